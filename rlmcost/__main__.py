@@ -1,0 +1,3 @@
+from rlmcost.cli import main
+
+main()

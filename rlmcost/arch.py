@@ -1,0 +1,108 @@
+"""A Transformer's shape as one object whose fields may be sympy symbols or integers.
+
+``CANONICAL`` is the seed paper's model (Table III: multi-head attention, 2-projection FFN,
+no biases, untied embeddings) with every field symbolic; ``CANONICAL_MOE`` adds routed experts
+for the EP rows of Tables V-VIII. A real model (Llama-3.1-70B, Mixtral-8x7B, Qwen3-MoE) is an
+``Arch`` with integer fields, built by ``rlmcost.specs``. The cost code in ``blocks`` serves
+both, so the paper's tables and the faithful numbers cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from rlmcost import symbols as sy
+from rlmcost.choices import FfnKind, NormKind
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    Size = int | sp.Expr
+else:
+    Size = object
+
+
+def is_zero(x: Size) -> bool:
+    """True when ``x`` is the number 0 (a symbol is never zero)."""
+    return bool(x == 0)
+
+
+@dataclass(frozen=True)
+class Arch:
+    """Shape of a decoder-only Transformer.
+
+    Sizes are elements; counts are plain numbers. A MoE model has ``n_experts > 0``; its first
+    ``first_dense_layers`` layers keep the dense FFN of width ``d_ff``.
+    """
+
+    name: str
+    n_layers: Size  # L
+    d_model: Size  # d
+    d_ff: Size  # dense FFN inner width
+    n_heads: Size  # h (query heads)
+    n_kv_heads: Size  # h_kv: = h (MHA), 1 (MQA), in between (GQA)
+    head_dim: Size  # d_h
+    vocab: Size  # V
+    ffn_kind: FfnKind = FfnKind.GATED
+    norm: NormKind = NormKind.RMSNORM
+    qkv_bias: bool = False  # biases on the q, k, v projections (Qwen2, GPT-2)
+    out_bias: bool = False  # bias on the attention output projection (GPT-2)
+    mlp_bias: bool = False  # biases on the FFN projections (GPT-2)
+    tie_embeddings: bool = False  # LM head shares the token-embedding matrix
+    n_positions: Size = 0  # rows of a learned absolute position embedding (GPT-2); 0 = RoPE
+    qk_norm: bool = False  # per-head RMSNorm on q and k (Qwen3)
+    n_experts: Size = 0  # E routed experts per MoE layer; 0 = dense model
+    top_k: Size = 0  # k experts per token
+    d_expert: Size = 0  # d_e, inner width of one routed expert
+    n_shared_experts: Size = 0  # E_s experts every token passes through
+    d_shared_expert: Size = 0  # inner width of one shared expert
+    shared_expert_gate: bool = False  # sigmoid gate d -> 1 on the shared expert (Qwen2-MoE)
+    first_dense_layers: Size = 0  # leading layers with a dense FFN (DeepSeek-style)
+
+    @property
+    def is_moe(self) -> bool:
+        return not is_zero(self.n_experts)
+
+    @property
+    def n_moe_layers(self) -> Size:
+        return self.n_layers - self.first_dense_layers if self.is_moe else 0
+
+    @property
+    def n_dense_layers(self) -> Size:
+        return self.first_dense_layers if self.is_moe else self.n_layers
+
+    @property
+    def q_width(self) -> Size:
+        """h * d_h: width of the queries (= d for canonical MHA)."""
+        return self.n_heads * self.head_dim
+
+    @property
+    def kv_width(self) -> Size:
+        """h_kv * d_h: width of the keys (and of the values)."""
+        return self.n_kv_heads * self.head_dim
+
+    def with_(self, **changes: object) -> Arch:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+CANONICAL = Arch(
+    name="canonical",
+    n_layers=sy.L,
+    d_model=sy.d,
+    d_ff=sy.d_ff,
+    n_heads=sy.h,
+    n_kv_heads=sy.h,
+    head_dim=sy.d / sy.h,
+    vocab=sy.V,
+    ffn_kind=FfnKind.PLAIN,
+    norm=NormKind.LAYERNORM,
+)
+"""The seed paper's model (Table III caption): MHA (h_kv = h, h d_h = d), 2-projection FFN."""
+
+CANONICAL_GQA = CANONICAL.with_(name="canonical-gqa", n_kv_heads=sy.h_kv, head_dim=sy.d_h)
+"""Canonical with grouped-query attention and a free head dimension."""
+
+CANONICAL_MOE = CANONICAL.with_(name="canonical-moe", n_experts=sy.E, top_k=sy.k, d_expert=sy.d_e)
+"""Canonical with every FFN replaced by E routed 2-projection experts of width d_e, top-k."""

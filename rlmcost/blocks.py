@@ -1,0 +1,616 @@
+"""Table III: the building blocks' work (FLOPs), depth and memory as sympy expressions.
+
+Every function takes an :class:`~rlmcost.arch.Arch` (symbolic like ``CANONICAL`` or numeric
+like Llama-3.1-70B) and token counts (symbols or integers) and returns a sympy expression; with
+numeric inputs the result is an exact ``sympy.Integer``.
+
+Conventions (seed paper, Table III caption):
+
+* A FLOP is one add or one multiply; a length-x dot product costs 2x. Only matrix products are
+  counted (linear layers, attention scores and values, the LM head), exactly as
+  ``torch.utils.flop_counter.FlopCounterMode`` counts them: bias adds, norms, softmax,
+  activations, rotary embeddings, embedding lookups and the router's top-k are left out
+  (together < 1 % of the total for d >= 1024).
+* Teacher-forced attention (prefill, assessment, training) is counted ``full`` by default (all
+  S x S query-key pairs, the masked half too, which is what PyTorch's counter reports); pass
+  ``AttnCounting.CAUSAL`` for the S(S+1)/2 unmasked pairs.
+* A decode step "at context c" feeds one new token that attends to c positions (its own
+  included). A rollout is a prefill of S prompt tokens (LM head on the last position only, as
+  inference engines do) plus T decode steps at contexts S+1 ... S+T.
+* Depths count the GEMM reduction chains: a length-x dot product is one multiply level plus
+  ceil(log2 x) add levels. Suppressed (Table III caption): the logarithmic reductions of
+  normalization, attention/vocabulary softmax, sampling and distributed collectives.
+* Memory functions return elements unless their name ends in ``_bytes``; byte versions name
+  the dtype they assume.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rlmcost.arch import Arch, is_zero
+from rlmcost.choices import AttnCounting, Dtype, Head
+from rlmcost.logs import clog2, sum_clog2
+
+Expr = sp.Expr | int
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+# --------------------------------------------------------------------------------------------
+
+
+def params_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one attention block: q, k, v, o projections (+ biases, + q/k norms)."""
+    p = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    if arch.qkv_bias:
+        p += arch.q_width + 2 * arch.kv_width
+    if arch.out_bias:
+        p += arch.d_model
+    if arch.qk_norm:
+        p += 2 * arch.head_dim
+    return sp.sympify(p)
+
+
+def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
+    """Parameters of one FFN (or one expert) of inner width ``width``."""
+    n_in = arch.ffn_kind.projections - 1  # projections into the inner width
+    p = arch.ffn_kind.projections * arch.d_model * width
+    if bias:
+        p += n_in * width + arch.d_model
+    return sp.sympify(p)
+
+
+def params_moe_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one MoE FFN: router (d x E), routed experts, shared experts (+ gate)."""
+    p = arch.d_model * arch.n_experts + arch.n_experts * params_ffn(arch, arch.d_expert)
+    if not is_zero(arch.n_shared_experts):
+        p += arch.n_shared_experts * params_ffn(arch, arch.d_shared_expert)
+        if arch.shared_expert_gate:
+            p += arch.d_model
+    return sp.sympify(p)
+
+
+def params_norm(arch: Arch) -> sp.Expr:
+    """Parameters of one normalization layer (weight, and bias for LayerNorm)."""
+    return sp.sympify(arch.norm.vectors * arch.d_model)
+
+
+def params_layer_dense(arch: Arch) -> sp.Expr:
+    """Parameters of one dense Transformer layer: attention, FFN, two norms."""
+    return (
+        params_attention_per_layer(arch)
+        + params_ffn(arch, arch.d_ff, arch.mlp_bias)
+        + 2 * params_norm(arch)
+    )
+
+
+def params_layer_moe(arch: Arch) -> sp.Expr:
+    """Parameters of one MoE Transformer layer: attention, MoE FFN, two norms."""
+    return params_attention_per_layer(arch) + params_moe_per_layer(arch) + 2 * params_norm(arch)
+
+
+def params_embedding(arch: Arch) -> sp.Expr:
+    """Token embedding (V x d) and learned position embedding, if any."""
+    return sp.sympify(arch.vocab * arch.d_model + arch.n_positions * arch.d_model)
+
+
+def params_head(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """Output head: d x V LM head (0 when tied to the embedding), or d x 1 value head."""
+    if head is Head.VALUE:
+        return sp.sympify(arch.d_model)
+    return sp.Integer(0) if arch.tie_embeddings else sp.sympify(arch.vocab * arch.d_model)
+
+
+def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
+
+    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, GPT-2,
+    Mixtral, Qwen2-MoE, Qwen3-MoE); tied weights are counted once. A value head (critic,
+    reward model) replaces the LM head by d x 1.
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> params(CANONICAL)
+    2*d*(2*L*d + L*d_ff + 2*L + V + 1)
+    """
+    body = arch.n_dense_layers * params_layer_dense(arch)
+    if arch.is_moe:
+        body += arch.n_moe_layers * params_layer_moe(arch)
+    return sp.factor_terms(
+        sp.expand(body + params_embedding(arch) + params_norm(arch) + params_head(arch, head)),
+        radical=False,
+    )
+
+
+def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """Parameters one token touches: all but the routed experts it does not select."""
+    if not arch.is_moe:
+        return params(arch, head)
+    unused = arch.n_moe_layers * (arch.n_experts - arch.top_k) * params_ffn(arch, arch.d_expert)
+    return sp.expand(params(arch, head) - unused)
+
+
+# --------------------------------------------------------------------------------------------
+# Work (FLOPs)
+# --------------------------------------------------------------------------------------------
+
+
+def _matmul_weights_ffn_per_token(arch: Arch) -> sp.Expr:
+    """Weight elements one token multiplies in all FFNs (dense and MoE layers, router too)."""
+    per_dense = arch.ffn_kind.projections * arch.d_model * arch.d_ff
+    w = arch.n_dense_layers * per_dense
+    if arch.is_moe:
+        per_moe = arch.d_model * arch.n_experts + arch.top_k * (
+            arch.ffn_kind.projections * arch.d_model * arch.d_expert
+        )
+        if not is_zero(arch.n_shared_experts):
+            per_moe += arch.n_shared_experts * (
+                arch.ffn_kind.projections * arch.d_model * arch.d_shared_expert
+            )
+            if arch.shared_expert_gate:
+                per_moe += arch.d_model
+        w += arch.n_moe_layers * per_moe
+    return sp.sympify(w)
+
+
+def _head_width(arch: Arch, head: Head) -> Expr:
+    return 1 if head is Head.VALUE else arch.vocab
+
+
+def work_linear_per_token(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one token through every projection of the body (no attention, no head).
+
+    2 x (weight elements multiplied): q, k, v, o projections and the FFN or the token's
+    experts (top-k routed + shared, and the router d x E).
+    """
+    attn = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    return sp.expand(2 * (arch.n_layers * attn + _matmul_weights_ffn_per_token(arch)))
+
+
+def work_attention_per_token(arch: Arch, context: Expr) -> sp.Expr:
+    """Forward FLOPs of one query attending to ``context`` keys in every layer.
+
+    Scores q.k (2 d_h per key and head) plus the weighted sum of values (2 d_h per key and
+    head): 4 h d_h context per layer. Queries count for all h heads under GQA/MQA.
+    """
+    return sp.expand(4 * arch.n_layers * arch.q_width * context)
+
+
+def work_head_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """Forward FLOPs of the output head for one position: 2 d V (LM) or 2 d (value)."""
+    return sp.expand(2 * arch.d_model * _head_width(arch, head))
+
+
+def work_forward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> sp.Expr:
+    """C_f^tok: forward FLOPs of one token at context ``context`` (Table III).
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> from rlmcost.symbols import m
+    >>> work_forward_per_token(CANONICAL, m)
+    8*L*d**2 + 4*L*d*d_ff + 4*L*d*m + 2*V*d
+    """
+    return sp.expand(
+        work_linear_per_token(arch)
+        + work_attention_per_token(arch, context)
+        + work_head_per_token(arch, head)
+    )
+
+
+def work_backward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> sp.Expr:
+    """C_b^tok = 2 C_f^tok: every GEMM Y = XW has two backward GEMMs of its size.
+
+    dX = dY W^T and dW = X^T dY; the attention products likewise (dQ, dK and dP, dV). This is
+    exact for FlopCounterMode when every input requires grad (the embedding is trainable).
+    """
+    return sp.expand(2 * work_forward_per_token(arch, context, head))
+
+
+def work_train_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> sp.Expr:
+    """C_tr^tok = C_f^tok + C_b^tok = 3 C_f^tok (Table IV caption)."""
+    return sp.expand(3 * work_forward_per_token(arch, context, head))
+
+
+def _attention_pairs(seq: Expr, counting: AttnCounting) -> sp.Expr:
+    """Query-key pairs of one teacher-forced sequence: seq^2 (full) or seq(seq+1)/2 (causal)."""
+    seq = sp.sympify(seq)
+    return seq**2 if counting is AttnCounting.FULL else seq * (seq + 1) / 2
+
+
+def work_forward(
+    arch: Arch,
+    seqs: Expr,
+    seq: Expr,
+    counting: AttnCounting = AttnCounting.FULL,
+    head: Head = Head.LM,
+) -> sp.Expr:
+    """Teacher-forced forward FLOPs of ``seqs`` sequences of ``seq`` tokens (head on every
+    position), as in Assessment and Training. Full counting: seqs * seq * C_f^tok(seq).
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> from rlmcost.symbols import B, m
+    >>> sp.factor(work_forward(CANONICAL, B, m) - B * m * work_forward_per_token(CANONICAL, m))
+    0
+    """
+    per_token = work_linear_per_token(arch) + work_head_per_token(arch, head)
+    attn = 4 * arch.n_layers * arch.q_width * _attention_pairs(seq, counting)
+    return sp.expand(seqs * (seq * per_token + attn))
+
+
+def work_backward(
+    arch: Arch,
+    seqs: Expr,
+    seq: Expr,
+    counting: AttnCounting = AttnCounting.FULL,
+    head: Head = Head.LM,
+) -> sp.Expr:
+    """Backward FLOPs of a teacher-forced pass: 2 x :func:`work_forward`."""
+    return sp.expand(2 * work_forward(arch, seqs, seq, counting, head))
+
+
+def work_train(
+    arch: Arch,
+    seqs: Expr,
+    seq: Expr,
+    counting: AttnCounting = AttnCounting.FULL,
+    head: Head = Head.LM,
+) -> sp.Expr:
+    """One training step (forward + backward) over ``seqs`` x ``seq`` tokens: 3 x forward."""
+    return sp.expand(3 * work_forward(arch, seqs, seq, counting, head))
+
+
+def work_prefill(
+    arch: Arch, prompt: Expr, seqs: Expr = 1, counting: AttnCounting = AttnCounting.FULL
+) -> sp.Expr:
+    """Prefill of ``prompt`` tokens per sequence: the body on every token, LM head on the last.
+
+    Matches transformers' ``model(ids, logits_to_keep=1)`` and inference engines (vLLM),
+    which compute logits only for the position that samples the first response token.
+    """
+    attn = 4 * arch.n_layers * arch.q_width * _attention_pairs(prompt, counting)
+    return sp.expand(
+        seqs * (prompt * work_linear_per_token(arch) + attn + work_head_per_token(arch))
+    )
+
+
+def work_decode_step(arch: Arch, context: Expr, seqs: Expr = 1) -> sp.Expr:
+    """One decode step: one new token per sequence attending to ``context`` cached positions.
+
+    Equals seqs * C_f^tok(context): the KV cache spares the recomputation of past tokens.
+    """
+    return sp.expand(seqs * work_forward_per_token(arch, context))
+
+
+def work_rollout(
+    arch: Arch, prompt: Expr, response: Expr, counting: AttnCounting = AttnCounting.FULL
+) -> sp.Expr:
+    """C_gen^roll: one rollout = prefill(S) + sum_{t=1}^{T} decode_step(S + t) (Table III).
+
+    Closed form of the decode sum: T (C_lin + C_head) + 4 L h d_h (T S + T (T + 1) / 2).
+    """
+    per_token = work_linear_per_token(arch) + work_head_per_token(arch)
+    attn_pairs = response * prompt + response * (response + 1) / 2  # sum_{t=1}^{T} (S + t)
+    decode_sum = response * per_token + 4 * arch.n_layers * arch.q_width * attn_pairs
+    return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
+
+
+# --------------------------------------------------------------------------------------------
+# Depth (critical path, in reduction levels)
+# --------------------------------------------------------------------------------------------
+
+
+def _gemm_depth(reduction: Expr) -> sp.Expr:
+    """One multiply level plus a ceil(log2 x) add tree over the reduction length x."""
+    return 1 + clog2(sp.sympify(reduction))
+
+
+def _ffn_inner_width(arch: Arch) -> tuple[Expr, Expr]:
+    """(dense, MoE) FFN widths that a token's down projection reduces over."""
+    return arch.d_ff, arch.d_expert
+
+
+def depth_layer_forward(arch: Arch, context: Expr, moe: bool = False) -> sp.Expr:
+    """Forward critical path of one layer at context ``context``.
+
+    Chain: QKV projection (reduce over d) -> scores (d_h) -> weighted values (context) ->
+    output projection (h d_h) -> FFN up/gate (d) -> FFN down (d_ff or d_e); an MoE layer puts
+    the router (d) before its experts; experts and heads run side by side.
+    """
+    dense_w, moe_w = _ffn_inner_width(arch)
+    depth = (
+        _gemm_depth(arch.d_model)
+        + _gemm_depth(arch.head_dim)
+        + _gemm_depth(context)
+        + _gemm_depth(arch.q_width)
+        + _gemm_depth(arch.d_model)
+        + _gemm_depth(moe_w if moe else dense_w)
+    )
+    if moe:
+        depth += _gemm_depth(arch.d_model)
+    return depth
+
+
+def _layers_sum(arch: Arch, per_layer: callable) -> sp.Expr:  # type: ignore[valid-type]
+    total = arch.n_dense_layers * per_layer(False)
+    if arch.is_moe:
+        total += arch.n_moe_layers * per_layer(True)
+    return sp.sympify(total)
+
+
+def depth_forward(arch: Arch, context: Expr, head: Head = Head.LM) -> sp.Expr:
+    """D_f: forward critical path of one token at context ``context``: L layers then the head.
+
+    Independent of the batch: tokens and sequences run side by side.
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> from rlmcost.symbols import m
+    >>> depth_forward(CANONICAL, m)
+    L*(3*clog2(d) + clog2(d_ff) + clog2(m) + clog2(d/h) + 6) + clog2(d) + 1
+    """
+    return _layers_sum(arch, lambda moe: depth_layer_forward(arch, context, moe)) + _gemm_depth(
+        arch.d_model
+    )
+
+
+def depth_layer_backward(arch: Arch, context: Expr, moe: bool = False) -> sp.Expr:
+    """Backward (input-gradient) critical path of one layer, reversed forward chain.
+
+    FFN down^T (reduce over d) -> FFN up^T (d_ff or d_e, and the router's E) -> output
+    projection^T (d) -> dP = dO V^T (d_h) -> dQ = dS K (context) -> QKV^T ((h + 2 h_kv) d_h).
+    """
+    dense_w, moe_w = _ffn_inner_width(arch)
+    depth = (
+        _gemm_depth(arch.d_model)
+        + _gemm_depth(moe_w if moe else dense_w)
+        + _gemm_depth(arch.d_model)
+        + _gemm_depth(arch.head_dim)
+        + _gemm_depth(context)
+        + _gemm_depth(arch.q_width + 2 * arch.kv_width)
+    )
+    if moe:
+        depth += _gemm_depth(arch.n_experts)
+    return depth
+
+
+def depth_backward(arch: Arch, context: Expr, tokens: Expr, head: Head = Head.LM) -> sp.Expr:
+    """D_b: head^T (reduce over V), L layers of input gradients, then the last weight gradient.
+
+    Parameter-gradient accumulation dW = X^T dY reduces over all ``tokens`` of the batch
+    (1 + ceil(log2 tokens)); each layer's dW overlaps the propagation to earlier layers, so
+    only the first layer's stays on the critical path.
+    """
+    return (
+        _gemm_depth(_head_width(arch, head))
+        + _layers_sum(arch, lambda moe: depth_layer_backward(arch, context, moe))
+        + _gemm_depth(tokens)
+    )
+
+
+def depth_train(arch: Arch, context: Expr, tokens: Expr, head: Head = Head.LM) -> sp.Expr:
+    """D_tr = D_f + D_b (Table IV caption)."""
+    return depth_forward(arch, context, head) + depth_backward(arch, context, tokens, head)
+
+
+def depth_prefill(arch: Arch, prompt: Expr) -> sp.Expr:
+    """Prefill critical path: one forward at context S (prompt tokens run side by side)."""
+    return depth_forward(arch, prompt)
+
+
+def depth_decode_step(arch: Arch, context: Expr) -> sp.Expr:
+    """One decode step: a forward of one token at context ``context``."""
+    return depth_forward(arch, context)
+
+
+def depth_generation(arch: Arch, prompt: Expr, response: Expr, closed_form: bool = True) -> sp.Expr:
+    """D_gen = D_prefill(S) + sum_{t=1}^{T} D_dec(S + t): T sequential decode steps.
+
+    Exact closed form: only the attention-value reduction depends on t, and
+    sum_{t=1}^{T} ceil(log2(S+t)) is summed in closed form (``logs.sum_clog2``).
+    ``closed_form=False`` gives the upper bound D_prefill(S) + T D_dec(S + T), the form the
+    Big-O tables use: Theta(T * D_f(S + T)) as §II-F states.
+    """
+    if not closed_form:
+        return sp.expand(
+            depth_prefill(arch, prompt) + response * depth_decode_step(arch, prompt + response)
+        )
+    x = sp.Dummy("context", integer=True, positive=True)
+    per_step = sp.expand(depth_decode_step(arch, x))
+    n_attn = per_step.coeff(clog2(x))
+    rest = sp.expand(per_step - n_attn * clog2(x))
+    return sp.expand(
+        depth_prefill(arch, prompt)
+        + response * rest
+        + n_attn * sum_clog2(sp.sympify(prompt) + 1, sp.sympify(prompt) + response)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Memory
+# --------------------------------------------------------------------------------------------
+
+
+def memory_params_bytes(arch: Arch, dtype: Dtype = Dtype.BF16, head: Head = Head.LM) -> sp.Expr:
+    """Weight bytes: |M| x bytes of ``dtype`` (bf16 by default)."""
+    return params(arch, head) * dtype.bytes
+
+
+def memory_kv_cache(arch: Arch, tokens: Expr) -> sp.Expr:
+    """M_KV: key and value vectors of every layer for ``tokens`` cached positions [elements].
+
+    2 L h_kv d_h per token; GQA/MQA shrink it by h / h_kv. (MLA is not modelled.)
+    """
+    return sp.expand(2 * arch.n_layers * arch.kv_width * tokens)
+
+
+def memory_kv_cache_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """M_KV in bytes for a KV cache of ``dtype`` (bf16 by default)."""
+    return memory_kv_cache(arch, tokens) * dtype.bytes
+
+
+def memory_activations_paper(arch: Arch, tokens: Expr) -> sp.Expr:
+    """M_Act, the paper's leading term: tokens x L x d [elements] (§III-G).
+
+    Constant factors for Q/K/V, FFN intermediates and norms are suppressed.
+    """
+    return sp.expand(tokens * arch.n_layers * arch.d_model)
+
+
+def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """Bytes one token's layer saves for backward, no recomputation, fused attention.
+
+    Adapted from Korthikanti et al. 2022 (arXiv:2205.05198, §4.1: 34 s b h + 5 a s^2 b per
+    layer in fp16) to current kernels: no dropout (so no masks), FlashAttention (no s^2
+    softmax terms, but an fp32 log-sum-exp per head), GQA widths and a gated FFN. With
+    x = ``dtype`` bytes:
+
+    * attention norm input d, QKV input d, q k v (h + 2 h_kv) d_h, output h d_h  -> x each;
+      log-sum-exp h -> 4 bytes;
+    * FFN norm input d and FFN input d -> x each;
+    * plain FFN: activation input and down-projection input, 2 d_ff;
+      gated FFN: gate, up, act(gate) and down-projection input, 4 d_ff (MoE: per routed and
+      shared expert copy of the token, plus the router logits E in fp32).
+    """
+    x = dtype.bytes
+    attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
+    attn += 4 * arch.n_heads
+    norms = x * 2 * arch.d_model
+    inner = 2 if arch.ffn_kind.projections == 2 else 4
+
+    def ffn(moe: bool) -> sp.Expr:
+        if not moe:
+            return sp.sympify(x * inner * arch.d_ff)
+        width = arch.top_k * arch.d_expert + arch.n_shared_experts * arch.d_shared_expert
+        copies = x * arch.d_model * arch.top_k  # the dispatched copies of the token
+        return sp.sympify(x * inner * width + copies + 4 * arch.n_experts)
+
+    total = arch.n_dense_layers * (attn + norms + ffn(False))
+    if arch.is_moe:
+        total += arch.n_moe_layers * (attn + norms + ffn(True))
+    return sp.expand(total / arch.n_layers)
+
+
+def memory_activations_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """M_Act in bytes: per-layer saved activations x L x tokens, plus the final-norm input.
+
+    The logits are separate (:func:`memory_logits_bytes`).
+    """
+    per_token = arch.n_layers * activation_bytes_per_token_layer(arch, dtype)
+    per_token += dtype.bytes * arch.d_model
+    return sp.expand(tokens * per_token)
+
+
+def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
+    """M_Inf: activations alive during a forward-only pass, one layer at a time [elements].
+
+    The residual stream (d) plus one layer's largest transients side by side: q, k, v and
+    attention output ((2 h + 2 h_kv) d_h) and the FFN inner activations ((proj - 1) x width).
+    An upper bound; FlashAttention keeps no context x context matrix.
+    """
+    width = (
+        arch.d_ff
+        if not arch.is_moe
+        else arch.top_k * arch.d_expert + (arch.n_shared_experts * arch.d_shared_expert)
+    )
+    inner = (arch.ffn_kind.projections - 1) * width
+    return sp.expand(tokens * (arch.d_model + 2 * arch.q_width + 2 * arch.kv_width + inner))
+
+
+def memory_inference_buffer_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """M_Inf in bytes for activations of ``dtype`` (bf16 by default)."""
+    return memory_inference_buffer(arch, tokens) * dtype.bytes
+
+
+def memory_logits(arch: Arch, tokens: Expr) -> sp.Expr:
+    """The logits tensor: tokens x V [elements]. At long responses it dominates peak memory."""
+    return sp.expand(tokens * arch.vocab)
+
+
+def memory_logits_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.FP32) -> sp.Expr:
+    """Logits bytes, fp32 by default: log-probs are taken in fp32 for stability."""
+    return memory_logits(arch, tokens) * dtype.bytes
+
+
+def memory_adam_states(n_params: Expr) -> sp.Expr:
+    """Adam model states in the paper's element abstraction: parameters, gradients and two
+    moments, 4 |M| elements (§III-G1)."""
+    return sp.expand(4 * n_params)
+
+
+def memory_adam_states_bytes_rajbhandari2020(n_params: Expr) -> sp.Expr:
+    """Mixed-precision Adam model states, 16 |M| bytes (Rajbhandari et al. 2020, ZeRO §3.1).
+
+    bf16/fp16 parameters (2) and gradients (2) plus K = 12 bytes of fp32 master parameters,
+    momentum and variance.
+    """
+    return sp.expand(16 * n_params)
+
+
+# --------------------------------------------------------------------------------------------
+# Big-O
+# --------------------------------------------------------------------------------------------
+
+
+def big_o(expr: sp.Expr, regime: dict[sp.Symbol, sp.Expr] | None = None) -> sp.Expr:
+    """Asymptotic form of an explicit expression, derived rather than written by hand.
+
+    Steps: apply the regime (e.g. d_ff -> d for d_ff = O(d); d_h -> d), replace
+    ceil(log2 x) by log x, expand, drop numeric coefficients, then drop every term that another
+    term dominates (all symbols >= 1: a term divides the other, with logs as factors >= 1).
+    The result is the sum inside O(.).
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> from rlmcost.symbols import m, d_ff, d
+    >>> big_o(work_forward_per_token(CANONICAL, m), {d_ff: d})
+    L*d**2 + L*d*m + V*d
+    """
+    from rlmcost.logs import to_log
+
+    e = sp.sympify(expr)
+    if regime:
+        e = e.xreplace(regime)
+    e = to_log(e)
+    e = e.xreplace({lg: _log_upper(lg.args[0]) for lg in e.atoms(sp.log)})
+    e = sp.expand(e)
+    terms = []
+    for term in sp.Add.make_args(e):
+        coeff, rest = term.as_coeff_Mul()
+        if coeff > 0:
+            terms.append(rest)
+    terms = list(dict.fromkeys(terms))
+    kept = [t for t in terms if not any(o != t and _dominates(o, t) for o in terms)]
+    return sp.Add(*kept)
+
+
+def _upper(term: sp.Expr) -> sp.Expr:
+    """Replace h_kv by its bound h, then h by d when no head width d_h pairs with it (outside
+    logs): the counts are bounded by the widths they split (h_kv <= h <= d)."""
+    from rlmcost import symbols as sy
+
+    bounds = {sy.h_kv: sy.h}
+    term = term.xreplace(bounds)
+    if sy.d_h not in term.free_symbols:
+        bounds = {sy.h: sy.d}
+    factors = []
+    for f, p in term.as_powers_dict().items():
+        factors.append(bounds.get(f, f) ** p if f in bounds and p.is_positive else f**p)
+    return sp.Mul(*factors)
+
+
+def _log_upper(arg: sp.Expr) -> sp.Expr:
+    """log of a product as a sum of logs of its symbolic numerator factors: log(d/h) -> log d,
+    log(3 d) -> log d, log(B m) -> log B + log m (an upper bound up to a constant)."""
+    num, _ = sp.fraction(sp.factor(arg))
+    logs = [sp.log(f) for f in num.as_powers_dict() if not f.is_number]
+    return sp.Add(*logs) if logs else sp.Integer(1)
+
+
+def _dominates(big: sp.Expr, small: sp.Expr) -> bool:
+    """True when big >= small for all symbols >= 1: upper(small) divides big, with the ratio a
+    product of non-negative powers; on a tie the term that needed no bound wins."""
+    ratio = sp.powsimp(big / _upper(small))
+    if ratio == 1:
+        return _upper(small) != small and _upper(big) == big
+    for factor, power in ratio.as_powers_dict().items():
+        if factor.is_number:
+            return False
+        if not (power.is_number and power >= 0):
+            return False
+    return True

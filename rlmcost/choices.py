@@ -1,0 +1,64 @@
+"""Choices as string enums whose values are the CLI spellings.
+
+This module imports nothing heavy, so the CLI can build its options from it at start-up.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Dtype(StrEnum):
+    """Element type of a tensor; ``.bytes`` is its size."""
+
+    FP32 = "fp32"
+    TF32 = "tf32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+    @property
+    def bytes(self) -> int:
+        return {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}[self.value]
+
+
+class FfnKind(StrEnum):
+    """Feed-forward block shape."""
+
+    PLAIN = "plain"  # 2 projections, up -> activation -> down (GPT-2, the paper's canonical FFN)
+    GATED = "gated"  # 3 projections, act(gate) * up -> down (SwiGLU: Llama, Mistral, Qwen)
+
+    @property
+    def projections(self) -> int:
+        return 2 if self is FfnKind.PLAIN else 3
+
+
+class NormKind(StrEnum):
+    """Normalization layer: RMSNorm has a weight vector, LayerNorm a weight and a bias."""
+
+    RMSNORM = "rmsnorm"
+    LAYERNORM = "layernorm"
+
+    @property
+    def vectors(self) -> int:
+        return 1 if self is NormKind.RMSNORM else 2
+
+
+class Head(StrEnum):
+    """Output head on top of the last hidden state."""
+
+    LM = "lm"  # d x V language-model head (actor, reference): logits for every position
+    VALUE = "value"  # d x 1 scalar head (critic, reward model)
+
+
+class AttnCounting(StrEnum):
+    """How the FLOPs of a teacher-forced (prefill / training) attention are counted.
+
+    ``full``: every query meets every key of the sequence, masked or not: what
+    ``torch.utils.flop_counter.FlopCounterMode`` counts for SDPA and eager attention (default).
+    ``causal``: only the unmasked query-key pairs, S(S+1)/2 per head (about half of ``full``).
+    A decode step attends to its whole KV cache under both conventions.
+    """
+
+    FULL = "full"
+    CAUSAL = "causal"

@@ -1,0 +1,1 @@
+"""Queries a user asks, as one call each; the CLI and notebooks render what these return."""

@@ -1,0 +1,70 @@
+"""HardwareSpec and ClusterSpec: what one accelerator and a cluster of them can do."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlmcost.choices import Dtype
+
+
+class HardwareSpec(BaseModel):
+    """One accelerator, from its datasheet. Bytes are decimal; bandwidths per direction."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="canonical lower-case name, e.g. 'h100-sxm'")
+    aliases: tuple[str, ...] = Field(default=())
+    vendor: str = Field(default="")
+    peak_flops_per_s: dict[Dtype, int] = Field(
+        description="dense (not 2:4 sparse) peak tensor FLOP/s per dtype"
+    )
+    hbm_bytes: int = Field(gt=0, description="device memory capacity [B]")
+    hbm_bandwidth_bytes_per_s: int = Field(gt=0, description="device memory bandwidth [B/s]")
+    intra_node_bandwidth_bytes_per_s: int = Field(
+        gt=0, description="GPU-to-GPU link inside a node, per direction [B/s] (NVLink, xGMI)"
+    )
+    inter_node_bandwidth_bytes_per_s: int = Field(
+        gt=0, description="network bandwidth per GPU across nodes, per direction [B/s]"
+    )
+    gpus_per_node: int = Field(default=8, gt=0, description="GPUs in one node")
+    source: str = Field(description="datasheet the numbers come from")
+
+    def peak(self, dtype: Dtype) -> int:
+        """Dense peak FLOP/s for ``dtype``; a SpecError names the dtypes it has."""
+        from rlmcost.errors import SpecError
+
+        if dtype not in self.peak_flops_per_s:
+            have = ", ".join(self.peak_flops_per_s)
+            raise SpecError(f"hardware {self.name} lists no {dtype} peak; use one of: {have}")
+        return self.peak_flops_per_s[dtype]
+
+
+class ClusterSpec(BaseModel):
+    """``nodes`` x ``gpus_per_node`` accelerators of one kind."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    device: HardwareSpec
+    gpus_per_node: int = Field(gt=0, description="GPUs per node")
+    nodes: int = Field(default=1, gt=0, description="nodes")
+
+    @property
+    def n_gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @classmethod
+    def of(cls, device: HardwareSpec, gpus: int) -> ClusterSpec:
+        """``gpus`` devices packed into full nodes of ``device.gpus_per_node`` (or one node)."""
+        from rlmcost.errors import SpecError
+
+        per = device.gpus_per_node
+        if gpus <= 0:
+            raise SpecError(f"gpus={gpus} must be a positive integer")
+        if gpus <= per:
+            return cls(device=device, gpus_per_node=gpus, nodes=1)
+        if gpus % per:
+            raise SpecError(
+                f"gpus={gpus} is not a whole number of {per}-GPU nodes of {device.name}; "
+                f"try {gpus - gpus % per} or {gpus - gpus % per + per}"
+            )
+        return cls(device=device, gpus_per_node=per, nodes=gpus // per)

@@ -1,0 +1,136 @@
+"""Load a transformers ``config.json`` into a :class:`ModelSpec` (no transformers needed).
+
+Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2.
+Multi-head latent attention (DeepSeek-V2/V3, ``deepseek_v2``/``deepseek_v3``) is not
+modelled and is rejected by name rather than silently mis-counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.specs.model import ModelSpec
+from rlmcost.specs.validation import build
+
+SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2")
+UNSUPPORTED = {
+    "deepseek_v2": "multi-head latent attention (MLA) is not modelled",
+    "deepseek_v3": "multi-head latent attention (MLA) is not modelled",
+}
+
+
+def _need(cfg: dict[str, Any], key: str, path: str) -> Any:
+    if key not in cfg:
+        raise SpecError(f"{path}: config has no '{key}'; is it a transformers config.json?")
+    return cfg[key]
+
+
+def _llama_like(cfg: dict[str, Any], path: str) -> dict[str, Any]:
+    d = int(_need(cfg, "hidden_size", path))
+    h = int(_need(cfg, "num_attention_heads", path))
+    return dict(
+        n_layers=_need(cfg, "num_hidden_layers", path),
+        d_model=d,
+        d_ff=_need(cfg, "intermediate_size", path),
+        n_heads=h,
+        n_kv_heads=cfg.get("num_key_value_heads") or h,
+        head_dim=cfg.get("head_dim") or d // h,
+        vocab=_need(cfg, "vocab_size", path),
+        max_context=cfg.get("max_position_embeddings") or 0,
+        ffn_kind="gated",
+        norm="rmsnorm",
+        tie_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=bool(cfg.get("attention_bias", False)),
+        out_bias=bool(cfg.get("attention_bias", False)),
+        mlp_bias=bool(cfg.get("mlp_bias", False)),
+    )
+
+
+def spec_from_config(cfg: dict[str, Any], name: str, path: str = "config") -> ModelSpec:
+    """A ModelSpec from a config dict; SpecError for unknown or unsupported model types."""
+    try:
+        return _spec_from_config(cfg, name, path)
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise SpecError(f"{path}: malformed config value ({exc})") from None
+
+
+def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
+    mt = cfg.get("model_type")
+    if mt in UNSUPPORTED:
+        raise SpecError(f"{path}: model_type '{mt}' is not supported: {UNSUPPORTED[mt]}")
+    if mt not in SUPPORTED:
+        raise SpecError(
+            f"{path}: model_type {mt!r} is not supported; supported: {', '.join(SUPPORTED)}"
+        )
+    if mt == "gpt2":
+        d = int(_need(cfg, "n_embd", path))
+        fields: dict[str, Any] = dict(
+            n_layers=_need(cfg, "n_layer", path),
+            d_model=d,
+            d_ff=cfg.get("n_inner") or 4 * d,
+            n_heads=_need(cfg, "n_head", path),
+            vocab=_need(cfg, "vocab_size", path),
+            n_positions=_need(cfg, "n_positions", path),
+            max_context=cfg.get("n_positions", 0),
+            ffn_kind="plain",
+            norm="layernorm",
+            qkv_bias=True,
+            out_bias=True,
+            mlp_bias=True,
+            tie_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+        )
+        fields["n_kv_heads"] = fields["n_heads"]
+        fields["head_dim"] = d // int(fields["n_heads"])
+    else:
+        fields = _llama_like(cfg, path)
+        if mt in ("qwen2", "qwen2_moe"):
+            fields.update(qkv_bias=True, out_bias=False)
+        if mt in ("qwen3", "qwen3_moe"):
+            fields.update(qk_norm=True)
+        if mt == "mixtral":
+            fields.update(
+                n_experts=_need(cfg, "num_local_experts", path),
+                top_k=_need(cfg, "num_experts_per_tok", path),
+                d_expert=fields["d_ff"],
+            )
+        if mt in ("qwen2_moe", "qwen3_moe"):
+            if cfg.get("mlp_only_layers") or cfg.get("decoder_sparse_step", 1) != 1:
+                raise SpecError(
+                    f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
+                    "decoder_sparse_step != 1) are not supported"
+                )
+            fields.update(
+                n_experts=_need(cfg, "num_experts", path),
+                top_k=_need(cfg, "num_experts_per_tok", path),
+                d_expert=_need(cfg, "moe_intermediate_size", path),
+            )
+            shared = cfg.get("shared_expert_intermediate_size", 0) if mt == "qwen2_moe" else 0
+            if shared:
+                fields.update(n_shared_experts=1, d_shared_expert=shared, shared_expert_gate=True)
+    fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}")
+    return build(ModelSpec, fields, f"{path}")
+
+
+def load_config(path: str | Path) -> ModelSpec:
+    """Read ``path`` (a config.json) into a ModelSpec; one-line SpecError when unreadable."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise SpecError(
+            f"cannot read {p}: {exc.strerror or exc}; give a readable config.json"
+        ) from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(cfg, dict):
+        raise SpecError(f"{p} must hold a JSON object, the transformers config")
+    return spec_from_config(
+        cfg, name=p.stem if p.stem != "config" else p.parent.name or "custom", path=str(p)
+    )
