@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
-import click
+import typer
 from typer.core import TyperGroup
 
 from rlmcost.errors import SpecError
+
+# click's exception module, wherever typer takes click from (recent typer vendors it)
+_click_exceptions = importlib.import_module(typer.BadParameter.__module__)
+UsageError = _click_exceptions.UsageError
 
 
 class OneLineErrors(TyperGroup):
     """A typer group whose user errors (bad options, bad specs) are one line, exit code 2."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
         try:
             rv = super().main(*args, **kwargs)
         except SpecError as exc:
             _fail(str(exc))
-        except click.UsageError as exc:
+        except UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
             _fail(exc.format_message().replace("\n", " ").strip() + where)
-        except click.exceptions.Abort:
-            click.echo("aborted", err=True)
+        except typer.Abort:
+            print("aborted", file=sys.stderr)
             sys.exit(1)
-        except click.exceptions.Exit as exc:
+        except typer.Exit as exc:
             sys.exit(exc.exit_code)
         except BrokenPipeError:
             sys.exit(0)
@@ -34,5 +39,5 @@ class OneLineErrors(TyperGroup):
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    print(f"error: {message}", file=sys.stderr)
     sys.exit(2)

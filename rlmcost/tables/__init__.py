@@ -1,0 +1,149 @@
+"""The paper's tables, rebuilt from the library by one command (`rlmcost tables`).
+
+Each ``table_XX`` module has ``build() -> list[Table]``; :func:`write_all` renders every table
+as Markdown, LaTeX and CSV under ``tables/``, each file starting with the command that made it,
+and :func:`check` reports the files that differ from a fresh build.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlmcost import __version__
+
+# Modules building the tables, in order. Each defines build() -> list[Table].
+TABLE_MODULES = ("table_03",)
+
+COMMAND = "rlmcost tables"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell shown as ``text`` in Markdown/CSV and as ``latex`` in LaTeX (math mode)."""
+
+    text: str
+    latex: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled grid of cells; ``name`` is the file stem (e.g. ``table_03``)."""
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Cell | str]]
+    notes: list[str] = field(default_factory=list)
+
+    def _text(self, cell: Cell | str) -> str:
+        return cell.text if isinstance(cell, Cell) else cell
+
+    def _latex(self, cell: Cell | str) -> str:
+        if isinstance(cell, Cell) and cell.latex is not None:
+            return f"${cell.latex}$"
+        return _tex_escape(self._text(cell))
+
+    def header(self) -> str:
+        return f"made by `{COMMAND}` (rlmcost {__version__}): {self.title}"
+
+    def markdown(self) -> str:
+        lines = [f"<!-- {self.header()} -->", "", f"# {self.title}", ""]
+        lines.append("| " + " | ".join(self.columns) + " |")
+        lines.append("|" + "---|" * len(self.columns))
+        for row in self.rows:
+            cells = [self._text(c).replace("|", "\\|") for c in row]
+            lines.append(
+                "| "
+                + " | ".join(f"`{c}`" if i >= 2 and c else c for i, c in enumerate(cells))
+                + " |"
+            )
+        lines += [""] + [f"- {n}" for n in self.notes]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def latex(self) -> str:
+        spec = "l" * len(self.columns)
+        out = [
+            f"% {self.header()}",
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{_tex_escape(self.title)}}}",
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\hline",
+            " & ".join(_tex_escape(c) for c in self.columns) + r" \\",
+            r"\hline",
+        ]
+        out += [" & ".join(self._latex(c) for c in row) + r" \\" for row in self.rows]
+        out += [r"\hline", r"\end{tabular}"]
+        out += [rf"% note: {n}" for n in self.notes]
+        out.append(r"\end{table}")
+        return "\n".join(out) + "\n"
+
+    def csv(self) -> str:
+        buf = io.StringIO()
+        buf.write(f"# {self.header()}\n")
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.columns)
+        for row in self.rows:
+            w.writerow([self._text(c) for c in row])
+        return buf.getvalue()
+
+    def files(self) -> dict[str, str]:
+        return {
+            f"{self.name}.md": self.markdown(),
+            f"{self.name}.tex": self.latex(),
+            f"{self.name}.csv": self.csv(),
+        }
+
+
+def _tex_escape(s: str) -> str:
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("_", r"\_"),
+        ("%", r"\%"),
+        ("&", r"\&"),
+        ("#", r"\#"),
+        ("$", r"\$"),
+    ):
+        s = s.replace(a, b)
+    return s
+
+
+def build_all() -> list[Table]:
+    """Every table, freshly built."""
+    tables: list[Table] = []
+    for name in TABLE_MODULES:
+        tables += importlib.import_module(f"rlmcost.tables.{name}").build()
+    return tables
+
+
+def rendered() -> dict[str, str]:
+    """File name -> content for every table."""
+    out: dict[str, str] = {}
+    for t in build_all():
+        out.update(t.files())
+    return out
+
+
+def write_all(outdir: Path) -> list[Path]:
+    """Write every table under ``outdir``; returns the paths written."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fname, text in rendered().items():
+        p = outdir / fname
+        p.write_text(text)
+        paths.append(p)
+    return paths
+
+
+def check(outdir: Path) -> list[str]:
+    """Names of the files under ``outdir`` that are missing or differ from a fresh build."""
+    bad = []
+    for fname, text in rendered().items():
+        p = outdir / fname
+        if not p.is_file() or p.read_text() != text:
+            bad.append(fname)
+    return bad
