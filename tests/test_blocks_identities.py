@@ -61,9 +61,7 @@ def test_full_forward_is_tokens_times_per_token(arch):
 
 def test_causal_counting_is_the_unmasked_triangle():
     # full counts m^2 query-key pairs per sequence, causal m(m+1)/2
-    diff = bl.work_forward(CANONICAL, B, m) - bl.work_forward(
-        CANONICAL, B, m, AttnCounting.CAUSAL
-    )
+    diff = bl.work_forward(CANONICAL, B, m) - bl.work_forward(CANONICAL, B, m, AttnCounting.CAUSAL)
     assert zero(diff - 4 * L * d * B * (m**2 - m * (m + 1) / 2))
 
 

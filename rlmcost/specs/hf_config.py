@@ -104,8 +104,10 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
                     f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
                     "decoder_sparse_step != 1) are not supported"
                 )
+            # published configs say num_experts; transformers 5 serializes num_local_experts
+            n_experts = cfg.get("num_experts") or _need(cfg, "num_local_experts", path)
             fields.update(
-                n_experts=_need(cfg, "num_experts", path),
+                n_experts=n_experts,
                 top_k=_need(cfg, "num_experts_per_tok", path),
                 d_expert=_need(cfg, "moe_intermediate_size", path),
             )
