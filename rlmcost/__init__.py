@@ -7,3 +7,17 @@ Importing the package is cheap: heavy modules load on first use.
 """
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "estimate": "rlmcost.reports.estimate",
+    "compare": "rlmcost.reports.estimate",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load the planner API on first use: ``rlmcost.estimate(...)``, ``rlmcost.compare(...)``."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'rlmcost' has no attribute {name!r}")

@@ -1,0 +1,147 @@
+"""Options that real frameworks expose, applied to an algorithm as invocation changes.
+
+Knobs set the values of the workload names an algorithm uses (epochs ``E_ppo``, mini-batches
+``N_mini``, oversampling ``rho``, PRM steps ``N_step``, judge tokens ``T_j``); a knob for a name
+the algorithm does not use is an error, not a silent no-op. Switches add or remove
+invocations (:func:`configure`), so the configured algorithm is again plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from fractions import Fraction
+
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.algorithms.model import Algorithm, Invocation, derive
+from rlmcost.errors import SpecError
+
+DEFAULT_BATCH = 64  # B prompts (or preference pairs) per iteration
+DEFAULT_PROMPT_LEN = 1024  # S tokens
+DEFAULT_RESPONSE_LEN = 1024  # T tokens
+DEFAULT_HARDWARE = "h100-sxm"
+"""Workload and hardware defaults of a numeric query (K defaults per algorithm)."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A workload name an option sets: its option field, CLI flag, default and source."""
+
+    name: str
+    field: str
+    flag: str
+    default: int | Fraction
+    source: str
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("E_ppo", "epochs", "--epochs", 1, "one pass over each rollout batch"),
+    Knob("N_mini", "mini_batches", "--mini-batches", 1, "one optimizer step per epoch"),
+    Knob(
+        "rho",
+        "oversample",
+        "--oversample",
+        3,
+        "verl DAPO recipe: gen_prompt_bsz = 3 x train_prompt_bsz",
+    ),
+    Knob("N_step", "prm_steps", "--prm-steps", 8, "assumption: 8 reasoning steps"),
+    Knob("T_j", "judge_len", "--judge-len", 256, "assumption: short rationale + score"),
+)
+"""Every knob, by the workload name it sets."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Per-iteration options; ``None`` means the knob's default (see :data:`KNOBS`).
+
+    ``recompute_logprobs``: recompute the old-policy log-probs with an extra actor forward in
+    Assessment (verl, OpenRLHF) instead of taking them from generation (the default).
+    ``kl``: False drops the reference model (KL coefficient 0, as DAPO and verl's
+    ``use_kl_loss=False``). ``ref_precomputed``: offline methods only, reference log-probs
+    computed once before training (TRL's ``precompute_ref_log_probs``), so the loop has no
+    reference forward.
+    """
+
+    epochs: int | None = None
+    mini_batches: int | None = None
+    oversample: Fraction | int | None = None
+    prm_steps: int | None = None
+    judge_len: int | None = None
+    recompute_logprobs: bool = False
+    kl: bool = True
+    ref_precomputed: bool = False
+
+    def given(self) -> dict[str, object]:
+        """The options set to something other than their default."""
+        defaults = Options()
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(defaults, f.name)
+        }
+
+
+def knob_values(alg: Algorithm, options: Options) -> dict[str, int | Fraction]:
+    """Values of the knobs ``alg`` uses: given or default; SpecError for a knob it lacks."""
+    values: dict[str, int | Fraction] = {}
+    for knob in KNOBS:
+        value = getattr(options, knob.field)
+        if knob.name not in alg.names:
+            if value is not None:
+                from rlmcost.algorithms.catalog import algorithms
+
+                users = [a.name for a in algorithms().values() if knob.name in a.names]
+                raise SpecError(
+                    f"{alg.name} has no {knob.name}: {knob.flag} applies to "
+                    f"{', '.join(users)}; drop {knob.flag}"
+                )
+            continue
+        value = knob.default if value is None else value
+        if knob.name == "rho":
+            value = Fraction(value)
+            if value < 1:
+                raise SpecError(f"{knob.flag} {value} must be >= 1 (generated / kept)")
+        elif not (isinstance(value, int) and value >= 1):
+            raise SpecError(f"{knob.flag} {value} must be a positive integer")
+        values[knob.name] = value
+    return values
+
+
+def configure(alg: Algorithm, options: Options) -> Algorithm:
+    """``alg`` with the switches of ``options`` applied as invocation changes.
+
+    Knob values are checked by :func:`knob_values`; they do not change the invocations.
+    """
+    knob_values(alg, options)
+    add: list[Invocation] = []
+    remove: list[Invocation] = []
+    refs = [i for i in alg.invocations if i.role is Role.REFERENCE]
+    if options.recompute_logprobs:
+        if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
+            raise SpecError(
+                f"{alg.name} samples nothing in its loop, so it has no old log-probs to "
+                "recompute; drop --recompute-logprobs"
+            )
+        actor_train = alg.find(Role.ACTOR, Stage.TRAINING, Kind.TRAIN)
+        add.append(
+            Invocation(
+                Role.ACTOR,
+                Stage.ASSESSMENT,
+                Kind.FORWARD,
+                actor_train.sequences,
+                note="old log-probs recomputed (verl, OpenRLHF)",
+            )
+        )
+    if not options.kl or options.ref_precomputed:
+        flag = "--no-kl" if not options.kl else "--ref-precomputed"
+        if not refs:
+            raise SpecError(f"{alg.name} has no reference model; drop {flag}")
+        if options.ref_precomputed and not alg.offline:
+            raise SpecError(
+                f"{alg.name} is online: its reference scores fresh rollouts every iteration, "
+                "so its log-probs cannot be precomputed; drop --ref-precomputed "
+                "(or use --no-kl)"
+            )
+        remove += refs
+    if not add and not remove:
+        return alg
+    return derive(alg, alg.name, alg.summary, alg.citation, add=add, remove=remove)

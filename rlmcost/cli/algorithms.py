@@ -1,0 +1,526 @@
+"""`rlmcost ppo|grpo|dpo|<variant>`, `rlmcost compare`, `rlmcost algorithms`.
+
+One command per algorithm of the catalog (light to import: no sympy). Each parses its options,
+makes one library call (``reports.estimate.estimate``, ``compare`` or
+``reports.algorithms.symbolic_stages``) and renders the result.
+"""
+
+# No `from __future__ import annotations`: the per-algorithm help texts in the Annotated
+# options are built when each command is made.
+
+from fractions import Fraction
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.algorithms.catalog import algorithms
+from rlmcost.algorithms.model import Algorithm
+from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
+from rlmcost.choices import AttnCounting
+from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.parallel.layout import ZeroStage
+
+DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
+Pos = dict(min=1)
+_KNOB = {k.field: k for k in KNOBS}
+
+
+def _parse_fraction(text: str | None) -> Fraction | None:
+    if text is None:
+        return None
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise typer.BadParameter(
+            f"{text!r} is not a number (e.g. 3, 1.5 or 3/2)", param_hint="--oversample"
+        ) from None
+
+
+def _knob_help(field: str, alg: Algorithm | None) -> str:
+    k = _KNOB[field]
+    base = {
+        "epochs": "E_ppo: passes of Training over each rollout batch (PPO epochs)",
+        "mini_batches": "N_mini: optimizer steps per epoch (mini-batches)",
+        "oversample": "rho: generated / kept sequences (DAPO dynamic sampling)",
+        "prm_steps": "N_step: reasoning steps the process reward model scores, one pass each",
+        "judge_len": "T_j: tokens the judge generates per verdict",
+    }[field]
+    if alg is not None and k.name not in alg.names:
+        return f"{base}. Not used by {alg.name}."
+    return f"{base} (default: {k.default}; {k.source})"
+
+
+def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
+    """The command for ``alg`` (None: `compare`, which takes the algorithm names)."""
+    name = alg.name if alg else "each algorithm"
+    uses_k = alg is None or "K" in alg.names
+    k_default = f"{alg.default_group} for {alg.name}" if alg else "each algorithm's default"
+    group_help = (
+        f"Responses K sampled per prompt (default: {k_default})."
+        if uses_k
+        else f"Not used: {name} samples no groups (fixed data)."
+    )
+    batch_help = (
+        "Preference pairs (examples for KTO) B per iteration"
+        if alg is not None and alg.offline
+        else "Prompts B per iteration"
+    ) + f" (default: {DEFAULT_BATCH})."
+
+    def command(
+        model: Annotated[
+            str | None,
+            typer.Option(
+                "--model",
+                "-m",
+                help="Actor model: built-in name or alias (see `rlmcost models`) "
+                "or a transformers config.json path.",
+            ),
+        ] = None,
+        critic: Annotated[
+            str | None, typer.Option(help="Critic model (default: the actor's model).")
+        ] = None,
+        reward: Annotated[
+            str | None,
+            typer.Option(help="Reward model (also cost model / PRM) (default: the actor's)."),
+        ] = None,
+        ref: Annotated[
+            str | None, typer.Option(help="Reference model (default: the actor's model).")
+        ] = None,
+        judge: Annotated[
+            str | None, typer.Option(help="Judge model (d-rlaif) (default: the actor's).")
+        ] = None,
+        batch: Annotated[int | None, typer.Option("--batch", "-B", help=batch_help, **Pos)] = None,
+        group: Annotated[int | None, typer.Option("--group", "-K", help=group_help, **Pos)] = None,
+        prompt_len: Annotated[
+            int | None,
+            typer.Option(
+                "--prompt-len", "-S", help=f"Prompt tokens S (default: {DEFAULT_LEN}).", **Pos
+            ),
+        ] = None,
+        response_len: Annotated[
+            int | None,
+            typer.Option(
+                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}).", **Pos
+            ),
+        ] = None,
+        epochs: Annotated[int | None, typer.Option(help=_knob_help("epochs", alg), **Pos)] = None,
+        mini_batches: Annotated[
+            int | None, typer.Option(help=_knob_help("mini_batches", alg), **Pos)
+        ] = None,
+        oversample: Annotated[str | None, typer.Option(help=_knob_help("oversample", alg))] = None,
+        prm_steps: Annotated[
+            int | None, typer.Option(help=_knob_help("prm_steps", alg), **Pos)
+        ] = None,
+        judge_len: Annotated[
+            int | None, typer.Option(help=_knob_help("judge_len", alg), **Pos)
+        ] = None,
+        recompute_logprobs: Annotated[
+            bool,
+            typer.Option(
+                "--recompute-logprobs",
+                help="Recompute old log-probs with an extra actor forward (verl, OpenRLHF) "
+                "instead of taking them from generation.",
+            ),
+        ] = False,
+        no_kl: Annotated[
+            bool, typer.Option("--no-kl", help="KL coefficient 0: no reference model runs.")
+        ] = False,
+        ref_precomputed: Annotated[
+            bool,
+            typer.Option(
+                "--ref-precomputed",
+                help="Offline methods: reference log-probs computed once before training.",
+            ),
+        ] = False,
+        hardware: Annotated[
+            str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
+        ] = DEFAULT_HW,
+        gpus: Annotated[
+            int | None,
+            typer.Option(help="GPUs (default: tp*pp*dp; when larger, dp fills the rest).", **Pos),
+        ] = None,
+        tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", **Pos)] = 1,
+        pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", **Pos)] = 1,
+        dp: Annotated[
+            int | None,
+            typer.Option(help="Data-parallel degree (default: gpus/(tp*pp) or 1).", **Pos),
+        ] = None,
+        zero: Annotated[
+            ZeroStage, typer.Option(help="ZeRO stage over the data-parallel ranks.")
+        ] = ZeroStage.NONE,
+        attention: Annotated[
+            AttnCounting,
+            typer.Option(
+                help="Teacher-forced attention FLOPs: full (what PyTorch counts) or causal "
+                "(the unmasked half, what causal FlashAttention computes; the strict lower "
+                "bound at long contexts)."
+            ),
+        ] = AttnCounting.FULL,
+        calibration: Annotated[
+            str | None,
+            typer.Option(
+                help="Calibration profile (JSON from `rlmcost calibrate --out FILE`) for the "
+                "time model (default: none: datasheet peaks, a true lower bound).",
+            ),
+        ] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+        symbolic: Annotated[
+            bool,
+            typer.Option(
+                "--symbolic",
+                help="Print Table IV rows: work, depth, memory per stage in block notation "
+                "and Big-O, on the paper's canonical model (no --model needed).",
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
+        """Collects the options; the caller (one command per algorithm, or compare) runs."""
+        return dict(locals())
+
+    return command
+
+
+def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
+    """Map parsed options onto :func:`rlmcost.reports.estimate.estimate` arguments."""
+    from rlmcost.algorithms.options import Options
+    from rlmcost.parallel.layout import Layout
+
+    if opts["model"] is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    return dict(
+        model=opts["model"],
+        critic=opts["critic"],
+        reward=opts["reward"],
+        ref=opts["ref"],
+        judge=opts["judge"],
+        batch=opts["batch"],
+        group=opts["group"],
+        prompt_len=opts["prompt_len"],
+        response_len=opts["response_len"],
+        layout=Layout(tp=opts["tp"], pp=opts["pp"], dp=opts["dp"] or 1, zero=opts["zero"]),
+        hardware=opts["hardware"],
+        gpus=opts["gpus"],
+        calibration=opts["calibration"],
+        counting=opts["attention"],
+        options=Options(
+            epochs=opts["epochs"],
+            mini_batches=opts["mini_batches"],
+            oversample=_parse_fraction(opts["oversample"]),
+            prm_steps=opts["prm_steps"],
+            judge_len=opts["judge_len"],
+            recompute_logprobs=opts["recompute_logprobs"],
+            kl=not opts["no_kl"],
+            ref_precomputed=opts["ref_precomputed"],
+        ),
+    )
+
+
+def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
+    collect = _make_command(alg)
+
+    def run(**opts: Any) -> None:
+        if opts["symbolic"]:
+            _symbolic(alg.name, opts)
+            return
+        from rlmcost.reports.estimate import estimate
+
+        result = estimate(alg.name, **_estimate_kwargs(opts))
+        if opts["json_out"]:
+            print_json(result.to_json())
+            return
+        _render(result)
+
+    _wrap(run, collect)
+    knobs = ", ".join(f"{k.flag} (default {k.default})" for k in KNOBS if k.name in alg.names)
+    run.__doc__ = (
+        f"{alg.summary}.\n\n{alg.citation}. Prints per stage (Generation, Assessment, "
+        "Training): work, depth, memory per device with its breakdown, whether it fits, and "
+        "a roofline lower bound of time with each stage's share.\n\n"
+        f"Defaults: B={DEFAULT_BATCH}"
+        + (f", K={alg.default_group}" if "K" in alg.names else "")
+        + f", S=T={DEFAULT_LEN}, {DEFAULT_HW}, gpus = tp*pp*dp, critic/reward/reference = "
+        "the actor's model"
+        + (f"; knobs: {knobs}" if knobs else "")
+        + ". All models co-located on the same GPUs."
+    )
+    return run
+
+
+def _wrap(run: Any, collect: Any) -> None:
+    """Give ``run`` the signature (the options) of ``collect``."""
+    import inspect
+
+    run.__signature__ = inspect.signature(collect)
+
+
+def _compare(names: list[str], **opts: Any) -> None:
+    from rlmcost.reports.estimate import compare
+
+    result = compare(names, **_estimate_kwargs(opts))
+    for line in result.notes():
+        note(f"note: {line}")
+    if opts["json_out"]:
+        print_json(result.to_json())
+        return
+    _render_comparison(result)
+
+
+def algorithms_command(
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+) -> None:
+    """List every algorithm and variant: base, what it changes, paper."""
+    from rlmcost.reports.algorithm_catalog import algorithm_catalog
+
+    rows = algorithm_catalog()
+    if json_out:
+        print_json(rows)
+        return
+    print_table(
+        "Algorithms (each variant = its base plus/minus invocations)",
+        ["name", "base", "summary", "K", "paper"],
+        [
+            (
+                r["name"],
+                r["base"] or "-",
+                r["summary"],
+                r["default_group"] if r["default_group"] is not None else "-",
+                r["citation"],
+            )
+            for r in rows
+        ],
+        caption="`rlmcost NAME --help` for options; `rlmcost algorithms --json` lists each "
+        "invocation. K = default responses per prompt.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------
+
+
+def _render(e: Any) -> None:
+    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+
+    lay = e.layout
+    title = (
+        f"{e.algorithm.name} on {e.model}: one iteration, {e.gpus} x {e.hardware.name} "
+        f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})"
+    )
+    rows = []
+    for s in e.stages.values():
+        rows.append(
+            (
+                s.stage.label,
+                format_flops(s.work_flops),
+                f"{s.depth:,}",
+                format_bytes(s.memory_bytes_per_device),
+                "yes" if s.fits else "NO",
+                format_seconds(s.time.bound_s),
+                s.time.bound,
+                f"{s.share:.0%}",
+            )
+        )
+    rows.append(
+        (
+            "Iteration",
+            format_flops(e.work_flops),
+            f"{e.depth:,}",
+            format_bytes(max(s.memory_bytes_per_device for s in e.stages.values())),
+            "yes" if e.fits else "NO",
+            format_seconds(e.time_lower_bound_s),
+            "",
+            "100%",
+        )
+    )
+    print_table(
+        title,
+        ["stage", "work", "depth", "mem/device", "fits", "time >=", "bound", "share"],
+        rows,
+        caption=_caption(e),
+        right=(1, 2, 3, 5, 7),
+    )
+    comps = ["weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers"]
+    stages = list(e.stages.values())
+    print_table(
+        "Memory per device at each stage's peak (co-resident models included)",
+        ["", *(s.stage.label for s in stages)],
+        [
+            (
+                "peak invocation",
+                *(f"{s.peak.invocation.role} {s.peak.invocation.kind}" for s in stages),
+            ),
+            *(
+                (c.replace("_", " "), *(format_bytes(getattr(s.peak.memory, c)) for s in stages))
+                for c in comps
+            ),
+            ("total", *(format_bytes(s.memory_bytes_per_device) for s in stages)),
+            ("HBM per device", *(format_bytes(e.hardware.hbm_bytes) for s in stages)),
+        ],
+        caption="weights, gradients: bf16 (the workload's weight dtype); optimizer: fp32 Adam "
+        "master weights, m, v (12 B/param); activations, KV cache: bf16; logits: fp32; "
+        "buffers: ZeRO-3 gathers.",
+        right=tuple(range(1, len(stages) + 1)),
+    )
+    hbm = f"{e.hardware.hbm_bytes / 1e9:g} GB ({format_bytes(e.hardware.hbm_bytes)})"
+    if e.fits:
+        peak = max(s.memory_bytes_per_device for s in e.stages.values())
+        print(f"fits: peak {format_bytes(peak)} per device of {hbm} on {e.hardware.name}.")
+    else:
+        worst = max(e.stages.values(), key=lambda s: s.shortfall_bytes)
+        bad = [s.stage.label for s in e.stages.values() if not s.fits]
+        print(
+            f"DOES NOT FIT: {', '.join(bad)} {'exceeds' if len(bad) == 1 else 'exceed'} the "
+            f"{hbm} of one {e.hardware.name}; "
+            f"{worst.stage.label} needs {format_bytes(worst.memory_bytes_per_device)} per "
+            f"device, {format_bytes(worst.shortfall_bytes)} too much. The times assume it fit."
+        )
+    dominant = e.dominant_stage
+    print(
+        f"dominant stage: {dominant.label} "
+        f"({e.stages[dominant].share:.0%} of the {format_seconds(e.time_lower_bound_s)} bound)."
+    )
+    for line in e.notes:
+        note(f"note: {line}")
+
+
+def _caption(e: Any) -> str:
+    i = e.inputs()
+    knobs = "".join(f", {k}={v}" for k, v in i.items() if k not in ("B", "K", "S", "T", "dtypes"))
+    k = f", K={i['K']}" if i["K"] is not None else ""
+    others = {str(r): m for r, m in e.models.items() if str(r) != "actor"}
+    models = ", ".join(f"{r}={m}" for r, m in others.items()) or "none"
+    return (
+        f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
+        f"algorithm). Models: actor={e.model}, {models}. bf16 weights/grads/activations/KV, "
+        f"fp32 Adam states and logits. Placement: all models co-located on the same "
+        f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
+        f"Time: roofline bound, {e.calibration}, attention counted {e.counting}; "
+        "no communication. "
+        "FLOP = add or mul; depth = GEMM reduction levels."
+    )
+
+
+def _render_comparison(c: Any) -> None:
+    from rlmcost.algorithms.kinds import Stage
+    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+
+    es = c.estimates
+    rows: list[tuple[str, ...]] = []
+    for stage in Stage:
+        for label, get in (
+            ("work", lambda s: format_flops(s.work_flops)),
+            ("depth", lambda s: f"{s.depth:,}"),
+            ("memory/device", lambda s: format_bytes(s.memory_bytes_per_device)),
+            ("time >=", lambda s: format_seconds(s.time.bound_s)),
+            ("share", lambda s: f"{s.share:.0%}"),
+        ):
+            rows.append(
+                (
+                    f"{stage.label} {label}",
+                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)" for e in es),
+                )
+            )
+    rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
+    rows.append(("Iteration time >=", *(format_seconds(e.time_lower_bound_s) for e in es)))
+    rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
+    rows.append(
+        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
+    )
+    first = es[0]
+    print_table(
+        f"Side by side on {first.model}, {first.gpus} x {first.hardware.name}",
+        ["", *(e.algorithm.name for e in es)],
+        rows,
+        caption=_compare_caption(first),
+        right=tuple(range(1, len(es) + 1)),
+    )
+
+
+def _compare_caption(e: Any) -> str:
+    i = e.inputs()
+    return (
+        f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
+        "algorithm (its default unless given). Critic/reward/reference = the actor's model "
+        "unless given. All models co-located; time = roofline lower bound, "
+        f"{e.calibration}; bf16 weights/activations/KV, fp32 Adam and logits."
+    )
+
+
+def _symbolic(name: str, opts: dict[str, Any]) -> None:
+    from rlmcost.algorithms.options import Options
+    from rlmcost.reports.algorithms import symbolic_stages
+
+    options = Options(
+        epochs=opts["epochs"],
+        mini_batches=opts["mini_batches"],
+        oversample=_parse_fraction(opts["oversample"]),
+        prm_steps=opts["prm_steps"],
+        judge_len=opts["judge_len"],
+        recompute_logprobs=opts["recompute_logprobs"],
+        kl=not opts["no_kl"],
+        ref_precomputed=opts["ref_precomputed"],
+    )
+    rows = symbolic_stages(name, options)
+    if opts["json_out"]:
+        print_json([r.to_json() for r in rows])
+        return
+    print_table(
+        f"{name}: Table IV rows (canonical model for every role; d_ff = O(d))",
+        ["stage", "work", "Big-O work", "depth ‡", "Big-O depth", "memory", "Big-O memory"],
+        [
+            (
+                r.stage.label,
+                r.work.text,
+                *([f"O({r.big_o()['work']})"] if r.cost else ["-"]),
+                r.depth_disaggregated.text,
+                *([f"O({r.big_o()['depth']})"] if r.cost else ["-"]),
+                r.memory.text,
+                *([f"O({r.big_o()['memory']})"] if r.cost else ["-"]),
+            )
+            for r in rows
+        ],
+        caption="‡ max = disaggregated (each model on its own devices); co-located depths add "
+        "up. Memory in elements: 4|M| = Adam model states; M_Act activations, M_Inf inference "
+        "buffer, M_KV KV cache; a frozen model never holds M_Act. `--json` adds the explicit "
+        "expanded forms.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Registration
+# --------------------------------------------------------------------------------------------
+
+
+def _compare_run() -> Any:
+    import inspect
+
+    collect = _make_command(None)
+
+    def run(names: list[str], **opts: Any) -> None:
+        _compare(names, **opts)
+
+    sig = inspect.signature(collect)
+    names_param = inspect.Parameter(
+        "names",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        annotation=Annotated[list[str], typer.Argument(help="Algorithms, e.g. ppo grpo dpo.")],
+    )
+    params = [p for p in sig.parameters.values() if p.name != "symbolic"]
+    run.__signature__ = sig.replace(parameters=[names_param, *params])
+    run.__doc__ = (
+        "Several algorithms side by side on the same models, workload and GPUs (e.g. "
+        "`rlmcost compare ppo grpo dpo --model 8b`). Inputs that do not apply to an "
+        "algorithm (a group for DPO, a critic for GRPO) are left out for it, with a note."
+    )
+    return run
+
+
+PANEL = "RL algorithms: one iteration per stage (Table IV)"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("algorithms", rich_help_panel=PANEL)(algorithms_command)
+    app.command("compare", rich_help_panel=PANEL)(_compare_run())
+    for alg in algorithms().values():
+        app.command(alg.name, rich_help_panel=PANEL)(_algorithm_command(alg))

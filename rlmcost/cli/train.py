@@ -1,0 +1,156 @@
+"""`rlmcost train`: memory per rank, work, communication and bubbles of one training step."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
+
+Pos = dict(min=1)
+
+
+def train(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="Built-in name or alias (see `rlmcost models`) or a config.json."
+        ),
+    ],
+    gpus: Annotated[
+        int | None,
+        typer.Option(help="GPUs of the job [default: dp*tp*pp*cp*ep].", **Pos),
+    ] = None,
+    dp: Annotated[
+        int | None,
+        typer.Option(help="Data-parallel degree [default: gpus / (tp*pp*cp*ep), else 1].", **Pos),
+    ] = None,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel degree (divides the heads).", **Pos)] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline stages.", **Pos)] = 1,
+    cp: Annotated[int, typer.Option(help="Context-parallel degree (ring attention).", **Pos)] = 1,
+    ep: Annotated[int, typer.Option(help="Expert-parallel degree (MoE models).", **Pos)] = 1,
+    sp: Annotated[bool, typer.Option("--sp", help="Sequence parallelism inside TP.")] = False,
+    zero: Annotated[
+        ZeroStage, typer.Option(help="ZeRO stage over the data-parallel replicas (3 = FSDP).")
+    ] = ZeroStage.NONE,
+    ckpt: Annotated[
+        Checkpointing, typer.Option(help="Activation checkpointing.")
+    ] = Checkpointing.NONE,
+    micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.", **Pos)] = 1,
+    batch: Annotated[
+        int | None,
+        typer.Option(help="Global batch in sequences [default: 4 micro-batches per stage].", **Pos),
+    ] = None,
+    seq: Annotated[int, typer.Option(help="Tokens per sequence (m = S + T).", **Pos)] = 4096,
+    schedule: Annotated[
+        PipelineSchedule, typer.Option(help="Pipeline schedule.")
+    ] = PipelineSchedule.ONE_F_ONE_B,
+    virtual_stages: Annotated[
+        int, typer.Option(help="Model chunks per rank (interleaved schedule).", **Pos)
+    ] = 1,
+    hardware: Annotated[
+        str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
+    ] = "h100-sxm",
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+) -> None:
+    """Will the model train on these GPUs with this layout? Memory per rank by component,
+    work, communication bytes and time per collective, pipeline bubble."""
+    from rlmcost.errors import SpecError
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.reports.train import train_report
+
+    rest = tp * pp * cp * ep
+    if dp is None:
+        if gpus is not None and gpus % rest:
+            raise SpecError(f"tp*pp*cp*ep={rest} must divide --gpus {gpus}")
+        dp = gpus // rest if gpus is not None else 1
+    layout = Layout(
+        dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sp=sp, zero=zero, ckpt=ckpt,
+        micro_batch=micro_batch, schedule=schedule, virtual_stages=virtual_stages,
+    )  # fmt: skip
+    report = train_report(model, layout, hardware, gpus, seq, batch)
+    if json_out:
+        print_json(report.to_json())
+        return
+    _render(report)
+
+
+def _render(report: object) -> None:
+    from rlmcost.evaluate import format_bandwidth, format_bytes, format_flops, format_seconds
+
+    r = report
+    lay = r.layout
+    m = r.memory
+    fits = "fits" if r.fits else "DOES NOT FIT"
+    w = r.workload
+    print_table(
+        f"{r.model} on {r.gpus} x {r.hardware} ({r.nodes} node(s)): memory per rank, "
+        f"stage {r.memory_stage}",
+        ["component", "bytes", "dtype"],
+        [
+            ("weights", format_bytes(m.weights), str(w.weight_dtype)),
+            ("gradients", format_bytes(m.gradients), str(w.weight_dtype)),
+            ("optimizer", format_bytes(m.optimizer), "fp32 master + m + v (12 B/param)"),
+            ("activations", format_bytes(m.activations), f"{w.activation_dtype}, {lay.ckpt}"),
+            ("logits", format_bytes(m.logits), str(w.logits_dtype)),
+            ("buffers", format_bytes(m.buffers), "ZeRO-3 gather"),
+            ("total", format_bytes(m.total), f"{fits} in {format_bytes(r.hbm_bytes)} HBM"),
+        ],
+        caption=f"dp={lay.dp} tp={lay.tp} pp={lay.pp} cp={lay.cp} ep={lay.ep} "
+        f"sp={'on' if lay.sp else 'off'} zero={lay.zero} ckpt={lay.ckpt}; batch {r.batch} x "
+        f"{r.seq} tokens, micro-batch {lay.micro_batch}, {r.micro_batches} micro-batches per "
+        f"data shard, {lay.schedule} schedule. Bytes base 1024.",
+        right=(1,),
+    )
+    print_table(
+        "communication per rank per iteration",
+        ["strategy", "collective", "ranks", "calls", "bytes sent", "link", "time"],
+        [
+            (
+                t.strategy,
+                str(t.collective),
+                t.ranks,
+                t.calls,
+                format_bytes(t.bytes_per_rank),
+                f"{'intra' if t.intra_node else 'inter'} "
+                f"{format_bandwidth(t.bandwidth_bytes_per_s)}",
+                format_seconds(t.time_s),
+            )
+            for t in r.traffic
+        ]
+        + [
+            (
+                "total",
+                "",
+                "",
+                "",
+                format_bytes(r.communication_bytes_per_rank),
+                "",
+                format_seconds(r.communication_time_s),
+            )
+        ],  # fmt: skip
+        caption="Ring algorithms; time = bytes / per-direction link bandwidth, no overlap. "
+        "TP innermost, then CP, EP, DP, PP.",
+        right=(2, 3, 4, 6),
+    )
+    print_table(
+        "work and pipeline",
+        ["quantity", "value"],
+        [
+            ("work per rank", format_flops(r.work_per_rank_flops)),
+            ("work global", format_flops(r.work_global_flops)),
+            (f"compute time at {w.compute_dtype} peak", format_seconds(r.compute_time_s)),
+            ("bubble fraction", f"{float(r.bubble_fraction):.3f}"),
+        ],
+        caption="FLOP = add or mul, matrix products, attention counted full; forward + "
+        "backward (+ recomputation). Bubble = idle / ideal time (Narayanan et al. 2021).",
+        right=(1,),
+    )
+    for line in r.notes:
+        note(f"note: {line}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)

@@ -1,0 +1,105 @@
+"""Big-O and explicit leading-order forms of parallel costs (Tables V-VIII).
+
+Both build on ``blocks.big_o`` and add what the degrees need:
+
+* reduction lengths split by a degree stay visible: ceil(log2(d/P_t)) becomes log(d/P_t)
+  rather than log d (§III-G: TP "replaces hidden-dimension depth terms by log(d/P_t)");
+* the degrees are bounded by what they split, P_t <= d (heads), P_p <= L, P_c <= m,
+  P_e <= E, P_d <= B, so a replicated norm vector (L d on every TP rank) is dominated by the
+  sharded weights (L d^2 / P_t >= L d) and drops out, as it would for fixed degrees.
+
+The explicit leading order keeps, with their exact coefficients, the terms of the explicit
+expression whose Big-O shape survives.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rlmcost import symbols as sy
+from rlmcost.blocks import big_o
+from rlmcost.logs import clog2
+
+DEGREE_BOUNDS: dict[sp.Symbol, sp.Symbol] = {
+    sy.P_t: sy.d,
+    sy.P_p: sy.L,
+    sy.P_c: sy.m,
+    sy.P_e: sy.E,
+    sy.P_d: sy.B,
+}
+"""Upper bound of each degree: the size of the dimension it splits."""
+
+_DEGREES = frozenset(sy.PARALLEL)
+
+
+def _protect(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr]]:
+    """Replace each clog2(c x / P) argument with a degree by a stand-in symbol for x / P."""
+    reps, back = {}, {}
+    for f in sp.sympify(expr).atoms(clog2):
+        arg = f.args[0]
+        if arg.free_symbols & _DEGREES:
+            core = arg.as_coeff_Mul()[1]
+            stand_in = sp.Symbol(f"<{core}>", positive=True)
+            reps[f] = clog2(stand_in)
+            back[stand_in] = core
+    return sp.sympify(expr).xreplace(reps), back
+
+
+def _bound(term: sp.Expr, upper: bool) -> sp.Expr:
+    """Degrees in ``term`` at the end of their range that makes it largest (``upper``) or
+    smallest: a degree in a numerator at its bound or 1, in a denominator the other way."""
+    out = []
+    for base, power in term.as_powers_dict().items():
+        if base in DEGREE_BOUNDS:
+            at_bound = (power > 0) == upper
+            out.append((DEGREE_BOUNDS[base] if at_bound else sp.Integer(1)) ** power)
+        else:
+            out.append(base**power)
+    return sp.Mul(*out)
+
+
+def _at_least(big: sp.Expr, small: sp.Expr) -> bool:
+    """big >= small for all symbols >= 1: their ratio is a product of non-negative powers."""
+    ratio = sp.powsimp(big / small)
+    if ratio == 1:
+        return True
+    return all(
+        not f.is_number and power.is_number and power >= 0
+        for f, power in ratio.as_powers_dict().items()
+    )
+
+
+def _dominates(big: sp.Expr, small: sp.Expr) -> bool:
+    """big >= small over the whole range of the degrees (the smallest their ratio can be)."""
+    return _at_least(_bound(sp.powsimp(big / small), upper=False), sp.Integer(1))
+
+
+def _shapes(expr: sp.Expr, regime: dict | None) -> list[sp.Expr]:
+    protected, back = _protect(sp.expand(sp.sympify(expr).xreplace(regime or {})))
+    terms = list(sp.Add.make_args(big_o(protected)))
+    kept = [a for a in terms if not any(b != a and _dominates(b, a) for b in terms)]
+    return [t.xreplace(back) for t in kept]
+
+
+def big_o_parallel(expr: sp.Expr, regime: dict | None = None) -> sp.Expr:
+    """The sum inside O(.) of a per-rank or global cost.
+
+    >>> big_o_parallel(sy.L * sy.d**2 / sy.P_t + 4 * sy.L * sy.d + sy.L * clog2(3 * sy.d / sy.P_t))
+    L*log(d/P_t) + L*d**2/P_t
+    """
+    return sp.Add(*_shapes(expr, regime))
+
+
+def leading_order(expr: sp.Expr) -> sp.Expr:
+    """The terms of ``expr`` (coefficients kept) whose Big-O shape is not dominated.
+
+    >>> leading_order(16 * sy.L * sy.d**2 + 16 * sy.L * sy.d + 8 * sy.V * sy.d + 8 * sy.d)
+    16*L*d**2 + 8*V*d
+    """
+    expanded = sp.expand(expr)
+    kept = set(_shapes(expanded, None))
+    out = []
+    for term in sp.Add.make_args(expanded):
+        if set(_shapes(term, None)) & kept:
+            out.append(term)
+    return sp.Add(*out)

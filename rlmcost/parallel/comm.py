@@ -1,0 +1,243 @@
+"""Communication of one training iteration per rank: bytes per collective, link, time.
+
+Volumes are the bytes each rank sends with bandwidth-optimal ring / pairwise algorithms
+(Thakur et al. 2005; NCCL's bus-bandwidth convention), for a collective over n ranks on a
+tensor of M bytes:
+
+* all-reduce 2 (n - 1)/n M; all-gather and reduce-scatter (n - 1)/n M (M = the gathered
+  tensor); all-to-all (n - 1)/n M (M = the rank's send buffer); point-to-point M.
+
+What each strategy sends per iteration (n_mb micro-batches of b sequences, s = seq / P_c
+positions each, activation bytes x, hidden d; "recompute" adds the forward's collectives again
+under full checkpointing):
+
+* TP (Shoeybi et al. 2019, §3): per layer and micro-batch, 2 all-reduces of the b s d
+  activations forward (after attention and after the FFN) and 2 backward; the vocab-parallel
+  embedding all-reduces its output (first stage) and the LM head its input gradient (last
+  stage). With SP (Korthikanti et al. 2022, §4.2.2) every forward all-reduce becomes a
+  reduce-scatter and every all-gather precedes a column-parallel product: forward 2 all-gather
+  + 2 reduce-scatter, backward 2 reduce-scatter + 4 all-gather (Megatron-LM re-gathers the
+  sharded inputs of the column-parallel products for their weight gradients).
+* CP (ring attention, Liu et al. 2023; Megatron-LM's CP): per layer and micro-batch the rank's
+  K and V block (b s 2 h_kv d_h / P_t elements) travels P_c - 1 hops forward, and K, V and
+  their gradients P_c - 1 hops each backward.
+* EP (GShard, Lepikhin et al. 2020): per MoE layer and micro-batch a dispatch and a combine
+  all-to-all of the k copies of the rank's tokens (b s k d / P_t with SP), forward and backward.
+* PP: per micro-batch and model chunk, the stage-boundary activations forward and their
+  gradient backward (b s d, / P_t with SP), point-to-point.
+* DP / ZeRO (Rajbhandari et al. 2020, §7): the gradients of the rank's parameters over the
+  ranks that replicate them, in the weight dtype. ZeRO-0: one all-reduce per iteration;
+  ZeRO-1: reduce-scatter and all-gather of the updated parameters, once; ZeRO-2: the
+  reduce-scatter after every micro-batch (gradients live only as shards); ZeRO-3: per
+  micro-batch an all-gather of the parameters for the forward, another for the backward, and
+  a reduce-scatter of the gradients (1.5x the all-reduce volume per micro-batch).
+
+Links: ranks are numbered with TP innermost, then CP, EP, DP, PP (Megatron-LM's default order
+tp-cp-ep-dp-pp); a group whose members span at most one node's GPUs uses the intra-node link
+(NVLink), else the inter-node NIC, which then bounds the ring. Time = bytes / per-direction
+bandwidth, with no overlap with compute or other collectives and no latency term: an upper
+bound on exposed communication for large messages.
+
+Suppressed: the scalar all-reduces of the vocab-parallel cross-entropy, MoE router
+statistics, gradient-norm and loss all-reduces, and the optimizer's own traffic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from fractions import Fraction
+from math import ceil, prod
+
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
+from rlmcost.parallel.memory import DataShare, data_share, stage_params
+from rlmcost.parallel.shard import Stage, stages, tp_shard
+from rlmcost.parallel.validate import check_layout
+from rlmcost.specs.hardware import HardwareSpec
+from rlmcost.specs.workload import Workload
+
+
+class Collective(StrEnum):
+    ALL_REDUCE = "all-reduce"
+    ALL_GATHER = "all-gather"
+    REDUCE_SCATTER = "reduce-scatter"
+    ALL_TO_ALL = "all-to-all"
+    P2P = "p2p"
+
+
+def bytes_sent_per_rank(kind: Collective, payload_bytes: int, ranks: int) -> Fraction:
+    """Bytes one rank sends in one collective of ``payload_bytes`` over ``ranks`` ranks.
+
+    >>> bytes_sent_per_rank(Collective.ALL_REDUCE, 1000, 8)
+    Fraction(1750, 1)
+    """
+    if kind is Collective.P2P:
+        return Fraction(payload_bytes)
+    factor = 2 if kind is Collective.ALL_REDUCE else 1
+    return Fraction(factor * (ranks - 1) * payload_bytes, ranks)
+
+
+RANK_ORDER = ("tp", "cp", "ep", "dp", "pp")
+"""Innermost first (Megatron-LM's default ``tp-cp-ep-dp-pp``)."""
+
+
+def group_is_intra_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: int) -> bool:
+    """Whether the group over ``dims`` (e.g. ("dp", "cp", "ep")) fits in one node.
+
+    The group's members are spread over the rank range spanned by its outermost dimension:
+    the product of every degree up to and including it in :data:`RANK_ORDER`.
+    """
+    outer = max(RANK_ORDER.index(x) for x in dims)
+    span = prod(getattr(layout, x) for x in RANK_ORDER[: outer + 1])
+    return span <= gpus_per_node
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One kind of communication of one strategy on one rank, per iteration."""
+
+    strategy: str  # tp, sp, cp, ep, pp, dp
+    collective: Collective
+    ranks: int  # group size
+    calls: int  # collectives per iteration
+    payload_bytes: int  # M of one call
+    bytes_per_rank: int  # sent by the rank over the iteration
+    intra_node: bool
+    bandwidth_bytes_per_s: int | None = None
+    time_s: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "strategy": self.strategy,
+            "collective": str(self.collective),
+            "ranks": self.ranks,
+            "calls": self.calls,
+            "payload_bytes": self.payload_bytes,
+            "bytes_per_rank": self.bytes_per_rank,
+            "link": "intra-node" if self.intra_node else "inter-node",
+            "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
+            "time_s": self.time_s,
+        }
+
+
+def _traffic(
+    strategy: str,
+    kind: Collective,
+    ranks: int,
+    calls: int,
+    payload: int,
+    intra: bool,
+    hw: HardwareSpec | None,
+) -> Traffic:
+    sent = ceil(calls * bytes_sent_per_rank(kind, payload, ranks))
+    bw = time = None
+    if hw is not None:
+        bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
+        time = sent / bw
+    return Traffic(strategy, kind, ranks, calls, payload, sent, intra, bw, time)
+
+
+def _stage_traffic(
+    arch: Arch,
+    layout: Layout,
+    stage: Stage,
+    share: DataShare,
+    workload: Workload,
+    hw: HardwareSpec | None,
+    gpus_per_node: int,
+) -> list[Traffic]:
+    x = workload.activation_dtype.bytes
+    d = int(arch.d_model)
+    tokens = share.tokens_per_micro_batch
+    n_mb = share.micro_batches
+    fwd_passes = 2 if layout.ckpt is Checkpointing.FULL else 1  # forward + recompute
+    act = tokens * d * x
+    out: list[Traffic] = []
+
+    def add(strategy: str, kind: Collective, ranks: int, calls: int, payload: int, dims) -> None:
+        if ranks > 1 and calls > 0 and payload > 0:
+            intra = group_is_intra_node(layout, dims, gpus_per_node)
+            out.append(_traffic(strategy, kind, ranks, calls, payload, intra, hw))
+
+    t = layout.tp
+    if t > 1:
+        boundary = (1 if stage.first else 0) + (1 if stage.last else 0)
+        per_mb = stage.layers * 2
+        reduce_calls = n_mb * (per_mb * (fwd_passes + 1) + boundary)
+        if layout.sp:
+            gathers = n_mb * per_mb * (fwd_passes + 2)
+            add("sp", Collective.ALL_GATHER, t, gathers, act, ("tp",))
+            add("sp", Collective.REDUCE_SCATTER, t, reduce_calls, act, ("tp",))
+        else:
+            add("tp", Collective.ALL_REDUCE, t, reduce_calls, act, ("tp",))
+    if layout.cp > 1:
+        kv_block = tokens * 2 * int(tp_shard(arch, t).kv_width) * x
+        hops = (layout.cp - 1) * stage.layers * n_mb * (fwd_passes + 2)
+        add("cp", Collective.P2P, layout.cp, hops, kv_block, ("cp",))
+    if layout.ep > 1 and stage.moe_layers:
+        dispatched = tokens * int(arch.top_k) * d * x // (t if layout.sp else 1)
+        calls = stage.moe_layers * n_mb * 2 * (fwd_passes + 1)
+        add("ep", Collective.ALL_TO_ALL, layout.ep, calls, dispatched, ("ep",))
+    if layout.pp > 1:
+        v = layout.virtual_stages
+        sends = n_mb * ((v - (1 if stage.last else 0)) + (v - (1 if stage.first else 0)))
+        add("pp", Collective.P2P, 2, sends, act // (t if layout.sp else 1), ("pp",))
+    params = stage_params(arch, layout, stage, Head.LM)
+    w = workload.weight_dtype.bytes
+    for strategy, n_params, dims in (
+        ("dp", params.dense, ("dp", "cp", "ep")),
+        ("dp-experts", params.expert, ("dp", "cp")),
+    ):
+        ranks = prod(getattr(layout, x) for x in dims)
+        grads = n_params * w
+        z = layout.zero
+        if z is ZeroStage.NONE:
+            add(strategy, Collective.ALL_REDUCE, ranks, 1, grads, dims)
+        elif z is ZeroStage.OS:
+            add(strategy, Collective.REDUCE_SCATTER, ranks, 1, grads, dims)
+            add(strategy, Collective.ALL_GATHER, ranks, 1, grads, dims)
+        elif z is ZeroStage.OS_G:
+            add(strategy, Collective.REDUCE_SCATTER, ranks, n_mb, grads, dims)
+            add(strategy, Collective.ALL_GATHER, ranks, 1, grads, dims)
+        else:
+            add(strategy, Collective.ALL_GATHER, ranks, 2 * n_mb, grads, dims)
+            add(strategy, Collective.REDUCE_SCATTER, ranks, n_mb, grads, dims)
+    return out
+
+
+def traffic_per_stage(
+    arch: Arch,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    workload: Workload | None = None,
+    hardware: HardwareSpec | None = None,
+    gpus_per_node: int | None = None,
+) -> list[list[Traffic]]:
+    """Per pipeline stage, what one of its ranks sends in one training iteration."""
+    workload = workload or Workload()
+    check_layout(arch, layout)
+    share = data_share(layout, sequences, seq_len)
+    per_node = gpus_per_node or (hardware.gpus_per_node if hardware else 8)
+    return [
+        _stage_traffic(arch, layout, s, share, workload, hardware, per_node)
+        for s in stages(arch, layout.pp)
+    ]
+
+
+def traffic_per_rank(
+    arch: Arch,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    workload: Workload | None = None,
+    hardware: HardwareSpec | None = None,
+    gpus_per_node: int | None = None,
+) -> list[Traffic]:
+    """The busiest rank's traffic (most bytes sent) in one training iteration."""
+    return max(
+        traffic_per_stage(arch, layout, sequences, seq_len, workload, hardware, gpus_per_node),
+        key=lambda ts: (sum(t.time_s or 0 for t in ts), sum(t.bytes_per_rank for t in ts)),
+    )

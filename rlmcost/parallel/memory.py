@@ -1,0 +1,293 @@
+"""Peak memory per rank, in bytes by component, of one model invocation under a layout.
+
+The numeric counterpart of the tables' memory column (§III-G), with mixed-precision bytes:
+
+* weights / gradients / optimizer: the rank's share of the parameters (its pipeline stage's
+  layers, 1/P_t of each split matrix, 1/P_e of the routed experts; norms and the router
+  replicated) in ``workload.weight_dtype``, gradients in the same dtype, Adam's K = 12 bytes
+  of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO shards each
+  parameter's states over the ranks that hold a replica of it: the dense parameters over
+  P_d P_c P_e ranks, the routed experts over P_d P_c (with P_c = P_e = 1 this is P_z = P_d).
+* activations: TRAIN keeps the faithful per-layer bytes
+  (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
+  per ``layout.ckpt``) of every micro-batch the pipeline schedule has in flight on the stage
+  (:mod:`rlmcost.parallel.pipeline`), plus under full recomputation one layer rebuilt for one
+  micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
+  (``blocks.memory_inference_buffer``) for one micro-batch.
+* kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's layers,
+  h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``.
+* logits: the last stage's logits of one micro-batch (TRAIN/FORWARD: every position; GENERATE:
+  one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32).
+* buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
+  one prefetched; a unit is a layer, the embedding or the head), in the weight dtype.
+
+Data: the ``sequences`` of the invocation are split over the P_d P_e data shards (the EP ranks
+own disjoint tokens, as in the Table V caption's 5D row) and each sequence over P_c context
+ranks; the most loaded rank gets the rounded-up share. A micro-batch of ``layout.micro_batch``
+sequences (at most the rank's share) is the unit of the pipeline schedule.
+
+Suppressed: allocator fragmentation, CUDA context and library workspaces, DDP gradient buckets,
+pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from fractions import Fraction
+from math import ceil
+
+import sympy as sp
+
+from rlmcost import blocks as bl
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.errors import SpecError
+from rlmcost.parallel.activations import saved_bytes_per_token_layer
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
+from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+from rlmcost.parallel.shard import Stage, split_up, stages, tp_shard
+from rlmcost.parallel.validate import check_layout
+from rlmcost.parallel.zero import model_state_bytes_per_rank
+from rlmcost.specs.workload import Workload
+
+
+class Mode(StrEnum):
+    """What the invocation does with the model."""
+
+    TRAIN = "train"  # forward + backward + optimizer step (actor/critic in Training)
+    FORWARD = "forward"  # teacher-forced forward only (reward/reference/critic in Assessment)
+    GENERATE = "generate"  # prefill + decode with a KV cache (actor in Generation)
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes per rank (per device), exact ints."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    kv_cache: int
+    logits: int
+    buffers: int
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+    def to_json(self) -> dict[str, int]:
+        """Component -> bytes, plus ``total``."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["total"] = self.total
+        return out
+
+
+@dataclass(frozen=True)
+class DataShare:
+    """What the most loaded rank processes: sequences, micro-batching and tokens per rank."""
+
+    sequences: int  # sequences per data shard (of P_d P_e), rounded up
+    micro_batch: int  # sequences per micro-batch, at most ``sequences``
+    micro_batches: int  # micro-batches per iteration on the rank
+    tokens_per_sequence: int  # ceil(seq_len / P_c) positions of each sequence on the rank
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.micro_batch * self.tokens_per_sequence
+
+
+def _positive(name: str, value: object) -> int:
+    """``value`` as a Python int (ints, numpy and sympy integers), or a SpecError."""
+    try:
+        v = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        v = 0
+    if v < 1:
+        raise SpecError(f"{name}={value} must be a positive integer")
+    return v
+
+
+def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
+    """Split ``sequences`` sequences of ``seq_len`` tokens over the data and context ranks."""
+    sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
+    shards = layout.dp * layout.ep  # fewer sequences than shards: some ranks idle
+    per_shard = -(-sequences // shards)
+    mb = min(layout.micro_batch, per_shard)
+    return DataShare(per_shard, mb, -(-per_shard // mb), -(-seq_len // layout.cp))
+
+
+def _int(x: object) -> int:
+    return int(sp.sympify(x))
+
+
+def _fraction(x: object) -> Fraction:
+    """An exact sympy Rational (or int) as a Fraction."""
+    r = sp.Rational(sp.sympify(x))
+    return Fraction(int(r.p), int(r.q))
+
+
+@dataclass(frozen=True)
+class StageParams:
+    """Parameter elements one rank of a stage holds, by how widely they are replicated."""
+
+    dense: int  # replicated over P_d P_c P_e
+    expert: int  # routed experts, replicated over P_d P_c
+    largest_unit: int  # largest ZeRO-3 gather unit (a layer, the embedding or the head)
+
+
+def stage_params(arch: Arch, layout: Layout, stage: Stage, head: Head) -> StageParams:
+    """Parameter elements on one rank of ``stage``: its layers' TP shards, 1/P_e of the routed
+    experts, the embedding on the first stage, the final norm and head on the last (a tied
+    embedding's copy too, when the stages differ)."""
+    shard = tp_shard(arch, layout.tp)
+    units = [0]
+    dense = stage.dense_layers * _int(bl.params_layer_dense(shard)) if stage.dense_layers else 0
+    if stage.dense_layers:
+        units.append(_int(bl.params_layer_dense(shard)))
+    expert = 0
+    if stage.moe_layers:
+        routed = _int(shard.n_experts * bl.params_ffn(shard, shard.d_expert))
+        moe_dense = _int(bl.params_layer_moe(shard)) - routed
+        routed_here = routed // layout.ep
+        dense += stage.moe_layers * moe_dense
+        expert = stage.moe_layers * routed_here
+        units.append(moe_dense + routed_here)
+    if stage.first:
+        emb = _int(bl.params_embedding(shard))
+        dense += emb
+        units.append(emb)
+    if stage.last:
+        out = _int(bl.params_head(shard, head))
+        if head is Head.LM and arch.tie_embeddings and not stage.first:
+            out = _int(shard.vocab * shard.d_model)  # the last stage keeps its own copy
+        dense += out + _int(bl.params_norm(shard))
+        units.append(out)
+    return StageParams(dense, expert, max(units))
+
+
+def _activation_bytes_train(
+    arch: Arch, layout: Layout, stage: Stage, share: DataShare, workload: Workload
+) -> int:
+    dtype = workload.activation_dtype
+    tp, sp_on, ckpt = layout.tp, layout.sp, layout.ckpt
+
+    def per_token(c: Checkpointing) -> Fraction:
+        total = 0
+        if stage.dense_layers:
+            total += stage.dense_layers * saved_bytes_per_token_layer(
+                arch, tp, sp_on, c, False, dtype
+            )
+        if stage.moe_layers:
+            total += stage.moe_layers * saved_bytes_per_token_layer(arch, tp, sp_on, c, True, dtype)
+        return _fraction(total)
+
+    kept = per_token(ckpt)
+    if stage.last:  # the final norm's input
+        kept += Fraction(dtype.bytes * int(arch.d_model), tp if sp_on else 1)
+    in_flight = in_flight_layer_microbatches(
+        layout.schedule, stage.index, layout.pp, share.micro_batches, layout.virtual_stages
+    )
+    total = in_flight * share.tokens_per_micro_batch * kept
+    if ckpt is Checkpointing.FULL:  # one layer rebuilt for one micro-batch during its backward
+        rebuilt = [
+            saved_bytes_per_token_layer(arch, tp, sp_on, Checkpointing.NONE, moe, dtype)
+            for moe, n in ((False, stage.dense_layers), (True, stage.moe_layers))
+            if n
+        ]
+        total += share.tokens_per_micro_batch * max(_fraction(r) for r in rebuilt)
+    return ceil(total)
+
+
+def _inference_buffer_bytes(arch: Arch, layout: Layout, tokens: int, workload: Workload) -> int:
+    """One layer's transients for ``tokens`` positions on one rank (TP-sharded; SP shards the
+    residual stream too)."""
+    shard = tp_shard(arch, layout.tp)
+    per_token = Fraction(_int(bl.memory_inference_buffer(shard, 1)))
+    if layout.sp and layout.tp > 1:
+        per_token -= Fraction(int(arch.d_model)) * (1 - Fraction(1, layout.tp))
+    return ceil(tokens * per_token * workload.activation_dtype.bytes)
+
+
+def memory_per_stage(
+    arch: Arch,
+    layout: Layout,
+    mode: Mode,
+    sequences: int,
+    seq_len: int,
+    workload: Workload | None = None,
+    head: Head = Head.LM,
+) -> list[MemoryBreakdown]:
+    """:func:`memory_per_rank` for a rank of every pipeline stage, first to last."""
+    workload = workload or Workload()
+    check_layout(arch, layout)
+    share = data_share(layout, sequences, seq_len)
+    mode = Mode(mode)
+    train = mode is Mode.TRAIN
+    w_dtype = workload.weight_dtype
+    replicas_dense = layout.dp * layout.cp * layout.ep
+    replicas_expert = layout.dp * layout.cp
+    vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
+    out = []
+    for stage in stages(arch, layout.pp):
+        p = stage_params(arch, layout, stage, head)
+        dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, w_dtype, train)
+        expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, w_dtype, train)
+        buffers = 2 * p.largest_unit * w_dtype.bytes if layout.zero is ZeroStage.OS_G_P else 0
+        kv = logits = 0
+        if train:
+            act = _activation_bytes_train(arch, layout, stage, share, workload)
+        else:
+            act = _inference_buffer_bytes(arch, layout, share.tokens_per_micro_batch, workload)
+        if mode is Mode.GENERATE:
+            kv_width = int(tp_shard(arch, layout.tp).kv_width)
+            tokens = share.sequences * share.tokens_per_sequence
+            kv = 2 * stage.layers * kv_width * tokens * workload.kv_dtype.bytes
+        if stage.last:
+            positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
+            logits = positions * vocab_per_rank * workload.logits_dtype.bytes
+        out.append(
+            MemoryBreakdown(
+                weights=dense.weights + expert.weights,
+                gradients=dense.gradients + expert.gradients,
+                optimizer=dense.optimizer + expert.optimizer,
+                activations=act,
+                kv_cache=kv,
+                logits=logits,
+                buffers=buffers,
+            )
+        )
+    return out
+
+
+def memory_per_rank(
+    arch: Arch,
+    layout: Layout,
+    mode: Mode,
+    sequences: int,
+    seq_len: int,
+    workload: Workload | None = None,
+    head: Head = Head.LM,
+) -> MemoryBreakdown:
+    """Peak bytes on the most loaded rank for one invocation over `sequences` sequences (the whole
+    invocation's batch, split over layout.dp) of `seq_len` tokens (GENERATE: final context S+T).
+
+    Dtypes from workload (default Workload()): bf16 weights/grads, mixed-precision Adam fp32
+    states (12 bytes/param: master, m, v) sharded per layout.zero over dp; activations by the
+    faithful byte model (micro-batches in flight per pipeline schedule, checkpointing per
+    layout.ckpt, TP/SP/CP sharding); KV cache for GENERATE (sharded over tp by kv heads); fp32
+    logits of one micro-batch (vocab sharded over tp). The module docstring gives every term.
+
+    The most loaded rank is the pipeline stage with the largest total (TP, CP and data ranks of
+    one stage are alike). ``arch`` must be numeric (a ``ModelSpec.arch()``).
+
+    >>> from rlmcost.specs import get_model
+    >>> m = memory_per_rank(get_model("llama-3.1-8b").arch(), Layout(), Mode.TRAIN, 1, 4096)
+    >>> m.weights == 2 * 8_030_261_248, m.optimizer == 12 * 8_030_261_248
+    (True, True)
+    """
+    return max(
+        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head),
+        key=lambda b: b.total,
+    )

@@ -1,0 +1,104 @@
+"""What one rank holds: the tensor-parallel shard of an ``Arch`` and the pipeline stage split.
+
+TP follows Megatron-LM (Shoeybi et al. 2019, §3): the q/k/v projections and the FFN's first
+projection(s) are split column-wise (by heads, by inner width), the output projection and the
+FFN's last projection row-wise; the vocabulary-parallel embedding and LM head split V. Norms,
+the router and biases of row-parallel layers are replicated. A rank's shard is therefore the
+same ``Arch`` with h, h_kv, d_ff, d_e, d_shared_expert and V divided by P_t (d_h and d stay),
+so every Table III building block applies to it unchanged.
+
+PP assigns contiguous layers to stages; when P_p does not divide L, the first L mod P_p stages
+take one layer more. The first stage holds the embedding, the last the final norm and LM head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from rlmcost.arch import Arch, Size
+
+
+def split(x: Size, parts: Size) -> Size:
+    """x / parts: exact integer division for numbers (validated to divide), a ratio for symbols."""
+    if isinstance(x, int) and isinstance(parts, int):
+        if x % parts:
+            raise ValueError(f"{parts} does not divide {x}")
+        return x // parts
+    return sp.sympify(x) / parts
+
+
+def split_up(x: Size, parts: Size) -> Size:
+    """ceil(x / parts) for numbers (a padded shard, as vocab-parallel layers pad V), x / parts
+    for symbols."""
+    if isinstance(x, int) and isinstance(parts, int):
+        return -(-x // parts)
+    return sp.sympify(x) / parts
+
+
+def tp_shard(arch: Arch, tp: Size) -> Arch:
+    """The slice of every layer one of ``tp`` tensor-parallel ranks holds and computes.
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> from rlmcost.symbols import P_t
+    >>> a = tp_shard(CANONICAL, P_t)
+    >>> a.q_width, a.d_ff, a.vocab, a.d_model
+    (d/P_t, d_ff/P_t, V/P_t, d)
+    """
+    if tp == 1:
+        return arch
+    return arch.with_(
+        n_heads=split(arch.n_heads, tp),
+        n_kv_heads=split(arch.n_kv_heads, tp),
+        d_ff=split(arch.d_ff, tp),
+        d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
+        d_shared_expert=split(arch.d_shared_expert, tp),
+        vocab=split_up(arch.vocab, tp),
+    )
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: its index, its dense and MoE layer counts, and its boundary roles."""
+
+    index: int
+    n_stages: int
+    dense_layers: int
+    moe_layers: int
+
+    @property
+    def layers(self) -> int:
+        return self.dense_layers + self.moe_layers
+
+    @property
+    def first(self) -> bool:
+        """Holds the token (and position) embedding."""
+        return self.index == 0
+
+    @property
+    def last(self) -> bool:
+        """Holds the final norm, the LM head and the logits."""
+        return self.index == self.n_stages - 1
+
+
+def stage_layer_counts(n_layers: int, pp: int) -> list[int]:
+    """Layers per stage: L // P_p each, the first L mod P_p stages one more.
+
+    >>> stage_layer_counts(126, 8)
+    [16, 16, 16, 16, 16, 16, 15, 15]
+    """
+    base, extra = divmod(n_layers, pp)
+    return [base + (1 if s < extra else 0) for s in range(pp)]
+
+
+def stages(arch: Arch, pp: int) -> list[Stage]:
+    """The ``pp`` stages of a numeric ``arch``, with the dense layers of a MoE model (its first
+    ``first_dense_layers``) counted on the stages that hold them."""
+    n_dense_first = int(arch.first_dense_layers) if arch.is_moe else int(arch.n_layers)
+    out, start = [], 0
+    for s, count in enumerate(stage_layer_counts(int(arch.n_layers), pp)):
+        dense = max(0, min(start + count, n_dense_first) - start)
+        out.append(Stage(s, pp, dense, count - dense))
+        start += count
+    return out

@@ -1,0 +1,104 @@
+"""Check a layout against a model and a GPU count; each error names the factors and a fix."""
+
+from __future__ import annotations
+
+from rlmcost.arch import Arch
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Layout, PipelineSchedule
+
+
+def divisors(x: int) -> list[int]:
+    """Positive divisors of ``x``, ascending."""
+    return [i for i in range(1, x + 1) if x % i == 0]
+
+
+def _common_divisors(*xs: int) -> list[int]:
+    return [i for i in divisors(min(xs)) if all(x % i == 0 for x in xs)]
+
+
+def _show(xs: list[int], limit: int = 8) -> str:
+    return ", ".join(map(str, xs[:limit])) + (", ..." if len(xs) > limit else "")
+
+
+def check_layout(arch: Arch, layout: Layout, n_gpus: int | None = None) -> list[str]:
+    """Raise :class:`SpecError` for a layout that cannot run ``arch``; return notes (e.g. an
+    uneven pipeline split) for one that can.
+
+    Rules: degrees are positive integers whose product is the GPU count; TP divides the query
+    and key/value heads and the FFN widths (Megatron-LM's split); PP stages each get a layer
+    (an uneven split is allowed and stated); interleaving needs L divisible by P_p v; EP needs
+    a MoE model and divides its experts.
+    """
+    notes: list[str] = []
+    degrees = {"dp": layout.dp, "tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
+    for name, value in {**degrees, "micro_batch": layout.micro_batch}.items():
+        if not isinstance(value, int) or value < 1:
+            raise SpecError(f"{name}={value} must be a positive integer (1 = off)")
+    if layout.virtual_stages < 1:
+        raise SpecError(f"virtual_stages={layout.virtual_stages} must be >= 1")
+    if n_gpus is not None and layout.n_gpus != n_gpus:
+        product = "*".join(str(v) for v in degrees.values())
+        rest = layout.tp * layout.pp * layout.cp * layout.ep
+        fix = (
+            f"try --dp {n_gpus // rest}"
+            if n_gpus % rest == 0
+            else f"tp*pp*cp*ep={rest} must divide {n_gpus}"
+        )
+        raise SpecError(
+            f"dp*tp*pp*cp*ep = {product} = {layout.n_gpus} but --gpus is {n_gpus}; {fix}"
+        )
+    h, h_kv = int(arch.n_heads), int(arch.n_kv_heads)
+    if h % layout.tp or h_kv % layout.tp:
+        raise SpecError(
+            f"tp={layout.tp} must divide heads={h} and kv heads={h_kv}; "
+            f"try one of {_show(_common_divisors(h, h_kv))}"
+        )
+    widths = {"d_ff": int(arch.d_ff)} if not arch.is_moe or arch.first_dense_layers else {}
+    if arch.is_moe:
+        widths["d_expert"] = int(arch.d_expert)
+        if arch.n_shared_experts:
+            widths["d_shared_expert"] = int(arch.d_shared_expert)
+    for name, width in widths.items():
+        if width % layout.tp:
+            raise SpecError(
+                f"tp={layout.tp} must divide {name}={width}; "
+                f"try one of {_show(_common_divisors(h, h_kv, width))}"
+            )
+    n_layers = int(arch.n_layers)
+    if layout.pp > n_layers:
+        raise SpecError(
+            f"pp={layout.pp} exceeds the {n_layers} layers; use pp <= {n_layers}, "
+            f"e.g. one of {_show([x for x in divisors(n_layers) if x > 1])}"
+        )
+    if n_layers % layout.pp:
+        base, extra = divmod(n_layers, layout.pp)
+        notes.append(
+            f"uneven pipeline split: {n_layers} layers over pp={layout.pp} gives {extra} "
+            f"stage(s) of {base + 1} and {layout.pp - extra} of {base} layers"
+        )
+    v = layout.virtual_stages
+    if v > 1:
+        if layout.schedule is not PipelineSchedule.INTERLEAVED:
+            raise SpecError(
+                f"virtual_stages={v} needs --schedule interleaved (got {layout.schedule})"
+            )
+        if n_layers % (layout.pp * v):
+            ok = (
+                [x for x in divisors(n_layers // layout.pp) if x > 1]
+                if not n_layers % layout.pp
+                else []
+            )
+            raise SpecError(
+                f"interleaving needs layers={n_layers} divisible by pp*v={layout.pp}*{v}; "
+                + (f"try v in {_show(ok)}" if ok else "choose pp dividing the layers")
+            )
+    if layout.ep > 1:
+        if not arch.is_moe:
+            raise SpecError(f"ep={layout.ep} needs a MoE model, {arch.name} is dense; use ep=1")
+        n_exp = int(arch.n_experts)
+        if n_exp % layout.ep:
+            raise SpecError(
+                f"ep={layout.ep} must divide the {n_exp} experts; "
+                f"try one of {_show(divisors(n_exp))}"
+            )
+    return notes

@@ -1,0 +1,191 @@
+"""One training iteration of a model under a parallel layout on real GPUs (`rlmcost train`).
+
+Answers "will my actor fit on these GPUs with this layout, and what does the layout cost in
+communication and bubbles?": memory per rank by component (:mod:`rlmcost.parallel.memory`),
+work per rank and global (:mod:`rlmcost.parallel.cost`, exact FLOPs), communication bytes and
+time per strategy and collective on the cluster's links (:mod:`rlmcost.parallel.comm`), and
+the pipeline bubble fraction (:mod:`rlmcost.parallel.pipeline`).
+
+The iteration is ``batch`` sequences of ``seq`` tokens (global batch), split into micro-batches
+of ``layout.micro_batch`` sequences on each of the P_d P_e data shards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.parallel.comm import Traffic, traffic_per_rank
+from rlmcost.parallel.cost import Degrees, training_cost
+from rlmcost.parallel.layout import Layout, PipelineSchedule
+from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_stage
+from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.parallel.validate import check_layout
+from rlmcost.specs import ClusterSpec, HardwareSpec, ModelSpec, Workload, get_hardware, get_model
+
+DEFAULT_MICRO_BATCHES_PER_STAGE = 4
+"""Default micro-batches per iteration: 4 per pipeline stage (bubble (p-1)/(4p) < 25 %)."""
+
+
+@dataclass(frozen=True)
+class TrainReport:
+    """Everything `rlmcost train` prints, exact where it is a count."""
+
+    model: str
+    hardware: str
+    gpus: int
+    nodes: int
+    layout: Layout
+    batch: int
+    seq: int
+    micro_batches: int
+    memory: MemoryBreakdown  # the most loaded rank
+    memory_stage: int  # its pipeline stage
+    hbm_bytes: int
+    work_per_rank_flops: int
+    work_global_flops: int
+    compute_time_s: float  # work per rank at the dense peak of the compute dtype
+    bubble_fraction: Fraction
+    traffic: list[Traffic]
+    workload: Workload
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.total <= self.hbm_bytes
+
+    @property
+    def communication_bytes_per_rank(self) -> int:
+        return sum(t.bytes_per_rank for t in self.traffic)
+
+    @property
+    def communication_time_s(self) -> float:
+        return sum(t.time_s or 0.0 for t in self.traffic)
+
+    def to_json(self) -> dict[str, Any]:
+        lay = self.layout
+        return {
+            "model": self.model,
+            "hardware": self.hardware,
+            "gpus": self.gpus,
+            "nodes": self.nodes,
+            "layout": {
+                "dp": lay.dp,
+                "tp": lay.tp,
+                "pp": lay.pp,
+                "cp": lay.cp,
+                "ep": lay.ep,
+                "sp": lay.sp,
+                "zero": str(lay.zero),
+                "ckpt": str(lay.ckpt),
+                "micro_batch": lay.micro_batch,
+                "schedule": str(lay.schedule),
+                "virtual_stages": lay.virtual_stages,
+            },  # fmt: skip
+            "batch_sequences": self.batch,
+            "seq_tokens": self.seq,
+            "micro_batches": self.micro_batches,
+            "memory_per_rank_bytes": self.memory.to_json(),
+            "memory_peak_stage": self.memory_stage,
+            "hbm_bytes": self.hbm_bytes,
+            "fits": self.fits,
+            "work_per_rank_flops": self.work_per_rank_flops,
+            "work_global_flops": self.work_global_flops,
+            "compute_time_at_peak_s": self.compute_time_s,
+            "bubble_fraction": float(self.bubble_fraction),
+            "communication": [t.to_json() for t in self.traffic],
+            "communication_bytes_per_rank": self.communication_bytes_per_rank,
+            "communication_time_s": self.communication_time_s,
+            "dtypes": {
+                "weights": str(self.workload.weight_dtype),
+                "gradients": str(self.workload.weight_dtype),
+                "optimizer": "fp32 (master, m, v)",
+                "activations": str(self.workload.activation_dtype),
+                "logits": str(self.workload.logits_dtype),
+                "compute": str(self.workload.compute_dtype),
+            },
+            "notes": self.notes,
+        }
+
+
+def _check_batch(layout: Layout, batch: int, seq: int) -> None:
+    shards = layout.dp * layout.ep
+    unit = shards * layout.micro_batch
+    if batch < 1 or batch % unit:
+        lo = max(unit, batch - batch % unit)
+        raise SpecError(
+            f"batch={batch} must be a multiple of dp*ep*micro_batch={layout.dp}*{layout.ep}*"
+            f"{layout.micro_batch}={unit}; try --batch {lo} or {lo + unit}"
+        )
+    for name, degree in (("cp", layout.cp), ("tp (with --sp)", layout.tp if layout.sp else 1)):
+        if seq % degree:
+            raise SpecError(
+                f"seq={seq} must be divisible by {name}={degree}; try --seq {seq - seq % degree}"
+            )
+    n_mb = batch // unit
+    if layout.schedule is PipelineSchedule.INTERLEAVED and layout.pp > 1 and n_mb % layout.pp:
+        raise SpecError(
+            f"interleaved 1F1B needs the {n_mb} micro-batches per data shard to be a multiple "
+            f"of pp={layout.pp}; try --batch {unit * layout.pp * max(1, n_mb // layout.pp)}"
+        )
+
+
+def train_report(
+    model: str | ModelSpec,
+    layout: Layout,
+    hardware: str | HardwareSpec = "h100-sxm",
+    gpus: int | None = None,
+    seq: int = 4096,
+    batch: int | None = None,
+    workload: Workload | None = None,
+) -> TrainReport:
+    """Memory per rank, work, communication and bubbles of one training iteration."""
+    spec = get_model(model)
+    hw = hardware if isinstance(hardware, HardwareSpec) else get_hardware(hardware)
+    workload = workload or Workload()
+    arch = spec.arch()
+    gpus = layout.n_gpus if gpus is None else gpus
+    notes = check_layout(arch, layout, gpus)
+    cluster = ClusterSpec.of(hw, gpus)
+    if seq < 1:
+        raise SpecError(f"seq={seq} must be a positive integer")
+    if batch is None:
+        per_stage = DEFAULT_MICRO_BATCHES_PER_STAGE if layout.pp > 1 else 1
+        batch = layout.dp * layout.ep * layout.micro_batch * per_stage * layout.pp
+        notes.append(
+            f"batch defaulted to {batch} sequences ({per_stage * layout.pp} micro-batches)"
+        )
+    _check_batch(layout, batch, seq)
+    share = data_share(layout, batch, seq)
+    per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
+    peak_stage = max(range(len(per_stage_memory)), key=lambda s: per_stage_memory[s].total)
+    degrees = Degrees(
+        dp=layout.dp, tp=layout.tp, pp=layout.pp, cp=layout.cp, ep=layout.ep, ckpt=layout.ckpt
+    )
+    cost = training_cost(arch, degrees, batch, seq, omit_router=False)
+    work_rank, work_global = int(cost.work_per_rank), int(cost.work_global)
+    traffic = traffic_per_rank(arch, layout, batch, seq, workload, hw, cluster.gpus_per_node)
+    return TrainReport(
+        model=spec.name,
+        hardware=hw.name,
+        gpus=gpus,
+        nodes=cluster.nodes,
+        layout=layout,
+        batch=batch,
+        seq=seq,
+        micro_batches=share.micro_batches,
+        memory=per_stage_memory[peak_stage],
+        memory_stage=peak_stage,
+        hbm_bytes=hw.hbm_bytes,
+        work_per_rank_flops=work_rank,
+        work_global_flops=work_global,
+        compute_time_s=work_rank / hw.peak(workload.compute_dtype),
+        bubble_fraction=bubble_fraction(
+            layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
+        ),
+        traffic=traffic,
+        workload=workload,
+        notes=notes,
+    )

@@ -1,0 +1,168 @@
+"""Roofline lower bounds of time: compute-bound work / peak versus memory-bound bytes / bandwidth.
+
+A phase (one kernel sequence with no dependence on earlier results in it, e.g. a prefill, one
+decode step, one optimizer step) takes at least
+
+    max(flops / (gpus x peak x eff_c),  bytes_per_device / (hbm_bandwidth x eff_b))
+
+(Williams et al. 2009, "Roofline"; the memory side per device because every device streams
+its own share). ``peak`` is the dense datasheet FLOP/s of the compute dtype and
+``hbm_bandwidth`` the datasheet HBM bandwidth (:class:`~rlmcost.specs.HardwareSpec`).
+Efficiencies ``eff_c, eff_b`` in (0, 1] default to 1 (the datasheet peaks, a true lower bound);
+a calibration profile can supply measured ones through the :class:`Efficiency` protocol.
+Communication is not included (``rlmcost.parallel`` models it); neither are kernel launch
+latencies or the scheduler.
+
+A sequence of phases that must run one after another (T decode steps) takes at least the sum
+of their maxima, which :meth:`Roofline.steps` computes exactly for arrays of phases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from rlmcost.choices import Dtype
+    from rlmcost.specs import HardwareSpec
+
+
+@runtime_checkable
+class Efficiency(Protocol):
+    """Achieved fraction of peak: for a phase of ``flops_per_device`` FLOPs and of
+    ``bytes_per_device`` bytes moved per device. ``name`` says where the numbers come from."""
+
+    name: str
+
+    def compute(self, flops_per_device: float) -> float: ...
+
+    def bandwidth(self, bytes_per_device: float) -> float: ...
+
+
+@dataclass(frozen=True)
+class Peak:
+    """The datasheet peaks themselves (efficiency 1): the default, a true lower bound."""
+
+    name: str = "datasheet peak (no calibration)"
+
+    def compute(self, flops_per_device: float) -> float:
+        return 1.0
+
+    def bandwidth(self, bytes_per_device: float) -> float:
+        return 1.0
+
+
+PEAK = Peak()
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """Seconds of one phase or a sum of sequential phases.
+
+    ``bound_s`` is the lower bound (sum of per-phase maxima); ``compute_s`` and ``memory_s``
+    the sums of each side alone; ``compute_bound_s`` the part of ``bound_s`` spent in phases
+    where compute was the larger side.
+    """
+
+    compute_s: float = 0.0
+    memory_s: float = 0.0
+    bound_s: float = 0.0
+    compute_bound_s: float = 0.0
+
+    def __add__(self, other: PhaseTime) -> PhaseTime:
+        return PhaseTime(
+            self.compute_s + other.compute_s,
+            self.memory_s + other.memory_s,
+            self.bound_s + other.bound_s,
+            self.compute_bound_s + other.compute_bound_s,
+        )
+
+    def times(self, n: int) -> PhaseTime:
+        """``n`` identical phases one after another."""
+        return PhaseTime(
+            self.compute_s * n, self.memory_s * n, self.bound_s * n, self.compute_bound_s * n
+        )
+
+    @property
+    def bound(self) -> str:
+        """``compute`` when most of the bound is compute-bound time, else ``memory``."""
+        return "compute" if self.compute_bound_s >= self.bound_s / 2 else "memory"
+
+    def to_json(self) -> dict[str, float | str]:
+        return {
+            "time_lower_bound_s": self.bound_s,
+            "compute_time_s": self.compute_s,
+            "memory_time_s": self.memory_s,
+            "bound": self.bound,
+        }
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The roofline of ``gpus`` devices of ``hardware`` computing in ``dtype``."""
+
+    hardware: HardwareSpec
+    gpus: int
+    dtype: Dtype
+    efficiency: Efficiency = PEAK
+
+    def __post_init__(self) -> None:
+        from rlmcost.errors import SpecError
+
+        if self.gpus < 1:
+            raise SpecError(f"gpus={self.gpus} must be a positive integer")
+        self.hardware.peak(self.dtype)  # SpecError when the hardware lists no such peak
+
+    @property
+    def peak_flops_per_s(self) -> int:
+        return self.hardware.peak(self.dtype)
+
+    def phase(self, flops: int | float, bytes_per_device: int | float) -> PhaseTime:
+        """One phase: ``flops`` over all devices, ``bytes_per_device`` moved by each.
+
+        >>> from rlmcost.specs import get_hardware
+        >>> from rlmcost.choices import Dtype
+        >>> r = Roofline(get_hardware("h100"), 8, Dtype.BF16)
+        >>> r.phase(8 * 989e12, 3.35e12).bound_s  # 1 s of compute, 1 s of HBM traffic
+        1.0
+        """
+        return self.steps([flops], [bytes_per_device])
+
+    def steps(
+        self,
+        flops: Sequence[float] | np.ndarray,
+        bytes_per_device: Sequence[float] | np.ndarray,
+    ) -> PhaseTime:
+        """Phases one after another: sums of compute, memory and per-phase maxima."""
+        import numpy as np
+
+        f = np.asarray(flops, dtype=np.float64)
+        b = np.asarray(bytes_per_device, dtype=np.float64)
+        if np.any(f < 0) or np.any(b < 0):
+            raise ValueError("flops and bytes must be non-negative")
+        eff = self.efficiency
+        if isinstance(eff, Peak):
+            eff_c = eff_b = 1.0
+        else:
+            eff_c = np.array([_fraction(eff.compute(x / self.gpus), eff.name) for x in f])
+            eff_b = np.array([_fraction(eff.bandwidth(x), eff.name) for x in b])
+        compute = f / (self.gpus * self.peak_flops_per_s * eff_c)
+        memory = b / (self.hardware.hbm_bandwidth_bytes_per_s * eff_b)
+        bound = np.maximum(compute, memory)
+        return PhaseTime(
+            float(compute.sum()),
+            float(memory.sum()),
+            float(bound.sum()),
+            float(bound[compute >= memory].sum()),
+        )
+
+
+def _fraction(x: float, name: str) -> float:
+    from rlmcost.errors import SpecError
+
+    if not 0 < x <= 1:
+        raise SpecError(f"calibration {name} gave efficiency {x}; it must be in (0, 1]")
+    return float(x)

@@ -1,0 +1,106 @@
+"""CLI behaviour of `rlmcost ppo|grpo|dpo|<variant>`, `compare` and `algorithms`."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.algorithms.catalog import algorithms
+from rlmcost.cli import app
+from rlmcost.reports.estimate import estimate
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "160"})
+
+
+def test_ppo_70b_tp8_works_as_written_and_says_it_does_not_fit():
+    r = run("ppo", "--model", "70b", "--tp", "8")
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert "DOES NOT FIT" in out and "80 GB" in out
+    for word in ("Generation", "Assessment", "Training", "optimizer", "kv cache", "share"):
+        assert word in out
+    # the stated defaults
+    assert "B=64, K=1, S=1024, T=1024" in out and "h100-sxm" in out
+
+
+def test_json_is_the_library_result():
+    r = run("grpo", "--model", "gpt-2", "--batch", "8", "--group", "4", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    lib = estimate("grpo", "gpt-2", batch=8, group=4).to_json()
+    assert out["stages"] == json.loads(json.dumps(lib["stages"]))
+    assert out["fits"] is True and out["iteration"]["work_flops"] == lib["iteration"]["work_flops"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dpo", "--model", "8b", "--group", "4"], "dpo samples no groups"),
+        (["grpo", "--model", "8b", "--critic", "8b"], "grpo has no critic"),
+        (["ppo", "--model", "8b", "--prompt-len", "-5"], "--prompt-len"),
+        (["ppo", "--model", "8b", "--response-len", "0"], "--response-len"),
+        (["ppo", "--model", "8b", "--oversample", "2"], "--oversample applies to dapo"),
+        (["dapo", "--model", "8b", "--oversample", "abc"], "is not a number"),
+        (["ppo", "--model", "8b", "--tp", "3"], "tp=3 must divide"),
+        (["ppo", "--model", "8b", "--gpus", "12", "--tp", "8"], "must divide it"),
+        (["ppo"], "give --model"),
+        (["ppo", "--model", "nope"], "unknown model"),
+        (["ppo", "--model", "8b", "--ref-precomputed"], "cannot be precomputed"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, message):
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_every_algorithm_has_a_command_and_runs():
+    for name in algorithms():
+        r = run(name, "--model", "gpt-2", "--batch", "4", "--json")
+        assert r.exit_code == 0, (name, r.output)
+        assert json.loads(r.stdout)["algorithm"] == name
+
+
+def test_help_states_the_defaults():
+    r = run("grpo", "--help")
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    assert "B=64" in text and "K=8" in text and "h100-sxm" in text
+    assert "the actor's model" in text
+
+
+def test_compare_side_by_side():
+    r = run("compare", "ppo", "grpo", "dpo", "--model", "gpt-2", "--group", "4")
+    assert r.exit_code == 0, r.output
+    assert "ppo" in r.stdout and "grpo" in r.stdout and "dpo" in r.stdout
+    assert "offline" in r.stdout
+    assert "dpo: ignored group" in r.output  # the note on stderr
+    r = run("compare", "ppo", "dpo", "--model", "gpt-2", "--json")
+    assert [a["algorithm"] for a in json.loads(r.stdout)["algorithms"]] == ["ppo", "dpo"]
+
+
+def test_algorithms_lists_every_algorithm():
+    r = run("algorithms", "--json")
+    assert r.exit_code == 0
+    rows = json.loads(r.stdout)
+    assert [row["name"] for row in rows] == list(algorithms())
+    assert all(row["citation"] and row["invocations"] for row in rows)
+    r = run("algorithms")
+    assert "safe-rlhf" in r.stdout and "Lagrangian" in r.stdout
+
+
+def test_symbolic_rows():
+    r = run("dpo", "--symbolic", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert [row["stage"] for row in rows] == ["generation", "assessment", "training"]
+    assert "offline" in rows[0]["work"]
+    assert rows[2]["work"] == "2 B (S + T) C_tr^tok(pi_theta)"
+    r = run("ppo", "--symbolic")
+    assert r.exit_code == 0 and "D_gen(pi_theta)" in r.stdout

@@ -1,0 +1,104 @@
+"""`rlmcost train`: output, --json, and one-line errors for bad layouts."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.parallel.comm import group_is_intra_node
+from rlmcost.parallel.layout import Layout
+
+runner = CliRunner()
+
+LAYOUT_405B = ["-m", "llama-3.1-405b", "--gpus", "128", "--tp", "8", "--pp", "8", "--sp"]
+
+
+def run_json(*args: str) -> dict:
+    result = runner.invoke(app, ["train", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_405b_layout_human_output():
+    result = runner.invoke(app, ["train", *LAYOUT_405B, "--zero", "1", "--ckpt", "full"])
+    assert result.exit_code == 0, result.output
+    for word in ("weights", "optimizer", "activations", "fits", "all-gather", "bubble"):
+        assert word in result.stdout
+
+
+def test_405b_json_is_consistent():
+    out = run_json(*LAYOUT_405B, "--zero", "1", "--ckpt", "full")
+    assert out["layout"]["dp"] == 2  # inferred: 128 / (8 * 8)
+    mem = out["memory_per_rank_bytes"]
+    assert mem["total"] == sum(v for k, v in mem.items() if k != "total")
+    assert out["fits"] == (mem["total"] <= out["hbm_bytes"])
+    # 126 layers over 8 stages: the first stages hold 16 layers and the embedding
+    assert out["memory_peak_stage"] == 0
+    # ZeRO-1 over dp=2: optimizer = 12 bytes x half the stage's parameters, weights 2 bytes
+    assert mem["optimizer"] == 3 * mem["weights"]
+    assert out["work_global_flops"] >= 128 * out["work_per_rank_flops"] * 0.9
+    assert out["bubble_fraction"] == pytest.approx(7 / 32)
+    assert out["communication_bytes_per_rank"] == sum(
+        c["bytes_per_rank"] for c in out["communication"]
+    )
+    links = {c["strategy"]: c["link"] for c in out["communication"]}
+    assert links["sp"] == "intra-node" and links["dp"] == "inter-node"
+
+
+def test_zero3_shrinks_model_states_and_adds_gather_buffer():
+    base = run_json("-m", "llama-3.1-8b", "--gpus", "8")["memory_per_rank_bytes"]
+    z3 = run_json("-m", "llama-3.1-8b", "--gpus", "8", "--zero", "3")["memory_per_rank_bytes"]
+    assert z3["weights"] * 8 >= base["weights"] and z3["weights"] < base["weights"]
+    assert z3["optimizer"] * 8 >= base["optimizer"] > z3["optimizer"]
+    assert z3["buffers"] > 0 == base["buffers"]
+
+
+def test_moe_with_expert_parallelism():
+    out = run_json("-m", "mixtral-8x7b", "--gpus", "16", "--ep", "8", "--tp", "2", "--sp")
+    kinds = {(c["strategy"], c["collective"]) for c in out["communication"]}
+    assert ("ep", "all-to-all") in kinds
+    assert out["layout"]["dp"] == 1
+
+
+def test_context_parallel_for_long_traces():
+    one = run_json("-m", "llama-3.1-8b", "--seq", "32768")
+    four = run_json("-m", "llama-3.1-8b", "--seq", "32768", "--cp", "4")
+    assert four["memory_per_rank_bytes"]["activations"] * 4 == pytest.approx(
+        one["memory_per_rank_bytes"]["activations"], rel=1e-6
+    )
+    assert any(c["strategy"] == "cp" for c in four["communication"])
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["-m", "llama-3.1-70b", "--tp", "3"], ["tp=3", "heads=64", "kv heads=8", "try"]),
+        (["-m", "llama-3.1-70b", "--gpus", "64", "--dp", "2", "--tp", "8"], ["--gpus", "try"]),
+        (["-m", "llama-3.1-8b", "--ep", "2"], ["ep=2", "dense"]),
+        (["-m", "mixtral-8x7b", "--ep", "3"], ["ep=3", "8 experts", "try"]),
+        (["-m", "llama-3.1-8b", "--pp", "40"], ["pp=40", "32 layers"]),
+        (["-m", "llama-3.1-8b", "--pp", "4", "--virtual-stages", "3"], ["interleaved"]),
+        (["-m", "llama-3.1-8b", "--dp", "2", "--batch", "3"], ["batch=3", "try"]),
+        (["-m", "llama-3.1-8b", "--cp", "3", "--seq", "1000"], ["seq=1000", "cp=3"]),
+        (["-m", "no-such-model"], ["unknown model"]),
+        (["-m", "llama-3.1-8b", "--hardware", "tpu-v9"], ["unknown hardware"]),
+        (["-m", "llama-3.1-8b", "--gpus", "12"], ["gpus=12"]),
+    ],
+)
+def test_bad_layouts_are_one_line_errors(args, words):
+    result = runner.invoke(app, ["train", *args])
+    assert result.exit_code == 2, result.output
+    lines = [x for x in result.output.strip().splitlines() if x]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert "Traceback" not in result.output
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_rank_order_tp_innermost():
+    # Megatron-LM rank order tp-cp-ep-dp-pp: TP 8 fills an 8-GPU node; DP spans nodes.
+    lay = Layout(dp=4, tp=8, pp=2)
+    assert group_is_intra_node(lay, ("tp",), 8)
+    assert not group_is_intra_node(lay, ("dp",), 8)
+    assert group_is_intra_node(Layout(dp=2, tp=4), ("dp",), 8)
