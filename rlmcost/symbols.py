@@ -51,6 +51,12 @@ v_pp = _pos_int("v")  # virtual pipeline stages per rank (interleaved 1F1B)
 kappa_ckpt = sp.Symbol("kappa_ckpt", positive=True)  # kept fraction of activations, 0 < k <= 1
 epochs = _pos_int("E_ppo")  # passes over each rollout batch in Training (PPO epochs)
 
+# --- algorithm knobs (§II-D1 variants) --------------------------------------------------------
+N_mini = _pos_int("N_mini")  # mini-batches per epoch: sequential optimizer steps
+rho = sp.Symbol("rho", positive=True, rational=True)  # generated / kept sequences (DAPO), >= 1
+N_step = _pos_int("N_step")  # reasoning steps a process reward model scores, one pass each
+T_j = _pos_int("T_j")  # tokens an LLM judge generates per verdict [tokens]
+
 WORKLOAD = (B, K, S, T)
 ARCH = (L, d, d_ff, h, h_kv, d_h, V, E, k, E_s, d_e)
 PARALLEL = (N, P_d, P_t, P_p, P_c, P_e, P_z, n_mb, v_pp)

@@ -38,11 +38,8 @@ from rlmcost.arch import CANONICAL, Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 
-# Symbols for the algorithm knobs (the workload letters B K S T and E_ppo live in symbols.py).
-N_mini = sy._pos_int("N_mini")  # mini-batches per epoch: sequential optimizer steps
-rho = sp.Symbol("rho", positive=True, rational=True)  # generated / kept sequences, >= 1
-N_step = sy._pos_int("N_step")  # reasoning steps a PRM scores, one prefix pass each
-T_j = sy._pos_int("T_j")  # tokens a judge generates per verdict
+# The algorithm knobs are defined with the rest of the notation in symbols.py.
+N_mini, rho, N_step, T_j = sy.N_mini, sy.rho, sy.N_step, sy.T_j
 
 SYMBOLS: dict[str, sp.Expr] = {
     "B": sy.B,

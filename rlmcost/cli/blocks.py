@@ -29,7 +29,7 @@ def blocks(
     ] = 2048,
     context: Annotated[
         int | None,
-        typer.Option(help="KV-cache context c of the decode step [default: --seq].", **Pos),
+        typer.Option(help="KV-cache context c of the decode step (default: --seq).", **Pos),
     ] = None,
     prompt_len: Annotated[
         int, typer.Option(help="Prompt tokens S (prefill, rollout).", **Pos)
