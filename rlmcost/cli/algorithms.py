@@ -18,7 +18,9 @@ from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.placement.kinds import Config
 
 DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
 Pos = dict(min=1)
@@ -172,11 +174,24 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "and Big-O, on the paper's canonical model (no --model needed).",
             ),
         ] = False,
+        placement: Annotated[
+            Config | None,
+            typer.Option(help="Inter-model placement (Table IX); see `rlmcost placements`."),
+        ] = None,
+        groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
+        staleness: Annotated[
+            int | None, typer.Option(help="Staleness k for async/combined (default: 1).")
+        ] = None,
+        length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
     ) -> dict[str, Any]:
         """Collects the options; the caller (one command per algorithm, or compare) runs."""
         return dict(locals())
 
     return command
+
+
+PLACEMENT_OPTIONS = ("placement", "groups", "staleness", "length_dist")
+"""Options that route an algorithm query through the placement model (issue 5)."""
 
 
 def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
@@ -222,6 +237,19 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
     def run(**opts: Any) -> None:
         if opts["symbolic"]:
             _symbolic(alg.name, opts)
+            return
+        if any(opts[k] is not None for k in PLACEMENT_OPTIONS):
+            from rlmcost.cli.placement import run_placement
+
+            run_placement(
+                alg.name,
+                _estimate_kwargs(opts),
+                placement=opts["placement"],
+                groups=opts["groups"],
+                staleness=opts["staleness"],
+                length_dist=opts["length_dist"],
+                json_out=opts["json_out"],
+            )
             return
         from rlmcost.reports.estimate import estimate
 
@@ -506,7 +534,8 @@ def _compare_run() -> Any:
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         annotation=Annotated[list[str], typer.Argument(help="Algorithms, e.g. ppo grpo dpo.")],
     )
-    params = [p for p in sig.parameters.values() if p.name != "symbolic"]
+    skip = ("symbolic", *PLACEMENT_OPTIONS)
+    params = [p for p in sig.parameters.values() if p.name not in skip]
     run.__signature__ = sig.replace(parameters=[names_param, *params])
     run.__doc__ = (
         "Several algorithms side by side on the same models, workload and GPUs (e.g. "

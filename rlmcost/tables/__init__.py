@@ -16,7 +16,7 @@ from pathlib import Path
 from rlmcost import __version__
 
 # Modules building the tables, in order. Each defines build() -> list[Table].
-TABLE_MODULES = ("table_03", "table_04", "table_05_08")
+TABLE_MODULES = ("table_03", "table_04", "table_05_08", "table_09")
 
 COMMAND = "rlmcost tables"
 

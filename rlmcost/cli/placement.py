@@ -1,0 +1,442 @@
+"""`rlmcost placements`: the seven inter-model configurations of Table IX side by side on real
+models and GPUs, or one of them (``--placement``) or the user's groups (``--groups``) in detail.
+
+Parses options, makes one library call (``reports.placement.placement_estimate`` or
+``compare_placements``) and renders. :func:`run_placement` is the same call for the algorithm
+commands (`rlmcost ppo --placement async ...`), given their estimate arguments.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import ZeroStage
+from rlmcost.placement.kinds import Config
+
+GROUPS_HELP = (
+    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS,... e.g. "
+    "rollout=16,actor+reference=32,critic+reward=16. ROLE: actor, critic, reward, reference "
+    "(ref), cost, cost-critic, prm, judge; KIND: generate, forward, train; rollout = "
+    "actor:generate. Every invocation in exactly one group; GPUs add up to --gpus."
+)
+LENGTH_HELP = (
+    "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or "
+    "file:PATH (whole numbers). Exact quantiles, deterministic."
+)
+
+
+def placements(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Actor model (see `rlmcost models`) or config.json."),
+    ] = None,
+    algorithm: Annotated[
+        str, typer.Option("--algorithm", "-a", help="Algorithm (see `rlmcost algorithms`).")
+    ] = "ppo",
+    placement: Annotated[
+        Config | None,
+        typer.Option(help="Show one configuration in detail [default: all side by side]."),
+    ] = None,
+    groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
+    staleness: Annotated[
+        int | None,
+        typer.Option(
+            help="k for async/combined: rollout reads weights up to k iterations old [default: 1]."
+        ),  # fmt: skip
+    ] = None,
+    length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
+    critic: Annotated[str | None, typer.Option(help="Critic model [default: actor's].")] = None,
+    reward: Annotated[str | None, typer.Option(help="Reward model [default: actor's].")] = None,
+    ref: Annotated[str | None, typer.Option(help="Reference model [default: actor's].")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge model [default: actor's].")] = None,
+    batch: Annotated[
+        int | None, typer.Option("--batch", "-B", help="Prompts B [default: 64].", min=1)
+    ] = None,
+    group: Annotated[
+        int | None,
+        typer.Option(
+            "--group", "-K", help="Responses K per prompt [default: per algorithm].", min=1
+        ),  # fmt: skip
+    ] = None,
+    prompt_len: Annotated[
+        int | None,
+        typer.Option(
+            "--prompt-len", "-S", help="Prompt tokens S [default: 1024].", min=1
+        ),  # fmt: skip
+    ] = None,
+    response_len: Annotated[
+        int | None,
+        typer.Option(
+            "--response-len", "-T", help="Response tokens T (fixed lengths) [default: 1024].", min=1
+        ),  # fmt: skip
+    ] = None,
+    epochs: Annotated[
+        int | None, typer.Option(help="PPO epochs E_ppo [default: 1].", min=1)
+    ] = None,
+    mini_batches: Annotated[
+        int | None, typer.Option(help="Mini-batches N_mini per epoch [default: 1].", min=1)
+    ] = None,
+    oversample: Annotated[
+        str | None, typer.Option(help="rho: generated / kept (DAPO) [default: 3].")
+    ] = None,
+    recompute_logprobs: Annotated[
+        bool, typer.Option("--recompute-logprobs", help="Extra actor forward for old log-probs.")
+    ] = False,
+    no_kl: Annotated[bool, typer.Option("--no-kl", help="No reference model (KL 0).")] = False,
+    hardware: Annotated[
+        str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
+    ] = "h100-sxm",
+    gpus: Annotated[
+        int | None, typer.Option(help="GPUs in all [default: the --groups sum, else 8].", min=1)
+    ] = None,
+    tp: Annotated[
+        int | None,
+        typer.Option(
+            help="TP degree of every model [default: per model, the smallest leaving "
+            "half the HBM free].",
+            min=1,
+        ),  # fmt: skip
+    ] = None,
+    pp: Annotated[int, typer.Option(help="Pipeline stages (assessment and training).", min=1)] = 1,
+    zero: Annotated[
+        ZeroStage, typer.Option(help="ZeRO stage of the model states on training groups.")
+    ] = ZeroStage.OS_G_P,
+    offload: Annotated[
+        bool, typer.Option("--offload", help="Idle models wait in host memory (PCIe transfers).")
+    ] = False,
+    host_bandwidth: Annotated[
+        float | None,
+        typer.Option(help="Host link GB/s per direction [default: 64 (PCIe 5), 32 for A100]."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+    symbolic: Annotated[
+        bool,
+        typer.Option(
+            "--symbolic",
+            help="Print Table IX rows (work, depth, peak memory per device group per stage, "
+            "notation and Big-O) on the paper's canonical model; no --model needed.",
+        ),
+    ] = False,
+) -> None:
+    """Inter-model placements (Table IX): colocate, split or overlap models across GPUs.
+
+    Without --placement: baseline, ac-shared, disaggregated, hybrid, fusion, async and combined
+    (plus your --groups) side by side, the fastest that fits marked. With --placement: that
+    configuration per stage and per device group. Groups without GPU counts are split to
+    minimise the iteration time among splits that fit.
+    """
+    from rlmcost.algorithms.options import Options
+
+    if symbolic:
+        render_symbolic(algorithm, placement, staleness, json_out)
+        return
+    if model is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    kwargs: dict[str, Any] = dict(
+        critic=critic, reward=reward, ref=ref, judge=judge, batch=batch, group=group,
+        prompt_len=prompt_len, response_len=response_len, hardware=hardware, gpus=gpus, tp=tp,
+        pp=pp, zero=zero, offload=offload, length_dist=length_dist,
+        host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth else None,
+        options=Options(
+            epochs=epochs, mini_batches=mini_batches, oversample=_fraction(oversample),
+            recompute_logprobs=recompute_logprobs, kl=not no_kl,
+        ),
+    )  # fmt: skip
+    if placement is None and groups is None:
+        from rlmcost.reports.placement import compare_placements
+
+        result = compare_placements(algorithm, model, staleness=staleness, **kwargs)
+        if json_out:
+            print_json(result.to_json())
+            return
+        render_comparison(result)
+        return
+    from rlmcost.reports.placement import placement_estimate
+
+    e = placement_estimate(
+        algorithm, model, placement=placement, groups=groups, staleness=staleness, **kwargs
+    )
+    if json_out:
+        print_json(e.to_json())
+        return
+    render_estimate(e)
+
+
+def _fraction(text: str | None) -> Fraction | None:
+    if text is None:
+        return None
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise typer.BadParameter(
+            f"{text!r} is not a number (e.g. 3 or 3/2)", param_hint="--oversample"
+        ) from None
+
+
+def run_placement(
+    algorithm: str,
+    estimate_kwargs: dict[str, Any],
+    *,
+    placement: Config | str | None,
+    groups: str | None,
+    staleness: int | None,
+    length_dist: str | None,
+    json_out: bool,
+) -> None:
+    """The algorithm commands' ``--placement/--groups/--staleness/--length-dist`` path: the
+    arguments they would pass to ``reports.estimate.estimate``, evaluated under the placement."""
+    from rlmcost.reports.placement import placement_estimate
+
+    kwargs = dict(estimate_kwargs)
+    if kwargs.pop("calibration", None) is not None:
+        raise SpecError("--calibration is not supported with --placement yet; drop one of them")
+    counting = kwargs.pop("counting", None)
+    if counting is not None and str(counting) != "full":
+        raise SpecError("--attention causal is not supported with --placement yet; drop it")
+    layout = kwargs.pop("layout", None)
+    if layout is not None:
+        kwargs.update(tp=layout.tp, pp=layout.pp, zero=layout.zero)
+    e = placement_estimate(
+        algorithm,
+        placement=placement,
+        groups=groups,
+        staleness=staleness,
+        length_dist=length_dist,
+        **kwargs,
+    )
+    if json_out:
+        print_json(e.to_json())
+        return
+    render_estimate(e)
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------------------------
+
+CAPTION = (
+    "bf16 weights/gradients/activations/KV cache, fp32 Adam states (12 B/param) and logits; "
+    "memory = peak per device over the groups active in the stage; time = roofline lower "
+    "bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference and weight "
+    "sync/resharding at link bandwidth; no other communication); FLOP = add or mul."
+)
+
+
+def _groups_text(e: Any) -> str:
+    return ", ".join(f"{g.name}={g.gpus}" for g in e.groups)
+
+
+def render_comparison(c: Any) -> None:
+    from rlmcost.algorithms.kinds import Stage
+    from rlmcost.evaluate import format_bytes, format_seconds
+
+    es = c.estimates
+    best = c.fastest_that_fits
+
+    def stage(e: Any, s: Stage) -> str:
+        return format_seconds(e.stages[s].time_lower_bound_s) if s in e.stages else "-"
+
+    rows = [
+        (
+            f"{e.placement.name} *" if e is best else e.placement.name,
+            _groups_text(e),
+            *(stage(e, s) for s in Stage),
+            format_seconds(e.iteration_time_lower_bound_s),
+            format_seconds(e.stage_sum_s),
+            format_bytes(e.peak_memory_bytes_per_device),
+            "yes" if e.fits else f"NO +{format_bytes(e.shortfall_bytes)}",
+            format_bytes(e.weight_sync_bytes),
+        )
+        for e in es
+    ]
+    first = es[0]
+    w = first.workload
+    print_table(
+        f"{first.algorithm.name} on {first.groups[0].jobs[0].model}: placements on "
+        f"{first.gpus} x {first.hardware.name}",
+        [
+            "placement",
+            "groups=GPUs",
+            "Gen >=",
+            "Assess >=",
+            "Train >=",
+            "iteration >=",
+            "back to back",
+            "peak mem/dev",
+            "fits",
+            "weight sync",
+        ],  # fmt: skip
+        rows,
+        caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
+        f"{first.lengths.describe(w.response_len)}. * = fastest that fits; back to back = the "
+        "stages' times summed (a synchronous loop). " + CAPTION,
+        right=(2, 3, 4, 5, 6, 7, 9),
+    )
+    if best is not None:
+        print(
+            f"fastest that fits: {best.placement.name} "
+            f"({format_seconds(best.iteration_time_lower_bound_s)} per iteration, "
+            f"{_groups_text(best)})."
+        )
+    else:
+        print("no placement fits: give more GPUs, larger --tp or --pp, or --offload.")
+    for name, why in c.skipped.items():
+        note(f"note: {name} does not apply: {why}")
+    for line in dict.fromkeys(n for e in es for n in e.notes):
+        note(f"note: {line}")
+
+
+def render_estimate(e: Any) -> None:
+    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+
+    rows = [
+        (
+            s.stage.label,
+            format_flops(s.work_flops),
+            f"{s.depth:,}",
+            format_bytes(s.peak_memory_bytes_per_device),
+            format_seconds(s.time_lower_bound_s),
+            ", ".join(s.groups),
+        )
+        for s in e.stages.values()
+    ]
+    rows.append(
+        (
+            "Iteration",
+            format_flops(e.work_flops),
+            f"{e.iteration_depth:,}",
+            format_bytes(e.peak_memory_bytes_per_device),
+            format_seconds(e.iteration_time_lower_bound_s),
+            f"staleness {e.placement.staleness}",
+        )
+    )
+    w = e.workload
+    print_table(
+        f"{e.algorithm.name}, placement {e.placement.name}: {e.gpus} x {e.hardware.name}",
+        ["stage", "work", "depth", "peak mem/device", "time >=", "groups"],
+        rows,
+        caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
+        f"{e.lengths.describe(w.response_len)}. " + CAPTION,
+        right=(1, 2, 3, 4),
+    )
+    grows = []
+    for g in e.groups:
+        gen = next((j for j in g.jobs if j.timeline is not None), None)
+        grows.append(
+            (
+                g.name,
+                str(g.gpus),
+                ", ".join(j.task.label() for j in g.jobs),
+                ", ".join(str(r) for r in g.shadows) or "-",
+                format_bytes(g.peak_memory_bytes_per_device),
+                "yes" if g.fits else f"NO (+{format_bytes(g.shortfall_bytes)})",
+                format_seconds(g.busy_s),
+                f"{gen.timeline.waves} x {gen.timeline.slots}" if gen else "-",
+            )
+        )
+    print_table(
+        "Device groups",
+        ["group", "GPUs", "runs", "shadow M_sh", "peak mem/device", "fits", "busy", "waves"],
+        grows,
+        caption="busy = the group's own invocations and transfers per iteration; waves = "
+        "rounds x sequences in flight per generation replica (KV-cache capacity).",
+        right=(1, 4, 6),
+    )
+    transfers = [t for g in e.groups for t in g.transfers] + list(e.syncs)
+    if transfers:
+        print_table(
+            "Transfers per iteration",
+            ["kind", "what", "bytes", "per device", "time"],
+            [
+                (
+                    t.kind,
+                    t.what,
+                    format_bytes(t.bytes),
+                    format_bytes(t.bytes_per_device),
+                    format_seconds(t.time_s),
+                )
+                for t in transfers
+            ],  # fmt: skip
+            right=(2, 3, 4),
+        )
+    print(
+        f"iteration >= {format_seconds(e.iteration_time_lower_bound_s)} "
+        f"(stages back to back: {format_seconds(e.stage_sum_s)}); critical: {e.critical_path}."
+    )
+    if e.fusion is not None:
+        print(
+            f"fusion took {format_seconds(e.fusion.inter_stage_s)} of assessment under decoding "
+            f"and {format_seconds(e.fusion.intra_stage_s)} of pipeline bubbles off the path."
+        )
+    if not e.fits:
+        bad = ", ".join(
+            f"{g.name} (+{format_bytes(g.shortfall_bytes)})" for g in e.groups if not g.fits
+        )
+        print(
+            f"DOES NOT FIT in {format_bytes(e.hardware.hbm_bytes)} per device: {bad}; the "
+            "times assume it fit. Try more GPUs, --tp/--pp, --offload or --groups."
+        )
+    for line in e.notes:
+        note(f"note: {line}")
+
+
+def render_symbolic(
+    algorithm: str, placement: Config | None, staleness: int | None, json_out: bool
+) -> None:
+    """Table IX rows of ``algorithm`` for one configuration or all seven."""
+    from rlmcost.placement.symbolic import placement_rows
+
+    configs = [placement] if placement is not None else list(Config)
+    rows, skipped = [], []
+    for cfg in configs:
+        k = staleness if cfg in (Config.ASYNC, Config.COMBINED) else None
+        try:
+            rows += placement_rows(cfg, algorithm, staleness=k)
+        except SpecError as exc:
+            if placement is not None:
+                raise
+            skipped.append(f"{cfg} does not apply: {exc}")
+    if json_out:
+        print_json([r.to_json() for r in rows])
+        return
+    print_table(
+        f"{algorithm}: Table IX rows (canonical model for every role; d_ff = O(d))",
+        [
+            "configuration",
+            "stage",
+            "work",
+            "depth",
+            "peak memory per device group",
+            "Big-O depth",
+            "Big-O memory",
+        ],  # fmt: skip
+        [
+            (
+                Config(r.config).label,
+                r.label,
+                r.work.text,
+                r.depth.text,
+                r.memory.text,
+                f"O({r.big_o()['depth']})",
+                f"O({r.big_o()['memory']})",
+            )
+            for r in rows
+        ],  # fmt: skip
+        caption="Memory in elements per device group (Adam 4|M|, M_sh shadow copy, M_KV, "
+        "M_Inf, M_Act); depths add inside a group, take the max across groups; the iteration "
+        "depth is the steady-state period. `rlmcost tables` writes all of it to "
+        "tables/table_09.*, with Big-O work.",
+    )
+    for line in skipped:
+        note(f"note: {line}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("placements")(placements)

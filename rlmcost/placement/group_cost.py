@@ -1,0 +1,559 @@
+"""One device group on real hardware: its invocations' work, depth, memory per device, time.
+
+Every invocation runs on its group's devices in the layout its kind gets there
+(``inputs.layout_for``). Per invocation:
+
+* work: exact FLOPs over the sequences' own response lengths (``inputs.work_over_lengths``);
+* depth: the longest sequence sets it (padded batches); generation's depth is the rollout
+  timeline's longest slot chain (``rollout``);
+* memory per device (``parallel.memory.memory_per_rank``: bf16 weights, gradients,
+  activations and KV cache, fp32 Adam states and logits), plus what else the group holds:
+  every model placed there stays resident (weights; gradients and Adam states for the ones it
+  trains), a trainable model read but not trained there keeps the bf16 shadow copy M_sh, and
+  an invocation in a layout other than its model's training layout adds its own copy (the
+  second layout of hybrid execution). With ``offload`` the idle models wait in host memory.
+  Generation admits only as many sequences as the KV cache left on the device holds; the rest
+  waits for free slots (waves). Under stage fusion the streamed assessment's buffer lives
+  beside the KV cache and the interleaved training pipelines' activations beside each other;
+* time: a roofline lower bound like ``reports.estimate`` (compute at the dense datasheet peak,
+  HBM at its bandwidth; forward reads the weights once, a training step reads weights twice
+  and gradients and Adam states twice), with the decode timeline for generation, the pipeline
+  bubble of the layout's schedule for training (Narayanan et al. 2021: (p - 1)/m), and, for
+  generate and forward under ZeRO-3, the parameter gathers at link bandwidth. Intra-model
+  communication of training is left out, as in ``reports.estimate``.
+
+The group's transfers (``transfer``): resharding before an invocation in a second layout, and
+the offload switches between models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from fractions import Fraction
+from typing import Any
+
+from rlmcost import blocks as bl
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.errors import SpecError
+from rlmcost.parallel.comm import group_is_intra_node
+from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_rank
+from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.placement.groups import DeviceGroup, Task
+from rlmcost.placement.inputs import (
+    Setup,
+    count_of,
+    depth_of,
+    frozen_values,
+    layout_for,
+    work_over_lengths,
+)
+from rlmcost.placement.rollout import DecodeCost, Timeline, decode_flops, replica_lengths, timeline
+from rlmcost.placement.transfer import (
+    group_link_bytes_per_s,
+    offload_switch_time_s,
+    reshard_bytes_per_device,
+)
+from rlmcost.timing import PhaseTime, Roofline
+
+_MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
+_STATES = ("weights", "gradients", "optimizer")
+EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
+
+
+def _add(*parts: MemoryBreakdown) -> MemoryBreakdown:
+    return MemoryBreakdown(
+        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
+    )
+
+
+def _only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
+    return MemoryBreakdown(
+        **{f.name: getattr(m, f.name) if f.name in names else 0 for f in fields(m)}
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """One task evaluated on its group: exact work and depth, bytes per device, time."""
+
+    task: Task
+    model: str
+    layout: Layout
+    sequences: int
+    work_flops: int
+    depth: int
+    own: MemoryBreakdown  # the invocation in its layout
+    memory: MemoryBreakdown  # plus everything else resident on the group
+    time: PhaseTime
+    ideal_s: float  # time without the pipeline bubble (training) or gathers
+    bubble: Fraction = Fraction(0)
+    micro_batches: int = 1
+    timeline: Timeline | None = None
+
+    @property
+    def time_s(self) -> float:
+        return self.time.bound_s
+
+    def to_json(self) -> dict[str, Any]:
+        lay = self.layout
+        out: dict[str, Any] = {
+            "role": str(self.task.role),
+            "kind": str(self.task.kind),
+            "stage": str(self.task.stage),
+            "what": self.task.label(),
+            "model": self.model,
+            "layout": {"dp": lay.dp, "tp": lay.tp, "pp": lay.pp, "zero": str(lay.zero)},
+            "sequences": self.sequences,
+            "work_flops": self.work_flops,
+            "depth": self.depth,
+            "memory_bytes_per_device": self.memory.total,
+            "memory_breakdown_bytes": self.memory.to_json(),
+            "time_lower_bound_s": self.time_s,
+        }
+        if self.timeline is not None:
+            out["rollout"] = {
+                "slots_per_replica": self.timeline.slots,
+                "sequences_per_replica": self.timeline.sequences,
+                "waves": self.timeline.waves,
+                "decode_steps": self.timeline.steps,
+            }
+        if self.bubble:
+            out["pipeline_bubble"] = float(self.bubble)
+        return out
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Bytes moved for a placement: weight sync between groups, resharding or an offload switch
+    on a group. ``before``: the task it precedes (its group's order)."""
+
+    kind: str  # weight-sync, reshard, offload
+    what: str
+    group: str  # where it runs: the receiving group, or the link
+    bytes: int  # total over the devices
+    bytes_per_device: int
+    time_s: float
+    stage: Stage | None = None
+    before: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "what": self.what,
+            "group": self.group,
+            "bytes": self.bytes,
+            "bytes_per_device": self.bytes_per_device,
+            "time_s": self.time_s,
+        }
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """One device group: its jobs, resident models, transfers, peak memory per device."""
+
+    name: str
+    gpus: int
+    jobs: tuple[Job, ...]
+    resident: dict[Role, MemoryBreakdown]
+    shadows: tuple[Role, ...]
+    transfers: tuple[Transfer, ...]
+    hbm_bytes: int
+
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        return tuple(dict.fromkeys(j.task.role for j in self.jobs))
+
+    @property
+    def peak_memory_bytes_per_device(self) -> int:
+        return max(j.memory.total for j in self.jobs)
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_memory_bytes_per_device <= self.hbm_bytes
+
+    @property
+    def shortfall_bytes(self) -> int:
+        return max(0, self.peak_memory_bytes_per_device - self.hbm_bytes)
+
+    @property
+    def busy_s(self) -> float:
+        return sum(j.time_s for j in self.jobs) + sum(t.time_s for t in self.transfers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "gpus": self.gpus,
+            "roles": [str(r) for r in self.roles],
+            "invocations": [j.task.label() for j in self.jobs],
+            "shadow_copies": [str(r) for r in self.shadows],
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "fits": self.fits,
+            "busy_s": self.busy_s,
+            "jobs": [j.to_json() for j in self.jobs],
+            "transfers": [t.to_json() for t in self.transfers],
+        }
+
+
+class _Group:
+    """Evaluates the tasks of one group on ``gpus`` devices (memoized per call)."""
+
+    def __init__(self, setup: Setup, group: DeviceGroup, gpus: int):
+        self.s = setup
+        self.group = group
+        self.gpus = gpus
+        self.tasks = tuple(
+            sorted(
+                (t for t in setup.tasks if t.group == group.name),
+                key=lambda t: (list(Stage).index(t.stage), t.index),
+            )
+        )
+        self.layouts = {
+            t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
+        }
+        self._mem: dict[tuple, MemoryBreakdown] = {}
+
+    # -- sizes ---------------------------------------------------------------------------------
+
+    def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
+        value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
+        if not value.is_Integer or value < 1:
+            raise SpecError(
+                f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
+                "sequences/tokens; adjust the batch, group or --oversample"
+            )
+        return int(value)
+
+    def lengths(self, task: Task) -> tuple[int, ...]:
+        n = self._int(task.invocation.sequences)
+        return self.s.lengths.lengths(n, self.s.response)
+
+    def seq_len(self, task: Task) -> int:
+        """Padded context of the task's sequences: prompt + the longest response."""
+        inv = task.invocation
+        values = {**self.s.values, "T": max(self.lengths(task))}
+        return self._int(inv.prompt, values) + self._int(inv.response, values)
+
+    def batch(self, task: Task) -> int:
+        """Sequences in memory at once (per optimizer step for train)."""
+        inv = task.invocation
+        n = self._int(inv.sequences)
+        if inv.kind is Kind.TRAIN:
+            steps = self._int(inv.steps)
+            if n % steps:
+                raise SpecError(
+                    f"{self.s.alg.name}: {steps} mini-batches must divide the {n} training "
+                    "sequences; change --mini-batches"
+                )
+            return n // steps
+        if inv.kind is Kind.FORWARD:
+            return n * self._int(inv.prefixes)
+        return n
+
+    def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
+        key = (task.index, sequences)
+        if key not in self._mem:
+            arch = self.s.arch(task.role)
+            m = memory_per_rank(
+                arch,
+                self.layouts[task.index],
+                _MODE[task.kind],
+                sequences or self.batch(task),
+                self.seq_len(task),
+                self.s.workload,
+                task.invocation.model_head,
+            )
+            if task.value_head:  # d x 1 value head, replicated, 2 + 2 + 12 bytes per parameter
+                d = int(arch.d_model)
+                w = self.s.workload.weight_dtype.bytes
+                train = task.kind is Kind.TRAIN
+                m = replace(
+                    m,
+                    weights=m.weights + w * d,
+                    gradients=m.gradients + (w * d if train else 0),
+                    optimizer=m.optimizer + (12 * d if train else 0),
+                )
+            self._mem[key] = m
+        return self._mem[key]
+
+    # -- residency ------------------------------------------------------------------------------
+
+    def trains_here(self, role: Role) -> Task | None:
+        return next((t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None)
+
+    def resident(self, role: Role) -> MemoryBreakdown:
+        """The states ``role`` keeps on each device of the group all iteration."""
+        train = self.trains_here(role)
+        if train is not None:
+            return _only(self.own(train), _STATES)
+        first = next(t for t in self.tasks if t.role is role)
+        return _only(self.own(first), ("weights",))
+
+    @property
+    def shadows(self) -> tuple[Role, ...]:
+        trained_elsewhere = {t.role for t in self.s.tasks if t.kind is Kind.TRAIN}
+        return tuple(
+            r
+            for r in dict.fromkeys(t.role for t in self.tasks)
+            if r in trained_elsewhere and self.trains_here(r) is None
+        )
+
+    def two_layouts(self, task: Task) -> bool:
+        """The task runs its model in a layout other than the model's training layout here."""
+        train = self.trains_here(task.role)
+        return (
+            train is not None
+            and task.kind is not Kind.TRAIN
+            and self.layouts[task.index] != self.layouts[train.index]
+        )
+
+    def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:
+        """``own`` plus the other models resident on the group (none when offloading); the
+        task's own model keeps its states, and a second layout adds its own copy."""
+        others = (
+            []
+            if self.s.placement.offload
+            else [
+                self.resident(r)
+                for r in dict.fromkeys(t.role for t in self.tasks)
+                if r is not task.role
+            ]
+        )
+        mine = self.resident(task.role)
+        if self.two_layouts(task):
+            combined = _add(mine, own)
+        else:
+            combined = MemoryBreakdown(
+                **{
+                    f.name: max(getattr(mine, f.name), getattr(own, f.name))
+                    if f.name in _STATES
+                    else getattr(own, f.name)
+                    for f in fields(own)
+                }
+            )
+        return _add(combined, *others, self.fused_extra(task))
+
+    def fused_extra(self, task: Task) -> MemoryBreakdown:
+        """Under stage fusion, the transients that live beside the task's: the largest
+        assessment buffer while generation streams, the other interleaved training
+        pipelines' activations while training."""
+        if not self.s.placement.fusion:
+            return EMPTY
+        if task.kind is Kind.GENERATE:
+            streamed = [
+                _only(self.own(t), ("activations", "logits", "buffers"))
+                for t in self.tasks
+                if t.stage is Stage.ASSESSMENT
+            ]
+            return max(streamed, key=lambda m: m.total, default=EMPTY)
+        if task.kind is Kind.TRAIN:
+            return _add(
+                EMPTY,
+                *(
+                    _only(self.own(t), ("activations", "logits", "buffers"))
+                    for t in self.tasks
+                    if t.kind is Kind.TRAIN and t is not task
+                ),
+            )
+        return EMPTY
+
+    # -- time -----------------------------------------------------------------------------------
+
+    def roofline(self, gpus: int) -> Roofline:
+        return Roofline(self.s.hardware, gpus, self.s.workload.compute_dtype)
+
+    def weights_read(self, task: Task) -> int:
+        """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when
+        ZeRO-3 shards it (the bytes the HBM streams)."""
+        layout = self.layouts[task.index]
+        if layout.zero is not ZeroStage.OS_G_P:
+            return self.own(task).weights
+        full = memory_per_rank(
+            self.s.arch(task.role),
+            layout.with_(zero=ZeroStage.NONE),
+            _MODE[task.kind],
+            self.batch(task),
+            self.seq_len(task),
+            self.s.workload,
+            task.invocation.model_head,
+        )
+        return full.weights
+
+    def gather_s(self, task: Task) -> float:
+        """Link seconds of one ZeRO-3 parameter gather for a forward pass (0 without ZeRO-3)."""
+        layout = self.layouts[task.index]
+        z = layout.dp * layout.cp * layout.ep
+        if layout.zero is not ZeroStage.OS_G_P or z == 1:
+            return 0.0
+        hw = self.s.hardware
+        intra = group_is_intra_node(layout, ("dp", "cp", "ep"), hw.gpus_per_node)
+        bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
+        return self.weights_read(task) * (z - 1) / z / bw
+
+    def slots(self, task: Task, replicas: int, share: int) -> int:
+        """Sequences one replica keeps in flight: all of its share, or what the HBM left after
+        everything else on the device holds (KV cache, logits, buffers grow per sequence)."""
+        hbm = self.s.hardware.hbm_bytes
+
+        def total(per_replica: int) -> int:
+            return self.with_residents(task, self.own(task, per_replica * replicas)).total
+
+        if share == 1 or total(share) <= hbm:
+            return share
+        one, two = total(1), total(2)
+        if one > hbm:
+            return share  # not even one sequence fits: report the whole batch's shortfall
+        per_seq = max(1, two - one)
+        slots = min(share, 1 + (hbm - one) // per_seq)
+        while slots > 1 and total(slots) > hbm:
+            slots -= 1
+        return slots
+
+    def job(self, task: Task) -> Job:
+        inv = task.invocation
+        arch = self.s.arch(task.role)
+        layout = self.layouts[task.index]
+        lengths = self.lengths(task)
+        work = work_over_lengths(task, arch, self.s.values, lengths)
+        model = self.s.specs[task.role].name
+        n = self._int(inv.sequences)
+        if task.kind is Kind.GENERATE:
+            return self._generate(task, arch, layout, lengths, work, model, n)
+        values = {**self.s.values, "T": max(lengths)}
+        depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
+        own = self.own(task)
+        memory = self.with_residents(task, own)
+        roof = self.roofline(layout.n_gpus)
+        if task.kind is Kind.FORWARD:
+            share = data_share(layout, self.batch(task), self.seq_len(task))
+            base = roof.phase(work, self.weights_read(task))
+            link = share.micro_batches * self.gather_s(task)
+            time = _at_least(base, link)
+            return Job(task, model, layout, n, work, depth, own, memory, time, base.bound_s)
+        steps = self._int(inv.passes) * self._int(inv.steps)
+        step_bytes = 2 * own.weights + 2 * own.gradients + 2 * own.optimizer
+        ideal = roof.phase(Fraction(work, steps), step_bytes).times(steps)
+        share = data_share(layout, self.batch(task), self.seq_len(task))
+        bubble = bubble_fraction(
+            layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
+        )
+        time = _scaled(ideal, 1 + bubble)
+        return Job(
+            task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
+            share.micro_batches,
+        )  # fmt: skip
+
+    def _generate(
+        self, task: Task, arch: Arch, layout: Layout, lengths: tuple[int, ...], work: int,
+        model: str, n: int,
+    ) -> Job:  # fmt: skip
+        inv = task.invocation
+        replicas = layout.dp * layout.ep
+        if n < replicas:
+            raise SpecError(
+                f"{n} sequences cannot feed the {replicas} generation replicas of group "
+                f"{task.group}; use a larger batch or fewer GPUs there"
+            )
+        prompt = self._int(inv.prompt, {**self.s.values, "T": max(lengths)})
+        responses = lengths if inv.response == "T" else (self._int(inv.response),) * n
+        mine = replica_lengths(responses, replicas)
+        slots = self.slots(task, replicas, len(mine))
+        own = self.own(task, slots * replicas)
+        memory = self.with_residents(task, own)
+        one_seq = memory_per_rank(
+            arch, layout, Mode.GENERATE, replicas, self.seq_len(task), self.s.workload,
+            inv.model_head,
+        )  # fmt: skip
+        tokens = -(-self.seq_len(task) // layout.cp)
+        f0, f1 = decode_flops(arch)
+        if task.value_head:
+            f0 += int(bl.work_head_per_token(arch, Head.VALUE))
+        gather_s = self.gather_s(task)
+        cost = DecodeCost(
+            f0=f0,
+            f1=f1,
+            prefill_flops=int(bl.work_prefill(arch, prompt, 1)),
+            weight_bytes=float(self.weights_read(task)),
+            kv_bytes_per_token=one_seq.kv_cache / tokens,
+            gather_s=gather_s,
+        )
+        tl = timeline(arch, prompt, mine, slots, cost, self.roofline(layout.n_gpus // replicas))
+        ideal = tl.time.bound_s
+        return Job(task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl)
+
+    # -- transfers ------------------------------------------------------------------------------
+
+    def transfers(self, jobs: Sequence[Job]) -> list[Transfer]:
+        out: list[Transfer] = []
+        bw = group_link_bytes_per_s(self.s.hardware, self.gpus)
+        for job in jobs:
+            t = job.task
+            if self.two_layouts(t):
+                per_device = reshard_bytes_per_device(
+                    job.own.weights, self.resident(t.role).weights
+                )
+                out.append(
+                    Transfer(
+                        "reshard",
+                        f"{t.role}: training layout -> {t.kind} layout "
+                        f"(tp={job.layout.tp}, pp={job.layout.pp})",
+                        self.group.name,
+                        per_device * self.gpus,
+                        per_device,
+                        per_device / bw,
+                        t.stage,
+                        t.index,
+                    )
+                )
+        if self.s.placement.offload and len({t.role for t in self.tasks}) > 1:
+            order = list(self.tasks)
+            for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
+                if prev.role is nxt.role:
+                    continue
+                load = self.resident(nxt.role).total
+                back = self.resident(prev.role).total if self.trains_here(prev.role) else 0
+                out.append(
+                    Transfer(
+                        "offload",
+                        f"load {nxt.role}, write back {prev.role}" if back else f"load {nxt.role}",
+                        self.group.name,
+                        (load + back) * self.gpus,
+                        load + back,
+                        offload_switch_time_s(load, back, self.s.host_bytes_per_s),
+                        nxt.stage,
+                        nxt.index,
+                    )
+                )
+        return out
+
+    def estimate(self) -> GroupEstimate:
+        jobs = tuple(self.job(t) for t in self.tasks)
+        resident = {r: self.resident(r) for r in dict.fromkeys(t.role for t in self.tasks)}
+        return GroupEstimate(
+            self.group.name,
+            self.gpus,
+            jobs,
+            resident,
+            self.shadows,
+            tuple(self.transfers(jobs)),
+            self.s.hardware.hbm_bytes,
+        )
+
+
+def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
+    if seconds <= t.bound_s:
+        return t
+    return PhaseTime(t.compute_s, t.memory_s, seconds, 0.0)
+
+
+def _scaled(t: PhaseTime, factor: Fraction) -> PhaseTime:
+    f = float(factor)
+    return PhaseTime(t.compute_s, t.memory_s, t.bound_s * f, t.compute_bound_s * f)
+
+
+def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
+    """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
+    return _Group(setup, group, gpus).estimate()

@@ -1,0 +1,181 @@
+"""The inputs one placement evaluation shares, each invocation's layout, and work over lengths.
+
+* ``Setup``: the algorithm, placement and tasks, the model of every role, hardware, workload
+  (dtypes), the values of B, K, S, T and the knobs, the user's layout, TP per model, the
+  response-length distribution and the host-link bandwidth.
+* Layouts (``layout_for``): the user's layout with the model's TP degree and data parallelism
+  filling the group; under hybrid execution TP for generate, TP/PP for forward and ZeRO-3 over
+  the whole group for train (§IV-D); a group that trains nothing holds no ZeRO shards.
+* Work over a length distribution: a work formula is a polynomial in T, so its sum over the
+  sequences' own response lengths is its coefficients times the power sums of the lengths,
+  exact (with fixed lengths, exactly ``algorithms.cost.invocation_cost``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import cache
+from typing import Any
+
+from rlmcost import blocks as bl
+from rlmcost import symbols as sy
+from rlmcost.algorithms.cost import count, invocation_cost
+from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.algorithms.model import Algorithm, Invocation
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.parallel.validate import check_layout
+from rlmcost.placement.groups import Placement, Task
+from rlmcost.placement.lengths import LengthDist
+from rlmcost.specs import HardwareSpec, ModelSpec, Workload
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything the groups of one evaluation share (resolved inputs)."""
+
+    alg: Algorithm
+    placement: Placement
+    tasks: tuple[Task, ...]
+    specs: Mapping[Role, ModelSpec]
+    hardware: HardwareSpec
+    workload: Workload
+    values: Mapping[str, object]  # B, K, S, T and the knobs
+    base: Layout  # the user's layout; dp is filled per group
+    tp: Mapping[Role, int]  # tensor-parallel degree per model
+    lengths: LengthDist
+    host_bytes_per_s: float
+
+    def arch(self, role: Role) -> Arch:
+        return _arch(self.specs[role])
+
+    def with_counts(self, counts: tuple[int, ...]) -> Setup:
+        """The same inputs with the groups' GPU counts set."""
+        return replace(self, placement=self.placement.with_gpus(counts))
+
+    @property
+    def prompt(self) -> int:
+        return int(self.values["S"])
+
+    @property
+    def response(self) -> int:
+        return int(self.values["T"])
+
+
+@cache
+def _arch(spec: ModelSpec) -> Arch:
+    return spec.arch()
+
+
+def auto_tp(arch: Arch, hardware: HardwareSpec, weight_bytes: int) -> int:
+    """The smallest power-of-two TP degree (up to a node) that divides the heads and widths and
+    puts at most half the HBM of weights on a device: room for KV cache and activations."""
+    tp = 1
+    while tp < hardware.gpus_per_node:
+        ok = True
+        try:
+            check_layout(arch, Layout(tp=tp))
+        except SpecError:
+            ok = False
+        if ok and weight_bytes / tp <= hardware.hbm_bytes / 2:
+            return tp
+        tp *= 2
+    return tp
+
+
+def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> Layout:
+    """The layout of ``role``'s ``kind`` invocation on ``gpus`` devices of ``group``.
+
+    The group's own layout for the kind when given; else under hybrid execution TP for
+    generate, TP/PP for forward and ZeRO-3 over the whole group (no TP, PP) for train; else the
+    user's layout with the model's TP degree. A group that trains nothing runs its models
+    without ZeRO sharding (inference engines such as vLLM hold whole TP shards). Data
+    parallelism fills the group.
+    """
+    given = setup.placement.group(group).layout(kind)
+    base = given or setup.base
+    t = setup.tp[role]
+    trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
+    if not trains and given is None:  # an inference-only group: engines replicate per TP group
+        base = base.with_(zero=ZeroStage.NONE)
+    if setup.placement.hybrid and given is None:
+        base = {
+            Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),
+            Kind.FORWARD: base.with_(tp=t, zero=ZeroStage.NONE),
+            Kind.TRAIN: base.with_(tp=1, pp=1, cp=1, zero=ZeroStage.OS_G_P),
+        }[kind]
+    elif given is None:
+        base = base.with_(tp=t)
+    split = base.tp * base.pp * base.cp * base.ep
+    if gpus % split:
+        raise SpecError(
+            f"group {group} has {gpus} GPUs, not a multiple of tp*pp*cp*ep = {split} for "
+            f"{role} {kind}; give it a multiple of {split} GPUs or a smaller --tp/--pp"
+        )
+    layout = base.with_(dp=gpus // split)
+    check_layout(setup.arch(role), layout, gpus)
+    return layout
+
+
+# --------------------------------------------------------------------------------------------
+# Work over a length distribution
+# --------------------------------------------------------------------------------------------
+
+
+@cache
+def _per_sequence_poly(inv: Invocation, arch: Arch, knobs: tuple) -> tuple[Fraction, ...]:
+    """Coefficients (ascending powers of T) of the invocation's work per sequence."""
+    import sympy as sp
+
+    values = dict(knobs)
+    cost = invocation_cost(inv, arch, values)
+    n = count(inv.sequences, values)
+    poly = sp.Poly(sp.expand(cost.work / n), sy.T)
+    return tuple(
+        Fraction(int(sp.Rational(c).p), int(sp.Rational(c).q)) for c in poly.all_coeffs()[::-1]
+    )
+
+
+def frozen_values(values: Mapping[str, object], keep_t: bool = False) -> tuple:
+    return tuple(sorted((k, v) for k, v in values.items() if keep_t or k != "T"))
+
+
+@cache
+def count_of(text: str, values: tuple) -> Any:
+    return count(text, dict(values))
+
+
+@cache
+def depth_of(inv: Invocation, arch: Arch, values: tuple) -> int:
+    """The invocation's depth (``algorithms.cost``), memoized: the GPU-split search asks for
+    the same ones many times."""
+    return int(invocation_cost(inv, arch, dict(values)).depth)
+
+
+def sequence_work(inv: Invocation, arch: Arch, values: Mapping[str, object], t: int) -> Fraction:
+    """Work of one sequence of the invocation whose response has ``t`` tokens."""
+    coeffs = _per_sequence_poly(inv, arch, frozen_values(values))
+    return sum((c * t**k for k, c in enumerate(coeffs)), Fraction(0))
+
+
+def work_over_lengths(
+    task: Task, arch: Arch, values: Mapping[str, object], lengths: Sequence[int]
+) -> int:
+    """Exact FLOPs of the task over sequences with these response lengths (power sums)."""
+    inv = task.invocation
+    coeffs = _per_sequence_poly(inv, arch, frozen_values(values))
+    total = sum((c * sum(t**k for t in lengths) for k, c in enumerate(coeffs)), Fraction(0))
+    if task.value_head:  # the shared backbone's d x 1 value head
+        head = int(bl.work_head_per_token(arch, Head.VALUE))
+        if inv.kind is Kind.GENERATE:
+            total += head * sum(lengths)
+        else:
+            passes = int(count(inv.passes, values))
+            total += passes * 3 * head * sum(int(values["S"]) + t for t in lengths)
+    if total.denominator != 1:
+        raise AssertionError(f"non-integral work {total} for {inv.describe()}")
+    return int(total)

@@ -1,0 +1,350 @@
+"""One RL iteration under a placement: its groups composed into stages and a steady state.
+
+``combine`` schedules the groups' invocations with ``schedule`` (inside a group one after
+another, across groups concurrently, stage barriers, staleness) together with the transfers
+of ``transfer`` (weight synchronization on the links after training, resharding and offload
+switches on the groups). Stage fusion (§IV-C, RLHFuse) removes from the critical path the
+assessment time that fits in the idle compute of the decode steps after each sample finishes
+(same group) or in the decode time itself (another group), and runs the training pipelines of
+one group as one schedule, with one bubble. The result reports per stage the work, depth, peak
+memory per device over the groups active in it and time on the critical path, and for the
+iteration its steady-state time and depth, the critical cycle and the bytes moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import ceil
+from typing import Any
+
+from rlmcost import blocks as bl
+from rlmcost.algorithms.kinds import Kind, Stage
+from rlmcost.algorithms.model import Algorithm
+from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.placement.group_cost import GroupEstimate, Job, Transfer
+from rlmcost.placement.groups import Placement
+from rlmcost.placement.inputs import Setup, sequence_work
+from rlmcost.placement.lengths import LengthDist
+from rlmcost.placement.schedule import Unit, edges, period, stage_spans
+from rlmcost.placement.transfer import (
+    weight_sync_time_s,
+)
+from rlmcost.specs import HardwareSpec, Workload
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One stage: work, depth, peak memory per device over its groups, time on the critical
+    path (the longest group's share, after fusion)."""
+
+    stage: Stage
+    work_flops: int
+    depth: int
+    peak_memory_bytes_per_device: int
+    time_lower_bound_s: float
+    groups: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "work_flops": self.work_flops,
+            "depth": self.depth,
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "time_lower_bound_s": self.time_lower_bound_s,
+            "groups": list(self.groups),
+        }
+
+
+@dataclass(frozen=True)
+class FusionGain:
+    """What stage fusion took off the critical path, in seconds."""
+
+    inter_stage_s: float  # assessment hidden under decoding
+    intra_stage_s: float  # pipeline bubbles shared by the interleaved training pipelines
+
+    @property
+    def total_s(self) -> float:
+        return self.inter_stage_s + self.intra_stage_s
+
+
+@dataclass(frozen=True)
+class PlacementEstimate:
+    """One iteration of ``algorithm`` under ``placement`` (``to_json`` is the stable schema)."""
+
+    algorithm: Algorithm
+    placement: Placement
+    groups: tuple[GroupEstimate, ...]
+    stages: dict[Stage, StageResult]
+    iteration_time_lower_bound_s: float
+    iteration_depth: int
+    critical_path: str
+    syncs: tuple[Transfer, ...]
+    fusion: FusionGain | None
+    hardware: HardwareSpec
+    workload: Workload
+    lengths: LengthDist
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def gpus(self) -> int:
+        return sum(g.gpus for g in self.groups)
+
+    @property
+    def work_flops(self) -> int:
+        return sum(s.work_flops for s in self.stages.values())
+
+    @property
+    def fits(self) -> bool:
+        return all(g.fits for g in self.groups)
+
+    @property
+    def shortfall_bytes(self) -> int:
+        return max(g.shortfall_bytes for g in self.groups)
+
+    @property
+    def peak_memory_bytes_per_device(self) -> int:
+        return max(g.peak_memory_bytes_per_device for g in self.groups)
+
+    @property
+    def weight_sync_bytes(self) -> int:
+        return sum(t.bytes for t in self.syncs)
+
+    @property
+    def reshard_bytes(self) -> int:
+        return sum(t.bytes for g in self.groups for t in g.transfers if t.kind == "reshard")
+
+    @property
+    def offload_bytes(self) -> int:
+        return sum(t.bytes for g in self.groups for t in g.transfers if t.kind == "offload")
+
+    @property
+    def stage_sum_s(self) -> float:
+        """The stages' times one after another (what a synchronous loop takes)."""
+        return sum(s.time_lower_bound_s for s in self.stages.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "placement": self.placement.name,
+            "algorithm": self.algorithm.name,
+            "hardware": self.hardware.name,
+            "gpus": self.gpus,
+            "staleness": self.placement.staleness,
+            "groups": [g.to_json() for g in self.groups],
+            "stages": {str(s): r.to_json() for s, r in self.stages.items()},
+            "iteration_time_lower_bound_s": self.iteration_time_lower_bound_s,
+            "iteration_depth": self.iteration_depth,
+            "critical_path": self.critical_path,
+            "work_flops": self.work_flops,
+            "weight_sync_bytes": self.weight_sync_bytes,
+            "weight_sync": [t.to_json() for t in self.syncs],
+            "reshard_bytes": self.reshard_bytes,
+            "offload_bytes": self.offload_bytes,
+            "fusion_gain_s": (
+                {
+                    "inter_stage": self.fusion.inter_stage_s,
+                    "intra_stage": self.fusion.intra_stage_s,
+                    "total": self.fusion.total_s,
+                }
+                if self.fusion
+                else None
+            ),
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "hbm_bytes_per_device": self.hardware.hbm_bytes,
+            "fits": self.fits,
+            "shortfall_bytes": self.shortfall_bytes,
+            "length_distribution": self.lengths.describe(self.workload.response_len),
+            "notes": list(self.notes),
+        }
+
+
+def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_group: bool) -> float:
+    """Seconds of ``assess`` (one group's assessment jobs) that run while ``gen`` still
+    decodes: each sample's share becomes ready when it finishes and fills the idle compute of
+    later decode steps (same group) or their whole duration (another group)."""
+    import numpy as np
+
+    tl = gen.timeline
+    if tl is None or not assess:
+        return 0.0
+    total_s = sum(j.time_s for j in assess)
+    weights = np.array(
+        [
+            float(
+                sum(
+                    (sequence_work(j.task.invocation, setup.arch(j.task.role), setup.values, t)
+                     for j in assess),
+                    Fraction(0),
+                )
+            )
+            for t in tl.lengths
+        ]
+    )  # fmt: skip
+    share = total_s * weights / weights.sum()
+    # sample i is ready after the decode step in which it finishes
+    end_step = np.searchsorted(tl.step_end_s, tl.finish_s - 1e-12 * tl.step_end_s[-1])
+    released = np.bincount(end_step, weights=share, minlength=tl.steps)
+    capacity = tl.step_idle_s if same_group else tl.step_bound_s
+    ready = absorbed = 0.0
+    for step in range(tl.steps):
+        take = min(ready, float(capacity[step]))
+        absorbed += take
+        ready += float(released[step]) - take
+    return min(absorbed, total_s)
+
+
+def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
+    """The iteration from its groups: schedule, stages, transfers, fusion, fit."""
+    placement = setup.placement
+    jobs = {j.task.index: j for g in groups for j in g.jobs}
+    time_of = {i: j.time_s for i, j in jobs.items()}
+    notes: list[str] = []
+    fusion = None
+    if placement.fusion:
+        inter = 0.0
+        gens = [j for j in jobs.values() if j.task.kind is Kind.GENERATE and j.timeline]
+        if gens:
+            gen = max(gens, key=lambda j: j.time_s)
+            for g in groups:
+                assess = [j for j in g.jobs if j.task.stage is Stage.ASSESSMENT]
+                hidden = _assessment_overlap(gen, assess, setup, g.name == gen.task.group)
+                total = sum(j.time_s for j in assess)
+                for j in assess:
+                    time_of[j.task.index] = j.time_s * (1 - hidden / total) if total else 0.0
+                inter += hidden
+        intra = 0.0
+        for g in groups:
+            trains = [j for j in g.jobs if j.task.kind is Kind.TRAIN]
+            if len(trains) < 2:
+                continue
+            lay = max((j.layout for j in trains), key=lambda x: x.pp)
+            mb = sum(j.micro_batches for j in trains)
+            fused = sum(j.ideal_s for j in trains) * float(
+                1 + bubble_fraction(lay.schedule, lay.pp, mb, lay.virtual_stages)
+            )
+            intra += sum(j.time_s for j in trains) - fused
+            for j in trains:
+                time_of[j.task.index] = fused * j.ideal_s / sum(t.ideal_s for t in trains)
+        fusion = FusionGain(inter, intra)
+    # schedule units: per group, its transfers in front of their tasks; training tasks of a
+    # group merge under fusion (interleaved pipelines)
+    units_t: list[Unit] = []
+    units_d: list[Unit] = []
+    key_of: dict[int, str] = {}
+    for g in groups:
+        fused = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
+        fused_key = "+".join(str(j.task.index) for j in fused) if len(fused) > 1 else None
+        for j in g.jobs:
+            for tr in g.transfers:
+                if tr.before == j.task.index:
+                    k = f"{tr.kind}:{tr.what}@{g.name}"
+                    units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
+                    units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
+            if fused_key and j in fused:
+                key_of[j.task.index] = fused_key
+                if j is not fused[0]:
+                    continue
+                units_t.append(
+                    Unit(fused_key, g.name, j.task.stage, sum(time_of[f.task.index] for f in fused))
+                )
+                units_d.append(Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused)))
+                continue
+            key = str(j.task.index)
+            key_of[j.task.index] = key
+            units_t.append(Unit(key, g.name, j.task.stage, time_of[j.task.index]))
+            units_d.append(Unit(key, g.name, j.task.stage, j.depth))
+    syncs, links = _weight_syncs(setup, groups, key_of)
+    for tr, _, _ in links:
+        units_t.append(
+            Unit(
+                tr, f"link:{tr}", None, next(s.time_s for s in syncs if s.what == tr), barrier=False
+            )
+        )
+        units_d.append(Unit(tr, f"link:{tr}", None, 0, barrier=False))
+    graph = edges(units_t, placement.staleness, links)
+    per_t = period(units_t, graph)
+    per_d = period(units_d, edges(units_d, placement.staleness, links))
+    spans_t, spans_d = stage_spans(units_t), stage_spans(units_d)
+    stages: dict[Stage, StageResult] = {}
+    for stage in setup.alg.stages:
+        mine = [j for j in jobs.values() if j.task.stage is stage]
+        if not mine:
+            continue
+        stages[stage] = StageResult(
+            stage,
+            sum(j.work_flops for j in mine),
+            int(spans_d.get(stage, 0)),
+            max(j.memory.total for j in mine),
+            float(spans_t.get(stage, 0.0)),
+            tuple(dict.fromkeys(j.task.group for j in mine)),
+        )
+    for g in groups:
+        for j in g.jobs:
+            tl = j.timeline
+            if tl is not None and tl.waves > 1:
+                notes.append(
+                    f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
+                    f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
+                )
+    if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:
+        notes.append(
+            "fixed lengths in one wave: every sample finishes at the same step, so streaming "
+            "finished samples into assessment hides nothing (try --length-dist)"
+        )
+    if placement.staleness:
+        notes.append(
+            f"steady state with staleness {placement.staleness}: rollout may use weights up to "
+            f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
+        )
+    names = {u.key: u for u in units_t}
+    critical = " -> ".join(_unit_label(names[k], jobs) for k in per_t.cycle.keys)
+    if per_t.cycle.shift > 1:
+        critical += f" (over {per_t.cycle.shift} iterations)"
+    return PlacementEstimate(
+        setup.alg,
+        placement,
+        tuple(groups),
+        stages,
+        float(per_t.value),
+        int(ceil(per_d.value)),
+        critical,
+        tuple(syncs),
+        fusion,
+        setup.hardware,
+        setup.workload,
+        setup.lengths,
+        tuple(notes),
+    )
+
+
+def _unit_label(unit: Unit, jobs: Mapping[int, Job]) -> str:
+    if unit.key.replace("+", "").isdigit():
+        return (
+            "+".join(jobs[int(i)].task.label() for i in unit.key.split("+")) + f" [{unit.resource}]"
+        )
+    return unit.key
+
+
+def _weight_syncs(
+    setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str]
+) -> tuple[list[Transfer], list[tuple[str, str, list[str]]]]:
+    """Each trained model read on another group: one copy of its weights after training."""
+    trainer = {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN}
+    total = sum(g.gpus for g in groups)
+    syncs: list[Transfer] = []
+    links: list[tuple[str, str, list[str]]] = []
+    for g in groups:
+        for role in g.shadows:
+            if role not in trainer:
+                continue
+            src, train_job = trainer[role]
+            arch = setup.arch(role)
+            head = train_job.task.invocation.model_head
+            nbytes = int(bl.params(arch, head)) * setup.workload.weight_dtype.bytes
+            what = f"{role}: {src.name} -> {g.name}"
+            time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, setup.hardware)
+            per_device = -(-nbytes // min(src.gpus, g.gpus))
+            syncs.append(Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time))
+            readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
+            links.append((what, key_of[train_job.task.index], readers))
+    return syncs, links

@@ -1,0 +1,153 @@
+"""Response-length distributions, as exact quantiles: deterministic, no random sampling.
+
+Generation lengths are long-tailed (seed paper §IV-C): short trajectories finish early while
+the longest set the Generation stage's depth. A distribution turns into the lengths of ``n``
+sequences by its midpoint quantiles q_i = (2 i + 1) / (2 n), i = 0 .. n - 1, so the same inputs
+always give the same lengths and a larger batch refines the same shape.
+
+``--length-dist`` spellings:
+
+* ``fixed``: every response has T tokens (``--response-len``); the Table IX assumption.
+* ``uniform:LO,HI``: whole numbers LO..HI equally likely; the discrete quantiles
+  LO + floor((2 i + 1)(HI - LO + 1) / (2 n)), exact integers.
+* ``lognormal:MEAN,SIGMA[,MAX]``: exp(N(mu, SIGMA^2)) with mu = ln(MEAN) - SIGMA^2 / 2, so MEAN
+  is the mean length in tokens; quantiles exp(mu + SIGMA z_i) with z_i the standard normal
+  quantile (``statistics.NormalDist``), rounded to whole tokens, at least 1 and at most MAX
+  (a max_new_tokens cap; none by default).
+* ``file:PATH``: the empirical distribution of the whole numbers in PATH (whitespace or comma
+  separated): the sorted values at positions floor((2 i + 1) M / (2 n)) of M; with M = n this
+  is exactly the file's lengths.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+from rlmcost.errors import SpecError
+
+SYNTAX = "fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or file:PATH"
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """A response-length distribution (module docstring); ``values`` are its parameters."""
+
+    kind: str
+    values: tuple[float, ...] = ()
+    path: str = ""
+
+    def lengths(self, n: int, fixed: int) -> tuple[int, ...]:
+        """Lengths of ``n`` responses, ascending; ``fixed`` is T for the ``fixed`` kind.
+
+        >>> LengthDist("uniform", (1, 4)).lengths(4, 0)
+        (1, 2, 3, 4)
+        >>> LengthDist("lognormal", (1000, 0.0)).lengths(3, 0)
+        (1000, 1000, 1000)
+        """
+        if n < 1:
+            raise SpecError(f"{n} sequences: need at least one")
+        if self.kind == "fixed":
+            return (fixed,) * n
+        if self.kind == "uniform":
+            lo, hi = int(self.values[0]), int(self.values[1])
+            span = hi - lo + 1
+            return tuple(lo + (2 * i + 1) * span // (2 * n) for i in range(n))
+        if self.kind == "lognormal":
+            mean, sigma = self.values[0], self.values[1]
+            cap = int(self.values[2]) if len(self.values) > 2 else None
+            mu = math.log(mean) - sigma * sigma / 2
+            unit = NormalDist()
+            out = []
+            for i in range(n):
+                t = max(1, round(math.exp(mu + sigma * unit.inv_cdf((2 * i + 1) / (2 * n)))))
+                out.append(min(t, cap) if cap else t)
+            return tuple(out)
+        values = _read_lengths(self.path)
+        m = len(values)
+        return tuple(values[(2 * i + 1) * m // (2 * n)] for i in range(n))
+
+    @property
+    def is_fixed(self) -> bool:
+        return self.kind == "fixed"
+
+    def describe(self, fixed: int | None = None) -> str:
+        """The distribution as ``--length-dist`` spells it (``fixed`` says T)."""
+        if self.kind == "fixed":
+            return f"fixed (T = {fixed})" if fixed is not None else "fixed"
+        if self.kind == "file":
+            return f"file:{self.path}"
+        return f"{self.kind}:" + ",".join(f"{v:g}" for v in self.values)
+
+
+FIXED = LengthDist("fixed")
+
+
+def _numbers(text: str, spec: str, count: tuple[int, ...]) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) not in count or not all(math.isfinite(v) for v in values):
+        raise SpecError(f"--length-dist {spec!r}: expected {SYNTAX}")
+    return values
+
+
+def _read_lengths(path: str) -> tuple[int, ...]:
+    """Sorted whole numbers from ``path``; SpecError for a missing file or bad entries."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise SpecError(
+            f"--length-dist file:{path}: cannot read it ({exc.strerror}); give a readable file "
+            "of response lengths"
+        ) from None
+    words = [w for w in re.split(r"[\s,]+", text) if w]
+    if not words:
+        raise SpecError(f"--length-dist file:{path}: no lengths in it; write one per line")
+    out = []
+    for w in words:
+        if not w.isdigit() or int(w) < 1:
+            raise SpecError(
+                f"--length-dist file:{path}: {w!r} is not a positive whole number of tokens"
+            )
+        out.append(int(w))
+    return tuple(sorted(out))
+
+
+def parse_length_dist(text: str | None) -> LengthDist:
+    """A :class:`LengthDist` from its ``--length-dist`` spelling (module docstring).
+
+    >>> parse_length_dist("lognormal:1024,0.8,4096")
+    LengthDist(kind='lognormal', values=(1024.0, 0.8, 4096.0), path='')
+    """
+    if text is None or text.strip().lower() == "fixed":
+        return FIXED
+    spec = text.strip()
+    kind, _, rest = spec.partition(":")
+    kind = kind.lower()
+    if kind == "uniform":
+        lo, hi = _numbers(rest, spec, (2,))
+        if lo != int(lo) or hi != int(hi) or not 1 <= lo <= hi:
+            raise SpecError(
+                f"--length-dist {spec!r}: uniform needs whole numbers 1 <= LO <= HI, "
+                "e.g. uniform:256,4096"
+            )
+        return LengthDist("uniform", (int(lo), int(hi)))
+    if kind == "lognormal":
+        values = _numbers(rest, spec, (2, 3))
+        if values[0] < 1 or values[1] < 0 or (len(values) == 3 and values[2] < 1):
+            raise SpecError(
+                f"--length-dist {spec!r}: lognormal needs MEAN >= 1 token, SIGMA >= 0 and "
+                "MAX >= 1, e.g. lognormal:1024,0.8"
+            )
+        return LengthDist("lognormal", values)
+    if kind == "file":
+        if not rest:
+            raise SpecError(f"--length-dist {spec!r}: give a path, e.g. file:lengths.txt")
+        _read_lengths(rest)
+        return LengthDist("file", (), rest)
+    raise SpecError(f"--length-dist {spec!r}: unknown distribution; use {SYNTAX}")

@@ -1,0 +1,236 @@
+"""The steady-state length of an RL iteration whose invocations run on device groups.
+
+Semantics (seed paper §IV-B, §IV-E; Table IV ‡ and the Table IX caption):
+
+* inside a group (or on a link) the units run one after another in a fixed order, stage by
+  stage and then in the algorithm's order: depths (or times) add;
+* a stage starts when the previous stage has finished on every group (the stage barrier), so
+  across groups the units of one stage run concurrently: the stage takes the longest group;
+* iteration j + 1's first stage starts when iteration j - k's last stage has finished, k being
+  the staleness: k = 0 is the synchronous loop ("iteration k + 1 cannot generate data until
+  iteration k has completed Training", §IV-E); k >= 1 lets rollout read weights k iterations
+  old, so rollout and training of different iterations overlap.
+
+Each unit's start is the max over its predecessors of (their start + their weight), with
+predecessors from ``shift`` iterations earlier: a max-plus linear recurrence. Its steady-state
+period, the time (or depth) per iteration, is the maximum cycle mean of the precedence graph,
+max over cycles of (sum of the weights on the cycle) / (sum of the shifts) (Cohen et al. 1985,
+"A linear-system-theoretic view of discrete-event processes"; Karp 1978 for the numeric case).
+Three kinds of cycle matter: a group's own units (shift 1: the group is busy that long every
+iteration); the chain through the stages back to the first (shift k + 1: with k = 0 this is
+the sum of the stage spans, the synchronous iteration); and mixtures of both. So the
+synchronous period is the sum of the stages' spans, and with k >= 1 and rollout and training
+on different groups it is max(generation + assessment, training) instead of their sum.
+
+The same code evaluates numbers (seconds, exact depths) and sympy expressions (Table IX); for
+the latter :func:`period` leaves out cycles that another cycle provably dominates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from rlmcost.algorithms.kinds import Stage
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Something that occupies a ``resource`` (a group or a link) for ``weight`` per iteration.
+
+    ``stage``: the stage it belongs to; None for a transfer that belongs to no stage (weight
+    synchronization on a link). ``barrier``: it takes part in the stage barriers (task units do;
+    resharding and offload units sit in their group's order in front of the task they serve).
+    """
+
+    key: str
+    resource: str
+    stage: Stage | None
+    weight: Any
+    barrier: bool = True
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``dst`` of iteration j may start ``src``'s weight after ``src`` of iteration j - shift."""
+
+    src: str
+    dst: str
+    shift: int
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """A simple cycle of the precedence graph: its units and its total shift."""
+
+    keys: tuple[str, ...]
+    shift: int
+
+    def mean(self, weights: Mapping[str, Any]) -> Any:
+        return sum((weights[k] for k in self.keys), 0) / self.shift
+
+
+def _stage_order(stage: Stage | None) -> int:
+    return list(Stage).index(stage) if stage is not None else len(Stage)
+
+
+def edges(
+    units: Sequence[Unit], staleness: int, links: Sequence[tuple[str, str, Sequence[str]]] = ()
+) -> list[Edge]:
+    """The precedence edges (module docstring). Units of one resource run in the given order.
+
+    ``links``: (sync unit key, the train unit it follows, the units that read what it sends);
+    the readers of iteration j wait for the transfer after iteration j - k - 1's training.
+    The edges depend on the units' keys, resources, stages and barriers, not on their
+    weights, so they are memoized on those (a GPU-split search reuses them).
+    """
+    shape = tuple((u.key, u.resource, u.stage, u.barrier) for u in units)
+    frozen = tuple((key, after, tuple(readers)) for key, after, readers in links)
+    return list(_edges(shape, staleness, frozen))
+
+
+@cache
+def _edges(
+    shape: tuple[tuple[str, str, Stage | None, bool], ...],
+    staleness: int,
+    links: tuple[tuple[str, str, tuple[str, ...]], ...],
+) -> tuple[Edge, ...]:
+    units = [Unit(key, resource, stage, 0, barrier) for key, resource, stage, barrier in shape]
+    out: list[Edge] = []
+    by_resource: dict[str, list[Unit]] = {}
+    for u in units:
+        by_resource.setdefault(u.resource, []).append(u)
+    for seq in by_resource.values():
+        for a, b in zip(seq, seq[1:], strict=False):
+            out.append(Edge(a.key, b.key, 0))
+        out.append(Edge(seq[-1].key, seq[0].key, 1))
+    staged = [u for u in units if u.barrier and u.stage is not None]
+    present = sorted({u.stage for u in staged}, key=_stage_order)
+    for s, t in zip(present, present[1:], strict=False):
+        for a in (u for u in staged if u.stage is s):
+            for b in (u for u in staged if u.stage is t):
+                out.append(Edge(a.key, b.key, 0))
+    if present:
+        lasts = [u for u in staged if u.stage is present[-1]]
+        firsts = [u for u in staged if u.stage is present[0]]
+        for a in lasts:
+            for b in firsts:
+                out.append(Edge(a.key, b.key, staleness + 1))
+    for key, after, readers in links:
+        out.append(Edge(after, key, 0))
+        for r in readers:
+            out.append(Edge(key, r, staleness + 1))
+    # a resource's order edges may repeat barrier edges; keep the smallest shift per pair
+    best: dict[tuple[str, str], int] = {}
+    for e in out:
+        best[(e.src, e.dst)] = min(best.get((e.src, e.dst), e.shift), e.shift)
+    return tuple(Edge(s, d, k) for (s, d), k in best.items())
+
+
+def simple_cycles(keys: Sequence[str], graph: Sequence[Edge]) -> list[Cycle]:
+    """Every simple cycle, each once (rooted at its first key in ``keys`` order), with the
+    smallest shift among parallel edges. Fine for the tens of units an iteration has."""
+    return list(_simple_cycles(tuple(keys), tuple(graph)))
+
+
+@cache
+def _simple_cycles(keys: tuple[str, ...], graph: tuple[Edge, ...]) -> tuple[Cycle, ...]:
+    order = {k: i for i, k in enumerate(keys)}
+    succ: dict[str, list[tuple[str, int]]] = {k: [] for k in keys}
+    for e in graph:
+        succ[e.src].append((e.dst, e.shift))
+    cycles: list[Cycle] = []
+    for root in keys:
+        r = order[root]
+        stack = [(root, (root,), 0)]
+        while stack:
+            node, path, shift = stack.pop()
+            for nxt, s in succ[node]:
+                if nxt == root:
+                    cycles.append(Cycle(path, shift + s))
+                elif order[nxt] > r and nxt not in path:
+                    stack.append((nxt, (*path, nxt), shift + s))
+    return tuple(c for c in cycles if c.shift > 0)
+
+
+def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:
+    """True when ``c``'s mean can never exceed the maximum of the others' (weights >= 0):
+    cycles of total shift <= ``c.shift`` visit all its units (one cycle visiting a superset
+    with no larger shift, or several, e.g. the groups' own cycles of shift 1 each). Then
+    sum(c) <= sum of theirs <= (their shifts) x (their largest mean) <= c.shift x that mean."""
+    mask = sum(bits[k] for k in c.keys)
+    masks = [
+        (sum(bits[k] for k in o.keys), o.shift) for o in others if o is not c and o.shift <= c.shift
+    ]
+    for m, shift in masks:  # one cycle: strictly wider, or as wide with a smaller shift
+        if mask & ~m == 0 and (m != mask or shift < c.shift):
+            return True
+
+    def cover(left: int, budget: int) -> bool:
+        if left == 0:
+            return True
+        low = left & -left
+        return any(
+            cover(left & ~m, budget - shift)
+            for m, shift in masks
+            if m & low and shift <= budget and shift < c.shift
+        )
+
+    return c.shift > 1 and cover(mask, c.shift)
+
+
+@dataclass(frozen=True)
+class Period:
+    """The steady-state time (or depth) of one iteration and the cycle that sets it."""
+
+    value: Any
+    cycle: Cycle | None  # numeric: the critical cycle; symbolic: None
+    cycles: tuple[Cycle, ...]
+
+
+def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False) -> Period:
+    """The maximum cycle mean (module docstring).
+
+    Numeric weights: the exact max and its cycle. Symbolic weights: ``sympy.Max`` over the
+    cycles no other cycle dominates.
+    """
+    keys = [u.key for u in units]
+    weights = {u.key: u.weight for u in units}
+    cycles = simple_cycles(keys, graph)
+    if not symbolic:
+        best = max(cycles, key=lambda c: (c.mean(weights), -c.shift, c.keys))
+        return Period(best.mean(weights), best, tuple(cycles))
+    import sympy as sp
+
+    bits = {k: 1 << i for i, k in enumerate(keys)}
+    kept = [c for c in cycles if not _dominated(c, cycles, bits)]
+    means = list(dict.fromkeys(sp.expand(c.mean(weights)) for c in kept))
+    value = sp.Max(*means, evaluate=False) if len(means) > 1 else means[0]
+    return Period(value, None, tuple(kept))
+
+
+def stage_spans(units: Sequence[Unit]) -> dict[Stage, Any]:
+    """Each stage's span: the longest of the groups' sums of that stage's units (barrier units
+    and the resharding or offload units in front of them)."""
+    spans: dict[Stage, dict[str, Any]] = {}
+    for u in units:
+        if u.stage is None:
+            continue
+        per = spans.setdefault(u.stage, {})
+        per[u.resource] = per.get(u.resource, 0) + u.weight
+    out: dict[Stage, Any] = {}
+    for stage in sorted(spans, key=_stage_order):
+        values = list(spans[stage].values())
+        if all(_is_number(v) for v in values):
+            out[stage] = max(values)
+        else:
+            import sympy as sp
+
+            out[stage] = sp.Max(*values, evaluate=False) if len(values) > 1 else values[0]
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) or bool(getattr(v, "is_number", False))

@@ -1,0 +1,70 @@
+"""Bytes that move between layouts, groups and host memory, and their time at link bandwidth.
+
+* Weight synchronization (§IV-B, §IV-E): after training, a trainable model read on another
+  group (the rollout engines, an inference copy of the critic) receives one full copy of its
+  weights in the weight dtype, |M| x bytes. The sending group's GPUs push disjoint shards in
+  parallel, each over its own link, so the time is bytes / (min(sender, receiver GPUs) x
+  link bandwidth); the fan-out to the receiving group's replicas runs inside that group and
+  is pipelined (not counted). The link is NVLink when the whole job fits in one node, else the
+  inter-node NIC per GPU (OpenRLHF and verl broadcast over NCCL; Hu et al. 2024,
+  arXiv:2405.11143; Sheng et al. 2024, arXiv:2409.19256).
+* Resharding (§IV-D, hybrid): before an invocation whose layout differs from its model's
+  training layout on the same group, each device gathers its shard of the new layout. With a
+  zero-redundancy alignment (verl's 3D-HybridEngine) the part it already holds is its training
+  shard, so it receives (destination shard - training shard) bytes, all devices at once, at
+  the group's link bandwidth. Switching back costs nothing: the training shards were kept.
+* Offload (§IV-B, "offloading, loading and unloading idle models"): a group that offloads
+  keeps only the running model's states on the devices; switching models loads the next one's
+  states from host memory and writes the previous one's trained states back, over the
+  host link (PCIe), the two directions at once.
+
+Host link bandwidth (an assumption; datasheets give the PCIe generation): PCIe Gen5 x16,
+64 GB/s per direction, for H100, H200, B200 and MI300-class devices; PCIe Gen4 x16, 32 GB/s,
+for A100 and older. Pass ``host_bandwidth_bytes_per_s`` to override it.
+"""
+
+from __future__ import annotations
+
+from rlmcost.specs.hardware import HardwareSpec
+
+PCIE_GEN5_X16_BYTES_PER_S = 64_000_000_000
+PCIE_GEN4_X16_BYTES_PER_S = 32_000_000_000
+
+
+def host_bandwidth_bytes_per_s(hardware: HardwareSpec) -> int:
+    """Assumed device <-> host bandwidth per direction (module docstring).
+
+    >>> from rlmcost.specs import get_hardware
+    >>> host_bandwidth_bytes_per_s(get_hardware("a100")), host_bandwidth_bytes_per_s(
+    ...     get_hardware("h100"))
+    (32000000000, 64000000000)
+    """
+    gen4 = ("a100", "a10", "v100", "mi250", "mi210", "l4", "a40")
+    if hardware.name.lower().startswith(gen4):
+        return PCIE_GEN4_X16_BYTES_PER_S
+    return PCIE_GEN5_X16_BYTES_PER_S
+
+
+def group_link_bytes_per_s(hardware: HardwareSpec, gpus: int) -> int:
+    """Per-GPU bandwidth inside a group: NVLink within one node, the NIC beyond it."""
+    if gpus <= hardware.gpus_per_node:
+        return hardware.intra_node_bandwidth_bytes_per_s
+    return hardware.inter_node_bandwidth_bytes_per_s
+
+
+def weight_sync_time_s(
+    weight_bytes: int, sender_gpus: int, receiver_gpus: int, total_gpus: int, hw: HardwareSpec
+) -> float:
+    """Seconds to move one copy of ``weight_bytes`` from one group to another."""
+    link = group_link_bytes_per_s(hw, total_gpus)
+    return weight_bytes / (min(sender_gpus, receiver_gpus) * link)
+
+
+def reshard_bytes_per_device(destination_weight_bytes: int, training_weight_bytes: int) -> int:
+    """What one device receives to build its shard of the new layout (module docstring)."""
+    return max(0, destination_weight_bytes - training_weight_bytes)
+
+
+def offload_switch_time_s(load_bytes: int, writeback_bytes: int, host_bytes_per_s: float) -> float:
+    """One model switch on a device: load the next, write back the last, full duplex."""
+    return max(load_bytes, writeback_bytes) / host_bytes_per_s

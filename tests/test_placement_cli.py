@@ -1,0 +1,124 @@
+"""`rlmcost placements` as a new user meets it: output, --json schema, one-line errors."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+def test_side_by_side_marks_the_fastest_that_fits():
+    r = run("placements", "-m", "gpt-2", "--gpus", "4", "-B", "8", "-S", "64", "-T", "64")
+    assert r.exit_code == 0, r.output
+    for name in ("baseline", "ac-shared", "disaggregated", "hybrid", "fusion", "async"):
+        assert name in r.output
+    assert "fastest that fits:" in r.output and " *" in r.output
+
+
+def test_json_of_one_placement_has_the_documented_keys():
+    r = run("placements", "-m", "gpt-2", "--gpus", "4", "-B", "8", "-S", "64", "-T", "64",
+            "--placement", "async", "--staleness", "2", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["placement"] == "async" and out["staleness"] == 2
+    assert {g["name"] for g in out["groups"]} == {"rollout", "trainer"}
+    for stage in ("generation", "assessment", "training"):
+        keys = set(out["stages"][stage])
+        assert {"work_flops", "depth", "peak_memory_bytes_per_device",
+                "time_lower_bound_s"} <= keys  # fmt: skip
+        assert isinstance(out["stages"][stage]["work_flops"], int)
+    assert out["iteration_time_lower_bound_s"] > 0 and out["weight_sync_bytes"] > 0
+
+
+def test_json_of_all_placements_names_the_fastest():
+    r = run("placements", "-m", "gpt-2", "-a", "grpo", "--gpus", "2", "-B", "4", "-S", "32",
+            "-T", "32", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    names = [p["placement"] for p in out["placements"]]
+    assert "ac-shared" not in names and "ac-shared" in out["not_applicable"]
+    assert out["fastest_that_fits"] in names
+
+
+def test_groups_with_a_length_distribution_in_detail(tmp_path):
+    r = run("placements", "-m", "gpt-2", "-B", "8", "-S", "64", "--groups",
+            "rollout=2,actor+reference=1,critic+reward=1", "--length-dist",
+            "lognormal:128,0.8,512", "--placement", "fusion")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "Device groups" in r.output and "critic+reward" in r.output
+    assert "lognormal:128,0.8,512" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--groups", "actor=2,critic=2,reward=2,reference=2", "--gpus", "16"], "under-use"),
+        (["--groups", "actor=8,critic=8,reward=8,reference=8", "--gpus", "16"], "over-use"),
+        (["--groups", "actor+critic=2,reward=2"], "reference forward in assessment is in no group"),
+        (["--groups", "actor=2,critic=1,reward=1,reference=1,judge=1"], "ppo has no judge"),
+        (["--groups", "actor=2,actor=2"], "appears in two groups"),
+        (["--groups", "actor=two"], "positive whole number of GPUs"),
+        (["--groups", "actor+critic+reward+refrence=4"], "unknown role 'refrence'"),
+        (["--placement", "async", "--staleness", "0"], "--staleness k >= 1"),
+        (["--placement", "hybrid", "--staleness", "2"], "applies to --placement async or combined"),
+        (["--placement", "disaggregated", "--groups", "actor=4"], "combines with"),
+        (["--placement", "async", "--groups", "actor+critic+reward+reference=4"], "same group"),
+        (["-a", "grpo", "--placement", "ac-shared"], "has no critic"),
+        (["-a", "dpo", "--placement", "async"], "offline"),
+        (["--placement", "ac-shared", "--critic", "gpt-2", "-m", "llama-2-7b"], "drop --critic"),
+        (["--length-dist", "gamma:1,2"], "unknown distribution"),
+        (["--length-dist", "uniform:9,3"], "LO <= HI"),
+        (["--length-dist", "file:/no/such/file"], "cannot read"),
+        (["--placement", "turbo"], "--placement"),
+    ],
+)
+def test_bad_input_is_one_line(args, fragment):
+    base = ["placements", "-m", "gpt-2", "-B", "8", "-S", "32", "-T", "32"]
+    r = run(*base, *args)
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith("error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_help_lists_the_group_syntax():
+    r = run("placements", "--help")
+    assert r.exit_code == 0
+    assert "rollout=16" in r.output and "lognormal" in r.output
+
+
+def test_symbolic_rows_need_no_model():
+    r = run("placements", "--symbolic", "--placement", "async", "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert [x["stage"] for x in rows] == ["generation", "assessment", "training", "iteration"]
+    assert (
+        rows[-1]["depth"].startswith("max(")
+        and "M_sh(pi_theta)" in rows[0]["peak_memory_per_device_group"]
+    )
+
+
+def test_the_algorithm_commands_can_forward_to_a_placement(capsys):
+    # what `rlmcost ppo ... --placement async` passes: cli.algorithms._estimate_kwargs's output
+    from rlmcost.algorithms.options import Options
+    from rlmcost.cli.placement import run_placement
+    from rlmcost.parallel.layout import Layout
+
+    kwargs = dict(
+        model="gpt-2", critic=None, reward=None, ref=None, judge=None, batch=8, group=None,
+        prompt_len=32, response_len=32, layout=Layout(tp=1, pp=1, dp=1), hardware="h100-sxm",
+        gpus=4, options=Options(),
+    )  # fmt: skip
+    run_placement("ppo", kwargs, placement="async", groups=None, staleness=1,
+                  length_dist="uniform:8,64", json_out=True)  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["placement"] == "async" and out["gpus"] == 4
+    assert out["length_distribution"] == "uniform:8,64"
