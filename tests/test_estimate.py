@@ -299,3 +299,17 @@ def test_decode_steps_are_summed_exactly():
         flops = int(bl.work_decode_step(arch, c, n))
         total += max(flops / PEAK_BF16, (own.weights + kv_per_pos * c) / HBM_BW)
     assert math.isclose(inv.time.bound_s, total, rel_tol=1e-12)
+
+
+def test_zero3_streams_gathered_weights_not_the_shard():
+    # Under ZeRO-3 each device still multiplies by every (gathered) layer of its TP share, so
+    # the memory-bound decode time must equal the unsharded one (same HBM traffic of weights).
+    from rlmcost.parallel.layout import Layout, ZeroStage
+    from rlmcost.reports.estimate import estimate
+
+    base = dict(model="8b", batch=8, prompt_len=256, response_len=256, hardware="h100")
+    z0 = estimate("grpo", layout=Layout(dp=8), **base)
+    z3 = estimate("grpo", layout=Layout(dp=8, zero=ZeroStage.OS_G_P), **base)
+    g0, g3 = z0.stages["generation"], z3.stages["generation"]
+    assert g3.memory_bytes_per_device < g0.memory_bytes_per_device
+    assert g3.time.bound_s == pytest.approx(g0.time.bound_s, rel=1e-12)

@@ -53,7 +53,7 @@ from rlmcost.algorithms.options import (
 )
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.memory import MemoryBreakdown, Mode, memory_per_rank
 from rlmcost.parallel.validate import check_layout
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware, get_model
@@ -597,14 +597,31 @@ class _Context:
             time=self.time(inv, own, int(cost.work)),
         )
 
+    def weights_streamed(self, inv: Invocation, own: MemoryBreakdown) -> int:
+        """Weight bytes each device reads from HBM per pass. Under ZeRO-3 the device computes
+        with every gathered layer of its TP/PP share, not just its resident shard."""
+        if self.layout.zero is not ZeroStage.OS_G_P:
+            return own.weights
+        unsharded = self.layout.with_(zero=ZeroStage.NONE)
+        return memory_per_rank(
+            self.archs[inv.role],
+            unsharded,
+            _MODE[inv.kind],
+            self.sequences(inv),
+            self.seq_len(inv),
+            self.workload,
+            inv.model_head,
+        ).weights
+
     def time(self, inv: Invocation, own: MemoryBreakdown, work_flops: int) -> PhaseTime:
         """Roofline bound of one invocation (module docstring: the phases)."""
         r = self.roofline
+        weights = self.weights_streamed(inv, own)
         if inv.kind is Kind.FORWARD:
-            return r.phase(work_flops, own.weights)
+            return r.phase(work_flops, weights)
         if inv.kind is Kind.TRAIN:
             n_steps = self._int(inv.passes) * self._int(inv.steps)
-            step_bytes = 2 * own.weights + 2 * own.gradients + 2 * own.optimizer
+            step_bytes = 2 * weights + 2 * own.gradients + 2 * own.optimizer
             return r.phase(Fraction(work_flops, n_steps), step_bytes).times(n_steps)
         return self.generation_time(inv, own)
 
@@ -620,16 +637,17 @@ class _Context:
             self._int(inv.response),
         )
         kv_per_token = Fraction(own.kv_cache, prompt + response)
+        weights = self.weights_streamed(inv, own)
         prefill = self.roofline.phase(
             int(bl.work_prefill(arch, prompt, n, self.counting)),
-            own.weights + float(kv_per_token * prompt),
+            weights + float(kv_per_token * prompt),
         )
         # a decode step's FLOPs are linear in its context: f(c) = f0 + f1 c, exactly
         f1 = int(bl.work_decode_step(arch, 2, n) - bl.work_decode_step(arch, 1, n))
         f0 = int(bl.work_decode_step(arch, 1, n)) - f1
         contexts = np.arange(prompt + 1, prompt + response + 1, dtype=np.float64)
         decode = self.roofline.steps(
-            f0 + f1 * contexts, own.weights + float(kv_per_token) * contexts
+            f0 + f1 * contexts, weights + float(kv_per_token) * contexts
         )
         return prefill + decode
 
