@@ -8,7 +8,6 @@ makes one library call (``reports.estimate.estimate``, ``compare`` or
 # No `from __future__ import annotations`: the per-algorithm help texts in the Annotated
 # options are built when each command is made.
 
-from fractions import Fraction
 from typing import Annotated, Any
 
 import typer
@@ -17,6 +16,7 @@ from rlmcost.algorithms.catalog import algorithms
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
+from rlmcost.cli._parse import parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
 from rlmcost.parallel.layout import ZeroStage
@@ -25,17 +25,6 @@ from rlmcost.placement.kinds import Config
 DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
 Pos = dict(min=1)
 _KNOB = {k.field: k for k in KNOBS}
-
-
-def _parse_fraction(text: str | None) -> Fraction | None:
-    if text is None:
-        return None
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise typer.BadParameter(
-            f"{text!r} is not a number (e.g. 3, 1.5 or 3/2)", param_hint="--oversample"
-        ) from None
 
 
 def _knob_help(field: str, alg: Algorithm | None) -> str:
@@ -221,7 +210,7 @@ def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
         options=Options(
             epochs=opts["epochs"],
             mini_batches=opts["mini_batches"],
-            oversample=_parse_fraction(opts["oversample"]),
+            oversample=parse_fraction(opts["oversample"]),
             prm_steps=opts["prm_steps"],
             judge_len=opts["judge_len"],
             recompute_logprobs=opts["recompute_logprobs"],
@@ -482,7 +471,7 @@ def _symbolic(name: str, opts: dict[str, Any]) -> None:
     options = Options(
         epochs=opts["epochs"],
         mini_batches=opts["mini_batches"],
-        oversample=_parse_fraction(opts["oversample"]),
+        oversample=parse_fraction(opts["oversample"]),
         prm_steps=opts["prm_steps"],
         judge_len=opts["judge_len"],
         recompute_logprobs=opts["recompute_logprobs"],

@@ -8,11 +8,11 @@ commands (`rlmcost ppo --placement async ...`), given their estimate arguments.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._parse import parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
@@ -145,7 +145,7 @@ def placements(
         pp=pp, zero=zero, offload=offload, length_dist=length_dist,
         host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth else None,
         options=Options(
-            epochs=epochs, mini_batches=mini_batches, oversample=_fraction(oversample),
+            epochs=epochs, mini_batches=mini_batches, oversample=parse_fraction(oversample),
             recompute_logprobs=recompute_logprobs, kl=not no_kl,
         ),
     )  # fmt: skip
@@ -167,17 +167,6 @@ def placements(
         print_json(e.to_json())
         return
     render_estimate(e)
-
-
-def _fraction(text: str | None) -> Fraction | None:
-    if text is None:
-        return None
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise typer.BadParameter(
-            f"{text!r} is not a number (e.g. 3 or 3/2)", param_hint="--oversample"
-        ) from None
 
 
 def run_placement(
