@@ -1,0 +1,41 @@
+"""Calibration: PyTorch micro-kernels that check Table III's FLOPs and measure real throughput.
+
+The harness (``rlmcost calibrate``, :func:`run_calibration`) runs the micro-kernels that the
+building blocks describe (GEMM, attention, MLP, a Transformer block forward and
+forward+backward, prefill, a decode step with a KV cache, an MoE expert FFN, a memory copy,
+and collectives over ``torch.distributed``), asserts that the analytic FLOPs from
+:mod:`rlmcost.blocks` equal what ``torch.utils.flop_counter.FlopCounterMode`` counts, and
+measures achieved FLOP/s and bytes/s into a :class:`Profile` (JSON) that the time model
+(:mod:`rlmcost.calibrate.timemodel`) reads.
+
+Importing this package never imports torch: profiles load and the time model runs without
+it (the ``calibrate`` extra installs torch for the harness only). Names resolve lazily so
+``import rlmcost.calibrate`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Profile": "rlmcost.calibrate.profile",
+    "load_profile": "rlmcost.calibrate.profile",
+    "builtin_profile": "rlmcost.calibrate.profile",
+    "resolve_profile": "rlmcost.calibrate.profile",
+    "calibrated_seconds": "rlmcost.calibrate.timemodel",
+    "calibrated_time": "rlmcost.calibrate.timemodel",
+    "roofline_seconds": "rlmcost.calibrate.timemodel",
+    "CalibratedTime": "rlmcost.calibrate.timemodel",
+    "run_calibration": "rlmcost.calibrate.harness",
+    "CalibrationReport": "rlmcost.calibrate.harness",
+    "KernelResult": "rlmcost.calibrate.harness",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'rlmcost.calibrate' has no attribute {name!r}")

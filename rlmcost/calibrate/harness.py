@@ -1,0 +1,483 @@
+"""Run the micro-kernels on a device: count, time, compare with the peaks, build the profile.
+
+:func:`run_calibration` is what ``rlmcost calibrate`` and the notebook call. For each case of
+:func:`~rlmcost.calibrate.plan.kernel_plan` it builds the kernel once on the device, counts it
+under ``FlopCounterMode`` (that call doubles as the first warm-up), times it, and records the
+analytic FLOPs (from ``blocks``) next to the counted ones. With two or more ranks it then
+measures the collectives in spawned processes. Efficiencies come last, once the reference
+peaks are known (the datasheet on a GPU; the best GEMM and the largest copy on a CPU).
+
+Definitions, per kernel call (F analytic FLOPs, Q analytic bytes, t measured seconds):
+achieved FLOP/s = F / t, achieved bytes/s = Q / t, compute efficiency = F / t / peak,
+bandwidth efficiency = Q / t / bandwidth, and efficiency = roofline bound / t
+= max(compute efficiency, bandwidth efficiency), with ``bound`` naming the larger term.
+Causal attention is counted ``full`` (all S x S pairs) like the rest of rlmcost, so a
+causal kernel that skips the masked half shows up to twice the FLOP/s it executes; the time
+model divides the same full-counted FLOPs by it, so estimates stay consistent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rlmcost.calibrate import device as dev
+from rlmcost.calibrate.plan import BANDWIDTH_CLASSES, COMPUTE_CLASSES, KernelCase, kernel_plan
+from rlmcost.calibrate.profile import CPU_DEVICE, SCHEMA, Profile
+from rlmcost.choices import Dtype
+from rlmcost.errors import SpecError
+
+#: progress(done, total, label): called before each step and once at the end
+Progress = Callable[[int, int, str], None]
+
+_MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """One measured kernel call, with its analytic and counted FLOPs and efficiencies."""
+
+    name: str
+    kernel_class: str
+    shape: dict[str, int]
+    analytic_flops: int
+    counted_flops: int
+    counted_on: str
+    analytic_bytes: int
+    seconds: float  # median of the timed calls
+    min_seconds: float  # fastest timed call (less affected by other load on the machine)
+    reps: int
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+    compute_efficiency: float | None
+    bandwidth_efficiency: float | None
+    efficiency: float | None
+    bound: str  # "compute", "memory" or "link"
+    note: str = ""
+
+    @property
+    def flops_match(self) -> bool:
+        return self.analytic_flops == self.counted_flops
+
+    def to_json(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["flops_match"] = self.flops_match
+        return row
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """A kernel's counts and time before the peaks are known."""
+
+    case: KernelCase
+    counted_flops: int
+    counted_on: str
+    seconds: float
+    min_seconds: float
+    reps: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Everything one calibration run found; :meth:`profile` turns it into a Profile."""
+
+    device: str  # built-in hardware name, or "cpu"
+    device_name: str
+    torch: str
+    dtype: Dtype
+    threads: int
+    quick: bool
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    peak_source: str
+    link_bytes_per_s: float | None
+    kernels: list[KernelResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    command: str = ""
+
+    @property
+    def mismatches(self) -> list[KernelResult]:
+        """Kernels whose analytic FLOPs differ from FlopCounterMode's (a bug if any)."""
+        return [k for k in self.kernels if not k.flops_match]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rlmcost calibrate --json`` object."""
+        return {
+            "device": self.device,
+            "device_name": self.device_name,
+            "torch": self.torch,
+            "dtype": str(self.dtype),
+            "threads": self.threads,
+            "quick": self.quick,
+            "peak_flops_per_s": self.peak_flops_per_s,
+            "peak_bytes_per_s": self.peak_bytes_per_s,
+            "peak_source": self.peak_source,
+            "link_bytes_per_s": self.link_bytes_per_s,
+            "notes": self.notes,
+            "kernels": [k.to_json() for k in self.kernels],
+        }
+
+    COLUMNS = ("kernel", "shape", "FLOPs", "counter", "time", "FLOP/s", "bytes/s", "efficiency")
+    RIGHT = (2, 4, 5, 6, 7)  # right-aligned columns
+    LEGEND = (
+        "counter: '= cpu' = FlopCounterMode counted the same FLOPs on the device, '= meta' = "
+        "through the math decomposition on meta; efficiency: C compute-, M memory-bound"
+    )
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """One formatted row per kernel, in :attr:`COLUMNS` order."""
+        from rlmcost.evaluate import format_bandwidth, format_flops, format_seconds
+
+        out = []
+        for k in self.kernels:
+            shape = " ".join(f"{key}{v}" for key, v in k.shape.items())
+            where = k.counted_on.split()[0]
+            counter = f"= {where}" if k.flops_match else f"!= {format_flops(k.counted_flops)}"
+            rate = format_flops(k.achieved_flops_per_s, "FLOP/s") if k.analytic_flops else "-"
+            eff = "-"
+            if k.efficiency is not None:
+                eff = f"{k.efficiency:.1%} {k.bound[0].upper()}"
+            out.append(
+                (
+                    k.name,
+                    shape,
+                    format_flops(k.analytic_flops),
+                    counter,
+                    format_seconds(k.seconds),
+                    rate,
+                    format_bandwidth(k.achieved_bytes_per_s),
+                    eff,
+                )
+            )
+        return out
+
+    def profile(self) -> Profile:
+        """The profile: per kernel class, (size, efficiency) points sorted by size."""
+        compute = _table(self.kernels, COMPUTE_CLASSES, "analytic_flops", "compute_efficiency")
+        bandwidth = _table(
+            self.kernels, BANDWIDTH_CLASSES, "analytic_bytes", "bandwidth_efficiency"
+        )
+        link = _table(self.kernels, _COLLECTIVE_CLASSES, "analytic_bytes", "efficiency")
+        return Profile(
+            schema=SCHEMA,
+            device=self.device,
+            device_name=self.device_name,
+            torch=self.torch,
+            dtype=self.dtype,
+            threads=self.threads,
+            quick=self.quick,
+            peak_flops_per_s=self.peak_flops_per_s,
+            peak_bytes_per_s=self.peak_bytes_per_s,
+            peak_source=self.peak_source,
+            link_bytes_per_s=self.link_bytes_per_s,
+            command=self.command,
+            compute_efficiency=compute,
+            bandwidth_efficiency=bandwidth,
+            link_efficiency=link,
+            kernels=tuple(k.to_json() for k in self.kernels),
+        )
+
+
+_COLLECTIVE_CLASSES = ("all_reduce", "all_gather", "reduce_scatter")
+
+
+def _table(
+    rows: list[KernelResult], classes: tuple[str, ...], size_key: str, eff_key: str
+) -> dict[str, tuple[tuple[float, float], ...]]:
+    """class -> points (size, efficiency), sorted; equal sizes averaged; None left out."""
+    tables: dict[str, tuple[tuple[float, float], ...]] = {}
+    for cls in classes:
+        by_size: dict[int, list[float]] = {}
+        for r in rows:
+            eff = getattr(r, eff_key)
+            if r.kernel_class == cls and eff is not None and getattr(r, size_key) > 0:
+                by_size.setdefault(getattr(r, size_key), []).append(eff)
+        if by_size:
+            tables[cls] = tuple(
+                (float(size), sum(effs) / len(effs)) for size, effs in sorted(by_size.items())
+            )
+    return tables
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+
+def _budget(quick: bool) -> Any:
+    """How long each kernel is measured: short with --quick (CI), longer otherwise."""
+    from rlmcost.calibrate.measure import Budget
+
+    if quick:
+        return Budget(warmup=2, warmup_time_s=0.05, min_time_s=0.1)
+    return Budget(warmup=3, warmup_time_s=0.2, min_time_s=0.5)
+
+
+def collective_sizes(kind: dev.DeviceKind, quick: bool) -> list[int]:
+    """Buffer sizes in bytes for the collectives (NCCL-tests' size convention)."""
+    if kind is dev.DeviceKind.CUDA:
+        return [64 * _MiB] if quick else [_MiB, 16 * _MiB, 256 * _MiB, 1024 * _MiB]
+    return [_MiB] if quick else [_MiB // 4, 4 * _MiB, 16 * _MiB]
+
+
+def default_ranks(kind: dev.DeviceKind) -> int:
+    """Processes for the collectives: 2 on CPU (gloo), one per GPU (NCCL, up to 8)."""
+    if kind is dev.DeviceKind.CPU:
+        return 2
+    torch = dev.require_torch()
+    return min(8, torch.cuda.device_count())
+
+
+@contextlib.contextmanager
+def _matmul_mode(kind: dev.DeviceKind, dtype: Dtype) -> Iterator[None]:
+    """TF32 tensor-core matmuls exactly when the dtype is tf32 (restored afterwards)."""
+    torch = dev.require_torch()
+    if kind is not dev.DeviceKind.CUDA:
+        yield
+        return
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype is Dtype.TF32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def _measure_case(case: KernelCase, device: Any, tdtype: Any, budget: Any) -> _Measured:
+    import torch
+
+    from rlmcost.calibrate import kernels, measure
+
+    built: dict[str, Any] = {}
+
+    def build(where: Any) -> Any:
+        kernel = kernels.build(case, where, tdtype)
+        if torch.device(where).type != "meta":
+            built["kernel"] = kernel
+        return kernel
+
+    sync = torch.cuda.synchronize if device.type == "cuda" else None
+    count = measure.count_flops(build, device, sync)
+    timing = measure.time_kernel(built["kernel"], device, budget)
+    return _Measured(
+        case,
+        count.flops,
+        count.counted_on,
+        timing.seconds,
+        timing.min_seconds,
+        timing.reps,
+        count.note,
+    )
+
+
+def run_calibration(
+    device: dev.DeviceKind | str = dev.DeviceKind.CPU,
+    quick: bool = False,
+    dtype: Dtype | str | None = None,
+    ranks: int | None = None,
+    hardware: str | None = None,
+    progress: Progress | None = None,
+    command: str = "",
+    only: tuple[str, ...] = (),
+) -> CalibrationReport:
+    """Measure every micro-kernel on ``device`` and return the report (and its profile).
+
+    ``dtype``: default fp32 on CPU, bf16 on CUDA. ``ranks``: processes for the collectives
+    (default 2 on CPU, one per GPU; 1 skips them). ``hardware``: the built-in spec of the GPU
+    when its name does not say (CUDA only). ``only``: kernel names to run (default all; the
+    profile then has only their tables; on CPU gemm and copy always run, since the CPU's
+    reference peaks come from them). SpecError for a missing torch, a missing GPU, a
+    dtype the device cannot run.
+    """
+    kind = _choice(dev.DeviceKind, device, "device")
+    dtype = _choice(Dtype, dtype, "dtype") if dtype is not None else dev.default_dtype(kind)
+    torch = dev.require_torch()
+    where = dev.check_device(kind)
+    tdtype = dev.torch_dtype(dtype, kind)
+    if hardware is not None and kind is dev.DeviceKind.CPU:
+        raise SpecError("--hardware names a GPU spec; it applies with --device cuda only")
+    threads = dev.set_cpu_threads() if kind is dev.DeviceKind.CPU else 1
+    notes = [_busy_note(kind)]
+    name = dev.device_name(kind)
+    spec = None
+    if kind is dev.DeviceKind.CUDA:
+        from rlmcost.specs import get_hardware
+
+        spec = get_hardware(hardware) if hardware else dev.match_hardware(name)
+        spec.peak(dtype)  # SpecError now, not after the run, if the spec lacks the dtype
+    ranks = default_ranks(kind) if ranks is None else ranks
+    if ranks < 1:
+        raise SpecError(f"--ranks {ranks} must be at least 1 (1 skips the collectives)")
+    cases = _select(kernel_plan(kind, quick, dtype), only, kind)
+
+    steps = len(cases) + (1 if ranks > 1 else 0)
+    budget = _budget(quick)
+    measured: list[_Measured] = []
+    with _matmul_mode(kind, dtype):
+        for i, case in enumerate(cases):
+            if progress:
+                progress(i, steps, f"{case.name} {case.label}")
+            measured.append(_measure_case(case, where, tdtype, budget))
+            if kind is dev.DeviceKind.CUDA:
+                torch.cuda.empty_cache()
+    collective_rows: list[Any] = []
+    if ranks > 1:
+        from rlmcost.calibrate.collectives import run_collectives
+
+        if progress:
+            progress(len(cases), steps, f"collectives on {ranks} ranks")
+        dtype_name = str(tdtype).removeprefix("torch.")
+        sizes = collective_sizes(kind, quick)
+        collective_rows = run_collectives(ranks, kind.value, sizes, dtype_name, asdict(budget))
+    else:
+        notes.append("collectives skipped: one rank (use --ranks 2 or more)")
+    if progress:
+        progress(steps, steps, "done")
+
+    ref = _reference(spec, measured, dtype, threads)
+    results = [_result(m, ref.peak_flops_per_s, ref.peak_bytes_per_s) for m in measured]
+    results += [_collective_result(c, ref.link_bytes_per_s) for c in collective_rows]
+    return CalibrationReport(
+        device=ref.device,
+        device_name=name,
+        torch=str(torch.__version__),
+        dtype=dtype,
+        threads=threads,
+        quick=quick,
+        peak_flops_per_s=ref.peak_flops_per_s,
+        peak_bytes_per_s=ref.peak_bytes_per_s,
+        peak_source=ref.source,
+        link_bytes_per_s=ref.link_bytes_per_s,
+        kernels=results,
+        notes=[n for n in notes if n] + sorted({m.note for m in measured if m.note}),
+        command=command,
+    )
+
+
+def _select(
+    cases: list[KernelCase], only: tuple[str, ...], kind: dev.DeviceKind
+) -> list[KernelCase]:
+    """The cases named in ``only`` (all when empty); on CPU gemm and copy always stay."""
+    if not only:
+        return cases
+    unknown = sorted(set(only) - {c.name for c in cases})
+    if unknown:
+        names = ", ".join(sorted({c.name for c in cases}))
+        raise SpecError(f"unknown kernel(s) {', '.join(unknown)}; use some of: {names}")
+    if kind is dev.DeviceKind.CPU:  # a CPU run measures its own reference peaks
+        only = (*only, "gemm", "copy")
+    return [c for c in cases if c.name in only]
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """What the efficiencies divide by, and where that comes from."""
+
+    device: str
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    link_bytes_per_s: float | None
+    source: str
+
+
+def _reference(spec: Any, measured: list[_Measured], dtype: Dtype, threads: int) -> _Reference:
+    """A GPU's datasheet peaks; a CPU's best GEMM and largest (DRAM-resident) copy."""
+    if spec is not None:
+        return _Reference(
+            spec.name,
+            float(spec.peak(dtype)),
+            float(spec.hbm_bandwidth_bytes_per_s),
+            float(spec.intra_node_bandwidth_bytes_per_s),
+            f"datasheet of {spec.name}: dense {dtype} peak and HBM bandwidth; "
+            f"collectives against the intra-node link ({spec.source})",
+        )
+    gemms = [m.case.flops / m.seconds for m in measured if m.case.kernel_class == "gemm"]
+    copies = [m for m in measured if m.case.kernel_class == "copy"]
+    if not gemms or not copies:
+        raise SpecError("a CPU profile needs the gemm and copy kernels for its reference peaks")
+    largest = max(copies, key=lambda m: m.case.bytes_moved)
+    return _Reference(
+        CPU_DEVICE,
+        max(gemms),
+        largest.case.bytes_moved / largest.seconds,
+        None,
+        f"measured on this CPU ({threads} threads): peak FLOP/s = best {dtype} GEMM of this "
+        "run, bandwidth = the largest copy (DRAM-resident); no link peak for gloo",
+    )
+
+
+def _busy_note(kind: dev.DeviceKind) -> str:
+    """A warning when other processes load the CPU (they inflate CPU timings)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return ""
+    cores = dev.cpu_cores()
+    if kind is dev.DeviceKind.CPU and load > 0.25 * cores:
+        return (
+            f"the CPU was busy at the start (load average {load:.2f} on {cores} cores): "
+            "other processes inflate CPU timings; rerun on an idle machine for a profile"
+        )
+    return ""
+
+
+def _choice(enum: Any, value: Any, what: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        raise SpecError(
+            f"unknown {what} '{value}'; use one of: {', '.join(e.value for e in enum)}"
+        ) from None
+
+
+def _result(m: _Measured, peak: float, bandwidth: float) -> KernelResult:
+    case = m.case
+    flops_per_s = case.flops / m.seconds
+    bytes_per_s = case.bytes_moved / m.seconds
+    ce, be = flops_per_s / peak, bytes_per_s / bandwidth
+    return KernelResult(
+        name=case.name,
+        kernel_class=case.kernel_class,
+        shape=dict(case.shape),
+        analytic_flops=case.flops,
+        counted_flops=m.counted_flops,
+        counted_on=m.counted_on,
+        analytic_bytes=case.bytes_moved,
+        seconds=m.seconds,
+        min_seconds=m.min_seconds,
+        reps=m.reps,
+        achieved_flops_per_s=flops_per_s,
+        achieved_bytes_per_s=bytes_per_s,
+        compute_efficiency=ce,
+        bandwidth_efficiency=be,
+        efficiency=max(ce, be),
+        bound="compute" if ce >= be else "memory",
+        note=m.note,
+    )
+
+
+def _collective_result(c: Any, link: float | None) -> KernelResult:
+    bus_per_s = c.bus_bytes / c.seconds
+    return KernelResult(
+        name=c.op,
+        kernel_class=c.op,
+        shape={"ranks": c.ranks, "bytes": c.size_bytes},
+        analytic_flops=0,
+        counted_flops=c.counted_flops,
+        counted_on=f"{c.backend} rank 0",
+        analytic_bytes=c.bus_bytes,
+        seconds=c.seconds,
+        min_seconds=c.min_seconds,
+        reps=c.reps,
+        achieved_flops_per_s=0.0,
+        achieved_bytes_per_s=bus_per_s,
+        compute_efficiency=None,
+        bandwidth_efficiency=None,
+        efficiency=bus_per_s / link if link else None,
+        bound="link",
+        note="bytes = ring bus bytes per rank; bytes/s = bus bandwidth",
+    )
