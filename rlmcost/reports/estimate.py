@@ -422,7 +422,8 @@ def estimate(
     h100-sxm. ``options``: epochs, mini-batches, recomputed log-probs, ... (see
     :class:`~rlmcost.algorithms.options.Options`). ``efficiency``: measured efficiencies (an
     :class:`~rlmcost.timing.Efficiency`), or ``calibration``: the path of a profile written
-    by `rlmcost calibrate`, checked against ``hardware``; default: the datasheet peaks.
+    by `rlmcost calibrate`, checked against ``hardware``; default: the profile shipped for
+    ``hardware`` in rlmcost/calibrate/profiles/ if there is one, else the datasheet peaks.
     ``counting``: teacher-forced attention FLOPs ``full`` (every query-key pair, as PyTorch
     counts: the project's convention, the default) or ``causal`` (the unmasked half, what
     causal FlashAttention kernels compute). Full counting includes the masked half that
@@ -445,12 +446,13 @@ def estimate(
         given[Role.JUDGE] = judge
     specs = resolve_models(alg, model, given)
     hw = get_hardware(hardware)
-    if calibration is not None:
-        if efficiency is not None:
-            raise SpecError("give either efficiency or calibration, not both")
-        from rlmcost.calibrate import load_profile
+    if calibration is not None and efficiency is not None:
+        raise SpecError("give either efficiency or calibration, not both")
+    if efficiency is None:
+        from rlmcost.calibrate import resolve_profile
 
-        efficiency = load_profile(calibration, hw)
+        # the given profile, else the one shipped for this hardware, else datasheet peaks
+        efficiency = resolve_profile(calibration, hw)
     lay, notes = resolve_layout(layout, gpus)
     for role, spec in specs.items():
         for note in check_layout(spec.arch(), lay, lay.n_gpus):
