@@ -183,9 +183,24 @@ PLACEMENT_OPTIONS = ("placement", "groups", "staleness", "length_dist")
 """Options that route an algorithm query through the placement model (issue 5)."""
 
 
+def _options(opts: dict[str, Any]) -> Any:
+    """The algorithm knobs among the parsed options, as an ``Options``."""
+    from rlmcost.algorithms.options import Options
+
+    return Options(
+        epochs=opts["epochs"],
+        mini_batches=opts["mini_batches"],
+        oversample=parse_fraction(opts["oversample"]),
+        prm_steps=opts["prm_steps"],
+        judge_len=opts["judge_len"],
+        recompute_logprobs=opts["recompute_logprobs"],
+        kl=not opts["no_kl"],
+        ref_precomputed=opts["ref_precomputed"],
+    )
+
+
 def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
     """Map parsed options onto :func:`rlmcost.reports.estimate.estimate` arguments."""
-    from rlmcost.algorithms.options import Options
     from rlmcost.parallel.layout import Layout
 
     if opts["model"] is None:
@@ -207,16 +222,7 @@ def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
         gpus=opts["gpus"],
         calibration=opts["calibration"],
         counting=opts["attention"],
-        options=Options(
-            epochs=opts["epochs"],
-            mini_batches=opts["mini_batches"],
-            oversample=parse_fraction(opts["oversample"]),
-            prm_steps=opts["prm_steps"],
-            judge_len=opts["judge_len"],
-            recompute_logprobs=opts["recompute_logprobs"],
-            kl=not opts["no_kl"],
-            ref_precomputed=opts["ref_precomputed"],
-        ),
+        options=_options(opts),
     )
 
 
@@ -465,19 +471,9 @@ def _compare_caption(e: Any) -> str:
 
 
 def _symbolic(name: str, opts: dict[str, Any]) -> None:
-    from rlmcost.algorithms.options import Options
     from rlmcost.reports.algorithms import symbolic_stages
 
-    options = Options(
-        epochs=opts["epochs"],
-        mini_batches=opts["mini_batches"],
-        oversample=parse_fraction(opts["oversample"]),
-        prm_steps=opts["prm_steps"],
-        judge_len=opts["judge_len"],
-        recompute_logprobs=opts["recompute_logprobs"],
-        kl=not opts["no_kl"],
-        ref_precomputed=opts["ref_precomputed"],
-    )
+    options = _options(opts)
     rows = symbolic_stages(name, options)
     if opts["json_out"]:
         print_json([r.to_json() for r in rows])
