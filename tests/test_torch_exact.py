@@ -115,3 +115,20 @@ def test_cpu_fused_sdpa_is_invisible_to_the_counter():
     counted = tm.count_forward(model, 1, 128)
     attention = 4 * arch.n_layers * arch.q_width * 128 * 128
     assert int(bl.work_forward(arch, 1, 128)) - attention == counted
+
+
+@pytest.mark.parametrize("family", ["llama", "llama-gqa", "gpt2", "qwen3_moe"])
+def test_kv_cache_bytes_equal_the_cache_transformers_allocates(family):
+    # source: the tensors of transformers' DynamicCache after a prefill (real CPU tensors)
+    from rlmcost.choices import Dtype
+
+    model = tm.build(family, device="cpu", num_hidden_layers=2)
+    batch, seq = 2, 37
+    ids = torch.randint(0, model.config.vocab_size, (batch, seq))
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+    cache = getattr(out, "cache", None) or out.past_key_values
+    counted = sum(
+        t.numel() * t.element_size() for lyr in cache.layers for t in (lyr.keys, lyr.values)
+    )
+    assert int(bl.memory_kv_cache_bytes(arch_of(model), batch * seq, Dtype.FP32)) == counted
