@@ -467,6 +467,10 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
     * plain FFN: activation input and down-projection input, 2 d_ff;
       gated FFN: gate, up, act(gate) and down-projection input, 4 d_ff (MoE: per routed and
       shared expert copy of the token, plus the router logits E in fp32).
+
+    A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
+    SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
+    measured with autograd's saved-tensor hooks (tests/test_torch_exact.py).
     """
     x = dtype.bytes
     attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
