@@ -131,12 +131,12 @@ class Roofline:
         """
         return self.steps([flops], [bytes_per_device])
 
-    def steps(
+    def seconds(
         self,
         flops: Sequence[float] | np.ndarray,
         bytes_per_device: Sequence[float] | np.ndarray,
-    ) -> PhaseTime:
-        """Phases one after another: sums of compute, memory and per-phase maxima."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per phase, (compute seconds, memory seconds) at the efficiencies (arrays)."""
         import numpy as np
 
         f = np.asarray(flops, dtype=np.float64)
@@ -151,6 +151,17 @@ class Roofline:
             eff_b = np.array([_fraction(eff.bandwidth(x), eff.name) for x in b])
         compute = f / (self.gpus * self.peak_flops_per_s * eff_c)
         memory = b / (self.hardware.hbm_bandwidth_bytes_per_s * eff_b)
+        return compute, memory
+
+    def steps(
+        self,
+        flops: Sequence[float] | np.ndarray,
+        bytes_per_device: Sequence[float] | np.ndarray,
+    ) -> PhaseTime:
+        """Phases one after another: sums of compute, memory and per-phase maxima."""
+        import numpy as np
+
+        compute, memory = self.seconds(flops, bytes_per_device)
         bound = np.maximum(compute, memory)
         return PhaseTime(
             float(compute.sum()),

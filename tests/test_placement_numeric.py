@@ -212,3 +212,27 @@ def test_a_group_can_set_its_own_layout_per_kind():
     e = placement_estimate("grpo", "gpt-2", groups=groups, group=1, **SMALL)
     gen = next(j for j in e.groups[0].jobs if j.task.kind is Kind.GENERATE)
     assert (gen.layout.tp, gen.layout.dp) == (2, 2)
+
+
+def test_calibration_profile_slows_the_placement_as_it_says(tmp_path):
+    # synthetic H200 profile (tests/test_calibrate_profile.py): GEMM at 0.5 of peak, HBM streams
+    # at 0.25 of bandwidth (decode table): every roofline phase of the placement gets slower,
+    # by between 2x (compute-bound) and 4x (memory-bound); work and memory do not change.
+    import json
+
+    from test_calibrate_profile import synthetic
+
+    from rlmcost.parallel.layout import ZeroStage
+    from rlmcost.reports.placement import placement_estimate
+
+    path = tmp_path / "h200.json"
+    path.write_text(json.dumps(synthetic(compute_efficiency={"gemm": [[1e9, 0.5]]})))
+    # one group, fixed layout, no ZeRO-3 gathers or transfers: every phase is a roofline phase
+    base = dict(placement="baseline", gpus=8, tp=1, zero=ZeroStage.NONE, hardware="h200")
+    peak = placement_estimate("grpo", "8b", **base)
+    slow = placement_estimate("grpo", "8b", calibration=path, **base)
+    assert slow.work_flops == peak.work_flops
+    assert slow.peak_memory_bytes_per_device == peak.peak_memory_bytes_per_device
+    ratio = slow.iteration_time_lower_bound_s / peak.iteration_time_lower_bound_s
+    assert 2 - 1e-9 <= ratio <= 4 + 1e-9
+    assert any("calibrated" in n for n in slow.notes)

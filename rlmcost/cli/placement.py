@@ -40,49 +40,49 @@ def placements(
     ] = "ppo",
     placement: Annotated[
         Config | None,
-        typer.Option(help="Show one configuration in detail [default: all side by side]."),
+        typer.Option(help="Show one configuration in detail (default: all side by side)."),
     ] = None,
     groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
     staleness: Annotated[
         int | None,
         typer.Option(
-            help="k for async/combined: rollout reads weights up to k iterations old [default: 1]."
+            help="k for async/combined: rollout reads weights up to k iterations old (default: 1)."
         ),  # fmt: skip
     ] = None,
     length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
-    critic: Annotated[str | None, typer.Option(help="Critic model [default: actor's].")] = None,
-    reward: Annotated[str | None, typer.Option(help="Reward model [default: actor's].")] = None,
-    ref: Annotated[str | None, typer.Option(help="Reference model [default: actor's].")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge model [default: actor's].")] = None,
+    critic: Annotated[str | None, typer.Option(help="Critic model (default: actor's).")] = None,
+    reward: Annotated[str | None, typer.Option(help="Reward model (default: actor's).")] = None,
+    ref: Annotated[str | None, typer.Option(help="Reference model (default: actor's).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge model (default: actor's).")] = None,
     batch: Annotated[
-        int | None, typer.Option("--batch", "-B", help="Prompts B [default: 64].", min=1)
+        int | None, typer.Option("--batch", "-B", help="Prompts B (default: 64).", min=1)
     ] = None,
     group: Annotated[
         int | None,
         typer.Option(
-            "--group", "-K", help="Responses K per prompt [default: per algorithm].", min=1
+            "--group", "-K", help="Responses K per prompt (default: per algorithm).", min=1
         ),  # fmt: skip
     ] = None,
     prompt_len: Annotated[
         int | None,
         typer.Option(
-            "--prompt-len", "-S", help="Prompt tokens S [default: 1024].", min=1
+            "--prompt-len", "-S", help="Prompt tokens S (default: 1024).", min=1
         ),  # fmt: skip
     ] = None,
     response_len: Annotated[
         int | None,
         typer.Option(
-            "--response-len", "-T", help="Response tokens T (fixed lengths) [default: 1024].", min=1
+            "--response-len", "-T", help="Response tokens T (fixed lengths) (default: 1024).", min=1
         ),  # fmt: skip
     ] = None,
     epochs: Annotated[
-        int | None, typer.Option(help="PPO epochs E_ppo [default: 1].", min=1)
+        int | None, typer.Option(help="PPO epochs E_ppo (default: 1).", min=1)
     ] = None,
     mini_batches: Annotated[
-        int | None, typer.Option(help="Mini-batches N_mini per epoch [default: 1].", min=1)
+        int | None, typer.Option(help="Mini-batches N_mini per epoch (default: 1).", min=1)
     ] = None,
     oversample: Annotated[
-        str | None, typer.Option(help="rho: generated / kept (DAPO) [default: 3].")
+        str | None, typer.Option(help="rho: generated / kept (DAPO) (default: 3).")
     ] = None,
     recompute_logprobs: Annotated[
         bool, typer.Option("--recompute-logprobs", help="Extra actor forward for old log-probs.")
@@ -92,13 +92,13 @@ def placements(
         str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
     ] = "h100-sxm",
     gpus: Annotated[
-        int | None, typer.Option(help="GPUs in all [default: the --groups sum, else 8].", min=1)
+        int | None, typer.Option(help="GPUs in all (default: the --groups sum, else 8).", min=1)
     ] = None,
     tp: Annotated[
         int | None,
         typer.Option(
-            help="TP degree of every model [default: per model, the smallest leaving "
-            "half the HBM free].",
+            help="TP degree of every model (default: per model, the smallest leaving "
+            "half the HBM free).",
             min=1,
         ),  # fmt: skip
     ] = None,
@@ -111,7 +111,14 @@ def placements(
     ] = False,
     host_bandwidth: Annotated[
         float | None,
-        typer.Option(help="Host link GB/s per direction [default: 64 (PCIe 5), 32 for A100]."),
+        typer.Option(help="Host link GB/s per direction (default: 64 (PCIe 5), 32 for A100)."),
+    ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            help="Calibration profile from `rlmcost calibrate` (default: the one shipped for "
+            "--hardware, else datasheet peaks)."
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
     symbolic: Annotated[
@@ -144,6 +151,7 @@ def placements(
         prompt_len=prompt_len, response_len=response_len, hardware=hardware, gpus=gpus, tp=tp,
         pp=pp, zero=zero, offload=offload, length_dist=length_dist,
         host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth else None,
+        calibration=calibration,
         options=Options(
             epochs=epochs, mini_batches=mini_batches, oversample=parse_fraction(oversample),
             recompute_logprobs=recompute_logprobs, kl=not no_kl,
@@ -184,8 +192,6 @@ def run_placement(
     from rlmcost.reports.placement import placement_estimate
 
     kwargs = dict(estimate_kwargs)
-    if kwargs.pop("calibration", None) is not None:
-        raise SpecError("--calibration is not supported with --placement yet; drop one of them")
     counting = kwargs.pop("counting", None)
     if counting is not None and str(counting) != "full":
         raise SpecError("--attention causal is not supported with --placement yet; drop it")

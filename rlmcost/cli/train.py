@@ -21,11 +21,11 @@ def train(
     ],
     gpus: Annotated[
         int | None,
-        typer.Option(help="GPUs of the job [default: dp*tp*pp*cp*ep].", **Pos),
+        typer.Option(help="GPUs of the job (default: dp*tp*pp*cp*ep).", **Pos),
     ] = None,
     dp: Annotated[
         int | None,
-        typer.Option(help="Data-parallel degree [default: gpus / (tp*pp*cp*ep), else 1].", **Pos),
+        typer.Option(help="Data-parallel degree (default: gpus / (tp*pp*cp*ep), else 1).", **Pos),
     ] = None,
     tp: Annotated[int, typer.Option(help="Tensor-parallel degree (divides the heads).", **Pos)] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline stages.", **Pos)] = 1,
@@ -41,7 +41,7 @@ def train(
     micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.", **Pos)] = 1,
     batch: Annotated[
         int | None,
-        typer.Option(help="Global batch in sequences [default: 4 micro-batches per stage].", **Pos),
+        typer.Option(help="Global batch in sequences (default: 4 micro-batches per stage).", **Pos),
     ] = None,
     seq: Annotated[int, typer.Option(help="Tokens per sequence (m = S + T).", **Pos)] = 4096,
     schedule: Annotated[

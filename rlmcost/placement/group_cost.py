@@ -363,7 +363,7 @@ class _Group:
     # -- time -----------------------------------------------------------------------------------
 
     def roofline(self, gpus: int) -> Roofline:
-        return Roofline(self.s.hardware, gpus, self.s.workload.compute_dtype)
+        return Roofline(self.s.hardware, gpus, self.s.workload.compute_dtype, self.s.efficiency)
 
     def weights_read(self, task: Task) -> int:
         """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when

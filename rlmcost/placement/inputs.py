@@ -32,6 +32,7 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.placement.groups import Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
+from rlmcost.timing import PEAK, Efficiency
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Setup:
     tp: Mapping[Role, int]  # tensor-parallel degree per model
     lengths: LengthDist
     host_bytes_per_s: float
+    efficiency: Efficiency = PEAK  # measured efficiencies (a calibration profile) or peaks
 
     def arch(self, role: Role) -> Arch:
         return _arch(self.specs[role])

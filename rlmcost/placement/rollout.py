@@ -196,8 +196,8 @@ def timeline(
     chains = np.zeros(slots, dtype=np.int64)
     np.add.at(chains, slot_of, depth_of[resp])
     memory_s = float(
-        (mem / roofline.hardware.hbm_bandwidth_bytes_per_s).sum()
-        + (pre_mem / roofline.hardware.hbm_bandwidth_bytes_per_s).sum()
+        roofline.seconds(np.zeros_like(mem, dtype=np.float64), mem)[1].sum()
+        + roofline.seconds(np.zeros(len(pre_mem)), pre_mem)[1].sum()
     )
     total_compute = float(compute.sum() + pre_compute.sum())
     total = float(bound.sum() + pre_bound.sum())
@@ -224,7 +224,5 @@ def _phases(
     devices and bytes per device, and at least the link time."""
     import numpy as np
 
-    peak = roofline.gpus * roofline.peak_flops_per_s
-    compute = flops / peak
-    memory = bytes_per_device / roofline.hardware.hbm_bandwidth_bytes_per_s
+    compute, memory = roofline.seconds(flops, bytes_per_device)
     return compute, np.maximum(np.maximum(compute, memory), link_s)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.cost import resolve_values
 from rlmcost.algorithms.kinds import Role
 from rlmcost.algorithms.options import Options, configure
+from rlmcost.calibrate import resolve_profile
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.placement.allocate import evaluate
@@ -31,6 +33,7 @@ from rlmcost.placement.lengths import LengthDist, parse_length_dist
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
 from rlmcost.reports.estimate import DEFAULT_HARDWARE, resolve_models, resolve_workload
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
+from rlmcost.timing import PEAK
 
 DEFAULT_GPUS = 8
 DEFAULT_ZERO = ZeroStage.OS_G_P
@@ -63,6 +66,7 @@ def placement_estimate(
     options: Options | None = None,
     offload: bool = False,
     host_bandwidth_bytes_per_s: float | None = None,
+    calibration: str | Path | None = None,
 ) -> PlacementEstimate:
     """Work, depth, peak memory per device and time of one iteration under a placement.
 
@@ -71,7 +75,9 @@ def placement_estimate(
     ``staleness``: k for async and combined (default 1). ``length_dist``: ``--length-dist``
     text (default fixed T). ``tp``: one TP degree for every model (default: per model, see
     the module docstring). ``gpus``: devices in all (default the groups' sum, else 8).
-    ``offload``: idle models wait in host memory. Other inputs as ``reports.estimate``.
+    ``offload``: idle models wait in host memory. ``calibration``: a profile from `rlmcost
+    calibrate` (default: the one shipped for ``hardware``, else datasheet peaks). Other inputs
+    as ``reports.estimate``.
 
     >>> e = placement_estimate("grpo", "8b", placement="async", gpus=16)
     >>> [g.name for g in e.groups], e.placement.staleness, e.weight_sync_bytes > 0
@@ -87,6 +93,7 @@ def placement_estimate(
         given[Role.JUDGE] = judge
     specs = resolve_models(alg, model, given)
     hw = get_hardware(hardware)
+    profile = resolve_profile(calibration, hw)
     user_groups = parse_groups(groups) if isinstance(groups, str) else groups
     plan = build(placement, alg, staleness=staleness, groups=user_groups, offload=offload)
     notes: list[str] = []
@@ -124,9 +131,12 @@ def placement_estimate(
         tp=tps,
         lengths=dist,
         host_bytes_per_s=host,
+        efficiency=profile or PEAK,
     )
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = evaluate(setup, total)
+    if profile is not None:
+        notes.append(f"time calibrated with {profile.name}")
     if offload:
         notes.append(f"offload over the host link at {host / 1e9:g} GB/s per direction (assumed)")
     if alg.offline:
