@@ -99,6 +99,15 @@ class Table:
         }
 
 
+def big_o_cell(expr: object) -> Cell:
+    """O(expr) with common factors pulled out (``sympy.factor_terms``), for display only:
+    ``O(B*L*d**2*m + B*L*d*m**2 + B*V*d*m)`` shows as ``O(B*d*m*(L*d + L*m + V))``."""
+    import sympy as sp
+
+    shown = sp.factor_terms(sp.sympify(expr))
+    return Cell(f"O({shown})", rf"O\left({sp.latex(shown)}\right)")
+
+
 def _tex_escape(s: str) -> str:
     for a, b in (
         ("\\", r"\textbackslash{}"),

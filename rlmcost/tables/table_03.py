@@ -5,12 +5,12 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.reports.blocks import symbolic_blocks
-from rlmcost.tables import Cell, Table
+from rlmcost.tables import Cell, Table, big_o_cell
 
 
 def build() -> list[Table]:
     rows = [
-        [key, q.label, Cell(str(e), sp.latex(e)), Cell(f"O({o})", rf"O({sp.latex(o)})"), q.unit]
+        [key, q.label, Cell(str(e), sp.latex(e)), big_o_cell(o), q.unit]
         for key, (q, e, o) in symbolic_blocks().items()
     ]
     return [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.reports.algorithms import SymbolicStage, symbolic_stages
-from rlmcost.tables import Cell, Table
+from rlmcost.tables import Cell, Table, big_o_cell
 
 ALGORITHMS = ("ppo", "grpo", "dpo")
 
@@ -35,8 +35,7 @@ NOTES = [
 def _o(row: SymbolicStage, key: str) -> Cell:
     if row.cost is None:
         return Cell("-", "-")
-    expr = row.big_o()[key]
-    return Cell(f"O({expr})", rf"O({sp.latex(expr)})")
+    return big_o_cell(row.big_o()[key])
 
 
 def _expr(row: SymbolicStage, attr: str) -> Cell:

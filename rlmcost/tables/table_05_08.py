@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.parallel.paper import table_entries
-from rlmcost.tables import Cell, Table
+from rlmcost.tables import Cell, Table, big_o_cell
 
 _TITLES = {
     ("per_rank", "big_o"): ("table_05", "Table V: complexity per rank (Big-O)"),
@@ -46,7 +46,7 @@ _NOTES = [
 
 def _cell(expr: sp.Expr, big_o: bool) -> Cell:
     if big_o:
-        return Cell(f"O({expr})", rf"O\left({sp.latex(expr)}\right)")
+        return big_o_cell(expr)
     return Cell(str(expr), sp.latex(expr))
 
 

@@ -6,7 +6,7 @@ import sympy as sp
 
 from rlmcost.placement.kinds import Config
 from rlmcost.placement.symbolic import DEFAULT_STALENESS, Piece, table_ix
-from rlmcost.tables import Cell, Table
+from rlmcost.tables import Cell, Table, big_o_cell
 
 NOTES = [
     "PPO (actor pi_theta, critic V_psi, reward R_phi, reference pi_ref), every model the "
@@ -49,7 +49,7 @@ def _cell(p: Piece) -> Cell:
 
 
 def _big_o(expr: sp.Expr) -> Cell:
-    return Cell(f"O({expr})", rf"O\left({sp.latex(expr)}\right)")
+    return big_o_cell(expr)
 
 
 def build() -> list[Table]:
