@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,9 +37,9 @@ class Efficiency(Protocol):
 
     name: str
 
-    def compute(self, flops_per_device: float) -> float: ...
+    def compute(self, flops_per_device: float, kernel: str = "gemm") -> float: ...
 
-    def bandwidth(self, bytes_per_device: float) -> float: ...
+    def bandwidth(self, bytes_per_device: float, kernel: str = "decode") -> float: ...
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,21 @@ class Peak:
 
     name: str = "datasheet peak (no calibration)"
 
-    def compute(self, flops_per_device: float) -> float:
+    def compute(self, flops_per_device: float, kernel: str = "gemm") -> float:
         return 1.0
 
-    def bandwidth(self, bytes_per_device: float) -> float:
+    def bandwidth(self, bytes_per_device: float, kernel: str = "decode") -> float:
         return 1.0
 
 
 PEAK = Peak()
+
+Kernels = tuple[str, str]
+"""(compute table, bandwidth table) of a phase in a calibration profile."""
+DECODE: Kernels = ("gemm", "decode")  # a decode step: weight and KV-cache streaming
+PREFILL: Kernels = ("prefill", "copy")
+FORWARD: Kernels = ("forward", "copy")  # teacher-forced forward (assessment)
+TRAIN: Kernels = ("train", "copy")  # forward + backward + optimizer step
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,9 @@ class Roofline:
     def peak_flops_per_s(self) -> int:
         return self.hardware.peak(self.dtype)
 
-    def phase(self, flops: int | float, bytes_per_device: int | float) -> PhaseTime:
+    def phase(
+        self, flops: int | float, bytes_per_device: int | float, kernels: Kernels = DECODE
+    ) -> PhaseTime:
         """One phase: ``flops`` over all devices, ``bytes_per_device`` moved by each.
 
         >>> from rlmcost.specs import get_hardware
@@ -129,14 +138,19 @@ class Roofline:
         >>> r.phase(8 * 989e12, 3.35e12).bound_s  # 1 s of compute, 1 s of HBM traffic
         1.0
         """
-        return self.steps([flops], [bytes_per_device])
+        return self.steps([flops], [bytes_per_device], kernels)
 
     def seconds(
         self,
         flops: Sequence[float] | np.ndarray,
         bytes_per_device: Sequence[float] | np.ndarray,
+        kernels: Kernels = DECODE,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Per phase, (compute seconds, memory seconds) at the efficiencies (arrays)."""
+        """Per phase, (compute seconds, memory seconds) at the efficiencies (arrays).
+
+        ``kernels`` names the profile tables the phase reads (compute, bandwidth); a profile
+        without that compute table falls back to "gemm", without that bandwidth table to
+        "decode"."""
         import numpy as np
 
         f = np.asarray(flops, dtype=np.float64)
@@ -147,8 +161,14 @@ class Roofline:
         if isinstance(eff, Peak):
             eff_c = eff_b = 1.0
         else:
-            eff_c = np.array([_fraction(eff.compute(x / self.gpus), eff.name) for x in f])
-            eff_b = np.array([_fraction(eff.bandwidth(x), eff.name) for x in b])
+            c_kernel, b_kernel = kernels
+            eff_c = np.array(
+                [_fraction(_measured(eff.compute, x / self.gpus, c_kernel, "gemm"), eff.name)
+                 for x in f]
+            )  # fmt: skip
+            eff_b = np.array(
+                [_fraction(_measured(eff.bandwidth, x, b_kernel, "decode"), eff.name) for x in b]
+            )
         compute = f / (self.gpus * self.peak_flops_per_s * eff_c)
         memory = b / (self.hardware.hbm_bandwidth_bytes_per_s * eff_b)
         return compute, memory
@@ -157,11 +177,12 @@ class Roofline:
         self,
         flops: Sequence[float] | np.ndarray,
         bytes_per_device: Sequence[float] | np.ndarray,
+        kernels: Kernels = DECODE,
     ) -> PhaseTime:
         """Phases one after another: sums of compute, memory and per-phase maxima."""
         import numpy as np
 
-        compute, memory = self.seconds(flops, bytes_per_device)
+        compute, memory = self.seconds(flops, bytes_per_device, kernels)
         bound = np.maximum(compute, memory)
         return PhaseTime(
             float(compute.sum()),
@@ -169,6 +190,16 @@ class Roofline:
             float(bound.sum()),
             float(bound[compute >= memory].sum()),
         )
+
+
+def _measured(method: Any, size: float, kernel: str, fallback: str) -> float:
+    """``method(size, kernel)``, or the ``fallback`` table when the profile lacks ``kernel``."""
+    from rlmcost.errors import SpecError
+
+    try:
+        return method(size, kernel)
+    except SpecError:
+        return method(size, fallback)
 
 
 def _fraction(x: float, name: str) -> float:

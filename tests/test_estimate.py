@@ -313,3 +313,34 @@ def test_zero3_streams_gathered_weights_not_the_shard():
     g0, g3 = z0.stages["generation"], z3.stages["generation"]
     assert g3.memory_bytes_per_device < g0.memory_bytes_per_device
     assert g3.time.bound_s == pytest.approx(g0.time.bound_s, rel=1e-12)
+
+
+def test_each_phase_reads_its_own_kernel_table(tmp_path):
+    # A profile whose "train" table says 25 % of peak (and every other table 100 %): only the
+    # Training stage slows down, by the factor its compute-bound phases take (<= 4x).
+    import json
+
+    from rlmcost.choices import Dtype
+    from rlmcost.specs import get_hardware
+
+    h100 = get_hardware("h100")
+    profile = {
+        "schema": "rlmcost-calibration/1", "device": "h100-sxm",
+        "device_name": "NVIDIA H100 80GB HBM3", "torch": "2.13.0", "dtype": "bf16",
+        "threads": 1, "quick": True, "peak_flops_per_s": h100.peak(Dtype.BF16),
+        "peak_bytes_per_s": h100.hbm_bandwidth_bytes_per_s, "peak_source": "datasheet",
+        "compute_efficiency": {"gemm": [[1.0, 1.0]], "train": [[1.0, 0.25]]},
+        "bandwidth_efficiency": {"decode": [[1.0, 1.0]], "copy": [[1.0, 1.0]]},
+    }  # fmt: skip
+    path = tmp_path / "h100.json"
+    path.write_text(json.dumps(profile))
+    base = dict(model="8b", batch=64, response_len=512)
+    plain, measured = estimate("grpo", **base), estimate("grpo", calibration=str(path), **base)
+    for stage in ("generation", "assessment"):
+        assert measured.stages[stage].time.bound_s == pytest.approx(
+            plain.stages[stage].time.bound_s
+        )
+    train_plain = plain.stages["training"].time
+    train_measured = measured.stages["training"].time
+    assert train_measured.compute_s == pytest.approx(4 * train_plain.compute_s)
+    assert train_plain.bound_s < train_measured.bound_s <= 4 * train_plain.bound_s * (1 + 1e-12)

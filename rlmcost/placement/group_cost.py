@@ -57,7 +57,7 @@ from rlmcost.placement.transfer import (
     offload_switch_time_s,
     reshard_bytes_per_device,
 )
-from rlmcost.timing import PhaseTime, Roofline
+from rlmcost.timing import FORWARD, TRAIN, PhaseTime, Roofline
 
 _MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 _STATES = ("weights", "gradients", "optimizer")
@@ -429,13 +429,13 @@ class _Group:
         roof = self.roofline(layout.n_gpus)
         if task.kind is Kind.FORWARD:
             share = data_share(layout, self.batch(task), self.seq_len(task))
-            base = roof.phase(work, self.weights_read(task))
+            base = roof.phase(work, self.weights_read(task), FORWARD)
             link = share.micro_batches * self.gather_s(task)
             time = _at_least(base, link)
             return Job(task, model, layout, n, work, depth, own, memory, time, base.bound_s)
         steps = self._int(inv.passes) * self._int(inv.steps)
         step_bytes = 2 * own.weights + 2 * own.gradients + 2 * own.optimizer
-        ideal = roof.phase(Fraction(work, steps), step_bytes).times(steps)
+        ideal = roof.phase(Fraction(work, steps), step_bytes, TRAIN).times(steps)
         share = data_share(layout, self.batch(task), self.seq_len(task))
         bubble = bubble_fraction(
             layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages

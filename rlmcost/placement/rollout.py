@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost import blocks as bl
 from rlmcost.arch import Arch
+from rlmcost.timing import DECODE, PREFILL, Kernels
 
 if TYPE_CHECKING:
     import numpy as np
@@ -186,7 +187,7 @@ def timeline(
     pre_steps = np.nonzero(admits)[0]
     pre_flops = admits[pre_steps].astype(np.float64) * cost.prefill_flops
     pre_mem = cost.weight_bytes + cost.kv_bytes_per_token * prompt * admits[pre_steps]
-    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem.astype(np.float64), link)
+    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem.astype(np.float64), link, PREFILL)
     durations = bound.copy()
     prefill_before = np.zeros(steps, dtype=np.float64)
     prefill_before[pre_steps[pre_steps < steps]] = pre_bound[pre_steps < steps]
@@ -197,7 +198,7 @@ def timeline(
     np.add.at(chains, slot_of, depth_of[resp])
     memory_s = float(
         roofline.seconds(np.zeros_like(mem, dtype=np.float64), mem)[1].sum()
-        + roofline.seconds(np.zeros(len(pre_mem)), pre_mem)[1].sum()
+        + roofline.seconds(np.zeros(len(pre_mem)), pre_mem, PREFILL)[1].sum()
     )
     total_compute = float(compute.sum() + pre_compute.sum())
     total = float(bound.sum() + pre_bound.sum())
@@ -218,11 +219,15 @@ def timeline(
 
 
 def _phases(
-    roofline: Roofline, flops: np.ndarray, bytes_per_device: np.ndarray, link_s: float
+    roofline: Roofline,
+    flops: np.ndarray,
+    bytes_per_device: np.ndarray,
+    link_s: float,
+    kernels: Kernels = DECODE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per phase (compute seconds, bound seconds): the roofline of FLOPs over the replica's
     devices and bytes per device, and at least the link time."""
     import numpy as np
 
-    compute, memory = roofline.seconds(flops, bytes_per_device)
+    compute, memory = roofline.seconds(flops, bytes_per_device, kernels)
     return compute, np.maximum(np.maximum(compute, memory), link_s)

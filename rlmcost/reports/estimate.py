@@ -58,7 +58,7 @@ from rlmcost.parallel.memory import MemoryBreakdown, Mode, memory_per_rank
 from rlmcost.parallel.validate import check_layout
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware, get_model
 from rlmcost.specs.validation import build
-from rlmcost.timing import PEAK, Efficiency, PhaseTime, Roofline
+from rlmcost.timing import FORWARD, PEAK, PREFILL, TRAIN, Efficiency, PhaseTime, Roofline
 
 PLACEMENT = (
     "co-located: every model resident on the same GPUs with the same layout for the whole "
@@ -620,11 +620,11 @@ class _Context:
         r = self.roofline
         weights = self.weights_streamed(inv, own)
         if inv.kind is Kind.FORWARD:
-            return r.phase(work_flops, weights)
+            return r.phase(work_flops, weights, FORWARD)
         if inv.kind is Kind.TRAIN:
             n_steps = self._int(inv.passes) * self._int(inv.steps)
             step_bytes = 2 * weights + 2 * own.gradients + 2 * own.optimizer
-            return r.phase(Fraction(work_flops, n_steps), step_bytes).times(n_steps)
+            return r.phase(Fraction(work_flops, n_steps), step_bytes, TRAIN).times(n_steps)
         return self.generation_time(inv, own)
 
     def generation_time(self, inv: Invocation, own: MemoryBreakdown) -> PhaseTime:
@@ -643,14 +643,13 @@ class _Context:
         prefill = self.roofline.phase(
             int(bl.work_prefill(arch, prompt, n, self.counting)),
             weights + float(kv_per_token * prompt),
+            PREFILL,
         )
         # a decode step's FLOPs are linear in its context: f(c) = f0 + f1 c, exactly
         f1 = int(bl.work_decode_step(arch, 2, n) - bl.work_decode_step(arch, 1, n))
         f0 = int(bl.work_decode_step(arch, 1, n)) - f1
         contexts = np.arange(prompt + 1, prompt + response + 1, dtype=np.float64)
-        decode = self.roofline.steps(
-            f0 + f1 * contexts, weights + float(kv_per_token) * contexts
-        )
+        decode = self.roofline.steps(f0 + f1 * contexts, weights + float(kv_per_token) * contexts)
         return prefill + decode
 
 
