@@ -104,3 +104,16 @@ def test_symbolic_rows():
     assert rows[2]["work"] == "2 B (S + T) C_tr^tok(pi_theta)"
     r = run("ppo", "--symbolic")
     assert r.exit_code == 0 and "D_gen(pi_theta)" in r.stdout
+
+
+def test_group_methods_need_two_samples_per_prompt():
+    # GRPO normalizes by the group's reward std and RLOO leaves one sample out: K = 1 is
+    # meaningless for both; ReMax's baseline is a greedy rollout, so K = 1 is its default
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    for alg in ("grpo", "rloo", "dapo"):
+        r = CliRunner().invoke(app, [alg, "--model", "gpt-2", "--group", "1"])
+        assert r.exit_code == 2 and "--group >= 2" in r.output, alg
+    assert CliRunner().invoke(app, ["remax", "--model", "gpt-2"]).exit_code == 0

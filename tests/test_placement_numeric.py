@@ -86,7 +86,8 @@ def test_fusion_gain_on_a_skewed_batch_equals_the_short_samples_assessment(tmp_p
     # decode steps of the long one (RLHFuse inter-stage fusion, arXiv:2409.13221)
     path = tmp_path / "lengths.txt"
     path.write_text("32\n" * 7 + "512\n")
-    kw = dict(gpus=1, zero=ZeroStage.NONE, group=1, length_dist=f"file:{path}")
+    # 8 sequences as 4 prompts x K = 2 (GRPO needs K >= 2)
+    kw = dict(gpus=1, zero=ZeroStage.NONE, batch=4, group=2, length_dist=f"file:{path}")
     base, fused = est("grpo", **kw), est("grpo", placement="fusion", **kw)
     assessment_s = base.stages[Stage.ASSESSMENT].time_lower_bound_s
     per_seq = {m: _forward_flops(m, V) + _forward_flops(m, 1) for m in (96, 576)}  # ref + reward
@@ -105,7 +106,7 @@ def test_kv_capacity_turns_the_batch_into_waves():
     # GPT-2 KV per token: 2 L h_kv d_h x 2 bytes (bf16) = 36864 B; with S + T = 2048 a
     # sequence holds 75.5 MB of cache plus its fp32 logits row (V x 4 B)
     e = placement_estimate(
-        "grpo", "gpt-2", batch=2048, group=1, prompt_len=1024, response_len=1024, gpus=1,
+        "grpo", "gpt-2", batch=1024, group=2, prompt_len=1024, response_len=1024, gpus=1,
         tp=1, zero=ZeroStage.NONE, hardware="h100",
     )  # fmt: skip
     gen = next(j for g in e.groups for j in g.jobs if j.timeline is not None)
@@ -209,7 +210,7 @@ def test_a_group_can_set_its_own_layout_per_kind():
                     ((Kind.GENERATE, Layout(tp=2)),)),
         DeviceGroup("rest", tuple(Member(r) for r in (Role.ACTOR, Role.REWARD, Role.REFERENCE)), 2),
     )  # fmt: skip
-    e = placement_estimate("grpo", "gpt-2", groups=groups, group=1, **SMALL)
+    e = placement_estimate("grpo", "gpt-2", groups=groups, group=2, **{**SMALL, "batch": 4})
     gen = next(j for j in e.groups[0].jobs if j.task.kind is Kind.GENERATE)
     assert (gen.layout.tp, gen.layout.dp) == (2, 2)
 

@@ -34,3 +34,9 @@ def test_every_file_starts_with_the_command(tmp_path):
     for p in tb.write_all(tmp_path):
         first = p.read_text().splitlines()[0]
         assert "rlmcost tables" in first, p.name
+
+
+def test_unwritable_out_is_a_one_line_error():
+    r = CliRunner().invoke(app, ["tables", "--out", "/proc/no/such/dir"])
+    assert r.exit_code == 2
+    assert r.output.startswith("error: cannot write tables") and "Traceback" not in r.output

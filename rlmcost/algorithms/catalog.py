@@ -76,6 +76,7 @@ def grpo() -> Algorithm:
         "Shao et al. 2024, arXiv:2402.03300",
         remove=[base.find(Role.CRITIC, ASSESS), base.find(Role.CRITIC, TRAIN)],
         default_group=8,
+        min_group=2,  # the group's reward mean and std need two samples or more
     )
 
 
@@ -132,6 +133,7 @@ def remax() -> Algorithm:
             _forward(Role.REWARD, "B", note="scores the greedy rollout"),
         ],
         default_group=1,
+        min_group=1,  # the baseline is the greedy rollout, not the group
     )
 
 

@@ -140,6 +140,7 @@ class Algorithm:
     invocations: tuple[Invocation, ...]
     offline: bool = False
     default_group: int = 1
+    min_group: int = 1  # smallest K the method's baseline makes sense with
     base: str | None = None
     added: tuple[Invocation, ...] = field(default=(), repr=False)
     removed: tuple[Invocation, ...] = field(default=(), repr=False)
@@ -151,6 +152,8 @@ class Algorithm:
             raise SpecError(f"offline algorithm {self.name} cannot generate in its loop")
         if "K" not in self.names and self.default_group != 1:
             raise SpecError(f"{self.name} samples no groups (no K); default_group must be 1")
+        if self.default_group < self.min_group:
+            raise SpecError(f"{self.name}: default_group must be at least min_group")
 
     @property
     def stages(self) -> tuple[Stage, ...]:
@@ -213,6 +216,7 @@ def derive(
     replace_: Mapping[Invocation, Invocation] | None = None,
     offline: bool | None = None,
     default_group: int | None = None,
+    min_group: int | None = None,
 ) -> Algorithm:
     """A variant of ``base``: ``remove`` some invocations, ``replace_`` some in place, ``add``
     others at the end of their stage. The result records what was removed and added, so
@@ -241,6 +245,7 @@ def derive(
         invocations=tuple(invs),
         offline=base.offline if offline is None else offline,
         default_group=base.default_group if default_group is None else default_group,
+        min_group=base.min_group if min_group is None else min_group,
         base=base.name,
         added=add + tuple(replace_.values()),
         removed=remove + tuple(replace_),

@@ -333,6 +333,11 @@ def resolve_workload(
     resolved = build(Workload, {**base.model_dump(), **changes}, "workload")
     if not samples_group and resolved.samples_per_prompt != 1:
         raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
+    if resolved.samples_per_prompt < alg.min_group:
+        raise SpecError(
+            f"{alg.name} needs --group >= {alg.min_group} (its baseline compares the responses "
+            f"to one prompt); got {resolved.samples_per_prompt}"
+        )
     return resolved
 
 

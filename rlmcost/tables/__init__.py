@@ -139,12 +139,20 @@ def rendered() -> dict[str, str]:
 
 def write_all(outdir: Path) -> list[Path]:
     """Write every table under ``outdir``; returns the paths written."""
-    outdir.mkdir(parents=True, exist_ok=True)
+    from rlmcost.errors import SpecError
+
+    files = rendered()
     paths = []
-    for fname, text in rendered().items():
-        p = outdir / fname
-        p.write_text(text)
-        paths.append(p)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+        for fname, text in files.items():
+            p = outdir / fname
+            p.write_text(text)
+            paths.append(p)
+    except OSError as exc:
+        raise SpecError(
+            f"cannot write tables to {outdir}: {exc.strerror or exc}; give a writable --out"
+        ) from None
     return paths
 
 
