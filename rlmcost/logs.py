@@ -7,8 +7,12 @@ for integers, and lambdifies to numpy. Big-O forms replace it by ``log``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
 import sympy as sp
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class clog2(sp.Function):  # noqa: N801 - reads like the math
@@ -57,6 +61,8 @@ def sum_clog2(lo: sp.Expr, hi: sp.Expr) -> sp.Expr:
 
 def numpy_clog2(x: np.ndarray) -> np.ndarray:
     """Vectorized clog2 on integer arrays (exact: uses integer bit lengths, not floats)."""
+    import numpy as np
+
     arr = np.asarray(x)
     if arr.dtype.kind == "f":
         if np.all(arr == np.round(arr)):
