@@ -80,7 +80,7 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
 
         return load_config(query)
     for name, why in UNSUPPORTED_MODELS.items():
-        if _norm(query) and _norm(query) in _norm(name):
+        if _norm(query).startswith("deepseek") and _norm(query) in _norm(name):
             raise SpecError(f"model '{query}' ({name}) is not supported: {why}")
     return _resolve(query, models(), "model", "models")
 
