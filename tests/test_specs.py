@@ -150,3 +150,10 @@ def test_workload_defaults_and_validation():
 
 def test_every_hardware_has_bf16():
     assert all("bf16" in h.peak_flops_per_s for h in hardware())
+
+
+def test_mla_models_are_rejected_by_name():
+    # DeepSeek-V2/V3/R1 use multi-head latent attention, which rlmcost does not model
+    for name in ("deepseek-v3", "DeepSeek-R1", "deepseek-v2"):
+        with pytest.raises(SpecError, match="MLA"):
+            get_model(name)
