@@ -344,3 +344,17 @@ def test_each_phase_reads_its_own_kernel_table(tmp_path):
     train_measured = measured.stages["training"].time
     assert train_measured.compute_s == pytest.approx(4 * train_plain.compute_s)
     assert train_plain.bound_s < train_measured.bound_s <= 4 * train_plain.bound_s * (1 + 1e-12)
+
+
+def test_context_beyond_the_model_is_noted():
+    # GPT-2 has 1024 learned positions (no embedding beyond), Llama-2 a trained context of 4096
+    assert any("learned positions" in n for n in estimate("ppo", "gpt-2").notes)
+    assert not any("positions" in n for n in estimate("ppo", "gpt-2", prompt_len=512,
+                                                      response_len=512).notes)  # fmt: skip
+    long = estimate("grpo", "7b", response_len=32768)
+    assert any("trained context of 4096" in n for n in long.notes)
+
+
+def test_absurd_oversampling_is_an_error():
+    with pytest.raises(SpecError, match="1..1000"):
+        estimate("dapo", "gpt-2", options=Options(oversample=10**300))

@@ -80,6 +80,10 @@ class Options:
         }
 
 
+MAX_OVERSAMPLE = 1000
+"""Largest generated / kept ratio accepted (DAPO reports ~3; beyond this it is a typo)."""
+
+
 def knob_values(alg: Algorithm, options: Options) -> dict[str, int | Fraction]:
     """Values of the knobs ``alg`` uses: given or default; SpecError for a knob it lacks."""
     values: dict[str, int | Fraction] = {}
@@ -98,8 +102,11 @@ def knob_values(alg: Algorithm, options: Options) -> dict[str, int | Fraction]:
         value = knob.default if value is None else value
         if knob.name == "rho":
             value = Fraction(value)
-            if value < 1:
-                raise SpecError(f"{knob.flag} {value} must be >= 1 (generated / kept)")
+            if not 1 <= value <= MAX_OVERSAMPLE:
+                raise SpecError(
+                    f"{knob.flag} {float(value):g} must be in 1..{MAX_OVERSAMPLE} "
+                    "(generated / kept)"
+                )
         elif not (isinstance(value, int) and value >= 1):
             raise SpecError(f"{knob.flag} {value} must be a positive integer")
         values[knob.name] = value

@@ -169,7 +169,7 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         ] = None,
         groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
         staleness: Annotated[
-            int | None, typer.Option(help="Staleness k for async/combined (default: 1).")
+            int | None, typer.Option(help="Staleness k for async/combined (default: 1).", min=0)
         ] = None,
         length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
     ) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from rlmcost.choices import AttnCounting, Dtype
-from rlmcost.cli._render import print_json, print_table
+from rlmcost.cli._render import note, print_json, print_table
 
 Pos = dict(min=1)
 
@@ -67,6 +67,8 @@ def blocks(
     from rlmcost.reports.blocks import CONVENTION, building_blocks
 
     report = building_blocks(model, batch, seq, context, prompt_len, response_len, dtype, attention)
+    for message in report.notes:
+        note(f"note: {message}")
     if json_out:
         print_json(report.to_json())
         return

@@ -46,7 +46,8 @@ def placements(
     staleness: Annotated[
         int | None,
         typer.Option(
-            help="k for async/combined: rollout reads weights up to k iterations old (default: 1)."
+            help="k for async/combined: rollout reads weights up to k iterations old (default: 1).",
+            min=0,
         ),  # fmt: skip
     ] = None,
     length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
@@ -111,7 +112,9 @@ def placements(
     ] = False,
     host_bandwidth: Annotated[
         float | None,
-        typer.Option(help="Host link GB/s per direction (default: 64 (PCIe 5), 32 for A100)."),
+        typer.Option(
+            help="Host link GB/s per direction (default: 64 (PCIe 5), 32 for A100).", min=1e-3
+        ),
     ] = None,
     calibration: Annotated[
         str | None,
@@ -150,7 +153,7 @@ def placements(
         critic=critic, reward=reward, ref=ref, judge=judge, batch=batch, group=group,
         prompt_len=prompt_len, response_len=response_len, hardware=hardware, gpus=gpus, tp=tp,
         pp=pp, zero=zero, offload=offload, length_dist=length_dist,
-        host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth else None,
+        host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth is not None else None,
         calibration=calibration,
         options=Options(
             epochs=epochs, mini_batches=mini_batches, oversample=parse_fraction(oversample),
@@ -198,6 +201,8 @@ def run_placement(
     layout = kwargs.pop("layout", None)
     if layout is not None:
         kwargs.update(tp=layout.tp, pp=layout.pp, zero=layout.zero)
+        if kwargs.get("gpus") is None:  # as the algorithm commands say: gpus = tp*pp*dp
+            kwargs["gpus"] = layout.n_gpus
     e = placement_estimate(
         algorithm,
         placement=placement,

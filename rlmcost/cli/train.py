@@ -41,7 +41,11 @@ def train(
     micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.", **Pos)] = 1,
     batch: Annotated[
         int | None,
-        typer.Option(help="Global batch in sequences (default: 4 micro-batches per stage).", **Pos),
+        typer.Option(
+            help="Global batch in sequences (default: one micro-batch per data-parallel "
+            "rank, or 4 per pipeline stage when --pp > 1).",
+            **Pos,
+        ),
     ] = None,
     seq: Annotated[int, typer.Option(help="Tokens per sequence (m = S + T).", **Pos)] = 4096,
     schedule: Annotated[

@@ -183,6 +183,7 @@ class BlocksReport:
     inputs: dict[str, Any]
     values: dict[str, Any]
     expressions: dict[str, sp.Expr] = field(repr=False)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """Raw numbers (ints for FLOPs, bytes, params and depths) plus units and inputs."""
@@ -190,6 +191,7 @@ class BlocksReport:
         out.update(self.values)
         out["units"] = {q.key: UNITS.get(q.unit, q.unit) for q in QUANTITIES}
         out["convention"] = CONVENTION
+        out["notes"] = self.notes
         return out
 
     def rows(self) -> list[tuple[str, str, str, str]]:
@@ -243,6 +245,7 @@ def building_blocks(
         if int(v) < 1:
             raise SpecError(f"{name}={v} must be a positive integer")
     spec = get_model(model)
+    note = spec.context_note(max(seq, context or seq, prompt_len + response_len))
     w = BlockInputs(batch, seq, context or seq, prompt_len, response_len, dtype, counting)
     exprs = {q.key: q.build(spec.arch(), w) for q in QUANTITIES}
     values = {k: int(v) for k, v in exprs.items()}
@@ -255,7 +258,7 @@ def building_blocks(
         dtype=str(dtype),
         attention_counting=str(counting),
     )
-    return BlocksReport(spec.name, inputs, values, exprs)
+    return BlocksReport(spec.name, inputs, values, exprs, [note] if note else [])
 
 
 def symbolic_blocks(

@@ -470,6 +470,11 @@ def estimate(
     roofline = Roofline(hw, lay.n_gpus, wl.compute_dtype, efficiency or PEAK)
     archs = {r: s.arch() for r, s in specs.items()}
     ctx = _Context(alg, archs, lay, wl, values, roofline, counting)
+    for inv in alg.invocations:
+        if inv.kind is not Kind.VERIFY:
+            note = specs[inv.role].context_note(ctx.seq_len(inv))
+            if note and note not in notes:
+                notes.append(note)
     stages: dict[Stage, StageEstimate] = {}
     for stage in alg.stages:
         invs = tuple(

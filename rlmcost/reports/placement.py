@@ -11,6 +11,7 @@ free of weights (stated in the notes), no pipeline. ``--groups`` sets the groups
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +119,14 @@ def placement_estimate(
         shown = ", ".join(f"{r}={t}" for r, t in tps.items())
         notes.append(f"tp per model (smallest leaving half the HBM free of weights): {shown}")
     dist = length_dist if isinstance(length_dist, LengthDist) else parse_length_dist(length_dist)
-    host = host_bandwidth_bytes_per_s or default_host_bandwidth(hw)
+    host = default_host_bandwidth(hw)
+    if host_bandwidth_bytes_per_s is not None:
+        if not (math.isfinite(host_bandwidth_bytes_per_s) and host_bandwidth_bytes_per_s > 0):
+            raise SpecError(
+                f"host bandwidth {host_bandwidth_bytes_per_s} B/s must be a positive number; "
+                "give GB/s per direction, e.g. --host-bandwidth 64"
+            )
+        host = host_bandwidth_bytes_per_s
     setup = Setup(
         alg=alg,
         placement=plan,

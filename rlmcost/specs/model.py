@@ -74,6 +74,22 @@ class ModelSpec(BaseModel):
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
         return self
 
+    def context_note(self, tokens: int) -> str | None:
+        """None when ``tokens`` positions fit the model, else a note for the output: past
+        learned position embeddings (GPT-2, GPT-3) the real model cannot run at all (the costs
+        extrapolate its shape); past ``max_context`` of a RoPE model it runs, untrained."""
+        if self.n_positions and tokens > self.n_positions:
+            return (
+                f"{self.name} has {self.n_positions} learned positions but sequences here have "
+                f"{tokens} tokens: the real model cannot run this; the costs extrapolate its shape"
+            )
+        if self.max_context and tokens > self.max_context:
+            return (
+                f"{self.name}: {tokens} tokens per sequence exceed its trained context of "
+                f"{self.max_context} (RoPE runs, quality is not guaranteed)"
+            )
+        return None
+
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
