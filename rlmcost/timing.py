@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -78,6 +79,12 @@ class PhaseTime:
     memory_s: float = 0.0
     bound_s: float = 0.0
     compute_bound_s: float = 0.0
+
+    def scaled(self, factor: float | Fraction) -> PhaseTime:
+        """The bound stretched by ``factor`` (>= 1: pipeline bubbles, load imbalance); the
+        compute and memory sums stay what the phases need."""
+        f = float(factor)
+        return PhaseTime(self.compute_s, self.memory_s, self.bound_s * f, self.compute_bound_s * f)
 
     def __add__(self, other: PhaseTime) -> PhaseTime:
         return PhaseTime(

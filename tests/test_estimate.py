@@ -358,3 +358,25 @@ def test_context_beyond_the_model_is_noted():
 def test_absurd_oversampling_is_an_error():
     with pytest.raises(SpecError, match="1..1000"):
         estimate("dapo", "gpt-2", options=Options(oversample=10**300))
+
+
+def test_pipeline_stages_do_not_shorten_the_decode_memory_floor():
+    # A decode step passes every pipeline stage in turn: per step, a device group streams the
+    # whole TP shard of the weights and KV cache, however many stages hold it.
+    one = estimate("ppo", "70b", layout=Layout(tp=8))
+    four = estimate("ppo", "70b", layout=Layout(tp=8, pp=4))
+    g1, g4 = one.stages["generation"].time, four.stages["generation"].time
+    assert g4.memory_s == pytest.approx(g1.memory_s, rel=1e-12)
+    # training stretches by the 1F1B bubble (p - 1) / m = 3 / 64 (64 micro-batches of 1)
+    t1, t4 = one.stages["training"].time, four.stages["training"].time
+    assert t4.bound_s == pytest.approx(t1.bound_s / 4 * (1 + 3 / 64), rel=1e-9)
+
+
+def test_data_parallelism_wider_than_the_batch_buys_nothing():
+    # one prompt, one response: 64 data-parallel replicas leave 63 idle
+    one = estimate("ppo", "8b", batch=1, layout=Layout(zero=ZeroStage.OS_G_P))
+    wide = estimate("ppo", "8b", batch=1, layout=Layout(dp=64, zero=ZeroStage.OS_G_P))
+    for stage in ("generation", "assessment", "training"):
+        assert wide.stages[stage].time.bound_s == pytest.approx(
+            one.stages[stage].time.bound_s, rel=1e-9
+        )

@@ -550,8 +550,7 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
 
 
 def _scaled(t: PhaseTime, factor: Fraction) -> PhaseTime:
-    f = float(factor)
-    return PhaseTime(t.compute_s, t.memory_s, t.bound_s * f, t.compute_bound_s * f)
+    return t.scaled(factor)
 
 
 def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:

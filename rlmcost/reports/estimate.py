@@ -16,10 +16,16 @@ same layout for the whole iteration, and the invocations run one after another. 
   ``gpus`` devices:
 
   - generate: a prefill (all prompt tokens, weights read once) then T decode steps, each
-    reading the rank's weights and its KV cache at the step's context once;
+    reading the rank's weights and its KV cache at the step's context once; with P_p
+    pipeline stages a token passes every stage in turn, so a step streams P_p stage shares
+    (the whole TP shard), whatever the micro-batching;
   - forward: its FLOPs versus reading the weights once;
   - train: per optimizer step, its FLOPs versus reading weights twice (forward, backward),
-    writing and reading the gradients, and reading and writing the optimizer states.
+    writing and reading the gradients, and reading and writing the optimizer states;
+  - forward and train stretch by the pipeline bubble of their micro-batches (1F1B: (P_p - 1)
+    / m, :mod:`rlmcost.parallel.pipeline`); every kind's FLOPs count as the busiest data
+    rank sees them (ceil(n / (P_d P_e)) sequences), so data parallelism wider than the batch
+    buys nothing.
 
 Work and depth come from :mod:`rlmcost.algorithms.cost` with the real architectures (exact
 ints); teacher-forced attention is counted full (every query-key pair, as PyTorch's
@@ -54,7 +60,8 @@ from rlmcost.algorithms.options import (
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.memory import MemoryBreakdown, Mode, memory_per_rank
+from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_rank
+from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.validate import check_layout
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware, get_model
 from rlmcost.specs.validation import build
@@ -625,16 +632,46 @@ class _Context:
             inv.model_head,
         ).weights
 
+    def pass_bytes(self, inv: Invocation, own: MemoryBreakdown) -> tuple[int, int]:
+        """(weights, KV cache) bytes per device that one token's pass through the model
+        streams: with pipeline stages the token visits every stage in turn, so it is the TP
+        shard of all layers (gathered under ZeRO-3), not the one stage a device holds."""
+        if self.layout.pp == 1:
+            return self.weights_streamed(inv, own), own.kv_cache
+        whole = memory_per_rank(
+            self.archs[inv.role],
+            self.layout.with_(pp=1, zero=ZeroStage.NONE),
+            _MODE[inv.kind],
+            self.sequences(inv),
+            self.seq_len(inv),
+            self.workload,
+            inv.model_head,
+        )
+        return whole.weights, whole.kv_cache
+
+    def load_factor(self, sequences: int) -> Fraction:
+        """Busiest data rank's share over the even share: P_d P_e ceil(n / (P_d P_e)) / n."""
+        shards = self.layout.dp * self.layout.ep
+        return Fraction(shards * -(-sequences // shards), sequences)
+
+    def bubble(self, inv: Invocation) -> Fraction:
+        """Pipeline bubble (idle / ideal) of the invocation's micro-batches."""
+        lay = self.layout
+        micro = data_share(lay, self.sequences(inv), self.seq_len(inv)).micro_batches
+        return bubble_fraction(lay.schedule, lay.pp, micro, lay.virtual_stages)
+
     def time(self, inv: Invocation, own: MemoryBreakdown, work_flops: int) -> PhaseTime:
         """Roofline bound of one invocation (module docstring: the phases)."""
         r = self.roofline
         weights = self.weights_streamed(inv, own)
+        busy = work_flops * self.load_factor(self.sequences(inv))
         if inv.kind is Kind.FORWARD:
-            return r.phase(work_flops, weights, FORWARD)
+            return r.phase(busy, weights, FORWARD).scaled(1 + self.bubble(inv))
         if inv.kind is Kind.TRAIN:
             n_steps = self._int(inv.passes) * self._int(inv.steps)
             step_bytes = 2 * weights + 2 * own.gradients + 2 * own.optimizer
-            return r.phase(Fraction(work_flops, n_steps), step_bytes, TRAIN).times(n_steps)
+            ideal = r.phase(busy / n_steps, step_bytes, TRAIN).times(n_steps)
+            return ideal.scaled(1 + self.bubble(inv))
         return self.generation_time(inv, own)
 
     def generation_time(self, inv: Invocation, own: MemoryBreakdown) -> PhaseTime:
@@ -648,10 +685,11 @@ class _Context:
             self._int(inv.prompt),
             self._int(inv.response),
         )
-        kv_per_token = Fraction(own.kv_cache, prompt + response)
-        weights = self.weights_streamed(inv, own)
+        weights, kv_cache = self.pass_bytes(inv, own)
+        kv_per_token = Fraction(kv_cache, prompt + response)
+        load = self.load_factor(n)
         prefill = self.roofline.phase(
-            int(bl.work_prefill(arch, prompt, n, self.counting)),
+            int(bl.work_prefill(arch, prompt, n, self.counting)) * load,
             weights + float(kv_per_token * prompt),
             PREFILL,
         )
@@ -659,7 +697,9 @@ class _Context:
         f1 = int(bl.work_decode_step(arch, 2, n) - bl.work_decode_step(arch, 1, n))
         f0 = int(bl.work_decode_step(arch, 1, n)) - f1
         contexts = np.arange(prompt + 1, prompt + response + 1, dtype=np.float64)
-        decode = self.roofline.steps(f0 + f1 * contexts, weights + float(kv_per_token) * contexts)
+        decode = self.roofline.steps(
+            (f0 + f1 * contexts) * float(load), weights + float(kv_per_token) * contexts
+        )
         return prefill + decode
 
 
