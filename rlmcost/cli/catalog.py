@@ -21,14 +21,25 @@ def models(json_out: JsonOpt = False) -> None:
         return
     print_table(
         "Built-in models",
-        ["name", "aliases", "L", "d", "d_ff", "heads/kv", "V", "experts", "params", "active"],
+        [
+            "name",
+            "aliases",
+            "L",
+            "d",
+            "FFN width",
+            "heads/kv",
+            "V",
+            "top-k/experts",
+            "params",
+            "active",
+        ],
         [
             (
                 r["name"],
                 ", ".join(r["aliases"]),
                 r["n_layers"],
                 r["d_model"],
-                r["d_ff"],
+                f"{r['d_expert']} per expert" if r["n_experts"] else r["d_ff"],
                 f"{r['n_heads']}/{r['n_kv_heads']}",
                 r["vocab"],
                 f"{r['top_k']}/{r['n_experts']}" if r["n_experts"] else "-",

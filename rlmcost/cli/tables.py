@@ -22,6 +22,12 @@ def tables(
     from rlmcost import tables as tb
 
     if check:
+        if not out.is_dir():
+            typer.echo(
+                f"error: no folder {out}/ here; run from the repository root or give --out",
+                err=True,
+            )
+            raise typer.Exit(2)
         bad = tb.check(out)
         if bad:
             typer.echo(f"out of date in {out}/: {', '.join(bad)}; run `rlmcost tables`", err=True)
