@@ -348,6 +348,27 @@ def resolve_workload(
     return resolved
 
 
+def models_given(
+    models: Mapping[Role | str, str | ModelSpec] | None,
+    critic: str | ModelSpec | None = None,
+    reward: str | ModelSpec | None = None,
+    ref: str | ModelSpec | None = None,
+    judge: str | ModelSpec | None = None,
+) -> dict[Role, str | ModelSpec]:
+    """The models the user named per role: ``models`` plus the shorthand keyword arguments."""
+    given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
+    named = (
+        (Role.CRITIC, critic),
+        (Role.REWARD, reward),
+        (Role.REFERENCE, ref),
+        (Role.JUDGE, judge),
+    )
+    for role, m in named:
+        if m is not None:
+            given[role] = m
+    return given
+
+
 def uses_model(alg: Algorithm, role: Role) -> bool:
     """True when some model role of ``alg`` is ``role`` or falls back to its model."""
     return any(role in r.chain for r in alg.model_roles)
@@ -450,13 +471,7 @@ def estimate(
     alg = configure(get_algorithm(algorithm), options or Options())
     options = options or Options()
     wl = resolve_workload(alg, workload, batch, group, prompt_len, response_len)
-    given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
-    for role, m in ((Role.CRITIC, critic), (Role.REWARD, reward), (Role.REFERENCE, ref)):
-        if m is not None:
-            given[role] = m
-    if judge is not None:
-        given[Role.JUDGE] = judge
-    specs = resolve_models(alg, model, given)
+    specs = resolve_models(alg, model, models_given(models, critic, reward, ref, judge))
     hw = get_hardware(hardware)
     if calibration is not None and efficiency is not None:
         raise SpecError("give either efficiency or calibration, not both")

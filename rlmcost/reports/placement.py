@@ -32,7 +32,12 @@ from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.kinds import Config
 from rlmcost.placement.lengths import LengthDist, parse_length_dist
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
-from rlmcost.reports.estimate import DEFAULT_HARDWARE, resolve_models, resolve_workload
+from rlmcost.reports.estimate import (
+    DEFAULT_HARDWARE,
+    models_given,
+    resolve_models,
+    resolve_workload,
+)
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
 from rlmcost.timing import PEAK
 
@@ -86,13 +91,7 @@ def placement_estimate(
     """
     alg = configure(get_algorithm(algorithm), options or Options())
     wl = resolve_workload(alg, workload, batch, group, prompt_len, response_len)
-    given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
-    for role, m in ((Role.CRITIC, critic), (Role.REWARD, reward), (Role.REFERENCE, ref)):
-        if m is not None:
-            given[role] = m
-    if judge is not None:
-        given[Role.JUDGE] = judge
-    specs = resolve_models(alg, model, given)
+    specs = resolve_models(alg, model, models_given(models, critic, reward, ref, judge))
     hw = get_hardware(hardware)
     profile = resolve_profile(calibration, hw)
     user_groups = parse_groups(groups) if isinstance(groups, str) else groups
