@@ -16,7 +16,7 @@ from rlmcost.algorithms.catalog import algorithms
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
-from rlmcost.cli._parse import parse_fraction
+from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
 from rlmcost.parallel.layout import ZeroStage
@@ -149,10 +149,7 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         ] = AttnCounting.FULL,
         calibration: Annotated[
             str | None,
-            typer.Option(
-                help="Calibration profile (JSON from `rlmcost calibrate --out FILE`) for the "
-                "time model (default: none: datasheet peaks, a true lower bound).",
-            ),
+            typer.Option(help=CALIBRATION_HELP),
         ] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
         symbolic: Annotated[

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rlmcost.cli._parse import parse_fraction
+from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
@@ -118,10 +118,7 @@ def placements(
     ] = None,
     calibration: Annotated[
         str | None,
-        typer.Option(
-            help="Calibration profile from `rlmcost calibrate` (default: the one shipped for "
-            "--hardware, else datasheet peaks)."
-        ),
+        typer.Option(help=CALIBRATION_HELP),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
     symbolic: Annotated[
