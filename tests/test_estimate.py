@@ -137,6 +137,8 @@ def test_json_schema_is_stable():
             "kv_cache",
             "logits",
             "buffers",
+            "engine",
+            "overhead",
         }
         assert isinstance(stage["work_flops"], int) and isinstance(stage["depth"], int)
         assert stage["memory_bytes_per_device"] == sum(stage["memory_breakdown_bytes"].values())
@@ -312,7 +314,10 @@ def test_zero3_streams_gathered_weights_not_the_shard():
     z3 = estimate("grpo", layout=Layout(dp=8, zero=ZeroStage.OS_G_P), **base)
     g0, g3 = z0.stages["generation"], z3.stages["generation"]
     assert g3.memory_bytes_per_device < g0.memory_bytes_per_device
-    assert g3.time.bound_s == pytest.approx(g0.time.bound_s, rel=1e-12)
+    # the HBM streams the same gathered weights (memory side equal); the gathers themselves
+    # cross the links every decode step, so ZeRO-3 generation is never faster
+    assert g3.time.memory_s == pytest.approx(g0.time.memory_s, rel=1e-12)
+    assert g3.time.bound_s > g0.time.bound_s
 
 
 def test_each_phase_reads_its_own_kernel_table(tmp_path):
@@ -373,10 +378,16 @@ def test_pipeline_stages_do_not_shorten_the_decode_memory_floor():
 
 
 def test_data_parallelism_wider_than_the_batch_buys_nothing():
-    # one prompt, one response: 64 data-parallel replicas leave 63 idle
-    one = estimate("ppo", "8b", batch=1, layout=Layout(zero=ZeroStage.OS_G_P))
-    wide = estimate("ppo", "8b", batch=1, layout=Layout(dp=64, zero=ZeroStage.OS_G_P))
-    for stage in ("generation", "assessment", "training"):
-        assert wide.stages[stage].time.bound_s == pytest.approx(
-            one.stages[stage].time.bound_s, rel=1e-9
+    # two preference pairs (4 sequences) on 64 data-parallel replicas: 60 ranks idle, so the
+    # busiest rank does what it does on 4 replicas
+    four = estimate("dpo", "8b", batch=2, layout=Layout(dp=4, zero=ZeroStage.OS_G_P))
+    wide = estimate("dpo", "8b", batch=2, layout=Layout(dp=64, zero=ZeroStage.OS_G_P))
+    for stage in ("assessment", "training"):
+        # the busiest rank runs one sequence on either: 64 * ceil(4/64) / 4 = 16 times the even
+        # share on 16 times the GPUs
+        assert wide.stages[stage].time.compute_s == pytest.approx(
+            four.stages[stage].time.compute_s, rel=1e-9
         )
+    # generation replicas without a sequence are an error that says how to mend it
+    with pytest.raises(SpecError, match="cannot feed the 64 generation replicas"):
+        estimate("ppo", "8b", batch=1, layout=Layout(dp=64, zero=ZeroStage.OS_G_P))

@@ -63,7 +63,8 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """Bytes per rank (per device), exact ints."""
+    """Bytes per rank (per device), exact ints. ``engine`` and ``overhead`` are deployment
+    terms (:mod:`rlmcost.deployment`); the paper's model leaves them 0."""
 
     weights: int
     gradients: int
@@ -72,6 +73,8 @@ class MemoryBreakdown:
     kv_cache: int
     logits: int
     buffers: int
+    engine: int = 0  # an awake inference engine's reservation while another model runs
+    overhead: int = 0  # CUDA context, communicator buffers, allocator slack (deployment)
 
     @property
     def total(self) -> int:

@@ -29,7 +29,7 @@ the offload switches between models.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from typing import Any
 
@@ -37,16 +37,38 @@ from rlmcost import blocks as bl
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
+from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
+from rlmcost.deployment.spec import (
+    ENGINE_COLOCATED_FRACTION,
+    ENGINE_DEDICATED_FRACTION,
+    EngineSpec,
+    LoraSpec,
+    Offload,
+)
+from rlmcost.deployment.terms import (
+    engine_slots,
+    kv_pool_bytes,
+    lora_params,
+    overhead_bytes,
+    reservation_bytes,
+)
 from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import group_is_intra_node
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_rank
+from rlmcost.parallel.memory import (
+    MemoryBreakdown,
+    Mode,
+    data_share,
+    memory_per_rank,
+    memory_per_stage,
+)
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.placement.groups import DeviceGroup, Task
 from rlmcost.placement.inputs import (
     Setup,
     count_of,
     depth_of,
+    engine_for,
     frozen_values,
     layout_for,
     work_over_lengths,
@@ -161,7 +183,13 @@ class GroupEstimate:
     resident: dict[Role, MemoryBreakdown]
     shadows: tuple[Role, ...]
     transfers: tuple[Transfer, ...]
-    hbm_bytes: int
+    hbm_bytes: int  # what a device gives programs (the datasheet's for the paper's iteration)
+    problems: tuple[str, ...] = ()  # what keeps it from running beside the memory peak
+    host_bytes_per_device: dict[int, int] = field(default_factory=dict)  # per task index
+
+    @property
+    def host_peak_bytes_per_device(self) -> int:
+        return max(self.host_bytes_per_device.values(), default=0)
 
     @property
     def roles(self) -> tuple[Role, ...]:
@@ -173,7 +201,7 @@ class GroupEstimate:
 
     @property
     def fits(self) -> bool:
-        return self.peak_memory_bytes_per_device <= self.hbm_bytes
+        return self.peak_memory_bytes_per_device <= self.hbm_bytes and not self.problems
 
     @property
     def shortfall_bytes(self) -> int:
@@ -193,6 +221,8 @@ class GroupEstimate:
             "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
             "fits": self.fits,
             "busy_s": self.busy_s,
+            "host_memory_bytes_per_device": self.host_peak_bytes_per_device,
+            "problems": list(self.problems),
             "jobs": [j.to_json() for j in self.jobs],
             "transfers": [t.to_json() for t in self.transfers],
         }
@@ -215,6 +245,9 @@ class _Group:
             t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
         }
         self._mem: dict[tuple, MemoryBreakdown] = {}
+        self._host: dict[tuple, int] = {}
+        self.problems: list[str] = []
+        self._before_offload: dict[int, MemoryBreakdown] = {}
 
     # -- sizes ---------------------------------------------------------------------------------
 
@@ -250,22 +283,34 @@ class _Group:
                 )
             return n // steps
         if inv.kind is Kind.FORWARD:
-            return n * self._int(inv.prefixes)
+            prefixes = self._int(inv.prefixes)
+            if prefixes > 1 and self._int(inv.response) % prefixes:
+                raise SpecError(
+                    f"{self.s.alg.name}: {prefixes} PRM steps must divide the "
+                    f"{self._int(inv.response)} response tokens; change --prm-steps"
+                )
+            return n * prefixes
         return n
 
     def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
+        """The invocation's bytes per device in its layout (the most loaded pipeline stage),
+        with the deployment's terms (:mod:`rlmcost.deployment.memory`) unless ideal."""
         key = (task.index, sequences)
         if key not in self._mem:
             arch = self.s.arch(task.role)
-            m = memory_per_rank(
+            layout = self.layouts[task.index]
+            per_stage = memory_per_stage(
                 arch,
-                self.layouts[task.index],
+                layout,
                 _MODE[task.kind],
                 sequences or self.batch(task),
                 self.seq_len(task),
                 self.s.workload,
                 task.invocation.model_head,
             )
+            placed = [self._deployed(task, m, sequences) for m in per_stage]
+            best = max(placed, key=lambda p: p.device.total)
+            m = best.device
             if task.value_head:  # d x 1 value head, replicated, 2 + 2 + 12 bytes per parameter
                 d = int(arch.d_model)
                 w = self.s.workload.weight_dtype.bytes
@@ -277,7 +322,84 @@ class _Group:
                     optimizer=m.optimizer + (12 * d if train else 0),
                 )
             self._mem[key] = m
+            self._host[key] = best.host
         return self._mem[key]
+
+    def host(self, task: Task, sequences: int | None = None) -> int:
+        """Bytes per device of the task's model states kept in host memory (offload)."""
+        self.own(task, sequences)
+        return self._host[(task.index, sequences)]
+
+    def _deployed(self, task: Task, m: MemoryBreakdown, sequences: int | None) -> Placed:
+        """One stage's breakdown with the deployment's logits peak, LoRA and offload."""
+        dep = self.s.deployment
+        if dep.ideal:
+            return Placed(m)
+        layout = self.layouts[task.index]
+        arch = self.s.arch(task.role)
+        train = task.kind is Kind.TRAIN
+        if task.kind is not Kind.GENERATE:
+            share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+            vocab = -(-int(arch.vocab) // layout.tp)
+            m = with_logits_peak(
+                m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
+            )
+        if dep.lora is not None and task.role in self.s.trained_roles:
+            m = with_lora(m, self.adapters(task), layout, train, self.s.workload)
+        if dep.lora is not None and self.shares_base(task):
+            m = replace(m, weights=0)  # the actor's base weights, without its adapters
+        if train and dep.train.offload:
+            self._before_offload[task.index] = m
+            return offloaded(m, dep.train.offload, layout)
+        return Placed(m)
+
+    def offload_traffic_bytes(self, task: Task) -> int:
+        """Host-link bytes per device and optimizer step of an offloading trainer: the
+        gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
+        Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
+        for the forward and again for the backward (parameter offload)."""
+        self.own(task)
+        before = self._before_offload.get(task.index)
+        if before is None:
+            return 0
+        offload = self.s.deployment.train.offload
+        grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
+        return (
+            (before.gradients if grads_out else 0)
+            + (before.weights if Offload.OPTIMIZER in offload else 0)
+            + (2 * before.weights if Offload.PARAMS in offload else 0)
+        )
+
+    def adapters(self, task: Task) -> int:
+        """LoRA parameters on one rank of the task's layout: attention adapters on every layer,
+        FFN adapters on the dense FFN layers (routed experts get none), split over the TP x PP
+        ranks like the matrices they adapt (rounded up)."""
+        arch = self.s.arch(task.role)
+        lora = self.s.deployment.lora
+        assert lora is not None
+        layout = self.layouts[task.index]
+
+        def part(names: tuple[str, ...]) -> LoraSpec:
+            return lora.model_copy(update={"targets": tuple(t for t in lora.targets if t in names)})
+
+        ffn_layers = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
+        d, q, kv = int(arch.d_model), int(arch.q_width), int(arch.kv_width)
+        total = lora_params(d, q, kv, 0, 2, int(arch.n_layers), part(("q", "k", "v", "o")))
+        total += lora_params(
+            d, q, kv, int(arch.d_ff), arch.ffn_kind.projections, ffn_layers,
+            part(("gate", "up", "down")),
+        )  # fmt: skip
+        return -(-total // (layout.tp * layout.pp))
+
+    def shares_base(self, task: Task) -> bool:
+        """Under LoRA the reference is the actor's base model without adapters (verl
+        ``ref_in_actor``): no weights of its own when it is the actor's model and the actor
+        is resident on the same group."""
+        return (
+            task.role is Role.REFERENCE
+            and self.s.specs[Role.REFERENCE].name == self.s.specs[Role.ACTOR].name
+            and any(t.role is Role.ACTOR for t in self.tasks)
+        )
 
     # -- residency ------------------------------------------------------------------------------
 
@@ -312,7 +434,9 @@ class _Group:
 
     def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:
         """``own`` plus the other models resident on the group (none when offloading); the
-        task's own model keeps its states, and a second layout adds its own copy."""
+        task's own model keeps its states, and a second layout adds its own copy. Deployed:
+        plus an awake engine's reservation while another task runs, and the per-process
+        overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
         others = (
             []
             if self.s.placement.offload
@@ -334,7 +458,67 @@ class _Group:
                     for f in fields(own)
                 }
             )
-        return _add(combined, *others, self.fused_extra(task))
+        total = _add(combined, *others, self.fused_extra(task))
+        dep = self.s.deployment
+        if dep.ideal:
+            return total
+        engine = self.engine_task
+        if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
+            total = replace(total, engine=self.reservation)
+        slack = overhead_bytes(total.total, self.gpus, dep.overhead)
+        return replace(total, overhead=slack)
+
+    def host_bytes(self, task: Task) -> int:
+        """Host memory per device while ``task`` runs: offloaded trainer states of the
+        group's models, idle models under ``offload_idle``, a sleeping engine's weights."""
+        if self.s.deployment.ideal:
+            return 0
+        total = 0
+        for role in dict.fromkeys(t.role for t in self.tasks):
+            train = self.trains_here(role)
+            if train is not None:
+                total += self.host(train)
+            if self.s.placement.offload and role is not task.role:
+                total += self.resident(role).total
+        engine = self.engine_task
+        if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
+            total += self.engine_weights
+        return total
+
+    # -- the generation engine -------------------------------------------------------------------
+
+    @property
+    def engine_task(self) -> Task | None:
+        """The group's generation task, run by an inference engine when deployed."""
+        if self.s.deployment.ideal:
+            return None
+        return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
+
+    @property
+    def engine(self) -> EngineSpec:
+        return engine_for(self.s, self.group.name)
+
+    @property
+    def engine_fraction(self) -> float:
+        """``gpu_memory_utilization``: given, else the default for where the engine runs."""
+        given = self.engine.gpu_memory_utilization
+        if given is not None:
+            return given
+        trains = any(t.kind is Kind.TRAIN for t in self.tasks)
+        return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
+
+    @property
+    def reservation(self) -> int:
+        return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
+
+    @property
+    def engine_weights(self) -> int:
+        task = self.engine_task
+        return 0 if task is None else self.own(task, self.replicas(task)).weights
+
+    def replicas(self, task: Task) -> int:
+        layout = self.layouts[task.index]
+        return layout.dp * layout.ep
 
     def fused_extra(self, task: Task) -> MemoryBreakdown:
         """Under stage fusion, the transients that live beside the task's: the largest
@@ -367,20 +551,32 @@ class _Group:
 
     def weights_read(self, task: Task) -> int:
         """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when
-        ZeRO-3 shards it (the bytes the HBM streams)."""
-        layout = self.layouts[task.index]
-        if layout.zero is not ZeroStage.OS_G_P:
-            return self.own(task).weights
-        full = memory_per_rank(
+        ZeRO-3 shards it (the bytes the HBM streams). A decode step passes every pipeline
+        stage in turn, so generation streams the whole TP shard however many stages hold it."""
+        layout = self.layouts[task.index].with_(zero=ZeroStage.NONE)
+        if task.kind is Kind.GENERATE:
+            layout = layout.with_(pp=1)
+        return self._raw(task, layout).weights
+
+    def _raw(self, task: Task, layout: Layout) -> MemoryBreakdown:
+        """The paper's breakdown of the task in ``layout`` (no deployment terms)."""
+        return memory_per_rank(
             self.s.arch(task.role),
-            layout.with_(zero=ZeroStage.NONE),
+            layout,
             _MODE[task.kind],
             self.batch(task),
             self.seq_len(task),
             self.s.workload,
             task.invocation.model_head,
         )
-        return full.weights
+
+    def load_factor(self, task: Task) -> Fraction:
+        """Busiest data rank's share over the even share: P_d P_e ceil(n / (P_d P_e)) / n, so
+        data parallelism wider than the batch buys nothing."""
+        layout = self.layouts[task.index]
+        n = self.batch(task)
+        shards = layout.dp * layout.ep
+        return Fraction(shards * -(-n // shards), n)
 
     def gather_s(self, task: Task) -> float:
         """Link seconds of one ZeRO-3 parameter gather for a forward pass (0 without ZeRO-3)."""
@@ -393,10 +589,39 @@ class _Group:
         bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
         return self.weights_read(task) * (z - 1) / z / bw
 
+    def engine_memory(self, task: Task, share: int) -> tuple[int, MemoryBreakdown]:
+        """The engine's sequences at once per replica and its bytes per device: it reserves
+        ``gpu_memory_utilization`` of the device (:func:`~rlmcost.deployment.terms.
+        reservation_bytes`); the weights and the workspace of one sequence per replica (the
+        transient buffer of a prefill, the sampler's logits) come out of it, and the rest is
+        the KV-cache pool (:func:`~rlmcost.deployment.terms.kv_pool_bytes`), which holds
+        :func:`~rlmcost.deployment.terms.engine_slots` sequences. When the pool cannot hold one
+        sequence the bytes are what one sequence needs, and the group reports the problem."""
+        replicas = self.replicas(task)
+        one = self.own(task, replicas)
+        workspace = one.activations + one.logits + one.buffers
+        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
+        layout = self.layouts[task.index]
+        tokens = -(-self.seq_len(task) // layout.cp)
+        eng = self.engine
+        slots = engine_slots(
+            pool, one.kv_cache, tokens, eng.block_size, eng.max_num_seqs, share
+        )
+        if slots == 0:
+            self.problems.append(
+                f"{task.label()} on {self.group.name}: the engine's reservation "
+                f"({self.engine_fraction:g} of the device, {self.reservation / 2**30:.1f} GiB) "
+                f"leaves {max(pool, 0) / 2**30:.2f} GiB for the KV cache, less than one "
+                f"sequence's {one.kv_cache / 2**30:.2f} GiB; raise --gpu-memory-utilization or "
+                "--rollout-tp"
+            )
+            return 1, one
+        return slots, replace(one, kv_cache=pool)
+
     def slots(self, task: Task, replicas: int, share: int) -> int:
         """Sequences one replica keeps in flight: all of its share, or what the HBM left after
         everything else on the device holds (KV cache, logits, buffers grow per sequence)."""
-        hbm = self.s.hardware.hbm_bytes
+        hbm = self.s.capacity_bytes
 
         def total(per_replica: int) -> int:
             return self.with_residents(task, self.own(task, per_replica * replicas)).total
@@ -417,30 +642,35 @@ class _Group:
         arch = self.s.arch(task.role)
         layout = self.layouts[task.index]
         lengths = self.lengths(task)
-        work = work_over_lengths(task, arch, self.s.values, lengths)
+        work = work_over_lengths(task, arch, self.s.values, lengths, self.s.counting)
         model = self.s.specs[task.role].name
         n = self._int(inv.sequences)
         if task.kind is Kind.GENERATE:
             return self._generate(task, arch, layout, lengths, work, model, n)
         values = {**self.s.values, "T": max(lengths)}
-        depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
+        depth = depth_of(inv, arch, frozen_values(values, keep_t=True), self.s.counting)
         own = self.own(task)
         memory = self.with_residents(task, own)
         roof = self.roofline(layout.n_gpus)
         if task.kind is Kind.FORWARD:
             share = data_share(layout, self.batch(task), self.seq_len(task))
-            base = roof.phase(work, self.weights_read(task), FORWARD)
+            base = roof.phase(work * self.load_factor(task), self.weights_read(task), FORWARD)
             link = share.micro_batches * self.gather_s(task)
             time = _at_least(base, link)
             return Job(task, model, layout, n, work, depth, own, memory, time, base.bound_s)
         steps = self._int(inv.passes) * self._int(inv.steps)
-        step_bytes = 2 * own.weights + 2 * own.gradients + 2 * own.optimizer
-        ideal = roof.phase(Fraction(work, steps), step_bytes, TRAIN).times(steps)
+        step_bytes = 2 * self.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
+        busy = work * self.load_factor(task) / steps
+        ideal = roof.phase(busy, step_bytes, TRAIN).times(steps)
         share = data_share(layout, self.batch(task), self.seq_len(task))
         bubble = bubble_fraction(
             layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
         )
         time = _scaled(ideal, 1 + bubble)
+        host_s = steps * self.offload_traffic_bytes(task) / self.s.host_bytes_per_s
+        if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
+            time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
+                             time.compute_bound_s)  # fmt: skip
         return Job(
             task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
             share.micro_batches,
@@ -460,13 +690,16 @@ class _Group:
         prompt = self._int(inv.prompt, {**self.s.values, "T": max(lengths)})
         responses = lengths if inv.response == "T" else (self._int(inv.response),) * n
         mine = replica_lengths(responses, replicas)
-        slots = self.slots(task, replicas, len(mine))
-        own = self.own(task, slots * replicas)
+        if self.engine_task is task:
+            slots, own = self.engine_memory(task, len(mine))
+        else:
+            slots = self.slots(task, replicas, len(mine))
+            own = self.own(task, slots * replicas)
         memory = self.with_residents(task, own)
         one_seq = memory_per_rank(
-            arch, layout, Mode.GENERATE, replicas, self.seq_len(task), self.s.workload,
-            inv.model_head,
-        )  # fmt: skip
+            arch, layout.with_(pp=1), Mode.GENERATE, replicas, self.seq_len(task),
+            self.s.workload, inv.model_head,
+        )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
         tokens = -(-self.seq_len(task) // layout.cp)
         f0, f1 = decode_flops(arch)
         if task.value_head:
@@ -475,7 +708,7 @@ class _Group:
         cost = DecodeCost(
             f0=f0,
             f1=f1,
-            prefill_flops=int(bl.work_prefill(arch, prompt, 1)),
+            prefill_flops=int(bl.work_prefill(arch, prompt, 1, self.s.counting)),
             weight_bytes=float(self.weights_read(task)),
             kv_bytes_per_token=one_seq.kv_cache / tokens,
             gather_s=gather_s,
@@ -539,7 +772,9 @@ class _Group:
             resident,
             self.shadows,
             tuple(self.transfers(jobs)),
-            self.s.hardware.hbm_bytes,
+            self.s.capacity_bytes,
+            tuple(dict.fromkeys(self.problems)),
+            {j.task.index: self.host_bytes(j.task) for j in jobs},
         )
 
 

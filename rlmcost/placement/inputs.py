@@ -25,7 +25,8 @@ from rlmcost.algorithms.cost import count, invocation_cost
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.arch import Arch
-from rlmcost.choices import Head
+from rlmcost.choices import AttnCounting, Head
+from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
@@ -33,6 +34,8 @@ from rlmcost.placement.groups import Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import PEAK, Efficiency
+
+IDEAL = Deployment(ideal=True)
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,22 @@ class Setup:
     lengths: LengthDist
     host_bytes_per_s: float
     efficiency: Efficiency = PEAK  # measured efficiencies (a calibration profile) or peaks
+    deployment: Deployment = IDEAL  # engine, offload, LoRA, overheads (ideal: the paper's)
+    counting: AttnCounting = AttnCounting.FULL  # teacher-forced attention FLOPs
+
+    @property
+    def capacity_bytes(self) -> int:
+        """Device memory a fit is checked against: what the device gives programs
+        (``device_capacity_bytes``), or the datasheet capacity for the paper's iteration."""
+        return device_capacity_bytes(self.hardware, self.deployment.ideal)
 
     def arch(self, role: Role) -> Arch:
         return _arch(self.specs[role])
+
+    @property
+    def trained_roles(self) -> frozenset[Role]:
+        """The models some task trains."""
+        return frozenset(t.role for t in self.tasks if t.kind is Kind.TRAIN)
 
     def with_counts(self, counts: tuple[int, ...]) -> Setup:
         """The same inputs with the groups' GPU counts set."""
@@ -66,6 +82,14 @@ class Setup:
     @property
     def response(self) -> int:
         return int(self.values["T"])
+
+
+def device_capacity_bytes(hardware: HardwareSpec, ideal: bool = False) -> int:
+    """Bytes of device memory programs can allocate: the capacity the device reports
+    (``hbm_usable_bytes`` of the spec, torch.cuda's total_memory) when known, else the
+    datasheet's; the datasheet capacity for the paper's idealized iteration."""
+    usable = getattr(hardware, "hbm_usable_bytes", None)
+    return hardware.hbm_bytes if ideal or not usable else int(usable)
 
 
 @cache
@@ -89,6 +113,12 @@ def auto_tp(arch: Arch, hardware: HardwareSpec, weight_bytes: int) -> int:
     return tp
 
 
+def engine_for(setup: Setup, group: str) -> EngineSpec:
+    """The generation engine's settings on ``group``: the group's own, else the deployment's."""
+    own = setup.deployment.group(group)
+    return own.engine if own is not None and own.engine is not None else setup.deployment.engine
+
+
 def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> Layout:
     """The layout of ``role``'s ``kind`` invocation on ``gpus`` devices of ``group``.
 
@@ -104,7 +134,10 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
-    if setup.placement.hybrid and given is None:
+    if kind is Kind.GENERATE and given is None and not setup.deployment.ideal:
+        eng = engine_for(setup, group)  # the inference engine's own layout per replica
+        base = Layout(tp=eng.tp or t, pp=eng.pp, ep=eng.ep)
+    elif setup.placement.hybrid and given is None:
         base = {
             Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),
             Kind.FORWARD: base.with_(tp=t, zero=ZeroStage.NONE),
@@ -129,12 +162,14 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
 
 
 @cache
-def _per_sequence_poly(inv: Invocation, arch: Arch, knobs: tuple) -> tuple[Fraction, ...]:
+def _per_sequence_poly(
+    inv: Invocation, arch: Arch, knobs: tuple, counting: AttnCounting = AttnCounting.FULL
+) -> tuple[Fraction, ...]:
     """Coefficients (ascending powers of T) of the invocation's work per sequence."""
     import sympy as sp
 
     values = dict(knobs)
-    cost = invocation_cost(inv, arch, values)
+    cost = invocation_cost(inv, arch, values, counting)
     n = count(inv.sequences, values)
     poly = sp.Poly(sp.expand(cost.work / n), sy.T)
     return tuple(
@@ -152,24 +187,37 @@ def count_of(text: str, values: tuple) -> Any:
 
 
 @cache
-def depth_of(inv: Invocation, arch: Arch, values: tuple) -> int:
+def depth_of(
+    inv: Invocation, arch: Arch, values: tuple, counting: AttnCounting = AttnCounting.FULL
+) -> int:
     """The invocation's depth (``algorithms.cost``), memoized: the GPU-split search asks for
     the same ones many times."""
-    return int(invocation_cost(inv, arch, dict(values)).depth)
+    return int(invocation_cost(inv, arch, dict(values), counting).depth)
 
 
-def sequence_work(inv: Invocation, arch: Arch, values: Mapping[str, object], t: int) -> Fraction:
+def sequence_work(
+    inv: Invocation,
+    arch: Arch,
+    values: Mapping[str, object],
+    t: int,
+    counting: AttnCounting = AttnCounting.FULL,
+) -> Fraction:
     """Work of one sequence of the invocation whose response has ``t`` tokens."""
-    coeffs = _per_sequence_poly(inv, arch, frozen_values(values))
+    coeffs = _per_sequence_poly(inv, arch, frozen_values(values), counting)
     return sum((c * t**k for k, c in enumerate(coeffs)), Fraction(0))
 
 
 def work_over_lengths(
-    task: Task, arch: Arch, values: Mapping[str, object], lengths: Sequence[int]
+    task: Task,
+    arch: Arch,
+    values: Mapping[str, object],
+    lengths: Sequence[int],
+    counting: AttnCounting = AttnCounting.FULL,
 ) -> int:
-    """Exact FLOPs of the task over sequences with these response lengths (power sums)."""
+    """Exact FLOPs of the task over sequences with these response lengths (power sums);
+    teacher-forced attention counted per ``counting``."""
     inv = task.invocation
-    coeffs = _per_sequence_poly(inv, arch, frozen_values(values))
+    coeffs = _per_sequence_poly(inv, arch, frozen_values(values), counting)
     total = sum((c * sum(t**k for t in lengths) for k, c in enumerate(coeffs)), Fraction(0))
     if task.value_head:  # the shared backbone's d x 1 value head
         head = int(bl.work_head_per_token(arch, Head.VALUE))

@@ -20,8 +20,9 @@ from math import ceil
 from typing import Any
 
 from rlmcost import blocks as bl
-from rlmcost.algorithms.kinds import Kind, Stage
+from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
+from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.placement.group_cost import GroupEstimate, Job, Transfer
 from rlmcost.placement.groups import Placement
@@ -31,7 +32,8 @@ from rlmcost.placement.schedule import Unit, edges, period, stage_spans
 from rlmcost.placement.transfer import (
     weight_sync_time_s,
 )
-from rlmcost.specs import HardwareSpec, Workload
+from rlmcost.specs import HardwareSpec, ModelSpec, Workload
+from rlmcost.timing import PEAK
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,29 @@ class PlacementEstimate:
     workload: Workload
     lengths: LengthDist
     notes: tuple[str, ...] = field(default=())
+    specs: Mapping[Role, ModelSpec] = field(default_factory=dict)
+    values: Mapping[str, object] = field(default_factory=dict)  # B, K, S, T and the knobs
+    calibration: str = PEAK.name
+    deployment: Deployment = field(default_factory=lambda: Deployment(ideal=True))
+    recommended_gpu_memory_utilization: float | None = None
 
     @property
     def gpus(self) -> int:
         return sum(g.gpus for g in self.groups)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return tuple(p for g in self.groups for p in g.problems)
+
+    @property
+    def host_memory_bytes_per_node(self) -> int:
+        """Host memory of the busiest node: a group's host bytes per device times the
+        devices of one node it spans (groups are laid out node by node)."""
+        per_node = self.hardware.gpus_per_node
+        return max(
+            (g.host_peak_bytes_per_device * min(g.gpus, per_node) for g in self.groups),
+            default=0,
+        )
 
     @property
     def work_flops(self) -> int:
@@ -151,6 +172,11 @@ class PlacementEstimate:
             ),
             "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
             "hbm_bytes_per_device": self.hardware.hbm_bytes,
+            "capacity_bytes_per_device": self.groups[0].hbm_bytes,
+            "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
+            "recommended_gpu_memory_utilization": self.recommended_gpu_memory_utilization,
+            "problems": list(self.problems),
+            "deployment": self.deployment.to_json(),
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
             "length_distribution": self.lengths.describe(self.workload.response_len),
@@ -172,7 +198,8 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
         [
             float(
                 sum(
-                    (sequence_work(j.task.invocation, setup.arch(j.task.role), setup.values, t)
+                    (sequence_work(j.task.invocation, setup.arch(j.task.role), setup.values, t,
+                                   setup.counting)
                      for j in assess),
                     Fraction(0),
                 )
@@ -314,6 +341,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         setup.workload,
         setup.lengths,
         tuple(notes),
+        specs=dict(setup.specs),
+        values=dict(setup.values),
+        calibration=setup.efficiency.name,
+        deployment=setup.deployment,
+        recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
     )
 
 
@@ -348,3 +380,42 @@ def _weight_syncs(
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers))
     return syncs, links
+
+
+def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:
+    """The largest engine ``gpu_memory_utilization`` (down to the hundredth) at which every
+    engine's generation still fits beside what its group holds (and, for an engine that does
+    not sleep, beside the group's other phases); None without an engine or when even the
+    smallest useful reservation does not fit.
+
+    A phase holds A bytes besides the engine's R = f x capacity, and the overhead adds the
+    fixed context/communicator bytes F and the slack s of the allocated total, so it fits when
+    (A + R)(1 + s) + F <= capacity: f <= ((capacity - F) / (1 + s) - A) / capacity.
+    """
+    dep = setup.deployment
+    if dep.ideal:
+        return None
+    cap = setup.capacity_bytes
+    best: float | None = None
+    for g in groups:
+        gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
+        if not gen:
+            continue
+        limits = []
+        for j in g.jobs:
+            awake = j.task.kind is Kind.GENERATE or j.memory.engine > 0
+            if not awake:
+                continue
+            engine = j.memory.engine if j.task.kind is not Kind.GENERATE else (
+                j.own.total
+            )
+            others = j.memory.total - j.memory.overhead - engine
+            fixed = dep.overhead.cuda_context_bytes + (
+                dep.overhead.communicator_bytes if g.gpus > 1 else 0
+            )
+            limits.append(((cap - fixed) / (1 + dep.overhead.allocator_slack) - others) / cap)
+        f = int(min(limits) * 100) / 100
+        if f <= 0:
+            return None
+        best = f if best is None else min(best, f)
+    return best

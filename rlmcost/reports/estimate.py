@@ -1,71 +1,59 @@
-"""One RL iteration of an algorithm on real models and hardware: per-stage work, depth, memory
-per device (does it fit?) and a roofline lower bound of time (`rlmcost ppo|grpo|dpo|...`).
+"""One RL iteration of an algorithm, per stage, as the co-located baseline deployment runs it
+(`rlmcost ppo|grpo|dpo|...`): work, depth, memory per device (does it fit?), host memory,
+and time.
 
-Placement (the baseline every number here assumes): co-located. Every model of the algorithm
-(actor, critic, reward, reference, ...) stays resident on the same ``gpus`` devices with the
-same layout for the whole iteration, and the invocations run one after another. So
+A view: :func:`estimate` evaluates the deployment with
+:func:`~rlmcost.deployment.evaluate.evaluate_deployment` (placement ``baseline``: every model
+resident on the same ``gpus`` devices, invocations one after another) and groups the jobs by
+stage. So `rlmcost ppo` and `rlmcost ppo --placement baseline` are one computation:
 
-* memory per device of an invocation = its own :func:`~rlmcost.parallel.memory.memory_per_rank`
-  (weights, gradients, optimizer states, activations, KV cache, logits, buffers) plus the
-  resident model states of every other model (weights; gradients and Adam states for the
-  trainable ones). A stage needs the largest of its invocations; it fits when that is at most
-  the device's HBM capacity (the datasheet number: usable memory is a few GB less).
-* depth of a stage = the sum of its invocations' depths (Table IV ‡, co-located); the
-  disaggregated max is reported beside it.
-* time of a stage = the sum of its invocations' roofline bounds (:mod:`rlmcost.timing`) on all
-  ``gpus`` devices:
+* memory per device of an invocation: its own bytes in its layout plus every other model's
+  resident states (:mod:`rlmcost.placement.group_cost`), with the deployment's terms (engine
+  reservation, logits peak, LoRA, offload, overhead; :mod:`rlmcost.deployment.memory`) unless
+  the deployment is ideal. A stage needs its largest invocation; it fits when that is at most
+  the device's capacity (what it gives programs; the datasheet's for the ideal iteration);
+* depth of a stage: the sum of its invocations' depths (Table IV ‡, co-located); the
+  disaggregated max beside it;
+* time of a stage: the sum of its invocations' roofline bounds (:mod:`rlmcost.timing`: the
+  decode timeline for generation, pipeline bubbles, ZeRO-3 gathers for forward passes, offload
+  transfers) and of the transfers in front of them (resharding to the engine's layout, model
+  switches).
 
-  - generate: a prefill (all prompt tokens, weights read once) then T decode steps, each
-    reading the rank's weights and its KV cache at the step's context once; with P_p
-    pipeline stages a token passes every stage in turn, so a step streams P_p stage shares
-    (the whole TP shard), whatever the micro-batching;
-  - forward: its FLOPs versus reading the weights once;
-  - train: per optimizer step, its FLOPs versus reading weights twice (forward, backward),
-    writing and reading the gradients, and reading and writing the optimizer states;
-  - forward and train stretch by the pipeline bubble of their micro-batches (1F1B: (P_p - 1)
-    / m, :mod:`rlmcost.parallel.pipeline`); every kind's FLOPs count as the busiest data
-    rank sees them (ceil(n / (P_d P_e)) sequences), so data parallelism wider than the batch
-    buys nothing.
-
-Work and depth come from :mod:`rlmcost.algorithms.cost` with the real architectures (exact
-ints); teacher-forced attention is counted full (every query-key pair, as PyTorch's
-FlopCounterMode counts) unless ``counting="causal"``, which the time bound then uses too.
-Under ZeRO-3 a step reads the rank's parameter shard here; the all-gathers' traffic is
-communication, which this time model leaves out. Bytes use the workload's dtypes (default
-bf16 weights, gradients, activations and KV cache; fp32 Adam states and logits).
+Work and depth are exact ints from :mod:`rlmcost.algorithms.cost`; teacher-forced attention is
+counted full unless ``counting="causal"``. Bytes use the workload's dtypes (default bf16
+weights, gradients, activations and KV cache; fp32 Adam states and logits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from rlmcost import blocks as bl
 from rlmcost.algorithms.catalog import get_algorithm
-from rlmcost.algorithms.cost import count, invocation_cost, resolve_values
-from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.algorithms.cost import count
+from rlmcost.algorithms.kinds import Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
-from rlmcost.algorithms.options import (
-    DEFAULT_BATCH,
-    DEFAULT_HARDWARE,
-    DEFAULT_PROMPT_LEN,
-    DEFAULT_RESPONSE_LEN,
-    KNOBS,
-    Options,
-    configure,
-)
+from rlmcost.algorithms.options import DEFAULT_HARDWARE, KNOBS, Options, configure
 from rlmcost.choices import AttnCounting
+from rlmcost.deployment.evaluate import evaluate_deployment
+from rlmcost.deployment.resolve import (  # noqa: F401 - re-exported for callers
+    models_given,
+    resolve_layout,
+    resolve_models,
+    resolve_workload,
+    uses_model,
+)
+from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_rank
-from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.parallel.validate import check_layout
-from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware, get_model
-from rlmcost.specs.validation import build
-from rlmcost.timing import FORWARD, PEAK, PREFILL, TRAIN, Efficiency, PhaseTime, Roofline
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.memory import MemoryBreakdown
+from rlmcost.placement.inputs import IDEAL
+from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.specs import HardwareSpec, ModelSpec, Workload
+from rlmcost.timing import Efficiency, PhaseTime
 
 PLACEMENT = (
     "co-located: every model resident on the same GPUs with the same layout for the whole "
@@ -73,16 +61,16 @@ PLACEMENT = (
 )
 CONVENTION = (
     "FLOP = one add or one multiply (matrix products only); depth = GEMM reduction levels; "
-    "time = roofline lower bound (datasheet dense peak, HBM bandwidth; no communication)"
+    "time = roofline lower bound (datasheet dense peak, HBM bandwidth; transfers at link "
+    "bandwidth; no intra-model communication)"
 )
-
-_MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
-_STATE_FIELDS = ("weights", "gradients", "optimizer")
+EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
 class InvocationEstimate:
-    """One invocation: exact work and depth, memory per device (co-residents included), time."""
+    """One invocation: exact work and depth, memory per device (co-residents included), time,
+    and the host bytes per device its group holds meanwhile."""
 
     invocation: Invocation
     model: str
@@ -91,6 +79,7 @@ class InvocationEstimate:
     depth: int
     memory: MemoryBreakdown
     time: PhaseTime
+    host_bytes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         inv = self.invocation
@@ -103,6 +92,7 @@ class InvocationEstimate:
             "work_flops": self.work_flops,
             "depth": self.depth,
             "memory_bytes_per_device": self.memory.total,
+            "host_memory_bytes_per_device": self.host_bytes,
             **self.time.to_json(),
         }
 
@@ -113,8 +103,9 @@ class StageEstimate:
 
     stage: Stage
     invocations: tuple[InvocationEstimate, ...]
-    hbm_bytes: int
+    hbm_bytes: int  # the device capacity the fit is checked against
     share: float = 0.0
+    transfer_s: float = 0.0  # resharding and model switches in front of its invocations
 
     @property
     def work_flops(self) -> int:
@@ -137,7 +128,18 @@ class StageEstimate:
 
     @property
     def memory_bytes_per_device(self) -> int:
+        """What the device shows at the stage's peak (nvidia-smi's view: engine reservation
+        and per-process overhead included)."""
         return self.peak.memory.total
+
+    @property
+    def allocated_bytes_per_device(self) -> int:
+        """The tensors alone at the peak (torch.cuda.max_memory_allocated's view)."""
+        return self.peak.memory.total - self.peak.memory.overhead
+
+    @property
+    def host_bytes_per_device(self) -> int:
+        return max(i.host_bytes for i in self.invocations)
 
     @property
     def fits(self) -> bool:
@@ -145,12 +147,19 @@ class StageEstimate:
 
     @property
     def shortfall_bytes(self) -> int:
-        """Bytes per device beyond the HBM capacity (0 when it fits)."""
+        """Bytes per device beyond the capacity (0 when it fits)."""
         return max(0, self.memory_bytes_per_device - self.hbm_bytes)
 
     @property
+    def binding_term(self) -> str:
+        """The largest component of the peak invocation's memory."""
+        parts = self.peak.memory.to_json()
+        parts.pop("total")
+        return max(parts, key=lambda k: parts[k])
+
+    @property
     def time(self) -> PhaseTime:
-        total = PhaseTime()
+        total = PhaseTime(0.0, 0.0, self.transfer_s, 0.0)
         for inv in self.invocations:
             total = total + inv.time
         return total
@@ -163,11 +172,17 @@ class StageEstimate:
             "depth": self.depth,
             "depth_disaggregated": self.depth_disaggregated,
             "memory_bytes_per_device": self.memory_bytes_per_device,
+            "device_memory_bytes": self.memory_bytes_per_device,
+            "allocated_bytes_per_device": self.allocated_bytes_per_device,
+            "host_memory_bytes_per_device": self.host_bytes_per_device,
             "memory_breakdown_bytes": breakdown,
+            "binding_term": self.binding_term,
             "peak_invocation": self.peak.invocation.describe(),
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
+            "headroom_bytes": max(0, self.hbm_bytes - self.memory_bytes_per_device),
             **self.time.to_json(),
+            "transfer_time_s": self.transfer_s,
             "share": self.share,
             "invocations": [i.to_json() for i in self.invocations],
         }
@@ -188,6 +203,7 @@ class Estimate:
     calibration: str
     counting: AttnCounting = AttnCounting.FULL
     notes: tuple[str, ...] = field(default=())
+    evaluation: PlacementEstimate | None = None  # the deployment's evaluation behind the view
 
     @property
     def gpus(self) -> int:
@@ -196,6 +212,14 @@ class Estimate:
     @property
     def model(self) -> str:
         return self.models[Role.ACTOR]
+
+    @property
+    def deployment(self) -> Deployment:
+        return self.evaluation.deployment if self.evaluation is not None else IDEAL
+
+    @property
+    def capacity_bytes(self) -> int:
+        return next(iter(self.stages.values())).hbm_bytes
 
     @property
     def work_flops(self) -> int:
@@ -211,11 +235,19 @@ class Estimate:
 
     @property
     def fits(self) -> bool:
-        return all(s.fits for s in self.stages.values())
+        problems = self.evaluation.problems if self.evaluation is not None else ()
+        return all(s.fits for s in self.stages.values()) and not problems
 
     @property
     def shortfall_bytes(self) -> int:
         return max(s.shortfall_bytes for s in self.stages.values())
+
+    @property
+    def host_memory_bytes_per_node(self) -> int:
+        """Host memory one node holds for offloaded states: the busiest stage's bytes per
+        device times the devices of a node."""
+        per_node = min(self.gpus, self.hardware.gpus_per_node)
+        return max(s.host_bytes_per_device for s in self.stages.values()) * per_node
 
     @property
     def dominant_stage(self) -> Stage:
@@ -245,6 +277,7 @@ class Estimate:
     def to_json(self) -> dict[str, Any]:
         """The stable schema of ``--json`` (keys may be added, never renamed)."""
         lay = self.layout
+        ev = self.evaluation
         return {
             "algorithm": self.algorithm.name,
             "model": self.model,
@@ -259,7 +292,15 @@ class Estimate:
             },
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
+            "problems": list(ev.problems) if ev is not None else [],
             "hbm_bytes_per_device": self.hardware.hbm_bytes,
+            "capacity_bytes_per_device": self.capacity_bytes,
+            "device_memory_bytes": {str(s): e.memory_bytes_per_device
+                                    for s, e in self.stages.items()},  # fmt: skip
+            "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
+            "recommended_gpu_memory_utilization": (
+                ev.recommended_gpu_memory_utilization if ev is not None else None
+            ),
             "summary": self.algorithm.summary,
             "citation": self.algorithm.citation,
             "offline": self.algorithm.offline,
@@ -276,6 +317,7 @@ class Estimate:
                 "ckpt": str(lay.ckpt),
                 "micro_batch": lay.micro_batch,
             },
+            "deployment": self.deployment.to_json(),
             "placement": PLACEMENT,
             "calibration": self.calibration,
             "attention_counting": str(self.counting),
@@ -288,132 +330,6 @@ def _plain(v: object) -> object:
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else float(v)
     return v
-
-
-# --------------------------------------------------------------------------------------------
-# Resolving the inputs
-# --------------------------------------------------------------------------------------------
-
-
-def resolve_workload(
-    alg: Algorithm,
-    workload: Workload | None = None,
-    batch: int | None = None,
-    group: int | None = None,
-    prompt_len: int | None = None,
-    response_len: int | None = None,
-) -> Workload:
-    """The workload: ``workload`` (or the defaults: B = 64, K = the algorithm's default group,
-    S = T = 1024) with the given fields replaced. SpecError for a group on an algorithm that
-    samples none (the offline family) and for non-positive counts."""
-    samples_group = "K" in alg.names
-    if group is not None and not samples_group:
-        raise SpecError(
-            f"{alg.name} samples no groups of responses (its data are fixed "
-            f"{'pairs' if '2*B' in {i.sequences for i in alg.invocations} else 'examples'}); "
-            "drop --group"
-        )
-    for name, v in (
-        ("batch", batch),
-        ("group", group),
-        ("prompt_len", prompt_len),
-        ("response_len", response_len),
-    ):
-        if v is not None and (not isinstance(v, int) or v < 1):
-            raise SpecError(f"{name}={v} must be a positive integer")
-    base = workload or Workload(
-        prompts=DEFAULT_BATCH,
-        samples_per_prompt=alg.default_group,
-        prompt_len=DEFAULT_PROMPT_LEN,
-        response_len=DEFAULT_RESPONSE_LEN,
-    )
-    changes = {
-        k: v
-        for k, v in (
-            ("prompts", batch),
-            ("samples_per_prompt", group),
-            ("prompt_len", prompt_len),
-            ("response_len", response_len),
-        )
-        if v is not None
-    }
-    resolved = build(Workload, {**base.model_dump(), **changes}, "workload")
-    if not samples_group and resolved.samples_per_prompt != 1:
-        raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
-    if resolved.samples_per_prompt < alg.min_group:
-        raise SpecError(
-            f"{alg.name} needs --group >= {alg.min_group} (its baseline compares the responses "
-            f"to one prompt); got {resolved.samples_per_prompt}"
-        )
-    return resolved
-
-
-def models_given(
-    models: Mapping[Role | str, str | ModelSpec] | None,
-    critic: str | ModelSpec | None = None,
-    reward: str | ModelSpec | None = None,
-    ref: str | ModelSpec | None = None,
-    judge: str | ModelSpec | None = None,
-) -> dict[Role, str | ModelSpec]:
-    """The models the user named per role: ``models`` plus the shorthand keyword arguments."""
-    given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
-    named = (
-        (Role.CRITIC, critic),
-        (Role.REWARD, reward),
-        (Role.REFERENCE, ref),
-        (Role.JUDGE, judge),
-    )
-    for role, m in named:
-        if m is not None:
-            given[role] = m
-    return given
-
-
-def uses_model(alg: Algorithm, role: Role) -> bool:
-    """True when some model role of ``alg`` is ``role`` or falls back to its model."""
-    return any(role in r.chain for r in alg.model_roles)
-
-
-def resolve_models(
-    alg: Algorithm, actor: str | ModelSpec, given: Mapping[Role, str | ModelSpec]
-) -> dict[Role, ModelSpec]:
-    """A model for every model role of ``alg``: given, else its fallback's (critic -> actor,
-    cost critic -> critic, cost/PRM -> reward -> actor, ...). SpecError for a model given
-    for a role the algorithm lacks (nor any role falling back to it)."""
-    specs: dict[Role, ModelSpec] = {Role.ACTOR: get_model(actor)}
-    explicit = {Role(r): get_model(m) for r, m in given.items() if m is not None}
-
-    for role in explicit:
-        if role is Role.ACTOR:
-            raise SpecError("give the actor as `model`, not among the other roles")
-        if not uses_model(alg, role):
-            have = ", ".join(str(r) for r in alg.model_roles)
-            raise SpecError(
-                f"{alg.name} has no {role} model (its models: {have}); drop --"
-                f"{'ref' if role is Role.REFERENCE else role}"
-            )
-    for role in alg.model_roles:
-        spec = next((explicit[r] for r in role.chain if r in explicit), specs[Role.ACTOR])
-        specs[role] = spec
-    return specs
-
-
-def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
-    """The layout for ``gpus`` devices: when ``gpus`` is given and the layout's degrees
-    multiply to fewer, data parallelism fills the rest (dp = gpus / (tp pp cp ep), stated)."""
-    layout = layout or Layout()
-    notes: list[str] = []
-    if gpus is None or gpus == layout.n_gpus:
-        return layout, notes
-    if gpus < 1:
-        raise SpecError(f"gpus={gpus} must be a positive integer")
-    rest = layout.tp * layout.pp * layout.cp * layout.ep
-    if layout.dp == 1 and gpus % rest == 0:
-        notes.append(f"dp = gpus / (tp*pp*cp*ep) = {gpus} / {rest} = {gpus // rest}")
-        return layout.with_(dp=gpus // rest), notes
-    product = f"dp*tp*pp*cp*ep = {layout.dp}*{layout.tp}*{layout.pp}*{layout.cp}*{layout.ep}"
-    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp*ep={rest} must divide it"
-    raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -442,6 +358,7 @@ def estimate(
     efficiency: Efficiency | None = None,
     calibration: str | Path | None = None,
     counting: AttnCounting = AttnCounting.FULL,
+    deployment: Deployment | None = None,
 ) -> Estimate:
     """Work, depth, memory per device, fit and time lower bound of one iteration, per stage.
 
@@ -463,259 +380,106 @@ def estimate(
     causal kernels skip, so at long contexts only ``causal`` makes the time a strict lower
     bound.
 
+    ``deployment``: how the run is launched (:class:`~rlmcost.deployment.spec.Deployment`:
+    engine, offload, LoRA, overheads); default the paper's idealized iteration. Evaluated by
+    :func:`~rlmcost.deployment.evaluate.evaluate_deployment` as the co-located baseline: one
+    device group, the same numbers as ``--placement baseline`` on the same layout.
+
     >>> from rlmcost.parallel.layout import Layout
     >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
     >>> e.gpus, e.fits, e.dominant_stage
     (8, False, <Stage.TRAINING: 'training'>)
     """
     alg = configure(get_algorithm(algorithm), options or Options())
-    options = options or Options()
-    wl = resolve_workload(alg, workload, batch, group, prompt_len, response_len)
-    specs = resolve_models(alg, model, models_given(models, critic, reward, ref, judge))
-    hw = get_hardware(hardware)
-    if calibration is not None and efficiency is not None:
-        raise SpecError("give either efficiency or calibration, not both")
-    if efficiency is None:
-        from rlmcost.calibrate import resolve_profile
-
-        # the given profile, else the one shipped for this hardware, else datasheet peaks
-        efficiency = resolve_profile(calibration, hw)
     lay, notes = resolve_layout(layout, gpus)
-    for role, spec in specs.items():
-        for note in check_layout(spec.arch(), lay, lay.n_gpus):
-            notes.append(f"{role} ({spec.name}): {note}")
-    values = resolve_values(
+    dep = deployment or IDEAL
+    if dep.placement not in (None, "baseline") or dep.groups:
+        raise SpecError(
+            "estimate() is the co-located baseline; use evaluate_deployment() (or --placement / "
+            "--groups) for a deployment with its own placement or groups"
+        )
+    result = evaluate_deployment(
         alg,
-        {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
-        options,
+        model,
+        deployment=dep,
+        placement="baseline",
+        critic=critic,
+        reward=reward,
+        ref=ref,
+        judge=judge,
+        models=models,
+        workload=workload,
+        batch=batch,
+        group=group,
+        prompt_len=prompt_len,
+        response_len=response_len,
+        layout=lay,
+        hardware=hardware,
+        gpus=lay.n_gpus,
+        options=options,
+        calibration=calibration,
+        efficiency=efficiency,
+        counting=counting,
     )
-    roofline = Roofline(hw, lay.n_gpus, wl.compute_dtype, efficiency or PEAK)
-    archs = {r: s.arch() for r, s in specs.items()}
-    ctx = _Context(alg, archs, lay, wl, values, roofline, counting)
-    for inv in alg.invocations:
-        if inv.kind is not Kind.VERIFY:
-            note = specs[inv.role].context_note(ctx.seq_len(inv))
-            if note and note not in notes:
-                notes.append(note)
+    return from_placement(result, alg, lay, options or Options(), counting, tuple(notes))
+
+
+def from_placement(
+    result: PlacementEstimate,
+    alg: Algorithm,
+    layout: Layout,
+    options: Options,
+    counting: AttnCounting,
+    notes: tuple[str, ...] = (),
+) -> Estimate:
+    """The per-stage view of a one-group evaluation (the co-located baseline)."""
+    (grp,) = result.groups
+    jobs = {j.task.index: j for j in grp.jobs}
+    before: dict[int, float] = {}
+    for tr in grp.transfers:
+        if tr.before is not None:
+            before[tr.before] = before.get(tr.before, 0.0) + tr.time_s
     stages: dict[Stage, StageEstimate] = {}
     for stage in alg.stages:
-        invs = tuple(
-            ctx.invocation(inv, specs[inv.role].name if inv.role in specs else "-")
-            for inv in alg.stage(stage)
-        )
-        stages[stage] = StageEstimate(stage, invs, hw.hbm_bytes)
+        invs = []
+        transfer_s = 0.0
+        for index, inv in enumerate(alg.invocations):
+            if inv.stage is not stage:
+                continue
+            job = jobs.get(index)
+            if job is None:  # a CPU verifier: no model, no device memory
+                n = int(count(inv.sequences, result_values(result)))
+                invs.append(InvocationEstimate(inv, "-", n, 0, 0, EMPTY, PhaseTime(), 0))
+                continue
+            transfer_s += before.get(index, 0.0)
+            invs.append(
+                InvocationEstimate(
+                    inv, job.model, job.sequences, job.work_flops, job.depth, job.memory,
+                    job.time, grp.host_bytes_per_device.get(index, 0),
+                )
+            )  # fmt: skip
+        stages[stage] = StageEstimate(stage, tuple(invs), grp.hbm_bytes, transfer_s=transfer_s)
     total_s = sum(s.time.bound_s for s in stages.values()) or 1.0
-    stages = {
-        k: StageEstimate(s.stage, s.invocations, s.hbm_bytes, s.time.bound_s / total_s)
-        for k, s in stages.items()
-    }
-    if alg.offline:
-        notes.append(
-            f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
-            "generated before training, so the loop has no Generation stage"
-        )
-    knobs = {k: v for k, v in values.items() if k not in ("B", "K", "S", "T")}
+    stages = {k: replace(s, share=s.time.bound_s / total_s) for k, s in stages.items()}
+    knobs = {k: v for k, v in result_values(result).items() if k not in ("B", "K", "S", "T")}
     return Estimate(
         algorithm=alg,
-        models={r: s.name for r, s in specs.items()},
-        hardware=hw,
-        layout=lay,
-        workload=wl,
+        models={r: s.name for r, s in result.specs.items()},
+        hardware=result.hardware,
+        layout=layout,
+        workload=result.workload,
         knobs=knobs,
         options=options,
         stages=stages,
-        calibration=(efficiency or PEAK).name,
+        calibration=result.calibration,
         counting=counting,
-        notes=tuple(notes),
+        notes=tuple(notes) + result.notes,
+        evaluation=result,
     )
 
 
-@dataclass
-class _Context:
-    """What every invocation of one estimate shares; caches memory_per_rank calls."""
-
-    alg: Algorithm
-    archs: dict[Role, Any]
-    layout: Layout
-    workload: Workload
-    values: dict[str, object]
-    roofline: Roofline
-    counting: AttnCounting
-    _memory: dict[tuple, MemoryBreakdown] = field(default_factory=dict)
-
-    def _int(self, text: str) -> int:
-        value = count(text, self.values)
-        if not value.is_Integer or value < 1:
-            raise SpecError(
-                f"{self.alg.name}: {text} = {value} is not a positive whole number of "
-                "sequences/tokens; adjust the batch, group or --oversample"
-            )
-        return int(value)
-
-    def memory(self, role: Role, mode: Mode, sequences: int, seq_len: int) -> MemoryBreakdown:
-        key = (role, mode, sequences, seq_len)
-        if key not in self._memory:
-            head = next((i.model_head for i in self.alg.invocations if i.role is role), role.head)
-            self._memory[key] = memory_per_rank(
-                self.archs[role], self.layout, mode, sequences, seq_len, self.workload, head
-            )
-        return self._memory[key]
-
-    def sequences(self, inv: Invocation) -> int:
-        """Sequences the invocation processes at once (per optimizer step for train)."""
-        n = self._int(inv.sequences)
-        if inv.kind is Kind.TRAIN:
-            steps = self._int(inv.steps)
-            if n % steps:
-                raise SpecError(
-                    f"{self.alg.name}: {steps} mini-batches must divide the {n} training "
-                    "sequences; change --mini-batches"
-                )
-            return n // steps
-        if inv.kind is Kind.FORWARD:
-            prefixes = self._int(inv.prefixes)
-            if prefixes > 1 and self._int(inv.response) % prefixes:
-                raise SpecError(
-                    f"{self.alg.name}: {prefixes} PRM steps must divide the "
-                    f"{self._int(inv.response)} response tokens; change --prm-steps"
-                )
-            return n * prefixes
-        return n
-
-    def seq_len(self, inv: Invocation) -> int:
-        return self._int(inv.prompt) + self._int(inv.response)
-
-    def resident(self, role: Role) -> MemoryBreakdown:
-        """Model states ``role`` keeps on each device all iteration (weights; + gradients and
-        Adam states when it trains)."""
-        invs = [i for i in self.alg.invocations if i.role is role]
-        inv = next((i for i in invs if i.kind is Kind.TRAIN), invs[0])
-        full = self.memory(role, _MODE[inv.kind], self.sequences(inv), self.seq_len(inv))
-        return MemoryBreakdown(full.weights, full.gradients, full.optimizer, 0, 0, 0, 0)
-
-    def with_residents(self, role: Role | None, own: MemoryBreakdown) -> MemoryBreakdown:
-        """``own`` plus every other model's resident states; the invocation's own model
-        keeps its resident states too (its Adam states stay while it generates)."""
-        values = {f.name: getattr(own, f.name) for f in fields(own)}
-        for other in self.alg.model_roles:
-            states = self.resident(other)
-            for name in _STATE_FIELDS:
-                if other is role:
-                    values[name] = max(values[name], getattr(states, name))
-                else:
-                    values[name] += getattr(states, name)
-        return MemoryBreakdown(**values)
-
-    def invocation(self, inv: Invocation, model_name: str) -> InvocationEstimate:
-        cost = invocation_cost(inv, self.archs.get(inv.role), self.values, self.counting)
-        if inv.kind is Kind.VERIFY:
-            empty = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
-            return InvocationEstimate(
-                inv,
-                model_name,
-                self._int(inv.sequences),
-                0,
-                0,
-                self.with_residents(None, empty),
-                PhaseTime(),
-            )
-        seqs, m = self.sequences(inv), self.seq_len(inv)
-        own = self.memory(inv.role, _MODE[inv.kind], seqs, m)
-        return InvocationEstimate(
-            invocation=inv,
-            model=model_name,
-            sequences=self._int(inv.sequences),
-            work_flops=int(cost.work),
-            depth=int(cost.depth),
-            memory=self.with_residents(inv.role, own),
-            time=self.time(inv, own, int(cost.work)),
-        )
-
-    def weights_streamed(self, inv: Invocation, own: MemoryBreakdown) -> int:
-        """Weight bytes each device reads from HBM per pass. Under ZeRO-3 the device computes
-        with every gathered layer of its TP/PP share, not just its resident shard."""
-        if self.layout.zero is not ZeroStage.OS_G_P:
-            return own.weights
-        unsharded = self.layout.with_(zero=ZeroStage.NONE)
-        return memory_per_rank(
-            self.archs[inv.role],
-            unsharded,
-            _MODE[inv.kind],
-            self.sequences(inv),
-            self.seq_len(inv),
-            self.workload,
-            inv.model_head,
-        ).weights
-
-    def pass_bytes(self, inv: Invocation, own: MemoryBreakdown) -> tuple[int, int]:
-        """(weights, KV cache) bytes per device that one token's pass through the model
-        streams: with pipeline stages the token visits every stage in turn, so it is the TP
-        shard of all layers (gathered under ZeRO-3), not the one stage a device holds."""
-        if self.layout.pp == 1:
-            return self.weights_streamed(inv, own), own.kv_cache
-        whole = memory_per_rank(
-            self.archs[inv.role],
-            self.layout.with_(pp=1, zero=ZeroStage.NONE),
-            _MODE[inv.kind],
-            self.sequences(inv),
-            self.seq_len(inv),
-            self.workload,
-            inv.model_head,
-        )
-        return whole.weights, whole.kv_cache
-
-    def load_factor(self, sequences: int) -> Fraction:
-        """Busiest data rank's share over the even share: P_d P_e ceil(n / (P_d P_e)) / n."""
-        shards = self.layout.dp * self.layout.ep
-        return Fraction(shards * -(-sequences // shards), sequences)
-
-    def bubble(self, inv: Invocation) -> Fraction:
-        """Pipeline bubble (idle / ideal) of the invocation's micro-batches."""
-        lay = self.layout
-        micro = data_share(lay, self.sequences(inv), self.seq_len(inv)).micro_batches
-        return bubble_fraction(lay.schedule, lay.pp, micro, lay.virtual_stages)
-
-    def time(self, inv: Invocation, own: MemoryBreakdown, work_flops: int) -> PhaseTime:
-        """Roofline bound of one invocation (module docstring: the phases)."""
-        r = self.roofline
-        weights = self.weights_streamed(inv, own)
-        busy = work_flops * self.load_factor(self.sequences(inv))
-        if inv.kind is Kind.FORWARD:
-            return r.phase(busy, weights, FORWARD).scaled(1 + self.bubble(inv))
-        if inv.kind is Kind.TRAIN:
-            n_steps = self._int(inv.passes) * self._int(inv.steps)
-            step_bytes = 2 * weights + 2 * own.gradients + 2 * own.optimizer
-            ideal = r.phase(busy / n_steps, step_bytes, TRAIN).times(n_steps)
-            return ideal.scaled(1 + self.bubble(inv))
-        return self.generation_time(inv, own)
-
-    def generation_time(self, inv: Invocation, own: MemoryBreakdown) -> PhaseTime:
-        """Prefill, then one phase per decode step at contexts S+1 .. S+T; each reads the
-        rank's weights and its KV cache at that context (the cache grows linearly)."""
-        import numpy as np
-
-        arch = self.archs[inv.role]
-        n, prompt, response = (
-            self._int(inv.sequences),
-            self._int(inv.prompt),
-            self._int(inv.response),
-        )
-        weights, kv_cache = self.pass_bytes(inv, own)
-        kv_per_token = Fraction(kv_cache, prompt + response)
-        load = self.load_factor(n)
-        prefill = self.roofline.phase(
-            int(bl.work_prefill(arch, prompt, n, self.counting)) * load,
-            weights + float(kv_per_token * prompt),
-            PREFILL,
-        )
-        # a decode step's FLOPs are linear in its context: f(c) = f0 + f1 c, exactly
-        f1 = int(bl.work_decode_step(arch, 2, n) - bl.work_decode_step(arch, 1, n))
-        f0 = int(bl.work_decode_step(arch, 1, n)) - f1
-        contexts = np.arange(prompt + 1, prompt + response + 1, dtype=np.float64)
-        decode = self.roofline.steps(
-            (f0 + f1 * contexts) * float(load), weights + float(kv_per_token) * contexts
-        )
-        return prefill + decode
+def result_values(result: PlacementEstimate) -> dict[str, Any]:
+    return dict(result.values)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""Resolving a query's inputs: the workload, the model of every role, the layout for the GPUs.
+
+Defaults (stated in every output): B = 64 prompts, K = the algorithm's default group, S = T =
+1024 tokens; every role's model falls back along its chain to the actor's (critic -> actor,
+cost critic -> critic, cost/PRM -> reward -> actor, ...); data parallelism fills the GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rlmcost.algorithms.kinds import Role
+from rlmcost.algorithms.model import Algorithm
+from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_PROMPT_LEN, DEFAULT_RESPONSE_LEN
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Layout
+from rlmcost.specs import ModelSpec, Workload, get_model
+from rlmcost.specs.validation import build
+
+
+def resolve_workload(
+    alg: Algorithm,
+    workload: Workload | None = None,
+    batch: int | None = None,
+    group: int | None = None,
+    prompt_len: int | None = None,
+    response_len: int | None = None,
+) -> Workload:
+    """The workload: ``workload`` (or the defaults: B = 64, K = the algorithm's default group,
+    S = T = 1024) with the given fields replaced. SpecError for a group on an algorithm that
+    samples none (the offline family) and for non-positive counts."""
+    samples_group = "K" in alg.names
+    if group is not None and not samples_group:
+        raise SpecError(
+            f"{alg.name} samples no groups of responses (its data are fixed "
+            f"{'pairs' if '2*B' in {i.sequences for i in alg.invocations} else 'examples'}); "
+            "drop --group"
+        )
+    for name, v in (
+        ("batch", batch),
+        ("group", group),
+        ("prompt_len", prompt_len),
+        ("response_len", response_len),
+    ):
+        if v is not None and (not isinstance(v, int) or v < 1):
+            raise SpecError(f"{name}={v} must be a positive integer")
+    base = workload or Workload(
+        prompts=DEFAULT_BATCH,
+        samples_per_prompt=alg.default_group,
+        prompt_len=DEFAULT_PROMPT_LEN,
+        response_len=DEFAULT_RESPONSE_LEN,
+    )
+    changes = {
+        k: v
+        for k, v in (
+            ("prompts", batch),
+            ("samples_per_prompt", group),
+            ("prompt_len", prompt_len),
+            ("response_len", response_len),
+        )
+        if v is not None
+    }
+    resolved = build(Workload, {**base.model_dump(), **changes}, "workload")
+    if not samples_group and resolved.samples_per_prompt != 1:
+        raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
+    if resolved.samples_per_prompt < alg.min_group:
+        raise SpecError(
+            f"{alg.name} needs --group >= {alg.min_group} (its baseline compares the responses "
+            f"to one prompt); got {resolved.samples_per_prompt}"
+        )
+    return resolved
+
+
+def models_given(
+    models: Mapping[Role | str, str | ModelSpec] | None,
+    critic: str | ModelSpec | None = None,
+    reward: str | ModelSpec | None = None,
+    ref: str | ModelSpec | None = None,
+    judge: str | ModelSpec | None = None,
+) -> dict[Role, str | ModelSpec]:
+    """The models the user named per role: ``models`` plus the shorthand keyword arguments."""
+    given: dict[Role, str | ModelSpec] = {Role(r): m for r, m in (models or {}).items()}
+    named = (
+        (Role.CRITIC, critic),
+        (Role.REWARD, reward),
+        (Role.REFERENCE, ref),
+        (Role.JUDGE, judge),
+    )
+    for role, m in named:
+        if m is not None:
+            given[role] = m
+    return given
+
+
+def uses_model(alg: Algorithm, role: Role) -> bool:
+    """True when some model role of ``alg`` is ``role`` or falls back to its model."""
+    return any(role in r.chain for r in alg.model_roles)
+
+
+def resolve_models(
+    alg: Algorithm, actor: str | ModelSpec, given: Mapping[Role, str | ModelSpec]
+) -> dict[Role, ModelSpec]:
+    """A model for every model role of ``alg``: given, else its fallback's (critic -> actor,
+    cost critic -> critic, cost/PRM -> reward -> actor, ...). SpecError for a model given
+    for a role the algorithm lacks (nor any role falling back to it)."""
+    specs: dict[Role, ModelSpec] = {Role.ACTOR: get_model(actor)}
+    explicit = {Role(r): get_model(m) for r, m in given.items() if m is not None}
+
+    for role in explicit:
+        if role is Role.ACTOR:
+            raise SpecError("give the actor as `model`, not among the other roles")
+        if not uses_model(alg, role):
+            have = ", ".join(str(r) for r in alg.model_roles)
+            raise SpecError(
+                f"{alg.name} has no {role} model (its models: {have}); drop --"
+                f"{'ref' if role is Role.REFERENCE else role}"
+            )
+    for role in alg.model_roles:
+        spec = next((explicit[r] for r in role.chain if r in explicit), specs[Role.ACTOR])
+        specs[role] = spec
+    return specs
+
+
+def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
+    """The layout for ``gpus`` devices: when ``gpus`` is given and the layout's degrees
+    multiply to fewer, data parallelism fills the rest (dp = gpus / (tp pp cp ep), stated)."""
+    layout = layout or Layout()
+    notes: list[str] = []
+    if gpus is None or gpus == layout.n_gpus:
+        return layout, notes
+    if gpus < 1:
+        raise SpecError(f"gpus={gpus} must be a positive integer")
+    rest = layout.tp * layout.pp * layout.cp * layout.ep
+    if layout.dp == 1 and gpus % rest == 0:
+        notes.append(f"dp = gpus / (tp*pp*cp*ep) = {gpus} / {rest} = {gpus // rest}")
+        return layout.with_(dp=gpus // rest), notes
+    product = f"dp*tp*pp*cp*ep = {layout.dp}*{layout.tp}*{layout.pp}*{layout.cp}*{layout.ep}"
+    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp*ep={rest} must divide it"
+    raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")

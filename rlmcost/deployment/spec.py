@@ -1,0 +1,337 @@
+"""The typed description of a deployment: what a user launches (DESIGN.md §6b).
+
+A :class:`Deployment` says, for the run as a whole and optionally per device group, how each
+invocation kind runs:
+
+* ``train`` (a :class:`TrainLayout`): the trainer's layout (FSDP/ZeRO or Megatron
+  TP/PP/CP/EP/SP), checkpointing, micro-batch or per-GPU token budget (dynamic batching), CPU
+  offload of optimizer states, parameters or gradients; ``forward`` the same for the
+  log-prob/reference/reward/value forwards (default: the trainer's layout without offload);
+* ``engine`` (an :class:`EngineSpec`): the inference engine of generation (vLLM, SGLang) with
+  its own TP/PP per replica, its memory reservation (``gpu_memory_utilization``), the most
+  sequences it runs at once, its KV block size, and whether it sleeps (frees its memory) while
+  the trainer runs;
+* ``lora`` (a :class:`LoraSpec`): low-rank adapters on the trained models;
+* ``offload_idle``: reference/reward models wait in host memory between uses;
+* ``logits``: the log-prob computation materializes the full-vocabulary logits or runs a
+  fused/chunked kernel;
+* ``overhead``: the fixed per-process device memory (:class:`Overhead`).
+
+``ideal=True`` is the paper's idealized iteration: no engine reservation (the KV cache is the
+exact need), no fixed overhead, logits as Table III counts them, nothing offloaded. The co-located
+baseline, the Table IX configurations and ``--groups`` are deployments too (``placement`` and
+``groups``). Light to import (pydantic only): the CLI builds one at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+class Offload(StrEnum):
+    """What a trainer keeps in host memory instead of HBM (DeepSpeed ZeRO-Offload, FSDP
+    CPUOffload; verl ``fsdp_config.optimizer_offload`` / ``param_offload``)."""
+
+    OPTIMIZER = "optimizer"  # fp32 master weights and Adam moments (CPU Adam)
+    PARAMS = "params"  # the parameter shard; gathered to the device layer by layer
+    GRADS = "grads"  # the gradient shard, streamed to the host as it is reduced
+
+
+class LogitsMode(StrEnum):
+    """How log-probs over the vocabulary are computed (:mod:`rlmcost.deployment.logits`)."""
+
+    MATERIALIZED = "materialized"  # full [tokens, V] logits, fp32 upcast, log-softmax
+    FUSED = "fused"  # chunked/fused linear + cross-entropy (Liger FLCE, verl fused kernels)
+
+
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+
+
+class TrainLayout(BaseModel):
+    """The layout of a trainer (or of the forwards): degrees, sharding, batching, offload.
+
+    ``dp`` is not given: data parallelism fills the group's GPUs.
+    """
+
+    model_config = _STRICT
+
+    tp: int = Field(default=1, ge=1, description="tensor-parallel degree (1 = no TP)")
+    pp: int = Field(default=1, ge=1, description="pipeline stages (1 = no PP)")
+    cp: int = Field(default=1, ge=1, description="context-parallel degree (1 = no CP)")
+    ep: int = Field(default=1, ge=1, description="expert-parallel degree (1 = no EP)")
+    sp: bool = Field(default=False, description="sequence parallelism inside the TP group")
+    zero: ZeroStage = Field(default=ZeroStage.NONE, description="ZeRO stage (3 = FSDP)")
+    ckpt: Checkpointing = Field(default=Checkpointing.NONE, description="checkpointing")
+    micro_batch: int = Field(default=1, ge=1, description="sequences per micro-batch")
+    max_tokens_per_gpu: int | None = Field(
+        default=None,
+        ge=1,
+        description="dynamic batching: tokens per micro-batch per GPU (None = micro_batch "
+        "sequences); verl ppo_max_token_len_per_gpu, OpenRLHF packing",
+    )
+    schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
+    virtual_stages: int = Field(default=1, ge=1)
+    offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")
+
+    @field_validator("offload", mode="before")
+    @classmethod
+    def _offload_list(cls, v: object) -> object:
+        if isinstance(v, str):
+            v = [w for w in v.split(",") if w.strip()]
+        if isinstance(v, list | tuple):
+            out = []
+            for w in v:
+                word = str(w).strip().lower()
+                if word not in {o.value for o in Offload}:
+                    raise ValueError(
+                        f"unknown offload '{w}'; use any of optimizer, params, grads "
+                        "(comma-separated)"
+                    )
+                out.append(Offload(word))
+            return tuple(dict.fromkeys(out))
+        return v
+
+    def layout(self, dp: int = 1, micro_batch: int | None = None) -> Layout:
+        """The intra-model :class:`~rlmcost.parallel.layout.Layout` with ``dp`` replicas."""
+        return Layout(
+            dp=dp,
+            tp=self.tp,
+            pp=self.pp,
+            cp=self.cp,
+            ep=self.ep,
+            sp=self.sp,
+            zero=self.zero,
+            ckpt=self.ckpt,
+            micro_batch=micro_batch or self.micro_batch,
+            schedule=self.schedule,
+            virtual_stages=self.virtual_stages,
+        )
+
+    @property
+    def split(self) -> int:
+        """GPUs of one model replica: tp * pp * cp * ep."""
+        return self.tp * self.pp * self.cp * self.ep
+
+
+ENGINE_COLOCATED_FRACTION = 0.5
+"""Default ``gpu_memory_utilization`` of an engine that shares its GPUs with a trainer: verl's
+``actor_rollout_ref.rollout.gpu_memory_utilization: 0.5`` (verl trainer config,
+ppo_trainer.yaml)."""
+
+ENGINE_DEDICATED_FRACTION = 0.9
+"""Default of an engine on GPUs of its own: vLLM's ``gpu_memory_utilization`` default 0.9
+(vLLM EngineArgs); SGLang's ``mem_fraction_static`` is 0.88 on 80 GB GPUs."""
+
+ENGINE_MAX_NUM_SEQS = 256
+"""vLLM's default ``max_num_seqs`` (sequences in one continuous batch), EngineArgs."""
+
+ENGINE_BLOCK_SIZE = 16
+"""vLLM's default KV block size in tokens (EngineArgs ``block_size``)."""
+
+
+class EngineSpec(BaseModel):
+    """The generation engine: its layout per replica and its memory settings.
+
+    ``gpu_memory_utilization``: the fraction of the device's memory the engine reserves up
+    front (weights, activation workspace and the KV-cache pool); None takes the default for
+    where it runs (:data:`ENGINE_COLOCATED_FRACTION` beside a trainer,
+    :data:`ENGINE_DEDICATED_FRACTION` alone). ``sleep``: while the trainer runs, the engine
+    frees its KV cache and offloads its weights (vLLM sleep mode level 1, verl
+    ``free_cache_engine``, OpenRLHF ``--vllm_enable_sleep``).
+    """
+
+    model_config = _STRICT
+
+    tp: int | None = Field(default=None, ge=1, description="TP per replica (None = trainer's)")
+    pp: int = Field(default=1, ge=1, description="pipeline stages per replica")
+    ep: int = Field(default=1, ge=1, description="expert parallelism per replica")
+    gpu_memory_utilization: float | None = Field(
+        default=None, description="fraction of device memory reserved, in (0, 1]"
+    )
+    max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
+    block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
+    sleep: bool = Field(default=True, description="free the engine's memory during training")
+
+    @field_validator("gpu_memory_utilization")
+    @classmethod
+    def _fraction(cls, v: float | None) -> float | None:
+        if v is not None and not (0 < v <= 1):
+            raise ValueError(
+                f"gpu_memory_utilization={v} must be in (0, 1], e.g. 0.5 (verl) or 0.9 (vLLM)"
+            )
+        return v
+
+
+LORA_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+class LoraSpec(BaseModel):
+    """Low-rank adapters (Hu et al. 2021, arXiv:2106.09685) on every trained model:
+    W + B A with A: r x d_in, B: d_out x r on the ``targets`` projections of every layer."""
+
+    model_config = _STRICT
+
+    rank: int = Field(ge=1, le=65536, description="r, the adapters' rank")
+    targets: tuple[str, ...] = Field(default=LORA_ALL_LINEAR)
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets(cls, v: object) -> object:
+        if isinstance(v, str):
+            v = [w.strip() for w in v.split(",") if w.strip()]
+        if v in (["all-linear"], ("all-linear",)):
+            return LORA_ALL_LINEAR
+        aliases = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o",
+                   "gate_proj": "gate", "up_proj": "up", "down_proj": "down"}  # fmt: skip
+        out = []
+        for w in v:  # type: ignore[union-attr]
+            word = aliases.get(str(w), str(w))
+            if word not in LORA_ALL_LINEAR:
+                raise ValueError(
+                    f"unknown LoRA target '{w}'; use any of {', '.join(LORA_ALL_LINEAR)} "
+                    "or all-linear"
+                )
+            out.append(word)
+        return tuple(dict.fromkeys(out))
+
+
+CUDA_CONTEXT_BYTES = 512 * MIB
+"""CUDA context, cuBLAS/cuDNN handles and kernels of one process: 300-600 MiB on Hopper with
+PyTorch 2.x (PyTorch docs, 'CUDA semantics: memory management' note that the context is not
+counted by the caching allocator; nvidia-smi with an empty tensor shows ~500 MiB)."""
+
+COMMUNICATOR_BYTES = 512 * MIB
+"""NCCL communicator buffers of a process in a multi-GPU job: NCCL_BUFFSIZE 4 MiB per channel
+and peer (NCCL environment-variable docs), a few hundred MiB per communicator in practice."""
+
+ALLOCATOR_SLACK = 0.05
+"""Fragmentation of PyTorch's caching allocator: reserved minus allocated at the peak, about
+5% of the allocated peak in FSDP/Megatron runs (torch.cuda.memory_stats reserved vs
+allocated); vLLM leaves 10% of the device by default for the same reasons."""
+
+
+class Overhead(BaseModel):
+    """Fixed per-process device memory outside the model's tensors (each term's source is in
+    the constant it defaults to)."""
+
+    model_config = _STRICT
+
+    cuda_context_bytes: int = Field(default=CUDA_CONTEXT_BYTES, ge=0)
+    communicator_bytes: int = Field(default=COMMUNICATOR_BYTES, ge=0)
+    allocator_slack: float = Field(default=ALLOCATOR_SLACK, ge=0, le=1)
+
+
+class GroupLayouts(BaseModel):
+    """One device group of ``--groups`` with its own layouts: ``members`` in ``--groups``
+    syntax (``actor+reference``, ``rollout``, ``critic:train``), ``gpus`` devices."""
+
+    model_config = _STRICT
+
+    members: str
+    gpus: int = Field(ge=1)
+    train: TrainLayout | None = None
+    forward: TrainLayout | None = None
+    engine: EngineSpec | None = None
+
+
+class Deployment(BaseModel):
+    """Everything a launch sets that changes cost (module docstring). Every field has a
+    default; ``ideal=True`` switches off every deployment effect (the paper's iteration)."""
+
+    model_config = _STRICT
+
+    placement: str | None = Field(
+        default=None, description="Table IX configuration (None = baseline or the groups)"
+    )
+    staleness: int | None = Field(default=None, ge=0)
+    groups: tuple[GroupLayouts, ...] = Field(default=())
+    train: TrainLayout = Field(default_factory=TrainLayout)
+    forward: TrainLayout | None = None
+    engine: EngineSpec = Field(default_factory=EngineSpec)
+    lora: LoraSpec | None = None
+    offload_idle: bool = Field(default=False, description="idle models wait in host memory")
+    logits: LogitsMode = Field(default=LogitsMode.MATERIALIZED)
+    logits_chunk_tokens: int = Field(default=1024, ge=1, description="fused mode's chunk")
+    overhead: Overhead = Field(default_factory=Overhead)
+    ideal: bool = Field(default=False, description="the paper's idealized iteration")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Deployment:
+        if self.ideal and (self.lora is not None or self.train.offload):
+            raise ValueError(
+                "ideal=True is the paper's iteration without deployment effects; drop "
+                "lora/offload or set ideal to false"
+            )
+        return self
+
+    def forward_layout(self) -> TrainLayout:
+        """The forwards' layout: ``forward``, else the trainer's without offload."""
+        return self.forward or self.train.model_copy(update={"offload": ()})
+
+    def group(self, members: str) -> GroupLayouts | None:
+        return next((g for g in self.groups if g.members == members), None)
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain values, the form ``--deployment FILE`` reads back (round trip)."""
+        return self.model_dump(mode="json", exclude_defaults=False)
+
+    def dump(self, path: str | Path) -> None:
+        """Write JSON (``.json``) or YAML (``.yaml``/``.yml``)."""
+        p = Path(path)
+        data = self.to_json()
+        if p.suffix in (".yaml", ".yml"):
+            import yaml
+
+            p.write_text(yaml.safe_dump(data, sort_keys=False))
+        else:
+            p.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def load_deployment(path: str | Path) -> Deployment:
+    """A deployment from a JSON or YAML file (YAML through ``yaml.safe_load``: no tags, no
+    code). SpecError for an unreadable file, a malformed one or a bad field."""
+    from rlmcost.specs.validation import build
+
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise SpecError(
+            f"cannot read deployment file {p}: {exc.strerror}; check the path"
+        ) from None
+    data = parse_document(text, str(p))
+    return build(Deployment, data, f"deployment {p.name}")
+
+
+def parse_document(text: str, where: str) -> dict[str, Any]:
+    """A JSON or safe-YAML mapping from ``text``; SpecError naming ``where`` otherwise."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            import yaml
+        except ImportError:  # pragma: no cover - PyYAML ships with the test extras
+            raise SpecError(f"{where} is not JSON and PyYAML is not installed") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0]
+            raise SpecError(f"{where} is neither JSON nor safe YAML ({first})") from None
+    if not isinstance(data, dict):
+        raise SpecError(
+            f"{where} must hold a mapping of deployment fields, got {type(data).__name__}"
+        )
+    return data

@@ -1,0 +1,136 @@
+"""Deployment memory terms beyond the paper's model states, activations and KV cache.
+
+Each function returns exact bytes per device and cites where its numbers come from:
+
+* :func:`logits_peak_bytes`: the log-prob computation over the whole vocabulary;
+* :func:`lora_params`: the adapters' parameter count;
+* :func:`overhead_bytes`: CUDA context, communicator buffers and allocator slack;
+* :func:`kv_pool_bytes` and :func:`engine_slots`: the inference engine's KV-cache pool from
+  its memory reservation, and the sequences it runs at once.
+"""
+
+from __future__ import annotations
+
+from math import ceil, floor
+
+from rlmcost.choices import Dtype
+from rlmcost.deployment.spec import LogitsMode, LoraSpec, Overhead
+
+LOGITS_FORWARD_BYTES = {"model": 1, "fp32": 2}
+"""Log-prob forward, per logit element: the model's logits in the activation dtype, their fp32
+upcast and the fp32 log-softmax output, alive together (verl ``logprobs_from_logits``,
+OpenRLHF ``log_probs_from_logits``: ``logits.float()`` then ``log_softmax``)."""
+
+LOGITS_TRAIN_BYTES = {"model": 2, "fp32": 3}
+"""Training, per logit element at the backward of the loss: the model's logits and the gradient
+cast back to them (activation dtype, 2), the saved fp32 log-softmax, its fp32 gradient and the
+fp32 gradient of the upcast (3)."""
+
+FUSED_CHUNK_COPIES = 2
+"""A fused/chunked linear + cross-entropy kernel (Liger ``LigerFusedLinearCrossEntropy``, verl
+``use_fused_kernels``) keeps one chunk's fp32 logits and their gradient."""
+
+
+def logits_peak_bytes(
+    positions: int,
+    vocab_per_rank: int,
+    train: bool,
+    mode: LogitsMode,
+    activation_dtype: Dtype,
+    logits_dtype: Dtype,
+    chunk_tokens: int,
+) -> int:
+    """Peak bytes of the log-prob computation over ``positions`` token positions of one
+    micro-batch, ``vocab_per_rank`` vocabulary columns (V / P_t under TP).
+
+    Materialized: ``positions x V`` elements times :data:`LOGITS_FORWARD_BYTES` (forward) or
+    :data:`LOGITS_TRAIN_BYTES` (training), each part in its dtype: 2 + 4 + 4 = 10 bytes per
+    element forward and 2 x 2 + 3 x 4 = 16 training with bf16 activations and fp32 logits.
+    Fused: one chunk of ``min(positions, chunk_tokens)`` positions, :data:`FUSED_CHUNK_COPIES`
+    fp32 copies. At 150k-token vocabularies and long responses this is what runs small models
+    out of memory (a 1.5B model, 8k-token sequences: 8192 x 151,936 x 10 B = 11.6 GiB).
+
+    >>> logits_peak_bytes(8192, 151_936, False, LogitsMode.MATERIALIZED, Dtype.BF16, Dtype.FP32,
+    ...                   1024)
+    12446597120
+    """
+    if mode is LogitsMode.FUSED:
+        rows = min(positions, chunk_tokens)
+        return rows * vocab_per_rank * FUSED_CHUNK_COPIES * logits_dtype.bytes
+    parts = LOGITS_TRAIN_BYTES if train else LOGITS_FORWARD_BYTES
+    per = parts["model"] * activation_dtype.bytes + parts["fp32"] * logits_dtype.bytes
+    return positions * vocab_per_rank * per
+
+
+def lora_params(
+    d_model: int,
+    q_width: int,
+    kv_width: int,
+    ffn_width: int,
+    ffn_projections: int,
+    layers: int,
+    lora: LoraSpec,
+) -> int:
+    """Adapter parameters: r (d_in + d_out) per targeted projection per layer (Hu et al. 2021,
+    arXiv:2106.09685 §4: W + B A, A in R^{r x d_in}, B in R^{d_out x r}). Projections: q
+    (d -> h d_h), k and v (d -> h_kv d_h), o (h d_h -> d), gate and up (d -> d_ff), down
+    (d_ff -> d); a 2-projection FFN has no gate. Routed experts get no adapters (PEFT's
+    ``all-linear`` on dense layers; say so when a model is MoE).
+
+    >>> from rlmcost.deployment.spec import LoraSpec
+    >>> lora_params(4096, 4096, 1024, 14336, 3, 32, LoraSpec(rank=8))  # Llama-3.1-8B, r = 8
+    20971520
+    """
+    shapes = {
+        "q": (d_model, q_width),
+        "k": (d_model, kv_width),
+        "v": (d_model, kv_width),
+        "o": (q_width, d_model),
+        "gate": (d_model, ffn_width) if ffn_projections == 3 else None,
+        "up": (d_model, ffn_width),
+        "down": (ffn_width, d_model),
+    }
+    per_layer = sum(
+        lora.rank * (shape[0] + shape[1])
+        for name, shape in shapes.items()
+        if name in lora.targets and shape is not None
+    )
+    return layers * per_layer
+
+
+def overhead_bytes(allocated_bytes: int, gpus: int, overhead: Overhead) -> int:
+    """Device bytes outside the model's tensors: the CUDA context, the communicator buffers
+    when the group has more than one GPU, and the allocator's slack over the allocated peak
+    (sources on the :class:`~rlmcost.deployment.spec.Overhead` defaults)."""
+    fixed = overhead.cuda_context_bytes + (overhead.communicator_bytes if gpus > 1 else 0)
+    return fixed + ceil(allocated_bytes * overhead.allocator_slack)
+
+
+def reservation_bytes(fraction: float, capacity_bytes: int) -> int:
+    """What an engine reserves: ``gpu_memory_utilization`` x the device's memory, as vLLM
+    sizes it (``requested_memory = total_memory * gpu_memory_utilization``, vLLM worker)."""
+    return floor(fraction * capacity_bytes)
+
+
+def kv_pool_bytes(reserved: int, weights: int, workspace: int) -> int:
+    """The KV-cache pool: the reservation minus the weights and the activation workspace the
+    engine profiles (vLLM ``determine_available_memory``); negative when they do not fit."""
+    return reserved - weights - workspace
+
+
+def engine_slots(
+    pool_bytes: int, kv_bytes_per_sequence: int, tokens_per_sequence: int, block_size: int,
+    max_num_seqs: int, sequences: int,
+) -> int:  # fmt: skip
+    """Sequences an engine replica runs at once: what its KV pool holds in whole blocks of
+    ``block_size`` tokens (PagedAttention, Kwon et al. 2023, arXiv:2309.06180), capped by
+    ``max_num_seqs`` and the replica's share of the batch; 0 when not one sequence fits.
+
+    >>> engine_slots(10 * 2**30, 2**30, 4096, 16, 256, 64)
+    10
+    """
+    if pool_bytes <= 0 or kv_bytes_per_sequence <= 0:
+        return 0
+    blocks = -(-tokens_per_sequence // block_size)
+    per_seq = -(-kv_bytes_per_sequence * blocks * block_size // tokens_per_sequence)
+    return max(0, min(max_num_seqs, sequences, pool_bytes // per_seq))
