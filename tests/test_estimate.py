@@ -14,6 +14,7 @@ from rlmcost.choices import Dtype, Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.memory import Mode, memory_per_rank
+from rlmcost.placement.inputs import IDEAL
 from rlmcost.reports.estimate import compare, estimate
 from rlmcost.specs import Workload, get_hardware, get_model
 from rlmcost.timing import PEAK, PhaseTime, Roofline
@@ -42,7 +43,8 @@ def tiny(tmp_path_factory):
 
 
 def test_grpo_on_a_tiny_model_by_hand(tiny):
-    e = estimate("grpo", tiny, batch=2, group=2, prompt_len=3, response_len=2)
+    # the paper's idealized iteration: every byte below is a Table III term
+    e = estimate("grpo", tiny, batch=2, group=2, prompt_len=3, response_len=2, deployment=IDEAL)
     # Hand arithmetic (Table III conventions: 2 FLOPs per multiply-add, matrix products only,
     # full S x S attention in teacher-forced passes):
     #   projections per token: 2 x L x (4 d^2 attention + 3 d d_ff gated FFN)
@@ -289,7 +291,7 @@ def test_calibration_profile_scales_the_time(tmp_path):
 def test_decode_steps_are_summed_exactly():
     # generation time = prefill + sum over the T steps of max(compute, memory): recompute it
     # here step by step from the Table III decode FLOPs and the bytes it reads
-    e = estimate("grpo", "8b", group=16, response_len=64, prompt_len=128)
+    e = estimate("grpo", "8b", group=16, response_len=64, prompt_len=128, deployment=IDEAL)
     inv = e.stages[G].invocations[0]
     arch, n = get_model("8b").arch(), 64 * 16
     own = memory_per_rank(arch, Layout(), Mode.GENERATE, n, 192)
@@ -368,8 +370,8 @@ def test_absurd_oversampling_is_an_error():
 def test_pipeline_stages_do_not_shorten_the_decode_memory_floor():
     # A decode step passes every pipeline stage in turn: per step, a device group streams the
     # whole TP shard of the weights and KV cache, however many stages hold it.
-    one = estimate("ppo", "70b", layout=Layout(tp=8))
-    four = estimate("ppo", "70b", layout=Layout(tp=8, pp=4))
+    one = estimate("ppo", "70b", layout=Layout(tp=8), deployment=IDEAL)
+    four = estimate("ppo", "70b", layout=Layout(tp=8, pp=4), deployment=IDEAL)
     g1, g4 = one.stages["generation"].time, four.stages["generation"].time
     assert g4.memory_s == pytest.approx(g1.memory_s, rel=1e-12)
     # training stretches by the 1F1B bubble (p - 1) / m = 3 / 64 (64 micro-batches of 1)

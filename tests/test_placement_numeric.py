@@ -14,7 +14,7 @@ from rlmcost.choices import Head
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.placement.groups import Task
-from rlmcost.placement.inputs import work_over_lengths
+from rlmcost.placement.inputs import IDEAL, work_over_lengths
 from rlmcost.placement.lengths import parse_length_dist
 from rlmcost.placement.rollout import generation_depths
 from rlmcost.reports.estimate import estimate
@@ -30,13 +30,15 @@ SMALL = dict(batch=8, prompt_len=64, response_len=128, hardware="h100", tp=1)
 
 @cache
 def est(alg: str, model: str = "gpt-2", **kw):
-    return placement_estimate(alg, model, **{**SMALL, **dict(kw)})
+    # the paper's placement model (Table IX): the idealized deployment
+    return placement_estimate(alg, model, **{**SMALL, "deployment": IDEAL, **dict(kw)})
 
 
 def test_fixed_lengths_reproduce_the_colocated_estimate_exactly():
     # same layout (1 GPU, no ZeRO), same roofline: the baseline placement is reports.estimate
     e = est("ppo", gpus=1, zero=ZeroStage.NONE)
-    ref = estimate("ppo", "gpt-2", batch=8, prompt_len=64, response_len=128, hardware="h100")
+    ref = estimate("ppo", "gpt-2", batch=8, prompt_len=64, response_len=128, hardware="h100",
+                   deployment=IDEAL)
     for stage, s in ref.stages.items():
         mine = e.stages[stage]
         assert mine.work_flops == s.work_flops
@@ -107,7 +109,7 @@ def test_kv_capacity_turns_the_batch_into_waves():
     # sequence holds 75.5 MB of cache plus its fp32 logits row (V x 4 B)
     e = placement_estimate(
         "grpo", "gpt-2", batch=1024, group=2, prompt_len=1024, response_len=1024, gpus=1,
-        tp=1, zero=ZeroStage.NONE, hardware="h100",
+        tp=1, zero=ZeroStage.NONE, hardware="h100", deployment=IDEAL,
     )  # fmt: skip
     gen = next(j for g in e.groups for j in g.jobs if j.timeline is not None)
     tl = gen.timeline

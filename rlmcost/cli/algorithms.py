@@ -16,6 +16,7 @@ from rlmcost.algorithms.catalog import algorithms
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
+from rlmcost.cli._deploy import build_deployment, deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
@@ -130,15 +131,20 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             int | None,
             typer.Option(help="GPUs (default: tp*pp*dp; when larger, dp fills the rest).", **Pos),
         ] = None,
-        tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", **Pos)] = 1,
-        pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", **Pos)] = 1,
+        tp: Annotated[
+            int | None, typer.Option(help="Tensor-parallel degree (default 1).", **Pos)
+        ] = None,
+        pp: Annotated[
+            int | None, typer.Option(help="Pipeline-parallel degree (default 1).", **Pos)
+        ] = None,
         dp: Annotated[
             int | None,
             typer.Option(help="Data-parallel degree (default: gpus/(tp*pp) or 1).", **Pos),
         ] = None,
         zero: Annotated[
-            ZeroStage, typer.Option(help="ZeRO stage over the data-parallel ranks.")
-        ] = ZeroStage.NONE,
+            ZeroStage | None,
+            typer.Option(help="ZeRO stage over the data-parallel ranks (default 0; 3 = FSDP)."),
+        ] = None,
         attention: Annotated[
             AttnCounting,
             typer.Option(
@@ -198,12 +204,13 @@ def _options(opts: dict[str, Any]) -> Any:
 
 def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
     """Map parsed options onto :func:`rlmcost.reports.estimate.estimate` arguments."""
-    from rlmcost.parallel.layout import Layout
 
     if opts["model"] is None:
         raise typer.BadParameter(
             "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
         )
+    deployment = _deployment(opts)
+    train = deployment.train
     return dict(
         model=opts["model"],
         critic=opts["critic"],
@@ -214,13 +221,26 @@ def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
         group=opts["group"],
         prompt_len=opts["prompt_len"],
         response_len=opts["response_len"],
-        layout=Layout(tp=opts["tp"], pp=opts["pp"], dp=opts["dp"] or 1, zero=opts["zero"]),
+        layout=train.layout(dp=opts["dp"] or 1),
         hardware=opts["hardware"],
         gpus=opts["gpus"],
         calibration=opts["calibration"],
         counting=opts["attention"],
         options=_options(opts),
+        deployment=deployment,
     )
+
+
+def _deployment(opts: dict[str, Any]) -> Any:
+    """The Deployment of the options; the layout flags default to the file's, else 1/0."""
+    from rlmcost.deployment.spec import load_deployment
+
+    file = opts.get("deployment_file")
+    base = load_deployment(file).train if file else None
+    tp = opts["tp"] or (base.tp if base else 1)
+    pp = opts["pp"] or (base.pp if base else 1)
+    zero = opts["zero"] or (base.zero if base else ZeroStage.NONE)
+    return build_deployment(opts, tp, pp, zero)
 
 
 def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
@@ -245,11 +265,16 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
             return
         from rlmcost.reports.estimate import estimate
 
-        result = estimate(alg.name, **_estimate_kwargs(opts))
+        kwargs = _estimate_kwargs(opts)
+        result = estimate(alg.name, **kwargs)
         if opts["json_out"]:
             print_json(result.to_json())
             return
-        _render(result)
+
+        def rerun(**changes: Any) -> Any:
+            return estimate(alg.name, **{**kwargs, **changes})
+
+        _render(result, rerun)
 
     _wrap(run, collect)
     knobs = ", ".join(f"{k.flag} (default {k.default})" for k in KNOBS if k.name in alg.names)
@@ -268,10 +293,24 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
 
 
 def _wrap(run: Any, collect: Any) -> None:
-    """Give ``run`` the signature (the options) of ``collect``."""
+    """Give ``run`` the signature (the options) of ``collect`` plus the deployment options."""
+    run.__signature__ = _with_deployment_options(collect)
+
+
+def _with_deployment_options(collect: Any) -> Any:
     import inspect
 
-    run.__signature__ = inspect.signature(collect)
+    return _with_deployment_options_sig(inspect.signature(collect))
+
+
+def _with_deployment_options_sig(sig: Any) -> Any:
+    import inspect
+
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, (ann, default) in deployment_options().items()
+    ]
+    return sig.replace(parameters=[*sig.parameters.values(), *extra])
 
 
 def _compare(names: list[str], **opts: Any) -> None:
@@ -319,7 +358,8 @@ def algorithms_command(
 # --------------------------------------------------------------------------------------------
 
 
-def _render(e: Any) -> None:
+def _render(e: Any, run: Any = None) -> None:
+    """The estimate as tables; ``run`` re-runs the query with changes (for the advice)."""
     from rlmcost.evaluate import format_bytes, format_flops, format_seconds
 
     lay = e.layout
@@ -360,7 +400,10 @@ def _render(e: Any) -> None:
         caption=_caption(e),
         right=(1, 2, 3, 5, 7),
     )
-    comps = ["weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers"]
+    comps = [
+        "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
+        "engine", "overhead",
+    ]  # fmt: skip
     stages = list(e.stages.values())
     print_table(
         "Memory per device at each stage's peak (co-resident models included)",
@@ -374,27 +417,15 @@ def _render(e: Any) -> None:
                 (c.replace("_", " "), *(format_bytes(getattr(s.peak.memory, c)) for s in stages))
                 for c in comps
             ),
-            ("total", *(format_bytes(s.memory_bytes_per_device) for s in stages)),
-            ("HBM per device", *(format_bytes(e.hardware.hbm_bytes) for s in stages)),
+            ("total (device view)", *(format_bytes(s.memory_bytes_per_device) for s in stages)),
+            ("allocated", *(format_bytes(s.allocated_bytes_per_device) for s in stages)),
+            ("host per device", *(format_bytes(s.host_bytes_per_device) for s in stages)),
+            ("capacity", *(format_bytes(s.hbm_bytes) for s in stages)),
         ],
-        caption="weights, gradients: bf16 (the workload's weight dtype); optimizer: fp32 Adam "
-        "master weights, m, v (12 B/param); activations, KV cache: bf16; logits: fp32; "
-        "buffers: ZeRO-3 gathers.",
+        caption=_memory_caption(e),
         right=tuple(range(1, len(stages) + 1)),
     )
-    hbm = f"{e.hardware.hbm_bytes / 1e9:g} GB ({format_bytes(e.hardware.hbm_bytes)})"
-    if e.fits:
-        peak = max(s.memory_bytes_per_device for s in e.stages.values())
-        print(f"fits: peak {format_bytes(peak)} per device of {hbm} on {e.hardware.name}.")
-    else:
-        worst = max(e.stages.values(), key=lambda s: s.shortfall_bytes)
-        bad = [s.stage.label for s in e.stages.values() if not s.fits]
-        print(
-            f"DOES NOT FIT: {', '.join(bad)} {'exceeds' if len(bad) == 1 else 'exceed'} the "
-            f"{hbm} of one {e.hardware.name}; "
-            f"{worst.stage.label} needs {format_bytes(worst.memory_bytes_per_device)} per "
-            f"device, {format_bytes(worst.shortfall_bytes)} too much. The times assume it fit."
-        )
+    _verdict(e, run)
     dominant = e.dominant_stage
     print(
         f"dominant stage: {dominant.label} "
@@ -402,6 +433,76 @@ def _render(e: Any) -> None:
     )
     for line in e.notes:
         note(f"note: {line}")
+
+
+def _memory_caption(e: Any) -> str:
+    d = e.deployment
+    w = e.workload
+    text = (
+        f"weights, gradients: {w.weight_dtype}; optimizer: fp32 Adam master weights, m, v "
+        f"(12 B/param); activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; buffers: "
+        "ZeRO-3 gathers. "
+    )
+    if d.ideal:
+        return text + (
+            f"logits: one {w.logits_dtype} tensor. The paper's idealized iteration (--ideal): "
+            "KV cache at the exact need, no engine reservation or overhead; datasheet capacity."
+        )
+    return text + (
+        f"logits: the log-prob peak ({d.logits}: {w.activation_dtype} logits, "
+        f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). Generation runs "
+        "in an engine that reserves --gpu-memory-utilization of the device (its KV cache is "
+        "what is left after weights and workspace); engine: its reservation while another "
+        f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
+        "context, communicator buffers, allocator slack. Capacity: what the device gives "
+        "programs."
+    )
+
+
+def _verdict(e: Any, run: Any) -> None:
+    """Fits or not, the binding term, and answers checked by evaluating them."""
+    from rlmcost.evaluate import format_bytes
+
+    cap = f"{format_bytes(e.capacity_bytes)} of one {e.hardware.name}"
+    ev = e.evaluation
+    for problem in ev.problems if ev is not None else ():
+        print(f"problem: {problem}")
+    if e.fits:
+        peak = max(s.memory_bytes_per_device for s in e.stages.values())
+        print(f"fits: peak {format_bytes(peak)} per device of {cap}.")
+        if run is not None and not e.deployment.ideal:
+            from rlmcost.deployment.advice import max_response_len
+
+            longest = max_response_len(run, e)
+            print(f"longest response that still fits: {longest:,} tokens (--response-len).")
+            frac = e.to_json()["recommended_gpu_memory_utilization"]
+            if frac is not None:
+                print(f"largest engine reservation that still fits: --gpu-memory-utilization "
+                      f"{frac:.2f}.")  # fmt: skip
+        host = e.host_memory_bytes_per_node
+        if host:
+            print(f"host memory per node for offloaded states: {format_bytes(host)}.")
+        return
+    worst = max(e.stages.values(), key=lambda s: s.shortfall_bytes)
+    bad = [s.stage.label for s in e.stages.values() if not s.fits]
+    if bad:
+        print(
+            f"DOES NOT FIT: {', '.join(bad)} {'exceeds' if len(bad) == 1 else 'exceed'} the "
+            f"{cap}; {worst.stage.label} needs {format_bytes(worst.memory_bytes_per_device)} "
+            f"per device, {format_bytes(worst.shortfall_bytes)} too much (largest term: "
+            f"{worst.binding_term.replace('_', ' ')}). The times assume it fit."
+        )
+    if run is None:
+        return
+    from rlmcost.deployment.advice import suggestions
+
+    found = suggestions(run, e)
+    for s in found:
+        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
+    if not found:
+        print("  no single change of --zero, --offload, --ckpt, --micro-batch, --offload-idle or "
+              "--tp makes it fit: give more GPUs (--gpus), or place the models on groups "
+              "(--groups).")  # fmt: skip
 
 
 def _caption(e: Any) -> str:
@@ -518,7 +619,9 @@ def _compare_run() -> Any:
     )
     skip = ("symbolic", *PLACEMENT_OPTIONS)
     params = [p for p in sig.parameters.values() if p.name not in skip]
-    run.__signature__ = sig.replace(parameters=[names_param, *params])
+    run.__signature__ = _with_deployment_options_sig(
+        sig.replace(parameters=[names_param, *params])
+    )
     run.__doc__ = (
         "Several algorithms side by side on the same models, workload and GPUs (e.g. "
         "`rlmcost compare ppo grpo dpo --model 8b`). Inputs that do not apply to an "

@@ -192,14 +192,9 @@ def run_placement(
     from rlmcost.reports.placement import placement_estimate
 
     kwargs = dict(estimate_kwargs)
-    counting = kwargs.pop("counting", None)
-    if counting is not None and str(counting) != "full":
-        raise SpecError("--attention causal is not supported with --placement yet; drop it")
-    layout = kwargs.pop("layout", None)
-    if layout is not None:
-        kwargs.update(tp=layout.tp, pp=layout.pp, zero=layout.zero)
-        if kwargs.get("gpus") is None:  # as the algorithm commands say: gpus = tp*pp*dp
-            kwargs["gpus"] = layout.n_gpus
+    layout = kwargs.get("layout")
+    if layout is not None and kwargs.get("gpus") is None:  # as the commands say: tp*pp*dp
+        kwargs["gpus"] = layout.n_gpus
     e = placement_estimate(
         algorithm,
         placement=placement,

@@ -34,7 +34,7 @@ from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.placement.allocate import evaluate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import IDEAL, Setup, auto_tp
+from rlmcost.placement.inputs import Setup, auto_tp
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.kinds import Config
 from rlmcost.placement.lengths import LengthDist, parse_length_dist
@@ -79,7 +79,8 @@ def evaluate_deployment(
     counting: AttnCounting = AttnCounting.FULL,
 ) -> PlacementEstimate:
     """Work, depth, memory per device (and host), fit and time of one iteration of
-    ``algorithm`` as ``deployment`` runs it (default: the paper's idealized iteration).
+    ``algorithm`` as ``deployment`` runs it (default ``Deployment()``; ``Deployment(ideal=True)``
+    is the paper's idealized iteration).
 
     ``placement``: a Table IX configuration (default baseline; with ``groups`` alone the
     user's groups run synchronously); ``groups``: ``--groups`` text or DeviceGroups;
@@ -95,7 +96,7 @@ def evaluate_deployment(
     >>> [g.name for g in e.groups], e.placement.staleness, e.weight_sync_bytes > 0
     (['rollout', 'trainer'], 1, True)
     """
-    dep = deployment or IDEAL
+    dep = deployment if deployment is not None else Deployment()
     alg = configure(get_algorithm(algorithm), options or Options())
     wl = resolve_workload(alg, workload, batch, group, prompt_len, response_len)
     specs = resolve_models(alg, model, models_given(models, critic, reward, ref, judge))

@@ -338,7 +338,7 @@ class _Group:
         layout = self.layouts[task.index]
         arch = self.s.arch(task.role)
         train = task.kind is Kind.TRAIN
-        if task.kind is not Kind.GENERATE:
+        if task.kind is not Kind.GENERATE and task.invocation.model_head is Head.LM:
             share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
             vocab = -(-int(arch.vocab) // layout.tp)
             m = with_logits_peak(
@@ -463,9 +463,13 @@ class _Group:
         if dep.ideal:
             return total
         engine = self.engine_task
+        pool = 0  # the engine's preallocated bytes: no allocator slack on them
         if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
             total = replace(total, engine=self.reservation)
-        slack = overhead_bytes(total.total, self.gpus, dep.overhead)
+            pool = self.reservation
+        elif engine is task:
+            pool = own.total
+        slack = overhead_bytes(total.total - pool, self.gpus, dep.overhead)
         return replace(total, overhead=slack)
 
     def host_bytes(self, task: Task) -> int:

@@ -413,7 +413,8 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
             fixed = dep.overhead.cuda_context_bytes + (
                 dep.overhead.communicator_bytes if g.gpus > 1 else 0
             )
-            limits.append(((cap - fixed) / (1 + dep.overhead.allocator_slack) - others) / cap)
+            # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
+            limits.append((cap - fixed - others * (1 + dep.overhead.allocator_slack)) / cap)
         f = int(min(limits) * 100) / 100
         if f <= 0:
             return None

@@ -381,7 +381,9 @@ def estimate(
     bound.
 
     ``deployment``: how the run is launched (:class:`~rlmcost.deployment.spec.Deployment`:
-    engine, offload, LoRA, overheads); default the paper's idealized iteration. Evaluated by
+    engine, offload, LoRA, overheads); default ``Deployment()`` (an engine beside the trainer
+    at verl's defaults, the per-process overhead, the logits peak); ``Deployment(ideal=True)``
+    is the paper's idealized iteration. Evaluated by
     :func:`~rlmcost.deployment.evaluate.evaluate_deployment` as the co-located baseline: one
     device group, the same numbers as ``--placement baseline`` on the same layout.
 
@@ -392,7 +394,7 @@ def estimate(
     """
     alg = configure(get_algorithm(algorithm), options or Options())
     lay, notes = resolve_layout(layout, gpus)
-    dep = deployment or IDEAL
+    dep = deployment if deployment is not None else Deployment()
     if dep.placement not in (None, "baseline") or dep.groups:
         raise SpecError(
             "estimate() is the co-located baseline; use evaluate_deployment() (or --placement / "

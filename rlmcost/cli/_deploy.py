@@ -1,0 +1,236 @@
+"""The deployment options every algorithm command takes, and the Deployment they describe.
+
+A ``--deployment FILE`` (YAML or JSON, safe loading) gives the starting point; every flag the
+user gives overrides its field. ``--ideal`` is the paper's idealized iteration. Light to
+import: pydantic only, no sympy.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.deployment.spec import Deployment, LogitsMode
+from rlmcost.parallel.layout import Checkpointing
+
+DEPLOY_PANEL = "Deployment (how the run is launched)"
+
+DEPLOYMENT_OPTIONS = (
+    "deployment_file",
+    "micro_batch",
+    "max_tokens_per_gpu",
+    "ckpt",
+    "cp",
+    "ep",
+    "sp",
+    "offload",
+    "offload_idle",
+    "lora_rank",
+    "lora_targets",
+    "gpu_memory_utilization",
+    "rollout_tp",
+    "rollout_pp",
+    "no_sleep",
+    "logits",
+    "ideal",
+)
+
+
+def deployment_options() -> dict[str, Any]:
+    """The typer parameters (name -> (annotation, default)) of the deployment options."""
+    p = DEPLOY_PANEL
+    return {
+        "deployment_file": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    "--deployment",
+                    help="A deployment file (YAML or JSON, see `--json`'s `deployment` key); "
+                    "flags override its fields.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "micro_batch": (
+            Annotated[
+                int | None,
+                typer.Option(help="Sequences per micro-batch (default 1).", min=1,
+                             rich_help_panel=p),
+            ],
+            None,
+        ),
+        "max_tokens_per_gpu": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Dynamic batching: tokens per micro-batch per GPU (verl "
+                    "ppo_max_token_len_per_gpu); must hold one sequence.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "ckpt": (
+            Annotated[
+                Checkpointing | None,
+                typer.Option(help="Activation checkpointing (default none).", rich_help_panel=p),
+            ],
+            None,
+        ),
+        "cp": (
+            Annotated[int | None, typer.Option(help="Context-parallel degree.", min=1,
+                                               rich_help_panel=p)],
+            None,
+        ),
+        "ep": (
+            Annotated[int | None, typer.Option(help="Expert-parallel degree (MoE).", min=1,
+                                               rich_help_panel=p)],
+            None,
+        ),
+        "sp": (
+            Annotated[bool, typer.Option("--sp", help="Sequence parallelism inside TP.",
+                                         rich_help_panel=p)],
+            False,
+        ),
+        "offload": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="Trainer states kept in host memory: any of optimizer,params,grads "
+                    "(params needs --zero 3).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "offload_idle": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--offload-idle",
+                    help="Idle models (reference, reward, ...) wait in host memory between uses.",
+                    rich_help_panel=p,
+                ),
+            ],
+            False,
+        ),
+        "lora_rank": (
+            Annotated[
+                int | None,
+                typer.Option(help="Train LoRA adapters of rank R (the reference is the base "
+                             "model, no copy of its own).", min=1, rich_help_panel=p),
+            ],
+            None,
+        ),
+        "lora_targets": (
+            Annotated[
+                str | None,
+                typer.Option(help="LoRA target projections: all-linear (default) or a list "
+                             "of q,k,v,o,gate,up,down.", rich_help_panel=p),
+            ],
+            None,
+        ),
+        "gpu_memory_utilization": (
+            Annotated[
+                float | None,
+                typer.Option(
+                    help="Generation engine's memory reservation, a fraction in (0, 1] "
+                    "(default 0.5 beside a trainer as verl, 0.9 on its own GPUs as vLLM).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "rollout_tp": (
+            Annotated[int | None, typer.Option(help="Engine TP per replica (default --tp).",
+                                               min=1, rich_help_panel=p)],
+            None,
+        ),
+        "rollout_pp": (
+            Annotated[int | None, typer.Option(help="Engine pipeline stages per replica.",
+                                               min=1, rich_help_panel=p)],
+            None,
+        ),
+        "no_sleep": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--no-sleep",
+                    help="The engine keeps its reservation while the trainer runs (default: "
+                    "it sleeps, freeing KV cache and weights).",
+                    rich_help_panel=p,
+                ),
+            ],
+            False,
+        ),
+        "logits": (
+            Annotated[
+                LogitsMode | None,
+                typer.Option(help="Log-prob logits: materialized (default) or fused/chunked.",
+                             rich_help_panel=p),
+            ],
+            None,
+        ),
+        "ideal": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--ideal",
+                    help="The paper's idealized iteration: no engine reservation, overheads, "
+                    "logits peak or offload; datasheet capacity.",
+                    rich_help_panel=p,
+                ),
+            ],
+            False,
+        ),
+    }
+
+
+def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
+    """The Deployment the options describe (SpecError for bad values or combinations)."""
+    from rlmcost.deployment.spec import load_deployment
+    from rlmcost.specs.validation import build
+
+    base = (
+        load_deployment(opts["deployment_file"])
+        if opts.get("deployment_file")
+        else Deployment()
+    )
+    data = base.to_json()
+    train = data["train"]
+    train.update(tp=tp, pp=pp, zero=str(zero))
+    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep"):
+        if opts.get(key) is not None:
+            train[key] = opts[key]
+    if opts.get("ckpt") is not None:
+        train["ckpt"] = str(opts["ckpt"])
+    if opts.get("sp"):
+        train["sp"] = True
+    if opts.get("offload") is not None:
+        train["offload"] = opts["offload"]
+    engine = data["engine"]
+    if opts.get("gpu_memory_utilization") is not None:
+        engine["gpu_memory_utilization"] = opts["gpu_memory_utilization"]
+    if opts.get("rollout_tp") is not None:
+        engine["tp"] = opts["rollout_tp"]
+    if opts.get("rollout_pp") is not None:
+        engine["pp"] = opts["rollout_pp"]
+    if opts.get("no_sleep"):
+        engine["sleep"] = False
+    if opts.get("lora_rank") is not None:
+        data["lora"] = {"rank": opts["lora_rank"], "targets": opts.get("lora_targets") or
+                        "all-linear"}  # fmt: skip
+    elif opts.get("lora_targets") is not None:
+        from rlmcost.errors import SpecError
+
+        raise SpecError("--lora-targets needs --lora-rank R (the adapters' rank)")
+    if opts.get("offload_idle"):
+        data["offload_idle"] = True
+    if opts.get("logits") is not None:
+        data["logits"] = str(opts["logits"])
+    if opts.get("ideal"):
+        data["ideal"] = True
+    return build(Deployment, data, "deployment")
