@@ -310,3 +310,21 @@ def test_lora_shares_the_reference_and_trains_few_states():
     assert ref.memory.weights < next(
         i for i in full.stages["assessment"].invocations if str(i.invocation.role) == "reference"
     ).memory.weights
+
+
+def test_groups_carry_their_own_layouts():
+    # the OpenRLHF setup written with per-group layouts: the rollout engines at TP 4
+    base = ["ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32", "--zero", "3",
+            "--offload", "optimizer", "--ckpt", "full", "--json", "--groups"]  # fmt: skip
+    out = json.loads(run(*base, "rollout=16[tp=4],actor+reference=8,critic+reward=8").stdout)
+    layouts = {g["name"]: g["jobs"][-1]["layout"] for g in out["groups"]}
+    assert layouts["rollout"] == {"dp": 4, "tp": 4, "pp": 1, "zero": "0"}
+    assert out["fits"] is True
+    # a group's own setting overrides the run's: the critic group without checkpointing OOMs
+    out = json.loads(
+        run(*base, "rollout=16[tp=4],actor+reference=8,critic+reward=8[ckpt=none]").stdout
+    )
+    fits = {g["name"]: g["fits"] for g in out["groups"]}
+    assert fits == {"rollout": True, "actor+reference": True, "critic+reward": False}
+    r = run(*base, "rollout=16[tp=four],actor+reference=8,critic+reward=8")
+    assert r.exit_code == 2 and "bad value" in r.output

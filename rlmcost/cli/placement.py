@@ -19,10 +19,12 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
 
 GROUPS_HELP = (
-    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS,... e.g. "
-    "rollout=16,actor+reference=32,critic+reward=16. ROLE: actor, critic, reward, reference "
-    "(ref), cost, cost-critic, prm, judge; KIND: generate, forward, train; rollout = "
-    "actor:generate. Every invocation in exactly one group; GPUs add up to --gpus."
+    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],... e.g. "
+    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16. ROLE: actor, "
+    "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
+    "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "
+    "ckpt, mb (micro-batch) for that group; tp/pp/ep set the engine's layout of a rollout "
+    "group. Every invocation in exactly one group; GPUs add up to --gpus."
 )
 LENGTH_HELP = (
     "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or "

@@ -9,7 +9,8 @@ stage fusion, staleness, a shared actor-critic backbone, offloading idle models)
 ``--groups`` syntax (partial colocation, as OpenRLHF and verl configure it)::
 
     GROUPS := GROUP ("," GROUP)*          e.g.  rollout=16,actor+reference=32,critic+reward=16
-    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS
+    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["[" LAYOUT "]"]
+    LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb
     MEMBER := ROLE | ROLE ":" KIND | "rollout"
 
 ROLE is a model of the algorithm (actor, critic, reward, reference or ref, cost, cost-critic,
@@ -33,7 +34,10 @@ from rlmcost.placement.kinds import CUSTOM
 
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
 _KINDS = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
-SYNTAX = "ROLE[:KIND][+ROLE...]=GPUS,..., e.g. rollout=16,actor+reference=32,critic+reward=16"
+SYNTAX = (
+    "ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],..., e.g. "
+    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16"
+)
 
 
 @dataclass(frozen=True)
@@ -73,12 +77,15 @@ class DeviceGroup:
 
     ``layouts``: the intra-model layout per invocation kind (its ``dp`` is filled to the group's
     GPUs when evaluated); empty means the placement's default layout for every kind.
+    ``settings``: Layout fields that override the default layout on this group (``--groups``
+    brackets); tp/pp/ep also set the generation engine's layout there.
     """
 
     name: str
     members: tuple[Member, ...]
     gpus: int | None = None
     layouts: tuple[tuple[Kind, Layout], ...] = ()
+    settings: tuple[tuple[str, object], ...] = ()  # ``[tp=4;zero=3]``: overrides of the layout
 
     def layout(self, kind: Kind) -> Layout | None:
         """The layout given for ``kind`` (None: the placement's default)."""
@@ -88,10 +95,14 @@ class DeviceGroup:
         return replace(self, gpus=gpus)
 
     def spec(self) -> str:
-        """The group in ``--groups`` syntax: ``actor+reference=32``."""
-        return "+".join(str(m) for m in self.members) + (
+        """The group in ``--groups`` syntax: ``actor+reference=32[zero=3]``."""
+        text = "+".join(str(m) for m in self.members) + (
             f"={self.gpus}" if self.gpus is not None else ""
         )
+        if self.settings:
+            short = {"micro_batch": "mb"}
+            text += "[" + ";".join(f"{short.get(k, k)}={v}" for k, v in self.settings) + "]"
+        return text
 
 
 @dataclass(frozen=True)
@@ -206,18 +217,84 @@ def _member(word: str, text: str) -> Member:
     return Member(_role(word, text))
 
 
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside ``[...]``."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+_LAYOUT_KEYS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "zero": "zero", "ckpt": "ckpt",
+                "mb": "micro_batch", "micro_batch": "micro_batch"}  # fmt: skip
+
+
+def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
+    """``tp=4;zero=3`` -> the group's layout settings (Layout field, value); they override the
+    run's layout for forward and train, and tp/pp/ep set the engine's layout for generate (an
+    engine holds whole TP shards: no ZeRO)."""
+    from rlmcost.parallel.layout import Checkpointing, ZeroStage
+
+    values: dict[str, object] = {}
+    for item in spec.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        key, _, raw = item.partition("=")
+        key = key.strip().lower()
+        if key not in _LAYOUT_KEYS or not raw.strip():
+            raise SpecError(
+                f"--groups {text!r}: {item!r} is not a layout setting; use "
+                f"KEY=VALUE with KEY one of {', '.join(sorted(set(_LAYOUT_KEYS) - {'mb'}))} "
+                "(e.g. rollout=16[tp=4])"
+            )
+        raw = raw.strip()
+        try:
+            if key == "zero":
+                values["zero"] = ZeroStage(raw)
+            elif key == "ckpt":
+                values["ckpt"] = Checkpointing(raw)
+            else:
+                values[_LAYOUT_KEYS[key]] = int(raw)
+                if values[_LAYOUT_KEYS[key]] < 1:  # type: ignore[operator]
+                    raise ValueError
+        except ValueError:
+            raise SpecError(
+                f"--groups {text!r}: {item!r} has a bad value (zero: 0-3, ckpt: none, "
+                "selective or full, degrees: positive whole numbers)"
+            ) from None
+    return tuple(values.items())
+
+
 def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
+    A group may carry its own layout in brackets: ``rollout=16[tp=4]``,
+    ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb).
 
     >>> [g.spec() for g in parse_groups("rollout=16, actor+ref=32, critic+reward=16")]
     ['rollout=16', 'actor+reference=32', 'critic+reward=16']
+    >>> parse_groups("rollout=16[tp=4],actor=8[zero=3]")[0].settings
+    (('tp', 4),)
     """
     groups: list[DeviceGroup] = []
     seen: dict[Member, str] = {}
-    for chunk in text.split(","):
+    for chunk in _split_top(text):
         chunk = chunk.strip()
         if not chunk:
             raise SpecError(f"--groups {text!r}: empty group; write {SYNTAX}")
+        settings: tuple[tuple[str, object], ...] = ()
+        if chunk.endswith("]") and "[" in chunk:
+            chunk, _, spec = chunk[:-1].partition("[")
+            settings = _group_settings(spec, text)
         if chunk.count("=") != 1:
             raise SpecError(f"--groups {text!r}: {chunk!r} needs one '=GPUS'; write {SYNTAX}")
         left, right = chunk.split("=")
@@ -238,7 +315,7 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
                 )
             seen[m] = left.strip()
         name = "+".join(str(m) for m in members)
-        groups.append(DeviceGroup(name, members, gpus))
+        groups.append(DeviceGroup(name, members, gpus, settings=settings))
     return tuple(groups)
 
 

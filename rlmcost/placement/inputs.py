@@ -128,15 +128,21 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     without ZeRO sharding (inference engines such as vLLM hold whole TP shards). Data
     parallelism fills the group.
     """
-    given = setup.placement.group(group).layout(kind)
-    base = given or setup.base
-    t = setup.tp[role]
+    grp = setup.placement.group(group)
+    given = grp.layout(kind)
+    settings = dict(grp.settings)
+    base = given or setup.base.with_(**settings)
+    t = settings.get("tp", setup.tp[role])  # type: ignore[assignment]
     trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
     if kind is Kind.GENERATE and given is None and not setup.deployment.ideal:
         eng = engine_for(setup, group)  # the inference engine's own layout per replica
-        base = Layout(tp=eng.tp or t, pp=eng.pp, ep=eng.ep)
+        base = Layout(
+            tp=int(settings.get("tp", eng.tp or t)),  # type: ignore[call-overload]
+            pp=int(settings.get("pp", eng.pp)),  # type: ignore[call-overload]
+            ep=int(settings.get("ep", eng.ep)),  # type: ignore[call-overload]
+        )
     elif setup.placement.hybrid and given is None:
         base = {
             Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),
