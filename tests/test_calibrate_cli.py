@@ -121,6 +121,8 @@ def test_cuda_without_gpu_is_one_line():
         (["--hardware", "h200"], "error: --hardware names a GPU spec"),
         (["--ranks", "0"], "error: Invalid value for '--ranks'"),
         (["--device", "tpu"], "error: Invalid value for '--device'"),
+        # checked before the run, not after it (a file below a read-only, missing /proc path)
+        (["--out", "/proc/none/x.json"], "error: cannot create the folder of --out"),
     ],
 )
 def test_bad_input_is_one_line(args, message):

@@ -10,6 +10,7 @@ import typer
 from rlmcost.calibrate.device import DeviceKind
 from rlmcost.choices import Dtype
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.errors import SpecError
 
 
 def calibrate(
@@ -51,6 +52,8 @@ def calibrate(
     from rlmcost.calibrate.harness import run_calibration
     from rlmcost.evaluate import format_bandwidth, format_flops
 
+    if out is not None:
+        _check_writable(out)
     command = _command(device, quick, dtype, ranks, hardware, kernel or [], out)
     with _progress_bar() as progress:
         report = run_calibration(
@@ -77,7 +80,12 @@ def calibrate(
         typer.echo(f"error: analytic FLOPs differ from FlopCounterMode for: {names}", err=True)
         raise typer.Exit(1)
     if out is not None:
-        report.profile().save(out)
+        try:
+            report.profile().save(out)
+        except OSError as exc:
+            raise SpecError(
+                f"cannot write the profile to {out}: {exc.strerror}; choose a writable --out"
+            ) from None
         note(f"wrote {out} ({report.device}, {report.dtype}); read it with --calibration {out}")
 
 
@@ -142,3 +150,17 @@ class _progress_bar:  # noqa: N801 (a context manager used like a function)
 
 def register(app: typer.Typer) -> None:
     app.command("calibrate")(calibrate)
+
+
+def _check_writable(out: Path) -> None:
+    """A one-line error before the run when ``out`` cannot be written (not after it)."""
+    import os
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SpecError(
+            f"cannot create the folder of --out {out}: {exc.strerror}; choose a writable path"
+        ) from None
+    if out.is_dir() or not os.access(out.parent, os.W_OK):
+        raise SpecError(f"cannot write the profile to {out}; choose a writable --out file path")
