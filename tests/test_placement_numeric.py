@@ -181,7 +181,7 @@ def test_hybrid_reshards_and_holds_both_layouts_while_generating():
 
 
 def test_offload_keeps_one_model_resident_and_pays_the_host_link():
-    on = est("ppo", gpus=1, zero=ZeroStage.NONE, offload=True)
+    on = est("ppo", gpus=1, zero=ZeroStage.NONE, offload=True)  # idle models in host memory
     off = est("ppo", gpus=1, zero=ZeroStage.NONE)
     assert on.peak_memory_bytes_per_device < off.peak_memory_bytes_per_device
     switches = [t for g in on.groups for t in g.transfers if t.kind == "offload"]

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._deploy import build_deployment, deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.errors import SpecError
@@ -109,9 +110,6 @@ def placements(
     zero: Annotated[
         ZeroStage, typer.Option(help="ZeRO stage of the model states on training groups.")
     ] = ZeroStage.OS_G_P,
-    offload: Annotated[
-        bool, typer.Option("--offload", help="Idle models wait in host memory (PCIe transfers).")
-    ] = False,
     host_bandwidth: Annotated[
         float | None,
         typer.Option(
@@ -131,6 +129,7 @@ def placements(
             "notation and Big-O) on the paper's canonical model; no --model needed.",
         ),
     ] = False,
+    **deploy: Any,
 ) -> None:
     """Inter-model placements (Table IX): colocate, split or overlap models across GPUs.
 
@@ -151,7 +150,8 @@ def placements(
     kwargs: dict[str, Any] = dict(
         critic=critic, reward=reward, ref=ref, judge=judge, batch=batch, group=group,
         prompt_len=prompt_len, response_len=response_len, hardware=hardware, gpus=gpus, tp=tp,
-        pp=pp, zero=zero, offload=offload, length_dist=length_dist,
+        pp=pp, zero=zero, length_dist=length_dist,
+        deployment=build_deployment(deploy, tp or 1, pp, zero),
         host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth is not None else None,
         calibration=calibration,
         options=Options(
@@ -280,7 +280,8 @@ def render_comparison(c: Any) -> None:
             f"{_groups_text(best)})."
         )
     else:
-        print("no placement fits: give more GPUs, larger --tp or --pp, or --offload.")
+        print("no placement fits: give more GPUs, larger --tp or --pp, --offload optimizer or "
+              "--offload-idle.")  # fmt: skip
     for name, why in c.skipped.items():
         note(f"note: {name} does not apply: {why}")
     for line in dict.fromkeys(n for e in es for n in e.notes):
@@ -375,7 +376,8 @@ def render_estimate(e: Any) -> None:
         )
         print(
             f"DOES NOT FIT in {format_bytes(e.hardware.hbm_bytes)} per device: {bad}; the "
-            "times assume it fit. Try more GPUs, --tp/--pp, --offload or --groups."
+            "times assume it fit. Try more GPUs, --tp/--pp, --offload optimizer, --offload-idle "
+            "or --groups."
         )
     for line in e.notes:
         note(f"note: {line}")
@@ -434,3 +436,26 @@ def render_symbolic(
 
 def register(app: typer.Typer) -> None:
     app.command("placements")(placements)
+
+
+def _with_deployment_options() -> None:
+    """`placements` takes the algorithm commands' deployment options too (one vocabulary)."""
+    import inspect
+    import typing
+
+    sig = inspect.signature(placements)
+    hints = typing.get_type_hints(placements, include_extras=True)  # resolve the string hints
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in sig.parameters.values()
+        if p.kind is not p.VAR_KEYWORD
+    ]
+    params += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, (ann, default) in deployment_options().items()
+        if name not in ("micro_batch",)
+    ]
+    placements.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+
+
+_with_deployment_options()

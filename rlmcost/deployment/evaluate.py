@@ -127,9 +127,10 @@ def evaluate_deployment(
         {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
         options,
     )
-    if layout is None and deployment is not None and tp is None:
-        layout = dep.train.layout()
-    base = layout or Layout(pp=pp, zero=zero, micro_batch=micro_batch)
+    t = dep.train  # checkpointing, SP, CP, EP of the deployment's trainer when no layout
+    base = layout or Layout(
+        pp=pp, zero=zero, micro_batch=micro_batch, ckpt=t.ckpt, sp=t.sp, cp=t.cp, ep=t.ep
+    )
     given_tp = layout.tp if layout is not None else tp
     tps: dict[Role, int] = {}
     for role, spec in specs.items():
