@@ -278,8 +278,9 @@ def test_calibration_profile_scales_the_time(tmp_path):
     }
     path = tmp_path / "h100.json"
     path.write_text(json.dumps(profile))
-    plain = estimate("grpo", "gpt-2")
-    measured = estimate("grpo", "gpt-2", calibration=str(path))
+    # the idealized iteration: no host-link transfers, which no profile scales
+    plain = estimate("grpo", "gpt-2", deployment=IDEAL)
+    measured = estimate("grpo", "gpt-2", calibration=str(path), deployment=IDEAL)
     assert measured.time_lower_bound_s == pytest.approx(2 * plain.time_lower_bound_s)
     assert measured.work_flops == plain.work_flops
     assert "h100.json" in measured.to_json()["calibration"]

@@ -768,6 +768,22 @@ class _Group:
                         t.index,
                     )
                 )
+        engine = self.engine_task
+        if engine is not None and self.engine.sleep and len(self.tasks) > 1:
+            # vLLM sleep mode level 1: weights to host after generation, back before it
+            w = self.engine_weights
+            out.append(
+                Transfer(
+                    "offload",
+                    f"engine sleep/wake: {engine.role} weights to host and back",
+                    self.group.name,
+                    2 * w * self.gpus,
+                    2 * w,
+                    2 * w / self.s.host_bytes_per_s,
+                    engine.stage,
+                    engine.index,
+                )
+            )
         if self.s.placement.offload and len({t.role for t in self.tasks}) > 1:
             order = list(self.tasks)
             for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
