@@ -393,6 +393,8 @@ def estimate(
     (8, False, <Stage.TRAINING: 'training'>)
     """
     alg = configure(get_algorithm(algorithm), options or Options())
+    if layout is None and deployment is not None:
+        layout = deployment.train.layout()  # the deployment's trainer layout
     lay, notes = resolve_layout(layout, gpus)
     dep = deployment if deployment is not None else Deployment()
     if dep.placement not in (None, "baseline") or dep.groups:
