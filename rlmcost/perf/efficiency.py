@@ -13,9 +13,12 @@ quantization). The model takes, per GEMM,
     time_s    = max(compute_s, memory_s) + kernel_gap_s
 
 with the best of the tile shapes cuBLAS offers for 16-bit tensor-core GEMMs (256x128,
-128x256, 128x128; same guide, "cuBLAS tile sizes"). ``eta_gemm`` is the *maximum achievable
-matmul FLOP/s* of the device over its peak, measured on large well-shaped GEMMs, so a large
-GEMM runs at eta_gemm x peak and a small or skinny one (few tiles, one partial wave, small K:
+128x256, 128x128; same guide, "cuBLAS tile sizes"). A skinny GEMM (M or N below the smallest
+tile, 128) may instead run as a split-K / GEMV-class kernel that keeps every SM busy with the
+short side padded to the tensor core's 16 rows (the m16n8k16 MMA shape): compute
+``2 ceil16(M) ceil16(N) K / (peak x eta_gemm)``; such GEMMs are memory-bound anyway.
+``eta_gemm`` is the sustained large-GEMM FLOP/s of the device over its peak (below), so a
+large GEMM runs at eta_gemm x peak and a small or skinny one (few tiles, one partial wave, small K:
 memory-bound) runs far below it.
 
 Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
@@ -223,6 +226,9 @@ class Device:
                 ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k / per_tile_rate
                 for tm, tn in TILES
             )
+            if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel
+                padded = 2 * batch * 16 * ceil(m / 16) * 16 * ceil(n / 16) * k
+                compute = min(compute, padded / (self.peak_flops_per_s * p.gemm_efficiency))
         return max(compute, memory) + self.defaults.kernel_gap_s
 
     def flash_attention_s(self, forward_flops: float, backward: bool) -> float:
