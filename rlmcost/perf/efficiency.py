@@ -255,7 +255,7 @@ def gemm_time_s(
 
     >>> from rlmcost.specs import get_hardware
     >>> round(gemm_time_s(8192, 8192, 8192, Dtype.BF16, "a100-80gb") * 1e3, 2)  # 73 % of peak
-    4.8
+    4.81
     """
     from rlmcost.specs import get_hardware
 
