@@ -102,3 +102,61 @@ def test_rank_order_tp_innermost():
     assert group_is_intra_node(lay, ("tp",), 8)
     assert not group_is_intra_node(lay, ("dp",), 8)
     assert group_is_intra_node(Layout(dp=2, tp=4), ("dp",), 8)
+
+
+def test_predicted_step_time_in_text_output():
+    result = runner.invoke(app, ["train", *LAYOUT_405B, "--zero", "1", "--ckpt", "full"])
+    assert result.exit_code == 0, result.output
+    for word in ("step time", "TFLOP/s per GPU", "MFU", "pipeline bubble", "optimizer step",
+                 "exposed comm: sp", "offload", "recomputation", "roofline bound"):  # fmt: skip
+        assert word in result.stdout, word
+
+
+def test_predicted_step_time_in_json_is_consistent():
+    out = run_json(*LAYOUT_405B, "--zero", "1", "--ckpt", "full")
+    # every key of before is kept; the prediction adds three
+    for key in ("compute_time_at_peak_s", "communication_time_s", "bubble_fraction", "fits"):
+        assert key in out
+    st = out["step_time"]
+    # tflops_per_gpu x GPUs x step = model FLOPs; MFU = that rate / the 989.4 TFLOP/s peak
+    assert out["tflops_per_gpu"] * 1e12 * 128 * out["step_time_s"] == pytest.approx(
+        st["model_flops"], rel=1e-9
+    )
+    assert out["mfu"] == pytest.approx(out["tflops_per_gpu"] * 1e12 / 989.4e12, rel=1e-9)
+    parts = (
+        sum(st["compute_s"].values()) + sum(st["exposed_communication_s"].values())
+        + st["bubble_s"] + st["optimizer_s"] + st["offload_s"]
+    )  # fmt: skip
+    assert out["step_time_s"] == pytest.approx(parts, rel=1e-9)
+    assert out["step_time_s"] >= st["roofline_bound_s"] >= out["compute_time_at_peak_s"] * 0.5
+    # 1F1B: bubble = (p - 1)/m of the busy time (Narayanan et al. 2021 §2.2.1), p=8, m=32
+    busy = parts - st["bubble_s"] - st["optimizer_s"] - st["exposed_communication_s"].get("dp", 0)
+    assert st["bubble_s"] == pytest.approx(7 / 32 * busy, rel=1e-9)
+
+
+def test_offload_uses_the_host_link():
+    base = ["-m", "llama-3.1-8b", "--gpus", "8", "--zero", "3", "--offload-optimizer"]
+    one = run_json(*base, "--host-link-gb-s", "20")["step_time"]
+    two = run_json(*base, "--host-link-gb-s", "40")["step_time"]
+    assert one["optimizer_s"] == 0 < one["offload_s"]
+    # twice the bandwidth, half the transfer time
+    assert one["offload_s"] == pytest.approx(2 * two["offload_s"], rel=1e-12)
+
+
+def test_bad_attention_kernel_is_a_one_line_error():
+    result = runner.invoke(app, ["train", "-m", "8b", "--attention", "sparse"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.strip().startswith("error: --attention")
+
+
+def test_validate_command():
+    result = runner.invoke(app, ["validate", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert {r["source"] for r in out["rows"]} == {"narayanan2021", "korthikanti2022"}
+    for r in out["rows"]:
+        assert r["error"] == pytest.approx(r["predicted"] / r["published"] - 1)
+    text = runner.invoke(app, ["validate", "--source", "korthikanti2022"])
+    assert text.exit_code == 0 and "MFU" in text.stdout and "mean |error|" in text.stdout
+    bad = runner.invoke(app, ["validate", "--source", "nobody"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: ")

@@ -1,4 +1,4 @@
-"""`rlmcost train`: memory per rank, work, communication and bubbles of one training step."""
+"""`rlmcost train`: memory per rank, work, communication, bubbles and predicted step time."""
 
 from __future__ import annotations
 
@@ -57,13 +57,64 @@ def train(
     hardware: Annotated[
         str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
     ] = "h100-sxm",
+    attention: Annotated[
+        str,
+        typer.Option(
+            help="Attention kernel of the step-time prediction: flash (fused, causal) or "
+            "materialized (s x s scores in HBM, as Megatron-LM before fused attention)."
+        ),
+    ] = "flash",
+    overlap_grad_reduce: Annotated[
+        bool,
+        typer.Option(
+            help="Overlap the data-parallel gradient reduction with the last backward."
+        ),
+    ] = True,
+    offload_optimizer: Annotated[
+        bool,
+        typer.Option(
+            "--offload-optimizer",
+            help="Adam on the host (ZeRO-Offload): gradients and weights cross the host link.",
+        ),
+    ] = False,
+    host_link_gb_s: Annotated[
+        float | None,
+        typer.Option(
+            "--host-link-gb-s",
+            help="Host link per GPU and direction in GB/s (default: the hardware spec's, "
+            "else 25 GB/s, PCIe Gen4 x16 achieved).",
+            min=0.001,
+        ),
+    ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            help="Measured profile (JSON from `rlmcost calibrate --out FILE`) that replaces "
+            "the default per-accelerator efficiencies of the step-time prediction."
+        ),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Will the model train on these GPUs with this layout? Memory per rank by component,
-    work, communication bytes and time per collective, pipeline bubble."""
+    work, communication bytes and time per collective, pipeline bubble, and the predicted
+    step time with its breakdown, TFLOP/s per GPU and MFU."""
+    from rlmcost.calibrate.profile import load_profile
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout
+    from rlmcost.perf.train_step import AttentionKernel, StepOptions
     from rlmcost.reports.train import train_report
+    from rlmcost.specs import get_hardware
+
+    kernels = [k.value for k in AttentionKernel]
+    if attention not in kernels:
+        raise SpecError(f"--attention {attention!r} is not one of: {', '.join(kernels)}")
+    options = StepOptions(
+        attention=AttentionKernel(attention),
+        overlap_grad_reduce=overlap_grad_reduce,
+        offload_optimizer=offload_optimizer,
+        host_link_bytes_per_s=host_link_gb_s * 1e9 if host_link_gb_s is not None else None,
+    )
+    measured = load_profile(calibration, get_hardware(hardware)) if calibration else None
 
     rest = tp * pp * cp * ep
     if dp is None:
@@ -74,7 +125,9 @@ def train(
         dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sp=sp, zero=zero, ckpt=ckpt,
         micro_batch=micro_batch, schedule=schedule, virtual_stages=virtual_stages,
     )  # fmt: skip
-    report = train_report(model, layout, hardware, gpus, seq, batch)
+    report = train_report(
+        model, layout, hardware, gpus, seq, batch, options=options, calibration=measured
+    )
     if json_out:
         print_json(report.to_json())
         return
@@ -152,8 +205,38 @@ def _render(report: object) -> None:
         "backward (+ recomputation). Bubble = idle / ideal time (Narayanan et al. 2021).",
         right=(1,),
     )
+    _render_step(r)
     for line in r.notes:
         note(f"note: {line}")
+
+
+def _render_step(r: object) -> None:
+    from rlmcost.evaluate import format_seconds
+
+    st = r.step
+    names = {"gemm": "GEMMs", "attention": "attention core", "elementwise": "norms, "
+             "activations, residuals (memory-bound)", "recompute": "recomputation"}  # fmt: skip
+    rows = [(f"compute: {names[k]}", format_seconds(v)) for k, v in st.compute_s.items() if v]
+    rows += [(f"exposed comm: {k}", format_seconds(v)) for k, v in st.exposed_comm_s.items()]
+    rows += [
+        ("pipeline bubble", format_seconds(st.bubble_s)),
+        ("optimizer step", format_seconds(st.optimizer_s)),
+        ("offload transfers", format_seconds(st.offload_s)),
+        ("step time", format_seconds(st.step_s)),
+        ("TFLOP/s per GPU", f"{st.tflops_per_gpu:.1f}"),
+        ("MFU", f"{100 * st.mfu:.1f} %"),
+        ("roofline bound (peak, no comm)", format_seconds(st.roofline_bound_s)),
+    ]
+    print_table(
+        f"predicted step time (stage {st.slowest_stage} sets the pace)",
+        ["part", "time"],
+        rows,
+        caption=f"Efficiencies: {st.efficiency_source}. MFU = model FLOPs / (step x GPUs x "
+        f"dense peak); model FLOPs = exact matrix products of forward + backward, attention "
+        f"full S x S, no recomputation ({st.model_flops:.3e} FLOP). Exposed comm = what "
+        "overlap does not hide (TP/SP, EP all exposed; CP, DP/ZeRO behind compute).",
+        right=(1,),
+    )
 
 
 def register(app: typer.Typer) -> None:

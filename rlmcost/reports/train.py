@@ -4,7 +4,10 @@ Answers "will my actor fit on these GPUs with this layout, and what does the lay
 communication and bubbles?": memory per rank by component (:mod:`rlmcost.parallel.memory`),
 work per rank and global (:mod:`rlmcost.parallel.cost`, exact FLOPs), communication bytes and
 time per strategy and collective on the cluster's links (:mod:`rlmcost.parallel.comm`), and
-the pipeline bubble fraction (:mod:`rlmcost.parallel.pipeline`).
+the pipeline bubble fraction (:mod:`rlmcost.parallel.pipeline`), and the predicted step time
+(:mod:`rlmcost.perf.train_step`: kernels by shape, exposed communication, bubbles, optimizer,
+offload) with TFLOP/s per GPU and MFU (model FLOPs: the exact matrix-product count of forward
+and backward, attention over the full S x S, no recomputation).
 
 The iteration is ``batch`` sequences of ``seq`` tokens (global batch), split into micro-batches
 of ``layout.micro_batch`` sequences on each of the P_d P_e data shards.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Traffic, traffic_per_rank
@@ -23,7 +26,11 @@ from rlmcost.parallel.layout import Layout, PipelineSchedule
 from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_stage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.validate import check_layout
+from rlmcost.perf.train_step import StepOptions, StepTime, train_step_time
 from rlmcost.specs import ClusterSpec, HardwareSpec, ModelSpec, Workload, get_hardware, get_model
+
+if TYPE_CHECKING:
+    from rlmcost.timing import Efficiency
 
 DEFAULT_MICRO_BATCHES_PER_STAGE = 4
 """Default micro-batches per iteration: 4 per pipeline stage (bubble (p-1)/(4p) < 25 %)."""
@@ -50,6 +57,7 @@ class TrainReport:
     bubble_fraction: Fraction
     traffic: list[Traffic]
     workload: Workload
+    step: StepTime  # the predicted step time and its breakdown
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -106,6 +114,10 @@ class TrainReport:
                 "logits": str(self.workload.logits_dtype),
                 "compute": str(self.workload.compute_dtype),
             },
+            "step_time_s": self.step.step_s,
+            "tflops_per_gpu": self.step.tflops_per_gpu,
+            "mfu": self.step.mfu,
+            "step_time": self.step.to_json(),
             "notes": self.notes,
         }
 
@@ -140,8 +152,11 @@ def train_report(
     seq: int = 4096,
     batch: int | None = None,
     workload: Workload | None = None,
+    options: StepOptions | None = None,
+    calibration: Efficiency | None = None,
 ) -> TrainReport:
-    """Memory per rank, work, communication and bubbles of one training iteration."""
+    """Memory per rank, work, communication, bubbles and predicted time of one training
+    iteration; ``calibration`` (a measured profile) replaces the default efficiencies."""
     spec = get_model(model)
     hw = hardware if isinstance(hardware, HardwareSpec) else get_hardware(hardware)
     workload = workload or Workload()
@@ -167,6 +182,8 @@ def train_report(
     cost = training_cost(arch, degrees, batch, seq, omit_router=False)
     work_rank, work_global = int(cost.work_per_rank), int(cost.work_global)
     traffic = traffic_per_rank(arch, layout, batch, seq, workload, hw, cluster.gpus_per_node)
+    step = train_step_time(arch, layout, batch, seq, hw, workload, options, calibration)
+    notes.extend(step.notes)
     return TrainReport(
         model=spec.name,
         hardware=hw.name,
@@ -187,5 +204,6 @@ def train_report(
         ),
         traffic=traffic,
         workload=workload,
+        step=step,
         notes=notes,
     )

@@ -1,0 +1,73 @@
+"""`rlmcost validate`: predicted versus published training throughput."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rlmcost.cli._render import print_json, print_table
+
+
+def validate(
+    source: Annotated[
+        str | None,
+        typer.Option(help="Only the rows of one source (narayanan2021, korthikanti2022)."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+) -> None:
+    """Reproduce published training measurements with the step-time model: predicted vs
+    published, the error per row, mean and max per source."""
+    from rlmcost.perf.validate import validate as run
+
+    result = run(source)
+    if json_out:
+        print_json(result.to_json())
+        return
+    _render(result)
+
+
+def _figure(metric: str, value: float) -> str:
+    return f"{value:.1f} TFLOP/s" if metric.startswith("tflops") else f"{100 * value:.1f} % MFU"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _render(result: object) -> None:
+    from rlmcost.evaluate import format_seconds
+
+    r = result
+    print_table(
+        "predicted vs published training throughput",
+        ["row", "setup", "published", "predicted", "error", "step"],
+        [
+            (
+                row.id,
+                row.setup,
+                _figure(row.metric, row.published),
+                _figure(row.metric, row.predicted),
+                f"{100 * row.error:+.1f} %",
+                format_seconds(row.step.step_s),
+            )
+            for row in r.rows
+        ],
+        caption="Each figure in its source's own FLOP convention (see --json 'sources'); "
+        "error = predicted / published - 1; step = predicted step time.",
+        right=(2, 3, 4, 5),
+    )
+    print_table(
+        "error per source",
+        ["source", "rows", "mean |error|", "max |error|"],
+        [
+            (k, v["rows"], _pct(v["mean_abs_error"]), _pct(v["max_abs_error"]))
+            for k, v in r.summary().items()
+        ],
+        caption="; ".join(f"{k}: {v['title']}" for k, v in r.sources.items()),
+        right=(1, 2, 3),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)

@@ -1,0 +1,263 @@
+"""Kernel time by shape: GEMMs with tile and wave quantization, attention, memory-bound ops.
+
+A GEMM C[M, N] = A[M, K] B[K, N] (2 M N K FLOPs) on a GPU is cut into output tiles of
+t_m x t_n; each streaming multiprocessor (SM) computes one tile at a time, so the tiles run in
+``ceil(tiles / SMs)`` waves and the last wave may leave SMs idle (*wave quantization*), and
+a tile that hangs over the matrix edge computes padding (*tile quantization*). Both are
+described in NVIDIA's "Matrix Multiplication Background User's Guide" (Deep Learning
+Performance documentation, sections "Dimension Quantization Effects": tile and wave
+quantization). The model takes, per GEMM,
+
+    compute_s = waves x SMs x (2 t_m t_n K) / (peak x eta_gemm)
+    memory_s  = (M K + K N + M N) x dtype bytes / (HBM bandwidth x eta_hbm)
+    time_s    = max(compute_s, memory_s) + kernel_gap_s
+
+with the best of the tile shapes cuBLAS offers for 16-bit tensor-core GEMMs (256x128,
+128x256, 128x128; same guide, "cuBLAS tile sizes"). A skinny GEMM (M or N below the smallest
+tile, 128) may instead run as a split-K / GEMV-class kernel that keeps every SM busy with the
+short side padded to the tensor core's 16 rows (the m16n8k16 MMA shape): compute
+``2 ceil16(M) ceil16(N) K / (peak x eta_gemm)``; such GEMMs are memory-bound anyway.
+``eta_gemm`` is the sustained large-GEMM FLOP/s of the device over its peak (below), so a
+large GEMM runs at eta_gemm x peak and a small or skinny one (few tiles, one partial wave, small K:
+memory-bound) runs far below it.
+
+Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
+
+* ``sms``: SM (or CU) count, from the architecture whitepaper;
+* ``gemm_efficiency``: the *sustained* large-GEMM FLOP/s over the dense peak, from S. Bekman,
+  *Machine Learning Engineering* (github.com/stas00/ml-engineering): the MSMF ("maximum
+  sustainable matmul FLOPS", power-saturated clock, "the number that matches real training
+  throughput"; compute/accelerator/benchmarks/README.md) where measured: H200 702.9 / 989 =
+  0.711, B200 1455.7 / 2250 = 0.647. Where only the burst MAMF is published
+  (compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table", BF16 v2:
+  A100 SXM 271.2 / 312 = 0.869) it is scaled by the measured sustained / burst ratio of the
+  same source (H200 702.9 / 828.0 = 0.849, B200 1455.7 / 1732.6 = 0.840; mean 0.845): A100
+  0.734. H100 and H800 (the H200's GH100 die at the same 700 W) take the H200 value. AMD
+  MI300X / MI325X hit their power cap within one kernel (same source), so their MAMF is
+  already the sustained rate: 668.4 / 1300 = 0.514 and 784.9 / 1300 = 0.604.
+* ``hbm_efficiency``: achieved / datasheet HBM bandwidth of a streaming kernel, about 0.88-0.90
+  on A100 (NVIDIA developer forum thread "Trouble to Reach Peak Bandwidth of A100": 1.80 of
+  2.04 TB/s, and "the maximum memory bandwidth achieved by any kernel was around 90 %" in
+  the NVIDIA GTC talk cited there); 0.9 for NVIDIA parts, 0.8 assumed for AMD;
+* ``flash_attention_efficiency``: FLOP/s of a FlashAttention-class fused causal attention,
+  forward + backward, over peak, counting the backward as 2.5 x the forward (the convention of
+  Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 and Fig. 6: about 190 of 312 TFLOP/s on
+  A100 for causal head dim 128 at 2k-16k tokens); Hopper from Shah et al. 2024,
+  FlashAttention-3, arXiv 2407.08608 §4.1 (forward up to 75 % of peak, backward lower): 0.55.
+
+``kernel_gap_s`` (2 us) is the launch and tail gap between consecutive kernels of one stream,
+an assumption of the order of the CUDA launch latency; it matters only for tiny kernels.
+
+A measured calibration profile (:class:`~rlmcost.calibrate.profile.Profile`, any
+:class:`~rlmcost.timing.Efficiency`) replaces the defaults where it has a table: GEMMs take its
+"gemm" efficiency at their FLOPs, fused attention its "attention" table, memory-bound kernels
+its "copy" bandwidth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+from typing import TYPE_CHECKING
+
+from rlmcost.choices import Dtype
+from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.specs import HardwareSpec
+    from rlmcost.timing import Efficiency
+
+TILES = ((256, 128), (128, 256), (128, 128))
+"""Output tiles (t_m, t_n) of cuBLAS 16-bit tensor-core GEMMs (NVIDIA Matrix Multiplication
+Background User's Guide); the model takes the fastest for each shape, as cuBLAS's heuristics
+aim to."""
+
+KERNEL_GAP_S = 2e-6
+"""Launch and tail gap per kernel (assumption, the order of CUDA's launch latency)."""
+
+FLASH_BACKWARD_FACTOR = 2.5
+"""FlashAttention backward FLOPs / forward FLOPs (recomputes the scores; Dao 2023 §4.1)."""
+
+_MLE = "stas00/ml-engineering compute/accelerator"
+_SUSTAINED = f"{_MLE} benchmarks/README.md MSMF (sustained)"
+_BURST_TO_SUSTAINED = 0.845  # mean MSMF / MAMF of H200 (702.9 / 828.0) and B200 (1455.7 / 1732.6)
+_HBM = "NVIDIA forum 'Trouble to Reach Peak Bandwidth of A100' (~88-90 % of datasheet)"
+_FA2 = "FlashAttention-2 (arXiv 2307.08691) Fig. 6: ~190 TFLOP/s fwd+bwd causal on A100"
+_FA3 = "FlashAttention-3 (arXiv 2407.08608) §4.1: fwd up to 75 %, bwd lower, on H100"
+
+
+@dataclass(frozen=True)
+class AcceleratorProfile:
+    """Default efficiencies of one accelerator: few numbers, each with its source."""
+
+    name: str
+    sms: int  # streaming multiprocessors (NVIDIA) / compute units (AMD)
+    gemm_efficiency: float  # sustained large-GEMM FLOP/s / dense peak
+    hbm_efficiency: float  # streaming-kernel bandwidth / datasheet HBM bandwidth
+    flash_attention_efficiency: float  # fused causal attention fwd+bwd FLOP/s / peak
+    sources: tuple[tuple[str, str], ...] = ()  # (parameter, source)
+    kernel_gap_s: float = KERNEL_GAP_S
+
+    def __post_init__(self) -> None:
+        for field in ("gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency"):
+            value = getattr(self, field)
+            if not 0 < value <= 1:
+                raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
+        if self.sms < 1:
+            raise SpecError(f"profile {self.name}: sms={self.sms} must be a positive integer")
+
+
+def _profile(
+    name: str, sms: int, sms_src: str, gemm: float, gemm_src: str, fa: float, fa_src: str,
+    hbm: float = 0.9, hbm_src: str = _HBM,
+) -> AcceleratorProfile:
+    return AcceleratorProfile(
+        name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
+        flash_attention_efficiency=fa,
+        sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
+                 ("flash_attention_efficiency", fa_src)),
+    )  # fmt: skip
+
+
+_A100_SMS = "NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs"
+_H100_SMS = "NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs (SXM5)"
+_A100_GEMM = (
+    271.2 / 312 * _BURST_TO_SUSTAINED,
+    f"{_MLE}/README.md MAMF v2 A100 SXM 271.2/312 x sustained/burst {_BURST_TO_SUSTAINED} "
+    "(H200, B200 MSMF/MAMF)",
+)
+_H200_GEMM = (702.9 / 989, f"{_SUSTAINED}: H200 702.9/989")
+_CDNA3 = "AMD CDNA 3 white paper: 304 CUs"
+_AMD_FA = "assumption: 2/3 of the GEMM efficiency (no published fwd+bwd figure used)"
+_AMD_HBM = "assumption: 0.8 of the datasheet bandwidth"
+DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
+    p.name: p
+    for p in (
+        _profile("a100-40gb", 108, _A100_SMS, *_A100_GEMM, 0.60, _FA2),
+        _profile("a100-80gb", 108, _A100_SMS, *_A100_GEMM, 0.60, _FA2),
+        _profile("h100-sxm", 132, _H100_SMS, _H200_GEMM[0], _H200_GEMM[1] + " (same die, 700 W)",
+                 0.55, _FA3),
+        _profile("h100-pcie", 114, "H100 whitepaper: 114 SMs (PCIe)", _H200_GEMM[0],
+                 _H200_GEMM[1] + " (carried to PCIe; its lower clocks are in its peak)", 0.55,
+                 _FA3),
+        _profile("h200", 132, _H100_SMS, *_H200_GEMM, 0.55, _FA3),
+        _profile("h800", 132, _H100_SMS, _H200_GEMM[0], _H200_GEMM[1] + " (same die)", 0.55,
+                 _FA3),
+        _profile("b200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
+                 1455.7 / 2250, f"{_SUSTAINED}: B200 1455.7/2250", 0.55,
+                 f"{_FA3} (carried to Blackwell)"),
+        _profile("mi300x", 304, _CDNA3, 668.4 / 1300,
+                 f"{_MLE}/README.md MAMF v2 MI300X 668.4/1300 (power-capped: sustained)",
+                 0.34, _AMD_FA, 0.8, _AMD_HBM),
+        _profile("mi325x", 304, _CDNA3, 784.9 / 1300,
+                 f"{_MLE}/README.md MAMF v2 MI325X 784.9/1300 (power-capped: sustained)",
+                 0.40, _AMD_FA, 0.8, _AMD_HBM),
+    )  # fmt: skip
+}
+
+
+def default_profile(hardware: HardwareSpec | str) -> AcceleratorProfile:
+    """The shipped profile of a built-in accelerator; SpecError names the ones there are."""
+    name = hardware if isinstance(hardware, str) else hardware.name
+    if name not in DEFAULT_PROFILES:
+        have = ", ".join(DEFAULT_PROFILES)
+        raise SpecError(f"no default efficiency profile for {name}; use one of: {have}")
+    return DEFAULT_PROFILES[name]
+
+
+@dataclass(frozen=True)
+class Device:
+    """One accelerator computing in ``dtype``: kernel times by shape.
+
+    ``measured`` (a calibration profile) overrides the default efficiencies where it has a
+    table; see the module docstring.
+    """
+
+    hardware: HardwareSpec
+    dtype: Dtype = Dtype.BF16
+    profile: AcceleratorProfile | None = None
+    measured: Efficiency | None = None
+
+    @property
+    def defaults(self) -> AcceleratorProfile:
+        return self.profile or default_profile(self.hardware)
+
+    @property
+    def peak_flops_per_s(self) -> float:
+        return float(self.hardware.peak(self.dtype))
+
+    def _measured(self, side: str, size: float, kernel: str) -> float | None:
+        if self.measured is None:
+            return None
+        method = getattr(self.measured, side)
+        try:
+            eff = float(method(size, kernel))
+        except SpecError:
+            return None
+        if not 0 < eff <= 1:
+            raise SpecError(f"calibration {self.measured.name} gave efficiency {eff} for {kernel}")
+        return eff
+
+    def memory_s(self, bytes_moved: float) -> float:
+        """Seconds to stream ``bytes_moved`` through HBM (a memory-bound kernel)."""
+        if bytes_moved <= 0:
+            return 0.0
+        eff = self._measured("bandwidth", bytes_moved, "copy") or self.defaults.hbm_efficiency
+        return bytes_moved / (self.hardware.hbm_bandwidth_bytes_per_s * eff)
+
+    def elementwise_s(self, bytes_moved: float, kernels: int = 1) -> float:
+        """Memory-bound kernels moving ``bytes_moved`` in all, plus their launch gaps."""
+        return self.memory_s(bytes_moved) + kernels * self.defaults.kernel_gap_s
+
+    def gemm_s(self, m: int, n: int, k: int, batch: int = 1) -> float:
+        """Seconds of ``batch`` independent [m, k] x [k, n] GEMMs in one kernel (tile model)."""
+        if min(m, n, k, batch) < 1:
+            raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive")
+        x = self.dtype.bytes
+        flops = 2 * m * n * k * batch
+        memory = self.memory_s((m * k + k * n + m * n) * x * batch)
+        measured = self._measured("compute", flops, "gemm")
+        if measured is not None:
+            compute = flops / (self.peak_flops_per_s * measured)
+        else:
+            p = self.defaults
+            per_tile_rate = self.peak_flops_per_s * p.gemm_efficiency / p.sms
+            compute = min(
+                ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k / per_tile_rate
+                for tm, tn in TILES
+            )
+            if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel
+                padded = 2 * batch * 16 * ceil(m / 16) * 16 * ceil(n / 16) * k
+                compute = min(compute, padded / (self.peak_flops_per_s * p.gemm_efficiency))
+        return max(compute, memory) + self.defaults.kernel_gap_s
+
+    def flash_attention_s(self, forward_flops: float, backward: bool) -> float:
+        """A FlashAttention-class fused attention pass of ``forward_flops`` (the causal
+        matrix-product FLOPs of its forward); the backward does 2.5 x those FLOPs."""
+        if forward_flops <= 0:
+            return 0.0
+        flops = forward_flops * (FLASH_BACKWARD_FACTOR if backward else 1.0)
+        eff = self._measured("compute", flops, "attention")
+        eff = eff or self.defaults.flash_attention_efficiency
+        return flops / (self.peak_flops_per_s * eff) + self.defaults.kernel_gap_s
+
+
+def gemm_time_s(
+    m: int,
+    n: int,
+    k: int,
+    dtype: Dtype,
+    hardware: HardwareSpec | str,
+    calibration: Efficiency | None = None,
+    batch: int = 1,
+) -> float:
+    """Predicted seconds of an [m, k] x [k, n] GEMM (``batch`` of them) on ``hardware``.
+
+    >>> from rlmcost.specs import get_hardware
+    >>> round(gemm_time_s(8192, 8192, 8192, Dtype.BF16, "a100-80gb") * 1e3, 2)  # 73 % of peak
+    4.81
+    """
+    from rlmcost.specs import get_hardware
+
+    hw = get_hardware(hardware) if isinstance(hardware, str) else hardware
+    return Device(hw, dtype, measured=calibration).gemm_s(m, n, k, batch)

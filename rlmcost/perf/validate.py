@@ -1,0 +1,156 @@
+"""Predicted versus published training throughput (``rlmcost validate``).
+
+The table ``rlmcost/perf/data/published.json`` lists published measurements, each with its
+setup (model shape, GPUs, layout, batch), the figure, the source (paper, table, row) and the
+assumptions the prediction needs where the source is silent (micro-batch, schedule, kernels).
+Every row is predicted with :func:`~rlmcost.perf.train_step.train_step_time` and the default
+efficiency profile of its accelerator, and converted to the source's own metric with the
+source's own FLOP formula, so that predicted and published numbers are the same quantity:
+
+* ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
+  V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
+* ``mfu_korthikanti2022``: F / (step x GPUs x peak), F = 72 B s l h^2 (1 + s / 6h +
+  V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation).
+
+Error = predicted / published - 1; summaries give the mean and maximum of |error| per source.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from rlmcost.arch import Arch
+from rlmcost.choices import Dtype, FfnKind, NormKind
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
+from rlmcost.perf.train_step import AttentionKernel, StepOptions, StepTime, train_step_time
+from rlmcost.specs import Workload, get_hardware
+
+
+@dataclass(frozen=True)
+class Row:
+    """One published measurement and its prediction."""
+
+    id: str
+    source: str
+    setup: str
+    cite: str
+    metric: str
+    published: float
+    predicted: float
+    step: StepTime
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.published - 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "setup": self.setup,
+            "metric": self.metric,
+            "published": self.published,
+            "predicted": self.predicted,
+            "error": self.error,
+            "predicted_step_time_s": self.step.step_s,
+            "cite": self.cite,
+        }
+
+
+@dataclass(frozen=True)
+class Validation:
+    rows: tuple[Row, ...]
+    sources: dict[str, dict[str, Any]]
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Per source (and ``all``): rows, mean |error|, max |error|."""
+        groups: dict[str, list[float]] = {}
+        for r in self.rows:
+            groups.setdefault(r.source, []).append(abs(r.error))
+        groups["all"] = [abs(r.error) for r in self.rows]
+        return {
+            k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
+            for k, v in groups.items()
+            if v
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows": [r.to_json() for r in self.rows],
+            "summary": self.summary(),
+            "sources": self.sources,
+        }
+
+
+def gpt_arch(layers: int, hidden: int, heads: int, vocab: int, seq: int) -> Arch:
+    """The GPT shape of the Megatron-LM papers: MHA, 4h GeLU FFN, LayerNorm, biases, learned
+    positions, tied embeddings (Narayanan et al. 2021 §5; Korthikanti et al. 2022 §2)."""
+    if hidden % heads:
+        raise SpecError(f"hidden={hidden} must be a multiple of heads={heads}")
+    return Arch(
+        name=f"gpt-{layers}x{hidden}", n_layers=layers, d_model=hidden, d_ff=4 * hidden,
+        n_heads=heads, n_kv_heads=heads, head_dim=hidden // heads, vocab=vocab,
+        ffn_kind=FfnKind.PLAIN, norm=NormKind.LAYERNORM, qkv_bias=True, out_bias=True,
+        mlp_bias=True, tie_embeddings=True, n_positions=seq,
+    )  # fmt: skip
+
+
+def published_flops(metric: str, batch: int, seq: int, layers: int, hidden: int, vocab: int):
+    """The source's own FLOP count of one step (module docstring)."""
+    base = batch * seq * layers * hidden * hidden
+    if metric == "tflops_per_gpu_narayanan2021":
+        return 96 * base * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
+    if metric == "mfu_korthikanti2022":
+        return 72 * base * (1 + seq / (6 * hidden) + vocab / (12 * layers * hidden))
+    raise SpecError(f"unknown metric {metric!r} in the validation table")
+
+
+def load_table() -> dict[str, Any]:
+    """The shipped table (``rlmcost/perf/data/published.json``)."""
+    text = resources.files("rlmcost.perf").joinpath("data", "published.json").read_text()
+    return json.loads(text)
+
+
+def predict_row(row: dict[str, Any]) -> Row:
+    """Predict one row of the table."""
+    m, lay = row["model"], row["layout"]
+    arch = gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"])
+    layout = Layout(
+        dp=lay["dp"], tp=lay["tp"], pp=lay["pp"], sp=lay["sp"], ckpt=Checkpointing(lay["ckpt"]),
+        micro_batch=lay["micro_batch"], schedule=PipelineSchedule(lay["schedule"]),
+        virtual_stages=lay["virtual_stages"],
+    )  # fmt: skip
+    dtype = Dtype(row["dtype"])
+    workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)
+    o = row["options"]
+    options = StepOptions(
+        attention=AttentionKernel(o["attention"]),
+        dropout=o["dropout"],
+        overlap_grad_reduce=o["overlap_grad_reduce"],
+        fused_grad_accumulation=o["fused_grad_accumulation"],
+    )
+    hw = get_hardware(row["hardware"])
+    step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
+    flops = published_flops(
+        row["metric"], row["batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]
+    )
+    rate = flops / (step.step_s * layout.n_gpus)
+    predicted = rate / 1e12 if row["metric"].startswith("tflops") else rate / hw.peak(dtype)
+    return Row(
+        row["id"], row["source"], row["setup"], row["cite"], row["metric"],
+        float(row["published"]), predicted, step,
+    )  # fmt: skip
+
+
+def validate(source: str | None = None) -> Validation:
+    """Every row of the table (or of one ``source``), predicted and compared."""
+    table = load_table()
+    rows = [r for r in table["rows"] if source is None or r["source"] == source]
+    if not rows:
+        have = ", ".join(table["sources"])
+        raise SpecError(f"no validation rows from source {source!r}; sources: {have}")
+    return Validation(tuple(predict_row(r) for r in rows), table["sources"])

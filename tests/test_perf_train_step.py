@@ -1,0 +1,145 @@
+"""The training step-time model: hand-derived cases, FLOP counts, invariants, validation."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlmcost import blocks as bl
+from rlmcost.choices import AttnCounting
+from rlmcost.parallel.cost import Degrees, training_cost
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.perf.train_step import StepOptions, model_flops_train, train_step_time
+from rlmcost.perf.validate import gpt_arch, validate
+from rlmcost.specs import get_hardware, get_model
+
+H100 = get_hardware("h100-sxm")
+LLAMA_8B = get_model("llama-3.1-8b").arch()
+NO_OVERLAP = StepOptions(overlap_grad_reduce=False, overlap_param_gather=False)
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "mixtral-8x7b", "qwen3-30b-a3b", "gpt-2"])
+def test_model_flops_equal_the_symbolic_count(name):
+    # blocks.work_train (checked against FlopCounterMode elsewhere) with full attention
+    arch = get_model(name).arch()
+    assert model_flops_train(arch, 3, 512) == int(bl.work_train(arch, 3, 512, AttnCounting.FULL))
+
+
+def test_pipeline_bubble_by_hand():
+    # Narayanan et al. 2021 §2.2.1: 1F1B idles (p - 1) micro-batch times of the slowest stage
+    # per iteration: bubble = (p - 1)/m x busy time. p = 4, m = 8 micro-batches, dp = 1.
+    step = train_step_time(LLAMA_8B, Layout(pp=4), 8, 2048, H100)
+    busy = sum(step.compute_s.values()) + sum(step.exposed_comm_s.values())
+    assert step.micro_batches == 8
+    assert step.bubble_s == pytest.approx(3 / 8 * busy, rel=1e-12)
+    assert step.step_s == pytest.approx(busy + step.bubble_s + step.optimizer_s, rel=1e-12)
+    # interleaving over v = 2 chunks halves it (Narayanan et al. 2021 §2.2.2)
+    inter = Layout(pp=4, schedule=PipelineSchedule.INTERLEAVED, virtual_stages=2)
+    step2 = train_step_time(LLAMA_8B, inter, 8, 2048, H100)
+    busy2 = sum(step2.compute_s.values()) + sum(step2.exposed_comm_s.values())
+    assert step2.bubble_s == pytest.approx(3 / 16 * busy2, rel=1e-12)
+
+
+def test_roofline_bound_is_the_symbolic_per_rank_work_at_peak():
+    # training_cost (Tables V-VIII) per rank, causal attention pairs, recomputation included
+    for ckpt in Checkpointing:
+        lay = Layout(dp=2, tp=4, pp=2, ckpt=ckpt)
+        step = train_step_time(LLAMA_8B, lay, 16, 1024, H100)
+        degrees = Degrees(dp=2, tp=4, pp=2, ckpt=ckpt)
+        work = training_cost(LLAMA_8B, degrees, 16, 1024, AttnCounting.CAUSAL, False, kappa=1)
+        assert step.roofline_bound_s == pytest.approx(
+            float(work.work_per_rank) / H100.peak_flops_per_s["bf16"], rel=1e-9
+        ), ckpt
+
+
+layouts = st.builds(
+    lambda tp, pp, dp, sp, zero, ckpt, mb: Layout(
+        dp=dp, tp=tp, pp=pp, sp=sp and tp > 1, zero=zero, ckpt=ckpt, micro_batch=mb
+    ),
+    st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4]), st.sampled_from([1, 2, 4, 16]),
+    st.booleans(), st.sampled_from(list(ZeroStage)), st.sampled_from(list(Checkpointing)),
+    st.sampled_from([1, 2]),
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(lay=layouts, per_rank=st.sampled_from([2, 4]), seq=st.sampled_from([512, 2048]))
+def test_prediction_never_beats_the_roofline(lay, per_rank, seq):
+    step = train_step_time(LLAMA_8B, lay, per_rank * lay.dp * lay.micro_batch, seq, H100)
+    assert step.step_s >= step.roofline_bound_s
+    assert 0 < step.mfu < 1
+    assert step.hardware_flops >= step.model_flops
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4, 8]), d1=st.sampled_from([1, 2, 4, 8, 16, 64]),
+    d2=st.sampled_from([1, 2, 4, 8, 16, 64]), zero=st.sampled_from(list(ZeroStage)),
+)  # fmt: skip
+def test_more_gpus_at_the_same_work_never_communicate_less(tp, d1, d2, zero):
+    # Weak scaling: same sequences per data rank. The gradient reduction moves 2 (n-1)/n of
+    # the gradients (grows with n) over the NVLink while the group fits a node and over the
+    # slower NIC once it does not, so exposed communication per step never shrinks.
+    lo, hi = sorted((d1, d2))
+    opts = NO_OVERLAP
+
+    def comm(dp: int) -> float:
+        lay = Layout(dp=dp, tp=tp, zero=zero)
+        return train_step_time(LLAMA_8B, lay, 2 * dp, 1024, H100, options=opts).exposed_comm_s
+
+    a, b = comm(lo), comm(hi)
+    assert sum(b.values()) >= sum(a.values()) * (1 - 1e-12)
+    assert b.get("dp", 0.0) >= a.get("dp", 0.0)
+
+
+def test_overlap_hides_gradient_reduction_up_to_the_backward():
+    lay = Layout(dp=16, tp=8)  # dp ranks on 16 nodes: the NIC
+    off = train_step_time(LLAMA_8B, lay, 32, 4096, H100, options=NO_OVERLAP)
+    on = train_step_time(LLAMA_8B, lay, 32, 4096, H100)
+    assert on.exposed_comm_s.get("dp", 0) < off.exposed_comm_s["dp"]
+    assert on.step_s < off.step_s
+
+
+def test_offload_moves_gradients_and_weights_over_the_host_link():
+    # ZeRO-Offload: bf16 gradients to the host and bf16 weights back, 2 x 2 B per parameter
+    # of the rank's shard, at the host link (here 10 GB/s).
+    lay = Layout(dp=1)
+    opts = StepOptions(offload_optimizer=True, host_link_bytes_per_s=10e9)
+    step = train_step_time(LLAMA_8B, lay, 2, 1024, H100, options=opts)
+    params = int(bl.params(LLAMA_8B))
+    assert step.offload_s == pytest.approx(2 * 2 * params / 10e9, rel=1e-12)
+    assert step.optimizer_s == 0
+
+
+def test_optimizer_streams_the_shard_once():
+    # Mixed-precision Adam: read fp32 grad (4), read+write master, m, v (24), write bf16
+    # weight (2), read the grad again for the norm (4): 34 B per parameter, 1/dp under ZeRO-1.
+    step = train_step_time(LLAMA_8B, Layout(dp=8, zero=ZeroStage.OS), 8, 1024, H100)
+    params = int(bl.params(LLAMA_8B))
+    shard = -(-params // 8)
+    by_hand = shard * 34 / (3.35e12 * 0.9) + 3 * 2e-6
+    assert step.optimizer_s == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_validation_table_meets_its_bounds():
+    # Narayanan et al. 2021 Table 1 and the Megatron-LM README MFU rows (Korthikanti et al.
+    # 2022): mean |error| <= 10 % and max <= 25 % per source and overall.
+    result = validate()
+    for name, s in result.summary().items():
+        assert s["mean_abs_error"] <= 0.10, name
+        assert s["max_abs_error"] <= 0.25, name
+    for row in result.rows:
+        assert row.step.step_s >= row.step.roofline_bound_s
+
+
+def test_narayanan_flop_formula_is_the_exact_count_with_recomputation():
+    # Narayanan et al. 2021 eq. 3 (96 B s l h^2 (1 + s/6h + V/16lh)) is 4 forward passes of
+    # the layers plus 3 of the LM head, h^2-terms only: it matches the exact count within the
+    # biases, norms and attention-softmax terms it leaves out (< 1 %).
+    arch = gpt_arch(24, 2304, 24, 51200, 2048)
+    exact = model_flops_train(arch, 512, 2048) + Fraction(
+        model_flops_train(arch, 512, 2048) - 3 * 512 * 2048 * 2 * 2304 * 51200, 3
+    )
+    formula = 96 * 512 * 2048 * 24 * 2304**2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304))
+    assert float(exact) == pytest.approx(formula, rel=0.01)
