@@ -117,3 +117,27 @@ def test_group_methods_need_two_samples_per_prompt():
         r = CliRunner().invoke(app, [alg, "--model", "gpt-2", "--group", "1"])
         assert r.exit_code == 2 and "--group >= 2" in r.output, alg
     assert CliRunner().invoke(app, ["remax", "--model", "gpt-2"]).exit_code == 0
+
+
+def test_reward_rule_replaces_the_reward_model_and_says_so():
+    model = json.loads(run("grpo", "-m", "gpt-2", "--json").stdout)
+    rule = json.loads(run("grpo", "-m", "gpt-2", "--reward", "rule", "--json").stdout)
+    assert model["reward"].startswith("reward model gpt-2")
+    assert rule["reward"].startswith("rule-based verifier") and "reward" not in rule["models"]
+    whats = [i["what"] for i in rule["stages"]["assessment"]["invocations"]]
+    assert not any(w.startswith("reward forward") for w in whats)
+    assert any(w.startswith("verifier") for w in whats)
+    # the GRPO work drops by exactly the reward model's forward over every response
+    reward = next(i for i in model["stages"]["assessment"]["invocations"]
+                  if i["what"].startswith("reward forward"))  # fmt: skip
+    assert model["iteration"]["work_flops"] - rule["iteration"]["work_flops"] == (
+        reward["work_flops"]
+    )
+    r = run("dapo", "-m", "gpt-2", "--reward", "rule")
+    assert r.exit_code == 2 and "drop --reward rule" in r.output
+
+
+def test_recomputed_log_probs_are_one_forward():
+    out = json.loads(run("ppo", "-m", "gpt-2", "--recompute-logprobs", "--json").stdout)
+    whats = [i["what"] for i in out["stages"]["assessment"]["invocations"]]
+    assert sum("old log-probs recomputed" in w for w in whats) == 1

@@ -69,6 +69,7 @@ class Options:
     recompute_logprobs: bool = False
     kl: bool = True
     ref_precomputed: bool = False
+    rule_reward: bool = False
 
     def given(self) -> dict[str, object]:
         """The options set to something other than their default."""
@@ -149,6 +150,20 @@ def configure(alg: Algorithm, options: Options) -> Algorithm:
                 "(or use --no-kl)"
             )
         remove += refs
+    if options.rule_reward:
+        scorers = [i for i in alg.invocations if i.role is Role.REWARD and i.kind is Kind.FORWARD]
+        if not scorers:
+            verifier = any(i.kind is Kind.VERIFY for i in alg.invocations)
+            raise SpecError(
+                f"{alg.name} has no reward model to replace (it scores with "
+                f"{'a verifier' if verifier else 'no reward'}); drop --reward rule"
+            )
+        remove += scorers
+        add += [
+            Invocation(Role.VERIFIER, i.stage, Kind.VERIFY, i.sequences,
+                       note="rule-based reward (--reward rule)")
+            for i in scorers
+        ]  # fmt: skip
     if not add and not remove:
         return alg
     return derive(alg, alg.name, alg.summary, alg.citation, add=add, remove=remove)

@@ -73,7 +73,10 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         ] = None,
         reward: Annotated[
             str | None,
-            typer.Option(help="Reward model (also cost model / PRM) (default: the actor's)."),
+            typer.Option(
+                help="Reward model (also cost model / PRM) (default: the actor's), or `rule`: "
+                "a rule-based verifier, no reward model (most GRPO/DAPO runs)."
+            ),
         ] = None,
         ref: Annotated[
             str | None, typer.Option(help="Reference model (default: the actor's model).")
@@ -199,7 +202,13 @@ def _options(opts: dict[str, Any]) -> Any:
         recompute_logprobs=opts["recompute_logprobs"],
         kl=not opts["no_kl"],
         ref_precomputed=opts["ref_precomputed"],
+        rule_reward=_rule_reward(opts),
     )
+
+
+def _rule_reward(opts: dict[str, Any]) -> bool:
+    """``--reward rule``: a rule-based verifier instead of a reward model."""
+    return (opts.get("reward") or "").strip().lower() == "rule"
 
 
 def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +223,7 @@ def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
     return dict(
         model=opts["model"],
         critic=opts["critic"],
-        reward=opts["reward"],
+        reward=None if _rule_reward(opts) else opts["reward"],
         ref=opts["ref"],
         judge=opts["judge"],
         batch=opts["batch"],
@@ -513,7 +522,8 @@ def _caption(e: Any) -> str:
     models = ", ".join(f"{r}={m}" for r, m in others.items()) or "none"
     return (
         f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
-        f"algorithm). Models: actor={e.model}, {models}. bf16 weights/grads/activations/KV, "
+        f"algorithm). Models: actor={e.model}, {models}. Reward: {e.reward}. "
+        "bf16 weights/grads/activations/KV, "
         f"fp32 Adam states and logits. Placement: all models co-located on the same "
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"Time: roofline bound, {e.calibration}, attention counted {e.counting}; "

@@ -34,9 +34,9 @@ from typing import Any
 
 from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.cost import count
-from rlmcost.algorithms.kinds import Role, Stage
+from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
-from rlmcost.algorithms.options import DEFAULT_HARDWARE, KNOBS, Options, configure
+from rlmcost.algorithms.options import DEFAULT_HARDWARE, KNOBS, Options
 from rlmcost.choices import AttnCounting
 from rlmcost.deployment.evaluate import evaluate_deployment
 from rlmcost.deployment.resolve import (  # noqa: F401 - re-exported for callers
@@ -250,6 +250,11 @@ class Estimate:
         return max(s.host_bytes_per_device for s in self.stages.values()) * per_node
 
     @property
+    def reward(self) -> str:
+        """The reward this estimate assumed, in words."""
+        return reward_source(self.algorithm, self.models)
+
+    @property
     def dominant_stage(self) -> Stage:
         """The stage with the largest share of the iteration's time bound."""
         return max(self.stages.values(), key=lambda s: s.time.bound_s).stage
@@ -305,6 +310,7 @@ class Estimate:
             "citation": self.algorithm.citation,
             "offline": self.algorithm.offline,
             "models": {str(r): m for r, m in self.models.items()},
+            "reward": self.reward,
             "inputs": self.inputs(),
             "options": {k: _plain(v) for k, v in self.options.given().items()},
             "layout": {
@@ -324,6 +330,16 @@ class Estimate:
             "convention": CONVENTION,
             "notes": list(self.notes),
         }
+
+
+def reward_source(alg: Algorithm, models: Mapping[Role, str]) -> str:
+    """What scores the responses: a reward model, a rule-based verifier, or nothing (offline
+    preference data)."""
+    if Role.REWARD in models:
+        return f"reward model {models[Role.REWARD]} (a forward over every response)"
+    if any(i.kind is Kind.VERIFY for i in alg.invocations):
+        return "rule-based verifier (no model; a CPU check of negligible GPU cost, not costed)"
+    return "none in the loop (preference data)"
 
 
 def _plain(v: object) -> object:
@@ -392,7 +408,6 @@ def estimate(
     >>> e.gpus, e.fits, e.dominant_stage
     (8, False, <Stage.TRAINING: 'training'>)
     """
-    alg = configure(get_algorithm(algorithm), options or Options())
     if layout is None and deployment is not None:
         layout = deployment.train.layout()  # the deployment's trainer layout
     lay, notes = resolve_layout(layout, gpus)
@@ -403,7 +418,7 @@ def estimate(
             "--groups) for a deployment with its own placement or groups"
         )
     result = evaluate_deployment(
-        alg,
+        algorithm,  # configured there with ``options``, once
         model,
         deployment=dep,
         placement="baseline",
@@ -425,7 +440,9 @@ def estimate(
         efficiency=efficiency,
         counting=counting,
     )
-    return from_placement(result, alg, lay, options or Options(), counting, tuple(notes))
+    return from_placement(
+        result, result.algorithm, lay, options or Options(), counting, tuple(notes)
+    )
 
 
 def from_placement(
@@ -543,6 +560,10 @@ def applicable(alg: Algorithm, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any
             changes["kl"] = True
         if opts.ref_precomputed and (online or not has_ref):
             changes["ref_precomputed"] = False
+        if opts.rule_reward and not any(
+            i.role is Role.REWARD and i.kind is Kind.FORWARD for i in alg.invocations
+        ):
+            changes["rule_reward"] = False
         dropped += list(changes)
         out["options"] = replace(opts, **changes)
     return out, dropped
