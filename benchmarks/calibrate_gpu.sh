@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-shot GPU calibration for a session that is lent a device (e.g. one H200).
 #
-#   bash benchmarks/calibrate_gpu.sh            # writes under ${OUT:-calibration/gpu-run}
+#   bash benchmarks/calibrate_gpu.sh            # writes under ${OUT:-calibration-run}
 #
 # Steps (about 5-8 minutes on one H200; each step has its own timeout so a hang cannot eat
 # the device budget):
@@ -9,13 +9,13 @@
 #   2. the CUDA-only tests (FLOP counts of every kernel on the GPU, bf16);
 #   3. `rlmcost calibrate --device cuda --quick --json`  (sanity: every FLOP count matches);
 #   4. `rlmcost calibrate --device cuda --out <dir>/<hardware>.json --json`  (the full profile);
-#   5. copies the profile to calibration/<hardware>.json and rlmcost/calibrate/profiles/
+#   5. copies the profile to rlmcost/calibrate/profiles/<hardware>.json (the one shipped copy)
 #      (the built-in profile the time model picks for that hardware).
 # Everything printed also lands in <dir>/*.txt and *.json, so $OUT brings the results back.
 # Collectives need two or more GPUs (NCCL); with one GPU they are skipped with a note.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT_DIR="${OUT:-calibration/gpu-run}"
+OUT_DIR="${OUT:-calibration-run}"
 mkdir -p "$OUT_DIR"
 log() { echo "== $*" | tee -a "$OUT_DIR/steps.txt"; }
 
@@ -40,9 +40,8 @@ echo "exit $status" | tee -a "$OUT_DIR/steps.txt"; cat "$OUT_DIR/full.txt"
 
 log "5/5 install the profile"
 if [ "$status" -eq 0 ] && [ -f "$OUT_DIR/$HW.json" ]; then
-  cp "$OUT_DIR/$HW.json" "calibration/$HW.json"
   cp "$OUT_DIR/$HW.json" "rlmcost/calibrate/profiles/$HW.json"
-  python -c "from rlmcost.calibrate import load_profile; from rlmcost.specs import get_hardware; p = load_profile('calibration/$HW.json', get_hardware('$HW')); print('ok:', p.name, sorted(p.compute_efficiency))" | tee -a "$OUT_DIR/steps.txt"
+  python -c "from rlmcost.calibrate import load_profile; from rlmcost.specs import get_hardware; p = load_profile('rlmcost/calibrate/profiles/$HW.json', get_hardware('$HW')); print('ok:', p.name, sorted(p.compute_efficiency))" | tee -a "$OUT_DIR/steps.txt"
 else
   log "full calibration failed; profile not installed"
 fi
