@@ -86,6 +86,7 @@ def glm4_moe(L, d, ff, d_e, E, dense, qk_norm):
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
+# fmt: off
 PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "llama-2-7b": llama(32, 4096, 11008, 32, 32, V=32000, ctx=4096),
     "llama-2-13b": llama(40, 5120, 13824, 40, 40, V=32000, ctx=4096),
@@ -97,13 +98,13 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "llama-3.2-3b": llama(28, 3072, 8192, 24, 8, tie=True, head_dim=128),
     "mistral-7b": _cfg("mistral", 32, 4096, 14336, 32, 8, 32000, 32768, sliding_window=4096),
     "mistral-nemo-12b": _cfg("mistral", 40, 5120, 14336, 32, 8, 131072, 1024000, head_dim=128,
-                             sliding_window=None),  # fmt: skip
+                             sliding_window=None),
     "mistral-small-24b": _cfg("mistral", 40, 5120, 32768, 32, 8, 131072, 32768, head_dim=128,
-                              sliding_window=None),  # fmt: skip
+                              sliding_window=None),
     "mixtral-8x7b": _cfg("mixtral", 32, 4096, 14336, 32, 8, 32000, 32768, num_local_experts=8,
-                         num_experts_per_tok=2, sliding_window=None),  # fmt: skip
+                         num_experts_per_tok=2, sliding_window=None),
     "mixtral-8x22b": _cfg("mixtral", 56, 6144, 16384, 48, 8, 32768, 65536, num_local_experts=8,
-                          num_experts_per_tok=2, sliding_window=None),  # fmt: skip
+                          num_experts_per_tok=2, sliding_window=None),
     "qwen2.5-0.5b": qwen2(24, 896, 4864, 14, 2, 151936, 32768, True),
     "qwen2.5-1.5b": qwen2(28, 1536, 8960, 12, 2, 151936, 32768, True),
     "qwen2.5-3b": qwen2(36, 2048, 11008, 16, 2, 151936, 32768, True),
@@ -121,7 +122,7 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "qwen1.5-moe-a2.7b": _cfg("qwen2_moe", 24, 2048, 5632, 16, 16, 151936, 8192,
                               moe_intermediate_size=1408, shared_expert_intermediate_size=5632,
                               num_experts=60, num_experts_per_tok=4, decoder_sparse_step=1,
-                              tie_word_embeddings=False),  # fmt: skip
+                              tie_word_embeddings=False),
     "qwen3-30b-a3b": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 40960),
     "qwen3-235b-a22b": qwen3_moe(94, 4096, 12288, 64, 4, 128, 8, 1536, 40960),
     "qwen3-coder-480b-a35b": qwen3_moe(62, 6144, 8192, 96, 8, 160, 8, 2560, 262144),
@@ -147,11 +148,11 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
 #: the claim "same shape" is checked, not assumed.
 VARIANT_CONFIGS: dict[str, dict[str, Any]] = {
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": qwen2(28, 3584, 18944, 28, 4, 152064, 131072,
-                                                     False),  # fmt: skip
+                                                     False),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": qwen2(48, 5120, 13824, 40, 8, 152064, 131072,
-                                                      False),  # fmt: skip
+                                                      False),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": qwen2(64, 5120, 27648, 40, 8, 152064, 131072,
-                                                      False),  # fmt: skip
+                                                      False),
     "Qwen/QwQ-32B": qwen2(64, 5120, 27648, 40, 8, 152064, 40960, False),
     "Qwen/Qwen2-7B-Instruct": qwen2(28, 3584, 18944, 28, 4, 152064, 32768, False),
     "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": llama(32, 4096, 14336, 32, 8),
@@ -160,6 +161,7 @@ VARIANT_CONFIGS: dict[str, dict[str, Any]] = {
     "microsoft/Phi-3.5-mini-instruct": phi3(32, 3072, 8192, 32, 32, 32064, 131072, window=262144),
     "Qwen/Qwen3-Coder-30B-A3B-Instruct": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 262144),
 }
+# fmt: on
 
 #: google/gemma-3-4b-it config.json: multimodal; text_config leaves out what
 #: Gemma3TextConfig's defaults give (heads, kv heads, head_dim, vocab).

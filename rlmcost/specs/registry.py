@@ -124,14 +124,16 @@ UNSUPPORTED_MODELS = {
 
 
 def _unsupported(query: str) -> None:
-    """SpecError for DeepSeek-V2/V3/R1 names (with or without 'deepseek-ai/'); the R1
-    distills are Qwen/Llama shapes and resolve as built-ins."""
+    """SpecError for DeepSeek-V2/V3/R1 names and their versions ('deepseek-ai/DeepSeek-V3-0324');
+    the R1 distills are Qwen/Llama shapes and resolve as built-ins, so the error offers them."""
     q = _norm(query.rsplit("/", 1)[-1])
-    if not q.startswith("deepseek") or "distill" in q:
+    if "distill" in q:
         return
     for name, why in UNSUPPORTED_MODELS.items():
-        if _norm(name).startswith(q) or q.startswith(_norm(name)):
-            raise SpecError(f"model '{query}' ({name}) is not supported: {why}")
+        if q.startswith(_norm(name)):
+            names = candidates(query.rsplit("/", 1)[-1], models())
+            hint = f"; its distills are built in: did you mean {_or(names)}?" if names else ""
+            raise SpecError(f"model '{query}' ({name}) is not supported: {why}{hint}")
 
 
 def is_path(query: str) -> bool:
