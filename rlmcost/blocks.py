@@ -109,9 +109,10 @@ def params_head(arch: Arch, head: Head = Head.LM) -> sp.Expr:
 def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
 
-    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, GPT-2,
-    Mixtral, Qwen2-MoE, Qwen3-MoE); tied weights are counted once. A value head (critic,
-    reward model) replaces the LM head by d x 1.
+    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, Qwen3,
+    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3; equal for every built-in
+    model, tests/test_registry_configs.py); tied weights are counted once. A value head
+    (critic, reward model) replaces the LM head by d x 1.
 
     >>> from rlmcost.arch import CANONICAL
     >>> params(CANONICAL)
