@@ -59,6 +59,7 @@ class Arch:
     d_shared_expert: Size = 0  # inner width of one shared expert
     shared_expert_gate: bool = False  # sigmoid gate d -> 1 on the shared expert (Qwen2-MoE)
     first_dense_layers: Size = 0  # leading layers with a dense FFN (DeepSeek-style)
+    norms_per_layer: Size = 2  # norms per layer: 2 (pre-attn, pre-FFN); 4 with post-norms (Gemma)
 
     @property
     def is_moe(self) -> bool:

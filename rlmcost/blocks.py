@@ -76,17 +76,22 @@ def params_norm(arch: Arch) -> sp.Expr:
 
 
 def params_layer_dense(arch: Arch) -> sp.Expr:
-    """Parameters of one dense Transformer layer: attention, FFN, two norms."""
+    """Parameters of one dense Transformer layer: attention, FFN, ``norms_per_layer`` norms
+    (two: pre-attention and pre-FFN; four with Gemma 2/3's post-attention/post-FFN norms)."""
     return (
         params_attention_per_layer(arch)
         + params_ffn(arch, arch.d_ff, arch.mlp_bias)
-        + 2 * params_norm(arch)
+        + arch.norms_per_layer * params_norm(arch)
     )
 
 
 def params_layer_moe(arch: Arch) -> sp.Expr:
-    """Parameters of one MoE Transformer layer: attention, MoE FFN, two norms."""
-    return params_attention_per_layer(arch) + params_moe_per_layer(arch) + 2 * params_norm(arch)
+    """Parameters of one MoE Transformer layer: attention, MoE FFN, ``norms_per_layer`` norms."""
+    return (
+        params_attention_per_layer(arch)
+        + params_moe_per_layer(arch)
+        + arch.norms_per_layer * params_norm(arch)
+    )
 
 
 def params_embedding(arch: Arch) -> sp.Expr:
@@ -104,9 +109,10 @@ def params_head(arch: Arch, head: Head = Head.LM) -> sp.Expr:
 def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
 
-    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, GPT-2,
-    Mixtral, Qwen2-MoE, Qwen3-MoE); tied weights are counted once. A value head (critic,
-    reward model) replaces the LM head by d x 1.
+    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, Qwen3,
+    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3; equal for every built-in
+    model, tests/test_registry_configs.py); tied weights are counted once. A value head
+    (critic, reward model) replaces the LM head by d x 1.
 
     >>> from rlmcost.arch import CANONICAL
     >>> params(CANONICAL)
@@ -463,7 +469,8 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
 
     * attention norm input d, QKV input d, q k v (h + 2 h_kv) d_h, output h d_h  -> x each;
       log-sum-exp h -> 4 bytes;
-    * FFN norm input d and FFN input d -> x each;
+    * FFN norm input d and FFN input d -> x each; each further norm (Gemma 2/3's post-attention
+      and post-FFN norms, ``norms_per_layer`` = 4) saves its input d -> x;
     * plain FFN: activation input and down-projection input, 2 d_ff;
       gated FFN: gate, up, act(gate) and down-projection input, 4 d_ff (MoE: per routed and
       shared expert copy of the token, plus the router logits E in fp32).
@@ -475,7 +482,7 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
     x = dtype.bytes
     attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
     attn += 4 * arch.n_heads
-    norms = x * 2 * arch.d_model
+    norms = x * arch.norms_per_layer * arch.d_model
     inner = 2 if arch.ffn_kind.projections == 2 else 4
 
     def ffn(moe: bool) -> sp.Expr:

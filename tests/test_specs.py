@@ -16,7 +16,7 @@ REQUIRED_MODELS = [
 ]  # fmt: skip
 REQUIRED_HARDWARE = [
     "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "h800", "b200", "mi300x",
-    "mi325x",
+    "mi325x", "h20", "a800-80gb", "l40s", "gb200", "mi250x-gcd",
 ]  # fmt: skip
 
 
@@ -53,7 +53,7 @@ def test_active_parameters_of_moe():
 def test_builtin_hardware_is_sourced(name):
     hw = get_hardware(name)
     assert hw.source and hw.peak_flops_per_s
-    assert hw.hbm_bytes > 10**10 and hw.hbm_bandwidth_bytes_per_s > 10**12
+    assert hw.hbm_bytes > 10**10 and hw.hbm_bandwidth_bytes_per_s > 5 * 10**11
 
 
 def test_h100_dense_bf16_peak_is_half_the_sparse_datasheet_figure():
@@ -65,16 +65,17 @@ def test_h100_dense_bf16_peak_is_half_the_sparse_datasheet_figure():
     "alias, name",
     [("7b", "llama-2-7b"), ("8b", "llama-3.1-8b"), ("70b", "llama-3.1-70b"),
      ("405b", "llama-3.1-405b"), ("13b", "llama-2-13b"), ("175b", "gpt-3-175b"),
-     ("Llama-3.1-70B", "llama-3.1-70b"), ("mixtral-8x22", "mixtral-8x22b")],
+     ("Llama-3.1-70B", "llama-3.1-70b"), ("LLAMA_3.1 70b", "llama-3.1-70b")],
 )  # fmt: skip
-def test_aliases_and_partial_names(alias, name):
+def test_aliases_and_case_insensitive_names(alias, name):
     assert get_model(alias).name == name
 
 
 @pytest.mark.parametrize(
     "query, fragment",
     [("llama", "ambiguous"), ("gpt-5", "unknown model"), ("", "empty"),
-     ("llama-3.1-7b", "did you mean")],
+     ("llama-3.1-7b", "did you mean"), ("mixtral-8x22", "did you mean mixtral-8x22b?"),
+     ("30b", "did you mean qwen3-30b-a3b?")],
 )  # fmt: skip
 def test_bad_model_names(query, fragment):
     with pytest.raises(SpecError, match=fragment):
@@ -83,6 +84,9 @@ def test_bad_model_names(query, fragment):
 
 def test_hardware_aliases():
     assert get_hardware("H100").name == "h100-sxm"
+    assert get_hardware("h20").name == "h20"
+    with pytest.raises(SpecError, match=r"ambiguous: a100-40gb or a100-80gb\?"):
+        get_hardware("a100")
     with pytest.raises(SpecError, match="unknown hardware"):
         get_hardware("tpu-v5")
 
@@ -113,7 +117,7 @@ def test_config_json_loads_like_the_builtin(tmp_path):
         ({k: v for k, v in LLAMA_CFG.items() if k != "hidden_size"}, "hidden_size"),
         ({**LLAMA_CFG, "num_key_value_heads": 5}, "must divide"),
         ({**LLAMA_CFG, "num_hidden_layers": -1}, "n_layers"),
-        ({**LLAMA_CFG, "hidden_size": "big"}, "malformed"),
+        ({**LLAMA_CFG, "hidden_size": "big"}, "hidden_size='big' is implausible"),
     ],
 )
 def test_bad_config_json(tmp_path, cfg, fragment):

@@ -11,11 +11,19 @@ from rlmcost.cli._render import print_json, print_table
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")]
 
 
-def models(json_out: JsonOpt = False) -> None:
+FamilyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--family", help="Only this family or transformers model_type (qwen3, llama, gemma, ...)."
+    ),
+]
+
+
+def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
     """List the built-in models (name, aliases, shape, parameter count)."""
     from rlmcost.reports.catalog import model_catalog
 
-    rows = model_catalog()
+    rows = model_catalog(family)
     if json_out:
         print_json(rows)
         return
@@ -48,8 +56,10 @@ def models(json_out: JsonOpt = False) -> None:
             )
             for r in rows
         ],
-        caption="params = sum of p.numel() (tied weights once); `--model path/config.json` "
-        "loads any llama, mistral, qwen2, qwen3(_moe), qwen2_moe, mixtral or gpt2 config.",
+        caption="params = sum of p.numel() (tied weights once). `--model` also takes the "
+        "Hugging Face ids in `rlmcost models --json` (hf_ids), or a config.json path of type "
+        "llama, mistral, qwen2(_moe), qwen3(_moe), mixtral, glm4_moe, gemma2, gemma3, phi3 or "
+        "gpt2. Notes on approximations: `--json` (notes).",
         right=(2, 3, 4, 6, 8, 9),
     )
 
@@ -64,22 +74,35 @@ def hardware(json_out: JsonOpt = False) -> None:
         return
     print_table(
         "Built-in hardware",
-        ["name", "bf16 dense", "fp8 dense", "HBM", "HBM bw", "intra-node/dir", "NIC/dir"],
+        [
+            "name",
+            "bf16 dense",
+            "fp8 dense",
+            "HBM",
+            "usable",
+            "HBM bw",
+            "intra-node/dir",
+            "NIC/dir",
+            "host link/dir",
+        ],
         [
             (
                 r["name"],
                 r["bf16_h"],
                 r["fp8_h"],
                 r["hbm_h"],
+                r["hbm_usable_h"],
                 r["hbm_bw_h"],
                 r["intra_h"],
                 r["inter_h"],
+                r["host_link_h"],
             )
             for r in rows
         ],
-        caption="Dense (not sparse) peaks; decimal GB as datasheets print them; links per "
-        "direction. Sources: `rlmcost hardware --json`.",
-        right=(1, 2, 3, 4, 5, 6),
+        caption="Dense (not sparse) peaks; HBM in decimal GB as datasheets print it; usable = "
+        "what torch.cuda.get_device_properties reports (fit checks use it); links per "
+        "direction; host link = CPU<->GPU. Sources: `rlmcost hardware --json`.",
+        right=(1, 2, 3, 4, 5, 6, 7, 8),
     )
 
 

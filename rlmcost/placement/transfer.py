@@ -18,31 +18,26 @@
   states from host memory and writes the previous one's trained states back, over the
   host link (PCIe), the two directions at once.
 
-Host link bandwidth (an assumption; datasheets give the PCIe generation): PCIe Gen5 x16,
-64 GB/s per direction, for H100, H200, B200 and MI300-class devices; PCIe Gen4 x16, 32 GB/s,
-for A100 and older. Pass ``host_bandwidth_bytes_per_s`` to override it.
+Host link bandwidth: the device's ``host_link_bandwidth_bytes_per_s`` (per direction, from its
+spec, with a ``host_link_source``: PCIe Gen4 x16 32 GB/s on A100/A800/L40S, PCIe Gen5 x16
+64 GB/s on H100/H200/H20/B200/MI300X, NVLink-C2C 450 GB/s on GB200). Pass
+``host_bandwidth_bytes_per_s`` to override it.
 """
 
 from __future__ import annotations
 
 from rlmcost.specs.hardware import HardwareSpec
 
-PCIE_GEN5_X16_BYTES_PER_S = 64_000_000_000
-PCIE_GEN4_X16_BYTES_PER_S = 32_000_000_000
-
 
 def host_bandwidth_bytes_per_s(hardware: HardwareSpec) -> int:
-    """Assumed device <-> host bandwidth per direction (module docstring).
+    """Device <-> host bandwidth per direction: the spec's ``host_link_bandwidth_bytes_per_s``.
 
     >>> from rlmcost.specs import get_hardware
-    >>> host_bandwidth_bytes_per_s(get_hardware("a100")), host_bandwidth_bytes_per_s(
+    >>> host_bandwidth_bytes_per_s(get_hardware("a100-80gb")), host_bandwidth_bytes_per_s(
     ...     get_hardware("h100"))
     (32000000000, 64000000000)
     """
-    gen4 = ("a100", "a10", "v100", "mi250", "mi210", "l4", "a40")
-    if hardware.name.lower().startswith(gen4):
-        return PCIE_GEN4_X16_BYTES_PER_S
-    return PCIE_GEN5_X16_BYTES_PER_S
+    return hardware.host_link_bandwidth_bytes_per_s
 
 
 def group_link_bytes_per_s(hardware: HardwareSpec, gpus: int) -> int:

@@ -6,14 +6,28 @@ from typing import Any
 
 from rlmcost import blocks as bl
 from rlmcost.choices import Dtype
+from rlmcost.errors import SpecError
 from rlmcost.evaluate import format_bandwidth, format_bytes, format_count, format_flops
 from rlmcost.specs import hardware, models
 
 
-def model_catalog() -> list[dict[str, Any]]:
-    """One dict per built-in model: its spec fields plus exact parameter counts."""
+def model_catalog(family: str | None = None) -> list[dict[str, Any]]:
+    """One dict per built-in model: its spec fields plus exact parameter counts.
+
+    ``family`` keeps the models whose family or transformers model_type it names ('qwen3',
+    'llama', 'glm4_moe'); an unknown one is a SpecError listing the families.
+    """
+    specs = models()
+    if family is not None:
+        want = family.strip().lower()
+        specs = tuple(s for s in specs if want in (s.family, s.model_type))
+        if not specs:
+            known = sorted({s.family for s in models()} | {s.model_type for s in models()})
+            raise SpecError(
+                f"no built-in model of family '{family}'; use one of: {', '.join(known)}"
+            )
     rows = []
-    for spec in models():
+    for spec in specs:
         arch = spec.arch()
         total, active = int(bl.params(arch)), int(bl.params_active_per_token(arch))
         row = spec.model_dump(mode="json")
@@ -37,6 +51,9 @@ def hardware_catalog() -> list[dict[str, Any]]:
             bf16_h=format_flops(peak[Dtype.BF16], "FLOP/s"),
             fp8_h=format_flops(peak[Dtype.FP8], "FLOP/s") if Dtype.FP8 in peak else "-",
             hbm_h=f"{hw.hbm_bytes / 1e9:g} GB ({format_bytes(hw.hbm_bytes)})",
+            hbm_capacity_bytes=hw.hbm_capacity_bytes,
+            hbm_usable_h=format_bytes(hw.hbm_usable_bytes),
+            host_link_h=format_bandwidth(hw.host_link_bandwidth_bytes_per_s),
             hbm_bw_h=format_bandwidth(hw.hbm_bandwidth_bytes_per_s),
             intra_h=format_bandwidth(hw.intra_node_bandwidth_bytes_per_s),
             inter_h=format_bandwidth(hw.inter_node_bandwidth_bytes_per_s),

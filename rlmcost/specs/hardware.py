@@ -18,7 +18,13 @@ class HardwareSpec(BaseModel):
     peak_flops_per_s: dict[Dtype, int] = Field(
         description="dense (not 2:4 sparse) peak tensor FLOP/s per dtype"
     )
-    hbm_bytes: int = Field(gt=0, description="device memory capacity [B]")
+    hbm_bytes: int = Field(gt=0, description="device memory capacity, datasheet [B]")
+    hbm_usable_bytes: int = Field(
+        gt=0,
+        description="device memory programs can allocate [B]: torch.cuda.get_device_properties"
+        "(0).total_memory (driver and ECC reservations taken off the datasheet figure)",
+    )
+    hbm_usable_source: str = Field(description="where hbm_usable_bytes comes from, or its rule")
     hbm_bandwidth_bytes_per_s: int = Field(gt=0, description="device memory bandwidth [B/s]")
     intra_node_bandwidth_bytes_per_s: int = Field(
         gt=0, description="GPU-to-GPU link inside a node, per direction [B/s] (NVLink, xGMI)"
@@ -26,8 +32,19 @@ class HardwareSpec(BaseModel):
     inter_node_bandwidth_bytes_per_s: int = Field(
         gt=0, description="network bandwidth per GPU across nodes, per direction [B/s]"
     )
+    host_link_bandwidth_bytes_per_s: int = Field(
+        gt=0, description="CPU <-> GPU link per direction [B/s] (PCIe, NVLink-C2C)"
+    )
+    host_link_source: str = Field(description="where host_link_bandwidth_bytes_per_s comes from")
     gpus_per_node: int = Field(default=8, gt=0, description="GPUs in one node")
     source: str = Field(description="datasheet the numbers come from")
+
+    @property
+    def hbm_capacity_bytes(self) -> int:
+        """Bytes a fit check may fill: the usable capacity (``hbm_usable_bytes``), not the
+        datasheet's ``hbm_bytes``. Frameworks' own reserves (CUDA context, NCCL buffers,
+        allocator fragmentation) come on top and are not taken off."""
+        return self.hbm_usable_bytes
 
     def peak(self, dtype: Dtype) -> int:
         """Dense peak FLOP/s for ``dtype``; a SpecError names the dtypes it has."""

@@ -1,8 +1,17 @@
 """Load a transformers ``config.json`` into a :class:`ModelSpec` (no transformers needed).
 
-Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2.
-Multi-head latent attention (DeepSeek-V2/V3, ``deepseek_v2``/``deepseek_v3``) is not
-modelled and is rejected by name rather than silently mis-counted.
+Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
+glm4_moe (GLM-4.5), gemma2, gemma3 (the language model of the multimodal checkpoint, from its
+``text_config``), gemma3_text and phi3 (Phi-3, Phi-3.5, Phi-4). Parameter counts equal
+``sum(p.numel())`` of the transformers class built from the same config (tests/
+test_registry_configs.py). What the costs approximate (sliding-window layers costed as full
+attention, layers transformers does not build, a vision tower left out) goes to the spec's
+``notes``. Multi-head latent attention (DeepSeek-V2/V3, ``deepseek_v2``/``deepseek_v3``) is
+not modelled and is rejected by name rather than silently mis-counted.
+
+Before anything is built, every size is checked to be an integer in a plausible range
+(:data:`LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5, "big") is a one-line
+SpecError, not an evaluation.
 """
 
 from __future__ import annotations
@@ -15,45 +24,193 @@ from rlmcost.errors import SpecError
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
 
-SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2")
+SUPPORTED = (
+    "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
+    "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3",
+)  # fmt: skip
 UNSUPPORTED = {
     "deepseek_v2": "multi-head latent attention (MLA) is not modelled",
     "deepseek_v3": "multi-head latent attention (MLA) is not modelled",
 }
 
+#: key -> (smallest, largest) plausible value. Upper bounds are ~10-100x the largest published
+#: models (Llama-3.1-405B: d = 16384, 126 layers; Gemma 3: V = 262208; GLM-4.5: 160 experts).
+LIMITS: dict[str, tuple[int, int]] = {
+    "hidden_size": (1, 2**20),
+    "n_embd": (1, 2**20),
+    "intermediate_size": (1, 2**22),
+    "n_inner": (1, 2**22),
+    "moe_intermediate_size": (1, 2**22),
+    "shared_expert_intermediate_size": (0, 2**22),
+    "num_hidden_layers": (1, 10**4),
+    "n_layer": (1, 10**4),
+    "num_attention_heads": (1, 2**14),
+    "n_head": (1, 2**14),
+    "num_key_value_heads": (1, 2**14),
+    "head_dim": (1, 2**14),
+    "vocab_size": (1, 10**7),
+    "max_position_embeddings": (0, 2**30),
+    "n_positions": (1, 2**30),
+    "num_experts": (1, 2**16),
+    "num_local_experts": (1, 2**16),
+    "n_routed_experts": (1, 2**16),
+    "num_experts_per_tok": (1, 2**16),
+    "n_shared_experts": (0, 2**10),
+    "first_k_dense_replace": (0, 10**4),
+    "decoder_sparse_step": (1, 10**4),
+    "sliding_window": (0, 2**30),
+    "num_nextn_predict_layers": (0, 10**4),
+}
+FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window")
+
+#: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
+#: keys out of ``text_config`` (tests check them against transformers).
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
+    vocab_size=262208,
+    hidden_size=2304,
+    intermediate_size=9216,
+    num_hidden_layers=26,
+    num_attention_heads=8,
+    num_key_value_heads=4,
+    head_dim=256,
+    max_position_embeddings=131072,
+    sliding_window=4096,
+    tie_word_embeddings=True,
+)
+#: head_dim when a config omits it: the config class's default, else hidden_size / heads.
+HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256}
+#: tie_word_embeddings when a config omits it (the config classes' defaults).
+TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
+
+
+def check_plausible(cfg: dict[str, Any], path: str) -> None:
+    """SpecError unless every size in ``cfg`` is an integer in :data:`LIMITS` and every flag
+    a boolean (null counts as absent)."""
+    for key, (lo, hi) in LIMITS.items():
+        v = cfg.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            shown = f"{v:g}" if isinstance(v, float) else repr(v)
+            raise SpecError(
+                f"{path}: {key}={shown} is implausible (expected an integer in {lo}..{hi}); "
+                "is this a transformers config.json?"
+            )
+    for key in FLAGS:
+        v = cfg.get(key)
+        if v is not None and not isinstance(v, bool):
+            raise SpecError(f"{path}: {key}={v!r} must be true or false")
+
 
 def _need(cfg: dict[str, Any], key: str, path: str) -> Any:
-    if key not in cfg:
+    if cfg.get(key) is None:
         raise SpecError(f"{path}: config has no '{key}'; is it a transformers config.json?")
     return cfg[key]
 
 
-def _llama_like(cfg: dict[str, Any], path: str) -> dict[str, Any]:
-    d = int(_need(cfg, "hidden_size", path))
-    h = int(_need(cfg, "num_attention_heads", path))
+def _llama_like(cfg: dict[str, Any], mt: str, path: str) -> dict[str, Any]:
+    d = _need(cfg, "hidden_size", path)
+    h = _need(cfg, "num_attention_heads", path)
+    bias = bool(cfg.get("attention_bias") or False)
+    tie = cfg.get("tie_word_embeddings")
     return dict(
         n_layers=_need(cfg, "num_hidden_layers", path),
         d_model=d,
         d_ff=_need(cfg, "intermediate_size", path),
         n_heads=h,
         n_kv_heads=cfg.get("num_key_value_heads") or h,
-        head_dim=cfg.get("head_dim") or d // h,
+        head_dim=cfg.get("head_dim") or HEAD_DIM_DEFAULT.get(mt) or d // h,
         vocab=_need(cfg, "vocab_size", path),
         max_context=cfg.get("max_position_embeddings") or 0,
         ffn_kind="gated",
         norm="rmsnorm",
-        tie_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-        qkv_bias=bool(cfg.get("attention_bias", False)),
-        out_bias=bool(cfg.get("attention_bias", False)),
-        mlp_bias=bool(cfg.get("mlp_bias", False)),
+        tie_embeddings=TIE_DEFAULT.get(mt, False) if tie is None else tie,
+        qkv_bias=bias,
+        out_bias=bias,
+        mlp_bias=bool(cfg.get("mlp_bias") or False),
     )
 
 
+def _sliding_note(cfg: dict[str, Any], layers: str) -> list[str]:
+    window = cfg.get("sliding_window")
+    if not window or cfg.get("use_sliding_window") is False:
+        return []
+    return [
+        f"sliding-window attention ({window} tokens, {layers}) is costed as full causal "
+        f"attention: an upper bound on attention work and KV cache beyond {window} tokens"
+    ]
+
+
+def _gpt2(cfg: dict[str, Any], path: str) -> dict[str, Any]:
+    d = _need(cfg, "n_embd", path)
+    h = _need(cfg, "n_head", path)
+    tie = cfg.get("tie_word_embeddings")
+    return dict(
+        n_layers=_need(cfg, "n_layer", path),
+        d_model=d,
+        d_ff=cfg.get("n_inner") or 4 * d,
+        n_heads=h,
+        n_kv_heads=h,
+        head_dim=d // h,
+        vocab=_need(cfg, "vocab_size", path),
+        n_positions=_need(cfg, "n_positions", path),
+        max_context=cfg.get("n_positions", 0),
+        ffn_kind="plain",
+        norm="layernorm",
+        qkv_bias=True,
+        out_bias=True,
+        mlp_bias=True,
+        tie_embeddings=True if tie is None else tie,
+    )
+
+
+def _moe(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: str) -> None:
+    """Routed/shared expert fields of the MoE model types, in place."""
+    if mt == "mixtral":
+        fields.update(
+            n_experts=_need(cfg, "num_local_experts", path),
+            top_k=_need(cfg, "num_experts_per_tok", path),
+            d_expert=fields["d_ff"],
+        )
+    elif mt in ("qwen2_moe", "qwen3_moe"):
+        if cfg.get("mlp_only_layers") or (cfg.get("decoder_sparse_step") or 1) != 1:
+            raise SpecError(
+                f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
+                "decoder_sparse_step != 1) are not supported"
+            )
+        # published configs say num_experts; transformers 5 serializes num_local_experts
+        n_experts = cfg.get("num_experts") or _need(cfg, "num_local_experts", path)
+        fields.update(
+            n_experts=n_experts,
+            top_k=_need(cfg, "num_experts_per_tok", path),
+            d_expert=_need(cfg, "moe_intermediate_size", path),
+        )
+        shared = cfg.get("shared_expert_intermediate_size", 0) if mt == "qwen2_moe" else 0
+        if shared:
+            fields.update(n_shared_experts=1, d_shared_expert=shared, shared_expert_gate=True)
+    elif mt == "glm4_moe":
+        # Glm4MoeMoE: router d x E (its score-correction bias is a buffer), E routed experts,
+        # one shared MLP of width moe_intermediate_size x n_shared_experts; the first
+        # first_k_dense_replace layers keep the dense MLP. q/k/v carry biases, o_proj none.
+        d_e = _need(cfg, "moe_intermediate_size", path)
+        n_shared = cfg.get("n_shared_experts") or 0
+        fields.update(
+            n_experts=_need(cfg, "n_routed_experts", path),
+            top_k=_need(cfg, "num_experts_per_tok", path),
+            d_expert=d_e,
+            n_shared_experts=n_shared,
+            d_shared_expert=d_e if n_shared else 0,
+            first_dense_layers=cfg.get("first_k_dense_replace") or 0,
+            out_bias=False,
+            qk_norm=bool(cfg.get("use_qk_norm") or False),
+        )
+
+
 def spec_from_config(cfg: dict[str, Any], name: str, path: str = "config") -> ModelSpec:
-    """A ModelSpec from a config dict; SpecError for unknown or unsupported model types."""
+    """A ModelSpec from a config dict; SpecError for unknown, unsupported or implausible ones."""
     try:
         return _spec_from_config(cfg, name, path)
-    except (TypeError, ValueError, ZeroDivisionError) as exc:
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
         if isinstance(exc, SpecError):
             raise
         raise SpecError(f"{path}: malformed config value ({exc})") from None
@@ -67,60 +224,57 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         raise SpecError(
             f"{path}: model_type {mt!r} is not supported; supported: {', '.join(SUPPORTED)}"
         )
-    if mt == "gpt2":
-        d = int(_need(cfg, "n_embd", path))
-        fields: dict[str, Any] = dict(
-            n_layers=_need(cfg, "n_layer", path),
-            d_model=d,
-            d_ff=cfg.get("n_inner") or 4 * d,
-            n_heads=_need(cfg, "n_head", path),
-            vocab=_need(cfg, "vocab_size", path),
-            n_positions=_need(cfg, "n_positions", path),
-            max_context=cfg.get("n_positions", 0),
-            ffn_kind="plain",
-            norm="layernorm",
-            qkv_bias=True,
-            out_bias=True,
-            mlp_bias=True,
-            tie_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+    notes: list[str] = []
+    if mt == "gemma3":
+        text = cfg.get("text_config")
+        if not isinstance(text, dict):
+            raise SpecError(f"{path}: a gemma3 config needs a text_config object")
+        cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in text.items() if v is not None}}
+        notes.append(
+            "the language model only: the vision encoder and projector of the multimodal "
+            "checkpoint are not counted"
         )
-        fields["n_kv_heads"] = fields["n_heads"]
-        fields["head_dim"] = d // int(fields["n_heads"])
+        mt = "gemma3_text"
+    elif mt == "gemma3_text":
+        cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
+    check_plausible(cfg, path)
+    if mt == "gpt2":
+        fields = _gpt2(cfg, path)
     else:
-        fields = _llama_like(cfg, path)
-        if mt in ("qwen2", "qwen2_moe"):
-            fields.update(qkv_bias=True, out_bias=False)
-        if mt in ("qwen3", "qwen3_moe"):
-            fields.update(qk_norm=True)
-        if mt == "mixtral":
-            fields.update(
-                n_experts=_need(cfg, "num_local_experts", path),
-                top_k=_need(cfg, "num_experts_per_tok", path),
-                d_expert=fields["d_ff"],
+        fields = _llama_like(cfg, mt, path)
+        _moe(cfg, mt, fields, path)
+    if mt in ("qwen2", "qwen2_moe"):
+        fields.update(qkv_bias=True, out_bias=False)
+    if mt in ("qwen3", "qwen3_moe"):
+        fields.update(qk_norm=True)
+    if mt in ("gemma2", "gemma3_text"):
+        # pre- and post-attention, pre- and post-FFN RMSNorms (Gemma2DecoderLayer)
+        fields.update(norms_per_layer=4, qk_norm=mt == "gemma3_text")
+        notes += _sliding_note(cfg, "on the local layers")
+        if cfg.get("attn_logit_softcapping") or cfg.get("final_logit_softcapping"):
+            notes.append(
+                "logit soft-capping (tanh) is elementwise: no matmul FLOPs, left out as all "
+                "elementwise work is"
             )
-        if mt in ("qwen2_moe", "qwen3_moe"):
-            if cfg.get("mlp_only_layers") or cfg.get("decoder_sparse_step", 1) != 1:
-                raise SpecError(
-                    f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
-                    "decoder_sparse_step != 1) are not supported"
-                )
-            # published configs say num_experts; transformers 5 serializes num_local_experts
-            n_experts = cfg.get("num_experts") or _need(cfg, "num_local_experts", path)
-            fields.update(
-                n_experts=n_experts,
-                top_k=_need(cfg, "num_experts_per_tok", path),
-                d_expert=_need(cfg, "moe_intermediate_size", path),
-            )
-            shared = cfg.get("shared_expert_intermediate_size", 0) if mt == "qwen2_moe" else 0
-            if shared:
-                fields.update(n_shared_experts=1, d_shared_expert=shared, shared_expert_gate=True)
-    fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}")
+    elif mt in ("mistral", "mixtral", "phi3", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        notes += _sliding_note(cfg, "every layer")
+    if mt == "phi3":  # fused qkv_proj and gate_up_proj, no biases
+        fields.update(qkv_bias=False, out_bias=False, mlp_bias=False)
+    if mt == "glm4_moe" and cfg.get("num_nextn_predict_layers"):
+        notes.append(
+            "the multi-token-prediction layer (num_nextn_predict_layers) is left out, as in "
+            "transformers"
+        )
+    fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes)
     return build(ModelSpec, fields, f"{path}")
 
 
 def load_config(path: str | Path) -> ModelSpec:
-    """Read ``path`` (a config.json) into a ModelSpec; one-line SpecError when unreadable."""
+    """Read ``path`` (a config.json, or a checkpoint folder holding one) into a ModelSpec;
+    one-line SpecError when unreadable."""
     p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
     try:
         text = p.read_text()
     except OSError as exc:
@@ -129,8 +283,9 @@ def load_config(path: str | Path) -> ModelSpec:
         ) from None
     try:
         cfg = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"{p} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" (line {exc.lineno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise SpecError(f"{p} is not valid JSON{where}") from None
     if not isinstance(cfg, dict):
         raise SpecError(f"{p} must hold a JSON object, the transformers config")
     return spec_from_config(

@@ -19,6 +19,11 @@ class ModelSpec(BaseModel):
 
     name: str = Field(description="canonical lower-case name, e.g. 'llama-3.1-70b'")
     aliases: tuple[str, ...] = Field(default=(), description="other names that resolve to it")
+    hf_ids: tuple[str, ...] = Field(
+        default=(),
+        description="Hugging Face repository ids of this exact shape (base, instruct, distilled "
+        "variants), e.g. 'Qwen/Qwen2.5-7B-Instruct'; they resolve to this spec",
+    )
     family: str = Field(default="custom", description="model family, e.g. 'llama'")
     model_type: str = Field(default="llama", description="transformers model_type")
     source: str = Field(default="", description="where the numbers come from")
@@ -45,6 +50,14 @@ class ModelSpec(BaseModel):
     d_shared_expert: int = Field(default=0, ge=0, description="shared-expert inner width")
     shared_expert_gate: bool = False
     first_dense_layers: int = Field(default=0, ge=0, description="leading dense-FFN layers")
+    norms_per_layer: int = Field(
+        default=2, ge=2, le=4, description="norms per layer: 2 (pre-attn, pre-FFN); 4 (Gemma 2/3)"
+    )
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="what the costs approximate for this model (sliding windows, soft-capping, "
+        "layers transformers does not build); empty = modelled exactly",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
@@ -97,6 +110,6 @@ class ModelSpec(BaseModel):
     def arch(self) -> Arch:
         """The shape as an :class:`Arch` with integer fields, for the cost code."""
         fields = self.model_dump(
-            exclude={"aliases", "family", "model_type", "source", "max_context"}
+            exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes"}
         )
         return Arch(**fields)

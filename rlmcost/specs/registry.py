@@ -1,4 +1,4 @@
-"""Built-in models and hardware, and name resolution (aliases, unambiguous partial names)."""
+"""Built-in models and hardware, and exact name resolution (names, aliases, Hugging Face ids)."""
 
 from __future__ import annotations
 
@@ -39,25 +39,81 @@ def hardware() -> tuple[HardwareSpec, ...]:
 
 
 def _norm(s: str) -> str:
-    return "".join(ch for ch in s.lower() if ch.isalnum())
+    """Case, space, '-' and '_' do not matter; '.' and '/' do ('qwen2.5-7b' is not 'qwen2-57b')."""
+    return "".join(ch for ch in s.lower() if ch.isalnum() or ch in "./")
 
 
-def _resolve(query: str, specs: tuple[S, ...], kind: str, listing: str) -> S:
+def keys(spec: ModelSpec | HardwareSpec) -> tuple[str, ...]:
+    """Every normalized string that resolves to ``spec``: its name, aliases, Hugging Face ids
+    and those ids without the organization ('Qwen2.5-7B-Instruct')."""
+    names = [spec.name, *spec.aliases]
+    for hf_id in getattr(spec, "hf_ids", ()):
+        names += [hf_id, hf_id.rsplit("/", 1)[-1]]
+    return tuple(dict.fromkeys(_norm(n) for n in names))
+
+
+def _index(specs: tuple[S, ...], kind: str) -> dict[str, S]:
+    index: dict[str, S] = {}
+    for spec in specs:
+        for key in keys(spec):
+            other = index.setdefault(key, spec)
+            if other is not spec:
+                raise SpecError(f"built-in {kind}s {other.name} and {spec.name} share name {key}")
+    return index
+
+
+@cache
+def _model_index() -> dict[str, ModelSpec]:
+    return _index(models(), "model")
+
+
+@cache
+def _hardware_index() -> dict[str, HardwareSpec]:
+    return _index(hardware(), "hardware")
+
+
+MOST_CANDIDATES = 8
+
+
+def _or(names: list[str]) -> str:
+    """'a', 'a or b', 'a, b or c'; past MOST_CANDIDATES, '... (and N more)'."""
+    more = len(names) - MOST_CANDIDATES
+    shown = names[:MOST_CANDIDATES]
+    text = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    return f"{text} (and {more} more)" if more > 0 else text
+
+
+def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
+    """Names of the specs ``query`` may have meant, for an error message (never resolved).
+
+    Specs one of whose names contains the normalized query, those starting with it first;
+    failing that, difflib's close matches among names and aliases.
+    """
+    q = _norm(query)
+    hits = [s for s in specs if any(q in k for k in keys(s))]
+    hits.sort(key=lambda s: not _norm(s.name).startswith(q))
+    names = [s.name for s in hits]
+    if not names:
+        by_key = {_norm(n): s.name for s in specs for n in (s.name, *s.aliases)}
+        close = difflib.get_close_matches(q, list(by_key), n=3, cutoff=0.6)
+        names = list(dict.fromkeys(by_key[c] for c in close))
+    return names
+
+
+def _resolve(query: str, specs: tuple[S, ...], index: dict[str, S], kind: str, listing: str) -> S:
+    """The spec whose name, alias or Hugging Face id is ``query`` (normalized), else a
+    SpecError listing the real names it may have meant. Never a partial match."""
     q = _norm(query)
     if not q:
         raise SpecError(f"empty {kind} name; see `rlmcost {listing}`")
-    for spec in specs:
-        if q == _norm(spec.name) or q in (_norm(a) for a in spec.aliases):
-            return spec
-    hits = [s for s in specs if q in _norm(s.name) or any(q in _norm(a) for a in s.aliases)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        names = ", ".join(h.name for h in hits)
-        raise SpecError(f"{kind} '{query}' is ambiguous: {names}; give one of them")
-    close = difflib.get_close_matches(query.lower(), [s.name for s in specs], n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise SpecError(f"unknown {kind} '{query}'; {hint}see `rlmcost {listing}`")
+    if q in index:
+        return index[q]
+    names = candidates(query, specs)
+    see = f"see `rlmcost {listing}`"
+    if len(names) > 1 and all(q in _norm(n) for n in names):
+        raise SpecError(f"{kind} '{query}' is ambiguous: {_or(names)}? give the full name; {see}")
+    hint = f"did you mean {_or(names)}? " if names else ""
+    raise SpecError(f"unknown {kind} '{query}'; {hint}{see}")
 
 
 UNSUPPORTED_MODELS = {
@@ -67,26 +123,59 @@ UNSUPPORTED_MODELS = {
 }
 
 
-def get_model(query: str | ModelSpec) -> ModelSpec:
-    """A built-in model by name, alias or unambiguous part of a name, or a config.json path.
+def _unsupported(query: str) -> None:
+    """SpecError for DeepSeek-V2/V3/R1 names and their versions ('deepseek-ai/DeepSeek-V3-0324');
+    the R1 distills are Qwen/Llama shapes and resolve as built-ins, so the error offers them."""
+    q = _norm(query.rsplit("/", 1)[-1])
+    if "distill" in q:
+        return
+    for name, why in UNSUPPORTED_MODELS.items():
+        if q.startswith(_norm(name)):
+            names = candidates(query.rsplit("/", 1)[-1], models())
+            hint = f"; its distills are built in: did you mean {_or(names)}?" if names else ""
+            raise SpecError(f"model '{query}' ({name}) is not supported: {why}{hint}")
 
-    Size aliases: 7b -> llama-2-7b, 13b -> llama-2-13b, 8b / 70b / 405b -> llama-3.1-*,
-    175b -> gpt-3-175b (the newest Llama of each size, else the paper's GPT-3).
+
+def is_path(query: str) -> bool:
+    """A model argument is a config path when it ends with .json or names an existing file or
+    checkpoint folder (built-in names and Hugging Face ids are tried before the latter)."""
+    return query.endswith(".json") or (bool(query.strip()) and Path(query).exists())
+
+
+def get_model(query: str | ModelSpec) -> ModelSpec:
+    """A built-in model by name, alias or Hugging Face id, or a config.json path (a
+    checkpoint folder that exists counts, when the argument is not a built-in name).
+
+    Names resolve exactly (case, spaces, '-' and '_' aside) or not at all: an unknown or
+    ambiguous name is a SpecError that lists the built-in names it may have meant. Hugging
+    Face ids of the same shape (base, instruct, distilled: 'Qwen/Qwen2.5-7B-Instruct',
+    'deepseek-ai/DeepSeek-R1-Distill-Qwen-7B') resolve to one spec. Size aliases: 7b ->
+    llama-2-7b, 13b -> llama-2-13b, 8b / 70b / 405b -> llama-3.1-*, 175b -> gpt-3-175b.
     """
     if isinstance(query, ModelSpec):
         return query
-    if query.endswith(".json") or "/" in query or Path(query).is_file():
+    q = _norm(query)
+    index = _model_index()
+    if query.endswith(".json") or (q not in index and is_path(query)):
         from rlmcost.specs.hf_config import load_config
 
         return load_config(query)
-    for name, why in UNSUPPORTED_MODELS.items():
-        if _norm(query).startswith("deepseek") and _norm(query) in _norm(name):
-            raise SpecError(f"model '{query}' ({name}) is not supported: {why}")
-    return _resolve(query, models(), "model", "models")
+    if q not in index:
+        _unsupported(query)
+        if "/" in query and q:
+            names = candidates(query.rsplit("/", 1)[-1], models())
+            hint = f"did you mean {_or(names)}? " if names else ""
+            raise SpecError(
+                f"unknown model '{query}': not a built-in name or Hugging Face id, nor an "
+                f"existing path; {hint}or pass the checkpoint's config.json (see `rlmcost models`)"
+            )
+    return _resolve(query, models(), index, "model", "models")
 
 
 def get_hardware(query: str | HardwareSpec) -> HardwareSpec:
-    """A built-in accelerator by name, alias or unambiguous part of a name."""
+    """A built-in accelerator by name or alias, exactly (case and punctuation aside); an
+    unknown or ambiguous name is a SpecError listing the candidates ('a100: a100-40gb or
+    a100-80gb?')."""
     if isinstance(query, HardwareSpec):
         return query
-    return _resolve(query, hardware(), "hardware", "hardware")
+    return _resolve(query, hardware(), _hardware_index(), "hardware", "hardware")

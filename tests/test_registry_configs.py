@@ -1,0 +1,295 @@
+"""Built-in models against their public config.json files and the transformers classes.
+
+``PUBLIC_CONFIGS`` holds, for every built-in model, the shape keys of the config.json the spec
+was copied from (values written after the published Hugging Face configs; keys transformers
+fills from its defaults are left out where the public file leaves them out). Each test builds
+the independent side from that dict alone:
+
+* the config.json loader turns it into the same shape as the built-in spec;
+* ``AutoModelForCausalLM.from_config`` on the meta device has exactly as many parameters as
+  ``blocks.params`` of the built-in spec.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from rlmcost import blocks as bl
+from rlmcost.errors import SpecError
+from rlmcost.specs import get_model, models
+from rlmcost.specs.hf_config import GEMMA3_TEXT_DEFAULTS, SUPPORTED, load_config, spec_from_config
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _cfg(mt: str, L: int, d: int, ff: int, h: int, kv: int, V: int, ctx: int, **kw: Any) -> dict:
+    return dict(
+        model_type=mt,
+        num_hidden_layers=L,
+        hidden_size=d,
+        intermediate_size=ff,
+        num_attention_heads=h,
+        num_key_value_heads=kv,
+        vocab_size=V,
+        max_position_embeddings=ctx,
+        **kw,
+    )
+
+
+def llama(L, d, ff, h, kv, V=128256, ctx=131072, tie=False, **kw):
+    return _cfg("llama", L, d, ff, h, kv, V, ctx, tie_word_embeddings=tie, **kw)
+
+
+def qwen2(L, d, ff, h, kv, V, ctx, tie):
+    return _cfg("qwen2", L, d, ff, h, kv, V, ctx, tie_word_embeddings=tie,
+                sliding_window=ctx, use_sliding_window=False)  # fmt: skip
+
+
+def qwen3(L, d, ff, h, tie):
+    return _cfg("qwen3", L, d, ff, h, 8, 151936, 40960, head_dim=128, tie_word_embeddings=tie,
+                attention_bias=False, sliding_window=None, use_sliding_window=False)  # fmt: skip
+
+
+def qwen3_moe(L, d, ff, h, kv, E, k, d_e, ctx):
+    return _cfg("qwen3_moe", L, d, ff, h, kv, 151936, ctx, head_dim=128, num_experts=E,
+                num_experts_per_tok=k, moe_intermediate_size=d_e, decoder_sparse_step=1,
+                mlp_only_layers=[], tie_word_embeddings=False)  # fmt: skip
+
+
+def gemma2(L, d, ff, h, kv, hd):
+    return _cfg("gemma2", L, d, ff, h, kv, 256000, 8192, head_dim=hd, sliding_window=4096,
+                attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+                query_pre_attn_scalar=hd)  # fmt: skip
+
+
+def gemma3_text(L, d, ff, h, kv, hd, V, ctx, window):
+    return _cfg("gemma3_text", L, d, ff, h, kv, V, ctx, head_dim=hd, sliding_window=window)
+
+
+def phi3(L, d, ff, h, kv, V, ctx, tie=False, window=None):
+    return _cfg("phi3", L, d, ff, h, kv, V, ctx, tie_word_embeddings=tie, sliding_window=window)
+
+
+def glm4_moe(L, d, ff, d_e, E, dense, qk_norm):
+    return _cfg("glm4_moe", L, d, ff, 96, 8, 151552, 131072, head_dim=128,
+                moe_intermediate_size=d_e, n_routed_experts=E, n_shared_experts=1,
+                num_experts_per_tok=8, first_k_dense_replace=dense, attention_bias=True,
+                use_qk_norm=qk_norm, partial_rotary_factor=0.5, num_nextn_predict_layers=1,
+                n_group=1, topk_group=1, routed_scaling_factor=2.5,
+                tie_word_embeddings=False)  # fmt: skip
+
+
+GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
+            vocab_size=50257)  # fmt: skip
+
+# fmt: off
+PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
+    "llama-2-7b": llama(32, 4096, 11008, 32, 32, V=32000, ctx=4096),
+    "llama-2-13b": llama(40, 5120, 13824, 40, 40, V=32000, ctx=4096),
+    "llama-2-70b": llama(80, 8192, 28672, 64, 8, V=32000, ctx=4096),
+    "llama-3.1-8b": llama(32, 4096, 14336, 32, 8),
+    "llama-3.1-70b": llama(80, 8192, 28672, 64, 8),
+    "llama-3.1-405b": llama(126, 16384, 53248, 128, 8),
+    "llama-3.2-1b": llama(16, 2048, 8192, 32, 8, tie=True, head_dim=64),
+    "llama-3.2-3b": llama(28, 3072, 8192, 24, 8, tie=True, head_dim=128),
+    "mistral-7b": _cfg("mistral", 32, 4096, 14336, 32, 8, 32000, 32768, sliding_window=4096),
+    "mistral-nemo-12b": _cfg("mistral", 40, 5120, 14336, 32, 8, 131072, 1024000, head_dim=128,
+                             sliding_window=None),
+    "mistral-small-24b": _cfg("mistral", 40, 5120, 32768, 32, 8, 131072, 32768, head_dim=128,
+                              sliding_window=None),
+    "mixtral-8x7b": _cfg("mixtral", 32, 4096, 14336, 32, 8, 32000, 32768, num_local_experts=8,
+                         num_experts_per_tok=2, sliding_window=None),
+    "mixtral-8x22b": _cfg("mixtral", 56, 6144, 16384, 48, 8, 32768, 65536, num_local_experts=8,
+                          num_experts_per_tok=2, sliding_window=None),
+    "qwen2.5-0.5b": qwen2(24, 896, 4864, 14, 2, 151936, 32768, True),
+    "qwen2.5-1.5b": qwen2(28, 1536, 8960, 12, 2, 151936, 32768, True),
+    "qwen2.5-3b": qwen2(36, 2048, 11008, 16, 2, 151936, 32768, True),
+    "deepseek-r1-distill-qwen-1.5b": qwen2(28, 1536, 8960, 12, 2, 151936, 131072, False),
+    "qwen2.5-7b": qwen2(28, 3584, 18944, 28, 4, 152064, 131072, False),
+    "qwen2.5-14b": qwen2(48, 5120, 13824, 40, 8, 152064, 131072, False),
+    "qwen2.5-32b": qwen2(64, 5120, 27648, 40, 8, 152064, 131072, False),
+    "qwen2.5-72b": qwen2(80, 8192, 29568, 64, 8, 152064, 131072, False),
+    "qwen3-0.6b": qwen3(28, 1024, 3072, 16, True),
+    "qwen3-1.7b": qwen3(28, 2048, 6144, 16, True),
+    "qwen3-4b": qwen3(36, 2560, 9728, 32, True),
+    "qwen3-8b": qwen3(36, 4096, 12288, 32, False),
+    "qwen3-14b": qwen3(40, 5120, 17408, 40, False),
+    "qwen3-32b": qwen3(64, 5120, 25600, 64, False),
+    "qwen1.5-moe-a2.7b": _cfg("qwen2_moe", 24, 2048, 5632, 16, 16, 151936, 8192,
+                              moe_intermediate_size=1408, shared_expert_intermediate_size=5632,
+                              num_experts=60, num_experts_per_tok=4, decoder_sparse_step=1,
+                              tie_word_embeddings=False),
+    "qwen3-30b-a3b": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 40960),
+    "qwen3-235b-a22b": qwen3_moe(94, 4096, 12288, 64, 4, 128, 8, 1536, 40960),
+    "qwen3-coder-480b-a35b": qwen3_moe(62, 6144, 8192, 96, 8, 160, 8, 2560, 262144),
+    "glm-4.5": glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
+    "glm-4.5-air": glm4_moe(46, 4096, 10944, 1408, 128, 1, False),
+    "gemma-2-2b": gemma2(26, 2304, 9216, 8, 4, 256),
+    "gemma-2-9b": gemma2(42, 3584, 14336, 16, 8, 256),
+    "gemma-2-27b": gemma2(46, 4608, 36864, 32, 16, 128),
+    "gemma-3-1b": gemma3_text(26, 1152, 6912, 4, 1, 256, 262144, 32768, 512),
+    "gemma-3-4b": gemma3_text(34, 2560, 10240, 8, 4, 256, 262208, 131072, 1024),
+    "gemma-3-12b": gemma3_text(48, 3840, 15360, 16, 8, 256, 262208, 131072, 1024),
+    "gemma-3-27b": gemma3_text(62, 5376, 21504, 32, 16, 128, 262208, 131072, 1024),
+    "phi-3-mini": phi3(32, 3072, 8192, 32, 32, 32064, 4096, window=2047),
+    "phi-3-medium": phi3(40, 5120, 17920, 40, 10, 32064, 4096, window=2047),
+    "phi-4": phi3(40, 5120, 17920, 40, 10, 100352, 16384),
+    "phi-4-mini": phi3(32, 3072, 8192, 24, 8, 200064, 131072, tie=True),
+    "gpt-2": GPT2,
+    # no public config: GPT-3 is the GPT-2 architecture at Brown et al. 2020 Table 2.1 sizes
+    "gpt-3-175b": dict(GPT2, n_layer=96, n_embd=12288, n_head=96, n_positions=2048),
+}
+
+#: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
+#: the claim "same shape" is checked, not assumed.
+VARIANT_CONFIGS: dict[str, dict[str, Any]] = {
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": qwen2(28, 3584, 18944, 28, 4, 152064, 131072,
+                                                     False),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B": qwen2(48, 5120, 13824, 40, 8, 152064, 131072,
+                                                      False),
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B": qwen2(64, 5120, 27648, 40, 8, 152064, 131072,
+                                                      False),
+    "Qwen/QwQ-32B": qwen2(64, 5120, 27648, 40, 8, 152064, 40960, False),
+    "Qwen/Qwen2-7B-Instruct": qwen2(28, 3584, 18944, 28, 4, 152064, 32768, False),
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": llama(32, 4096, 14336, 32, 8),
+    "deepseek-ai/DeepSeek-R1-Distill-Llama-70B": llama(80, 8192, 28672, 64, 8),
+    "meta-llama/Llama-3.3-70B-Instruct": llama(80, 8192, 28672, 64, 8),
+    "microsoft/Phi-3.5-mini-instruct": phi3(32, 3072, 8192, 32, 32, 32064, 131072, window=262144),
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 262144),
+}
+# fmt: on
+
+#: google/gemma-3-4b-it config.json: multimodal; text_config leaves out what
+#: Gemma3TextConfig's defaults give (heads, kv heads, head_dim, vocab).
+GEMMA3_4B_MULTIMODAL = {
+    "model_type": "gemma3",
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "text_config": {
+        "model_type": "gemma3_text",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_hidden_layers": 34,
+        "sliding_window": 1024,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+    },
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152},
+}
+
+
+def _transformers_params(cfg: dict[str, Any]) -> int:
+    kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
+    config = transformers.AutoConfig.for_model(cfg["model_type"], **kwargs)
+    extra = {}
+    if any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts")):
+        extra["experts_implementation"] = "batched_mm"
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config, **extra)
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_every_builtin_model_has_a_public_config():
+    assert {m.name for m in models()} == set(PUBLIC_CONFIGS)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CONFIGS))
+def test_config_json_loads_to_the_builtin_shape(name):
+    loaded = spec_from_config(PUBLIC_CONFIGS[name], name=name)
+    builtin = get_model(name)
+    # the loader, reading the public config, gives every field of the built-in's shape
+    assert loaded.arch() == builtin.arch()
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CONFIGS))
+def test_parameter_count_equals_transformers(name):
+    # independent: sum(p.numel()) of the transformers class built from the public config (meta)
+    expected = _transformers_params(PUBLIC_CONFIGS[name])
+    assert int(bl.params(get_model(name).arch())) == expected
+
+
+@pytest.mark.parametrize("hf_id", sorted(VARIANT_CONFIGS))
+def test_variants_resolve_to_a_spec_of_their_own_shape(hf_id):
+    loaded = spec_from_config(VARIANT_CONFIGS[hf_id], name="variant")
+    # the variant's own public config has the shape of the built-in its id resolves to
+    assert loaded.arch() == get_model(hf_id).arch().with_(name="variant")
+
+
+def test_every_supported_model_type_is_exercised():
+    types = {c["model_type"] for c in PUBLIC_CONFIGS.values()} | {"gemma3"}
+    assert set(SUPPORTED) <= types
+
+
+def test_gemma3_multimodal_config_loads_its_language_model(tmp_path):
+    p = tmp_path / "gemma-3-4b-it" / "config.json"
+    p.parent.mkdir()
+    p.write_text(json.dumps(GEMMA3_4B_MULTIMODAL))
+    spec = get_model(str(p.parent))  # a checkpoint folder is read through its config.json
+    assert spec.arch().with_(name="gemma-3-4b") == get_model("gemma-3-4b").arch()
+    assert any("vision" in n for n in spec.notes)
+
+
+def test_gemma3_text_defaults_are_transformers_defaults():
+    ref = transformers.Gemma3TextConfig()
+    # Gemma3TextConfig() is the source of the defaults the multimodal configs rely on
+    assert {k: getattr(ref, k) for k in GEMMA3_TEXT_DEFAULTS} == GEMMA3_TEXT_DEFAULTS
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CONFIGS))
+def test_builtin_notes_are_what_the_loader_notes(name):
+    # the loader, reading the public config, says what is approximated; the built-in says the
+    # same, plus the left-out vision tower where the checkpoint is multimodal (gemma3 with a
+    # text_config, tested below)
+    loaded = spec_from_config(PUBLIC_CONFIGS[name], name=name)
+    extra = [n for n in get_model(name).notes if n not in loaded.notes]
+    assert all("vision" in n for n in extra) and set(loaded.notes) <= set(get_model(name).notes)
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [("gemma-2-9b", "sliding-window"), ("gemma-2-9b", "soft-capping"),
+     ("glm-4.5", "multi-token-prediction"), ("mistral-7b", "sliding-window"),
+     ("phi-3-mini", "sliding-window"), ("gemma-3-27b", "vision")],
+)  # fmt: skip
+def test_approximations_are_noted(name, fragment):
+    assert any(fragment in n for n in get_model(name).notes)
+
+
+def test_exact_models_carry_no_notes():
+    for name in ("qwen2.5-7b", "qwen3-8b", "llama-3.1-8b", "mixtral-8x7b", "phi-4"):
+        assert spec_from_config(PUBLIC_CONFIGS[name], name=name).notes == ()
+
+
+BASE = PUBLIC_CONFIGS["qwen3-8b"]
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"hidden_size": 1e40}, "hidden_size=1e+40 is implausible"),
+        ({"hidden_size": -4096}, "hidden_size=-4096 is implausible"),
+        ({"hidden_size": 4096.5}, "hidden_size=4096.5 is implausible"),
+        ({"hidden_size": 4096.0}, "hidden_size=4096 is implausible"),
+        ({"hidden_size": True}, "hidden_size=True is implausible"),
+        ({"hidden_size": "4096"}, "hidden_size='4096' is implausible"),
+        ({"hidden_size": [4096]}, "hidden_size=[4096] is implausible"),
+        ({"num_hidden_layers": 10**5}, "num_hidden_layers=100000 is implausible"),
+        ({"num_hidden_layers": 0}, "num_hidden_layers=0 is implausible"),
+        ({"vocab_size": 10**8}, "vocab_size=100000000 is implausible"),
+        ({"num_attention_heads": 0}, "num_attention_heads=0 is implausible"),
+        ({"intermediate_size": 2**40}, "intermediate_size=1099511627776 is implausible"),
+        ({"head_dim": -1}, "head_dim=-1 is implausible"),
+        ({"max_position_embeddings": 1e30}, "max_position_embeddings=1e+30 is implausible"),
+        ({"tie_word_embeddings": "yes"}, "tie_word_embeddings='yes' must be true or false"),
+        ({"model_type": "glm4_moe", "n_routed_experts": 10**9}, "n_routed_experts"),
+        ({"model_type": "gemma3", "text_config": [1]}, "text_config object"),
+    ],
+)
+def test_implausible_configs_are_rejected_in_one_line(tmp_path, change, fragment):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**BASE, **change}))
+    with pytest.raises(SpecError) as exc:
+        load_config(p)
+    assert fragment in str(exc.value) and "\n" not in str(exc.value)
