@@ -85,11 +85,10 @@ class Setup:
 
 
 def device_capacity_bytes(hardware: HardwareSpec, ideal: bool = False) -> int:
-    """Bytes of device memory programs can allocate: the capacity the device reports
-    (``hbm_usable_bytes`` of the spec, torch.cuda's total_memory) when known, else the
-    datasheet's; the datasheet capacity for the paper's idealized iteration."""
-    usable = getattr(hardware, "hbm_usable_bytes", None)
-    return hardware.hbm_bytes if ideal or not usable else int(usable)
+    """Bytes of device memory programs can allocate: what the device reports
+    (``HardwareSpec.hbm_capacity_bytes``: torch.cuda's total_memory, with its source), or the
+    datasheet capacity for the paper's idealized iteration."""
+    return hardware.hbm_bytes if ideal else hardware.hbm_capacity_bytes
 
 
 @cache

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmcost import blocks as bl
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.evaluate import format_bandwidth, format_bytes, format_count, format_flops
@@ -29,6 +28,8 @@ def model_catalog(family: str | None = None) -> list[dict[str, Any]]:
     rows = []
     for spec in specs:
         arch = spec.arch()
+        from rlmcost import blocks as bl  # sympy: only the models listing needs it
+
         total, active = int(bl.params(arch)), int(bl.params_active_per_token(arch))
         row = spec.model_dump(mode="json")
         row.update(
