@@ -59,6 +59,15 @@ class Arch:
     d_shared_expert: Size = 0  # inner width of one shared expert
     shared_expert_gate: bool = False  # sigmoid gate d -> 1 on the shared expert (Qwen2-MoE)
     first_dense_layers: Size = 0  # leading layers with a dense FFN (DeepSeek-style)
+    # Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1); off when
+    # kv_lora_rank is None. An MLA arch has head_dim = qk_nope_head_dim + qk_rope_head_dim
+    # (the query/key head width) and n_kv_heads = n_heads (keys and values are expanded per
+    # head from the latent), so q_width is the width of the queries.
+    q_lora_rank: Size | None = None  # d_cq, query latent; None = plain d -> h (d_nope + d_rope)
+    kv_lora_rank: Size | None = None  # d_c, the cached key/value latent; None = not MLA
+    qk_nope_head_dim: Size = 0  # d_nope, per-head query/key part without RoPE
+    qk_rope_head_dim: Size = 0  # d_rope, RoPE part: per head in q, one shared key in the cache
+    v_head_dim: Size = 0  # d_v, per-head value width
 
     @property
     def is_moe(self) -> bool:
@@ -73,6 +82,11 @@ class Arch:
         return self.first_dense_layers if self.is_moe else self.n_layers
 
     @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3) rather than MHA/GQA/MQA."""
+        return self.kv_lora_rank is not None
+
+    @property
     def q_width(self) -> Size:
         """h * d_h: width of the queries (= d for canonical MHA)."""
         return self.n_heads * self.head_dim
@@ -81,6 +95,20 @@ class Arch:
     def kv_width(self) -> Size:
         """h_kv * d_h: width of the keys (and of the values)."""
         return self.n_kv_heads * self.head_dim
+
+    @property
+    def v_width(self) -> Size:
+        """h * d_v: width of the attention output (MLA), else of the values, h * d_h."""
+        return self.n_heads * self.v_head_dim if self.is_mla else self.q_width
+
+    @property
+    def kv_cache_width(self) -> Size:
+        """Elements one layer caches per token: 2 h_kv d_h (keys and values), or for MLA the
+        latent d_c plus the shared RoPE key d_rope, which engines (vLLM, SGLang, FlashMLA) and
+        transformers' DynamicCache store, not the per-head keys and values."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_width
 
     def with_(self, **changes: object) -> Arch:
         """A copy with some fields changed."""

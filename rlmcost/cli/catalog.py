@@ -40,7 +40,9 @@ def models(json_out: JsonOpt = False) -> None:
                 r["n_layers"],
                 r["d_model"],
                 f"{r['d_expert']} per expert" if r["n_experts"] else r["d_ff"],
-                f"{r['n_heads']}/{r['n_kv_heads']}",
+                f"{r['n_heads']}/MLA"
+                if r.get("kv_lora_rank")
+                else f"{r['n_heads']}/{r['n_kv_heads']}",
                 r["vocab"],
                 f"{r['top_k']}/{r['n_experts']}" if r["n_experts"] else "-",
                 r["params_h"],
@@ -49,7 +51,8 @@ def models(json_out: JsonOpt = False) -> None:
             for r in rows
         ],
         caption="params = sum of p.numel() (tied weights once); `--model path/config.json` "
-        "loads any llama, mistral, qwen2, qwen3(_moe), qwen2_moe, mixtral or gpt2 config.",
+        "loads any llama, mistral, qwen2, qwen3(_moe), qwen2_moe, mixtral, gpt2 or "
+        "deepseek_v2/v3 config. heads/MLA: multi-head latent attention (latent KV cache).",
         right=(2, 3, 4, 6, 8, 9),
     )
 

@@ -484,6 +484,9 @@ def estimate(
     for role, spec in specs.items():
         for note in check_layout(spec.arch(), lay, lay.n_gpus):
             notes.append(f"{role} ({spec.name}): {note}")
+        mla_note = spec.attention_note()
+        if mla_note and mla_note not in notes:
+            notes.append(mla_note)
     values = resolve_values(
         alg,
         {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},

@@ -1,8 +1,7 @@
 """Load a transformers ``config.json`` into a :class:`ModelSpec` (no transformers needed).
 
-Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2.
-Multi-head latent attention (DeepSeek-V2/V3, ``deepseek_v2``/``deepseek_v3``) is not
-modelled and is rejected by name rather than silently mis-counted.
+Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
+deepseek_v2, deepseek_v3 (multi-head latent attention, :func:`_deepseek_fields`).
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from rlmcost.errors import SpecError
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
 
-SUPPORTED = ("llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2")
-UNSUPPORTED = {
-    "deepseek_v2": "multi-head latent attention (MLA) is not modelled",
-    "deepseek_v3": "multi-head latent attention (MLA) is not modelled",
-}
+SUPPORTED = (
+    "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
+    "deepseek_v2", "deepseek_v3",
+)  # fmt: skip
+UNSUPPORTED: dict[str, str] = {}
 
 
 def _need(cfg: dict[str, Any], key: str, path: str) -> Any:
@@ -49,6 +48,53 @@ def _llama_like(cfg: dict[str, Any], path: str) -> dict[str, Any]:
     )
 
 
+def _deepseek_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
+    """DeepSeek-V2/V3/R1 (``deepseek_v2``, ``deepseek_v3``): MLA attention and a DeepSeekMoE FFN.
+
+    Source: transformers ``DeepseekV3Config`` / ``DeepseekV2Config`` and their model classes.
+    MLA: q_lora_rank (null = plain q projection), kv_lora_rank, qk_nope_head_dim,
+    qk_rope_head_dim, v_head_dim; head_dim is set to qk_nope + qk_rope (the config's own
+    ``head_dim`` is the RoPE width) and n_kv_heads to the heads (keys and values are expanded per
+    head). MoE: n_routed_experts (``num_local_experts`` in transformers 5 serializations),
+    num_experts_per_tok, moe_intermediate_size, the shared experts as one MLP of width
+    moe_intermediate_size x n_shared_experts, first_k_dense_replace leading dense layers of
+    intermediate_size. Routing knobs (routed_scaling_factor, n_group, topk_group, topk_method,
+    norm_topk_prob) change no FLOP or parameter count. The checkpoint's multi-token prediction
+    layer (num_nextn_predict_layers) is not in transformers' model and is left out.
+    """
+    h = int(_need(cfg, "num_attention_heads", path))
+    nope = int(_need(cfg, "qk_nope_head_dim", path))
+    rope = int(_need(cfg, "qk_rope_head_dim", path))
+    if cfg.get("mlp_bias"):
+        raise SpecError(f"{path}: DeepSeek with mlp_bias=true is not supported")
+    if cfg.get("moe_layer_freq", 1) != 1:
+        raise SpecError(f"{path}: moe_layer_freq != 1 (interleaved dense layers) is not supported")
+    fields = _llama_like(cfg, path)
+    fields.update(
+        n_heads=h,
+        n_kv_heads=h,
+        head_dim=nope + rope,
+        q_lora_rank=cfg.get("q_lora_rank"),
+        kv_lora_rank=_need(cfg, "kv_lora_rank", path),
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=_need(cfg, "v_head_dim", path),
+    )
+    n_experts = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or 0
+    if n_experts:
+        shared = int(cfg.get("n_shared_experts") or 0)
+        d_expert = int(_need(cfg, "moe_intermediate_size", path))
+        fields.update(
+            n_experts=n_experts,
+            top_k=_need(cfg, "num_experts_per_tok", path),
+            d_expert=d_expert,
+            n_shared_experts=1 if shared else 0,
+            d_shared_expert=shared * d_expert,
+            first_dense_layers=cfg.get("first_k_dense_replace") or 0,
+        )
+    return fields
+
+
 def spec_from_config(cfg: dict[str, Any], name: str, path: str = "config") -> ModelSpec:
     """A ModelSpec from a config dict; SpecError for unknown or unsupported model types."""
     try:
@@ -67,7 +113,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         raise SpecError(
             f"{path}: model_type {mt!r} is not supported; supported: {', '.join(SUPPORTED)}"
         )
-    if mt == "gpt2":
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        fields = _deepseek_fields(cfg, path)
+    elif mt == "gpt2":
         d = int(_need(cfg, "n_embd", path))
         fields: dict[str, Any] = dict(
             n_layers=_need(cfg, "n_layer", path),

@@ -60,13 +60,6 @@ def _resolve(query: str, specs: tuple[S, ...], kind: str, listing: str) -> S:
     raise SpecError(f"unknown {kind} '{query}'; {hint}see `rlmcost {listing}`")
 
 
-UNSUPPORTED_MODELS = {
-    "deepseek-v3": "multi-head latent attention (MLA) is not modelled",
-    "deepseek-v2": "multi-head latent attention (MLA) is not modelled",
-    "deepseek-r1": "multi-head latent attention (MLA) is not modelled",
-}
-
-
 def get_model(query: str | ModelSpec) -> ModelSpec:
     """A built-in model by name, alias or unambiguous part of a name, or a config.json path.
 
@@ -79,9 +72,6 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
         from rlmcost.specs.hf_config import load_config
 
         return load_config(query)
-    for name, why in UNSUPPORTED_MODELS.items():
-        if _norm(query).startswith("deepseek") and _norm(query) in _norm(name):
-            raise SpecError(f"model '{query}' ({name}) is not supported: {why}")
     return _resolve(query, models(), "model", "models")
 
 
