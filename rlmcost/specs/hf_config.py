@@ -81,7 +81,8 @@ def _deepseek_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
         v_head_dim=_need(cfg, "v_head_dim", path),
     )
     n_experts = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or 0
-    if n_experts:
+    first_dense = int(cfg.get("first_k_dense_replace") or 0)
+    if n_experts and first_dense < int(fields["n_layers"]):  # else every layer is dense
         shared = int(cfg.get("n_shared_experts") or 0)
         d_expert = int(_need(cfg, "moe_intermediate_size", path))
         fields.update(
@@ -90,7 +91,7 @@ def _deepseek_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
             d_expert=d_expert,
             n_shared_experts=1 if shared else 0,
             d_shared_expert=shared * d_expert,
-            first_dense_layers=cfg.get("first_k_dense_replace") or 0,
+            first_dense_layers=first_dense,
         )
     return fields
 
