@@ -148,6 +148,10 @@ def placement_estimate(
         notes.append(f"offload over the host link at {host / 1e9:g} GB/s per direction (assumed)")
     if alg.offline:
         notes.append(f"{alg.name} is offline: no Generation stage in the loop")
+    for spec in specs.values():
+        mla_note = spec.attention_note()
+        if mla_note and mla_note not in notes:
+            notes.append(mla_note)
     return _with_notes(result, notes)
 
 
