@@ -690,9 +690,11 @@ def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
 
     The residual stream (d) plus one layer's largest transients side by side: q, k, v and
     attention output ((2 h + 2 h_kv) d_h) and the FFN inner activations ((proj - 1) x width).
-    An upper bound; FlashAttention keeps no context x context matrix. MLA: the expanded q, k,
-    v and output (2 h (d_nope + d_rope) + 2 h d_v) plus the latents d_cq and d_c + d_rope (an
-    upper bound of the absorbed decode, whose per-head tensors are d_c + d_rope wide).
+    An upper bound; FlashAttention keeps no context x context matrix. MLA: the latents d_cq
+    and d_c + d_rope plus the larger of the two forms' per-head tensors: expanded q, k, v and
+    output, 2 h (d_nope + d_rope) + 2 h d_v, or absorbed q, latent query, latent output and
+    output, h (d_nope + d_rope) + h (d_c + d_rope) + h d_c + h d_v (larger whenever
+    2 d_c + d_rope > d_nope + d_rope + d_v, as for DeepSeek-V2/V3).
     """
     width = (
         arch.d_ff
@@ -702,7 +704,10 @@ def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
     inner = (arch.ffn_kind.projections - 1) * width
     if arch.is_mla:
         q_latent = 0 if arch.q_lora_rank is None else arch.q_lora_rank
-        attn = 2 * arch.q_width + 2 * arch.v_width + q_latent + arch.kv_cache_width
+        h, latent = arch.n_heads, arch.kv_lora_rank
+        absorbed = arch.q_width + h * (2 * latent + arch.qk_rope_head_dim) + arch.v_width
+        heads = sp.Max(2 * arch.q_width + 2 * arch.v_width, absorbed)
+        attn = heads + q_latent + arch.kv_cache_width
         return sp.expand(tokens * (arch.d_model + attn + inner))
     return sp.expand(tokens * (arch.d_model + 2 * arch.q_width + 2 * arch.kv_width + inner))
 

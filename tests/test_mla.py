@@ -383,3 +383,12 @@ def test_cli_grpo_on_deepseek_v3_answers_and_names_the_decode_convention():
     rows = {r["name"]: r for r in json.loads(models.stdout)}
     assert rows["deepseek-v3"]["params"] == 671_026_404_352
     assert rows["deepseek-v3"]["kv_lora_rank"] == 512
+
+
+def test_inference_buffer_of_deepseek_v3_holds_the_absorbed_decode_tensors():
+    d, h, d_cq, d_c, d_n, d_r, d_v = 7168, 128, 1536, 512, 128, 64, 128
+    absorbed = h * (d_n + d_r) + h * (d_c + d_r) + h * d_c + h * d_v  # q, q_cat, o_lat, o
+    ffn = 2 * (8 * 2048 + 2048)  # gate and up of 8 routed experts and the shared one
+    # hand count: residual d, the latents d_cq and d_c + d_r, the absorbed per-head tensors
+    expected = d + d_cq + (d_c + d_r) + absorbed + ffn
+    assert int(bl.memory_inference_buffer(V3.arch(), 1)) == expected
