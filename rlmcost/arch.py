@@ -10,9 +10,9 @@ both, so the paper's tables and the faithful numbers cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING
 
-from rlmcost import symbols as sy
 from rlmcost.choices import FfnKind, NormKind
 
 if TYPE_CHECKING:
@@ -60,6 +60,15 @@ class Arch:
     shared_expert_gate: bool = False  # sigmoid gate d -> 1 on the shared expert (Qwen2-MoE)
     first_dense_layers: Size = 0  # leading layers with a dense FFN (DeepSeek-style)
     norms_per_layer: Size = 2  # norms per layer: 2 (pre-attn, pre-FFN); 4 with post-norms (Gemma)
+    # Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1); off when
+    # kv_lora_rank is None. An MLA arch has head_dim = qk_nope_head_dim + qk_rope_head_dim
+    # (the query/key head width) and n_kv_heads = n_heads (keys and values are expanded per
+    # head from the latent), so q_width is the width of the queries.
+    q_lora_rank: Size | None = None  # d_cq, query latent; None = plain d -> h (d_nope + d_rope)
+    kv_lora_rank: Size | None = None  # d_c, the cached key/value latent; None = not MLA
+    qk_nope_head_dim: Size = 0  # d_nope, per-head query/key part without RoPE
+    qk_rope_head_dim: Size = 0  # d_rope, RoPE part: per head in q, one shared key in the cache
+    v_head_dim: Size = 0  # d_v, per-head value width
 
     @property
     def is_moe(self) -> bool:
@@ -74,6 +83,11 @@ class Arch:
         return self.first_dense_layers if self.is_moe else self.n_layers
 
     @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3) rather than MHA/GQA/MQA."""
+        return self.kv_lora_rank is not None
+
+    @property
     def q_width(self) -> Size:
         """h * d_h: width of the queries (= d for canonical MHA)."""
         return self.n_heads * self.head_dim
@@ -83,27 +97,59 @@ class Arch:
         """h_kv * d_h: width of the keys (and of the values)."""
         return self.n_kv_heads * self.head_dim
 
+    @property
+    def v_width(self) -> Size:
+        """h * d_v: width of the attention output (MLA), else of the values, h * d_h."""
+        return self.n_heads * self.v_head_dim if self.is_mla else self.q_width
+
+    @property
+    def kv_cache_width(self) -> Size:
+        """Elements one layer caches per token: 2 h_kv d_h (keys and values), or for MLA the
+        latent d_c plus the shared RoPE key d_rope, which engines (vLLM, SGLang, FlashMLA) and
+        transformers' DynamicCache store, not the per-head keys and values."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.kv_width
+
     def with_(self, **changes: object) -> Arch:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
 
-CANONICAL = Arch(
-    name="canonical",
-    n_layers=sy.L,
-    d_model=sy.d,
-    d_ff=sy.d_ff,
-    n_heads=sy.h,
-    n_kv_heads=sy.h,
-    head_dim=sy.d / sy.h,
-    vocab=sy.V,
-    ffn_kind=FfnKind.PLAIN,
-    norm=NormKind.LAYERNORM,
-)
-"""The seed paper's model (Table III caption): MHA (h_kv = h, h d_h = d), 2-projection FFN."""
+CANONICAL_NAMES = ("CANONICAL", "CANONICAL_GQA", "CANONICAL_MOE")
 
-CANONICAL_GQA = CANONICAL.with_(name="canonical-gqa", n_kv_heads=sy.h_kv, head_dim=sy.d_h)
-"""Canonical with grouped-query attention and a free head dimension."""
 
-CANONICAL_MOE = CANONICAL.with_(name="canonical-moe", n_experts=sy.E, top_k=sy.k, d_expert=sy.d_e)
-"""Canonical with every FFN replaced by E routed 2-projection experts of width d_e, top-k."""
+@cache
+def _canonical() -> dict[str, Arch]:
+    """The symbolic instances, built on first use so that numeric code never loads sympy."""
+    from rlmcost import symbols as sy
+
+    canonical = Arch(
+        name="canonical",
+        n_layers=sy.L,
+        d_model=sy.d,
+        d_ff=sy.d_ff,
+        n_heads=sy.h,
+        n_kv_heads=sy.h,
+        head_dim=sy.d / sy.h,
+        vocab=sy.V,
+        ffn_kind=FfnKind.PLAIN,
+        norm=NormKind.LAYERNORM,
+    )
+    return {
+        # the seed paper's model (Table III caption): MHA (h_kv = h, h d_h = d), 2-projection FFN
+        "CANONICAL": canonical,
+        # canonical with grouped-query attention and a free head dimension
+        "CANONICAL_GQA": canonical.with_(name="canonical-gqa", n_kv_heads=sy.h_kv, head_dim=sy.d_h),
+        # every FFN replaced by E routed 2-projection experts of width d_e, top-k
+        "CANONICAL_MOE": canonical.with_(
+            name="canonical-moe", n_experts=sy.E, top_k=sy.k, d_expert=sy.d_e
+        ),
+    }
+
+
+def __getattr__(name: str) -> Arch:
+    """``CANONICAL``, ``CANONICAL_GQA``, ``CANONICAL_MOE`` (PEP 562: built lazily)."""
+    if name in CANONICAL_NAMES:
+        return _canonical()[name]
+    raise AttributeError(f"module 'rlmcost.arch' has no attribute {name!r}")

@@ -22,6 +22,25 @@ Conventions (seed paper, Table III caption):
   normalization, attention/vocabulary softmax, sampling and distributed collectives.
 * Memory functions return elements unless their name ends in ``_bytes``; byte versions name
   the dtype they assume.
+
+Multi-head latent attention (MLA: DeepSeek-V2/V3/R1, arXiv:2405.04434 §2.1, and transformers'
+``DeepseekV3Attention``), with d_c = kv_lora_rank, d_cq = q_lora_rank, d_nope, d_rope, d_v:
+
+* queries: ``q_a_proj`` d -> d_cq, RMSNorm, ``q_b_proj`` d_cq -> h (d_nope + d_rope) (or one
+  ``q_proj`` d -> h (d_nope + d_rope) when q_lora_rank is None);
+* keys/values: ``kv_a_proj_with_mqa`` d -> d_c + d_rope (the latent and one shared RoPE key),
+  RMSNorm on the latent, ``kv_b_proj`` d_c -> h (d_nope + d_v); ``o_proj`` h d_v -> d.
+* Teacher-forced passes (forward, prefill, training) run the expanded form: every token's
+  latent goes through kv_b_proj, then h-head attention with q.k over d_nope + d_rope and
+  values of d_v: 2 h (d_nope + d_rope + d_v) FLOPs per query-key pair. Inference engines
+  prefill the same way (compute-bound), so both conventions agree there.
+* A decode step has two conventions (``choices.MlaDecode``): ``reference`` re-expands all c
+  cached latents through kv_b_proj every step (transformers' eager code, what FlopCounterMode
+  counts); ``absorbed`` (the default, vLLM/SGLang/FlashMLA) folds W_UK into the query and W_UV
+  into the output, so the per-token projections are the same weights and attention runs over
+  the cached latent: 2 h (2 d_c + d_rope) FLOPs per key.
+* The KV cache holds d_c + d_rope elements per token and layer (``Arch.kv_cache_width``): the
+  latent, as engines cache it and as transformers' DynamicCache stores it for DeepSeek-V2/V3.
 """
 
 from __future__ import annotations
@@ -29,7 +48,7 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.arch import Arch, is_zero
-from rlmcost.choices import AttnCounting, Dtype, Head
+from rlmcost.choices import AttnCounting, Dtype, Head, MlaDecode
 from rlmcost.logs import clog2, sum_clog2
 
 Expr = sp.Expr | int
@@ -40,7 +59,12 @@ Expr = sp.Expr | int
 
 
 def params_attention_per_layer(arch: Arch) -> sp.Expr:
-    """Parameters of one attention block: q, k, v, o projections (+ biases, + q/k norms)."""
+    """Parameters of one attention block: q, k, v, o projections (+ biases, + q/k norms).
+
+    MLA: :func:`params_mla_attention_per_layer`.
+    """
+    if arch.is_mla:
+        return params_mla_attention_per_layer(arch)
     p = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
     if arch.qkv_bias:
         p += arch.q_width + 2 * arch.kv_width
@@ -48,6 +72,48 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
         p += arch.d_model
     if arch.qk_norm:
         p += 2 * arch.head_dim
+    return sp.sympify(p)
+
+
+def _mla_matmul_weights_per_token(arch: Arch) -> sp.Expr:
+    """Weight elements one token multiplies in one MLA block (expanded form, biases excluded).
+
+    q_a d x d_cq + q_b d_cq x h (d_nope + d_rope) (or q_proj d x h (d_nope + d_rope)),
+    kv_a d x (d_c + d_rope), kv_b d_c x h (d_nope + d_v), o h d_v x d.
+    """
+    q = (
+        arch.d_model * arch.q_width
+        if arch.q_lora_rank is None
+        else arch.q_lora_rank * (arch.d_model + arch.q_width)
+    )
+    kv_a = arch.d_model * (arch.kv_lora_rank + arch.qk_rope_head_dim)
+    return sp.sympify(q + kv_a + _mla_kv_b_weights(arch) + arch.v_width * arch.d_model)
+
+
+def _mla_kv_b_weights(arch: Arch) -> sp.Expr:
+    """kv_b_proj: d_c x h (d_nope + d_v), the latent's up-projection to per-head keys and values
+    (W_UK and W_UV of arXiv:2405.04434 eq. 10-11)."""
+    return sp.sympify(arch.kv_lora_rank * arch.n_heads * (arch.qk_nope_head_dim + arch.v_head_dim))
+
+
+def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one multi-head latent attention block (DeepSeek-V2/V3).
+
+    Source: transformers ``DeepseekV3Attention`` / ``DeepseekV2Attention`` (arXiv:2405.04434
+    §2.1): the projections of :func:`_mla_matmul_weights_per_token`, the RMSNorm weights of the
+    query latent (d_cq, when q_lora_rank is set) and of the KV latent (d_c), and with
+    ``attention_bias`` the biases of q_a_proj (d_cq), kv_a_proj_with_mqa (d_c + d_rope) and
+    o_proj (d) (``qkv_bias`` / ``out_bias``).
+    """
+    p = _mla_matmul_weights_per_token(arch) + arch.norm.vectors * arch.kv_lora_rank
+    if arch.q_lora_rank is not None:
+        p += arch.norm.vectors * arch.q_lora_rank
+    if arch.qkv_bias:
+        p += arch.kv_lora_rank + arch.qk_rope_head_dim
+        if arch.q_lora_rank is not None:
+            p += arch.q_lora_rank
+    if arch.out_bias:
+        p += arch.d_model
     return sp.sympify(p)
 
 
@@ -110,9 +176,12 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
 
     Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, Qwen3,
-    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3; equal for every built-in
-    model, tests/test_registry_configs.py); tied weights are counted once. A value head
-    (critic, reward model) replaces the LM head by d x 1.
+    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3, DeepSeek-V2/V3; equal
+    for every built-in model, tests/test_registry_configs.py, tests/test_mla.py); tied weights
+    are counted once. DeepSeek-V3: 671,026,404,352 for ``DeepseekV3ForCausalLM`` (61 layers;
+    the checkpoint's multi-token prediction layer 61 is not part of the class, and the
+    routers' e_score_correction_bias, E fp32 values per MoE layer, is a buffer, not a
+    parameter). A value head (critic, reward model) replaces the LM head by d x 1.
 
     >>> from rlmcost.arch import CANONICAL
     >>> params(CANONICAL)
@@ -158,6 +227,36 @@ def _matmul_weights_ffn_per_token(arch: Arch) -> sp.Expr:
     return sp.sympify(w)
 
 
+def _attention_weights_per_token(arch: Arch) -> Expr:
+    """Weight elements one token multiplies in one attention block's projections."""
+    if arch.is_mla:
+        return _mla_matmul_weights_per_token(arch)
+    return arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+
+
+def attention_flops_per_pair(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one query meeting one key in one layer, all heads (expanded form).
+
+    q.k over d_h and the weighted sum of d_h-wide values, 2 d_h each per head: 4 h d_h. MLA:
+    keys of d_nope + d_rope and values of d_v per head, 2 h (d_nope + d_rope + d_v).
+    """
+    if arch.is_mla:
+        return sp.sympify(2 * arch.n_heads * (arch.head_dim + arch.v_head_dim))
+    return sp.sympify(4 * arch.q_width)
+
+
+def attention_flops_per_key_absorbed(arch: Arch) -> sp.Expr:
+    """Decode FLOPs per cached position and layer of absorbed MLA, all heads.
+
+    Per head the query is mapped into the latent space (q_nope W_UK, d_c wide) and
+    concatenated with its RoPE part; scores against the cached [c_kv, k_rope] cost
+    2 (d_c + d_rope), the weighted sum of the cached latents 2 d_c: 2 h (2 d_c + d_rope).
+    Source: DeepSeek-V2, arXiv:2405.04434 §2.1.2 (absorption); vLLM ``MLACommonImpl``
+    decode path and FlashMLA (a 576-wide q.k and a 512-wide p.v per head for DeepSeek-V3).
+    """
+    return sp.sympify(2 * arch.n_heads * (2 * arch.kv_lora_rank + arch.qk_rope_head_dim))
+
+
 def _head_width(arch: Arch, head: Head) -> Expr:
     return 1 if head is Head.VALUE else arch.vocab
 
@@ -166,9 +265,10 @@ def work_linear_per_token(arch: Arch) -> sp.Expr:
     """Forward FLOPs of one token through every projection of the body (no attention, no head).
 
     2 x (weight elements multiplied): q, k, v, o projections and the FFN or the token's
-    experts (top-k routed + shared, and the router d x E).
+    experts (top-k routed + shared, and the router d x E). MLA: q_a, q_b (or q_proj), kv_a,
+    kv_b, o (expanded form; the absorbed decode multiplies the same weights per token).
     """
-    attn = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    attn = _attention_weights_per_token(arch)
     return sp.expand(2 * (arch.n_layers * attn + _matmul_weights_ffn_per_token(arch)))
 
 
@@ -176,9 +276,10 @@ def work_attention_per_token(arch: Arch, context: Expr) -> sp.Expr:
     """Forward FLOPs of one query attending to ``context`` keys in every layer.
 
     Scores q.k (2 d_h per key and head) plus the weighted sum of values (2 d_h per key and
-    head): 4 h d_h context per layer. Queries count for all h heads under GQA/MQA.
+    head): 4 h d_h context per layer. Queries count for all h heads under GQA/MQA. MLA
+    (expanded form): 2 h (d_nope + d_rope + d_v) context per layer.
     """
-    return sp.expand(4 * arch.n_layers * arch.q_width * context)
+    return sp.expand(arch.n_layers * attention_flops_per_pair(arch) * context)
 
 
 def work_head_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
@@ -237,7 +338,7 @@ def work_forward(
     0
     """
     per_token = work_linear_per_token(arch) + work_head_per_token(arch, head)
-    attn = 4 * arch.n_layers * arch.q_width * _attention_pairs(seq, counting)
+    attn = arch.n_layers * attention_flops_per_pair(arch) * _attention_pairs(seq, counting)
     return sp.expand(seqs * (seq * per_token + attn))
 
 
@@ -269,33 +370,71 @@ def work_prefill(
     """Prefill of ``prompt`` tokens per sequence: the body on every token, LM head on the last.
 
     Matches transformers' ``model(ids, logits_to_keep=1)`` and inference engines (vLLM),
-    which compute logits only for the position that samples the first response token.
+    which compute logits only for the position that samples the first response token. MLA
+    prefill is the expanded form (engines prefill that way too).
     """
-    attn = 4 * arch.n_layers * arch.q_width * _attention_pairs(prompt, counting)
+    attn = arch.n_layers * attention_flops_per_pair(arch) * _attention_pairs(prompt, counting)
     return sp.expand(
         seqs * (prompt * work_linear_per_token(arch) + attn + work_head_per_token(arch))
     )
 
 
-def work_decode_step(arch: Arch, context: Expr, seqs: Expr = 1) -> sp.Expr:
+def work_decode_step(
+    arch: Arch, context: Expr, seqs: Expr = 1, mla: MlaDecode = MlaDecode.ABSORBED
+) -> sp.Expr:
     """One decode step: one new token per sequence attending to ``context`` cached positions.
 
     Equals seqs * C_f^tok(context): the KV cache spares the recomputation of past tokens.
+    MLA (``mla`` names the convention; ignored otherwise): ``absorbed`` is
+    seqs * (C_lin + C_head + L 2 h (2 d_c + d_rope) context); ``reference`` is
+    seqs * C_f^tok(context) plus kv_b_proj re-expanding the context - 1 cached latents,
+    2 L d_c h (d_nope + d_v) (context - 1).
     """
+    if arch.is_mla:
+        return sp.expand(seqs * _mla_decode_per_seq(arch, context, mla))
     return sp.expand(seqs * work_forward_per_token(arch, context))
 
 
+def _mla_decode_per_seq(arch: Arch, context: Expr, mla: MlaDecode) -> sp.Expr:
+    """FLOPs of one MLA decode step of one sequence at ``context`` (see work_decode_step)."""
+    if MlaDecode(mla) is MlaDecode.REFERENCE:
+        expand = 2 * arch.n_layers * _mla_kv_b_weights(arch) * (context - 1)
+        return work_forward_per_token(arch, context) + expand
+    attn = arch.n_layers * attention_flops_per_key_absorbed(arch) * context
+    return work_linear_per_token(arch) + work_head_per_token(arch) + attn
+
+
 def work_rollout(
-    arch: Arch, prompt: Expr, response: Expr, counting: AttnCounting = AttnCounting.FULL
+    arch: Arch,
+    prompt: Expr,
+    response: Expr,
+    counting: AttnCounting = AttnCounting.FULL,
+    mla: MlaDecode = MlaDecode.ABSORBED,
 ) -> sp.Expr:
     """C_gen^roll: one rollout = prefill(S) + sum_{t=1}^{T} decode_step(S + t) (Table III).
 
     Closed form of the decode sum: T (C_lin + C_head) + 4 L h d_h (T S + T (T + 1) / 2).
+    MLA: the per-key term of ``mla`` (:func:`work_decode_step`) replaces 4 h d_h; ``reference``
+    adds kv_b_proj over sum_{t=1}^{T} (S + t - 1) = T S + T (T - 1) / 2 cached latents.
     """
     per_token = work_linear_per_token(arch) + work_head_per_token(arch)
+    if arch.is_mla:
+        decode_sum = response * per_token + _mla_decode_keys_sum(arch, prompt, response, mla)
+        return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
     attn_pairs = response * prompt + response * (response + 1) / 2  # sum_{t=1}^{T} (S + t)
     decode_sum = response * per_token + 4 * arch.n_layers * arch.q_width * attn_pairs
     return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
+
+
+def _mla_decode_keys_sum(arch: Arch, prompt: Expr, response: Expr, mla: MlaDecode) -> sp.Expr:
+    """Context-dependent MLA decode FLOPs summed over the steps at contexts S+1 .. S+T."""
+    attn_pairs = response * prompt + response * (response + 1) / 2  # sum_{t=1}^{T} (S + t)
+    if MlaDecode(mla) is MlaDecode.REFERENCE:
+        cached = response * prompt + response * (response - 1) / 2  # sum (S + t - 1)
+        return arch.n_layers * (
+            attention_flops_per_pair(arch) * attn_pairs + 2 * _mla_kv_b_weights(arch) * cached
+        )
+    return arch.n_layers * attention_flops_per_key_absorbed(arch) * attn_pairs
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,19 +458,30 @@ def depth_layer_forward(arch: Arch, context: Expr, moe: bool = False) -> sp.Expr
     Chain: QKV projection (reduce over d) -> scores (d_h) -> weighted values (context) ->
     output projection (h d_h) -> FFN up/gate (d) -> FFN down (d_ff or d_e); an MoE layer puts
     the router (d) before its experts; experts and heads run side by side.
+
+    MLA (expanded form, also used for decode steps): the down-projections (d) are followed by
+    the up-projections q_b (d_cq) and kv_b (d_c) side by side, max(d_cq, d_c), before the
+    scores (d_nope + d_rope); the output projection reduces over h d_v.
     """
     dense_w, moe_w = _ffn_inner_width(arch)
     depth = (
         _gemm_depth(arch.d_model)
         + _gemm_depth(arch.head_dim)
         + _gemm_depth(context)
-        + _gemm_depth(arch.q_width)
+        + _gemm_depth(arch.v_width)
         + _gemm_depth(arch.d_model)
         + _gemm_depth(moe_w if moe else dense_w)
     )
+    if arch.is_mla:
+        depth += _gemm_depth(_mla_max(arch.q_lora_rank, arch.kv_lora_rank))
     if moe:
         depth += _gemm_depth(arch.d_model)
     return depth
+
+
+def _mla_max(a: Expr | None, b: Expr) -> Expr:
+    """max(a, b) of two widths (b when a is None), symbolic when either is a symbol."""
+    return b if a is None else sp.Max(a, b)
 
 
 def _layers_sum(arch: Arch, per_layer: callable) -> sp.Expr:  # type: ignore[valid-type]
@@ -361,15 +511,27 @@ def depth_layer_backward(arch: Arch, context: Expr, moe: bool = False) -> sp.Exp
 
     FFN down^T (reduce over d) -> FFN up^T (d_ff or d_e, and the router's E) -> output
     projection^T (d) -> dP = dO V^T (d_h) -> dQ = dS K (context) -> QKV^T ((h + 2 h_kv) d_h).
+
+    MLA: dP reduces over d_v; then the up-projections^T side by side (q_b^T over
+    h (d_nope + d_rope), kv_b^T over h (d_nope + d_v)) and the down-projections^T (q_a^T over
+    d_cq, kv_a^T over d_c + d_rope), each pair taken at its longer reduction (q_proj^T over
+    h (d_nope + d_rope) when q_lora_rank is None).
     """
     dense_w, moe_w = _ffn_inner_width(arch)
+    if arch.is_mla:
+        up = sp.Max(arch.q_width, arch.n_heads * (arch.qk_nope_head_dim + arch.v_head_dim))
+        attn_in = _gemm_depth(up) + _gemm_depth(_mla_max(arch.q_lora_rank, arch.kv_cache_width))
+        head_reduce = arch.v_head_dim
+    else:
+        attn_in = _gemm_depth(arch.q_width + 2 * arch.kv_width)
+        head_reduce = arch.head_dim
     depth = (
         _gemm_depth(arch.d_model)
         + _gemm_depth(moe_w if moe else dense_w)
         + _gemm_depth(arch.d_model)
-        + _gemm_depth(arch.head_dim)
+        + _gemm_depth(head_reduce)
         + _gemm_depth(context)
-        + _gemm_depth(arch.q_width + 2 * arch.kv_width)
+        + attn_in
     )
     if moe:
         depth += _gemm_depth(arch.n_experts)
@@ -441,8 +603,13 @@ def memory_params_bytes(arch: Arch, dtype: Dtype = Dtype.BF16, head: Head = Head
 def memory_kv_cache(arch: Arch, tokens: Expr) -> sp.Expr:
     """M_KV: key and value vectors of every layer for ``tokens`` cached positions [elements].
 
-    2 L h_kv d_h per token; GQA/MQA shrink it by h / h_kv. (MLA is not modelled.)
+    2 L h_kv d_h per token; GQA/MQA shrink it by h / h_kv. MLA caches the latent instead,
+    L (d_c + d_rope) per token (arXiv:2405.04434 §2.1.2; vLLM, SGLang, FlashMLA; transformers'
+    DynamicCache stores the same two tensors for DeepSeek-V2/V3: keys (B, 1, S, d_c) and
+    values (B, 1, S, d_rope)): 576 elements per layer for DeepSeek-V3.
     """
+    if arch.is_mla:
+        return sp.expand(arch.n_layers * arch.kv_cache_width * tokens)
     return sp.expand(2 * arch.n_layers * arch.kv_width * tokens)
 
 
@@ -478,10 +645,21 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
     A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
     SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
     measured with autograd's saved-tensor hooks (tests/test_torch_exact.py).
+
+    MLA, by the same rule (every GEMM's input once, norm inputs, the fused attention's q, k, v
+    and output, its log-sum-exp): attention norm input and the down-projections' input, 2 d;
+    the query latent before and after its RMSNorm, 2 d_cq (when q_lora_rank is set); the KV
+    latent before and after its RMSNorm, 2 d_c (the RoPE key's pre-rotation input is not kept:
+    the rotation's backward needs only cos/sin); expanded q and k, 2 h (d_nope + d_rope); v and
+    the attention output, 2 h d_v. This is the expanded form that training runs (Megatron-Core
+    ``MLASelfAttention``, transformers); latent tensors are counted whole on every TP rank.
     """
     x = dtype.bytes
-    attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
-    attn += 4 * arch.n_heads
+    if arch.is_mla:
+        attn = x * (2 * arch.d_model + _mla_saved_widths(arch)) + 4 * arch.n_heads
+    else:
+        attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
+        attn += 4 * arch.n_heads
     norms = x * arch.norms_per_layer * arch.d_model
     inner = 2 if arch.ffn_kind.projections == 2 else 4
 
@@ -496,6 +674,12 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
     if arch.is_moe:
         total += arch.n_moe_layers * (attn + norms + ffn(True))
     return sp.expand(total / arch.n_layers)
+
+
+def _mla_saved_widths(arch: Arch) -> Expr:
+    """Elements per token an MLA block keeps beyond its d-wide inputs (see the caller)."""
+    latents = 2 * arch.kv_lora_rank + (0 if arch.q_lora_rank is None else 2 * arch.q_lora_rank)
+    return latents + 2 * arch.q_width + 2 * arch.v_width
 
 
 def memory_activations_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
@@ -513,7 +697,11 @@ def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
 
     The residual stream (d) plus one layer's largest transients side by side: q, k, v and
     attention output ((2 h + 2 h_kv) d_h) and the FFN inner activations ((proj - 1) x width).
-    An upper bound; FlashAttention keeps no context x context matrix.
+    An upper bound; FlashAttention keeps no context x context matrix. MLA: the latents d_cq
+    and d_c + d_rope plus the larger of the two forms' per-head tensors: expanded q, k, v and
+    output, 2 h (d_nope + d_rope) + 2 h d_v, or absorbed q, latent query, latent output and
+    output, h (d_nope + d_rope) + h (d_c + d_rope) + h d_c + h d_v (larger whenever
+    2 d_c + d_rope > d_nope + d_rope + d_v, as for DeepSeek-V2/V3).
     """
     width = (
         arch.d_ff
@@ -521,6 +709,13 @@ def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
         else arch.top_k * arch.d_expert + (arch.n_shared_experts * arch.d_shared_expert)
     )
     inner = (arch.ffn_kind.projections - 1) * width
+    if arch.is_mla:
+        q_latent = 0 if arch.q_lora_rank is None else arch.q_lora_rank
+        h, latent = arch.n_heads, arch.kv_lora_rank
+        absorbed = arch.q_width + h * (2 * latent + arch.qk_rope_head_dim) + arch.v_width
+        heads = sp.Max(2 * arch.q_width + 2 * arch.v_width, absorbed)
+        attn = heads + q_latent + arch.kv_cache_width
+        return sp.expand(tokens * (arch.d_model + attn + inner))
     return sp.expand(tokens * (arch.d_model + 2 * arch.q_width + 2 * arch.kv_width + inner))
 
 

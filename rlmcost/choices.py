@@ -62,3 +62,19 @@ class AttnCounting(StrEnum):
 
     FULL = "full"
     CAUSAL = "causal"
+
+
+class MlaDecode(StrEnum):
+    """How a decode step of multi-head latent attention (DeepSeek-V2/V3) is computed.
+
+    ``absorbed`` (default): what inference engines run for decode (vLLM's MLA backends, SGLang,
+    FlashMLA; DeepSeek-V2, arXiv:2405.04434 §2.1.2): W_UK is absorbed into the query and W_UV
+    into the output, so attention runs over the cached latent (kv_lora_rank + qk_rope_head_dim
+    elements per position, one shared "head") and the per-head keys and values are never
+    materialized. ``reference``: transformers' eager DeepseekV3 code (what FlopCounterMode
+    counts), which re-expands every cached latent through kv_b_proj at every step.
+    Prefill and training use the expanded form under both (engines do too: it is compute-bound).
+    """
+
+    ABSORBED = "absorbed"
+    REFERENCE = "reference"

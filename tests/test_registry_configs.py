@@ -142,6 +142,28 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "gpt-2": GPT2,
     # no public config: GPT-3 is the GPT-2 architecture at Brown et al. 2020 Table 2.1 sizes
     "gpt-3-175b": dict(GPT2, n_layer=96, n_embd=12288, n_head=96, n_positions=2048),
+    # deepseek-ai/DeepSeek-V3 (and DeepSeek-R1, the same shape) and DeepSeek-V2(-Lite) configs:
+    # multi-head latent attention, DeepSeekMoE with shared experts and leading dense layers
+    "deepseek-v3": _cfg("deepseek_v3", 61, 7168, 18432, 128, 128, 129280, 163840,
+                        moe_intermediate_size=2048, n_shared_experts=1, n_routed_experts=256,
+                        num_experts_per_tok=8, first_k_dense_replace=3, q_lora_rank=1536,
+                        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                        v_head_dim=128, tie_word_embeddings=False),
+    "deepseek-r1": _cfg("deepseek_v3", 61, 7168, 18432, 128, 128, 129280, 163840,
+                        moe_intermediate_size=2048, n_shared_experts=1, n_routed_experts=256,
+                        num_experts_per_tok=8, first_k_dense_replace=3, q_lora_rank=1536,
+                        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                        v_head_dim=128, tie_word_embeddings=False),
+    "deepseek-v2": _cfg("deepseek_v2", 60, 5120, 12288, 128, 128, 102400, 163840,
+                        moe_intermediate_size=1536, n_shared_experts=2, n_routed_experts=160,
+                        num_experts_per_tok=6, first_k_dense_replace=1, q_lora_rank=1536,
+                        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                        v_head_dim=128, tie_word_embeddings=False),
+    "deepseek-v2-lite": _cfg("deepseek_v2", 27, 2048, 10944, 16, 16, 102400, 163840,
+                             moe_intermediate_size=1408, n_shared_experts=2, n_routed_experts=64,
+                             num_experts_per_tok=6, first_k_dense_replace=1, q_lora_rank=None,
+                             kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                             v_head_dim=128, tie_word_embeddings=False),
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:

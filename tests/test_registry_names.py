@@ -136,10 +136,13 @@ def test_hf_id_is_not_a_path_unless_it_exists(tmp_path, monkeypatch):
     assert get_model("some-org/some-model").d_model == 64
 
 
-def test_mla_names_stay_rejected_and_distills_do_not():
-    for name in ("deepseek-ai/DeepSeek-V3", "deepseek-v3-0324", "DeepSeek-R1"):
-        with pytest.raises(SpecError, match="MLA"):
-            get_model(name)
+def test_mla_models_resolve_by_name_and_id_and_distills_stay_dense():
+    for name, spec in (("deepseek-ai/DeepSeek-V3", "deepseek-v3"),
+                       ("deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"),
+                       ("DeepSeek-R1", "deepseek-r1")):  # fmt: skip
+        assert get_model(name).name == spec and get_model(name).is_mla
+    with pytest.raises(SpecError, match="unknown model"):
+        get_model("deepseek-v3-0325")
     assert get_model("deepseek-r1-distill-qwen-1.5b").model_type == "qwen2"
 
 

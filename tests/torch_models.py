@@ -120,6 +120,40 @@ FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
 
 MOE_FAMILIES = ("mixtral", "qwen2_moe", "qwen3_moe")
 
+_MLA_COMMON: dict[str, Any] = dict(
+    _COMMON,
+    num_hidden_layers=3,
+    num_key_value_heads=8,
+    intermediate_size=512,  # the first_k_dense_replace leading dense layers
+    moe_intermediate_size=64,
+    n_routed_experts=8,
+    num_experts_per_tok=2,
+    n_shared_experts=2,  # one shared MLP of width 2 x 64
+    first_k_dense_replace=1,
+    kv_lora_rank=64,
+    qk_nope_head_dim=32,
+    qk_rope_head_dim=16,
+    v_head_dim=24,  # decoupled from the q/k head width 48, as nothing forces them equal
+)
+
+#: Multi-head latent attention families (DeepSeek-V2/V3). Kept apart from ``FAMILIES``: their
+#: FlopCounterMode decode step is the reference form (kv_b_proj re-expands the cache), and
+#: ``dims``/``expected_*`` describe MHA/GQA only; tests/test_mla.py covers them.
+MLA_FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "deepseek_v3": (  # query latent, sigmoid group-limited routing, shared experts
+        "DeepseekV3Config",
+        dict(_MLA_COMMON, q_lora_rank=96, n_group=2, topk_group=1),
+    ),
+    "deepseek_v3-noqlora": (  # plain q projection (q_lora_rank None, as DeepSeek-V2-Lite)
+        "DeepseekV3Config",
+        dict(_MLA_COMMON, q_lora_rank=None, n_group=2, topk_group=1),
+    ),
+    "deepseek_v2": (  # V2 classes: softmax greedy routing, no query latent
+        "DeepseekV2Config",
+        dict(_MLA_COMMON, q_lora_rank=None),
+    ),
+}
+
 # --------------------------------------------------------------------------------------
 # Full-size configs (published config.json values), for parameter counting on meta
 # --------------------------------------------------------------------------------------
@@ -211,6 +245,30 @@ FULL_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
             tie_word_embeddings=False,
         ),
     ),
+    "deepseek-v3": ("deepseek_v3", {}),  # DeepseekV3Config() defaults are DeepSeek-V3's config
+    "deepseek-v2-lite": (
+        "deepseek_v2",
+        dict(
+            vocab_size=102400,
+            hidden_size=2048,
+            intermediate_size=10944,
+            moe_intermediate_size=1408,
+            num_hidden_layers=27,
+            num_attention_heads=16,
+            num_key_value_heads=16,
+            n_shared_experts=2,
+            n_routed_experts=64,
+            num_experts_per_tok=6,
+            first_k_dense_replace=1,
+            kv_lora_rank=512,
+            q_lora_rank=None,
+            qk_nope_head_dim=128,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            max_position_embeddings=163840,
+            tie_word_embeddings=False,
+        ),
+    ),
     "qwen3-30b-a3b": (
         "qwen3_moe",
         dict(
@@ -240,6 +298,10 @@ EXPECTED_PARAMS: dict[str, int] = {
     "mixtral-8x7b": 46_702_792_704,
     "qwen1.5-moe-a2.7b": 14_315_784_192,
     "qwen3-30b-a3b": 30_532_122_624,
+    # DeepSeek-V3 paper (arXiv:2412.19437): "671B total parameters"; 61 layers, no MTP module,
+    # the routers' e_score_correction_bias (58 x 256) is a buffer, not a parameter
+    "deepseek-v3": 671_026_404_352,
+    "deepseek-v2-lite": 15_706_484_224,  # model card: "15.7B" total
 }
 
 
@@ -250,9 +312,10 @@ EXPECTED_PARAMS: dict[str, int] = {
 
 def make_config(family: str, **overrides: Any) -> transformers.PretrainedConfig:
     """The config of ``family`` with ``overrides`` applied (keys as in transformers)."""
-    if family not in FAMILIES:
-        raise KeyError(f"unknown family {family!r}; known: {sorted(FAMILIES)}")
-    cls_name, defaults = FAMILIES[family]
+    known = {**FAMILIES, **MLA_FAMILIES}
+    if family not in known:
+        raise KeyError(f"unknown family {family!r}; known: {sorted(known)}")
+    cls_name, defaults = known[family]
     kwargs = dict(defaults)
     kwargs.update(overrides)
     return getattr(transformers, cls_name)(**kwargs)
@@ -313,7 +376,7 @@ def build_from_config(
 def build_full(name: str, *, device: str | torch.device = "meta", **kwargs: Any) -> torch.nn.Module:
     """A full-size published model (by ``FULL_CONFIGS`` name) on ``meta``, for param counts."""
     family, cfg_kwargs = FULL_CONFIGS[name]
-    cls_name, _ = FAMILIES[family]
+    cls_name, _ = {**FAMILIES, **MLA_FAMILIES}[family]
     cfg = getattr(transformers, cls_name)(**cfg_kwargs)
     return build_from_config(cfg, device=device, **kwargs)
 
@@ -436,6 +499,8 @@ def dims(model_or_cfg: Any) -> dict[str, int]:
     router ``d*E`` + ``top_k`` experts ``3*d*I`` (+ Qwen2-MoE shared expert ``3*d*I_s`` and
     its gate ``d``); biases excluded) and ``P_head = d*V`` (counted even when tied)."""
     c = getattr(model_or_cfg, "config", model_or_cfg)
+    if getattr(c, "kv_lora_rank", None):
+        raise NotImplementedError("closed forms here are MHA/GQA; MLA is in tests/test_mla.py")
     if c.model_type == "gpt2":
         d, L, h, V = c.n_embd, c.n_layer, c.n_head, c.vocab_size
         ff = c.n_inner or 4 * d

@@ -48,7 +48,9 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
                 r["n_layers"],
                 r["d_model"],
                 f"{r['d_expert']} per expert" if r["n_experts"] else r["d_ff"],
-                f"{r['n_heads']}/{r['n_kv_heads']}",
+                f"{r['n_heads']}/MLA"
+                if r.get("kv_lora_rank")
+                else f"{r['n_heads']}/{r['n_kv_heads']}",
                 r["vocab"],
                 f"{r['top_k']}/{r['n_experts']}" if r["n_experts"] else "-",
                 r["params_h"],
@@ -58,8 +60,9 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
         ],
         caption="params = sum of p.numel() (tied weights once). `--model` also takes the "
         "Hugging Face ids in `rlmcost models --json` (hf_ids), or a config.json path of type "
-        "llama, mistral, qwen2(_moe), qwen3(_moe), mixtral, glm4_moe, gemma2, gemma3, phi3 or "
-        "gpt2. Notes on approximations: `--json` (notes).",
+        "llama, mistral, qwen2(_moe), qwen3(_moe), mixtral, glm4_moe, gemma2, gemma3, phi3, "
+        "gpt2 or deepseek_v2/v3. heads/MLA: multi-head latent attention (latent KV cache). "
+        "Notes on approximations: `--json` (notes).",
         right=(2, 3, 4, 6, 8, 9),
     )
 

@@ -178,6 +178,10 @@ def evaluate_deployment(
             note = specs[inv.role].context_note(wl.prompt_len + wl.response_len)
             if note and note not in notes:
                 notes.append(note)
+    for spec in specs.values():  # decode convention (MLA) and the spec's approximations
+        for note in (spec.attention_note(), *spec.notes):
+            if note and note not in notes:
+                notes.append(note)
     return replace(result, notes=tuple(notes) + result.notes)
 
 

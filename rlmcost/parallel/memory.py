@@ -15,7 +15,9 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
   (``blocks.memory_inference_buffer``) for one micro-batch.
 * kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's layers,
-  h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``.
+  h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``. MLA (DeepSeek-V2/V3)
+  caches the latent d_c + d_rope per token and layer, one shared "head" that TP does not split:
+  every TP rank holds all of it, as vLLM does (SGLang's DP attention avoids that copy).
 * logits: the last stage's logits of one micro-batch (TRAIN/FORWARD: every position; GENERATE:
   one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32).
 * buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
@@ -244,9 +246,10 @@ def memory_per_stage(
         else:
             act = _inference_buffer_bytes(arch, layout, share.tokens_per_micro_batch, workload)
         if mode is Mode.GENERATE:
-            kv_width = int(tp_shard(arch, layout.tp).kv_width)
+            # 2 h_kv d_h / P_t per token and layer; MLA's latent is not split over TP
+            kv_width = int(tp_shard(arch, layout.tp).kv_cache_width)
             tokens = share.sequences * share.tokens_per_sequence
-            kv = 2 * stage.layers * kv_width * tokens * workload.kv_dtype.bytes
+            kv = stage.layers * kv_width * tokens * workload.kv_dtype.bytes
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes

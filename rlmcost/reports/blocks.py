@@ -16,7 +16,7 @@ import sympy as sp
 from rlmcost import blocks as bl
 from rlmcost import symbols as sy
 from rlmcost.arch import CANONICAL, Arch
-from rlmcost.choices import AttnCounting, Dtype
+from rlmcost.choices import AttnCounting, Dtype, MlaDecode
 from rlmcost.evaluate import format_bytes, format_count, format_flops
 from rlmcost.specs import ModelSpec, get_model
 
@@ -258,7 +258,14 @@ def building_blocks(
         dtype=str(dtype),
         attention_counting=str(counting),
     )
-    return BlocksReport(spec.name, inputs, values, exprs, [note] if note else [])
+    notes = [note] if note else []
+    if spec.is_mla:
+        ref = int(bl.work_decode_step(spec.arch(), w.c, batch, MlaDecode.REFERENCE))
+        notes.append(
+            f"{spec.attention_note()}; decode step in the reference form (kv_b_proj re-expands "
+            f"all c cached latents every step, as transformers' eager code): {ref} FLOP"
+        )
+    return BlocksReport(spec.name, inputs, values, exprs, notes)
 
 
 def symbolic_blocks(

@@ -6,8 +6,8 @@ glm4_moe (GLM-4.5), gemma2, gemma3 (the language model of the multimodal checkpo
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). What the costs approximate (sliding-window layers costed as full
 attention, layers transformers does not build, a vision tower left out) goes to the spec's
-``notes``. Multi-head latent attention (DeepSeek-V2/V3, ``deepseek_v2``/``deepseek_v3``) is
-not modelled and is rejected by name rather than silently mis-counted.
+``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
+(:func:`_deepseek_fields`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5, "big") is a one-line
@@ -26,12 +26,9 @@ from rlmcost.specs.validation import build
 
 SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
-    "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3",
+    "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
 )  # fmt: skip
-UNSUPPORTED = {
-    "deepseek_v2": "multi-head latent attention (MLA) is not modelled",
-    "deepseek_v3": "multi-head latent attention (MLA) is not modelled",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 #: key -> (smallest, largest) plausible value. Upper bounds are ~10-100x the largest published
 #: models (Llama-3.1-405B: d = 16384, 126 layers; Gemma 3: V = 262208; GLM-4.5: 160 experts).
@@ -58,6 +55,11 @@ LIMITS: dict[str, tuple[int, int]] = {
     "n_shared_experts": (0, 2**10),
     "first_k_dense_replace": (0, 10**4),
     "decoder_sparse_step": (1, 10**4),
+    "q_lora_rank": (1, 2**20),
+    "kv_lora_rank": (1, 2**20),
+    "qk_nope_head_dim": (1, 2**14),
+    "qk_rope_head_dim": (1, 2**14),
+    "v_head_dim": (1, 2**14),
     "sliding_window": (0, 2**30),
     "num_nextn_predict_layers": (0, 10**4),
 }
@@ -216,6 +218,54 @@ def spec_from_config(cfg: dict[str, Any], name: str, path: str = "config") -> Mo
         raise SpecError(f"{path}: malformed config value ({exc})") from None
 
 
+def _deepseek_fields(cfg: dict[str, Any], path: str) -> dict[str, Any]:
+    """DeepSeek-V2/V3/R1 (``deepseek_v2``, ``deepseek_v3``): MLA attention and a DeepSeekMoE FFN.
+
+    Source: transformers ``DeepseekV3Config`` / ``DeepseekV2Config`` and their model classes.
+    MLA: q_lora_rank (null = plain q projection), kv_lora_rank, qk_nope_head_dim,
+    qk_rope_head_dim, v_head_dim; head_dim is set to qk_nope + qk_rope (the config's own
+    ``head_dim`` is the RoPE width) and n_kv_heads to the heads (keys and values are expanded per
+    head). MoE: n_routed_experts (``num_local_experts`` in transformers 5 serializations),
+    num_experts_per_tok, moe_intermediate_size, the shared experts as one MLP of width
+    moe_intermediate_size x n_shared_experts, first_k_dense_replace leading dense layers of
+    intermediate_size. Routing knobs (routed_scaling_factor, n_group, topk_group, topk_method,
+    norm_topk_prob) change no FLOP or parameter count. The checkpoint's multi-token prediction
+    layer (num_nextn_predict_layers) is not in transformers' model and is left out.
+    """
+    h = int(_need(cfg, "num_attention_heads", path))
+    nope = int(_need(cfg, "qk_nope_head_dim", path))
+    rope = int(_need(cfg, "qk_rope_head_dim", path))
+    if cfg.get("mlp_bias"):
+        raise SpecError(f"{path}: DeepSeek with mlp_bias=true is not supported")
+    if cfg.get("moe_layer_freq", 1) != 1:
+        raise SpecError(f"{path}: moe_layer_freq != 1 (interleaved dense layers) is not supported")
+    fields = _llama_like(cfg, "deepseek_v3", path)
+    fields.update(
+        n_heads=h,
+        n_kv_heads=h,
+        head_dim=nope + rope,
+        q_lora_rank=cfg.get("q_lora_rank"),
+        kv_lora_rank=_need(cfg, "kv_lora_rank", path),
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=_need(cfg, "v_head_dim", path),
+    )
+    n_experts = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or 0
+    first_dense = int(cfg.get("first_k_dense_replace") or 0)
+    if n_experts and first_dense < int(fields["n_layers"]):  # else every layer is dense
+        shared = int(cfg.get("n_shared_experts") or 0)
+        d_expert = int(_need(cfg, "moe_intermediate_size", path))
+        fields.update(
+            n_experts=n_experts,
+            top_k=_need(cfg, "num_experts_per_tok", path),
+            d_expert=d_expert,
+            n_shared_experts=1 if shared else 0,
+            d_shared_expert=shared * d_expert,
+            first_dense_layers=first_dense,
+        )
+    return fields
+
+
 def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     mt = cfg.get("model_type")
     if mt in UNSUPPORTED:
@@ -238,7 +288,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
     check_plausible(cfg, path)
-    if mt == "gpt2":
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        fields = _deepseek_fields(cfg, path)
+    elif mt == "gpt2":
         fields = _gpt2(cfg, path)
     else:
         fields = _llama_like(cfg, mt, path)

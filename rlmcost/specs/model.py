@@ -58,6 +58,15 @@ class ModelSpec(BaseModel):
         description="what the costs approximate for this model (sliding windows, soft-capping, "
         "layers transformers does not build); empty = modelled exactly",
     )
+    q_lora_rank: int | None = Field(
+        default=None, gt=0, description="MLA query latent width; None = plain q projection"
+    )
+    kv_lora_rank: int | None = Field(
+        default=None, gt=0, description="MLA key/value latent width; None = not MLA"
+    )
+    qk_nope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part without RoPE")
+    qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part with RoPE")
+    v_head_dim: int = Field(default=0, ge=0, description="MLA value head width")
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
@@ -85,7 +94,35 @@ class ModelSpec(BaseModel):
             raise SpecError(f"model {self.name}: top_k/shared experts set but n_experts=0")
         if self.n_shared_experts and not self.d_shared_expert:
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
+        self._check_mla()
         return self
+
+    def _check_mla(self) -> None:
+        from rlmcost.errors import SpecError
+
+        mla = (self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
+        if self.kv_lora_rank is None:
+            if any(mla) or self.q_lora_rank is not None:
+                raise SpecError(
+                    f"model {self.name}: MLA fields (q_lora_rank, qk_*_head_dim, v_head_dim) "
+                    "set without kv_lora_rank; give kv_lora_rank or drop them"
+                )
+            return
+        if not all(mla):
+            raise SpecError(
+                f"model {self.name}: MLA (kv_lora_rank set) needs qk_nope_head_dim, "
+                "qk_rope_head_dim and v_head_dim > 0"
+            )
+        if self.head_dim != self.qk_nope_head_dim + self.qk_rope_head_dim:
+            raise SpecError(
+                f"model {self.name}: MLA head_dim={self.head_dim} must equal qk_nope_head_dim + "
+                f"qk_rope_head_dim = {self.qk_nope_head_dim + self.qk_rope_head_dim}"
+            )
+        if self.n_kv_heads != self.n_heads:
+            raise SpecError(
+                f"model {self.name}: MLA expands keys and values per head; set "
+                f"n_kv_heads={self.n_heads} (= n_heads)"
+            )
 
     def context_note(self, tokens: int) -> str | None:
         """None when ``tokens`` positions fit the model, else a note for the output: past
@@ -106,6 +143,22 @@ class ModelSpec(BaseModel):
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3)."""
+        return self.kv_lora_rank is not None
+
+    def attention_note(self) -> str | None:
+        """For MLA, the decode and KV-cache conventions the numbers follow, else None."""
+        if not self.is_mla:
+            return None
+        return (
+            f"{self.name}: multi-head latent attention; decode FLOPs counted absorbed (W_UK "
+            "into the query, W_UV into the output, as vLLM/SGLang/FlashMLA decode), prefill and "
+            f"training expanded; KV cache = latent {self.kv_lora_rank} + RoPE key "
+            f"{self.qk_rope_head_dim} elements per token and layer, whole on every TP rank"
+        )
 
     def arch(self) -> Arch:
         """The shape as an :class:`Arch` with integer fields, for the cost code."""

@@ -116,26 +116,6 @@ def _resolve(query: str, specs: tuple[S, ...], index: dict[str, S], kind: str, l
     raise SpecError(f"unknown {kind} '{query}'; {hint}{see}")
 
 
-UNSUPPORTED_MODELS = {
-    "deepseek-v3": "multi-head latent attention (MLA) is not modelled",
-    "deepseek-v2": "multi-head latent attention (MLA) is not modelled",
-    "deepseek-r1": "multi-head latent attention (MLA) is not modelled",
-}
-
-
-def _unsupported(query: str) -> None:
-    """SpecError for DeepSeek-V2/V3/R1 names and their versions ('deepseek-ai/DeepSeek-V3-0324');
-    the R1 distills are Qwen/Llama shapes and resolve as built-ins, so the error offers them."""
-    q = _norm(query.rsplit("/", 1)[-1])
-    if "distill" in q:
-        return
-    for name, why in UNSUPPORTED_MODELS.items():
-        if q.startswith(_norm(name)):
-            names = candidates(query.rsplit("/", 1)[-1], models())
-            hint = f"; its distills are built in: did you mean {_or(names)}?" if names else ""
-            raise SpecError(f"model '{query}' ({name}) is not supported: {why}{hint}")
-
-
 def is_path(query: str) -> bool:
     """A model argument is a config path when it ends with .json or names an existing file or
     checkpoint folder (built-in names and Hugging Face ids are tried before the latter)."""
@@ -161,7 +141,6 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
 
         return load_config(query)
     if q not in index:
-        _unsupported(query)
         if "/" in query and q:
             names = candidates(query.rsplit("/", 1)[-1], models())
             hint = f"did you mean {_or(names)}? " if names else ""
