@@ -328,3 +328,28 @@ def test_groups_carry_their_own_layouts():
     assert fits == {"rollout": True, "actor+reference": True, "critic+reward": False}
     r = run(*base, "rollout=16[tp=four],actor+reference=8,critic+reward=8")
     assert r.exit_code == 2 and "bad value" in r.output
+
+
+def test_generation_tp_above_the_kv_heads_replicates_them():
+    # Llama-3.1-70B: 64 query heads, 8 KV heads. Training TP 16 is Megatron-invalid (and says
+    # why); an engine at TP 16 holds one KV head per rank, as vLLM does
+    r = run("ppo", "-m", "70b", "--tp", "16", "--gpus", "16")
+    assert r.exit_code == 2 and "--rollout-tp 16" in r.output
+    from rlmcost.algorithms.options import Options
+
+    e = placement_estimate(
+        "grpo", "70b", groups="rollout=16[tp=16],actor+reference=16", gpus=32,
+        layout=Layout(tp=8, zero=ZeroStage.OS_G_P), options=Options(rule_reward=True),
+    )  # fmt: skip
+    (gen,) = next(g for g in e.groups if g.name == "rollout").jobs
+    assert gen.layout.tp == 16
+    assert any("replicated on 2 ranks" in n for n in e.notes)
+    # KV per token per rank: one head (2 x 80 layers x 128 x 2 B), the same as at TP 8
+    from rlmcost.parallel.memory import Mode, memory_per_rank
+    from rlmcost.specs import get_model
+
+    arch = get_model("70b").arch()
+    at16 = memory_per_rank(arch, Layout(tp=16), Mode.GENERATE, 1, 1024)
+    at8 = memory_per_rank(arch, Layout(tp=8), Mode.GENERATE, 1, 1024)
+    assert at16.kv_cache == at8.kv_cache == 2 * 80 * 128 * 2 * 1024
+    assert at16.weights < at8.weights  # the query, MLP and vocabulary shards still halve

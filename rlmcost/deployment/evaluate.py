@@ -178,6 +178,17 @@ def evaluate_deployment(
             note = specs[inv.role].context_note(wl.prompt_len + wl.response_len)
             if note and note not in notes:
                 notes.append(note)
+    for g in result.groups:  # an engine wider than the KV heads replicates them
+        for j in g.jobs:
+            kv = int(setup.arch(j.task.role).n_kv_heads)
+            if j.task.kind is Kind.GENERATE and j.layout.tp > kv:
+                note = (
+                    f"{j.task.label()} on {g.name}: tp={j.layout.tp} > kv heads={kv}: each rank "
+                    f"holds one KV head, replicated on {j.layout.tp // kv} ranks (vLLM), so the "
+                    "KV cache per rank does not shrink below one head"
+                )
+                if note not in notes:
+                    notes.append(note)
     for spec in specs.values():  # decode convention (MLA) and the spec's approximations
         for note in (spec.attention_note(), *spec.notes):
             if note and note not in notes:

@@ -226,7 +226,7 @@ def memory_per_stage(
 ) -> list[MemoryBreakdown]:
     """:func:`memory_per_rank` for a rank of every pipeline stage, first to last."""
     workload = workload or Workload()
-    check_layout(arch, layout)
+    check_layout(arch, layout, replicate_kv=Mode(mode) is Mode.GENERATE)
     share = data_share(layout, sequences, seq_len)
     mode = Mode(mode)
     train = mode is Mode.TRAIN

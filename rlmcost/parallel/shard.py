@@ -38,7 +38,9 @@ def split_up(x: Size, parts: Size) -> Size:
 
 
 def tp_shard(arch: Arch, tp: Size) -> Arch:
-    """The slice of every layer one of ``tp`` tensor-parallel ranks holds and computes.
+    """The slice of every layer one of ``tp`` tensor-parallel ranks holds and computes. With
+    more ranks than KV heads (an inference engine; ``check_layout(replicate_kv=True)``) each
+    rank holds one KV head, its k/v projections and cache replicated.
 
     >>> from rlmcost.arch import CANONICAL
     >>> from rlmcost.symbols import P_t
@@ -48,9 +50,14 @@ def tp_shard(arch: Arch, tp: Size) -> Arch:
     """
     if tp == 1:
         return arch
+    kv = arch.n_kv_heads
+    if isinstance(kv, int) and isinstance(tp, int) and tp > kv and tp % kv == 0:
+        kv_heads: Size = 1  # an engine replicates the KV heads: one per rank (vLLM)
+    else:
+        kv_heads = split(kv, tp)
     return arch.with_(
         n_heads=split(arch.n_heads, tp),
-        n_kv_heads=split(arch.n_kv_heads, tp),
+        n_kv_heads=kv_heads,
         d_ff=split(arch.d_ff, tp),
         d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
         d_shared_expert=split(arch.d_shared_expert, tp),

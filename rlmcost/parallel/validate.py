@@ -20,12 +20,16 @@ def _show(xs: list[int], limit: int = 8) -> str:
     return ", ".join(map(str, xs[:limit])) + (", ..." if len(xs) > limit else "")
 
 
-def check_layout(arch: Arch, layout: Layout, n_gpus: int | None = None) -> list[str]:
+def check_layout(
+    arch: Arch, layout: Layout, n_gpus: int | None = None, replicate_kv: bool = False
+) -> list[str]:
     """Raise :class:`SpecError` for a layout that cannot run ``arch``; return notes (e.g. an
     uneven pipeline split) for one that can.
 
     Rules: degrees are positive integers whose product is the GPU count; TP divides the query
-    and key/value heads and the FFN widths (Megatron-LM's split); PP stages each get a layer
+    and key/value heads and the FFN widths (Megatron-LM's split), except that with
+    ``replicate_kv`` (an inference engine) TP may be a multiple of the KV heads, each rank
+    holding one replicated head (vLLM); PP stages each get a layer
     (an uneven split is allowed and stated); interleaving needs L divisible by P_p v; EP needs
     a MoE model and divides its experts.
     """
@@ -48,10 +52,24 @@ def check_layout(arch: Arch, layout: Layout, n_gpus: int | None = None) -> list[
             f"dp*tp*pp*cp*ep = {product} = {layout.n_gpus} but --gpus is {n_gpus}; {fix}"
         )
     h, h_kv = int(arch.n_heads), int(arch.n_kv_heads)
-    if h % layout.tp or h_kv % layout.tp:
+    replicated = replicate_kv and layout.tp > h_kv and layout.tp % h_kv == 0
+    if h % layout.tp or (h_kv % layout.tp and not replicated):
+        why = (
+            f"training TP splits the kv heads (Megatron-LM), so tp must divide kv heads={h_kv}; "
+            "an inference engine replicates them instead (--rollout-tp "
+            f"{layout.tp} with a training --tp of at most {h_kv}); "
+            if h % layout.tp == 0 and layout.tp % h_kv == 0
+            else ""
+        )
         raise SpecError(
-            f"tp={layout.tp} must divide heads={h} and kv heads={h_kv}; "
+            f"tp={layout.tp} must divide heads={h} and kv heads={h_kv}; {why}"
             f"try one of {_show(_common_divisors(h, h_kv))}"
+        )
+    if replicated:
+        notes.append(
+            f"tp={layout.tp} > kv heads={h_kv}: each rank holds one KV head, every head "
+            f"replicated on {layout.tp // h_kv} ranks (vLLM), so the KV cache per rank does not "
+            "shrink below one head"
         )
     widths = {"d_ff": int(arch.d_ff)} if not arch.is_moe or arch.first_dense_layers else {}
     if arch.is_moe:

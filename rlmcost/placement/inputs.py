@@ -157,7 +157,7 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
             f"{role} {kind}; give it a multiple of {split} GPUs or a smaller --tp/--pp"
         )
     layout = base.with_(dp=gpus // split)
-    check_layout(setup.arch(role), layout, gpus)
+    check_layout(setup.arch(role), layout, gpus, replicate_kv=kind is Kind.GENERATE)
     return layout
 
 
