@@ -43,13 +43,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Dtypes:
-    """Bytes per element of what memory holds; the defaults are ``specs.Workload()``'s (bf16
-    weights, gradients, activations and KV cache; fp32 logits)."""
+    """Bytes per element of what memory holds, and the GEMM dtype whose peak bounds compute;
+    the defaults are ``specs.Workload()``'s (bf16 weights, gradients, activations, KV cache
+    and compute; fp32 logits)."""
 
     weight: int = Dtype.BF16.bytes
     activation: int = Dtype.BF16.bytes
     kv: int = Dtype.BF16.bytes
     logits: int = Dtype.FP32.bytes
+    compute: Dtype = Dtype.BF16
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -61,6 +63,7 @@ class Dtypes:
             workload.activation_dtype.bytes,
             workload.kv_dtype.bytes,
             workload.logits_dtype.bytes,
+            workload.compute_dtype,
         )
 
 
