@@ -44,6 +44,8 @@ def clog2(x: Any) -> Any:
     if isinstance(x, _EXACT):
         if x < 0:
             raise ValueError(f"clog2 needs a positive integer, got {x}")
+        if 0 < x < 1:  # a ratio below 1: ceil(log2 x) = -floor(log2(1 / x))
+            return 1 - int(1 / x).bit_length()
         return (ceil(x) - 1).bit_length() if x else 0
     import numpy as np
 
