@@ -26,7 +26,7 @@ gpipe/1f1b/interleaved/zero-bubble = 0/1/2/3; scalars may be members.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -64,28 +64,39 @@ def _code(enum_type: type[Enum], value: Any) -> Any:
 
 @dataclass(frozen=True)
 class TrainSweep:
-    """Per candidate (arrays of the broadcast shape, float64 unless said): the most loaded
-    stage's bytes by component, whether the layout is valid and fits, and the time bound."""
+    """Per candidate (arrays of the broadcast shape, float64 unless said): whether the layout
+    is valid and fits, the most loaded stage's total bytes and the time bound. The peak
+    stage's bytes by component are picked when read (``weights``, ``gradients``,
+    ``optimizer``, ``activations``, ``logits``, ``buffers``, ``peak_stage``)."""
 
     valid: np.ndarray  # bool: validate.check_layout would accept the layout
     fits: np.ndarray  # bool: valid and memory_bytes <= hbm_bytes
     memory_bytes: np.ndarray  # total of the peak stage
-    weights: np.ndarray
-    gradients: np.ndarray
-    optimizer: np.ndarray
-    activations: np.ndarray
-    logits: np.ndarray
-    buffers: np.ndarray
-    peak_stage: np.ndarray  # int64
     work_flops: np.ndarray
     bubble: np.ndarray
     compute_s: np.ndarray
     memory_s: np.ndarray
     time_bound_s: np.ndarray
+    _peak: np.ndarray = field(repr=False)  # index into the stage candidates
+    _parts: dict[str, list[Any]] = field(repr=False)  # component -> value per candidate stage
 
     @property
     def size(self) -> int:
         return int(self.memory_bytes.size)
+
+    def _pick(self, name: str, dtype: Any = None) -> np.ndarray:
+        import numpy as np
+
+        value = _choose(self._peak, self._parts[name])
+        return np.broadcast_to(np.asarray(value, dtype=dtype or np.float64), self._peak.shape)
+
+    weights = property(lambda self: self._pick("weights"))
+    gradients = property(lambda self: self._pick("gradients"))
+    optimizer = property(lambda self: self._pick("optimizer"))
+    activations = property(lambda self: self._pick("activations"))
+    logits = property(lambda self: self._pick("logits"))
+    buffers = property(lambda self: self._pick("buffers"))
+    peak_stage = property(lambda self: self._pick("stage", "int64"))
 
 
 def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
@@ -128,7 +139,11 @@ def _choose(code: Any, options: list[Any]) -> Any:
 
     if np.ndim(code) == 0:
         return options[int(code)]
-    return np.choose(np.asarray(code, dtype=np.int64), [np.asarray(o) for o in options])
+    code = np.asarray(code, dtype=np.int64)
+    out = np.asarray(options[0])
+    for i, o in enumerate(options[1:], 1):
+        out = np.where(code == i, o, out)
+    return out
 
 
 def sweep_train_steps(
@@ -184,36 +199,44 @@ def sweep_train_steps(
     n_mb = -(-per_shard // mb)
     mb_tokens = mb * -(-seq_len // cp)
 
-    # per layout: the TP shard's parameters and saved activation bytes per token
-    layer_dense = g.params_layer_dense(a, tp)
-    routed = g.params_routed_experts(a, tp)
-    moe_dense = g.params_layer_moe(a, tp) - routed
-    routed_here = routed // ep
-    embedding = g.params_embedding(a, tp)
-    vocab_tp = -(-a.vocab // tp)
-    out_head = g.params_head_lm(a, tp) if lm else g.params_head_value(a, tp)
+    # per layout: the TP shard's parameters and saved activation bytes per token, evaluated
+    # once per distinct TP degree and gathered (a table lookup per quantity)
+    tp_values, tp_index = _distinct(tp)
+    none = list(Checkpointing).index(Checkpointing.NONE)
+    full_code = list(Checkpointing).index(Checkpointing.FULL)
+    full = ckpt == full_code
+    any_full = bool(np.any(full))
+    x = dt.activation
+
+    def per_tp(value: Any) -> Any:
+        return _along(value, tp_values)[tp_index]
+
+    layer_dense = per_tp(g.params_layer_dense(a, tp_values))
+    routed = g.params_routed_experts(a, tp_values)
+    moe_dense = per_tp(g.params_layer_moe(a, tp_values) - routed)
+    routed_here = per_tp(routed) // ep
+    embedding = per_tp(g.params_embedding(a, tp_values))
+    vocab_tp = per_tp(-(-a.vocab // tp_values))
+    out_head = per_tp(g.params_head_lm(a, tp_values) if lm else g.params_head_value(a, tp_values))
     tied_copy = vocab_tp * a.d_model if lm and a.tie_embeddings else out_head
     final_norm = g.params_norm(a)
     vocab_per_rank = vocab_tp if lm else 1.0
-    x = dt.activation
+
+    sp_index = sp.astype(np.int64)
 
     def saved(kind_moe: bool, mode: Any) -> Any:
-        """Saved bytes per token of one layer kind under checkpointing ``mode`` and ``sp``."""
+        """Saved bytes per token of one layer kind: a (TP degree, checkpointing, sp) table."""
+        table = np.stack([
+            np.stack([_along(saved_bytes(a, tp_values, q, c, kind_moe, x), tp_values)
+                      for c in Checkpointing], axis=-1)
+            for q in (False, True)
+        ], axis=-1)  # fmt: skip
+        return table[tp_index, mode, sp_index]
 
-        def one(q: bool) -> Any:
-            if np.ndim(mode) == 0:
-                return saved_bytes(a, tp, q, list(Checkpointing)[int(mode)], kind_moe, x)
-            return _choose(mode, [saved_bytes(a, tp, q, c, kind_moe, x) for c in Checkpointing])
-
-        if np.ndim(sp) == 0:
-            return one(bool(sp))
-        return np.where(sp, one(True), one(False))
-
-    saved_d, saved_m = saved(False, ckpt), (saved(True, ckpt) if a.moe else 0.0)
-    full = ckpt == list(Checkpointing).index(Checkpointing.FULL)
-    none = list(Checkpointing).index(Checkpointing.NONE)
-    rebuilt_d = saved(False, none) if np.any(full) else 0.0
-    rebuilt_m = saved(True, none) if a.moe and np.any(full) else 0.0
+    saved_d = saved(False, ckpt)
+    saved_m = saved(True, ckpt) if a.moe else 0.0
+    rebuilt_d = saved(False, none) if any_full else 0.0
+    rebuilt_m = saved(True, none) if a.moe and any_full else 0.0
     norm_input = x * a.d_model / np.where(sp, tp, 1.0)
 
     k_opt = 8 if dt.weight == 4 else 12
@@ -222,7 +245,7 @@ def sweep_train_steps(
     z3, z2, z0 = zero == 3, zero >= 2, zero == 0
 
     def states(p_dense: Any, p_expert: Any) -> tuple[Any, Any, Any]:
-        sd, se = -(-p_dense // d_shards), -(-p_expert // e_shards)
+        sd, se = np.ceil(p_dense / d_shards), np.ceil(p_expert / e_shards)
         weights = w * (np.where(z3, sd, p_dense) + np.where(z3, se, p_expert))
         grads = w * (np.where(z2, sd, p_dense) + np.where(z2, se, p_expert))
         opt = k_opt * (np.where(z0, p_dense, sd) + np.where(z0, p_expert, se))
@@ -233,12 +256,14 @@ def sweep_train_steps(
     last_index = pp - 1
     candidates: list[Any] = list(range(max(n_dense_total if a.moe else 0, 1) + 1))
     candidates.append(last_index)
-    best: dict[str, Any] = {}
-    best_none: dict[str, Any] = {}
+    logits_per_token = vocab_per_rank * dt.logits
     any_z3 = bool(np.any(z3))
+    parts: dict[str, list[Any]] = {k: [] for k in ("weights", "gradients", "optimizer",
+                                                   "buffers", "activations", "logits", "stage")}
+    best = best_none = None
     for i, s in enumerate(candidates):
         s = np.asarray(s, dtype=f64)
-        exists = s < pp
+        # what depends on the layout alone (no micro-batch, no length)
         count = base + (s < extra)
         start = s * base + np.minimum(s, extra)
         n_dense = np.clip(np.minimum(start + count, n_dense_total) - start, 0, None)
@@ -255,28 +280,33 @@ def sweep_train_steps(
             np.maximum(np.where(first, embedding, 0.0), np.where(last, o, 0.0)),
         )  # fmt: skip
         buffers = np.where(z3, 2 * w * unit, 0.0)
-        kept = n_dense * saved_d + n_moe * saved_m + last * norm_input
-        act = _in_flight(schedule, s, pp, n_mb, v) * mb_tokens * kept
-        if np.any(full):
+        base_total = np.where(s < pp, weights + grads + opt + buffers, -np.inf)
+        step_bytes = 2 * (np.where(z3, 0.0, weights) + grads + opt)  # + gathered weights, below
+        # activation bytes per token of a micro-batch, then per candidate
+        per_token = _in_flight(schedule, s, pp, n_mb, v) * (
+            n_dense * saved_d + n_moe * saved_m + last * norm_input
+        )
+        if any_full:
             rebuilt = np.maximum(np.where(n_dense > 0, rebuilt_d, 0.0),
                                  np.where(n_moe > 0, rebuilt_m, 0.0))  # fmt: skip
-            act = act + np.where(full, mb_tokens * rebuilt, 0.0)
-        act = np.ceil(act)
-        logits = last * mb_tokens * vocab_per_rank * dt.logits
+            per_token = per_token + np.where(full, rebuilt, 0.0)
+        act = np.ceil(per_token * mb_tokens)
+        logits = last * logits_per_token * mb_tokens
         rest = act + logits
-        total = np.where(exists, weights + grads + opt + rest + buffers, -np.inf)
-        parts = {"total": total, "weights": weights, "gradients": grads, "optimizer": opt,
-                 "activations": act, "logits": logits, "buffers": buffers,
-                 "peak_stage": s}  # fmt: skip
-        _keep_max(best, parts, i == 0)
+        total = base_total + rest
+        for k, val in (("weights", weights), ("gradients", grads), ("optimizer", opt),
+                       ("buffers", buffers), ("activations", act), ("logits", logits),
+                       ("stage", s)):  # fmt: skip
+            parts[k].append(val)
+        best = _keep_max(best, i, total, step_bytes)
         if any_z3:  # the same stage with unsharded states: the weights a ZeRO-3 step reads
             p_all = p_dense + p_expert
-            total_none = np.where(exists, (2 * w + k_opt) * p_all + rest, -np.inf)
-            _keep_max(best_none, {"total": total_none, "weights": w * p_all}, i == 0)
+            total_none = np.where(s < pp, (2 * w + k_opt) * p_all, -np.inf) + rest
+            best_none = _keep_max(best_none, i, total_none, 2 * w * p_all)
 
-    weights_read = best["weights"]
+    peak_total, peak, step_bytes = best
     if any_z3:
-        weights_read = np.where(z3, best_none["weights"], weights_read)
+        step_bytes = step_bytes + np.where(z3, best_none[2], 0.0)
     c, h = AttnCounting(counting).value, Head(head).value
     work = g.FUNCTIONS[f"work_train_{c}_{h}"](a, seqs, seq_len)
     if recompute and np.any(ckpt != none):
@@ -288,47 +318,61 @@ def sweep_train_steps(
     busy = work * (shards * per_shard / seqs)
     peak_flops = hardware.peak(dt.compute) * compute_efficiency
     compute_s = busy / (dp * tp * pp * cp * ep * peak_flops)
-    step_bytes = 2 * weights_read + 2 * best["gradients"] + 2 * best["optimizer"]
     memory_s = step_bytes / (hardware.hbm_bandwidth_bytes_per_s * bandwidth_efficiency)
     interleaved = schedule == _INTERLEAVED
     no_bubble = (pp == 1) | (schedule == _ZERO_BUBBLE)
     bubble = np.where(no_bubble, 0.0, (pp - 1) / (np.where(interleaved, v, 1.0) * n_mb))
     time_bound = np.maximum(compute_s, memory_s) * (1 + bubble)
 
-    shape = np.broadcast_shapes(*(np.shape(b) for b in (*best.values(), valid, time_bound)))
+    shape = np.broadcast_shapes(np.shape(peak_total), np.shape(valid), np.shape(time_bound))
 
-    def full_shape(arr: Any, dtype: Any = f64) -> Any:
+    def out(arr: Any, dtype: Any = f64) -> Any:
         return np.broadcast_to(np.asarray(arr, dtype=dtype), shape)
 
-    total = full_shape(best["total"])
-    valid = full_shape(valid, bool)
+    total, valid = out(peak_total), out(valid, bool)
     return TrainSweep(
         valid=valid,
         fits=valid & (total <= hardware.hbm_bytes),
         memory_bytes=total,
-        weights=full_shape(best["weights"]),
-        gradients=full_shape(best["gradients"]),
-        optimizer=full_shape(best["optimizer"]),
-        activations=full_shape(best["activations"]),
-        logits=full_shape(best["logits"]),
-        buffers=full_shape(best["buffers"]),
-        peak_stage=full_shape(best["peak_stage"], np.int64),
-        work_flops=full_shape(work),
-        bubble=full_shape(bubble),
-        compute_s=full_shape(compute_s),
-        memory_s=full_shape(memory_s),
-        time_bound_s=full_shape(time_bound),
+        work_flops=out(work),
+        bubble=out(bubble),
+        compute_s=out(compute_s),
+        memory_s=out(memory_s),
+        time_bound_s=out(time_bound),
+        _peak=out(peak, np.int64),
+        _parts=parts,
     )
 
 
-def _keep_max(best: dict[str, Any], parts: dict[str, Any], first: bool) -> None:
-    """Keep, elementwise, the parts of the stage with the largest total (the earliest of
-    equals, as ``max`` over the stages does)."""
+def _keep_max(best: tuple[Any, ...] | None, index: int, total: Any, *carried: Any) -> tuple:
+    """(largest total so far, its stage candidate's index, the values ``carried`` with it),
+    elementwise; the earliest of equals wins, as ``max`` over the stages does."""
     import numpy as np
 
-    if first:
-        best.update(parts)
-        return
-    better = parts["total"] > best["total"]
-    for k, val in parts.items():
-        best[k] = np.where(better, val, best[k])
+    if best is None:
+        return (total, np.zeros(np.shape(total), dtype=np.int64), *carried)
+    better = total > best[0]
+    return (np.where(better, total, best[0]), np.where(better, index, best[1]),
+            *(np.where(better, c, b) for c, b in zip(carried, best[2:], strict=True)))  # fmt: skip
+
+
+def _along(value: Any, values: Any) -> Any:
+    """``value`` (a scalar or an array over ``values``) as a float64 array over ``values``."""
+    import numpy as np
+
+    return np.broadcast_to(np.asarray(value, dtype=np.float64), np.shape(values))
+
+
+def _distinct(values: Any) -> tuple[Any, Any]:
+    """(table keys, index of each element's key): integer degrees 1..max index a table
+    directly; anything else through ``np.unique``."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 0:
+        return arr.reshape(1), np.zeros((), dtype=np.int64)
+    ints = arr.astype(np.int64)
+    if arr.size and ints.min() >= 1 and ints.max() <= 1 << 16 and np.array_equal(ints, arr):
+        return np.arange(1, ints.max() + 1, dtype=np.float64), ints - 1
+    keys, index = np.unique(arr, return_inverse=True)
+    return keys, index.reshape(arr.shape)
