@@ -12,19 +12,27 @@ it) and the modules here compose them exactly as the symbolic modules do:
 * :func:`train_step` (``train_step.py``): memory, fit and roofline bound of one training step
   of one layout (exact memory, float seconds);
 * :func:`sweep_train_steps` (``sweep.py``): the same for numpy arrays of layouts, micro-batches
-  and lengths at once (float64), for planners.
+  and lengths at once (float64), for planners; :func:`codes` turns enum members into the
+  integer codes its array arguments take.
 
 Importing this package loads neither sympy, numpy nor pandas (numpy only when a sweep runs).
 """
 
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import Dtypes, MemoryBreakdown, Mode, memory_per_rank, memory_per_stage
+from rlmcost.compiled.sweep import TrainSweep, codes, sweep_train_steps
+from rlmcost.compiled.train_step import TrainStep, train_step
 
 __all__ = [
     "Dtypes",
     "MemoryBreakdown",
     "Mode",
+    "TrainStep",
+    "TrainSweep",
     "arch_numbers",
+    "codes",
     "memory_per_rank",
     "memory_per_stage",
+    "sweep_train_steps",
+    "train_step",
 ]

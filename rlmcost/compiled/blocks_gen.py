@@ -454,6 +454,21 @@ def depth_forward_lm(a: ArchNumbers, context: Num) -> Num:
                + 6*a.n_layers + clog2(a.d_model) + 1)
 
 
+def depth_backward_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
+    """D_b: backward critical path, dW reduced over `tokens`, lm head (blocks.depth_backward)
+    [levels].
+
+    context: positions attended to [tokens]; tokens: token positions.
+    """
+    return (a.moe*(-a.first_dense_layers*clog2(a.d_expert) + a.first_dense_layers*clog2(a.d_ff)
+               - a.first_dense_layers*clog2(a.n_experts) - a.first_dense_layers
+               + a.n_layers*clog2(a.d_expert) - a.n_layers*clog2(a.d_ff)
+               + a.n_layers*clog2(a.n_experts) + a.n_layers) + a.n_layers*clog2(context)
+               + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
+               + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads
+               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + clog2(tokens) + clog2(a.vocab) + 2)
+
+
 def depth_train_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
     """D_tr = D_f + D_b, dW reduced over `tokens`, lm head (blocks.depth_train) [levels].
 
@@ -513,6 +528,21 @@ def depth_forward_value(a: ArchNumbers, context: Num) -> Num:
                + 6*a.n_layers + clog2(a.d_model) + 1)
 
 
+def depth_backward_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
+    """D_b: backward critical path, dW reduced over `tokens`, value head (blocks.depth_backward)
+    [levels].
+
+    context: positions attended to [tokens]; tokens: token positions.
+    """
+    return (a.moe*(-a.first_dense_layers*clog2(a.d_expert) + a.first_dense_layers*clog2(a.d_ff)
+               - a.first_dense_layers*clog2(a.n_experts) - a.first_dense_layers
+               + a.n_layers*clog2(a.d_expert) - a.n_layers*clog2(a.d_ff)
+               + a.n_layers*clog2(a.n_experts) + a.n_layers) + a.n_layers*clog2(context)
+               + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
+               + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads
+               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + clog2(tokens) + 2)
+
+
 def depth_train_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
     """D_tr = D_f + D_b, dW reduced over `tokens`, value head (blocks.depth_train) [levels].
 
@@ -557,6 +587,36 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
                + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+
+
+def work_backward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
+    """Backward (2 x forward) of `seqs` x `seq` tokens, full attention, lm head
+    (blocks.work_backward) [FLOP].
+
+    seqs: sequences; seq: tokens per sequence.
+    """
+    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq*a.vocab
+               + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.first_dense_layers*seq - 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
+               a.n_shared_experts*seq*a.shared
+               - 12*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
+               + 12*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
+               - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.n_experts*a.n_layers*seq
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
 
 
 def work_train_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -617,6 +677,36 @@ def work_forward_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
                + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+
+
+def work_backward_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
+    """Backward (2 x forward) of `seqs` x `seq` tokens, full attention, value head
+    (blocks.work_backward) [FLOP].
+
+    seqs: sequences; seq: tokens per sequence.
+    """
+    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq
+               + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.first_dense_layers*seq - 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
+               a.n_shared_experts*seq*a.shared
+               - 12*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
+               + 12*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
+               - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.n_experts*a.n_layers*seq
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
 
 
 def work_train_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -799,6 +889,36 @@ def work_forward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
 
 
+def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
+    """Backward (2 x forward) of `seqs` x `seq` tokens, causal attention, lm head
+    (blocks.work_backward) [FLOP].
+
+    seqs: sequences; seq: tokens per sequence.
+    """
+    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq*a.vocab
+               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2 + 4*a.head_dim*a.n_heads*a.n_layers*seq
+               + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.first_dense_layers*seq - 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
+               a.n_shared_experts*seq*a.shared
+               - 12*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
+               + 12*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
+               - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.n_experts*a.n_layers*seq
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+
+
 def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     """Training step (3 x forward) of `seqs` x `seq` tokens, causal attention, lm head
     (blocks.work_train) [FLOP].
@@ -857,6 +977,36 @@ def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
                + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+
+
+def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
+    """Backward (2 x forward) of `seqs` x `seq` tokens, causal attention, value head
+    (blocks.work_backward) [FLOP].
+
+    seqs: sequences; seq: tokens per sequence.
+    """
+    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq
+               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2 + 4*a.head_dim*a.n_heads*a.n_layers*seq
+               + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
+               - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
+               - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
+               + 12*a.d_expert*a.d_model*a.n_layers*seq*a.top_k
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq
+               + 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+               + 12*a.d_ff*a.d_model*a.first_dense_layers*seq - 12*a.d_ff*a.d_model*a.n_layers*seq
+               + 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
+               a.n_shared_experts*seq*a.shared
+               - 12*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*seq*a.shared
+               + 12*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*seq*a.shared
+               - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
+               - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
+               + 4*a.d_model*a.n_experts*a.n_layers*seq
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
 
 
 def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1113,6 +1263,15 @@ def memory_inference_buffer(a: ArchNumbers, tokens: Num, tp: Num = 1) -> Num:
                + 2*a.d_shared_expert*a.n_shared_experts*a.shared)), tp))
 
 
+def memory_activations_paper(a: ArchNumbers, tokens: Num) -> Num:
+    """M_Act, the paper's leading term tokens x L x d (blocks.memory_activations_paper)
+    [elements].
+
+    tokens: token positions.
+    """
+    return tokens*(a.d_model*a.n_layers)
+
+
 def memory_logits(a: ArchNumbers, tokens: Num) -> Num:
     """Logits of `tokens` positions (blocks.memory_logits) [elements].
 
@@ -1366,21 +1525,27 @@ FUNCTIONS = {f.__name__: f for f in (
     work_decode_step,
     work_forward_per_token_lm,
     depth_forward_lm,
+    depth_backward_lm,
     depth_train_lm,
     work_forward_per_token_value,
     depth_forward_value,
+    depth_backward_value,
     depth_train_value,
     work_forward_full_lm,
+    work_backward_full_lm,
     work_train_full_lm,
     work_forward_full_value,
+    work_backward_full_value,
     work_train_full_value,
     work_prefill_full,
     work_rollout_full,
     work_recompute_selective_full,
     work_recompute_full_full,
     work_forward_causal_lm,
+    work_backward_causal_lm,
     work_train_causal_lm,
     work_forward_causal_value,
+    work_backward_causal_value,
     work_train_causal_value,
     work_prefill_causal,
     work_rollout_causal,
@@ -1393,6 +1558,7 @@ FUNCTIONS = {f.__name__: f for f in (
     memory_kv_cache,
     kv_cache_per_token_layer,
     memory_inference_buffer,
+    memory_activations_paper,
     memory_logits,
     activation_bytes_per_token_layer,
     memory_activations_bytes,

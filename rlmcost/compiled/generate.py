@@ -260,6 +260,12 @@ def blocks() -> list[Block]:
                   "(blocks.depth_forward) [levels].")
         )  # fmt: skip
         out.append(
+            Block(f"depth_backward_{head.value}", ("context", "tokens"),
+                  lambda a, s, h=head: bl.depth_backward(a, s.context, s.tokens, h),
+                  f"D_b: backward critical path, dW reduced over `tokens`, {head.value} head "
+                  "(blocks.depth_backward) [levels].")
+        )  # fmt: skip
+        out.append(
             Block(f"depth_train_{head.value}", ("context", "tokens"),
                   lambda a, s, h=head: bl.depth_train(a, s.context, s.tokens, h),
                   f"D_tr = D_f + D_b, dW reduced over `tokens`, {head.value} head "
@@ -274,6 +280,13 @@ def blocks() -> list[Block]:
                       lambda a, s, k=counting, hd=head: bl.work_forward(a, s.seqs, s.seq, k, hd),
                       f"Teacher-forced forward of `seqs` x `seq` tokens, {c} attention, {h} "
                       "head (blocks.work_forward) [FLOP].")
+            )  # fmt: skip
+            out.append(
+                Block(f"work_backward_{c}_{h}", ("seqs", "seq"),
+                      lambda a, s, k=counting, hd=head: bl.work_backward(
+                          a, s.seqs, s.seq, k, hd),
+                      f"Backward (2 x forward) of `seqs` x `seq` tokens, {c} attention, {h} "
+                      "head (blocks.work_backward) [FLOP].")
             )  # fmt: skip
             out.append(
                 Block(f"work_train_{c}_{h}", ("seqs", "seq"),
@@ -326,6 +339,10 @@ def blocks() -> list[Block]:
               lambda a, s: bl.memory_inference_buffer(shard(a, s), s.tokens),
               "M_Inf: one layer's forward transients for `tokens` positions on a TP rank "
               "(blocks.memory_inference_buffer) [elements].", tp1),
+        Block("memory_activations_paper", ("tokens",),
+              lambda a, s: bl.memory_activations_paper(a, s.tokens),
+              "M_Act, the paper's leading term tokens x L x d (blocks.memory_activations_paper) "
+              "[elements]."),
         Block("memory_logits", ("tokens",), lambda a, s: bl.memory_logits(a, s.tokens),
               "Logits of `tokens` positions (blocks.memory_logits) [elements]."),
         Block("activation_bytes_per_token_layer", ("act_bytes",),
