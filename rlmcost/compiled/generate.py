@@ -32,7 +32,8 @@ import enum
 import random
 import sys
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -50,6 +51,10 @@ STRUCTURAL = {
 """Structural flags: the ``Arch`` fields that are 0 when the flag is off (a dense model has no
 experts; a MoE model without shared experts has none of their fields). ``shared`` implies
 ``moe``. ``blocks`` tests these fields with ``arch.is_moe`` / ``is_zero``."""
+
+TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts"}
+"""The field whose zero-test each structural flag stands for. A block that zero-tests another
+field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
 SIZES = ("tp", "context", "seqs", "seq", "prompt", "response", "tokens", "act_bytes")
 """Size arguments a generated function may take, in signature order."""
@@ -449,8 +454,15 @@ class Compiler:
         flags: tuple[str, ...] = tuple(STRUCTURAL)
         while True:
             _Reads.fields = set()
-            for corner in self.corners(flags):
-                self.evaluate(block, self.points[0], corner, traced=True)
+            with _zero_tests() as tested:
+                for corner in self.corners(flags):
+                    self.evaluate(block, self.points[0], corner, traced=True)
+            fields = {n for n in self.fields.ints if self.points[0][n] in tested}
+            if fields - set(TRIGGERS.values()):
+                raise RuntimeError(
+                    f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add a "
+                    "structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
+                )
             read = {f for field in _Reads.fields for f in self.fields.flags_of(field)}
             if read <= set(flags):
                 return tuple(f for f in self.fields.flags if f in flags)
@@ -482,6 +494,29 @@ class Compiler:
             if coeff != 0:
                 total += coeff * sp.Mul(*(self.flag_syms[x] for x in sorted(s)))
         return total
+
+
+@contextmanager
+def _zero_tests() -> Iterator[set[Any]]:
+    """Record the arguments of ``rlmcost.arch.is_zero`` wherever the symbolic core calls it."""
+    import rlmcost.arch
+
+    original = rlmcost.arch.is_zero
+    tested: set[Any] = set()
+
+    def traced(x: Any) -> bool:
+        tested.add(x)
+        return original(x)
+
+    patched = [m for m in list(sys.modules.values())
+               if getattr(m, "is_zero", None) is original]  # fmt: skip
+    for m in patched:
+        m.is_zero = traced  # type: ignore[attr-defined]
+    try:
+        yield tested
+    finally:
+        for m in patched:
+            m.is_zero = original  # type: ignore[attr-defined]
 
 
 def _subsets(s: frozenset[str]) -> list[frozenset[str]]:
