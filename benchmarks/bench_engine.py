@@ -125,8 +125,13 @@ COLD = {
 
 
 def cold(repeat: int) -> None:
+    """Fresh interpreters with the bytecode caches written (as after ``pip install``): one
+    untimed run writes them, even where PYTHONDONTWRITEBYTECODE is set."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     for name, code in COLD.items():
+        subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT,
+                       stdout=subprocess.DEVNULL)  # fmt: skip
         times = []
         for _ in range(repeat):
             t0 = time.perf_counter()
