@@ -147,3 +147,11 @@ def test_recomputation_adds_the_recomputed_forward():
     # Independent: parallel.activations.work_recompute (sympy): one more forward of the body.
     extra = int(work_recompute(model.arch(), 8, 1024, Checkpointing.FULL))
     assert with_.work_flops - without.work_flops == extra
+
+
+def test_out_of_range_codes_are_one_line_spec_errors():
+    from rlmcost.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"Checkpointing codes must be 0..2") as err:
+        sweep_train_steps(spec("gpt-2"), H100, sequences=8, seq_len=128, ckpt=np.array([0, 3]))
+    assert "\n" not in str(err.value)

@@ -34,6 +34,7 @@ from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import Dtypes, saved_bytes
+from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
 if TYPE_CHECKING:
@@ -46,6 +47,11 @@ _GPIPE, _ONE_F_ONE_B, _INTERLEAVED, _ZERO_BUBBLE = (
 )  # fmt: skip
 
 
+_NO_ZERO, _OS_G, _OS_G_P = (
+    list(ZeroStage).index(z) for z in (ZeroStage.NONE, ZeroStage.OS_G, ZeroStage.OS_G_P)
+)
+
+
 def codes(enum_type: type[Enum], values: Any) -> np.ndarray:
     """Integer codes of ``values`` (members or their CLI spellings) in ``enum_type``."""
     import numpy as np
@@ -55,11 +61,18 @@ def codes(enum_type: type[Enum], values: Any) -> np.ndarray:
 
 
 def _code(enum_type: type[Enum], value: Any) -> Any:
+    """A member (or spelling) as its code; an array of codes checked to be in range."""
     import numpy as np
 
     if isinstance(value, (Enum, str)):
         return list(enum_type).index(enum_type(value))
-    return np.asarray(value)
+    arr = np.asarray(value, dtype=np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= len(enum_type)):
+        raise SpecError(
+            f"{enum_type.__name__} codes must be 0..{len(enum_type) - 1} "
+            f"({', '.join(str(m) for m in enum_type)}); use codes({enum_type.__name__}, ...)"
+        )
+    return arr
 
 
 @dataclass(frozen=True)
@@ -242,7 +255,7 @@ def sweep_train_steps(
     k_opt = 8 if dt.weight == 4 else 12
     w = dt.weight
     d_shards, e_shards = dp * cp * ep, dp * cp
-    z3, z2, z0 = zero == 3, zero >= 2, zero == 0
+    z3, z2, z0 = zero == _OS_G_P, zero >= _OS_G, zero == _NO_ZERO
 
     def states(p_dense: Any, p_expert: Any) -> tuple[Any, Any, Any]:
         sd, se = np.ceil(p_dense / d_shards), np.ceil(p_expert / e_shards)
