@@ -35,8 +35,7 @@ pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, fields
-from enum import StrEnum
+from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
@@ -47,46 +46,13 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import Stage, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.specs.workload import Workload
-
-
-class Mode(StrEnum):
-    """What the invocation does with the model."""
-
-    TRAIN = "train"  # forward + backward + optimizer step (actor/critic in Training)
-    FORWARD = "forward"  # teacher-forced forward only (reward/reference/critic in Assessment)
-    GENERATE = "generate"  # prefill + decode with a KV cache (actor in Generation)
-
-
-@dataclass(frozen=True)
-class MemoryBreakdown:
-    """Bytes per rank (per device), exact ints. ``engine`` and ``overhead`` are deployment
-    terms (:mod:`rlmcost.deployment`); the paper's model leaves them 0."""
-
-    weights: int
-    gradients: int
-    optimizer: int
-    activations: int
-    kv_cache: int
-    logits: int
-    buffers: int
-    engine: int = 0  # an awake inference engine's reservation while another model runs
-    overhead: int = 0  # CUDA context, communicator buffers, allocator slack (deployment)
-
-    @property
-    def total(self) -> int:
-        return sum(getattr(self, f.name) for f in fields(self))
-
-    def to_json(self) -> dict[str, int]:
-        """Component -> bytes, plus ``total``."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["total"] = self.total
-        return out
 
 
 @dataclass(frozen=True)

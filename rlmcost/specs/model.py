@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlmcost.arch import Arch
 from rlmcost.choices import FfnKind, NormKind
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
 
 
 def _divisors(x: int) -> list[int]:
@@ -162,6 +166,8 @@ class ModelSpec(BaseModel):
 
     def arch(self) -> Arch:
         """The shape as an :class:`Arch` with integer fields, for the cost code."""
+        from rlmcost.arch import Arch  # the symbolic core loads sympy; numeric queries skip it
+
         fields = self.model_dump(
             exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes"}
         )

@@ -1,0 +1,105 @@
+"""An architecture as the integers and 0/1 flags the generated functions read.
+
+:func:`arch_numbers` accepts a numeric :class:`rlmcost.arch.Arch`, a
+:class:`rlmcost.specs.ModelSpec` (same field names) or a mapping such as an entry of
+``rlmcost/specs/data/models.json``; it imports neither sympy nor pydantic.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from rlmcost.compiled.blocks_gen import (
+    BOOL_FIELDS,
+    ENUM_FLAGS,
+    INT_FIELDS,
+    STRUCTURAL,
+    ArchNumbers,
+)
+from rlmcost.errors import SpecError
+
+REQUIRED = ("n_layers", "d_model", "d_ff", "n_heads", "n_kv_heads", "head_dim", "vocab")
+"""Fields without a default in ``Arch``; the others default to 0, False or the enum's
+default member."""
+
+
+def _read(arch: Any, name: str) -> Any:
+    if isinstance(arch, Mapping):
+        return arch.get(name)
+    return getattr(arch, name, None)
+
+
+@lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
+    """``Arch``'s integer defaults (e.g. ``norms_per_layer`` = 2): what a models.json entry
+    that leaves a field out means (rlmcost.arch loads no sympy)."""
+    import dataclasses
+
+    from rlmcost.arch import Arch
+
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(Arch)
+        if isinstance(f.default, int) and not isinstance(f.default, bool)
+    }
+
+
+def _int(arch: Any, name: str) -> int:
+    value = _read(arch, name)
+    if value is None:
+        if name in REQUIRED:
+            raise SpecError(f"model {_read(arch, 'name')}: field '{name}' is missing")
+        return _defaults().get(name, 0)
+    try:
+        return operator.index(value)
+    except TypeError:
+        try:
+            return int(value)  # a sympy Integer
+        except TypeError:
+            raise SpecError(
+                f"model {_read(arch, 'name')}: field {name}={value} is not a number; the "
+                "compiled engine needs a numeric architecture (a ModelSpec's arch())"
+            ) from None
+
+
+def _convert(arch: Any) -> ArchNumbers:
+    values: dict[str, Any] = {"name": str(_read(arch, "name") or "custom")}
+    values.update({n: _int(arch, n) for n in INT_FIELDS})
+    values.update({b: int(bool(_read(arch, b))) for b in BOOL_FIELDS})
+    for flag, field, member in ENUM_FLAGS:
+        value = _read(arch, field)
+        values[flag] = int(value is not None and str(getattr(value, "value", value)) == member)
+    moe = int(values["n_experts"] != 0)
+    values["moe"] = moe
+    values["shared"] = int(moe and values["n_shared_experts"] != 0)
+    mla = int(_read(arch, "kv_lora_rank") is not None)
+    values["mla"] = mla
+    values["qlora"] = int(mla and _read(arch, "q_lora_rank") is not None)
+    missing = set(ArchNumbers._fields) - set(values)
+    if missing or set(values) - set(ArchNumbers._fields) - set(STRUCTURAL):
+        raise RuntimeError(f"ArchNumbers fields out of step with Arch: {sorted(missing)}")
+    return ArchNumbers(**values)
+
+
+@lru_cache(maxsize=256)
+def _cached(arch: Any) -> ArchNumbers:
+    return _convert(arch)
+
+
+def arch_numbers(arch: Any) -> ArchNumbers:
+    """``arch`` (an ``Arch``, a ``ModelSpec`` or a mapping of its fields) as ``ArchNumbers``.
+
+    Flags: ``moe`` = (n_experts > 0), ``shared`` = (a MoE with n_shared_experts > 0), ``mla``
+    = (kv_lora_rank given), ``qlora`` = (an MLA model with q_lora_rank given), one flag
+    per bool field, and ``<field>_<member>`` for each non-default member of an enum field
+    (``ffn_kind_plain``, ``norm_layernorm``).
+    """
+    if isinstance(arch, ArchNumbers):
+        return arch
+    try:
+        return _cached(arch)
+    except TypeError:  # unhashable (a dict)
+        return _convert(arch)

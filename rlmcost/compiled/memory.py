@@ -1,0 +1,285 @@
+"""Numeric twin of :mod:`rlmcost.parallel.memory`: peak bytes per rank, without sympy.
+
+Same signatures and the same exact ints as :func:`rlmcost.parallel.memory.memory_per_stage` and
+:func:`~rlmcost.parallel.memory.memory_per_rank` (every term, dtype and source is in that
+module's docstring), computed from the generated blocks (``blocks_gen``) with Python ints and
+``Fraction``. ``tests/test_compiled_memory.py`` checks the two component by component on random
+models, layouts and modes.
+
+What the symbolic module computes with sympy-importing helpers is restated here in plain
+integer arithmetic: the data split (``data_share``), the pipeline stages
+(``shard.stage_layer_counts``), ZeRO's model-state bytes (``zero.model_state_bytes_per_rank``)
+and the layout rules (``validate.check_layout``, called for its one-line message when a rule
+fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` itself.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil
+from typing import Any
+
+from rlmcost.choices import Dtype, Head
+from rlmcost.compiled import blocks_gen as g
+from rlmcost.compiled.arch import arch_numbers
+from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+
+__all__ = [
+    "MemoryBreakdown",
+    "Mode",
+    "Dtypes",
+    "layout_ok",
+    "memory_per_rank",
+    "memory_per_stage",
+    "saved_bytes",
+    "stage_layers",
+]
+
+
+@dataclass(frozen=True)
+class Dtypes:
+    """Bytes per element of what memory holds, and the GEMM dtype whose peak bounds compute;
+    the defaults are ``specs.Workload()``'s (bf16 weights, gradients, activations, KV cache
+    and compute; fp32 logits)."""
+
+    weight: int = Dtype.BF16.bytes
+    activation: int = Dtype.BF16.bytes
+    kv: int = Dtype.BF16.bytes
+    logits: int = Dtype.FP32.bytes
+    compute: Dtype = Dtype.BF16
+
+    @classmethod
+    def of(cls, workload: Any | None) -> Dtypes:
+        """The dtypes of a ``specs.Workload`` (or any object with its dtype fields)."""
+        if workload is None:
+            return _DEFAULT
+        return cls(
+            workload.weight_dtype.bytes,
+            workload.activation_dtype.bytes,
+            workload.kv_dtype.bytes,
+            workload.logits_dtype.bytes,
+            workload.compute_dtype,
+        )
+
+
+_DEFAULT = Dtypes()
+
+
+def _positive(name: str, value: object) -> int:
+    try:
+        v = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        v = 0
+    if v < 1:
+        raise SpecError(f"{name}={value} must be a positive integer")
+    return v
+
+
+def layout_ok(a: g.ArchNumbers, layout: Layout) -> bool:
+    """True when ``validate.check_layout`` accepts ``layout`` for ``a`` (no GPU count): positive
+    degrees, TP dividing the heads, KV heads and FFN widths, PP at most the layers, virtual
+    stages only interleaved and dividing the layers, EP only for MoE and dividing the experts."""
+    degrees = (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.micro_batch)
+    if not all(isinstance(x, int) and x >= 1 for x in degrees) or layout.virtual_stages < 1:
+        return False
+    tp = layout.tp
+    widths = [a.n_heads, a.n_kv_heads]
+    if not a.moe or a.first_dense_layers:
+        widths.append(a.d_ff)
+    if a.moe:
+        widths.append(a.d_expert)
+        if a.n_shared_experts:
+            widths.append(a.d_shared_expert)
+    if any(w % tp for w in widths) or layout.pp > a.n_layers:
+        return False
+    v = layout.virtual_stages
+    if v > 1 and (
+        layout.schedule is not PipelineSchedule.INTERLEAVED or a.n_layers % (layout.pp * v)
+    ):
+        return False
+    return layout.ep == 1 or bool(a.moe and not a.n_experts % layout.ep)
+
+
+def _check(a: g.ArchNumbers, layout: Layout) -> None:
+    """Raise validate.check_layout's SpecError when ``layout`` cannot run ``a``."""
+    if layout_ok(a, layout):
+        return
+    from rlmcost.parallel.validate import check_layout  # loads sympy: error path only
+
+    check_layout(a, layout)  # type: ignore[arg-type]
+    raise AssertionError(f"layout_ok and check_layout disagree on {layout}")
+
+
+def stage_layers(a: g.ArchNumbers, pp: int) -> list[tuple[int, int]]:
+    """(dense, MoE) layers of each of ``pp`` stages: L // P_p each, the first L mod P_p one
+    more, the MoE model's first ``first_dense_layers`` dense (``parallel.shard.stages``)."""
+    base, extra = divmod(a.n_layers, pp)
+    n_dense = a.first_dense_layers if a.moe else a.n_layers
+    out, start = [], 0
+    for s in range(pp):
+        count = base + (1 if s < extra else 0)
+        dense = max(0, min(start + count, n_dense) - start)
+        out.append((dense, count - dense))
+        start += count
+    return out
+
+
+def _split_up(x: int, parts: int) -> int:
+    return -(-x // parts)
+
+
+def _model_states(
+    n_params: int, zero: ZeroStage, shards: int, w: int, trainable: bool
+) -> tuple[int, int, int]:
+    """(weights, gradients, optimizer) bytes: ``parallel.zero.model_state_bytes_per_rank``
+    (Rajbhandari et al. 2020, Table 1; K = 12 fp32 bytes, 8 when the weights are fp32)."""
+    sharded = _split_up(n_params, shards)
+    weights = w * (sharded if zero is ZeroStage.OS_G_P else n_params)
+    if not trainable:
+        return weights, 0, 0
+    grads = w * (sharded if zero in (ZeroStage.OS_G, ZeroStage.OS_G_P) else n_params)
+    k = 8 if w == 4 else 12
+    return weights, grads, k * (n_params if zero is ZeroStage.NONE else sharded)
+
+
+_SAVED = {
+    (c, q, m): g.FUNCTIONS[
+        f"saved_bytes_per_token_layer_{c.value}{'_sp' if q else ''}_{'moe' if m else 'dense'}"
+    ]
+    for c in Checkpointing
+    for q in (False, True)
+    for m in (False, True)
+}
+
+
+def saved_bytes(
+    a: g.ArchNumbers, tp: Any, sp: bool, ckpt: Checkpointing, moe: bool, act_bytes: Any
+) -> Any:
+    """``parallel.activations.saved_bytes_per_token_layer`` (bytes, exact; arrays elementwise)."""
+    return _SAVED[(Checkpointing(ckpt), bool(sp), bool(moe))](a, tp, act_bytes)
+
+
+def memory_per_stage(
+    arch: Any,
+    layout: Layout,
+    mode: Mode | str,
+    sequences: int,
+    seq_len: int,
+    workload: Any | None = None,
+    head: Head = Head.LM,
+) -> list[MemoryBreakdown]:
+    """:func:`memory_per_rank` for a rank of every pipeline stage, first to last.
+
+    ``arch``: an ``Arch``, a ``ModelSpec``, a mapping of their fields or ``ArchNumbers``;
+    ``workload``: a ``specs.Workload`` for its dtypes (default ``Workload()``'s) or ``Dtypes``.
+    """
+    a = arch_numbers(arch)
+    _check(a, layout)
+    mode = Mode(mode)
+    dt = workload if isinstance(workload, Dtypes) else Dtypes.of(workload)
+    sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
+    tp, sp_on, zero = layout.tp, layout.sp, layout.zero
+    shards = layout.dp * layout.ep
+    per_shard = -(-sequences // shards)
+    mb = min(layout.micro_batch, per_shard)
+    n_mb = -(-per_shard // mb)
+    per_seq = -(-seq_len // layout.cp)
+    mb_tokens = mb * per_seq
+    train = mode is Mode.TRAIN
+    w = dt.weight
+
+    layer_dense = g.params_layer_dense(a, tp)
+    routed = g.params_routed_experts(a, tp)
+    moe_dense = g.params_layer_moe(a, tp) - routed
+    routed_here = routed // layout.ep
+    embedding = g.params_embedding(a, tp)
+    lm = head is Head.LM
+    out_head = g.params_head_lm(a, tp) if lm else g.params_head_value(a, tp)
+    tied_copy = _split_up(a.vocab, tp) * a.d_model  # a tied head's copy on a later stage
+    final_norm = g.params_norm(a)
+    vocab_per_rank = _split_up(a.vocab, tp) if lm else 1
+
+    if train:
+        x = dt.activation
+        saved = {m: saved_bytes(a, tp, sp_on, layout.ckpt, m, x) for m in (False, True)}
+        rebuilt = {m: saved_bytes(a, tp, sp_on, Checkpointing.NONE, m, x) for m in (False, True)}
+        final_norm_input = Fraction(x * a.d_model, tp if sp_on else 1)
+    else:
+        buffer = Fraction(g.memory_inference_buffer(a, 1, tp))
+        if sp_on and tp > 1:
+            buffer -= a.d_model * (1 - Fraction(1, tp))
+        buffer_bytes = ceil(mb_tokens * buffer * dt.activation)
+    kv_per_token_layer = g.kv_cache_per_token_layer(a, tp) * dt.kv
+
+    out = []
+    layers = stage_layers(a, layout.pp)
+    for s, (n_dense, n_moe) in enumerate(layers):
+        first, last = s == 0, s == layout.pp - 1
+        dense = n_dense * layer_dense + n_moe * moe_dense
+        expert = n_moe * routed_here
+        units = [0]
+        if n_dense:
+            units.append(layer_dense)
+        if n_moe:
+            units.append(moe_dense + routed_here)
+        if first:
+            dense += embedding
+            units.append(embedding)
+        if last:
+            o = tied_copy if lm and a.tie_embeddings and not first else out_head
+            dense += o + final_norm
+            units.append(o)
+        dw, dg, do = _model_states(dense, zero, shards * layout.cp, w, train)
+        ew, eg, eo = _model_states(expert, zero, layout.dp * layout.cp, w, train)
+        buffers = 2 * max(units) * w if zero is ZeroStage.OS_G_P else 0
+        if train:
+            kept = n_dense * saved[False] + n_moe * saved[True]
+            if last:
+                kept += final_norm_input
+            in_flight = in_flight_layer_microbatches(
+                layout.schedule, s, layout.pp, n_mb, layout.virtual_stages
+            )
+            total = in_flight * mb_tokens * Fraction(kept)
+            if layout.ckpt is Checkpointing.FULL:
+                kinds = [m for m, n in ((False, n_dense), (True, n_moe)) if n]
+                total += mb_tokens * max(Fraction(rebuilt[m]) for m in kinds)
+            act = ceil(total)
+        else:
+            act = buffer_bytes
+        kv = (n_dense + n_moe) * kv_per_token_layer * per_shard * per_seq
+        kv = kv if mode is Mode.GENERATE else 0
+        logits = 0
+        if last:
+            positions = per_shard if mode is Mode.GENERATE else mb_tokens
+            logits = positions * vocab_per_rank * dt.logits
+        out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
+    return out
+
+
+def memory_per_rank(
+    arch: Any,
+    layout: Layout,
+    mode: Mode | str,
+    sequences: int,
+    seq_len: int,
+    workload: Any | None = None,
+    head: Head = Head.LM,
+) -> MemoryBreakdown:
+    """Peak bytes on the most loaded rank: the stage of :func:`memory_per_stage` with the
+    largest total (the first of equals), as ``parallel.memory.memory_per_rank``.
+
+    >>> m = memory_per_rank({"name": "llama-3.1-8b", "n_layers": 32, "d_model": 4096,
+    ...     "d_ff": 14336, "n_heads": 32, "n_kv_heads": 8, "head_dim": 128, "vocab": 128256},
+    ...     Layout(), "train", 1, 4096)
+    >>> m.weights == 2 * 8_030_261_248, m.optimizer == 12 * 8_030_261_248
+    (True, True)
+    """
+    return max(
+        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head),
+        key=lambda b: b.total,
+    )

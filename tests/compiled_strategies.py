@@ -1,0 +1,71 @@
+"""Hypothesis strategies shared by the compiled-engine tests: models and layouts.
+
+Models are built-in ones (dense, GQA, MoE: Mixtral, Qwen3-MoE, GPT-2 with biases, LayerNorm,
+tied and learned positions) and synthetic ones that switch on what no built-in has (shared
+experts with a gate, leading dense layers, qk-norm with biases, a plain-FFN MoE).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from rlmcost.choices import FfnKind, NormKind
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.specs import ModelSpec, get_model
+
+BUILT_IN = [
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-2-7b",
+    "qwen2.5-7b",
+    "gpt-2",
+    "mixtral-8x7b",
+    "qwen3-30b-a3b",
+]
+
+SYNTHETIC = [
+    ModelSpec(
+        name="moe-shared-gated", n_layers=6, d_model=256, d_ff=1024, n_heads=8, n_kv_heads=4,
+        head_dim=32, vocab=1001, n_experts=8, top_k=2, d_expert=128, n_shared_experts=2,
+        d_shared_expert=256, shared_expert_gate=True, first_dense_layers=2, qkv_bias=True,
+    ),
+    ModelSpec(
+        name="moe-plain-layernorm", n_layers=5, d_model=192, d_ff=768, n_heads=6, n_kv_heads=6,
+        head_dim=32, vocab=777, ffn_kind=FfnKind.PLAIN, norm=NormKind.LAYERNORM, n_experts=4,
+        top_k=1, d_expert=96, mlp_bias=True, out_bias=True, tie_embeddings=True,
+        n_positions=512, first_dense_layers=1,
+    ),
+    ModelSpec(
+        name="dense-qknorm-tied", n_layers=7, d_model=128, d_ff=384, n_heads=4, n_kv_heads=2,
+        head_dim=48, vocab=503, qk_norm=True, qkv_bias=True, tie_embeddings=True,
+    ),
+]  # fmt: skip
+
+
+def spec(name_or_spec: str | ModelSpec) -> ModelSpec:
+    return name_or_spec if isinstance(name_or_spec, ModelSpec) else get_model(name_or_spec)
+
+
+models = st.sampled_from([*BUILT_IN, *SYNTHETIC]).map(spec)
+
+
+@st.composite
+def layouts(draw: st.DrawFn, model: ModelSpec) -> Layout:
+    """A layout drawn from small degrees; may be invalid for ``model`` (filter with
+    ``check_layout``)."""
+    schedule = draw(st.sampled_from(list(PipelineSchedule)))
+    pp = draw(st.sampled_from([1, 1, 2, 3, 4]))
+    v = draw(st.sampled_from([1, 2])) if schedule is PipelineSchedule.INTERLEAVED else 1
+    return Layout(
+        dp=draw(st.sampled_from([1, 2, 3, 8])),
+        tp=draw(st.sampled_from([1, 2, 4, 8])),
+        pp=pp,
+        cp=draw(st.sampled_from([1, 1, 2])),
+        ep=draw(st.sampled_from([1, 2, 4])) if model.is_moe else 1,
+        sp=draw(st.booleans()),
+        zero=draw(st.sampled_from(list(ZeroStage))),
+        ckpt=draw(st.sampled_from(list(Checkpointing))),
+        micro_batch=draw(st.sampled_from([1, 2, 3, 8])),
+        schedule=schedule,
+        virtual_stages=v,
+    )

@@ -1,0 +1,117 @@
+"""The generated blocks (rlmcost/compiled/blocks_gen.py) are the symbolic core's, exactly."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import sympy as sp
+from compiled_strategies import models
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlmcost import blocks as bl
+from rlmcost.compiled import arch_numbers, generate
+from rlmcost.compiled import blocks_gen as g
+from rlmcost.compiled.runtime import clog2, div
+from rlmcost.logs import clog2 as clog2_symbolic
+from rlmcost.specs import get_model
+
+
+def test_the_committed_file_is_what_the_generator_writes(tmp_path):
+    out = tmp_path / "blocks_gen.py"
+    assert generate.main(["--output", str(out)]) == 0
+    # Independent: the committed file; regenerate after changing blocks/arch/activations.
+    assert out.read_bytes() == generate.OUTPUT.read_bytes(), (
+        f"{generate.OUTPUT} is stale; run `{generate.COMMAND}`"
+    )
+
+
+def test_check_mode_reports_a_stale_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(generate, "render", lambda: "current\n")
+    stale = tmp_path / "blocks_gen.py"
+    stale.write_text("old\n")
+    assert generate.main(["--check", "--output", str(stale)]) == 1
+    assert generate.COMMAND in capsys.readouterr().err
+    stale.write_text("current\n")
+    assert generate.main(["--check", "--output", str(stale)]) == 0
+
+
+def _tp_options(spec) -> list[int]:
+    widths = [spec.n_heads, spec.n_kv_heads, spec.d_ff]
+    if spec.is_moe:
+        widths += [spec.d_expert] + ([spec.d_shared_expert] if spec.n_shared_experts else [])
+    return [t for t in (1, 2, 3, 4, 8) if all(w % t == 0 for w in widths)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    data=st.data(),
+    model=models,
+    sizes=st.fixed_dictionaries(
+        {n: st.integers(1, 5000) for n in ("context", "seqs", "seq", "prompt", "response",
+                                             "tokens")} | {"act_bytes": st.sampled_from([1, 2, 4])}
+    ),
+)  # fmt: skip
+def test_every_generated_function_equals_its_symbolic_block(data, model, sizes):
+    arch = model.arch()
+    tp = data.draw(st.sampled_from(_tp_options(model)))
+    a = arch_numbers(arch)
+    symbolic_sizes = SimpleNamespace(
+        tp=tp, vocab_tp=-(-arch.vocab // tp), **{k: sp.Integer(v) for k, v in sizes.items()}
+    )
+    for block in generate.blocks():
+        want = block.build(arch, symbolic_sizes)
+        args = [tp if s == "tp" else sizes[s] for s in block.sizes]
+        got = g.FUNCTIONS[block.name](a, *args)
+        # Independent: the symbolic core (rlmcost.blocks / parallel.activations) on this arch.
+        assert sp.Rational(got.numerator, got.denominator) == want if isinstance(
+            got, Fraction) else (got == want and type(got) is int), block.name  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("llama-3.1-70b", 70_553_706_496),  # = sum(p.numel()) of transformers' LlamaForCausalLM
+        ("llama-3.1-8b", 8_030_261_248),  # README / test_torch_exact
+    ],
+)
+def test_parameter_counts_match_the_published_models(name, params):
+    a = arch_numbers(get_model(name))
+    # Independent: parameter counts of the transformers models built from their configs.
+    assert g.params_lm(a) == params
+    assert g.params_lm(a) == int(bl.params(get_model(name).arch()))
+
+
+def test_numpy_arrays_evaluate_elementwise():
+    a = arch_numbers(get_model("mixtral-8x7b"))
+    tp = np.array([1.0, 2.0, 4.0, 8.0])
+    seqs, seq = np.array([1.0, 7.0, 64.0, 512.0]), np.array([128.0, 1000.0, 4096.0, 32768.0])
+    for i in range(4):
+        t, n, m = int(tp[i]), int(seqs[i]), int(seq[i])
+        # Independent: the exact scalar evaluation (ints) of the same function.
+        assert g.params_layer_moe(a, tp)[i] == g.params_layer_moe(a, t)
+        assert g.saved_bytes_per_token_layer_selective_sp_moe(a, tp, 2)[i] == pytest.approx(
+            float(g.saved_bytes_per_token_layer_selective_sp_moe(a, t, 2)), rel=1e-15
+        )
+        assert g.work_train_full_lm(a, seqs, seq)[i] == pytest.approx(
+            g.work_train_full_lm(a, n, m), rel=1e-15
+        )
+        assert g.depth_generation(a, seq, seq)[i] == g.depth_generation(a, m, m)
+
+
+@pytest.mark.parametrize("x", [1, 2, 3, 4, 5, 1000, 1024, 1025, 2**40, 2**40 + 1])
+def test_clog2_matches_the_symbolic_ceiling_log(x):
+    # Independent: rlmcost.logs.clog2 (sympy), exact integer bit lengths.
+    assert clog2(x) == int(clog2_symbolic(sp.Integer(x)))
+    assert clog2(np.array([float(x)]))[0] == int(clog2_symbolic(sp.Integer(x)))
+    if x < 2**20:  # logs.clog2 takes ceiling(log(x, 2)) of a non-integer numerically
+        assert clog2(Fraction(2 * x - 1, 2)) == int(clog2_symbolic(sp.Rational(2 * x - 1, 2)))
+
+
+def test_div_is_exact_for_ints_and_true_division_for_arrays():
+    assert div(12, 4) == 3 and type(div(12, 4)) is int
+    assert div(10, 4) == Fraction(5, 2)
+    assert div(np.array([10.0]), 4)[0] == 2.5

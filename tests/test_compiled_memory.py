@@ -1,0 +1,127 @@
+"""The numeric twin rlmcost.compiled.memory equals the symbolic rlmcost.parallel.memory."""
+
+from __future__ import annotations
+
+import pytest
+from compiled_strategies import SYNTHETIC, layouts, models, spec
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from rlmcost.choices import Dtype, Head
+from rlmcost.compiled import arch_numbers
+from rlmcost.compiled import memory as twin
+from rlmcost.errors import SpecError
+from rlmcost.parallel import memory as symbolic
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.validate import check_layout
+from rlmcost.specs import Workload
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
+
+
+def _valid(arch, layout) -> bool:
+    try:
+        check_layout(arch, layout)
+    except SpecError:
+        return False
+    return True
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    model=models,
+    mode=st.sampled_from(list(symbolic.Mode)),
+    sequences=st.integers(1, 40),
+    seq_len=st.integers(1, 5000),
+    head=st.sampled_from(list(Head)),
+    dtypes=st.sampled_from([Workload(), Workload(weight_dtype=Dtype.FP32,
+                                                 activation_dtype=Dtype.FP32, kv_dtype=Dtype.FP8)]),
+)  # fmt: skip
+def test_twin_equals_the_symbolic_model_component_by_component(
+    data, model, mode, sequences, seq_len, head, dtypes
+):
+    arch = model.arch()
+    layout = data.draw(layouts(model))
+    assume(_valid(arch, layout))
+    want = symbolic.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head)
+    got = twin.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head)
+    # Independent: the symbolic core (sympy blocks, parallel.zero/shard/activations) per stage.
+    assert [g.to_json() for g in got] == [w.to_json() for w in want]
+    assert all(type(v) is int for g in got for v in g.to_json().values())
+
+
+@SETTINGS
+@given(data=st.data(), model=models)
+def test_layout_rules_agree_with_check_layout(data, model):
+    arch = model.arch()
+    layout = data.draw(layouts(model))
+    # Independent: rlmcost.parallel.validate.check_layout is the rule book.
+    assert twin.layout_ok(arch_numbers(arch), layout) == _valid(arch, layout)
+
+
+def test_the_peak_rank_is_the_symbolic_peak_for_every_built_in_model():
+    from rlmcost.specs import models as built_in
+
+    layout = Layout(tp=2, pp=3, dp=2, zero=ZeroStage.OS_G, ckpt=Checkpointing.SELECTIVE)
+    for m in (*built_in(), *SYNTHETIC):
+        arch = m.arch()
+        if not _valid(arch, layout):
+            continue
+        for mode in symbolic.Mode:
+            # Independent: the sympy-based memory_per_rank.
+            assert twin.memory_per_rank(m, layout, mode, 16, 1024) == symbolic.memory_per_rank(
+                arch, layout, mode, 16, 1024
+            ), (m.name, mode)
+
+
+def test_a_models_json_entry_needs_no_pydantic_model():
+    import json
+    from importlib import resources
+
+    data = json.loads(resources.files("rlmcost.specs").joinpath("data", "models.json").read_text())
+    entry = next(m for m in data["models"] if m["name"] == "mixtral-8x7b")
+    layout = Layout(tp=2, ep=4, pp=2, schedule=PipelineSchedule.ZERO_BUBBLE, micro_batch=2)
+    got = twin.memory_per_rank(entry, layout, "train", 32, 2048)
+    # Independent: the symbolic model on the validated ModelSpec of the same entry.
+    assert got == symbolic.memory_per_rank(spec("mixtral-8x7b").arch(), layout, "train", 32, 2048)
+
+
+@pytest.mark.parametrize(
+    ("layout", "message"),
+    [
+        (Layout(tp=3), "tp=3 must divide heads"),
+        (Layout(ep=2), "needs a MoE model"),
+        (Layout(pp=999), "exceeds the 32 layers"),
+        (Layout(virtual_stages=2), "needs --schedule interleaved"),
+    ],
+)
+def test_bad_layouts_raise_the_same_one_line_error(layout, message):
+    arch = spec("llama-3.1-8b").arch()
+    with pytest.raises(SpecError, match=message) as got:
+        twin.memory_per_rank(arch, layout, "train", 8, 1024)
+    with pytest.raises(SpecError) as want:
+        symbolic.memory_per_rank(arch, layout, "train", 8, 1024)
+    assert str(got.value) == str(want.value)
+    assert "\n" not in str(got.value)
+
+
+@pytest.mark.parametrize(("sequences", "seq_len"), [(0, 10), (4, -1), (2.5, 10)])
+def test_bad_sizes_are_spec_errors(sequences, seq_len):
+    with pytest.raises(SpecError, match="must be a positive integer"):
+        twin.memory_per_rank(spec("gpt-2"), Layout(), "forward", sequences, seq_len)
+
+
+def test_a_symbolic_arch_is_refused_with_a_fix():
+    from rlmcost.arch import CANONICAL
+
+    with pytest.raises(SpecError, match="needs a numeric architecture"):
+        twin.memory_per_rank(CANONICAL, Layout(), "train", 1, 1)
+
+
+def test_default_dtypes_are_the_workloads():
+    w = Workload()
+    # Independent: specs.Workload's field defaults.
+    assert twin.Dtypes() == twin.Dtypes.of(w)
