@@ -283,8 +283,10 @@ class Engine:
         sh, dev = self.shard, self.device
         layers = int(self.arch.n_layers)
         prompts = -(-tokens // prompt)
-        pairs = prompts * prompt * (prompt + 1) // 2 if tokens >= prompt else (
-            tokens * (tokens + 1) // 2
+        pairs = (
+            prompts * prompt * (prompt + 1) // 2
+            if tokens >= prompt
+            else (tokens * (tokens + 1) // 2)
         )
         attention = layers * dev.flash_attention_s(
             4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False

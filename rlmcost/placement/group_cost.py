@@ -216,7 +216,8 @@ class Transfer:
     def phase(self) -> str:
         """``weight sync`` for a weight update (to another group, or the engine's own layout
         before generation), ``engine sleep/wake``, else ``reshard`` / ``offload``."""
-        if self.kind == "weight-sync" or (self.kind == "reshard" and self.stage is Stage.GENERATION):
+        engine_update = self.kind == "reshard" and self.stage is Stage.GENERATION
+        if self.kind == "weight-sync" or engine_update:
             return "weight sync"
         if self.what.startswith("engine sleep/wake"):
             return "engine sleep/wake"

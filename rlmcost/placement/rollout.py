@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from rlmcost.perf.generation import Engine
-
     from rlmcost.timing import PhaseTime, Roofline
 
 
