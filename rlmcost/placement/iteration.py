@@ -456,7 +456,7 @@ def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted
         entry[2] += tr.time_s
-    return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items())
+    return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
 
 
 def _trained_tokens(jobs: Any) -> int:
