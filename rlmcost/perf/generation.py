@@ -48,10 +48,11 @@ speculative decoding, the mixing of prefill chunks into decode steps (each is pr
 reading the weights once more), pipeline-parallel engine sends, and CUDA-graph savings on
 launch gaps.
 
-A step's prediction is never below its roofline bound (:mod:`rlmcost.timing`): the kernels
-read at least the weights and the KV cache the bound counts and do at least its FLOPs, at
-efficiencies at most 1; where the default profile differs from a calibration profile the
-caller takes the larger of the two (``rollout``).
+The roofline bound of a step (:mod:`rlmcost.timing`) reads every weight once, the input
+embedding table included, of which a step only gathers ``a`` rows; so the kernel sum here is at
+least the bound less the embedding's bytes at HBM bandwidth (kernels read the other weights and
+the KV cache, do at least the bound's FLOPs, at efficiencies at most 1), and the rollout
+timeline takes the larger of the two per step.
 """
 
 from __future__ import annotations
