@@ -62,8 +62,8 @@ def _render(result: object) -> None:
             "--json 'rl_rows'.",
             right=(2, 3, 4, 5),
         )
+        _summary("RL step-time error per source", r.rl_summary(), r)
     if not r.rows:
-        _summary(r)
         return
     print_table(
         "predicted vs published training throughput",
@@ -83,16 +83,16 @@ def _render(result: object) -> None:
         "error = predicted / published - 1; step = predicted step time.",
         right=(2, 3, 4, 5),
     )
-    _summary(r)
+    _summary("error per source", r.summary(), r)
 
 
-def _summary(r: Any) -> None:
+def _summary(title: str, summary: dict[str, Any], r: Any) -> None:
     print_table(
-        "error per source",
+        title,
         ["source", "rows", "mean |error|", "max |error|"],
         [
             (k, v["rows"], _pct(v["mean_abs_error"]), _pct(v["max_abs_error"]))
-            for k, v in r.summary().items()
+            for k, v in summary.items()
         ],
         caption="; ".join(f"{k}: {v['title']}" for k, v in r.sources.items()),
         right=(1, 2, 3),

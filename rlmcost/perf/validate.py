@@ -72,25 +72,34 @@ class Validation:
     rl_rows: tuple[RlRow, ...] = ()
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """Per source (and ``all``): rows, mean |error|, max |error|."""
-        groups: dict[str, list[float]] = {}
-        every = (*self.rows, *self.rl_rows)
-        for r in every:
-            groups.setdefault(r.source, []).append(abs(r.error))
-        groups["all"] = [abs(r.error) for r in every]
-        return {
-            k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
-            for k, v in groups.items()
-            if v
-        }
+        """Training rows per source (and ``all``): rows, mean |error|, max |error|."""
+        return _summary(self.rows)
+
+    def rl_summary(self) -> dict[str, dict[str, float]]:
+        """The same for the RL step-time rows."""
+        return _summary(self.rl_rows)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rows": [r.to_json() for r in self.rows],
             "rl_rows": [r.to_json() for r in self.rl_rows],
             "summary": self.summary(),
+            "rl_summary": self.rl_summary(),
             "sources": self.sources,
         }
+
+
+def _summary(rows: tuple[Row, ...] | tuple[RlRow, ...]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        groups.setdefault(r.source, []).append(abs(r.error))
+    if rows:
+        groups["all"] = [abs(r.error) for r in rows]
+    return {
+        k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
+        for k, v in groups.items()
+        if v
+    }
 
 
 def gpt_arch(layers: int, hidden: int, heads: int, vocab: int, seq: int) -> Arch:
