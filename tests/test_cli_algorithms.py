@@ -25,6 +25,11 @@ def test_ppo_70b_tp8_works_as_written_and_says_it_does_not_fit():
         assert word in out
     # the stated defaults
     assert "B=64, K=1, S=1024, T=1024" in out and "h100-sxm" in out
+    # predicted and bound columns, the phases by the frameworks' names
+    assert "time >=" in out and "predicted iteration" in out
+    for phase in ("generation", "reference", "update actor", "update critic", "timing_s/gen",
+                  "tokens/s/GPU", "MFU"):
+        assert phase in out
 
 
 def test_json_is_the_library_result():
@@ -34,6 +39,11 @@ def test_json_is_the_library_result():
     lib = estimate("grpo", "gpt-2", batch=8, group=4).to_json()
     assert out["stages"] == json.loads(json.dumps(lib["stages"]))
     assert out["fits"] is True and out["iteration"]["work_flops"] == lib["iteration"]["work_flops"]
+    assert out["iteration"]["time_s"] == lib["iteration"]["time_s"]
+    for key in ("time_s", "tokens_per_s_per_gpu", "mfu"):
+        assert key in out["iteration"]
+    for stage in out["stages"].values():
+        assert "time_s" in stage and "time_lower_bound_s" in stage
 
 
 @pytest.mark.parametrize(

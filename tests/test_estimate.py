@@ -147,6 +147,13 @@ def test_json_schema_is_stable():
         assert stage["memory_bytes_per_device"] == sum(stage["memory_breakdown_bytes"].values())
     assert set(out["iteration"]) >= {"work_flops", "time_lower_bound_s"}
     assert out["iteration"]["work_flops"] == sum(s["work_flops"] for s in out["stages"].values())
+    # the prediction beside the bound, per stage and for the iteration
+    assert set(out["iteration"]) >= {"time_s", "tokens_per_s_per_gpu", "mfu"}
+    for stage in out["stages"].values():
+        assert stage["time_s"] >= stage["time_lower_bound_s"]
+    assert out["iteration"]["time_s"] >= out["iteration"]["time_lower_bound_s"]
+    assert 0 < out["iteration"]["mfu"] < 1 and out["iteration"]["tokens_per_s_per_gpu"] > 0
+    assert {p["name"] for p in out["phases"]} >= {"generation", "reference", "update actor"}
     assert out["fits"] is True
     json.dumps(out)  # plain JSON types only
     # DPO is offline: no generation stage in the loop

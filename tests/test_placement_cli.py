@@ -35,6 +35,12 @@ def test_json_of_one_placement_has_the_documented_keys():
                 "time_lower_bound_s"} <= keys  # fmt: skip
         assert isinstance(out["stages"][stage]["work_flops"], int)
     assert out["iteration_time_lower_bound_s"] > 0 and out["weight_sync_bytes"] > 0
+    # the prediction beside the bound
+    assert out["iteration_time_s"] >= out["iteration_time_lower_bound_s"]
+    assert out["tokens_per_s_per_gpu"] > 0 and 0 < out["mfu"] < 1
+    for stage in ("generation", "assessment", "training"):
+        assert out["stages"][stage]["time_s"] >= out["stages"][stage]["time_lower_bound_s"]
+    assert "weight sync" in {p["name"] for p in out["phases"]}
 
 
 def test_json_of_all_placements_names_the_fastest():

@@ -385,6 +385,7 @@ def _render(e: Any, run: Any = None) -> None:
                 f"{s.depth:,}",
                 format_bytes(s.memory_bytes_per_device),
                 "yes" if s.fits else "NO",
+                format_seconds(s.time_s),
                 format_seconds(s.time.bound_s),
                 s.time.bound,
                 f"{s.share:.0%}",
@@ -397,6 +398,7 @@ def _render(e: Any, run: Any = None) -> None:
             f"{e.depth:,}",
             format_bytes(max(s.memory_bytes_per_device for s in e.stages.values())),
             "yes" if e.fits else "NO",
+            format_seconds(e.time_s),
             format_seconds(e.time_lower_bound_s),
             "",
             "100%",
@@ -404,11 +406,13 @@ def _render(e: Any, run: Any = None) -> None:
     )
     print_table(
         title,
-        ["stage", "work", "depth", "mem/device", "fits", "time >=", "bound", "share"],
+        ["stage", "work", "depth", "mem/device", "fits", "time", "time >=", "bound", "share"],
         rows,
         caption=_caption(e),
-        right=(1, 2, 3, 5, 7),
+        right=(1, 2, 3, 5, 6, 8),
     )
+    if e.evaluation is not None:
+        render_phases(e.evaluation.phases, e.time_s, e.tokens_per_s_per_gpu, e.mfu)
     comps = [
         "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
         "engine", "overhead",
@@ -438,7 +442,8 @@ def _render(e: Any, run: Any = None) -> None:
     dominant = e.dominant_stage
     print(
         f"dominant stage: {dominant.label} "
-        f"({e.stages[dominant].share:.0%} of the {format_seconds(e.time_lower_bound_s)} bound)."
+        f"({e.stages[dominant].share:.0%} of the {format_seconds(e.time_lower_bound_s)} bound); "
+        f"predicted iteration {format_seconds(e.time_s)}."
     )
     for line in e.notes:
         note(f"note: {line}")
@@ -526,9 +531,36 @@ def _caption(e: Any) -> str:
         "bf16 weights/grads/activations/KV, "
         f"fp32 Adam states and logits. Placement: all models co-located on the same "
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
-        f"Time: roofline bound, {e.calibration}, attention counted {e.counting}; "
-        "no communication. "
-        "FLOP = add or mul; depth = GEMM reduction levels."
+        f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
+        f"engine's decode steps); time >= = roofline bound, {e.calibration}, attention counted "
+        f"{e.counting}, no communication. FLOP = add or mul; depth = GEMM reduction levels."
+    )
+
+
+def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu: float) -> None:
+    """The iteration's phases by the names frameworks print, predicted and bound seconds."""
+    from rlmcost.evaluate import format_seconds
+
+    print_table(
+        "Phases (as verl / OpenRLHF / NeMo RL time them)",
+        ["phase", "verl key", "time", "time >=", "of iteration"],
+        [
+            (
+                p.name,
+                p.key or "-",
+                format_seconds(p.time_s),
+                format_seconds(p.time_lower_bound_s),
+                f"{p.time_s / total_s:.0%}" if total_s else "-",
+            )
+            for p in phases
+        ],
+        caption=(
+            f"tokens/s/GPU {tokens_per_s_per_gpu:,.0f} (prompt + response tokens trained per "
+            f"iteration / (predicted time x GPUs)); MFU {mfu:.1%} (iteration FLOPs, FLOP = add "
+            "or mul, / (predicted time x GPUs x dense peak)). Phases on different device groups "
+            "overlap, so their sum can exceed the iteration."
+        ),
+        right=(2, 3, 4),
     )
 
 
@@ -553,6 +585,7 @@ def _render_comparison(c: Any) -> None:
                 )
             )
     rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
+    rows.append(("Iteration time", *(format_seconds(e.time_s) for e in es)))
     rows.append(("Iteration time >=", *(format_seconds(e.time_lower_bound_s) for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
     rows.append(

@@ -217,9 +217,10 @@ def run_placement(
 
 CAPTION = (
     "bf16 weights/gradients/activations/KV cache, fp32 Adam states (12 B/param) and logits; "
-    "memory = peak per device over the groups active in the stage; time = roofline lower "
-    "bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference and weight "
-    "sync/resharding at link bandwidth; no other communication); FLOP = add or mul."
+    "memory = peak per device over the groups active in the stage; time = predicted (kernel "
+    "efficiency by shape, exposed communication, bubbles, the engine's decode steps); time >= "
+    "= roofline lower bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference "
+    "and weight sync/resharding at link bandwidth; no other communication); FLOP = add or mul."
 )
 
 
@@ -242,6 +243,7 @@ def render_comparison(c: Any) -> None:
             f"{e.placement.name} *" if e is best else e.placement.name,
             _groups_text(e),
             *(stage(e, s) for s in Stage),
+            format_seconds(e.iteration_time_s),
             format_seconds(e.iteration_time_lower_bound_s),
             format_seconds(e.stage_sum_s),
             format_bytes(e.peak_memory_bytes_per_device),
@@ -261,6 +263,7 @@ def render_comparison(c: Any) -> None:
             "Gen >=",
             "Assess >=",
             "Train >=",
+            "iteration",
             "iteration >=",
             "back to back",
             "peak mem/dev",
@@ -271,7 +274,7 @@ def render_comparison(c: Any) -> None:
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
         f"{first.lengths.describe(w.response_len)}. * = fastest that fits; back to back = the "
         "stages' times summed (a synchronous loop). " + CAPTION,
-        right=(2, 3, 4, 5, 6, 7, 9),
+        right=(2, 3, 4, 5, 6, 7, 8, 10),
     )
     if best is not None:
         print(
@@ -297,6 +300,7 @@ def render_estimate(e: Any) -> None:
             format_flops(s.work_flops),
             f"{s.depth:,}",
             format_bytes(s.peak_memory_bytes_per_device),
+            format_seconds(s.time_s),
             format_seconds(s.time_lower_bound_s),
             ", ".join(s.groups),
         )
@@ -308,6 +312,7 @@ def render_estimate(e: Any) -> None:
             format_flops(e.work_flops),
             f"{e.iteration_depth:,}",
             format_bytes(e.peak_memory_bytes_per_device),
+            format_seconds(e.iteration_time_s),
             format_seconds(e.iteration_time_lower_bound_s),
             f"staleness {e.placement.staleness}",
         )
@@ -315,12 +320,15 @@ def render_estimate(e: Any) -> None:
     w = e.workload
     print_table(
         f"{e.algorithm.name}, placement {e.placement.name}: {e.gpus} x {e.hardware.name}",
-        ["stage", "work", "depth", "peak mem/device", "time >=", "groups"],
+        ["stage", "work", "depth", "peak mem/device", "time", "time >=", "groups"],
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
         f"{e.lengths.describe(w.response_len)}. " + CAPTION,
-        right=(1, 2, 3, 4),
+        right=(1, 2, 3, 4, 5),
     )
+    from rlmcost.cli.algorithms import render_phases
+
+    render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu)
     grows = []
     for g in e.groups:
         gen = next((j for j in g.jobs if j.timeline is not None), None)
@@ -332,37 +340,42 @@ def render_estimate(e: Any) -> None:
                 ", ".join(str(r) for r in g.shadows) or "-",
                 format_bytes(g.peak_memory_bytes_per_device),
                 "yes" if g.fits else f"NO (+{format_bytes(g.shortfall_bytes)})",
+                format_seconds(g.busy_predicted_s),
                 format_seconds(g.busy_s),
                 f"{gen.timeline.waves} x {gen.timeline.slots}" if gen else "-",
             )
         )
     print_table(
         "Device groups",
-        ["group", "GPUs", "runs", "shadow M_sh", "peak mem/device", "fits", "busy", "waves"],
+        ["group", "GPUs", "runs", "shadow M_sh", "peak mem/device", "fits", "busy", "busy >=",
+         "waves"],
         grows,
-        caption="busy = the group's own invocations and transfers per iteration; waves = "
-        "rounds x sequences in flight per generation replica (KV-cache capacity).",
-        right=(1, 4, 6),
-    )
+        caption="busy = the group's own invocations and transfers per iteration, predicted "
+        "(busy >= the bound); waves = rounds x sequences in flight per generation replica "
+        "(KV-cache capacity).",
+        right=(1, 4, 6, 7),
+    )  # fmt: skip
     transfers = [t for g in e.groups for t in g.transfers] + list(e.syncs)
     if transfers:
         print_table(
             "Transfers per iteration",
-            ["kind", "what", "bytes", "per device", "time"],
+            ["kind", "what", "bytes", "per device", "time", "time >="],
             [
                 (
                     t.kind,
                     t.what,
                     format_bytes(t.bytes),
                     format_bytes(t.bytes_per_device),
+                    format_seconds(t.predicted),
                     format_seconds(t.time_s),
                 )
                 for t in transfers
             ],  # fmt: skip
-            right=(2, 3, 4),
+            right=(2, 3, 4, 5),
         )
     print(
-        f"iteration >= {format_seconds(e.iteration_time_lower_bound_s)} "
+        f"iteration {format_seconds(e.iteration_time_s)} predicted, >= "
+        f"{format_seconds(e.iteration_time_lower_bound_s)} "
         f"(stages back to back: {format_seconds(e.stage_sum_s)}); critical: {e.critical_path}."
     )
     if e.fusion is not None:

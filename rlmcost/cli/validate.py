@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,7 +12,9 @@ from rlmcost.cli._render import print_json, print_table
 def validate(
     source: Annotated[
         str | None,
-        typer.Option(help="Only the rows of one source (narayanan2021, korthikanti2022)."),
+        typer.Option(
+            help="Only the rows of one source (narayanan2021, korthikanti2022, nemo_rl_v0.4)."
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
@@ -39,6 +41,30 @@ def _render(result: object) -> None:
     from rlmcost.evaluate import format_seconds
 
     r = result
+    if r.rl_rows:
+        print_table(
+            "predicted vs published RL step time",
+            ["row", "setup", "published", "predicted", "error", "bound"],
+            [
+                (
+                    row.id,
+                    row.setup,
+                    format_seconds(row.published_s),
+                    format_seconds(row.predicted_s),
+                    f"{100 * row.error:+.1f} %",
+                    format_seconds(row.lower_bound_s),
+                )
+                for row in r.rl_rows
+            ],
+            caption="Predicted = the iteration's predicted time (rlmcost.perf, the engine's "
+            "decode steps, the trainer's steps, the deployment's schedule); bound = its roofline "
+            "lower bound; error = predicted / published - 1. Setups and assumptions per row: "
+            "--json 'rl_rows'.",
+            right=(2, 3, 4, 5),
+        )
+        _summary("RL step-time error per source", r.rl_summary(), r)
+    if not r.rows:
+        return
     print_table(
         "predicted vs published training throughput",
         ["row", "setup", "published", "predicted", "error", "step"],
@@ -57,12 +83,16 @@ def _render(result: object) -> None:
         "error = predicted / published - 1; step = predicted step time.",
         right=(2, 3, 4, 5),
     )
+    _summary("error per source", r.summary(), r)
+
+
+def _summary(title: str, summary: dict[str, Any], r: Any) -> None:
     print_table(
-        "error per source",
+        title,
         ["source", "rows", "mean |error|", "max |error|"],
         [
             (k, v["rows"], _pct(v["mean_abs_error"]), _pct(v["max_abs_error"]))
-            for k, v in r.summary().items()
+            for k, v in summary.items()
         ],
         caption="; ".join(f"{k}: {v['title']}" for k, v in r.sources.items()),
         right=(1, 2, 3),

@@ -13,6 +13,9 @@ source's own FLOP formula, so that predicted and published numbers are the same 
   V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation).
 
 Error = predicted / published - 1; summaries give the mean and maximum of |error| per source.
+
+The table's ``rl_rows`` are published RL step times, predicted by the whole iteration model
+(:mod:`~rlmcost.perf.validate_rl`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
 from rlmcost.perf.train_step import AttentionKernel, StepOptions, StepTime, train_step_time
+from rlmcost.perf.validate_rl import RlRow, predict_rl_row
 from rlmcost.specs import Workload, get_hardware
 
 
@@ -65,25 +69,37 @@ class Row:
 class Validation:
     rows: tuple[Row, ...]
     sources: dict[str, dict[str, Any]]
+    rl_rows: tuple[RlRow, ...] = ()
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """Per source (and ``all``): rows, mean |error|, max |error|."""
-        groups: dict[str, list[float]] = {}
-        for r in self.rows:
-            groups.setdefault(r.source, []).append(abs(r.error))
-        groups["all"] = [abs(r.error) for r in self.rows]
-        return {
-            k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
-            for k, v in groups.items()
-            if v
-        }
+        """Training rows per source (and ``all``): rows, mean |error|, max |error|."""
+        return _summary(self.rows)
+
+    def rl_summary(self) -> dict[str, dict[str, float]]:
+        """The same for the RL step-time rows."""
+        return _summary(self.rl_rows)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rows": [r.to_json() for r in self.rows],
+            "rl_rows": [r.to_json() for r in self.rl_rows],
             "summary": self.summary(),
+            "rl_summary": self.rl_summary(),
             "sources": self.sources,
         }
+
+
+def _summary(rows: tuple[Row, ...] | tuple[RlRow, ...]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        groups.setdefault(r.source, []).append(abs(r.error))
+    if rows:
+        groups["all"] = [abs(r.error) for r in rows]
+    return {
+        k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
+        for k, v in groups.items()
+        if v
+    }
 
 
 def gpt_arch(layers: int, hidden: int, heads: int, vocab: int, seq: int) -> Arch:
@@ -150,7 +166,12 @@ def validate(source: str | None = None) -> Validation:
     """Every row of the table (or of one ``source``), predicted and compared."""
     table = load_table()
     rows = [r for r in table["rows"] if source is None or r["source"] == source]
-    if not rows:
+    rl = [r for r in table.get("rl_rows", []) if source is None or r["source"] == source]
+    if not rows and not rl:
         have = ", ".join(table["sources"])
         raise SpecError(f"no validation rows from source {source!r}; sources: {have}")
-    return Validation(tuple(predict_row(r) for r in rows), table["sources"])
+    return Validation(
+        tuple(predict_row(r) for r in rows),
+        table["sources"],
+        tuple(predict_rl_row(r) for r in rl),
+    )

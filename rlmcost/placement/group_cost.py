@@ -22,6 +22,13 @@ Every invocation runs on its group's devices in the layout its kind gets there
   generate and forward under ZeRO-3, the parameter gathers at link bandwidth. Intra-model
   communication of training is left out, as in ``reports.estimate``.
 
+Beside the bound every job carries a prediction (``predicted_s``; the bound stays in
+``time``): generation through the rollout timeline with the engine model of
+:mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
+prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
+exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
+job has the phase name the frameworks print (``PHASES``).
+
 The group's transfers (``transfer``): resharding before an invocation in a second layout, and
 the offload switches between models.
 """
@@ -63,6 +70,9 @@ from rlmcost.parallel.memory import (
     memory_per_stage,
 )
 from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.generation import Engine
+from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.groups import DeviceGroup, Task
 from rlmcost.placement.inputs import (
     Setup,
@@ -98,9 +108,33 @@ def _only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
     )
 
 
+PHASES: dict[tuple[Kind, Role | None], tuple[str, str | None]] = {
+    (Kind.GENERATE, None): ("generation", "timing_s/gen"),
+    (Kind.FORWARD, Role.ACTOR): ("old log-prob", "timing_s/old_log_prob"),
+    (Kind.FORWARD, Role.REFERENCE): ("reference", "timing_s/ref"),
+    (Kind.FORWARD, Role.CRITIC): ("values", "timing_s/values"),
+    (Kind.FORWARD, Role.REWARD): ("reward", "timing_s/reward"),
+    (Kind.TRAIN, Role.ACTOR): ("update actor", "timing_s/update_actor"),
+    (Kind.TRAIN, Role.CRITIC): ("update critic", "timing_s/update_critic"),
+}
+"""Phase names as RL frameworks print them (verl's ``timing_s/*`` metric keys beside;
+OpenRLHF and NeMo RL time the same phases under similar names)."""
+
+
+def phase_of(task: Task) -> tuple[str, str | None]:
+    """(phase name, verl metric key or None) of a task."""
+    key = (task.kind, None if task.kind is Kind.GENERATE else task.role)
+    if key in PHASES:
+        return PHASES[key]
+    if task.kind is Kind.GENERATE:
+        return PHASES[(Kind.GENERATE, None)]
+    return (f"{task.role} {'update' if task.kind is Kind.TRAIN else task.kind}", None)
+
+
 @dataclass(frozen=True)
 class Job:
-    """One task evaluated on its group: exact work and depth, bytes per device, time."""
+    """One task evaluated on its group: exact work and depth, bytes per device, time (the
+    bound ``time`` and the prediction ``predicted_s``)."""
 
     task: Task
     model: str
@@ -115,10 +149,18 @@ class Job:
     bubble: Fraction = Fraction(0)
     micro_batches: int = 1
     timeline: Timeline | None = None
+    predicted_s: float = 0.0  # predicted seconds (>= the bound)
+    predicted_ideal_s: float = 0.0  # predicted, without the pipeline bubble
+    predicted_parts_s: dict[str, float] = field(default_factory=dict)  # its breakdown
+    tokens: int = 0  # prompt + response tokens of its sequences (one pass)
 
     @property
     def time_s(self) -> float:
         return self.time.bound_s
+
+    @property
+    def phase(self) -> str:
+        return phase_of(self.task)[0]
 
     def to_json(self) -> dict[str, Any]:
         lay = self.layout
@@ -135,6 +177,9 @@ class Job:
             "memory_bytes_per_device": self.memory.total,
             "memory_breakdown_bytes": self.memory.to_json(),
             "time_lower_bound_s": self.time_s,
+            "time_s": self.predicted_s,
+            "phase": self.phase,
+            "predicted_breakdown_s": dict(self.predicted_parts_s),
         }
         if self.timeline is not None:
             out["rollout"] = {
@@ -161,6 +206,22 @@ class Transfer:
     time_s: float
     stage: Stage | None = None
     before: int | None = None
+    predicted_s: float | None = None  # predicted seconds (None: the same as time_s)
+
+    @property
+    def predicted(self) -> float:
+        return self.time_s if self.predicted_s is None else max(self.predicted_s, self.time_s)
+
+    @property
+    def phase(self) -> str:
+        """``weight sync`` for a weight update (to another group, or the engine's own layout
+        before generation), ``engine sleep/wake``, else ``reshard`` / ``offload``."""
+        engine_update = self.kind == "reshard" and self.stage is Stage.GENERATION
+        if self.kind == "weight-sync" or engine_update:
+            return "weight sync"
+        if self.what.startswith("engine sleep/wake"):
+            return "engine sleep/wake"
+        return self.kind
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -170,6 +231,8 @@ class Transfer:
             "bytes": self.bytes,
             "bytes_per_device": self.bytes_per_device,
             "time_s": self.time_s,
+            "predicted_s": self.predicted,
+            "phase": self.phase,
         }
 
 
@@ -211,6 +274,10 @@ class GroupEstimate:
     def busy_s(self) -> float:
         return sum(j.time_s for j in self.jobs) + sum(t.time_s for t in self.transfers)
 
+    @property
+    def busy_predicted_s(self) -> float:
+        return sum(j.predicted_s for j in self.jobs) + sum(t.predicted for t in self.transfers)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -221,6 +288,7 @@ class GroupEstimate:
             "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
             "fits": self.fits,
             "busy_s": self.busy_s,
+            "busy_predicted_s": self.busy_predicted_s,
             "host_memory_bytes_per_device": self.host_peak_bytes_per_device,
             "problems": list(self.problems),
             "jobs": [j.to_json() for j in self.jobs],
@@ -684,7 +752,13 @@ class _Group:
             base = roof.phase(work * self.load_factor(task), self.weights_read(task), FORWARD)
             link = share.micro_batches * self.gather_s(task)
             time = _at_least(base, link)
-            return Job(task, model, layout, n, work, depth, own, memory, time, base.bound_s)
+            fwd = self.predict_forward(task)
+            pred = max(fwd.time_s, time.bound_s)
+            return Job(
+                task, model, layout, n, work, depth, own, memory, time, base.bound_s,
+                predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
+                tokens=sum(self.packed_lengths(task)),
+            )  # fmt: skip
         steps = self._int(inv.passes) * self._int(inv.steps)
         step_bytes = 2 * self.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
         busy = work * self.load_factor(task) / steps
@@ -698,9 +772,79 @@ class _Group:
         if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
             time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                              time.compute_bound_s)  # fmt: skip
+        step, per_step = self.predict_train(task)
+        model_s = steps * step.step_s + host_s
+        pred = max(model_s, time.bound_s)
+        parts = {
+            **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
+            **{f"exposed_{k}_s": steps * v for k, v in step.exposed_comm_s.items()},
+            "bubble_s": steps * step.bubble_s,
+            "optimizer_s": steps * step.optimizer_s,
+            "offload_s": host_s,
+            "optimizer_steps": steps,
+            "sequences_per_step": per_step.sequences,
+            "packed_seq_len": per_step.seq_len,
+        }
         return Job(
             task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
-            share.micro_batches,
+            share.micro_batches, predicted_s=pred,
+            predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
+            predicted_parts_s=parts, tokens=sum(self.packed_lengths(task)),
+        )  # fmt: skip
+
+    # -- prediction -----------------------------------------------------------------------------
+
+    def packed_lengths(self, task: Task) -> tuple[int, ...]:
+        """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
+        prefixes count as whole sequences)."""
+        inv = task.invocation
+        lengths = self.lengths(task)
+        prompt = self._int(inv.prompt, {**self.s.values, "T": max(lengths)})
+        if inv.response == "T":
+            out = tuple(prompt + t for t in lengths)
+        else:
+            out = (self.seq_len(task),) * len(lengths)
+        return out * (self.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
+
+    def _packed_layout(self, task: Task, seq: int) -> Layout:
+        """The task's layout with a token budget's micro-batch recomputed for packed
+        sequences of ``seq`` tokens."""
+        layout = self.layouts[task.index]
+        dep = self.s.deployment
+        if dep.ideal:
+            return layout
+        spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
+        if spec.max_tokens_per_gpu is None:
+            return layout
+        return layout.with_(micro_batch=max(1, spec.max_tokens_per_gpu // -(-seq // layout.cp)))
+
+    def predict_forward(self, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
+        p = packed(self.packed_lengths(task))
+        return forward_time(
+            self.s.arch(task.role), self._packed_layout(task, p.seq_len), p.sequences,
+            p.seq_len, self.s.hardware, self.s.workload, task.invocation.model_head,
+        )  # fmt: skip
+
+    def predict_train(self, task: Task):  # noqa: ANN201 - (StepTime, Packed per step)
+        """One optimizer step's prediction and the packed sequences it runs."""
+        inv = task.invocation
+        steps = self._int(inv.steps)
+        p = packed(self.packed_lengths(task))
+        per_step = replace(p, sequences=-(-p.sequences // steps))
+        step = train_time(
+            self.s.arch(task.role), self._packed_layout(task, p.seq_len), per_step.sequences,
+            p.seq_len, self.s.hardware, self.s.workload, inv.model_head,
+        )  # fmt: skip
+        return step, per_step
+
+    def engine_model(self, task: Task) -> Engine:
+        """The generation replica's engine model (its TP and EP degrees)."""
+        layout = self.layouts[task.index]
+        wl = self.s.workload
+        return Engine(
+            self.s.arch(task.role), Device(self.s.hardware, wl.compute_dtype), tp=layout.tp,
+            ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
+            value_head=task.value_head,
         )  # fmt: skip
 
     def _generate(
@@ -740,9 +884,18 @@ class _Group:
             kv_bytes_per_token=one_seq.kv_cache / tokens,
             gather_s=gather_s,
         )
-        tl = timeline(arch, prompt, mine, slots, cost, self.roofline(layout.n_gpus // replicas))
+        tl = timeline(
+            arch, prompt, mine, slots, cost, self.roofline(layout.n_gpus // replicas),
+            self.engine_model(task),
+        )  # fmt: skip
         ideal = tl.time.bound_s
-        return Job(task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl)
+        pred = max(tl.predicted_s, ideal)
+        parts = {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
+        return Job(
+            task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl,
+            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,
+            tokens=n * prompt + sum(responses),
+        )  # fmt: skip
 
     # -- transfers ------------------------------------------------------------------------------
 
@@ -766,6 +919,7 @@ class _Group:
                         per_device / bw,
                         t.stage,
                         t.index,
+                        link_transfer_s(per_device, self.s.hardware, self.gpus),
                     )
                 )
         engine = self.engine_task

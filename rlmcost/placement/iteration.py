@@ -9,6 +9,18 @@ assessment time that fits in the idle compute of the decode steps after each sam
 one group as one schedule, with one bubble. The result reports per stage the work, depth, peak
 memory per device over the groups active in it and time on the critical path, and for the
 iteration its steady-state time and depth, the critical cycle and the bytes moved.
+
+Every time is given twice through the same schedule: the roofline bound (``*_lower_bound_s``)
+and the prediction (``time_s``, ``iteration_time_s``: the jobs' and transfers' predicted
+seconds, :mod:`rlmcost.placement.group_cost`). Since each unit's prediction is at least its
+bound and the period and the spans are monotone in the units' weights, so are the stage and
+iteration predictions; a larger staleness only removes constraints, so an asynchronous
+iteration is never longer than the synchronous one on the same groups. Throughput:
+``tokens_per_s_per_gpu`` = prompt + response tokens the actor trains on per iteration /
+(predicted iteration time x GPUs) (NeMo RL's "Tokens/sec/GPU", verl's ``perf/throughput``);
+``mfu`` = the iteration's work (the project's exact FLOP count, FLOP = one add or one
+multiply, generation + assessment + training) / (predicted iteration time x GPUs x dense peak
+of the compute dtype).
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupEstimate, Job, Transfer
 from rlmcost.placement.groups import Placement
 from rlmcost.placement.inputs import Setup, sequence_work
@@ -47,6 +60,7 @@ class StageResult:
     peak_memory_bytes_per_device: int
     time_lower_bound_s: float
     groups: tuple[str, ...]
+    time_s: float = 0.0  # predicted, on the critical path
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,7 +68,27 @@ class StageResult:
             "depth": self.depth,
             "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
             "time_lower_bound_s": self.time_lower_bound_s,
+            "time_s": self.time_s,
             "groups": list(self.groups),
+        }
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One named phase of the iteration (``generation``, ``update actor``, ``weight sync``...):
+    predicted and bound seconds summed over the jobs or transfers that carry its name."""
+
+    name: str
+    key: str | None  # verl's metric key, where it has one
+    time_s: float
+    time_lower_bound_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "verl_key": self.key,
+            "time_s": self.time_s,
+            "time_lower_bound_s": self.time_lower_bound_s,
         }
 
 
@@ -92,10 +126,32 @@ class PlacementEstimate:
     calibration: str = PEAK.name
     deployment: Deployment = field(default_factory=lambda: Deployment(ideal=True))
     recommended_gpu_memory_utilization: float | None = None
+    iteration_time_s: float = 0.0  # predicted steady-state seconds per iteration
+    phases: tuple[Phase, ...] = ()
+    tokens_per_iteration: int = 0  # prompt + response tokens the actor trains on
 
     @property
     def gpus(self) -> int:
         return sum(g.gpus for g in self.groups)
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        """Trained tokens / (predicted iteration seconds x GPUs) (module docstring)."""
+        if not self.iteration_time_s:
+            return 0.0
+        return self.tokens_per_iteration / (self.iteration_time_s * self.gpus)
+
+    @property
+    def mfu(self) -> float:
+        """Iteration work / (predicted seconds x GPUs x dense peak) (module docstring)."""
+        if not self.iteration_time_s:
+            return 0.0
+        peak = self.hardware.peak(self.workload.compute_dtype)
+        return self.work_flops / (self.iteration_time_s * self.gpus * peak)
+
+    @property
+    def stage_sum_predicted_s(self) -> float:
+        return sum(s.time_s for s in self.stages.values())
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -154,6 +210,12 @@ class PlacementEstimate:
             "groups": [g.to_json() for g in self.groups],
             "stages": {str(s): r.to_json() for s, r in self.stages.items()},
             "iteration_time_lower_bound_s": self.iteration_time_lower_bound_s,
+            "iteration_time_s": self.iteration_time_s,
+            "tokens_per_iteration": self.tokens_per_iteration,
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "mfu": self.mfu,
+            "mfu_convention": MFU_CONVENTION,
+            "phases": [p.to_json() for p in self.phases],
             "iteration_depth": self.iteration_depth,
             "critical_path": self.critical_path,
             "work_flops": self.work_flops,
@@ -182,6 +244,12 @@ class PlacementEstimate:
             "length_distribution": self.lengths.describe(self.workload.response_len),
             "notes": list(self.notes),
         }
+
+
+MFU_CONVENTION = (
+    "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "
+    "one add or one multiply) / (predicted iteration seconds x GPUs x dense peak FLOP/s)"
+)
 
 
 def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_group: bool) -> float:
@@ -225,6 +293,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     placement = setup.placement
     jobs = {j.task.index: j for g in groups for j in g.jobs}
     time_of = {i: j.time_s for i, j in jobs.items()}
+    pred_of = {i: j.predicted_s for i, j in jobs.items()}
     notes: list[str] = []
     fusion = None
     if placement.fusion:
@@ -237,7 +306,9 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 hidden = _assessment_overlap(gen, assess, setup, g.name == gen.task.group)
                 total = sum(j.time_s for j in assess)
                 for j in assess:
-                    time_of[j.task.index] = j.time_s * (1 - hidden / total) if total else 0.0
+                    kept = (1 - hidden / total) if total else 0.0
+                    time_of[j.task.index] = j.time_s * kept
+                    pred_of[j.task.index] = j.predicted_s * kept
                 inter += hidden
         intra = 0.0
         for g in groups:
@@ -250,12 +321,18 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 1 + bubble_fraction(lay.schedule, lay.pp, mb, lay.virtual_stages)
             )
             intra += sum(j.time_s for j in trains) - fused
+            fused_pred = sum(j.predicted_ideal_s for j in trains) * float(
+                1 + bubble_fraction(lay.schedule, lay.pp, mb, lay.virtual_stages)
+            )
             for j in trains:
-                time_of[j.task.index] = fused * j.ideal_s / sum(t.ideal_s for t in trains)
+                share = j.ideal_s / sum(t.ideal_s for t in trains)
+                time_of[j.task.index] = fused * share
+                pred_of[j.task.index] = max(fused_pred, fused) * share
         fusion = FusionGain(inter, intra)
     # schedule units: per group, its transfers in front of their tasks; training tasks of a
     # group merge under fusion (interleaved pipelines)
     units_t: list[Unit] = []
+    units_p: list[Unit] = []
     units_d: list[Unit] = []
     key_of: dict[int, str] = {}
     for g in groups:
@@ -266,6 +343,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 if tr.before == j.task.index:
                     k = f"{tr.kind}:{tr.what}@{g.name}"
                     units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
+                    units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
                     units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
             if fused_key and j in fused:
                 key_of[j.task.index] = fused_key
@@ -274,22 +352,26 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 units_t.append(
                     Unit(fused_key, g.name, j.task.stage, sum(time_of[f.task.index] for f in fused))
                 )
+                units_p.append(
+                    Unit(fused_key, g.name, j.task.stage, sum(pred_of[f.task.index] for f in fused))
+                )
                 units_d.append(Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused)))
                 continue
             key = str(j.task.index)
             key_of[j.task.index] = key
             units_t.append(Unit(key, g.name, j.task.stage, time_of[j.task.index]))
+            units_p.append(Unit(key, g.name, j.task.stage, pred_of[j.task.index]))
             units_d.append(Unit(key, g.name, j.task.stage, j.depth))
     syncs, links = _weight_syncs(setup, groups, key_of)
     for tr, _, _ in links:
-        units_t.append(
-            Unit(
-                tr, f"link:{tr}", None, next(s.time_s for s in syncs if s.what == tr), barrier=False
-            )
-        )
+        sync = next(s for s in syncs if s.what == tr)
+        units_t.append(Unit(tr, f"link:{tr}", None, sync.time_s, barrier=False))
+        units_p.append(Unit(tr, f"link:{tr}", None, sync.predicted, barrier=False))
         units_d.append(Unit(tr, f"link:{tr}", None, 0, barrier=False))
     graph = edges(units_t, placement.staleness, links)
     per_t = period(units_t, graph)
+    per_p = period(units_p, graph)
+    spans_p = stage_spans(units_p)
     per_d = period(units_d, edges(units_d, placement.staleness, links))
     spans_t, spans_d = stage_spans(units_t), stage_spans(units_d)
     stages: dict[Stage, StageResult] = {}
@@ -304,6 +386,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             max(j.memory.total for j in mine),
             float(spans_t.get(stage, 0.0)),
             tuple(dict.fromkeys(j.task.group for j in mine)),
+            float(spans_p.get(stage, 0.0)),
         )
     for g in groups:
         for j in g.jobs:
@@ -346,7 +429,49 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         calibration=setup.efficiency.name,
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
+        iteration_time_s=float(per_p.value),
+        phases=_phases(groups, syncs),
+        tokens_per_iteration=_trained_tokens(jobs.values()),
     )
+
+
+def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
+    """The iteration's named phases in the order the groups run them (transfers in front of
+    their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
+    from rlmcost.placement.group_cost import phase_of
+
+    order: dict[str, list[Any]] = {}
+    for g in groups:
+        for j in g.jobs:
+            for tr in g.transfers:
+                if tr.before == j.task.index:
+                    order.setdefault(tr.phase, [None, 0.0, 0.0])
+                    order[tr.phase][1] += tr.predicted
+                    order[tr.phase][2] += tr.time_s
+            name, key = phase_of(j.task)
+            entry = order.setdefault(name, [key, 0.0, 0.0])
+            entry[1] += j.predicted_s
+            entry[2] += j.time_s
+    for tr in syncs:
+        entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
+        entry[1] += tr.predicted
+        entry[2] += tr.time_s
+    return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+def _trained_tokens(jobs: Any) -> int:
+    """Prompt + response tokens of the actor's training sequences (one pass), else of the
+    generation, else of any job."""
+    jobs = list(jobs)
+    for pick in (
+        lambda j: j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR,
+        lambda j: j.task.kind is Kind.GENERATE,
+        lambda j: True,
+    ):
+        found = [j for j in jobs if pick(j)]
+        if found:
+            return max(j.tokens for j in found)
+    return 0
 
 
 def _unit_label(unit: Unit, jobs: Mapping[int, Job]) -> str:
@@ -376,7 +501,11 @@ def _weight_syncs(
             what = f"{role}: {src.name} -> {g.name}"
             time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, setup.hardware)
             per_device = -(-nbytes // min(src.gpus, g.gpus))
-            syncs.append(Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time))
+            predicted = link_transfer_s(per_device, setup.hardware, total)
+            syncs.append(
+                Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
+                         predicted_s=predicted)
+            )  # fmt: skip
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers))
     return syncs, links

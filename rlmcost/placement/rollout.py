@@ -25,6 +25,12 @@ Depth (critical path): sequences sharing a slot run one after another, so the de
 longest slot chain, sum over its sequences of D_gen(S, T_j) (exact, ``blocks.depth_generation``
 in closed form); with enough slots, D_gen(S, T_max).
 
+Prediction: with an ``engine`` (:class:`~rlmcost.perf.generation.Engine`) each decode step and
+each admission's prefill also gets its predicted seconds (kernels by shape, TP all-reduces,
+the engine's per-step overhead, chunked prefill), never below the step's bound; the replica's
+predicted time is their sum, so the length tail and the KV-limited waves set it as they set the
+bound.
+
 Idle compute (for inter-stage fusion, §IV-C): a step that is bound by memory or the link
 leaves (bound - compute) seconds of the replica's compute unused; assessment forwards of
 finished samples, compute-bound, can run there (``iteration``).
@@ -44,6 +50,7 @@ from rlmcost.timing import DECODE, PREFILL, Kernels
 if TYPE_CHECKING:
     import numpy as np
 
+    from rlmcost.perf.generation import Engine
     from rlmcost.timing import PhaseTime, Roofline
 
 
@@ -131,6 +138,9 @@ class Timeline:
     step_bound_s: np.ndarray  # per decode step: its roofline time
     step_idle_s: np.ndarray  # per decode step: bound - compute (unused compute seconds)
     lengths: tuple[int, ...]  # response lengths, admission order
+    predicted_s: float = 0.0  # predicted seconds (engine model; the bound without one)
+    predicted_decode_s: float = 0.0  # of which decode steps
+    predicted_prefill_s: float = 0.0  # of which prefills
 
     @property
     def time_s(self) -> float:
@@ -144,9 +154,11 @@ def timeline(
     slots: int,
     cost: DecodeCost,
     roofline: Roofline,
+    engine: Engine | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
-    sequences on ``roofline`` (the replica's devices). Deterministic."""
+    sequences on ``roofline`` (the replica's devices), with predicted step times from
+    ``engine`` when given. Deterministic."""
     import numpy as np
 
     from rlmcost.timing import PhaseTime
@@ -203,6 +215,15 @@ def timeline(
     total_compute = float(compute.sum() + pre_compute.sum())
     total = float(bound.sum() + pre_bound.sum())
     compute_bound = float(bound[compute >= bound].sum() + pre_bound[pre_compute >= pre_bound].sum())
+    if engine is not None:
+        decode = np.maximum(engine.decode_s(active, contexts), bound)
+        prefill = np.array(
+            [engine.prefill_s(int(admits[t]) * prompt, prompt) for t in pre_steps], dtype=np.float64
+        )
+        prefill = np.maximum(prefill, pre_bound)
+        predicted = (float(decode.sum()), float(prefill.sum()))
+    else:
+        predicted = (float(bound.sum()), float(pre_bound.sum()))
     return Timeline(
         slots=slots,
         sequences=n,
@@ -215,6 +236,9 @@ def timeline(
         step_bound_s=bound,
         step_idle_s=bound - compute,
         lengths=tuple(int(x) for x in resp),
+        predicted_s=sum(predicted),
+        predicted_decode_s=predicted[0],
+        predicted_prefill_s=predicted[1],
     )
 
 

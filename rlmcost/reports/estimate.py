@@ -51,7 +51,7 @@ from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import MemoryBreakdown
 from rlmcost.placement.inputs import IDEAL
-from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import Efficiency, PhaseTime
 
@@ -61,8 +61,10 @@ PLACEMENT = (
 )
 CONVENTION = (
     "FLOP = one add or one multiply (matrix products only); depth = GEMM reduction levels; "
-    "time = roofline lower bound (datasheet dense peak, HBM bandwidth; transfers at link "
-    "bandwidth; no intra-model communication)"
+    "time_lower_bound_s = roofline lower bound (datasheet dense peak, HBM bandwidth; transfers "
+    "at link bandwidth; no intra-model communication); time_s = prediction (kernel efficiency "
+    "by shape, exposed communication, pipeline bubbles, the engine's decode steps and prefill "
+    "chunks; rlmcost.perf)"
 )
 EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
 
@@ -80,6 +82,8 @@ class InvocationEstimate:
     memory: MemoryBreakdown
     time: PhaseTime
     host_bytes: int = 0
+    predicted_s: float = 0.0  # predicted seconds (>= the bound)
+    phase: str = ""  # the phase name frameworks print (generation, update actor, ...)
 
     def to_json(self) -> dict[str, Any]:
         inv = self.invocation
@@ -88,12 +92,14 @@ class InvocationEstimate:
             "kind": str(inv.kind),
             "model": self.model,
             "what": inv.describe(),
+            "phase": self.phase,
             "sequences": self.sequences,
             "work_flops": self.work_flops,
             "depth": self.depth,
             "memory_bytes_per_device": self.memory.total,
             "host_memory_bytes_per_device": self.host_bytes,
             **self.time.to_json(),
+            "time_s": self.predicted_s,
         }
 
 
@@ -106,6 +112,7 @@ class StageEstimate:
     hbm_bytes: int  # the device capacity the fit is checked against
     share: float = 0.0
     transfer_s: float = 0.0  # resharding and model switches in front of its invocations
+    transfer_predicted_s: float = 0.0  # the same, predicted
 
     @property
     def work_flops(self) -> int:
@@ -164,6 +171,11 @@ class StageEstimate:
             total = total + inv.time
         return total
 
+    @property
+    def time_s(self) -> float:
+        """Predicted seconds: the invocations one after another, with the transfers."""
+        return self.transfer_predicted_s + sum(i.predicted_s for i in self.invocations)
+
     def to_json(self) -> dict[str, Any]:
         breakdown = self.peak.memory.to_json()
         breakdown.pop("total")
@@ -182,7 +194,9 @@ class StageEstimate:
             "shortfall_bytes": self.shortfall_bytes,
             "headroom_bytes": max(0, self.hbm_bytes - self.memory_bytes_per_device),
             **self.time.to_json(),
+            "time_s": self.time_s,
             "transfer_time_s": self.transfer_s,
+            "transfer_predicted_s": self.transfer_predicted_s,
             "share": self.share,
             "invocations": [i.to_json() for i in self.invocations],
         }
@@ -228,6 +242,27 @@ class Estimate:
     @property
     def time_lower_bound_s(self) -> float:
         return sum(s.time.bound_s for s in self.stages.values())
+
+    @property
+    def time_s(self) -> float:
+        """Predicted seconds of the iteration: the stages one after another."""
+        return sum(s.time_s for s in self.stages.values())
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        """Prompt + response tokens the actor trains on / (predicted seconds x GPUs)."""
+        ev = self.evaluation
+        if ev is None or not self.time_s:
+            return 0.0
+        return ev.tokens_per_iteration / (self.time_s * self.gpus)
+
+    @property
+    def mfu(self) -> float:
+        """Iteration work / (predicted seconds x GPUs x dense peak of the compute dtype)."""
+        if not self.time_s:
+            return 0.0
+        peak = self.hardware.peak(self.workload.compute_dtype)
+        return self.work_flops / (self.time_s * self.gpus * peak)
 
     @property
     def depth(self) -> int:
@@ -292,9 +327,14 @@ class Estimate:
             "iteration": {
                 "work_flops": self.work_flops,
                 "time_lower_bound_s": self.time_lower_bound_s,
+                "time_s": self.time_s,
+                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+                "mfu": self.mfu,
+                "mfu_convention": MFU_CONVENTION,
                 "depth": self.depth,
                 "dominant_stage": str(self.dominant_stage),
             },
+            "phases": [p.to_json() for p in ev.phases] if ev is not None else [],
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
             "problems": list(ev.problems) if ev is not None else [],
@@ -457,13 +497,15 @@ def from_placement(
     (grp,) = result.groups
     jobs = {j.task.index: j for j in grp.jobs}
     before: dict[int, float] = {}
+    before_pred: dict[int, float] = {}
     for tr in grp.transfers:
         if tr.before is not None:
             before[tr.before] = before.get(tr.before, 0.0) + tr.time_s
+            before_pred[tr.before] = before_pred.get(tr.before, 0.0) + tr.predicted
     stages: dict[Stage, StageEstimate] = {}
     for stage in alg.stages:
         invs = []
-        transfer_s = 0.0
+        transfer_s = transfer_pred = 0.0
         for index, inv in enumerate(alg.invocations):
             if inv.stage is not stage:
                 continue
@@ -473,13 +515,18 @@ def from_placement(
                 invs.append(InvocationEstimate(inv, "-", n, 0, 0, EMPTY, PhaseTime(), 0))
                 continue
             transfer_s += before.get(index, 0.0)
+            transfer_pred += before_pred.get(index, 0.0)
             invs.append(
                 InvocationEstimate(
                     inv, job.model, job.sequences, job.work_flops, job.depth, job.memory,
-                    job.time, grp.host_bytes_per_device.get(index, 0),
+                    job.time, grp.host_bytes_per_device.get(index, 0), job.predicted_s,
+                    job.phase,
                 )
             )  # fmt: skip
-        stages[stage] = StageEstimate(stage, tuple(invs), grp.hbm_bytes, transfer_s=transfer_s)
+        stages[stage] = StageEstimate(
+            stage, tuple(invs), grp.hbm_bytes, transfer_s=transfer_s,
+            transfer_predicted_s=transfer_pred,
+        )  # fmt: skip
     total_s = sum(s.time.bound_s for s in stages.values()) or 1.0
     stages = {k: replace(s, share=s.time.bound_s / total_s) for k, s in stages.items()}
     knobs = {k: v for k, v in result_values(result).items() if k not in ("B", "K", "S", "T")}

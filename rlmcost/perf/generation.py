@@ -1,0 +1,310 @@
+"""Predicted time of an inference engine's decode steps and prefill chunks (vLLM, SGLang).
+
+One replica of the generation layout (``tp`` ranks, ``ep`` expert ranks) runs continuous
+batching (Yu et al. 2022, Orca, OSDI; Kwon et al. 2023, vLLM, arXiv 2309.06180): every
+*decode step* advances each in-flight sequence by one token, and admitted prompts are
+*prefilled* in chunks of at most ``chunk_tokens`` tokens (vLLM ``max_num_batched_tokens``,
+chunked prefill; Agrawal et al. 2024, Sarathi-Serve, arXiv 2403.02310). The rollout timeline
+(:mod:`rlmcost.placement.rollout`) says how many sequences are in flight at each step and at
+which contexts; this module prices one step.
+
+**Decode step** with ``a`` sequences in flight whose contexts sum to ``C`` tokens, on one TP
+rank (kernel by kernel, each timed by its shape with :class:`~rlmcost.perf.efficiency.Device`,
+so a kernel costs max(bytes / achieved bandwidth, FLOPs / achieved compute) plus its launch
+gap):
+
+* per layer, the GEMMs of the rank's TP shard with ``M = a`` rows: QKV [a, (h + 2 h_kv) d_h /
+  P_t, d], output [a, d, h d_h / P_t], FFN up (gate and up fused) and down; an MoE layer's
+  router [a, E, d] and grouped expert GEMMs over the experts the step touches,
+  ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing (the rank holds 1 / P_e of
+  them), each with ``a k / touched`` rows. At small ``a`` every GEMM is a weight-streaming
+  (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
+* per layer, paged decode attention (FlashDecoding-class): it reads the in-flight sequences'
+  KV cache, 2 h_kv d_h / P_t x ``C`` elements in the KV dtype, and does 4 h d_h / P_t x ``C``
+  FLOPs: max of the two sides plus a launch gap;
+* per layer, the memory-bound kernels on ``a`` tokens (two norms, two residual adds, the FFN
+  activation, RoPE) as in :mod:`~rlmcost.perf.train_step`;
+* per layer two TP all-reduces of the [a, d] activations (Shoeybi et al. 2019), tiny messages
+  whose time is almost all latency: alpha-beta with NCCL's tree or ring, whichever is faster
+  (:mod:`~rlmcost.perf.collectives`); plus the vocabulary-parallel embedding's all-reduce;
+* once per step the LM head [a, V / P_t, d], the all-gather of the [a, V] logits over the TP
+  ranks, and the sampler reading fp32 logits (softmax, top-p: three passes of 4 V bytes);
+* once per step the engine's CPU overhead ``step_overhead_s`` (scheduling, input
+  preparation, detokenization not hidden behind the GPU): an assumption of 1 ms, the order of
+  the idle time measured in synchronous continuous batching (Hugging Face, "Asynchronous
+  continuous batching" 2025: the GPU idle 24 % of an 8B, batch-32 decode on H200, about 1 ms of
+  a ~4 ms step; vLLM v0.6.0 release blog 2024-09-05: CPU scheduling and output processing took
+  most of a Llama-3-8B step on H100 before multi-step scheduling).
+
+**Prefill chunk** of ``c`` prompt tokens (``c / S`` whole prompts of ``S`` tokens): the same
+GEMMs with ``M = c``, a FlashAttention forward over each prompt's causal pairs
+(:meth:`~rlmcost.perf.efficiency.Device.flash_attention_s`), the KV-cache writes, the
+memory-bound kernels and the TP all-reduces of [c, d], and the LM head on the last position of
+each prompt only. A batch of ``n`` prompt tokens runs as ``floor(n / chunk)`` full chunks and
+one remainder.
+
+Suppressed: prefix caching (a group's K samples share their prompt; modelled as K prefills),
+speculative decoding, the mixing of prefill chunks into decode steps (each is priced alone,
+reading the weights once more), pipeline-parallel engine sends, and CUDA-graph savings on
+launch gaps.
+
+The roofline bound of a step (:mod:`rlmcost.timing`) reads every weight once, the input
+embedding table included, of which a step only gathers ``a`` rows; so the kernel sum here is at
+least the bound less the embedding's bytes at HBM bandwidth (kernels read the other weights and
+the KV cache, do at least the bound's FLOPs, at efficiencies at most 1), and the rollout
+timeline takes the larger of the two per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from rlmcost.arch import Arch
+from rlmcost.errors import SpecError
+from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.collectives import Algorithm, collective_time_s, link
+from rlmcost.perf.efficiency import Device
+
+if TYPE_CHECKING:
+    import numpy as np
+
+STEP_OVERHEAD_S = 1e-3
+"""Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
+
+CHUNK_TOKENS = 8192
+"""Prefill tokens per engine step: vLLM V1's default ``max_num_batched_tokens`` for offline
+``LLM`` use (vLLM docs, "Optimization and Tuning", chunked prefill)."""
+
+LOGITS_BYTES = 4  # the sampler's fp32 logits
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How the engine runs its steps (defaults: vLLM V1, offline batch generation)."""
+
+    step_overhead_s: float = STEP_OVERHEAD_S
+    chunk_tokens: int = CHUNK_TOKENS
+    algorithm: Algorithm = Algorithm.AUTO
+
+    def __post_init__(self) -> None:
+        if self.step_overhead_s < 0:
+            raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
+        if self.chunk_tokens < 1:
+            raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """Seconds of one decode step by part (module docstring)."""
+
+    gemm_s: float
+    attention_s: float
+    elementwise_s: float
+    tp_comm_s: float
+    head_s: float
+    overhead_s: float
+
+    @property
+    def total_s(self) -> float:
+        return (self.gemm_s + self.attention_s + self.elementwise_s + self.tp_comm_s
+                + self.head_s + self.overhead_s)  # fmt: skip
+
+
+class Engine:
+    """One generation replica of ``arch`` on ``tp`` x ``ep`` ranks of ``device``'s hardware.
+
+    ``value_head``: the step also runs a d x 1 head (a shared actor-critic backbone).
+    """
+
+    def __init__(
+        self,
+        arch: Arch,
+        device: Device,
+        tp: int = 1,
+        ep: int = 1,
+        kv_bytes: int = 2,
+        activation_bytes: int = 2,
+        options: EngineOptions | None = None,
+        value_head: bool = False,
+    ):
+        if tp < 1 or ep < 1:
+            raise SpecError(f"engine tp={tp}, ep={ep} must be positive integers")
+        self.arch = arch
+        self.device = device
+        self.tp = tp
+        self.ep = ep
+        self.kv_bytes = kv_bytes
+        self.x = activation_bytes
+        self.options = options or EngineOptions()
+        self.value_head = value_head
+        self.shard = tp_shard(arch, tp)
+        self._gemm_cache: dict[int, float] = {}
+        self._chunk_cache: dict[tuple[int, int], float] = {}
+
+    # -- collectives --------------------------------------------------------------------------
+
+    def _all_reduce_s(self, nbytes: float) -> float:
+        hw = self.device.hardware
+        lk = link(hw, intra_node=self.tp <= hw.gpus_per_node)
+        return collective_time_s(Collective.ALL_REDUCE, nbytes, self.tp, lk, self.options.algorithm)
+
+    def _all_gather_s(self, nbytes: float) -> float:
+        hw = self.device.hardware
+        lk = link(hw, intra_node=self.tp <= hw.gpus_per_node)
+        return collective_time_s(Collective.ALL_GATHER, nbytes, self.tp, lk)
+
+    # -- one layer's GEMMs and kernels for m tokens ---------------------------------------------
+
+    def _layer_gemms_s(self, m: int) -> float:
+        """GEMM seconds of one layer (dense, and MoE when the model has MoE layers, weighted
+        by their counts) for ``m`` tokens, summed over the model's layers."""
+        arch, sh, dev = self.arch, self.shard, self.device
+        d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
+        p = arch.ffn_kind.projections
+        attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
+        total = 0.0
+        dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
+        if dense:
+            ff = int(sh.d_ff)
+            total += dense * (attn + dev.gemm_s(m, (p - 1) * ff, d) + dev.gemm_s(m, d, ff))
+        moe = int(arch.n_moe_layers) if arch.is_moe else 0
+        if moe:
+            e, k = int(arch.n_experts), int(arch.top_k)
+            touched = e * (1 - (1 - k / e) ** m)
+            local = max(1, round(touched / self.ep))
+            rows = max(1, -(-m * k // max(1, round(touched))))
+            de = int(sh.d_expert)
+            layer = attn + dev.gemm_s(m, e, d)
+            layer += dev.gemm_s(rows, (p - 1) * de, d, local) + dev.gemm_s(rows, d, de, local)
+            if arch.n_shared_experts:
+                ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
+                layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
+            total += moe * layer
+        return total
+
+    def _elementwise_s(self, m: int) -> float:
+        """Norms, residual adds, FFN activation and RoPE of ``m`` tokens over all layers."""
+        arch, sh = self.arch, self.shard
+        d, x, p = int(arch.d_model), self.x, arch.ffn_kind.projections
+        width = int(sh.d_expert) * int(arch.top_k) if arch.is_moe else int(sh.d_ff)
+        per_token = 2 * 2 * d * x + 2 * 3 * d * x + p * width * x
+        kernels = 5
+        if not arch.n_positions:
+            per_token += 2 * (int(sh.q_width) + int(sh.kv_width)) * x
+            kernels += 1
+        return int(arch.n_layers) * self.device.elementwise_s(m * per_token, kernels)
+
+    def _tp_s(self, m: int) -> float:
+        """The two all-reduces per layer and the embedding's, of [m, d] activations."""
+        if self.tp == 1:
+            return 0.0
+        ar = self._all_reduce_s(m * int(self.arch.d_model) * self.x)
+        return (2 * int(self.arch.n_layers) + 1) * ar
+
+    def _head_s(self, rows: int) -> float:
+        """LM head on ``rows`` positions, the logits' all-gather and the sampler (or a d x 1
+        value head beside it)."""
+        arch, dev = self.arch, self.device
+        d, v = int(arch.d_model), int(self.shard.vocab)
+        out = dev.gemm_s(rows, v, d)
+        out += dev.elementwise_s(3 * rows * int(arch.vocab) * LOGITS_BYTES, 3)
+        if self.tp > 1:
+            out += self._all_gather_s(rows * v * self.tp * self.x)
+        if self.value_head:
+            out += dev.gemm_s(rows, 1, d)
+        return out
+
+    # -- decode --------------------------------------------------------------------------------
+
+    @cached_property
+    def _attention_per_context_token(self) -> tuple[float, float]:
+        """(compute, memory) seconds of decode attention per cached token, all layers."""
+        sh, dev = self.shard, self.device
+        layers = int(self.arch.n_layers)
+        flops = 4 * int(sh.q_width) * layers
+        nbytes = 2 * int(sh.kv_width) * self.kv_bytes * layers
+        p = dev.defaults
+        compute = flops / (dev.peak_flops_per_s * p.gemm_efficiency)
+        return compute, dev.memory_s(nbytes)
+
+    def decode_step(self, active: int, context_tokens: int) -> DecodeStep:
+        """One decode step with ``active`` sequences in flight whose contexts sum to
+        ``context_tokens`` (module docstring)."""
+        if active < 1 or context_tokens < active:
+            raise SpecError(
+                f"a decode step needs at least one sequence and one cached token each "
+                f"(got {active} sequences, {context_tokens} tokens)"
+            )
+        c, m = self._attention_per_context_token
+        gap = self.device.defaults.kernel_gap_s
+        attention = max(c, m) * context_tokens + int(self.arch.n_layers) * gap
+        return DecodeStep(
+            gemm_s=self._gemms(active),
+            attention_s=attention,
+            elementwise_s=self._elementwise_s(active),
+            tp_comm_s=self._tp_s(active),
+            head_s=self._head_s(active),
+            overhead_s=self.options.step_overhead_s,
+        )
+
+    def _gemms(self, m: int) -> float:
+        if m not in self._gemm_cache:
+            self._gemm_cache[m] = self._layer_gemms_s(m)
+        return self._gemm_cache[m]
+
+    def _fixed_s(self, m: int) -> float:
+        """The parts of a decode step that depend on the in-flight count only."""
+        step = self.decode_step(m, m)
+        c, mem = self._attention_per_context_token
+        return step.total_s - max(c, mem) * m
+
+    def decode_s(self, active: np.ndarray, context_tokens: np.ndarray) -> np.ndarray:
+        """Seconds of decode steps, one per element (vectorized over steps)."""
+        import numpy as np
+
+        a = np.asarray(active, dtype=np.int64)
+        ctx = np.asarray(context_tokens, dtype=np.float64)
+        values, inverse = np.unique(a, return_inverse=True)
+        fixed = np.array([self._fixed_s(int(v)) for v in values])[inverse]
+        c, m = self._attention_per_context_token
+        return fixed + max(c, m) * ctx
+
+    # -- prefill -------------------------------------------------------------------------------
+
+    def chunk_s(self, tokens: int, prompt: int) -> float:
+        """One prefill chunk of ``tokens`` prompt tokens, prompts of ``prompt`` tokens."""
+        key = (tokens, prompt)
+        if key in self._chunk_cache:
+            return self._chunk_cache[key]
+        if tokens < 1 or prompt < 1:
+            raise SpecError(f"prefill chunk of {tokens} tokens / prompt {prompt} is empty")
+        sh, dev = self.shard, self.device
+        layers = int(self.arch.n_layers)
+        prompts = -(-tokens // prompt)
+        pairs = (
+            prompts * prompt * (prompt + 1) // 2
+            if tokens >= prompt
+            else (tokens * (tokens + 1) // 2)
+        )
+        attention = layers * dev.flash_attention_s(
+            4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
+        )
+        kv_write = layers * dev.memory_s(tokens * 2 * int(sh.kv_width) * self.kv_bytes)
+        total = (
+            self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
+            + self._tp_s(tokens) + self._head_s(prompts) + self.options.step_overhead_s
+        )  # fmt: skip
+        self._chunk_cache[key] = total
+        return total
+
+    def prefill_s(self, tokens: int, prompt: int) -> float:
+        """Prefill of ``tokens`` prompt tokens in chunks of at most ``chunk_tokens``."""
+        if tokens <= 0:
+            return 0.0
+        chunk = self.options.chunk_tokens
+        full, rest = divmod(tokens, chunk)
+        out = full * self.chunk_s(chunk, prompt) if full else 0.0
+        return out + (self.chunk_s(rest, prompt) if rest else 0.0)

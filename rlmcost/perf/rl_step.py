@@ -1,0 +1,198 @@
+"""Predicted time of an RL iteration's teacher-forced jobs: forwards (log-probs, reference,
+values, rewards) and training steps, and of the transfers between layouts and groups.
+
+* **Training** (actor, critic updates): :func:`~rlmcost.perf.train_step.train_step_time` per
+  optimizer step (micro-batches, pipeline bubbles, exposed TP/SP/CP/EP/PP/DP communication,
+  the optimizer), times the optimizer steps of the invocation (epochs x mini-batches). A model
+  with a d x 1 value head (critic, reward model) has no LM head: its LM-head GEMMs (forward,
+  data- and weight-gradient) and the fp32 cross-entropy kernels are taken off each micro-batch
+  when the layout has no pipeline (with a pipeline the head sits on the last stage and may not
+  set the step; it is left in, an overestimate of 2 V d per token on that stage).
+* **Forward** (assessment): the forward half of the same per-stage model (the same GEMMs,
+  FlashAttention forward, memory-bound kernels, forward TP/SP/EP/CP communication, pipeline
+  sends and ZeRO-3 parameter gathers exposed beyond the compute they hide behind), per
+  micro-batch, times the micro-batches, plus the pipeline's fill and drain (the bubble
+  fraction of its schedule). The LM head ends in the log-softmax over fp32 logits (two passes
+  of 4 V bytes per token); a value head is a d x 1 GEMM.
+* **Packing** (verl ``use_remove_padding``, OpenRLHF ``packing_samples``, NeMo RL sequence
+  packing): sequences of lengths x_j = S + t_j are modelled as ``n' = ceil(sum x / L)``
+  sequences of ``L = ceil(sum x^2 / sum x)`` tokens, so that both the token count (n' L >= sum
+  x) and the causal attention pairs (n' L^2 >= sum x^2) are at least the real ones.
+* **Transfers**: a weight sync or a reshard moves its bytes per device at the link's achieved
+  bus bandwidth (NVLink inside a node, the NIC across nodes; :func:`~rlmcost.perf.collectives.
+  link`) plus one latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.memory import data_share
+from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.parallel.shard import stages, tp_shard
+from rlmcost.parallel.validate import check_layout
+from rlmcost.perf.collectives import link
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.train_step import (
+    StepOptions,
+    StepTime,
+    _Ctx,
+    _gemm_fb,
+    _stage_pass,
+    _zero_per_micro_batch,
+    train_step_time,
+)
+from rlmcost.specs.workload import Workload
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rlmcost.specs import HardwareSpec
+
+LOGITS_BYTES = 4  # fp32 logits of the log-softmax
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Sequences as a packing trainer feeds them: ``sequences`` of ``seq_len`` tokens."""
+
+    sequences: int
+    seq_len: int
+
+
+def packed(lengths: Sequence[int]) -> Packed:
+    """The packed equivalent of sequences of ``lengths`` tokens (module docstring).
+
+    >>> packed([100, 100, 100])
+    Packed(sequences=3, seq_len=100)
+    >>> packed([100, 300])  # L = ceil(100000 / 400) = 250, n' = ceil(400 / 250) = 2
+    Packed(sequences=2, seq_len=250)
+    """
+    if not lengths or min(lengths) < 1:
+        raise SpecError("packing needs at least one sequence of at least one token")
+    s1 = sum(lengths)
+    s2 = sum(x * x for x in lengths)
+    seq = -(-s2 // s1)
+    return Packed(-(-s1 // seq), seq)
+
+
+@dataclass(frozen=True)
+class ForwardTime:
+    """Predicted seconds of a teacher-forced forward over a batch, and its breakdown."""
+
+    time_s: float
+    compute_s: float  # GEMMs, attention, memory-bound kernels (slowest stage, all micro-batches)
+    exposed_comm_s: float  # TP/SP/EP/CP/PP and ZeRO-3 gathers beyond the compute
+    bubble_s: float
+    micro_batches: int
+
+    def to_json(self) -> dict[str, float]:
+        return {
+            "time_s": self.time_s,
+            "compute_s": self.compute_s,
+            "exposed_communication_s": self.exposed_comm_s,
+            "bubble_s": self.bubble_s,
+        }
+
+
+def _head_fix(c: _Ctx, head: Head, backward: bool) -> float:
+    """Seconds to add to one micro-batch of the last stage for ``head`` in place of the LM
+    head train_step prices: minus the LM head's GEMMs and fp32 cross-entropy kernels, plus a
+    d x 1 GEMM (0 for the LM head)."""
+    if head is Head.LM:
+        return 0.0
+    dev, lay = c.device, c.layout
+    T, d = c.tokens, int(c.arch.d_model)
+    v = int(tp_shard(c.arch, lay.tp).vocab)
+    x = c.workload.activation_dtype.bytes
+    f, b = _gemm_fb(dev, T, v, d)
+    norm = T * 2 * (d // lay.tp if lay.sp else d) * x
+    logits = T * v * LOGITS_BYTES
+    lm = f + dev.elementwise_s(2 * logits + norm, 3)
+    if backward:
+        lm += b + dev.elementwise_s(2 * logits + 2 * norm, 3)
+    vf, vb = _gemm_fb(dev, T, 1, d)
+    return (vf + (vb if backward else 0.0)) - lm
+
+
+def forward_time(
+    arch: Arch,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    hardware: HardwareSpec,
+    workload: Workload | None = None,
+    head: Head = Head.LM,
+    options: StepOptions | None = None,
+) -> ForwardTime:
+    """Predicted seconds of a forward of ``sequences`` x ``seq_len`` tokens (module docstring)."""
+    workload = workload or Workload()
+    options = options or StepOptions()
+    check_layout(arch, layout)
+    share = data_share(layout, sequences, seq_len)
+    device = Device(hardware, workload.compute_dtype)
+    c = _Ctx(
+        arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
+        tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
+        device=device, options=options, workload=workload,
+        gpus_per_node=hardware.gpus_per_node,
+    )  # fmt: skip
+    per_stage = []
+    for st in stages(arch, layout.pp):
+        p = _stage_pass(c, st)
+        _zero_per_micro_batch(c, st, p)
+        compute = p.compute("fwd") - p.fwd["recompute"]
+        comm = sum(v for k, v in p.fwd.items() if k not in ("gemm", "attention", "elementwise",
+                                                              "recompute"))  # fmt: skip
+        if st.last:
+            compute += _head_fix(c, head, backward=False)
+        per_stage.append((max(0.0, compute), comm))
+    compute, comm = max(per_stage, key=lambda x: x[0] + x[1])
+    n = share.micro_batches
+    busy = n * (compute + comm)
+    bubble = float(bubble_fraction(layout.schedule, layout.pp, n, layout.virtual_stages)) * busy
+    return ForwardTime(busy + bubble, n * compute, n * comm, bubble, n)
+
+
+def train_time(
+    arch: Arch,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    hardware: HardwareSpec,
+    workload: Workload | None = None,
+    head: Head = Head.LM,
+    options: StepOptions | None = None,
+) -> StepTime:
+    """:func:`~rlmcost.perf.train_step.train_step_time` of one optimizer step, with a value
+    head in place of the LM head when there is no pipeline (module docstring)."""
+    workload = workload or Workload()
+    step = train_step_time(arch, layout, sequences, seq_len, hardware, workload, options)
+    if head is Head.LM or layout.pp > 1:
+        return step
+    share = data_share(layout, sequences, seq_len)
+    c = _Ctx(
+        arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
+        tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
+        device=Device(hardware, workload.compute_dtype), options=options or StepOptions(),
+        workload=workload, gpus_per_node=hardware.gpus_per_node,
+    )  # fmt: skip
+    fix = step.micro_batches * _head_fix(c, head, backward=True)
+    compute = dict(step.compute_s)
+    compute["gemm"] = max(0.0, compute["gemm"] + fix)
+    return replace(step, step_s=max(step.step_s + fix, 0.0), compute_s=compute)
+
+
+def link_transfer_s(bytes_per_device: float, hardware: HardwareSpec, gpus: int) -> float:
+    """Seconds for every device of a ``gpus``-device span to receive ``bytes_per_device`` at
+    the achieved bus bandwidth of its link (NVLink within a node, else the NIC), plus one
+    latency."""
+    if bytes_per_device <= 0:
+        return 0.0
+    lk = link(hardware, intra_node=gpus <= hardware.gpus_per_node)
+    return lk.latency_s + bytes_per_device / lk.bus_bytes_per_s
