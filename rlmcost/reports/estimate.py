@@ -403,7 +403,7 @@ def estimate(
             "--groups) for a deployment with its own placement or groups"
         )
     result = evaluate_deployment(
-        alg,
+        get_algorithm(algorithm),  # evaluate_deployment applies the options itself
         model,
         deployment=dep,
         placement="baseline",
