@@ -34,8 +34,9 @@ JsonOut = Annotated[
 ]
 Overrides = Annotated[
     list[str] | None,
-    typer.Argument(help="Overrides in the framework's dotted syntax: key=value, +key=value, "
-                   "~key."),  # fmt: skip
+    typer.Argument(
+        help="Overrides in the framework's dotted syntax: key=value, +key=value, ~key."
+    ),  # fmt: skip
 ]
 
 
@@ -79,8 +80,9 @@ def import_trl_command(
     overrides: Overrides = None,
     accelerate: Annotated[
         str | None,
-        typer.Option(help="The accelerate config YAML (num_processes, DeepSpeed ZeRO stage, "
-                     "FSDP, offload)."),  # fmt: skip
+        typer.Option(
+            help="The accelerate config YAML (num_processes, DeepSpeed ZeRO stage, FSDP, offload)."
+        ),  # fmt: skip
     ] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
@@ -98,9 +100,13 @@ def import_nemo_rl_command(
     overrides: Overrides = None,
     prompt_len: Annotated[
         int | None,
-        typer.Option("--prompt-len", "-S", min=1,
-                     help="Prompt tokens S (NeMo RL gives only prompt + response, "
-                     "policy.max_total_sequence_length; default: half of it)."),  # fmt: skip
+        typer.Option(
+            "--prompt-len",
+            "-S",
+            min=1,
+            help="Prompt tokens S (NeMo RL gives only prompt + response, "
+            "policy.max_total_sequence_length; default: half of it).",
+        ),  # fmt: skip
     ] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
@@ -201,8 +207,15 @@ def frameworks_command(
         print_table(
             f"--framework {p.framework.value}: {p.summary}",
             ["setting", "value", "flag", "source"],
-            [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value), d.flag,
-              d.source) for d in p.defaults],  # fmt: skip
+            [
+                (
+                    d.field,
+                    _v(list(d.value) if isinstance(d.value, tuple) else d.value),
+                    d.flag,
+                    d.source,
+                )
+                for d in p.defaults
+            ],  # fmt: skip
             caption=" ".join(p.conventions),
         )
 

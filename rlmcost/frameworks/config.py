@@ -110,8 +110,7 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
         key = key.lstrip("+").strip()
         if not sep or not key or not re.fullmatch(r"[A-Za-z0-9_.\-]+", key):
             raise SpecError(
-                f"{where}: override {item!r} is not KEY=VALUE (e.g. "
-                "actor_rollout_ref.rollout.n=5)"
+                f"{where}: override {item!r} is not KEY=VALUE (e.g. actor_rollout_ref.rollout.n=5)"
             )
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
@@ -150,10 +149,16 @@ class Reader:
             return value
         if depth > 8:
             raise SpecError(f"{self.where}: '{key}' refers to itself through ${{...}}")
-        whole = _REF.fullmatch(value.strip())
-        if whole:
-            return self._reference(key, whole.group(1), depth)
-        return _REF.sub(lambda m: str(self._reference(key, m.group(1), depth)), value)
+        text = value.strip()
+        for _ in range(64):  # innermost references first: ${mul:${a}, ${b}}
+            m = _REF.search(text)
+            if m is None:
+                return text
+            resolved = self._reference(key, m.group(1), depth)
+            if m.span() == (0, len(text)):
+                return self._resolve(key, resolved, depth + 1)
+            text = text[: m.start()] + str(resolved) + text[m.end() :]
+        raise SpecError(f"{self.where}: '{key}' has too many ${{...}} references")
 
     def _reference(self, key: str, expr: str, depth: int) -> Any:
         expr = expr.strip()
@@ -236,9 +241,7 @@ class Reader:
         if not isinstance(v, str) or len(v) > 4096:
             raise SpecError(f"{self.where}: '{key}' must be a string, got {v!r:.80}")
         if choices and v not in choices:
-            raise SpecError(
-                f"{self.where}: '{key}'={v!r} is not one of {', '.join(choices)}"
-            )
+            raise SpecError(f"{self.where}: '{key}'={v!r} is not one of {', '.join(choices)}")
         return v
 
     def words(self, key: str, default: Any) -> Any:

@@ -151,8 +151,8 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
     mini = r.integer(f"{ACTOR}.ppo_mini_batch_size", 256)
     q.convert(f"data.train_batch_size={batch}", "--batch", batch,
               "prompts per step (verl counts prompts)")  # fmt: skip
-    q.convert(f"{ROLLOUT}.n={n}", "--group", n,
-              f"responses per prompt: {batch:,} x {n} = {batch * n:,} sequences per step")  # fmt: skip
+    per_step = f"{batch:,} x {n} = {batch * n:,} sequences per step"
+    q.convert(f"{ROLLOUT}.n={n}", "--group", n, f"responses per prompt: {per_step}")
     steps = whole_steps(batch, mini, "data.train_batch_size", f"{ACTOR}.ppo_mini_batch_size",
                         r.where)  # fmt: skip
     q.convert(f"{ACTOR}.ppo_mini_batch_size={mini}", "--mini-batches", steps,
