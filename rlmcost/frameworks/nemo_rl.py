@@ -100,8 +100,8 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
         "--mini-batches",
         steps,
         f"counts samples: {prompts * k:,} / {gbs:,} = {steps} optimizer steps per step",
+        default=1,
     )
-    q.set("--epochs", 1)
     total = r.integer("policy.max_total_sequence_length", 512, lo=2)
     new = r.integer("policy.generation.max_new_tokens", total)
     if prompt_len is None:

@@ -194,9 +194,11 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
                         "--train_batch_size", r.where)  # fmt: skip
     q.convert(f"--train_batch_size {train}", "--mini-batches", steps,
               f"counts samples: {prompts * n:,} / {train:,} = {steps} optimizer steps per "
-              "epoch")  # fmt: skip
+              "epoch", default=1)  # fmt: skip
     epochs = r.integer("max_epochs", 1)
-    q.convert(f"--max_epochs {epochs}", "--epochs", epochs, "passes over each step's samples")
+    q.convert(
+        f"--max_epochs {epochs}", "--epochs", epochs, "passes over each step's samples", default=1
+    )
     s, t = r.integer("prompt_max_len", 1024), r.integer("generate_max_len", 1024)
     q.convert(f"--prompt_max_len {s}", "--prompt-len", s, "tokens (the maximum)")
     q.convert(f"--generate_max_len {t}", "--response-len", t, "tokens (the maximum)")

@@ -48,9 +48,11 @@ class ImportedQuery:
         self.flags = [(f, v) for f, v in self.flags if f != flag]
         self.flags.append((flag, value))
 
-    def convert(self, given: str, flag: str, value: Any, how: str) -> None:
-        """Set ``flag`` to ``value`` and record the conversion from ``given``."""
-        self.set(flag, value)
+    def convert(self, given: str, flag: str, value: Any, how: str, default: Any = None) -> None:
+        """Set ``flag`` to ``value`` and record the conversion from ``given``; a value equal
+        to the command's ``default`` is recorded but leaves the flag out of the query."""
+        if value != default:
+            self.set(flag, value)
         self.conversions.append(Conversion(given, flag, value, how))
 
     def note(self, text: str) -> None:

@@ -157,10 +157,10 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
                         r.where)  # fmt: skip
     q.convert(f"{ACTOR}.ppo_mini_batch_size={mini}", "--mini-batches", steps,
               f"mini-batch in prompts too: {batch:,} / {mini:,} = {steps} optimizer steps per "
-              f"epoch ({mini * n:,} sequences each)")  # fmt: skip
+              f"epoch ({mini * n:,} sequences each)", default=1)  # fmt: skip
     epochs = r.integer(f"{ACTOR}.ppo_epochs", 1)
     q.convert(f"{ACTOR}.ppo_epochs={epochs}", "--epochs", epochs,
-              "passes over each step's batch")  # fmt: skip
+              "passes over each step's batch", default=1)  # fmt: skip
     s = r.integer("data.max_prompt_length", 512)
     t = r.integer("data.max_response_length", 512)
     q.convert(f"data.max_prompt_length={s}", "--prompt-len", s, "tokens (the maximum; rlmcost "
