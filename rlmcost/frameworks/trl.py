@@ -152,7 +152,8 @@ def _batches(r: Reader, q: ImportedQuery, procs: int) -> None:
     steps = whole_steps(spg, accum, "steps_per_generation", "gradient_accumulation_steps",
                         r.where)  # fmt: skip
     q.convert(f"steps_per_generation={spg} / gradient_accumulation_steps={accum}",
-              "--mini-batches", steps, "optimizer steps per generation batch", default=1)  # fmt: skip
+              "--mini-batches", steps, "optimizer steps per generation batch",
+              default=1)  # fmt: skip
     mu = r.integer("num_iterations", 1)
     q.convert(
         f"num_iterations={mu}", "--epochs", mu, "passes (mu) over each generation batch", default=1
