@@ -26,7 +26,8 @@ app = typer.Typer(
 
 # Each module defines register(app); the order is the order of `rlmcost --help`.
 _COMMAND_MODULES = (
-    "catalog", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate"
+    "catalog", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate",
+    "frameworks",
 )
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"rlmcost.cli.{_name}").register(app)

@@ -156,15 +156,15 @@ def deployment_options() -> dict[str, Any]:
         ),
         "no_sleep": (
             Annotated[
-                bool,
+                bool | None,
                 typer.Option(
-                    "--no-sleep",
+                    "--no-sleep/--sleep",
                     help="The engine keeps its reservation while the trainer runs (default: "
-                    "it sleeps, freeing KV cache and weights).",
+                    "it sleeps, freeing KV cache and weights, unless --framework says not).",
                     rich_help_panel=p,
                 ),
             ],
-            False,
+            None,
         ),
         "logits": (
             Annotated[
@@ -189,17 +189,50 @@ def deployment_options() -> dict[str, Any]:
     }
 
 
-def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
-    """The Deployment the options describe (SpecError for bad values or combinations)."""
+def base_deployment(opts: dict[str, Any]) -> Deployment:
+    """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's, then
+    the ``--deployment`` file's fields (each overrides the one before)."""
     from rlmcost.deployment.spec import load_deployment
     from rlmcost.specs.validation import build
 
-    base = (
-        load_deployment(opts["deployment_file"])
-        if opts.get("deployment_file")
-        else Deployment()
-    )
-    data = base.to_json()
+    framework = opts.get("framework")
+    if framework is None:
+        return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
+            Deployment()  # fmt: skip
+    from rlmcost.frameworks.presets import get_preset
+
+    data = _merge(Deployment().to_json(), get_preset(framework).deployment_data())
+    if opts.get("deployment_file"):
+        data = _merge(data, _file_fields(opts["deployment_file"]))
+    return build(Deployment, data, f"deployment (--framework {framework})")
+
+
+def _file_fields(path: str) -> dict[str, Any]:
+    """The fields a deployment file sets (checked by loading it), as written."""
+    from pathlib import Path
+
+    from rlmcost.deployment.spec import load_deployment, parse_document
+
+    load_deployment(path)  # one-line errors for an unreadable or bad file
+    return parse_document(Path(path).read_text(), str(path))
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top``'s fields over it, nested mappings merged field by field."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
+    """The Deployment the options describe (SpecError for bad values or combinations)."""
+    from rlmcost.specs.validation import build
+
+    data = base_deployment(opts).to_json()
     train = data["train"]
     train.update(tp=tp, pp=pp, zero=str(zero))
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep"):
@@ -218,8 +251,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["tp"] = opts["rollout_tp"]
     if opts.get("rollout_pp") is not None:
         engine["pp"] = opts["rollout_pp"]
-    if opts.get("no_sleep"):
-        engine["sleep"] = False
+    if opts.get("no_sleep") is not None:
+        engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:
         data["lora"] = {"rank": opts["lora_rank"], "targets": opts.get("lora_targets") or
                         "all-linear"}  # fmt: skip

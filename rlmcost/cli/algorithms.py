@@ -16,10 +16,11 @@ from rlmcost.algorithms.catalog import algorithms
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
-from rlmcost.cli._deploy import build_deployment, deployment_options
+from rlmcost.cli._deploy import base_deployment, build_deployment, deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
+from rlmcost.frameworks.presets import Framework
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
 
@@ -110,16 +111,29 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             int | None, typer.Option(help=_knob_help("judge_len", alg), **Pos)
         ] = None,
         recompute_logprobs: Annotated[
-            bool,
+            bool | None,
             typer.Option(
-                "--recompute-logprobs",
+                "--recompute-logprobs/--no-recompute-logprobs",
                 help="Recompute old log-probs with an extra actor forward (verl, OpenRLHF) "
-                "instead of taking them from generation.",
+                "instead of taking them from generation (default: no, or --framework's).",
             ),
-        ] = False,
+        ] = None,
         no_kl: Annotated[
-            bool, typer.Option("--no-kl", help="KL coefficient 0: no reference model runs.")
-        ] = False,
+            bool | None,
+            typer.Option(
+                "--no-kl/--kl",
+                help="KL coefficient 0: no reference model runs (default: --kl, or "
+                "--framework's).",
+            ),
+        ] = None,
+        framework: Annotated[
+            Framework | None,
+            typer.Option(
+                help="Start from a framework's defaults (engine reservation and sleep, "
+                "ZeRO/FSDP, checkpointing, micro-batch, recomputed log-probs, reference); "
+                "explicit flags override them. See `rlmcost frameworks`.",
+            ),
+        ] = None,
         ref_precomputed: Annotated[
             bool,
             typer.Option(
@@ -189,18 +203,24 @@ PLACEMENT_OPTIONS = ("placement", "groups", "staleness", "length_dist")
 """Options that route an algorithm query through the placement model (issue 5)."""
 
 
-def _options(opts: dict[str, Any]) -> Any:
-    """The algorithm knobs among the parsed options, as an ``Options``."""
+def _options(opts: dict[str, Any], alg: Algorithm | None = None) -> Any:
+    """The algorithm knobs among the parsed options, as an ``Options`` (``alg``: the
+    algorithm, for the ``--framework`` options that apply to it; None for `compare`)."""
     from rlmcost.algorithms.options import Options
+    from rlmcost.frameworks.presets import preset_options
 
+    preset = preset_options(opts.get("framework"), alg)
+    recompute = opts["recompute_logprobs"]
+    recompute = preset["recompute_logprobs"] if recompute is None else recompute
+    kl = preset["kl"] if opts["no_kl"] is None else not opts["no_kl"]
     return Options(
         epochs=opts["epochs"],
         mini_batches=opts["mini_batches"],
         oversample=parse_fraction(opts["oversample"]),
         prm_steps=opts["prm_steps"],
         judge_len=opts["judge_len"],
-        recompute_logprobs=opts["recompute_logprobs"],
-        kl=not opts["no_kl"],
+        recompute_logprobs=recompute,
+        kl=kl,
         ref_precomputed=opts["ref_precomputed"],
         rule_reward=_rule_reward(opts),
     )
@@ -211,7 +231,7 @@ def _rule_reward(opts: dict[str, Any]) -> bool:
     return (opts.get("reward") or "").strip().lower() == "rule"
 
 
-def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
+def _estimate_kwargs(opts: dict[str, Any], alg: Algorithm | None = None) -> dict[str, Any]:
     """Map parsed options onto :func:`rlmcost.reports.estimate.estimate` arguments."""
 
     if opts["model"] is None:
@@ -235,20 +255,18 @@ def _estimate_kwargs(opts: dict[str, Any]) -> dict[str, Any]:
         gpus=opts["gpus"],
         calibration=opts["calibration"],
         counting=opts["attention"],
-        options=_options(opts),
+        options=_options(opts, alg),
         deployment=deployment,
     )
 
 
 def _deployment(opts: dict[str, Any]) -> Any:
-    """The Deployment of the options; the layout flags default to the file's, else 1/0."""
-    from rlmcost.deployment.spec import load_deployment
-
-    file = opts.get("deployment_file")
-    base = load_deployment(file).train if file else None
-    tp = opts["tp"] or (base.tp if base else 1)
-    pp = opts["pp"] or (base.pp if base else 1)
-    zero = opts["zero"] or (base.zero if base else ZeroStage.NONE)
+    """The Deployment of the options; the layout flags default to the file's or the
+    framework's (``base_deployment``), else 1/0."""
+    base = base_deployment(opts).train
+    tp = opts["tp"] or base.tp
+    pp = opts["pp"] or base.pp
+    zero = opts["zero"] or base.zero or ZeroStage.NONE
     return build_deployment(opts, tp, pp, zero)
 
 
@@ -264,7 +282,7 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
 
             run_placement(
                 alg.name,
-                _estimate_kwargs(opts),
+                _estimate_kwargs(opts, alg),
                 placement=opts["placement"],
                 groups=opts["groups"],
                 staleness=opts["staleness"],
@@ -274,7 +292,7 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
             return
         from rlmcost.reports.estimate import estimate
 
-        kwargs = _estimate_kwargs(opts)
+        kwargs = _estimate_kwargs(opts, alg)
         result = estimate(alg.name, **kwargs)
         if opts["json_out"]:
             print_json(result.to_json())
@@ -614,7 +632,7 @@ def _compare_caption(e: Any) -> str:
 def _symbolic(name: str, opts: dict[str, Any]) -> None:
     from rlmcost.reports.algorithms import symbolic_stages
 
-    options = _options(opts)
+    options = _options(opts, algorithms().get(name))
     rows = symbolic_stages(name, options)
     if opts["json_out"]:
         print_json([r.to_json() for r in rows])

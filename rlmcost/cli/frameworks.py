@@ -1,0 +1,228 @@
+"""`rlmcost import verl|openrlhf|trl|nemo-rl` and `rlmcost frameworks`.
+
+``import`` reads a framework's config (``rlmcost.frameworks``), prints the equivalent
+algorithm command (so the flags can be learned), each batch knob's unit conversion, the
+deployment it resolves to and, by running that very command, the estimate. Keys it does not
+know are listed on stderr and ignored; settings rlmcost maps to the nearest are notes.
+``frameworks`` lists each preset of ``--framework`` with its sources.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.algorithms.options import DEFAULT_HARDWARE
+from rlmcost.cli._render import note, print_json, print_table
+
+import_app = typer.Typer(
+    help="Import a framework's config: print the equivalent rlmcost query, the deployment it "
+    "resolves to and the estimate.",
+    no_args_is_help=True,
+)
+
+Hardware = Annotated[
+    str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
+]
+JsonOut = Annotated[
+    bool,
+    typer.Option("--json", help="Print JSON (query, conversions, deployment, estimate)."),
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Overrides in the framework's dotted syntax: key=value, +key=value, ~key."
+    ),  # fmt: skip
+]
+
+
+@import_app.command("verl")
+def import_verl_command(
+    config: Annotated[str, typer.Argument(help="verl config YAML (ppo_trainer.yaml keys).")],
+    overrides: Overrides = None,
+    hardware: Hardware = DEFAULT_HARDWARE,
+    json_out: JsonOut = False,
+) -> None:
+    """A verl config (keys of verl/trainer/config/ppo_trainer.yaml) and verl's key=value
+    overrides, e.g. `rlmcost import verl run.yaml actor_rollout_ref.rollout.n=8`."""
+    from rlmcost.frameworks.verl import import_verl
+
+    _run(import_verl(config, overrides or []), hardware, json_out)
+
+
+@import_app.command(
+    "openrlhf",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def import_openrlhf_command(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(help="The train_ppo_ray (or train_grpo_ray) arguments, after `--`."),
+    ] = None,
+    hardware: Hardware = DEFAULT_HARDWARE,
+    json_out: JsonOut = False,
+) -> None:
+    """OpenRLHF's command line, e.g. `rlmcost import openrlhf -- --pretrain M
+    --rollout_batch_size 1024 --n_samples_per_prompt 8 ...` (a `python -m
+    openrlhf.cli.train_ppo_ray` prefix is skipped)."""
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    _run(import_openrlhf(args or []), hardware, json_out)
+
+
+@import_app.command("trl")
+def import_trl_command(
+    config: Annotated[str, typer.Argument(help="TRL GRPOConfig as YAML or JSON.")],
+    overrides: Overrides = None,
+    accelerate: Annotated[
+        str | None,
+        typer.Option(
+            help="The accelerate config YAML (num_processes, DeepSpeed ZeRO stage, FSDP, offload)."
+        ),  # fmt: skip
+    ] = None,
+    hardware: Hardware = DEFAULT_HARDWARE,
+    json_out: JsonOut = False,
+) -> None:
+    """A TRL GRPO config (GRPOConfig, ModelConfig and ScriptArguments keys, as `trl grpo
+    --config` and open-r1's recipes take), with the accelerate config of the launch."""
+    from rlmcost.frameworks.trl import import_trl
+
+    _run(import_trl(config, overrides or [], accelerate), hardware, json_out)
+
+
+@import_app.command("nemo-rl")
+def import_nemo_rl_command(
+    config: Annotated[str, typer.Argument(help="NeMo RL GRPO config YAML.")],
+    overrides: Overrides = None,
+    prompt_len: Annotated[
+        int | None,
+        typer.Option(
+            "--prompt-len",
+            "-S",
+            min=1,
+            help="Prompt tokens S (NeMo RL gives only prompt + response, "
+            "policy.max_total_sequence_length; default: half of it).",
+        ),  # fmt: skip
+    ] = None,
+    hardware: Hardware = DEFAULT_HARDWARE,
+    json_out: JsonOut = False,
+) -> None:
+    """A NeMo RL GRPO config (examples/configs/grpo_math_1B.yaml keys) with Hydra-style
+    key=value overrides."""
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    _run(import_nemo_rl(config, overrides or [], prompt_len), hardware, json_out)
+
+
+def _run(q: Any, hardware: str, json_out: bool) -> None:
+    """Print the query, conversions and deployment; the estimate is the query's command."""
+    argv = [*q.argv(), "--hardware", hardware]
+    for line in q.notes:
+        note(f"note: {line}")
+    if q.ignored:
+        note(f"warning: ignored {len(q.ignored)} key(s) rlmcost does not read: "
+             f"{', '.join(q.ignored)}")  # fmt: skip
+    estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
+    query = q.to_json()
+    query["command"] = query["command"] + f" --hardware {hardware}"
+    if json_out:
+        print_json({"query": query, "deployment": estimate.get("deployment"),
+                    "estimate": estimate})  # fmt: skip
+        return
+    print(f"equivalent query:\n  {query['command']}\n")
+    print_table(
+        f"{q.framework} batch knobs and settings converted",
+        ["given", "flag", "value", "units and conversion"],
+        [(c.given, c.flag, str(c.value), c.how) for c in q.conversions],
+    )
+    _render_deployment(estimate.get("deployment") or {}, estimate.get("groups"))
+    _algorithm_command(q.algorithm, argv, capture=False)
+
+
+def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
+    """Run `rlmcost ALGORITHM ARGV` in this process (its errors propagate as one line)."""
+    import typer.main
+
+    from rlmcost.cli import app
+
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]
+    if not capture:
+        cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
+        return ""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
+    return buf.getvalue()
+
+
+def _render_deployment(dep: dict[str, Any], groups: Any) -> None:
+    train, engine = dep.get("train", {}), dep.get("engine", {})
+    rows = [
+        ("trainer", ", ".join(f"{k}={_v(train.get(k))}" for k in
+                              ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch",
+                               "max_tokens_per_gpu", "offload"))),
+        ("engine", ", ".join(f"{k}={_v(engine.get(k))}" for k in
+                             ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep"))),
+        ("lora", _v(dep.get("lora"))),
+        ("idle models in host memory", _v(dep.get("offload_idle"))),
+        ("logits", _v(dep.get("logits"))),
+    ]  # fmt: skip
+    if groups:
+        rows.append(("groups", ", ".join(f"{g['name']}={g['gpus']}" for g in groups)))
+    print_table("Deployment resolved", ["", "setting"], rows)
+
+
+def _v(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_v(v)}" for k, v in value.items())
+    return str(value)
+
+
+def frameworks_command(
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+) -> None:
+    """Each framework preset of `--framework`: its defaults, the flags that set the same by
+    hand, and where the framework sets them."""
+    from rlmcost.frameworks.presets import PRESETS
+
+    if json_out:
+        print_json([
+            {"framework": p.framework.value, "summary": p.summary,
+             "defaults": [{"field": d.field, "value": d.value, "flag": d.flag,
+                           "source": d.source} for d in p.defaults],
+             "conventions": list(p.conventions)}
+            for p in PRESETS.values()
+        ])  # fmt: skip
+        return
+    for p in PRESETS.values():
+        print_table(
+            f"--framework {p.framework.value}: {p.summary}",
+            ["setting", "value", "flag", "source"],
+            [
+                (
+                    d.field,
+                    _v(list(d.value) if isinstance(d.value, tuple) else d.value),
+                    d.flag,
+                    d.source,
+                )
+                for d in p.defaults
+            ],  # fmt: skip
+            caption=" ".join(p.conventions),
+        )
+
+
+PANEL = "Frameworks: presets and config import"
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import", rich_help_panel=PANEL)
+    app.command("frameworks", rich_help_panel=PANEL)(frameworks_command)

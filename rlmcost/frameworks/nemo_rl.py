@@ -1,0 +1,226 @@
+"""NeMo RL import: a GRPO config (the keys of NeMo RL's ``examples/configs/grpo_math_1B.yaml``,
+OmegaConf references ``${a.b}`` and ``${mul:...}`` resolved) with Hydra-style overrides, as an
+rlmcost query.
+
+Units (grpo_math_1B.yaml and ``nemo_rl/algorithms/grpo.py``): ``grpo.num_prompts_per_step``
+counts prompts (``--batch``), each sampled ``grpo.num_generations_per_prompt`` times
+(``--group``); ``policy.train_global_batch_size`` counts samples, so a step takes
+prompts x generations / train_global_batch_size optimizer steps (``--mini-batches``);
+``policy.train_micro_batch_size`` is samples per GPU (``--micro-batch``), or with dynamic
+batching or sequence packing ``train_mb_tokens`` tokens per GPU (``--max-tokens-per-gpu``);
+``policy.max_total_sequence_length`` is prompt plus response.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.units import whole_steps
+
+IGNORED = (
+    "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps",
+    "grpo.normalize_rewards", "grpo.use_leave_one_out_baseline", "grpo.val_period",
+    "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
+    "grpo.val_batch_size", "grpo.seed", "grpo.async_grpo.max_trajectory_age_steps", "loss_fn",
+    "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
+    "policy.logprob_batch_size", "policy.precision", "policy.logprob_chunk_size",
+    "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
+    "policy.megatron_cfg.empty_unused_memory_level", "policy.megatron_cfg.converter_type",
+    "policy.megatron_cfg.expert_tensor_parallel_size",
+    "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
+    "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
+    "policy.megatron_cfg.pipeline_dtype", "policy.megatron_cfg.freeze_moe_router",
+    "policy.megatron_cfg.moe_router_dtype", "policy.megatron_cfg.moe_router_load_balancing_type",
+    "policy.megatron_cfg.moe_router_bias_update_rate", "policy.megatron_cfg.moe_permute_fusion",
+    "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
+    "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
+    "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
+    "policy.megatron_cfg.env_vars", "policy.dynamic_batching.logprob_mb_tokens",
+    "policy.dynamic_batching.sequence_length_round", "policy.sequence_packing.logprob_mb_tokens",
+    "policy.sequence_packing.algorithm", "policy.sequence_packing.sequence_length_round",
+    "policy.make_sequence_length_divisible_by", "policy.dynamic_batching.train_mb_tokens",
+    "policy.sequence_packing.train_mb_tokens", "policy.max_grad_norm", "policy.optimizer",
+    "policy.scheduler", "policy.generation.temperature", "policy.generation.top_p",
+    "policy.generation.top_k", "policy.generation.stop_token_ids",
+    "policy.generation.stop_strings", "policy.generation.vllm_cfg.precision",
+    "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.enforce_eager",
+    "policy.generation.vllm_cfg.use_deep_gemm",
+    "policy.generation.vllm_cfg.num_last_layers_in_bf16",
+    "policy.generation.vllm_cfg.num_first_layers_in_bf16", "policy.generation.vllm_kwargs",
+    "policy.generation.vllm_cfg.expert_parallel_size", "data", "env", "logger",
+)  # fmt: skip
+"""Keys that change no cost (optimizer, sampling, logging, data): ignored silently."""
+
+
+def import_nemo_rl(
+    path: str | Path, overrides: list[str] | None = None, prompt_len: int | None = None
+) -> ImportedQuery:
+    """The rlmcost query of a NeMo RL GRPO config; ``prompt_len`` splits the total length."""
+    where = f"NeMo RL config {Path(path).name}"
+    data = load_mapping(path, "NeMo RL config")
+    if "defaults" in data:
+        raise SpecError(
+            f"{where} inherits from {data['defaults']!r} (defaults:); merge it into one file "
+            "or import the base config with key=value overrides"
+        )
+    r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
+    q = ImportedQuery("nemo-rl", str(path))
+    q.algorithm = "rlvr"
+    q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
+    model = r.text("policy.model_name", None)
+    if not model:
+        raise SpecError(f"{where}: set policy.model_name (the policy model)")
+    q.set("--model", model)
+    q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
+    _workload(r, q, prompt_len)
+    _layout(r, q)
+    _engine(r, q)
+    q.ignored = r.unread(IGNORED)
+    return q
+
+
+def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
+    prompts = r.integer("grpo.num_prompts_per_step", 32)
+    k = r.integer("grpo.num_generations_per_prompt", 16)
+    gbs = r.integer("policy.train_global_batch_size", 512)
+    q.convert(f"grpo.num_prompts_per_step={prompts}", "--batch", prompts, "prompts per step")
+    q.convert(
+        f"grpo.num_generations_per_prompt={k}",
+        "--group",
+        k,
+        f"samples per prompt: {prompts:,} x {k} = {prompts * k:,} samples per step",
+    )
+    steps = whole_steps(prompts * k, gbs, "num_prompts_per_step x num_generations_per_prompt",
+                        "policy.train_global_batch_size", r.where)  # fmt: skip
+    q.convert(
+        f"policy.train_global_batch_size={gbs}",
+        "--mini-batches",
+        steps,
+        f"counts samples: {prompts * k:,} / {gbs:,} = {steps} optimizer steps per step",
+        default=1,
+    )
+    total = r.integer("policy.max_total_sequence_length", 512, lo=2)
+    new = r.integer("policy.generation.max_new_tokens", total)
+    if prompt_len is None:
+        s = total // 2
+        q.note(f"NeMo RL gives prompt + response only (max_total_sequence_length={total}); "
+               f"prompts taken as {s} tokens (give --prompt-len)")  # fmt: skip
+    elif prompt_len >= total:
+        raise SpecError(f"--prompt-len {prompt_len} leaves no response in "
+                        f"policy.max_total_sequence_length={total}")  # fmt: skip
+    else:
+        s = prompt_len
+    t = min(new, total - s)
+    q.convert(f"policy.max_total_sequence_length={total}", "--prompt-len", s,
+              "prompt tokens (part of the total)")  # fmt: skip
+    q.convert(
+        f"max_total_sequence_length - prompt (max_new_tokens={new})",
+        "--response-len",
+        t,
+        f"response tokens: {total} - {s} = {total - s}, at most max_new_tokens",
+    )
+
+
+def _layout(r: Reader, q: ImportedQuery) -> None:
+    gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
+    q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
+    dtensor = r.flag("policy.dtensor_cfg.enabled", True)
+    megatron = r.flag("policy.megatron_cfg.enabled", False)
+    if dtensor == megatron:
+        raise SpecError(f"{r.where}: enable exactly one of policy.dtensor_cfg and "
+                        "policy.megatron_cfg")  # fmt: skip
+    if dtensor:
+        c = "policy.dtensor_cfg"
+        tp = r.integer(f"{c}.tensor_parallel_size", 1)
+        cp = r.integer(f"{c}.context_parallel_size", 1)
+        pp = ep = 1
+        sp = r.flag(f"{c}.sequence_parallel", False)
+        zero = "3"
+        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        if r.flag(f"{c}.cpu_offload", False):
+            q.set("--offload", "optimizer,params,grads")
+    else:
+        c = "policy.megatron_cfg"
+        tp = r.integer(f"{c}.tensor_model_parallel_size", 1)
+        pp = r.integer(f"{c}.pipeline_model_parallel_size", 1)
+        cp = r.integer(f"{c}.context_parallel_size", 1)
+        ep = r.integer(f"{c}.expert_model_parallel_size", 1)
+        sp = r.flag(f"{c}.sequence_parallel", False)
+        dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
+        zero = "1" if dist else "0"
+        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+    for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
+        if v > 1:
+            q.set(flag, v)
+    if sp and tp > 1:
+        q.set("--sp")
+    q.set("--zero", zero)
+    q.set("--ckpt", "full" if ckpt else "none")
+    dynamic = r.flag("policy.dynamic_batching.enabled", False)
+    packing = r.flag("policy.sequence_packing.enabled", False)
+    if dynamic and packing:
+        raise SpecError(f"{r.where}: dynamic_batching and sequence_packing are both enabled "
+                        "(NeMo RL takes one); disable one")  # fmt: skip
+    if dynamic or packing:
+        key = "dynamic_batching" if dynamic else "sequence_packing"
+        budget = r.integer(f"policy.{key}.train_mb_tokens", None)
+        if budget is None:
+            raise SpecError(f"{r.where}: set policy.{key}.train_mb_tokens")
+        q.convert(f"policy.{key}.train_mb_tokens={budget}", "--max-tokens-per-gpu", budget,
+                  "tokens per micro-batch per GPU")  # fmt: skip
+        if packing:
+            q.note("sequence packing: micro-batches packed to train_mb_tokens; rlmcost's "
+                   "nearest is the per-GPU token budget (--max-tokens-per-gpu)")  # fmt: skip
+        r.integer("policy.train_micro_batch_size", 4)
+    else:
+        micro = r.integer("policy.train_micro_batch_size", 4)
+        q.convert(f"policy.train_micro_batch_size={micro}", "--micro-batch", micro,
+                  "samples per GPU per forward/backward (already per GPU)")  # fmt: skip
+    q.set("--logits", "materialized")
+
+
+def _engine(r: Reader, q: ImportedQuery) -> None:
+    g = "policy.generation"
+    backend = r.text(f"{g}.backend", "vllm")
+    if backend != "vllm":
+        q.note(f"generation.backend {backend}: rlmcost models a vLLM-style engine (nearest)")
+    v = f"{g}.vllm_cfg"
+    tp = r.integer(f"{v}.tensor_parallel_size", 1)
+    q.set("--rollout-tp", tp)
+    pp = r.integer(f"{v}.pipeline_parallel_size", 1)
+    if pp > 1:
+        q.set("--rollout-pp", pp)
+    q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
+    if r.flag(f"{v}.async_engine", False):
+        q.note("vllm_cfg.async_engine: requests served as they come; rlmcost models the "
+               "synchronous iteration")  # fmt: skip
+    if r.flag("grpo.async_grpo.enabled", False):
+        q.note("async GRPO: generation overlaps training with bounded staleness; this query "
+               "is the synchronous iteration (see --placement async --staleness K)")  # fmt: skip
+    if r.flag(f"{g}.colocated.enabled", True):
+        for key in ("gpus_per_node", "num_nodes"):
+            r.raw(f"{g}.colocated.resources.{key}")
+        q.set("--sleep")
+        return
+    gpus = dict(q.flags)["--gpus"]
+    per_node = r.integer(f"{g}.colocated.resources.gpus_per_node", None)
+    nodes = r.integer(f"{g}.colocated.resources.num_nodes", None)
+    if per_node is None:
+        raise SpecError(f"{r.where}: generation.colocated.enabled is false: set "
+                        "generation.colocated.resources.gpus_per_node")  # fmt: skip
+    rollout = per_node * (nodes or 1)
+    if rollout >= gpus:
+        raise SpecError(f"{r.where}: {rollout} generation GPUs leave none of the cluster's "
+                        f"{gpus} for training")  # fmt: skip
+    q.set("--no-sleep")
+    roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
+    groups = f"rollout={rollout}[tp={tp}],{roles}={gpus - rollout}"
+    q.convert(
+        "generation.colocated.resources",
+        "--groups",
+        groups,
+        "generation on GPUs of its own (colocated.enabled false), training on the rest",
+    )

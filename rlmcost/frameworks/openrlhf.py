@@ -1,0 +1,304 @@
+"""OpenRLHF import: the arguments of ``openrlhf.cli.train_ppo_ray`` (argparse, defaults from
+``openrlhf/cli/train_ppo_ray.py``) as an rlmcost query.
+
+Units (train_ppo_ray.py's help texts and ``openrlhf/trainer/ppo_trainer.py``):
+
+* ``--rollout_batch_size`` counts prompts; ``--n_samples_per_prompt`` samples each, so one
+  step makes rollout_batch_size x n_samples_per_prompt samples (``--batch``, ``--group``);
+* ``--train_batch_size`` counts samples (the global optimizer batch): the optimizer steps per
+  epoch are rollout_batch_size x n_samples_per_prompt / train_batch_size
+  (``--mini-batches``);
+* ``--micro_train_batch_size`` is samples per GPU (``--micro-batch``); with
+  ``--use_dynamic_batch``, ``--train_max_tokens_per_gpu`` (``--max-tokens-per-gpu``).
+
+Placement: each model on GPUs of its own (``--groups``) unless ``--colocate_all_models``;
+``--colocate_actor_ref`` / ``--colocate_critic_reward`` share a group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.units import whole_steps
+
+_SWITCH = "switch"
+ARGS: dict[str, Any] = {
+    # name: int | float | str | _SWITCH | ("list", n)
+    "ref_num_nodes": int, "ref_num_gpus_per_node": int, "reward_num_nodes": int,
+    "reward_num_gpus_per_node": int, "actor_num_nodes": int, "actor_num_gpus_per_node": int,
+    "critic_num_nodes": int, "critic_num_gpus_per_node": int,
+    "colocate_actor_ref": _SWITCH, "colocate_critic_reward": _SWITCH,
+    "colocate_all_models": _SWITCH, "vllm_num_engines": int, "vllm_tensor_parallel_size": int,
+    "vllm_gpu_memory_utilization": float, "vllm_enable_sleep": _SWITCH, "async_train": _SWITCH,
+    "zero_stage": int, "gradient_checkpointing": _SWITCH, "adam_offload": _SWITCH,
+    "ds_tensor_parallel_size": int, "ring_attn_size": int, "packing_samples": _SWITCH,
+    "use_dynamic_batch": _SWITCH, "train_max_tokens_per_gpu": int, "lora_rank": int,
+    "target_modules": ("list", None), "rollout_batch_size": int, "micro_rollout_batch_size": int,
+    "micro_train_batch_size": int, "train_batch_size": int, "n_samples_per_prompt": int,
+    "max_epochs": int, "prompt_max_len": int, "generate_max_len": int, "pretrain": str,
+    "reward_pretrain": str, "critic_pretrain": str, "remote_rm_url": str,
+    "advantage_estimator": str, "init_kl_coef": float, "use_kl_loss": _SWITCH,
+    "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
+    "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH,
+}  # fmt: skip
+"""The arguments the importer reads, with their argparse types."""
+
+IGNORED = {
+    "save_path", "ckpt_path", "save_steps", "eval_steps", "logging_steps", "save_hf_ckpt",
+    "disable_ds_ckpt", "max_ckpt_num", "max_ckpt_mem", "load_checkpoint", "max_samples",
+    "actor_learning_rate", "critic_learning_rate", "lr_warmup_ratio", "lr_scheduler",
+    "prompt_data", "prompt_data_probs", "prompt_split", "eval_dataset", "eval_split",
+    "input_key", "label_key", "input_template", "apply_chat_template", "normalize_reward",
+    "use_wandb", "wandb_org", "wandb_group", "wandb_project", "wandb_run_name",
+    "use_tensorboard", "flash_attn", "attn_implementation", "seed", "full_determinism",
+    "enforce_eager", "vllm_sync_backend", "vllm_sync_with_ray", "enable_prefix_caching",
+    "temperature", "top_p", "eps_clip", "eps_clip_low_high", "value_clip", "lambd", "gamma",
+    "kl_estimator", "kl_target", "kl_horizon", "max_norm", "l2", "ptx_coef", "adam_betas",
+    "reward_clip_range", "dynamic_filtering_reward_range", "overlong_buffer_len",
+    "overlong_penalty_factor", "no_advantage_std_norm", "entropy_loss_coef", "lora_alpha",
+    "lora_dropout", "gradient_checkpointing_use_reentrant", "overlap_comm", "grad_accum_dtype",
+    "disable_fast_tokenizer", "zpg", "value_head_prefix", "save_value_network", "num_episodes",
+    "local_rank", "freezing_actor_steps", "aux_loss_coef", "max_len", "vllm_generate_batch_size",
+    "rollout_tasks_per_gpu", "async_queue_size", "eval_temperature", "eval_n_samples_per_prompt",
+    "policy_loss_type", "dual_clip", "ring_head_stride", "enable_vllm_is_correction",
+    "vllm_is_truncated_threshold", "perf", "use_ms", "agent_func_path", "runtime-env-json",
+}  # fmt: skip
+"""Arguments that change no cost (paths, logging, optimizer, sampling): ignored silently."""
+
+_ESTIMATORS = {
+    "gae": "ppo", "group_norm": "grpo", "dr_grpo": "grpo", "rloo": "rloo",
+    "reinforce": "grpo", "reinforce_baseline": "grpo",
+}  # fmt: skip
+
+_PREFIX = ("python", "python3", "-m", "-u", "openrlhf.cli.train_ppo_ray",
+           "openrlhf.cli.train_grpo_ray", "--")  # fmt: skip
+
+
+def parse_args(argv: list[str]) -> dict[str, Any]:
+    """``--key value`` / ``--switch`` tokens into a mapping of raw values (strings, True,
+    lists); unknown ``--keys`` keep their following value, if any. No code runs."""
+    tokens = list(argv)
+    while tokens and tokens[0] in _PREFIX:
+        tokens.pop(0)
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok.startswith("--") or len(tok) < 3:
+            raise SpecError(f"OpenRLHF arguments: unexpected {tok!r}; give --name value pairs")
+        name, eq, inline = tok[2:].partition("=")
+        kind = ARGS.get(name)
+        values: list[str] = [inline] if eq else []
+        j = i + 1
+        while not eq and j < len(tokens) and not tokens[j].startswith("--"):
+            values.append(tokens[j])
+            j += 1
+        if kind == _SWITCH:
+            if values:
+                raise SpecError(f"OpenRLHF arguments: --{name} is a switch; it takes no value "
+                                f"(got {values[0]!r})")  # fmt: skip
+            out[name] = True
+        elif isinstance(kind, tuple):
+            out[name] = values
+        elif kind is not None and len(values) != 1:
+            raise SpecError(f"OpenRLHF arguments: --{name} takes one value, got {len(values)}")
+        else:
+            out[name] = values[0] if len(values) == 1 else (values or True)
+        if name in out and out[name] is not True and kind in (int, float):
+            out[name] = _number(name, out[name], kind)
+        i = j
+    return out
+
+
+def _number(name: str, raw: str, kind: Any) -> Any:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SpecError(f"OpenRLHF arguments: --{name} {raw!r} is not a number") from None
+    if kind is int:
+        if not value.is_integer():
+            raise SpecError(f"OpenRLHF arguments: --{name} {raw!r} is not a whole number")
+        return int(value)
+    return value
+
+
+def import_openrlhf(argv: list[str]) -> ImportedQuery:
+    """The rlmcost query of an OpenRLHF ``train_ppo_ray`` command line."""
+    args = parse_args(argv)
+    r = Reader(args, "OpenRLHF arguments")
+    q = ImportedQuery("openrlhf", "train_ppo_ray arguments")
+    has_ref = _models(r, q)
+    _workload(r, q)
+    _layout(r, q)
+    _placement(r, q, has_ref)
+    q.ignored = [f"--{k}" for k in r.unread(tuple(IGNORED))]
+    return q
+
+
+def _models(r: Reader, q: ImportedQuery) -> bool:
+    est = r.text("advantage_estimator", "gae", tuple(_ESTIMATORS))
+    alg = _ESTIMATORS[est]
+    if est in ("reinforce", "reinforce_baseline"):
+        q.note(f"--advantage_estimator {est}: no critic; rlmcost counts it as grpo (the same "
+               "invocations)")  # fmt: skip
+    pretrain = r.text("pretrain", None)
+    if not pretrain:
+        raise SpecError("OpenRLHF arguments: give --pretrain MODEL (the actor)")
+    q.set("--model", pretrain)
+    remote = r.text("remote_rm_url", None)
+    rm = r.text("reward_pretrain", None)
+    if remote:
+        if rm:
+            raise SpecError("OpenRLHF arguments: --remote_rm_url and --reward_pretrain both "
+                            "given; keep one reward")  # fmt: skip
+        if alg in ("ppo", "grpo"):
+            alg = {"ppo": "vapo", "grpo": "rlvr"}[alg]
+            q.note(f"--remote_rm_url: rewards from a function or server; rlmcost's {alg} "
+                   "scores with a verifier, no reward model")  # fmt: skip
+        else:
+            q.note(f"--remote_rm_url: rlmcost's {alg} scores with a reward model (nearest)")
+    elif not rm:
+        raise SpecError("OpenRLHF arguments: give --reward_pretrain MODEL or --remote_rm_url")
+    elif rm != pretrain:
+        q.set("--reward", rm.split(",")[0])
+    if alg in ("ppo", "vapo"):
+        critic = r.text("critic_pretrain", None) or (rm.split(",")[0] if rm else pretrain)
+        if critic != pretrain:
+            q.set("--critic", critic)
+    q.algorithm = alg
+    has_ref = r.number("init_kl_coef", 0.01) > 0
+    r.flag("use_kl_loss", False)
+    q.set("--kl" if has_ref else "--no-kl")
+    if r.flag("dynamic_filtering", False):
+        q.note("--dynamic_filtering: rlmcost's dapo models the oversampling (--oversample); "
+               "this query keeps one rollout per kept sample")  # fmt: skip
+    return has_ref
+
+
+def _workload(r: Reader, q: ImportedQuery) -> None:
+    prompts = r.integer("rollout_batch_size", 1024)
+    n = r.integer("n_samples_per_prompt", 1)
+    train = r.integer("train_batch_size", 128)
+    q.convert(f"--rollout_batch_size {prompts}", "--batch", prompts,
+              "prompts per step (OpenRLHF counts prompts)")  # fmt: skip
+    q.convert(
+        f"--n_samples_per_prompt {n}",
+        "--group",
+        n,
+        f"samples per prompt: {prompts:,} x {n} = {prompts * n:,} samples per step",
+    )
+    steps = whole_steps(prompts * n, train, "rollout_batch_size x n_samples_per_prompt",
+                        "--train_batch_size", r.where)  # fmt: skip
+    q.convert(f"--train_batch_size {train}", "--mini-batches", steps,
+              f"counts samples: {prompts * n:,} / {train:,} = {steps} optimizer steps per "
+              "epoch", default=1)  # fmt: skip
+    epochs = r.integer("max_epochs", 1)
+    q.convert(
+        f"--max_epochs {epochs}", "--epochs", epochs, "passes over each step's samples", default=1
+    )
+    s, t = r.integer("prompt_max_len", 1024), r.integer("generate_max_len", 1024)
+    q.convert(f"--prompt_max_len {s}", "--prompt-len", s, "tokens (the maximum)")
+    q.convert(f"--generate_max_len {t}", "--response-len", t, "tokens (the maximum)")
+    r.integer("micro_rollout_batch_size", 8)  # per-GPU forward batch: the trainer's here
+    if r.flag("packing_samples", False):
+        q.note("--packing_samples: sequences packed without padding; rlmcost's sequences are "
+               "S + T tokens without padding already")  # fmt: skip
+
+
+def _layout(r: Reader, q: ImportedQuery) -> None:
+    zero = r.integer("zero_stage", 2, lo=0, hi=3)
+    q.set("--zero", str(zero))
+    tp = r.integer("ds_tensor_parallel_size", 1)
+    if tp > 1:
+        q.set("--tp", tp)
+    cp = r.integer("ring_attn_size", 1)
+    if cp > 1:
+        q.convert(f"--ring_attn_size {cp}", "--cp", cp, "ring attention: context parallelism")
+    q.set("--ckpt", "full" if r.flag("gradient_checkpointing", False) else "none")
+    if r.flag("adam_offload", False):
+        q.set("--offload", "optimizer")
+    if r.flag("use_dynamic_batch", False):
+        budget = r.integer("train_max_tokens_per_gpu", 16192)
+        q.convert(f"--train_max_tokens_per_gpu {budget}", "--max-tokens-per-gpu", budget,
+                  "tokens per micro-batch per GPU (--use_dynamic_batch)")  # fmt: skip
+    else:
+        micro = r.integer("micro_train_batch_size", 4)
+        q.convert(f"--micro_train_batch_size {micro}", "--micro-batch", micro,
+                  "samples per GPU per forward/backward (already per GPU)")  # fmt: skip
+    rank = r.integer("lora_rank", 0, lo=0, hi=65536)
+    if rank:
+        q.set("--lora-rank", rank)
+        q.set("--lora-targets", ",".join(r.words("target_modules", "all-linear")))
+    if r.flag("ref_reward_offload", False):
+        q.set("--offload-idle")
+    q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "materialized")
+    r.flag("bf16", False)
+
+
+def _gpus(r: Reader, role: str) -> int:
+    return r.integer(f"{role}_num_nodes", 1) * r.integer(f"{role}_num_gpus_per_node", 8)
+
+
+def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
+    engines = r.integer("vllm_num_engines", None, lo=0)
+    vtp = r.integer("vllm_tensor_parallel_size", 1)
+    q.set("--rollout-tp", vtp)
+    q.set("--gpu-memory-utilization", r.fraction("vllm_gpu_memory_utilization", 0.95))
+    colocate_all = r.flag("colocate_all_models", False)
+    sleep = r.flag("vllm_enable_sleep", False) and colocate_all
+    r.flag("deepspeed_enable_sleep", False)
+    q.set("--sleep" if sleep else "--no-sleep")
+    if r.flag("async_train", False):
+        q.note("--async_train: generation overlaps training one step behind; rlmcost's "
+               "groups model the synchronous iteration (see --placement async)")  # fmt: skip
+    actor = _gpus(r, "actor")
+    if not engines:
+        q.note("no vLLM engines (--vllm_num_engines unset or 0): the actor generates with "
+               "transformers; rlmcost models an engine on the actor's GPUs (nearest)")  # fmt: skip
+        engines, vtp = actor // vtp, vtp
+        colocate_all = True
+    if colocate_all:
+        if engines * vtp != actor:
+            raise SpecError(
+                f"OpenRLHF arguments: --colocate_all_models needs vllm_num_engines x "
+                f"vllm_tensor_parallel_size = actor GPUs, got {engines} x {vtp} != {actor}"
+            )
+        q.convert(
+            "actor_num_nodes x actor_num_gpus_per_node",
+            "--gpus",
+            actor,
+            "every model and the engines on the actor's GPUs (--colocate_all_models)",
+        )
+        return
+    groups = [f"rollout={engines * vtp}[tp={vtp}]"]
+    critic = q.algorithm in ("ppo", "vapo")
+    reward = q.algorithm in ("ppo", "grpo", "rloo")  # vapo, rlvr: a verifier, no model
+    colocate_ar = r.flag("colocate_actor_ref", False)
+    if has_ref and colocate_ar:
+        if _gpus(r, "ref") != actor:
+            raise SpecError("OpenRLHF arguments: --colocate_actor_ref needs the same GPUs for "
+                            "ref and actor (ref_num_nodes x ref_num_gpus_per_node)")  # fmt: skip
+        groups.append(f"actor+reference={actor}")
+    else:
+        groups.append(f"actor={actor}")
+        if has_ref:
+            groups.append(f"reference={_gpus(r, 'ref')}")
+    colocate_cr = r.flag("colocate_critic_reward", False)
+    if critic and reward and colocate_cr:
+        if _gpus(r, "critic") != _gpus(r, "reward"):
+            raise SpecError("OpenRLHF arguments: --colocate_critic_reward needs the same GPUs "
+                            "for critic and reward")  # fmt: skip
+        groups.append(f"critic+reward={_gpus(r, 'critic')}")
+    else:
+        if critic:
+            groups.append(f"critic={_gpus(r, 'critic')}")
+        if reward:
+            groups.append(f"reward={_gpus(r, 'reward')}")
+    total = sum(int(g.split("=")[1].split("[")[0]) for g in groups)
+    q.convert("the *_num_nodes x *_num_gpus_per_node of each model and vllm_num_engines x "
+              "vllm_tensor_parallel_size", "--groups", ",".join(groups),
+              "each model on GPUs of its own (OpenRLHF's Ray placement)")  # fmt: skip
+    q.set("--gpus", total)

@@ -1,0 +1,471 @@
+"""Framework presets: each framework's defaults and conventions, every one with its source.
+
+``--framework verl|openrlhf|trl|nemo-rl|slime`` on an algorithm command starts the deployment
+from the framework's defaults instead of rlmcost's; every flag the user gives overrides them.
+A :class:`Default` names the rlmcost setting (a Deployment field such as ``engine.sleep``, or
+an algorithm option such as ``recompute_logprobs``), its value, the flag that sets it by hand,
+and where the framework sets it (the file of its repository or its documentation). What a
+preset cannot set for every run (where the reference and reward models run, the units of the
+batch knobs) is in its ``conventions``, printed as notes.
+
+Light to import (dataclasses and enums only): the CLI reads presets at start-up.
+
+Sources (files of the frameworks' repositories as stored at these versions):
+verl ``verl/trainer/config/ppo_trainer.yaml`` (volcengine/verl, 2025); OpenRLHF
+``openrlhf/cli/train_ppo_ray.py`` (argparse defaults); TRL ``trl/trainer/grpo_config.py`` and
+transformers ``TrainingArguments``; NeMo RL ``examples/configs/grpo_math_1B.yaml``; slime
+``slime/utils/arguments.py`` (THUDM/slime).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from rlmcost.errors import SpecError
+
+
+class Framework(StrEnum):
+    """RL post-training frameworks with a preset (values are the CLI spellings)."""
+
+    VERL = "verl"
+    OPENRLHF = "openrlhf"
+    TRL = "trl"
+    NEMO_RL = "nemo-rl"
+    SLIME = "slime"
+
+
+OPTION_FIELDS = ("recompute_logprobs", "kl")
+"""Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
+not Deployment fields."""
+
+
+@dataclass(frozen=True)
+class Default:
+    """One default of a framework: the rlmcost field it sets, the value, the flag, the source.
+
+    ``field``: a dotted Deployment field (``train.zero``, ``engine.gpu_memory_utilization``) or
+    one of :data:`OPTION_FIELDS`. ``flag``: the algorithm commands' flag that sets the same by
+    hand (what an explicit flag overrides).
+    """
+
+    field: str
+    value: Any
+    flag: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A framework's defaults (:class:`Default`) and conventions (notes)."""
+
+    framework: Framework
+    summary: str
+    defaults: tuple[Default, ...]
+    conventions: tuple[str, ...]
+
+    def deployment_data(self) -> dict[str, Any]:
+        """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``)."""
+        data: dict[str, Any] = {}
+        for d in self.defaults:
+            if d.field in OPTION_FIELDS:
+                continue
+            *path, last = d.field.split(".")
+            node = data
+            for part in path:
+                node = node.setdefault(part, {})
+            node[last] = list(d.value) if isinstance(d.value, tuple) else d.value
+        return data
+
+    def option(self, name: str) -> Any:
+        """The preset's value of an algorithm option (None: the framework leaves it default)."""
+        return next((d.value for d in self.defaults if d.field == name), None)
+
+    def flags(self) -> str:
+        """The preset written as the flags that set the same by hand."""
+        return " ".join(d.flag for d in self.defaults)
+
+
+_VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
+_ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
+_TRL_CFG = "trl/trainer/grpo_config.py"
+_NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
+_SLIME_ARGS = "slime/utils/arguments.py"
+
+PRESETS: dict[Framework, Preset] = {
+    Framework.VERL: Preset(
+        Framework.VERL,
+        "verl: FSDP trainer, vLLM engine colocated with it (hybrid engine) that frees its "
+        "memory while the trainer runs",
+        (
+            Default(
+                "train.zero",
+                "3",
+                "--zero 3",
+                f"{_VERL_YAML}: actor.strategy: fsdp, fsdp_config.fsdp_size: -1 (full "
+                "shard over all GPUs)",
+            ),
+            Default(
+                "train.ckpt",
+                "full",
+                "--ckpt full",
+                f"{_VERL_YAML}: model.enable_gradient_checkpointing: True",
+            ),
+            Default(
+                "train.offload",
+                (),
+                "--offload ''",
+                f"{_VERL_YAML}: actor.fsdp_config.param_offload: False, optimizer_offload: False",
+            ),
+            Default(
+                "engine.tp",
+                2,
+                "--rollout-tp 2",
+                f"{_VERL_YAML}: rollout.tensor_model_parallel_size: 2",
+            ),
+            Default(
+                "engine.gpu_memory_utilization",
+                0.5,
+                "--gpu-memory-utilization 0.5",
+                f"{_VERL_YAML}: rollout.gpu_memory_utilization: 0.5",
+            ),
+            Default(
+                "engine.max_num_seqs",
+                1024,
+                "(engine.max_num_seqs in --deployment)",
+                f"{_VERL_YAML}: rollout.max_num_seqs: 1024",
+            ),
+            Default(
+                "engine.sleep", True, "--sleep", f"{_VERL_YAML}: rollout.free_cache_engine: True"
+            ),
+            Default(
+                "offload_idle",
+                False,
+                "(no --offload-idle)",
+                f"{_VERL_YAML}: ref.fsdp_config.param_offload: False",
+            ),
+            Default(
+                "logits",
+                "materialized",
+                "--logits materialized",
+                f"{_VERL_YAML}: model.use_fused_loss: False",
+            ),
+            Default(
+                "recompute_logprobs",
+                True,
+                "--recompute-logprobs",
+                "verl/trainer/ppo/ray_trainer.py fit(): old_log_prob = "
+                "actor_rollout_wg.compute_log_prob(batch), an actor forward every step",
+            ),
+            Default(
+                "kl",
+                False,
+                "--no-kl",
+                f"{_VERL_YAML}: actor.use_kl_loss: False, algorithm.use_kl_in_reward: "
+                "False (no reference worker; GRPO examples set use_kl_loss=True)",
+            ),
+        ),
+        (
+            "verl batch units: data.train_batch_size and actor.ppo_mini_batch_size count "
+            "prompts (rollout.n multiplies both); ppo_micro_batch_size_per_gpu and "
+            "ppo_max_token_len_per_gpu are per GPU",
+            "verl places actor, rollout and reference in one worker group on all GPUs "
+            "(actor_rollout_ref, hybrid engine): rlmcost's co-located baseline; its default "
+            "reward is a function (reward_model.enable: False): use rlvr (GRPO) or vapo (PPO)",
+        ),
+    ),
+    Framework.OPENRLHF: Preset(
+        Framework.OPENRLHF,
+        "OpenRLHF: DeepSpeed ZeRO-2 trainers and vLLM engines on GPUs of their own (Ray)",
+        (
+            Default("train.zero", "2", "--zero 2", f"{_ORLHF_ARGS}: --zero_stage default 2"),
+            Default(
+                "train.ckpt",
+                "none",
+                "--ckpt none",
+                f"{_ORLHF_ARGS}: --gradient_checkpointing default False",
+            ),
+            Default(
+                "train.micro_batch",
+                4,
+                "--micro-batch 4",
+                f"{_ORLHF_ARGS}: --micro_train_batch_size default 4 (per GPU)",
+            ),
+            Default(
+                "train.offload", (), "--offload ''", f"{_ORLHF_ARGS}: --adam_offload default False"
+            ),
+            Default(
+                "engine.tp",
+                1,
+                "--rollout-tp 1",
+                f"{_ORLHF_ARGS}: --vllm_tensor_parallel_size default 1",
+            ),
+            Default(
+                "engine.gpu_memory_utilization",
+                0.95,
+                "--gpu-memory-utilization 0.95",
+                f"{_ORLHF_ARGS}: --vllm_gpu_memory_utilization default 0.95",
+            ),
+            Default(
+                "engine.sleep",
+                False,
+                "--no-sleep",
+                f"{_ORLHF_ARGS}: --vllm_enable_sleep default False",
+            ),
+            Default(
+                "offload_idle",
+                False,
+                "(no --offload-idle)",
+                f"{_ORLHF_ARGS}: --ref_reward_offload default False",
+            ),
+            Default(
+                "recompute_logprobs",
+                True,
+                "--recompute-logprobs",
+                "openrlhf/trainer/ppo_utils/experience_maker.py: the actor recomputes "
+                "action_log_probs of every sample after generation",
+            ),
+            Default(
+                "kl",
+                True,
+                "--kl",
+                f"{_ORLHF_ARGS}: --init_kl_coef default 0.01 "
+                "(a reference model is created when it is > 0)",
+            ),
+        ),
+        (
+            "OpenRLHF batch units: --rollout_batch_size counts prompts (--n_samples_per_prompt "
+            "multiplies it); --train_batch_size counts samples; --micro_train_batch_size and "
+            "--micro_rollout_batch_size are per GPU",
+            "OpenRLHF runs actor, reference, critic, reward and the vLLM engines on GPUs of "
+            "their own unless --colocate_all_models (or --colocate_actor_ref, "
+            "--colocate_critic_reward): give --groups to match, e.g. "
+            "rollout=4[tp=2],actor+reference=2,critic+reward=2",
+        ),
+    ),
+    Framework.TRL: Preset(
+        Framework.TRL,
+        "TRL: one accelerate process per GPU (DDP unless a DeepSpeed/FSDP accelerate config), "
+        "vLLM in the training process (colocate) or as a server",
+        (
+            Default(
+                "train.zero",
+                "0",
+                "--zero 0",
+                "accelerate launch default: DDP (ZeRO or FSDP only through an accelerate config)",
+            ),
+            Default(
+                "train.ckpt",
+                "full",
+                "--ckpt full",
+                f"{_TRL_CFG}: gradient_checkpointing defaults to True",
+            ),
+            Default(
+                "train.micro_batch",
+                8,
+                "--micro-batch 8",
+                "transformers TrainingArguments: per_device_train_batch_size default 8",
+            ),
+            Default(
+                "engine.tp", 1, "--rollout-tp 1", f"{_TRL_CFG}: vllm_tensor_parallel_size default 1"
+            ),
+            Default(
+                "engine.gpu_memory_utilization",
+                0.3,
+                "--gpu-memory-utilization 0.3",
+                f"{_TRL_CFG}: vllm_gpu_memory_utilization default 0.3 (colocate mode)",
+            ),
+            Default(
+                "engine.sleep",
+                False,
+                "--no-sleep",
+                f"{_TRL_CFG}: vllm_enable_sleep_mode default False",
+            ),
+            Default(
+                "recompute_logprobs",
+                False,
+                "--no-recompute-logprobs",
+                f"{_TRL_CFG}: num_iterations 1 and steps_per_generation = "
+                "gradient_accumulation_steps: the old log-probs are the current policy's, "
+                "detached (trl/trainer/grpo_trainer.py), no extra forward",
+            ),
+            Default(
+                "kl",
+                False,
+                "--no-kl",
+                f"{_TRL_CFG}: beta default 0.0 (the reference model is not loaded)",
+            ),
+        ),
+        (
+            "TRL batch units: per_device_train_batch_size counts completions per device; the "
+            "generation batch is per_device_train_batch_size x processes x "
+            "steps_per_generation completions, which num_generations must divide",
+            "TRL keeps the reference model (beta > 0) in the training process; rewards are "
+            "functions or models given in code",
+        ),
+    ),
+    Framework.NEMO_RL: Preset(
+        Framework.NEMO_RL,
+        "NeMo RL: DTensor (FSDP2) policy and vLLM colocated on the same GPUs, the reference "
+        "kept in host memory",
+        (
+            Default(
+                "train.zero",
+                "3",
+                "--zero 3",
+                f"{_NEMO_YAML}: policy.dtensor_cfg.enabled: true (FSDP2)",
+            ),
+            Default(
+                "train.ckpt",
+                "none",
+                "--ckpt none",
+                f"{_NEMO_YAML}: dtensor_cfg.activation_checkpointing: false",
+            ),
+            Default(
+                "train.micro_batch",
+                4,
+                "--micro-batch 4",
+                f"{_NEMO_YAML}: policy.train_micro_batch_size: 4",
+            ),
+            Default(
+                "engine.tp",
+                1,
+                "--rollout-tp 1",
+                f"{_NEMO_YAML}: generation.vllm_cfg.tensor_parallel_size: 1",
+            ),
+            Default(
+                "engine.gpu_memory_utilization",
+                0.6,
+                "--gpu-memory-utilization 0.6",
+                f"{_NEMO_YAML}: generation.vllm_cfg.gpu_memory_utilization: 0.6",
+            ),
+            Default(
+                "engine.sleep",
+                True,
+                "--sleep",
+                f"{_NEMO_YAML}: generation.colocated.enabled: true (vLLM sleeps while "
+                "the policy trains)",
+            ),
+            Default(
+                "offload_idle",
+                True,
+                "--offload-idle",
+                "nemo_rl/models/policy/dtensor_policy_worker.py: the reference model's "
+                "state dict is kept in CPU memory and swapped in for its forward",
+            ),
+            Default(
+                "recompute_logprobs",
+                True,
+                "--recompute-logprobs",
+                "nemo_rl/algorithms/grpo.py: policy.get_logprobs() recomputes "
+                "prev_logprobs after generation",
+            ),
+            Default("kl", True, "--kl", f"{_NEMO_YAML}: loss_fn.reference_policy_kl_penalty: 0.01"),
+        ),
+        (
+            "NeMo RL batch units: grpo.num_prompts_per_step counts prompts "
+            "(num_generations_per_prompt multiplies it); policy.train_global_batch_size counts "
+            "samples; train_micro_batch_size is per GPU; max_total_sequence_length is prompt "
+            "plus response",
+            "NeMo RL runs generation on the training GPUs (colocated) unless "
+            "generation.colocated.enabled is false; rewards come from environments "
+            "(verifiers): use rlvr",
+        ),
+    ),
+    Framework.SLIME: Preset(
+        Framework.SLIME,
+        "slime: Megatron trainer and SGLang engines on GPUs of their own unless --colocate",
+        (
+            Default(
+                "train.zero",
+                "0",
+                "--zero 0",
+                "Megatron-LM: --use-distributed-optimizer default False (slime's "
+                "scripts/run-qwen3-4B.sh does not set it)",
+            ),
+            Default(
+                "train.ckpt",
+                "none",
+                "--ckpt none",
+                "Megatron-LM: no --recompute-granularity by default",
+            ),
+            Default(
+                "train.micro_batch",
+                1,
+                "--micro-batch 1",
+                f"{_SLIME_ARGS}: --micro-batch-size default 1",
+            ),
+            Default(
+                "engine.tp",
+                1,
+                "--rollout-tp 1",
+                f"{_SLIME_ARGS}: --rollout-num-gpus-per-engine default 1",
+            ),
+            Default(
+                "engine.sleep",
+                False,
+                "--no-sleep",
+                f"{_SLIME_ARGS}: --colocate default False (engines on their own GPUs; "
+                "--colocate turns --offload on)",
+            ),
+            Default(
+                "recompute_logprobs",
+                True,
+                "--recompute-logprobs",
+                f"{_SLIME_ARGS}: --use-rollout-logprobs default False (the actor "
+                "recomputes the log-probs)",
+            ),
+            Default(
+                "kl",
+                False,
+                "--no-kl",
+                f"{_SLIME_ARGS}: --kl-coef default 0.0, --use-kl-loss default False (no "
+                "reference model)",
+            ),
+        ),
+        (
+            "slime batch units: --rollout-batch-size counts prompts (--n-samples-per-prompt "
+            "multiplies it); --global-batch-size counts samples; --micro-batch-size and "
+            "--max-tokens-per-gpu are per GPU",
+            "slime puts the SGLang engines on --rollout-num-gpus GPUs of their own unless "
+            "--colocate: give --groups to match (e.g. rollout=4,actor=4); SGLang picks "
+            "mem_fraction_static itself unless --sglang-mem-fraction-static",
+        ),
+    ),
+}
+
+
+def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[str, bool]:
+    """The algorithm options ``recompute_logprobs`` and ``kl`` a framework implies for ``alg``
+    (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any algorithm, as `compare`
+    runs several): a preset's option applies only where the algorithm has what it changes
+    (old log-probs to recompute: an online algorithm that generates; a reference to drop: an
+    online algorithm with one), so ``dpo --framework verl`` keeps DPO's reference.
+    """
+    out = {"recompute_logprobs": False, "kl": True}
+    if framework is None:
+        return out
+    preset = get_preset(framework)
+    if alg is None:
+        out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
+        return out
+    from rlmcost.algorithms.kinds import Kind, Role
+
+    online = not alg.offline and any(i.kind is Kind.GENERATE for i in alg.invocations)
+    if online:
+        out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
+        has_ref = any(i.role is Role.REFERENCE for i in alg.invocations)
+        if has_ref and preset.option("kl") is False:
+            out["kl"] = False
+    return out
+
+
+def get_preset(name: str | Framework) -> Preset:
+    """The preset of ``name``; SpecError naming the choices otherwise."""
+    try:
+        return PRESETS[Framework(str(name).lower())]
+    except ValueError:
+        raise SpecError(
+            f"unknown framework '{name}'; use one of {', '.join(f.value for f in Framework)}"
+        ) from None

@@ -1,0 +1,95 @@
+"""What an importer returns: the equivalent rlmcost query, the conversions, the notes.
+
+An :class:`ImportedQuery` is an algorithm command with its flags (``rlmcost grpo --framework
+verl --model ... --batch 1024 --group 5 ...``): evaluating it is running that command, so an
+imported config and the same flags typed by hand give the same Deployment and the same
+estimate. Each batch knob's unit conversion is a :class:`Conversion`; settings rlmcost maps
+to the nearest it can express are ``notes``; keys it did not read are ``ignored``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One framework setting turned into an rlmcost flag, with the arithmetic shown.
+
+    ``given``: the framework's keys and values (``data.train_batch_size=1024``); ``flag`` and
+    ``value``: what rlmcost takes; ``how``: the units and the conversion in words.
+    """
+
+    given: str
+    flag: str
+    value: Any
+    how: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"given": self.given, "flag": self.flag, "value": self.value, "how": self.how}
+
+
+@dataclass
+class ImportedQuery:
+    """An algorithm command and its flags, resolved from a framework's config."""
+
+    framework: str
+    source: str
+    algorithm: str = "grpo"
+    flags: list[tuple[str, Any]] = field(default_factory=list)
+    conversions: list[Conversion] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def set(self, flag: str, value: Any = None) -> None:
+        """Add ``flag`` (with ``value``; None for a switch), replacing an earlier one."""
+        self.flags = [(f, v) for f, v in self.flags if f != flag]
+        self.flags.append((flag, value))
+
+    def convert(self, given: str, flag: str, value: Any, how: str, default: Any = None) -> None:
+        """Set ``flag`` to ``value`` and record the conversion from ``given``; a value equal
+        to the command's ``default`` is recorded but leaves the flag out of the query."""
+        if value != default:
+            self.set(flag, value)
+        self.conversions.append(Conversion(given, flag, value, how))
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def argv(self) -> list[str]:
+        """The algorithm command's arguments (without the command name)."""
+        out = ["--framework", self.framework]
+        for flag, value in self.flags:
+            out.append(flag)
+            if value is not None:
+                out.append(_text(value))
+        return out
+
+    def command(self) -> str:
+        """The query as a shell command line."""
+        return shlex.join(["rlmcost", self.algorithm, *self.argv()])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "source": self.source,
+            "algorithm": self.algorithm,
+            "command": self.command(),
+            "argv": [self.algorithm, *self.argv()],
+            "conversions": [c.to_json() for c in self.conversions],
+            "notes": list(self.notes),
+            "ignored_keys": list(self.ignored),
+        }
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)

@@ -1,0 +1,278 @@
+"""verl config import: ``verl.trainer.main_ppo``'s Hydra config (a YAML file of keys from
+``verl/trainer/config/ppo_trainer.yaml`` plus dotted ``key=value`` overrides) as an rlmcost
+query.
+
+Units (verl/trainer/config/ppo_trainer.yaml; verl/workers/fsdp_workers.py normalizes them):
+
+* ``data.train_batch_size`` counts prompts; ``actor_rollout_ref.rollout.n`` responses are
+  sampled for each, so one step trains train_batch_size x n sequences (``--batch``,
+  ``--group``);
+* ``actor.ppo_mini_batch_size`` counts prompts too (the worker multiplies it by n): the
+  optimizer steps per epoch are train_batch_size / ppo_mini_batch_size (``--mini-batches``);
+* ``actor.ppo_micro_batch_size_per_gpu`` is sequences per GPU per forward/backward
+  (``--micro-batch``); the deprecated ``ppo_micro_batch_size`` is global and divided by the
+  data-parallel size; with ``use_dynamic_bsz`` the per-GPU token budget
+  ``ppo_max_token_len_per_gpu`` replaces it (``--max-tokens-per-gpu``).
+
+Keys absent from the file take ppo_trainer.yaml's defaults (the verl preset's values).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.units import whole_steps
+
+ARR = "actor_rollout_ref"
+ACTOR = f"{ARR}.actor"
+ROLLOUT = f"{ARR}.rollout"
+MODEL = f"{ARR}.model"
+
+IGNORED = (
+    "data.train_files", "data.val_files", "data.tokenizer", "data.prompt_key",
+    "data.reward_fn_key", "data.val_batch_size", "data.return_raw_input_ids",
+    "data.return_raw_chat", "data.shuffle", "data.filter_overlong_prompts",
+    "data.filter_overlong_prompts_workers", "data.truncation", "data.image_key",
+    "data.video_key", "data.custom_cls", "data.return_full_prompt", "data.seed",
+    f"{ACTOR}.optim", f"{ACTOR}.clip_ratio", f"{ACTOR}.clip_ratio_low",
+    f"{ACTOR}.clip_ratio_high", f"{ACTOR}.clip_ratio_c", f"{ACTOR}.loss_agg_mode",
+    f"{ACTOR}.entropy_coeff", f"{ACTOR}.kl_loss_coef", f"{ACTOR}.kl_loss_type",
+    f"{ACTOR}.grad_clip", f"{ACTOR}.use_torch_compile", f"{ACTOR}.shuffle",
+    f"{ACTOR}.checkpoint", f"{ACTOR}.fsdp_config.wrap_policy",
+    f"{ACTOR}.fsdp_config.reshard_after_forward", f"{ACTOR}.fsdp_config.fsdp_size",
+    f"{ARR}.hybrid_engine", f"{MODEL}.external_lib", f"{MODEL}.override_config",
+    f"{MODEL}.use_liger", f"{MODEL}.return_last_hidden_state", f"{MODEL}.lora_alpha",
+    f"{MODEL}.trust_remote_code", f"{ARR}.ref", f"{ROLLOUT}.temperature",
+    f"{ROLLOUT}.top_k", f"{ROLLOUT}.top_p", f"{ROLLOUT}.use_fire_sampling",
+    f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
+    f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.enforce_eager", f"{ROLLOUT}.load_format",
+    f"{ROLLOUT}.max_num_batched_tokens", f"{ROLLOUT}.max_model_len",
+    f"{ROLLOUT}.log_prob_micro_batch_size", f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu",
+    f"{ROLLOUT}.log_prob_use_dynamic_bsz", f"{ROLLOUT}.log_prob_max_token_len_per_gpu",
+    f"{ROLLOUT}.disable_log_stats", f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
+    f"{ROLLOUT}.engine_kwargs", f"{ROLLOUT}.val_kwargs", f"{ROLLOUT}.chat_scheduler",
+    f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
+    "critic.grad_clip", "critic.cliprange_value", "critic.shuffle", "critic.model.external_lib",
+    "critic.model.override_config", "critic.model.tokenizer_path", "critic.model.fsdp_config",
+    "critic.model.enable_gradient_checkpointing", "critic.model.use_remove_padding",
+    "critic.forward_micro_batch_size", "critic.forward_micro_batch_size_per_gpu",
+    "critic.forward_max_token_len_per_gpu", "critic.ppo_max_token_len_per_gpu",
+    "critic.ppo_micro_batch_size", "critic.ppo_micro_batch_size_per_gpu",
+    "critic.ppo_mini_batch_size", "critic.ppo_epochs", "critic.use_dynamic_bsz",
+    "critic.ulysses_sequence_parallel_size", "critic.strategy", "reward_model.strategy",
+    "reward_model.model.input_tokenizer", "reward_model.model.external_lib",
+    "reward_model.model.use_remove_padding", "reward_model.model.fsdp_config",
+    "reward_model.micro_batch_size", "reward_model.micro_batch_size_per_gpu",
+    "reward_model.max_length", "reward_model.ulysses_sequence_parallel_size",
+    "reward_model.use_dynamic_bsz", "reward_model.forward_max_token_len_per_gpu",
+    "reward_model.reward_manager", "reward_model.launch_reward_fn_async",
+    "custom_reward_function", "algorithm.gamma", "algorithm.lam", "algorithm.kl_penalty",
+    "algorithm.kl_ctrl", "algorithm.norm_adv_by_std_in_grpo", "trainer.balance_batch",
+    "trainer.total_epochs", "trainer.total_training_steps", "trainer.project_name",
+    "trainer.experiment_name", "trainer.logger", "trainer.log_val_generations",
+    "trainer.rollout_data_dir", "trainer.validation_data_dir", "trainer.save_freq",
+    "trainer.resume_mode", "trainer.resume_from_path", "trainer.val_before_train",
+    "trainer.test_freq", "trainer.critic_warmup", "trainer.default_hdfs_dir",
+    "trainer.del_local_ckpt_after_load", "trainer.default_local_dir",
+    "trainer.max_actor_ckpt_to_keep", "trainer.max_critic_ckpt_to_keep",
+    "trainer.ray_wait_register_center_timeout", "ray_init",
+)  # fmt: skip
+"""Keys that change no cost (optimizer, sampling, logging, paths): ignored without warning."""
+
+_ESTIMATORS = {
+    "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
+    "reinforce_plus_plus": "grpo", "reinforce_plus_plus_baseline": "grpo", "opo": "grpo",
+    "grpo_passk": "grpo", "gpg": "grpo",
+}  # fmt: skip
+
+
+def import_verl(path: str | Path, overrides: list[str] | None = None) -> ImportedQuery:
+    """The rlmcost query of a verl config file with verl's ``key=value`` overrides."""
+    where = f"verl config {Path(path).name}"
+    flat = apply_overrides(flatten(load_mapping(path, "verl config"), where), overrides or [],
+                           where)  # fmt: skip
+    r = Reader(flat, where)
+    q = ImportedQuery("verl", str(path))
+    _algorithm(r, q)
+    _workload(r, q)
+    _layout(r, q)
+    _engine(r, q)
+    q.ignored = r.unread(IGNORED)
+    return q
+
+
+def _algorithm(r: Reader, q: ImportedQuery) -> None:
+    est = r.text("algorithm.adv_estimator", "gae")
+    if est not in _ESTIMATORS:
+        raise SpecError(
+            f"{r.where}: algorithm.adv_estimator={est!r} is unknown; use one of "
+            f"{', '.join(_ESTIMATORS)}"
+        )
+    alg = _ESTIMATORS[est]
+    if est not in ("gae", "grpo", "rloo", "remax"):
+        q.note(f"adv_estimator {est}: no critic, group baseline; rlmcost counts it as grpo "
+               "(the same invocations)")  # fmt: skip
+    reward_model = r.flag("reward_model.enable", False)
+    actor_path = r.text(f"{MODEL}.path", None)
+    if not actor_path:
+        raise SpecError(f"{r.where}: set {MODEL}.path (the actor model)")
+    q.set("--model", actor_path)
+    if reward_model:
+        rm = r.text("reward_model.model.path", None)
+        if rm and rm != actor_path:
+            q.set("--reward", rm)
+    elif alg == "grpo":
+        alg = "rlvr"
+        q.note("reward_model.enable false: a reward function scores responses; rlmcost's rlvr "
+               "is GRPO with a programmatic verifier")  # fmt: skip
+    elif alg == "ppo":
+        alg = "vapo"
+        q.note("reward_model.enable false: a reward function scores responses; rlmcost's vapo "
+               "is PPO (critic kept) with a verifier instead of a reward model")  # fmt: skip
+    else:
+        q.note(f"reward_model.enable false: rlmcost's {alg} scores with a reward model "
+               "(nearest: its forward is counted)")  # fmt: skip
+    if alg in ("ppo", "vapo"):
+        critic = r.text("critic.model.path", actor_path)
+        if critic != actor_path:
+            q.set("--critic", critic)
+    q.algorithm = alg
+    kl_loss = r.flag(f"{ACTOR}.use_kl_loss", False)
+    kl_reward = r.flag("algorithm.use_kl_in_reward", False)
+    q.set("--kl" if kl_loss or kl_reward else "--no-kl")
+
+
+def _workload(r: Reader, q: ImportedQuery) -> None:
+    batch = r.integer("data.train_batch_size", 1024)
+    n = r.integer(f"{ROLLOUT}.n", 1)
+    mini = r.integer(f"{ACTOR}.ppo_mini_batch_size", 256)
+    q.convert(f"data.train_batch_size={batch}", "--batch", batch,
+              "prompts per step (verl counts prompts)")  # fmt: skip
+    per_step = f"{batch:,} x {n} = {batch * n:,} sequences per step"
+    q.convert(f"{ROLLOUT}.n={n}", "--group", n, f"responses per prompt: {per_step}")
+    steps = whole_steps(batch, mini, "data.train_batch_size", f"{ACTOR}.ppo_mini_batch_size",
+                        r.where)  # fmt: skip
+    q.convert(f"{ACTOR}.ppo_mini_batch_size={mini}", "--mini-batches", steps,
+              f"mini-batch in prompts too: {batch:,} / {mini:,} = {steps} optimizer steps per "
+              f"epoch ({mini * n:,} sequences each)", default=1)  # fmt: skip
+    epochs = r.integer(f"{ACTOR}.ppo_epochs", 1)
+    q.convert(f"{ACTOR}.ppo_epochs={epochs}", "--epochs", epochs,
+              "passes over each step's batch", default=1)  # fmt: skip
+    s = r.integer("data.max_prompt_length", 512)
+    t = r.integer("data.max_response_length", 512)
+    q.convert(f"data.max_prompt_length={s}", "--prompt-len", s, "tokens (the maximum; rlmcost "
+              "takes every prompt at this length)")  # fmt: skip
+    q.convert(f"data.max_response_length={t}", "--response-len", t, "tokens (the maximum)")
+    if r.flag(f"{MODEL}.use_remove_padding", False):
+        q.note("use_remove_padding: padding removed; rlmcost's sequences are S + T tokens "
+               "without padding already")  # fmt: skip
+
+
+def _layout(r: Reader, q: ImportedQuery) -> None:
+    gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
+    q.convert("trainer.n_gpus_per_node x trainer.nnodes", "--gpus", gpus, "GPUs in all")
+    strategy = r.text(f"{ACTOR}.strategy", "fsdp", ("fsdp", "fsdp2", "megatron"))
+    if strategy == "megatron":
+        m = f"{ACTOR}.megatron"
+        tp = r.integer(f"{m}.tensor_model_parallel_size", 1)
+        pp = r.integer(f"{m}.pipeline_model_parallel_size", 1)
+        cp = r.integer(f"{m}.context_parallel_size", 1)
+        ep = r.integer(f"{m}.expert_model_parallel_size", 1)
+        for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
+            if v > 1:
+                q.set(flag, v)
+        if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
+            q.set("--sp")
+        q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
+        offload = [name for key, name in (("param_offload", "params"), ("grad_offload", "grads"),
+                                          ("optimizer_offload", "optimizer"))
+                   if r.flag(f"{m}.{key}", False)]  # fmt: skip
+        sp_size, dp = 1, gpus // (tp * pp * cp)
+    else:
+        q.set("--zero", "3")
+        fsdp = f"{ACTOR}.fsdp_config"
+        offload = [name for key, name in (("param_offload", "params"),
+                                          ("optimizer_offload", "optimizer"))
+                   if r.flag(f"{fsdp}.{key}", False)]  # fmt: skip
+        if r.flag(f"{fsdp}.offload_policy", False):
+            offload = ["params", "grads", "optimizer"]
+        sp_size = r.integer(f"{ACTOR}.ulysses_sequence_parallel_size", 1)
+        if sp_size > 1:
+            q.convert(f"{ACTOR}.ulysses_sequence_parallel_size={sp_size}", "--cp", sp_size,
+                      "Ulysses sequence parallelism splits each sequence over GPUs as "
+                      "context parallelism does (activations / cp)")  # fmt: skip
+            q.note("Ulysses (all-to-all over heads) mapped to context parallelism: the same "
+                   "activation split, different communication")  # fmt: skip
+        dp = gpus // sp_size
+    if offload:
+        q.set("--offload", ",".join(offload))
+    q.set("--ckpt", "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none")
+    fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
+                                                                   False)  # fmt: skip
+    q.set("--logits", "fused" if fused else "materialized")
+    _micro_batch(r, q, dp, sp_size)
+    rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
+    if rank:
+        q.set("--lora-rank", rank)
+        targets = r.words(f"{MODEL}.target_modules", "all-linear")
+        q.set("--lora-targets", ",".join(targets))
+    if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
+        q.set("--offload-idle")
+
+
+def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
+    """--micro-batch (per GPU) or --max-tokens-per-gpu, checked as verl's workers check."""
+    if r.flag(f"{ACTOR}.use_dynamic_bsz", False):
+        budget = r.integer(f"{ACTOR}.ppo_max_token_len_per_gpu", 16384)
+        q.convert(f"{ACTOR}.ppo_max_token_len_per_gpu={budget}", "--max-tokens-per-gpu", budget,
+                  "tokens per micro-batch per GPU (use_dynamic_bsz)")  # fmt: skip
+        return
+    per_gpu = r.integer(f"{ACTOR}.ppo_micro_batch_size_per_gpu", None)
+    total = r.integer(f"{ACTOR}.ppo_micro_batch_size", None)
+    if per_gpu is not None and total is not None:
+        raise SpecError(
+            f"{r.where}: both {ACTOR}.ppo_micro_batch_size and ppo_micro_batch_size_per_gpu "
+            "are set (verl refuses this); keep ppo_micro_batch_size_per_gpu"
+        )
+    if per_gpu is None and total is None:
+        raise SpecError(
+            f"{r.where}: set {ACTOR}.ppo_micro_batch_size_per_gpu (or use_dynamic_bsz=True); "
+            "verl needs one"
+        )
+    if per_gpu is None:
+        per_gpu = max(1, total // dp)
+        q.convert(f"{ACTOR}.ppo_micro_batch_size={total}", "--micro-batch", per_gpu,
+                  f"global (deprecated): {total} / {dp} data-parallel ranks = {per_gpu} per "
+                  "GPU")  # fmt: skip
+    else:
+        q.convert(f"{ACTOR}.ppo_micro_batch_size_per_gpu={per_gpu}", "--micro-batch", per_gpu,
+                  "sequences per GPU per forward/backward (already per GPU)")  # fmt: skip
+    mini = dict(q.flags)["--mini-batches"]
+    samples = dict(q.flags)["--batch"] * dict(q.flags)["--group"] // mini
+    if samples % dp or (samples // dp) % per_gpu:
+        raise SpecError(
+            f"{r.where}: a mini-batch of {samples:,} sequences over {dp} data-parallel ranks "
+            f"does not split into micro-batches of {per_gpu} per GPU (verl's workers assert "
+            "it); change ppo_micro_batch_size_per_gpu or the GPU count"
+        )
+
+
+def _engine(r: Reader, q: ImportedQuery) -> None:
+    name = r.text(f"{ROLLOUT}.name", "vllm")
+    if name not in ("vllm", "sglang"):
+        q.note(f"rollout.name {name}: rlmcost models a vLLM/SGLang-style engine (nearest)")
+    if r.text(f"{ROLLOUT}.mode", "sync") != "sync":
+        q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
+               "models the synchronous iteration")  # fmt: skip
+    if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
+        q.note("multi-turn rollouts: rlmcost models one prompt and one response per sample")
+    q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
+    q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
+    seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
+    if seqs != 1024:
+        q.note(f"rollout.max_num_seqs={seqs} has no flag: the query keeps the preset's 1024 "
+               "(set engine.max_num_seqs in a --deployment file)")  # fmt: skip

@@ -1,0 +1,277 @@
+"""`rlmcost import`: each framework's example config gives the deployment and the estimate
+of the flags a user writes by hand, and each framework's batch units are converted right.
+
+The example configs under tests/data/frameworks/ follow the frameworks' published scripts
+(each file names the script it follows). The hand-written flags below are derived from those
+scripts by hand, with the framework's documented units (the comments show the arithmetic).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.nemo_rl import import_nemo_rl
+from rlmcost.frameworks.openrlhf import import_openrlhf
+from rlmcost.frameworks.trl import import_trl
+from rlmcost.frameworks.verl import import_verl
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+VERL = DATA / "verl_grpo.yaml"
+ORLHF = DATA / "openrlhf_ppo_ray.args"
+TRL = DATA / "trl_grpo.yaml"
+ACCEL = DATA / "trl_accelerate_zero3.yaml"
+NEMO = DATA / "nemo_rl_grpo_math.yaml"
+runner = CliRunner()
+
+
+def _orlhf_args(path: Path = ORLHF) -> list[str]:
+    lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    return shlex.split(" ".join(lines))
+
+
+def _json(args: list[str]) -> dict:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    return json.loads(out[out.index("{") :])
+
+
+def _flags(q) -> dict:  # noqa: ANN001
+    """Every converted value (also those equal to the command's default, left out of the
+    query) and every flag of the query."""
+    return {c.flag: c.value for c in q.conversions} | dict(q.flags)
+
+
+# --- the importer's query equals the hand-written one ------------------------------------------
+
+HAND = {
+    # verl examples/grpo_trainer/run_qwen2-7b.sh: GRPO with a function reward (rlvr), 1024
+    # prompts x n=5, mini-batch 256 prompts -> 4 steps, 40 sequences per GPU, 8 GPUs, rollout
+    # TP 2 at 0.6, KL loss (reference kept, offloaded); FSDP/ckpt/sleep are verl's defaults.
+    "verl": (
+        ["import", "verl", str(VERL), "--json"],
+        "rlvr --framework verl --model qwen2.5-7b --batch 1024 --group 5 --mini-batches 4 "
+        "--prompt-len 512 --response-len 1024 --gpus 8 --micro-batch 40 "
+        "--gpu-memory-utilization 0.6 --offload-idle --kl",
+    ),
+    # OpenRLHF examples/scripts/train_ppo_llama_ray.sh: PPO, 1024 prompts x 1 sample, train
+    # batch 128 samples -> 8 steps, 16 per GPU, ZeRO-3, Adam offload, checkpointing; two vLLM
+    # engines of TP 2 on 4 GPUs, actor+ref on 2, critic+reward on 2.
+    "openrlhf": (
+        ["import", "openrlhf", "--json", "--", *_orlhf_args()],
+        "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 "
+        "--mini-batches 8 --micro-batch 16 --zero 3 --offload optimizer --ckpt full "
+        "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8",
+    ),
+    # open-r1 recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml with accelerate zero3.yaml:
+    # 16 per device x 7 processes x 16 accumulation = 1792 completions / 7 generations = 256
+    # prompts, one optimizer step; vLLM on the 8th GPU at 0.7; beta unset -> no reference.
+    "trl": (
+        ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
+        "rlvr --framework trl --model qwen2.5-7b --batch 256 --group 7 --micro-batch 16 "
+        "--prompt-len 512 --response-len 1024 --zero 3 --gpu-memory-utilization 0.7 "
+        "--groups rollout=1[tp=1],actor=7 --gpus 8",
+    ),
+    # NeMo RL examples/configs/grpo_math_1B.yaml: 32 prompts x 16 = 512 samples = one global
+    # batch of 512; sequence packing at 512 x 4 = 2048 tokens per GPU; 512 total tokens split
+    # 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01).
+    "nemo-rl": (
+        ["import", "nemo-rl", str(NEMO), "--json"],
+        "rlvr --framework nemo-rl --model qwen2.5-7b --batch 32 --group 16 --prompt-len 256 "
+        "--response-len 256 --gpus 8 --max-tokens-per-gpu 2048",
+    ),
+}
+
+
+@pytest.mark.parametrize("framework", list(HAND))
+def test_import_equals_hand_written_flags(framework: str) -> None:
+    imported_args, hand = HAND[framework]
+    imported = _json(imported_args)
+    by_hand = _json([*shlex.split(hand), "--json"])
+    # Independent: the flags a user writes from the script by hand (HAND's comments).
+    assert imported["deployment"] == by_hand["deployment"]
+    assert imported["estimate"] == by_hand
+    assert imported["query"]["algorithm"] == shlex.split(hand)[0]
+
+
+def test_import_prints_query_conversions_and_estimate() -> None:
+    result = runner.invoke(app, ["import", "verl", str(VERL)])
+    assert result.exit_code == 0, result.output
+    assert "equivalent query:" in result.stdout
+    assert "rlmcost rlvr --framework verl" in result.stdout
+    assert "Deployment resolved" in result.stdout
+    assert "Generation" in result.stdout  # the estimate's stage table
+
+
+# --- batch-unit traps, one per framework --------------------------------------------------------
+
+
+def test_verl_batch_units() -> None:
+    f = _flags(import_verl(VERL))
+    # verl counts prompts: 1024 prompts, n = 5 responses each (5120 sequences), not 1024/5.
+    assert (f["--batch"], f["--group"]) == (1024, 5)
+    # ppo_mini_batch_size 256 is in prompts too: 1024 / 256 = 4 steps (not 5120 / 256 = 20).
+    assert f["--mini-batches"] == 4
+    # ppo_micro_batch_size_per_gpu is per GPU already: 40 (not 40 / 8 GPUs).
+    assert f["--micro-batch"] == 40
+    # The deprecated global ppo_micro_batch_size=320 over 8 data-parallel ranks: 320 / 8 = 40.
+    g = _flags(import_verl(VERL, [
+        "~actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+        "actor_rollout_ref.actor.ppo_micro_batch_size=320",
+    ]))  # fmt: skip
+    assert g["--micro-batch"] == 40
+
+
+def test_verl_overrides_and_contradictions() -> None:
+    f = _flags(import_verl(VERL, ["actor_rollout_ref.rollout.n=10", "+trainer.nnodes=2"]))
+    assert (f["--group"], f["--gpus"]) == (10, 16)
+    # n = 10 on 2 nodes: 256 x 10 = 2560 sequences per mini-batch / 16 ranks = 160 = 4 x 40;
+    # n = 8: 256 x 8 = 2048 / 16 = 128, not a multiple of 40 (verl's workers assert it).
+    with pytest.raises(SpecError, match="micro-batches of 40"):
+        import_verl(VERL, ["actor_rollout_ref.rollout.n=8", "trainer.nnodes=2"])
+    with pytest.raises(SpecError, match="both"):
+        import_verl(VERL, ["actor_rollout_ref.actor.ppo_micro_batch_size=320"])
+    with pytest.raises(SpecError, match="does not divide"):
+        import_verl(VERL, ["actor_rollout_ref.actor.ppo_mini_batch_size=300"])
+    # 256 prompts x 5 = 1280 sequences per mini-batch / 8 ranks = 160, not a multiple of 48.
+    with pytest.raises(SpecError, match="micro-batches of 48"):
+        import_verl(VERL, ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=48"])
+
+
+def test_openrlhf_batch_units() -> None:
+    args = _orlhf_args() + ["--n_samples_per_prompt", "8"]
+    f = _flags(import_openrlhf(args))
+    # --rollout_batch_size counts prompts, --n_samples_per_prompt multiplies: B=1024, K=8.
+    assert (f["--batch"], f["--group"]) == (1024, 8)
+    # --train_batch_size counts samples: 1024 x 8 / 128 = 64 steps (not 1024 / 128 = 8).
+    assert f["--mini-batches"] == 64
+    # --micro_train_batch_size is per GPU: 16.
+    assert f["--micro-batch"] == 16
+
+
+def test_openrlhf_placement_and_errors() -> None:
+    colocated = _orlhf_args() + ["--colocate_all_models", "--vllm_enable_sleep",
+                                 "--actor_num_gpus_per_node", "4", "--ref_num_gpus_per_node",
+                                 "4"]  # fmt: skip
+    f = _flags(import_openrlhf(colocated))
+    assert "--groups" not in f and f["--gpus"] == 4 and "--sleep" in f
+    with pytest.raises(SpecError, match="colocate_all_models"):
+        import_openrlhf(_orlhf_args() + ["--colocate_all_models"])  # 2 x 2 engines != 2 GPUs
+    with pytest.raises(SpecError, match="switch"):
+        import_openrlhf(["--pretrain", "8b", "--bf16", "yes"])
+    with pytest.raises(SpecError, match="not a number"):
+        import_openrlhf(_orlhf_args() + ["--rollout_batch_size", "1e3.5"])
+    with pytest.raises(SpecError, match="whole number"):
+        import_openrlhf(_orlhf_args() + ["--rollout_batch_size", "10.5"])
+    q = import_openrlhf(_orlhf_args() + ["--my_unknown_flag", "3"])
+    assert q.ignored == ["--my_unknown_flag"]
+
+
+def test_trl_batch_units() -> None:
+    f = _flags(import_trl(TRL, [], ACCEL))
+    # per_device_train_batch_size counts completions per device: 16 x 7 processes x 16
+    # accumulation steps = 1792 completions per generation batch; / 7 generations = 256 prompts.
+    assert (f["--batch"], f["--group"], f["--micro-batch"]) == (256, 7, 16)
+    assert f["--mini-batches"] == 1  # steps_per_generation = accumulation: one optimizer step
+    # num_generations must divide 1792: 5 does not (TRL refuses it).
+    with pytest.raises(SpecError, match="does not divide"):
+        import_trl(TRL, ["num_generations=5"], ACCEL)
+    # The recipe's num_processes must agree with the launch.
+    with pytest.raises(SpecError, match="agree"):
+        import_trl(TRL, ["num_processes=8"], ACCEL)
+
+
+def test_trl_recomputes_with_several_iterations() -> None:
+    f = _flags(import_trl(TRL, ["num_iterations=2"], ACCEL))
+    # mu = 2 passes: TRL computes old log-probs with an extra forward.
+    assert f["--epochs"] == 2 and "--recompute-logprobs" in f
+
+
+def test_nemo_rl_batch_units() -> None:
+    f = _flags(import_nemo_rl(NEMO, [], 200))
+    # num_prompts_per_step 32 x num_generations_per_prompt 16 = 512 samples.
+    assert (f["--batch"], f["--group"]) == (32, 16)
+    # train_global_batch_size counts samples: 512 / 512 = 1 step (not 512 / 32 = 16).
+    assert f["--mini-batches"] == 1
+    g = _flags(import_nemo_rl(NEMO, ["policy.train_global_batch_size=128"]))
+    assert g["--mini-batches"] == 4  # 512 / 128
+    # max_total_sequence_length 512 = prompt 200 + response 312; packing: 512 x 4 tokens/GPU.
+    assert (f["--prompt-len"], f["--response-len"]) == (200, 312)
+    assert f["--max-tokens-per-gpu"] == 2048
+    h = _flags(import_nemo_rl(NEMO, ["policy.sequence_packing.enabled=false"]))
+    assert h["--micro-batch"] == 4  # train_micro_batch_size, per GPU
+    with pytest.raises(SpecError, match="both enabled"):
+        import_nemo_rl(NEMO, ["policy.dynamic_batching.enabled=true"])
+
+
+# --- malformed and hostile configs --------------------------------------------------------------
+
+
+def _fails(args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error:") and "\n" not in err and "Traceback" not in result.output
+    return err
+
+
+def test_yaml_tags_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    cfg = tmp_path / "evil.yaml"
+    cfg.write_text(f'data: !!python/object/apply:os.system ["touch {marker}"]\n')
+    assert "safe YAML" in _fails(["import", "verl", str(cfg)])
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("data:\n  train_batch_size: 100000000000000000000\n", "out of range"),
+        ("data:\n  train_batch_size: .inf\n", "whole number"),
+        ("data:\n  train_batch_size: many\n", "whole number"),
+        ("algorithm:\n  adv_estimator: [1, 2]\n", "string"),
+        ("- a\n- b\n", "mapping"),
+        ("a: &a [*a]\nb: {c: 1\n", "safe YAML"),
+        ("algorithm: {adv_estimator: '${oc.env:HOME}'}\n", "resolver"),
+    ],
+)
+def test_malformed_configs_one_line(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "bad.yaml"
+    head = "actor_rollout_ref: {model: {path: 8b}, actor: {ppo_micro_batch_size_per_gpu: 1}}"
+    cfg.write_text(head + "\n" + text)
+    assert message in _fails(["import", "verl", str(cfg)])
+
+
+def test_alias_bomb_is_refused(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    lines += [f"a{i}: &a{i} {{{', '.join(f'k{j}: *a{i - 1}' for j in range(10))}}}"
+              for i in range(1, 9)]  # fmt: skip
+    cfg = tmp_path / "bomb.yaml"
+    cfg.write_text("\n".join(lines) + "\n")
+    assert "keys" in _fails(["import", "verl", str(cfg)])
+
+
+def test_unknown_keys_warned_and_ignored(tmp_path: Path) -> None:
+    cfg = tmp_path / "extra.yaml"
+    cfg.write_text(VERL.read_text() + "mystery:\n  knob: 3\n")
+    result = runner.invoke(app, ["import", "verl", str(cfg), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "warning: ignored 1 key(s)" in result.stderr and "mystery.knob" in result.stderr
+    base = _json(["import", "verl", str(VERL), "--json"])
+    got = json.loads(result.stdout)
+    assert got["query"]["ignored_keys"] == ["mystery.knob"]
+    assert got["estimate"] == base["estimate"]
+
+
+def test_missing_file_and_bad_override() -> None:
+    assert "cannot read" in _fails(["import", "verl", "no/such/file.yaml"])
+    assert "KEY=VALUE" in _fails(["import", "verl", str(VERL), "not an override"])
+    fraction = "actor_rollout_ref.rollout.gpu_memory_utilization=7"
+    assert "fraction in (0, 1]" in _fails(["import", "verl", str(VERL), fraction])

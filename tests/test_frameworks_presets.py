@@ -1,0 +1,106 @@
+"""`--framework`: each preset's defaults, explicit flags over them, and the options they imply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.algorithms.catalog import get_algorithm
+from rlmcost.cli import app
+from rlmcost.cli._deploy import base_deployment
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import PRESETS, Framework, get_preset, preset_options
+
+runner = CliRunner()
+BASE = ["grpo", "--model", "8b", "--gpus", "8", "--json"]
+
+
+def _run(args: list[str]) -> dict:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("framework", list(Framework))
+def test_preset_builds_a_deployment_with_sources(framework: Framework) -> None:
+    preset = get_preset(framework)
+    dep = base_deployment({"framework": framework.value})
+    for d in preset.defaults:
+        assert d.source and (d.flag.startswith("--") or d.flag.startswith("("))
+        if "." in d.field or d.field in ("offload_idle", "logits"):
+            node = dep.to_json()
+            for part in d.field.split("."):
+                node = node[part]
+            # The preset's value is what the deployment holds (tuples as JSON lists).
+            assert node == (list(d.value) if isinstance(d.value, tuple) else d.value)
+
+
+def test_verl_preset_values_and_explicit_flags_override() -> None:
+    dep = _run([*BASE, "--framework", "verl"])["deployment"]
+    # verl ppo_trainer.yaml: FSDP, checkpointing, rollout TP 2 at 0.5, free_cache_engine.
+    assert (dep["train"]["zero"], dep["train"]["ckpt"]) == ("3", "full")
+    assert dep["engine"] == {**dep["engine"], "tp": 2, "gpu_memory_utilization": 0.5,
+                             "max_num_seqs": 1024, "sleep": True}  # fmt: skip
+    over = _run([*BASE, "--framework", "verl", "--zero", "2", "--gpu-memory-utilization", "0.8",
+                 "--no-sleep", "--ckpt", "none", "--rollout-tp", "1"])["deployment"]  # fmt: skip
+    assert (over["train"]["zero"], over["train"]["ckpt"]) == ("2", "none")
+    assert (over["engine"]["tp"], over["engine"]["gpu_memory_utilization"]) == (1, 0.8)
+    assert over["engine"]["sleep"] is False
+
+
+def test_deployment_file_over_preset(tmp_path: Path) -> None:
+    f = tmp_path / "dep.yaml"
+    f.write_text("engine:\n  gpu_memory_utilization: 0.7\n")
+    dep = _run([*BASE, "--framework", "verl", "--deployment", str(f)])["deployment"]
+    # The file's field wins over the preset's; the preset's other fields stay.
+    assert dep["engine"]["gpu_memory_utilization"] == 0.7 and dep["engine"]["tp"] == 2
+
+
+def test_verl_preset_swaps_reference_for_recomputed_logprobs() -> None:
+    plain = _run(BASE)["stages"]["assessment"]["work_flops"]
+    verl = _run([*BASE, "--framework", "verl"])
+    # verl recomputes old log-probs (one actor forward over B K sequences) and, without a KL
+    # term, loads no reference (one forward less of the same model): Assessment = reward +
+    # actor forward = reward + reference forward, exactly the plain GRPO Assessment.
+    assert verl["stages"]["assessment"]["work_flops"] == plain
+    assert verl["options"] == {"recompute_logprobs": True, "kl": False}
+    kept = _run([*BASE, "--framework", "verl", "--kl"])
+    assert kept["options"] == {"recompute_logprobs": True}
+    assert kept["stages"]["assessment"]["work_flops"] > plain
+
+
+def test_recompute_adds_one_forward_and_leaves_training_alone() -> None:
+    plain = _run(BASE)["stages"]
+    rec = _run([*BASE, "--recompute-logprobs"])["stages"]
+    nokl = _run([*BASE, "--no-kl"])["stages"]
+    # Hand derivation: recompute adds the actor's forward over the B K sequences to
+    # Assessment (= the reference's forward, same model); Training is unchanged.
+    ref_forward = plain["assessment"]["work_flops"] - nokl["assessment"]["work_flops"]
+    assert rec["assessment"]["work_flops"] == plain["assessment"]["work_flops"] + ref_forward
+    assert rec["training"]["work_flops"] == plain["training"]["work_flops"]
+
+
+def test_preset_options_apply_only_where_they_mean_something() -> None:
+    dpo, dapo, grpo = (get_algorithm(n) for n in ("dpo", "dapo", "grpo"))
+    # DPO has no rollouts to recompute and needs its reference: verl's preset leaves it.
+    assert preset_options("verl", dpo) == {"recompute_logprobs": False, "kl": True}
+    # DAPO has no reference to drop.
+    assert preset_options("verl", dapo) == {"recompute_logprobs": True, "kl": True}
+    assert preset_options("trl", grpo) == {"recompute_logprobs": False, "kl": False}
+    assert preset_options(None, grpo) == {"recompute_logprobs": False, "kl": True}
+    result = runner.invoke(app, ["dpo", "--model", "8b", "--framework", "verl", "--json"])
+    assert result.exit_code == 0, result.output
+
+
+def test_frameworks_listing_and_bad_name() -> None:
+    rows = _run(["frameworks", "--json"])
+    assert [r["framework"] for r in rows] == [f.value for f in Framework]
+    assert all(d["source"] for r in rows for d in r["defaults"])
+    assert len(PRESETS) == 5
+    with pytest.raises(SpecError, match="unknown framework"):
+        get_preset("deepspeed-chat")
+    result = runner.invoke(app, [*BASE, "--framework", "nope"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
