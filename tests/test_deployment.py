@@ -353,3 +353,15 @@ def test_generation_tp_above_the_kv_heads_replicates_them():
     at8 = memory_per_rank(arch, Layout(tp=8), Mode.GENERATE, 1, 1024)
     assert at16.kv_cache == at8.kv_cache == 2 * 80 * 128 * 2 * 1024
     assert at16.weights < at8.weights  # the query, MLP and vocabulary shards still halve
+
+
+def test_low_memory_logits_hold_the_logits_and_their_gradient_only():
+    # verl/TRL/OpenRLHF compute log-probs row by row (or in flash-attn's fused cross-entropy):
+    # bf16 logits, and in training their bf16 gradient, 2 and 4 B per element
+    from rlmcost.choices import Dtype
+    from rlmcost.deployment.spec import LogitsMode
+
+    v = 151_936
+    args = (LogitsMode.LOW_MEMORY, Dtype.BF16, Dtype.FP32, 1024)
+    assert logits_peak_bytes(8192, v, False, *args) == 8192 * v * 2
+    assert logits_peak_bytes(8192, v, True, *args) == 8192 * v * 4

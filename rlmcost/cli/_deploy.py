@@ -169,7 +169,11 @@ def deployment_options() -> dict[str, Any]:
         "logits": (
             Annotated[
                 LogitsMode | None,
-                typer.Option(help="Log-prob logits: materialized (default) or fused/chunked.",
+                typer.Option(
+                    help="Log-prob logits: materialized (default: bf16 logits, fp32 upcast "
+                    "and log-softmax), low-memory (row-by-row / fused cross-entropy: the "
+                    "logits only, as verl, TRL, OpenRLHF) or fused (chunked linear + "
+                    "cross-entropy).",
                              rich_help_panel=p),
             ],
             None,

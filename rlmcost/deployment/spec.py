@@ -52,6 +52,7 @@ class LogitsMode(StrEnum):
     """How log-probs over the vocabulary are computed (:mod:`rlmcost.deployment.logits`)."""
 
     MATERIALIZED = "materialized"  # full [tokens, V] logits, fp32 upcast, log-softmax
+    LOW_MEMORY = "low-memory"  # model-dtype logits; log-softmax row by row or a fused CE kernel
     FUSED = "fused"  # chunked/fused linear + cross-entropy (Liger FLCE, verl fused kernels)
 
 

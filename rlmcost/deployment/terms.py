@@ -46,9 +46,14 @@ def logits_peak_bytes(
     Materialized: ``positions x V`` elements times :data:`LOGITS_FORWARD_BYTES` (forward) or
     :data:`LOGITS_TRAIN_BYTES` (training), each part in its dtype: 2 + 4 + 4 = 10 bytes per
     element forward and 2 x 2 + 3 x 4 = 16 training with bf16 activations and fp32 logits.
-    Fused: one chunk of ``min(positions, chunk_tokens)`` positions, :data:`FUSED_CHUNK_COPIES`
-    fp32 copies. At 150k-token vocabularies and long responses this is what runs small models
-    out of memory (a 1.5B model, 8k-token sequences: 8192 x 151,936 x 10 B = 11.6 GiB).
+    Low-memory: the logits in the activation dtype (and, training, their gradient): the
+    log-softmax runs row by row or in a fused cross-entropy kernel that keeps fp32 in registers
+    (verl ``logprobs_from_logits``: flash-attn's triton ``cross_entropy`` when installed, else
+    ``logprobs_from_logits_v2`` row by row for bf16; TRL ``selective_log_softmax``; OpenRLHF
+    ``log_probs_from_logits``). Fused: one chunk of ``min(positions, chunk_tokens)`` positions,
+    :data:`FUSED_CHUNK_COPIES` fp32 copies. At 150k-token vocabularies and long responses
+    this is what runs small models out of memory (a 1.5B model, 8k-token sequences, forward:
+    8192 x 151,936 x 10 B = 11.6 GiB).
 
     >>> logits_peak_bytes(8192, 151_936, False, LogitsMode.MATERIALIZED, Dtype.BF16, Dtype.FP32,
     ...                   1024)
@@ -57,6 +62,8 @@ def logits_peak_bytes(
     if mode is LogitsMode.FUSED:
         rows = min(positions, chunk_tokens)
         return rows * vocab_per_rank * FUSED_CHUNK_COPIES * logits_dtype.bytes
+    if mode is LogitsMode.LOW_MEMORY:  # the logits (and, training, their gradient) only
+        return positions * vocab_per_rank * (2 if train else 1) * activation_dtype.bytes
     parts = LOGITS_TRAIN_BYTES if train else LOGITS_FORWARD_BYTES
     per = parts["model"] * activation_dtype.bytes + parts["fp32"] * logits_dtype.bytes
     return positions * vocab_per_rank * per

@@ -234,7 +234,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--lora-targets", ",".join(r.words("target_modules", "all-linear")))
     if r.flag("ref_reward_offload", False):
         q.set("--offload-idle")
-    q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "materialized")
+    q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "low-memory")
     r.flag("bf16", False)
 
 

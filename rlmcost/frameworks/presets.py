@@ -147,9 +147,11 @@ PRESETS: dict[Framework, Preset] = {
             ),
             Default(
                 "logits",
-                "materialized",
-                "--logits materialized",
-                f"{_VERL_YAML}: model.use_fused_loss: False",
+                "low-memory",
+                "--logits low-memory",
+                "verl/utils/torch_functional.py logprobs_from_logits: flash-attn's triton "
+                "cross_entropy when installed, else logprobs_from_logits_v2 (row by row for "
+                "bf16); no fp32 copy of the logits",
             ),
             Default(
                 "recompute_logprobs",
@@ -179,6 +181,13 @@ PRESETS: dict[Framework, Preset] = {
         Framework.OPENRLHF,
         "OpenRLHF: DeepSpeed ZeRO-2 trainers and vLLM engines on GPUs of their own (Ray)",
         (
+            Default(
+                "logits",
+                "low-memory",
+                "--logits low-memory",
+                "openrlhf/models/utils.py log_probs_from_logits: flash-attn's triton "
+                "cross_entropy on bf16 logits (row-wise log-softmax otherwise); no fp32 copy",
+            ),
             Default("train.zero", "2", "--zero 2", f"{_ORLHF_ARGS}: --zero_stage default 2"),
             Default(
                 "train.ckpt",
@@ -249,6 +258,13 @@ PRESETS: dict[Framework, Preset] = {
         "TRL: one accelerate process per GPU (DDP unless a DeepSpeed/FSDP accelerate config), "
         "vLLM in the training process (colocate) or as a server",
         (
+            Default(
+                "logits",
+                "low-memory",
+                "--logits low-memory",
+                "trl/trainer/utils.py selective_log_softmax: log-softmax row by row for "
+                "bf16/fp16 logits; no fp32 copy",
+            ),
             Default(
                 "train.zero",
                 "0",

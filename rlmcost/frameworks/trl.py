@@ -75,7 +75,7 @@ def import_trl(
         q.set("--offload", ",".join(offload))
     q.set("--ckpt", "full" if r.flag("gradient_checkpointing", True) else "none")
     liger = r.flag("use_liger_loss", False) or r.flag("use_liger_kernel", False)
-    q.set("--logits", "fused" if liger else "materialized")
+    q.set("--logits", "fused" if liger else "low-memory")  # selective_log_softmax, row by row
     if r.flag("use_peft", False):
         q.set("--lora-rank", r.integer("lora_r", 16))
         targets = r.words("lora_target_modules", None)

@@ -212,7 +212,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--ckpt", "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none")
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip
-    q.set("--logits", "fused" if fused else "materialized")
+    q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
     _micro_batch(r, q, dp, sp_size)
     rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
     if rank:
