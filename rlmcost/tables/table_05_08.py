@@ -35,12 +35,14 @@ _NOTES = [
     "Suppressed (§III-G): communication, synchronization, pipeline bubbles and "
     "micro-batching, load imbalance, communication workspaces, replicated token-wise "
     "activations (TP activations count as fully sharded; SP realizes this), precision-"
-    "specific byte factors. ZeRO rows shard model states over P_z (§III-G1); the "
-    "checkpointing row keeps kappa_ckpt of the activations and recomputes the body once "
-    "(§III-G2).",
+    "specific byte factors. ZeRO rows shard model states over P_z (§III-G1): per rank "
+    "ZeRO-1 P + P + 2P/P_z, ZeRO-2 P + 3P/P_z, ZeRO-3 4P/P_z with P = |M|, P_z = P_d for plain "
+    "ZeRO data parallelism; the checkpointing row keeps kappa_ckpt of the activations and "
+    "recomputes the body once (§III-G2).",
     "Big-O tables use d_ff = O(d) and the degree bounds P_t <= d, P_p <= L, P_c <= m, "
-    "P_e <= E, P_d <= B; explicit tables keep every term that is not dominated, with its "
-    "exact coefficient.",
+    "P_e <= E, P_d <= B; explicit tables keep, with its exact coefficient, every term that "
+    "no other term outgrows in a size (a term smaller only by a degree, as ZeRO's P/P_z "
+    "beside P, stays).",
 ]
 
 
