@@ -16,9 +16,12 @@ term is a share of the same state, as large as the replicated one at P_z = 1.
 
 from __future__ import annotations
 
+from functools import cache
+
 import sympy as sp
 
 from rlmcost import symbols as sy
+from rlmcost.blocks import _dominates as _shape_dominates
 from rlmcost.blocks import big_o
 from rlmcost.logs import clog2
 
@@ -76,12 +79,13 @@ def _dominates(big: sp.Expr, small: sp.Expr) -> bool:
     return _at_least(_bound(sp.powsimp(big / small), upper=False), sp.Integer(1))
 
 
+@cache
 def _dominates_by_size(big: sp.Expr, small: sp.Expr) -> bool:
     """big >= small (over the degrees' range, or as ``blocks.big_o`` orders shapes) with a ratio
     that involves a size, not only parallel degrees."""
-    if not (sp.powsimp(big / small).free_symbols - _DEGREES):
+    if not ((big / small).free_symbols - _DEGREES):
         return False
-    return _dominates(big, small) or sp.Add.make_args(big_o(big + small)) == (big,)
+    return _dominates(big, small) or _shape_dominates(big, small)
 
 
 def _shapes(expr: sp.Expr, regime: dict | None, explicit: bool = False) -> list[sp.Expr]:
