@@ -56,9 +56,7 @@ _ADAM_BYTES = "16-bit weights and gradients, fp32 master weights, m and v"
 
 def _q() -> list[Quantity]:
     return [
-        Quantity(
-            "params", "|M|", "params", lambda a, w: bl.params(a), "all parameters", r"|M|"
-        ),
+        Quantity("params", "|M|", "params", lambda a, w: bl.params(a), "all parameters", r"|M|"),
         Quantity(
             "params_active",
             "|M|_act",

@@ -2,7 +2,9 @@
 
 Each ``table_XX`` module has ``build() -> list[Table]``; :func:`write_all` renders every table
 as Markdown, LaTeX and CSV under ``tables/``, each file starting with the command that made it,
-and :func:`check` reports the files that differ from a fresh build.
+and :func:`check` reports the files that differ from a fresh build. The LaTeX files are
+fragments for a plain article whose second line names the preamble they need
+(:mod:`rlmcost.tables.latex`).
 """
 
 from __future__ import annotations
