@@ -36,7 +36,13 @@ class clog2(sp.Function):  # noqa: N801 - reads like the math
         return None
 
     def _latex(self, printer: sp.printing.latex.LatexPrinter) -> str:
-        return rf"\lceil \log_2 {printer._print(self.args[0])} \rceil"
+        """``\\lceil \\log_2 x \\rceil``; a sum or product in parentheses, so that
+        ceil(log2(S + T)) does not read as ceil(log2 S) + T."""
+        arg = self.args[0]
+        inner = printer._print(arg)
+        if arg.is_Add or (arg.is_Mul and not inner.startswith(r"\frac")):
+            inner = f"({inner})"
+        return rf"\lceil \log_2 {inner} \rceil"
 
     def _sympystr(self, printer: sp.printing.str.StrPrinter) -> str:
         return f"clog2({printer._print(self.args[0])})"

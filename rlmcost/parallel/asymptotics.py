@@ -9,14 +9,19 @@ Both build on ``blocks.big_o`` and add what the degrees need:
   sharded weights (L d^2 / P_t >= L d) and drops out, as it would for fixed degrees.
 
 The explicit leading order keeps, with their exact coefficients, the terms of the explicit
-expression whose Big-O shape survives.
+expression whose Big-O shape survives, and also the terms smaller than another only by a
+parallel degree: ZeRO-1 keeps 2|M| + 2|M|/P_z (§III-G1), not 2|M| alone, since the sharded
+term is a share of the same state, as large as the replicated one at P_z = 1.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import sympy as sp
 
 from rlmcost import symbols as sy
+from rlmcost.blocks import _dominates as _shape_dominates
 from rlmcost.blocks import big_o
 from rlmcost.logs import clog2
 
@@ -74,10 +79,27 @@ def _dominates(big: sp.Expr, small: sp.Expr) -> bool:
     return _at_least(_bound(sp.powsimp(big / small), upper=False), sp.Integer(1))
 
 
-def _shapes(expr: sp.Expr, regime: dict | None) -> list[sp.Expr]:
+@cache
+def _dominates_by_size(big: sp.Expr, small: sp.Expr) -> bool:
+    """big >= small (over the degrees' range, or as ``blocks.big_o`` orders shapes) with a ratio
+    that involves a size, not only parallel degrees."""
+    if not ((big / small).free_symbols - _DEGREES):
+        return False
+    return _dominates(big, small) or _shape_dominates(big, small)
+
+
+def _shapes(expr: sp.Expr, regime: dict | None, explicit: bool = False) -> list[sp.Expr]:
+    """The non-dominated Big-O shapes of ``expr``; ``explicit``: a shape dominated only by a
+    degree factor (a shard beside its replica) is kept too."""
     protected, back = _protect(sp.expand(sp.sympify(expr).xreplace(regime or {})))
-    terms = list(sp.Add.make_args(big_o(protected)))
-    kept = [a for a in terms if not any(b != a and _dominates(b, a) for b in terms)]
+    if explicit:
+        each = (sp.Add.make_args(big_o(t)) for t in sp.Add.make_args(protected))
+        terms = list(dict.fromkeys(s for shapes in each for s in shapes))
+        beats = _dominates_by_size
+    else:
+        terms = list(sp.Add.make_args(big_o(protected)))
+        beats = _dominates
+    kept = [a for a in terms if not any(b != a and beats(b, a) for b in terms)]
     return [t.xreplace(back) for t in kept]
 
 
@@ -91,15 +113,18 @@ def big_o_parallel(expr: sp.Expr, regime: dict | None = None) -> sp.Expr:
 
 
 def leading_order(expr: sp.Expr) -> sp.Expr:
-    """The terms of ``expr`` (coefficients kept) whose Big-O shape is not dominated.
+    """The terms of ``expr`` (coefficients kept) whose Big-O shape is not dominated by a
+    larger size; a term smaller than another only by a degree stays (a ZeRO shard).
 
     >>> leading_order(16 * sy.L * sy.d**2 + 16 * sy.L * sy.d + 8 * sy.V * sy.d + 8 * sy.d)
     16*L*d**2 + 8*V*d
+    >>> leading_order(8 * sy.L * sy.d**2 + 8 * sy.L * sy.d**2 / sy.P_z + 4 * sy.L * sy.d)
+    8*L*d**2 + 8*L*d**2/P_z
     """
     expanded = sp.expand(expr)
-    kept = set(_shapes(expanded, None))
+    kept = set(_shapes(expanded, None, explicit=True))
     out = []
     for term in sp.Add.make_args(expanded):
-        if set(_shapes(term, None)) & kept:
+        if set(_shapes(term, None, explicit=True)) & kept:
             out.append(term)
     return sp.Add(*out)

@@ -25,24 +25,54 @@ UNITS = {"FLOP": "FLOP", "B": "bytes", "params": "parameters", "levels": "reduct
 
 @dataclass(frozen=True)
 class Quantity:
-    """One Table III entry: JSON key, paper-style label, unit, and its expression builder."""
+    """One Table III entry: JSON key, symbol (text and LaTeX), unit, and its expression builder.
+
+    The symbol names exactly what the expression counts: per sequence, or with the batch
+    factor written in it (``B C_prefill(S)``). ``unit`` is FLOP, levels, params or elements
+    (counts of tensor entries, the paper's convention) or B (bytes); a byte quantity names its
+    dtypes in ``dtype``, where ``{dtype}`` stands for the query's ``--dtype``.
+    """
 
     key: str
     label: str
     unit: str
     build: Callable[..., sp.Expr]
     note: str = ""
+    latex: str = ""
+    dtype: str = ""
+
+    def unit_text(self, dtype: Dtype = Dtype.BF16) -> str:
+        """The unit in words; bytes with the dtypes they assume (``dtype``: weights,
+        activations and KV cache)."""
+        if self.unit == "B":
+            return f"bytes ({self.dtype.format(dtype=dtype)})"
+        if self.unit == "params":
+            return "elements (parameters)"
+        return UNITS.get(self.unit, self.unit)
+
+
+_ADAM_BYTES = "16-bit weights and gradients, fp32 master weights, m and v"
 
 
 def _q() -> list[Quantity]:
     return [
-        Quantity("params", "|M|", "params", lambda a, w: bl.params(a), "all parameters"),
+        Quantity("params", "|M|", "params", lambda a, w: bl.params(a), "all parameters", r"|M|"),
         Quantity(
             "params_active",
-            "|M| active/token",
+            "|M|_act",
             "params",
             lambda a, w: bl.params_active_per_token(a),
-            "MoE: unused experts left out",
+            "per token; MoE: unused experts left out",
+            r"|M|_{\mathrm{act}}",
+        ),
+        Quantity(
+            "weight_bytes",
+            "bytes(|M|)",
+            "B",
+            lambda a, w: bl.memory_params_bytes(a, w.dtype),
+            "weights in --dtype",
+            r"\mathrm{bytes}(|M|)",
+            "{dtype}",
         ),
         Quantity(
             "forward_flops",
@@ -50,6 +80,7 @@ def _q() -> list[Quantity]:
             "FLOP",
             lambda a, w: bl.work_forward(a, w.B, w.m, w.counting),
             "teacher-forced, B x m",
+            r"B\,m\,C_f^{\mathrm{tok}}(m)",
         ),
         Quantity(
             "backward_flops",
@@ -57,6 +88,7 @@ def _q() -> list[Quantity]:
             "FLOP",
             lambda a, w: bl.work_backward(a, w.B, w.m, w.counting),
             "= 2 x forward",
+            r"B\,m\,C_b^{\mathrm{tok}}(m)",
         ),
         Quantity(
             "train_flops",
@@ -64,20 +96,23 @@ def _q() -> list[Quantity]:
             "FLOP",
             lambda a, w: bl.work_train(a, w.B, w.m, w.counting),
             "forward + backward",
+            r"B\,m\,C_{\mathrm{tr}}^{\mathrm{tok}}(m)",
         ),
         Quantity(
             "prefill_flops",
-            "C_prefill(S)",
+            "B C_prefill(S)",
             "FLOP",
             lambda a, w: bl.work_prefill(a, w.S, w.B, w.counting),
             "B prompts of S tokens, LM head on the last",
+            r"B\,C_{\mathrm{prefill}}(S)",
         ),
         Quantity(
             "decode_step_flops",
-            "C_dec(c)",
+            "B C_dec(c)",
             "FLOP",
             lambda a, w: bl.work_decode_step(a, w.c, w.B),
             "B sequences, one new token each, KV context c",
+            r"B\,C_{\mathrm{dec}}(c)",
         ),
         Quantity(
             "rollout_flops",
@@ -85,55 +120,92 @@ def _q() -> list[Quantity]:
             "FLOP",
             lambda a, w: bl.work_rollout(a, w.S, w.T, w.counting),
             "one sequence: prefill S + T decode steps",
+            r"C_{\mathrm{gen}}^{\mathrm{roll}}(S, T)",
         ),
         Quantity(
-            "weight_bytes",
-            "|M| x bytes",
-            "B",
-            lambda a, w: bl.memory_params_bytes(a, w.dtype),
-            "weights in --dtype",
+            "kv_cache_elements",
+            "B M_KV(c)",
+            "elements",
+            lambda a, w: bl.memory_kv_cache(a, w.B * w.c),
+            "K and V of B x c tokens",
+            r"B\,M_{\mathrm{KV}}(c)",
         ),
         Quantity(
             "kv_cache_bytes",
-            "M_KV",
+            "bytes(B M_KV(c))",
             "B",
             lambda a, w: bl.memory_kv_cache_bytes(a, w.B * w.c, w.dtype),
             "B x c tokens",
-        ),
-        Quantity(
-            "activation_bytes",
-            "M_Act",
-            "B",
-            lambda a, w: bl.memory_activations_bytes(a, w.B * w.m, w.dtype),
-            "saved for backward, B x m tokens, no recomputation",
+            r"\mathrm{bytes}(B\,M_{\mathrm{KV}}(c))",
+            "{dtype}",
         ),
         Quantity(
             "activation_elements_paper",
-            "M_Act (paper)",
+            "B M_Act(m)",
             "elements",
             lambda a, w: bl.memory_activations_paper(a, w.B * w.m),
-            "B m L d",
+            "the paper's leading term B m L d",
+            r"B\,M_{\mathrm{Act}}(m)",
+        ),
+        Quantity(
+            "activation_bytes",
+            "B M_Act^saved(m)",
+            "B",
+            lambda a, w: bl.memory_activations_bytes(a, w.B * w.m, w.dtype),
+            "every tensor saved for backward (beyond B m L d), B x m tokens, no recomputation",
+            r"B\,M_{\mathrm{Act}}^{\mathrm{saved}}(m)",
+            "{dtype}, fp32 log-sum-exp",
+        ),
+        Quantity(
+            "inference_buffer_elements",
+            "B M_Inf(m)",
+            "elements",
+            lambda a, w: bl.memory_inference_buffer(a, w.B * w.m),
+            "forward-only transients of one layer, B x m tokens",
+            r"B\,M_{\mathrm{Inf}}(m)",
         ),
         Quantity(
             "inference_buffer_bytes",
-            "M_Inf",
+            "bytes(B M_Inf(m))",
             "B",
             lambda a, w: bl.memory_inference_buffer_bytes(a, w.B * w.m, w.dtype),
             "forward-only transients, B x m tokens",
+            r"\mathrm{bytes}(B\,M_{\mathrm{Inf}}(m))",
+            "{dtype}",
+        ),
+        Quantity(
+            "logits_elements",
+            "B m V",
+            "elements",
+            lambda a, w: bl.memory_logits(a, w.B * w.m),
+            "logits of B x m tokens",
+            r"B\,m\,V",
         ),
         Quantity(
             "logits_bytes",
-            "B m V (fp32)",
+            "bytes(B m V)",
             "B",
             lambda a, w: bl.memory_logits_bytes(a, w.B * w.m),
             "fp32 logits, B x m",
+            r"\mathrm{bytes}(B\,m\,V)",
+            "fp32",
+        ),
+        Quantity(
+            "adam_state_elements",
+            "4|M|",
+            "elements",
+            lambda a, w: bl.memory_adam_states(bl.params(a)),
+            "parameters, gradients, m and v (§III-G1)",
+            r"4|M|",
         ),
         Quantity(
             "adam_state_bytes",
-            "16 |M|",
+            "bytes(4|M|) = 16|M|",
             "B",
             lambda a, w: bl.memory_adam_states_bytes_rajbhandari2020(bl.params(a)),
             "mixed-precision Adam (ZeRO paper)",
+            r"\mathrm{bytes}(4|M|) = 16|M|",
+            _ADAM_BYTES,
         ),
         Quantity(
             "depth_forward",
@@ -141,20 +213,23 @@ def _q() -> list[Quantity]:
             "levels",
             lambda a, w: bl.depth_forward(a, w.m),
             "critical path, one forward",
+            r"D_f(m)",
         ),
         Quantity(
             "depth_backward",
-            "D_b(m)",
+            "D_b(m, B m)",
             "levels",
             lambda a, w: bl.depth_backward(a, w.m, w.B * w.m),
-            "input grads + last dW",
+            "input grads over m positions + the last dW, reduced over B x m tokens",
+            r"D_b(m, B\,m)",
         ),
         Quantity(
             "depth_generation",
             "D_gen(S, T)",
             "levels",
             lambda a, w: bl.depth_generation(a, w.S, w.T),
-            "prefill + T decode steps",
+            "one sequence: prefill + T decode steps",
+            r"D_{\mathrm{gen}}(S, T)",
         ),
     ]
 
@@ -189,7 +264,8 @@ class BlocksReport:
         """Raw numbers (ints for FLOPs, bytes, params and depths) plus units and inputs."""
         out: dict[str, Any] = {"model": self.model, "inputs": self.inputs}
         out.update(self.values)
-        out["units"] = {q.key: UNITS.get(q.unit, q.unit) for q in QUANTITIES}
+        dtype = Dtype(self.inputs["dtype"])
+        out["units"] = {q.key: q.unit_text(dtype) for q in QUANTITIES}
         out["convention"] = CONVENTION
         out["notes"] = self.notes
         return out

@@ -2,7 +2,9 @@
 
 Each ``table_XX`` module has ``build() -> list[Table]``; :func:`write_all` renders every table
 as Markdown, LaTeX and CSV under ``tables/``, each file starting with the command that made it,
-and :func:`check` reports the files that differ from a fresh build.
+and :func:`check` reports the files that differ from a fresh build. The LaTeX files are
+fragments for a plain article whose second line names the preamble they need
+(:mod:`rlmcost.tables.latex`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ COMMAND = "rlmcost tables"
 
 @dataclass(frozen=True)
 class Cell:
-    """A cell shown as ``text`` in Markdown/CSV and as ``latex`` in LaTeX (math mode)."""
+    """A formula: ``text`` in Markdown/CSV, ``latex`` (math mode) in LaTeX."""
 
     text: str
     latex: str | None = None
@@ -31,56 +33,71 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
-    """A titled grid of cells; ``name`` is the file stem (e.g. ``table_03``)."""
+    """A titled grid of cells; ``name`` is the file stem (e.g. ``table_03``), ``number`` the
+    paper's table number (``III``). Plain strings are text cells, :class:`Cell` s formulas.
+    ``widths``: the LaTeX column widths as fractions of the line (default: equal); ``size``
+    the LaTeX font size (``scriptsize`` for the widest tables)."""
 
     name: str
+    number: str
     title: str
     columns: list[str]
     rows: list[list[Cell | str]]
     notes: list[str] = field(default_factory=list)
+    widths: tuple[float, ...] | None = None
+    size: str = "footnotesize"
 
-    def _text(self, cell: Cell | str) -> str:
+    @property
+    def full_title(self) -> str:
+        return f"Table {self.number}: {self.title}"
+
+    @property
+    def caption(self) -> str:
+        """The LaTeX caption: the title once (LaTeX adds its own "Table N:")."""
+        return self.title[:1].upper() + self.title[1:]
+
+    @staticmethod
+    def _text(cell: Cell | str) -> str:
         return cell.text if isinstance(cell, Cell) else cell
 
-    def _latex(self, cell: Cell | str) -> str:
+    @staticmethod
+    def _latex(cell: Cell | str) -> str:
+        from rlmcost.tables.latex import breakable_math, tex_text
+
         if isinstance(cell, Cell) and cell.latex is not None:
-            return f"${cell.latex}$"
-        return _tex_escape(self._text(cell))
+            return f"${breakable_math(cell.latex)}$"
+        return tex_text(Table._text(cell))
 
     def header(self) -> str:
-        return f"made by `{COMMAND}` (rlmcost {__version__}): {self.title}"
+        return f"made by `{COMMAND}` (rlmcost {__version__}): {self.full_title}"
 
     def markdown(self) -> str:
-        lines = [f"<!-- {self.header()} -->", "", f"# {self.title}", ""]
+        lines = [f"<!-- {self.header()} -->", "", f"# {self.full_title}", ""]
         lines.append("| " + " | ".join(self.columns) + " |")
         lines.append("|" + "---|" * len(self.columns))
         for row in self.rows:
-            cells = [self._text(c).replace("|", "\\|") for c in row]
-            lines.append(
-                "| "
-                + " | ".join(f"`{c}`" if i >= 2 and c else c for i, c in enumerate(cells))
-                + " |"
-            )
+            cells = []
+            for c in row:
+                text = self._text(c).replace("|", "\\|")
+                cells.append(f"`{text}`" if isinstance(c, Cell) and text else text)
+            lines.append("| " + " | ".join(cells) + " |")
         lines += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines).rstrip() + "\n"
 
     def latex(self) -> str:
-        spec = "l" * len(self.columns)
-        out = [
-            f"% {self.header()}",
-            r"\begin{table}[t]",
-            r"\centering",
-            rf"\caption{{{_tex_escape(self.title)}}}",
-            rf"\begin{{tabular}}{{{spec}}}",
-            r"\hline",
-            " & ".join(_tex_escape(c) for c in self.columns) + r" \\",
-            r"\hline",
-        ]
-        out += [" & ".join(self._latex(c) for c in row) + r" \\" for row in self.rows]
-        out += [r"\hline", r"\end{tabular}"]
-        out += [rf"% note: {n}" for n in self.notes]
-        out.append(r"\end{table}")
-        return "\n".join(out) + "\n"
+        from rlmcost.tables.latex import fragment
+
+        n = len(self.columns)
+        return fragment(
+            self.header(),
+            self.name,
+            self.caption,
+            self.columns,
+            self.widths or (1 / n,) * n,
+            [[self._latex(c) for c in row] for row in self.rows],
+            self.notes,
+            self.size,
+        )
 
     def csv(self) -> str:
         buf = io.StringIO()
@@ -108,17 +125,12 @@ def big_o_cell(expr: object) -> Cell:
     return Cell(f"O({shown})", rf"O\left({sp.latex(shown)}\right)")
 
 
-def _tex_escape(s: str) -> str:
-    for a, b in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("%", r"\%"),
-        ("&", r"\&"),
-        ("#", r"\#"),
-        ("$", r"\$"),
-    ):
-        s = s.replace(a, b)
-    return s
+def expr_cell(expr: object) -> Cell:
+    """An explicit formula: sympy's ``str`` and ``latex`` of ``expr``."""
+    import sympy as sp
+
+    e = sp.sympify(expr)
+    return Cell(str(e), sp.latex(e))
 
 
 def build_all() -> list[Table]:

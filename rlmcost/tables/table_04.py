@@ -6,10 +6,8 @@ paper's table), and ``table_04_expanded`` with every entry expanded on the canon
 
 from __future__ import annotations
 
-import sympy as sp
-
 from rlmcost.reports.algorithms import SymbolicStage, symbolic_stages
-from rlmcost.tables import Cell, Table, big_o_cell
+from rlmcost.tables import Cell, Table, big_o_cell, expr_cell
 
 ALGORITHMS = ("ppo", "grpo", "dpo")
 
@@ -41,8 +39,7 @@ def _o(row: SymbolicStage, key: str) -> Cell:
 def _expr(row: SymbolicStage, attr: str) -> Cell:
     if row.cost is None:
         return Cell("-", "-")
-    expr = getattr(row.cost, attr)
-    return Cell(str(expr), sp.latex(expr))
+    return expr_cell(getattr(row.cost, attr))
 
 
 def build() -> list[Table]:
@@ -75,7 +72,8 @@ def build() -> list[Table]:
     return [
         Table(
             name="table_04",
-            title="Table IV: work, depth and memory of PPO, GRPO and DPO per stage",
+            number="IV",
+            title="work, depth and memory of PPO, GRPO and DPO per stage",
             columns=[
                 "algorithm",
                 "stage",
@@ -88,10 +86,14 @@ def build() -> list[Table]:
             ],
             rows=notation,
             notes=NOTES,
+            widths=(0.075, 0.085, 0.125, 0.145, 0.17, 0.175, 0.11, 0.115),
+            size="scriptsize",
         ),
         Table(
             name="table_04_expanded",
-            title="Table IV expanded on the canonical model (MHA, 2-projection FFN, h d_h = d)",
+            number="IV",
+            title="work, depth and memory per stage expanded on the canonical model (MHA, "
+            "2-projection FFN, h d_h = d)",
             columns=[
                 "algorithm",
                 "stage",
@@ -102,6 +104,7 @@ def build() -> list[Table]:
                 "memory [elements], disaggregated",
             ],
             rows=expanded,
+            widths=(0.075, 0.085, 0.19, 0.2, 0.19, 0.13, 0.13),
             notes=[
                 "FLOP = one add or one multiply; matrix products only; teacher-forced "
                 "attention counted full ((S+T)^2 pairs), as torch FlopCounterMode counts.",

@@ -5,13 +5,21 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.parallel.paper import table_entries
-from rlmcost.tables import Cell, Table, big_o_cell
+from rlmcost.tables import Cell, Table, big_o_cell, expr_cell
 
 _TITLES = {
-    ("per_rank", "big_o"): ("table_05", "Table V: complexity per rank (Big-O)"),
-    ("global", "big_o"): ("table_06", "Table VI: complexity, global (Big-O)"),
-    ("per_rank", "explicit"): ("table_07", "Table VII: explicit leading order per rank"),
-    ("global", "explicit"): ("table_08", "Table VIII: explicit leading order, global"),
+    ("per_rank", "big_o"): ("table_05", "V", "complexity analysis (per rank), Big-O"),
+    ("global", "big_o"): ("table_06", "VI", "complexity analysis (global), Big-O"),
+    ("per_rank", "explicit"): (
+        "table_07",
+        "VII",
+        "complexity analysis (per rank), explicit leading order",
+    ),
+    ("global", "explicit"): (
+        "table_08",
+        "VIII",
+        "complexity analysis (global), explicit leading order",
+    ),
 }
 
 _NOTES = [
@@ -35,36 +43,40 @@ _NOTES = [
     "Suppressed (§III-G): communication, synchronization, pipeline bubbles and "
     "micro-batching, load imbalance, communication workspaces, replicated token-wise "
     "activations (TP activations count as fully sharded; SP realizes this), precision-"
-    "specific byte factors. ZeRO rows shard model states over P_z (§III-G1); the "
-    "checkpointing row keeps kappa_ckpt of the activations and recomputes the body once "
-    "(§III-G2).",
+    "specific byte factors. ZeRO rows shard model states over P_z (§III-G1): per rank "
+    "ZeRO-1 P + P + 2P/P_z, ZeRO-2 P + 3P/P_z, ZeRO-3 4P/P_z with P = |M|, P_z = P_d for plain "
+    "ZeRO data parallelism; the checkpointing row keeps kappa_ckpt of the activations and "
+    "recomputes the body once (§III-G2).",
     "Big-O tables use d_ff = O(d) and the degree bounds P_t <= d, P_p <= L, P_c <= m, "
-    "P_e <= E, P_d <= B; explicit tables keep every term that is not dominated, with its "
-    "exact coefficient.",
+    "P_e <= E, P_d <= B; explicit tables keep, with its exact coefficient, every term that "
+    "no other term outgrows in a size (a term smaller only by a degree, as ZeRO's P/P_z "
+    "beside P, stays).",
 ]
 
 
 def _cell(expr: sp.Expr, big_o: bool) -> Cell:
     if big_o:
         return big_o_cell(expr)
-    return Cell(str(expr), sp.latex(expr))
+    return expr_cell(expr)
 
 
 def build() -> list[Table]:
     tables = []
-    for (scope, form), (name, title) in _TITLES.items():
+    for (scope, form), (name, number, title) in _TITLES.items():
         big_o = form == "big_o"
-        rows = [
+        rows: list[list[Cell | str]] = [
             [row.label, row.arch.name, _cell(w, big_o), _cell(dp, big_o), _cell(mem, big_o)]
             for row, w, dp, mem in table_entries(scope, form)
         ]
         tables.append(
             Table(
                 name=name,
+                number=number,
                 title=f"{title}, m = S + T",
                 columns=["strategy", "model", "work", "depth", "memory"],
                 rows=rows,
                 notes=_NOTES,
+                widths=(0.11, 0.08, 0.28, 0.28, 0.25),
             )
         )
     return tables

@@ -72,7 +72,8 @@ def build() -> list[Table]:
     return [
         Table(
             name="table_09",
-            title="Table IX: inter-model parallelism (global work, global depth, peak memory "
+            number="IX",
+            title="inter-model parallelism (global work, global depth, peak memory "
             "per device group per stage), PPO",
             columns=[
                 "configuration",
@@ -86,5 +87,7 @@ def build() -> list[Table]:
             ],
             rows=rows,
             notes=NOTES,
+            widths=(0.098, 0.08, 0.118, 0.165, 0.129, 0.135, 0.179, 0.096),
+            size="scriptsize",
         )
     ]
