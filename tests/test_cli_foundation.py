@@ -32,7 +32,9 @@ def test_blocks_json_has_the_documented_keys_and_exact_values():
     assert out["params"] == 70_553_706_496
     assert out["forward_flops"] == int(bl.work_forward(arch, 2, 4096))
     assert out["backward_flops"] == 2 * out["forward_flops"]
-    assert out["decode_step_flops"] == int(bl.work_decode_step(arch, 8192, 2))
+    # 8192 cached tokens: the new token attends 8193 positions (its own key too, as
+    # FlopCounterMode counts a step after a cache of context - 1 tokens)
+    assert out["decode_step_flops"] == int(bl.work_decode_step(arch, 8193, 2))
     # KV cache by hand: 2 (K, V) x 80 layers x 8 kv heads x 128 x 2 bytes x (2 x 8192) tokens
     assert out["kv_cache_bytes"] == 2 * 80 * 8 * 128 * 2 * 2 * 8192
     # logits: 2 x 4096 tokens x 128256 vocab x 4 bytes (fp32)

@@ -108,11 +108,12 @@ def _q() -> list[Quantity]:
         ),
         Quantity(
             "decode_step_flops",
-            "B C_dec(c)",
+            "B C_dec(c+1)",
             "FLOP",
-            lambda a, w: bl.work_decode_step(a, w.c, w.B),
-            "B sequences, one new token each, KV context c",
-            r"B\,C_{\mathrm{dec}}(c)",
+            lambda a, w: bl.work_decode_step(a, w.c + 1, w.B),
+            "B sequences, one new token each after c cached tokens: it attends c + 1 "
+            "positions (its own key too, as PyTorch counts)",
+            r"B\,C_{\mathrm{dec}}(c+1)",
         ),
         Quantity(
             "rollout_flops",
@@ -336,7 +337,7 @@ def building_blocks(
     )
     notes = [note] if note else []
     if spec.is_mla:
-        ref = int(bl.work_decode_step(spec.arch(), w.c, batch, MlaDecode.REFERENCE))
+        ref = int(bl.work_decode_step(spec.arch(), w.c + 1, batch, MlaDecode.REFERENCE))
         notes.append(
             f"{spec.attention_note()}; decode step in the reference form (kv_b_proj re-expands "
             f"all c cached latents every step, as transformers' eager code): {ref} FLOP"
