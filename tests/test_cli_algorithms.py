@@ -151,3 +151,17 @@ def test_recomputed_log_probs_are_one_forward():
     out = json.loads(run("ppo", "-m", "gpt-2", "--recompute-logprobs", "--json").stdout)
     whats = [i["what"] for i in out["stages"]["assessment"]["invocations"]]
     assert sum("old log-probs recomputed" in w for w in whats) == 1
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--length-dist", "uniform:256,1024"], ["--placement", "async", "--gpus", "16"],
+     ["--groups", "rollout=8,actor+reference+reward=8"]],  # fmt: skip
+)
+def test_one_json_layout_whatever_the_options(extra):
+    # --placement / --groups / --length-dist add an optional section, never another shape
+    base = json.loads(run("grpo", "-m", "gpt-2", "--json").stdout)
+    out = json.loads(run("grpo", "-m", "gpt-2", "--json", *extra).stdout)
+    assert set(base) <= set(out) <= set(base) | {"placement_detail"}
+    assert set(out["stages"]) == set(base["stages"])
+    assert set(out["iteration"]) == set(base["iteration"])

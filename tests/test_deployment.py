@@ -171,10 +171,9 @@ def test_cli_ppo_and_placement_baseline_print_the_same_iteration():
     args = ["ppo", "-m", "8b", "--gpus", "8", "--zero", "3", "--json"]
     a = json.loads(run(*args).stdout)
     b = json.loads(run(*args, "--placement", "baseline").stdout)
-    assert a["iteration"]["time_lower_bound_s"] == pytest.approx(
-        b["iteration_time_lower_bound_s"], rel=1e-12
-    )
-    assert a["deployment"] == b["deployment"]
+    # one JSON layout whatever the options: the same keys, the same numbers
+    assert a["iteration"] == b["iteration"] and a["stages"] == b["stages"]
+    assert a["deployment"] == b["deployment"] and set(a) == set(b)
 
 
 # -- documented setups ----------------------------------------------------------------------
@@ -317,14 +316,14 @@ def test_groups_carry_their_own_layouts():
     base = ["ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32", "--zero", "3",
             "--offload", "optimizer", "--ckpt", "full", "--json", "--groups"]  # fmt: skip
     out = json.loads(run(*base, "rollout=16[tp=4],actor+reference=8,critic+reward=8").stdout)
-    layouts = {g["name"]: g["jobs"][-1]["layout"] for g in out["groups"]}
+    layouts = {g["name"]: g["jobs"][-1]["layout"] for g in out["placement_detail"]["groups"]}
     assert layouts["rollout"] == {"dp": 4, "tp": 4, "pp": 1, "zero": "0"}
     assert out["fits"] is True
     # a group's own setting overrides the run's: the critic group without checkpointing OOMs
     out = json.loads(
         run(*base, "rollout=16[tp=4],actor+reference=8,critic+reward=8[ckpt=none]").stdout
     )
-    fits = {g["name"]: g["fits"] for g in out["groups"]}
+    fits = {g["name"]: g["fits"] for g in out["placement_detail"]["groups"]}
     assert fits == {"rollout": True, "actor+reference": True, "critic+reward": False}
     r = run(*base, "rollout=16[tp=four],actor+reference=8,critic+reward=8")
     assert r.exit_code == 2 and "bad value" in r.output

@@ -277,7 +277,13 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         if opts["symbolic"]:
             _symbolic(alg.name, opts)
             return
-        if any(opts[k] is not None for k in PLACEMENT_OPTIONS):
+        placed = {k: opts[k] for k in PLACEMENT_OPTIONS if opts[k] is not None}
+        if placed and opts["json_out"]:  # one JSON layout: the estimate's, plus a section
+            from rlmcost.reports.estimate import estimate
+
+            print_json(estimate(alg.name, **_estimate_kwargs(opts, alg), **placed).to_json())
+            return
+        if placed:
             from rlmcost.cli.placement import run_placement
 
             run_placement(

@@ -26,7 +26,7 @@ weights, gradients, activations and KV cache; fp32 Adam states and logits).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -50,8 +50,10 @@ from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import MemoryBreakdown
+from rlmcost.placement.groups import DeviceGroup
 from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate
+from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import Efficiency, PhaseTime
 
@@ -113,6 +115,9 @@ class StageEstimate:
     share: float = 0.0
     transfer_s: float = 0.0  # resharding and model switches in front of its invocations
     transfer_predicted_s: float = 0.0  # the same, predicted
+    # with several device groups the stage's invocations overlap: its span on the critical
+    # path (bound, predicted) and depth come from the schedule instead of the sums
+    span: tuple[float, float, int] | None = None
 
     @property
     def work_flops(self) -> int:
@@ -120,7 +125,10 @@ class StageEstimate:
 
     @property
     def depth(self) -> int:
-        """Co-located: the invocations run one after another (Table IV ‡)."""
+        """Co-located: the invocations run one after another (Table IV ‡); on several groups,
+        the schedule's critical path."""
+        if self.span is not None:
+            return self.span[2]
         return sum(i.depth for i in self.invocations)
 
     @property
@@ -169,11 +177,18 @@ class StageEstimate:
         total = PhaseTime(0.0, 0.0, self.transfer_s, 0.0)
         for inv in self.invocations:
             total = total + inv.time
+        if self.span is not None:  # concurrent groups: the span on the critical path
+            bound = self.span[0]
+            return PhaseTime(total.compute_s, total.memory_s, bound,
+                             min(bound, total.compute_bound_s))  # fmt: skip
         return total
 
     @property
     def time_s(self) -> float:
-        """Predicted seconds: the invocations one after another, with the transfers."""
+        """Predicted seconds: the invocations one after another, with the transfers (on
+        several groups, the schedule's span)."""
+        if self.span is not None:
+            return self.span[1]
         return self.transfer_predicted_s + sum(i.predicted_s for i in self.invocations)
 
     def to_json(self) -> dict[str, Any]:
@@ -221,6 +236,8 @@ class Estimate:
 
     @property
     def gpus(self) -> int:
+        if self.evaluation is not None:
+            return self.evaluation.gpus
         return self.layout.n_gpus
 
     @property
@@ -240,12 +257,24 @@ class Estimate:
         return sum(s.work_flops for s in self.stages.values())
 
     @property
+    def grouped(self) -> bool:
+        """Evaluated on several device groups (a placement or --groups), not co-located."""
+        return self.evaluation is not None and len(self.evaluation.groups) > 1
+
+    @property
     def time_lower_bound_s(self) -> float:
+        """The iteration's bound: the stages one after another, or on several groups the
+        schedule's steady-state period (overlap, staleness)."""
+        if self.grouped:
+            return self.evaluation.iteration_time_lower_bound_s  # type: ignore[union-attr]
         return sum(s.time.bound_s for s in self.stages.values())
 
     @property
     def time_s(self) -> float:
-        """Predicted seconds of the iteration: the stages one after another."""
+        """Predicted seconds of the iteration: the stages one after another (on several
+        groups, the schedule's period)."""
+        if self.grouped:
+            return self.evaluation.iteration_time_s  # type: ignore[union-attr]
         return sum(s.time_s for s in self.stages.values())
 
     @property
@@ -266,6 +295,8 @@ class Estimate:
 
     @property
     def depth(self) -> int:
+        if self.grouped:
+            return self.evaluation.iteration_depth  # type: ignore[union-attr]
         return sum(s.depth for s in self.stages.values())
 
     @property
@@ -364,7 +395,9 @@ class Estimate:
                 "micro_batch": lay.micro_batch,
             },
             "deployment": self.deployment.to_json(),
-            "placement": PLACEMENT,
+            "placement": PLACEMENT if not self.grouped else self.evaluation.placement.name,
+            # several device groups: the groups, transfers and schedule (optional section)
+            **({"placement_detail": self.evaluation.to_json()} if self.grouped else {}),
             "calibration": self.calibration,
             "attention_counting": str(self.counting),
             "convention": CONVENTION,
@@ -415,6 +448,10 @@ def estimate(
     calibration: str | Path | None = None,
     counting: AttnCounting = AttnCounting.FULL,
     deployment: Deployment | None = None,
+    placement: str | None = None,
+    groups: str | Sequence[DeviceGroup] | None = None,
+    staleness: int | None = None,
+    length_dist: str | LengthDist | None = None,
 ) -> Estimate:
     """Work, depth, memory per device, fit and time lower bound of one iteration, per stage.
 
@@ -436,6 +473,9 @@ def estimate(
     causal kernels skip, so at long contexts only ``causal`` makes the time a strict lower
     bound.
 
+    ``placement``, ``groups``, ``staleness``, ``length_dist``: a Table IX configuration or
+    device groups (:func:`~rlmcost.deployment.evaluate.evaluate_deployment`); the view is the
+    same, with stage times and depths from the schedule and a ``placement_detail`` section.
     ``deployment``: how the run is launched (:class:`~rlmcost.deployment.spec.Deployment`:
     engine, offload, LoRA, overheads); default ``Deployment()`` (an engine beside the trainer
     at verl's defaults, the per-process overhead, the logits peak); ``Deployment(ideal=True)``
@@ -452,16 +492,15 @@ def estimate(
         layout = deployment.train.layout()  # the deployment's trainer layout
     lay, notes = resolve_layout(layout, gpus)
     dep = deployment if deployment is not None else Deployment()
-    if dep.placement not in (None, "baseline") or dep.groups:
-        raise SpecError(
-            "estimate() is the co-located baseline; use evaluate_deployment() (or --placement / "
-            "--groups) for a deployment with its own placement or groups"
-        )
+    grouped = placement is not None or groups is not None or dep.placement or dep.groups
     result = evaluate_deployment(
         algorithm,  # configured there with ``options``, once
         model,
         deployment=dep,
-        placement="baseline",
+        placement=placement if grouped else "baseline",
+        groups=groups,
+        staleness=staleness,
+        length_dist=length_dist,
         critic=critic,
         reward=reward,
         ref=ref,
@@ -474,7 +513,7 @@ def estimate(
         response_len=response_len,
         layout=lay,
         hardware=hardware,
-        gpus=lay.n_gpus,
+        gpus=(lay.n_gpus if not grouped or (gpus is None and groups is None) else gpus),
         options=options,
         calibration=calibration,
         efficiency=efficiency,
@@ -493,12 +532,15 @@ def from_placement(
     counting: AttnCounting,
     notes: tuple[str, ...] = (),
 ) -> Estimate:
-    """The per-stage view of a one-group evaluation (the co-located baseline)."""
-    (grp,) = result.groups
-    jobs = {j.task.index: j for j in grp.jobs}
+    """The per-stage view of an evaluation: the invocations of each stage with their
+    group's memory; on one group (the co-located baseline) stage times and depths are sums, on
+    several they are the schedule's spans (``StageEstimate.span``)."""
+    jobs = {j.task.index: j for g in result.groups for j in g.jobs}
+    host = {i: b for g in result.groups for i, b in g.host_bytes_per_device.items()}
+    hbm = result.groups[0].hbm_bytes
     before: dict[int, float] = {}
     before_pred: dict[int, float] = {}
-    for tr in grp.transfers:
+    for tr in (t for g in result.groups for t in g.transfers):
         if tr.before is not None:
             before[tr.before] = before.get(tr.before, 0.0) + tr.time_s
             before_pred[tr.before] = before_pred.get(tr.before, 0.0) + tr.predicted
@@ -519,13 +561,17 @@ def from_placement(
             invs.append(
                 InvocationEstimate(
                     inv, job.model, job.sequences, job.work_flops, job.depth, job.memory,
-                    job.time, grp.host_bytes_per_device.get(index, 0), job.predicted_s,
+                    job.time, host.get(index, 0), job.predicted_s,
                     job.phase,
                 )
             )  # fmt: skip
+        span = None
+        if len(result.groups) > 1 and stage in result.stages:
+            r = result.stages[stage]
+            span = (r.time_lower_bound_s, r.time_s, r.depth)
         stages[stage] = StageEstimate(
-            stage, tuple(invs), grp.hbm_bytes, transfer_s=transfer_s,
-            transfer_predicted_s=transfer_pred,
+            stage, tuple(invs), hbm, transfer_s=transfer_s,
+            transfer_predicted_s=transfer_pred, span=span,
         )  # fmt: skip
     total_s = sum(s.time.bound_s for s in stages.values()) or 1.0
     stages = {k: replace(s, share=s.time.bound_s / total_s) for k, s in stages.items()}
