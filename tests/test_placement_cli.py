@@ -67,7 +67,7 @@ def test_groups_with_a_length_distribution_in_detail(tmp_path):
     [
         (["--groups", "actor=2,critic=2,reward=2,reference=2", "--gpus", "16"], "under-use"),
         (["--groups", "actor=8,critic=8,reward=8,reference=8", "--gpus", "16"], "over-use"),
-        (["--groups", "actor+critic=2,reward=2"], "reference forward in assessment is in no group"),
+        (["--groups", "actor+critic=2,reward=2"], "place it, e.g. --groups ...,reference=8"),
         (["--groups", "actor=2,critic=1,reward=1,reference=1,judge=1"], "ppo has no judge"),
         (["--groups", "actor=2,actor=2"], "appears in two groups"),
         (["--groups", "actor=two"], "positive whole number of GPUs"),

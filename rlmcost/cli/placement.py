@@ -134,9 +134,11 @@ def placements(
     """Inter-model placements (Table IX): colocate, split or overlap models across GPUs.
 
     Without --placement: baseline, ac-shared, disaggregated, hybrid, fusion, async and combined
-    (plus your --groups) side by side, the fastest that fits marked. With --placement: that
-    configuration per stage and per device group. Groups without GPU counts are split to
-    minimise the iteration time among splits that fit.
+    side by side, the fastest that fits marked. With --placement: that configuration per
+    stage and per device group. With --groups: your groups (each with its GPU count, e.g.
+    rollout=16,actor+reference=32) in detail, or under --placement hybrid/fusion/async/combined.
+    The built-in configurations' groups are sized by a search: the split of --gpus that fits
+    with the shortest iteration.
     """
     from rlmcost.algorithms.options import Options
 
@@ -195,8 +197,8 @@ def run_placement(
 
     kwargs = dict(estimate_kwargs)
     layout = kwargs.get("layout")
-    if layout is not None and kwargs.get("gpus") is None:  # as the commands say: tp*pp*dp
-        kwargs["gpus"] = layout.n_gpus
+    if layout is not None and kwargs.get("gpus") is None and groups is None:
+        kwargs["gpus"] = layout.n_gpus  # as the commands say: tp*pp*dp (groups: their sum)
     e = placement_estimate(
         algorithm,
         placement=placement,

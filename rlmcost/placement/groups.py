@@ -30,7 +30,6 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
-from rlmcost.placement.kinds import CUSTOM
 
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
 _KINDS = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
@@ -351,10 +350,16 @@ def assign(alg: Algorithm, placement: Placement) -> tuple[Task, ...]:
             if m.matches(inv)
         ]
         if not hits:
-            example = f"{inv.role}=8" if placement.name == CUSTOM else str(inv.role)
+            missing = [
+                u for _, u in invs
+                if not any(m.matches(u) for g in placement.groups for m in g.members)
+            ]  # fmt: skip
+            roles = "+".join(dict.fromkeys(str(u.role) for u in missing))
+            where = ", ".join(dict.fromkeys(_where(u) for u in missing))
             raise SpecError(
-                f"{alg.name}: {_where(inv)} is in no group; add it to one, e.g. "
-                f"--groups ...,{example}"
+                f"{alg.name}: {where} {'is' if len(missing) == 1 else 'are'} in no group; "
+                f"place {'it' if len(missing) == 1 else 'them'}, e.g. --groups ...,{roles}=8 "
+                "(any GPU count; the groups must add up to --gpus)"
             )
         best = max(s for s, _, _ in hits)
         top = [(g, m) for s, g, m in hits if s == best]
