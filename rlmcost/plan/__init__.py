@@ -12,6 +12,9 @@ Light to import: numpy, pandas and the evaluation load inside the functions.
 
 from __future__ import annotations
 
+import sys
+import types
+
 from rlmcost.plan.kinds import Objective
 
 __all__ = ["Objective", "plan", "plan_rl", "plan_train"]
@@ -31,3 +34,16 @@ def __getattr__(name: str) -> object:
 
         return plan
     raise AttributeError(f"module 'rlmcost.plan' has no attribute {name!r}")
+
+
+class _CallablePackage(types.ModuleType):
+    """``rlmcost.plan`` is both this package and the function: once the package is imported,
+    Python binds the attribute ``rlmcost.plan`` to it, so calling it must run the search."""
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        from rlmcost.plan.api import plan
+
+        return plan(*args, **kwargs)  # type: ignore[arg-type]
+
+
+sys.modules[__name__].__class__ = _CallablePackage

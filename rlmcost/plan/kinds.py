@@ -65,7 +65,9 @@ def parse_ints(text: str | None, name: str) -> tuple[int, ...] | None:
     try:
         values = tuple(int(v) for v in str(text).replace(" ", "").split(",") if v)
     except ValueError:
-        raise SpecError(f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4")
+        raise SpecError(
+            f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4"
+        ) from None
     if not values or any(v < 1 for v in values):
         raise SpecError(f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4")
     return values
