@@ -411,7 +411,7 @@ def plan_rl(
         if p != SPLIT and p not in {c.value for c in Config}:
             have = ", ".join([*(c.value for c in Config), SPLIT])
             raise SpecError(f"unknown placement {p!r}; use any of: {have}")
-    estimate(query, _probe(query, counts_gpus))  # names, workload: one-line errors up front
+    _check_query(query)  # names and workload: one-line errors up front
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
@@ -456,10 +456,20 @@ def plan_rl(
     )
 
 
-def _probe(query: RLQuery, counts: tuple[int, ...]) -> RLCandidate:
-    """A trivial candidate whose evaluation checks the query's names and workload."""
-    return RLCandidate(max(counts), "baseline", 0, 1, 1, ZeroStage.OS_G_P, Checkpointing.FULL,
-                       1, False, 1, None)  # fmt: skip
+def _check_query(query: RLQuery) -> None:
+    """Resolve the algorithm, models, workload and hardware as the evaluation will
+    (SpecError, one line, for an unknown name or a bad workload)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import configure
+    from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+    from rlmcost.specs import get_hardware
+
+    rule = (query.reward or "").strip().lower() == "rule"
+    alg = configure(get_algorithm(query.algorithm), _options(query))
+    resolve_workload(alg, None, query.batch, query.group, query.prompt_len, query.response_len)
+    given = models_given(None, query.critic, None if rule else query.reward, query.ref)
+    resolve_models(alg, query.model, given)
+    get_hardware(query.hardware)
 
 
 def max_response_len(
