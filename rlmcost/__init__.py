@@ -12,12 +12,18 @@ _LAZY = {
     "estimate": "rlmcost.reports.estimate",
     "compare": "rlmcost.reports.estimate",
 }
+_LAZY_MODULES = {"plan": "rlmcost.plan"}  # a callable package: rlmcost.plan(...)
 
 
 def __getattr__(name: str) -> object:
-    """Load the planner API on first use: ``rlmcost.estimate(...)``, ``rlmcost.compare(...)``."""
+    """Load the planner API on first use: ``rlmcost.estimate(...)``, ``rlmcost.compare(...)``,
+    ``rlmcost.plan(...)``."""
     if name in _LAZY:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(_LAZY_MODULES[name])
     raise AttributeError(f"module 'rlmcost' has no attribute {name!r}")

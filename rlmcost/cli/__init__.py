@@ -27,7 +27,7 @@ app = typer.Typer(
 # Each module defines register(app); the order is the order of `rlmcost --help`.
 _COMMAND_MODULES = (
     "catalog", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate",
-    "frameworks",
+    "frameworks", "plan",
 )
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"rlmcost.cli.{_name}").register(app)

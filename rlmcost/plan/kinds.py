@@ -1,0 +1,73 @@
+"""The planner's choices and GPU-budget syntax (light to import: the CLI builds its options
+from this module at start-up)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from rlmcost.errors import SpecError
+
+
+class Objective(StrEnum):
+    """What a plan ranks by (values are the CLI spellings)."""
+
+    TIME = "time"  # fastest predicted iteration (step) time
+    GPUS = "gpus"  # fewest GPUs, then fastest
+    GPU_HOURS = "gpu-hours"  # fewest GPU-hours per iteration: time x GPUs
+    THROUGHPUT = "throughput"  # most trained tokens per second per GPU
+
+
+def parse_objective(text: str | Objective) -> Objective:
+    """``text`` as an :class:`Objective`; SpecError naming the choices otherwise."""
+    try:
+        return Objective(str(text).strip().lower())
+    except ValueError:
+        have = ", ".join(o.value for o in Objective)
+        raise SpecError(f"unknown objective {text!r}; use one of: {have}") from None
+
+
+def parse_gpus(text: str | int | list[int] | tuple[int, ...]) -> tuple[int, ...]:
+    """GPU counts of a budget: ``32``; a list ``8,16,24``; a range ``8..64`` (the lower end,
+    then doubling while within the range, then the upper end: ``8..64`` is 8, 16, 32, 64;
+    ``8..48`` is 8, 16, 32, 48). SpecError for anything else."""
+    if isinstance(text, int):
+        counts: tuple[int, ...] = (text,)
+    elif isinstance(text, list | tuple):
+        counts = tuple(int(v) for v in text)
+    else:
+        s = str(text).replace(" ", "")
+        fix = "give a count (32), a list (8,16,32) or a range (8..64)"
+        try:
+            if ".." in s:
+                lo_s, hi_s = s.split("..", 1)
+                lo, hi = int(lo_s), int(hi_s)
+                if lo < 1 or hi < lo:
+                    raise SpecError(f"--gpus {text}: the range must be 1 <= low <= high; {fix}")
+                out = [lo]
+                while out[-1] * 2 <= hi:
+                    out.append(out[-1] * 2)
+                if out[-1] != hi:
+                    out.append(hi)
+                counts = tuple(out)
+            else:
+                counts = tuple(int(v) for v in s.split(",") if v)
+        except ValueError:
+            raise SpecError(f"--gpus {text!r} is not a GPU budget; {fix}") from None
+    if not counts or any(c < 1 for c in counts):
+        raise SpecError(f"--gpus {text}: GPU counts must be positive integers, e.g. 8..64")
+    return tuple(sorted(set(counts)))
+
+
+def parse_ints(text: str | None, name: str) -> tuple[int, ...] | None:
+    """A comma-separated list of positive integers (``1,2,4``), None when not given."""
+    if text is None:
+        return None
+    try:
+        values = tuple(int(v) for v in str(text).replace(" ", "").split(",") if v)
+    except ValueError:
+        raise SpecError(
+            f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise SpecError(f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4")
+    return values
