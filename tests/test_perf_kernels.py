@@ -126,3 +126,15 @@ def test_every_builtin_accelerator_has_a_sourced_profile():
         }
         assert all(src for _, src in profile.sources)
         assert 0 < profile.gemm_efficiency < 1 and math.isfinite(profile.sms)
+
+
+def test_every_builtin_accelerator_has_a_default_profile_with_sources():
+    from rlmcost.perf.efficiency import default_profile
+    from rlmcost.specs import hardware
+
+    for hw in hardware():
+        profile = default_profile(hw)
+        assert {name for name, _ in profile.sources} == {
+            "sms", "gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency"
+        }
+        assert all(source for _, source in profile.sources)

@@ -152,6 +152,23 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
         _profile("mi325x", 304, _CDNA3, 784.9 / 1300,
                  f"{_MLE}/README.md MAMF v2 MI325X 784.9/1300 (power-capped: sustained)",
                  0.40, _AMD_FA, 0.8, _AMD_HBM),
+        # Derived profiles: the accelerator shares a die (or an architecture) with a measured
+        # one above; its own peak is in its HardwareSpec, the efficiency carried over.
+        _profile("a800-80gb", 108, _A100_SMS + " (A800: the A100 die, NVLink cut)",
+                 *_A100_GEMM, 0.60, _FA2),
+        _profile("h20", 78, "H20 product brief / nvidia-smi reports: 78 SMs (a cut Hopper die)",
+                 _H200_GEMM[0], _H200_GEMM[1] + " (carried to H20: assumption; its 148 "
+                 "TFLOP/s peak is compute-capped, so GEMMs run nearer it)", 0.55,
+                 f"{_FA3} (carried to H20)"),
+        _profile("gb200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
+                 1455.7 / 2250, f"{_SUSTAINED}: B200 1455.7/2250 (the same GPU in GB200)",
+                 0.55, f"{_FA3} (carried to Blackwell)"),
+        _profile("l40s", 142, "NVIDIA Ada Lovelace architecture whitepaper: 142 SMs (L40S)",
+                 *_A100_GEMM, 0.60, f"{_FA2} (carried to Ada: assumption)",
+                 0.85, "assumption: GDDR6 streams at ~85 % of its datasheet bandwidth"),
+        _profile("mi250x-gcd", 110, "AMD CDNA 2 white paper: 220 CUs per MI250X, 110 per GCD",
+                 0.55, "assumption: ~55 % of the dense bf16 peak sustained (CDNA 2 has no "
+                 "published MSMF figure)", 0.30, _AMD_FA, 0.8, _AMD_HBM),
     )  # fmt: skip
 }
 
