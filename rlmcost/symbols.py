@@ -58,5 +58,4 @@ N_step = _pos_int("N_step")  # reasoning steps a process reward model scores, on
 T_j = _pos_int("T_j")  # tokens an LLM judge generates per verdict [tokens]
 
 WORKLOAD = (B, K, S, T)
-ARCH = (L, d, d_ff, h, h_kv, d_h, V, E, k, E_s, d_e)
 PARALLEL = (N, P_d, P_t, P_p, P_c, P_e, P_z, n_mb, v_pp)

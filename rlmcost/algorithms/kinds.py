@@ -98,7 +98,3 @@ class Role(StrEnum):
         while out[-1].fallback is not None:
             out.append(out[-1].fallback)
         return tuple(out)
-
-
-MODEL_ROLES = tuple(r for r in Role if r is not Role.VERIFIER)
-"""Roles backed by a neural network (the verifier is a program)."""

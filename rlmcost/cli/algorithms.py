@@ -552,8 +552,7 @@ def _caption(e: Any) -> str:
     return (
         f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
         f"algorithm). Models: actor={e.model}, {models}. Reward: {e.reward}. "
-        "bf16 weights/grads/activations/KV, "
-        f"fp32 Adam states and logits. Placement: all models co-located on the same "
+        f"{_dtypes(e)}. Placement: all models co-located on the same "
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
         f"engine's decode steps); time >= = roofline bound, {e.calibration}, attention counted "
@@ -631,7 +630,16 @@ def _compare_caption(e: Any) -> str:
         f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
         "algorithm (its default unless given). Critic/reward/reference = the actor's model "
         "unless given. All models co-located; time = roofline lower bound, "
-        f"{e.calibration}; bf16 weights/activations/KV, fp32 Adam and logits."
+        f"{e.calibration}; {_dtypes(e)}."
+    )
+
+
+def _dtypes(e: Any) -> str:
+    """The dtypes the estimate was built with, in words (from its workload)."""
+    w = e.workload
+    return (
+        f"{w.weight_dtype} weights/grads, {w.activation_dtype} activations, {w.kv_dtype} KV, "
+        f"fp32 Adam states (mixed precision), {w.logits_dtype} logits"
     )
 
 

@@ -176,21 +176,3 @@ def build(
     return placement
 
 
-def shadow_roles(alg: Algorithm, placement: Placement) -> dict[str, tuple[Role, ...]]:
-    """Per group, the trainable models it reads but does not train: each keeps a persistent
-    inference-side copy there, the shadow M_sh (§IV-E)."""
-    tasks = placement.tasks(alg)
-    trains = {(t.group, t.role) for t in tasks if t.kind is Kind.TRAIN}
-    out: dict[str, tuple[Role, ...]] = {}
-    for g in placement.groups:
-        roles = [
-            t.role
-            for t in tasks
-            if t.group == g.name
-            and t.role in TRAINABLE
-            and t.kind is not Kind.TRAIN
-            and (g.name, t.role) not in trains
-            and any(u.role is t.role and u.kind is Kind.TRAIN for u in tasks)
-        ]
-        out[g.name] = tuple(dict.fromkeys(roles))
-    return out
