@@ -265,16 +265,16 @@ class Estimate:
     def time_lower_bound_s(self) -> float:
         """The iteration's bound: the stages one after another, or on several groups the
         schedule's steady-state period (overlap, staleness)."""
-        if self.grouped:
-            return self.evaluation.iteration_time_lower_bound_s  # type: ignore[union-attr]
+        if self.evaluation is not None:  # the schedule's period (one group: the sum)
+            return self.evaluation.iteration_time_lower_bound_s
         return sum(s.time.bound_s for s in self.stages.values())
 
     @property
     def time_s(self) -> float:
         """Predicted seconds of the iteration: the stages one after another (on several
         groups, the schedule's period)."""
-        if self.grouped:
-            return self.evaluation.iteration_time_s  # type: ignore[union-attr]
+        if self.evaluation is not None:  # the schedule's period (one group: the sum)
+            return self.evaluation.iteration_time_s
         return sum(s.time_s for s in self.stages.values())
 
     @property

@@ -17,6 +17,7 @@ from typing import Any
 from rlmcost.deployment.evaluate import evaluate_deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.placement.allocate import ranking_time_s
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.kinds import Config
 from rlmcost.specs import ModelSpec
@@ -51,7 +52,7 @@ class PlacementComparison:
     @property
     def fastest_that_fits(self) -> PlacementEstimate | None:
         fitting = [e for e in self.estimates if e.fits]
-        return min(fitting, key=lambda e: e.iteration_time_lower_bound_s, default=None)
+        return min(fitting, key=ranking_time_s, default=None)
 
     def to_json(self) -> dict[str, Any]:
         best = self.fastest_that_fits
