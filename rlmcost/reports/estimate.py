@@ -552,9 +552,10 @@ def from_placement(
             if inv.stage is not stage:
                 continue
             job = jobs.get(index)
-            if job is None:  # a CPU verifier: no model, no device memory
+            if job is None:  # a CPU verifier: no FLOPs; the devices hold the resident states
                 n = int(count(inv.sequences, result_values(result)))
-                invs.append(InvocationEstimate(inv, "-", n, 0, 0, EMPTY, PhaseTime(), 0))
+                held = _resident_states(result)
+                invs.append(InvocationEstimate(inv, "-", n, 0, 0, held, PhaseTime(), 0))
                 continue
             transfer_s += before.get(index, 0.0)
             transfer_pred += before_pred.get(index, 0.0)
@@ -590,6 +591,21 @@ def from_placement(
         notes=tuple(notes) + result.notes,
         evaluation=result,
     )
+
+
+def _resident_states(result: PlacementEstimate) -> MemoryBreakdown:
+    """What the busiest group's devices hold between invocations: every model resident there
+    (weights; gradients and Adam states of the ones it trains)."""
+    from dataclasses import fields
+
+    best = EMPTY
+    for g in result.groups:
+        parts = list(g.resident.values())
+        held = MemoryBreakdown(
+            **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
+        )
+        best = max(best, held, key=lambda m: m.total)
+    return best
 
 
 def result_values(result: PlacementEstimate) -> dict[str, Any]:
