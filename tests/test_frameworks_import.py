@@ -275,3 +275,25 @@ def test_missing_file_and_bad_override() -> None:
     assert "KEY=VALUE" in _fails(["import", "verl", str(VERL), "not an override"])
     fraction = "actor_rollout_ref.rollout.gpu_memory_utilization=7"
     assert "fraction in (0, 1]" in _fails(["import", "verl", str(VERL), fraction])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["import", "verl", str(VERL), "--json"],
+        ["import", "openrlhf", "--json", "--", *_orlhf_args()],
+        ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
+        ["import", "nemo-rl", str(NEMO), "--json"],
+    ],
+    ids=["verl", "openrlhf", "trl", "nemo-rl"],
+)
+def test_published_example_setups_fit(args):
+    # each config follows a framework's published example script (named in its header),
+    # which runs on the GPUs it names: the deployment rlmcost resolves must fit there
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    estimate = json.loads(r.stdout)["estimate"]
+    assert estimate["fits"] is True, {
+        s: (v["memory_bytes_per_device"], v["binding_term"])
+        for s, v in estimate["stages"].items()
+    }
