@@ -2,17 +2,20 @@
 
 A ``--deployment FILE`` (YAML or JSON, safe loading) gives the starting point; every flag the
 user gives overrides its field. ``--ideal`` is the paper's idealized iteration. Light to
-import: pydantic only, no sympy.
+import: the pydantic spec loads when a command runs, no sympy.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from rlmcost.deployment.spec import Deployment, LogitsMode
+from rlmcost.deployment.kinds import LogitsMode
 from rlmcost.parallel.layout import Checkpointing
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
 
 DEPLOY_PANEL = "Deployment (how the run is launched)"
 
@@ -196,7 +199,7 @@ def deployment_options() -> dict[str, Any]:
 def base_deployment(opts: dict[str, Any]) -> Deployment:
     """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's, then
     the ``--deployment`` file's fields (each overrides the one before)."""
-    from rlmcost.deployment.spec import load_deployment
+    from rlmcost.deployment.spec import Deployment, load_deployment
     from rlmcost.specs.validation import build
 
     framework = opts.get("framework")
@@ -234,6 +237,7 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
+    from rlmcost.deployment.spec import Deployment
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()

@@ -7,29 +7,31 @@
 * ``evaluate``  :func:`~rlmcost.deployment.evaluate.evaluate_deployment`, behind estimate,
                 placements and every algorithm command
 
-Light to import: only ``spec`` loads here (pydantic); import ``evaluate`` explicitly.
+Light to import: the spec's classes load on first use (pydantic); ``kinds`` holds the enums.
 """
 
-from rlmcost.deployment.spec import (
-    Deployment,
-    EngineSpec,
-    GroupLayouts,
-    LogitsMode,
-    LoraSpec,
-    Offload,
-    Overhead,
-    TrainLayout,
-    load_deployment,
-)
+from typing import Any
 
-__all__ = [
+_SPEC = (
     "Deployment",
     "EngineSpec",
     "GroupLayouts",
-    "LogitsMode",
     "LoraSpec",
-    "Offload",
     "Overhead",
     "TrainLayout",
     "load_deployment",
-]
+)
+__all__ = [*_SPEC, "LogitsMode", "Offload"]
+
+
+def __getattr__(name: str) -> Any:
+    """The spec's classes, imported on first use (pydantic costs start-up time)."""
+    if name in ("LogitsMode", "Offload"):
+        from rlmcost.deployment import kinds
+
+        return getattr(kinds, name)
+    if name in _SPEC:
+        from rlmcost.deployment import spec
+
+        return getattr(spec, name)
+    raise AttributeError(f"module 'rlmcost.deployment' has no attribute {name!r}")

@@ -26,34 +26,17 @@ baseline, the Table IX configurations and ``--groups`` are deployments too (``pl
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rlmcost.deployment.kinds import LogitsMode, Offload
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 
 GIB = 1024**3
 MIB = 1024**2
-
-
-class Offload(StrEnum):
-    """What a trainer keeps in host memory instead of HBM (DeepSpeed ZeRO-Offload, FSDP
-    CPUOffload; verl ``fsdp_config.optimizer_offload`` / ``param_offload``)."""
-
-    OPTIMIZER = "optimizer"  # fp32 master weights and Adam moments (CPU Adam)
-    PARAMS = "params"  # the parameter shard; gathered to the device layer by layer
-    GRADS = "grads"  # the gradient shard, streamed to the host as it is reduced
-
-
-class LogitsMode(StrEnum):
-    """How log-probs over the vocabulary are computed (:mod:`rlmcost.deployment.logits`)."""
-
-    MATERIALIZED = "materialized"  # full [tokens, V] logits, fp32 upcast, log-softmax
-    LOW_MEMORY = "low-memory"  # model-dtype logits; log-softmax row by row or a fused CE kernel
-    FUSED = "fused"  # chunked/fused linear + cross-entropy (Liger FLCE, verl fused kernels)
 
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
