@@ -26,11 +26,12 @@ def model_catalog(family: str | None = None) -> list[dict[str, Any]]:
                 f"no built-in model of family '{family}'; use one of: {', '.join(known)}"
             )
     rows = []
-    for spec in specs:
-        arch = spec.arch()
-        from rlmcost import blocks as bl  # sympy: only the models listing needs it
+    from rlmcost.compiled import blocks_gen as g  # the compiled blocks: no sympy
+    from rlmcost.compiled.arch import arch_numbers
 
-        total, active = int(bl.params(arch)), int(bl.params_active_per_token(arch))
+    for spec in specs:
+        a = arch_numbers(spec.arch())
+        total, active = int(g.params_lm(a)), int(g.params_active_per_token(a))
         row = spec.model_dump(mode="json")
         row.update(
             params=total,
