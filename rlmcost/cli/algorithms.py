@@ -512,7 +512,8 @@ def _verdict(e: Any, run: Any) -> None:
             from rlmcost.deployment.advice import max_response_len
 
             longest = max_response_len(run, e)
-            print(f"longest response that still fits: {longest:,} tokens (--response-len).")
+            print(f"longest response that still fits: {longest:,} tokens (--response-len; "
+                  "searched up to the model's trained context).")  # fmt: skip
             frac = e.to_json()["recommended_gpu_memory_utilization"]
             if frac is not None:
                 print(f"largest engine reservation that still fits: --gpu-memory-utilization "

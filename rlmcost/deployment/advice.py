@@ -140,13 +140,25 @@ def _suggestion(flags: str, result: Any) -> Suggestion:
     return Suggestion(flags, peak, result.time_lower_bound_s)
 
 
-def max_response_len(run: Run, estimate: Any, granularity: int = 256, cap: int = 1 << 20) -> int:
-    """The longest response (a multiple of ``granularity`` tokens, at most ``cap``) at which
-    the deployment still fits, found by doubling then bisection over evaluations; the
-    current length when it does not fit."""
+DEFAULT_CONTEXT_CAP = 131_072
+"""The longest context searched when a model states none (tokens)."""
+
+
+def max_response_len(
+    run: Run, estimate: Any, granularity: int = 256, cap: int | None = None
+) -> int:
+    """The longest response (a multiple of ``granularity`` tokens, at most ``cap``: by default
+    what the actor's trained context leaves after the prompt) at which the deployment still
+    fits, found by doubling then bisection over evaluations (about 2 log2(cap / T) of them);
+    the current length when it does not fit."""
     current = estimate.workload.response_len
     if not estimate.fits:
         return current
+    if cap is None:
+        from rlmcost.specs import get_model
+
+        context = get_model(estimate.model).max_context or DEFAULT_CONTEXT_CAP
+        cap = max(current, context - estimate.workload.prompt_len)
 
     def fits(t: int) -> bool:
         try:
