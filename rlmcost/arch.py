@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias, Union
 
 from rlmcost.choices import FfnKind, NormKind
 
 if TYPE_CHECKING:
     import sympy as sp
 
-    Size = int | sp.Expr
-else:
-    Size = object
+# A size is an exact integer or a sympy expression. The alias names sympy only as a string, so
+# importing this module (the numeric CLI paths do) loads no sympy.
+Size: TypeAlias = Union[int, "sp.Expr"]
 
 
 def is_zero(x: Size) -> bool:

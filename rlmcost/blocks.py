@@ -45,13 +45,15 @@ Multi-head latent attention (MLA: DeepSeek-V2/V3/R1, arXiv:2405.04434 §2.1, and
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import sympy as sp
 
 from rlmcost.arch import Arch, is_zero
 from rlmcost.choices import AttnCounting, Dtype, Head, MlaDecode
 from rlmcost.logs import clog2, sum_clog2
 
-Expr = sp.Expr | int
+Expr: TypeAlias = sp.Expr | int
 
 # --------------------------------------------------------------------------------------------
 # Parameters
