@@ -36,7 +36,8 @@ class Efficiency(Protocol):
     """Achieved fraction of peak: for a phase of ``flops_per_device`` FLOPs and of
     ``bytes_per_device`` bytes moved per device. ``name`` says where the numbers come from."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def compute(self, flops_per_device: float, kernel: str = "gemm") -> float: ...
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
+
+if TYPE_CHECKING:
+    from rlmcost.reports.train import TrainReport
 
 Pos = dict(min=1)
 
@@ -134,7 +137,7 @@ def train(
     _render(report)
 
 
-def _render(report: object) -> None:
+def _render(report: TrainReport) -> None:
     from rlmcost.evaluate import format_bandwidth, format_bytes, format_flops, format_seconds
 
     r = report
@@ -210,7 +213,7 @@ def _render(report: object) -> None:
         note(f"note: {line}")
 
 
-def _render_step(r: object) -> None:
+def _render_step(r: TrainReport) -> None:
     from rlmcost.evaluate import format_seconds
 
     st = r.step
