@@ -91,7 +91,7 @@ def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
     """
     q = _norm(query)
     hits = [s for s in specs if any(q in k for k in keys(s))]
-    hits.sort(key=lambda s: not _norm(s.name).startswith(q))
+    hits.sort(key=lambda spec: not _norm(spec.name).startswith(q))
     names = [s.name for s in hits]
     if not names:
         by_key = {_norm(n): s.name for s in specs for n in (s.name, *s.aliases)}
