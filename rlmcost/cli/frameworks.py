@@ -145,12 +145,14 @@ def _run(q: Any, hardware: str, json_out: bool) -> None:
 
 def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
     """Run `rlmcost ALGORITHM ARGV` in this process (its errors propagate as one line)."""
+    import click
     import typer.main
 
     from rlmcost.cli import app
 
     group = typer.main.get_command(app)
-    cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]
+    assert isinstance(group, click.Group)  # the app has subcommands
+    cmd = group.get_command(None, algorithm)
     if not capture:
         cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
         return ""

@@ -91,10 +91,14 @@ def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
     """
     q = _norm(query)
     hits = [s for s in specs if any(q in k for k in keys(s))]
-    hits.sort(key=lambda spec: not _norm(spec.name).startswith(q))
+    hits.sort(key=lambda s: not _norm(s.name).startswith(q))
     names = [s.name for s in hits]
     if not names:
-        by_key = {_norm(n): s.name for s in specs for n in (s.name, *s.aliases)}
+        by_key: dict[str, str] = {}
+        spec: ModelSpec | HardwareSpec
+        for spec in specs:
+            for n in (spec.name, *spec.aliases):
+                by_key[_norm(n)] = spec.name
         close = difflib.get_close_matches(q, list(by_key), n=3, cutoff=0.6)
         names = list(dict.fromkeys(by_key[c] for c in close))
     return names
