@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from rlmcost.choices import FfnKind, NormKind
 
 if TYPE_CHECKING:
     import sympy as sp
 
-    Size = int | sp.Expr
-else:
-    Size = object
+# A size is an exact integer or a sympy expression. The alias names sympy only as a string, so
+# importing this module (the numeric CLI paths do) loads no sympy.
+Size: TypeAlias = Union[int, "sp.Expr"]
 
 
 def is_zero(x: Size) -> bool:
@@ -107,11 +107,11 @@ class Arch:
         """Elements one layer caches per token: 2 h_kv d_h (keys and values), or for MLA the
         latent d_c plus the shared RoPE key d_rope, which engines (vLLM, SGLang, FlashMLA) and
         transformers' DynamicCache store, not the per-head keys and values."""
-        if self.is_mla:
+        if self.kv_lora_rank is not None:  # is_mla
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.kv_width
 
-    def with_(self, **changes: object) -> Arch:
+    def with_(self, **changes: Any) -> Arch:
         """A copy with some fields changed."""
         return replace(self, **changes)
 

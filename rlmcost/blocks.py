@@ -45,13 +45,16 @@ Multi-head latent attention (MLA: DeepSeek-V2/V3/R1, arXiv:2405.04434 §2.1, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import sympy as sp
 
 from rlmcost.arch import Arch, is_zero
 from rlmcost.choices import AttnCounting, Dtype, Head, MlaDecode
 from rlmcost.logs import clog2, sum_clog2
 
-Expr = sp.Expr | int
+Expr: TypeAlias = sp.Expr | int
 
 # --------------------------------------------------------------------------------------------
 # Parameters
@@ -75,6 +78,13 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
     return sp.sympify(p)
 
 
+def _kv_latent(arch: Arch) -> Expr:
+    """d_c (``kv_lora_rank``) of an MLA arch; only MLA code paths call this."""
+    if arch.kv_lora_rank is None:
+        raise ValueError(f"{arch.name} has no multi-head latent attention (kv_lora_rank is None)")
+    return arch.kv_lora_rank
+
+
 def _mla_matmul_weights_per_token(arch: Arch) -> sp.Expr:
     """Weight elements one token multiplies in one MLA block (expanded form, biases excluded).
 
@@ -86,14 +96,14 @@ def _mla_matmul_weights_per_token(arch: Arch) -> sp.Expr:
         if arch.q_lora_rank is None
         else arch.q_lora_rank * (arch.d_model + arch.q_width)
     )
-    kv_a = arch.d_model * (arch.kv_lora_rank + arch.qk_rope_head_dim)
+    kv_a = arch.d_model * (_kv_latent(arch) + arch.qk_rope_head_dim)
     return sp.sympify(q + kv_a + _mla_kv_b_weights(arch) + arch.v_width * arch.d_model)
 
 
 def _mla_kv_b_weights(arch: Arch) -> sp.Expr:
     """kv_b_proj: d_c x h (d_nope + d_v), the latent's up-projection to per-head keys and values
     (W_UK and W_UV of arXiv:2405.04434 eq. 10-11)."""
-    return sp.sympify(arch.kv_lora_rank * arch.n_heads * (arch.qk_nope_head_dim + arch.v_head_dim))
+    return sp.sympify(_kv_latent(arch) * arch.n_heads * (arch.qk_nope_head_dim + arch.v_head_dim))
 
 
 def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
@@ -105,11 +115,11 @@ def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
     ``attention_bias`` the biases of q_a_proj (d_cq), kv_a_proj_with_mqa (d_c + d_rope) and
     o_proj (d) (``qkv_bias`` / ``out_bias``).
     """
-    p = _mla_matmul_weights_per_token(arch) + arch.norm.vectors * arch.kv_lora_rank
+    p = _mla_matmul_weights_per_token(arch) + arch.norm.vectors * _kv_latent(arch)
     if arch.q_lora_rank is not None:
         p += arch.norm.vectors * arch.q_lora_rank
     if arch.qkv_bias:
-        p += arch.kv_lora_rank + arch.qk_rope_head_dim
+        p += _kv_latent(arch) + arch.qk_rope_head_dim
         if arch.q_lora_rank is not None:
             p += arch.q_lora_rank
     if arch.out_bias:
@@ -254,7 +264,7 @@ def attention_flops_per_key_absorbed(arch: Arch) -> sp.Expr:
     Source: DeepSeek-V2, arXiv:2405.04434 §2.1.2 (absorption); vLLM ``MLACommonImpl``
     decode path and FlashMLA (a 576-wide q.k and a 512-wide p.v per head for DeepSeek-V3).
     """
-    return sp.sympify(2 * arch.n_heads * (2 * arch.kv_lora_rank + arch.qk_rope_head_dim))
+    return sp.sympify(2 * arch.n_heads * (2 * _kv_latent(arch) + arch.qk_rope_head_dim))
 
 
 def _head_width(arch: Arch, head: Head) -> Expr:
@@ -484,7 +494,7 @@ def _mla_max(a: Expr | None, b: Expr) -> Expr:
     return b if a is None else sp.Max(a, b)
 
 
-def _layers_sum(arch: Arch, per_layer: callable) -> sp.Expr:  # type: ignore[valid-type]
+def _layers_sum(arch: Arch, per_layer: Callable[[bool], Expr]) -> sp.Expr:
     total = arch.n_dense_layers * per_layer(False)
     if arch.is_moe:
         total += arch.n_moe_layers * per_layer(True)
@@ -678,7 +688,7 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
 
 def _mla_saved_widths(arch: Arch) -> Expr:
     """Elements per token an MLA block keeps beyond its d-wide inputs (see the caller)."""
-    latents = 2 * arch.kv_lora_rank + (0 if arch.q_lora_rank is None else 2 * arch.q_lora_rank)
+    latents = 2 * _kv_latent(arch) + (0 if arch.q_lora_rank is None else 2 * arch.q_lora_rank)
     return latents + 2 * arch.q_width + 2 * arch.v_width
 
 
@@ -711,7 +721,7 @@ def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
     inner = (arch.ffn_kind.projections - 1) * width
     if arch.is_mla:
         q_latent = 0 if arch.q_lora_rank is None else arch.q_lora_rank
-        h, latent = arch.n_heads, arch.kv_lora_rank
+        h, latent = arch.n_heads, _kv_latent(arch)
         absorbed = arch.q_width + h * (2 * latent + arch.qk_rope_head_dim) + arch.v_width
         heads = sp.Max(2 * arch.q_width + 2 * arch.v_width, absorbed)
         attn = heads + q_latent + arch.kv_cache_width

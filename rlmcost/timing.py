@@ -25,6 +25,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from fractions import Fraction
+
     import numpy as np
 
     from rlmcost.choices import Dtype
@@ -36,7 +38,8 @@ class Efficiency(Protocol):
     """Achieved fraction of peak: for a phase of ``flops_per_device`` FLOPs and of
     ``bytes_per_device`` bytes moved per device. ``name`` says where the numbers come from."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def compute(self, flops_per_device: float, kernel: str = "gemm") -> float: ...
 
@@ -135,7 +138,10 @@ class Roofline:
         return self.hardware.peak(self.dtype)
 
     def phase(
-        self, flops: int | float, bytes_per_device: int | float, kernels: Kernels = DECODE
+        self,
+        flops: int | float | Fraction,
+        bytes_per_device: int | float,
+        kernels: Kernels = DECODE,
     ) -> PhaseTime:
         """One phase: ``flops`` over all devices, ``bytes_per_device`` moved by each.
 
@@ -145,7 +151,7 @@ class Roofline:
         >>> r.phase(8 * 989e12, 3.35e12).bound_s  # 1 s of compute, 1 s of HBM traffic
         1.0
         """
-        return self.steps([flops], [bytes_per_device], kernels)
+        return self.steps([float(flops)], [bytes_per_device], kernels)
 
     def seconds(
         self,
@@ -165,6 +171,8 @@ class Roofline:
         if np.any(f < 0) or np.any(b < 0):
             raise ValueError("flops and bytes must be non-negative")
         eff = self.efficiency
+        eff_c: Any  # 1.0 or an array, one efficiency per phase
+        eff_b: Any
         if isinstance(eff, Peak):
             eff_c = eff_b = 1.0
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from functools import cache
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation, derive, with_changes
@@ -24,11 +25,11 @@ from rlmcost.errors import SpecError
 GEN, ASSESS, TRAIN = Stage.GENERATION, Stage.ASSESSMENT, Stage.TRAINING
 
 
-def _forward(role: Role, sequences: str = "B*K", **kw: str) -> Invocation:
+def _forward(role: Role, sequences: str = "B*K", **kw: Any) -> Invocation:
     return Invocation(role, ASSESS, Kind.FORWARD, sequences, **kw)
 
 
-def _train(role: Role, sequences: str = "B*K", **kw: str) -> Invocation:
+def _train(role: Role, sequences: str = "B*K", **kw: Any) -> Invocation:
     return Invocation(role, TRAIN, Kind.TRAIN, sequences, **kw)
 
 

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
@@ -262,6 +263,6 @@ def difference(variant: Algorithm, base: Algorithm) -> tuple[Counter, Counter]:
     return have - had, had - have
 
 
-def with_changes(inv: Invocation, **changes: object) -> Invocation:
+def with_changes(inv: Invocation, **changes: Any) -> Invocation:
     """A copy of ``inv`` with some fields changed."""
     return replace(inv, **changes)

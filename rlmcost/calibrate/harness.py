@@ -132,7 +132,7 @@ class CalibrationReport:
         """One formatted row per kernel, in :attr:`COLUMNS` order."""
         from rlmcost.evaluate import format_bandwidth, format_flops, format_seconds
 
-        out = []
+        out: list[tuple[str, ...]] = []
         for k in self.kernels:
             shape = " ".join(f"{key}{v}" for key, v in k.shape.items())
             where = k.counted_on.split()[0]

@@ -40,7 +40,7 @@ class OpCensus(TorchDispatchMode):
         super().__init__()
         self.ops: set[str] = set()
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops.add(str(func.overloadpacket))
         return func(*args, **(kwargs or {}))
 

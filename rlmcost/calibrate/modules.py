@@ -12,6 +12,7 @@ This module imports torch; import it only after :func:`~rlmcost.calibrate.device
 from __future__ import annotations
 
 import math
+from typing import SupportsInt
 
 import torch
 import torch.nn.functional as F
@@ -21,7 +22,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import FfnKind
 
 
-def _int(x: object) -> int:
+def _int(x: SupportsInt) -> int:
     return int(x)  # Arch fields are plain ints for micro-kernels
 
 

@@ -24,7 +24,7 @@ import json
 import math
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -34,7 +34,7 @@ from rlmcost.errors import SpecError
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
 
-SCHEMA = "rlmcost-calibration/1"
+SCHEMA: Final = "rlmcost-calibration/1"
 CPU_DEVICE = "cpu"
 _MIN_EFFICIENCY = 1e-6  # clamp floor: a measured table never says "infinitely slow"
 

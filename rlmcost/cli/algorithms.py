@@ -695,7 +695,7 @@ def _compare_run() -> Any:
     )
     skip = ("symbolic", *PLACEMENT_OPTIONS)
     params = [p for p in sig.parameters.values() if p.name not in skip]
-    run.__signature__ = _with_deployment_options_sig(
+    run.__signature__ = _with_deployment_options_sig(  # type: ignore[attr-defined]  # typer reads it
         sig.replace(parameters=[names_param, *params])
     )
     run.__doc__ = (

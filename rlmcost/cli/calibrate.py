@@ -116,7 +116,7 @@ class _progress_bar:  # noqa: N801 (a context manager used like a function)
     print their one line and nothing else.
     """
 
-    def __enter__(self):  # type: ignore[no-untyped-def]
+    def __enter__(self):
         self._bar = None
 
         def update(done: int, total: int, label: str) -> None:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE
 from rlmcost.cli._render import note, print_json, print_table
+
+if TYPE_CHECKING:
+    from typer.core import TyperGroup
 
 import_app = typer.Typer(
     help="Import a framework's config: print the equivalent rlmcost query, the deployment it "
@@ -149,8 +152,9 @@ def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
 
     from rlmcost.cli import app
 
-    group = typer.main.get_command(app)
-    cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]
+    group = cast("TyperGroup", typer.main.get_command(app))  # the app has subcommands
+    cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]  # no context needed
+    assert cmd is not None  # the importers name one of the app's algorithm commands
     if not capture:
         cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
         return ""

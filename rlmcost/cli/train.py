@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
+
+if TYPE_CHECKING:
+    from rlmcost.reports.train import TrainReport
 
 Pos = dict(min=1)
 
@@ -134,7 +137,7 @@ def train(
     _render(report)
 
 
-def _render(report: object) -> None:
+def _render(report: TrainReport) -> None:
     from rlmcost.evaluate import format_bandwidth, format_bytes, format_flops, format_seconds
 
     r = report
@@ -172,8 +175,9 @@ def _render(report: object) -> None:
                 t.calls,
                 format_bytes(t.bytes_per_rank),
                 f"{'intra' if t.intra_node else 'inter'} "
-                f"{format_bandwidth(t.bandwidth_bytes_per_s)}",
-                format_seconds(t.time_s),
+                # the train report times every collective: both are set
+                f"{format_bandwidth(t.bandwidth_bytes_per_s)}",  # type: ignore[arg-type]
+                format_seconds(t.time_s),  # type: ignore[arg-type]
             )
             for t in r.traffic
         ]
@@ -210,7 +214,7 @@ def _render(report: object) -> None:
         note(f"note: {line}")
 
 
-def _render_step(r: object) -> None:
+def _render_step(r: TrainReport) -> None:
     from rlmcost.evaluate import format_seconds
 
     st = r.step

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from rlmcost.cli._render import print_json, print_table
+
+if TYPE_CHECKING:
+    from rlmcost.perf.validate import Validation
 
 
 def validate(
@@ -37,7 +40,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def _render(result: object) -> None:
+def _render(result: Validation) -> None:
     from rlmcost.evaluate import format_seconds
 
     r = result

@@ -16,6 +16,7 @@ symbolic block over the flags it reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum
@@ -2020,7 +2021,7 @@ def saved_bytes_per_token_layer_full_sp_moe(a: ArchNumbers, tp: Num = 1, act_byt
     return div(act_bytes*(a.d_model), tp)
 
 
-FUNCTIONS = {f.__name__: f for f in (
+FUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (
     params_attention_per_layer,
     params_ffn_dense,
     params_expert,

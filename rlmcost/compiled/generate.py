@@ -177,7 +177,7 @@ class Block:
 
     name: str
     sizes: tuple[str, ...]
-    build: Callable[[Any, SimpleNamespace], Any]
+    build: Callable[..., Any]  # (arch, sizes: SimpleNamespace), lambdas may bind more defaults
     doc: str  # what it is, its unit and its source in the symbolic core
     defaults: tuple[tuple[str, int], ...] = ()
 
@@ -429,7 +429,7 @@ class Compiler:
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
                 )
         kw.update({b: b in on for b in self.fields.bools})
-        defaults = {f.name: f.default for f in dataclasses.fields(Arch)}
+        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
         for flag, field, member in self.fields.enums:
             if flag in on:
                 kw[field] = type(defaults[field])(member)
@@ -488,7 +488,7 @@ class Compiler:
 
         flags = self.read_flags(block)
         corners = self.corners(flags)
-        support = {frozenset()}
+        support: set[frozenset[str]] = {frozenset()}
         for point in self.points:
             f = {c: self.evaluate(block, point, c) for c in corners}
             for s in corners:
@@ -636,6 +636,7 @@ symbolic block over the flags it reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum
@@ -774,7 +775,10 @@ def render() -> str:
         parts.append("\n\n" + _function(block, comp.compile(block), printer) + "\n")
         names.append(block.name)
     table = "\n".join(f"    {n}," for n in names)
-    parts.append(f"\n\nFUNCTIONS = {{f.__name__: f for f in (\n{table}\n)}}\n")
+    parts.append(
+        "\n\nFUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (\n"
+        f"{table}\n)}}\n"
+    )
     parts.append('"""Every generated function by name."""\n')
     return "".join(parts)
 

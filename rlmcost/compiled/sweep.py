@@ -273,7 +273,8 @@ def sweep_train_steps(
     any_z3 = bool(np.any(z3))
     parts: dict[str, list[Any]] = {k: [] for k in ("weights", "gradients", "optimizer",
                                                    "buffers", "activations", "logits", "stage")}
-    best = best_none = None
+    best: tuple[Any, ...] | None = None
+    best_none: tuple[Any, ...] | None = None
     for i, s in enumerate(candidates):
         s = np.asarray(s, dtype=f64)
         # what depends on the layout alone (no micro-batch, no length)
@@ -317,8 +318,9 @@ def sweep_train_steps(
             total_none = np.where(s < pp, (2 * w + k_opt) * p_all, -np.inf) + rest
             best_none = _keep_max(best_none, i, total_none, 2 * w * p_all)
 
+    assert best is not None  # candidates is never empty
     peak_total, peak, step_bytes = best
-    if any_z3:
+    if best_none is not None:  # any_z3
         step_bytes = step_bytes + np.where(z3, best_none[2], 0.0)
     c, h = AttnCounting(counting).value, Head(head).value
     work = g.FUNCTIONS[f"work_train_{c}_{h}"](a, seqs, seq_len)

@@ -26,8 +26,9 @@ baseline, the Table IX configurations and ``--groups`` are deployments too (``pl
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -179,7 +180,7 @@ class LoraSpec(BaseModel):
         aliases = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o",
                    "gate_proj": "gate", "up_proj": "up", "down_proj": "down"}  # fmt: skip
         out = []
-        for w in v:  # type: ignore[union-attr]
+        for w in cast("Iterable[object]", v):  # pydantic passes a list or tuple here
             word = aliases.get(str(w), str(w))
             if word not in LORA_ALL_LINEAR:
                 raise ValueError(

@@ -16,6 +16,7 @@ term is a share of the same state, as large as the replicated one at P_z = 1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import sympy as sp
@@ -92,6 +93,7 @@ def _shapes(expr: sp.Expr, regime: dict | None, explicit: bool = False) -> list[
     """The non-dominated Big-O shapes of ``expr``; ``explicit``: a shape dominated only by a
     degree factor (a shard beside its replica) is kept too."""
     protected, back = _protect(sp.expand(sp.sympify(expr).xreplace(regime or {})))
+    beats: Callable[[sp.Expr, sp.Expr], bool]
     if explicit:
         each = (sp.Add.make_args(big_o(t)) for t in sp.Add.make_args(protected))
         terms = list(dict.fromkeys(s for shapes in each for s in shapes))

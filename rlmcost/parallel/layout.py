@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 
 class ZeroStage(StrEnum):
@@ -62,5 +63,5 @@ class Layout:
         """Ranks that split one replica's weights: P_t P_p (and P_e for the experts)."""
         return self.tp * self.pp
 
-    def with_(self, **changes: object) -> Layout:
+    def with_(self, **changes: Any) -> Layout:
         return replace(self, **changes)

@@ -476,7 +476,9 @@ def _params_of(arch: Arch, layout: Layout, stage: Stage) -> tuple[int, int]:
 
 def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
     """(name, dims, ranks) of the groups that replicate dense and expert parameters."""
-    out = [("dense", ("dp", "cp", "ep"), layout.dp * layout.cp * layout.ep)]
+    out: list[tuple[str, tuple[str, ...], int]] = [
+        ("dense", ("dp", "cp", "ep"), layout.dp * layout.cp * layout.ep)
+    ]
     if layout.ep > 1:
         out.append(("expert", ("dp", "cp"), layout.dp * layout.cp))
     return out

@@ -97,7 +97,8 @@ def evaluate(setup: Setup, gpus: int | None) -> PlacementEstimate:
     placement = setup.placement
     if all(g.gpus is not None for g in placement.groups):
         check_gpus(placement, gpus)
-        return combine(setup, [evaluate_group(setup, g, g.gpus) for g in placement.groups])
+        jobs = [evaluate_group(setup, g, g.gpus) for g in placement.groups if g.gpus is not None]
+        return combine(setup, jobs)
     if gpus is None:
         raise SpecError("give --gpus: how many GPUs the placement splits among its groups")
     groups = placement.groups

@@ -354,11 +354,11 @@ def assign(alg: Algorithm, placement: Placement) -> tuple[Task, ...]:
                 u for _, u in invs
                 if not any(m.matches(u) for g in placement.groups for m in g.members)
             ]  # fmt: skip
-            roles = "+".join(dict.fromkeys(str(u.role) for u in missing))
+            absent = "+".join(dict.fromkeys(str(u.role) for u in missing))
             where = ", ".join(dict.fromkeys(_where(u) for u in missing))
             raise SpecError(
                 f"{alg.name}: {where} {'is' if len(missing) == 1 else 'are'} in no group; "
-                f"place {'it' if len(missing) == 1 else 'them'}, e.g. --groups ...,{roles}=8 "
+                f"place {'it' if len(missing) == 1 else 'them'}, e.g. --groups ...,{absent}=8 "
                 "(any GPU count; the groups must add up to --gpus)"
             )
         best = max(s for s, _, _ in hits)

@@ -48,7 +48,7 @@ class Setup:
     specs: Mapping[Role, ModelSpec]
     hardware: HardwareSpec
     workload: Workload
-    values: Mapping[str, object]  # B, K, S, T and the knobs
+    values: Mapping[str, Any]  # B, K, S, T and the knobs
     base: Layout  # the user's layout; dp is filled per group
     tp: Mapping[Role, int]  # tensor-parallel degree per model
     lengths: LengthDist
@@ -131,7 +131,7 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     given = grp.layout(kind)
     settings = dict(grp.settings)
     base = given or setup.base.with_(**settings)
-    t = settings.get("tp", setup.tp[role])  # type: ignore[assignment]
+    t = settings.get("tp", setup.tp[role])
     trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
@@ -203,7 +203,7 @@ def depth_of(
 def sequence_work(
     inv: Invocation,
     arch: Arch,
-    values: Mapping[str, object],
+    values: Mapping[str, Any],
     t: int,
     counting: AttnCounting = AttnCounting.FULL,
 ) -> Fraction:
@@ -215,7 +215,7 @@ def sequence_work(
 def work_over_lengths(
     task: Task,
     arch: Arch,
-    values: Mapping[str, object],
+    values: Mapping[str, Any],
     lengths: Sequence[int],
     counting: AttnCounting = AttnCounting.FULL,
 ) -> int:

@@ -336,8 +336,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     units_d: list[Unit] = []
     key_of: dict[int, str] = {}
     for g in groups:
-        fused = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
-        fused_key = "+".join(str(j.task.index) for j in fused) if len(fused) > 1 else None
+        fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
+        fused_key = (
+            "+".join(str(j.task.index) for j in fused_jobs) if len(fused_jobs) > 1 else None
+        )
         for j in g.jobs:
             for tr in g.transfers:
                 if tr.before == j.task.index:
@@ -345,17 +347,17 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                     units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
                     units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
                     units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
-            if fused_key and j in fused:
+            if fused_key and j in fused_jobs:
                 key_of[j.task.index] = fused_key
-                if j is not fused[0]:
+                if j is not fused_jobs[0]:
                     continue
-                units_t.append(
-                    Unit(fused_key, g.name, j.task.stage, sum(time_of[f.task.index] for f in fused))
+                t_sum = sum(time_of[f.task.index] for f in fused_jobs)
+                p_sum = sum(pred_of[f.task.index] for f in fused_jobs)
+                units_t.append(Unit(fused_key, g.name, j.task.stage, t_sum))
+                units_p.append(Unit(fused_key, g.name, j.task.stage, p_sum))
+                units_d.append(
+                    Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused_jobs))
                 )
-                units_p.append(
-                    Unit(fused_key, g.name, j.task.stage, sum(pred_of[f.task.index] for f in fused))
-                )
-                units_d.append(Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused)))
                 continue
             key = str(j.task.index)
             key_of[j.task.index] = key
@@ -363,11 +365,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             units_p.append(Unit(key, g.name, j.task.stage, pred_of[j.task.index]))
             units_d.append(Unit(key, g.name, j.task.stage, j.depth))
     syncs, links = _weight_syncs(setup, groups, key_of)
-    for tr, _, _ in links:
-        sync = next(s for s in syncs if s.what == tr)
-        units_t.append(Unit(tr, f"link:{tr}", None, sync.time_s, barrier=False))
-        units_p.append(Unit(tr, f"link:{tr}", None, sync.predicted, barrier=False))
-        units_d.append(Unit(tr, f"link:{tr}", None, 0, barrier=False))
+    for what, _, _ in links:
+        sync = next(s for s in syncs if s.what == what)
+        units_t.append(Unit(what, f"link:{what}", None, sync.time_s, barrier=False))
+        units_p.append(Unit(what, f"link:{what}", None, sync.predicted, barrier=False))
+        units_d.append(Unit(what, f"link:{what}", None, 0, barrier=False))
     graph = edges(units_t, placement.staleness, links)
     per_t = period(units_t, graph)
     per_p = period(units_p, graph)
@@ -407,9 +409,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
     names = {u.key: u for u in units_t}
-    critical = " -> ".join(_unit_label(names[k], jobs) for k in per_t.cycle.keys)
-    if per_t.cycle.shift > 1:
-        critical += f" (over {per_t.cycle.shift} iterations)"
+    cycle = per_t.cycle
+    assert cycle is not None  # a numeric period has its critical cycle
+    critical = " -> ".join(_unit_label(names[k], jobs) for k in cycle.keys)
+    if cycle.shift > 1:
+        critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
         setup.alg,
         placement,

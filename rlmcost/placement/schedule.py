@@ -144,7 +144,7 @@ def _simple_cycles(keys: tuple[str, ...], graph: tuple[Edge, ...]) -> tuple[Cycl
     cycles: list[Cycle] = []
     for root in keys:
         r = order[root]
-        stack = [(root, (root,), 0)]
+        stack: list[tuple[str, tuple[str, ...], int]] = [(root, (root,), 0)]
         while stack:
             node, path, shift = stack.pop()
             for nxt, s in succ[node]:

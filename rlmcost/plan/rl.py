@@ -225,11 +225,11 @@ def groups_text(query: RLQuery, c: RLCandidate) -> str | None:
 def deployment(c: RLCandidate) -> Any:
     """The :class:`~rlmcost.deployment.spec.Deployment` of a candidate, as the CLI's flags
     build it (``cli._deploy.build_deployment``)."""
-    from rlmcost.deployment.spec import Deployment, EngineSpec, TrainLayout
+    from rlmcost.deployment.spec import Deployment, EngineSpec, Offload, TrainLayout
 
     return Deployment(
         train=TrainLayout(tp=c.tp, pp=c.pp, zero=c.zero, ckpt=c.ckpt, micro_batch=c.micro_batch,
-                          offload=("optimizer",) if c.offload else ()),
+                          offload=(Offload.OPTIMIZER,) if c.offload else ()),
         engine=EngineSpec(tp=c.rollout_tp, gpu_memory_utilization=c.fraction),
     )  # fmt: skip
 
@@ -369,10 +369,10 @@ def _search_count(query: RLQuery, space: RLSpace, gpus: int, run: Any,
         if r["fits"]:
             failures.pop(c.family, None)
             continue
-        f = failures.get(c.family)
+        prev = failures.get(c.family)
         short = r.get("shortfall_bytes", 0)
-        if f is None or f.get("evaluated") is None or short < f["shortfall_bytes"]:
-            if f is not None and f.get("fits"):
+        if prev is None or prev.get("evaluated") is None or short < prev["shortfall_bytes"]:
+            if prev is not None and prev.get("fits"):
                 continue
             failures[c.family] = {"family": c.family, "evaluated": True,
                                   "binding_term": r["binding_term"],

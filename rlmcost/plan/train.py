@@ -128,7 +128,7 @@ def _budget(counts: tuple[int, ...]) -> str:
 
 def _parts(run: Any, n: int) -> int:
     """Chunks of the sweep: one in this process; a few per Dask worker."""
-    workers = len(getattr(run, "client", None).scheduler_info()["workers"]) if hasattr(
+    workers = len(run.client.scheduler_info()["workers"]) if hasattr(
         run, "client") else 0  # fmt: skip
     return 1 if not workers else min(4 * workers, max(1, n // 10_000))
 

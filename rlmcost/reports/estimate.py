@@ -395,9 +395,17 @@ class Estimate:
                 "micro_batch": lay.micro_batch,
             },
             "deployment": self.deployment.to_json(),
-            "placement": PLACEMENT if not self.grouped else self.evaluation.placement.name,
+            "placement": (
+                self.evaluation.placement.name
+                if self.grouped and self.evaluation is not None
+                else PLACEMENT
+            ),
             # several device groups: the groups, transfers and schedule (optional section)
-            **({"placement_detail": self.evaluation.to_json()} if self.grouped else {}),
+            **(
+                {"placement_detail": self.evaluation.to_json()}
+                if self.grouped and self.evaluation is not None
+                else {}
+            ),
             "calibration": self.calibration,
             "attention_counting": str(self.counting),
             "convention": CONVENTION,

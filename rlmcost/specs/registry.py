@@ -94,7 +94,11 @@ def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
     hits.sort(key=lambda s: not _norm(s.name).startswith(q))
     names = [s.name for s in hits]
     if not names:
-        by_key = {_norm(n): s.name for s in specs for n in (s.name, *s.aliases)}
+        by_key: dict[str, str] = {}
+        spec: ModelSpec | HardwareSpec
+        for spec in specs:
+            for n in (spec.name, *spec.aliases):
+                by_key[_norm(n)] = spec.name
         close = difflib.get_close_matches(q, list(by_key), n=3, cutoff=0.6)
         names = list(dict.fromkeys(by_key[c] for c in close))
     return names

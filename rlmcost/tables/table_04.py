@@ -44,7 +44,7 @@ def _expr(row: SymbolicStage, attr: str) -> Cell:
 
 def build() -> list[Table]:
     rows = [r for name in ALGORITHMS for r in symbolic_stages(name)]
-    notation = [
+    notation: list[list[Cell | str]] = [
         [
             r.algorithm.upper(),
             r.stage.label,
@@ -57,7 +57,7 @@ def build() -> list[Table]:
         ]
         for r in rows
     ]
-    expanded = [
+    expanded: list[list[Cell | str]] = [
         [
             r.algorithm.upper(),
             r.stage.label,

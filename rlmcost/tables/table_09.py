@@ -53,7 +53,7 @@ def _big_o(expr: sp.Expr) -> Cell:
 
 
 def build() -> list[Table]:
-    rows = []
+    rows: list[list[Cell | str]] = []
     for cfg, stage_rows in table_ix("ppo").items():
         for r in stage_rows:
             o = r.big_o()
