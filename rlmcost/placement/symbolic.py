@@ -45,6 +45,7 @@ from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.cost import REGIME, invocation_cost, resolve_values, symbolic_archs
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import TRAINABLE, Algorithm
+from rlmcost.algorithms.notation import depth_term, memory_terms, work_term
 from rlmcost.algorithms.options import Options, configure
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
@@ -52,7 +53,6 @@ from rlmcost.placement.configs import build
 from rlmcost.placement.groups import Placement, Task
 from rlmcost.placement.kinds import Config
 from rlmcost.placement.schedule import Cycle, Unit, edges, period
-from rlmcost.reports.algorithms import depth_term, memory_terms, work_term
 
 DEFAULT_STALENESS = 1
 """Table IX's asynchronous rows use k = 1, one-step off-policy (Noukhovitch et al. 2024)."""
