@@ -53,7 +53,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.memory import DataShare, data_share, stage_params
-from rlmcost.parallel.shard import Stage, stages, tp_shard
+from rlmcost.parallel.shard import PipelineStage, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.specs.hardware import HardwareSpec
 from rlmcost.specs.workload import Workload
@@ -142,7 +142,7 @@ def _traffic(
 def _stage_traffic(
     arch: Arch,
     layout: Layout,
-    stage: Stage,
+    stage: PipelineStage,
     share: DataShare,
     workload: Workload,
     hw: HardwareSpec | None,

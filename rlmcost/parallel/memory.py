@@ -49,7 +49,7 @@ from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
-from rlmcost.parallel.shard import Stage, split_up, stages, tp_shard
+from rlmcost.parallel.shard import PipelineStage, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.specs.workload import Workload
@@ -108,7 +108,7 @@ class StageParams:
     largest_unit: int  # largest ZeRO-3 gather unit (a layer, the embedding or the head)
 
 
-def stage_params(arch: Arch, layout: Layout, stage: Stage, head: Head) -> StageParams:
+def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -> StageParams:
     """Parameter elements on one rank of ``stage``: its layers' TP shards, 1/P_e of the routed
     experts, the embedding on the first stage, the final norm and head on the last (a tied
     embedding's copy too, when the stages differ)."""
@@ -139,7 +139,7 @@ def stage_params(arch: Arch, layout: Layout, stage: Stage, head: Head) -> StageP
 
 
 def _activation_bytes_train(
-    arch: Arch, layout: Layout, stage: Stage, share: DataShare, workload: Workload
+    arch: Arch, layout: Layout, stage: PipelineStage, share: DataShare, workload: Workload
 ) -> int:
     dtype = workload.activation_dtype
     tp, sp_on, ckpt = layout.tp, layout.sp, layout.ckpt

@@ -66,7 +66,7 @@ def tp_shard(arch: Arch, tp: Size) -> Arch:
 
 
 @dataclass(frozen=True)
-class Stage:
+class PipelineStage:
     """One pipeline stage: its index, its dense and MoE layer counts, and its boundary roles."""
 
     index: int
@@ -99,13 +99,13 @@ def stage_layer_counts(n_layers: int, pp: int) -> list[int]:
     return [base + (1 if s < extra else 0) for s in range(pp)]
 
 
-def stages(arch: Arch, pp: int) -> list[Stage]:
+def stages(arch: Arch, pp: int) -> list[PipelineStage]:
     """The ``pp`` stages of a numeric ``arch``, with the dense layers of a MoE model (its first
     ``first_dense_layers``) counted on the stages that hold them."""
     n_dense_first = int(arch.first_dense_layers) if arch.is_moe else int(arch.n_layers)
     out, start = [], 0
     for s, count in enumerate(stage_layer_counts(int(arch.n_layers), pp)):
         dense = max(0, min(start + count, n_dense_first) - start)
-        out.append(Stage(s, pp, dense, count - dense))
+        out.append(PipelineStage(s, pp, dense, count - dense))
         start += count
     return out

@@ -93,7 +93,7 @@ from rlmcost.parallel.comm import Collective, group_is_intra_node
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.memory import data_share, stage_params
 from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.parallel.shard import Stage, stages, tp_shard
+from rlmcost.parallel.shard import PipelineStage, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import (
     Algorithm,
@@ -401,7 +401,7 @@ def _recompute(c: _Ctx, layer: _Pass) -> tuple[float, int]:
     return layer.fwd_s, layer.flops // 3
 
 
-def _stage_pass(c: _Ctx, stage: Stage) -> _Pass:
+def _stage_pass(c: _Ctx, stage: PipelineStage) -> _Pass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
     out = _Pass()
     for moe, count in ((False, stage.dense_layers), (True, stage.moe_layers)):
@@ -461,15 +461,15 @@ def _attention_fwd_flops(c: _Ctx) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _params(arch: Arch, layout: Layout, stage: Stage) -> tuple[int, int]:
+def _params(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:
     """(dense, routed-expert) parameter elements on one rank of ``stage``."""
     n = stage.n_stages
     role = 0 if stage.first else (n - 1 if stage.last else min(1, n - 1))
-    return _params_of(arch, layout, Stage(role, n, stage.dense_layers, stage.moe_layers))
+    return _params_of(arch, layout, PipelineStage(role, n, stage.dense_layers, stage.moe_layers))
 
 
 @cache
-def _params_of(arch: Arch, layout: Layout, stage: Stage) -> tuple[int, int]:
+def _params_of(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:
     p = stage_params(arch, layout, stage, Head.LM)
     return p.dense, p.expert
 
@@ -484,7 +484,7 @@ def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
     return out
 
 
-def _zero_per_micro_batch(c: _Ctx, stage: Stage, p: _Pass) -> None:
+def _zero_per_micro_batch(c: _Ctx, stage: PipelineStage, p: _Pass) -> None:
     """ZeRO-2 / ZeRO-3 collectives of one micro-batch, exposed beyond the pass they hide in."""
     lay, w = c.layout, c.workload.weight_dtype.bytes
     if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
@@ -503,7 +503,7 @@ def _zero_per_micro_batch(c: _Ctx, stage: Stage, p: _Pass) -> None:
         p.bwd["dp"] += max(0.0, rs - comp_b)
 
 
-def _dp_after_flush(c: _Ctx, stage: Stage, p: _Pass) -> float:
+def _dp_after_flush(c: _Ctx, stage: PipelineStage, p: _Pass) -> float:
     """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward."""
     lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
     if lay.zero is ZeroStage.OS_G_P:
@@ -523,7 +523,7 @@ def _dp_after_flush(c: _Ctx, stage: Stage, p: _Pass) -> float:
     return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)
 
 
-def _optimizer(c: _Ctx, stage: Stage) -> tuple[float, float]:
+def _optimizer(c: _Ctx, stage: PipelineStage) -> tuple[float, float]:
     """(GPU optimizer seconds, host offload seconds) of the rank's parameter shard."""
     lay, opt = c.layout, c.options
     dense, expert = _params(c.arch, lay, stage)
