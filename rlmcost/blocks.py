@@ -321,11 +321,6 @@ def work_backward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> 
     return sp.expand(2 * work_forward_per_token(arch, context, head))
 
 
-def work_train_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> sp.Expr:
-    """C_tr^tok = C_f^tok + C_b^tok = 3 C_f^tok (Table IV caption)."""
-    return sp.expand(3 * work_forward_per_token(arch, context, head))
-
-
 def _attention_pairs(seq: Expr, counting: AttnCounting) -> sp.Expr:
     """Query-key pairs of one teacher-forced sequence: seq^2 (full) or seq(seq+1)/2 (causal)."""
     seq = sp.sympify(seq)
