@@ -26,7 +26,7 @@ app = typer.Typer(
 
 # Each module defines register(app); the order is the order of `rlmcost --help`.
 _COMMAND_MODULES = (
-    "catalog", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate",
+    "listings", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate",
     "frameworks", "plan",
 )
 for _name in _COMMAND_MODULES:

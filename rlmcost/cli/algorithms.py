@@ -362,9 +362,9 @@ def algorithms_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """List every algorithm and variant: base, what it changes, paper."""
-    from rlmcost.reports.algorithm_catalog import algorithm_catalog
+    from rlmcost.reports.listings import algorithm_listing
 
-    rows = algorithm_catalog()
+    rows = algorithm_listing()
     if json_out:
         print_json(rows)
         return

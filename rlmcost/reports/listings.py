@@ -1,16 +1,18 @@
-"""The built-in models and hardware as plain rows (for `rlmcost models` / `hardware`)."""
+"""Plain rows for the listings: `rlmcost models`, `rlmcost hardware`, `rlmcost algorithms`."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rlmcost.algorithms.catalog import algorithms, builder
+from rlmcost.algorithms.options import KNOBS
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.evaluate import format_bandwidth, format_bytes, format_count, format_flops
 from rlmcost.specs import hardware, models
 
 
-def model_catalog(family: str | None = None) -> list[dict[str, Any]]:
+def model_listing(family: str | None = None) -> list[dict[str, Any]]:
     """One dict per built-in model: its spec fields plus exact parameter counts.
 
     ``family`` keeps the models whose family or transformers model_type it names ('qwen3',
@@ -43,7 +45,7 @@ def model_catalog(family: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def hardware_catalog() -> list[dict[str, Any]]:
+def hardware_listing() -> list[dict[str, Any]]:
     """One dict per built-in accelerator, raw numbers plus formatted ones."""
     rows = []
     for hw in hardware():
@@ -61,4 +63,30 @@ def hardware_catalog() -> list[dict[str, Any]]:
             inter_h=format_bandwidth(hw.inter_node_bandwidth_bytes_per_s),
         )
         rows.append(row)
+    return rows
+
+
+def algorithm_listing() -> list[dict[str, Any]]:
+    """One row per algorithm: name, base, summary, citation, default K, knobs, invocations."""
+    rows = []
+    for alg in algorithms().values():
+        knobs = {k.flag: k.default for k in KNOBS if k.name in alg.names}
+        rows.append(
+            {
+                "name": alg.name,
+                "base": alg.base,
+                "summary": alg.summary,
+                "citation": alg.citation,
+                "offline": alg.offline,
+                "default_group": alg.default_group if "K" in alg.names else None,
+                "knobs": {k: int(v) for k, v in knobs.items()},
+                "models": [str(r) for r in alg.model_roles],
+                "invocations": [
+                    {"stage": str(i.stage), "what": i.describe()} for i in alg.invocations
+                ],
+                "added": [i.describe() for i in alg.added],
+                "removed": [i.describe() for i in alg.removed],
+                "doc": " ".join((builder(alg.name).__doc__ or "").split()),
+            }
+        )
     return rows

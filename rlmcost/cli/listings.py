@@ -21,9 +21,9 @@ FamilyOpt = Annotated[
 
 def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
     """List the built-in models (name, aliases, shape, parameter count)."""
-    from rlmcost.reports.catalog import model_catalog
+    from rlmcost.reports.listings import model_listing
 
-    rows = model_catalog(family)
+    rows = model_listing(family)
     if json_out:
         print_json(rows)
         return
@@ -69,9 +69,9 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
 
 def hardware(json_out: JsonOpt = False) -> None:
     """List the built-in accelerators (dense peaks, memory, links) with their sources."""
-    from rlmcost.reports.catalog import hardware_catalog
+    from rlmcost.reports.listings import hardware_listing
 
-    rows = hardware_catalog()
+    rows = hardware_listing()
     if json_out:
         print_json(rows)
         return
