@@ -15,6 +15,13 @@ latencies or the scheduler.
 
 A sequence of phases that must run one after another (T decode steps) takes at least the sum
 of their maxima, which :meth:`Roofline.steps` computes exactly for arrays of phases.
+
+:func:`calibrated_time` is the same roofline for one kernel class of a measured profile
+(``rlmcost calibrate``), hardware spec or not: t = max(F / (peak e_compute(F)), Q / (bandwidth
+e_bandwidth(Q))), where ``kernel`` names the profile table of the work: a compute class
+("gemm", "train", "prefill", ...: its ``compute_efficiency`` table, with the streaming "copy"
+bandwidth table) or a memory class ("decode", "copy": its ``bandwidth_efficiency`` table, with
+"gemm" for compute). Without a profile it is the roofline itself.
 """
 
 from __future__ import annotations
@@ -24,11 +31,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from rlmcost.errors import SpecError
+
 if TYPE_CHECKING:
     from fractions import Fraction
 
     import numpy as np
 
+    from rlmcost.calibrate.profile import Profile
     from rlmcost.choices import Dtype
     from rlmcost.specs import HardwareSpec
 
@@ -127,8 +137,6 @@ class Roofline:
     efficiency: Efficiency = PEAK
 
     def __post_init__(self) -> None:
-        from rlmcost.errors import SpecError
-
         if self.gpus < 1:
             raise SpecError(f"gpus={self.gpus} must be a positive integer")
         self.hardware.peak(self.dtype)  # SpecError when the hardware lists no such peak
@@ -209,8 +217,6 @@ class Roofline:
 
 def _measured(method: Any, size: float, kernel: str, fallback: str) -> float:
     """``method(size, kernel)``, or the ``fallback`` table when the profile lacks ``kernel``."""
-    from rlmcost.errors import SpecError
-
     try:
         return method(size, kernel)
     except SpecError:
@@ -218,8 +224,115 @@ def _measured(method: Any, size: float, kernel: str, fallback: str) -> float:
 
 
 def _fraction(x: float, name: str) -> float:
-    from rlmcost.errors import SpecError
-
     if not 0 < x <= 1:
         raise SpecError(f"calibration {name} gave efficiency {x}; it must be in (0, 1]")
     return float(x)
+
+
+# --------------------------------------------------------------------------------------------
+# One phase through a measured profile (also without a HardwareSpec: a CPU profile's own
+# reference peaks). The same roofline, written for a single kernel class of a profile.
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CalibratedTime:
+    """A time estimate and how it was made."""
+
+    seconds: float
+    compute_seconds: float  # F / (peak * e_compute)
+    memory_seconds: float  # Q / (bandwidth * e_bandwidth)
+    compute_efficiency: float
+    bandwidth_efficiency: float
+    profile: str  # the profile's name, or "roofline (no profile)"
+
+    @property
+    def bound(self) -> str:
+        """'compute' or 'memory': the larger term."""
+        return "compute" if self.compute_seconds >= self.memory_seconds else "memory"
+
+
+def roofline_seconds(
+    flops: float, bytes_moved: float, peak_flops_per_s: float, peak_bytes_per_s: float
+) -> float:
+    """The roofline lower bound max(F / peak, Q / bandwidth)."""
+    return max(flops / peak_flops_per_s, bytes_moved / peak_bytes_per_s)
+
+
+def _peaks(
+    hardware: HardwareSpec | None, dtype: Dtype, profile: Profile | None
+) -> tuple[float, float]:
+    if hardware is not None:
+        return float(hardware.peak(dtype)), float(hardware.hbm_bandwidth_bytes_per_s)
+    if profile is None:
+        raise SpecError("a time estimate needs a hardware spec or a calibration profile")
+    return profile.peak_flops_per_s, profile.peak_bytes_per_s
+
+
+def _efficiencies(
+    profile: Profile, flops: float, bytes_moved: float, kernel: str
+) -> tuple[float, float]:
+    compute_tables, bandwidth_tables = profile.compute_efficiency, profile.bandwidth_efficiency
+    if kernel not in compute_tables and kernel not in bandwidth_tables:
+        have = ", ".join([*compute_tables, *bandwidth_tables])
+        raise SpecError(
+            f"profile {profile.name} has no kernel class '{kernel}'; use one of: {have}"
+        )
+    compute_kernel = kernel if kernel in compute_tables else "gemm"
+    bandwidth_kernel = kernel if kernel in bandwidth_tables else "copy"
+    e_compute = profile.compute(flops, compute_kernel) if flops > 0 else 1.0
+    e_bandwidth = profile.bandwidth(bytes_moved, bandwidth_kernel) if bytes_moved > 0 else 1.0
+    return e_compute, e_bandwidth
+
+
+def calibrated_time(
+    flops: float,
+    bytes_moved: float,
+    hardware: HardwareSpec | None,
+    dtype: Dtype,
+    profile: Profile | None,
+    kernel: str = "gemm",
+) -> CalibratedTime:
+    """The calibrated estimate with its parts; see the module docstring.
+
+    ``hardware`` supplies the peaks (None: the profile's own reference peaks, as for a CPU
+    profile). ``flops`` and ``bytes_moved`` are per device. A profile measured in another
+    dtype than ``dtype`` is refused: its efficiencies belong to another peak.
+    """
+    if flops < 0 or bytes_moved < 0:
+        raise SpecError(f"flops={flops} and bytes_moved={bytes_moved} must not be negative")
+    peak, bandwidth = _peaks(hardware, dtype, profile)
+    if profile is None:
+        e_compute = e_bandwidth = 1.0
+        name = "roofline (no profile)"
+    else:
+        if profile.dtype != dtype:
+            raise SpecError(
+                f"profile {profile.name} was measured in {profile.dtype}, the estimate is for "
+                f"{dtype}; calibrate with --dtype {dtype} or estimate in {profile.dtype}"
+            )
+        e_compute, e_bandwidth = _efficiencies(profile, flops, bytes_moved, kernel)
+        name = profile.name
+    compute_s = flops / (peak * e_compute)
+    memory_s = bytes_moved / (bandwidth * e_bandwidth)
+    return CalibratedTime(
+        max(compute_s, memory_s), compute_s, memory_s, e_compute, e_bandwidth, name
+    )
+
+
+def calibrated_seconds(
+    flops: float,
+    bytes_moved: float,
+    hardware: HardwareSpec | None,
+    dtype: Dtype,
+    profile: Profile | None,
+    kernel: str = "gemm",
+) -> float:
+    """max(F / (peak e_compute), Q / (bandwidth e_bandwidth)) in seconds.
+
+    >>> from rlmcost.choices import Dtype
+    >>> calibrated_seconds(1e12, 0, None, Dtype.FP32, None)
+    Traceback (most recent call last):
+    ...
+    rlmcost.errors.SpecError: a time estimate needs a hardware spec or a calibration profile
+    """
+    return calibrated_time(flops, bytes_moved, hardware, dtype, profile, kernel).seconds

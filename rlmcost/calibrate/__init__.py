@@ -6,7 +6,7 @@ forward+backward, prefill, a decode step with a KV cache, an MoE expert FFN, a m
 and collectives over ``torch.distributed``), asserts that the analytic FLOPs from
 :mod:`rlmcost.blocks` equal what ``torch.utils.flop_counter.FlopCounterMode`` counts, and
 measures achieved FLOP/s and bytes/s into a :class:`Profile` (JSON) that the time model
-(:mod:`rlmcost.calibrate.timemodel`) reads.
+(:mod:`rlmcost.timing`) reads.
 
 Importing this package never imports torch: profiles load and the time model runs without
 it (the ``calibrate`` extra installs torch for the harness only). Names resolve lazily so
@@ -23,10 +23,10 @@ _EXPORTS = {
     "load_profile": "rlmcost.calibrate.profile",
     "builtin_profile": "rlmcost.calibrate.profile",
     "resolve_profile": "rlmcost.calibrate.profile",
-    "calibrated_seconds": "rlmcost.calibrate.timemodel",
-    "calibrated_time": "rlmcost.calibrate.timemodel",
-    "roofline_seconds": "rlmcost.calibrate.timemodel",
-    "CalibratedTime": "rlmcost.calibrate.timemodel",
+    "calibrated_seconds": "rlmcost.timing",
+    "calibrated_time": "rlmcost.timing",
+    "roofline_seconds": "rlmcost.timing",
+    "CalibratedTime": "rlmcost.timing",
     "run_calibration": "rlmcost.calibrate.harness",
     "CalibrationReport": "rlmcost.calibrate.harness",
     "KernelResult": "rlmcost.calibrate.harness",
