@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.errors import SpecError
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -52,7 +54,7 @@ def to_int(value: Any) -> int:
     if not v.is_Integer:
         v = sp.nsimplify(v) if v.is_number else v
         if not getattr(v, "is_Integer", False):
-            raise ValueError(f"expected an exact integer, got {value}")
+            raise SpecError(f"expected an exact integer, got {value}; give whole numbers")
     return int(v)
 
 
@@ -89,7 +91,7 @@ def sweep(
         free = tuple(a for a in args if a in expr.free_symbols)
         missing = expr.free_symbols - set(args)
         if missing:
-            raise ValueError(f"{name}: no values for {sorted(map(str, missing))}")
+            raise SpecError(f"{name}: no values for {sorted(map(str, missing))}; give them")
         vals = compile_expr(expr, free)(*[grid[a] for a in free])
         out[name] = np.broadcast_to(np.asarray(vals), (n,)).copy()
     return pd.DataFrame(out)

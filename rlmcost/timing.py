@@ -177,7 +177,7 @@ class Roofline:
         f = np.asarray(flops, dtype=np.float64)
         b = np.asarray(bytes_per_device, dtype=np.float64)
         if np.any(f < 0) or np.any(b < 0):
-            raise ValueError("flops and bytes must be non-negative")
+            raise SpecError("flops and bytes must be non-negative; check the inputs")
         eff = self.efficiency
         eff_c: Any  # 1.0 or an array, one efficiency per phase
         eff_b: Any

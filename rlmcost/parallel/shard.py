@@ -18,13 +18,14 @@ from dataclasses import dataclass
 import sympy as sp
 
 from rlmcost.arch import Arch, Size
+from rlmcost.errors import SpecError
 
 
 def split(x: Size, parts: Size) -> Size:
     """x / parts: exact integer division for numbers (validated to divide), a ratio for symbols."""
     if isinstance(x, int) and isinstance(parts, int):
         if x % parts:
-            raise ValueError(f"{parts} does not divide {x}")
+            raise SpecError(f"{parts} does not divide {x}; choose a degree that divides it")
         return x // parts
     return sp.sympify(x) / parts
 
