@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One-shot GPU calibration for a session that is lent a device (e.g. one H200).
+# One-shot GPU calibration on a machine with a CUDA device (e.g. one H200).
 #
 #   bash benchmarks/calibrate_gpu.sh            # writes under ${OUT:-calibration-run}
 #
