@@ -14,6 +14,8 @@ Kept import-free so that the CLI can read the configuration enum cheaply; the mo
 * ``transfer``   weight synchronization, resharding and offload bytes and their time;
 * ``inputs``     resolved inputs, each invocation's layout, work over a length distribution;
 * ``group_cost`` one device group on real hardware: memory per device, time, transfers;
+* ``jobs``       the records a group's evaluation yields (jobs, transfers, group totals, the
+                 phase names frameworks print);
 * ``iteration``  the groups composed into stages and a steady-state iteration (bytes, seconds);
 * ``allocate``   the GPUs each group gets when the configuration does not say.
 """

@@ -37,9 +37,9 @@ from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.rl_step import link_transfer_s
-from rlmcost.placement.group_cost import GroupEstimate, Job, Transfer
 from rlmcost.placement.groups import Placement
 from rlmcost.placement.inputs import Setup, sequence_work
+from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.placement.schedule import Unit, edges, period, stage_spans
 from rlmcost.placement.transfer import (
@@ -442,7 +442,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
 def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
-    from rlmcost.placement.group_cost import phase_of
+    from rlmcost.placement.jobs import phase_of
 
     order: dict[str, list[Any]] = {}
     for g in groups:

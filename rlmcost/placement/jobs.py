@@ -1,0 +1,206 @@
+"""What evaluating one device group yields: its jobs (one per task), the transfers it runs,
+and the group's totals; and the phase names RL frameworks print for them.
+
+Plain records (no evaluation here): :mod:`rlmcost.placement.group_cost` fills them,
+:mod:`rlmcost.placement.iteration` schedules them, reports render them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.memory import MemoryBreakdown
+from rlmcost.placement.groups import Task
+from rlmcost.placement.rollout import Timeline
+from rlmcost.timing import PhaseTime
+
+PHASES: dict[tuple[Kind, Role | None], tuple[str, str | None]] = {
+    (Kind.GENERATE, None): ("generation", "timing_s/gen"),
+    (Kind.FORWARD, Role.ACTOR): ("old log-prob", "timing_s/old_log_prob"),
+    (Kind.FORWARD, Role.REFERENCE): ("reference", "timing_s/ref"),
+    (Kind.FORWARD, Role.CRITIC): ("values", "timing_s/values"),
+    (Kind.FORWARD, Role.REWARD): ("reward", "timing_s/reward"),
+    (Kind.TRAIN, Role.ACTOR): ("update actor", "timing_s/update_actor"),
+    (Kind.TRAIN, Role.CRITIC): ("update critic", "timing_s/update_critic"),
+}
+"""Phase names as RL frameworks print them (verl's ``timing_s/*`` metric keys beside;
+OpenRLHF and NeMo RL time the same phases under similar names)."""
+
+
+def phase_of(task: Task) -> tuple[str, str | None]:
+    """(phase name, verl metric key or None) of a task."""
+    key = (task.kind, None if task.kind is Kind.GENERATE else task.role)
+    if key in PHASES:
+        return PHASES[key]
+    if task.kind is Kind.GENERATE:
+        return PHASES[(Kind.GENERATE, None)]
+    return (f"{task.role} {'update' if task.kind is Kind.TRAIN else task.kind}", None)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One task evaluated on its group: exact work and depth, bytes per device, time (the
+    bound ``time`` and the prediction ``predicted_s``)."""
+
+    task: Task
+    model: str
+    layout: Layout
+    sequences: int
+    work_flops: int
+    depth: int
+    own: MemoryBreakdown  # the invocation in its layout
+    memory: MemoryBreakdown  # plus everything else resident on the group
+    time: PhaseTime
+    ideal_s: float  # time without the pipeline bubble (training) or gathers
+    bubble: Fraction = Fraction(0)
+    micro_batches: int = 1
+    timeline: Timeline | None = None
+    predicted_s: float = 0.0  # predicted seconds (>= the bound)
+    predicted_ideal_s: float = 0.0  # predicted, without the pipeline bubble
+    predicted_parts_s: dict[str, float] = field(default_factory=dict)  # its breakdown
+    tokens: int = 0  # prompt + response tokens of its sequences (one pass)
+
+    @property
+    def time_s(self) -> float:
+        return self.time.bound_s
+
+    @property
+    def phase(self) -> str:
+        return phase_of(self.task)[0]
+
+    def to_json(self) -> dict[str, Any]:
+        lay = self.layout
+        out: dict[str, Any] = {
+            "role": str(self.task.role),
+            "kind": str(self.task.kind),
+            "stage": str(self.task.stage),
+            "what": self.task.label(),
+            "model": self.model,
+            "layout": {"dp": lay.dp, "tp": lay.tp, "pp": lay.pp, "zero": str(lay.zero)},
+            "sequences": self.sequences,
+            "work_flops": self.work_flops,
+            "depth": self.depth,
+            "memory_bytes_per_device": self.memory.total,
+            "memory_breakdown_bytes": self.memory.to_json(),
+            "time_lower_bound_s": self.time_s,
+            "time_s": self.predicted_s,
+            "phase": self.phase,
+            "predicted_breakdown_s": dict(self.predicted_parts_s),
+        }
+        if self.timeline is not None:
+            out["rollout"] = {
+                "slots_per_replica": self.timeline.slots,
+                "sequences_per_replica": self.timeline.sequences,
+                "waves": self.timeline.waves,
+                "decode_steps": self.timeline.steps,
+            }
+        if self.bubble:
+            out["pipeline_bubble"] = float(self.bubble)
+        return out
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Bytes moved for a placement: weight sync between groups, resharding or an offload switch
+    on a group. ``before``: the task it precedes (its group's order)."""
+
+    kind: str  # weight-sync, reshard, offload
+    what: str
+    group: str  # where it runs: the receiving group, or the link
+    bytes: int  # total over the devices
+    bytes_per_device: int
+    time_s: float
+    stage: Stage | None = None
+    before: int | None = None
+    predicted_s: float | None = None  # predicted seconds (None: the same as time_s)
+
+    @property
+    def predicted(self) -> float:
+        return self.time_s if self.predicted_s is None else max(self.predicted_s, self.time_s)
+
+    @property
+    def phase(self) -> str:
+        """``weight sync`` for a weight update (to another group, or the engine's own layout
+        before generation), ``engine sleep/wake``, else ``reshard`` / ``offload``."""
+        engine_update = self.kind == "reshard" and self.stage is Stage.GENERATION
+        if self.kind == "weight-sync" or engine_update:
+            return "weight sync"
+        if self.what.startswith("engine sleep/wake"):
+            return "engine sleep/wake"
+        return self.kind
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "what": self.what,
+            "group": self.group,
+            "bytes": self.bytes,
+            "bytes_per_device": self.bytes_per_device,
+            "time_s": self.time_s,
+            "predicted_s": self.predicted,
+            "phase": self.phase,
+        }
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """One device group: its jobs, resident models, transfers, peak memory per device."""
+
+    name: str
+    gpus: int
+    jobs: tuple[Job, ...]
+    resident: dict[Role, MemoryBreakdown]
+    shadows: tuple[Role, ...]
+    transfers: tuple[Transfer, ...]
+    hbm_bytes: int  # what a device gives programs (the datasheet's for the paper's iteration)
+    problems: tuple[str, ...] = ()  # what keeps it from running beside the memory peak
+    host_bytes_per_device: dict[int, int] = field(default_factory=dict)  # per task index
+
+    @property
+    def host_peak_bytes_per_device(self) -> int:
+        return max(self.host_bytes_per_device.values(), default=0)
+
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        return tuple(dict.fromkeys(j.task.role for j in self.jobs))
+
+    @property
+    def peak_memory_bytes_per_device(self) -> int:
+        return max(j.memory.total for j in self.jobs)
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_memory_bytes_per_device <= self.hbm_bytes and not self.problems
+
+    @property
+    def shortfall_bytes(self) -> int:
+        return max(0, self.peak_memory_bytes_per_device - self.hbm_bytes)
+
+    @property
+    def busy_s(self) -> float:
+        return sum(j.time_s for j in self.jobs) + sum(t.time_s for t in self.transfers)
+
+    @property
+    def busy_predicted_s(self) -> float:
+        return sum(j.predicted_s for j in self.jobs) + sum(t.predicted for t in self.transfers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "gpus": self.gpus,
+            "roles": [str(r) for r in self.roles],
+            "invocations": [j.task.label() for j in self.jobs],
+            "shadow_copies": [str(r) for r in self.shadows],
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "fits": self.fits,
+            "busy_s": self.busy_s,
+            "busy_predicted_s": self.busy_predicted_s,
+            "host_memory_bytes_per_device": self.host_peak_bytes_per_device,
+            "problems": list(self.problems),
+            "jobs": [j.to_json() for j in self.jobs],
+            "transfers": [t.to_json() for t in self.transfers],
+        }
