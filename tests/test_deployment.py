@@ -364,3 +364,21 @@ def test_low_memory_logits_hold_the_logits_and_their_gradient_only():
     args = (LogitsMode.LOW_MEMORY, Dtype.BF16, Dtype.FP32, 1024)
     assert logits_peak_bytes(8192, v, False, *args) == 8192 * v * 2
     assert logits_peak_bytes(8192, v, True, *args) == 8192 * v * 4
+
+
+def test_max_num_seqs_caps_the_sequences_an_engine_replica_runs():
+    # vLLM's max_num_seqs bounds a continuous batch whatever the KV pool holds: GPT-2 on one
+    # H100 holds hundreds of 2048-token sequences; with --max-num-seqs 8 it runs 8 at a time
+    args = ["grpo", "-m", "gpt-2", "-B", "16", "-K", "4", "--json",
+            "--groups", "rollout=1,actor+reference+reward=1"]  # fmt: skip
+    wide = json.loads(run(*args).stdout)
+    capped = json.loads(run(*args, "--max-num-seqs", "8").stdout)
+
+    def rollout(out):
+        g = next(g for g in out["placement_detail"]["groups"] if g["name"] == "rollout")
+        return g["jobs"][0]["rollout"]
+
+    assert rollout(wide)["slots_per_replica"] == 64  # all of them (the pool holds more)
+    assert rollout(capped)["slots_per_replica"] == 8
+    assert rollout(capped)["waves"] == 8
+    assert capped["deployment"]["engine"]["max_num_seqs"] == 8

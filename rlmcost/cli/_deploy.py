@@ -34,6 +34,7 @@ DEPLOYMENT_OPTIONS = (
     "gpu_memory_utilization",
     "rollout_tp",
     "rollout_pp",
+    "max_num_seqs",
     "no_sleep",
     "logits",
     "ideal",
@@ -157,6 +158,18 @@ def deployment_options() -> dict[str, Any]:
                                                min=1, rich_help_panel=p)],
             None,
         ),
+        "max_num_seqs": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences an engine replica decodes at once at most (vLLM "
+                    "max_num_seqs; default 256).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "no_sleep": (
             Annotated[
                 bool | None,
@@ -259,6 +272,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["tp"] = opts["rollout_tp"]
     if opts.get("rollout_pp") is not None:
         engine["pp"] = opts["rollout_pp"]
+    if opts.get("max_num_seqs") is not None:
+        engine["max_num_seqs"] = opts["max_num_seqs"]
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:

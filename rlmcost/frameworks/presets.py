@@ -133,7 +133,7 @@ PRESETS: dict[Framework, Preset] = {
             Default(
                 "engine.max_num_seqs",
                 1024,
-                "(engine.max_num_seqs in --deployment)",
+                "--max-num-seqs 1024",
                 f"{_VERL_YAML}: rollout.max_num_seqs: 1024",
             ),
             Default(

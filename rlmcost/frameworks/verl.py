@@ -274,5 +274,4 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
     seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
     if seqs != 1024:
-        q.note(f"rollout.max_num_seqs={seqs} has no flag: the query keeps the preset's 1024 "
-               "(set engine.max_num_seqs in a --deployment file)")  # fmt: skip
+        q.set("--max-num-seqs", seqs)
