@@ -15,7 +15,6 @@ fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` i
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
@@ -24,8 +23,7 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.errors import SpecError
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 
@@ -68,16 +66,6 @@ class Dtypes:
 
 
 _DEFAULT = Dtypes()
-
-
-def _positive(name: str, value: object) -> int:
-    try:
-        v = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        v = 0
-    if v < 1:
-        raise SpecError(f"{name}={value} must be a positive integer")
-    return v
 
 
 def layout_ok(a: g.ArchNumbers, layout: Layout) -> bool:
@@ -182,14 +170,10 @@ def memory_per_stage(
     _check(a, layout)
     mode = Mode(mode)
     dt = workload if isinstance(workload, Dtypes) else Dtypes.of(workload)
-    sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
+    share = data_share(layout, sequences, seq_len)  # the same split as parallel.memory
     tp, sp_on, zero = layout.tp, layout.sp, layout.zero
-    shards = layout.dp * layout.ep
-    per_shard = -(-sequences // shards)
-    mb = min(layout.micro_batch, per_shard)
-    n_mb = -(-per_shard // mb)
-    per_seq = -(-seq_len // layout.cp)
-    mb_tokens = mb * per_seq
+    per_shard, n_mb = share.sequences, share.micro_batches
+    per_seq, mb_tokens = share.tokens_per_sequence, share.tokens_per_micro_batch
     train = mode is Mode.TRAIN
     w = dt.weight
 
@@ -234,7 +218,7 @@ def memory_per_stage(
             o = tied_copy if lm and a.tie_embeddings and not first else out_head
             dense += o + final_norm
             units.append(o)
-        dw, dg, do = _model_states(dense, zero, shards * layout.cp, w, train)
+        dw, dg, do = _model_states(dense, zero, layout.dp * layout.ep * layout.cp, w, train)
         ew, eg, eo = _model_states(expert, zero, layout.dp * layout.cp, w, train)
         buffers = 2 * max(units) * w if zero is ZeroStage.OS_G_P else 0
         if train:

@@ -1,4 +1,4 @@
-"""The result types of the per-rank memory model, kept free of sympy.
+"""The result types of the per-rank memory model and the data split it rests on, free of sympy.
 
 :mod:`rlmcost.parallel.memory` (symbolic core) and :mod:`rlmcost.compiled.memory` (its numeric
 twin) both return :class:`MemoryBreakdown`; numeric queries import it from here without
@@ -7,8 +7,15 @@ loading sympy.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.parallel.layout import Layout
 
 
 class Mode(StrEnum):
@@ -43,3 +50,37 @@ class MemoryBreakdown:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["total"] = self.total
         return out
+
+
+@dataclass(frozen=True)
+class DataShare:
+    """What the most loaded rank processes: sequences, micro-batching and tokens per rank."""
+
+    sequences: int  # sequences per data shard (of P_d P_e), rounded up
+    micro_batch: int  # sequences per micro-batch, at most ``sequences``
+    micro_batches: int  # micro-batches per iteration on the rank
+    tokens_per_sequence: int  # ceil(seq_len / P_c) positions of each sequence on the rank
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.micro_batch * self.tokens_per_sequence
+
+
+def _positive(name: str, value: object) -> int:
+    """``value`` as a Python int (ints, numpy and sympy integers), or a SpecError."""
+    try:
+        v = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        v = 0
+    if v < 1:
+        raise SpecError(f"{name}={value} must be a positive integer")
+    return v
+
+
+def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
+    """Split ``sequences`` sequences of ``seq_len`` tokens over the data and context ranks."""
+    sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
+    shards = layout.dp * layout.ep  # fewer sequences than shards: some ranks idle
+    per_shard = -(-sequences // shards)
+    mb = min(layout.micro_batch, per_shard)
+    return DataShare(per_shard, mb, -(-per_shard // mb), -(-seq_len // layout.cp))

@@ -34,7 +34,6 @@ pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
@@ -44,49 +43,14 @@ import sympy as sp
 from rlmcost import blocks as bl
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.errors import SpecError
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
+from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.specs.workload import Workload
-
-
-@dataclass(frozen=True)
-class DataShare:
-    """What the most loaded rank processes: sequences, micro-batching and tokens per rank."""
-
-    sequences: int  # sequences per data shard (of P_d P_e), rounded up
-    micro_batch: int  # sequences per micro-batch, at most ``sequences``
-    micro_batches: int  # micro-batches per iteration on the rank
-    tokens_per_sequence: int  # ceil(seq_len / P_c) positions of each sequence on the rank
-
-    @property
-    def tokens_per_micro_batch(self) -> int:
-        return self.micro_batch * self.tokens_per_sequence
-
-
-def _positive(name: str, value: object) -> int:
-    """``value`` as a Python int (ints, numpy and sympy integers), or a SpecError."""
-    try:
-        v = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        v = 0
-    if v < 1:
-        raise SpecError(f"{name}={value} must be a positive integer")
-    return v
-
-
-def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
-    """Split ``sequences`` sequences of ``seq_len`` tokens over the data and context ranks."""
-    sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
-    shards = layout.dp * layout.ep  # fewer sequences than shards: some ranks idle
-    per_shard = -(-sequences // shards)
-    mb = min(layout.micro_batch, per_shard)
-    return DataShare(per_shard, mb, -(-per_shard // mb), -(-seq_len // layout.cp))
 
 
 def _int(x: object) -> int:
