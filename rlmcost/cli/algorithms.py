@@ -19,6 +19,7 @@ from rlmcost.choices import AttnCounting
 from rlmcost.cli._deploy import base_deployment, build_deployment, deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.cli.algorithms_render import render, render_comparison
 from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
 from rlmcost.frameworks.presets import Framework
 from rlmcost.parallel.layout import ZeroStage
@@ -307,7 +308,7 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         def rerun(**changes: Any) -> Any:
             return estimate(alg.name, **{**kwargs, **changes})
 
-        _render(result, rerun)
+        render(result, rerun)
 
     _wrap(run, collect)
     knobs = ", ".join(f"{k.flag} (default {k.default})" for k in KNOBS if k.name in alg.names)
@@ -355,7 +356,7 @@ def _compare(names: list[str], **opts: Any) -> None:
     if opts["json_out"]:
         print_json(result.to_json())
         return
-    _render_comparison(result)
+    render_comparison(result)
 
 
 def algorithms_command(
@@ -383,264 +384,6 @@ def algorithms_command(
         ],
         caption="`rlmcost NAME --help` for options; `rlmcost algorithms --json` lists each "
         "invocation. K = default responses per prompt.",
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Rendering
-# --------------------------------------------------------------------------------------------
-
-
-def _render(e: Any, run: Any = None) -> None:
-    """The estimate as tables; ``run`` re-runs the query with changes (for the advice)."""
-    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
-
-    lay = e.layout
-    title = (
-        f"{e.algorithm.name} on {e.model}: one iteration, {e.gpus} x {e.hardware.name} "
-        f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})"
-    )
-    rows = []
-    for s in e.stages.values():
-        rows.append(
-            (
-                s.stage.label,
-                format_flops(s.work_flops),
-                f"{s.depth:,}",
-                format_bytes(s.memory_bytes_per_device),
-                "yes" if s.fits else "NO",
-                format_seconds(s.time_s),
-                format_seconds(s.time.bound_s),
-                s.time.bound,
-                f"{s.share:.0%}",
-            )
-        )
-    rows.append(
-        (
-            "Iteration",
-            format_flops(e.work_flops),
-            f"{e.depth:,}",
-            format_bytes(max(s.memory_bytes_per_device for s in e.stages.values())),
-            "yes" if e.fits else "NO",
-            format_seconds(e.time_s),
-            format_seconds(e.time_lower_bound_s),
-            "",
-            "100%",
-        )
-    )
-    print_table(
-        title,
-        ["stage", "work", "depth", "mem/device", "fits", "time", "time >=", "bound", "share"],
-        rows,
-        caption=_caption(e),
-        right=(1, 2, 3, 5, 6, 8),
-    )
-    if e.evaluation is not None:
-        render_phases(e.evaluation.phases, e.time_s, e.tokens_per_s_per_gpu, e.mfu)
-    comps = [
-        "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
-        "engine", "overhead",
-    ]  # fmt: skip
-    stages = list(e.stages.values())
-    print_table(
-        "Memory per device at each stage's peak (co-resident models included)",
-        ["", *(s.stage.label for s in stages)],
-        [
-            (
-                "peak invocation",
-                *(f"{s.peak.invocation.role} {s.peak.invocation.kind}" for s in stages),
-            ),
-            *(
-                (c.replace("_", " "), *(format_bytes(getattr(s.peak.memory, c)) for s in stages))
-                for c in comps
-            ),
-            ("total (device view)", *(format_bytes(s.memory_bytes_per_device) for s in stages)),
-            ("allocated", *(format_bytes(s.allocated_bytes_per_device) for s in stages)),
-            ("host per device", *(format_bytes(s.host_bytes_per_device) for s in stages)),
-            ("capacity", *(format_bytes(s.hbm_bytes) for s in stages)),
-        ],
-        caption=_memory_caption(e),
-        right=tuple(range(1, len(stages) + 1)),
-    )
-    _verdict(e, run)
-    dominant = e.dominant_stage
-    print(
-        f"dominant stage: {dominant.label} "
-        f"({e.stages[dominant].share:.0%} of the {format_seconds(e.time_lower_bound_s)} bound); "
-        f"predicted iteration {format_seconds(e.time_s)}."
-    )
-    for line in e.notes:
-        note(f"note: {line}")
-
-
-def _memory_caption(e: Any) -> str:
-    d = e.deployment
-    w = e.workload
-    text = (
-        f"weights, gradients: {w.weight_dtype}; optimizer: fp32 Adam master weights, m, v "
-        f"(12 B/param); activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; buffers: "
-        "ZeRO-3 gathers. "
-    )
-    if d.ideal:
-        return text + (
-            f"logits: one {w.logits_dtype} tensor. The paper's idealized iteration (--ideal): "
-            "KV cache at the exact need, no engine reservation or overhead; datasheet capacity."
-        )
-    return text + (
-        f"logits: the log-prob peak ({d.logits}: {w.activation_dtype} logits, "
-        f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). Generation runs "
-        "in an engine that reserves --gpu-memory-utilization of the device (its KV cache is "
-        "what is left after weights and workspace); engine: its reservation while another "
-        f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
-        "context, communicator buffers, allocator slack. Capacity: what the device gives "
-        "programs."
-    )
-
-
-def _verdict(e: Any, run: Any) -> None:
-    """Fits or not, the binding term, and answers checked by evaluating them."""
-    from rlmcost.evaluate import format_bytes
-
-    cap = f"{format_bytes(e.capacity_bytes)} of one {e.hardware.name}"
-    ev = e.evaluation
-    for problem in ev.problems if ev is not None else ():
-        print(f"problem: {problem}")
-    if e.fits:
-        peak = max(s.memory_bytes_per_device for s in e.stages.values())
-        print(f"fits: peak {format_bytes(peak)} per device of {cap}.")
-        if run is not None and not e.deployment.ideal:
-            from rlmcost.deployment.advice import max_response_len
-
-            longest = max_response_len(run, e)
-            print(f"longest response that still fits: {longest:,} tokens (--response-len; "
-                  "searched up to the model's trained context).")  # fmt: skip
-            frac = e.to_json()["recommended_gpu_memory_utilization"]
-            if frac is not None:
-                print(f"largest engine reservation that still fits: --gpu-memory-utilization "
-                      f"{frac:.2f}.")  # fmt: skip
-        host = e.host_memory_bytes_per_node
-        if host:
-            print(f"host memory per node for offloaded states: {format_bytes(host)}.")
-        return
-    worst = max(e.stages.values(), key=lambda s: s.shortfall_bytes)
-    bad = [s.stage.label for s in e.stages.values() if not s.fits]
-    if bad:
-        print(
-            f"DOES NOT FIT: {', '.join(bad)} {'exceeds' if len(bad) == 1 else 'exceed'} the "
-            f"{cap}; {worst.stage.label} needs {format_bytes(worst.memory_bytes_per_device)} "
-            f"per device, {format_bytes(worst.shortfall_bytes)} too much (largest term: "
-            f"{worst.binding_term.replace('_', ' ')}). The times assume it fit."
-        )
-    if run is None:
-        return
-    from rlmcost.deployment.advice import suggestions
-
-    found = suggestions(run, e)
-    for s in found:
-        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
-    if not found:
-        print("  no single change of --zero, --offload, --ckpt, --micro-batch, --offload-idle or "
-              "--tp makes it fit: give more GPUs (--gpus), or place the models on groups "
-              "(--groups).")  # fmt: skip
-
-
-def _caption(e: Any) -> str:
-    i = e.inputs()
-    knobs = "".join(f", {k}={v}" for k, v in i.items() if k not in ("B", "K", "S", "T", "dtypes"))
-    k = f", K={i['K']}" if i["K"] is not None else ""
-    others = {str(r): m for r, m in e.models.items() if str(r) != "actor"}
-    models = ", ".join(f"{r}={m}" for r, m in others.items()) or "none"
-    return (
-        f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
-        f"algorithm). Models: actor={e.model}, {models}. Reward: {e.reward}. "
-        f"{_dtypes(e)}. Placement: all models co-located on the same "
-        f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
-        f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
-        f"engine's decode steps); time >= = roofline bound, {e.calibration}, attention counted "
-        f"{e.counting}, no communication. FLOP = add or mul; depth = GEMM reduction levels."
-    )
-
-
-def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu: float) -> None:
-    """The iteration's phases by the names frameworks print, predicted and bound seconds."""
-    from rlmcost.evaluate import format_seconds
-
-    print_table(
-        "Phases (as verl / OpenRLHF / NeMo RL time them)",
-        ["phase", "verl key", "time", "time >=", "of iteration"],
-        [
-            (
-                p.name,
-                p.key or "-",
-                format_seconds(p.time_s),
-                format_seconds(p.time_lower_bound_s),
-                f"{p.time_s / total_s:.0%}" if total_s else "-",
-            )
-            for p in phases
-        ],
-        caption=(
-            f"tokens/s/GPU {tokens_per_s_per_gpu:,.0f} (prompt + response tokens trained per "
-            f"iteration / (predicted time x GPUs)); MFU {mfu:.1%} (iteration FLOPs, FLOP = add "
-            "or mul, / (predicted time x GPUs x dense peak)). Phases on different device groups "
-            "overlap, so their sum can exceed the iteration."
-        ),
-        right=(2, 3, 4),
-    )
-
-
-def _render_comparison(c: Any) -> None:
-    from rlmcost.algorithms.kinds import Stage
-    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
-
-    es = c.estimates
-    rows: list[tuple[str, ...]] = []
-    for stage in Stage:
-        for label, get in (
-            ("work", lambda s: format_flops(s.work_flops)),
-            ("depth", lambda s: f"{s.depth:,}"),
-            ("memory/device", lambda s: format_bytes(s.memory_bytes_per_device)),
-            ("time >=", lambda s: format_seconds(s.time.bound_s)),
-            ("share", lambda s: f"{s.share:.0%}"),
-        ):
-            rows.append(
-                (
-                    f"{stage.label} {label}",
-                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)" for e in es),
-                )
-            )
-    rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
-    rows.append(("Iteration time", *(format_seconds(e.time_s) for e in es)))
-    rows.append(("Iteration time >=", *(format_seconds(e.time_lower_bound_s) for e in es)))
-    rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
-    rows.append(
-        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
-    )
-    first = es[0]
-    print_table(
-        f"Side by side on {first.model}, {first.gpus} x {first.hardware.name}",
-        ["", *(e.algorithm.name for e in es)],
-        rows,
-        caption=_compare_caption(first),
-        right=tuple(range(1, len(es) + 1)),
-    )
-
-
-def _compare_caption(e: Any) -> str:
-    i = e.inputs()
-    return (
-        f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
-        "algorithm (its default unless given). Critic/reward/reference = the actor's model "
-        "unless given. All models co-located; time = roofline lower bound, "
-        f"{e.calibration}; {_dtypes(e)}."
-    )
-
-
-def _dtypes(e: Any) -> str:
-    """The dtypes the estimate was built with, in words (from its workload)."""
-    w = e.workload
-    return (
-        f"{w.weight_dtype} weights/grads, {w.activation_dtype} activations, {w.kv_dtype} KV, "
-        f"fp32 Adam states (mixed precision), {w.logits_dtype} logits"
     )
 
 

@@ -328,7 +328,7 @@ def render_estimate(e: Any) -> None:
         f"{e.lengths.describe(w.response_len)}. " + CAPTION,
         right=(1, 2, 3, 4, 5),
     )
-    from rlmcost.cli.algorithms import render_phases
+    from rlmcost.cli.algorithms_render import render_phases
 
     render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu)
     grows = []
