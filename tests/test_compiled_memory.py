@@ -125,3 +125,39 @@ def test_default_dtypes_are_the_workloads():
     w = Workload()
     # Independent: specs.Workload's field defaults.
     assert twin.Dtypes() == twin.Dtypes.of(w)
+
+
+@pytest.mark.parametrize(
+    ("model", "tp"), [("llama-3.1-8b", 16), ("llama-3.1-70b", 16), ("qwen3-8b", 16),
+                      (SYNTHETIC[2], 4)],
+)  # fmt: skip
+def test_an_engine_with_more_tp_ranks_than_kv_heads_replicates_them_as_the_symbolic_model(
+    model, tp
+):
+    arch = spec(model).arch()
+    layout = Layout(tp=tp)
+    # Independent: check_layout(replicate_kv=True) and parallel.shard.tp_shard (one KV head per
+    # rank, vLLM) in the symbolic model.
+    check_layout(arch, layout, replicate_kv=True)
+    assert twin.layout_ok(arch_numbers(arch), layout, replicate_kv=True)
+    assert not twin.layout_ok(arch_numbers(arch), layout)
+    want = symbolic.memory_per_stage(arch, layout, symbolic.Mode.GENERATE, 8, 3000)
+    got = twin.memory_per_stage(arch, layout, twin.Mode.GENERATE, 8, 3000)
+    assert [g.to_json() for g in got] == [w.to_json() for w in want]
+    with pytest.raises(SpecError, match="must divide heads"):
+        twin.memory_per_stage(arch, layout, twin.Mode.TRAIN, 8, 3000)
+
+
+@SETTINGS
+@given(data=st.data(), model=models, head=st.sampled_from(list(Head)))
+def test_stage_params_equal_the_symbolic_stage_params(data, model, head):
+    from rlmcost.parallel.shard import stages
+
+    arch = model.arch()
+    layout = data.draw(layouts(model))
+    assume(_valid(arch, layout))
+    for stage in stages(arch, layout.pp):
+        # Independent: parallel.memory.stage_params over the sympy blocks of the TP shard.
+        assert twin.stage_params(arch, layout, stage, head) == symbolic.stage_params(
+            arch, layout, stage, head
+        )

@@ -33,7 +33,7 @@ from rlmcost import blocks as bl
 from rlmcost import symbols as sy
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
-from rlmcost.algorithms.options import Options, configure, knob_values
+from rlmcost.algorithms.options import Options, configure, resolve_values
 from rlmcost.arch import CANONICAL, Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
@@ -202,29 +202,6 @@ def stage_cost(
         memory_disaggregated=sp.expand(resident + sp.Add(*transients)),
         depth_bound=sp.expand(sp.Add(*(c.depth_bound for c in costs))),
     )
-
-
-def resolve_values(
-    alg: Algorithm, workload: Mapping[str, object] | None = None, options: Options | None = None
-) -> dict[str, object]:
-    """Values for every name ``alg`` uses: ``workload`` (B, K, S, T), then the knobs.
-
-    Names without a value stay symbolic; knobs not given take their defaults only when
-    ``workload`` is numeric (given), else stay symbolic so tables show E_ppo, rho, ...
-    """
-    values: dict[str, object] = dict(workload or {})
-    if workload is not None:
-        values.update(knob_values(alg, options or Options()))
-    elif options is not None:
-        given = {k: v for k, v in knob_values(alg, options).items() if _given(k, options)}
-        values.update(given)
-    return values
-
-
-def _given(name: str, options: Options) -> bool:
-    from rlmcost.algorithms.options import KNOBS
-
-    return any(k.name == name and getattr(options, k.field) is not None for k in KNOBS)
 
 
 def role_arch(role: Role) -> Arch:

@@ -8,6 +8,7 @@ invocations (:func:`configure`), so the configured algorithm is again plain data
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 
@@ -167,3 +168,24 @@ def configure(alg: Algorithm, options: Options) -> Algorithm:
     if not add and not remove:
         return alg
     return derive(alg, alg.name, alg.summary, alg.citation, add=add, remove=remove)
+
+
+def resolve_values(
+    alg: Algorithm, workload: Mapping[str, object] | None = None, options: Options | None = None
+) -> dict[str, object]:
+    """Values for every name ``alg`` uses: ``workload`` (B, K, S, T), then the knobs.
+
+    Names without a value stay symbolic; knobs not given take their defaults only when
+    ``workload`` is numeric (given), else stay symbolic so tables show E_ppo, rho, ...
+    """
+    values: dict[str, object] = dict(workload or {})
+    if workload is not None:
+        values.update(knob_values(alg, options or Options()))
+    elif options is not None:
+        given = {k: v for k, v in knob_values(alg, options).items() if _given(k, options)}
+        values.update(given)
+    return values
+
+
+def _given(name: str, options: Options) -> bool:
+    return any(k.name == name and getattr(options, k.field) is not None for k in KNOBS)

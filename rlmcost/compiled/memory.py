@@ -23,9 +23,10 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+from rlmcost.parallel.shard import PipelineStage
 
 __all__ = [
     "MemoryBreakdown",
@@ -36,6 +37,7 @@ __all__ = [
     "memory_per_stage",
     "saved_bytes",
     "stage_layers",
+    "stage_params",
 ]
 
 
@@ -68,15 +70,24 @@ class Dtypes:
 _DEFAULT = Dtypes()
 
 
-def layout_ok(a: g.ArchNumbers, layout: Layout) -> bool:
+def replicates_kv(a: g.ArchNumbers, tp: int) -> bool:
+    """An inference engine with more TP ranks than KV heads (a multiple of them) holds one
+    replicated KV head per rank (vLLM; ``parallel.shard.tp_shard``)."""
+    return tp > a.n_kv_heads and tp % a.n_kv_heads == 0
+
+
+def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> bool:
     """True when ``validate.check_layout`` accepts ``layout`` for ``a`` (no GPU count): positive
-    degrees, TP dividing the heads, KV heads and FFN widths, PP at most the layers, virtual
-    stages only interleaved and dividing the layers, EP only for MoE and dividing the experts."""
+    degrees, TP dividing the heads, KV heads (or, with ``replicate_kv``, a multiple of them)
+    and FFN widths, PP at most the layers, virtual stages only interleaved and dividing the
+    layers, EP only for MoE and dividing the experts."""
     degrees = (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.micro_batch)
     if not all(isinstance(x, int) and x >= 1 for x in degrees) or layout.virtual_stages < 1:
         return False
     tp = layout.tp
-    widths = [a.n_heads, a.n_kv_heads]
+    widths = [a.n_heads]
+    if not (replicate_kv and replicates_kv(a, tp)):
+        widths.append(a.n_kv_heads)
     if not a.moe or a.first_dense_layers:
         widths.append(a.d_ff)
     if a.moe:
@@ -93,13 +104,13 @@ def layout_ok(a: g.ArchNumbers, layout: Layout) -> bool:
     return layout.ep == 1 or bool(a.moe and not a.n_experts % layout.ep)
 
 
-def _check(a: g.ArchNumbers, layout: Layout) -> None:
+def _check(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> None:
     """Raise validate.check_layout's SpecError when ``layout`` cannot run ``a``."""
-    if layout_ok(a, layout):
+    if layout_ok(a, layout, replicate_kv):
         return
-    from rlmcost.parallel.validate import check_layout  # loads sympy: error path only
+    from rlmcost.parallel.validate import check_layout  # the error's wording
 
-    check_layout(a, layout)  # type: ignore[arg-type]
+    check_layout(a, layout, replicate_kv=replicate_kv)  # type: ignore[arg-type]
     raise AssertionError(f"layout_ok and check_layout disagree on {layout}")
 
 
@@ -115,6 +126,41 @@ def stage_layers(a: g.ArchNumbers, pp: int) -> list[tuple[int, int]]:
         out.append((dense, count - dense))
         start += count
     return out
+
+
+def stage_params(
+    arch: Any, layout: Layout, stage: PipelineStage, head: Head = Head.LM
+) -> StageParams:
+    """Parameter elements on one rank of ``stage`` (``parallel.memory.stage_params``): its
+    layers' TP shards, 1/P_e of the routed experts, the embedding on the first stage, the final
+    norm and head on the last (a tied embedding's own copy when the stages differ)."""
+    a, tp = arch_numbers(arch), layout.tp
+    units = [0]
+    dense = 0
+    expert = 0
+    if stage.dense_layers:
+        layer = g.params_layer_dense(a, tp)
+        dense += stage.dense_layers * layer
+        units.append(layer)
+    if stage.moe_layers:
+        routed = g.params_routed_experts(a, tp)
+        routed_here = routed // layout.ep
+        moe_dense = g.params_layer_moe(a, tp) - routed
+        dense += stage.moe_layers * moe_dense
+        expert = stage.moe_layers * routed_here
+        units.append(moe_dense + routed_here)
+    if stage.first:
+        embedding = g.params_embedding(a, tp)
+        dense += embedding
+        units.append(embedding)
+    if stage.last:
+        if head is Head.LM and a.tie_embeddings and not stage.first:
+            out = _split_up(a.vocab, tp) * a.d_model  # the last stage keeps its own copy
+        else:
+            out = g.params_head_lm(a, tp) if head is Head.LM else g.params_head_value(a, tp)
+        dense += out + g.params_norm(a)
+        units.append(out)
+    return StageParams(dense, expert, max(units))
 
 
 def _split_up(x: int, parts: int) -> int:
@@ -167,8 +213,10 @@ def memory_per_stage(
     ``workload``: a ``specs.Workload`` for its dtypes (default ``Workload()``'s) or ``Dtypes``.
     """
     a = arch_numbers(arch)
-    _check(a, layout)
     mode = Mode(mode)
+    _check(a, layout, replicate_kv=mode is Mode.GENERATE)
+    if mode is Mode.GENERATE and replicates_kv(a, layout.tp):
+        a = a._replace(n_kv_heads=layout.tp)  # one replicated KV head per rank
     dt = workload if isinstance(workload, Dtypes) else Dtypes.of(workload)
     share = data_share(layout, sequences, seq_len)  # the same split as parallel.memory
     tp, sp_on, zero = layout.tp, layout.sp, layout.zero
@@ -177,16 +225,7 @@ def memory_per_stage(
     train = mode is Mode.TRAIN
     w = dt.weight
 
-    layer_dense = g.params_layer_dense(a, tp)
-    routed = g.params_routed_experts(a, tp)
-    moe_dense = g.params_layer_moe(a, tp) - routed
-    routed_here = routed // layout.ep
-    embedding = g.params_embedding(a, tp)
-    lm = head is Head.LM
-    out_head = g.params_head_lm(a, tp) if lm else g.params_head_value(a, tp)
-    tied_copy = _split_up(a.vocab, tp) * a.d_model  # a tied head's copy on a later stage
-    final_norm = g.params_norm(a)
-    vocab_per_rank = _split_up(a.vocab, tp) if lm else 1
+    vocab_per_rank = _split_up(a.vocab, tp) if head is Head.LM else 1
 
     if train:
         x = dt.activation
@@ -203,24 +242,11 @@ def memory_per_stage(
     out = []
     layers = stage_layers(a, layout.pp)
     for s, (n_dense, n_moe) in enumerate(layers):
-        first, last = s == 0, s == layout.pp - 1
-        dense = n_dense * layer_dense + n_moe * moe_dense
-        expert = n_moe * routed_here
-        units = [0]
-        if n_dense:
-            units.append(layer_dense)
-        if n_moe:
-            units.append(moe_dense + routed_here)
-        if first:
-            dense += embedding
-            units.append(embedding)
-        if last:
-            o = tied_copy if lm and a.tie_embeddings and not first else out_head
-            dense += o + final_norm
-            units.append(o)
-        dw, dg, do = _model_states(dense, zero, layout.dp * layout.ep * layout.cp, w, train)
-        ew, eg, eo = _model_states(expert, zero, layout.dp * layout.cp, w, train)
-        buffers = 2 * max(units) * w if zero is ZeroStage.OS_G_P else 0
+        last = s == layout.pp - 1
+        p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)
+        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.ep * layout.cp, w, train)
+        ew, eg, eo = _model_states(p.expert, zero, layout.dp * layout.cp, w, train)
+        buffers = 2 * p.largest_unit * w if zero is ZeroStage.OS_G_P else 0
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]
             if last:

@@ -22,10 +22,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from rlmcost.algorithms.catalog import get_algorithm
-from rlmcost.algorithms.cost import resolve_values
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.algorithms.model import Algorithm
-from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options, configure
+from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options, configure, resolve_values
 from rlmcost.choices import AttnCounting
 from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
 from rlmcost.deployment.spec import Deployment
@@ -198,9 +197,9 @@ def evaluate_deployment(
 
 def spec_params(spec: ModelSpec) -> int:
     """|M| of a model spec (LM head)."""
-    from rlmcost import blocks as bl
+    from rlmcost.compiled.invocation import params
 
-    return int(bl.params(spec.arch()))
+    return params(spec.arch())
 
 
 def _host_bandwidth(hw: HardwareSpec, given: float | None) -> float:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from rlmcost.deployment.spec import Deployment, Offload
 from rlmcost.deployment.terms import logits_peak_bytes
 from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.memory import MemoryBreakdown
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.specs.workload import Workload
 

@@ -18,6 +18,16 @@ if TYPE_CHECKING:
     from rlmcost.parallel.layout import Layout
 
 
+@dataclass(frozen=True)
+class StageParams:
+    """Parameter elements one rank of a pipeline stage holds, by how widely they are
+    replicated (``parallel.memory.stage_params`` and its compiled twin)."""
+
+    dense: int  # replicated over P_d P_c P_e
+    expert: int  # routed experts, replicated over P_d P_c
+    largest_unit: int  # largest ZeRO-3 gather unit (a layer, the embedding or the head)
+
+
 class Mode(StrEnum):
     """What the invocation does with the model."""
 

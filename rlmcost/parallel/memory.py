@@ -34,7 +34,6 @@ pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
@@ -44,7 +43,7 @@ from rlmcost import blocks as bl
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.parallel.activations import saved_bytes_per_token_layer
-from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
+from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split_up, stages, tp_shard
@@ -61,15 +60,6 @@ def _fraction(x: object) -> Fraction:
     """An exact sympy Rational (or int) as a Fraction."""
     r = sp.Rational(sp.sympify(x))
     return Fraction(int(r.p), int(r.q))
-
-
-@dataclass(frozen=True)
-class StageParams:
-    """Parameter elements one rank of a stage holds, by how widely they are replicated."""
-
-    dense: int  # replicated over P_d P_c P_e
-    expert: int  # routed experts, replicated over P_d P_c
-    largest_unit: int  # largest ZeRO-3 gather unit (a layer, the embedding or the head)
 
 
 def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -> StageParams:

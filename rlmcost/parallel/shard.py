@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy as sp
-
 from rlmcost.arch import Arch, Size
 from rlmcost.errors import SpecError
+
+
+def _ratio(x: Size, parts: Size) -> Size:
+    """x / parts as a sympy expression (symbolic sizes only: numeric paths load no sympy)."""
+    import sympy as sp
+
+    return sp.sympify(x) / parts
 
 
 def split(x: Size, parts: Size) -> Size:
@@ -27,7 +32,7 @@ def split(x: Size, parts: Size) -> Size:
         if x % parts:
             raise SpecError(f"{parts} does not divide {x}; choose a degree that divides it")
         return x // parts
-    return sp.sympify(x) / parts
+    return _ratio(x, parts)
 
 
 def split_up(x: Size, parts: Size) -> Size:
@@ -35,7 +40,7 @@ def split_up(x: Size, parts: Size) -> Size:
     for symbols."""
     if isinstance(x, int) and isinstance(parts, int):
         return -(-x // parts)
-    return sp.sympify(x) / parts
+    return _ratio(x, parts)
 
 
 def tp_shard(arch: Arch, tp: Size) -> Arch:

@@ -14,12 +14,14 @@ Two conventions, told apart by their names:
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import sympy as sp
+from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.shard import split_up
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def model_state_elements_per_rank(
@@ -32,6 +34,8 @@ def model_state_elements_per_rank(
     >>> [model_state_elements_per_rank(P, z, P_z) for z in ZeroStage]
     [4*P, 2*P + 2*P/P_z, P + 3*P/P_z, 4*P/P_z]
     """
+    import sympy as sp
+
     p, z = sp.sympify(n_params), sp.sympify(shard_degree)
     sharded = {ZeroStage.NONE: 0, ZeroStage.OS: 2, ZeroStage.OS_G: 3, ZeroStage.OS_G_P: 4}[zero]
     return sp.expand((4 - sharded) * p + sharded * p / z)

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.memory import data_share
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages, tp_shard
 from rlmcost.parallel.validate import check_layout

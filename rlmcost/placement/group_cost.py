@@ -6,7 +6,7 @@ Every invocation runs on its group's devices in the layout its kind gets there
 * work: exact FLOPs over the sequences' own response lengths (``inputs.work_over_lengths``);
 * depth: the longest sequence sets it (padded batches); generation's depth is the rollout
   timeline's longest slot chain (``rollout``);
-* memory per device (``parallel.memory.memory_per_rank``: bf16 weights, gradients,
+* memory per device (``parallel.memory.memory_per_rank``, compiled: bf16 weights, gradients,
   activations and KV cache, fp32 Adam states and logits), plus what else the group holds:
   every model placed there stays resident (weights; gradients and Adam states for the ones it
   trains), a trainable model read but not trained there keeps the bf16 shadow copy M_sh, and
@@ -39,10 +39,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from fractions import Fraction
 
-from rlmcost import blocks as bl
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
+from rlmcost.compiled.invocation import work_head_per_token, work_prefill
+from rlmcost.compiled.memory import memory_per_rank, memory_per_stage
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
@@ -59,15 +60,9 @@ from rlmcost.deployment.terms import (
     reservation_bytes,
 )
 from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.comm import group_is_intra_node
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.memory import (
-    MemoryBreakdown,
-    Mode,
-    data_share,
-    memory_per_rank,
-    memory_per_stage,
-)
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import Engine
@@ -156,7 +151,7 @@ class _Group:
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
         value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
-        if not value.is_Integer or value < 1:
+        if not isinstance(value, int) or value < 1:
             raise SpecError(
                 f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
                 "sequences/tokens; adjust the batch, group or --oversample"
@@ -555,7 +550,7 @@ class _Group:
         if task.kind is Kind.GENERATE:
             return self._generate(task, arch, layout, lengths, work, model, n)
         values = {**self.s.values, "T": max(lengths)}
-        depth = depth_of(inv, arch, frozen_values(values, keep_t=True), self.s.counting)
+        depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
         own = self.own(task)
         memory = self.with_residents(task, own)
         roof = self.roofline(layout.n_gpus)
@@ -686,12 +681,12 @@ class _Group:
         tokens = -(-self.seq_len(task) // layout.cp)
         f0, f1 = decode_flops(arch)
         if task.value_head:
-            f0 += int(bl.work_head_per_token(arch, Head.VALUE))
+            f0 += work_head_per_token(arch, Head.VALUE)
         gather_s = self.gather_s(task)
         cost = DecodeCost(
             f0=f0,
             f1=f1,
-            prefill_flops=int(bl.work_prefill(arch, prompt, 1, self.s.counting)),
+            prefill_flops=work_prefill(arch, prompt, 1, self.s.counting),
             weight_bytes=float(self.weights_read(task)),
             kv_bytes_per_token=one_seq.kv_cache / tokens,
             gather_s=gather_s,

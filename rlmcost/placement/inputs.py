@@ -8,7 +8,8 @@
   the whole group for train (§IV-D); a group that trains nothing holds no ZeRO shards.
 * Work over a length distribution: a work formula is a polynomial in T, so its sum over the
   sequences' own response lengths is its coefficients times the power sums of the lengths,
-  exact (with fixed lengths, exactly ``algorithms.cost.invocation_cost``).
+  exact (with fixed lengths, exactly ``algorithms.cost.invocation_cost``). Numbers come from
+  the compiled twin of the invocation cost (``compiled.invocation``, no sympy).
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from rlmcost import blocks as bl
-from rlmcost import symbols as sy
-from rlmcost.algorithms.cost import count, invocation_cost
+from rlmcost.algorithms.counts import count
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Head
+from rlmcost.compiled.invocation import invocation_depth, work_head_per_token, work_poly_in_t
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
@@ -166,38 +166,20 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
 # --------------------------------------------------------------------------------------------
 
 
-@cache
-def _per_sequence_poly(
-    inv: Invocation, arch: Arch, knobs: tuple, counting: AttnCounting = AttnCounting.FULL
-) -> tuple[Fraction, ...]:
-    """Coefficients (ascending powers of T) of the invocation's work per sequence."""
-    import sympy as sp
-
-    values = dict(knobs)
-    cost = invocation_cost(inv, arch, values, counting)
-    n = count(inv.sequences, values)
-    poly = sp.Poly(sp.expand(cost.work / n), sy.T)
-    return tuple(
-        Fraction(int(sp.Rational(c).p), int(sp.Rational(c).q)) for c in poly.all_coeffs()[::-1]
-    )
-
-
 def frozen_values(values: Mapping[str, object], keep_t: bool = False) -> tuple:
     return tuple(sorted((k, v) for k, v in values.items() if keep_t or k != "T"))
 
 
 @cache
-def count_of(text: str, values: tuple) -> Any:
+def count_of(text: str, values: tuple) -> int | Fraction:
     return count(text, dict(values))
 
 
 @cache
-def depth_of(
-    inv: Invocation, arch: Arch, values: tuple, counting: AttnCounting = AttnCounting.FULL
-) -> int:
-    """The invocation's depth (``algorithms.cost``), memoized: the GPU-split search asks for
-    the same ones many times."""
-    return int(invocation_cost(inv, arch, dict(values), counting).depth)
+def depth_of(inv: Invocation, arch: Arch, values: tuple) -> int:
+    """The invocation's depth (``algorithms.cost``, compiled), memoized: the GPU-split search
+    asks for the same ones many times."""
+    return int(invocation_depth(inv, arch, dict(values)))
 
 
 def sequence_work(
@@ -208,7 +190,7 @@ def sequence_work(
     counting: AttnCounting = AttnCounting.FULL,
 ) -> Fraction:
     """Work of one sequence of the invocation whose response has ``t`` tokens."""
-    coeffs = _per_sequence_poly(inv, arch, frozen_values(values), counting)
+    coeffs = work_poly_in_t(inv, arch, frozen_values(values), counting)
     return sum((c * t**k for k, c in enumerate(coeffs)), Fraction(0))
 
 
@@ -222,10 +204,10 @@ def work_over_lengths(
     """Exact FLOPs of the task over sequences with these response lengths (power sums);
     teacher-forced attention counted per ``counting``."""
     inv = task.invocation
-    coeffs = _per_sequence_poly(inv, arch, frozen_values(values), counting)
+    coeffs = work_poly_in_t(inv, arch, frozen_values(values), counting)
     total = sum((c * sum(t**k for t in lengths) for k, c in enumerate(coeffs)), Fraction(0))
     if task.value_head:  # the shared backbone's d x 1 value head
-        head = int(bl.work_head_per_token(arch, Head.VALUE))
+        head = work_head_per_token(arch, Head.VALUE)
         if inv.kind is Kind.GENERATE:
             total += head * sum(lengths)
         else:

@@ -31,9 +31,9 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from rlmcost import blocks as bl
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
+from rlmcost.compiled.invocation import params
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.rl_step import link_transfer_s
@@ -501,7 +501,7 @@ def _weight_syncs(
             src, train_job = trainer[role]
             arch = setup.arch(role)
             head = train_job.task.invocation.model_head
-            nbytes = int(bl.params(arch, head)) * setup.workload.weight_dtype.bytes
+            nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
             what = f"{role}: {src.name} -> {g.name}"
             time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, setup.hardware)
             per_device = -(-nbytes // min(src.gpus, g.gpus))

@@ -12,8 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.memory import MemoryBreakdown
 from rlmcost.placement.groups import Task
 from rlmcost.placement.rollout import Timeline
 from rlmcost.timing import PhaseTime

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from rlmcost import blocks as bl
 from rlmcost.arch import Arch
+from rlmcost.compiled import blocks_gen as g
+from rlmcost.compiled.arch import arch_numbers
 from rlmcost.timing import DECODE, PREFILL, Kernels
 
 if TYPE_CHECKING:
@@ -70,23 +71,25 @@ class DecodeCost:
 
 @cache
 def decode_flops(arch: Arch) -> tuple[int, int]:
-    """(f0, f1) with C_f^tok(c) = f0 + f1 c for one decode step at context c (exact)."""
-    one, two = int(bl.work_decode_step(arch, 1)), int(bl.work_decode_step(arch, 2))
+    """(f0, f1) with C_f^tok(c) = f0 + f1 c for one decode step at context c (exact,
+    ``blocks.work_decode_step`` compiled)."""
+    a = arch_numbers(arch)
+    one, two = int(g.work_decode_step(a, 1)), int(g.work_decode_step(a, 2))
     return one - (two - one), two - one
 
 
 @cache
 def _decode_depth_parts(arch: Arch) -> tuple[int, int]:
     """D_dec(c) = rest + n_attn clog2(c): the only context-dependent level is the reduction
-    over the cached positions (``blocks.depth_layer_forward``)."""
-    import sympy as sp
-
-    from rlmcost.logs import clog2
-
-    x = sp.Dummy("c", integer=True, positive=True)
-    per_step = sp.expand(bl.depth_decode_step(arch, x))
-    n_attn = per_step.coeff(clog2(x))
-    return int(sp.expand(per_step - n_attn * clog2(x))), int(n_attn)
+    over the cached positions (``blocks.depth_layer_forward``). Read from the compiled block at
+    c = 1, 2 (ceil(log2 c) = 0, 1) and checked at c = 3, 5."""
+    a = arch_numbers(arch)
+    rest = int(g.depth_decode_step(a, 1))
+    n_attn = int(g.depth_decode_step(a, 2)) - rest
+    for c, levels in ((3, 2), (5, 3)):
+        if g.depth_decode_step(a, c) != rest + n_attn * levels:
+            raise AssertionError(f"D_dec of {arch.name} is not rest + n ceil(log2 c)")
+    return rest, n_attn
 
 
 def generation_depths(arch: Arch, prompt: int, max_response: int) -> np.ndarray:
@@ -102,7 +105,7 @@ def generation_depths(arch: Arch, prompt: int, max_response: int) -> np.ndarray:
     steps = rest + n_attn * clog
     out = np.zeros(max_response + 1, dtype=np.int64)
     out[1:] = np.cumsum(steps)
-    return out + int(bl.depth_prefill(arch, prompt))
+    return out + int(g.depth_prefill(arch_numbers(arch), prompt))
 
 
 def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:

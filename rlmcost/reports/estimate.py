@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.algorithms.catalog import get_algorithm
-from rlmcost.algorithms.cost import count
+from rlmcost.algorithms.counts import count
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, KNOBS, Options
@@ -48,8 +48,8 @@ from rlmcost.deployment.resolve import (  # noqa: F401 - re-exported for callers
 )
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.memory import MemoryBreakdown
 from rlmcost.placement.groups import DeviceGroup
 from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate
