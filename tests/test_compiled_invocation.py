@@ -120,9 +120,11 @@ def test_bad_counts_are_one_line_spec_errors(text, values, message):
     "args",
     [["ppo", "--model", "70b", "--tp", "8", "--json"],
      ["grpo", "--model", "8b", "--gpus", "16", "--placement", "disaggregated", "--json"],
-     ["dpo", "--model", "qwen3-30b-a3b", "--gpus", "8", "--zero", "3", "--json"]],
+     ["dpo", "--model", "qwen3-30b-a3b", "--gpus", "8", "--zero", "3", "--json"],
+     ["train", "--model", "405b", "--gpus", "1024", "--tp", "8", "--pp", "16", "--json"]],
 )  # fmt: skip
 def test_numeric_queries_load_no_sympy(args):
+    # The compiled twins replace the symbolic core on these paths (tests above: equal).
     code = (
         "import sys\n"
         "from rlmcost.cli import app\n"

@@ -7,6 +7,8 @@ over the workload letters B, K, S, T. PPO, GRPO and DPO and their variants (``ca
 differ only by their invocations; ``cost`` turns an algorithm into work, depth and memory per
 stage (sympy), explicit and Big-O.
 
-Light to import: ``kinds``, ``model``, ``catalog`` and ``options`` use no sympy, so the CLI can
-list and register the algorithms at start-up; ``cost`` imports sympy.
+Light to import: ``kinds``, ``model``, ``catalog``, ``options`` and ``counts`` (token-count
+formulas evaluated exactly with ``ast``) use no sympy, so the CLI can list and register the
+algorithms at start-up; ``cost`` imports sympy. Numeric queries take an invocation's work and
+depth from its compiled twin, :mod:`rlmcost.compiled.invocation`.
 """

@@ -9,8 +9,11 @@ it) and the modules here compose them exactly as the symbolic modules do:
   with ints and elementwise with numpy arrays;
 * :func:`memory_per_rank` / :func:`memory_per_stage`: the twin of ``parallel.memory``, same
   ``MemoryBreakdown``, exact ints;
+* ``invocation.py``: work, depth and the work polynomial in T of one algorithm invocation (the
+  twin of ``algorithms.cost.invocation_cost``), which the placement model (every RL query)
+  evaluates;
 * :func:`train_step` (``train_step.py``): memory, fit and roofline bound of one training step
-  of one layout (exact memory, float seconds);
+  of one layout (exact memory, float seconds), and the per-rank work of ``parallel.cost``;
 * :func:`sweep_train_steps` (``sweep.py``): the same for numpy arrays of layouts, micro-batches
   and lengths at once (float64), for planners; :func:`codes` turns enum members into the
   integer codes its array arguments take.

@@ -72,6 +72,51 @@ def work_train_step(
     return work
 
 
+def work_per_stage_rank(
+    arch: Any,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    counting: AttnCounting = AttnCounting.FULL,
+) -> list[int | Fraction]:
+    """FLOPs of one rank of each pipeline stage in one training step (LM head, router
+    counted): the numeric ``parallel.cost.training_cost(...).ranks`` with ``omit_router=False``
+    (the most loaded rank is their max; the global work their sum times P_d P_t P_c P_e).
+
+    Per pipeline stage, on its TP shard: 3 x (the rank's dense projections over its
+    n / (P_d P_e) sequences' tokens, attention / P_c, routed experts over n m / (P_d P_c P_e)
+    token copies, the LM head on the last stage), plus the recomputed forward under
+    checkpointing (attention for selective, the body for full). ``arch``: a numeric ``Arch``.
+    """
+    from rlmcost.parallel.shard import stages, tp_shard
+
+    t, c, e = layout.tp, layout.cp, layout.ep
+    cnt = AttnCounting(counting).value
+    seqs_rank = Fraction(sequences, layout.dp * e)
+    tokens_rank = seqs_rank * seq_len / c
+    tokens_expert = Fraction(sequences * seq_len, layout.dp * c * e)
+    shard = tp_shard(arch, t)
+    out: list[int | Fraction] = []
+    for stage in stages(arch, layout.pp):
+        dense_first = stage.dense_layers if arch.is_moe else 0
+        a = arch_numbers(shard.with_(n_layers=stage.layers, first_dense_layers=dense_first))
+        expert = 2 * stage.moe_layers * a.top_k * g.params_expert(a)
+        dense_per_token = g.work_linear_per_token(a) - expert
+        per_token = g.work_linear_per_token(a) + g.work_head_per_token_lm(a)
+        forward = g.FUNCTIONS[f"work_forward_{cnt}_lm"](a, seqs_rank, seq_len)
+        attention = (forward - seqs_rank * seq_len * per_token) / c
+        body = tokens_rank * dense_per_token + attention + tokens_expert * expert
+        head = tokens_rank * g.work_head_per_token_lm(a) if stage.last else 0
+        recompute = {
+            Checkpointing.NONE: 0,
+            Checkpointing.SELECTIVE: attention,
+            Checkpointing.FULL: body,
+        }[layout.ckpt]
+        work = 3 * (body + head) + recompute
+        out.append(work.numerator if isinstance(work, Fraction) and work.denominator == 1 else work)
+    return out
+
+
 def train_step(
     arch: Any,
     hardware: Any,

@@ -2,7 +2,8 @@
 
 Answers "will my actor fit on these GPUs with this layout, and what does the layout cost in
 communication and bubbles?": memory per rank by component (:mod:`rlmcost.parallel.memory`),
-work per rank and global (:mod:`rlmcost.parallel.cost`, exact FLOPs), communication bytes and
+work per rank and global (:mod:`rlmcost.parallel.cost`, exact FLOPs; both through their
+compiled twins in :mod:`rlmcost.compiled`, no sympy), communication bytes and
 time per strategy and collective on the cluster's links (:mod:`rlmcost.parallel.comm`), and
 the pipeline bubble fraction (:mod:`rlmcost.parallel.pipeline`), and the predicted step time
 (:mod:`rlmcost.perf.train_step`: kernels by shape, exposed communication, bubbles, optimizer,
@@ -19,11 +20,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.compiled.train_step import work_per_stage_rank
 from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.comm import Traffic, traffic_per_rank
-from rlmcost.parallel.cost import Degrees, training_cost
 from rlmcost.parallel.layout import Layout, PipelineSchedule
-from rlmcost.parallel.memory import MemoryBreakdown, Mode, data_share, memory_per_stage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.train_step import StepOptions, StepTime, train_step_time
@@ -176,11 +178,9 @@ def train_report(
     share = data_share(layout, batch, seq)
     per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
     peak_stage = max(range(len(per_stage_memory)), key=lambda s: per_stage_memory[s].total)
-    degrees = Degrees(
-        dp=layout.dp, tp=layout.tp, pp=layout.pp, cp=layout.cp, ep=layout.ep, ckpt=layout.ckpt
-    )
-    cost = training_cost(arch, degrees, batch, seq, omit_router=False)
-    work_rank, work_global = int(cost.work_per_rank), int(cost.work_global)
+    per_stage_work = work_per_stage_rank(arch, layout, batch, seq)  # parallel.cost, compiled
+    replicas = layout.dp * layout.tp * layout.cp * layout.ep
+    work_rank, work_global = int(max(per_stage_work)), int(sum(per_stage_work) * replicas)
     traffic = traffic_per_rank(arch, layout, batch, seq, workload, hw, cluster.gpus_per_node)
     step = train_step_time(arch, layout, batch, seq, hw, workload, options, calibration)
     notes.extend(step.notes)
