@@ -49,8 +49,14 @@ def _describe(command) -> dict:
         "panel": command.rich_help_panel,
         "hidden": command.hidden,
         "params": [
-            (p.name, p.opts, p.secondary_opts, p.required, repr(p.default),
-             getattr(p, "help", None))
+            (
+                p.name,
+                p.opts,
+                p.secondary_opts,
+                p.required,
+                repr(p.default),
+                getattr(p, "help", None),
+            )
             for p in command.params
         ],  # fmt: skip
         "subcommands": sorted(getattr(command, "commands", {})),

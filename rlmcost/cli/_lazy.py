@@ -55,12 +55,6 @@ def command_modules() -> dict[str, str]:
     return {**_OWN_COMMANDS, **dict.fromkeys(algorithms(), "algorithms"), **_AFTER_ALGORITHMS}
 
 
-def register_all(app: typer.Typer) -> None:
-    """Register every command on ``app`` up front, module by module in help order."""
-    for module in dict.fromkeys(command_modules().values()):
-        importlib.import_module(f"rlmcost.cli.{module}").register(app)
-
-
 class LazyCommands(OneLineErrors):
     """The root group: command names from :func:`command_modules`, each command built on
     first use; one-line errors as :class:`OneLineErrors`."""
@@ -149,7 +143,11 @@ def _info(app: typer.Typer, name: str) -> CommandInfo | TyperInfo:
 
 
 def _name(command: CommandInfo) -> str:
-    return command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
+    """The command's name as typer derives it (the given name, else the function's)."""
+    if command.name:
+        return command.name
+    assert command.callback is not None  # typer registers no command without one
+    return typer.main.get_command_name(command.callback.__name__)
 
 
 def _summary(info: CommandInfo | TyperInfo) -> TyperCommand:
