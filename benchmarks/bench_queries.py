@@ -1,6 +1,7 @@
 """Print the cold wall time of representative user queries (one fresh process each).
 
-Run: python benchmarks/bench_queries.py [--repeat 3]
+Run: python benchmarks/bench_queries.py [--repeat 3] (rlmcost is byte-compiled first; see
+bench_foundation.cli_cold_start)
 Timings are printed, never asserted (machines are noisy).
 """
 
@@ -12,6 +13,9 @@ import statistics
 from bench_foundation import cli_cold_start
 
 QUERIES = [
+    ["--help"],
+    ["ppo", "--help"],
+    ["models"],
     ["blocks", "--model", "llama-3.1-70b", "--json"],
     ["ppo", "--model", "70b", "--tp", "8", "--json"],
     ["compare", "ppo", "grpo", "dpo", "--model", "70b", "--tp", "8", "--json"],

@@ -1,36 +1,35 @@
 """The ``rlmcost`` command line: typer commands that parse, call the library once, render.
 
-Start-up is kept light: this package imports typer and the choice enums only; sympy, numpy,
-pandas and rich load inside the commands that need them.
+Start-up is kept light: this package imports typer and the command names only; a run imports
+and builds the one command it runs (rlmcost.cli._lazy), and sympy, numpy, pandas and rich load
+inside the commands that need them.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
-from rlmcost.cli._app import OneLineErrors
+from rlmcost.cli._lazy import LazyCommands
+
+
+def _no_options() -> None:
+    """The root takes no options of its own (a callback makes typer build a group, whose
+    commands LazyCommands loads when one runs)."""
+
 
 app = typer.Typer(
-    cls=OneLineErrors,
+    cls=LazyCommands,
     name="rlmcost",
     help=(
         "Work, depth, memory and time of RL post-training (PPO, GRPO, DPO) of LLMs, "
         "from analytical formulas checked against PyTorch."
     ),
+    callback=_no_options,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-# Each module defines register(app); the order is the order of `rlmcost --help`.
-_COMMAND_MODULES = (
-    "listings", "blocks", "tables", "algorithms", "train", "placement", "calibrate", "validate",
-    "frameworks", "plan",
-)
-for _name in _COMMAND_MODULES:
-    importlib.import_module(f"rlmcost.cli.{_name}").register(app)
+"""The command line; its commands (rlmcost.cli._lazy.command_modules) load on first use."""
 
 
 def main() -> None:

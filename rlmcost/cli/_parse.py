@@ -1,4 +1,4 @@
-"""Option parsers shared by the commands."""
+"""Option parsers and help texts shared by the commands."""
 
 from __future__ import annotations
 
@@ -24,3 +24,17 @@ CALIBRATION_HELP = (
     "(default: the profile shipped for --hardware, else datasheet peaks: a true lower bound)."
 )
 """One help text for every command's --calibration option."""
+
+GROUPS_HELP = (
+    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],... e.g. "
+    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16. ROLE: actor, "
+    "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
+    "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "
+    "ckpt, mb (micro-batch) for that group; tp/pp/ep set the engine's layout of a rollout "
+    "group. Every invocation in exactly one group; GPUs add up to --gpus."
+)
+LENGTH_HELP = (
+    "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or "
+    "file:PATH (whole numbers). Exact quantiles, deterministic."
+)
+"""Help of --groups and --length-dist: `rlmcost placements` and the algorithm commands."""

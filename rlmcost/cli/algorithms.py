@@ -17,10 +17,9 @@ from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
 from rlmcost.cli._deploy import base_deployment, build_deployment, deployment_options
-from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
+from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.algorithms_render import render, render_comparison
-from rlmcost.cli.placement import GROUPS_HELP, LENGTH_HELP
 from rlmcost.frameworks.presets import Framework
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
@@ -452,8 +451,22 @@ def _compare_run() -> Any:
 PANEL = "RL algorithms: one iteration per stage (Table IV)"
 
 
+def command_names() -> list[str]:
+    """The commands of this module, in help order: the listing, compare, then the catalog's."""
+    return ["algorithms", "compare", *algorithms()]
+
+
+def register_command(app: typer.Typer, name: str) -> None:
+    """Register the command ``name`` alone (building each algorithm's command takes a few ms;
+    a run needs one of them)."""
+    if name == "algorithms":
+        app.command("algorithms", rich_help_panel=PANEL)(algorithms_command)
+    elif name == "compare":
+        app.command("compare", rich_help_panel=PANEL)(_compare_run())
+    else:
+        app.command(name, rich_help_panel=PANEL)(_algorithm_command(algorithms()[name]))
+
+
 def register(app: typer.Typer) -> None:
-    app.command("algorithms", rich_help_panel=PANEL)(algorithms_command)
-    app.command("compare", rich_help_panel=PANEL)(_compare_run())
-    for alg in algorithms().values():
-        app.command(alg.name, rich_help_panel=PANEL)(_algorithm_command(alg))
+    for name in command_names():
+        register_command(app, name)

@@ -13,24 +13,11 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.cli._deploy import build_deployment, deployment_options
-from rlmcost.cli._parse import CALIBRATION_HELP, parse_fraction
+from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
-
-GROUPS_HELP = (
-    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],... e.g. "
-    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16. ROLE: actor, "
-    "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
-    "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "
-    "ckpt, mb (micro-batch) for that group; tp/pp/ep set the engine's layout of a rollout "
-    "group. Every invocation in exactly one group; GPUs add up to --gpus."
-)
-LENGTH_HELP = (
-    "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or "
-    "file:PATH (whole numbers). Exact quantiles, deterministic."
-)
 
 
 def placements(
