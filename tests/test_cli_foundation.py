@@ -113,3 +113,15 @@ def test_malformed_and_unsupported_configs(tmp_path):
 def test_help_works():
     r = run("--help")
     assert r.exit_code == 0 and "blocks" in r.output
+
+
+@pytest.mark.parametrize("args", [[], ["import"]])
+def test_a_bare_command_group_prints_its_help_and_no_empty_error_line(args):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "rlmcost", *args], capture_output=True, text=True)
+    # click's no_args_is_help: the help, exit code 2 (a usage error), and nothing else
+    assert out.returncode == 2
+    assert "Usage:" in out.stdout + out.stderr
+    assert "error:" not in out.stdout + out.stderr

@@ -14,6 +14,7 @@ from rlmcost.errors import SpecError
 # click's exception module, wherever typer takes click from (recent typer vendors it)
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
 UsageError = _click_exceptions.UsageError
+NoArgsIsHelpError = _click_exceptions.NoArgsIsHelpError
 
 
 class OneLineErrors(TyperGroup):
@@ -25,6 +26,11 @@ class OneLineErrors(TyperGroup):
             rv = super().main(*args, **kwargs)
         except SpecError as exc:
             _fail(str(exc))
+        except NoArgsIsHelpError as exc:  # a bare `rlmcost` (or group): its help, exit code 2
+            text = exc.format_message().strip()  # typer's rich help has printed itself already
+            if text:
+                print(text, file=sys.stderr)
+            sys.exit(2)
         except UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
             _fail(exc.format_message().replace("\n", " ").strip() + where)
