@@ -29,15 +29,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from math import fsum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
-    from fractions import Fraction
-
-    import numpy as np
-
     from rlmcost.calibrate.profile import Profile
     from rlmcost.choices import Dtype
     from rlmcost.specs import HardwareSpec
@@ -163,55 +160,51 @@ class Roofline:
 
     def seconds(
         self,
-        flops: Sequence[float] | np.ndarray,
-        bytes_per_device: Sequence[float] | np.ndarray,
+        flops: Sequence[float],
+        bytes_per_device: Sequence[float],
         kernels: Kernels = DECODE,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Per phase, (compute seconds, memory seconds) at the efficiencies (arrays).
+    ) -> tuple[list[float], list[float]]:
+        """Per phase, (compute seconds, memory seconds) at the efficiencies.
 
         ``kernels`` names the profile tables the phase reads (compute, bandwidth); a profile
         without that compute table falls back to "gemm", without that bandwidth table to
-        "decode"."""
-        import numpy as np
-
-        f = np.asarray(flops, dtype=np.float64)
-        b = np.asarray(bytes_per_device, dtype=np.float64)
-        if np.any(f < 0) or np.any(b < 0):
+        "decode". Plain Python floats: a rollout's thousands of decode steps take a few
+        milliseconds, and a cold query loads no numpy."""
+        f = [float(x) for x in flops]
+        b = [float(x) for x in bytes_per_device]
+        if any(x < 0 for x in f) or any(x < 0 for x in b):
             raise SpecError("flops and bytes must be non-negative; check the inputs")
         eff = self.efficiency
-        eff_c: Any  # 1.0 or an array, one efficiency per phase
-        eff_b: Any
+        compute_rate = self.gpus * self.peak_flops_per_s
+        bandwidth = self.hardware.hbm_bandwidth_bytes_per_s
         if isinstance(eff, Peak):
-            eff_c = eff_b = 1.0
-        else:
-            c_kernel, b_kernel = kernels
-            eff_c = np.array(
-                [_fraction(_measured(eff.compute, x / self.gpus, c_kernel, "gemm"), eff.name)
-                 for x in f]
-            )  # fmt: skip
-            eff_b = np.array(
-                [_fraction(_measured(eff.bandwidth, x, b_kernel, "decode"), eff.name) for x in b]
-            )
-        compute = f / (self.gpus * self.peak_flops_per_s * eff_c)
-        memory = b / (self.hardware.hbm_bandwidth_bytes_per_s * eff_b)
+            return [x / (compute_rate * 1.0) for x in f], [x / (bandwidth * 1.0) for x in b]
+        c_kernel, b_kernel = kernels
+        compute = [
+            x / (compute_rate * _fraction(_measured(eff.compute, x / self.gpus, c_kernel, "gemm"),
+                                          eff.name))
+            for x in f
+        ]  # fmt: skip
+        memory = [
+            x / (bandwidth * _fraction(_measured(eff.bandwidth, x, b_kernel, "decode"), eff.name))
+            for x in b
+        ]
         return compute, memory
 
     def steps(
         self,
-        flops: Sequence[float] | np.ndarray,
-        bytes_per_device: Sequence[float] | np.ndarray,
+        flops: Sequence[float],
+        bytes_per_device: Sequence[float],
         kernels: Kernels = DECODE,
     ) -> PhaseTime:
         """Phases one after another: sums of compute, memory and per-phase maxima."""
-        import numpy as np
-
         compute, memory = self.seconds(flops, bytes_per_device, kernels)
-        bound = np.maximum(compute, memory)
+        bound = [max(c, m) for c, m in zip(compute, memory, strict=True)]
         return PhaseTime(
-            float(compute.sum()),
-            float(memory.sum()),
-            float(bound.sum()),
-            float(bound[compute >= memory].sum()),
+            fsum(compute),
+            fsum(memory),
+            fsum(bound),
+            fsum(x for c, m, x in zip(compute, memory, bound, strict=True) if c >= m),
         )
 
 

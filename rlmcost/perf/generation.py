@@ -59,7 +59,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
@@ -67,9 +66,6 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
-
-if TYPE_CHECKING:
-    import numpy as np
 
 STEP_OVERHEAD_S = 1e-3
 """Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
@@ -143,6 +139,7 @@ class Engine:
         self.shard = tp_shard(arch, tp)
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
+        self._fixed_cache: dict[int, float] = {}
 
     # -- collectives --------------------------------------------------------------------------
 
@@ -256,21 +253,19 @@ class Engine:
         return self._gemm_cache[m]
 
     def _fixed_s(self, m: int) -> float:
-        """The parts of a decode step that depend on the in-flight count only."""
-        step = self.decode_step(m, m)
-        c, mem = self._attention_per_context_token
-        return step.total_s - max(c, mem) * m
+        """The parts of a decode step that depend on the in-flight count only (memoized: a
+        timeline asks for each count at many steps)."""
+        if m not in self._fixed_cache:
+            step = self.decode_step(m, m)
+            c, mem = self._attention_per_context_token
+            self._fixed_cache[m] = step.total_s - max(c, mem) * m
+        return self._fixed_cache[m]
 
-    def decode_s(self, active: np.ndarray, context_tokens: np.ndarray) -> np.ndarray:
-        """Seconds of decode steps, one per element (vectorized over steps)."""
-        import numpy as np
-
-        a = np.asarray(active, dtype=np.int64)
-        ctx = np.asarray(context_tokens, dtype=np.float64)
-        values, inverse = np.unique(a, return_inverse=True)
-        fixed = np.array([self._fixed_s(int(v)) for v in values])[inverse]
+    def decode_step_s(self, active: int, context_tokens: float) -> float:
+        """Seconds of one decode step (:meth:`decode_step`'s total), by its parts that depend
+        on the in-flight count (memoized) plus attention over ``context_tokens``."""
         c, m = self._attention_per_context_token
-        return fixed + max(c, m) * ctx
+        return self._fixed_s(active) + max(c, m) * context_tokens
 
     # -- prefill -------------------------------------------------------------------------------
 

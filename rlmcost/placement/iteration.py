@@ -25,6 +25,7 @@ of the compute dtype).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -256,35 +257,33 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
     """Seconds of ``assess`` (one group's assessment jobs) that run while ``gen`` still
     decodes: each sample's share becomes ready when it finishes and fills the idle compute of
     later decode steps (same group) or their whole duration (another group)."""
-    import numpy as np
-
     tl = gen.timeline
     if tl is None or not assess:
         return 0.0
     total_s = sum(j.time_s for j in assess)
-    weights = np.array(
-        [
-            float(
-                sum(
-                    (sequence_work(j.task.invocation, setup.arch(j.task.role), setup.values, t,
-                                   setup.counting)
-                     for j in assess),
-                    Fraction(0),
-                )
+    weights = [
+        float(
+            sum(
+                (sequence_work(j.task.invocation, setup.arch(j.task.role), setup.values, t,
+                               setup.counting)
+                 for j in assess),
+                Fraction(0),
             )
-            for t in tl.lengths
-        ]
-    )  # fmt: skip
-    share = total_s * weights / weights.sum()
+        )
+        for t in tl.lengths
+    ]  # fmt: skip
+    total_w = sum(weights)
     # sample i is ready after the decode step in which it finishes
-    end_step = np.searchsorted(tl.step_end_s, tl.finish_s - 1e-12 * tl.step_end_s[-1])
-    released = np.bincount(end_step, weights=share, minlength=tl.steps)
+    released = [0.0] * (tl.steps + 1)
+    slack = 1e-12 * tl.step_end_s[-1]
+    for w, finish in zip(weights, tl.finish_s, strict=True):
+        released[bisect_left(tl.step_end_s, finish - slack)] += total_s * w / total_w
     capacity = tl.step_idle_s if same_group else tl.step_bound_s
     ready = absorbed = 0.0
     for step in range(tl.steps):
-        take = min(ready, float(capacity[step]))
+        take = min(ready, capacity[step])
         absorbed += take
-        ready += float(released[step]) - take
+        ready += released[step] - take
     return min(absorbed, total_s)
 
 

@@ -39,8 +39,13 @@ finished samples, compute-bound, can run there (``iteration``).
 from __future__ import annotations
 
 import heapq
+import random
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
+from math import fsum
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
@@ -49,8 +54,6 @@ from rlmcost.compiled.arch import arch_numbers
 from rlmcost.timing import DECODE, PREFILL, Kernels
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from rlmcost.perf.generation import Engine
     from rlmcost.timing import PhaseTime, Roofline
 
@@ -92,20 +95,15 @@ def _decode_depth_parts(arch: Arch) -> tuple[int, int]:
     return rest, n_attn
 
 
-def generation_depths(arch: Arch, prompt: int, max_response: int) -> np.ndarray:
+def generation_depths(arch: Arch, prompt: int, max_response: int) -> list[int]:
     """D_gen(S, T) for T = 0 .. max_response (index T), exact integers.
 
     D_gen(S, T) = D_prefill(S) + sum_{c=S+1}^{S+T} (rest + n_attn ceil(log2 c)).
     """
-    import numpy as np
-
     rest, n_attn = _decode_depth_parts(arch)
-    contexts = np.arange(prompt + 1, prompt + max_response + 1, dtype=np.int64)
-    clog = np.frexp((contexts - 1).astype(np.float64))[1].astype(np.int64)  # exact bit_length
-    steps = rest + n_attn * clog
-    out = np.zeros(max_response + 1, dtype=np.int64)
-    out[1:] = np.cumsum(steps)
-    return out + int(g.depth_prefill(arch_numbers(arch), prompt))
+    contexts = range(prompt + 1, prompt + max_response + 1)
+    steps = (rest + n_attn * (c - 1).bit_length() for c in contexts)  # ceil(log2 c), exact
+    return list(accumulate(steps, initial=int(g.depth_prefill(arch_numbers(arch), prompt))))
 
 
 def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:
@@ -119,11 +117,19 @@ def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:
 
 
 def admission_order(n: int) -> list[int]:
-    """A fixed shuffle of ``n`` sequences (numpy, seed 0): engines admit requests in arrival
-    order, which does not know the lengths."""
-    import numpy as np
+    """A fixed shuffle of ``n`` sequences: engines admit requests in arrival order, which does
+    not know the lengths. Fisher-Yates driven by ``random.Random(0).random()``, whose sequence
+    Python keeps the same across versions.
 
-    return [int(i) for i in np.random.default_rng(0).permutation(n)]
+    >>> sorted(admission_order(5)) == list(range(5))
+    True
+    """
+    rng = random.Random(0)
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(rng.random() * (i + 1))
+        order[i], order[j] = order[j], order[i]
+    return order
 
 
 @dataclass(frozen=True)
@@ -136,10 +142,10 @@ class Timeline:
     steps: int  # decode steps until the last sequence finishes
     time: PhaseTime
     depth: int
-    finish_s: np.ndarray  # per sequence (admission order): time its last token is out
-    step_end_s: np.ndarray  # per decode step: its end time
-    step_bound_s: np.ndarray  # per decode step: its roofline time
-    step_idle_s: np.ndarray  # per decode step: bound - compute (unused compute seconds)
+    finish_s: tuple[float, ...]  # per sequence (admission order): time its last token is out
+    step_end_s: tuple[float, ...]  # per decode step: its end time
+    step_bound_s: tuple[float, ...]  # per decode step: its roofline time
+    step_idle_s: tuple[float, ...]  # per decode step: bound - compute (unused compute seconds)
     lengths: tuple[int, ...]  # response lengths, admission order
     predicted_s: float = 0.0  # predicted seconds (engine model; the bound without one)
     predicted_decode_s: float = 0.0  # of which decode steps
@@ -148,6 +154,41 @@ class Timeline:
     @property
     def time_s(self) -> float:
         return self.time.bound_s
+
+
+def _admit(lengths: list[int], slots: int) -> tuple[list[int], list[int]]:
+    """Continuous batching: each sequence, in admission order, takes the first free slot.
+    Returns (start step, slot) per sequence."""
+    free = [(0, s) for s in range(slots)]
+    start, slot_of = [], []
+    for length in lengths:
+        t0, s = heapq.heappop(free)
+        start.append(t0)
+        slot_of.append(s)
+        heapq.heappush(free, (t0 + length, s))
+    return start, slot_of
+
+
+def _in_flight(
+    prompt: int, start: list[int], end: list[int], steps: int
+) -> tuple[list[int], list[int]]:
+    """Per decode step t = 1 .. steps: the sequences in flight and the sum of their contexts
+    (prompt + tokens so far, the new token included), by difference arrays."""
+    count = [0] * (steps + 2)
+    const = [0] * (steps + 2)
+    for s0, e0 in zip(start, end, strict=True):
+        count[s0 + 1] += 1
+        count[e0 + 1] -= 1
+        const[s0 + 1] += prompt - s0
+        const[e0 + 1] -= prompt - s0
+    active, contexts = [], []
+    a = c = 0
+    for t in range(1, steps + 1):  # a sequence admitted after s0 steps has context prompt + t - s0
+        a += count[t]
+        c += const[t]
+        active.append(a)
+        contexts.append(c + a * t)
+    return active, contexts
 
 
 def timeline(
@@ -161,84 +202,65 @@ def timeline(
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
-    ``engine`` when given. Deterministic."""
-    import numpy as np
-
+    ``engine`` when given. Deterministic; plain Python (a cold query loads no numpy)."""
     from rlmcost.timing import PhaseTime
 
     n = len(lengths)
     slots = max(1, min(slots, n))
-    order = admission_order(n)
-    resp = np.array([lengths[i] for i in order], dtype=np.int64)
-    # continuous batching: admit in order into the first free slot
-    free = [(0, s) for s in range(slots)]
-    start = np.zeros(n, dtype=np.int64)
-    slot_of = np.zeros(n, dtype=np.int64)
-    for j in range(n):
-        t0, s = heapq.heappop(free)
-        start[j], slot_of[j] = t0, s
-        heapq.heappush(free, (t0 + int(resp[j]), s))
-    end = start + resp
-    steps = int(end.max())
-    # per global step t = 1..steps: in-flight count and sum of contexts (difference arrays)
-    count = np.zeros(steps + 2, dtype=np.int64)
-    const = np.zeros(steps + 2, dtype=np.int64)
-    slope = np.zeros(steps + 2, dtype=np.int64)
-    np.add.at(count, start + 1, 1)
-    np.add.at(count, end + 1, -1)
-    np.add.at(const, start + 1, prompt - start)
-    np.add.at(const, end + 1, -(prompt - start))
-    np.add.at(slope, start + 1, 1)
-    np.add.at(slope, end + 1, -1)
-    t = np.arange(steps + 2, dtype=np.int64)
-    active = np.cumsum(count)[1 : steps + 1]
-    contexts = (np.cumsum(const) + np.cumsum(slope) * t)[1 : steps + 1]
-    flops = active.astype(np.float64) * cost.f0 + cost.f1 * contexts.astype(np.float64)
-    mem = cost.weight_bytes + cost.kv_bytes_per_token * contexts.astype(np.float64)
+    resp = [lengths[i] for i in admission_order(n)]
+    start, slot_of = _admit(resp, slots)
+    end = [s0 + r for s0, r in zip(start, resp, strict=True)]
+    steps = max(end)
+    active, contexts = _in_flight(prompt, start, end, steps)
+    flops = [float(a) * cost.f0 + cost.f1 * float(c) for a, c in zip(active, contexts, strict=True)]
+    mem = [cost.weight_bytes + cost.kv_bytes_per_token * float(c) for c in contexts]
     link = cost.gather_s
     compute, bound = _phases(roofline, flops, mem, link)
     # prefills: one phase per admission step, before that step's decode
-    admits = np.bincount(start, minlength=steps + 1)[: steps + 1]
-    pre_steps = np.nonzero(admits)[0]
-    pre_flops = admits[pre_steps].astype(np.float64) * cost.prefill_flops
-    pre_mem = cost.weight_bytes + cost.kv_bytes_per_token * prompt * admits[pre_steps]
-    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem.astype(np.float64), link, PREFILL)
-    durations = bound.copy()
-    prefill_before = np.zeros(steps, dtype=np.float64)
-    prefill_before[pre_steps[pre_steps < steps]] = pre_bound[pre_steps < steps]
-    step_end = np.cumsum(durations + prefill_before)
-    finish = step_end[end - 1]
-    depth_of = generation_depths(arch, prompt, int(resp.max()))
-    chains = np.zeros(slots, dtype=np.int64)
-    np.add.at(chains, slot_of, depth_of[resp])
-    memory_s = float(
-        roofline.seconds(np.zeros_like(mem, dtype=np.float64), mem)[1].sum()
-        + roofline.seconds(np.zeros(len(pre_mem)), pre_mem, PREFILL)[1].sum()
+    admits = Counter(start)
+    pre_steps = sorted(admits)
+    pre_flops = [float(admits[p]) * cost.prefill_flops for p in pre_steps]
+    pre_mem = [cost.weight_bytes + cost.kv_bytes_per_token * prompt * admits[p] for p in pre_steps]
+    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem, link, PREFILL)
+    prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
+    step_end = list(accumulate(b + prefill_before.get(i, 0.0) for i, b in enumerate(bound)))
+    finish = tuple(step_end[e - 1] for e in end)
+    depth_of = generation_depths(arch, prompt, max(resp))
+    chains = [0] * slots
+    for s, r in zip(slot_of, resp, strict=True):
+        chains[s] += depth_of[r]
+    memory_s = fsum(roofline.seconds([0.0] * len(mem), mem)[1]) + fsum(
+        roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1]
     )
-    total_compute = float(compute.sum() + pre_compute.sum())
-    total = float(bound.sum() + pre_bound.sum())
-    compute_bound = float(bound[compute >= bound].sum() + pre_bound[pre_compute >= pre_bound].sum())
+    total_compute = fsum(compute) + fsum(pre_compute)
+    total = fsum(bound) + fsum(pre_bound)
+    compute_bound = fsum(b for c, b in zip(compute, bound, strict=True) if c >= b) + fsum(
+        b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b
+    )
     if engine is not None:
-        decode = np.maximum(engine.decode_s(active, contexts), bound)
-        prefill = np.array(
-            [engine.prefill_s(int(admits[t]) * prompt, prompt) for t in pre_steps], dtype=np.float64
-        )
-        prefill = np.maximum(prefill, pre_bound)
-        predicted = (float(decode.sum()), float(prefill.sum()))
+        decode = [
+            max(engine.decode_step_s(a, c), b)
+            for a, c, b in zip(active, contexts, bound, strict=True)
+        ]
+        prefill = [
+            max(engine.prefill_s(admits[p] * prompt, prompt), b)
+            for p, b in zip(pre_steps, pre_bound, strict=True)
+        ]
+        predicted = (fsum(decode), fsum(prefill))
     else:
-        predicted = (float(bound.sum()), float(pre_bound.sum()))
+        predicted = (fsum(bound), fsum(pre_bound))
     return Timeline(
         slots=slots,
         sequences=n,
         waves=-(-n // slots),
         steps=steps,
         time=PhaseTime(total_compute, memory_s, total, compute_bound),
-        depth=int(chains.max()),
+        depth=max(chains),
         finish_s=finish,
-        step_end_s=step_end,
-        step_bound_s=bound,
-        step_idle_s=bound - compute,
-        lengths=tuple(int(x) for x in resp),
+        step_end_s=tuple(step_end),
+        step_bound_s=tuple(bound),
+        step_idle_s=tuple(b - c for c, b in zip(compute, bound, strict=True)),
+        lengths=tuple(resp),
         predicted_s=sum(predicted),
         predicted_decode_s=predicted[0],
         predicted_prefill_s=predicted[1],
@@ -247,14 +269,12 @@ def timeline(
 
 def _phases(
     roofline: Roofline,
-    flops: np.ndarray,
-    bytes_per_device: np.ndarray,
+    flops: Sequence[float],
+    bytes_per_device: Sequence[float],
     link_s: float,
     kernels: Kernels = DECODE,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[list[float], list[float]]:
     """Per phase (compute seconds, bound seconds): the roofline of FLOPs over the replica's
     devices and bytes per device, and at least the link time."""
-    import numpy as np
-
     compute, memory = roofline.seconds(flops, bytes_per_device, kernels)
-    return compute, np.maximum(np.maximum(compute, memory), link_s)
+    return compute, [max(c, m, link_s) for c, m in zip(compute, memory, strict=True)]
