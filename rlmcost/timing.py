@@ -168,8 +168,7 @@ class Roofline:
 
         ``kernels`` names the profile tables the phase reads (compute, bandwidth); a profile
         without that compute table falls back to "gemm", without that bandwidth table to
-        "decode". Plain Python floats: a rollout's thousands of decode steps take a few
-        milliseconds, and a cold query loads no numpy."""
+        "decode". Plain Python floats (a cold query loads no numpy)."""
         f = [float(x) for x in flops]
         b = [float(x) for x in bytes_per_device]
         if any(x < 0 for x in f) or any(x < 0 for x in b):

@@ -261,11 +261,16 @@ class Engine:
             self._fixed_cache[m] = step.total_s - max(c, mem) * m
         return self._fixed_cache[m]
 
-    def decode_step_s(self, active: int, context_tokens: float) -> float:
-        """Seconds of one decode step (:meth:`decode_step`'s total), by its parts that depend
-        on the in-flight count (memoized) plus attention over ``context_tokens``."""
+    def decode_step_parts(self, active: int) -> tuple[float, float]:
+        """(fixed seconds, seconds per context token) of a decode step with ``active``
+        sequences in flight: its time is linear in the contexts' sum (:meth:`decode_step`)."""
         c, m = self._attention_per_context_token
-        return self._fixed_s(active) + max(c, m) * context_tokens
+        return self._fixed_s(active), max(c, m)
+
+    def decode_step_s(self, active: int, context_tokens: float) -> float:
+        """Seconds of one decode step (:meth:`decode_step`'s total)."""
+        fixed, per_token = self.decode_step_parts(active)
+        return fixed + per_token * context_tokens
 
     # -- prefill -------------------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ of the compute dtype).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -273,17 +272,17 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
         for t in tl.lengths
     ]  # fmt: skip
     total_w = sum(weights)
-    # sample i is ready after the decode step in which it finishes
-    released = [0.0] * (tl.steps + 1)
-    slack = 1e-12 * tl.step_end_s[-1]
-    for w, finish in zip(weights, tl.finish_s, strict=True):
-        released[bisect_left(tl.step_end_s, finish - slack)] += total_s * w / total_w
-    capacity = tl.step_idle_s if same_group else tl.step_bound_s
+    # sample i is ready after the decode step in which it finishes: the last of a run
+    released = [0.0] * len(tl.runs)
+    for w, run in zip(weights, tl.finish_run, strict=True):
+        released[run] += total_s * w / total_w
+    # within a run nothing is released, so what waits is taken step by step until the run's
+    # capacity or the waiting work runs out: min(ready, the run's capacity)
     ready = absorbed = 0.0
-    for step in range(tl.steps):
-        take = min(ready, capacity[step])
+    for run, release in zip(tl.runs, released, strict=True):
+        take = min(ready, run.idle_s if same_group else run.bound_s)
         absorbed += take
-        ready += released[step] - take
+        ready += release - take
     return min(absorbed, total_s)
 
 

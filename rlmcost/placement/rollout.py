@@ -21,6 +21,13 @@ Per decode step t with a_t sequences in flight at contexts c_j (prompt + tokens 
 and its time is the roofline max of the three (:mod:`rlmcost.timing`). Each admitted batch
 first runs its prefill (prompt tokens, LM head on the last position) as one phase.
 
+Runs: between two admissions or finishes the same sequences are in flight and every per-step
+quantity above is linear in the step (the contexts grow by the number in flight), so the
+timeline is kept run by run (:class:`Run`) and each run's sums are closed forms
+(:mod:`rlmcost.placement.envelope`); a rollout of 262,144 decode steps in 32 waves is 32 runs.
+Tests check the closed forms against the same sums step by step and against a brute-force
+simulation.
+
 Depth (critical path): sequences sharing a slot run one after another, so the depth is the
 longest slot chain, sum over its sequences of D_gen(S, T_j) (exact, ``blocks.depth_generation``
 in closed form); with enough slots, D_gen(S, T_max).
@@ -51,7 +58,9 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.timing import DECODE, PREFILL, Kernels
+from rlmcost.errors import SpecError
+from rlmcost.placement.envelope import line_sum, sum_of_max
+from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
     from rlmcost.perf.generation import Engine
@@ -133,6 +142,25 @@ def admission_order(n: int) -> list[int]:
 
 
 @dataclass(frozen=True)
+class Run:
+    """Decode steps ``first`` .. ``last`` (1-based, the replica's clock) with the same
+    ``active`` sequences in flight: no admission or finish inside. Their contexts sum to
+    ``context`` at step ``first`` and grow by ``active`` per step."""
+
+    first: int
+    last: int
+    active: int
+    context: int
+    bound_s: float  # sum of the steps' roofline bounds
+    idle_s: float  # sum of bound - compute: compute seconds left unused
+    end_s: float  # the replica's time when the run's last step ends (prefills included)
+
+    @property
+    def steps(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
 class Timeline:
     """One replica's decode of its sequences (module docstring)."""
 
@@ -143,9 +171,8 @@ class Timeline:
     time: PhaseTime
     depth: int
     finish_s: tuple[float, ...]  # per sequence (admission order): time its last token is out
-    step_end_s: tuple[float, ...]  # per decode step: its end time
-    step_bound_s: tuple[float, ...]  # per decode step: its roofline time
-    step_idle_s: tuple[float, ...]  # per decode step: bound - compute (unused compute seconds)
+    finish_run: tuple[int, ...]  # per sequence: the index of the run its last step ends
+    runs: tuple[Run, ...]  # the decode steps, run by run
     lengths: tuple[int, ...]  # response lengths, admission order
     predicted_s: float = 0.0  # predicted seconds (engine model; the bound without one)
     predicted_decode_s: float = 0.0  # of which decode steps
@@ -169,26 +196,59 @@ def _admit(lengths: list[int], slots: int) -> tuple[list[int], list[int]]:
     return start, slot_of
 
 
-def _in_flight(
-    prompt: int, start: list[int], end: list[int], steps: int
-) -> tuple[list[int], list[int]]:
-    """Per decode step t = 1 .. steps: the sequences in flight and the sum of their contexts
-    (prompt + tokens so far, the new token included), by difference arrays."""
-    count = [0] * (steps + 2)
-    const = [0] * (steps + 2)
-    for s0, e0 in zip(start, end, strict=True):
-        count[s0 + 1] += 1
-        count[e0 + 1] -= 1
-        const[s0 + 1] += prompt - s0
-        const[e0 + 1] -= prompt - s0
-    active, contexts = [], []
-    a = c = 0
-    for t in range(1, steps + 1):  # a sequence admitted after s0 steps has context prompt + t - s0
-        a += count[t]
-        c += const[t]
-        active.append(a)
-        contexts.append(c + a * t)
-    return active, contexts
+@dataclass(frozen=True)
+class _RunSums:
+    compute_s: float
+    memory_s: float
+    bound_s: float
+    compute_bound_s: float
+    predicted_s: float
+
+
+def _run_sums(
+    roofline: Roofline, cost: DecodeCost, engine: Engine | None, active: int, context: int, n: int
+) -> _RunSums:
+    """Sums over the ``n`` decode steps of a run (``active`` in flight, contexts summing to
+    ``context`` + ``active`` k at its k-th step).
+
+    At the datasheet peak every per-step time is linear in k (FLOPs a f0 + f1 c, bytes
+    weights + kv c, the engine's step fixed(a) + s c), so the bound and the prediction are sums
+    of upper envelopes of lines, in closed form (:mod:`rlmcost.placement.envelope`). A
+    measured efficiency profile depends on each step's size, so it is summed step by step."""
+    if isinstance(roofline.efficiency, Peak):
+        rc = roofline.gpus * roofline.peak_flops_per_s * 1.0
+        rb = roofline.hardware.hbm_bandwidth_bytes_per_s * 1.0
+        kv = cost.kv_bytes_per_token
+        compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
+        memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
+        link = (cost.gather_s, 0.0)
+        bound_s, parts = sum_of_max([compute, memory, link], n)
+        compute_bound = sum(line_sum(compute, k0, k1) for k0, k1, i in parts if i == 0)
+        predicted = bound_s
+        if engine is not None:
+            fixed, per_token = engine.decode_step_parts(active)
+            step = (fixed + per_token * context, per_token * active)
+            predicted = sum_of_max([step, compute, memory, link], n)[0]
+        return _RunSums(
+            line_sum(compute, 0, n), line_sum(memory, 0, n), bound_s, compute_bound, predicted
+        )
+    contexts = [context + active * k for k in range(n)]
+    flops = [float(active) * cost.f0 + cost.f1 * float(c) for c in contexts]
+    mem = [cost.weight_bytes + cost.kv_bytes_per_token * float(c) for c in contexts]
+    compute_l, memory_l = roofline.seconds(flops, mem)
+    bound = [max(c, m, cost.gather_s) for c, m in zip(compute_l, memory_l, strict=True)]
+    pred = bound
+    if engine is not None:
+        pred = [
+            max(engine.decode_step_s(active, c), b) for c, b in zip(contexts, bound, strict=True)
+        ]
+    return _RunSums(
+        fsum(compute_l),
+        fsum(memory_l),
+        fsum(bound),
+        fsum(b for c, b in zip(compute_l, bound, strict=True) if c >= b),
+        fsum(pred),
+    )
 
 
 def timeline(
@@ -202,64 +262,84 @@ def timeline(
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
-    ``engine`` when given. Deterministic; plain Python (a cold query loads no numpy)."""
+    ``engine`` when given. Deterministic; plain Python, run by run (:class:`Run`): the cost of
+    a rollout grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
     n = len(lengths)
+    if n == 0 or min(lengths) < 1:
+        raise SpecError("a rollout needs at least one sequence of at least one response token")
     slots = max(1, min(slots, n))
     resp = [lengths[i] for i in admission_order(n)]
     start, slot_of = _admit(resp, slots)
     end = [s0 + r for s0, r in zip(start, resp, strict=True)]
     steps = max(end)
-    active, contexts = _in_flight(prompt, start, end, steps)
-    flops = [float(a) * cost.f0 + cost.f1 * float(c) for a, c in zip(active, contexts, strict=True)]
-    mem = [cost.weight_bytes + cost.kv_bytes_per_token * float(c) for c in contexts]
-    link = cost.gather_s
-    compute, bound = _phases(roofline, flops, mem, link)
-    # prefills: one phase per admission step, before that step's decode
+    # prefills: one phase per admission step, before that step's first decode
     admits = Counter(start)
     pre_steps = sorted(admits)
     pre_flops = [float(admits[p]) * cost.prefill_flops for p in pre_steps]
     pre_mem = [cost.weight_bytes + cost.kv_bytes_per_token * prompt * admits[p] for p in pre_steps]
-    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem, link, PREFILL)
+    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
-    step_end = list(accumulate(b + prefill_before.get(i, 0.0) for i, b in enumerate(bound)))
-    finish = tuple(step_end[e - 1] for e in end)
+    # runs: between consecutive admissions/finishes the same sequences are in flight
+    change: Counter[int] = Counter()  # in-flight change after step b
+    context_change: Counter[int] = Counter()  # context-sum change after step b
+    for s0, e0 in zip(start, end, strict=True):
+        change[s0] += 1
+        change[e0] -= 1
+        context_change[s0] += prompt + 1  # its first decode step attends prompt + 1 positions
+        context_change[e0] -= prompt + 1 + (e0 - s0)  # the context it had reached, one past
+    bounds = sorted(change.keys() | context_change.keys())
+    runs: list[Run] = []
+    totals = [0.0] * 5
+    active = context = 0
+    clock = 0.0
+    for b0, b1 in zip(bounds, bounds[1:], strict=False):
+        active += change[b0]
+        context += context_change[b0]  # the contexts' sum at step b0 + 1
+        if active == 0:
+            continue
+        n_steps = b1 - b0
+        sums = _run_sums(roofline, cost, engine, active, context, n_steps)
+        clock += prefill_before.get(b0, 0.0) + sums.bound_s
+        idle = sums.bound_s - sums.compute_s
+        runs.append(Run(b0 + 1, b1, active, context, sums.bound_s, idle, clock))
+        for i, v in enumerate((sums.compute_s, sums.memory_s, sums.bound_s, sums.compute_bound_s,
+                               sums.predicted_s)):  # fmt: skip
+            totals[i] += v
+        context += active * n_steps  # every in-flight sequence attended one more position
+    run_of_end = {r.last: i for i, r in enumerate(runs)}
+    finish_run = tuple(run_of_end[e] for e in end)
     depth_of = generation_depths(arch, prompt, max(resp))
     chains = [0] * slots
     for s, r in zip(slot_of, resp, strict=True):
         chains[s] += depth_of[r]
-    memory_s = fsum(roofline.seconds([0.0] * len(mem), mem)[1]) + fsum(
-        roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1]
-    )
-    total_compute = fsum(compute) + fsum(pre_compute)
-    total = fsum(bound) + fsum(pre_bound)
-    compute_bound = fsum(b for c, b in zip(compute, bound, strict=True) if c >= b) + fsum(
-        b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b
-    )
+    pre_memory_s = fsum(roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1])
+    compute_s, memory_s, bound_s, compute_bound_s, predicted_decode = totals
+    pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
     if engine is not None:
-        decode = [
-            max(engine.decode_step_s(a, c), b)
-            for a, c, b in zip(active, contexts, bound, strict=True)
-        ]
         prefill = [
             max(engine.prefill_s(admits[p] * prompt, prompt), b)
             for p, b in zip(pre_steps, pre_bound, strict=True)
         ]
-        predicted = (fsum(decode), fsum(prefill))
+        predicted = (predicted_decode, fsum(prefill))
     else:
-        predicted = (fsum(bound), fsum(pre_bound))
+        predicted = (bound_s, fsum(pre_bound))
     return Timeline(
         slots=slots,
         sequences=n,
         waves=-(-n // slots),
         steps=steps,
-        time=PhaseTime(total_compute, memory_s, total, compute_bound),
+        time=PhaseTime(
+            compute_s + fsum(pre_compute),
+            memory_s + pre_memory_s,
+            bound_s + fsum(pre_bound),
+            compute_bound_s + pre_compute_bound,
+        ),
         depth=max(chains),
-        finish_s=finish,
-        step_end_s=tuple(step_end),
-        step_bound_s=tuple(bound),
-        step_idle_s=tuple(b - c for c, b in zip(compute, bound, strict=True)),
+        finish_s=tuple(runs[i].end_s for i in finish_run),
+        finish_run=finish_run,
+        runs=tuple(runs),
         lengths=tuple(resp),
         predicted_s=sum(predicted),
         predicted_decode_s=predicted[0],
