@@ -274,8 +274,8 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
     total_w = sum(weights)
     # sample i is ready after the decode step in which it finishes: the last of a run
     released = [0.0] * len(tl.runs)
-    for w, run in zip(weights, tl.finish_run, strict=True):
-        released[run] += total_s * w / total_w
+    for w, index in zip(weights, tl.finish_run, strict=True):
+        released[index] += total_s * w / total_w
     # within a run nothing is released, so what waits is taken step by step until the run's
     # capacity or the waiting work runs out: min(ready, the run's capacity)
     ready = absorbed = 0.0
