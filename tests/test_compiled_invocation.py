@@ -121,10 +121,15 @@ def test_bad_counts_are_one_line_spec_errors(text, values, message):
     [["ppo", "--model", "70b", "--tp", "8", "--json"],
      ["grpo", "--model", "8b", "--gpus", "16", "--placement", "disaggregated", "--json"],
      ["dpo", "--model", "qwen3-30b-a3b", "--gpus", "8", "--zero", "3", "--json"],
-     ["train", "--model", "405b", "--gpus", "1024", "--tp", "8", "--pp", "16", "--json"]],
+     ["train", "--model", "405b", "--gpus", "1024", "--tp", "8", "--pp", "16", "--json"],
+     ["compare", "ppo", "grpo", "--model", "8b", "--json"],
+     ["placements", "--model", "8b", "--gpus", "16", "--json"],
+     ["grpo", "--model", "8b", "--length-dist", "lognormal:1024,0.5", "--placement", "fusion",
+      "--json"]],
 )  # fmt: skip
-def test_numeric_queries_load_no_sympy(args):
-    # The compiled twins replace the symbolic core on these paths (tests above: equal).
+def test_numeric_queries_load_no_sympy_or_numpy(args):
+    # The compiled twins replace the symbolic core on these paths (tests above: equal), and
+    # the decode timeline is plain Python (tests/test_rollout_runs.py).
     code = (
         "import sys\n"
         "from rlmcost.cli import app\n"
@@ -132,8 +137,8 @@ def test_numeric_queries_load_no_sympy(args):
         f"    app({args!r})\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
-        "print('sympy' in sys.modules)\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'pandas') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert out.stdout.strip().splitlines()[-1] == "[]"
