@@ -324,7 +324,7 @@ def work_backward_per_token(arch: Arch, context: Expr, head: Head = Head.LM) -> 
 def _attention_pairs(seq: Expr, counting: AttnCounting) -> sp.Expr:
     """Query-key pairs of one teacher-forced sequence: seq^2 (full) or seq(seq+1)/2 (causal)."""
     seq = sp.sympify(seq)
-    return seq**2 if counting is AttnCounting.FULL else seq * (seq + 1) / 2
+    return seq**2 if counting is AttnCounting.FULL else sp.sympify(seq) * (seq + 1) / 2
 
 
 def work_forward(
@@ -426,16 +426,17 @@ def work_rollout(
     if arch.is_mla:
         decode_sum = response * per_token + _mla_decode_keys_sum(arch, prompt, response, mla)
         return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
-    attn_pairs = response * prompt + response * (response + 1) / 2  # sum_{t=1}^{T} (S + t)
+    # sum_{t=1}^{T} (S + t), exact for integers too
+    attn_pairs = response * prompt + sp.sympify(response) * (response + 1) / 2
     decode_sum = response * per_token + 4 * arch.n_layers * arch.q_width * attn_pairs
     return sp.expand(work_prefill(arch, prompt, 1, counting) + decode_sum)
 
 
 def _mla_decode_keys_sum(arch: Arch, prompt: Expr, response: Expr, mla: MlaDecode) -> sp.Expr:
     """Context-dependent MLA decode FLOPs summed over the steps at contexts S+1 .. S+T."""
-    attn_pairs = response * prompt + response * (response + 1) / 2  # sum_{t=1}^{T} (S + t)
+    attn_pairs = response * prompt + sp.sympify(response) * (response + 1) / 2  # sum (S + t)
     if MlaDecode(mla) is MlaDecode.REFERENCE:
-        cached = response * prompt + response * (response - 1) / 2  # sum (S + t - 1)
+        cached = response * prompt + sp.sympify(response) * (response - 1) / 2  # sum (S + t - 1)
         return arch.n_layers * (
             attention_flops_per_pair(arch) * attn_pairs + 2 * _mla_kv_b_weights(arch) * cached
         )

@@ -124,3 +124,20 @@ def test_adam_states():
     assert bl.memory_adam_states(P) == 4 * P
     # Rajbhandari et al. 2020 §3.1: 2 + 2 + 12 bytes per parameter (K = 12)
     assert bl.memory_adam_states_bytes_rajbhandari2020(P) == 16 * P
+
+
+def test_integer_workloads_give_exact_integers_not_floats():
+    # T (T + 1) / 2 and S (S + 1) / 2 with Python ints once made sympy Floats (15 digits);
+    # past 2^53 FLOPs a float loses the last units. By hand for T = 2^40 + 1: T (T + 1) / 2 is
+    # odd x (2^39 + 1), an integer that a double cannot hold.
+    from rlmcost.specs import get_model
+
+    arch = get_model("llama-3.1-8b").arch()
+    t = 2**40 + 1
+    for value in (bl.work_rollout(arch, 1024, t), bl.work_forward(arch, 1, t, AttnCounting.CAUSAL),
+                  bl.work_rollout(get_model("deepseek-v3").arch(), 7, t)):  # fmt: skip
+        assert isinstance(value, sp.Integer), type(value)
+    pairs = 1024 * t + t * (t + 1) // 2
+    per_token = int(bl.work_linear_per_token(arch) + bl.work_head_per_token(arch))
+    decode = t * per_token + 4 * arch.n_layers * arch.q_width * pairs
+    assert bl.work_rollout(arch, 1024, t) == int(bl.work_prefill(arch, 1024)) + decode

@@ -124,6 +124,7 @@ def test_bad_counts_are_one_line_spec_errors(text, values, message):
      ["train", "--model", "405b", "--gpus", "1024", "--tp", "8", "--pp", "16", "--json"],
      ["compare", "ppo", "grpo", "--model", "8b", "--json"],
      ["placements", "--model", "8b", "--gpus", "16", "--json"],
+     ["blocks", "--model", "deepseek-v3", "--json"],
      ["grpo", "--model", "8b", "--length-dist", "lognormal:1024,0.5", "--placement", "fusion",
       "--json"]],
 )  # fmt: skip
@@ -142,3 +143,24 @@ def test_numeric_queries_load_no_sympy_or_numpy(args):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "deepseek-v3", "mixtral-8x7b", "gpt-2",
+                                   SYNTHETIC[1]], ids=lambda m: getattr(m, "name", m))  # fmt: skip
+@pytest.mark.parametrize("counting", list(AttnCounting))
+def test_the_numeric_blocks_module_equals_rlmcost_blocks_on_every_report_quantity(model, counting):
+    from rlmcost import blocks as bl
+    from rlmcost.choices import Dtype, MlaDecode
+    from rlmcost.compiled import blocks as numeric
+    from rlmcost.reports.blocks import QUANTITIES, BlockInputs
+
+    arch = spec(model).arch()
+    for dtype in (Dtype.BF16, Dtype.FP32):
+        w = BlockInputs(3, 1000, 777, 300, 500, dtype, counting)
+        for q in QUANTITIES:
+            # Independent: the same definition evaluated on the sympy blocks.
+            assert q.build(numeric, arch, w) == q.build(bl, arch, w), q.key
+    for mla in MlaDecode:
+        assert numeric.work_decode_step(arch, 4097, 2, mla) == bl.work_decode_step(
+            arch, 4097, 2, mla
+        )

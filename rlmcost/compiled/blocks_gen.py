@@ -537,6 +537,47 @@ def work_decode_step(a: ArchNumbers, context: Num, seqs: Num = 1) -> Num:
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)))
 
 
+def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> Num:
+    """One decode step, MLA in the reference form: kv_b_proj re-expands the cached latents
+    (blocks.work_decode_step, MlaDecode.REFERENCE) [FLOP].
+
+    context: positions attended to [tokens]; seqs: sequences.
+    """
+    return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim))
+               + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
+               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
+               + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora)
+               + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
+               - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
+               - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
+               + 6*a.d_expert*a.d_model*a.n_layers*a.top_k
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.first_dense_layers
+               + 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               + 6*a.d_ff*a.d_model*a.first_dense_layers - 6*a.d_ff*a.d_model*a.n_layers
+               + 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.first_dense_layers*
+               a.n_shared_experts*a.shared
+               - 2*a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_layers*
+               a.n_shared_experts*a.shared
+               - 6*a.d_model*a.d_shared_expert*a.first_dense_layers*a.n_shared_experts*a.shared
+               + 6*a.d_model*a.d_shared_expert*a.n_layers*a.n_shared_experts*a.shared
+               - 2*a.d_model*a.first_dense_layers*a.n_experts
+               - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
+               + 2*a.d_model*a.n_experts*a.n_layers
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)))
+
+
 def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
     """C_f^tok: forward FLOPs of one token at `context`, lm head (blocks.work_forward_per_token)
     [FLOP].
@@ -2041,6 +2082,7 @@ FUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (
     work_head_per_token_lm,
     work_head_per_token_value,
     work_decode_step,
+    work_decode_step_reference,
     work_forward_per_token_lm,
     depth_forward_lm,
     depth_backward_lm,

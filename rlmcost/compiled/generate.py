@@ -197,7 +197,7 @@ def _dtype(nbytes: Any) -> Any:
 def blocks() -> list[Block]:
     """Every generated function, in output order."""
     from rlmcost import blocks as bl
-    from rlmcost.choices import AttnCounting, Head
+    from rlmcost.choices import AttnCounting, Head, MlaDecode
     from rlmcost.parallel import activations as act
     from rlmcost.parallel.layout import Checkpointing
 
@@ -261,6 +261,10 @@ def blocks() -> list[Block]:
               lambda a, s: bl.work_decode_step(a, s.context, s.seqs),
               "One decode step of `seqs` sequences at KV context `context` "
               "(blocks.work_decode_step) [FLOP].", (("seqs", 1),)),
+        Block("work_decode_step_reference", ("context", "seqs"),
+              lambda a, s: bl.work_decode_step(a, s.context, s.seqs, MlaDecode.REFERENCE),
+              "One decode step, MLA in the reference form: kv_b_proj re-expands the cached "
+              "latents (blocks.work_decode_step, MlaDecode.REFERENCE) [FLOP].", (("seqs", 1),)),
     ]  # fmt: skip
     for head in (Head.LM, Head.VALUE):
         out.append(

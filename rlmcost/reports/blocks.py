@@ -2,30 +2,34 @@
 
 One table of definitions serves the numeric report (``rlmcost blocks --model M``), the
 symbolic one (``--symbolic``: the same definitions on the paper's ``CANONICAL`` model) and the
-LaTeX one, so the three cannot disagree.
+LaTeX one, so the three cannot disagree. Each definition is written against a blocks module
+``b``: :mod:`rlmcost.blocks` (sympy) for the symbolic forms, :mod:`rlmcost.compiled.blocks`
+(the same names, compiled, exact ints) for a model's numbers, so a numeric report loads no
+sympy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy as sp
-
-from rlmcost import blocks as bl
-from rlmcost import symbols as sy
-from rlmcost.arch import CANONICAL, Arch
 from rlmcost.choices import AttnCounting, Dtype, MlaDecode
 from rlmcost.evaluate import format_bytes, format_count, format_flops
 from rlmcost.specs import ModelSpec, get_model
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from rlmcost.arch import Arch
 
 UNITS = {"FLOP": "FLOP", "B": "bytes", "params": "parameters", "levels": "reduction levels"}
 
 
 @dataclass(frozen=True)
 class Quantity:
-    """One Table III entry: JSON key, symbol (text and LaTeX), unit, and its expression builder.
+    """One Table III entry: JSON key, symbol (text and LaTeX), unit, and its definition
+    ``build(b, arch, inputs)`` over a blocks module ``b`` (module docstring).
 
     The symbol names exactly what the expression counts: per sequence, or with the batch
     factor written in it (``B C_prefill(S)``). ``unit`` is FLOP, levels, params or elements
@@ -36,7 +40,7 @@ class Quantity:
     key: str
     label: str
     unit: str
-    build: Callable[..., sp.Expr]
+    build: Callable[..., Any]
     note: str = ""
     latex: str = ""
     dtype: str = ""
@@ -56,12 +60,12 @@ _ADAM_BYTES = "16-bit weights and gradients, fp32 master weights, m and v"
 
 def _q() -> list[Quantity]:
     return [
-        Quantity("params", "|M|", "params", lambda a, w: bl.params(a), "all parameters", r"|M|"),
+        Quantity("params", "|M|", "params", lambda b, a, w: b.params(a), "all parameters", r"|M|"),
         Quantity(
             "params_active",
             "|M|_act",
             "params",
-            lambda a, w: bl.params_active_per_token(a),
+            lambda b, a, w: b.params_active_per_token(a),
             "per token; MoE: unused experts left out",
             r"|M|_{\mathrm{act}}",
         ),
@@ -69,7 +73,7 @@ def _q() -> list[Quantity]:
             "weight_bytes",
             "bytes(|M|)",
             "B",
-            lambda a, w: bl.memory_params_bytes(a, w.dtype),
+            lambda b, a, w: b.memory_params_bytes(a, w.dtype),
             "weights in --dtype",
             r"\mathrm{bytes}(|M|)",
             "{dtype}",
@@ -78,7 +82,7 @@ def _q() -> list[Quantity]:
             "forward_flops",
             "B m C_f^tok(m)",
             "FLOP",
-            lambda a, w: bl.work_forward(a, w.B, w.m, w.counting),
+            lambda b, a, w: b.work_forward(a, w.B, w.m, w.counting),
             "teacher-forced, B x m",
             r"B\,m\,C_f^{\mathrm{tok}}(m)",
         ),
@@ -86,7 +90,7 @@ def _q() -> list[Quantity]:
             "backward_flops",
             "B m C_b^tok(m)",
             "FLOP",
-            lambda a, w: bl.work_backward(a, w.B, w.m, w.counting),
+            lambda b, a, w: b.work_backward(a, w.B, w.m, w.counting),
             "= 2 x forward",
             r"B\,m\,C_b^{\mathrm{tok}}(m)",
         ),
@@ -94,7 +98,7 @@ def _q() -> list[Quantity]:
             "train_flops",
             "B m C_tr^tok(m)",
             "FLOP",
-            lambda a, w: bl.work_train(a, w.B, w.m, w.counting),
+            lambda b, a, w: b.work_train(a, w.B, w.m, w.counting),
             "forward + backward",
             r"B\,m\,C_{\mathrm{tr}}^{\mathrm{tok}}(m)",
         ),
@@ -102,7 +106,7 @@ def _q() -> list[Quantity]:
             "prefill_flops",
             "B C_prefill(S)",
             "FLOP",
-            lambda a, w: bl.work_prefill(a, w.S, w.B, w.counting),
+            lambda b, a, w: b.work_prefill(a, w.S, w.B, w.counting),
             "B prompts of S tokens, LM head on the last",
             r"B\,C_{\mathrm{prefill}}(S)",
         ),
@@ -110,7 +114,7 @@ def _q() -> list[Quantity]:
             "decode_step_flops",
             "B C_dec(c+1)",
             "FLOP",
-            lambda a, w: bl.work_decode_step(a, w.c + 1, w.B),
+            lambda b, a, w: b.work_decode_step(a, w.c + 1, w.B),
             "B sequences, one new token each after c cached tokens: it attends c + 1 "
             "positions (its own key too, as PyTorch counts)",
             r"B\,C_{\mathrm{dec}}(c+1)",
@@ -119,7 +123,7 @@ def _q() -> list[Quantity]:
             "rollout_flops",
             "C_gen^roll(S, T)",
             "FLOP",
-            lambda a, w: bl.work_rollout(a, w.S, w.T, w.counting),
+            lambda b, a, w: b.work_rollout(a, w.S, w.T, w.counting),
             "one sequence: prefill S + T decode steps",
             r"C_{\mathrm{gen}}^{\mathrm{roll}}(S, T)",
         ),
@@ -127,7 +131,7 @@ def _q() -> list[Quantity]:
             "kv_cache_elements",
             "B M_KV(c)",
             "elements",
-            lambda a, w: bl.memory_kv_cache(a, w.B * w.c),
+            lambda b, a, w: b.memory_kv_cache(a, w.B * w.c),
             "K and V of B x c tokens",
             r"B\,M_{\mathrm{KV}}(c)",
         ),
@@ -135,7 +139,7 @@ def _q() -> list[Quantity]:
             "kv_cache_bytes",
             "bytes(B M_KV(c))",
             "B",
-            lambda a, w: bl.memory_kv_cache_bytes(a, w.B * w.c, w.dtype),
+            lambda b, a, w: b.memory_kv_cache_bytes(a, w.B * w.c, w.dtype),
             "B x c tokens",
             r"\mathrm{bytes}(B\,M_{\mathrm{KV}}(c))",
             "{dtype}",
@@ -144,7 +148,7 @@ def _q() -> list[Quantity]:
             "activation_elements_paper",
             "B M_Act(m)",
             "elements",
-            lambda a, w: bl.memory_activations_paper(a, w.B * w.m),
+            lambda b, a, w: b.memory_activations_paper(a, w.B * w.m),
             "the paper's leading term B m L d",
             r"B\,M_{\mathrm{Act}}(m)",
         ),
@@ -152,7 +156,7 @@ def _q() -> list[Quantity]:
             "activation_bytes",
             "B M_Act^saved(m)",
             "B",
-            lambda a, w: bl.memory_activations_bytes(a, w.B * w.m, w.dtype),
+            lambda b, a, w: b.memory_activations_bytes(a, w.B * w.m, w.dtype),
             "every tensor saved for backward (beyond B m L d), B x m tokens, no recomputation",
             r"B\,M_{\mathrm{Act}}^{\mathrm{saved}}(m)",
             "{dtype}, fp32 log-sum-exp",
@@ -161,7 +165,7 @@ def _q() -> list[Quantity]:
             "inference_buffer_elements",
             "B M_Inf(m)",
             "elements",
-            lambda a, w: bl.memory_inference_buffer(a, w.B * w.m),
+            lambda b, a, w: b.memory_inference_buffer(a, w.B * w.m),
             "forward-only transients of one layer, B x m tokens",
             r"B\,M_{\mathrm{Inf}}(m)",
         ),
@@ -169,7 +173,7 @@ def _q() -> list[Quantity]:
             "inference_buffer_bytes",
             "bytes(B M_Inf(m))",
             "B",
-            lambda a, w: bl.memory_inference_buffer_bytes(a, w.B * w.m, w.dtype),
+            lambda b, a, w: b.memory_inference_buffer_bytes(a, w.B * w.m, w.dtype),
             "forward-only transients, B x m tokens",
             r"\mathrm{bytes}(B\,M_{\mathrm{Inf}}(m))",
             "{dtype}",
@@ -178,7 +182,7 @@ def _q() -> list[Quantity]:
             "logits_elements",
             "B m V",
             "elements",
-            lambda a, w: bl.memory_logits(a, w.B * w.m),
+            lambda b, a, w: b.memory_logits(a, w.B * w.m),
             "logits of B x m tokens",
             r"B\,m\,V",
         ),
@@ -186,7 +190,7 @@ def _q() -> list[Quantity]:
             "logits_bytes",
             "bytes(B m V)",
             "B",
-            lambda a, w: bl.memory_logits_bytes(a, w.B * w.m),
+            lambda b, a, w: b.memory_logits_bytes(a, w.B * w.m),
             "fp32 logits, B x m",
             r"\mathrm{bytes}(B\,m\,V)",
             "fp32",
@@ -195,7 +199,7 @@ def _q() -> list[Quantity]:
             "adam_state_elements",
             "4|M|",
             "elements",
-            lambda a, w: bl.memory_adam_states(bl.params(a)),
+            lambda b, a, w: b.memory_adam_states(b.params(a)),
             "parameters, gradients, m and v (§III-G1)",
             r"4|M|",
         ),
@@ -203,7 +207,7 @@ def _q() -> list[Quantity]:
             "adam_state_bytes",
             "bytes(4|M|) = 16|M|",
             "B",
-            lambda a, w: bl.memory_adam_states_bytes_rajbhandari2020(bl.params(a)),
+            lambda b, a, w: b.memory_adam_states_bytes_rajbhandari2020(b.params(a)),
             "mixed-precision Adam (ZeRO paper)",
             r"\mathrm{bytes}(4|M|) = 16|M|",
             _ADAM_BYTES,
@@ -212,7 +216,7 @@ def _q() -> list[Quantity]:
             "depth_forward",
             "D_f(m)",
             "levels",
-            lambda a, w: bl.depth_forward(a, w.m),
+            lambda b, a, w: b.depth_forward(a, w.m),
             "critical path, one forward",
             r"D_f(m)",
         ),
@@ -220,7 +224,7 @@ def _q() -> list[Quantity]:
             "depth_backward",
             "D_b(m, B m)",
             "levels",
-            lambda a, w: bl.depth_backward(a, w.m, w.B * w.m),
+            lambda b, a, w: b.depth_backward(a, w.m, w.B * w.m),
             "input grads over m positions + the last dW, reduced over B x m tokens",
             r"D_b(m, B\,m)",
         ),
@@ -228,7 +232,7 @@ def _q() -> list[Quantity]:
             "depth_generation",
             "D_gen(S, T)",
             "levels",
-            lambda a, w: bl.depth_generation(a, w.S, w.T),
+            lambda b, a, w: b.depth_generation(a, w.S, w.T),
             "one sequence: prefill + T decode steps",
             r"D_{\mathrm{gen}}(S, T)",
         ),
@@ -258,7 +262,7 @@ class BlocksReport:
     model: str
     inputs: dict[str, Any]
     values: dict[str, Any]
-    expressions: dict[str, sp.Expr] = field(repr=False)
+    expressions: dict[str, Any] = field(repr=False)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -323,8 +327,10 @@ def building_blocks(
             raise SpecError(f"{name}={v} must be a positive integer")
     spec = get_model(model)
     note = spec.context_note(max(seq, context or seq, prompt_len + response_len))
+    from rlmcost.compiled import blocks as numeric
+
     w = BlockInputs(batch, seq, context or seq, prompt_len, response_len, dtype, counting)
-    exprs = {q.key: q.build(spec.arch(), w) for q in QUANTITIES}
+    exprs = {q.key: q.build(numeric, spec.arch(), w) for q in QUANTITIES}
     values = {k: int(v) for k, v in exprs.items()}
     inputs = dict(
         batch=batch,
@@ -337,7 +343,7 @@ def building_blocks(
     )
     notes = [note] if note else []
     if spec.is_mla:
-        ref = int(bl.work_decode_step(spec.arch(), w.c + 1, batch, MlaDecode.REFERENCE))
+        ref = numeric.work_decode_step(spec.arch(), w.c + 1, batch, MlaDecode.REFERENCE)
         notes.append(
             f"{spec.attention_note()}; decode step in the reference form (kv_b_proj re-expands "
             f"all c cached latents every step, as transformers' eager code): {ref} FLOP"
@@ -346,17 +352,23 @@ def building_blocks(
 
 
 def symbolic_blocks(
-    arch: Arch = CANONICAL, counting: AttnCounting = AttnCounting.FULL
+    arch: Arch | None = None, counting: AttnCounting = AttnCounting.FULL
 ) -> dict[str, tuple[Quantity, sp.Expr, sp.Expr]]:
-    """Each quantity on the symbolic ``arch``: (definition, explicit form, Big-O form).
+    """Each quantity on the symbolic ``arch`` (default the paper's ``CANONICAL``): (definition,
+    explicit form, Big-O form).
 
     Big-O under the paper's regime d_ff = O(d); memory in bytes keeps its dtype factor.
     """
+    from rlmcost import blocks as bl
+    from rlmcost import symbols as sy
+    from rlmcost.arch import CANONICAL
+
+    arch = CANONICAL if arch is None else arch
     w = BlockInputs(sy.B, sy.m, sy.c, sy.S, sy.T, Dtype.BF16, counting)
     regime = {sy.d_ff: sy.d}
     out = {}
     for q in QUANTITIES:
-        expr = q.build(arch, w)
+        expr = q.build(bl, arch, w)
         if q.key == "depth_generation":
             bound = bl.depth_generation(arch, sy.S, sy.T, closed_form=False)
             out[q.key] = (q, expr, bl.big_o(bound, regime))
