@@ -16,7 +16,7 @@ from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.placement.groups import Task
 from rlmcost.placement.inputs import IDEAL, work_over_lengths
 from rlmcost.placement.lengths import parse_length_dist
-from rlmcost.placement.rollout import generation_depths
+from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.reports.estimate import estimate
 from rlmcost.reports.placement import placement_estimate
 from rlmcost.specs import get_model
@@ -59,10 +59,20 @@ def test_work_over_lengths_sums_each_sequence_exactly():
         assert work_over_lengths(Task(i, inv, "all"), arch, values, lengths) == direct
 
 
-def test_generation_depth_table_matches_the_closed_form():
-    depths = generation_depths(GPT2, 64, 300)
-    for t in (1, 2, 63, 64, 65, 300):
-        assert depths[t] == int(bl.depth_generation(GPT2, 64, t))
+def test_generation_depth_is_the_longest_slot_chain_of_closed_form_depths():
+    from rlmcost.choices import Dtype
+    from rlmcost.specs import get_hardware
+    from rlmcost.timing import Roofline
+
+    cost = DecodeCost(f0=10**9, f1=10**4, prefill_flops=10**11, weight_bytes=1e9,
+                      kv_bytes_per_token=1e4)  # fmt: skip
+    roof = Roofline(get_hardware("h100-sxm"), 1, Dtype.BF16)
+    # six sequences on six slots: the longest one's D_gen(S, T) (blocks, closed form)
+    one_wave = timeline(GPT2, 64, (1, 2, 63, 64, 65, 300), 6, cost, roof)
+    assert one_wave.depth == int(bl.depth_generation(GPT2, 64, 300))
+    # six of 300 tokens on two slots: three in a row on each slot
+    waves = timeline(GPT2, 64, (300,) * 6, 2, cost, roof)
+    assert waves.depth == 3 * int(bl.depth_generation(GPT2, 64, 300))
 
 
 def test_fusion_with_fixed_lengths_gains_exactly_nothing():

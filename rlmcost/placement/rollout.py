@@ -51,7 +51,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import accumulate
 from math import fsum
 from typing import TYPE_CHECKING
 
@@ -88,31 +87,6 @@ def decode_flops(arch: Arch) -> tuple[int, int]:
     a = arch_numbers(arch)
     one, two = int(g.work_decode_step(a, 1)), int(g.work_decode_step(a, 2))
     return one - (two - one), two - one
-
-
-@cache
-def _decode_depth_parts(arch: Arch) -> tuple[int, int]:
-    """D_dec(c) = rest + n_attn clog2(c): the only context-dependent level is the reduction
-    over the cached positions (``blocks.depth_layer_forward``). Read from the compiled block at
-    c = 1, 2 (ceil(log2 c) = 0, 1) and checked at c = 3, 5."""
-    a = arch_numbers(arch)
-    rest = int(g.depth_decode_step(a, 1))
-    n_attn = int(g.depth_decode_step(a, 2)) - rest
-    for c, levels in ((3, 2), (5, 3)):
-        if g.depth_decode_step(a, c) != rest + n_attn * levels:
-            raise AssertionError(f"D_dec of {arch.name} is not rest + n ceil(log2 c)")
-    return rest, n_attn
-
-
-def generation_depths(arch: Arch, prompt: int, max_response: int) -> list[int]:
-    """D_gen(S, T) for T = 0 .. max_response (index T), exact integers.
-
-    D_gen(S, T) = D_prefill(S) + sum_{c=S+1}^{S+T} (rest + n_attn ceil(log2 c)).
-    """
-    rest, n_attn = _decode_depth_parts(arch)
-    contexts = range(prompt + 1, prompt + max_response + 1)
-    steps = (rest + n_attn * (c - 1).bit_length() for c in contexts)  # ceil(log2 c), exact
-    return list(accumulate(steps, initial=int(g.depth_prefill(arch_numbers(arch), prompt))))
 
 
 def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:
@@ -310,7 +284,8 @@ def timeline(
         context += active * n_steps  # every in-flight sequence attended one more position
     run_of_end = {r.last: i for i, r in enumerate(runs)}
     finish_run = tuple(run_of_end[e] for e in end)
-    depth_of = generation_depths(arch, prompt, max(resp))
+    a = arch_numbers(arch)  # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
+    depth_of = {r: int(g.depth_generation(a, prompt, r)) for r in set(resp)}
     chains = [0] * slots
     for s, r in zip(slot_of, resp, strict=True):
         chains[s] += depth_of[r]
