@@ -39,13 +39,13 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import link
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.train_step import (
+    StepContext,
     StepOptions,
     StepTime,
-    _Ctx,
-    _gemm_fb,
-    _stage_pass,
-    _zero_per_micro_batch,
+    gemm_fwd_bwd_s,
+    stage_pass,
     train_step_time,
+    zero_per_micro_batch,
 )
 from rlmcost.specs.workload import Workload
 
@@ -100,7 +100,7 @@ class ForwardTime:
         }
 
 
-def _head_fix(c: _Ctx, head: Head, backward: bool) -> float:
+def _head_fix(c: StepContext, head: Head, backward: bool) -> float:
     """Seconds to add to one micro-batch of the last stage for ``head`` in place of the LM
     head train_step prices: minus the LM head's GEMMs and fp32 cross-entropy kernels, plus a
     d x 1 GEMM (0 for the LM head)."""
@@ -110,13 +110,13 @@ def _head_fix(c: _Ctx, head: Head, backward: bool) -> float:
     T, d = c.tokens, int(c.arch.d_model)
     v = int(tp_shard(c.arch, lay.tp).vocab)
     x = c.workload.activation_dtype.bytes
-    f, b = _gemm_fb(dev, T, v, d)
+    f, b = gemm_fwd_bwd_s(dev, T, v, d)
     norm = T * 2 * (d // lay.tp if lay.sp else d) * x
     logits = T * v * LOGITS_BYTES
     lm = f + dev.elementwise_s(2 * logits + norm, 3)
     if backward:
         lm += b + dev.elementwise_s(2 * logits + 2 * norm, 3)
-    vf, vb = _gemm_fb(dev, T, 1, d)
+    vf, vb = gemm_fwd_bwd_s(dev, T, 1, d)
     return (vf + (vb if backward else 0.0)) - lm
 
 
@@ -136,7 +136,7 @@ def forward_time(
     check_layout(arch, layout)
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype)
-    c = _Ctx(
+    c = StepContext(
         arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
         tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
         device=device, options=options, workload=workload,
@@ -144,8 +144,8 @@ def forward_time(
     )  # fmt: skip
     per_stage = []
     for st in stages(arch, layout.pp):
-        p = _stage_pass(c, st)
-        _zero_per_micro_batch(c, st, p)
+        p = stage_pass(c, st)
+        zero_per_micro_batch(c, st, p)
         compute = p.compute("fwd") - p.fwd["recompute"]
         comm = sum(v for k, v in p.fwd.items() if k not in ("gemm", "attention", "elementwise",
                                                               "recompute"))  # fmt: skip
@@ -176,7 +176,7 @@ def train_time(
     if head is Head.LM or layout.pp > 1:
         return step
     share = data_share(layout, sequences, seq_len)
-    c = _Ctx(
+    c = StepContext(
         arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
         tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
         device=Device(hardware, workload.compute_dtype), options=options or StepOptions(),

@@ -227,7 +227,7 @@ def model_flops_train(arch: Arch, sequences: int, seq_len: int) -> int:
 
 
 @dataclass
-class _Pass:
+class StagePass:
     """Seconds of one micro-batch through a stage, by part, forward and backward."""
 
     fwd: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -252,7 +252,11 @@ class _Pass:
 
 
 @dataclass(frozen=True)
-class _Ctx:
+class StepContext:
+    """What every kernel of one rank's training step reads: the model, layout, sequence and
+    micro-batch sizes, the device's kernel model, the options, dtypes and node size (shared
+    with :mod:`rlmcost.perf.rl_step`, which times forward-only passes the same way)."""
+
     arch: Arch
     layout: Layout
     seq: int
@@ -277,21 +281,21 @@ class _Ctx:
         return collective_time_s(kind, payload, ranks, lk, self.options.algorithm)
 
 
-def _gemm_fb(dev: Device, m: int, n: int, k: int, batch: int = 1) -> tuple[float, float]:
+def gemm_fwd_bwd_s(dev: Device, m: int, n: int, k: int, batch: int = 1) -> tuple[float, float]:
     """(forward, backward) seconds of one GEMM: backward = data- and weight-gradient GEMMs."""
     return dev.gemm_s(m, n, k, batch), dev.gemm_s(m, k, n, batch) + dev.gemm_s(k, n, m, batch)
 
 
-def _layer(c: _Ctx, moe: bool) -> _Pass:
+def _layer(c: StepContext, moe: bool) -> StagePass:
     """One layer's pass on one rank for one micro-batch (without recomputation)."""
     arch, lay, dev, opt = c.arch, c.layout, c.device, c.options
     sh = tp_shard(arch, lay.tp)
     t, T, x = lay.tp, c.tokens, c.workload.activation_dtype.bytes
     d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
-    out = _Pass()
+    out = StagePass()
 
     def gemm(m: int, n: int, k: int, batch: int = 1) -> None:
-        f, b = _gemm_fb(dev, m, n, k, batch)
+        f, b = gemm_fwd_bwd_s(dev, m, n, k, batch)
         out.fwd["gemm"] += f
         out.bwd["gemm"] += b
         out.flops += 6 * m * n * k * batch
@@ -330,8 +334,8 @@ def _layer(c: _Ctx, moe: bool) -> _Pass:
         bw = dev.flash_attention_s(attn_fwd_flops, backward=True)
         out.flops += 3 * attn_fwd_flops
     else:
-        f1, b1 = _gemm_fb(dev, s_loc, s, dh, b * heads)  # scores
-        f2, b2 = _gemm_fb(dev, s_loc, dh, s, b * heads)  # probabilities x values
+        f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
+        f2, b2 = gemm_fwd_bwd_s(dev, s_loc, dh, s, b * heads)  # probabilities x values
         scores = b * heads * s_loc * s
         softmax_f = dev.elementwise_s(2 * scores * x)
         softmax_b = dev.elementwise_s(3 * scores * x)
@@ -390,7 +394,7 @@ def _layer(c: _Ctx, moe: bool) -> _Pass:
     return out
 
 
-def _recompute(c: _Ctx, layer: _Pass) -> tuple[float, int]:
+def _recompute(c: StepContext, layer: StagePass) -> tuple[float, int]:
     """Seconds and FLOPs the checkpointing policy adds to one layer's backward: its whole
     forward (``full``; every FLOP above was counted as 3 x forward) or the attention core's
     forward (``selective``)."""
@@ -402,9 +406,9 @@ def _recompute(c: _Ctx, layer: _Pass) -> tuple[float, int]:
     return layer.fwd_s, layer.flops // 3
 
 
-def _stage_pass(c: _Ctx, stage: PipelineStage) -> _Pass:
+def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
-    out = _Pass()
+    out = StagePass()
     for moe, count in ((False, stage.dense_layers), (True, stage.moe_layers)):
         if not count:
             continue
@@ -420,7 +424,7 @@ def _stage_pass(c: _Ctx, stage: PipelineStage) -> _Pass:
     act = T * d * x
     if stage.last:
         v = int(tp_shard(arch, t).vocab)
-        f, b = _gemm_fb(dev, T, v, d)
+        f, b = gemm_fwd_bwd_s(dev, T, v, d)
         out.fwd["gemm"] += f
         out.bwd["gemm"] += b
         out.flops += 6 * T * v * d
@@ -447,7 +451,7 @@ def _stage_pass(c: _Ctx, stage: PipelineStage) -> _Pass:
     return out
 
 
-def _attention_fwd_flops(c: _Ctx) -> int:
+def _attention_fwd_flops(c: StepContext) -> int:
     sh = tp_shard(c.arch, c.layout.tp)
     b, s = c.micro_batch, c.seq
     if c.options.attention is AttentionKernel.FLASH:
@@ -485,7 +489,7 @@ def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
     return out
 
 
-def _zero_per_micro_batch(c: _Ctx, stage: PipelineStage, p: _Pass) -> None:
+def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
     """ZeRO-2 / ZeRO-3 collectives of one micro-batch, exposed beyond the pass they hide in."""
     lay, w = c.layout, c.workload.weight_dtype.bytes
     if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
@@ -504,7 +508,7 @@ def _zero_per_micro_batch(c: _Ctx, stage: PipelineStage, p: _Pass) -> None:
         p.bwd["dp"] += max(0.0, rs - comp_b)
 
 
-def _dp_after_flush(c: _Ctx, stage: PipelineStage, p: _Pass) -> float:
+def _dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
     """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward."""
     lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
     if lay.zero is ZeroStage.OS_G_P:
@@ -524,7 +528,7 @@ def _dp_after_flush(c: _Ctx, stage: PipelineStage, p: _Pass) -> float:
     return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)
 
 
-def _optimizer(c: _Ctx, stage: PipelineStage) -> tuple[float, float]:
+def _optimizer(c: StepContext, stage: PipelineStage) -> tuple[float, float]:
     """(GPU optimizer seconds, host offload seconds) of the rank's parameter shard."""
     lay, opt = c.layout, c.options
     dense, expert = _params(c.arch, lay, stage)
@@ -563,7 +567,7 @@ def train_step_time(
         raise SpecError(f"main_grad_bytes={options.main_grad_bytes} must be 2 or 4")
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype, profile, calibration)
-    c = _Ctx(
+    c = StepContext(
         arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
         tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
         device=device, options=options, workload=workload,
@@ -572,8 +576,8 @@ def train_step_time(
     n_mb = share.micro_batches
     per_stage = []
     for st in stages(arch, layout.pp):
-        p = _stage_pass(c, st)
-        _zero_per_micro_batch(c, st, p)
+        p = stage_pass(c, st)
+        zero_per_micro_batch(c, st, p)
         after = _dp_after_flush(c, st, p)
         opt_s, off_s = _optimizer(c, st)
         per_stage.append((st, p, after, opt_s, off_s))
@@ -618,7 +622,7 @@ def train_step_time(
     )
 
 
-def _recompute_flops_global(c: _Ctx, sequences: int) -> int:
+def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     """Forward FLOPs recomputed in the whole step (attention full, as ``model_flops``)."""
     ckpt = c.layout.ckpt
     if ckpt is Checkpointing.NONE:
