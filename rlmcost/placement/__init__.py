@@ -13,7 +13,9 @@ Kept import-free so that the CLI can read the configuration enum cheaply; the mo
 * ``rollout``    the decode timeline of a rollout batch: length skew, KV-cache waves, fusion slack;
 * ``transfer``   weight synchronization, resharding and offload bytes and their time;
 * ``inputs``     resolved inputs, each invocation's layout, work over a length distribution;
-* ``group_cost`` one device group on real hardware: memory per device, time, transfers;
+* ``group_cost`` one device group on real hardware: what its devices hold (memory per device,
+                 engine pool, residency) and what a pass reads;
+* ``group_jobs`` that group's jobs (work, depth, time, prediction) and transfers;
 * ``jobs``       the records a group's evaluation yields (jobs, transfers, group totals, the
                  phase names frameworks print);
 * ``iteration``  the groups composed into stages and a steady-state iteration (bytes, seconds);

@@ -7,7 +7,7 @@ smallest power of two, at least that size, that keeps the splits to at most ``MA
 and keeps the one with the shortest iteration (predicted; the bound for the paper's idealized
 iteration, :func:`ranking_time_s`) among those whose groups all fit in HBM, else
 the one short of the fewest bytes. A group's estimate depends only on its own GPU count, so
-each (group, count) is evaluated once (``group_cost.evaluate_group``) and the splits only
+each (group, count) is evaluated once (``group_jobs.evaluate_group``) and the splits only
 recombine them. User groups (``--groups``) are taken as given.
 """
 
@@ -17,7 +17,7 @@ from math import lcm
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
-from rlmcost.placement.group_cost import evaluate_group
+from rlmcost.placement.group_jobs import evaluate_group
 from rlmcost.placement.groups import check_gpus
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.iteration import PlacementEstimate, combine

@@ -1,11 +1,8 @@
-"""One device group on real hardware: its invocations' work, depth, memory per device, time.
+"""One device group on real hardware: what its devices hold, and what each invocation reads.
 
 Every invocation runs on its group's devices in the layout its kind gets there
-(``inputs.layout_for``). Per invocation:
+(``inputs.layout_for``). :class:`GroupModel` answers, per invocation:
 
-* work: exact FLOPs over the sequences' own response lengths (``inputs.work_over_lengths``);
-* depth: the longest sequence sets it (padded batches); generation's depth is the rollout
-  timeline's longest slot chain (``rollout``);
 * memory per device (``parallel.memory.memory_per_rank``, compiled: bf16 weights, gradients,
   activations and KV cache, fp32 Adam states and logits), plus what else the group holds:
   every model placed there stays resident (weights; gradients and Adam states for the ones it
@@ -15,24 +12,13 @@ Every invocation runs on its group's devices in the layout its kind gets there
   Generation admits only as many sequences as the KV cache left on the device holds; the rest
   waits for free slots (waves). Under stage fusion the streamed assessment's buffer lives
   beside the KV cache and the interleaved training pipelines' activations beside each other;
-* time: a roofline lower bound like ``reports.estimate`` (compute at the dense datasheet peak,
-  HBM at its bandwidth; forward reads the weights once, a training step reads weights twice
-  and gradients and Adam states twice), with the decode timeline for generation, the pipeline
-  bubble of the layout's schedule for training (Narayanan et al. 2021: (p - 1)/m), and, for
-  generate and forward under ZeRO-3, the parameter gathers at link bandwidth. Intra-model
-  communication of training is left out, as in ``reports.estimate``.
+* what a pass reads: the weights each device multiplies with (gathered under ZeRO-3), the
+  busiest data rank's share, the link seconds of a parameter gather, and the roofline of the
+  devices it runs on.
 
-Beside the bound every job carries a prediction (``predicted_s``; the bound stays in
-``time``): generation through the rollout timeline with the engine model of
-:mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
-prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
-exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
-job has the phase name the frameworks print (``PHASES``).
-
-The group's transfers (``transfer``): resharding before an invocation in a second layout, and
-the offload switches between models.
+:mod:`rlmcost.placement.group_jobs` turns these into each invocation's work, depth, time and
+prediction, and the group's transfers.
 """
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -40,9 +26,7 @@ from dataclasses import fields, replace
 from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.invocation import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank, memory_per_stage
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
 from rlmcost.deployment.spec import (
@@ -63,28 +47,15 @@ from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.comm import group_is_intra_node
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.perf.efficiency import Device
-from rlmcost.perf.generation import Engine
-from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.groups import DeviceGroup, Task
 from rlmcost.placement.inputs import (
     Setup,
     count_of,
-    depth_of,
     engine_for,
     frozen_values,
     layout_for,
-    work_over_lengths,
 )
-from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
-from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
-from rlmcost.placement.transfer import (
-    group_link_bytes_per_s,
-    offload_switch_time_s,
-    reshard_bytes_per_device,
-)
-from rlmcost.timing import FORWARD, TRAIN, PhaseTime, Roofline
+from rlmcost.timing import Roofline
 
 _MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 _STATES = ("weights", "gradients", "optimizer")
@@ -103,7 +74,7 @@ def _only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
     )
 
 
-class _Group:
+class GroupModel:
     """Evaluates the tasks of one group on ``gpus`` devices (memoized per call)."""
 
     def __init__(self, setup: Setup, group: DeviceGroup, gpus: int):
@@ -539,259 +510,3 @@ class _Group:
             slots -= 1
         return slots
 
-    def job(self, task: Task) -> Job:
-        inv = task.invocation
-        arch = self.s.arch(task.role)
-        layout = self.layouts[task.index]
-        lengths = self.lengths(task)
-        work = work_over_lengths(task, arch, self.s.values, lengths, self.s.counting)
-        model = self.s.specs[task.role].name
-        n = self._int(inv.sequences)
-        if task.kind is Kind.GENERATE:
-            return self._generate(task, arch, layout, lengths, work, model, n)
-        values = {**self.s.values, "T": max(lengths)}
-        depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
-        own = self.own(task)
-        memory = self.with_residents(task, own)
-        roof = self.roofline(layout.n_gpus)
-        if task.kind is Kind.FORWARD:
-            share = data_share(layout, self.batch(task), self.seq_len(task))
-            base = roof.phase(work * self.load_factor(task), self.weights_read(task), FORWARD)
-            link = share.micro_batches * self.gather_s(task)
-            time = _at_least(base, link)
-            fwd = self.predict_forward(task)
-            pred = max(fwd.time_s, time.bound_s)
-            return Job(
-                task, model, layout, n, work, depth, own, memory, time, base.bound_s,
-                predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
-                tokens=sum(self.packed_lengths(task)),
-            )  # fmt: skip
-        steps = self._int(inv.passes) * self._int(inv.steps)
-        step_bytes = 2 * self.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
-        busy = work * self.load_factor(task) / steps
-        ideal = roof.phase(busy, step_bytes, TRAIN).times(steps)
-        share = data_share(layout, self.batch(task), self.seq_len(task))
-        bubble = bubble_fraction(
-            layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
-        )
-        time = _scaled(ideal, 1 + bubble)
-        host_s = steps * self.offload_traffic_bytes(task) / self.s.host_bytes_per_s
-        if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
-            time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
-                             time.compute_bound_s)  # fmt: skip
-        step, per_step = self.predict_train(task)
-        model_s = steps * step.step_s + host_s
-        pred = max(model_s, time.bound_s)
-        parts = {
-            **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
-            **{f"exposed_{k}_s": steps * v for k, v in step.exposed_comm_s.items()},
-            "bubble_s": steps * step.bubble_s,
-            "optimizer_s": steps * step.optimizer_s,
-            "offload_s": host_s,
-            "optimizer_steps": steps,
-            "sequences_per_step": per_step.sequences,
-            "packed_seq_len": per_step.seq_len,
-        }
-        return Job(
-            task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
-            share.micro_batches, predicted_s=pred,
-            predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
-            predicted_parts_s=parts, tokens=sum(self.packed_lengths(task)),
-        )  # fmt: skip
-
-    # -- prediction -----------------------------------------------------------------------------
-
-    def packed_lengths(self, task: Task) -> tuple[int, ...]:
-        """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-        prefixes count as whole sequences)."""
-        inv = task.invocation
-        lengths = self.lengths(task)
-        prompt = self._int(inv.prompt, {**self.s.values, "T": max(lengths)})
-        if inv.response == "T":
-            out = tuple(prompt + t for t in lengths)
-        else:
-            out = (self.seq_len(task),) * len(lengths)
-        return out * (self.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
-
-    def _packed_layout(self, task: Task, seq: int) -> Layout:
-        """The task's layout with a token budget's micro-batch recomputed for packed
-        sequences of ``seq`` tokens."""
-        layout = self.layouts[task.index]
-        dep = self.s.deployment
-        if dep.ideal:
-            return layout
-        spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
-        if spec.max_tokens_per_gpu is None:
-            return layout
-        return layout.with_(micro_batch=max(1, spec.max_tokens_per_gpu // -(-seq // layout.cp)))
-
-    def predict_forward(self, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
-        p = packed(self.packed_lengths(task))
-        return forward_time(
-            self.s.arch(task.role), self._packed_layout(task, p.seq_len), p.sequences,
-            p.seq_len, self.s.hardware, self.s.workload, task.invocation.model_head,
-        )  # fmt: skip
-
-    def predict_train(self, task: Task):  # noqa: ANN201 - (StepTime, Packed per step)
-        """One optimizer step's prediction and the packed sequences it runs."""
-        inv = task.invocation
-        steps = self._int(inv.steps)
-        p = packed(self.packed_lengths(task))
-        per_step = replace(p, sequences=-(-p.sequences // steps))
-        step = train_time(
-            self.s.arch(task.role), self._packed_layout(task, p.seq_len), per_step.sequences,
-            p.seq_len, self.s.hardware, self.s.workload, inv.model_head,
-        )  # fmt: skip
-        return step, per_step
-
-    def engine_model(self, task: Task) -> Engine:
-        """The generation replica's engine model (its TP and EP degrees)."""
-        layout = self.layouts[task.index]
-        wl = self.s.workload
-        return Engine(
-            self.s.arch(task.role), Device(self.s.hardware, wl.compute_dtype), tp=layout.tp,
-            ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
-            value_head=task.value_head,
-        )  # fmt: skip
-
-    def _generate(
-        self, task: Task, arch: Arch, layout: Layout, lengths: tuple[int, ...], work: int,
-        model: str, n: int,
-    ) -> Job:  # fmt: skip
-        inv = task.invocation
-        replicas = layout.dp * layout.ep
-        if n < replicas:
-            raise SpecError(
-                f"{n} sequences cannot feed the {replicas} generation replicas of group "
-                f"{task.group}; use a larger batch or fewer GPUs there"
-            )
-        prompt = self._int(inv.prompt, {**self.s.values, "T": max(lengths)})
-        responses = lengths if inv.response == "T" else (self._int(inv.response),) * n
-        mine = replica_lengths(responses, replicas)
-        if self.engine_task is task:
-            slots, own = self.engine_memory(task, len(mine))
-        else:
-            slots = self.slots(task, replicas, len(mine))
-            own = self.own(task, slots * replicas)
-        memory = self.with_residents(task, own)
-        one_seq = memory_per_rank(
-            arch, layout.with_(pp=1), Mode.GENERATE, replicas, self.seq_len(task),
-            self.s.workload, inv.model_head,
-        )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
-        tokens = -(-self.seq_len(task) // layout.cp)
-        f0, f1 = decode_flops(arch)
-        if task.value_head:
-            f0 += work_head_per_token(arch, Head.VALUE)
-        gather_s = self.gather_s(task)
-        cost = DecodeCost(
-            f0=f0,
-            f1=f1,
-            prefill_flops=work_prefill(arch, prompt, 1, self.s.counting),
-            weight_bytes=float(self.weights_read(task)),
-            kv_bytes_per_token=one_seq.kv_cache / tokens,
-            gather_s=gather_s,
-        )
-        tl = timeline(
-            arch, prompt, mine, slots, cost, self.roofline(layout.n_gpus // replicas),
-            self.engine_model(task),
-        )  # fmt: skip
-        ideal = tl.time.bound_s
-        pred = max(tl.predicted_s, ideal)
-        parts = {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
-        return Job(
-            task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl,
-            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,
-            tokens=n * prompt + sum(responses),
-        )  # fmt: skip
-
-    # -- transfers ------------------------------------------------------------------------------
-
-    def transfers(self, jobs: Sequence[Job]) -> list[Transfer]:
-        out: list[Transfer] = []
-        bw = group_link_bytes_per_s(self.s.hardware, self.gpus)
-        for job in jobs:
-            t = job.task
-            if self.two_layouts(t):
-                per_device = reshard_bytes_per_device(
-                    job.own.weights, self.resident(t.role).weights
-                )
-                out.append(
-                    Transfer(
-                        "reshard",
-                        f"{t.role}: training layout -> {t.kind} layout "
-                        f"(tp={job.layout.tp}, pp={job.layout.pp})",
-                        self.group.name,
-                        per_device * self.gpus,
-                        per_device,
-                        per_device / bw,
-                        t.stage,
-                        t.index,
-                        link_transfer_s(per_device, self.s.hardware, self.gpus),
-                    )
-                )
-        engine = self.engine_task
-        if engine is not None and self.engine.sleep and len(self.tasks) > 1:
-            # vLLM sleep mode level 1: weights to host after generation, back before it
-            w = self.engine_weights
-            out.append(
-                Transfer(
-                    "offload",
-                    f"engine sleep/wake: {engine.role} weights to host and back",
-                    self.group.name,
-                    2 * w * self.gpus,
-                    2 * w,
-                    2 * w / self.s.host_bytes_per_s,
-                    engine.stage,
-                    engine.index,
-                )
-            )
-        if self.s.placement.offload and len({t.role for t in self.tasks}) > 1:
-            order = list(self.tasks)
-            for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
-                if prev.role is nxt.role:
-                    continue
-                load = self.resident(nxt.role).total
-                back = self.resident(prev.role).total if self.trains_here(prev.role) else 0
-                out.append(
-                    Transfer(
-                        "offload",
-                        f"load {nxt.role}, write back {prev.role}" if back else f"load {nxt.role}",
-                        self.group.name,
-                        (load + back) * self.gpus,
-                        load + back,
-                        offload_switch_time_s(load, back, self.s.host_bytes_per_s),
-                        nxt.stage,
-                        nxt.index,
-                    )
-                )
-        return out
-
-    def estimate(self) -> GroupEstimate:
-        jobs = tuple(self.job(t) for t in self.tasks)
-        resident = {r: self.resident(r) for r in dict.fromkeys(t.role for t in self.tasks)}
-        return GroupEstimate(
-            self.group.name,
-            self.gpus,
-            jobs,
-            resident,
-            self.shadows,
-            tuple(self.transfers(jobs)),
-            self.s.capacity_bytes,
-            tuple(dict.fromkeys(self.problems)),
-            {j.task.index: self.host_bytes(j.task) for j in jobs},
-        )
-
-
-def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
-    if seconds <= t.bound_s:
-        return t
-    return PhaseTime(t.compute_s, t.memory_s, seconds, 0.0)
-
-
-def _scaled(t: PhaseTime, factor: Fraction) -> PhaseTime:
-    return t.scaled(factor)
-
-
-def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
-    """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
-    return _Group(setup, group, gpus).estimate()

@@ -12,7 +12,7 @@ iteration its steady-state time and depth, the critical cycle and the bytes move
 
 Every time is given twice through the same schedule: the roofline bound (``*_lower_bound_s``)
 and the prediction (``time_s``, ``iteration_time_s``: the jobs' and transfers' predicted
-seconds, :mod:`rlmcost.placement.group_cost`). Since each unit's prediction is at least its
+seconds, :mod:`rlmcost.placement.group_jobs`). Since each unit's prediction is at least its
 bound and the period and the spans are monotone in the units' weights, so are the stage and
 iteration predictions; a larger staleness only removes constraints, so an asynchronous
 iteration is never longer than the synchronous one on the same groups. Throughput:

@@ -1,7 +1,7 @@
 """What evaluating one device group yields: its jobs (one per task), the transfers it runs,
 and the group's totals; and the phase names RL frameworks print for them.
 
-Plain records (no evaluation here): :mod:`rlmcost.placement.group_cost` fills them,
+Plain records (no evaluation here): :mod:`rlmcost.placement.group_jobs` fills them,
 :mod:`rlmcost.placement.iteration` schedules them, reports render them.
 """
 

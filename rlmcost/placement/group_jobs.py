@@ -1,0 +1,321 @@
+"""One device group's jobs: each invocation's work, depth, memory, time and prediction, and the
+group's transfers, from what the group holds (:class:`~rlmcost.placement.group_cost.GroupModel`).
+
+* work: exact FLOPs over the sequences' own response lengths (``inputs.work_over_lengths``);
+* depth: the longest sequence sets it (padded batches); generation's depth is the rollout
+  timeline's longest slot chain (``rollout``);
+* time: a roofline lower bound like ``reports.estimate`` (compute at the dense datasheet peak,
+  HBM at its bandwidth; forward reads the weights once, a training step reads weights twice
+  and gradients and Adam states twice), with the decode timeline for generation, the pipeline
+  bubble of the layout's schedule for training (Narayanan et al. 2021: (p - 1)/m), and, for
+  generate and forward under ZeRO-3, the parameter gathers at link bandwidth. Intra-model
+  communication of training is left out, as in ``reports.estimate``.
+
+Beside the bound every job carries a prediction (``predicted_s``; the bound stays in
+``time``): generation through the rollout timeline with the engine model of
+:mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
+prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
+exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
+job has the phase name the frameworks print (``PHASES``).
+
+The group's transfers (``transfer``): resharding before an invocation in a second layout, and
+the offload switches between models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from fractions import Fraction
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.arch import Arch
+from rlmcost.choices import Head
+from rlmcost.compiled.invocation import work_head_per_token, work_prefill
+from rlmcost.compiled.memory import memory_per_rank
+from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import Mode, data_share
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.generation import Engine
+from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
+from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.groups import DeviceGroup, Task
+from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
+from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
+from rlmcost.placement.transfer import (
+    group_link_bytes_per_s,
+    offload_switch_time_s,
+    reshard_bytes_per_device,
+)
+from rlmcost.timing import FORWARD, TRAIN, PhaseTime
+
+
+def job(g: GroupModel, task: Task) -> Job:
+    inv = task.invocation
+    arch = g.s.arch(task.role)
+    layout = g.layouts[task.index]
+    lengths = g.lengths(task)
+    work = work_over_lengths(task, arch, g.s.values, lengths, g.s.counting)
+    model = g.s.specs[task.role].name
+    n = g._int(inv.sequences)
+    if task.kind is Kind.GENERATE:
+        return _generate(g, task, arch, layout, lengths, work, model, n)
+    values = {**g.s.values, "T": max(lengths)}
+    depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
+    own = g.own(task)
+    memory = g.with_residents(task, own)
+    roof = g.roofline(layout.n_gpus)
+    if task.kind is Kind.FORWARD:
+        share = data_share(layout, g.batch(task), g.seq_len(task))
+        base = roof.phase(work * g.load_factor(task), g.weights_read(task), FORWARD)
+        link = share.micro_batches * g.gather_s(task)
+        time = _at_least(base, link)
+        fwd = predict_forward(g, task)
+        pred = max(fwd.time_s, time.bound_s)
+        return Job(
+            task, model, layout, n, work, depth, own, memory, time, base.bound_s,
+            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
+            tokens=sum(packed_lengths(g, task)),
+        )  # fmt: skip
+    steps = g._int(inv.passes) * g._int(inv.steps)
+    step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
+    busy = work * g.load_factor(task) / steps
+    ideal = roof.phase(busy, step_bytes, TRAIN).times(steps)
+    share = data_share(layout, g.batch(task), g.seq_len(task))
+    bubble = bubble_fraction(
+        layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
+    )
+    time = _scaled(ideal, 1 + bubble)
+    host_s = steps * g.offload_traffic_bytes(task) / g.s.host_bytes_per_s
+    if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
+        time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
+                         time.compute_bound_s)  # fmt: skip
+    step, per_step = predict_train(g, task)
+    model_s = steps * step.step_s + host_s
+    pred = max(model_s, time.bound_s)
+    parts = {
+        **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
+        **{f"exposed_{k}_s": steps * v for k, v in step.exposed_comm_s.items()},
+        "bubble_s": steps * step.bubble_s,
+        "optimizer_s": steps * step.optimizer_s,
+        "offload_s": host_s,
+        "optimizer_steps": steps,
+        "sequences_per_step": per_step.sequences,
+        "packed_seq_len": per_step.seq_len,
+    }
+    return Job(
+        task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
+        share.micro_batches, predicted_s=pred,
+        predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
+        predicted_parts_s=parts, tokens=sum(packed_lengths(g, task)),
+    )  # fmt: skip
+
+
+# -- prediction -----------------------------------------------------------------------------
+
+
+def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
+    """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
+    prefixes count as whole sequences)."""
+    inv = task.invocation
+    lengths = g.lengths(task)
+    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    if inv.response == "T":
+        out = tuple(prompt + t for t in lengths)
+    else:
+        out = (g.seq_len(task),) * len(lengths)
+    return out * (g.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
+
+
+def _packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
+    """The task's layout with a token budget's micro-batch recomputed for packed
+    sequences of ``seq`` tokens."""
+    layout = g.layouts[task.index]
+    dep = g.s.deployment
+    if dep.ideal:
+        return layout
+    spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
+    if spec.max_tokens_per_gpu is None:
+        return layout
+    return layout.with_(micro_batch=max(1, spec.max_tokens_per_gpu // -(-seq // layout.cp)))
+
+
+def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
+    p = packed(packed_lengths(g, task))
+    return forward_time(
+        g.s.arch(task.role), _packed_layout(g, task, p.seq_len), p.sequences,
+        p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
+    )  # fmt: skip
+
+
+def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packed per step)
+    """One optimizer step's prediction and the packed sequences it runs."""
+    inv = task.invocation
+    steps = g._int(inv.steps)
+    p = packed(packed_lengths(g, task))
+    per_step = replace(p, sequences=-(-p.sequences // steps))
+    step = train_time(
+        g.s.arch(task.role), _packed_layout(g, task, p.seq_len), per_step.sequences,
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head,
+    )  # fmt: skip
+    return step, per_step
+
+
+def engine_model(g: GroupModel, task: Task) -> Engine:
+    """The generation replica's engine model (its TP and EP degrees)."""
+    layout = g.layouts[task.index]
+    wl = g.s.workload
+    return Engine(
+        g.s.arch(task.role), Device(g.s.hardware, wl.compute_dtype), tp=layout.tp,
+        ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
+        value_head=task.value_head,
+    )  # fmt: skip
+
+
+def _generate(
+    g: GroupModel, task: Task, arch: Arch, layout: Layout, lengths: tuple[int, ...], work: int,
+    model: str, n: int,
+) -> Job:  # fmt: skip
+    inv = task.invocation
+    replicas = layout.dp * layout.ep
+    if n < replicas:
+        raise SpecError(
+            f"{n} sequences cannot feed the {replicas} generation replicas of group "
+            f"{task.group}; use a larger batch or fewer GPUs there"
+        )
+    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
+    mine = replica_lengths(responses, replicas)
+    if g.engine_task is task:
+        slots, own = g.engine_memory(task, len(mine))
+    else:
+        slots = g.slots(task, replicas, len(mine))
+        own = g.own(task, slots * replicas)
+    memory = g.with_residents(task, own)
+    one_seq = memory_per_rank(
+        arch, layout.with_(pp=1), Mode.GENERATE, replicas, g.seq_len(task),
+        g.s.workload, inv.model_head,
+    )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
+    tokens = -(-g.seq_len(task) // layout.cp)
+    f0, f1 = decode_flops(arch)
+    if task.value_head:
+        f0 += work_head_per_token(arch, Head.VALUE)
+    gather_s = g.gather_s(task)
+    cost = DecodeCost(
+        f0=f0,
+        f1=f1,
+        prefill_flops=work_prefill(arch, prompt, 1, g.s.counting),
+        weight_bytes=float(g.weights_read(task)),
+        kv_bytes_per_token=one_seq.kv_cache / tokens,
+        gather_s=gather_s,
+    )
+    tl = timeline(
+        arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
+        engine_model(g, task),
+    )  # fmt: skip
+    ideal = tl.time.bound_s
+    pred = max(tl.predicted_s, ideal)
+    parts = {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
+    return Job(
+        task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl,
+        predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,
+        tokens=n * prompt + sum(responses),
+    )  # fmt: skip
+
+
+# -- transfers ------------------------------------------------------------------------------
+
+
+def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
+    out: list[Transfer] = []
+    bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
+    for job in jobs:
+        t = job.task
+        if g.two_layouts(t):
+            per_device = reshard_bytes_per_device(
+                job.own.weights, g.resident(t.role).weights
+            )
+            out.append(
+                Transfer(
+                    "reshard",
+                    f"{t.role}: training layout -> {t.kind} layout "
+                    f"(tp={job.layout.tp}, pp={job.layout.pp})",
+                    g.group.name,
+                    per_device * g.gpus,
+                    per_device,
+                    per_device / bw,
+                    t.stage,
+                    t.index,
+                    link_transfer_s(per_device, g.s.hardware, g.gpus),
+                )
+            )
+    engine = g.engine_task
+    if engine is not None and g.engine.sleep and len(g.tasks) > 1:
+        # vLLM sleep mode level 1: weights to host after generation, back before it
+        w = g.engine_weights
+        out.append(
+            Transfer(
+                "offload",
+                f"engine sleep/wake: {engine.role} weights to host and back",
+                g.group.name,
+                2 * w * g.gpus,
+                2 * w,
+                2 * w / g.s.host_bytes_per_s,
+                engine.stage,
+                engine.index,
+            )
+        )
+    if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
+        order = list(g.tasks)
+        for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
+            if prev.role is nxt.role:
+                continue
+            load = g.resident(nxt.role).total
+            back = g.resident(prev.role).total if g.trains_here(prev.role) else 0
+            out.append(
+                Transfer(
+                    "offload",
+                    f"load {nxt.role}, write back {prev.role}" if back else f"load {nxt.role}",
+                    g.group.name,
+                    (load + back) * g.gpus,
+                    load + back,
+                    offload_switch_time_s(load, back, g.s.host_bytes_per_s),
+                    nxt.stage,
+                    nxt.index,
+                )
+            )
+    return out
+
+
+def estimate(g: GroupModel) -> GroupEstimate:
+    jobs = tuple(job(g, t) for t in g.tasks)
+    resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
+    return GroupEstimate(
+        g.group.name,
+        g.gpus,
+        jobs,
+        resident,
+        g.shadows,
+        tuple(transfers(g, jobs)),
+        g.s.capacity_bytes,
+        tuple(dict.fromkeys(g.problems)),
+        {j.task.index: g.host_bytes(j.task) for j in jobs},
+    )
+
+
+def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
+    if seconds <= t.bound_s:
+        return t
+    return PhaseTime(t.compute_s, t.memory_s, seconds, 0.0)
+
+
+def _scaled(t: PhaseTime, factor: Fraction) -> PhaseTime:
+    return t.scaled(factor)
+
+
+def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
+    """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
+    return estimate(GroupModel(setup, group, gpus))
