@@ -29,6 +29,7 @@ def model_state_elements_per_rank(
 ) -> sp.Expr:
     """Adam model states per rank in elements (§III-G1): parameters, gradients, m and v.
 
+    >>> import sympy as sp
     >>> from rlmcost.symbols import P_z
     >>> P = sp.Symbol("P", positive=True)
     >>> [model_state_elements_per_rank(P, z, P_z) for z in ZeroStage]
