@@ -136,12 +136,7 @@ def forward_time(
     check_layout(arch, layout)
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype)
-    c = StepContext(
-        arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
-        tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
-        device=device, options=options, workload=workload,
-        gpus_per_node=hardware.gpus_per_node,
-    )  # fmt: skip
+    c = StepContext.of(arch, layout, seq_len, share, device, options, workload)
     per_stage = []
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
@@ -176,12 +171,8 @@ def train_time(
     if head is Head.LM or layout.pp > 1:
         return step
     share = data_share(layout, sequences, seq_len)
-    c = StepContext(
-        arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
-        tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
-        device=Device(hardware, workload.compute_dtype), options=options or StepOptions(),
-        workload=workload, gpus_per_node=hardware.gpus_per_node,
-    )  # fmt: skip
+    device = Device(hardware, workload.compute_dtype)
+    c = StepContext.of(arch, layout, seq_len, share, device, options or StepOptions(), workload)
     fix = step.micro_batches * _head_fix(c, head, backward=True)
     compute = dict(step.compute_s)
     compute["gemm"] = max(0.0, compute["gemm"] + fix)

@@ -90,7 +90,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.compiled.memory import stage_params
 from rlmcost.errors import SpecError
-from rlmcost.parallel.breakdown import data_share
+from rlmcost.parallel.breakdown import DataShare, data_share
 from rlmcost.parallel.comm import Collective, group_is_intra_node
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
@@ -267,6 +267,26 @@ class StepContext:
     options: StepOptions
     workload: Workload
     gpus_per_node: int
+
+    @classmethod
+    def of(
+        cls,
+        arch: Arch,
+        layout: Layout,
+        seq_len: int,
+        share: DataShare,
+        device: Device,
+        options: StepOptions,
+        workload: Workload,
+    ) -> StepContext:
+        """The context of one rank running its ``share`` of the batch (sequences of
+        ``seq_len`` tokens) on ``device``."""
+        return cls(
+            arch=arch, layout=layout, seq=seq_len,
+            micro_batch=share.micro_batch, tokens=share.tokens_per_micro_batch,
+            positions=share.tokens_per_sequence, device=device, options=options,
+            workload=workload, gpus_per_node=device.hardware.gpus_per_node,
+        )  # fmt: skip
 
     def comm(self, kind: Collective, payload: float, ranks: int, dims: tuple[str, ...]) -> float:
         intra = group_is_intra_node(self.layout, dims, self.gpus_per_node)
@@ -567,12 +587,7 @@ def train_step_time(
         raise SpecError(f"main_grad_bytes={options.main_grad_bytes} must be 2 or 4")
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype, profile, calibration)
-    c = StepContext(
-        arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
-        tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
-        device=device, options=options, workload=workload,
-        gpus_per_node=hardware.gpus_per_node,
-    )  # fmt: skip
+    c = StepContext.of(arch, layout, seq_len, share, device, options, workload)
     n_mb = share.micro_batches
     per_stage = []
     for st in stages(arch, layout.pp):
