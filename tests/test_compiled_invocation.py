@@ -86,15 +86,16 @@ def test_work_polynomial_in_t_is_the_sympy_polynomial(model):
 
 def test_single_blocks_equal_the_symbolic_blocks():
     from rlmcost import blocks as bl
+    from rlmcost.compiled import blocks as numeric
 
     for model in MODELS:
         arch = spec(model).arch()
         for head in Head:
             # Independent: the sympy blocks themselves.
-            assert twin.params(arch, head) == bl.params(arch, head)
-            assert twin.work_head_per_token(arch, head) == bl.work_head_per_token(arch, head)
+            assert numeric.params(arch, head) == bl.params(arch, head)
+            assert numeric.work_head_per_token(arch, head) == bl.work_head_per_token(arch, head)
         for counting in AttnCounting:
-            assert twin.work_prefill(arch, 300, 2, counting) == bl.work_prefill(
+            assert numeric.work_prefill(arch, 300, 2, counting) == bl.work_prefill(
                 arch, 300, 2, counting
             )
 

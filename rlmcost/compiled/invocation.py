@@ -1,10 +1,10 @@
 """Work and depth of one algorithm invocation on a numeric model, without sympy.
 
 The numeric twin of :func:`rlmcost.algorithms.cost.invocation_cost` (its docstring gives the
-rules; the symbolic form stays the source of truth): the same Table III blocks, taken from
-``blocks_gen`` (compiled from ``rlmcost.blocks``), composed the same way, exact on Python
-ints and Fractions. Tests check work, depth and the work's polynomial in T against the
-symbolic invocation cost for every invocation of the catalog.
+rules; the symbolic form stays the source of truth): the same Table III blocks, from
+:mod:`rlmcost.compiled.blocks` (``rlmcost.blocks``' names, compiled), composed the same way,
+exact on Python ints and Fractions. Tests check work, depth and the work's polynomial in T
+against the symbolic invocation cost for every invocation of the catalog.
 
 * :func:`invocation_work` / :func:`invocation_depth`: W and D of one invocation at ``values``
   (B, K, S, T and the knobs), exact.
@@ -12,9 +12,6 @@ symbolic invocation cost for every invocation of the catalog.
   response length T, exact, found by interpolation at a few lengths (work is a polynomial of
   degree at most 2 in T: attention pairs grow with the square of the context); the placement
   model sums it over a distribution of response lengths by power sums.
-* :func:`params` / :func:`work_head_per_token` / :func:`work_prefill`: the single blocks the
-  placement model reads, by head and attention counting.
-
 Decode steps of MLA models use the absorbed convention (``MlaDecode.ABSORBED``), the default of
 the symbolic blocks and of vLLM/SGLang.
 """
@@ -29,36 +26,13 @@ from typing import Any
 from rlmcost.algorithms.counts import Number, count
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.algorithms.model import Invocation
-from rlmcost.choices import AttnCounting, Head
-from rlmcost.compiled import blocks_gen as g
-from rlmcost.compiled.arch import arch_numbers
+from rlmcost.choices import AttnCounting
+from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 
 MAX_DEGREE_IN_T = 2
 """Work per sequence is at most quadratic in T (attention over the context); one extra
 interpolation point checks it."""
-
-
-def params(arch: Any, head: Head = Head.LM) -> int:
-    """|M|: every parameter of the model with ``head`` (``blocks.params``) [elements]."""
-    return int(getattr(g, f"params_{Head(head).value}")(arch_numbers(arch)))
-
-
-def work_head_per_token(arch: Any, head: Head = Head.LM) -> int:
-    """Forward FLOPs of the output head for one position (``blocks.work_head_per_token``)."""
-    return int(getattr(g, f"work_head_per_token_{Head(head).value}")(arch_numbers(arch)))
-
-
-def work_prefill(
-    arch: Any, prompt: int, seqs: int = 1, counting: AttnCounting = AttnCounting.FULL
-) -> int:
-    """Prefill FLOPs of ``seqs`` prompts of ``prompt`` tokens (``blocks.work_prefill``)."""
-    fn = getattr(g, f"work_prefill_{AttnCounting(counting).value}")
-    return int(fn(arch_numbers(arch), prompt, seqs))
-
-
-def _whole(x: Number) -> Number:
-    return x.numerator if isinstance(x, Fraction) and x.denominator == 1 else x
 
 
 def invocation_work(
@@ -70,23 +44,20 @@ def invocation_work(
     """W of ``inv`` at ``values`` [FLOP], exact (``algorithms.cost.invocation_cost``'s work)."""
     if inv.kind is Kind.VERIFY:
         return 0
-    a = arch_numbers(arch)
-    c, h = AttnCounting(counting).value, inv.model_head.value
+    head = inv.model_head
     n = count(inv.sequences, values)
     prompt, response = count(inv.prompt, values), count(inv.response, values)
     if inv.kind is Kind.GENERATE:
-        return _whole(n * getattr(g, f"work_rollout_{c}")(a, prompt, response))
-    forward = getattr(g, f"work_forward_{c}_{h}")
+        return _whole(n * nb.work_rollout(arch, prompt, response, counting))
     if inv.kind is Kind.FORWARD:
         prefixes = count(inv.prefixes, values)
         if not isinstance(prefixes, int):
             raise SpecError(f"{inv.prefixes} = {prefixes} prefix passes must be a whole number")
-        if prefixes == 1:
-            return _whole(forward(a, n, prompt + response))
-        lengths = (prompt + Fraction(j * response, prefixes) for j in range(1, prefixes + 1))
-        return _whole(sum((forward(a, n, m) for m in lengths), Fraction(0)))
+        lengths = [prompt + Fraction(j * response, prefixes) for j in range(1, prefixes + 1)]
+        work = sum((nb.work_forward(arch, n, m, counting, head) for m in lengths), Fraction(0))
+        return _whole(work)
     passes = count(inv.passes, values)
-    return _whole(passes * getattr(g, f"work_train_{c}_{h}")(a, n, prompt + response))
+    return _whole(passes * nb.work_train(arch, n, prompt + response, counting, head))
 
 
 def invocation_depth(inv: Invocation, arch: Any, values: Mapping[str, object]) -> Number:
@@ -94,18 +65,21 @@ def invocation_depth(inv: Invocation, arch: Any, values: Mapping[str, object]) -
     closed-form D_gen for generation, D_f per prefix pass side by side, E N_mini D_tr)."""
     if inv.kind is Kind.VERIFY:
         return 0
-    a = arch_numbers(arch)
-    h = inv.model_head.value
+    head = inv.model_head
     prompt, response = count(inv.prompt, values), count(inv.response, values)
     m = prompt + response
     if inv.kind is Kind.GENERATE:
-        return _whole(g.depth_generation(a, prompt, response))
+        return nb.depth_generation(arch, prompt, response)
     if inv.kind is Kind.FORWARD:
-        return _whole(getattr(g, f"depth_forward_{h}")(a, m))
+        return nb.depth_forward(arch, m, head)
     n = count(inv.sequences, values)
     passes, steps = count(inv.passes, values), count(inv.steps, values)
     step_tokens = _whole(Fraction(n * m) / steps)
-    return _whole(passes * steps * getattr(g, f"depth_train_{h}")(a, m, step_tokens))
+    return _whole(passes * steps * nb.depth_train(arch, m, step_tokens, head))
+
+
+def _whole(x: Number) -> Number:
+    return x.numerator if isinstance(x, Fraction) and x.denominator == 1 else x
 
 
 @cache

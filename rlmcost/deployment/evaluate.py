@@ -197,7 +197,7 @@ def evaluate_deployment(
 
 def spec_params(spec: ModelSpec) -> int:
     """|M| of a model spec (LM head)."""
-    from rlmcost.compiled.invocation import params
+    from rlmcost.compiled.blocks import params
 
     return params(spec.arch())
 

@@ -31,7 +31,7 @@ from fractions import Fraction
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.invocation import work_head_per_token, work_prefill
+from rlmcost.compiled.blocks import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import Mode, data_share
@@ -207,7 +207,7 @@ def _generate(
     cost = DecodeCost(
         f0=f0,
         f1=f1,
-        prefill_flops=work_prefill(arch, prompt, 1, g.s.counting),
+        prefill_flops=int(work_prefill(arch, prompt, 1, g.s.counting)),
         weight_bytes=float(g.weights_read(task)),
         kv_bytes_per_token=one_seq.kv_cache / tokens,
         gather_s=gather_s,

@@ -25,7 +25,8 @@ from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Head
-from rlmcost.compiled.invocation import invocation_depth, work_head_per_token, work_poly_in_t
+from rlmcost.compiled.blocks import work_head_per_token
+from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage

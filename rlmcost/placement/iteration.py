@@ -33,7 +33,7 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
-from rlmcost.compiled.invocation import params
+from rlmcost.compiled.blocks import params
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.rl_step import link_transfer_s

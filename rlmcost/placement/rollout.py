@@ -55,8 +55,7 @@ from math import fsum
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
-from rlmcost.compiled import blocks_gen as g
-from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
@@ -84,8 +83,7 @@ class DecodeCost:
 def decode_flops(arch: Arch) -> tuple[int, int]:
     """(f0, f1) with C_f^tok(c) = f0 + f1 c for one decode step at context c (exact,
     ``blocks.work_decode_step`` compiled)."""
-    a = arch_numbers(arch)
-    one, two = int(g.work_decode_step(a, 1)), int(g.work_decode_step(a, 2))
+    one, two = int(nb.work_decode_step(arch, 1)), int(nb.work_decode_step(arch, 2))
     return one - (two - one), two - one
 
 
@@ -128,10 +126,6 @@ class Run:
     bound_s: float  # sum of the steps' roofline bounds
     idle_s: float  # sum of bound - compute: compute seconds left unused
     end_s: float  # the replica's time when the run's last step ends (prefills included)
-
-    @property
-    def steps(self) -> int:
-        return self.last - self.first + 1
 
 
 @dataclass(frozen=True)
@@ -284,8 +278,8 @@ def timeline(
         context += active * n_steps  # every in-flight sequence attended one more position
     run_of_end = {r.last: i for i, r in enumerate(runs)}
     finish_run = tuple(run_of_end[e] for e in end)
-    a = arch_numbers(arch)  # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
-    depth_of = {r: int(g.depth_generation(a, prompt, r)) for r in set(resp)}
+    # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
+    depth_of = {r: int(nb.depth_generation(arch, prompt, r)) for r in set(resp)}
     chains = [0] * slots
     for s, r in zip(slot_of, resp, strict=True):
         chains[s] += depth_of[r]
