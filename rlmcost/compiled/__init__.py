@@ -18,13 +18,19 @@ it) and the modules here compose them exactly as the symbolic modules do:
   and lengths at once (float64), for planners; :func:`codes` turns enum members into the
   integer codes its array arguments take.
 
-Importing this package loads neither sympy, numpy nor pandas (numpy only when a sweep runs).
+Importing this package loads neither sympy, numpy nor pandas (numpy only when a sweep runs),
+and the sweep's names load on first use (PEP 562): a query does not load the sweep.
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import Dtypes, MemoryBreakdown, Mode, memory_per_rank, memory_per_stage
-from rlmcost.compiled.sweep import TrainSweep, codes, sweep_train_steps
 from rlmcost.compiled.train_step import TrainStep, train_step
+
+_SWEEP = ("TrainSweep", "codes", "sweep_train_steps")
 
 __all__ = [
     "Dtypes",
@@ -39,3 +45,11 @@ __all__ = [
     "sweep_train_steps",
     "train_step",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SWEEP:
+        from rlmcost.compiled import sweep
+
+        return getattr(sweep, name)
+    raise AttributeError(f"module 'rlmcost.compiled' has no attribute {name!r}")
