@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
@@ -88,7 +87,7 @@ def job(g: GroupModel, task: Task) -> Job:
     bubble = bubble_fraction(
         layout.schedule, layout.pp, share.micro_batches, layout.virtual_stages
     )
-    time = _scaled(ideal, 1 + bubble)
+    time = ideal.scaled(1 + bubble)
     host_s = steps * g.offload_traffic_bytes(task) / g.s.host_bytes_per_s
     if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
@@ -310,10 +309,6 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
     if seconds <= t.bound_s:
         return t
     return PhaseTime(t.compute_s, t.memory_s, seconds, 0.0)
-
-
-def _scaled(t: PhaseTime, factor: Fraction) -> PhaseTime:
-    return t.scaled(factor)
 
 
 def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
