@@ -44,7 +44,7 @@ def sweep_throughput(n_configs: int) -> tuple[float, int]:
 
     from rlmcost import blocks as bl
     from rlmcost.arch import CANONICAL
-    from rlmcost.evaluate import sweep
+    from rlmcost.substitute import sweep
     from rlmcost.symbols import B, L, V, d, d_ff, h, m
 
     exprs = {

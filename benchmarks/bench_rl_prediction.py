@@ -11,7 +11,7 @@ import time
 
 
 def main() -> None:
-    from rlmcost.deployment.evaluate import evaluate_deployment
+    from rlmcost.evaluation.deployment import evaluate_deployment
     from rlmcost.perf.validate import validate
 
     cases = [

@@ -1,22 +1,35 @@
 """rlmcost: analytical work / depth / memory cost model of RL post-training of LLMs.
 
 Layers (data flows up): ``symbols`` -> ``arch`` -> ``blocks`` (Table III) -> ``algorithms``,
-``parallel``, ``placement`` -> ``evaluate`` -> ``reports`` -> ``cli``. ``specs`` holds
-models, hardware and workloads; ``calibrate`` the optional PyTorch harness.
-Importing the package is cheap: heavy modules load on first use.
+``parallel`` -> ``run`` (the query) -> ``placement`` -> ``evaluation`` -> ``reports`` ->
+``cli``. ``specs`` holds models, hardware and workloads; ``calibrate`` the optional PyTorch
+harness. Importing the package is cheap: heavy modules load on first use.
+
+    >>> import rlmcost
+    >>> run = rlmcost.Run.from_yaml("models: {actor: 70b}\ndeployment: {train: {tp: 8}}")
+    >>> e = rlmcost.evaluate(run)
+    >>> e.fits, e.to_json()["run"] == run.to_json()
+    (False, True)
 """
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Run": "rlmcost.run.spec",
+    "load_run": "rlmcost.run.spec",
+    "SCHEMA_VERSION": "rlmcost.run.spec",
+    "evaluate": "rlmcost.evaluation.query",
+    "Evaluation": "rlmcost.evaluation.view",
     "estimate": "rlmcost.reports.estimate",
+    "run_of": "rlmcost.reports.estimate",
     "compare": "rlmcost.reports.estimate",
 }
 _LAZY_MODULES = {"plan": "rlmcost.plan"}  # a callable package: rlmcost.plan(...)
 
 
 def __getattr__(name: str) -> object:
-    """Load the planner API on first use: ``rlmcost.estimate(...)``, ``rlmcost.compare(...)``,
+    """Load the API on first use: ``rlmcost.Run``, ``rlmcost.evaluate(run)``,
+    ``rlmcost.estimate(...)`` (keywords -> Run -> evaluate), ``rlmcost.compare(...)``,
     ``rlmcost.plan(...)``."""
     if name in _LAZY:
         import importlib

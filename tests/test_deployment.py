@@ -173,7 +173,10 @@ def test_cli_ppo_and_placement_baseline_print_the_same_iteration():
     b = json.loads(run(*args, "--placement", "baseline").stdout)
     # one JSON layout whatever the options: the same keys, the same numbers
     assert a["iteration"] == b["iteration"] and a["stages"] == b["stages"]
-    assert a["deployment"] == b["deployment"] and set(a) == set(b)
+    # the deployment records the placement it was given (none, or baseline): the rest is one
+    assert b["deployment"]["placement"] == "baseline" and a["deployment"]["placement"] is None
+    assert {**a["deployment"], "placement": 0} == {**b["deployment"], "placement": 0}
+    assert set(a) == set(b)
 
 
 # -- documented setups ----------------------------------------------------------------------

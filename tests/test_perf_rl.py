@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlmcost.choices import Dtype, Head
-from rlmcost.deployment.evaluate import evaluate_deployment
+from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.perf.efficiency import KERNEL_GAP_S, Device, default_profile

@@ -112,19 +112,14 @@ def test_symbolic_rows_need_no_model():
     )
 
 
-def test_the_algorithm_commands_can_forward_to_a_placement(capsys):
-    # what `rlmcost ppo ... --placement async` passes: cli.algorithms._estimate_kwargs's output
-    from rlmcost.algorithms.options import Options
-    from rlmcost.cli.placement import run_placement
-    from rlmcost.parallel.layout import Layout
-
-    kwargs = dict(
-        model="gpt-2", critic=None, reward=None, ref=None, judge=None, batch=8, group=None,
-        prompt_len=32, response_len=32, layout=Layout(tp=1, pp=1, dp=1), hardware="h100-sxm",
-        gpus=4, options=Options(),
-    )  # fmt: skip
-    run_placement("ppo", kwargs, placement="async", groups=None, staleness=1,
-                  length_dist="uniform:8,64", json_out=True)  # fmt: skip
-    out = json.loads(capsys.readouterr().out)
+def test_the_algorithm_commands_can_forward_to_a_placement():
+    # `rlmcost ppo ... --placement async`: one Run, its placement report in placement_detail
+    args = ["ppo", "-m", "gpt-2", "-B", "8", "-S", "32", "-T", "32", "--gpus", "4",
+            "--placement", "async", "--staleness", "1", "--length-dist", "uniform:8,64"]  # fmt: skip
+    res = run(*args, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)["placement_detail"]
     assert out["placement"] == "async" and out["gpus"] == 4
     assert out["length_distribution"] == "uniform:8,64"
+    text = run(*args)
+    assert text.exit_code == 0 and "async" in text.stdout

@@ -20,7 +20,7 @@ from rlmcost import blocks as bl
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Dtype, FfnKind
 from rlmcost.errors import SpecError
-from rlmcost.evaluate import to_int
+from rlmcost.substitute import to_int
 
 
 def micro_arch(

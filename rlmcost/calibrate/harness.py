@@ -130,7 +130,7 @@ class CalibrationReport:
 
     def rows(self) -> list[tuple[str, ...]]:
         """One formatted row per kernel, in :attr:`COLUMNS` order."""
-        from rlmcost.evaluate import format_bandwidth, format_flops, format_seconds
+        from rlmcost.units import format_bandwidth, format_flops, format_seconds
 
         out: list[tuple[str, ...]] = []
         for k in self.kernels:

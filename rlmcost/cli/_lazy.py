@@ -41,6 +41,8 @@ _AFTER_ALGORITHMS = {
     "validate": "validate",
     "frameworks": "frameworks",
     "plan": "plan",
+    "run": "run",
+    "schema": "run",
     "import": "frameworks",  # a command group: typer lists groups after the commands
 }
 

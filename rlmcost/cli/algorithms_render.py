@@ -12,7 +12,7 @@ from rlmcost.cli._render import note, print_table
 
 def render(e: Any, run: Any = None) -> None:
     """The estimate as tables; ``run`` re-runs the query with changes (for the advice)."""
-    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+    from rlmcost.units import format_bytes, format_flops, format_seconds
 
     lay = e.layout
     title = (
@@ -118,7 +118,7 @@ def _memory_caption(e: Any) -> str:
 
 def _verdict(e: Any, run: Any) -> None:
     """Fits or not, the binding term, and answers checked by evaluating them."""
-    from rlmcost.evaluate import format_bytes
+    from rlmcost.units import format_bytes
 
     cap = f"{format_bytes(e.capacity_bytes)} of one {e.hardware.name}"
     ev = e.evaluation
@@ -182,7 +182,7 @@ def _caption(e: Any) -> str:
 
 def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu: float) -> None:
     """The iteration's phases by the names frameworks print, predicted and bound seconds."""
-    from rlmcost.evaluate import format_seconds
+    from rlmcost.units import format_seconds
 
     print_table(
         "Phases (as verl / OpenRLHF / NeMo RL time them)",
@@ -209,7 +209,7 @@ def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu:
 
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
-    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+    from rlmcost.units import format_bytes, format_flops, format_seconds
 
     es = c.estimates
     rows: list[tuple[str, ...]] = []
@@ -261,3 +261,25 @@ def _dtypes(e: Any) -> str:
         f"{w.weight_dtype} weights/grads, {w.activation_dtype} activations, {w.kv_dtype} KV, "
         f"fp32 Adam states (mixed precision), {w.logits_dtype} logits"
     )
+
+
+def render_evaluation(e: Any) -> None:
+    """An algorithm command's text report of an :class:`~rlmcost.evaluation.view.Evaluation`:
+    the per-stage tables with the advice (which re-evaluates the Run with changes), or, for a
+    placement, device groups or a length distribution, the placement's per-group report."""
+    run = e.run
+    d = run.deployment
+    placed = (d.placement is not None or d.groups or d.staleness is not None
+              or run.workload.length_dist is not None)  # fmt: skip
+    if placed:
+        from rlmcost.cli.placement import render_estimate
+
+        render_estimate(e.evaluation)
+        return
+
+    def rerun(**changes: Any) -> Any:
+        from rlmcost.reports.estimate import estimate
+
+        return estimate(base=run, **changes)
+
+    render(e, rerun)

@@ -50,7 +50,7 @@ def calibrate(
     MoE, copy, collectives), assert analytic FLOPs == FlopCounterMode, measure FLOP/s and
     bytes/s, and optionally save a profile for the time model."""
     from rlmcost.calibrate.harness import run_calibration
-    from rlmcost.evaluate import format_bandwidth, format_flops
+    from rlmcost.units import format_bandwidth, format_flops
 
     if out is not None:
         _check_writable(out)

@@ -1,9 +1,9 @@
 """`rlmcost placements`: the seven inter-model configurations of Table IX side by side on real
 models and GPUs, or one of them (``--placement``) or the user's groups (``--groups``) in detail.
 
-Parses options, makes one library call (``reports.placement.placement_estimate`` or
-``compare_placements``) and renders. :func:`run_placement` is the same call for the algorithm
-commands (`rlmcost ppo --placement async ...`), given their estimate arguments.
+Parses options (the flag table, with ``placements``' own defaults), builds the Run
+(:func:`rlmcost.cli._run.run_from_options`), makes one library call (:func:`rlmcost.evaluate`
+or ``reports.placement.compare_runs``) and renders.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from typing import Annotated, Any
 
 import typer
 
-from rlmcost.cli._deploy import build_deployment, deployment_options
-from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
@@ -21,102 +19,12 @@ from rlmcost.placement.kinds import Config
 
 
 def placements(
-    model: Annotated[
-        str | None,
-        typer.Option("--model", "-m", help="Actor model (see `rlmcost models`) or config.json."),
-    ] = None,
-    algorithm: Annotated[
-        str, typer.Option("--algorithm", "-a", help="Algorithm (see `rlmcost algorithms`).")
-    ] = "ppo",
-    placement: Annotated[
-        Config | None,
-        typer.Option(help="Show one configuration in detail (default: all side by side)."),
-    ] = None,
-    groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
-    staleness: Annotated[
-        int | None,
-        typer.Option(
-            help="k for async/combined: rollout reads weights up to k iterations old (default: 1).",
-            min=0,
-        ),  # fmt: skip
-    ] = None,
-    length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
-    critic: Annotated[str | None, typer.Option(help="Critic model (default: actor's).")] = None,
-    reward: Annotated[str | None, typer.Option(help="Reward model (default: actor's).")] = None,
-    ref: Annotated[str | None, typer.Option(help="Reference model (default: actor's).")] = None,
-    judge: Annotated[str | None, typer.Option(help="Judge model (default: actor's).")] = None,
-    batch: Annotated[
-        int | None, typer.Option("--batch", "-B", help="Prompts B (default: 64).", min=1)
-    ] = None,
-    group: Annotated[
-        int | None,
-        typer.Option(
-            "--group", "-K", help="Responses K per prompt (default: per algorithm).", min=1
-        ),  # fmt: skip
-    ] = None,
-    prompt_len: Annotated[
-        int | None,
-        typer.Option(
-            "--prompt-len", "-S", help="Prompt tokens S (default: 1024).", min=1
-        ),  # fmt: skip
-    ] = None,
-    response_len: Annotated[
-        int | None,
-        typer.Option(
-            "--response-len", "-T", help="Response tokens T (fixed lengths) (default: 1024).", min=1
-        ),  # fmt: skip
-    ] = None,
-    epochs: Annotated[
-        int | None, typer.Option(help="PPO epochs E_ppo (default: 1).", min=1)
-    ] = None,
-    mini_batches: Annotated[
-        int | None, typer.Option(help="Mini-batches N_mini per epoch (default: 1).", min=1)
-    ] = None,
-    oversample: Annotated[
-        str | None, typer.Option(help="rho: generated / kept (DAPO) (default: 3).")
-    ] = None,
-    recompute_logprobs: Annotated[
-        bool, typer.Option("--recompute-logprobs", help="Extra actor forward for old log-probs.")
-    ] = False,
-    no_kl: Annotated[bool, typer.Option("--no-kl", help="No reference model (KL 0).")] = False,
-    hardware: Annotated[
-        str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
-    ] = "h100-sxm",
-    gpus: Annotated[
-        int | None, typer.Option(help="GPUs in all (default: the --groups sum, else 8).", min=1)
-    ] = None,
-    tp: Annotated[
-        int | None,
-        typer.Option(
-            help="TP degree of every model (default: per model, the smallest leaving "
-            "half the HBM free).",
-            min=1,
-        ),  # fmt: skip
-    ] = None,
-    pp: Annotated[int, typer.Option(help="Pipeline stages (assessment and training).", min=1)] = 1,
-    zero: Annotated[
-        ZeroStage, typer.Option(help="ZeRO stage of the model states on training groups.")
-    ] = ZeroStage.OS_G_P,
-    host_bandwidth: Annotated[
-        float | None,
-        typer.Option(
-            help="Host link GB/s per direction (default: 64 (PCIe 5), 32 for A100).", min=1e-3
-        ),
-    ] = None,
-    calibration: Annotated[
-        str | None,
-        typer.Option(help=CALIBRATION_HELP),
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
-    symbolic: Annotated[
-        bool,
-        typer.Option(
-            "--symbolic",
-            help="Print Table IX rows (work, depth, peak memory per device group per stage, "
-            "notation and Big-O) on the paper's canonical model; no --model needed.",
-        ),
-    ] = False,
-    **deploy: Any,
+    model: str | None = None,
+    algorithm: str = "ppo",
+    placement: Config | None = None,
+    symbolic: bool = False,
+    json_out: bool = False,
+    **opts: Any,
 ) -> None:
     """Inter-model placements (Table IX): colocate, split or overlap models across GPUs.
 
@@ -127,77 +35,95 @@ def placements(
     The built-in configurations' groups are sized by a search: the split of --gpus that fits
     with the shortest iteration.
     """
-    from rlmcost.algorithms.options import Options
-
     if symbolic:
-        render_symbolic(algorithm, placement, staleness, json_out)
+        render_symbolic(algorithm, placement, opts.get("staleness"), json_out)
         return
-    if model is None:
-        raise typer.BadParameter(
-            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
-        )
-    kwargs: dict[str, Any] = dict(
-        critic=critic, reward=reward, ref=ref, judge=judge, batch=batch, group=group,
-        prompt_len=prompt_len, response_len=response_len, hardware=hardware, gpus=gpus, tp=tp,
-        pp=pp, zero=zero, length_dist=length_dist,
-        deployment=build_deployment(deploy, tp or 1, pp, zero),
-        host_bandwidth_bytes_per_s=host_bandwidth * 1e9 if host_bandwidth is not None else None,
-        calibration=calibration,
-        options=Options(
-            epochs=epochs, mini_batches=mini_batches, oversample=parse_fraction(oversample),
-            recompute_logprobs=recompute_logprobs, kl=not no_kl,
-        ),
-    )  # fmt: skip
-    if placement is None and groups is None:
-        from rlmcost.reports.placement import compare_placements
+    from rlmcost.cli._run import run_from_options
 
-        result = compare_placements(algorithm, model, staleness=staleness, **kwargs)
+    opts = {**opts, "model": model, "placement": placement}
+    run = run_from_options(opts, algorithm, placements=True)
+    if placement is None and not run.deployment.groups:
+        from rlmcost.reports.placement import compare_runs
+
+        result = compare_runs(run)
         if json_out:
             print_json(result.to_json())
             return
         render_comparison(result)
         return
-    from rlmcost.reports.placement import placement_estimate
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.placement import placement_json
 
-    e = placement_estimate(
-        algorithm, model, placement=placement, groups=groups, staleness=staleness, **kwargs
-    )
+    e = evaluate(run).evaluation
+    assert e is not None  # every Run evaluates a deployment
     if json_out:
-        print_json(e.to_json())
+        print_json(placement_json(run, e))
         return
     render_estimate(e)
 
 
-def run_placement(
-    algorithm: str,
-    estimate_kwargs: dict[str, Any],
-    *,
-    placement: Config | str | None,
-    groups: str | None,
-    staleness: int | None,
-    length_dist: str | None,
-    json_out: bool,
-) -> None:
-    """The algorithm commands' ``--placement/--groups/--staleness/--length-dist`` path: the
-    arguments they would pass to ``reports.estimate.estimate``, evaluated under the placement."""
-    from rlmcost.reports.placement import placement_estimate
-
-    kwargs = dict(estimate_kwargs)
-    layout = kwargs.get("layout")
-    if layout is not None and kwargs.get("gpus") is None and groups is None:
-        kwargs["gpus"] = layout.n_gpus  # as the commands say: tp*pp*dp (groups: their sum)
-    e = placement_estimate(
-        algorithm,
-        placement=placement,
-        groups=groups,
-        staleness=staleness,
-        length_dist=length_dist,
-        **kwargs,
-    )
-    if json_out:
-        print_json(e.to_json())
-        return
-    render_estimate(e)
+_OWN = {
+    "model": (
+        Annotated[
+            str | None,
+            typer.Option(
+                "--model", "-m", help="Actor model (see `rlmcost models`) or config.json."
+            ),
+        ],
+        None,
+    ),
+    "algorithm": (
+        Annotated[
+            str, typer.Option("--algorithm", "-a", help="Algorithm (see `rlmcost algorithms`).")
+        ],
+        "ppo",
+    ),
+    "placement": (
+        Annotated[
+            Config | None,
+            typer.Option(help="Show one configuration in detail (default: all side by side)."),
+        ],
+        None,
+    ),
+    "tp": (
+        Annotated[
+            int | None,
+            typer.Option(
+                help="TP degree of every model (default: per model, the smallest leaving "
+                "half the HBM free).",
+                min=1,
+            ),
+        ],
+        None,
+    ),
+    "zero": (
+        Annotated[
+            ZeroStage | None,
+            typer.Option(help="ZeRO stage of the model states on training groups (default 3)."),
+        ],
+        None,
+    ),
+    "gpus": (
+        Annotated[
+            int | None,
+            typer.Option(help="GPUs in all (default: the --groups sum, else 8).", min=1),
+        ],
+        None,
+    ),
+    "symbolic": (
+        Annotated[
+            bool,
+            typer.Option(
+                "--symbolic",
+                help="Print Table IX rows (work, depth, peak memory per device group per "
+                "stage, notation and Big-O) on the paper's canonical model; no --model needed.",
+            ),
+        ],
+        False,
+    ),
+}
+"""`placements`' own options (and its defaults for tp, zero, gpus); the rest come from the
+flag table."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,7 +145,7 @@ def _groups_text(e: Any) -> str:
 
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
-    from rlmcost.evaluate import format_bytes, format_seconds
+    from rlmcost.units import format_bytes, format_seconds
 
     es = c.estimates
     best = c.fastest_that_fits
@@ -281,7 +207,7 @@ def render_comparison(c: Any) -> None:
 
 
 def render_estimate(e: Any) -> None:
-    from rlmcost.evaluate import format_bytes, format_flops, format_seconds
+    from rlmcost.units import format_bytes, format_flops, format_seconds
 
     rows = [
         (
@@ -437,27 +363,8 @@ def render_symbolic(
 
 
 def register(app: typer.Typer) -> None:
+    from rlmcost.cli._flags import flag_table, signature
+
+    table = {**_OWN, **{k: v for k, v in flag_table(None).items() if k not in _OWN}}
+    placements.__signature__ = signature(table)  # type: ignore[attr-defined]
     app.command("placements")(placements)
-
-
-def _with_deployment_options() -> None:
-    """`placements` takes the algorithm commands' deployment options too (one vocabulary)."""
-    import inspect
-    import typing
-
-    sig = inspect.signature(placements)
-    hints = typing.get_type_hints(placements, include_extras=True)  # resolve the string hints
-    params = [
-        p.replace(annotation=hints.get(p.name, p.annotation))
-        for p in sig.parameters.values()
-        if p.kind is not p.VAR_KEYWORD
-    ]
-    params += [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, (ann, default) in deployment_options().items()
-        if name not in ("micro_batch",)
-    ]
-    placements.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-
-
-_with_deployment_options()

@@ -169,7 +169,7 @@ def _progress(quiet: bool):  # noqa: ANN202 - a context manager
 
 
 def _render(r: Any) -> None:
-    from rlmcost.evaluate import format_bytes, format_seconds
+    from rlmcost.units import format_bytes, format_seconds
 
     kind = r.query.get("kind")
     if kind == "train":

@@ -138,7 +138,7 @@ def train(
 
 
 def _render(report: TrainReport) -> None:
-    from rlmcost.evaluate import format_bandwidth, format_bytes, format_flops, format_seconds
+    from rlmcost.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
     r = report
     lay = r.layout
@@ -215,7 +215,7 @@ def _render(report: TrainReport) -> None:
 
 
 def _render_step(r: TrainReport) -> None:
-    from rlmcost.evaluate import format_seconds
+    from rlmcost.units import format_seconds
 
     st = r.step
     names = {"gemm": "GEMMs", "attention": "attention core", "elementwise": "norms, "

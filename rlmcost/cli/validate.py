@@ -41,7 +41,7 @@ def _pct(x: float) -> str:
 
 
 def _render(result: Validation) -> None:
-    from rlmcost.evaluate import format_seconds
+    from rlmcost.units import format_seconds
 
     r = result
     if r.rl_rows:

@@ -1,11 +1,10 @@
-"""Deployments: what a user launches, and the one evaluation every query goes through.
+"""Deployments: what a user launches (the spec below placement/; its evaluation is
+:mod:`rlmcost.evaluation`, above it).
 
 * ``spec``      the typed :class:`~rlmcost.deployment.spec.Deployment` (YAML/JSON in and out)
 * ``terms``     deployment memory terms: logits peak, LoRA, overhead, engine KV pool
 * ``memory``    a model invocation's bytes per device under a deployment
 * ``resolve``   names and defaults of a query (workload, models per role, layout)
-* ``evaluate``  :func:`~rlmcost.deployment.evaluate.evaluate_deployment`, behind estimate,
-                placements and every algorithm command
 
 Light to import: the spec's classes load on first use (pydantic); ``kinds`` holds the enums.
 """

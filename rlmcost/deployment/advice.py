@@ -5,7 +5,7 @@ exist: each carries the exact command-line flags that reproduce it), and the lim
 fitting deployment (the longest response, the engine fractions) are found by evaluating too.
 The caller passes ``run``: the same query as a function of changed keyword arguments (the
 arguments of :func:`rlmcost.reports.estimate.estimate`), so this module knows nothing of the
-CLI and the evaluation stays the one of :mod:`rlmcost.deployment.evaluate`.
+CLI and the evaluation stays the one of :mod:`rlmcost.evaluation.deployment`.
 """
 
 from __future__ import annotations

@@ -225,6 +225,11 @@ class GroupLayouts(BaseModel):
 
     members: str
     gpus: int = Field(ge=1)
+    settings: str | None = Field(
+        default=None,
+        description="overrides of the run's layout on this group, in --groups bracket syntax: "
+        "'tp=4;zero=3' (tp/pp/ep also set a rollout group's engine layout)",
+    )
     train: TrainLayout | None = None
     forward: TrainLayout | None = None
     engine: EngineSpec | None = None

@@ -7,7 +7,7 @@ recomputation), the model (a built-in name or an inline :class:`~rlmcost.specs.M
 the GPUs, the deployment (engine TP and memory reservation, trainer layout, token budgets)
 and the response-length distribution. The assumptions each row needs beyond its source are
 listed in the row. The prediction is the full evaluation
-(:func:`~rlmcost.deployment.evaluate.evaluate_deployment`): its predicted iteration time
+(:func:`~rlmcost.evaluation.deployment.evaluate_deployment`): its predicted iteration time
 (``iteration_time_s``), compared with the published step time; error = predicted /
 published - 1.
 
@@ -58,8 +58,8 @@ class RlRow:
 def predict_rl_row(row: dict[str, Any]) -> RlRow:
     """Evaluate one RL row (module docstring)."""
     from rlmcost.algorithms.options import Options
-    from rlmcost.deployment.evaluate import evaluate_deployment
     from rlmcost.deployment.spec import Deployment
+    from rlmcost.evaluation.deployment import evaluate_deployment
     from rlmcost.specs import ModelSpec
 
     model: Any = row["model"]

@@ -7,7 +7,7 @@ smallest power of two, at least that size, that keeps the splits to at most ``MA
 and keeps the one with the shortest iteration (predicted; the bound for the paper's idealized
 iteration, :func:`ranking_time_s`) among those whose groups all fit in HBM, else
 the one short of the fewest bytes. A group's estimate depends only on its own GPU count, so
-each (group, count) is evaluated once (``group_jobs.evaluate_group``) and the splits only
+each (group, count) is evaluated once (``group_jobs.estimate_group``) and the splits only
 recombine them. User groups (``--groups``) are taken as given.
 """
 
@@ -17,7 +17,7 @@ from math import lcm
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
-from rlmcost.placement.group_jobs import evaluate_group
+from rlmcost.placement.group_jobs import estimate_group
 from rlmcost.placement.groups import check_gpus
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.iteration import PlacementEstimate, combine
@@ -93,18 +93,18 @@ def splits(total: int, units: list[int]) -> list[tuple[int, ...]]:
     return out
 
 
-def evaluate(setup: Setup, gpus: int | None) -> PlacementEstimate:
+def allocate(setup: Setup, gpus: int | None) -> PlacementEstimate:
     """The placement on ``gpus`` devices: as given, or the best split (module docstring)."""
     placement = setup.placement
     if all(g.gpus is not None for g in placement.groups):
         check_gpus(placement, gpus)
-        jobs = [evaluate_group(setup, g, g.gpus) for g in placement.groups if g.gpus is not None]
+        jobs = [estimate_group(setup, g, g.gpus) for g in placement.groups if g.gpus is not None]
         return combine(setup, jobs)
     if gpus is None:
         raise SpecError("give --gpus: how many GPUs the placement splits among its groups")
     groups = placement.groups
     if len(groups) == 1:
-        return combine(setup, [evaluate_group(setup, groups[0], gpus)])
+        return combine(setup, [estimate_group(setup, groups[0], gpus)])
     units = [group_unit(setup, g.name) for g in groups]
     if sum(units) > gpus:
         need = " + ".join(f"{g.name} {u}" for g, u in zip(groups, units, strict=True))
@@ -118,7 +118,7 @@ def evaluate(setup: Setup, gpus: int | None) -> PlacementEstimate:
         key = (groups[i].name, n)
         if key not in cache:
             try:
-                cache[key] = evaluate_group(setup, groups[i], n)
+                cache[key] = estimate_group(setup, groups[i], n)
             except SpecError as exc:
                 cache[key] = exc
         return cache[key]

@@ -311,6 +311,6 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
     return PhaseTime(t.compute_s, t.memory_s, seconds, 0.0)
 
 
-def evaluate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
+def estimate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
     """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
     return estimate(GroupModel(setup, group, gpus))

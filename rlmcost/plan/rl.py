@@ -171,7 +171,7 @@ def lower_bounds(query: RLQuery, cands: list[RLCandidate]) -> tuple[Any, Any, An
     import numpy as np
 
     from rlmcost.compiled import arch_numbers, sweep_train_steps
-    from rlmcost.deployment.evaluate import spec_params
+    from rlmcost.evaluation.deployment import spec_params
     from rlmcost.specs import get_hardware, get_model
 
     spec = get_model(query.model)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import AttnCounting, Dtype, MlaDecode
-from rlmcost.evaluate import format_bytes, format_count, format_flops
 from rlmcost.specs import ModelSpec, get_model
+from rlmcost.units import format_bytes, format_count, format_flops
 
 if TYPE_CHECKING:
     import sympy as sp

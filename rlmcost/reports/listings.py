@@ -8,8 +8,8 @@ from rlmcost.algorithms.catalog import algorithms, builder
 from rlmcost.algorithms.options import KNOBS
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
-from rlmcost.evaluate import format_bandwidth, format_bytes, format_count, format_flops
 from rlmcost.specs import hardware, models
+from rlmcost.units import format_bandwidth, format_bytes, format_count, format_flops
 
 
 def model_listing(family: str | None = None) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from rlmcost.deployment.resolve import models_given, resolve_models, resolve_wor
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
-from rlmcost.placement.allocate import evaluate
+from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import Setup, auto_tp
@@ -160,7 +160,7 @@ def evaluate_deployment(
         counting=counting,
     )
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
-    result = evaluate(setup, total)
+    result = allocate(setup, total)
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
     if plan.offload or dep.train.offload:
@@ -225,7 +225,8 @@ def _groups(
         return None
     out = []
     for g in dep.groups:
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}")
+        brackets = f"[{g.settings}]" if g.settings else ""
+        (parsed,) = parse_groups(f"{g.members}={g.gpus}{brackets}")
         layouts = []
         if g.train is not None:
             layouts.append((Kind.TRAIN, g.train.layout()))

@@ -1,4 +1,4 @@
-"""Specs -> numbers: exact substitution, compiled numpy sweeps, and human formatting.
+"""Specs -> numbers: exact substitution and compiled numpy sweeps (formatting: ``units``).
 
 Exact path: build an expression from a numeric :class:`~rlmcost.arch.Arch` and integer token
 counts (the result is a ``sympy.Integer``) or substitute into a symbolic one with
@@ -103,83 +103,3 @@ def grid_product(axes: Mapping[sp.Symbol, Sequence[Any]]) -> dict[sp.Symbol, np.
 
     mesh = np.meshgrid(*[np.asarray(v) for v in axes.values()], indexing="ij")
     return {k: m.ravel() for k, m in zip(axes, mesh, strict=True)}
-
-
-# --------------------------------------------------------------------------------------------
-# Formatting: one formatter per unit. FLOPs in base 1000, bytes in base 1024.
-# --------------------------------------------------------------------------------------------
-
-_FLOP_PREFIXES = ("", "k", "M", "G", "T", "P", "E", "Z", "Y")
-_BYTE_PREFIXES = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-
-
-def format_flops(value: float | int, unit: str = "FLOP") -> str:
-    """1.23e15 -> '1.23 PFLOP' (base 1000).
-
-    >>> format_flops(1_230_000_000_000_000)
-    '1.23 PFLOP'
-    >>> format_flops(989_400_000_000_000, "FLOP/s")
-    '989 TFLOP/s'
-    """
-    v = float(value)
-    i = 0
-    while abs(v) >= 1000 and i < len(_FLOP_PREFIXES) - 1:
-        v /= 1000
-        i += 1
-    return f"{_three(v)} {_FLOP_PREFIXES[i]}{unit}"
-
-
-def format_bytes(value: float | int) -> str:
-    """Bytes in base 1024: 41231686041 -> '38.4 GiB'.
-
-    >>> format_bytes(41_231_686_041)
-    '38.4 GiB'
-    >>> format_bytes(512)
-    '512 B'
-    """
-    v = float(value)
-    i = 0
-    while abs(v) >= 1024 and i < len(_BYTE_PREFIXES) - 1:
-        v /= 1024
-        i += 1
-    return f"{_three(v)} {_BYTE_PREFIXES[i]}" if i else f"{int(v)} B"
-
-
-def format_bandwidth(value: float | int) -> str:
-    """Bytes per second in base 1000, as datasheets print links: 4.5e11 -> '450 GB/s'."""
-    return format_flops(value, "B/s").replace("kB", "KB")
-
-
-def format_seconds(value: float) -> str:
-    """Seconds with a sensible unit: 0.0021 -> '2.10 ms', 5400 -> '1.50 h'.
-
-    >>> format_seconds(0.0021), format_seconds(2.1), format_seconds(5400)
-    ('2.10 ms', '2.10 s', '1.50 h')
-    """
-    v = float(value)
-    if v == 0:
-        return "0 s"
-    for scale, unit in ((3600, "h"), (60, "min"), (1, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if abs(v) >= scale:
-            return f"{v / scale:.2f} {unit}"
-    return f"{v * 1e9:.2f} ns"
-
-
-def format_count(value: int) -> str:
-    """Large counts with base-1000 suffixes: 70553706496 -> '70.6 B' (parameters)."""
-    v = float(value)
-    for scale, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= scale:
-            return f"{_three(v / scale)} {unit}"
-    return str(int(v))
-
-
-def _three(v: float) -> str:
-    """Three significant digits without scientific notation."""
-    if v == 0:
-        return "0"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.2f}"

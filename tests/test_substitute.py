@@ -7,19 +7,11 @@ from hypothesis import strategies as st
 
 from rlmcost import blocks as bl
 from rlmcost.arch import CANONICAL
-from rlmcost.evaluate import (
-    arch_substitutions,
-    exact,
-    format_bytes,
-    format_flops,
-    format_seconds,
-    grid_product,
-    sweep,
-    to_int,
-)
 from rlmcost.logs import clog2, numpy_clog2
 from rlmcost.specs import get_model
+from rlmcost.substitute import arch_substitutions, exact, grid_product, sweep, to_int
 from rlmcost.symbols import B, S, T, m
+from rlmcost.units import format_bytes, format_flops, format_seconds
 
 ARCH_70B = get_model("llama-3.1-70b").arch()
 

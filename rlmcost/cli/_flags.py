@@ -1,0 +1,231 @@
+"""The flag table: every option a query command takes, declared once (issue: one Run).
+
+:func:`flag_table` gives the options of the algorithm commands (`rlmcost ppo|grpo|...`), and
+`compare` and `placements` take theirs from it (``placements`` with its own defaults: TP per
+model, ZeRO-3, 8 GPUs; see :func:`rlmcost.cli._run.run_from_options`). The deployment options
+come from :func:`rlmcost.cli._deploy.deployment_options`. Each entry is ``name ->
+(annotation, default)``, the form typer reads from a signature.
+"""
+
+# No `from __future__ import annotations`: the per-algorithm help texts in the Annotated
+# options are built when each table is made.
+
+import inspect
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.algorithms.model import Algorithm
+from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
+from rlmcost.choices import AttnCounting
+from rlmcost.cli._deploy import deployment_options
+from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP
+from rlmcost.frameworks.presets import Framework
+from rlmcost.parallel.layout import ZeroStage
+from rlmcost.placement.kinds import Config
+
+DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
+Pos = dict(min=1)
+_KNOB = {k.field: k for k in KNOBS}
+
+
+def _knob_help(field: str, alg: Algorithm | None) -> str:
+    k = _KNOB[field]
+    base = {
+        "epochs": "E_ppo: passes of Training over each rollout batch (PPO epochs)",
+        "mini_batches": "N_mini: optimizer steps per epoch (mini-batches)",
+        "oversample": "rho: generated / kept sequences (DAPO dynamic sampling)",
+        "prm_steps": "N_step: reasoning steps the process reward model scores, one pass each",
+        "judge_len": "T_j: tokens the judge generates per verdict",
+    }[field]
+    if alg is not None and k.name not in alg.names:
+        return f"{base}. Not used by {alg.name}."
+    return f"{base} (default: {k.default}; {k.source})"
+
+
+def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
+    """The command for ``alg`` (None: `compare`, which takes the algorithm names)."""
+    name = alg.name if alg else "each algorithm"
+    uses_k = alg is None or "K" in alg.names
+    k_default = f"{alg.default_group} for {alg.name}" if alg else "each algorithm's default"
+    group_help = (
+        f"Responses K sampled per prompt (default: {k_default})."
+        if uses_k
+        else f"Not used: {name} samples no groups (fixed data)."
+    )
+    batch_help = (
+        "Preference pairs (examples for KTO) B per iteration"
+        if alg is not None and alg.offline
+        else "Prompts B per iteration"
+    ) + f" (default: {DEFAULT_BATCH})."
+
+    def command(
+        model: Annotated[
+            str | None,
+            typer.Option(
+                "--model",
+                "-m",
+                help="Actor model: built-in name or alias (see `rlmcost models`) "
+                "or a transformers config.json path.",
+            ),
+        ] = None,
+        critic: Annotated[
+            str | None, typer.Option(help="Critic model (default: the actor's model).")
+        ] = None,
+        reward: Annotated[
+            str | None,
+            typer.Option(
+                help="Reward model (also cost model / PRM) (default: the actor's), or `rule`: "
+                "a rule-based verifier, no reward model (most GRPO/DAPO runs)."
+            ),
+        ] = None,
+        ref: Annotated[
+            str | None, typer.Option(help="Reference model (default: the actor's model).")
+        ] = None,
+        judge: Annotated[
+            str | None, typer.Option(help="Judge model (d-rlaif) (default: the actor's).")
+        ] = None,
+        batch: Annotated[int | None, typer.Option("--batch", "-B", help=batch_help, **Pos)] = None,
+        group: Annotated[int | None, typer.Option("--group", "-K", help=group_help, **Pos)] = None,
+        prompt_len: Annotated[
+            int | None,
+            typer.Option(
+                "--prompt-len", "-S", help=f"Prompt tokens S (default: {DEFAULT_LEN}).", **Pos
+            ),
+        ] = None,
+        response_len: Annotated[
+            int | None,
+            typer.Option(
+                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}).", **Pos
+            ),
+        ] = None,
+        epochs: Annotated[int | None, typer.Option(help=_knob_help("epochs", alg), **Pos)] = None,
+        mini_batches: Annotated[
+            int | None, typer.Option(help=_knob_help("mini_batches", alg), **Pos)
+        ] = None,
+        oversample: Annotated[str | None, typer.Option(help=_knob_help("oversample", alg))] = None,
+        prm_steps: Annotated[
+            int | None, typer.Option(help=_knob_help("prm_steps", alg), **Pos)
+        ] = None,
+        judge_len: Annotated[
+            int | None, typer.Option(help=_knob_help("judge_len", alg), **Pos)
+        ] = None,
+        recompute_logprobs: Annotated[
+            bool | None,
+            typer.Option(
+                "--recompute-logprobs/--no-recompute-logprobs",
+                help="Recompute old log-probs with an extra actor forward (verl, OpenRLHF) "
+                "instead of taking them from generation (default: no, or --framework's).",
+            ),
+        ] = None,
+        no_kl: Annotated[
+            bool | None,
+            typer.Option(
+                "--no-kl/--kl",
+                help="KL coefficient 0: no reference model runs (default: --kl, or "
+                "--framework's).",
+            ),
+        ] = None,
+        framework: Annotated[
+            Framework | None,
+            typer.Option(
+                help="Start from a framework's defaults (engine reservation and sleep, "
+                "ZeRO/FSDP, checkpointing, micro-batch, recomputed log-probs, reference); "
+                "explicit flags override them. See `rlmcost frameworks`.",
+            ),
+        ] = None,
+        ref_precomputed: Annotated[
+            bool,
+            typer.Option(
+                "--ref-precomputed",
+                help="Offline methods: reference log-probs computed once before training.",
+            ),
+        ] = False,
+        hardware: Annotated[
+            str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
+        ] = DEFAULT_HW,
+        gpus: Annotated[
+            int | None,
+            typer.Option(help="GPUs (default: tp*pp*dp; when larger, dp fills the rest).", **Pos),
+        ] = None,
+        tp: Annotated[
+            int | None, typer.Option(help="Tensor-parallel degree (default 1).", **Pos)
+        ] = None,
+        pp: Annotated[
+            int | None, typer.Option(help="Pipeline-parallel degree (default 1).", **Pos)
+        ] = None,
+        dp: Annotated[
+            int | None,
+            typer.Option(help="Data-parallel degree (default: gpus/(tp*pp) or 1).", **Pos),
+        ] = None,
+        zero: Annotated[
+            ZeroStage | None,
+            typer.Option(help="ZeRO stage over the data-parallel ranks (default 0; 3 = FSDP)."),
+        ] = None,
+        attention: Annotated[
+            AttnCounting,
+            typer.Option(
+                help="Teacher-forced attention FLOPs: full (what PyTorch counts) or causal "
+                "(the unmasked half, what causal FlashAttention computes; the strict lower "
+                "bound at long contexts)."
+            ),
+        ] = AttnCounting.FULL,
+        calibration: Annotated[
+            str | None,
+            typer.Option(help=CALIBRATION_HELP),
+        ] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+        symbolic: Annotated[
+            bool,
+            typer.Option(
+                "--symbolic",
+                help="Print Table IV rows: work, depth, memory per stage in block notation "
+                "and Big-O, on the paper's canonical model (no --model needed).",
+            ),
+        ] = False,
+        placement: Annotated[
+            Config | None,
+            typer.Option(help="Inter-model placement (Table IX); see `rlmcost placements`."),
+        ] = None,
+        groups: Annotated[str | None, typer.Option(help=GROUPS_HELP)] = None,
+        staleness: Annotated[
+            int | None, typer.Option(help="Staleness k for async/combined (default: 1).", min=0)
+        ] = None,
+        length_dist: Annotated[str | None, typer.Option(help=LENGTH_HELP)] = None,
+        host_bandwidth: Annotated[
+            float | None,
+            typer.Option(
+                help="Host link GB/s per direction (default: the device's, e.g. 64 for PCIe 5, "
+                "32 for A100).",
+                min=1e-3,
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Collects the options; the caller (one command per algorithm, or compare) runs."""
+        return dict(locals())
+
+    return command
+
+
+PLACEMENT_OPTIONS = ("placement", "groups", "staleness", "length_dist")
+"""Options that route an algorithm query through the placement model."""
+
+
+def flag_table(alg: Algorithm | None) -> dict[str, tuple[Any, Any]]:
+    """Every option of the command of ``alg`` (None: `compare`'s, for each algorithm), the
+    deployment options included: name -> (annotation, default)."""
+    sig = inspect.signature(_make_command(alg))
+    out = {p.name: (p.annotation, p.default) for p in sig.parameters.values()}
+    return {**out, **deployment_options()}
+
+
+def signature(
+    table: dict[str, tuple[Any, Any]], first: Sequence[inspect.Parameter] = ()
+) -> inspect.Signature:
+    """A signature typer reads: ``first`` (arguments), then the table's options."""
+    params = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, (ann, default) in table.items()
+    ]
+    return inspect.Signature([*first, *params])

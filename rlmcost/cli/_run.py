@@ -1,0 +1,103 @@
+"""Flags -> :class:`~rlmcost.run.Run`, in one place: every query command builds its Run here.
+
+The flags start from rlmcost's defaults, then ``--framework``'s preset, then a
+``--deployment`` file (:func:`rlmcost.cli._deploy.base_deployment`); each flag given overrides
+its field. ``--reward rule`` is a rule-based verifier (no reward model). `rlmcost placements`
+has its own defaults (``placements=True``): TP per model when ``--tp`` is not given, ZeRO-3,
+8 GPUs unless ``--gpus`` or ``--groups`` say otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from rlmcost.cli._deploy import base_deployment, build_deployment
+from rlmcost.cli._parse import parse_fraction
+
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
+PLACEMENTS_GPUS = 8
+"""`rlmcost placements` without --gpus or --groups: GPUs to split."""
+
+_ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
+
+
+def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:
+    """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.evaluation.query import groups_from_text
+    from rlmcost.frameworks.presets import preset_options
+    from rlmcost.parallel.layout import ZeroStage
+    from rlmcost.run.spec import Run
+
+    if opts.get("model") is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    alg = get_algorithm(algorithm)
+    rule = (opts.get("reward") or "").strip().lower() == "rule"
+    preset = preset_options(opts.get("framework"), alg)
+    recompute = opts.get("recompute_logprobs")
+    no_kl = opts.get("no_kl")
+    oversample = parse_fraction(opts.get("oversample"))
+    algo = {
+        "name": alg.name,
+        "epochs": opts.get("epochs"),
+        "mini_batches": opts.get("mini_batches"),
+        "oversample": str(oversample) if oversample is not None else None,
+        "prm_steps": opts.get("prm_steps"),
+        "judge_len": opts.get("judge_len"),
+        "recompute_logprobs": preset["recompute_logprobs"] if recompute is None else recompute,
+        "kl": preset["kl"] if no_kl is None else not no_kl,
+        "ref_precomputed": bool(opts.get("ref_precomputed")),
+        "rule_reward": rule,
+    }
+    models: dict[str, Any] = {"actor": opts["model"]}
+    for key, role in _ROLES.items():
+        if opts.get(key) is not None and not (key == "reward" and rule):
+            models[role] = opts[key]
+    workload = {
+        "prompts": opts.get("batch"),
+        "samples_per_prompt": opts.get("group"),
+        "prompt_len": opts.get("prompt_len"),
+        "response_len": opts.get("response_len"),
+        "length_dist": opts.get("length_dist"),
+    }
+    base = base_deployment(opts).train
+    default_zero = ZeroStage.OS_G_P if placements else ZeroStage.NONE
+    tp = opts.get("tp") or base.tp
+    zero = opts.get("zero") or (base.zero if base.zero is not ZeroStage.NONE else default_zero)
+    dep = build_deployment(opts, tp, opts.get("pp") or base.pp, zero)
+    update: dict[str, Any] = {}
+    if opts.get("placement") is not None:
+        update["placement"] = str(opts["placement"])
+    if opts.get("staleness") is not None:
+        update["staleness"] = opts["staleness"]
+    if opts.get("groups") is not None:
+        update["groups"] = groups_from_text(opts["groups"])
+    if update:
+        dep = dep.model_copy(update=update)
+    host = opts.get("host_bandwidth")
+    gpus = opts.get("gpus")
+    if placements and gpus is None and not dep.groups:
+        gpus = PLACEMENTS_GPUS
+    cluster = {
+        "hardware": opts.get("hardware"),
+        "gpus": gpus,
+        "dp": opts.get("dp"),
+        "host_bandwidth_gb_per_s": host,
+        "calibration": opts.get("calibration"),
+    }
+    data = {
+        "algorithm": algo,
+        "models": models,
+        "workload": workload,
+        "deployment": dep.to_json(),
+        "cluster": {k: v for k, v in cluster.items() if v is not None},
+        "attention": str(opts.get("attention") or "full"),
+        "tp_per_model": placements and opts.get("tp") is None and base.tp == 1,
+    }
+    return Run.from_data(data)

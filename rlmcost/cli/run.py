@@ -1,0 +1,79 @@
+"""`rlmcost run FILE`: evaluate a saved Run; `rlmcost schema COMMAND`: the JSON Schema of a
+command's ``--json`` output. Parse, one library call, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rlmcost.cli._render import print_json
+
+
+def run(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A Run (YAML or JSON: algorithm, models, workload, deployment, cluster), or "
+            "any query command's --json output (its embedded Run is re-evaluated as that "
+            "command shows it)."
+        ),
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
+    command: Annotated[
+        bool, typer.Option("--command", help="Print the CLI line that reproduces the Run.")
+    ] = False,
+) -> None:
+    """Evaluate a saved Run (`rlmcost ppo ... --json > out.json; rlmcost run out.json`)."""
+    from rlmcost.reports.views import evaluate_view
+    from rlmcost.run.spec import load_run
+
+    the_run, meta = load_run(file)
+    if command:
+        print(the_run.to_command(meta.get("command")))
+        return
+    result = evaluate_view(the_run, meta)
+    if json_out:
+        print_json(result.to_json())
+        return
+    _render(result)
+
+
+def _render(result: Any) -> None:
+    from rlmcost.evaluation.view import Evaluation
+    from rlmcost.reports.estimate import Comparison
+    from rlmcost.reports.placement import PlacementComparison
+
+    if isinstance(result, Evaluation):
+        from rlmcost.cli.algorithms_render import render_evaluation
+
+        render_evaluation(result)
+    elif isinstance(result, Comparison):
+        from rlmcost.cli.algorithms_render import render_comparison
+
+        render_comparison(result)
+    elif isinstance(result, PlacementComparison):
+        from rlmcost.cli.placement import render_comparison as render_placements
+
+        render_placements(result)
+    else:
+        from rlmcost.cli.placement import render_estimate
+
+        render_estimate(result.estimate)
+
+
+def schema(
+    command: Annotated[
+        str, typer.Argument(help="A command: an algorithm (ppo, grpo, ...), compare, placements.")
+    ],
+) -> None:
+    """Print the JSON Schema of COMMAND's --json output (generated from the models)."""
+    from rlmcost.run.schema import json_schema
+
+    print_json(json_schema(command))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("schema")(schema)

@@ -1,0 +1,59 @@
+"""A saved Run evaluated by the command that printed it (`rlmcost run FILE`).
+
+The view is the command's: an algorithm command's per-stage :class:`~rlmcost.evaluation.view.
+Evaluation`, `compare`'s :class:`~rlmcost.reports.estimate.Comparison` (the algorithms in the
+output's ``compared``), or `placements`' comparison or one placement's report. Each result has
+``to_json()``: the JSON the command prints, so ``rlmcost run OUT.json --json`` reproduces OUT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.query import evaluate
+from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.run.spec import Run
+
+VIEWS = ("<algorithm>", "compare", "placements")
+"""The commands whose ``--json`` output `rlmcost run` re-evaluates."""
+
+
+@dataclass(frozen=True)
+class PlacementView:
+    """`rlmcost placements --placement/--groups`: one placement's report and its Run."""
+
+    run: Run
+    estimate: PlacementEstimate
+
+    def to_json(self) -> dict[str, Any]:
+        from rlmcost.reports.placement import placement_json
+
+        return placement_json(self.run, self.estimate)
+
+
+def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None) -> Any:
+    """``run`` evaluated as the command in ``meta["command"]`` shows it (default: the
+    algorithm's command)."""
+    meta = meta or {}
+    command = meta.get("command") or run.algorithm.name
+    if command == "compare":
+        from rlmcost.reports.estimate import compare_runs
+
+        return compare_runs(run, list(meta.get("compared") or [run.algorithm.name]))
+    if command == "placements":
+        if run.deployment.placement is None and not run.deployment.groups:
+            from rlmcost.reports.placement import compare_runs as compare_placements
+
+            return compare_placements(run)
+        e = evaluate(run).evaluation
+        assert e is not None
+        return PlacementView(run, e)
+    if command != run.algorithm.name:
+        raise SpecError(
+            f"the output was printed by `rlmcost {command}`, which `rlmcost run` does not "
+            f"re-evaluate; it re-evaluates {', '.join(VIEWS)}"
+        )
+    return evaluate(run)

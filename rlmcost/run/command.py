@@ -1,0 +1,133 @@
+"""The CLI line that reproduces a :class:`~rlmcost.run.Run` (``Run.to_command``).
+
+Each field different from what the command would take by itself becomes its flag, in the
+flag table's spelling (:mod:`rlmcost.cli._flags`); what no flag says (per-group engine or
+trainer layouts, overheads, dtypes other than the defaults, a full model spec) goes into a
+``--deployment`` file or cannot be said on the command line, and is named in the error.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
+_ROLE_FLAGS = {"critic": "--critic", "reward": "--reward", "reference": "--ref", "judge": "--judge"}
+_ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
+               "oversample": "--oversample", "prm_steps": "--prm-steps",
+               "judge_len": "--judge-len"}  # fmt: skip
+_WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
+                   "response_len": "-T", "length_dist": "--length-dist"}  # fmt: skip
+_TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": "--zero",
+                "ckpt": "--ckpt", "micro_batch": "--micro-batch",
+                "max_tokens_per_gpu": "--max-tokens-per-gpu"}  # fmt: skip
+_ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp",
+                 "gpu_memory_utilization": "--gpu-memory-utilization",
+                 "max_num_seqs": "--max-num-seqs"}  # fmt: skip
+_CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
+                  "host_bandwidth_gb_per_s": "--host-bandwidth",
+                  "calibration": "--calibration"}  # fmt: skip
+
+
+def to_command(run: Run, command: str | None = None) -> str:
+    """``rlmcost <command> --model ... <flags>`` for ``run`` (``command``: default the
+    algorithm's name; ``placements`` adds ``--algorithm``). SpecError naming a field no flag
+    can say."""
+    from rlmcost.run.spec import Run
+
+    cmd = command or run.algorithm.name
+    base = Run()
+    words: list[str] = ["rlmcost", cmd]
+    if cmd in ("placements",):
+        words += ["--algorithm", run.algorithm.name]
+    elif cmd == "compare":
+        words.append(run.algorithm.name)
+    m = run.models
+    if not isinstance(m.actor, str):
+        raise SpecError("the actor is a full model spec; save its config.json and pass its path")
+    words += ["--model", m.actor]
+    for role, flag in _ROLE_FLAGS.items():
+        value = getattr(m, role)
+        if value is not None:
+            words += [flag, _text(value, role)]
+    if m.others:
+        raise SpecError(f"no flag names the models of {', '.join(m.others)}; use a run file")
+    a = run.algorithm
+    for field, flag in _ALGO_FLAGS.items():
+        if getattr(a, field) is not None:
+            words += [flag, str(getattr(a, field))]
+    words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
+    words += [] if a.kl else ["--no-kl"]
+    words += ["--ref-precomputed"] if a.ref_precomputed else []
+    words += ["--reward", "rule"] if a.rule_reward else []
+    w = run.workload
+    for field, flag in _WORKLOAD_FLAGS.items():
+        if getattr(w, field) is not None:
+            words += [flag, str(getattr(w, field))]
+    if w.dtypes() != base.workload.dtypes():
+        raise SpecError("no flag sets the dtypes; use `rlmcost run FILE`")
+    words += _deployment_flags(run)
+    c = run.cluster
+    for field, flag in _CLUSTER_FLAGS.items():
+        value = getattr(c, field)
+        if value is not None and value != getattr(base.cluster, field):
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if run.attention != base.attention:
+        words += ["--attention", str(run.attention)]
+    return shlex.join(words)
+
+
+def _text(value: Any, role: str) -> str:
+    if not isinstance(value, str):
+        raise SpecError(f"the {role} is a full model spec; save its config.json and pass its path")
+    return value
+
+
+def _deployment_flags(run: Run) -> list[str]:
+    """The flags of the deployment's fields (every trainer field, so that a framework's or a
+    file's values are stated, not inherited)."""
+    from rlmcost.deployment.spec import Deployment, EngineSpec, Overhead
+
+    d, words = run.deployment, []
+    if d.forward is not None or d.overhead != Overhead() or any(
+        g.train or g.forward or g.engine for g in d.groups
+    ):
+        raise SpecError("per-group layouts, forward layouts and overheads have no flags; "
+                        "use `rlmcost run FILE`")  # fmt: skip
+    t = d.train
+    for field, flag in _TRAIN_FLAGS.items():
+        value = getattr(t, field)
+        if value is not None and not (run.tp_per_model and field == "tp"):
+            words += [flag, str(value)]
+    if t.sp:
+        words.append("--sp")
+    if t.offload:
+        words += ["--offload", ",".join(str(o) for o in t.offload)]
+    if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
+        raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
+    e, e0 = d.engine, EngineSpec()
+    for field, flag in _ENGINE_FLAGS.items():
+        value = getattr(e, field)
+        if value is not None and value != getattr(e0, field):
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if e.block_size != e0.block_size or e.ep != e0.ep:
+        raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
+    words.append("--sleep" if e.sleep else "--no-sleep")
+    if d.lora is not None:
+        words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
+    words += ["--offload-idle"] if d.offload_idle else []
+    words += ["--logits", str(d.logits)]
+    words += ["--ideal"] if d.ideal else []
+    if d.placement is not None:
+        words += ["--placement", d.placement]
+    if d.staleness is not None:
+        words += ["--staleness", str(d.staleness)]
+    if d.groups:
+        words += ["--groups", ",".join(
+            f"{g.members}={g.gpus}" + (f"[{g.settings}]" if g.settings else "") for g in d.groups
+        )]  # fmt: skip
+    return words

@@ -1,0 +1,294 @@
+"""`Run`: one typed, frozen, validated description of a query (DESIGN.md, "One Run").
+
+A Run says everything an evaluation needs, in five sections:
+
+* ``algorithm`` (:class:`AlgorithmSpec`): the algorithm's name and its knobs (epochs,
+  mini-batches, oversampling, recomputed log-probs, KL, a rule-based reward);
+* ``models`` (:class:`ModelsSpec`): the model of each role (built-in name, alias, Hugging Face
+  id, config.json path, or a full :class:`~rlmcost.specs.ModelSpec`); a role left out takes
+  its fallback's model (critic -> actor, ...);
+* ``workload`` (:class:`WorkloadSpec`): B, K, S, T (None: the algorithm's defaults) and the
+  response-length distribution;
+* ``deployment`` (:class:`~rlmcost.deployment.spec.Deployment`): how the run is launched:
+  placement, device groups with their layouts, the trainer's layout, engine, offload, LoRA;
+* ``cluster`` (:class:`ClusterSpec`): the accelerator, GPU count, data-parallel degree, host
+  link and calibration profile.
+
+It reads and writes YAML and JSON (:meth:`Run.from_yaml`, :meth:`Run.from_json`,
+:meth:`Run.to_yaml`, :meth:`Run.to_json`) and says the CLI line that reproduces it
+(:meth:`Run.to_command`, in :mod:`rlmcost.run.command`). Every field has a default, so ``Run()``
+is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to import
+(pydantic only).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
+from rlmcost.choices import AttnCounting, Dtype
+from rlmcost.deployment.spec import Deployment, parse_document
+from rlmcost.errors import SpecError
+from rlmcost.specs import ModelSpec
+
+SCHEMA_VERSION = "2.0"
+"""Version of the JSON every command prints (``schema_version``): major = a key renamed or
+removed (the old one stays as a deprecated alias for one version, CHANGELOG.md), minor = keys
+added."""
+
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+
+
+class AlgorithmSpec(BaseModel):
+    """The algorithm (a name of `rlmcost algorithms`) and its knobs; None = the knob's default
+    (:data:`rlmcost.algorithms.options.KNOBS`)."""
+
+    model_config = _STRICT
+
+    name: str = Field(default="ppo", description="ppo, grpo, dpo or a variant")
+    epochs: int | None = Field(default=None, ge=1, description="E_ppo, PPO epochs")
+    mini_batches: int | None = Field(default=None, ge=1, description="N_mini per epoch")
+    oversample: str | None = Field(
+        default=None, description="rho, generated / kept (DAPO), exact: '3', '1.5' or '3/2'"
+    )
+    prm_steps: int | None = Field(default=None, ge=1, description="N_step scored by a PRM")
+    judge_len: int | None = Field(default=None, ge=1, description="T_j, judge tokens")
+    recompute_logprobs: bool = Field(
+        default=False, description="old log-probs by an extra actor forward (verl, OpenRLHF)"
+    )
+    kl: bool = Field(default=True, description="False: KL coefficient 0, no reference model")
+    ref_precomputed: bool = Field(default=False, description="offline: reference once")
+    rule_reward: bool = Field(default=False, description="a rule-based verifier, no RM")
+
+    @field_validator("oversample", mode="before")
+    @classmethod
+    def _fraction_text(cls, v: object) -> object:
+        if v is None:
+            return None
+        if isinstance(v, Fraction):
+            return str(v)
+        if isinstance(v, int | float):
+            return str(Fraction(v).limit_denominator(10**6))
+        try:
+            Fraction(str(v))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"oversample {v!r} is not a number (e.g. 3, 1.5 or 3/2)") from None
+        return str(v)
+
+    def options(self) -> Options:
+        """The :class:`~rlmcost.algorithms.options.Options` of these knobs."""
+        return Options(
+            epochs=self.epochs,
+            mini_batches=self.mini_batches,
+            oversample=Fraction(self.oversample) if self.oversample is not None else None,
+            prm_steps=self.prm_steps,
+            judge_len=self.judge_len,
+            recompute_logprobs=self.recompute_logprobs,
+            kl=self.kl,
+            ref_precomputed=self.ref_precomputed,
+            rule_reward=self.rule_reward,
+        )
+
+
+ModelRef = str | ModelSpec
+"""A model: a built-in name, alias, Hugging Face id or config.json path, or a full spec."""
+
+
+class ModelsSpec(BaseModel):
+    """The model of each role; None: the role's fallback (critic -> actor, cost critic ->
+    critic, cost / PRM -> reward -> actor, reference -> actor)."""
+
+    model_config = _STRICT
+
+    actor: ModelRef = Field(default="llama-3.1-8b", description="the policy being trained")
+    critic: ModelRef | None = None
+    reward: ModelRef | None = None
+    reference: ModelRef | None = None
+    judge: ModelRef | None = None
+    others: dict[str, ModelRef] = Field(
+        default_factory=dict, description="any other role: cost, cost-critic, prm"
+    )
+
+    def given(self) -> dict[str, ModelRef]:
+        """The roles named (other than the actor), role -> model."""
+        named = {"critic": self.critic, "reward": self.reward, "reference": self.reference,
+                 "judge": self.judge}  # fmt: skip
+        return {**{r: m for r, m in named.items() if m is not None}, **self.others}
+
+
+class WorkloadSpec(BaseModel):
+    """Token counts of one iteration (None: B = 64, K = the algorithm's default group, S = T =
+    1024) and the response-length distribution (``--length-dist`` text; None: every response
+    has T tokens)."""
+
+    model_config = _STRICT
+
+    prompts: int | None = Field(default=None, description="B, prompts (pairs) per step")
+    samples_per_prompt: int | None = Field(default=None, description="K, responses")
+    prompt_len: int | None = Field(default=None, description="S, prompt tokens")
+    response_len: int | None = Field(default=None, description="T, response tokens")
+    length_dist: str | None = Field(
+        default=None, description="fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX], file:PATH"
+    )
+    weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
+    activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
+    kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")
+    logits_dtype: Dtype = Field(default=Dtype.FP32, description="logits for log-probs")
+    compute_dtype: Dtype = Field(default=Dtype.BF16, description="GEMM dtype for peak FLOP/s")
+
+    @field_validator("prompts", "samples_per_prompt", "prompt_len", "response_len")
+    @classmethod
+    def _positive(cls, v: int | None, info: ValidationInfo) -> int | None:
+        if v is not None and v < 1:
+            name = {"prompts": "batch", "samples_per_prompt": "group"}.get(str(info.field_name),
+                                                                         info.field_name)  # fmt: skip
+            raise ValueError(f"{name}={v} must be a positive integer")
+        return v
+
+    def dtypes(self) -> dict[str, Dtype]:
+        """The dtype fields, as :class:`~rlmcost.specs.Workload` names them."""
+        return {k: getattr(self, k) for k in DTYPE_FIELDS}
+
+
+DTYPE_FIELDS = ("weight_dtype", "activation_dtype", "kv_dtype", "logits_dtype", "compute_dtype")
+
+
+class ClusterSpec(BaseModel):
+    """Where the run runs: the accelerator and how many, and what calibrates the time."""
+
+    model_config = _STRICT
+
+    hardware: str = Field(default=DEFAULT_HARDWARE, description="see `rlmcost hardware`")
+    gpus: int | None = Field(
+        default=None, ge=1, description="GPUs in all (None: tp*pp*dp, or the groups' sum)"
+    )
+    dp: int | None = Field(
+        default=None, ge=1, description="data-parallel degree (None: gpus / (tp*pp*cp*ep))"
+    )
+    host_bandwidth_gb_per_s: float | None = Field(
+        default=None, gt=0, description="host link GB/s per direction (None: the device's)"
+    )
+    calibration: str | None = Field(
+        default=None, description="profile path (None: the one shipped for the hardware)"
+    )
+
+
+class Run(BaseModel):
+    """A query: algorithm, models by role, workload, deployment, cluster (module docstring).
+
+    ``attention``: how teacher-forced attention FLOPs are counted (full, as PyTorch counts;
+    causal, the unmasked half). ``tp_per_model``: each model's TP is the smallest power of two
+    that leaves half the HBM free of weights (`rlmcost placements` without ``--tp``) instead of
+    the deployment's trainer TP.
+    """
+
+    model_config = _STRICT
+
+    algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
+    models: ModelsSpec = Field(default_factory=ModelsSpec)
+    workload: WorkloadSpec = Field(default_factory=WorkloadSpec)
+    deployment: Deployment = Field(default_factory=Deployment)
+    cluster: ClusterSpec = Field(default_factory=ClusterSpec)
+    attention: AttnCounting = AttnCounting.FULL
+    tp_per_model: bool = False
+
+    # -- derived --------------------------------------------------------------------------------
+
+    @property
+    def grouped(self) -> bool:
+        """Evaluated on several device groups: a Table IX placement or the user's groups."""
+        d = self.deployment
+        return d.placement not in (None, "baseline") or bool(d.groups)
+
+    def replace(self, **sections: Any) -> Run:
+        """A copy with fields changed, nested by section: ``run.replace(cluster={"gpus": 16})``
+        (validated like a new Run)."""
+        data = self.to_json()
+        for key, value in sections.items():
+            if isinstance(value, dict) and isinstance(data.get(key), dict):
+                data[key] = _merge(data[key], value)
+            elif isinstance(value, BaseModel):
+                data[key] = value.model_dump(mode="json")
+            else:
+                data[key] = value
+        return Run.from_data(data)
+
+    # -- files ----------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain values (every field, defaults included); :meth:`from_data` reads them back."""
+        return self.model_dump(mode="json")
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_json(), sort_keys=False)
+
+    def dump(self, path: str | Path) -> None:
+        """Write YAML (``.yaml``/``.yml``) or JSON (any other suffix)."""
+        p = Path(path)
+        text = self.to_yaml() if p.suffix in (".yaml", ".yml") else self.to_json_text()
+        p.write_text(text)
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], where: str = "run") -> Run:
+        """A Run from a mapping; SpecError naming the first bad field."""
+        from rlmcost.specs.validation import build
+
+        return build(cls, data, where)
+
+    @classmethod
+    def from_json(cls, text: str) -> Run:
+        return cls.from_data(_document(text, "run JSON"))
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Run:
+        return cls.from_data(_document(text, "run YAML"))
+
+    def to_command(self, command: str | None = None) -> str:
+        """The CLI line that reproduces this Run (``command``: the view, default the
+        algorithm's command)."""
+        from rlmcost.run.command import to_command
+
+        return to_command(self, command)
+
+
+def _document(text: str, where: str) -> dict[str, Any]:
+    data = parse_document(text, where)
+    if "run" in data and isinstance(data["run"], dict):  # a command's --json output
+        data = data["run"]
+    return data
+
+
+def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
+    """A Run from a YAML or JSON file, and, when the file is a command's ``--json`` output,
+    the rest of that output (its ``command``, ``compared``, ...; else an empty mapping).
+    SpecError for an unreadable or bad file."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise SpecError(f"cannot read run file {p}: {exc.strerror}; check the path") from None
+    data = parse_document(text, str(p))
+    if isinstance(data.get("run"), dict):  # a command's --json output
+        return Run.from_data(data["run"], f"run {p.name}"), data
+    return Run.from_data(data, f"run {p.name}"), {}
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top``'s fields over it, nested mappings merged field by field."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
