@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import rlmcost.cli
 from rlmcost.cli import app
-from rlmcost.cli._app import OneLineErrors
+from rlmcost.cli._app import App, OneLineErrors
 from rlmcost.cli._lazy import command_modules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,8 +23,9 @@ runner = CliRunner()
 
 
 def eager_app() -> typer.Typer:
-    """The same app with every command module registered up front, in help order."""
-    eager = typer.Typer(
+    """The same app with every command module registered up front, in help order (on an
+    :class:`App`, as the lazy app registers each module)."""
+    eager = App(
         cls=OneLineErrors,
         name="rlmcost",
         help=app.info.help,

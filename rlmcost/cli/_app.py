@@ -1,4 +1,5 @@
-"""Error handling in one place: user errors print one line on stderr and exit with code 2."""
+"""What every command shares: user errors print one line on stderr and exit with code 2
+(:class:`OneLineErrors`); a command's help prints each option whole (:class:`App`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from rlmcost.errors import SpecError
 
@@ -15,6 +16,26 @@ from rlmcost.errors import SpecError
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
 UsageError = _click_exceptions.UsageError
 NoArgsIsHelpError = _click_exceptions.NoArgsIsHelpError
+
+
+class HelpCommand(TyperCommand):
+    """A typer command whose help prints each option's names and metavar whole, however
+    narrow the terminal (rlmcost.cli._help; rich loads only when the help prints)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from rlmcost.cli._help import option_entries
+
+        with option_entries():
+            super().format_help(ctx, formatter)
+
+
+class App(typer.Typer):
+    """A typer app whose commands are :class:`HelpCommand` unless they name their class."""
+
+    def command(
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Any:
+        return super().command(name, cls=cls or HelpCommand, **kwargs)
 
 
 class OneLineErrors(TyperGroup):

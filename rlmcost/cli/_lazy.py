@@ -3,10 +3,11 @@
 typer turns every registered command into a click command, all its options included, each time
 the app runs; with one command per algorithm that is most of a quick query's start-up. Here the
 root group knows the command names from a table (name -> module of rlmcost.cli) and, asked for
-one command, imports its module, registers it on a scratch typer app and converts that command
-alone (the pattern click documents as "lazily loading subcommands"). The root help needs every
-command's short help and panel, not its options: it imports every module and registers it, and
-lists summaries (no options) built from the registrations.
+one command, imports its module, registers it on a scratch app (rlmcost.cli._app.App, whose
+commands print each option whole in their help) and converts that command alone (the pattern
+click documents as "lazily loading subcommands"). The root help needs every command's short
+help and panel, not its options: it imports every module and registers it, and lists summaries
+(no options) built from the registrations.
 
 A module defines ``register(app)``; one with many commands may also define
 ``register_command(app, name)`` that registers one of them.
@@ -24,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
 
-from rlmcost.cli._app import OneLineErrors, UsageError
+from rlmcost.cli._app import App, OneLineErrors, UsageError
 
 _OWN_COMMANDS = {
     "models": "listings",
@@ -102,7 +103,7 @@ class LazyCommands(OneLineErrors):
 
     def _all_of(self, module: str) -> typer.Typer:
         if module not in self._registered:
-            app = typer.Typer()
+            app = App()
             importlib.import_module(f"rlmcost.cli.{module}").register(app)
             self._registered[module] = app
         return self._registered[module]
@@ -122,9 +123,9 @@ class LazyCommands(OneLineErrors):
         )
 
 
-def _one(module: str, name: str) -> typer.Typer:
+def _one(module: str, name: str) -> App:
     """A scratch app with the command ``name`` of ``module`` registered (and maybe others)."""
-    app = typer.Typer()
+    app = App()
     mod = importlib.import_module(f"rlmcost.cli.{module}")
     if hasattr(mod, "register_command"):
         mod.register_command(app, name)

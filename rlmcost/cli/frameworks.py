@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE
+from rlmcost.cli._app import App
 from rlmcost.cli._render import note, print_json, print_table
 
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
-import_app = typer.Typer(
+import_app = App(
     help="Import a framework's config: print the equivalent rlmcost query, the deployment it "
     "resolves to and the estimate.",
     no_args_is_help=True,
