@@ -88,9 +88,8 @@ from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.memory import stage_params
 from rlmcost.errors import SpecError
-from rlmcost.parallel.breakdown import DataShare, data_share
+from rlmcost.parallel.breakdown import DataShare, data_share, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
