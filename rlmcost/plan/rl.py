@@ -235,7 +235,7 @@ def deployment(c: RLCandidate) -> Any:
 
 
 def estimate(query: RLQuery, c: RLCandidate) -> Any:
-    """The :class:`~rlmcost.placement.iteration.PlacementEstimate` of one candidate: the call
+    """The :class:`~rlmcost.placement.estimate.PlacementEstimate` of one candidate: the call
     the reproducing command line makes."""
     from rlmcost.reports.placement import placement_estimate
 

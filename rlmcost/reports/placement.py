@@ -18,7 +18,7 @@ from rlmcost.deployment.evaluate import evaluate_deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.allocate import ranking_time_s
-from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.kinds import Config
 from rlmcost.specs import ModelSpec
 
