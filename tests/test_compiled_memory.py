@@ -12,6 +12,7 @@ from rlmcost.compiled import arch_numbers
 from rlmcost.compiled import memory as twin
 from rlmcost.errors import SpecError
 from rlmcost.parallel import memory as symbolic
+from rlmcost.parallel.breakdown import stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.validate import check_layout
 from rlmcost.specs import Workload
@@ -158,6 +159,6 @@ def test_stage_params_equal_the_symbolic_stage_params(data, model, head):
     assume(_valid(arch, layout))
     for stage in stages(arch, layout.pp):
         # Independent: parallel.memory.stage_params over the sympy blocks of the TP shard.
-        assert twin.stage_params(arch, layout, stage, head) == symbolic.stage_params(
+        assert stage_params(arch, layout, stage, head) == symbolic.stage_params(
             arch, layout, stage, head
         )

@@ -114,8 +114,8 @@ def test_symbolic_rows_need_no_model():
 
 def test_the_algorithm_commands_can_forward_to_a_placement():
     # `rlmcost ppo ... --placement async`: one Run, its placement report in placement_detail
-    args = ["ppo", "-m", "gpt-2", "-B", "8", "-S", "32", "-T", "32", "--gpus", "4",
-            "--placement", "async", "--staleness", "1", "--length-dist", "uniform:8,64"]  # fmt: skip
+    args = ["ppo", "-m", "gpt-2", "-B", "8", "-S", "32", "-T", "32", "--gpus", "4", "--placement",
+            "async", "--staleness", "1", "--length-dist", "uniform:8,64"]  # fmt: skip
     res = run(*args, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)["placement_detail"]

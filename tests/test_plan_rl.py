@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
-from rlmcost.plan.rl import RLQuery, RLSpace, candidates, estimate, lower_bounds, plan_rl
+from rlmcost.plan.rl import plan_rl
+from rlmcost.plan.rl_candidates import RLQuery, RLSpace, candidates, estimate, lower_bounds
 
 runner = CliRunner()
 SMALL = RLSpace(

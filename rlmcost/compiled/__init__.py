@@ -18,19 +18,32 @@ it) and the modules here compose them exactly as the symbolic modules do:
   and lengths at once (float64), for planners; :func:`codes` turns enum members into the
   integer codes its array arguments take.
 
-Importing this package loads neither sympy, numpy nor pandas (numpy only when a sweep runs),
-and the sweep's names load on first use (PEP 562): a query does not load the sweep.
+Importing this package loads neither sympy, numpy nor pandas (numpy only when a sweep runs).
+Its names other than :func:`arch_numbers` load on first use (PEP 562): the numeric blocks
+(``runtime``, ``blocks_gen``, ``arch``, ``blocks``) sit below :mod:`rlmcost.parallel`, which
+reads them, while ``memory``, ``train_step``, ``sweep`` and ``invocation`` sit above it; and a
+query does not load the sweep.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.compiled.memory import Dtypes, MemoryBreakdown, Mode, memory_per_rank, memory_per_stage
-from rlmcost.compiled.train_step import TrainStep, train_step
 
-_SWEEP = ("TrainSweep", "codes", "sweep_train_steps")
+_LAZY = {
+    "Dtypes": "memory",
+    "MemoryBreakdown": "memory",
+    "Mode": "memory",
+    "memory_per_rank": "memory",
+    "memory_per_stage": "memory",
+    "TrainStep": "train_step",
+    "train_step": "train_step",
+    "TrainSweep": "sweep",
+    "codes": "sweep",
+    "sweep_train_steps": "sweep",
+}
 
 __all__ = [
     "Dtypes",
@@ -48,8 +61,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SWEEP:
-        from rlmcost.compiled import sweep
-
-        return getattr(sweep, name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"rlmcost.compiled.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'rlmcost.compiled' has no attribute {name!r}")

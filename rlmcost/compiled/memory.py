@@ -23,7 +23,7 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, StageParams, data_share
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage
@@ -37,7 +37,6 @@ __all__ = [
     "memory_per_stage",
     "saved_bytes",
     "stage_layers",
-    "stage_params",
 ]
 
 
@@ -126,41 +125,6 @@ def stage_layers(a: g.ArchNumbers, pp: int) -> list[tuple[int, int]]:
         out.append((dense, count - dense))
         start += count
     return out
-
-
-def stage_params(
-    arch: Any, layout: Layout, stage: PipelineStage, head: Head = Head.LM
-) -> StageParams:
-    """Parameter elements on one rank of ``stage`` (``parallel.memory.stage_params``): its
-    layers' TP shards, 1/P_e of the routed experts, the embedding on the first stage, the final
-    norm and head on the last (a tied embedding's own copy when the stages differ)."""
-    a, tp = arch_numbers(arch), layout.tp
-    units = [0]
-    dense = 0
-    expert = 0
-    if stage.dense_layers:
-        layer = g.params_layer_dense(a, tp)
-        dense += stage.dense_layers * layer
-        units.append(layer)
-    if stage.moe_layers:
-        routed = g.params_routed_experts(a, tp)
-        routed_here = routed // layout.ep
-        moe_dense = g.params_layer_moe(a, tp) - routed
-        dense += stage.moe_layers * moe_dense
-        expert = stage.moe_layers * routed_here
-        units.append(moe_dense + routed_here)
-    if stage.first:
-        embedding = g.params_embedding(a, tp)
-        dense += embedding
-        units.append(embedding)
-    if stage.last:
-        if head is Head.LM and a.tie_embeddings and not stage.first:
-            out = _split_up(a.vocab, tp) * a.d_model  # the last stage keeps its own copy
-        else:
-            out = g.params_head_lm(a, tp) if head is Head.LM else g.params_head_value(a, tp)
-        dense += out + g.params_norm(a)
-        units.append(out)
-    return StageParams(dense, expert, max(units))
 
 
 def _split_up(x: int, parts: int) -> int:

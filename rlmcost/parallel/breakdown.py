@@ -1,8 +1,11 @@
-"""The result types of the per-rank memory model and the data split it rests on, free of sympy.
+"""The result types of the per-rank memory model and what it rests on, free of sympy.
 
 :mod:`rlmcost.parallel.memory` (symbolic core) and :mod:`rlmcost.compiled.memory` (its numeric
 twin) both return :class:`MemoryBreakdown`; numeric queries import it from here without
-loading sympy.
+loading sympy. The data split (:func:`data_share`) and the parameters one rank of a pipeline
+stage holds (:func:`stage_params`, from the generated blocks) serve the memory twin, the
+gradient traffic of :mod:`rlmcost.parallel.comm` and the step time of
+:mod:`rlmcost.perf.train_step` alike.
 """
 
 from __future__ import annotations
@@ -10,18 +13,23 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from rlmcost.choices import Head
+from rlmcost.compiled import blocks_gen as g
+from rlmcost.compiled.arch import arch_numbers
+from rlmcost.compiled.runtime import ceil_div
 from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
     from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.shard import PipelineStage
 
 
 @dataclass(frozen=True)
 class StageParams:
     """Parameter elements one rank of a pipeline stage holds, by how widely they are
-    replicated (``parallel.memory.stage_params`` and its compiled twin)."""
+    replicated (``parallel.memory.stage_params`` and its numeric twin, :func:`stage_params`)."""
 
     dense: int  # replicated over P_d P_c P_e
     expert: int  # routed experts, replicated over P_d P_c
@@ -94,3 +102,39 @@ def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
     per_shard = -(-sequences // shards)
     mb = min(layout.micro_batch, per_shard)
     return DataShare(per_shard, mb, -(-per_shard // mb), -(-seq_len // layout.cp))
+
+
+def stage_params(
+    arch: Any, layout: Layout, stage: PipelineStage, head: Head = Head.LM
+) -> StageParams:
+    """Parameter elements on one rank of ``stage``, numerically (the twin of
+    ``parallel.memory.stage_params``; the generated blocks, exact ints): its
+    layers' TP shards, 1/P_e of the routed experts, the embedding on the first stage, the final
+    norm and head on the last (a tied embedding's own copy when the stages differ)."""
+    a, tp = arch_numbers(arch), layout.tp
+    units = [0]
+    dense = 0
+    expert = 0
+    if stage.dense_layers:
+        layer = g.params_layer_dense(a, tp)
+        dense += stage.dense_layers * layer
+        units.append(layer)
+    if stage.moe_layers:
+        routed = g.params_routed_experts(a, tp)
+        routed_here = routed // layout.ep
+        moe_dense = g.params_layer_moe(a, tp) - routed
+        dense += stage.moe_layers * moe_dense
+        expert = stage.moe_layers * routed_here
+        units.append(moe_dense + routed_here)
+    if stage.first:
+        embedding = g.params_embedding(a, tp)
+        dense += embedding
+        units.append(embedding)
+    if stage.last:
+        if head is Head.LM and a.tie_embeddings and not stage.first:
+            out = ceil_div(a.vocab, tp) * a.d_model  # the last stage keeps its own copy
+        else:
+            out = g.params_head_lm(a, tp) if head is Head.LM else g.params_head_value(a, tp)
+        dense += out + g.params_norm(a)
+        units.append(out)
+    return StageParams(dense, expert, max(units))

@@ -51,8 +51,7 @@ from math import ceil, prod
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.memory import stage_params
-from rlmcost.parallel.breakdown import DataShare, data_share
+from rlmcost.parallel.breakdown import DataShare, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage, stages, tp_shard
 from rlmcost.parallel.validate import check_layout

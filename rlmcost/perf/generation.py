@@ -23,7 +23,7 @@ gap):
   KV cache, 2 h_kv d_h / P_t x ``C`` elements in the KV dtype, and does 4 h d_h / P_t x ``C``
   FLOPs: max of the two sides plus a launch gap;
 * per layer, the memory-bound kernels on ``a`` tokens (two norms, two residual adds, the FFN
-  activation, RoPE) as in :mod:`~rlmcost.perf.train_step`;
+  activation, RoPE) as in :mod:`~rlmcost.perf.step_pass`;
 * per layer two TP all-reduces of the [a, d] activations (Shoeybi et al. 2019), tiny messages
   whose time is almost all latency: alpha-beta with NCCL's tree or ring, whichever is faster
   (:mod:`~rlmcost.perf.collectives`); plus the vocabulary-parallel embedding's all-reduce;

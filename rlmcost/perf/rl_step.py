@@ -37,16 +37,10 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import link
+from rlmcost.perf.data_parallel import zero_per_micro_batch
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.train_step import (
-    StepContext,
-    StepOptions,
-    StepTime,
-    gemm_fwd_bwd_s,
-    stage_pass,
-    train_step_time,
-    zero_per_micro_batch,
-)
+from rlmcost.perf.step_pass import StepContext, StepOptions, gemm_fwd_bwd_s, stage_pass
+from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.specs.workload import Workload
 
 if TYPE_CHECKING:

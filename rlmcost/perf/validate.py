@@ -29,7 +29,8 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
-from rlmcost.perf.train_step import AttentionKernel, StepOptions, StepTime, train_step_time
+from rlmcost.perf.step_pass import AttentionKernel, StepOptions
+from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.perf.validate_rl import RlRow, predict_rl_row
 from rlmcost.specs import Workload, get_hardware
 

@@ -19,5 +19,6 @@ Kept import-free so that the CLI can read the configuration enum cheaply; the mo
 * ``jobs``       the records a group's evaluation yields (jobs, transfers, group totals, the
                  phase names frameworks print);
 * ``iteration``  the groups composed into stages and a steady-state iteration (bytes, seconds);
+* ``estimate``   what that yields: per stage, per phase and in all (the ``--json`` schema);
 * ``allocate``   the GPUs each group gets when the configuration does not say.
 """

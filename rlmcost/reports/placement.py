@@ -17,7 +17,7 @@ from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.allocate import ranking_time_s
-from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.kinds import Config
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import SCHEMA_VERSION, Run

@@ -28,7 +28,8 @@ from rlmcost.parallel.comm import Traffic, traffic_per_rank
 from rlmcost.parallel.layout import Layout, PipelineSchedule
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.validate import check_layout
-from rlmcost.perf.train_step import StepOptions, StepTime, train_step_time
+from rlmcost.perf.step_pass import StepOptions
+from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.specs import ClusterSpec, HardwareSpec, ModelSpec, Workload, get_hardware, get_model
 
 if TYPE_CHECKING:

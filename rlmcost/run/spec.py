@@ -145,8 +145,8 @@ class WorkloadSpec(BaseModel):
     @classmethod
     def _positive(cls, v: int | None, info: ValidationInfo) -> int | None:
         if v is not None and v < 1:
-            name = {"prompts": "batch", "samples_per_prompt": "group"}.get(str(info.field_name),
-                                                                         info.field_name)  # fmt: skip
+            flag = {"prompts": "batch", "samples_per_prompt": "group"}
+            name = flag.get(str(info.field_name), info.field_name)
             raise ValueError(f"{name}={v} must be a positive integer")
         return v
 

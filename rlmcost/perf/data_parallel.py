@@ -1,0 +1,91 @@
+"""Data parallelism and the optimizer step of one rank of a training step.
+
+  - DP / ZeRO-0/1/2 gradient reduction (all-reduce, or reduce-scatter): **overlapped** with
+    the backward of the last micro-batch when ``overlap_grad_reduce`` (PyTorch DDP, Megatron
+    ``overlap_grad_reduce``; Li et al. 2020, arXiv 2006.15704), only the excess exposed;
+    else fully exposed after the flush. ZeRO-1/2 parameter all-gather after the optimizer:
+    overlapped with the first forward when ``overlap_param_gather``. ZeRO-2 reduce-scatters
+    every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
+    behind the forward and an all-gather plus a reduce-scatter behind the backward
+    (prefetching), exposed beyond the compute they hide behind.
+* **Optimizer step**: memory-bound over the rank's shard of parameters (1 / P_d of them under
+  ZeRO >= 1): mixed-precision Adam reads the gradient (``main_grad_bytes``, fp32 in
+  Megatron-LM), reads and writes fp32 master weights, m and v (24 B), writes the 16-bit
+  weights (2 B), and reads the gradient again for the global norm: 26 + 2 g bytes per
+  parameter. ``offload_optimizer`` (ZeRO-Offload, Ren et al. 2021) instead moves the
+  gradients to the host and the updated 16-bit weights back at host-link bandwidth,
+  exposed; the CPU's Adam time is not modelled.
+"""
+
+from __future__ import annotations
+
+from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.parallel.shard import PipelineStage
+from rlmcost.perf.collectives import host_link_bytes_per_s
+from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
+
+
+def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
+    """(name, dims, ranks) of the groups that replicate dense and expert parameters."""
+    out: list[tuple[str, tuple[str, ...], int]] = [
+        ("dense", ("dp", "cp", "ep"), layout.dp * layout.cp * layout.ep)
+    ]
+    if layout.ep > 1:
+        out.append(("expert", ("dp", "cp"), layout.dp * layout.cp))
+    return out
+
+
+def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
+    """ZeRO-2 / ZeRO-3 collectives of one micro-batch, exposed beyond the pass they hide in."""
+    lay, w = c.layout, c.workload.weight_dtype.bytes
+    if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
+        return
+    dense, expert = stage_param_counts(c.arch, lay, stage)
+    ag = rs = 0.0
+    for name, dims, ranks in _dp_groups(lay):
+        n = dense if name == "dense" else expert
+        ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
+        rs += c.comm(Collective.REDUCE_SCATTER, n * w, ranks, dims)
+    comp_f, comp_b = p.compute("fwd"), p.compute("bwd")
+    if lay.zero is ZeroStage.OS_G_P:
+        p.fwd["dp"] += max(0.0, ag - comp_f)
+        p.bwd["dp"] += max(0.0, ag + rs - comp_b)
+    else:
+        p.bwd["dp"] += max(0.0, rs - comp_b)
+
+
+def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
+    """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward."""
+    lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
+    if lay.zero is ZeroStage.OS_G_P:
+        return 0.0
+    dense, expert = stage_param_counts(c.arch, lay, stage)
+    reduce = gather = 0.0
+    for name, dims, ranks in _dp_groups(lay):
+        n = (dense if name == "dense" else expert) * w
+        if lay.zero is ZeroStage.NONE:
+            reduce += c.comm(Collective.ALL_REDUCE, n, ranks, dims)
+        else:
+            if lay.zero is ZeroStage.OS:
+                reduce += c.comm(Collective.REDUCE_SCATTER, n, ranks, dims)
+            gather += c.comm(Collective.ALL_GATHER, n, ranks, dims)
+    hide_b = p.compute("bwd") if opt.overlap_grad_reduce else 0.0
+    hide_f = p.compute("fwd") if opt.overlap_param_gather else 0.0
+    return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)
+
+
+def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float]:
+    """(GPU optimizer seconds, host offload seconds) of the rank's parameter shard."""
+    lay, opt = c.layout, c.options
+    dense, expert = stage_param_counts(c.arch, lay, stage)
+    shard = 0
+    for name, _, ranks in _dp_groups(lay):
+        n = dense if name == "dense" else expert
+        shard += -(-n // ranks) if lay.zero is not ZeroStage.NONE else n
+    w = c.workload.weight_dtype.bytes
+    if opt.offload_optimizer:
+        bw = host_link_bytes_per_s(c.device.hardware, opt.host_link_bytes_per_s)
+        return 0.0, 2 * shard * w / bw
+    g = opt.main_grad_bytes
+    return c.device.elementwise_s(shard * (26 + 2 * g), 3), 0.0

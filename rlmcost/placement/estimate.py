@@ -1,0 +1,227 @@
+"""What one RL iteration under a placement costs: per stage, per phase, and in all.
+
+:class:`PlacementEstimate` is the result of :func:`rlmcost.placement.iteration.combine`: its
+groups, per stage the work, depth, peak memory per device and time on the critical path
+(:class:`StageResult`), the predicted seconds by phase (:class:`Phase`), what stage fusion
+saves (:class:`FusionGain`), and the iteration's bound, prediction, throughput and fit;
+``to_json`` is the stable schema every query prints. Throughput and MFU conventions: the
+module docstring of :mod:`rlmcost.placement.iteration` and :data:`MFU_CONVENTION`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlmcost.algorithms.kinds import Role, Stage
+from rlmcost.algorithms.model import Algorithm
+from rlmcost.deployment.spec import Deployment
+from rlmcost.placement.groups import Placement
+from rlmcost.placement.jobs import GroupEstimate, Transfer
+from rlmcost.placement.lengths import LengthDist
+from rlmcost.specs import HardwareSpec, ModelSpec, Workload
+from rlmcost.timing import PEAK
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One stage: work, depth, peak memory per device over its groups, time on the critical
+    path (the longest group's share, after fusion)."""
+
+    stage: Stage
+    work_flops: int
+    depth: int
+    peak_memory_bytes_per_device: int
+    time_lower_bound_s: float
+    groups: tuple[str, ...]
+    time_s: float = 0.0  # predicted, on the critical path
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "work_flops": self.work_flops,
+            "depth": self.depth,
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "time_lower_bound_s": self.time_lower_bound_s,
+            "time_s": self.time_s,
+            "groups": list(self.groups),
+        }
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One named phase of the iteration (``generation``, ``update actor``, ``weight sync``...):
+    predicted and bound seconds summed over the jobs or transfers that carry its name."""
+
+    name: str
+    key: str | None  # verl's metric key, where it has one
+    time_s: float
+    time_lower_bound_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "verl_key": self.key,
+            "time_s": self.time_s,
+            "time_lower_bound_s": self.time_lower_bound_s,
+        }
+
+
+@dataclass(frozen=True)
+class FusionGain:
+    """What stage fusion took off the critical path, in seconds."""
+
+    inter_stage_s: float  # assessment hidden under decoding
+    intra_stage_s: float  # pipeline bubbles shared by the interleaved training pipelines
+
+    @property
+    def total_s(self) -> float:
+        return self.inter_stage_s + self.intra_stage_s
+
+
+@dataclass(frozen=True)
+class PlacementEstimate:
+    """One iteration of ``algorithm`` under ``placement`` (``to_json`` is the stable schema)."""
+
+    algorithm: Algorithm
+    placement: Placement
+    groups: tuple[GroupEstimate, ...]
+    stages: dict[Stage, StageResult]
+    iteration_time_lower_bound_s: float
+    iteration_depth: int
+    critical_path: str
+    syncs: tuple[Transfer, ...]
+    fusion: FusionGain | None
+    hardware: HardwareSpec
+    workload: Workload
+    lengths: LengthDist
+    notes: tuple[str, ...] = field(default=())
+    specs: Mapping[Role, ModelSpec] = field(default_factory=dict)
+    values: Mapping[str, object] = field(default_factory=dict)  # B, K, S, T and the knobs
+    calibration: str = PEAK.name
+    deployment: Deployment = field(default_factory=lambda: Deployment(ideal=True))
+    recommended_gpu_memory_utilization: float | None = None
+    iteration_time_s: float = 0.0  # predicted steady-state seconds per iteration
+    phases: tuple[Phase, ...] = ()
+    tokens_per_iteration: int = 0  # prompt + response tokens the actor trains on
+
+    @property
+    def gpus(self) -> int:
+        return sum(g.gpus for g in self.groups)
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        """Trained tokens / (predicted iteration seconds x GPUs) (module docstring)."""
+        if not self.iteration_time_s:
+            return 0.0
+        return self.tokens_per_iteration / (self.iteration_time_s * self.gpus)
+
+    @property
+    def mfu(self) -> float:
+        """Iteration work / (predicted seconds x GPUs x dense peak) (module docstring)."""
+        if not self.iteration_time_s:
+            return 0.0
+        peak = self.hardware.peak(self.workload.compute_dtype)
+        return self.work_flops / (self.iteration_time_s * self.gpus * peak)
+
+    @property
+    def stage_sum_predicted_s(self) -> float:
+        return sum(s.time_s for s in self.stages.values())
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return tuple(p for g in self.groups for p in g.problems)
+
+    @property
+    def host_memory_bytes_per_node(self) -> int:
+        """Host memory of the busiest node: a group's host bytes per device times the
+        devices of one node it spans (groups are laid out node by node)."""
+        per_node = self.hardware.gpus_per_node
+        return max(
+            (g.host_peak_bytes_per_device * min(g.gpus, per_node) for g in self.groups),
+            default=0,
+        )
+
+    @property
+    def work_flops(self) -> int:
+        return sum(s.work_flops for s in self.stages.values())
+
+    @property
+    def fits(self) -> bool:
+        return all(g.fits for g in self.groups)
+
+    @property
+    def shortfall_bytes(self) -> int:
+        return max(g.shortfall_bytes for g in self.groups)
+
+    @property
+    def peak_memory_bytes_per_device(self) -> int:
+        return max(g.peak_memory_bytes_per_device for g in self.groups)
+
+    @property
+    def weight_sync_bytes(self) -> int:
+        return sum(t.bytes for t in self.syncs)
+
+    @property
+    def reshard_bytes(self) -> int:
+        return sum(t.bytes for g in self.groups for t in g.transfers if t.kind == "reshard")
+
+    @property
+    def offload_bytes(self) -> int:
+        return sum(t.bytes for g in self.groups for t in g.transfers if t.kind == "offload")
+
+    @property
+    def stage_sum_s(self) -> float:
+        """The stages' times one after another (what a synchronous loop takes)."""
+        return sum(s.time_lower_bound_s for s in self.stages.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "placement": self.placement.name,
+            "algorithm": self.algorithm.name,
+            "hardware": self.hardware.name,
+            "gpus": self.gpus,
+            "staleness": self.placement.staleness,
+            "groups": [g.to_json() for g in self.groups],
+            "stages": {str(s): r.to_json() for s, r in self.stages.items()},
+            "iteration_time_lower_bound_s": self.iteration_time_lower_bound_s,
+            "iteration_time_s": self.iteration_time_s,
+            "tokens_per_iteration": self.tokens_per_iteration,
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "mfu": self.mfu,
+            "mfu_convention": MFU_CONVENTION,
+            "phases": [p.to_json() for p in self.phases],
+            "iteration_depth": self.iteration_depth,
+            "critical_path": self.critical_path,
+            "work_flops": self.work_flops,
+            "weight_sync_bytes": self.weight_sync_bytes,
+            "weight_sync": [t.to_json() for t in self.syncs],
+            "reshard_bytes": self.reshard_bytes,
+            "offload_bytes": self.offload_bytes,
+            "fusion_gain_s": (
+                {
+                    "inter_stage": self.fusion.inter_stage_s,
+                    "intra_stage": self.fusion.intra_stage_s,
+                    "total": self.fusion.total_s,
+                }
+                if self.fusion
+                else None
+            ),
+            "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
+            "hbm_bytes_per_device": self.hardware.hbm_bytes,
+            "capacity_bytes_per_device": self.groups[0].hbm_bytes,
+            "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
+            "recommended_gpu_memory_utilization": self.recommended_gpu_memory_utilization,
+            "problems": list(self.problems),
+            "deployment": self.deployment.to_json(),
+            "fits": self.fits,
+            "shortfall_bytes": self.shortfall_bytes,
+            "length_distribution": self.lengths.describe(self.workload.response_len),
+            "notes": list(self.notes),
+        }
+
+
+MFU_CONVENTION = (
+    "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "
+    "one add or one multiply) / (predicted iteration seconds x GPUs x dense peak FLOP/s)"
+)
