@@ -6,7 +6,7 @@ Layers (data flows up): ``symbols`` -> ``arch`` -> ``blocks`` (Table III) -> ``a
 harness. Importing the package is cheap: heavy modules load on first use.
 
     >>> import rlmcost
-    >>> run = rlmcost.Run.from_yaml("models: {actor: 70b}\ndeployment: {train: {tp: 8}}")
+    >>> run = rlmcost.Run.from_data({"models": {"actor": "70b"}, "cluster": {"gpus": 8}})
     >>> e = rlmcost.evaluate(run)
     >>> e.fits, e.to_json()["run"] == run.to_json()
     (False, True)
