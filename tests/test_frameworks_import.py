@@ -174,6 +174,39 @@ def test_openrlhf_placement_and_errors() -> None:
     assert q.ignored == ["--my_unknown_flag"]
 
 
+def test_openrlhf_without_engines_keeps_every_models_gpus() -> None:
+    one_each = ["--pretrain", "llama-3.1-8b", "--reward_pretrain", "llama-3.1-8b",
+                "--actor_num_gpus_per_node", "1", "--critic_num_gpus_per_node", "1",
+                "--ref_num_gpus_per_node", "1", "--reward_num_gpus_per_node", "1"]  # fmt: skip
+    for engines in (["--vllm_num_engines", "0"], []):  # 0 and unset both disable vLLM
+        f = _flags(import_openrlhf(one_each + engines))
+        # train_ppo_ray.py: each model is a RayActorGroup on its own num_nodes x
+        # num_gpus_per_node GPUs whether or not vLLM engines exist; the actor generates on its
+        # own: 1 + 1 + 1 + 1 = 4 GPUs, no rollout group.
+        assert f["--gpus"] == 4
+        assert f["--groups"] == "actor=1,reference=1,critic=1,reward=1"
+        assert "--rollout-tp" not in f
+    paired = _flags(import_openrlhf(
+        [*one_each, "--vllm_num_engines", "0", "--colocate_actor_ref", "--colocate_critic_reward",
+         "--actor_num_gpus_per_node", "2", "--ref_num_gpus_per_node", "2",
+         "--critic_num_gpus_per_node", "2", "--reward_num_gpus_per_node", "2"]
+    ))  # fmt: skip
+    # colocate_actor_ref / colocate_critic_reward share one placement group each: 2 + 2 GPUs.
+    assert (paired["--groups"], paired["--gpus"]) == ("actor+reference=2,critic+reward=2", 4)
+    # --colocate_all_models: every model on the actor's 1 x 1 GPUs (no engine GPU count to check).
+    alone = _flags(import_openrlhf([*one_each, "--vllm_num_engines", "0", "--colocate_all_models"]))
+    assert "--groups" not in alone and alone["--gpus"] == 1
+
+
+def test_openrlhf_without_engines_runs_from_the_cli() -> None:
+    out = _json(["import", "openrlhf", "--json", "--", "--pretrain", "llama-3.1-8b",
+                 "--reward_pretrain", "llama-3.1-8b", "--actor_num_gpus_per_node", "1",
+                 "--critic_num_gpus_per_node", "1", "--ref_num_gpus_per_node", "1",
+                 "--reward_num_gpus_per_node", "1", "--vllm_num_engines", "0"])  # fmt: skip
+    # the four models' 1 + 1 + 1 + 1 GPUs of train_ppo_ray.py, not the actor's one
+    assert out["estimate"]["gpus"] == 4
+
+
 def test_trl_batch_units() -> None:
     f = _flags(import_trl(TRL, [], ACCEL))
     # per_device_train_batch_size counts completions per device: 16 x 7 processes x 16
