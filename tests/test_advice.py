@@ -207,3 +207,11 @@ def test_what_did_not_help_names_no_flag_already_at_its_value():
     r = run("placements", "-m", "70b", "--gpus", "8", "--offload", "optimizer")
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("no placement fits"))
     assert "--offload optimizer" not in line and "--ckpt full" in line
+
+
+def test_the_logits_hint_is_evaluated_without_a_crash():
+    # a 131K-token sequence's materialized logits bind (128,256 vocabulary x 131K tokens)
+    r = run("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--ckpt", "full",
+            "--response-len", "130000")  # fmt: skip
+    assert r.exit_code == 0 and r.exception is None, r.output
+    assert "largest term: logits" in r.stdout and "--logits" in r.stdout
