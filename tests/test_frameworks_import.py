@@ -66,7 +66,7 @@ HAND = {
     # engines of TP 2 on 4 GPUs, actor+ref on 2, critic+reward on 2.
     "openrlhf": (
         ["import", "openrlhf", "--json", "--", *_orlhf_args()],
-        "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 "
+        "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 -S 1024 -T 1024 "
         "--mini-batches 8 --micro-batch 16 --zero 3 --offload optimizer --ckpt full "
         "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8",
     ),
@@ -172,6 +172,39 @@ def test_openrlhf_placement_and_errors() -> None:
         import_openrlhf(_orlhf_args() + ["--rollout_batch_size", "10.5"])
     q = import_openrlhf(_orlhf_args() + ["--my_unknown_flag", "3"])
     assert q.ignored == ["--my_unknown_flag"]
+
+
+def test_openrlhf_without_engines_keeps_every_models_gpus() -> None:
+    one_each = ["--pretrain", "llama-3.1-8b", "--reward_pretrain", "llama-3.1-8b",
+                "--actor_num_gpus_per_node", "1", "--critic_num_gpus_per_node", "1",
+                "--ref_num_gpus_per_node", "1", "--reward_num_gpus_per_node", "1"]  # fmt: skip
+    for engines in (["--vllm_num_engines", "0"], []):  # 0 and unset both disable vLLM
+        f = _flags(import_openrlhf(one_each + engines))
+        # train_ppo_ray.py: each model is a RayActorGroup on its own num_nodes x
+        # num_gpus_per_node GPUs whether or not vLLM engines exist; the actor generates on its
+        # own: 1 + 1 + 1 + 1 = 4 GPUs, no rollout group.
+        assert f["--gpus"] == 4
+        assert f["--groups"] == "actor=1,reference=1,critic=1,reward=1"
+        assert "--rollout-tp" not in f
+    paired = _flags(import_openrlhf(
+        [*one_each, "--vllm_num_engines", "0", "--colocate_actor_ref", "--colocate_critic_reward",
+         "--actor_num_gpus_per_node", "2", "--ref_num_gpus_per_node", "2",
+         "--critic_num_gpus_per_node", "2", "--reward_num_gpus_per_node", "2"]
+    ))  # fmt: skip
+    # colocate_actor_ref / colocate_critic_reward share one placement group each: 2 + 2 GPUs.
+    assert (paired["--groups"], paired["--gpus"]) == ("actor+reference=2,critic+reward=2", 4)
+    # --colocate_all_models: every model on the actor's 1 x 1 GPUs (no engine GPU count to check).
+    alone = _flags(import_openrlhf([*one_each, "--vllm_num_engines", "0", "--colocate_all_models"]))
+    assert "--groups" not in alone and alone["--gpus"] == 1
+
+
+def test_openrlhf_without_engines_runs_from_the_cli() -> None:
+    out = _json(["import", "openrlhf", "--json", "--", "--pretrain", "llama-3.1-8b",
+                 "--reward_pretrain", "llama-3.1-8b", "--actor_num_gpus_per_node", "1",
+                 "--critic_num_gpus_per_node", "1", "--ref_num_gpus_per_node", "1",
+                 "--reward_num_gpus_per_node", "1", "--vllm_num_engines", "0"])  # fmt: skip
+    # the four models' 1 + 1 + 1 + 1 GPUs of train_ppo_ray.py, not the actor's one
+    assert out["estimate"]["gpus"] == 4
 
 
 def test_trl_batch_units() -> None:

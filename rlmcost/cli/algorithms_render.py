@@ -131,8 +131,8 @@ def _verdict(e: Any, run: Any) -> None:
             from rlmcost.deployment.advice import max_response_len
 
             longest = max_response_len(run, e)
-            print(f"longest response that still fits: {longest:,} tokens (--response-len; "
-                  "searched up to the model's trained context).")  # fmt: skip
+            print(f"longest response that still fits: {longest.response_len:,} tokens "
+                  f"(--response-len; {longest.describe()}).")  # fmt: skip
             frac = e.to_json()["recommended_gpu_memory_utilization"]
             if frac is not None:
                 print(f"largest engine reservation that still fits: --gpu-memory-utilization "
@@ -150,17 +150,24 @@ def _verdict(e: Any, run: Any) -> None:
             f"per device, {format_bytes(worst.shortfall_bytes)} too much (largest term: "
             f"{worst.binding_term.replace('_', ' ')}). The times assume it fit."
         )
-    if run is None:
-        return
-    from rlmcost.deployment.advice import suggestions
+    if run is not None:
+        render_hints(run, e)
+
+
+def render_hints(run: Any, e: Any) -> None:
+    """The changes that make ``e`` (an estimate that does not fit) fit, each evaluated by
+    ``run``; or the flags tried when none does."""
+    from rlmcost.deployment.advice import suggestions, tried_flags
+    from rlmcost.units import format_bytes
 
     found = suggestions(run, e)
     for s in found:
         print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
     if not found:
-        print("  no single change of --zero, --offload, --ckpt, --micro-batch, --offload-idle or "
-              "--tp makes it fit: give more GPUs (--gpus), or place the models on groups "
-              "(--groups).")  # fmt: skip
+        tried = tried_flags(e)
+        what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
+        more = "" if e.grouped else ", or place the models on groups (--groups)"
+        print(f"  {what}: give more GPUs (--gpus){more}.")
 
 
 def _caption(e: Any) -> str:
@@ -271,15 +278,15 @@ def render_evaluation(e: Any) -> None:
     d = run.deployment
     placed = (d.placement is not None or d.groups or d.staleness is not None
               or run.workload.length_dist is not None)  # fmt: skip
-    if placed:
-        from rlmcost.cli.placement import render_estimate
-
-        render_estimate(e.evaluation)
-        return
 
     def rerun(**changes: Any) -> Any:
         from rlmcost.reports.estimate import estimate
 
         return estimate(base=run, **changes)
 
+    if placed:
+        from rlmcost.cli.placement import render_estimate
+
+        render_estimate(e.evaluation, rerun)
+        return
     render(e, rerun)

@@ -59,7 +59,13 @@ def placements(
     if json_out:
         print_json(placement_json(run, e))
         return
-    render_estimate(e)
+
+    def rerun(**changes: Any) -> Any:  # the same Run with changes, for the hints
+        from rlmcost.reports.estimate import estimate
+
+        return estimate(base=run, **changes)
+
+    render_estimate(e, rerun)
 
 
 _OWN = {
@@ -198,15 +204,31 @@ def render_comparison(c: Any) -> None:
             f"{_groups_text(best)})."
         )
     else:
-        print("no placement fits: give more GPUs, larger --tp or --pp, --offload optimizer or "
-              "--offload-idle.")  # fmt: skip
+        print(f"no placement fits: give more GPUs (--gpus), {_untried(first.deployment)}.")
     for name, why in c.skipped.items():
         note(f"note: {name} does not apply: {why}")
     for line in dict.fromkeys(n for e in es for n in e.notes):
         note(f"note: {line}")
 
 
-def render_estimate(e: Any) -> None:
+def _untried(dep: Any) -> str:
+    """The memory flags of ``dep`` not yet at their leanest, as a hint (none already set)."""
+    from rlmcost.deployment import Offload
+    from rlmcost.parallel.layout import Checkpointing
+
+    flags = ["larger --tp or --pp"]
+    if Offload.OPTIMIZER not in dep.train.offload:
+        flags.append("--offload optimizer")
+    if dep.train.ckpt is not Checkpointing.FULL:
+        flags.append("--ckpt full")
+    if not dep.offload_idle:
+        flags.append("--offload-idle")
+    return ", ".join(flags[:-1]) + " or " + flags[-1] if len(flags) > 1 else flags[0]
+
+
+def render_estimate(e: Any, run: Any = None) -> None:
+    """One placement per stage and per group; ``run`` re-runs the query as an estimate with
+    changes (the hints that make it fit, :mod:`rlmcost.deployment.advice`)."""
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
     rows = [
@@ -298,15 +320,28 @@ def render_estimate(e: Any) -> None:
             f"fusion took {format_seconds(e.fusion.inter_stage_s)} of assessment under decoding "
             f"and {format_seconds(e.fusion.intra_stage_s)} of pipeline bubbles off the path."
         )
+    if e.host_memory_bytes_per_node:
+        print("host memory per node for offloaded states: "
+              f"{format_bytes(e.host_memory_bytes_per_node)}.")  # fmt: skip
     if not e.fits:
+        failing = [g for g in e.groups if not g.fits]
         bad = ", ".join(
-            f"{g.name} (+{format_bytes(g.shortfall_bytes)})" for g in e.groups if not g.fits
+            f"{g.name} (+{format_bytes(g.shortfall_bytes)})" if g.shortfall_bytes
+            else f"{g.name} ({'; '.join(g.problems)})"
+            for g in failing
+        )  # fmt: skip
+        caps = " / ".join(dict.fromkeys(format_bytes(g.hbm_bytes) for g in failing))
+        print(  # the capacity the check uses: what a device gives programs
+            f"DOES NOT FIT in {caps} per device of "
+            f"one {e.hardware.name}: {bad}; the times assume it fit."
         )
-        print(
-            f"DOES NOT FIT in {format_bytes(e.hardware.hbm_bytes)} per device: {bad}; the "
-            "times assume it fit. Try more GPUs, --tp/--pp, --offload optimizer, --offload-idle "
-            "or --groups."
-        )
+        if run is not None:
+            from rlmcost.cli.algorithms_render import render_hints
+
+            render_hints(run, run())
+        else:
+            print("  give more GPUs (--gpus); the algorithm's command with the same "
+                  "--placement or --groups names the changes that make it fit.")  # fmt: skip
     for line in e.notes:
         note(f"note: {line}")
 

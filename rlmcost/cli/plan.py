@@ -114,7 +114,12 @@ def plan(
                 elif row is None:
                     note(f"no deployment fits even 1024 response tokens on {n} GPUs")
                 else:
-                    print(f"longest response that fits on {n} x {hardware}: {t} tokens")
+                    from rlmcost.plan.rl import response_limit
+
+                    why = ("stopped by the model's trained context less the prompt"
+                           if t == response_limit(query) else "stopped by memory")  # fmt: skip
+                    print(f"longest response that fits on {n} x {hardware}: {t:,} tokens "
+                          f"({why}).")  # fmt: skip
                     print(f"  {row['command']}")
                 return
             result = plan_rl(query, gpus, objective=obj, top=top, space=rl_space,

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlmcost.deployment.spec import Deployment, Offload
+from rlmcost.deployment.kinds import LogitsMode, Offload
+from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 
@@ -38,7 +39,9 @@ class Suggestion:
 
 
 def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: str) -> list:
-    """(flags, layout, deployment) changes worth trying, cheapest first."""
+    """(flags, layout, deployment) changes worth trying, cheapest first. Each names a flag
+    whose value differs from the one in effect (``--offload`` gives its whole new list: the
+    kinds already offloaded plus the new one)."""
     out: list[tuple[str, Layout, Deployment]] = []
     train = dep.train
 
@@ -48,12 +51,16 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
     if layout.zero is not ZeroStage.OS_G_P and layout.dp > 1:
         z3 = layout.with_(zero=ZeroStage.OS_G_P)
         out.append(("--zero 3", z3, with_train(zero=ZeroStage.OS_G_P)))
-    if Offload.OPTIMIZER not in train.offload and not dep.ideal:
-        off = (*train.offload, Offload.OPTIMIZER)
-        out.append(("--offload " + ",".join(off), layout, with_train(offload=off)))
-        if layout.zero is ZeroStage.OS_G_P and Offload.PARAMS not in off:
-            both = (*off, Offload.PARAMS)
-            out.append(("--offload " + ",".join(both), layout, with_train(offload=both)))
+    if not dep.ideal:
+        kinds = [Offload.OPTIMIZER]
+        if layout.zero is ZeroStage.OS_G_P:  # parameters offload with sharded states (ZeRO-3)
+            kinds.append(Offload.PARAMS)
+        off = train.offload
+        for kind in kinds:
+            if kind in off:
+                continue
+            off = (*off, kind)
+            out.append(("--offload " + ",".join(off), layout, with_train(offload=off)))
     if layout.ckpt is not Checkpointing.FULL:
         out.append(
             ("--ckpt full", layout.with_(ckpt=Checkpointing.FULL),
@@ -61,10 +68,16 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
         )  # fmt: skip
     if layout.micro_batch > 1:
         out.append(("--micro-batch 1", layout.with_(micro_batch=1), with_train(micro_batch=1)))
-    if not dep.ideal and dep.logits.value == "materialized" and binding == "logits":
-        out.append(("--logits fused", layout, dep.model_copy(update={"logits": "fused"})))
+    if not dep.ideal and dep.logits is LogitsMode.MATERIALIZED and binding == "logits":
+        fused = dep.model_copy(update={"logits": LogitsMode.FUSED})
+        out.append(("--logits fused", layout, fused))
     if not dep.offload_idle:
         out.append(("--offload-idle", layout, dep.model_copy(update={"offload_idle": True})))
+    if layout.dp % 2 == 0 and binding in ("activations", "logits"):
+        # context parallelism splits each sequence's activations over 2x the ranks
+        # (ring attention; Liu et al. 2023, arXiv:2310.01889), taking them from DP
+        cp = layout.cp * 2
+        out.append((f"--cp {cp}", layout.with_(cp=cp, dp=layout.dp // 2), with_train(cp=cp)))
     tp = layout.tp * 2
     if tp <= gpus_per_node and layout.dp % 2 == 0:
         out.append((f"--tp {tp}", layout.with_(tp=tp, dp=layout.dp // 2), with_train(tp=tp)))
@@ -72,8 +85,9 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
 
 
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
-    """Up to ``limit`` single changes (and the two-step combination of the first two) that
-    make ``estimate`` fit, each evaluated with ``run``."""
+    """Up to ``limit`` single changes that make ``estimate`` fit, each evaluated with ``run``;
+    when none does, all of them at once (but --tp and --cp, which take GPUs from DP) if that
+    fits. No change names a flag at the value already in effect."""
     layout: Layout = estimate.layout
     dep: Deployment = estimate.deployment
     worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
@@ -89,17 +103,27 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
             return found
     if not found and len(tried) >= 2:  # everything at once: the strongest combination
         lay, d = layout, dep
-        flags = []
+        chosen: dict[str, str] = {}  # flag -> its last (for --offload: the longest) value
         for f, candidate_layout, candidate in tried:
-            if f.startswith("--tp"):
+            if f.startswith(("--tp", "--cp")):  # these take GPUs from DP: one at a time
                 continue
             lay = _merge_layout(lay, candidate_layout)
             d = _merge(d, candidate)
-            flags.append(f)
+            name, _, value = f.partition(" ")
+            chosen[name] = value
         result = _try(run, lay, d)
         if result is not None and result.fits:
-            found.append(_suggestion(" ".join(flags), result))
+            text = " ".join(f"{k} {v}".strip() for k, v in chosen.items())
+            found.append(_suggestion(text, result))
     return found
+
+
+def tried_flags(estimate: Any) -> list[str]:
+    """The flags :func:`suggestions` tries on ``estimate`` (for saying what did not help)."""
+    worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
+    cands = _candidates(estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
+                        worst.binding_term)  # fmt: skip
+    return list(dict.fromkeys(f.partition(" ")[0] for f, _, _ in cands))
 
 
 def _merge_layout(a: Layout, b: Layout) -> Layout:
@@ -123,7 +147,7 @@ def _merge(a: Deployment, b: Deployment) -> Deployment:
         update={
             "train": train,
             "offload_idle": a.offload_idle or b.offload_idle,
-            "logits": b.logits if b.logits.value == "fused" else a.logits,
+            "logits": b.logits if b.logits is LogitsMode.FUSED else a.logits,
         }
     )
 
@@ -144,21 +168,65 @@ DEFAULT_CONTEXT_CAP = 131_072
 """The longest context searched when a model states none (tokens)."""
 
 
-def max_response_len(
-    run: Run, estimate: Any, granularity: int = 256, cap: int | None = None
-) -> int:
-    """The longest response (a multiple of ``granularity`` tokens, at most ``cap``: by default
-    what the actor's trained context leaves after the prompt) at which the deployment still
-    fits, found by doubling then bisection over evaluations (about 2 log2(cap / T) of them);
-    the current length when it does not fit."""
-    current = estimate.workload.response_len
-    if not estimate.fits:
-        return current
-    if cap is None:
+@dataclass(frozen=True)
+class Longest:
+    """The longest response that still fits and what stopped the search there: ``memory``
+    (a longer one does not fit), ``context`` (prompt + response reach the actor's trained
+    context, or :data:`DEFAULT_CONTEXT_CAP` when it states none) or ``token budget`` (prompt +
+    response reach ``--max-tokens-per-gpu`` x CP, the longest sequence a micro-batch holds)."""
+
+    response_len: int
+    stopped_by: str
+    limit_tokens: int  # the sequence limit (prompt + response) of ``stopped_by``; 0 = memory
+
+    def describe(self) -> str:
+        """The stop in words, for the CLI."""
+        if self.stopped_by == "context":
+            return f"stopped by the model's trained context, {self.limit_tokens:,} tokens"
+        if self.stopped_by == "token budget":
+            return (f"stopped by the token budget: prompt + response <= {self.limit_tokens:,} "
+                    "(--max-tokens-per-gpu x --cp)")  # fmt: skip
+        return "stopped by memory: a longer response does not fit"
+
+
+def _limits(estimate: Any) -> dict[str, int]:
+    """The sequence limits (prompt + response tokens) besides memory: the actor's trained
+    context, and the per-GPU token budget of dynamic batching, which must hold one whole
+    sequence per CP rank (verl ``ppo_max_token_len_per_gpu``, OpenRLHF
+    ``--train_max_tokens_per_gpu``; :mod:`rlmcost.placement.group_cost`)."""
+    from rlmcost.algorithms.kinds import Role
+
+    ev = estimate.evaluation
+    if ev is not None and Role.ACTOR in ev.specs:
+        spec = ev.specs[Role.ACTOR]  # the resolved spec: a config.json has no registry name
+    else:
         from rlmcost.specs import get_model
 
-        context = get_model(estimate.model).max_context or DEFAULT_CONTEXT_CAP
-        cap = max(current, context - estimate.workload.prompt_len)
+        spec = get_model(estimate.model)
+    out = {"context": spec.max_context or DEFAULT_CONTEXT_CAP}
+    dep: Deployment = estimate.deployment
+    if not dep.ideal:
+        given = [dep.train, dep.forward_layout()]  # the budgets; the groups' layouts: CP
+        budgets = [t.max_tokens_per_gpu for t in given if t.max_tokens_per_gpu is not None]
+        if budgets:
+            groups = [t for g in dep.groups for t in (g.train, g.forward) if t is not None]
+            out["token budget"] = min(budgets) * min(t.cp for t in given + groups)
+    return out
+
+
+def max_response_len(run: Run, estimate: Any, granularity: int = 256) -> Longest:
+    """The longest response at which the deployment still fits, at most what the sequence
+    limits (:func:`_limits`) leave after the prompt, and which limit stopped it. The limit
+    itself is tried first; below it, a multiple of ``granularity`` tokens found by doubling
+    then bisection over evaluations (about 2 log2(limit / T) of them). When the deployment
+    does not fit, the current length, stopped by memory."""
+    current = estimate.workload.response_len
+    if not estimate.fits:
+        return Longest(current, "memory", 0)
+    prompt = estimate.workload.prompt_len
+    limits = _limits(estimate)
+    reason = min(limits, key=lambda k: limits[k])
+    cap = limits[reason] - prompt
 
     def fits(t: int) -> bool:
         try:
@@ -166,12 +234,13 @@ def max_response_len(
         except SpecError:
             return False
 
-    lo = current
-    hi = max(granularity, current) * 2
-    while hi <= cap and fits(hi):
-        lo, hi = hi, hi * 2
-    if hi > cap:
-        return lo
+    if cap <= current or fits(cap):
+        return Longest(max(current, cap), reason, limits[reason])
+    lo, hi = current, cap
+    t = max(granularity, current) * 2
+    while t < hi and fits(t):
+        lo, t = t, t * 2
+    hi = min(hi, t)
     while hi - lo > granularity:
         mid = (lo + hi) // 2 // granularity * granularity
         if mid <= lo:
@@ -180,4 +249,4 @@ def max_response_len(
             lo = mid
         else:
             hi = mid
-    return lo
+    return Longest(lo, "memory", 0)

@@ -140,8 +140,11 @@ class Evaluation:
 
     @property
     def host_memory_bytes_per_node(self) -> int:
-        """Host memory one node holds for offloaded states: the busiest stage's bytes per
-        device times the devices of a node."""
+        """Host memory one node holds for offloaded states (the evaluation's figure: its
+        groups' devices node by node); without one, the busiest stage's bytes per device
+        times the devices of a node."""
+        if self.evaluation is not None:
+            return self.evaluation.host_memory_bytes_per_node
         per_node = min(self.gpus, self.hardware.gpus_per_node)
         return max(s.host_bytes_per_device for s in self.stages.values()) * per_node
 

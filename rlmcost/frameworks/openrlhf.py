@@ -243,25 +243,32 @@ def _gpus(r: Reader, role: str) -> int:
 
 
 def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
-    engines = r.integer("vllm_num_engines", None, lo=0)
+    """GPUs and groups as train_ppo_ray places them: each model on its own
+    ``*_num_nodes x *_num_gpus_per_node`` GPUs (a Ray actor group), ``vllm_num_engines x
+    vllm_tensor_parallel_size`` engine GPUs beside them; without engines (unset or 0) the actor
+    generates on its own GPUs and every other model keeps its GPUs."""
+    engines = r.integer("vllm_num_engines", None, lo=0) or 0
     vtp = r.integer("vllm_tensor_parallel_size", 1)
-    q.set("--rollout-tp", vtp)
-    q.set("--gpu-memory-utilization", r.fraction("vllm_gpu_memory_utilization", 0.95))
+    util = r.fraction("vllm_gpu_memory_utilization", 0.95)
     colocate_all = r.flag("colocate_all_models", False)
     sleep = r.flag("vllm_enable_sleep", False) and colocate_all
     r.flag("deepspeed_enable_sleep", False)
-    q.set("--sleep" if sleep else "--no-sleep")
     if r.flag("async_train", False):
         q.note("--async_train: generation overlaps training one step behind; rlmcost's "
                "groups model the synchronous iteration (see --placement async)")  # fmt: skip
     actor = _gpus(r, "actor")
-    if not engines:
+    if engines:
+        q.set("--rollout-tp", vtp)
+        q.set("--gpu-memory-utilization", util)
+        q.set("--sleep" if sleep else "--no-sleep")
+    else:
         q.note("no vLLM engines (--vllm_num_engines unset or 0): the actor generates with "
-               "transformers; rlmcost models an engine on the actor's GPUs (nearest)")  # fmt: skip
-        engines, vtp = actor // vtp, vtp
-        colocate_all = True
+               "transformers on its own GPUs; rlmcost models an engine there that frees its "
+               "KV cache after generating (--sleep), at the default reservation beside a "
+               "trainer (nearest)")  # fmt: skip
+        q.set("--sleep")
     if colocate_all:
-        if engines * vtp != actor:
+        if engines and engines * vtp != actor:
             raise SpecError(
                 f"OpenRLHF arguments: --colocate_all_models needs vllm_num_engines x "
                 f"vllm_tensor_parallel_size = actor GPUs, got {engines} x {vtp} != {actor}"
@@ -273,7 +280,7 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
             "every model and the engines on the actor's GPUs (--colocate_all_models)",
         )
         return
-    groups = [f"rollout={engines * vtp}[tp={vtp}]"]
+    groups = [f"rollout={engines * vtp}[tp={vtp}]"] if engines else []
     critic = q.algorithm in ("ppo", "vapo")
     reward = q.algorithm in ("ppo", "grpo", "rloo")  # vapo, rlvr: a verifier, no model
     colocate_ar = r.flag("colocate_actor_ref", False)
@@ -298,7 +305,8 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
         if reward:
             groups.append(f"reward={_gpus(r, 'reward')}")
     total = sum(int(g.split("=")[1].split("[")[0]) for g in groups)
-    q.convert("the *_num_nodes x *_num_gpus_per_node of each model and vllm_num_engines x "
-              "vllm_tensor_parallel_size", "--groups", ",".join(groups),
+    given = "the *_num_nodes x *_num_gpus_per_node of each model" + (
+        " and vllm_num_engines x vllm_tensor_parallel_size" if engines else "")  # fmt: skip
+    q.convert(given, "--groups", ",".join(groups),
               "each model on GPUs of its own (OpenRLHF's Ray placement)")  # fmt: skip
     q.set("--gpus", total)

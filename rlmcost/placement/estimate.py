@@ -134,13 +134,21 @@ class PlacementEstimate:
 
     @property
     def host_memory_bytes_per_node(self) -> int:
-        """Host memory of the busiest node: a group's host bytes per device times the
-        devices of one node it spans (groups are laid out node by node)."""
+        """Host memory of the busiest node: the sum, over the devices of one node, of each
+        device's host bytes (its group's peak). The groups take consecutive devices in their
+        order, filling a node before the next (the packing of a Ray placement group with
+        strategy "PACK", which OpenRLHF's openrlhf/cli/train_ppo_ray.py creates for its
+        co-located models); one group of n devices thus puts min(n, gpus_per_node) x its bytes
+        per device on a node, and two small groups on one node add up."""
         per_node = self.hardware.gpus_per_node
-        return max(
-            (g.host_peak_bytes_per_device * min(g.gpus, per_node) for g in self.groups),
-            default=0,
-        )
+        nodes: dict[int, int] = {}
+        first = 0
+        for g in self.groups:
+            for device in range(first, first + g.gpus):
+                node = device // per_node
+                nodes[node] = nodes.get(node, 0) + g.host_peak_bytes_per_device
+            first += g.gpus
+        return max(nodes.values(), default=0)
 
     @property
     def work_flops(self) -> int:

@@ -197,40 +197,54 @@ def _check_query(query: RLQuery) -> None:
     get_hardware(query.hardware)
 
 
+def response_limit(query: RLQuery) -> int:
+    """The longest response the actor's trained context leaves after the prompt (the
+    :data:`~rlmcost.deployment.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
+    from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
+    from rlmcost.deployment.advice import DEFAULT_CONTEXT_CAP
+    from rlmcost.specs import get_model
+
+    context = get_model(query.model).max_context or DEFAULT_CONTEXT_CAP
+    return max(1, context - (query.prompt_len or DEFAULT_PROMPT_LEN))
+
+
 def max_response_len(
     query: RLQuery,
     gpus: int,
     *,
     space: RLSpace | None = None,
     step: int = 1024,
-    limit: int = 1 << 20,
+    limit: int | None = None,
     progress: Progress | None = None,
 ) -> tuple[int, dict[str, Any] | None]:
-    """The longest response (a multiple of ``step`` tokens, at most ``limit``) for which some
+    """The longest response (a multiple of ``step`` tokens, or ``limit`` itself; ``limit``
+    defaults to :func:`response_limit`, the model's context less the prompt) for which some
     deployment of ``space`` fits on ``gpus`` devices, and that deployment's row; (0, None)
-    when not even ``step`` tokens fit. Doubling, then bisection."""
+    when not even min(step, limit) tokens fit. Doubling, then bisection."""
     space = space or RLSpace()
+    limit = response_limit(query) if limit is None else limit
 
     def fitting(t: int) -> dict[str, Any] | None:
         q = replace(query, response_len=t)
         ph = _search_count(q, space, gpus, _LOCAL, progress, first_fit=True)
         return ph.rows[0] if ph.rows else None
 
-    best = fitting(step)
+    lo = min(step, limit)
+    best = fitting(lo)
     if best is None:
         return 0, None
-    lo, hi = step, None
-    while hi is None:
-        t = 2 * lo
-        if t > limit:
-            return lo, best
+    hi = None
+    while hi is None and lo < limit:
+        t = min(2 * lo, limit)  # the limit itself is tried before stopping there
         row = fitting(t)
         if row is None:
             hi = t
         else:
             lo, best = t, row
-    while hi - lo > step:
+    while hi is not None and hi - lo > step:
         mid = (lo + hi) // 2 // step * step
+        if mid <= lo:
+            break
         row = fitting(mid)
         if row is None:
             hi = mid

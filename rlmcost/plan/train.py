@@ -55,6 +55,7 @@ def plan_train(
 
     from rlmcost.compiled import arch_numbers
     from rlmcost.specs import get_hardware, get_model
+    from rlmcost.specs.registry import is_path
 
     start = time.perf_counter()
     obj = parse_objective(objective)
@@ -94,8 +95,11 @@ def plan_train(
         counts.pruned = int((~fits).sum())
         failures = _failures(cands, fits, memory, terms, hw.hbm_bytes)
         chosen = _preselect(cands, fits, bound, obj, batch * seq, refine or max(10 * top, 100))
-        query = {"model": spec.name, "hardware": hw.name, "batch": batch, "seq": seq}
-        items = [(query, cands.layout(int(i)), int(cands.gpus[i]), float(bound[i]))
+        # a config.json keeps its path (its name resolves to no built-in model)
+        label = model if isinstance(model, str) and is_path(model) else spec.name
+        query = {"model": label, "hardware": hw.name, "batch": batch, "seq": seq}
+        resolved = {**query, "spec": spec}  # the rows evaluate the spec, not the name again
+        items = [(resolved, cands.layout(int(i)), int(cands.gpus[i]), float(bound[i]))
                  for i in chosen]  # fmt: skip
         rows = run.map(report_row, items)
         name = run.name
@@ -175,8 +179,8 @@ def report_row(item: tuple[dict[str, Any], Any, int, float]) -> dict[str, Any]:
     from rlmcost.reports.train import train_report
 
     query, layout, gpus, bound = item
-    r = train_report(query["model"], layout, query["hardware"], gpus, query["seq"],
-                     query["batch"])  # fmt: skip
+    r = train_report(query.get("spec", query["model"]), layout, query["hardware"], gpus,
+                     query["seq"], query["batch"])  # fmt: skip
     step_s = r.step.step_s
     tokens = query["batch"] * query["seq"]
     return {

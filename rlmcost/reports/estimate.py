@@ -31,8 +31,10 @@ _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch", "
                   "virtual_stages")  # fmt: skip
 
 
-def estimate(algorithm: str | Algorithm = "ppo", model: Any = None, **fields: Any) -> Evaluation:
-    """One iteration of ``algorithm`` on ``model`` (the actor; default Llama-3.1-8B):
+def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fields: Any
+             ) -> Evaluation:  # fmt: skip
+    """One iteration of ``algorithm`` (default PPO) on ``model`` (the actor; default
+    Llama-3.1-8B), or of the ``base`` Run with the fields changed:
     :func:`rlmcost.evaluate` of :func:`run_of` ``(algorithm, model, **fields)``;
     ``efficiency`` (measured efficiencies, a :class:`~rlmcost.timing.Efficiency`) goes to the
     evaluation.
@@ -43,8 +45,8 @@ def estimate(algorithm: str | Algorithm = "ppo", model: Any = None, **fields: An
     (8, False, <Stage.TRAINING: 'training'>)
     """
     efficiency = fields.pop("efficiency", None)
-    if "base" not in fields and model is None:
-        model = "llama-3.1-8b"
+    if "base" not in fields:  # the defaults of a new query; a base Run keeps its own
+        algorithm, model = algorithm or "ppo", model or "llama-3.1-8b"
     return evaluate(run_of(algorithm, model, **fields), efficiency=efficiency)
 
 
