@@ -61,7 +61,8 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a
     :class:`~rlmcost.parallel.layout.Layout`; its dp is the cluster's), or ``tp`` (None with
     no layout: TP per model), ``pp``, ``zero``, ``micro_batch``. Deployment: ``deployment``,
-    ``placement``, ``groups`` (``--groups`` text), ``staleness``. Cluster: ``hardware``,
+    ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (idle models in
+    host memory). Cluster: ``hardware``,
     ``gpus``, ``calibration``, ``host_bandwidth_bytes_per_s``. Also ``options`` (an
     :class:`~rlmcost.algorithms.options.Options`) and ``counting`` (attention FLOPs).
     """
@@ -100,17 +101,24 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         data["tp_per_model"] = True
     elif tp != "unset":
         train["tp"] = tp
-    for key in ("pp", "zero", "micro_batch"):
+    for key in ("pp", "zero", "micro_batch"):  # the layout's own when one is given
         if key in f:
-            train[key] = _plain(f.pop(key))
+            value = _plain(f.pop(key))
+            if layout is None:
+                train[key] = value
     for key in ("placement", "staleness"):
         if f.get(key) is not None:
             d[key] = str(f[key]) if key == "placement" else f[key]
         f.pop(key, None)
+    if f.pop("offload", False):  # idle models wait in host memory
+        d["offload_idle"] = True
     groups = f.pop("groups", None)
     if groups is not None:
         text = groups if isinstance(groups, str) else ",".join(g.spec() for g in groups)
-        d["groups"] = [g.model_dump(mode="json") for g in groups_from_text(text)]
+        given = [g.model_dump(mode="json") for g in groups_from_text(text)]
+        for g, out in zip(() if isinstance(groups, str) else groups, given, strict=False):
+            out.update(_kind_layouts(g))
+        d["groups"] = given
     _cluster_fields(data["cluster"], f)
     counting = f.pop("counting", None)
     if counting is not None:
@@ -118,6 +126,18 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     if f:
         raise SpecError(f"unknown argument(s) {', '.join(sorted(f))}; see rlmcost.run_of's help")
     return Run.from_data(data)
+
+
+def _kind_layouts(group: Any) -> dict[str, Any]:
+    """A DeviceGroup's layouts per invocation kind as GroupLayouts fields (train, forward,
+    engine)."""
+    out: dict[str, Any] = {}
+    for kind, lay in group.layouts:
+        if str(kind) == "generate":
+            out["engine"] = {"tp": lay.tp, "pp": lay.pp, "ep": lay.ep}
+        else:
+            out[str(kind)] = {k: _plain(getattr(lay, k)) for k in _LAYOUT_FIELDS}
+    return out
 
 
 def _workload_fields(w: dict[str, Any], f: dict[str, Any]) -> None:
