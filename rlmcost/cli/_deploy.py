@@ -220,10 +220,11 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
         return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
             Deployment()  # fmt: skip
     from rlmcost.frameworks.presets import get_preset
+    from rlmcost.run.spec import merge
 
-    data = _merge(Deployment().to_json(), get_preset(framework).deployment_data())
+    data = merge(Deployment().to_json(), get_preset(framework).deployment_data())
     if opts.get("deployment_file"):
-        data = _merge(data, _file_fields(opts["deployment_file"]))
+        data = merge(data, _file_fields(opts["deployment_file"]))
     return build(Deployment, data, f"deployment (--framework {framework})")
 
 
@@ -235,17 +236,6 @@ def _file_fields(path: str) -> dict[str, Any]:
 
     load_deployment(path)  # one-line errors for an unreadable or bad file
     return parse_document(Path(path).read_text(), str(path))
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``top``'s fields over it, nested mappings merged field by field."""
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:

@@ -211,7 +211,7 @@ class Run(BaseModel):
         data = self.to_json()
         for key, value in sections.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = _merge(data[key], value)
+                data[key] = merge(data[key], value)
             elif isinstance(value, BaseModel):
                 data[key] = value.model_dump(mode="json")
             else:
@@ -283,12 +283,12 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
     return Run.from_data(data, f"run {p.name}"), {}
 
 
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     """``base`` with ``top``'s fields over it, nested mappings merged field by field."""
     out = dict(base)
     for key, value in top.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
