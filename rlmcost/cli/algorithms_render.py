@@ -86,7 +86,9 @@ def render(e: Any, run: Any = None) -> None:
     print(
         f"dominant stage: {dominant.label} "
         f"({e.stages[dominant].share:.0%} of the {format_seconds(e.time_lower_bound_s)} bound); "
-        f"predicted iteration {format_seconds(e.time_s)}."
+        f"predicted iteration {format_seconds(e.time_s)} "
+        f"(range {format_seconds(e.time_interval_s[0])} - {format_seconds(e.time_interval_s[1])}: "
+        "kernel efficiency, engine and length tail, overhead constants)."
     )
     for line in e.notes:
         note(f"note: {line}")

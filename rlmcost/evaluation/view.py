@@ -108,6 +108,13 @@ class Evaluation:
         return sum(s.time_s for s in self.stages.values())
 
     @property
+    def time_interval_s(self) -> tuple[float, float]:
+        """(low, high) of the predicted iteration (:mod:`rlmcost.perf.interval`)."""
+        if self.evaluation is not None:
+            return self.evaluation.iteration_interval_s
+        return (self.time_s, self.time_s)
+
+    @property
     def tokens_per_s_per_gpu(self) -> float:
         """Prompt + response tokens the actor trains on / (predicted seconds x GPUs)."""
         ev = self.evaluation
@@ -197,6 +204,7 @@ class Evaluation:
                 "work_flops": self.work_flops,
                 "time_lower_bound_s": self.time_lower_bound_s,
                 "time_s": self.time_s,
+                "time_interval_s": list(self.time_interval_s),
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
                 "mfu": self.mfu,
                 "mfu_convention": MFU_CONVENTION,

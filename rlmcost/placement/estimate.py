@@ -102,6 +102,7 @@ class PlacementEstimate:
     deployment: Deployment = field(default_factory=lambda: Deployment(ideal=True))
     recommended_gpu_memory_utilization: float | None = None
     iteration_time_s: float = 0.0  # predicted steady-state seconds per iteration
+    iteration_interval_s: tuple[float, float] = (0.0, 0.0)  # (low, high): perf.interval
     phases: tuple[Phase, ...] = ()
     tokens_per_iteration: int = 0  # prompt + response tokens the actor trains on
 
@@ -194,6 +195,7 @@ class PlacementEstimate:
             "stages": {str(s): r.to_json() for s, r in self.stages.items()},
             "iteration_time_lower_bound_s": self.iteration_time_lower_bound_s,
             "iteration_time_s": self.iteration_time_s,
+            "iteration_time_interval_s": list(self.iteration_interval_s),
             "tokens_per_iteration": self.tokens_per_iteration,
             "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
             "mfu": self.mfu,

@@ -26,6 +26,7 @@ of the compute dtype).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from math import ceil
 from typing import Any
@@ -33,6 +34,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
 from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
@@ -125,6 +127,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     units_p: list[Unit] = []
     units_d: list[Unit] = []
     key_of: dict[int, str] = {}
+    spread_of: dict[str, Spread] = {}
     for g in groups:
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
@@ -137,6 +140,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                     units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
                     units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
                     units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
+                    spread_of[k] = transfer_spread()
             if fused_key and j in fused_jobs:
                 key_of[j.task.index] = fused_key
                 if j is not fused_jobs[0]:
@@ -145,6 +149,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 p_sum = sum(pred_of[f.task.index] for f in fused_jobs)
                 units_t.append(Unit(fused_key, g.name, j.task.stage, t_sum))
                 units_p.append(Unit(fused_key, g.name, j.task.stage, p_sum))
+                spread_of[fused_key] = job_spread(j.task.kind)
                 units_d.append(
                     Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused_jobs))
                 )
@@ -153,16 +158,24 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             key_of[j.task.index] = key
             units_t.append(Unit(key, g.name, j.task.stage, time_of[j.task.index]))
             units_p.append(Unit(key, g.name, j.task.stage, pred_of[j.task.index]))
+            spread_of[key] = job_spread(j.task.kind)
             units_d.append(Unit(key, g.name, j.task.stage, j.depth))
     syncs, links = _weight_syncs(setup, groups, key_of)
     for what, _, _ in links:
         sync = next(s for s in syncs if s.what == what)
         units_t.append(Unit(what, f"link:{what}", None, sync.time_s, barrier=False))
         units_p.append(Unit(what, f"link:{what}", None, sync.predicted, barrier=False))
+        spread_of[what] = transfer_spread()
         units_d.append(Unit(what, f"link:{what}", None, 0, barrier=False))
     graph = edges(units_t, placement.staleness, links)
     per_t = period(units_t, graph)
     per_p = period(units_p, graph)
+    interval = tuple(
+        float(period([replace(u, weight=u.weight * getattr(spread_of[u.key], end))
+                      for u in units_p], graph).value)
+        for end in ("low", "high")
+    )  # monotone in the weights: low <= predicted <= high  # fmt: skip
+    interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_p = stage_spans(units_p)
     per_d = period(units_d, edges(units_d, placement.staleness, links))
     spans_t, spans_d = stage_spans(units_t), stage_spans(units_d)
@@ -224,6 +237,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
         iteration_time_s=float(per_p.value),
+        iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(groups, syncs),
         tokens_per_iteration=_trained_tokens(jobs.values()),
     )

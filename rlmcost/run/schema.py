@@ -81,6 +81,7 @@ class IterationOut(BaseModel):
     work_flops: int
     time_lower_bound_s: float
     time_s: float
+    time_interval_s: tuple[float, float]
     tokens_per_s_per_gpu: float
     mfu: float
     mfu_convention: str
@@ -144,6 +145,7 @@ class PlacementOut(BaseModel):
     stages: dict[str, Any]
     iteration_time_lower_bound_s: float
     iteration_time_s: float
+    iteration_time_interval_s: tuple[float, float]
     work_flops: int
     weight_sync_bytes: int
     peak_memory_bytes_per_device: int

@@ -1,0 +1,37 @@
+"""Prediction intervals (rlmcost.perf.interval): the interval holds the point prediction and
+never dips below the roofline bound, for any deployment (hypothesis over models, GPUs,
+placements and length tails). Independent check: the schedule's period is monotone in its
+weights, so scaling every unit by its low / high factor brackets the point (exact property)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlmcost.perf.interval import SPREADS, Spread
+from rlmcost.reports.estimate import estimate
+
+
+def test_spread_rejects_an_inverted_range() -> None:
+    with pytest.raises(ValueError, match="low <= 1 <= high"):
+        Spread(1.2, 1.5, "x")
+    assert Spread(0.5, 2.0, "x").of(10.0) == (5.0, 20.0)
+    assert all(s.source for s in SPREADS.values())
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    alg=st.sampled_from(["ppo", "grpo"]),
+    gpus=st.sampled_from([8, 16]),
+    placement=st.sampled_from(["baseline", "disaggregated", "async"]),
+    sigma=st.sampled_from([None, "lognormal:300,0.5,1024", "lognormal:300,1.0,1024"]),
+)
+def test_interval_holds_the_prediction(alg: str, gpus: int, placement: str,
+                                       sigma: str | None) -> None:  # fmt: skip
+    e = estimate(alg, "qwen2.5-0.5b", gpus=gpus, placement=placement, batch=16,
+                 response_len=1024, length_dist=sigma)  # fmt: skip
+    low, high = e.time_interval_s
+    assert e.time_lower_bound_s <= low + 1e-9
+    assert low <= e.time_s <= high
+    assert high > low
