@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.run.schema_envelope import versioned
 
 Pos = dict(min=1)
 
@@ -110,7 +111,7 @@ def plan(
                 t, row = longest(query, n, space=rl_space, progress=progress)
                 out = {"gpus": n, "max_response_len": t, "deployment": row}
                 if json_out:
-                    print_json(out)
+                    print_json(versioned("plan", out))
                 elif row is None:
                     note(f"no deployment fits even 1024 response tokens on {n} GPUs")
                 else:
@@ -126,7 +127,7 @@ def plan(
                              min_gpus=min_gpus, workers=workers, cluster=cluster,
                              progress=progress)  # fmt: skip
     if json_out:
-        print_json(result.to_json())
+        print_json(versioned("plan", result.to_json()))
         return
     _render(result)
 
