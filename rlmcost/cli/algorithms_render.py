@@ -285,7 +285,7 @@ def render_evaluation(e: Any) -> None:
         return estimate(base=run, **changes)
 
     if placed:
-        from rlmcost.cli.placement import render_estimate
+        from rlmcost.cli.placement_render import render_estimate
 
         render_estimate(e.evaluation, rerun)
         return
