@@ -55,11 +55,11 @@ def _render(result: Any) -> None:
 
         render_comparison(result)
     elif isinstance(result, PlacementComparison):
-        from rlmcost.cli.placement import render_comparison as render_placements
+        from rlmcost.cli.placement_render import render_comparison as render_placements
 
         render_placements(result)
     else:
-        from rlmcost.cli.placement import render_estimate
+        from rlmcost.cli.placement_render import render_estimate
 
         render_estimate(result.estimate)
 

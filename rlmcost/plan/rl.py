@@ -199,9 +199,9 @@ def _check_query(query: RLQuery) -> None:
 
 def response_limit(query: RLQuery) -> int:
     """The longest response the actor's trained context leaves after the prompt (the
-    :data:`~rlmcost.deployment.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
+    :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
     from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
-    from rlmcost.deployment.advice import DEFAULT_CONTEXT_CAP
+    from rlmcost.evaluation.advice import DEFAULT_CONTEXT_CAP
     from rlmcost.specs import get_model
 
     context = get_model(query.model).max_context or DEFAULT_CONTEXT_CAP
