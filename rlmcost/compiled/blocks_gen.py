@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum
+from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum, minimum
 
 __all__ = ["ArchNumbers", "INT_FIELDS", "BOOL_FIELDS", "ENUM_FLAGS", "STRUCTURAL", "FUNCTIONS"]
 
@@ -46,6 +46,8 @@ INT_FIELDS = (
     'qk_nope_head_dim',
     'qk_rope_head_dim',
     'v_head_dim',
+    'sliding_window',
+    'full_attention_layers',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -83,6 +85,7 @@ STRUCTURAL = {
         'v_head_dim',
     ),
     'qlora': ('q_lora_rank',),
+    'swa': ('sliding_window', 'full_attention_layers'),
 }
 """Structural flags and the fields that are 0 when the flag is 0 (``shared`` implies ``moe``)."""
 
@@ -111,10 +114,13 @@ class ArchNumbers(NamedTuple):
     qk_nope_head_dim: Num
     qk_rope_head_dim: Num
     v_head_dim: Num
+    sliding_window: Num
+    full_attention_layers: Num
     moe: Num
     shared: Num
     mla: Num
     qlora: Num
+    swa: Num
     qkv_bias: Num
     out_bias: Num
     mlp_bias: Num
@@ -479,8 +485,16 @@ def work_attention_per_token(a: ArchNumbers, context: Num) -> Num:
 
     context: positions attended to [tokens].
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.n_heads*a.n_layers*a.v_head_dim)))
+    return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers))) + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)))
 
 
 def work_head_per_token_lm(a: ArchNumbers) -> Num:
@@ -502,12 +516,18 @@ def work_decode_step(a: ArchNumbers, context: Num, seqs: Num = 1) -> Num:
     context: positions attended to [tokens]; seqs: sequences.
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.mla*(-4*a.head_dim*a.n_heads*a.n_layers*seqs
-               + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seqs
-               + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*seqs))
-               + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.mla*(-4*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seqs
+               - 4*a.kv_lora_rank*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*seqs
+               - 2*a.n_heads*a.qk_rope_head_dim*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
@@ -516,8 +536,14 @@ def work_decode_step(a: ArchNumbers, context: Num, seqs: Num = 1) -> Num:
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               + 4*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -544,13 +570,21 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
     context: positions attended to [tokens]; seqs: sequences.
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
+               - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim))
-               + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
@@ -558,7 +592,15 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
-               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora)
+               + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.kv_lora_rank*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -584,11 +626,16 @@ def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
 
     context: positions attended to [tokens].
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.n_heads*a.n_layers*a.v_head_dim))
+    return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)))
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
@@ -597,8 +644,12 @@ def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -633,7 +684,9 @@ def depth_forward_lm(a: ArchNumbers, context: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(context)
                + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
                + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads)
-               + 6*a.n_layers + clog2(a.d_model) + 1)
+               + 6*a.n_layers + a.swa*(-clog2(context)*maximum(0, -a.full_attention_layers
+               + a.n_layers) + clog2(minimum(context, a.sliding_window))*maximum(0,
+               -a.full_attention_layers + a.n_layers)) + clog2(a.d_model) + 1)
 
 
 def depth_backward_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
@@ -655,7 +708,10 @@ def depth_backward_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
                + a.n_layers*clog2(a.n_experts) + a.n_layers) + a.n_layers*clog2(context)
                + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
                + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads
-               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + clog2(tokens) + clog2(a.vocab) + 2)
+               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + a.swa*(-clog2(context)*maximum(0,
+               -a.full_attention_layers + a.n_layers) + clog2(minimum(context,
+               a.sliding_window))*maximum(0, -a.full_attention_layers + a.n_layers))
+               + clog2(tokens) + clog2(a.vocab) + 2)
 
 
 def depth_train_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
@@ -682,8 +738,10 @@ def depth_train_lm(a: ArchNumbers, context: Num, tokens: Num) -> Num:
                + 2*a.n_layers*clog2(context) + 2*a.n_layers*clog2(a.d_ff)
                + 4*a.n_layers*clog2(a.d_model) + 2*a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(a.head_dim*a.n_heads) + a.n_layers*clog2(a.head_dim*a.n_heads
-               + 2*a.head_dim*a.n_kv_heads) + 12*a.n_layers + clog2(a.d_model) + clog2(tokens)
-               + clog2(a.vocab) + 3)
+               + 2*a.head_dim*a.n_kv_heads) + 12*a.n_layers + a.swa*(-2*clog2(context)*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 2*clog2(minimum(context,
+               a.sliding_window))*maximum(0, -a.full_attention_layers + a.n_layers))
+               + clog2(a.d_model) + clog2(tokens) + clog2(a.vocab) + 3)
 
 
 def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
@@ -692,11 +750,16 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
 
     context: positions attended to [tokens].
     """
-    return (context*(4*a.head_dim*a.n_heads*a.n_layers + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.n_heads*a.n_layers*a.v_head_dim))
+    return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)))
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
@@ -705,8 +768,12 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -741,7 +808,9 @@ def depth_forward_value(a: ArchNumbers, context: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(context)
                + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
                + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads)
-               + 6*a.n_layers + clog2(a.d_model) + 1)
+               + 6*a.n_layers + a.swa*(-clog2(context)*maximum(0, -a.full_attention_layers
+               + a.n_layers) + clog2(minimum(context, a.sliding_window))*maximum(0,
+               -a.full_attention_layers + a.n_layers)) + clog2(a.d_model) + 1)
 
 
 def depth_backward_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
@@ -763,7 +832,10 @@ def depth_backward_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
                + a.n_layers*clog2(a.n_experts) + a.n_layers) + a.n_layers*clog2(context)
                + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
                + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads
-               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + clog2(tokens) + 2)
+               + 2*a.head_dim*a.n_kv_heads) + 6*a.n_layers + a.swa*(-clog2(context)*maximum(0,
+               -a.full_attention_layers + a.n_layers) + clog2(minimum(context,
+               a.sliding_window))*maximum(0, -a.full_attention_layers + a.n_layers))
+               + clog2(tokens) + 2)
 
 
 def depth_train_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
@@ -790,7 +862,10 @@ def depth_train_value(a: ArchNumbers, context: Num, tokens: Num) -> Num:
                + 2*a.n_layers*clog2(context) + 2*a.n_layers*clog2(a.d_ff)
                + 4*a.n_layers*clog2(a.d_model) + 2*a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(a.head_dim*a.n_heads) + a.n_layers*clog2(a.head_dim*a.n_heads
-               + 2*a.head_dim*a.n_kv_heads) + 12*a.n_layers + clog2(a.d_model) + clog2(tokens) + 3)
+               + 2*a.head_dim*a.n_kv_heads) + 12*a.n_layers + a.swa*(-2*clog2(context)*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 2*clog2(minimum(context,
+               a.sliding_window))*maximum(0, -a.full_attention_layers + a.n_layers))
+               + clog2(a.d_model) + clog2(tokens) + 3)
 
 
 def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1095,13 +1170,19 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
     return (prompt**2*(4*a.head_dim*a.n_heads*a.n_layers
                + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers + 2*a.n_heads*a.n_layers*a.v_head_dim))
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers + 2*a.kv_lora_rank*a.n_heads*a.n_layers
-               + a.n_heads*a.n_layers*a.qk_rope_head_dim))
-               + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 4*a.head_dim*a.n_heads*a.n_layers*response
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
@@ -1110,10 +1191,14 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*response
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response)
+               - 4*a.kv_lora_rank*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
+               - 2*a.n_heads*a.qk_rope_head_dim*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1144,9 +1229,18 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers + a.n_heads*a.n_layers*a.qk_rope_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1163,7 +1257,57 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)) + 2*a.d_model*a.vocab)
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
+               + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + 2*a.d_model*a.vocab
+               + a.mla*(-4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               + 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               + a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               + a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response))
+               + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window) + 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt
+               + response)**2 + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)))
 
 
 def work_recompute_selective_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1239,9 +1383,28 @@ def work_forward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
+               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1258,7 +1421,16 @@ def work_forward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
-               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1281,10 +1453,30 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 2*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
                + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + 2*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1301,7 +1493,16 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 4*a.d_model*a.n_experts*a.n_layers*seq
-               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-4*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 8*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 4*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 8*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 4*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 4*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1324,10 +1525,30 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 3*a.head_dim*a.n_heads*a.n_layers*seq**2 - 3*a.head_dim*a.n_heads*a.n_layers*seq
+               + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 3*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 6*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
                + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
-               + 3*a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + 3*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 3*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 3*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1344,7 +1565,16 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 6*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 6*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 6*a.d_model*a.n_experts*a.n_layers*seq
-               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-6*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 12*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 6*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 12*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 6*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 6*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1367,9 +1597,28 @@ def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
+               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1386,7 +1635,16 @@ def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
-               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1409,10 +1667,30 @@ def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 2*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
                + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + 2*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1429,7 +1707,16 @@ def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 4*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 4*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 4*a.d_model*a.n_experts*a.n_layers*seq
-               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 4*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-4*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 8*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 4*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 8*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 4*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 4*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1452,10 +1739,30 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 3*a.head_dim*a.n_heads*a.n_layers*seq**2 - 3*a.head_dim*a.n_heads*a.n_layers*seq
+               + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + 3*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 6*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
                + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
-               + 3*a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + 3*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 3*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 3*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1472,7 +1779,16 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 6*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 6*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 6*a.d_model*a.n_experts*a.n_layers*seq
-               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 6*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-6*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 12*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 6*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 12*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 6*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 6*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
@@ -1482,9 +1798,12 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
     prompt: prompt tokens S; seqs: sequences.
     """
     return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.n_heads*a.n_layers*seqs*a.v_head_dim))
-               + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
+               - 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
@@ -1498,9 +1817,16 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seqs
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
                - a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.head_dim*a.n_heads*seqs*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seqs*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
-               + a.n_heads*a.n_layers*seqs*a.v_head_dim)
+               + a.n_heads*a.n_layers*seqs*a.v_head_dim
+               + 2*a.n_heads*seqs*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seqs*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
@@ -1517,8 +1843,28 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seqs
                - 2*a.d_model*a.first_dense_layers*seqs*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seqs
-               + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate))
-               + seqs*(2*a.d_model*a.vocab))
+               + 2*a.d_model*a.n_layers*seqs*a.shared*a.shared_expert_gate)
+               + a.swa*(4*a.head_dim*a.n_heads*seqs*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*maximum(0,
+               -a.full_attention_layers + a.n_layers))) + seqs*(2*a.d_model*a.vocab
+               + a.mla*(2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window))
+               + a.swa*(-4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window))))
 
 
 def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
@@ -1526,12 +1872,20 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
 
     prompt: prompt tokens S; response: response tokens T.
     """
-    return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers + a.mla*(-a.head_dim*a.n_heads*a.n_layers
-               + a.n_heads*a.n_layers*a.v_head_dim))
+    return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers - 2*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.mla*(-a.head_dim*a.n_heads*a.n_layers
+               + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_heads*a.n_layers*a.v_head_dim - a.n_heads*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)))
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers + 2*a.kv_lora_rank*a.n_heads*a.n_layers
-               + a.n_heads*a.n_layers*a.qk_rope_head_dim))
-               + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + 4*a.head_dim*a.n_heads*a.n_layers*response + 2*a.head_dim*a.n_heads*a.n_layers
@@ -1544,11 +1898,20 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response - a.head_dim*a.n_heads*a.n_layers
+               + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*response
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
-               + a.n_heads*a.n_layers*a.v_head_dim)
+               - 4*a.kv_lora_rank*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
+               + a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.n_heads*a.qk_rope_head_dim*response*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) - a.n_heads*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1565,7 +1928,11 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate))
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
+               + a.swa*(-4*a.head_dim*a.n_heads*response*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)))
                + response*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
                + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
@@ -1579,9 +1946,18 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers + a.n_heads*a.n_layers*a.qk_rope_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1598,7 +1974,58 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
-               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)) + 2*a.d_model*a.vocab)
+               + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
+               + a.swa*(4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers))) + 2*a.d_model*a.vocab
+               + a.mla*(-2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               + 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               + 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               - 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)
+               + a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               + a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(prompt, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(prompt, a.sliding_window))
+               + a.swa*(-4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(a.sliding_window, prompt + response)
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)))
 
 
 def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1609,8 +2036,36 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     """
     return (seqs*(2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
                + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seq**2
-               - a.head_dim*a.n_heads*a.n_layers*seq + a.n_heads*a.n_layers*seq**2*a.v_head_dim
-               + a.n_heads*a.n_layers*seq*a.v_head_dim)))
+               - a.head_dim*a.n_heads*a.n_layers*seq + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
+               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
+               + a.swa*(-2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def work_recompute_full_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1633,9 +2088,28 @@ def work_recompute_full_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
+               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               - a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim)
+               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1652,7 +2126,16 @@ def work_recompute_full_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.n_experts*seq
                - 2*a.d_model*a.first_dense_layers*seq*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers*seq
-               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)))
+               + 2*a.d_model*a.n_layers*seq*a.shared*a.shared_expert_gate)
+               + a.swa*(-2*a.head_dim*a.n_heads*seq**2*maximum(0, -a.full_attention_layers
+               + a.n_layers) + 4*a.head_dim*a.n_heads*seq*a.sliding_window*maximum(0,
+               -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*seq*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window) + 2*a.head_dim*a.n_heads*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
+               + 2*a.head_dim*a.n_heads*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(seq, a.sliding_window))))
 
 
 def depth_prefill(a: ArchNumbers, prompt: Num) -> Num:
@@ -1670,7 +2153,9 @@ def depth_prefill(a: ArchNumbers, prompt: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(prompt) + a.n_layers*clog2(a.head_dim*a.n_heads) + 6*a.n_layers
-               + clog2(a.d_model) + 1)
+               + a.swa*(-clog2(prompt)*maximum(0, -a.full_attention_layers + a.n_layers)
+               + clog2(minimum(prompt, a.sliding_window))*maximum(0, -a.full_attention_layers
+               + a.n_layers)) + clog2(a.d_model) + 1)
 
 
 def depth_decode_step(a: ArchNumbers, context: Num) -> Num:
@@ -1688,7 +2173,9 @@ def depth_decode_step(a: ArchNumbers, context: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(context)
                + a.n_layers*clog2(a.d_ff) + 2*a.n_layers*clog2(a.d_model)
                + a.n_layers*clog2(a.head_dim) + a.n_layers*clog2(a.head_dim*a.n_heads)
-               + 6*a.n_layers + clog2(a.d_model) + 1)
+               + 6*a.n_layers + a.swa*(-clog2(context)*maximum(0, -a.full_attention_layers
+               + a.n_layers) + clog2(minimum(context, a.sliding_window))*maximum(0,
+               -a.full_attention_layers + a.n_layers)) + clog2(a.d_model) + 1)
 
 
 def depth_generation(a: ArchNumbers, prompt: Num, response: Num) -> Num:
@@ -1696,7 +2183,9 @@ def depth_generation(a: ArchNumbers, prompt: Num, response: Num) -> Num:
 
     prompt: prompt tokens S; response: response tokens T.
     """
-    return (prompt*(-a.n_layers*clog2(prompt) + a.n_layers*clog2(prompt + response))
+    return (prompt*(-a.n_layers*clog2(prompt) + a.n_layers*clog2(prompt + response)
+               + a.swa*(clog2(prompt)*maximum(0, -a.full_attention_layers + a.n_layers)
+               - clog2(prompt + response)*maximum(0, -a.full_attention_layers + a.n_layers)))
                + response*(a.mla*(-a.n_layers*a.qlora*clog2(a.kv_lora_rank)
                + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank, a.q_lora_rank))
                + a.n_layers*clog2(a.kv_lora_rank) - a.n_layers*clog2(a.head_dim*a.n_heads)
@@ -1707,7 +2196,8 @@ def depth_generation(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(a.head_dim*a.n_heads) + a.n_layers*clog2(prompt + response)
-               + 6*a.n_layers + clog2(a.d_model) + 1) + 2**clog2(prompt)*a.n_layers
+               + 6*a.n_layers - a.swa*clog2(prompt + response)*maximum(0, -a.full_attention_layers
+               + a.n_layers) + clog2(a.d_model) + 1) + 2**clog2(prompt)*a.n_layers
                - 2**clog2(prompt + response)*a.n_layers
                + a.mla*(-a.n_layers*a.qlora*clog2(a.kv_lora_rank)
                + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank, a.q_lora_rank))
@@ -1719,7 +2209,20 @@ def depth_generation(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(prompt) + a.n_layers*clog2(a.head_dim*a.n_heads) + 6*a.n_layers
-               + clog2(a.d_model) + 1)
+               + a.swa*(-2**clog2(prompt)*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2**clog2(prompt + response)*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2**clog2(minimum(prompt, a.sliding_window))*maximum(0, -a.full_attention_layers
+               + a.n_layers) - 2**clog2(minimum(a.sliding_window, prompt + response))*maximum(0,
+               -a.full_attention_layers + a.n_layers) - clog2(prompt)*maximum(0,
+               -a.full_attention_layers + a.n_layers) - clog2(a.sliding_window)*maximum(0,
+               -a.full_attention_layers + a.n_layers)*maximum(prompt, a.sliding_window)
+               + clog2(a.sliding_window)*maximum(0, -a.full_attention_layers
+               + a.n_layers)*maximum(a.sliding_window, prompt + response) - clog2(minimum(prompt,
+               a.sliding_window))*maximum(0, -a.full_attention_layers + a.n_layers)*minimum(prompt,
+               a.sliding_window) + clog2(minimum(prompt, a.sliding_window))*maximum(0,
+               -a.full_attention_layers + a.n_layers) + clog2(minimum(a.sliding_window, prompt
+               + response))*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(a.sliding_window, prompt + response)) + clog2(a.d_model) + 1)
 
 
 def depth_generation_bound(a: ArchNumbers, prompt: Num, response: Num) -> Num:
@@ -1737,8 +2240,10 @@ def depth_generation_bound(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(a.head_dim*a.n_heads) + a.n_layers*clog2(prompt + response)
-               + 6*a.n_layers + clog2(a.d_model) + 1)
-               + a.mla*(-a.n_layers*a.qlora*clog2(a.kv_lora_rank)
+               + 6*a.n_layers + a.swa*(-clog2(prompt + response)*maximum(0,
+               -a.full_attention_layers + a.n_layers) + clog2(minimum(a.sliding_window, prompt
+               + response))*maximum(0, -a.full_attention_layers + a.n_layers)) + clog2(a.d_model)
+               + 1) + a.mla*(-a.n_layers*a.qlora*clog2(a.kv_lora_rank)
                + a.n_layers*a.qlora*clog2(maximum(a.kv_lora_rank, a.q_lora_rank))
                + a.n_layers*clog2(a.kv_lora_rank) - a.n_layers*clog2(a.head_dim*a.n_heads)
                + a.n_layers*clog2(a.n_heads*a.v_head_dim) + a.n_layers)
@@ -1748,22 +2253,39 @@ def depth_generation_bound(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers*clog2(a.d_model) + a.n_layers) + a.n_layers*clog2(a.d_ff)
                + 2*a.n_layers*clog2(a.d_model) + a.n_layers*clog2(a.head_dim)
                + a.n_layers*clog2(prompt) + a.n_layers*clog2(a.head_dim*a.n_heads) + 6*a.n_layers
-               + clog2(a.d_model) + 1)
+               + a.swa*(-clog2(prompt)*maximum(0, -a.full_attention_layers + a.n_layers)
+               + clog2(minimum(prompt, a.sliding_window))*maximum(0, -a.full_attention_layers
+               + a.n_layers)) + clog2(a.d_model) + 1)
 
 
-def memory_kv_cache(a: ArchNumbers, tokens: Num, tp: Num = 1) -> Num:
-    """M_KV of `tokens` positions, all layers, on a TP rank (blocks.memory_kv_cache) [elements].
+def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> Num:
+    """M_KV of `seqs` sequences of `tokens` tokens, all layers, on a TP rank; a sliding layer
+    keeps min(tokens, W - 1) positions (blocks.memory_kv_cache) [elements].
 
-    tokens: token positions; tp: P_t tensor-parallel degree (1 = off).
+    tokens: token positions; seqs: sequences; tp: P_t tensor-parallel degree (1 = off).
     """
-    return (div(tokens*(2*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers + a.kv_lora_rank*a.n_layers*tp
-               + a.n_layers*a.qk_rope_head_dim*tp)), tp))
+    return (div(seqs*(2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               + a.kv_lora_rank*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               + a.qk_rope_head_dim*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(tokens, a.sliding_window - 1)))
+               + tokens*(2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.kv_lora_rank*a.n_layers*seqs*tp
+               - a.kv_lora_rank*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_layers*a.qk_rope_head_dim*seqs*tp
+               - a.qk_rope_head_dim*seqs*a.swa*tp*maximum(0, -a.full_attention_layers
+               + a.n_layers))), tp))
 
 
 def kv_cache_per_token_layer(a: ArchNumbers, tp: Num = 1) -> Num:
-    """K and V elements of one position in one layer on a TP rank (blocks.memory_kv_cache)
-    [elements].
+    """K and V elements of one position in one layer on a TP rank (arch.Arch.kv_cache_width, as
+    blocks.memory_kv_cache counts them) [elements].
 
     tp: P_t tensor-parallel degree (1 = off).
     """

@@ -50,20 +50,22 @@ STRUCTURAL = {
     "mla": ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
             "v_head_dim"),
     "qlora": ("q_lora_rank",),
+    "swa": ("sliding_window", "full_attention_layers"),
 }  # fmt: skip
 """Structural flags: the ``Arch`` fields that are off when the flag is off (a dense model has no
 experts; a MoE model without shared experts has none of their fields; a model without
-multi-head latent attention has no latent ranks or MLA head widths, and an MLA model without a
-query latent has no ``q_lora_rank``). ``shared`` implies ``moe``, ``qlora`` implies ``mla``.
+multi-head latent attention has no latent ranks or MLA head widths, an MLA model without a
+query latent has no ``q_lora_rank``, and a model without sliding-window attention has no window
+and no full-attention layer count). ``shared`` implies ``moe``, ``qlora`` implies ``mla``.
 ``blocks`` tests these fields with ``arch.is_moe`` / ``is_zero`` / ``arch.is_mla`` /
-``q_lora_rank is None``. Off means 0, except the latent ranks, which are None (``Arch``'s
-sentinel for "not MLA" / "no query latent")."""
+``q_lora_rank is None`` / ``arch.has_window``. Off means 0, except the latent ranks and the
+window, which are None (``Arch``'s sentinel for "not MLA" / "no query latent" / "no window")."""
 
-NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank")
+NONE_WHEN_OFF = ("q_lora_rank", "kv_lora_rank", "sliding_window")
 """Structural fields whose off value is None rather than 0."""
 
 TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "mla": "kv_lora_rank",
-            "qlora": "q_lora_rank"}  # fmt: skip
+            "qlora": "q_lora_rank", "swa": "sliding_window"}  # fmt: skip
 """The field whose zero-test each structural flag stands for. A block that zero-tests another
 field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
@@ -347,14 +349,16 @@ def blocks() -> list[Block]:
               lambda a, s: bl.depth_generation(a, s.prompt, s.response, closed_form=False),
               "D_prefill(S) + T D_dec(S + T), the Big-O form (blocks.depth_generation) "
               "[levels]."),
-        Block("memory_kv_cache", ("tokens", "tp"),
-              lambda a, s: bl.memory_kv_cache(shard(a, s), s.tokens),
-              "M_KV of `tokens` positions, all layers, on a TP rank (blocks.memory_kv_cache) "
-              "[elements].", tp1),
+        Block("memory_kv_cache", ("tokens", "seqs", "tp"),
+              lambda a, s: bl.memory_kv_cache(shard(a, s), s.tokens, s.seqs),
+              "M_KV of `seqs` sequences of `tokens` tokens, all layers, on a TP rank; a "
+              "sliding layer keeps min(tokens, W - 1) positions (blocks.memory_kv_cache) "
+              "[elements].", (("seqs", 1), ("tp", 1))),
         Block("kv_cache_per_token_layer", ("tp",),
-              lambda a, s: bl.memory_kv_cache(shard(a, s).with_(n_layers=1), 1),
+              lambda a, s: shard(a, s).kv_cache_width,
               "K and V elements of one position in one layer on a TP rank "
-              "(blocks.memory_kv_cache) [elements].", tp1),
+              "(arch.Arch.kv_cache_width, as blocks.memory_kv_cache counts them) [elements].",
+              tp1),
         Block("memory_inference_buffer", ("tokens", "tp"),
               lambda a, s: bl.memory_inference_buffer(shard(a, s), s.tokens),
               "M_Inf: one layer's forward transients for `tokens` positions on a TP rank "
@@ -416,6 +420,11 @@ class Compiler:
             {n: sp.Integer(rng.randint(2, 2 ** rng.randint(2, 40))) for n in names}
             for _ in range(self.N_POINTS)
         ]
+        for point, window in zip(self.points, (1, 2**30), strict=True):
+            # a window below every size (min(x, W) = W) and one above most, and some sliding
+            # layers: where min(x, W) = x or no layer slides, the window's terms vanish
+            point["sliding_window"] = sp.Integer(window)
+            point["full_attention_layers"] = point["n_layers"] // 2
         self.traced = _traced_class()
         self.sym_values = {**self.int_syms, **self.size_syms}
         self._cache: dict[tuple[str, int, frozenset[str]], Any] = {}
@@ -427,7 +436,8 @@ class Compiler:
 
         kw: dict[str, Any] = {"name": "generated"}
         kw.update({n: values[n] for n in self.fields.ints})
-        for flag, parent in (("moe", None), ("shared", "moe"), ("mla", None), ("qlora", "mla")):
+        for flag, parent in (("moe", None), ("shared", "moe"), ("mla", None), ("qlora", "mla"),
+                             ("swa", None)):  # fmt: skip
             if flag not in on and (parent is None or parent in on):
                 kw.update(
                     {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
@@ -583,6 +593,9 @@ def _printer(fields: ArchFields) -> Any:
         def _print_Max(self, expr: Any) -> str:
             return "maximum(" + ", ".join(code(a, (), self) for a in expr.args) + ")"
 
+        def _print_Min(self, expr: Any) -> str:
+            return "minimum(" + ", ".join(code(a, (), self) for a in expr.args) + ")"
+
     printer = PyPrinter()
     printer.flags = fields.flags
     return printer
@@ -643,7 +656,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum
+from rlmcost.compiled.runtime import ceil_div, clog2, div, maximum, minimum
 
 __all__ = ["ArchNumbers", "INT_FIELDS", "BOOL_FIELDS", "ENUM_FLAGS", "STRUCTURAL", "FUNCTIONS"]
 
