@@ -13,7 +13,7 @@ from rlmcost.errors import SpecError
 #: model types with sliding-window attention, and the window their config class gives when
 #: config.json has no ``sliding_window`` key (transformers' MistralConfig, Gemma2Config,
 #: Qwen2Config, Qwen3Config, Qwen2MoeConfig, Qwen3MoeConfig: 4096; MixtralConfig, Phi3Config:
-#: None; Gemma 3 through :data:`GEMMA3_TEXT_DEFAULTS`).
+#: None; Gemma 3 through ``hf_config.GEMMA3_TEXT_DEFAULTS``).
 WINDOW_DEFAULT: dict[str, int | None] = {
     "mistral": 4096, "mixtral": None, "phi3": None, "gemma2": 4096, "gemma3_text": 4096,
     "qwen2": 4096, "qwen3": 4096, "qwen2_moe": 4096, "qwen3_moe": 4096,
