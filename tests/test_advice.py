@@ -67,7 +67,8 @@ def _longest(out: str) -> tuple[int, str]:
 
 
 def test_longest_response_stops_at_the_token_budget_and_says_so():
-    base = ("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--ckpt", "full")
+    base = ("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--ckpt", "full", "--framework",
+            "none")  # a fixed budget (under a framework's packing the budget grows with S + T)
     t, why = _longest(run(*base, "--max-tokens-per-gpu", "16000").stdout)
     # a micro-batch of a 16000-token budget holds one whole sequence at most: S + T <= 16000
     # (verl ppo_max_token_len_per_gpu), so T <= 16000 - 1024 (default prompt) = 14976
@@ -122,7 +123,7 @@ def _given(args: tuple[str, ...]) -> dict[str, str]:
 @pytest.mark.parametrize(
     "args",
     [
-        ("grpo", "-m", "8b", "--gpus", "8", "--response-len", "16384"),
+        ("grpo", "-m", "8b", "--gpus", "8", "--response-len", "16384", "--framework", "none"),
         ("grpo", "-m", "70b", "--gpus", "16", "--zero", "3", "--rollout-tp", "8",
          "--offload", "optimizer"),
         ("ppo", "-m", "70b", "--gpus", "16", "--zero", "3", "--rollout-tp", "8", "--ckpt",
@@ -177,7 +178,8 @@ def _host_line(out: str) -> str:
 
 def test_host_memory_per_node_is_one_figure_in_text_and_json():
     args = ("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--offload", "optimizer",
-            "--reward", "rule", "--groups", "rollout=4,actor+reference=4")  # fmt: skip
+            "--reward", "rule", "--groups", "rollout=4,actor+reference=4",
+            "--framework", "none")  # the reference on the GPU, not in host memory  # fmt: skip
     out = json.loads(run(*args, "--json").stdout)
     per_node = out["host_memory_bytes_per_node"]
     # the actor's fp32 Adam states, 12 B/param (ZeRO, Rajbhandari et al. 2020 §3.1), sharded

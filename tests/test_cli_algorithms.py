@@ -130,7 +130,7 @@ def test_group_methods_need_two_samples_per_prompt():
 
 
 def test_reward_rule_replaces_the_reward_model_and_says_so():
-    model = json.loads(run("grpo", "-m", "gpt-2", "--json").stdout)
+    model = json.loads(run("grpo", "-m", "gpt-2", "--reward", "gpt-2", "--json").stdout)
     rule = json.loads(run("grpo", "-m", "gpt-2", "--reward", "rule", "--json").stdout)
     assert model["reward"].startswith("reward model gpt-2")
     assert rule["reward"].startswith("rule-based verifier") and "reward" not in rule["models"]
@@ -156,7 +156,7 @@ def test_recomputed_log_probs_are_one_forward():
 @pytest.mark.parametrize(
     "extra",
     [[], ["--length-dist", "uniform:256,1024"], ["--placement", "async", "--gpus", "16"],
-     ["--groups", "rollout=8,actor+reference+reward=8"]],  # fmt: skip
+     ["--groups", "rollout=8,actor+reference=8"]],  # fmt: skip
 )
 def test_one_json_layout_whatever_the_options(extra):
     # --placement / --groups / --length-dist add an optional section, never another shape

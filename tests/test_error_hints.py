@@ -37,7 +37,7 @@ CASES = [
         lambda a, m: _replace(a, "--groups", "rollout=1,actor=1," + m[1]),
     ),
     (
-        ["grpo", "-m", "gpt-2", "--gpus", "2", "--offload", "params"],
+        ["grpo", "-m", "gpt-2", "--gpus", "2", "--offload", "params", "--framework", "none"],
         r"add (--zero 3)",
         lambda a, m: a + m[1].split(),
     ),

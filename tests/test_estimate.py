@@ -107,7 +107,8 @@ def test_causal_counting_drops_the_masked_attention_half(tiny):
 
 
 def test_ppo_70b_on_8_h100_does_not_fit_and_says_by_how_much():
-    e = rlmcost.estimate(algorithm="ppo", model="70b", layout=Layout(tp=8), hardware="h100")
+    e = rlmcost.estimate(algorithm="ppo", model="70b", layout=Layout(tp=8), hardware="h100",
+                         framework="none")  # every model resident on the GPUs
     assert e.gpus == 8 and e.hardware.name == "h100-sxm" and not e.fits
     train = e.stages[TR]
     # four 70.6 B-parameter models resident (actor, critic, reward, reference); Adam states of
@@ -243,7 +244,9 @@ def test_epochs_and_mini_batches():
 def test_compare_drops_what_does_not_apply():
     c = compare(["ppo", "grpo", "dpo"], model="gpt-2", group=4, critic="gpt-2")
     assert [e.algorithm.name for e in c.estimates] == ["ppo", "grpo", "dpo"]
-    assert c.dropped == {"ppo": (), "grpo": ("critic",), "dpo": ("group", "critic")}
+    # the default deployment (NeMo RL) recomputes old log-probs: DPO has none to recompute
+    assert c.dropped == {"ppo": (), "grpo": ("critic",),
+                         "dpo": ("group", "critic", "recompute_logprobs")}
     assert c.estimates[0].inputs()["K"] == 4 and c.estimates[1].inputs()["K"] == 4
     out = c.to_json()
     assert len(out["algorithms"]) == 3 and any("dpo" in n for n in out["notes"])

@@ -60,22 +60,25 @@ def test_deployment_file_over_preset(tmp_path: Path) -> None:
 
 
 def test_verl_preset_swaps_reference_for_recomputed_logprobs() -> None:
-    plain = _run(BASE)["stages"]["assessment"]["work_flops"]
+    plain = _run([*BASE, "--framework", "none", "--reward", "rule"])
+    plain = plain["stages"]["assessment"]["work_flops"]
     verl = _run([*BASE, "--framework", "verl"])
-    # verl recomputes old log-probs (one actor forward over B K sequences) and, without a KL
-    # term, loads no reference (one forward less of the same model): Assessment = reward +
-    # actor forward = reward + reference forward, exactly the plain GRPO Assessment.
+    # verl scores with a reward function, recomputes old log-probs (one actor forward over
+    # B K sequences) and, without a KL term, loads no reference (one forward less of the same
+    # model): Assessment = actor forward = reference forward, exactly the plain GRPO
+    # Assessment with a verifier.
     assert verl["stages"]["assessment"]["work_flops"] == plain
-    assert verl["options"] == {"recompute_logprobs": True, "kl": False}
+    assert verl["options"] == {"recompute_logprobs": True, "kl": False, "rule_reward": True}
     kept = _run([*BASE, "--framework", "verl", "--kl"])
-    assert kept["options"] == {"recompute_logprobs": True}
+    assert kept["options"] == {"recompute_logprobs": True, "rule_reward": True}
     assert kept["stages"]["assessment"]["work_flops"] > plain
 
 
 def test_recompute_adds_one_forward_and_leaves_training_alone() -> None:
-    plain = _run(BASE)["stages"]
-    rec = _run([*BASE, "--recompute-logprobs"])["stages"]
-    nokl = _run([*BASE, "--no-kl"])["stages"]
+    bare = [*BASE, "--framework", "none"]
+    plain = _run(bare)["stages"]
+    rec = _run([*bare, "--recompute-logprobs"])["stages"]
+    nokl = _run([*bare, "--no-kl"])["stages"]
     # Hand derivation: recompute adds the actor's forward over the B K sequences to
     # Assessment (= the reference's forward, same model); Training is unchanged.
     ref_forward = plain["assessment"]["work_flops"] - nokl["assessment"]["work_flops"]
@@ -86,11 +89,17 @@ def test_recompute_adds_one_forward_and_leaves_training_alone() -> None:
 def test_preset_options_apply_only_where_they_mean_something() -> None:
     dpo, dapo, grpo = (get_algorithm(n) for n in ("dpo", "dapo", "grpo"))
     # DPO has no rollouts to recompute and needs its reference: verl's preset leaves it.
-    assert preset_options("verl", dpo) == {"recompute_logprobs": False, "kl": True}
-    # DAPO has no reference to drop.
-    assert preset_options("verl", dapo) == {"recompute_logprobs": True, "kl": True}
-    assert preset_options("trl", grpo) == {"recompute_logprobs": False, "kl": False}
-    assert preset_options(None, grpo) == {"recompute_logprobs": False, "kl": True}
+    assert preset_options("verl", dpo) == {"recompute_logprobs": False, "kl": True,
+                                           "rule_reward": False}
+    # DAPO has no reference to drop; its reward is a verifier anyway.
+    assert preset_options("verl", dapo) == {"recompute_logprobs": True, "kl": True,
+                                            "rule_reward": False}
+    # critic-free GRPO takes the framework's verifier; PPO keeps its reward model (RLHF).
+    assert preset_options("trl", grpo) == {"recompute_logprobs": False, "kl": False,
+                                           "rule_reward": True}
+    assert preset_options("verl", get_algorithm("ppo"))["rule_reward"] is False
+    assert preset_options(None, grpo) == {"recompute_logprobs": False, "kl": True,
+                                          "rule_reward": False}
     result = runner.invoke(app, ["dpo", "--model", "8b", "--framework", "verl", "--json"])
     assert result.exit_code == 0, result.output
 

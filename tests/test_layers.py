@@ -74,7 +74,11 @@ MODULE_LAYER = {
     "rlmcost.evaluation": "evaluation",
     "rlmcost.reports": "views",
     "rlmcost.plan": "views",
-    "rlmcost.frameworks": "views",
+    # Framework presets are deployment data (a Run's defaults come from them); the importers
+    # of frameworks' configs are views.
+    "rlmcost.frameworks": "deployment",
+    **{f"rlmcost.frameworks.{m}": "views"
+       for m in ("config", "nemo_rl", "openrlhf", "result", "trl", "units", "verl")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

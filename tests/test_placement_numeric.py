@@ -220,7 +220,7 @@ def test_a_group_can_set_its_own_layout_per_kind():
     groups = (
         DeviceGroup("rollout", (Member(Role.ACTOR, Kind.GENERATE),), 4,
                     ((Kind.GENERATE, Layout(tp=2)),)),
-        DeviceGroup("rest", tuple(Member(r) for r in (Role.ACTOR, Role.REWARD, Role.REFERENCE)), 2),
+        DeviceGroup("rest", tuple(Member(r) for r in (Role.ACTOR, Role.REFERENCE)), 2),
     )  # fmt: skip
     e = placement_estimate("grpo", "gpt-2", groups=groups, group=2, **{**SMALL, "batch": 4})
     gen = next(j for j in e.groups[0].jobs if j.task.kind is Kind.GENERATE)

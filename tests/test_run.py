@@ -15,7 +15,6 @@ import rlmcost
 from rlmcost.cli import app
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Layout
 from rlmcost.reports.estimate import estimate, run_of
 from rlmcost.run.schema import json_schema
 
@@ -98,7 +97,7 @@ def test_the_library_and_the_cli_evaluate_one_run():
     out = json.loads(cli("ppo", "-m", "70b", "--tp", "8", "--json").stdout)
     run = rlmcost.Run.from_yaml("models: {actor: 70b}\ndeployment: {train: {tp: 8}}")
     e = rlmcost.evaluate(run)
-    kw = estimate("ppo", "70b", layout=Layout(tp=8))
+    kw = estimate("ppo", "70b", tp=8)  # a whole Layout would also say ZeRO-0, micro-batch 1
     assert e.to_json()["iteration"] == out["iteration"] == kw.to_json()["iteration"]
     assert e.to_json()["stages"] == out["stages"]
 

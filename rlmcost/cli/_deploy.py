@@ -23,6 +23,9 @@ DEPLOYMENT_OPTIONS = (
     "deployment_file",
     "micro_batch",
     "max_tokens_per_gpu",
+    "forward_max_tokens_per_gpu",
+    "forward_micro_batch",
+    "packing",
     "ckpt",
     "cp",
     "ep",
@@ -72,6 +75,45 @@ def deployment_options() -> dict[str, Any]:
                     help="Dynamic batching: tokens per micro-batch per GPU (verl "
                     "ppo_max_token_len_per_gpu); must hold one sequence.",
                     min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "forward_max_tokens_per_gpu": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Token budget per micro-batch per GPU of the log-prob, reference, "
+                    "reward and value forwards (verl log_prob_max_token_len_per_gpu, NeMo RL "
+                    "logprob_mb_tokens); default: the trainer's.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "forward_micro_batch": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences per micro-batch of the forwards (NeMo RL "
+                    "logprob_batch_size, verl log_prob_micro_batch_size_per_gpu); default: "
+                    "the trainer's.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "packing": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--packing/--no-packing",
+                    help="Sequence packing: a micro-batch holds --micro-batch x (prompt + "
+                    "response) tokens of packed sequences (NeMo RL sequence_packing; "
+                    "default: --framework's).",
                     rich_help_panel=p,
                 ),
             ],
@@ -212,17 +254,19 @@ def deployment_options() -> dict[str, Any]:
 def base_deployment(opts: dict[str, Any]) -> Deployment:
     """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's, then
     the ``--deployment`` file's fields (each overrides the one before)."""
-    from rlmcost.deployment.spec import Deployment, load_deployment
+    from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
+    from rlmcost.frameworks.presets import framework_name, get_preset
     from rlmcost.specs.validation import build
 
-    framework = opts.get("framework")
+    framework = framework_name(opts.get("framework"), bool(opts.get("ideal")))
     if framework is None:
         return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
             Deployment()  # fmt: skip
-    from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.spec import merge
 
     data = merge(Deployment().to_json(), get_preset(framework).deployment_data())
+    if data.get("forward") is not None:
+        forwards_follow_trainer(data)
     if opts.get("deployment_file"):
         data = merge(data, _file_fields(opts["deployment_file"]))
     return build(Deployment, data, f"deployment (--framework {framework})")
@@ -240,7 +284,7 @@ def _file_fields(path: str) -> dict[str, Any]:
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
-    from rlmcost.deployment.spec import Deployment
+    from rlmcost.deployment.spec import BATCHING, Deployment, forwards_follow_trainer
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()
@@ -249,12 +293,26 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep"):
         if opts.get(key) is not None:
             train[key] = opts[key]
+    if opts.get("micro_batch") is not None and opts.get("max_tokens_per_gpu") is None:
+        train["max_tokens_per_gpu"] = None  # a micro-batch given by hand: no token budget
+    if opts.get("packing") is not None:
+        train["packing"] = opts["packing"]
+        if isinstance(data.get("forward"), dict):
+            data["forward"]["packing"] = opts["packing"]
     if opts.get("ckpt") is not None:
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):
         train["sp"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
+    base_train = {k: v for k, v in base_deployment(opts).to_json()["train"].items()
+                  if k not in (*BATCHING, "offload")}  # fmt: skip
+    fwd = data.get("forward")
+    if fwd is not None and {k: v for k, v in fwd.items()
+                            if k not in (*BATCHING, "offload")} == base_train:  # fmt: skip
+        data["forward"] = {k: fwd[k] for k in BATCHING}  # the trainer's, with its batching
+    forwards_follow_trainer(data, {"micro_batch": opts.get("forward_micro_batch"),
+                                   "max_tokens_per_gpu": opts.get("forward_max_tokens_per_gpu")})
     engine = data["engine"]
     if opts.get("gpu_memory_utilization") is not None:
         engine["gpu_memory_utilization"] = opts["gpu_memory_utilization"]

@@ -21,7 +21,7 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_
 from rlmcost.choices import AttnCounting
 from rlmcost.cli._deploy import deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP
-from rlmcost.frameworks.presets import Framework
+from rlmcost.frameworks.presets import FrameworkChoice
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
 
@@ -128,11 +128,13 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             ),
         ] = None,
         framework: Annotated[
-            Framework | None,
+            FrameworkChoice | None,
             typer.Option(
                 help="Start from a framework's defaults (engine reservation and sleep, "
-                "ZeRO/FSDP, checkpointing, micro-batch, recomputed log-probs, reference); "
-                "explicit flags override them. See `rlmcost frameworks`.",
+                "ZeRO/FSDP, checkpointing, micro-batch or token budget, recomputed log-probs, "
+                "reference, reward kind); explicit flags override them. Default: nemo-rl "
+                "(the default deployment); none: rlmcost's bare layout. See `rlmcost "
+                "frameworks`.",
             ),
         ] = None,
         ref_precomputed: Annotated[

@@ -25,26 +25,19 @@ PLACEMENTS_GPUS = 8
 _ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
 
 
-def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:
-    """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.evaluation.query import groups_from_text
-    from rlmcost.frameworks.presets import preset_options
-    from rlmcost.parallel.layout import ZeroStage
-    from rlmcost.run.spec import Run
+def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
+    """The algorithm options the flags give for ``alg``: each flag given, else
+    ``--framework``'s implied option (:func:`~rlmcost.frameworks.presets.preset_options`:
+    log-prob recomputation, KL, the reward kind), else rlmcost's default. ``--reward rule``
+    is a verifier, ``--reward MODEL`` a reward model, none the framework's kind."""
+    from rlmcost.frameworks.presets import framework_name, preset_options
 
-    if opts.get("model") is None:
-        raise typer.BadParameter(
-            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
-        )
-    alg = get_algorithm(algorithm)
-    rule = (opts.get("reward") or "").strip().lower() == "rule"
-    preset = preset_options(opts.get("framework"), alg)
+    preset = preset_options(framework_name(opts.get("framework"), bool(opts.get("ideal"))), alg)
     recompute = opts.get("recompute_logprobs")
     no_kl = opts.get("no_kl")
+    reward = (opts.get("reward") or "").strip().lower()
     oversample = parse_fraction(opts.get("oversample"))
-    algo = {
-        "name": alg.name,
+    return {
         "epochs": opts.get("epochs"),
         "mini_batches": opts.get("mini_batches"),
         "oversample": str(oversample) if oversample is not None else None,
@@ -53,8 +46,24 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "recompute_logprobs": preset["recompute_logprobs"] if recompute is None else recompute,
         "kl": preset["kl"] if no_kl is None else not no_kl,
         "ref_precomputed": bool(opts.get("ref_precomputed")),
-        "rule_reward": rule,
+        "rule_reward": reward == "rule" or (not reward and preset["rule_reward"]),
     }
+
+
+def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:
+    """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.evaluation.query import groups_from_text
+    from rlmcost.parallel.layout import ZeroStage
+    from rlmcost.run.spec import Run
+
+    if opts.get("model") is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    alg = get_algorithm(algorithm)
+    algo = {"name": alg.name, **options_data(opts, alg)}
+    rule = algo["rule_reward"]
     models: dict[str, Any] = {"actor": opts["model"]}
     for key, role in _ROLES.items():
         if opts.get(key) is not None and not (key == "reward" and rule):

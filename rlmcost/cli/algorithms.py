@@ -138,21 +138,10 @@ def _symbolic(name: str, opts: dict[str, Any]) -> None:
 def _symbolic_options(opts: dict[str, Any], alg: Algorithm) -> Any:
     """The algorithm knobs of the options (Table IV rows take no models or deployment)."""
     from rlmcost.algorithms.options import Options
-    from rlmcost.frameworks.presets import preset_options
+    from rlmcost.cli._run import options_data
 
-    preset = preset_options(opts.get("framework"), alg)
-    recompute = opts["recompute_logprobs"]
-    return Options(
-        epochs=opts["epochs"],
-        mini_batches=opts["mini_batches"],
-        oversample=parse_fraction(opts["oversample"]),
-        prm_steps=opts["prm_steps"],
-        judge_len=opts["judge_len"],
-        recompute_logprobs=preset["recompute_logprobs"] if recompute is None else recompute,
-        kl=preset["kl"] if opts["no_kl"] is None else not opts["no_kl"],
-        ref_precomputed=opts["ref_precomputed"],
-        rule_reward=(opts.get("reward") or "").strip().lower() == "rule",
-    )
+    data = options_data(opts, alg)
+    return Options(**{**data, "oversample": parse_fraction(data["oversample"])})
 
 
 # --------------------------------------------------------------------------------------------

@@ -290,5 +290,21 @@ def render_evaluation(e: Any) -> None:
         from rlmcost.cli.placement_render import render_estimate
 
         render_estimate(e.evaluation, rerun)
-        return
-    render(e, rerun)
+    else:
+        render(e, rerun)
+    note(deployment_line(run))
+
+
+def deployment_line(run: Any) -> str:
+    """Which framework's defaults and semantics the Run follows, and how to change them."""
+    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK
+
+    fw = run.deployment.framework
+    if run.deployment.ideal:
+        return "deployment: the paper's idealized iteration (--ideal)."
+    if fw is None:
+        return ("deployment: rlmcost's bare layout (--framework none): no framework's "
+                "defaults.")  # fmt: skip
+    default = " (the default deployment)" if fw == DEFAULT_FRAMEWORK.value else ""
+    return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
+            "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip

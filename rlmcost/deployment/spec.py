@@ -65,9 +65,23 @@ class TrainLayout(BaseModel):
         description="dynamic batching: tokens per micro-batch per GPU (None = micro_batch "
         "sequences); verl ppo_max_token_len_per_gpu, OpenRLHF packing",
     )
+    packing: bool = Field(
+        default=False,
+        description="sequence packing: a micro-batch holds micro_batch x (prompt + response) "
+        "tokens of packed sequences (NeMo RL sequence_packing.train_mb_tokens)",
+    )
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")
+
+    def token_budget(self, seq_len: int) -> int | None:
+        """Tokens per micro-batch per GPU for sequences of at most ``seq_len`` tokens:
+        ``max_tokens_per_gpu`` (dynamic batching), else ``micro_batch x seq_len`` under
+        packing (NeMo RL: ``max_total_sequence_length x train_micro_batch_size``), else None
+        (``micro_batch`` padded sequences)."""
+        if self.max_tokens_per_gpu is not None:
+            return self.max_tokens_per_gpu
+        return self.micro_batch * seq_len if self.packing else None
 
     @field_validator("offload", mode="before")
     @classmethod
@@ -241,6 +255,11 @@ class Deployment(BaseModel):
 
     model_config = _STRICT
 
+    framework: str | None = Field(
+        default=None,
+        description="the RL framework whose defaults and semantics the deployment follows "
+        "(rlmcost.frameworks; None: rlmcost's bare layout)",
+    )
     placement: str | None = Field(
         default=None, description="Table IX configuration (None = baseline or the groups)"
     )
@@ -288,6 +307,24 @@ class Deployment(BaseModel):
             p.write_text(yaml.safe_dump(data, sort_keys=False))
         else:
             p.write_text(json.dumps(data, indent=2) + "\n")
+
+
+BATCHING = ("micro_batch", "max_tokens_per_gpu", "packing")
+"""The fields of a layout that say how its micro-batches are formed."""
+
+
+def forwards_follow_trainer(data: dict[str, Any], batching: dict[str, Any] | None = None) -> None:
+    """In deployment data, a forward layout given only by its batching (``batching``, else
+    the ``micro_batch`` / ``max_tokens_per_gpu`` / ``packing`` that ``data["forward"]`` has)
+    becomes the trainer's layout without offload with that batching, as frameworks run their
+    log-prob forwards on the trainer's workers (NeMo RL ``logprob_batch_size``, verl
+    ``log_prob_max_token_len_per_gpu``)."""
+    own = dict(data.get("forward") or {})
+    if own and set(own) - set(BATCHING):
+        return  # a whole forward layout: its own
+    own.update({k: v for k, v in (batching or {}).items() if v is not None})
+    if own:
+        data["forward"] = {**data.get("train", {}), "offload": [], **own}
 
 
 def load_deployment(path: str | Path) -> Deployment:

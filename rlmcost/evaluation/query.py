@@ -39,7 +39,7 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
     >>> run = Run.from_data({"models": {"actor": "70b"}, "deployment": {"train": {"tp": 8}}})
     >>> e = evaluate(run)
     >>> e.gpus, e.fits, str(e.dominant_stage)
-    (8, False, 'training')
+    (8, False, 'generation')
     """
     dep, c, train = run.deployment, run.cluster, run.deployment.train
     grouped = run.grouped

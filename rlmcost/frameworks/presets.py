@@ -36,7 +36,39 @@ class Framework(StrEnum):
     SLIME = "slime"
 
 
-OPTION_FIELDS = ("recompute_logprobs", "kl")
+class FrameworkChoice(StrEnum):
+    """``--framework`` values: a framework, or ``none`` (rlmcost's bare layout)."""
+
+    VERL = "verl"
+    OPENRLHF = "openrlhf"
+    TRL = "trl"
+    NEMO_RL = "nemo-rl"
+    SLIME = "slime"
+    NONE = "none"
+
+
+DEFAULT_FRAMEWORK = Framework.NEMO_RL
+"""The default deployment: NeMo RL's defaults, applied when no ``--framework`` is given.
+
+Why NeMo RL: its example configuration gives a value to every knob the step time depends on
+(sequence packing with a token budget per micro-batch for training and for the log-prob
+forwards, FSDP2, the vLLM engine's TP and memory reservation, colocation with sleep, the
+reference kept in host memory, log-prob recomputation, a math verifier as the reward), where
+verl leaves its micro-batch sizes unset (``ppo_micro_batch_size_per_gpu: null``); and NVIDIA
+publishes step times for its own recipes, so the default can be checked against them.
+``--framework none`` gives rlmcost's bare layout (ZeRO-0, micro-batch 1, no token budget, a
+reward model); ``--ideal`` the paper's idealized iteration."""
+
+
+def framework_name(given: str | None, ideal: bool = False) -> str | None:
+    """The framework a query follows: ``given``, else :data:`DEFAULT_FRAMEWORK`; None for
+    ``none`` and for the paper's idealized iteration."""
+    if ideal or (given is not None and str(given).lower() == "none"):
+        return None
+    return str(given) if given is not None else DEFAULT_FRAMEWORK.value
+
+
+OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward")
 """Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
 not Deployment fields."""
 
@@ -66,8 +98,10 @@ class Preset:
     conventions: tuple[str, ...]
 
     def deployment_data(self) -> dict[str, Any]:
-        """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``)."""
-        data: dict[str, Any] = {}
+        """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
+        with ``framework`` naming it. A ``forward`` layout the preset gives by its batching
+        starts from its trainer layout (without offload), as a framework's forwards do."""
+        data: dict[str, Any] = {"framework": self.framework.value}
         for d in self.defaults:
             if d.field in OPTION_FIELDS:
                 continue
@@ -166,6 +200,13 @@ PRESETS: dict[Framework, Preset] = {
                 "--no-kl",
                 f"{_VERL_YAML}: actor.use_kl_loss: False, algorithm.use_kl_in_reward: "
                 "False (no reference worker; GRPO examples set use_kl_loss=True)",
+            ),
+            Default(
+                "rule_reward",
+                True,
+                "--reward rule",
+                f"{_VERL_YAML}: reward_model.enable: False (a reward function, "
+                "verl/utils/reward_score/, e.g. gsm8k and math verifiers)",
             ),
         ),
         (
@@ -312,6 +353,13 @@ PRESETS: dict[Framework, Preset] = {
                 "--no-kl",
                 f"{_TRL_CFG}: beta default 0.0 (the reference model is not loaded)",
             ),
+            Default(
+                "rule_reward",
+                True,
+                "--reward rule",
+                "trl/trainer/grpo_trainer.py: reward_funcs (the GRPO examples pass Python "
+                "functions such as accuracy_reward)",
+            ),
         ),
         (
             "TRL batch units: per_device_train_batch_size counts completions per device; the "
@@ -343,6 +391,26 @@ PRESETS: dict[Framework, Preset] = {
                 4,
                 "--micro-batch 4",
                 f"{_NEMO_YAML}: policy.train_micro_batch_size: 4",
+            ),
+            Default(
+                "train.packing",
+                True,
+                "--packing",
+                f"{_NEMO_YAML}: policy.sequence_packing.enabled: True, train_mb_tokens = "
+                "max_total_sequence_length x train_micro_batch_size",
+            ),
+            Default(
+                "forward.micro_batch",
+                4,
+                "--forward-micro-batch 4",
+                f"{_NEMO_YAML}: policy.logprob_batch_size: 4 (packed: logprob_mb_tokens = "
+                "max_total_sequence_length x logprob_batch_size)",
+            ),
+            Default(
+                "forward.packing",
+                True,
+                "--packing",
+                f"{_NEMO_YAML}: sequence_packing applies to the log-prob forwards too",
             ),
             Default(
                 "engine.tp",
@@ -378,6 +446,12 @@ PRESETS: dict[Framework, Preset] = {
                 "prev_logprobs after generation",
             ),
             Default("kl", True, "--kl", f"{_NEMO_YAML}: loss_fn.reference_policy_kl_penalty: 0.01"),
+            Default(
+                "rule_reward",
+                True,
+                "--reward rule",
+                f"{_NEMO_YAML}: env.math (math_verify_impl: hf_math_verify), a verifier",
+            ),
         ),
         (
             "NeMo RL batch units: grpo.num_prompts_per_step counts prompts "
@@ -439,6 +513,13 @@ PRESETS: dict[Framework, Preset] = {
                 f"{_SLIME_ARGS}: --kl-coef default 0.0, --use-kl-loss default False (no "
                 "reference model)",
             ),
+            Default(
+                "rule_reward",
+                True,
+                "--reward rule",
+                f"{_SLIME_ARGS}: --rm-type (rule-based: deepscaler, math, dapo; "
+                "slime/rollout/rm_hub/)",
+            ),
         ),
         (
             "slime batch units: --rollout-batch-size counts prompts (--n-samples-per-prompt "
@@ -453,14 +534,18 @@ PRESETS: dict[Framework, Preset] = {
 
 
 def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[str, bool]:
-    """The algorithm options ``recompute_logprobs`` and ``kl`` a framework implies for ``alg``
-    (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any algorithm, as `compare`
+    """The algorithm options ``recompute_logprobs``, ``kl`` and ``rule_reward`` a framework
+    implies for ``alg`` (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any
+    algorithm, as `compare`
     runs several): a preset's option applies only where the algorithm has what it changes
     (old log-probs to recompute: an online algorithm that generates; a reference to drop: an
-    online algorithm with one), so ``dpo --framework verl`` keeps DPO's reference.
+    online algorithm with one), so ``dpo --framework verl`` keeps DPO's reference. The
+    reward kind (a verifier instead of a reward model) applies to the critic-free online
+    algorithms (GRPO and its family), whose framework examples train on math with a rule
+    verifier; PPO keeps its reward model (RLHF) unless ``--reward rule``.
     """
-    out = {"recompute_logprobs": False, "kl": True}
-    if framework is None:
+    out = {"recompute_logprobs": False, "kl": True, "rule_reward": False}
+    if framework is None or str(framework).lower() == "none":
         return out
     preset = get_preset(framework)
     if alg is None:
@@ -474,6 +559,9 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
         has_ref = any(i.role is Role.REFERENCE for i in alg.invocations)
         if has_ref and preset.option("kl") is False:
             out["kl"] = False
+        roles = {i.role for i in alg.invocations}
+        if Role.REWARD in roles and Role.CRITIC not in roles and preset.option("rule_reward"):
+            out["rule_reward"] = True  # critic-free (GRPO family): the examples' verifiers
     return out
 
 

@@ -69,10 +69,12 @@ def assign(alg: Algorithm, placement: Placement) -> tuple[Task, ...]:
                 continue
             if m.role not in roles and not (shared and m.role is Role.CRITIC):
                 have = ", ".join(str(r) for r in alg.model_roles)
+                hint = (" (it scores with a rule-based verifier, the framework's default; "
+                        "--reward MODEL adds a reward model)") if m.role is Role.REWARD else ""
                 raise SpecError(
-                    f"{alg.name} has no {m.role} model (its models: {have}); remove {m} from "
-                    "--groups"
-                )
+                    f"{alg.name} has no {m.role} model (its models: {have}){hint}; remove {m} "
+                    "from --groups"
+                )  # fmt: skip
             if not (shared and m.role is Role.CRITIC):
                 kinds = sorted({str(inv.kind) for _, inv in invs if inv.role is m.role})
                 why = (

@@ -137,9 +137,10 @@ def _packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
     if dep.ideal:
         return layout
     spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
-    if spec.max_tokens_per_gpu is None:
+    budget = spec.token_budget(g.seq_len(task))
+    if budget is None:
         return layout
-    return layout.with_(micro_batch=max(1, spec.max_tokens_per_gpu // -(-seq // layout.cp)))
+    return layout.with_(micro_batch=max(1, budget // -(-seq // layout.cp)))
 
 
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime

@@ -57,6 +57,8 @@ class GroupTasks:
         self.layouts = {
             t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
         }
+        for t in self.tasks:
+            self.batch(t)  # the batch knobs' checks, before any size is derived from them
         self._apply_token_budget()
         self._mem: dict[tuple, MemoryBreakdown] = {}
         self._host: dict[tuple, int] = {}
@@ -65,25 +67,27 @@ class GroupTasks:
 
     def _apply_token_budget(self) -> None:
         """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
-        per_gpu``): a micro-batch holds as many padded sequences as the per-GPU token budget
-        allows (a GPU of a context-parallel group holds 1 / P_c of each sequence)."""
+        per_gpu``) and packing (NeMo RL; ``TrainLayout.token_budget``): a micro-batch holds
+        as many padded sequences as the per-GPU token budget allows (a GPU of a
+        context-parallel group holds 1 / P_c of each sequence)."""
         dep = self.s.deployment
         if dep.ideal:
             return
         for t in self.tasks:
             spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(t.kind)
-            if spec is None or spec.max_tokens_per_gpu is None:
+            seq = self.seq_len(t)
+            budget = spec.token_budget(seq) if spec is not None else None
+            if budget is None:
                 continue
             layout = self.layouts[t.index]
-            seq = self.seq_len(t)
             per_gpu = -(-seq // layout.cp)
-            if spec.max_tokens_per_gpu < per_gpu:
+            if budget < per_gpu:
                 raise SpecError(
-                    f"--max-tokens-per-gpu {spec.max_tokens_per_gpu} is below one sequence "
+                    f"--max-tokens-per-gpu {budget} is below one sequence "
                     f"({per_gpu} tokens per GPU of a {seq}-token sequence); give at least "
                     f"{per_gpu} or shorter sequences"
                 )
-            self.layouts[t.index] = layout.with_(micro_batch=spec.max_tokens_per_gpu // per_gpu)
+            self.layouts[t.index] = layout.with_(micro_batch=budget // per_gpu)
 
     # -- sizes ---------------------------------------------------------------------------------
 

@@ -238,7 +238,7 @@ def command(query: RLQuery, c: RLCandidate) -> str:
     """The `rlmcost <algorithm>` command line that evaluates candidate ``c`` alone."""
     q = query
     parts = [f"rlmcost {q.algorithm}", f"--model {q.model}", f"--hardware {q.hardware}",
-             f"--gpus {c.gpus}"]  # fmt: skip
+             f"--gpus {c.gpus}", "--framework none"]  # every field stated  # fmt: skip
     for flag, v in (("--batch", q.batch), ("--group", q.group), ("--prompt-len", q.prompt_len),
                     ("--response-len", q.response_len), ("--reward", q.reward),
                     ("--critic", q.critic), ("--ref", q.ref)):  # fmt: skip

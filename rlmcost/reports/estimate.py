@@ -42,7 +42,7 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
     >>> from rlmcost.parallel.layout import Layout
     >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
     >>> e.gpus, e.fits, e.dominant_stage
-    (8, False, <Stage.TRAINING: 'training'>)
+    (8, False, <Stage.GENERATION: 'generation'>)
     """
     efficiency = fields.pop("efficiency", None)
     if "base" not in fields:  # the defaults of a new query; a base Run keeps its own
@@ -88,8 +88,11 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         target[role] = m
     _workload_fields(data["workload"], f)
     dep = f.pop("deployment", None)
+    framework = f.pop("framework", None)
     if dep is not None:
         data["deployment"] = dep.to_json()
+    if framework is not None:  # else a new Run takes the default deployment's (Run.from_data)
+        data["deployment"]["framework"] = framework
     d = data["deployment"]
     layout = f.pop("layout", None)
     tp = f.pop("tp", "unset")

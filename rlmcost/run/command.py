@@ -92,8 +92,18 @@ def _deployment_flags(run: Run) -> list[str]:
     file's values are stated, not inherited)."""
     from rlmcost.deployment.spec import Deployment, EngineSpec, Overhead
 
-    d, words = run.deployment, []
-    if d.forward is not None or d.overhead != Overhead() or any(
+    d = run.deployment
+    words = ["--framework", d.framework or "none"]
+    fwd = d.forward
+    if fwd is not None and fwd.packing == d.train.packing and fwd == d.train.model_copy(
+        update={"offload": (), "max_tokens_per_gpu": fwd.max_tokens_per_gpu,
+                "micro_batch": fwd.micro_batch}
+    ):  # the trainer's layout with its own batching  # fmt: skip
+        words += ["--forward-micro-batch", str(fwd.micro_batch)]
+        if fwd.max_tokens_per_gpu is not None:
+            words += ["--forward-max-tokens-per-gpu", str(fwd.max_tokens_per_gpu)]
+        fwd = None
+    if fwd is not None or d.overhead != Overhead() or any(
         g.train or g.forward or g.engine for g in d.groups
     ):
         raise SpecError("per-group layouts, forward layouts and overheads have no flags; "
@@ -105,6 +115,7 @@ def _deployment_flags(run: Run) -> list[str]:
             words += [flag, str(value)]
     if t.sp:
         words.append("--sp")
+    words.append("--packing" if t.packing else "--no-packing")
     if t.offload:
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):

@@ -237,9 +237,10 @@ class Run(BaseModel):
     @classmethod
     def from_data(cls, data: dict[str, Any], where: str = "run") -> Run:
         """A Run from a mapping; SpecError naming the first bad field."""
+        from rlmcost.run.defaults import with_framework_defaults
         from rlmcost.specs.validation import build
 
-        return build(cls, data, where)
+        return build(cls, with_framework_defaults(data), where)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
