@@ -25,6 +25,15 @@ PLACEMENTS_GPUS = 8
 _ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
 
 
+def require_model(opts: dict[str, Any]) -> str:
+    """The ``--model`` of the options (BadParameter, one line, when it is missing)."""
+    if opts.get("model") is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    return str(opts["model"])
+
+
 def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:
     """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
     from rlmcost.algorithms.catalog import get_algorithm
@@ -33,10 +42,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     from rlmcost.parallel.layout import ZeroStage
     from rlmcost.run.spec import Run
 
-    if opts.get("model") is None:
-        raise typer.BadParameter(
-            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
-        )
+    require_model(opts)
     alg = get_algorithm(algorithm)
     rule = (opts.get("reward") or "").strip().lower() == "rule"
     preset = preset_options(opts.get("framework"), alg)
