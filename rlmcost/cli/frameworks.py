@@ -133,9 +133,10 @@ def _run(q: Any, hardware: str, json_out: bool) -> None:
     estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
     query = q.to_json()
     query["command"] = query["command"] + f" --hardware {hardware}"
-    if json_out:
-        print_json({"query": query, "deployment": estimate.get("deployment"),
-                    "estimate": estimate})  # fmt: skip
+    if json_out:  # the estimate's Run on top, as every query command's output carries it
+        print_json({"schema_version": estimate["schema_version"],
+                    "command": estimate["command"], "run": estimate["run"], "query": query,
+                    "deployment": estimate.get("deployment"), "estimate": estimate})  # fmt: skip
         return
     print(f"equivalent query:\n  {query['command']}\n")
     print_table(
