@@ -1,4 +1,4 @@
-"""The answers a query prints besides its verdict (rlmcost.deployment.advice and the renderers):
+"""The answers a query prints besides its verdict (rlmcost.evaluation.advice and the renderers):
 a config.json actor through every command, the longest response and what stops it, the hints
 that make a deployment fit, the capacity a verdict prints and host memory per node."""
 

@@ -98,7 +98,7 @@ def test_compare_side_by_side():
 def test_algorithms_lists_every_algorithm():
     r = run("algorithms", "--json")
     assert r.exit_code == 0
-    rows = json.loads(r.stdout)
+    rows = json.loads(r.stdout)["algorithms"]
     assert [row["name"] for row in rows] == list(algorithms())
     assert all(row["citation"] and row["invocations"] for row in rows)
     r = run("algorithms")
@@ -108,7 +108,7 @@ def test_algorithms_lists_every_algorithm():
 def test_symbolic_rows():
     r = run("dpo", "--symbolic", "--json")
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.stdout)
+    rows = json.loads(r.stdout)["stages"]
     assert [row["stage"] for row in rows] == ["generation", "assessment", "training"]
     assert "offline" in rows[0]["work"]
     assert rows[2]["work"] == "2 B (S + T) C_tr^tok(pi_theta)"

@@ -65,7 +65,7 @@ def test_blocks_symbolic_and_latex():
 
 def test_models_json_lists_names_aliases_params():
     r = run("models", "--json")
-    rows = json.loads(r.stdout)
+    rows = json.loads(r.stdout)["models"]
     by = {m["name"]: m for m in rows}
     assert by["llama-3.1-70b"]["params"] == 70_553_706_496
     assert "70b" in by["llama-3.1-70b"]["aliases"]
@@ -75,7 +75,7 @@ def test_models_json_lists_names_aliases_params():
 def test_hardware_lists_sources():
     r = run("hardware", "--json")
     assert r.exit_code == 0
-    assert all(h["source"] for h in json.loads(r.stdout))
+    assert all(h["source"] for h in json.loads(r.stdout)["hardware"])
 
 
 @pytest.mark.parametrize(

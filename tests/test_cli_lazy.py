@@ -189,4 +189,4 @@ def test_python_dash_m_runs_the_lazy_app():
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert any(row["name"] == "gpt-2" for row in json.loads(out.stdout))
+    assert any(row["name"] == "gpt-2" for row in json.loads(out.stdout)["models"])

@@ -99,16 +99,6 @@ def test_import_equals_hand_written_flags(framework: str) -> None:
     assert imported["deployment"] == by_hand["deployment"]
     assert imported["estimate"] == by_hand
     assert imported["query"]["algorithm"] == shlex.split(hand)[0]
-    # the import's output carries the Run of its estimate, as every query command's does
-    assert imported["run"] == by_hand["run"] and imported["command"] == by_hand["command"]
-
-
-def test_rlmcost_run_reproduces_an_import(tmp_path: Path) -> None:
-    imported = _json(["import", "verl", str(VERL), "--json"])
-    path = tmp_path / "imported.json"
-    path.write_text(json.dumps(imported))
-    # Independent: the estimate the import printed, re-evaluated from its embedded Run alone
-    assert _json(["run", str(path), "--json"]) == imported["estimate"]
 
 
 def test_import_prints_query_conversions_and_estimate() -> None:

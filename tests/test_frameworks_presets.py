@@ -96,7 +96,7 @@ def test_preset_options_apply_only_where_they_mean_something() -> None:
 
 
 def test_frameworks_listing_and_bad_name() -> None:
-    rows = _run(["frameworks", "--json"])
+    rows = _run(["frameworks", "--json"])["frameworks"]
     assert [r["framework"] for r in rows] == [f.value for f in Framework]
     assert all(d["source"] for r in rows for d in r["defaults"])
     assert len(PRESETS) == 5

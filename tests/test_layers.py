@@ -71,7 +71,6 @@ MODULE_LAYER = {
     "rlmcost.run": "run",
     "rlmcost.placement": "placement",
     "rlmcost.evaluation.deployment": "evaluation",
-    "rlmcost.deployment.advice": "evaluation",
     "rlmcost.evaluation": "evaluation",
     "rlmcost.reports": "views",
     "rlmcost.plan": "views",

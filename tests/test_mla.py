@@ -380,7 +380,7 @@ def test_cli_grpo_on_deepseek_v3_answers_and_names_the_decode_convention():
     assert any("absorbed" in n and "512" in n for n in out["notes"])
     models = CliRunner().invoke(app, ["models", "--json"])
     assert models.exit_code == 0
-    rows = {r["name"]: r for r in json.loads(models.stdout)}
+    rows = {r["name"]: r for r in json.loads(models.stdout)["models"]}
     assert rows["deepseek-v3"]["params"] == 671_026_404_352
     assert rows["deepseek-v3"]["kv_lora_rank"] == 512
 

@@ -13,7 +13,7 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.memory import Mode, memory_per_rank
-from rlmcost.placement.groups import Task
+from rlmcost.placement.device_groups import Task
 from rlmcost.placement.inputs import IDEAL, work_over_lengths
 from rlmcost.placement.lengths import parse_length_dist
 from rlmcost.placement.rollout import DecodeCost, timeline
@@ -215,7 +215,7 @@ def test_user_groups_run_as_given():
 def test_a_group_can_set_its_own_layout_per_kind():
     # DeviceGroup.layouts: the library hook for a layout per invocation kind
     from rlmcost.parallel.layout import Layout
-    from rlmcost.placement.groups import DeviceGroup, Member
+    from rlmcost.placement.device_groups import DeviceGroup, Member
 
     groups = (
         DeviceGroup("rollout", (Member(Role.ACTOR, Kind.GENERATE),), 4,

@@ -59,7 +59,7 @@ def test_rlmcost_run_on_a_plan_row_reproduces_its_numbers(tmp_path) -> None:  # 
     out = _cli("plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "16", "-K", "4",
                "--gpus", "2..4", "--tp", "1,2", "--rollout-tp", "1", "--micro-batch", "1",
                "--ckpt", "full", "--top", "3")  # fmt: skip
-    assert out["query"]["run"]["algorithm"]["rule_reward"] is True
+    assert out["run"]["algorithm"]["rule_reward"] is True  # the base Run
     assert len(out["rows"]) == 3
     for i, row in enumerate(out["rows"] + out["pareto"]):
         path = tmp_path / f"row{i}.json"
@@ -165,7 +165,7 @@ def test_plan_cli_takes_the_query_flags_of_the_algorithm_commands() -> None:
     single = _cli("grpo", *flags, "--gpus", "2")
     # independent: the algorithm command's Run of the same flags; the plan keeps all of it
     # but the searched deployment fields and the GPUs
-    base = out["query"]["run"]
+    base = out["run"]
     for section in ("algorithm", "models", "workload"):
         assert base[section] == single["run"][section]
     row = out["rows"][0]["run"]

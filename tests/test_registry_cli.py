@@ -15,7 +15,7 @@ def run(*args):
 
 
 def test_models_lists_at_least_40_with_hf_ids_and_notes():
-    rows = json.loads(run("models", "--json").stdout)
+    rows = json.loads(run("models", "--json").stdout)["models"]
     assert len(rows) >= 40
     by = {r["name"]: r for r in rows}
     assert "Qwen/Qwen2.5-7B-Instruct" in by["qwen2.5-7b"]["hf_ids"]
@@ -23,7 +23,7 @@ def test_models_lists_at_least_40_with_hf_ids_and_notes():
 
 
 def test_models_family_filter():
-    rows = json.loads(run("models", "--family", "qwen3", "--json").stdout)
+    rows = json.loads(run("models", "--family", "qwen3", "--json").stdout)["models"]
     names = {r["name"] for r in rows}
     assert {"qwen3-0.6b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b"} <= names
     assert all(r["family"] == "qwen3" or r["model_type"] == "qwen3" for r in rows)
@@ -38,7 +38,7 @@ def test_unknown_family_is_a_one_line_error():
 
 
 def test_hardware_lists_at_least_14_with_usable_memory_and_host_link():
-    rows = json.loads(run("hardware", "--json").stdout)
+    rows = json.loads(run("hardware", "--json").stdout)["hardware"]
     assert len(rows) >= 14
     for h in rows:
         assert h["source"] and h["hbm_usable_source"] and h["host_link_source"]

@@ -140,8 +140,8 @@ def test_a_bad_run_file_is_a_one_line_error(tmp_path):
     assert "cluster.gpus" in res.output
     res = cli("run", str(tmp_path / "missing.yaml"))
     assert res.exit_code == 2 and "cannot read run file" in res.output
-    res = cli("schema", "models")
-    assert res.exit_code == 2 and "no schema for 'models'" in res.output
+    res = cli("schema", "tables")
+    assert res.exit_code == 2 and "no schema for 'tables'" in res.output
 
 
 def test_a_saved_yaml_run_evaluates_like_its_command(tmp_path):

@@ -28,8 +28,8 @@ _EXPORTS = {
     "roofline_seconds": "rlmcost.timing",
     "CalibratedTime": "rlmcost.timing",
     "run_calibration": "rlmcost.calibrate.harness",
-    "CalibrationReport": "rlmcost.calibrate.harness",
-    "KernelResult": "rlmcost.calibrate.harness",
+    "CalibrationReport": "rlmcost.calibrate.report",
+    "KernelResult": "rlmcost.calibrate.report",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,6 +20,7 @@ from rlmcost.cli._flags import PLACEMENT_OPTIONS, flag_table, signature
 from rlmcost.cli._parse import parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.cli.algorithms_render import render_comparison, render_evaluation
+from rlmcost.run.schema_envelope import versioned
 
 DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
 
@@ -84,7 +85,7 @@ def algorithms_command(
 
     rows = algorithm_listing()
     if json_out:
-        print_json(rows)
+        print_json(versioned("algorithms", {"algorithms": rows}))
         return
     print_table(
         "Algorithms (each variant = its base plus/minus invocations)",
@@ -110,7 +111,7 @@ def _symbolic(name: str, opts: dict[str, Any]) -> None:
     options = _symbolic_options(opts, algorithms()[name])
     rows = symbolic_stages(name, options)
     if opts["json_out"]:
-        print_json([r.to_json() for r in rows])
+        print_json(versioned(name, {"symbolic": True, "stages": [r.to_json() for r in rows]}))
         return
     print_table(
         f"{name}: Table IV rows (canonical model for every role; d_ff = O(d))",

@@ -1,7 +1,7 @@
 """Rendering of the algorithm commands' results: the per-stage estimate with its memory
 breakdown, verdict and answers, the phase table, the side-by-side comparison and the symbolic
 Table IV rows (`rlmcost ppo|grpo|...`, `rlmcost compare`). No computing here: the answers
-come from :mod:`rlmcost.deployment.advice` through the ``run`` callback."""
+come from :mod:`rlmcost.evaluation.advice` through the ``run`` callback."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def _verdict(e: Any, run: Any) -> None:
         peak = max(s.memory_bytes_per_device for s in e.stages.values())
         print(f"fits: peak {format_bytes(peak)} per device of {cap}.")
         if run is not None and not e.deployment.ideal:
-            from rlmcost.deployment.advice import max_response_len
+            from rlmcost.evaluation.advice import max_response_len
 
             longest = max_response_len(run, e)
             print(f"longest response that still fits: {longest.response_len:,} tokens "
@@ -159,7 +159,7 @@ def _verdict(e: Any, run: Any) -> None:
 def render_hints(run: Any, e: Any) -> None:
     """The changes that make ``e`` (an estimate that does not fit) fit, each evaluated by
     ``run``; or the flags tried when none does."""
-    from rlmcost.deployment.advice import suggestions, tried_flags
+    from rlmcost.evaluation.advice import suggestions, tried_flags
     from rlmcost.units import format_bytes
 
     found = suggestions(run, e)
@@ -287,7 +287,7 @@ def render_evaluation(e: Any) -> None:
         return estimate(base=run, **changes)
 
     if placed:
-        from rlmcost.cli.placement import render_estimate
+        from rlmcost.cli.placement_render import render_estimate
 
         render_estimate(e.evaluation, rerun)
         return

@@ -92,12 +92,13 @@ def _symbolic(latex: bool, json_out: bool, attention: AttnCounting) -> None:
     table = symbolic_blocks(counting=attention)
     show = sp.latex if latex else str
     if json_out:
-        print_json(
-            {
-                k: {"label": q.label, "unit": q.unit, "explicit": show(e), "big_o": f"O({show(o)})"}
-                for k, (q, e, o) in table.items()
-            }
-        )
+        from rlmcost.run.schema_envelope import versioned
+
+        forms = {
+            k: {"label": q.label, "unit": q.unit, "explicit": show(e), "big_o": f"O({show(o)})"}
+            for k, (q, e, o) in table.items()
+        }
+        print_json(versioned("blocks", {"symbolic": True, **forms}))
         return
     if latex:
         for k, (q, e, o) in table.items():

@@ -62,7 +62,9 @@ def calibrate(
     for line in report.notes:
         note(f"note: {line}")
     if json_out:
-        print_json(report.to_json())
+        from rlmcost.run.schema_envelope import versioned
+
+        print_json(versioned("calibrate", report.to_json()))
     else:
         print_table(
             f"Calibration on {report.device_name} ({report.device}, {report.dtype})",

@@ -19,6 +19,7 @@ import typer
 from rlmcost.algorithms.options import DEFAULT_HARDWARE
 from rlmcost.cli._app import App
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.run.schema_envelope import versioned
 
 if TYPE_CHECKING:
     from typer.core import TyperGroup
@@ -55,7 +56,7 @@ def import_verl_command(
     overrides, e.g. `rlmcost import verl run.yaml actor_rollout_ref.rollout.n=8`."""
     from rlmcost.frameworks.verl import import_verl
 
-    _run(import_verl(config, overrides or []), hardware, json_out)
+    _run("verl", import_verl(config, overrides or []), hardware, json_out)
 
 
 @import_app.command(
@@ -75,7 +76,7 @@ def import_openrlhf_command(
     openrlhf.cli.train_ppo_ray` prefix is skipped)."""
     from rlmcost.frameworks.openrlhf import import_openrlhf
 
-    _run(import_openrlhf(args or []), hardware, json_out)
+    _run("openrlhf", import_openrlhf(args or []), hardware, json_out)
 
 
 @import_app.command("trl")
@@ -95,7 +96,7 @@ def import_trl_command(
     --config` and open-r1's recipes take), with the accelerate config of the launch."""
     from rlmcost.frameworks.trl import import_trl
 
-    _run(import_trl(config, overrides or [], accelerate), hardware, json_out)
+    _run("trl", import_trl(config, overrides or [], accelerate), hardware, json_out)
 
 
 @import_app.command("nemo-rl")
@@ -119,11 +120,12 @@ def import_nemo_rl_command(
     key=value overrides."""
     from rlmcost.frameworks.nemo_rl import import_nemo_rl
 
-    _run(import_nemo_rl(config, overrides or [], prompt_len), hardware, json_out)
+    _run("nemo-rl", import_nemo_rl(config, overrides or [], prompt_len), hardware, json_out)
 
 
-def _run(q: Any, hardware: str, json_out: bool) -> None:
-    """Print the query, conversions and deployment; the estimate is the query's command."""
+def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
+    """Print the query, conversions and deployment; the estimate is the query's command
+    (``framework``: the subcommand of `rlmcost import`)."""
     argv = [*q.argv(), "--hardware", hardware]
     for line in q.notes:
         note(f"note: {line}")
@@ -133,10 +135,9 @@ def _run(q: Any, hardware: str, json_out: bool) -> None:
     estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
     query = q.to_json()
     query["command"] = query["command"] + f" --hardware {hardware}"
-    if json_out:  # the estimate's Run on top, as every query command's output carries it
-        print_json({"schema_version": estimate["schema_version"],
-                    "command": estimate["command"], "run": estimate["run"], "query": query,
-                    "deployment": estimate.get("deployment"), "estimate": estimate})  # fmt: skip
+    if json_out:
+        body = {"query": query, "deployment": estimate.get("deployment"), "estimate": estimate}
+        print_json(versioned(f"import {framework}", body, run=estimate["run"]))
         return
     print(f"equivalent query:\n  {query['command']}\n")
     print_table(
@@ -201,13 +202,13 @@ def frameworks_command(
     from rlmcost.frameworks.presets import PRESETS
 
     if json_out:
-        print_json([
+        print_json(versioned("frameworks", {"frameworks": [
             {"framework": p.framework.value, "summary": p.summary,
              "defaults": [{"field": d.field, "value": d.value, "flag": d.flag,
                            "source": d.source} for d in p.defaults],
              "conventions": list(p.conventions)}
             for p in PRESETS.values()
-        ])  # fmt: skip
+        ]}))  # fmt: skip
         return
     for p in PRESETS.values():
         print_table(

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from rlmcost.cli._render import print_json, print_table
+from rlmcost.run.schema_envelope import versioned
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")]
 
@@ -25,7 +26,7 @@ def models(family: FamilyOpt = None, json_out: JsonOpt = False) -> None:
 
     rows = model_listing(family)
     if json_out:
-        print_json(rows)
+        print_json(versioned("models", {"models": rows}))
         return
     print_table(
         "Built-in models",
@@ -73,7 +74,7 @@ def hardware(json_out: JsonOpt = False) -> None:
 
     rows = hardware_listing()
     if json_out:
-        print_json(rows)
+        print_json(versioned("hardware", {"hardware": rows}))
         return
     print_table(
         "Built-in hardware",

@@ -20,6 +20,7 @@ import typer
 
 from rlmcost.cli._flags import flag_table, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.run.schema_envelope import versioned
 
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "oversample", "prm_steps",
@@ -113,7 +114,8 @@ def plan(target: str, **opts: Any) -> None:
     if result is None:
         return
     if opts["json_out"]:
-        print_json(result.to_json())
+        run = result.base.to_json() if result.base is not None else None
+        print_json(versioned("plan", result.to_json(), run=run))
         return
     _render(result)
 
@@ -166,7 +168,7 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     n = max(parse_gpus(opts["gpus"]))
     t, row = longest(base, n, space=rl_space, progress=compute.progress)
     if opts["json_out"]:
-        print_json({"gpus": n, "max_response_len": t, "deployment": row})
+        print_json(versioned("plan", {"gpus": n, "max_response_len": t, "deployment": row}))
     elif row is None:
         note(f"no deployment fits even 1024 response tokens on {n} GPUs")
     else:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.cli._render import print_json
+from rlmcost.run.schema_envelope import schema_commands
 
 
 def run(
@@ -17,7 +18,7 @@ def run(
         typer.Argument(
             help="A Run (YAML or JSON: algorithm, models, workload, deployment, cluster), or "
             "any query command's --json output (its embedded Run is re-evaluated as that "
-            "command shows it)."
+            "command shows it; `rlmcost import`'s as its algorithm command)."
         ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
@@ -26,12 +27,12 @@ def run(
     ] = False,
 ) -> None:
     """Evaluate a saved Run (`rlmcost ppo ... --json > out.json; rlmcost run out.json`)."""
-    from rlmcost.reports.views import evaluate_view
+    from rlmcost.reports.views import evaluate_view, view_command
     from rlmcost.run.spec import load_run
 
     the_run, meta = load_run(file)
     if command:
-        print(the_run.to_command(meta.get("command")))
+        print(the_run.to_command(view_command(the_run, meta)))
         return
     result = evaluate_view(the_run, meta)
     if json_out:
@@ -54,24 +55,31 @@ def _render(result: Any) -> None:
 
         render_comparison(result)
     elif isinstance(result, PlacementComparison):
-        from rlmcost.cli.placement import render_comparison as render_placements
+        from rlmcost.cli.placement_render import render_comparison as render_placements
 
         render_placements(result)
     else:
-        from rlmcost.cli.placement import render_estimate
+        from rlmcost.cli.placement_render import render_estimate
 
         render_estimate(result.estimate)
 
 
 def schema(
     command: Annotated[
-        str, typer.Argument(help="A command: an algorithm (ppo, grpo, ...), compare, placements.")
+        list[str],
+        typer.Argument(
+            help="A command with --json output: "
+            + ", ".join(schema_commands())
+            + "; `import` alone names the schema every `import FRAMEWORK` shares.",
+            show_default=False,
+        ),
     ],
 ) -> None:
-    """Print the JSON Schema of COMMAND's --json output (generated from the models)."""
+    """Print the JSON Schema of COMMAND's --json output (generated from the models; every
+    output starts with schema_version and command)."""
     from rlmcost.run.schema import json_schema
 
-    print_json(json_schema(command))
+    print_json(json_schema(" ".join(command)))
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,9 @@ def validate(
 
     result = run(source)
     if json_out:
-        print_json(result.to_json())
+        from rlmcost.run.schema_envelope import versioned
+
+        print_json(versioned("validate", result.to_json()))
         return
     _render(result)
 

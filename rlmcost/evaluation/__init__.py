@@ -5,6 +5,8 @@
 * ``deployment``  the deployment's evaluation over device groups (memory model, time model)
 * ``view``        :class:`Evaluation`: per-stage work, depth, memory, fit and time, and JSON
 * ``stages``      one invocation's and one stage's figures
+* ``advice``      answers beside the verdict: the changes that make a deployment fit, and how
+                  far one that fits goes (each found by evaluating the changed query)
 
 Light to import: the modules load on first use.
 """

@@ -17,9 +17,9 @@ from math import lcm
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
+from rlmcost.placement.assign import check_gpus
 from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.group_jobs import estimate_group
-from rlmcost.placement.groups import check_gpus
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.iteration import combine
 from rlmcost.placement.jobs import GroupEstimate

@@ -27,7 +27,7 @@ from __future__ import annotations
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import TRAINABLE, Algorithm
 from rlmcost.errors import SpecError
-from rlmcost.placement.groups import DeviceGroup, Member, Placement
+from rlmcost.placement.device_groups import DeviceGroup, Member, Placement
 from rlmcost.placement.kinds import CUSTOM, Config
 
 _WITH_GROUPS = (Config.HYBRID, Config.FUSION, Config.ASYNC, Config.COMBINED)

@@ -17,7 +17,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
-from rlmcost.placement.groups import Placement
+from rlmcost.placement.device_groups import Placement
 from rlmcost.placement.jobs import GroupEstimate, Transfer
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload

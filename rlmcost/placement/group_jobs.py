@@ -39,8 +39,8 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import Engine
 from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
+from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline

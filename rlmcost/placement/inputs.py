@@ -31,7 +31,7 @@ from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
-from rlmcost.placement.groups import Placement, Task
+from rlmcost.placement.device_groups import Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import PEAK, Efficiency

@@ -14,7 +14,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
-from rlmcost.placement.groups import Task
+from rlmcost.placement.device_groups import Task
 from rlmcost.placement.rollout import Timeline
 from rlmcost.timing import PhaseTime
 

@@ -186,8 +186,7 @@ def plan_rl(
         )  # fmt: skip
     ranked = rank(rows, obj)
     return PlanResult(
-        query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl",
-               "run": base.to_json()},  # fmt: skip
+        query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl"},
         objective=obj,
         rows=ranked[:top],
         front=pareto(ranked),
@@ -196,12 +195,13 @@ def plan_rl(
         failures=sorted(failures.values(), key=lambda f: f["family"]),
         notes=notes,
         runner=name,
+        base=base,
     )
 
 
 def query_fields(base: Run) -> dict[str, Any]:
     """The plan's query as the JSON's ``query`` names it (the base Run's algorithm, actor,
-    hardware, workload and models; the whole Run is under ``run``)."""
+    hardware, workload and models; the whole Run is the result's ``base``)."""
     m, w = base.models, base.workload
 
     def name(model: Any) -> Any:
@@ -232,9 +232,9 @@ def check_base(base: Run) -> None:
 
 def response_limit(base: Run) -> int:
     """The longest response the actor's trained context leaves after the prompt (the
-    :data:`~rlmcost.deployment.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
+    :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
     from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
-    from rlmcost.deployment.advice import DEFAULT_CONTEXT_CAP
+    from rlmcost.evaluation.advice import DEFAULT_CONTEXT_CAP
 
     context = actor_spec(base).max_context or DEFAULT_CONTEXT_CAP
     return max(1, context - (base.workload.prompt_len or DEFAULT_PROMPT_LEN))

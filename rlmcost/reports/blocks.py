@@ -266,14 +266,17 @@ class BlocksReport:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """Raw numbers (ints for FLOPs, bytes, params and depths) plus units and inputs."""
+        """Raw numbers (ints for FLOPs, bytes, params and depths) plus units and inputs: what
+        `rlmcost blocks --json` prints (schema: `rlmcost schema blocks`)."""
+        from rlmcost.run.schema_envelope import versioned
+
         out: dict[str, Any] = {"model": self.model, "inputs": self.inputs}
         out.update(self.values)
         dtype = Dtype(self.inputs["dtype"])
         out["units"] = {q.key: q.unit_text(dtype) for q in QUANTITIES}
         out["convention"] = CONVENTION
         out["notes"] = self.notes
-        return out
+        return versioned("blocks", out)
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(key, label, formatted value, note) for display."""

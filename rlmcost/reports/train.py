@@ -76,8 +76,11 @@ class TrainReport:
         return sum(t.time_s or 0.0 for t in self.traffic)
 
     def to_json(self) -> dict[str, Any]:
+        """What `rlmcost train --json` prints (schema: `rlmcost schema train`)."""
+        from rlmcost.run.schema_envelope import versioned
+
         lay = self.layout
-        return {
+        return versioned("train", {
             "model": self.model,
             "hardware": self.hardware,
             "gpus": self.gpus,
@@ -122,7 +125,7 @@ class TrainReport:
             "mfu": self.step.mfu,
             "step_time": self.step.to_json(),
             "notes": self.notes,
-        }
+        })  # fmt: skip
 
 
 def _check_batch(layout: Layout, batch: int, seq: int) -> None:

@@ -4,6 +4,7 @@ The view is the command's: an algorithm command's per-stage :class:`~rlmcost.eva
 Evaluation`, `compare`'s :class:`~rlmcost.reports.estimate.Comparison` (the algorithms in the
 output's ``compared``), or `placements`' comparison or one placement's report. Each result has
 ``to_json()``: the JSON the command prints, so ``rlmcost run OUT.json --json`` reproduces OUT.
+The output of `rlmcost import FRAMEWORK` shows as its algorithm command (its ``estimate``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rlmcost.evaluation.query import evaluate
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.run.spec import Run
 
-VIEWS = ("<algorithm>", "compare", "placements")
+VIEWS = ("<algorithm>", "compare", "placements", "import <framework>")
 """The commands whose ``--json`` output `rlmcost run` re-evaluates."""
 
 
@@ -34,11 +35,18 @@ class PlacementView:
         return placement_json(self.run, self.estimate)
 
 
+def view_command(run: Run, meta: Mapping[str, Any] | None = None) -> str:
+    """The command whose view shows ``run``: ``meta["command"]``, the algorithm's command
+    for an import's output (its estimate is that command's) or when ``meta`` names none."""
+    command = (meta or {}).get("command") or run.algorithm.name
+    return run.algorithm.name if command.startswith("import ") else command
+
+
 def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None) -> Any:
     """``run`` evaluated as the command in ``meta["command"]`` shows it (default: the
-    algorithm's command)."""
+    algorithm's command; :func:`view_command`)."""
     meta = meta or {}
-    command = meta.get("command") or run.algorithm.name
+    command = view_command(run, meta)
     if command == "compare":
         from rlmcost.reports.estimate import compare_runs
 

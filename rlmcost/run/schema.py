@@ -1,34 +1,43 @@
-"""The JSON Schema of each query command's ``--json`` output, generated from pydantic models
-of the output (``rlmcost schema COMMAND``).
+"""The JSON Schema of every command's ``--json`` output, generated from pydantic models of the
+output (``rlmcost schema COMMAND``).
 
-Every output carries ``schema_version`` (:data:`~rlmcost.run.spec.SCHEMA_VERSION`), the
-``command`` that printed it and its ``run`` (a :class:`~rlmcost.run.Run`, so `rlmcost run`
-re-evaluates it). The top level of each output is closed (``additionalProperties: false``):
-a key added to an output must be added here, and a test validates every command's output
-against its schema. Units are in the key names (``_bytes``, ``_flops``, ``_s``); bytes and
-FLOPs are exact integers.
+Every output carries ``schema_version`` (:data:`~rlmcost.run.schema_envelope.SCHEMA_VERSION`)
+and the ``command`` that printed it (:class:`Versioned`); a query's output (the algorithm
+commands, ``compare``, ``placements``, ``import FRAMEWORK``) also its ``run`` (a
+:class:`~rlmcost.run.Run`, so `rlmcost run` re-evaluates it; :class:`Envelope`). The query
+outputs are modelled here, the other commands' in :mod:`rlmcost.run.schema_tools` and
+:mod:`rlmcost.run.schema_listings`; :func:`output_models` finds a command's models. The top
+level of each output is closed (``additionalProperties: false``): a key added to an output must
+be added to its model, and a test validates every command's output against its schema. Units are
+in the key names (``_bytes``, ``_flops``, ``_s``); bytes and FLOPs are exact integers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict
 
 from rlmcost.errors import SpecError
-from rlmcost.run.spec import SCHEMA_VERSION, Run
+from rlmcost.run.schema_envelope import SCHEMA_VERSION
+from rlmcost.run.spec import Run
 
 _CLOSED = ConfigDict(extra="forbid")
 _OPEN = ConfigDict(extra="allow")
 
 
-class Envelope(BaseModel):
-    """What every query output starts with."""
+class Versioned(BaseModel):
+    """What every output starts with: its schema version and the command that printed it."""
 
     model_config = _CLOSED
 
     schema_version: Literal["2.0"]
     command: str
+
+
+class Envelope(Versioned):
+    """What every query output starts with: also the Run it evaluated."""
+
     run: Run
 
 
@@ -170,30 +179,43 @@ class PlacementDetailOut(Envelope, PlacementOut):
     model_config = _OPEN
 
 
-def output_model(command: str, detail: bool = False) -> type[BaseModel]:
-    """The model of ``command``'s ``--json`` output (``detail``: placements with
-    --placement/--groups)."""
+def output_models(command: str) -> tuple[type[BaseModel], ...]:
+    """The models of ``command``'s ``--json`` output, one per shape it prints (``placements``:
+    every placement, or one with --placement/--groups; an algorithm command: the evaluation,
+    or its Table IV rows with --symbolic). ``command`` as the output's ``command`` says it
+    (``import verl``), or ``import``. SpecError naming the commands for any other."""
     from rlmcost.algorithms.catalog import algorithms
+    from rlmcost.run import schema_listings, schema_tools
+    from rlmcost.run.schema_envelope import IMPORT_COMMANDS, schema_commands
 
-    if command == "compare":
-        return ComparisonOut
-    if command == "placements":
-        return PlacementDetailOut if detail else PlacementsOut
-    if command in algorithms():
-        return EvaluationOut
-    raise SpecError(
-        f"no schema for '{command}': `rlmcost schema` knows the algorithm commands (ppo, grpo, "
-        "...), compare and placements"
-    )
+    name = " ".join(command.split())
+    if name in algorithms():
+        return EvaluationOut, schema_listings.SymbolicStagesOut
+    if name in IMPORT_COMMANDS:
+        name = "import"
+    outputs = {"compare": (ComparisonOut,), "placements": (PlacementsOut, PlacementDetailOut),
+               **schema_tools.OUTPUTS, **schema_listings.OUTPUTS}  # fmt: skip
+    if name not in outputs:
+        words = [c for c in schema_commands() if c not in algorithms() and c not in IMPORT_COMMANDS]
+        frameworks = ", ".join(c.split()[1] for c in IMPORT_COMMANDS)
+        raise SpecError(
+            f"no schema for '{command}': `rlmcost schema` takes a command with --json output: "
+            f"an algorithm (ppo, grpo, ...; see `rlmcost algorithms`), {', '.join(words)} or "
+            f"import [FRAMEWORK] ({frameworks})"
+        )
+    return outputs[name]
 
 
 def json_schema(command: str) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of ``command``'s ``--json`` output."""
+    """The JSON Schema (draft 2020-12) of ``command``'s ``--json`` output (``anyOf`` its
+    shapes where it prints several)."""
     from pydantic import TypeAdapter
 
-    if command == "placements":
-        schema = TypeAdapter(PlacementsOut | PlacementDetailOut).json_schema()
+    models = output_models(command)
+    if len(models) == 1:
+        schema = models[0].model_json_schema()
     else:
-        schema = output_model(command).model_json_schema()
+        schema = TypeAdapter(Union[models]).json_schema()  # noqa: UP007 - a runtime tuple
+    name = " ".join(command.split())
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema,
-            "title": f"rlmcost {command} --json (schema {SCHEMA_VERSION})"}  # fmt: skip
+            "title": f"rlmcost {name} --json (schema {SCHEMA_VERSION})"}  # fmt: skip

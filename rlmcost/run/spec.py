@@ -34,12 +34,8 @@ from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
 from rlmcost.deployment.spec import Deployment, parse_document
 from rlmcost.errors import SpecError
+from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
-
-SCHEMA_VERSION = "2.0"
-"""Version of the JSON every command prints (``schema_version``): major = a key renamed or
-removed (the old one stays as a deprecated alias for one version, CHANGELOG.md), minor = keys
-added."""
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -280,6 +276,12 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
     data = parse_document(text, str(p))
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data
+    if "schema_version" in data:  # the output of a command that evaluates no Run
+        raise SpecError(
+            f"{p} is the output of `rlmcost {data.get('command', '?')}`, which holds no Run; "
+            "give a Run file or the --json output of a query (an algorithm command, compare, "
+            "placements, import)"
+        )
     return Run.from_data(data, f"run {p.name}"), {}
 
 

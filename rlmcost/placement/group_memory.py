@@ -1,0 +1,230 @@
+"""What the devices of one group hold while each of its invocations runs, besides its own bytes.
+
+Every model placed on the group stays resident (weights; gradients and Adam states for the ones
+it trains), a trainable model read but not trained there keeps the bf16 shadow copy M_sh, and
+an invocation in a layout other than its model's training layout adds its own copy (the second
+layout of hybrid execution). With ``offload`` the idle models wait in host memory. Generation
+admits only as many sequences as the KV cache left on the device holds; the rest waits for
+free slots (waves). Under stage fusion the streamed assessment's buffer lives beside the KV
+cache and the interleaved training pipelines' activations beside each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.deployment.spec import (
+    ENGINE_COLOCATED_FRACTION,
+    ENGINE_DEDICATED_FRACTION,
+    EngineSpec,
+)
+from rlmcost.deployment.terms import (
+    engine_slots,
+    kv_pool_bytes,
+    overhead_bytes,
+    reservation_bytes,
+)
+from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
+from rlmcost.placement.inputs import engine_for
+
+
+class GroupMemory(GroupTasks):
+    """A group's residency, host memory, generation engine and fused transients."""
+
+    # -- residency ------------------------------------------------------------------------------
+
+    def trains_here(self, role: Role) -> Task | None:
+        return next((t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None)
+
+    def resident(self, role: Role) -> MemoryBreakdown:
+        """The states ``role`` keeps on each device of the group all iteration."""
+        train = self.trains_here(role)
+        if train is not None:
+            return only(self.own(train), STATES)
+        first = next(t for t in self.tasks if t.role is role)
+        return only(self.own(first), ("weights",))
+
+    @property
+    def shadows(self) -> tuple[Role, ...]:
+        trained_elsewhere = {t.role for t in self.s.tasks if t.kind is Kind.TRAIN}
+        return tuple(
+            r
+            for r in dict.fromkeys(t.role for t in self.tasks)
+            if r in trained_elsewhere and self.trains_here(r) is None
+        )
+
+    def two_layouts(self, task: Task) -> bool:
+        """The task runs its model in a layout other than the model's training layout here."""
+        train = self.trains_here(task.role)
+        return (
+            train is not None
+            and task.kind is not Kind.TRAIN
+            and self.layouts[task.index] != self.layouts[train.index]
+        )
+
+    def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:
+        """``own`` plus the other models resident on the group (none when offloading); the
+        task's own model keeps its states, and a second layout adds its own copy. Deployed:
+        plus an awake engine's reservation while another task runs, and the per-process
+        overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
+        others = (
+            []
+            if self.s.placement.offload
+            else [
+                self.resident(r)
+                for r in dict.fromkeys(t.role for t in self.tasks)
+                if r is not task.role
+            ]
+        )
+        mine = self.resident(task.role)
+        if self.two_layouts(task):
+            combined = add(mine, own)
+        else:
+            combined = MemoryBreakdown(
+                **{
+                    f.name: max(getattr(mine, f.name), getattr(own, f.name))
+                    if f.name in STATES
+                    else getattr(own, f.name)
+                    for f in fields(own)
+                }
+            )
+        total = add(combined, *others, self.fused_extra(task))
+        dep = self.s.deployment
+        if dep.ideal:
+            return total
+        engine = self.engine_task
+        pool = 0  # the engine's preallocated bytes: no allocator slack on them
+        if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
+            total = replace(total, engine=self.reservation)
+            pool = self.reservation
+        elif engine is task:
+            pool = own.total
+        slack = overhead_bytes(total.total - pool, self.gpus, dep.overhead)
+        return replace(total, overhead=slack)
+
+    def host_bytes(self, task: Task) -> int:
+        """Host memory per device while ``task`` runs: offloaded trainer states of the
+        group's models, idle models under ``offload_idle``, a sleeping engine's weights."""
+        if self.s.deployment.ideal:
+            return 0
+        total = 0
+        for role in dict.fromkeys(t.role for t in self.tasks):
+            train = self.trains_here(role)
+            if train is not None:
+                total += self.host(train)
+            if self.s.placement.offload and role is not task.role:
+                total += self.resident(role).total
+        engine = self.engine_task
+        if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
+            total += self.engine_weights
+        return total
+
+    # -- the generation engine -------------------------------------------------------------------
+
+    @property
+    def engine_task(self) -> Task | None:
+        """The group's generation task, run by an inference engine when deployed."""
+        if self.s.deployment.ideal:
+            return None
+        return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
+
+    @property
+    def engine(self) -> EngineSpec:
+        return engine_for(self.s, self.group.name)
+
+    @property
+    def engine_fraction(self) -> float:
+        """``gpu_memory_utilization``: given, else the default for where the engine runs."""
+        given = self.engine.gpu_memory_utilization
+        if given is not None:
+            return given
+        trains = any(t.kind is Kind.TRAIN for t in self.tasks)
+        return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
+
+    @property
+    def reservation(self) -> int:
+        return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
+
+    @property
+    def engine_weights(self) -> int:
+        task = self.engine_task
+        return 0 if task is None else self.own(task, self.replicas(task)).weights
+
+    def replicas(self, task: Task) -> int:
+        layout = self.layouts[task.index]
+        return layout.dp * layout.ep
+
+    def fused_extra(self, task: Task) -> MemoryBreakdown:
+        """Under stage fusion, the transients that live beside the task's: the largest
+        assessment buffer while generation streams, the other interleaved training
+        pipelines' activations while training."""
+        if not self.s.placement.fusion:
+            return EMPTY
+        if task.kind is Kind.GENERATE:
+            streamed = [
+                only(self.own(t), ("activations", "logits", "buffers"))
+                for t in self.tasks
+                if t.stage is Stage.ASSESSMENT
+            ]
+            return max(streamed, key=lambda m: m.total, default=EMPTY)
+        if task.kind is Kind.TRAIN:
+            return add(
+                EMPTY,
+                *(
+                    only(self.own(t), ("activations", "logits", "buffers"))
+                    for t in self.tasks
+                    if t.kind is Kind.TRAIN and t is not task
+                ),
+            )
+        return EMPTY
+
+    def engine_memory(self, task: Task, share: int) -> tuple[int, MemoryBreakdown]:
+        """The engine's sequences at once per replica and its bytes per device: it reserves
+        ``gpu_memory_utilization`` of the device (:func:`~rlmcost.deployment.terms.
+        reservation_bytes`); the weights and the workspace of one sequence per replica (the
+        transient buffer of a prefill, the sampler's logits) come out of it, and the rest is
+        the KV-cache pool (:func:`~rlmcost.deployment.terms.kv_pool_bytes`), which holds
+        :func:`~rlmcost.deployment.terms.engine_slots` sequences. When the pool cannot hold one
+        sequence the bytes are what one sequence needs, and the group reports the problem."""
+        replicas = self.replicas(task)
+        one = self.own(task, replicas)
+        workspace = one.activations + one.logits + one.buffers
+        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
+        layout = self.layouts[task.index]
+        tokens = -(-self.seq_len(task) // layout.cp)
+        eng = self.engine
+        slots = engine_slots(
+            pool, one.kv_cache, tokens, eng.block_size, eng.max_num_seqs, share
+        )
+        if slots == 0:
+            self.problems.append(
+                f"{task.label()} on {self.group.name}: the engine's reservation "
+                f"({self.engine_fraction:g} of the device, {self.reservation / 2**30:.1f} GiB) "
+                f"leaves {max(pool, 0) / 2**30:.2f} GiB for the KV cache, less than one "
+                f"sequence's {one.kv_cache / 2**30:.2f} GiB; raise --gpu-memory-utilization or "
+                "--rollout-tp"
+            )
+            return 1, one
+        return slots, replace(one, kv_cache=pool)
+
+    def slots(self, task: Task, replicas: int, share: int) -> int:
+        """Sequences one replica keeps in flight: all of its share, or what the HBM left after
+        everything else on the device holds (KV cache, logits, buffers grow per sequence)."""
+        hbm = self.s.capacity_bytes
+
+        def total(per_replica: int) -> int:
+            return self.with_residents(task, self.own(task, per_replica * replicas)).total
+
+        if share == 1 or total(share) <= hbm:
+            return share
+        one, two = total(1), total(2)
+        if one > hbm:
+            return share  # not even one sequence fits: report the whole batch's shortfall
+        per_seq = max(1, two - one)
+        slots = min(share, 1 + (hbm - one) // per_seq)
+        while slots > 1 and total(slots) > hbm:
+            slots -= 1
+        return slots

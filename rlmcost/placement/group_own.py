@@ -1,0 +1,238 @@
+"""One device group's tasks, their layouts and sizes, and each invocation's own bytes per device.
+
+Every invocation runs on its group's devices in the layout its kind gets there
+(``inputs.layout_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
+is ``parallel.memory.memory_per_rank`` (compiled: bf16 weights, gradients, activations and KV
+cache, fp32 Adam states and logits) on the most loaded pipeline stage, with the deployment's
+terms (:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal.
+What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
+
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.choices import Head
+from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
+from rlmcost.deployment.spec import LoraSpec, Offload
+from rlmcost.deployment.terms import lora_params
+from rlmcost.errors import SpecError
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
+from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
+
+MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
+STATES = ("weights", "gradients", "optimizer")
+EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
+
+
+def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
+    return MemoryBreakdown(
+        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
+    )
+
+
+def only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
+    return MemoryBreakdown(
+        **{f.name: getattr(m, f.name) if f.name in names else 0 for f in fields(m)}
+    )
+
+
+class GroupTasks:
+    """The tasks of one group on ``gpus`` devices: layouts, sizes and own bytes (memoized)."""
+
+    def __init__(self, setup: Setup, group: DeviceGroup, gpus: int):
+        self.s = setup
+        self.group = group
+        self.gpus = gpus
+        self.tasks = tuple(
+            sorted(
+                (t for t in setup.tasks if t.group == group.name),
+                key=lambda t: (list(Stage).index(t.stage), t.index),
+            )
+        )
+        self.layouts = {
+            t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
+        }
+        self._apply_token_budget()
+        self._mem: dict[tuple, MemoryBreakdown] = {}
+        self._host: dict[tuple, int] = {}
+        self.problems: list[str] = []
+        self._before_offload: dict[int, MemoryBreakdown] = {}
+
+    def _apply_token_budget(self) -> None:
+        """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
+        per_gpu``): a micro-batch holds as many padded sequences as the per-GPU token budget
+        allows (a GPU of a context-parallel group holds 1 / P_c of each sequence)."""
+        dep = self.s.deployment
+        if dep.ideal:
+            return
+        for t in self.tasks:
+            spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(t.kind)
+            if spec is None or spec.max_tokens_per_gpu is None:
+                continue
+            layout = self.layouts[t.index]
+            seq = self.seq_len(t)
+            per_gpu = -(-seq // layout.cp)
+            if spec.max_tokens_per_gpu < per_gpu:
+                raise SpecError(
+                    f"--max-tokens-per-gpu {spec.max_tokens_per_gpu} is below one sequence "
+                    f"({per_gpu} tokens per GPU of a {seq}-token sequence); give at least "
+                    f"{per_gpu} or shorter sequences"
+                )
+            self.layouts[t.index] = layout.with_(micro_batch=spec.max_tokens_per_gpu // per_gpu)
+
+    # -- sizes ---------------------------------------------------------------------------------
+
+    def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
+        value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
+        if not isinstance(value, int) or value < 1:
+            raise SpecError(
+                f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
+                "sequences/tokens; adjust the batch, group or --oversample"
+            )
+        return int(value)
+
+    def lengths(self, task: Task) -> tuple[int, ...]:
+        n = self._int(task.invocation.sequences)
+        return self.s.lengths.lengths(n, self.s.response)
+
+    def seq_len(self, task: Task) -> int:
+        """Padded context of the task's sequences: prompt + the longest response."""
+        inv = task.invocation
+        values = {**self.s.values, "T": max(self.lengths(task))}
+        return self._int(inv.prompt, values) + self._int(inv.response, values)
+
+    def batch(self, task: Task) -> int:
+        """Sequences in memory at once (per optimizer step for train)."""
+        inv = task.invocation
+        n = self._int(inv.sequences)
+        if inv.kind is Kind.TRAIN:
+            steps = self._int(inv.steps)
+            if n % steps:
+                raise SpecError(
+                    f"{self.s.alg.name}: {steps} mini-batches must divide the {n} training "
+                    "sequences; change --mini-batches"
+                )
+            return n // steps
+        if inv.kind is Kind.FORWARD:
+            prefixes = self._int(inv.prefixes)
+            if prefixes > 1 and self._int(inv.response) % prefixes:
+                raise SpecError(
+                    f"{self.s.alg.name}: {prefixes} PRM steps must divide the "
+                    f"{self._int(inv.response)} response tokens; change --prm-steps"
+                )
+            return n * prefixes
+        return n
+
+    def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
+        """The invocation's bytes per device in its layout (the most loaded pipeline stage),
+        with the deployment's terms (:mod:`rlmcost.deployment.memory`) unless ideal."""
+        key = (task.index, sequences)
+        if key not in self._mem:
+            arch = self.s.arch(task.role)
+            layout = self.layouts[task.index]
+            per_stage = memory_per_stage(
+                arch,
+                layout,
+                MODE[task.kind],
+                sequences or self.batch(task),
+                self.seq_len(task),
+                self.s.workload,
+                task.invocation.model_head,
+            )
+            placed = [self._deployed(task, m, sequences) for m in per_stage]
+            best = max(placed, key=lambda p: p.device.total)
+            m = best.device
+            if task.value_head:  # d x 1 value head, replicated, 2 + 2 + 12 bytes per parameter
+                d = int(arch.d_model)
+                w = self.s.workload.weight_dtype.bytes
+                train = task.kind is Kind.TRAIN
+                m = replace(
+                    m,
+                    weights=m.weights + w * d,
+                    gradients=m.gradients + (w * d if train else 0),
+                    optimizer=m.optimizer + (12 * d if train else 0),
+                )
+            self._mem[key] = m
+            self._host[key] = best.host
+        return self._mem[key]
+
+    def host(self, task: Task, sequences: int | None = None) -> int:
+        """Bytes per device of the task's model states kept in host memory (offload)."""
+        self.own(task, sequences)
+        return self._host[(task.index, sequences)]
+
+    def _deployed(self, task: Task, m: MemoryBreakdown, sequences: int | None) -> Placed:
+        """One stage's breakdown with the deployment's logits peak, LoRA and offload."""
+        dep = self.s.deployment
+        if dep.ideal:
+            return Placed(m)
+        layout = self.layouts[task.index]
+        arch = self.s.arch(task.role)
+        train = task.kind is Kind.TRAIN
+        if task.kind is not Kind.GENERATE and task.invocation.model_head is Head.LM:
+            share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+            vocab = -(-int(arch.vocab) // layout.tp)
+            m = with_logits_peak(
+                m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
+            )
+        if dep.lora is not None and task.role in self.s.trained_roles:
+            m = with_lora(m, self.adapters(task), layout, train, self.s.workload)
+        if dep.lora is not None and self.shares_base(task):
+            m = replace(m, weights=0)  # the actor's base weights, without its adapters
+        if train and dep.train.offload:
+            self._before_offload[task.index] = m
+            return offloaded(m, dep.train.offload, layout)
+        return Placed(m)
+
+    def offload_traffic_bytes(self, task: Task) -> int:
+        """Host-link bytes per device and optimizer step of an offloading trainer: the
+        gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
+        Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
+        for the forward and again for the backward (parameter offload)."""
+        self.own(task)
+        before = self._before_offload.get(task.index)
+        if before is None:
+            return 0
+        offload = self.s.deployment.train.offload
+        grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
+        return (
+            (before.gradients if grads_out else 0)
+            + (before.weights if Offload.OPTIMIZER in offload else 0)
+            + (2 * before.weights if Offload.PARAMS in offload else 0)
+        )
+
+    def adapters(self, task: Task) -> int:
+        """LoRA parameters on one rank of the task's layout: attention adapters on every layer,
+        FFN adapters on the dense FFN layers (routed experts get none), split over the TP x PP
+        ranks like the matrices they adapt (rounded up)."""
+        arch = self.s.arch(task.role)
+        lora = self.s.deployment.lora
+        assert lora is not None
+        layout = self.layouts[task.index]
+
+        def part(names: tuple[str, ...]) -> LoraSpec:
+            return lora.model_copy(update={"targets": tuple(t for t in lora.targets if t in names)})
+
+        ffn_layers = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
+        d, q, kv = int(arch.d_model), int(arch.q_width), int(arch.kv_width)
+        total = lora_params(d, q, kv, 0, 2, int(arch.n_layers), part(("q", "k", "v", "o")))
+        total += lora_params(
+            d, q, kv, int(arch.d_ff), arch.ffn_kind.projections, ffn_layers,
+            part(("gate", "up", "down")),
+        )  # fmt: skip
+        return -(-total // (layout.tp * layout.pp))
+
+    def shares_base(self, task: Task) -> bool:
+        """Under LoRA the reference is the actor's base model without adapters (verl
+        ``ref_in_actor``): no weights of its own when it is the actor's model and the actor
+        is resident on the same group."""
+        return (
+            task.role is Role.REFERENCE
+            and self.s.specs[Role.REFERENCE].name == self.s.specs[Role.ACTOR].name
+            and any(t.role is Role.ACTOR for t in self.tasks)
+        )

@@ -1,0 +1,365 @@
+"""Output models of the commands that are not queries of a Run: `rlmcost train`, `plan`,
+`blocks`, `calibrate` and `validate` (their JSON Schemas: `rlmcost schema COMMAND`).
+
+Each output starts with ``schema_version`` and ``command`` (:class:`~rlmcost.run.schema.
+Versioned`); the top level is closed, nested objects list the keys every output has (and may
+carry more). Units are in the key names (``_bytes``, ``_flops``, ``_s``, ``_per_s``); bytes,
+FLOPs, parameter and element counts and depths are exact integers, times and ratios floats.
+Byte counts assume the dtypes each output states (``dtypes``, ``inputs.dtype``, ``units``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from rlmcost.run.schema import Versioned
+from rlmcost.run.spec import Run
+
+_OPEN = ConfigDict(extra="allow")
+_CLOSED = ConfigDict(extra="forbid")
+
+# -- rlmcost train ---------------------------------------------------------------------------
+
+
+class TrainLayoutOut(BaseModel):
+    """The parallel layout (``rlmcost.parallel.layout.Layout``); 1 = no parallelism."""
+
+    model_config = _CLOSED
+
+    dp: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    sp: bool
+    zero: str = Field(description="ZeRO stage: 0, 1, 2 or 3 (3 = FSDP)")
+    ckpt: str = Field(description="activation checkpointing: none, selective or full")
+    micro_batch: int = Field(description="sequences per micro-batch")
+    schedule: str = Field(description="pipeline schedule")
+    virtual_stages: int = Field(description="model chunks per rank (interleaved schedule)")
+
+
+class TrafficOut(BaseModel):
+    """One collective of one parallel strategy, per rank per iteration (ring algorithms)."""
+
+    model_config = _OPEN
+
+    strategy: str
+    collective: str
+    ranks: int
+    calls: int
+    payload_bytes: int
+    bytes_per_rank: int = Field(description="bytes each rank sends over the iteration")
+    link: Literal["intra-node", "inter-node"]
+    bandwidth_bytes_per_s: float | None = Field(description="per direction; None: untimed")
+    time_s: float | None
+
+
+class StepTimeOut(BaseModel):
+    """The predicted step time and its breakdown (``rlmcost.perf.train_step.StepTime``)."""
+
+    model_config = _OPEN
+
+    step_time_s: float
+    tflops_per_gpu: float = Field(description="model FLOP/s per GPU / 1e12")
+    mfu: float = Field(description="model FLOPs / (step x GPUs x dense peak)")
+    compute_s: dict[str, float]
+    exposed_communication_s: dict[str, float]
+    bubble_s: float
+    optimizer_s: float
+    offload_s: float
+    model_flops: int = Field(description="global, forward + backward, no recomputation")
+    hardware_flops: int = Field(description="global, with recomputation")
+    roofline_bound_s: float
+    slowest_stage: int
+    efficiency_source: str
+
+
+class TrainOut(Versioned):
+    """`rlmcost train`: one training iteration of a model under a parallel layout. A training
+    layout is not an RL query, so the output holds no Run; its inputs are ``model``,
+    ``hardware``, ``gpus``, ``layout``, ``batch_sequences`` and ``seq_tokens``."""
+
+    command: Literal["train"]
+    model: str
+    hardware: str
+    gpus: int
+    nodes: int
+    layout: TrainLayoutOut
+    batch_sequences: int
+    seq_tokens: int
+    micro_batches: int = Field(description="micro-batches per data shard per iteration")
+    memory_per_rank_bytes: dict[str, int] = Field(
+        description="the most loaded rank's memory by component, and 'total'"
+    )
+    memory_peak_stage: int = Field(description="the pipeline stage of that rank")
+    hbm_bytes: int
+    fits: bool
+    work_per_rank_flops: int
+    work_global_flops: int
+    compute_time_at_peak_s: float
+    bubble_fraction: float
+    communication: list[TrafficOut]
+    communication_bytes_per_rank: int
+    communication_time_s: float
+    dtypes: dict[str, str] = Field(description="the dtype each byte count assumes")
+    step_time_s: float
+    tflops_per_gpu: float
+    mfu: float
+    step_time: StepTimeOut
+    notes: list[str]
+
+
+# -- rlmcost plan ----------------------------------------------------------------------------
+
+
+class PlanRowOut(BaseModel):
+    """One evaluated deployment (RL: placement, groups, trainer and engine layout; train: the
+    parallel layout) with its figures and the command that evaluates it alone."""
+
+    model_config = _OPEN
+
+    gpus: int
+    fits: bool
+    memory_bytes_per_device: int
+    time_s: float = Field(description="predicted iteration (train: step) time")
+    time_lower_bound_s: float
+    tokens_per_s_per_gpu: float
+    mfu: float
+    gpu_hours: float = Field(description="time x GPUs / 3600, per iteration")
+    command: str = Field(description="the rlmcost command line that reproduces the row")
+    run: Run | None = Field(default=None, description="the row's Run, where it has one")
+
+
+class NeverFitOut(BaseModel):
+    """A family of candidates none of which fits, and what binds its leanest member."""
+
+    model_config = _OPEN
+
+    family: str
+    binding_term: str
+    binding_term_bytes: float = Field(
+        description="the binding term's bytes (a lower bound for pruned families)"
+    )
+    hbm_bytes: int
+
+
+class PlanCountsOut(BaseModel):
+    model_config = _CLOSED
+
+    enumerated: int
+    valid: int
+    pruned: int
+    evaluated: int
+    fitting: int
+
+
+class PlanOut(Versioned):
+    """`rlmcost plan TARGET`: the top rows by the objective, the Pareto front (GPUs vs
+    predicted time), the candidate counts and the families that never fit."""
+
+    command: Literal["plan"]
+    run: Run | None = Field(default=None, description="the plan's fixed part, where it has one")
+    query: dict[str, Any] = Field(description="the search's inputs (kind: rl or train)")
+    objective: str
+    rows: list[PlanRowOut]
+    pareto: list[PlanRowOut]
+    counts: PlanCountsOut
+    seconds: float = Field(description="wall time of the search")
+    candidates_per_s: float
+    never_fit: list[NeverFitOut]
+    runner: str
+    notes: list[str]
+
+
+class PlanLongestOut(Versioned):
+    """`rlmcost plan ALGORITHM --max-response-len`: the longest response that fits on the
+    largest GPU count of the budget, and the deployment that fits it."""
+
+    command: Literal["plan"]
+    gpus: int
+    max_response_len: int = Field(description="tokens; 0 when not even the first step fits")
+    deployment: PlanRowOut | None
+
+
+# -- rlmcost blocks --------------------------------------------------------------------------
+
+
+class BlocksInputsOut(BaseModel):
+    model_config = _CLOSED
+
+    batch: int = Field(description="B, sequences")
+    seq: int = Field(description="m, tokens per sequence")
+    context: int = Field(description="c, KV-cache context of the decode step")
+    prompt_len: int = Field(description="S, tokens")
+    response_len: int = Field(description="T, tokens")
+    dtype: str = Field(description="weights, activations and KV cache (logits fp32)")
+    attention_counting: Literal["full", "causal"]
+
+
+class BlocksOut(Versioned):
+    """`rlmcost blocks --model M`: every Table III quantity, exact. Counts of parameters
+    (``params*``) and tensor entries (``*_elements``), FLOPs (``*_flops``), bytes in the
+    dtypes of ``units`` (``*_bytes``) and depths in reduction levels (``depth_*``)."""
+
+    command: Literal["blocks"]
+    model: str
+    inputs: BlocksInputsOut
+    params: int
+    params_active: int
+    weight_bytes: int
+    forward_flops: int
+    backward_flops: int
+    train_flops: int
+    prefill_flops: int
+    decode_step_flops: int
+    rollout_flops: int
+    kv_cache_elements: int
+    kv_cache_bytes: int
+    activation_elements_paper: int
+    activation_bytes: int
+    inference_buffer_elements: int
+    inference_buffer_bytes: int
+    logits_elements: int
+    logits_bytes: int
+    adam_state_elements: int
+    adam_state_bytes: int
+    depth_forward: int
+    depth_backward: int
+    depth_generation: int
+    units: dict[str, str] = Field(description="each quantity's unit, bytes with their dtypes")
+    convention: str
+    notes: list[str]
+
+
+class ExpressionOut(BaseModel):
+    model_config = _CLOSED
+
+    label: str
+    unit: str
+    explicit: str = Field(description="sympy text, or LaTeX with --latex")
+    big_o: str
+
+
+_BLOCKS_META = ("schema_version", "command", "model", "inputs", "units", "convention", "notes")
+_EXPRESSIONS: dict[str, Any] = {
+    k: (ExpressionOut, ...) for k in BlocksOut.model_fields if k not in _BLOCKS_META
+}
+BlocksSymbolicOut = create_model(
+    "BlocksSymbolicOut",
+    __base__=Versioned,
+    __doc__="`rlmcost blocks --symbolic`: each quantity of :class:`BlocksOut` on the paper's "
+    "canonical model, explicit and Big-O.",
+    command=(Literal["blocks"], ...),
+    symbolic=(Literal[True], ...),
+    **_EXPRESSIONS,
+)
+
+
+# -- rlmcost calibrate -----------------------------------------------------------------------
+
+
+class KernelOut(BaseModel):
+    """One measured kernel: analytic FLOPs (rlmcost.blocks) against FlopCounterMode's."""
+
+    model_config = _OPEN
+
+    name: str
+    kernel_class: str
+    shape: dict[str, int]
+    analytic_flops: int
+    counted_flops: int
+    counted_on: str
+    analytic_bytes: int
+    seconds: float = Field(description="median of the timed calls")
+    min_seconds: float
+    reps: int
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+    compute_efficiency: float | None
+    bandwidth_efficiency: float | None
+    efficiency: float | None
+    bound: str
+    note: str
+    flops_match: bool
+
+
+class CalibrateOut(Versioned):
+    """`rlmcost calibrate`: the micro-kernels run on this device (``dtype``), their FLOPs
+    checked, their FLOP/s and bytes/s measured."""
+
+    command: Literal["calibrate"]
+    device: str
+    device_name: str
+    torch: str = Field(description="torch version")
+    dtype: str
+    threads: int
+    quick: bool
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+    peak_source: str
+    link_bytes_per_s: float | None
+    notes: list[str]
+    kernels: list[KernelOut]
+
+
+# -- rlmcost validate ------------------------------------------------------------------------
+
+
+class ValidationRowOut(BaseModel):
+    """A published figure and its prediction; ``published`` and ``predicted`` are in the unit
+    ``metric`` names (TFLOP/s per GPU, MFU, or seconds)."""
+
+    model_config = _OPEN
+
+    id: str
+    source: str
+    setup: str
+    metric: str
+    published: float
+    predicted: float
+    error: float = Field(description="predicted / published - 1")
+    cite: str
+
+
+class TrainValidationRowOut(ValidationRowOut):
+    predicted_step_time_s: float
+
+
+class RlValidationRowOut(ValidationRowOut):
+    metric: Literal["step_time_s"]
+    time_lower_bound_s: float
+    predicted_phases_s: dict[str, float]
+    assumptions: list[str]
+
+
+class ErrorSummaryOut(BaseModel):
+    model_config = _CLOSED
+
+    rows: int
+    mean_abs_error: float
+    max_abs_error: float
+
+
+class ValidateOut(Versioned):
+    """`rlmcost validate`: predicted vs published training throughputs (``rows``) and RL step
+    times (``rl_rows``), the error per source (and ``all``), and each source's conventions."""
+
+    command: Literal["validate"]
+    rows: list[TrainValidationRowOut]
+    rl_rows: list[RlValidationRowOut]
+    summary: dict[str, ErrorSummaryOut]
+    rl_summary: dict[str, ErrorSummaryOut]
+    sources: dict[str, dict[str, Any]]
+
+
+OUTPUTS: dict[str, tuple[type[BaseModel], ...]] = {
+    "train": (TrainOut,),
+    "plan": (PlanOut, PlanLongestOut),
+    "blocks": (BlocksOut, BlocksSymbolicOut),
+    "calibrate": (CalibrateOut,),
+    "validate": (ValidateOut,),
+}
+"""Each command's output models (one per shape of its ``--json``)."""
