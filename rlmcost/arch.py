@@ -69,6 +69,10 @@ class Arch:
     qk_nope_head_dim: Size = 0  # d_nope, per-head query/key part without RoPE
     qk_rope_head_dim: Size = 0  # d_rope, RoPE part: per head in q, one shared key in the cache
     v_head_dim: Size = 0  # d_v, per-head value width
+    # Sliding-window attention (Mistral-7B-v0.1, Phi-3, Gemma 2/3's local layers): a query
+    # attends to itself and the W - 1 positions before it; off when sliding_window is None.
+    sliding_window: Size | None = None  # W, keys one query attends to in a sliding layer
+    full_attention_layers: Size = 0  # with a window: layers that attend to every position
 
     @property
     def is_moe(self) -> bool:
@@ -86,6 +90,30 @@ class Arch:
     def is_mla(self) -> bool:
         """Multi-head latent attention (DeepSeek-V2/V3) rather than MHA/GQA/MQA."""
         return self.kv_lora_rank is not None
+
+    @property
+    def has_window(self) -> bool:
+        """Some layers attend through a sliding window of ``sliding_window`` keys."""
+        return self.sliding_window is not None
+
+    @property
+    def n_sliding_layers(self) -> Size:
+        """Layers that attend through the window: n_layers - full_attention_layers, and 0 when
+        no window is set or when a slice of the model (a head-only copy with n_layers = 0)
+        holds fewer layers than the full-attention count (max(., 0) keeps it a count)."""
+        if self.sliding_window is None:
+            return 0
+        sliding = self.n_layers - self.full_attention_layers
+        if isinstance(sliding, int):
+            return max(sliding, 0)
+        import sympy as sp  # a symbolic arch: the symbolic core has loaded sympy already
+
+        return sp.Max(sliding, 0)
+
+    @property
+    def n_full_layers(self) -> Size:
+        """Layers that attend to every position: all of them without a window."""
+        return self.n_layers - self.n_sliding_layers
 
     @property
     def q_width(self) -> Size:

@@ -1,8 +1,9 @@
 """Hypothesis strategies shared by the compiled-engine tests: models and layouts.
 
 Models are built-in ones (dense, GQA, MoE: Mixtral, Qwen3-MoE, GPT-2 with biases, LayerNorm,
-tied and learned positions) and synthetic ones that switch on what no built-in has (shared
-experts with a gate, leading dense layers, qk-norm with biases, a plain-FFN MoE).
+tied and learned positions; sliding windows: Mistral-7B-v0.1, Gemma-2-2B) and synthetic ones
+that switch on what no built-in has (shared experts with a gate, leading dense layers, qk-norm
+with biases, a plain-FFN MoE, latent attention with experts and a window on some layers).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ BUILT_IN = [
     "gpt-2",
     "mixtral-8x7b",
     "qwen3-30b-a3b",
+    "mistral-7b",  # sliding window 4096, every layer
+    "gemma-2-2b",  # sliding window 4096 on 13 of 26 layers
 ]
 
 SYNTHETIC = [
@@ -38,6 +41,12 @@ SYNTHETIC = [
     ModelSpec(
         name="dense-qknorm-tied", n_layers=7, d_model=128, d_ff=384, n_heads=4, n_kv_heads=2,
         head_dim=48, vocab=503, qk_norm=True, qkv_bias=True, tie_embeddings=True,
+    ),
+    ModelSpec(
+        name="mla-moe-window", n_layers=6, d_model=128, d_ff=256, n_heads=4, n_kv_heads=4,
+        head_dim=24, vocab=301, q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16,
+        qk_rope_head_dim=8, v_head_dim=12, n_experts=4, top_k=2, d_expert=64,
+        first_dense_layers=1, sliding_window=37, full_attention_layers=2,
     ),
 ]  # fmt: skip
 

@@ -119,7 +119,7 @@ def invocation_cost(
             depth=bl.depth_generation(arch, prompt, response),
             depth_bound=bl.depth_generation(arch, prompt, response, closed_form=False),
             state=params,
-            transient=bl.memory_kv_cache(arch, n * m),
+            transient=bl.memory_kv_cache(arch, m, n),
         )
     if inv.kind is Kind.FORWARD:
         prefixes = count(inv.prefixes, values)

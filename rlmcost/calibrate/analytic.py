@@ -180,7 +180,7 @@ def _lm_weights(arch: Arch) -> int:
 def bytes_prefill(arch: Arch, prompt: int, seqs: int, dtype: Dtype) -> int:
     """Read the weights and the prompt's embedding rows, write the KV cache of the prompt."""
     tokens = seqs * prompt
-    kv = to_int(bl.memory_kv_cache(arch, tokens))
+    kv = to_int(bl.memory_kv_cache(arch, prompt, seqs))
     return (_lm_weights(arch) + tokens * arch.d_model + kv) * dtype.bytes
 
 
@@ -189,7 +189,7 @@ def bytes_decode_step(arch: Arch, context: int, seqs: int, dtype: Dtype) -> int:
 
     The memory-bound decode model: weights + M_KV(seqs x context) (Table III, M_KV).
     """
-    kv = to_int(bl.memory_kv_cache(arch, seqs * context))
+    kv = to_int(bl.memory_kv_cache(arch, context, seqs))
     return (_lm_weights(arch) + seqs * arch.d_model + kv) * dtype.bytes
 
 

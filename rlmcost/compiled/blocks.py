@@ -98,12 +98,14 @@ def work_rollout(
     return _exact(_counted("work_rollout", counting)(arch_numbers(arch), prompt, response))
 
 
-def memory_kv_cache(arch: Any, tokens: Num) -> Num:
-    return _exact(g.memory_kv_cache(arch_numbers(arch), tokens))
+def memory_kv_cache(arch: Any, tokens: Num, seqs: Num = 1) -> Num:
+    return _exact(g.memory_kv_cache(arch_numbers(arch), tokens, seqs))
 
 
-def memory_kv_cache_bytes(arch: Any, tokens: Num, dtype: Dtype = Dtype.BF16) -> Num:
-    return memory_kv_cache(arch, tokens) * dtype.bytes
+def memory_kv_cache_bytes(
+    arch: Any, tokens: Num, dtype: Dtype = Dtype.BF16, seqs: Num = 1
+) -> Num:
+    return memory_kv_cache(arch, tokens, seqs) * dtype.bytes
 
 
 def memory_activations_paper(arch: Any, tokens: Num) -> Num:

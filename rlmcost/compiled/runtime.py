@@ -9,6 +9,7 @@ arrays' own dtype. Nothing here imports numpy: an array brings its own operators
 * ``ceil_div(n, d)``: ceil(n / d) by floor division, for ints and integral float or int arrays.
 * ``maximum(*xs)``: the largest, exactly for ints and Fractions, elementwise for arrays (the
   MLA depth terms take the wider of two projections).
+* ``minimum(*xs)``: the smallest, likewise (a sliding window's min(context, W) keys).
 * ``clog2(x)``: ceil(log2 x) of a positive integer (``rlmcost.logs.clog2``): ``(x - 1)``'s bit
   length; arrays through ``frexp``, exact below 2^53, returned as float64 so that
   ``2 ** clog2(x)`` cannot overflow a small integer dtype. ``clog2(0)`` is 0: the generated
@@ -64,4 +65,16 @@ def maximum(*xs: Any) -> Any:
     out = np.asarray(xs[0])
     for x in xs[1:]:
         out = np.maximum(out, x)
+    return out
+
+
+def minimum(*xs: Any) -> Any:
+    """The smallest of ``xs``: ``min`` for exact numbers, elementwise for arrays."""
+    if all(isinstance(x, _EXACT) for x in xs):
+        return min(xs)
+    import numpy as np
+
+    out = np.asarray(xs[0])
+    for x in xs[1:]:
+        out = np.minimum(out, x)
     return out

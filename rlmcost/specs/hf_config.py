@@ -4,9 +4,10 @@ Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mi
 glm4_moe (GLM-4.5), gemma2, gemma3 (the language model of the multimodal checkpoint, from its
 ``text_config``), gemma3_text and phi3 (Phi-3, Phi-3.5, Phi-4). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
-test_registry_configs.py). What the costs approximate (sliding-window layers costed as full
-attention, layers transformers does not build, a vision tower left out) goes to the spec's
-``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
+test_registry_configs.py). Sliding-window attention is read as transformers reads it
+(:mod:`rlmcost.specs.hf_window`). What the costs approximate (layers transformers does not
+build, a vision tower left out, the models that still treat a window as full attention) goes
+to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
 (:func:`_deepseek_fields`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.specs.hf_window import window_fields, window_note
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
 
@@ -61,9 +63,12 @@ LIMITS: dict[str, tuple[int, int]] = {
     "qk_rope_head_dim": (1, 2**14),
     "v_head_dim": (1, 2**14),
     "sliding_window": (0, 2**30),
+    "max_window_layers": (0, 10**4),
+    "sliding_window_pattern": (1, 10**4),
     "num_nextn_predict_layers": (0, 10**4),
 }
-FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window")
+FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window",
+         "use_bidirectional_attention")  # fmt: skip
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
 #: keys out of ``text_config`` (tests check them against transformers).
@@ -131,16 +136,6 @@ def _llama_like(cfg: dict[str, Any], mt: str, path: str) -> dict[str, Any]:
         out_bias=bias,
         mlp_bias=bool(cfg.get("mlp_bias") or False),
     )
-
-
-def _sliding_note(cfg: dict[str, Any], layers: str) -> list[str]:
-    window = cfg.get("sliding_window")
-    if not window or cfg.get("use_sliding_window") is False:
-        return []
-    return [
-        f"sliding-window attention ({window} tokens, {layers}) is costed as full causal "
-        f"attention: an upper bound on attention work and KV cache beyond {window} tokens"
-    ]
 
 
 def _gpt2(cfg: dict[str, Any], path: str) -> dict[str, Any]:
@@ -302,14 +297,14 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     if mt in ("gemma2", "gemma3_text"):
         # pre- and post-attention, pre- and post-FFN RMSNorms (Gemma2DecoderLayer)
         fields.update(norms_per_layer=4, qk_norm=mt == "gemma3_text")
-        notes += _sliding_note(cfg, "on the local layers")
         if cfg.get("attn_logit_softcapping") or cfg.get("final_logit_softcapping"):
             notes.append(
                 "logit soft-capping (tanh) is elementwise: no matmul FLOPs, left out as all "
                 "elementwise work is"
             )
-    elif mt in ("mistral", "mixtral", "phi3", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
-        notes += _sliding_note(cfg, "every layer")
+    window = window_fields(cfg, mt, int(fields["n_layers"]), path)
+    fields.update(window)
+    notes += window_note(window, int(fields["n_layers"]))
     if mt == "phi3":  # fused qkv_proj and gate_up_proj, no biases
         fields.update(qkv_bias=False, out_bias=False, mlp_bias=False)
     if mt == "glm4_moe" and cfg.get("num_nextn_predict_layers"):

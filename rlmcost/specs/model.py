@@ -71,6 +71,18 @@ class ModelSpec(BaseModel):
     qk_nope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part without RoPE")
     qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part with RoPE")
     v_head_dim: int = Field(default=0, ge=0, description="MLA value head width")
+    sliding_window: int | None = Field(
+        default=None,
+        gt=0,
+        description="W, keys a query attends to in a sliding-window layer (itself and the W - 1 "
+        "positions before it; the cache keeps W - 1); None = full attention everywhere",
+    )
+    full_attention_layers: int = Field(
+        default=0,
+        ge=0,
+        description="with a sliding window: layers that still attend to every position "
+        "(Gemma 2/3's global layers); 0 = every layer slides",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
@@ -99,7 +111,25 @@ class ModelSpec(BaseModel):
         if self.n_shared_experts and not self.d_shared_expert:
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
         self._check_mla()
+        self._check_window()
         return self
+
+    def _check_window(self) -> None:
+        from rlmcost.errors import SpecError
+
+        if self.sliding_window is None:
+            if self.full_attention_layers:
+                raise SpecError(
+                    f"model {self.name}: full_attention_layers={self.full_attention_layers} "
+                    "without a sliding_window; give sliding_window or drop full_attention_layers"
+                )
+            return
+        if self.full_attention_layers >= self.n_layers:
+            raise SpecError(
+                f"model {self.name}: full_attention_layers={self.full_attention_layers} leaves no "
+                f"sliding layer of n_layers={self.n_layers}; use 0..{self.n_layers - 1}, or drop "
+                "sliding_window for full attention everywhere"
+            )
 
     def _check_mla(self) -> None:
         from rlmcost.errors import SpecError
@@ -152,6 +182,11 @@ class ModelSpec(BaseModel):
     def is_mla(self) -> bool:
         """Multi-head latent attention (DeepSeek-V2/V3)."""
         return self.kv_lora_rank is not None
+
+    @property
+    def n_sliding_layers(self) -> int:
+        """Layers that attend through the sliding window (0 without one)."""
+        return 0 if self.sliding_window is None else self.n_layers - self.full_attention_layers
 
     def attention_note(self) -> str | None:
         """For MLA, the decode and KV-cache conventions the numbers follow, else None."""

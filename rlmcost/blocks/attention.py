@@ -1,0 +1,75 @@
+"""Attention widths: the projections one token multiplies and the FLOPs of one query-key pair.
+
+Multi-head attention (MHA/GQA/MQA) and multi-head latent attention (MLA: DeepSeek-V2/V3/R1,
+arXiv:2405.04434 §2.1, transformers' ``DeepseekV3Attention``); the conventions are in the
+package docstring (:mod:`rlmcost.blocks`). Which keys a query meets is
+:mod:`rlmcost.blocks.window`'s.
+"""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import sympy as sp
+
+from rlmcost.arch import Arch
+
+Expr: TypeAlias = sp.Expr | int
+
+
+def _kv_latent(arch: Arch) -> Expr:
+    """d_c (``kv_lora_rank``) of an MLA arch; only MLA code paths call this."""
+    if arch.kv_lora_rank is None:
+        raise ValueError(f"{arch.name} has no multi-head latent attention (kv_lora_rank is None)")
+    return arch.kv_lora_rank
+
+
+def _mla_matmul_weights_per_token(arch: Arch) -> sp.Expr:
+    """Weight elements one token multiplies in one MLA block (expanded form, biases excluded).
+
+    q_a d x d_cq + q_b d_cq x h (d_nope + d_rope) (or q_proj d x h (d_nope + d_rope)),
+    kv_a d x (d_c + d_rope), kv_b d_c x h (d_nope + d_v), o h d_v x d.
+    """
+    q = (
+        arch.d_model * arch.q_width
+        if arch.q_lora_rank is None
+        else arch.q_lora_rank * (arch.d_model + arch.q_width)
+    )
+    kv_a = arch.d_model * (_kv_latent(arch) + arch.qk_rope_head_dim)
+    return sp.sympify(q + kv_a + _mla_kv_b_weights(arch) + arch.v_width * arch.d_model)
+
+
+def _mla_kv_b_weights(arch: Arch) -> sp.Expr:
+    """kv_b_proj: d_c x h (d_nope + d_v), the latent's up-projection to per-head keys and values
+    (W_UK and W_UV of arXiv:2405.04434 eq. 10-11)."""
+    return sp.sympify(_kv_latent(arch) * arch.n_heads * (arch.qk_nope_head_dim + arch.v_head_dim))
+
+
+def _attention_weights_per_token(arch: Arch) -> Expr:
+    """Weight elements one token multiplies in one attention block's projections."""
+    if arch.is_mla:
+        return _mla_matmul_weights_per_token(arch)
+    return arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+
+
+def attention_flops_per_pair(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one query meeting one key in one layer, all heads (expanded form).
+
+    q.k over d_h and the weighted sum of d_h-wide values, 2 d_h each per head: 4 h d_h. MLA:
+    keys of d_nope + d_rope and values of d_v per head, 2 h (d_nope + d_rope + d_v).
+    """
+    if arch.is_mla:
+        return sp.sympify(2 * arch.n_heads * (arch.head_dim + arch.v_head_dim))
+    return sp.sympify(4 * arch.q_width)
+
+
+def attention_flops_per_key_absorbed(arch: Arch) -> sp.Expr:
+    """Decode FLOPs per cached position and layer of absorbed MLA, all heads.
+
+    Per head the query is mapped into the latent space (q_nope W_UK, d_c wide) and
+    concatenated with its RoPE part; scores against the cached [c_kv, k_rope] cost
+    2 (d_c + d_rope), the weighted sum of the cached latents 2 d_c: 2 h (2 d_c + d_rope).
+    Source: DeepSeek-V2, arXiv:2405.04434 §2.1.2 (absorption); vLLM ``MLACommonImpl``
+    decode path and FlashMLA (a 576-wide q.k and a 512-wide p.v per head for DeepSeek-V3).
+    """
+    return sp.sympify(2 * arch.n_heads * (2 * _kv_latent(arch) + arch.qk_rope_head_dim))

@@ -1,0 +1,178 @@
+"""Memory of the Table III blocks: weights, KV cache, activations, logits, optimizer states.
+
+Functions return elements unless their name ends in ``_bytes``; byte versions name the dtype
+they assume (bf16 unless said otherwise; logits fp32).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rlmcost.arch import Arch
+from rlmcost.blocks.attention import Expr, _kv_latent
+from rlmcost.blocks.params import params
+from rlmcost.blocks.window import cached_positions
+from rlmcost.choices import Dtype, Head
+
+
+def memory_params_bytes(arch: Arch, dtype: Dtype = Dtype.BF16, head: Head = Head.LM) -> sp.Expr:
+    """Weight bytes: |M| x bytes of ``dtype`` (bf16 by default)."""
+    return params(arch, head) * dtype.bytes
+
+
+def memory_kv_cache(arch: Arch, tokens: Expr, seqs: Expr = 1) -> sp.Expr:
+    """M_KV: the KV cache of ``seqs`` sequences of ``tokens`` tokens each, all layers [elements].
+
+    2 h_kv d_h per cached position and layer; GQA/MQA shrink it by h / h_kv. MLA caches the
+    latent instead, d_c + d_rope per position and layer (arXiv:2405.04434 §2.1.2; vLLM,
+    SGLang, FlashMLA; transformers' DynamicCache stores the same two tensors for
+    DeepSeek-V2/V3: keys (B, 1, S, d_c) and values (B, 1, S, d_rope)): 576 elements per layer
+    for DeepSeek-V3. A full layer caches all ``tokens`` positions, a sliding layer of window W
+    the last min(tokens, W - 1), as transformers' ``DynamicSlidingWindowLayer`` keeps them
+    (:func:`~rlmcost.blocks.window.cached_positions`; vLLM rounds that out to whole blocks).
+    The window applies per sequence, hence ``seqs``: without one, M_KV(tokens, seqs) =
+    M_KV(seqs x tokens).
+    """
+    return sp.expand(arch.kv_cache_width * cached_positions(arch, tokens) * seqs)
+
+
+def memory_kv_cache_bytes(
+    arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16, seqs: Expr = 1
+) -> sp.Expr:
+    """M_KV in bytes for a KV cache of ``dtype`` (bf16 by default).
+
+    Mistral-7B-v0.1 (32 layers, 8 KV heads of 128, W = 4096) after 4096 tokens: 4095 cached
+    positions, 2 x 32 x 8 x 128 x 2 B x 4095 = 536,739,840 bytes in bf16.
+    """
+    return memory_kv_cache(arch, tokens, seqs) * dtype.bytes
+
+
+def memory_activations_paper(arch: Arch, tokens: Expr) -> sp.Expr:
+    """M_Act, the paper's leading term: tokens x L x d [elements] (§III-G).
+
+    Constant factors for Q/K/V, FFN intermediates and norms are suppressed.
+    """
+    return sp.expand(tokens * arch.n_layers * arch.d_model)
+
+
+def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """Bytes one token's layer saves for backward, no recomputation, fused attention.
+
+    Adapted from Korthikanti et al. 2022 (arXiv:2205.05198, §4.1: 34 s b h + 5 a s^2 b per
+    layer in fp16) to current kernels: no dropout (so no masks), FlashAttention (no s^2
+    softmax terms, but an fp32 log-sum-exp per head), GQA widths and a gated FFN. With
+    x = ``dtype`` bytes:
+
+    * attention norm input d, QKV input d, q k v (h + 2 h_kv) d_h, output h d_h  -> x each;
+      log-sum-exp h -> 4 bytes;
+    * FFN norm input d and FFN input d -> x each; each further norm (Gemma 2/3's post-attention
+      and post-FFN norms, ``norms_per_layer`` = 4) saves its input d -> x;
+    * plain FFN: activation input and down-projection input, 2 d_ff;
+      gated FFN: gate, up, act(gate) and down-projection input, 4 d_ff (MoE: per routed and
+      shared expert copy of the token, plus the router logits E in fp32).
+
+    A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
+    SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
+    measured with autograd's saved-tensor hooks (tests/test_torch_exact.py).
+
+    MLA, by the same rule (every GEMM's input once, norm inputs, the fused attention's q, k, v
+    and output, its log-sum-exp): attention norm input and the down-projections' input, 2 d;
+    the query latent before and after its RMSNorm, 2 d_cq (when q_lora_rank is set); the KV
+    latent before and after its RMSNorm, 2 d_c (the RoPE key's pre-rotation input is not kept:
+    the rotation's backward needs only cos/sin); expanded q and k, 2 h (d_nope + d_rope); v and
+    the attention output, 2 h d_v. This is the expanded form that training runs (Megatron-Core
+    ``MLASelfAttention``, transformers); latent tensors are counted whole on every TP rank.
+    """
+    x = dtype.bytes
+    if arch.is_mla:
+        attn = x * (2 * arch.d_model + _mla_saved_widths(arch)) + 4 * arch.n_heads
+    else:
+        attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
+        attn += 4 * arch.n_heads
+    norms = x * arch.norms_per_layer * arch.d_model
+    inner = 2 if arch.ffn_kind.projections == 2 else 4
+
+    def ffn(moe: bool) -> sp.Expr:
+        if not moe:
+            return sp.sympify(x * inner * arch.d_ff)
+        width = arch.top_k * arch.d_expert + arch.n_shared_experts * arch.d_shared_expert
+        copies = x * arch.d_model * arch.top_k  # the dispatched copies of the token
+        return sp.sympify(x * inner * width + copies + 4 * arch.n_experts)
+
+    total = arch.n_dense_layers * (attn + norms + ffn(False))
+    if arch.is_moe:
+        total += arch.n_moe_layers * (attn + norms + ffn(True))
+    return sp.expand(total / arch.n_layers)
+
+
+def _mla_saved_widths(arch: Arch) -> Expr:
+    """Elements per token an MLA block keeps beyond its d-wide inputs (see the caller)."""
+    latents = 2 * _kv_latent(arch) + (0 if arch.q_lora_rank is None else 2 * arch.q_lora_rank)
+    return latents + 2 * arch.q_width + 2 * arch.v_width
+
+
+def memory_activations_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """M_Act in bytes: per-layer saved activations x L x tokens, plus the final-norm input.
+
+    The logits are separate (:func:`memory_logits_bytes`).
+    """
+    per_token = arch.n_layers * activation_bytes_per_token_layer(arch, dtype)
+    per_token += dtype.bytes * arch.d_model
+    return sp.expand(tokens * per_token)
+
+
+def memory_inference_buffer(arch: Arch, tokens: Expr) -> sp.Expr:
+    """M_Inf: activations alive during a forward-only pass, one layer at a time [elements].
+
+    The residual stream (d) plus one layer's largest transients side by side: q, k, v and
+    attention output ((2 h + 2 h_kv) d_h) and the FFN inner activations ((proj - 1) x width).
+    An upper bound; FlashAttention keeps no context x context matrix. MLA: the latents d_cq
+    and d_c + d_rope plus the larger of the two forms' per-head tensors: expanded q, k, v and
+    output, 2 h (d_nope + d_rope) + 2 h d_v, or absorbed q, latent query, latent output and
+    output, h (d_nope + d_rope) + h (d_c + d_rope) + h d_c + h d_v (larger whenever
+    2 d_c + d_rope > d_nope + d_rope + d_v, as for DeepSeek-V2/V3).
+    """
+    width = (
+        arch.d_ff
+        if not arch.is_moe
+        else arch.top_k * arch.d_expert + (arch.n_shared_experts * arch.d_shared_expert)
+    )
+    inner = (arch.ffn_kind.projections - 1) * width
+    if arch.is_mla:
+        q_latent = 0 if arch.q_lora_rank is None else arch.q_lora_rank
+        h, latent = arch.n_heads, _kv_latent(arch)
+        absorbed = arch.q_width + h * (2 * latent + arch.qk_rope_head_dim) + arch.v_width
+        heads = sp.Max(2 * arch.q_width + 2 * arch.v_width, absorbed)
+        attn = heads + q_latent + arch.kv_cache_width
+        return sp.expand(tokens * (arch.d_model + attn + inner))
+    return sp.expand(tokens * (arch.d_model + 2 * arch.q_width + 2 * arch.kv_width + inner))
+
+
+def memory_inference_buffer_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+    """M_Inf in bytes for activations of ``dtype`` (bf16 by default)."""
+    return memory_inference_buffer(arch, tokens) * dtype.bytes
+
+
+def memory_logits(arch: Arch, tokens: Expr) -> sp.Expr:
+    """The logits tensor: tokens x V [elements]. At long responses it dominates peak memory."""
+    return sp.expand(tokens * arch.vocab)
+
+
+def memory_logits_bytes(arch: Arch, tokens: Expr, dtype: Dtype = Dtype.FP32) -> sp.Expr:
+    """Logits bytes, fp32 by default: log-probs are taken in fp32 for stability."""
+    return memory_logits(arch, tokens) * dtype.bytes
+
+
+def memory_adam_states(n_params: Expr) -> sp.Expr:
+    """Adam model states in the paper's element abstraction: parameters, gradients and two
+    moments, 4 |M| elements (§III-G1)."""
+    return sp.expand(4 * n_params)
+
+
+def memory_adam_states_bytes_rajbhandari2020(n_params: Expr) -> sp.Expr:
+    """Mixed-precision Adam model states, 16 |M| bytes (Rajbhandari et al. 2020, ZeRO §3.1).
+
+    bf16/fp16 parameters (2) and gradients (2) plus K = 12 bytes of fp32 master parameters,
+    momentum and variance.
+    """
+    return sp.expand(16 * n_params)

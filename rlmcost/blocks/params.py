@@ -1,0 +1,138 @@
+"""|M| and its parts: the parameters of every block as ``sum(p.numel())`` counts them.
+
+Layer structure after the transformers model classes (sources in :func:`params`).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from rlmcost.arch import Arch, is_zero
+from rlmcost.blocks.attention import Expr, _kv_latent, _mla_matmul_weights_per_token
+from rlmcost.choices import Head
+
+
+def params_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one attention block: q, k, v, o projections (+ biases, + q/k norms).
+
+    MLA: :func:`params_mla_attention_per_layer`.
+    """
+    if arch.is_mla:
+        return params_mla_attention_per_layer(arch)
+    p = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    if arch.qkv_bias:
+        p += arch.q_width + 2 * arch.kv_width
+    if arch.out_bias:
+        p += arch.d_model
+    if arch.qk_norm:
+        p += 2 * arch.head_dim
+    return sp.sympify(p)
+
+
+
+def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one multi-head latent attention block (DeepSeek-V2/V3).
+
+    Source: transformers ``DeepseekV3Attention`` / ``DeepseekV2Attention`` (arXiv:2405.04434
+    §2.1): the projections of :func:`_mla_matmul_weights_per_token`, the RMSNorm weights of the
+    query latent (d_cq, when q_lora_rank is set) and of the KV latent (d_c), and with
+    ``attention_bias`` the biases of q_a_proj (d_cq), kv_a_proj_with_mqa (d_c + d_rope) and
+    o_proj (d) (``qkv_bias`` / ``out_bias``).
+    """
+    p = _mla_matmul_weights_per_token(arch) + arch.norm.vectors * _kv_latent(arch)
+    if arch.q_lora_rank is not None:
+        p += arch.norm.vectors * arch.q_lora_rank
+    if arch.qkv_bias:
+        p += _kv_latent(arch) + arch.qk_rope_head_dim
+        if arch.q_lora_rank is not None:
+            p += arch.q_lora_rank
+    if arch.out_bias:
+        p += arch.d_model
+    return sp.sympify(p)
+
+
+def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
+    """Parameters of one FFN (or one expert) of inner width ``width``."""
+    n_in = arch.ffn_kind.projections - 1  # projections into the inner width
+    p = arch.ffn_kind.projections * arch.d_model * width
+    if bias:
+        p += n_in * width + arch.d_model
+    return sp.sympify(p)
+
+
+def params_moe_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one MoE FFN: router (d x E), routed experts, shared experts (+ gate)."""
+    p = arch.d_model * arch.n_experts + arch.n_experts * params_ffn(arch, arch.d_expert)
+    if not is_zero(arch.n_shared_experts):
+        p += arch.n_shared_experts * params_ffn(arch, arch.d_shared_expert)
+        if arch.shared_expert_gate:
+            p += arch.d_model
+    return sp.sympify(p)
+
+
+def params_norm(arch: Arch) -> sp.Expr:
+    """Parameters of one normalization layer (weight, and bias for LayerNorm)."""
+    return sp.sympify(arch.norm.vectors * arch.d_model)
+
+
+def params_layer_dense(arch: Arch) -> sp.Expr:
+    """Parameters of one dense Transformer layer: attention, FFN, ``norms_per_layer`` norms
+    (two: pre-attention and pre-FFN; four with Gemma 2/3's post-attention/post-FFN norms)."""
+    return (
+        params_attention_per_layer(arch)
+        + params_ffn(arch, arch.d_ff, arch.mlp_bias)
+        + arch.norms_per_layer * params_norm(arch)
+    )
+
+
+def params_layer_moe(arch: Arch) -> sp.Expr:
+    """Parameters of one MoE Transformer layer: attention, MoE FFN, ``norms_per_layer`` norms."""
+    return (
+        params_attention_per_layer(arch)
+        + params_moe_per_layer(arch)
+        + arch.norms_per_layer * params_norm(arch)
+    )
+
+
+def params_embedding(arch: Arch) -> sp.Expr:
+    """Token embedding (V x d) and learned position embedding, if any."""
+    return sp.sympify(arch.vocab * arch.d_model + arch.n_positions * arch.d_model)
+
+
+def params_head(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """Output head: d x V LM head (0 when tied to the embedding), or d x 1 value head."""
+    if head is Head.VALUE:
+        return sp.sympify(arch.d_model)
+    return sp.Integer(0) if arch.tie_embeddings else sp.sympify(arch.vocab * arch.d_model)
+
+
+def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """|M|: every parameter of the model, as ``sum(p.numel() for p in model.parameters())``.
+
+    Source: layer structure of the transformers model classes (Llama, Mistral, Qwen2, Qwen3,
+    GPT-2, Mixtral, Qwen2-MoE, Qwen3-MoE, Glm4-MoE, Gemma 2/3, Phi-3, DeepSeek-V2/V3; equal
+    for every built-in model, tests/test_registry_configs.py, tests/test_mla.py); tied weights
+    are counted once. DeepSeek-V3: 671,026,404,352 for ``DeepseekV3ForCausalLM`` (61 layers;
+    the checkpoint's multi-token prediction layer 61 is not part of the class, and the
+    routers' e_score_correction_bias, E fp32 values per MoE layer, is a buffer, not a
+    parameter). A value head (critic, reward model) replaces the LM head by d x 1.
+
+    >>> from rlmcost.arch import CANONICAL
+    >>> params(CANONICAL)
+    2*d*(2*L*d + L*d_ff + 2*L + V + 1)
+    """
+    body = arch.n_dense_layers * params_layer_dense(arch)
+    if arch.is_moe:
+        body += arch.n_moe_layers * params_layer_moe(arch)
+    return sp.factor_terms(
+        sp.expand(body + params_embedding(arch) + params_norm(arch) + params_head(arch, head)),
+        radical=False,
+    )
+
+
+def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
+    """Parameters one token touches: all but the routed experts it does not select."""
+    if not arch.is_moe:
+        return params(arch, head)
+    unused = arch.n_moe_layers * (arch.n_experts - arch.top_k) * params_ffn(arch, arch.d_expert)
+    return sp.expand(params(arch, head) - unused)

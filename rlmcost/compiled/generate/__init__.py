@@ -1,0 +1,82 @@
+"""Write ``blocks_gen.py``: the Table III building blocks as plain Python functions.
+
+Run ``python -m rlmcost.compiled.generate`` after changing ``rlmcost/blocks/``,
+``rlmcost/arch.py`` or ``rlmcost/parallel/{activations,shard}.py``; ``--check`` exits 1 when the
+committed file is stale (``tests/test_compiled_blocks.py`` does the same).
+
+How: every block of :func:`~rlmcost.compiled.generate.catalog.blocks` is evaluated by the
+symbolic core on an ``Arch`` whose integer fields are sympy symbols. An ``Arch`` also has
+switches (bool fields, enum fields and whether it has routed or shared experts, latent
+attention or a sliding window) that the core branches on in Python, so a switch cannot be a
+symbol. Each switch becomes a 0/1 flag x_i instead, and the block is written in its exact
+multilinear form over the flags it reads,
+
+    f(x) = sum_S a_S prod_{i in S} x_i,   a_S = sum_{T subset S} (-1)^{|S| - |T|} f(T)
+
+(Moebius inversion over the corners T, exact for 0/1 flags). Which flags a block reads is
+traced on the ``Arch``; which coefficients a_S are non-zero is screened on exact rational
+evaluations at two fixed random points (a non-zero polynomial vanishes at both with
+probability ~1e-20), and only those a_S are built symbolically. Each function is printed as
+one exact quotient num / den with integer coefficients (``runtime.div``), collected by the
+size arguments so that numpy arrays pass through a few array operations.
+
+Modules: :mod:`~rlmcost.compiled.generate.fields` (the ``Arch``'s fields and flags),
+:mod:`~rlmcost.compiled.generate.catalog` (the blocks), :mod:`~rlmcost.compiled.generate.compiler`
+(corners and the multilinear form), :mod:`~rlmcost.compiled.generate.printer` (Python source).
+
+Conventions of the generated module: ``a`` is an ``ArchNumbers`` (``rlmcost.compiled.arch``);
+token counts and degrees are ints or numpy arrays; a TP shard's vocabulary is padded to
+ceil(V / P_t) as ``rlmcost.parallel.shard.split_up`` pads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rlmcost.compiled.generate.catalog import Block, blocks
+from rlmcost.compiled.generate.compiler import Compiler
+from rlmcost.compiled.generate.fields import STRUCTURAL
+from rlmcost.compiled.generate.printer import function_source, header, make_printer
+
+__all__ = ["COMMAND", "OUTPUT", "Block", "blocks", "main", "render"]
+
+OUTPUT = Path(__file__).parent.with_name("blocks_gen.py")
+COMMAND = "python -m rlmcost.compiled.generate"
+
+
+def render() -> str:
+    """The text of ``blocks_gen.py``."""
+    comp = Compiler()
+    printer = make_printer(comp.fields)
+    parts = [header(comp.fields, STRUCTURAL, COMMAND)]
+    names = []
+    for block in blocks():
+        parts.append("\n\n" + function_source(block, comp.compile(block), printer) + "\n")
+        names.append(block.name)
+    table = "\n".join(f"    {n}," for n in names)
+    parts.append(
+        "\n\nFUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (\n"
+        f"{table}\n)}}\n"
+    )
+    parts.append('"""Every generated function by name."""\n')
+    return "".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
+    ap.add_argument("--output", type=Path, default=OUTPUT, help="file to write")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    args = ap.parse_args(argv)
+    text = render()
+    if args.check:
+        current = args.output.read_text() if args.output.exists() else ""
+        if current != text:
+            print(f"{args.output} is stale; run `{COMMAND}`", file=sys.stderr)
+            return 1
+        return 0
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
+    return 0
+

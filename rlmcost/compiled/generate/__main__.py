@@ -1,0 +1,5 @@
+"""``python -m rlmcost.compiled.generate``: write (or ``--check``) ``blocks_gen.py``."""
+
+from rlmcost.compiled.generate import main
+
+raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Evaluation of a block at the corners of its flags, and its exact multilinear form.
+
+See the package docstring (:mod:`rlmcost.compiled.generate`) for the Moebius inversion and the
+screening of coefficients at two fixed random points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from itertools import combinations
+from types import SimpleNamespace
+from typing import Any
+
+from rlmcost.compiled.generate.catalog import Block
+from rlmcost.compiled.generate.fields import (
+    NONE_WHEN_OFF,
+    SIZES,
+    STRUCTURAL,
+    TRIGGERS,
+    arch_fields,
+    int_symbols,
+)
+
+
+class _Reads:
+    """Bool and enum fields read on a traced ``Arch`` (see :func:`_traced_class`)."""
+
+    fields: set[str] = set()
+    watched: frozenset[str] = frozenset()
+    copying = 0
+
+
+def _traced_class() -> type:
+    from rlmcost.arch import Arch
+
+    class TracedArch(Arch):
+        """An ``Arch`` that records reads of its switches (copies made by ``with_`` too)."""
+
+        def __getattribute__(self, name: str) -> Any:
+            if name in _Reads.watched and not _Reads.copying:
+                _Reads.fields.add(name)
+            return super().__getattribute__(name)
+
+        def with_(self, **changes: object) -> Any:
+            _Reads.copying += 1  # a copy reads every field; that is no use of a switch
+            try:
+                return super().with_(**changes)
+            finally:
+                _Reads.copying -= 1
+
+    return TracedArch
+
+
+class Compiler:
+    """Evaluates blocks on symbolic or exact-number ``Arch`` corners."""
+
+    N_POINTS = 2
+
+    def __init__(self) -> None:
+        import sympy as sp
+
+        self.fields = arch_fields()
+        self.int_syms = int_symbols(self.fields.ints, positive=True)
+        self.flag_syms = int_symbols(self.fields.flags, nonnegative=True)
+        self.size_syms = int_symbols((*SIZES, "vocab_tp"), positive=True)
+        rng = random.Random(20240611)
+        names = (*self.fields.ints, *SIZES, "vocab_tp")
+        self.points = [
+            {n: sp.Integer(rng.randint(2, 2 ** rng.randint(2, 40))) for n in names}
+            for _ in range(self.N_POINTS)
+        ]
+        for point, window in zip(self.points, (1, 2**30), strict=True):
+            # a window below every size (min(x, W) = W) and one above most, and some sliding
+            # layers: where min(x, W) = x or no layer slides, the window's terms vanish
+            point["sliding_window"] = sp.Integer(window)
+            point["full_attention_layers"] = point["n_layers"] // 2
+        self.traced = _traced_class()
+        self.sym_values = {**self.int_syms, **self.size_syms}
+        self._cache: dict[tuple[str, int, frozenset[str]], Any] = {}
+        _Reads.watched = frozenset((*self.fields.bools, *(f for _, f, _ in self.fields.enums)))
+
+    def arch(self, values: dict[str, Any], on: frozenset[str], traced: bool = False) -> Any:
+        """The ``Arch`` at corner ``on`` (the flags set) with integer fields ``values``."""
+        from rlmcost.arch import Arch
+
+        kw: dict[str, Any] = {"name": "generated"}
+        kw.update({n: values[n] for n in self.fields.ints})
+        for flag, parent in (("moe", None), ("shared", "moe"), ("mla", None), ("qlora", "mla"),
+                             ("swa", None)):  # fmt: skip
+            if flag not in on and (parent is None or parent in on):
+                kw.update(
+                    {f: None if f in NONE_WHEN_OFF else 0 for f in STRUCTURAL[flag]}
+                )
+        kw.update({b: b in on for b in self.fields.bools})
+        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Arch)}
+        for flag, field, member in self.fields.enums:
+            if flag in on:
+                kw[field] = type(defaults[field])(member)
+        return (self.traced if traced else Arch)(**kw)
+
+    def evaluate(self, block: Block, values: dict[str, Any], on: frozenset[str],
+                 traced: bool = False) -> Any:  # fmt: skip
+        import sympy as sp
+
+        if "shared" in on and "moe" not in on:  # shared experts need experts
+            on = on - {"shared"}
+        if "qlora" in on and "mla" not in on:  # a query latent needs MLA
+            on = on - {"qlora"}
+        key = (block.name, id(values), on)
+        if not traced and key in self._cache:
+            return self._cache[key]
+        sizes = SimpleNamespace(**{n: values[n] for n in (*SIZES, "vocab_tp")})
+        value = sp.expand(block.build(self.arch(values, on, traced), sizes))
+        self._cache[key] = value
+        return value
+
+    def _valid(self, subset: Iterable[str]) -> bool:
+        groups = [self.fields.group(f) for f in subset]
+        return len(groups) == len(set(groups))
+
+    def corners(self, flags: tuple[str, ...]) -> list[frozenset[str]]:
+        """Every valid subset of ``flags`` (at most one member of each enum)."""
+        out = []
+        for r in range(len(flags) + 1):
+            out += [frozenset(c) for c in combinations(flags, r) if self._valid(c)]
+        return out
+
+    def read_flags(self, block: Block) -> tuple[str, ...]:
+        """Flags ``block`` depends on: the structural ones and every switch it reads at any
+        corner of them (to a fixpoint, since a switch may guard the read of another)."""
+        flags: tuple[str, ...] = tuple(STRUCTURAL)
+        while True:
+            _Reads.fields = set()
+            with _zero_tests() as tested:
+                for corner in self.corners(flags):
+                    self.evaluate(block, self.points[0], corner, traced=True)
+            fields = {n for n in self.fields.ints if self.points[0][n] in tested}
+            if fields - set(TRIGGERS.values()):
+                raise RuntimeError(
+                    f"{block.name} zero-tests {sorted(fields - set(TRIGGERS.values()))}; add a "
+                    "structural flag for it to STRUCTURAL and TRIGGERS in " + __name__
+                )
+            read = {f for field in _Reads.fields for f in self.fields.flags_of(field)}
+            if read <= set(flags):
+                return tuple(f for f in self.fields.flags if f in flags)
+            flags = tuple(dict.fromkeys((*flags, *sorted(read))))
+
+    def compile(self, block: Block) -> Any:
+        """The block as an exact multilinear expression in its flags."""
+        import sympy as sp
+
+        flags = self.read_flags(block)
+        corners = self.corners(flags)
+        support: set[frozenset[str]] = {frozenset()}
+        for point in self.points:
+            f = {c: self.evaluate(block, point, c) for c in corners}
+            for s in corners:
+                if s and _moebius(s, f) != 0:
+                    support.add(s)
+        sym_values = self.sym_values
+        cache: dict[frozenset[str], Any] = {}
+
+        def f_sym(c: frozenset[str]) -> Any:
+            if c not in cache:
+                cache[c] = self.evaluate(block, sym_values, c)
+            return cache[c]
+
+        total = sp.Integer(0)
+        for s in sorted(support, key=lambda s: (len(s), sorted(s))):
+            coeff = sp.expand(_moebius(s, {t: f_sym(t) for t in _subsets(s)}))
+            if coeff != 0:
+                total += coeff * sp.Mul(*(self.flag_syms[x] for x in sorted(s)))
+        return total
+
+
+@contextmanager
+def _zero_tests() -> Iterator[set[Any]]:
+    """Record the arguments of ``rlmcost.arch.is_zero`` wherever the symbolic core calls it."""
+    import rlmcost.arch
+
+    original = rlmcost.arch.is_zero
+    tested: set[Any] = set()
+
+    def traced(x: Any) -> bool:
+        tested.add(x)
+        return original(x)
+
+    patched = [m for m in list(sys.modules.values())
+               if getattr(m, "is_zero", None) is original]  # fmt: skip
+    for m in patched:
+        m.is_zero = traced  # type: ignore[attr-defined]
+    try:
+        yield tested
+    finally:
+        for m in patched:
+            m.is_zero = original  # type: ignore[attr-defined]
+
+
+def _subsets(s: frozenset[str]) -> list[frozenset[str]]:
+    items = sorted(s)
+    return [frozenset(c) for r in range(len(items) + 1) for c in combinations(items, r)]
+
+
+def _moebius(s: frozenset[str], f: dict[frozenset[str], Any]) -> Any:
+    """a_S = sum over T subset S of (-1)^{|S| - |T|} f(T)."""
+    return sum((f[t] if (len(s) - len(t)) % 2 == 0 else -f[t]) for t in _subsets(s))
