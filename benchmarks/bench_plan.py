@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 
-from rlmcost.plan.rl import RLQuery, plan_rl
+from rlmcost.plan.rl import plan_rl
 from rlmcost.plan.train import plan_train
+from rlmcost.reports.estimate import run_of
 
 
 def main() -> None:
@@ -28,9 +29,9 @@ def main() -> None:
     big = plan_train("gpt-3-175b", "8..512", seq=2048, batch=1536, top=1)
     print(f"  wider: 8..512 GPUs: {big.notes[-1]}")
 
-    q = RLQuery("grpo", "qwen2.5-32b", "h100-sxm", response_len=8192)
+    base = run_of("grpo", "qwen2.5-32b", hardware="h100-sxm", response_len=8192)
     t0 = time.perf_counter()
-    rl = plan_rl(q, "8..64")
+    rl = plan_rl(base, "8..64")
     t = time.perf_counter() - t0
     c = rl.counts
     print(f"RL search, grpo qwen2.5-32b on 8..64 x h100-sxm, T=8192: {c.enumerated} enumerated,"

@@ -11,8 +11,8 @@ import time
 
 
 def main() -> None:
-    from rlmcost.evaluation.deployment import evaluate_deployment
     from rlmcost.perf.validate import validate
+    from rlmcost.reports.placement import placement_estimate
 
     cases = [
         ("ppo", "llama-3.1-8b", dict(gpus=8)),
@@ -24,7 +24,7 @@ def main() -> None:
           f"{'MFU':>6s} {'eval s':>7s}")  # fmt: skip
     for alg, model, kw in cases:
         t0 = time.perf_counter()
-        e = evaluate_deployment(alg, model, **kw)
+        e = placement_estimate(alg, model, **kw)
         dt = time.perf_counter() - t0
         name = f"{alg} {model} " + " ".join(f"{k}={v}" for k, v in kw.items())
         print(

@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlmcost.choices import Dtype, Head
-from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.perf.efficiency import KERNEL_GAP_S, Device, default_profile
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine
 from rlmcost.perf.rl_step import forward_time, packed, train_time
 from rlmcost.placement.rollout import decode_flops
+from rlmcost.reports.placement import placement_estimate
 from rlmcost.specs import Workload, get_hardware, get_model
 
 H100 = get_hardware("h100-sxm")
@@ -132,7 +132,7 @@ def test_prediction_at_least_the_bound(
     if alg == "dpo" and placement in ("async", "fusion"):
         return  # offline: no generation to overlap
     dist = f"lognormal:300,{sigma},512" if sigma else None
-    e = evaluate_deployment(
+    e = placement_estimate(
         alg, "llama-2-7b", placement=placement, gpus=gpus, length_dist=dist, **KW
     )
     # Source: each job's prediction >= its bound, and the period and stage spans are
@@ -158,8 +158,8 @@ def test_async_not_longer_than_synchronous(sigma: float, k: int, alg: str) -> No
         "rollout=4,actor+reference+reward=4" if alg == "grpo" else "rollout=4,actor+reference=4"
     )
     dist = f"lognormal:300,{sigma},512" if sigma else None
-    sync = evaluate_deployment(alg, "llama-2-7b", groups=groups, length_dist=dist, **KW)
-    stale = evaluate_deployment(
+    sync = placement_estimate(alg, "llama-2-7b", groups=groups, length_dist=dist, **KW)
+    stale = placement_estimate(
         alg, "llama-2-7b", placement="async", groups=groups, staleness=k, length_dist=dist, **KW
     )
     # Source: a larger staleness removes precedence constraints (schedule.py: max cycle mean)
@@ -170,9 +170,9 @@ def test_async_not_longer_than_synchronous(sigma: float, k: int, alg: str) -> No
 def test_generation_tail_sets_the_predicted_time() -> None:
     """Same mean length, a longer tail: the synchronous batch waits for its longest sequence,
     so the predicted generation grows."""
-    fixed = evaluate_deployment("grpo", "llama-2-7b", gpus=8, length_dist="lognormal:300,0,2048",
+    fixed = placement_estimate("grpo", "llama-2-7b", gpus=8, length_dist="lognormal:300,0,2048",
                                 batch=8, prompt_len=256, response_len=2048)  # fmt: skip
-    tail = evaluate_deployment("grpo", "llama-2-7b", gpus=8, length_dist="lognormal:300,1,2048",
+    tail = placement_estimate("grpo", "llama-2-7b", gpus=8, length_dist="lognormal:300,1,2048",
                                batch=8, prompt_len=256, response_len=2048)  # fmt: skip
 
     def gen(e):  # noqa: ANN001, ANN202
@@ -184,7 +184,7 @@ def test_generation_tail_sets_the_predicted_time() -> None:
 
 
 def test_phase_names_as_frameworks_print_them() -> None:
-    e = evaluate_deployment("ppo", "llama-2-7b", gpus=8, **KW)
+    e = placement_estimate("ppo", "llama-2-7b", gpus=8, **KW)
     names = [p.name for p in e.phases]
     # Source: verl's timing_s/* keys (gen, ref, values, reward, update_critic, update_actor)
     for name in ("generation", "reference", "values", "reward", "update actor", "update critic"):

@@ -1,17 +1,21 @@
-"""The flag table: every option a query command takes, declared once (issue: one Run).
+"""The flag table: every option a query command takes, declared once (DESIGN.md, "One Run").
 
 :func:`flag_table` gives the options of the algorithm commands (`rlmcost ppo|grpo|...`), and
 `compare` and `placements` take theirs from it (``placements`` with its own defaults: TP per
-model, ZeRO-3, 8 GPUs; see :func:`rlmcost.cli._run.run_from_options`). The deployment options
-come from :func:`rlmcost.cli._deploy.deployment_options`. Each entry is ``name ->
-(annotation, default)``, the form typer reads from a signature.
+model, ZeRO-3, 8 GPUs; see :func:`rlmcost.cli._run.run_from_options`); `plan` and `train` take
+the options they share with them (:func:`pick`: model, workload, hardware, layout) and add
+their own. The deployment options come from :func:`rlmcost.cli._deploy.deployment_options`.
+Each entry is ``name -> (annotation, default)``, the form typer reads from a signature
+(:func:`signature`).
 """
 
 # No `from __future__ import annotations`: the per-algorithm help texts in the Annotated
 # options are built when each table is made.
 
+import copy
 import inspect
-from collections.abc import Sequence
+import typing
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -222,12 +226,49 @@ def flag_table(alg: Algorithm | None) -> dict[str, tuple[Any, Any]]:
     return {**out, **deployment_options()}
 
 
+def pick(
+    table: dict[str, tuple[Any, Any]], names: Iterable[str], helps: dict[str, str] | None = None
+) -> dict[str, tuple[Any, Any]]:
+    """The entries ``names`` of ``table``, in that order; ``helps``: name -> a help text of
+    the command's own for that option (same flag, type and default; names not picked are
+    passed over). KeyError for a name the table lacks."""
+    out = {name: table[name] for name in names}
+    for name, text in (helps or {}).items():
+        if name not in out:
+            continue
+        ann, default = out[name]
+        kind, info, *rest = typing.get_args(ann)
+        info = copy.copy(info)
+        info.help = text
+        out[name] = (Annotated[(kind, info, *rest)], default)
+    return out
+
+
+def in_panel(table: dict[str, tuple[Any, Any]], panel: str | None) -> dict[str, tuple[Any, Any]]:
+    """``table`` with every option shown in the help panel ``panel`` (None: the command's
+    main options)."""
+    out = {}
+    for name, (ann, default) in table.items():
+        kind, info, *rest = typing.get_args(ann)
+        info = copy.copy(info)
+        info.rich_help_panel = panel
+        out[name] = (Annotated[(kind, info, *rest)], default)
+    return out
+
+
+class FlagSignature(inspect.Signature):
+    """The signature of a command built from the flag table (:func:`signature`)."""
+
+    __slots__ = ()
+
+
 def signature(
     table: dict[str, tuple[Any, Any]], first: Sequence[inspect.Parameter] = ()
 ) -> inspect.Signature:
-    """A signature typer reads: ``first`` (arguments), then the table's options."""
+    """A signature typer reads: ``first`` (arguments), then the table's options. Its command
+    takes them as ``**opts``."""
     params = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
         for name, (ann, default) in table.items()
     ]
-    return inspect.Signature([*first, *params])
+    return FlagSignature([*first, *params])

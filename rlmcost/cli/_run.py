@@ -25,6 +25,15 @@ PLACEMENTS_GPUS = 8
 _ROLES = {"critic": "critic", "reward": "reward", "ref": "reference", "judge": "judge"}
 
 
+def require_model(opts: dict[str, Any]) -> str:
+    """The ``--model`` of the options (BadParameter, one line, when it is missing)."""
+    if opts.get("model") is None:
+        raise typer.BadParameter(
+            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
+        )
+    return str(opts["model"])
+
+
 def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
     """The algorithm options the flags give for ``alg``: each flag given, else
     ``--framework``'s implied option (:func:`~rlmcost.frameworks.presets.preset_options`:
@@ -57,10 +66,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     from rlmcost.parallel.layout import ZeroStage
     from rlmcost.run.spec import Run
 
-    if opts.get("model") is None:
-        raise typer.BadParameter(
-            "give --model NAME (see `rlmcost models`), e.g. --model 70b", param_hint="--model"
-        )
+    require_model(opts)
     alg = get_algorithm(algorithm)
     algo = {"name": alg.name, **options_data(opts, alg)}
     rule = algo["rule_reward"]

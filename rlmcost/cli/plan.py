@@ -1,149 +1,200 @@
 """`rlmcost plan grpo|ppo|...|train`: search deployments for the best that fits a GPU budget.
 
-Parses the options, makes one library call (:func:`rlmcost.plan.rl.plan_rl`,
-:func:`rlmcost.plan.rl.max_response_len` or :func:`rlmcost.plan.train.plan_train`) and
-renders the top rows, the Pareto front and the families that never fit. A progress bar goes
-to stderr.
+The options the plan shares with the query commands (models, workload, algorithm knobs,
+framework, hardware) come from the flag table (:mod:`rlmcost.cli._flags`) and build the
+plan's base :class:`~rlmcost.run.Run` in the one place every command builds its Run
+(:func:`rlmcost.cli._run.run_from_options`); the search's own options (the GPU budget, the
+objective, the value lists of the space, Dask) are declared here. One library call
+(:func:`rlmcost.plan.rl.plan_rl`, :func:`rlmcost.plan.rl.max_response_len` or
+:func:`rlmcost.plan.train.plan_train`), then the top rows, the Pareto front and the families
+that never fit are rendered. A progress bar goes to stderr.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads the Annotated options at run time.
 
+import inspect
 from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._flags import flag_table, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.run.schema_envelope import versioned
 
-Pos = dict(min=1)
+SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
+          "response_len", "length_dist", "epochs", "mini_batches", "oversample", "prm_steps",
+          "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
+          "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
+          "max_num_seqs", "json_out")  # fmt: skip
+"""The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
+
+TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
+"""Of those, the ones `rlmcost plan train` reads."""
+
+_HELPS = {
+    "batch": "Prompts B (RL; default 64) or sequences per step (train; default 8 per GPU).",
+    "framework": "Start from a framework's defaults (see `rlmcost frameworks`); the search "
+    "sets the trainer layout and the engine's TP and reservation, the preset the rest.",
+}
+
+_NO_LINE = "no command line says it: `rlmcost run` its Run (--json lists it)"
+
+TARGET = inspect.Parameter(
+    "target",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[str, typer.Argument(
+        help="An RL algorithm (grpo, ppo, ...; see `rlmcost algorithms`) or `train` (the "
+        "layout search for pre-training/SFT).")],
+)  # fmt: skip
 
 
-def plan(
-    target: Annotated[
-        str, typer.Argument(help="An RL algorithm (grpo, ppo, ...; see `rlmcost algorithms`) "
-                            "or `train` (the layout search for pre-training/SFT).")
-    ],
-    model: Annotated[str, typer.Option("--model", "-m", help="Model (see `rlmcost models`).")],
-    gpus: Annotated[
-        str, typer.Option(help="GPU budget: a count (64), a list (8,16,32) or a range (8..64: "
-                          "8, 16, 32, 64).")
-    ] = "8..64",
-    hardware: Annotated[str, typer.Option("--hardware", "-H", help="Accelerator.")] = "h100-sxm",
-    objective: Annotated[
-        str, typer.Option(help="Rank by: time (fastest), gpus (fewest), gpu-hours (per "
-                          "iteration) or throughput (tokens/s/GPU).")
-    ] = "time",
-    top: Annotated[int, typer.Option(help="Rows to print.", **Pos)] = 10,
-    min_gpus: Annotated[
-        bool, typer.Option("--min-gpus", help="Smallest GPU count of the budget with any "
-                           "fitting deployment.")
-    ] = False,
-    max_response_len: Annotated[
-        bool, typer.Option("--max-response-len", help="Longest response (multiple of 1024 "
-                           "tokens) that fits on the largest GPU count of the budget.")
-    ] = False,
-    batch: Annotated[int | None, typer.Option("--batch", "-B", help="Prompts B (RL) or "
-                                              "sequences per step (train).", **Pos)] = None,
-    group: Annotated[int | None, typer.Option("--group", "-K", help="Responses per prompt.",
-                                              **Pos)] = None,
-    prompt_len: Annotated[int | None, typer.Option("--prompt-len", "-S", **Pos)] = None,
-    response_len: Annotated[int | None, typer.Option("--response-len", "-T", **Pos)] = None,
-    reward: Annotated[str | None, typer.Option(help="Reward model, or `rule`.")] = None,
-    critic: Annotated[str | None, typer.Option(help="Critic model.")] = None,
-    ref: Annotated[str | None, typer.Option(help="Reference model.")] = None,
-    seq: Annotated[int, typer.Option(help="train: tokens per sequence.", **Pos)] = 2048,
-    tp: Annotated[str | None, typer.Option(help="TP degrees to search, e.g. 1,2,4,8 "
-                                           "(default: every valid one within a node).")] = None,
-    pp: Annotated[str | None, typer.Option(help="PP degrees to search (RL default 1).")] = None,
-    zero: Annotated[str | None, typer.Option(help="ZeRO stages, e.g. 1,3 (RL default 3).")] = None,
-    ckpt: Annotated[str | None, typer.Option(help="Checkpointing, e.g. none,full.")] = None,
-    micro_batch: Annotated[str | None, typer.Option(help="Micro-batches, e.g. 1,2,4.")] = None,
-    rollout_tp: Annotated[str | None, typer.Option(help="RL: engine TP degrees.")] = None,
-    placements: Annotated[
-        str | None, typer.Option(help="RL: placements, any of baseline, split (partial "
-                                 "colocation: rollout on half the GPUs), async, "
-                                 "disaggregated, hybrid, fusion, combined (default "
-                                 "baseline,split).")
-    ] = None,
-    workers: Annotated[int | None, typer.Option(help="Run on a local Dask cluster of N "
-                                                "workers.", **Pos)] = None,
-    cluster: Annotated[str | None, typer.Option(help="Run on the Dask scheduler at ADDRESS "
-                                                "(tcp://host:8786).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
-) -> None:
+def _own_options() -> dict[str, tuple[Any, Any]]:
+    """The search's options: budget, objective, the space's value lists, where it runs."""
+    return {
+        "gpus": (Annotated[str, typer.Option(
+            help="GPU budget: a count (64), a list (8,16,32) or a range (8..64: 8, 16, 32, "
+            "64).")], "8..64"),
+        "objective": (Annotated[str, typer.Option(
+            help="Rank by: time (fastest), gpus (fewest), gpu-hours (per iteration) or "
+            "throughput (tokens/s/GPU).")], "time"),
+        "top": (Annotated[int, typer.Option(help="Rows to print.", min=1)], 10),
+        "min_gpus": (Annotated[bool, typer.Option(
+            "--min-gpus", help="Smallest GPU count of the budget with any fitting "
+            "deployment.")], False),
+        "max_response_len": (Annotated[bool, typer.Option(
+            "--max-response-len", help="Longest response (multiple of 1024 tokens) that fits "
+            "on the largest GPU count of the budget.")], False),
+        "seq": (Annotated[int, typer.Option(help="train: tokens per sequence.", min=1)], 2048),
+        "tp": (Annotated[str | None, typer.Option(
+            help="TP degrees to search, e.g. 1,2,4,8 (default: every valid one within a "
+            "node).")], None),
+        "pp": (Annotated[str | None, typer.Option(
+            help="PP degrees to search (RL default 1).")], None),
+        "zero": (Annotated[str | None, typer.Option(
+            help="ZeRO stages, e.g. 1,3 (RL default 3).")], None),
+        "ckpt": (Annotated[str | None, typer.Option(
+            help="Checkpointing, e.g. none,full.")], None),
+        "micro_batch": (Annotated[str | None, typer.Option(
+            help="Micro-batches, e.g. 1,2,4.")], None),
+        "rollout_tp": (Annotated[str | None, typer.Option(
+            help="RL: engine TP degrees.")], None),
+        "placements": (Annotated[str | None, typer.Option(
+            help="RL: placements, any of baseline, split (partial colocation: rollout on "
+            "half the GPUs), async, disaggregated, hybrid, fusion, combined (default "
+            "baseline,split).")], None),
+        "workers": (Annotated[int | None, typer.Option(
+            help="Run on a local Dask cluster of N workers.", min=1)], None),
+        "cluster": (Annotated[str | None, typer.Option(
+            help="Run on the Dask scheduler at ADDRESS (tcp://host:8786).")], None),
+    }  # fmt: skip
+
+
+def options() -> dict[str, tuple[Any, Any]]:
+    """Every option of `rlmcost plan`: the shared ones from the flag table, then its own."""
+    return {**pick(flag_table(None), SHARED, _HELPS), **_own_options()}
+
+
+def plan(target: str, **opts: Any) -> None:
     """Search deployments for the cheapest that fits: valid layouts and placements on the
     GPU budget, pruned by a memory lower bound, evaluated exactly, ranked by the objective;
     prints the top rows (each with the command that reproduces it), the Pareto front (GPUs
     vs predicted time) and, for families that never fit, the binding memory term."""
-    from rlmcost.plan.kinds import parse_gpus, parse_ints, parse_objective
+    from rlmcost.plan.distributed import Compute
+    from rlmcost.plan.kinds import parse_objective
 
-    obj = parse_objective(objective)
-    space = _space_fields(tp, pp, zero, ckpt, micro_batch)
-    with _progress(json_out) as progress:
+    obj = parse_objective(opts["objective"])
+    space = _space_fields(opts)
+    with _progress(opts["json_out"]) as progress:
+        compute = Compute(opts["workers"], opts["cluster"], progress)
         if target == "train":
-            from rlmcost.plan.train import plan_train
-
-            if min_gpus or max_response_len:
-                from rlmcost.errors import SpecError
-
-                raise SpecError("--min-gpus/--max-response-len are RL searches; for train use "
-                                "--objective gpus")
-            result = plan_train(model, gpus, hardware=hardware, seq=seq, batch=batch,
-                                objective=obj, top=top, space=space, workers=workers,
-                                cluster=cluster, progress=progress)  # fmt: skip
+            result = _plan_train(opts, obj, space, compute)
         else:
-            from dataclasses import replace
-
-            from rlmcost.plan.rl import RLQuery, RLSpace, plan_rl
-            from rlmcost.plan.rl import max_response_len as longest
-
-            rl_space = RLSpace(**space)
-            if rollout_tp is not None:
-                rl_space = replace(rl_space, rollout_tp=parse_ints(rollout_tp, "rollout-tp"))
-            if placements is not None:
-                rl_space = replace(rl_space, placements=tuple(
-                    p.strip() for p in placements.split(",") if p.strip()))  # fmt: skip
-            query = RLQuery(target, model, hardware, batch, group, prompt_len, response_len,
-                            reward, critic, ref)  # fmt: skip
-            if max_response_len:
-                n = max(parse_gpus(gpus))
-                t, row = longest(query, n, space=rl_space, progress=progress)
-                out = {"gpus": n, "max_response_len": t, "deployment": row}
-                if json_out:
-                    print_json(versioned("plan", out))
-                elif row is None:
-                    note(f"no deployment fits even 1024 response tokens on {n} GPUs")
-                else:
-                    from rlmcost.plan.rl import response_limit
-
-                    why = ("stopped by the model's trained context less the prompt"
-                           if t == response_limit(query) else "stopped by memory")  # fmt: skip
-                    print(f"longest response that fits on {n} x {hardware}: {t:,} tokens "
-                          f"({why}).")  # fmt: skip
-                    print(f"  {row['command']}")
-                return
-            result = plan_rl(query, gpus, objective=obj, top=top, space=rl_space,
-                             min_gpus=min_gpus, workers=workers, cluster=cluster,
-                             progress=progress)  # fmt: skip
-    if json_out:
-        print_json(versioned("plan", result.to_json()))
+            result = _plan_rl(target, opts, obj, space, compute)
+    if result is None:
+        return
+    if opts["json_out"]:
+        run = result.base.to_json() if result.base is not None else None
+        print_json(versioned("plan", result.to_json(), run=run))
         return
     _render(result)
 
 
-def _space_fields(tp: str | None, pp: str | None, zero: str | None, ckpt: str | None,
-                  micro_batch: str | None) -> dict[str, Any]:  # fmt: skip
+plan.__signature__ = signature(options(), [TARGET])  # type: ignore[attr-defined]
+
+
+def _plan_train(opts: dict[str, Any], obj: Any, space: dict[str, Any], compute: Any) -> Any:
+    from rlmcost.cli._run import require_model
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.train import plan_train
+
+    if opts["min_gpus"] or opts["max_response_len"]:
+        raise SpecError("--min-gpus/--max-response-len are RL searches; for train use "
+                        "--objective gpus")  # fmt: skip
+    table = options()
+    rl_only = [name for name in SHARED if name not in TRAIN_SHARED
+               and opts[name] != table[name][1]]  # fmt: skip
+    for name in ("rollout_tp", "placements"):
+        if opts[name] is not None:
+            rl_only.append(name)
+    if rl_only:
+        flags = ", ".join("--" + n.replace("_", "-") for n in rl_only)
+        raise SpecError(f"{flags}: RL options; `rlmcost plan train` takes --model, --batch, "
+                        "--seq, --hardware and the space's lists")  # fmt: skip
+    return plan_train(require_model(opts), opts["gpus"], hardware=opts["hardware"],
+                      seq=opts["seq"], batch=opts["batch"], objective=obj, top=opts["top"],
+                      space=space, compute=compute)  # fmt: skip
+
+
+def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
+             compute: Any) -> Any:  # fmt: skip
+    from dataclasses import replace
+
+    from rlmcost.cli._run import run_from_options
+    from rlmcost.plan.kinds import parse_gpus, parse_ints
+    from rlmcost.plan.rl import RLSpace, plan_rl
+    from rlmcost.plan.rl import max_response_len as longest
+
+    base = run_from_options({k: opts[k] for k in SHARED}, target)
+    rl_space = RLSpace(**space)
+    if opts["rollout_tp"] is not None:
+        rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
+    if opts["placements"] is not None:
+        rl_space = replace(rl_space, placements=tuple(
+            p.strip() for p in opts["placements"].split(",") if p.strip()))  # fmt: skip
+    if not opts["max_response_len"]:
+        return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
+                       min_gpus=opts["min_gpus"], compute=compute)  # fmt: skip
+    n = max(parse_gpus(opts["gpus"]))
+    t, row = longest(base, n, space=rl_space, progress=compute.progress)
+    if opts["json_out"]:
+        print_json(versioned("plan", {"gpus": n, "max_response_len": t, "deployment": row}))
+    elif row is None:
+        note(f"no deployment fits even 1024 response tokens on {n} GPUs")
+    else:
+        from rlmcost.plan.rl import response_limit
+
+        why = ("stopped by the model's trained context less the prompt"
+               if t == response_limit(base) else "stopped by memory")  # fmt: skip
+        print(f"longest response that fits on {n} x {base.cluster.hardware}: {t:,} tokens "
+              f"({why}).")  # fmt: skip
+        print(f"  {row['command'] or _NO_LINE}")
+    return None
+
+
+def _space_fields(opts: dict[str, Any]) -> dict[str, Any]:
+    """The space's value lists the options give (``--tp 1,2,4`` ...)."""
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Checkpointing, ZeroStage
     from rlmcost.plan.kinds import parse_ints
 
     out: dict[str, Any] = {}
-    for name, text in (("tp", tp), ("pp", pp), ("micro_batch", micro_batch)):
-        values = parse_ints(text, name.replace("_", "-"))
+    for name in ("tp", "pp", "micro_batch"):
+        values = parse_ints(opts[name], name.replace("_", "-"))
         if values is not None:
             out[name] = values
-    for name, text, enum in (("zero", zero, ZeroStage), ("ckpt", ckpt, Checkpointing)):
+    for name, enum in (("zero", ZeroStage), ("ckpt", Checkpointing)):
+        text = opts[name]
         if text is None:
             continue
         try:
@@ -213,7 +264,7 @@ def _render(r: Any) -> None:
         right=right,
     )
     if r.best is not None:
-        print(f"best: {r.best['command']}")
+        print(f"best: {r.best['command'] or _NO_LINE}")
     if len(r.front) > 1:
         print_table(
             "Pareto front: GPUs vs predicted time",

@@ -1,143 +1,133 @@
-"""`rlmcost train`: memory per rank, work, communication, bubbles and predicted step time."""
+"""`rlmcost train`: memory per rank, work, communication, bubbles and predicted step time.
 
-from __future__ import annotations
+The model, GPUs, layout (dp, tp, pp, cp, ep, sp, ZeRO, checkpointing, micro-batch), hardware
+and calibration options are the query commands' (the flag table, :mod:`rlmcost.cli._flags`);
+the step's own (global batch in sequences, sequence length, pipeline schedule, attention
+kernel, overlap, optimizer offload, host link) are declared here.
+"""
 
-from typing import TYPE_CHECKING, Annotated
+# No `from __future__ import annotations`: typer reads the Annotated options at run time.
+
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from rlmcost.cli._flags import flag_table, in_panel, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
 if TYPE_CHECKING:
     from rlmcost.reports.train import TrainReport
 
-Pos = dict(min=1)
+
+LAYOUT = ("model", "gpus", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch")
+"""The flag-table options of `rlmcost train` before its own, then ``hardware``, then
+``calibration`` and ``json_out``."""
+
+_HELPS = {
+    "model": "Built-in name or alias (see `rlmcost models`) or a config.json path.",
+    "gpus": "GPUs of the job (default: dp*tp*pp*cp*ep).",
+    "dp": "Data-parallel degree (default: gpus / (tp*pp*cp*ep), else 1).",
+    "calibration": "Measured profile (JSON from `rlmcost calibrate --out FILE`) that replaces "
+    "the default per-accelerator efficiencies of the step-time prediction.",
+}
 
 
-def train(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model", "-m", help="Built-in name or alias (see `rlmcost models`) or a config.json."
-        ),
-    ],
-    gpus: Annotated[
-        int | None,
-        typer.Option(help="GPUs of the job (default: dp*tp*pp*cp*ep).", **Pos),
-    ] = None,
-    dp: Annotated[
-        int | None,
-        typer.Option(help="Data-parallel degree (default: gpus / (tp*pp*cp*ep), else 1).", **Pos),
-    ] = None,
-    tp: Annotated[int, typer.Option(help="Tensor-parallel degree (divides the heads).", **Pos)] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline stages.", **Pos)] = 1,
-    cp: Annotated[int, typer.Option(help="Context-parallel degree (ring attention).", **Pos)] = 1,
-    ep: Annotated[int, typer.Option(help="Expert-parallel degree (MoE models).", **Pos)] = 1,
-    sp: Annotated[bool, typer.Option("--sp", help="Sequence parallelism inside TP.")] = False,
-    zero: Annotated[
-        ZeroStage, typer.Option(help="ZeRO stage over the data-parallel replicas (3 = FSDP).")
-    ] = ZeroStage.NONE,
-    ckpt: Annotated[
-        Checkpointing, typer.Option(help="Activation checkpointing.")
-    ] = Checkpointing.NONE,
-    micro_batch: Annotated[int, typer.Option(help="Sequences per micro-batch.", **Pos)] = 1,
-    batch: Annotated[
-        int | None,
-        typer.Option(
+def _own_step() -> dict[str, tuple[Any, Any]]:
+    return {
+        "batch": (Annotated[int | None, typer.Option(
             help="Global batch in sequences (default: one micro-batch per data-parallel "
-            "rank, or 4 per pipeline stage when --pp > 1).",
-            **Pos,
-        ),
-    ] = None,
-    seq: Annotated[int, typer.Option(help="Tokens per sequence (m = S + T).", **Pos)] = 4096,
-    schedule: Annotated[
-        PipelineSchedule, typer.Option(help="Pipeline schedule.")
-    ] = PipelineSchedule.ONE_F_ONE_B,
-    virtual_stages: Annotated[
-        int, typer.Option(help="Model chunks per rank (interleaved schedule).", **Pos)
-    ] = 1,
-    hardware: Annotated[
-        str, typer.Option("--hardware", "-H", help="Accelerator (see `rlmcost hardware`).")
-    ] = "h100-sxm",
-    attention: Annotated[
-        str,
-        typer.Option(
+            "rank, or 4 per pipeline stage when --pp > 1).", min=1)], None),
+        "seq": (Annotated[int, typer.Option(help="Tokens per sequence (m = S + T).", min=1)],
+                4096),
+        "schedule": (Annotated[PipelineSchedule, typer.Option(help="Pipeline schedule.")],
+                     PipelineSchedule.ONE_F_ONE_B),
+        "virtual_stages": (Annotated[int, typer.Option(
+            help="Model chunks per rank (interleaved schedule).", min=1)], 1),
+    }  # fmt: skip
+
+
+def _own_time() -> dict[str, tuple[Any, Any]]:
+    return {
+        "attention": (Annotated[str, typer.Option(
             help="Attention kernel of the step-time prediction: flash (fused, causal) or "
-            "materialized (s x s scores in HBM, as Megatron-LM before fused attention)."
-        ),
-    ] = "flash",
-    overlap_grad_reduce: Annotated[
-        bool,
-        typer.Option(
-            help="Overlap the data-parallel gradient reduction with the last backward."
-        ),
-    ] = True,
-    offload_optimizer: Annotated[
-        bool,
-        typer.Option(
+            "materialized (s x s scores in HBM, as Megatron-LM before fused attention).")],
+            "flash"),
+        "overlap_grad_reduce": (Annotated[bool, typer.Option(
+            help="Overlap the data-parallel gradient reduction with the last backward.")],
+            True),
+        "offload_optimizer": (Annotated[bool, typer.Option(
             "--offload-optimizer",
-            help="Adam on the host (ZeRO-Offload): gradients and weights cross the host link.",
-        ),
-    ] = False,
-    host_link_gb_s: Annotated[
-        float | None,
-        typer.Option(
+            help="Adam on the host (ZeRO-Offload): gradients and weights cross the host "
+            "link.")], False),
+        "host_link_gb_s": (Annotated[float | None, typer.Option(
             "--host-link-gb-s",
             help="Host link per GPU and direction in GB/s (default: the hardware spec's, "
-            "else 25 GB/s, PCIe Gen4 x16 achieved).",
-            min=0.001,
-        ),
-    ] = None,
-    calibration: Annotated[
-        str | None,
-        typer.Option(
-            help="Measured profile (JSON from `rlmcost calibrate --out FILE`) that replaces "
-            "the default per-accelerator efficiencies of the step-time prediction."
-        ),
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
-) -> None:
-    """Will the model train on these GPUs with this layout? Memory per rank by component,
-    work, communication bytes and time per collective, pipeline bubble, and the predicted
-    step time with its breakdown, TFLOP/s per GPU and MFU."""
+            "else 25 GB/s, PCIe Gen4 x16 achieved).", min=0.001)], None),
+    }  # fmt: skip
+
+
+def options() -> dict[str, tuple[Any, Any]]:
+    """Every option of `rlmcost train`, in help order."""
+    table = flag_table(None)
+    shared = in_panel(pick(table, LAYOUT, _HELPS), None)
+    return {**shared, **_own_step(), **pick(table, ("hardware",)), **_own_time(),
+            **pick(table, ("calibration", "json_out"), _HELPS)}  # fmt: skip
+
+
+def train(**opts: Any) -> None:
     from rlmcost.calibrate.profile import load_profile
+    from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout
     from rlmcost.perf.train_step import AttentionKernel, StepOptions
     from rlmcost.reports.train import train_report
     from rlmcost.specs import get_hardware
 
+    model, hardware, gpus = require_model(opts), opts["hardware"], opts["gpus"]
     kernels = [k.value for k in AttentionKernel]
-    if attention not in kernels:
-        raise SpecError(f"--attention {attention!r} is not one of: {', '.join(kernels)}")
+    if opts["attention"] not in kernels:
+        raise SpecError(f"--attention {opts['attention']!r} is not one of: {', '.join(kernels)}")
+    host = opts["host_link_gb_s"]
     options = StepOptions(
-        attention=AttentionKernel(attention),
-        overlap_grad_reduce=overlap_grad_reduce,
-        offload_optimizer=offload_optimizer,
-        host_link_bytes_per_s=host_link_gb_s * 1e9 if host_link_gb_s is not None else None,
+        attention=AttentionKernel(opts["attention"]),
+        overlap_grad_reduce=opts["overlap_grad_reduce"],
+        offload_optimizer=opts["offload_optimizer"],
+        host_link_bytes_per_s=host * 1e9 if host is not None else None,
     )
+    calibration = opts["calibration"]
     measured = load_profile(calibration, get_hardware(hardware)) if calibration else None
-
-    rest = tp * pp * cp * ep
+    deg = {k: opts[k] or 1 for k in ("tp", "pp", "cp", "ep")}  # None: the default 1
+    rest = deg["tp"] * deg["pp"] * deg["cp"] * deg["ep"]
+    dp = opts["dp"]
     if dp is None:
         if gpus is not None and gpus % rest:
             raise SpecError(f"tp*pp*cp*ep={rest} must divide --gpus {gpus}")
         dp = gpus // rest if gpus is not None else 1
     layout = Layout(
-        dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, sp=sp, zero=zero, ckpt=ckpt,
-        micro_batch=micro_batch, schedule=schedule, virtual_stages=virtual_stages,
+        dp=dp, **deg, sp=opts["sp"], zero=opts["zero"] or ZeroStage.NONE,
+        ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
+        schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
     )  # fmt: skip
     report = train_report(
-        model, layout, hardware, gpus, seq, batch, options=options, calibration=measured
-    )
-    if json_out:
+        model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,
+        calibration=measured,
+    )  # fmt: skip
+    if opts["json_out"]:
         print_json(report.to_json())
         return
     _render(report)
 
 
-def _render(report: TrainReport) -> None:
+train.__signature__ = signature(options())  # type: ignore[attr-defined]
+train.__doc__ = (
+    "Will the model train on these GPUs with this layout? Memory per rank by component, "
+    "work, communication bytes and time per collective, pipeline bubble, and the predicted "
+    "step time with its breakdown, TFLOP/s per GPU and MFU."
+)
+
+
+def _render(report: "TrainReport") -> None:
     from rlmcost.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
     r = report
@@ -214,7 +204,7 @@ def _render(report: TrainReport) -> None:
         note(f"note: {line}")
 
 
-def _render_step(r: TrainReport) -> None:
+def _render_step(r: "TrainReport") -> None:
     from rlmcost.units import format_seconds
 
     st = r.step

@@ -1,119 +1,128 @@
 """The one evaluation: a deployment of an algorithm on models, a workload and hardware.
 
-Every query goes through :func:`evaluate_deployment` — `rlmcost ppo|grpo|...` (the co-located
-baseline: one device group, the user's layout), `--placement`, `--groups` and `rlmcost
-placements` — so two commands never disagree about the same run (DESIGN.md §6b). It resolves
-the names and defaults (:mod:`rlmcost.deployment.resolve`), builds the placement's device groups
+Every query goes through :func:`evaluate_deployment` of its :class:`~rlmcost.run.Run` —
+`rlmcost ppo|grpo|...` (the co-located baseline: one device group, the user's layout),
+`--placement`, `--groups`, `rlmcost placements` and every candidate of `rlmcost plan` — so two
+commands never disagree about the same run (DESIGN.md §6b, "One Run"). It resolves the names
+and defaults (:mod:`rlmcost.deployment.resolve`), builds the placement's device groups
 (:mod:`rlmcost.placement.configs`; a deployment's own groups with their layouts), and evaluates
 them with :mod:`rlmcost.placement` — one memory model (model states, activations, KV cache, the
 deployment's terms of :mod:`rlmcost.deployment.memory`) and one time model (the roofline bound
 of :mod:`rlmcost.timing`, the decode timeline, transfers, the schedule).
 
-Layout defaults: the given ``layout`` (TP for every model), else ``tp``/``pp``/``zero``/
-``micro_batch`` with TP per model the smallest power of two that leaves half the HBM free of
-weights (stated in the notes), else the deployment's trainer layout.
+Layout (:func:`trainer_layout`): the deployment's trainer layout with ``cluster.dp`` replicas,
+data parallelism filling ``cluster.gpus`` when that is larger; with ``run.tp_per_model`` each
+model's TP is the smallest power of two that leaves half the HBM free of weights (stated in
+the notes). Without a placement or groups the Run is the co-located baseline.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.algorithms.model import Algorithm
-from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options, configure, resolve_values
-from rlmcost.choices import AttnCounting
-from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+from rlmcost.algorithms.options import configure, resolve_values
+from rlmcost.deployment.resolve import (
+    models_given,
+    resolve_layout,
+    resolve_models,
+    resolve_workload,
+)
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.parallel.layout import Layout
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import Setup, auto_tp
 from rlmcost.placement.iteration import PlacementEstimate
-from rlmcost.placement.kinds import Config
-from rlmcost.placement.lengths import LengthDist, parse_length_dist
+from rlmcost.placement.lengths import parse_length_dist
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
+from rlmcost.run.spec import WorkloadSpec
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
 DEFAULT_GPUS = 8
+"""GPUs of a placement whose Run gives neither ``cluster.gpus`` nor device groups."""
 
 
-def evaluate_deployment(
-    algorithm: str | Algorithm = "ppo",
-    model: str | ModelSpec = "llama-3.1-8b",
-    *,
-    deployment: Deployment | None = None,
-    placement: Config | str | None = None,
-    groups: str | Sequence[DeviceGroup] | None = None,
-    staleness: int | None = None,
-    length_dist: str | LengthDist | None = None,
-    critic: str | ModelSpec | None = None,
-    reward: str | ModelSpec | None = None,
-    ref: str | ModelSpec | None = None,
-    judge: str | ModelSpec | None = None,
-    models: Mapping[Role | str, str | ModelSpec] | None = None,
-    workload: Workload | None = None,
-    batch: int | None = None,
-    group: int | None = None,
-    prompt_len: int | None = None,
-    response_len: int | None = None,
-    layout: Layout | None = None,
-    tp: int | None = None,
-    pp: int = 1,
-    zero: ZeroStage = ZeroStage.OS_G_P,
-    micro_batch: int = 1,
-    hardware: str | HardwareSpec = DEFAULT_HARDWARE,
-    gpus: int | None = None,
-    options: Options | None = None,
-    offload: bool = False,
-    host_bandwidth_bytes_per_s: float | None = None,
-    calibration: str | Path | None = None,
-    efficiency: Efficiency | None = None,
-    counting: AttnCounting = AttnCounting.FULL,
-) -> PlacementEstimate:
-    """Work, depth, memory per device (and host), fit and time of one iteration of
-    ``algorithm`` as ``deployment`` runs it (default ``Deployment()``; ``Deployment(ideal=True)``
-    is the paper's idealized iteration).
+@dataclass(frozen=True)
+class TrainerLayout:
+    """The trainer's layout of a Run as the evaluation takes it (:func:`trainer_layout`).
 
-    ``placement``: a Table IX configuration (default baseline; with ``groups`` alone the
-    user's groups run synchronously); ``groups``: ``--groups`` text or DeviceGroups;
-    ``staleness``: k for async/combined; ``length_dist``: ``--length-dist`` text (default
-    fixed T). ``layout``: the trainer's layout with TP for every model (its ``dp`` is filled
-    per group); else ``tp`` (None: per model), ``pp``, ``zero``, ``micro_batch``. ``gpus``:
-    devices in all (default: the groups' sum, else 8). ``offload``: idle models wait in host
-    memory. ``calibration``/``efficiency``: measured efficiencies (default: the profile shipped
-    for ``hardware``, else datasheet peaks). Models and workload as :mod:`rlmcost.deployment.
-    resolve` resolves them.
+    ``layout``: the trainer's layout as the per-stage view shows it; ``models``: the layout
+    every model's jobs start from (its TP replaced per model when ``tp`` is None); ``gpus``:
+    devices in all (None: the groups' sum, else :data:`DEFAULT_GPUS`); ``notes``: how dp was
+    filled."""
 
-    >>> e = evaluate_deployment("grpo", "8b", placement="async", gpus=16)
+    layout: Layout
+    models: Layout
+    tp: int | None
+    gpus: int | None
+    notes: tuple[str, ...]
+
+
+def trainer_layout(run: Run) -> TrainerLayout:
+    """The trainer's layout of ``run`` (module docstring): ``cluster.dp`` replicas of the
+    deployment's trainer layout, data parallelism filling ``cluster.gpus``
+    (:func:`~rlmcost.deployment.resolve.resolve_layout`); with ``tp_per_model`` the TP of
+    each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
+    dep, c, train = run.deployment, run.cluster, run.deployment.train
+    if run.tp_per_model:
+        models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
+                        ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep)  # fmt: skip
+        return TrainerLayout(train.layout(dp=c.dp or 1), models, None, c.gpus, ())
+    lay, notes = resolve_layout(train.layout(dp=c.dp or 1), c.gpus)
+    gpus = lay.n_gpus if not run.grouped or (c.gpus is None and not dep.groups) else c.gpus
+    return TrainerLayout(lay, lay, lay.tp, gpus, tuple(notes))
+
+
+def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> PlacementEstimate:
+    """Work, depth, memory per device (and host), fit and time of one iteration of ``run``
+    as its deployment runs it (``Deployment(ideal=True)``: the paper's idealized iteration).
+
+    The placement is ``run.deployment.placement`` (a Table IX configuration; with groups
+    alone the user's groups run synchronously; neither: the co-located baseline), with
+    ``staleness`` k for async/combined and the response lengths of ``workload.length_dist``
+    (default fixed T). ``efficiency``: measured efficiencies to use instead of the Run's
+    calibration profile (default: the profile shipped for the hardware, else datasheet
+    peaks). Models and workload as :mod:`rlmcost.deployment.resolve` resolves them.
+
+    >>> from rlmcost.run import Run
+    >>> run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": "8b"},
+    ...                      "deployment": {"placement": "async"}, "cluster": {"gpus": 16}})
+    >>> e = evaluate_deployment(run)
     >>> [g.name for g in e.groups], e.placement.staleness, e.weight_sync_bytes > 0
     (['rollout', 'trainer'], 1, True)
     """
-    dep = deployment if deployment is not None else Deployment()
-    alg = configure(get_algorithm(algorithm), options or Options())
-    wl = resolve_workload(alg, workload, batch, group, prompt_len, response_len)
-    specs = resolve_models(alg, model, models_given(models, critic, reward, ref, judge))
-    hw = get_hardware(hardware)
-    if calibration is not None and efficiency is not None:
+    dep, c, w, m = run.deployment, run.cluster, run.workload, run.models
+    options = run.algorithm.options()
+    alg = configure(get_algorithm(run.algorithm.name), options)
+    wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
+                          w.response_len)  # fmt: skip
+    specs = resolve_models(alg, m.actor, models_given(m.given()))
+    hw = get_hardware(c.hardware)
+    if c.calibration is not None and efficiency is not None:
         raise SpecError("give either efficiency or calibration, not both")
     if efficiency is None:
         from rlmcost.calibrate import resolve_profile
 
-        efficiency = resolve_profile(calibration, hw)
-    user_groups = _groups(groups, dep)
+        efficiency = resolve_profile(c.calibration, hw)
+    user_groups = _groups(dep)
     dep = _canonical(dep, user_groups)
+    trainer = trainer_layout(run)
     plan = build(
-        placement if placement is not None else dep.placement,
+        dep.placement if run.grouped else "baseline",
         alg,
-        staleness=staleness if staleness is not None else dep.staleness,
+        staleness=dep.staleness,
         groups=user_groups,
-        offload=offload or dep.offload_idle,
+        offload=dep.offload_idle,
     )
     notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
@@ -126,11 +135,7 @@ def evaluate_deployment(
         {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
         options,
     )
-    t = dep.train  # checkpointing, SP, CP, EP of the deployment's trainer when no layout
-    base = layout or Layout(
-        pp=pp, zero=zero, micro_batch=micro_batch, ckpt=t.ckpt, sp=t.sp, cp=t.cp, ep=t.ep
-    )
-    given_tp = layout.tp if layout is not None else tp
+    given_tp = trainer.tp
     tps: dict[Role, int] = {}
     for role, spec in specs.items():
         if given_tp is not None:
@@ -141,8 +146,9 @@ def evaluate_deployment(
     if given_tp is None:
         shown = ", ".join(f"{r}={t}" for r, t in tps.items())
         notes.append(f"tp per model (smallest leaving half the HBM free of weights): {shown}")
-    dist = length_dist if isinstance(length_dist, LengthDist) else parse_length_dist(length_dist)
-    host = _host_bandwidth(hw, host_bandwidth_bytes_per_s)
+    dist = parse_length_dist(w.length_dist)
+    given_host = c.host_bandwidth_gb_per_s
+    host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
     setup = Setup(
         alg=alg,
         placement=plan,
@@ -151,14 +157,15 @@ def evaluate_deployment(
         hardware=hw,
         workload=wl,
         values=values,
-        base=base,
+        base=trainer.models,
         tp=tps,
         lengths=dist,
         host_bytes_per_s=host,
         efficiency=efficiency or PEAK,
         deployment=dep,
-        counting=counting,
+        counting=run.attention,
     )
+    gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
     if efficiency is not None:
@@ -195,6 +202,16 @@ def evaluate_deployment(
     return replace(result, notes=tuple(notes) + result.notes)
 
 
+def _dtype_base(run: Run) -> Workload | None:
+    """The workload the counts start from when the Run's dtypes are not the defaults
+    (bf16, fp32 logits); None: the defaults."""
+    w = run.workload
+    if w.dtypes() == WorkloadSpec().dtypes():
+        return None
+    group = get_algorithm(run.algorithm.name).default_group
+    return Workload.model_validate({"samples_per_prompt": group, **w.dtypes()})
+
+
 def spec_params(spec: ModelSpec) -> int:
     """|M| of a model spec (LM head)."""
     from rlmcost.compiled.blocks import params
@@ -213,14 +230,8 @@ def _host_bandwidth(hw: HardwareSpec, given: float | None) -> float:
     return given
 
 
-def _groups(
-    groups: str | Sequence[DeviceGroup] | None, dep: Deployment
-) -> tuple[DeviceGroup, ...] | None:
-    """The user's device groups: ``groups`` (text or objects), else the deployment's."""
-    if isinstance(groups, str):
-        return parse_groups(groups)
-    if groups is not None:
-        return tuple(groups)
+def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
+    """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
         return None
     out = []

@@ -7,7 +7,8 @@ recomputation), the model (a built-in name or an inline :class:`~rlmcost.specs.M
 the GPUs, the deployment (engine TP and memory reservation, trainer layout, token budgets)
 and the response-length distribution. The assumptions each row needs beyond its source are
 listed in the row. The prediction is the full evaluation
-(:func:`~rlmcost.evaluation.deployment.evaluate_deployment`): its predicted iteration time
+(:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the row's
+:class:`~rlmcost.run.Run`): its predicted iteration time
 (``iteration_time_s``), compared with the published step time; error = predicted /
 published - 1.
 
@@ -57,32 +58,30 @@ class RlRow:
 
 def predict_rl_row(row: dict[str, Any]) -> RlRow:
     """Evaluate one RL row (module docstring)."""
-    from rlmcost.algorithms.options import Options
     from rlmcost.deployment.spec import Deployment
     from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.specs import ModelSpec
+    from rlmcost.run.spec import Run
 
-    model: Any = row["model"]
-    if isinstance(model, dict):
-        model = ModelSpec(**model)
     dep = Deployment.model_validate(row["deployment"])
     gpus = int(row["gpus"])
-    layout = dep.train.layout(dp=gpus // dep.train.split)
-    result = evaluate_deployment(
-        row["algorithm"],
-        model,
-        deployment=dep,
-        placement="baseline",
-        batch=row["batch"],
-        group=row.get("group"),
-        prompt_len=row["prompt_len"],
-        response_len=row["response_len"],
-        length_dist=row.get("length_dist"),
-        layout=layout,
-        hardware=row["hardware"],
-        gpus=gpus,
-        options=Options(**row.get("options", {})),
+    run = Run.from_data(
+        {
+            "algorithm": {"name": row["algorithm"], **row.get("options", {})},
+            "models": {"actor": row["model"]},  # a name, or an inline ModelSpec mapping
+            "workload": {
+                "prompts": row["batch"],
+                "samples_per_prompt": row.get("group"),
+                "prompt_len": row["prompt_len"],
+                "response_len": row["response_len"],
+                "length_dist": row.get("length_dist"),
+            },
+            "deployment": row["deployment"],
+            "cluster": {"hardware": row["hardware"], "gpus": gpus,
+                        "dp": gpus // dep.train.split},  # fmt: skip
+        },
+        f"RL row {row['id']}",
     )
+    result = evaluate_deployment(run)
     phases = {p.name: p.time_s for p in result.phases}
     return RlRow(
         id=row["id"],

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.errors import SpecError
+
 if TYPE_CHECKING:
     import pandas as pd
+
+    from rlmcost.plan.search import PlanResult
+
+SEARCHED = ("layout", "tp", "pp", "zero", "micro_batch", "gpus", "placement", "groups",
+            "deployment")  # fmt: skip
+"""Run keywords an RL plan searches over (give them in ``space`` instead)."""
 
 
 def plan(
@@ -19,32 +27,49 @@ def plan(
     **kwargs: Any,
 ) -> pd.DataFrame:
     """The best deployments as a DataFrame, best first (one row per deployment, its
-    ``command`` column the query that reproduces it; ``df.attrs["plan"]`` holds the whole
-    :class:`~rlmcost.plan.search.PlanResult`: Pareto front, counts, what never fit).
+    ``command`` column the query that reproduces it, its ``run`` column the candidate's
+    Run; ``df.attrs["plan"]`` holds the whole :class:`~rlmcost.plan.search.PlanResult`:
+    Pareto front, counts, what never fit).
 
     ``algorithm``: an RL algorithm (``"grpo"``, ``"ppo"``, ...: :func:`rlmcost.plan.rl.
-    plan_rl`; ``kwargs``: the workload ``batch``, ``group``, ``prompt_len``,
-    ``response_len``, ``reward``, ``critic``, ``ref``, and ``space``, ``min_gpus``,
-    ``workers``, ``cluster``) or ``"train"`` (:func:`rlmcost.plan.train.plan_train`;
-    ``kwargs``: ``seq``, ``batch``, ``space``, ``refine``, ``workers``, ``cluster``).
+    plan_rl` of the base Run :func:`rlmcost.reports.estimate.run_of` ``(algorithm, model,
+    hardware=hardware, **kwargs)``: the workload ``batch``, ``group``, ``prompt_len``,
+    ``response_len``, ``length_dist``, the models ``reward`` (or ``"rule"``), ``critic``,
+    ``ref``, ``judge``, ``options``; and the search's ``space``, ``min_gpus``, ``workers``,
+    ``cluster``; :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run) or ``"train"``
+    (:func:`rlmcost.plan.train.plan_train`; ``kwargs``: ``seq``, ``batch``, ``space``,
+    ``refine``, ``workers``, ``cluster``).
 
     >>> import rlmcost
     >>> df = rlmcost.plan("train", "llama-3.1-8b", 8, batch=64, seq=4096, top=3)
     >>> len(df), bool(df["fits"].all())
     (3, True)
     """
+    from rlmcost.plan.distributed import Compute
+
+    compute = Compute(kwargs.pop("workers", None), kwargs.pop("cluster", None),
+                      kwargs.pop("progress", None))  # fmt: skip
     if algorithm == "train":
         from rlmcost.plan.train import plan_train
 
         result = plan_train(model, gpus, hardware=hardware, objective=objective, top=top,
-                            **kwargs)  # fmt: skip
+                            compute=compute, **kwargs)  # fmt: skip
     else:
-        from rlmcost.plan.rl import RLQuery, plan_rl
-
-        names = ("batch", "group", "prompt_len", "response_len", "reward", "critic", "ref")
-        q = RLQuery(algorithm, model, hardware, **{k: kwargs.pop(k) for k in names
-                                                    if k in kwargs})  # fmt: skip
-        result = plan_rl(q, gpus, objective=objective, top=top, **kwargs)
+        result = _plan_rl(algorithm, model, gpus, hardware, objective, top, compute, kwargs)
     df = result.frame()
     df.attrs["plan"] = result
     return df
+
+
+def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: str, top: int,
+             compute: Any, kwargs: dict[str, Any]) -> PlanResult:  # fmt: skip
+    from rlmcost.plan.rl import plan_rl
+    from rlmcost.reports.estimate import run_of
+
+    search = {k: kwargs.pop(k) for k in ("space", "min_gpus") if k in kwargs}
+    searched = sorted(set(kwargs) & set(SEARCHED))
+    if searched:
+        raise SpecError(f"the plan searches {', '.join(searched)}; give their values in "
+                        "space=RLSpace(...) instead")  # fmt: skip
+    base = run_of(algorithm, model, hardware=hardware, **kwargs)
+    return plan_rl(base, gpus, objective=objective, top=top, compute=compute, **search)

@@ -1,23 +1,40 @@
 """Running a search's evaluations in this process or on Dask (DESIGN.md §7: a search too large
 for one process runs on an existing distributed engine, never a home-made one).
 
-:func:`runner` gives a :class:`Runner` whose ``map(fn, items)`` returns ``[fn(x) for x in
-items]`` in order: in this process by default, on a local Dask cluster of ``workers``
-processes (``dask.distributed.LocalCluster``), or on the scheduler at ``cluster`` (``tcp://
-host:8786``). ``fn`` must be a module-level function and the items picklable. Dask is an
-optional extra (``pip install rlmcost[distributed]``); asking for it without it installed is
-a one-line error naming the fix.
+:class:`Compute` says where a search runs and whom it tells of its progress; :func:`runner`
+gives a :class:`Runner` whose ``map(fn, items)`` returns ``[fn(x) for x in items]`` in order:
+in this process by default, on a local Dask cluster of ``workers`` processes
+(``dask.distributed.LocalCluster``), or on the scheduler at ``cluster`` (``tcp://host:8786``).
+``fn`` must be a module-level function and the items picklable. Dask is an optional extra
+(``pip install rlmcost[distributed]``); asking for it without it installed is a one-line error
+naming the fix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.errors import SpecError
 
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Where a search's evaluations run: this process (default), a local Dask cluster of
+    ``workers`` processes, or the scheduler at ``cluster`` (``tcp://host:8786``);
+    ``progress`` is called with (items done, items in all)."""
+
+    workers: int | None = None
+    cluster: str | None = None
+    progress: Progress | None = None
+
+    def runner(self) -> Runner:
+        """The :class:`Runner` of these settings (:func:`runner`); close it after use."""
+        return runner(self.workers, self.cluster)
 
 
 class Runner:

@@ -16,32 +16,39 @@ Each candidate is checked in two steps:
    device, must each fit the device's HBM — every deployment evaluation holds at least these
    (``tests/test_plan_rl.py`` checks that no pruned candidate fits);
 2. the survivors are evaluated exactly by the one evaluation every query uses
-   (:func:`rlmcost.reports.placement.placement_estimate`, i.e. ``evaluate_deployment`` with
-   the placement defaults), memoized, and ranked by the objective on the predicted iteration.
+   (:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the candidate's
+   :class:`~rlmcost.run.Run`: the base Run with the candidate's deployment and GPUs),
+   memoized, and ranked by the objective on the predicted iteration.
 
-Every row carries the `rlmcost <algorithm> ... --json` command that reproduces it exactly.
+What the plan holds fixed is a base Run (the algorithm and its knobs, the models, the
+workload, the hardware). Every row embeds its candidate's Run (``rlmcost run`` on it
+reproduces the row) and the `rlmcost <algorithm> ...` command line that does the same.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.plan.distributed import Progress, runner
+from rlmcost.plan.distributed import Compute, Progress, Runner, runner
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
 from rlmcost.plan.rl_candidates import (
     SPLIT,
-    RLQuery,
     RLSpace,
-    algorithm_options,
+    actor_spec,
     candidates,
     enumerated_size,
     evaluate_item,
     lower_bounds,
 )
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
+
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
+__all__ = ["RLSpace", "max_response_len", "plan_rl", "response_limit"]
 
 # -- the search ------------------------------------------------------------------------------
 
@@ -53,7 +60,7 @@ class _Phase:
     failures: dict[str, dict[str, Any]]
 
 
-def _search_count(query: RLQuery, space: RLSpace, gpus: int, run: Any,
+def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
                   progress: Progress | None, first_fit: bool = False) -> _Phase:  # fmt: skip
     """Enumerate, prune and evaluate one GPU count. ``first_fit``: evaluate the leanest
     survivors first and stop at the first that fits."""
@@ -61,13 +68,13 @@ def _search_count(query: RLQuery, space: RLSpace, gpus: int, run: Any,
 
     from rlmcost.specs import get_hardware
 
-    hbm = get_hardware(query.hardware).hbm_bytes
-    cands = candidates(query, space, gpus)
-    counts = Counts(enumerated=enumerated_size(space, query), valid=len(cands))
+    hbm = get_hardware(base.cluster.hardware).hbm_bytes
+    cands = candidates(base, space, gpus)
+    counts = Counts(enumerated=enumerated_size(space, base), valid=len(cands))
     failures: dict[str, dict[str, Any]] = {}
     if not cands:
         return _Phase(counts, [], failures)
-    bound, term, term_bytes = lower_bounds(query, cands)
+    bound, term, term_bytes = lower_bounds(base, cands)
     keep = bound <= hbm
     counts.pruned = int((~keep).sum())
     for i in np.flatnonzero(~keep):
@@ -82,7 +89,7 @@ def _search_count(query: RLQuery, space: RLSpace, gpus: int, run: Any,
     rows: list[dict[str, Any]] = []
     step = 16 if first_fit else len(order)
     for start in range(0, len(order), max(step, 1)):
-        batch = [(query, cands[i]) for i in order[start:start + step]]
+        batch = [(base, cands[i]) for i in order[start:start + step]]
         rows += run.map(evaluate_item, batch, progress)
         if first_fit and any(r["fits"] for r in rows):
             break
@@ -110,40 +117,51 @@ def _search_count(query: RLQuery, space: RLSpace, gpus: int, run: Any,
 
 
 def plan_rl(
-    query: RLQuery,
+    base: Run,
     gpus: str | int | list[int],
     *,
     objective: str | Objective = Objective.TIME,
     top: int = 10,
     space: RLSpace | None = None,
     min_gpus: bool = False,
-    workers: int | None = None,
-    cluster: str | None = None,
-    progress: Progress | None = None,
+    compute: Compute | None = None,
 ) -> PlanResult:
-    """The best deployments of ``query`` on the budget ``gpus`` (module docstring).
-    ``min_gpus``: stop at the smallest GPU count with any fitting deployment (the rows are
-    that count's)."""
+    """The best deployments of the base Run ``base`` on the budget ``gpus`` (module
+    docstring): its algorithm, models, workload and hardware fixed; its deployment and GPUs
+    searched over ``space``. ``min_gpus``: stop at the smallest GPU count with any fitting
+    deployment (the rows are that count's). ``compute``: where the evaluations run
+    (:class:`~rlmcost.plan.distributed.Compute`; default this process).
+
+    >>> from rlmcost.run import Run
+    >>> base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
+    ...                       "models": {"actor": "llama-3.2-1b"}})
+    >>> r = plan_rl(base, 2, space=RLSpace(placements=("baseline",), tp=(1,), rollout_tp=(1,),
+    ...             micro_batch=(1,), ckpt=("full",), offload=(False,), fractions=(0.5,)))
+    >>> best = r.best
+    >>> best["run"]["cluster"]["gpus"], best["command"].split()[:4]
+    (2, ['rlmcost', 'grpo', '--model', 'llama-3.2-1b'])
+    """
     from rlmcost.placement.kinds import Config
 
     start = time.perf_counter()
     obj = parse_objective(objective)
     counts_gpus = parse_gpus(gpus)
     space = space or RLSpace()
+    compute = compute or Compute()
     if top < 1:
         raise SpecError(f"--top {top} must be a positive integer")
     for p in space.placements:
         if p != SPLIT and p not in {c.value for c in Config}:
             have = ", ".join([*(c.value for c in Config), SPLIT])
             raise SpecError(f"unknown placement {p!r}; use any of: {have}")
-    _check_query(query)  # names and workload: one-line errors up front
+    check_base(base)  # names and workload: one-line errors up front
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
-    with runner(workers, cluster) as run:
+    with compute.runner() as run:
         name = run.name
         for g in counts_gpus:
-            ph = _search_count(query, space, g, run, progress, first_fit=min_gpus)
+            ph = _search_count(base, space, g, run, compute.progress, first_fit=min_gpus)
             for k in ("enumerated", "valid", "pruned", "evaluated", "fitting"):
                 setattr(total, k, getattr(total, k) + getattr(ph.counts, k))
             rows += ph.rows
@@ -152,9 +170,9 @@ def plan_rl(
                 break
     if total.valid == 0:
         raise SpecError(
-            f"no valid deployment of {query.model} on {counts_gpus[0]}..{counts_gpus[-1]} "
-            "GPU(s): every count is below one trainer replica (tp*pp) plus one engine replica; "
-            "raise --gpus"
+            f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
+            f"{counts_gpus[-1]} GPU(s): every count is below one trainer replica (tp*pp) plus "
+            "one engine replica; raise --gpus"
         )
     notes = [
         f"{total.enumerated} candidates enumerated, {total.valid} valid, {total.pruned} "
@@ -168,8 +186,7 @@ def plan_rl(
         )  # fmt: skip
     ranked = rank(rows, obj)
     return PlanResult(
-        query={**{f.name: getattr(query, f.name) for f in fields(query)},
-               "gpus": list(counts_gpus), "kind": "rl"},  # fmt: skip
+        query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl"},
         objective=obj,
         rows=ranked[:top],
         front=pareto(ranked),
@@ -178,38 +195,53 @@ def plan_rl(
         failures=sorted(failures.values(), key=lambda f: f["family"]),
         notes=notes,
         runner=name,
+        base=base,
     )
 
 
-def _check_query(query: RLQuery) -> None:
-    """Resolve the algorithm, models, workload and hardware as the evaluation will
-    (SpecError, one line, for an unknown name or a bad workload)."""
+def query_fields(base: Run) -> dict[str, Any]:
+    """The plan's query as the JSON's ``query`` names it (the base Run's algorithm, actor,
+    hardware, workload and models; the whole Run is the result's ``base``)."""
+    m, w = base.models, base.workload
+
+    def name(model: Any) -> Any:
+        return model if model is None or isinstance(model, str) else model.name
+
+    reward = "rule" if base.algorithm.rule_reward else name(m.reward)
+    return {"algorithm": base.algorithm.name, "model": name(m.actor),
+            "hardware": base.cluster.hardware, "batch": w.prompts,
+            "group": w.samples_per_prompt, "prompt_len": w.prompt_len,
+            "response_len": w.response_len, "reward": reward, "critic": name(m.critic),
+            "ref": name(m.reference)}  # fmt: skip
+
+
+def check_base(base: Run) -> None:
+    """Resolve the algorithm, models, workload and hardware of ``base`` as the evaluation
+    will (SpecError, one line, for an unknown name or a bad workload)."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
     from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
     from rlmcost.specs import get_hardware
 
-    rule = (query.reward or "").strip().lower() == "rule"
-    alg = configure(get_algorithm(query.algorithm), algorithm_options(query))
-    resolve_workload(alg, None, query.batch, query.group, query.prompt_len, query.response_len)
-    given = models_given(None, query.critic, None if rule else query.reward, query.ref)
-    resolve_models(alg, query.model, given)
-    get_hardware(query.hardware)
+    w, m = base.workload, base.models
+    alg = configure(get_algorithm(base.algorithm.name), base.algorithm.options())
+    resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)
+    resolve_models(alg, m.actor, models_given(m.given()))
+    get_hardware(base.cluster.hardware)
 
 
-def response_limit(query: RLQuery) -> int:
+def response_limit(base: Run) -> int:
     """The longest response the actor's trained context leaves after the prompt (the
     :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
     from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
     from rlmcost.evaluation.advice import DEFAULT_CONTEXT_CAP
-    from rlmcost.specs import get_model
 
-    context = get_model(query.model).max_context or DEFAULT_CONTEXT_CAP
-    return max(1, context - (query.prompt_len or DEFAULT_PROMPT_LEN))
+    context = actor_spec(base).max_context or DEFAULT_CONTEXT_CAP
+    return max(1, context - (base.workload.prompt_len or DEFAULT_PROMPT_LEN))
 
 
 def max_response_len(
-    query: RLQuery,
+    base: Run,
     gpus: int,
     *,
     space: RLSpace | None = None,
@@ -222,11 +254,12 @@ def max_response_len(
     deployment of ``space`` fits on ``gpus`` devices, and that deployment's row; (0, None)
     when not even min(step, limit) tokens fit. Doubling, then bisection."""
     space = space or RLSpace()
-    limit = response_limit(query) if limit is None else limit
+    limit = response_limit(base) if limit is None else limit
+    check_base(base)
 
     def fitting(t: int) -> dict[str, Any] | None:
-        q = replace(query, response_len=t)
-        ph = _search_count(q, space, gpus, _LOCAL, progress, first_fit=True)
+        one = base.replace(workload={"response_len": t})
+        ph = _search_count(one, space, gpus, _LOCAL, progress, first_fit=True)
         return ph.rows[0] if ph.rows else None
 
     lo = min(step, limit)

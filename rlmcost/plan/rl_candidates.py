@@ -1,41 +1,36 @@
-"""The candidates of `rlmcost plan <algorithm>`: the query, the space, bounds and rows.
+"""The candidates of `rlmcost plan <algorithm>`: the base Run, the space, bounds and rows.
 
-:class:`RLQuery` is what a plan holds fixed (the algorithm, models, workload and hardware),
-:class:`RLSpace` what may vary, :func:`candidates` the deployments of one GPU count,
-:func:`lower_bounds` the vectorized necessary condition of step 1 of
-:mod:`rlmcost.plan.rl`, and :func:`evaluate_row` the exact evaluation of step 2 with the
-command that reproduces it.
+A plan holds fixed a base :class:`~rlmcost.run.Run` (the algorithm and its knobs, the models,
+the workload, the hardware, and whatever of the deployment the search does not vary);
+:class:`RLSpace` says what may vary. :func:`candidates` gives the deployments of one GPU
+count, :func:`candidate_run` the Run of each (``base.replace(deployment=..., cluster=...)``),
+:func:`lower_bounds` the vectorized necessary condition of step 1 of :mod:`rlmcost.plan.rl`,
+fed from the base Run's fields, and :func:`evaluate_row` the exact evaluation of step 2
+(:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the candidate's Run, the one
+evaluation every query uses) as a row that embeds its Run and the command line that
+reproduces it (``run.to_command()``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+    from rlmcost.specs import ModelSpec
+
 SPLIT = "split"
 """The placement name of a partial colocation (``--groups rollout=R,...``)."""
 
-
-@dataclass(frozen=True)
-class RLQuery:
-    """What a plan holds fixed: the algorithm, models, workload and hardware."""
-
-    algorithm: str
-    model: str
-    hardware: str = "h100-sxm"
-    batch: int | None = None
-    group: int | None = None
-    prompt_len: int | None = None
-    response_len: int | None = None
-    reward: str | None = None  # a model name, or "rule" (a rule-based verifier)
-    critic: str | None = None
-    ref: str | None = None
+STALE = ("async", "combined")
+"""Placements that take the base Run's staleness k (Table IX)."""
 
 
 @dataclass(frozen=True)
@@ -77,19 +72,29 @@ class RLCandidate:
         return f"gpus={self.gpus} {where} tp={self.tp} pp={self.pp}"
 
 
+def actor_spec(base: Run) -> ModelSpec:
+    """The actor's :class:`~rlmcost.specs.ModelSpec` of ``base`` (SpecError for an unknown
+    name)."""
+    from rlmcost.specs import get_model
+
+    return get_model(base.models.actor)
+
+
 # -- enumeration -----------------------------------------------------------------------------
 
 
-def candidates(query: RLQuery, space: RLSpace, gpus: int) -> list[RLCandidate]:
+def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     """Every valid candidate of ``space`` on ``gpus`` devices: degrees dividing the heads, KV
     heads, FFN widths and layers (:mod:`rlmcost.plan.space`), TP within a node, groups
-    holding whole trainer replicas and whole engine replicas."""
+    holding whole trainer replicas (tp*pp times the base Run's cp*ep) and whole engine
+    replicas."""
     from rlmcost.compiled import arch_numbers
     from rlmcost.placement.kinds import Config
-    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.specs import get_hardware
 
-    a = arch_numbers(get_model(query.model))
-    node = get_hardware(query.hardware).gpus_per_node
+    a = arch_numbers(actor_spec(base))
+    node = get_hardware(base.cluster.hardware).gpus_per_node
+    fixed = base.deployment.train.cp * base.deployment.train.ep
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
     out: list[RLCandidate] = []
@@ -105,9 +110,9 @@ def candidates(query: RLQuery, space: RLSpace, gpus: int) -> list[RLCandidate]:
             fractions = space.fractions if placement == "baseline" else (None,)
             for tp in tps:
                 for pp in space.pp:
-                    if tp > node or tp * pp > train_gpus or pp > a.n_layers:
+                    if tp > node or tp * pp * fixed > train_gpus or pp > a.n_layers:
                         continue
-                    if tp not in tp_degrees(a, tp) or train_gpus % (tp * pp):
+                    if tp not in tp_degrees(a, tp) or train_gpus % (tp * pp * fixed):
                         continue
                     for etp in etps:
                         eg = r if placement == SPLIT else gpus
@@ -125,13 +130,11 @@ def candidates(query: RLQuery, space: RLSpace, gpus: int) -> list[RLCandidate]:
     return out
 
 
-def enumerated_size(space: RLSpace, query: RLQuery) -> int:
+def enumerated_size(space: RLSpace, base: Run) -> int:
     """The product of the value lists (before the validity rules), per GPU count."""
-    from rlmcost.compiled import arch_numbers
-    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.specs import get_hardware
 
-    a = arch_numbers(get_model(query.model))
-    node = get_hardware(query.hardware).gpus_per_node
+    node = get_hardware(base.cluster.hardware).gpus_per_node
     n_tp = len(space.tp or powers_of_two(node))
     n_etp = len(space.rollout_tp or powers_of_two(node))
     per = n_tp * len(space.pp) * len(space.zero) * len(space.ckpt) * len(space.micro_batch)
@@ -140,39 +143,55 @@ def enumerated_size(space: RLSpace, query: RLQuery) -> int:
     for p in space.placements:
         total += per * (len(space.fractions) if p == "baseline" else 1) * (
             len(space.rollout_shares) if p == SPLIT else 1)  # fmt: skip
-    del a
     return total
 
 
 # -- the necessary condition -----------------------------------------------------------------
 
 
-def lower_bounds(query: RLQuery, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
+def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     """Per candidate: (bytes per device every evaluation holds at least, the largest term's
-    name, its bytes) — module docstring, step 1. Vectorized over the candidates."""
+    name, its bytes) — :mod:`rlmcost.plan.rl` step 1. Vectorized over the candidates, fed
+    from the base Run: the actor, the hardware, S + T, the weight dtype and the trainer's
+    cp/ep/sp. The activations are those of one sequence per replica (``sequences=dp``: what
+    any micro-batch or token budget holds at least). What the bound cannot see stays below
+    what the evaluation holds: with LoRA the gradients and optimizer count zero, and under a
+    length distribution the longest response is at least the median (the evaluation pads to
+    the longest of its quantiles, :mod:`rlmcost.placement.lengths`)."""
     import numpy as np
 
+    from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.compiled import arch_numbers, sweep_train_steps
+    from rlmcost.deployment.resolve import resolve_workload
     from rlmcost.evaluation.deployment import spec_params
-    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.specs import get_hardware
 
-    spec = get_model(query.model)
-    hw = get_hardware(query.hardware)
+    spec = actor_spec(base)
+    hw = get_hardware(base.cluster.hardware)
     a = arch_numbers(spec)
+    w, t = base.workload, base.deployment.train
+    wl = resolve_workload(get_algorithm(base.algorithm.name), None, w.prompts,
+                          w.samples_per_prompt, w.prompt_len, w.response_len)  # fmt: skip
+    dtypes = wl.model_copy(update=w.dtypes())
     f = {k.name: np.array([getattr(c, k.name) for c in cands]) for k in fields(RLCandidate)
          if k.name not in ("zero", "ckpt", "placement", "fraction")}  # fmt: skip
     zero = np.array([list(ZeroStage).index(c.zero) for c in cands], dtype=np.int64)
     ckpt = np.array([list(Checkpointing).index(c.ckpt) for c in cands], dtype=np.int64)
     train_gpus = f["gpus"] - f["rollout_gpus"]
-    dp = train_gpus / (f["tp"] * f["pp"])  # the most replicas the trainer's group can hold
-    seq_len = (query.prompt_len or 1024) + (query.response_len or 1024)
+    dp = train_gpus / (f["tp"] * f["pp"] * t.cp * t.ep)  # the most replicas the group holds
+    # the longest of n >= 1 responses is at least the distribution's median (n = 1)
+    seq_len = wl.prompt_len + parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
     s = sweep_train_steps(a, hw, sequences=dp, seq_len=seq_len, dp=dp, tp=f["tp"], pp=f["pp"],
-                          zero=zero, ckpt=ckpt, micro_batch=f["micro_batch"])  # fmt: skip
-    optimizer = np.where(f["offload"], 0.0, s.optimizer)
-    terms = {"weights": s.weights, "gradients": s.gradients, "optimizer": optimizer,
-             "activations": s.activations}  # fmt: skip
+                          cp=t.cp, ep=t.ep, sp=t.sp, zero=zero, ckpt=ckpt,
+                          micro_batch=f["micro_batch"], workload=dtypes)  # fmt: skip
+    lora = base.deployment.lora is not None
+    optimizer = np.where(f["offload"] | lora, 0.0, s.optimizer)
+    terms = {"weights": s.weights, "gradients": s.gradients * (not lora),
+             "optimizer": optimizer, "activations": s.activations}  # fmt: skip
     trainer = sum(terms.values())
-    engine = 2.0 * spec_params(spec) / f["rollout_tp"]  # bf16 weights of one engine shard
+    # one engine shard's weights
+    engine = float(spec_params(spec) * dtypes.weight_dtype.bytes) / f["rollout_tp"]
     names = np.array(list(terms) + ["engine weights"])
     stack = np.stack([*terms.values(), engine])
     which = np.argmax(stack, axis=0)
@@ -180,81 +199,50 @@ def lower_bounds(query: RLQuery, cands: list[RLCandidate]) -> tuple[Any, Any, An
     return bound, names[which], stack[which, np.arange(len(cands))]
 
 
-# -- exact evaluation ------------------------------------------------------------------------
+# -- the candidate's Run and its exact evaluation --------------------------------------------
 
 
-def algorithm_options(query: RLQuery) -> Any:
-    from rlmcost.algorithms.options import Options
-
-    return Options(rule_reward=(query.reward or "").strip().lower() == "rule")
-
-
-def _roles(query: RLQuery) -> list[str]:
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.algorithms.options import configure
-
-    alg = configure(get_algorithm(query.algorithm), algorithm_options(query))
-    return [str(r) for r in alg.model_roles]
-
-
-def groups_text(query: RLQuery, c: RLCandidate) -> str | None:
+def groups_text(base: Run, c: RLCandidate) -> str | None:
     """``--groups`` of a split candidate: the engines on their GPUs, every model on the rest."""
     if c.placement != SPLIT:
         return None
-    return f"rollout={c.rollout_gpus},{'+'.join(_roles(query))}={c.gpus - c.rollout_gpus}"
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import configure
+
+    alg = configure(get_algorithm(base.algorithm.name), base.algorithm.options())
+    roles = "+".join(str(r) for r in alg.model_roles)
+    return f"rollout={c.rollout_gpus},{roles}={c.gpus - c.rollout_gpus}"
 
 
-def deployment(c: RLCandidate) -> Any:
-    """The :class:`~rlmcost.deployment.spec.Deployment` of a candidate, as the CLI's flags
-    build it (``cli._deploy.build_deployment``)."""
-    from rlmcost.deployment.spec import Deployment, EngineSpec, Offload, TrainLayout
+def candidate_run(base: Run, c: RLCandidate) -> Run:
+    """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
+    trainer layout (TP, PP, ZeRO, checkpointing, micro-batch, optimizer offload), engine TP
+    and reservation, placement or groups, and GPUs (dp fills them; the trainer's TP holds
+    for every model)."""
+    from rlmcost.evaluation.query import groups_from_text
 
-    return Deployment(
-        train=TrainLayout(tp=c.tp, pp=c.pp, zero=c.zero, ckpt=c.ckpt, micro_batch=c.micro_batch,
-                          offload=(Offload.OPTIMIZER,) if c.offload else ()),
-        engine=EngineSpec(tp=c.rollout_tp, gpu_memory_utilization=c.fraction),
-    )  # fmt: skip
-
-
-def estimate(query: RLQuery, c: RLCandidate) -> Any:
-    """The :class:`~rlmcost.placement.estimate.PlacementEstimate` of one candidate: the call
-    the reproducing command line makes."""
-    from rlmcost.reports.placement import placement_estimate
-
-    dep = deployment(c)
-    rule = (query.reward or "").strip().lower() == "rule"
-    return placement_estimate(
-        query.algorithm, query.model, critic=query.critic, ref=query.ref,
-        reward=None if rule else query.reward, batch=query.batch, group=query.group,
-        prompt_len=query.prompt_len, response_len=query.response_len,
-        layout=dep.train.layout(dp=1), hardware=query.hardware, gpus=c.gpus,
-        options=algorithm_options(query), deployment=dep,
-        placement=None if c.placement == SPLIT else c.placement,
-        groups=groups_text(query, c),
-    )  # fmt: skip
+    text = groups_text(base, c)
+    groups = [g.model_dump(mode="json") for g in groups_from_text(text)] if text else []
+    train = {"tp": c.tp, "pp": c.pp, "zero": str(c.zero), "ckpt": str(c.ckpt),
+             "micro_batch": c.micro_batch, "offload": ["optimizer"] if c.offload else []}
+    deployment = {
+        "train": train,
+        "engine": {"tp": c.rollout_tp, "gpu_memory_utilization": c.fraction},
+        "placement": None if c.placement == SPLIT else c.placement,
+        "groups": groups,
+        "staleness": base.deployment.staleness if c.placement in STALE else None,
+    }  # fmt: skip
+    return base.replace(deployment=deployment, cluster={"gpus": c.gpus, "dp": None},
+                        tp_per_model=False)  # fmt: skip
 
 
-def command(query: RLQuery, c: RLCandidate) -> str:
-    """The `rlmcost <algorithm>` command line that evaluates candidate ``c`` alone."""
-    q = query
-    parts = [f"rlmcost {q.algorithm}", f"--model {q.model}", f"--hardware {q.hardware}",
-             f"--gpus {c.gpus}", "--framework none"]  # every field stated  # fmt: skip
-    for flag, v in (("--batch", q.batch), ("--group", q.group), ("--prompt-len", q.prompt_len),
-                    ("--response-len", q.response_len), ("--reward", q.reward),
-                    ("--critic", q.critic), ("--ref", q.ref)):  # fmt: skip
-        if v is not None:
-            parts.append(f"{flag} {v}")
-    parts += [f"--tp {c.tp}", f"--pp {c.pp}", f"--zero {c.zero}", f"--ckpt {c.ckpt}",
-              f"--micro-batch {c.micro_batch}", f"--rollout-tp {c.rollout_tp}"]  # fmt: skip
-    if c.offload:
-        parts.append("--offload optimizer")
-    if c.fraction is not None:
-        parts.append(f"--gpu-memory-utilization {c.fraction:g}")
-    if c.placement == SPLIT:
-        parts.append(f"--groups {groups_text(query, c)}")
-    else:
-        parts.append(f"--placement {c.placement}")
-    return " ".join(parts)
+def command(run: Run) -> str | None:
+    """The `rlmcost <algorithm>` line that evaluates ``run`` alone (None when no command line
+    can say it, e.g. a full model spec: ``rlmcost run`` on the row's Run reproduces it)."""
+    try:
+        return run.to_command()
+    except SpecError:
+        return None
 
 
 def binding_term(e: Any) -> tuple[str, int]:
@@ -270,20 +258,30 @@ def binding_term(e: Any) -> tuple[str, int]:
     return f"{name} ({job.task.label()} on {g.name})", int(getattr(m, name))
 
 
+def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
+    """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
+    Run's JSON and the candidate)."""
+    return _row(base.to_json_text(), c)
+
+
 @lru_cache(maxsize=65536)
-def evaluate_row(query: RLQuery, c: RLCandidate) -> dict[str, Any]:
-    """One candidate evaluated exactly, as a plan row (memoized)."""
-    e = estimate(query, c)
+def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.run.spec import Run
+
+    base = Run.from_json(base_text)
+    run = candidate_run(base, c)
+    e = evaluate_deployment(run)
     t = e.iteration_time_s
     row = {
-        "gpus": c.gpus, "placement": c.placement, "groups": groups_text(query, c) or "",
+        "gpus": c.gpus, "placement": c.placement, "groups": groups_text(base, c) or "",
         "tp": c.tp, "pp": c.pp, "zero": str(c.zero), "ckpt": str(c.ckpt),
         "micro_batch": c.micro_batch, "offload": "optimizer" if c.offload else "",
         "rollout_tp": c.rollout_tp, "gpu_memory_utilization": c.fraction,
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
         "time_s": t, "time_lower_bound_s": e.iteration_time_lower_bound_s,
         "tokens_per_s_per_gpu": e.tokens_per_s_per_gpu, "mfu": e.mfu,
-        "gpu_hours": gpu_hours(t, c.gpus), "command": command(query, c),
+        "gpu_hours": gpu_hours(t, c.gpus), "command": command(run), "run": run.to_json(),
     }  # fmt: skip
     if not e.fits:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
@@ -291,10 +289,13 @@ def evaluate_row(query: RLQuery, c: RLCandidate) -> dict[str, Any]:
     return row
 
 
-def evaluate_item(item: tuple[RLQuery, RLCandidate]) -> dict[str, Any]:
-    """:func:`evaluate_row` of a (query, candidate) pair (a module-level function for Dask)."""
+def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
+    """:func:`evaluate_row` of a (base Run, candidate) pair (a module-level function for
+    Dask)."""
+    base, c = item
     try:
-        return evaluate_row(*item)
+        return evaluate_row(base, c)
     except SpecError as exc:  # a combination the evaluation rejects: never fits, say why
-        return {"fits": False, "binding_term": f"rejected: {exc}", "gpus": item[1].gpus,
-                "command": command(*item)}  # fmt: skip
+        run = candidate_run(base, c)
+        return {"fits": False, "binding_term": f"rejected: {exc}", "gpus": c.gpus,
+                "command": command(run), "run": run.to_json()}  # fmt: skip

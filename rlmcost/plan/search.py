@@ -19,6 +19,8 @@ from rlmcost.plan.kinds import Objective
 if TYPE_CHECKING:
     import pandas as pd
 
+    from rlmcost.run.spec import Run
+
 
 def gpu_hours(time_s: float, gpus: int) -> float:
     """GPU-hours of one iteration: time x GPUs / 3600."""
@@ -80,6 +82,7 @@ class PlanResult:
     failures: list[dict[str, Any]] = field(default_factory=list)  # family, binding term
     notes: list[str] = field(default_factory=list)
     runner: str = "local process"
+    base: Run | None = None  # an RL plan's fixed part; each row's Run is this with its deployment
 
     @property
     def best(self) -> dict[str, Any] | None:

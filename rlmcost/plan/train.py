@@ -18,7 +18,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
-from rlmcost.plan.distributed import Progress, chunks, runner
+from rlmcost.plan.distributed import Compute, chunks
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
 from rlmcost.plan.search import Counts, PlanResult, gpu_hours, pareto, rank
 from rlmcost.plan.space import TrainCandidates, TrainSpace, train_candidates
@@ -40,16 +40,15 @@ def plan_train(
     top: int = 10,
     refine: int | None = None,
     space: dict[str, Any] | None = None,
-    workers: int | None = None,
-    cluster: str | None = None,
-    progress: Progress | None = None,
+    compute: Compute | None = None,
 ) -> PlanResult:
     """The best training layouts of ``model`` on ``gpus`` (module docstring).
 
     ``space``: overrides of :class:`~rlmcost.plan.space.TrainSpace` fields (``tp``, ``pp``,
     ``cp``, ``ep``, ``micro_batch``, ``ckpt``, ``zero``, ``sp``, ``virtual_stages``: tuples
     of values). ``refine``: candidates per GPU count evaluated exactly (default max(10 top, 100)).
-    ``workers``/``cluster``: run on Dask (:mod:`rlmcost.plan.distributed`).
+    ``compute``: where the evaluations run (:class:`~rlmcost.plan.distributed.Compute`: this
+    process by default, or Dask).
     """
     import numpy as np
 
@@ -83,10 +82,11 @@ def plan_train(
             f"--gpus {hw.gpus_per_node}..{max(8 * hw.gpus_per_node, max(counts_gpus))} or a "
             f"--batch that is a multiple of {max(counts_gpus)}"
         )
-    with runner(workers, cluster) as run:
+    compute = compute or Compute()
+    with compute.runner() as run:
         parts = chunks(cands.size, _parts(run, cands.size))
         jobs = [(a, hw, batch, seq, cands.take(s)) for s in parts]
-        swept = run.map(sweep_chunk, jobs, progress)
+        swept = run.map(sweep_chunk, jobs, compute.progress)
         fits = np.concatenate([s["fits"] for s in swept])
         bound = np.concatenate([s["bound"] for s in swept])
         memory = np.concatenate([s["memory"] for s in swept])

@@ -56,7 +56,8 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     PPO on Llama-3.1-8B); SpecError for an unknown keyword.
 
     Models: ``model`` (the actor), ``critic``, ``reward``, ``ref``, ``judge`` and ``models``
-    (role -> model) take names, config.json paths or :class:`~rlmcost.specs.ModelSpec`.
+    (role -> model) take names, config.json paths or :class:`~rlmcost.specs.ModelSpec`;
+    ``reward="rule"`` is a rule-based verifier (no reward model), as ``--reward rule``.
     Workload: ``workload`` (a :class:`~rlmcost.specs.Workload`), ``batch``, ``group``,
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a
     :class:`~rlmcost.parallel.layout.Layout`; its dp is the cluster's), or ``tp`` (None with
@@ -77,6 +78,10 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         data["algorithm"].update(_options_data(opts))
     if model is not None:
         data["models"]["actor"] = model
+    reward = f.get("reward")
+    if isinstance(reward, str) and reward.strip().lower() == "rule":  # as `--reward rule`
+        data["algorithm"]["rule_reward"] = True
+        f.pop("reward")
     for key, role in _ROLE_KEYS.items():
         if f.get(key) is not None:
             data["models"][role] = f[key]
