@@ -155,7 +155,7 @@ def test_prediction_at_least_the_bound(
 )
 def test_async_not_longer_than_synchronous(sigma: float, k: int, alg: str) -> None:
     groups = (
-        "rollout=4,actor+reference+reward=4" if alg == "grpo" else "rollout=4,actor+reference=4"
+        "rollout=4,actor+reference=4"  # the default deployment scores GRPO with a verifier
     )
     dist = f"lognormal:300,{sigma},512" if sigma else None
     sync = placement_estimate(alg, "llama-2-7b", groups=groups, length_dist=dist, **KW)

@@ -31,6 +31,7 @@ BASE = Run.from_data({
 BASE_8B = Run.from_data({
     "algorithm": {"name": "grpo"}, "models": {"actor": "llama-3.1-8b"},
     "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 2048},
+    "deployment": {"framework": None},  # rlmcost's bare layout: every model on the GPU
 })  # fmt: skip
 
 

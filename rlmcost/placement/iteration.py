@@ -136,7 +136,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         for j in g.jobs:
             for tr in g.transfers:
                 if tr.before == j.task.index:
-                    k = f"{tr.kind}:{tr.what}@{g.name}"
+                    k = f"{tr.kind}:{tr.what}@{g.name}#{tr.before}"  # one unit per use
                     units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
                     units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
                     units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
@@ -287,7 +287,7 @@ def _unit_label(unit: Unit, jobs: Mapping[int, Job]) -> str:
         return (
             "+".join(jobs[int(i)].task.label() for i in unit.key.split("+")) + f" [{unit.resource}]"
         )
-    return unit.key
+    return unit.key.rsplit("#", 1)[0]
 
 
 def _weight_syncs(

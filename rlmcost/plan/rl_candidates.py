@@ -227,7 +227,8 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
              "micro_batch": c.micro_batch, "offload": ["optimizer"] if c.offload else []}
     deployment = {
         "train": train,
-        "engine": {"tp": c.rollout_tp, "gpu_memory_utilization": c.fraction},
+        "engine": {"tp": c.rollout_tp, **({} if c.fraction is None else
+                                          {"gpu_memory_utilization": c.fraction})},
         "placement": None if c.placement == SPLIT else c.placement,
         "groups": groups,
         "staleness": base.deployment.staleness if c.placement in STALE else None,

@@ -38,13 +38,16 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
     if "framework" in dep and dep["framework"] is None:
         name = None
     if name is None:
-        return {**data, "deployment": {**dep, "framework": None}}
-    out = merge(get_preset(name).deployment_data(), dep)
-    train = dep.get("train") or {}
-    if "micro_batch" in train and "max_tokens_per_gpu" not in train:
-        out["train"]["max_tokens_per_gpu"] = None
+        out = {**dep, "framework": None}
+    else:
+        out = merge(get_preset(name).deployment_data(), dep)
+        train = dep.get("train") or {}
+        if "micro_batch" in train and "max_tokens_per_gpu" not in train:
+            out["train"]["max_tokens_per_gpu"] = None
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
         forwards_follow_trainer(out)
+    if name is None:
+        return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
     implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"))
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
