@@ -89,6 +89,19 @@ class Default:
 
 
 @dataclass(frozen=True)
+class Behaviour:
+    """What a framework does its own way, read by the time model (:mod:`rlmcost.perf.refit`):
+    how it refits an engine on the trainer's GPUs (``colocated``) and on GPUs of their own
+    (``apart``) — ``in-process``, ``ipc`` or ``nccl`` — and whether a Ray single controller
+    drives the iteration; ``source``: where the framework does it."""
+
+    colocated: str
+    apart: str
+    ray_controller: bool
+    source: str
+
+
+@dataclass(frozen=True)
 class Preset:
     """A framework's defaults (:class:`Default`) and conventions (notes)."""
 
@@ -96,6 +109,7 @@ class Preset:
     summary: str
     defaults: tuple[Default, ...]
     conventions: tuple[str, ...]
+    behaviour: Behaviour | None = None
 
     def deployment_data(self) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
@@ -217,6 +231,9 @@ PRESETS: dict[Framework, Preset] = {
             "(actor_rollout_ref, hybrid engine): rlmcost's co-located baseline; its default "
             "reward is a function (reward_model.enable: False): use rlvr (GRPO) or vapo (PPO)",
         ),
+        Behaviour("in-process", "nccl", True, "verl/workers/sharding_manager/fsdp_vllm.py "
+                  "(the hybrid engine loads FSDP's gathered parameters into vLLM in the same "
+                  "process); verl/single_controller/ray (one driver)"),
     ),
     Framework.OPENRLHF: Preset(
         Framework.OPENRLHF,
@@ -293,6 +310,9 @@ PRESETS: dict[Framework, Preset] = {
             "--colocate_critic_reward): give --groups to match, e.g. "
             "rollout=4[tp=2],actor+reference=2,critic+reward=2",
         ),
+        Behaviour("ipc", "nccl", True, "openrlhf/trainer/ray/ppo_actor.py "
+                  "_broadcast_to_vllm (NCCL broadcast to the engines; CUDA IPC handles with "
+                  "--colocate_all_models); Ray actors driven by one trainer"),
     ),
     Framework.TRL: Preset(
         Framework.TRL,
@@ -368,6 +388,10 @@ PRESETS: dict[Framework, Preset] = {
             "TRL keeps the reference model (beta > 0) in the training process; rewards are "
             "functions or models given in code",
         ),
+        Behaviour("in-process", "nccl", False, "trl/trainer/grpo_trainer.py "
+                  "_move_model_to_vllm: llm.load_weights in the trainer's process "
+                  "(vllm_mode=colocate), trl/extras/vllm_client.py update_named_param (NCCL "
+                  "to the server); accelerate processes, no controller"),
     ),
     Framework.NEMO_RL: Preset(
         Framework.NEMO_RL,
@@ -462,6 +486,9 @@ PRESETS: dict[Framework, Preset] = {
             "generation.colocated.enabled is false; rewards come from environments "
             "(verifiers): use rlvr",
         ),
+        Behaviour("ipc", "nccl", True, "nemo_rl/weight_sync/ipc_weight_synchronizer.py "
+                  "(colocated: ZMQ + CUDA IPC), collective refit when generation.colocated is "
+                  "false; nemo_rl/algorithms/grpo.py drives Ray workers"),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,
@@ -529,6 +556,9 @@ PRESETS: dict[Framework, Preset] = {
             "--colocate: give --groups to match (e.g. rollout=4,actor=4); SGLang picks "
             "mem_fraction_static itself unless --sglang-mem-fraction-static",
         ),
+        Behaviour("ipc", "nccl", True, "slime/backends/megatron_utils/update_weight_utils.py"
+                  " (CUDA IPC to SGLang when --colocate, NCCL broadcast otherwise); a Ray "
+                  "driver (slime/ray/)"),
     ),
 }
 
@@ -563,6 +593,14 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
         if Role.REWARD in roles and Role.CRITIC not in roles and preset.option("rule_reward"):
             out["rule_reward"] = True  # critic-free (GRPO family): the examples' verifiers
     return out
+
+
+def behaviour(framework: str | None) -> Behaviour | None:
+    """The :class:`Behaviour` of ``framework`` (None for none or an unknown name)."""
+    try:
+        return PRESETS[Framework(str(framework).lower())].behaviour
+    except ValueError:
+        return None
 
 
 def get_preset(name: str | Framework) -> Preset:

@@ -75,6 +75,19 @@ def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
     return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)
 
 
+def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value") -> float:
+    """Seconds of one CPU Adam step (DeepSpeedCPUAdam, ZeRO-Offload) on a host that updates
+    ``params_per_device`` for each of its ``devices_per_host`` GPUs: memory-bound on the
+    host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`).
+
+    >>> round(cpu_adam_s(1_000_000_000, 8), 2)  # 8 B parameters on one host
+    1.12
+    """
+    from rlmcost.perf.rl_constants import CPU_ADAM_HOST_S_PER_PARAM
+
+    return params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
+
+
 def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float]:
     """(GPU optimizer seconds, host offload seconds) of the rank's parameter shard."""
     lay, opt = c.layout, c.options
@@ -84,8 +97,9 @@ def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float
         n = dense if name == "dense" else expert
         shard += -(-n // ranks) if lay.zero is not ZeroStage.NONE else n
     w = c.workload.weight_dtype.bytes
-    if opt.offload_optimizer:
+    if opt.offload_optimizer:  # the shard's traffic, then its CPU Adam step
         bw = host_link_bytes_per_s(c.device.hardware, opt.host_link_bytes_per_s)
-        return 0.0, 2 * shard * w / bw
+        per_host = min(lay.n_gpus, c.device.hardware.gpus_per_node)
+        return 0.0, 2 * shard * w / bw + cpu_adam_s(shard, per_host)
     g = opt.main_grad_bytes
     return c.device.elementwise_s(shard * (26 + 2 * g), 3), 0.0

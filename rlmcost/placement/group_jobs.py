@@ -30,14 +30,17 @@ from dataclasses import replace
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.blocks import work_head_per_token, work_prefill
+from rlmcost.compiled.blocks import params, work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
+from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import Engine
+from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
@@ -89,11 +92,13 @@ def job(g: GroupModel, task: Task) -> Job:
     )
     time = ideal.scaled(1 + bubble)
     host_s = steps * g.offload_traffic_bytes(task) / g.s.host_bytes_per_s
+    per_host = min(g.gpus, g.s.hardware.gpus_per_node)
+    cpu_s = steps * cpu_adam_s(g.host_adam_params(task), per_host)  # after the transfer
     if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
-    model_s = steps * step.step_s + host_s
+    model_s = steps * step.step_s + host_s + cpu_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -101,6 +106,7 @@ def job(g: GroupModel, task: Task) -> Job:
         "bubble_s": steps * step.bubble_s,
         "optimizer_s": steps * step.optimizer_s,
         "offload_s": host_s,
+        "cpu_adam_s": cpu_s,
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
@@ -232,8 +238,15 @@ def _generate(
 def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     out: list[Transfer] = []
     bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
+    dep = g.s.deployment
+    beh = None if dep.ideal else behaviour(dep.framework)
+    engine = g.engine_task
+    refit_here = beh is not None and engine is not None and g.trains_here(engine.role)
     for job in jobs:
         t = job.task
+        if refit_here and t is engine:
+            out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
+            continue
         if g.two_layouts(t):
             per_device = reshard_bytes_per_device(
                 job.own.weights, g.resident(t.role).weights
@@ -252,7 +265,6 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     link_transfer_s(per_device, g.s.hardware, g.gpus),
                 )
             )
-    engine = g.engine_task
     if engine is not None and g.engine.sleep and len(g.tasks) > 1:
         # vLLM sleep mode level 1: weights to host after generation, back before it
         w = g.engine_weights
@@ -266,8 +278,21 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 2 * w / g.s.host_bytes_per_s,
                 engine.stage,
                 engine.index,
+                predicted_s=None if dep.ideal else sleep_wake_s(w),
+                spread=None if dep.ideal else spread_of(
+                    lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
             )
-        )
+        )  # fmt: skip
+    if beh is not None and beh.ray_controller and engine is not None:
+        out.append(
+            Transfer(
+                "controller",
+                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
+                g.group.name, 0, 0, 0.0, engine.stage, engine.index,
+                predicted_s=controller_s(),
+                spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
+            )
+        )  # fmt: skip
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
         for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
@@ -288,6 +313,23 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 )
             )
     return out
+
+
+def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
+    """The framework's refit of the engine on the trainer's GPUs (:mod:`rlmcost.perf.refit`);
+    its bound is the reshard the layouts need (0 when the engine keeps the training layout)."""
+    t = job.task
+    arch = g.s.arch(t.role)
+    nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
+    per_device = reshard_bytes_per_device(job.own.weights, g.resident(t.role).weights) \
+        if g.two_layouts(t) else 0  # fmt: skip
+    mech = Refit(mechanism)
+    return Transfer(
+        "weight-sync", f"refit {t.role}: trainer -> engine ({mech})", g.group.name, nbytes,
+        -(-nbytes // g.gpus), per_device / bw, t.stage, t.index,
+        predicted_s=refit_s(mech, nbytes),
+        spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
+    )  # fmt: skip
 
 
 def estimate(g: GroupModel) -> GroupEstimate:

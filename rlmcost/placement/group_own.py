@@ -210,6 +210,15 @@ class GroupTasks:
             + (2 * before.weights if Offload.PARAMS in offload else 0)
         )
 
+    def host_adam_params(self, task: Task) -> int:
+        """Parameters per device whose Adam step runs on the host CPU (optimizer offload):
+        the fp32 states moved off the device, 12 B per parameter (master weights, m, v)."""
+        self.own(task)
+        before = self._before_offload.get(task.index)
+        if before is None or Offload.OPTIMIZER not in self.s.deployment.train.offload:
+            return 0
+        return before.optimizer // 12
+
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,
         FFN adapters on the dense FFN layers (routed experts get none), split over the TP x PP

@@ -33,8 +33,10 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
+from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
@@ -127,7 +129,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     units_p: list[Unit] = []
     units_d: list[Unit] = []
     key_of: dict[int, str] = {}
-    spread_of: dict[str, Spread] = {}
+    spread_by_key: dict[str, Spread] = {}
     for g in groups:
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
@@ -140,7 +142,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                     units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
                     units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
                     units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
-                    spread_of[k] = transfer_spread()
+                    spread_by_key[k] = tr.spread or transfer_spread()
             if fused_key and j in fused_jobs:
                 key_of[j.task.index] = fused_key
                 if j is not fused_jobs[0]:
@@ -149,7 +151,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 p_sum = sum(pred_of[f.task.index] for f in fused_jobs)
                 units_t.append(Unit(fused_key, g.name, j.task.stage, t_sum))
                 units_p.append(Unit(fused_key, g.name, j.task.stage, p_sum))
-                spread_of[fused_key] = job_spread(j.task.kind)
+                spread_by_key[fused_key] = job_spread(j.task.kind)
                 units_d.append(
                     Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused_jobs))
                 )
@@ -158,20 +160,20 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             key_of[j.task.index] = key
             units_t.append(Unit(key, g.name, j.task.stage, time_of[j.task.index]))
             units_p.append(Unit(key, g.name, j.task.stage, pred_of[j.task.index]))
-            spread_of[key] = job_spread(j.task.kind)
+            spread_by_key[key] = job_spread(j.task.kind)
             units_d.append(Unit(key, g.name, j.task.stage, j.depth))
     syncs, links = _weight_syncs(setup, groups, key_of)
     for what, _, _ in links:
         sync = next(s for s in syncs if s.what == what)
         units_t.append(Unit(what, f"link:{what}", None, sync.time_s, barrier=False))
         units_p.append(Unit(what, f"link:{what}", None, sync.predicted, barrier=False))
-        spread_of[what] = transfer_spread()
+        spread_by_key[what] = sync.spread or transfer_spread()
         units_d.append(Unit(what, f"link:{what}", None, 0, barrier=False))
     graph = edges(units_t, placement.staleness, links)
     per_t = period(units_t, graph)
     per_p = period(units_p, graph)
     interval = tuple(
-        float(period([replace(u, weight=u.weight * getattr(spread_of[u.key], end))
+        float(period([replace(u, weight=u.weight * getattr(spread_by_key[u.key], end))
                       for u in units_p], graph).value)
         for end in ("low", "high")
     )  # monotone in the weights: low <= predicted <= high  # fmt: skip
@@ -310,9 +312,22 @@ def _weight_syncs(
             time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, setup.hardware)
             per_device = -(-nbytes // min(src.gpus, g.gpus))
             predicted = link_transfer_s(per_device, setup.hardware, total)
+            spread = None
+            beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
+            reader = next((j for j in g.jobs if j.task.role is role), None)
+            if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+                mech = Refit(beh.apart)  # the framework's broadcast into its engines
+                shard = -(-nbytes // reader.layout.tp)
+
+                def at(end: str, m: Refit = mech, n: int = nbytes, sh: int = shard) -> float:
+                    return refit_s(m, n, engine_shard_bytes=sh,
+                                   cross_node=total > setup.hardware.gpus_per_node, end=end)
+
+                predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
+                what += f" ({mech} refit)"
             syncs.append(
                 Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
-                         predicted_s=predicted)
+                         predicted_s=predicted, spread=spread)
             )  # fmt: skip
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers))

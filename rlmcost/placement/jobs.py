@@ -14,6 +14,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.interval import Spread
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.rollout import Timeline
 from rlmcost.timing import PhaseTime
@@ -117,6 +118,7 @@ class Transfer:
     stage: Stage | None = None
     before: int | None = None
     predicted_s: float | None = None  # predicted seconds (None: the same as time_s)
+    spread: Spread | None = None  # its own interval (None: the overhead category's)
 
     @property
     def predicted(self) -> float:

@@ -1,0 +1,99 @@
+"""Predicted seconds of the weight refit, the engine's sleep/wake and the controller, as RL
+frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its source).
+
+* **Refit** (trainer -> inference engine, once per iteration): every mechanism gathers the full
+  parameters bucket by bucket (FSDP / Megatron), hands them over and lets each engine rank keep
+  its shard (NeMo RL blog 2025-08-12 "How Refit is Done"; verl
+  ``verl/workers/sharding_manager/fsdp_vllm.py``; OpenRLHF
+  ``openrlhf/trainer/ray/ppo_actor.py`` ``_broadcast_to_vllm``). Its time is
+  ``fixed + model_bytes / rate`` over the full model in the weight dtype:
+
+  - ``in-process``: trainer and engine in one process (verl's hybrid engine, TRL's colocate
+    mode): ``REFIT_INPROCESS_*``;
+  - ``ipc``: engine processes on the trainer's GPUs, tensors passed as CUDA IPC handles
+    (NeMo RL colocated, OpenRLHF ``--colocate_all_models``, slime ``--colocate``):
+    ``REFIT_IPC_*``;
+  - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, NeMo RL
+    non-colocated, TRL server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
+    cross-node rate, plus the engine rank's ``load_weights`` of its shard
+    (``ENGINE_LOAD_WEIGHTS_BYTES_PER_S``).
+* **Sleep / wake** (vLLM sleep mode level 1, ``vllm/device_allocator/cumem.py``): the engine's
+  weights go to host memory after generation and come back before the next one:
+  ``bytes / VLLM_SLEEP_BYTES_PER_S + VLLM_WAKE_FIXED_S + bytes / VLLM_WAKE_BYTES_PER_S``.
+* **Controller** (Ray single-controller frameworks): ``STEP_OVERHEAD_RESIDUAL_S`` per
+  iteration, what NeMo RL's published step times leave beside their listed phases (dispatch,
+  data processing, rewards, advantages).
+
+Every function takes ``end`` (``"low"``, ``"value"``, ``"high"``): the constants' documented
+spread, for prediction intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+
+from rlmcost.perf import rl_constants as rc
+from rlmcost.perf.interval import Spread
+
+
+class Refit(StrEnum):
+    """How a framework moves updated weights into its inference engine (module docstring)."""
+
+    IN_PROCESS = "in-process"
+    IPC = "ipc"
+    NCCL = "nccl"
+
+
+def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
+            cross_node: bool = False, end: str = "value") -> float:  # fmt: skip
+    """Seconds of one refit of ``model_bytes`` (the full model in the weight dtype).
+
+    ``engine_shard_bytes``: what one engine rank loads (``nccl``); ``cross_node``: the
+    broadcast crosses nodes (``nccl``).
+
+    >>> round(refit_s(Refit.IPC, 16 * 10**9), 2)  # Llama-3.1-8B in bf16, NeMo RL colocated
+    4.95
+    """
+    if model_bytes <= 0:
+        return 0.0
+    if mechanism is Refit.IN_PROCESS:
+        return rc.REFIT_INPROCESS_FIXED_S.at(end) + model_bytes / _rate(
+            rc.REFIT_INPROCESS_BYTES_PER_S, end)  # fmt: skip
+    if mechanism is Refit.IPC:
+        return rc.REFIT_IPC_FIXED_S.at(end) + model_bytes / _rate(rc.REFIT_IPC_BYTES_PER_S, end)
+    link = rc.REFIT_NCCL_CROSS_NODE_BYTES_PER_S if cross_node else \
+        rc.REFIT_NCCL_INTRA_NODE_BYTES_PER_S  # fmt: skip
+    load = engine_shard_bytes / _rate(rc.ENGINE_LOAD_WEIGHTS_BYTES_PER_S, end)
+    return rc.REFIT_NCCL_FIXED_S.at(end) + model_bytes / _rate(link, end) + load
+
+
+def sleep_wake_s(weight_bytes_per_gpu: int, end: str = "value") -> float:
+    """Seconds of one vLLM sleep (weights to host) and wake (back) of ``weight_bytes_per_gpu``.
+
+    >>> round(sleep_wake_s(16 * 10**9), 2)
+    3.43
+    """
+    if weight_bytes_per_gpu <= 0:
+        return 0.0
+    return (weight_bytes_per_gpu / _rate(rc.VLLM_SLEEP_BYTES_PER_S, end)
+            + rc.VLLM_WAKE_FIXED_S.at(end)
+            + weight_bytes_per_gpu / _rate(rc.VLLM_WAKE_BYTES_PER_S, end))  # fmt: skip
+
+
+def controller_s(end: str = "value") -> float:
+    """Seconds per iteration of a Ray single controller outside the modelled phases."""
+    return rc.STEP_OVERHEAD_RESIDUAL_S.at(end)
+
+
+def _rate(c: rc.Constant, end: str) -> float:
+    """A rate at the end that makes the time ``end``: the low time takes the high rate."""
+    return c.at({"low": "high", "high": "low"}.get(end, end))
+
+
+def spread_of(seconds_at: Callable[[str], float], source: str) -> Spread:
+    """The :class:`~rlmcost.perf.interval.Spread` of a time computed at each end."""
+    value = seconds_at("value")
+    if value <= 0:
+        return Spread(1.0, 1.0, source)
+    return Spread(min(1.0, seconds_at("low") / value), max(1.0, seconds_at("high") / value), source)
