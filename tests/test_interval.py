@@ -35,3 +35,18 @@ def test_interval_holds_the_prediction(alg: str, gpus: int, placement: str,
     assert e.time_lower_bound_s <= low + 1e-9
     assert low <= e.time_s <= high
     assert high > low
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lo=st.integers(16, 256), hi=st.integers(300, 900), more=st.integers(1, 600),
+       framework=st.sampled_from(["none", "nemo-rl"]))
+def test_a_longer_length_tail_never_shortens_generation(lo: int, hi: int, more: int,
+                                                        framework: str) -> None:  # fmt: skip
+    # uniform:LO,HI+more dominates uniform:LO,HI sample by sample (the midpoint quantiles of
+    # lengths.py): every response is at least as long, so the rollout cannot end earlier.
+    def gen(dist: str) -> float:
+        e = estimate("grpo", "qwen2.5-0.5b", gpus=8, batch=16, response_len=hi + more,
+                     length_dist=dist, framework=framework)  # fmt: skip
+        return next(p.time_s for p in e.evaluation.phases if p.name == "generation")
+
+    assert gen(f"uniform:{lo},{hi + more}") >= gen(f"uniform:{lo},{hi}")

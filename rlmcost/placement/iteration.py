@@ -203,6 +203,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                     f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
                     f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
                 )
+    notes += exposed_notes(groups, setup.hardware.gpus_per_node)
     if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:
         notes.append(
             "fixed lengths in one wave: every sample finishes at the same step, so streaming "
@@ -243,6 +244,42 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         phases=_phases(groups, syncs),
         tokens_per_iteration=_trained_tokens(jobs.values()),
     )
+
+
+EXPOSED_NOTE_SHARE = 0.01
+"""A job whose exposed communication is at least this share of its predicted time is named in
+the notes (the term that can make a phase slower on more GPUs)."""
+
+
+def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[str]:
+    """One note per job whose communication does not hide behind its compute (ZeRO-3
+    gathers, TP/CP/EP collectives, pipeline sends, gradient reduction): the term that grows
+    when a group spans more GPUs or nodes, so that adding GPUs can make its phase slower."""
+    out = []
+    for g in groups:
+        link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
+        for j in g.jobs:
+            parts = j.predicted_parts_s
+            kinds = {k[len("exposed_"):-2]: v for k, v in parts.items()
+                     if k.startswith("exposed_") and k.endswith("_s") and v > 0}  # fmt: skip
+            exposed = sum(kinds.values())
+            if not j.predicted_s or exposed < EXPOSED_NOTE_SHARE * j.predicted_s:
+                continue
+            what = ", ".join(sorted(kinds)) or "communication"
+            out.append(
+                f"{j.phase} on {g.name}: {exposed:.3g} s of its {j.predicted_s:.3g} s is exposed "
+                f"communication ({what}) on {link} that its compute cannot hide; it grows as "
+                "the group spans more GPUs and nodes, so adding GPUs can make this phase "
+                "slower (larger micro-batches or token budgets hide more of it)"
+            )
+        if g.gpus > gpus_per_node:
+            for tr in g.transfers:
+                if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device:
+                    out.append(
+                        f"{tr.phase} on {g.name}: {tr.bytes_per_device:,} B per device over "
+                        "the inter-node link (the group spans nodes), slower than within one"
+                    )
+    return out
 
 
 def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:

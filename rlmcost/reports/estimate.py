@@ -113,7 +113,7 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         if key in f:
             value = _plain(f.pop(key))
             if layout is None:
-                train[key] = value
+                train[key] = str(value) if key == "zero" else value  # zero=3 or "3"
     for key in ("placement", "staleness"):
         if f.get(key) is not None:
             d[key] = str(f[key]) if key == "placement" else f[key]
