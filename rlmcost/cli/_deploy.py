@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from rlmcost.deployment.kinds import LogitsMode
+from rlmcost.deployment.kinds import EngineKind, LogitsMode
 from rlmcost.parallel.layout import Checkpointing
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ DEPLOYMENT_OPTIONS = (
     "offload_idle",
     "lora_rank",
     "lora_targets",
+    "engine",
     "gpu_memory_utilization",
     "rollout_tp",
     "rollout_pp",
@@ -88,6 +89,20 @@ def deployment_options() -> dict[str, Any]:
                     "reward and value forwards (verl log_prob_max_token_len_per_gpu, NeMo RL "
                     "logprob_mb_tokens); default: the trainer's.",
                     min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "engine": (
+            Annotated[
+                EngineKind | None,
+                typer.Option(
+                    help="What generates the rollouts: vllm/sglang (an engine with its own "
+                    "reservation and continuous batching), hf (HF generate on the training "
+                    "model: TRL use_vllm false, OpenRLHF without engines) or ds-hybrid "
+                    "(DeepSpeed-Chat's Hybrid Engine); hf and ds-hybrid run static batches "
+                    "of --max-num-seqs. Default: vllm.",
                     rich_help_panel=p,
                 ),
             ],
@@ -314,6 +329,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     forwards_follow_trainer(data, {"micro_batch": opts.get("forward_micro_batch"),
                                    "max_tokens_per_gpu": opts.get("forward_max_tokens_per_gpu")})
     engine = data["engine"]
+    if opts.get("engine") is not None:
+        engine["kind"] = str(opts["engine"])
     if opts.get("gpu_memory_utilization") is not None:
         engine["gpu_memory_utilization"] = opts["gpu_memory_utilization"]
     if opts.get("rollout_tp") is not None:

@@ -32,7 +32,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rlmcost.deployment.kinds import LogitsMode, Offload
+from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 
@@ -152,6 +152,8 @@ class EngineSpec(BaseModel):
 
     model_config = _STRICT
 
+    kind: EngineKind = Field(default=EngineKind.VLLM, description="what generates the "
+                             "rollouts (deployment.kinds.EngineKind)")
     tp: int | None = Field(default=None, ge=1, description="TP per replica (None = trainer's)")
     pp: int = Field(default=1, ge=1, description="pipeline stages per replica")
     ep: int = Field(default=1, ge=1, description="expert parallelism per replica")

@@ -263,10 +263,11 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
         q.set("--sleep" if sleep else "--no-sleep")
     else:
         q.note("no vLLM engines (--vllm_num_engines unset or 0): the actor generates with "
-               "transformers on its own GPUs; rlmcost models an engine there that frees its "
-               "KV cache after generating (--sleep), at the default reservation beside a "
-               "trainer (nearest)")  # fmt: skip
-        q.set("--sleep")
+               "transformers generate() on its own weights (--engine hf: static batches of "
+               "--micro_rollout_batch_size, no reservation; openrlhf/models/actor.py "
+               "Actor.generate)")  # fmt: skip
+        q.set("--engine", "hf")
+        q.set("--max-num-seqs", r.integer("micro_rollout_batch_size", 8, lo=1))
     if colocate_all:
         if engines and engines * vtp != actor:
             raise SpecError(

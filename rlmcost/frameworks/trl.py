@@ -175,8 +175,10 @@ def _batches(r: Reader, q: ImportedQuery, procs: int) -> None:
 
 def _engine(r: Reader, q: ImportedQuery, procs: int) -> None:
     if not r.flag("use_vllm", False):
-        q.note("use_vllm false: transformers generate() in the training processes; rlmcost "
-               "models an engine on the same GPUs (nearest)")  # fmt: skip
+        q.note("use_vllm false: transformers generate() on the training model in the "
+               "training processes (--engine hf: static batches, no reservation; "
+               "trl/trainer/grpo_trainer.py unwrap_model_for_generation)")  # fmt: skip
+        q.set("--engine", "hf")
         q.set("--gpus", procs)
         for key in (
             "vllm_mode",

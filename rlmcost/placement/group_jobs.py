@@ -32,6 +32,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.compiled.blocks import params, work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
+from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import Mode, data_share
@@ -39,8 +40,9 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.generation import Engine
+from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
+from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
@@ -171,14 +173,35 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:
-    """The generation replica's engine model (its TP and EP degrees)."""
+    """The generation replica's engine model (its TP and EP degrees); HF ``generate`` runs
+    eager kernels, a launch gap per layer per step more (``EAGER_LAUNCH_S_PER_LAYER``)."""
     layout = g.layouts[task.index]
     wl = g.s.workload
+    arch = g.s.arch(task.role)
+    options = None
+    if g.engine.kind is EngineKind.HF:
+        options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S + int(arch.n_layers)
+                                * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
     return Engine(
-        g.s.arch(task.role), Device(g.s.hardware, wl.compute_dtype), tp=layout.tp,
+        arch, Device(g.s.hardware, wl.compute_dtype), tp=layout.tp,
         ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
-        value_head=task.value_head,
+        options=options, value_head=task.value_head,
     )  # fmt: skip
+
+
+def static_batches(lengths: Sequence[int], slots: int) -> tuple[int, ...]:
+    """Response lengths as a static batcher runs them (HF ``generate``, DeepSpeed-Chat):
+    batches of ``slots`` sequences in admission order, each padded to its longest, so that
+    no slot is refilled before its batch ends.
+
+    >>> static_batches((5, 1, 3, 2), 2)
+    (5, 5, 3, 3)
+    """
+    out: list[int] = []
+    for i in range(0, len(lengths), slots):
+        batch = lengths[i:i + slots]
+        out += [max(batch)] * len(batch)
+    return tuple(out)
 
 
 def _generate(
@@ -218,6 +241,8 @@ def _generate(
         kv_bytes_per_token=one_seq.kv_cache / tokens,
         gather_s=gather_s,
     )
+    if g.engine.kind.static and not g.s.deployment.ideal:
+        mine = static_batches(mine, max(1, min(slots, g.engine.max_num_seqs)))
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
         engine_model(g, task),
@@ -283,12 +308,13 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
             )
         )  # fmt: skip
-    if beh is not None and beh.ray_controller and engine is not None:
+    gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
+    if beh is not None and beh.ray_controller and gen is not None:
         out.append(
             Transfer(
                 "controller",
                 f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
-                g.group.name, 0, 0, 0.0, engine.stage, engine.index,
+                g.group.name, 0, 0, 0.0, gen.stage, gen.index,
                 predicted_s=controller_s(),
                 spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
             )

@@ -127,8 +127,8 @@ class GroupMemory(GroupTasks):
     @property
     def engine_task(self) -> Task | None:
         """The group's generation task, run by an inference engine when deployed."""
-        if self.s.deployment.ideal:
-            return None
+        if self.s.deployment.ideal or self.engine.kind.static:
+            return None  # generation on the training weights: no engine of its own
         return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
 
     @property

@@ -128,6 +128,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if e.block_size != e0.block_size or e.ep != e0.ep:
         raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
     words.append("--sleep" if e.sleep else "--no-sleep")
+    if e.kind != e0.kind:
+        words += ["--engine", str(e.kind)]
     if d.lora is not None:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
     words += ["--offload-idle"] if d.offload_idle else []
