@@ -136,3 +136,56 @@ def test_rlvr_and_placements_give_the_same_group_sizes() -> None:
     assert {n: g["peak_memory_bytes_per_device"] for n, g in one.items()} == {
         n: g["peak_memory_bytes_per_device"] for n, g in other.items()
     }
+
+
+# --- 2. offload kinds: CPU Adam versus between-phases offload ----------------------------------
+
+QWEN7B_PARAMS = 7_615_616_512  # Qwen2.5-7B, untied head (Qwen's config.json shapes)
+VERL = "tests/data/frameworks/verl_grpo.yaml"
+VERL_OFFLOAD = [
+    "actor_rollout_ref.actor.fsdp_config.param_offload=True",
+    "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True",
+]
+
+
+def _stages(extra: list[str]) -> dict[str, dict]:
+    return _json(["import", "verl", VERL, "--json", *extra])["estimate"]["stages"]
+
+
+def test_verl_fsdp_offload_maps_to_phase_offload() -> None:
+    out = _json(["import", "verl", VERL, "--json", *VERL_OFFLOAD])
+    assert out["run"]["deployment"]["train"]["offload"] == ["params-idle", "optimizer-idle"]
+
+
+def test_verl_fsdp_offload_lowers_the_other_phases_not_the_update() -> None:
+    """verl's param_offload / optimizer_offload move the FSDP shard and the Adam states to the
+    host between phases and back for update_actor (verl/workers/fsdp_workers.py): the update's
+    peak is unchanged; generation loses the actor's fp32 Adam states (12 B/param / 8 GPUs) and
+    its bf16 parameter shard (2 B/param / 8), the actor's log-prob forward the Adam states."""
+    off, on = _stages([]), _stages(VERL_OFFLOAD)
+    shard, adam = QWEN7B_PARAMS // 8 * 2, QWEN7B_PARAMS // 8 * 12
+    assert QWEN7B_PARAMS % 8 == 0
+    assert on["training"]["memory_bytes_per_device"] == off["training"]["memory_bytes_per_device"]
+    assert on["training"]["memory_breakdown_bytes"]["optimizer"] == adam
+    gen_off, gen_on = (s["generation"]["memory_breakdown_bytes"] for s in (off, on))
+    assert gen_off["optimizer"] - gen_on["optimizer"] == adam
+    assert gen_off["weights"] - gen_on["weights"] == shard
+    assert (on["generation"]["host_memory_bytes_per_device"]
+            - off["generation"]["host_memory_bytes_per_device"]) == adam + shard  # fmt: skip
+    fwd_off, fwd_on = (
+        next(i for i in s["assessment"]["invocations"] if i["what"].startswith("actor forward"))
+        for s in (off, on)
+    )
+    assert fwd_on["host_memory_bytes_per_device"] - fwd_off["host_memory_bytes_per_device"] == adam
+    peak = "memory_bytes_per_device"
+    assert on["generation"][peak] < off["generation"][peak]
+
+
+def test_cpu_adam_removes_the_optimizer_at_update_time() -> None:
+    """CPU Adam (DeepSpeed offload_optimizer, OpenRLHF --adam_offload) keeps the states on the
+    host for the step too: the update's peak loses them, unlike the phase offload above."""
+    base = ["rlvr", "-m", "qwen2.5-7b", "-B", "8", "-T", "256", "--gpus", "8", "--zero", "3",
+            "--json", "--offload"]  # fmt: skip
+    cpu = _json([*base, "optimizer"])["stages"]["training"]["memory_breakdown_bytes"]
+    phase = _json([*base, "optimizer-idle"])["stages"]["training"]["memory_breakdown_bytes"]
+    assert cpu["optimizer"] == 0 and phase["optimizer"] == QWEN7B_PARAMS // 8 * 12

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
+from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
@@ -265,21 +266,44 @@ class GroupTasks:
             return own.train.offload
         return self.s.deployment.train.offload
 
-    def offload_traffic_bytes(self, task: Task) -> int:
+    def offload_traffic_bytes(self, task: Task) -> int | Fraction:
         """Host-link bytes per device and optimizer step of an offloading trainer: the
         gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
         Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
-        for the forward and again for the backward (parameter offload)."""
+        for the forward and again for the backward (parameter offload); plus the between-phases
+        offload's transfers per iteration (:meth:`phase_traffic_bytes`) spread evenly over the
+        iteration's optimizer steps (exact: steps x this is the iteration's bytes)."""
         self.own(task)
         before = self._before_offload.get(task.index)
-        if before is None:
-            return 0
         offload = self.train_offload()
+        phase = self.phase_traffic_bytes(task)
+        steps = self._int(task.invocation.passes) * self._int(task.invocation.steps)
+        spread = Fraction(phase, steps) if phase else 0
+        if before is None:
+            return spread
         grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
-        return (
+        return spread + (
             (before.gradients if grads_out else 0)
             + (before.weights if Offload.OPTIMIZER in offload else 0)
             + (2 * before.weights if Offload.PARAMS in offload else 0)
+        )
+
+    def phase_traffic_bytes(self, task: Task) -> int:
+        """Host-link bytes per device and iteration of the between-phases offload of the
+        model ``task`` trains: each moved state once to the host and once back, the
+        parameter shard once per phase of the model on the group (verl loads it before and
+        offloads it after the weight sync, the log-prob forward and the update:
+        ``verl/workers/fsdp_workers.py``), the optimizer states and gradients once (around
+        ``update_actor``)."""
+        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
+            return 0
+        m = only(self.own(task), STATES)
+        offload = self.train_offload()
+        phases = sum(1 for t in self.tasks if t.role is task.role)
+        return 2 * (
+            (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
+            + (m.gradients if Offload.GRADS_IDLE in offload else 0)
+            + (phases * m.weights if Offload.PARAMS_IDLE in offload else 0)
         )
 
     def adapters(self, task: Task) -> int:

@@ -88,7 +88,7 @@ def _split_top(text: str) -> list[str]:
 _LAYOUT_KEYS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "zero": "zero", "ckpt": "ckpt",
                 "mb": "micro_batch", "micro_batch": "micro_batch",
                 "offload": "offload"}  # fmt: skip
-_OFFLOADS = ("optimizer", "params", "grads")
+_OFFLOADS = ("optimizer", "params", "grads", "optimizer-idle", "params-idle", "grads-idle")
 
 
 def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
