@@ -189,3 +189,40 @@ def test_cpu_adam_removes_the_optimizer_at_update_time() -> None:
     cpu = _json([*base, "optimizer"])["stages"]["training"]["memory_breakdown_bytes"]
     phase = _json([*base, "optimizer-idle"])["stages"]["training"]["memory_breakdown_bytes"]
     assert cpu["optimizer"] == 0 and phase["optimizer"] == QWEN7B_PARAMS // 8 * 12
+
+
+# --- 3. the engine's refit buffer -------------------------------------------------------------
+
+TRL = "tests/data/frameworks/trl_grpo.yaml"
+ACCEL = "tests/data/frameworks/trl_accelerate_zero3.yaml"
+QWEN7B_EMBEDDING = 152_064 * 3_584  # vocab x hidden (Qwen2.5-7B config.json)
+
+
+def test_trl_separate_engine_leaves_room_for_the_refit_tensor() -> None:
+    """TRL's vLLM server receives each parameter whole (trl/scripts/vllm_serve.py
+    update_named_param: torch.empty(shape), NCCL broadcast, load_weights in place): the
+    largest, the bf16 embedding, is in flight beside the whole reservation. The recommended
+    gpu_memory_utilization f is the largest hundredth with
+    (refit)(1 + slack) + f x capacity + CUDA context <= capacity (one GPU: no communicator)."""
+    out = _json(["import", "trl", TRL, "--accelerate", ACCEL, "-H", "h20", "--json"])
+    est = out["estimate"]
+    gen = _job(_groups(out)["rollout"], "actor generate")["memory_breakdown_bytes"]
+    refit = QWEN7B_EMBEDDING * 2
+    assert gen["buffers"] == refit == 1_089_994_752
+    cap = est["capacity_bytes_per_device"]
+    context, slack = 512 * 2**20, 0.05
+    by_hand = int((cap - context - refit * (1 + slack)) / cap * 100) / 100
+    without = int((cap - context) / cap * 100) / 100
+    assert est["recommended_gpu_memory_utilization"] == by_hand < without
+    f = est["recommended_gpu_memory_utilization"]
+    assert (1 - f) * cap >= refit * (1 + slack) + context
+
+
+def test_sleeping_engine_refit_precedes_its_kv_pool() -> None:
+    """verl refits a woken engine before it allocates its KV cache (wake_up(tags=["weights"])
+    then ["kv_cache"], verl/workers/sharding_manager/fsdp_vllm.py): one full tensor is far
+    below the pool it precedes, so the generation peak does not grow."""
+    out = _json(["import", "verl", VERL, "--json"])
+    assert out["run"]["deployment"]["engine"]["sleep"] is True
+    gen = out["estimate"]["stages"]["generation"]["memory_breakdown_bytes"]
+    assert gen["buffers"] == 0 < QWEN7B_EMBEDDING * 2 < gen["kv_cache"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import PHASE_OFFLOADS
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
@@ -24,6 +25,7 @@ from rlmcost.deployment.terms import (
     engine_slots,
     kv_pool_bytes,
     overhead_bytes,
+    refit_buffer_bytes,
     reservation_bytes,
 )
 from rlmcost.parallel.breakdown import MemoryBreakdown
@@ -130,6 +132,7 @@ class GroupMemory(GroupTasks):
             pool = self.reservation
         elif engine is task:
             pool = own.total
+            total = add(total, self.refit_extra(task, own, total))
         slack = overhead_bytes(total.total - pool, self.gpus, dep.overhead)
         return replace(total, overhead=slack)
 
@@ -183,6 +186,30 @@ class GroupMemory(GroupTasks):
     def engine_weights(self) -> int:
         task = self.engine_task
         return 0 if task is None else self.own(task, self.replicas(task)).weights
+
+    def refit_extra(
+        self, task: Task, own: MemoryBreakdown, generating: MemoryBreakdown
+    ) -> MemoryBreakdown:
+        """What the engine's refit adds to its generation peak, as ``buffers``: the weights in
+        flight (:func:`~rlmcost.deployment.terms.refit_buffer_bytes`, per the framework) sit
+        beside the whole reservation when the engine stays awake (a separate server:
+        TRL ``vllm_mode=server``, OpenRLHF without ``--vllm_enable_sleep``); a sleeping
+        engine is refitted with its weights woken and its KV pool not yet allocated (vLLM
+        ``wake_up(tags=["weights"])`` before ``tags=["kv_cache"]``: verl's sharding manager,
+        NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
+        pool and workspace it precedes."""
+        arch = self.s.arch(task.role)
+        d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
+        widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))
+        largest = d * max(widths) * w
+        pooled = own.total - own.weights  # KV pool and workspace
+        before = generating.total if not self.engine.sleep else generating.total - pooled
+        free = self.s.capacity_bytes - before
+        refit = refit_buffer_bytes(
+            self.s.deployment.framework, largest, params(arch) * w, free
+        )
+        extra = refit if not self.engine.sleep else max(0, refit - pooled)
+        return replace(EMPTY, buffers=extra)
 
     def replicas(self, task: Task) -> int:
         layout = self.layouts[task.index]
