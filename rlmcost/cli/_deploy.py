@@ -161,7 +161,8 @@ def deployment_options() -> dict[str, Any]:
                 str | None,
                 typer.Option(
                     help="Trainer states kept in host memory: any of optimizer,params,grads "
-                    "(params needs --zero 3).",
+                    "(params needs --zero 3), or between phases (back on the GPU for the "
+                    "update, verl/NeMo RL): optimizer-idle,params-idle,grads-idle.",
                     rich_help_panel=p,
                 ),
             ],

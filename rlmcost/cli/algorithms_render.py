@@ -100,7 +100,8 @@ def _memory_caption(e: Any) -> str:
     text = (
         f"weights, gradients: {w.weight_dtype}; optimizer: fp32 Adam master weights, m, v "
         f"(12 B/param); activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; buffers: "
-        "ZeRO-3 gathers. "
+        "ZeRO-3 gathers and, beside an engine, the weights in flight while it is refitted "
+        "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer). "
     )
     if d.ideal:
         return text + (

@@ -7,12 +7,38 @@ from enum import StrEnum
 
 
 class Offload(StrEnum):
-    """What a trainer keeps in host memory instead of HBM (DeepSpeed ZeRO-Offload, FSDP
-    CPUOffload; verl ``fsdp_config.optimizer_offload`` / ``param_offload``)."""
+    """What a trainer keeps in host memory instead of HBM, and when.
+
+    Kept there (the step runs with them on the host): DeepSpeed ZeRO-Offload
+    ``offload_optimizer`` / OpenRLHF ``--adam_offload`` (CPU Adam), ZeRO-Infinity
+    ``offload_param``, FSDP ``CPUOffload`` / FSDP2 ``CPUOffloadPolicy`` (verl
+    ``fsdp_config.offload_policy``). Between phases (``-idle``, :data:`PHASE_OFFLOADS`): the
+    states wait in host memory while the model does something else and come back to the GPU
+    for their phase, so the update's peak is unchanged and the other phases' peak lower: verl
+    ``actor.fsdp_config.param_offload`` / ``optimizer_offload`` (``verl/workers/
+    fsdp_workers.py``: ``offload_fsdp_model_to_cpu`` / ``load_fsdp_model_to_gpu`` around each
+    phase, ``offload_fsdp_optimizer`` / ``load_fsdp_optimizer`` around ``update_actor``;
+    megatron ``param_offload`` / ``grad_offload`` / ``optimizer_offload`` the same in
+    ``verl/workers/megatron_workers.py``), NeMo RL's colocated policy worker
+    (``nemo_rl/models/policy/dtensor_policy_worker.py``: ``offload_before_refit`` moves the
+    optimizer states to the host, ``offload_after_refit`` the model, ``prepare_for_training``
+    brings both back).
+    """
 
     OPTIMIZER = "optimizer"  # fp32 master weights and Adam moments (CPU Adam)
     PARAMS = "params"  # the parameter shard; gathered to the device layer by layer
     GRADS = "grads"  # the gradient shard, streamed to the host as it is reduced
+    OPTIMIZER_IDLE = "optimizer-idle"  # Adam states on the host outside the update
+    PARAMS_IDLE = "params-idle"  # the parameter shard on the host outside the model's phases
+    GRADS_IDLE = "grads-idle"  # the gradient buffer on the host outside the update
+
+
+PHASE_OFFLOADS = {
+    Offload.OPTIMIZER_IDLE: "optimizer",
+    Offload.PARAMS_IDLE: "weights",
+    Offload.GRADS_IDLE: "gradients",
+}
+"""The between-phases offload kinds and the memory term each moves."""
 
 
 class EngineKind(StrEnum):

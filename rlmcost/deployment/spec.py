@@ -94,8 +94,8 @@ class TrainLayout(BaseModel):
                 word = str(w).strip().lower()
                 if word not in {o.value for o in Offload}:
                     raise ValueError(
-                        f"unknown offload '{w}'; use any of optimizer, params, grads "
-                        "(comma-separated)"
+                        f"unknown offload '{w}'; use any of "
+                        f"{', '.join(o.value for o in Offload)} (comma-separated)"
                     )
                 out.append(Offload(word))
             return tuple(dict.fromkeys(out))

@@ -6,7 +6,8 @@ Each function returns exact bytes per device and cites where its numbers come fr
 * :func:`lora_params`: the adapters' parameter count;
 * :func:`overhead_bytes`: CUDA context, communicator buffers and allocator slack;
 * :func:`kv_pool_bytes` and :func:`engine_slots`: the inference engine's KV-cache pool from
-  its memory reservation, and the sequences it runs at once.
+  its memory reservation, and the sequences it runs at once;
+* :func:`refit_buffer_bytes`: the weights in flight beside the engine while it is refitted.
 """
 
 from __future__ import annotations
@@ -141,3 +142,44 @@ def engine_slots(
     blocks = -(-tokens_per_sequence // block_size)
     per_seq = -(-kv_bytes_per_sequence * blocks * block_size // tokens_per_sequence)
     return max(0, min(max_num_seqs, sequences, pool_bytes // per_seq))
+
+
+REFIT_PER_TENSOR = {
+    "trl": "trl/scripts/vllm_serve.py: update_named_param allocates torch.empty(shape) on "
+    "each engine rank, receives the trainer's NCCL broadcast of one full tensor and "
+    "load_weights it in place",
+    "openrlhf": "openrlhf/trainer/ray/vllm_worker_wrap.py: update_weight allocates one full "
+    "tensor, receives its broadcast and load_weights it (ppo_actor.py _broadcast_to_vllm "
+    "gathers one ZeRO-3 parameter at a time)",
+    "verl": "verl/workers/sharding_manager/fsdp_vllm.py: the FSDP state dict's DTensors are "
+    "gathered one full_tensor() at a time as vLLM's load_weights consumes them",
+}
+"""Frameworks whose refit moves one full parameter tensor at a time, and where they do it."""
+
+NEMO_RL_REFIT_BUFFER_RATIO = 0.2
+"""NeMo RL's refit buffer: ``NRL_REFIT_BUFFER_MEMORY_RATIO`` (default 0.2) of the device's
+free memory holds the packed full tensors of one refit chunk (``nemo_rl/models/policy/
+dtensor_policy_worker.py`` ``get_free_memory_bytes`` / ``stream_weights_via_ipc_zmq``,
+consumed by ``nemo_rl/models/generation/vllm``)."""
+
+
+def refit_buffer_bytes(
+    framework: str | None, largest_tensor_bytes: int, model_bytes: int, free_bytes: int
+) -> int:
+    """Bytes per engine device of the weights in flight while the engine is refitted with
+    the trainer's new weights: one full (unsharded) parameter tensor for the frameworks of
+    :data:`REFIT_PER_TENSOR` (the largest, ``largest_tensor_bytes``: the embedding or head
+    at V x d); NeMo RL's buffer, :data:`NEMO_RL_REFIT_BUFFER_RATIO` of ``free_bytes``, at most
+    the whole model (``model_bytes``); 0 for rlmcost's bare layout (``framework`` None),
+    which counts no refit.
+
+    >>> refit_buffer_bytes("trl", 152_064 * 3_584 * 2, 15_231_233_024, 8 * 2**30)
+    1089994752
+    >>> refit_buffer_bytes("nemo-rl", 0, 15_231_233_024, 10 * 2**30)
+    2147483648
+    """
+    if framework in REFIT_PER_TENSOR:
+        return largest_tensor_bytes
+    if framework == "nemo-rl":
+        return min(model_bytes, floor(NEMO_RL_REFIT_BUFFER_RATIO * max(free_bytes, 0)))
+    return 0

@@ -187,17 +187,21 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
-        offload = [name for key, name in (("param_offload", "params"), ("grad_offload", "grads"),
-                                          ("optimizer_offload", "optimizer"))
+        # between phases: verl/workers/megatron_workers.py offloads and reloads around each
+        offload = [name for key, name in (("param_offload", "params-idle"),
+                                          ("grad_offload", "grads-idle"),
+                                          ("optimizer_offload", "optimizer-idle"))
                    if r.flag(f"{m}.{key}", False)]  # fmt: skip
         sp_size, dp = 1, gpus // (tp * pp * cp)
     else:
         q.set("--zero", "3")
         fsdp = f"{ACTOR}.fsdp_config"
-        offload = [name for key, name in (("param_offload", "params"),
-                                          ("optimizer_offload", "optimizer"))
+        # between phases, back on the GPU for update_actor (verl/workers/fsdp_workers.py:
+        # offload_fsdp_model_to_cpu / offload_fsdp_optimizer), not CPU Adam
+        offload = [name for key, name in (("param_offload", "params-idle"),
+                                          ("optimizer_offload", "optimizer-idle"))
                    if r.flag(f"{fsdp}.{key}", False)]  # fmt: skip
-        if r.flag(f"{fsdp}.offload_policy", False):
+        if r.flag(f"{fsdp}.offload_policy", False):  # FSDP2 CPUOffloadPolicy: kept there
             offload = ["params", "grads", "optimizer"]
         sp_size = r.integer(f"{ACTOR}.ulysses_sequence_parallel_size", 1)
         if sp_size > 1:

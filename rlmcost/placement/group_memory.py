@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.compiled.blocks import params
+from rlmcost.deployment.kinds import PHASE_OFFLOADS
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
     ENGINE_DEDICATED_FRACTION,
@@ -23,6 +25,7 @@ from rlmcost.deployment.terms import (
     engine_slots,
     kv_pool_bytes,
     overhead_bytes,
+    refit_buffer_bytes,
     reservation_bytes,
 )
 from rlmcost.parallel.breakdown import MemoryBreakdown
@@ -46,6 +49,33 @@ class GroupMemory(GroupTasks):
             return only(self.own(train), STATES)
         first = next(t for t in self.tasks if t.role is role)
         return only(self.own(first), ("weights",))
+
+    def phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
+        """The states of ``role`` waiting in host memory while ``task`` runs, under the
+        group trainer's between-phases offload (:data:`~rlmcost.deployment.kinds.
+        PHASE_OFFLOADS`; verl ``fsdp_config.param_offload`` / ``optimizer_offload``,
+        ``verl/workers/fsdp_workers.py``; NeMo RL ``offload_before_refit`` /
+        ``offload_after_refit``, ``nemo_rl/models/policy/dtensor_policy_worker.py``): the
+        optimizer states and the gradient buffer outside ``role``'s update, the parameter
+        shard outside ``role``'s own forwards and update (its generation runs in the engine's
+        copy). Empty for a model the group does not train."""
+        train = self.trains_here(role)
+        if train is None or self.s.deployment.ideal:
+            return EMPTY
+        names = [PHASE_OFFLOADS[o] for o in self.train_offload() if o in PHASE_OFFLOADS]
+        if task is not train:
+            away = [n for n in names if n != "weights"]
+            if task.role is not role or task.kind is Kind.GENERATE:
+                away += [n for n in names if n == "weights"]
+            return only(self.resident(role), away)
+        return EMPTY
+
+    def present(self, role: Role, task: Task) -> MemoryBreakdown:
+        """The states of ``role`` on each device while ``task`` runs: resident, less what
+        waits in host memory between phases (:meth:`phase_offloaded`)."""
+        away = self.phase_offloaded(role, task)
+        here = self.resident(role)
+        return replace(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
 
     @property
     def shadows(self) -> tuple[Role, ...]:
@@ -74,12 +104,12 @@ class GroupMemory(GroupTasks):
             []
             if self.s.placement.offload
             else [
-                self.resident(r)
+                self.present(r, task)
                 for r in dict.fromkeys(t.role for t in self.tasks)
                 if r is not task.role
             ]
         )
-        mine = self.resident(task.role)
+        mine = self.present(task.role, task)
         if self.two_layouts(task):
             combined = add(mine, own)
         else:
@@ -102,12 +132,14 @@ class GroupMemory(GroupTasks):
             pool = self.reservation
         elif engine is task:
             pool = own.total
+            total = add(total, self.refit_extra(task, own, total))
         slack = overhead_bytes(total.total - pool, self.gpus, dep.overhead)
         return replace(total, overhead=slack)
 
     def host_bytes(self, task: Task) -> int:
         """Host memory per device while ``task`` runs: offloaded trainer states of the
-        group's models, idle models under ``offload_idle``, a sleeping engine's weights."""
+        group's models (kept there, or waiting there between phases), idle models under
+        ``offload_idle``, a sleeping engine's weights."""
         if self.s.deployment.ideal:
             return 0
         total = 0
@@ -117,6 +149,8 @@ class GroupMemory(GroupTasks):
                 total += self.host(train)
             if self.s.placement.offload and role is not task.role:
                 total += self.resident(role).total
+            else:
+                total += self.phase_offloaded(role, task).total
         engine = self.engine_task
         if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
             total += self.engine_weights
@@ -152,6 +186,30 @@ class GroupMemory(GroupTasks):
     def engine_weights(self) -> int:
         task = self.engine_task
         return 0 if task is None else self.own(task, self.replicas(task)).weights
+
+    def refit_extra(
+        self, task: Task, own: MemoryBreakdown, generating: MemoryBreakdown
+    ) -> MemoryBreakdown:
+        """What the engine's refit adds to its generation peak, as ``buffers``: the weights in
+        flight (:func:`~rlmcost.deployment.terms.refit_buffer_bytes`, per the framework) sit
+        beside the whole reservation when the engine stays awake (a separate server:
+        TRL ``vllm_mode=server``, OpenRLHF without ``--vllm_enable_sleep``); a sleeping
+        engine is refitted with its weights woken and its KV pool not yet allocated (vLLM
+        ``wake_up(tags=["weights"])`` before ``tags=["kv_cache"]``: verl's sharding manager,
+        NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
+        pool and workspace it precedes."""
+        arch = self.s.arch(task.role)
+        d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
+        widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))
+        largest = d * max(widths) * w
+        pooled = own.total - own.weights  # KV pool and workspace
+        before = generating.total if not self.engine.sleep else generating.total - pooled
+        free = self.s.capacity_bytes - before
+        refit = refit_buffer_bytes(
+            self.s.deployment.framework, largest, params(arch) * w, free
+        )
+        extra = refit if not self.engine.sleep else max(0, refit - pooled)
+        return replace(EMPTY, buffers=extra)
 
     def replicas(self, task: Task) -> int:
         layout = self.layouts[task.index]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
+from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
@@ -21,6 +22,7 @@ from rlmcost.deployment.spec import LoraSpec, Offload
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
+from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
 
@@ -57,6 +59,8 @@ class GroupTasks:
         self.layouts = {
             t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
         }
+        self._check_group_options()
+        self._apply_forward_sharding()
         for t in self.tasks:
             self.batch(t)  # the batch knobs' checks, before any size is derived from them
         self._apply_token_budget()
@@ -64,6 +68,63 @@ class GroupTasks:
         self._host: dict[tuple, int] = {}
         self.problems: list[str] = []
         self._before_offload: dict[int, MemoryBreakdown] = {}
+
+    def _check_group_options(self) -> None:
+        """SpecError for a ``--groups`` option that none of the group's invocations uses:
+        checkpointing or offload on a group that trains nothing, ZeRO or a micro-batch on a
+        group that only generates (an engine holds whole TP shards, batches by its KV pool)."""
+        kinds = {t.kind for t in self.tasks}
+        own = self.s.deployment.group(self.group.name)
+        given = dict(self.group.settings)
+        if own is not None and own.train is not None and own.train.offload:
+            given.setdefault("offload", ",".join(own.train.offload))
+        unused = set()
+        if Kind.TRAIN not in kinds:
+            unused |= {"ckpt", "offload"}
+        if kinds <= {Kind.GENERATE}:
+            unused |= {"zero", "micro_batch", "cp"}
+        for key in (k for k in given if k in unused):
+            runs = ", ".join(sorted(str(k) for k in kinds)) or "nothing"
+            spelled = "mb" if key == "micro_batch" else key
+            raise SpecError(
+                f"--groups: {self.group.name}[{spelled}={given[key]}] does not apply: the group "
+                f"runs only {runs}; drop {spelled}= there or put it on a group that trains"
+            )
+
+    def forward_zero(self, task: Task) -> ZeroStage | None:
+        """The ZeRO stage a forward-only use of a model runs under, as the frameworks shard
+        it (None: the layout ``layout_for`` gave stands): the group's ``[zero=N]``, else its
+        own forward or trainer layout, else the deployment's forward layout
+        (:meth:`~rlmcost.deployment.spec.Deployment.forward_layout`: the trainer's). OpenRLHF
+        wraps the reference and reward in the actor's DeepSpeed strategy
+        (``openrlhf/trainer/ray/launcher.py``: ``--zero_stage`` applies to every DeepSpeed
+        model, ZeRO-3 shards their parameters); verl's reference worker is FSDP
+        (``verl/workers/fsdp_workers.py``, ``actor_rollout_ref.ref.fsdp_config``); NeMo RL's
+        reference runs in the policy's DTensor/Megatron sharding
+        (``nemo_rl/models/policy/dtensor_policy_worker.py``: ``init_reference_model``). Under
+        ZeRO-3/FSDP the resident weights are 1/dp per device plus the gathered layers during
+        the forward (``parallel.memory``: buffers); under ZeRO-0..2 whole. The paper's
+        idealized iteration and hybrid execution keep their own rule (no ZeRO for forwards
+        outside a training group)."""
+        if task.kind is not Kind.FORWARD or self.group.layout(Kind.FORWARD) is not None:
+            return None
+        settings = dict(self.group.settings)
+        if "zero" in settings:
+            return ZeroStage(settings["zero"])  # type: ignore[arg-type]
+        dep = self.s.deployment
+        if dep.ideal or self.s.placement.hybrid:
+            return None
+        own = dep.group(self.group.name)
+        if own is not None and (own.forward or own.train) is not None:
+            return (own.forward or own.train).zero  # type: ignore[union-attr]
+        return dep.forward_layout().zero
+
+    def _apply_forward_sharding(self) -> None:
+        """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives."""
+        for t in self.tasks:
+            zero = self.forward_zero(t)
+            if zero is not None:
+                self.layouts[t.index] = self.layouts[t.index].with_(zero=zero)
 
     def _apply_token_budget(self) -> None:
         """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
@@ -188,23 +249,40 @@ class GroupTasks:
             m = with_lora(m, self.adapters(task), layout, train, self.s.workload)
         if dep.lora is not None and self.shares_base(task):
             m = replace(m, weights=0)  # the actor's base weights, without its adapters
-        if train and dep.train.offload:
+        offload = self.train_offload()
+        if train and offload:
             self._before_offload[task.index] = m
-            return offloaded(m, dep.train.offload, layout)
+            return offloaded(m, offload, layout)
         return Placed(m)
 
-    def offload_traffic_bytes(self, task: Task) -> int:
+    def train_offload(self) -> tuple[Offload, ...]:
+        """What the group's trainer keeps in host memory: the group's ``[offload=...]``, else
+        its own trainer layout's offload, else the deployment's (``train.offload``)."""
+        given = dict(self.group.settings).get("offload")
+        if given is not None:
+            return tuple(Offload(w) for w in str(given).split(","))
+        own = self.s.deployment.group(self.group.name)
+        if own is not None and own.train is not None and own.train.offload:
+            return own.train.offload
+        return self.s.deployment.train.offload
+
+    def offload_traffic_bytes(self, task: Task) -> int | Fraction:
         """Host-link bytes per device and optimizer step of an offloading trainer: the
         gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
         Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
-        for the forward and again for the backward (parameter offload)."""
+        for the forward and again for the backward (parameter offload); plus the between-phases
+        offload's transfers per iteration (:meth:`phase_traffic_bytes`) spread evenly over the
+        iteration's optimizer steps (exact: steps x this is the iteration's bytes)."""
         self.own(task)
         before = self._before_offload.get(task.index)
+        offload = self.train_offload()
+        phase = self.phase_traffic_bytes(task)
+        steps = self._int(task.invocation.passes) * self._int(task.invocation.steps)
+        spread = Fraction(phase, steps) if phase else 0
         if before is None:
-            return 0
-        offload = self.s.deployment.train.offload
+            return spread
         grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
-        return (
+        return spread + (
             (before.gradients if grads_out else 0)
             + (before.weights if Offload.OPTIMIZER in offload else 0)
             + (2 * before.weights if Offload.PARAMS in offload else 0)
@@ -215,9 +293,27 @@ class GroupTasks:
         the fp32 states moved off the device, 12 B per parameter (master weights, m, v)."""
         self.own(task)
         before = self._before_offload.get(task.index)
-        if before is None or Offload.OPTIMIZER not in self.s.deployment.train.offload:
+        if before is None or Offload.OPTIMIZER not in self.train_offload():
             return 0
         return before.optimizer // 12
+
+    def phase_traffic_bytes(self, task: Task) -> int:
+        """Host-link bytes per device and iteration of the between-phases offload of the
+        model ``task`` trains: each moved state once to the host and once back, the
+        parameter shard once per phase of the model on the group (verl loads it before and
+        offloads it after the weight sync, the log-prob forward and the update:
+        ``verl/workers/fsdp_workers.py``), the optimizer states and gradients once (around
+        ``update_actor``)."""
+        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
+            return 0
+        m = only(self.own(task), STATES)
+        offload = self.train_offload()
+        phases = sum(1 for t in self.tasks if t.role is task.role)
+        return 2 * (
+            (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
+            + (m.gradients if Offload.GRADS_IDLE in offload else 0)
+            + (phases * m.weights if Offload.PARAMS_IDLE in offload else 0)
+        )
 
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,

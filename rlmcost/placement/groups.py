@@ -5,7 +5,7 @@ them.
 
     GROUPS := GROUP ("," GROUP)*          e.g.  rollout=16,actor+reference=32,critic+reward=16
     GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["[" LAYOUT "]"]
-    LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb
+    LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb offload
     MEMBER := ROLE | ROLE ":" KIND | "rollout"
 
 ROLE is a model of the algorithm (actor, critic, reward, reference or ref, cost, cost-critic,
@@ -86,7 +86,9 @@ def _split_top(text: str) -> list[str]:
 
 
 _LAYOUT_KEYS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "zero": "zero", "ckpt": "ckpt",
-                "mb": "micro_batch", "micro_batch": "micro_batch"}  # fmt: skip
+                "mb": "micro_batch", "micro_batch": "micro_batch",
+                "offload": "offload"}  # fmt: skip
+_OFFLOADS = ("optimizer", "params", "grads", "optimizer-idle", "params-idle", "grads-idle")
 
 
 def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
@@ -114,6 +116,11 @@ def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
                 values["zero"] = ZeroStage(raw)
             elif key == "ckpt":
                 values["ckpt"] = Checkpointing(raw)
+            elif key == "offload":  # the trainer's offload on this group (TrainLayout.offload)
+                words = [w.strip().lower() for w in raw.split(",") if w.strip()]
+                if not words or set(words) - set(_OFFLOADS):
+                    raise ValueError
+                values["offload"] = ",".join(dict.fromkeys(words))
             else:
                 values[_LAYOUT_KEYS[key]] = int(raw)
                 if values[_LAYOUT_KEYS[key]] < 1:  # type: ignore[operator]
@@ -129,7 +136,8 @@ def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
 def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
     A group may carry its own layout in brackets: ``rollout=16[tp=4]``,
-    ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb).
+    ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb,
+    offload).
 
     >>> [g.spec() for g in parse_groups("rollout=16, actor+ref=32, critic+reward=16")]
     ['rollout=16', 'actor+reference=32', 'critic+reward=16']

@@ -131,7 +131,7 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     """
     grp = setup.placement.group(group)
     given = grp.layout(kind)
-    settings = dict(grp.settings)
+    settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
     base = given or setup.base.with_(**settings)
     t = settings.get("tp", setup.tp[role])
     trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
