@@ -70,7 +70,7 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
 
     hbm = get_hardware(base.cluster.hardware).hbm_bytes
     cands = candidates(base, space, gpus)
-    counts = Counts(enumerated=enumerated_size(space, base), valid=len(cands))
+    counts = Counts(enumerated=enumerated_size(space, base, gpus), valid=len(cands))
     failures: dict[str, dict[str, Any]] = {}
     if not cands:
         return _Phase(counts, [], failures)

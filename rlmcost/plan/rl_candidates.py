@@ -66,6 +66,7 @@ class RLSpace:
     offload: tuple[bool, ...] = (False, True)  # optimizer states in host memory
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
+    exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                 continue
             units = tuple(etp if m == ROLLOUT else unit for m in fam.members)
             for counts in group_counts(fam, gpus, units, space.rollout_shares,
-                                       space.actor_shares):  # fmt: skip
+                                       space.actor_shares, space.exhaustive):  # fmt: skip
                 if fam.members:
                     train_gpus = counts[fam.trainer_index()]
                 else:  # one group, or the evaluation's split: at most all but one per group
@@ -180,9 +181,10 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     return out
 
 
-def enumerated_size(space: RLSpace, base: Run) -> int:
-    """The product of the value lists and families (before the validity rules), per GPU
-    count (a family with groups counted once per rollout share)."""
+def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
+    """The product of the value lists and families (before the validity rules) on ``gpus``
+    devices (a family with groups counted once per share, or per split of the GPUs in
+    steps of one when every split is searched)."""
     from rlmcost.specs import get_hardware
 
     node = get_hardware(base.cluster.hardware).gpus_per_node
@@ -193,7 +195,13 @@ def enumerated_size(space: RLSpace, base: Run) -> int:
     per *= len(space.offload) * n_etp * len(cps) * len(sps)
     total = 0
     for fam in space_families(base, space):
-        shares = len(space.rollout_shares) * len(space.actor_shares) if fam.members else 1
+        if not fam.members:
+            shares = 1
+        elif space.exhaustive or fam.name == "groups":
+            ones = (1,) * len(fam.members)
+            shares = max(1, len(group_counts(fam, gpus, ones, (), (), True)))
+        else:
+            shares = len(space.rollout_shares) * len(space.actor_shares)
         total += per * (len(space.fractions) if fam.placement == "baseline" else shares)
     return total
 
