@@ -281,8 +281,9 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--recompute-logprobs", None), ("--zero", s["--actor_zero_stage"]),
                         ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
                         ("--micro-batch", micro), ("--mini-batches", 1),
-                        ("--epochs", s["--ppo_epochs"]), ("--rollout-tp", 1),
-                        ("--sleep", None), ("--logits", "materialized")):  # fmt: skip
+                        ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
+                        ("--rollout-tp", 1), ("--max-num-seqs", micro),
+                        ("--logits", "materialized")):  # fmt: skip
         q.set(flag, value)
     choices = [
         "--framework none with every field given (no DeepSpeed-Chat preset)",
@@ -291,8 +292,9 @@ def deepspeed_chat(record: Record) -> Mapped:
         f"--micro-batch {micro} --mini-batches 1: per_device_training_batch_size = "
         f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
         "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
-        "Hybrid Engine: generation in the actor's process at inference TP 1, cache freed for "
-        "training (--rollout-tp 1 --sleep)",
+        "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
+        "into inference TP 1 (--rollout-tp 1), static batches of the per-device generation "
+        f"batch {micro} (--max-num-seqs), no engine reservation",
         "old log-probs by an actor forward after generation (--recompute-logprobs: "
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
         "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
