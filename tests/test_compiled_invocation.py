@@ -125,6 +125,7 @@ def test_bad_counts_are_one_line_spec_errors(text, values, message):
      ["train", "--model", "405b", "--gpus", "1024", "--tp", "8", "--pp", "16", "--json"],
      ["compare", "ppo", "grpo", "--model", "8b", "--json"],
      ["placements", "--model", "8b", "--gpus", "16", "--json"],
+     ["placements", "--model", "8b", "--gpus", "16", "--placement", "hybrid", "--json"],
      ["blocks", "--model", "deepseek-v3", "--json"],
      ["grpo", "--model", "8b", "--length-dist", "lognormal:1024,0.5", "--placement", "fusion",
       "--json"]],
@@ -143,7 +144,10 @@ def test_numeric_queries_load_no_sympy_or_numpy(args):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    # `placements` without --placement sizes every configuration's groups by the planner's
+    # search, whose screen is vectorized (numpy); sympy stays out there too
+    allowed = ["numpy"] if args[0] == "placements" and "--placement" not in args else []
+    assert out.stdout.strip().splitlines()[-1] in ("[]", repr(allowed))
 
 
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "deepseek-v3", "mixtral-8x7b", "gpt-2",

@@ -16,7 +16,10 @@ frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its 
   - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, NeMo RL
     non-colocated, TRL server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
     cross-node rate, plus the engine rank's ``load_weights`` of its shard
-    (``ENGINE_LOAD_WEIGHTS_BYTES_PER_S``).
+    (``ENGINE_LOAD_WEIGHTS_BYTES_PER_S``). Across nodes each node of a sharded trainer sends
+    its own part over its own NICs at once (one stream per pair of sending and receiving
+    nodes; NeMo RL refit blog 2025-08-12: DeepSeek-V3's 1342 GB in 47 s over many nodes), so
+    the caller passes one node's part.
 * **Sleep / wake** (vLLM sleep mode level 1, ``vllm/device_allocator/cumem.py``): the engine's
   weights go to host memory after generation and come back before the next one:
   ``bytes / VLLM_SLEEP_BYTES_PER_S + VLLM_WAKE_FIXED_S + bytes / VLLM_WAKE_BYTES_PER_S``.

@@ -320,10 +320,16 @@ def _weight_syncs(
             if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
                 mech = Refit(beh.apart)  # the framework's broadcast into its engines
                 shard = -(-nbytes // reader.layout.tp)
+                gpn = setup.hardware.gpus_per_node
+                cross = total > gpn
+                # each node of the sender holds its own part of the sharded model and sends it
+                # over its own NICs, concurrently with the others (one stream per node pair)
+                lanes = min(-(-src.gpus // gpn), -(-g.gpus // gpn)) if cross else 1
+                part = -(-nbytes // lanes)
 
-                def at(end: str, m: Refit = mech, n: int = nbytes, sh: int = shard) -> float:
-                    return refit_s(m, n, engine_shard_bytes=sh,
-                                   cross_node=total > setup.hardware.gpus_per_node, end=end)
+                def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
+                       c: bool = cross) -> float:  # fmt: skip
+                    return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
 
                 predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
                 what += f" ({mech} refit)"

@@ -125,6 +125,17 @@ def published_step_s(record: Mapping[str, Any]) -> float:
     return value * 3600 / steps
 
 
+def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where the mean response length is not published: the ``--length-dist`` at the low and
+    high ends of ``RESPONSE_MEAN_OVER_MAX_FRACTION`` (the interval spans them); else none."""
+    if record.get("mean_response_len") is not None:
+        return ()
+    t_max = int(record["max_response_len"])
+    sigma = RESPONSE_LENGTH_LOG_SIGMA.value
+    return tuple(f"lognormal:{round(RESPONSE_MEAN_OVER_MAX_FRACTION.at(end) * t_max)},"
+                 f"{sigma:g},{t_max}" for end in ("low", "high"))  # fmt: skip
+
+
 def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
     """The run's ``--length-dist`` and the choice behind it, in words (module docstring)."""
     t_max = int(record["max_response_len"])

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.reports.rl_runs import PHASES, Recipe, load_runs, published_step_s, recipes
+from rlmcost.reports.rl_runs import (
+    PHASES,
+    Recipe,
+    assumed_length_dists,
+    load_runs,
+    published_step_s,
+    recipes,
+)
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -137,8 +144,12 @@ def evaluate_recipe(recipe: Recipe, build: Build) -> RlRunRow:
         for key, v in (recipe.record.get("published_phases") or {}).items()
     )  # fmt: skip
     problems = tuple(ev.evaluation.problems) if ev.evaluation is not None else ()
+    interval = ev.time_interval_s
+    for dist in assumed_length_dists(recipe.record):  # the unpublished mean's spread
+        other = evaluate(run.replace(workload={"length_dist": dist})).time_interval_s
+        interval = (min(interval[0], other[0]), max(interval[1], other[1]))
     return RlRunRow(
-        recipe, published, "ok", run, ev.time_s, ev.time_interval_s, ev.time_lower_bound_s,
+        recipe, published, "ok", run, ev.time_s, interval, ev.time_lower_bound_s,
         ev.fits, ev.shortfall_bytes, problems, published_phases, tuple(predicted.items()),
     )  # fmt: skip
 

@@ -53,9 +53,9 @@ def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None) -> Any:
         return compare_runs(run, list(meta.get("compared") or [run.algorithm.name]))
     if command == "placements":
         if run.deployment.placement is None and not run.deployment.groups:
-            from rlmcost.reports.placement import compare_runs as compare_placements
+            from rlmcost.plan.sizing import compare_sized  # as the command sizes them
 
-            return compare_placements(run)
+            return compare_sized(run)
         e = evaluate(run).evaluation
         assert e is not None
         return PlacementView(run, e)
