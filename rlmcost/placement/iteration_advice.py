@@ -16,33 +16,33 @@ the notes (the term that can make a phase slower on more GPUs)."""
 
 
 def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[str]:
-    """One note per job whose communication does not hide behind its compute (ZeRO-3
-    gathers, TP/CP/EP collectives, pipeline sends, gradient reduction): the term that grows
-    when a group spans more GPUs or nodes, so that adding GPUs can make its phase slower."""
+    """One note per group naming each job whose communication does not hide behind its
+    compute (ZeRO-3 gathers, TP/CP/EP collectives, pipeline sends, gradient reduction) and the
+    transfers that cross nodes: the terms that grow when a group spans more GPUs or nodes, so
+    that adding GPUs can make a phase slower."""
     out = []
     for g in groups:
         link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
+        terms = []
         for j in g.jobs:
             parts = j.predicted_parts_s
             kinds = {k[len("exposed_"):-2]: v for k, v in parts.items()
                      if k.startswith("exposed_") and k.endswith("_s") and v > 0}  # fmt: skip
             exposed = sum(kinds.values())
-            if not j.predicted_s or exposed < EXPOSED_NOTE_SHARE * j.predicted_s:
-                continue
-            what = ", ".join(sorted(kinds)) or "communication"
-            out.append(
-                f"{j.phase} on {g.name}: {exposed:.3g} s of its {j.predicted_s:.3g} s is exposed "
-                f"communication ({what}) on {link} that its compute cannot hide; it grows as "
-                "the group spans more GPUs and nodes, so adding GPUs can make this phase "
-                "slower (larger micro-batches or token budgets hide more of it)"
-            )
+            if j.predicted_s and exposed >= EXPOSED_NOTE_SHARE * j.predicted_s:
+                what = "+".join(sorted(kinds)) or "communication"
+                terms.append(f"{j.phase} on {g.name} {exposed:.3g} of {j.predicted_s:.3g} s "
+                             f"({what})")  # fmt: skip
         if g.gpus > gpus_per_node:
-            for tr in g.transfers:
-                if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device:
-                    out.append(
-                        f"{tr.phase} on {g.name}: {tr.bytes_per_device:,} B per device over "
-                        "the inter-node link (the group spans nodes), slower than within one"
-                    )
+            terms += [f"{tr.phase} on {g.name} {tr.bytes_per_device:,} B per device"
+                      for tr in g.transfers
+                      if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device]  # fmt: skip
+        if terms:
+            out.append(
+                f"exposed communication on {link} that compute cannot hide, which grows as a "
+                "group spans more GPUs and nodes (adding GPUs can make these phases slower; "
+                "larger micro-batches or token budgets hide more): " + "; ".join(terms)
+            )
     return out
 
 
