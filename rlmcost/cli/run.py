@@ -34,7 +34,9 @@ def run(
     if command:
         print(the_run.to_command(view_command(the_run, meta)))
         return
-    result = evaluate_view(the_run, meta)
+    from rlmcost.plan.sizing import compare_sized  # `placements` sizes its groups so
+
+    result = evaluate_view(the_run, meta, compare_sized)
     if json_out:
         print_json(result.to_json())
         return

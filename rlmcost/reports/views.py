@@ -9,7 +9,7 @@ The output of `rlmcost import FRAMEWORK` shows as its algorithm command (its ``e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +42,12 @@ def view_command(run: Run, meta: Mapping[str, Any] | None = None) -> str:
     return run.algorithm.name if command.startswith("import ") else command
 
 
-def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None) -> Any:
+def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None,
+                  compare_placements: Callable[[Run], Any] | None = None) -> Any:  # fmt: skip
     """``run`` evaluated as the command in ``meta["command"]`` shows it (default: the
-    algorithm's command; :func:`view_command`)."""
+    algorithm's command; :func:`view_command`). ``compare_placements``: how `placements`
+    builds its side-by-side comparison (the CLI sizes the groups by the planner's search;
+    default :func:`rlmcost.reports.placement.compare_runs`)."""
     meta = meta or {}
     command = view_command(run, meta)
     if command == "compare":
@@ -53,9 +56,9 @@ def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None) -> Any:
         return compare_runs(run, list(meta.get("compared") or [run.algorithm.name]))
     if command == "placements":
         if run.deployment.placement is None and not run.deployment.groups:
-            from rlmcost.plan.sizing import compare_sized  # as the command sizes them
+            from rlmcost.reports.placement import compare_runs
 
-            return compare_sized(run)
+            return (compare_placements or compare_runs)(run)
         e = evaluate(run).evaluation
         assert e is not None
         return PlacementView(run, e)
