@@ -56,9 +56,9 @@ def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None,
         return compare_runs(run, list(meta.get("compared") or [run.algorithm.name]))
     if command == "placements":
         if run.deployment.placement is None and not run.deployment.groups:
-            from rlmcost.reports.placement import compare_runs
+            from rlmcost.reports.placement import compare_runs as side_by_side
 
-            return (compare_placements or compare_runs)(run)
+            return (compare_placements or side_by_side)(run)
         e = evaluate(run).evaluation
         assert e is not None
         return PlacementView(run, e)
