@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Checkpointing, ZeroStage
+from rlmcost.parallel.layout import Checkpointing, ZeroStage, dp_unit
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -94,7 +94,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
 
     a = arch_numbers(actor_spec(base))
     node = get_hardware(base.cluster.hardware).gpus_per_node
-    fixed = base.deployment.train.cp * base.deployment.train.ep
+    train = base.deployment.train
+    fixed = train.cp
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
     out: list[RLCandidate] = []
@@ -112,7 +113,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                 for pp in space.pp:
                     if tp > node or tp * pp * fixed > train_gpus or pp > a.n_layers:
                         continue
-                    if tp not in tp_degrees(a, tp) or train_gpus % (tp * pp * fixed):
+                    unit = tp * pp * fixed * dp_unit(tp, train.cp, train.ep, train.etp)
+                    if tp not in tp_degrees(a, tp) or train_gpus % unit:
                         continue
                     for etp in etps:
                         eg = r if placement == SPLIT else gpus
@@ -179,11 +181,11 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     zero = np.array([list(ZeroStage).index(c.zero) for c in cands], dtype=np.int64)
     ckpt = np.array([list(Checkpointing).index(c.ckpt) for c in cands], dtype=np.int64)
     train_gpus = f["gpus"] - f["rollout_gpus"]
-    dp = train_gpus / (f["tp"] * f["pp"] * t.cp * t.ep)  # the most replicas the group holds
+    dp = train_gpus / (f["tp"] * f["pp"] * t.cp)  # the most replicas (EP folded inside)
     # the longest of n >= 1 responses is at least the distribution's median (n = 1)
     seq_len = wl.prompt_len + parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
     s = sweep_train_steps(a, hw, sequences=dp, seq_len=seq_len, dp=dp, tp=f["tp"], pp=f["pp"],
-                          cp=t.cp, ep=t.ep, sp=t.sp, zero=zero, ckpt=ckpt,
+                          cp=t.cp, ep=t.ep, etp=t.etp, sp=t.sp, zero=zero, ckpt=ckpt,
                           micro_batch=f["micro_batch"], workload=dtypes)  # fmt: skip
     lora = base.deployment.lora is not None
     optimizer = np.where(f["offload"] | lora, 0.0, s.optimizer)
