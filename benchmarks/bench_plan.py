@@ -1,5 +1,7 @@
 """Planner throughput: the exhaustive GPT-3 175B training-layout search on 64 H100s
-(tp, pp, dp, micro-batch, checkpointing, interleaving, SP, ZeRO), and one RL search.
+(tp, pp, dp, micro-batch, checkpointing, interleaving, SP, ZeRO), RL searches over the
+topology families (co-located, engines apart, OpenRLHF role groups, async), and the sizing
+of the seven built-in configurations of `rlmcost placements`.
 
 Run: PYTHONPATH=. python benchmarks/bench_plan.py
 """
@@ -40,6 +42,25 @@ def main() -> None:
     print(f"  best: {rl.best['time_s']:.1f} s/iteration: {rl.best['command']}")
     print("  Pareto front: " + ", ".join(f"{x['gpus']} GPUs {x['time_s']:.0f} s"
                                          for x in rl.front))
+    base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
+    t0 = time.perf_counter()
+    rl = plan_rl(base, 32)
+    t = time.perf_counter() - t0
+    c = rl.counts
+    print(f"RL search, ppo llama-3.1-70b on 32 x a100-80gb: {c.valid} valid, {c.pruned} pruned, "
+          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['family']} "
+          f"{rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
+
+    from rlmcost.plan.sizing import compare_sized
+    from rlmcost.reports.placement import placement_run
+
+    for gpus in (8, 32):
+        t0 = time.perf_counter()
+        cmp = compare_sized(placement_run("ppo", "llama-3.1-70b", gpus=gpus))
+        t = time.perf_counter() - t0
+        fits = sum(e.fits for e in cmp.estimates)
+        print(f"placements sized by search, ppo llama-3.1-70b on {gpus} x h100-sxm: "
+              f"{fits}/{len(cmp.estimates)} configurations fit; {t:.1f} s")
 
 
 if __name__ == "__main__":

@@ -207,8 +207,10 @@ def test_what_did_not_help_names_no_flag_already_at_its_value():
     line = next(ln for ln in r.stdout.splitlines() if "makes it fit" in ln)
     assert "--offload" in line and "--zero" not in line and "--ckpt" not in line
     r = run("placements", "-m", "70b", "--gpus", "8", "--offload", "optimizer")
-    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("no placement fits"))
-    assert "--offload optimizer" not in line and "--ckpt full" in line
+    # the plan's search sizes each configuration (rlmcost.plan.sizing): what did not fit as
+    # given is shown at the fastest layout that fits, and says so
+    text = " ".join(r.stdout.split())
+    assert "no placement fits" not in text and "fastest that fits: baseline" in text
 
 
 def test_the_logits_hint_is_evaluated_without_a_crash():

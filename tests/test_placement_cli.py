@@ -104,7 +104,9 @@ def test_help_lists_the_group_syntax():
 def test_symbolic_rows_need_no_model():
     r = run("placements", "--symbolic", "--placement", "async", "--json")
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    assert out["schema_version"] == "2.0" and out["symbolic"] is True
+    rows = out["rows"]
     assert [x["stage"] for x in rows] == ["generation", "assessment", "training", "iteration"]
     assert (
         rows[-1]["depth"].startswith("max(")

@@ -78,8 +78,8 @@ def test_rlmcost_run_on_a_plan_row_reproduces_its_numbers(tmp_path) -> None:  # 
 def test_a_candidate_is_the_base_run_with_its_deployment_and_gpus() -> None:
     base = BASE.replace(deployment={"logits": "low-memory", "engine": {"max_num_seqs": 64}},
                         cluster={"hardware": "a100-80gb"})  # fmt: skip
-    (c,) = [c for c in candidates(base, SMALL, 4) if c.placement == "split" and c.tp == 2
-            and c.rollout_tp == 1]  # fmt: skip
+    (c,) = [c for c in candidates(base, SMALL, 4) if c.family == "split" and c.tp == 2
+            and c.rollout_tp == 1 and c.groups.startswith("rollout=2,")]  # fmt: skip
     run = candidate_run(base, c)
     d = run.deployment
     # the searched fields are the candidate's ...

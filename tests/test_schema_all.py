@@ -42,6 +42,7 @@ CASES = [
     ("dpo", ["dpo", "--symbolic", "--json"]),
     ("compare", ["compare", "ppo", "grpo", *SMALL, "--json"]),
     ("placements", ["placements", *SMALL, "--gpus", "4", "--json"]),
+    ("placements", ["placements", "--symbolic", "--json"]),
     ("models", ["models", "--family", "qwen3", "--json"]),
     ("hardware", ["hardware", "--json"]),
     ("algorithms", ["algorithms", "--json"]),

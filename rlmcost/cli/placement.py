@@ -43,19 +43,23 @@ def placements(
     opts = {**opts, "model": model, "placement": placement}
     run = run_from_options(opts, algorithm, placements=True)
     if placement is None and not run.deployment.groups:
-        from rlmcost.reports.placement import compare_runs
+        from rlmcost.plan.sizing import compare_sized
 
-        result = compare_runs(run)
+        result = compare_sized(run)
         if json_out:
             print_json(result.to_json())
             return
         render_comparison(result)
         return
     from rlmcost.evaluation.query import evaluate
+    from rlmcost.plan.sizing import sized
     from rlmcost.reports.placement import placement_json
 
-    e = evaluate(run).evaluation
-    assert e is not None  # every Run evaluates a deployment
+    if run.deployment.groups:
+        e = evaluate(run).evaluation
+        assert e is not None  # every Run evaluates a deployment
+    else:  # a built-in configuration: its groups sized by the plan's search
+        run, e = sized(run)
     if json_out:
         print_json(placement_json(run, e))
         return

@@ -238,7 +238,10 @@ def render_symbolic(
                 raise
             skipped.append(f"{cfg} does not apply: {exc}")
     if json_out:
-        print_json([r.to_json() for r in rows])
+        from rlmcost.run.schema_envelope import versioned
+
+        print_json(versioned("placements", {"symbolic": True,
+                                            "rows": [r.to_json() for r in rows]}))
         return
     print_table(
         f"{algorithm}: Table IX rows (canonical model for every role; d_ff = O(d))",

@@ -34,8 +34,11 @@ TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
 
 _HELPS = {
     "batch": "Prompts B (RL; default 64) or sequences per step (train; default 8 per GPU).",
-    "framework": "Start from a framework's defaults (see `rlmcost frameworks`); the search "
-    "sets the trainer layout and the engine's TP and reservation, the preset the rest.",
+    "framework": "Start from a framework's defaults (see `rlmcost frameworks`) and search "
+    "only the topologies it launches (verl: co-located, hybrid; openrlhf: role groups, "
+    "co-located, async; trl and nemo-rl: co-located, engines apart; slime: engines apart, "
+    "co-located, async); the search sets the trainer layout and the engine's TP and "
+    "reservation, the preset the rest.",
 }
 
 _NO_LINE = "no command line says it: `rlmcost run` its Run (--json lists it)"
@@ -79,10 +82,18 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             help="Micro-batches, e.g. 1,2,4.")], None),
         "rollout_tp": (Annotated[str | None, typer.Option(
             help="RL: engine TP degrees.")], None),
+        "cp": (Annotated[str | None, typer.Option(
+            help="RL: context-parallel degrees (ring attention), e.g. 1,2,4 (default: up to "
+            "a node from 16K tokens of prompt plus response, else 1).")], None),
         "placements": (Annotated[str | None, typer.Option(
-            help="RL: placements, any of baseline, split (partial colocation: rollout on "
-            "half the GPUs), async, disaggregated, hybrid, fusion, combined (default "
-            "baseline,split).")], None),
+            help="RL: topology families, any of baseline (co-located), split (engines "
+            "apart), roles (OpenRLHF's role groups), async-split, async-roles (the same, "
+            "overlapped with staleness), ac-shared, disaggregated, hybrid, fusion, async, "
+            "combined (default baseline,split,roles,async-split,async-roles).")], None),
+        "groups": (Annotated[str | None, typer.Option(
+            help="RL: device groups whose counts the search picks: ? for a count to "
+            "search, e.g. rollout=?,actor+reference=? or rollout=?[tp=4],actor=16,"
+            "critic+reward=? (alone unless --placements is given too).")], None),
         "workers": (Annotated[int | None, typer.Option(
             help="Run on a local Dask cluster of N workers.", min=1)], None),
         "cluster": (Annotated[str | None, typer.Option(
@@ -134,7 +145,7 @@ def _plan_train(opts: dict[str, Any], obj: Any, space: dict[str, Any], compute: 
     table = options()
     rl_only = [name for name in SHARED if name not in TRAIN_SHARED
                and opts[name] != table[name][1]]  # fmt: skip
-    for name in ("rollout_tp", "placements"):
+    for name in ("rollout_tp", "placements", "groups", "cp"):
         if opts[name] is not None:
             rl_only.append(name)
     if rl_only:
@@ -159,9 +170,9 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     rl_space = RLSpace(**space)
     if opts["rollout_tp"] is not None:
         rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
-    if opts["placements"] is not None:
-        rl_space = replace(rl_space, placements=tuple(
-            p.strip() for p in opts["placements"].split(",") if p.strip()))  # fmt: skip
+    if opts["cp"] is not None:
+        rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
+    rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
     if not opts["max_response_len"]:
         return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
                        min_gpus=opts["min_gpus"], compute=compute)  # fmt: skip
@@ -180,6 +191,21 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
               f"({why}).")  # fmt: skip
         print(f"  {row['command'] or _NO_LINE}")
     return None
+
+
+def _families(opts: dict[str, Any]) -> tuple[str, ...]:
+    """The families to search: ``--placements``; else none beside ``--groups``; else those
+    ``--framework`` launches; else the default ones."""
+    from rlmcost.plan.families import DEFAULT_FAMILIES, framework_families
+
+    if opts["placements"] is not None:
+        return tuple(p.strip() for p in opts["placements"].split(",") if p.strip())
+    if opts["groups"] is not None:
+        return ()
+    fw = opts["framework"]
+    if fw is not None and str(fw) != "none":
+        return framework_families(str(fw))
+    return DEFAULT_FAMILIES
 
 
 def _space_fields(opts: dict[str, Any]) -> dict[str, Any]:
@@ -237,14 +263,16 @@ def _render(r: Any) -> None:
             return [x["gpus"], x["dp"], x["tp"], x["pp"], "on" if x["sp"] else "", x["zero"],
                     x["ckpt"], x["micro_batch"], sched]  # fmt: skip
     else:
-        cols = ["#", "gpus", "placement", "tp", "pp", "zero", "ckpt", "mb", "offload",
-                "engine tp", "engine mem"]  # fmt: skip
+        cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", "zero", "ckpt", "mb",
+                "offload", "engine tp", "engine mem"]  # fmt: skip
 
         def lay(x: dict[str, Any]) -> list[Any]:
-            where = x["groups"] or x["placement"]
+            fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
             frac = x["gpu_memory_utilization"]
-            return [x["gpus"], where, x["tp"], x["pp"], x["zero"], x["ckpt"], x["micro_batch"],
-                    x["offload"] or "-", x["rollout_tp"], "-" if frac is None else f"{frac:g}"]
+            return [x["gpus"], fam, x["groups"] or "all", x["tp"], x["pp"],
+                    f"{x['cp']}{' +sp' if x['sp'] else ''}", x["zero"], x["ckpt"],
+                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"],
+                    "-" if frac is None else f"{frac:g}"]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
 
     def values(x: dict[str, Any]) -> list[Any]:

@@ -1,4 +1,9 @@
-"""`rlmcost validate`: predicted versus published training throughput."""
+"""`rlmcost validate`: predicted versus published training throughput and RL step times.
+
+``--rl``: the published RL runs (:mod:`rlmcost.reports.rl_runs_rows`), each as the query its
+framework's users would write; the Run of each is built here, by the algorithm command's own
+flag parser (:func:`run_from_argv`), so a row's command typed by hand gives the same Run.
+"""
 
 from __future__ import annotations
 
@@ -10,28 +15,72 @@ from rlmcost.cli._render import print_json, print_table
 
 if TYPE_CHECKING:
     from rlmcost.perf.validate import Validation
+    from rlmcost.reports.rl_runs_rows import RlRunsReport
+    from rlmcost.run.spec import Run
 
 
 def validate(
     source: Annotated[
         str | None,
         typer.Option(
-            help="Only the rows of one source (narayanan2021, korthikanti2022, nemo_rl_v0.4)."
+            help="Only the rows of one source (narayanan2021, korthikanti2022, nemo_rl_v0.4); "
+            "with --rl a framework (nemo-rl, verl, openrlhf, deepspeed-chat, areal) or a source "
+            "of rl_runs.json."
         ),
     ] = None,
+    rl: Annotated[
+        bool,
+        typer.Option(
+            "--rl",
+            help="The published RL runs (rlmcost/perf/data/rl_runs.json), each as its "
+            "framework's users would write it: predicted vs published step time, interval, "
+            "phases, fit; summary per framework.",
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Reproduce published training measurements with the step-time model: predicted vs
-    published, the error per row, mean and max per source."""
+    published, the error per row, mean and max per source (--rl: the published RL runs)."""
+    from rlmcost.run.schema_envelope import versioned
+
+    if rl:
+        from rlmcost.reports.rl_runs_rows import validate_rl_runs
+
+        report = validate_rl_runs(run_from_argv, source)
+        if json_out:
+            print_json(versioned("validate", report.to_json()))
+            return
+        _render_rl(report)
+        return
     from rlmcost.perf.validate import validate as run
 
     result = run(source)
     if json_out:
-        from rlmcost.run.schema_envelope import versioned
-
         print_json(versioned("validate", result.to_json()))
         return
     _render(result)
+
+
+def run_from_argv(algorithm: str, argv: list[str]) -> Run:
+    """The Run of `rlmcost ALGORITHM ARGV`, parsed by that command's own options (the flag
+    table) and built as the command builds it (:func:`rlmcost.cli._run.run_from_options`)."""
+    import typer.main
+
+    from rlmcost.cli import app
+    from rlmcost.cli._run import run_from_options
+    from rlmcost.errors import SpecError
+
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, algorithm)  # type: ignore[attr-defined]
+    if cmd is None:
+        raise SpecError(f"no command `rlmcost {algorithm}`; see `rlmcost algorithms`")
+    import click
+
+    try:
+        ctx = cmd.make_context(f"rlmcost {algorithm}", list(argv))
+    except click.ClickException as exc:
+        raise SpecError(f"`rlmcost {algorithm}`: {exc.format_message()}") from None
+    return run_from_options(ctx.params, algorithm)
 
 
 def _figure(metric: str, value: float) -> str:
@@ -102,6 +151,69 @@ def _summary(title: str, summary: dict[str, Any], r: Any) -> None:
         caption="; ".join(f"{k}: {v['title']}" for k, v in r.sources.items()),
         right=(1, 2, 3),
     )
+
+
+def _render_rl(report: RlRunsReport) -> None:
+    from rlmcost.units import format_seconds
+
+    def sec(x: float | None) -> str:
+        return "-" if x is None else format_seconds(x)
+
+    rows = []
+    for r in report.rows:
+        lo_hi = f"[{sec(r.interval_s[0])}, {sec(r.interval_s[1])}]" if r.interval_s else "-"
+        inside = {True: "yes", False: "no", None: "-"}[r.inside]
+        fit = {True: "yes", False: "DOES NOT FIT", None: "-"}[r.fits]
+        err = "-" if r.error is None else f"{100 * r.error:+.1f} %"
+        rows.append((r.recipe.id, r.recipe.framework, sec(r.published_s), sec(r.predicted_s),
+                     err, lo_hi, inside, fit if r.status == "ok" else r.status))  # fmt: skip
+    print_table(
+        "predicted vs published RL step time (published runs, as each framework's users write "
+        "them)",
+        ["run", "framework", "published", "predicted", "error", "interval", "inside", "fits"],
+        rows,
+        caption="published: seconds per step (end-to-end hours over the source's step count "
+        "where so published); predicted: the evaluation's iteration time; error = predicted / "
+        "published - 1; interval: the prediction's (low, high); inside: the published value in "
+        "it. Commands, choices and Runs: --json 'rl_runs'.",
+        right=(2, 3, 4),
+    )
+    phase_rows = [
+        (r.recipe.id, p.published_key, p.name or "(not predicted)", sec(p.published_s),
+         sec(p.predicted_s))
+        for r in report.rows for p in r.phases
+    ]  # fmt: skip
+    if phase_rows:
+        print_table(
+            "published vs predicted phases",
+            ["run", "published", "rlmcost phase", "published s", "predicted s"],
+            phase_rows,
+            right=(3, 4),
+        )
+    print_table(
+        "RL step-time error per framework",
+        ["framework", "runs", "predicted", "median |error|", "max |error|", "coverage",
+         "not fitting"],
+        [
+            (k, v["runs"], v["predicted"], _pct_or(v["median_abs_error"]),
+             _pct_or(v["max_abs_error"]), _pct_or(v["coverage"]), v["not_fitting"])
+            for k, v in report.summary().items()
+        ],
+        caption="coverage: share of predicted runs whose published step time lies inside the "
+        "predicted interval.",
+        right=(1, 2, 3, 4, 5, 6),
+    )  # fmt: skip
+    for r in report.rows:
+        print(f"{r.recipe.id}: {r.recipe.command or r.status}")
+        for c in r.recipe.choices:
+            print(f"  - {c}")
+        if r.fits is False:
+            why = "; ".join(r.problems) or f"short of {r.shortfall_bytes / 1e9:.1f} GB per GPU"
+            print(f"  ! does not fit: {why}")
+
+
+def _pct_or(x: float | None) -> str:
+    return "-" if x is None else _pct(x)
 
 
 def register(app: typer.Typer) -> None:

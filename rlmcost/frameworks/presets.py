@@ -8,7 +8,9 @@ and where the framework sets it (the file of its repository or its documentation
 preset cannot set for every run (where the reference and reward models run, the units of the
 batch knobs) is in its ``conventions``, printed as notes.
 
-Light to import (dataclasses and enums only): the CLI reads presets at start-up.
+The module is the presets' data table (:data:`PRESETS`) and the lookups over it; their shape
+is in :mod:`rlmcost.frameworks.preset_model`. Light to import (dataclasses and enums only): the
+CLI reads presets at start-up.
 
 Sources (files of the frameworks' repositories as stored at these versions):
 verl ``verl/trainer/config/ppo_trainer.yaml`` (volcengine/verl, 2025); OpenRLHF
@@ -19,121 +21,24 @@ transformers ``TrainingArguments``; NeMo RL ``examples/configs/grpo_math_1B.yaml
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.preset_model import (
+    DEFAULT_FRAMEWORK,
+    OPTION_FIELDS,
+    Behaviour,
+    Default,
+    Framework,
+    FrameworkChoice,
+    Preset,
+    framework_name,
+)
 
-
-class Framework(StrEnum):
-    """RL post-training frameworks with a preset (values are the CLI spellings)."""
-
-    VERL = "verl"
-    OPENRLHF = "openrlhf"
-    TRL = "trl"
-    NEMO_RL = "nemo-rl"
-    SLIME = "slime"
-
-
-class FrameworkChoice(StrEnum):
-    """``--framework`` values: a framework, or ``none`` (rlmcost's bare layout)."""
-
-    VERL = "verl"
-    OPENRLHF = "openrlhf"
-    TRL = "trl"
-    NEMO_RL = "nemo-rl"
-    SLIME = "slime"
-    NONE = "none"
-
-
-DEFAULT_FRAMEWORK = Framework.NEMO_RL
-"""The default deployment: NeMo RL's defaults, applied when no ``--framework`` is given.
-
-Why NeMo RL: its example configuration gives a value to every knob the step time depends on
-(sequence packing with a token budget per micro-batch for training and for the log-prob
-forwards, FSDP2, the vLLM engine's TP and memory reservation, colocation with sleep, the
-reference kept in host memory, log-prob recomputation, a math verifier as the reward), where
-verl leaves its micro-batch sizes unset (``ppo_micro_batch_size_per_gpu: null``); and NVIDIA
-publishes step times for its own recipes, so the default can be checked against them.
-``--framework none`` gives rlmcost's bare layout (ZeRO-0, micro-batch 1, no token budget, a
-reward model); ``--ideal`` the paper's idealized iteration."""
-
-
-def framework_name(given: str | None, ideal: bool = False) -> str | None:
-    """The framework a query follows: ``given``, else :data:`DEFAULT_FRAMEWORK`; None for
-    ``none`` and for the paper's idealized iteration."""
-    if ideal or (given is not None and str(given).lower() == "none"):
-        return None
-    return str(given) if given is not None else DEFAULT_FRAMEWORK.value
-
-
-OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward")
-"""Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
-not Deployment fields."""
-
-
-@dataclass(frozen=True)
-class Default:
-    """One default of a framework: the rlmcost field it sets, the value, the flag, the source.
-
-    ``field``: a dotted Deployment field (``train.zero``, ``engine.gpu_memory_utilization``) or
-    one of :data:`OPTION_FIELDS`. ``flag``: the algorithm commands' flag that sets the same by
-    hand (what an explicit flag overrides).
-    """
-
-    field: str
-    value: Any
-    flag: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    """What a framework does its own way, read by the time model (:mod:`rlmcost.perf.refit`):
-    how it refits an engine on the trainer's GPUs (``colocated``) and on GPUs of their own
-    (``apart``) — ``in-process``, ``ipc`` or ``nccl`` — and whether a Ray single controller
-    drives the iteration; ``source``: where the framework does it."""
-
-    colocated: str
-    apart: str
-    ray_controller: bool
-    source: str
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A framework's defaults (:class:`Default`) and conventions (notes)."""
-
-    framework: Framework
-    summary: str
-    defaults: tuple[Default, ...]
-    conventions: tuple[str, ...]
-    behaviour: Behaviour | None = None
-
-    def deployment_data(self) -> dict[str, Any]:
-        """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
-        with ``framework`` naming it. A ``forward`` layout the preset gives by its batching
-        starts from its trainer layout (without offload), as a framework's forwards do."""
-        data: dict[str, Any] = {"framework": self.framework.value}
-        for d in self.defaults:
-            if d.field in OPTION_FIELDS:
-                continue
-            *path, last = d.field.split(".")
-            node = data
-            for part in path:
-                node = node.setdefault(part, {})
-            node[last] = list(d.value) if isinstance(d.value, tuple) else d.value
-        return data
-
-    def option(self, name: str) -> Any:
-        """The preset's value of an algorithm option (None: the framework leaves it default)."""
-        return next((d.value for d in self.defaults if d.field == name), None)
-
-    def flags(self) -> str:
-        """The preset written as the flags that set the same by hand."""
-        return " ".join(d.flag for d in self.defaults)
-
+__all__ = [
+    "DEFAULT_FRAMEWORK", "OPTION_FIELDS", "PRESETS", "Behaviour", "Default", "Framework",
+    "FrameworkChoice", "Preset", "behaviour", "framework_name", "get_preset", "preset_options",
+]  # fmt: skip
 
 _VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
 _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"

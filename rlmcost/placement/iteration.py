@@ -43,6 +43,7 @@ from rlmcost.placement.estimate import (
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.inputs import Setup, sequence_work
+from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.schedule import Unit, edges, period, stage_spans
 from rlmcost.placement.transfer import weight_sync_time_s
@@ -246,42 +247,6 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     )
 
 
-EXPOSED_NOTE_SHARE = 0.01
-"""A job whose exposed communication is at least this share of its predicted time is named in
-the notes (the term that can make a phase slower on more GPUs)."""
-
-
-def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[str]:
-    """One note per job whose communication does not hide behind its compute (ZeRO-3
-    gathers, TP/CP/EP collectives, pipeline sends, gradient reduction): the term that grows
-    when a group spans more GPUs or nodes, so that adding GPUs can make its phase slower."""
-    out = []
-    for g in groups:
-        link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
-        for j in g.jobs:
-            parts = j.predicted_parts_s
-            kinds = {k[len("exposed_"):-2]: v for k, v in parts.items()
-                     if k.startswith("exposed_") and k.endswith("_s") and v > 0}  # fmt: skip
-            exposed = sum(kinds.values())
-            if not j.predicted_s or exposed < EXPOSED_NOTE_SHARE * j.predicted_s:
-                continue
-            what = ", ".join(sorted(kinds)) or "communication"
-            out.append(
-                f"{j.phase} on {g.name}: {exposed:.3g} s of its {j.predicted_s:.3g} s is exposed "
-                f"communication ({what}) on {link} that its compute cannot hide; it grows as "
-                "the group spans more GPUs and nodes, so adding GPUs can make this phase "
-                "slower (larger micro-batches or token budgets hide more of it)"
-            )
-        if g.gpus > gpus_per_node:
-            for tr in g.transfers:
-                if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device:
-                    out.append(
-                        f"{tr.phase} on {g.name}: {tr.bytes_per_device:,} B per device over "
-                        "the inter-node link (the group spans nodes), slower than within one"
-                    )
-    return out
-
-
 def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
@@ -369,43 +334,3 @@ def _weight_syncs(
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers))
     return syncs, links
-
-
-def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:
-    """The largest engine ``gpu_memory_utilization`` (down to the hundredth) at which every
-    engine's generation still fits beside what its group holds (and, for an engine that does
-    not sleep, beside the group's other phases); None without an engine or when even the
-    smallest useful reservation does not fit.
-
-    A phase holds A bytes besides the engine's R = f x capacity, and the overhead adds the
-    fixed context/communicator bytes F and the slack s of the allocated total, so it fits when
-    (A + R)(1 + s) + F <= capacity: f <= ((capacity - F) / (1 + s) - A) / capacity.
-    """
-    dep = setup.deployment
-    if dep.ideal:
-        return None
-    cap = setup.capacity_bytes
-    best: float | None = None
-    for g in groups:
-        gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
-        if not gen:
-            continue
-        limits = []
-        for j in g.jobs:
-            awake = j.task.kind is Kind.GENERATE or j.memory.engine > 0
-            if not awake:
-                continue
-            engine = j.memory.engine if j.task.kind is not Kind.GENERATE else (
-                j.own.total
-            )
-            others = j.memory.total - j.memory.overhead - engine
-            fixed = dep.overhead.cuda_context_bytes + (
-                dep.overhead.communicator_bytes if g.gpus > 1 else 0
-            )
-            # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
-            limits.append((cap - fixed - others * (1 + dep.overhead.allocator_slack)) / cap)
-        f = int(min(limits) * 100) / 100
-        if f <= 0:
-            return None
-        best = f if best is None else min(best, f)
-    return best

@@ -1,11 +1,11 @@
 """`rlmcost plan grpo|ppo|...`: search RL deployments on a GPU budget for the best that fits.
 
-The space (:class:`RLSpace`), for each GPU count: placements — the co-located baseline, any
-Table IX configuration (async, disaggregated, hybrid, ...) and partial colocations ``split``
-(``--groups rollout=R,<the models>=N-R``: the inference engines on R GPUs of their own, the
-trained and scoring models on the rest) for each rollout share; the trainer's layout (TP
-within a node dividing heads, KV heads and FFN width; PP; ZeRO stage; checkpointing;
-micro-batch; optimizer offload); the engine's TP and memory reservation.
+The space (:class:`RLSpace`), for each GPU count: the families of device groups users run
+(:mod:`rlmcost.plan.families`: co-located, engines apart, OpenRLHF's role groups, the same
+overlapped under staleness, the Table IX configurations, ``--groups`` with free counts),
+each group's GPU count, the trainer's layout (TP within a node dividing heads, KV heads and
+FFN width; PP; CP and SP for long sequences; ZeRO stage; checkpointing; micro-batch;
+optimizer offload); the engine's TP and memory reservation.
 
 Each candidate is checked in two steps:
 
@@ -35,13 +35,13 @@ from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner, runner
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
 from rlmcost.plan.rl_candidates import (
-    SPLIT,
     RLSpace,
     actor_spec,
     candidates,
     enumerated_size,
     evaluate_item,
     lower_bounds,
+    space_families,
 )
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 
@@ -70,7 +70,7 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
 
     hbm = get_hardware(base.cluster.hardware).hbm_bytes
     cands = candidates(base, space, gpus)
-    counts = Counts(enumerated=enumerated_size(space, base), valid=len(cands))
+    counts = Counts(enumerated=enumerated_size(space, base, gpus), valid=len(cands))
     failures: dict[str, dict[str, Any]] = {}
     if not cands:
         return _Phase(counts, [], failures)
@@ -79,41 +79,46 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
     counts.pruned = int((~keep).sum())
     for i in np.flatnonzero(~keep):
         c = cands[i]
-        f = failures.setdefault(c.family, {"family": c.family, "least_bytes": np.inf})
+        f = failures.setdefault(c.key, {"family": c.key, "least_bytes": np.inf})
         if bound[i] < f["least_bytes"]:
             f.update(least_bytes=float(bound[i]), binding_term=f"{term[i]} (lower bound)",
                      binding_term_bytes=float(term_bytes[i]), hbm_bytes=hbm)  # fmt: skip
-    order = np.flatnonzero(keep)
+    todo = np.flatnonzero(keep)
     if first_fit:
-        order = order[np.argsort(bound[order], kind="stable")]
+        todo = todo[np.argsort(bound[todo], kind="stable")]
     rows: list[dict[str, Any]] = []
-    step = 16 if first_fit else len(order)
-    for start in range(0, len(order), max(step, 1)):
-        batch = [(base, cands[i]) for i in order[start:start + step]]
-        rows += run.map(evaluate_item, batch, progress)
+    order: list[int] = []
+    step = 16 if first_fit else len(todo)
+    for start in range(0, len(todo), max(step, 1)):
+        batch_idx = todo[start:start + step]
+        rows += run.map(evaluate_item, [(base, cands[i]) for i in batch_idx], progress)
+        order += [int(i) for i in batch_idx]
         if first_fit and any(r["fits"] for r in rows):
             break
     counts.evaluated = len(rows)
     fitting = [r for r in rows if r["fits"]]
     counts.fitting = len(fitting)
-    for i, r in zip(order, rows, strict=False):
-        c = cands[i]
+    for j, r in zip(order, rows, strict=False):
         if r["fits"]:
-            failures.pop(c.family, None)
+            failures.pop(cands[j].key, None)
             continue
-        prev = failures.get(c.family)
-        short = r.get("shortfall_bytes", 0)
-        if prev is None or prev.get("evaluated") is None or short < prev["shortfall_bytes"]:
-            if prev is not None and prev.get("fits"):
-                continue
-            failures[c.family] = {"family": c.family, "evaluated": True,
-                                  "binding_term": r["binding_term"],
-                                  "binding_term_bytes": r.get("binding_term_bytes", 0),
-                                  "shortfall_bytes": short, "hbm_bytes": hbm}  # fmt: skip
-    fit_families = {cands[i].family for i, r in zip(order, rows, strict=False) if r["fits"]}
+        _failed(failures, cands[j].key, r, hbm)
+    fit_families = {cands[i].key for i, r in zip(order, rows, strict=False) if r["fits"]}
     for fam in fit_families:
         failures.pop(fam, None)
     return _Phase(counts, fitting, failures)
+
+
+def _failed(failures: dict[str, dict[str, Any]], key: str, r: dict[str, Any],
+            hbm: int) -> None:  # fmt: skip
+    """Record the evaluated row ``r`` that did not fit under ``key`` (its family), keeping
+    the least short one."""
+    prev = failures.get(key)
+    short = r.get("shortfall_bytes", 0)
+    if prev is None or prev.get("evaluated") is None or short < prev["shortfall_bytes"]:
+        failures[key] = {"family": key, "evaluated": True, "binding_term": r["binding_term"],
+                         "binding_term_bytes": r.get("binding_term_bytes", 0),
+                         "shortfall_bytes": short, "hbm_bytes": hbm}  # fmt: skip
 
 
 def plan_rl(
@@ -141,8 +146,6 @@ def plan_rl(
     >>> best["run"]["cluster"]["gpus"], best["command"].split()[:4]
     (2, ['rlmcost', 'grpo', '--model', 'llama-3.2-1b'])
     """
-    from rlmcost.placement.kinds import Config
-
     start = time.perf_counter()
     obj = parse_objective(objective)
     counts_gpus = parse_gpus(gpus)
@@ -150,11 +153,8 @@ def plan_rl(
     compute = compute or Compute()
     if top < 1:
         raise SpecError(f"--top {top} must be a positive integer")
-    for p in space.placements:
-        if p != SPLIT and p not in {c.value for c in Config}:
-            have = ", ".join([*(c.value for c in Config), SPLIT])
-            raise SpecError(f"unknown placement {p!r}; use any of: {have}")
     check_base(base)  # names and workload: one-line errors up front
+    space_families(base, space)  # unknown families, bad --groups: one line up front
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}

@@ -15,10 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import lru_cache
+from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, ZeroStage, dp_unit
+from rlmcost.plan.families import (
+    DEFAULT_FAMILIES,
+    ROLLOUT,
+    Family,
+    families,
+    free_groups,
+    group_counts,
+)
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -27,37 +36,53 @@ if TYPE_CHECKING:
     from rlmcost.specs import ModelSpec
 
 SPLIT = "split"
-"""The placement name of a partial colocation (``--groups rollout=R,...``)."""
+"""The family of engines apart from the trainers (``--groups rollout=R,<the models>=N-R``)."""
 
-STALE = ("async", "combined")
-"""Placements that take the base Run's staleness k (Table IX)."""
+LONG_SEQUENCE_TOKENS = 16384
+"""Prompt plus response from which the default space adds context parallelism (CP degrees
+up to a node) and sequence parallelism: ring attention splits one sequence's activations
+over CP ranks (Liu et al. 2023, arXiv:2310.01889; OpenRLHF ``--ring_attn_size``, verl
+``ulysses_sequence_parallel_size``) at the price of exchanging K/V blocks, which shorter
+sequences need not pay. A bound of the search space, not a cost constant: give
+``RLSpace.cp`` (``--cp``) to search CP at any length."""
 
 
 @dataclass(frozen=True)
 class RLSpace:
-    """The value lists of the RL search (module docstring). None: every valid value."""
+    """The value lists of the RL search (module docstring). None: every valid value (CP and
+    SP: searched from :data:`LONG_SEQUENCE_TOKENS` on, else off)."""
 
-    placements: tuple[str, ...] = ("baseline", SPLIT)
-    rollout_shares: tuple[float, ...] = (0.5,)  # split: the engines' share of the GPUs
+    placements: tuple[str, ...] = DEFAULT_FAMILIES  # families (rlmcost.plan.families)
+    rollout_shares: tuple[float, ...] = (0.25, 0.5, 0.75)  # engines' share of the GPUs
+    actor_shares: tuple[float, ...] = (0.5,)  # the actor's group's share of the rest
+    groups: str | None = None  # --groups with counts to search ("rollout=?,actor=?")
     tp: tuple[int, ...] | None = None  # trainer TP: powers of two within a node, valid
     pp: tuple[int, ...] = (1,)
+    cp: tuple[int, ...] | None = None  # context parallelism (ring attention)
+    sp: tuple[bool, ...] | None = None  # sequence parallelism (with TP > 1)
     zero: tuple[ZeroStage, ...] = (ZeroStage.OS_G_P,)  # FSDP, as verl and OpenRLHF
     ckpt: tuple[Checkpointing, ...] = (Checkpointing.NONE, Checkpointing.FULL)
     micro_batch: tuple[int, ...] = (1, 2)
     offload: tuple[bool, ...] = (False, True)  # optimizer states in host memory
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
+    exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
 
 
 @dataclass(frozen=True)
 class RLCandidate:
-    """One deployment of the search."""
+    """One deployment of the search: a family's groups with their counts, and the layout."""
 
     gpus: int
-    placement: str
-    rollout_gpus: int  # split: the engines' GPUs; else 0
+    family: str  # rlmcost.plan.families
+    placement: str | None  # the Run's Table IX configuration (None: user groups)
+    groups: str  # --groups text with counts ("": the placement's own groups)
+    stale: bool  # rollout overlaps training (the base Run's staleness, default 1)
+    train_gpus: int  # the most GPUs the actor's training group can have
     tp: int
     pp: int
+    cp: int
+    sp: bool
     zero: ZeroStage
     ckpt: Checkpointing
     micro_batch: int
@@ -66,10 +91,11 @@ class RLCandidate:
     fraction: float | None  # None: the engine's default for where it runs
 
     @property
-    def family(self) -> str:
-        where = f"{self.placement}" + (f" rollout={self.rollout_gpus}" if self.rollout_gpus
-                                       else "")  # fmt: skip
-        return f"gpus={self.gpus} {where} tp={self.tp} pp={self.pp}"
+    def key(self) -> str:
+        """The candidate's topology and degrees (what a never-fit family is reported by)."""
+        where = self.groups or self.placement or self.family
+        cp = f" cp={self.cp}" if self.cp > 1 else ""
+        return f"gpus={self.gpus} {self.family} {where} tp={self.tp} pp={self.pp}{cp}"
 
 
 def actor_spec(base: Run) -> ModelSpec:
@@ -80,71 +106,104 @@ def actor_spec(base: Run) -> ModelSpec:
     return get_model(base.models.actor)
 
 
+def _algorithm(base: Run) -> Any:
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import configure
+
+    return configure(get_algorithm(base.algorithm.name), base.algorithm.options())
+
+
+def space_families(base: Run, space: RLSpace) -> list[Family]:
+    """The families of ``space`` for ``base``'s algorithm (its ``groups`` family last)."""
+    fams = families(_algorithm(base), space.placements)
+    return fams + ([free_groups(space.groups)] if space.groups else [])
+
+
+def seq_tokens(base: Run) -> int:
+    """Prompt plus response tokens of ``base`` (the algorithm's defaults where unset)."""
+    from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
+
+    w = base.workload
+    return (w.prompt_len or DEFAULT_PROMPT_LEN) + (w.response_len or DEFAULT_PROMPT_LEN)
+
+
+def context_degrees(base: Run, space: RLSpace, node: int) -> tuple[tuple[int, ...],
+                                                                  tuple[bool, ...]]:  # fmt: skip
+    """CP degrees and SP settings of ``space`` (defaults: :data:`LONG_SEQUENCE_TOKENS`)."""
+    long = seq_tokens(base) >= LONG_SEQUENCE_TOKENS
+    cps = space.cp or (tuple(powers_of_two(node)) if long else (base.deployment.train.cp,))
+    sps = space.sp or ((False, True) if long else (base.deployment.train.sp,))
+    return cps, sps
+
+
 # -- enumeration -----------------------------------------------------------------------------
 
 
 def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     """Every valid candidate of ``space`` on ``gpus`` devices: degrees dividing the heads, KV
-    heads, FFN widths and layers (:mod:`rlmcost.plan.space`), TP within a node, groups
-    holding whole trainer replicas (tp*pp times the base Run's cp*ep) and whole engine
-    replicas."""
+    heads, FFN widths and layers (:mod:`rlmcost.plan.space`), TP within a node, every group
+    holding whole replicas (the engines' TP; tp*pp*cp times ``parallel.layout.dp_unit`` of
+    the base Run's ep and etp for the trainers, EP being folded inside dp*tp*cp), its
+    families' group counts (:func:`~rlmcost.plan.families.group_counts`)."""
     from rlmcost.compiled import arch_numbers
-    from rlmcost.placement.kinds import Config
     from rlmcost.specs import get_hardware
 
     a = arch_numbers(actor_spec(base))
     node = get_hardware(base.cluster.hardware).gpus_per_node
-    train = base.deployment.train
-    fixed = train.cp
+    train = base.deployment.train  # EP folded inside dp*tp*cp: a multiple of the grid unit
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
+    cps, sps = context_degrees(base, space, node)
     out: list[RLCandidate] = []
-    for placement in space.placements:
-        if placement != SPLIT:
-            Config(placement)  # a known configuration (checked by plan_rl)
-        shares = sorted({max(1, round(gpus * s)) for s in space.rollout_shares}) \
-            if placement == SPLIT else [0]  # fmt: skip
-        for r in shares:
-            train_gpus = gpus - r
-            if placement == SPLIT and not (0 < r < gpus):
+    for fam in space_families(base, space):
+        fractions = space.fractions if fam.placement == "baseline" else (None,)
+        for tp, pp, cp, sp, etp in product(tps, space.pp, cps, sps, etps):
+            unit = tp * pp * cp * dp_unit(tp, cp, train.ep, train.etp)
+            if tp > node or etp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
-            fractions = space.fractions if placement == "baseline" else (None,)
-            for tp in tps:
-                for pp in space.pp:
-                    if tp > node or tp * pp * fixed > train_gpus or pp > a.n_layers:
+            if tp not in tp_degrees(a, tp) or etp > gpus:
+                continue
+            units = tuple(etp if m == ROLLOUT else unit for m in fam.members)
+            for counts in group_counts(fam, gpus, units, space.rollout_shares,
+                                       space.actor_shares, space.exhaustive):  # fmt: skip
+                if fam.members:
+                    train_gpus = counts[fam.trainer_index()]
+                else:  # one group, or the evaluation's split: at most all but one per group
+                    if gpus % unit or (fam.placement == "baseline" and gpus % etp):
                         continue
-                    unit = tp * pp * fixed * dp_unit(tp, train.cp, train.ep, train.etp)
-                    if tp not in tp_degrees(a, tp) or train_gpus % unit:
-                        continue
-                    for etp in etps:
-                        eg = r if placement == SPLIT else gpus
-                        if etp > node or eg % etp:
-                            continue
-                        for zero in space.zero:
-                            for ckpt in space.ckpt:
-                                for mb in space.micro_batch:
-                                    for off in space.offload:
-                                        for f in fractions:
-                                            out.append(RLCandidate(
-                                                gpus, placement, r, tp, pp, ZeroStage(zero),
-                                                Checkpointing(ckpt), mb, off, etp, f,
-                                            ))  # fmt: skip
+                    train_gpus = gpus
+                groups = fam.text(counts) if fam.members else ""
+                for zero, ckpt, mb, off, f in product(space.zero, space.ckpt, space.micro_batch,
+                                                      space.offload, fractions):  # fmt: skip
+                    out.append(RLCandidate(
+                        gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp, pp,
+                        cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
+                    ))  # fmt: skip
     return out
 
 
-def enumerated_size(space: RLSpace, base: Run) -> int:
-    """The product of the value lists (before the validity rules), per GPU count."""
+def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
+    """The product of the value lists and families (before the validity rules) on ``gpus``
+    devices (a family with groups counted once per share, or per split of the GPUs in
+    steps of one when every split is searched)."""
     from rlmcost.specs import get_hardware
 
     node = get_hardware(base.cluster.hardware).gpus_per_node
+    cps, sps = context_degrees(base, space, node)
     n_tp = len(space.tp or powers_of_two(node))
     n_etp = len(space.rollout_tp or powers_of_two(node))
     per = n_tp * len(space.pp) * len(space.zero) * len(space.ckpt) * len(space.micro_batch)
-    per *= len(space.offload) * n_etp
+    per *= len(space.offload) * n_etp * len(cps) * len(sps)
     total = 0
-    for p in space.placements:
-        total += per * (len(space.fractions) if p == "baseline" else 1) * (
-            len(space.rollout_shares) if p == SPLIT else 1)  # fmt: skip
+    for fam in space_families(base, space):
+        if not fam.members:
+            shares = 1
+        elif space.exhaustive or fam.name == "groups":
+            ones = (1,) * len(fam.members)
+            shares = max(1, len(group_counts(fam, gpus, ones, (), (), True)))
+        else:
+            shares = len(space.rollout_shares) * len(space.actor_shares)
+        total += per * (len(space.fractions) if fam.placement == "baseline" else shares)
     return total
 
 
@@ -155,11 +214,13 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     """Per candidate: (bytes per device every evaluation holds at least, the largest term's
     name, its bytes) — :mod:`rlmcost.plan.rl` step 1. Vectorized over the candidates, fed
     from the base Run: the actor, the hardware, S + T, the weight dtype and the trainer's
-    cp/ep/sp. The activations are those of one sequence per replica (``sequences=dp``: what
-    any micro-batch or token budget holds at least). What the bound cannot see stays below
-    what the evaluation holds: with LoRA the gradients and optimizer count zero, and under a
-    length distribution the longest response is at least the median (the evaluation pads to
-    the longest of its quantiles, :mod:`rlmcost.placement.lengths`)."""
+    ep; the candidate's tp/pp/cp/sp on the actor's training group (``train_gpus``: at most
+    that many GPUs). The activations are those of one sequence per replica
+    (``sequences=dp``: what any micro-batch or token budget holds at least). What the bound
+    cannot see stays below what the evaluation holds: with LoRA the gradients and optimizer
+    count zero, under a length distribution the longest response is at least the median
+    (the evaluation pads to the longest of its quantiles, :mod:`rlmcost.placement.lengths`),
+    and groups with layouts of their own (``--groups actor=?[tp=2]``) are not bounded."""
     import numpy as np
 
     from rlmcost.algorithms.catalog import get_algorithm
@@ -176,16 +237,17 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     wl = resolve_workload(get_algorithm(base.algorithm.name), None, w.prompts,
                           w.samples_per_prompt, w.prompt_len, w.response_len)  # fmt: skip
     dtypes = wl.model_copy(update=w.dtypes())
-    f = {k.name: np.array([getattr(c, k.name) for c in cands]) for k in fields(RLCandidate)
-         if k.name not in ("zero", "ckpt", "placement", "fraction")}  # fmt: skip
+    numeric = ("gpus", "train_gpus", "tp", "pp", "cp", "sp", "micro_batch", "offload",
+               "rollout_tp")  # fmt: skip
+    f = {k: np.array([getattr(c, k) for c in cands]) for k in numeric}
     zero = np.array([list(ZeroStage).index(c.zero) for c in cands], dtype=np.int64)
     ckpt = np.array([list(Checkpointing).index(c.ckpt) for c in cands], dtype=np.int64)
-    train_gpus = f["gpus"] - f["rollout_gpus"]
-    dp = train_gpus / (f["tp"] * f["pp"] * t.cp)  # the most replicas (EP folded inside)
+    own = np.array([c.family == "groups" and "[" in c.groups for c in cands])
+    dp = f["train_gpus"] / (f["tp"] * f["pp"] * f["cp"])  # the most replicas (EP folded in)
     # the longest of n >= 1 responses is at least the distribution's median (n = 1)
     seq_len = wl.prompt_len + parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
     s = sweep_train_steps(a, hw, sequences=dp, seq_len=seq_len, dp=dp, tp=f["tp"], pp=f["pp"],
-                          cp=t.cp, ep=t.ep, etp=t.etp, sp=t.sp, zero=zero, ckpt=ckpt,
+                          cp=f["cp"], ep=t.ep, etp=t.etp, sp=f["sp"], zero=zero, ckpt=ckpt,
                           micro_batch=f["micro_batch"], workload=dtypes)  # fmt: skip
     lora = base.deployment.lora is not None
     optimizer = np.where(f["offload"] | lora, 0.0, s.optimizer)
@@ -197,43 +259,32 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     names = np.array(list(terms) + ["engine weights"])
     stack = np.stack([*terms.values(), engine])
     which = np.argmax(stack, axis=0)
-    bound = np.maximum(trainer, engine)
+    bound = np.where(own, 0.0, np.maximum(trainer, engine))
     return bound, names[which], stack[which, np.arange(len(cands))]
 
 
 # -- the candidate's Run and its exact evaluation --------------------------------------------
 
 
-def groups_text(base: Run, c: RLCandidate) -> str | None:
-    """``--groups`` of a split candidate: the engines on their GPUs, every model on the rest."""
-    if c.placement != SPLIT:
-        return None
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.algorithms.options import configure
-
-    alg = configure(get_algorithm(base.algorithm.name), base.algorithm.options())
-    roles = "+".join(str(r) for r in alg.model_roles)
-    return f"rollout={c.rollout_gpus},{roles}={c.gpus - c.rollout_gpus}"
-
-
 def candidate_run(base: Run, c: RLCandidate) -> Run:
     """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
-    trainer layout (TP, PP, ZeRO, checkpointing, micro-batch, optimizer offload), engine TP
-    and reservation, placement or groups, and GPUs (dp fills them; the trainer's TP holds
-    for every model)."""
+    trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, optimizer offload),
+    engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
+    where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
+    every model)."""
     from rlmcost.evaluation.query import groups_from_text
 
-    text = groups_text(base, c)
-    groups = [g.model_dump(mode="json") for g in groups_from_text(text)] if text else []
-    train = {"tp": c.tp, "pp": c.pp, "zero": str(c.zero), "ckpt": str(c.ckpt),
-             "micro_batch": c.micro_batch, "offload": ["optimizer"] if c.offload else []}
+    groups = [g.model_dump(mode="json") for g in groups_from_text(c.groups)] if c.groups else []
+    train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
+             "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
+             "offload": ["optimizer"] if c.offload else []}  # fmt: skip
     deployment = {
         "train": train,
         "engine": {"tp": c.rollout_tp, **({} if c.fraction is None else
                                           {"gpu_memory_utilization": c.fraction})},
-        "placement": None if c.placement == SPLIT else c.placement,
+        "placement": c.placement,
         "groups": groups,
-        "staleness": base.deployment.staleness if c.placement in STALE else None,
+        "staleness": (base.deployment.staleness or 1) if c.stale else None,
     }  # fmt: skip
     return base.replace(deployment=deployment, cluster={"gpus": c.gpus, "dp": None},
                         tp_per_model=False)  # fmt: skip
@@ -277,8 +328,9 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     e = evaluate_deployment(run)
     t = e.iteration_time_s
     row = {
-        "gpus": c.gpus, "placement": c.placement, "groups": groups_text(base, c) or "",
-        "tp": c.tp, "pp": c.pp, "zero": str(c.zero), "ckpt": str(c.ckpt),
+        "gpus": c.gpus, "family": c.family, "placement": c.placement or "groups",
+        "groups": c.groups or _groups_of(e), "staleness": run.deployment.staleness or 0,
+        "tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero), "ckpt": str(c.ckpt),
         "micro_batch": c.micro_batch, "offload": "optimizer" if c.offload else "",
         "rollout_tp": c.rollout_tp, "gpu_memory_utilization": c.fraction,
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
@@ -290,6 +342,14 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
         row["shortfall_bytes"] = e.shortfall_bytes
     return row
+
+
+def _groups_of(e: Any) -> str:
+    """The groups an evaluation sized (a Table IX configuration's split), as ``--groups``
+    spells counts; "" for one group."""
+    if len(e.groups) < 2:
+        return ""
+    return ",".join(f"{g.name}={g.gpus}" for g in e.groups)
 
 
 def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ of two that leaves half the HBM free of weights (stated in the notes), no pipeli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +49,10 @@ def placement_estimate(
     (['rollout', 'trainer'], 1, True)
     """
     efficiency = kwargs.pop("efficiency", None)
-    return _placed(evaluate(placement_run(algorithm, model, **kwargs), efficiency=efficiency))
+    return placed(evaluate(placement_run(algorithm, model, **kwargs), efficiency=efficiency))
 
 
-def _placed(e: Any) -> PlacementEstimate:
+def placed(e: Any) -> PlacementEstimate:
     assert e.evaluation is not None  # every Run evaluates a deployment
     return e.evaluation
 
@@ -88,21 +89,26 @@ class PlacementComparison:
         }
 
 
-def compare_runs(run: Run) -> PlacementComparison:
-    """``run`` under each of the seven configurations (and under its own groups, when it has
-    them, as ``custom``); a configuration that does not apply (ac-shared without a critic,
-    async for an offline method) is listed with the reason."""
+def compare_runs(
+    run: Run, size: Callable[[Run], tuple[Run, PlacementEstimate]] | None = None
+) -> PlacementComparison:
+    """``run`` under each of the seven configurations, and under its own groups, when it has
+    them, as ``custom``; a configuration that does not apply (ac-shared without a critic,
+    async for an offline method) is listed with the reason. ``size``: how a configuration's
+    groups are sized (`rlmcost placements` passes :func:`rlmcost.plan.sizing.sized`, the
+    plan's search; default: as given, the evaluation's split search)."""
+    size = size or (lambda one: (one, placed(evaluate(one))))
     estimates, skipped = [], {}
     staleness = run.deployment.staleness
     for cfg in Config:
         k = staleness if cfg in (Config.ASYNC, Config.COMBINED) else None
         one = run.replace(deployment={"placement": str(cfg), "staleness": k, "groups": []})
         try:
-            estimates.append(_placed(evaluate(one)))
+            estimates.append(size(one)[1])
         except SpecError as exc:
             skipped[str(cfg)] = str(exc)
     if run.deployment.groups:
-        estimates.append(_placed(evaluate(run.replace(deployment={"placement": None}))))
+        estimates.append(placed(evaluate(run.replace(deployment={"placement": None}))))
     if not estimates:
         raise SpecError(next(iter(skipped.values())))
     return PlacementComparison(tuple(estimates), skipped, run)

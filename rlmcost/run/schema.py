@@ -173,6 +173,29 @@ class PlacementsOut(Envelope):
     fastest_that_fits: str | None
 
 
+class SymbolicPlacementRowOut(BaseModel):
+    """One Table IX row (a configuration's stage) in symbols."""
+
+    model_config = _OPEN
+
+    configuration: str
+    stage: str
+    work: str
+    depth: str
+    peak_memory_per_device_group: str
+
+
+class SymbolicPlacementsOut(BaseModel):
+    """`rlmcost placements --symbolic`: Table IX's rows in symbols (no Run: no model)."""
+
+    model_config = _CLOSED
+
+    schema_version: Literal["2.0"]
+    command: Literal["placements"]
+    symbolic: Literal[True]
+    rows: list[SymbolicPlacementRowOut]
+
+
 class PlacementDetailOut(Envelope, PlacementOut):
     """`rlmcost placements --placement/--groups`: one placement's report."""
 
@@ -193,7 +216,8 @@ def output_models(command: str) -> tuple[type[BaseModel], ...]:
         return EvaluationOut, schema_listings.SymbolicStagesOut
     if name in IMPORT_COMMANDS:
         name = "import"
-    outputs = {"compare": (ComparisonOut,), "placements": (PlacementsOut, PlacementDetailOut),
+    outputs = {"compare": (ComparisonOut,),
+               "placements": (PlacementsOut, PlacementDetailOut, SymbolicPlacementsOut),
                **schema_tools.OUTPUTS, **schema_listings.OUTPUTS}  # fmt: skip
     if name not in outputs:
         words = [c for c in schema_commands() if c not in algorithms() and c not in IMPORT_COMMANDS]

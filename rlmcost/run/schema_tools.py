@@ -1,5 +1,6 @@
 """Output models of the commands that are not queries of a Run: `rlmcost train`, `plan`,
-`blocks`, `calibrate` and `validate` (their JSON Schemas: `rlmcost schema COMMAND`).
+`blocks`, `calibrate` and `validate` (their JSON Schemas: `rlmcost schema COMMAND`; the
+models of `validate` are in :mod:`rlmcost.run.schema_validate`).
 
 Each output starts with ``schema_version`` and ``command`` (:class:`~rlmcost.run.schema.
 Versioned`); the top level is closed, nested objects list the keys every output has (and may
@@ -15,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from rlmcost.run.schema import Versioned
+from rlmcost.run.schema_validate import ValidateOut, ValidateRlOut
 from rlmcost.run.spec import Run
 
 _OPEN = ConfigDict(extra="allow")
@@ -305,61 +307,11 @@ class CalibrateOut(Versioned):
     kernels: list[KernelOut]
 
 
-# -- rlmcost validate ------------------------------------------------------------------------
-
-
-class ValidationRowOut(BaseModel):
-    """A published figure and its prediction; ``published`` and ``predicted`` are in the unit
-    ``metric`` names (TFLOP/s per GPU, MFU, or seconds)."""
-
-    model_config = _OPEN
-
-    id: str
-    source: str
-    setup: str
-    metric: str
-    published: float
-    predicted: float
-    error: float = Field(description="predicted / published - 1")
-    cite: str
-
-
-class TrainValidationRowOut(ValidationRowOut):
-    predicted_step_time_s: float
-
-
-class RlValidationRowOut(ValidationRowOut):
-    metric: Literal["step_time_s"]
-    time_lower_bound_s: float
-    predicted_phases_s: dict[str, float]
-    assumptions: list[str]
-
-
-class ErrorSummaryOut(BaseModel):
-    model_config = _CLOSED
-
-    rows: int
-    mean_abs_error: float
-    max_abs_error: float
-
-
-class ValidateOut(Versioned):
-    """`rlmcost validate`: predicted vs published training throughputs (``rows``) and RL step
-    times (``rl_rows``), the error per source (and ``all``), and each source's conventions."""
-
-    command: Literal["validate"]
-    rows: list[TrainValidationRowOut]
-    rl_rows: list[RlValidationRowOut]
-    summary: dict[str, ErrorSummaryOut]
-    rl_summary: dict[str, ErrorSummaryOut]
-    sources: dict[str, dict[str, Any]]
-
-
 OUTPUTS: dict[str, tuple[type[BaseModel], ...]] = {
     "train": (TrainOut,),
     "plan": (PlanOut, PlanLongestOut),
     "blocks": (BlocksOut, BlocksSymbolicOut),
     "calibrate": (CalibrateOut,),
-    "validate": (ValidateOut,),
+    "validate": (ValidateOut, ValidateRlOut),
 }
 """Each command's output models (one per shape of its ``--json``)."""

@@ -1,0 +1,135 @@
+"""Sizing the built-in configurations (`rlmcost placements`, ``--placement``) by the plan's
+search: fits first, then fastest, saying so when nothing fits; an asynchronous
+configuration is compared with the best synchronous split of the same GPUs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.query import evaluate
+from rlmcost.placement.allocate import ranking_time_s
+from rlmcost.reports.placement import PlacementComparison, compare_runs, placed
+
+if TYPE_CHECKING:
+    from rlmcost.placement.estimate import PlacementEstimate
+    from rlmcost.run.spec import Run
+
+
+def compare_sized(run: Run) -> PlacementComparison:
+    """:func:`~rlmcost.reports.placement.compare_runs` with every configuration sized by
+    :func:`sized`."""
+    return compare_runs(run, sized)
+
+
+def sizing_space(run: Run) -> Any:
+    """The layouts :func:`sized` searches for ``run``: its own values, plus full
+    checkpointing and the optimizer in host memory (the two memory savers every framework
+    offers: verl ``enable_gradient_checkpointing``, OpenRLHF ``--gradient_checkpointing``
+    and ``--adam_offload``), every TP within a node when the run takes TP per model, every
+    engine TP and the engine reservations of :class:`~rlmcost.plan.rl_candidates.RLSpace`
+    beside its own."""
+    from rlmcost.parallel.layout import Checkpointing
+    from rlmcost.plan.rl_candidates import RLSpace
+
+    t, eng = run.deployment.train, run.deployment.engine
+    frac = eng.gpu_memory_utilization
+    return RLSpace(
+        placements=(run.deployment.placement or "baseline",),
+        tp=None if run.tp_per_model else (t.tp,), pp=(t.pp,), cp=(t.cp,), sp=(t.sp,),
+        zero=(t.zero,), ckpt=tuple(dict.fromkeys((t.ckpt, Checkpointing.FULL))),
+        micro_batch=(t.micro_batch,),
+        offload=tuple(dict.fromkeys(("optimizer" in t.offload, True))),
+        rollout_tp=None, fractions=tuple(dict.fromkeys(
+            (*((frac,) if frac is not None else ()), *RLSpace.fractions))),
+    )  # fmt: skip
+
+
+def sized(run: Run) -> tuple[Run, PlacementEstimate]:
+    """``run``'s built-in configuration with its groups sized by the plan's search, fits
+    first, then fastest: as given when it fits (the evaluation's split search,
+    :mod:`rlmcost.placement.allocate`, picks the counts); else the fastest fitting
+    deployment of :func:`sizing_space` (:func:`rlmcost.plan.rl.plan_rl` restricted to the
+    configuration), saying what it changed; else as given, saying that nothing fits. An
+    asynchronous configuration is compared with the best synchronous split of the same GPUs
+    (:func:`async_note`)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import configure
+    from rlmcost.placement.configs import build
+
+    alg = configure(get_algorithm(run.algorithm.name), run.algorithm.options())
+    build(run.deployment.placement, alg, staleness=run.deployment.staleness)  # bad input
+    try:
+        e: PlacementEstimate | None = placed(evaluate(run))
+    except SpecError as exc:  # e.g. too few GPUs for the groups at TP per model
+        if run.cluster.gpus is None:
+            raise
+        e, error = None, exc
+    notes: list[str] = []
+    if (e is None or not e.fits) and run.cluster.gpus is not None:
+        from rlmcost.plan.rl import plan_rl
+        from rlmcost.run.spec import Run as RunSpec
+
+        name = run.deployment.placement or "baseline"
+        result = plan_rl(run, run.cluster.gpus, space=sizing_space(run), top=1)
+        if result.best is not None:
+            run = RunSpec.from_data(result.best["run"])
+            e = placed(evaluate(run))
+            notes.append(f"{name}: nothing fits as given, so the plan's search sized it: "
+                         f"{_changes(result.best)} (fastest that fits of "
+                         f"{result.counts.fitting} fitting)")  # fmt: skip
+        elif e is None:
+            raise error
+        else:
+            notes.append(f"{name}: nothing fits on {run.cluster.gpus} GPUs, as given or with "
+                         "full checkpointing, the optimizer in host memory and any TP (the "
+                         "plan's search); shown as given: raise --gpus")  # fmt: skip
+    assert e is not None
+    if e.placement.staleness and e.fits:
+        note = async_note(run, e)
+        if note:
+            notes.append(note)
+    return run, replace(e, notes=(*notes, *e.notes)) if notes else e
+
+
+def _changes(row: dict[str, Any]) -> str:
+    groups = f"groups {row['groups']}, " if row["groups"] else ""
+    off = "optimizer offloaded" if row["offload"] else "no offload"
+    return (f"{groups}tp {row['tp']}, ckpt {row['ckpt']}, {off}, engine tp "
+            f"{row['rollout_tp']}")  # fmt: skip
+
+
+def async_note(run: Run, e: PlacementEstimate) -> str | None:
+    """Why the asynchronous ``run`` (estimate ``e``) is slower than the best synchronous split
+    of the same GPUs (engines apart, every model on the rest, :mod:`rlmcost.plan.families`
+    ``split``, every split of the GPUs, ``run``'s layout), or None when it is not."""
+    from rlmcost.plan.rl import plan_rl
+
+    gpus = sum(g.gpus for g in e.groups)
+    space = replace(sizing_space(run), placements=("split",), exhaustive=True,
+                    ckpt=(run.deployment.train.ckpt,),
+                    offload=("optimizer" in run.deployment.train.offload,))  # fmt: skip
+    best = plan_rl(run.replace(deployment={"staleness": None}), gpus, space=space, top=1).best
+    t = ranking_time_s(e)
+    if best is None or best["time_s"] >= t:
+        return None
+    why = (f"its groups ({', '.join(f'{g.name}={g.gpus}' for g in e.groups)}) hold "
+           "the assessment forwards on the rollout side and shadow copies of the trained "
+           "models (Table IX), and the overlap saves less than the split costs")
+    over = run.replace(deployment={"groups": _groups_data(best["groups"])})
+    try:
+        o = placed(evaluate(over))
+    except SpecError:
+        o = None
+    if o is not None and o.fits and ranking_time_s(o) < best["time_s"]:
+        why += (f"; overlapping that split instead takes {ranking_time_s(o):.3g} s "
+                f"(--placement {e.placement.name.split('+')[0]} --groups {best['groups']})")
+    return (f"{e.placement.name} ({t:.3g} s) is slower than the best synchronous split of "
+            f"the same {gpus} GPUs, {best['groups']} ({best['time_s']:.3g} s): {why}")
+
+
+def _groups_data(text: str) -> list[dict[str, Any]]:
+    from rlmcost.evaluation.query import groups_from_text
+
+    return [g.model_dump(mode="json") for g in groups_from_text(text)]

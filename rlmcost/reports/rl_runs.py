@@ -1,0 +1,202 @@
+"""The published RL runs of ``rlmcost/perf/data/rl_runs.json``, each as the query a user of its
+framework would write (``rlmcost validate --rl``).
+
+A run becomes a :class:`Recipe`: the algorithm command and its flags (``rlmcost grpo --framework
+verl ...``), built the way ``rlmcost import`` builds them wherever rlmcost has an importer for
+the framework (:mod:`rlmcost.frameworks.nemo_rl`, :mod:`~rlmcost.frameworks.verl`,
+:mod:`~rlmcost.frameworks.openrlhf` read the run's ``framework_settings``), and by one explicit
+mapping per framework elsewhere (DeepSpeed-Chat, AReaL; :mod:`rlmcost.reports.rl_runs_frameworks`).
+The published workload is then set on top, the same for every run:
+
+* B, K, S, T: ``prompts_per_step``, ``samples_per_prompt``, ``prompt_len``,
+  ``max_response_len``; the accelerator and GPU count;
+* response lengths: ``lognormal:MEAN,SIGMA,MAX`` with SIGMA the one global
+  :data:`~rlmcost.perf.rl_constants.RESPONSE_LENGTH_LOG_SIGMA` and MAX the maximum response; MEAN
+  is the published mean response length, or, where none is published, the global
+  :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_OVER_MAX_FRACTION` of the maximum; responses
+  published as all of one length (mean = max) are ``fixed``.
+
+What flags cannot say (a model given only by its config in the data, the training dtype) is an
+``overlay`` of Run fields. Every discrete choice a recipe makes beyond the source is one line of
+``choices``; no number is fitted to a run. A run rlmcost cannot express keeps its row with the
+reason (``unexpressible``).
+
+The Run itself is built from the flags by the CLI's own parser (the caller passes it in:
+:func:`rlmcost.cli.validate.run_from_argv`), so a recipe and the same flags typed by hand give
+the same Run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.perf.rl_constants import RESPONSE_LENGTH_LOG_SIGMA, RESPONSE_MEAN_OVER_MAX_FRACTION
+
+DSCHAT_EPOCH_PROMPTS = 264_292
+"""Prompts in one epoch of DeepSpeed-Chat's step-3 benchmark (DeepSpeedExamples
+applications/DeepSpeed-Chat/training/step3_rlhf_finetuning/BenckmarkSetting.md: 135,317,504
+tokens of 256 prompt + 256 answer tokens = 264,292 pairs)."""
+
+OPT_POSITION_OFFSET = 2
+"""Extra rows of OPT's learned position table (transformers models/opt/modeling_opt.py,
+OPTLearnedPositionalEmbedding: ``num_embeddings + offset`` with offset 2)."""
+
+PHASES = {
+    "generation_s": "generation",
+    "old_logprob_s": "old log-prob",
+    "ref_logprob_s": "reference",
+    "training_s": "update actor",
+    "generation_wait_s": None,
+}
+"""Published phase -> rlmcost's phase name (:data:`rlmcost.placement.jobs.PHASES`). verl's
+``timing_s/gen`` is generation, ``old_log_prob`` the recomputed log-probs, ``ref`` the reference
+forward, ``update_actor`` training; the fully-async trainer's ``gen`` is its wait for samples,
+which rlmcost does not predict (None)."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One published run as an rlmcost query (module docstring).
+
+    ``query``: the algorithm command with its flags (an importer's, or the explicit mapping's),
+    the published workload set on it; ``overlay``: Run sections the flags cannot say, merged
+    over the Run the flags give (:meth:`rlmcost.run.Run.replace`); ``choices``: each choice
+    beyond the source, in words; ``mapping``: how the flags were made; ``unexpressible``: why
+    the run has no query (then ``query`` is None)."""
+
+    record: Mapping[str, Any]
+    query: ImportedQuery | None
+    overlay: Mapping[str, Any] = field(default_factory=dict)
+    choices: tuple[str, ...] = ()
+    mapping: str = ""
+    unexpressible: str | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    @property
+    def framework(self) -> str:
+        return str(self.record["framework"])
+
+    @property
+    def argv(self) -> list[str]:
+        return self.query.argv() if self.query is not None else []
+
+    @property
+    def command(self) -> str:
+        """The query as a command line (a model the data gives by its config is named by its
+        Hugging Face id there and set as a full spec by the overlay)."""
+        if self.query is None:
+            return ""
+        return shlex.join(["rlmcost", self.query.algorithm, *self.argv])
+
+
+def load_runs() -> dict[str, Any]:
+    """The shipped data (``rlmcost/perf/data/rl_runs.json``)."""
+    text = resources.files("rlmcost.perf").joinpath("data", "rl_runs.json").read_text()
+    return json.loads(text)
+
+
+def published_step_s(record: Mapping[str, Any]) -> float:
+    """The published seconds per RL step: the figure itself, or end-to-end hours over the
+    source's step count (DeepSpeed-Chat: ceil(:data:`DSCHAT_EPOCH_PROMPTS` / pairs per step);
+    AReaL: ``framework_settings.ppo_steps``), as each run's ``conversion`` states."""
+    value = float(record["published"])
+    if record["metric"] == "step_time_s":
+        return value
+    if record["metric"] != "e2e_hours":
+        raise SpecError(f"run {record['id']}: unknown metric {record['metric']!r}")
+    if record["source"] == "dschat_blog":
+        pairs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
+        steps = math.ceil(DSCHAT_EPOCH_PROMPTS / pairs)
+    elif "ppo_steps" in record["framework_settings"]:
+        steps = int(record["framework_settings"]["ppo_steps"])
+    else:
+        raise SpecError(f"run {record['id']}: e2e_hours without a step count; add ppo_steps")
+    return value * 3600 / steps
+
+
+def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The run's ``--length-dist`` and the choice behind it, in words (module docstring)."""
+    t_max = int(record["max_response_len"])
+    sigma = RESPONSE_LENGTH_LOG_SIGMA.value
+    mean = record.get("mean_response_len")
+    if mean is not None and int(mean) >= t_max:
+        return "fixed", f"every response has the published {t_max} tokens (mean = max)"
+    if mean is None:
+        frac = RESPONSE_MEAN_OVER_MAX_FRACTION.value
+        mean = round(frac * t_max)
+        how = (f"mean response length not published: {frac:g} x max {t_max} = {mean} tokens "
+               "(RESPONSE_MEAN_OVER_MAX_FRACTION)")  # fmt: skip
+    else:
+        how = f"published mean response length {mean}"
+    text = f"lognormal:{mean},{sigma:g},{t_max}"
+    return text, (f"response lengths {text}: {how}, sigma {sigma:g} "
+                  f"(RESPONSE_LENGTH_LOG_SIGMA), capped at the maximum")  # fmt: skip
+
+
+def model_name(record: Mapping[str, Any]) -> str:
+    """The actor as a user names it: the built-in name, else its Hugging Face id."""
+    if record["model_builtin"]:
+        return str(record["model"])
+    return str(record["model_hf"]).split(" ")[0]
+
+
+def model_spec(name: str, cfg: Mapping[str, Any], hf_id: str) -> dict[str, Any]:
+    """A :class:`~rlmcost.specs.ModelSpec` (as data) from the run's ``model_config``: a llama
+    family model as transformers' LlamaConfig builds it (RoPE, gated SiLU FFN, RMSNorm, no
+    biases); an OPT model as OPTForCausalLM builds it (learned positions, ReLU FFN of two
+    projections, LayerNorm, biases, the output projection tied to the embedding)."""
+    family = str(cfg.get("family", ""))
+    base = {
+        "name": name, "family": family, "source": f"rl_runs.json model_config of {hf_id}",
+        "n_layers": cfg["layers"], "d_model": cfg["hidden"], "d_ff": cfg["ffn"],
+        "n_heads": cfg["heads"], "n_kv_heads": cfg["kv_heads"],
+        "head_dim": cfg["hidden"] // cfg["heads"], "vocab": cfg["vocab"],
+        "max_context": cfg.get("max_position", 0),
+    }  # fmt: skip
+    if family == "llama":
+        return {**base, "model_type": "llama", "tie_embeddings": bool(cfg.get("tie_embeddings"))}
+    if family == "opt":
+        notes: tuple[str, ...] = ()
+        if cfg.get("word_embed_proj_dim", cfg["hidden"]) != cfg["hidden"]:
+            notes = (f"embeddings of width {cfg['word_embed_proj_dim']} with project_in/out "
+                     f"to {cfg['hidden']} counted at width {cfg['hidden']}",)  # fmt: skip
+        return {
+            **base, "model_type": "opt", "ffn_kind": "plain", "norm": "layernorm",
+            "qkv_bias": True, "out_bias": True, "mlp_bias": True, "tie_embeddings": True,
+            "n_positions": cfg["max_position"] + OPT_POSITION_OFFSET, "notes": notes,
+        }  # fmt: skip
+    raise SpecError(f"model_config family {family!r} has no mapping; give llama or opt")
+
+
+def workload(record: Mapping[str, Any], q: ImportedQuery) -> list[str]:
+    """Set the published workload on ``q`` (module docstring); the choices it made."""
+    dist, how = length_dist(record)
+    for flag, key in (("--batch", "prompts_per_step"), ("--group", "samples_per_prompt"),
+                      ("--prompt-len", "prompt_len"), ("--response-len", "max_response_len"),
+                      ("--hardware", "hardware"), ("--gpus", "gpus")):  # fmt: skip
+        q.set(flag, record[key])
+    q.set("--length-dist", dist)
+    return [how]
+
+
+def recipes(select: str | None = None) -> list[Recipe]:
+    """Every run's recipe (``select``: only one framework's or one source's runs)."""
+    from rlmcost.reports.rl_runs_frameworks import recipe
+
+    runs = load_runs()["runs"]
+    chosen = [r for r in runs if select is None or select in (r["framework"], r["source"])]
+    if not chosen:
+        have = sorted({r["framework"] for r in runs} | {r["source"] for r in runs})
+        raise SpecError(f"no RL runs of {select!r}; give one of {', '.join(have)}")
+    return [recipe(r) for r in chosen]

@@ -1,0 +1,365 @@
+"""Each framework's published runs as the query its users would write (one function each).
+
+NeMo RL, verl and OpenRLHF runs go through rlmcost's importers with the run's
+``framework_settings`` as the importer reads them (a YAML mapping of dotted keys with Hydra
+overrides, an argument list); the keys a setting needs that the data leaves out are filled from
+the framework's own defaults, each stated. DeepSpeed-Chat and AReaL have no importer: one
+explicit mapping each onto ``--framework none`` with every field given. The published workload
+goes on top (:func:`rlmcost.reports.rl_runs.workload`).
+
+Global rules used by several mappings (no per-run constant):
+
+* :func:`engine_tp`: an engine TP the source leaves open is the smallest power of two that puts
+  at most half the HBM of bf16 weights on a GPU (the rule of ``tp_per_model``,
+  :func:`rlmcost.placement.inputs.auto_tp`);
+* asynchronous runs: ``--placement async`` with the source's staleness and the GPU split of
+  ``gpus_by_role`` as ``--groups``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
+
+Record = Mapping[str, Any]
+
+OPENRLHF_RATIO = {"ref": 1, "reward": 1, "critic": 2, "actor": 2, "vllm": 2}
+"""GPUs per model in OpenRLHF's Ray + vLLM benchmark: ref : reward : critic : actor : vLLM =
+1 : 1 : 2 : 2 : 2 (OpenRLHF benchmark/README.md, rows 'OpenRLHF(ray+vllm)' 1:1:2:2:2 for 7B,
+13B, 34B and 2:2:4:4:4 for 70B), scaled to the run's GPU count."""
+
+AREAL_TRAIN_SHARE = (1, 6)
+"""Training GPUs of an asynchronous AReaL run: 1/6 of the GPUs in whole nodes (AReaL
+examples/configs/qwen3-code/8b.yaml: allocation_mode sglang.d80m2p1+d4m2p4 on 24 nodes, 160
+generation + 32 training GPUs)."""
+
+AREAL_STALENESS = 4
+"""max_head_offpolicyness of AReaL's asynchronous math recipes (AReaL
+examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4)."""
+
+AREAL_MAX_TOKENS_PER_MB = 30720
+"""AReaL's training and inference token budget per micro-batch (examples/configs/qwen3-code/
+8b.yaml: actor_train.mb_spec.max_tokens_per_mb 30720; packed sequences)."""
+
+AREAL_MEM_FRACTION = 0.7
+"""SGLang's mem_fraction_static in AReaL's recipes (examples/configs/qwen3-code/8b.yaml)."""
+
+
+def recipe(record: Record) -> Recipe:
+    """The run's :class:`~rlmcost.reports.rl_runs.Recipe` (a SpecError: unexpressible)."""
+    mapper = MAPPINGS.get(str(record["framework"]))
+    if mapper is None:
+        return Recipe(record, None, unexpressible=f"no mapping for {record['framework']}")
+    try:
+        q, overlay, choices, how = mapper(record)
+        choices = [*choices, *workload(record, q)]
+    except SpecError as exc:
+        return Recipe(record, None, unexpressible=str(exc))
+    return Recipe(record, q, overlay, tuple(choices), how)
+
+
+Mapped = tuple[ImportedQuery, dict[str, Any], list[str], str]
+
+
+def _overlay(record: Record) -> dict[str, Any]:
+    """A model the data gives only by its config, as a full spec for every role it plays."""
+    if record["model_builtin"]:
+        return {}
+    hf = model_name(record)
+    return {"models": {"actor": model_spec(str(record["model"]), record["model_config"], hf)}}
+
+
+def engine_tp(model: str | Mapping[str, Any], hardware: str) -> int:
+    """The engine TP a source leaves open (module docstring)."""
+    from rlmcost.evaluation.deployment import spec_params
+    from rlmcost.placement.inputs import auto_tp
+    from rlmcost.specs import ModelSpec, get_hardware, get_model
+
+    spec = get_model(model) if isinstance(model, str) else ModelSpec.model_validate(model)
+    return auto_tp(spec.arch(), get_hardware(hardware), spec_params(spec) * 2)
+
+
+def _import_file(loader: Callable[..., ImportedQuery], settings: dict[str, Any],
+                 overrides: list[str], *args: Any) -> ImportedQuery:  # fmt: skip
+    """``loader`` on a YAML file of the dotted ``settings`` (as `rlmcost import` reads one)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_text(json.dumps(settings))  # JSON is YAML
+        q = loader(path, overrides, *args)
+    q.source = "rl_runs.json framework_settings"
+    return q
+
+
+# -- NeMo RL ----------------------------------------------------------------------------------
+
+
+def nemo_rl(record: Record) -> Mapped:
+    """The recipe's keys through :func:`~rlmcost.frameworks.nemo_rl.import_nemo_rl`."""
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    s = dict(record["framework_settings"])
+    choices = []
+    s["policy.model_name"] = model_name(record)
+    if any(k.startswith("policy.megatron_cfg.") for k in s):
+        s["policy.megatron_cfg.enabled"], s["policy.dtensor_cfg.enabled"] = True, False
+        choices.append("policy.megatron_cfg.enabled true, dtensor_cfg.enabled false: the "
+                       "recipe's Megatron-core backend (the settings are megatron_cfg keys)")
+    total = int(s["policy.max_total_sequence_length"])
+    for kind, size in (("train", "policy.train_micro_batch_size"),
+                       ("logprob", "policy.logprob_batch_size")):  # fmt: skip
+        key = f"policy.sequence_packing.{kind}_mb_tokens"
+        if s.get("policy.sequence_packing.enabled") and key not in s:
+            s[key] = total * int(s.get(size, 1))
+            choices.append(f"{key} = max_total_sequence_length x {size.split('.')[-1]} = "
+                           f"{s[key]} (grpo_math_1B.yaml's ${{mul:...}})")  # fmt: skip
+    q = _import_file(import_nemo_rl, s, [], int(record["prompt_len"]))
+    _nemo_forward(s, q, choices)
+    if s.get("policy.generation.vllm_cfg.precision", "bfloat16") != "bfloat16" or s.get(
+        "policy.megatron_cfg.fp8_cfg.enabled"
+    ):
+        choices.append("FP8 generation / training not expressible in rlmcost's dtypes: "
+                       "evaluated in bf16 (an upper bound on the FP8 step)")  # fmt: skip
+    if s.get("grpo.async_grpo.enabled"):
+        k = int(record["off_policy_steps"])
+        q.set("--placement", "async")
+        q.set("--staleness", k)
+        choices.append(f"async GRPO: --placement async --staleness {k} "
+                       "(grpo.async_grpo.max_trajectory_age_steps), generation and training on "
+                       "the groups of generation.colocated.resources")  # fmt: skip
+    return q, _overlay(record), choices, "rlmcost import nemo-rl (framework_settings as YAML)"
+
+
+def _nemo_forward(s: Mapping[str, Any], q: ImportedQuery, choices: list[str]) -> None:
+    """The log-prob forwards' batching (policy.logprob_batch_size, which the importer reads
+    as the trainer's default): per GPU, or with packing its token budget."""
+    n = int(s.get("policy.logprob_batch_size", 0))
+    if not n:
+        return
+    q.set("--forward-micro-batch", n)
+    budget = s.get("policy.sequence_packing.logprob_mb_tokens")
+    if s.get("policy.sequence_packing.enabled") and budget:
+        q.set("--forward-max-tokens-per-gpu", int(budget))
+    choices.append(f"log-prob forwards: policy.logprob_batch_size {n} per GPU"
+                   + (f", packed to {budget} tokens" if budget else ""))  # fmt: skip
+
+
+# -- verl -------------------------------------------------------------------------------------
+
+_VERL_ASYNC = ("rollout.nnodes", "rollout.n_gpus_per_node", "async_training.",
+               "data.gen_batch_size")  # fmt: skip
+_VERL_SCRIPT = ("LAST_LAYER",)  # launch-script variables, not config keys
+
+
+def verl(record: Record) -> Mapped:
+    """The launch script's keys through :func:`~rlmcost.frameworks.verl.import_verl`
+    (``+key`` entries as Hydra overrides); the fully-async trainer's keys by hand."""
+    from rlmcost.frameworks.verl import import_verl
+
+    s = dict(record["framework_settings"])
+    choices: list[str] = []
+    s["actor_rollout_ref.model.path"] = model_name(record)
+    async_keys = {k: s.pop(k) for k in list(s) if k.startswith(_VERL_ASYNC)}
+    for k in _VERL_SCRIPT:
+        if s.pop(k, None) is not None:
+            choices.append(f"{k}: a launch-script variable (pipeline layers of the last stage), "
+                           "not a verl key: not read")  # fmt: skip
+    pre = "+actor_rollout_ref.actor.optim.override_optimizer_config."
+    if s.get(f"{pre}optimizer_cpu_offload") and float(s.get(f"{pre}optimizer_offload_fraction",
+                                                             0)) >= 1:  # fmt: skip
+        s["actor_rollout_ref.actor.megatron.optimizer_offload"] = True
+        choices.append("override_optimizer_config.optimizer_cpu_offload with offload fraction 1: "
+                       "Megatron's CPU optimizer holds every optimizer state on the host "
+                       "(rlmcost's optimizer offload)")  # fmt: skip
+    strategy = "actor_rollout_ref.actor.strategy"
+    if strategy not in s and any(k.startswith("actor_rollout_ref.actor.megatron.") for k in s):
+        s[strategy] = "megatron"
+        choices.append("actor.strategy megatron: the script runs --config-name "
+                       "ppo_megatron_trainer (its actor.megatron keys)")  # fmt: skip
+    if async_keys:
+        rollout = _verl_async(s, async_keys, record, choices)
+    overrides = [f"{k}={json.dumps(s.pop(k))}" for k in list(s) if k.startswith("+")]
+    q = _import_file(import_verl, s, overrides)
+    if async_keys:
+        q.set("--gpus", record["gpus"])
+        roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
+        tp = dict(q.flags)["--rollout-tp"]
+        q.set("--groups", f"rollout={rollout}[tp={tp}],{roles}={record['gpus'] - rollout}")
+        q.set("--placement", "async")
+        q.set("--staleness", 1)
+        q.set("--no-sleep")
+        q.set("--no-recompute-logprobs")
+    return q, _overlay(record), choices, "rlmcost import verl (framework_settings as YAML)"
+
+
+def _verl_async(s: dict[str, Any], a: Mapping[str, Any], record: Record,
+                choices: list[str]) -> int:  # fmt: skip
+    """verl's fully-async trainer (verl/experimental/fully_async_policy; docs/advance/
+    fully_async.md): the importer reads the trainer's keys; the rest is said here. Returns the
+    rollout GPUs."""
+    mini = int(s["actor_rollout_ref.actor.ppo_mini_batch_size"])
+    per_step = int(a["async_training.require_batches"]) * mini * int(
+        a["async_training.trigger_parameter_sync_step"])  # fmt: skip
+    s["data.train_batch_size"] = per_step
+    choices.append(f"fully async: a step is require_batches x ppo_mini_batch_size x "
+                   f"trigger_parameter_sync_step = {per_step} prompts (data.train_batch_size "
+                   "0 in the script)")  # fmt: skip
+    per_node = a.get("rollout.n_gpus_per_node", s.get("trainer.n_gpus_per_node", 8))
+    rollout = int(a["rollout.nnodes"]) * int(per_node)
+    choices.append(f"fully async: {rollout} rollout GPUs (rollout.nnodes x n_gpus_per_node) as "
+                   "their own group, the trainer's on the rest; --placement async "
+                   f"--staleness 1 (staleness_threshold {a['async_training.staleness_threshold']}"
+                   " < 1: samples at most one parameter version old, rounded up to one step)")
+    if a.get("async_training.use_rollout_log_probs"):
+        choices.append("use_rollout_log_probs: the engine's log-probs, no old-log-prob forward "
+                       "(--no-recompute-logprobs)")  # fmt: skip
+    return rollout
+
+
+# -- OpenRLHF ---------------------------------------------------------------------------------
+
+
+def openrlhf(record: Record) -> Mapped:
+    """The example script's arguments through :func:`~rlmcost.frameworks.openrlhf.
+    import_openrlhf`, the GPUs split by :data:`OPENRLHF_RATIO`."""
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    argv: list[str] = []
+    for key, value in record["framework_settings"].items():
+        if not key.startswith("--"):
+            continue  # the script's name
+        argv += [key] if value is True else [key, str(value)]
+    name = model_name(record)
+    argv += ["--pretrain", name, "--reward_pretrain", name]
+    gpus = int(record["gpus"])
+    unit, rest = divmod(gpus, sum(OPENRLHF_RATIO.values()))
+    if rest:
+        raise SpecError(f"{gpus} GPUs do not split 1:1:2:2:2 (OpenRLHF's benchmark)")
+    model = _overlay(record).get("models", {}).get("actor", name)
+    vtp = engine_tp(model, str(record["hardware"]))
+    for role, share in OPENRLHF_RATIO.items():
+        n = share * unit
+        if role == "vllm":
+            argv += ["--vllm_num_engines", str(n // vtp), "--vllm_tensor_parallel_size", str(vtp)]
+        else:
+            argv += [f"--{role}_num_nodes", "1", f"--{role}_num_gpus_per_node", str(n)]
+    q = import_openrlhf(argv)
+    q.source = "rl_runs.json framework_settings as train_ppo_ray arguments"
+    choices = [
+        f"GPUs per model ref:reward:critic:actor:vLLM = 1:1:2:2:2 x {unit} (OpenRLHF "
+        "benchmark/README.md), each model on its own GPUs",
+        f"vLLM TP {vtp}: the smallest power of two leaving half the HBM free of bf16 weights",
+        "--reward_pretrain and --critic_pretrain: the actor's model (the benchmark initialises "
+        "the reward model from the actor's size)",
+        "--micro_train_batch_size: OpenRLHF's default 4 (not published)",
+    ]
+    return q, _overlay(record), choices, "rlmcost import openrlhf (framework_settings as argv)"
+
+
+# -- explicit mappings: DeepSpeed-Chat, AReaL --------------------------------------------------
+
+
+def deepspeed_chat(record: Record) -> Mapped:
+    """DeepSpeed-Chat step 3 (applications/DeepSpeed-Chat/training/step3_rlhf_finetuning/main.py
+    in DeepSpeedExamples): PPO with actor, critic, reward and reference models on every GPU;
+    the Hybrid Engine generates in the actor's own process and frees its cache for training."""
+    s = record["framework_settings"]
+    q = ImportedQuery("none", "DeepSpeed-Chat step 3 (explicit mapping)", algorithm="ppo")
+    gpus = int(record["gpus"])
+    pairs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
+    micro = pairs // gpus
+    critic = model_spec("opt-350m", record["critic"]["model_config"], "facebook/opt-350m")
+    reward = model_spec("opt-350m", record["reward"]["model_config"], "facebook/opt-350m")
+    for flag, value in (("--model", model_name(record)), ("--critic", "facebook/opt-350m"),
+                        ("--reward", "facebook/opt-350m"), ("--kl", None),
+                        ("--recompute-logprobs", None), ("--zero", s["--actor_zero_stage"]),
+                        ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
+                        ("--micro-batch", micro), ("--mini-batches", 1),
+                        ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
+                        ("--rollout-tp", 1), ("--max-num-seqs", micro),
+                        ("--logits", "materialized")):  # fmt: skip
+        q.set(flag, value)
+    choices = [
+        "--framework none with every field given (no DeepSpeed-Chat preset)",
+        f"--zero {s['--actor_zero_stage']} for actor and critic (--actor_zero_stage, "
+        "--critic_zero_stage); --ckpt full (--actor_gradient_checkpointing)",
+        f"--micro-batch {micro} --mini-batches 1: per_device_training_batch_size = "
+        f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
+        "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
+        "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
+        "into inference TP 1 (--rollout-tp 1), static batches of the per-device generation "
+        f"batch {micro} (--max-num-seqs), no engine reservation",
+        "old log-probs by an actor forward after generation (--recompute-logprobs: "
+        "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
+        "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
+        "critic and reward OPT-350M (step-2 reward model); dtype fp16",
+    ]
+    overlay: dict[str, Any] = {
+        "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},
+        "workload": {"weight_dtype": "fp16", "activation_dtype": "fp16", "kv_dtype": "fp16",
+                     "compute_dtype": "fp16"},  # fmt: skip
+    }
+    if "lora" in str(s.get("script", "")):
+        q.set("--lora-rank", 128)
+        choices.append("LoRA rank 128 on the decoder layers (run_30b_lora.sh: --actor_lora_dim "
+                       "128 --actor_lora_module_name decoder.layers.); rlmcost puts the adapters "
+                       "on every trained model, the critic's too")  # fmt: skip
+    return q, overlay, choices, "explicit mapping: DeepSpeed-Chat step 3 -> --framework none"
+
+
+def areal(record: Record) -> Mapped:
+    """AReaL v0.3 (SGLang generation, Megatron training; inclusionAI/AReaL
+    training/main_async_ppo.py and examples/configs): GRPO-style PPO without a critic or KL,
+    a rule-based math reward, the proximal log-probs recomputed (ppo.recompute_logprob)."""
+    q = ImportedQuery("none", "AReaL v0.3 (explicit mapping)", algorithm="rlvr")
+    gpus = int(record["gpus"])
+    name = model_name(record)
+    tp = engine_tp(name, str(record["hardware"]))
+    longest = int(record["prompt_len"]) + int(record["max_response_len"])
+    budget = max(AREAL_MAX_TOKENS_PER_MB, longest)
+    for flag, value in (("--model", name), ("--no-kl", None), ("--recompute-logprobs", None),
+                        ("--zero", "1"), ("--ckpt", "full"), ("--packing", None),
+                        ("--max-tokens-per-gpu", budget),
+                        ("--forward-max-tokens-per-gpu", budget),
+                        ("--rollout-tp", tp),
+                        ("--gpu-memory-utilization", AREAL_MEM_FRACTION)):  # fmt: skip
+        q.set(flag, value)
+    choices = [
+        "--framework none with every field given (no AReaL preset); rlvr: GRPO with a rule-based "
+        "verifier, no critic, no KL (kl_ctl 0)",
+        "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
+        f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (qwen3-code/8b.yaml), the "
+        f"longest sequence {longest}) = {budget} tokens",
+        f"SGLang TP {tp} (smallest power of two leaving half the HBM free of bf16 weights), "
+        f"mem_fraction_static {AREAL_MEM_FRACTION}",
+    ]
+    if record["off_policy_steps"] == 0:
+        q.set("--sleep")
+        choices.append("synchronous AReaL: generation and training alternate on every GPU "
+                       "(--sleep)")  # fmt: skip
+    else:
+        num, den = AREAL_TRAIN_SHARE
+        per_node = 8
+        train = max(1, round(gpus * num / den / per_node)) * per_node
+        q.set("--no-sleep")
+        q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}")
+        q.set("--placement", "async")
+        q.set("--staleness", AREAL_STALENESS)
+        choices.append(f"asynchronous AReaL: {gpus - train} generation + {train} training GPUs "
+                       "(1/6 in whole nodes, qwen3-code/8b.yaml's allocation), --placement async "
+                       f"--staleness {AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
+    return q, _overlay(record), choices, "explicit mapping: AReaL -> --framework none"
+
+
+MAPPINGS: dict[str, Callable[[Record], Mapped]] = {
+    "nemo-rl": nemo_rl, "verl": verl, "openrlhf": openrlhf,
+    "deepspeed-chat": deepspeed_chat, "areal": areal,
+}  # fmt: skip
+"""The mapping of each framework in the data."""
+

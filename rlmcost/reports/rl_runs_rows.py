@@ -1,0 +1,188 @@
+"""Predicted versus published RL step times over the published runs (``rlmcost validate --rl``).
+
+Each :class:`~rlmcost.reports.rl_runs.Recipe` becomes a Run (the caller's ``build``: the CLI's
+flag parser on the recipe's command, then the recipe's overlay), evaluated by
+:func:`rlmcost.evaluation.query.evaluate`. A row has the published step seconds
+(:func:`~rlmcost.reports.rl_runs.published_step_s`), the predicted seconds and their interval
+(``time_interval_s``), error = predicted / published - 1, whether the published value falls
+inside the interval, the published phases beside rlmcost's (:data:`~rlmcost.reports.rl_runs.
+PHASES`), and whether the deployment fits. A run that cannot be expressed, or whose Run
+rlmcost refuses (a SpecError), keeps its row with the reason and no prediction.
+
+The summary per framework and over all runs: runs, runs predicted, the median and maximum of
+|error|, coverage (the share of predicted runs whose published value lies inside the interval)
+and the runs that do not fit. Nothing here is fitted: the rows are what the model says.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+from rlmcost.reports.rl_runs import PHASES, Recipe, load_runs, published_step_s, recipes
+
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
+Build = Callable[[str, list[str]], "Run"]
+"""The Run of ``rlmcost ALGORITHM ARGV`` (the CLI's parser; :func:`rlmcost.cli.validate.
+run_from_argv`)."""
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    """A published phase and rlmcost's phase of the same name (None where one has none)."""
+
+    published_key: str
+    name: str | None
+    published_s: float
+    predicted_s: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"published_key": self.published_key, "phase": self.name,
+                "published_s": self.published_s, "predicted_s": self.predicted_s}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RlRunRow:
+    """One published run and its prediction (module docstring); ``status`` is ``ok`` or the
+    reason the run has no prediction."""
+
+    recipe: Recipe
+    published_s: float
+    status: str = "ok"
+    run: Run | None = None
+    predicted_s: float | None = None
+    interval_s: tuple[float, float] | None = None
+    lower_bound_s: float | None = None
+    fits: bool | None = None
+    shortfall_bytes: int = 0
+    problems: tuple[str, ...] = ()
+    phases: tuple[PhaseRow, ...] = ()
+    predicted_phases_s: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def error(self) -> float | None:
+        if self.predicted_s is None:
+            return None
+        return self.predicted_s / self.published_s - 1
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the published seconds lie in the predicted interval."""
+        if self.interval_s is None:
+            return None
+        return self.interval_s[0] <= self.published_s <= self.interval_s[1]
+
+    def to_json(self) -> dict[str, Any]:
+        rec = self.recipe.record
+        return {
+            "id": self.recipe.id,
+            "framework": self.recipe.framework,
+            "source": rec["source"],
+            "setup": rec["setup"],
+            "cite": rec["cite"],
+            "metric": "step_time_s",
+            "published_metric": rec["metric"],
+            "published_figure": float(rec["published"]),
+            "conversion": rec.get("conversion"),
+            "published": self.published_s,
+            "predicted": self.predicted_s,
+            "error": self.error,
+            "time_interval_s": list(self.interval_s) if self.interval_s else None,
+            "inside_interval": self.inside,
+            "time_lower_bound_s": self.lower_bound_s,
+            "fits": self.fits,
+            "shortfall_bytes": self.shortfall_bytes,
+            "problems": list(self.problems),
+            "status": self.status,
+            "phases": [p.to_json() for p in self.phases],
+            "predicted_phases_s": dict(self.predicted_phases_s),
+            "mapping": self.recipe.mapping,
+            "command": self.recipe.command,
+            "choices": list(self.recipe.choices),
+            "notes": list(self.recipe.query.notes) if self.recipe.query else [],
+            "ignored_keys": list(self.recipe.query.ignored) if self.recipe.query else [],
+            "assumptions": list(rec["assumptions"]),
+            "run": self.run.to_json() if self.run is not None else None,
+        }
+
+
+def build_run(recipe: Recipe, build: Build) -> Run:
+    """The recipe's Run: its command parsed by ``build``, the overlay merged over it."""
+    assert recipe.query is not None
+    run = build(recipe.query.algorithm, recipe.argv)
+    return run.replace(**recipe.overlay) if recipe.overlay else run
+
+
+def evaluate_recipe(recipe: Recipe, build: Build) -> RlRunRow:
+    """The row of one recipe (module docstring)."""
+    from rlmcost.evaluation.query import evaluate
+
+    published = published_step_s(recipe.record)
+    if recipe.query is None:
+        return RlRunRow(recipe, published, f"not expressible: {recipe.unexpressible}")
+    try:
+        run = build_run(recipe, build)
+        ev = evaluate(run)
+    except SpecError as exc:
+        return RlRunRow(recipe, published, f"not expressible: {exc}")
+    phases = ev.evaluation.phases if ev.evaluation is not None else ()
+    predicted = {p.name: p.time_s for p in phases}
+    published_phases = tuple(
+        PhaseRow(key, PHASES.get(key), float(v), predicted.get(PHASES.get(key) or ""))
+        for key, v in (recipe.record.get("published_phases") or {}).items()
+    )  # fmt: skip
+    problems = tuple(ev.evaluation.problems) if ev.evaluation is not None else ()
+    return RlRunRow(
+        recipe, published, "ok", run, ev.time_s, ev.time_interval_s, ev.time_lower_bound_s,
+        ev.fits, ev.shortfall_bytes, problems, published_phases, tuple(predicted.items()),
+    )  # fmt: skip
+
+
+def summarize(rows: Sequence[RlRunRow]) -> dict[str, dict[str, Any]]:
+    """Per framework and ``all``: runs, predicted, median and max |error|, coverage, runs that
+    do not fit (module docstring)."""
+    groups: dict[str, list[RlRunRow]] = {}
+    for r in rows:
+        groups.setdefault(r.recipe.framework, []).append(r)
+    if rows:
+        groups["all"] = list(rows)
+    out: dict[str, dict[str, Any]] = {}
+    for name, group in groups.items():
+        errs = [abs(r.error) for r in group if r.error is not None]
+        inside = [r.inside for r in group if r.inside is not None]
+        out[name] = {
+            "runs": len(group),
+            "predicted": len(errs),
+            "median_abs_error": statistics.median(errs) if errs else None,
+            "max_abs_error": max(errs) if errs else None,
+            "coverage": sum(inside) / len(inside) if inside else None,
+            "not_fitting": sum(1 for r in group if r.fits is False),
+        }
+    return out
+
+
+@dataclass(frozen=True)
+class RlRunsReport:
+    rows: tuple[RlRunRow, ...]
+    sources: dict[str, dict[str, Any]]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return summarize(self.rows)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rl_runs": [r.to_json() for r in self.rows],
+            "rl_runs_summary": self.summary(),
+            "sources": self.sources,
+        }
+
+
+def validate_rl_runs(build: Build, select: str | None = None) -> RlRunsReport:
+    """Every published run (``select``: one framework's or source's) predicted and compared."""
+    rows = tuple(evaluate_recipe(r, build) for r in recipes(select))
+    return RlRunsReport(rows, load_runs()["sources"])

@@ -1,0 +1,133 @@
+"""Output models of `rlmcost validate` (training rows and RL rows) and `rlmcost validate --rl`
+(the published RL runs, each with its Run); conventions as in :mod:`rlmcost.run.schema_tools`:
+the top level is closed, nested objects list the keys every output has (and may carry more);
+units in the key names, times and ratios floats, byte counts exact integers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rlmcost.run.schema import Versioned
+from rlmcost.run.spec import Run
+
+_OPEN = ConfigDict(extra="allow")
+_CLOSED = ConfigDict(extra="forbid")
+
+# -- rlmcost validate ------------------------------------------------------------------------
+
+
+class ValidationRowOut(BaseModel):
+    """A published figure and its prediction; ``published`` and ``predicted`` are in the unit
+    ``metric`` names (TFLOP/s per GPU, MFU, or seconds)."""
+
+    model_config = _OPEN
+
+    id: str
+    source: str
+    setup: str
+    metric: str
+    published: float
+    predicted: float
+    error: float = Field(description="predicted / published - 1")
+    cite: str
+
+
+class TrainValidationRowOut(ValidationRowOut):
+    predicted_step_time_s: float
+
+
+class RlValidationRowOut(ValidationRowOut):
+    metric: Literal["step_time_s"]
+    time_lower_bound_s: float
+    predicted_phases_s: dict[str, float]
+    assumptions: list[str]
+
+
+class ErrorSummaryOut(BaseModel):
+    model_config = _CLOSED
+
+    rows: int
+    mean_abs_error: float
+    max_abs_error: float
+
+
+class ValidateOut(Versioned):
+    """`rlmcost validate`: predicted vs published training throughputs (``rows``) and RL step
+    times (``rl_rows``), the error per source (and ``all``), and each source's conventions."""
+
+    command: Literal["validate"]
+    rows: list[TrainValidationRowOut]
+    rl_rows: list[RlValidationRowOut]
+    summary: dict[str, ErrorSummaryOut]
+    rl_summary: dict[str, ErrorSummaryOut]
+    sources: dict[str, dict[str, Any]]
+
+
+class RlRunPhaseOut(BaseModel):
+    model_config = _CLOSED
+
+    published_key: str = Field(description="the source's phase (generation_s, training_s, ...)")
+    phase: str | None = Field(description="rlmcost's phase of the same meaning (None: none)")
+    published_s: float
+    predicted_s: float | None
+
+
+class RlRunOut(BaseModel):
+    """One published RL run (rl_runs.json) as its framework's users would write it: the
+    command, the choices beyond the source, the Run (``rlmcost run`` re-evaluates it) and the
+    prediction; ``status`` is ``ok`` or why the run has no prediction."""
+
+    model_config = _OPEN
+
+    id: str
+    framework: str
+    source: str
+    setup: str
+    cite: str
+    metric: Literal["step_time_s"]
+    published_metric: str = Field(description="the source's own metric (step_time_s, e2e_hours)")
+    published_figure: float = Field(description="the figure in the source's own metric")
+    conversion: str | None
+    published: float = Field(description="published seconds per step")
+    predicted: float | None
+    error: float | None = Field(description="predicted / published - 1")
+    time_interval_s: list[float] | None = Field(description="(low, high) of the prediction")
+    inside_interval: bool | None
+    time_lower_bound_s: float | None
+    fits: bool | None
+    shortfall_bytes: int
+    problems: list[str]
+    status: str
+    phases: list[RlRunPhaseOut]
+    predicted_phases_s: dict[str, float]
+    mapping: str
+    command: str
+    choices: list[str]
+    notes: list[str]
+    ignored_keys: list[str]
+    assumptions: list[str]
+    run: Run | None
+
+
+class RlRunsSummaryOut(BaseModel):
+    model_config = _CLOSED
+
+    runs: int
+    predicted: int
+    median_abs_error: float | None
+    max_abs_error: float | None
+    coverage: float | None = Field(description="share of predicted runs inside the interval")
+    not_fitting: int
+
+
+class ValidateRlOut(Versioned):
+    """`rlmcost validate --rl`: the published RL runs, each predicted (``rl_runs``), and the
+    error, coverage and fit per framework (and ``all``)."""
+
+    command: Literal["validate"]
+    rl_runs: list[RlRunOut]
+    rl_runs_summary: dict[str, RlRunsSummaryOut]
+    sources: dict[str, dict[str, Any]]
