@@ -156,7 +156,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
         if v > 1:
             q.set(flag, v)
-    if etp is not None and etp != tp:
+    if ep > 1 and etp is not None and etp != tp:  # the expert grid only
         q.set("--etp", etp)
     if sp and tp > 1:
         q.set("--sp")
