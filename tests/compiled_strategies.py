@@ -71,6 +71,7 @@ def layouts(draw: st.DrawFn, model: ModelSpec) -> Layout:
         pp=pp,
         cp=draw(st.sampled_from([1, 1, 2])),
         ep=draw(st.sampled_from([1, 2, 4])) if model.is_moe else 1,
+        etp=draw(st.sampled_from([None, None, 1, 2])) if model.is_moe else None,
         sp=draw(st.booleans()),
         zero=draw(st.sampled_from(list(ZeroStage))),
         ckpt=draw(st.sampled_from(list(Checkpointing))),

@@ -18,7 +18,7 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.specs import get_hardware, get_model
 
 m = memory_per_rank(get_model("70b"), Layout(tp=8), "train", 64, 4096)
-t = train_step(get_model("mixtral-8x7b"), get_hardware("h100"), Layout(tp=2, ep=4), 64, 4096)
+t = train_step(get_model("mixtral-8x7b"), get_hardware("h100"), Layout(tp=2, dp=4, ep=4), 64, 4096)
 heavy = sorted(k for k in ("sympy", "pandas", "numpy", "torch") if k in sys.modules)
 print(json.dumps({"total": m.total, "fits": t.fits, "heavy": heavy}))
 """

@@ -84,7 +84,7 @@ def test_a_models_json_entry_needs_no_pydantic_model():
 
     data = json.loads(resources.files("rlmcost.specs").joinpath("data", "models.json").read_text())
     entry = next(m for m in data["models"] if m["name"] == "mixtral-8x7b")
-    layout = Layout(tp=2, ep=4, pp=2, schedule=PipelineSchedule.ZERO_BUBBLE, micro_batch=2)
+    layout = Layout(tp=2, dp=4, ep=4, pp=2, schedule=PipelineSchedule.ZERO_BUBBLE, micro_batch=2)
     got = twin.memory_per_rank(entry, layout, "train", 32, 2048)
     # Independent: the symbolic model on the validated ModelSpec of the same entry.
     assert got == symbolic.memory_per_rank(spec("mixtral-8x7b").arch(), layout, "train", 32, 2048)

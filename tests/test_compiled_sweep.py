@@ -28,6 +28,7 @@ def _columns(cases):
     layouts_ = [c[0] for c in cases]
     col = {f: np.array([getattr(lay, f) for lay in layouts_]) for f in
            ("dp", "tp", "pp", "cp", "ep", "sp", "micro_batch", "virtual_stages")}  # fmt: skip
+    col["etp"] = np.array([lay.expert_tp for lay in layouts_])
     col["zero"] = codes(ZeroStage, [lay.zero for lay in layouts_])
     col["ckpt"] = codes(Checkpointing, [lay.ckpt for lay in layouts_])
     col["schedule"] = codes(PipelineSchedule, [lay.schedule for lay in layouts_])
@@ -47,6 +48,7 @@ def _random_cases(model, n: int, seed: int):
                 dp=rng.choice([1, 2, 3, 8]), tp=rng.choice([1, 2, 4, 8]),
                 pp=rng.choice([1, 2, 3, 4]), cp=rng.choice([1, 2]),
                 ep=rng.choice([1, 2, 4]) if model.is_moe else 1, sp=rng.random() < 0.5,
+                etp=rng.choice([None, None, 1, 2]) if model.is_moe else None,
                 zero=rng.choice(list(ZeroStage)), ckpt=rng.choice(list(Checkpointing)),
                 micro_batch=rng.choice([1, 2, 3, 8]), schedule=schedule,
                 virtual_stages=rng.choice([1, 2])

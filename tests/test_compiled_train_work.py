@@ -30,12 +30,14 @@ def test_work_per_rank_and_global_equal_training_cost(data, model, per_shard, se
         check_layout(arch, layout)
     except SpecError:
         assume(False)
-    batch = per_shard * layout.dp * layout.ep
-    degrees = Degrees(dp=layout.dp, tp=layout.tp, pp=layout.pp, cp=layout.cp, ep=layout.ep,
-                      ckpt=layout.ckpt)  # fmt: skip
+    # the paper's 5D degrees (P_d, P_e) are the folded layout's (P_d P_e, P_e) (parallel.layout)
+    assume(layout.dp % layout.ep == 0)
+    batch = per_shard * layout.dp
+    degrees = Degrees(dp=layout.dp // layout.ep, tp=layout.tp, pp=layout.pp, cp=layout.cp,
+                      ep=layout.ep, ckpt=layout.ckpt)  # fmt: skip
     want = training_cost(arch, degrees, batch, seq, counting, omit_router=False)
     got = work_per_stage_rank(arch, layout, batch, seq, counting)
-    replicas = layout.dp * layout.tp * layout.cp * layout.ep
+    replicas = layout.dp * layout.tp * layout.cp
     # Independent: the sympy rank costs of parallel.cost (Tables V-VIII's per-rank work).
     assert [sp.nsimplify(w) for w in got] == [r.work for r in want.ranks]
     assert sp.nsimplify(sum(got) * replicas) == want.work_global

@@ -285,7 +285,7 @@ def test_smaller_micro_batches_or_token_budgets_never_raise_activations(mb, budg
         (["--gpu-memory-utilization", "1.5"], "must be in (0, 1]"),
         (["--offload", "optimizer,disk"], "unknown offload 'disk'"),
         (["--offload", "params"], "needs ZeRO-3"),
-        (["--rollout-tp", "3"], "not a multiple of tp*pp*cp*ep = 3"),
+        (["--rollout-tp", "3"], "not a multiple of tp*pp*cp = 3"),
         (["--gpus", "12", "--rollout-tp", "12"], "tp=12 must divide"),
         (["--max-tokens-per-gpu", "100"], "below one sequence"),
         (["--lora-targets", "q"], "needs --lora-rank"),

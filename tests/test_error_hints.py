@@ -68,7 +68,7 @@ CASES = [
     ),
     (
         ["ppo", "-m", "8b", "--gpus", "12", "--tp", "8", "--zero", "3"],
-        r"tp\*pp\*cp\*ep=(\d+) must divide",
+        r"tp\*pp\*cp=(\d+) must divide",
         lambda a, m: _replace(a, "--gpus", str(2 * int(m[1]))),
     ),
 ]

@@ -55,8 +55,10 @@ def test_ring_attention_kv_hops():
 
 
 def test_expert_parallel_dispatch_and_combine():
-    # GShard: dispatch + combine all-to-all per MoE layer, forward and backward.
-    t = by(traffic_per_rank(MIXTRAL, Layout(ep=8), 8, 1024), "ep", Collective.ALL_TO_ALL)
+    # GShard: dispatch + combine all-to-all per MoE layer, forward and backward; EP 8 folded
+    # inside DP 8 (Megatron-core's expert grid), one sequence per data rank.
+    lay = Layout(dp=8, ep=8)
+    t = by(traffic_per_rank(MIXTRAL, lay, 8, 1024), "ep", Collective.ALL_TO_ALL)
     assert t.calls == 32 * 4
     assert t.payload_bytes == 1024 * 2 * 4096 * 2  # tokens x top-2 x d x bf16
     assert t.bytes_per_rank == t.calls * 7 * t.payload_bytes // 8

@@ -152,7 +152,8 @@ def test_memory_per_rank_states_never_grow_from_zero0_to_zero3(dp, model):
     ep = 2 if arch.is_moe else 1
     states = []
     for z in ZeroStage:
-        m = memory_per_rank(arch, Layout(dp=dp, ep=ep, zero=z), Mode.TRAIN, dp * ep, 256)
+        lay = Layout(dp=dp * ep, ep=ep, zero=z)  # EP folded inside DP (Megatron-core)
+        m = memory_per_rank(arch, lay, Mode.TRAIN, dp * ep, 256)
         states.append(m.weights + m.gradients + m.optimizer)
     assert states == sorted(states, reverse=True)
 

@@ -29,6 +29,7 @@ DEPLOYMENT_OPTIONS = (
     "ckpt",
     "cp",
     "ep",
+    "etp",
     "sp",
     "offload",
     "offload_idle",
@@ -147,8 +148,17 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         "ep": (
-            Annotated[int | None, typer.Option(help="Expert-parallel degree (MoE).", min=1,
-                                               rich_help_panel=p)],
+            Annotated[int | None, typer.Option(
+                help="Expert-parallel degree (MoE), folded inside dp*tp*cp as Megatron-core "
+                "folds it: no extra GPUs (TP 4 x EP 8 runs on 8 GPUs with --etp 1); etp*ep "
+                "must divide tp*cp*dp.", min=1, rich_help_panel=p)],
+            None,
+        ),
+        "etp": (
+            Annotated[int | None, typer.Option(
+                help="Expert tensor-parallel degree: ranks that split each routed expert "
+                "(default: tp, Megatron-core's; NeMo RL and slime use 1).", min=1,
+                rich_help_panel=p)],
             None,
         ),
         "sp": (
@@ -306,7 +316,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     data = base_deployment(opts).to_json()
     train = data["train"]
     train.update(tp=tp, pp=pp, zero=str(zero))
-    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep"):
+    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp"):
         if opts.get(key) is not None:
             train[key] = opts[key]
     if opts.get("micro_batch") is not None and opts.get("max_tokens_per_gpu") is None:

@@ -171,7 +171,7 @@ def _render_deployment(dep: dict[str, Any], groups: Any) -> None:
     train, engine = dep.get("train", {}), dep.get("engine", {})
     rows = [
         ("trainer", ", ".join(f"{k}={_v(train.get(k))}" for k in
-                              ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch",
+                              ("tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
                                "max_tokens_per_gpu", "offload"))),
         ("engine", ", ".join(f"{k}={_v(engine.get(k))}" for k in
                              ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep"))),

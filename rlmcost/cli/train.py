@@ -20,14 +20,16 @@ if TYPE_CHECKING:
     from rlmcost.reports.train import TrainReport
 
 
-LAYOUT = ("model", "gpus", "dp", "tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch")
+LAYOUT = (
+    "model", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
+)  # fmt: skip
 """The flag-table options of `rlmcost train` before its own, then ``hardware``, then
 ``calibration`` and ``json_out``."""
 
 _HELPS = {
     "model": "Built-in name or alias (see `rlmcost models`) or a config.json path.",
-    "gpus": "GPUs of the job (default: dp*tp*pp*cp*ep).",
-    "dp": "Data-parallel degree (default: gpus / (tp*pp*cp*ep), else 1).",
+    "gpus": "GPUs of the job (default: dp*tp*pp*cp; EP is folded inside dp*tp*cp).",
+    "dp": "Data-parallel degree (default: gpus / (tp*pp*cp), else 1).",
     "calibration": "Measured profile (JSON from `rlmcost calibrate --out FILE`) that replaces "
     "the default per-accelerator efficiencies of the step-time prediction.",
 }
@@ -79,7 +81,7 @@ def train(**opts: Any) -> None:
     from rlmcost.calibrate.profile import load_profile
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
-    from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.layout import Layout, dp_unit
     from rlmcost.perf.train_step import AttentionKernel, StepOptions
     from rlmcost.reports.train import train_report
     from rlmcost.specs import get_hardware
@@ -98,14 +100,15 @@ def train(**opts: Any) -> None:
     calibration = opts["calibration"]
     measured = load_profile(calibration, get_hardware(hardware)) if calibration else None
     deg = {k: opts[k] or 1 for k in ("tp", "pp", "cp", "ep")}  # None: the default 1
-    rest = deg["tp"] * deg["pp"] * deg["cp"] * deg["ep"]
+    rest = deg["tp"] * deg["pp"] * deg["cp"]  # EP is folded inside dp*tp*cp
     dp = opts["dp"]
     if dp is None:
         if gpus is not None and gpus % rest:
-            raise SpecError(f"tp*pp*cp*ep={rest} must divide --gpus {gpus}")
-        dp = gpus // rest if gpus is not None else 1
+            raise SpecError(f"tp*pp*cp={rest} must divide --gpus {gpus}")
+        dp = gpus // rest if gpus is not None else dp_unit(deg["tp"], deg["cp"], deg["ep"],
+                                                            opts["etp"])  # fmt: skip
     layout = Layout(
-        dp=dp, **deg, sp=opts["sp"], zero=opts["zero"] or ZeroStage.NONE,
+        dp=dp, **deg, etp=opts["etp"], sp=opts["sp"], zero=opts["zero"] or ZeroStage.NONE,
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
     )  # fmt: skip
@@ -149,6 +152,7 @@ def _render(report: "TrainReport") -> None:
             ("total", format_bytes(m.total), f"{fits} in {format_bytes(r.hbm_bytes)} HBM"),
         ],
         caption=f"dp={lay.dp} tp={lay.tp} pp={lay.pp} cp={lay.cp} ep={lay.ep} "
+        f"etp={lay.expert_tp} "
         f"sp={'on' if lay.sp else 'off'} zero={lay.zero} ckpt={lay.ckpt}; batch {r.batch} x "
         f"{r.seq} tokens, micro-batch {lay.micro_batch}, {r.micro_batches} micro-batches per "
         f"data shard, {lay.schedule} schedule. Bytes base 1024.",

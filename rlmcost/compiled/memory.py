@@ -79,8 +79,12 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     """True when ``validate.check_layout`` accepts ``layout`` for ``a`` (no GPU count): positive
     degrees, TP dividing the heads, KV heads (or, with ``replicate_kv``, a multiple of them)
     and FFN widths, PP at most the layers, virtual stages only interleaved and dividing the
-    layers, EP only for MoE and dividing the experts."""
-    degrees = (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.micro_batch)
+    layers, EP only for MoE and dividing the experts, ETP dividing the expert width and
+    ETP P_e dividing P_t P_c P_d (``validate.check_expert_grid``)."""
+    degrees = (
+        layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.expert_tp,
+        layout.micro_batch,
+    )  # fmt: skip
     if not all(isinstance(x, int) and x >= 1 for x in degrees) or layout.virtual_stages < 1:
         return False
     tp = layout.tp
@@ -100,7 +104,12 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
         layout.schedule is not PipelineSchedule.INTERLEAVED or a.n_layers % (layout.pp * v)
     ):
         return False
-    return layout.ep == 1 or bool(a.moe and not a.n_experts % layout.ep)
+    if layout.ep > 1 and not (a.moe and not a.n_experts % layout.ep):
+        return False
+    etp = layout.expert_tp
+    return not a.moe or (
+        not a.d_expert % etp and not (layout.tp * layout.cp * layout.dp) % (etp * layout.ep)
+    )
 
 
 def _check(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> None:
@@ -208,8 +217,8 @@ def memory_per_stage(
     for s, (n_dense, n_moe) in enumerate(layers):
         last = s == layout.pp - 1
         p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)
-        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.ep * layout.cp, w, train)
-        ew, eg, eo = _model_states(p.expert, zero, layout.dp * layout.cp, w, train)
+        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.cp, w, train)
+        ew, eg, eo = _model_states(p.expert, zero, layout.expert_dp, w, train)
         buffers = 2 * p.largest_unit * w if zero is ZeroStage.OS_G_P else 0
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]

@@ -17,7 +17,8 @@ Peak stage: the symbolic model takes the largest of all P_p stages. Only stage 0
 that hold a MoE model's leading dense layers, the next one and the last stage can be it: past
 those, a middle stage's layers, in-flight micro-batches and ZeRO shards never grow with its
 index, so its total is at most that of the first pure middle stage. The sweep evaluates those
-candidates only (three for a model without leading dense layers).
+candidates only (three for a model without leading dense layers). EP is folded inside P_t P_c
+P_d (``parallel.layout``); ``etp`` None is expert TP = TP.
 
 Enum fields take integer codes, the position of the member in its enum (:func:`codes`):
 ``ZeroStage`` 0..3, ``Checkpointing`` none/selective/full = 0/1/2, ``PipelineSchedule``
@@ -113,9 +114,12 @@ class TrainSweep:
 
 
 def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
-                  micro_batch: Any, schedule: Any, virtual_stages: Any) -> Any:  # fmt: skip
-    """``compiled.memory.layout_ok`` elementwise (the rules of ``validate.check_layout``)."""
+                  micro_batch: Any, schedule: Any, virtual_stages: Any,
+                  etp: Any = None) -> Any:  # fmt: skip
+    """``compiled.memory.layout_ok`` elementwise (``validate.check_layout``'s rules)."""
     import numpy as np
+
+    etp = tp if etp is None else etp  # Megatron-core's default expert TP
 
     ok = (dp >= 1) & (tp >= 1) & (pp >= 1) & (cp >= 1) & (ep >= 1) & (micro_batch >= 1)
     ok = ok & (virtual_stages >= 1) & (np.mod(a.n_heads, tp) == 0)
@@ -126,7 +130,8 @@ def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
         ok = ok & (np.mod(a.d_expert, tp) == 0)
         if a.n_shared_experts:
             ok = ok & (np.mod(a.d_shared_expert, tp) == 0)
-        ok = ok & (np.mod(a.n_experts, ep) == 0)
+        ok = ok & (np.mod(a.n_experts, ep) == 0) & (etp >= 1) & (np.mod(a.d_expert, etp) == 0)
+        ok = ok & (np.mod(tp * cp * dp, etp * ep) == 0)  # the expert grid fits
     else:
         ok = ok & (ep == 1)
     interleaved_ok = (schedule == _INTERLEAVED) & (np.mod(a.n_layers, pp * virtual_stages) == 0)
@@ -170,6 +175,7 @@ def sweep_train_steps(
     pp: Any = 1,
     cp: Any = 1,
     ep: Any = 1,
+    etp: Any = None,
     sp: Any = False,
     zero: Any = ZeroStage.NONE,
     ckpt: Any = Checkpointing.NONE,
@@ -203,10 +209,11 @@ def sweep_train_steps(
     schedule = _code(PipelineSchedule, schedule)
     lm = Head(head) is Head.LM
 
-    valid = valid_layouts(a, dp, tp, pp, cp, ep, mbs, schedule, v)
+    etp = tp if etp is None else np.asarray(etp, dtype=f64)
+    valid = valid_layouts(a, dp, tp, pp, cp, ep, mbs, schedule, v, etp)
     valid = valid & (seqs >= 1) & (seq_len >= 1)
     # data split: the busiest data rank's sequences, micro-batches and tokens
-    shards = dp * ep
+    shards = dp
     per_shard = -(-seqs // shards)
     mb = np.minimum(mbs, per_shard)
     n_mb = -(-per_shard // mb)
@@ -227,7 +234,7 @@ def sweep_train_steps(
     layer_dense = per_tp(g.params_layer_dense(a, tp_values))
     routed = g.params_routed_experts(a, tp_values)
     moe_dense = per_tp(g.params_layer_moe(a, tp_values) - routed)
-    routed_here = per_tp(routed) // ep
+    routed_here = g.params_routed_experts(a, etp) // ep
     embedding = per_tp(g.params_embedding(a, tp_values))
     vocab_tp = per_tp(-(-a.vocab // tp_values))
     out_head = per_tp(g.params_head_lm(a, tp_values) if lm else g.params_head_value(a, tp_values))
@@ -254,7 +261,7 @@ def sweep_train_steps(
 
     k_opt = 8 if dt.weight == 4 else 12
     w = dt.weight
-    d_shards, e_shards = dp * cp * ep, dp * cp
+    d_shards, e_shards = dp * cp, np.maximum(tp * cp * dp // (etp * ep), 1)
     z3, z2, z0 = zero == _OS_G_P, zero >= _OS_G, zero == _NO_ZERO
 
     def states(p_dense: Any, p_expert: Any) -> tuple[Any, Any, Any]:
@@ -332,7 +339,7 @@ def sweep_train_steps(
         work = work + _choose(ckpt, extra_work)
     busy = work * (shards * per_shard / seqs)
     peak_flops = hardware.peak(dt.compute) * compute_efficiency
-    compute_s = busy / (dp * tp * pp * cp * ep * peak_flops)
+    compute_s = busy / (dp * tp * pp * cp * peak_flops)
     memory_s = step_bytes / (hardware.hbm_bandwidth_bytes_per_s * bandwidth_efficiency)
     interleaved = schedule == _INTERLEAVED
     no_bubble = (pp == 1) | (schedule == _ZERO_BUBBLE)

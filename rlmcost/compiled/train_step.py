@@ -11,10 +11,10 @@ seconds. The step is one optimizer step over ``sequences`` sequences of ``seq_le
   plus ``parallel.activations.work_recompute`` under checkpointing when ``recompute``;
 * time: ``max(compute, memory)`` stretched by the pipeline bubble (``rlmcost.timing``'s
   roofline; Williams et al. 2009), where compute = busiest data rank's share of the FLOPs
-  (P_d P_e ceil(n / (P_d P_e)) / n of the total) / (N x peak x compute_efficiency) and memory
-  = (2 x weights read (gathered under ZeRO-3) + 2 x gradients + 2 x optimizer states) / (HBM
-  bandwidth x bandwidth_efficiency) per device; bubble per
-  :func:`rlmcost.parallel.pipeline.bubble_fraction`. Communication is not included.
+  (P_d ceil(n / P_d) / n of the total; EP is folded inside P_t P_c P_d) / (N x peak x
+  compute_efficiency) and memory = (2 x weights read (gathered under ZeRO-3) + 2 x
+  gradients + 2 x optimizer states) / (HBM bandwidth x bandwidth_efficiency) per device;
+  bubble per :func:`rlmcost.parallel.pipeline.bubble_fraction`. Communication is not included.
 
 With ``recompute=False`` and unit efficiencies the bound is the estimate's Training phase for
 one step (``reports.estimate._Context.time``), which leaves recomputation out.
@@ -81,20 +81,23 @@ def work_per_stage_rank(
 ) -> list[int | Fraction]:
     """FLOPs of one rank of each pipeline stage in one training step (LM head, router
     counted): the numeric ``parallel.cost.training_cost(...).ranks`` with ``omit_router=False``
-    (the most loaded rank is their max; the global work their sum times P_d P_t P_c P_e).
+    (the most loaded rank is their max; the global work their sum times P_d P_t P_c).
 
     Per pipeline stage, on its TP shard: 3 x (the rank's dense projections over its
-    n / (P_d P_e) sequences' tokens, attention / P_c, routed experts over n m / (P_d P_c P_e)
-    token copies, the LM head on the last stage), plus the recomputed forward under
+    n / P_d sequences' tokens, attention / P_c, the LM head on the last stage, and its share of
+    the routed experts: the stage's n m k token copies spread evenly over its P_t P_c P_d ranks
+    on Megatron-core's expert grid, the same FLOPs as the n m / (P_d P_c) tokens through a
+    TP-split expert, whatever ETP and P_e are), plus the recomputed forward under
     checkpointing (attention for selective, the body for full). ``arch``: a numeric ``Arch``.
+    The paper's 5D degrees (P_d, P_e) are this layout's (P_d P_e, P_e) with ETP = P_t.
     """
     from rlmcost.parallel.shard import stages, tp_shard
 
-    t, c, e = layout.tp, layout.cp, layout.ep
+    t, c = layout.tp, layout.cp
     cnt = AttnCounting(counting).value
-    seqs_rank = Fraction(sequences, layout.dp * e)
+    seqs_rank = Fraction(sequences, layout.dp)
     tokens_rank = seqs_rank * seq_len / c
-    tokens_expert = Fraction(sequences * seq_len, layout.dp * c * e)
+    tokens_expert = tokens_rank
     shard = tp_shard(arch, t)
     out: list[int | Fraction] = []
     for stage in stages(arch, layout.pp):
@@ -147,7 +150,7 @@ def train_step(
         )  # fmt: skip
         weights = max(whole, key=lambda b: b.total).weights
     work = work_train_step(arch, layout.ckpt, sequences, seq_len, head, counting, recompute)
-    shards = layout.dp * layout.ep
+    shards = layout.dp
     per_shard = -(-sequences // shards)
     busy = work * Fraction(shards * per_shard, sequences)
     micro_batches = -(-per_shard // min(layout.micro_batch, per_shard))

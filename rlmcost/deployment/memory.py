@@ -66,7 +66,7 @@ def with_lora(
     base (weight dtype); when it trains, gradients and mixed-precision Adam states of the
     adapters only, sharded over the data-parallel replicas like the dense parameters."""
     states = model_state_bytes_per_rank(
-        adapters, layout.zero, layout.dp * layout.cp * layout.ep, workload.weight_dtype, train
+        adapters, layout.zero, layout.dp * layout.cp, workload.weight_dtype, train
     )
     if not train:
         return replace(m, weights=m.weights + states.weights)
@@ -83,11 +83,17 @@ def offloaded(m: MemoryBreakdown, offload: tuple[Offload, ...], layout: Layout) 
     arXiv:2101.06840: fp32 optimizer states and the update on the CPU; ZeRO-Infinity /
     FSDP ``CPUOffload(offload_params=True)``: parameter shards on the host, gathered to the
     device layer by layer into the ZeRO-3 buffers). SpecError for a parameter offload without
-    ZeRO-3, which no framework runs."""
+    ZeRO-3, which no framework runs during the step: Megatron with its distributed optimizer
+    offloads parameters between phases only (verl ``megatron_workers.py`` ``param_offload``,
+    NeMo RL's ``offload_after_refit``: ``params-idle``), and Megatron's
+    ``cpu_offloading_weights`` moves none (Transformer Engine ``pytorch/cpu_offload.py``:
+    "Offloading weights is deprecated ... does not have any effect")."""
     if Offload.PARAMS in offload and layout.zero is not ZeroStage.OS_G_P:
         raise SpecError(
-            "--offload params moves the parameter shards to the host, which needs ZeRO-3/FSDP "
-            "(--zero 3); add --zero 3 or offload only optimizer,grads"
+            "--offload params keeps the parameter shards on the host during the step, which "
+            "needs ZeRO-3/FSDP (--zero 3); Megatron (distributed optimizer, --zero 1) offloads "
+            "parameters between phases only: use --offload params-idle (verl megatron "
+            "param_offload), or add --zero 3"
         )
     moved = {
         "optimizer": m.optimizer if Offload.OPTIMIZER in offload else 0,

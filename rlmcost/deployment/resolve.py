@@ -123,17 +123,27 @@ def resolve_models(
 
 def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
     """The layout for ``gpus`` devices: when ``gpus`` is given and the layout's degrees
-    multiply to fewer, data parallelism fills the rest (dp = gpus / (tp pp cp ep), stated)."""
+    multiply to fewer, data parallelism fills the rest (dp = gpus / (tp pp cp), stated). EP
+    is folded inside dp*tp*cp (Megatron-core; :mod:`rlmcost.parallel.layout`): it adds no
+    GPUs, and the GPU count must be a multiple of tp*pp*cp times ``Layout.dp_unit``."""
     layout = layout or Layout()
     notes: list[str] = []
     if gpus is None or gpus == layout.n_gpus:
         return layout, notes
     if gpus < 1:
         raise SpecError(f"gpus={gpus} must be a positive integer")
-    rest = layout.tp * layout.pp * layout.cp * layout.ep
-    if layout.dp == 1 and gpus % rest == 0:
-        notes.append(f"dp = gpus / (tp*pp*cp*ep) = {gpus} / {rest} = {gpus // rest}")
+    rest = layout.tp * layout.pp * layout.cp
+    unit = rest * layout.dp_unit
+    if layout.dp == 1 and gpus % unit == 0:
+        notes.append(f"dp = gpus / (tp*pp*cp) = {gpus} / {rest} = {gpus // rest}")
         return layout.with_(dp=gpus // rest), notes
-    product = f"dp*tp*pp*cp*ep = {layout.dp}*{layout.tp}*{layout.pp}*{layout.cp}*{layout.ep}"
-    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp*ep={rest} must divide it"
+    product = f"dp*tp*pp*cp = {layout.dp}*{layout.tp}*{layout.pp}*{layout.cp}"
+    if layout.dp == 1 and gpus % rest == 0:  # the expert grid does not fit
+        raise SpecError(
+            f"gpus = {gpus} gives dp = {gpus // rest}, but etp*ep = "
+            f"{layout.expert_tp}*{layout.ep} must divide tp*cp*dp (Megatron folds EP inside "
+            f"DP x TP x CP; etp defaults to tp): use a multiple of {unit} GPUs"
+            + ("" if layout.expert_tp == 1 else " or --etp 1")
+        )
+    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp={rest} must divide it"
     raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")

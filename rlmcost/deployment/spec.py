@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
 
 GIB = 1024**3
 MIB = 1024**2
@@ -54,7 +54,10 @@ class TrainLayout(BaseModel):
     tp: int = Field(default=1, ge=1, description="tensor-parallel degree (1 = no TP)")
     pp: int = Field(default=1, ge=1, description="pipeline stages (1 = no PP)")
     cp: int = Field(default=1, ge=1, description="context-parallel degree (1 = no CP)")
-    ep: int = Field(default=1, ge=1, description="expert-parallel degree (1 = no EP)")
+    ep: int = Field(default=1, ge=1, description="expert-parallel degree (1 = no EP), folded "
+                    "inside dp*tp*cp as Megatron-core folds it (no extra GPUs)")
+    etp: int | None = Field(default=None, ge=1, description="expert tensor-parallel degree "
+                            "(None = tp, Megatron-core's default; NeMo RL and slime set 1)")
     sp: bool = Field(default=False, description="sequence parallelism inside the TP group")
     zero: ZeroStage = Field(default=ZeroStage.NONE, description="ZeRO stage (3 = FSDP)")
     ckpt: Checkpointing = Field(default=Checkpointing.NONE, description="checkpointing")
@@ -109,6 +112,7 @@ class TrainLayout(BaseModel):
             pp=self.pp,
             cp=self.cp,
             ep=self.ep,
+            etp=self.etp,
             sp=self.sp,
             zero=self.zero,
             ckpt=self.ckpt,
@@ -119,8 +123,10 @@ class TrainLayout(BaseModel):
 
     @property
     def split(self) -> int:
-        """GPUs of one model replica: tp * pp * cp * ep."""
-        return self.tp * self.pp * self.cp * self.ep
+        """The GPU granularity of the layout: tp * pp * cp times the smallest dp whose
+        tp*cp*dp ranks hold the etp*ep expert grid (``parallel.layout.dp_unit``); every GPU
+        count the layout runs on is a multiple of it."""
+        return self.tp * self.pp * self.cp * dp_unit(self.tp, self.cp, self.ep, self.etp)
 
 
 ENGINE_COLOCATED_FRACTION = 0.5

@@ -76,7 +76,8 @@ def trainer_layout(run: Run) -> TrainerLayout:
     dep, c, train = run.deployment, run.cluster, run.deployment.train
     if run.tp_per_model:
         models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
-                        ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep)  # fmt: skip
+                        ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep,
+                        etp=train.etp)  # fmt: skip
         return TrainerLayout(train.layout(dp=c.dp or 1), models, None, c.gpus, ())
     lay, notes = resolve_layout(train.layout(dp=c.dp or 1), c.gpus)
     gpus = lay.n_gpus if not run.grouped or (c.gpus is None and not dep.groups) else c.gpus

@@ -29,7 +29,6 @@ IGNORED = (
     "policy.logprob_batch_size", "policy.precision", "policy.logprob_chunk_size",
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
     "policy.megatron_cfg.empty_unused_memory_level", "policy.megatron_cfg.converter_type",
-    "policy.megatron_cfg.expert_tensor_parallel_size",
     "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
     "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
     "policy.megatron_cfg.pipeline_dtype", "policy.megatron_cfg.freeze_moe_router",
@@ -137,6 +136,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         tp = r.integer(f"{c}.tensor_parallel_size", 1)
         cp = r.integer(f"{c}.context_parallel_size", 1)
         pp = ep = 1
+        etp = None
         sp = r.flag(f"{c}.sequence_parallel", False)
         zero = "3"
         ckpt = r.flag(f"{c}.activation_checkpointing", False)
@@ -148,6 +148,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         pp = r.integer(f"{c}.pipeline_model_parallel_size", 1)
         cp = r.integer(f"{c}.context_parallel_size", 1)
         ep = r.integer(f"{c}.expert_model_parallel_size", 1)
+        etp = r.integer(f"{c}.expert_tensor_parallel_size", None)  # None: TP (Megatron-core)
         sp = r.flag(f"{c}.sequence_parallel", False)
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
@@ -155,6 +156,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
         if v > 1:
             q.set(flag, v)
+    if ep > 1 and etp is not None and etp != tp:  # the expert grid only
+        q.set("--etp", etp)
     if sp and tp > 1:
         q.set("--sp")
     q.set("--zero", zero)

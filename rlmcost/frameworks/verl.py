@@ -181,9 +181,12 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         pp = r.integer(f"{m}.pipeline_model_parallel_size", 1)
         cp = r.integer(f"{m}.context_parallel_size", 1)
         ep = r.integer(f"{m}.expert_model_parallel_size", 1)
+        etp = r.integer(f"{m}.expert_tensor_parallel_size", None)  # None: TP (Megatron-core)
         for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
             if v > 1:
                 q.set(flag, v)
+        if ep > 1 and etp is not None and etp != tp:  # the expert grid only
+            q.set("--etp", etp)
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")

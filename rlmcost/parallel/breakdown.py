@@ -31,8 +31,8 @@ class StageParams:
     """Parameter elements one rank of a pipeline stage holds, by how widely they are
     replicated (``parallel.memory.stage_params`` and its numeric twin, :func:`stage_params`)."""
 
-    dense: int  # replicated over P_d P_c P_e
-    expert: int  # routed experts, replicated over P_d P_c
+    dense: int  # replicated over P_d P_c
+    expert: int  # routed experts, replicated over the expert-DP group (``Layout.expert_dp``)
     largest_unit: int  # largest ZeRO-3 gather unit (a layer, the embedding or the head)
 
 
@@ -74,7 +74,7 @@ class MemoryBreakdown:
 class DataShare:
     """What the most loaded rank processes: sequences, micro-batching and tokens per rank."""
 
-    sequences: int  # sequences per data shard (of P_d P_e), rounded up
+    sequences: int  # sequences per data shard (of P_d), rounded up
     micro_batch: int  # sequences per micro-batch, at most ``sequences``
     micro_batches: int  # micro-batches per iteration on the rank
     tokens_per_sequence: int  # ceil(seq_len / P_c) positions of each sequence on the rank
@@ -96,9 +96,10 @@ def _positive(name: str, value: object) -> int:
 
 
 def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
-    """Split ``sequences`` sequences of ``seq_len`` tokens over the data and context ranks."""
+    """Split ``sequences`` sequences of ``seq_len`` tokens over the P_d data and P_c context
+    ranks (EP ranks are folded inside them and own no tokens of their own)."""
     sequences, seq_len = _positive("sequences", sequences), _positive("seq_len", seq_len)
-    shards = layout.dp * layout.ep  # fewer sequences than shards: some ranks idle
+    shards = layout.dp  # fewer sequences than shards: some ranks idle
     per_shard = -(-sequences // shards)
     mb = min(layout.micro_batch, per_shard)
     return DataShare(per_shard, mb, -(-per_shard // mb), -(-seq_len // layout.cp))
@@ -109,8 +110,9 @@ def stage_params(
 ) -> StageParams:
     """Parameter elements on one rank of ``stage``, numerically (the twin of
     ``parallel.memory.stage_params``; the generated blocks, exact ints): its
-    layers' TP shards, 1/P_e of the routed experts, the embedding on the first stage, the final
-    norm and head on the last (a tied embedding's own copy when the stages differ)."""
+    layers' TP shards, E/P_e routed experts each split over ETP ranks (Megatron-core's expert
+    grid), the embedding on the first stage, the final norm and head on the last (a tied
+    embedding's own copy when the stages differ)."""
     a, tp = arch_numbers(arch), layout.tp
     units = [0]
     dense = 0
@@ -120,9 +122,8 @@ def stage_params(
         dense += stage.dense_layers * layer
         units.append(layer)
     if stage.moe_layers:
-        routed = g.params_routed_experts(a, tp)
-        routed_here = routed // layout.ep
-        moe_dense = g.params_layer_moe(a, tp) - routed
+        routed_here = g.params_routed_experts(a, layout.expert_tp) // layout.ep
+        moe_dense = g.params_layer_moe(a, tp) - g.params_routed_experts(a, tp)
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)

@@ -22,18 +22,24 @@ under full checkpointing):
   K and V block (b s 2 h_kv d_h / P_t elements) travels P_c - 1 hops forward, and K, V and
   their gradients P_c - 1 hops each backward.
 * EP (GShard, Lepikhin et al. 2020): per MoE layer and micro-batch a dispatch and a combine
-  all-to-all of the k copies of the rank's tokens (b s k d / P_t with SP), forward and backward.
+  all-to-all of the k copies of the rank's tokens (b s k d / P_t with SP) over the P_e ranks of
+  its EP group, forward and backward; with an expert TP other than P_t (Megatron-core's
+  ``MoEAlltoAllTokenDispatcher``), an all-gather of the dispatched tokens and a reduce-scatter
+  of the outputs over the ETP group, and no TP pair around the MoE FFN.
 * PP: per micro-batch and model chunk, the stage-boundary activations forward and their
   gradient backward (b s d, / P_t with SP), point-to-point.
 * DP / ZeRO (Rajbhandari et al. 2020, §7): the gradients of the rank's parameters over the
-  ranks that replicate them, in the weight dtype. ZeRO-0: one all-reduce per iteration;
-  ZeRO-1: reduce-scatter and all-gather of the updated parameters, once; ZeRO-2: the
+  ranks that replicate them, in the weight dtype: the dense parameters over P_d P_c, the
+  routed experts over the expert-DP group (``Layout.expert_dp``). ZeRO-0: one all-reduce
+  per iteration; ZeRO-1: reduce-scatter and all-gather of the updated parameters, once; ZeRO-2: the
   reduce-scatter after every micro-batch (gradients live only as shards); ZeRO-3: per
   micro-batch an all-gather of the parameters for the forward, another for the backward, and
   a reduce-scatter of the gradients (1.5x the all-reduce volume per micro-batch).
 
-Links: ranks are numbered with TP innermost, then CP, EP, DP, PP (Megatron-LM's default order
-tp-cp-ep-dp-pp); a group whose members span at most one node's GPUs uses the intra-node link
+Links: ranks are numbered as Megatron-core numbers them (``parallel_state.RankGenerator``,
+default order tp-cp-ep-dp-pp): the dense grid TP innermost, then CP, DP, PP; the expert grid
+over the same ranks ETP innermost, then EP, expert DP, PP. A group whose members span at most
+one node's GPUs uses the intra-node link
 (NVLink), else the inter-node NIC, which then bounds the ring. Time = bytes / per-direction
 bandwidth, with no overlap with compute or other collectives and no latency term: an upper
 bound on exposed communication for large messages.
@@ -79,19 +85,38 @@ def bytes_sent_per_rank(kind: Collective, payload_bytes: int, ranks: int) -> Fra
     return Fraction(factor * (ranks - 1) * payload_bytes, ranks)
 
 
-RANK_ORDER = ("tp", "cp", "ep", "dp", "pp")
-"""Innermost first (Megatron-LM's default ``tp-cp-ep-dp-pp``)."""
+RANK_ORDER = ("tp", "cp", "dp", "pp")
+"""The dense grid, innermost first (Megatron-core's ``tp-cp-ep-dp-pp`` with EP 1)."""
+
+EXPERT_ORDER = ("etp", "ep", "edp", "pp")
+"""The expert grid over the same ranks, innermost first (Megatron-core's expert
+``RankGenerator``: tp = ETP, ep = EP, dp = expert DP, cp = 1, the same order)."""
+
+
+def _degree(layout: Layout, dim: str) -> int:
+    if dim == "etp":
+        return layout.expert_tp
+    if dim == "edp":
+        return layout.expert_dp
+    return int(getattr(layout, dim))
 
 
 def group_is_intra_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: int) -> bool:
-    """Whether the group over ``dims`` (e.g. ("dp", "cp", "ep")) fits in one node.
+    """Whether the group over ``dims`` fits in one node: dense dims (e.g. ("dp", "cp")) of
+    :data:`RANK_ORDER`, or expert dims (("ep",), ("edp",)) of :data:`EXPERT_ORDER`.
 
     The group's members are spread over the rank range spanned by its outermost dimension:
-    the product of every degree up to and including it in :data:`RANK_ORDER`.
+    the product of every degree up to and including it in its grid's order.
     """
-    outer = max(RANK_ORDER.index(x) for x in dims)
-    span = prod(getattr(layout, x) for x in RANK_ORDER[: outer + 1])
+    order = EXPERT_ORDER if set(dims) & {"etp", "ep", "edp"} else RANK_ORDER
+    outer = max(order.index(x) for x in dims)
+    span = prod(_degree(layout, x) for x in order[: outer + 1])
     return span <= gpus_per_node
+
+
+def group_ranks(layout: Layout, dims: tuple[str, ...]) -> int:
+    """Ranks of the group over ``dims`` (a product of their degrees)."""
+    return prod(_degree(layout, x) for x in dims)
 
 
 @dataclass(frozen=True)
@@ -161,10 +186,12 @@ def _stage_traffic(
             intra = group_is_intra_node(layout, dims, gpus_per_node)
             out.append(_traffic(strategy, kind, ranks, calls, payload, intra, hw))
 
-    t = layout.tp
+    t, etp = layout.tp, layout.expert_tp
     if t > 1:
         boundary = (1 if stage.first else 0) + (1 if stage.last else 0)
-        per_mb = stage.layers * 2
+        # a MoE layer whose experts are not split over the TP group moves its FFN's tokens
+        # by the EP dispatcher: the attention's pair only
+        per_mb = stage.dense_layers * 2 + stage.moe_layers * (1 if etp != t else 2)
         reduce_calls = n_mb * (per_mb * (fwd_passes + 1) + boundary)
         if layout.sp:
             gathers = n_mb * per_mb * (fwd_passes + 2)
@@ -180,6 +207,10 @@ def _stage_traffic(
         dispatched = tokens * int(arch.top_k) * d * x // (t if layout.sp else 1)
         calls = stage.moe_layers * n_mb * 2 * (fwd_passes + 1)
         add("ep", Collective.ALL_TO_ALL, layout.ep, calls, dispatched, ("ep",))
+        if etp > 1 and etp != t:  # expert TP: gather the dispatched tokens, scatter outputs
+            gathered = tokens * int(arch.top_k) * d * x * etp // t
+            add("ep", Collective.ALL_GATHER, etp, calls // 2, gathered, ("etp",))
+            add("ep", Collective.REDUCE_SCATTER, etp, calls // 2, gathered, ("etp",))
     if layout.pp > 1:
         v = layout.virtual_stages
         sends = n_mb * ((v - (1 if stage.last else 0)) + (v - (1 if stage.first else 0)))
@@ -187,10 +218,10 @@ def _stage_traffic(
     params = stage_params(arch, layout, stage, Head.LM)
     w = workload.weight_dtype.bytes
     for strategy, n_params, dims in (
-        ("dp", params.dense, ("dp", "cp", "ep")),
-        ("dp-experts", params.expert, ("dp", "cp")),
+        ("dp", params.dense, ("dp", "cp")),
+        ("dp-experts", params.expert, ("edp",)),
     ):
-        ranks = prod(getattr(layout, x) for x in dims)
+        ranks = group_ranks(layout, dims)
         grads = n_params * w
         z = layout.zero
         if z is ZeroStage.NONE:

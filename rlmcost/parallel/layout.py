@@ -1,13 +1,26 @@
 """Layout: the intra-model parallel configuration of one model invocation (§III).
 
-Degrees multiply to the devices of the invocation, N = P_d P_t P_p P_c P_e (Table V caption,
-5D). 1 means "strategy off" everywhere.
+The degrees follow Megatron-core's two grids over the same ranks
+(``megatron/core/parallel_state.py``, ``initialize_model_parallel``): the dense grid
+N = P_d P_t P_c P_p (TP innermost, then CP, DP, PP) and, for the routed experts of a MoE model,
+a second decomposition of each pipeline stage's P_t P_c P_d ranks into expert TP (ETP) x
+expert parallelism (EP) x expert data parallelism (EDP). EP is therefore *folded* inside
+DP x TP x CP and adds no GPUs: TP 4 with EP 8 runs on 8 GPUs (ETP 1, EDP 1). Megatron-core
+requires ETP * EP * PP to divide the world size (``expert_tensor_model_pipeline_parallel_size``),
+i.e. ETP * EP to divide P_t P_c P_d, and takes ETP = TP when it is not set
+(``expert_tensor_parallel_size=None`` in ``initialize_model_parallel`` and
+``megatron/training/arguments.py``); NeMo RL's and slime's MoE recipes set it to 1.
+DeepSpeed-MoE (``deepspeed/utils/groups.py``) and vLLM (EP over its TP x DP ranks) fold EP
+the same way. The seed paper's 5D row (Table V caption, N = P_d P_t P_p P_c P_e with EP ranks
+owning tokens) is this grid with ETP = TP and P_d^Megatron = P_d P_e; the paper's tables keep
+their own degrees (:class:`rlmcost.parallel.cost.Degrees`). 1 means "strategy off" everywhere.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from math import gcd
 from typing import Any
 
 
@@ -45,23 +58,53 @@ class Layout:
     tp: int = 1  # P_t tensor-parallel ranks (Megatron column/row split)
     pp: int = 1  # P_p pipeline stages
     cp: int = 1  # P_c context-parallel ranks (ring attention)
-    ep: int = 1  # P_e expert-parallel ranks
+    ep: int = 1  # P_e expert-parallel ranks, folded inside P_t P_c P_d (no extra GPUs)
     sp: bool = False  # sequence parallelism inside the TP group
     zero: ZeroStage = ZeroStage.NONE  # sharded over the dp ranks (P_z = dp)
     ckpt: Checkpointing = Checkpointing.NONE
     micro_batch: int = 1  # sequences per micro-batch
     schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B
     virtual_stages: int = 1  # v, model chunks per pipeline rank (interleaved only)
+    etp: int | None = None  # expert TP; None = tp (Megatron-core's default)
 
     @property
     def n_gpus(self) -> int:
-        """N = P_d P_t P_p P_c P_e."""
-        return self.dp * self.tp * self.pp * self.cp * self.ep
+        """N = P_d P_t P_p P_c (EP is folded inside P_t P_c P_d)."""
+        return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def expert_tp(self) -> int:
+        """Ranks that split each routed expert's matrices: ``etp``, else P_t."""
+        return self.tp if self.etp is None else self.etp
+
+    @property
+    def expert_dp(self) -> int:
+        """Ranks holding a replica of each expert shard (Megatron's expert data parallel
+        group): P_t P_c P_d / (ETP P_e) (``validate.check_layout`` makes it whole)."""
+        return self.tp * self.cp * self.dp // (self.expert_tp * self.ep)
+
+    @property
+    def dp_unit(self) -> int:
+        """The smallest P_d for which ETP P_e divides P_t P_c P_d; every valid P_d is a
+        multiple of it (:func:`dp_unit`)."""
+        return dp_unit(self.tp, self.cp, self.ep, self.etp)
 
     @property
     def model_parallel(self) -> int:
-        """Ranks that split one replica's weights: P_t P_p (and P_e for the experts)."""
+        """Ranks that split one replica's dense weights: P_t P_p."""
         return self.tp * self.pp
 
     def with_(self, **changes: Any) -> Layout:
         return replace(self, **changes)
+
+
+def dp_unit(tp: int, cp: int = 1, ep: int = 1, etp: int | None = None) -> int:
+    """The smallest P_d with ETP P_e dividing P_t P_c P_d (Megatron-core's check that
+    ``expert_tensor_parallel_size * expert_model_parallel_size`` fits the stage's ranks): a
+    group of GPUs holds replicas of a layout only in multiples of P_t P_p P_c times this.
+
+    >>> dp_unit(4, ep=8, etp=1), dp_unit(4, ep=8), dp_unit(2, cp=2, ep=16, etp=1)
+    (2, 8, 4)
+    """
+    need = (tp if etp is None else etp) * ep
+    return need // gcd(need, tp * cp)

@@ -3,11 +3,14 @@
 The numeric counterpart of the tables' memory column (§III-G), with mixed-precision bytes:
 
 * weights / gradients / optimizer: the rank's share of the parameters (its pipeline stage's
-  layers, 1/P_t of each split matrix, 1/P_e of the routed experts; norms and the router
-  replicated) in ``workload.weight_dtype``, gradients in the same dtype, Adam's K = 12 bytes
-  of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO shards each
-  parameter's states over the ranks that hold a replica of it: the dense parameters over
-  P_d P_c P_e ranks, the routed experts over P_d P_c (with P_c = P_e = 1 this is P_z = P_d).
+  layers, 1/P_t of each split matrix, E/P_e routed experts each split over ETP ranks; norms
+  and the router replicated) in ``workload.weight_dtype``, gradients in the same dtype, Adam's
+  K = 12 bytes of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
+  Megatron's distributed optimizer, ``megatron/core/optimizer/distrib_optimizer.py``, which
+  shards over the data-parallel group of each parameter) shards each parameter's states over
+  the ranks that hold a replica of it: the dense parameters over P_d P_c ranks, the routed
+  experts over the expert-DP group P_t P_c P_d / (ETP P_e) (Megatron-core's expert grid,
+  :mod:`rlmcost.parallel.layout`; with P_c = 1 and no MoE this is P_z = P_d).
 * activations: TRAIN keeps the faithful per-layer bytes
   (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
   per ``layout.ckpt``) of every micro-batch the pipeline schedule has in flight on the stage
@@ -23,10 +26,11 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
 * buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
   one prefetched; a unit is a layer, the embedding or the head), in the weight dtype.
 
-Data: the ``sequences`` of the invocation are split over the P_d P_e data shards (the EP ranks
-own disjoint tokens, as in the Table V caption's 5D row) and each sequence over P_c context
-ranks; the most loaded rank gets the rounded-up share. A micro-batch of ``layout.micro_batch``
-sequences (at most the rank's share) is the unit of the pipeline schedule.
+Data: the ``sequences`` of the invocation are split over the P_d data shards (EP is folded
+inside P_t P_c P_d, so the EP ranks own the tokens of their own data shards) and each sequence
+over P_c context ranks; the most loaded rank gets the rounded-up share. A micro-batch of
+``layout.micro_batch`` sequences (at most the rank's share) is the unit of the pipeline
+schedule.
 
 Suppressed: allocator fragmentation, CUDA context and library workspaces, DDP gradient buckets,
 pipeline send/receive buffers, and the transient all-gather buffers of ZeRO-1/2.
@@ -46,7 +50,7 @@ from rlmcost.parallel.activations import saved_bytes_per_token_layer
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, StageParams, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
-from rlmcost.parallel.shard import PipelineStage, split_up, stages, tp_shard
+from rlmcost.parallel.shard import PipelineStage, split, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
 from rlmcost.specs.workload import Workload
@@ -63,9 +67,9 @@ def _fraction(x: object) -> Fraction:
 
 
 def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -> StageParams:
-    """Parameter elements on one rank of ``stage``: its layers' TP shards, 1/P_e of the routed
-    experts, the embedding on the first stage, the final norm and head on the last (a tied
-    embedding's copy too, when the stages differ)."""
+    """Parameter elements on one rank of ``stage``: its layers' TP shards, E/P_e routed experts
+    each split over ETP ranks, the embedding on the first stage, the final norm and head on the
+    last (a tied embedding's copy too, when the stages differ)."""
     shard = tp_shard(arch, layout.tp)
     units = [0]
     dense = stage.dense_layers * _int(bl.params_layer_dense(shard)) if stage.dense_layers else 0
@@ -75,7 +79,8 @@ def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -
     if stage.moe_layers:
         routed = _int(shard.n_experts * bl.params_ffn(shard, shard.d_expert))
         moe_dense = _int(bl.params_layer_moe(shard)) - routed
-        routed_here = routed // layout.ep
+        d_e = split(arch.d_expert, layout.expert_tp)
+        routed_here = _int(arch.n_experts * bl.params_ffn(arch, d_e)) // layout.ep
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
@@ -151,8 +156,8 @@ def memory_per_stage(
     mode = Mode(mode)
     train = mode is Mode.TRAIN
     w_dtype = workload.weight_dtype
-    replicas_dense = layout.dp * layout.cp * layout.ep
-    replicas_expert = layout.dp * layout.cp
+    replicas_dense = layout.dp * layout.cp
+    replicas_expert = layout.expert_dp
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
     out = []
     for stage in stages(arch, layout.pp):

@@ -26,30 +26,34 @@ def check_layout(
     """Raise :class:`SpecError` for a layout that cannot run ``arch``; return notes (e.g. an
     uneven pipeline split) for one that can.
 
-    Rules: degrees are positive integers whose product is the GPU count; TP divides the query
+    Rules: degrees are positive integers and P_d P_t P_p P_c is the GPU count (EP is folded
+    inside it, :mod:`rlmcost.parallel.layout`); TP divides the query
     and key/value heads and the FFN widths (Megatron-LM's split), except that with
     ``replicate_kv`` (an inference engine) TP may be a multiple of the KV heads, each rank
     holding one replicated head (vLLM); PP stages each get a layer
     (an uneven split is allowed and stated); interleaving needs L divisible by P_p v; EP needs
-    a MoE model and divides its experts.
+    a MoE model and divides its experts; expert TP divides the expert width, and ETP P_e
+    divides P_t P_c P_d (Megatron-core, ``parallel_state.initialize_model_parallel``).
     """
     notes: list[str] = []
-    degrees = {"dp": layout.dp, "tp": layout.tp, "pp": layout.pp, "cp": layout.cp, "ep": layout.ep}
-    for name, value in {**degrees, "micro_batch": layout.micro_batch}.items():
+    degrees = {"dp": layout.dp, "tp": layout.tp, "pp": layout.pp, "cp": layout.cp}
+    others = {"ep": layout.ep, "etp": layout.expert_tp, "micro_batch": layout.micro_batch}
+    for name, value in {**degrees, **others}.items():
         if not isinstance(value, int) or value < 1:
             raise SpecError(f"{name}={value} must be a positive integer (1 = off)")
     if layout.virtual_stages < 1:
         raise SpecError(f"virtual_stages={layout.virtual_stages} must be >= 1")
     if n_gpus is not None and layout.n_gpus != n_gpus:
         product = "*".join(str(v) for v in degrees.values())
-        rest = layout.tp * layout.pp * layout.cp * layout.ep
+        rest = layout.tp * layout.pp * layout.cp
         fix = (
             f"try --dp {n_gpus // rest}"
             if n_gpus % rest == 0
-            else f"tp*pp*cp*ep={rest} must divide {n_gpus}"
+            else f"tp*pp*cp={rest} must divide {n_gpus}"
         )
         raise SpecError(
-            f"dp*tp*pp*cp*ep = {product} = {layout.n_gpus} but --gpus is {n_gpus}; {fix}"
+            f"dp*tp*pp*cp = {product} = {layout.n_gpus} but --gpus is {n_gpus} "
+            f"(EP is folded inside dp*tp*cp); {fix}"
         )
     h, h_kv = int(arch.n_heads), int(arch.n_kv_heads)
     replicated = replicate_kv and layout.tp > h_kv and layout.tp % h_kv == 0
@@ -119,4 +123,31 @@ def check_layout(
                 f"ep={layout.ep} must divide the {n_exp} experts; "
                 f"try one of {_show(divisors(n_exp))}"
             )
+    check_expert_grid(arch, layout)
     return notes
+
+
+def check_expert_grid(arch: Arch, layout: Layout) -> None:
+    """SpecError unless expert TP divides the expert width and ETP * EP divides the
+    tp*cp*dp ranks of a pipeline stage (Megatron-core: ``world_size`` divisible by
+    ``expert_tensor_parallel_size * expert_model_parallel_size * pipeline_model_parallel_size``,
+    ``parallel_state.initialize_model_parallel``)."""
+    etp, ep = layout.expert_tp, layout.ep
+    if not arch.is_moe:
+        return
+    width = int(arch.d_expert)
+    if width % etp:
+        raise SpecError(
+            f"etp={etp} (expert TP{'; unset, it is tp' if layout.etp is None else ''}) must "
+            f"divide d_expert={width}; set --etp to one of {_show(divisors(width))}"
+        )
+    ranks = layout.tp * layout.cp * layout.dp
+    if ranks % (etp * ep):
+        unit = layout.dp_unit
+        hint = "; or --etp 1 (NeMo RL, slime)" if etp > 1 and ranks % ep == 0 else ""
+        raise SpecError(
+            f"etp*ep = {etp}*{ep} must divide tp*cp*dp = {layout.tp}*{layout.cp}*{layout.dp} "
+            f"= {ranks} (Megatron folds EP inside DP x TP x CP"
+            f"{'; etp defaults to tp' if layout.etp is None else ''}); "
+            f"use dp a multiple of {unit}{hint}"
+        )

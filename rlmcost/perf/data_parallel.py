@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
@@ -27,13 +27,26 @@ from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
 
 def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
-    """(name, dims, ranks) of the groups that replicate dense and expert parameters."""
+    """(name, dims, ranks) of the groups that replicate dense and expert parameters: the
+    dense parameters over P_d P_c, the routed experts over Megatron-core's expert data
+    parallel group, P_t P_c P_d / (ETP P_e) ranks (``parallel_state`` expert grid). Without
+    EP or a separate expert TP the experts share the dense group (one ``dense`` entry)."""
     out: list[tuple[str, tuple[str, ...], int]] = [
-        ("dense", ("dp", "cp", "ep"), layout.dp * layout.cp * layout.ep)
+        ("dense", ("dp", "cp"), group_ranks(layout, ("dp", "cp")))
     ]
-    if layout.ep > 1:
-        out.append(("expert", ("dp", "cp"), layout.dp * layout.cp))
+    if layout.ep > 1 or layout.expert_tp != layout.tp:
+        out.append(("expert", ("edp",), group_ranks(layout, ("edp",))))
     return out
+
+
+def _grouped_params(
+    layout: Layout, dense: int, expert: int
+) -> list[tuple[tuple[str, ...], int, int]]:
+    """(dims, ranks, parameter elements) reduced over each group of :func:`_dp_groups`."""
+    groups = _dp_groups(layout)
+    if len(groups) == 1:
+        return [(groups[0][1], groups[0][2], dense + expert)]
+    return [(dims, ranks, dense if name == "dense" else expert) for name, dims, ranks in groups]
 
 
 def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
@@ -43,8 +56,7 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         return
     dense, expert = stage_param_counts(c.arch, lay, stage)
     ag = rs = 0.0
-    for name, dims, ranks in _dp_groups(lay):
-        n = dense if name == "dense" else expert
+    for dims, ranks, n in _grouped_params(lay, dense, expert):
         ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
         rs += c.comm(Collective.REDUCE_SCATTER, n * w, ranks, dims)
     comp_f, comp_b = p.compute("fwd"), p.compute("bwd")
@@ -62,8 +74,8 @@ def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
         return 0.0
     dense, expert = stage_param_counts(c.arch, lay, stage)
     reduce = gather = 0.0
-    for name, dims, ranks in _dp_groups(lay):
-        n = (dense if name == "dense" else expert) * w
+    for dims, ranks, params in _grouped_params(lay, dense, expert):
+        n = params * w
         if lay.zero is ZeroStage.NONE:
             reduce += c.comm(Collective.ALL_REDUCE, n, ranks, dims)
         else:
@@ -93,8 +105,7 @@ def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float
     lay, opt = c.layout, c.options
     dense, expert = stage_param_counts(c.arch, lay, stage)
     shard = 0
-    for name, _, ranks in _dp_groups(lay):
-        n = dense if name == "dense" else expert
+    for _, ranks, n in _grouped_params(lay, dense, expert):
         shard += -(-n // ranks) if lay.zero is not ZeroStage.NONE else n
     w = c.workload.weight_dtype.bytes
     if opt.offload_optimizer:  # the shard's traffic, then its CPU Adam step

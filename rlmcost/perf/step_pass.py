@@ -8,7 +8,9 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
 
 * **GEMMs** per layer: QKV [T, (h + 2 h_kv) d_h / P_t, d], output [T, d, h d_h / P_t], FFN
   up (gate and up fused for a gated FFN) and down, MoE router [T, E, d] and grouped expert
-  GEMMs (E / P_e local experts, ``T k P_e / E`` tokens each, balanced routing), the LM head
+  GEMMs on Megatron-core's expert grid (E / P_e local experts of width d_e / ETP; the stage's
+  token copies spread evenly over its P_t P_c P_d ranks in ETP groups, so
+  ``T k ETP P_e / (P_t E)`` tokens per local expert under balanced routing), the LM head
   [T, V / P_t, d] on the last stage. Backward: for every [m, n, k] GEMM a data-gradient
   [m, k, n] and a weight-gradient [k, n, m] GEMM.
 * **Attention core**: ``flash`` (default): a fused FlashAttention-class kernel on the causal
@@ -31,8 +33,10 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
     backward (SP: all-gather + reduce-scatter pairs, the same bytes; Korthikanti et al.
     2022 §4.2.2; the backward re-gathers overlap the data-gradient GEMMs), plus the
     vocabulary-parallel embedding and head; **exposed** (they sit between dependent GEMMs).
-  - EP (GShard): dispatch and combine all-to-all per MoE layer, forward and backward;
-    **exposed**.
+  - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP
+    group (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with
+    ETP > 1, the dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP
+    group (Megatron-core ``MoEAlltoAllTokenDispatcher``); **exposed**.
   - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward
     (K, V and their gradients backward), each **hidden behind** the attention of one block;
     only the excess is exposed.
@@ -194,11 +198,11 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     if moe:
-        e, k = int(arch.n_experts), int(arch.top_k)
+        e, k, etp = int(arch.n_experts), int(arch.top_k), lay.expert_tp
         local = e // lay.ep
-        per_expert = max(1, -(-T * k * lay.ep // e))
+        per_expert = max(1, -(-T * k * etp * lay.ep // (t * e)))
         gemm(T, e, d)  # router
-        de = int(sh.d_expert)
+        de = int(arch.d_expert) // etp
         gemm(per_expert, (p - 1) * de, d, local)
         gemm(per_expert, d, de, local)
         act_widths.append((per_expert * local, de))
@@ -248,29 +252,37 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     if not arch.n_positions:  # RoPE on q and k
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
-    if moe:  # permute to experts and back
-        fwd_bytes += 2 * 2 * T * int(arch.top_k) * d * x
+    if moe:  # permute the rank's expert token copies to experts and back
+        fwd_bytes += 2 * 2 * (T * int(arch.top_k) * lay.expert_tp // t) * d * x
         kernels += 2
     ew_f = dev.elementwise_s(fwd_bytes, kernels)
     ew_b = dev.elementwise_s(2 * fwd_bytes, 2 * kernels)
     out.fwd["elementwise"] += ew_f
     out.bwd["elementwise"] += ew_b
 
-    # TP / SP collectives: 2 per layer forward, 2 backward (all-reduce or AG + RS pairs)
+    # TP / SP collectives: 2 per layer forward, 2 backward (all-reduce or AG + RS pairs); a
+    # MoE layer whose experts are not split over the TP group (ETP != TP) has the attention's
+    # only: its FFN's tokens move by the EP dispatcher instead
     if t > 1:
         act = T * d * x
+        n = 1 if moe and lay.expert_tp != t else 2
         if lay.sp:
             pair = c.comm(Collective.ALL_GATHER, act, t, ("tp",))
             pair += c.comm(Collective.REDUCE_SCATTER, act, t, ("tp",))
-            out.fwd["sp"] += 2 * pair
-            out.bwd["sp"] += 2 * pair
+            out.fwd["sp"] += n * pair
+            out.bwd["sp"] += n * pair
         else:
             ar = c.comm(Collective.ALL_REDUCE, act, t, ("tp",))
-            out.fwd["tp"] += 2 * ar
-            out.bwd["tp"] += 2 * ar
+            out.fwd["tp"] += n * ar
+            out.bwd["tp"] += n * ar
     if moe and lay.ep > 1:
         sent = T * int(arch.top_k) * d * x // (t if lay.sp else 1)
         a2a = 2 * c.comm(Collective.ALL_TO_ALL, sent, lay.ep, ("ep",))
+        etp = lay.expert_tp
+        if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
+            gathered = T * int(arch.top_k) * d * x * etp // t
+            a2a += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
+            a2a += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
         out.fwd["ep"] += a2a
         out.bwd["ep"] += a2a
     if lay.cp > 1:

@@ -182,9 +182,9 @@ def train_step_time(
     comm["dp"] += dp_s
     comm = {k: v for k, v in comm.items() if v > 0}
     step = busy + bubble_s + dp_s + optimizer_s + offload_s
-    model = model_flops_train(arch, share.sequences * layout.dp * layout.ep, seq_len)
+    model = model_flops_train(arch, share.sequences * layout.dp, seq_len)
     busiest_flops = max(n_mb * x[1].flops for x in per_stage)
-    recompute_global = _recompute_flops_global(c, share.sequences * layout.dp * layout.ep)
+    recompute_global = _recompute_flops_global(c, share.sequences * layout.dp)
     peak = device.peak_flops_per_s
     notes = []
     if options.offload_optimizer:

@@ -77,7 +77,7 @@ def predict_rl_row(row: dict[str, Any]) -> RlRow:
             },
             "deployment": row["deployment"],
             "cluster": {"hardware": row["hardware"], "gpus": gpus,
-                        "dp": gpus // dep.train.split},  # fmt: skip
+                        "dp": gpus // (dep.train.tp * dep.train.pp * dep.train.cp)},  # fmt: skip
         },
         f"RL row {row['id']}",
     )

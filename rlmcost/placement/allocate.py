@@ -17,6 +17,7 @@ from math import lcm
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import dp_unit
 from rlmcost.placement.assign import check_gpus
 from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.group_jobs import estimate_group
@@ -46,7 +47,7 @@ def group_unit(setup: Setup, name: str) -> int:
         if setup.placement.hybrid:
             split = {Kind.GENERATE: tp, Kind.FORWARD: tp * base.pp, Kind.TRAIN: 1}[t.kind]
         else:
-            split = tp * base.pp * base.cp * base.ep
+            split = tp * base.pp * base.cp * dp_unit(tp, base.cp, base.ep, base.etp)
         unit = lcm(unit, split)
     return unit
 

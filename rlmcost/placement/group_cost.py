@@ -68,20 +68,20 @@ class GroupModel(GroupMemory):
         )
 
     def load_factor(self, task: Task) -> Fraction:
-        """Busiest data rank's share over the even share: P_d P_e ceil(n / (P_d P_e)) / n, so
+        """Busiest data rank's share over the even share: P_d ceil(n / P_d) / n, so
         data parallelism wider than the batch buys nothing."""
         layout = self.layouts[task.index]
         n = self.batch(task)
-        shards = layout.dp * layout.ep
+        shards = layout.dp
         return Fraction(shards * -(-n // shards), n)
 
     def gather_s(self, task: Task) -> float:
         """Link seconds of one ZeRO-3 parameter gather for a forward pass (0 without ZeRO-3)."""
         layout = self.layouts[task.index]
-        z = layout.dp * layout.cp * layout.ep
+        z = layout.dp * layout.cp
         if layout.zero is not ZeroStage.OS_G_P or z == 1:
             return 0.0
         hw = self.s.hardware
-        intra = group_is_intra_node(layout, ("dp", "cp", "ep"), hw.gpus_per_node)
+        intra = group_is_intra_node(layout, ("dp", "cp"), hw.gpus_per_node)
         bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
         return self.weights_read(task) * (z - 1) / z / bw

@@ -209,7 +209,7 @@ def _generate(
     model: str, n: int,
 ) -> Job:  # fmt: skip
     inv = task.invocation
-    replicas = layout.dp * layout.ep
+    replicas = layout.dp
     if n < replicas:
         raise SpecError(
             f"{n} sequences cannot feed the {replicas} generation replicas of group "

@@ -213,7 +213,7 @@ class GroupMemory(GroupTasks):
 
     def replicas(self, task: Task) -> int:
         layout = self.layouts[task.index]
-        return layout.dp * layout.ep
+        return layout.dp
 
     def fused_extra(self, task: Task) -> MemoryBreakdown:
         """Under stage fusion, the transients that live beside the task's: the largest

@@ -155,11 +155,16 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
         }[kind]
     elif given is None:
         base = base.with_(tp=t)
-    split = base.tp * base.pp * base.cp * base.ep
-    if gpus % split:
+    split = base.tp * base.pp * base.cp  # EP is folded inside dp*tp*cp (Megatron-core)
+    unit = split * base.dp_unit  # ... when etp*ep divides tp*cp*dp
+    if gpus % unit:
+        why = f"tp*pp*cp = {split}" if unit == split else (
+            f"tp*pp*cp*{base.dp_unit} = {unit} (etp*ep = {base.expert_tp}*{base.ep} must "
+            "divide tp*cp*dp)"
+        )  # fmt: skip
         raise SpecError(
-            f"group {group} has {gpus} GPUs, not a multiple of tp*pp*cp*ep = {split} for "
-            f"{role} {kind}; give it a multiple of {split} GPUs or a smaller --tp/--pp"
+            f"group {group} has {gpus} GPUs, not a multiple of {why} for {role} {kind}; "
+            f"give it a multiple of {unit} GPUs or a smaller --tp/--pp/--ep"
         )
     layout = base.with_(dp=gpus // split)
     check_layout(setup.arch(role), layout, gpus, replicate_kv=kind is Kind.GENERATE)

@@ -197,10 +197,10 @@ def group_counts(fam: Family, gpus: int, units: tuple[int, ...],
                  exhaustive: bool = False) -> list[tuple[int, ...]]:  # fmt: skip
     """The GPU counts of ``fam``'s groups on ``gpus`` devices, each a positive multiple of
     its group's unit (``units``: the engine replica for ``rollout``, the trainer's
-    tp*pp*cp*ep for the others). The rollout group takes each share of ``shares``; of the
-    rest, the actor's group each share of ``actor_shares`` and the other groups equal parts
-    (what is left over goes to the actor's group). ``exhaustive`` (and the ``groups``
-    family): every split in steps of a common grain
+    tp*pp*cp times the expert grid's dp unit for the others). The rollout group takes each
+    share of ``shares``; of the rest, the actor's group each share of ``actor_shares`` and the
+    other groups equal parts (what is left over goes to the actor's group). ``exhaustive``
+    (and the ``groups`` family): every split in steps of a common grain
     (:func:`rlmcost.placement.allocate.splits`), with the given counts kept."""
     if not fam.members:
         return [()]

@@ -19,7 +19,7 @@ from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Checkpointing, ZeroStage
+from rlmcost.parallel.layout import Checkpointing, ZeroStage, dp_unit
 from rlmcost.plan.families import (
     DEFAULT_FAMILIES,
     ROLLOUT,
@@ -142,14 +142,15 @@ def context_degrees(base: Run, space: RLSpace, node: int) -> tuple[tuple[int, ..
 def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     """Every valid candidate of ``space`` on ``gpus`` devices: degrees dividing the heads, KV
     heads, FFN widths and layers (:mod:`rlmcost.plan.space`), TP within a node, every group
-    holding whole replicas (the engines' TP; tp*pp*cp times the base Run's ep for the
-    trainers), its families' group counts (:func:`~rlmcost.plan.families.group_counts`)."""
+    holding whole replicas (the engines' TP; tp*pp*cp times ``parallel.layout.dp_unit`` of
+    the base Run's ep and etp for the trainers, EP being folded inside dp*tp*cp), its
+    families' group counts (:func:`~rlmcost.plan.families.group_counts`)."""
     from rlmcost.compiled import arch_numbers
     from rlmcost.specs import get_hardware
 
     a = arch_numbers(actor_spec(base))
     node = get_hardware(base.cluster.hardware).gpus_per_node
-    ep = base.deployment.train.ep
+    train = base.deployment.train  # EP folded inside dp*tp*cp: a multiple of the grid unit
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
     cps, sps = context_degrees(base, space, node)
@@ -157,7 +158,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     for fam in space_families(base, space):
         fractions = space.fractions if fam.placement == "baseline" else (None,)
         for tp, pp, cp, sp, etp in product(tps, space.pp, cps, sps, etps):
-            unit = tp * pp * cp * ep
+            unit = tp * pp * cp * dp_unit(tp, cp, train.ep, train.etp)
             if tp > node or etp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
             if tp not in tp_degrees(a, tp) or etp > gpus:
@@ -242,11 +243,11 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     zero = np.array([list(ZeroStage).index(c.zero) for c in cands], dtype=np.int64)
     ckpt = np.array([list(Checkpointing).index(c.ckpt) for c in cands], dtype=np.int64)
     own = np.array([c.family == "groups" and "[" in c.groups for c in cands])
-    dp = f["train_gpus"] / (f["tp"] * f["pp"] * f["cp"] * t.ep)  # the most replicas it holds
+    dp = f["train_gpus"] / (f["tp"] * f["pp"] * f["cp"])  # the most replicas (EP folded in)
     # the longest of n >= 1 responses is at least the distribution's median (n = 1)
     seq_len = wl.prompt_len + parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
     s = sweep_train_steps(a, hw, sequences=dp, seq_len=seq_len, dp=dp, tp=f["tp"], pp=f["pp"],
-                          cp=f["cp"], ep=t.ep, sp=f["sp"], zero=zero, ckpt=ckpt,
+                          cp=f["cp"], ep=t.ep, etp=t.etp, sp=f["sp"], zero=zero, ckpt=ckpt,
                           micro_batch=f["micro_batch"], workload=dtypes)  # fmt: skip
     lora = base.deployment.lora is not None
     optimizer = np.where(f["offload"] | lora, 0.0, s.optimizer)

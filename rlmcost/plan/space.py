@@ -4,10 +4,11 @@ Rules (those of :func:`rlmcost.parallel.validate.check_layout`, applied while en
 the search never builds an invalid layout): TP divides the query heads, the KV heads and the
 FFN widths (Megatron-LM's split) and stays inside one node (``gpus_per_node``: TP's
 all-reduces sit on the critical path and need NVLink); PP is at most the layer count;
-interleaving needs L divisible by P_p v; EP divides the experts (MoE only); the degrees
-multiply to the GPU count (data parallelism fills the rest). The training batch adds the
+interleaving needs L divisible by P_p v; EP divides the experts (MoE only) and, with expert
+TP (= TP), is folded inside dp x tp x cp (Megatron-core: etp x ep divides tp x cp x dp); dp x
+tp x pp x cp is the GPU count (data parallelism fills the rest). The training batch adds the
 rules of `rlmcost train` (``reports.train._check_batch``): the global batch is a multiple of
-dp x ep x micro-batch, CP (and TP under SP) divide the sequence, and an interleaved schedule
+dp x micro-batch, CP (and TP under SP) divide the sequence, and an interleaved schedule
 runs a multiple of P_p micro-batches.
 """
 
@@ -148,14 +149,14 @@ def train_candidates(
     grids = np.meshgrid(*axes, indexing="ij", sparse=False)
     gpus, tp, pp, cp, ep, sp, zero, ckpt, mb, v = (g.ravel() for g in grids)
     enumerated = int(gpus.size)
-    split = tp * pp * cp * ep
+    split = tp * pp * cp  # EP is folded inside dp*tp*cp (valid_layouts: etp*ep | tp*cp*dp)
     ok = (np.mod(gpus, split) == 0) & (tp <= gpus_per_node)
     dp = np.where(ok, gpus // np.maximum(split, 1), 1)
     ok &= ~(sp & (tp == 1))  # SP is a TP option: one spelling of "off"
     schedule = np.where(v > 1, interleaved, one_f_one_b)
     ok &= (v == 1) | (pp > 1)
     ok &= valid_layouts(a, dp, tp, pp, cp, ep, mb, schedule, v)
-    unit = dp * ep * mb
+    unit = dp * mb
     ok &= np.mod(batch, unit) == 0
     ok &= (np.mod(seq, cp) == 0) & (~sp | (np.mod(seq, tp) == 0))
     n_mb = batch // np.maximum(unit, 1)

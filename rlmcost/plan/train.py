@@ -78,7 +78,7 @@ def plan_train(
     if cands.size == 0:
         raise SpecError(
             f"no valid layout of {spec.name} on {_budget(counts_gpus)} GPU(s) with batch "
-            f"{batch}: tp*pp*cp*ep must divide the GPUs and dp*micro_batch the batch; try "
+            f"{batch}: tp*pp*cp must divide the GPUs and dp*micro_batch the batch; try "
             f"--gpus {hw.gpus_per_node}..{max(8 * hw.gpus_per_node, max(counts_gpus))} or a "
             f"--batch that is a multiple of {max(counts_gpus)}"
         )

@@ -129,12 +129,11 @@ class TrainReport:
 
 
 def _check_batch(layout: Layout, batch: int, seq: int) -> None:
-    shards = layout.dp * layout.ep
-    unit = shards * layout.micro_batch
+    unit = layout.dp * layout.micro_batch
     if batch < 1 or batch % unit:
         lo = max(unit, batch - batch % unit)
         raise SpecError(
-            f"batch={batch} must be a multiple of dp*ep*micro_batch={layout.dp}*{layout.ep}*"
+            f"batch={batch} must be a multiple of dp*micro_batch={layout.dp}*"
             f"{layout.micro_batch}={unit}; try --batch {lo} or {lo + unit}"
         )
     for name, degree in (("cp", layout.cp), ("tp (with --sp)", layout.tp if layout.sp else 1)):
@@ -174,7 +173,7 @@ def train_report(
         raise SpecError(f"seq={seq} must be a positive integer")
     if batch is None:
         per_stage = DEFAULT_MICRO_BATCHES_PER_STAGE if layout.pp > 1 else 1
-        batch = layout.dp * layout.ep * layout.micro_batch * per_stage * layout.pp
+        batch = layout.dp * layout.micro_batch * per_stage * layout.pp
         notes.append(
             f"batch defaulted to {batch} sequences ({per_stage * layout.pp} micro-batches)"
         )
@@ -183,7 +182,7 @@ def train_report(
     per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
     peak_stage = max(range(len(per_stage_memory)), key=lambda s: per_stage_memory[s].total)
     per_stage_work = work_per_stage_rank(arch, layout, batch, seq)  # parallel.cost, compiled
-    replicas = layout.dp * layout.tp * layout.cp * layout.ep
+    replicas = layout.dp * layout.tp * layout.cp
     work_rank, work_global = int(max(per_stage_work)), int(sum(per_stage_work) * replicas)
     traffic = traffic_per_rank(arch, layout, batch, seq, workload, hw, cluster.gpus_per_node)
     step = train_step_time(arch, layout, batch, seq, hw, workload, options, calibration)

@@ -164,7 +164,7 @@ class ClusterSpec(BaseModel):
         default=None, ge=1, description="GPUs in all (None: tp*pp*dp, or the groups' sum)"
     )
     dp: int | None = Field(
-        default=None, ge=1, description="data-parallel degree (None: gpus / (tp*pp*cp*ep))"
+        default=None, ge=1, description="data-parallel degree (None: gpus / (tp*pp*cp))"
     )
     host_bandwidth_gb_per_s: float | None = Field(
         default=None, gt=0, description="host link GB/s per direction (None: the device's)"
