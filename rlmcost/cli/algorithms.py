@@ -19,7 +19,7 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_
 from rlmcost.cli._flags import PLACEMENT_OPTIONS, flag_table, signature
 from rlmcost.cli._parse import parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
-from rlmcost.cli.algorithms_render import render_comparison, render_evaluation
+from rlmcost.cli.algorithms_render import render_comparison, render_evaluation, render_timeline
 from rlmcost.run.schema_envelope import versioned
 
 DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
@@ -33,18 +33,67 @@ def _evaluate(opts: dict[str, Any], alg: Algorithm) -> Any:
     return evaluate(run_from_options(opts, alg.name))
 
 
+TIMELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "timeline": (
+        Annotated[
+            bool,
+            typer.Option(
+                "--timeline",
+                help="Also print the memory timeline per device group: init, the first "
+                "optimizer step (Adam states appear), each phase; allocated, reserved and "
+                "nvidia-smi bytes. With --json: the output's memory_timeline key.",
+            ),
+        ],
+        False,
+    ),
+    "plot": (
+        Annotated[
+            str | None,
+            typer.Option(
+                "--plot",
+                metavar="FILE.png|svg",
+                help="Draw the memory timeline (stacked memory per phase beside a Gantt chart "
+                "of the jobs, one row per device group) to FILE; needs "
+                'pip install "rlmcost[plot]".',
+            ),
+        ],
+        None,
+    ),
+}
+"""The algorithm commands' own options (the memory timeline; not `compare`'s)."""
+
+
 def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
     def run(**opts: Any) -> None:
+        timeline, plot = opts.pop("timeline"), opts.pop("plot")
         if opts["symbolic"]:
+            if timeline or plot:
+                from rlmcost.errors import SpecError
+
+                raise SpecError("--timeline and --plot need a model: drop --symbolic")
             _symbolic(alg.name, opts)
             return
+        if plot:
+            from rlmcost.reports.timeline_plot import check_path
+
+            check_path(plot)
         result = _evaluate(opts, alg)
+        if plot:
+            _plot(result, plot)
         if opts["json_out"]:
-            print_json(result.to_json())
+            out = result.to_json()
+            if timeline:
+                from rlmcost.reports.timeline import timeline_json
+
+                out["memory_timeline"] = timeline_json(result.evaluation)
+            print_json(out)
             return
         render_evaluation(result)
+        if timeline:
+            render_timeline(result)
 
-    run.__signature__ = signature(flag_table(alg))  # type: ignore[attr-defined]
+    table = {**flag_table(alg), **TIMELINE_OPTIONS}
+    run.__signature__ = signature(table)  # type: ignore[attr-defined]
     knobs = ", ".join(f"{k.flag} (default {k.default})" for k in KNOBS if k.name in alg.names)
     run.__doc__ = (
         f"{alg.summary}.\n\n{alg.citation}. Prints per stage (Generation, Assessment, "
@@ -58,6 +107,15 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         + ". All models co-located on the same GPUs."
     )
     return run
+
+
+def _plot(result: Any, path: str) -> None:
+    from rlmcost.reports.timeline import memory_timeline
+    from rlmcost.reports.timeline_plot import plot_timeline
+
+    title = f"{result.algorithm.name} on {result.model}: {result.gpus} x {result.hardware.name}"
+    written = plot_timeline(memory_timeline(result.evaluation), path, title)
+    note(f"memory timeline drawn to {written}")
 
 
 def _compare(names: list[str], **opts: Any) -> None:

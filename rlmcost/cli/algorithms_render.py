@@ -309,3 +309,43 @@ def deployment_line(run: Any) -> str:
     default = " (the default deployment)" if fw == DEFAULT_FRAMEWORK.value else ""
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
+
+
+def render_timeline(e: Any) -> None:
+    """The memory timeline (:mod:`rlmcost.reports.timeline`): one table per device group, a
+    column per entry (init, first optimizer step, each phase), a row per term and view."""
+    from rlmcost.reports.timeline import TERMS, memory_timeline
+    from rlmcost.units import format_bytes, format_seconds
+
+    note("memory timeline (bytes per device):")
+    for tl in memory_timeline(e.evaluation):
+        entries = tl.entries
+
+        def when(x: Any) -> str:
+            return "-" if x.start_s is None else f"{x.start_s:.3g}-{format_seconds(x.end_s)}"
+
+        rows = [
+            ("seconds", *(when(x) for x in entries)),
+            *(
+                (t.replace("_", " "), *(format_bytes(getattr(x.memory, t)) for x in entries))
+                for t in TERMS
+                if any(getattr(x.memory, t) for x in entries)
+            ),
+            ("allocated", *(format_bytes(x.allocated_bytes) for x in entries)),
+            ("reserved", *(format_bytes(x.reserved_bytes) for x in entries)),
+            ("nvidia-smi", *(format_bytes(x.device_bytes) for x in entries)),
+        ]
+        print_table(
+            f"Memory timeline of {tl.group} ({tl.gpus} GPUs, per device)",
+            ["", *(x.phase for x in entries)],
+            rows,
+            caption=(
+                "; ".join(f"{x.phase}: {x.what}" for x in entries[:2])
+                + " (torch AdamW creates its states at the first step()); then each phase as "
+                "the steady state holds it, seconds as predicted. reserved = "
+                "allocated + allocator slack; nvidia-smi = reserved + CUDA context + "
+                f"communicator buffers. Steady-state peak {format_bytes(tl.steady_peak_bytes)} "
+                f"of {format_bytes(tl.capacity_bytes)}."
+            ),
+            right=tuple(range(1, len(entries) + 1)),
+        )

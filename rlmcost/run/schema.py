@@ -127,6 +127,7 @@ class EvaluationOut(Envelope):
     deployment: dict[str, Any]
     placement: str
     placement_detail: dict[str, Any] | None = None
+    memory_timeline: list[dict[str, Any]] | None = None  # --timeline: rlmcost.reports.timeline
     calibration: str
     attention_counting: Literal["full", "causal"]
     convention: str
