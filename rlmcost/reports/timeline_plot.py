@@ -3,8 +3,9 @@ optimizer step, each phase; :mod:`rlmcost.reports.timeline`) beside a Gantt char
 group's jobs (their predicted start and end seconds).
 
 matplotlib is optional (the ``plot`` extra); without it :func:`plot_timeline` raises a
-one-line :class:`~rlmcost.errors.SpecError` naming the extra. The figure is written with the
-Agg backend (no display needed); the file's suffix picks the format (``.png``, ``.svg``).
+one-line :class:`~rlmcost.errors.SpecError` naming the extra. The figure is built without
+pyplot (no display or backend needed; a notebook shows :func:`timeline_figure`'s result
+inline); the file's suffix picks the format (``.png``, ``.svg``).
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ MISSING = (
 )
 
 
-def _pyplot() -> Any:
+def _matplotlib() -> tuple[Any, Any]:
+    """matplotlib's Figure class and the tab10 colormap (object-oriented: no pyplot, no
+    backend switch, so a notebook's inline backend stays as it is)."""
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
     except ImportError:
         raise SpecError(MISSING) from None
-    return plt
+    return Figure, matplotlib.colormaps["tab10"]
 
 
 def check_path(path: str) -> Path:
@@ -47,15 +48,13 @@ def check_path(path: str) -> Path:
     return p
 
 
-def plot_timeline(groups: Sequence[GroupTimeline], path: str, title: str = "") -> Path:
-    """Write the figure of ``groups`` to ``path`` (PNG or SVG by suffix); the path written."""
-    out = check_path(path)
-    plt = _pyplot()
+def timeline_figure(groups: Sequence[GroupTimeline], title: str = "") -> Any:
+    """The figure of ``groups``: a row per group, its memory per entry (stacked terms, the
+    overhead on top, the capacity dashed) beside its jobs' Gantt chart on a shared time axis."""
+    figure, colors = _matplotlib()
     rows = len(groups)
-    fig, axes = plt.subplots(
-        rows, 2, figsize=(13, 3.4 * rows), squeeze=False, gridspec_kw={"width_ratios": [3, 2]}
-    )
-    colors = plt.get_cmap("tab10")
+    fig = figure(figsize=(13, 3.4 * rows))
+    axes = fig.subplots(rows, 2, squeeze=False, gridspec_kw={"width_ratios": [3, 2]})
     end = max((e.end_s or 0.0 for tl in groups for e in tl.phases), default=0.0)
     legend: dict[str, Any] = {}
     for row, tl in enumerate(groups):
@@ -69,12 +68,17 @@ def plot_timeline(groups: Sequence[GroupTimeline], path: str, title: str = "") -
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    return fig
+
+
+def plot_timeline(groups: Sequence[GroupTimeline], path: str, title: str = "") -> Path:
+    """Write the figure of ``groups`` to ``path`` (PNG or SVG by suffix); the path written."""
+    out = check_path(path)
+    fig = timeline_figure(groups, title)
     try:
         fig.savefig(out)
     except OSError as exc:
         raise SpecError(f"--plot {path}: cannot write the file ({exc.strerror})") from None
-    finally:
-        plt.close(fig)
     return out
 
 
