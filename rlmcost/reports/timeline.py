@@ -19,8 +19,9 @@ Per group (:func:`memory_timeline`), in order:
   distributed optimizer and DeepSpeed wrap the same torch optimizer and its fp32 master copy.
   The entry is ``init`` plus the optimizer bytes the group's first update holds on the
   device (:attr:`Job.memory` of its first train job: the Adam states of
-  ``rlmcost.parallel.zero`` after ZeRO sharding and offload; under a between-phases offload,
-  verl ``optimizer_offload``, those of the model it updates only).
+  ``rlmcost.parallel.zero`` after ZeRO sharding and offload: those of every model the group
+  trains, which the cost model keeps resident from their first steps on, or, under a
+  between-phases offload such as verl's ``optimizer_offload``, those of the model it updates).
 * one entry per job of the group, in the group's order: the bytes the evaluation has for it
   (:attr:`rlmcost.placement.jobs.Job.memory`), the steady state from the second iteration on.
   Its peak is the group's peak (:attr:`~rlmcost.placement.jobs.GroupEstimate.
