@@ -73,6 +73,9 @@ class Arch:
     # attends to itself and the W - 1 positions before it; off when sliding_window is None.
     sliding_window: Size | None = None  # W, keys one query attends to in a sliding layer
     full_attention_layers: Size = 0  # with a window: layers that attend to every position
+    # Parameters outside the decoder stack that no text token passes through: the vision tower
+    # of Qwen2-VL / Qwen2.5-VL (rlmcost.specs.hf_vision). Held in memory, not in token FLOPs.
+    encoder_params: Size = 0
 
     @property
     def is_moe(self) -> bool:

@@ -115,7 +115,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     are counted once. DeepSeek-V3: 671,026,404,352 for ``DeepseekV3ForCausalLM`` (61 layers;
     the checkpoint's multi-token prediction layer 61 is not part of the class, and the
     routers' e_score_correction_bias, E fp32 values per MoE layer, is a buffer, not a
-    parameter). A value head (critic, reward model) replaces the LM head by d x 1.
+    parameter). ``encoder_params`` (a vision tower, rlmcost.specs.hf_vision) is added whole.
+    A value head (critic, reward model) replaces the LM head by d x 1.
 
     >>> from rlmcost.arch import CANONICAL
     >>> params(CANONICAL)
@@ -125,14 +126,22 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     if arch.is_moe:
         body += arch.n_moe_layers * params_layer_moe(arch)
     return sp.factor_terms(
-        sp.expand(body + params_embedding(arch) + params_norm(arch) + params_head(arch, head)),
+        sp.expand(
+            body
+            + params_embedding(arch)
+            + params_norm(arch)
+            + params_head(arch, head)
+            + arch.encoder_params
+        ),
         radical=False,
     )
 
 
 def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
-    """Parameters one token touches: all but the routed experts it does not select."""
+    """Parameters one text token touches: all but the routed experts it does not select and
+    the encoder (a vision tower) it does not pass through."""
     if not arch.is_moe:
-        return params(arch, head)
-    unused = arch.n_moe_layers * (arch.n_experts - arch.top_k) * params_ffn(arch, arch.d_expert)
+        return params(arch, head) - arch.encoder_params
+    idle_experts = arch.n_moe_layers * (arch.n_experts - arch.top_k)
+    unused = arch.encoder_params + idle_experts * params_ffn(arch, arch.d_expert)
     return sp.expand(params(arch, head) - unused)

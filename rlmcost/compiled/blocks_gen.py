@@ -48,6 +48,7 @@ INT_FIELDS = (
     'v_head_dim',
     'sliding_window',
     'full_attention_layers',
+    'encoder_params',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -116,6 +117,7 @@ class ArchNumbers(NamedTuple):
     v_head_dim: Num
     sliding_window: Num
     full_attention_layers: Num
+    encoder_params: Num
     moe: Num
     shared: Num
     mla: Num
@@ -295,7 +297,7 @@ def params_lm(a: ArchNumbers) -> Num:
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_layers*a.out_bias
                + a.d_model*a.n_positions - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
-               + a.d_model + 2*a.head_dim*a.n_layers*a.qk_norm
+               + a.d_model + a.encoder_params + 2*a.head_dim*a.n_layers*a.qk_norm
                + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers
                - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
@@ -346,7 +348,7 @@ def params_value(a: ArchNumbers) -> Num:
                + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
                + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_layers*a.out_bias
-               + a.d_model*a.n_positions + a.d_model*a.vocab + 2*a.d_model
+               + a.d_model*a.n_positions + a.d_model*a.vocab + 2*a.d_model + a.encoder_params
                + 2*a.head_dim*a.n_layers*a.qk_norm
                + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers

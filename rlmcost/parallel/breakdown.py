@@ -127,9 +127,9 @@ def stage_params(
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
-    if stage.first:
+    if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
-        dense += embedding
+        dense += embedding + a.encoder_params
         units.append(embedding)
     if stage.last:
         if head is Head.LM and a.tie_embeddings and not stage.first:

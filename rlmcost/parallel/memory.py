@@ -84,9 +84,9 @@ def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
-    if stage.first:
+    if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
-        dense += emb
+        dense += emb + _int(arch.encoder_params)
         units.append(emb)
     if stage.last:
         out = _int(bl.params_head(shard, head))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.specs.hf_vision import vision_note, vision_params, vision_shape
 from rlmcost.specs.hf_window import window_fields, window_note
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
@@ -29,6 +30,7 @@ from rlmcost.specs.validation import build
 SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
+    "qwen2_vl", "qwen2_5_vl",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {}
 
@@ -282,6 +284,19 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         mt = "gemma3_text"
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
+    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl") else None
+    encoder_params = 0
+    if vl is not None:
+        # a Qwen2 decoder (its keys top-level in the published configs, in text_config as
+        # transformers 5 writes them) plus a vision tower (rlmcost.specs.hf_vision)
+        shape = vision_shape(cfg, vl, path)
+        encoder_params = vision_params(shape)
+        text = cfg.get("text_config")
+        if text is not None and not isinstance(text, dict):
+            raise SpecError(f"{path}: text_config of a {vl} config must be an object")
+        cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
+        notes.append(vision_note(shape))
+        mt = "qwen2"
     check_plausible(cfg, path)
     if mt in ("deepseek_v2", "deepseek_v3"):
         fields = _deepseek_fields(cfg, path)
@@ -312,6 +327,14 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             "the multi-token-prediction layer (num_nextn_predict_layers) is left out, as in "
             "transformers"
         )
+    if vl is not None:
+        if int(fields["d_model"]) != shape["d_out"]:
+            raise SpecError(
+                f"{path}: vision_config output width {shape['d_out']} differs from the "
+                f"language model's hidden_size {fields['d_model']}; mend one of them"
+            )
+        fields.update(encoder_params=encoder_params)
+        mt = vl
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes)
     return build(ModelSpec, fields, f"{path}")
 

@@ -84,6 +84,13 @@ class ModelSpec(BaseModel):
         "(Gemma 2/3's global layers); 0 = every layer slides",
     )
 
+    encoder_params: int = Field(
+        default=0,
+        ge=0,
+        description="parameters outside the decoder that text tokens do not pass through "
+        "(the vision tower of Qwen2-VL / Qwen2.5-VL); counted in |M|, not in token FLOPs",
+    )
+
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
         from rlmcost.errors import SpecError
