@@ -1,5 +1,6 @@
-"""Model types beyond the plain decoders: Qwen2-VL / Qwen2.5-VL (a Qwen2 decoder plus a vision
-tower), against transformers.
+"""Model types beyond the plain decoders, against transformers: Qwen2-VL / Qwen2.5-VL (a Qwen2
+decoder plus a vision tower) and Qwen3-Next (hybrid Gated DeltaNet / gated full attention, MoE
+with a gated shared expert).
 
 Independent side: the transformers classes built from the same config dict on the meta device
 (``sum(p.numel())``), ``FlopCounterMode`` over the vision tower's forward on a small CPU model,
@@ -157,6 +158,125 @@ def test_bad_vl_configs_are_one_line_errors(tmp_path, change, fragment):
             cfg[k] = v
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
+    with pytest.raises(SpecError) as exc:
+        load_config(p)
+    assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------------------
+# Qwen3-Next
+# --------------------------------------------------------------------------------------
+
+#: Shape keys of Qwen/Qwen3-Next-80B-A3B-Instruct's config.json.
+QWEN3_NEXT_80B = dict(
+    model_type="qwen3_next", hidden_size=2048, num_hidden_layers=48, num_attention_heads=16,
+    num_key_value_heads=2, head_dim=256, intermediate_size=5120, moe_intermediate_size=512,
+    shared_expert_intermediate_size=512, num_experts=512, num_experts_per_tok=10,
+    vocab_size=151936, linear_num_key_heads=16, linear_num_value_heads=32,
+    linear_key_head_dim=128, linear_value_head_dim=128, linear_conv_kernel_dim=4,
+    full_attention_interval=4, max_position_embeddings=262144, tie_word_embeddings=False,
+    partial_rotary_factor=0.25, decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True,
+    mtp_num_hidden_layers=1,
+)  # fmt: skip
+
+#: A small Qwen3-Next for CPU runs: 2 linear and 2 full layers, H_v = 2 H_k.
+QWEN3_NEXT_SMALL = dict(
+    model_type="qwen3_next", hidden_size=64, num_hidden_layers=4, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=16, intermediate_size=96, moe_intermediate_size=32,
+    shared_expert_intermediate_size=48, num_experts=4, num_experts_per_tok=2, vocab_size=200,
+    linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+    linear_value_head_dim=12, linear_conv_kernel_dim=4, full_attention_interval=2,
+    tie_word_embeddings=False,
+)  # fmt: skip
+
+
+def _transformers_causal(cfg: dict[str, Any], device: str = "meta") -> torch.nn.Module:
+    from tests import torch_models as tm
+
+    kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
+    return tm.build_from_config(
+        transformers.AutoConfig.for_model(cfg["model_type"], **kwargs), device=device
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        {"full_attention_interval": 2},
+        # any order of layer kinds, not only the periodic one
+        {"layer_types": ["full_attention"] * 3 + ["linear_attention"] * 45},
+        {"attention_bias": True, "tie_word_embeddings": True},
+    ],
+)
+def test_qwen3_next_parameters_equal_transformers(change):
+    cfg = {**QWEN3_NEXT_80B, **change}
+    expected = sum(p.numel() for p in _transformers_causal(cfg).parameters())
+    spec = spec_from_config(cfg, name="qwen3-next")
+    assert int(bl.params(spec.arch())) == expected
+    assert cb.params(spec) == expected  # the compiled twin agrees
+    if not change:
+        # model card: "80B total parameters and 3B activated" (A3B; the MTP layer is not
+        # built): 79.67B, and 3.25B active outside the embedding and the LM head
+        assert expected == 79_674_391_296
+        embeddings = 2 * 151936 * 2048
+        assert round((int(bl.params_active_per_token(spec.arch())) - embeddings) / 1e9) == 3
+        assert any("mtp_num_hidden_layers" in n for n in spec.notes)
+        assert spec.linear_layers == 36 and spec.arch().n_full_layers == 12
+
+
+def test_qwen3_next_decode_flops_equal_flop_counter():
+    from rlmcost.blocks.attention import linear_attention_core_flops_per_token
+    from tests import torch_models as tm
+
+    model = _transformers_causal(QWEN3_NEXT_SMALL, device="cpu")
+    a = spec_from_config(QWEN3_NEXT_SMALL, name="small").arch()
+    lin = a.n_linear_layers
+    # FlopCounterMode counts matmuls and convolutions: the recurrent delta rule is elementwise
+    # there (torch_recurrent_gated_delta_rule), and the reference causal_conv1d_update convolves
+    # the K cached inputs plus the new one into two outputs, keeping the last: twice 2 K per
+    # conv channel. Everything else (projections, gated q_proj, MoE, scores, head) is ours.
+    delta_rule = 6 * a.linear_value_heads * a.linear_key_head_dim * a.linear_value_head_dim
+    conv = 2 * a.linear_conv_kernel * a.linear_conv_width
+    assert int(linear_attention_core_flops_per_token(a)) == conv + delta_rule
+    for context in (5, 9):
+        ours = int(bl.work_forward_per_token(a, context))
+        assert tm.count_decode_step(model, 1, context) == ours - lin * delta_rule + lin * conv
+
+
+def test_qwen3_next_cache_is_full_layers_kv_plus_fixed_linear_state():
+    model = _transformers_causal(QWEN3_NEXT_SMALL, device="cpu")
+    a = spec_from_config(QWEN3_NEXT_SMALL, name="small").arch()
+    ids = torch.zeros(1, 7, dtype=torch.long)
+    with torch.no_grad():
+        cache = model(input_ids=ids, use_cache=True).cache
+    kv = sum(t.numel() for layer in cache.layers for t in (getattr(layer, "keys", None),
+             getattr(layer, "values", None)) if t is not None)  # fmt: skip
+    linear = [i for i, layer in enumerate(cache.layers) if type(layer).__name__.startswith("Lin")]
+    recurrent = sum(cache.get_recurrent_state(i).numel() for i in linear)
+    conv = sum(cache.get_conv_state(i).numel() for i in linear)
+    assert len(linear) == a.n_linear_layers == 2
+    # transformers keeps K conv inputs per channel, vLLM (whose shape we count) K - 1
+    assert conv == len(linear) * a.linear_conv_width * a.linear_conv_kernel
+    ours = int(bl.memory_kv_cache(a, 7))
+    assert ours == kv + recurrent + conv - len(linear) * a.linear_conv_width
+    # the linear layers' state does not grow with the sequence; the full layers' cache does
+    assert int(bl.memory_kv_cache(a, 8)) - ours == a.n_full_layers * a.kv_cache_width
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"layer_types": ["sliding_attention"] * 48}, "layer_types entry 'sliding_attention'"),
+        ({"layer_types": ["full_attention"] * 3}, "one entry per layer (48"),
+        ({"linear_num_value_heads": 24}, "linear_key_heads=16 must divide"),
+        ({"linear_key_head_dim": 0}, "linear_key_head_dim=0 is implausible"),
+        ({"mlp_only_layers": [0]}, "mlp_only_layers"),
+    ],
+)
+def test_bad_qwen3_next_configs_are_one_line_errors(tmp_path, change, fragment):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**QWEN3_NEXT_80B, **change}))
     with pytest.raises(SpecError) as exc:
         load_config(p)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)

@@ -244,9 +244,9 @@ def test_variants_resolve_to_a_spec_of_their_own_shape(hf_id):
 
 
 def test_every_supported_model_type_is_exercised():
-    # the vision-language types are exercised against transformers in tests/test_model_types.py
+    # the vision-language and hybrid types are exercised in tests/test_model_types.py
     types = {c["model_type"] for c in PUBLIC_CONFIGS.values()}
-    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl"}
+    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl", "qwen3_next"}
     assert set(SUPPORTED) <= types
 
 

@@ -8,7 +8,12 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.arch import Arch, is_zero
-from rlmcost.blocks.attention import Expr, _kv_latent, _mla_matmul_weights_per_token
+from rlmcost.blocks.attention import (
+    Expr,
+    _kv_latent,
+    _mla_matmul_weights_per_token,
+    linear_attention_weights_per_token,
+)
 from rlmcost.choices import Head
 
 
@@ -26,7 +31,22 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
         p += arch.d_model
     if arch.qk_norm:
         p += 2 * arch.head_dim
+    if arch.attn_output_gate:  # q_proj d -> 2 h d_h (Qwen3NextAttention)
+        p += arch.d_model * arch.q_width + (arch.q_width if arch.qkv_bias else 0)
     return sp.sympify(p)
+
+
+def params_linear_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one Gated DeltaNet token mixer (transformers ``Qwen3NextGatedDeltaNet``):
+    its projections (:func:`~rlmcost.blocks.attention.linear_attention_weights_per_token`),
+    the depthwise conv without bias (conv width x K), dt_bias and A_log (H_v each) and the
+    gated RMSNorm's weight (d_v, shared by the heads)."""
+    return sp.sympify(
+        linear_attention_weights_per_token(arch)
+        + arch.linear_conv_width * arch.linear_conv_kernel
+        + 2 * arch.linear_value_heads
+        + arch.linear_value_head_dim
+    )
 
 
 
@@ -125,6 +145,9 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     body = arch.n_dense_layers * params_layer_dense(arch)
     if arch.is_moe:
         body += arch.n_moe_layers * params_layer_moe(arch)
+    # linear-attention layers: a Gated DeltaNet in place of the attention block
+    mixer = params_linear_attention_per_layer(arch) - params_attention_per_layer(arch)
+    body += arch.n_linear_layers * mixer
     return sp.factor_terms(
         sp.expand(
             body
