@@ -137,6 +137,17 @@ class Arch:
 
         return sp.Min(lin, self.n_layers)
 
+    def linear_layers_of(self, layers: Size) -> Size:
+        """Linear-attention layers among ``layers`` consecutive layers (a pipeline stage), in
+        proportion: exact for Qwen3-Next's one full layer in every k when the slice holds whole
+        periods of k layers (48 layers, k = 4: 12 or 16 or 24 per stage)."""
+        lin = self.linear_layers
+        if isinstance(lin, int) and lin == 0:
+            return 0
+        if isinstance(lin, int) and isinstance(layers, int) and isinstance(self.n_layers, int):
+            return lin * layers // self.n_layers
+        return lin * layers / self.n_layers
+
     @property
     def n_softmax_layers(self) -> Size:
         """Layers with softmax attention (full or sliding): all but the linear-attention ones."""

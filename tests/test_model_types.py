@@ -280,3 +280,25 @@ def test_bad_qwen3_next_configs_are_one_line_errors(tmp_path, change, fragment):
     with pytest.raises(SpecError) as exc:
         load_config(p)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("pp", [1, 2, 3, 4])
+@pytest.mark.parametrize("name", ["qwen3-next", "qwen2.5-vl-7b"])
+def test_pipeline_stages_hold_every_parameter_once(name, pp):
+    from rlmcost.choices import Head
+    from rlmcost.parallel import memory as symbolic
+    from rlmcost.parallel.breakdown import stage_params
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.shard import stages
+
+    cfg = QWEN3_NEXT_80B if name == "qwen3-next" else VL_CONFIGS[name]
+    spec = spec_from_config(cfg, name=name)
+    arch, layout = spec.arch(), Layout(pp=pp)
+    held = 0
+    for stage in stages(arch, pp):
+        numeric = stage_params(arch, layout, stage)
+        assert numeric == symbolic.stage_params(arch, layout, stage, Head.LM)
+        held += numeric.dense + numeric.expert
+    # independent: sum(p.numel()) of the transformers model (the parameter tests above); a
+    # stage of 12, 16 or 24 of Qwen3-Next's 48 layers holds whole periods of 3 linear + 1 full
+    assert held == int(bl.params(arch))

@@ -71,6 +71,12 @@ def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
     return sp.sympify(p)
 
 
+def params_linear_mixer_delta(arch: Arch) -> sp.Expr:
+    """Parameters a linear-attention layer holds beyond an attention layer: its Gated DeltaNet
+    less the attention block it replaces (0 without linear attention)."""
+    return sp.expand(params_linear_attention_per_layer(arch) - params_attention_per_layer(arch))
+
+
 def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
     """Parameters of one FFN (or one expert) of inner width ``width``."""
     n_in = arch.ffn_kind.projections - 1  # projections into the inner width
@@ -146,8 +152,7 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     if arch.is_moe:
         body += arch.n_moe_layers * params_layer_moe(arch)
     # linear-attention layers: a Gated DeltaNet in place of the attention block
-    mixer = params_linear_attention_per_layer(arch) - params_attention_per_layer(arch)
-    body += arch.n_linear_layers * mixer
+    body += arch.n_linear_layers * params_linear_mixer_delta(arch)
     return sp.factor_terms(
         sp.expand(
             body

@@ -184,6 +184,36 @@ def params_attention_per_layer(a: ArchNumbers, tp: Num = 1) -> Num:
                + 2*a.head_dim*a.n_kv_heads), tp))
 
 
+def params_linear_mixer_delta(a: ArchNumbers, tp: Num = 1) -> Num:
+    """Parameters a linear-attention layer holds beyond an attention layer, on a TP rank
+    (blocks.params_linear_mixer_delta) [elements].
+
+    tp: P_t tensor-parallel degree (1 = off).
+    """
+    return (div(tp*(-a.d_model*a.out_bias - 2*a.head_dim*a.qk_norm + a.linear_value_head_dim
+               + a.mla*(-a.d_model*a.kv_lora_rank - a.d_model*a.q_lora_rank*a.qlora
+               - a.d_model*a.qk_rope_head_dim + 2*a.head_dim*a.qk_norm
+               - a.kv_lora_rank*a.norm_layernorm - a.kv_lora_rank*a.qkv_bias - a.kv_lora_rank
+               - a.norm_layernorm*a.q_lora_rank*a.qlora - a.q_lora_rank*a.qkv_bias*a.qlora
+               - a.q_lora_rank*a.qlora - a.qk_rope_head_dim*a.qkv_bias))
+               - a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               - 2*a.d_model*a.head_dim*a.n_heads - 2*a.d_model*a.head_dim*a.n_kv_heads
+               + 2*a.d_model*a.linear_key_head_dim*a.linear_key_heads
+               + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads
+               + 2*a.d_model*a.linear_value_heads
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads
+               + 2*a.linear_value_heads + a.mla*(a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
+               + a.d_model*a.head_dim*a.n_heads*a.qlora + a.d_model*a.head_dim*a.n_heads
+               + 2*a.d_model*a.head_dim*a.n_kv_heads - a.d_model*a.n_heads*a.v_head_dim
+               - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora + a.head_dim*a.n_heads*a.qkv_bias
+               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias - a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
+               - a.kv_lora_rank*a.n_heads*a.v_head_dim)
+               + a.qkv_bias*(-a.attn_output_gate*a.head_dim*a.n_heads - a.head_dim*a.n_heads
+               - 2*a.head_dim*a.n_kv_heads), tp))
+
+
 def params_ffn_dense(a: ArchNumbers, tp: Num = 1) -> Num:
     """Parameters of one dense FFN on a TP rank, biases per mlp_bias (blocks.params_ffn)
     [elements].
@@ -3560,6 +3590,7 @@ def saved_bytes_per_token_layer_full_sp_moe(a: ArchNumbers, tp: Num = 1, act_byt
 
 FUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (
     params_attention_per_layer,
+    params_linear_mixer_delta,
     params_ffn_dense,
     params_expert,
     params_routed_experts,
