@@ -73,6 +73,20 @@ class Arch:
     # attends to itself and the W - 1 positions before it; off when sliding_window is None.
     sliding_window: Size | None = None  # W, keys one query attends to in a sliding layer
     full_attention_layers: Size = 0  # with a window: layers that attend to every position
+    # Parameters outside the decoder stack that no text token passes through: the vision tower
+    # of Qwen2-VL / Qwen2.5-VL (rlmcost.specs.hf_vision). Held in memory, not in token FLOPs.
+    encoder_params: Size = 0
+    # Hybrid linear attention (Qwen3-Next): linear_layers of the n_layers mix tokens
+    # with a Gated DeltaNet (Yang et al. 2024, arXiv:2412.06464; transformers
+    # ``Qwen3NextGatedDeltaNet``) instead of softmax attention: a fixed per-sequence state of
+    # linear_value_heads x d_k x d_v, no growing KV cache. Off when linear_layers = 0.
+    attn_output_gate: bool = False  # q_proj also yields a sigmoid gate on the output (d -> 2 h d_h)
+    linear_layers: Size = 0  # layers with a Gated DeltaNet token mixer
+    linear_key_heads: Size = 0  # H_k, query/key heads of the linear attention
+    linear_value_heads: Size = 0  # H_v, value heads (one d_k x d_v state each)
+    linear_key_head_dim: Size = 0  # d_k
+    linear_value_head_dim: Size = 0  # d_v
+    linear_conv_kernel: Size = 0  # K, width of the depthwise causal conv over q, k, v
 
     @property
     def is_moe(self) -> bool:
@@ -111,9 +125,56 @@ class Arch:
         return sp.Max(sliding, 0)
 
     @property
+    def n_linear_layers(self) -> Size:
+        """Layers with a linear-attention (Gated DeltaNet) token mixer: linear_layers,
+        at most the layers a slice of the model holds (a head-only copy holds none)."""
+        lin = self.linear_layers
+        if isinstance(lin, int) and lin == 0:
+            return 0
+        if isinstance(lin, int) and isinstance(self.n_layers, int):
+            return min(lin, self.n_layers)
+        import sympy as sp  # a symbolic arch: the symbolic core has loaded sympy already
+
+        return sp.Min(lin, self.n_layers)
+
+    def linear_layers_of(self, layers: Size) -> Size:
+        """Linear-attention layers among ``layers`` consecutive layers (a pipeline stage), in
+        proportion: exact for Qwen3-Next's one full layer in every k when the slice holds whole
+        periods of k layers (48 layers, k = 4: 12 or 16 or 24 per stage)."""
+        lin = self.linear_layers
+        if isinstance(lin, int) and lin == 0:
+            return 0
+        if isinstance(lin, int) and isinstance(layers, int) and isinstance(self.n_layers, int):
+            return lin * layers // self.n_layers
+        return lin * layers / self.n_layers
+
+    @property
+    def n_softmax_layers(self) -> Size:
+        """Layers with softmax attention (full or sliding): all but the linear-attention ones."""
+        return self.n_layers - self.n_linear_layers
+
+    @property
     def n_full_layers(self) -> Size:
-        """Layers that attend to every position: all of them without a window."""
-        return self.n_layers - self.n_sliding_layers
+        """Layers that attend to every position: all of them without a window or linear layers."""
+        return self.n_layers - self.n_sliding_layers - self.n_linear_layers
+
+    @property
+    def linear_conv_width(self) -> Size:
+        """2 H_k d_k + H_v d_v: the q, k, v channels of the linear attention's causal conv."""
+        return 2 * self.linear_key_heads * self.linear_key_head_dim + (
+            self.linear_value_heads * self.linear_value_head_dim
+        )
+
+    @property
+    def linear_state_width(self) -> Size:
+        """Elements one linear-attention layer keeps per sequence, whatever its length: the
+        recurrent state H_v d_k d_v and the conv state (K - 1) x conv width, the shapes of vLLM's
+        ``MambaStateShapeCalculator.gated_delta_net_state_shape``
+        (vllm/model_executor/layers/mamba/mamba_utils.py)."""
+        return (
+            self.linear_value_heads * self.linear_key_head_dim * self.linear_value_head_dim
+            + (self.linear_conv_kernel - 1) * self.linear_conv_width
+        )
 
     @property
     def q_width(self) -> Size:

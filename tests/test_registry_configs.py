@@ -130,6 +130,18 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "qwen3-coder-480b-a35b": qwen3_moe(62, 6144, 8192, 96, 8, 160, 8, 2560, 262144),
     "glm-4.5": glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
     "glm-4.5-air": glm4_moe(46, 4096, 10944, 1408, 128, 1, False),
+    "glm-4.6": {**glm4_moe(92, 5120, 12288, 1536, 160, 3, True),
+                "max_position_embeddings": 202752},
+    # hybrid: 36 Gated DeltaNet and 12 gated full-attention layers (tests/test_model_types.py)
+    "qwen3-next-80b-a3b": _cfg("qwen3_next", 48, 2048, 5120, 16, 2, 151936, 262144,
+                               head_dim=256, moe_intermediate_size=512,
+                               shared_expert_intermediate_size=512, num_experts=512,
+                               num_experts_per_tok=10, linear_num_key_heads=16,
+                               linear_num_value_heads=32, linear_key_head_dim=128,
+                               linear_value_head_dim=128, linear_conv_kernel_dim=4,
+                               full_attention_interval=4, decoder_sparse_step=1,
+                               mlp_only_layers=[], mtp_num_hidden_layers=1,
+                               tie_word_embeddings=False),
     "gemma-2-2b": gemma2(26, 2304, 9216, 8, 4, 256),
     "gemma-2-9b": gemma2(42, 3584, 14336, 16, 8, 256),
     "gemma-2-27b": gemma2(46, 4608, 36864, 32, 16, 128),
@@ -244,7 +256,9 @@ def test_variants_resolve_to_a_spec_of_their_own_shape(hf_id):
 
 
 def test_every_supported_model_type_is_exercised():
-    types = {c["model_type"] for c in PUBLIC_CONFIGS.values()} | {"gemma3"}
+    # the vision-language and hybrid types are exercised in tests/test_model_types.py
+    types = {c["model_type"] for c in PUBLIC_CONFIGS.values()}
+    types |= {"gemma3", "qwen2_vl", "qwen2_5_vl"}
     assert set(SUPPORTED) <= types
 
 

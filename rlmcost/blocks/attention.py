@@ -49,7 +49,41 @@ def _attention_weights_per_token(arch: Arch) -> Expr:
     """Weight elements one token multiplies in one attention block's projections."""
     if arch.is_mla:
         return _mla_matmul_weights_per_token(arch)
-    return arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    w = arch.d_model * (arch.q_width + 2 * arch.kv_width) + arch.q_width * arch.d_model
+    if arch.attn_output_gate:  # q_proj d -> 2 h d_h: queries and their gate (Qwen3NextAttention)
+        w += arch.d_model * arch.q_width
+    return w
+
+
+def linear_attention_weights_per_token(arch: Arch) -> sp.Expr:
+    """Weight elements one token multiplies in one Gated DeltaNet layer's projections.
+
+    in_proj_qkvz d -> 2 H_k d_k + 2 H_v d_v (q, k, v and the output gate z), in_proj_ba
+    d -> 2 H_v (the per-head beta and decay inputs), out_proj H_v d_v -> d. Source:
+    transformers ``Qwen3NextGatedDeltaNet`` (models/qwen3_next/modeling_qwen3_next.py).
+    """
+    kd = arch.linear_key_heads * arch.linear_key_head_dim
+    vd = arch.linear_value_heads * arch.linear_value_head_dim
+    return sp.sympify(
+        arch.d_model * (2 * kd + 2 * vd) + arch.d_model * 2 * arch.linear_value_heads
+        + vd * arch.d_model
+    )
+
+
+def linear_attention_core_flops_per_token(arch: Arch) -> sp.Expr:
+    """Forward FLOPs of one token through one Gated DeltaNet layer, projections aside.
+
+    The depthwise causal conv over the q, k, v channels, 2 K per channel, and the gated delta
+    rule in its recurrent form (Yang et al. 2024, arXiv:2412.06464 eq. 10; transformers
+    ``torch_recurrent_gated_delta_rule``), per value head on its d_k x d_v state S: the read
+    S^T k, the rank-1 update k (beta (v - S^T k))^T and the output S^T q, 2 d_k d_v each:
+    6 H_v d_k d_v, the same for every context length. Decay, beta, L2 norms and the gated
+    RMSNorm are elementwise and left out, as all elementwise work is. The chunked form used
+    for prefill and training (chunk 64) does the same work up to intra-chunk terms of
+    O(chunk) per token and head, which this count leaves out.
+    """
+    core = 6 * arch.linear_value_heads * arch.linear_key_head_dim * arch.linear_value_head_dim
+    return sp.sympify(2 * arch.linear_conv_kernel * arch.linear_conv_width + core)
 
 
 def attention_flops_per_pair(arch: Arch) -> sp.Expr:

@@ -31,9 +31,13 @@ def memory_kv_cache(arch: Arch, tokens: Expr, seqs: Expr = 1) -> sp.Expr:
     the last min(tokens, W - 1), as transformers' ``DynamicSlidingWindowLayer`` keeps them
     (:func:`~rlmcost.blocks.window.cached_positions`; vLLM rounds that out to whole blocks).
     The window applies per sequence, hence ``seqs``: without one, M_KV(tokens, seqs) =
-    M_KV(seqs x tokens).
+    M_KV(seqs x tokens). A linear-attention (Gated DeltaNet) layer caches no keys or values
+    but keeps ``Arch.linear_state_width`` elements per sequence (its recurrent and conv
+    states), counted here in the cache's dtype.
     """
-    return sp.expand(arch.kv_cache_width * cached_positions(arch, tokens) * seqs)
+    kv = arch.kv_cache_width * cached_positions(arch, tokens)
+    # linear-attention layers keep a fixed state per sequence, whatever its length
+    return sp.expand((kv + arch.n_linear_layers * arch.linear_state_width) * seqs)
 
 
 def memory_kv_cache_bytes(

@@ -8,7 +8,12 @@ from __future__ import annotations
 import sympy as sp
 
 from rlmcost.arch import Arch, is_zero
-from rlmcost.blocks.attention import Expr, _kv_latent, _mla_matmul_weights_per_token
+from rlmcost.blocks.attention import (
+    Expr,
+    _kv_latent,
+    _mla_matmul_weights_per_token,
+    linear_attention_weights_per_token,
+)
 from rlmcost.choices import Head
 
 
@@ -26,7 +31,22 @@ def params_attention_per_layer(arch: Arch) -> sp.Expr:
         p += arch.d_model
     if arch.qk_norm:
         p += 2 * arch.head_dim
+    if arch.attn_output_gate:  # q_proj d -> 2 h d_h (Qwen3NextAttention)
+        p += arch.d_model * arch.q_width + (arch.q_width if arch.qkv_bias else 0)
     return sp.sympify(p)
+
+
+def params_linear_attention_per_layer(arch: Arch) -> sp.Expr:
+    """Parameters of one Gated DeltaNet token mixer (transformers ``Qwen3NextGatedDeltaNet``):
+    its projections (:func:`~rlmcost.blocks.attention.linear_attention_weights_per_token`),
+    the depthwise conv without bias (conv width x K), dt_bias and A_log (H_v each) and the
+    gated RMSNorm's weight (d_v, shared by the heads)."""
+    return sp.sympify(
+        linear_attention_weights_per_token(arch)
+        + arch.linear_conv_width * arch.linear_conv_kernel
+        + 2 * arch.linear_value_heads
+        + arch.linear_value_head_dim
+    )
 
 
 
@@ -49,6 +69,12 @@ def params_mla_attention_per_layer(arch: Arch) -> sp.Expr:
     if arch.out_bias:
         p += arch.d_model
     return sp.sympify(p)
+
+
+def params_linear_mixer_delta(arch: Arch) -> sp.Expr:
+    """Parameters a linear-attention layer holds beyond an attention layer: its Gated DeltaNet
+    less the attention block it replaces (0 without linear attention)."""
+    return sp.expand(params_linear_attention_per_layer(arch) - params_attention_per_layer(arch))
 
 
 def params_ffn(arch: Arch, width: Expr, bias: bool = False) -> sp.Expr:
@@ -115,7 +141,8 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     are counted once. DeepSeek-V3: 671,026,404,352 for ``DeepseekV3ForCausalLM`` (61 layers;
     the checkpoint's multi-token prediction layer 61 is not part of the class, and the
     routers' e_score_correction_bias, E fp32 values per MoE layer, is a buffer, not a
-    parameter). A value head (critic, reward model) replaces the LM head by d x 1.
+    parameter). ``encoder_params`` (a vision tower, rlmcost.specs.hf_vision) is added whole.
+    A value head (critic, reward model) replaces the LM head by d x 1.
 
     >>> from rlmcost.arch import CANONICAL
     >>> params(CANONICAL)
@@ -124,15 +151,25 @@ def params(arch: Arch, head: Head = Head.LM) -> sp.Expr:
     body = arch.n_dense_layers * params_layer_dense(arch)
     if arch.is_moe:
         body += arch.n_moe_layers * params_layer_moe(arch)
+    # linear-attention layers: a Gated DeltaNet in place of the attention block
+    body += arch.n_linear_layers * params_linear_mixer_delta(arch)
     return sp.factor_terms(
-        sp.expand(body + params_embedding(arch) + params_norm(arch) + params_head(arch, head)),
+        sp.expand(
+            body
+            + params_embedding(arch)
+            + params_norm(arch)
+            + params_head(arch, head)
+            + arch.encoder_params
+        ),
         radical=False,
     )
 
 
 def params_active_per_token(arch: Arch, head: Head = Head.LM) -> sp.Expr:
-    """Parameters one token touches: all but the routed experts it does not select."""
+    """Parameters one text token touches: all but the routed experts it does not select and
+    the encoder (a vision tower) it does not pass through."""
     if not arch.is_moe:
-        return params(arch, head)
-    unused = arch.n_moe_layers * (arch.n_experts - arch.top_k) * params_ffn(arch, arch.d_expert)
+        return params(arch, head) - arch.encoder_params
+    idle_experts = arch.n_moe_layers * (arch.n_experts - arch.top_k)
+    unused = arch.encoder_params + idle_experts * params_ffn(arch, arch.d_expert)
     return sp.expand(params(arch, head) - unused)

@@ -28,7 +28,8 @@ sliding layer.
 
 Layers: a model may mix sliding and full-attention layers (Gemma 2 alternates them, Gemma 3
 keeps one full layer in six; ``layer_types`` in the config). Every count here is a sum over
-layers, ``Arch.n_full_layers`` full ones and ``Arch.n_sliding_layers`` sliding ones, so the
+layers, ``Arch.n_full_layers`` full ones and ``Arch.n_sliding_layers`` sliding ones (linear-
+attention layers, ``Arch.n_linear_layers``, attend to no keys and cache none), so the
 order of the layers does not matter.
 """
 
@@ -65,7 +66,7 @@ def attended_keys(arch: Arch, context: Expr) -> sp.Expr:
     (L*c, 8*L)
     """
     if not arch.has_window:
-        return sp.sympify(arch.n_layers * context)
+        return sp.sympify(arch.n_softmax_layers * context)
     window = sp.Min(context, _window(arch))
     return sp.sympify(arch.n_full_layers * context + arch.n_sliding_layers * window)
 
@@ -78,7 +79,7 @@ def attended_keys_sum(arch: Arch, prompt: Expr, response: Expr) -> sp.Expr:
     """
     full = response * prompt + sp.sympify(response) * (response + 1) / 2  # sum (S + t)
     if not arch.has_window:
-        return sp.sympify(arch.n_layers * full)
+        return sp.sympify(arch.n_softmax_layers * full)
     w = _window(arch)
     sliding = _prefix_min_sum(prompt + response, w) - _prefix_min_sum(prompt, w)
     return sp.sympify(arch.n_full_layers * full + arch.n_sliding_layers * sliding)
@@ -98,7 +99,7 @@ def attended_pairs(arch: Arch, seq: Expr, counting: AttnCounting) -> sp.Expr:
     pairs, seq (seq + 1) / 2 in a full layer and sum_{i=1}^{seq} min(i, W) in a sliding one.
     """
     if not arch.has_window or counting is AttnCounting.FULL:
-        return sp.sympify(arch.n_layers * _pairs(seq, counting))
+        return sp.sympify(arch.n_softmax_layers * _pairs(seq, counting))
     sliding = _prefix_min_sum(seq, _window(arch))
     return sp.sympify(arch.n_full_layers * _pairs(seq, counting) + arch.n_sliding_layers * sliding)
 
@@ -111,7 +112,7 @@ def cached_positions(arch: Arch, tokens: Expr) -> sp.Expr:
     whole blocks).
     """
     if not arch.has_window:
-        return sp.sympify(arch.n_layers * tokens)
+        return sp.sympify(arch.n_softmax_layers * tokens)
     kept = sp.Min(tokens, _window(arch) - 1)
     return sp.sympify(arch.n_full_layers * tokens + arch.n_sliding_layers * kept)
 

@@ -15,6 +15,8 @@ from rlmcost.blocks.attention import (
     _mla_kv_b_weights,
     attention_flops_per_key_absorbed,
     attention_flops_per_pair,
+    linear_attention_core_flops_per_token,
+    linear_attention_weights_per_token,
 )
 from rlmcost.blocks.window import attended_keys, attended_keys_sum, attended_pairs
 from rlmcost.choices import AttnCounting, Head, MlaDecode
@@ -48,9 +50,14 @@ def work_linear_per_token(arch: Arch) -> sp.Expr:
     2 x (weight elements multiplied): q, k, v, o projections and the FFN or the token's
     experts (top-k routed + shared, and the router d x E). MLA: q_a, q_b (or q_proj), kv_a,
     kv_b, o (expanded form; the absorbed decode multiplies the same weights per token).
+    Linear-attention (Gated DeltaNet) layers: their projections and their per-token core
+    (:func:`~rlmcost.blocks.attention.linear_attention_core_flops_per_token`), which does not
+    grow with the context, so it sits here and not in the attention term.
     """
-    attn = _attention_weights_per_token(arch)
-    return sp.expand(2 * (arch.n_layers * attn + _matmul_weights_ffn_per_token(arch)))
+    attn = arch.n_softmax_layers * _attention_weights_per_token(arch)
+    linear = arch.n_linear_layers * linear_attention_weights_per_token(arch)
+    core = arch.n_linear_layers * linear_attention_core_flops_per_token(arch)
+    return sp.expand(2 * (attn + linear + _matmul_weights_ffn_per_token(arch)) + core)
 
 
 def work_attention_per_token(arch: Arch, context: Expr) -> sp.Expr:

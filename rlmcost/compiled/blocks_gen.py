@@ -48,6 +48,13 @@ INT_FIELDS = (
     'v_head_dim',
     'sliding_window',
     'full_attention_layers',
+    'encoder_params',
+    'linear_layers',
+    'linear_key_heads',
+    'linear_value_heads',
+    'linear_key_head_dim',
+    'linear_value_head_dim',
+    'linear_conv_kernel',
 )
 """Integer fields of ``rlmcost.arch.Arch``, in order."""
 
@@ -58,6 +65,7 @@ BOOL_FIELDS = (
     'tie_embeddings',
     'qk_norm',
     'shared_expert_gate',
+    'attn_output_gate',
 )
 """Bool fields of ``Arch``: one 0/1 flag each."""
 
@@ -116,6 +124,13 @@ class ArchNumbers(NamedTuple):
     v_head_dim: Num
     sliding_window: Num
     full_attention_layers: Num
+    encoder_params: Num
+    linear_layers: Num
+    linear_key_heads: Num
+    linear_value_heads: Num
+    linear_key_head_dim: Num
+    linear_value_head_dim: Num
+    linear_conv_kernel: Num
     moe: Num
     shared: Num
     mla: Num
@@ -127,6 +142,7 @@ class ArchNumbers(NamedTuple):
     tie_embeddings: Num
     qk_norm: Num
     shared_expert_gate: Num
+    attn_output_gate: Num
     ffn_kind_plain: Num
     norm_layernorm: Num
 
@@ -155,13 +171,47 @@ def params_attention_per_layer(a: ArchNumbers, tp: Num = 1) -> Num:
                + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
                + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias))
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
+               - a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
                - 2*a.d_model*a.head_dim*a.n_kv_heads + a.d_model*a.n_heads*a.v_head_dim
                + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora - a.head_dim*a.n_heads*a.qkv_bias
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
-               + a.kv_lora_rank*a.n_heads*a.v_head_dim) + a.qkv_bias*(a.head_dim*a.n_heads
+               + a.kv_lora_rank*a.n_heads*a.v_head_dim)
+               + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads + a.head_dim*a.n_heads
                + 2*a.head_dim*a.n_kv_heads), tp))
+
+
+def params_linear_mixer_delta(a: ArchNumbers, tp: Num = 1) -> Num:
+    """Parameters a linear-attention layer holds beyond an attention layer, on a TP rank
+    (blocks.params_linear_mixer_delta) [elements].
+
+    tp: P_t tensor-parallel degree (1 = off).
+    """
+    return (div(tp*(-a.d_model*a.out_bias - 2*a.head_dim*a.qk_norm + a.linear_value_head_dim
+               + a.mla*(-a.d_model*a.kv_lora_rank - a.d_model*a.q_lora_rank*a.qlora
+               - a.d_model*a.qk_rope_head_dim + 2*a.head_dim*a.qk_norm
+               - a.kv_lora_rank*a.norm_layernorm - a.kv_lora_rank*a.qkv_bias - a.kv_lora_rank
+               - a.norm_layernorm*a.q_lora_rank*a.qlora - a.q_lora_rank*a.qkv_bias*a.qlora
+               - a.q_lora_rank*a.qlora - a.qk_rope_head_dim*a.qkv_bias))
+               - a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               - 2*a.d_model*a.head_dim*a.n_heads - 2*a.d_model*a.head_dim*a.n_kv_heads
+               + 2*a.d_model*a.linear_key_head_dim*a.linear_key_heads
+               + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads
+               + 2*a.d_model*a.linear_value_heads
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads
+               + 2*a.linear_value_heads + a.mla*(a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
+               + a.d_model*a.head_dim*a.n_heads*a.qlora + a.d_model*a.head_dim*a.n_heads
+               + 2*a.d_model*a.head_dim*a.n_kv_heads - a.d_model*a.n_heads*a.v_head_dim
+               - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora + a.head_dim*a.n_heads*a.qkv_bias
+               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias - a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
+               - a.kv_lora_rank*a.n_heads*a.v_head_dim)
+               + a.qkv_bias*(-a.attn_output_gate*a.head_dim*a.n_heads - a.head_dim*a.n_heads
+               - 2*a.head_dim*a.n_kv_heads), tp))
 
 
 def params_ffn_dense(a: ArchNumbers, tp: Num = 1) -> Num:
@@ -224,14 +274,18 @@ def params_layer_dense(a: ArchNumbers, tp: Num = 1) -> Num:
                + a.kv_lora_rank*a.norm_layernorm + a.kv_lora_rank*a.qkv_bias + a.kv_lora_rank
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
                + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias))
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                - a.d_ff*a.d_model*a.ffn_kind_plain + 3*a.d_ff*a.d_model
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
+               - a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
                - 2*a.d_model*a.head_dim*a.n_kv_heads + a.d_model*a.n_heads*a.v_head_dim
                + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora - a.head_dim*a.n_heads*a.qkv_bias
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.v_head_dim) + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain
-               + 2*a.d_ff) + a.qkv_bias*(a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads), tp))
+               + 2*a.d_ff) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads
+               + a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads), tp))
 
 
 def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
@@ -247,8 +301,11 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
                + a.norm_layernorm*a.q_lora_rank*a.qlora + a.q_lora_rank*a.qkv_bias*a.qlora
                + a.q_lora_rank*a.qlora + a.qk_rope_head_dim*a.qkv_bias)
                + a.moe*(a.d_model*a.n_experts + a.d_model*a.shared*a.shared_expert_gate))
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
                + 2*a.d_model*a.head_dim*a.n_heads + 2*a.d_model*a.head_dim*a.n_kv_heads
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads
+               - a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias
+               - a.d_model*a.head_dim*a.n_heads*a.qlora - a.d_model*a.head_dim*a.n_heads
                - 2*a.d_model*a.head_dim*a.n_kv_heads + a.d_model*a.n_heads*a.v_head_dim
                + a.head_dim*a.n_heads*a.q_lora_rank*a.qlora - a.head_dim*a.n_heads*a.qkv_bias
                - 2*a.head_dim*a.n_kv_heads*a.qkv_bias + a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim
@@ -257,7 +314,8 @@ def params_layer_moe(a: ArchNumbers, tp: Num = 1) -> Num:
                + 3*a.d_expert*a.d_model*a.n_experts
                - a.d_model*a.d_shared_expert*a.ffn_kind_plain*a.n_shared_experts*a.shared
                + 3*a.d_model*a.d_shared_expert*a.n_shared_experts*a.shared)
-               + a.qkv_bias*(a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads), tp))
+               + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads + a.head_dim*a.n_heads
+               + 2*a.head_dim*a.n_kv_heads), tp))
 
 
 def params_embedding(a: ArchNumbers, tp: Num = 1) -> Num:
@@ -290,28 +348,68 @@ def params_head_value(a: ArchNumbers, tp: Num = 1) -> Num:
 def params_lm(a: ArchNumbers) -> Num:
     """|M| with the LM head, tied weights once (blocks.params) [elements].
     """
-    return (-a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
+    return (a.attn_output_gate*(a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_layers*a.out_bias
-               + a.d_model*a.n_positions - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
-               + a.d_model + 2*a.head_dim*a.n_layers*a.qk_norm
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_positions
+               - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab + a.d_model
+               + a.encoder_params
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_value_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
+               a.n_layers) - a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.kv_lora_rank*a.n_layers + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.kv_lora_rank*a.n_layers
+               - a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + a.d_model*a.n_layers*a.qk_rope_head_dim
+               - a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*a.qkv_bias
+               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_layers*a.qk_norm
+               + 2*a.head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_layers*a.norm_layernorm + a.kv_lora_rank*a.n_layers*a.qkv_bias
-               + a.kv_lora_rank*a.n_layers + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
+               + a.kv_lora_rank*a.n_layers
+               - a.kv_lora_rank*a.norm_layernorm*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
                + a.n_layers*a.q_lora_rank*a.qkv_bias*a.qlora + a.n_layers*a.q_lora_rank*a.qlora
-               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias)
+               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias
+               - a.norm_layernorm*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qkv_bias*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.qk_rope_head_dim*a.qkv_bias*minimum(a.linear_layers, a.n_layers))
                + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers + 2*a.d_ff*a.n_layers
                + a.d_model*a.n_layers)
                + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.n_experts
@@ -335,35 +433,79 @@ def params_lm(a: ArchNumbers) -> Num:
                - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.n_experts*a.n_layers
                + a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
                + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer + a.d_model)
-               + a.qkv_bias*(a.head_dim*a.n_heads*a.n_layers
-               + 2*a.head_dim*a.n_kv_heads*a.n_layers))
+               + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
+               + a.qk_norm*(2*a.head_dim*a.n_layers - 2*a.head_dim*minimum(a.linear_layers,
+               a.n_layers)) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
+               - a.attn_output_gate*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.n_layers - a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)))
 
 
 def params_value(a: ArchNumbers) -> Num:
     """|M| with a value head, critic or reward model (blocks.params) [elements].
     """
-    return (-a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
+    return (a.attn_output_gate*(a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_layers*a.out_bias
-               + a.d_model*a.n_positions + a.d_model*a.vocab + 2*a.d_model
-               + 2*a.head_dim*a.n_layers*a.qk_norm
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_positions
+               + a.d_model*a.vocab + 2*a.d_model + a.encoder_params
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_value_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
+               a.n_layers) - a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.kv_lora_rank*a.n_layers + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.kv_lora_rank*a.n_layers
+               - a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + a.d_model*a.n_layers*a.qk_rope_head_dim
+               - a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*a.qkv_bias
+               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_layers*a.qk_norm
+               + 2*a.head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_layers*a.norm_layernorm + a.kv_lora_rank*a.n_layers*a.qkv_bias
-               + a.kv_lora_rank*a.n_layers + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
+               + a.kv_lora_rank*a.n_layers
+               - a.kv_lora_rank*a.norm_layernorm*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
                + a.n_layers*a.q_lora_rank*a.qkv_bias*a.qlora + a.n_layers*a.q_lora_rank*a.qlora
-               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias)
+               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias
+               - a.norm_layernorm*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qkv_bias*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.qk_rope_head_dim*a.qkv_bias*minimum(a.linear_layers, a.n_layers))
                + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers + 2*a.d_ff*a.n_layers
                + a.d_model*a.n_layers)
                + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.n_experts
@@ -387,35 +529,79 @@ def params_value(a: ArchNumbers) -> Num:
                - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.n_experts*a.n_layers
                + a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
                + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer + a.d_model)
-               + a.qkv_bias*(a.head_dim*a.n_heads*a.n_layers
-               + 2*a.head_dim*a.n_kv_heads*a.n_layers))
+               + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
+               + a.qk_norm*(2*a.head_dim*a.n_layers - 2*a.head_dim*minimum(a.linear_layers,
+               a.n_layers)) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
+               - a.attn_output_gate*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.n_layers - a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)))
 
 
 def params_active_per_token(a: ArchNumbers) -> Num:
     """Parameters one token touches, LM head (blocks.params_active_per_token) [elements].
     """
-    return (-a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
+    return (a.attn_output_gate*(a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 3*a.d_ff*a.d_model*a.n_layers
                + 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_layers*a.out_bias
-               + a.d_model*a.n_positions - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab
-               + a.d_model + 2*a.head_dim*a.n_layers*a.qk_norm
-               + a.mla*(-a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 3*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_layers*a.norms_per_layer + a.d_model*a.n_positions
+               - a.d_model*a.tie_embeddings*a.vocab + 2*a.d_model*a.vocab + a.d_model
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_value_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               + a.attn_output_gate*a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers,
+               a.n_layers) - a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 2*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.d_model*a.kv_lora_rank*a.n_layers + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               + 2*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.kv_lora_rank*a.n_layers
+               - a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + a.d_model*a.n_layers*a.qk_rope_head_dim
+               - a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - a.head_dim*a.n_heads*a.n_layers*a.qkv_bias
+               - a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_kv_heads*a.n_layers*a.qkv_bias
+               + 2*a.head_dim*a.n_kv_heads*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_layers*a.qk_norm
+               + 2*a.head_dim*a.qk_norm*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + a.kv_lora_rank*a.n_layers*a.norm_layernorm + a.kv_lora_rank*a.n_layers*a.qkv_bias
-               + a.kv_lora_rank*a.n_layers + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
+               + a.kv_lora_rank*a.n_layers
+               - a.kv_lora_rank*a.norm_layernorm*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*a.qkv_bias*minimum(a.linear_layers, a.n_layers)
+               - a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
+               + a.n_layers*a.norm_layernorm*a.q_lora_rank*a.qlora
                + a.n_layers*a.q_lora_rank*a.qkv_bias*a.qlora + a.n_layers*a.q_lora_rank*a.qlora
-               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias)
+               + a.n_layers*a.qk_rope_head_dim*a.qkv_bias
+               - a.norm_layernorm*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qkv_bias*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - a.qk_rope_head_dim*a.qkv_bias*minimum(a.linear_layers, a.n_layers))
                + a.mlp_bias*(-a.d_ff*a.ffn_kind_plain*a.n_layers + 2*a.d_ff*a.n_layers
                + a.d_model*a.n_layers)
                + a.moe*(a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -439,27 +625,58 @@ def params_active_per_token(a: ArchNumbers) -> Num:
                - a.d_model*a.mlp_bias*a.n_layers + a.d_model*a.n_experts*a.n_layers
                + a.d_model*a.n_layers*a.shared*a.shared_expert_gate)
                + a.norm_layernorm*(a.d_model*a.n_layers*a.norms_per_layer + a.d_model)
-               + a.qkv_bias*(a.head_dim*a.n_heads*a.n_layers
-               + 2*a.head_dim*a.n_kv_heads*a.n_layers))
+               + a.out_bias*(a.d_model*a.n_layers - a.d_model*minimum(a.linear_layers, a.n_layers))
+               + a.qk_norm*(2*a.head_dim*a.n_layers - 2*a.head_dim*minimum(a.linear_layers,
+               a.n_layers)) + a.qkv_bias*(a.attn_output_gate*a.head_dim*a.n_heads*a.n_layers
+               - a.attn_output_gate*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.head_dim*a.n_heads*a.n_layers - a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_kv_heads*a.n_layers
+               - 2*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)))
 
 
 def work_linear_per_token(a: ArchNumbers) -> Num:
     """Forward FLOPs of one token through the body's projections (blocks.work_linear_per_token)
     [FLOP].
     """
-    return (-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+    return (a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -486,11 +703,16 @@ def work_attention_per_token(a: ArchNumbers, context: Num) -> Num:
     context: positions attended to [tokens].
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers))) + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers)*minimum(context, a.sliding_window)
                + a.mla*(-2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -517,31 +739,62 @@ def work_decode_step(a: ArchNumbers, context: Num, seqs: Num = 1) -> Num:
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.mla*(-4*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.n_layers) - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-4*a.head_dim*a.n_heads*a.n_layers*seqs
                + 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seqs
+               + a.n_layers) + 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seqs
                - 4*a.kv_lora_rank*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*seqs
+               + a.n_layers) - 4*a.kv_lora_rank*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*seqs
                - 2*a.n_heads*a.qk_rope_head_dim*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))) + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(context, a.sliding_window)
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + a.n_layers) - 2*a.n_heads*a.qk_rope_head_dim*seqs*minimum(a.linear_layers,
+               a.n_layers)))
+               + seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.vocab + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -571,34 +824,66 @@ def work_decode_step_reference(a: ArchNumbers, context: Num, seqs: Num = 1) -> N
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers*seqs
                - 4*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.n_layers) - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
+               + a.n_layers) + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
                - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seqs*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
-               - 2*a.kv_lora_rank*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers) + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
                - 2*a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers))) + seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(context, a.sliding_window)
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + a.n_layers) - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.vocab + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -627,27 +912,57 @@ def work_forward_per_token_lm(a: ArchNumbers, context: Num) -> Num:
     context: positions attended to [tokens].
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers)))
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers)*minimum(context, a.sliding_window)
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.vocab + 4*a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)*minimum(context, a.sliding_window)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -751,27 +1066,57 @@ def work_forward_per_token_value(a: ArchNumbers, context: Num) -> Num:
     context: positions attended to [tokens].
     """
     return (context*(4*a.head_dim*a.n_heads*a.n_layers - 4*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               -a.full_attention_layers + a.n_layers)
+               - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.n_layers*a.v_head_dim - 2*a.n_heads*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers)))
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
                - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model
-               + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model + 4*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(context, a.sliding_window))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
@@ -874,23 +1219,52 @@ def work_forward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 2*a.d_model*seq*a.vocab
-               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*seq*a.vocab + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -916,23 +1290,52 @@ def work_backward_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 12*a.d_ff*a.d_model*a.n_layers*seq
                + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq*a.vocab
-               + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 8*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 12*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*seq*a.vocab + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 8*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 8*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 4*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 4*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 4*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 4*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 4*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 4*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 4*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -958,23 +1361,52 @@ def work_train_full_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 18*a.d_ff*a.d_model*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 6*a.d_model*seq*a.vocab
-               + 12*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*seq*a.vocab + 12*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 12*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 18*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 6*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 6*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 6*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 6*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 6*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 6*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 6*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1000,23 +1432,52 @@ def work_forward_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 2*a.d_model*seq
-               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*seq + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1042,23 +1503,52 @@ def work_backward_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 12*a.d_ff*a.d_model*a.n_layers*seq
                + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq
-               + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 8*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 12*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*seq + 8*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 8*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 8*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 4*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 4*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 4*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 4*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 4*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 4*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 4*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(4*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 4*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 12*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1084,23 +1574,52 @@ def work_train_full_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 18*a.d_ff*a.d_model*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 6*a.d_model*seq
-               + 12*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*seq + 12*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 12*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 18*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 6*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 6*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 6*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 6*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 6*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 6*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 6*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(6*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 18*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1126,22 +1645,52 @@ def work_prefill_full(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
     prompt: prompt tokens S; seqs: sequences.
     """
     return (prompt**2*(4*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seqs
-               + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim))
-               + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
+               + 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seqs
+               - 2*a.d_model*a.kv_lora_rank*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seqs
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seqs
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
-               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim)
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers,
+               a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seqs*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
@@ -1168,37 +1717,75 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
     prompt: prompt tokens S; response: response tokens T.
     """
     return (prompt**2*(4*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers + 2*a.n_heads*a.n_layers*a.v_head_dim))
+               - 4*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
                - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.qk_rope_head_dim
                - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*response
                - 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + a.n_layers) - 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               + a.n_layers) + 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*response
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                - 4*a.kv_lora_rank*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
+               + a.n_layers) - 4*a.kv_lora_rank*a.n_heads*response*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
                - 2*a.n_heads*a.qk_rope_head_dim*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))
+               + a.n_layers) - 2*a.n_heads*a.qk_rope_head_dim*response*minimum(a.linear_layers,
+               a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1216,31 +1803,61 @@ def work_rollout_full(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                - 2*a.d_model*a.first_dense_layers*a.shared*a.shared_expert_gate
                + 2*a.d_model*a.n_experts*a.n_layers
                + 2*a.d_model*a.n_layers*a.shared*a.shared_expert_gate))
-               + response*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
-               + 2*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + response*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.vocab + 2*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               + a.n_layers) + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.n_heads*a.n_layers*a.qk_rope_head_dim
                + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))
+               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1317,8 +1934,11 @@ def work_recompute_selective_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     seqs: sequences; seq: tokens per sequence.
     """
     return (seqs*(4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim)))
+               + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))))
 
 
 def work_recompute_full_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
@@ -1327,23 +1947,52 @@ def work_recompute_full_full(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim)
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seq*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seq*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seq*a.top_k
@@ -1369,24 +2018,53 @@ def work_forward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 2*a.d_model*seq*a.vocab
-               + 2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*seq*a.vocab + 2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 2*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
-               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1394,11 +2072,16 @@ def work_forward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               + a.n_heads*a.n_layers*seq*a.v_head_dim
                - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               - a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -1439,24 +2122,54 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 12*a.d_ff*a.d_model*a.n_layers*seq
                + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq*a.vocab
-               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2 + 4*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 8*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 12*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*seq*a.vocab + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 4*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 4*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 4*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 4*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
-               + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + 2*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
@@ -1465,13 +2178,17 @@ def work_backward_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 4*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                + 2*a.n_heads*a.n_layers*seq*a.v_head_dim
                - 2*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 2*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 2*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1511,24 +2228,54 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 18*a.d_ff*a.d_model*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 6*a.d_model*seq*a.vocab
-               + 6*a.head_dim*a.n_heads*a.n_layers*seq**2 + 6*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*seq*a.vocab + 6*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 6*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 6*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 18*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 6*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 6*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 3*a.head_dim*a.n_heads*a.n_layers*seq**2 - 3*a.head_dim*a.n_heads*a.n_layers*seq
-               + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + 3*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + 3*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
                - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
@@ -1537,13 +2284,17 @@ def work_train_causal_lm(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 6*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                + 3*a.n_heads*a.n_layers*seq*a.v_head_dim
                - 3*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 3*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 3*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 3*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1583,24 +2334,53 @@ def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 2*a.d_model*seq
-               + 2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*seq + 2*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 2*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
-               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1608,11 +2388,16 @@ def work_forward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               + a.n_heads*a.n_layers*seq*a.v_head_dim
                - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               - a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -1653,24 +2438,54 @@ def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 4*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 12*a.d_ff*a.d_model*a.n_layers*seq
                + 8*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 4*a.d_model*seq
-               + 4*a.head_dim*a.n_heads*a.n_layers*seq**2 + 4*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 8*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 12*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*seq + 4*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 4*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 8*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 8*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 8*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 4*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 4*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 4*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 4*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 4*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 2*a.head_dim*a.n_heads*a.n_layers*seq**2 - 2*a.head_dim*a.n_heads*a.n_layers*seq
-               + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 4*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 2*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 4*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + 2*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
@@ -1679,13 +2494,17 @@ def work_backward_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 4*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 4*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                + 2*a.n_heads*a.n_layers*seq*a.v_head_dim
                - 2*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 2*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 4*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 2*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 2*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 4*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1725,24 +2544,54 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 6*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 18*a.d_ff*a.d_model*a.n_layers*seq
                + 12*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
-               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq + 6*a.d_model*seq
-               + 6*a.head_dim*a.n_heads*a.n_layers*seq**2 + 6*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 12*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 18*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*seq + 6*a.head_dim*a.n_heads*a.n_layers*seq**2
+               + 6*a.head_dim*a.n_heads*a.n_layers*seq
+               - 6*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 6*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 12*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 18*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 6*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 6*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 12*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 12*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 6*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 6*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 6*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 6*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 6*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 6*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - 3*a.head_dim*a.n_heads*a.n_layers*seq**2 - 3*a.head_dim*a.n_heads*a.n_layers*seq
-               + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 6*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + 3*a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + 3*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 6*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + 3*a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + 3*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 6*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)
                - 3*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
@@ -1751,13 +2600,17 @@ def work_train_causal_value(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 6*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               - 6*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 6*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 3*a.n_heads*a.n_layers*seq**2*a.v_head_dim
                + 3*a.n_heads*a.n_layers*seq*a.v_head_dim
                - 3*a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 3*a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 6*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - 3*a.n_heads*seq*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 3*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 6*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + 3*a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -1799,34 +2652,65 @@ def work_prefill_causal(a: ArchNumbers, prompt: Num, seqs: Num = 1) -> Num:
     """
     return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seqs
+               + a.n_layers) - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seqs
                + a.head_dim*a.n_heads*seqs*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*seqs*a.v_head_dim
                - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
+               + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seqs
                + 6*a.d_ff*a.d_model*a.n_layers*seqs
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               - 4*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*seqs
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
+               - 2*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seqs
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seqs
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seqs
+               - 2*a.d_model*a.kv_lora_rank*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seqs
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seqs
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seqs
                - a.head_dim*a.n_heads*a.n_layers*seqs
-               - 2*a.head_dim*a.n_heads*seqs*a.sliding_window*a.swa*maximum(0,
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.head_dim*a.n_heads*seqs*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seqs*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seqs*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seqs
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seqs*a.v_head_dim
-               + a.n_heads*a.n_layers*seqs*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seqs*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + a.n_heads*a.n_layers*seqs*a.v_head_dim
                + 2*a.n_heads*seqs*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - a.n_heads*seqs*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers))
+               + a.n_layers) - a.n_heads*seqs*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*seqs*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*seqs*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*seqs*a.top_k
@@ -1873,45 +2757,85 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
     prompt: prompt tokens S; response: response tokens T.
     """
     return (prompt**2*(2*a.head_dim*a.n_heads*a.n_layers - 2*a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.mla*(-a.head_dim*a.n_heads*a.n_layers
-               + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-a.head_dim*a.n_heads*a.n_layers + a.head_dim*a.n_heads*a.swa*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.v_head_dim - a.n_heads*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers)))
+               -a.full_attention_layers + a.n_layers)
+               - a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)))
                + response**2*(2*a.head_dim*a.n_heads*a.n_layers
                - 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.head_dim*a.n_heads*a.n_layers
                + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
                - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0, -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + a.n_heads*a.n_layers*a.qk_rope_head_dim
                - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))) + prompt*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)))
+               + prompt*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*a.n_layers*response + 2*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               - 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 4*a.head_dim*a.n_heads*a.n_layers*response - a.head_dim*a.n_heads*a.n_layers
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                + 4*a.head_dim*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers)
+               + a.n_layers) + 4*a.head_dim*a.n_heads*response*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 4*a.kv_lora_rank*a.n_heads*a.n_layers*response
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                - 4*a.kv_lora_rank*a.n_heads*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
+               + a.n_layers) - 4*a.kv_lora_rank*a.n_heads*response*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.n_layers*a.qk_rope_head_dim*response
                + a.n_heads*a.n_layers*a.v_head_dim
                - 2*a.n_heads*a.qk_rope_head_dim*response*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - 2*a.n_heads*a.qk_rope_head_dim*response*minimum(a.linear_layers,
+               a.n_layers) + 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers) - a.n_heads*a.swa*a.v_head_dim*maximum(0,
-               -a.full_attention_layers + a.n_layers))
+               -a.full_attention_layers + a.n_layers)
+               - a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -1933,31 +2857,61 @@ def work_rollout_causal(a: ArchNumbers, prompt: Num, response: Num) -> Num:
                + a.n_layers) + 4*a.head_dim*a.n_heads*a.sliding_window*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.head_dim*a.n_heads*maximum(0,
                -a.full_attention_layers + a.n_layers)))
-               + response*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers
-               + 6*a.d_ff*a.d_model*a.n_layers + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
-               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers + 2*a.d_model*a.vocab
-               + 2*a.head_dim*a.n_heads*a.n_layers
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
+               + response*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers + 6*a.d_ff*a.d_model*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers,
+               a.n_layers)
+               + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers,
+               a.n_layers) + 4*a.d_model*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.vocab + 2*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers
+               - 2*a.d_model*a.kv_lora_rank*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*a.v_head_dim
+               - 2*a.d_model*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim
+               - 2*a.d_model*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora
                - 2*a.head_dim*a.n_heads*a.n_layers
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*minimum(a.linear_layers, a.n_layers)
                - 4*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers) + 2*a.head_dim*a.n_heads*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
+               + a.n_layers) + 2*a.head_dim*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.v_head_dim
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*minimum(a.linear_layers, a.n_layers)
                + 4*a.kv_lora_rank*a.n_heads*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) - 2*a.kv_lora_rank*a.n_heads*a.swa*maximum(0,
-               -a.full_attention_layers + a.n_layers) + a.n_heads*a.n_layers*a.qk_rope_head_dim
+               -a.full_attention_layers + a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               - 2*a.kv_lora_rank*a.n_heads*minimum(a.linear_layers, a.n_layers)
+               + a.n_heads*a.n_layers*a.qk_rope_head_dim
                + 2*a.n_heads*a.qk_rope_head_dim*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
                - a.n_heads*a.qk_rope_head_dim*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers))
+               + a.n_layers) - a.n_heads*a.qk_rope_head_dim*minimum(a.linear_layers, a.n_layers))
                + a.moe*(2*a.d_expert*a.d_model*a.ffn_kind_plain*a.first_dense_layers*a.top_k
                - 2*a.d_expert*a.d_model*a.ffn_kind_plain*a.n_layers*a.top_k
                - 6*a.d_expert*a.d_model*a.first_dense_layers*a.top_k
@@ -2035,12 +2989,16 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
     seqs: sequences; seq: tokens per sequence.
     """
     return (seqs*(2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-a.head_dim*a.n_heads*a.n_layers*seq**2
                - a.head_dim*a.n_heads*a.n_layers*seq + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
                - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -2048,9 +3006,11 @@ def work_recompute_selective_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
                - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               - a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -2074,24 +3034,52 @@ def work_recompute_full_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
 
     seqs: sequences; seq: tokens per sequence.
     """
-    return (seqs*(-2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
+    return (seqs*(a.attn_output_gate*(2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers))
+               - 2*a.d_ff*a.d_model*a.ffn_kind_plain*a.n_layers*seq
                + 6*a.d_ff*a.d_model*a.n_layers*seq
                + 4*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               - 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_key_head_dim*a.linear_key_heads*seq*minimum(a.linear_layers,
+               a.n_layers) + 6*a.d_model*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.d_model*a.linear_value_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*seq**2 + 2*a.head_dim*a.n_heads*a.n_layers*seq
-               + a.mla*(-2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
+               - 2*a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
+               + 4*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + 6*a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               seq*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.attn_output_gate*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*a.qlora*seq
                - 2*a.d_model*a.head_dim*a.n_heads*a.n_layers*seq
+               + 2*a.d_model*a.head_dim*a.n_heads*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               + 2*a.d_model*a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                - 4*a.d_model*a.head_dim*a.n_kv_heads*a.n_layers*seq
+               + 4*a.d_model*a.head_dim*a.n_kv_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.kv_lora_rank*a.n_layers*seq
+               - 2*a.d_model*a.kv_lora_rank*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.d_model*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                + 2*a.d_model*a.n_layers*a.q_lora_rank*a.qlora*seq
                + 2*a.d_model*a.n_layers*a.qk_rope_head_dim*seq
+               - 2*a.d_model*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers, a.n_layers)
+               - 2*a.d_model*a.qk_rope_head_dim*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.n_layers*a.q_lora_rank*a.qlora*seq
                - a.head_dim*a.n_heads*a.n_layers*seq**2 - a.head_dim*a.n_heads*a.n_layers*seq
-               + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
+               - 2*a.head_dim*a.n_heads*a.q_lora_rank*a.qlora*seq*minimum(a.linear_layers,
+               a.n_layers) + a.head_dim*a.n_heads*seq**2*a.swa*maximum(0, -a.full_attention_layers
+               + a.n_layers) + a.head_dim*a.n_heads*seq**2*minimum(a.linear_layers, a.n_layers)
+               - 2*a.head_dim*a.n_heads*seq*a.sliding_window*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers) + a.head_dim*a.n_heads*seq*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               + a.head_dim*a.n_heads*seq*minimum(a.linear_layers, a.n_layers)
                + 2*a.head_dim*a.n_heads*a.sliding_window*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(seq, a.sliding_window) - a.head_dim*a.n_heads*a.swa*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)**2
@@ -2099,11 +3087,16 @@ def work_recompute_full_causal(a: ArchNumbers, seqs: Num, seq: Num) -> Num:
                + a.n_layers)*minimum(seq, a.sliding_window)
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*a.qk_nope_head_dim*seq
                + 2*a.kv_lora_rank*a.n_heads*a.n_layers*seq*a.v_head_dim
-               + a.n_heads*a.n_layers*seq**2*a.v_head_dim + a.n_heads*a.n_layers*seq*a.v_head_dim
+               - 2*a.kv_lora_rank*a.n_heads*a.qk_nope_head_dim*seq*minimum(a.linear_layers,
+               a.n_layers) - 2*a.kv_lora_rank*a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers,
+               a.n_layers) + a.n_heads*a.n_layers*seq**2*a.v_head_dim
+               + a.n_heads*a.n_layers*seq*a.v_head_dim
                - a.n_heads*seq**2*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
-               + a.n_layers) + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
+               + a.n_layers) - a.n_heads*seq**2*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
+               + 2*a.n_heads*seq*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers) - a.n_heads*seq*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)
+               - a.n_heads*seq*a.v_head_dim*minimum(a.linear_layers, a.n_layers)
                - 2*a.n_heads*a.sliding_window*a.swa*a.v_head_dim*maximum(0,
                -a.full_attention_layers + a.n_layers)*minimum(seq, a.sliding_window)
                + a.n_heads*a.swa*a.v_head_dim*maximum(0, -a.full_attention_layers
@@ -2266,6 +3259,14 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
     """
     return (div(seqs*(2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
+               + 2*a.linear_conv_kernel*a.linear_key_head_dim*a.linear_key_heads*
+               minimum(a.linear_layers, a.n_layers)
+               + a.linear_conv_kernel*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               - 2*a.linear_key_head_dim*a.linear_key_heads*minimum(a.linear_layers, a.n_layers)
+               + a.linear_key_head_dim*a.linear_value_head_dim*a.linear_value_heads*
+               minimum(a.linear_layers, a.n_layers)
+               - a.linear_value_head_dim*a.linear_value_heads*minimum(a.linear_layers, a.n_layers)
                + a.mla*(-2*a.head_dim*a.n_kv_heads*a.swa*maximum(0, -a.full_attention_layers
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)
                + a.kv_lora_rank*a.swa*tp*maximum(0, -a.full_attention_layers
@@ -2274,13 +3275,16 @@ def memory_kv_cache(a: ArchNumbers, tokens: Num, seqs: Num = 1, tp: Num = 1) -> 
                + a.n_layers)*minimum(tokens, a.sliding_window - 1)))
                + tokens*(2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                - 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
+               + a.n_layers) - 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.mla*(-2*a.head_dim*a.n_kv_heads*a.n_layers*seqs
                + 2*a.head_dim*a.n_kv_heads*seqs*a.swa*maximum(0, -a.full_attention_layers
-               + a.n_layers) + a.kv_lora_rank*a.n_layers*seqs*tp
-               - a.kv_lora_rank*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
+               + a.n_layers) + 2*a.head_dim*a.n_kv_heads*seqs*minimum(a.linear_layers, a.n_layers)
+               + a.kv_lora_rank*a.n_layers*seqs*tp - a.kv_lora_rank*seqs*a.swa*tp*maximum(0,
+               -a.full_attention_layers + a.n_layers)
+               - a.kv_lora_rank*seqs*tp*minimum(a.linear_layers, a.n_layers)
                + a.n_layers*a.qk_rope_head_dim*seqs*tp
-               - a.qk_rope_head_dim*seqs*a.swa*tp*maximum(0, -a.full_attention_layers
-               + a.n_layers))), tp))
+               - a.qk_rope_head_dim*seqs*a.swa*tp*maximum(0, -a.full_attention_layers + a.n_layers)
+               - a.qk_rope_head_dim*seqs*tp*minimum(a.linear_layers, a.n_layers))), tp))
 
 
 def kv_cache_per_token_layer(a: ArchNumbers, tp: Num = 1) -> Num:
@@ -2586,6 +3590,7 @@ def saved_bytes_per_token_layer_full_sp_moe(a: ArchNumbers, tp: Num = 1, act_byt
 
 FUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (
     params_attention_per_layer,
+    params_linear_mixer_delta,
     params_ffn_dense,
     params_expert,
     params_routed_experts,

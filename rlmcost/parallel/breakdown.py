@@ -127,9 +127,13 @@ def stage_params(
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
-    if stage.first:
+    # the stage's share of linear-attention layers, as rlmcost.arch.Arch.linear_layers_of
+    n_linear = a.linear_layers * (stage.dense_layers + stage.moe_layers) // a.n_layers
+    if n_linear:  # Gated DeltaNet layers: their mixer in place of attention
+        dense += n_linear * g.params_linear_mixer_delta(a, tp)
+    if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
-        dense += embedding
+        dense += embedding + a.encoder_params
         units.append(embedding)
     if stage.last:
         if head is Head.LM and a.tie_embeddings and not stage.first:

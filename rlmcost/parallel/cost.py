@@ -206,8 +206,9 @@ def _rank_params(stage: Arch, role: _Role, ep: Size, omit_router: bool) -> tuple
             shared -= stage.d_model * stage.n_experts
         dense += moe_layers * shared
         expert = moe_layers * routed / ep
-    if role.first:
-        dense += bl.params_embedding(stage)
+    dense += stage.n_linear_layers * bl.params_linear_mixer_delta(stage)
+    if role.first:  # the embedding, and an encoder (vision tower) whole
+        dense += bl.params_embedding(stage) + stage.encoder_params
     if role.last:
         dense += bl.params_norm(stage) + bl.params_head(stage, Head.LM)
     return sp.sympify(dense), sp.sympify(expert)
@@ -253,7 +254,9 @@ def training_cost(
     out: list[RankCost] = []
     for role in _roles(arch, g.pp):
         stage = tp_shard(arch, t).with_(
-            n_layers=role.layers, first_dense_layers=role.dense_layers if arch.is_moe else 0
+            n_layers=role.layers,
+            first_dense_layers=role.dense_layers if arch.is_moe else 0,
+            linear_layers=arch.linear_layers_of(role.layers),
         )
         dense, expert = _rank_params(stage, role, e, omit_router)
         states = model_state_elements_per_rank(dense, g.zero, z_dense)

@@ -84,9 +84,12 @@ def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -
         dense += stage.moe_layers * moe_dense
         expert = stage.moe_layers * routed_here
         units.append(moe_dense + routed_here)
-    if stage.first:
+    n_linear = arch.linear_layers_of(stage.dense_layers + stage.moe_layers)
+    if n_linear:  # Gated DeltaNet layers: their mixer in place of attention
+        dense += _int(n_linear * bl.params_linear_mixer_delta(shard))
+    if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
-        dense += emb
+        dense += emb + _int(arch.encoder_params)
         units.append(emb)
     if stage.last:
         out = _int(bl.params_head(shard, head))

@@ -68,6 +68,8 @@ def tp_shard(arch: Arch, tp: Size) -> Arch:
         d_expert=split(arch.d_expert, tp) if arch.is_moe else arch.d_expert,
         d_shared_expert=split(arch.d_shared_expert, tp),
         vocab=split_up(arch.vocab, tp),
+        linear_key_heads=split(arch.linear_key_heads, tp),  # Gated DeltaNet heads split too
+        linear_value_heads=split(arch.linear_value_heads, tp),
     )
 
 

@@ -1,14 +1,16 @@
 """Load a transformers ``config.json`` into a :class:`ModelSpec` (no transformers needed).
 
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
-glm4_moe (GLM-4.5), gemma2, gemma3 (the language model of the multimodal checkpoint, from its
-``text_config``), gemma3_text and phi3 (Phi-3, Phi-3.5, Phi-4). Parameter counts equal
+glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
+its ``text_config``), gemma3_text and phi3 (Phi-3, Phi-3.5, Phi-4). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
 (:mod:`rlmcost.specs.hf_window`). What the costs approximate (layers transformers does not
 build, a vision tower left out, the models that still treat a window as full attention) goes
 to the spec's ``notes``. deepseek_v2 and deepseek_v3 carry multi-head latent attention
-(:func:`_deepseek_fields`).
+(:func:`_deepseek_fields`); qwen2_vl and qwen2_5_vl are a Qwen2 decoder plus a vision tower
+counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes Gated DeltaNet
+and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
 (:data:`LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5, "big") is a one-line
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
+from rlmcost.specs.hf_vision import vision_note, vision_params, vision_shape
 from rlmcost.specs.hf_window import window_fields, window_note
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
@@ -29,6 +33,7 @@ from rlmcost.specs.validation import build
 SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
+    "qwen2_vl", "qwen2_5_vl", "qwen3_next",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {}
 
@@ -66,6 +71,12 @@ LIMITS: dict[str, tuple[int, int]] = {
     "max_window_layers": (0, 10**4),
     "sliding_window_pattern": (1, 10**4),
     "num_nextn_predict_layers": (0, 10**4),
+    "linear_num_key_heads": (1, 2**14),
+    "linear_num_value_heads": (1, 2**14),
+    "linear_key_head_dim": (1, 2**14),
+    "linear_value_head_dim": (1, 2**14),
+    "linear_conv_kernel_dim": (1, 2**10),
+    "full_attention_interval": (1, 10**4),
 }
 FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window",
          "use_bidirectional_attention")  # fmt: skip
@@ -85,7 +96,7 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
     tie_word_embeddings=True,
 )
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
-HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256}
+HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256}
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -169,7 +180,7 @@ def _moe(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: str) -> Non
             top_k=_need(cfg, "num_experts_per_tok", path),
             d_expert=fields["d_ff"],
         )
-    elif mt in ("qwen2_moe", "qwen3_moe"):
+    elif mt in ("qwen2_moe", "qwen3_moe", "qwen3_next"):
         if cfg.get("mlp_only_layers") or (cfg.get("decoder_sparse_step") or 1) != 1:
             raise SpecError(
                 f"{path}: interleaved dense/MoE layers (mlp_only_layers, "
@@ -182,7 +193,7 @@ def _moe(cfg: dict[str, Any], mt: str, fields: dict[str, Any], path: str) -> Non
             top_k=_need(cfg, "num_experts_per_tok", path),
             d_expert=_need(cfg, "moe_intermediate_size", path),
         )
-        shared = cfg.get("shared_expert_intermediate_size", 0) if mt == "qwen2_moe" else 0
+        shared = cfg.get("shared_expert_intermediate_size", 0) if mt != "qwen3_moe" else 0
         if shared:
             fields.update(n_shared_experts=1, d_shared_expert=shared, shared_expert_gate=True)
     elif mt == "glm4_moe":
@@ -282,6 +293,19 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         mt = "gemma3_text"
     elif mt == "gemma3_text":
         cfg = {**GEMMA3_TEXT_DEFAULTS, **{k: v for k, v in cfg.items() if v is not None}}
+    vl = mt if mt in ("qwen2_vl", "qwen2_5_vl") else None
+    encoder_params = 0
+    if vl is not None:
+        # a Qwen2 decoder (its keys top-level in the published configs, in text_config as
+        # transformers 5 writes them) plus a vision tower (rlmcost.specs.hf_vision)
+        shape = vision_shape(cfg, vl, path)
+        encoder_params = vision_params(shape)
+        text = cfg.get("text_config")
+        if text is not None and not isinstance(text, dict):
+            raise SpecError(f"{path}: text_config of a {vl} config must be an object")
+        cfg = {**{k: v for k, v in cfg.items() if k != "vision_config"}, **(text or {})}
+        notes.append(vision_note(shape))
+        mt = "qwen2"
     check_plausible(cfg, path)
     if mt in ("deepseek_v2", "deepseek_v3"):
         fields = _deepseek_fields(cfg, path)
@@ -294,6 +318,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
         fields.update(qkv_bias=True, out_bias=False)
     if mt in ("qwen3", "qwen3_moe"):
         fields.update(qk_norm=True)
+    if mt == "qwen3_next":
+        fields.update(linear_attention_fields(cfg, int(fields["n_layers"]), path), qk_norm=True)
+        notes.append(LINEAR_NOTE)
     if mt in ("gemma2", "gemma3_text"):
         # pre- and post-attention, pre- and post-FFN RMSNorms (Gemma2DecoderLayer)
         fields.update(norms_per_layer=4, qk_norm=mt == "gemma3_text")
@@ -307,11 +334,24 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     notes += window_note(window, int(fields["n_layers"]))
     if mt == "phi3":  # fused qkv_proj and gate_up_proj, no biases
         fields.update(qkv_bias=False, out_bias=False, mlp_bias=False)
+    if mt == "qwen3_next" and cfg.get("mtp_num_hidden_layers"):
+        notes.append(
+            "the multi-token-prediction layer (mtp_num_hidden_layers) is left out, as in "
+            "transformers"
+        )
     if mt == "glm4_moe" and cfg.get("num_nextn_predict_layers"):
         notes.append(
             "the multi-token-prediction layer (num_nextn_predict_layers) is left out, as in "
             "transformers"
         )
+    if vl is not None:
+        if int(fields["d_model"]) != shape["d_out"]:
+            raise SpecError(
+                f"{path}: vision_config output width {shape['d_out']} differs from the "
+                f"language model's hidden_size {fields['d_model']}; mend one of them"
+            )
+        fields.update(encoder_params=encoder_params)
+        mt = vl
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes)
     return build(ModelSpec, fields, f"{path}")
 

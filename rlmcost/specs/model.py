@@ -84,6 +84,25 @@ class ModelSpec(BaseModel):
         "(Gemma 2/3's global layers); 0 = every layer slides",
     )
 
+    encoder_params: int = Field(
+        default=0,
+        ge=0,
+        description="parameters outside the decoder that text tokens do not pass through "
+        "(the vision tower of Qwen2-VL / Qwen2.5-VL); counted in |M|, not in token FLOPs",
+    )
+
+    attn_output_gate: bool = Field(
+        default=False, description="q_proj also yields a sigmoid output gate (Qwen3-Next)"
+    )
+    linear_layers: int = Field(
+        default=0, ge=0, description="layers with a Gated DeltaNet token mixer (Qwen3-Next)"
+    )
+    linear_key_heads: int = Field(default=0, ge=0, description="linear attention q/k heads")
+    linear_value_heads: int = Field(default=0, ge=0, description="linear attention value heads")
+    linear_key_head_dim: int = Field(default=0, ge=0, description="linear attention d_k")
+    linear_value_head_dim: int = Field(default=0, ge=0, description="linear attention d_v")
+    linear_conv_kernel: int = Field(default=0, ge=0, description="linear attention conv width")
+
     @model_validator(mode="after")
     def _consistent(self) -> ModelSpec:
         from rlmcost.errors import SpecError
@@ -112,7 +131,42 @@ class ModelSpec(BaseModel):
             raise SpecError(f"model {self.name}: shared experts need d_shared_expert > 0")
         self._check_mla()
         self._check_window()
+        self._check_linear()
         return self
+
+    def _check_linear(self) -> None:
+        from rlmcost.errors import SpecError
+
+        sizes = (self.linear_key_heads, self.linear_value_heads, self.linear_key_head_dim,
+                 self.linear_value_head_dim, self.linear_conv_kernel)  # fmt: skip
+        if not self.linear_layers:
+            if any(sizes):
+                raise SpecError(
+                    f"model {self.name}: linear attention sizes (linear_*) set without "
+                    "linear_layers; give linear_layers or drop them"
+                )
+            return
+        if not all(sizes):
+            raise SpecError(
+                f"model {self.name}: linear_layers={self.linear_layers} needs "
+                "linear_key_heads, linear_value_heads, linear_key_head_dim, "
+                "linear_value_head_dim and linear_conv_kernel > 0"
+            )
+        if self.linear_layers > self.n_layers:
+            raise SpecError(
+                f"model {self.name}: linear_layers={self.linear_layers} "
+                f"exceeds n_layers={self.n_layers}"
+            )
+        if self.linear_value_heads % self.linear_key_heads:
+            raise SpecError(
+                f"model {self.name}: linear_key_heads={self.linear_key_heads} must divide "
+                f"linear_value_heads={self.linear_value_heads}"
+            )
+        if self.sliding_window is not None or self.kv_lora_rank is not None:
+            raise SpecError(
+                f"model {self.name}: linear attention layers with a sliding window or MLA are "
+                "not supported; drop sliding_window / kv_lora_rank"
+            )
 
     def _check_window(self) -> None:
         from rlmcost.errors import SpecError

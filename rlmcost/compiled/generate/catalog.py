@@ -44,6 +44,10 @@ def blocks() -> list[Block]:
               lambda a, s: bl.params_attention_per_layer(shard(a, s)),
               "Parameters of one attention block on a TP rank (blocks.params_attention_per_layer"
               " of parallel.shard.tp_shard) [elements].", tp1),
+        Block("params_linear_mixer_delta", ("tp",),
+              lambda a, s: bl.params_linear_mixer_delta(shard(a, s)),
+              "Parameters a linear-attention layer holds beyond an attention layer, on a TP rank "
+              "(blocks.params_linear_mixer_delta) [elements].", tp1),
         Block("params_ffn_dense", ("tp",),
               lambda a, s: bl.params_ffn(shard(a, s), shard(a, s).d_ff, a.mlp_bias),
               "Parameters of one dense FFN on a TP rank, biases per mlp_bias "

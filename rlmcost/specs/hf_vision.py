@@ -1,0 +1,105 @@
+"""The vision tower of Qwen2-VL and Qwen2.5-VL (``qwen2_vl``, ``qwen2_5_vl``): vision_config.
+
+The language model of these checkpoints is a Qwen2 decoder read like ``qwen2``; the vision
+tower's parameters go into the spec's ``encoder_params`` (exact; tests/test_model_types.py
+builds ``Qwen2VLForConditionalGeneration`` / ``Qwen2_5_VLForConditionalGeneration`` on the
+meta device). Layer structure after transformers ``models/qwen2_vl/modeling_qwen2_vl.py``
+(``PatchEmbed``, ``Qwen2VLVisionBlock``, ``PatchMerger``) and
+``models/qwen2_5_vl/modeling_qwen2_5_vl.py`` (``Qwen2_5_VisionPatchEmbed``,
+``Qwen2_5_VLVisionBlock``, ``Qwen2_5_VLPatchMerger``):
+
+* patch embedding: Conv3d without bias, ``c * t * p^2 * d_v`` weights (c input channels,
+  t temporal patch, p spatial patch);
+* ``depth`` blocks: two norms (LayerNorm, 2 d_v, in Qwen2-VL; RMSNorm, d_v, in Qwen2.5-VL), a
+  fused qkv projection and an output projection, all with biases, and an MLP with biases:
+  ``fc1``/``fc2`` of width ``mlp_ratio * d_v`` (Qwen2-VL) or gated ``gate/up/down`` of width
+  ``intermediate_size`` (Qwen2.5-VL);
+* the merger: a norm of d_v, then ``Linear(m^2 d_v, m^2 d_v)`` and ``Linear(m^2 d_v, d_out)``
+  with biases (m = ``spatial_merge_size``; d_out the language model's width).
+
+The vision width is ``embed_dim`` in Qwen2-VL (its ``hidden_size`` is d_out) and ``hidden_size``
+in Qwen2.5-VL (``out_hidden_size`` is d_out). Defaults are those of transformers'
+``Qwen2VLVisionConfig`` / ``Qwen2_5_VLVisionConfig``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmcost.errors import SpecError
+
+#: transformers' vision-config defaults, per model_type (published configs omit some of them).
+VISION_DEFAULTS: dict[str, dict[str, Any]] = {
+    "qwen2_vl": dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4, num_heads=16,
+                     in_channels=3, patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+    "qwen2_5_vl": dict(depth=32, hidden_size=3584, intermediate_size=3420, num_heads=16,
+                       in_channels=3, patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
+                       out_hidden_size=3584),
+}  # fmt: skip
+_KEYS = ("depth", "embed_dim", "hidden_size", "intermediate_size", "num_heads", "in_channels",
+         "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size")  # fmt: skip
+
+
+def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
+    """``{d_v, d_out, depth, width, heads, c, t, p, m, gated}`` of the tower; one-line SpecError
+    naming the field when one is missing, not a positive integer, or inconsistent."""
+    vc = cfg.get("vision_config")
+    if not isinstance(vc, dict):
+        raise SpecError(f"{path}: a {mt} config needs a vision_config object")
+    vc = {**VISION_DEFAULTS[mt], **{k: v for k, v in vc.items() if v is not None}}
+    if "in_chans" in vc:  # the published checkpoints' spelling
+        vc["in_channels"] = vc["in_chans"]
+    for key in (*_KEYS, "mlp_ratio"):
+        v = vc.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**20:
+            raise SpecError(
+                f"{path}: vision_config.{key}={v!r} is implausible (expected an integer in "
+                f"1..{2**20})"
+            )
+    if mt == "qwen2_vl":
+        d_v, d_out, gated = vc["embed_dim"], vc["hidden_size"], False
+        width = vc["mlp_ratio"] * d_v
+    else:
+        d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], True
+        width = vc["intermediate_size"]
+    if d_v % vc["num_heads"]:
+        raise SpecError(
+            f"{path}: vision_config.num_heads={vc['num_heads']} must divide the vision width {d_v}"
+        )
+    return dict(d_v=d_v, d_out=d_out, depth=vc["depth"], width=width, heads=vc["num_heads"],
+                c=vc["in_channels"], t=vc["temporal_patch_size"], p=vc["patch_size"],
+                m=vc["spatial_merge_size"], gated=int(gated))  # fmt: skip
+
+
+def vision_params(s: dict[str, int]) -> int:
+    """Parameters of the tower of shape ``s`` (:func:`vision_shape`), as ``sum(p.numel())``."""
+    d, w, m2 = s["d_v"], s["width"], s["m"] ** 2
+    norm = d if s["gated"] else 2 * d  # RMSNorm (Qwen2.5-VL) or LayerNorm with bias (Qwen2-VL)
+    attn = 3 * d * d + 3 * d + d * d + d
+    mlp = 3 * d * w + 2 * w + d if s["gated"] else 2 * d * w + w + d
+    merger = norm + m2 * d * m2 * d + m2 * d + m2 * d * s["d_out"] + s["d_out"]
+    return s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (2 * norm + attn + mlp) + merger
+
+
+def vision_flops_per_patch(s: dict[str, int]) -> int:
+    """Forward matmul FLOPs per patch (one image token is m^2 patches), 2 FLOPs per
+    multiply-add, without attention scores (they grow with the patches a window or image
+    holds): patch embedding, per block qkv, output projection and MLP, and the merger's two
+    layers shared by m^2 patches. Convention of tests/FLOP_CONVENTIONS.md (matmuls only)."""
+    d, w, m2 = s["d_v"], s["width"], s["m"] ** 2
+    mlp = (3 if s["gated"] else 2) * d * w
+    merger = (m2 * d * m2 * d + m2 * d * s["d_out"]) // m2
+    return 2 * (s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (4 * d * d + mlp) + merger)
+
+
+def vision_note(s: dict[str, int]) -> str:
+    """What the costs leave out of the tower (its FLOPs, per patch, for image tokens)."""
+    m2 = s["m"] ** 2
+    per_token = m2 * vision_flops_per_patch(s)
+    return (
+        f"the vision tower's {vision_params(s):,} parameters are counted in the weights; its "
+        f"FLOPs are not in the text-token costs (forward matmuls: {per_token:,} per image token "
+        f"of {m2} patches, attention scores aside)"
+    )
