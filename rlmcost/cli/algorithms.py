@@ -26,11 +26,15 @@ DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T shar
 
 
 def _evaluate(opts: dict[str, Any], alg: Algorithm) -> Any:
-    """The Run of the options, evaluated (one place: flags -> Run -> evaluate)."""
+    """The Run of the options, evaluated (one place: flags -> Run -> evaluate). A built-in
+    placement without --groups has its groups sized by the planner's search, as `rlmcost
+    placements --placement` sizes them (:func:`rlmcost.plan.sizing.sized`: as given when it
+    fits, else the fastest fitting split, said in the notes); the output's Run is the sized
+    one, so `rlmcost run` reproduces it."""
     from rlmcost.cli._run import run_from_options
-    from rlmcost.evaluation.query import evaluate
+    from rlmcost.plan.sizing import evaluate_sized
 
-    return evaluate(run_from_options(opts, alg.name))
+    return evaluate_sized(run_from_options(opts, alg.name))
 
 
 TIMELINE_OPTIONS: dict[str, tuple[Any, Any]] = {

@@ -34,9 +34,9 @@ def run(
     if command:
         print(the_run.to_command(view_command(the_run, meta)))
         return
-    from rlmcost.plan.sizing import compare_sized  # `placements` sizes its groups so
+    from rlmcost.plan.sizing import compare_sized, evaluate_sized  # as the commands size
 
-    result = evaluate_view(the_run, meta, compare_sized)
+    result = evaluate_view(the_run, meta, compare_sized, evaluate_sized)
     if json_out:
         print_json(result.to_json())
         return

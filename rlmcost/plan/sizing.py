@@ -46,6 +46,21 @@ def sizing_space(run: Run) -> Any:
     )  # fmt: skip
 
 
+def evaluate_sized(run: Run) -> Any:
+    """:func:`rlmcost.evaluate` of ``run``, a built-in placement without groups first sized
+    by :func:`sized` (the algorithm commands' ``--placement``, as `placements` does it): the
+    Evaluation of the sized Run, with the sizing's notes."""
+    from dataclasses import replace as with_fields
+
+    d = run.deployment
+    if d.placement is None or d.groups or run.cluster.gpus is None or d.ideal:
+        return evaluate(run)
+    run, e = sized(run)
+    result = evaluate(run)
+    extra = tuple(n for n in e.notes if n not in result.notes)
+    return with_fields(result, notes=result.notes + extra) if extra else result
+
+
 def sized(run: Run) -> tuple[Run, PlacementEstimate]:
     """``run``'s built-in configuration with its groups sized by the plan's search, fits
     first, then fastest: as given when it fits (the evaluation's split search,

@@ -43,11 +43,14 @@ def view_command(run: Run, meta: Mapping[str, Any] | None = None) -> str:
 
 
 def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None,
-                  compare_placements: Callable[[Run], Any] | None = None) -> Any:  # fmt: skip
+                  compare_placements: Callable[[Run], Any] | None = None,
+                  evaluate_run: Callable[[Run], Any] | None = None) -> Any:  # fmt: skip
     """``run`` evaluated as the command in ``meta["command"]`` shows it (default: the
     algorithm's command; :func:`view_command`). ``compare_placements``: how `placements`
     builds its side-by-side comparison (the CLI sizes the groups by the planner's search;
-    default :func:`rlmcost.reports.placement.compare_runs`)."""
+    default :func:`rlmcost.reports.placement.compare_runs`); ``evaluate_run``: how an
+    algorithm command evaluates its Run (the CLI sizes a built-in placement's groups; default
+    :func:`rlmcost.evaluate`)."""
     meta = meta or {}
     command = view_command(run, meta)
     if command == "compare":
@@ -67,4 +70,4 @@ def evaluate_view(run: Run, meta: Mapping[str, Any] | None = None,
             f"the output was printed by `rlmcost {command}`, which `rlmcost run` does not "
             f"re-evaluate; it re-evaluates {', '.join(VIEWS)}"
         )
-    return evaluate(run)
+    return (evaluate_run or evaluate)(run)
