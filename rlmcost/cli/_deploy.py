@@ -310,7 +310,7 @@ def _file_fields(path: str) -> dict[str, Any]:
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
-    from rlmcost.deployment.spec import BATCHING, Deployment, forwards_follow_trainer
+    from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()
@@ -331,12 +331,9 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["sp"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
-    base_train = {k: v for k, v in base_deployment(opts).to_json()["train"].items()
-                  if k not in (*BATCHING, "offload")}  # fmt: skip
-    fwd = data.get("forward")
-    if fwd is not None and {k: v for k, v in fwd.items()
-                            if k not in (*BATCHING, "offload")} == base_train:  # fmt: skip
-        data["forward"] = {k: fwd[k] for k in BATCHING}  # the trainer's, with its batching
+    batching = following_batching(data.get("forward"), base_deployment(opts).to_json()["train"])
+    if batching is not None:  # the forwards ran on the trainer's layout: they follow it
+        data["forward"] = batching
     forwards_follow_trainer(data, {"micro_batch": opts.get("forward_micro_batch"),
                                    "max_tokens_per_gpu": opts.get("forward_max_tokens_per_gpu")})
     engine = data["engine"]

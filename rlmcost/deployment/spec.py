@@ -321,6 +321,19 @@ BATCHING = ("micro_batch", "max_tokens_per_gpu", "packing")
 """The fields of a layout that say how its micro-batches are formed."""
 
 
+def following_batching(forward: dict[str, Any] | None,
+                        train: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
+    """A forward layout's batching fields when it is the trainer's layout with only its own
+    batching (and no offload): the part to keep when the trainer's layout changes; None for a
+    forward layout of its own (or none)."""
+    if forward is None:
+        return None
+    def rest(layout: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in layout.items() if k not in (*BATCHING, "offload")}
+
+    return {k: forward[k] for k in BATCHING} if rest(forward) == rest(train) else None
+
+
 def forwards_follow_trainer(data: dict[str, Any], batching: dict[str, Any] | None = None) -> None:
     """In deployment data, a forward layout given only by its batching (``batching``, else
     the ``micro_batch`` / ``max_tokens_per_gpu`` / ``packing`` that ``data["forward"]`` has)

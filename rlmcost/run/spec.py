@@ -204,18 +204,16 @@ class Run(BaseModel):
     def replace(self, **sections: Any) -> Run:
         """A copy with fields changed, nested by section: ``run.replace(cluster={"gpus": 16})``
         (validated like a new Run)."""
-        from rlmcost.deployment.spec import BATCHING
+        from rlmcost.deployment.spec import following_batching
 
         data = self.to_json()
         dep = sections.get("deployment")
-        fwd = self.deployment.forward
-        if isinstance(dep, dict) and "train" in dep and "forward" not in dep and fwd is not None:
-            rest = {k for k in type(fwd).model_fields if k not in (*BATCHING, "offload")}
-            if all(getattr(fwd, k) == getattr(self.deployment.train, k) for k in rest):
-                # the forwards ran on the trainer's layout: they follow the new one
-                data["deployment"]["forward"] = None
-                dep = {**dep, "forward": {k: getattr(fwd, k) for k in BATCHING}}
-                sections = {**sections, "deployment": dep}
+        if isinstance(dep, dict) and "train" in dep and "forward" not in dep:
+            d = data["deployment"]
+            batching = following_batching(d["forward"], d["train"])
+            if batching is not None:  # the forwards ran on the trainer's layout: they follow it
+                d["forward"] = None
+                sections = {**sections, "deployment": {**dep, "forward": batching}}
         for key, value in sections.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key] = merge(data[key], value)
