@@ -10,7 +10,9 @@ source's own FLOP formula, so that predicted and published numbers are the same 
 * ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
 * ``mfu_korthikanti2022``: F / (step x GPUs x peak), F = 72 B s l h^2 (1 + s / 6h +
-  V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation).
+  V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation);
+* ``step_time_s``: the published time per global step itself (rows of a built-in model,
+  ``model.name``, whose source prints its step time, e.g. NeMo AutoModel's table).
 
 Error = predicted / published - 1; summaries give the mean and maximum of |error| per source.
 
@@ -28,7 +30,7 @@ from typing import Any
 from rlmcost.arch import Arch
 from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
+from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.perf.validate_rl import RlRow, predict_rl_row
@@ -132,14 +134,25 @@ def load_table() -> dict[str, Any]:
     return json.loads(text)
 
 
+def _arch(m: dict[str, Any]) -> Arch:
+    """A row's model: a built-in model by ``name`` (its Hugging Face config), else the GPT
+    shape of the Megatron-LM papers from ``layers``/``hidden``/``heads``/``vocab``."""
+    if "name" in m:
+        from rlmcost.specs.registry import get_model
+
+        return get_model(m["name"]).arch()
+    return gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"])
+
+
 def predict_row(row: dict[str, Any]) -> Row:
     """Predict one row of the table."""
     m, lay = row["model"], row["layout"]
-    arch = gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"])
+    arch = _arch(m)
     layout = Layout(
         dp=lay["dp"], tp=lay["tp"], pp=lay["pp"], sp=lay["sp"], ckpt=Checkpointing(lay["ckpt"]),
         micro_batch=lay["micro_batch"], schedule=PipelineSchedule(lay["schedule"]),
-        virtual_stages=lay["virtual_stages"],
+        virtual_stages=lay["virtual_stages"], ep=lay.get("ep", 1),
+        zero=ZeroStage(lay.get("zero", "0")),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
     workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)
@@ -152,11 +165,14 @@ def predict_row(row: dict[str, Any]) -> Row:
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
-    flops = published_flops(
-        row["metric"], row["batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]
-    )
-    rate = flops / (step.step_s * layout.n_gpus)
-    predicted = rate / 1e12 if row["metric"].startswith("tflops") else rate / hw.peak(dtype)
+    if row["metric"] == "step_time_s":
+        predicted = step.step_s
+    else:
+        flops = published_flops(
+            row["metric"], row["batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]
+        )
+        rate = flops / (step.step_s * layout.n_gpus)
+        predicted = rate / 1e12 if row["metric"].startswith("tflops") else rate / hw.peak(dtype)
     return Row(
         row["id"], row["source"], row["setup"], row["cite"], row["metric"],
         float(row["published"]), predicted, step,
