@@ -84,7 +84,7 @@ class TrainSweep:
     ``optimizer``, ``activations``, ``logits``, ``buffers``, ``peak_stage``)."""
 
     valid: np.ndarray  # bool: validate.check_layout would accept the layout
-    fits: np.ndarray  # bool: valid and memory_bytes <= hbm_bytes
+    fits: np.ndarray  # bool: valid and memory_bytes <= the usable capacity (hbm_capacity_bytes)
     memory_bytes: np.ndarray  # total of the peak stage
     work_flops: np.ndarray
     bubble: np.ndarray
@@ -354,7 +354,7 @@ def sweep_train_steps(
     total, valid = out(peak_total), out(valid, bool)
     return TrainSweep(
         valid=valid,
-        fits=valid & (total <= hardware.hbm_bytes),
+        fits=valid & (total <= hardware.hbm_capacity_bytes),
         memory_bytes=total,
         work_flops=out(work),
         bubble=out(bubble),

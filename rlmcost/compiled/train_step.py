@@ -6,7 +6,8 @@ seconds. The step is one optimizer step over ``sequences`` sequences of ``seq_le
 (the global batch), as the Training invocation of ``reports.estimate`` with one mini-batch:
 
 * memory: :func:`rlmcost.compiled.memory.memory_per_rank` in ``Mode.TRAIN`` (the stage with the
-  largest total); it fits when the total is at most ``hardware.hbm_bytes``;
+  largest total); it fits when the total is at most ``hardware.hbm_capacity_bytes`` (what
+  the device gives programs, as the RL evaluation checks);
 * work: ``blocks.work_train`` (3 x forward, attention counted ``counting``) of all sequences,
   plus ``parallel.activations.work_recompute`` under checkpointing when ``recompute``;
 * time: ``max(compute, memory)`` stretched by the pipeline bubble (``rlmcost.timing``'s
@@ -164,7 +165,7 @@ def train_step(
     return TrainStep(
         memory=own,
         peak_stage=peak,
-        hbm_bytes=hardware.hbm_bytes,
+        hbm_bytes=hardware.hbm_capacity_bytes,
         work_flops=work,
         busy_flops=busy,
         bubble=bubble,

@@ -93,7 +93,7 @@ def plan_train(
         terms = {k: np.concatenate([s[k] for s in swept]) for k in _TERMS}
         sweep_s = time.perf_counter() - start
         counts.pruned = int((~fits).sum())
-        failures = _failures(cands, fits, memory, terms, hw.hbm_bytes)
+        failures = _failures(cands, fits, memory, terms, hw.hbm_capacity_bytes)
         chosen = _preselect(cands, fits, bound, obj, batch * seq, refine or max(10 * top, 100))
         # a config.json keeps its path (its name resolves to no built-in model)
         label = model if isinstance(model, str) and is_path(model) else spec.name

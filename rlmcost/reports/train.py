@@ -198,7 +198,7 @@ def train_report(
         micro_batches=share.micro_batches,
         memory=per_stage_memory[peak_stage],
         memory_stage=peak_stage,
-        hbm_bytes=hw.hbm_bytes,
+        hbm_bytes=hw.hbm_capacity_bytes,
         work_per_rank_flops=work_rank,
         work_global_flops=work_global,
         compute_time_s=work_rank / hw.peak(workload.compute_dtype),
