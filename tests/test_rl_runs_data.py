@@ -155,9 +155,14 @@ def test_nemo_rows_agree_with_their_own_throughput(run: dict) -> None:
 
 
 def test_deepspeed_chat_conversion() -> None:
-    """264,292 samples (BenckmarkSetting.md: 135,317,504 tokens / 512) at <= 1024 per step."""
+    """264,292 samples (BenckmarkSetting.md: 135,317,504 tokens / 512) at <= 1024 per step; the
+    published hours convert over the step count of the batch the row runs."""
+    from rlmcost.reports.rl_runs import published_step_s
+
     steps = math.ceil(264292 / 1024)
     assert steps * 1024 >= 135_317_504 // 512
     run = by_id("deepspeed-chat-blog-opt-13b-a100-80gb-8gpu-step3")
-    assert f"steps = {steps}" in run["conversion"]
-    assert f"{9.0 * 3600 / steps:.1f}" in run["conversion"]
+    assert run["batch_rule"] == "largest_fitting" and "largest" in run["conversion"]
+    assert published_step_s(run) == pytest.approx(9.0 * 3600 / steps)
+    half = {**run, "prompts_per_step": 512}
+    assert published_step_s(half) == pytest.approx(9.0 * 3600 / math.ceil(264292 / 512))

@@ -125,6 +125,8 @@ def test_published_step_times_agree_with_the_conversions_stated():
         if rec["metric"] == "step_time_s":
             assert published_step_s(rec) == rec["published"]
             continue
+        if rec.get("batch_rule") == "largest_fitting":  # the batch is the row's choice
+            continue  # (tests/test_rl_runs_data.py checks its conversion)
         # the conversion text gives the step time it implies, e.g. "... = 53.3 s"
         stated = float(re.findall(r"=\s*([0-9]+(?:\.[0-9]+)?)(?= s\b| if)", rec["conversion"])[-1])
         assert round(published_step_s(rec), 1) == stated, rec["id"]
@@ -212,3 +214,29 @@ def test_models_given_by_config_match_transformers():
     for hf, cfg in ((hf_opt, opt), (hf_llama, llama)):
         spec = ModelSpec.model_validate(model_spec("m", cfg, "hf"))
         assert spec_params(spec) == sum(p.numel() for p in hf.parameters())
+
+
+def test_deepspeed_chat_rows_run_the_largest_batch_that_fits(report):
+    """BenckmarkSetting.md: the largest batch that runs within 1024 pairs. Every DeepSpeed-Chat
+    row states the batch it ran; a smaller one only where the next larger does not fit
+    (recomputed here by evaluating the doubled batch), and the published hours convert over
+    that batch's step count (ceil(264,292 / pairs))."""
+    import math
+
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.rl_runs_frameworks import recipe
+
+    rows = [r for r in report.rows if r.recipe.record["source"] == "dschat_blog"]
+    assert len(rows) == 11
+    for r in rows:
+        rec = r.recipe.record
+        pairs = r.run.workload.prompts
+        assert any(f"pairs per step: {pairs} " in c for c in r.recipe.choices), r.recipe.id
+        hours = float(rec["published"])
+        assert r.published_s == pytest.approx(hours * 3600 / math.ceil(264292 / pairs))
+        if pairs < 1024 and r.fits:
+            bigger = recipe({**rec, "prompts_per_step": 2 * pairs})
+            offload = r.run.deployment.train.offload
+            if offload:
+                bigger.query.set("--offload", ",".join(sorted(str(o) for o in offload)))
+            assert not evaluate(build_run(bigger, run_from_argv)).fits, r.recipe.id

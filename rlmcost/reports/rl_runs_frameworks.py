@@ -282,7 +282,8 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
                         ("--micro-batch", micro), ("--mini-batches", 1),
                         ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
-                        ("--rollout-tp", 1), ("--max-num-seqs", micro),
+                        ("--rollout-tp", s.get("--inference_tp_size", 1)),
+                        ("--max-num-seqs", micro),
                         ("--logits", "materialized")):  # fmt: skip
         q.set(flag, value)
     choices = [
@@ -293,7 +294,8 @@ def deepspeed_chat(record: Record) -> Mapped:
         f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
         "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
         "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
-        "into inference TP 1 (--rollout-tp 1), static batches of the per-device generation "
+        f"into inference TP {s.get('--inference_tp_size', 1)} (--inference_tp_size of the "
+        "script), static batches of the per-device generation "
         f"batch {micro} (--max-num-seqs), no engine reservation",
         "old log-probs by an actor forward after generation (--recompute-logprobs: "
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",

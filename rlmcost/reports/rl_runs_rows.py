@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
@@ -126,7 +126,60 @@ def build_run(recipe: Recipe, build: Build) -> Run:
 
 
 def evaluate_recipe(recipe: Recipe, build: Build) -> RlRunRow:
-    """The row of one recipe (module docstring)."""
+    """The row of one recipe (module docstring); a run whose source chose its batch as the
+    largest that fits (``batch_rule``) by :func:`largest_fitting`."""
+    if recipe.record.get("batch_rule") == "largest_fitting":
+        return largest_fitting(recipe, build)
+    return _evaluate(recipe, build)
+
+
+def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
+    """DeepSpeed-Chat's benchmark rule (DeepSpeedExamples applications/DeepSpeed-Chat/training/
+    step3_rlhf_finetuning/BenckmarkSetting.md): "whenever the global training token batch size
+    does not exceed our limit of 524,288, we always use the largest training batch size" that
+    runs. The per-GPU batch starts at the cap (``prompts_per_step`` / GPUs) and halves until
+    rlmcost's memory model fits it (or reaches 1); when no batch fits, the same search with
+    DeepSpeed-Chat's ``--offload`` (parameters and optimizer states on the CPU), the option its
+    scripts offer for what does not fit. The published hours convert over the chosen batch's
+    step count (:func:`~rlmcost.reports.rl_runs.published_step_s`). The rule is the source's;
+    which batch (and offload) it picks is the memory model's, and the row's choices say so."""
+    from rlmcost.reports.rl_runs_frameworks import recipe as recipe_of
+
+    record = recipe.record
+    gpus = int(record["gpus"])
+    cap = int(record["prompts_per_step"]) * int(record["samples_per_prompt"]) // gpus
+    offload: list[str] = []
+    for offload in ([], ["--offload", "optimizer,params"]):
+        per_gpu = cap
+        row = _evaluate(_with(recipe_of(record), offload), build)
+        while row.fits is False and per_gpu > 1:
+            per_gpu //= 2
+            smaller = recipe_of({**record, "prompts_per_step": per_gpu * gpus})
+            row = _evaluate(_with(smaller, offload), build)
+        if row.fits is not False:
+            break
+    pairs = per_gpu * gpus
+    choices = [f"pairs per step: {pairs} ({per_gpu} per GPU), the largest per-GPU batch "
+               "(halving from the 1024-pair cap) that rlmcost's memory model fits, as the "
+               "benchmark chose the largest batch that runs (BenckmarkSetting.md)"]  # fmt: skip
+    if offload:
+        choices.append("nothing fits with the states on the GPUs, so DeepSpeed-Chat's --offload "
+                       "(dschat/utils/ds_utils.py get_train_ds_config: ZeRO-3 parameters and "
+                       "optimizer states on the CPU) is assumed: --offload optimizer,params")
+    picked = replace(row.recipe, choices=(*row.recipe.choices, *choices))
+    return replace(row, recipe=picked)
+
+
+def _with(recipe: Recipe, flags: list[str]) -> Recipe:
+    """``recipe`` with extra ``flags`` (pairs of flag and value) set on its query."""
+    if recipe.query is not None:
+        for flag, value in zip(flags[::2], flags[1::2], strict=True):
+            recipe.query.set(flag, value)
+    return recipe
+
+
+def _evaluate(recipe: Recipe, build: Build) -> RlRunRow:
+    """The row of one recipe as its record states it."""
     from rlmcost.evaluation.query import evaluate
 
     published = published_step_s(recipe.record)
