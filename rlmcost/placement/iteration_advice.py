@@ -34,7 +34,8 @@ def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[s
                 terms.append(f"{j.phase} on {g.name} {exposed:.3g} of {j.predicted_s:.3g} s "
                              f"({what})")  # fmt: skip
         if g.gpus > gpus_per_node:
-            terms += [f"{tr.phase} on {g.name} {tr.bytes_per_device:,} B per device"
+            terms += [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.bytes_per_device:,} B "
+                      "per device across nodes)"
                       for tr in g.transfers
                       if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device]  # fmt: skip
         if terms:
