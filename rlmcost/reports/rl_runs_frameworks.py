@@ -329,10 +329,13 @@ def areal(record: Record) -> Mapped:
                         ("--zero", "1"), ("--ckpt", "full"), ("--packing", None),
                         ("--max-tokens-per-gpu", budget),
                         ("--forward-max-tokens-per-gpu", budget),
-                        ("--rollout-tp", tp),
+                        ("--rollout-tp", tp), ("--logits", "low-memory"),
                         ("--gpu-memory-utilization", AREAL_MEM_FRACTION)):  # fmt: skip
         q.set(flag, value)
     choices = [
+        "log-probs over chunks of 1024 tokens (areal/utils/functional.py gather_logprobs: "
+        "log_softmax of logits.float() per chunk): model-dtype logits, fp32 one chunk at a time "
+        "(--logits low-memory; the fp32 chunks autograd keeps for the update are not counted)",
         "--framework none with every field given (no AReaL preset); rlvr: GRPO with a rule-based "
         "verifier, no critic, no KL (kl_ctl 0)",
         "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
