@@ -131,7 +131,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
     )
     w = e.workload
     print_table(
-        f"{e.algorithm.name}, placement {e.placement.name}: {e.gpus} x {e.hardware.name}",
+        f"{e.algorithm.name}, placement {e.placement.name}: {e.fleet_text}",
         ["stage", "work", "depth", "peak mem/device", "time", "time >=", "groups"],
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
@@ -140,7 +140,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
     )
     from rlmcost.cli.algorithms_render import render_phases
 
-    render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu)
+    render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu, e)
     grows = []
     for g in e.groups:
         gen = next((j for j in g.jobs if j.timeline is not None), None)

@@ -252,6 +252,11 @@ class GroupLayouts(BaseModel):
         description="overrides of the run's layout on this group, in --groups bracket syntax: "
         "'tp=4;zero=3' (tp/pp/ep also set a rollout group's engine layout)",
     )
+    hardware: str | None = Field(
+        default=None,
+        description="the group's accelerator, a name of `rlmcost hardware` (None: the run's "
+        "cluster.hardware); memory, roofline, links and calibration come from it",
+    )
     train: TrainLayout | None = None
     forward: TrainLayout | None = None
     engine: EngineSpec | None = None

@@ -125,6 +125,8 @@ class Evaluation:
     @property
     def mfu(self) -> float:
         """Iteration work / (predicted seconds x GPUs x dense peak of the compute dtype)."""
+        if self.evaluation is not None:  # each group at its own accelerator's peak
+            return self.evaluation.mfu
         if not self.time_s:
             return 0.0
         peak = self.hardware.peak(self.workload.compute_dtype)
@@ -212,6 +214,7 @@ class Evaluation:
                 "dominant_stage": str(self.dominant_stage),
             },
             "phases": [p.to_json() for p in ev.phases] if ev is not None else [],
+            "cost": ev.cost_json() if ev is not None else None,
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
             "problems": list(ev.problems) if ev is not None else [],

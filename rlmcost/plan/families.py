@@ -76,12 +76,14 @@ class Family:
     settings: tuple[str, ...] = ()
     stale: bool = False
 
-    def text(self, counts: tuple[int, ...]) -> str:
-        """The ``--groups`` text of these counts."""
+    def text(self, counts: tuple[int, ...], hardware: tuple[str, ...] = ()) -> str:
+        """The ``--groups`` text of these counts (``hardware``: each group's accelerator,
+        ``@h20``; empty: the run's)."""
         parts = []
         for i, (m, n) in enumerate(zip(self.members, counts, strict=True)):
             s = self.settings[i] if self.settings else ""
-            parts.append(f"{m}={n}" + (f"[{s}]" if s else ""))
+            at = f"@{hardware[i]}" if hardware else ""
+            parts.append(f"{m}={n}{at}" + (f"[{s}]" if s else ""))
         return ",".join(parts)
 
     def trainer_index(self) -> int:

@@ -108,6 +108,7 @@ class EvaluationOut(Envelope):
     stages: dict[str, StageOut]
     iteration: IterationOut
     phases: list[dict[str, Any]]
+    cost: dict[str, Any] | None = None  # USD per iteration and per 1M trained tokens
     fits: bool
     shortfall_bytes: int
     problems: list[str]
