@@ -227,3 +227,14 @@ def test_bad_input_is_one_line(args: list[str], fragment: str) -> None:
 def test_bad_names_list_the_known_hardware() -> None:
     with pytest.raises(SpecError, match="use one of: a100-40gb, .*h20.*mi325x"):
         parse_groups("rollout=8@tpu-v5")
+
+
+def test_each_stage_fits_against_its_own_groups_device() -> None:
+    """The engines on H200 hold more than an H100 (the run's hardware) could; their stage
+    fits on the H200, while the trainers on two A100 40GB do not fit, nor the run."""
+    out = _cli("grpo", "-m", "llama-3.1-8b", "--reward", "rule", "--framework", "none",
+               "--groups", "rollout=8@h200,actor+reference=2@a100-40gb")  # fmt: skip
+    gen, train = out["stages"]["generation"], out["stages"]["training"]
+    assert gen["memory_bytes_per_device"] > get_hardware("h100").hbm_usable_bytes
+    assert gen["memory_bytes_per_device"] <= get_hardware("h200").hbm_usable_bytes
+    assert gen["fits"] and not train["fits"] and not out["fits"]

@@ -34,7 +34,7 @@ def assignments(n_groups: int, counts: tuple[int, ...], gpus: int,
     one name for a co-located family (``n_groups`` 0: the whole ``gpus`` on it); else one
     name per group, every accelerator's GPUs within the pool.
 
-    >>> assignments(2, (16, 8), 24, (("h20", 16), ("h100-sxm", 16)))
+    >>> assignments(2, (16, 8), 24, (("h20", 16), ("h100-sxm", 8)))
     [('h20', 'h100-sxm')]
     >>> assignments(0, (), 16, (("h20", 16), ("h100-sxm", 8)))
     [('h20',)]
