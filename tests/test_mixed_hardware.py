@@ -238,3 +238,20 @@ def test_each_stage_fits_against_its_own_groups_device() -> None:
     assert gen["memory_bytes_per_device"] > get_hardware("h100").hbm_usable_bytes
     assert gen["memory_bytes_per_device"] <= get_hardware("h200").hbm_usable_bytes
     assert gen["fits"] and not train["fits"] and not out["fits"]
+
+
+def test_a_pool_row_reproduces_as_a_single_query() -> None:
+    """The row's command (``--groups ...@h20 ... --price h20=1.2``) gives its time and cost."""
+    import shlex
+
+    out = _cli("plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "16", "-K", "4",
+               "--hardware", "h20:8,h100:8", "--gpus", "16", "--price", "h20=1.2",
+               "--objective", "cost", "--groups", "rollout=?@h20,actor+reference=?",
+               "--tp", "1", "--rollout-tp", "1",
+               "--micro-batch", "1", "--ckpt", "full", "--top", "2")  # fmt: skip
+    assert out["rows"]
+    for row in out["rows"]:
+        assert "rollout=" in row["groups"] and "@h20," in row["groups"]  # the kept one
+        single = _cli(*shlex.split(row["command"])[1:])
+        assert single["iteration"]["time_s"] == row["time_s"]
+        assert single["cost"]["per_iteration_usd"] == row["cost_per_iteration_usd"]

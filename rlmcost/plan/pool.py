@@ -28,11 +28,12 @@ Pool = tuple[tuple[str, int], ...]
 parse_pool`)."""
 
 
-def assignments(n_groups: int, counts: tuple[int, ...], gpus: int,
-                pool: Pool) -> list[tuple[str, ...]]:  # fmt: skip
+def assignments(n_groups: int, counts: tuple[int, ...], gpus: int, pool: Pool,
+                kept: tuple[str | None, ...] = ()) -> list[tuple[str, ...]]:  # fmt: skip
     """The accelerators of a candidate's groups (module docstring): ``()`` without a pool;
     one name for a co-located family (``n_groups`` 0: the whole ``gpus`` on it); else one
-    name per group, every accelerator's GPUs within the pool.
+    name per group, every accelerator's GPUs within the pool, and a group whose accelerator
+    the family keeps (``kept``: ``--groups rollout=?@h20``) on that one.
 
     >>> assignments(2, (16, 8), 24, (("h20", 16), ("h100-sxm", 8)))
     [('h20', 'h100-sxm')]
@@ -49,7 +50,9 @@ def assignments(n_groups: int, counts: tuple[int, ...], gpus: int,
         used: dict[str, int] = {}
         for hw, n in zip(combo, counts, strict=True):
             used[hw] = used.get(hw, 0) + n
-        if all(used[hw] <= have[hw] for hw in used):
+        if all(used[hw] <= have[hw] for hw in used) and all(
+                k in (None, hw) for k, hw in zip(kept or (None,) * n_groups, combo,
+                                                 strict=True)):  # fmt: skip
             out.append(combo)
     return out
 
@@ -60,17 +63,23 @@ def pool_total(pool: Pool) -> int:
 
 
 def hbm_limits(base: Run, cands: list[Any]) -> Any:
-    """Per candidate, the largest datasheet HBM among its accelerators (the base Run's
-    without a pool): the memory lower bound of :func:`~rlmcost.plan.rl_candidates.
+    """Per candidate, the largest datasheet HBM among its accelerators and the base Run's
+    (looser is safe): the memory lower bound of :func:`~rlmcost.plan.rl_candidates.
     lower_bounds` (the trainer's states and one engine shard, hardware-independent bytes)
     must fit on at least that, else no group of the candidate can hold it."""
+    import re
+
     import numpy as np
 
     from rlmcost.specs import get_hardware
 
     own = get_hardware(base.cluster.hardware).hbm_bytes
-    return np.array([max((get_hardware(h).hbm_bytes for h in getattr(c, "hardware", ())),
-                         default=own) for c in cands], dtype=float)  # fmt: skip
+
+    def largest(c: Any) -> int:  # its pool's accelerators and those its groups keep (@h20)
+        names = (*c.hardware, *re.findall(r"@([^,\[]+)", c.groups))
+        return max([own, *(get_hardware(h).hbm_bytes for h in names)]) if names else own
+
+    return np.array([largest(c) for c in cands], dtype=float)
 
 
 def require_prices(base: Run, pool: Pool) -> None:

@@ -186,7 +186,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                     if gpus % unit or (fam.placement == "baseline" and gpus % etp):
                         continue
                     train_gpus = gpus
-                for hw in assignments(len(fam.members), counts, gpus, space.pool):
+                for hw in assignments(len(fam.members), counts, gpus, space.pool,
+                                      fam.hardware):  # fmt: skip
                     groups = fam.text(counts, hw) if fam.members else ""
                     for zero, ckpt, mb, off, f in product(space.zero, space.ckpt,
                                                           space.micro_batch, space.offload,
