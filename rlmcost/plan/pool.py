@@ -93,7 +93,7 @@ def require_prices(base: Run, pool: Pool) -> None:
     if missing:
         give = ",".join(f"{n}=USD" for n in missing)
         raise SpecError(f"--objective cost needs a price per GPU-hour for {', '.join(missing)}"
-                        f" (no list price published found); give --price {give}")  # fmt: skip
+                        f" (none in rlmcost.specs.prices); give --price {give}")  # fmt: skip
 
 
 def cost_fields(e: Any) -> dict[str, Any]:

@@ -152,6 +152,8 @@ class PlacementOut(BaseModel):
     algorithm: str
     hardware: str
     gpus: int
+    gpus_per_hardware: dict[str, int] | None = None  # groups on their own accelerators
+    cost: dict[str, Any] | None = None  # USD per iteration and per 1M trained tokens
     groups: list[dict[str, Any]]
     stages: dict[str, Any]
     iteration_time_lower_bound_s: float

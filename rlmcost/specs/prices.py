@@ -3,8 +3,11 @@
 The defaults (``data/prices.json``) are on-demand list prices of one GPU as a public cloud
 price page listed them, each with its offer, page URL and date (``price_sources``): Lambda's
 on-demand page (https://lambda.ai/pricing) as of 2026-05-07 for H100 SXM ($3.78), H100 PCIe
-($2.86) and A100 40GB ($1.48). An accelerator without a published list price found (H20, sold
-in China only; the AMD parts; ...) has none: give it with ``--price h20=1.2`` or a JSON file
+($2.86) and A100 40GB ($1.48), as a price survey verified against that page on that date
+reported them (the JSON's ``reported_by``: techbytes.app, "Serverless GPU Pricing Matrix
+2026"). List prices change: ``--price`` states yours. An accelerator the table does not list
+(the H20, sold in China without a public on-demand list price found; the others whose list
+prices were not collected) has none: give it with ``--price h20=1.2`` or a JSON file
 ``{"h20": 1.2}``. Prices are USD per GPU-hour (floats: a price is a rate, not a count).
 
 Light to import (json only).
@@ -101,6 +104,6 @@ def missing_price(names: list[str] | tuple[str, ...], given: dict[str, float] | 
     have = prices_for(names, given)
     for n in names:
         if n not in have:
-            return (f"no list price for {n} (none published found); give --price {n}=USD "
+            return (f"no list price for {n} in rlmcost.specs.prices; give --price {n}=USD "
                     "(per GPU-hour) to get the cost")  # fmt: skip
     return None
