@@ -255,3 +255,17 @@ def test_a_pool_row_reproduces_as_a_single_query() -> None:
         single = _cli(*shlex.split(row["command"])[1:])
         assert single["iteration"]["time_s"] == row["time_s"]
         assert single["cost"]["per_iteration_usd"] == row["cost_per_iteration_usd"]
+
+
+def test_the_deployment_file_names_group_hardware(tmp_path) -> None:  # noqa: ANN001
+    path = tmp_path / "dep.yaml"
+    path.write_text("groups:\n  - {members: rollout, gpus: 8, hardware: H20}\n"
+                    "  - {members: actor+reference, gpus: 8, hardware: h100}\n")  # fmt: skip
+    out = _cli("grpo", "-m", "llama-3.1-8b", "--reward", "rule", "--deployment", str(path))
+    assert [g["hardware"] for g in out["run"]["deployment"]["groups"]] == ["h20", "h100-sxm"]
+    assert out["cost"]["gpus"] == {"h20": 8, "h100-sxm": 8}
+    path.write_text("groups:\n  - {members: rollout, gpus: 8, hardware: tpu}\n")
+    r = runner.invoke(app, ["grpo", "-m", "8b", "--deployment", str(path)],
+                      env={"COLUMNS": "400"})  # fmt: skip
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and "unknown hardware 'tpu'" in lines[0]

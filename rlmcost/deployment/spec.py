@@ -261,6 +261,16 @@ class GroupLayouts(BaseModel):
     forward: TrainLayout | None = None
     engine: EngineSpec | None = None
 
+    @field_validator("hardware")
+    @classmethod
+    def _hardware(cls, v: str | None) -> str | None:  # the canonical name: h100 -> h100-sxm
+        from rlmcost.specs.registry import hardware_name
+
+        try:
+            return None if v is None else hardware_name(v)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+
 
 class Deployment(BaseModel):
     """Everything a launch sets that changes cost (module docstring). Every field has a

@@ -139,15 +139,12 @@ def group_hardware(word: str, text: str) -> str:
     """The canonical name of the accelerator ``word`` names after a group's ``@``; SpecError
     listing the built-in accelerators otherwise (imports the hardware table only when a group
     names one)."""
-    from rlmcost.specs.registry import get_hardware, hardware
+    from rlmcost.specs.registry import hardware_name
 
     try:
-        return get_hardware(word.strip()).name
-    except SpecError:
-        known = ", ".join(h.name for h in hardware())
-        raise SpecError(
-            f"--groups {text!r}: unknown hardware {word.strip()!r}; use one of: {known}"
-        ) from None
+        return hardware_name(word)
+    except SpecError as exc:
+        raise SpecError(f"--groups {text!r}: {exc}") from None
 
 
 def parse_groups(text: str) -> tuple[DeviceGroup, ...]:

@@ -82,7 +82,7 @@ def parse_pool(text: str | None) -> tuple[tuple[str, int], ...]:
     s = str(text or "").replace(" ", "")
     if ":" not in s and "," not in s:
         return ()
-    from rlmcost.specs.registry import get_hardware, hardware
+    from rlmcost.specs.registry import hardware_name
 
     out: dict[str, int] = {}
     for item in s.split(","):
@@ -95,11 +95,9 @@ def parse_pool(text: str | None) -> tuple[tuple[str, int], ...]:
             raise SpecError(f"--hardware {text!r}: {item!r} is not NAME:GPUS; write a pool "
                             "as h20:32,h100:16 (GPUs available of each)")  # fmt: skip
         try:
-            canonical = get_hardware(name).name
-        except SpecError:
-            known = ", ".join(h.name for h in hardware())
-            raise SpecError(f"--hardware {text!r}: unknown hardware {name!r}; use one of: "
-                            f"{known}") from None  # fmt: skip
+            canonical = hardware_name(name)
+        except SpecError as exc:
+            raise SpecError(f"--hardware {text!r}: {exc}") from None
         if canonical in out:
             raise SpecError(f"--hardware {text!r}: {canonical} appears twice; give it once")
         out[canonical] = n

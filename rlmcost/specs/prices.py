@@ -40,15 +40,14 @@ def list_prices() -> dict[str, float]:
 def check_prices(prices: dict[str, float] | None) -> dict[str, float]:
     """``prices`` keyed by canonical hardware names (``h100`` -> ``h100-sxm``), each a finite
     positive number; SpecError naming the bad entry and the known hardware otherwise."""
-    from rlmcost.specs.registry import get_hardware, hardware
+    from rlmcost.specs.registry import hardware_name
 
     out: dict[str, float] = {}
     for name, value in (prices or {}).items():
         try:
-            canonical = get_hardware(str(name)).name
-        except SpecError:
-            known = ", ".join(h.name for h in hardware())
-            raise SpecError(f"price for unknown hardware {name!r}; use one of: {known}") from None
+            canonical = hardware_name(str(name))
+        except SpecError as exc:
+            raise SpecError(f"price for {exc}") from None
         if isinstance(value, bool) or not isinstance(value, int | float) or \
                 not math.isfinite(value) or value <= 0:  # fmt: skip
             raise SpecError(
