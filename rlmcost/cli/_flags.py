@@ -207,6 +207,14 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 min=1e-3,
             ),
         ] = None,
+        price: Annotated[
+            str | None,
+            typer.Option(
+                help="USD per GPU-hour by accelerator, over the cited on-demand list prices "
+                "(rlmcost.specs.prices): h100=2.5,h20=1.2, or a JSON file {\"h20\": 1.2}. "
+                "The cost per iteration and per 1M trained tokens comes from them.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Collects the options; the caller (one command per algorithm, or compare) runs."""
         return dict(locals())

@@ -15,6 +15,7 @@ import typer
 
 from rlmcost.cli._deploy import base_deployment, build_deployment
 from rlmcost.cli._parse import parse_fraction
+from rlmcost.specs.prices import parse_prices
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -105,6 +106,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "dp": opts.get("dp"),
         "host_bandwidth_gb_per_s": host,
         "calibration": opts.get("calibration"),
+        "prices": parse_prices(opts.get("price")) or None,
     }
     data = {
         "algorithm": algo,

@@ -16,7 +16,7 @@ def render(e: Any, run: Any = None) -> None:
 
     lay = e.layout
     title = (
-        f"{e.algorithm.name} on {e.model}: one iteration, {e.gpus} x {e.hardware.name} "
+        f"{e.algorithm.name} on {e.model}: one iteration, {fleet(e)} "
         f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})"
     )
     rows = []
@@ -55,7 +55,8 @@ def render(e: Any, run: Any = None) -> None:
         right=(1, 2, 3, 5, 6, 8),
     )
     if e.evaluation is not None:
-        render_phases(e.evaluation.phases, e.time_s, e.tokens_per_s_per_gpu, e.mfu)
+        render_phases(e.evaluation.phases, e.time_s, e.tokens_per_s_per_gpu, e.mfu,
+                      e.evaluation)  # fmt: skip
     comps = [
         "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
         "engine", "overhead",
@@ -190,8 +191,32 @@ def _caption(e: Any) -> str:
     )
 
 
-def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu: float) -> None:
-    """The iteration's phases by the names frameworks print, predicted and bound seconds."""
+def fleet(e: Any) -> str:
+    """``16 x h20 + 8 x h100-sxm``: the GPUs of an evaluation per accelerator."""
+    ev = getattr(e, "evaluation", e)
+    return ev.fleet_text if ev is not None else f"{e.gpus} x {e.hardware.name}"
+
+
+def cost_text(ev: Any) -> str:
+    """`` $0.58 per iteration, $0.56 per 1M trained tokens (USD per GPU-hour: h20 1.2, ...)``,
+    or the reason there is none."""
+    if ev is None:
+        return ""
+    c = ev.cost_json()
+    prices = ", ".join(f"{hw} {p:g}" if p is not None else f"{hw} none"
+                       for hw, p in c["usd_per_gpu_hour"].items())  # fmt: skip
+    if c["per_iteration_usd"] is None:
+        return f" Cost: no price for every accelerator (USD per GPU-hour: {prices}; --price)."
+    per_m = c["per_million_tokens_usd"]
+    tokens = f", ${per_m:,.3f} per 1M trained tokens" if per_m is not None else ""
+    return (f" Cost: ${c['per_iteration_usd']:,.4f} per iteration{tokens} (USD per GPU-hour: "
+            f"{prices}).")  # fmt: skip
+
+
+def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu: float,
+                  ev: Any = None) -> None:  # fmt: skip
+    """The iteration's phases by the names frameworks print, predicted and bound seconds, and
+    the iteration's cost in USD when ``ev`` (the deployment's evaluation) is given."""
     from rlmcost.units import format_seconds
 
     print_table(
@@ -211,7 +236,7 @@ def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu:
             f"tokens/s/GPU {tokens_per_s_per_gpu:,.0f} (prompt + response tokens trained per "
             f"iteration / (predicted time x GPUs)); MFU {mfu:.1%} (iteration FLOPs, FLOP = add "
             "or mul, / (predicted time x GPUs x dense peak)). Phases on different device groups "
-            "overlap, so their sum can exceed the iteration."
+            "overlap, so their sum can exceed the iteration." + cost_text(ev)
         ),
         right=(2, 3, 4),
     )

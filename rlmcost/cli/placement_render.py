@@ -131,7 +131,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
     )
     w = e.workload
     print_table(
-        f"{e.algorithm.name}, placement {e.placement.name}: {e.gpus} x {e.hardware.name}",
+        f"{e.algorithm.name}, placement {e.placement.name}: {e.fleet_text}",
         ["stage", "work", "depth", "peak mem/device", "time", "time >=", "groups"],
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
@@ -140,14 +140,14 @@ def render_estimate(e: Any, run: Any = None) -> None:
     )
     from rlmcost.cli.algorithms_render import render_phases
 
-    render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu)
+    render_phases(e.phases, e.iteration_time_s, e.tokens_per_s_per_gpu, e.mfu, e)
     grows = []
     for g in e.groups:
         gen = next((j for j in g.jobs if j.timeline is not None), None)
         grows.append(
             (
                 g.name,
-                str(g.gpus),
+                f"{g.gpus} x {g.hardware}" if len(e.fleet) > 1 else str(g.gpus),
                 ", ".join(j.task.label() for j in g.jobs),
                 ", ".join(str(r) for r in g.shadows) or "-",
                 format_bytes(g.peak_memory_bytes_per_device),
@@ -205,10 +205,10 @@ def render_estimate(e: Any, run: Any = None) -> None:
             else f"{g.name} ({'; '.join(g.problems)})"
             for g in failing
         )  # fmt: skip
-        caps = " / ".join(dict.fromkeys(format_bytes(g.hbm_bytes) for g in failing))
+        caps = " / ".join(dict.fromkeys(f"{format_bytes(g.hbm_bytes)} per device of one "
+                                        f"{g.hardware or e.hardware.name}" for g in failing))
         print(  # the capacity the check uses: what a device gives programs
-            f"DOES NOT FIT in {caps} per device of "
-            f"one {e.hardware.name}: {bad}; the times assume it fit."
+            f"DOES NOT FIT in {caps}: {bad}; the times assume it fit."
         )
         if run is not None:
             from rlmcost.cli.algorithms_render import render_hints

@@ -26,7 +26,7 @@ SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt
           "response_len", "length_dist", "epochs", "mini_batches", "oversample", "prm_steps",
           "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
-          "max_num_seqs", "json_out")  # fmt: skip
+          "max_num_seqs", "price", "json_out")  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
@@ -59,8 +59,9 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             help="GPU budget: a count (64), a list (8,16,32) or a range (8..64: 8, 16, 32, "
             "64).")], "8..64"),
         "objective": (Annotated[str, typer.Option(
-            help="Rank by: time (fastest), gpus (fewest), gpu-hours (per iteration) or "
-            "throughput (tokens/s/GPU).")], "time"),
+            help="Rank by: time (fastest), gpus (fewest), gpu-hours (per iteration), "
+            "throughput (tokens/s/GPU) or cost (USD per iteration at --price or the cited "
+            "list prices).")], "time"),
         "top": (Annotated[int, typer.Option(help="Rows to print.", min=1)], 10),
         "min_gpus": (Annotated[bool, typer.Option(
             "--min-gpus", help="Smallest GPU count of the budget with any fitting "
@@ -162,12 +163,16 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     from dataclasses import replace
 
     from rlmcost.cli._run import run_from_options
-    from rlmcost.plan.kinds import parse_gpus, parse_ints
+    from rlmcost.plan.kinds import parse_gpus, parse_ints, parse_pool
     from rlmcost.plan.rl import RLSpace, plan_rl
     from rlmcost.plan.rl import max_response_len as longest
 
-    base = run_from_options({k: opts[k] for k in SHARED}, target)
-    rl_space = RLSpace(**space)
+    pool = parse_pool(opts["hardware"])  # h20:32,h100:16: the search assigns the groups
+    shared = {k: opts[k] for k in SHARED}
+    if pool:
+        shared["hardware"] = pool[0][0]
+    base = run_from_options(shared, target)
+    rl_space = RLSpace(**space, pool=pool)
     if opts["rollout_tp"] is not None:
         rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
     if opts["cp"] is not None:
@@ -263,22 +268,35 @@ def _render(r: Any) -> None:
             return [x["gpus"], x["dp"], x["tp"], x["pp"], "on" if x["sp"] else "", x["zero"],
                     x["ckpt"], x["micro_batch"], sched]  # fmt: skip
     else:
+        pooled = r.query.get("hardware") if ":" in str(r.query.get("hardware")) else None
         cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", "zero", "ckpt", "mb",
                 "offload", "engine tp", "engine mem"]  # fmt: skip
 
         def lay(x: dict[str, Any]) -> list[Any]:
             fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
             frac = x["gpu_memory_utilization"]
-            return [x["gpus"], fam, x["groups"] or "all", x["tp"], x["pp"],
+            where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
+            return [x["gpus"], fam, where, x["tp"], x["pp"],
                     f"{x['cp']}{' +sp' if x['sp'] else ''}", x["zero"], x["ckpt"],
                     x["micro_batch"], x["offload"] or "-", x["rollout_tp"],
                     "-" if frac is None else f"{frac:g}"]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
+    costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
+                                     for x in r.rows)  # fmt: skip
+    if costed:
+        nums += ["$/iter", "$/1M tok"]
+
+    def usd(v: float | None) -> str:
+        return "-" if v is None else f"{v:,.3f}"
 
     def values(x: dict[str, Any]) -> list[Any]:
-        return [format_seconds(x["time_s"]), format_seconds(x["time_lower_bound_s"]),
-                format_bytes(x["memory_bytes_per_device"]), f"{x['tokens_per_s_per_gpu']:.0f}",
-                f"{100 * x['mfu']:.1f} %", f"{x['gpu_hours']:.3f}"]  # fmt: skip
+        out = [format_seconds(x["time_s"]), format_seconds(x["time_lower_bound_s"]),
+               format_bytes(x["memory_bytes_per_device"]), f"{x['tokens_per_s_per_gpu']:.0f}",
+               f"{100 * x['mfu']:.1f} %", f"{x['gpu_hours']:.3f}"]  # fmt: skip
+        if costed:
+            out += [usd(x.get("cost_per_iteration_usd")),
+                    usd(x.get("cost_per_million_tokens_usd"))]  # fmt: skip
+        return out
 
     q = r.query
     what = f"{q.get('algorithm', 'train')} {q['model']} on {q['hardware']}"
@@ -288,7 +306,8 @@ def _render(r: Any) -> None:
         cols + nums,
         [[i + 1, *lay(x), *values(x)] for i, x in enumerate(r.rows)],
         caption="time = predicted iteration (train: step); bound = roofline lower bound; "
-        "bytes base 1024. Reproduce a row with its command (--json lists them).",
+        "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
+        "tokens. Reproduce a row with its command (--json lists them).",
         right=right,
     )
     if r.best is not None:

@@ -252,9 +252,24 @@ class GroupLayouts(BaseModel):
         description="overrides of the run's layout on this group, in --groups bracket syntax: "
         "'tp=4;zero=3' (tp/pp/ep also set a rollout group's engine layout)",
     )
+    hardware: str | None = Field(
+        default=None,
+        description="the group's accelerator, a name of `rlmcost hardware` (None: the run's "
+        "cluster.hardware); memory, roofline, links and calibration come from it",
+    )
     train: TrainLayout | None = None
     forward: TrainLayout | None = None
     engine: EngineSpec | None = None
+
+    @field_validator("hardware")
+    @classmethod
+    def _hardware(cls, v: str | None) -> str | None:  # the canonical name: h100 -> h100-sxm
+        from rlmcost.specs.registry import hardware_name
+
+        try:
+            return None if v is None else hardware_name(v)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class Deployment(BaseModel):

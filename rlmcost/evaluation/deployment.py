@@ -37,7 +37,7 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import Setup, auto_tp
+from rlmcost.placement.inputs import GroupDevice, Setup, auto_tp
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.lengths import parse_length_dist
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
@@ -165,6 +165,7 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
         efficiency=efficiency or PEAK,
         deployment=dep,
         counting=run.attention,
+        devices=_devices(user_groups, hw, given_host),
     )
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
@@ -200,7 +201,13 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
         for note in (spec.attention_note(), *spec.notes):
             if note and note not in notes:
                 notes.append(note)
-    return replace(result, notes=tuple(notes) + result.notes)
+    from rlmcost.specs.prices import missing_price, prices_for
+
+    fleet = list(result.fleet)
+    missing = missing_price(fleet, c.prices)
+    if missing:
+        notes.append(missing)
+    return replace(result, notes=tuple(notes) + result.notes, prices=prices_for(fleet, c.prices))
 
 
 def _dtype_base(run: Run) -> Workload | None:
@@ -231,6 +238,23 @@ def _host_bandwidth(hw: HardwareSpec, given: float | None) -> float:
     return given
 
 
+def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
+             given_host: float | None) -> dict[str, GroupDevice]:  # fmt: skip
+    """The accelerators groups name other than the run's (``@h20``), each with the calibration
+    profile shipped for it (else datasheet peaks; the Run's ``calibration`` file is the run
+    hardware's) and its host link (the Run's ``host_bandwidth_gb_per_s`` when given)."""
+    from rlmcost.calibrate import resolve_profile
+
+    out: dict[str, GroupDevice] = {}
+    for g in groups or ():
+        if g.hardware is None or g.hardware == hw.name or g.hardware in out:
+            continue
+        own = get_hardware(g.hardware)
+        host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
+        out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)
+    return out
+
+
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
@@ -238,7 +262,8 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     out = []
     for g in dep.groups:
         brackets = f"[{g.settings}]" if g.settings else ""
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}{brackets}")
+        at = f"@{g.hardware}" if g.hardware else ""
+        (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
         layouts = []
         if g.train is not None:
             layouts.append((Kind.TRAIN, g.train.layout()))
@@ -255,7 +280,7 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
     if not dep.groups or groups is None:
         return dep
     renamed = tuple(
-        g.model_copy(update={"members": parsed.name})
+        g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
         for g, parsed in zip(dep.groups, groups, strict=False)
     )
     return dep.model_copy(update={"groups": renamed})

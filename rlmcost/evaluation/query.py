@@ -45,9 +45,9 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
 
 
 def groups_from_text(text: str) -> tuple[GroupLayouts, ...]:
-    """``--groups`` text as the Run's device groups: ``rollout=16[tp=4],actor+ref=8`` ->
-    ``GroupLayouts(members="rollout", gpus=16, settings="tp=4")``, ... (members spelled as the
-    parser names them; SpecError for bad syntax)."""
+    """``--groups`` text as the Run's device groups: ``rollout=16@h20[tp=4],actor+ref=8`` ->
+    ``GroupLayouts(members="rollout", gpus=16, settings="tp=4", hardware="h20")``, ...
+    (members spelled as the parser names them; SpecError for bad syntax)."""
     from rlmcost.deployment.spec import GroupLayouts
     from rlmcost.placement.groups import parse_groups
 
@@ -55,5 +55,6 @@ def groups_from_text(text: str) -> tuple[GroupLayouts, ...]:
     for g in parse_groups(text):
         spec = g.spec()
         settings = spec[spec.index("[") + 1 : -1] if g.settings else None
-        out.append(GroupLayouts(members=g.name, gpus=g.gpus or 1, settings=settings))
+        out.append(GroupLayouts(members=g.name, gpus=g.gpus or 1, settings=settings,
+                                hardware=g.hardware))  # fmt: skip
     return tuple(out)

@@ -125,6 +125,8 @@ class Evaluation:
     @property
     def mfu(self) -> float:
         """Iteration work / (predicted seconds x GPUs x dense peak of the compute dtype)."""
+        if self.evaluation is not None:  # each group at its own accelerator's peak
+            return self.evaluation.mfu
         if not self.time_s:
             return 0.0
         peak = self.hardware.peak(self.workload.compute_dtype)
@@ -138,8 +140,10 @@ class Evaluation:
 
     @property
     def fits(self) -> bool:
-        problems = self.evaluation.problems if self.evaluation is not None else ()
-        return all(s.fits for s in self.stages.values()) and not problems
+        ev = self.evaluation  # every group against its own device's capacity
+        problems = ev.problems if ev is not None else ()
+        return all(s.fits for s in self.stages.values()) and not problems and \
+            (ev is None or ev.fits)  # fmt: skip
 
     @property
     def shortfall_bytes(self) -> int:
@@ -212,6 +216,7 @@ class Evaluation:
                 "dominant_stage": str(self.dominant_stage),
             },
             "phases": [p.to_json() for p in ev.phases] if ev is not None else [],
+            "cost": ev.cost_json() if ev is not None else None,
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
             "problems": list(ev.problems) if ev is not None else [],
@@ -290,7 +295,7 @@ def from_placement(
     several they are the schedule's spans (``StageEstimate.span``)."""
     jobs = {j.task.index: j for g in result.groups for j in g.jobs}
     host = {i: b for g in result.groups for i, b in g.host_bytes_per_device.items()}
-    hbm = result.groups[0].hbm_bytes
+    cap = {j.task.index: g.hbm_bytes for g in result.groups for j in g.jobs}  # its own device
     before: dict[int, float] = {}
     before_pred: dict[int, float] = {}
     for tr in (t for g in result.groups for t in g.transfers):
@@ -319,6 +324,9 @@ def from_placement(
                     job.phase,
                 )
             )  # fmt: skip
+        mine = [i for i, inv in enumerate(alg.invocations) if inv.stage is stage and i in cap]
+        peak = max(mine, key=lambda i: jobs[i].memory.total, default=None)
+        hbm = cap[peak] if peak is not None else result.groups[0].hbm_bytes
         span = None
         if len(result.groups) > 1 and stage in result.stages:
             r = result.stages[stage]

@@ -58,7 +58,8 @@ class DeviceGroup:
     ``layouts``: the intra-model layout per invocation kind (its ``dp`` is filled to the group's
     GPUs when evaluated); empty means the placement's default layout for every kind.
     ``settings``: Layout fields that override the default layout on this group (``--groups``
-    brackets); tp/pp/ep also set the generation engine's layout there.
+    brackets); tp/pp/ep also set the generation engine's layout there. ``hardware``: the
+    canonical name of the group's accelerator (``@h20``; None: the run's hardware).
     """
 
     name: str
@@ -66,6 +67,7 @@ class DeviceGroup:
     gpus: int | None = None
     layouts: tuple[tuple[Kind, Layout], ...] = ()
     settings: tuple[tuple[str, object], ...] = ()  # ``[tp=4;zero=3]``: overrides of the layout
+    hardware: str | None = None  # ``@h20``: the group's accelerator (None: the run's)
 
     def layout(self, kind: Kind) -> Layout | None:
         """The layout given for ``kind`` (None: the placement's default)."""
@@ -75,10 +77,10 @@ class DeviceGroup:
         return replace(self, gpus=gpus)
 
     def spec(self) -> str:
-        """The group in ``--groups`` syntax: ``actor+reference=32[zero=3]``."""
+        """The group in ``--groups`` syntax: ``actor+reference=32@h100-sxm[zero=3]``."""
         text = "+".join(str(m) for m in self.members) + (
             f"={self.gpus}" if self.gpus is not None else ""
-        )
+        ) + (f"@{self.hardware}" if self.hardware else "")
         if self.settings:
             short = {"micro_batch": "mb"}
             text += "[" + ";".join(f"{short.get(k, k)}={v}" for k, v in self.settings) + "]"

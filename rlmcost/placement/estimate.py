@@ -105,10 +105,59 @@ class PlacementEstimate:
     iteration_interval_s: tuple[float, float] = (0.0, 0.0)  # (low, high): perf.interval
     phases: tuple[Phase, ...] = ()
     tokens_per_iteration: int = 0  # prompt + response tokens the actor trains on
+    group_hardware: Mapping[str, HardwareSpec] = field(default_factory=dict)  # group -> own
+    prices: Mapping[str, float] = field(default_factory=dict)  # hardware -> USD per GPU-hour
 
     @property
     def gpus(self) -> int:
         return sum(g.gpus for g in self.groups)
+
+    def hardware_of(self, group: str) -> HardwareSpec:
+        """The accelerator ``group`` runs on (its own ``@``, else the run's)."""
+        return self.group_hardware.get(group, self.hardware)
+
+    @property
+    def fleet(self) -> dict[str, int]:
+        """GPUs per accelerator, in the groups' order: ``{"h20": 16, "h100-sxm": 8}``."""
+        out: dict[str, int] = {}
+        for g in self.groups:
+            name = self.hardware_of(g.name).name
+            out[name] = out.get(name, 0) + g.gpus
+        return out
+
+    @property
+    def fleet_text(self) -> str:
+        """``16 x h20 + 8 x h100-sxm`` (one accelerator: ``24 x h100-sxm``)."""
+        return " + ".join(f"{n} x {hw}" for hw, n in self.fleet.items())
+
+    @property
+    def cost_per_iteration_usd(self) -> float | None:
+        """USD of one iteration: predicted seconds / 3600 x the sum over the groups of GPUs
+        x their accelerator's price per GPU-hour (:mod:`rlmcost.specs.prices`); None when an
+        accelerator has no price."""
+        if any(hw not in self.prices for hw in self.fleet):
+            return None
+        per_hour = sum(n * self.prices[hw] for hw, n in self.fleet.items())
+        return self.iteration_time_s / 3600.0 * per_hour
+
+    @property
+    def cost_per_million_tokens_usd(self) -> float | None:
+        """USD per 10^6 trained tokens (prompt + response tokens the actor trains on)."""
+        cost = self.cost_per_iteration_usd
+        if cost is None or not self.tokens_per_iteration:
+            return None
+        return cost / self.tokens_per_iteration * 1e6
+
+    def cost_json(self) -> dict[str, Any]:
+        """The ``cost`` block of the outputs, with its units and prices."""
+        return {
+            "per_iteration_usd": self.cost_per_iteration_usd,
+            "per_million_tokens_usd": self.cost_per_million_tokens_usd,
+            "usd_per_gpu_hour": {hw: self.prices.get(hw) for hw in self.fleet},
+            "gpus": self.fleet,
+            "units": "USD per iteration (predicted seconds x GPUs x USD per GPU-hour / 3600);"
+                     " USD per 10^6 trained prompt + response tokens",
+        }  # fmt: skip
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
@@ -119,11 +168,13 @@ class PlacementEstimate:
 
     @property
     def mfu(self) -> float:
-        """Iteration work / (predicted seconds x GPUs x dense peak) (module docstring)."""
+        """Iteration work / (predicted seconds x the sum over the groups of GPUs x their
+        dense peak) (module docstring)."""
         if not self.iteration_time_s:
             return 0.0
-        peak = self.hardware.peak(self.workload.compute_dtype)
-        return self.work_flops / (self.iteration_time_s * self.gpus * peak)
+        dtype = self.workload.compute_dtype
+        peak = sum(g.gpus * self.hardware_of(g.name).peak(dtype) for g in self.groups)
+        return self.work_flops / (self.iteration_time_s * peak)
 
     @property
     def stage_sum_predicted_s(self) -> float:
@@ -190,6 +241,8 @@ class PlacementEstimate:
             "algorithm": self.algorithm.name,
             "hardware": self.hardware.name,
             "gpus": self.gpus,
+            "gpus_per_hardware": self.fleet,
+            "cost": self.cost_json(),
             "staleness": self.placement.staleness,
             "groups": [g.to_json() for g in self.groups],
             "stages": {str(s): r.to_json() for s, r in self.stages.items()},

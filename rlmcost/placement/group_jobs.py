@@ -371,6 +371,7 @@ def estimate(g: GroupModel) -> GroupEstimate:
         g.s.capacity_bytes,
         tuple(dict.fromkeys(g.problems)),
         {j.task.index: g.host_bytes(j.task) for j in jobs},
+        g.s.hardware.name,
     )
 
 
@@ -381,5 +382,6 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
 
 
 def estimate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
-    """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
-    return estimate(GroupModel(setup, group, gpus))
+    """One group on ``gpus`` devices of its own accelerator (``Setup.on``; SpecError when its
+    layouts cannot use them)."""
+    return estimate(GroupModel(setup.on(group), group, gpus))

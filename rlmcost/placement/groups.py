@@ -4,7 +4,7 @@ them.
 ``--groups`` syntax (partial colocation, as OpenRLHF and verl configure it)::
 
     GROUPS := GROUP ("," GROUP)*          e.g.  rollout=16,actor+reference=32,critic+reward=16
-    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["[" LAYOUT "]"]
+    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["@" HARDWARE] ["[" LAYOUT "]"]
     LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb offload
     MEMBER := ROLE | ROLE ":" KIND | "rollout"
 
@@ -13,6 +13,8 @@ prm, judge); KIND is generate, forward or train; ``rollout`` means ``actor:gener
 inference engines). A bare ROLE places every invocation of that role that no ``ROLE:KIND``
 member claims, so ``rollout=16,actor=32`` puts the actor's generation on 16 GPUs and its
 training on the other 32. Every model invocation must land in exactly one group.
+``@HARDWARE`` names the group's accelerator (``rollout=16@h20,actor+reference=8@h100``; a
+name or alias of `rlmcost hardware`); without it the group runs on the run's hardware.
 
 Light to import (no sympy): the CLI parses ``--groups`` at start-up.
 """
@@ -26,8 +28,8 @@ from rlmcost.placement.device_groups import DeviceGroup, Member
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
 _KINDS = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
 SYNTAX = (
-    "ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],..., e.g. "
-    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16"
+    "ROLE[:KIND][+ROLE...]=GPUS[@HARDWARE][[LAYOUT]],..., e.g. "
+    "rollout=16@h20[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16"
 )
 
 
@@ -133,16 +135,30 @@ def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
     return tuple(values.items())
 
 
+def group_hardware(word: str, text: str) -> str:
+    """The canonical name of the accelerator ``word`` names after a group's ``@``; SpecError
+    listing the built-in accelerators otherwise (imports the hardware table only when a group
+    names one)."""
+    from rlmcost.specs.registry import hardware_name
+
+    try:
+        return hardware_name(word)
+    except SpecError as exc:
+        raise SpecError(f"--groups {text!r}: {exc}") from None
+
+
 def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
     A group may carry its own layout in brackets: ``rollout=16[tp=4]``,
     ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb,
-    offload).
+    offload), and its accelerator after ``@``: ``rollout=16@h20[tp=4]``.
 
     >>> [g.spec() for g in parse_groups("rollout=16, actor+ref=32, critic+reward=16")]
     ['rollout=16', 'actor+reference=32', 'critic+reward=16']
     >>> parse_groups("rollout=16[tp=4],actor=8[zero=3]")[0].settings
     (('tp', 4),)
+    >>> parse_groups("rollout=16@h20[tp=4],actor=8@h100")[1].spec()
+    'actor=8@h100-sxm'
     """
     groups: list[DeviceGroup] = []
     seen: dict[Member, str] = {}
@@ -157,6 +173,8 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
         if chunk.count("=") != 1:
             raise SpecError(f"--groups {text!r}: {chunk!r} needs one '=GPUS'; write {SYNTAX}")
         left, right = chunk.split("=")
+        right, at, hw_word = right.partition("@")
+        hw = group_hardware(hw_word, text) if at else None
         try:
             gpus = int(right.strip())
         except ValueError:
@@ -174,5 +192,5 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
                 )
             seen[m] = left.strip()
         name = "+".join(str(m) for m in members)
-        groups.append(DeviceGroup(name, members, gpus, settings=settings))
+        groups.append(DeviceGroup(name, members, gpus, settings=settings, hardware=hw))
     return tuple(groups)

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -32,12 +32,22 @@ from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
-from rlmcost.placement.device_groups import Placement, Task
+from rlmcost.placement.device_groups import DeviceGroup, Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import PEAK, Efficiency
 
 IDEAL = Deployment(ideal=True)
+
+
+@dataclass(frozen=True)
+class GroupDevice:
+    """The accelerator of a group that names its own (``@h20``): its spec, the efficiencies
+    that time it (its calibration profile, else datasheet peaks) and its host link."""
+
+    hardware: HardwareSpec
+    efficiency: Efficiency
+    host_bytes_per_s: float
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,21 @@ class Setup:
     efficiency: Efficiency = PEAK  # measured efficiencies (a calibration profile) or peaks
     deployment: Deployment = IDEAL  # engine, offload, LoRA, overheads (ideal: the paper's)
     counting: AttnCounting = AttnCounting.FULL  # teacher-forced attention FLOPs
+    devices: Mapping[str, GroupDevice] = field(default_factory=dict)  # groups' own hardware
+
+    def on(self, group: DeviceGroup) -> Setup:
+        """The inputs as ``group`` sees them: its own accelerator (``@h20``: memory capacity,
+        roofline, links, efficiencies, host link), else the run's."""
+        name = group.hardware
+        if name is None or name == self.hardware.name:
+            return self
+        d = self.devices[name]
+        return replace(self, hardware=d.hardware, efficiency=d.efficiency,
+                       host_bytes_per_s=d.host_bytes_per_s)  # fmt: skip
+
+    def hardware_of(self, group: str) -> HardwareSpec:
+        """The accelerator group ``group`` runs on."""
+        return self.on(self.placement.group(group)).hardware
 
     @property
     def capacity_bytes(self) -> int:

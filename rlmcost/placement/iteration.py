@@ -46,7 +46,7 @@ from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.schedule import Unit, edges, period, stage_spans
-from rlmcost.placement.transfer import weight_sync_time_s
+from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
 
 def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_group: bool) -> float:
@@ -204,7 +204,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                     f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
                     f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
                 )
-    notes += exposed_notes(groups, setup.hardware.gpus_per_node)
+    notes += exposed_notes(groups, min(setup.hardware_of(g.name).gpus_per_node for g in groups))
     if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:
         notes.append(
             "fixed lengths in one wave: every sample finishes at the same step, so streaming "
@@ -244,6 +244,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(groups, syncs),
         tokens_per_iteration=_trained_tokens(jobs.values()),
+        group_hardware={g.name: setup.hardware_of(g.name) for g in groups},
     )
 
 
@@ -311,20 +312,22 @@ def _weight_syncs(
             head = train_job.task.invocation.model_head
             nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
             what = f"{role}: {src.name} -> {g.name}"
-            time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, setup.hardware)
+            hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
+            time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
             per_device = -(-nbytes // min(src.gpus, g.gpus))
-            predicted = link_transfer_s(per_device, setup.hardware, total)
+            span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
+            predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
             spread = None
             beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
             reader = next((j for j in g.jobs if j.task.role is role), None)
             if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
                 mech = Refit(beh.apart)  # the framework's broadcast into its engines
                 shard = -(-nbytes // reader.layout.tp)
-                gpn = setup.hardware.gpus_per_node
-                cross = total > gpn
+                gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
+                cross = span > min(gpn_src, gpn_dst)
                 # each node of the sender holds its own part of the sharded model and sends it
                 # over its own NICs, concurrently with the others (one stream per node pair)
-                lanes = min(-(-src.gpus // gpn), -(-g.gpus // gpn)) if cross else 1
+                lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
                 part = -(-nbytes // lanes)
 
                 def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,

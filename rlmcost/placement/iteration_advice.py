@@ -60,12 +60,12 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     dep = setup.deployment
     if dep.ideal:
         return None
-    cap = setup.capacity_bytes
     best: float | None = None
     for g in groups:
         gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
         if not gen:
             continue
+        cap = g.hbm_bytes  # the capacity of the group's own device
         limits = []
         for j in g.jobs:
             awake = j.task.kind is Kind.GENERATE or j.memory.engine > 0

@@ -161,6 +161,7 @@ class GroupEstimate:
     hbm_bytes: int  # what a device gives programs (the datasheet's for the paper's iteration)
     problems: tuple[str, ...] = ()  # what keeps it from running beside the memory peak
     host_bytes_per_device: dict[int, int] = field(default_factory=dict)  # per task index
+    hardware: str = ""  # the accelerator's canonical name (the group's own or the run's)
 
     @property
     def host_peak_bytes_per_device(self) -> int:
@@ -194,6 +195,7 @@ class GroupEstimate:
         return {
             "name": self.name,
             "gpus": self.gpus,
+            "hardware": self.hardware,
             "roles": [str(r) for r in self.roles],
             "invocations": [j.task.label() for j in self.jobs],
             "shadow_copies": [str(r) for r in self.shadows],

@@ -7,7 +7,9 @@
   link bandwidth); the fan-out to the receiving group's replicas runs inside that group and
   is pipelined (not counted). The link is NVLink when the whole job fits in one node, else the
   inter-node NIC per GPU (OpenRLHF and verl broadcast over NCCL; Hu et al. 2024,
-  arXiv:2405.11143; Sheng et al. 2024, arXiv:2409.19256).
+  arXiv:2405.11143; Sheng et al. 2024, arXiv:2409.19256). Groups on different accelerators
+  (``rollout=16@h20,actor=8@h100``) sit in different nodes: the copy crosses the NICs at the
+  slower side's rate (a transfer runs at its slowest hop).
 * Resharding (§IV-D, hybrid): before an invocation whose layout differs from its model's
   training layout on the same group, each device gathers its shard of the new layout. With a
   zero-redundancy alignment (verl's 3D-HybridEngine) the part it already holds is its training
@@ -47,11 +49,34 @@ def group_link_bytes_per_s(hardware: HardwareSpec, gpus: int) -> int:
     return hardware.inter_node_bandwidth_bytes_per_s
 
 
+def sync_span_gpus(total_gpus: int, sender: HardwareSpec, receiver: HardwareSpec) -> int:
+    """The GPU span a copy between two groups crosses, as the link rules read it: the job's
+    GPUs on one accelerator; past any one node when the two accelerators differ (they never
+    share a node)."""
+    if sender.name == receiver.name:
+        return total_gpus
+    return max(total_gpus, sender.gpus_per_node + 1, receiver.gpus_per_node + 1)
+
+
+def sync_link_bytes_per_s(sender: HardwareSpec, receiver: HardwareSpec, total_gpus: int) -> int:
+    """Per-GPU bandwidth of a copy between two groups: the slower side's link over the span
+    (:func:`sync_span_gpus`).
+
+    >>> from rlmcost.specs import get_hardware
+    >>> sync_link_bytes_per_s(get_hardware("h100"), get_hardware("a100-80gb"), 8)
+    25000000000
+    """
+    span = sync_span_gpus(total_gpus, sender, receiver)
+    return min(group_link_bytes_per_s(sender, span), group_link_bytes_per_s(receiver, span))
+
+
 def weight_sync_time_s(
-    weight_bytes: int, sender_gpus: int, receiver_gpus: int, total_gpus: int, hw: HardwareSpec
+    weight_bytes: int, sender_gpus: int, receiver_gpus: int, total_gpus: int, hw: HardwareSpec,
+    receiver_hw: HardwareSpec | None = None,
 ) -> float:
-    """Seconds to move one copy of ``weight_bytes`` from one group to another."""
-    link = group_link_bytes_per_s(hw, total_gpus)
+    """Seconds to move one copy of ``weight_bytes`` from one group (on ``hw``) to another (on
+    ``receiver_hw``, default the same), at the slower side's link."""
+    link = sync_link_bytes_per_s(hw, receiver_hw or hw, total_gpus)
     return weight_bytes / (min(sender_gpus, receiver_gpus) * link)
 
 

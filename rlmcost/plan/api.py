@@ -36,7 +36,10 @@ def plan(
     hardware=hardware, **kwargs)``: the workload ``batch``, ``group``, ``prompt_len``,
     ``response_len``, ``length_dist``, the models ``reward`` (or ``"rule"``), ``critic``,
     ``ref``, ``judge``, ``options``; and the search's ``space``, ``min_gpus``, ``workers``,
-    ``cluster``; :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run) or ``"train"``
+    ``cluster``; ``hardware`` may be a pool, ``"h20:32,h100:16"`` (:mod:`rlmcost.plan.pool`),
+    and ``price`` USD per GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``
+    (:mod:`rlmcost.specs.prices`; ``objective="cost"`` ranks by USD per iteration);
+    :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run) or ``"train"``
     (:func:`rlmcost.plan.train.plan_train`; ``kwargs``: ``seq``, ``batch``, ``space``,
     ``refine``, ``workers``, ``cluster``).
 
@@ -63,13 +66,24 @@ def plan(
 
 def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: str, top: int,
              compute: Any, kwargs: dict[str, Any]) -> PlanResult:  # fmt: skip
-    from rlmcost.plan.rl import plan_rl
+    from dataclasses import replace
+
+    from rlmcost.plan.kinds import parse_pool
+    from rlmcost.plan.rl import RLSpace, plan_rl
     from rlmcost.reports.estimate import run_of
+    from rlmcost.specs.prices import check_prices, parse_prices
 
     search = {k: kwargs.pop(k) for k in ("space", "min_gpus") if k in kwargs}
+    price = kwargs.pop("price", None)
     searched = sorted(set(kwargs) & set(SEARCHED))
     if searched:
         raise SpecError(f"the plan searches {', '.join(searched)}; give their values in "
                         "space=RLSpace(...) instead")  # fmt: skip
-    base = run_of(algorithm, model, hardware=hardware, **kwargs)
+    pool = parse_pool(hardware)
+    base = run_of(algorithm, model, hardware=pool[0][0] if pool else hardware, **kwargs)
+    prices = parse_prices(price) if isinstance(price, str) else check_prices(price)
+    if prices:
+        base = base.replace(cluster={"prices": prices})
+    if pool:
+        search["space"] = replace(search.get("space") or RLSpace(), pool=pool)
     return plan_rl(base, gpus, objective=objective, top=top, compute=compute, **search)

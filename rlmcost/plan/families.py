@@ -75,13 +75,17 @@ class Family:
     fixed: tuple[int | None, ...] = ()
     settings: tuple[str, ...] = ()
     stale: bool = False
+    hardware: tuple[str | None, ...] = ()  # ``--groups rollout=?@h20``: kept accelerators
 
-    def text(self, counts: tuple[int, ...]) -> str:
-        """The ``--groups`` text of these counts."""
+    def text(self, counts: tuple[int, ...], hardware: tuple[str, ...] = ()) -> str:
+        """The ``--groups`` text of these counts (``hardware``: each group's accelerator,
+        ``@h20``; empty: the family's own, else the run's)."""
         parts = []
         for i, (m, n) in enumerate(zip(self.members, counts, strict=True)):
             s = self.settings[i] if self.settings else ""
-            parts.append(f"{m}={n}" + (f"[{s}]" if s else ""))
+            hw = hardware[i] if hardware else (self.hardware[i] if self.hardware else None)
+            at = f"@{hw}" if hw else ""
+            parts.append(f"{m}={n}{at}" + (f"[{s}]" if s else ""))
         return ",".join(parts)
 
     def trainer_index(self) -> int:
@@ -157,11 +161,12 @@ def families(alg: Algorithm, names: tuple[str, ...]) -> list[Family]:
 
 def free_groups(text: str) -> Family:
     """``--groups`` with counts to search: ``rollout=?,actor+reference=?,critic+reward=8``
-    (``?``: searched; a number: kept; ``[tp=4]`` settings pass through). SpecError for bad
-    syntax (:func:`rlmcost.placement.groups.parse_groups` checks the members)."""
-    from rlmcost.placement.groups import _split_top, parse_groups
+    (``?``: searched; a number: kept; ``[tp=4]`` settings and ``@h20`` accelerators pass
+    through). SpecError for bad syntax (:func:`rlmcost.placement.groups.parse_groups`
+    checks the members and accelerators)."""
+    from rlmcost.placement.groups import _split_top, group_hardware, parse_groups
 
-    members, fixed, settings = [], [], []
+    members, fixed, settings, hardware = [], [], [], []
     for chunk in _split_top(text):
         chunk = chunk.strip()
         spec = ""
@@ -171,6 +176,8 @@ def free_groups(text: str) -> Family:
         if not eq:
             raise SpecError(f"--groups {text!r}: {chunk!r} needs '=GPUS' or '=?', e.g. "
                             "rollout=?,actor+reference=?")  # fmt: skip
+        right, at, hw = right.strip().partition("@")
+        hardware.append(group_hardware(hw, text) if at else None)
         right = right.strip()
         members.append(left.strip())
         fixed.append(None if right == "?" else _count(right, text))
@@ -178,7 +185,8 @@ def free_groups(text: str) -> Family:
     # the members and settings as the evaluation will read them (one-line errors up front)
     parse_groups(",".join(f"{m}=1" + (f"[{s}]" if s else "")
                           for m, s in zip(members, settings, strict=True)))  # fmt: skip
-    return Family("groups", None, tuple(members), tuple(fixed), tuple(settings))
+    kept = tuple(hardware) if any(hardware) else ()
+    return Family("groups", None, tuple(members), tuple(fixed), tuple(settings), hardware=kept)
 
 
 def _count(word: str, text: str) -> int:

@@ -15,6 +15,7 @@ class Objective(StrEnum):
     GPUS = "gpus"  # fewest GPUs, then fastest
     GPU_HOURS = "gpu-hours"  # fewest GPU-hours per iteration: time x GPUs
     THROUGHPUT = "throughput"  # most trained tokens per second per GPU
+    COST = "cost"  # fewest USD per iteration: time x sum of GPUs x USD per GPU-hour
 
 
 def parse_objective(text: str | Objective) -> Objective:
@@ -71,3 +72,33 @@ def parse_ints(text: str | None, name: str) -> tuple[int, ...] | None:
     if not values or any(v < 1 for v in values):
         raise SpecError(f"--{name} {text!r} must be a list of positive integers, e.g. 1,2,4")
     return values
+
+
+def parse_pool(text: str | None) -> tuple[tuple[str, int], ...]:
+    """A pool of accelerators, ``--hardware h20:32,h100:16``: (canonical name, GPUs
+    available) per type, in the order given; () for one accelerator named without counts
+    (``h100``: the plain hardware). SpecError for a bad entry or an unknown name (listing the
+    built-in accelerators)."""
+    s = str(text or "").replace(" ", "")
+    if ":" not in s and "," not in s:
+        return ()
+    from rlmcost.specs.registry import hardware_name
+
+    out: dict[str, int] = {}
+    for item in s.split(","):
+        name, colon, count = item.partition(":")
+        try:
+            n = int(count) if colon else 0
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise SpecError(f"--hardware {text!r}: {item!r} is not NAME:GPUS; write a pool "
+                            "as h20:32,h100:16 (GPUs available of each)")  # fmt: skip
+        try:
+            canonical = hardware_name(name)
+        except SpecError as exc:
+            raise SpecError(f"--hardware {text!r}: {exc}") from None
+        if canonical in out:
+            raise SpecError(f"--hardware {text!r}: {canonical} appears twice; give it once")
+        out[canonical] = n
+    return tuple(out.items())

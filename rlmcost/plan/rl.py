@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner, runner
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
+from rlmcost.plan.pool import hbm_limits, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
@@ -75,7 +76,7 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
     if not cands:
         return _Phase(counts, [], failures)
     bound, term, term_bytes = lower_bounds(base, cands)
-    keep = bound <= hbm
+    keep = bound <= hbm_limits(base, cands)  # a pool: the largest HBM of its accelerators
     counts.pruned = int((~keep).sum())
     for i in np.flatnonzero(~keep):
         c = cands[i]
@@ -155,6 +156,11 @@ def plan_rl(
         raise SpecError(f"--top {top} must be a positive integer")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
+    if obj is Objective.COST:
+        require_prices(base, space.pool)
+    if space.pool:  # no candidate uses more GPUs than the pool has
+        counts_gpus = tuple(g for g in counts_gpus if g <= pool_total(space.pool)) or \
+            (pool_total(space.pool),)  # fmt: skip
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
@@ -185,8 +191,9 @@ def plan_rl(
             else f"nothing fits on up to {counts_gpus[-1]} GPUs; raise --gpus"
         )  # fmt: skip
     ranked = rank(rows, obj)
+    pool = {"hardware": ",".join(f"{h}:{n}" for h, n in space.pool)} if space.pool else {}
     return PlanResult(
-        query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl"},
+        query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl", **pool},
         objective=obj,
         rows=ranked[:top],
         front=pareto(ranked),

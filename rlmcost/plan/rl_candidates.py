@@ -28,6 +28,7 @@ from rlmcost.plan.families import (
     free_groups,
     group_counts,
 )
+from rlmcost.plan.pool import cost_fields
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -67,6 +68,7 @@ class RLSpace:
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
     exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
+    pool: tuple[tuple[str, int], ...] = ()  # accelerators and GPUs available (plan.pool)
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,14 @@ class RLCandidate:
     offload: bool
     rollout_tp: int
     fraction: float | None  # None: the engine's default for where it runs
+    hardware: tuple[str, ...] = ()  # a pool's accelerator(s): one, or one per group
 
     @property
     def key(self) -> str:
         """The candidate's topology and degrees (what a never-fit family is reported by)."""
         where = self.groups or self.placement or self.family
+        if self.hardware and not self.groups:
+            where += f"@{self.hardware[0]}"
         cp = f" cp={self.cp}" if self.cp > 1 else ""
         return f"gpus={self.gpus} {self.family} {where} tp={self.tp} pp={self.pp}{cp}"
 
@@ -136,6 +141,15 @@ def context_degrees(base: Run, space: RLSpace, node: int) -> tuple[tuple[int, ..
     return cps, sps
 
 
+def node_gpus(base: Run, space: RLSpace) -> int:
+    """GPUs in one node: the base Run's accelerator's, or the fewest of the pool's (TP stays
+    within a node on every accelerator)."""
+    from rlmcost.specs import get_hardware
+
+    names = [hw for hw, _ in space.pool] or [base.cluster.hardware]
+    return min(get_hardware(n).gpus_per_node for n in names)
+
+
 # -- enumeration -----------------------------------------------------------------------------
 
 
@@ -146,10 +160,10 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     the base Run's ep and etp for the trainers, EP being folded inside dp*tp*cp), its
     families' group counts (:func:`~rlmcost.plan.families.group_counts`)."""
     from rlmcost.compiled import arch_numbers
-    from rlmcost.specs import get_hardware
+    from rlmcost.plan.pool import assignments
 
     a = arch_numbers(actor_spec(base))
-    node = get_hardware(base.cluster.hardware).gpus_per_node
+    node = node_gpus(base, space)
     train = base.deployment.train  # EP folded inside dp*tp*cp: a multiple of the grid unit
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
@@ -172,23 +186,26 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                     if gpus % unit or (fam.placement == "baseline" and gpus % etp):
                         continue
                     train_gpus = gpus
-                groups = fam.text(counts) if fam.members else ""
-                for zero, ckpt, mb, off, f in product(space.zero, space.ckpt, space.micro_batch,
-                                                      space.offload, fractions):  # fmt: skip
-                    out.append(RLCandidate(
-                        gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp, pp,
-                        cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
-                    ))  # fmt: skip
+                for hw in assignments(len(fam.members), counts, gpus, space.pool,
+                                      fam.hardware):  # fmt: skip
+                    groups = fam.text(counts, hw) if fam.members else ""
+                    for zero, ckpt, mb, off, f in product(space.zero, space.ckpt,
+                                                          space.micro_batch, space.offload,
+                                                          fractions):  # fmt: skip
+                        out.append(RLCandidate(
+                            gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,
+                            pp, cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
+                            hw,
+                        ))  # fmt: skip
     return out
 
 
 def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
     """The product of the value lists and families (before the validity rules) on ``gpus``
     devices (a family with groups counted once per share, or per split of the GPUs in
-    steps of one when every split is searched)."""
-    from rlmcost.specs import get_hardware
-
-    node = get_hardware(base.cluster.hardware).gpus_per_node
+    steps of one when every split is searched; with a pool, once per accelerator of each
+    group)."""
+    node = node_gpus(base, space)
     cps, sps = context_degrees(base, space, node)
     n_tp = len(space.tp or powers_of_two(node))
     n_etp = len(space.rollout_tp or powers_of_two(node))
@@ -203,7 +220,8 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
             shares = max(1, len(group_counts(fam, gpus, ones, (), (), True)))
         else:
             shares = len(space.rollout_shares) * len(space.actor_shares)
-        total += per * (len(space.fractions) if fam.placement == "baseline" else shares)
+        kinds = max(1, len(space.pool)) ** max(1, len(fam.members))  # a pool's assignments
+        total += per * kinds * (len(space.fractions) if fam.placement == "baseline" else shares)
     return total
 
 
@@ -278,6 +296,10 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
     train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
              "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
              "offload": ["optimizer"] if c.offload else []}  # fmt: skip
+    cluster: dict[str, Any] = {"gpus": c.gpus, "dp": None}
+    if c.hardware:  # a pool: the co-located family's accelerator, or the actor trainer's
+        cluster["hardware"] = c.hardware[0] if len(c.hardware) == 1 else \
+            c.hardware[_trainer_index(c.groups)]  # fmt: skip
     deployment = {
         "train": train,
         "engine": {"tp": c.rollout_tp, **({} if c.fraction is None else
@@ -286,8 +308,15 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
         "groups": groups,
         "staleness": (base.deployment.staleness or 1) if c.stale else None,
     }  # fmt: skip
-    return base.replace(deployment=deployment, cluster={"gpus": c.gpus, "dp": None},
-                        tp_per_model=False)  # fmt: skip
+    return base.replace(deployment=deployment, cluster=cluster, tp_per_model=False)
+
+
+def _trainer_index(groups: str) -> int:
+    """The group of ``--groups`` text that trains the actor (the families' rule)."""
+    from rlmcost.placement.groups import _split_top
+
+    members = tuple(g.split("=", 1)[0] for g in _split_top(groups))
+    return Family("groups", None, members).trainer_index()
 
 
 def command(run: Run) -> str | None:
@@ -336,7 +365,8 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
         "time_s": t, "time_lower_bound_s": e.iteration_time_lower_bound_s,
         "tokens_per_s_per_gpu": e.tokens_per_s_per_gpu, "mfu": e.mfu,
-        "gpu_hours": gpu_hours(t, c.gpus), "command": command(run), "run": run.to_json(),
+        "gpu_hours": gpu_hours(t, c.gpus), **cost_fields(e), "command": command(run),
+        "run": run.to_json(),
     }  # fmt: skip
     if not e.fits:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)

@@ -4,7 +4,9 @@ A row is one evaluated candidate that fits: its GPUs, predicted time, roofline b
 per device, tokens per second per GPU, GPU-hours per iteration, its layout fields and the
 command line that reproduces it as a single query. Objectives (:class:`Objective`): ``time``
 (fastest predicted iteration), ``gpus`` (fewest GPUs, then fastest), ``gpu-hours`` (least
-time x GPUs), ``throughput`` (most trained tokens/s/GPU). The Pareto front is over (GPUs,
+time x GPUs), ``throughput`` (most trained tokens/s/GPU), ``cost`` (fewest USD per iteration:
+predicted time x the sum over the groups of GPUs x their accelerator's USD per GPU-hour,
+:mod:`rlmcost.specs.prices`). The Pareto front is over (GPUs,
 predicted time): the rows no other row beats on both.
 """
 
@@ -35,6 +37,9 @@ def sort_key(objective: Objective) -> Callable[[dict[str, Any]], tuple]:
         return lambda r: (r["gpus"], r["time_s"])
     if objective is Objective.GPU_HOURS:
         return lambda r: (r["gpu_hours"], r["gpus"])
+    if objective is Objective.COST:  # rows without a price last (plan_rl asks for them first)
+        return lambda r: (r.get("cost_per_iteration_usd") is None,
+                          r.get("cost_per_iteration_usd") or 0.0, r["gpus"])  # fmt: skip
     return lambda r: (-r["tokens_per_s_per_gpu"], r["gpus"])
 
 

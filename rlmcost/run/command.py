@@ -76,6 +76,8 @@ def to_command(run: Run, command: str | None = None) -> str:
         value = getattr(c, field)
         if value is not None and value != getattr(base.cluster, field):
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if c.prices:
+        words += ["--price", ",".join(f"{hw}={p:g}" for hw, p in c.prices.items())]
     if run.attention != base.attention:
         words += ["--attention", str(run.attention)]
     return shlex.join(words)
@@ -141,6 +143,7 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--staleness", str(d.staleness)]
     if d.groups:
         words += ["--groups", ",".join(
-            f"{g.members}={g.gpus}" + (f"[{g.settings}]" if g.settings else "") for g in d.groups
+            f"{g.members}={g.gpus}" + (f"@{g.hardware}" if g.hardware else "")
+            + (f"[{g.settings}]" if g.settings else "") for g in d.groups
         )]  # fmt: skip
     return words

@@ -108,6 +108,7 @@ class EvaluationOut(Envelope):
     stages: dict[str, StageOut]
     iteration: IterationOut
     phases: list[dict[str, Any]]
+    cost: dict[str, Any] | None = None  # USD per iteration and per 1M trained tokens
     fits: bool
     shortfall_bytes: int
     problems: list[str]
@@ -151,6 +152,8 @@ class PlacementOut(BaseModel):
     algorithm: str
     hardware: str
     gpus: int
+    gpus_per_hardware: dict[str, int] | None = None  # groups on their own accelerators
+    cost: dict[str, Any] | None = None  # USD per iteration and per 1M trained tokens
     groups: list[dict[str, Any]]
     stages: dict[str, Any]
     iteration_time_lower_bound_s: float

@@ -131,6 +131,13 @@ class PlanRowOut(BaseModel):
     tokens_per_s_per_gpu: float
     mfu: float
     gpu_hours: float = Field(description="time x GPUs / 3600, per iteration")
+    hardware: str | None = Field(default=None, description="RL: GPUs per accelerator, "
+                                 "'16 x h20 + 8 x h100-sxm'")
+    cost_per_iteration_usd: float | None = Field(
+        default=None, description="RL: USD per iteration (time x GPUs x USD per GPU-hour / "
+        "3600, summed over the accelerators); None without a price")
+    cost_per_million_tokens_usd: float | None = Field(
+        default=None, description="RL: USD per 10^6 trained prompt + response tokens")
     command: str = Field(description="the rlmcost command line that reproduces the row")
     run: Run | None = Field(default=None, description="the row's Run, where it has one")
 

@@ -172,6 +172,21 @@ class ClusterSpec(BaseModel):
     calibration: str | None = Field(
         default=None, description="profile path (None: the one shipped for the hardware)"
     )
+    prices: dict[str, float] = Field(
+        default_factory=dict,
+        description="USD per GPU-hour by hardware name, over the cited list prices of "
+        "rlmcost.specs.prices (e.g. {'h100': 2.5, 'h20': 1.2})",
+    )
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, v: dict[str, float]) -> dict[str, float]:
+        from rlmcost.specs.prices import check_prices
+
+        try:
+            return check_prices(v)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class Run(BaseModel):

@@ -162,3 +162,14 @@ def get_hardware(query: str | HardwareSpec) -> HardwareSpec:
     if isinstance(query, HardwareSpec):
         return query
     return _resolve(query, hardware(), _hardware_index(), "hardware", "hardware")
+
+
+def hardware_name(query: str) -> str:
+    """The canonical name of the built-in accelerator ``query`` names (``h100`` ->
+    ``h100-sxm``); a SpecError listing every built-in name otherwise (for a name inside
+    another option: ``--groups rollout=8@h20``, ``--price h20=1.2``, a pool)."""
+    try:
+        return get_hardware(query.strip()).name
+    except SpecError:
+        known = ", ".join(h.name for h in hardware())
+        raise SpecError(f"unknown hardware {query.strip()!r}; use one of: {known}") from None

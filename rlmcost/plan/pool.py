@@ -1,0 +1,103 @@
+"""A pool of accelerators for the RL planner: ``--hardware h20:32,h100:16``.
+
+The search assigns each candidate's device groups to the pool's accelerators within what is
+available: a co-located family (one group, or a Table IX configuration whose groups the
+evaluation sizes) runs on one accelerator; a family of groups apart (engines apart, role
+groups, ``--groups``) may put each group on a different one, so long as no accelerator gives
+more GPUs than the pool has of it. Each group then runs on its own accelerator
+(``--groups rollout=16@h20,...``: its memory, roofline, links and calibration), and the
+weights cross between accelerators at the slower side's link
+(:mod:`rlmcost.placement.transfer`). ``--objective cost`` ranks by USD per iteration at the
+accelerators' prices (:mod:`rlmcost.specs.prices`).
+
+Light to import (no numpy at module level).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.run.spec import Run
+
+Pool = tuple[tuple[str, int], ...]
+"""(canonical accelerator name, GPUs available) per type (:func:`~rlmcost.plan.kinds.
+parse_pool`)."""
+
+
+def assignments(n_groups: int, counts: tuple[int, ...], gpus: int, pool: Pool,
+                kept: tuple[str | None, ...] = ()) -> list[tuple[str, ...]]:  # fmt: skip
+    """The accelerators of a candidate's groups (module docstring): ``()`` without a pool;
+    one name for a co-located family (``n_groups`` 0: the whole ``gpus`` on it); else one
+    name per group, every accelerator's GPUs within the pool, and a group whose accelerator
+    the family keeps (``kept``: ``--groups rollout=?@h20``) on that one.
+
+    >>> assignments(2, (16, 8), 24, (("h20", 16), ("h100-sxm", 8)))
+    [('h20', 'h100-sxm')]
+    >>> assignments(0, (), 16, (("h20", 16), ("h100-sxm", 8)))
+    [('h20',)]
+    """
+    if not pool:
+        return [()]
+    have = dict(pool)
+    if n_groups == 0:
+        return [(hw,) for hw, n in pool if gpus <= n]
+    out = []
+    for combo in product(have, repeat=n_groups):
+        used: dict[str, int] = {}
+        for hw, n in zip(combo, counts, strict=True):
+            used[hw] = used.get(hw, 0) + n
+        if all(used[hw] <= have[hw] for hw in used) and all(
+                k in (None, hw) for k, hw in zip(kept or (None,) * n_groups, combo,
+                                                 strict=True)):  # fmt: skip
+            out.append(combo)
+    return out
+
+
+def pool_total(pool: Pool) -> int:
+    """GPUs in the pool."""
+    return sum(n for _, n in pool)
+
+
+def hbm_limits(base: Run, cands: list[Any]) -> Any:
+    """Per candidate, the largest datasheet HBM among its accelerators and the base Run's
+    (looser is safe): the memory lower bound of :func:`~rlmcost.plan.rl_candidates.
+    lower_bounds` (the trainer's states and one engine shard, hardware-independent bytes)
+    must fit on at least that, else no group of the candidate can hold it."""
+    import re
+
+    import numpy as np
+
+    from rlmcost.specs import get_hardware
+
+    own = get_hardware(base.cluster.hardware).hbm_bytes
+
+    def largest(c: Any) -> int:  # its pool's accelerators and those its groups keep (@h20)
+        names = (*c.hardware, *re.findall(r"@([^,\[]+)", c.groups))
+        return max([own, *(get_hardware(h).hbm_bytes for h in names)]) if names else own
+
+    return np.array([largest(c) for c in cands], dtype=float)
+
+
+def require_prices(base: Run, pool: Pool) -> None:
+    """SpecError when an accelerator the plan may use has no price (``--objective cost``)."""
+    from rlmcost.specs import get_hardware
+    from rlmcost.specs.prices import prices_for
+
+    names = [hw for hw, _ in pool] or [get_hardware(base.cluster.hardware).name]
+    have = prices_for(names, base.cluster.prices)
+    missing = [n for n in names if n not in have]
+    if missing:
+        give = ",".join(f"{n}=USD" for n in missing)
+        raise SpecError(f"--objective cost needs a price per GPU-hour for {', '.join(missing)}"
+                        f" (none in rlmcost.specs.prices); give --price {give}")  # fmt: skip
+
+
+def cost_fields(e: Any) -> dict[str, Any]:
+    """A plan row's accelerators and cost: ``hardware`` (``8 x h20 + 8 x h100-sxm``),
+    ``cost_per_iteration_usd`` and ``cost_per_million_tokens_usd`` (None without a price)."""
+    return {"hardware": e.fleet_text, "cost_per_iteration_usd": e.cost_per_iteration_usd,
+            "cost_per_million_tokens_usd": e.cost_per_million_tokens_usd}  # fmt: skip
