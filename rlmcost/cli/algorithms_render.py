@@ -58,6 +58,7 @@ def render(e: Any, run: Any = None) -> None:
         render_phases(e.evaluation.phases, e.time_s, e.tokens_per_s_per_gpu, e.mfu)
     comps = [
         "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
+        "rollout",
         "engine", "overhead",
     ]  # fmt: skip
     stages = list(e.stages.values())

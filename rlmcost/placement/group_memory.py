@@ -15,6 +15,7 @@ from dataclasses import fields, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
+from rlmcost.deployment.buffers import RolloutBuffers, Routes, rollout_buffer_bytes
 from rlmcost.deployment.kinds import PHASE_OFFLOADS
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
@@ -28,6 +29,7 @@ from rlmcost.deployment.terms import (
     refit_buffer_bytes,
     reservation_bytes,
 )
+from rlmcost.frameworks.buffers import Needs
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
@@ -125,6 +127,7 @@ class GroupMemory(GroupTasks):
         dep = self.s.deployment
         if dep.ideal:
             return total
+        total = replace(total, rollout=self.rollout_buffers(task).device)
         engine = self.engine_task
         pool = 0  # the engine's preallocated bytes: no allocator slack on them
         if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
@@ -154,7 +157,40 @@ class GroupMemory(GroupTasks):
         engine = self.engine_task
         if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
             total += self.engine_weights
-        return total
+        return total + self.rollout_buffers(task).host
+
+    def rollout_buffers(self, task: Task) -> RolloutBuffers:
+        """The iteration's batch of samples while ``task`` runs, as the deployment's framework
+        keeps it (:func:`~rlmcost.deployment.buffers.rollout_buffer_bytes`): on each device
+        and in host memory per device, during the forwards and the update of an algorithm
+        that generates (none while generating: the batch is assembled after it, and freed
+        after the update). The batch is the task's sequences at their response lengths; the
+        reference's log-probs exist when the algorithm runs a reference, values and GAE
+        advantages when it runs a critic, routed-expert ids under ``routing_replay`` of an
+        MoE actor."""
+        dep = self.s.deployment
+        none = RolloutBuffers(0, 0)
+        if dep.ideal or task.kind is Kind.GENERATE:
+            return none
+        if not any(t.kind is Kind.GENERATE for t in self.s.tasks):
+            return none  # offline pairs (DPO): no rollout batch
+        roles = {t.role for t in self.s.tasks}
+        has = {need for role, need in ((Role.REFERENCE, Needs.REFERENCE),
+                                       (Role.CRITIC, Needs.CRITIC)) if role in roles}  # fmt: skip
+        layout = self.layouts[task.index]
+        routes = Routes()
+        actor = self.s.arch(Role.ACTOR) if dep.routing_replay else None
+        if actor is not None and actor.is_moe:
+            has.add(Needs.ROUTING_REPLAY)
+            k = int(actor.top_k)
+            stage = -(-int(actor.n_moe_layers) // layout.pp) if task.role is Role.ACTOR else 0
+            routes = Routes(int(actor.n_layers) * k, stage * k)
+        lengths = self.lengths(task)
+        values = {**self.s.values, "T": max(lengths)}
+        return rollout_buffer_bytes(
+            dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
+            lengths, layout.dp, layout.micro_batch, self.gpus, has, routes,
+        )  # fmt: skip
 
     # -- the generation engine -------------------------------------------------------------------
 
