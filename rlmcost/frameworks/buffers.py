@@ -277,3 +277,14 @@ FRAMEWORK_BUFFERS: dict[str, FrameworkBuffers] = {
     "nemo-rl": _nemo_rl(),
 }
 """Each tabled framework's rollout buffers (keys: ``--framework`` spellings)."""
+
+
+OVER_BUDGET_REFUSED = {
+    "verl": "verl/utils/seqlen_balancing.py rearrange_micro_batches: assert max_token_len >= "
+    "max_seq_len ('max_token_len must be greater than the sequence length')",
+}
+"""Frameworks whose dynamic batching refuses a sample longer than the per-GPU token budget,
+and where. The others pack such a sample alone in a micro-batch of its own, the one
+micro-batch allowed past the budget (slime ``slime/utils/dp_schedule.py``
+``build_dp_schedule``: "an individual sample larger than that cap lands alone in its own
+mbs"); so does rlmcost's bare layout."""
