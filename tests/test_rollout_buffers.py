@@ -152,3 +152,33 @@ def test_a_sample_over_the_token_budget_runs_alone_in_its_micro_batch(framework)
     two = run_json(*base, "--max-tokens-per-gpu", "4096")
     act = two["stages"]["training"]["memory_breakdown_bytes"]["activations"]
     assert act > exact["stages"]["training"]["memory_breakdown_bytes"]["activations"]
+
+
+def test_nemo_rl_carries_the_routes_in_the_narrowest_integer_on_device_and_host():
+    base = ("grpo", "-m", "qwen3-30b-a3b", "--gpus", "8", "--framework", "nemo-rl", "--ep", "8")
+    off, on = run_json(*base), run_json(*base, "--routing-replay")
+    # routed_experts [B, S, L_moe, top_k] (nemo_rl/algorithms/grpo.py), int8 for 128 experts
+    # (nemo_rl/models/generation/interfaces.py resolve_routed_experts_dtype): per sample of
+    # 1024 + 1024 padded positions, 48 MoE layers x 8
+    ids = torch.zeros((1, 2048, 48, 8), dtype=torch.int8)
+    per_sample = _bytes(ids)
+    assert per_sample == 786_432
+    dev = [_training(d)["memory_breakdown_bytes"]["rollout"] for d in (off, on)]
+    host = [_training(d)["host_memory_bytes_per_device"] for d in (off, on)]
+    assert on["layout"]["dp"] == 8
+    assert dev[1] - dev[0] == 512 // 8 * per_sample  # each GPU's DP shard (data.to("cuda"))
+    assert host[1] - host[0] == 512 * per_sample // 8  # the driver's batch over 8 GPUs
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "qwen3-8b", "--routing-replay"], "qwen3-8b is dense"),
+        (["-m", "qwen3-30b-a3b", "--ep", "8", "--framework", "openrlhf", "--routing-replay"],
+         "not for --framework openrlhf"),
+    ],
+)
+def test_routing_replay_without_routes_to_keep_is_a_one_line_error(args, message):
+    r = runner.invoke(app, ["grpo", "--gpus", "8", *args])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1

@@ -39,11 +39,15 @@ from rlmcost.frameworks.buffers import (
 
 @dataclass(frozen=True)
 class Routes:
-    """Routed-expert ids per token: over all layers (``n_layers x top_k``, what the engine
-    returns) and over the MoE layers of one pipeline stage (what a rank records)."""
+    """Routed-expert ids per token: over all layers (``n_layers x top_k``, what SGLang returns
+    to slime), over the MoE layers of one pipeline stage (what a slime rank records) and over
+    the MoE layers (what vLLM returns to NeMo RL); ``id_bytes``: the bytes of
+    :data:`~rlmcost.frameworks.buffers.EXPERT_ID` for the model."""
 
     per_token: int = 0
     per_token_stage: int = 0
+    per_token_moe: int = 0
+    id_bytes: int = 4
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,9 @@ def tensor_bytes(t: BufferTensor, context: int, response: int, routes: Routes) -
         Extent.SAMPLE: 1,
         Extent.ROUTED: max(context - 1, 0) * routes.per_token,
         Extent.ROUTED_STAGE: max(context - 1, 0) * routes.per_token_stage,
+        Extent.ROUTED_MOE: context * routes.per_token_moe,
     }[t.extent]
-    return elements * t.bytes_per_element
+    return elements * t.bytes_per_element(routes.id_bytes)
 
 
 def present(fw: FrameworkBuffers, copy: Copy, has: Collection[Needs], train: bool

@@ -24,7 +24,23 @@ from enum import StrEnum
 
 DTYPE_BYTES = {"int64": 8, "int32": 4, "fp32": 4, "bool": 1}
 """Bytes per element of the buffers' dtypes (``torch.long``, ``torch.int``, ``torch.float32``,
-``torch.bool``)."""
+``torch.bool``). ``expert-id`` (:data:`EXPERT_ID`) has the model's size instead."""
+
+EXPERT_ID = "expert-id"
+"""The narrowest signed integer that holds the expert ids and the -1 sentinel: int8 up to 128
+experts, int16 up to 32,768, else int32 (NeMo RL ``nemo_rl/models/generation/interfaces.py``
+``resolve_routed_experts_dtype``); its bytes come with the model (:func:`expert_id_bytes`)."""
+
+
+def expert_id_bytes(n_experts: int) -> int:
+    """Bytes of :data:`EXPERT_ID` for ``n_experts`` routed experts.
+
+    >>> expert_id_bytes(128), expert_id_bytes(256), expert_id_bytes(40_000)
+    (1, 2, 4)
+    """
+    if n_experts - 1 <= 127:
+        return 1
+    return 2 if n_experts - 1 <= 32_767 else 4
 
 
 class Extent(StrEnum):
@@ -35,6 +51,7 @@ class Extent(StrEnum):
     SAMPLE = "sample"  # one value
     ROUTED = "routed"  # (prompt + response - 1) x n_layers x top_k routed-expert ids
     ROUTED_STAGE = "routed-stage"  # (prompt + response - 1) x MoE layers of the stage x top_k
+    ROUTED_MOE = "routed-moe"  # (prompt + response) x MoE layers x top_k
 
 
 class Copy(StrEnum):
@@ -67,9 +84,9 @@ class BufferTensor:
     train_only: bool = False  # on the device for the update only, not for the forwards
     source: str = ""
 
-    @property
-    def bytes_per_element(self) -> int:
-        return DTYPE_BYTES[self.dtype]
+    def bytes_per_element(self, expert_id: int = 4) -> int:
+        """The dtype's bytes; ``expert_id``: those of :data:`EXPERT_ID` for the model."""
+        return expert_id if self.dtype == EXPERT_ID else DTYPE_BYTES[self.dtype]
 
 
 @dataclass(frozen=True)
@@ -249,7 +266,11 @@ def _nemo_rl() -> FrameworkBuffers:
     ``nemo_rl/data/llm_message_utils.py``) and the sample mask (fp32). ``Policy.train`` and
     ``get_logprobs`` shard it by DP rank (``shard_by_batch_size``) and each worker moves its
     whole shard to the GPU (``dtensor_policy_worker.py``: ``data.to("cuda")``); the log-prob
-    forwards get the token ids, lengths and masks only."""
+    forwards get the token ids, lengths and masks only. With ``policy.router_replay.enabled``
+    the engine's routes ride along as ``routed_experts`` [B, S, L_moe, top_k] in the narrowest
+    integer (``_preserve_router_replay_routed_experts``; ``nemo_rl/distributed/
+    batched_data_dict.py``), on the device for the previous-log-prob forward and the update
+    (``megatron_policy_worker.py`` ``_should_use_router_replay``)."""
     hb, d = Copy.HOST_BATCH, Copy.DEVICE
     rows = [
         ("input_ids", Extent.CONTEXT, "int64", Needs.ALWAYS, False),
@@ -266,6 +287,11 @@ def _nemo_rl() -> FrameworkBuffers:
                      source=_NEMO_GRPO if copy is hb else _NEMO_WORKER)
         for copy in (hb, d)
         for name, extent, dtype, needs, train in rows
+    ]  # fmt: skip
+    tensors += [
+        BufferTensor("routed_experts", Extent.ROUTED_MOE, EXPERT_ID, copy, Needs.ROUTING_REPLAY,
+                     source=f"{_NEMO_GRPO} _preserve_router_replay_routed_experts")
+        for copy in (hb, d)
     ]  # fmt: skip
     return FrameworkBuffers(padded=True, tensors=tuple(tensors))
 

@@ -29,7 +29,8 @@ from rlmcost.deployment.terms import (
     refit_buffer_bytes,
     reservation_bytes,
 )
-from rlmcost.frameworks.buffers import Needs
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
@@ -179,12 +180,9 @@ class GroupMemory(GroupTasks):
                                        (Role.CRITIC, Needs.CRITIC)) if role in roles}  # fmt: skip
         layout = self.layouts[task.index]
         routes = Routes()
-        actor = self.s.arch(Role.ACTOR) if dep.routing_replay else None
-        if actor is not None and actor.is_moe:
+        if dep.routing_replay:
             has.add(Needs.ROUTING_REPLAY)
-            k = int(actor.top_k)
-            stage = -(-int(actor.n_moe_layers) // layout.pp) if task.role is Role.ACTOR else 0
-            routes = Routes(int(actor.n_layers) * k, stage * k)
+            routes = self._routes(task)
         lengths = self.lengths(task)
         values = {**self.s.values, "T": max(lengths)}
         return rollout_buffer_bytes(
@@ -322,3 +320,28 @@ class GroupMemory(GroupTasks):
         while slots > 1 and total(slots) > hbm:
             slots -= 1
         return slots
+
+    def _routes(self, task: Task) -> Routes:
+        """The routed-expert ids per token that routing replay keeps for the actor
+        (:class:`~rlmcost.deployment.buffers.Routes`); SpecError for a dense actor, or a
+        framework whose routing-replay buffers are not tabled."""
+        dep = self.s.deployment
+        fw = FRAMEWORK_BUFFERS.get(dep.framework or "")
+        if fw is None or not any(t.needs is Needs.ROUTING_REPLAY for t in fw.tensors):
+            tabled = ", ".join(k for k, v in FRAMEWORK_BUFFERS.items()
+                               if any(t.needs is Needs.ROUTING_REPLAY for t in v.tensors))
+            raise SpecError(
+                f"--routing-replay: the routed experts' buffers are known for {tabled}, not "
+                f"for --framework {dep.framework or 'none'}; use one of those or drop "
+                "--routing-replay"
+            )  # fmt: skip
+        actor = self.s.arch(Role.ACTOR)
+        if not actor.is_moe:
+            raise SpecError(
+                f"--routing-replay keeps an MoE actor's routed experts; "
+                f"{self.s.specs[Role.ACTOR].name} is dense: drop --routing-replay"
+            )
+        k, moe = int(actor.top_k), int(actor.n_moe_layers)
+        stage = -(-moe // self.layouts[task.index].pp)
+        return Routes(int(actor.n_layers) * k, stage * k, moe * k,
+                      expert_id_bytes(int(actor.n_experts)))  # fmt: skip
