@@ -182,3 +182,21 @@ def test_routing_replay_without_routes_to_keep_is_a_one_line_error(args, message
     r = runner.invoke(app, ["grpo", "--gpus", "8", *args])
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_one_trl_sample_as_grpo_trainer_buffers_it_on_the_gpu():
+    # trl/trainer/grpo_trainer.py _generate_and_score_completions' output with vLLM and the
+    # defaults (beta 0: no reference; importance sampling 'sequence_mask'): prompt and
+    # completion ids and masks torch.long, sampler's and recomputed log-probs fp32 per
+    # completion token, advantage and importance ratio fp32 per sample
+    s, t = 256, 768
+    ids = [torch.zeros(n, dtype=torch.long) for n in (s, t, s, t)]
+    logps = [torch.zeros(t) for _ in range(2)]
+    per_sample = [torch.zeros(1), torch.zeros(1, 1)]
+    tensors = present(FRAMEWORK_BUFFERS["trl"], Copy.DEVICE, (), train=True)
+    assert sample_bytes(tensors, s, t, Routes()) == _bytes(*ids, *logps, *per_sample)
+    d = run_json("grpo", "-m", "qwen3-8b", "--gpus", "8", "--framework", "trl", "-S", "256",
+                 "-T", "768")
+    # 64 x 8 samples over 8 processes, padded to the longest (all 768 here)
+    assert _training(d)["memory_breakdown_bytes"]["rollout"] == 64 * _bytes(
+        *ids, *logps, *per_sample)

@@ -123,7 +123,7 @@ def rollout_buffer_bytes(
     on a group of ``gpus`` GPUs in a layout of ``dp`` data-parallel ranks and ``micro_batch``
     samples per micro-batch, for a batch of ``len(responses)`` samples of ``prompt`` tokens
     and the given response lengths (module docstring). Zero for a framework with no table
-    (rlmcost's bare layout, TRL).
+    (rlmcost's bare layout).
 
     >>> r = rollout_buffer_bytes("slime", True, 1024, (3072,) * 16, 8, 1, 8, {Needs.REFERENCE})
     >>> r.device == 2 * 106_500

@@ -11,8 +11,8 @@ only the update (``train_only``). The arithmetic is :mod:`rlmcost.deployment.buf
 
 Sources (files of the frameworks' repositories, as stored at these commits): slime
 THUDM/slime@624b824 (2026-08-21); verl volcengine/verl@b178a3c (2026-01-29); OpenRLHF
-OpenRLHF/OpenRLHF@3c3be62 (2026-08-13); NeMo RL NVIDIA-NeMo/RL@7ea279a (2026-08-22). TRL
-keeps its buffers differently per mode and is not tabled: its runs carry no rollout term.
+OpenRLHF/OpenRLHF@3c3be62 (2026-08-13); NeMo RL NVIDIA-NeMo/RL@7ea279a (2026-08-22); TRL
+huggingface/trl@f2cd577 (2026-07-24).
 
 Light to import (dataclasses and enums only).
 """
@@ -296,11 +296,48 @@ def _nemo_rl() -> FrameworkBuffers:
     return FrameworkBuffers(padded=True, tensors=tuple(tensors))
 
 
+_TRL = "trl/trainer/grpo_trainer.py"
+
+
+def _trl() -> FrameworkBuffers:
+    """TRL (GRPO with vLLM): ``_generate_and_score_completions`` returns the process's
+    generation batch as padded GPU tensors (prompt ids and mask left-padded, completion ids
+    and mask right-padded, ``torch.long``: ``torch.ones_like(ids, dtype=torch.long)``), the
+    recomputed and the sampler's per-token log-probs (fp32; recomputed because
+    ``vllm_importance_sampling_correction`` defaults to True, ``trl/trainer/grpo_config.py``),
+    the reference's when ``beta`` != 0, and per sample the advantage and the importance
+    ratio (``vllm_importance_sampling_mode`` default ``sequence_mask``: shape (B, 1));
+    ``_prepare_inputs`` keeps the batch as ``_buffered_inputs`` on the GPU for the
+    ``steps_per_generation`` steps that consume it. Every process (one per GPU) holds its
+    share of the generation batch."""
+    d = Copy.DEVICE
+    return FrameworkBuffers(
+        padded=True,
+        tensors=(
+            BufferTensor("prompt_ids, completion_ids", Extent.CONTEXT, "int64", d,
+                         source=f"{_TRL} _generate_and_score_completions: pad(...)"),
+            BufferTensor("prompt_mask, completion_mask", Extent.CONTEXT, "int64", d,
+                         source=f"{_TRL}: torch.ones_like(ids, dtype=torch.long)"),
+            BufferTensor("sampling_per_token_logps", Extent.RESPONSE, "fp32", d,
+                         source=f"{_TRL}: the engine's log-probs, padded"),
+            BufferTensor("old_per_token_logps", Extent.RESPONSE, "fp32", d,
+                         source=f"{_TRL}: _get_per_token_logps_and_entropies"),
+            BufferTensor("ref_per_token_logps", Extent.RESPONSE, "fp32", d, Needs.REFERENCE,
+                         source=f"{_TRL}: beta != 0"),
+            BufferTensor("advantages", Extent.SAMPLE, "fp32", d, train_only=True,
+                         source=f"{_TRL}: group-normalized rewards, one per sample"),
+            BufferTensor("importance_sampling_ratio", Extent.SAMPLE, "fp32", d,
+                         train_only=True, source=f"{_TRL}: sequence_* modes, (B, 1)"),
+        ),
+    )  # fmt: skip
+
+
 FRAMEWORK_BUFFERS: dict[str, FrameworkBuffers] = {
     "slime": _slime(),
     "verl": _verl(),
     "openrlhf": _openrlhf(),
     "nemo-rl": _nemo_rl(),
+    "trl": _trl(),
 }
 """Each tabled framework's rollout buffers (keys: ``--framework`` spellings)."""
 
