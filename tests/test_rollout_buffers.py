@@ -200,3 +200,16 @@ def test_one_trl_sample_as_grpo_trainer_buffers_it_on_the_gpu():
     # 64 x 8 samples over 8 processes, padded to the longest (all 768 here)
     assert _training(d)["memory_breakdown_bytes"]["rollout"] == 64 * _bytes(
         *ids, *logps, *per_sample)
+
+
+def test_per_sample_tensors_keep_their_lengths_and_padded_ones_take_the_longest():
+    slime = present(FRAMEWORK_BUFFERS["slime"], Copy.DEVICE, (), train=True)
+    nemo = present(FRAMEWORK_BUFFERS["nemo-rl"], Copy.DEVICE, (), train=True)
+    lengths = (100, 300, 300, 900)
+    one = rollout_buffer_bytes("slime", True, 50, lengths, 2, 1, 2, ())
+    # slime balances the DP shards by tokens (slime/utils/dp_schedule.py): half the batch each
+    whole = sum(sample_bytes(slime, 50, t, Routes()) for t in lengths)
+    assert one.device == -(-whole // 2)
+    # NeMo RL pads every sample to the longest (BatchedDataDict): 2 samples per shard
+    padded = rollout_buffer_bytes("nemo-rl", True, 50, lengths, 2, 1, 2, ())
+    assert padded.device == 2 * sample_bytes(nemo, 50, 900, Routes())

@@ -24,6 +24,7 @@ Light to import: no sympy, no pydantic.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -135,11 +136,12 @@ def rollout_buffer_bytes(
         return RolloutBuffers(0, 0)
     longest = max(responses)
     per_shard = -(-n // dp)
+    counts = Counter(responses)
 
     def batch(tensors: Sequence[BufferTensor]) -> int:
         if fw.padded:
             return n * sample_bytes(tensors, prompt, longest, routes)
-        return sum(sample_bytes(tensors, prompt, t, routes) for t in responses)
+        return sum(k * sample_bytes(tensors, prompt, t, routes) for t, k in counts.items())
 
     def shard(tensors: Sequence[BufferTensor]) -> int:
         if fw.padded:
