@@ -6,7 +6,9 @@ an invocation in a layout other than its model's training layout adds its own co
 layout of hybrid execution). With ``offload`` the idle models wait in host memory. Generation
 admits only as many sequences as the KV cache left on the device holds; the rest waits for
 free slots (waves). Under stage fusion the streamed assessment's buffer lives beside the KV
-cache and the interleaved training pipelines' activations beside each other.
+cache and the interleaved training pipelines' activations beside each other. The iteration's
+batch of samples sits beside the forwards and the update as the framework keeps it (rollout
+buffers, :meth:`GroupMemory.rollout_buffers`).
 """
 
 from __future__ import annotations
