@@ -67,8 +67,10 @@ def _longest(out: str) -> tuple[int, str]:
 
 
 def test_longest_response_stops_at_the_token_budget_and_says_so():
+    # verl refuses a sequence past its token budget (verl/utils/seqlen_balancing.py:
+    # assert max_token_len >= max_seq_len); an explicit budget stays fixed as S + T grows
     base = ("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--ckpt", "full", "--framework",
-            "none")  # a fixed budget (under a framework's packing the budget grows with S + T)
+            "verl")
     t, why = _longest(run(*base, "--max-tokens-per-gpu", "16000").stdout)
     # a micro-batch of a 16000-token budget holds one whole sequence at most: S + T <= 16000
     # (verl ppo_max_token_len_per_gpu), so T <= 16000 - 1024 (default prompt) = 14976

@@ -287,7 +287,7 @@ def test_smaller_micro_batches_or_token_budgets_never_raise_activations(mb, budg
         (["--offload", "params"], "needs ZeRO-3"),
         (["--rollout-tp", "3"], "not a multiple of tp*pp*cp = 3"),
         (["--gpus", "12", "--rollout-tp", "12"], "tp=12 must divide"),
-        (["--max-tokens-per-gpu", "100"], "below one sequence"),
+        (["--framework", "verl", "--max-tokens-per-gpu", "100"], "which verl refuses"),
         (["--lora-targets", "q"], "needs --lora-rank"),
         (["--deployment", "/nonexistent.yaml"], "cannot read deployment file"),
     ],

@@ -42,7 +42,8 @@ CASES = [
         lambda a, m: a + m[1].split(),
     ),
     (
-        ["grpo", "-m", "gpt-2", "--max-tokens-per-gpu", "100"],
+        ["grpo", "-m", "gpt-2", "--gpus", "2", "--framework", "verl", "--max-tokens-per-gpu",
+         "100"],
         r"give at least (\d+)",
         lambda a, m: _replace(a, "--max-tokens-per-gpu", m[1]),
     ),

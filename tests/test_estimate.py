@@ -143,6 +143,7 @@ def test_json_schema_is_stable():
             "buffers",
             "engine",
             "overhead",
+            "rollout",
         }
         assert isinstance(stage["work_flops"], int) and isinstance(stage["depth"], int)
         assert stage["memory_bytes_per_device"] == sum(stage["memory_breakdown_bytes"].values())

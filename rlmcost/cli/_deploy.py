@@ -42,6 +42,7 @@ DEPLOYMENT_OPTIONS = (
     "max_num_seqs",
     "no_sleep",
     "logits",
+    "routing_replay",
     "ideal",
 )
 
@@ -262,6 +263,18 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
+        "routing_replay": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--routing-replay",
+                    help="MoE routing replay: keep the engine's routed experts of every token "
+                    "for the update (slime --use-rollout-routing-replay; rollout buffers).",
+                    rich_help_panel=p,
+                ),
+            ],
+            False,
+        ),
         "ideal": (
             Annotated[
                 bool,
@@ -360,6 +373,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["offload_idle"] = True
     if opts.get("logits") is not None:
         data["logits"] = str(opts["logits"])
+    if opts.get("routing_replay"):
+        data["routing_replay"] = True
     if opts.get("ideal"):
         data["ideal"] = True
     return build(Deployment, data, "deployment")

@@ -59,6 +59,7 @@ def render(e: Any, run: Any = None) -> None:
                       e.evaluation)  # fmt: skip
     comps = [
         "weights", "gradients", "optimizer", "activations", "kv_cache", "logits", "buffers",
+        "rollout",
         "engine", "overhead",
     ]  # fmt: skip
     stages = list(e.stages.values())

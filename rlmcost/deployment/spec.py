@@ -15,6 +15,8 @@ invocation kind runs:
 * ``offload_idle``: reference/reward models wait in host memory between uses;
 * ``logits``: the log-prob computation materializes the full-vocabulary logits or runs a
   fused/chunked kernel;
+* ``routing_replay``: an MoE actor's routed-expert ids kept from generation for the update
+  (rollout buffers, :mod:`rlmcost.deployment.buffers`);
 * ``overhead``: the fixed per-process device memory (:class:`Overhead`).
 
 ``ideal=True`` is the paper's idealized iteration: no engine reservation (the KV cache is the
@@ -295,6 +297,11 @@ class Deployment(BaseModel):
     offload_idle: bool = Field(default=False, description="idle models wait in host memory")
     logits: LogitsMode = Field(default=LogitsMode.MATERIALIZED)
     logits_chunk_tokens: int = Field(default=1024, ge=1, description="fused mode's chunk")
+    routing_replay: bool = Field(
+        default=False,
+        description="MoE routing replay: the engine's routed-expert ids of every token kept "
+        "for the update (slime --use-rollout-routing-replay); false = not kept",
+    )
     overhead: Overhead = Field(default_factory=Overhead)
     ideal: bool = Field(default=False, description="the paper's idealized iteration")
 

@@ -17,6 +17,7 @@ from typing import Any
 from rlmcost.deployment.kinds import LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 
 Run = Callable[..., Any]  # keyword changes -> an Estimate
@@ -191,9 +192,10 @@ class Longest:
 
 def _limits(estimate: Any) -> dict[str, int]:
     """The sequence limits (prompt + response tokens) besides memory: the actor's trained
-    context, and the per-GPU token budget of dynamic batching, which must hold one whole
-    sequence per CP rank (verl ``ppo_max_token_len_per_gpu``, OpenRLHF
-    ``--train_max_tokens_per_gpu``; :mod:`rlmcost.placement.group_cost`)."""
+    context, and the per-GPU token budget of dynamic batching under a framework that
+    refuses a sequence longer than it per CP rank (verl ``ppo_max_token_len_per_gpu``:
+    :data:`~rlmcost.frameworks.buffers.OVER_BUDGET_REFUSED`); the others run such a
+    sequence alone in its micro-batch, so memory stops it."""
     from rlmcost.algorithms.kinds import Role
 
     ev = estimate.evaluation
@@ -205,7 +207,7 @@ def _limits(estimate: Any) -> dict[str, int]:
         spec = get_model(estimate.model)
     out = {"context": spec.max_context or DEFAULT_CONTEXT_CAP}
     dep: Deployment = estimate.deployment
-    if not dep.ideal:
+    if not dep.ideal and (dep.framework or "") in OVER_BUDGET_REFUSED:
         given = [dep.train, dep.forward_layout()]  # the budgets; the groups' layouts: CP
         budgets = [t.max_tokens_per_gpu for t in given if t.max_tokens_per_gpu is not None]
         if budgets:

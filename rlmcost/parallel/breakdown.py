@@ -58,6 +58,7 @@ class MemoryBreakdown:
     buffers: int
     engine: int = 0  # an awake inference engine's reservation while another model runs
     overhead: int = 0  # CUDA context, communicator buffers, allocator slack (deployment)
+    rollout: int = 0  # the rollout batch's buffers as the framework keeps them (deployment)
 
     @property
     def total(self) -> int:

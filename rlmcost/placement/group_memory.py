@@ -6,7 +6,9 @@ an invocation in a layout other than its model's training layout adds its own co
 layout of hybrid execution). With ``offload`` the idle models wait in host memory. Generation
 admits only as many sequences as the KV cache left on the device holds; the rest waits for
 free slots (waves). Under stage fusion the streamed assessment's buffer lives beside the KV
-cache and the interleaved training pipelines' activations beside each other.
+cache and the interleaved training pipelines' activations beside each other. The iteration's
+batch of samples sits beside the forwards and the update as the framework keeps it (rollout
+buffers, :meth:`GroupMemory.rollout_buffers`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import fields, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
+from rlmcost.deployment.buffers import RolloutBuffers, Routes, rollout_buffer_bytes
 from rlmcost.deployment.kinds import PHASE_OFFLOADS
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
@@ -28,6 +31,8 @@ from rlmcost.deployment.terms import (
     refit_buffer_bytes,
     reservation_bytes,
 )
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
@@ -125,6 +130,7 @@ class GroupMemory(GroupTasks):
         dep = self.s.deployment
         if dep.ideal:
             return total
+        total = replace(total, rollout=self.rollout_buffers(task).device)
         engine = self.engine_task
         pool = 0  # the engine's preallocated bytes: no allocator slack on them
         if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
@@ -154,7 +160,37 @@ class GroupMemory(GroupTasks):
         engine = self.engine_task
         if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
             total += self.engine_weights
-        return total
+        return total + self.rollout_buffers(task).host
+
+    def rollout_buffers(self, task: Task) -> RolloutBuffers:
+        """The iteration's batch of samples while ``task`` runs, as the deployment's framework
+        keeps it (:func:`~rlmcost.deployment.buffers.rollout_buffer_bytes`): on each device
+        and in host memory per device, during the forwards and the update of an algorithm
+        that generates (none while generating: the batch is assembled after it, and freed
+        after the update). The batch is the task's sequences at their response lengths; the
+        reference's log-probs exist when the algorithm runs a reference, values and GAE
+        advantages when it runs a critic, routed-expert ids under ``routing_replay`` of an
+        MoE actor."""
+        dep = self.s.deployment
+        none = RolloutBuffers(0, 0)
+        if dep.ideal or task.kind is Kind.GENERATE:
+            return none
+        if not any(t.kind is Kind.GENERATE for t in self.s.tasks):
+            return none  # offline pairs (DPO): no rollout batch
+        roles = {t.role for t in self.s.tasks}
+        has = {need for role, need in ((Role.REFERENCE, Needs.REFERENCE),
+                                       (Role.CRITIC, Needs.CRITIC)) if role in roles}  # fmt: skip
+        layout = self.layouts[task.index]
+        routes = Routes()
+        if dep.routing_replay:
+            has.add(Needs.ROUTING_REPLAY)
+            routes = self._routes(task)
+        lengths = self.lengths(task)
+        values = {**self.s.values, "T": max(lengths)}
+        return rollout_buffer_bytes(
+            dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
+            lengths, layout.dp, layout.micro_batch, self.gpus, has, routes,
+        )  # fmt: skip
 
     # -- the generation engine -------------------------------------------------------------------
 
@@ -286,3 +322,28 @@ class GroupMemory(GroupTasks):
         while slots > 1 and total(slots) > hbm:
             slots -= 1
         return slots
+
+    def _routes(self, task: Task) -> Routes:
+        """The routed-expert ids per token that routing replay keeps for the actor
+        (:class:`~rlmcost.deployment.buffers.Routes`); SpecError for a dense actor, or a
+        framework whose routing-replay buffers are not tabled."""
+        dep = self.s.deployment
+        fw = FRAMEWORK_BUFFERS.get(dep.framework or "")
+        if fw is None or not any(t.needs is Needs.ROUTING_REPLAY for t in fw.tensors):
+            tabled = ", ".join(k for k, v in FRAMEWORK_BUFFERS.items()
+                               if any(t.needs is Needs.ROUTING_REPLAY for t in v.tensors))
+            raise SpecError(
+                f"--routing-replay: the routed experts' buffers are known for {tabled}, not "
+                f"for --framework {dep.framework or 'none'}; use one of those or drop "
+                "--routing-replay"
+            )  # fmt: skip
+        actor = self.s.arch(Role.ACTOR)
+        if not actor.is_moe:
+            raise SpecError(
+                f"--routing-replay keeps an MoE actor's routed experts; "
+                f"{self.s.specs[Role.ACTOR].name} is dense: drop --routing-replay"
+            )
+        k, moe = int(actor.top_k), int(actor.n_moe_layers)
+        stage = -(-moe // self.layouts[task.index].pp)
+        return Routes(int(actor.n_layers) * k, stage * k, moe * k,
+                      expert_id_bytes(int(actor.n_experts)))  # fmt: skip

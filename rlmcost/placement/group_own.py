@@ -21,6 +21,7 @@ from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_
 from rlmcost.deployment.spec import LoraSpec, Offload
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.device_groups import DeviceGroup, Task
@@ -130,7 +131,10 @@ class GroupTasks:
         """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
         per_gpu``) and packing (NeMo RL; ``TrainLayout.token_budget``): a micro-batch holds
         as many padded sequences as the per-GPU token budget allows (a GPU of a
-        context-parallel group holds 1 / P_c of each sequence)."""
+        context-parallel group holds 1 / P_c of each sequence). A sequence longer than the
+        budget runs alone in a micro-batch of its own (slime ``build_dp_schedule``), whose
+        tokens set the peak; a SpecError under a framework that refuses it
+        (:data:`~rlmcost.frameworks.buffers.OVER_BUDGET_REFUSED`: verl)."""
         dep = self.s.deployment
         if dep.ideal:
             return
@@ -142,13 +146,15 @@ class GroupTasks:
                 continue
             layout = self.layouts[t.index]
             per_gpu = -(-seq // layout.cp)
-            if budget < per_gpu:
+            refused = OVER_BUDGET_REFUSED.get(dep.framework or "")
+            if budget < per_gpu and refused is not None:
                 raise SpecError(
                     f"--max-tokens-per-gpu {budget} is below one sequence "
-                    f"({per_gpu} tokens per GPU of a {seq}-token sequence); give at least "
-                    f"{per_gpu} or shorter sequences"
+                    f"({per_gpu} tokens per GPU of a {seq}-token sequence), which "
+                    f"{dep.framework} refuses ({refused}); give at least {per_gpu} or "
+                    "shorter sequences"
                 )
-            self.layouts[t.index] = layout.with_(micro_batch=budget // per_gpu)
+            self.layouts[t.index] = layout.with_(micro_batch=max(1, budget // per_gpu))
 
     # -- sizes ---------------------------------------------------------------------------------
 

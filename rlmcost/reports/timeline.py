@@ -23,7 +23,9 @@ Per group (:func:`memory_timeline`), in order:
   trains, which the cost model keeps resident from their first steps on, or, under a
   between-phases offload such as verl's ``optimizer_offload``, those of the model it updates).
 * one entry per job of the group, in the group's order: the bytes the evaluation has for it
-  (:attr:`rlmcost.placement.jobs.Job.memory`), the steady state from the second iteration on.
+  (:attr:`rlmcost.placement.jobs.Job.memory`), the steady state from the second iteration on;
+  its ``rollout`` term is the iteration's batch of samples as the framework keeps it on the
+  device during the forwards and the update (:mod:`rlmcost.deployment.buffers`).
   Its peak is the group's peak (:attr:`~rlmcost.placement.jobs.GroupEstimate.
   peak_memory_bytes_per_device`).
 

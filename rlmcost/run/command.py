@@ -136,6 +136,7 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
     words += ["--offload-idle"] if d.offload_idle else []
     words += ["--logits", str(d.logits)]
+    words += ["--routing-replay"] if d.routing_replay else []
     words += ["--ideal"] if d.ideal else []
     if d.placement is not None:
         words += ["--placement", d.placement]
