@@ -98,8 +98,8 @@ def _memory_caption(e: Any) -> str:
     d = e.deployment
     w = e.workload
     text = (
-        f"weights, gradients: {w.weight_dtype}; optimizer: fp32 Adam master weights, m, v "
-        f"(12 B/param); activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; buffers: "
+        f"trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; "
+        "buffers: "
         "ZeRO-3 gathers and, beside an engine, the weights in flight while it is refitted "
         "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer). "
     )
@@ -268,9 +268,18 @@ def _dtypes(e: Any) -> str:
     """The dtypes the estimate was built with, in words (from its workload)."""
     w = e.workload
     return (
-        f"{w.weight_dtype} weights/grads, {w.activation_dtype} activations, {w.kv_dtype} KV, "
-        f"fp32 Adam states (mixed precision), {w.logits_dtype} logits"
+        f"{_states(e)}, {w.activation_dtype} activations, {w.kv_dtype} KV, "
+        f"{w.logits_dtype} logits"
     )
+
+
+def _states(e: Any) -> str:
+    """The trainers' model states in words (the deployment's ``train.param_dtype``)."""
+    from rlmcost.parallel.zero import states_in_words
+
+    d = e.deployment
+    stored = None if d is None or d.ideal else d.train.param_dtype
+    return states_in_words(e.workload.weight_dtype, stored)
 
 
 def render_evaluation(e: Any) -> None:

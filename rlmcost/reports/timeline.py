@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.algorithms.kinds import Kind, Stage
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.group_memory import switches
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -142,13 +143,17 @@ def _fixed_bytes(deployment: Deployment, gpus: int) -> int:
 
 
 def _at_rest(
-    phase: str, what: str, memory: MemoryBreakdown, pool: int, gpus: int, deployment: Deployment
-) -> Entry:
+    phase: str, what: str, memory: MemoryBreakdown, pool: int, g: GroupEstimate,
+    deployment: Deployment,
+) -> Entry:  # fmt: skip
     """An entry between phases: ``memory``'s terms, the allocator's slack on all but the
-    engine's preallocated ``pool``, and the fixed per-process bytes."""
+    engine's preallocated ``pool`` (the group's, as its phases have it), and the fixed
+    per-process bytes."""
     if deployment.ideal:
         return Entry(phase, what, memory, memory.total, memory.total)
-    overhead = overhead_bytes(memory.total - pool, gpus, deployment.overhead)
+    moves = switches(j.task.kind for j in g.jobs)
+    overhead = overhead_bytes(memory.total - pool, g.gpus, deployment.overhead, moves)
+    gpus = g.gpus
     device = memory.total + overhead
     return Entry(phase, what, memory, device - _fixed_bytes(deployment, gpus), device)
 
@@ -214,13 +219,13 @@ def group_timeline(
     adam = update.memory.optimizer if update is not None else 0
     roles = ", ".join(str(r) for r in g.resident)
     entries = [
-        _at_rest(INIT, f"weights, gradient buffers: {roles}", init_mem, pool, g.gpus, deployment),
+        _at_rest(INIT, f"weights, gradient buffers: {roles}", init_mem, pool, g, deployment),
         _at_rest(
             FIRST_STEP,
             f"+ Adam states at {update.task.label()}" if update else "no optimizer here",
             replace(init_mem, optimizer=adam),
             pool,
-            g.gpus,
+            g,
             deployment,
         ),
     ]
