@@ -40,6 +40,7 @@ DEPLOYMENT_OPTIONS = (
     "ep",
     "etp",
     "sp",
+    "freeze_vision_tower",
     "offload",
     "param_dtype",
     "expandable_segments",
@@ -175,6 +176,13 @@ def deployment_options() -> dict[str, Any]:
         "sp": (
             Annotated[bool, typer.Option("--sp", help="Sequence parallelism inside TP.",
                                          rich_help_panel=p)],
+            False,
+        ),
+        "freeze_vision_tower": (
+            Annotated[bool, typer.Option(
+                "--freeze-vision-tower", help="A vision-language model's tower is not "
+                "trained: no backward through it (verl actor.freeze_vision_tower).",
+                rich_help_panel=p)],
             False,
         ),
         "offload": (
@@ -366,6 +374,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):
         train["sp"] = True
+    if opts.get("freeze_vision_tower"):
+        train["freeze_vision_tower"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
     if opts.get("param_dtype") is not None:

@@ -92,6 +92,11 @@ class TrainLayout(BaseModel):
         "compute copy per unit, Adam m and v only (verl's actor, NeMo RL's DTensor policy)",
     )
 
+    freeze_vision_tower: bool = Field(
+        default=False, description="a vision-language model's tower is not trained (no "
+        "backward through it); verl actor.freeze_vision_tower, default False",
+    )
+
     def token_budget(self, seq_len: int) -> int | None:
         """Tokens per micro-batch per GPU for sequences of at most ``seq_len`` tokens:
         ``max_tokens_per_gpu`` (dynamic batching), else ``micro_batch x seq_len`` under

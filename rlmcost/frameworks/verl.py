@@ -237,6 +237,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--lora-targets", ",".join(targets))
     if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
         q.set("--offload-idle")
+    if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
+        q.set("--freeze-vision-tower")
 
 
 def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:

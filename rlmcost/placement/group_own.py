@@ -27,6 +27,7 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
+from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
@@ -213,6 +214,14 @@ class GroupTasks:
                 workload,
                 task.invocation.model_head,
             )
+            if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
+                share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+                tower = tower_activation_bytes(
+                    self.s.specs[task.role], workload, layout, share, self.seq_len(task),
+                    self.train_layout().freeze_vision_tower,
+                )  # fmt: skip
+                first = per_stage[0]
+                per_stage[0] = replace(first, activations=first.activations + tower)
             placed = [self._deployed(task, m, sequences) for m in per_stage]
             best = max(placed, key=lambda p: p.device.total)
             m = best.device

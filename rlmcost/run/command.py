@@ -21,7 +21,8 @@ _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
                "oversample": "--oversample", "prm_steps": "--prm-steps",
                "judge_len": "--judge-len"}  # fmt: skip
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
-                   "response_len": "-T", "length_dist": "--length-dist"}  # fmt: skip
+                   "response_len": "-T", "length_dist": "--length-dist",
+                   "image_tokens": "--image-tokens"}  # fmt: skip
 _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
@@ -118,6 +119,8 @@ def _deployment_flags(run: Run) -> list[str]:
             words += [flag, str(value)]
     if t.sp:
         words.append("--sp")
+    if t.freeze_vision_tower:
+        words.append("--freeze-vision-tower")
     words.append("--packing" if t.packing else "--no-packing")
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
         words += ["--offload", ",".join(str(o) for o in t.offload)]

@@ -16,6 +16,10 @@ class Workload(BaseModel):
     samples_per_prompt: int = Field(default=1, gt=0, description="K, responses per prompt")
     prompt_len: int = Field(default=1024, gt=0, description="S, prompt tokens")
     response_len: int = Field(default=1024, gt=0, description="T, response tokens")
+    image_tokens: int = Field(
+        default=0, ge=0, description="tokens of one image in each prompt (part of S), which a "
+        "vision-language model's tower encodes; 0 = text only",
+    )
     weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
     activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
     kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")
