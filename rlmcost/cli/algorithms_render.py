@@ -114,9 +114,20 @@ def _memory_caption(e: Any) -> str:
         "in an engine that reserves --gpu-memory-utilization of the device (its KV cache is "
         "what is left after weights and workspace); engine: its reservation while another "
         f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
-        "context, communicator buffers, allocator slack. Capacity: what the device gives "
-        "programs."
+        f"context, communicator buffers, allocator slack ({_slack(d)}). Capacity: what the "
+        "device gives programs."
     )
+
+
+def _slack(d: Any) -> str:
+    """The allocator's slack in words (``Overhead.allocator_slack_for``)."""
+    o = d.overhead
+    if o.allocator_slack is not None:
+        return f"{o.allocator_slack:.0%} as given"
+    if o.expandable_segments:
+        return f"{o.allocator_slack_for(False):.0%}, expandable segments"
+    return (f"{o.allocator_slack_for(True):.0%} where generation and training share GPUs, else "
+            f"{o.allocator_slack_for(False):.0%}; no expandable segments")  # fmt: skip
 
 
 def _verdict(e: Any, run: Any) -> None:
