@@ -12,8 +12,9 @@ tower under ``FlopCounterMode``):
 * a forward (log-probs, reference, reward, values): one forward per sequence and prefix pass;
 * training: the forward, and the backward (2 x the forward's matmuls, Table III's rule)
   unless the tower is frozen (``TrainLayout.freeze_vision_tower``; verl
-  ``actor.freeze_vision_tower`` default False, ``verl/workers/fsdp_workers.py``; EasyR1
-  ``worker.actor.model.freeze_vision_tower`` default false), per epoch.
+  ``actor.freeze_vision_tower`` default False, ``verl/workers/config/actor.py``, applied in
+  ``verl/workers/fsdp_workers.py``; EasyR1 ``verl/workers/actor/config.py``
+  ``ModelConfig.freeze_vision_tower = False``), per epoch.
 
 Memory: a training step whose tower trains keeps the tower's saved activations for its
 backward on the first pipeline stage (the tower is there, whole on every TP rank, as its
