@@ -8,7 +8,8 @@ tokens S); the tower adds, per sequence and pass, its forward over the image's p
 tower under ``FlopCounterMode``):
 
 * generation: one forward per sequence (vLLM encodes a request's image once, before its
-  prefill);
+  prefill; counted per sequence as the prefill is, though vLLM's encoder cache can serve the
+  K samples of one prompt from one encoding);
 * a forward (log-probs, reference, reward, values): one forward per sequence and prefix pass;
 * training: the forward, and the backward (2 x the forward's matmuls, Table III's rule)
   unless the tower is frozen (``TrainLayout.freeze_vision_tower``; verl
