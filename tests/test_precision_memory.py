@@ -246,3 +246,16 @@ def test_nemo_rl_importer_offloads_when_colocated_only(tmp_path):
     train = json.loads(r.stdout)["run"]["deployment"]["train"]
     assert train["offload"] == ["optimizer-idle", "params-idle"]
     assert train["param_dtype"] == "fp32"
+
+
+def test_lora_adapters_follow_the_stored_dtype():
+    """verl loads the LoRA actor in fp32 too (fsdp_workers.py): the adapters' gradients are
+    fp32 and Adam keeps m and v only, 8 of the 12 bytes per adapter parameter of bf16."""
+    def train_job(param_dtype: str):
+        g = _gpt2("verl", train={"zero": "3", "param_dtype": param_dtype},
+                  lora={"rank": 8})  # fmt: skip
+        return next(j for j in g.jobs if j.task.kind is Kind.TRAIN).own
+
+    fp32, bf16 = train_job("fp32"), train_job("bf16")
+    assert fp32.optimizer * 12 == bf16.optimizer * 8 and fp32.optimizer > 0
+    assert fp32.gradients == 2 * bf16.gradients

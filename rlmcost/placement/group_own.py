@@ -277,7 +277,7 @@ class GroupTasks:
                 m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
             )
         if dep.lora is not None and task.role in self.s.trained_roles:
-            m = with_lora(m, self.adapters(task), layout, train, self.s.workload)
+            m = with_lora(m, self.adapters(task), layout, train, self.workload(task))
         if dep.lora is not None and self.shares_base(task):
             m = replace(m, weights=0)  # the actor's base weights, without its adapters
         offload = self.train_offload()
