@@ -28,12 +28,15 @@ Per group (:func:`memory_timeline`), in order:
   peak_memory_bytes_per_device`).
 
 Views of each entry, exact ints, bytes per device in the dtypes of the run's workload
-(weights in the weight dtype, Adam states fp32, activations in the activation dtype):
+(weights in the weight dtype or a trainer's stored ``param_dtype``, Adam states fp32,
+activations in the activation dtype):
 
 * ``allocated``: the tensors (``torch.cuda.memory_allocated``): every term but ``overhead``;
 * ``reserved``: what PyTorch's caching allocator holds (``torch.cuda.memory_reserved``):
   allocated x (1 + allocator slack), the slack of the deployment's
-  :class:`~rlmcost.deployment.spec.Overhead` applied to all but an engine's preallocated
+  :class:`~rlmcost.deployment.spec.Overhead` for the group (larger where its GPUs switch
+  between generation and training, unless expandable segments are on: ``Overhead.
+  allocator_slack_for``) applied to all but an engine's preallocated
   pool (:func:`rlmcost.deployment.terms.overhead_bytes`, as
   :meth:`rlmcost.placement.group_memory.GroupMemory.with_residents` applies it);
 * ``device``: what ``nvidia-smi`` shows: reserved + the CUDA context + the communicator
@@ -153,9 +156,8 @@ def _at_rest(
         return Entry(phase, what, memory, memory.total, memory.total)
     moves = switches(j.task.kind for j in g.jobs)
     overhead = overhead_bytes(memory.total - pool, g.gpus, deployment.overhead, moves)
-    gpus = g.gpus
     device = memory.total + overhead
-    return Entry(phase, what, memory, device - _fixed_bytes(deployment, gpus), device)
+    return Entry(phase, what, memory, device - _fixed_bytes(deployment, g.gpus), device)
 
 
 def _sum(parts: list[MemoryBreakdown]) -> MemoryBreakdown:
