@@ -14,8 +14,10 @@ from rlmcost.units import format_bytes
 runner = CliRunner()
 
 # OpenRLHF's 70B example: 16 engine GPUs at TP 4, actor+reference and critic+reward on 8 each
+# OpenRLHF's 70B setup: DeepSpeed keeps bf16 parameters on the device (--param-dtype bf16)
 GROUPS_70B = ("ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32", "--zero", "3",
-              "--groups", "rollout=16[tp=4],actor+reference=8,critic+reward=8")  # fmt: skip
+              "--groups", "rollout=16[tp=4],actor+reference=8,critic+reward=8",
+              "--param-dtype", "bf16")  # fmt: skip
 
 
 def run(*args: str):
@@ -208,7 +210,8 @@ def test_what_did_not_help_names_no_flag_already_at_its_value():
     r = run("grpo", "-m", "70b", "--gpus", "8", "--zero", "3", "--ckpt", "full")
     line = next(ln for ln in r.stdout.splitlines() if "makes it fit" in ln)
     assert "--offload" in line and "--zero" not in line and "--ckpt" not in line
-    r = run("placements", "-m", "70b", "--gpus", "8", "--offload", "optimizer")
+    r = run("placements", "-m", "70b", "--gpus", "8", "--offload", "optimizer",
+            "--param-dtype", "bf16")  # CPU Adam beside bf16 parameters (DeepSpeed)
     # the plan's search sizes each configuration (rlmcost.plan.sizing): what did not fit as
     # given is shown at the fastest layout that fits, and says so
     text = " ".join(r.stdout.split())

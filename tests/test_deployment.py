@@ -168,7 +168,8 @@ def test_ppo_and_the_baseline_placement_agree_on_every_number(dep):
 
 
 def test_cli_ppo_and_placement_baseline_print_the_same_iteration():
-    args = ["ppo", "-m", "8b", "--gpus", "8", "--zero", "3", "--json"]
+    # a run that fits (an unfit query's baseline is shown at the layout the search finds)
+    args = ["ppo", "-m", "8b", "--gpus", "8", "--zero", "3", "-T", "512", "--json"]
     a = json.loads(run(*args).stdout)
     b = json.loads(run(*args, "--placement", "baseline").stdout)
     # one JSON layout whatever the options: the same keys, the same numbers
@@ -189,7 +190,7 @@ def test_openrlhf_70b_on_32_a100_fits_as_documented():
     r = run(
         "ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32", "--zero", "3",
         "--groups", "rollout=16,actor+reference=8,critic+reward=8", "--rollout-tp", "4",
-        "--offload", "optimizer", "--ckpt", "full", "--json",
+        "--offload", "optimizer", "--ckpt", "full", "--param-dtype", "bf16", "--json",
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
@@ -317,7 +318,8 @@ def test_lora_shares_the_reference_and_trains_few_states():
 def test_groups_carry_their_own_layouts():
     # the OpenRLHF setup written with per-group layouts: the rollout engines at TP 4
     base = ["ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32", "--zero", "3",
-            "--offload", "optimizer", "--ckpt", "full", "--json", "--groups"]  # fmt: skip
+            "--offload", "optimizer", "--ckpt", "full", "--param-dtype", "bf16", "--json",
+            "--groups"]  # fmt: skip
     out = json.loads(run(*base, "rollout=16[tp=4],actor+reference=8,critic+reward=8").stdout)
     layouts = {g["name"]: g["jobs"][-1]["layout"] for g in out["placement_detail"]["groups"]}
     assert layouts["rollout"] == {"dp": 4, "tp": 4, "pp": 1, "zero": "0"}

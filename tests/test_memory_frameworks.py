@@ -160,10 +160,12 @@ def test_verl_fsdp_offload_maps_to_phase_offload() -> None:
 def test_verl_fsdp_offload_lowers_the_other_phases_not_the_update() -> None:
     """verl's param_offload / optimizer_offload move the FSDP shard and the Adam states to the
     host between phases and back for update_actor (verl/workers/fsdp_workers.py): the update's
-    peak is unchanged; generation loses the actor's fp32 Adam states (12 B/param / 8 GPUs) and
-    its bf16 parameter shard (2 B/param / 8), the actor's log-prob forward the Adam states."""
+    peak is unchanged; generation loses the actor's Adam m and v (8 B/param / 8 GPUs) and its
+    fp32 parameter shard (4 B/param / 8: verl loads the actor in fp32, fsdp_workers.py
+    torch_dtype = torch.float32 if self._is_actor), the actor's log-prob forward the Adam
+    states."""
     off, on = _stages([]), _stages(VERL_OFFLOAD)
-    shard, adam = QWEN7B_PARAMS // 8 * 2, QWEN7B_PARAMS // 8 * 12
+    shard, adam = QWEN7B_PARAMS // 8 * 4, QWEN7B_PARAMS // 8 * 8
     assert QWEN7B_PARAMS % 8 == 0
     assert on["training"]["memory_bytes_per_device"] == off["training"]["memory_bytes_per_device"]
     assert on["training"]["memory_breakdown_bytes"]["optimizer"] == adam
@@ -183,9 +185,10 @@ def test_verl_fsdp_offload_lowers_the_other_phases_not_the_update() -> None:
 
 def test_cpu_adam_removes_the_optimizer_at_update_time() -> None:
     """CPU Adam (DeepSpeed offload_optimizer, OpenRLHF --adam_offload) keeps the states on the
-    host for the step too: the update's peak loses them, unlike the phase offload above."""
+    host for the step too: the update's peak loses them, unlike the phase offload above
+    (bf16 parameters: the fp32 master, m and v, 12 B/param / 8 GPUs)."""
     base = ["rlvr", "-m", "qwen2.5-7b", "-B", "8", "-T", "256", "--gpus", "8", "--zero", "3",
-            "--json", "--offload"]  # fmt: skip
+            "--param-dtype", "bf16", "--json", "--offload"]  # fmt: skip
     cpu = _json([*base, "optimizer"])["stages"]["training"]["memory_breakdown_bytes"]
     phase = _json([*base, "optimizer-idle"])["stages"]["training"]["memory_breakdown_bytes"]
     assert cpu["optimizer"] == 0 and phase["optimizer"] == QWEN7B_PARAMS // 8 * 12

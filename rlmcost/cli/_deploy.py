@@ -7,12 +7,21 @@ import: the pydantic spec loads when a command runs, no sympy.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from rlmcost.deployment.kinds import EngineKind, LogitsMode
 from rlmcost.parallel.layout import Checkpointing
+
+
+class ParamDtype(StrEnum):
+    """``--param-dtype`` values: the dtypes a trainer stores its parameters in."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP32 = "fp32"
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -31,7 +40,10 @@ DEPLOYMENT_OPTIONS = (
     "ep",
     "etp",
     "sp",
+    "freeze_vision_tower",
     "offload",
+    "param_dtype",
+    "expandable_segments",
     "offload_idle",
     "lora_rank",
     "lora_targets",
@@ -167,6 +179,13 @@ def deployment_options() -> dict[str, Any]:
                                          rich_help_panel=p)],
             False,
         ),
+        "freeze_vision_tower": (
+            Annotated[bool, typer.Option(
+                "--freeze-vision-tower", help="A vision-language model's tower is not "
+                "trained: no backward through it (verl actor.freeze_vision_tower).",
+                rich_help_panel=p)],
+            False,
+        ),
         "offload": (
             Annotated[
                 str | None,
@@ -174,6 +193,32 @@ def deployment_options() -> dict[str, Any]:
                     help="Trainer states kept in host memory: any of optimizer,params,grads "
                     "(params needs --zero 3), or between phases (back on the GPU for the "
                     "update, verl/NeMo RL): optimizer-idle,params-idle,grads-idle.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "param_dtype": (
+            Annotated[
+                ParamDtype | None,
+                typer.Option(
+                    help="What the trainer stores its parameters and gradients in: bf16 "
+                    "(Adam keeps an fp32 master copy, 2 + 2 + 12 B/param) or fp32 (FSDP mixed "
+                    "precision: bf16 compute copy per unit, Adam m and v only, 4 + 4 + 8 "
+                    "B/param; verl's actor, NeMo RL's DTensor policy). Default: --framework's.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "expandable_segments": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--expandable-segments/--no-expandable-segments",
+                    help="PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the trainer: "
+                    "2% allocator slack; without it 5%, or 10% on GPUs that switch between "
+                    "generation and training (default: --framework's; verl sets it).",
                     rich_help_panel=p,
                 ),
             ],
@@ -342,8 +387,14 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):
         train["sp"] = True
+    if opts.get("freeze_vision_tower"):
+        train["freeze_vision_tower"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
+    if opts.get("param_dtype") is not None:
+        train["param_dtype"] = str(opts["param_dtype"])
+    if opts.get("expandable_segments") is not None:
+        data["overhead"]["expandable_segments"] = opts["expandable_segments"]
     batching = following_batching(data.get("forward"), base_deployment(opts).to_json()["train"])
     if batching is not None:  # the forwards ran on the trainer's layout: they follow it
         data["forward"] = batching

@@ -104,6 +104,16 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}).", **Pos
             ),
         ] = None,
+        image_tokens: Annotated[
+            int | None,
+            typer.Option(
+                "--image-tokens",
+                help="Tokens of one image in each prompt (part of --prompt-len) that a "
+                "vision-language model's tower encodes in every pass (Qwen2-VL, Qwen2.5-VL "
+                "config.json). Default: 0, text only.",
+                min=0,
+            ),
+        ] = None,
         epochs: Annotated[int | None, typer.Option(help=_knob_help("epochs", alg), **Pos)] = None,
         mini_batches: Annotated[
             int | None, typer.Option(help=_knob_help("mini_batches", alg), **Pos)

@@ -81,6 +81,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "prompt_len": opts.get("prompt_len"),
         "response_len": opts.get("response_len"),
         "length_dist": opts.get("length_dist"),
+        "image_tokens": opts.get("image_tokens"),
     }
     base = base_deployment(opts).train
     default_zero = ZeroStage.OS_G_P if placements else ZeroStage.NONE

@@ -100,8 +100,8 @@ def _memory_caption(e: Any) -> str:
     d = e.deployment
     w = e.workload
     text = (
-        f"weights, gradients: {w.weight_dtype}; optimizer: fp32 Adam master weights, m, v "
-        f"(12 B/param); activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; buffers: "
+        f"trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; "
+        "buffers: "
         "ZeRO-3 gathers and, beside an engine, the weights in flight while it is refitted "
         "(one full tensor: TRL, OpenRLHF, verl; NeMo RL's refit buffer). "
     )
@@ -116,9 +116,20 @@ def _memory_caption(e: Any) -> str:
         "in an engine that reserves --gpu-memory-utilization of the device (its KV cache is "
         "what is left after weights and workspace); engine: its reservation while another "
         f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
-        "context, communicator buffers, allocator slack. Capacity: what the device gives "
-        "programs."
+        f"context, communicator buffers, allocator slack ({_slack(d)}). Capacity: what the "
+        "device gives programs."
     )
+
+
+def _slack(d: Any) -> str:
+    """The allocator's slack in words (``Overhead.allocator_slack_for``)."""
+    o = d.overhead
+    if o.allocator_slack is not None:
+        return f"{o.allocator_slack:.0%} as given"
+    if o.expandable_segments:
+        return f"{o.allocator_slack_for(False):.0%}, expandable segments"
+    return (f"{o.allocator_slack_for(True):.0%} where generation and training share GPUs, else "
+            f"{o.allocator_slack_for(False):.0%}; no expandable segments")  # fmt: skip
 
 
 def _verdict(e: Any, run: Any) -> None:
@@ -294,9 +305,18 @@ def _dtypes(e: Any) -> str:
     """The dtypes the estimate was built with, in words (from its workload)."""
     w = e.workload
     return (
-        f"{w.weight_dtype} weights/grads, {w.activation_dtype} activations, {w.kv_dtype} KV, "
-        f"fp32 Adam states (mixed precision), {w.logits_dtype} logits"
+        f"{_states(e)}, {w.activation_dtype} activations, {w.kv_dtype} KV, "
+        f"{w.logits_dtype} logits"
     )
+
+
+def _states(e: Any) -> str:
+    """The trainers' model states in words (the deployment's ``train.param_dtype``)."""
+    from rlmcost.parallel.zero import states_in_words
+
+    d = e.deployment
+    stored = None if d is None or d.ideal else d.train.param_dtype
+    return states_in_words(e.workload.weight_dtype, stored)
 
 
 def render_evaluation(e: Any) -> None:

@@ -44,25 +44,29 @@ __all__ = [
 class Dtypes:
     """Bytes per element of what memory holds, and the GEMM dtype whose peak bounds compute;
     the defaults are ``specs.Workload()``'s (bf16 weights, gradients, activations, KV cache
-    and compute; fp32 logits)."""
+    and compute; fp32 logits). ``param``: a trainer's stored parameters and gradients
+    (``Workload.param_dtype``; None: ``weight``)."""
 
     weight: int = Dtype.BF16.bytes
     activation: int = Dtype.BF16.bytes
     kv: int = Dtype.BF16.bytes
     logits: int = Dtype.FP32.bytes
     compute: Dtype = Dtype.BF16
+    param: int | None = None
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
         """The dtypes of a ``specs.Workload`` (or any object with its dtype fields)."""
         if workload is None:
             return _DEFAULT
+        param = getattr(workload, "param_dtype", None)
         return cls(
             workload.weight_dtype.bytes,
             workload.activation_dtype.bytes,
             workload.kv_dtype.bytes,
             workload.logits_dtype.bytes,
             workload.compute_dtype,
+            None if param is None else param.bytes,
         )
 
 
@@ -197,6 +201,8 @@ def memory_per_stage(
     per_seq, mb_tokens = share.tokens_per_sequence, share.tokens_per_micro_batch
     train = mode is Mode.TRAIN
     w = dt.weight
+    stored = (dt.param or w) if train else w  # parallel.memory: the trainer's stored dtype
+    cast_units = zero is ZeroStage.OS_G_P or stored != w
 
     vocab_per_rank = _split_up(a.vocab, tp) if head is Head.LM else 1
 
@@ -217,9 +223,9 @@ def memory_per_stage(
     for s, (n_dense, n_moe) in enumerate(layers):
         last = s == layout.pp - 1
         p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)
-        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.cp, w, train)
-        ew, eg, eo = _model_states(p.expert, zero, layout.expert_dp, w, train)
-        buffers = 2 * p.largest_unit * w if zero is ZeroStage.OS_G_P else 0
+        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.cp, stored, train)
+        ew, eg, eo = _model_states(p.expert, zero, layout.expert_dp, stored, train)
+        buffers = 2 * p.largest_unit * w if cast_units else 0
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]
             if last:

@@ -64,9 +64,11 @@ def with_lora(
 ) -> MemoryBreakdown:
     """``m`` of a LoRA-trained model: ``adapters`` parameters on the rank beside the frozen
     base (weight dtype); when it trains, gradients and mixed-precision Adam states of the
-    adapters only, sharded over the data-parallel replicas like the dense parameters."""
+    adapters only, sharded over the data-parallel replicas like the dense parameters (in the
+    trainer's stored dtype, ``workload.param_dtype``, when it has one)."""
+    stored = workload.stored_dtype if train else workload.weight_dtype
     states = model_state_bytes_per_rank(
-        adapters, layout.zero, layout.dp * layout.cp, workload.weight_dtype, train
+        adapters, layout.zero, layout.dp * layout.cp, stored, train
     )
     if not train:
         return replace(m, weights=m.weights + states.weights)

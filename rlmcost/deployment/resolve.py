@@ -147,3 +147,24 @@ def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, lis
         )
     fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp={rest} must divide it"
     raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
+
+
+def with_image_tokens(
+    workload: Workload, image_tokens: int | None, specs: Mapping[Role, ModelSpec]
+) -> Workload:
+    """``workload`` with one image of ``image_tokens`` tokens in each prompt. SpecError when
+    they exceed the prompt (they are part of S) or when no model has a vision tower to encode
+    them (a Qwen2-VL / Qwen2.5-VL config.json)."""
+    if not image_tokens:
+        return workload
+    if image_tokens > workload.prompt_len:
+        raise SpecError(
+            f"--image-tokens {image_tokens} exceeds the prompt ({workload.prompt_len} tokens, "
+            "which include the image's); raise --prompt-len or lower --image-tokens"
+        )
+    if not any(s.encoder_flops_per_patch for s in specs.values()):
+        raise SpecError(
+            f"--image-tokens {image_tokens} needs a vision-language model (a Qwen2-VL or "
+            f"Qwen2.5-VL config.json); {specs[Role.ACTOR].name} has no vision tower"
+        )
+    return workload.model_copy(update={"image_tokens": image_tokens})

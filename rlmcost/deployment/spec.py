@@ -34,7 +34,16 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
+from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
+    ALLOCATOR_SLACK,
+    ALLOCATOR_SLACK_EXPANDABLE,
+    ALLOCATOR_SLACK_SWITCHING,
+    COMMUNICATOR_BYTES,
+    CUDA_CONTEXT_BYTES,
+    Overhead,
+)
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
 
@@ -78,6 +87,17 @@ class TrainLayout(BaseModel):
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")
+    param_dtype: Dtype | None = Field(
+        default=None,
+        description="dtype the trainer stores its parameters and gradients in (None: the "
+        "weight dtype, with an fp32 master copy in Adam); fp32: FSDP mixed precision, bf16 "
+        "compute copy per unit, Adam m and v only (verl's actor, NeMo RL's DTensor policy)",
+    )
+
+    freeze_vision_tower: bool = Field(
+        default=False, description="a vision-language model's tower is not trained (no "
+        "backward through it); verl actor.freeze_vision_tower, default False",
+    )
 
     def token_budget(self, seq_len: int) -> int | None:
         """Tokens per micro-batch per GPU for sequences of at most ``seq_len`` tokens:
@@ -213,32 +233,6 @@ class LoraSpec(BaseModel):
                 )
             out.append(word)
         return tuple(dict.fromkeys(out))
-
-
-CUDA_CONTEXT_BYTES = 512 * MIB
-"""CUDA context, cuBLAS/cuDNN handles and kernels of one process: 300-600 MiB on Hopper with
-PyTorch 2.x (PyTorch docs, 'CUDA semantics: memory management' note that the context is not
-counted by the caching allocator; nvidia-smi with an empty tensor shows ~500 MiB)."""
-
-COMMUNICATOR_BYTES = 512 * MIB
-"""NCCL communicator buffers of a process in a multi-GPU job: NCCL_BUFFSIZE 4 MiB per channel
-and peer (NCCL environment-variable docs), a few hundred MiB per communicator in practice."""
-
-ALLOCATOR_SLACK = 0.05
-"""Fragmentation of PyTorch's caching allocator: reserved minus allocated at the peak, about
-5% of the allocated peak in FSDP/Megatron runs (torch.cuda.memory_stats reserved vs
-allocated); vLLM leaves 10% of the device by default for the same reasons."""
-
-
-class Overhead(BaseModel):
-    """Fixed per-process device memory outside the model's tensors (each term's source is in
-    the constant it defaults to)."""
-
-    model_config = _STRICT
-
-    cuda_context_bytes: int = Field(default=CUDA_CONTEXT_BYTES, ge=0)
-    communicator_bytes: int = Field(default=COMMUNICATOR_BYTES, ge=0)
-    allocator_slack: float = Field(default=ALLOCATOR_SLACK, ge=0, le=1)
 
 
 class GroupLayouts(BaseModel):

@@ -106,12 +106,21 @@ def lora_params(
     return layers * per_layer
 
 
-def overhead_bytes(allocated_bytes: int, gpus: int, overhead: Overhead) -> int:
+def overhead_bytes(
+    allocated_bytes: int, gpus: int, overhead: Overhead, switches: bool = False
+) -> int:
     """Device bytes outside the model's tensors: the CUDA context, the communicator buffers
-    when the group has more than one GPU, and the allocator's slack over the allocated peak
-    (sources on the :class:`~rlmcost.deployment.spec.Overhead` defaults)."""
+    when the group has more than one GPU, and the allocator's slack over the allocated peak,
+    larger on GPUs that ``switches`` between generation and training unless expandable
+    segments are on (:meth:`~rlmcost.deployment.spec.Overhead.allocator_slack_for`; sources on
+    the :class:`~rlmcost.deployment.spec.Overhead` defaults).
+
+    >>> from rlmcost.deployment.spec import Overhead
+    >>> overhead_bytes(10**9, 1, Overhead(cuda_context_bytes=0), switches=True)
+    100000000
+    """
     fixed = overhead.cuda_context_bytes + (overhead.communicator_bytes if gpus > 1 else 0)
-    return fixed + ceil(allocated_bytes * overhead.allocator_slack)
+    return fixed + ceil(allocated_bytes * overhead.allocator_slack_for(switches))
 
 
 def reservation_bytes(fraction: float, capacity_bytes: int) -> int:

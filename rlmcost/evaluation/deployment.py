@@ -30,6 +30,7 @@ from rlmcost.deployment.resolve import (
     resolve_layout,
     resolve_models,
     resolve_workload,
+    with_image_tokens,
 )
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
@@ -108,6 +109,7 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
     wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
                           w.response_len)  # fmt: skip
     specs = resolve_models(alg, m.actor, models_given(m.given()))
+    wl = with_image_tokens(wl, w.image_tokens, specs)
     hw = get_hardware(c.hardware)
     if c.calibration is not None and efficiency is not None:
         raise SpecError("give either efficiency or calibration, not both")

@@ -169,6 +169,19 @@ class Evaluation:
         """The stage with the largest share of the iteration's time bound."""
         return max(self.stages.values(), key=lambda s: s.time.bound_s).stage
 
+    def _stored_dtype(self) -> Any:
+        """The trainers' stored parameter dtype (``train.param_dtype``; None: the weights')."""
+        d = self.deployment
+        return None if d.ideal else d.train.param_dtype
+
+    def _optimizer_words(self) -> str:
+        from rlmcost.parallel.zero import optimizer_bytes_per_param
+
+        stored = self._stored_dtype() or self.workload.weight_dtype
+        if optimizer_bytes_per_param(stored) == 8:
+            return "fp32 (Adam m, v beside fp32 parameters)"
+        return "fp32 (mixed-precision Adam: master weights, m, v)"
+
     def inputs(self) -> dict[str, Any]:
         """The resolved inputs, defaults included, as plain values."""
         w = self.workload
@@ -184,7 +197,8 @@ class Evaluation:
                 "activations": str(w.activation_dtype),
                 "kv_cache": str(w.kv_dtype),
                 "logits": str(w.logits_dtype),
-                "optimizer": "fp32 (mixed-precision Adam: master weights, m, v)",
+                "optimizer": self._optimizer_words(),
+                "trained_parameters": str(self._stored_dtype() or w.weight_dtype),
                 "compute": str(w.compute_dtype),
             },
         }

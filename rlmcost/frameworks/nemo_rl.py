@@ -26,7 +26,7 @@ IGNORED = (
     "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
     "grpo.val_batch_size", "grpo.seed", "grpo.async_grpo.max_trajectory_age_steps", "loss_fn",
     "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
-    "policy.logprob_batch_size", "policy.precision", "policy.logprob_chunk_size",
+    "policy.logprob_batch_size", "policy.logprob_chunk_size",
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
     "policy.megatron_cfg.empty_unused_memory_level", "policy.megatron_cfg.converter_type",
     "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
@@ -37,7 +37,8 @@ IGNORED = (
     "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
     "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
     "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
-    "policy.megatron_cfg.env_vars", "policy.dynamic_batching.logprob_mb_tokens",
+    "policy.megatron_cfg.env_vars", "policy.dtensor_cfg.env_vars",
+    "policy.dynamic_batching.logprob_mb_tokens",
     "policy.dynamic_batching.sequence_length_round", "policy.sequence_packing.logprob_mb_tokens",
     "policy.sequence_packing.algorithm", "policy.sequence_packing.sequence_length_round",
     "policy.make_sequence_length_divisible_by", "policy.dynamic_batching.train_mb_tokens",
@@ -142,6 +143,10 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         ckpt = r.flag(f"{c}.activation_checkpointing", False)
         if r.flag(f"{c}.cpu_offload", False):
             q.set("--offload", "optimizer,params,grads")
+        # dtensor_policy_worker.py loads the model in float32 whatever policy.precision
+        # (the compute dtype of its MixedPrecisionPolicy)
+        q.set("--param-dtype", "fp32")
+        r.text("policy.precision", "bfloat16")
     else:
         c = "policy.megatron_cfg"
         tp = r.integer(f"{c}.tensor_model_parallel_size", 1)
@@ -150,9 +155,18 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         ep = r.integer(f"{c}.expert_model_parallel_size", 1)
         etp = r.integer(f"{c}.expert_tensor_parallel_size", None)  # None: TP (Megatron-core)
         sp = r.flag(f"{c}.sequence_parallel", False)
+        precision = r.text("policy.precision", "bfloat16")
+        stored = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(precision)
+        if stored is None:
+            raise SpecError(f"{r.where}: policy.precision {precision!r}: use bfloat16, "
+                            "float16 or float32")  # fmt: skip
+        q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
         ckpt = r.flag(f"{c}.activation_checkpointing", False)
+    conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
+    expandable = "expandable_segments:true" in conf.replace(" ", "").lower()
+    q.set("--expandable-segments" if expandable else "--no-expandable-segments")
     for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
         if v > 1:
             q.set(flag, v)
@@ -203,11 +217,18 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     if r.flag("grpo.async_grpo.enabled", False):
         q.note("async GRPO: generation overlaps training with bounded staleness; this query "
                "is the synchronous iteration (see --placement async --staleness K)")  # fmt: skip
+    offload = dict(q.flags).get("--offload")
     if r.flag(f"{g}.colocated.enabled", True):
         for key in ("gpus_per_node", "num_nodes"):
             r.raw(f"{g}.colocated.resources.{key}")
         q.set("--sleep")
+        if offload is None:  # grpo.py refit_policy_generation, colocated_inference
+            megatron = r.flag("policy.megatron_cfg.enabled", False)
+            q.set("--offload", "optimizer-idle,params-idle" + (",grads-idle" if megatron
+                                                                else ""))  # fmt: skip
         return
+    if offload is None:
+        q.set("--offload", "")  # apart: the policy keeps its states (no refit offload)
     gpus = dict(q.flags)["--gpus"]
     per_node = r.integer(f"{g}.colocated.resources.gpus_per_node", None)
     nodes = r.integer(f"{g}.colocated.resources.num_nodes", None)

@@ -44,6 +44,7 @@ _VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
 _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
 _TRL_CFG = "trl/trainer/grpo_config.py"
 _NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
+_NEMO_DTENSOR = "nemo_rl/models/policy/workers/dtensor_policy_worker.py"
 _SLIME_ARGS = "slime/utils/arguments.py"
 
 PRESETS: dict[Framework, Preset] = {
@@ -70,6 +71,22 @@ PRESETS: dict[Framework, Preset] = {
                 (),
                 "--offload ''",
                 f"{_VERL_YAML}: actor.fsdp_config.param_offload: False, optimizer_offload: False",
+            ),
+            Default(
+                "overhead.expandable_segments",
+                True,
+                "--expandable-segments",
+                "verl/workers/fsdp_workers.py: set_expandable_segments(True) when the trainer "
+                "takes the GPUs back from the rollout (False while the engine runs; "
+                "verl/utils/device.py)",
+            ),
+            Default(
+                "train.param_dtype",
+                "fp32",
+                "--param-dtype fp32",
+                "verl/workers/fsdp_workers.py: fsdp_config.model_dtype None loads the actor "
+                "in torch.float32 (the critic: model_dtype 'fp32'); MixedPrecision("
+                "param_dtype=bf16, reduce_dtype=fp32, buffer_dtype=fp32)",
             ),
             Default(
                 "engine.tp",
@@ -310,6 +327,31 @@ PRESETS: dict[Framework, Preset] = {
                 f"{_NEMO_YAML}: policy.dtensor_cfg.enabled: true (FSDP2)",
             ),
             Default(
+                "train.param_dtype",
+                "fp32",
+                "--param-dtype fp32",
+                f"{_NEMO_DTENSOR}: the model is loaded in torch.float32 ('Always load the "
+                "model in float32 to keep master weights in float32') and sharded with "
+                "MixedPrecisionPolicy(param_dtype=policy.precision bfloat16, reduce_dtype="
+                "float32)",
+            ),
+            Default(
+                "overhead.expandable_segments",
+                False,
+                "--no-expandable-segments",
+                f"{_NEMO_YAML}: policy.dtensor_cfg.env_vars: null (PyTorch's default "
+                "allocator; recipes set PYTORCH_CUDA_ALLOC_CONF there)",
+            ),
+            Default(
+                "train.offload",
+                ("optimizer-idle", "params-idle"),
+                "--offload optimizer-idle,params-idle",
+                f"{_NEMO_DTENSOR}: offload_before_refit moves the optimizer states to the "
+                "CPU, offload_after_refit the model; prepare_for_lp_inference / "
+                "prepare_for_training bring them back (nemo_rl/algorithms/grpo.py "
+                "refit_policy_generation, when colocated_inference)",
+            ),
+            Default(
                 "train.ckpt",
                 "none",
                 "--ckpt none",
@@ -390,10 +432,16 @@ PRESETS: dict[Framework, Preset] = {
             "NeMo RL runs generation on the training GPUs (colocated) unless "
             "generation.colocated.enabled is false; rewards come from environments "
             "(verifiers): use rlvr",
+            "NeMo RL moves the policy's optimizer states and weights to the host only when "
+            "generation is colocated (grpo.py refit_policy_generation): with generation on "
+            "GPUs of its own give --offload ''",
         ),
         Behaviour("ipc", "nccl", True, "nemo_rl/weight_sync/ipc_weight_synchronizer.py "
                   "(colocated: ZMQ + CUDA IPC), collective refit when generation.colocated is "
-                  "false; nemo_rl/algorithms/grpo.py drives Ray workers"),
+                  "false; nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
+                  "weights leave the GPU once per step, offload_after_refit, and come back "
+                  "once, prepare_for_lp_inference",
+                  param_round_trips=1),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,

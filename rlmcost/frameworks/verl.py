@@ -196,9 +196,18 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
                                           ("optimizer_offload", "optimizer-idle"))
                    if r.flag(f"{m}.{key}", False)]  # fmt: skip
         sp_size, dp = 1, gpus // (tp * pp * cp)
+        q.set("--param-dtype", "bf16")  # Megatron: bf16 model, fp32 main params in Adam
     else:
         q.set("--zero", "3")
         fsdp = f"{ACTOR}.fsdp_config"
+        # verl/workers/fsdp_workers.py: model_dtype None loads the actor in torch.float32;
+        # MixedPrecision(param_dtype=bf16) computes in bf16
+        stored = r.text(f"{fsdp}.model_dtype", "fp32")
+        dtype = {"fp32": "fp32", "float32": "fp32", "bf16": "bf16", "bfloat16": "bf16",
+                 "fp16": "fp16", "float16": "fp16"}.get(str(stored).lower())  # fmt: skip
+        if dtype is None:
+            raise SpecError(f"{r.where}: {fsdp}.model_dtype {stored!r}: use fp32, bf16 or fp16")
+        q.set("--param-dtype", dtype)
         # between phases, back on the GPU for update_actor (verl/workers/fsdp_workers.py:
         # offload_fsdp_model_to_cpu / offload_fsdp_optimizer), not CPU Adam
         offload = [name for key, name in (("param_offload", "params-idle"),
@@ -228,6 +237,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--lora-targets", ",".join(targets))
     if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
         q.set("--offload-idle")
+    if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
+        q.set("--freeze-vision-tower")
 
 
 def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:

@@ -24,7 +24,11 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
 * logits: the last stage's logits of one micro-batch (TRAIN/FORWARD: every position; GENERATE:
   one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32).
 * buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
-  one prefetched; a unit is a layer, the embedding or the head), in the weight dtype.
+  one prefetched; a unit is a layer, the embedding or the head), in the weight dtype. A
+  trainer that stores its parameters in a wider dtype (``workload.param_dtype``: fp32 under
+  FSDP mixed precision, :mod:`rlmcost.parallel.zero`) keeps its weights and gradients in
+  that dtype, Adam's K = 8, and casts two units per use to the weight dtype at any ZeRO
+  stage (FSDP's per-unit ``param_dtype`` copy; forwards and generation use the weight dtype).
 
 Data: the ``sequences`` of the invocation are split over the P_d data shards (EP is folded
 inside P_t P_c P_d, so the EP ranks own the tokens of their own data shards) and each sequence
@@ -159,15 +163,17 @@ def memory_per_stage(
     mode = Mode(mode)
     train = mode is Mode.TRAIN
     w_dtype = workload.weight_dtype
+    stored = workload.stored_dtype if train else w_dtype
+    cast_units = layout.zero is ZeroStage.OS_G_P or (train and stored != w_dtype)
     replicas_dense = layout.dp * layout.cp
     replicas_expert = layout.expert_dp
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
     out = []
     for stage in stages(arch, layout.pp):
         p = stage_params(arch, layout, stage, head)
-        dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, w_dtype, train)
-        expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, w_dtype, train)
-        buffers = 2 * p.largest_unit * w_dtype.bytes if layout.zero is ZeroStage.OS_G_P else 0
+        dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, stored, train)
+        expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train)
+        buffers = 2 * p.largest_unit * w_dtype.bytes if cast_units else 0
         kv = logits = 0
         if train:
             act = _activation_bytes_train(arch, layout, stage, share, workload)

@@ -9,6 +9,15 @@ Two conventions, told apart by their names:
   parameter; stage 1 shards the K bytes, stage 2 the gradients too, stage 3 the parameters too,
   over N_d = P_z data-parallel ranks. Shards are rounded up to whole parameters (ZeRO pads its
   flat buffers). With fp32 weights there is no master copy and K = 8.
+* fp32 parameters under mixed precision (FSDP ``MixedPrecision(param_dtype=bf16)`` over
+  parameters loaded in fp32: verl's actor and critic, ``verl/workers/fsdp_workers.py``
+  ``torch_dtype = torch.float32 if self._is_actor``; NeMo RL's DTensor policy,
+  ``nemo_rl/models/policy/workers/dtensor_policy_worker.py`` "Always load the model in
+  float32"): the sharded parameters and their gradients are fp32 (4 + 4 bytes), Adam keeps
+  m and v (K = 8) and no master copy; the bf16 copy a unit computes with is a transient of
+  the unit (``torch/distributed/fsdp/_fully_shard/_fsdp_api.py`` ``MixedPrecisionPolicy``:
+  the sharded parameter stays in its own dtype and is cast to ``param_dtype`` for the
+  all-gather). Callers pass the stored dtype as ``weight_dtype``.
 """
 
 from __future__ import annotations
@@ -49,6 +58,26 @@ def optimizer_bytes_per_param(weight_dtype: Dtype) -> int:
     and variance only) when the weights themselves are fp32.
     """
     return 8 if weight_dtype.bytes == 4 else 12
+
+
+def states_in_words(weight_dtype: Dtype, param_dtype: Dtype | None = None) -> str:
+    """A trainer's model states and their bytes per parameter, in words: ``weight_dtype``
+    weights and gradients with Adam's fp32 master copy, or, stored in ``param_dtype``
+    (FSDP mixed precision), weights and gradients in it with a per-unit compute copy.
+
+    >>> states_in_words(Dtype.BF16, Dtype.FP32)
+    'fp32 weights and gradients (bf16 compute copy per unit), Adam m, v in fp32 (4 + 4 + 8 B/param)'
+    """
+    stored = param_dtype or weight_dtype
+    k = optimizer_bytes_per_param(stored)
+    b = stored.bytes
+    if stored == weight_dtype:
+        adam = "fp32 Adam m, v" if k == 8 else "fp32 Adam master weights, m, v"
+        return f"{stored} weights and gradients, {adam} ({b} + {b} + {k} B/param)"
+    return (
+        f"{stored} weights and gradients ({weight_dtype} compute copy per unit), Adam m, v in "
+        f"fp32 ({b} + {b} + {k} B/param)"
+    )
 
 
 @dataclass(frozen=True)

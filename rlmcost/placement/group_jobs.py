@@ -54,10 +54,17 @@ from rlmcost.placement.transfer import (
     offload_switch_time_s,
     reshard_bytes_per_device,
 )
+from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
 
 def job(g: GroupModel, task: Task) -> Job:
+    """``task`` evaluated on its group, the vision tower's work included
+    (:mod:`rlmcost.placement.vision`)."""
+    return with_vision(g, task, _job(g, task))
+
+
+def _job(g: GroupModel, task: Task) -> Job:
     inv = task.invocation
     arch = g.s.arch(task.role)
     layout = g.layouts[task.index]

@@ -13,6 +13,7 @@ buffers, :meth:`GroupMemory.rollout_buffers`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -37,6 +38,14 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
 from rlmcost.placement.inputs import engine_for
+
+
+def switches(kinds: Iterable[Kind]) -> bool:
+    """The GPUs of a group running invocations of ``kinds`` switch between generation and
+    training (a colocated RL group): the caching allocator's larger slack without expandable
+    segments (:meth:`~rlmcost.deployment.spec.Overhead.allocator_slack_for`)."""
+    kinds = set(kinds)
+    return Kind.GENERATE in kinds and Kind.TRAIN in kinds
 
 
 class GroupMemory(GroupTasks):
@@ -139,7 +148,9 @@ class GroupMemory(GroupTasks):
         elif engine is task:
             pool = own.total
             total = add(total, self.refit_extra(task, own, total))
-        slack = overhead_bytes(total.total - pool, self.gpus, dep.overhead)
+        slack = overhead_bytes(
+            total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
+        )
         return replace(total, overhead=slack)
 
     def host_bytes(self, task: Task) -> int:

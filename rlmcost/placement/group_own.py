@@ -18,14 +18,18 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
-from rlmcost.deployment.spec import LoraSpec, Offload
+from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
+from rlmcost.placement.vision import tower_activation_bytes
+from rlmcost.specs.workload import Workload
 
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 STATES = ("weights", "gradients", "optimizer")
@@ -206,31 +210,58 @@ class GroupTasks:
         if key not in self._mem:
             arch = self.s.arch(task.role)
             layout = self.layouts[task.index]
+            workload = self.workload(task)
             per_stage = memory_per_stage(
                 arch,
                 layout,
                 MODE[task.kind],
                 sequences or self.batch(task),
                 self.seq_len(task),
-                self.s.workload,
+                workload,
                 task.invocation.model_head,
             )
+            if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
+                share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+                tower = tower_activation_bytes(
+                    self.s.specs[task.role], workload, layout, share, self.seq_len(task),
+                    self.train_layout().freeze_vision_tower,
+                )  # fmt: skip
+                first = per_stage[0]
+                per_stage[0] = replace(first, activations=first.activations + tower)
             placed = [self._deployed(task, m, sequences) for m in per_stage]
             best = max(placed, key=lambda p: p.device.total)
             m = best.device
-            if task.value_head:  # d x 1 value head, replicated, 2 + 2 + 12 bytes per parameter
+            if task.value_head:  # d x 1 value head, replicated: weights, gradients, Adam's K
                 d = int(arch.d_model)
-                w = self.s.workload.weight_dtype.bytes
                 train = task.kind is Kind.TRAIN
+                stored = workload.stored_dtype if train else workload.weight_dtype
+                w, k = stored.bytes, optimizer_bytes_per_param(stored)
                 m = replace(
                     m,
                     weights=m.weights + w * d,
                     gradients=m.gradients + (w * d if train else 0),
-                    optimizer=m.optimizer + (12 * d if train else 0),
+                    optimizer=m.optimizer + (k * d if train else 0),
                 )
             self._mem[key] = m
             self._host[key] = best.host
         return self._mem[key]
+
+    def workload(self, task: Task) -> Workload:
+        """The dtypes ``task`` runs with: a training task stores its parameters and gradients
+        in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
+        precision), every other in the workload's weight dtype."""
+        wl = self.s.workload
+        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
+            return wl
+        stored = self.train_layout().param_dtype
+        return wl if stored is None else wl.model_copy(update={"param_dtype": stored})
+
+    def train_layout(self) -> TrainLayout:
+        """The group's own trainer layout, else the deployment's."""
+        own = self.s.deployment.group(self.group.name)
+        if own is not None and own.train is not None:
+            return own.train
+        return self.s.deployment.train
 
     def host(self, task: Task, sequences: int | None = None) -> int:
         """Bytes per device of the task's model states kept in host memory (offload)."""
@@ -252,7 +283,7 @@ class GroupTasks:
                 m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
             )
         if dep.lora is not None and task.role in self.s.trained_roles:
-            m = with_lora(m, self.adapters(task), layout, train, self.s.workload)
+            m = with_lora(m, self.adapters(task), layout, train, self.workload(task))
         if dep.lora is not None and self.shares_base(task):
             m = replace(m, weights=0)  # the actor's base weights, without its adapters
         offload = self.train_offload()
@@ -296,25 +327,30 @@ class GroupTasks:
 
     def host_adam_params(self, task: Task) -> int:
         """Parameters per device whose Adam step runs on the host CPU (optimizer offload):
-        the fp32 states moved off the device, 12 B per parameter (master weights, m, v)."""
+        the fp32 states moved off the device, K bytes per parameter (12: master weights, m,
+        v; 8: m and v beside fp32 parameters, :func:`~rlmcost.parallel.zero.
+        optimizer_bytes_per_param`)."""
         self.own(task)
         before = self._before_offload.get(task.index)
         if before is None or Offload.OPTIMIZER not in self.train_offload():
             return 0
-        return before.optimizer // 12
+        return before.optimizer // optimizer_bytes_per_param(self.workload(task).stored_dtype)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the
         model ``task`` trains: each moved state once to the host and once back, the
         parameter shard once per phase of the model on the group (verl loads it before and
         offloads it after the weight sync, the log-prob forward and the update:
-        ``verl/workers/fsdp_workers.py``), the optimizer states and gradients once (around
-        ``update_actor``)."""
+        ``verl/workers/fsdp_workers.py``) or as often as the framework's behaviour says
+        (``Behaviour.param_round_trips``: NeMo RL once), the optimizer states and gradients
+        once (around ``update_actor``)."""
         if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
             return 0
         m = only(self.own(task), STATES)
         offload = self.train_offload()
-        phases = sum(1 for t in self.tasks if t.role is task.role)
+        beh = behaviour(self.s.deployment.framework)
+        trips = beh.param_round_trips if beh is not None else None
+        phases = trips or sum(1 for t in self.tasks if t.role is task.role)
         return 2 * (
             (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
             + (m.gradients if Offload.GRADS_IDLE in offload else 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -79,7 +80,8 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
                 dep.overhead.communicator_bytes if g.gpus > 1 else 0
             )
             # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
-            limits.append((cap - fixed - others * (1 + dep.overhead.allocator_slack)) / cap)
+            slack = dep.overhead.allocator_slack_for(switches(x.task.kind for x in g.jobs))
+            limits.append((cap - fixed - others * (1 + slack)) / cap)
         f = int(min(limits) * 100) / 100
         if f <= 0:
             return None

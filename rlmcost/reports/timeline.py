@@ -30,12 +30,15 @@ Per group (:func:`memory_timeline`), in order:
   peak_memory_bytes_per_device`).
 
 Views of each entry, exact ints, bytes per device in the dtypes of the run's workload
-(weights in the weight dtype, Adam states fp32, activations in the activation dtype):
+(weights in the weight dtype or a trainer's stored ``param_dtype``, Adam states fp32,
+activations in the activation dtype):
 
 * ``allocated``: the tensors (``torch.cuda.memory_allocated``): every term but ``overhead``;
 * ``reserved``: what PyTorch's caching allocator holds (``torch.cuda.memory_reserved``):
   allocated x (1 + allocator slack), the slack of the deployment's
-  :class:`~rlmcost.deployment.spec.Overhead` applied to all but an engine's preallocated
+  :class:`~rlmcost.deployment.spec.Overhead` for the group (larger where its GPUs switch
+  between generation and training, unless expandable segments are on: ``Overhead.
+  allocator_slack_for``) applied to all but an engine's preallocated
   pool (:func:`rlmcost.deployment.terms.overhead_bytes`, as
   :meth:`rlmcost.placement.group_memory.GroupMemory.with_residents` applies it);
 * ``device``: what ``nvidia-smi`` shows: reserved + the CUDA context + the communicator
@@ -56,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.algorithms.kinds import Kind, Stage
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.group_memory import switches
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -144,15 +148,18 @@ def _fixed_bytes(deployment: Deployment, gpus: int) -> int:
 
 
 def _at_rest(
-    phase: str, what: str, memory: MemoryBreakdown, pool: int, gpus: int, deployment: Deployment
-) -> Entry:
+    phase: str, what: str, memory: MemoryBreakdown, pool: int, g: GroupEstimate,
+    deployment: Deployment,
+) -> Entry:  # fmt: skip
     """An entry between phases: ``memory``'s terms, the allocator's slack on all but the
-    engine's preallocated ``pool``, and the fixed per-process bytes."""
+    engine's preallocated ``pool`` (the group's, as its phases have it), and the fixed
+    per-process bytes."""
     if deployment.ideal:
         return Entry(phase, what, memory, memory.total, memory.total)
-    overhead = overhead_bytes(memory.total - pool, gpus, deployment.overhead)
+    moves = switches(j.task.kind for j in g.jobs)
+    overhead = overhead_bytes(memory.total - pool, g.gpus, deployment.overhead, moves)
     device = memory.total + overhead
-    return Entry(phase, what, memory, device - _fixed_bytes(deployment, gpus), device)
+    return Entry(phase, what, memory, device - _fixed_bytes(deployment, g.gpus), device)
 
 
 def _sum(parts: list[MemoryBreakdown]) -> MemoryBreakdown:
@@ -216,13 +223,13 @@ def group_timeline(
     adam = update.memory.optimizer if update is not None else 0
     roles = ", ".join(str(r) for r in g.resident)
     entries = [
-        _at_rest(INIT, f"weights, gradient buffers: {roles}", init_mem, pool, g.gpus, deployment),
+        _at_rest(INIT, f"weights, gradient buffers: {roles}", init_mem, pool, g, deployment),
         _at_rest(
             FIRST_STEP,
             f"+ Adam states at {update.task.label()}" if update else "no optimizer here",
             replace(init_mem, optimizer=adam),
             pool,
-            g.gpus,
+            g,
             deployment,
         ),
     ]

@@ -21,10 +21,12 @@ _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
                "oversample": "--oversample", "prm_steps": "--prm-steps",
                "judge_len": "--judge-len"}  # fmt: skip
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
-                   "response_len": "-T", "length_dist": "--length-dist"}  # fmt: skip
+                   "response_len": "-T", "length_dist": "--length-dist",
+                   "image_tokens": "--image-tokens"}  # fmt: skip
 _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
-                "max_tokens_per_gpu": "--max-tokens-per-gpu"}  # fmt: skip
+                "max_tokens_per_gpu": "--max-tokens-per-gpu",
+                "param_dtype": "--param-dtype"}  # fmt: skip
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs"}  # fmt: skip
@@ -105,7 +107,9 @@ def _deployment_flags(run: Run) -> list[str]:
         if fwd.max_tokens_per_gpu is not None:
             words += ["--forward-max-tokens-per-gpu", str(fwd.max_tokens_per_gpu)]
         fwd = None
-    if fwd is not None or d.overhead != Overhead() or any(
+    expandable = d.overhead.expandable_segments
+    if fwd is not None or d.overhead.model_copy(update={"expandable_segments": False}) != \
+            Overhead() or any(
         g.train or g.forward or g.engine for g in d.groups
     ):
         raise SpecError("per-group layouts, forward layouts and overheads have no flags; "
@@ -117,9 +121,13 @@ def _deployment_flags(run: Run) -> list[str]:
             words += [flag, str(value)]
     if t.sp:
         words.append("--sp")
+    if t.freeze_vision_tower:
+        words.append("--freeze-vision-tower")
     words.append("--packing" if t.packing else "--no-packing")
-    if t.offload:
+    if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
         words += ["--offload", ",".join(str(o) for o in t.offload)]
+    if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
+        words.append("--expandable-segments" if expandable else "--no-expandable-segments")
     if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
         raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
     e, e0 = d.engine, EngineSpec()
@@ -148,3 +156,13 @@ def _deployment_flags(run: Run) -> list[str]:
             + (f"[{g.settings}]" if g.settings else "") for g in d.groups
         )]  # fmt: skip
     return words
+
+
+def _preset_sets(framework: str | None, field: str) -> bool:
+    """The framework's preset sets ``field`` (a dotted Deployment field) to a true value, so a
+    Run that differs from it states its own value."""
+    from rlmcost.frameworks.presets import get_preset
+
+    if framework is None:
+        return False
+    return any(d.field == field and d.value for d in get_preset(framework).defaults)

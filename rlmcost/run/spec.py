@@ -131,6 +131,10 @@ class WorkloadSpec(BaseModel):
     length_dist: str | None = Field(
         default=None, description="fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX], file:PATH"
     )
+    image_tokens: int | None = Field(
+        default=None, ge=0, description="tokens of one image per prompt, part of S (a "
+        "vision-language model; None = 0, text only)",
+    )
     weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
     activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
     kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")

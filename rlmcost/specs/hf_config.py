@@ -25,7 +25,12 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
-from rlmcost.specs.hf_vision import vision_note, vision_params, vision_shape
+from rlmcost.specs.hf_vision import (
+    vision_flops_per_patch,
+    vision_note,
+    vision_params,
+    vision_shape,
+)
 from rlmcost.specs.hf_window import window_fields, window_note
 from rlmcost.specs.model import ModelSpec
 from rlmcost.specs.validation import build
@@ -350,7 +355,18 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
                 f"{path}: vision_config output width {shape['d_out']} differs from the "
                 f"language model's hidden_size {fields['d_model']}; mend one of them"
             )
-        fields.update(encoder_params=encoder_params)
+        fields.update(
+            encoder_params=encoder_params,
+            encoder_flops_per_patch=vision_flops_per_patch(shape),
+            encoder_patches_per_token=shape["m"] ** 2,
+            encoder_width=shape["d_v"],
+            encoder_heads=shape["heads"],
+            encoder_ffn_width=shape["width"],
+            encoder_ffn_gated=bool(shape["gated"]),
+            encoder_layers=shape["depth"],
+            encoder_full_attention_layers=shape["full"],
+            encoder_window_patches=shape["window"],
+        )
         mt = vl
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes)
     return build(ModelSpec, fields, f"{path}")

@@ -34,10 +34,12 @@ VISION_DEFAULTS: dict[str, dict[str, Any]] = {
                      in_channels=3, patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
     "qwen2_5_vl": dict(depth=32, hidden_size=3584, intermediate_size=3420, num_heads=16,
                        in_channels=3, patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
-                       out_hidden_size=3584),
+                       out_hidden_size=3584, window_size=112,
+                       fullatt_block_indexes=[7, 15, 23, 31]),
 }  # fmt: skip
 _KEYS = ("depth", "embed_dim", "hidden_size", "intermediate_size", "num_heads", "in_channels",
-         "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size")  # fmt: skip
+         "patch_size", "spatial_merge_size", "temporal_patch_size", "out_hidden_size",
+         "window_size")  # fmt: skip
 
 
 def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
@@ -61,16 +63,36 @@ def vision_shape(cfg: dict[str, Any], mt: str, path: str) -> dict[str, int]:
     if mt == "qwen2_vl":
         d_v, d_out, gated = vc["embed_dim"], vc["hidden_size"], False
         width = vc["mlp_ratio"] * d_v
+        full, window = vc["depth"], 0  # every block attends over the whole image
     else:
         d_v, d_out, gated = vc["hidden_size"], vc["out_hidden_size"], True
         width = vc["intermediate_size"]
+        full, window = _windows(vc, path)
     if d_v % vc["num_heads"]:
         raise SpecError(
             f"{path}: vision_config.num_heads={vc['num_heads']} must divide the vision width {d_v}"
         )
     return dict(d_v=d_v, d_out=d_out, depth=vc["depth"], width=width, heads=vc["num_heads"],
                 c=vc["in_channels"], t=vc["temporal_patch_size"], p=vc["patch_size"],
-                m=vc["spatial_merge_size"], gated=int(gated))  # fmt: skip
+                m=vc["spatial_merge_size"], gated=int(gated), full=full,
+                window=window)  # fmt: skip
+
+
+def _windows(vc: dict[str, Any], path: str) -> tuple[int, int]:
+    """(blocks with full attention, patches per attention window) of a Qwen2.5-VL tower:
+    ``fullatt_block_indexes`` attend over the whole image, the others within windows of
+    ``window_size // spatial_merge_size // patch_size`` merged tokens a side, m^2 patches
+    each (transformers ``Qwen2_5_VisionTransformerPretrainedModel.get_window_index``)."""
+    idx = vc["fullatt_block_indexes"]
+    if not isinstance(idx, list) or not all(isinstance(i, int) and i >= 0 for i in idx):
+        raise SpecError(f"{path}: vision_config.fullatt_block_indexes={idx!r} must be a list of "
+                        "block indexes (non-negative integers)")  # fmt: skip
+    side = vc["window_size"] // vc["spatial_merge_size"] // vc["patch_size"]
+    if side < 1:
+        raise SpecError(f"{path}: vision_config.window_size={vc['window_size']} is below one "
+                        "merged token (spatial_merge_size x patch_size); raise it")  # fmt: skip
+    full = len({i for i in idx if i < vc["depth"]})
+    return full, (side * vc["spatial_merge_size"]) ** 2
 
 
 def vision_params(s: dict[str, int]) -> int:
@@ -94,12 +116,32 @@ def vision_flops_per_patch(s: dict[str, int]) -> int:
     return 2 * (s["c"] * s["t"] * s["p"] ** 2 * d + s["depth"] * (4 * d * d + mlp) + merger)
 
 
+def vision_forward_flops(
+    flops_per_patch: int, patches_per_token: int, width: int, depth: int, full_layers: int,
+    window_patches: int, image_tokens: int,
+) -> int:  # fmt: skip
+    """Forward FLOPs of the tower over one image of ``image_tokens`` tokens (n = tokens x m^2
+    patches): the matmuls (:func:`vision_flops_per_patch` per patch) and the attention scores,
+    QK^T and AV at 2 n_w^2 d_v FLOPs each per block over each attention span: the whole image
+    in ``full_layers`` blocks, windows of at most ``window_patches`` in the others (0: every
+    block full). The window sum takes every window full, n x min(n, W): exact when the image's
+    merged grid is a whole number of windows a side, an upper bound otherwise.
+
+    >>> vision_forward_flops(100, 4, 8, 2, 1, 16, 8)  # 32 patches: 3,200 + 4 x 8 x 32 x 48
+    52352
+    """
+    n = image_tokens * patches_per_token
+    windowed = depth - full_layers
+    span = min(n, window_patches) if window_patches else n
+    return n * flops_per_patch + 4 * width * n * (full_layers * n + windowed * span)
+
+
 def vision_note(s: dict[str, int]) -> str:
     """What the costs leave out of the tower (its FLOPs, per patch, for image tokens)."""
     m2 = s["m"] ** 2
     per_token = m2 * vision_flops_per_patch(s)
     return (
         f"the vision tower's {vision_params(s):,} parameters are counted in the weights; its "
-        f"FLOPs are not in the text-token costs (forward matmuls: {per_token:,} per image token "
-        f"of {m2} patches, attention scores aside)"
+        f"FLOPs ({per_token:,} of forward matmuls per image token of {m2} patches, plus "
+        "attention scores) count for --image-tokens"
     )

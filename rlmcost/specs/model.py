@@ -90,6 +90,38 @@ class ModelSpec(BaseModel):
         description="parameters outside the decoder that text tokens do not pass through "
         "(the vision tower of Qwen2-VL / Qwen2.5-VL); counted in |M|, not in token FLOPs",
     )
+    encoder_flops_per_patch: int = Field(
+        default=0, ge=0, description="the vision tower's forward matmul FLOPs per patch "
+        "(rlmcost.specs.hf_vision); 0 = no tower",
+    )
+    encoder_patches_per_token: int = Field(
+        default=0, ge=0, description="patches merged into one image token (m^2)"
+    )
+    encoder_width: int = Field(default=0, ge=0, description="the vision tower's width d_v")
+    encoder_heads: int = Field(default=0, ge=0, description="the vision tower's heads")
+    encoder_ffn_width: int = Field(default=0, ge=0, description="the vision MLP's inner width")
+    encoder_ffn_gated: bool = Field(default=False, description="gated vision MLP (Qwen2.5-VL)")
+    encoder_layers: int = Field(default=0, ge=0, description="the vision tower's blocks")
+    encoder_full_attention_layers: int = Field(
+        default=0, ge=0, description="vision blocks attending over the whole image"
+    )
+    encoder_window_patches: int = Field(
+        default=0, ge=0, description="patches per attention window of the other vision "
+        "blocks (Qwen2.5-VL); 0 = every block full",
+    )
+
+    def encoder_forward_flops(self, image_tokens: int) -> int:
+        """The vision tower's forward FLOPs over one image of ``image_tokens`` tokens
+        (:func:`rlmcost.specs.hf_vision.vision_forward_flops`); 0 without a tower."""
+        from rlmcost.specs.hf_vision import vision_forward_flops
+
+        if not image_tokens:
+            return 0
+        return vision_forward_flops(
+            self.encoder_flops_per_patch, self.encoder_patches_per_token, self.encoder_width,
+            self.encoder_layers, self.encoder_full_attention_layers,
+            self.encoder_window_patches, image_tokens,
+        )  # fmt: skip
 
     attn_output_gate: bool = Field(
         default=False, description="q_proj also yields a sigmoid output gate (Qwen3-Next)"
@@ -258,6 +290,14 @@ class ModelSpec(BaseModel):
         from rlmcost.arch import Arch  # the symbolic core loads sympy; numeric queries skip it
 
         fields = self.model_dump(
-            exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes"}
-        )
+            exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes",
+                     *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
+        )  # fmt: skip
         return Arch(**fields)
+
+
+VISION_FIELDS = ("encoder_flops_per_patch", "encoder_patches_per_token", "encoder_width",
+                 "encoder_heads", "encoder_ffn_width", "encoder_ffn_gated", "encoder_layers",
+                 "encoder_full_attention_layers", "encoder_window_patches")
+"""The vision tower's shape fields, read by :meth:`ModelSpec.encoder_forward_flops`, not by
+the decoder's :class:`~rlmcost.arch.Arch`."""

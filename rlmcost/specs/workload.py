@@ -16,11 +16,32 @@ class Workload(BaseModel):
     samples_per_prompt: int = Field(default=1, gt=0, description="K, responses per prompt")
     prompt_len: int = Field(default=1024, gt=0, description="S, prompt tokens")
     response_len: int = Field(default=1024, gt=0, description="T, response tokens")
+    image_tokens: int = Field(
+        default=0, ge=0, description="tokens of one image in each prompt (part of S), which a "
+        "vision-language model's tower encodes; 0 = text only",
+    )
     weight_dtype: Dtype = Field(default=Dtype.BF16, description="weights and gradients")
     activation_dtype: Dtype = Field(default=Dtype.BF16, description="activations")
     kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")
     logits_dtype: Dtype = Field(default=Dtype.FP32, description="logits for log-probs")
     compute_dtype: Dtype = Field(default=Dtype.BF16, description="GEMM dtype for peak FLOP/s")
+    param_dtype: Dtype | None = Field(
+        default=None,
+        description="what a trainer stores its parameters and gradients in (None: "
+        "weight_dtype); fp32 under FSDP mixed precision, weight_dtype the compute copy",
+    )
+
+    @property
+    def stored_dtype(self) -> Dtype:
+        """The dtype of a trainer's resident parameters and gradients: ``param_dtype``, else
+        ``weight_dtype``."""
+        return self.param_dtype or self.weight_dtype
+
+    @property
+    def mixed_storage(self) -> bool:
+        """Parameters stored in a wider dtype than they compute in (FSDP ``MixedPrecision``
+        with fp32 parameters and ``param_dtype=bf16``): each unit is cast per use."""
+        return self.stored_dtype != self.weight_dtype
 
     @property
     def sequences(self) -> int:
