@@ -41,6 +41,7 @@ class Runner:
     """Evaluates ``fn`` over items in this process (the base class)."""
 
     name = "local process"
+    workers = 1  # evaluations at once
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             progress: Progress | None = None) -> list[Any]:  # fmt: skip
@@ -82,6 +83,7 @@ class DaskRunner(Runner):
                     f"cannot reach the Dask scheduler at {address} ({exc}); check --cluster"
                 ) from None
             self.name = f"Dask cluster {address}"
+            self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
         else:
             n = workers or 1
             self._cluster = LocalCluster(
@@ -89,6 +91,7 @@ class DaskRunner(Runner):
             )
             self.client = Client(self._cluster)
             self.name = f"local Dask cluster, {n} worker(s)"
+            self.workers = n
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             progress: Progress | None = None) -> list[Any]:  # fmt: skip

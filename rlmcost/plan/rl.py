@@ -43,6 +43,7 @@ from rlmcost.plan.rl_candidates import (
     lower_bounds,
     space_families,
 )
+from rlmcost.plan.rl_search import branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 
 if TYPE_CHECKING:
@@ -135,7 +136,9 @@ def plan_rl(
     docstring): its algorithm, models, workload and hardware fixed; its deployment and GPUs
     searched over ``space``. ``min_gpus``: stop at the smallest GPU count with any fitting
     deployment (the rows are that count's). ``compute``: where the evaluations run
-    (:class:`~rlmcost.plan.distributed.Compute`; default this process).
+    (:class:`~rlmcost.plan.distributed.Compute`; default this process). Ctrl-C (a
+    KeyboardInterrupt) during the evaluations ends the search with the rows found so far and
+    a note that says so.
 
     >>> from rlmcost.run import Run
     >>> base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
@@ -158,33 +161,43 @@ def plan_rl(
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
     with compute.runner() as run:
         name = run.name
-        for g in counts_gpus:
-            ph = _search_count(base, space, g, run, compute.progress, first_fit=min_gpus)
-            for k in ("enumerated", "valid", "pruned", "evaluated", "fitting"):
-                setattr(total, k, getattr(total, k) + getattr(ph.counts, k))
-            rows += ph.rows
-            failures.update(ph.failures)
-            if min_gpus and ph.rows:
-                break
+        if min_gpus:
+            for g in counts_gpus:
+                ph = _search_count(base, space, g, run, compute.progress, first_fit=True)
+                _add(total, ph.counts)
+                rows += ph.rows
+                failures.update(ph.failures)
+                if ph.rows:
+                    break
+        else:
+            found = branch_and_bound(base, space, counts_gpus, run, obj, top, compute.progress)
+            total, rows, failures, notes = found.counts, found.rows, found.failures, found.notes
     if total.valid == 0:
         raise SpecError(
             f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
             f"{counts_gpus[-1]} GPU(s): every count is below one trainer replica (tp*pp) plus "
             "one engine replica; raise --gpus"
         )
-    notes = [
+    skipped = (f"{total.bounded} skipped by the time lower bound, "
+               if not min_gpus else "")  # fmt: skip
+    notes.insert(0,
         f"{total.enumerated} candidates enumerated, {total.valid} valid, {total.pruned} "
-        f"pruned by the memory lower bound, {total.evaluated} evaluated exactly, "
+        f"pruned by the memory lower bound, {skipped}{total.evaluated} evaluated exactly, "
         f"{total.fitting} fit ({time.perf_counter() - start:.1f} s, {name})"
-    ]
+    )  # fmt: skip
     if min_gpus:
         notes.append(
             f"smallest GPU count with a fitting deployment: {rows[0]['gpus']}" if rows
             else f"nothing fits on up to {counts_gpus[-1]} GPUs; raise --gpus"
         )  # fmt: skip
-    ranked = rank(rows, obj)
+    ranked, merged = collapse(rank(rows, obj))
+    if merged:
+        notes.append(f"{merged} row(s) that differ from a listed one only in the engine's TP, "
+                     "with the same predicted time, are merged into it (the leaner engine "
+                     "TP is kept)")  # fmt: skip
     return PlanResult(
         query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl"},
         objective=obj,
@@ -197,6 +210,11 @@ def plan_rl(
         runner=name,
         base=base,
     )
+
+
+def _add(total: Counts, c: Counts) -> None:
+    for k in ("enumerated", "valid", "pruned", "bounded", "evaluated", "fitting"):
+        setattr(total, k, getattr(total, k) + getattr(c, k))
 
 
 def query_fields(base: Run) -> dict[str, Any]:

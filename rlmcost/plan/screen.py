@@ -1,0 +1,227 @@
+"""The RL planner's screen: a memory and a time lower bound for every candidate at once.
+
+:func:`screen` takes the candidates of a query as numpy arrays (one entry per candidate:
+GPUs, the actor's training group, the engines' group, the family's kind, tp/pp/cp/sp, ZeRO,
+checkpointing, micro-batch, offload, engine TP) and the query's constants (:class:`Query`)
+and returns, per candidate, bytes per device and seconds per iteration that the exact
+evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never goes below:
+
+* memory: the trainer's model states (weights, gradients, and the optimizer unless
+  offloaded, sharded over the most data-parallel replicas its group can have) plus the
+  activations of one sequence per replica, from the compiled training-step sweep
+  (:func:`rlmcost.compiled.sweep_train_steps`), and one engine shard's weights; every
+  evaluation holds at least the larger of the two on some device;
+* time: a roofline over the iteration's work W (the project's exact FLOP count of
+  generation, assessment and training, :attr:`PlacementEstimate.work_flops`, which no
+  layout of one family changes — ``ac-shared`` shares the actor's trunk with the critic and
+  so does less; :func:`query` reads it from one exact evaluation), at the dense datasheet
+  peak of the compute dtype, and the decode steps' weight reads at HBM bandwidth, composed
+  as the schedule composes the groups (:mod:`rlmcost.placement.iteration`: inside a group
+  one task after another, a synchronous loop waits for generation before training, an
+  asynchronous one takes the busiest group per iteration):
+
+  - every family: W / (GPUs x peak) (the iteration's MFU is at most 1);
+  - the decode: (T_max - 1) steps, each reading one TP shard of the engine's weights per
+    device, |M| x bytes / (engine TP x HBM bandwidth) (:class:`rlmcost.placement.rollout.
+    DecodeCost`; T_max is at least the median response of the length distribution; MoE
+    models, whose steps may read only the routed experts, take 0 here);
+  - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
+    trains);
+  - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak);
+  - engines apart, asynchronous (``async-*``): the largest of decode, W_gen / (R x peak) and
+    W_train / ((GPUs - R) x peak) (the period is at least each group's busy time);
+  - the Table IX configurations (their split is the evaluation's): the first two only.
+
+``tests/test_plan_screen.py`` checks both bounds against the exact evaluation on random
+candidates (hypothesis). Numbers are float64 (bytes exact below 2^53); the throughput of the
+screen is printed by ``benchmarks/bench_plan.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from rlmcost.run.spec import Run
+
+ONE, APART, APART_STALE, OTHER = 0, 1, 2, 3
+"""The family kinds of the time bound (module docstring): one group; engines on R GPUs of
+their own, synchronous or asynchronous; a Table IX configuration (split unknown)."""
+
+FIELDS = ("gpus", "train_gpus", "rollout_gpus", "kind", "tp", "pp", "cp", "sp", "zero", "ckpt",
+          "micro_batch", "offload", "rollout_tp", "own")  # fmt: skip
+"""The arrays :func:`screen` reads (``zero``/``ckpt``: enum codes, ``compiled.sweep.codes``;
+``own``: a group with a layout of its own, which the memory bound leaves alone)."""
+
+MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "engine weights")
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the screen holds fixed for one base Run (float64-safe numbers).
+
+    ``work``, ``work_gen``, ``work_train``: FLOPs of the iteration, of its generation and
+    training stages (FLOP = one add or one multiply, the project's exact count);
+    ``decode_steps``: sequential decode steps at least (T_max - 1); ``engine_weight_bytes``:
+    the engine's weights, |M| x the weight dtype's bytes; ``decode_weight_bytes``: what a
+    decode step reads of them at least (the same; 0 for MoE, module docstring);
+    ``tokens``: prompt + response tokens trained per iteration (the throughput objective);
+    ``sequences``: the most sequences one generation invocation samples (B K for most
+    algorithms; the engine replica rule, :func:`rejected`)."""
+
+    arch: Any  # ArchNumbers of the actor
+    hardware: Any  # HardwareSpec
+    dtypes: Any  # the workload with the base Run's dtypes
+    seq_len: int  # prompt + the least longest response
+    ep: int
+    etp: int | None
+    lora: bool
+    work: float
+    work_gen: float
+    work_train: float
+    decode_steps: int
+    engine_weight_bytes: float
+    decode_weight_bytes: float
+    tokens: int
+    sequences: int  # the most sequences a generation invocation samples (0: not known)
+
+    @property
+    def peak(self) -> float:
+        """Dense datasheet peak of the compute dtype, FLOP/s per device."""
+        return float(self.hardware.peak(self.dtypes.compute_dtype))
+
+    @property
+    def hbm_bandwidth(self) -> float:
+        return float(self.hardware.hbm_bandwidth_bytes_per_s)
+
+
+@dataclass
+class Screen:
+    """Per candidate: the memory bound (bytes per device), its largest term's index into
+    :data:`MEMORY_TERMS` and bytes, and the time bound (seconds per iteration)."""
+
+    memory: np.ndarray
+    term: np.ndarray
+    term_bytes: np.ndarray
+    time: np.ndarray
+
+
+def query(base: Run, estimate: Any | None = None) -> Query:
+    """The screen's constants of ``base``; the work terms from ``estimate``, an exact
+    evaluation of any deployment of ``base`` (none: work 0, the time bound then only reads
+    the decode)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.kinds import Stage
+    from rlmcost.compiled import arch_numbers
+    from rlmcost.deployment.resolve import resolve_workload
+    from rlmcost.evaluation.deployment import spec_params
+    from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.plan.rl_candidates import actor_spec
+    from rlmcost.specs import get_hardware
+
+    spec = actor_spec(base)
+    alg = get_algorithm(base.algorithm.name)
+    w, t = base.workload, base.deployment.train
+    wl = resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len,
+                          w.response_len)  # fmt: skip
+    dtypes = wl.model_copy(update=w.dtypes())
+    a = arch_numbers(spec)
+    # the longest of n >= 1 responses is at least the distribution's median (n = 1)
+    longest = parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
+    stages = estimate.stages if estimate is not None else {}
+
+    def work(stage: Any = None) -> float:
+        if estimate is None:
+            return 0.0
+        if stage is None:
+            return float(estimate.work_flops)
+        return float(stages[stage].work_flops) if stage in stages else 0.0
+
+    generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
+    engine = float(spec_params(spec) * dtypes.weight_dtype.bytes)
+    return Query(
+        arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
+        seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,
+        lora=base.deployment.lora is not None, work=work(), work_gen=work(Stage.GENERATION),
+        work_train=work(Stage.TRAINING), decode_steps=max(0, longest - 1) if generates else 0,
+        engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
+        tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
+        sequences=_sequences(estimate),
+    )  # fmt: skip
+
+
+def _sequences(estimate: Any) -> int:
+    """The most sequences a generation job of ``estimate`` samples (0: none or no estimate)."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.placement.inputs import count_of, frozen_values
+
+    if estimate is None:
+        return 0
+    values = frozen_values(estimate.values, keep_t=True)
+    return max((int(count_of(j.task.invocation.sequences, values)) for g in estimate.groups
+                for j in g.jobs if j.task.kind is Kind.GENERATE), default=0)  # fmt: skip
+
+
+def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
+    """Candidates the evaluation rejects: more engine replicas (the engines' GPUs over the
+    engine TP: all GPUs in one group, R apart) than the sequences to sample
+    (``placement/group_jobs.py`` ``_generate``: "N sequences cannot feed the M generation
+    replicas"). The Table IX configurations, sized by the evaluation, are left alone."""
+    import numpy as np
+
+    if not q.sequences:
+        return np.zeros(c["gpus"].shape, dtype=bool)
+    engines = np.where(c["kind"] == ONE, c["gpus"], c["rollout_gpus"])
+    replicas = engines // c["rollout_tp"]
+    return (c["kind"] != OTHER) & (replicas > q.sequences)
+
+
+def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
+    """Both bounds of every candidate of ``c`` (arrays named by :data:`FIELDS`)."""
+    import numpy as np
+
+    from rlmcost.compiled import sweep_train_steps
+
+    f64 = np.float64
+    gpus = c["gpus"].astype(f64)
+    train_gpus = c["train_gpus"].astype(f64)
+    tp, pp, cp = c["tp"].astype(f64), c["pp"].astype(f64), c["cp"].astype(f64)
+    etp = c["rollout_tp"].astype(f64)
+    dp = train_gpus / (tp * pp * cp)  # the most replicas (EP folded in)
+    s = sweep_train_steps(q.arch, q.hardware, sequences=dp, seq_len=q.seq_len, dp=dp, tp=tp,
+                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=c["sp"], zero=c["zero"],
+                          ckpt=c["ckpt"], micro_batch=c["micro_batch"],
+                          workload=q.dtypes)  # fmt: skip
+    weights, activations = s.weights, s.activations
+    gradients = s.gradients * (not q.lora)
+    optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer)
+    trainer = weights + gradients + optimizer + activations
+    engine = q.engine_weight_bytes / etp  # one engine shard's weights
+    stack = np.stack([np.broadcast_to(x, gpus.shape) for x in
+                      (weights, gradients, optimizer, activations, engine)])  # fmt: skip
+    which = np.argmax(stack, axis=0)
+    memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
+    return Screen(memory, which, np.take_along_axis(stack, which[None], 0)[0],
+                  time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64), etp))
+
+
+def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
+               etp: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Seconds per iteration no evaluation goes below (module docstring), per candidate."""
+    import numpy as np
+
+    peak = q.peak
+    everything = q.work / (gpus * peak)
+    decode = q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    trainers = np.maximum(gpus - rollout, 1.0)
+    apart_train = q.work_train / (trainers * peak)
+    one = decode + q.work_train / (gpus * peak)
+    sync = decode + apart_train
+    stale = np.maximum(np.maximum(decode, q.work_gen / (np.maximum(rollout, 1.0) * peak)),
+                       apart_train)  # fmt: skip
+    other = decode
+    by_kind = np.choose(np.asarray(kind, dtype=np.int64), [one, sync, stale, other])
+    return np.maximum(everything, by_kind)
