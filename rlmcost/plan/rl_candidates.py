@@ -227,7 +227,8 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     from rlmcost.plan.screen import MEMORY_TERMS, query, screen
 
     s = screen(query(base), candidate_arrays(cands))
-    return s.memory, np.array(MEMORY_TERMS)[s.term], s.term_bytes
+    term, term_bytes = s.binding(slice(None))
+    return s.memory, np.array(MEMORY_TERMS)[term], term_bytes
 
 
 def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:

@@ -109,13 +109,15 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     s = screen(query(base), arrays)
     keep = s.memory <= hbm
     counts.pruned = int((~keep).sum())
-    for i in np.flatnonzero(~keep):
+    out = np.flatnonzero(~keep)
+    term, term_bytes = s.binding(out)
+    for i, t, tb in zip(out, term, term_bytes, strict=True):
         f = found.failures.setdefault(cands[i].key, {"family": cands[i].key,
                                                      "least_bytes": np.inf})  # fmt: skip
         if s.memory[i] < f["least_bytes"]:
             f.update(least_bytes=float(s.memory[i]),
-                     binding_term=f"{MEMORY_TERMS[s.term[i]]} (lower bound)",
-                     binding_term_bytes=float(s.term_bytes[i]), hbm_bytes=hbm)  # fmt: skip
+                     binding_term=f"{MEMORY_TERMS[t]} (lower bound)",
+                     binding_term_bytes=float(tb), hbm_bytes=hbm)  # fmt: skip
     todo = np.flatnonzero(keep)
     if not len(todo):
         return found

@@ -24,7 +24,10 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
   - the decode: (T_max - 1) steps, each reading one TP shard of the engine's weights per
     device, |M| x bytes / (engine TP x HBM bandwidth) (:class:`rlmcost.placement.rollout.
     DecodeCost`; T_max is at least the median response of the length distribution; MoE
-    models, whose steps may read only the routed experts, take 0 here);
+    models, whose steps may read only the routed experts, take 0 here), plus the Ray
+    controller's seconds that the generating group spends beside it (:attr:`Query.
+    controller_s`; every unit's prediction is at least its bound, and a group runs its
+    units one after another);
   - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
     trains);
   - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak);
@@ -70,7 +73,11 @@ class Query:
     decode step reads of them at least (the same; 0 for MoE, module docstring);
     ``tokens``: prompt + response tokens trained per iteration (the throughput objective);
     ``sequences``: the most sequences one generation invocation samples (B K for most
-    algorithms; the engine replica rule, :func:`rejected`)."""
+    algorithms; the engine replica rule, :func:`rejected`); ``controller_s``: the
+    predicted seconds of the Ray single-controller frameworks' per-iteration overhead
+    (``perf/refit.py`` ``controller_s``), which the evaluation schedules on the group that
+    generates, beside the generation (``placement/group_jobs.py``; 0 for other
+    frameworks)."""
 
     arch: Any  # ArchNumbers of the actor
     hardware: Any  # HardwareSpec
@@ -87,6 +94,7 @@ class Query:
     decode_weight_bytes: float
     tokens: int
     sequences: int  # the most sequences a generation invocation samples (0: not known)
+    controller_s: float  # the Ray controller's predicted seconds on the generating group
 
     @property
     def peak(self) -> float:
@@ -100,13 +108,21 @@ class Query:
 
 @dataclass
 class Screen:
-    """Per candidate: the memory bound (bytes per device), its largest term's index into
-    :data:`MEMORY_TERMS` and bytes, and the time bound (seconds per iteration)."""
+    """Per candidate: the memory bound (bytes per device) and the time bound (seconds per
+    iteration); :meth:`binding` names the memory bound's largest term where asked."""
 
     memory: np.ndarray
-    term: np.ndarray
-    term_bytes: np.ndarray
+    parts: tuple[np.ndarray, ...]  # the terms of MEMORY_TERMS, per candidate
     time: np.ndarray
+
+    def binding(self, index: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The largest memory term (its index into :data:`MEMORY_TERMS`) and its bytes, for
+        the candidates at ``index``."""
+        import numpy as np
+
+        stack = np.stack([np.broadcast_to(p, self.memory.shape)[index] for p in self.parts])
+        which = np.argmax(stack, axis=0)
+        return which, np.take_along_axis(stack, which[None], 0)[0]
 
 
 def query(base: Run, estimate: Any | None = None) -> Query:
@@ -150,6 +166,8 @@ def query(base: Run, estimate: Any | None = None) -> Query:
         engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
         sequences=_sequences(estimate),
+        controller_s=sum(t.predicted for g in (estimate.groups if estimate else ())
+                         for t in g.transfers if t.kind == "controller"),
     )  # fmt: skip
 
 
@@ -182,30 +200,38 @@ def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
 def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     """Both bounds of every candidate of ``c`` (arrays named by :data:`FIELDS`)."""
     import numpy as np
+    import pandas as pd
 
     from rlmcost.compiled import sweep_train_steps
 
     f64 = np.float64
     gpus = c["gpus"].astype(f64)
-    train_gpus = c["train_gpus"].astype(f64)
-    tp, pp, cp = c["tp"].astype(f64), c["pp"].astype(f64), c["cp"].astype(f64)
     etp = c["rollout_tp"].astype(f64)
-    dp = train_gpus / (tp * pp * cp)  # the most replicas (EP folded in)
+    # the trainer's terms depend on its layout alone: sweep each distinct layout once
+    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch")
+    key = np.zeros(gpus.shape, dtype=np.int64)
+    for name, bits in zip(layout, (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
+        key = (key << bits) | c[name].astype(np.int64)
+    back, uniq = pd.factorize(key.ravel())  # hashing: one pass, no sort
+    first = np.empty(len(uniq), dtype=np.int64)
+    first[back] = np.arange(key.size)  # a candidate of each layout (all alike)
+    u = {name: c[name].ravel()[first] for name in layout}
+    tp, pp, cp = u["tp"].astype(f64), u["pp"].astype(f64), u["cp"].astype(f64)
+    dp = u["train_gpus"].astype(f64) / (tp * pp * cp)  # the most replicas (EP folded in)
     s = sweep_train_steps(q.arch, q.hardware, sequences=dp, seq_len=q.seq_len, dp=dp, tp=tp,
-                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=c["sp"], zero=c["zero"],
-                          ckpt=c["ckpt"], micro_batch=c["micro_batch"],
+                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
+                          ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
-    weights, activations = s.weights, s.activations
-    gradients = s.gradients * (not q.lora)
-    optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer)
+    back = back.reshape(gpus.shape)
+    weights, activations = s.weights[back], s.activations[back]
+    gradients = s.gradients[back] * (not q.lora)
+    optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer[back])
     trainer = weights + gradients + optimizer + activations
     engine = q.engine_weight_bytes / etp  # one engine shard's weights
-    stack = np.stack([np.broadcast_to(x, gpus.shape) for x in
-                      (weights, gradients, optimizer, activations, engine)])  # fmt: skip
-    which = np.argmax(stack, axis=0)
     memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
-    return Screen(memory, which, np.take_along_axis(stack, which[None], 0)[0],
-                  time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64), etp))
+    parts = (weights, gradients, optimizer, activations, engine)
+    return Screen(memory, parts, time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64),
+                                            etp))  # fmt: skip
 
 
 def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
@@ -215,7 +241,7 @@ def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray
 
     peak = q.peak
     everything = q.work / (gpus * peak)
-    decode = q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    decode = q.controller_s + q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
     trainers = np.maximum(gpus - rollout, 1.0)
     apart_train = q.work_train / (trainers * peak)
     one = decode + q.work_train / (gpus * peak)
