@@ -54,14 +54,14 @@ def main() -> None:
           f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['family']} "
           f"{rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     rl = plan_rl(base, "8..1024")
-    t = time.perf_counter() - t0
+    t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     c = rl.counts
     print(f"RL search, ppo llama-3.1-70b on 8..1024 x a100-80gb, every default family: "
           f"{c.valid} valid, {c.pruned} pruned, {c.bounded} skipped by the time bound, "
-          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['gpus']} GPUs "
-          f"{rl.best['family']} {rl.best['time_s']:.1f} s")
+          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU); best "
+          f"{rl.best['gpus']} GPUs {rl.best['family']} {rl.best['time_s']:.1f} s")
     dask_speedup(base)
 
     from rlmcost.plan.sizing import compare_sized

@@ -29,8 +29,12 @@ if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
 BATCH = 16
-"""Candidates evaluated between two updates of the incumbents, per worker (a Dask task
-evaluates one batch: coarse enough that its ~0.1 s of evaluations outweigh the scheduling)."""
+"""Candidates one task evaluates (a Dask task: coarse enough that its 0.1-0.3 s of
+evaluations outweigh the scheduling and the base Run's transfer)."""
+
+TASKS_PER_WORKER = 2
+"""Tasks per worker between two updates of the incumbents (in one process: one), so that a
+worker that finishes first takes the next task instead of waiting for the slowest."""
 
 SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "sp",
              "zero", "ckpt", "micro_batch", "offload", "gpu_memory_utilization", "time_s")
@@ -176,7 +180,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
 
     counts, key = found.counts, sort_key(obj)
     tlb, prim, sec = bounds
-    batch = BATCH * max(1, run.workers)
+    batch = BATCH * (TASKS_PER_WORKER * run.workers if run.workers > 1 else 1)
     kth = (float("inf"), float("inf"))
     unknown: set[str] = set()  # families with skipped candidates: fit not known
     pos, n = 0, len(order)

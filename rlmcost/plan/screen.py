@@ -24,10 +24,10 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
   - the decode: (T_max - 1) steps, each reading one TP shard of the engine's weights per
     device, |M| x bytes / (engine TP x HBM bandwidth) (:class:`rlmcost.placement.rollout.
     DecodeCost`; T_max is at least the median response of the length distribution; MoE
-    models, whose steps may read only the routed experts, take 0 here), plus the Ray
-    controller's seconds that the generating group spends beside it (:attr:`Query.
-    controller_s`; every unit's prediction is at least its bound, and a group runs its
-    units one after another);
+    models, whose steps may read only the routed experts, take 0 here), plus the
+    seconds the generating group spends beside it on units no layout changes (:attr:`Query.
+    group_s`: the Ray controller, the refit; every unit's prediction is at least its bound,
+    and a group runs its units one after another);
   - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
     trains);
   - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak);
@@ -73,11 +73,12 @@ class Query:
     decode step reads of them at least (the same; 0 for MoE, module docstring);
     ``tokens``: prompt + response tokens trained per iteration (the throughput objective);
     ``sequences``: the most sequences one generation invocation samples (B K for most
-    algorithms; the engine replica rule, :func:`rejected`); ``controller_s``: the
-    predicted seconds of the Ray single-controller frameworks' per-iteration overhead
-    (``perf/refit.py`` ``controller_s``), which the evaluation schedules on the group that
-    generates, beside the generation (``placement/group_jobs.py``; 0 for other
-    frameworks)."""
+    algorithms; the engine replica rule, :func:`rejected`); ``group_s``: the
+    predicted seconds of the units the evaluation schedules on the group that generates,
+    beside the generation, which no layout changes (``placement/group_jobs.py``
+    ``transfers``): the Ray single-controller frameworks' per-iteration overhead
+    (``perf/refit.py`` ``controller_s``) and, where that group also trains the actor, the
+    framework's refit of the full model (``refit_s`` of |M| x the weight dtype's bytes)."""
 
     arch: Any  # ArchNumbers of the actor
     hardware: Any  # HardwareSpec
@@ -94,7 +95,7 @@ class Query:
     decode_weight_bytes: float
     tokens: int
     sequences: int  # the most sequences a generation invocation samples (0: not known)
-    controller_s: float  # the Ray controller's predicted seconds on the generating group
+    group_s: float  # the generating group's layout-free units (controller, refit), predicted
 
     @property
     def peak(self) -> float:
@@ -166,9 +167,20 @@ def query(base: Run, estimate: Any | None = None) -> Query:
         engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
         sequences=_sequences(estimate),
-        controller_s=sum(t.predicted for g in (estimate.groups if estimate else ())
-                         for t in g.transfers if t.kind == "controller"),
+        group_s=_group_s(estimate),
     )  # fmt: skip
+
+
+def _group_s(estimate: Any) -> float:
+    """:attr:`Query.group_s` of ``estimate``: the largest over its generating groups."""
+    from rlmcost.algorithms.kinds import Kind
+
+    if estimate is None:
+        return 0.0
+    return max((sum(t.predicted for t in g.transfers if t.kind == "controller"
+                    or (t.kind == "weight-sync" and t.what.startswith("refit ")))
+                for g in estimate.groups
+                if any(j.task.kind is Kind.GENERATE for j in g.jobs)), default=0.0)  # fmt: skip
 
 
 def _sequences(estimate: Any) -> int:
@@ -241,7 +253,7 @@ def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray
 
     peak = q.peak
     everything = q.work / (gpus * peak)
-    decode = q.controller_s + q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    decode = q.group_s + q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
     trainers = np.maximum(gpus - rollout, 1.0)
     apart_train = q.work_train / (trainers * peak)
     one = decode + q.work_train / (gpus * peak)
