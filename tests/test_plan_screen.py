@@ -32,6 +32,11 @@ QUERIES = {
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.2-1b"},
         "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
                      "length_dist": "uniform:256,2048"}}), (2, 4, 64)),
+    "ppo-8b-openrlhf": (Run.from_data({
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "h100-sxm"}}),
+        (8, 32, 128)),
     "grpo-moe": (Run.from_data({
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
@@ -60,7 +65,7 @@ def _probe(name: str, family: str):  # noqa: ANN202 - an estimate or None
     return query(base)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(QUERIES)), pick=st.integers(0, 10**9))
 def test_the_screen_never_exceeds_the_exact_evaluation(name: str, pick: int) -> None:
     base, pool = _pool(name)

@@ -136,7 +136,8 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         part = {k: v[at] for k, v in sub.items()}
         tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
                              part["rollout_gpus"].astype(np.float64),
-                             part["rollout_tp"].astype(np.float64))  # fmt: skip
+                             part["rollout_tp"].astype(np.float64),
+                             part["train_gpus"].astype(np.float64))  # fmt: skip
         tokens[at] = q.tokens
         out[at] = rejected(q, part)
         for i in at[out[at]]:

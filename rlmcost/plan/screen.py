@@ -30,7 +30,9 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
     and a group runs its units one after another);
   - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
     trains);
-  - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak);
+  - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak)
+    + the actor's refit into the engines (:func:`refit_apart_s`), which the next
+    generation waits for;
   - engines apart, asynchronous (``async-*``): the largest of decode, W_gen / (R x peak) and
     W_train / ((GPUs - R) x peak) (the period is at least each group's busy time);
   - the Table IX configurations (their split is the evaluation's): the first two only.
@@ -78,7 +80,8 @@ class Query:
     beside the generation, which no layout changes (``placement/group_jobs.py``
     ``transfers``): the Ray single-controller frameworks' per-iteration overhead
     (``perf/refit.py`` ``controller_s``) and, where that group also trains the actor, the
-    framework's refit of the full model (``refit_s`` of |M| x the weight dtype's bytes)."""
+    framework's refit of the full model (``refit_s`` of |M| x the weight dtype's bytes);
+    ``refit_apart``: the mechanism of the refit into engines apart (:func:`refit_apart_s`)."""
 
     arch: Any  # ArchNumbers of the actor
     hardware: Any  # HardwareSpec
@@ -96,6 +99,7 @@ class Query:
     tokens: int
     sequences: int  # the most sequences a generation invocation samples (0: not known)
     group_s: float  # the generating group's layout-free units (controller, refit), predicted
+    refit_apart: str | None  # the framework's refit into engines on GPUs of their own
 
     @property
     def peak(self) -> float:
@@ -168,7 +172,19 @@ def query(base: Run, estimate: Any | None = None) -> Query:
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
         sequences=_sequences(estimate),
         group_s=_group_s(estimate),
+        refit_apart=_refit_apart(estimate),
     )  # fmt: skip
+
+
+def _refit_apart(estimate: Any) -> str | None:
+    """The refit mechanism of ``estimate``'s weight syncs into engines on another group
+    (``placement/iteration.py`` ``_weight_syncs``), None where it has none."""
+    from rlmcost.frameworks.presets import behaviour
+
+    if estimate is None or not any(t.what.endswith(" refit)") for t in estimate.syncs):
+        return None
+    beh = behaviour(estimate.deployment.framework)
+    return None if beh is None else str(beh.apart)
 
 
 def _group_s(estimate: Any) -> float:
@@ -243,11 +259,11 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
     parts = (weights, gradients, optimizer, activations, engine)
     return Screen(memory, parts, time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64),
-                                            etp))  # fmt: skip
+                                            etp, c["train_gpus"].astype(f64)))  # fmt: skip
 
 
 def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
-               etp: np.ndarray) -> np.ndarray:  # fmt: skip
+               etp: np.ndarray, c_train: np.ndarray) -> np.ndarray:  # fmt: skip
     """Seconds per iteration no evaluation goes below (module docstring), per candidate."""
     import numpy as np
 
@@ -257,9 +273,40 @@ def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray
     trainers = np.maximum(gpus - rollout, 1.0)
     apart_train = q.work_train / (trainers * peak)
     one = decode + q.work_train / (gpus * peak)
-    sync = decode + apart_train
+    sync = decode + apart_train + refit_apart_s(q, gpus, c_train, rollout, etp)
     stale = np.maximum(np.maximum(decode, q.work_gen / (np.maximum(rollout, 1.0) * peak)),
                        apart_train)  # fmt: skip
     other = decode
     by_kind = np.choose(np.asarray(kind, dtype=np.int64), [one, sync, stale, other])
     return np.maximum(everything, by_kind)
+
+
+def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.ndarray,
+                  etp: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Predicted seconds of the actor's weight sync into engines on R GPUs of their own
+    (``placement/iteration.py`` ``_weight_syncs``: ``perf/refit.py`` ``refit_s`` of the
+    model's bytes over the sending nodes' lanes, each engine rank loading its TP shard), which
+    a synchronous iteration waits for before the next generation; 0 without such a refit."""
+    import numpy as np
+    import pandas as pd
+
+    from rlmcost.perf.refit import Refit, refit_s
+
+    if q.refit_apart is None:
+        return np.zeros(gpus.shape)
+    nbytes = int(q.engine_weight_bytes)
+    gpn = q.hardware.gpus_per_node
+    cross = gpus > gpn
+    lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
+    part = -(-nbytes // lanes)
+    shard = -(-nbytes // etp)
+    mech = Refit(q.refit_apart)
+    # few distinct (lanes, engine TP, cross-node): the exact function once for each
+    key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
+    back, uniq = pd.factorize(key.ravel())
+    first = np.empty(len(uniq), dtype=np.int64)
+    first[back] = np.arange(key.size)
+    p, sh, cr = part.ravel()[first], shard.ravel()[first], cross.ravel()[first]
+    each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
+                             cross_node=bool(cr[i])) for i in range(len(uniq))])  # fmt: skip
+    return each[back].reshape(gpus.shape)
