@@ -30,9 +30,11 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
     and a group runs its units one after another);
   - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
     trains);
-  - engines apart, synchronous (``split``, ``roles``): decode + W_train / ((GPUs - R) x peak)
-    + the actor's refit into the engines (:func:`refit_apart_s`), which the next
-    generation waits for;
+  - engines apart, synchronous (``split``, ``roles``): the larger of the generating group's
+    busy time (the decode above) and the cycle of the decode steps and the actor's refit into
+    the engines (:func:`refit_apart_s`), which the next generation waits for (the Ray
+    controller runs on the engines' group meanwhile; the critic's update may overlap the
+    refit);
   - engines apart, asynchronous (``async-*``): the largest of decode, W_gen / (R x peak) and
     W_train / ((GPUs - R) x peak) (the period is at least each group's busy time);
   - the Table IX configurations (their split is the evaluation's): the first two only.
@@ -225,10 +227,21 @@ def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
     return (c["kind"] != OTHER) & (replicas > q.sequences)
 
 
-def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
-    """Both bounds of every candidate of ``c`` (arrays named by :data:`FIELDS`)."""
+def distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For integer keys (1-D): each key's index among the distinct keys, and a position of
+    each distinct key (hashing, one pass: no sort)."""
     import numpy as np
     import pandas as pd
+
+    back, uniq = pd.factorize(key)
+    first = np.empty(len(uniq), dtype=np.int64)
+    first[back] = np.arange(key.size)  # the last of each: all of them alike
+    return np.asarray(back), first
+
+
+def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
+    """Both bounds of every candidate of ``c`` (1-D arrays named by :data:`FIELDS`)."""
+    import numpy as np
 
     from rlmcost.compiled import sweep_train_steps
 
@@ -240,9 +253,7 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     key = np.zeros(gpus.shape, dtype=np.int64)
     for name, bits in zip(layout, (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
         key = (key << bits) | c[name].astype(np.int64)
-    back, uniq = pd.factorize(key.ravel())  # hashing: one pass, no sort
-    first = np.empty(len(uniq), dtype=np.int64)
-    first[back] = np.arange(key.size)  # a candidate of each layout (all alike)
+    back, first = distinct(key)
     u = {name: c[name].ravel()[first] for name in layout}
     tp, pp, cp = u["tp"].astype(f64), u["pp"].astype(f64), u["cp"].astype(f64)
     dp = u["train_gpus"].astype(f64) / (tp * pp * cp)  # the most replicas (EP folded in)
@@ -250,7 +261,6 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
                           pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
                           ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
-    back = back.reshape(gpus.shape)
     weights, activations = s.weights[back], s.activations[back]
     gradients = s.gradients[back] * (not q.lora)
     optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer[back])
@@ -263,17 +273,20 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
 
 
 def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
-               etp: np.ndarray, c_train: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Seconds per iteration no evaluation goes below (module docstring), per candidate."""
+               etp: np.ndarray, train_gpus: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Seconds per iteration no evaluation goes below (module docstring), per candidate
+    (``train_gpus``: the actor's training group; ``rollout``: R, 0 where not apart)."""
     import numpy as np
 
     peak = q.peak
     everything = q.work / (gpus * peak)
-    decode = q.group_s + q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    steps = q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    decode = q.group_s + steps  # the generating group's busy time
     trainers = np.maximum(gpus - rollout, 1.0)
     apart_train = q.work_train / (trainers * peak)
     one = decode + q.work_train / (gpus * peak)
-    sync = decode + apart_train + refit_apart_s(q, gpus, c_train, rollout, etp)
+    # the cycle generation -> actor update -> refit -> next generation
+    sync = np.maximum(decode, steps + refit_apart_s(q, gpus, train_gpus, rollout, etp))
     stale = np.maximum(np.maximum(decode, q.work_gen / (np.maximum(rollout, 1.0) * peak)),
                        apart_train)  # fmt: skip
     other = decode
@@ -288,7 +301,6 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     model's bytes over the sending nodes' lanes, each engine rank loading its TP shard), which
     a synchronous iteration waits for before the next generation; 0 without such a refit."""
     import numpy as np
-    import pandas as pd
 
     from rlmcost.perf.refit import Refit, refit_s
 
@@ -303,10 +315,8 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     mech = Refit(q.refit_apart)
     # few distinct (lanes, engine TP, cross-node): the exact function once for each
     key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
-    back, uniq = pd.factorize(key.ravel())
-    first = np.empty(len(uniq), dtype=np.int64)
-    first[back] = np.arange(key.size)
+    back, first = distinct(key)
     p, sh, cr = part.ravel()[first], shard.ravel()[first], cross.ravel()[first]
     each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
-                             cross_node=bool(cr[i])) for i in range(len(uniq))])  # fmt: skip
-    return each[back].reshape(gpus.shape)
+                             cross_node=bool(cr[i])) for i in range(len(first))])  # fmt: skip
+    return each[back]
