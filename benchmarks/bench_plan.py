@@ -102,8 +102,21 @@ def screen_rate(n: int = 1_000_000) -> None:
         seconds.append(time.perf_counter() - t0)
     t = min(seconds)
     print(f"RL screen (memory and time lower bounds), ppo llama-3.1-70b on a100-80gb: {n:,} "
-          f"candidates in {t:.2f} s (best of 3) = {n / t / 1e6:.2f} M candidates/s; "
+          f"random candidates in {t:.2f} s (best of 3) = {n / t / 1e6:.2f} M candidates/s; "
           f"{int((s.memory <= 80 * 2**30).sum()):,} within HBM")
+    from rlmcost.plan.rl_candidates import RLSpace, candidate_arrays, candidates
+
+    t0 = time.perf_counter()
+    cands = [x for g in (8, 16, 32, 64, 128, 256, 512, 1024)
+             for x in candidates(base, RLSpace(), g)]
+    t1 = time.perf_counter()
+    arrays = candidate_arrays(cands)
+    t2 = time.perf_counter()
+    screen(q, arrays)
+    t3 = time.perf_counter()
+    print(f"  the query's own {len(cands):,} candidates on 8..1024 GPUs: enumerated in "
+          f"{t1 - t0:.2f} s, as arrays in {t2 - t1:.2f} s, screened in {t3 - t2:.4f} s "
+          f"({len(cands) / (t3 - t2) / 1e6:.2f} M candidates/s)")
 
 
 def dask_speedup(base: object) -> None:

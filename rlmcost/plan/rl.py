@@ -9,16 +9,22 @@ optimizer offload); the engine's TP and memory reservation.
 
 Each candidate is checked in two steps:
 
-1. a cheap necessary condition, vectorized over all candidates at once: the trainer's model
-   states (weights, gradients, and the optimizer unless offloaded, sharded over the most data
-   parallel replicas the group can have) plus the activations of one sequence per
-   micro-batch (:func:`rlmcost.compiled.sweep_train_steps`), and the engine's weights per
-   device, must each fit the device's HBM — every deployment evaluation holds at least these
-   (``tests/test_plan_rl.py`` checks that no pruned candidate fits);
+1. a screen, vectorized over the candidates of every GPU count of the budget at once
+   (:mod:`rlmcost.plan.screen`): a memory lower bound (the trainer's model states — weights,
+   gradients, and the optimizer unless offloaded, sharded over the most data parallel
+   replicas the group can have — plus the activations of one sequence per micro-batch, from
+   :func:`rlmcost.compiled.sweep_train_steps`, and the engine's weights per device; every
+   deployment evaluation holds at least these, ``tests/test_plan_rl.py`` and
+   ``tests/test_plan_screen.py`` check it) prunes what cannot fit, the engine replica rule
+   what the evaluation rejects, and a roofline time lower bound orders the rest;
 2. the survivors are evaluated exactly by the one evaluation every query uses
    (:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the candidate's
    :class:`~rlmcost.run.Run`: the base Run with the candidate's deployment and GPUs),
-   memoized, and ranked by the objective on the predicted iteration.
+   memoized, best bound first, in branch and bound (:mod:`rlmcost.plan.rl_search`: a
+   candidate whose bound is worse than the k-th best exact row is skipped, so the top k are
+   exact), and ranked by the objective on the predicted iteration. ``--min-gpus`` takes each
+   GPU count in turn, the leanest candidates by the memory bound first, and stops at the
+   first that fits.
 
 What the plan holds fixed is a base Run (the algorithm and its knobs, the models, the
 workload, the hardware). Every row embeds its candidate's Run (``rlmcost run`` on it

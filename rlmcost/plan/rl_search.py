@@ -192,10 +192,12 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 j = int(order[pos])
                 pos += 1
                 c = cands[int(todo[j])]
-                if (prim[j], sec[j]) > kth:
-                    counts.bounded += 1
-                    unknown.add(c.key)
-                    continue
+                if (prim[j], sec[j]) > kth:  # so are all after it (the order is by bound)
+                    rest = [cands[int(todo[int(k)])].key for k in order[pos - 1:]]
+                    counts.bounded += len(rest)
+                    unknown.update(rest)
+                    pos = n
+                    break
                 take.append(int(todo[j]))
             parts = [take[i:i + BATCH] for i in range(0, len(take), BATCH)]
             results = run.map(evaluate_chunk, [(base, [cands[i] for i in p]) for p in parts])
