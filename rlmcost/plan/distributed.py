@@ -12,7 +12,7 @@ naming the fix.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,13 @@ class Runner:
             if progress is not None:
                 progress(i + 1, len(items))
         return out
+
+    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """``fn`` of each item, as each finishes; the next item is drawn only after the
+        last result was taken, so a consumer that updates what ``items`` yields (a branch
+        and bound's incumbent) steers what runs next."""
+        for item in items:
+            yield fn(item)
 
     def close(self) -> None:
         """Release the workers (nothing to do in this process)."""
@@ -107,10 +114,31 @@ class DaskRunner(Runner):
                 progress(done, len(items))
         return self.client.gather(futures)
 
+    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """As :meth:`Runner.stream`, two tasks per worker in flight: a result is yielded as
+        it arrives (in completion order), then the next item is drawn and submitted."""
+        from dask.distributed import as_completed
+
+        source = iter(items)
+        running = as_completed()
+        for _ in range(2 * self.workers):
+            item = next(source, _END)
+            if item is _END:
+                break
+            running.add(self.client.submit(fn, item, pure=False))
+        for future in running:
+            yield future.result()
+            item = next(source, _END)
+            if item is not _END:
+                running.add(self.client.submit(fn, item, pure=False))
+
     def close(self) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+_END = object()
 
 
 def runner(workers: int | None = None, cluster: str | None = None) -> Runner:

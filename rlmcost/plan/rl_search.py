@@ -32,9 +32,21 @@ BATCH = 16
 """Candidates one task evaluates (a Dask task: coarse enough that its 0.1-0.3 s of
 evaluations outweigh the scheduling and the base Run's transfer)."""
 
-TASKS_PER_WORKER = 2
-"""Tasks per worker between two updates of the incumbents (in one process: one), so that a
-worker that finishes first takes the next task instead of waiting for the slowest."""
+LOCAL_BATCH = 4
+"""Candidates evaluated between two updates of the incumbent in this process."""
+
+
+def _evaluate(item: tuple[int, Run, list[RLCandidate]]) -> tuple[int, list[dict[str, Any]]]:
+    """A numbered chunk's rows, with its number (a module-level function for Dask)."""
+    from rlmcost.plan.rl_candidates import evaluate_chunk
+
+    return item[0], evaluate_chunk((item[1], item[2]))
+
+
+@dataclass
+class _State:
+    kth: tuple[Any, ...] = (float("inf"), float("inf"))  # the k-th best row's key so far
+    pos: int = 0  # candidates of the order drawn (evaluated or skipped)
 
 SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "sp",
              "zero", "ckpt", "micro_batch", "offload", "gpu_memory_utilization", "time_s")
@@ -177,50 +189,59 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
     (``bounds``: their time bounds and objective bound keys)."""
     from rlmcost.plan.rl import _failed
-    from rlmcost.plan.rl_candidates import evaluate_chunk
 
     counts, key = found.counts, sort_key(obj)
-    tlb, prim, sec = bounds
-    batch = BATCH * (TASKS_PER_WORKER * run.workers if run.workers > 1 else 1)
-    kth = (float("inf"), float("inf"))
+    _, prim, sec = bounds
+    size = BATCH if run.workers > 1 else LOCAL_BATCH
+    state = _State()
     unknown: set[str] = set()  # families with skipped candidates: fit not known
-    pos, n = 0, len(order)
-    try:
-        while pos < n:
+    n = len(order)
+    rows: list[tuple[int, dict[str, Any]]] = []  # (position in the order, row)
+    fit: set[str] = set()  # families with a fitting row
+
+    def chunks() -> Any:
+        """The next candidates to evaluate, drawn against the incumbent at the time."""
+        while state.pos < n:
             take: list[int] = []
-            while pos < n and len(take) < batch:
-                j = int(order[pos])
-                pos += 1
-                c = cands[int(todo[j])]
-                if (prim[j], sec[j]) > kth:  # so are all after it (the order is by bound)
-                    rest = [cands[int(todo[int(k)])].key for k in order[pos - 1:]]
+            while state.pos < n and len(take) < size:
+                j = int(order[state.pos])
+                if (prim[j], sec[j]) > state.kth:  # so are all after it (order by bound)
+                    rest = [cands[int(todo[int(k)])].key for k in order[state.pos:]]
                     counts.bounded += len(rest)
                     unknown.update(rest)
-                    pos = n
+                    state.pos = n
                     break
-                take.append(int(todo[j]))
-            parts = [take[i:i + BATCH] for i in range(0, len(take), BATCH)]
-            results = run.map(evaluate_chunk, [(base, [cands[i] for i in p]) for p in parts])
-            for i, r in zip(take, [r for part in results for r in part], strict=True):
+                take.append(state.pos)
+                state.pos += 1
+            if take:
+                positions.append(take)
+                yield len(positions) - 1, base, [cands[int(todo[int(order[p])])] for p in take]
+
+    positions: list[list[int]] = []  # each chunk's positions in the order
+    try:
+        for number, results in run.stream(_evaluate, chunks()):
+            take = positions[number]
+            for p, r in zip(take, results, strict=True):
                 counts.evaluated += 1
-                c = cands[i]
+                c = cands[int(todo[int(order[p])])]
                 if not r["fits"]:
                     _failed(found.failures, c.key, r, hbm)
                     continue
                 counts.fitting += 1
-                found.rows.append(r)
-                found.failures.pop(c.key, None)
-            ranked, _ = collapse(sorted(found.rows, key=key))
+                rows.append((p, r))
+                fit.add(c.key)
+            ranked, _ = collapse([r for _, r in sorted(rows, key=lambda x: (key(x[1]), x[0]))])
             if len(ranked) >= top:
-                kth = key(ranked[top - 1])
+                state.kth = key(ranked[top - 1])
             if progress is not None:
-                progress(pos, n)
+                progress(state.pos, n)
     except KeyboardInterrupt:
         found.notes.append(
-            f"the search was interrupted (Ctrl-C) after {pos} of {n} candidates: the rows "
-            "are the best found so far"
+            f"the search was interrupted (Ctrl-C) after {state.pos} of {n} candidates: the "
+            "rows are the best found so far"
         )
-    for k in unknown:
+    found.rows = [r for _, r in sorted(rows, key=lambda x: x[0])]  # the order of the bounds
+    for k in unknown | fit:
         found.failures.pop(k, None)
     if counts.bounded:
         found.notes.append(
