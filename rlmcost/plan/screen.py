@@ -10,7 +10,8 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
   offloaded, sharded over the most data-parallel replicas its group can have) plus the
   activations of one sequence per replica, from the compiled training-step sweep
   (:func:`rlmcost.compiled.sweep_train_steps`), and one engine shard's weights; every
-  evaluation holds at least the larger of the two on some device;
+  evaluation holds at least the larger of the two on some device (the Table IX
+  configurations, whose trainers the evaluation lays out, only the engine's);
 * time: a roofline over the iteration's work W (the project's exact FLOP count of
   generation, assessment and training, :attr:`PlacementEstimate.work_flops`, which no
   layout of one family changes — ``ac-shared`` shares the actor's trunk with the critic and
@@ -264,6 +265,10 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     weights, activations = s.weights[back], s.activations[back]
     gradients = s.gradients[back] * (not q.lora)
     optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer[back])
+    # a Table IX configuration lays its trainer out itself (MoE: not as the candidate says)
+    mine = c["kind"] != OTHER
+    weights, gradients, optimizer, activations = (x * mine for x in (weights, gradients,
+                                                                     optimizer, activations))
     trainer = weights + gradients + optimizer + activations
     engine = q.engine_weight_bytes / etp  # one engine shard's weights
     memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
