@@ -189,9 +189,11 @@ def plan_rl(
         )
     skipped = (f"{total.bounded} skipped by the time lower bound, "
                if not min_gpus else "")  # fmt: skip
+    rule = "" if min_gpus else " or the engine replica rule"
     notes.insert(0,
         f"{total.enumerated} candidates enumerated, {total.valid} valid, {total.pruned} "
-        f"pruned by the memory lower bound, {skipped}{total.evaluated} evaluated exactly, "
+        f"pruned by the memory lower bound{rule}, {skipped}{total.evaluated} evaluated "
+        "exactly, "
         f"{total.fitting} fit ({time.perf_counter() - start:.1f} s, {name})"
     )  # fmt: skip
     if min_gpus:
@@ -201,9 +203,9 @@ def plan_rl(
         )  # fmt: skip
     ranked, merged = collapse(rank(rows, obj))
     if merged:
-        notes.append(f"{merged} row(s) that differ from a listed one only in the engine's TP, "
-                     "with the same predicted time, are merged into it (the leaner engine "
-                     "TP is kept)")  # fmt: skip
+        notes.append(f"{merged} fitting row(s) that differ from another only in the engine's "
+                     "TP, with the same predicted time, were merged into it (the smaller "
+                     "engine TP kept)")  # fmt: skip
     return PlanResult(
         query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl"},
         objective=obj,
