@@ -1,6 +1,8 @@
 """Planner throughput: the exhaustive GPT-3 175B training-layout search on 64 H100s
-(tp, pp, dp, micro-batch, checkpointing, interleaving, SP, ZeRO), RL searches over the
-topology families (co-located, engines apart, OpenRLHF role groups, async), and the sizing
+(tp, pp, dp, micro-batch, checkpointing, interleaving, SP, ZeRO), the RL screen's
+candidates per second (:func:`rlmcost.plan.screen.screen` on 10^6 random candidates, one
+core), RL searches over the topology families (co-located, engines apart, OpenRLHF role
+groups, async) up to PPO 70B on 8..1024 A100s, Dask's speed-up at 2 workers, and the sizing
 of the seven built-in configurations of `rlmcost placements`.
 
 Run: PYTHONPATH=. python benchmarks/bench_plan.py
@@ -31,6 +33,7 @@ def main() -> None:
     big = plan_train("gpt-3-175b", "8..512", seq=2048, batch=1536, top=1)
     print(f"  wider: 8..512 GPUs: {big.notes[-1]}")
 
+    screen_rate()
     base = run_of("grpo", "qwen2.5-32b", hardware="h100-sxm", response_len=8192)
     t0 = time.perf_counter()
     rl = plan_rl(base, "8..64")
@@ -51,6 +54,16 @@ def main() -> None:
           f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['family']} "
           f"{rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
 
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    rl = plan_rl(base, "8..1024")
+    t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    c = rl.counts
+    print(f"RL search, ppo llama-3.1-70b on 8..1024 x a100-80gb, every default family: "
+          f"{c.valid} valid, {c.pruned} pruned, {c.bounded} skipped by the time bound, "
+          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU); best "
+          f"{rl.best['gpus']} GPUs {rl.best['family']} {rl.best['time_s']:.1f} s")
+    dask_speedup(base)
+
     from rlmcost.plan.sizing import compare_sized
     from rlmcost.reports.placement import placement_run
 
@@ -61,6 +74,85 @@ def main() -> None:
         fits = sum(e.fits for e in cmp.estimates)
         print(f"placements sized by search, ppo llama-3.1-70b on {gpus} x h100-sxm: "
               f"{fits}/{len(cmp.estimates)} configurations fit; {t:.1f} s")
+
+
+def screen_rate(n: int = 1_000_000) -> None:
+    """The screen's candidates per second on ``n`` random candidates of PPO 70B on A100s
+    (one core: numpy without threads for these elementwise kernels)."""
+    import numpy as np
+
+    from rlmcost.plan.screen import FIELDS, query, screen
+
+    base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
+    q = query(base)
+    rng = np.random.default_rng(0)
+    gpus = 2 ** rng.integers(3, 11, n)
+    tp = 2 ** rng.integers(0, 4, n)
+    c = {name: np.zeros(n, dtype=np.int64) for name in FIELDS}
+    c.update(gpus=gpus, train_gpus=gpus // 2, rollout_gpus=gpus // 2, kind=rng.integers(0, 4, n),
+             tp=tp, pp=np.ones(n, dtype=np.int64), cp=np.ones(n, dtype=np.int64),
+             sp=rng.integers(0, 2, n) * (tp > 1), zero=rng.integers(0, 4, n),
+             ckpt=rng.choice([0, 2], n), micro_batch=rng.integers(1, 3, n),
+             offload=rng.integers(0, 2, n), rollout_tp=2 ** rng.integers(0, 4, n))
+    screen(q, {k: v[:1000] for k, v in c.items()})  # warm
+    seconds = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        s = screen(q, c)
+        seconds.append(time.perf_counter() - t0)
+    t = min(seconds)
+    print(f"RL screen (memory and time lower bounds), ppo llama-3.1-70b on a100-80gb: {n:,} "
+          f"random candidates in {t:.2f} s (best of 3) = {n / t / 1e6:.2f} M candidates/s; "
+          f"{int((s.memory <= 80 * 2**30).sum()):,} within HBM")
+    from rlmcost.plan.rl_candidates import RLSpace, candidate_arrays, candidates
+
+    t0 = time.perf_counter()
+    cands = [x for g in (8, 16, 32, 64, 128, 256, 512, 1024)
+             for x in candidates(base, RLSpace(), g)]
+    t1 = time.perf_counter()
+    arrays = candidate_arrays(cands)
+    t2 = time.perf_counter()
+    screen(q, arrays)
+    t3 = time.perf_counter()
+    print(f"  the query's own {len(cands):,} candidates on 8..1024 GPUs: enumerated in "
+          f"{t1 - t0:.2f} s, as arrays in {t2 - t1:.2f} s, screened in {t3 - t2:.4f} s "
+          f"({len(cands) / (t3 - t2) / 1e6:.2f} M candidates/s)")
+
+
+def dask_speedup(base: object) -> None:
+    """The same plan in this process and on a local Dask cluster of 2 single-threaded worker
+    processes (started and warmed first, timed apart)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        print("Dask speed-up: dask[distributed] not installed")
+        return
+    from rlmcost.plan.distributed import Compute
+    from rlmcost.plan.rl_candidates import _row
+
+    _row.cache_clear()
+    t0 = time.perf_counter()
+    local = plan_rl(base, "16..64")  # type: ignore[arg-type]
+    t_local = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)  # fmt: skip
+    client = Client(cluster)
+    t_start = time.perf_counter() - t0
+    try:
+        where = Compute(cluster=cluster.scheduler_address)
+        plan_rl(base, 8, compute=where)  # type: ignore[arg-type]  # warm the workers
+        t0 = time.perf_counter()
+        dist = plan_rl(base, "16..64", compute=where)  # type: ignore[arg-type]
+        t_dist = time.perf_counter() - t0
+    finally:
+        client.close()
+        cluster.close()
+    same = [r["run"] for r in dist.rows] == [r["run"] for r in local.rows]
+    print(f"Dask, ppo llama-3.1-70b on 16..64 x a100-80gb: one process {t_local:.1f} s "
+          f"({local.counts.evaluated} evaluated); 2 warm workers {t_dist:.1f} s "
+          f"({dist.counts.evaluated} evaluated; speed-up {t_local / t_dist:.2f}x; cluster "
+          f"start-up {t_start:.1f} s apart); same rows: {same}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ naming the fix.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ class Runner:
     """Evaluates ``fn`` over items in this process (the base class)."""
 
     name = "local process"
+    workers = 1  # evaluations at once
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             progress: Progress | None = None) -> list[Any]:  # fmt: skip
@@ -50,6 +51,13 @@ class Runner:
             if progress is not None:
                 progress(i + 1, len(items))
         return out
+
+    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """``fn`` of each item, as each finishes; the next item is drawn only after the
+        last result was taken, so a consumer that updates what ``items`` yields (a branch
+        and bound's incumbent) steers what runs next."""
+        for item in items:
+            yield fn(item)
 
     def close(self) -> None:
         """Release the workers (nothing to do in this process)."""
@@ -82,6 +90,7 @@ class DaskRunner(Runner):
                     f"cannot reach the Dask scheduler at {address} ({exc}); check --cluster"
                 ) from None
             self.name = f"Dask cluster {address}"
+            self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
         else:
             n = workers or 1
             self._cluster = LocalCluster(
@@ -89,6 +98,7 @@ class DaskRunner(Runner):
             )
             self.client = Client(self._cluster)
             self.name = f"local Dask cluster, {n} worker(s)"
+            self.workers = n
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             progress: Progress | None = None) -> list[Any]:  # fmt: skip
@@ -104,10 +114,31 @@ class DaskRunner(Runner):
                 progress(done, len(items))
         return self.client.gather(futures)
 
+    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """As :meth:`Runner.stream`, two tasks per worker in flight: a result is yielded as
+        it arrives (in completion order), then the next item is drawn and submitted."""
+        from dask.distributed import as_completed
+
+        source = iter(items)
+        running = as_completed()
+        for _ in range(2 * self.workers):
+            item = next(source, _END)
+            if item is _END:
+                break
+            running.add(self.client.submit(fn, item, pure=False))
+        for future in running:
+            yield future.result()
+            item = next(source, _END)
+            if item is not _END:
+                running.add(self.client.submit(fn, item, pure=False))
+
     def close(self) -> None:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+_END = object()
 
 
 def runner(workers: int | None = None, cluster: str | None = None) -> Runner:

@@ -9,16 +9,22 @@ optimizer offload); the engine's TP and memory reservation.
 
 Each candidate is checked in two steps:
 
-1. a cheap necessary condition, vectorized over all candidates at once: the trainer's model
-   states (weights, gradients, and the optimizer unless offloaded, sharded over the most data
-   parallel replicas the group can have) plus the activations of one sequence per
-   micro-batch (:func:`rlmcost.compiled.sweep_train_steps`), and the engine's weights per
-   device, must each fit the device's HBM — every deployment evaluation holds at least these
-   (``tests/test_plan_rl.py`` checks that no pruned candidate fits);
+1. a screen, vectorized over the candidates of every GPU count of the budget at once
+   (:mod:`rlmcost.plan.screen`): a memory lower bound (the trainer's model states — weights,
+   gradients, and the optimizer unless offloaded, sharded over the most data parallel
+   replicas the group can have — plus the activations of one sequence per micro-batch, from
+   :func:`rlmcost.compiled.sweep_train_steps`, and the engine's weights per device; every
+   deployment evaluation holds at least these, ``tests/test_plan_rl.py`` and
+   ``tests/test_plan_screen.py`` check it) prunes what cannot fit, the engine replica rule
+   what the evaluation rejects, and a roofline time lower bound orders the rest;
 2. the survivors are evaluated exactly by the one evaluation every query uses
    (:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the candidate's
    :class:`~rlmcost.run.Run`: the base Run with the candidate's deployment and GPUs),
-   memoized, and ranked by the objective on the predicted iteration.
+   memoized, best bound first, in branch and bound (:mod:`rlmcost.plan.rl_search`: a
+   candidate whose bound is worse than the k-th best exact row is skipped, so the top k are
+   exact), and ranked by the objective on the predicted iteration. ``--min-gpus`` takes each
+   GPU count in turn, the leanest candidates by the memory bound first, and stops at the
+   first that fits.
 
 What the plan holds fixed is a base Run (the algorithm and its knobs, the models, the
 workload, the hardware). Every row embeds its candidate's Run (``rlmcost run`` on it
@@ -44,6 +50,7 @@ from rlmcost.plan.rl_candidates import (
     lower_bounds,
     space_families,
 )
+from rlmcost.plan.rl_search import branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 
 if TYPE_CHECKING:
@@ -136,7 +143,9 @@ def plan_rl(
     docstring): its algorithm, models, workload and hardware fixed; its deployment and GPUs
     searched over ``space``. ``min_gpus``: stop at the smallest GPU count with any fitting
     deployment (the rows are that count's). ``compute``: where the evaluations run
-    (:class:`~rlmcost.plan.distributed.Compute`; default this process).
+    (:class:`~rlmcost.plan.distributed.Compute`; default this process). Ctrl-C (a
+    KeyboardInterrupt) during the evaluations ends the search with the rows found so far and
+    a note that says so.
 
     >>> from rlmcost.run import Run
     >>> base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
@@ -164,33 +173,45 @@ def plan_rl(
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
     with compute.runner() as run:
         name = run.name
-        for g in counts_gpus:
-            ph = _search_count(base, space, g, run, compute.progress, first_fit=min_gpus)
-            for k in ("enumerated", "valid", "pruned", "evaluated", "fitting"):
-                setattr(total, k, getattr(total, k) + getattr(ph.counts, k))
-            rows += ph.rows
-            failures.update(ph.failures)
-            if min_gpus and ph.rows:
-                break
+        if min_gpus:
+            for g in counts_gpus:
+                ph = _search_count(base, space, g, run, compute.progress, first_fit=True)
+                _add(total, ph.counts)
+                rows += ph.rows
+                failures.update(ph.failures)
+                if ph.rows:
+                    break
+        else:
+            found = branch_and_bound(base, space, counts_gpus, run, obj, top, compute.progress)
+            total, rows, failures, notes = found.counts, found.rows, found.failures, found.notes
     if total.valid == 0:
         raise SpecError(
             f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
             f"{counts_gpus[-1]} GPU(s): every count is below one trainer replica (tp*pp) plus "
             "one engine replica; raise --gpus"
         )
-    notes = [
+    skipped = (f"{total.bounded} skipped by the time lower bound, "
+               if not min_gpus else "")  # fmt: skip
+    rule = "" if min_gpus else " or the engine replica rule"
+    notes.insert(0,
         f"{total.enumerated} candidates enumerated, {total.valid} valid, {total.pruned} "
-        f"pruned by the memory lower bound, {total.evaluated} evaluated exactly, "
+        f"pruned by the memory lower bound{rule}, {skipped}{total.evaluated} evaluated "
+        "exactly, "
         f"{total.fitting} fit ({time.perf_counter() - start:.1f} s, {name})"
-    ]
+    )  # fmt: skip
     if min_gpus:
         notes.append(
             f"smallest GPU count with a fitting deployment: {rows[0]['gpus']}" if rows
             else f"nothing fits on up to {counts_gpus[-1]} GPUs; raise --gpus"
         )  # fmt: skip
-    ranked = rank(rows, obj)
+    ranked, merged = collapse(rank(rows, obj))
+    if merged:
+        notes.append(f"{merged} fitting row(s) that differ from another only in the engine's "
+                     "TP, with the same predicted time, were merged into it (the smaller "
+                     "engine TP kept)")  # fmt: skip
     pool = {"hardware": ",".join(f"{h}:{n}" for h, n in space.pool)} if space.pool else {}
     return PlanResult(
         query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl", **pool},
@@ -204,6 +225,11 @@ def plan_rl(
         runner=name,
         base=base,
     )
+
+
+def _add(total: Counts, c: Counts) -> None:
+    for k in ("enumerated", "valid", "pruned", "bounded", "evaluated", "fitting"):
+        setattr(total, k, getattr(total, k) + getattr(c, k))
 
 
 def query_fields(base: Run) -> dict[str, Any]:

@@ -230,55 +230,56 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
 
 def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     """Per candidate: (bytes per device every evaluation holds at least, the largest term's
-    name, its bytes) — :mod:`rlmcost.plan.rl` step 1. Vectorized over the candidates, fed
-    from the base Run: the actor, the hardware, S + T, the weight dtype and the trainer's
-    ep; the candidate's tp/pp/cp/sp on the actor's training group (``train_gpus``: at most
-    that many GPUs). The activations are those of one sequence per replica
-    (``sequences=dp``: what any micro-batch or token budget holds at least). What the bound
-    cannot see stays below what the evaluation holds: with LoRA the gradients and optimizer
-    count zero, under a length distribution the longest response is at least the median
-    (the evaluation pads to the longest of its quantiles, :mod:`rlmcost.placement.lengths`),
-    and groups with layouts of their own (``--groups actor=?[tp=2]``) are not bounded."""
+    name, its bytes) — :mod:`rlmcost.plan.rl` step 1, the memory side of
+    :func:`rlmcost.plan.screen.screen`, fed from the base Run: the actor, the hardware,
+    S + T, the weight dtype and the trainer's ep; the candidate's tp/pp/cp/sp on the actor's
+    training group (``train_gpus``: at most that many GPUs). The activations are those of one
+    sequence per replica (``sequences=dp``: what any micro-batch or token budget holds at
+    least). What the bound cannot see stays below what the evaluation holds: with LoRA the
+    gradients and optimizer count zero, under a length distribution the longest response is
+    at least the median (the evaluation pads to the longest of its quantiles,
+    :mod:`rlmcost.placement.lengths`), and groups with layouts of their own
+    (``--groups actor=?[tp=2]``) are not bounded."""
     import numpy as np
 
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.compiled import arch_numbers, sweep_train_steps
-    from rlmcost.deployment.resolve import resolve_workload
-    from rlmcost.evaluation.deployment import spec_params
-    from rlmcost.placement.lengths import parse_length_dist
-    from rlmcost.specs import get_hardware
+    from rlmcost.plan.screen import MEMORY_TERMS, query, screen
 
-    spec = actor_spec(base)
-    hw = get_hardware(base.cluster.hardware)
-    a = arch_numbers(spec)
-    w, t = base.workload, base.deployment.train
-    wl = resolve_workload(get_algorithm(base.algorithm.name), None, w.prompts,
-                          w.samples_per_prompt, w.prompt_len, w.response_len)  # fmt: skip
-    dtypes = wl.model_copy(update=w.dtypes())
-    numeric = ("gpus", "train_gpus", "tp", "pp", "cp", "sp", "micro_batch", "offload",
-               "rollout_tp")  # fmt: skip
-    f = {k: np.array([getattr(c, k) for c in cands]) for k in numeric}
-    zero = np.array([list(ZeroStage).index(c.zero) for c in cands], dtype=np.int64)
-    ckpt = np.array([list(Checkpointing).index(c.ckpt) for c in cands], dtype=np.int64)
-    own = np.array([c.family == "groups" and "[" in c.groups for c in cands])
-    dp = f["train_gpus"] / (f["tp"] * f["pp"] * f["cp"])  # the most replicas (EP folded in)
-    # the longest of n >= 1 responses is at least the distribution's median (n = 1)
-    seq_len = wl.prompt_len + parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
-    s = sweep_train_steps(a, hw, sequences=dp, seq_len=seq_len, dp=dp, tp=f["tp"], pp=f["pp"],
-                          cp=f["cp"], ep=t.ep, etp=t.etp, sp=f["sp"], zero=zero, ckpt=ckpt,
-                          micro_batch=f["micro_batch"], workload=dtypes)  # fmt: skip
-    lora = base.deployment.lora is not None
-    optimizer = np.where(f["offload"] | lora, 0.0, s.optimizer)
-    terms = {"weights": s.weights, "gradients": s.gradients * (not lora),
-             "optimizer": optimizer, "activations": s.activations}  # fmt: skip
-    trainer = sum(terms.values())
-    # one engine shard's weights
-    engine = float(spec_params(spec) * dtypes.weight_dtype.bytes) / f["rollout_tp"]
-    names = np.array(list(terms) + ["engine weights"])
-    stack = np.stack([*terms.values(), engine])
-    which = np.argmax(stack, axis=0)
-    bound = np.where(own, 0.0, np.maximum(trainer, engine))
-    return bound, names[which], stack[which, np.arange(len(cands))]
+    s = screen(query(base), candidate_arrays(cands))
+    term, term_bytes = s.binding(slice(None))
+    return s.memory, np.array(MEMORY_TERMS)[term], term_bytes
+
+
+def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
+    """The candidates as the arrays :func:`rlmcost.plan.screen.screen` reads
+    (:data:`~rlmcost.plan.screen.FIELDS`)."""
+    import numpy as np
+
+    from rlmcost.plan.screen import FIELDS
+
+    zeros, ckpts = list(ZeroStage), list(Checkpointing)
+    rows = []
+    for c in cands:
+        kind, rollout = _kind(c)
+        rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
+                     zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
+                     c.rollout_tp, c.family == "groups" and "[" in c.groups))  # fmt: skip
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
+    return {name: table[:, i] for i, name in enumerate(FIELDS)}
+
+
+def _kind(c: RLCandidate) -> tuple[int, int]:
+    """The time bound's family kind of ``c`` and its engines' GPUs (0 where none apart)."""
+    from rlmcost.plan.screen import APART, APART_STALE, ONE, OTHER
+
+    if c.family == "baseline":
+        return ONE, 0
+    if not c.groups:  # a Table IX configuration: the evaluation sizes its groups
+        return OTHER, 0
+    first, _, rest = c.groups.partition(",")
+    name, _, count = first.partition("=")
+    if name != ROLLOUT or not rest or "[" in count:
+        return OTHER, 0
+    return (APART_STALE if c.stale else APART), int(count)
 
 
 # -- the candidate's Run and its exact evaluation --------------------------------------------
@@ -392,3 +393,10 @@ def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
         run = candidate_run(base, c)
         return {"fits": False, "binding_term": f"rejected: {exc}", "gpus": c.gpus,
                 "command": command(run), "run": run.to_json()}  # fmt: skip
+
+
+def evaluate_chunk(item: tuple[Run, list[RLCandidate]]) -> list[dict[str, Any]]:
+    """:func:`evaluate_item` of each candidate of a (base Run, candidates) pair: one task of
+    a distributed search (the base Run travels once per chunk)."""
+    base, cands = item
+    return [evaluate_item((base, c)) for c in cands]

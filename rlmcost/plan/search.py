@@ -67,6 +67,7 @@ class Counts:
     enumerated: int = 0  # the product of the space's value lists
     valid: int = 0  # after the divisibility rules
     pruned: int = 0  # discarded by the cheap necessary condition
+    bounded: int = 0  # skipped by branch and bound: their time bound cannot place them
     evaluated: int = 0  # evaluated exactly (predicted time, exact memory)
     fitting: int = 0  # of those, fitting
 

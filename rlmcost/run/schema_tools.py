@@ -161,6 +161,7 @@ class PlanCountsOut(BaseModel):
     enumerated: int
     valid: int
     pruned: int
+    bounded: int = Field(default=0, description="skipped by branch and bound (RL plans)")
     evaluated: int
     fitting: int
 

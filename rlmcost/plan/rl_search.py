@@ -1,0 +1,252 @@
+"""Branch and bound over the RL candidates of a whole GPU budget (step 2 of
+:mod:`rlmcost.plan.rl`).
+
+Every candidate of every GPU count of the budget is screened at once
+(:func:`rlmcost.plan.screen.screen`): those whose memory bound exceeds the device's HBM are
+pruned (they cannot fit). The survivors are taken in the order of their objective's bound
+(the time bound, or the GPUs, GPU-hours or throughput it implies) and evaluated exactly in
+batches; a candidate is skipped, never evaluated, when its objective bound is worse than
+the k-th best exact row found so far (rows that :func:`collapse` merges count once): it
+cannot be among the top k. Since every exact row is at least its bound, the top k are those
+of evaluating every survivor; the Pareto front is over the rows evaluated (the notes say
+so). A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, with a note
+saying the search was interrupted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+from rlmcost.plan.kinds import Objective
+from rlmcost.plan.search import Counts, sort_key
+
+if TYPE_CHECKING:
+    from rlmcost.plan.distributed import Progress, Runner
+    from rlmcost.plan.rl_candidates import RLCandidate, RLSpace
+    from rlmcost.run.spec import Run
+
+BATCH = 16
+"""Candidates one task evaluates (a Dask task: coarse enough that its 0.1-0.3 s of
+evaluations outweigh the scheduling and the base Run's transfer)."""
+
+LOCAL_BATCH = 4
+"""Candidates evaluated between two updates of the incumbent in this process."""
+
+
+def _evaluate(item: tuple[int, Run, list[RLCandidate]]) -> tuple[int, list[dict[str, Any]]]:
+    """A numbered chunk's rows, with its number (a module-level function for Dask)."""
+    from rlmcost.plan.rl_candidates import evaluate_chunk
+
+    return item[0], evaluate_chunk((item[1], item[2]))
+
+
+@dataclass
+class _State:
+    kth: tuple[Any, ...] = (float("inf"), float("inf"))  # the k-th best row's key so far
+    pos: int = 0  # candidates of the order drawn (evaluated or skipped)
+
+SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "sp",
+             "zero", "ckpt", "micro_batch", "offload", "gpu_memory_utilization", "time_s")
+"""What two rows share when :func:`collapse` merges them: all but the engine's TP."""
+
+
+@dataclass
+class Found:
+    """What a search found: counts, fitting rows, the families that never fit, notes."""
+
+    counts: Counts
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """``rows`` (ranked) with those that differ only in the engine's TP and have the same
+    predicted time merged into one, at the first one's place, the smallest engine TP kept;
+    and how many were merged away."""
+    out: list[dict[str, Any]] = []
+    where: dict[tuple, int] = {}
+    for r in rows:
+        sig = tuple(r.get(k) for k in SAME_TIME)
+        if sig in where:
+            i = where[sig]
+            if r["rollout_tp"] < out[i]["rollout_tp"]:
+                out[i] = r
+            continue
+        where[sig] = len(out)
+        out.append(r)
+    return out, len(rows) - len(out)
+
+
+def bound_keys(obj: Objective, gpus: Any, time_lb: Any, tokens: Any) -> tuple[Any, Any]:
+    """Per candidate, the least (primary, secondary) sort key ``sort_key(obj)`` of its row can
+    have, from its time bound (``tokens``: trained tokens per iteration); (-inf, -inf), never
+    skipped, for an objective without a bound here."""
+    import numpy as np
+
+    g = gpus.astype(np.float64)
+    if obj is Objective.TIME:
+        return time_lb, g
+    if obj is Objective.GPUS:
+        return g, time_lb
+    if obj is Objective.GPU_HOURS:
+        return time_lb * g / 3600.0, g
+    if obj is Objective.THROUGHPUT:
+        with np.errstate(divide="ignore"):
+            return np.where(time_lb > 0, -tokens / (time_lb * g), -np.inf), g
+    low = np.full(g.shape, -np.inf)
+    return low, low
+
+
+def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runner,
+                     obj: Objective, top: int, progress: Progress | None) -> Found:  # fmt: skip
+    """The fitting rows that decide the top ``top`` and the Pareto front of ``budget``
+    (module docstring), with the counts and the families that never fit."""
+    import numpy as np
+
+    from rlmcost.plan.rl_candidates import candidate_arrays, candidates, enumerated_size
+    from rlmcost.plan.screen import MEMORY_TERMS, query, rejected, screen, time_bound
+    from rlmcost.specs import get_hardware
+
+    found = Found(Counts())
+    counts = found.counts
+    cands: list[RLCandidate] = []
+    for g in budget:
+        counts.enumerated += enumerated_size(space, base, g)
+        cands += candidates(base, space, g)
+    counts.valid = len(cands)
+    if not cands:
+        return found
+    hbm = get_hardware(base.cluster.hardware).hbm_bytes
+    arrays = candidate_arrays(cands)
+    s = screen(query(base), arrays)
+    keep = s.memory <= hbm
+    counts.pruned = int((~keep).sum())
+    out = np.flatnonzero(~keep)
+    term, term_bytes = s.binding(out)
+    for i, t, tb in zip(out, term, term_bytes, strict=True):
+        f = found.failures.setdefault(cands[i].key, {"family": cands[i].key,
+                                                     "least_bytes": np.inf})  # fmt: skip
+        if s.memory[i] < f["least_bytes"]:
+            f.update(least_bytes=float(s.memory[i]),
+                     binding_term=f"{MEMORY_TERMS[t]} (lower bound)",
+                     binding_term_bytes=float(tb), hbm_bytes=hbm)  # fmt: skip
+    todo = np.flatnonzero(keep)
+    if not len(todo):
+        return found
+    sub = {k: v[todo] for k, v in arrays.items()}
+    tlb = np.zeros(len(todo))
+    tokens = np.zeros(len(todo))
+    out = np.zeros(len(todo), dtype=bool)
+    names = np.array([cands[i].family for i in todo])
+    for name in dict.fromkeys(names.tolist()):  # the work differs by family (ac-shared)
+        at = np.flatnonzero(names == name)
+        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]))
+        part = {k: v[at] for k, v in sub.items()}
+        tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
+                             part["rollout_gpus"].astype(np.float64),
+                             part["rollout_tp"].astype(np.float64),
+                             part["train_gpus"].astype(np.float64))  # fmt: skip
+        tokens[at] = q.tokens
+        out[at] = rejected(q, part)
+        for i in at[out[at]]:
+            c = cands[todo[i]]
+            found.failures.setdefault(c.key, {
+                "family": c.key, "binding_term": f"rejected: {q.sequences} sequences cannot "
+                f"feed {c.gpus if c.family == 'baseline' else sub['rollout_gpus'][i]} GPUs of "
+                f"engines at TP {c.rollout_tp} (screen)", "binding_term_bytes": 0,
+                "hbm_bytes": hbm})  # fmt: skip
+    counts.pruned += int(out.sum())
+    todo, tlb, tokens, sub = todo[~out], tlb[~out], tokens[~out], {k: v[~out]
+                                                                  for k, v in sub.items()}
+    prim, sec = bound_keys(obj, sub["gpus"], tlb, tokens)
+    order = np.lexsort((sec, prim))
+    _search(found, base, cands, todo, order, (tlb, prim, sec), run, obj, top, progress, hbm)
+    return found
+
+
+def _probe(base: Run, some: list[RLCandidate]) -> Any:
+    """One exact evaluation of a deployment of ``base`` (the iteration's work, which no
+    layout of one family changes; a Table IX configuration may share work, ``ac-shared``),
+    or None when none of ``some`` evaluates."""
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.plan.rl_candidates import candidate_run
+
+    for c in some:
+        try:
+            return evaluate_deployment(candidate_run(base, c))
+        except SpecError:
+            continue
+    return None
+
+
+def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order: Any,
+            bounds: tuple[Any, Any, Any], run: Runner, obj: Objective, top: int,
+            progress: Progress | None, hbm: int) -> None:  # fmt: skip
+    """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
+    (``bounds``: their time bounds and objective bound keys)."""
+    from rlmcost.plan.rl import _failed
+
+    counts, key = found.counts, sort_key(obj)
+    _, prim, sec = bounds
+    size = BATCH if run.workers > 1 else LOCAL_BATCH
+    state = _State()
+    unknown: set[str] = set()  # families with skipped candidates: fit not known
+    n = len(order)
+    rows: list[tuple[int, dict[str, Any]]] = []  # (position in the order, row)
+    fit: set[str] = set()  # families with a fitting row
+
+    def chunks() -> Any:
+        """The next candidates to evaluate, drawn against the incumbent at the time."""
+        while state.pos < n:
+            take: list[int] = []
+            while state.pos < n and len(take) < size:
+                j = int(order[state.pos])
+                if (prim[j], sec[j]) > state.kth:  # so are all after it (order by bound)
+                    rest = [cands[int(todo[int(k)])].key for k in order[state.pos:]]
+                    counts.bounded += len(rest)
+                    unknown.update(rest)
+                    state.pos = n
+                    break
+                take.append(state.pos)
+                state.pos += 1
+            if take:
+                positions.append(take)
+                yield len(positions) - 1, base, [cands[int(todo[int(order[p])])] for p in take]
+
+    positions: list[list[int]] = []  # each chunk's positions in the order
+    try:
+        for number, results in run.stream(_evaluate, chunks()):
+            take = positions[number]
+            for p, r in zip(take, results, strict=True):
+                counts.evaluated += 1
+                c = cands[int(todo[int(order[p])])]
+                if not r["fits"]:
+                    _failed(found.failures, c.key, r, hbm)
+                    continue
+                counts.fitting += 1
+                rows.append((p, r))
+                fit.add(c.key)
+            ranked, _ = collapse([r for _, r in sorted(rows, key=lambda x: (key(x[1]), x[0]))])
+            if len(ranked) >= top:
+                state.kth = key(ranked[top - 1])
+            if progress is not None:
+                progress(state.pos, n)
+    except KeyboardInterrupt:
+        found.notes.append(
+            f"the search was interrupted (Ctrl-C) after {state.pos} of {n} candidates: the "
+            "rows are the best found so far"
+        )
+    found.rows = [r for _, r in sorted(rows, key=lambda x: x[0])]  # the order of the bounds
+    for k in unknown | fit:
+        found.failures.pop(k, None)
+    if counts.bounded:
+        found.notes.append(
+            f"branch and bound: candidates were evaluated in the order of their {obj} bound; "
+            f"{counts.bounded} whose bound could not place them among the top {top} were "
+            "skipped (every exact row is at least its bound); the Pareto front is over the "
+            "rows evaluated"
+        )

@@ -1,0 +1,327 @@
+"""The RL planner's screen: a memory and a time lower bound for every candidate at once.
+
+:func:`screen` takes the candidates of a query as numpy arrays (one entry per candidate:
+GPUs, the actor's training group, the engines' group, the family's kind, tp/pp/cp/sp, ZeRO,
+checkpointing, micro-batch, offload, engine TP) and the query's constants (:class:`Query`)
+and returns, per candidate, bytes per device and seconds per iteration that the exact
+evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never goes below:
+
+* memory: the trainer's model states (weights, gradients, and the optimizer unless
+  offloaded, sharded over the most data-parallel replicas its group can have) plus the
+  activations of one sequence per replica, from the compiled training-step sweep
+  (:func:`rlmcost.compiled.sweep_train_steps`), and one engine shard's weights; every
+  evaluation holds at least the larger of the two on some device (the Table IX
+  configurations, whose trainers the evaluation lays out, only the engine's);
+* time: a roofline over the iteration's work W (the project's exact FLOP count of
+  generation, assessment and training, :attr:`PlacementEstimate.work_flops`, which no
+  layout of one family changes — ``ac-shared`` shares the actor's trunk with the critic and
+  so does less; :func:`query` reads it from one exact evaluation), at the dense datasheet
+  peak of the compute dtype, and the decode steps' weight reads at HBM bandwidth, composed
+  as the schedule composes the groups (:mod:`rlmcost.placement.iteration`: inside a group
+  one task after another, a synchronous loop waits for generation before training, an
+  asynchronous one takes the busiest group per iteration):
+
+  - every family: W / (GPUs x peak) (the iteration's MFU is at most 1);
+  - the decode: (T_max - 1) steps, each reading one TP shard of the engine's weights per
+    device, |M| x bytes / (engine TP x HBM bandwidth) (:class:`rlmcost.placement.rollout.
+    DecodeCost`; T_max is at least the median response of the length distribution; MoE
+    models, whose steps may read only the routed experts, take 0 here), plus the
+    seconds the generating group spends beside it on units no layout changes (:attr:`Query.
+    group_s`: the Ray controller, the refit; every unit's prediction is at least its bound,
+    and a group runs its units one after another);
+  - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
+    trains);
+  - engines apart, synchronous (``split``, ``roles``): the larger of the generating group's
+    busy time (the decode above) and the cycle of the decode steps and the actor's refit into
+    the engines (:func:`refit_apart_s`), which the next generation waits for (the Ray
+    controller runs on the engines' group meanwhile; the critic's update may overlap the
+    refit);
+  - engines apart, asynchronous (``async-*``): the largest of decode, W_gen / (R x peak) and
+    W_train / ((GPUs - R) x peak) (the period is at least each group's busy time);
+  - the Table IX configurations (their split is the evaluation's): the first two only.
+
+``tests/test_plan_screen.py`` checks both bounds against the exact evaluation on random
+candidates (hypothesis). Numbers are float64 (bytes exact below 2^53); the throughput of the
+screen is printed by ``benchmarks/bench_plan.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from rlmcost.run.spec import Run
+
+ONE, APART, APART_STALE, OTHER = 0, 1, 2, 3
+"""The family kinds of the time bound (module docstring): one group; engines on R GPUs of
+their own, synchronous or asynchronous; a Table IX configuration (split unknown)."""
+
+FIELDS = ("gpus", "train_gpus", "rollout_gpus", "kind", "tp", "pp", "cp", "sp", "zero", "ckpt",
+          "micro_batch", "offload", "rollout_tp", "own")  # fmt: skip
+"""The arrays :func:`screen` reads (``zero``/``ckpt``: enum codes, ``compiled.sweep.codes``;
+``own``: a group with a layout of its own, which the memory bound leaves alone)."""
+
+MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "engine weights")
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the screen holds fixed for one base Run (float64-safe numbers).
+
+    ``work``, ``work_gen``, ``work_train``: FLOPs of the iteration, of its generation and
+    training stages (FLOP = one add or one multiply, the project's exact count);
+    ``decode_steps``: sequential decode steps at least (T_max - 1); ``engine_weight_bytes``:
+    the engine's weights, |M| x the weight dtype's bytes; ``decode_weight_bytes``: what a
+    decode step reads of them at least (the same; 0 for MoE, module docstring);
+    ``tokens``: prompt + response tokens trained per iteration (the throughput objective);
+    ``sequences``: the most sequences one generation invocation samples (B K for most
+    algorithms; the engine replica rule, :func:`rejected`); ``group_s``: the
+    predicted seconds of the units the evaluation schedules on the group that generates,
+    beside the generation, which no layout changes (``placement/group_jobs.py``
+    ``transfers``): the Ray single-controller frameworks' per-iteration overhead
+    (``perf/refit.py`` ``controller_s``) and, where that group also trains the actor, the
+    framework's refit of the full model (``refit_s`` of |M| x the weight dtype's bytes);
+    ``refit_apart``: the mechanism of the refit into engines apart (:func:`refit_apart_s`)."""
+
+    arch: Any  # ArchNumbers of the actor
+    hardware: Any  # HardwareSpec
+    dtypes: Any  # the workload with the base Run's dtypes
+    seq_len: int  # prompt + the least longest response
+    ep: int
+    etp: int | None
+    lora: bool
+    work: float
+    work_gen: float
+    work_train: float
+    decode_steps: int
+    engine_weight_bytes: float
+    decode_weight_bytes: float
+    tokens: int
+    sequences: int  # the most sequences a generation invocation samples (0: not known)
+    group_s: float  # the generating group's layout-free units (controller, refit), predicted
+    refit_apart: str | None  # the framework's refit into engines on GPUs of their own
+
+    @property
+    def peak(self) -> float:
+        """Dense datasheet peak of the compute dtype, FLOP/s per device."""
+        return float(self.hardware.peak(self.dtypes.compute_dtype))
+
+    @property
+    def hbm_bandwidth(self) -> float:
+        return float(self.hardware.hbm_bandwidth_bytes_per_s)
+
+
+@dataclass
+class Screen:
+    """Per candidate: the memory bound (bytes per device) and the time bound (seconds per
+    iteration); :meth:`binding` names the memory bound's largest term where asked."""
+
+    memory: np.ndarray
+    parts: tuple[np.ndarray, ...]  # the terms of MEMORY_TERMS, per candidate
+    time: np.ndarray
+
+    def binding(self, index: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The largest memory term (its index into :data:`MEMORY_TERMS`) and its bytes, for
+        the candidates at ``index``."""
+        import numpy as np
+
+        stack = np.stack([np.broadcast_to(p, self.memory.shape)[index] for p in self.parts])
+        which = np.argmax(stack, axis=0)
+        return which, np.take_along_axis(stack, which[None], 0)[0]
+
+
+def query(base: Run, estimate: Any | None = None) -> Query:
+    """The screen's constants of ``base``; the work terms from ``estimate``, an exact
+    evaluation of any deployment of ``base`` (none: work 0, the time bound then only reads
+    the decode)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.kinds import Stage
+    from rlmcost.compiled import arch_numbers
+    from rlmcost.deployment.resolve import resolve_workload
+    from rlmcost.evaluation.deployment import spec_params
+    from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.plan.rl_candidates import actor_spec
+    from rlmcost.specs import get_hardware
+
+    spec = actor_spec(base)
+    alg = get_algorithm(base.algorithm.name)
+    w, t = base.workload, base.deployment.train
+    wl = resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len,
+                          w.response_len)  # fmt: skip
+    dtypes = wl.model_copy(update=w.dtypes())
+    a = arch_numbers(spec)
+    # the longest of n >= 1 responses is at least the distribution's median (n = 1)
+    longest = parse_length_dist(w.length_dist).lengths(1, wl.response_len)[0]
+    stages = estimate.stages if estimate is not None else {}
+
+    def work(stage: Any = None) -> float:
+        if estimate is None:
+            return 0.0
+        if stage is None:
+            return float(estimate.work_flops)
+        return float(stages[stage].work_flops) if stage in stages else 0.0
+
+    generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
+    engine = float(spec_params(spec) * dtypes.weight_dtype.bytes)
+    return Query(
+        arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
+        seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,
+        lora=base.deployment.lora is not None, work=work(), work_gen=work(Stage.GENERATION),
+        work_train=work(Stage.TRAINING), decode_steps=max(0, longest - 1) if generates else 0,
+        engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
+        tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
+        sequences=_sequences(estimate),
+        group_s=_group_s(estimate),
+        refit_apart=_refit_apart(estimate),
+    )  # fmt: skip
+
+
+def _refit_apart(estimate: Any) -> str | None:
+    """The refit mechanism of ``estimate``'s weight syncs into engines on another group
+    (``placement/iteration.py`` ``_weight_syncs``), None where it has none."""
+    from rlmcost.frameworks.presets import behaviour
+
+    if estimate is None or not any(t.what.endswith(" refit)") for t in estimate.syncs):
+        return None
+    beh = behaviour(estimate.deployment.framework)
+    return None if beh is None else str(beh.apart)
+
+
+def _group_s(estimate: Any) -> float:
+    """:attr:`Query.group_s` of ``estimate``: the largest over its generating groups."""
+    from rlmcost.algorithms.kinds import Kind
+
+    if estimate is None:
+        return 0.0
+    return max((sum(t.predicted for t in g.transfers if t.kind == "controller"
+                    or (t.kind == "weight-sync" and t.what.startswith("refit ")))
+                for g in estimate.groups
+                if any(j.task.kind is Kind.GENERATE for j in g.jobs)), default=0.0)  # fmt: skip
+
+
+def _sequences(estimate: Any) -> int:
+    """The most sequences a generation job of ``estimate`` samples (0: none or no estimate)."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.placement.inputs import count_of, frozen_values
+
+    if estimate is None:
+        return 0
+    values = frozen_values(estimate.values, keep_t=True)
+    return max((int(count_of(j.task.invocation.sequences, values)) for g in estimate.groups
+                for j in g.jobs if j.task.kind is Kind.GENERATE), default=0)  # fmt: skip
+
+
+def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
+    """Candidates the evaluation rejects: more engine replicas (the engines' GPUs over the
+    engine TP: all GPUs in one group, R apart) than the sequences to sample
+    (``placement/group_jobs.py`` ``_generate``: "N sequences cannot feed the M generation
+    replicas"). The Table IX configurations, sized by the evaluation, are left alone."""
+    import numpy as np
+
+    if not q.sequences:
+        return np.zeros(c["gpus"].shape, dtype=bool)
+    engines = np.where(c["kind"] == ONE, c["gpus"], c["rollout_gpus"])
+    replicas = engines // c["rollout_tp"]
+    return (c["kind"] != OTHER) & (replicas > q.sequences)
+
+
+def distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For integer keys (1-D): each key's index among the distinct keys, and a position of
+    each distinct key (hashing, one pass: no sort)."""
+    import numpy as np
+    import pandas as pd
+
+    back, uniq = pd.factorize(key)
+    first = np.empty(len(uniq), dtype=np.int64)
+    first[back] = np.arange(key.size)  # the last of each: all of them alike
+    return np.asarray(back), first
+
+
+def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
+    """Both bounds of every candidate of ``c`` (1-D arrays named by :data:`FIELDS`)."""
+    import numpy as np
+
+    from rlmcost.compiled import sweep_train_steps
+
+    f64 = np.float64
+    gpus = c["gpus"].astype(f64)
+    etp = c["rollout_tp"].astype(f64)
+    # the trainer's terms depend on its layout alone: sweep each distinct layout once
+    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch")
+    key = np.zeros(gpus.shape, dtype=np.int64)
+    for name, bits in zip(layout, (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
+        key = (key << bits) | c[name].astype(np.int64)
+    back, first = distinct(key)
+    u = {name: c[name].ravel()[first] for name in layout}
+    tp, pp, cp = u["tp"].astype(f64), u["pp"].astype(f64), u["cp"].astype(f64)
+    dp = u["train_gpus"].astype(f64) / (tp * pp * cp)  # the most replicas (EP folded in)
+    s = sweep_train_steps(q.arch, q.hardware, sequences=dp, seq_len=q.seq_len, dp=dp, tp=tp,
+                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
+                          ckpt=u["ckpt"], micro_batch=u["micro_batch"],
+                          workload=q.dtypes)  # fmt: skip
+    weights, activations = s.weights[back], s.activations[back]
+    gradients = s.gradients[back] * (not q.lora)
+    optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer[back])
+    # a Table IX configuration lays its trainer out itself (MoE: not as the candidate says)
+    mine = c["kind"] != OTHER
+    weights, gradients, optimizer, activations = (x * mine for x in (weights, gradients,
+                                                                     optimizer, activations))
+    trainer = weights + gradients + optimizer + activations
+    engine = q.engine_weight_bytes / etp  # one engine shard's weights
+    memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
+    parts = (weights, gradients, optimizer, activations, engine)
+    return Screen(memory, parts, time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64),
+                                            etp, c["train_gpus"].astype(f64)))  # fmt: skip
+
+
+def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
+               etp: np.ndarray, train_gpus: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Seconds per iteration no evaluation goes below (module docstring), per candidate
+    (``train_gpus``: the actor's training group; ``rollout``: R, 0 where not apart)."""
+    import numpy as np
+
+    peak = q.peak
+    everything = q.work / (gpus * peak)
+    steps = q.decode_steps * q.decode_weight_bytes / (etp * q.hbm_bandwidth)
+    decode = q.group_s + steps  # the generating group's busy time
+    trainers = np.maximum(gpus - rollout, 1.0)
+    apart_train = q.work_train / (trainers * peak)
+    one = decode + q.work_train / (gpus * peak)
+    # the cycle generation -> actor update -> refit -> next generation
+    sync = np.maximum(decode, steps + refit_apart_s(q, gpus, train_gpus, rollout, etp))
+    stale = np.maximum(np.maximum(decode, q.work_gen / (np.maximum(rollout, 1.0) * peak)),
+                       apart_train)  # fmt: skip
+    other = decode
+    by_kind = np.choose(np.asarray(kind, dtype=np.int64), [one, sync, stale, other])
+    return np.maximum(everything, by_kind)
+
+
+def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.ndarray,
+                  etp: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Predicted seconds of the actor's weight sync into engines on R GPUs of their own
+    (``placement/iteration.py`` ``_weight_syncs``: ``perf/refit.py`` ``refit_s`` of the
+    model's bytes over the sending nodes' lanes, each engine rank loading its TP shard), which
+    a synchronous iteration waits for before the next generation; 0 without such a refit."""
+    import numpy as np
+
+    from rlmcost.perf.refit import Refit, refit_s
+
+    if q.refit_apart is None:
+        return np.zeros(gpus.shape)
+    nbytes = int(q.engine_weight_bytes)
+    gpn = q.hardware.gpus_per_node
+    cross = gpus > gpn
+    lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
+    part = -(-nbytes // lanes)
+    shard = -(-nbytes // etp)
+    mech = Refit(q.refit_apart)
+    # few distinct (lanes, engine TP, cross-node): the exact function once for each
+    key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
+    back, first = distinct(key)
+    p, sh, cr = part.ravel()[first], shard.ravel()[first], cross.ravel()[first]
+    each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
+                             cross_node=bool(cr[i])) for i in range(len(first))])  # fmt: skip
+    return each[back]

@@ -1,0 +1,141 @@
+"""The RL screen and the branch and bound over it: on random candidates both bounds are at
+most the exact evaluation (memory peak per device, predicted iteration time) and the replica
+rule rejects only what the evaluation rejects; branch and bound returns the top k of the
+exhaustive search; Ctrl-C keeps the rows found; near-duplicate rows merge."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.parallel.layout import ZeroStage
+from rlmcost.plan import rl_candidates
+from rlmcost.plan.rl import plan_rl
+from rlmcost.plan.rl_candidates import RLSpace, candidate_arrays, candidate_run, candidates
+from rlmcost.plan.rl_search import collapse
+from rlmcost.plan.screen import query, rejected, screen
+from rlmcost.run.spec import Run
+
+ALL = ("baseline", "split", "roles", "async-split", "async-roles", "ac-shared",
+       "disaggregated", "hybrid", "fusion", "async", "combined")  # fmt: skip
+QUERIES = {
+    "ppo-8b": (Run.from_data({
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 2, "response_len": 1024},
+        "cluster": {"hardware": "a100-80gb"}}), (4, 8, 16)),
+    "grpo-1b-dist": (Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
+                     "length_dist": "uniform:256,2048"}}), (2, 4, 64)),
+    "ppo-8b-openrlhf": (Run.from_data({
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "h100-sxm"}}),
+        (8, 32, 128)),
+    "grpo-moe": (Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "cluster": {"hardware": "h100-sxm"}}), (8, 16)),
+}  # fmt: skip
+SPACE = RLSpace(placements=ALL, tp=(1, 2, 4), rollout_tp=(1, 2, 4), micro_batch=(1, 2),
+                zero=(ZeroStage.OS_G, ZeroStage.OS_G_P), fractions=(0.5, 0.9))  # fmt: skip
+
+
+@cache
+def _pool(name: str) -> tuple:
+    base, budget = QUERIES[name]
+    return base, [c for g in budget for c in candidates(base, SPACE, g)]
+
+
+@cache
+def _probe(name: str, family: str):  # noqa: ANN202 - an estimate or None
+    """The screen's constants from an exact evaluation of another member of the family."""
+    base, pool = _pool(name)
+    for c in pool:
+        if c.family == family:
+            try:
+                return query(base, evaluate_deployment(candidate_run(base, c)))
+            except SpecError:
+                continue
+    return query(base)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(QUERIES)), pick=st.integers(0, 10**9))
+def test_the_screen_never_exceeds_the_exact_evaluation(name: str, pick: int) -> None:
+    base, pool = _pool(name)
+    c = pool[pick % len(pool)]
+    q = _probe(name, c.family)
+    arrays = candidate_arrays([c])
+    s = screen(q, arrays)
+    try:
+        # independent: evaluate_deployment, the one exact evaluation every query uses
+        e = evaluate_deployment(candidate_run(base, c))
+    except SpecError:
+        return
+    assert not rejected(q, arrays)[0], c
+    assert s.memory[0] <= e.peak_memory_bytes_per_device, c
+    assert s.time[0] <= e.iteration_time_s, (c, s.time[0], e.iteration_time_s)
+
+
+def test_the_replica_rule_rejects_what_the_evaluation_rejects() -> None:
+    """Every candidate the screen rejects raises the evaluation's "cannot feed" error."""
+    base, pool = _pool("grpo-1b-dist")
+    q = _probe("grpo-1b-dist", "baseline")
+    out = rejected(q, candidate_arrays(pool))
+    assert out.sum() > 0
+    for c in [c for c, o in zip(pool, out, strict=True) if o][:40]:
+        with pytest.raises(SpecError, match="cannot feed"):
+            evaluate_deployment(candidate_run(base, c))
+
+
+def test_branch_and_bound_keeps_the_exhaustive_top_k() -> None:
+    """The top 5 with skipping equal the top 5 of evaluating every survivor (a top larger
+    than the survivors skips nothing)."""
+    base, _ = QUERIES["ppo-8b"]
+    space = RLSpace(placements=("baseline", "split", "async-split"), tp=(1, 2, 4),
+                    rollout_tp=(1, 2, 4), micro_batch=(1,), fractions=(0.5,))  # fmt: skip
+    for objective in ("time", "gpu-hours", "throughput", "gpus"):
+        fast = plan_rl(base, "2..16", space=space, top=5, objective=objective)
+        every = plan_rl(base, "2..16", space=space, top=100000, objective=objective)
+        assert every.counts.bounded == 0
+        assert [r["run"] for r in fast.rows] == [r["run"] for r in every.rows[:5]], objective
+    timed = plan_rl(base, "2..16", space=space, top=5)
+    assert timed.counts.bounded > 0 and any("branch and bound" in n for n in timed.notes)
+    c = timed.counts  # the plan's note states the pruning
+    assert "pruned by the memory lower bound" in timed.notes[0]
+    assert f"{c.bounded} skipped by the time lower bound" in timed.notes[0]
+    assert c.evaluated + c.bounded + c.pruned == c.valid
+
+
+def test_ctrl_c_keeps_the_best_found_so_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    base, _ = QUERIES["ppo-8b"]
+    real, calls = rl_candidates.evaluate_item, []
+
+    def interrupted(item):  # noqa: ANN001, ANN202
+        calls.append(1)
+        if len(calls) > 200:
+            raise KeyboardInterrupt
+        return real(item)
+
+    monkeypatch.setattr(rl_candidates, "evaluate_item", interrupted)
+    r = plan_rl(base, "4..16", space=SPACE, top=5)
+    assert r.rows and len(calls) == 201
+    assert any("interrupted" in n for n in r.notes)
+    assert r.counts.evaluated <= 200 and r.counts.fitting == len(r.rows) or len(r.rows) == 5
+
+
+def test_rows_differing_only_in_engine_tp_with_the_same_time_merge() -> None:
+    row = {"gpus": 8, "family": "split", "placement": "groups", "groups": "rollout=4,actor=4",
+           "staleness": 0, "tp": 2, "pp": 1, "cp": 1, "sp": False, "zero": "3", "ckpt": "none",
+           "micro_batch": 1, "offload": "", "gpu_memory_utilization": None, "time_s": 9.0}
+    rows = [{**row, "rollout_tp": 4}, {**row, "rollout_tp": 2}, {**row, "rollout_tp": 2,
+                                                                  "time_s": 9.5}]  # fmt: skip
+    out, merged = collapse(rows)
+    assert merged == 1 and [r["rollout_tp"] for r in out] == [2, 2]
+    assert [r["time_s"] for r in out] == [9.0, 9.5]
