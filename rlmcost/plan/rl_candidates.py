@@ -279,12 +279,10 @@ def _kind(c: RLCandidate) -> tuple[int, int]:
     name, _, count = first.partition("=")
     if name != ROLLOUT or not rest or "[" in count:
         return OTHER, 0
-    return (APART_STALE if c.stale else APART), int(count)
+    return (APART_STALE if c.stale else APART), int(count.partition("@")[0])
 
 
 # -- the candidate's Run and its exact evaluation --------------------------------------------
-
-
 def candidate_run(base: Run, c: RLCandidate) -> Run:
     """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
     trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, optimizer offload),

@@ -107,6 +107,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     (module docstring), with the counts and the families that never fit."""
     import numpy as np
 
+    from rlmcost.plan.pool import hbm_limits
     from rlmcost.plan.rl_candidates import candidate_arrays, candidates, enumerated_size
     from rlmcost.plan.screen import MEMORY_TERMS, query, rejected, screen, time_bound
     from rlmcost.specs import get_hardware
@@ -122,8 +123,8 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         return found
     hbm = get_hardware(base.cluster.hardware).hbm_bytes
     arrays = candidate_arrays(cands)
-    s = screen(query(base), arrays)
-    keep = s.memory <= hbm
+    s = screen(query(base, pool=space.pool), arrays)
+    keep = s.memory <= hbm_limits(base, cands)  # a pool: the largest HBM of its accelerators
     counts.pruned = int((~keep).sum())
     out = np.flatnonzero(~keep)
     term, term_bytes = s.binding(out)
@@ -144,7 +145,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     names = np.array([cands[i].family for i in todo])
     for name in dict.fromkeys(names.tolist()):  # the work differs by family (ac-shared)
         at = np.flatnonzero(names == name)
-        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]))
+        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]), space.pool)
         part = {k: v[at] for k, v in sub.items()}
         tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
                              part["rollout_gpus"].astype(np.float64),

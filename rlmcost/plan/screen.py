@@ -103,15 +103,18 @@ class Query:
     sequences: int  # the most sequences a generation invocation samples (0: not known)
     group_s: float  # the generating group's layout-free units (controller, refit), predicted
     refit_apart: str | None  # the framework's refit into engines on GPUs of their own
+    pool: tuple[Any, ...] = ()  # a pool's accelerators (HardwareSpec): bounds take the fastest
 
     @property
     def peak(self) -> float:
-        """Dense datasheet peak of the compute dtype, FLOP/s per device."""
-        return float(self.hardware.peak(self.dtypes.compute_dtype))
+        """Dense datasheet peak of the compute dtype, FLOP/s per device (over a pool, the
+        fastest accelerator's: a lower bound must hold whichever a group runs on)."""
+        return max(float(h.peak(self.dtypes.compute_dtype)) for h in (self.hardware, *self.pool))
 
     @property
     def hbm_bandwidth(self) -> float:
-        return float(self.hardware.hbm_bandwidth_bytes_per_s)
+        """HBM bandwidth per device, B/s (over a pool, the fastest accelerator's)."""
+        return max(float(h.hbm_bandwidth_bytes_per_s) for h in (self.hardware, *self.pool))
 
 
 @dataclass
@@ -133,7 +136,7 @@ class Screen:
         return which, np.take_along_axis(stack, which[None], 0)[0]
 
 
-def query(base: Run, estimate: Any | None = None) -> Query:
+def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) -> Query:
     """The screen's constants of ``base``; the work terms from ``estimate``, an exact
     evaluation of any deployment of ``base`` (none: work 0, the time bound then only reads
     the decode)."""
@@ -176,6 +179,7 @@ def query(base: Run, estimate: Any | None = None) -> Query:
         sequences=_sequences(estimate),
         group_s=_group_s(estimate),
         refit_apart=_refit_apart(estimate),
+        pool=tuple(get_hardware(h) for h, _ in pool),
     )  # fmt: skip
 
 
