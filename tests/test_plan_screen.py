@@ -139,3 +139,26 @@ def test_rows_differing_only_in_engine_tp_with_the_same_time_merge() -> None:
     out, merged = collapse(rows)
     assert merged == 1 and [r["rollout_tp"] for r in out] == [2, 2]
     assert [r["time_s"] for r in out] == [9.0, 9.5]
+
+
+def test_over_a_pool_the_bounds_hold_whichever_accelerator_a_group_takes() -> None:
+    """A pool of A100s and H100s (the query's own accelerator the slower one): the screen
+    bounds at the pool's fastest peak and bandwidth and its largest HBM, so on candidates that
+    put groups on either type both bounds stay at or below the exact evaluation."""
+    base = QUERIES["ppo-8b"][0]
+    space = RLSpace(placements=("baseline", "split", "async-split"), tp=(1, 2),
+                    rollout_tp=(1, 2), micro_batch=(1,), fractions=(0.5,),
+                    pool=(("a100-80gb", 8), ("h100-sxm", 8)))  # fmt: skip
+    cands = candidates(base, space, 16)
+    assert {hw for c in cands for hw in c.hardware} == {"a100-80gb", "h100-sxm"}
+    s = screen(query(base, pool=space.pool), candidate_arrays(cands))
+    checked = 0
+    for c in cands[:: max(1, len(cands) // 12)]:
+        try:  # independent: the exact evaluation of the candidate's Run
+            e = evaluate_deployment(candidate_run(base, c))
+        except SpecError:
+            continue
+        j = cands.index(c)
+        assert s.time[j] <= e.iteration_time_s, c
+        checked += 1
+    assert checked >= 4
