@@ -46,6 +46,7 @@ from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_key import recall
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
@@ -381,5 +382,6 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
 
 
 def estimate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
-    """One group on ``gpus`` devices (SpecError when its layouts cannot use them)."""
-    return estimate(GroupModel(setup, group, gpus))
+    """One group on ``gpus`` devices (SpecError when its layouts cannot use them); kept
+    across the deployments of a query that give it the same inputs (``group_key``)."""
+    return recall(setup, group, gpus, lambda: estimate(GroupModel(setup, group, gpus)))

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -58,6 +58,8 @@ class Setup:
     efficiency: Efficiency = PEAK  # measured efficiencies (a calibration profile) or peaks
     deployment: Deployment = IDEAL  # engine, offload, LoRA, overheads (ideal: the paper's)
     counting: AttnCounting = AttnCounting.FULL  # teacher-forced attention FLOPs
+    # the group estimates of this query's deployments (``group_key``); None: none kept
+    groups_seen: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def capacity_bytes(self) -> int:

@@ -1,0 +1,85 @@
+"""One group's estimate, kept for every deployment of the same query that gives it the same
+inputs.
+
+The deployments of one query (the planner's candidates, ``evaluation.batch``) share most of
+their groups: candidates that differ only in the trainer's ZeRO stage, checkpointing,
+micro-batch or optimizer offload run the same engines on their rollout group, and ones that
+differ only in the engine's TP or memory reservation train the same way on a trainer group that
+generates nothing. A group's estimate (``group_jobs.estimate``) is a function of the query (the
+algorithm, models, workload, hardware, lengths, host link, efficiency and attention counting:
+the same for every Setup that shares one ``Setup.groups_seen``), the placement and its tasks,
+the models' TP degrees, the group and its GPU count, the user's layout and the deployment.
+:func:`group_key` is all of these, with two parts of the deployment left out where the group
+cannot read them:
+
+* the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
+  only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
+  the engine's reservation, slots, sleep and refit, all behind the group's generation task);
+* the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
+  that only generates, through an inference engine in its own layout (deployed, not HF
+  ``generate``, no layout given for the group): ``inputs.layout_for`` builds that layout from
+  the engine's TP/PP/EP alone, and the trainer's offload, token budget and forward ZeRO apply
+  to train and forward tasks only.
+
+Everything else of the deployment is in the key as it is (a field added later is kept apart
+by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
+without any kept estimate.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.spec import EngineSpec, TrainLayout
+from rlmcost.errors import SpecError
+from rlmcost.placement.device_groups import DeviceGroup
+from rlmcost.placement.inputs import Setup, engine_for
+
+_DEFAULT_ENGINE = EngineSpec()
+_DEFAULT_TRAIN = TrainLayout()
+
+
+def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
+    """What one group's estimate depends on beyond the query (module docstring)."""
+    dep = setup.deployment
+    kinds = {t.kind for t in setup.tasks if t.group == group.name}
+    update: dict[str, Any] = {}
+    base = setup.base
+    if Kind.GENERATE not in kinds:
+        update["engine"] = _DEFAULT_ENGINE
+    elif (
+        kinds == {Kind.GENERATE}
+        and not dep.ideal
+        and group.layout(Kind.GENERATE) is None
+        and engine_for(setup, group.name).kind is not EngineKind.HF
+    ):
+        update.update(train=_DEFAULT_TRAIN, forward=None)
+        base = None  # type: ignore[assignment]
+    projected = dep.model_copy(update=update) if update else dep
+    tps = tuple(sorted(setup.tp.items()))
+    return (setup.placement, setup.tasks, base, tps, projected, group, gpus)
+
+
+def recall(setup: Setup, group: DeviceGroup, gpus: int,
+           compute: Callable[[], Any]) -> Any:  # fmt: skip
+    """``compute()`` (the group's estimate), or the one kept in ``setup.groups_seen`` under
+    :func:`group_key`; a SpecError is kept and raised again (a fresh copy each time)."""
+    seen = setup.groups_seen
+    if seen is None:
+        return compute()
+    key = group_key(setup, group, gpus)
+    try:
+        out = seen[key]
+    except KeyError:
+        try:
+            out = compute()
+        except SpecError as exc:
+            out = exc
+        seen[key] = out
+    if isinstance(out, SpecError):
+        raise copy.copy(out).with_traceback(None)
+    return out
