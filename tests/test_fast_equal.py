@@ -21,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlmcost import memo
+from rlmcost.algorithms.kinds import Stage
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.placement.schedule import Unit, edges, period, simple_cycles
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run
@@ -143,3 +145,30 @@ def test_memoized_keys_tell_types_apart() -> None:
     with memo.plain():
         assert f(1) == "int"
     assert len(calls) == 4
+
+
+UNIT = st.tuples(
+    st.sampled_from(["g0", "g1"]),
+    st.sampled_from(list(Stage)),
+    st.one_of(st.integers(0, 10**20), st.floats(0, 1e4, allow_nan=False)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(units=st.lists(UNIT, min_size=1, max_size=7), staleness=st.integers(0, 2))
+def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) -> None:
+    """``schedule.period`` (numeric) against the definition: the maximum over the simple
+    cycles of their mean (``Cycle.mean``), ties to the smaller shift, then the later keys."""
+    us = [Unit(str(i), res, stage, w) for i, (res, stage, w) in enumerate(units)]
+    graph = edges(us, staleness)
+    weights = {u.key: u.weight for u in us}
+    cycles = simple_cycles([u.key for u in us], graph)
+    if not cycles:  # units out of stage order: no cycle, no period either way
+        with pytest.raises(ValueError):
+            period(us, graph)
+        return
+    best = max(cycles, key=lambda c: (c.mean(weights), -c.shift, c.keys))
+    p = period(us, graph)
+    assert (p.value, type(p.value), p.cycle) == (best.mean(weights), type(best.mean(weights)),
+                                                 best)  # fmt: skip
+    assert p.cycles == tuple(cycles)

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
@@ -155,6 +156,23 @@ def _simple_cycles(keys: tuple[str, ...], graph: tuple[Edge, ...]) -> tuple[Cycl
     return tuple(c for c in cycles if c.shift > 0)
 
 
+@cache
+def _cycle_sums(
+    keys: tuple[str, ...], graph: tuple[Edge, ...]
+) -> tuple[tuple[Cycle, ...], tuple[Any, ...]]:
+    """The simple cycles and, per cycle, a getter of its units' weights in its order (so
+    ``sum(get(weights), 0)`` is :meth:`Cycle.mean`'s sum, added in the same order)."""
+    cycles = _simple_cycles(keys, graph)
+    return cycles, tuple(_weights_of(c.keys) for c in cycles)
+
+
+def _weights_of(keys: tuple[str, ...]) -> Any:
+    if len(keys) == 1:
+        (k,) = keys
+        return lambda w: (w[k],)
+    return itemgetter(*keys)
+
+
 def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:
     """True when ``c``'s mean can never exceed the maximum of the others' (weights >= 0):
     cycles of total shift <= ``c.shift`` visit all its units (one cycle visiting a superset
@@ -198,10 +216,16 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     """
     keys = [u.key for u in units]
     weights = {u.key: u.weight for u in units}
+    if not symbolic:  # the largest mean; among equals the smallest shift, then the last keys
+        cycles, getters = _cycle_sums(tuple(keys), tuple(graph))
+        means = [sum(get(weights), 0) / c.shift for c, get in zip(cycles, getters, strict=True)]
+        top = max(means)
+        tied = [i for i, m in enumerate(means) if m == top]
+        i = tied[0] if len(tied) == 1 else max(
+            tied, key=lambda i: (means[i], -cycles[i].shift, cycles[i].keys)
+        )  # fmt: skip
+        return Period(means[i], cycles[i], cycles)
     cycles = simple_cycles(keys, graph)
-    if not symbolic:
-        best = max(cycles, key=lambda c: (c.mean(weights), -c.shift, c.keys))
-        return Period(best.mean(weights), best, tuple(cycles))
     import sympy as sp
 
     bits = {k: 1 << i for i, k in enumerate(keys)}
