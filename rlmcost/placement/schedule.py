@@ -217,14 +217,14 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     keys = [u.key for u in units]
     weights = {u.key: u.weight for u in units}
     if not symbolic:  # the largest mean; among equals the smallest shift, then the last keys
-        cycles, getters = _cycle_sums(tuple(keys), tuple(graph))
-        means = [sum(get(weights), 0) / c.shift for c, get in zip(cycles, getters, strict=True)]
+        found, getters = _cycle_sums(tuple(keys), tuple(graph))
+        means = [sum(get(weights), 0) / c.shift for c, get in zip(found, getters, strict=True)]
         top = max(means)
         tied = [i for i, m in enumerate(means) if m == top]
         i = tied[0] if len(tied) == 1 else max(
-            tied, key=lambda i: (means[i], -cycles[i].shift, cycles[i].keys)
+            tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
         )  # fmt: skip
-        return Period(means[i], cycles[i], cycles)
+        return Period(means[i], found[i], found)
     cycles = simple_cycles(keys, graph)
     import sympy as sp
 
