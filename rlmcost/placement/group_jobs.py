@@ -35,6 +35,7 @@ from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
@@ -183,11 +184,15 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     if g.engine.kind is EngineKind.HF:
         options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S + int(arch.n_layers)
                                 * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
-    return Engine(
-        arch, Device(g.s.hardware, wl.compute_dtype), tp=layout.tp,
-        ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
-        options=options, value_head=task.value_head,
+    return _engine(
+        arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
+        wl.activation_dtype.bytes, options, task.value_head,
     )  # fmt: skip
+
+
+_engine = memoized()(Engine)
+"""One engine model per distinct arguments (its kernel times are pure; shared, they are
+computed once for every deployment that runs the same replica)."""
 
 
 def static_batches(lengths: Sequence[int], slots: int) -> tuple[int, ...]:

@@ -50,6 +50,9 @@ class GroupTasks:
         self.s = setup
         self.group = group
         self.gpus = gpus
+        self._ints: dict[str, int] = {}  # _int of the setup's own values, per formula
+        self._lengths: dict[int, tuple[int, ...]] = {}
+        self._seq: dict[int, int] = {}
         self.tasks = tuple(
             sorted(
                 (t for t in setup.tasks if t.group == group.name),
@@ -153,23 +156,31 @@ class GroupTasks:
     # -- sizes ---------------------------------------------------------------------------------
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
+        if values is None and text in self._ints:
+            return self._ints[text]
         value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
         if not isinstance(value, int) or value < 1:
             raise SpecError(
                 f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
                 "sequences/tokens; adjust the batch, group or --oversample"
             )
+        if values is None:
+            self._ints[text] = int(value)
         return int(value)
 
     def lengths(self, task: Task) -> tuple[int, ...]:
-        n = self._int(task.invocation.sequences)
-        return self.s.lengths.lengths(n, self.s.response)
+        if task.index not in self._lengths:
+            n = self._int(task.invocation.sequences)
+            self._lengths[task.index] = self.s.lengths.lengths(n, self.s.response)
+        return self._lengths[task.index]
 
     def seq_len(self, task: Task) -> int:
         """Padded context of the task's sequences: prompt + the longest response."""
-        inv = task.invocation
-        values = {**self.s.values, "T": max(self.lengths(task))}
-        return self._int(inv.prompt, values) + self._int(inv.response, values)
+        if task.index not in self._seq:
+            inv = task.invocation
+            values = {**self.s.values, "T": max(self.lengths(task))}
+            self._seq[task.index] = self._int(inv.prompt, values) + self._int(inv.response, values)
+        return self._seq[task.index]
 
     def batch(self, task: Task) -> int:
         """Sequences in memory at once (per optimizer step for train)."""

@@ -26,7 +26,6 @@ of the compute dtype).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from fractions import Fraction
 from math import ceil
 from typing import Any
@@ -174,7 +173,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     per_t = period(units_t, graph)
     per_p = period(units_p, graph)
     interval = tuple(
-        float(period([replace(u, weight=u.weight * getattr(spread_by_key[u.key], end))
+        float(period([Unit(u.key, u.resource, u.stage,
+                           u.weight * getattr(spread_by_key[u.key], end), u.barrier)
                       for u in units_p], graph).value)
         for end in ("low", "high")
     )  # monotone in the weights: low <= predicted <= high  # fmt: skip
