@@ -40,15 +40,23 @@ class GroupMemory(GroupTasks):
     # -- residency ------------------------------------------------------------------------------
 
     def trains_here(self, role: Role) -> Task | None:
-        return next((t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None)
+        if role not in self._trains:
+            self._trains[role] = next(
+                (t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None
+            )
+        return self._trains[role]
 
     def resident(self, role: Role) -> MemoryBreakdown:
-        """The states ``role`` keeps on each device of the group all iteration."""
-        train = self.trains_here(role)
-        if train is not None:
-            return only(self.own(train), STATES)
-        first = next(t for t in self.tasks if t.role is role)
-        return only(self.own(first), ("weights",))
+        """The states ``role`` keeps on each device of the group all iteration (kept: the
+        own bytes it comes from are)."""
+        if role not in self._resident:
+            train = self.trains_here(role)
+            if train is not None:
+                self._resident[role] = only(self.own(train), STATES)
+            else:
+                first = next(t for t in self.tasks if t.role is role)
+                self._resident[role] = only(self.own(first), ("weights",))
+        return self._resident[role]
 
     def phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
         """The states of ``role`` waiting in host memory while ``task`` runs, under the

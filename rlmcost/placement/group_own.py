@@ -53,6 +53,8 @@ class GroupTasks:
         self._ints: dict[str, int] = {}  # _int of the setup's own values, per formula
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._seq: dict[int, int] = {}
+        self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
+        self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
         self.tasks = tuple(
             sorted(
                 (t for t in setup.tasks if t.group == group.name),
