@@ -128,7 +128,14 @@ def job(g: GroupModel, task: Task) -> Job:
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-    prefixes count as whole sequences)."""
+    prefixes count as whole sequences); kept per group and task."""
+    key = ("packed", task.index)
+    if key not in g.kept:
+        g.kept[key] = _packed_lengths(g, task)
+    return g.kept[key]
+
+
+def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     inv = task.invocation
     lengths = g.lengths(task)
     prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from fractions import Fraction
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
@@ -55,6 +56,7 @@ class GroupTasks:
         self._seq: dict[int, int] = {}
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
         self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
+        self.kept: dict[tuple[Any, ...], Any] = {}  # other per-task values derived once
         self.tasks = tuple(
             sorted(
                 (t for t in setup.tasks if t.group == group.name),
