@@ -11,10 +11,10 @@ nothing, :func:`rlmcost.memo.plain`). The Runs share one resolved query
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.evaluation.deployment import evaluate_deployment, query_key
+from rlmcost.evaluation.deployment import Query, evaluate_in, query_key, query_of
 from rlmcost.placement.estimate import PlacementEstimate
 
 if TYPE_CHECKING:
@@ -38,18 +38,28 @@ def evaluate_many(
     [1, 2, 4]
     """
     runs = list(runs)
-    if same_query and runs:
-        first = query_key(runs[0])
-        for i, run in enumerate(runs[1:], start=1):
-            if query_key(run) != first:
+    keys = [query_key(run) for run in runs]
+    if same_query:
+        for i, key in enumerate(keys[1:], start=1):
+            if key != keys[0]:
                 raise SpecError(
                     f"evaluate_many: Run {i} is not a deployment of Run 0's query (algorithm, "
                     "models, workload, hardware differ); give same_query=False or split the Runs"
                 )
     out: list[PlacementEstimate | SpecError] = []
-    for run in runs:
+    queries: dict[Any, Query | SpecError] = {}
+    for run, key in zip(runs, keys, strict=True):
+        if key not in queries:
+            try:
+                queries[key] = query_of(run)
+            except SpecError as exc:  # a bad query: its Runs all give its error
+                queries[key] = exc
+        q = queries[key]
+        if isinstance(q, SpecError):
+            out.append(q)
+            continue
         try:
-            out.append(evaluate_deployment(run))
+            out.append(evaluate_in(q, run))
         except SpecError as exc:
             out.append(exc)
     return out

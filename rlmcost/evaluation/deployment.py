@@ -106,8 +106,13 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
     >>> [g.name for g in e.groups], e.placement.staleness, e.weight_sync_bytes > 0
     (['rollout', 'trainer'], 1, True)
     """
+    return evaluate_in(query_of(run, efficiency), run)
+
+
+def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
+    """:func:`evaluate_deployment` of ``run``, whose query ``q`` resolves (:func:`query_of`;
+    the caller vouches that ``run`` is a deployment of it)."""
     dep = run.deployment
-    q = query_of(run, efficiency)
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     user_groups = _groups(dep)
     dep = _canonical(dep, user_groups)

@@ -11,7 +11,7 @@ cache and the interleaved training pipelines' activations beside each other.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
@@ -30,7 +30,7 @@ from rlmcost.deployment.terms import (
 )
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
+from rlmcost.placement.group_own import EMPTY, STATES, TERMS, GroupTasks, add, only
 from rlmcost.placement.inputs import engine_for
 
 
@@ -121,14 +121,10 @@ class GroupMemory(GroupTasks):
         if self.two_layouts(task):
             combined = add(mine, own)
         else:
-            combined = MemoryBreakdown(
-                **{
-                    f.name: max(getattr(mine, f.name), getattr(own, f.name))
-                    if f.name in STATES
-                    else getattr(own, f.name)
-                    for f in fields(own)
-                }
-            )
+            combined = MemoryBreakdown(*[
+                max(getattr(mine, n), getattr(own, n)) if n in STATES else getattr(own, n)
+                for n in TERMS
+            ])  # fmt: skip
         total = add(combined, *others, self.fused_extra(task))
         dep = self.s.deployment
         if dep.ideal:

@@ -30,18 +30,15 @@ from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 STATES = ("weights", "gradients", "optimizer")
 EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
+TERMS = tuple(f.name for f in fields(MemoryBreakdown))  # its fields, in order
 
 
 def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
-    )
+    return MemoryBreakdown(*[sum(getattr(p, n) for p in parts) for n in TERMS])
 
 
 def only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: getattr(m, f.name) if f.name in names else 0 for f in fields(m)}
-    )
+    return MemoryBreakdown(*[getattr(m, n) if n in names else 0 for n in TERMS])
 
 
 class GroupTasks:
