@@ -9,8 +9,12 @@ generates nothing. A group's estimate (``group_jobs.estimate``) is a function of
 algorithm, models, workload, hardware, lengths, host link, efficiency and attention counting:
 the same for every Setup that shares one ``Setup.groups_seen``), the placement and its tasks,
 the models' TP degrees, the group and its GPU count, the user's layout and the deployment.
-:func:`group_key` is all of these, with two parts of the deployment left out where the group
-cannot read them:
+:func:`group_key` is all of these, with what the group cannot read left out:
+
+* the placement's name and staleness (``Placement.name``, ``staleness``; the deployment's
+  ``placement`` and ``staleness``): they shape the schedule of the iteration
+  (``iteration.combine``), not a group's jobs, so a synchronous and an overlapped deployment
+  of the same groups share their estimates;
 
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
@@ -47,7 +52,7 @@ def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
     dep = setup.deployment
     kinds = {t.kind for t in setup.tasks if t.group == group.name}
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {"placement": None, "staleness": None}
     base = setup.base
     if Kind.GENERATE not in kinds:
         update["engine"] = _DEFAULT_ENGINE
@@ -59,9 +64,10 @@ def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     ):
         update.update(train=_DEFAULT_TRAIN, forward=None)
         base = None  # type: ignore[assignment]
-    projected = dep.model_copy(update=update) if update else dep
+    projected = dep.model_copy(update=update)
+    placement = replace(setup.placement, name="", staleness=0)
     tps = tuple(sorted(setup.tp.items()))
-    return (setup.placement, setup.tasks, base, tps, projected, group, gpus)
+    return (placement, setup.tasks, base, tps, projected, group, gpus)
 
 
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
