@@ -242,7 +242,7 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
 MAX_QUERIES = 16
 """Queries whose resolution and group estimates are kept (the oldest goes first)."""
 
-MAX_GROUPS = 50_000
+MAX_GROUPS = 20_000
 """Group estimates kept per query before they start over (bounds a long search's memory)."""
 
 
