@@ -1,29 +1,29 @@
 """One group's estimate, kept for every deployment of the same query that gives it the same
 inputs.
 
-The deployments of one query (the planner's candidates, ``evaluation.batch``) share most of
+The deployments of one query (the planner's candidates, ``evaluation.batch``) share many of
 their groups: candidates that differ only in the trainer's ZeRO stage, checkpointing,
-micro-batch or optimizer offload run the same engines on their rollout group, and ones that
-differ only in the engine's TP or memory reservation train the same way on a trainer group that
-generates nothing. A group's estimate (``group_jobs.estimate``) is a function of the query (the
-algorithm, models, workload, hardware, lengths, host link, efficiency and attention counting:
-the same for every Setup that shares one ``Setup.groups_seen``), the placement and its tasks,
-the models' TP degrees, the group and its GPU count, the user's layout and the deployment.
+micro-batch or optimizer offload run the same engines on their rollout group, ones that differ only
+in the engine's TP or memory reservation train the same way on a trainer group that generates
+nothing, and a synchronous and an overlapped loop run the same groups. A group's estimate
+(``group_jobs.estimate``) is a function of the query (the algorithm, models, workload,
+hardware, lengths, host link, efficiency and attention counting: the same for every Setup that
+shares one ``Setup.groups_seen``), the placement and its tasks, the models' TP degrees, the
+group and its GPU count, the user's layout and the deployment.
 :func:`group_key` is all of these, with what the group cannot read left out:
 
 * the placement's name and staleness (``Placement.name``, ``staleness``; the deployment's
   ``placement`` and ``staleness``): they shape the schedule of the iteration
   (``iteration.combine``), not a group's jobs, so a synchronous and an overlapped deployment
   of the same groups share their estimates;
-
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
   the engine's reservation, slots, sleep and refit, all behind the group's generation task);
 * the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
-  that only generates, through an inference engine in its own layout (deployed, not HF
-  ``generate``, no layout given for the group): ``inputs.layout_for`` builds that layout from
-  the engine's TP/PP/EP alone, and the trainer's offload, token budget and forward ZeRO apply
-  to train and forward tasks only.
+  that only generates, through an inference engine in its own layout (deployed, not a static
+  batcher on the training weights such as HF ``generate``, no layout given for the group):
+  ``inputs.layout_for`` builds that layout from the engine's TP/PP/EP alone, and the
+  trainer's offload, token budget and forward ZeRO apply to train and forward tasks only.
 
 Everything else of the deployment is in the key as it is (a field added later is kept apart
 by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
@@ -38,7 +38,6 @@ from dataclasses import replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
-from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.placement.device_groups import DeviceGroup
@@ -60,7 +59,7 @@ def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
         kinds == {Kind.GENERATE}
         and not dep.ideal
         and group.layout(Kind.GENERATE) is None
-        and engine_for(setup, group.name).kind is not EngineKind.HF
+        and not engine_for(setup, group.name).kind.static
     ):
         update.update(train=_DEFAULT_TRAIN, forward=None)
         base = None  # type: ignore[assignment]
