@@ -28,10 +28,9 @@ the latter :func:`period` leaves out cycles that another cycle provably dominate
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import itemgetter
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
@@ -157,20 +156,23 @@ def _simple_cycles(keys: tuple[str, ...], graph: tuple[Edge, ...]) -> tuple[Cycl
 
 
 @cache
-def _cycle_sums(
+def _cycle_means(
     keys: tuple[str, ...], graph: tuple[Edge, ...]
-) -> tuple[tuple[Cycle, ...], tuple[Any, ...]]:
-    """The simple cycles and, per cycle, a getter of its units' weights in its order (so
-    ``sum(get(weights), 0)`` is :meth:`Cycle.mean`'s sum, added in the same order)."""
+) -> tuple[tuple[Cycle, ...], Callable[[Mapping[str, Any]], list[Any]]]:
+    """The simple cycles and one function of the weights giving every cycle's
+    :meth:`Cycle.mean`, computed as it computes it: ``sum((w_a, w_b, ...), 0) / shift``, the
+    cycle's weights in its order. The function is written out once per graph (its source:
+    one local per unit, one expression per cycle), since an iteration's schedule evaluates
+    its few tens of cycles five times per deployment."""
     cycles = _simple_cycles(keys, graph)
-    return cycles, tuple(_weights_of(c.keys) for c in cycles)
-
-
-def _weights_of(keys: tuple[str, ...]) -> Any:
-    if len(keys) == 1:
-        (k,) = keys
-        return lambda w: (w[k],)
-    return itemgetter(*keys)
+    local = {k: f"w{i}" for i, k in enumerate(keys)}
+    lines = ["def means(w):"]
+    lines += [f"    {local[k]} = w[{k!r}]" for k in keys]
+    terms = [f"sum(({', '.join(local[k] for k in c.keys)},), 0) / {c.shift!r}" for c in cycles]
+    lines.append(f"    return [{', '.join(terms)}]")
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
+    return cycles, namespace["means"]
 
 
 def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:
@@ -217,8 +219,8 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     keys = [u.key for u in units]
     weights = {u.key: u.weight for u in units}
     if not symbolic:  # the largest mean; among equals the smallest shift, then the last keys
-        found, getters = _cycle_sums(tuple(keys), tuple(graph))
-        means = [sum(get(weights), 0) / c.shift for c, get in zip(found, getters, strict=True)]
+        found, cycle_means = _cycle_means(tuple(keys), tuple(graph))
+        means = cycle_means(weights)
         top = max(means)
         tied = [i for i, m in enumerate(means) if m == top]
         i = tied[0] if len(tied) == 1 else max(
