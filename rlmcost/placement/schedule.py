@@ -218,15 +218,8 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     """
     keys = [u.key for u in units]
     weights = {u.key: u.weight for u in units}
-    if not symbolic:  # the largest mean; among equals the smallest shift, then the last keys
-        found, cycle_means = _cycle_means(tuple(keys), tuple(graph))
-        means = cycle_means(weights)
-        top = max(means)
-        tied = [i for i, m in enumerate(means) if m == top]
-        i = tied[0] if len(tied) == 1 else max(
-            tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
-        )  # fmt: skip
-        return Period(means[i], found[i], found)
+    if not symbolic:
+        return max_cycle_mean(tuple(keys), weights, tuple(graph))
     cycles = simple_cycles(keys, graph)
     import sympy as sp
 
@@ -235,6 +228,21 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     means = list(dict.fromkeys(sp.expand(c.mean(weights)) for c in kept))
     value = sp.Max(*means, evaluate=False) if len(means) > 1 else means[0]
     return Period(value, None, tuple(kept))
+
+
+def max_cycle_mean(
+    keys: tuple[str, ...], weights: Mapping[str, Any], graph: tuple[Edge, ...]
+) -> Period:
+    """:func:`period` of numeric weights given per unit key: the largest cycle mean, among
+    equals the smallest shift, then the last keys."""
+    found, cycle_means = _cycle_means(keys, graph)
+    means = cycle_means(weights)
+    top = max(means)
+    tied = [i for i, m in enumerate(means) if m == top]
+    i = tied[0] if len(tied) == 1 else max(
+        tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
+    )  # fmt: skip
+    return Period(means[i], found[i], found)
 
 
 def stage_spans(units: Sequence[Unit]) -> dict[Stage, Any]:
