@@ -49,24 +49,62 @@ _DEFAULT_TRAIN = TrainLayout()
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
-    dep = setup.deployment
     kinds = {t.kind for t in setup.tasks if t.group == group.name}
-    update: dict[str, Any] = {"placement": None, "staleness": None}
-    base = setup.base
     if Kind.GENERATE not in kinds:
-        update["engine"] = _DEFAULT_ENGINE
+        part = "no engine"
     elif (
         kinds == {Kind.GENERATE}
-        and not dep.ideal
+        and not setup.deployment.ideal
         and group.layout(Kind.GENERATE) is None
         and not engine_for(setup, group.name).kind.static
     ):
-        update.update(train=_DEFAULT_TRAIN, forward=None)
-        base = None  # type: ignore[assignment]
-    projected = dep.model_copy(update=update)
-    placement = replace(setup.placement, name="", staleness=0)
-    tps = tuple(sorted(setup.tp.items()))
-    return (placement, setup.tasks, base, tps, projected, group, gpus)
+        part = "no trainer"
+    else:
+        part = "all"
+    return (_setup_part(setup, part), group, gpus)
+
+
+class _Part:
+    """A Setup's part of a group key, hashed once; equal parts are one object per query
+    (``recall`` interns them), so a kept estimate is found by identity."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, _Part) and self._hash == other._hash and self.value == other.value
+        )
+
+
+_LAST: list[Any] = [None, {}]  # the Setup last keyed and its parts (allocate asks many times)
+
+
+def _setup_part(setup: Setup, part: str) -> _Part:
+    if _LAST[0] is not setup:
+        _LAST[0], _LAST[1] = setup, {}
+    parts = _LAST[1]
+    if part not in parts:
+        dep = setup.deployment
+        update: dict[str, Any] = {"placement": None, "staleness": None}
+        base = setup.base
+        if part == "no engine":
+            update["engine"] = _DEFAULT_ENGINE
+        elif part == "no trainer":
+            update.update(train=_DEFAULT_TRAIN, forward=None)
+            base = None  # type: ignore[assignment]
+        placement = replace(setup.placement, name="", staleness=0)
+        tps = tuple(sorted(setup.tp.items()))
+        made = _Part((placement, setup.tasks, base, tps, dep.model_copy(update=update)))
+        seen = setup.groups_seen
+        parts[part] = made if seen is None else seen.setdefault(made, made)  # interned
+    return parts[part]
 
 
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
