@@ -269,7 +269,12 @@ class GroupTasks:
 
     def train_offload(self) -> tuple[Offload, ...]:
         """What the group's trainer keeps in host memory: the group's ``[offload=...]``, else
-        its own trainer layout's offload, else the deployment's (``train.offload``)."""
+        its own trainer layout's offload, else the deployment's (``train.offload``); kept."""
+        if ("offload",) not in self.kept:
+            self.kept[("offload",)] = self._train_offload()
+        return self.kept[("offload",)]
+
+    def _train_offload(self) -> tuple[Offload, ...]:
         given = dict(self.group.settings).get("offload")
         if given is not None:
             return tuple(Offload(w) for w in str(given).split(","))
