@@ -20,6 +20,7 @@ from typing import Any
 from rlmcost.choices import AttnCounting, Dtype, Head, MlaDecode
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
+from rlmcost.memo import memoized
 
 Num = int | Fraction
 """An exact size or count: an int, or a Fraction (e.g. a PRM prefix's length)."""
@@ -35,6 +36,7 @@ def _counted(name: str, counting: AttnCounting, head: Head | None = None) -> Any
     return getattr(g, f"{name}_{AttnCounting(counting).value}{suffix}")
 
 
+@memoized()
 def params(arch: Any, head: Head = Head.LM) -> int:
     return _exact(getattr(g, f"params_{Head(head).value}")(arch_numbers(arch)))
 

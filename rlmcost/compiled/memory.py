@@ -23,6 +23,7 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
+from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
@@ -175,6 +176,7 @@ def saved_bytes(
     return _SAVED[(Checkpointing(ckpt), bool(sp), bool(moe))](a, tp, act_bytes)
 
 
+@memoized(copy=list)
 def memory_per_stage(
     arch: Any,
     layout: Layout,
@@ -250,6 +252,7 @@ def memory_per_stage(
     return out
 
 
+@memoized()
 def memory_per_rank(
     arch: Any,
     layout: Layout,

@@ -19,11 +19,13 @@ the notes). Without a placement or groups the Run is the co-located baseline.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
+from rlmcost import memo
 from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import configure, resolve_values
 from rlmcost.deployment.resolve import (
     models_given,
@@ -40,13 +42,15 @@ from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, auto_tp
 from rlmcost.placement.iteration import PlacementEstimate
-from rlmcost.placement.lengths import parse_length_dist
+from rlmcost.placement.lengths import LengthDist, parse_length_dist
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
 from rlmcost.run.spec import WorkloadSpec
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rlmcost.run.spec import Run
 
 DEFAULT_GPUS = 8
@@ -103,20 +107,14 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
     >>> [g.name for g in e.groups], e.placement.staleness, e.weight_sync_bytes > 0
     (['rollout', 'trainer'], 1, True)
     """
-    dep, c, w, m = run.deployment, run.cluster, run.workload, run.models
-    options = run.algorithm.options()
-    alg = configure(get_algorithm(run.algorithm.name), options)
-    wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
-                          w.response_len)  # fmt: skip
-    specs = resolve_models(alg, m.actor, models_given(m.given()))
-    wl = with_image_tokens(wl, w.image_tokens, specs)
-    hw = get_hardware(c.hardware)
-    if c.calibration is not None and efficiency is not None:
-        raise SpecError("give either efficiency or calibration, not both")
-    if efficiency is None:
-        from rlmcost.calibrate import resolve_profile
+    return evaluate_in(query_of(run, efficiency), run)
 
-        efficiency = resolve_profile(c.calibration, hw)
+
+def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
+    """:func:`evaluate_deployment` of ``run``, whose query ``q`` resolves (:func:`query_of`;
+    the caller vouches that ``run`` is a deployment of it)."""
+    dep = run.deployment
+    alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     user_groups = _groups(dep)
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
@@ -133,25 +131,17 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
             f"--placement ac-shared shares one backbone, but the critic ({specs[Role.CRITIC].name})"
             f" is not the actor's model ({specs[Role.ACTOR].name}); drop --critic"
         )
-    values = resolve_values(
-        alg,
-        {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
-        options,
-    )
     given_tp = trainer.tp
     tps: dict[Role, int] = {}
-    for role, spec in specs.items():
+    for role in specs:
         if given_tp is not None:
             tps[role] = given_tp
             continue
-        weight_bytes = spec_params(spec) * wl.weight_dtype.bytes
-        tps[role] = auto_tp(spec.arch(), hw, weight_bytes)
+        tps[role] = q.auto_tp(role)
     if given_tp is None:
         shown = ", ".join(f"{r}={t}" for r, t in tps.items())
         notes.append(f"tp per model (smallest leaving half the HBM free of weights): {shown}")
-    dist = parse_length_dist(w.length_dist)
-    given_host = c.host_bandwidth_gb_per_s
-    host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
+    host = q.host_bytes_per_s
     setup = Setup(
         alg=alg,
         placement=plan,
@@ -159,15 +149,16 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
         specs=specs,
         hardware=hw,
         workload=wl,
-        values=values,
+        values=q.values,
         base=trainer.models,
         tp=tps,
-        lengths=dist,
+        lengths=q.lengths,
         host_bytes_per_s=host,
         efficiency=efficiency or PEAK,
         deployment=dep,
         counting=run.attention,
-        devices=_devices(user_groups, hw, given_host),
+        devices=_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
+        groups_seen=q.groups_seen,
     )
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
@@ -205,11 +196,144 @@ def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> Pl
                 notes.append(note)
     from rlmcost.specs.prices import missing_price, prices_for
 
+    c = run.cluster
     fleet = list(result.fleet)
     missing = missing_price(fleet, c.prices)
     if missing:
         notes.append(missing)
     return replace(result, notes=tuple(notes) + result.notes, prices=prices_for(fleet, c.prices))
+
+
+def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
+    """The deployment's device groups, with their per-kind layouts (None: no groups)."""
+    if not dep.groups:
+        return None
+    out = []
+    for g in dep.groups:
+        brackets = f"[{g.settings}]" if g.settings else ""
+        (parsed,) = parse_groups(f"{g.members}={g.gpus}{brackets}")
+        layouts = []
+        if g.train is not None:
+            layouts.append((Kind.TRAIN, g.train.layout()))
+        if g.forward is not None:
+            layouts.append((Kind.FORWARD, g.forward.layout()))
+        if g.engine is not None and g.engine.tp is not None:
+            layouts.append((Kind.GENERATE, Layout(tp=g.engine.tp, pp=g.engine.pp, ep=g.engine.ep)))
+        out.append(replace(parsed, layouts=tuple(layouts)))
+    return tuple(out)
+
+
+def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deployment:
+    """``dep`` with its groups' members spelled as the parsed groups name them."""
+    if not dep.groups or groups is None:
+        return dep
+    renamed = tuple(
+        g.model_copy(update={"members": parsed.name})
+        for g, parsed in zip(dep.groups, groups, strict=False)
+    )
+    return dep.model_copy(update={"groups": renamed})
+
+
+# -- the query every deployment of it shares ---------------------------------------------------
+#
+# What every deployment of one query shares: the resolved algorithm, workload, models,
+# hardware, efficiency, values, lengths and host link, and the group estimates already made.
+#
+# A query is a :class:`~rlmcost.run.Run` less its deployment and GPU counts: the algorithm and
+# its knobs, the models, the workload, the hardware (its calibration and host link) and the
+# attention counting. :func:`query_of` resolves it once (``deployment.resolve``) and keeps the
+# result, so the deployments of one query (the planner's candidates, ``rlmcost placements``,
+# :func:`~rlmcost.evaluation.batch.evaluate_many`) resolve nothing again and share one
+# ``Setup.groups_seen`` (:mod:`rlmcost.placement.group_key`): a group evaluated for one
+# deployment is not evaluated again for another that gives it the same inputs. Inside
+# :func:`rlmcost.memo.plain` nothing is kept (the evaluation the fast path is tested against).
+
+MAX_QUERIES = 16
+"""Queries whose resolution and group estimates are kept (the oldest goes first)."""
+
+MAX_GROUPS = 20_000
+"""Group estimates kept per query before they start over (bounds a long search's memory)."""
+
+
+@dataclass
+class Query:
+    """One query resolved (the section comment above)."""
+
+    alg: Algorithm
+    workload: Workload
+    specs: Mapping[Role, ModelSpec]
+    hardware: HardwareSpec
+    efficiency: Efficiency | None
+    values: Mapping[str, Any]
+    lengths: LengthDist
+    host_bytes_per_s: float
+    groups_seen: dict[Any, Any] | None = None
+    _tp: dict[Role, int] = field(default_factory=dict)
+
+    def auto_tp(self, role: Role) -> int:
+        """The model's TP when the evaluation chooses it (``placement.inputs.auto_tp``)."""
+        if role not in self._tp:
+            spec = self.specs[role]
+            weight_bytes = spec_params(spec) * self.workload.weight_dtype.bytes
+            self._tp[role] = auto_tp(spec.arch(), self.hardware, weight_bytes)
+        return self._tp[role]
+
+
+_QUERIES: dict[Any, Query] = {}
+
+
+def query_key(run: Run) -> tuple[Any, ...]:
+    """The fields of ``run`` its query consists of (the section comment above)."""
+    c = run.cluster
+    return (run.algorithm, run.models.model_dump_json(), run.workload, c.hardware,
+            c.calibration, c.host_bandwidth_gb_per_s, run.attention)  # fmt: skip
+
+
+def query_of(run: Run, efficiency: Efficiency | None = None) -> Query:
+    """``run``'s query resolved, kept per query unless ``efficiency`` is given or inside
+    :func:`rlmcost.memo.plain`."""
+    if efficiency is not None or not memo.enabled():
+        return resolve(run, efficiency)
+    key = query_key(run)
+    q = _QUERIES.get(key)
+    if q is None:
+        q = resolve(run, None)
+        q.groups_seen = {}
+        while len(_QUERIES) >= MAX_QUERIES:
+            del _QUERIES[next(iter(_QUERIES))]
+        _QUERIES[key] = q
+    elif len(q.groups_seen or ()) > MAX_GROUPS:
+        q.groups_seen = {}
+    return q
+
+
+def resolve(run: Run, efficiency: Efficiency | None) -> Query:
+    """Resolve the names and defaults of ``run``'s query (``deployment.resolve``); the
+    efficiency is ``efficiency``, else the Run's calibration profile, else the profile
+    shipped for the hardware (None: datasheet peaks)."""
+    c, w, m = run.cluster, run.workload, run.models
+    options = run.algorithm.options()
+    alg = configure(get_algorithm(run.algorithm.name), options)
+    wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
+                          w.response_len)  # fmt: skip
+    specs = resolve_models(alg, m.actor, models_given(m.given()))
+    wl = with_image_tokens(wl, w.image_tokens, specs)
+    hw = get_hardware(c.hardware)
+    if c.calibration is not None and efficiency is not None:
+        raise SpecError("give either efficiency or calibration, not both")
+    if efficiency is None:
+        from rlmcost.calibrate import resolve_profile
+
+        efficiency = resolve_profile(c.calibration, hw)
+    values = resolve_values(
+        alg,
+        {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
+        options,
+    )
+    dist = parse_length_dist(w.length_dist)
+    given_host = c.host_bandwidth_gb_per_s
+    host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
+    return Query(alg, wl, specs, hw, efficiency, values, dist, host)
 
 
 def _dtype_base(run: Run) -> Workload | None:
@@ -255,34 +379,3 @@ def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
         host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
         out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)
     return out
-
-
-def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
-    """The deployment's device groups, with their per-kind layouts (None: no groups)."""
-    if not dep.groups:
-        return None
-    out = []
-    for g in dep.groups:
-        brackets = f"[{g.settings}]" if g.settings else ""
-        at = f"@{g.hardware}" if g.hardware else ""
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
-        layouts = []
-        if g.train is not None:
-            layouts.append((Kind.TRAIN, g.train.layout()))
-        if g.forward is not None:
-            layouts.append((Kind.FORWARD, g.forward.layout()))
-        if g.engine is not None and g.engine.tp is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=g.engine.tp, pp=g.engine.pp, ep=g.engine.ep)))
-        out.append(replace(parsed, layouts=tuple(layouts)))
-    return tuple(out)
-
-
-def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deployment:
-    """``dep`` with its groups' members spelled as the parsed groups name them."""
-    if not dep.groups or groups is None:
-        return dep
-    renamed = tuple(
-        g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
-        for g, parsed in zip(dep.groups, groups, strict=False)
-    )
-    return dep.model_copy(update={"groups": renamed})

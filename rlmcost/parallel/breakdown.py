@@ -62,7 +62,8 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> int:
-        return sum(getattr(self, f.name) for f in fields(self))
+        return sum((self.weights, self.gradients, self.optimizer, self.activations,
+                    self.kv_cache, self.logits, self.buffers, self.engine, self.overhead))
 
     def to_json(self) -> dict[str, int]:
         """Component -> bytes, plus ``total``."""

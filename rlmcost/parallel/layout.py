@@ -18,7 +18,7 @@ their own degrees (:class:`rlmcost.parallel.cost.Degrees`). 1 means "strategy of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from math import gcd
 from typing import Any
@@ -95,7 +95,9 @@ class Layout:
         return self.tp * self.pp
 
     def with_(self, **changes: Any) -> Layout:
-        return replace(self, **changes)
+        """``dataclasses.replace`` (every field is an init field, none derived), without its
+        per-call field walk."""
+        return type(self)(**{**self.__dict__, **changes})
 
 
 def dp_unit(tp: int, cp: int = 1, ep: int = 1, etp: int | None = None) -> int:

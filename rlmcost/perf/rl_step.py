@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
@@ -114,6 +115,7 @@ def _head_fix(c: StepContext, head: Head, backward: bool) -> float:
     return (vf + (vb if backward else 0.0)) - lm
 
 
+@memoized()
 def forward_time(
     arch: Arch,
     layout: Layout,
@@ -148,6 +150,7 @@ def forward_time(
     return ForwardTime(busy + bubble, n * compute, n * comm, bubble, n)
 
 
+@memoized()
 def train_time(
     arch: Arch,
     layout: Layout,

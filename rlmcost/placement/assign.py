@@ -10,6 +10,7 @@ from __future__ import annotations
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.algorithms.model import Algorithm, Invocation
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import Member, Placement, Task
 
 
@@ -17,6 +18,7 @@ def _where(inv: Invocation) -> str:
     return f"{inv.role} {inv.kind} in {inv.stage}"
 
 
+@memoized()
 def assign(alg: Algorithm, placement: Placement) -> tuple[Task, ...]:
     """Every model invocation of ``alg`` with the one group that runs it.
 

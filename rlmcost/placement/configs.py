@@ -27,6 +27,7 @@ from __future__ import annotations
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import TRAINABLE, Algorithm
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import DeviceGroup, Member, Placement
 from rlmcost.placement.kinds import CUSTOM, Config
 
@@ -90,6 +91,7 @@ def _check_rollout_apart(alg: Algorithm, placement: Placement) -> None:
         )
 
 
+@memoized()
 def build(
     config: Config | str | None,
     alg: Algorithm,

@@ -35,6 +35,7 @@ from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
@@ -46,6 +47,7 @@ from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_key import recall
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
@@ -133,7 +135,14 @@ def _job(g: GroupModel, task: Task) -> Job:
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-    prefixes count as whole sequences)."""
+    prefixes count as whole sequences); kept per group and task."""
+    key = ("packed", task.index)
+    if key not in g.kept:
+        g.kept[key] = _packed_lengths(g, task)
+    return g.kept[key]
+
+
+def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     inv = task.invocation
     lengths = g.lengths(task)
     prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
@@ -189,11 +198,15 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     if g.engine.kind is EngineKind.HF:
         options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S + int(arch.n_layers)
                                 * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
-    return Engine(
-        arch, Device(g.s.hardware, wl.compute_dtype), tp=layout.tp,
-        ep=layout.ep, kv_bytes=wl.kv_dtype.bytes, activation_bytes=wl.activation_dtype.bytes,
-        options=options, value_head=task.value_head,
+    return _engine(
+        arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
+        wl.activation_dtype.bytes, options, task.value_head,
     )  # fmt: skip
+
+
+_engine = memoized()(Engine)
+"""One engine model per distinct arguments (its kernel times are pure; shared, they are
+computed once for every deployment that runs the same replica)."""
 
 
 def static_batches(lengths: Sequence[int], slots: int) -> tuple[int, ...]:
@@ -390,5 +403,6 @@ def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:
 
 def estimate_group(setup: Setup, group: DeviceGroup, gpus: int) -> GroupEstimate:
     """One group on ``gpus`` devices of its own accelerator (``Setup.on``; SpecError when its
-    layouts cannot use them)."""
-    return estimate(GroupModel(setup.on(group), group, gpus))
+    layouts cannot use them); kept across the deployments of a query that give it the same
+    inputs (``group_key``)."""
+    return recall(setup, group, gpus, lambda: estimate(GroupModel(setup.on(group), group, gpus)))

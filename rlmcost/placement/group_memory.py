@@ -14,7 +14,7 @@ buffers, :meth:`GroupMemory.rollout_buffers`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
@@ -36,7 +36,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.group_own import EMPTY, STATES, GroupTasks, add, only
+from rlmcost.placement.group_own import EMPTY, STATES, TERMS, GroupTasks, add, only
 from rlmcost.placement.inputs import engine_for
 
 
@@ -54,15 +54,23 @@ class GroupMemory(GroupTasks):
     # -- residency ------------------------------------------------------------------------------
 
     def trains_here(self, role: Role) -> Task | None:
-        return next((t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None)
+        if role not in self._trains:
+            self._trains[role] = next(
+                (t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None
+            )
+        return self._trains[role]
 
     def resident(self, role: Role) -> MemoryBreakdown:
-        """The states ``role`` keeps on each device of the group all iteration."""
-        train = self.trains_here(role)
-        if train is not None:
-            return only(self.own(train), STATES)
-        first = next(t for t in self.tasks if t.role is role)
-        return only(self.own(first), ("weights",))
+        """The states ``role`` keeps on each device of the group all iteration (kept: the
+        own bytes it comes from are)."""
+        if role not in self._resident:
+            train = self.trains_here(role)
+            if train is not None:
+                self._resident[role] = only(self.own(train), STATES)
+            else:
+                first = next(t for t in self.tasks if t.role is role)
+                self._resident[role] = only(self.own(first), ("weights",))
+        return self._resident[role]
 
     def phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
         """The states of ``role`` waiting in host memory while ``task`` runs, under the
@@ -127,14 +135,10 @@ class GroupMemory(GroupTasks):
         if self.two_layouts(task):
             combined = add(mine, own)
         else:
-            combined = MemoryBreakdown(
-                **{
-                    f.name: max(getattr(mine, f.name), getattr(own, f.name))
-                    if f.name in STATES
-                    else getattr(own, f.name)
-                    for f in fields(own)
-                }
-            )
+            combined = MemoryBreakdown(*[
+                max(getattr(mine, n), getattr(own, n)) if n in STATES else getattr(own, n)
+                for n in TERMS
+            ])  # fmt: skip
         total = add(combined, *others, self.fused_extra(task))
         dep = self.s.deployment
         if dep.ideal:

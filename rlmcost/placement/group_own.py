@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from fractions import Fraction
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
@@ -34,18 +35,15 @@ from rlmcost.specs.workload import Workload
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 STATES = ("weights", "gradients", "optimizer")
 EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
+TERMS = tuple(f.name for f in fields(MemoryBreakdown))  # its fields, in order
 
 
 def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
-    )
+    return MemoryBreakdown(*[sum(getattr(p, n) for p in parts) for n in TERMS])
 
 
 def only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: getattr(m, f.name) if f.name in names else 0 for f in fields(m)}
-    )
+    return MemoryBreakdown(*[getattr(m, n) if n in names else 0 for n in TERMS])
 
 
 class GroupTasks:
@@ -55,6 +53,12 @@ class GroupTasks:
         self.s = setup
         self.group = group
         self.gpus = gpus
+        self._ints: dict[str, int] = {}  # _int of the setup's own values, per formula
+        self._lengths: dict[int, tuple[int, ...]] = {}
+        self._seq: dict[int, int] = {}
+        self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
+        self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
+        self.kept: dict[tuple[Any, ...], Any] = {}  # other per-task values derived once
         self.tasks = tuple(
             sorted(
                 (t for t in setup.tasks if t.group == group.name),
@@ -163,23 +167,31 @@ class GroupTasks:
     # -- sizes ---------------------------------------------------------------------------------
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
+        if values is None and text in self._ints:
+            return self._ints[text]
         value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
         if not isinstance(value, int) or value < 1:
             raise SpecError(
                 f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
                 "sequences/tokens; adjust the batch, group or --oversample"
             )
+        if values is None:
+            self._ints[text] = int(value)
         return int(value)
 
     def lengths(self, task: Task) -> tuple[int, ...]:
-        n = self._int(task.invocation.sequences)
-        return self.s.lengths.lengths(n, self.s.response)
+        if task.index not in self._lengths:
+            n = self._int(task.invocation.sequences)
+            self._lengths[task.index] = self.s.lengths.lengths(n, self.s.response)
+        return self._lengths[task.index]
 
     def seq_len(self, task: Task) -> int:
         """Padded context of the task's sequences: prompt + the longest response."""
-        inv = task.invocation
-        values = {**self.s.values, "T": max(self.lengths(task))}
-        return self._int(inv.prompt, values) + self._int(inv.response, values)
+        if task.index not in self._seq:
+            inv = task.invocation
+            values = {**self.s.values, "T": max(self.lengths(task))}
+            self._seq[task.index] = self._int(inv.prompt, values) + self._int(inv.response, values)
+        return self._seq[task.index]
 
     def batch(self, task: Task) -> int:
         """Sequences in memory at once (per optimizer step for train)."""
@@ -294,7 +306,12 @@ class GroupTasks:
 
     def train_offload(self) -> tuple[Offload, ...]:
         """What the group's trainer keeps in host memory: the group's ``[offload=...]``, else
-        its own trainer layout's offload, else the deployment's (``train.offload``)."""
+        its own trainer layout's offload, else the deployment's (``train.offload``); kept."""
+        if ("offload",) not in self.kept:
+            self.kept[("offload",)] = self._train_offload()
+        return self.kept[("offload",)]
+
+    def _train_offload(self) -> tuple[Offload, ...]:
         given = dict(self.group.settings).get("offload")
         if given is not None:
             return tuple(Offload(w) for w in str(given).split(","))

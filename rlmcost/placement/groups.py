@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import DeviceGroup, Member
 
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
@@ -147,6 +148,7 @@ def group_hardware(word: str, text: str) -> str:
         raise SpecError(f"--groups {text!r}: {exc}") from None
 
 
+@memoized()
 def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
     A group may carry its own layout in brackets: ``rollout=16[tp=4]``,

@@ -30,6 +30,7 @@ from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
 from rlmcost.placement.device_groups import DeviceGroup, Placement, Task
@@ -83,6 +84,8 @@ class Setup:
     def hardware_of(self, group: str) -> HardwareSpec:
         """The accelerator group ``group`` runs on."""
         return self.on(self.placement.group(group)).hardware
+    # the group estimates of this query's deployments (``group_key``); None: none kept
+    groups_seen: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def capacity_bytes(self) -> int:
@@ -237,7 +240,21 @@ def work_over_lengths(
     counting: AttnCounting = AttnCounting.FULL,
 ) -> int:
     """Exact FLOPs of the task over sequences with these response lengths (power sums);
-    teacher-forced attention counted per ``counting``."""
+    teacher-forced attention counted per ``counting`` (memoized: the deployments of a query
+    ask for the same ones; values keyed with their types)."""
+    typed = tuple((k, v, type(v)) for k, v in frozen_values(values, keep_t=True))
+    return _work_over_lengths(task, arch, typed, tuple(lengths), counting)
+
+
+@memoized()
+def _work_over_lengths(
+    task: Task,
+    arch: Arch,
+    typed: tuple[tuple[str, Any, type], ...],
+    lengths: tuple[int, ...],
+    counting: AttnCounting,
+) -> int:
+    values = {k: v for k, v, _ in typed}
     inv = task.invocation
     coeffs = work_poly_in_t(inv, arch, frozen_values(values), counting)
     total = sum((c * sum(t**k for t in lengths) for k, c in enumerate(coeffs)), Fraction(0))

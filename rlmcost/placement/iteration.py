@@ -26,7 +26,6 @@ of the compute dtype).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from fractions import Fraction
 from math import ceil
 from typing import Any
@@ -45,7 +44,7 @@ from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, Sta
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
-from rlmcost.placement.schedule import Unit, edges, period, stage_spans
+from rlmcost.placement.schedule import Unit, edges, max_cycle_mean, period, stage_spans
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
 
@@ -173,9 +172,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     graph = edges(units_t, placement.staleness, links)
     per_t = period(units_t, graph)
     per_p = period(units_p, graph)
+    keys_p, frozen_graph = tuple(u.key for u in units_p), tuple(graph)
     interval = tuple(
-        float(period([replace(u, weight=u.weight * getattr(spread_by_key[u.key], end))
-                      for u in units_p], graph).value)
+        float(max_cycle_mean(keys_p, {u.key: u.weight * getattr(spread_by_key[u.key], end)
+                                      for u in units_p}, frozen_graph).value)
         for end in ("low", "high")
     )  # monotone in the weights: low <= predicted <= high  # fmt: skip
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
@@ -219,6 +220,7 @@ def _run_sums(
     )
 
 
+@memoized()
 def timeline(
     arch: Arch,
     prompt: int,

@@ -28,7 +28,7 @@ the latter :func:`period` leaves out cycles that another cycle provably dominate
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -155,6 +155,26 @@ def _simple_cycles(keys: tuple[str, ...], graph: tuple[Edge, ...]) -> tuple[Cycl
     return tuple(c for c in cycles if c.shift > 0)
 
 
+@cache
+def _cycle_means(
+    keys: tuple[str, ...], graph: tuple[Edge, ...]
+) -> tuple[tuple[Cycle, ...], Callable[[Mapping[str, Any]], list[Any]]]:
+    """The simple cycles and one function of the weights giving every cycle's
+    :meth:`Cycle.mean`, computed as it computes it: ``sum((w_a, w_b, ...), 0) / shift``, the
+    cycle's weights in its order. The function is written out once per graph (its source:
+    one local per unit, one expression per cycle), since an iteration's schedule evaluates
+    its few tens of cycles five times per deployment."""
+    cycles = _simple_cycles(keys, graph)
+    local = {k: f"w{i}" for i, k in enumerate(keys)}
+    lines = ["def means(w):"]
+    lines += [f"    {local[k]} = w[{k!r}]" for k in keys]
+    terms = [f"sum(({', '.join(local[k] for k in c.keys)},), 0) / {c.shift!r}" for c in cycles]
+    lines.append(f"    return [{', '.join(terms)}]")
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
+    return cycles, namespace["means"]
+
+
 def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:
     """True when ``c``'s mean can never exceed the maximum of the others' (weights >= 0):
     cycles of total shift <= ``c.shift`` visit all its units (one cycle visiting a superset
@@ -198,10 +218,9 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     """
     keys = [u.key for u in units]
     weights = {u.key: u.weight for u in units}
-    cycles = simple_cycles(keys, graph)
     if not symbolic:
-        best = max(cycles, key=lambda c: (c.mean(weights), -c.shift, c.keys))
-        return Period(best.mean(weights), best, tuple(cycles))
+        return max_cycle_mean(tuple(keys), weights, tuple(graph))
+    cycles = simple_cycles(keys, graph)
     import sympy as sp
 
     bits = {k: 1 << i for i, k in enumerate(keys)}
@@ -209,6 +228,21 @@ def period(units: Sequence[Unit], graph: Sequence[Edge], symbolic: bool = False)
     means = list(dict.fromkeys(sp.expand(c.mean(weights)) for c in kept))
     value = sp.Max(*means, evaluate=False) if len(means) > 1 else means[0]
     return Period(value, None, tuple(kept))
+
+
+def max_cycle_mean(
+    keys: tuple[str, ...], weights: Mapping[str, Any], graph: tuple[Edge, ...]
+) -> Period:
+    """:func:`period` of numeric weights given per unit key: the largest cycle mean, among
+    equals the smallest shift, then the last keys."""
+    found, cycle_means = _cycle_means(keys, graph)
+    means = cycle_means(weights)
+    top = max(means)
+    tied = [i for i, m in enumerate(means) if m == top]
+    i = tied[0] if len(tied) == 1 else max(
+        tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
+    )  # fmt: skip
+    return Period(means[i], found[i], found)
 
 
 def stage_spans(units: Sequence[Unit]) -> dict[Stage, Any]:

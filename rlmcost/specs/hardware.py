@@ -39,6 +39,11 @@ class HardwareSpec(BaseModel):
     gpus_per_node: int = Field(default=8, gt=0, description="GPUs in one node")
     source: str = Field(description="datasheet the numbers come from")
 
+    def __hash__(self) -> int:
+        """Hashable despite its dict of peaks (memoized evaluations key on it); equal specs
+        hash equal (pydantic's equality compares every field)."""
+        return hash((self.name, self.hbm_bytes, tuple(self.peak_flops_per_s.items())))
+
     @property
     def hbm_capacity_bytes(self) -> int:
         """Bytes a fit check may fill: the usable capacity (``hbm_usable_bytes``), not the

@@ -1,0 +1,91 @@
+"""Exact RL deployment evaluations per second, one query, warm, every deployment distinct.
+
+The query: PPO on Llama-3.1-70B, A100-80GB, the planner's default space on 32 GPUs
+(``rlmcost.plan.rl_candidates.candidates``: families, layouts, engines; 3,264 distinct
+deployments, each a Run). Warm: modules imported and the query resolved by evaluating a few
+deployments of another GPU count (none of those timed). Each deployment is evaluated once:
+
+* plain: ``evaluate_deployment`` inside ``rlmcost.memo.plain()`` (nothing kept; the path
+  before the fast one), on every 8th deployment;
+* fast, sparse: the same every-8th deployments through ``evaluate_deployment`` (kept query,
+  group estimates, memoized passes; few groups recur among them);
+* fast, sweep: all deployments in the planner's order, one call each (``evaluate_deployment``)
+  and again as one batch (``evaluate_many``) after the caches are emptied.
+
+Rates are per second of this process's CPU time (the machine is shared; wall time printed
+beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rlmcost import memo
+from rlmcost.errors import SpecError
+from rlmcost.evaluation import deployment
+from rlmcost.evaluation.batch import evaluate_many
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
+from rlmcost.reports.estimate import run_of
+
+
+def _each(runs: Sequence[Any]) -> None:
+    for r in runs:
+        try:
+            evaluate_deployment(r)
+        except SpecError:
+            pass
+
+
+def _timed(label: str, n: int, fn: Callable[[], Any]) -> float:
+    c0, w0 = time.process_time(), time.perf_counter()
+    fn()
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    rate = n / cpu
+    print(f"{label:<44} {n:>5} deployments  {rate:>7,.0f} /s CPU  ({cpu:.2f} s CPU, "
+          f"{wall:.2f} s wall)")
+    return rate
+
+
+def _reset() -> None:
+    memo.clear_all()
+    deployment._QUERIES.clear()
+
+
+def main() -> None:
+    base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
+    runs = [candidate_run(base, c) for c in candidates(base, RLSpace(), 32)]
+    warm = [candidate_run(base, c) for c in candidates(base, RLSpace(), 16)][:10]
+    sparse = runs[::8]
+    print(f"ppo llama-3.1-70b on 32 x a100-80gb: {len(runs)} distinct deployments "
+          "(the planner's default space)")
+
+    def warmed() -> None:
+        _reset()
+        _each(warm)
+
+    warmed()
+    with memo.plain():
+        before = _timed("plain (nothing kept), every 8th", len(sparse), lambda: _each(sparse))
+    warmed()
+    _timed("fast, every 8th, one call each", len(sparse), lambda: _each(sparse))
+    warmed()
+    after = _timed("fast, all in order, one call each", len(runs), lambda: _each(runs))
+    warmed()
+    _timed("fast, all in order, evaluate_many", len(runs), lambda: evaluate_many(runs))
+    print(f"speed-up of the sweep over plain: {after / before:.1f}x")
+    if "--profile" in sys.argv:
+        import cProfile
+        import pstats
+
+        warmed()
+        prof = cProfile.Profile()
+        prof.runcall(_each, runs)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Memoization of the evaluation's pure functions, shared by every deployment of a query.
+
+The exact evaluation of a deployment (``evaluation.deployment``) calls the same pure
+functions many times over the deployments of one query (the planner's candidates differ in a
+few layout or engine settings; most of their groups, passes and lengths recur): a forward's or
+training step's prediction for a layout, the memory of a layout, the work over a set of
+lengths. :func:`memoized` caches such a function on its arguments, so each value is computed
+once per process and returned as computed, the same object, bit for bit.
+
+Keys are the arguments with their types (``1``, ``1.0`` and ``True`` are equal in Python but
+are different keys here), so a cached value is only returned for arguments that would have
+computed it. Arguments that cannot be hashed (a mapping given for an ``Arch``) bypass the
+cache. Exceptions are not cached. A function whose result is mutable gets ``copy``: the cache
+keeps its own value and hands out copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_ENTRIES = 65536
+"""Entries per memoized function before its cache starts over (bounds the memory a long
+search holds; a value is recomputed, never changed, after a reset)."""
+
+_CACHES: list[dict[Any, Any]] = []
+_PLAIN = [0]  # depth of plain() blocks: nothing is kept or looked up while > 0
+
+
+def enabled() -> bool:
+    """Whether memoized values are kept and used (False inside :func:`plain`)."""
+    return not _PLAIN[0]
+
+
+@contextmanager
+def plain() -> Iterator[None]:
+    """Evaluate without any memoized value (the path the memoized one is tested equal to)."""
+    _PLAIN[0] += 1
+    try:
+        yield
+    finally:
+        _PLAIN[0] -= 1
+
+
+def memoized(copy: Callable[[Any], Any] | None = None,
+             max_entries: int = MAX_ENTRIES) -> Callable[[F], F]:  # fmt: skip
+    """Decorator: cache a pure function on its (hashable) arguments and their types (module
+    docstring); ``copy`` is applied to every value handed out."""
+
+    def deco(fn: F) -> F:
+        cache: dict[Any, Any] = {}
+        _CACHES.append(cache)
+
+        @wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if _PLAIN[0]:
+                return fn(*args, **kwargs)
+            key: tuple[Any, ...] = (args, tuple(map(type, args)))
+            if kwargs:
+                items = tuple(sorted(kwargs.items()))
+                key = (*key, items, tuple(type(v) for _, v in items))
+            try:
+                out = cache[key]
+            except KeyError:
+                out = fn(*args, **kwargs)
+                if len(cache) >= max_entries:
+                    cache.clear()
+                cache[key] = out
+            except TypeError:  # an unhashable argument: computed afresh
+                return fn(*args, **kwargs)
+            return out if copy is None else copy(out)
+
+        wrapper.__wrapped__ = fn
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+def clear_all() -> None:
+    """Empty every memoized function's cache (e.g. before timing a cold evaluation)."""
+    for c in _CACHES:
+        c.clear()

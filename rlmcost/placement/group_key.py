@@ -1,0 +1,128 @@
+"""One group's estimate, kept for every deployment of the same query that gives it the same
+inputs.
+
+The deployments of one query (the planner's candidates, ``evaluation.batch``) share many of
+their groups: candidates that differ only in the trainer's ZeRO stage, checkpointing,
+micro-batch or optimizer offload run the same engines on their rollout group, ones that differ only
+in the engine's TP or memory reservation train the same way on a trainer group that generates
+nothing, and a synchronous and an overlapped loop run the same groups. A group's estimate
+(``group_jobs.estimate``) is a function of the query (the algorithm, models, workload,
+hardware, lengths, host link, efficiency and attention counting: the same for every Setup that
+shares one ``Setup.groups_seen``), the placement and its tasks, the models' TP degrees, the
+group and its GPU count, the user's layout and the deployment.
+:func:`group_key` is all of these, with what the group cannot read left out:
+
+* the placement's name and staleness (``Placement.name``, ``staleness``; the deployment's
+  ``placement`` and ``staleness``): they shape the schedule of the iteration
+  (``iteration.combine``), not a group's jobs, so a synchronous and an overlapped deployment
+  of the same groups share their estimates;
+* the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
+  only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
+  the engine's reservation, slots, sleep and refit, all behind the group's generation task);
+* the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
+  that only generates, through an inference engine in its own layout (deployed, not a static
+  batcher on the training weights such as HF ``generate``, no layout given for the group):
+  ``inputs.layout_for`` builds that layout from the engine's TP/PP/EP alone, and the
+  trainer's offload, token budget and forward ZeRO apply to train and forward tasks only.
+
+Everything else of the deployment is in the key as it is (a field added later is kept apart
+by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
+without any kept estimate.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.spec import EngineSpec, TrainLayout
+from rlmcost.errors import SpecError
+from rlmcost.placement.device_groups import DeviceGroup
+from rlmcost.placement.inputs import Setup, engine_for
+
+_DEFAULT_ENGINE = EngineSpec()
+_DEFAULT_TRAIN = TrainLayout()
+
+
+def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
+    """What one group's estimate depends on beyond the query (module docstring)."""
+    kinds = {t.kind for t in setup.tasks if t.group == group.name}
+    if Kind.GENERATE not in kinds:
+        part = "no engine"
+    elif (
+        kinds == {Kind.GENERATE}
+        and not setup.deployment.ideal
+        and group.layout(Kind.GENERATE) is None
+        and not engine_for(setup, group.name).kind.static
+    ):
+        part = "no trainer"
+    else:
+        part = "all"
+    return (_setup_part(setup, part), group, gpus)
+
+
+class _Part:
+    """A Setup's part of a group key, hashed once; equal parts are one object per query
+    (``recall`` interns them), so a kept estimate is found by identity."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, _Part) and self._hash == other._hash and self.value == other.value
+        )
+
+
+_LAST: list[Any] = [None, {}]  # the Setup last keyed and its parts (allocate asks many times)
+
+
+def _setup_part(setup: Setup, part: str) -> _Part:
+    if _LAST[0] is not setup:
+        _LAST[0], _LAST[1] = setup, {}
+    parts = _LAST[1]
+    if part not in parts:
+        dep = setup.deployment
+        update: dict[str, Any] = {"placement": None, "staleness": None}
+        base = setup.base
+        if part == "no engine":
+            update["engine"] = _DEFAULT_ENGINE
+        elif part == "no trainer":
+            update.update(train=_DEFAULT_TRAIN, forward=None)
+            base = None  # type: ignore[assignment]
+        placement = replace(setup.placement, name="", staleness=0)
+        tps = tuple(sorted(setup.tp.items()))
+        made = _Part((placement, setup.tasks, base, tps, dep.model_copy(update=update)))
+        seen = setup.groups_seen
+        parts[part] = made if seen is None else seen.setdefault(made, made)  # interned
+    return parts[part]
+
+
+def recall(setup: Setup, group: DeviceGroup, gpus: int,
+           compute: Callable[[], Any]) -> Any:  # fmt: skip
+    """``compute()`` (the group's estimate), or the one kept in ``setup.groups_seen`` under
+    :func:`group_key`; a SpecError is kept and raised again (a fresh copy each time)."""
+    seen = setup.groups_seen
+    if seen is None:
+        return compute()
+    key = group_key(setup, group, gpus)
+    try:
+        out = seen[key]
+    except KeyError:
+        try:
+            out = compute()
+        except SpecError as exc:
+            out = exc
+        seen[key] = out
+    if isinstance(out, SpecError):
+        raise copy.copy(out).with_traceback(None)
+    return out

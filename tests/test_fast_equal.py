@@ -1,0 +1,174 @@
+"""The fast evaluation of deployments equals the plain one, number for number.
+
+The fast path (``rlmcost.evaluation.batch.evaluate_many`` and ``evaluate_deployment`` warm:
+one resolved query per Run's query, group estimates kept across deployments by
+``placement.group_key``, memoized passes and memory, ``rlmcost.memo``) against the evaluation
+that keeps nothing (``rlmcost.memo.plain``): random deployments of a query (the planner's
+candidates, with random engines, frameworks, LoRA, offload, token budgets and the idealized
+iteration on top) give the same ``to_json()`` (exact ints stay ints) or the same one-line
+error. The independent reference is the plain evaluation itself, whose numbers the placement,
+perf and validation tests check against published figures and framework sources.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlmcost import memo
+from rlmcost.algorithms.kinds import Stage
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.batch import evaluate_many
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.placement.schedule import Unit, edges, period, simple_cycles
+from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
+from rlmcost.reports.estimate import run_of
+from rlmcost.run.spec import Run
+
+QUERIES = (
+    ("ppo", "llama-3.2-1b", "h100-sxm", 8),
+    ("grpo", "qwen2.5-7b", "a100-80gb", 16),
+    ("ppo", "llama-3.1-8b", "h100-sxm", 16),
+)
+
+
+@cache
+def _runs(i: int) -> tuple[Run, tuple[Run, ...]]:
+    alg, model, hw, gpus = QUERIES[i]
+    base = run_of(alg, model, hardware=hw)
+    space = RLSpace(micro_batch=(1, 2), fractions=(0.5, 0.9))
+    return base, tuple(candidate_run(base, c) for c in candidates(base, space, gpus))
+
+
+def _text(result: Any) -> str:
+    if isinstance(result, SpecError):
+        return f"SpecError: {result}"
+    return json.dumps(result.to_json(), sort_keys=True, default=repr)
+
+
+def _plain(run: Run) -> str:
+    with memo.plain():
+        try:
+            return _text(evaluate_deployment(run))
+        except SpecError as exc:
+            return _text(exc)
+
+
+ENGINE = st.fixed_dictionaries({}, optional={
+    "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid"]),
+    "sleep": st.booleans(),
+    "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
+    "max_num_seqs": st.sampled_from([16, 256]),
+})
+TRAIN = st.fixed_dictionaries({}, optional={
+    "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
+    "packing": st.booleans(),
+    "offload": st.sampled_from([[], ["optimizer"], ["grads"], ["optimizer-idle"]]),
+})
+CHANGE = st.fixed_dictionaries({}, optional={
+    "engine": ENGINE,
+    "train": TRAIN,
+    "framework": st.sampled_from([None, "verl", "openrlhf", "nemo-rl", "trl"]),
+    "lora": st.sampled_from([None, {"rank": 16}]),
+    "ideal": st.booleans(),
+    "offload_idle": st.booleans(),
+})
+
+
+def _vary(run: Run, change: dict[str, Any]) -> Run | None:
+    try:
+        return run.replace(deployment=change)
+    except (SpecError, ValueError):
+        return None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    query=st.integers(0, len(QUERIES) - 1),
+    picks=st.lists(st.tuples(st.integers(0, 10**6), CHANGE), min_size=1, max_size=6),
+)
+def test_random_deployments_equal_plain(query: int, picks: list[tuple[int, dict]]) -> None:
+    _, runs = _runs(query)
+    chosen = [_vary(runs[i % len(runs)], change) for i, change in picks]
+    chosen = [r for r in chosen if r is not None]
+    fast = [_text(e) for e in evaluate_many(chosen)]
+    assert fast == [_plain(r) for r in chosen]
+    # and again one by one, warm: kept groups give the same numbers as the first time
+    for r, f in zip(chosen, fast, strict=True):
+        try:
+            again = _text(evaluate_deployment(r))
+        except SpecError as exc:
+            again = _text(exc)
+        assert again == f
+
+
+def test_a_query_sweep_equals_plain() -> None:
+    """Every 7th planner candidate of one query, in the planner's order (groups shared)."""
+    _, runs = _runs(1)
+    some = list(runs[::7])
+    fast = [_text(e) for e in evaluate_many(some)]
+    assert fast == [_plain(r) for r in some]
+    assert sum(not f.startswith("SpecError") for f in fast) > len(some) // 2
+
+
+def test_exact_ints_stay_ints() -> None:
+    _, runs = _runs(0)
+    (e,) = evaluate_many([runs[0]])
+    assert not isinstance(e, SpecError)
+    assert type(e.work_flops) is int
+    assert all(type(j.memory.total) is int for g in e.groups for j in g.jobs)
+
+
+def test_many_needs_one_query() -> None:
+    a, b = _runs(0)[0], _runs(1)[0]
+    with pytest.raises(SpecError, match="not a deployment of Run 0's query"):
+        evaluate_many([a, b])
+    out = evaluate_many([a, b], same_query=False)
+    assert [_text(x) for x in out] == [_plain(a), _plain(b)]
+
+
+def test_memoized_keys_tell_types_apart() -> None:
+    calls = []
+
+    @memo.memoized()
+    def f(x: object) -> str:
+        calls.append(x)
+        return type(x).__name__
+
+    assert [f(1), f(1.0), f(True), f(1)] == ["int", "float", "bool", "int"]
+    assert calls == [1, 1.0, True]
+    with memo.plain():
+        assert f(1) == "int"
+    assert len(calls) == 4
+
+
+UNIT = st.tuples(
+    st.sampled_from(["g0", "g1"]),
+    st.sampled_from(list(Stage)),
+    st.one_of(st.integers(0, 10**20), st.floats(0, 1e4, allow_nan=False)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(units=st.lists(UNIT, min_size=1, max_size=7), staleness=st.integers(0, 2))
+def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) -> None:
+    """``schedule.period`` (numeric) against the definition: the maximum over the simple
+    cycles of their mean (``Cycle.mean``), ties to the smaller shift, then the later keys."""
+    us = [Unit(str(i), res, stage, w) for i, (res, stage, w) in enumerate(units)]
+    graph = edges(us, staleness)
+    weights = {u.key: u.weight for u in us}
+    cycles = simple_cycles([u.key for u in us], graph)
+    if not cycles:  # units out of stage order: no cycle, no period either way
+        with pytest.raises(ValueError):
+            period(us, graph)
+        return
+    best = max(cycles, key=lambda c: (c.mean(weights), -c.shift, c.keys))
+    p = period(us, graph)
+    assert (p.value, type(p.value), p.cycle) == (best.mean(weights), type(best.mean(weights)),
+                                                 best)  # fmt: skip
+    assert p.cycles == tuple(cycles)
