@@ -211,7 +211,8 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     out = []
     for g in dep.groups:
         brackets = f"[{g.settings}]" if g.settings else ""
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}{brackets}")
+        at = f"@{g.hardware}" if g.hardware else ""
+        (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
         layouts = []
         if g.train is not None:
             layouts.append((Kind.TRAIN, g.train.layout()))
@@ -228,7 +229,7 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
     if not dep.groups or groups is None:
         return dep
     renamed = tuple(
-        g.model_copy(update={"members": parsed.name})
+        g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
         for g, parsed in zip(dep.groups, groups, strict=False)
     )
     return dep.model_copy(update={"groups": renamed})

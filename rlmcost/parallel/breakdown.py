@@ -63,7 +63,8 @@ class MemoryBreakdown:
     @property
     def total(self) -> int:
         return sum((self.weights, self.gradients, self.optimizer, self.activations,
-                    self.kv_cache, self.logits, self.buffers, self.engine, self.overhead))
+                    self.kv_cache, self.logits, self.buffers, self.engine, self.overhead,
+                    self.rollout))
 
     def to_json(self) -> dict[str, int]:
         """Component -> bytes, plus ``total``."""
