@@ -232,10 +232,19 @@ def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
     return (c["kind"] != OTHER) & (replicas > q.sequences)
 
 
+LARGE_SCREEN = 100_000
+"""Candidates from which :func:`distinct` hashes (pandas) rather than sorts (numpy)."""
+
+
 def distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For integer keys (1-D): each key's index among the distinct keys, and a position of
-    each distinct key (hashing, one pass: no sort)."""
+    each distinct key (hashing, one pass, for large screens; a sort for small ones, which
+    keeps pandas out of the queries that size a few configurations)."""
     import numpy as np
+
+    if key.size < LARGE_SCREEN:
+        uniq, index, back = np.unique(key, return_index=True, return_inverse=True)
+        return np.asarray(back).reshape(-1), np.asarray(index, dtype=np.int64)
     import pandas as pd
 
     back, uniq = pd.factorize(key)
