@@ -151,3 +151,20 @@ def test_built_in_configurations_are_sized_by_the_search(model: str) -> None:
                 if sync is not None and sync["time_s"] < e.iteration_time_s:
                     assert any("slower than the best synchronous split" in n
                                for n in e.notes)  # fmt: skip
+
+
+def test_the_plan_lists_the_best_of_each_topology_with_openrlhfs_split() -> None:
+    """Past the top k the search evaluates each topology still without a fitting row, its
+    leanest candidates first, so OpenRLHF's three-group split (rollout 16, actor+reference 8,
+    critic+reward 8) is listed with the default --top, and its command reproduces it."""
+    out = _cli("plan", "ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32",
+               "--framework", "openrlhf")  # fmt: skip
+    tops = out["best_per_topology"]
+    assert len({(r["gpus"], r["family"], r["groups"]) for r in tops}) == len(tops)
+    assert [r["time_s"] for r in tops] == sorted(r["time_s"] for r in tops)
+    (row,) = [r for r in tops if r["family"] == "roles"
+              and r["groups"] == "rollout=16,actor+reference=8,critic+reward=8"]  # fmt: skip
+    assert row["fits"] and len(out["rows"]) == 10
+    single = _cli(*shlex.split(row["command"])[1:])
+    # independent: the `rlmcost ppo --groups ...` command line evaluated alone
+    assert single["fits"] is True and single["iteration"]["time_s"] == row["time_s"]

@@ -319,6 +319,16 @@ def _render(r: Any) -> None:
             [[i + 1, *lay(x), *values(x)] for i, x in enumerate(r.front)],
             right=right,
         )
+    if len(r.per_topology) > 1:
+        shown_t = r.per_topology[:15]
+        print_table(
+            f"best of each topology ({len(r.per_topology)}; GPUs, family and groups)",
+            cols + nums,
+            [[i + 1, *lay(x), *values(x)] for i, x in enumerate(shown_t)],
+            caption="each topology's fastest fitting deployment the search evaluated; "
+            "--json 'best_per_topology' has every one with its command",
+            right=right,
+        )
     if r.failures:
         shown = r.failures[:12]
         print_table(

@@ -174,6 +174,7 @@ def plan_rl(
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
+    per_topology: list[dict[str, Any]] = []
     with compute.runner() as run:
         name = run.name
         if min_gpus:
@@ -187,6 +188,7 @@ def plan_rl(
         else:
             found = branch_and_bound(base, space, counts_gpus, run, obj, top, compute.progress)
             total, rows, failures, notes = found.counts, found.rows, found.failures, found.notes
+            per_topology = rank(list(found.per_topology.values()), obj)
     if total.valid == 0:
         raise SpecError(
             f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
@@ -224,6 +226,7 @@ def plan_rl(
         notes=notes,
         runner=name,
         base=base,
+        per_topology=per_topology,
     )
 
 

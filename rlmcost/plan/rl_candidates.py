@@ -94,6 +94,11 @@ class RLCandidate:
     hardware: tuple[str, ...] = ()  # a pool's accelerator(s): one, or one per group
 
     @property
+    def topology(self) -> str:
+        """GPUs, family and groups: what a row of the best per topology stands for."""
+        return f"gpus={self.gpus} {self.family} {self.groups or self.placement or self.family}"
+
+    @property
     def key(self) -> str:
         """The candidate's topology and degrees (what a never-fit family is reported by)."""
         where = self.groups or self.placement or self.family

@@ -11,6 +11,11 @@ cannot be among the top k. Since every exact row is at least its bound, the top 
 of evaluating every survivor; the Pareto front is over the rows evaluated (the notes say
 so). A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, with a note
 saying the search was interrupted.
+
+Past the top k, each topology (GPUs, family, groups: :attr:`RLCandidate.topology`) without a
+fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated in the order
+of their bound, so the plan can list the best fitting deployment of every topology the users
+of each framework run (OpenRLHF's role groups, engines apart, ...), not only the top k.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ if TYPE_CHECKING:
 BATCH = 16
 """Candidates one task evaluates (a Dask task: coarse enough that its 0.1-0.3 s of
 evaluations outweigh the scheduling and the base Run's transfer)."""
+
+PER_TOPOLOGY_TRIES = 4
+"""Candidates of a topology still without a fitting row evaluated past the top k (in the
+order of their bound): enough for the best of each topology, bounded in cost."""
 
 LOCAL_BATCH = 4
 """Candidates evaluated between two updates of the incumbent in this process."""
@@ -61,6 +70,7 @@ class Found:
     rows: list[dict[str, Any]] = field(default_factory=list)
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    per_topology: dict[str, dict[str, Any]] = field(default_factory=dict)  # best fitting row
 
 
 def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -165,7 +175,8 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
                                                                   for k, v in sub.items()}
     prim, sec = bound_keys(obj, sub["gpus"], tlb, tokens)
     order = np.lexsort((sec, prim))
-    _search(found, base, cands, todo, order, (tlb, prim, sec), run, obj, top, progress, hbm)
+    _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo]), run, obj, top,
+            progress, hbm)  # fmt: skip
     return found
 
 
@@ -185,38 +196,53 @@ def _probe(base: Run, some: list[RLCandidate]) -> Any:
 
 
 def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order: Any,
-            bounds: tuple[Any, Any, Any], run: Runner, obj: Objective, top: int,
+            bounds: tuple[Any, Any, Any, Any], run: Runner, obj: Objective, top: int,
             progress: Progress | None, hbm: int) -> None:  # fmt: skip
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
-    (``bounds``: their time bounds and objective bound keys)."""
+    (``bounds``: their time bounds, objective bound keys and memory bounds)."""
     from rlmcost.plan.rl import _failed
 
     counts, key = found.counts, sort_key(obj)
-    _, prim, sec = bounds
+    _, prim, sec, memory = bounds
     size = BATCH if run.workers > 1 else LOCAL_BATCH
     state = _State()
     unknown: set[str] = set()  # families with skipped candidates: fit not known
     n = len(order)
     rows: list[tuple[int, dict[str, Any]]] = []  # (position in the order, row)
     fit: set[str] = set()  # families with a fitting row
+    covered: set[str] = set()  # topologies with a fitting row
+    skipped: list[int] = []  # positions past the top k's bound, not evaluated (yet)
+
+    def cand(p: int) -> RLCandidate:
+        return cands[int(todo[int(order[p])])]
 
     def chunks() -> Any:
-        """The next candidates to evaluate, drawn against the incumbent at the time."""
+        """The next candidates to evaluate, drawn against the incumbent at the time: first in
+        the order of the bound while it can reach the top k; then, per topology still without
+        a fitting row, its leanest candidates by the memory bound (module docstring)."""
         while state.pos < n:
             take: list[int] = []
             while state.pos < n and len(take) < size:
                 j = int(order[state.pos])
                 if (prim[j], sec[j]) > state.kth:  # so are all after it (order by bound)
-                    rest = [cands[int(todo[int(k)])].key for k in order[state.pos:]]
-                    counts.bounded += len(rest)
-                    unknown.update(rest)
+                    skipped.extend(range(state.pos, n))
                     state.pos = n
                     break
                 take.append(state.pos)
                 state.pos += 1
             if take:
                 positions.append(take)
-                yield len(positions) - 1, base, [cands[int(todo[int(order[p])])] for p in take]
+                yield len(positions) - 1, base, [cand(p) for p in take]
+        tries: dict[str, int] = {}
+        for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
+            c = cand(p)
+            if c.topology in covered or tries.get(c.topology, 0) >= PER_TOPOLOGY_TRIES:
+                counts.bounded += 1
+                unknown.add(c.key)
+                continue
+            tries[c.topology] = tries.get(c.topology, 0) + 1
+            positions.append([p])
+            yield len(positions) - 1, base, [c]
 
     positions: list[list[int]] = []  # each chunk's positions in the order
     try:
@@ -231,6 +257,10 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 counts.fitting += 1
                 rows.append((p, r))
                 fit.add(c.key)
+                covered.add(c.topology)
+                best = found.per_topology.get(c.topology)
+                if best is None or key(r) < key(best):
+                    found.per_topology[c.topology] = r
             ranked, _ = collapse([r for _, r in sorted(rows, key=lambda x: (key(x[1]), x[0]))])
             if len(ranked) >= top:
                 state.kth = key(ranked[top - 1])

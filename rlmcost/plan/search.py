@@ -89,6 +89,7 @@ class PlanResult:
     notes: list[str] = field(default_factory=list)
     runner: str = "local process"
     base: Run | None = None  # an RL plan's fixed part; each row's Run is this with its deployment
+    per_topology: list[dict[str, Any]] = field(default_factory=list)  # RL: best of each topology
 
     @property
     def best(self) -> dict[str, Any] | None:
@@ -114,6 +115,7 @@ class PlanResult:
             "seconds": self.seconds,
             "candidates_per_s": self.candidates_per_s,
             "never_fit": self.failures,
+            "best_per_topology": self.per_topology,
             "runner": self.runner,
             "notes": self.notes,
         }

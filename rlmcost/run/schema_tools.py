@@ -180,6 +180,10 @@ class PlanOut(Versioned):
     seconds: float = Field(description="wall time of the search")
     candidates_per_s: float
     never_fit: list[NeverFitOut]
+    best_per_topology: list[PlanRowOut] = Field(
+        default_factory=list,
+        description="RL plans: the best fitting row of each topology (GPUs, family, groups) the "
+        "search evaluated, best first; train plans: empty")
     runner: str
     notes: list[str]
 
