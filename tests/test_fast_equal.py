@@ -77,6 +77,7 @@ CHANGE = st.fixed_dictionaries({}, optional={
     "lora": st.sampled_from([None, {"rank": 16}]),
     "ideal": st.booleans(),
     "offload_idle": st.booleans(),
+    "init_load": st.sampled_from(["sharded", "gpu", "host-rank0"]),
 })
 
 

@@ -68,7 +68,8 @@ HAND = {
         ["import", "openrlhf", "--json", "--", *_orlhf_args()],
         "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 -S 1024 -T 1024 "
         "--mini-batches 8 --micro-batch 16 --zero 3 --offload optimizer --ckpt full "
-        "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8",
+        "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8 "
+        "--init-load sharded",  # ZeRO-3: HfDeepSpeedConfig, deepspeed.zero.Init
     ),
     # open-r1 recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml with accelerate zero3.yaml:
     # 16 per device x 7 processes x 16 accumulation = 1792 completions / 7 generations = 256
@@ -77,7 +78,7 @@ HAND = {
         ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
         "rlvr --framework trl --model qwen2.5-7b --batch 256 --group 7 --micro-batch 16 "
         "--prompt-len 512 --response-len 1024 --zero 3 --gpu-memory-utilization 0.7 "
-        "--groups rollout=1[tp=1],actor=7 --gpus 8",
+        "--groups rollout=1[tp=1],actor=7 --gpus 8 --init-load sharded",  # zero3_init_flag
     ),
     # NeMo RL examples/configs/grpo_math_1B.yaml: 32 prompts x 16 = 512 samples = one global
     # batch of 512; sequence packing at 512 x 4 = 2048 tokens per GPU; 512 total tokens split

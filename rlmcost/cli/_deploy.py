@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode
 from rlmcost.parallel.layout import Checkpointing
 
@@ -45,6 +46,8 @@ DEPLOYMENT_OPTIONS = (
     "param_dtype",
     "expandable_segments",
     "offload_idle",
+    "init_load",
+    "init_on_gpu",
     "lora_rank",
     "lora_targets",
     "engine",
@@ -235,6 +238,27 @@ def deployment_options() -> dict[str, Any]:
             ],
             False,
         ),
+        "init_load": (
+            Annotated[
+                InitLoad | None,
+                typer.Option(
+                    help="Where the trainers build a model at start-up before sharding it: "
+                    "sharded (Megatron, ZeRO-3 zero.Init), gpu (whole on each GPU), "
+                    "host-rank0 (verl, NeMo RL), host-each (accelerate, ZeRO-1/2). Default: "
+                    "--framework's. The timeline's init entry and the verdict show the peak.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "init_on_gpu": (
+            Annotated[
+                bool,
+                typer.Option("--init-on-gpu", help="Same as --init-load gpu (OpenRLHF "
+                             "--actor_init_on_gpu).", rich_help_panel=p),
+            ],
+            False,
+        ),
         "lora_rank": (
             Annotated[
                 int | None,
@@ -422,6 +446,13 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         raise SpecError("--lora-targets needs --lora-rank R (the adapters' rank)")
     if opts.get("offload_idle"):
         data["offload_idle"] = True
+    if opts.get("init_on_gpu") and opts.get("init_load") not in (None, "gpu"):
+        from rlmcost.errors import SpecError
+
+        raise SpecError(f"--init-on-gpu is --init-load gpu; drop one of it and --init-load "
+                        f"{opts['init_load']}")  # fmt: skip
+    if opts.get("init_on_gpu") or opts.get("init_load") is not None:
+        data["init_load"] = "gpu" if opts.get("init_on_gpu") else str(opts["init_load"])
     if opts.get("logits") is not None:
         data["logits"] = str(opts["logits"])
     if opts.get("routing_replay"):

@@ -177,6 +177,7 @@ def _render_deployment(dep: dict[str, Any], groups: Any) -> None:
                              ("tp", "pp", "gpu_memory_utilization", "max_num_seqs", "sleep"))),
         ("lora", _v(dep.get("lora"))),
         ("idle models in host memory", _v(dep.get("offload_idle"))),
+        ("model load at start-up", _v(dep.get("init_load"))),
         ("logits", _v(dep.get("logits"))),
     ]  # fmt: skip
     if groups:

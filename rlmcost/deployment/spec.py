@@ -17,6 +17,8 @@ invocation kind runs:
   fused/chunked kernel;
 * ``routing_replay``: an MoE actor's routed-expert ids kept from generation for the update
   (rollout buffers, :mod:`rlmcost.deployment.buffers`);
+* ``init_load``: where a model is materialised at start-up before it is sharded
+  (:mod:`rlmcost.deployment.init`, the init-time peak);
 * ``overhead``: the fixed per-process device memory (:class:`Overhead`).
 
 ``ideal=True`` is the paper's idealized iteration: no engine reservation (the KV cache is the
@@ -35,6 +37,8 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlmcost.choices import Dtype
+from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
+from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
@@ -296,6 +300,12 @@ class Deployment(BaseModel):
         description="MoE routing replay: the engine's routed-expert ids of every token kept "
         "for the update (slime --use-rollout-routing-replay); false = not kept",
     )
+    init_load: InitLoad = Field(
+        default=InitLoad.SHARDED,
+        description="where the trainers materialise a model at start-up before sharding it "
+        "(deployment.init.InitLoad): sharded, gpu (OpenRLHF --actor_init_on_gpu), host-rank0 "
+        "(verl, NeMo RL), host-each (accelerate, DeepSpeed ZeRO-1/2)",
+    )
     overhead: Overhead = Field(default_factory=Overhead)
     ideal: bool = Field(default=False, description="the paper's idealized iteration")
 
@@ -378,24 +388,3 @@ def load_deployment(path: str | Path) -> Deployment:
         ) from None
     data = parse_document(text, str(p))
     return build(Deployment, data, f"deployment {p.name}")
-
-
-def parse_document(text: str, where: str) -> dict[str, Any]:
-    """A JSON or safe-YAML mapping from ``text``; SpecError naming ``where`` otherwise."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        try:
-            import yaml
-        except ImportError:  # pragma: no cover - PyYAML ships with the test extras
-            raise SpecError(f"{where} is not JSON and PyYAML is not installed") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            first = str(exc).splitlines()[0]
-            raise SpecError(f"{where} is neither JSON nor safe YAML ({first})") from None
-    if not isinstance(data, dict):
-        raise SpecError(
-            f"{where} must hold a mapping of deployment fields, got {type(data).__name__}"
-        )
-    return data

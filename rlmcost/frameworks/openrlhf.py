@@ -42,7 +42,7 @@ ARGS: dict[str, Any] = {
     "reward_pretrain": str, "critic_pretrain": str, "remote_rm_url": str,
     "advantage_estimator": str, "init_kl_coef": float, "use_kl_loss": _SWITCH,
     "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
-    "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH,
+    "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH, "actor_init_on_gpu": _SWITCH,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse types."""
 
@@ -236,6 +236,22 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--offload-idle")
     q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "low-memory")
     r.flag("bf16", False)
+    _init_load(r, q)
+
+
+def _init_load(r: Reader, q: ImportedQuery) -> None:
+    """Where the Ray actors build their models: ``from_pretrained(..., device_map=None)`` in
+    host memory, one copy per actor (``openrlhf/models/actor.py``), sharded as built under
+    ZeRO-3 (``HfDeepSpeedConfig``: ``deepspeed.zero.Init``). ``--actor_init_on_gpu`` is parsed
+    by ``openrlhf/cli/train_ppo_ray.py`` and read nowhere on the Ray path; only the
+    DeepSpeed-launched ``openrlhf/cli/train_ppo.py`` (removed in March 2025) moved the actor
+    to the GPU whole before ``deepspeed.initialize`` (``--init-load gpu``)."""
+    if dict(q.flags).get("--zero") == "3":  # the preset's host-each otherwise
+        q.set("--init-load", "sharded")
+    if r.flag("actor_init_on_gpu", False):
+        q.note("--actor_init_on_gpu: train_ppo_ray.py parses it and never reads it (only "
+               "openrlhf/cli/train_ppo.py moved the actor whole onto the GPU, --init-on-gpu); "
+               "the Ray actors load on the host (--init-load host-each, sharded under ZeRO-3)")
 
 
 def _gpus(r: Reader, role: str) -> int:

@@ -89,6 +89,15 @@ PRESETS: dict[Framework, Preset] = {
                 "param_dtype=bf16, reduce_dtype=fp32, buffer_dtype=fp32)",
             ),
             Default(
+                "init_load",
+                "host-rank0",
+                "--init-load host-rank0",
+                "verl/workers/fsdp_workers.py _build_model_optimizer: "
+                "get_init_weight_context_manager (verl/utils/fsdp_utils.py): the model on CPU "
+                "on rank 0, init_empty_weights elsewhere; FSDP(sync_module_states=True, "
+                "param_init_fn=init_fn) broadcasts rank 0's weights",
+            ),
+            Default(
                 "engine.tp",
                 2,
                 "--rollout-tp 2",
@@ -170,6 +179,15 @@ PRESETS: dict[Framework, Preset] = {
             ),
             Default("train.zero", "2", "--zero 2", f"{_ORLHF_ARGS}: --zero_stage default 2"),
             Default(
+                "init_load",
+                "host-each",
+                "--init-load host-each",
+                "openrlhf/models/actor.py Actor: from_pretrained(..., device_map=None) in each "
+                "Ray actor (one per GPU), in host memory, before deepspeed.initialize; "
+                "HfDeepSpeedConfig (zero.Init) only under --zero_stage 3. "
+                f"{_ORLHF_ARGS}'s --actor_init_on_gpu is parsed and never read",
+            ),
+            Default(
                 "train.ckpt",
                 "none",
                 "--ckpt none",
@@ -247,6 +265,15 @@ PRESETS: dict[Framework, Preset] = {
                 "--logits low-memory",
                 "trl/trainer/utils.py selective_log_softmax: log-softmax row by row for "
                 "bf16/fp16 logits; no fp32 copy",
+            ),
+            Default(
+                "init_load",
+                "host-each",
+                "--init-load host-each",
+                "trl/trainer/grpo_trainer.py: AutoModelForCausalLM.from_pretrained(model_id, "
+                "**model_init_kwargs) in every process, before accelerator.prepare; "
+                "accelerate FullyShardedDataParallelPlugin cpu_ram_efficient_loading "
+                "(FSDP_CPU_RAM_EFFICIENT_LOADING) defaults to False",
             ),
             Default(
                 "train.zero",
@@ -334,6 +361,14 @@ PRESETS: dict[Framework, Preset] = {
                 "model in float32 to keep master weights in float32') and sharded with "
                 "MixedPrecisionPolicy(param_dtype=policy.precision bfloat16, reduce_dtype="
                 "float32)",
+            ),
+            Default(
+                "init_load",
+                "host-rank0",
+                "--init-load host-rank0",
+                f"{_NEMO_DTENSOR}: 'if self.rank == 0' from_pretrained(..., device_map='cpu') "
+                "in float32, every rank builds the model on the meta device, "
+                "set_model_state_dict(..., broadcast_from_rank0=True)",
             ),
             Default(
                 "overhead.expandable_segments",
@@ -453,6 +488,14 @@ PRESETS: dict[Framework, Preset] = {
                 "--zero 0",
                 "Megatron-LM: --use-distributed-optimizer default False (slime's "
                 "scripts/run-qwen3-4B.sh does not set it)",
+            ),
+            Default(
+                "init_load",
+                "sharded",
+                "--init-load sharded",
+                "Megatron-LM megatron/training/training.py get_model: each rank builds its "
+                "TP/PP part of the model on its GPU and loads its part of the checkpoint "
+                "(megatron/core/dist_checkpointing)",
             ),
             Default(
                 "train.ckpt",

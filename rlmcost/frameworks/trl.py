@@ -48,7 +48,8 @@ IGNORED = (
 ACCELERATE_READ = (
     "num_processes", "distributed_type", "deepspeed_config.zero_stage",
     "deepspeed_config.offload_optimizer_device", "deepspeed_config.offload_param_device",
-    "fsdp_config.fsdp_offload_params",
+    "fsdp_config.fsdp_offload_params", "deepspeed_config.zero3_init_flag",
+    "fsdp_config.fsdp_cpu_ram_efficient_loading",
 )  # fmt: skip
 
 
@@ -110,10 +111,17 @@ def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, lis
                 offload.append("optimizer")
             if a.text("deepspeed_config.offload_param_device", "none") == "cpu":
                 offload.append("params")
+            # accelerate DeepSpeedPlugin: zero3_init_flag defaults to is_zero3(); on,
+            # from_pretrained builds the model inside deepspeed.zero.Init
+            if zero == "3" and a.flag("deepspeed_config.zero3_init_flag", True):
+                q.set("--init-load", "sharded")
         elif kind == "FSDP":
             zero = "3"
             if a.flag("fsdp_config.fsdp_offload_params", False):
                 offload += ["params", "grads", "optimizer"]
+            # accelerate FullyShardedDataParallelPlugin: rank 0 loads, the rest on meta
+            if a.flag("fsdp_config.fsdp_cpu_ram_efficient_loading", False):
+                q.set("--init-load", "host-rank0")
         q.convert(f"{aw}: distributed_type={kind}", "--zero", zero, "sharding of the model "
                   "states (DeepSpeed stage, FSDP = 3, DDP = 0)")  # fmt: skip
     if procs is None:

@@ -48,6 +48,7 @@ from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_ti
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import recall
+from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
@@ -381,6 +382,7 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
 def estimate(g: GroupModel) -> GroupEstimate:
     jobs = tuple(job(g, t) for t in g.tasks)
     resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
+    init = group_init(g, jobs)  # adds "does not fit at init" to g.problems
     return GroupEstimate(
         g.group.name,
         g.gpus,
@@ -392,6 +394,7 @@ def estimate(g: GroupModel) -> GroupEstimate:
         tuple(dict.fromkeys(g.problems)),
         {j.task.index: g.host_bytes(j.task) for j in jobs},
         g.s.hardware.name,
+        init,
     )
 
 

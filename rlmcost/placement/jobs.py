@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.parallel.breakdown import MemoryBreakdown
@@ -18,6 +18,9 @@ from rlmcost.perf.interval import Spread
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.rollout import Timeline
 from rlmcost.timing import PhaseTime
+
+if TYPE_CHECKING:
+    from rlmcost.placement.init_peak import InitPeak
 
 PHASES: dict[tuple[Kind, Role | None], tuple[str, str | None]] = {
     (Kind.GENERATE, None): ("generation", "timing_s/gen"),
@@ -162,6 +165,7 @@ class GroupEstimate:
     problems: tuple[str, ...] = ()  # what keeps it from running beside the memory peak
     host_bytes_per_device: dict[int, int] = field(default_factory=dict)  # per task index
     hardware: str = ""  # the accelerator's canonical name (the group's own or the run's)
+    init: InitPeak | None = None  # start-up memory per device (placement.init_peak)
 
     @property
     def host_peak_bytes_per_device(self) -> int:

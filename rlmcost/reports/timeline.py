@@ -12,12 +12,18 @@ Per group (:func:`memory_timeline`), in order:
   init. Plus an awake inference engine's reservation (vLLM reserves
   ``gpu_memory_utilization`` of the device when the engine starts; a sleeping engine beside
   a trainer is put to sleep after its start and holds nothing). No optimizer state exists.
+  Under a load mode that holds a model whole on the GPU before sharding it (the
+  deployment's ``init_load``, :mod:`rlmcost.deployment.init`: OpenRLHF's
+  ``--actor_init_on_gpu``), the entry is that peak: the model whole, in its load dtype, in
+  place of its resident weights and gradient buffers (:func:`rlmcost.placement.init_peak.
+  group_init`); a load in host memory adds ``init_host_bytes_per_node`` instead.
 * ``first step`` (the first optimizer step): the Adam states appear. ``torch.optim.AdamW`` creates
   ``exp_avg`` and ``exp_avg_sq`` (and the ``step`` counter) lazily, on the first ``step()``
   call (``torch/optim/adamw.py``: ``AdamW(Adam)``; ``torch/optim/adam.py`` ``_init_group``:
   "Lazy state initialization", ``if len(state) == 0``, torch 2.13); Megatron's
   distributed optimizer and DeepSpeed wrap the same torch optimizer and its fp32 master copy.
-  The entry is ``init`` plus the optimizer bytes the group's first update holds on the
+  The entry is the resident states as loaded (``init`` without a whole-model load) plus the
+  optimizer bytes the group's first update holds on the
   device (:attr:`Job.memory` of its first train job: the Adam states of
   ``rlmcost.parallel.zero`` after ZeRO sharding and offload: those of every model the group
   trains, which the cost model keeps resident from their first steps on, or, under a
@@ -57,9 +63,11 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Stage
+from rlmcost.deployment.init import InitLoad, transient
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.group_memory import switches
+from rlmcost.placement.init_peak import InitPeak, steady_init
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -111,6 +119,7 @@ class GroupTimeline:
     gpus: int
     capacity_bytes: int
     entries: tuple[Entry, ...]
+    init_host_bytes_per_node: int = 0  # host memory a node holds while a model loads whole
 
     @property
     def init(self) -> Entry:
@@ -136,6 +145,7 @@ class GroupTimeline:
             "gpus": self.gpus,
             "capacity_bytes_per_device": self.capacity_bytes,
             "steady_peak_bytes_per_device": self.steady_peak_bytes,
+            "init_host_bytes_per_node": self.init_host_bytes_per_node,
             "entries": [e.to_json() for e in self.entries],
         }
 
@@ -162,12 +172,6 @@ def _at_rest(
     return Entry(phase, what, memory, device - _fixed_bytes(deployment, g.gpus), device)
 
 
-def _sum(parts: list[MemoryBreakdown]) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
-    )
-
-
 def _schedule(estimate: PlacementEstimate) -> dict[tuple[str, int], tuple[float, float]]:
     """(group, job position) -> (start, end) seconds under the stage barrier (module
     docstring)."""
@@ -186,44 +190,19 @@ def _schedule(estimate: PlacementEstimate) -> dict[tuple[str, int], tuple[float,
     return out
 
 
-def _engine_at_init(g: GroupEstimate, deployment: Deployment) -> tuple[int, int]:
-    """An awake engine's reservation, beside the resident weights, before the first step: the
-    ``engine`` term the other phases carry; on a group that only generates, the generation
-    job's pool and workspace (its weights are resident already; with no trainer beside it the
-    engine never sleeps). 0 under the ideal deployment, for a static engine (generation on the
-    training weights) and for a sleeping engine beside a trainer (verl, NeMo RL: asleep after
-    start-up until the first generation). Returned with the bytes of the engine's preallocated
-    reservation that take no allocator slack (the whole reservation, weights included)."""
-    if deployment.ideal:
-        return 0, 0
-    beside = max((j.memory.engine for j in g.jobs), default=0)
-    if beside or any(j.task.kind is not Kind.GENERATE for j in g.jobs):
-        return beside, beside
-    own = deployment.group(g.name)
-    engine = own.engine if own is not None and own.engine is not None else deployment.engine
-    if engine.kind.static:
-        return 0, 0
-    job = max(g.jobs, key=lambda j: j.own.total)
-    return job.own.total - job.own.weights, job.own.total
-
-
 def group_timeline(
     g: GroupEstimate, deployment: Deployment, when: dict[tuple[str, int], tuple[float, float]]
 ) -> GroupTimeline:
     """One group's timeline (module docstring)."""
-    states = _sum(list(g.resident.values()))
-    engine, pool = _engine_at_init(g, deployment)
-    init_mem = replace(
-        MemoryBreakdown(0, 0, 0, 0, 0, 0, 0),
-        weights=states.weights,
-        gradients=states.gradients,
-        engine=engine,
-    )
+    init_mem, pool = steady_init(g.name, g.jobs, g.resident, deployment)
+    peak = g.init or InitPeak(init_mem, pool, transient(InitLoad.SHARDED, (), g.gpus, 1))
     update = next((j for j in g.jobs if j.task.kind is Kind.TRAIN), None)
     adam = update.memory.optimizer if update is not None else 0
     roles = ", ".join(str(r) for r in g.resident)
     entries = [
-        _at_rest(INIT, f"weights, gradient buffers: {roles}", init_mem, pool, g, deployment),
+        _at_rest(INIT, "; ".join(w for w in (f"weights, gradient buffers: {roles}",
+                                              peak.words()) if w),
+                 peak.memory, peak.pool, g, deployment),  # fmt: skip
         _at_rest(
             FIRST_STEP,
             f"+ Adam states at {update.task.label()}" if update else "no optimizer here",
@@ -248,7 +227,8 @@ def group_timeline(
                 end,
             )
         )
-    return GroupTimeline(g.name, g.gpus, g.hbm_bytes, tuple(entries))
+    return GroupTimeline(g.name, g.gpus, g.hbm_bytes, tuple(entries),
+                         peak.load.host_bytes_per_node)  # fmt: skip
 
 
 def memory_timeline(estimate: PlacementEstimate) -> tuple[GroupTimeline, ...]:

@@ -143,6 +143,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if d.lora is not None:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
     words += ["--offload-idle"] if d.offload_idle else []
+    if d.init_load != "sharded" or _preset_sets(d.framework, "init_load"):
+        words += ["--init-load", str(d.init_load)]
     words += ["--logits", str(d.logits)]
     words += ["--routing-replay"] if d.routing_replay else []
     words += ["--ideal"] if d.ideal else []
