@@ -14,6 +14,7 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.perf.efficiency import KERNEL_GAP_S, Device, default_profile
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine
+from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
 from rlmcost.perf.rl_step import forward_time, packed, train_time
 from rlmcost.placement.rollout import decode_flops
 from rlmcost.reports.placement import placement_estimate
@@ -28,10 +29,11 @@ def test_decode_step_with_tp_all_reduce_by_hand() -> None:
     tokens, derived term by term.
 
     Every GEMM has one row, so it streams its [k, n] weight (GEMV): memory-bound, time = bytes
-    of A, B, C / (HBM x 0.9) + one launch gap (NVIDIA "Matrix Multiplication Background User's
-    Guide": a GEMM with arithmetic intensity below the device's FLOP:byte ratio is memory
-    bound; here compute would be 16 x 3.015e12 / 703e12 = 7 % of memory: the 16-row padded
-    GEMV kernel at the sustained 0.711 x 989 TFLOP/s). All-reduces are ring or tree
+    of A, B, C / (HBM x VLLM_DECODE_HBM_FRACTION, the engine's weight-streaming bandwidth; other
+    memory-bound kernels stream at HBM x 0.9) + one launch gap (NVIDIA "Matrix Multiplication
+    Background User's Guide": a GEMM with arithmetic intensity below the device's FLOP:byte
+    ratio is memory bound; here compute would be 16 x 3.015e12 / 703e12 = 7 % of memory: the
+    16-row padded GEMV kernel at the sustained 0.711 x 989 TFLOP/s). All-reduces are ring or tree
     alpha-beta (Thakur, Rabenseifner and Gropp 2005 §4; NCCL), NVLink 450 GB/s x 0.8 bus
     efficiency, 2 us latency per step; ring wins for two ranks (tree sends 2M, ring M)."""
     eng = Engine(LLAMA8, Device(H100, Dtype.BF16), tp=2)
@@ -42,7 +44,7 @@ def test_decode_step_with_tp_all_reduce_by_hand() -> None:
     L, d, q, kv, ff, v = 32, 4096, 2048, 512, 7168, 128256 // 2  # per TP rank
 
     def gemv(n: int, k: int) -> float:  # [1, k] x [k, n], bf16
-        return (k + k * n + n) * 2 / bw + gap
+        return (k + k * n + n) * 2 / (3.35e12 * VLLM_DECODE_HBM_FRACTION.value) + gap
 
     gemms = L * (gemv(q + 2 * kv, d) + gemv(d, q) + gemv(2 * ff, d) + gemv(d, ff))
     # paged attention reads 2 (K, V) x 512 x 2 bytes per cached token per layer

@@ -1,5 +1,7 @@
 """`rlmcost validate`: predicted versus published training throughput and RL step times.
 
+``--engine``: published inference measurements (:mod:`rlmcost.perf.validate_engine`).
+
 ``--rl``: the published RL runs (:mod:`rlmcost.reports.rl_runs_rows`), each as the query its
 framework's users would write; the Run of each is built here, by the algorithm command's own
 flag parser (:func:`run_from_argv`), so a row's command typed by hand gives the same Run.
@@ -15,6 +17,7 @@ from rlmcost.cli._render import print_json, print_table
 
 if TYPE_CHECKING:
     from rlmcost.perf.validate import Validation
+    from rlmcost.perf.validate_engine import EngineValidation
     from rlmcost.reports.rl_runs_rows import RlRunsReport
     from rlmcost.run.spec import Run
 
@@ -37,12 +40,30 @@ def validate(
             "phases, fit; summary per framework.",
         ),
     ] = False,
+    engine: Annotated[
+        bool,
+        typer.Option(
+            "--engine",
+            help="Published inference measurements (rlmcost/perf/data/engine_runs.json: vLLM, "
+            "TensorRT-LLM, NIM) against the engine model's decode steps and prefill; with "
+            "--source one of its sources.",
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Reproduce published training measurements with the step-time model: predicted vs
     published, the error per row, mean and max per source (--rl: the published RL runs)."""
     from rlmcost.run.schema_envelope import versioned
 
+    if engine:
+        from rlmcost.perf.validate_engine import validate_engine
+
+        checked = validate_engine(source)
+        if json_out:
+            print_json(versioned("validate", checked.to_json()))
+            return
+        _render_engine(checked)
+        return
     if rl:
         from rlmcost.reports.rl_runs_rows import validate_rl_runs
 
@@ -212,6 +233,38 @@ def _render_rl(report: RlRunsReport) -> None:
         if r.fits is False:
             why = "; ".join(r.problems) or f"short of {r.shortfall_bytes / 1e9:.1f} GB per GPU"
             print(f"  ! does not fit: {why}")
+
+
+def _render_engine(v: EngineValidation) -> None:
+    from rlmcost.perf.validate_engine import unit
+
+    def fig(x: float, unit: str) -> str:
+        return f"{x:,.1f} {unit}" if unit == "ms" else f"{x:,.0f} {unit}"
+
+    print_table(
+        "published vs predicted inference (engine model)",
+        ["row", "setup", "metric", "published", "predicted", "error"],
+        [
+            (r.id, r.setup, r.row["metric"], fig(r.published, unit(r.row)),
+             fig(r.predicted, unit(r.row)),
+             f"{100 * r.error:+.1f} %" + (" (excluded)" if r.row.get("excluded") else ""))
+            for r in v.rows
+        ],
+        caption="throughput: output tokens/s of a static batch, prefill included; itl: mean "
+        "inter-token latency at a closed-loop concurrency (batch); latency: one batch end to "
+        "end. error = predicted / published - 1. Conversions: rlmcost.perf.validate_engine; "
+        "why a row is excluded: --json 'excluded'.",
+        right=(3, 4, 5),
+    )  # fmt: skip
+    print_table(
+        "inference error per source",
+        ["source", "rows", "median |error|", "max |error|", "median speed error"],
+        [(k, s["rows"], _pct(s["median_abs_error"]), _pct(s["max_abs_error"]),
+          f"{100 * s['median_speed_error']:+.1f} %") for k, s in v.summary().items()],
+        caption="speed error: predicted speed / published speed - 1 (negative: the model is "
+        "slow). " + "; ".join(f"{k}: {s['url']}" for k, s in v.sources.items()),
+        right=(1, 2, 3, 4),
+    )  # fmt: skip
 
 
 def _pct_or(x: float | None) -> str:

@@ -13,12 +13,16 @@ rank (kernel by kernel, each timed by its shape with :class:`~rlmcost.perf.effic
 so a kernel costs max(bytes / achieved bandwidth, FLOPs / achieved compute) plus its launch
 gap):
 
-* per layer, the GEMMs of the rank's TP shard with ``M = a`` rows: QKV [a, (h + 2 h_kv) d_h /
-  P_t, d], output [a, d, h d_h / P_t], FFN up (gate and up fused) and down; an MoE layer's
-  router [a, E, d] and grouped expert GEMMs over the experts the step touches,
-  ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing (the rank holds 1 / P_e of
-  them), each with ``a k / touched`` rows. At small ``a`` every GEMM is a weight-streaming
-  (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
+* per layer, the GEMMs of the rank's TP shard with ``M = a`` rows (their weights stream at
+  :data:`~rlmcost.perf.rl_constants.VLLM_DECODE_HBM_FRACTION` of the datasheet HBM bandwidth, not
+  the ~0.9 of a streaming copy: a decode step's many skinny GEMMs do not reach a copy kernel's
+  bandwidth; the published inference measurements of ``rlmcost validate --engine`` put 8B-70B
+  decode steps at batch 1-8 on H100/H200 10-25 % slower than the copy bandwidth gives): QKV
+  [a, (h + 2 h_kv) d_h / P_t, d], output [a, d, h d_h / P_t], FFN up (gate and up fused) and
+  down; an MoE layer's router [a, E, d] and grouped expert GEMMs over the experts the step
+  touches, ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing (the rank
+  holds 1 / P_e of them), each with ``a k / touched`` rows. At small ``a`` every GEMM is a
+  weight-streaming (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
 * per layer, paged decode attention (FlashDecoding-class): it reads the in-flight sequences'
   KV cache, 2 h_kv d_h / P_t x ``C`` elements in the KV dtype, and does 4 h d_h / P_t x ``C``
   FLOPs: max of the two sides plus a launch gap;
@@ -57,7 +61,7 @@ timeline takes the larger of the two per step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from rlmcost.arch import Arch
@@ -66,6 +70,7 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
 
 STEP_OVERHEAD_S = 1e-3
 """Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
@@ -109,6 +114,18 @@ class DecodeStep:
                 + self.head_s + self.overhead_s)  # fmt: skip
 
 
+def weight_streaming_device(device: Device) -> Device:
+    """``device`` with its GEMMs' memory side at the engine's weight-streaming bandwidth,
+    :data:`~rlmcost.perf.rl_constants.VLLM_DECODE_HBM_FRACTION` of the datasheet HBM bandwidth
+    where that is below the profile's streaming-kernel efficiency (module docstring); a
+    measured calibration's copy bandwidth, where given, still takes precedence."""
+    profile = device.defaults
+    fraction = VLLM_DECODE_HBM_FRACTION.value
+    if fraction >= profile.hbm_efficiency:
+        return device
+    return replace(device, profile=replace(profile, hbm_efficiency=fraction))
+
+
 class Engine:
     """One generation replica of ``arch`` on ``tp`` x ``ep`` ranks of ``device``'s hardware.
 
@@ -137,6 +154,7 @@ class Engine:
         self.options = options or EngineOptions()
         self.value_head = value_head
         self.shard = tp_shard(arch, tp)
+        self.gemm_device = weight_streaming_device(device)
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
         self._fixed_cache: dict[int, float] = {}
@@ -158,7 +176,7 @@ class Engine:
     def _layer_gemms_s(self, m: int) -> float:
         """GEMM seconds of one layer (dense, and MoE when the model has MoE layers, weighted
         by their counts) for ``m`` tokens, summed over the model's layers."""
-        arch, sh, dev = self.arch, self.shard, self.device
+        arch, sh, dev = self.arch, self.shard, self.gemm_device
         d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
         p = arch.ffn_kind.projections
         attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
@@ -206,12 +224,12 @@ class Engine:
         value head beside it)."""
         arch, dev = self.arch, self.device
         d, v = int(arch.d_model), int(self.shard.vocab)
-        out = dev.gemm_s(rows, v, d)
+        out = self.gemm_device.gemm_s(rows, v, d)
         out += dev.elementwise_s(3 * rows * int(arch.vocab) * LOGITS_BYTES, 3)
         if self.tp > 1:
             out += self._all_gather_s(rows * v * self.tp * self.x)
         if self.value_head:
-            out += dev.gemm_s(rows, 1, d)
+            out += self.gemm_device.gemm_s(rows, 1, d)
         return out
 
     # -- decode --------------------------------------------------------------------------------

@@ -303,13 +303,14 @@ dispatch + launch each (KERNEL_GAP_S in rlmcost/perf/efficiency.py is the 2 us l
 """
 
 VLLM_DECODE_HBM_FRACTION = Constant(0.75, 0.37, 0.96, "vLLM blogs 2024-09-05, 2025-01-27")
-"""Decode HBM-bandwidth efficiency of vLLM relative to the roofline.
+"""Weight-streaming HBM bandwidth of a decode step's GEMMs over the datasheet HBM bandwidth.
 
-Achieved weight-streaming bandwidth of a decode step over the HBM peak, Llama-3-8B (16.06 GB) on
-H100 (3.35 TB/s): high, V1 blog GPU step ~5 ms -> 3.21 TB/s = 0.96 (GPU time only); low, v0.6.0 blog
-'one token every 13 ms under light load' -> 1.24 TB/s = 0.37 (with CPU overhead). value: engineering
-estimate between them; the kernel-level ceiling is the ~0.9 HBM efficiency of
-rlmcost/perf/efficiency.py.
+Llama-3-8B (16.06 GB) on H100 (3.35 TB/s): high, V1 blog GPU step ~5 ms -> 3.21 TB/s = 0.96 (GPU
+time only); low, v0.6.0 blog 'one token every 13 ms under light load' -> 1.24 TB/s = 0.37 (CPU
+overhead included). value: engineering estimate between them, below the ~0.9 of a streaming copy
+(efficiency.py); pytorch-labs/gpt-fast README (batch 1, A100-80GB at 330 W) measures whole steps
+at 1.40-1.48 TB/s = 0.69-0.73 of 2.04 TB/s (Llama-2-7B TP1, Llama-2-70B TP2). Used by the
+engine's GEMMs (rlmcost/perf/generation.py); `rlmcost validate --engine` checks it.
 """
 
 HF_GENERATE_SLOWDOWN_RATIO = Constant(14.0, 8.5, 24.0, "vLLM launch blog 2023-06-20")

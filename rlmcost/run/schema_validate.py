@@ -1,5 +1,6 @@
-"""Output models of `rlmcost validate` (training rows and RL rows) and `rlmcost validate --rl`
-(the published RL runs, each with its Run); conventions as in :mod:`rlmcost.run.schema_tools`:
+"""Output models of `rlmcost validate` (training rows and RL rows), `rlmcost validate --rl`
+(the published RL runs, each with its Run) and `rlmcost validate --engine` (published inference
+measurements); conventions as in :mod:`rlmcost.run.schema_tools`:
 the top level is closed, nested objects list the keys every output has (and may carry more);
 units in the key names, times and ratios floats, byte counts exact integers.
 """
@@ -130,4 +131,48 @@ class ValidateRlOut(Versioned):
     command: Literal["validate"]
     rl_runs: list[RlRunOut]
     rl_runs_summary: dict[str, RlRunsSummaryOut]
+    sources: dict[str, dict[str, Any]]
+
+
+# -- rlmcost validate --engine ------------------------------------------------------------------
+
+
+class EngineValidationRowOut(ValidationRowOut):
+    """One published inference figure (engine_runs.json) and the engine model's prediction,
+    in the row's ``unit``: tokens/s (``throughput``) or milliseconds (``itl``, ``latency``)."""
+
+    metric: Literal["throughput", "itl", "latency"]
+    unit: Literal["tokens/s", "tokens/s/GPU", "ms"]
+    speed_error: float = Field(description="predicted speed / published speed - 1")
+    predicted_decode_step_s: float = Field(description="mean decode step at the row's batch")
+    predicted_prefill_s: float = Field(description="prefill of the whole batch's prompts")
+    predicted_step_parts_s: dict[str, float]
+    model: str
+    hardware: str
+    tp: int
+    dtype: str
+    kv_dtype: str
+    batch: int
+    input_tokens: int
+    output_tokens: int
+    assumptions: list[str]
+    excluded: str | None = Field(description="why the row is left out of the summary, if it is")
+
+
+class EngineSummaryOut(BaseModel):
+    model_config = _CLOSED
+
+    rows: int
+    median_abs_error: float
+    max_abs_error: float
+    median_speed_error: float = Field(description="negative: the model is slower than published")
+
+
+class ValidateEngineOut(Versioned):
+    """`rlmcost validate --engine`: published inference measurements (vLLM, TensorRT-LLM, NIM)
+    each predicted by the engine model (``engine_rows``), the error per source (and ``all``)."""
+
+    command: Literal["validate"]
+    engine_rows: list[EngineValidationRowOut]
+    engine_summary: dict[str, EngineSummaryOut]
     sources: dict[str, dict[str, Any]]
