@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.cli import app
-from rlmcost.cli._deploy import base_deployment
+from rlmcost.cli._deploy_build import base_deployment
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import PRESETS, Framework, get_preset, preset_options
 

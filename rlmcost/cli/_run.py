@@ -1,7 +1,7 @@
 """Flags -> :class:`~rlmcost.run.Run`, in one place: every query command builds its Run here.
 
 The flags start from rlmcost's defaults, then ``--framework``'s preset, then a
-``--deployment`` file (:func:`rlmcost.cli._deploy.base_deployment`); each flag given overrides
+``--deployment`` file (:func:`rlmcost.cli._deploy_build.base_deployment`); each flag given overrides
 its field. ``--reward rule`` is a rule-based verifier (no reward model). `rlmcost placements`
 has its own defaults (``placements=True``): TP per model when ``--tp`` is not given, ZeRO-3,
 8 GPUs unless ``--gpus`` or ``--groups`` say otherwise.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from rlmcost.cli._deploy import base_deployment, build_deployment
+from rlmcost.cli._deploy_build import base_deployment, build_deployment
 from rlmcost.cli._parse import parse_fraction
 from rlmcost.specs.prices import parse_prices
 

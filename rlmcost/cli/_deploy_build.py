@@ -1,0 +1,115 @@
+"""The Deployment the deployment options describe (:mod:`rlmcost.cli._deploy` declares the
+options): rlmcost's defaults, then the ``--framework`` preset's, then the ``--deployment``
+file's fields, then every flag given. Light to import: the pydantic spec loads when a command
+runs, no sympy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+
+
+def base_deployment(opts: dict[str, Any]) -> Deployment:
+    """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's, then
+    the ``--deployment`` file's fields (each overrides the one before)."""
+    from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
+    from rlmcost.frameworks.presets import framework_name, get_preset
+    from rlmcost.specs.validation import build
+
+    framework = framework_name(opts.get("framework"), bool(opts.get("ideal")))
+    if framework is None:
+        return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
+            Deployment()  # fmt: skip
+    from rlmcost.run.spec import merge
+
+    data = merge(Deployment().to_json(), get_preset(framework).deployment_data())
+    if data.get("forward") is not None:
+        forwards_follow_trainer(data)
+    if opts.get("deployment_file"):
+        data = merge(data, _file_fields(opts["deployment_file"]))
+    return build(Deployment, data, f"deployment (--framework {framework})")
+
+
+def _file_fields(path: str) -> dict[str, Any]:
+    """The fields a deployment file sets (checked by loading it), as written."""
+    from pathlib import Path
+
+    from rlmcost.deployment.spec import load_deployment, parse_document
+
+    load_deployment(path)  # one-line errors for an unreadable or bad file
+    return parse_document(Path(path).read_text(), str(path))
+
+
+def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
+    """The Deployment the options describe (SpecError for bad values or combinations)."""
+    from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
+    from rlmcost.specs.validation import build
+
+    data = base_deployment(opts).to_json()
+    train = data["train"]
+    train.update(tp=tp, pp=pp, zero=str(zero))
+    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp"):
+        if opts.get(key) is not None:
+            train[key] = opts[key]
+    if opts.get("micro_batch") is not None and opts.get("max_tokens_per_gpu") is None:
+        train["max_tokens_per_gpu"] = None  # a micro-batch given by hand: no token budget
+    if opts.get("packing") is not None:
+        train["packing"] = opts["packing"]
+        if isinstance(data.get("forward"), dict):
+            data["forward"]["packing"] = opts["packing"]
+    if opts.get("ckpt") is not None:
+        train["ckpt"] = str(opts["ckpt"])
+    if opts.get("sp"):
+        train["sp"] = True
+    if opts.get("freeze_vision_tower"):
+        train["freeze_vision_tower"] = True
+    if opts.get("offload") is not None:
+        train["offload"] = opts["offload"]
+    if opts.get("param_dtype") is not None:
+        train["param_dtype"] = str(opts["param_dtype"])
+    if opts.get("expandable_segments") is not None:
+        data["overhead"]["expandable_segments"] = opts["expandable_segments"]
+    batching = following_batching(data.get("forward"), base_deployment(opts).to_json()["train"])
+    if batching is not None:  # the forwards ran on the trainer's layout: they follow it
+        data["forward"] = batching
+    forwards_follow_trainer(data, {"micro_batch": opts.get("forward_micro_batch"),
+                                   "max_tokens_per_gpu": opts.get("forward_max_tokens_per_gpu")})
+    engine = data["engine"]
+    if opts.get("engine") is not None:
+        engine["kind"] = str(opts["engine"])
+    if opts.get("gpu_memory_utilization") is not None:
+        engine["gpu_memory_utilization"] = opts["gpu_memory_utilization"]
+    if opts.get("rollout_tp") is not None:
+        engine["tp"] = opts["rollout_tp"]
+    if opts.get("rollout_pp") is not None:
+        engine["pp"] = opts["rollout_pp"]
+    if opts.get("max_num_seqs") is not None:
+        engine["max_num_seqs"] = opts["max_num_seqs"]
+    if opts.get("no_sleep") is not None:
+        engine["sleep"] = not opts["no_sleep"]
+    if opts.get("lora_rank") is not None:
+        data["lora"] = {"rank": opts["lora_rank"], "targets": opts.get("lora_targets") or
+                        "all-linear"}  # fmt: skip
+    elif opts.get("lora_targets") is not None:
+        from rlmcost.errors import SpecError
+
+        raise SpecError("--lora-targets needs --lora-rank R (the adapters' rank)")
+    if opts.get("offload_idle"):
+        data["offload_idle"] = True
+    if opts.get("init_on_gpu") and opts.get("init_load") not in (None, "gpu"):
+        from rlmcost.errors import SpecError
+
+        raise SpecError(f"--init-on-gpu is --init-load gpu; drop one of it and --init-load "
+                        f"{opts['init_load']}")  # fmt: skip
+    if opts.get("init_on_gpu") or opts.get("init_load") is not None:
+        data["init_load"] = "gpu" if opts.get("init_on_gpu") else str(opts["init_load"])
+    if opts.get("logits") is not None:
+        data["logits"] = str(opts["logits"])
+    if opts.get("routing_replay"):
+        data["routing_replay"] = True
+    if opts.get("ideal"):
+        data["ideal"] = True
+    return build(Deployment, data, "deployment")
