@@ -204,7 +204,7 @@ class GroupMemory(GroupTasks):
         values = {**self.s.values, "T": max(lengths)}
         return rollout_buffer_bytes(
             dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
-            lengths, layout.dp, layout.micro_batch, self.gpus, has, routes,
+            lengths, layout.dp, layout.micro_batch, self.gpus, frozenset(has), routes,
         )  # fmt: skip
 
     # -- the generation engine -------------------------------------------------------------------
