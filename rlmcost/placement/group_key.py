@@ -101,7 +101,9 @@ def _setup_part(setup: Setup, part: str) -> _Part:
             base = None  # type: ignore[assignment]
         placement = replace(setup.placement, name="", staleness=0)
         tps = tuple(sorted(setup.tp.items()))
-        made = _Part((placement, setup.tasks, base, tps, dep.model_copy(update=update)))
+        fields = tuple((name, update.get(name, value)) for name, value in dep)  # the
+        # deployment's fields with ``update``'s (``model_copy(update=...)`` without the copy)
+        made = _Part((placement, setup.tasks, base, tps, fields))
         seen = setup.groups_seen
         parts[part] = made if seen is None else seen.setdefault(made, made)  # interned
     return parts[part]

@@ -185,7 +185,13 @@ class GroupMemory(GroupTasks):
         after the update). The batch is the task's sequences at their response lengths; the
         reference's log-probs exist when the algorithm runs a reference, values and GAE
         advantages when it runs a critic, routed-expert ids under ``routing_replay`` of an
-        MoE actor."""
+        MoE actor. Kept per task for the group."""
+        key = ("rollout", task.index)
+        if key not in self.kept:
+            self.kept[key] = self._rollout_buffers(task)
+        return self.kept[key]
+
+    def _rollout_buffers(self, task: Task) -> RolloutBuffers:
         dep = self.s.deployment
         none = RolloutBuffers(0, 0)
         if dep.ideal or task.kind is Kind.GENERATE:
