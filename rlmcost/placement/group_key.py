@@ -49,6 +49,21 @@ _DEFAULT_TRAIN = TrainLayout()
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
+    return (_setup_part(setup, _reads(setup, group)), _group_part(group), gpus)
+
+
+def _reads(setup: Setup, group: DeviceGroup) -> str:
+    """Which part of the Setup ``group`` reads (module docstring): "no engine", "no trainer"
+    or "all"; kept per Setup and group name."""
+    if _LAST[0] is not setup:
+        _LAST[0], _LAST[1] = setup, {}
+    kept = _LAST[1]
+    if ("reads", group.name) not in kept:
+        kept["reads", group.name] = _reads_of(setup, group)
+    return kept["reads", group.name]
+
+
+def _reads_of(setup: Setup, group: DeviceGroup) -> str:
     kinds = {t.kind for t in setup.tasks if t.group == group.name}
     if Kind.GENERATE not in kinds:
         part = "no engine"
@@ -61,7 +76,7 @@ def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
         part = "no trainer"
     else:
         part = "all"
-    return (_setup_part(setup, part), group, gpus)
+    return part
 
 
 class _Part:
@@ -84,13 +99,33 @@ class _Part:
 
 
 _LAST: list[Any] = [None, {}]  # the Setup last keyed and its parts (allocate asks many times)
+_GROUPS: dict[int, tuple[Any, _Part]] = {}  # by id, the object kept beside its part
+MAX_GROUP_PARTS = 4096
+"""Device groups whose key part is kept by identity before the table starts over."""
+
+
+def _by_identity(obj: Any, make: Callable[[Any], Any]) -> _Part:
+    """``_Part((make(obj),))``, hashed once per object ``obj`` (the placements, their task
+    tuples and groups are memoized objects that every deployment of a query shares)."""
+    hit = _GROUPS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    part = _Part((make(obj),))
+    if len(_GROUPS) >= MAX_GROUP_PARTS:
+        _GROUPS.clear()
+    _GROUPS[id(obj)] = (obj, part)
+    return part
+
+
+def _group_part(group: DeviceGroup) -> _Part:
+    return _by_identity(group, lambda g: g)
 
 
 def _setup_part(setup: Setup, part: str) -> _Part:
     if _LAST[0] is not setup:
         _LAST[0], _LAST[1] = setup, {}
     parts = _LAST[1]
-    if part not in parts:
+    if ("part", part) not in parts:
         dep = setup.deployment
         update: dict[str, Any] = {"placement": None, "staleness": None}
         base = setup.base
@@ -99,14 +134,20 @@ def _setup_part(setup: Setup, part: str) -> _Part:
         elif part == "no trainer":
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
-        placement = replace(setup.placement, name="", staleness=0)
+        placement = _by_identity(setup.placement, _unnamed)
+        tasks = _by_identity(setup.tasks, lambda t: t)
         tps = tuple(sorted(setup.tp.items()))
         fields = tuple((name, update.get(name, value)) for name, value in dep)  # the
         # deployment's fields with ``update``'s (``model_copy(update=...)`` without the copy)
-        made = _Part((placement, setup.tasks, base, tps, fields))
+        made = _Part((placement, tasks, base, tps, fields))
         seen = setup.groups_seen
-        parts[part] = made if seen is None else seen.setdefault(made, made)  # interned
-    return parts[part]
+        parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
+    return parts["part", part]
+
+
+def _unnamed(placement: Any) -> Any:
+    """The placement less its name and staleness (module docstring)."""
+    return replace(placement, name="", staleness=0)
 
 
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
