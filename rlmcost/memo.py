@@ -16,6 +16,7 @@ keeps its own value and hands out copies.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -78,6 +79,23 @@ def memoized(copy: Callable[[Any], Any] | None = None,
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused inside (resumed after when it was on), for a batch
+    of evaluations that keeps its results: an evaluation's objects are freed by reference
+    counting (the planner's sweep of 3,264 deployments of PPO Llama-3.1-70B on 32 A100 leaves
+    no cyclic garbage), while the collector would walk the growing list of kept results again
+    and again (about a fifth of the batch's time on that sweep,
+    ``benchmarks/bench_rl_eval.py``)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def clear_all() -> None:

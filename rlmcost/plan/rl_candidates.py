@@ -343,15 +343,34 @@ def binding_term(e: Any) -> tuple[str, int]:
 def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
     """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
     Run's JSON and the candidate)."""
-    return _row(base.to_json_text(), c)
+    return _row(_base_text(base), c)
+
+
+_LAST_BASE: list[Any] = [None, ""]  # the base Run last written out, and its JSON
+
+
+def _base_text(base: Run) -> str:
+    """``base.to_json_text()``, written once for the candidates of one base Run (a Run is
+    frozen)."""
+    if _LAST_BASE[0] is not base:
+        _LAST_BASE[:] = [base, base.to_json_text()]
+    return _LAST_BASE[1]
+
+
+@lru_cache(maxsize=16)
+def _base_run(base_text: str) -> Run:
+    """The base Run read back from its JSON, once per base (a Run is frozen: its
+    candidates share it)."""
+    from rlmcost.run.spec import Run
+
+    return Run.from_json(base_text)
 
 
 @lru_cache(maxsize=65536)
 def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.run.spec import Run
 
-    base = Run.from_json(base_text)
+    base = _base_run(base_text)
     run = candidate_run(base, c)
     e = evaluate_deployment(run)
     t = e.iteration_time_s
@@ -395,6 +414,10 @@ def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
 
 def evaluate_chunk(item: tuple[Run, list[RLCandidate]]) -> list[dict[str, Any]]:
     """:func:`evaluate_item` of each candidate of a (base Run, candidates) pair: one task of
-    a distributed search (the base Run travels once per chunk)."""
+    a distributed search (the base Run travels once per chunk), the cyclic garbage collector
+    paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
+    from rlmcost.memo import collector_paused
+
     base, cands = item
-    return [evaluate_item((base, c)) for c in cands]
+    with collector_paused():
+        return [evaluate_item((base, c)) for c in cands]
