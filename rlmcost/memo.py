@@ -81,6 +81,36 @@ def memoized(copy: Callable[[Any], Any] | None = None,
     return deco
 
 
+def per_object(max_entries: int = 4096) -> Callable[[F], F]:
+    """Decorator: cache ``fn(obj, *args)`` per object ``obj`` (by identity, the object kept
+    beside its value so that its id is not reused) and hashable ``args``, for values derived
+    from an object never changed after it is made (a group's estimate, shared by the
+    deployments of a query); nothing kept inside :func:`plain`."""
+
+    def deco(fn: F) -> F:
+        cache: dict[Any, Any] = {}
+        _CACHES.append(cache)
+
+        @wraps(fn)
+        def wrapper(obj: Any, *args: Any) -> Any:
+            if _PLAIN[0]:
+                return fn(obj, *args)
+            key = (id(obj), args)
+            hit = cache.get(key)
+            if hit is not None and hit[0] is obj:
+                return hit[1]
+            out = fn(obj, *args)
+            if len(cache) >= max_entries:
+                cache.clear()
+            cache[key] = (obj, out)
+            return out
+
+        wrapper.__wrapped__ = fn
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """The cyclic garbage collector paused inside (resumed after when it was on), for a batch

@@ -235,6 +235,9 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
     """``dep`` with its groups' members spelled as the parsed groups name them."""
     if not dep.groups or groups is None:
         return dep
+    if all(g.members == p.name and g.hardware == p.hardware
+           for g, p in zip(dep.groups, groups, strict=False)):  # fmt: skip
+        return dep  # spelled so already (the planner's candidates)
     renamed = tuple(
         g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
         for g, parsed in zip(dep.groups, groups, strict=False)

@@ -33,6 +33,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import per_object
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.perf.refit import Refit, refit_s, spread_of
@@ -250,25 +251,33 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
 def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
-    from rlmcost.placement.jobs import phase_of
-
     order: dict[str, list[Any]] = {}
     for g in groups:
-        for j in g.jobs:
-            for tr in g.transfers:
-                if tr.before == j.task.index:
-                    order.setdefault(tr.phase, [None, 0.0, 0.0])
-                    order[tr.phase][1] += tr.predicted
-                    order[tr.phase][2] += tr.time_s
-            name, key = phase_of(j.task)
+        for name, key, predicted, bound in _phase_items(g):
             entry = order.setdefault(name, [key, 0.0, 0.0])
-            entry[1] += j.predicted_s
-            entry[2] += j.time_s
+            entry[1] += predicted
+            entry[2] += bound
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+@per_object()
+def _phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
+    """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
+    and bound seconds) each (kept per group estimate)."""
+    from rlmcost.placement.jobs import phase_of
+
+    out: list[tuple[str, Any, float, float]] = []
+    for j in g.jobs:
+        for tr in g.transfers:
+            if tr.before == j.task.index:
+                out.append((tr.phase, None, tr.predicted, tr.time_s))
+        name, key = phase_of(j.task)
+        out.append((name, key, j.predicted_s, j.time_s))
+    return tuple(out)
 
 
 def _trained_tokens(jobs: Any) -> int:
