@@ -80,9 +80,7 @@ def _tasks_part(tasks: tuple[Task, ...], name: str) -> _Part:
 def _reads(setup: Setup, group: DeviceGroup) -> str:
     """Which part of the Setup ``group`` reads (module docstring): "no engine", "no trainer"
     or "all"; kept per Setup and group name."""
-    if _LAST[0] is not setup:
-        _LAST[0], _LAST[1] = setup, {}
-    kept = _LAST[1]
+    kept = _parts_of(setup)
     if ("reads", group.name) not in kept:
         kept["reads", group.name] = _reads_of(setup, group)
     return kept["reads", group.name]
@@ -123,7 +121,17 @@ class _Part:
         )
 
 
-_LAST: list[Any] = [None, {}]  # the Setup last keyed and its parts (allocate asks many times)
+_LAST: list[Any] = [(None, {})]  # (the Setup last keyed, its parts): allocate asks many times
+
+
+def _parts_of(setup: Setup) -> dict[Any, Any]:
+    """The key parts kept for ``setup`` (one tuple read and written whole: threads that key
+    different Setups never see each other's parts)."""
+    last = _LAST[0]
+    if last[0] is not setup:
+        last = (setup, {})
+        _LAST[0] = last
+    return last[1]
 _GROUPS: dict[int, tuple[Any, _Part]] = {}  # by id, the object kept beside its part
 MAX_GROUP_PARTS = 4096
 """Device groups whose key part is kept by identity before the table starts over."""
@@ -147,9 +155,7 @@ def _group_part(group: DeviceGroup) -> _Part:
 
 
 def _setup_part(setup: Setup, part: str) -> _Part:
-    if _LAST[0] is not setup:
-        _LAST[0], _LAST[1] = setup, {}
-    parts = _LAST[1]
+    parts = _parts_of(setup)
     if ("part", part) not in parts:
         dep = setup.deployment
         update: dict[str, Any] = {"placement": None, "staleness": None, "groups": None}

@@ -346,15 +346,18 @@ def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
     return _row(_base_text(base), c)
 
 
-_LAST_BASE: list[Any] = [None, ""]  # the base Run last written out, and its JSON
+_LAST_BASE: list[Any] = [(None, "")]  # (the base Run last written out, its JSON)
 
 
 def _base_text(base: Run) -> str:
     """``base.to_json_text()``, written once for the candidates of one base Run (a Run is
-    frozen)."""
-    if _LAST_BASE[0] is not base:
-        _LAST_BASE[:] = [base, base.to_json_text()]
-    return _LAST_BASE[1]
+    frozen; the pair is read and written whole, so threads with different bases never mix
+    them)."""
+    last = _LAST_BASE[0]
+    if last[0] is not base:
+        last = (base, base.to_json_text())
+        _LAST_BASE[0] = last
+    return last[1]
 
 
 @lru_cache(maxsize=16)
