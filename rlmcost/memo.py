@@ -12,6 +12,10 @@ are different keys here), so a cached value is only returned for arguments that 
 computed it. Arguments that cannot be hashed (a mapping given for an ``Arch``) bypass the
 cache. Exceptions are not cached. A function whose result is mutable gets ``copy``: the cache
 keeps its own value and hands out copies.
+
+:func:`per_object` keeps a value derived from an object that is never changed (a group's
+estimate) by the object's identity, with no hashing of the object; :func:`collector_paused`
+pauses the cyclic garbage collector over a batch of evaluations that keeps its results.
 """
 
 from __future__ import annotations
