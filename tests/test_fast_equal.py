@@ -172,6 +172,38 @@ def test_memoized_keys_tell_types_apart() -> None:
     assert len(calls) == 4
 
 
+def test_per_object_keeps_by_identity_not_equality() -> None:
+    calls = []
+
+    @memo.per_object()
+    def total(xs: list[int], scale: int) -> int:
+        calls.append((id(xs), scale))
+        return scale * sum(xs)
+
+    a, b = [1, 2], [1, 2]  # equal, not the same object
+    assert [total(a, 2), total(a, 2), total(b, 2), total(a, 3)] == [6, 6, 6, 9]
+    assert calls == [(id(a), 2), (id(b), 2), (id(a), 3)]
+    with memo.plain():
+        assert total(a, 2) == 6
+    assert len(calls) == 4
+
+
+def test_collector_paused_restores_the_collector() -> None:
+    import gc
+
+    assert gc.isenabled()
+    with memo.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with memo.collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
+
+
 UNIT = st.tuples(
     st.sampled_from(["g0", "g1"]),
     st.sampled_from(list(Stage)),
