@@ -29,6 +29,7 @@ from rlmcost.plan.families import (
     group_counts,
 )
 from rlmcost.plan.pool import cost_fields
+from rlmcost.plan.rl_base import run_of_text, text_of
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -342,38 +343,15 @@ def binding_term(e: Any) -> tuple[str, int]:
 
 def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
     """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
-    Run's JSON and the candidate)."""
-    return _row(_base_text(base), c)
-
-
-_LAST_BASE: list[Any] = [(None, "")]  # (the base Run last written out, its JSON)
-
-
-def _base_text(base: Run) -> str:
-    """``base.to_json_text()``, written once for the candidates of one base Run (a Run is
-    frozen; the pair is read and written whole, so threads with different bases never mix
-    them)."""
-    last = _LAST_BASE[0]
-    if last[0] is not base:
-        last = (base, base.to_json_text())
-        _LAST_BASE[0] = last
-    return last[1]
-
-
-@lru_cache(maxsize=16)
-def _base_run(base_text: str) -> Run:
-    """The base Run read back from its JSON, once per base (a Run is frozen: its
-    candidates share it)."""
-    from rlmcost.run.spec import Run
-
-    return Run.from_json(base_text)
+    Run's JSON, written once per base, and the candidate)."""
+    return _row(text_of(base), c)
 
 
 @lru_cache(maxsize=65536)
 def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     from rlmcost.evaluation.deployment import evaluate_deployment
 
-    base = _base_run(base_text)
+    base = run_of_text(base_text)
     run = candidate_run(base, c)
     e = evaluate_deployment(run)
     t = e.iteration_time_s
@@ -417,10 +395,6 @@ def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
 
 def evaluate_chunk(item: tuple[Run, list[RLCandidate]]) -> list[dict[str, Any]]:
     """:func:`evaluate_item` of each candidate of a (base Run, candidates) pair: one task of
-    a distributed search (the base Run travels once per chunk), the cyclic garbage collector
-    paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
-    from rlmcost.memo import collector_paused
-
+    a distributed search (the base Run travels once per chunk)."""
     base, cands = item
-    with collector_paused():
-        return [evaluate_item((base, c)) for c in cands]
+    return [evaluate_item((base, c)) for c in cands]
