@@ -10,7 +10,12 @@ deployments of another GPU count (none of those timed). Each deployment is evalu
 * fast, sparse: the same every-8th deployments through ``evaluate_deployment`` (kept query,
   group estimates, memoized passes; few groups recur among them);
 * fast, sweep: all deployments in the planner's order, one call each (``evaluate_deployment``)
-  and again as one batch (``evaluate_many``) after the caches are emptied.
+  and again as one batch (``evaluate_many``) after the caches are emptied;
+* planner rows: the same candidates as the planner evaluates them, rows and all
+  (``rl_candidates.evaluate_chunk``: the Run of each candidate, its evaluation, its row).
+
+It also prints how many group estimates the sweep computed (the rest were shared with an
+earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
@@ -28,7 +33,8 @@ from rlmcost.errors import SpecError
 from rlmcost.evaluation import deployment
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
+from rlmcost.plan import rl_candidates
+from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates, evaluate_chunk
 from rlmcost.reports.estimate import run_of
 
 
@@ -50,6 +56,12 @@ def _timed(label: str, n: int, fn: Callable[[], Any]) -> float:
     return rate
 
 
+def _kept() -> int:
+    """Group estimates kept for the (one) query so far."""
+    seen = next(iter(deployment._QUERIES.values())).groups_seen or {}
+    return sum(isinstance(k, tuple) for k in seen)
+
+
 def _reset() -> None:
     memo.clear_all()
     deployment._QUERIES.clear()
@@ -57,7 +69,8 @@ def _reset() -> None:
 
 def main() -> None:
     base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
-    runs = [candidate_run(base, c) for c in candidates(base, RLSpace(), 32)]
+    cands = list(candidates(base, RLSpace(), 32))
+    runs = [candidate_run(base, c) for c in cands]
     warm = [candidate_run(base, c) for c in candidates(base, RLSpace(), 16)][:10]
     sparse = runs[::8]
     print(f"ppo llama-3.1-70b on 32 x a100-80gb: {len(runs)} distinct deployments "
@@ -73,9 +86,17 @@ def main() -> None:
     warmed()
     _timed("fast, every 8th, one call each", len(sparse), lambda: _each(sparse))
     warmed()
+    kept = _kept()
     after = _timed("fast, all in order, one call each", len(runs), lambda: _each(runs))
+    computed = _kept() - kept
+    groups = sum(len(e.groups) for e in evaluate_many(runs) if not isinstance(e, SpecError))
+    print(f"group estimates computed in the sweep: {computed} for {groups} groups")
     warmed()
     _timed("fast, all in order, evaluate_many", len(runs), lambda: evaluate_many(runs))
+    warmed()
+    rl_candidates._row.cache_clear()
+    with memo.collector_paused():  # as the planner's search runs a chunk (rl_search)
+        _timed("planner rows, evaluate_chunk", len(cands), lambda: evaluate_chunk((base, cands)))
     print(f"speed-up of the sweep over plain: {after / before:.1f}x")
     if "--profile" in sys.argv:
         import cProfile

@@ -117,6 +117,31 @@ def test_a_query_sweep_equals_plain() -> None:
     assert sum(not f.startswith("SpecError") for f in fast) > len(some) // 2
 
 
+def test_groups_differing_in_another_group_equal_plain() -> None:
+    """A group's kept estimate serves deployments whose other groups differ (their engine,
+    layouts, accelerator, GPUs) but never one whose own settings differ: every Run of a
+    grid over both groups' settings equals its plain evaluation."""
+    rollouts = [{"members": "rollout", "gpus": 8},
+                {"members": "rollout", "gpus": 8, "engine": {"tp": 2, "sleep": False}},
+                {"members": "rollout", "gpus": 8, "settings": "tp=4"},
+                {"members": "rollout", "gpus": 8, "hardware": "h20"},
+                {"members": "rollout", "gpus": 4}]  # fmt: skip
+    trainers = [{"members": "actor", "gpus": 8},
+                {"members": "actor", "gpus": 8, "settings": "zero=3"},
+                {"members": "actor", "gpus": 8, "train": {"micro_batch": 2}},
+                {"members": "actor", "gpus": 4, "hardware": "a100-80gb"}]  # fmt: skip
+    runs = [Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4},
+        "deployment": {"framework": "verl", "groups": [r, t]},
+        "cluster": {"hardware": "h100-sxm"},
+    }) for r in rollouts for t in trainers]  # fmt: skip
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
+
+
 def test_exact_ints_stay_ints() -> None:
     _, runs = _runs(0)
     (e,) = evaluate_many([runs[0]])
@@ -146,6 +171,38 @@ def test_memoized_keys_tell_types_apart() -> None:
     with memo.plain():
         assert f(1) == "int"
     assert len(calls) == 4
+
+
+def test_per_object_keeps_by_identity_not_equality() -> None:
+    calls = []
+
+    @memo.per_object()
+    def total(xs: list[int], scale: int) -> int:
+        calls.append((id(xs), scale))
+        return scale * sum(xs)
+
+    a, b = [1, 2], [1, 2]  # equal, not the same object
+    assert [total(a, 2), total(a, 2), total(b, 2), total(a, 3)] == [6, 6, 6, 9]
+    assert calls == [(id(a), 2), (id(b), 2), (id(a), 3)]
+    with memo.plain():
+        assert total(a, 2) == 6
+    assert len(calls) == 4
+
+
+def test_collector_paused_restores_the_collector() -> None:
+    import gc
+
+    assert gc.isenabled()
+    with memo.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with memo.collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
 
 
 UNIT = st.tuples(

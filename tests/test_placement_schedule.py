@@ -7,7 +7,7 @@ import sympy as sp
 
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.placement.allocate import splits
-from rlmcost.placement.schedule import Unit, edges, period, stage_spans
+from rlmcost.placement.schedule import Unit, edges, period, stage_spans, template
 
 STAGES = (Stage.GENERATION, Stage.ASSESSMENT, Stage.TRAINING)
 
@@ -56,6 +56,27 @@ def test_max_cycle_mean_matches_a_simulation(seed):
     for k in (0, 1, 2):
         graph = edges(units, k)
         assert period(units, graph).value == pytest.approx(simulate(units, graph), rel=2e-3)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_template_gives_the_units_period_and_spans_bit_for_bit(seed):
+    """The per-shape template (weights apart from the shape) against ``period`` and
+    ``stage_spans`` of the units themselves: float weights, transfers in front of tasks (no
+    barrier) and a link unit of no stage, every staleness."""
+    rng = random.Random(300 + seed)
+    units = [Unit(u.key, u.resource, u.stage, rng.random() * 10 ** rng.randint(-3, 3))
+             for u in random_units(rng, rng.randint(1, 4))]  # fmt: skip
+    units.insert(1, Unit("reshard", units[1].resource, units[1].stage, rng.random(), False))
+    units.append(Unit("sync", "link:sync", None, rng.random(), False))
+    links = (("sync", units[-2].key, (units[0].key,)),)
+    shape = tuple((u.key, u.resource, u.stage, u.barrier) for u in units)
+    weights = [u.weight for u in units]
+    for k in (0, 1, 2):
+        plan = template(shape, k, links)
+        want = period(units, edges(units, k, links))
+        got = plan.period(weights)
+        assert (got.value, got.cycle) == (want.value, want.cycle)
+        assert repr(plan.stage_spans(weights)) == repr(stage_spans(units))
 
 
 @pytest.mark.parametrize("seed", range(12))

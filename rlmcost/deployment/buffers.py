@@ -19,7 +19,8 @@ Leaves out Python-side per-sample metadata (lists of ints and strings) and CP's 
 the log-probs (slime ``slice_log_prob_with_cp``): the shard is counted whole on every CP
 rank, an upper bound by at most the response tensors' (P_c - 1) / P_c.
 
-Light to import: no sympy, no pydantic.
+Light to import: no sympy, no pydantic. :func:`rollout_buffer_bytes` is memoized
+(:mod:`rlmcost.memo`): the deployments of one query ask for the same batches many times.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from rlmcost.frameworks.buffers import (
     FrameworkBuffers,
     Needs,
 )
+from rlmcost.memo import memoized
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def sample_bytes(tensors: Sequence[BufferTensor], prompt: int, response: int, ro
     return sum(tensor_bytes(t, prompt + response, response, routes) for t in tensors)
 
 
+@memoized()
 def rollout_buffer_bytes(
     framework: str | None,
     train: bool,

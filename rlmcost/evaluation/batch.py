@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from rlmcost import memo
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import Query, evaluate_in, query_key, query_of
 from rlmcost.placement.estimate import PlacementEstimate
@@ -48,6 +49,15 @@ def evaluate_many(
                 )
     out: list[PlacementEstimate | SpecError] = []
     queries: dict[Any, Query | SpecError] = {}
+    with memo.collector_paused():
+        _each(runs, keys, queries, out)
+    return out
+
+
+def _each(runs: list[Run], keys: list[Any], queries: dict[Any, Query | SpecError],
+          out: list[PlacementEstimate | SpecError]) -> None:  # fmt: skip
+    """Append each Run's evaluation (or its SpecError) to ``out``, resolving each query once
+    into ``queries``."""
     for run, key in zip(runs, keys, strict=True):
         if key not in queries:
             try:
@@ -62,4 +72,3 @@ def evaluate_many(
             out.append(evaluate_in(q, run))
         except SpecError as exc:
             out.append(exc)
-    return out

@@ -208,8 +208,15 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
         return None
+    return _parsed_groups(tuple(dep.groups))
+
+
+@memo.memoized()
+def _parsed_groups(groups: tuple[Any, ...]) -> tuple[DeviceGroup, ...]:
+    """:func:`_groups` of the deployment's groups (kept: the planner's deployments repeat
+    them)."""
     out = []
-    for g in dep.groups:
+    for g in groups:
         brackets = f"[{g.settings}]" if g.settings else ""
         at = f"@{g.hardware}" if g.hardware else ""
         (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
@@ -228,6 +235,9 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
     """``dep`` with its groups' members spelled as the parsed groups name them."""
     if not dep.groups or groups is None:
         return dep
+    if all(g.members == p.name and g.hardware == p.hardware
+           for g, p in zip(dep.groups, groups, strict=False)):  # fmt: skip
+        return dep  # spelled so already (the planner's candidates)
     renamed = tuple(
         g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
         for g, parsed in zip(dep.groups, groups, strict=False)

@@ -114,8 +114,14 @@ class Task:
 
     def label(self) -> str:
         """``actor generate``, with ``+value head`` under a shared backbone."""
-        base = f"{self.role} {self.kind}"
-        return base + (" (+value head)" if self.value_head else "")
+        key = (self.invocation.role, self.invocation.kind, self.value_head)
+        if key not in _LABELS:
+            base = f"{self.role} {self.kind}"
+            _LABELS[key] = base + (" (+value head)" if self.value_head else "")
+        return _LABELS[key]
+
+
+_LABELS: dict[tuple[Role, Kind, bool], str] = {}  # Task.label per role, kind and value head
 
 
 @dataclass(frozen=True)

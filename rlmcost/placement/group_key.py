@@ -16,6 +16,16 @@ group and its GPU count, the user's layout and the deployment.
   ``placement`` and ``staleness``): they shape the schedule of the iteration
   (``iteration.combine``), not a group's jobs, so a synchronous and an overlapped deployment
   of the same groups share their estimates;
+* the placement's other groups and the deployment's settings of other groups
+  (``Placement.groups``, ``Deployment.groups``): a group reads only its own, by its name
+  (``Placement.group``, ``Deployment.group``: its layouts, settings, accelerator and engine),
+  so a trainer group is shared by deployments whose rollout groups differ, and a group by
+  the GPU splits of one placement that give it the same count; the key holds the group and
+  its own settings instead;
+* the tasks of other groups, but for what a group reads of them (``Setup.tasks``: the roles
+  trained anywhere, for its shadow copies and LoRA; whether anything generates and the
+  roles present, for the rollout buffers), and the TP degrees of models it does not run
+  (``Setup.tp``: read by ``inputs.layout_for`` for the group's own tasks);
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
   the engine's reservation, slots, sleep and refit, all behind the group's generation task);
@@ -40,7 +50,8 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
 from rlmcost.errors import SpecError
-from rlmcost.placement.device_groups import DeviceGroup
+from rlmcost.memo import per_object
+from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, engine_for
 
 _DEFAULT_ENGINE = EngineSpec()
@@ -49,6 +60,33 @@ _DEFAULT_TRAIN = TrainLayout()
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
+    own = setup.deployment.group(group.name)
+    tasks = _tasks_part(setup.tasks, group.name)
+    tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
+    return (_setup_part(setup, _reads(setup, group)), tasks, tps, _group_part(group), own, gpus)
+
+
+@per_object()
+def _tasks_part(tasks: tuple[Task, ...], name: str) -> _Part:
+    """What group ``name`` reads of the placement's tasks (module docstring): its own tasks
+    and roles, the roles trained anywhere, whether any task generates, the roles present."""
+    mine = tuple(t for t in tasks if t.group == name)
+    return _Part((mine, tuple(dict.fromkeys(t.role for t in mine)),
+                  frozenset(t.role for t in tasks if t.kind is Kind.TRAIN),
+                  any(t.kind is Kind.GENERATE for t in tasks),
+                  frozenset(t.role for t in tasks)))  # fmt: skip
+
+
+def _reads(setup: Setup, group: DeviceGroup) -> str:
+    """Which part of the Setup ``group`` reads (module docstring): "no engine", "no trainer"
+    or "all"; kept per Setup and group name."""
+    kept = _parts_of(setup)
+    if ("reads", group.name) not in kept:
+        kept["reads", group.name] = _reads_of(setup, group)
+    return kept["reads", group.name]
+
+
+def _reads_of(setup: Setup, group: DeviceGroup) -> str:
     kinds = {t.kind for t in setup.tasks if t.group == group.name}
     if Kind.GENERATE not in kinds:
         part = "no engine"
@@ -61,7 +99,7 @@ def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
         part = "no trainer"
     else:
         part = "all"
-    return (_setup_part(setup, part), group, gpus)
+    return part
 
 
 class _Part:
@@ -83,28 +121,62 @@ class _Part:
         )
 
 
-_LAST: list[Any] = [None, {}]  # the Setup last keyed and its parts (allocate asks many times)
+_LAST: list[Any] = [(None, {})]  # (the Setup last keyed, its parts): allocate asks many times
+
+
+def _parts_of(setup: Setup) -> dict[Any, Any]:
+    """The key parts kept for ``setup`` (one tuple read and written whole: threads that key
+    different Setups never see each other's parts)."""
+    last = _LAST[0]
+    if last[0] is not setup:
+        last = (setup, {})
+        _LAST[0] = last
+    return last[1]
+_GROUPS: dict[int, tuple[Any, _Part]] = {}  # by id, the object kept beside its part
+MAX_GROUP_PARTS = 4096
+"""Device groups whose key part is kept by identity before the table starts over."""
+
+
+def _by_identity(obj: Any, make: Callable[[Any], Any]) -> _Part:
+    """``_Part((make(obj),))``, hashed once per object ``obj`` (the placements, their task
+    tuples and groups are memoized objects that every deployment of a query shares)."""
+    hit = _GROUPS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    part = _Part((make(obj),))
+    if len(_GROUPS) >= MAX_GROUP_PARTS:
+        _GROUPS.clear()
+    _GROUPS[id(obj)] = (obj, part)
+    return part
+
+
+def _group_part(group: DeviceGroup) -> _Part:
+    return _by_identity(group, lambda g: g)
 
 
 def _setup_part(setup: Setup, part: str) -> _Part:
-    if _LAST[0] is not setup:
-        _LAST[0], _LAST[1] = setup, {}
-    parts = _LAST[1]
-    if part not in parts:
+    parts = _parts_of(setup)
+    if ("part", part) not in parts:
         dep = setup.deployment
-        update: dict[str, Any] = {"placement": None, "staleness": None}
+        update: dict[str, Any] = {"placement": None, "staleness": None, "groups": None}
         base = setup.base
         if part == "no engine":
             update["engine"] = _DEFAULT_ENGINE
         elif part == "no trainer":
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
-        placement = replace(setup.placement, name="", staleness=0)
-        tps = tuple(sorted(setup.tp.items()))
-        made = _Part((placement, setup.tasks, base, tps, dep.model_copy(update=update)))
+        placement = _by_identity(setup.placement, _unnamed)
+        fields = tuple((name, update.get(name, value)) for name, value in dep)  # the
+        # deployment's fields with ``update``'s (``model_copy(update=...)`` without the copy)
+        made = _Part((placement, base, fields))
         seen = setup.groups_seen
-        parts[part] = made if seen is None else seen.setdefault(made, made)  # interned
-    return parts[part]
+        parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
+    return parts["part", part]
+
+
+def _unnamed(placement: Any) -> Any:
+    """The placement less its name, staleness and groups (module docstring)."""
+    return replace(placement, name="", staleness=0, groups=())
 
 
 def recall(setup: Setup, group: DeviceGroup, gpus: int,

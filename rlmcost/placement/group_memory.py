@@ -122,24 +122,15 @@ class GroupMemory(GroupTasks):
         task's own model keeps its states, and a second layout adds its own copy. Deployed:
         plus an awake engine's reservation while another task runs, and the per-process
         overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
-        others = (
-            []
-            if self.s.placement.offload
-            else [
-                self.present(r, task)
-                for r in dict.fromkeys(t.role for t in self.tasks)
-                if r is not task.role
-            ]
-        )
-        mine = self.present(task.role, task)
-        if self.two_layouts(task):
+        mine, two, rest = self._beside(task)
+        if two:
             combined = add(mine, own)
         else:
             combined = MemoryBreakdown(*[
                 max(getattr(mine, n), getattr(own, n)) if n in STATES else getattr(own, n)
                 for n in TERMS
             ])  # fmt: skip
-        total = add(combined, *others, self.fused_extra(task))
+        total = add(combined, rest)
         dep = self.s.deployment
         if dep.ideal:
             return total
@@ -156,6 +147,25 @@ class GroupMemory(GroupTasks):
             total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
         )
         return replace(total, overhead=slack)
+
+    def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
+        """What :meth:`with_residents` adds to any own bytes of ``task``, kept per task: its
+        model's states present, whether it runs a second layout, and the sum of the other
+        models present and the fused transients (exact ints: the sum's order is immaterial)."""
+        key = ("beside", task.index)
+        if key not in self.kept:
+            others = (
+                []
+                if self.s.placement.offload
+                else [
+                    self.present(r, task)
+                    for r in dict.fromkeys(t.role for t in self.tasks)
+                    if r is not task.role
+                ]
+            )
+            self.kept[key] = (self.present(task.role, task), self.two_layouts(task),
+                              add(EMPTY, *others, self.fused_extra(task)))  # fmt: skip
+        return self.kept[key]
 
     def host_bytes(self, task: Task) -> int:
         """Host memory per device while ``task`` runs: offloaded trainer states of the
@@ -185,7 +195,13 @@ class GroupMemory(GroupTasks):
         after the update). The batch is the task's sequences at their response lengths; the
         reference's log-probs exist when the algorithm runs a reference, values and GAE
         advantages when it runs a critic, routed-expert ids under ``routing_replay`` of an
-        MoE actor."""
+        MoE actor. Kept per task for the group."""
+        key = ("rollout", task.index)
+        if key not in self.kept:
+            self.kept[key] = self._rollout_buffers(task)
+        return self.kept[key]
+
+    def _rollout_buffers(self, task: Task) -> RolloutBuffers:
         dep = self.s.deployment
         none = RolloutBuffers(0, 0)
         if dep.ideal or task.kind is Kind.GENERATE:
@@ -204,7 +220,7 @@ class GroupMemory(GroupTasks):
         values = {**self.s.values, "T": max(lengths)}
         return rollout_buffer_bytes(
             dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
-            lengths, layout.dp, layout.micro_batch, self.gpus, has, routes,
+            lengths, layout.dp, layout.micro_batch, self.gpus, frozenset(has), routes,
         )  # fmt: skip
 
     # -- the generation engine -------------------------------------------------------------------

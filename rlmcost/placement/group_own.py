@@ -36,6 +36,7 @@ MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mo
 STATES = ("weights", "gradients", "optimizer")
 EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
 TERMS = tuple(f.name for f in fields(MemoryBreakdown))  # its fields, in order
+_STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
 
 
 def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
@@ -62,7 +63,7 @@ class GroupTasks:
         self.tasks = tuple(
             sorted(
                 (t for t in setup.tasks if t.group == group.name),
-                key=lambda t: (list(Stage).index(t.stage), t.index),
+                key=lambda t: (_STAGE_ORDER[t.stage], t.index),
             )
         )
         self.layouts = {

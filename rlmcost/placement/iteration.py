@@ -33,6 +33,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import per_object
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.perf.refit import Refit, refit_s, spread_of
@@ -44,7 +45,7 @@ from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, Sta
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
-from rlmcost.placement.schedule import Unit, edges, max_cycle_mean, period, stage_spans
+from rlmcost.placement.schedule import template
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
 
@@ -124,64 +125,64 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 pred_of[j.task.index] = max(fused_pred, fused) * share
         fusion = FusionGain(inter, intra)
     # schedule units: per group, its transfers in front of their tasks; training tasks of a
-    # group merge under fusion (interleaved pipelines)
-    units_t: list[Unit] = []
-    units_p: list[Unit] = []
-    units_d: list[Unit] = []
+    # group merge under fusion (interleaved pipelines). Each unit: its shape (key, resource,
+    # stage, barrier) and its weights (bound, prediction, depth) and spread, in order.
+    shape: list[tuple[str, str, Stage | None, bool]] = []
+    w_t: list[Any] = []
+    w_p: list[Any] = []
+    w_d: list[Any] = []
+    spreads: list[Spread] = []
     key_of: dict[int, str] = {}
-    spread_by_key: dict[str, Spread] = {}
     for g in groups:
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
             "+".join(str(j.task.index) for j in fused_jobs) if len(fused_jobs) > 1 else None
         )
         for j in g.jobs:
+            index = j.task.index
             for tr in g.transfers:
-                if tr.before == j.task.index:
+                if tr.before == index:
                     k = f"{tr.kind}:{tr.what}@{g.name}#{tr.before}"  # one unit per use
-                    units_t.append(Unit(k, g.name, tr.stage, tr.time_s, barrier=False))
-                    units_p.append(Unit(k, g.name, tr.stage, tr.predicted, barrier=False))
-                    units_d.append(Unit(k, g.name, tr.stage, 0, barrier=False))
-                    spread_by_key[k] = tr.spread or transfer_spread()
+                    shape.append((k, g.name, tr.stage, False))
+                    w_t.append(tr.time_s)
+                    w_p.append(tr.predicted)
+                    w_d.append(0)
+                    spreads.append(tr.spread or transfer_spread())
             if fused_key and j in fused_jobs:
-                key_of[j.task.index] = fused_key
+                key_of[index] = fused_key
                 if j is not fused_jobs[0]:
                     continue
-                t_sum = sum(time_of[f.task.index] for f in fused_jobs)
-                p_sum = sum(pred_of[f.task.index] for f in fused_jobs)
-                units_t.append(Unit(fused_key, g.name, j.task.stage, t_sum))
-                units_p.append(Unit(fused_key, g.name, j.task.stage, p_sum))
-                spread_by_key[fused_key] = job_spread(j.task.kind)
-                units_d.append(
-                    Unit(fused_key, g.name, j.task.stage, max(f.depth for f in fused_jobs))
-                )
+                shape.append((fused_key, g.name, j.task.stage, True))
+                w_t.append(sum(time_of[f.task.index] for f in fused_jobs))
+                w_p.append(sum(pred_of[f.task.index] for f in fused_jobs))
+                w_d.append(max(f.depth for f in fused_jobs))
+                spreads.append(job_spread(j.task.kind))
                 continue
-            key = str(j.task.index)
-            key_of[j.task.index] = key
-            units_t.append(Unit(key, g.name, j.task.stage, time_of[j.task.index]))
-            units_p.append(Unit(key, g.name, j.task.stage, pred_of[j.task.index]))
-            spread_by_key[key] = job_spread(j.task.kind)
-            units_d.append(Unit(key, g.name, j.task.stage, j.depth))
+            key = str(index)
+            key_of[index] = key
+            shape.append((key, g.name, j.task.stage, True))
+            w_t.append(time_of[index])
+            w_p.append(pred_of[index])
+            w_d.append(j.depth)
+            spreads.append(job_spread(j.task.kind))
     syncs, links = _weight_syncs(setup, groups, key_of)
     for what, _, _ in links:
         sync = next(s for s in syncs if s.what == what)
-        units_t.append(Unit(what, f"link:{what}", None, sync.time_s, barrier=False))
-        units_p.append(Unit(what, f"link:{what}", None, sync.predicted, barrier=False))
-        spread_by_key[what] = sync.spread or transfer_spread()
-        units_d.append(Unit(what, f"link:{what}", None, 0, barrier=False))
-    graph = edges(units_t, placement.staleness, links)
-    per_t = period(units_t, graph)
-    per_p = period(units_p, graph)
-    keys_p, frozen_graph = tuple(u.key for u in units_p), tuple(graph)
+        shape.append((what, f"link:{what}", None, False))
+        w_t.append(sync.time_s)
+        w_p.append(sync.predicted)
+        w_d.append(0)
+        spreads.append(sync.spread or transfer_spread())
+    frozen_links = tuple((what, after, tuple(readers)) for what, after, readers in links)
+    plan = template(tuple(shape), placement.staleness, frozen_links)
+    per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)
     interval = tuple(
-        float(max_cycle_mean(keys_p, {u.key: u.weight * getattr(spread_by_key[u.key], end)
-                                      for u in units_p}, frozen_graph).value)
+        float(plan.period([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)])
+              .value)
         for end in ("low", "high")
     )  # monotone in the weights: low <= predicted <= high  # fmt: skip
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
-    spans_p = stage_spans(units_p)
-    per_d = period(units_d, edges(units_d, placement.staleness, links))
-    spans_t, spans_d = stage_spans(units_t), stage_spans(units_d)
+    spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
     for stage in setup.alg.stages:
         mine = [j for j in jobs.values() if j.task.stage is stage]
@@ -215,10 +216,9 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"steady state with staleness {placement.staleness}: rollout may use weights up to "
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
-    names = {u.key: u for u in units_t}
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
-    critical = " -> ".join(_unit_label(names[k], jobs) for k in cycle.keys)
+    critical = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -251,25 +251,33 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
 def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
-    from rlmcost.placement.jobs import phase_of
-
     order: dict[str, list[Any]] = {}
     for g in groups:
-        for j in g.jobs:
-            for tr in g.transfers:
-                if tr.before == j.task.index:
-                    order.setdefault(tr.phase, [None, 0.0, 0.0])
-                    order[tr.phase][1] += tr.predicted
-                    order[tr.phase][2] += tr.time_s
-            name, key = phase_of(j.task)
+        for name, key, predicted, bound in _phase_items(g):
             entry = order.setdefault(name, [key, 0.0, 0.0])
-            entry[1] += j.predicted_s
-            entry[2] += j.time_s
+            entry[1] += predicted
+            entry[2] += bound
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+@per_object()
+def _phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
+    """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
+    and bound seconds) each (kept per group estimate)."""
+    from rlmcost.placement.jobs import phase_of
+
+    out: list[tuple[str, Any, float, float]] = []
+    for j in g.jobs:
+        for tr in g.transfers:
+            if tr.before == j.task.index:
+                out.append((tr.phase, None, tr.predicted, tr.time_s))
+        name, key = phase_of(j.task)
+        out.append((name, key, j.predicted_s, j.time_s))
+    return tuple(out)
 
 
 def _trained_tokens(jobs: Any) -> int:
@@ -287,12 +295,10 @@ def _trained_tokens(jobs: Any) -> int:
     return 0
 
 
-def _unit_label(unit: Unit, jobs: Mapping[int, Job]) -> str:
-    if unit.key.replace("+", "").isdigit():
-        return (
-            "+".join(jobs[int(i)].task.label() for i in unit.key.split("+")) + f" [{unit.resource}]"
-        )
-    return unit.key.rsplit("#", 1)[0]
+def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:
+    if key.replace("+", "").isdigit():
+        return "+".join(jobs[int(i)].task.label() for i in key.split("+")) + f" [{resource}]"
+    return key.rsplit("#", 1)[0]
 
 
 def _weight_syncs(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.memo import per_object
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
@@ -21,31 +22,35 @@ def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[s
     compute (ZeRO-3 gathers, TP/CP/EP collectives, pipeline sends, gradient reduction) and the
     transfers that cross nodes: the terms that grow when a group spans more GPUs or nodes, so
     that adding GPUs can make a phase slower."""
-    out = []
-    for g in groups:
-        link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
-        terms = []
-        for j in g.jobs:
-            parts = j.predicted_parts_s
-            kinds = {k[len("exposed_"):-2]: v for k, v in parts.items()
-                     if k.startswith("exposed_") and k.endswith("_s") and v > 0}  # fmt: skip
-            exposed = sum(kinds.values())
-            if j.predicted_s and exposed >= EXPOSED_NOTE_SHARE * j.predicted_s:
-                what = "+".join(sorted(kinds)) or "communication"
-                terms.append(f"{j.phase} on {g.name} {exposed:.3g} of {j.predicted_s:.3g} s "
-                             f"({what})")  # fmt: skip
-        if g.gpus > gpus_per_node:
-            terms += [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.bytes_per_device:,} B "
-                      "per device across nodes)"
-                      for tr in g.transfers
-                      if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device]  # fmt: skip
-        if terms:
-            out.append(
-                f"exposed communication on {link} that compute cannot hide, which grows as a "
-                "group spans more GPUs and nodes (adding GPUs can make these phases slower; "
-                "larger micro-batches or token budgets hide more): " + "; ".join(terms)
-            )
-    return out
+    return [n for n in (_group_note(g, gpus_per_node) for g in groups) if n is not None]
+
+
+@per_object()
+def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
+    """:func:`exposed_notes`' note of one group (kept per group estimate)."""
+    link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
+    terms = []
+    for j in g.jobs:
+        parts = j.predicted_parts_s
+        kinds = {k[len("exposed_"):-2]: v for k, v in parts.items()
+                 if k.startswith("exposed_") and k.endswith("_s") and v > 0}  # fmt: skip
+        exposed = sum(kinds.values())
+        if j.predicted_s and exposed >= EXPOSED_NOTE_SHARE * j.predicted_s:
+            what = "+".join(sorted(kinds)) or "communication"
+            terms.append(f"{j.phase} on {g.name} {exposed:.3g} of {j.predicted_s:.3g} s "
+                         f"({what})")  # fmt: skip
+    if g.gpus > gpus_per_node:
+        terms += [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.bytes_per_device:,} B "
+                  "per device across nodes)"
+                  for tr in g.transfers
+                  if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device]  # fmt: skip
+    if terms:
+        return (
+            f"exposed communication on {link} that compute cannot hide, which grows as a "
+            "group spans more GPUs and nodes (adding GPUs can make these phases slower; "
+            "larger micro-batches or token budgets hide more): " + "; ".join(terms)
+        )
+    return None
 
 
 def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:

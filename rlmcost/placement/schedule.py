@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
@@ -72,8 +72,12 @@ class Cycle:
         return sum((weights[k] for k in self.keys), 0) / self.shift
 
 
+_ORDER: dict[Stage | None, int] = {s: i for i, s in enumerate(Stage)}
+_ORDER[None] = len(Stage)
+
+
 def _stage_order(stage: Stage | None) -> int:
-    return list(Stage).index(stage) if stage is not None else len(Stage)
+    return _ORDER[stage]
 
 
 def edges(
@@ -165,14 +169,20 @@ def _cycle_means(
     one local per unit, one expression per cycle), since an iteration's schedule evaluates
     its few tens of cycles five times per deployment."""
     cycles = _simple_cycles(keys, graph)
-    local = {k: f"w{i}" for i, k in enumerate(keys)}
+    return cycles, _means_function(keys, cycles, {k: repr(k) for k in keys})
+
+
+def _means_function(keys: Sequence[str], cycles: Sequence[Cycle],
+                    index: Mapping[str, str]) -> Callable[[Any], list[Any]]:  # fmt: skip
+    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``."""
+    local = {k: f"w{i}" for i, k in enumerate(dict.fromkeys(keys))}
     lines = ["def means(w):"]
-    lines += [f"    {local[k]} = w[{k!r}]" for k in keys]
+    lines += [f"    {local[k]} = w[{index[k]}]" for k in local]
     terms = [f"sum(({', '.join(local[k] for k in c.keys)},), 0) / {c.shift!r}" for c in cycles]
     lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
-    return cycles, namespace["means"]
+    return namespace["means"]
 
 
 def _dominated(c: Cycle, others: Sequence[Cycle], bits: Mapping[str, int]) -> bool:
@@ -236,7 +246,12 @@ def max_cycle_mean(
     """:func:`period` of numeric weights given per unit key: the largest cycle mean, among
     equals the smallest shift, then the last keys."""
     found, cycle_means = _cycle_means(keys, graph)
-    means = cycle_means(weights)
+    return _critical(found, cycle_means(weights))
+
+
+def _critical(found: tuple[Cycle, ...], means: list[Any]) -> Period:
+    """The largest of the cycles' ``means``; among equals the smallest shift, then the last
+    keys."""
     top = max(means)
     tied = [i for i, m in enumerate(means) if m == top]
     i = tied[0] if len(tied) == 1 else max(
@@ -264,6 +279,62 @@ def stage_spans(units: Sequence[Unit]) -> dict[Stage, Any]:
 
             out[stage] = sp.Max(*values, evaluate=False) if len(values) > 1 else values[0]
     return out
+
+
+Shape = tuple[tuple[str, str, "Stage | None", bool], ...]
+"""Units less their weights: (key, resource, stage, barrier) each, in order."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """The numeric schedule of one shape of units (:data:`Shape`), staleness and links: all
+    that does not depend on the weights, built once (:func:`template`). Its :meth:`period`
+    and :meth:`stage_spans` of weights given in the units' order are :func:`period` and
+    :func:`stage_spans` of the units with those weights, computed the same way (the same
+    sums in the same order), so the numbers are equal bit for bit."""
+
+    keys: tuple[str, ...]
+    graph: tuple[Edge, ...]
+    cycles: tuple[Cycle, ...]
+    means: Callable[[Sequence[Any]], list[Any]]
+    spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
+    resource_of: Mapping[str, str]
+
+    def period(self, weights: Sequence[Any]) -> Period:
+        """:func:`period` of numeric ``weights`` (one per unit, in order)."""
+        return _critical(self.cycles, self.means(weights))
+
+    def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
+        """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
+        out: dict[Stage, Any] = {}
+        for stage, parts in self.spans:
+            sums = []
+            for part in parts:
+                acc = 0
+                for i in part:
+                    acc = acc + weights[i]
+                sums.append(acc)
+            out[stage] = max(sums)
+        return out
+
+
+@lru_cache(maxsize=4096)
+def template(shape: Shape, staleness: int,
+             links: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> Template:  # fmt: skip
+    """The :class:`Template` of ``shape`` (:func:`edges`' graph, its simple cycles, the
+    stages' parts), kept per shape."""
+    keys = tuple(k for k, _, _, _ in shape)
+    graph = _edges(shape, staleness, links)
+    cycles = _simple_cycles(keys, graph)
+    last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
+    means = _means_function(keys, cycles, {k: str(i) for k, i in last.items()})
+    parts: dict[Stage, dict[str, list[int]]] = {}
+    for i, (_, resource, stage, _) in enumerate(shape):
+        if stage is not None:
+            parts.setdefault(stage, {}).setdefault(resource, []).append(i)
+    spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
+                  for stage in sorted(parts, key=_stage_order))  # fmt: skip
+    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape})
 
 
 def _is_number(v: Any) -> bool:

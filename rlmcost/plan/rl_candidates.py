@@ -29,6 +29,7 @@ from rlmcost.plan.families import (
     group_counts,
 )
 from rlmcost.plan.pool import cost_fields
+from rlmcost.plan.rl_base import run_of_text, text_of
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -347,16 +348,15 @@ def binding_term(e: Any) -> tuple[str, int]:
 
 def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
     """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
-    Run's JSON and the candidate)."""
-    return _row(base.to_json_text(), c)
+    Run's JSON, written once per base, and the candidate)."""
+    return _row(text_of(base), c)
 
 
 @lru_cache(maxsize=65536)
 def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.run.spec import Run
 
-    base = Run.from_json(base_text)
+    base = run_of_text(base_text)
     run = candidate_run(base, c)
     e = evaluate_deployment(run)
     t = e.iteration_time_s

@@ -46,10 +46,13 @@ LOCAL_BATCH = 4
 
 
 def _evaluate(item: tuple[int, Run, list[RLCandidate]]) -> tuple[int, list[dict[str, Any]]]:
-    """A numbered chunk's rows, with its number (a module-level function for Dask)."""
+    """A numbered chunk's rows, with its number (a module-level function for Dask), the
+    cyclic garbage collector paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
+    from rlmcost.memo import collector_paused
     from rlmcost.plan.rl_candidates import evaluate_chunk
 
-    return item[0], evaluate_chunk((item[1], item[2]))
+    with collector_paused():
+        return item[0], evaluate_chunk((item[1], item[2]))
 
 
 @dataclass
