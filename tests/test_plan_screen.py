@@ -16,9 +16,9 @@ from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl import plan_rl
-from rlmcost.plan.rl_candidates import RLSpace, candidate_arrays, candidate_run, candidates
+from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.plan.rl_search import collapse
-from rlmcost.plan.screen import query, rejected, screen
+from rlmcost.plan.screen import candidate_arrays, query, rejected, screen
 from rlmcost.run.spec import Run
 
 ALL = ("baseline", "split", "roles", "async-split", "async-roles", "ac-shared",

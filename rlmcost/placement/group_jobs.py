@@ -18,8 +18,8 @@ prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kern
 exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
 job has the phase name the frameworks print (``PHASES``).
 
-The group's transfers (``transfer``): resharding before an invocation in a second layout, and
-the offload switches between models.
+The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
+:mod:`rlmcost.placement.group_transfers`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ from dataclasses import replace
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
-from rlmcost.compiled.blocks import params, work_head_per_token, work_prefill
+from rlmcost.compiled.blocks import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
@@ -42,21 +41,16 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
-from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import forward_time, link_transfer_s, packed, train_time
+from rlmcost.perf.rl_step import forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import recall
+from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
-from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
-from rlmcost.placement.transfer import (
-    group_link_bytes_per_s,
-    offload_switch_time_s,
-    reshard_bytes_per_device,
-)
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
@@ -279,104 +273,6 @@ def _generate(
 
 
 # -- transfers ------------------------------------------------------------------------------
-
-
-def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
-    out: list[Transfer] = []
-    bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
-    dep = g.s.deployment
-    beh = None if dep.ideal else behaviour(dep.framework)
-    engine = g.engine_task
-    refit_here = beh is not None and engine is not None and g.trains_here(engine.role)
-    for job in jobs:
-        t = job.task
-        if refit_here and t is engine:
-            out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
-            continue
-        if g.two_layouts(t):
-            per_device = reshard_bytes_per_device(
-                job.own.weights, g.resident(t.role).weights
-            )
-            out.append(
-                Transfer(
-                    "reshard",
-                    f"{t.role}: training layout -> {t.kind} layout "
-                    f"(tp={job.layout.tp}, pp={job.layout.pp})",
-                    g.group.name,
-                    per_device * g.gpus,
-                    per_device,
-                    per_device / bw,
-                    t.stage,
-                    t.index,
-                    link_transfer_s(per_device, g.s.hardware, g.gpus),
-                )
-            )
-    if engine is not None and g.engine.sleep and len(g.tasks) > 1:
-        # vLLM sleep mode level 1: weights to host after generation, back before it
-        w = g.engine_weights
-        out.append(
-            Transfer(
-                "offload",
-                f"engine sleep/wake: {engine.role} weights to host and back",
-                g.group.name,
-                2 * w * g.gpus,
-                2 * w,
-                2 * w / g.s.host_bytes_per_s,
-                engine.stage,
-                engine.index,
-                predicted_s=None if dep.ideal else sleep_wake_s(w),
-                spread=None if dep.ideal else spread_of(
-                    lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
-            )
-        )  # fmt: skip
-    gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
-    if beh is not None and beh.ray_controller and gen is not None:
-        out.append(
-            Transfer(
-                "controller",
-                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
-                g.group.name, 0, 0, 0.0, gen.stage, gen.index,
-                predicted_s=controller_s(),
-                spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
-            )
-        )  # fmt: skip
-    if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
-        order = list(g.tasks)
-        for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
-            if prev.role is nxt.role:
-                continue
-            load = g.resident(nxt.role).total
-            back = g.resident(prev.role).total if g.trains_here(prev.role) else 0
-            out.append(
-                Transfer(
-                    "offload",
-                    f"load {nxt.role}, write back {prev.role}" if back else f"load {nxt.role}",
-                    g.group.name,
-                    (load + back) * g.gpus,
-                    load + back,
-                    offload_switch_time_s(load, back, g.s.host_bytes_per_s),
-                    nxt.stage,
-                    nxt.index,
-                )
-            )
-    return out
-
-
-def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
-    """The framework's refit of the engine on the trainer's GPUs (:mod:`rlmcost.perf.refit`);
-    its bound is the reshard the layouts need (0 when the engine keeps the training layout)."""
-    t = job.task
-    arch = g.s.arch(t.role)
-    nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
-    per_device = reshard_bytes_per_device(job.own.weights, g.resident(t.role).weights) \
-        if g.two_layouts(t) else 0  # fmt: skip
-    mech = Refit(mechanism)
-    return Transfer(
-        "weight-sync", f"refit {t.role}: trainer -> engine ({mech})", g.group.name, nbytes,
-        -(-nbytes // g.gpus), per_device / bw, t.stage, t.index,
-        predicted_s=refit_s(mech, nbytes),
-        spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
-    )  # fmt: skip
 
 
 def estimate(g: GroupModel) -> GroupEstimate:

@@ -35,8 +35,9 @@ from rlmcost.deployment.terms import (
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.group_own import EMPTY, STATES, TERMS, GroupTasks, add, only
+from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.inputs import engine_for
 
 

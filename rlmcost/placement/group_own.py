@@ -10,8 +10,8 @@ What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -27,24 +27,14 @@ from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
-STATES = ("weights", "gradients", "optimizer")
-EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
-TERMS = tuple(f.name for f in fields(MemoryBreakdown))  # its fields, in order
 _STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
-
-
-def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
-    return MemoryBreakdown(*[sum(getattr(p, n) for p in parts) for n in TERMS])
-
-
-def only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:
-    return MemoryBreakdown(*[getattr(m, n) if n in names else 0 for n in TERMS])
 
 
 class GroupTasks:

@@ -248,44 +248,11 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
     (``--groups actor=?[tp=2]``) are not bounded."""
     import numpy as np
 
-    from rlmcost.plan.screen import MEMORY_TERMS, query, screen
+    from rlmcost.plan.screen import MEMORY_TERMS, candidate_arrays, query, screen
 
     s = screen(query(base), candidate_arrays(cands))
     term, term_bytes = s.binding(slice(None))
     return s.memory, np.array(MEMORY_TERMS)[term], term_bytes
-
-
-def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
-    """The candidates as the arrays :func:`rlmcost.plan.screen.screen` reads
-    (:data:`~rlmcost.plan.screen.FIELDS`)."""
-    import numpy as np
-
-    from rlmcost.plan.screen import FIELDS
-
-    zeros, ckpts = list(ZeroStage), list(Checkpointing)
-    rows = []
-    for c in cands:
-        kind, rollout = _kind(c)
-        rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
-                     zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
-                     c.rollout_tp, c.family == "groups" and "[" in c.groups))  # fmt: skip
-    table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
-    return {name: table[:, i] for i, name in enumerate(FIELDS)}
-
-
-def _kind(c: RLCandidate) -> tuple[int, int]:
-    """The time bound's family kind of ``c`` and its engines' GPUs (0 where none apart)."""
-    from rlmcost.plan.screen import APART, APART_STALE, ONE, OTHER
-
-    if c.family == "baseline":
-        return ONE, 0
-    if not c.groups:  # a Table IX configuration: the evaluation sizes its groups
-        return OTHER, 0
-    first, _, rest = c.groups.partition(",")
-    name, _, count = first.partition("=")
-    if name != ROLLOUT or not rest or "[" in count:
-        return OTHER, 0
-    return (APART_STALE if c.stale else APART), int(count.partition("@")[0])
 
 
 # -- the candidate's Run and its exact evaluation --------------------------------------------

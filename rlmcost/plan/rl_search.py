@@ -13,9 +13,10 @@ so). A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, wi
 saying the search was interrupted.
 
 Past the top k, each topology (GPUs, family, groups: :attr:`RLCandidate.topology`) without a
-fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated in the order
-of their bound, so the plan can list the best fitting deployment of every topology the users
-of each framework run (OpenRLHF's role groups, engines apart, ...), not only the top k.
+fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated, the leanest
+by the memory bound first (the likeliest to fit), so the plan can list a fitting deployment of
+every topology the users of each framework run (OpenRLHF's role groups, engines apart, ...),
+not only the top k.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ BATCH = 16
 evaluations outweigh the scheduling and the base Run's transfer)."""
 
 PER_TOPOLOGY_TRIES = 4
-"""Candidates of a topology still without a fitting row evaluated past the top k (in the
-order of their bound): enough for the best of each topology, bounded in cost."""
+"""Candidates of a topology still without a fitting row evaluated past the top k (its leanest
+by the memory bound first): a fitting row of each topology that has one, bounded in cost."""
 
 LOCAL_BATCH = 4
 """Candidates evaluated between two updates of the incumbent in this process."""
@@ -121,8 +122,15 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     import numpy as np
 
     from rlmcost.plan.pool import hbm_limits
-    from rlmcost.plan.rl_candidates import candidate_arrays, candidates, enumerated_size
-    from rlmcost.plan.screen import MEMORY_TERMS, query, rejected, screen, time_bound
+    from rlmcost.plan.rl_candidates import candidates, enumerated_size
+    from rlmcost.plan.screen import (
+        MEMORY_TERMS,
+        candidate_arrays,
+        query,
+        rejected,
+        screen,
+        time_bound,
+    )
     from rlmcost.specs import get_hardware
 
     found = Found(Counts())

@@ -50,9 +50,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.parallel.layout import Checkpointing, ZeroStage
+from rlmcost.plan.families import ROLLOUT
+
 if TYPE_CHECKING:
     import numpy as np
 
+    from rlmcost.plan.rl_candidates import RLCandidate
     from rlmcost.run.spec import Run
 
 ONE, APART, APART_STALE, OTHER = 0, 1, 2, 3
@@ -338,3 +342,32 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
                              cross_node=bool(cr[i])) for i in range(len(first))])  # fmt: skip
     return each[back]
+
+
+def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
+    """The candidates as the arrays :func:`rlmcost.plan.screen.screen` reads
+    (:data:`~rlmcost.plan.screen.FIELDS`)."""
+    import numpy as np
+
+    zeros, ckpts = list(ZeroStage), list(Checkpointing)
+    rows = []
+    for c in cands:
+        kind, rollout = _kind(c)
+        rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
+                     zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
+                     c.rollout_tp, c.family == "groups" and "[" in c.groups))  # fmt: skip
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
+    return {name: table[:, i] for i, name in enumerate(FIELDS)}
+
+
+def _kind(c: RLCandidate) -> tuple[int, int]:
+    """The time bound's family kind of ``c`` and its engines' GPUs (0 where none apart)."""
+    if c.family == "baseline":
+        return ONE, 0
+    if not c.groups:  # a Table IX configuration: the evaluation sizes its groups
+        return OTHER, 0
+    first, _, rest = c.groups.partition(",")
+    name, _, count = first.partition("=")
+    if name != ROLLOUT or not rest or "[" in count:
+        return OTHER, 0
+    return (APART_STALE if c.stale else APART), int(count.partition("@")[0])

@@ -1,0 +1,123 @@
+"""One device group's transfers in an iteration: resharding a model between its training
+layout and a second layout (``transfer.reshard_bytes_per_device``), the framework's refit of
+an engine on the trainer's GPUs (:mod:`rlmcost.perf.refit`), vLLM's sleep/wake of the engine's
+weights, the Ray controller's per-iteration overhead, and the offload switches between models
+(``transfer.offload_switch_time_s``). Each is a :class:`~rlmcost.placement.jobs.Transfer` with
+its bound (bytes over the link) and, where the deployment predicts it, its predicted seconds
+and interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.compiled.blocks import params
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
+from rlmcost.perf.rl_step import link_transfer_s
+from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.jobs import Job, Transfer
+from rlmcost.placement.transfer import (
+    group_link_bytes_per_s,
+    offload_switch_time_s,
+    reshard_bytes_per_device,
+)
+
+
+def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
+    out: list[Transfer] = []
+    bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
+    dep = g.s.deployment
+    beh = None if dep.ideal else behaviour(dep.framework)
+    engine = g.engine_task
+    refit_here = beh is not None and engine is not None and g.trains_here(engine.role)
+    for job in jobs:
+        t = job.task
+        if refit_here and t is engine:
+            out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
+            continue
+        if g.two_layouts(t):
+            per_device = reshard_bytes_per_device(
+                job.own.weights, g.resident(t.role).weights
+            )
+            out.append(
+                Transfer(
+                    "reshard",
+                    f"{t.role}: training layout -> {t.kind} layout "
+                    f"(tp={job.layout.tp}, pp={job.layout.pp})",
+                    g.group.name,
+                    per_device * g.gpus,
+                    per_device,
+                    per_device / bw,
+                    t.stage,
+                    t.index,
+                    link_transfer_s(per_device, g.s.hardware, g.gpus),
+                )
+            )
+    if engine is not None and g.engine.sleep and len(g.tasks) > 1:
+        # vLLM sleep mode level 1: weights to host after generation, back before it
+        w = g.engine_weights
+        out.append(
+            Transfer(
+                "offload",
+                f"engine sleep/wake: {engine.role} weights to host and back",
+                g.group.name,
+                2 * w * g.gpus,
+                2 * w,
+                2 * w / g.s.host_bytes_per_s,
+                engine.stage,
+                engine.index,
+                predicted_s=None if dep.ideal else sleep_wake_s(w),
+                spread=None if dep.ideal else spread_of(
+                    lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
+            )
+        )  # fmt: skip
+    gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
+    if beh is not None and beh.ray_controller and gen is not None:
+        out.append(
+            Transfer(
+                "controller",
+                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
+                g.group.name, 0, 0, 0.0, gen.stage, gen.index,
+                predicted_s=controller_s(),
+                spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
+            )
+        )  # fmt: skip
+    if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
+        order = list(g.tasks)
+        for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
+            if prev.role is nxt.role:
+                continue
+            load = g.resident(nxt.role).total
+            back = g.resident(prev.role).total if g.trains_here(prev.role) else 0
+            out.append(
+                Transfer(
+                    "offload",
+                    f"load {nxt.role}, write back {prev.role}" if back else f"load {nxt.role}",
+                    g.group.name,
+                    (load + back) * g.gpus,
+                    load + back,
+                    offload_switch_time_s(load, back, g.s.host_bytes_per_s),
+                    nxt.stage,
+                    nxt.index,
+                )
+            )
+    return out
+
+
+def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
+    """The framework's refit of the engine on the trainer's GPUs (:mod:`rlmcost.perf.refit`);
+    its bound is the reshard the layouts need (0 when the engine keeps the training layout)."""
+    t = job.task
+    arch = g.s.arch(t.role)
+    nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
+    per_device = reshard_bytes_per_device(job.own.weights, g.resident(t.role).weights) \
+        if g.two_layouts(t) else 0  # fmt: skip
+    mech = Refit(mechanism)
+    return Transfer(
+        "weight-sync", f"refit {t.role}: trainer -> engine ({mech})", g.group.name, nbytes,
+        -(-nbytes // g.gpus), per_device / bw, t.stage, t.index,
+        predicted_s=refit_s(mech, nbytes),
+        spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
+    )  # fmt: skip
