@@ -104,7 +104,8 @@ def screen_rate(n: int = 1_000_000) -> None:
     print(f"RL screen (memory and time lower bounds), ppo llama-3.1-70b on a100-80gb: {n:,} "
           f"random candidates in {t:.2f} s (best of 3) = {n / t / 1e6:.2f} M candidates/s; "
           f"{int((s.memory <= 80 * 2**30).sum()):,} within HBM")
-    from rlmcost.plan.rl_candidates import RLSpace, candidate_arrays, candidates
+    from rlmcost.plan.rl_candidates import RLSpace, candidates
+    from rlmcost.plan.screen import candidate_arrays
 
     t0 = time.perf_counter()
     cands = [x for g in (8, 16, 32, 64, 128, 256, 512, 1024)
