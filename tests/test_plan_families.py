@@ -168,3 +168,28 @@ def test_the_plan_lists_the_best_of_each_topology_with_openrlhfs_split() -> None
     single = _cli(*shlex.split(row["command"])[1:])
     # independent: the `rlmcost ppo --groups ...` command line evaluated alone
     assert single["fits"] is True and single["iteration"]["time_s"] == row["time_s"]
+
+
+def test_the_default_plan_evaluates_each_family_under_the_framework_that_launches_it() -> None:
+    """Without --framework, OpenRLHF's role groups are evaluated under OpenRLHF's preset
+    (bf16 parameters beside CPU Adam), not NeMo RL's fp32 ones: the default plan lists the
+    three-group split with `--framework openrlhf` in its command, which reproduces it; the
+    co-located rows stay NeMo RL's, slime's async split slime's."""
+    out = _cli("plan", "ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32")
+    tops = out["best_per_topology"]
+    (row,) = [r for r in tops if r["family"] == "roles"
+              and r["groups"] == "rollout=16,actor+reference=8,critic+reward=8"]  # fmt: skip
+    assert row["fits"] and "--framework openrlhf" in row["command"]
+    assert row["run"]["deployment"]["framework"] == "openrlhf"
+    want = {"baseline": "nemo-rl", "split": "nemo-rl", "roles": "openrlhf",
+            "async-roles": "openrlhf", "async-split": "slime"}  # fmt: skip
+    for r in tops:
+        assert f"--framework {want[r['family']]} " in r["command"], r["command"]
+    assert any("under openrlhf" in n and "async-split under slime" in n for n in out["notes"])
+    single = _cli(*shlex.split(row["command"])[1:])
+    # independent: the `rlmcost ppo --framework openrlhf --groups ...` line evaluated alone
+    assert single["fits"] is True and single["iteration"]["time_s"] == row["time_s"]
+    # an explicit --framework keeps one base: every row is NeMo RL's
+    nemo = _cli("plan", "ppo", "-m", "70b", "-H", "a100-80gb", "--gpus", "32",
+                "--framework", "nemo-rl")  # fmt: skip
+    assert all("--framework nemo-rl " in r["command"] for r in nemo["best_per_topology"])

@@ -180,7 +180,8 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
     if not opts["max_response_len"]:
         return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
-                       min_gpus=opts["min_gpus"], compute=compute)  # fmt: skip
+                       min_gpus=opts["min_gpus"], compute=compute,
+                       bases=_launchers(shared, target, rl_space.placements))  # fmt: skip
     n = max(parse_gpus(opts["gpus"]))
     t, row = longest(base, n, space=rl_space, progress=compute.progress)
     if opts["json_out"]:
@@ -196,6 +197,24 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
               f"({why}).")  # fmt: skip
         print(f"  {row['command'] or _NO_LINE}")
     return None
+
+
+def _launchers(shared: dict[str, Any], target: str,
+               families: tuple[str, ...]) -> dict[str, Any] | None:  # fmt: skip
+    """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
+    launch -> the base Run of the framework that does
+    (:data:`~rlmcost.plan.families.LAUNCHED_BY`), built from the same options as
+    `rlmcost <algorithm> --framework X` would; None with ``--framework``."""
+    from rlmcost.cli._run import run_from_options
+    from rlmcost.frameworks.presets import FrameworkChoice
+    from rlmcost.plan.families import LAUNCHED_BY
+
+    if shared.get("framework") is not None or shared.get("ideal"):
+        return None
+    runs: dict[str, Any] = {}
+    for fw in dict.fromkeys(LAUNCHED_BY[f] for f in families if f in LAUNCHED_BY):
+        runs[fw] = run_from_options({**shared, "framework": FrameworkChoice(fw)}, target)
+    return {f: runs[LAUNCHED_BY[f]] for f in families if f in LAUNCHED_BY} or None
 
 
 def _families(opts: dict[str, Any]) -> tuple[str, ...]:

@@ -61,6 +61,17 @@ FRAMEWORK_FAMILIES: dict[str, tuple[str, ...]] = {
 }
 """The families each framework can launch (:func:`framework_families`)."""
 
+LAUNCHED_BY: dict[str, str] = {
+    # OpenRLHF's Ray role groups, sync and --async_train: openrlhf/cli/train_ppo_ray.py
+    "roles": "openrlhf",
+    "async-roles": "openrlhf",
+    # slime's --rollout-num-gpus engines apart, trained one step behind: slime/train_async.py
+    "async-split": "slime",
+}
+"""The framework that launches a family the default framework cannot (the rest, and the
+Table IX configurations, stay on the default): without ``--framework`` the plan evaluates
+each of these families under its launcher's preset and semantics."""
+
 
 @dataclass(frozen=True)
 class Family:

@@ -34,7 +34,8 @@ reproduces the row) and the `rlmcost <algorithm> ...` command line that does the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
@@ -50,7 +51,7 @@ from rlmcost.plan.rl_candidates import (
     lower_bounds,
     space_families,
 )
-from rlmcost.plan.rl_search import branch_and_bound, collapse
+from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 
 if TYPE_CHECKING:
@@ -138,12 +139,16 @@ def plan_rl(
     space: RLSpace | None = None,
     min_gpus: bool = False,
     compute: Compute | None = None,
+    bases: Mapping[str, Run] | None = None,
 ) -> PlanResult:
     """The best deployments of the base Run ``base`` on the budget ``gpus`` (module
     docstring): its algorithm, models, workload and hardware fixed; its deployment and GPUs
     searched over ``space``. ``min_gpus``: stop at the smallest GPU count with any fitting
     deployment (the rows are that count's). ``compute``: where the evaluations run
-    (:class:`~rlmcost.plan.distributed.Compute`; default this process). Ctrl-C (a
+    (:class:`~rlmcost.plan.distributed.Compute`; default this process). ``bases``: a
+    family's name (or ``groups``) -> the base Run it is evaluated under (its framework's
+    preset under the same query; :data:`~rlmcost.plan.families.LAUNCHED_BY`), the others
+    under ``base``; each row's Run and command are then its family's. Ctrl-C (a
     KeyboardInterrupt) during the evaluations ends the search with the rows found so far and
     a note that says so.
 
@@ -175,20 +180,35 @@ def plan_rl(
     failures: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
     per_topology: list[dict[str, Any]] = []
+    parts = _parts(base, bases, space)
+    for b, _ in parts[1:]:
+        check_base(b)
     with compute.runner() as run:
         name = run.name
         if min_gpus:
             for g in counts_gpus:
-                ph = _search_count(base, space, g, run, compute.progress, first_fit=True)
-                _add(total, ph.counts)
-                rows += ph.rows
-                failures.update(ph.failures)
-                if ph.rows:
+                for b, sp in parts:
+                    ph = _search_count(b, sp, g, run, compute.progress, first_fit=True)
+                    _add(total, ph.counts)
+                    rows += ph.rows
+                    failures.update(ph.failures)
+                if rows:
                     break
         else:
-            found = branch_and_bound(base, space, counts_gpus, run, obj, top, compute.progress)
-            total, rows, failures, notes = found.counts, found.rows, found.failures, found.notes
-            per_topology = rank(list(found.per_topology.values()), obj)
+            tops: dict[str, dict[str, Any]] = {}
+            for b, sp in parts:  # the top k of the union is within each part's top k
+                found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress)
+                _add(total, found.counts)
+                rows += found.rows
+                failures.update(found.failures)
+                notes += found.notes
+                tops.update(found.per_topology)
+            notes += bounded_note(total, obj, top)
+            per_topology = rank(list(tops.values()), obj)
+    if len(parts) > 1:
+        notes.append("each family evaluated under the framework that launches it: " + "; ".join(
+            f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
+            for b, sp in parts))  # fmt: skip
     if total.valid == 0:
         raise SpecError(
             f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
@@ -228,6 +248,22 @@ def plan_rl(
         base=base,
         per_topology=per_topology,
     )
+
+
+def _parts(base: Run, bases: Mapping[str, Run] | None,
+           space: RLSpace) -> list[tuple[Run, RLSpace]]:  # fmt: skip
+    """The searches of one plan: each distinct base Run with the space restricted to the
+    families evaluated under it (``RLSpace.only``); one, ``(base, space)``, without
+    ``bases``. Each part's screen and probe are its own base's, so its bounds stay lower
+    bounds of its own evaluations."""
+    names = [*space.placements, *(["groups"] if space.groups else [])]
+    by: dict[int, tuple[Run, list[str]]] = {}
+    for n in names:
+        b = (bases or {}).get(n, base)
+        by.setdefault(id(b), (b, []))[1].append(n)
+    if len(by) <= 1:
+        return [(next(iter(by.values()))[0] if by else base, space)]
+    return [(b, replace(space, only=tuple(ns))) for b, ns in by.values()]
 
 
 def _add(total: Counts, c: Counts) -> None:

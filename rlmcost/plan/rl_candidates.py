@@ -70,6 +70,7 @@ class RLSpace:
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
     exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
     pool: tuple[tuple[str, int], ...] = ()  # accelerators and GPUs available (plan.pool)
+    only: tuple[str, ...] = ()  # of placements (and "groups"), those searched (empty: all)
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ def _algorithm(base: Run) -> Any:
 
 def space_families(base: Run, space: RLSpace) -> list[Family]:
     """The families of ``space`` for ``base``'s algorithm (its ``groups`` family last)."""
-    fams = families(_algorithm(base), space.placements)
-    return fams + ([free_groups(space.groups)] if space.groups else [])
+    fams = families(_algorithm(base), space.placements)  # ``only`` keeps the variants
+    fams += [free_groups(space.groups)] if space.groups else []  # of the whole set
+    return [f for f in fams if not space.only or f.name in space.only]
 
 
 def seq_tokens(base: Run) -> int:

@@ -285,10 +285,13 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     found.rows = [r for _, r in sorted(rows, key=lambda x: x[0])]  # the order of the bounds
     for k in unknown | fit:
         found.failures.pop(k, None)
-    if counts.bounded:
-        found.notes.append(
-            f"branch and bound: candidates were evaluated in the order of their {obj} bound; "
+
+
+def bounded_note(counts: Counts, obj: Objective, top: int) -> list[str]:
+    """The note on the candidates branch and bound skipped (none when it skipped none)."""
+    if not counts.bounded:
+        return []
+    return [f"branch and bound: candidates were evaluated in the order of their {obj} bound; "
             f"{counts.bounded} whose bound could not place them among the top {top} were "
             "skipped (every exact row is at least its bound); the Pareto front is over the "
-            "rows evaluated"
-        )
+            "rows evaluated"]  # fmt: skip
