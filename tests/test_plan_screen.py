@@ -162,3 +162,24 @@ def test_over_a_pool_the_bounds_hold_whichever_accelerator_a_group_takes() -> No
         assert s.time[j] <= e.iteration_time_s, c
         checked += 1
     assert checked >= 4
+
+
+def test_per_family_bases_keep_the_exhaustive_top_k_and_their_frameworks() -> None:
+    """With a base Run per family (the async split under slime's preset, the role groups
+    under OpenRLHF's), each part is screened by its own base: the top 5 equal those of
+    evaluating every survivor, and each row's Run is its family's framework's."""
+    base, _ = QUERIES["ppo-8b"]
+    slime = base.replace(deployment={"framework": "slime"})
+    orl = base.replace(deployment={"framework": "openrlhf"})
+    bases = {"async-split": slime, "roles": orl}
+    space = RLSpace(placements=("baseline", "split", "async-split", "roles"), tp=(1, 2, 4),
+                    rollout_tp=(1, 2, 4), micro_batch=(1,), fractions=(0.5,))  # fmt: skip
+    fast = plan_rl(base, "2..16", space=space, top=5, bases=bases)
+    every = plan_rl(base, "2..16", space=space, top=100000, bases=bases)
+    assert every.counts.bounded == 0
+    assert [r["run"] for r in fast.rows] == [r["run"] for r in every.rows[:5]]
+    want = {"baseline": base, "split": base, **bases}
+    for r in every.rows:
+        assert r["run"]["deployment"]["framework"] == want[r["family"]].deployment.framework
+    assert {r["family"] for r in every.rows} >= {"baseline", "async-split", "roles"}
+    assert any("roles under openrlhf" in n for n in every.notes)
