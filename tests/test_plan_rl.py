@@ -202,3 +202,21 @@ def test_dask_local_cluster_gives_the_same_plan() -> None:
     t_dist = plan_train("llama-3.1-8b", "4..8", seq=4096, batch=64, top=5,
                         compute=Compute(workers=2))  # fmt: skip
     assert t_dist.rows == t_local.rows and t_dist.failures == t_local.failures
+
+
+def test_the_longest_response_with_per_family_bases_is_the_longest_of_either() -> None:
+    """With the role groups under OpenRLHF's preset and the rest under the base's, the longest
+    response that fits is the longer of the two searches made apart (an exact identity of the
+    search: some deployment of either part fits)."""
+    from dataclasses import replace
+
+    from rlmcost.plan.rl import max_response_len
+
+    orl = BASE_8B.replace(deployment={"framework": "openrlhf"})
+    space = RLSpace(placements=("baseline", "roles"), tp=(1, 2), rollout_tp=(1,),
+                    micro_batch=(1,), ckpt=(Checkpointing.FULL,), fractions=(0.5,))  # fmt: skip
+    both, row = max_response_len(BASE_8B, 4, space=space, bases={"roles": orl})
+    alone = max_response_len(BASE_8B, 4, space=replace(space, placements=("baseline",)))[0]
+    roles = max_response_len(orl, 4, space=replace(space, placements=("roles",)))[0]
+    assert 0 < roles != alone  # the two parts stop at different lengths
+    assert both == max(alone, roles) and row is not None

@@ -178,12 +178,12 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     if opts["cp"] is not None:
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
     rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
+    bases = _launchers(shared, target, rl_space.placements)
     if not opts["max_response_len"]:
         return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
-                       min_gpus=opts["min_gpus"], compute=compute,
-                       bases=_launchers(shared, target, rl_space.placements))  # fmt: skip
+                       min_gpus=opts["min_gpus"], compute=compute, bases=bases)  # fmt: skip
     n = max(parse_gpus(opts["gpus"]))
-    t, row = longest(base, n, space=rl_space, progress=compute.progress)
+    t, row = longest(base, n, space=rl_space, progress=compute.progress, bases=bases)
     if opts["json_out"]:
         print_json(versioned("plan", {"gpus": n, "max_response_len": t, "deployment": row}))
     elif row is None:

@@ -320,19 +320,26 @@ def max_response_len(
     step: int = 1024,
     limit: int | None = None,
     progress: Progress | None = None,
+    bases: Mapping[str, Run] | None = None,
 ) -> tuple[int, dict[str, Any] | None]:
     """The longest response (a multiple of ``step`` tokens, or ``limit`` itself; ``limit``
     defaults to :func:`response_limit`, the model's context less the prompt) for which some
     deployment of ``space`` fits on ``gpus`` devices, and that deployment's row; (0, None)
-    when not even min(step, limit) tokens fit. Doubling, then bisection."""
+    when not even min(step, limit) tokens fit. Doubling, then bisection. ``bases``: as
+    :func:`plan_rl`'s."""
     space = space or RLSpace()
     limit = response_limit(base) if limit is None else limit
-    check_base(base)
+    parts = _parts(base, bases, space)
+    for b, _ in parts:
+        check_base(b)
 
     def fitting(t: int) -> dict[str, Any] | None:
-        one = base.replace(workload={"response_len": t})
-        ph = _search_count(one, space, gpus, _LOCAL, progress, first_fit=True)
-        return ph.rows[0] if ph.rows else None
+        for b, sp in parts:
+            one = b.replace(workload={"response_len": t})
+            ph = _search_count(one, sp, gpus, _LOCAL, progress, first_fit=True)
+            if ph.rows:
+                return ph.rows[0]
+        return None
 
     lo = min(step, limit)
     best = fitting(lo)
