@@ -38,7 +38,9 @@ _HELPS = {
     "only the topologies it launches (verl: co-located, hybrid; openrlhf: role groups, "
     "co-located, async; trl and nemo-rl: co-located, engines apart; slime: engines apart, "
     "co-located, async); the search sets the trainer layout and the engine's TP and "
-    "reservation, the preset the rest.",
+    "reservation, the preset the rest. Without it, each family is evaluated under the "
+    "framework that launches it (role groups: openrlhf; async split: slime; the rest: "
+    "nemo-rl).",
 }
 
 _NO_LINE = "no command line says it: `rlmcost run` its Run (--json lists it)"
