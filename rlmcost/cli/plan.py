@@ -180,7 +180,7 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     if opts["cp"] is not None:
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
     rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
-    bases = _launchers(shared, target, rl_space.placements)
+    bases = _launchers(shared, target, rl_space.placements, base)
     if not opts["max_response_len"]:
         return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
                        min_gpus=opts["min_gpus"], compute=compute, bases=bases)  # fmt: skip
@@ -201,12 +201,14 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
     return None
 
 
-def _launchers(shared: dict[str, Any], target: str,
-               families: tuple[str, ...]) -> dict[str, Any] | None:  # fmt: skip
+def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
+               base: Any) -> dict[str, Any] | None:  # fmt: skip
     """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
     launch -> the base Run of the framework that does
     (:data:`~rlmcost.plan.families.LAUNCHED_BY`), built from the same options as
-    `rlmcost <algorithm> --framework X` would; None with ``--framework``."""
+    `rlmcost <algorithm> --framework X` would, with the algorithm (its knobs: KL, recomputed
+    log-probs, the reward kind) held at ``base``'s, so every row answers the same question
+    and only the deployment differs; None with ``--framework``."""
     from rlmcost.cli._run import run_from_options
     from rlmcost.frameworks.presets import FrameworkChoice
     from rlmcost.plan.families import LAUNCHED_BY
@@ -215,7 +217,8 @@ def _launchers(shared: dict[str, Any], target: str,
         return None
     runs: dict[str, Any] = {}
     for fw in dict.fromkeys(LAUNCHED_BY[f] for f in families if f in LAUNCHED_BY):
-        runs[fw] = run_from_options({**shared, "framework": FrameworkChoice(fw)}, target)
+        own = run_from_options({**shared, "framework": FrameworkChoice(fw)}, target)
+        runs[fw] = own.replace(algorithm=base.to_json()["algorithm"])
     return {f: runs[LAUNCHED_BY[f]] for f in families if f in LAUNCHED_BY} or None
 
 
