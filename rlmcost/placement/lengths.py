@@ -10,10 +10,18 @@ always give the same lengths and a larger batch refines the same shape.
 * ``fixed``: every response has T tokens (``--response-len``); the Table IX assumption.
 * ``uniform:LO,HI``: whole numbers LO..HI equally likely; the discrete quantiles
   LO + floor((2 i + 1)(HI - LO + 1) / (2 n)), exact integers.
-* ``lognormal:MEAN,SIGMA[,MAX]``: exp(N(mu, SIGMA^2)) with mu = ln(MEAN) - SIGMA^2 / 2, so MEAN
-  is the mean length in tokens; quantiles exp(mu + SIGMA z_i) with z_i the standard normal
-  quantile (``statistics.NormalDist``), rounded to whole tokens, at least 1 and at most MAX
-  (a max_new_tokens cap; none by default).
+* ``lognormal:MEAN,SIGMA[,MAX]``: min(exp(N(mu, SIGMA^2)), MAX), MEAN the mean length in tokens
+  *after* the cap (what a framework logs as the mean response length: truncated responses count
+  at MAX). Without MAX, mu = ln(MEAN) - SIGMA^2 / 2; with it, mu solves
+  E[min(X, MAX)] = MEAN, where for a lognormal X (the partial expectation of a lognormal)
+  E[min(X, c)] = exp(mu + SIGMA^2 / 2) Phi((ln c - mu - SIGMA^2) / SIGMA)
+  + c (1 - Phi((ln c - mu) / SIGMA)), increasing in mu, solved by bisection. So a mean near the
+  cap puts many responses at the cap instead of silently lowering the mean (with mu from the
+  uncapped formula, a published mean of 3,251 under a 3,988 cap at SIGMA 0.67 would realise
+  2,628 tokens). Quantiles exp(mu + SIGMA z_i) with z_i the standard normal quantile
+  (``statistics.NormalDist``), rounded to whole tokens, at least 1 and at most MAX (a
+  max_new_tokens cap; none by default). MEAN must be below MAX (all responses at the cap is
+  ``fixed``).
 * ``file:PATH``: the empirical distribution of the whole numbers in PATH (whitespace or comma
   separated): the sorted values at positions floor((2 i + 1) M / (2 n)) of M; with M = n this
   is exactly the file's lengths.
@@ -59,7 +67,7 @@ class LengthDist:
         if self.kind == "lognormal":
             mean, sigma = self.values[0], self.values[1]
             cap = int(self.values[2]) if len(self.values) > 2 else None
-            mu = math.log(mean) - sigma * sigma / 2
+            mu = lognormal_mu(mean, sigma, cap)
             unit = NormalDist()
             out = []
             for i in range(n):
@@ -84,6 +92,51 @@ class LengthDist:
 
 
 FIXED = LengthDist("fixed")
+
+
+def capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
+    """E[min(X, cap)] of X = exp(N(mu, sigma^2)) (module docstring's partial expectation).
+
+    >>> round(capped_lognormal_mean(math.log(1000), 0.0, 500), 6)
+    500.0
+    """
+    if sigma == 0:
+        return float(min(math.exp(mu), cap))
+    unit, lc = NormalDist(), math.log(cap)
+    below = math.exp(mu + sigma * sigma / 2) * unit.cdf((lc - mu - sigma * sigma) / sigma)
+    return below + cap * (1 - unit.cdf((lc - mu) / sigma))
+
+
+def lognormal_mu(mean: float, sigma: float, cap: int | None) -> float:
+    """mu of the lognormal whose mean after the cap is ``mean`` (module docstring).
+
+    >>> round(lognormal_mu(1000, 0.5, None), 6) == round(math.log(1000) - 0.125, 6)
+    True
+    >>> round(capped_lognormal_mean(lognormal_mu(3251, 0.67, 3988), 0.67, 3988))
+    3251
+    """
+    free = math.log(mean) - sigma * sigma / 2
+    if cap is None:
+        return free
+    if mean >= cap:
+        raise SpecError(
+            f"--length-dist lognormal:{mean:g},{sigma:g},{cap}: the mean must be below the cap "
+            f"MAX; every response at {cap} tokens is --length-dist fixed"
+        )
+    if sigma == 0:
+        return math.log(mean)
+    lo, hi = free - 1.0, free  # the cap only lowers the mean: mu >= the uncapped mu
+    while capped_lognormal_mean(hi, sigma, cap) < mean:
+        lo, hi = hi, hi + 1.0
+    while capped_lognormal_mean(lo, sigma, cap) > mean:
+        lo -= 1.0
+    for _ in range(80):  # bisection to float precision
+        mid = (lo + hi) / 2
+        if capped_lognormal_mean(mid, sigma, cap) < mean:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def _numbers(text: str, spec: str, count: tuple[int, ...]) -> tuple[float, ...]:
@@ -143,6 +196,11 @@ def parse_length_dist(text: str | None) -> LengthDist:
             raise SpecError(
                 f"--length-dist {spec!r}: lognormal needs MEAN >= 1 token, SIGMA >= 0 and "
                 "MAX >= 1, e.g. lognormal:1024,0.8"
+            )
+        if len(values) == 3 and values[0] >= values[2]:
+            raise SpecError(
+                f"--length-dist {spec!r}: MEAN (the mean after the cap) must be below MAX; "
+                "every response at the cap is --length-dist fixed"
             )
         return LengthDist("lognormal", values)
     if kind == "file":
