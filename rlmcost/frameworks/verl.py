@@ -171,6 +171,33 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
                "without padding already")  # fmt: skip
 
 
+def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
+    """Megatron's hybrid CPU optimizer (``optim.override_optimizer_config.optimizer_cpu_offload``
+    with ``optimizer_offload_fraction``; verl passes it to megatron-core's OptimizerConfig,
+    examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh): at fraction 1 the fp32 main
+    parameters and Adam states live on the host and the step runs on the CPU (megatron-core
+    optimizer/cpu_offloading/hybrid_optimizer.py), which is rlmcost's ``--offload optimizer``
+    (host-resident states, CPU Adam); a fraction below 1 splits them, which rlmcost does not
+    model (an error naming the key)."""
+    key = f"{ACTOR}.optim.override_optimizer_config"
+    if not r.flag(f"{key}.optimizer_cpu_offload", False):
+        return
+    fraction = r.raw(f"{key}.optimizer_offload_fraction", 1.0)
+    try:
+        whole = float(fraction) == 1.0
+    except (TypeError, ValueError):
+        whole = False
+    if not whole:
+        raise SpecError(
+            f"{r.where}: {key}.optimizer_offload_fraction {fraction!r}: rlmcost models the "
+            "hybrid CPU optimizer at fraction 1 (all states on the host) only"
+        )
+    offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
+    q.note(f"{key}.optimizer_cpu_offload with optimizer_offload_fraction 1: megatron-core's "
+           "hybrid CPU optimizer keeps fp32 main parameters and Adam states on the host and "
+           "steps on the CPU (--offload optimizer)")  # fmt: skip
+
+
 def _layout(r: Reader, q: ImportedQuery) -> None:
     gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
     q.convert("trainer.n_gpus_per_node x trainer.nnodes", "--gpus", gpus, "GPUs in all")
@@ -195,6 +222,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
                                           ("grad_offload", "grads-idle"),
                                           ("optimizer_offload", "optimizer-idle"))
                    if r.flag(f"{m}.{key}", False)]  # fmt: skip
+        _cpu_optimizer(r, q, offload)
         sp_size, dp = 1, gpus // (tp * pp * cp)
         q.set("--param-dtype", "bf16")  # Megatron: bf16 model, fp32 main params in Adam
     else:

@@ -1,0 +1,51 @@
+"""verl's Megatron backend as `rlmcost import verl` reads it: expert tensor parallelism and
+megatron-core's hybrid CPU optimizer, as verl's DeepSeek-V3 671B script sets them
+(verl examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh: TP 8, PP 12, EP 8, ETP=1,
+optimizer_cpu_offload with optimizer_offload_fraction 1.0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.verl import import_verl
+
+VERL = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+A = "actor_rollout_ref.actor"
+MEGATRON = [
+    f"{A}.strategy=megatron",
+    f"{A}.megatron.tensor_model_parallel_size=2",
+    f"{A}.megatron.expert_model_parallel_size=4",
+    f"{A}.megatron.expert_tensor_parallel_size=1",
+    f"{A}.megatron.param_offload=true",
+    f"{A}.megatron.optimizer_offload=true",
+]
+CPU_OPT = f"+{A}.optim.override_optimizer_config"
+
+
+def _flags(overrides: list[str]) -> dict[str, object]:
+    return dict(import_verl(VERL, overrides).flags)
+
+
+def test_etp_below_tp_is_passed() -> None:
+    # megatron-core: expert_tensor_parallel_size None means TP; the script's ETP=1 differs
+    assert _flags(MEGATRON)["--etp"] == 1
+
+
+def test_hybrid_cpu_optimizer_at_fraction_one_is_host_adam() -> None:
+    # without it, megatron_workers.py moves the optimizer to the host between phases only
+    assert _flags(MEGATRON)["--offload"] == "params-idle,optimizer-idle"
+    whole = [*MEGATRON, f"{CPU_OPT}.optimizer_cpu_offload=true",
+             f"{CPU_OPT}.optimizer_offload_fraction=1.0"]  # fmt: skip
+    q = import_verl(VERL, whole)
+    assert dict(q.flags)["--offload"] == "params-idle,optimizer"
+    assert any("hybrid CPU optimizer" in n for n in q.notes)
+
+
+def test_partial_offload_fraction_is_refused() -> None:
+    part = [*MEGATRON, f"{CPU_OPT}.optimizer_cpu_offload=true",
+            f"{CPU_OPT}.optimizer_offload_fraction=0.5"]  # fmt: skip
+    with pytest.raises(SpecError, match="optimizer_offload_fraction"):
+        import_verl(VERL, part)
