@@ -52,6 +52,7 @@ DEPLOYMENT_OPTIONS = (
     "gpu_memory_utilization",
     "rollout_tp",
     "rollout_pp",
+    "rollout_dtype",
     "max_num_seqs",
     "no_sleep",
     "logits",
@@ -292,6 +293,19 @@ def deployment_options() -> dict[str, Any]:
         "rollout_pp": (
             Annotated[int | None, typer.Option(help="Engine pipeline stages per replica.",
                                                min=1, rich_help_panel=p)],
+            None,
+        ),
+        "rollout_dtype": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="Engine weights and GEMMs: bf16, fp16 or fp8 (vLLM's online FP8 "
+                    "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param, "
+                    "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). Default: "
+                    "the workload's dtype.",
+                    rich_help_panel=p,
+                ),
+            ],
             None,
         ),
         "max_num_seqs": (

@@ -179,7 +179,12 @@ class EngineSpec(BaseModel):
     where it runs (:data:`ENGINE_COLOCATED_FRACTION` beside a trainer,
     :data:`ENGINE_DEDICATED_FRACTION` alone). ``sleep``: while the trainer runs, the engine
     frees its KV cache and offloads its weights (vLLM sleep mode level 1, verl
-    ``free_cache_engine``, OpenRLHF ``--vllm_enable_sleep``).
+    ``free_cache_engine``, OpenRLHF ``--vllm_enable_sleep``). ``dtype``: the engine's weights
+    and GEMMs (None = the workload's weight dtype); ``fp8`` is vLLM's online FP8 quantization
+    (``quantization="fp8"``: weights cast to FP8 E4M3 with a per-tensor scale at load and at
+    each refit, activations quantized dynamically per token, W8A8 GEMMs; vLLM docs,
+    "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it. The KV
+    cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
     """
 
     model_config = _STRICT
@@ -195,6 +200,24 @@ class EngineSpec(BaseModel):
     max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
     sleep: bool = Field(default=True, description="free the engine's memory during training")
+    dtype: Dtype | None = Field(default=None, description="engine weights and GEMMs: bf16, "
+                                "fp16 or fp8 (None = the workload's weight dtype)")
+
+    @field_validator("dtype")
+    @classmethod
+    def _engine_dtype(cls, v: Dtype | None) -> Dtype | None:
+        if v in (Dtype.FP32, Dtype.TF32):
+            raise ValueError(f"engine dtype {v}: give bf16, fp16 or fp8 (engines serve 16-bit "
+                             "or FP8 weights)")  # fmt: skip
+        return v
+
+    @model_validator(mode="after")
+    def _dtype_needs_an_engine(self) -> EngineSpec:
+        if self.dtype is not None and self.kind.static:
+            raise ValueError(f"engine dtype {self.dtype} with engine {self.kind}: it generates "
+                             "from the training weights; --rollout-dtype applies to vLLM and "
+                             "SGLang engines")  # fmt: skip
+        return self
 
     @field_validator("gpu_memory_utilization")
     @classmethod

@@ -45,7 +45,7 @@ IGNORED = (
     "policy.sequence_packing.train_mb_tokens", "policy.max_grad_norm", "policy.optimizer",
     "policy.scheduler", "policy.generation.temperature", "policy.generation.top_p",
     "policy.generation.top_k", "policy.generation.stop_token_ids",
-    "policy.generation.stop_strings", "policy.generation.vllm_cfg.precision",
+    "policy.generation.stop_strings",
     "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.enforce_eager",
     "policy.generation.vllm_cfg.use_deep_gemm",
     "policy.generation.vllm_cfg.num_last_layers_in_bf16",
@@ -199,6 +199,29 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--logits", "materialized")
 
 
+ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
+                    "fp8": "fp8"}  # fmt: skip
+"""``vllm_cfg.precision`` -> ``--rollout-dtype`` (bfloat16, the default, needs no flag)."""
+
+
+def _engine_precision(r: Reader, q: ImportedQuery, v: str) -> None:
+    """``vllm_cfg.precision``: NeMo RL's FP8 generation runs vLLM's FP8 W8A8 quantization
+    (block-wise 128 x 128 E4M3 weights, dynamic activation scales), the weights re-quantized
+    at each refit (nemo_rl/models/generation/vllm/quantization/fp8.py, ``init_fp8``,
+    ``FP8_BLOCK_QUANT_KWARGS``). The LM head and any ``num_first_layers_in_bf16`` /
+    ``num_last_layers_in_bf16`` stay in bf16 there; rlmcost counts every layer in FP8 (the LM
+    head is 6.5 % of Llama-3.1-8B's parameters)."""
+    precision = str(r.raw(f"{v}.precision", "bfloat16")).lower()
+    if precision not in ENGINE_PRECISION:
+        raise SpecError(f"{r.where}: {v}.precision {precision!r}: use bfloat16, float16 or fp8")
+    dtype = ENGINE_PRECISION[precision]
+    if dtype is not None:
+        q.set("--rollout-dtype", dtype)
+    kept = sum(r.integer(f"{v}.num_{end}_layers_in_bf16", 0, lo=0) for end in ("first", "last"))
+    if dtype == "fp8" and kept:
+        q.note(f"vllm_cfg keeps {kept} layer(s) in bf16; rlmcost counts every layer in FP8")
+
+
 def _engine(r: Reader, q: ImportedQuery) -> None:
     g = "policy.generation"
     backend = r.text(f"{g}.backend", "vllm")
@@ -211,6 +234,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     if pp > 1:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
+    _engine_precision(r, q, v)
     if r.flag(f"{v}.async_engine", False):
         q.note("vllm_cfg.async_engine: requests served as they come; rlmcost models the "
                "synchronous iteration")  # fmt: skip

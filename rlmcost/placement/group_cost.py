@@ -43,8 +43,11 @@ class GroupModel(GroupMemory):
 
     # -- time -----------------------------------------------------------------------------------
 
-    def roofline(self, gpus: int) -> Roofline:
-        return Roofline(self.s.hardware, gpus, self.s.workload.compute_dtype, self.s.efficiency)
+    def roofline(self, gpus: int, task: Task | None = None) -> Roofline:
+        """The roofline of ``gpus`` devices computing in ``task``'s dtype (default the
+        workload's)."""
+        wl = self.s.workload if task is None else self.workload(task)
+        return Roofline(self.s.hardware, gpus, wl.compute_dtype, self.s.efficiency)
 
     def weights_read(self, task: Task) -> int:
         """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when
@@ -63,7 +66,7 @@ class GroupModel(GroupMemory):
             MODE[task.kind],
             self.batch(task),
             self.seq_len(task),
-            self.s.workload,
+            self.workload(task),
             task.invocation.model_head,
         )
 

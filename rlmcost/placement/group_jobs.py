@@ -187,7 +187,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees); HF ``generate`` runs
     eager kernels, a launch gap per layer per step more (``EAGER_LAUNCH_S_PER_LAYER``)."""
     layout = g.layouts[task.index]
-    wl = g.s.workload
+    wl = g.workload(task)
     arch = g.s.arch(task.role)
     options = None
     if g.engine.kind is EngineKind.HF:
@@ -259,7 +259,7 @@ def _generate(
     if g.engine.kind.static and not g.s.deployment.ideal:
         mine = static_batches(mine, max(1, min(slots, g.engine.max_num_seqs)))
     tl = timeline(
-        arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
+        arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
         engine_model(g, task),
     )  # fmt: skip
     ideal = tl.time.bound_s

@@ -25,6 +25,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
+from rlmcost.placement.inputs import engine_for
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
@@ -252,9 +253,18 @@ class GroupTasks:
     def workload(self, task: Task) -> Workload:
         """The dtypes ``task`` runs with: a training task stores its parameters and gradients
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
-        precision), every other in the workload's weight dtype."""
+        precision); generation holds and multiplies its weights in the engine's ``dtype``
+        (:class:`~rlmcost.deployment.spec.EngineSpec`; FP8 W8A8 at the FP8 peak), its KV cache
+        and activations in the workload's; every other in the workload's weight dtype."""
         wl = self.s.workload
-        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
+        if self.s.deployment.ideal:
+            return wl
+        if task.kind is Kind.GENERATE:
+            dtype = engine_for(self.s, self.group.name).dtype
+            if dtype is None or dtype == wl.weight_dtype:
+                return wl
+            return wl.model_copy(update={"weight_dtype": dtype, "compute_dtype": dtype})
+        if task.kind is not Kind.TRAIN:
             return wl
         stored = self.train_layout().param_dtype
         return wl if stored is None else wl.model_copy(update={"param_dtype": stored})

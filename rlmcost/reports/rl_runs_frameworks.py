@@ -121,11 +121,9 @@ def nemo_rl(record: Record) -> Mapped:
                            f"{s[key]} (grpo_math_1B.yaml's ${{mul:...}})")  # fmt: skip
     q = _import_file(import_nemo_rl, s, [], int(record["prompt_len"]))
     _nemo_forward(s, q, choices)
-    if s.get("policy.generation.vllm_cfg.precision", "bfloat16") != "bfloat16" or s.get(
-        "policy.megatron_cfg.fp8_cfg.enabled"
-    ):
-        choices.append("FP8 generation / training not expressible in rlmcost's dtypes: "
-                       "evaluated in bf16 (an upper bound on the FP8 step)")  # fmt: skip
+    if s.get("policy.megatron_cfg.fp8_cfg.enabled"):
+        choices.append("FP8 training (megatron_cfg.fp8_cfg) not modelled: the trainer's GEMMs "
+                       "at the bf16 peak (an upper bound on the training phases)")  # fmt: skip
     if s.get("grpo.async_grpo.enabled"):
         k = int(record["off_policy_steps"])
         q.set("--placement", "async")

@@ -27,7 +27,7 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": 
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
                 "param_dtype": "--param-dtype"}  # fmt: skip
-_ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp",
+_ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
