@@ -37,6 +37,11 @@ QUERIES = {
         "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},
         "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "h100-sxm"}}),
         (8, 32, 128)),
+    "grpo-8b-fp8-engine": (Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "deployment": {"engine": {"dtype": "fp8"}}, "cluster": {"hardware": "h100-sxm"}}),
+        (8, 16)),
     "grpo-moe": (Run.from_data({
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},

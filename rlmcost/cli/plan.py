@@ -26,7 +26,7 @@ SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt
           "response_len", "length_dist", "epochs", "mini_batches", "oversample", "prm_steps",
           "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
-          "max_num_seqs", "price", "param_dtype", "json_out")  # fmt: skip
+          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out")  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")

@@ -25,12 +25,11 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
-from rlmcost.placement.inputs import engine_for
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
+from rlmcost.placement.inputs import Setup, count_of, engine_for, frozen_values, layout_for
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 

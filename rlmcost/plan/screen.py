@@ -78,7 +78,8 @@ class Query:
     ``work``, ``work_gen``, ``work_train``: FLOPs of the iteration, of its generation and
     training stages (FLOP = one add or one multiply, the project's exact count);
     ``decode_steps``: sequential decode steps at least (T_max - 1); ``engine_weight_bytes``:
-    the engine's weights, |M| x the weight dtype's bytes; ``decode_weight_bytes``: what a
+    the engine's weights, |M| x the engine dtype's bytes (the weight dtype's unless
+    ``--rollout-dtype``); ``refit_bytes``: |M| x the weight dtype's; ``decode_weight_bytes``: what a
     decode step reads of them at least (the same; 0 for MoE, module docstring);
     ``tokens``: prompt + response tokens trained per iteration (the throughput objective);
     ``sequences``: the most sequences one generation invocation samples (B K for most
@@ -103,17 +104,22 @@ class Query:
     decode_steps: int
     engine_weight_bytes: float
     decode_weight_bytes: float
+    refit_bytes: float  # the model in the trainer's weight dtype, what a refit sends
     tokens: int
     sequences: int  # the most sequences a generation invocation samples (0: not known)
     group_s: float  # the generating group's layout-free units (controller, refit), predicted
     refit_apart: str | None  # the framework's refit into engines on GPUs of their own
     pool: tuple[Any, ...] = ()  # a pool's accelerators (HardwareSpec): bounds take the fastest
 
+    engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
+
     @property
     def peak(self) -> float:
         """Dense datasheet peak of the compute dtype, FLOP/s per device (over a pool, the
-        fastest accelerator's: a lower bound must hold whichever a group runs on)."""
-        return max(float(h.peak(self.dtypes.compute_dtype)) for h in (self.hardware, *self.pool))
+        fastest accelerator's: a lower bound must hold whichever a group runs on; with an
+        engine dtype, the faster of the two, as generation computes in it)."""
+        dtypes = [self.dtypes.compute_dtype] + ([self.engine_dtype] if self.engine_dtype else [])
+        return max(float(h.peak(d)) for h in (self.hardware, *self.pool) for d in dtypes)
 
     @property
     def hbm_bandwidth(self) -> float:
@@ -172,13 +178,16 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         return float(stages[stage].work_flops) if stage in stages else 0.0
 
     generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
-    engine = float(spec_params(spec) * dtypes.weight_dtype.bytes)
+    eng_dtype = None if base.deployment.ideal else base.deployment.engine.dtype
+    refit = float(spec_params(spec) * dtypes.weight_dtype.bytes)
+    engine = float(spec_params(spec) * (eng_dtype or dtypes.weight_dtype).bytes)
     return Query(
         arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
         seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,
         lora=base.deployment.lora is not None, work=work(), work_gen=work(Stage.GENERATION),
         work_train=work(Stage.TRAINING), decode_steps=max(0, longest - 1) if generates else 0,
         engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
+        refit_bytes=refit, engine_dtype=eng_dtype,
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
         sequences=_sequences(estimate),
         group_s=_group_s(estimate),
@@ -328,7 +337,7 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
 
     if q.refit_apart is None:
         return np.zeros(gpus.shape)
-    nbytes = int(q.engine_weight_bytes)
+    nbytes = int(q.refit_bytes)
     gpn = q.hardware.gpus_per_node
     cross = gpus > gpn
     lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
