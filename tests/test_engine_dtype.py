@@ -86,3 +86,38 @@ def test_rollout_dtype_needs_an_inference_engine() -> None:
     r = runner.invoke(app, ["grpo", "-m", "qwen2.5-0.5b", "--engine", "hf", "--rollout-dtype",
                             "fp8"])  # fmt: skip
     assert r.exit_code != 0 and "vLLM and SGLang" in r.output
+
+
+# --- enforce_eager: no CUDA graphs ---------------------------------------------------------
+
+
+def test_eager_engine_decodes_slower_by_the_launch_time_per_layer() -> None:
+    from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
+
+    graphs = estimate("grpo", "llama-3.1-8b", hardware="h100-sxm", **KW)
+    eager = evaluate(graphs.run.replace(deployment={"engine": {"eager": True}}))
+    g0, g1 = _generation(graphs), _generation(eager)
+    assert g1.own == g0.own  # memory is untouched
+    # each decode step pays 32 layers (Llama-3.1-8B) x EAGER_LAUNCH_S_PER_LAYER more
+    steps = g0.timeline.steps
+    extra = steps * 32 * EAGER_LAUNCH_S_PER_LAYER.value
+    assert g1.predicted_s - g0.predicted_s == pytest.approx(extra, rel=0.05)
+
+
+def test_enforce_eager_imports_from_each_framework(tmp_path) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+    from rlmcost.frameworks.verl import import_verl
+
+    data = Path(__file__).parent / "data" / "frameworks"
+    verl = data / "verl_grpo.yaml"
+    assert "--enforce-eager" in dict(
+        import_verl(verl, ["actor_rollout_ref.rollout.enforce_eager=true"]).flags)
+    assert "--enforce-eager" not in dict(import_verl(verl).flags)
+    args = [a for ln in (data / "openrlhf_ppo_ray.args").read_text().splitlines()
+            if ln and not ln.startswith("#") for a in shlex.split(ln)]  # fmt: skip
+    assert "--enforce-eager" in dict(import_openrlhf([*args, "--enforce_eager"]).flags)
+    line = Run.from_data(estimate("grpo", "qwen2.5-0.5b", gpus=8).run.replace(
+        deployment={"engine": {"eager": True}}).to_json()).to_command()
+    assert "--enforce-eager" in line

@@ -53,6 +53,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_tp",
     "rollout_pp",
     "rollout_dtype",
+    "enforce_eager",
     "max_num_seqs",
     "no_sleep",
     "logits",
@@ -293,6 +294,19 @@ def deployment_options() -> dict[str, Any]:
         "rollout_pp": (
             Annotated[int | None, typer.Option(help="Engine pipeline stages per replica.",
                                                min=1, rich_help_panel=p)],
+            None,
+        ),
+        "enforce_eager": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--enforce-eager/--cuda-graphs",
+                    help="The engine decodes without CUDA graphs (vLLM enforce_eager): host "
+                    "launch time per layer each step (EAGER_LAUNCH_S_PER_LAYER). Default: "
+                    "CUDA graphs.",
+                    rich_help_panel=p,
+                ),
+            ],
             None,
         ),
         "rollout_dtype": (

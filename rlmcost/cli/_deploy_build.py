@@ -86,6 +86,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["tp"] = opts["rollout_tp"]
     if opts.get("rollout_pp") is not None:
         engine["pp"] = opts["rollout_pp"]
+    if opts.get("enforce_eager") is not None:
+        engine["eager"] = bool(opts["enforce_eager"])
     if opts.get("rollout_dtype") is not None:
         engine["dtype"] = str(opts["rollout_dtype"]).lower()
     if opts.get("max_num_seqs") is not None:

@@ -185,6 +185,11 @@ class EngineSpec(BaseModel):
     each refit, activations quantized dynamically per token, W8A8 GEMMs; vLLM docs,
     "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it. The KV
     cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
+    ``eager``: vLLM's ``enforce_eager`` (verl ``rollout.enforce_eager``, NeMo RL
+    ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel
+    from the host instead of replaying a captured CUDA graph, the host time per layer of
+    :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` more per step, as HF
+    ``generate`` (which always runs eagerly).
     """
 
     model_config = _STRICT
@@ -202,6 +207,8 @@ class EngineSpec(BaseModel):
     sleep: bool = Field(default=True, description="free the engine's memory during training")
     dtype: Dtype | None = Field(default=None, description="engine weights and GEMMs: bf16, "
                                 "fp16 or fp8 (None = the workload's weight dtype)")
+    eager: bool = Field(default=False, description="no CUDA graphs (vLLM enforce_eager): each "
+                        "decode step launches its kernels from the host")
 
     @field_validator("dtype")
     @classmethod

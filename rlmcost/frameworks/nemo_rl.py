@@ -46,7 +46,7 @@ IGNORED = (
     "policy.scheduler", "policy.generation.temperature", "policy.generation.top_p",
     "policy.generation.top_k", "policy.generation.stop_token_ids",
     "policy.generation.stop_strings",
-    "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.enforce_eager",
+    "policy.generation.vllm_cfg.max_model_len",
     "policy.generation.vllm_cfg.use_deep_gemm",
     "policy.generation.vllm_cfg.num_last_layers_in_bf16",
     "policy.generation.vllm_cfg.num_first_layers_in_bf16", "policy.generation.vllm_kwargs",
@@ -235,6 +235,8 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
     _engine_precision(r, q, v)
+    if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
+        q.set("--enforce-eager")
     if r.flag(f"{v}.async_engine", False):
         q.note("vllm_cfg.async_engine: requests served as they come; rlmcost models the "
                "synchronous iteration")  # fmt: skip

@@ -43,6 +43,7 @@ ARGS: dict[str, Any] = {
     "advantage_estimator": str, "init_kl_coef": float, "use_kl_loss": _SWITCH,
     "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
     "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH, "actor_init_on_gpu": _SWITCH,
+    "enforce_eager": _SWITCH,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse types."""
 
@@ -54,7 +55,7 @@ IGNORED = {
     "input_key", "label_key", "input_template", "apply_chat_template", "normalize_reward",
     "use_wandb", "wandb_org", "wandb_group", "wandb_project", "wandb_run_name",
     "use_tensorboard", "flash_attn", "attn_implementation", "seed", "full_determinism",
-    "enforce_eager", "vllm_sync_backend", "vllm_sync_with_ray", "enable_prefix_caching",
+    "vllm_sync_backend", "vllm_sync_with_ray", "enable_prefix_caching",
     "temperature", "top_p", "eps_clip", "eps_clip_low_high", "value_clip", "lambd", "gamma",
     "kl_estimator", "kl_target", "kl_horizon", "max_norm", "l2", "ptx_coef", "adam_betas",
     "reward_clip_range", "dynamic_filtering_reward_range", "overlong_buffer_len",
@@ -277,6 +278,8 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
         q.set("--rollout-tp", vtp)
         q.set("--gpu-memory-utilization", util)
         q.set("--sleep" if sleep else "--no-sleep")
+        if r.flag("enforce_eager", False):  # cli/train_ppo_ray.py: store_true
+            q.set("--enforce-eager")
     else:
         q.note("no vLLM engines (--vllm_num_engines unset or 0): the actor generates with "
                "transformers generate() on its own weights (--engine hf: static batches of "

@@ -48,7 +48,7 @@ IGNORED = (
     f"{MODEL}.trust_remote_code", f"{ARR}.ref", f"{ROLLOUT}.temperature",
     f"{ROLLOUT}.top_k", f"{ROLLOUT}.top_p", f"{ROLLOUT}.use_fire_sampling",
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
-    f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.enforce_eager", f"{ROLLOUT}.load_format",
+    f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format",
     f"{ROLLOUT}.max_num_batched_tokens", f"{ROLLOUT}.max_model_len",
     f"{ROLLOUT}.log_prob_micro_batch_size", f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu",
     f"{ROLLOUT}.log_prob_use_dynamic_bsz", f"{ROLLOUT}.log_prob_max_token_len_per_gpu",
@@ -318,6 +318,8 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
     q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
+    if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
+        q.set("--enforce-eager")
     seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
     if seqs != 1024:
         q.set("--max-num-seqs", seqs)

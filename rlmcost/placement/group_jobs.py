@@ -184,13 +184,14 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:
-    """The generation replica's engine model (its TP and EP degrees); HF ``generate`` runs
-    eager kernels, a launch gap per layer per step more (``EAGER_LAUNCH_S_PER_LAYER``)."""
+    """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
+    engine with ``enforce_eager`` run eager kernels, a launch gap per layer per step more
+    (``EAGER_LAUNCH_S_PER_LAYER``)."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
     options = None
-    if g.engine.kind is EngineKind.HF:
+    if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S + int(arch.n_layers)
                                 * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
     return _engine(

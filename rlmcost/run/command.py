@@ -138,6 +138,7 @@ def _deployment_flags(run: Run) -> list[str]:
     if e.block_size != e0.block_size or e.ep != e0.ep:
         raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
     words.append("--sleep" if e.sleep else "--no-sleep")
+    words += ["--enforce-eager"] if e.eager else []
     if e.kind != e0.kind:
         words += ["--engine", str(e.kind)]
     if d.lora is not None:
