@@ -165,8 +165,11 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
         how = (f"mean response length not published: min({frac:g} x max {t_max}, {ceiling:g}) "
                f"= {mean} tokens (RESPONSE_MEAN_OVER_MAX_FRACTION, "
                "RESPONSE_MEAN_CEILING_TOKENS)")  # fmt: skip
-    elif record.get("mean_response_len_source"):
-        how = f"mean response length {mean} from {record['mean_response_len_source']}"
+    elif record.get("mean_response_len_source"):  # its citation, up to the figure's details
+        cite = str(record["mean_response_len_source"]).split(":")[0]
+        spread = record.get("mean_response_len_range")
+        how = (f"mean response length {mean} (interval {spread[0]}..{spread[1]}) from " if spread
+               else f"mean response length {mean} from ") + cite  # fmt: skip
     else:
         how = f"published mean response length {mean}"
     text = f"lognormal:{mean},{sigma:g},{t_max}"
