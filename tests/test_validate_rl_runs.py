@@ -96,11 +96,12 @@ def test_the_published_workload_is_the_runs(report):
 
 def test_default_mean_is_the_fraction_below_the_ceiling_and_never_above_it():
     # short caps keep 0.70 x max (0.70: NeMo RL v0.7 Qwen3-235B 5,719 / 8,192); 1,024 is
-    # OpenRLHF's generate_max_len and 8,192 verl's Qwen3-30B-A3B cap (rl_runs.json)
+    # OpenRLHF's generate_max_len, 4,096 NeMo RL's Qwen3-32B cap (rl_runs.json)
     assert default_mean_response(1024) == round(0.70 * 1024) == 717
-    assert default_mean_response(8192) == round(0.70 * 8192) == 5734
-    # long caps stop at the ceiling: verl's 28,672 and AReaL's 31,744 (rl_runs.json)
-    for t_max in (28672, 31744, 131072):
+    assert default_mean_response(4096) == round(0.70 * 4096) == 2867
+    # long caps stop at the ceiling: 0.70 x 8,192 = 5,734 is above it, as are verl's 28,672
+    # and AReaL's 31,744 (rl_runs.json)
+    for t_max in (8192, 28672, 31744, 131072):
         assert default_mean_response(t_max) == RESPONSE_MEAN_CEILING_TOKENS.value
     for end in ("low", "value", "high"):
         for t_max in (256, 1024, 4096, 8192, 16384, 28672, 40960, 131072):
