@@ -58,6 +58,28 @@ def test_run_fields(run: dict) -> None:
         assert isinstance(run[key], int) and run[key] > 0, key
     if "mean_response_len" in run:
         assert 0 < run["mean_response_len"] <= run["max_response_len"]
+    if "mean_response_len_range" in run:
+        lo, hi = run["mean_response_len_range"]
+        assert 0 < lo <= run["mean_response_len"] <= hi <= run["max_response_len"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])
+def test_mean_response_length_is_sourced_or_left_to_the_default(run: dict) -> None:
+    """A mean response length is the run's own published figure (in its cite), all responses
+    at the cap (said in the assumptions), or a figure from another publication named in
+    ``mean_response_len_source``; a run with none gets the global default rule."""
+    mean = run.get("mean_response_len")
+    if mean is None:
+        assert "mean_response_len_source" not in run and "mean_response_len_range" not in run
+        return
+    source = run.get("mean_response_len_source", "")
+    if source:  # where, and which of the run-average or final value it is
+        assert any(k in source for k in ("commit", "@", "Figure", "Table")), source
+        assert "average" in source, source
+    elif mean == run["max_response_len"]:
+        assert any(f"full {mean} tokens" in a for a in run["assumptions"]), run["assumptions"]
+    else:
+        assert any(f in run["cite"] for f in (f"{mean}", f"{mean:,}")), run["cite"]
     roles = run.get("gpus_by_role")
     if roles:
         assert sum(roles.values()) == run["gpus"], roles

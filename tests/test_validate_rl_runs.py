@@ -21,8 +21,17 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv
-from rlmcost.perf.rl_constants import RESPONSE_LENGTH_LOG_SIGMA, RESPONSE_MEAN_OVER_MAX_FRACTION
-from rlmcost.reports.rl_runs import load_runs, published_step_s
+from rlmcost.perf.rl_constants import (
+    RESPONSE_LENGTH_LOG_SIGMA,
+    RESPONSE_MEAN_CEILING_TOKENS,
+    RESPONSE_MEAN_OVER_MAX_FRACTION,
+)
+from rlmcost.reports.rl_runs import (
+    assumed_length_dists,
+    default_mean_response,
+    load_runs,
+    published_step_s,
+)
 from rlmcost.reports.rl_runs_rows import build_run, validate_rl_runs
 from rlmcost.run.spec import Run
 
@@ -79,9 +88,36 @@ def test_the_published_workload_is_the_runs(report):
         if mean == t_max:
             assert w.length_dist == "fixed"
             continue
-        if mean is None:
-            mean = round(RESPONSE_MEAN_OVER_MAX_FRACTION.value * t_max)
+        if mean is None:  # the default rule recomputed: fraction of the cap, at most the ceiling
+            frac = RESPONSE_MEAN_OVER_MAX_FRACTION.value * t_max
+            mean = round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.value))
         assert w.length_dist == f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}"
+
+
+def test_default_mean_is_the_fraction_below_the_ceiling_and_never_above_it():
+    # short caps keep 0.70 x max (0.70: NeMo RL v0.7 Qwen3-235B 5,719 / 8,192); 1,024 is
+    # OpenRLHF's generate_max_len, 4,096 NeMo RL's Qwen3-32B cap (rl_runs.json)
+    assert default_mean_response(1024) == round(0.70 * 1024) == 717
+    assert default_mean_response(4096) == round(0.70 * 4096) == 2867
+    # long caps stop at the ceiling: 0.70 x 8,192 = 5,734 is above it, as are verl's 28,672
+    # and AReaL's 31,744 (rl_runs.json)
+    for t_max in (8192, 28672, 31744, 131072):
+        assert default_mean_response(t_max) == RESPONSE_MEAN_CEILING_TOKENS.value
+    for end in ("low", "value", "high"):
+        for t_max in (256, 1024, 4096, 8192, 16384, 28672, 40960, 131072):
+            mean = default_mean_response(t_max, end)
+            assert 0 < mean <= RESPONSE_MEAN_CEILING_TOKENS.at(end) and mean <= t_max
+
+
+def test_length_spread_brackets_the_point_mean():
+    for rec in DATA["runs"]:
+        t_max, mean = rec["max_response_len"], rec.get("mean_response_len")
+        ends = [int(d.split(":")[1].split(",")[0]) for d in assumed_length_dists(rec)]
+        if mean is None:
+            mean = default_mean_response(t_max)
+            assert len(ends) == 2, rec["id"]  # every unpublished mean carries its spread
+        if ends:
+            assert ends[0] <= mean <= ends[1] <= t_max, rec["id"]
 
 
 def test_async_runs_overlap_with_the_sources_split(report):

@@ -361,13 +361,12 @@ True; V1 blog 2025-01-27 'Zero-Overhead Prefix Caching', < 1 % throughput loss a
 
 # --- 6. Reasoning-response lengths (defaults when a run gives none) --------------------------
 
-RESPONSE_MEAN_TOKENS = Constant(3500, 722, 8170, "DeepScaleR blog; NeMo RL perf summary")
-"""Mean response tokens of a GRPO math run.
-
-DeepScaleR-1.5B blog (2025): with an 8K context the mean response fell from ~5,500 to ~3,500 tokens.
-low/high: NeMo RL performance summary (docs/about/performance-summary.md, v0.7, GRPO math)
-'G-Average Seq len' DeepSeek-V3 722 (max 1,536) and Qwen3-30B-A3B 8,170 (max 40,960).
-"""
+RESPONSE_MEAN_CEILING_TOKENS = Constant(5350, 1000, 8170, "verl docs; AReaL v0.1; NeMo RL v0.7")
+"""Cap on the default mean, min(RESPONSE_MEAN_OVER_MAX_FRACTION x max, this): the median, (4,000 +
+6,700) / 2, of run-average means of GRPO math runs capped at >= 16K. low: verl-recipe
+async_flow/docs/performance.md@5f976c4 Qwen2.5-Math-7B, 16K, '1k'; verl docs/advance/fp8.md
+Qwen3-30B-A3B-Base, 20K, ~4,000; AReaL_v0_1.md Fig. 1 R1-Distill-Qwen-1.5B, 24K, ~6,700 (curves
+read off; full cites: rl_runs.json mean_response_len_source); high: NeMo RL v0.7 8,170 @ 40,960."""
 
 RESPONSE_MEAN_OVER_MAX_FRACTION = Constant(0.70, 0.199, 0.795, "NeMo RL perf summary v0.7")
 """Mean response length over the configured maximum.

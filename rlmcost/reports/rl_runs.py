@@ -12,9 +12,11 @@ The published workload is then set on top, the same for every run:
   ``max_response_len``; the accelerator and GPU count;
 * response lengths: ``lognormal:MEAN,SIGMA,MAX`` with SIGMA the one global
   :data:`~rlmcost.perf.rl_constants.RESPONSE_LENGTH_LOG_SIGMA` and MAX the maximum response; MEAN
-  is the published mean response length, or, where none is published, the global
-  :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_OVER_MAX_FRACTION` of the maximum; responses
-  published as all of one length (mean = max) are ``fixed``.
+  is the run's ``mean_response_len`` (published by the run's source, or, with its
+  ``mean_response_len_source``, by a publication of the same model on the same recipe), or, where
+  there is none, the global :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_OVER_MAX_FRACTION` of
+  the maximum capped at :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_CEILING_TOKENS` (long
+  caps are not filled); responses published as all of one length (mean = max) are ``fixed``.
 
 What flags cannot say (a model given only by its config in the data, the training dtype) is an
 ``overlay`` of Run fields. Every discrete choice a recipe makes beyond the source is one line of
@@ -38,7 +40,11 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
-from rlmcost.perf.rl_constants import RESPONSE_LENGTH_LOG_SIGMA, RESPONSE_MEAN_OVER_MAX_FRACTION
+from rlmcost.perf.rl_constants import (
+    RESPONSE_LENGTH_LOG_SIGMA,
+    RESPONSE_MEAN_CEILING_TOKENS,
+    RESPONSE_MEAN_OVER_MAX_FRACTION,
+)
 
 DSCHAT_EPOCH_PROMPTS = 264_292
 """Prompts in one epoch of DeepSpeed-Chat's step-3 benchmark (DeepSpeedExamples
@@ -125,15 +131,25 @@ def published_step_s(record: Mapping[str, Any]) -> float:
     return value * 3600 / steps
 
 
+def default_mean_response(t_max: int, end: str = "value") -> int:
+    """The mean response length a run without a published one gets (module docstring): the
+    ``end`` of RESPONSE_MEAN_OVER_MAX_FRACTION x ``t_max``, capped at the same end of
+    RESPONSE_MEAN_CEILING_TOKENS."""
+    frac = RESPONSE_MEAN_OVER_MAX_FRACTION.at(end) * t_max
+    return round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.at(end)))
+
+
 def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
-    """Where the mean response length is not published: the ``--length-dist`` at the low and
-    high ends of ``RESPONSE_MEAN_OVER_MAX_FRACTION`` (the interval spans them); else none."""
-    if record.get("mean_response_len") is not None:
-        return ()
+    """The ``--length-dist`` at the low and high ends of the mean's spread (the interval spans
+    them): a sourced mean's ``mean_response_len_range``, else none for a sourced mean; without
+    one, the low and high ends of :func:`default_mean_response`."""
     t_max = int(record["max_response_len"])
     sigma = RESPONSE_LENGTH_LOG_SIGMA.value
-    return tuple(f"lognormal:{round(RESPONSE_MEAN_OVER_MAX_FRACTION.at(end) * t_max)},"
-                 f"{sigma:g},{t_max}" for end in ("low", "high"))  # fmt: skip
+    if record.get("mean_response_len") is not None:
+        means = tuple(int(m) for m in record.get("mean_response_len_range", ()))
+    else:
+        means = tuple(default_mean_response(t_max, end) for end in ("low", "high"))
+    return tuple(f"lognormal:{m},{sigma:g},{t_max}" for m in means)
 
 
 def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -144,10 +160,16 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
     if mean is not None and int(mean) >= t_max:
         return "fixed", f"every response has the published {t_max} tokens (mean = max)"
     if mean is None:
-        frac = RESPONSE_MEAN_OVER_MAX_FRACTION.value
-        mean = round(frac * t_max)
-        how = (f"mean response length not published: {frac:g} x max {t_max} = {mean} tokens "
-               "(RESPONSE_MEAN_OVER_MAX_FRACTION)")  # fmt: skip
+        frac, ceiling = RESPONSE_MEAN_OVER_MAX_FRACTION.value, RESPONSE_MEAN_CEILING_TOKENS.value
+        mean = default_mean_response(t_max)
+        how = (f"mean response length not published: min({frac:g} x max {t_max}, {ceiling:g}) "
+               f"= {mean} tokens (RESPONSE_MEAN_OVER_MAX_FRACTION, "
+               "RESPONSE_MEAN_CEILING_TOKENS)")  # fmt: skip
+    elif record.get("mean_response_len_source"):  # its citation, up to the figure's details
+        cite = str(record["mean_response_len_source"]).split(":")[0]
+        spread = record.get("mean_response_len_range")
+        how = (f"mean response length {mean} (interval {spread[0]}..{spread[1]}) from " if spread
+               else f"mean response length {mean} from ") + cite  # fmt: skip
     else:
         how = f"published mean response length {mean}"
     text = f"lognormal:{mean},{sigma:g},{t_max}"
