@@ -84,7 +84,7 @@ def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     out: list[dict[str, Any]] = []
     where: dict[tuple, int] = {}
     for r in rows:
-        sig = tuple(r.get(k) for k in SAME_TIME)
+        sig = signature(r)
         if sig in where:
             i = where[sig]
             if r["rollout_tp"] < out[i]["rollout_tp"]:
@@ -93,6 +93,39 @@ def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
         where[sig] = len(out)
         out.append(r)
     return out, len(rows) - len(out)
+
+
+def signature(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What :func:`collapse` compares: the row's :data:`SAME_TIME` fields."""
+    return tuple(row.get(k) for k in SAME_TIME)
+
+
+class Ranking:
+    """The exact rows found so far, kept sorted by (objective key, position in the order) as
+    they arrive (one insertion each, not a sort of all rows per chunk), and the key of the
+    ``top``-th row once :func:`collapse`'s merges are counted once: branch and bound's
+    incumbent. Rows merged by :func:`collapse` share their time and GPUs, hence their key, so
+    the ``top``-th distinct signature in this order is the ``top``-th row of
+    ``collapse(ranked rows)``."""
+
+    def __init__(self, key: Any, top: int) -> None:
+        self.key, self.top = key, top
+        self._rows: list[tuple[tuple[Any, ...], int, tuple[Any, ...]]] = []
+
+    def add(self, position: int, row: dict[str, Any]) -> None:
+        import bisect
+
+        bisect.insort(self._rows, (self.key(row), position, signature(row)))
+
+    def kth(self) -> tuple[Any, ...] | None:
+        """The ``top``-th distinct row's key, None while fewer rows are known."""
+        seen: set[tuple[Any, ...]] = set()
+        for k, _, sig in self._rows:
+            if sig not in seen:
+                seen.add(sig)
+                if len(seen) == self.top:
+                    return k
+        return None
 
 
 def bound_keys(obj: Objective, gpus: Any, time_lb: Any, tokens: Any) -> tuple[Any, Any]:
@@ -217,6 +250,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     _, prim, sec, memory = bounds
     size = BATCH if run.workers > 1 else LOCAL_BATCH
     state = _State()
+    ranking = Ranking(key, top)
     unknown: set[str] = set()  # families with skipped candidates: fit not known
     n = len(order)
     rows: list[tuple[int, dict[str, Any]]] = []  # (position in the order, row)
@@ -267,14 +301,15 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                     continue
                 counts.fitting += 1
                 rows.append((p, r))
+                ranking.add(p, r)
                 fit.add(c.key)
                 covered.add(c.topology)
                 best = found.per_topology.get(c.topology)
                 if best is None or key(r) < key(best):
                     found.per_topology[c.topology] = r
-            ranked, _ = collapse([r for _, r in sorted(rows, key=lambda x: (key(x[1]), x[0]))])
-            if len(ranked) >= top:
-                state.kth = key(ranked[top - 1])
+            kth = ranking.kth()
+            if kth is not None:
+                state.kth = kth
             if progress is not None:
                 progress(state.pos, n)
     except KeyboardInterrupt:
