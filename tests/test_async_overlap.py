@@ -147,3 +147,20 @@ def test_partial_rollout_needs_an_asynchronous_placement():
                                  "8", "--partial-rollout", "--no-kl"])  # fmt: skip
     with pytest.raises(SpecError, match="--partial-rollout .* --placement async"):
         evaluate_deployment(run)
+
+
+def test_async_without_groups_searches_the_fastest_fitting_split():
+    """Issue 20: ``--placement async`` without ``--groups`` sizes its groups itself. Checked
+    against every split written by hand (``--groups rollout=n,actor=8-n``, the same two groups
+    when the actor only generates and trains): the search's iteration is the fastest of the
+    splits that fit."""
+    base = ["--model", "llama-3.2-1b", "--hardware", "h100-sxm", "--gpus", "8", "--placement",
+            "async", "--batch", "32", "--group", "4", "--response-len", "2048", "--length-dist",
+            "lognormal:700,0.67,2048", "--no-kl", "--no-recompute-logprobs", "--partial-rollout"]
+    searched = evaluate_deployment(run_from_argv("grpo", base))
+    by_hand = [evaluate_deployment(run_from_argv("grpo", [*base, "--groups",
+                                                         f"rollout={n},actor={8 - n}"]))
+               for n in range(1, 8)]  # fmt: skip
+    fitting = [e.iteration_time_s for e in by_hand if e.fits]
+    assert searched.fits and fitting
+    assert searched.iteration_time_s == pytest.approx(min(fitting), rel=1e-9)
