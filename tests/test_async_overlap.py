@@ -164,3 +164,18 @@ def test_async_without_groups_searches_the_fastest_fitting_split():
     fitting = [e.iteration_time_s for e in by_hand if e.fits]
     assert searched.fits and fitting
     assert searched.iteration_time_s == pytest.approx(min(fitting), rel=1e-9)
+
+
+@pytest.mark.parametrize(("row", "gen_s", "update_s"), [
+    # verl docs/advance/fully_async.md, 7B table, fully_async_policy rows: gen, update_actor
+    ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-16-16", 21.26, 313.81),
+    ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-32-32", 28.46, 156.98),
+    ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-64-64", 33.14, 113.16),
+])  # fmt: skip
+def test_verl_fully_async_is_trainer_bound_as_published(row, gen_s, update_s):
+    """The published phases of verl's fully-async runs: the trainer's update_actor fills the
+    step and the rollouter's ``gen`` (the trainer's wait for samples) is a small part, so the
+    trainer group is the bottleneck; the notes say so."""
+    assert update_s > 3 * gen_s  # the source's own phases: trainer-bound
+    notes = " ".join(_estimate(row, VERL_7B_MEAN).notes)
+    assert "actor is the bottleneck" in notes

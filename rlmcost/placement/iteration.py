@@ -15,7 +15,10 @@ and the prediction (``time_s``, ``iteration_time_s``: the jobs' and transfers' p
 seconds, :mod:`rlmcost.placement.group_jobs`). Since each unit's prediction is at least its
 bound and the period and the spans are monotone in the units' weights, so are the stage and
 iteration predictions; a larger staleness only removes constraints, so an asynchronous
-iteration is never longer than the synchronous one on the same groups. Throughput:
+iteration is never longer than the synchronous one on the same groups. Under staleness the
+notes name the bottleneck group, the others' idle seconds and the GPU split that balances the
+groups' GPU-seconds (:mod:`rlmcost.placement.overlap`); ``--partial-rollout`` (streaming
+generation, :mod:`rlmcost.placement.streaming`) needs k >= 1. Throughput:
 ``tokens_per_s_per_gpu`` = prompt + response tokens the actor trains on per iteration /
 (predicted iteration time x GPUs) (NeMo RL's "Tokens/sec/GPU", verl's ``perf/throughput``);
 ``mfu`` = the iteration's work (the project's exact FLOP count, FLOP = one add or one
