@@ -222,8 +222,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
+        in_turn = float(template(tuple(shape), 0, frozen_links).period(w_p).value)
         notes += overlap_notes(float(per_p.value), busy_per_group(shape, w_p, names),
-                               {g.name: g.gpus for g in groups}, placement.staleness)  # fmt: skip
+                               {g.name: g.gpus for g in groups}, placement.staleness,
+                               in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
         notes.append(
             "partial rollout: the engines stream across batches (a finished sample's slot "

@@ -4,17 +4,18 @@ wait, in the iteration's notes.
 With staleness k >= 1 and rollout and training on different groups, the steady-state period
 is the largest cycle mean of the schedule (:mod:`rlmcost.placement.schedule`): usually one
 group's own busy time per iteration (its units summed), the bottleneck, while every other group
-idles for the difference (AReaL's ``rollouter``/``trainer`` balance, Fu et al. 2025 §5; verl
-fully-async reports the same as ``trainer/idle_ratio`` and ``rollouter/idle_ratio``,
-docs/advance/fully_async.md "Key Metrics"). A period above every group's busy time comes from
-a cycle through the stages (the staleness chain) or a weight-sync link.
+idles for the difference (AReaL "balances the workload of rollout and training workers", Fu
+et al. 2025, arXiv:2505.24298 abstract; verl fully-async reports it as ``trainer/idle_ratio``
+and ``rollouter/idle_ratio``, docs/advance/fully_async.md "Key Metrics"). A period above every
+group's busy time comes from a cycle through the stages (the staleness chain) or a weight-sync
+link.
 
 A split that leaves one side idle is unbalanced: :func:`overlap_notes` also gives the split
 that balances the groups' GPU-seconds (each group's busy time x its GPUs, spread over all the
-GPUs in proportion; exact only where a group's time scales as 1 / its GPUs), the tuning rule
-verl's doc gives ("the rollout time and train time close", "Resource Allocation and
-Adjustment"); ``--placement async`` without ``--groups`` searches the split itself
-(:mod:`rlmcost.placement.allocate`).
+GPUs in proportion; an estimate: exact only where a group's time scales as 1 / its GPUs, which
+decode does not), the tuning rule verl's doc gives ("the rollout time and train time close",
+"Resource Allocation and Adjustment"); ``--placement async`` without ``--groups`` searches the
+split itself (:mod:`rlmcost.placement.allocate`).
 """
 
 from __future__ import annotations
@@ -36,10 +37,15 @@ def check_partial_rollout(partial: bool, staleness: int) -> None:
 
 
 def overlap_notes(
-    period_s: float, busy_s: Mapping[str, float], gpus: Mapping[str, int], staleness: int
+    period_s: float,
+    busy_s: Mapping[str, float],
+    gpus: Mapping[str, int],
+    staleness: int,
+    in_turn_s: float | None = None,
 ) -> list[str]:
     """Notes for an iteration of ``period_s`` predicted seconds whose groups are busy
-    ``busy_s`` each (their units' predicted seconds summed) on ``gpus`` each."""
+    ``busy_s`` each (their units' predicted seconds summed) on ``gpus`` each; ``in_turn_s``:
+    the same groups and units without overlap (staleness 0), the saving's reference."""
     if not staleness or len(busy_s) < 2 or period_s <= 0:
         return []
     bottleneck = max(busy_s, key=lambda g: busy_s[g])
@@ -60,7 +66,11 @@ def overlap_notes(
             f"asynchronous overlap (staleness {staleness}): {bottleneck} is the bottleneck, "
             f"{top:.1f} s busy per iteration (predicted)"
         )
-    notes = [f"{head}; {others}"]
+    saving = ""
+    if in_turn_s is not None and in_turn_s > 0:
+        saving = (f"; the same groups in turn (staleness 0) take {in_turn_s:.1f} s, the overlap "
+                  f"saves {in_turn_s - period_s:.1f} s")  # fmt: skip
+    notes = [f"{head}; {others}{saving}"]
     total = sum(gpus.values())
     gpu_s = {g: busy_s[g] * gpus[g] for g in busy_s}
     spread = sum(gpu_s.values()) / total
@@ -69,8 +79,8 @@ def overlap_notes(
         notes.append(
             f"GPU split: {', '.join(f'{g} {gpus[g]}' for g in gpus)} of {total}; balanced by "
             f"GPU-seconds it would be {split} GPUs, about {spread:.1f} s per iteration if each "
-            "group's time scales as 1 / its GPUs (the async period cannot beat that balance; "
-            "--placement async without --groups searches the split)"
+            "group's time scaled as 1 / its GPUs (decode does not: fewer engines run fuller "
+            "batches; --placement async without --groups searches the split)"
         )
     return notes
 
