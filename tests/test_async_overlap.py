@@ -119,6 +119,9 @@ def test_async_period_between_the_largest_side_and_the_sum(model, split, k, part
     assert max(busy_p) * (1 - eps) <= est.iteration_time_s <= (sum(busy_p) + syncs_p) * (1 + eps)
     assert max(busy_b) * (1 - eps) <= est.iteration_time_lower_bound_s
     assert est.iteration_time_lower_bound_s <= (sum(busy_b) + syncs_b) * (1 + eps)
+    # staleness only removes precedence constraints: the same groups in turn take no less
+    in_turn = re.search(r"in turn \(staleness 0\) take (\d+\.\d) s", " ".join(est.notes))
+    assert in_turn and float(in_turn[1]) >= round(est.iteration_time_s, 1) - 0.05
 
 
 def test_streaming_removes_the_tail_and_keeps_a_single_fixed_wave():
