@@ -16,7 +16,11 @@ the samples in flight stop and later resume under the new weights.
   b178a3c: verl/experimental/fully_async_policy/fully_async_rollouter.py pauses and resumes its
   servers at a parameter sync; agent_loop/partial_single_turn_agent_loop.py resubmits a
   cancelled sample as ``prompt_ids + response_ids``, so the engine prefills it again;
-  docs/advance/fully_async.md mode (d), "async stream pipeline with partial rollout").
+  docs/advance/fully_async.md mode (d), "async stream pipeline with partial rollout");
+* slime (THUDM/slime at 624b824): slime/rollout/fully_async_rollout.py keeps a fixed pool of
+  generations in flight across rollout boundaries (examples/fully_async/README.md), and
+  ``--partial-rollout`` (slime/utils/arguments.py) recycles the samples aborted at a rollout's
+  end into the data buffer to continue later (slime/rollout/sglang_rollout.py).
 
 Without partial rollouts (verl's one-step-off policy, fully-async mode (c), NeMo RL's async
 GRPO without in-flight weight updates) each batch still waits for its longest sample: the plain
