@@ -58,6 +58,7 @@ DEPLOYMENT_OPTIONS = (
     "no_sleep",
     "logits",
     "routing_replay",
+    "partial_rollout",
     "ideal",
 )
 
@@ -365,6 +366,19 @@ def deployment_options() -> dict[str, Any]:
                     "--routing-replay",
                     help="MoE routing replay: keep the engine's routed experts of every token "
                     "for the update (slime --use-rollout-routing-replay; rollout buffers).",
+                    rich_help_panel=p,
+                ),
+            ],
+            False,
+        ),
+        "partial_rollout": (
+            Annotated[
+                bool,
+                typer.Option(
+                    "--partial-rollout",
+                    help="Asynchronous rollout streams across batches: generation interrupted "
+                    "at a weight update resumes with its partial output (AReaL, verl "
+                    "fully-async partial_rollout); needs --placement async or combined.",
                     rich_help_panel=p,
                 ),
             ],

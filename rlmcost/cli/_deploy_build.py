@@ -114,6 +114,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["logits"] = str(opts["logits"])
     if opts.get("routing_replay"):
         data["routing_replay"] = True
+    if opts.get("partial_rollout"):
+        data["partial_rollout"] = True
     if opts.get("ideal"):
         data["ideal"] = True
     return build(Deployment, data, "deployment")

@@ -17,6 +17,9 @@ invocation kind runs:
   fused/chunked kernel;
 * ``routing_replay``: an MoE actor's routed-expert ids kept from generation for the update
   (rollout buffers, :mod:`rlmcost.deployment.buffers`);
+* ``partial_rollout``: under asynchronous placements the engines stream without draining a
+  batch: generation interrupted at a weight update resumes from its partial output
+  (:mod:`rlmcost.placement.streaming`);
 * ``init_load``: where a model is materialised at start-up before it is sharded
   (:mod:`rlmcost.deployment.init`, the init-time peak);
 * ``overhead``: the fixed per-process device memory (:class:`Overhead`).
@@ -329,6 +332,12 @@ class Deployment(BaseModel):
         default=False,
         description="MoE routing replay: the engine's routed-expert ids of every token kept "
         "for the update (slime --use-rollout-routing-replay); false = not kept",
+    )
+    partial_rollout: bool = Field(
+        default=False,
+        description="asynchronous rollout streams across batches: interrupted at each weight "
+        "update and resumed (AReaL interruptible generation, verl fully-async "
+        "async_training.partial_rollout); false = each batch drains to its longest sample",
     )
     init_load: InitLoad = Field(
         default=InitLoad.SHARDED,

@@ -13,7 +13,9 @@
 * Asynchronous: a rollout group (Generation and Assessment) and a trainer group (Training)
   overlap under staleness k >= 1 (AReaL, Fu et al. 2025, arXiv:2505.24298; Noukhovitch et al.
   2024, arXiv:2410.18252; §IV-E); a trainable model read on the rollout side keeps a
-  persistent inference copy there, the shadow M_sh.
+  persistent inference copy there, the shadow M_sh. With the deployment's ``partial_rollout``
+  (AReaL's interruptible generation, verl fully-async ``partial_rollout``) the engines stream
+  across batches instead of draining each one (:mod:`rlmcost.placement.streaming`).
 * Combined: asynchronous with one group per model and side (the rollout engines; each
   assessment model; each trained model's trainer) and hybrid layouts (Table IX caption:
   "asynchronous overlap with disaggregated model placement and hybrid intra-model

@@ -51,6 +51,7 @@ from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
+from rlmcost.placement.streaming import stream
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
@@ -263,11 +264,21 @@ def _generate(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
         engine_model(g, task),
     )  # fmt: skip
-    ideal = tl.time.bound_s
-    pred = max(tl.predicted_s, ideal)
+    time = tl.time
+    pred = max(tl.predicted_s, time.bound_s)
     parts = {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
+    if g.s.deployment.partial_rollout:  # the engines stream across batches (``streaming``)
+        if g.engine.kind.static:
+            raise SpecError(f"--partial-rollout streams samples through a continuous-batching "
+                            f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
+        st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
+                    engine_model(g, task), g.s.counting)  # fmt: skip
+        time, pred = st.time, max(st.predicted_s, st.time.bound_s)
+        parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
+                 "reprefill_s": st.reprefill_s}  # fmt: skip
+    ideal = time.bound_s
     return Job(
-        task, model, layout, n, work, tl.depth, own, memory, tl.time, ideal, timeline=tl,
+        task, model, layout, n, work, tl.depth, own, memory, time, ideal, timeline=tl,
         predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,
         tokens=n * prompt + sum(responses),
     )  # fmt: skip

@@ -15,7 +15,10 @@ and the prediction (``time_s``, ``iteration_time_s``: the jobs' and transfers' p
 seconds, :mod:`rlmcost.placement.group_jobs`). Since each unit's prediction is at least its
 bound and the period and the spans are monotone in the units' weights, so are the stage and
 iteration predictions; a larger staleness only removes constraints, so an asynchronous
-iteration is never longer than the synchronous one on the same groups. Throughput:
+iteration is never longer than the synchronous one on the same groups. Under staleness the
+notes name the bottleneck group, the others' idle seconds and the GPU split that balances the
+groups' GPU-seconds (:mod:`rlmcost.placement.overlap`); ``--partial-rollout`` (streaming
+generation, :mod:`rlmcost.placement.streaming`) needs k >= 1. Throughput:
 ``tokens_per_s_per_gpu`` = prompt + response tokens the actor trains on per iteration /
 (predicted iteration time x GPUs) (NeMo RL's "Tokens/sec/GPU", verl's ``perf/throughput``);
 ``mfu`` = the iteration's work (the project's exact FLOP count, FLOP = one add or one
@@ -45,6 +48,7 @@ from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, Sta
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule import template
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
@@ -86,6 +90,7 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
 def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     """The iteration from its groups: schedule, stages, transfers, fusion, fit."""
     placement = setup.placement
+    check_partial_rollout(setup.deployment.partial_rollout, placement.staleness)
     jobs = {j.task.index: j for g in groups for j in g.jobs}
     time_of = {i: j.time_s for i, j in jobs.items()}
     pred_of = {i: j.predicted_s for i, j in jobs.items()}
@@ -215,6 +220,18 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         notes.append(
             f"steady state with staleness {placement.staleness}: rollout may use weights up to "
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
+        )
+        names = [g.name for g in groups]
+        in_turn = float(template(tuple(shape), 0, frozen_links).period(w_p).value)
+        notes += overlap_notes(float(per_p.value), busy_per_group(shape, w_p, names),
+                               {g.name: g.gpus for g in groups}, placement.staleness,
+                               in_turn)  # fmt: skip
+    if setup.deployment.partial_rollout:
+        notes.append(
+            "partial rollout: the engines stream across batches (a finished sample's slot "
+            "refilled at once, the in-flight samples interrupted at each weight update and "
+            "resumed with their KV cache recomputed): generation is one batch at the stream's "
+            "occupancy plus that re-prefill, without the batch's long tail"
         )
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle

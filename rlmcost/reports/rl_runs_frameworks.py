@@ -35,21 +35,35 @@ OPENRLHF_RATIO = {"ref": 1, "reward": 1, "critic": 2, "actor": 2, "vllm": 2}
 1 : 1 : 2 : 2 : 2 (OpenRLHF benchmark/README.md, rows 'OpenRLHF(ray+vllm)' 1:1:2:2:2 for 7B,
 13B, 34B and 2:2:4:4:4 for 70B), scaled to the run's GPU count."""
 
-AREAL_TRAIN_SHARE = (1, 6)
-"""Training GPUs of an asynchronous AReaL run: 1/6 of the GPUs in whole nodes (AReaL
-examples/configs/qwen3-code/8b.yaml: allocation_mode sglang.d80m2p1+d4m2p4 on 24 nodes, 160
-generation + 32 training GPUs)."""
+AREAL_TRAIN_SHARE = (1, 4)
+"""Training GPUs of an asynchronous AReaL run: 1/4 of the GPUs in whole nodes, SGLang on the
+other 3/4 (inclusionAI/AReaL at commit 820ca49, benchmark/verl_v0_3_0_post1_76084d3/
+build_cmd.py ``get_allocation_mode``: ``n_sglang_gpus = n_nodes * 8 // 4 * 3``; the benchmark
+whose batch 512 x 16 and 31K generation the rows use, areal_config.yaml beside it)."""
+
+AREAL_TRAIN_PP = {"1.5B": 2, "7B": 4}  # the sizes of AREAL_MEM_FRACTION
+"""Pipeline stages of the asynchronous AReaL trainer by model size, TP 1 (the same
+``get_allocation_mode``: ``pp = 2`` for model size 1, ``pp = 4`` for 7; training allocation
+``d{n_train_gpus // pp}m1p{pp}``)."""
 
 AREAL_STALENESS = 4
 """max_head_offpolicyness of AReaL's asynchronous math recipes (AReaL
-examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4)."""
+examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4; the benchmark's
+areal_config.yaml at commit 820ca49: 4)."""
 
 AREAL_MAX_TOKENS_PER_MB = 30720
 """AReaL's training and inference token budget per micro-batch (examples/configs/qwen3-code/
 8b.yaml: actor_train.mb_spec.max_tokens_per_mb 30720; packed sequences)."""
 
-AREAL_MEM_FRACTION = 0.7
-"""SGLang's mem_fraction_static in AReaL's recipes (examples/configs/qwen3-code/8b.yaml)."""
+AREAL_MEM_FRACTION = {"1.5B": 0.8, "7B": 0.7}
+"""SGLang's mem_fraction_static of AReaL's benchmark by model size (commit 820ca49:
+benchmark/verl_v0_3_0_post1_76084d3/areal_config.yaml ``actor.sglang.mem_fraction_static: 0.8``;
+build_cmd.py sets 0.7 for model sizes above 1 "to avoid OOM", as examples/configs/qwen3-code/
+8b.yaml has it)."""
+
+AREAL_MINI_BATCHES = 4
+"""PPO mini-batches per step of AReaL's benchmark (areal_config.yaml at 820ca49:
+``ppo.ppo_n_minibatches: 4``)."""
 
 
 def recipe(record: Record) -> Recipe:
@@ -193,6 +207,11 @@ def verl(record: Record) -> Mapped:
         q.set("--staleness", 1)
         q.set("--no-sleep")
         q.set("--no-recompute-logprobs")
+        if async_keys.get("async_training.partial_rollout"):
+            q.set("--partial-rollout")
+            choices.append("async_training.partial_rollout: --partial-rollout, the rollouter "
+                           "streams samples and resumes the ones a parameter sync interrupts "
+                           "(fully_async_rollouter.py, partial_single_turn_agent_loop.py)")
     return q, _overlay(record), choices, "rlmcost import verl (framework_settings as YAML)"
 
 
@@ -323,12 +342,18 @@ def areal(record: Record) -> Mapped:
     tp = engine_tp(name, str(record["hardware"]))
     longest = int(record["prompt_len"]) + int(record["max_response_len"])
     budget = max(AREAL_MAX_TOKENS_PER_MB, longest)
+    size = str(record["model_hf"]).rsplit("-", 1)[-1]
+    if size not in AREAL_MEM_FRACTION:
+        raise SpecError(f"AReaL's benchmark configures {', '.join(AREAL_MEM_FRACTION)} models, "
+                        f"not {size}")  # fmt: skip
+    fraction = AREAL_MEM_FRACTION[size]
     for flag, value in (("--model", name), ("--no-kl", None), ("--recompute-logprobs", None),
+                        ("--mini-batches", AREAL_MINI_BATCHES),
                         ("--zero", "1"), ("--ckpt", "full"), ("--packing", None),
                         ("--max-tokens-per-gpu", budget),
                         ("--forward-max-tokens-per-gpu", budget),
                         ("--rollout-tp", tp), ("--logits", "low-memory"),
-                        ("--gpu-memory-utilization", AREAL_MEM_FRACTION)):  # fmt: skip
+                        ("--gpu-memory-utilization", fraction)):  # fmt: skip
         q.set(flag, value)
     choices = [
         "log-probs over chunks of 1024 tokens (areal/utils/functional.py gather_logprobs: "
@@ -340,7 +365,8 @@ def areal(record: Record) -> Mapped:
         f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (qwen3-code/8b.yaml), the "
         f"longest sequence {longest}) = {budget} tokens",
         f"SGLang TP {tp} (smallest power of two leaving half the HBM free of bf16 weights), "
-        f"mem_fraction_static {AREAL_MEM_FRACTION}",
+        f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
+        f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
     if record["off_policy_steps"] == 0:
         q.set("--sleep")
@@ -351,12 +377,18 @@ def areal(record: Record) -> Mapped:
         per_node = 8
         train = max(1, round(gpus * num / den / per_node)) * per_node
         q.set("--no-sleep")
-        q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}")
+        pp = AREAL_TRAIN_PP[size]
+        q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
         q.set("--placement", "async")
         q.set("--staleness", AREAL_STALENESS)
+        q.set("--partial-rollout")
         choices.append(f"asynchronous AReaL: {gpus - train} generation + {train} training GPUs "
-                       "(1/6 in whole nodes, qwen3-code/8b.yaml's allocation), --placement async "
-                       f"--staleness {AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
+                       f"(3/4 SGLang in whole nodes), trainer PP {pp} (benchmark build_cmd.py "
+                       "get_allocation_mode at 820ca49), --placement async --staleness "
+                       f"{AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
+        choices.append("interruptible generation (arXiv:2505.24298 §4.1): --partial-rollout, "
+                       "the engines stream across batches and recompute the in-flight KV cache "
+                       "at each weight update")  # fmt: skip
     return q, _overlay(record), choices, "explicit mapping: AReaL -> --framework none"
 
 

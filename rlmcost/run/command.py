@@ -148,6 +148,7 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--init-load", str(d.init_load)]
     words += ["--logits", str(d.logits)]
     words += ["--routing-replay"] if d.routing_replay else []
+    words += ["--partial-rollout"] if d.partial_rollout else []
     words += ["--ideal"] if d.ideal else []
     if d.placement is not None:
         words += ["--placement", d.placement]
