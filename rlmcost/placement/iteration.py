@@ -18,7 +18,19 @@ iteration predictions; a larger staleness only removes constraints, so an asynch
 iteration is never longer than the synchronous one on the same groups. Under staleness the
 notes name the bottleneck group, the others' idle seconds and the GPU split that balances the
 groups' GPU-seconds (:mod:`rlmcost.placement.overlap`); ``--partial-rollout`` (streaming
-generation, :mod:`rlmcost.placement.streaming`) needs k >= 1. Throughput:
+generation, :mod:`rlmcost.placement.streaming`) needs k >= 1.
+
+A weight sync is its own resource (a link, §IV-E), except a framework's refit into the engines
+of another group, which stalls both sides: the engines take no decode step while the weights
+load and the trainer waits for the transfer before its next step. NeMo RL v0.5.0
+(nemo_rl/algorithms/grpo.py ``async_grpo_train``: ``prepare_for_refit`` pauses new generation
+starts, ``refit_policy_generation`` runs in the training loop under the "weight_sync" timer;
+nemo_rl/models/generation/vllm/vllm_worker_async.py ``update_weights_from_collective_async``
+is a vLLM ``collective_rpc``, which the engine core runs between its steps); verl at b178a3c
+(verl/experimental/fully_async_policy/param_sync.py ``sync_weights``: ``rollouter.pause``,
+then the NCCL sync, then ``resume``; fully_async_trainer.py ``ray.get``s it). So the sync unit
+waits for the engines' batch in progress (their busy time per iteration is the batch and the
+sync) and the trainer's next iteration waits for it. Throughput:
 ``tokens_per_s_per_gpu`` = prompt + response tokens the actor trains on per iteration /
 (predicted iteration time x GPUs) (NeMo RL's "Tokens/sec/GPU", verl's ``perf/throughput``);
 ``mfu`` = the iteration's work (the project's exact FLOP count, FLOP = one add or one
@@ -171,14 +183,20 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_d.append(j.depth)
             spreads.append(job_spread(j.task.kind))
     syncs, links = _weight_syncs(setup, groups, key_of)
-    for what, _, _ in links:
+    first_of: dict[str, str] = {}
+    for key, resource, _, _ in shape:
+        first_of.setdefault(resource, key)
+    frozen: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = []
+    for what, after, readers, stall in links:
         sync = next(s for s in syncs if s.what == what)
+        # a refit into engines stalls both sides (module docstring; schedule.Link's waiters)
         shape.append((what, f"link:{what}", None, False))
         w_t.append(sync.time_s)
         w_p.append(sync.predicted)
         w_d.append(0)
         spreads.append(sync.spread or transfer_spread())
-    frozen_links = tuple((what, after, tuple(readers)) for what, after, readers in links)
+        frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else ()))
+    frozen_links = tuple(frozen)
     plan = template(tuple(shape), placement.staleness, frozen_links)
     per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)
     interval = tuple(
@@ -223,7 +241,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         )
         names = [g.name for g in groups]
         in_turn = float(template(tuple(shape), 0, frozen_links).period(w_p).value)
-        notes += overlap_notes(float(per_p.value), busy_per_group(shape, w_p, names),
+        busy = busy_per_group(shape, w_p, names)
+        for what, _, _, stall in links:
+            for side in stall or ():  # the engines pause for the refit, the trainer sends it
+                busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
+        notes += overlap_notes(float(per_p.value), busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
@@ -320,12 +342,13 @@ def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:
 
 def _weight_syncs(
     setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str]
-) -> tuple[list[Transfer], list[tuple[str, str, list[str]]]]:
-    """Each trained model read on another group: one copy of its weights after training."""
+) -> tuple[list[Transfer], list[tuple[str, str, list[str], tuple[str, str] | None]]]:
+    """Each trained model read on another group: one copy of its weights after training, with
+    (the engines' group, the trainer's group) where the framework's refit stalls both."""
     trainer = {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN}
     total = sum(g.gpus for g in groups)
     syncs: list[Transfer] = []
-    links: list[tuple[str, str, list[str]]] = []
+    links: list[tuple[str, str, list[str], tuple[str, str] | None]] = []
     for g in groups:
         for role in g.shadows:
             if role not in trainer:
@@ -341,9 +364,11 @@ def _weight_syncs(
             span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
             predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
             spread = None
+            stall = None
             beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
             reader = next((j for j in g.jobs if j.task.role is role), None)
             if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+                stall = (g.name, src.name)
                 mech = Refit(beh.apart)  # the framework's broadcast into its engines
                 shard = -(-nbytes // reader.layout.tp)
                 gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
@@ -364,5 +389,5 @@ def _weight_syncs(
                          predicted_s=predicted, spread=spread)
             )  # fmt: skip
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
-            links.append((what, key_of[train_job.task.index], readers))
+            links.append((what, key_of[train_job.task.index], readers, stall))
     return syncs, links

@@ -80,26 +80,43 @@ def _stage_order(stage: Stage | None) -> int:
     return _ORDER[stage]
 
 
-def edges(
-    units: Sequence[Unit], staleness: int, links: Sequence[tuple[str, str, Sequence[str]]] = ()
-) -> list[Edge]:
+Link = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+"""A weight synchronization: (its unit's key, the train unit it follows, the units that read
+what it sends, the units that wait for it to end before their next iteration). A link with
+waiters stalls both sides (a framework's refit into engines): besides the waiters, its readers'
+engines run it between two of their batches, so the transfer of iteration j starts after the
+reader of iteration j + k (the last one begun on older weights) and the reader of
+iteration j + k + 1 after the transfer: per iteration the engines are busy reading and
+receiving (a cycle of shift 1)."""
+
+
+def freeze_links(links: Sequence[Sequence[Any]]) -> tuple[Link, ...]:
+    """``links`` as :data:`Link` tuples (a missing fourth entry: nothing waits)."""
+    return tuple((str(x[0]), str(x[1]), tuple(x[2]), tuple(x[3]) if len(x) > 3 else ())
+                 for x in links)  # fmt: skip
+
+
+def edges(units: Sequence[Unit], staleness: int, links: Sequence[Sequence[Any]] = ()) -> list[Edge]:
     """The precedence edges (module docstring). Units of one resource run in the given order.
 
-    ``links``: (sync unit key, the train unit it follows, the units that read what it sends);
-    the readers of iteration j wait for the transfer after iteration j - k - 1's training.
+    ``links`` (:data:`Link`): the readers of iteration j wait for the transfer after iteration
+    j - k - 1's training; the waiters of iteration j + 1 wait for the transfer of iteration j
+    (a trainer that blocks on its own refit: NeMo RL's ``async_grpo_train`` calls
+    ``refit_policy_generation`` in its loop, verl's fully-async trainer ``ray.get``s
+    ``sync_weights``; :mod:`rlmcost.placement.iteration`), and then the transfer of iteration
+    j waits for the readers of iteration j + k (a shift of -k: the engines pause for it).
     The edges depend on the units' keys, resources, stages and barriers, not on their
     weights, so they are memoized on those (a GPU-split search reuses them).
     """
     shape = tuple((u.key, u.resource, u.stage, u.barrier) for u in units)
-    frozen = tuple((key, after, tuple(readers)) for key, after, readers in links)
-    return list(_edges(shape, staleness, frozen))
+    return list(_edges(shape, staleness, freeze_links(links)))
 
 
 @cache
 def _edges(
     shape: tuple[tuple[str, str, Stage | None, bool], ...],
     staleness: int,
-    links: tuple[tuple[str, str, tuple[str, ...]], ...],
+    links: tuple[Link, ...],
 ) -> tuple[Edge, ...]:
     units = [Unit(key, resource, stage, 0, barrier) for key, resource, stage, barrier in shape]
     out: list[Edge] = []
@@ -122,10 +139,14 @@ def _edges(
         for a in lasts:
             for b in firsts:
                 out.append(Edge(a.key, b.key, staleness + 1))
-    for key, after, readers in links:
+    for key, after, readers, waiters in links:
         out.append(Edge(after, key, 0))
         for r in readers:
             out.append(Edge(key, r, staleness + 1))
+        for w in waiters:
+            out.append(Edge(key, w, 1))
+        for r in readers if waiters else ():
+            out.append(Edge(r, key, -staleness))
     # a resource's order edges may repeat barrier edges; keep the smallest shift per pair
     best: dict[tuple[str, str], int] = {}
     for e in out:
@@ -319,12 +340,11 @@ class Template:
 
 
 @lru_cache(maxsize=4096)
-def template(shape: Shape, staleness: int,
-             links: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> Template:  # fmt: skip
+def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Template:
     """The :class:`Template` of ``shape`` (:func:`edges`' graph, its simple cycles, the
     stages' parts), kept per shape."""
     keys = tuple(k for k, _, _, _ in shape)
-    graph = _edges(shape, staleness, links)
+    graph = _edges(shape, staleness, freeze_links(links))
     cycles = _simple_cycles(keys, graph)
     last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
     means = _means_function(keys, cycles, {k: str(i) for k, i in last.items()})
