@@ -59,6 +59,7 @@ DEPLOYMENT_OPTIONS = (
     "logits",
     "routing_replay",
     "partial_rollout",
+    "in_flight_batches",
     "ideal",
 )
 
@@ -360,30 +361,28 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         "routing_replay": (
-            Annotated[
-                bool,
-                typer.Option(
-                    "--routing-replay",
-                    help="MoE routing replay: keep the engine's routed experts of every token "
-                    "for the update (slime --use-rollout-routing-replay; rollout buffers).",
-                    rich_help_panel=p,
-                ),
-            ],
+            Annotated[bool, typer.Option(
+                "--routing-replay", rich_help_panel=p,
+                help="MoE routing replay: keep the engine's routed experts of every token for "
+                "the update (slime --use-rollout-routing-replay; rollout buffers).")],
             False,
-        ),
+        ),  # fmt: skip
         "partial_rollout": (
-            Annotated[
-                bool,
-                typer.Option(
-                    "--partial-rollout",
-                    help="Asynchronous rollout streams across batches: generation interrupted "
-                    "at a weight update resumes with its partial output (AReaL, verl "
-                    "fully-async partial_rollout); needs --placement async or combined.",
-                    rich_help_panel=p,
-                ),
-            ],
+            Annotated[bool, typer.Option(
+                "--partial-rollout", rich_help_panel=p,
+                help="Asynchronous rollout streams across batches: generation interrupted at a "
+                "weight update resumes with its partial output (AReaL, verl fully-async "
+                "partial_rollout, NeMo RL in-flight weight updates); needs --placement async "
+                "or combined.")],
             False,
-        ),
+        ),  # fmt: skip
+        "in_flight_batches": (
+            Annotated[int | None, typer.Option(
+                "--in-flight-batches", rich_help_panel=p,
+                help="With --partial-rollout: batches the engines hold in flight at once, at "
+                "most --staleness (NeMo RL max_trajectory_age_steps); default 1.")],
+            None,
+        ),  # fmt: skip
         "ideal": (
             Annotated[
                 bool,

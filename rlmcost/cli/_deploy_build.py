@@ -116,6 +116,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["routing_replay"] = True
     if opts.get("partial_rollout"):
         data["partial_rollout"] = True
+    if opts.get("in_flight_batches") is not None:
+        data["rollout_in_flight"] = int(opts["in_flight_batches"])
     if opts.get("ideal"):
         data["ideal"] = True
     return build(Deployment, data, "deployment")

@@ -19,7 +19,8 @@ invocation kind runs:
   (rollout buffers, :mod:`rlmcost.deployment.buffers`);
 * ``partial_rollout``: under asynchronous placements the engines stream without draining a
   batch: generation interrupted at a weight update resumes from its partial output
-  (:mod:`rlmcost.placement.streaming`);
+  (:mod:`rlmcost.placement.streaming`); ``rollout_in_flight``: how many batches it lets into
+  the engines at once (NeMo RL: ``max_trajectory_age_steps``);
 * ``init_load``: where a model is materialised at start-up before it is sharded
   (:mod:`rlmcost.deployment.init`, the init-time peak);
 * ``overhead``: the fixed per-process device memory (:class:`Overhead`).
@@ -338,6 +339,13 @@ class Deployment(BaseModel):
         description="asynchronous rollout streams across batches: interrupted at each weight "
         "update and resumed (AReaL interruptible generation, verl fully-async "
         "async_training.partial_rollout); false = each batch drains to its longest sample",
+    )
+    rollout_in_flight: int = Field(
+        default=1,
+        ge=1,
+        description="batches a streaming rollout (partial_rollout) lets into the engines at "
+        "once, at most the staleness (NeMo RL: num_prompts_per_step x "
+        "max_trajectory_age_steps prompt groups, async_utils.py); 1 = one batch",
     )
     init_load: InitLoad = Field(
         default=InitLoad.SHARDED,

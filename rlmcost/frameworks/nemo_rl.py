@@ -24,7 +24,7 @@ IGNORED = (
     "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps",
     "grpo.normalize_rewards", "grpo.use_leave_one_out_baseline", "grpo.val_period",
     "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
-    "grpo.val_batch_size", "grpo.seed", "grpo.async_grpo.max_trajectory_age_steps", "loss_fn",
+    "grpo.val_batch_size", "grpo.seed", "loss_fn",
     "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
     "policy.logprob_batch_size", "policy.logprob_chunk_size",
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
@@ -78,6 +78,7 @@ def import_nemo_rl(
     _workload(r, q, prompt_len)
     _layout(r, q)
     _engine(r, q)
+    _async(r, q)
     q.ignored = r.unread(IGNORED)
     return q
 
@@ -237,12 +238,6 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     _engine_precision(r, q, v)
     if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
         q.set("--enforce-eager")
-    if r.flag(f"{v}.async_engine", False):
-        q.note("vllm_cfg.async_engine: requests served as they come; rlmcost models the "
-               "synchronous iteration")  # fmt: skip
-    if r.flag("grpo.async_grpo.enabled", False):
-        q.note("async GRPO: generation overlaps training with bounded staleness; this query "
-               "is the synchronous iteration (see --placement async --staleness K)")  # fmt: skip
     offload = dict(q.flags).get("--offload")
     if r.flag(f"{g}.colocated.enabled", True):
         for key in ("gpus_per_node", "num_nodes"):
@@ -274,3 +269,49 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
         groups,
         "generation on GPUs of its own (colocated.enabled false), training on the rest",
     )
+
+
+def _async(r: Reader, q: ImportedQuery) -> None:
+    """``grpo.async_grpo`` (NeMo RL v0.5.0 nemo_rl/algorithms/grpo.py ``async_grpo_train`` and
+    nemo_rl/algorithms/async_utils.py ``AsyncTrajectoryCollector``; docs/guides/async-grpo.md).
+
+    The collector generates on its own GPUs (colocated inference is refused) for training
+    steps up to ``max_trajectory_age_steps`` ahead: ``--placement async --staleness`` age.
+    With ``in_flight_weight_updates`` and vLLM's ``async_engine`` it does not wait for the
+    generations in flight at a refit (``prepare_for_refit``): they continue under the new
+    weights while new prompt groups start as old ones finish, up to ``num_prompts_per_step x
+    max_trajectory_age_steps`` in flight (``_inflight_sema``): the engines stream across steps
+    (``--partial-rollout --in-flight-batches`` age). Without it the refit waits for every
+    generation in flight, so each batch drains to its longest sample.
+    """
+    a = "grpo.async_grpo"
+    vllm_async = r.flag("policy.generation.vllm_cfg.async_engine", False)
+    if not r.flag(f"{a}.enabled", False):
+        if vllm_async:
+            q.note("vllm_cfg.async_engine without async GRPO: requests served as they come, "
+                   "the synchronous iteration")  # fmt: skip
+        return
+    if r.flag("policy.generation.colocated.enabled", True):
+        raise SpecError(f"{r.where}: async_grpo.enabled needs policy.generation.colocated."
+                        "enabled false (grpo.py refuses colocated inference for async GRPO)")
+    age = r.integer(f"{a}.max_trajectory_age_steps", 1)
+    q.convert(f"{a}.max_trajectory_age_steps={age}", "--staleness", age,
+              "trajectories up to that many steps old; --placement async")  # fmt: skip
+    q.set("--placement", "async")
+    in_flight = r.flag(f"{a}.in_flight_weight_updates", False)
+    recompute = r.flag(f"{a}.recompute_kv_cache_after_weight_updates", False)
+    if in_flight and vllm_async:
+        q.set("--partial-rollout")
+        q.convert(f"{a}.in_flight_weight_updates=true", "--in-flight-batches", age,
+                  "the engines stream across refits, num_prompts_per_step x "
+                  "max_trajectory_age_steps prompt groups in flight", default=1)  # fmt: skip
+        if not recompute:
+            q.note("recompute_kv_cache_after_weight_updates false: NeMo RL keeps the KV caches "
+                   "computed under the old weights; --partial-rollout counts their "
+                   "recomputation (reprefill_s, an upper bound)")  # fmt: skip
+    elif in_flight:
+        q.note("in_flight_weight_updates needs vllm_cfg.async_engine: the refit waits for the "
+               "generations in flight (each batch drains)")  # fmt: skip
+    if age > 1 and not (in_flight and vllm_async):
+        q.note(f"max_trajectory_age_steps {age} without in-flight weight updates: NeMo RL warns "
+               "that the refit stalls on the longest generation")  # fmt: skip

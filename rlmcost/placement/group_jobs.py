@@ -235,8 +235,10 @@ def _generate(
     prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
     mine = replica_lengths(responses, replicas)
+    # a streaming rollout lets ``rollout_in_flight`` batches into the engines at once
+    depth = g.s.deployment.rollout_in_flight if g.s.deployment.partial_rollout else 1
     if g.engine_task is task:
-        slots, own = g.engine_memory(task, len(mine))
+        slots, own = g.engine_memory(task, len(mine) * depth)
     else:
         slots = g.slots(task, replicas, len(mine))
         own = g.own(task, slots * replicas)
@@ -272,7 +274,7 @@ def _generate(
             raise SpecError(f"--partial-rollout streams samples through a continuous-batching "
                             f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
         st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
-                    engine_model(g, task), g.s.counting)  # fmt: skip
+                    engine_model(g, task), g.s.counting, depth)  # fmt: skip
         time, pred = st.time, max(st.predicted_s, st.time.bound_s)
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip

@@ -102,7 +102,8 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
 def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     """The iteration from its groups: schedule, stages, transfers, fusion, fit."""
     placement = setup.placement
-    check_partial_rollout(setup.deployment.partial_rollout, placement.staleness)
+    check_partial_rollout(setup.deployment.partial_rollout, placement.staleness,
+                          setup.deployment.rollout_in_flight)  # fmt: skip
     jobs = {j.task.index: j for g in groups for j in g.jobs}
     time_of = {i: j.time_s for i, j in jobs.items()}
     pred_of = {i: j.predicted_s for i, j in jobs.items()}
@@ -254,7 +255,9 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             "refilled at once, the in-flight samples interrupted at each weight update and "
             "resumed with their KV cache recomputed): generation is one batch at the stream's "
             "occupancy plus that re-prefill, without the batch's long tail"
-        )
+            + (f"; up to {setup.deployment.rollout_in_flight} batches in flight at once"
+               if setup.deployment.rollout_in_flight > 1 else "")
+        )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
     critical = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)

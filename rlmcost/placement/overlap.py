@@ -25,9 +25,18 @@ from collections.abc import Mapping, Sequence
 from rlmcost.errors import SpecError
 
 
-def check_partial_rollout(partial: bool, staleness: int) -> None:
+def check_partial_rollout(partial: bool, staleness: int, in_flight: int = 1) -> None:
     """Partial rollouts interrupt generation at the weight updates of an asynchronous run;
-    verl: "partial_rollout only actually takes effect when staleness_threshold>0"."""
+    verl: "partial_rollout only actually takes effect when staleness_threshold>0". Batches in
+    flight at once: at most the staleness (a sample is at most that many updates old; NeMo RL
+    caps them at num_prompts_per_step x max_trajectory_age_steps prompt groups)."""
+    if in_flight > 1 and not partial:
+        raise SpecError(f"--in-flight-batches {in_flight} holds batches in a streaming rollout: "
+                        "add --partial-rollout, or drop --in-flight-batches")  # fmt: skip
+    if partial and in_flight > max(1, staleness):
+        raise SpecError(f"--in-flight-batches {in_flight} exceeds --staleness {staleness}: a "
+                        "sample would be older than the staleness allows; lower it or raise "
+                        "--staleness")  # fmt: skip
     if partial and not staleness:
         raise SpecError(
             "--partial-rollout streams generation across weight updates, which only an "

@@ -22,17 +22,29 @@ the samples in flight stop and later resume under the new weights.
   ``--partial-rollout`` (slime/utils/arguments.py) recycles the samples aborted at a rollout's
   end into the data buffer to continue later (slime/rollout/sglang_rollout.py).
 
+* NeMo RL's async GRPO with ``in_flight_weight_updates`` (NVIDIA-NeMo/RL v0.5.0
+  nemo_rl/algorithms/async_utils.py ``AsyncTrajectoryCollector``: ``prepare_for_refit`` does
+  not wait for the generations in flight, which continue under the new weights, and new prompt
+  groups start as old ones finish, up to ``num_prompts_per_step x max_trajectory_age_steps``
+  of them, the ``_inflight_sema``; ``recompute_kv_cache_after_weight_updates`` false by
+  default keeps the old KV caches, so the re-prefill below is an upper bound there).
+
 Without partial rollouts (verl's one-step-off policy, fully-async mode (c), NeMo RL's async
 GRPO without in-flight weight updates) each batch still waits for its longest sample: the plain
 timeline of :mod:`rlmcost.placement.rollout`.
 
+How many batches the engines hold at once is the deployment's ``rollout_in_flight`` (``d``,
+``--in-flight-batches``): one by default (the drained batch's slots), NeMo RL's
+``max_trajectory_age_steps`` (its semaphore); a replica's slots are then at most ``d`` shares,
+within its KV cache.
+
 Per iteration one replica then spends (:func:`stream`):
 
 * decode and admission prefills: the marginal time of one more batch in an endless stream,
-  (T(m) - T(1)) / (m - 1) with T(m) the rollout timeline of ``m`` = :data:`STREAM_BATCHES`
-  batches back to back under the same in-flight limit (the slots of one batch): the ramp at the
-  start and the tail at the end occur once in both and cancel, what is left is one batch at
-  the stream's occupancy;
+  (T(d + m - 1) - T(d)) / (m - 1) with T(n) the rollout timeline of ``n`` batches back to back
+  under the same in-flight limit (``d`` batches' slots) and ``m`` = :data:`STREAM_BATCHES`:
+  the ramp at the start and the tail at the end occur once in both and cancel, what is left
+  is one batch at the stream's occupancy;
 * re-prefill at the weight update: every in-flight sequence recomputes its KV cache at its
   context so far. A slot holds a sequence of length L for L steps at contexts prompt + 1 ..
   prompt + L, so the in-flight context averaged over the stream is
@@ -94,13 +106,15 @@ def stream(
     roofline: Roofline,
     engine: Engine | None,
     counting: AttnCounting,
+    depth: int = 1,
 ) -> Stream:
     """One replica's share ``lengths`` in the streaming steady state (module docstring);
-    ``slots``: its in-flight limit (at most the share, as the drained batch has it)."""
-    active = max(1, min(slots, len(lengths)))
+    ``slots``: its in-flight limit (at most ``depth`` shares: the batches the framework lets
+    into flight at once, :func:`in_flight_batches`)."""
+    active = max(1, min(slots, depth * len(lengths)))
     m = STREAM_BATCHES
-    one = timeline(arch, prompt, lengths, active, cost, roofline, engine)
-    many = timeline(arch, prompt, lengths * m, active, cost, roofline, engine)
+    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine)
+    many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine)
     k = 1.0 / (m - 1)
     decode = PhaseTime(
         (many.time.compute_s - one.time.compute_s) * k,

@@ -149,6 +149,7 @@ def _deployment_flags(run: Run) -> list[str]:
     words += ["--logits", str(d.logits)]
     words += ["--routing-replay"] if d.routing_replay else []
     words += ["--partial-rollout"] if d.partial_rollout else []
+    words += ["--in-flight-batches", str(d.rollout_in_flight)] if d.rollout_in_flight > 1 else []
     words += ["--ideal"] if d.ideal else []
     if d.placement is not None:
         words += ["--placement", d.placement]
