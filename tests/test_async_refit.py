@@ -121,3 +121,39 @@ def test_in_flight_batches_need_a_stream_within_the_staleness(argv, match):
             "--group", "4", "--prompt-len", "128", "--response-len", "512", "--no-kl"]  # fmt: skip
     with pytest.raises(SpecError, match=match):
         evaluate_deployment(run_from_argv("grpo", base + argv))
+
+
+def _plan(partial: bool):  # noqa: ANN202 - PlanResult
+    from rlmcost.plan.rl import plan_rl
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.run import Run
+
+    base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
+                          "models": {"actor": "llama-3.2-1b"},
+                          "deployment": {"partial_rollout": partial}})  # fmt: skip
+    space = RLSpace(placements=("baseline", "split", "async-split", "async-stream"), tp=(1,),
+                    rollout_tp=(1,), micro_batch=(1,), ckpt=("full",), offload=(False,),
+                    fractions=(0.5,))  # fmt: skip
+    return plan_rl(base, 4, space=space, top=20)
+
+
+@pytest.mark.parametrize("partial", [True, False])
+def test_plan_streams_only_where_rollout_overlaps_training(partial):
+    """Issue 20: a base Run with --partial-rollout keeps it on the asynchronous families and
+    drops it, with a note, on the synchronous ones (which would refuse it); ``async-stream``
+    streams whatever the base says."""
+    r = _plan(partial)
+    assert not r.failures
+    seen = set()
+    for row in r.rows:
+        streams = row["run"]["deployment"]["partial_rollout"]
+        seen.add(row["family"])
+        if row["family"] in ("baseline", "split"):
+            assert not streams and "--partial-rollout" not in row["command"]
+        elif row["family"] == "async-stream":
+            assert streams and "--partial-rollout" in row["command"]
+        else:
+            assert streams == partial
+    assert seen == {"baseline", "split", "async-split", "async-stream"}
+    dropped = [n for n in r.notes if n.startswith("--partial-rollout dropped")]
+    assert len(dropped) == (1 if partial else 0)

@@ -99,7 +99,10 @@ def test_framework_searches_what_it_launches() -> None:
     assert all(r["run"]["deployment"]["framework"] == "openrlhf" for r in out["rows"])
     nemo = _cli("plan", "grpo", "-m", "llama-3.2-1b", "--framework", "nemo-rl", "--gpus", "4",
                 "--tp", "1", "--rollout-tp", "1", "--micro-batch", "1", "--top", "500")
-    assert {r["family"] for r in nemo["rows"]} <= {"baseline", "split"}
+    # NeMo RL: colocated or not, and async GRPO with in-flight weight updates (streaming)
+    assert {r["family"] for r in nemo["rows"]} <= {"baseline", "split", "async-stream"}
+    assert all(r["run"]["deployment"]["partial_rollout"] == (r["family"] == "async-stream")
+               for r in nemo["rows"])  # fmt: skip
 
 
 def test_long_sequences_search_context_parallelism() -> None:

@@ -16,13 +16,24 @@ search then sizes its groups (:func:`group_counts`) and lays out each group. The
 * ``async-split``, ``async-roles``: the same groups, rollout overlapping training with
   staleness k (the base Run's, default 1): slime's ``--rollout-num-gpus`` engines apart from
   the Megatron trainer (``slime/utils/arguments.py``), AReaL (Fu et al. 2025,
-  arXiv:2505.24298), OpenRLHF ``--async_train``;
+  arXiv:2505.24298), OpenRLHF ``--async_train``; each batch drains to its longest sample;
+* ``async-stream``: the split overlapped, the engines streaming across weight updates
+  (``--partial-rollout``, :mod:`rlmcost.placement.streaming`): slime's fully-async rollout
+  (``examples/fully_async``, ``slime/rollout/fully_async_rollout.py`` with
+  ``--partial-rollout``), NeMo RL's async GRPO with ``in_flight_weight_updates`` (every async
+  recipe of examples/configs/recipes/llm/performance at v0.5.0 and v0.6.0 sets it), AReaL's
+  interruptible rollout;
 * the Table IX configurations (``ac-shared``, ``disaggregated``, ``hybrid``, ``fusion``,
   ``async``, ``combined``; :mod:`rlmcost.placement.configs`), whose group sizes the
   evaluation's split search picks for each layout (:mod:`rlmcost.placement.allocate`).
 
 ``--groups rollout=?,actor+reference=?`` is a family of its own (``groups``): the counts
-marked ``?`` are searched, the others kept. Light to import (no numpy).
+marked ``?`` are searched, the others kept.
+
+A base Run's ``--partial-rollout`` holds for the families that overlap rollout with training
+and is dropped for the synchronous ones, which have no weight update mid-rollout to stream
+across (:func:`family_base`, said in the plan's notes); ``async-stream`` sets it. Light to
+import (no numpy).
 """
 
 from __future__ import annotations
@@ -35,12 +46,13 @@ from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
     from rlmcost.algorithms.model import Algorithm
+    from rlmcost.run.spec import Run
 
 ROLLOUT = "rollout"
-OWN = ("baseline", "split", "roles", "async-split", "async-roles")
+OWN = ("baseline", "split", "roles", "async-split", "async-roles", "async-stream")
 """The families this module builds (the Table IX configurations come from placement/)."""
 
-DEFAULT_FAMILIES = OWN
+DEFAULT_FAMILIES = ("baseline", "split", "roles", "async-split", "async-roles")
 """What `rlmcost plan` searches without ``--placements`` or ``--framework``."""
 
 FRAMEWORK_FAMILIES: dict[str, tuple[str, ...]] = {
@@ -53,11 +65,12 @@ FRAMEWORK_FAMILIES: dict[str, tuple[str, ...]] = {
     "openrlhf": ("roles", "baseline", "async-roles"),
     # TRL grpo_config.py vllm_mode: "colocate" or "server" (engines apart)
     "trl": ("baseline", "split"),
-    # NeMo RL generation.colocated.enabled true/false (examples/configs/grpo_math_1B.yaml)
-    "nemo-rl": ("baseline", "split"),
+    # NeMo RL generation.colocated.enabled true/false (examples/configs/grpo_math_1B.yaml);
+    # grpo.async_grpo with in_flight_weight_updates (nemo_rl/algorithms/async_utils.py)
+    "nemo-rl": ("baseline", "split", "async-stream"),
     # slime/utils/arguments.py: --colocate, else --rollout-num-gpus apart; async training
-    # (train_async.py) overlaps rollout one step behind
-    "slime": ("split", "baseline", "async-split"),
+    # (train_async.py) overlaps rollout one step behind; examples/fully_async streams
+    "slime": ("split", "baseline", "async-split", "async-stream"),
 }
 """The families each framework can launch (:func:`framework_families`)."""
 
@@ -67,6 +80,8 @@ LAUNCHED_BY: dict[str, str] = {
     "async-roles": "openrlhf",
     # slime's --rollout-num-gpus engines apart, trained one step behind: slime/train_async.py
     "async-split": "slime",
+    # slime's fully-async rollout with --partial-rollout: examples/fully_async
+    "async-stream": "slime",
 }
 """The framework that launches a family the default framework cannot (the rest, and the
 Table IX configurations, stay on the default): without ``--framework`` the plan evaluates
@@ -87,6 +102,7 @@ class Family:
     settings: tuple[str, ...] = ()
     stale: bool = False
     hardware: tuple[str | None, ...] = ()  # ``--groups rollout=?@h20``: kept accelerators
+    stream: bool = False  # the engines stream across weight updates (--partial-rollout)
 
     def text(self, counts: tuple[int, ...], hardware: tuple[str, ...] = ()) -> str:
         """The ``--groups`` text of these counts (``hardware``: each group's accelerator,
@@ -150,10 +166,10 @@ def families(alg: Algorithm, names: tuple[str, ...]) -> list[Family]:
     for name in names:
         if name == "baseline":
             out.append(Family(name, "baseline"))
-        elif name in ("split", "async-split"):
+        elif name in ("split", "async-split", "async-stream"):
             stale = name.startswith("async")
             out.append(Family(name, "async" if stale else None, (ROLLOUT, every_model),
-                              (None, None), stale=stale))  # fmt: skip
+                              (None, None), stale=stale, stream=name == "async-stream"))
         elif name in ("roles", "async-roles"):
             stale = name.startswith("async")
             for members in _roles_variants(alg):
@@ -269,3 +285,31 @@ def _shared(fam: Family, gpus: int, units: tuple[int, ...], shares: tuple[float,
                 continue
             out.add(tuple(counts))
     return sorted(out)
+
+
+STALE_FAMILIES = ("async-split", "async-roles", "async-stream", "async", "combined")
+"""The families whose rollout overlaps training (the others run the synchronous loop)."""
+
+
+def family_base(name: str, base: Run) -> Run:
+    """The base Run family ``name`` is evaluated under: ``async-stream`` with
+    ``--partial-rollout``; a synchronous family (``--groups`` included: the plan gives it no
+    staleness) without it, and without ``--in-flight-batches``; the others as given. The same
+    Run object when nothing changes."""
+    d = base.deployment
+    stream = name == "async-stream" or (d.partial_rollout and name in STALE_FAMILIES)
+    if stream == d.partial_rollout:
+        return base
+    return base.replace(deployment={"partial_rollout": stream, "rollout_in_flight": 1})
+
+
+def stream_notes(base: Run, names: tuple[str, ...]) -> list[str]:
+    """The plan's note when ``base``'s ``--partial-rollout`` is dropped for some families."""
+    if not base.deployment.partial_rollout:
+        return []
+    dropped = [n for n in names if n not in STALE_FAMILIES]
+    if not dropped:
+        return []
+    return [f"--partial-rollout dropped for the synchronous families {', '.join(dropped)}: a "
+            "rollout streams across weight updates only where it overlaps training (the "
+            "asynchronous families keep it)"]

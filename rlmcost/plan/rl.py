@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner, runner
+from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
 from rlmcost.plan.pool import hbm_limits, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
@@ -181,6 +182,7 @@ def plan_rl(
     notes: list[str] = []
     per_topology: list[dict[str, Any]] = []
     parts = _parts(base, bases, space)
+    notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
     for b, _ in parts[1:]:
         check_base(b)
     with compute.runner() as run:
@@ -205,7 +207,7 @@ def plan_rl(
                 tops.update(found.per_topology)
             notes += bounded_note(total, obj, top)
             per_topology = rank(list(tops.values()), obj)
-    if len(parts) > 1:
+    if len({b.deployment.framework for b, _ in parts}) > 1:
         notes.append("each family evaluated under the framework that launches it: " + "; ".join(
             f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
             for b, sp in parts))  # fmt: skip
@@ -258,8 +260,11 @@ def _parts(base: Run, bases: Mapping[str, Run] | None,
     bounds of its own evaluations."""
     names = [*space.placements, *(["groups"] if space.groups else [])]
     by: dict[int, tuple[Run, list[str]]] = {}
+    streamed: dict[tuple[int, bool, bool], Run] = {}  # family_base's Run, once per base and kind
     for n in names:
         b = (bases or {}).get(n, base)
+        b = streamed.setdefault((id(b), n == "async-stream", n in STALE_FAMILIES),
+                                family_base(n, b))  # fmt: skip
         by.setdefault(id(b), (b, []))[1].append(n)
     if len(by) <= 1:
         return [(next(iter(by.values()))[0] if by else base, space)]

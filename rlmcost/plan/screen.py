@@ -22,13 +22,14 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
   asynchronous one takes the busiest group per iteration):
 
   - every family: W / (GPUs x peak) (the iteration's MFU is at most 1);
-  - the decode: (T_max - 1) steps, each reading one TP shard of the engine's weights per
-    device, |M| x bytes / (engine TP x HBM bandwidth) (:class:`rlmcost.placement.rollout.
-    DecodeCost`; T_max is at least the median response of the length distribution; MoE
-    models, whose steps may read only the routed experts, take 0 here), plus the
-    seconds the generating group spends beside it on units no layout changes (:attr:`Query.
-    group_s`: the Ray controller, the refit; every unit's prediction is at least its bound,
-    and a group runs its units one after another);
+  - the decode: (T_max - 1) steps (none for a streaming rollout, ``--partial-rollout``, whose
+    iteration holds no sample from start to end), each reading one TP shard of the engine's
+    weights per device, |M| x bytes / (engine TP x HBM bandwidth)
+    (:class:`rlmcost.placement.rollout.DecodeCost`; T_max is at least the median response of
+    the length distribution; MoE models, whose steps may read only the routed experts, take 0
+    here), plus the seconds the generating group spends beside it on units no layout changes
+    (:attr:`Query.group_s`: the Ray controller, the refit; every unit's prediction is at
+    least its bound, and a group runs its units one after another);
   - one group (``baseline``): decode + W_train / (GPUs x peak) (the group decodes, then
     trains);
   - engines apart, synchronous (``split``, ``roles``): the larger of the generating group's
@@ -178,6 +179,8 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         return float(stages[stage].work_flops) if stage in stages else 0.0
 
     generates = Stage.GENERATION in stages and stages[Stage.GENERATION].work_flops > 0
+    # a streaming rollout (--partial-rollout) has no longest sample per iteration: no steps
+    steps = max(0, longest - 1) if generates and not base.deployment.partial_rollout else 0
     eng_dtype = None if base.deployment.ideal else base.deployment.engine.dtype
     refit = float(spec_params(spec) * dtypes.weight_dtype.bytes)
     engine = float(spec_params(spec) * (eng_dtype or dtypes.weight_dtype).bytes)
@@ -185,7 +188,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         arch=a, hardware=get_hardware(base.cluster.hardware), dtypes=dtypes,
         seq_len=wl.prompt_len + longest, ep=t.ep, etp=t.etp,
         lora=base.deployment.lora is not None, work=work(), work_gen=work(Stage.GENERATION),
-        work_train=work(Stage.TRAINING), decode_steps=max(0, longest - 1) if generates else 0,
+        work_train=work(Stage.TRAINING), decode_steps=steps,
         engine_weight_bytes=engine, decode_weight_bytes=0.0 if a.moe else engine,
         refit_bytes=refit, engine_dtype=eng_dtype,
         tokens=int(estimate.tokens_per_iteration) if estimate is not None else 0,
