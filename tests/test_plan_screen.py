@@ -5,6 +5,7 @@ exhaustive search; Ctrl-C keeps the rows found; near-duplicate rows merge."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -42,6 +43,11 @@ QUERIES = {
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
         "deployment": {"engine": {"dtype": "fp8"}}, "cluster": {"hardware": "h100-sxm"}}),
         (8, 16)),
+    "grpo-1b-stream": (Run.from_data({  # streaming: the asynchronous families only
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
+                     "length_dist": "lognormal:700,0.67,2048"},
+        "deployment": {"partial_rollout": True}}), (2, 4, 16)),
     "grpo-moe": (Run.from_data({
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
@@ -54,7 +60,10 @@ SPACE = RLSpace(placements=ALL, tp=(1, 2, 4), rollout_tp=(1, 2, 4), micro_batch=
 @cache
 def _pool(name: str) -> tuple:
     base, budget = QUERIES[name]
-    return base, [c for g in budget for c in candidates(base, SPACE, g)]
+    space = SPACE
+    if base.deployment.partial_rollout:  # family_base drops it on the synchronous families
+        space = replace(SPACE, placements=("async-split", "async-roles", "async", "combined"))
+    return base, [c for g in budget for c in candidates(base, space, g)]
 
 
 @cache
