@@ -11,6 +11,7 @@ rl_runs.json row).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def _shape(waiters: bool) -> tuple:
     units = [Unit("gen", "rollout", Stage.GENERATION, 0), Unit("train", "trainer",
              Stage.TRAINING, 0), Unit("sync", "link:sync", None, 0, barrier=False)]  # fmt: skip
     shape = tuple((u.key, u.resource, u.stage, u.barrier) for u in units)
-    return shape, (("sync", "train", ("gen",), ("train",) if waiters else ()),)
+    return shape, (("sync", "train", ("gen",), ("train",) if waiters else (),
+                     ("gen", "gen") if waiters else ()),)
 
 
 weights = st.floats(0.0, 100.0, allow_nan=False)
@@ -109,6 +111,9 @@ def test_eight_steps_in_flight_fill_the_engines():
     gen = [next(p.time_s for p in e.phases if p.name == "generation") for e in (deep, shallow)]
     assert gen[0] < 0.7 * gen[1]
     assert abs(deep.iteration_time_s / 34.5 - 1) < 0.15
+    # the engines' busy time per step includes the refit they pause for: it sets the period
+    busy = re.search(r"rollout is the bottleneck, (\d+\.\d) s busy", " ".join(deep.notes))
+    assert busy and float(busy[1]) == round(deep.iteration_time_s, 1)
 
 
 @pytest.mark.parametrize(("argv", "match"), [

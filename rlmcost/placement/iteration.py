@@ -29,8 +29,8 @@ nemo_rl/models/generation/vllm/vllm_worker_async.py ``update_weights_from_collec
 is a vLLM ``collective_rpc``, which the engine core runs between its steps); verl at b178a3c
 (verl/experimental/fully_async_policy/param_sync.py ``sync_weights``: ``rollouter.pause``,
 then the NCCL sync, then ``resume``; fully_async_trainer.py ``ray.get``s it). So the sync unit
-waits for the engines' batch in progress (their busy time per iteration is the batch and the
-sync) and the trainer's next iteration waits for it. Throughput:
+runs on the engines' group between two of its iterations (its busy time per iteration is its
+units and the sync) and the trainer's next iteration waits for it. Throughput:
 ``tokens_per_s_per_gpu`` = prompt + response tokens the actor trains on per iteration /
 (predicted iteration time x GPUs) (NeMo RL's "Tokens/sec/GPU", verl's ``perf/throughput``);
 ``mfu`` = the iteration's work (the project's exact FLOP count, FLOP = one add or one
@@ -185,18 +185,22 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             spreads.append(job_spread(j.task.kind))
     syncs, links = _weight_syncs(setup, groups, key_of)
     first_of: dict[str, str] = {}
+    last_of: dict[str, str] = {}
     for key, resource, _, _ in shape:
         first_of.setdefault(resource, key)
-    frozen: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = []
+        last_of[resource] = key
+    frozen: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = []
     for what, after, readers, stall in links:
         sync = next(s for s in syncs if s.what == what)
-        # a refit into engines stalls both sides (module docstring; schedule.Link's waiters)
+        # a refit into engines stalls both sides (module docstring; schedule.Link): the
+        # trainer's next iteration waits for it, the engines' group pauses for it
         shape.append((what, f"link:{what}", None, False))
         w_t.append(sync.time_s)
         w_p.append(sync.predicted)
         w_d.append(0)
         spreads.append(sync.spread or transfer_spread())
-        frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else ()))
+        frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
+                       (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
     plan = template(tuple(shape), placement.staleness, frozen_links)
     per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)

@@ -80,20 +80,20 @@ def _stage_order(stage: Stage | None) -> int:
     return _ORDER[stage]
 
 
-Link = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+Link = tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """A weight synchronization: (its unit's key, the train unit it follows, the units that read
-what it sends, the units that wait for it to end before their next iteration). A link with
-waiters stalls both sides (a framework's refit into engines): besides the waiters, its readers'
-engines run it between two of their batches, so the transfer of iteration j starts after the
-reader of iteration j + k (the last one begun on older weights) and the reader of
-iteration j + k + 1 after the transfer: per iteration the engines are busy reading and
-receiving (a cycle of shift 1)."""
+what it sends, the units that wait for it to end before their next iteration, the first and
+last unit of a group that pauses for it). A paused group (the engines of a framework's refit)
+runs the transfer between two of its iterations: the transfer of iteration j starts after the
+group's last unit of iteration j + k (the last work begun on older weights) and its first unit
+of iteration j + k + 1 after the transfer, so per iteration the group is busy with its own
+units and the transfer (a cycle of shift 1)."""
 
 
 def freeze_links(links: Sequence[Sequence[Any]]) -> tuple[Link, ...]:
-    """``links`` as :data:`Link` tuples (a missing fourth entry: nothing waits)."""
-    return tuple((str(x[0]), str(x[1]), tuple(x[2]), tuple(x[3]) if len(x) > 3 else ())
-                 for x in links)  # fmt: skip
+    """``links`` as :data:`Link` tuples (missing entries: nothing waits, nothing pauses)."""
+    return tuple((str(x[0]), str(x[1]), tuple(x[2]), tuple(x[3]) if len(x) > 3 else (),
+                  tuple(x[4]) if len(x) > 4 else ()) for x in links)  # fmt: skip
 
 
 def edges(units: Sequence[Unit], staleness: int, links: Sequence[Sequence[Any]] = ()) -> list[Edge]:
@@ -103,8 +103,9 @@ def edges(units: Sequence[Unit], staleness: int, links: Sequence[Sequence[Any]] 
     j - k - 1's training; the waiters of iteration j + 1 wait for the transfer of iteration j
     (a trainer that blocks on its own refit: NeMo RL's ``async_grpo_train`` calls
     ``refit_policy_generation`` in its loop, verl's fully-async trainer ``ray.get``s
-    ``sync_weights``; :mod:`rlmcost.placement.iteration`), and then the transfer of iteration
-    j waits for the readers of iteration j + k (a shift of -k: the engines pause for it).
+    ``sync_weights``; :mod:`rlmcost.placement.iteration`); a paused group's last unit of
+    iteration j + k precedes the transfer of iteration j (a shift of -k) and the transfer its
+    first unit of iteration j + k + 1.
     The edges depend on the units' keys, resources, stages and barriers, not on their
     weights, so they are memoized on those (a GPU-split search reuses them).
     """
@@ -139,14 +140,15 @@ def _edges(
         for a in lasts:
             for b in firsts:
                 out.append(Edge(a.key, b.key, staleness + 1))
-    for key, after, readers, waiters in links:
+    for key, after, readers, waiters, paused in links:
         out.append(Edge(after, key, 0))
         for r in readers:
             out.append(Edge(key, r, staleness + 1))
         for w in waiters:
             out.append(Edge(key, w, 1))
-        for r in readers if waiters else ():
-            out.append(Edge(r, key, -staleness))
+        if paused:
+            out.append(Edge(paused[-1], key, -staleness))
+            out.append(Edge(key, paused[0], staleness + 1))
     # a resource's order edges may repeat barrier edges; keep the smallest shift per pair
     best: dict[tuple[str, str], int] = {}
     for e in out:
