@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv
+from rlmcost.errors import SpecError
 from rlmcost.perf.rl_constants import (
     RESPONSE_CLIP_FRACTION,
     RESPONSE_LENGTH_LOG_SIGMA,
@@ -137,8 +138,10 @@ def test_truncated_share_spread_pairs_with_the_mean_spread():
     # a share the mean cannot hold (0.05 x 20,480 = 1,024 tokens > a mean of 800) is limited to
     # (800 - 1) / (20,480 - 1) = 0.03902, rounded down to 0.039, and the choice says so
     text, how = length_dist({"max_response_len": 20480, "mean_response_len": 800,
-                             "response_clip_fraction": 0.05})  # fmt: skip
+                             "response_clip_fraction": 0.05, "response_clip_fraction_source": "x"})
     assert text == f"lognormal:800,{sigma},20480,0.039" and "limited to 0.039 by the mean" in how
+    with pytest.raises(SpecError, match="cite where"):  # a share needs its citation
+        length_dist({"id": "r", "max_response_len": 20480, "response_clip_fraction": 0.05})
 
 
 def test_default_mean_is_the_fraction_below_the_ceiling_and_never_above_it():

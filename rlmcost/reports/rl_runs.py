@@ -159,6 +159,9 @@ def clip_fraction(record: Mapping[str, Any], end: str = "value") -> float | None
     ``response_clip_fraction``, else the ``end`` of RESPONSE_CLIP_FRACTION for a cap of at least
     LONG_CAP_TOKENS, else None (no share beyond the lognormal's tail)."""
     if record.get("response_clip_fraction") is not None:
+        if not record.get("response_clip_fraction_source"):
+            raise SpecError(f"run {record.get('id')}: response_clip_fraction without "
+                            "response_clip_fraction_source; cite where the share is published")
         return float(record["response_clip_fraction"])
     if int(record["max_response_len"]) >= LONG_CAP_TOKENS:
         return RESPONSE_CLIP_FRACTION.at(end)
@@ -228,7 +231,7 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
         return text, out + (", capped at the maximum; no truncated share beyond the lognormal "
                             f"tail (cap below LONG_CAP_TOKENS {LONG_CAP_TOKENS})")  # fmt: skip
     if record.get("response_clip_fraction") is not None:
-        cite = str(record.get("response_clip_fraction_source") or "the run's data").split(":")[0]
+        cite = str(record["response_clip_fraction_source"]).split(":")[0]
         share = f"the published truncated share {clip:g} ({cite})"
     else:
         c = RESPONSE_CLIP_FRACTION
