@@ -36,13 +36,14 @@ from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
-from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
+from rlmcost.perf.deepspeed_chat import dschat_train_floor_s, dschat_train_flops
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import forward_time, packed, train_time
+from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import recall
@@ -104,7 +105,8 @@ def _job(g: GroupModel, task: Task) -> Job:
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
-    model_s = steps * step.step_s + host_s + cpu_s
+    floor_s = steps * dschat_floor_s(g, task, per_step)
+    model_s = max(steps * step.step_s, floor_s) + host_s + cpu_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -113,6 +115,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         "optimizer_s": steps * step.optimizer_s,
         "offload_s": host_s,
         "cpu_adam_s": cpu_s,
+        "dschat_achieved_rate_s": floor_s,
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
@@ -181,6 +184,25 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
         p.seq_len, g.s.hardware, g.s.workload, inv.model_head,
     )  # fmt: skip
     return step, per_step
+
+
+def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed) -> float:
+    """One DeepSpeed-Chat training step at the FLOP rate its blog measured
+    (:mod:`rlmcost.perf.deepspeed_chat`): the trainer of a group whose generation runs on the
+    Hybrid Engine (``ds-hybrid``, generation on the training weights in the same group);
+    0 for every other trainer."""
+    if g.s.deployment.ideal or g.engine.kind is not EngineKind.DS_HYBRID:
+        return 0.0
+    if not any(t.kind is Kind.GENERATE for t in g.tasks):
+        return 0.0
+    layout = g.layouts[task.index]
+    lora = g.s.deployment.lora
+    flops = dschat_train_flops(
+        g.s.arch(task.role), per_step.sequences, per_step.seq_len,
+        layout.ckpt is not Checkpointing.NONE, lora.rank if lora is not None else 0,
+    )  # fmt: skip
+    peak = g.s.hardware.peak(g.s.workload.compute_dtype)
+    return dschat_train_floor_s(flops, layout.n_gpus, peak)
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:

@@ -301,6 +301,9 @@ def deepspeed_chat(record: Record) -> Mapped:
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
         "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
         "critic and reward OPT-350M (step-2 reward model); dtype fp16",
+        "training steps no faster than DeepSpeed-Chat's measured rate: its FLOPs "
+        "(dschat/utils/perf.py calculate_flops) at DSCHAT_TRAIN_PEAK_FRACTION of the peak "
+        "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer",
     ]
     overlay: dict[str, Any] = {
         "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},
