@@ -116,8 +116,9 @@ def deployment_options() -> dict[str, Any]:
                     help="What generates the rollouts: vllm/sglang (an engine with its own "
                     "reservation and continuous batching), hf (HF generate on the training "
                     "model: TRL use_vllm false, OpenRLHF without engines) or ds-hybrid "
-                    "(DeepSpeed-Chat's Hybrid Engine); hf and ds-hybrid run static batches "
-                    "of --max-num-seqs. Default: vllm.",
+                    "(DeepSpeed-Chat's Hybrid Engine; ds-hybrid-unpinned: with "
+                    "--unpin_actor_parameters, each layer gathered per decode step); hf and "
+                    "ds-hybrid run static batches of --max-num-seqs. Default: vllm.",
                     rich_help_panel=p,
                 ),
             ],

@@ -191,7 +191,7 @@ def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed) -> float:
     (:mod:`rlmcost.perf.deepspeed_chat`): the trainer of a group whose generation runs on the
     Hybrid Engine (``ds-hybrid``, generation on the training weights in the same group);
     0 for every other trainer."""
-    if g.s.deployment.ideal or g.engine.kind is not EngineKind.DS_HYBRID:
+    if g.s.deployment.ideal or not g.engine.kind.hybrid_engine:
         return 0.0
     if not any(t.kind is Kind.GENERATE for t in g.tasks):
         return 0.0
