@@ -105,3 +105,27 @@ def test_dschat_rows_median_error(dschat_rows):
     errors = sorted(abs(r.error) for r in dschat_rows if r.error is not None)
     print("DeepSpeed-Chat |errors|:", [round(e, 3) for e in errors])
     assert statistics.median(errors) < 0.25
+
+
+def test_unpinned_hybrid_engine_gathers_every_decode_step(dschat_rows):
+    # OPT-30B on 8 x A100-40GB: the whole fp16 actor (~60 GB) cannot be gathered on a 40 GB
+    # GPU, so DeepSpeed-Chat's --unpin_actor_parameters is the option that runs; its
+    # hybrid_engine.py _zero3_forward gathers each layer in every forward, i.e. every one of
+    # the 256 answer tokens (BenckmarkSetting.md) gathers the 7/8 of the decoder weights the
+    # GPU does not hold over NVLink (A100 datasheet: 600 GB/s bidirectional, 300 GB/s each way)
+    row = next(r for r in dschat_rows if r.recipe.id.endswith("opt-30b-a100-40gb-8gpu-step3"))
+    assert str(row.run.deployment.engine.kind) == "ds-hybrid-unpinned"
+    assert row.fits
+    assert any("--unpin_actor_parameters" in c for c in row.recipe.choices)
+    decoder_bytes = 2 * 48 * 12 * 7168**2  # facebook/opt-30b: 48 layers of 12 h^2, fp16
+    per_step = decoder_bytes * 7 / 8 / 300e9
+    assert dict(row.predicted_phases_s)["generation"] >= 256 * per_step
+    pairs = row.run.workload.prompts
+    assert row.published_s == pytest.approx(44.4 * 3600 / -(-264292 // pairs))  # 1.85 days
+
+
+def test_pinned_rows_keep_the_pinned_engine(dschat_rows):
+    # every other row fits with the whole actor gathered (the scripts' default pin_parameters)
+    for r in dschat_rows:
+        if not r.recipe.id.endswith("opt-30b-a100-40gb-8gpu-step3"):
+            assert str(r.run.deployment.engine.kind) == "ds-hybrid", r.recipe.id
