@@ -129,3 +129,31 @@ def test_pinned_rows_keep_the_pinned_engine(dschat_rows):
     for r in dschat_rows:
         if not r.recipe.id.endswith("opt-30b-a100-40gb-8gpu-step3"):
             assert str(r.run.deployment.engine.kind) == "ds-hybrid", r.recipe.id
+
+
+def test_hybrid_engine_generates_each_tp_groups_batch_in_one_call(dschat_rows):
+    # hybrid_engine.py generate all-gathers the inputs over the inference TP group, so a TP
+    # group generates tp x per_device_generation_batch_size sequences in one generate() call
+    for r in dschat_rows:
+        tp = int(r.recipe.record["framework_settings"].get("--inference_tp_size", 1))
+        pairs = r.run.workload.prompts
+        per_device = pairs // int(r.recipe.record["gpus"])
+        assert r.run.deployment.engine.max_num_seqs == tp * per_device, r.recipe.id
+
+
+def test_a_batch_whose_cache_does_not_fit_does_not_run_in_pieces():
+    # OPT-30B (facebook/opt-30b, 48 layers, hidden 7168) gathered whole in fp16 on one
+    # A100-80GB (80 GiB) with 128 sequences of 512 tokens: weights 2 x 48 x 12 x 7168^2 B =
+    # 59.2 GB and K, V cache 2 x 48 x 7168 x 2 B x 512 x 128 = 45.1 GB, already over 85.9 GB;
+    # DeepSpeed-Chat's generate() takes the whole batch, so the run does not fit (it is not cut
+    # into smaller static batches)
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.rl_runs import load_runs
+    from rlmcost.reports.rl_runs_frameworks import recipe
+    from rlmcost.reports.rl_runs_rows import build_run
+
+    rec = next(r for r in load_runs()["runs"]
+               if r["id"] == "deepspeed-chat-blog-opt-30b-a100-80gb-8gpu-step3")  # fmt: skip
+    assert 2 * 48 * 12 * 7168**2 + 2 * 48 * 7168 * 2 * 512 * 128 > 80 * 2**30
+    ev = evaluate(build_run(recipe({**rec, "prompts_per_step": 1024}), run_from_argv))
+    assert ev.fits is False

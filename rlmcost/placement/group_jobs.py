@@ -257,6 +257,11 @@ def _generate(
     mine = replica_lengths(responses, replicas)
     if g.engine_task is task:
         slots, own = g.engine_memory(task, len(mine))
+    elif g.engine.kind.hybrid_engine and not g.s.deployment.ideal:
+        # DeepSpeed-Chat generates each rank's whole batch in one generate() call
+        # (ppo_trainer.py generate_experience): it fits or the run does not
+        slots = max(1, min(len(mine), g.engine.max_num_seqs))
+        own = g.own(task, slots * replicas)
     else:
         slots = g.slots(task, replicas, len(mine))
         own = g.own(task, slots * replicas)

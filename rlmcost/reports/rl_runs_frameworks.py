@@ -274,6 +274,7 @@ def deepspeed_chat(record: Record) -> Mapped:
     gpus = int(record["gpus"])
     pairs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
     micro = pairs // gpus
+    tp = int(s.get("--inference_tp_size", 1))
     critic = model_spec("opt-350m", record["critic"]["model_config"], "facebook/opt-350m")
     reward = model_spec("opt-350m", record["reward"]["model_config"], "facebook/opt-350m")
     for flag, value in (("--model", model_name(record)), ("--critic", "facebook/opt-350m"),
@@ -282,8 +283,7 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
                         ("--micro-batch", micro), ("--mini-batches", 1),
                         ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
-                        ("--rollout-tp", s.get("--inference_tp_size", 1)),
-                        ("--max-num-seqs", micro),
+                        ("--rollout-tp", tp), ("--max-num-seqs", micro * tp),
                         ("--logits", "materialized")):  # fmt: skip
         q.set(flag, value)
     choices = [
@@ -294,9 +294,10 @@ def deepspeed_chat(record: Record) -> Mapped:
         f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
         "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
         "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
-        f"into inference TP {s.get('--inference_tp_size', 1)} (--inference_tp_size of the "
-        "script), static batches of the per-device generation "
-        f"batch {micro} (--max-num-seqs), no engine reservation",
+        f"into inference TP {tp} (--inference_tp_size of the script), each TP group running "
+        f"its ranks' per-device generation batches together in one generate() call, {tp} x "
+        f"{micro} = {micro * tp} sequences (--max-num-seqs; hybrid_engine.py generate "
+        "all-gathers the inputs over the TP group), no engine reservation",
         "old log-probs by an actor forward after generation (--recompute-logprobs: "
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
         "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
