@@ -84,6 +84,8 @@ def _job(g: GroupModel, task: Task) -> Job:
         time = _at_least(base, link)
         fwd = predict_forward(g, task)
         pred = max(fwd.time_s, time.bound_s)
+        if dschat_group(g):  # the gathers wait in line (dschat_gathers_s)
+            pred = max(pred, fwd.compute_s + dschat_gathers_s(g, task, share.micro_batches))
         return Job(
             task, model, layout, n, work, depth, own, memory, time, base.bound_s,
             predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
@@ -105,7 +107,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
-    floor_s = steps * dschat_floor_s(g, task, per_step)
+    floor_s = steps * dschat_floor_s(g, task, per_step, step.micro_batches)
     model_s = max(steps * step.step_s, floor_s) + host_s + cpu_s
     pred = max(model_s, time.bound_s)
     parts = {
@@ -186,23 +188,43 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     return step, per_step
 
 
-def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed) -> float:
-    """One DeepSpeed-Chat training step at the FLOP rate its blog measured
-    (:mod:`rlmcost.perf.deepspeed_chat`): the trainer of a group whose generation runs on the
-    Hybrid Engine (``ds-hybrid``, generation on the training weights in the same group);
-    0 for every other trainer."""
+def dschat_group(g: GroupModel) -> bool:
+    """Whether the group is DeepSpeed-Chat's: its generation runs on the Hybrid Engine
+    (``ds-hybrid``, pinned or not: generation on the training weights in the same group)."""
     if g.s.deployment.ideal or not g.engine.kind.hybrid_engine:
-        return 0.0
-    if not any(t.kind is Kind.GENERATE for t in g.tasks):
+        return False
+    return any(t.kind is Kind.GENERATE for t in g.tasks)
+
+
+def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed, micro_batches: int) -> float:
+    """One DeepSpeed-Chat training step (0 outside a :func:`dschat_group`): its FLOPs at the rate
+    its blog measured (:mod:`rlmcost.perf.deepspeed_chat`) plus every ZeRO-3 parameter gather
+    of its passes (forward, the checkpointed forward again, backward) exposed
+    (:func:`dschat_gathers_s`)."""
+    if not dschat_group(g):
         return 0.0
     layout = g.layouts[task.index]
+    ckpt = layout.ckpt is not Checkpointing.NONE
     lora = g.s.deployment.lora
     flops = dschat_train_flops(
-        g.s.arch(task.role), per_step.sequences, per_step.seq_len,
-        layout.ckpt is not Checkpointing.NONE, lora.rank if lora is not None else 0,
+        g.s.arch(task.role), per_step.sequences, per_step.seq_len, ckpt,
+        lora.rank if lora is not None else 0,
     )  # fmt: skip
     peak = g.s.hardware.peak(g.s.workload.compute_dtype)
-    return dschat_train_floor_s(flops, layout.n_gpus, peak)
+    passes = 3 if ckpt else 2
+    return dschat_train_floor_s(flops, layout.n_gpus, peak) + dschat_gathers_s(
+        g, task, passes * micro_batches
+    )
+
+
+def dschat_gathers_s(g: GroupModel, task: Task, passes: int) -> float:
+    """``passes`` ZeRO-3 parameter gathers of a DeepSpeed-Chat model, none hidden behind
+    compute: dschat/utils/ds_utils.py sets stage3_max_live_parameters and
+    stage3_prefetch_bucket_size to 3e7 elements, and DeepSpeed prefetches at most
+    min(max_live - available, bucket) elements ahead (deepspeed/runtime/zero/
+    partitioned_param_coordinator.py fetch_sub_module), nothing while a larger weight (every
+    FFN matrix from OPT-6.7B up) is live; so each module's gather waits in line."""
+    return passes * g.gather_s(task)
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:

@@ -311,11 +311,14 @@ def deepspeed_chat(record: Record) -> Mapped:
         "workload": {"weight_dtype": "fp16", "activation_dtype": "fp16", "kv_dtype": "fp16",
                      "compute_dtype": "fp16"},  # fmt: skip
     }
-    if "lora" in str(s.get("script", "")):
-        q.set("--lora-rank", 128)
-        choices.append("LoRA rank 128 on the decoder layers (run_30b_lora.sh: --actor_lora_dim "
-                       "128 --actor_lora_module_name decoder.layers.); rlmcost puts the adapters "
-                       "on every trained model, the critic's too")  # fmt: skip
+    rank = int(s.get("--actor_lora_dim", 0))
+    if rank:
+        script = str(s.get("script", "")).rsplit("/", 1)[-1]
+        q.set("--lora-rank", rank)
+        choices.append(f"LoRA rank {rank} on the decoder layers ({script}: --actor_lora_dim "
+                       f"{rank} --actor_lora_module_name {s['--actor_lora_module_name']}; "
+                       "lora.py freezes the base weights); rlmcost puts the adapters on every "
+                       "trained model, the critic's too")  # fmt: skip
     return q, overlay, choices, "explicit mapping: DeepSpeed-Chat step 3 -> --framework none"
 
 
