@@ -157,3 +157,47 @@ def test_a_batch_whose_cache_does_not_fit_does_not_run_in_pieces():
     assert 2 * 48 * 12 * 7168**2 + 2 * 48 * 7168 * 2 * 512 * 128 > 80 * 2**30
     ev = evaluate(build_run(recipe({**rec, "prompts_per_step": 1024}), run_from_argv))
     assert ev.fits is False
+
+
+# facebook/opt-66b: 64 decoder layers of hidden 9216, 12 h^2 weights each, fp16
+OPT_66B_DECODER_BYTES = 2 * 64 * 12 * 9216**2  # 130.4 GB
+IB_PER_GPU = 25e9  # one 200 Gb/s HDR InfiniBand NIC per A100 (DGX A100 / Azure NDv4: 8 per node)
+
+
+def _row(rows, suffix):
+    return next(r for r in rows if r.recipe.id.endswith(suffix))
+
+
+def test_run_66b_rows_train_lora_as_the_script_does(dschat_rows):
+    # run_66b.sh (release commit e468799f and HEAD): --actor_lora_dim 128
+    # --actor_lora_module_name decoder.layers.
+    for r in dschat_rows:
+        script = r.recipe.record["framework_settings"]["script"]
+        if script.endswith(("run_66b.sh", "run_30b_lora.sh")):
+            assert r.run.deployment.lora is not None and r.run.deployment.lora.rank == 128
+        else:
+            assert r.run.deployment.lora is None, r.recipe.id
+
+
+def test_hybrid_engine_gathers_the_whole_model_on_every_rank(dschat_rows):
+    # hybrid_engine.py generate (inference TP 8 of 64 ranks): GatheredParameters brings every
+    # layer whole to every rank before apply_tensor_parallelism slices the rank's TP shard, so
+    # each GPU receives the 63/64 of the model it does not hold, over its NIC
+    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
+    sync = dict(row.predicted_phases_s)["weight sync"]
+    assert sync >= OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_GPU
+
+
+def test_dschat_zero3_gathers_wait_in_line(dschat_rows):
+    # ds_utils.py: stage3_max_live_parameters = stage3_prefetch_bucket_size = 3e7 elements,
+    # below one OPT-66B FFN matrix (9216 x 36864 = 340M): no prefetch, every pass gathers the
+    # model in line. One optimizer step of one micro-batch per GPU: forward, checkpointed
+    # forward again, backward = 3 gathers; the reference forward 1.
+    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
+    gather = OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_GPU
+    pairs = row.run.workload.prompts
+    lora_f = 4 - (1 - 2 * 128 / 9216)  # perf.py's factor under LoRA and checkpointing
+    compute = _megatron_formula(lora_f, pairs, 512, 64, 9216, 50272) / (64 * A100_PEAK * 0.32)
+    phases = dict(row.predicted_phases_s)
+    assert phases["update actor"] >= compute + 3 * gather
+    assert phases["reference"] >= gather
