@@ -53,6 +53,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_tp",
     "rollout_pp",
     "max_num_seqs",
+    "sequences_per_call",
     "no_sleep",
     "logits",
     "routing_replay",
@@ -301,6 +302,19 @@ def deployment_options() -> dict[str, Any]:
                 typer.Option(
                     help="Sequences an engine replica decodes at once at most (vLLM "
                     "max_num_seqs; default 256).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "sequences_per_call": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences per generate() call handed to an engine replica, each "
+                    "call finished before the next (OpenRLHF before Nov 2024: "
+                    "micro_rollout_batch_size per call); default: the replica's whole share.",
                     min=1,
                     rich_help_panel=p,
                 ),

@@ -51,7 +51,13 @@ from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
-from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
+from rlmcost.placement.rollout import (
+    DecodeCost,
+    admission_order,
+    decode_flops,
+    replica_lengths,
+    timeline,
+)
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
 
@@ -305,8 +311,13 @@ def _generate(
         kv_bytes_per_token=one_seq.kv_cache / tokens,
         gather_s=gather_s,
     )
+    call = g.engine.sequences_per_call
+    arrival = tuple(mine[i] for i in admission_order(len(mine)))  # lengths unknown ahead
     if g.engine.kind.static and not g.s.deployment.ideal:
-        mine = static_batches(mine, max(1, min(slots, g.engine.max_num_seqs)))
+        mine = static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs)))
+    elif call is not None and not g.s.deployment.ideal:  # calls one after another
+        slots = max(1, min(slots, call))
+        mine = static_batches(arrival, slots)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
         engine_model(g, task),
