@@ -16,7 +16,12 @@ Beside the bound every job carries a prediction (``predicted_s``; the bound stay
 :mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
 prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
 exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
-job has the phase name the frameworks print (``PHASES``).
+job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
+static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
+``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest;
+the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
+(:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
+ZeRO-3 gather (:func:`dschat_floor_s`).
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
 :mod:`rlmcost.placement.group_transfers`.
