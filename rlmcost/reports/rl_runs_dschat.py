@@ -56,6 +56,9 @@ def deepspeed_chat(record: Record) -> Mapped:
         "training steps no faster than DeepSpeed-Chat's measured rate: its FLOPs "
         "(dschat/utils/perf.py calculate_flops) at DSCHAT_TRAIN_PEAK_FRACTION of the peak "
         "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer",
+        "ZeRO-3 gathers of every pass exposed (ds_utils.py: stage3_max_live_parameters = "
+        "stage3_prefetch_bucket_size = 3e7, no prefetch past a larger weight), and the Hybrid "
+        "Engine gathers the whole actor on every rank before slicing its inference-TP shard",
     ]
     overlay: dict[str, Any] = {
         "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},
