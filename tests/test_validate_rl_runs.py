@@ -325,4 +325,5 @@ def test_deepspeed_chat_rows_run_the_largest_batch_that_fits(report):
             offload = r.run.deployment.train.offload
             if offload:
                 bigger.query.set("--offload", ",".join(sorted(str(o) for o in offload)))
+            bigger.query.set("--engine", str(r.run.deployment.engine.kind))  # pinned or not
             assert not evaluate(build_run(bigger, run_from_argv)).fits, r.recipe.id

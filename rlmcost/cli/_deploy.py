@@ -55,6 +55,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_dtype",
     "enforce_eager",
     "max_num_seqs",
+    "sequences_per_call",
     "no_sleep",
     "logits",
     "routing_replay",
@@ -119,8 +120,9 @@ def deployment_options() -> dict[str, Any]:
                     help="What generates the rollouts: vllm/sglang (an engine with its own "
                     "reservation and continuous batching), hf (HF generate on the training "
                     "model: TRL use_vllm false, OpenRLHF without engines) or ds-hybrid "
-                    "(DeepSpeed-Chat's Hybrid Engine); hf and ds-hybrid run static batches "
-                    "of --max-num-seqs. Default: vllm.",
+                    "(DeepSpeed-Chat's Hybrid Engine; ds-hybrid-unpinned: with "
+                    "--unpin_actor_parameters, each layer gathered per decode step); hf and "
+                    "ds-hybrid run static batches of --max-num-seqs. Default: vllm.",
                     rich_help_panel=p,
                 ),
             ],
@@ -329,6 +331,19 @@ def deployment_options() -> dict[str, Any]:
                 typer.Option(
                     help="Sequences an engine replica decodes at once at most (vLLM "
                     "max_num_seqs; default 256).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "sequences_per_call": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences per generate() call handed to an engine replica, each "
+                    "call finished before the next (OpenRLHF before Nov 2024: "
+                    "micro_rollout_batch_size per call); default: the replica's whole share.",
                     min=1,
                     rich_help_panel=p,
                 ),

@@ -208,6 +208,12 @@ class EngineSpec(BaseModel):
     max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
     sleep: bool = Field(default=True, description="free the engine's memory during training")
+    sequences_per_call: int | None = Field(
+        default=None, ge=1, description="sequences per generate() call the trainer hands a "
+        "replica, each call decoded to its last token before the next starts (OpenRLHF before "
+        "PR 507, 2024-11-07: one call per micro_rollout_batch_size on a synchronous Ray "
+        "actor); None: the replica gets its whole share at once"
+    )
     dtype: Dtype | None = Field(default=None, description="engine weights and GEMMs: bf16, "
                                 "fp16 or fp8 (None = the workload's weight dtype)")
     eager: bool = Field(default=False, description="no CUDA graphs (vLLM enforce_eager): each "
