@@ -349,16 +349,19 @@ def areal(record: Record) -> Mapped:
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
+    pp = AREAL_TRAIN_PP[size]
     if record["off_policy_steps"] == 0:
         q.set("--sleep")
+        q.set("--pp", pp)
         choices.append("synchronous AReaL: generation and training alternate on every GPU "
-                       "(--sleep)")  # fmt: skip
+                       f"(--sleep); trainer PP {pp}, the benchmark's training allocation for "
+                       "this size (build_cmd.py get_allocation_mode at 820ca49, the only "
+                       "published AReaL layout of these models)")  # fmt: skip
     else:
         num, den = AREAL_TRAIN_SHARE
         per_node = 8
         train = max(1, round(gpus * num / den / per_node)) * per_node
         q.set("--no-sleep")
-        pp = AREAL_TRAIN_PP[size]
         q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
         q.set("--placement", "async")
         q.set("--staleness", AREAL_STALENESS)
