@@ -162,6 +162,7 @@ def test_a_batch_whose_cache_does_not_fit_does_not_run_in_pieces():
 # facebook/opt-66b: 64 decoder layers of hidden 9216, 12 h^2 weights each, fp16
 OPT_66B_DECODER_BYTES = 2 * 64 * 12 * 9216**2  # 130.4 GB
 IB_PER_GPU = 25e9  # one 200 Gb/s HDR InfiniBand NIC per A100 (DGX A100 / Azure NDv4: 8 per node)
+IB_PER_NODE = 8 * IB_PER_GPU  # a collective over whole nodes crosses them on all 8 NICs (NCCL rings)
 
 
 def _row(rows, suffix):
@@ -192,9 +193,10 @@ def test_dschat_zero3_gathers_wait_in_line(dschat_rows):
     # ds_utils.py: stage3_max_live_parameters = stage3_prefetch_bucket_size = 3e7 elements,
     # below one OPT-66B FFN matrix (9216 x 36864 = 340M): no prefetch, every pass gathers the
     # model in line. One optimizer step of one micro-batch per GPU: forward, checkpointed
-    # forward again, backward = 3 gathers; the reference forward 1.
+    # forward again, backward = 3 gathers; the reference forward 1. The 64-rank all-gather
+    # crosses the 8 nodes on every NIC of a node (at most their line rate).
     row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
-    gather = OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_GPU
+    gather = OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_NODE
     pairs = row.run.workload.prompts
     lora_f = 4 - (1 - 2 * 128 / 9216)  # perf.py's factor under LoRA and checkpointing
     compute = _megatron_formula(lora_f, pairs, 512, 64, 9216, 50272) / (64 * A100_PEAK * 0.32)

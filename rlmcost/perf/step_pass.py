@@ -66,7 +66,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import DataShare, stage_params
-from rlmcost.parallel.comm import Collective, group_is_intra_node
+from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import mla_projections, pair_flops
@@ -164,7 +164,10 @@ class StepContext:
 
     def comm(self, kind: Collective, payload: float, ranks: int, dims: tuple[str, ...]) -> float:
         intra = group_is_intra_node(self.layout, dims, self.gpus_per_node)
-        lk = link(self.device.hardware, intra)
+        per_node = 1  # a point-to-point send leaves through the rank's own NIC
+        if not intra and kind is not Collective.P2P:
+            per_node = group_ranks_per_node(self.layout, dims, self.gpus_per_node)
+        lk = link(self.device.hardware, intra, per_node)
         measured = self.device.measured
         if measured is not None and hasattr(measured, "link"):
             try:

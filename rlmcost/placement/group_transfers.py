@@ -28,7 +28,7 @@ from rlmcost.placement.transfer import (
 
 def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     out: list[Transfer] = []
-    bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
+    bw = group_link_bytes_per_s(g.s.hardware, g.gpus, collective=True)
     dep = g.s.deployment
     beh = None if dep.ideal else behaviour(dep.framework)
     engine = g.engine_task
