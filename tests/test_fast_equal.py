@@ -60,10 +60,11 @@ def _plain(run: Run) -> str:
 
 
 ENGINE = st.fixed_dictionaries({}, optional={
-    "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid"]),
+    "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid", "ds-hybrid-unpinned"]),
     "sleep": st.booleans(),
     "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
     "max_num_seqs": st.sampled_from([16, 256]),
+    "sequences_per_call": st.sampled_from([None, 4]),
 })
 TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),

@@ -1,4 +1,5 @@
-"""``--length-dist lognormal:MEAN,SIGMA,MAX``: MEAN is the mean after the cap.
+"""``--length-dist lognormal:MEAN,SIGMA,MAX[,CLIP]``: MEAN is the mean after the cap, CLIP
+the share of responses truncated at it.
 
 Frameworks log the mean response length over the responses as generated, truncated ones at the
 cap (e.g. NeMo RL's 'G-Average Seq len'); the distribution must realise that mean, not the mean
@@ -19,6 +20,7 @@ from rlmcost.placement.lengths import (
     LengthDist,
     capped_lognormal_mean,
     lognormal_mu,
+    max_clip,
     parse_length_dist,
 )
 
@@ -64,3 +66,89 @@ def test_capped_mean_solved_for_any_input(frac: float, sigma: float, cap: int) -
     mu = lognormal_mu(mean, sigma, cap)
     assert capped_lognormal_mean(mu, sigma, cap) == pytest.approx(mean, rel=1e-9)
     assert mu >= math.log(mean) - sigma * sigma / 2 - 1e-12  # a cap only lowers the mean
+
+
+# --- lognormal:MEAN,SIGMA,MAX,CLIP: a share CLIP of the responses truncated at MAX -------------
+
+
+@pytest.mark.parametrize(
+    ("n", "clip", "at_cap"),
+    # k = floor(n x CLIP + 1/2), n x CLIP rounded half up (lengths.py docstring): 8,192 responses
+    # (512 x 16, verl's and AReaL's batches in rl_runs.json) at 2.5% -> 204.8 -> 205; exact
+    # halves round up (16 x 0.03125 = 0.5 -> 1); below a half none (16 x 0.03 = 0.48 -> 0)
+    [(8192, 0.025, 205), (8192, 0.001, 8), (8192, 0.05, 410), (16, 0.03125, 1), (16, 0.03, 0),
+     (1000, 0.02, 20), (3, 0.5, 2)],
+)
+def test_top_clip_share_of_quantiles_sits_at_the_cap(n: int, clip: float, at_cap: int) -> None:
+    # the others' mean 1,000 under 28,672 at sigma 0.67: the lognormal's own tail never reaches
+    # the cap (P(X >= 28,672) < 1e-6), so every response at the cap is one of the CLIP share
+    mean = clip * 28672 + (1 - clip) * 1000
+    lengths = LengthDist("lognormal", (mean, 0.67, 28672, clip)).lengths(n, 0)
+    assert lengths.count(28672) == at_cap
+    assert lengths[n - at_cap :] == (28672,) * at_cap
+    assert list(lengths) == sorted(lengths) and min(lengths) >= 1
+
+
+def test_clipped_mean_is_the_published_mean() -> None:
+    # verl Qwen2.5-Math-7B DAPO (rl_runs.json): mean 1,000 under 28,672, 2.5% at the cap
+    mean, sigma, cap, clip = 1000, 0.67, 28672, 0.025
+    lengths = LengthDist("lognormal", (mean, sigma, cap, clip)).lengths(8192, 0)
+    assert sum(lengths) / len(lengths) == pytest.approx(mean, rel=1e-3)
+    # independent check: Monte Carlo of the mixture "MAX with probability CLIP, else min(X, MAX)"
+    mu = lognormal_mu(mean, sigma, cap, clip)
+    rng = np.random.default_rng(1)
+    draws = np.minimum(rng.lognormal(mu, sigma, 2_000_000), cap)
+    draws[rng.random(draws.size) < clip] = cap
+    assert draws.mean() == pytest.approx(mean, rel=3e-3)
+    # the others' mean: (1,000 - 0.025 x 28,672) / 0.975 = 283.2 / 0.975 = 290.46 tokens
+    assert capped_lognormal_mean(mu, sigma, cap) == pytest.approx(290.46, abs=0.01)
+
+
+def test_zero_clip_is_the_three_value_spelling() -> None:
+    three = LengthDist("lognormal", (3251, 0.67, 3988)).lengths(2048, 0)
+    assert LengthDist("lognormal", (3251, 0.67, 3988, 0.0)).lengths(2048, 0) == three
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("lognormal:1000,0.67,28672,1", "0 <= CLIP < 1"),
+        ("lognormal:1000,0.67,28672,-0.01", "0 <= CLIP < 1"),
+        # 0.05 x 28,672 = 1,433.6 tokens > the mean of 1,000: (1000 - 1) / 28671 = 0.03484
+        ("lognormal:1000,0.67,28672,0.05", "lower CLIP below 0.03484"),
+        ("lognormal:1000,0.67,28672,0.02,3", "expected fixed"),
+        ("lognormal:28672,0.67,28672,0.02", "below MAX"),
+    ],
+)
+def test_clip_parse_errors_are_one_line(text: str, match: str) -> None:
+    with pytest.raises(SpecError, match=match) as err:
+        parse_length_dist(text)
+    assert "\n" not in str(err.value)
+
+
+def test_clip_spelling_round_trips() -> None:
+    for text in ("lognormal:1000,0.67,28672,0.025", "lognormal:6700,0.67,31744,0.001"):
+        dist = parse_length_dist(text)
+        assert dist.describe() == text and parse_length_dist(dist.describe()) == dist
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    frac=st.floats(0.02, 0.9),
+    sigma=st.floats(0.05, 1.5),
+    cap=st.integers(64, 65_536),
+    share=st.floats(0.0, 0.95),
+    n=st.integers(1, 3000),
+)
+def test_clipped_mean_solved_for_any_input(
+    frac: float, sigma: float, cap: int, share: float, n: int
+) -> None:
+    mean = max(1.0, frac * cap)
+    clip = share * max_clip(mean, cap)  # any share the mean can hold
+    mu = lognormal_mu(mean, sigma, cap, clip)
+    rest = capped_lognormal_mean(mu, sigma, cap)
+    assert clip * cap + (1 - clip) * rest == pytest.approx(mean, rel=1e-9)
+    lengths = LengthDist("lognormal", (mean, sigma, cap, clip)).lengths(n, 0)
+    k = math.floor(n * clip + 0.5)
+    assert len(lengths) == n and lengths[n - k :] == (cap,) * k
+    assert all(1 <= t <= cap for t in lengths) and list(lengths) == sorted(lengths)

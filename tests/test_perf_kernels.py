@@ -138,3 +138,11 @@ def test_every_builtin_accelerator_has_a_default_profile_with_sources():
             "sms", "gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency"
         }
         assert all(source for _, source in profile.sources)
+
+
+def test_gb200_gemm_efficiency_is_its_own_measured_mamf():
+    # stas00/ml-engineering compute/accelerator/README.md (commit 68cd2e5), MAMF BF16 table:
+    # NVIDIA GB200 SXM 1822.0 of 2500 TFLOP/s; scaled by the same source's sustained / burst
+    # ratio 0.845 (H200 702.9 / 828.0, B200 1455.7 / 1732.6), as the A100 profile is.
+    assert DEFAULT_PROFILES["gb200"].gemm_efficiency == round(1822.0 / 2500 * 0.845, 3)
+    assert DEFAULT_PROFILES["gb200"].gemm_efficiency < DEFAULT_PROFILES["b200"].gemm_efficiency

@@ -164,7 +164,7 @@ def test_validate_command():
     result = runner.invoke(app, ["validate", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    sources = {"narayanan2021", "korthikanti2022", "smith2022", "nemo_automodel"}
+    sources = {"narayanan2021", "korthikanti2022", "smith2022", "nemo_automodel", "megatron_bridge"}
     assert {r["source"] for r in out["rows"]} == sources
     for r in out["rows"]:
         assert r["error"] == pytest.approx(r["predicted"] / r["published"] - 1)

@@ -21,14 +21,18 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv
+from rlmcost.errors import SpecError
 from rlmcost.perf.rl_constants import (
+    RESPONSE_CLIP_FRACTION,
     RESPONSE_LENGTH_LOG_SIGMA,
     RESPONSE_MEAN_CEILING_TOKENS,
     RESPONSE_MEAN_OVER_MAX_FRACTION,
 )
 from rlmcost.reports.rl_runs import (
+    LONG_CAP_TOKENS,
     assumed_length_dists,
     default_mean_response,
+    length_dist,
     load_runs,
     published_step_s,
 )
@@ -91,7 +95,53 @@ def test_the_published_workload_is_the_runs(report):
         if mean is None:  # the default rule recomputed: fraction of the cap, at most the ceiling
             frac = RESPONSE_MEAN_OVER_MAX_FRACTION.value * t_max
             mean = round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.value))
-        assert w.length_dist == f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}"
+        clip = f",{RESPONSE_CLIP_FRACTION.value:g}" if t_max >= LONG_CAP_TOKENS else ""
+        assert w.length_dist == (
+            f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}{clip}"
+        )
+
+
+def test_long_caps_carry_the_truncated_share_and_say_so(report):
+    # rl_runs.json: verl's Qwen2.5-Math-7B runs cap at 28,672 and AReaL's at 31,744 (>= 16K);
+    # NeMo RL's caps (1,428 .. 8,084), verl's Qwen3-30B (8,192) and DeepSeek-V3 (9,632) do not
+    long_ids = {r["id"] for r in DATA["runs"] if r["max_response_len"] >= LONG_CAP_TOKENS}
+    assert len(long_ids) == 10
+    for r in report.rows:
+        if r.run is None or r.run.workload.length_dist == "fixed":
+            continue
+        said = [c for c in r.recipe.choices if c.startswith("response lengths ")]
+        assert len(said) == 1, r.recipe.id
+        if r.recipe.id in long_ids:
+            assert r.run.workload.length_dist.count(",") == 3, r.recipe.id
+            assert "RESPONSE_CLIP_FRACTION" in said[0] and "0.001..0.05" in said[0]
+        else:
+            assert r.run.workload.length_dist.count(",") == 2, r.recipe.id
+            assert "no truncated share" in said[0], r.recipe.id
+
+
+def test_truncated_share_spread_pairs_with_the_mean_spread():
+    # verl Qwen2.5-Math-7B rows: mean 1,000 (interval 500..1,500, rl_runs.json) under 28,672;
+    # the interval's ends take RESPONSE_CLIP_FRACTION's low and high ends with the mean's
+    rec = RECORDS["verl-fully-async-doc-qwen2.5-math-7b-dapo-colocate-sync-32gpu"]
+    sigma = f"{RESPONSE_LENGTH_LOG_SIGMA.value:g}"
+    assert assumed_length_dists(rec) == (
+        f"lognormal:500,{sigma},28672,{RESPONSE_CLIP_FRACTION.low:g}",
+        f"lognormal:1500,{sigma},28672,{RESPONSE_CLIP_FRACTION.high:g}",
+    )
+    # a run's own published clip ratio replaces the global share, with no assumed spread of
+    # its own: a made-up record (a long cap, a sourced mean, a published share)
+    own = {"max_response_len": 20480, "mean_response_len": 4000,
+           "response_clip_fraction": 0.03, "response_clip_fraction_source": "a log: step 100"}
+    assert assumed_length_dists(own) == ()
+    text, how = length_dist(own)
+    assert text == f"lognormal:4000,{sigma},20480,0.03" and "a log" in how
+    # a share the mean cannot hold (0.05 x 20,480 = 1,024 tokens > a mean of 800) is limited to
+    # (800 - 1) / (20,480 - 1) = 0.03902, rounded down to 0.039, and the choice says so
+    text, how = length_dist({"max_response_len": 20480, "mean_response_len": 800,
+                             "response_clip_fraction": 0.05, "response_clip_fraction_source": "x"})
+    assert text == f"lognormal:800,{sigma},20480,0.039" and "limited to 0.039 by the mean" in how
+    with pytest.raises(SpecError, match="cite where"):  # a share needs its citation
+        length_dist({"id": "r", "max_response_len": 20480, "response_clip_fraction": 0.05})
 
 
 def test_default_mean_is_the_fraction_below_the_ceiling_and_never_above_it():
@@ -275,4 +325,5 @@ def test_deepspeed_chat_rows_run_the_largest_batch_that_fits(report):
             offload = r.run.deployment.train.offload
             if offload:
                 bigger.query.set("--offload", ",".join(sorted(str(o) for o in offload)))
+            bigger.query.set("--engine", str(r.run.deployment.engine.kind))  # pinned or not
             assert not evaluate(build_run(bigger, run_from_argv)).fits, r.recipe.id

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode
 from rlmcost.parallel.layout import Checkpointing
@@ -55,6 +56,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_dtype",
     "enforce_eager",
     "max_num_seqs",
+    "sequences_per_call",
     "no_sleep",
     "logits",
     "routing_replay",
@@ -120,8 +122,9 @@ def deployment_options() -> dict[str, Any]:
                     help="What generates the rollouts: vllm/sglang (an engine with its own "
                     "reservation and continuous batching), hf (HF generate on the training "
                     "model: TRL use_vllm false, OpenRLHF without engines) or ds-hybrid "
-                    "(DeepSpeed-Chat's Hybrid Engine); hf and ds-hybrid run static batches "
-                    "of --max-num-seqs. Default: vllm.",
+                    "(DeepSpeed-Chat's Hybrid Engine; ds-hybrid-unpinned: with "
+                    "--unpin_actor_parameters, each layer gathered per decode step); hf and "
+                    "ds-hybrid run static batches of --max-num-seqs. Default: vllm.",
                     rich_help_panel=p,
                 ),
             ],
@@ -277,77 +280,7 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "gpu_memory_utilization": (
-            Annotated[
-                float | None,
-                typer.Option(
-                    help="Generation engine's memory reservation, a fraction in (0, 1] "
-                    "(default 0.5 beside a trainer as verl, 0.9 on its own GPUs as vLLM).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "rollout_tp": (
-            Annotated[int | None, typer.Option(help="Engine TP per replica (default --tp).",
-                                               min=1, rich_help_panel=p)],
-            None,
-        ),
-        "rollout_pp": (
-            Annotated[int | None, typer.Option(help="Engine pipeline stages per replica.",
-                                               min=1, rich_help_panel=p)],
-            None,
-        ),
-        "enforce_eager": (
-            Annotated[
-                bool | None,
-                typer.Option(
-                    "--enforce-eager/--cuda-graphs",
-                    help="The engine decodes without CUDA graphs (vLLM enforce_eager): host "
-                    "launch time per layer each step (EAGER_LAUNCH_S_PER_LAYER). Default: "
-                    "CUDA graphs.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "rollout_dtype": (
-            Annotated[
-                str | None,
-                typer.Option(
-                    help="Engine weights and GEMMs: bf16, fp16 or fp8 (vLLM's online FP8 "
-                    "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param, "
-                    "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). Default: "
-                    "the workload's dtype.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "max_num_seqs": (
-            Annotated[
-                int | None,
-                typer.Option(
-                    help="Sequences an engine replica decodes at once at most (vLLM "
-                    "max_num_seqs; default 256).",
-                    min=1,
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "no_sleep": (
-            Annotated[
-                bool | None,
-                typer.Option(
-                    "--no-sleep/--sleep",
-                    help="The engine keeps its reservation while the trainer runs (default: "
-                    "it sleeps, freeing KV cache and weights, unless --framework says not).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        **engine_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

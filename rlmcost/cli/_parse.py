@@ -34,7 +34,7 @@ GROUPS_HELP = (
     "group. Every invocation in exactly one group; GPUs add up to --gpus."
 )
 LENGTH_HELP = (
-    "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or "
+    "Response lengths: fixed (T for all), uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]] or "
     "file:PATH (whole numbers). Exact quantiles, deterministic."
 )
 """Help of --groups and --length-dist: `rlmcost placements` and the algorithm commands."""

@@ -107,6 +107,8 @@ def run_from_argv(algorithm: str, argv: list[str]) -> Run:
 def _figure(metric: str, value: float) -> str:
     if metric == "step_time_s":
         return f"{value:.2f} s/step"
+    if metric == "tokens_per_s_per_gpu":
+        return f"{value:,.0f} tok/s/GPU"
     return f"{value:.1f} TFLOP/s" if metric.startswith("tflops") else f"{100 * value:.1f} % MFU"
 
 

@@ -49,17 +49,32 @@ class EngineKind(StrEnum):
     model itself (TRL ``use_vllm: false``, OpenRLHF without ``--vllm_num_engines``): static
     padded batches in the trainer's layout, no reservation, eager kernels;
     ``ds-hybrid``: DeepSpeed-Chat's Hybrid Engine, the trainer's weights gathered into an
-    inference TP layout with fused kernels, static batches, no reservation."""
+    inference TP layout with fused kernels, static batches, no reservation;
+    ``ds-hybrid-unpinned``: the same engine under ZeRO-3 with ``pin_parameters`` false
+    (DeepSpeed-Chat's ``--unpin_actor_parameters``): nothing gathered ahead, each layer's
+    parameters gathered over the trainer's ZeRO-3 group in every forward, so every decode step
+    (deepspeed/runtime/hybrid_engine.py ``_zero3_forward``), in the trainer's layout."""
 
     VLLM = "vllm"
     SGLANG = "sglang"
     HF = "hf"
     DS_HYBRID = "ds-hybrid"
+    DS_HYBRID_UNPINNED = "ds-hybrid-unpinned"
 
     @property
     def static(self) -> bool:
         """Static batching on the training weights (no engine of its own)."""
-        return self in (EngineKind.HF, EngineKind.DS_HYBRID)
+        return self in (EngineKind.HF, EngineKind.DS_HYBRID, EngineKind.DS_HYBRID_UNPINNED)
+
+    @property
+    def hybrid_engine(self) -> bool:
+        """DeepSpeed-Chat's Hybrid Engine, pinned or not."""
+        return self in (EngineKind.DS_HYBRID, EngineKind.DS_HYBRID_UNPINNED)
+
+    @property
+    def in_trainer_layout(self) -> bool:
+        """Generation in the trainer's own layout (ZeRO-3 shards gathered per forward)."""
+        return self in (EngineKind.HF, EngineKind.DS_HYBRID_UNPINNED)
 
 
 class LogitsMode(StrEnum):

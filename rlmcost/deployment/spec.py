@@ -41,9 +41,16 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlmcost.choices import Dtype
+from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
+    ENGINE_BLOCK_SIZE,
+    ENGINE_COLOCATED_FRACTION,
+    ENGINE_DEDICATED_FRACTION,
+    ENGINE_MAX_NUM_SEQS,
+    EngineSpec,
+)
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
+from rlmcost.deployment.kinds import LogitsMode, Offload
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
     ALLOCATOR_SLACK_EXPANDABLE,
@@ -157,87 +164,6 @@ class TrainLayout(BaseModel):
         tp*cp*dp ranks hold the etp*ep expert grid (``parallel.layout.dp_unit``); every GPU
         count the layout runs on is a multiple of it."""
         return self.tp * self.pp * self.cp * dp_unit(self.tp, self.cp, self.ep, self.etp)
-
-
-ENGINE_COLOCATED_FRACTION = 0.5
-"""Default ``gpu_memory_utilization`` of an engine that shares its GPUs with a trainer: verl's
-``actor_rollout_ref.rollout.gpu_memory_utilization: 0.5`` (verl trainer config,
-ppo_trainer.yaml)."""
-
-ENGINE_DEDICATED_FRACTION = 0.9
-"""Default of an engine on GPUs of its own: vLLM's ``gpu_memory_utilization`` default 0.9
-(vLLM EngineArgs); SGLang's ``mem_fraction_static`` is 0.88 on 80 GB GPUs."""
-
-ENGINE_MAX_NUM_SEQS = 256
-"""vLLM's default ``max_num_seqs`` (sequences in one continuous batch), EngineArgs."""
-
-ENGINE_BLOCK_SIZE = 16
-"""vLLM's default KV block size in tokens (EngineArgs ``block_size``)."""
-
-
-class EngineSpec(BaseModel):
-    """The generation engine: its layout per replica and its memory settings.
-
-    ``gpu_memory_utilization``: the fraction of the device's memory the engine reserves up
-    front (weights, activation workspace and the KV-cache pool); None takes the default for
-    where it runs (:data:`ENGINE_COLOCATED_FRACTION` beside a trainer,
-    :data:`ENGINE_DEDICATED_FRACTION` alone). ``sleep``: while the trainer runs, the engine
-    frees its KV cache and offloads its weights (vLLM sleep mode level 1, verl
-    ``free_cache_engine``, OpenRLHF ``--vllm_enable_sleep``). ``dtype``: the engine's weights
-    and GEMMs (None = the workload's weight dtype); ``fp8`` is vLLM's online FP8 quantization
-    (``quantization="fp8"``: weights cast to FP8 E4M3 with a per-tensor scale at load and at
-    each refit, activations quantized dynamically per token, W8A8 GEMMs; vLLM docs,
-    "Quantization > FP8 W8A8"), as NeMo RL's ``vllm_cfg.precision: fp8`` runs it. The KV
-    cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
-    ``eager``: vLLM's ``enforce_eager`` (verl ``rollout.enforce_eager``, NeMo RL
-    ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel
-    from the host instead of replaying a captured CUDA graph, the host time per layer of
-    :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` more per step, as HF
-    ``generate`` (which always runs eagerly).
-    """
-
-    model_config = _STRICT
-
-    kind: EngineKind = Field(default=EngineKind.VLLM, description="what generates the "
-                             "rollouts (deployment.kinds.EngineKind)")
-    tp: int | None = Field(default=None, ge=1, description="TP per replica (None = trainer's)")
-    pp: int = Field(default=1, ge=1, description="pipeline stages per replica")
-    ep: int = Field(default=1, ge=1, description="expert parallelism per replica")
-    gpu_memory_utilization: float | None = Field(
-        default=None, description="fraction of device memory reserved, in (0, 1]"
-    )
-    max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
-    block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
-    sleep: bool = Field(default=True, description="free the engine's memory during training")
-    dtype: Dtype | None = Field(default=None, description="engine weights and GEMMs: bf16, "
-                                "fp16 or fp8 (None = the workload's weight dtype)")
-    eager: bool = Field(default=False, description="no CUDA graphs (vLLM enforce_eager): each "
-                        "decode step launches its kernels from the host")
-
-    @field_validator("dtype")
-    @classmethod
-    def _engine_dtype(cls, v: Dtype | None) -> Dtype | None:
-        if v in (Dtype.FP32, Dtype.TF32):
-            raise ValueError(f"engine dtype {v}: give bf16, fp16 or fp8 (engines serve 16-bit "
-                             "or FP8 weights)")  # fmt: skip
-        return v
-
-    @model_validator(mode="after")
-    def _dtype_needs_an_engine(self) -> EngineSpec:
-        if self.dtype is not None and self.kind.static:
-            raise ValueError(f"engine dtype {self.dtype} with engine {self.kind}: it generates "
-                             "from the training weights; --rollout-dtype applies to vLLM and "
-                             "SGLang engines")  # fmt: skip
-        return self
-
-    @field_validator("gpu_memory_utilization")
-    @classmethod
-    def _fraction(cls, v: float | None) -> float | None:
-        if v is not None and not (0 < v <= 1):
-            raise ValueError(
-                f"gpu_memory_utilization={v} must be in (0, 1], e.g. 0.5 (verl) or 0.9 (vLLM)"
-            )
-        return v
 
 
 LORA_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")

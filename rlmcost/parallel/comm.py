@@ -114,6 +114,25 @@ def group_is_intra_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: in
     return span <= gpus_per_node
 
 
+def group_ranks_per_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: int) -> int:
+    """Members of the group over ``dims`` inside one node (``gpus_per_node`` consecutive
+    ranks): per dimension, as many of its values as fit within a node at its stride (the
+    product of the degrees inside it in its grid's order), at least one.
+
+    >>> from rlmcost.parallel.layout import Layout
+    >>> group_ranks_per_node(Layout(tp=8, dp=4), ("dp",), 8)  # TP fills the node
+    1
+    >>> group_ranks_per_node(Layout(dp=32, cp=2), ("dp", "cp"), 8)  # FSDP over 8 nodes
+    8
+    """
+    order = EXPERT_ORDER if set(dims) & {"etp", "ep", "edp"} else RANK_ORDER
+    count = 1
+    for d in dims:
+        stride = prod(_degree(layout, x) for x in order[: order.index(d)])
+        count *= max(1, min(_degree(layout, d), gpus_per_node // stride))
+    return max(1, min(count, gpus_per_node))
+
+
 def group_ranks(layout: Layout, dims: tuple[str, ...]) -> int:
     """Ranks of the group over ``dims`` (a product of their degrees)."""
     return prod(_degree(layout, x) for x in dims)

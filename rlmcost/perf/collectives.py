@@ -79,8 +79,12 @@ class Link:
         return self.bandwidth_bytes_per_s * self.efficiency
 
 
-def link(hardware: HardwareSpec, intra_node: bool) -> Link:
-    """The default link of ``hardware`` inside a node (NVLink/xGMI) or across nodes (NIC)."""
+def link(hardware: HardwareSpec, intra_node: bool, ranks_per_node: int = 1) -> Link:
+    """The default link of ``hardware`` inside a node (NVLink/xGMI) or across nodes (NIC).
+
+    Across nodes, a collective whose group has ``ranks_per_node`` members in each node moves
+    its node-crossing traffic over that many NICs at once (:func:`inter_node_bytes_per_s`);
+    one member per node (a DP group of TP-filled nodes) has its own NIC only."""
     if intra_node:
         return Link(
             hardware.intra_node_bandwidth_bytes_per_s,
@@ -88,8 +92,29 @@ def link(hardware: HardwareSpec, intra_node: bool) -> Link:
             INTRA_NODE_BUS_EFFICIENCY,
         )
     return Link(
-        hardware.inter_node_bandwidth_bytes_per_s, INTER_NODE_LATENCY_S, INTER_NODE_BUS_EFFICIENCY
-    )
+        inter_node_bytes_per_s(hardware, ranks_per_node), INTER_NODE_LATENCY_S,
+        INTER_NODE_BUS_EFFICIENCY,
+    )  # fmt: skip
+
+
+def inter_node_bytes_per_s(hardware: HardwareSpec, ranks_per_node: int = 1) -> float:
+    """Per-direction bandwidth of a rank's share of a collective across nodes: NCCL lays one
+    ring channel per NIC, and a ring crosses a node boundary once per node per channel, so a
+    group with ``r`` members per node spreads its node-crossing bytes over ``r`` NICs (one per
+    GPU on DGX-class nodes: the spec's ``inter_node_bandwidth_bytes_per_s`` is per GPU), up to
+    the NVLink that carries the rest of the ring. NCCL-tests on 2+ DGX H100 nodes with one
+    400 Gb/s NIC per GPU report all_reduce bus bandwidth of 400-450 GB/s per rank at large
+    sizes (Saturn Cloud, "Validating multi-node GPU clusters with NCCL tests", expected bus
+    bandwidth table: H100 SXM, NVLink + IB NDR), eight NICs' 8 x 50 GB/s, not one's 50.
+
+    >>> from rlmcost.specs import get_hardware
+    >>> h = get_hardware("h100-sxm")
+    >>> inter_node_bytes_per_s(h, 8) == 8 * h.inter_node_bandwidth_bytes_per_s
+    True
+    """
+    r = max(1, min(int(ranks_per_node), int(hardware.gpus_per_node)))
+    return float(min(hardware.inter_node_bandwidth_bytes_per_s * r,
+                     hardware.intra_node_bandwidth_bytes_per_s))  # fmt: skip
 
 
 def host_link_bytes_per_s(hardware: HardwareSpec, override: float | None = None) -> float:

@@ -30,9 +30,12 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   throughput"; compute/accelerator/benchmarks/README.md) where measured: H200 702.9 / 989 =
   0.711, B200 1455.7 / 2250 = 0.647. Where only the burst MAMF is published
   (compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table", BF16 v2:
-  A100 SXM 271.2 / 312 = 0.869) it is scaled by the measured sustained / burst ratio of the
-  same source (H200 702.9 / 828.0 = 0.849, B200 1455.7 / 1732.6 = 0.840; mean 0.845): A100
-  0.734. H100 and H800 (the H200's GH100 die at the same 700 W) take the H200 value. AMD
+  A100 SXM 271.2 / 312 = 0.869; GB200 SXM 1822.0 / 2500 = 0.729, added in ml-engineering
+  commit 68cd2e5) it is scaled by the measured sustained / burst ratio of the same source
+  (H200 702.9 / 828.0 = 0.849, B200 1455.7 / 1732.6 = 0.840; mean 0.845): A100 0.734, GB200
+  0.616 (GB200's measured fraction, 0.729, is below B200's 1732.6 / 2250 = 0.770, so B200's
+  sustained fraction carried to GB200's 2.5 PF peak overstated it). H100 and H800
+  (the H200's GH100 die at the same 700 W) take the H200 value. AMD
   MI300X / MI325X hit their power cap within one kernel (same source), so their MAMF is
   already the sustained rate: 668.4 / 1300 = 0.514 and 784.9 / 1300 = 0.604.
 * ``hbm_efficiency``: achieved / datasheet HBM bandwidth of a streaming kernel, about 0.88-0.90
@@ -127,6 +130,10 @@ _A100_GEMM = (
     "(H200, B200 MSMF/MAMF)",
 )
 _H200_GEMM = (702.9 / 989, f"{_SUSTAINED}: H200 702.9/989")
+_GB200_GEMM = (  # its own burst MAMF (ml-engineering@68cd2e5), not B200's sustained 1455.7/2250
+    1822.0 / 2500 * _BURST_TO_SUSTAINED,
+    f"{_MLE}/README.md MAMF v2 GB200 SXM 1822.0/2500 x sustained/burst {_BURST_TO_SUSTAINED}",
+)
 _CDNA3 = "AMD CDNA 3 white paper: 304 CUs"
 _AMD_FA = "assumption: 2/3 of the GEMM efficiency (no published fwd+bwd figure used)"
 _AMD_HBM = "assumption: 0.8 of the datasheet bandwidth"
@@ -161,8 +168,7 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
                  "TFLOP/s peak is compute-capped, so GEMMs run nearer it)", 0.55,
                  f"{_FA3} (carried to H20)"),
         _profile("gb200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
-                 1455.7 / 2250, f"{_SUSTAINED}: B200 1455.7/2250 (the same GPU in GB200)",
-                 0.55, f"{_FA3} (carried to Blackwell)"),
+                 *_GB200_GEMM, 0.55, f"{_FA3} (carried to Blackwell)"),
         _profile("l40s", 142, "NVIDIA Ada Lovelace architecture whitepaper: 142 SMs (L40S)",
                  *_A100_GEMM, 0.60, f"{_FA2} (carried to Ada: assumption)",
                  0.85, "assumption: GDDR6 streams at ~85 % of its datasheet bandwidth"),

@@ -369,23 +369,25 @@ Qwen3-30B-A3B-Base, 20K, ~4,000; AReaL_v0_1.md Fig. 1 R1-Distill-Qwen-1.5B, 24K,
 read off; full cites: rl_runs.json mean_response_len_source); high: NeMo RL v0.7 8,170 @ 40,960."""
 
 RESPONSE_MEAN_OVER_MAX_FRACTION = Constant(0.70, 0.199, 0.795, "NeMo RL perf summary v0.7")
-"""Mean response length over the configured maximum.
-
-NeMo RL performance summary v0.7 (H100, GRPO math), 'G-Average Seq len' over 'T-Max Sequence
-Length': Qwen3-235B 5,719 / 8,192 = 0.70, Qwen3-32B 3,256 / 4,096 = 0.795 (high), Qwen3-30B-A3B
-3,198 / 4,096 = 0.78, DeepSeek-V3 722 / 1,536 = 0.47, Qwen3-30B-A3B 8,170 / 40,960 = 0.199 (low).
-"""
+"""Mean response length over the configured maximum. NeMo RL performance summary v0.7 (H100, GRPO
+math), 'G-Average Seq len' over 'T-Max Sequence Length': Qwen3-235B 5,719 / 8,192 = 0.70, Qwen3-32B
+3,256 / 4,096 = 0.795 (high), Qwen3-30B-A3B 3,198 / 4,096 = 0.78, DeepSeek-V3 722 / 1,536 = 0.47,
+Qwen3-30B-A3B 8,170 / 40,960 = 0.199 (low)."""
 
 RESPONSE_LENGTH_LOG_SIGMA = Constant(0.67, 0.38, 1.0, "verl #2060; DeepScaleR; estimate")
-"""Sigma of ln(response length) for a lognormal response-length default.
+"""Sigma of ln(response length), lognormal default. low: verl GSM8K GRPO log (verl issue 2060,
+step 1: mean 288.7, max 963, min 87): ln(963/87) / (2 x 3.2) = 0.38, 3.2 the expected extreme z of
+~1,000 draws. value: estimate for long chains of thought, where incorrect responses run ~3x longer
+than correct ones (DeepScaleR blog): a half/half mixture of two sigma-0.38 lognormals whose medians
+differ by ln 3 has sqrt(0.38^2 + (ln 3 / 2)^2) = 0.67. high: engineering estimate, 1.0."""
 
-Lognormal shape of response lengths. low: verl GSM8K GRPO log (verl-project/verl issue 2060, step 1:
-mean 288.7, max 963, min 87): ln(963/87) / (2 x 3.2) = 0.38, taking 3.2 as the expected extreme z of
-~1,000 draws. value: engineering estimate for long chains of thought, where incorrect responses run
-~3x longer than correct ones (DeepScaleR blog): a half/half mixture of two sigma-0.38 lognormals
-whose medians differ by ln 3 has sqrt(0.38^2 + (ln 3 / 2)^2) = 0.67. high: engineering estimate,
-1.0.
-"""
+RESPONSE_CLIP_FRACTION = Constant(0.025, 0.001, 0.05, "AReaL v0.2 blog; Skywork-OR1 3.2.3")
+"""Share of responses truncated at a long (>= 16K) cap beyond the lognormal tail (CLIP of
+lognormal:MEAN,SIGMA,MAX,CLIP; verl's response_length/clip_ratio). high: AReaL_v0_2.md (AReaL
+@4aef98d8; R1-Distill-Qwen-7B, 512 x 16, 27K cap) 'the truncation rate remained below 5%'; AReaL
+algo_perf.md flags no_eos_ratio > 0.05, verl perf/best_practices.rst clip_ratio > 0.1. low:
+Skywork-OR1 (arXiv 2505.22312) 3.2.3: at 32K 'typically not truncated', read as 1 in 1,000; at 8K
+~40% (capped-mean regime). value: engineering estimate, the middle of 0 .. 5%."""
 
 
 def constants() -> dict[str, Constant]:

@@ -66,9 +66,10 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import DataShare, stage_params
-from rlmcost.parallel.comm import Collective, group_is_intra_node
+from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
+from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
 from rlmcost.specs.workload import Workload
@@ -163,7 +164,10 @@ class StepContext:
 
     def comm(self, kind: Collective, payload: float, ranks: int, dims: tuple[str, ...]) -> float:
         intra = group_is_intra_node(self.layout, dims, self.gpus_per_node)
-        lk = link(self.device.hardware, intra)
+        per_node = 1  # a point-to-point send leaves through the rank's own NIC
+        if not intra and kind is not Collective.P2P:
+            per_node = group_ranks_per_node(self.layout, dims, self.gpus_per_node)
+        lk = link(self.device.hardware, intra, per_node)
         measured = self.device.measured
         if measured is not None and hasattr(measured, "link"):
             try:
@@ -193,8 +197,11 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         out.bwd["gemm"] += b
         out.flops += 6 * m * n * k * batch
 
-    gemm(T, q + 2 * kv, d)
-    gemm(T, d, q)
+    if arch.is_mla:
+        mla_projections(arch, int(sh.n_heads), T, gemm)
+    else:
+        gemm(T, q + 2 * kv, d)
+        gemm(T, d, q)
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     if moe:
@@ -221,14 +228,15 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     heads, dh = int(sh.n_heads), int(arch.head_dim)
     b, s_loc, s = c.micro_batch, c.positions, c.seq
     causal_pairs = b * s * (s + 1) // 2 // lay.cp
-    attn_fwd_flops = 4 * heads * dh * causal_pairs
+    attn_fwd_flops = pair_flops(arch, heads) * causal_pairs
     if opt.attention is AttentionKernel.FLASH:
         f = dev.flash_attention_s(attn_fwd_flops, backward=False)
         bw = dev.flash_attention_s(attn_fwd_flops, backward=True)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
-        f2, b2 = gemm_fwd_bwd_s(dev, s_loc, dh, s, b * heads)  # probabilities x values
+        dv = int(arch.v_head_dim) if arch.is_mla else dh
+        f2, b2 = gemm_fwd_bwd_s(dev, s_loc, dv, s, b * heads)  # probabilities x values
         scores = b * heads * s_loc * s
         softmax_f = dev.elementwise_s(2 * scores * x)
         softmax_b = dev.elementwise_s(3 * scores * x)
@@ -236,7 +244,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
-        out.flops += 3 * 4 * heads * dh * b * s_loc * s
+        out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
     out.fwd["attention"] += f
     out.bwd["attention"] += bw
     attn_f, attn_b = f, bw
@@ -359,7 +367,7 @@ def _attention_fwd_flops(c: StepContext) -> int:
         pairs = b * s * (s + 1) // 2 // c.layout.cp
     else:
         pairs = b * c.positions * s
-    return 4 * int(sh.n_heads) * int(c.arch.head_dim) * pairs
+    return pair_flops(c.arch, int(sh.n_heads)) * pairs
 
 
 def stage_param_counts(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:

@@ -34,6 +34,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
+from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.step_pass import (
@@ -122,6 +123,10 @@ def _ffn_weights(arch: Arch, moe: bool) -> int:
 
 
 def _attn_weights(arch: Arch) -> int:
+    if arch.is_mla:  # the latent projections (rlmcost.blocks, _mla_matmul_weights_per_token)
+        from rlmcost.blocks.attention import _attention_weights_per_token
+
+        return int(_attention_weights_per_token(arch))
     d, q, kv = int(arch.d_model), int(arch.q_width), int(arch.kv_width)
     return d * (q + 2 * kv) + q * d
 
@@ -133,7 +138,7 @@ def model_flops_train(arch: Arch, sequences: int, seq_len: int) -> int:
     per_token = 2 * (int(arch.n_layers) * _attn_weights(arch) + dense * _ffn_weights(arch, False))
     per_token += 2 * moe * _ffn_weights(arch, True) if moe else 0
     per_token += 2 * int(arch.d_model) * int(arch.vocab)
-    attention = 4 * int(arch.n_layers) * int(arch.q_width) * seq_len * seq_len
+    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * seq_len * seq_len
     return 3 * sequences * (seq_len * per_token + attention)
 
 
@@ -216,7 +221,7 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     if ckpt is Checkpointing.NONE:
         return 0
     arch = c.arch
-    attention = 4 * int(arch.n_layers) * int(arch.q_width) * c.seq * c.seq * sequences
+    attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq**2 * sequences
     if ckpt is Checkpointing.SELECTIVE:
         return attention
     head = 2 * int(arch.d_model) * int(arch.vocab) * sequences * c.seq

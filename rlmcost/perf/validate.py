@@ -12,7 +12,10 @@ source's own FLOP formula, so that predicted and published numbers are the same 
 * ``mfu_korthikanti2022``: F / (step x GPUs x peak), F = 72 B s l h^2 (1 + s / 6h +
   V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation);
 * ``step_time_s``: the published time per global step itself (rows of a built-in model,
-  ``model.name``, whose source prints its step time, e.g. NeMo AutoModel's table).
+  ``model.name``, whose source prints its step time, e.g. NeMo AutoModel's table);
+* ``tokens_per_s_per_gpu``: B s / (step x GPUs), the tokens of a global step per second and
+  GPU, as NVIDIA's Megatron-Bridge performance summary prints it ("Tokens / sec / GPU"): a
+  count of the batch, free of any FLOP convention.
 
 Error = predicted / published - 1; summaries give the mean and maximum of |error| per source.
 
@@ -151,7 +154,7 @@ def predict_row(row: dict[str, Any]) -> Row:
     layout = Layout(
         dp=lay["dp"], tp=lay["tp"], pp=lay["pp"], sp=lay["sp"], ckpt=Checkpointing(lay["ckpt"]),
         micro_batch=lay["micro_batch"], schedule=PipelineSchedule(lay["schedule"]),
-        virtual_stages=lay["virtual_stages"], ep=lay.get("ep", 1),
+        virtual_stages=lay["virtual_stages"], ep=lay.get("ep", 1), cp=lay.get("cp", 1),
         zero=ZeroStage(lay.get("zero", "0")),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
@@ -167,6 +170,8 @@ def predict_row(row: dict[str, Any]) -> Row:
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
     if row["metric"] == "step_time_s":
         predicted = step.step_s
+    elif row["metric"] == "tokens_per_s_per_gpu":
+        predicted = row["batch"] * m["seq"] / (step.step_s * layout.n_gpus)
     else:
         flops = published_flops(
             row["metric"], row["batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]

@@ -28,8 +28,9 @@ from fractions import Fraction
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.parallel.comm import group_is_intra_node
+from rlmcost.parallel.comm import group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.perf.collectives import inter_node_bytes_per_s
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_memory import GroupMemory
 from rlmcost.placement.group_own import MODE
@@ -85,6 +86,8 @@ class GroupModel(GroupMemory):
         if layout.zero is not ZeroStage.OS_G_P or z == 1:
             return 0.0
         hw = self.s.hardware
-        intra = group_is_intra_node(layout, ("dp", "cp"), hw.gpus_per_node)
-        bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
+        dims = ("dp", "cp")
+        intra = group_is_intra_node(layout, dims, hw.gpus_per_node)
+        bw = hw.intra_node_bandwidth_bytes_per_s if intra else inter_node_bytes_per_s(
+            hw, group_ranks_per_node(layout, dims, hw.gpus_per_node))  # fmt: skip
         return self.weights_read(task) * (z - 1) / z / bw

@@ -16,7 +16,12 @@ Beside the bound every job carries a prediction (``predicted_s``; the bound stay
 :mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
 prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
 exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
-job has the phase name the frameworks print (``PHASES``).
+job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
+static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
+``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest;
+the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
+(:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
+ZeRO-3 gather (:func:`dschat_floor_s`).
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
 :mod:`rlmcost.placement.group_transfers`.
@@ -36,13 +41,14 @@ from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
-from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
+from rlmcost.perf.deepspeed_chat import dschat_train_floor_s, dschat_train_flops
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import forward_time, packed, train_time
+from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import recall
@@ -50,7 +56,13 @@ from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
-from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
+from rlmcost.placement.rollout import (
+    DecodeCost,
+    admission_order,
+    decode_flops,
+    replica_lengths,
+    timeline,
+)
 from rlmcost.placement.streaming import stream
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
@@ -84,6 +96,8 @@ def _job(g: GroupModel, task: Task) -> Job:
         time = _at_least(base, link)
         fwd = predict_forward(g, task)
         pred = max(fwd.time_s, time.bound_s)
+        if dschat_group(g):  # the gathers wait in line (dschat_gathers_s)
+            pred = max(pred, fwd.compute_s + dschat_gathers_s(g, task, share.micro_batches))
         return Job(
             task, model, layout, n, work, depth, own, memory, time, base.bound_s,
             predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
@@ -105,7 +119,8 @@ def _job(g: GroupModel, task: Task) -> Job:
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
-    model_s = steps * step.step_s + host_s + cpu_s
+    floor_s = steps * dschat_floor_s(g, task, per_step, step.micro_batches)
+    model_s = max(steps * step.step_s, floor_s) + host_s + cpu_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -114,6 +129,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         "optimizer_s": steps * step.optimizer_s,
         "offload_s": host_s,
         "cpu_adam_s": cpu_s,
+        "dschat_achieved_rate_s": floor_s,
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
@@ -184,6 +200,45 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     return step, per_step
 
 
+def dschat_group(g: GroupModel) -> bool:
+    """Whether the group is DeepSpeed-Chat's: its generation runs on the Hybrid Engine
+    (``ds-hybrid``, pinned or not: generation on the training weights in the same group)."""
+    if g.s.deployment.ideal or not g.engine.kind.hybrid_engine:
+        return False
+    return any(t.kind is Kind.GENERATE for t in g.tasks)
+
+
+def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed, micro_batches: int) -> float:
+    """One DeepSpeed-Chat training step (0 outside a :func:`dschat_group`): its FLOPs at the rate
+    its blog measured (:mod:`rlmcost.perf.deepspeed_chat`) plus every ZeRO-3 parameter gather
+    of its passes (forward, the checkpointed forward again, backward) exposed
+    (:func:`dschat_gathers_s`)."""
+    if not dschat_group(g):
+        return 0.0
+    layout = g.layouts[task.index]
+    ckpt = layout.ckpt is not Checkpointing.NONE
+    lora = g.s.deployment.lora
+    flops = dschat_train_flops(
+        g.s.arch(task.role), per_step.sequences, per_step.seq_len, ckpt,
+        lora.rank if lora is not None else 0,
+    )  # fmt: skip
+    peak = g.s.hardware.peak(g.s.workload.compute_dtype)
+    passes = 3 if ckpt else 2
+    return dschat_train_floor_s(flops, layout.n_gpus, peak) + dschat_gathers_s(
+        g, task, passes * micro_batches
+    )
+
+
+def dschat_gathers_s(g: GroupModel, task: Task, passes: int) -> float:
+    """``passes`` ZeRO-3 parameter gathers of a DeepSpeed-Chat model, none hidden behind
+    compute: dschat/utils/ds_utils.py sets stage3_max_live_parameters and
+    stage3_prefetch_bucket_size to 3e7 elements, and DeepSpeed prefetches at most
+    min(max_live - available, bucket) elements ahead (deepspeed/runtime/zero/
+    partitioned_param_coordinator.py fetch_sub_module), nothing while a larger weight (every
+    FFN matrix from OPT-6.7B up) is live; so each module's gather waits in line."""
+    return passes * g.gather_s(task)
+
+
 def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
     engine with ``enforce_eager`` run eager kernels, a launch gap per layer per step more
@@ -239,6 +294,11 @@ def _generate(
     depth = g.s.deployment.rollout_in_flight if g.s.deployment.partial_rollout else 1
     if g.engine_task is task:
         slots, own = g.engine_memory(task, len(mine) * depth)
+    elif g.engine.kind.hybrid_engine and not g.s.deployment.ideal:
+        # DeepSpeed-Chat generates each rank's whole batch in one generate() call
+        # (ppo_trainer.py generate_experience): it fits or the run does not
+        slots = max(1, min(len(mine), g.engine.max_num_seqs))
+        own = g.own(task, slots * replicas)
     else:
         slots = g.slots(task, replicas, len(mine))
         own = g.own(task, slots * replicas)
@@ -260,8 +320,13 @@ def _generate(
         kv_bytes_per_token=one_seq.kv_cache / tokens,
         gather_s=gather_s,
     )
+    call = g.engine.sequences_per_call
+    arrival = tuple(mine[i] for i in admission_order(len(mine)))  # lengths unknown ahead
     if g.engine.kind.static and not g.s.deployment.ideal:
-        mine = static_batches(mine, max(1, min(slots, g.engine.max_num_seqs)))
+        mine = static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs)))
+    elif call is not None and not g.s.deployment.ideal:  # calls one after another
+        slots = max(1, min(slots, call))
+        mine = static_batches(arrival, slots)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
         engine_model(g, task),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled.blocks import params
+from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
@@ -27,7 +28,7 @@ from rlmcost.placement.transfer import (
 
 def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     out: list[Transfer] = []
-    bw = group_link_bytes_per_s(g.s.hardware, g.gpus)
+    bw = group_link_bytes_per_s(g.s.hardware, g.gpus, collective=True)
     dep = g.s.deployment
     beh = None if dep.ideal else behaviour(dep.framework)
     engine = g.engine_task
@@ -38,9 +39,14 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
             out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
             continue
         if g.two_layouts(t):
-            per_device = reshard_bytes_per_device(
-                job.own.weights, g.resident(t.role).weights
-            )
+            destination = job.own.weights
+            if t.kind is Kind.GENERATE and g.engine.kind is EngineKind.DS_HYBRID:
+                # DeepSpeed's Hybrid Engine gathers every layer whole on every rank
+                # (GatheredParameters over the ZeRO-3 group), then slices its TP shard
+                # (hybrid_engine.py generate: apply_tensor_parallelism)
+                arch = g.s.arch(t.role)
+                destination = max(destination, params(arch) * g.s.workload.weight_dtype.bytes)
+            per_device = reshard_bytes_per_device(destination, g.resident(t.role).weights)
             out.append(
                 Transfer(
                     "reshard",

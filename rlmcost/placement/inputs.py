@@ -27,7 +27,6 @@ from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
-from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
@@ -166,8 +165,8 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
     eng = engine_for(setup, group)
-    if kind is Kind.GENERATE and eng.kind is EngineKind.HF and given is None:
-        base = base.with_(tp=t)  # HF generate runs on the training model in its layout
+    if kind is Kind.GENERATE and eng.kind.in_trainer_layout and given is None:
+        base = base.with_(tp=t)  # HF generate / an unpinned Hybrid Engine: the trainer's layout
     elif kind is Kind.GENERATE and given is None and not setup.deployment.ideal:
         # the inference engine's own layout per replica (ds-hybrid: its inference TP)
         base = Layout(

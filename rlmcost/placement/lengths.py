@@ -10,9 +10,9 @@ always give the same lengths and a larger batch refines the same shape.
 * ``fixed``: every response has T tokens (``--response-len``); the Table IX assumption.
 * ``uniform:LO,HI``: whole numbers LO..HI equally likely; the discrete quantiles
   LO + floor((2 i + 1)(HI - LO + 1) / (2 n)), exact integers.
-* ``lognormal:MEAN,SIGMA[,MAX]``: min(exp(N(mu, SIGMA^2)), MAX), MEAN the mean length in tokens
-  *after* the cap (what a framework logs as the mean response length: truncated responses count
-  at MAX). Without MAX, mu = ln(MEAN) - SIGMA^2 / 2; with it, mu solves
+* ``lognormal:MEAN,SIGMA[,MAX[,CLIP]]``: min(exp(N(mu, SIGMA^2)), MAX), MEAN the mean length in
+  tokens *after* the cap (what a framework logs as the mean response length: truncated responses
+  count at MAX). Without MAX, mu = ln(MEAN) - SIGMA^2 / 2; with it, mu solves
   E[min(X, MAX)] = MEAN, where for a lognormal X (the partial expectation of a lognormal)
   E[min(X, c)] = exp(mu + SIGMA^2 / 2) Phi((ln c - mu - SIGMA^2) / SIGMA)
   + c (1 - Phi((ln c - mu) / SIGMA)), increasing in mu, solved by bisection. So a mean near the
@@ -22,6 +22,16 @@ always give the same lengths and a larger batch refines the same shape.
   (``statistics.NormalDist``), rounded to whole tokens, at least 1 and at most MAX (a
   max_new_tokens cap; none by default). MEAN must be below MAX (all responses at the cap is
   ``fixed``).
+
+  CLIP (0 <= CLIP < 1, default 0) is a share of responses truncated at MAX on top of the
+  lognormal's own tail (repetition loops and overlong answers that never emit EOS; verl logs it
+  as ``response_length/clip_ratio``): the distribution is the mixture "MAX with probability
+  CLIP, min(X, MAX) otherwise", MEAN still its mean, so mu solves
+  CLIP x MAX + (1 - CLIP) E[min(X, MAX)] = MEAN, i.e. E[min(X, MAX)] = (MEAN - CLIP x MAX) /
+  (1 - CLIP), which must be at least 1 token (else the spelling is an error). Quantiles of the
+  mixture at the same midpoints: the k = floor(n CLIP + 1/2) midpoints q_i >= 1 - CLIP (n CLIP
+  rounded half up) sit at MAX; the others are the capped lognormal's quantiles at
+  q_i / (1 - CLIP).
 * ``file:PATH``: the empirical distribution of the whole numbers in PATH (whitespace or comma
   separated): the sorted values at positions floor((2 i + 1) M / (2 n)) of M; with M = n this
   is exactly the file's lengths.
@@ -37,7 +47,7 @@ from statistics import NormalDist
 
 from rlmcost.errors import SpecError
 
-SYNTAX = "fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX] or file:PATH"
+SYNTAX = "fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]] or file:PATH"
 
 
 @dataclass(frozen=True)
@@ -67,13 +77,16 @@ class LengthDist:
         if self.kind == "lognormal":
             mean, sigma = self.values[0], self.values[1]
             cap = int(self.values[2]) if len(self.values) > 2 else None
-            mu = lognormal_mu(mean, sigma, cap)
-            unit = NormalDist()
+            clip = self.values[3] if len(self.values) > 3 else 0.0
+            mu = lognormal_mu(mean, sigma, cap, clip)
+            at_cap = math.floor(n * clip + 0.5) if cap else 0  # midpoints q_i >= 1 - CLIP
+            unit, below = NormalDist(), math.nextafter(1.0, 0.0)
             out = []
-            for i in range(n):
-                t = max(1, round(math.exp(mu + sigma * unit.inv_cdf((2 * i + 1) / (2 * n)))))
+            for i in range(n - at_cap):
+                q = min((2 * i + 1) / (2 * n) / (1 - clip), below)
+                t = max(1, round(math.exp(mu + sigma * unit.inv_cdf(q))))
                 out.append(min(t, cap) if cap else t)
-            return tuple(out)
+            return tuple(out) + (cap,) * at_cap if cap else tuple(out)
         values = _read_lengths(self.path)
         m = len(values)
         return tuple(values[(2 * i + 1) * m // (2 * n)] for i in range(n))
@@ -107,14 +120,20 @@ def capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
     return below + cap * (1 - unit.cdf((lc - mu) / sigma))
 
 
-def lognormal_mu(mean: float, sigma: float, cap: int | None) -> float:
-    """mu of the lognormal whose mean after the cap is ``mean`` (module docstring).
+def lognormal_mu(mean: float, sigma: float, cap: int | None, clip: float = 0.0) -> float:
+    """mu of the lognormal whose mean after the cap is ``mean``, with a share ``clip`` of the
+    responses at the cap besides (module docstring).
 
     >>> round(lognormal_mu(1000, 0.5, None), 6) == round(math.log(1000) - 0.125, 6)
     True
     >>> round(capped_lognormal_mean(lognormal_mu(3251, 0.67, 3988), 0.67, 3988))
     3251
+    >>> mu = lognormal_mu(1000, 0.67, 28672, 0.02)
+    >>> round(0.02 * 28672 + 0.98 * capped_lognormal_mean(mu, 0.67, 28672))
+    1000
     """
+    if clip and cap is not None:
+        mean = rest_mean(mean, cap, clip)
     free = math.log(mean) - sigma * sigma / 2
     if cap is None:
         return free
@@ -137,6 +156,33 @@ def lognormal_mu(mean: float, sigma: float, cap: int | None) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+def rest_mean(mean: float, cap: int, clip: float) -> float:
+    """E[min(X, cap)] of the responses not among the ``clip`` share at the cap:
+    (mean - clip x cap) / (1 - clip) (module docstring); SpecError below 1 token.
+
+    >>> round(rest_mean(1000, 28672, 0.02), 2)
+    435.27
+    """
+    rest = (mean - clip * cap) / (1 - clip)
+    if rest < 1:
+        raise SpecError(
+            f"--length-dist lognormal MEAN {mean:g}, MAX {cap}, CLIP {clip:g}: CLIP x MAX = "
+            f"{clip * cap:g} tokens leaves under 1 token per other response; lower CLIP below "
+            f"{max_clip(mean, cap):.4g} or raise MEAN"
+        )
+    return rest
+
+
+def max_clip(mean: float, cap: int) -> float:
+    """The largest CLIP a mean after the cap allows: the others at 1 token, (mean - 1) /
+    (cap - 1).
+
+    >>> round(max_clip(1000, 28672), 5)
+    0.03484
+    """
+    return (mean - 1) / (cap - 1) if cap > 1 else 0.0
 
 
 def _numbers(text: str, spec: str, count: tuple[int, ...]) -> tuple[float, ...]:
@@ -176,6 +222,8 @@ def parse_length_dist(text: str | None) -> LengthDist:
 
     >>> parse_length_dist("lognormal:1024,0.8,4096")
     LengthDist(kind='lognormal', values=(1024.0, 0.8, 4096.0), path='')
+    >>> parse_length_dist("lognormal:1000,0.67,28672,0.02").describe()
+    'lognormal:1000,0.67,28672,0.02'
     """
     if text is None or text.strip().lower() == "fixed":
         return FIXED
@@ -191,17 +239,24 @@ def parse_length_dist(text: str | None) -> LengthDist:
             )
         return LengthDist("uniform", (int(lo), int(hi)))
     if kind == "lognormal":
-        values = _numbers(rest, spec, (2, 3))
-        if values[0] < 1 or values[1] < 0 or (len(values) == 3 and values[2] < 1):
+        values = _numbers(rest, spec, (2, 3, 4))
+        if values[0] < 1 or values[1] < 0 or (len(values) >= 3 and values[2] < 1):
             raise SpecError(
                 f"--length-dist {spec!r}: lognormal needs MEAN >= 1 token, SIGMA >= 0 and "
                 "MAX >= 1, e.g. lognormal:1024,0.8"
             )
-        if len(values) == 3 and values[0] >= values[2]:
+        if len(values) >= 3 and values[0] >= values[2]:
             raise SpecError(
                 f"--length-dist {spec!r}: MEAN (the mean after the cap) must be below MAX; "
                 "every response at the cap is --length-dist fixed"
             )
+        if len(values) == 4:
+            if not 0 <= values[3] < 1:
+                raise SpecError(
+                    f"--length-dist {spec!r}: CLIP is the share of responses at MAX, "
+                    "0 <= CLIP < 1, e.g. lognormal:1000,0.67,28672,0.02"
+                )
+            rest_mean(values[0], int(values[2]), values[3])
         return LengthDist("lognormal", values)
     if kind == "file":
         if not rest:

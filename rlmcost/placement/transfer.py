@@ -42,10 +42,18 @@ def host_bandwidth_bytes_per_s(hardware: HardwareSpec) -> int:
     return hardware.host_link_bandwidth_bytes_per_s
 
 
-def group_link_bytes_per_s(hardware: HardwareSpec, gpus: int) -> int:
-    """Per-GPU bandwidth inside a group: NVLink within one node, the NIC beyond it."""
+def group_link_bytes_per_s(hardware: HardwareSpec, gpus: int, collective: bool = False) -> int:
+    """Per-GPU bandwidth inside a group: NVLink within one node, the NIC beyond it; a
+    ``collective`` over the group's whole nodes (an all-gather of a reshard) spreads its
+    node-crossing bytes over every GPU's NIC of a node
+    (:func:`~rlmcost.perf.collectives.inter_node_bytes_per_s`), a copy from one GPU to
+    another keeps to its own NIC."""
     if gpus <= hardware.gpus_per_node:
         return hardware.intra_node_bandwidth_bytes_per_s
+    if collective:
+        from rlmcost.perf.collectives import inter_node_bytes_per_s
+
+        return int(inter_node_bytes_per_s(hardware, hardware.gpus_per_node))
     return hardware.inter_node_bandwidth_bytes_per_s
 
 

@@ -249,6 +249,9 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     counts, key = found.counts, sort_key(obj)
     _, prim, sec, memory = bounds
     size = BATCH if run.workers > 1 else LOCAL_BATCH
+    # in this process one at a time, so a topology's first fitting row stops its tries; on
+    # workers a task's overhead outweighs the few extra evaluations a batch may make
+    fallback_size = BATCH if run.workers > 1 else 1
     state = _State()
     ranking = Ranking(key, top)
     unknown: set[str] = set()  # families with skipped candidates: fit not known
@@ -279,6 +282,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 positions.append(take)
                 yield len(positions) - 1, base, [cand(p) for p in take]
         tries: dict[str, int] = {}
+        pending: list[int] = []  # on workers: fallback candidates sent together, `size` at once
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
             c = cand(p)
             if c.topology in covered or tries.get(c.topology, 0) >= PER_TOPOLOGY_TRIES:
@@ -286,8 +290,14 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 unknown.add(c.key)
                 continue
             tries[c.topology] = tries.get(c.topology, 0) + 1
-            positions.append([p])
-            yield len(positions) - 1, base, [c]
+            pending.append(p)
+            if len(pending) >= fallback_size:
+                positions.append(pending)
+                yield len(positions) - 1, base, [cand(q) for q in pending]
+                pending = []
+        if pending:
+            positions.append(pending)
+            yield len(positions) - 1, base, [cand(q) for q in pending]
 
     positions: list[list[int]] = []  # each chunk's positions in the order
     try:

@@ -16,7 +16,12 @@ The published workload is then set on top, the same for every run:
   ``mean_response_len_source``, by a publication of the same model on the same recipe), or, where
   there is none, the global :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_OVER_MAX_FRACTION` of
   the maximum capped at :data:`~rlmcost.perf.rl_constants.RESPONSE_MEAN_CEILING_TOKENS` (long
-  caps are not filled); responses published as all of one length (mean = max) are ``fixed``.
+  caps are not filled); responses published as all of one length (mean = max) are ``fixed``;
+  with a cap of at least :data:`LONG_CAP_TOKENS`, a fourth value CLIP, the share of responses
+  truncated at the cap: the run's ``response_clip_fraction`` (with its
+  ``response_clip_fraction_source``) or the global
+  :data:`~rlmcost.perf.rl_constants.RESPONSE_CLIP_FRACTION`, the interval spanning its low and
+  high ends (paired with the mean's).
 
 What flags cannot say (a model given only by its config in the data, the training dtype) is an
 ``overlay`` of Run fields. Every discrete choice a recipe makes beyond the source is one line of
@@ -41,10 +46,12 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.perf.rl_constants import (
+    RESPONSE_CLIP_FRACTION,
     RESPONSE_LENGTH_LOG_SIGMA,
     RESPONSE_MEAN_CEILING_TOKENS,
     RESPONSE_MEAN_OVER_MAX_FRACTION,
 )
+from rlmcost.placement.lengths import max_clip
 
 DSCHAT_EPOCH_PROMPTS = 264_292
 """Prompts in one epoch of DeepSpeed-Chat's step-3 benchmark (DeepSpeedExamples
@@ -54,6 +61,14 @@ tokens of 256 prompt + 256 answer tokens = 264,292 pairs)."""
 OPT_POSITION_OFFSET = 2
 """Extra rows of OPT's learned position table (transformers models/opt/modeling_opt.py,
 OPTLearnedPositionalEmbedding: ``num_embeddings + offset`` with offset 2)."""
+
+LONG_CAP_TOKENS = 16_384
+"""Caps from which a run's response lengths get the truncated share RESPONSE_CLIP_FRACTION (the
+16K bound of RESPONSE_MEAN_CEILING_TOKENS's runs). Under shorter caps the capped-mean lognormal
+already puts a large share at the cap: NeMo RL v0.5 Qwen3-32B, mean 3,251 under 3,988 at sigma
+0.67, puts 50% there; Qwen3-235B 5,700 under 8,084, 32% (Skywork-OR1 3.2.3 saw ~40% at 8K); at
+>= 16K it puts under 0.5% there (AReaL v0.1 1.5B, 6,700 under 31,744: 0.4%), below the 0 .. 5%
+long-cap runs report."""
 
 PHASES = {
     "generation_s": "generation",
@@ -139,17 +154,54 @@ def default_mean_response(t_max: int, end: str = "value") -> int:
     return round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.at(end)))
 
 
+def clip_fraction(record: Mapping[str, Any], end: str = "value") -> float | None:
+    """The share of responses at the cap (module docstring): the run's published
+    ``response_clip_fraction``, else the ``end`` of RESPONSE_CLIP_FRACTION for a cap of at least
+    LONG_CAP_TOKENS, else None (no share beyond the lognormal's tail)."""
+    if record.get("response_clip_fraction") is not None:
+        if not record.get("response_clip_fraction_source"):
+            raise SpecError(f"run {record.get('id')}: response_clip_fraction without "
+                            "response_clip_fraction_source; cite where the share is published")
+        return float(record["response_clip_fraction"])
+    if int(record["max_response_len"]) >= LONG_CAP_TOKENS:
+        return RESPONSE_CLIP_FRACTION.at(end)
+    return None
+
+
+def _clip_used(mean: int, t_max: int, clip: float) -> float:
+    """``clip``, or where the mean cannot hold it, :func:`max_clip` rounded down to 1e-4."""
+    room = max_clip(mean, t_max)
+    return clip if clip <= room else math.floor(room * 1e4) / 1e4
+
+
+def _lognormal(mean: int, t_max: int, clip: float | None) -> str:
+    """``lognormal:MEAN,SIGMA,MAX[,CLIP]`` with the CLIP the mean can hold (:func:`_clip_used`)."""
+    text = f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}"
+    return text if clip is None else f"{text},{_clip_used(mean, t_max, clip):g}"
+
+
 def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
-    """The ``--length-dist`` at the low and high ends of the mean's spread (the interval spans
-    them): a sourced mean's ``mean_response_len_range``, else none for a sourced mean; without
-    one, the low and high ends of :func:`default_mean_response`."""
+    """The ``--length-dist`` at the low and high ends of the mean's and the clip share's
+    spreads (the interval spans them): a sourced mean's ``mean_response_len_range``, else the
+    sourced mean itself; without one, the low and high ends of :func:`default_mean_response`;
+    each end with the same end of RESPONSE_CLIP_FRACTION where it applies. None for a sourced
+    mean without a range and no assumed clip share."""
     t_max = int(record["max_response_len"])
-    sigma = RESPONSE_LENGTH_LOG_SIGMA.value
+    published_clip = record.get("response_clip_fraction") is not None
+    clips = (clip_fraction(record, "low"), clip_fraction(record, "high"))
     if record.get("mean_response_len") is not None:
-        means = tuple(int(m) for m in record.get("mean_response_len_range", ()))
+        if int(record["mean_response_len"]) >= t_max:
+            return ()
+        spread = record.get("mean_response_len_range")
+        if spread:
+            means = (int(spread[0]), int(spread[1]))
+        elif clips[0] is not None and not published_clip:
+            means = (int(record["mean_response_len"]),) * 2
+        else:
+            return ()
     else:
-        means = tuple(default_mean_response(t_max, end) for end in ("low", "high"))
-    return tuple(f"lognormal:{m},{sigma:g},{t_max}" for m in means)
+        means = (default_mean_response(t_max, "low"), default_mean_response(t_max, "high"))
+    return tuple(_lognormal(m, t_max, c) for m, c in zip(means, clips, strict=True))
 
 
 def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -172,9 +224,22 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
                else f"mean response length {mean} from ") + cite  # fmt: skip
     else:
         how = f"published mean response length {mean}"
-    text = f"lognormal:{mean},{sigma:g},{t_max}"
-    return text, (f"response lengths {text}: {how}, sigma {sigma:g} "
-                  f"(RESPONSE_LENGTH_LOG_SIGMA), capped at the maximum")  # fmt: skip
+    clip = clip_fraction(record)
+    text = _lognormal(int(mean), t_max, clip)
+    out = f"response lengths {text}: {how}, sigma {sigma:g} (RESPONSE_LENGTH_LOG_SIGMA)"
+    if clip is None:
+        return text, out + (", capped at the maximum; no truncated share beyond the lognormal "
+                            f"tail (cap below LONG_CAP_TOKENS {LONG_CAP_TOKENS})")  # fmt: skip
+    if record.get("response_clip_fraction") is not None:
+        cite = str(record["response_clip_fraction_source"]).split(":")[0]
+        share = f"the published truncated share {clip:g} ({cite})"
+    else:
+        c = RESPONSE_CLIP_FRACTION
+        share = (f"{c.value:g} (interval {c.low:g}..{c.high:g}) of the responses truncated at "
+                 f"the cap (RESPONSE_CLIP_FRACTION; cap >= LONG_CAP_TOKENS {LONG_CAP_TOKENS})")
+    if _clip_used(int(mean), t_max, clip) < clip:
+        share += f", limited to {_clip_used(int(mean), t_max, clip):g} by the mean"
+    return text, out + f", capped at the maximum, with {share}"
 
 
 def model_name(record: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
+from rlmcost.reports.rl_runs_dschat import deepspeed_chat
 
 Record = Mapping[str, Any]
 
@@ -34,6 +35,14 @@ OPENRLHF_RATIO = {"ref": 1, "reward": 1, "critic": 2, "actor": 2, "vllm": 2}
 """GPUs per model in OpenRLHF's Ray + vLLM benchmark: ref : reward : critic : actor : vLLM =
 1 : 1 : 2 : 2 : 2 (OpenRLHF benchmark/README.md, rows 'OpenRLHF(ray+vllm)' 1:1:2:2:2 for 7B,
 13B, 34B and 2:2:4:4:4 for 70B), scaled to the run's GPU count."""
+
+OPENRLHF_ALL_PROMPTS_DATE = "2024-11-07"
+"""The day OpenRLHF began sending a step's prompts to the vLLM engines at once (PR 507, commit
+e52bc6c5, "Send all prompts to vllm to enhance performance"). Before it, ``PPOTrainer.fit``
+called ``make_experience`` once per ``micro_rollout_batch_size`` prompts of each actor rank, and
+``RemoteExperienceMaker._generate_vllm`` handed those prompts to one engine (rank % engines), a
+synchronous Ray actor that runs one ``generate`` call at a time (openrlhf/trainer/ppo_trainer.py
+and ppo_utils/experience_maker.py at commit dbdd43b0, 2024-03-26)."""
 
 AREAL_TRAIN_SHARE = (1, 4)
 """Training GPUs of an asynchronous AReaL run: 1/4 of the GPUs in whole nodes, SGLang on the
@@ -268,68 +277,40 @@ def openrlhf(record: Record) -> Mapped:
             argv += [f"--{role}_num_nodes", "1", f"--{role}_num_gpus_per_node", str(n)]
     q = import_openrlhf(argv)
     q.source = "rl_runs.json framework_settings as train_ppo_ray arguments"
+    per_call = _openrlhf_calls(record, q)
     choices = [
         f"GPUs per model ref:reward:critic:actor:vLLM = 1:1:2:2:2 x {unit} (OpenRLHF "
         "benchmark/README.md), each model on its own GPUs",
         f"vLLM TP {vtp}: the smallest power of two leaving half the HBM free of bf16 weights",
         "--reward_pretrain and --critic_pretrain: the actor's model (the benchmark initialises "
         "the reward model from the actor's size)",
-        "--micro_train_batch_size: OpenRLHF's default 4 (not published)",
     ]
+    if "--micro_train_batch_size" not in record["framework_settings"]:
+        choices.append("--micro_train_batch_size: OpenRLHF's default 4 (not published)")
+    if per_call:
+        choices.append(
+            f"generation in calls of micro_rollout_batch_size x n_samples_per_prompt = {per_call} "
+            f"sequences per engine, one after another (--sequences-per-call {per_call}): the "
+            f"code of {record['framework_settings']['code_date']}, before OpenRLHF sent all "
+            f"prompts at once ({OPENRLHF_ALL_PROMPTS_DATE}, PR 507)"
+        )
     return q, _overlay(record), choices, "rlmcost import openrlhf (framework_settings as argv)"
 
 
-# -- explicit mappings: DeepSpeed-Chat, AReaL --------------------------------------------------
-
-
-def deepspeed_chat(record: Record) -> Mapped:
-    """DeepSpeed-Chat step 3 (applications/DeepSpeed-Chat/training/step3_rlhf_finetuning/main.py
-    in DeepSpeedExamples): PPO with actor, critic, reward and reference models on every GPU;
-    the Hybrid Engine generates in the actor's own process and frees its cache for training."""
+def _openrlhf_calls(record: Record, q: ImportedQuery) -> int:
+    """Sequences per vLLM generate() call of OpenRLHF code older than
+    :data:`OPENRLHF_ALL_PROMPTS_DATE` (``framework_settings.code_date``), set on ``q``; 0 for
+    newer code (the whole share at once)."""
     s = record["framework_settings"]
-    q = ImportedQuery("none", "DeepSpeed-Chat step 3 (explicit mapping)", algorithm="ppo")
-    gpus = int(record["gpus"])
-    pairs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
-    micro = pairs // gpus
-    critic = model_spec("opt-350m", record["critic"]["model_config"], "facebook/opt-350m")
-    reward = model_spec("opt-350m", record["reward"]["model_config"], "facebook/opt-350m")
-    for flag, value in (("--model", model_name(record)), ("--critic", "facebook/opt-350m"),
-                        ("--reward", "facebook/opt-350m"), ("--kl", None),
-                        ("--recompute-logprobs", None), ("--zero", s["--actor_zero_stage"]),
-                        ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
-                        ("--micro-batch", micro), ("--mini-batches", 1),
-                        ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
-                        ("--rollout-tp", s.get("--inference_tp_size", 1)),
-                        ("--max-num-seqs", micro),
-                        ("--logits", "materialized")):  # fmt: skip
-        q.set(flag, value)
-    choices = [
-        "--framework none with every field given (no DeepSpeed-Chat preset)",
-        f"--zero {s['--actor_zero_stage']} for actor and critic (--actor_zero_stage, "
-        "--critic_zero_stage); --ckpt full (--actor_gradient_checkpointing)",
-        f"--micro-batch {micro} --mini-batches 1: per_device_training_batch_size = "
-        f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
-        "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
-        "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
-        f"into inference TP {s.get('--inference_tp_size', 1)} (--inference_tp_size of the "
-        "script), static batches of the per-device generation "
-        f"batch {micro} (--max-num-seqs), no engine reservation",
-        "old log-probs by an actor forward after generation (--recompute-logprobs: "
-        "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
-        "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
-        "critic and reward OPT-350M (step-2 reward model); dtype fp16",
-    ]
-    overlay: dict[str, Any] = {
-        "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},
-        "workload": {"weight_dtype": "fp16", "activation_dtype": "fp16", "kv_dtype": "fp16",
-                     "compute_dtype": "fp16"},  # fmt: skip
-    }
-    if "lora" in str(s.get("script", "")):
-        q.set("--lora-rank", 128)
-        choices.append("LoRA rank 128 on the decoder layers (run_30b_lora.sh: --actor_lora_dim "
-                       "128 --actor_lora_module_name decoder.layers.); rlmcost puts the adapters "
-                       "on every trained model, the critic's too")  # fmt: skip
-    return q, overlay, choices, "explicit mapping: DeepSpeed-Chat step 3 -> --framework none"
+    if str(s.get("code_date", OPENRLHF_ALL_PROMPTS_DATE)) >= OPENRLHF_ALL_PROMPTS_DATE:
+        return 0
+    per_call = int(s.get("--micro_rollout_batch_size", 8)) * int(
+        s.get("--n_samples_per_prompt", 1))  # fmt: skip
+    q.set("--sequences-per-call", per_call)
+    return per_call
+
+
+# -- explicit mappings: DeepSpeed-Chat (rl_runs_dschat), AReaL -----------------------------------
 
 
 def areal(record: Record) -> Mapped:
@@ -368,16 +349,19 @@ def areal(record: Record) -> Mapped:
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
+    pp = AREAL_TRAIN_PP[size]
     if record["off_policy_steps"] == 0:
         q.set("--sleep")
+        q.set("--pp", pp)
         choices.append("synchronous AReaL: generation and training alternate on every GPU "
-                       "(--sleep)")  # fmt: skip
+                       f"(--sleep); trainer PP {pp}, the benchmark's training allocation for "
+                       "this size (build_cmd.py get_allocation_mode at 820ca49, the only "
+                       "published AReaL layout of these models)")  # fmt: skip
     else:
         num, den = AREAL_TRAIN_SHARE
         per_node = 8
         train = max(1, round(gpus * num / den / per_node)) * per_node
         q.set("--no-sleep")
-        pp = AREAL_TRAIN_PP[size]
         q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
         q.set("--placement", "async")
         q.set("--staleness", AREAL_STALENESS)

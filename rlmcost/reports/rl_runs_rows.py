@@ -139,17 +139,20 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
     does not exceed our limit of 524,288, we always use the largest training batch size" that
     runs. The per-GPU batch starts at the cap (``prompts_per_step`` / GPUs) and halves until
     rlmcost's memory model fits it (or reaches 1); when no batch fits, the same search with
-    DeepSpeed-Chat's ``--offload`` (parameters and optimizer states on the CPU), the option its
-    scripts offer for what does not fit. The published hours convert over the chosen batch's
-    step count (:func:`~rlmcost.reports.rl_runs.published_step_s`). The rule is the source's;
-    which batch (and offload) it picks is the memory model's, and the row's choices say so."""
+    DeepSpeed-Chat's ``--offload`` (parameters and optimizer states on the CPU), then with its
+    ``--unpin_actor_parameters`` (``--engine ds-hybrid-unpinned``: generation gathers one layer
+    at a time instead of the whole actor; main.py: "makes generation slower but requires less
+    memory"), then with both: the options its step-3 main.py offers for what does not fit. The
+    published hours convert over the chosen batch's step count
+    (:func:`~rlmcost.reports.rl_runs.published_step_s`). The rule is the source's; which batch
+    (and options) it picks is the memory model's, and the row's choices say so."""
     from rlmcost.reports.rl_runs_frameworks import recipe as recipe_of
 
     record = recipe.record
     gpus = int(record["gpus"])
     cap = int(record["prompts_per_step"]) * int(record["samples_per_prompt"]) // gpus
     offload: list[str] = []
-    for offload in ([], ["--offload", "optimizer,params"]):
+    for offload in LARGEST_FITTING_FALLBACKS:
         per_gpu = cap
         row = _evaluate(_with(recipe_of(record), offload), build)
         while row.fits is False and per_gpu > 1:
@@ -162,12 +165,27 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
     choices = [f"pairs per step: {pairs} ({per_gpu} per GPU), the largest per-GPU batch "
                "(halving from the 1024-pair cap) that rlmcost's memory model fits, as the "
                "benchmark chose the largest batch that runs (BenckmarkSetting.md)"]  # fmt: skip
-    if offload:
+    if "--offload" in offload:
         choices.append("nothing fits with the states on the GPUs, so DeepSpeed-Chat's --offload "
                        "(dschat/utils/ds_utils.py get_train_ds_config: ZeRO-3 parameters and "
                        "optimizer states on the CPU) is assumed: --offload optimizer,params")
+    if "ds-hybrid-unpinned" in offload:
+        choices.append("nothing fits with the whole actor gathered for generation, so "
+                       "DeepSpeed-Chat's --unpin_actor_parameters (hybrid_engine pin_parameters "
+                       "false: each layer gathered per forward, _zero3_forward) is assumed: "
+                       "--engine ds-hybrid-unpinned")  # fmt: skip
     picked = replace(row.recipe, choices=(*row.recipe.choices, *choices))
     return replace(row, recipe=picked)
+
+
+LARGEST_FITTING_FALLBACKS: tuple[list[str], ...] = (
+    [],
+    ["--offload", "optimizer,params"],
+    ["--engine", "ds-hybrid-unpinned"],
+    ["--engine", "ds-hybrid-unpinned", "--offload", "optimizer,params"],
+)
+"""What :func:`largest_fitting` tries, in order, when nothing fits: DeepSpeed-Chat step-3
+main.py's ``--offload``, ``--unpin_actor_parameters``, and both."""
 
 
 def _with(recipe: Recipe, flags: list[str]) -> Recipe:

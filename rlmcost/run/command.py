@@ -29,7 +29,8 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": 
                 "param_dtype": "--param-dtype"}  # fmt: skip
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
-                 "max_num_seqs": "--max-num-seqs"}  # fmt: skip
+                 "max_num_seqs": "--max-num-seqs",
+                 "sequences_per_call": "--sequences-per-call"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip

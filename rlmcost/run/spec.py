@@ -129,7 +129,8 @@ class WorkloadSpec(BaseModel):
     prompt_len: int | None = Field(default=None, description="S, prompt tokens")
     response_len: int | None = Field(default=None, description="T, response tokens")
     length_dist: str | None = Field(
-        default=None, description="fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX], file:PATH"
+        default=None,
+        description="fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]], file:PATH",
     )
     image_tokens: int | None = Field(
         default=None, ge=0, description="tokens of one image per prompt, part of S (a "

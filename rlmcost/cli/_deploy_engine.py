@@ -1,0 +1,99 @@
+"""The generation engine's options of every algorithm command (part of
+:func:`rlmcost.cli._deploy.deployment_options`; split from it by purpose)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+
+def engine_options(p: str) -> dict[str, Any]:
+    """The typer parameters (name -> (annotation, default)) of the engine's settings, in the
+    help panel ``p``."""
+    return {
+        "gpu_memory_utilization": (
+            Annotated[
+                float | None,
+                typer.Option(
+                    help="Generation engine's memory reservation, a fraction in (0, 1] "
+                    "(default 0.5 beside a trainer as verl, 0.9 on its own GPUs as vLLM).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "rollout_tp": (
+            Annotated[int | None, typer.Option(help="Engine TP per replica (default --tp).",
+                                               min=1, rich_help_panel=p)],
+            None,
+        ),
+        "rollout_pp": (
+            Annotated[int | None, typer.Option(help="Engine pipeline stages per replica.",
+                                               min=1, rich_help_panel=p)],
+            None,
+        ),
+        "enforce_eager": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--enforce-eager/--cuda-graphs",
+                    help="The engine decodes without CUDA graphs (vLLM enforce_eager): host "
+                    "launch time per layer each step (EAGER_LAUNCH_S_PER_LAYER). Default: "
+                    "CUDA graphs.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "rollout_dtype": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="Engine weights and GEMMs: bf16, fp16 or fp8 (vLLM's online FP8 "
+                    "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param, "
+                    "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). Default: "
+                    "the workload's dtype.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "max_num_seqs": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences an engine replica decodes at once at most (vLLM "
+                    "max_num_seqs; default 256).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "sequences_per_call": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Sequences per generate() call handed to an engine replica, each "
+                    "call finished before the next (OpenRLHF before Nov 2024: "
+                    "micro_rollout_batch_size per call); default: the replica's whole share.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "no_sleep": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--no-sleep/--sleep",
+                    help="The engine keeps its reservation while the trainer runs (default: "
+                    "it sleeps, freeing KV cache and weights, unless --framework says not).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+    }

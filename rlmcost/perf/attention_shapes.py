@@ -1,0 +1,33 @@
+"""Attention shapes of a training pass beyond multi-head attention's: the FLOPs of a query-key
+pair and the projections of multi-head latent attention (MLA, DeepSeek-V2/V3), shared by
+:mod:`~rlmcost.perf.step_pass` (kernel times) and :mod:`~rlmcost.perf.train_step` (FLOPs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rlmcost.arch import Arch
+
+
+def pair_flops(arch: Arch, heads: int) -> int:
+    """Forward FLOPs of one query meeting one key: 4 h d_h; MLA (keys d_h = d_nope + d_rope,
+    values d_v) 2 h (d_h + d_v) (``rlmcost.blocks.attention_flops_per_pair``)."""
+    if arch.is_mla:
+        return 2 * heads * (int(arch.head_dim) + int(arch.v_head_dim))
+    return 4 * heads * int(arch.head_dim)
+
+
+def mla_projections(arch: Arch, heads: int, tokens: int, gemm: Callable[..., None]) -> None:
+    """MLA's GEMMs as training runs them (no absorption): q_a d -> d_cq, q_b d_cq -> h d_qk (or
+    q_proj d -> h d_qk), kv_a d -> d_c + d_rope, kv_b d_c -> h (d_nope + d_v), o h d_v -> d
+    (arXiv:2405.04434 §2.1.2; Megatron-core ``MLASelfAttention``: down-projections not TP-split)."""
+    d, dc = int(arch.d_model), int(arch.kv_lora_rank or 0)
+    qk, dv, rope = int(arch.head_dim), int(arch.v_head_dim), int(arch.qk_rope_head_dim)
+    if arch.q_lora_rank is None:
+        gemm(tokens, heads * qk, d)
+    else:
+        gemm(tokens, int(arch.q_lora_rank), d)
+        gemm(tokens, heads * qk, int(arch.q_lora_rank))
+    gemm(tokens, dc + rope, d)
+    gemm(tokens, heads * (qk - rope + dv), dc)
+    gemm(tokens, d, heads * dv)

@@ -1,0 +1,77 @@
+"""DeepSpeed-Chat's step-3 training phase at the FLOP rate its authors measured.
+
+DeepSpeed-Chat (DeepSpeedExamples applications/DeepSpeed-Chat, step3_rlhf_finetuning) trains
+the actor and the critic as Hugging Face models (OPT in the blog) under DeepSpeed ZeRO-3 in
+fp16: eager attention with the [s, s] scores in HBM (transformers' OPTAttention), module-by-module
+parameter fetches with ``stage3_max_live_parameters`` = ``stage3_prefetch_bucket_size`` = 3e7
+elements (dschat/utils/ds_utils.py ``get_train_ds_config``), and the largest batch that fits
+(BenckmarkSetting.md), so the allocator runs near full. rlmcost's kernel model
+(:mod:`~rlmcost.perf.step_pass`, the time of Megatron-LM's fused kernels; it matches the
+Megatron-LM A100 rows of ``rlmcost validate``) prices that phase at about 0.7 of the A100's peak
+in hardware FLOPs, while the DeepSpeed-Chat blog measured about 0.32 (Figure 6 below): the
+engine's Python and memory overheads are not in the kernel model. A DeepSpeed-Chat training
+step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
+(:func:`dschat_train_flops`), over the GPUs' dense peak times
+:data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rlmcost.arch import Arch
+from rlmcost.errors import SpecError
+from rlmcost.perf.rl_constants import Constant
+
+DSCHAT_TRAIN_PEAK_FRACTION = Constant(0.32, 0.20, 0.354, "DeepSpeed-Chat blog Figure 6")
+"""Achieved training FLOP/s of DeepSpeed-Chat's step 3 over the A100's dense fp16 peak.
+
+DeepSpeed blog blogs/deepspeed-chat/README.md (arXiv 2308.01320), Figure 6 "RLHF Generation,
+training, and effective throughput with DeepSpeed-HE for different model sizes"
+(blogs/assets/images/Throughputs-OPT.png), training throughput per GPU in TFLOP/s as
+dschat/utils/perf.py ``print_throughput_step3`` counts it (:func:`dschat_train_flops`): OPT-1.3B
+62.9, 6.7B 100.7, 13B 97.3, 30B 103.6, 66B 110.4, 175B 74.4, over the A100's 312 TFLOP/s:
+0.202, 0.323, 0.312, 0.332, 0.354, 0.238. value: the median of the six, (0.312 + 0.323) / 2 =
+0.317, rounded to 0.32; low 0.20 (1.3B, the smallest GEMMs), high 0.354 (66B).
+"""
+
+
+def dschat_train_flops(
+    arch: Arch, sequences: int, seq_len: int, checkpointing: bool, lora_rank: int = 0
+) -> int:
+    """Training FLOPs of ``sequences`` x ``seq_len`` tokens as DeepSpeed-Chat counts them
+    (dschat/utils/perf.py ``calculate_flops``, the Megatron-LM paper's formula):
+    ``24 f B s L h^2 (1 + s / (6 h) + V / (16 L h))`` with ``f`` 4 under gradient checkpointing
+    (else 3), less ``1 - 2 r / h`` under LoRA of rank ``r`` (no weight gradients of the frozen
+    weights); rounded down to an integer.
+
+    >>> from rlmcost.specs import get_model
+    >>> dschat_train_flops(get_model("llama-2-7b").arch(), 1, 512, True) // 10**12  # exact int
+    27
+    """
+    if sequences < 1 or seq_len < 1 or lora_rank < 0:
+        raise SpecError(f"training FLOPs need sequences, seq_len >= 1 and lora_rank >= 0, got "
+                        f"{sequences}, {seq_len}, {lora_rank}")  # fmt: skip
+    h, layers, vocab = int(arch.d_model), int(arch.n_layers), int(arch.vocab)
+    factor = Fraction(4 if checkpointing else 3)
+    if lora_rank:
+        factor -= 1 - Fraction(2 * lora_rank, h)
+    per = 24 * factor * sequences * seq_len * layers * h * h
+    per *= 1 + Fraction(seq_len, 6 * h) + Fraction(vocab, 16 * layers * h)
+    return int(per)
+
+
+def dschat_train_floor_s(
+    flops: int, gpus: int, peak_flops_per_s: float, end: str = "value"
+) -> float:
+    """Seconds of a DeepSpeed-Chat training step of ``flops`` (:func:`dschat_train_flops`) on
+    ``gpus`` devices of dense peak ``peak_flops_per_s`` at :data:`DSCHAT_TRAIN_PEAK_FRACTION`
+    (``end``: its ``"low"`` end gives the longest time).
+
+    >>> round(dschat_train_floor_s(10**15, 8, 312e12), 3)  # 1 PFLOP on 8 A100s at 0.32
+    1.252
+    """
+    if gpus < 1 or peak_flops_per_s <= 0:
+        raise SpecError(f"need gpus >= 1 and a positive peak, got {gpus}, {peak_flops_per_s}")
+    rate = DSCHAT_TRAIN_PEAK_FRACTION.at({"low": "high", "high": "low"}.get(end, end))
+    return flops / (gpus * peak_flops_per_s * rate)

@@ -1,0 +1,76 @@
+"""DeepSpeed-Chat's published step-3 runs as an explicit mapping onto ``--framework none``
+(rlmcost has no DeepSpeed-Chat importer); one of the mappings of
+:mod:`rlmcost.reports.rl_runs_frameworks`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.reports.rl_runs import model_name, model_spec
+
+Record = Mapping[str, Any]
+Mapped = tuple[ImportedQuery, dict[str, Any], list[str], str]
+
+
+def deepspeed_chat(record: Record) -> Mapped:
+    """DeepSpeed-Chat step 3 (applications/DeepSpeed-Chat/training/step3_rlhf_finetuning/main.py
+    in DeepSpeedExamples): PPO with actor, critic, reward and reference models on every GPU;
+    the Hybrid Engine generates in the actor's own process and frees its cache for training."""
+    from rlmcost.reports.rl_runs_frameworks import _overlay
+
+    s = record["framework_settings"]
+    q = ImportedQuery("none", "DeepSpeed-Chat step 3 (explicit mapping)", algorithm="ppo")
+    gpus = int(record["gpus"])
+    pairs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
+    micro = pairs // gpus
+    tp = int(s.get("--inference_tp_size", 1))
+    critic = model_spec("opt-350m", record["critic"]["model_config"], "facebook/opt-350m")
+    reward = model_spec("opt-350m", record["reward"]["model_config"], "facebook/opt-350m")
+    for flag, value in (("--model", model_name(record)), ("--critic", "facebook/opt-350m"),
+                        ("--reward", "facebook/opt-350m"), ("--kl", None),
+                        ("--recompute-logprobs", None), ("--zero", s["--actor_zero_stage"]),
+                        ("--ckpt", "full" if s["--actor_gradient_checkpointing"] else "none"),
+                        ("--micro-batch", micro), ("--mini-batches", 1),
+                        ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
+                        ("--rollout-tp", tp), ("--max-num-seqs", micro * tp),
+                        ("--logits", "materialized")):  # fmt: skip
+        q.set(flag, value)
+    choices = [
+        "--framework none with every field given (no DeepSpeed-Chat preset)",
+        f"--zero {s['--actor_zero_stage']} for actor and critic (--actor_zero_stage, "
+        "--critic_zero_stage); --ckpt full (--actor_gradient_checkpointing)",
+        f"--micro-batch {micro} --mini-batches 1: per_device_training_batch_size = "
+        f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
+        "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
+        "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
+        f"into inference TP {tp} (--inference_tp_size of the script), each TP group running "
+        f"its ranks' per-device generation batches together in one generate() call, {tp} x "
+        f"{micro} = {micro * tp} sequences (--max-num-seqs; hybrid_engine.py generate "
+        "all-gathers the inputs over the TP group), no engine reservation",
+        "old log-probs by an actor forward after generation (--recompute-logprobs: "
+        "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
+        "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
+        "critic and reward OPT-350M (step-2 reward model); dtype fp16",
+        "training steps no faster than DeepSpeed-Chat's measured rate: its FLOPs "
+        "(dschat/utils/perf.py calculate_flops) at DSCHAT_TRAIN_PEAK_FRACTION of the peak "
+        "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer",
+        "ZeRO-3 gathers of every pass exposed (ds_utils.py: stage3_max_live_parameters = "
+        "stage3_prefetch_bucket_size = 3e7, no prefetch past a larger weight), and the Hybrid "
+        "Engine gathers the whole actor on every rank before slicing its inference-TP shard",
+    ]
+    overlay: dict[str, Any] = {
+        "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},
+        "workload": {"weight_dtype": "fp16", "activation_dtype": "fp16", "kv_dtype": "fp16",
+                     "compute_dtype": "fp16"},  # fmt: skip
+    }
+    rank = int(s.get("--actor_lora_dim", 0))
+    if rank:
+        script = str(s.get("script", "")).rsplit("/", 1)[-1]
+        q.set("--lora-rank", rank)
+        choices.append(f"LoRA rank {rank} on the decoder layers ({script}: --actor_lora_dim "
+                       f"{rank} --actor_lora_module_name {s['--actor_lora_module_name']}; "
+                       "lora.py freezes the base weights); rlmcost puts the adapters on every "
+                       "trained model, the critic's too")  # fmt: skip
+    return q, overlay, choices, "explicit mapping: DeepSpeed-Chat step 3 -> --framework none"
