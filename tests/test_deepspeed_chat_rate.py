@@ -162,7 +162,7 @@ def test_a_batch_whose_cache_does_not_fit_does_not_run_in_pieces():
 # facebook/opt-66b: 64 decoder layers of hidden 9216, 12 h^2 weights each, fp16
 OPT_66B_DECODER_BYTES = 2 * 64 * 12 * 9216**2  # 130.4 GB
 IB_PER_GPU = 25e9  # one 200 Gb/s HDR InfiniBand NIC per A100 (DGX A100 / Azure NDv4: 8 per node)
-IB_PER_NODE = 8 * IB_PER_GPU  # a collective over whole nodes crosses them on all 8 NICs (NCCL rings)
+IB_PER_NODE = 8 * IB_PER_GPU  # a collective over whole nodes crosses on all 8 NICs (NCCL rings)
 
 
 def _row(rows, suffix):
