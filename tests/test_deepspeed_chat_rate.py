@@ -92,8 +92,9 @@ def test_actor_updates_are_no_faster_than_the_measured_rate(dschat_rows):
 
 
 def test_other_engines_keep_the_kernel_model():
-    # an OpenRLHF run (vLLM engines, DeepSpeed trainers) is not a Hybrid Engine trainer
-    rows = validate_rl_runs(run_from_argv, "openrlhf").rows
+    # verl trains with FSDP or Megatron, not DeepSpeed's Hugging Face stack (OpenRLHF's
+    # DeepSpeed trainers get the rate: tests/test_openrlhf_benchmark.py)
+    rows = validate_rl_runs(run_from_argv, "verl").rows
     for r in rows:
         assert not any("DSCHAT_TRAIN_PEAK_FRACTION" in c for c in r.recipe.choices)
 
