@@ -81,13 +81,16 @@ class Behaviour:
     drives the iteration; ``source``: where the framework does it. ``param_round_trips``:
     under a between-phases parameter offload (``params-idle``), the times per iteration the
     parameter shard goes to the host and back (None: once per phase of the model, as verl
-    loads and offloads it around each)."""
+    loads and offloads it around each). ``deepspeed_hf_trainer``: it trains Hugging Face models
+    under DeepSpeed ZeRO, DeepSpeed-Chat's trainer stack, whose steps run no faster than that
+    stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`)."""
 
     colocated: str
     apart: str
     ray_controller: bool
     source: str
     param_round_trips: int | None = None
+    deepspeed_hf_trainer: bool = False
 
 
 @dataclass(frozen=True)

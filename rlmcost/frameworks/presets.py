@@ -249,10 +249,16 @@ PRESETS: dict[Framework, Preset] = {
             "their own unless --colocate_all_models (or --colocate_actor_ref, "
             "--colocate_critic_reward): give --groups to match, e.g. "
             "rollout=4[tp=2],actor+reference=2,critic+reward=2",
+            "OpenRLHF trains Hugging Face models under DeepSpeed ZeRO (openrlhf/models/actor.py, "
+            "openrlhf/utils/deepspeed.py), DeepSpeed-Chat's trainer stack: its training steps "
+            "run no faster than that stack's measured rate, DSCHAT_TRAIN_PEAK_FRACTION of the "
+            "peak (DeepSpeed-Chat blog Figure 6; rlmcost/perf/deepspeed_chat.py)",
         ),
         Behaviour("ipc", "nccl", True, "openrlhf/trainer/ray/ppo_actor.py "
                   "_broadcast_to_vllm (NCCL broadcast to the engines; CUDA IPC handles with "
-                  "--colocate_all_models); Ray actors driven by one trainer"),
+                  "--colocate_all_models); Ray actors driven by one trainer; "
+                  "openrlhf/models/actor.py and utils/deepspeed (HF models under DeepSpeed)",
+                  deepspeed_hf_trainer=True),
     ),
     Framework.TRL: Preset(
         Framework.TRL,

@@ -13,6 +13,17 @@ engine's Python and memory overheads are not in the kernel model. A DeepSpeed-Ch
 step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
 (:func:`dschat_train_flops`), over the GPUs' dense peak times
 :data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`).
+
+The same stack, Hugging Face models under DeepSpeed ZeRO, trains in OpenRLHF (openrlhf/models/
+actor.py, openrlhf/utils/deepspeed.py), whose preset says so
+(``Behaviour.deepspeed_hf_trainer``): its steps get the same floor, measured on DeepSpeed-Chat's
+blog runs, not on OpenRLHF's. They do not get DeepSpeed-Chat's exposed gathers: OpenRLHF's
+ZeRO config (openrlhf/utils/deepspeed_utils.py ``get_train_ds_config`` at commit dbdd43b0) sets
+``stage3_prefetch_bucket_size`` and ``stage3_max_live_parameters`` to "auto", which DeepSpeed
+drops for its defaults 5e7 and 1e9 (deepspeed/runtime/config_utils.py
+``DeepSpeedConfigModel``), so the next weights are prefetched under compute. OpenRLHF's own
+benchmark (benchmark/README.md at dbdd43b0) cannot check the rate: its TFLOPs columns are
+openrlhf/utils/perf.py's formula at full-length sequences over every GPU of the run.
 """
 
 from __future__ import annotations

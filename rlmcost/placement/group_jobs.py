@@ -39,6 +39,7 @@ from rlmcost.compiled.blocks import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout
@@ -209,11 +210,13 @@ def dschat_group(g: GroupModel) -> bool:
 
 
 def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed, micro_batches: int) -> float:
-    """One DeepSpeed-Chat training step (0 outside a :func:`dschat_group`): its FLOPs at the rate
-    its blog measured (:mod:`rlmcost.perf.deepspeed_chat`) plus every ZeRO-3 parameter gather
-    of its passes (forward, the checkpointed forward again, backward) exposed
-    (:func:`dschat_gathers_s`)."""
-    if not dschat_group(g):
+    """One DeepSpeed-Chat training step (0 outside a :func:`dschat_group` or a framework whose
+    :class:`~rlmcost.frameworks.preset_model.Behaviour` is ``deepspeed_hf_trainer``): its FLOPs
+    at the rate its blog measured (:mod:`rlmcost.perf.deepspeed_chat`), plus, in DeepSpeed-Chat,
+    every ZeRO-3 parameter gather of its passes (forward, the checkpointed forward again,
+    backward) exposed (:func:`dschat_gathers_s`; other frameworks keep DeepSpeed's prefetch)."""
+    beh = None if g.s.deployment.ideal else behaviour(g.s.deployment.framework)
+    if not dschat_group(g) and not (beh is not None and beh.deepspeed_hf_trainer):
         return 0.0
     layout = g.layouts[task.index]
     ckpt = layout.ckpt is not Checkpointing.NONE
@@ -224,9 +227,8 @@ def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed, micro_batches: i
     )  # fmt: skip
     peak = g.s.hardware.peak(g.s.workload.compute_dtype)
     passes = 3 if ckpt else 2
-    return dschat_train_floor_s(flops, layout.n_gpus, peak) + dschat_gathers_s(
-        g, task, passes * micro_batches
-    )
+    gathers = dschat_gathers_s(g, task, passes * micro_batches) if dschat_group(g) else 0.0
+    return dschat_train_floor_s(flops, layout.n_gpus, peak) + gathers
 
 
 def dschat_gathers_s(g: GroupModel, task: Task, passes: int) -> float:

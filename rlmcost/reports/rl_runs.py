@@ -82,6 +82,18 @@ PHASES = {
 forward, ``update_actor`` training; the fully-async trainer's ``gen`` is its wait for samples,
 which rlmcost does not predict (None)."""
 
+STAGE_PHASES = {
+    "experience_s": ("generation", "assessment"),
+    "train_stage_s": ("training",),
+}
+"""Published phase -> rlmcost's stages (:class:`rlmcost.placement.stages.Stage`) whose times on
+the critical path it sums, for sources that time whole stages rather than single models:
+OpenRLHF's ``print_throughput_step3`` (openrlhf/trainer/ppo_trainer.py ``fit`` at commit
+dbdd43b0) times 'Generation' from the rollout's start to its last ``make_experience`` (vLLM
+generation and every model's forward: rlmcost's generation and assessment stages) and
+'Training' over ``ppo_train`` (actor and critic updates side by side, then the weight broadcast:
+the training stage)."""
+
 
 @dataclass(frozen=True)
 class Recipe:

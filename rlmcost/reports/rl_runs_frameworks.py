@@ -284,6 +284,12 @@ def openrlhf(record: Record) -> Mapped:
         f"vLLM TP {vtp}: the smallest power of two leaving half the HBM free of bf16 weights",
         "--reward_pretrain and --critic_pretrain: the actor's model (the benchmark initialises "
         "the reward model from the actor's size)",
+        "training steps no faster than DeepSpeed's Hugging Face trainer stack's measured rate: "
+        "their FLOPs as dschat/utils/perf.py counts them (openrlhf/utils/perf.py copies it) at "
+        "DSCHAT_TRAIN_PEAK_FRACTION of the peak, measured on DeepSpeed-Chat's blog runs "
+        "(Figure 6), not on these; no exposed ZeRO-3 gathers: openrlhf/utils/deepspeed_utils.py "
+        "leaves stage3_prefetch_bucket_size and stage3_max_live_parameters 'auto', which "
+        "DeepSpeed drops (runtime/config_utils.py) for its defaults 5e7 and 1e9, so it prefetches",
     ]
     if "--micro_train_batch_size" not in record["framework_settings"]:
         choices.append("--micro_train_batch_size: OpenRLHF's default 4 (not published)")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.reports.rl_runs import (
     PHASES,
+    STAGE_PHASES,
     Recipe,
     assumed_length_dists,
     load_runs,
@@ -210,8 +211,12 @@ def _evaluate(recipe: Recipe, build: Build) -> RlRunRow:
         return RlRunRow(recipe, published, f"not expressible: {exc}")
     phases = ev.evaluation.phases if ev.evaluation is not None else ()
     predicted = {p.name: p.time_s for p in phases}
+    stages = ev.evaluation.stages if ev.evaluation is not None else {}
+    names = {**PHASES, **{k: "+".join(v) for k, v in STAGE_PHASES.items()}}
+    spans = {"+".join(v): sum(r.time_s for s, r in stages.items() if str(s) in v)
+             for v in STAGE_PHASES.values()}  # published stage spans: their stages summed
     published_phases = tuple(
-        PhaseRow(key, PHASES.get(key), float(v), predicted.get(PHASES.get(key) or ""))
+        PhaseRow(key, names.get(key), float(v), {**predicted, **spans}.get(names.get(key) or ""))
         for key, v in (recipe.record.get("published_phases") or {}).items()
     )  # fmt: skip
     problems = tuple(ev.evaluation.problems) if ev.evaluation is not None else ()
