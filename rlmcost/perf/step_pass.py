@@ -164,8 +164,11 @@ class StepContext:
 
     def comm(self, kind: Collective, payload: float, ranks: int, dims: tuple[str, ...]) -> float:
         intra = group_is_intra_node(self.layout, dims, self.gpus_per_node)
-        per_node = 1  # a point-to-point send leaves through the rank's own NIC
-        if not intra and kind is not Collective.P2P:
+        # a ring's node crossings spread over the NICs of the group's ranks in a node; a
+        # point-to-point send or an all-to-all (each rank's own bytes to each other rank, no
+        # forwarding) leaves through the rank's own NIC
+        per_node = 1
+        if not intra and kind not in (Collective.P2P, Collective.ALL_TO_ALL):
             per_node = group_ranks_per_node(self.layout, dims, self.gpus_per_node)
         lk = link(self.device.hardware, intra, per_node)
         measured = self.device.measured
