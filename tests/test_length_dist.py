@@ -152,3 +152,46 @@ def test_clipped_mean_solved_for_any_input(
     k = math.floor(n * clip + 0.5)
     assert len(lengths) == n and lengths[n - k :] == (cap,) * k
     assert all(1 <= t <= cap for t in lengths) and list(lengths) == sorted(lengths)
+
+
+# --- `reasoning`: the assumed long-tailed lengths under a cap ------------------------------
+
+
+def test_reasoning_is_the_sourced_rule_under_the_cap() -> None:
+    from rlmcost.perf.rl_constants import (
+        RESPONSE_CLIP_FRACTION,
+        RESPONSE_MEAN_CEILING_TOKENS,
+        RESPONSE_MEAN_OVER_MAX_FRACTION,
+    )
+    from rlmcost.placement.length_defaults import reasoning
+
+    dist = parse_length_dist("reasoning")
+    # a short cap: 0.7 x T (NeMo RL's mean/max), no truncated share beyond the lognormal's
+    short = dist.lengths(2048, 4096)
+    assert short == reasoning(4096).lengths(2048, 4096)
+    assert sum(short) / len(short) == pytest.approx(
+        RESPONSE_MEAN_OVER_MAX_FRACTION.value * 4096, abs=1)
+    # a long cap: the ceiling, and RESPONSE_CLIP_FRACTION of the responses at T
+    long = dist.lengths(8192, 28672)
+    assert sum(long) / len(long) == pytest.approx(RESPONSE_MEAN_CEILING_TOKENS.value, abs=1)
+    # (the lognormal's own tail adds a few more at the cap)
+    assert sum(x == 28672 for x in long) >= round(8192 * RESPONSE_CLIP_FRACTION.value)
+    assert dist.describe(28672) == f"reasoning ({reasoning(28672).describe()})"
+
+
+def test_reasoning_round_trips_through_the_command_line() -> None:
+    import json
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+    from rlmcost.run import Run
+
+    runner = CliRunner()
+    out = json.loads(runner.invoke(app, ["grpo", "-m", "qwen2.5-0.5b", "-T", "2048",
+                                         "--length-dist", "reasoning", "--json"]).stdout)
+    assert out["run"]["workload"]["length_dist"] == "reasoning"
+    line = Run.from_data(out["run"]).to_command()
+    again = json.loads(runner.invoke(app, [*shlex.split(line)[1:], "--json"]).stdout)
+    assert again == out

@@ -8,6 +8,9 @@ always give the same lengths and a larger batch refines the same shape.
 ``--length-dist`` spellings:
 
 * ``fixed``: every response has T tokens (``--response-len``); the Table IX assumption.
+* ``reasoning``: the long-tailed lengths rlmcost assumes for reasoning RL under the cap T
+  (:func:`rlmcost.placement.length_defaults.reasoning`: a lognormal around an assumed mean,
+  capped at T, with a share truncated at the cap under long caps), each constant sourced.
 * ``uniform:LO,HI``: whole numbers LO..HI equally likely; the discrete quantiles
   LO + floor((2 i + 1)(HI - LO + 1) / (2 n)), exact integers.
 * ``lognormal:MEAN,SIGMA[,MAX[,CLIP]]``: min(exp(N(mu, SIGMA^2)), MAX), MEAN the mean length in
@@ -47,7 +50,7 @@ from statistics import NormalDist
 
 from rlmcost.errors import SpecError
 
-SYNTAX = "fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]] or file:PATH"
+SYNTAX = "fixed, reasoning, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]] or file:PATH"
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ class LengthDist:
             raise SpecError(f"{n} sequences: need at least one")
         if self.kind == "fixed":
             return (fixed,) * n
+        if self.kind == "reasoning":
+            from rlmcost.placement.length_defaults import reasoning
+
+            return reasoning(fixed).lengths(n, fixed)
         if self.kind == "uniform":
             lo, hi = int(self.values[0]), int(self.values[1])
             span = hi - lo + 1
@@ -101,6 +108,12 @@ class LengthDist:
             return f"fixed (T = {fixed})" if fixed is not None else "fixed"
         if self.kind == "file":
             return f"file:{self.path}"
+        if self.kind == "reasoning":
+            if fixed is None:
+                return "reasoning"
+            from rlmcost.placement.length_defaults import reasoning
+
+            return f"reasoning ({reasoning(fixed).describe()})"
         return f"{self.kind}:" + ",".join(f"{v:g}" for v in self.values)
 
 
@@ -227,6 +240,8 @@ def parse_length_dist(text: str | None) -> LengthDist:
     """
     if text is None or text.strip().lower() == "fixed":
         return FIXED
+    if text.strip().lower() == "reasoning":
+        return LengthDist("reasoning")
     spec = text.strip()
     kind, _, rest = spec.partition(":")
     kind = kind.lower()

@@ -51,7 +51,13 @@ from rlmcost.perf.rl_constants import (
     RESPONSE_MEAN_CEILING_TOKENS,
     RESPONSE_MEAN_OVER_MAX_FRACTION,
 )
-from rlmcost.placement.lengths import max_clip
+from rlmcost.placement.length_defaults import (  # noqa: F401 - LONG_CAP_TOKENS re-exported
+    LONG_CAP_TOKENS,
+    clip_used,
+    default_clip,
+    default_mean_response,
+    lognormal_spelling,
+)
 
 DSCHAT_EPOCH_PROMPTS = 264_292
 """Prompts in one epoch of DeepSpeed-Chat's step-3 benchmark (DeepSpeedExamples
@@ -61,14 +67,6 @@ tokens of 256 prompt + 256 answer tokens = 264,292 pairs)."""
 OPT_POSITION_OFFSET = 2
 """Extra rows of OPT's learned position table (transformers models/opt/modeling_opt.py,
 OPTLearnedPositionalEmbedding: ``num_embeddings + offset`` with offset 2)."""
-
-LONG_CAP_TOKENS = 16_384
-"""Caps from which a run's response lengths get the truncated share RESPONSE_CLIP_FRACTION (the
-16K bound of RESPONSE_MEAN_CEILING_TOKENS's runs). Under shorter caps the capped-mean lognormal
-already puts a large share at the cap: NeMo RL v0.5 Qwen3-32B, mean 3,251 under 3,988 at sigma
-0.67, puts 50% there; Qwen3-235B 5,700 under 8,084, 32% (Skywork-OR1 3.2.3 saw ~40% at 8K); at
->= 16K it puts under 0.5% there (AReaL v0.1 1.5B, 6,700 under 31,744: 0.4%), below the 0 .. 5%
-long-cap runs report."""
 
 PHASES = {
     "generation_s": "generation",
@@ -158,14 +156,6 @@ def published_step_s(record: Mapping[str, Any]) -> float:
     return value * 3600 / steps
 
 
-def default_mean_response(t_max: int, end: str = "value") -> int:
-    """The mean response length a run without a published one gets (module docstring): the
-    ``end`` of RESPONSE_MEAN_OVER_MAX_FRACTION x ``t_max``, capped at the same end of
-    RESPONSE_MEAN_CEILING_TOKENS."""
-    frac = RESPONSE_MEAN_OVER_MAX_FRACTION.at(end) * t_max
-    return round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.at(end)))
-
-
 def clip_fraction(record: Mapping[str, Any], end: str = "value") -> float | None:
     """The share of responses at the cap (module docstring): the run's published
     ``response_clip_fraction``, else the ``end`` of RESPONSE_CLIP_FRACTION for a cap of at least
@@ -175,21 +165,7 @@ def clip_fraction(record: Mapping[str, Any], end: str = "value") -> float | None
             raise SpecError(f"run {record.get('id')}: response_clip_fraction without "
                             "response_clip_fraction_source; cite where the share is published")
         return float(record["response_clip_fraction"])
-    if int(record["max_response_len"]) >= LONG_CAP_TOKENS:
-        return RESPONSE_CLIP_FRACTION.at(end)
-    return None
-
-
-def _clip_used(mean: int, t_max: int, clip: float) -> float:
-    """``clip``, or where the mean cannot hold it, :func:`max_clip` rounded down to 1e-4."""
-    room = max_clip(mean, t_max)
-    return clip if clip <= room else math.floor(room * 1e4) / 1e4
-
-
-def _lognormal(mean: int, t_max: int, clip: float | None) -> str:
-    """``lognormal:MEAN,SIGMA,MAX[,CLIP]`` with the CLIP the mean can hold (:func:`_clip_used`)."""
-    text = f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}"
-    return text if clip is None else f"{text},{_clip_used(mean, t_max, clip):g}"
+    return default_clip(int(record["max_response_len"]), end)
 
 
 def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -213,7 +189,7 @@ def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
             return ()
     else:
         means = (default_mean_response(t_max, "low"), default_mean_response(t_max, "high"))
-    return tuple(_lognormal(m, t_max, c) for m, c in zip(means, clips, strict=True))
+    return tuple(lognormal_spelling(m, t_max, c) for m, c in zip(means, clips, strict=True))
 
 
 def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -237,7 +213,7 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
     else:
         how = f"published mean response length {mean}"
     clip = clip_fraction(record)
-    text = _lognormal(int(mean), t_max, clip)
+    text = lognormal_spelling(int(mean), t_max, clip)
     out = f"response lengths {text}: {how}, sigma {sigma:g} (RESPONSE_LENGTH_LOG_SIGMA)"
     if clip is None:
         return text, out + (", capped at the maximum; no truncated share beyond the lognormal "
@@ -249,8 +225,8 @@ def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
         c = RESPONSE_CLIP_FRACTION
         share = (f"{c.value:g} (interval {c.low:g}..{c.high:g}) of the responses truncated at "
                  f"the cap (RESPONSE_CLIP_FRACTION; cap >= LONG_CAP_TOKENS {LONG_CAP_TOKENS})")
-    if _clip_used(int(mean), t_max, clip) < clip:
-        share += f", limited to {_clip_used(int(mean), t_max, clip):g} by the mean"
+    if clip_used(int(mean), t_max, clip) < clip:
+        share += f", limited to {clip_used(int(mean), t_max, clip):g} by the mean"
     return text, out + f", capped at the maximum, with {share}"
 
 

@@ -130,7 +130,7 @@ class WorkloadSpec(BaseModel):
     response_len: int | None = Field(default=None, description="T, response tokens")
     length_dist: str | None = Field(
         default=None,
-        description="fixed, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]], file:PATH",
+        description="fixed, reasoning, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]], file:PATH",
     )
     image_tokens: int | None = Field(
         default=None, ge=0, description="tokens of one image per prompt, part of S (a "
