@@ -174,11 +174,21 @@ def _traffic(
     payload: int,
     intra: bool,
     hw: HardwareSpec | None,
+    per_node: int = 1,
 ) -> Traffic:
+    """One row of the traffic table; across nodes a ring collective's bandwidth is that of the
+    ``per_node`` NICs its group's ranks in a node cross on
+    (:func:`rlmcost.perf.collectives.inter_node_bytes_per_s`), an all-to-all or a send one
+    NIC's."""
     sent = ceil(calls * bytes_sent_per_rank(kind, payload, ranks))
     bw = time = None
     if hw is not None:
-        bw = hw.intra_node_bandwidth_bytes_per_s if intra else hw.inter_node_bandwidth_bytes_per_s
+        if intra:
+            bw = hw.intra_node_bandwidth_bytes_per_s
+        else:
+            nics = 1 if kind in (Collective.P2P, Collective.ALL_TO_ALL) else per_node
+            bw = min(hw.inter_node_bandwidth_bytes_per_s * nics,
+                     hw.intra_node_bandwidth_bytes_per_s)  # fmt: skip
         time = sent / bw
     return Traffic(strategy, kind, ranks, calls, payload, sent, intra, bw, time)
 
@@ -203,7 +213,8 @@ def _stage_traffic(
     def add(strategy: str, kind: Collective, ranks: int, calls: int, payload: int, dims) -> None:
         if ranks > 1 and calls > 0 and payload > 0:
             intra = group_is_intra_node(layout, dims, gpus_per_node)
-            out.append(_traffic(strategy, kind, ranks, calls, payload, intra, hw))
+            per_node = group_ranks_per_node(layout, dims, gpus_per_node)
+            out.append(_traffic(strategy, kind, ranks, calls, payload, intra, hw, per_node))
 
     t, etp = layout.tp, layout.expert_tp
     if t > 1:
