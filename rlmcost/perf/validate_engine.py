@@ -28,8 +28,9 @@ source's quantity by this arithmetic (``b`` = batch, ``S`` = input, ``O`` = outp
 
 Error = predicted / published - 1 (for ``itl`` a positive error is a prediction too slow;
 for ``throughput``, too fast); the summary gives the median and maximum of |error| per source
-and the median *speed* error (predicted speed / published speed - 1: a throughput's error,
-or published / predicted ITL - 1), whose sign says whether the model is fast or slow.
+and per accelerator, and the median *speed* error (predicted speed / published speed - 1: a
+throughput's error, or published / predicted ITL - 1), whose sign says whether the model is
+fast or slow.
 """
 
 from __future__ import annotations
@@ -183,12 +184,15 @@ class EngineValidation:
     sources: dict[str, Any]
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Median and maximum |error| and the median speed error per source and over ``all``,
-        the rows marked ``excluded`` left out."""
+        """Median and maximum |error| and the median speed error over ``all``, per source and
+        per accelerator (``hardware <name>``: whether the model is fast or slow on one GPU
+        generation), the rows marked ``excluded`` left out."""
         kept = [r for r in self.rows if not r.row.get("excluded")]
         groups: dict[str, list[EngineRow]] = {"all": kept}
         for r in kept:
             groups.setdefault(str(r.row["source"]), []).append(r)
+        for r in kept:
+            groups.setdefault(f"hardware {r.row['hardware']}", []).append(r)
         return {
             k: {
                 "rows": len(v),
