@@ -20,12 +20,17 @@ source's quantity by this arithmetic (``b`` = batch, ``S`` = input, ``O`` = outp
 * ``itl`` (closed loop at concurrency ``b``: a finished request is replaced at once, so
   every response of ``O - 1`` decode steps shares them with the prefills of the ``b - 1``
   others, each prefilled once per response in steady state):
-  ``step + (b - 1) prefill(S) / (O - 1)``.
+  ``step + (b - 1) prefill(S) / (O - 1)``;
+* ``itl`` with ``"statistic": "median"`` (the source gives the median inter-token latency):
+  ``step`` alone. Of a response's ``O - 1`` steps at most ``b - 1`` carry another request's
+  prefill, fewer than half on every such row (``b < O / 2``, checked), so the median step is a
+  pure decode step.
 
 Error = predicted / published - 1 (for ``itl`` a positive error is a prediction too slow;
 for ``throughput``, too fast); the summary gives the median and maximum of |error| per source
-and the median *speed* error (predicted speed / published speed - 1: a throughput's error,
-or published / predicted ITL - 1), whose sign says whether the model is fast or slow.
+and per accelerator, and the median *speed* error (predicted speed / published speed - 1: a
+throughput's error, or published / predicted ITL - 1), whose sign says whether the model is
+fast or slow.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from rlmcost.perf.generation import DecodeStep, Engine
 from rlmcost.specs import get_hardware, get_model
 
 METRICS = ("throughput", "itl", "latency")
+STATISTICS = ("mean", "median")
 _FIELDS = ("id", "source", "model", "hardware", "tp", "dtype", "kv_dtype", "input_tokens",
            "output_tokens", "batch", "metric", "per_gpu", "published", "cite")  # fmt: skip
 
@@ -134,6 +140,13 @@ def check_row(row: dict[str, Any], sources: dict[str, Any]) -> None:
         raise SpecError(f"engine row {rid}: output_tokens must be at least 2 (one decode step)")
     if not row["published"] > 0:
         raise SpecError(f"engine row {rid}: published={row['published']!r} must be positive")
+    stat = row.get("statistic", "mean")
+    if stat not in STATISTICS or (stat == "median" and row["metric"] != "itl"):
+        raise SpecError(f"engine row {rid}: statistic {stat!r} must be one of {STATISTICS} "
+                        "(median: itl rows only)")  # fmt: skip
+    if stat == "median" and not 2 * row["batch"] < row["output_tokens"]:
+        raise SpecError(f"engine row {rid}: a median ITL is a pure decode step only when "
+                        "batch < output_tokens / 2")  # fmt: skip
 
 
 def decode_period(engine: Engine, batch: int, prompt: int, output: int) -> tuple[float, float]:
@@ -150,7 +163,9 @@ def predict(row: dict[str, Any]) -> EngineRow:
     engine = Engine(arch, Device(hw, Dtype(row["dtype"])), tp=row["tp"], kv_bytes=kv.bytes)
     b, s, o = row["batch"], row["input_tokens"], row["output_tokens"]
     step, prefill = decode_period(engine, b, s, o)
-    if row["metric"] == "itl":
+    if row["metric"] == "itl" and row.get("statistic") == "median":
+        predicted = 1e3 * step
+    elif row["metric"] == "itl":
         single = engine.prefill_s(s, s)
         predicted = 1e3 * (step + (b - 1) * single / (o - 1))
     elif row["metric"] == "latency":
@@ -169,12 +184,15 @@ class EngineValidation:
     sources: dict[str, Any]
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Median and maximum |error| and the median speed error per source and over ``all``,
-        the rows marked ``excluded`` left out."""
+        """Median and maximum |error| and the median speed error over ``all``, per source and
+        per accelerator (``hardware <name>``: whether the model is fast or slow on one GPU
+        generation), the rows marked ``excluded`` left out."""
         kept = [r for r in self.rows if not r.row.get("excluded")]
         groups: dict[str, list[EngineRow]] = {"all": kept}
         for r in kept:
             groups.setdefault(str(r.row["source"]), []).append(r)
+        for r in kept:
+            groups.setdefault(f"hardware {r.row['hardware']}", []).append(r)
         return {
             k: {
                 "rows": len(v),
