@@ -174,11 +174,25 @@ def _cycle_means(
 
 def _means_function(keys: Sequence[str], cycles: Sequence[Cycle],
                     index: Mapping[str, str]) -> Callable[[Any], list[Any]]:  # fmt: skip
-    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``."""
+    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``, each
+    ``(0 + w_a + w_b + ...) / shift`` left to right, which is ``sum((w_a, w_b, ...), 0) /
+    shift`` as CPython 3.11 computes it (ints exactly, floats added in order). Cycles found
+    from one root share their first units, so each running sum over a common prefix is
+    computed once and reused (the same additions in the same order)."""
     local = {k: f"w{i}" for i, k in enumerate(dict.fromkeys(keys))}
     lines = ["def means(w):"]
     lines += [f"    {local[k]} = w[{index[k]}]" for k in local]
-    terms = [f"sum(({', '.join(local[k] for k in c.keys)},), 0) / {c.shift!r}" for c in cycles]
+    prefix: dict[tuple[str, ...], str] = {}
+    terms = []
+    for c in cycles:
+        name = "0"
+        for n in range(1, len(c.keys) + 1):
+            part = c.keys[:n]
+            if part not in prefix:
+                prefix[part] = f"p{len(prefix)}"
+                lines.append(f"    {prefix[part]} = {name} + {local[part[-1]]}")
+            name = prefix[part]
+        terms.append(f"{name} / {c.shift!r}")
     lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
@@ -253,6 +267,9 @@ def _critical(found: tuple[Cycle, ...], means: list[Any]) -> Period:
     """The largest of the cycles' ``means``; among equals the smallest shift, then the last
     keys."""
     top = max(means)
+    if top == top and means.count(top) == 1:  # a single largest (not NaN)
+        i = means.index(top)
+        return Period(means[i], found[i], found)
     tied = [i for i, m in enumerate(means) if m == top]
     i = tied[0] if len(tied) == 1 else max(
         tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
