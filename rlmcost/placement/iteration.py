@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from functools import partial
 from math import ceil
 from typing import Any
 
@@ -44,6 +45,7 @@ from rlmcost.placement.estimate import (
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
+from rlmcost.placement.iteration_units import group_units, kept_sync
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.schedule import template
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
@@ -133,7 +135,20 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     w_d: list[Any] = []
     spreads: list[Spread] = []
     key_of: dict[int, str] = {}
-    for g in groups:
+    w_low: list[Any] | None = None
+    w_high: list[Any] | None = None
+    if not placement.fusion:  # each group's units as built once per estimate
+        w_low, w_high = [], []
+        for g in groups:
+            u = group_units(g)
+            shape += u.shape
+            w_t += u.w_t
+            w_p += u.w_p
+            w_d += u.w_d
+            w_low += u.low
+            w_high += u.high
+            key_of.update(u.key_of)
+    for g in groups if placement.fusion else ():
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
             "+".join(str(j.task.index) for j in fused_jobs) if len(fused_jobs) > 1 else None
@@ -173,14 +188,17 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         w_p.append(sync.predicted)
         w_d.append(0)
         spreads.append(sync.spread or transfer_spread())
+        if w_low is not None and w_high is not None:
+            w_low.append(sync.predicted * spreads[-1].low)
+            w_high.append(sync.predicted * spreads[-1].high)
     frozen_links = tuple((what, after, tuple(readers)) for what, after, readers in links)
     plan = template(tuple(shape), placement.staleness, frozen_links)
     per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)
-    interval = tuple(
-        float(plan.period([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)])
-              .value)
-        for end in ("low", "high")
-    )  # monotone in the weights: low <= predicted <= high  # fmt: skip
+    if w_low is None or w_high is None:
+        w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
+                         for end in ("low", "high"))  # fmt: skip
+    interval = (float(plan.period(w_low).value), float(plan.period(w_high).value))
+    # monotone in the weights: low <= predicted <= high
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
@@ -314,38 +332,49 @@ def _weight_syncs(
             if role not in trainer:
                 continue
             src, train_job = trainer[role]
-            arch = setup.arch(role)
-            head = train_job.task.invocation.model_head
-            nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
-            what = f"{role}: {src.name} -> {g.name}"
-            hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
-            time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
-            per_device = -(-nbytes // min(src.gpus, g.gpus))
-            span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
-            predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
-            spread = None
-            beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
-            reader = next((j for j in g.jobs if j.task.role is role), None)
-            if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
-                mech = Refit(beh.apart)  # the framework's broadcast into its engines
-                shard = -(-nbytes // reader.layout.tp)
-                gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
-                cross = span > min(gpn_src, gpn_dst)
-                # each node of the sender holds its own part of the sharded model and sends it
-                # over its own NICs, concurrently with the others (one stream per node pair)
-                lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
-                part = -(-nbytes // lanes)
-
-                def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
-                       c: bool = cross) -> float:  # fmt: skip
-                    return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
-
-                predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
-                what += f" ({mech} refit)"
-            syncs.append(
-                Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
-                         predicted_s=predicted, spread=spread)
+            sync = kept_sync(
+                setup.groups_seen, src, g,
+                (role, total, setup.deployment.ideal, setup.deployment.framework),
+                partial(_weight_sync, setup, src, train_job, g, role, total),
             )  # fmt: skip
+            syncs.append(sync)
+            what = sync.what
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers))
     return syncs, links
+
+
+def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
+                 total: int) -> Transfer:  # fmt: skip
+    """One copy of ``role``'s weights from its trainer's group ``src`` to group ``g`` after
+    training (:func:`_weight_syncs`; kept per pair of group estimates, ``kept_sync``)."""
+    arch = setup.arch(role)
+    head = train_job.task.invocation.model_head
+    nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
+    what = f"{role}: {src.name} -> {g.name}"
+    hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
+    time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
+    per_device = -(-nbytes // min(src.gpus, g.gpus))
+    span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
+    predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
+    spread = None
+    beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
+    reader = next((j for j in g.jobs if j.task.role is role), None)
+    if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+        mech = Refit(beh.apart)  # the framework's broadcast into its engines
+        shard = -(-nbytes // reader.layout.tp)
+        gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
+        cross = span > min(gpn_src, gpn_dst)
+        # each node of the sender holds its own part of the sharded model and sends it
+        # over its own NICs, concurrently with the others (one stream per node pair)
+        lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
+        part = -(-nbytes // lanes)
+
+        def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
+               c: bool = cross) -> float:  # fmt: skip
+            return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
+
+        predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
+        what += f" ({mech} refit)"
+    return Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
+                    predicted_s=predicted, spread=spread)  # fmt: skip
