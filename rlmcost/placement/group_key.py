@@ -166,8 +166,9 @@ def _setup_part(setup: Setup, part: str) -> _Part:
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
         placement = _by_identity(setup.placement, _unnamed)
-        fields = tuple((name, update.get(name, value)) for name, value in dep)  # the
-        # deployment's fields with ``update``'s (``model_copy(update=...)`` without the copy)
+        values = dict(dep.__dict__)  # the deployment's fields in order (extra="forbid")
+        values.update(update)  # with ``update``'s (``model_copy(update=...)`` without the copy)
+        fields = tuple(values.items())
         made = _Part((placement, base, fields))
         seen = setup.groups_seen
         parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
