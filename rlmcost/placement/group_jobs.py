@@ -48,7 +48,7 @@ from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import recall
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
-from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
+from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.rollout import DecodeCost, decode_flops, replica_lengths, timeline
 from rlmcost.placement.vision import with_vision
@@ -71,8 +71,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:
         return _generate(g, task, arch, layout, lengths, work, model, n)
-    values = {**g.s.values, "T": max(lengths)}
-    depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
+    depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
     own = g.own(task)
     memory = g.with_residents(task, own)
     roof = g.roofline(layout.n_gpus)
@@ -140,7 +139,7 @@ def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
 def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     inv = task.invocation
     lengths = g.lengths(task)
-    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    prompt = g._int_at(inv.prompt, max(lengths))
     if inv.response == "T":
         out = tuple(prompt + t for t in lengths)
     else:
@@ -230,7 +229,7 @@ def _generate(
             f"{n} sequences cannot feed the {replicas} generation replicas of group "
             f"{task.group}; use a larger batch or fewer GPUs there"
         )
-    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    prompt = g._int_at(inv.prompt, max(lengths))
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
     mine = replica_lengths(responses, replicas)
     if g.engine_task is task:

@@ -220,9 +220,9 @@ class GroupMemory(GroupTasks):
             has.add(Needs.ROUTING_REPLAY)
             routes = self._routes(task)
         lengths = self.lengths(task)
-        values = {**self.s.values, "T": max(lengths)}
+        prompt = self._int_at(task.invocation.prompt, max(lengths))
         return rollout_buffer_bytes(
-            dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
+            dep.framework, task.kind is Kind.TRAIN, prompt,
             lengths, layout.dp, layout.micro_batch, self.gpus, frozenset(has), routes,
         )  # fmt: skip
 

@@ -29,7 +29,14 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.inputs import Setup, count_of, frozen_values, layout_for
+from rlmcost.placement.inputs import (
+    Setup,
+    count_of,
+    frozen_at,
+    frozen_values,
+    layout_for,
+    values_table,
+)
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
@@ -44,7 +51,6 @@ class GroupTasks:
         self.s = setup
         self.group = group
         self.gpus = gpus
-        self._ints: dict[str, int] = {}  # _int of the setup's own values, per formula
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._seq: dict[int, int] = {}
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
@@ -158,16 +164,27 @@ class GroupTasks:
     # -- sizes ---------------------------------------------------------------------------------
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
-        if values is None and text in self._ints:
-            return self._ints[text]
-        value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
+        if values is None:
+            return self._int_at(text, None)
+        return self._checked(text, count_of(text, frozen_values(values, keep_t=True)))
+
+    def _int_at(self, text: str, t: int | None) -> int:
+        """``_int(text, {**values, "T": t})`` (``t`` None: the setup's values), kept per
+        query (``inputs.values_table``)."""
+        table = values_table(self.s.values)
+        key = ("int", text, t)
+        out = table.get(key)
+        if out is None:
+            out = self._checked(text, count_of(text, frozen_at(self.s.values, t)))
+            table[key] = out
+        return out
+
+    def _checked(self, text: str, value: Any) -> int:
         if not isinstance(value, int) or value < 1:
             raise SpecError(
                 f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
                 "sequences/tokens; adjust the batch, group or --oversample"
             )
-        if values is None:
-            self._ints[text] = int(value)
         return int(value)
 
     def lengths(self, task: Task) -> tuple[int, ...]:
@@ -180,8 +197,8 @@ class GroupTasks:
         """Padded context of the task's sequences: prompt + the longest response."""
         if task.index not in self._seq:
             inv = task.invocation
-            values = {**self.s.values, "T": max(self.lengths(task))}
-            self._seq[task.index] = self._int(inv.prompt, values) + self._int(inv.response, values)
+            t = max(self.lengths(task))
+            self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
         return self._seq[task.index]
 
     def batch(self, task: Task) -> int:
