@@ -59,7 +59,7 @@ def _timed(label: str, n: int, fn: Callable[[], Any]) -> float:
 def _kept() -> int:
     """Group estimates kept for the (one) query so far."""
     seen = next(iter(deployment._QUERIES.values())).groups_seen or {}
-    return sum(isinstance(k, tuple) for k in seen)
+    return sum(isinstance(k, tuple) and not isinstance(k[0], str) for k in seen)
 
 
 def _reset() -> None:

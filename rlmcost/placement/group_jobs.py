@@ -42,10 +42,10 @@ from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import forward_time, packed, train_time
+from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.group_key import recall
+from rlmcost.placement.group_key import per_query, recall
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
@@ -85,7 +85,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         return Job(
             task, model, layout, n, work, depth, own, memory, time, base.bound_s,
             predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
-            tokens=sum(packed_lengths(g, task)),
+            tokens=_packing(g, task)[2],
         )  # fmt: skip
     steps = g._int(inv.passes) * g._int(inv.steps)
     step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
@@ -120,7 +120,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
         share.micro_batches, predicted_s=pred,
         predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
-        predicted_parts_s=parts, tokens=sum(packed_lengths(g, task)),
+        predicted_parts_s=parts, tokens=_packing(g, task)[2],
     )  # fmt: skip
 
 
@@ -129,11 +129,23 @@ def _job(g: GroupModel, task: Task) -> Job:
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-    prefixes count as whole sequences); kept per group and task."""
+    prefixes count as whole sequences)."""
+    return _packing(g, task)[0]
+
+
+def _packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int]:
+    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``) and their sum;
+    kept per group and task, and for every deployment of the query (they depend on the
+    query and the invocation alone: its lengths, prompt, response and batch)."""
     key = ("packed", task.index)
     if key not in g.kept:
-        g.kept[key] = _packed_lengths(g, task)
+        g.kept[key] = per_query(g.s, ("packed", task.invocation, task.kind),
+                                lambda: _packing_of(_packed_lengths(g, task)))  # fmt: skip
     return g.kept[key]
+
+
+def _packing_of(lengths: tuple[int, ...]) -> tuple[tuple[int, ...], Packed, int]:
+    return lengths, packed(lengths), sum(lengths)
 
 
 def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
@@ -162,7 +174,7 @@ def _packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
 
 
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
-    p = packed(packed_lengths(g, task))
+    p = _packing(g, task)[1]
     return forward_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), p.sequences,
         p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
@@ -173,7 +185,7 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     """One optimizer step's prediction and the packed sequences it runs."""
     inv = task.invocation
     steps = g._int(inv.steps)
-    p = packed(packed_lengths(g, task))
+    p = _packing(g, task)[1]
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), per_step.sequences,

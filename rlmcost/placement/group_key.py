@@ -180,6 +180,21 @@ def _unnamed(placement: Any) -> Any:
     return replace(placement, name="", staleness=0, groups=())
 
 
+def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, a value that depends on the query alone (and ``key``, hashable), kept in
+    ``setup.groups_seen`` for every deployment of the query (None: computed afresh); an
+    exception is not kept."""
+    seen = setup.groups_seen
+    if seen is None:
+        return compute()
+    full = ("query", key)
+    try:
+        return seen[full]
+    except KeyError:
+        out = seen[full] = compute()
+        return out
+
+
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
            compute: Callable[[], Any]) -> Any:  # fmt: skip
     """``compute()`` (the group's estimate), or the one kept in ``setup.groups_seen`` under
