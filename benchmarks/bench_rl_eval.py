@@ -30,7 +30,7 @@ from typing import Any
 
 from rlmcost import memo
 from rlmcost.errors import SpecError
-from rlmcost.evaluation import deployment
+from rlmcost.evaluation import resolved
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.plan import rl_candidates
@@ -58,13 +58,13 @@ def _timed(label: str, n: int, fn: Callable[[], Any]) -> float:
 
 def _kept() -> int:
     """Group estimates kept for the (one) query so far."""
-    seen = next(iter(deployment._QUERIES.values())).groups_seen or {}
+    seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
     return sum(isinstance(k, tuple) and not isinstance(k[0], str) for k in seen)
 
 
 def _reset() -> None:
     memo.clear_all()
-    deployment._QUERIES.clear()
+    resolved._QUERIES.clear()
 
 
 def main() -> None:
