@@ -316,6 +316,7 @@ class Template:
     means: Callable[[Sequence[Any]], list[Any]]
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
+    span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
 
     def period(self, weights: Sequence[Any]) -> Period:
         """:func:`period` of numeric ``weights`` (one per unit, in order)."""
@@ -323,16 +324,7 @@ class Template:
 
     def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
         """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
-        out: dict[Stage, Any] = {}
-        for stage, parts in self.spans:
-            sums = []
-            for part in parts:
-                acc = 0
-                for i in part:
-                    acc = acc + weights[i]
-                sums.append(acc)
-            out[stage] = max(sums)
-        return out
+        return self.span_sums(weights)
 
 
 @lru_cache(maxsize=4096)
@@ -351,7 +343,24 @@ def template(shape: Shape, staleness: int,
             parts.setdefault(stage, {}).setdefault(resource, []).append(i)
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
-    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape})
+    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
+                    _spans_function(spans))  # fmt: skip
+
+
+def _spans_function(spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
+                    ) -> Callable[[Sequence[Any]], dict[Stage, Any]]:  # fmt: skip
+    """``def spans(w)``: :meth:`Template.stage_spans` written out for one template: per stage
+    ``max((0 + w[i] + w[j] + ..., ...))`` over its resources' parts, the same additions in the
+    same order."""
+    namespace: dict[str, Any] = {}
+    items = []
+    for n, (stage, parts) in enumerate(spans):
+        namespace[f"s{n}"] = stage
+        sums = ["".join(["0", *(f" + w[{i}]" for i in part)]) for part in parts]
+        items.append(f"s{n}: max(({', '.join(sums)},))")
+    source = f"def spans(w):\n    return {{{', '.join(items)}}}"
+    exec(compile(source, "<schedule.stage_spans>", "exec"), namespace)  # noqa: S102
+    return namespace["spans"]
 
 
 def _is_number(v: Any) -> bool:
