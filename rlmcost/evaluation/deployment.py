@@ -43,6 +43,8 @@ from rlmcost.timing import PEAK, Efficiency
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from rlmcost.algorithms.model import Algorithm
+    from rlmcost.placement.device_groups import Placement, Task
     from rlmcost.run.spec import Run
 
 DEFAULT_GPUS = 8
@@ -107,16 +109,13 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     the caller vouches that ``run`` is a deployment of it)."""
     dep = run.deployment
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
-    user_groups = _groups(dep)
+    where = dep.placement if run.grouped else "baseline"
+    user_groups, plan, tasks = q.kept(
+        ("plan", where, dep.staleness, tuple(dep.groups), dep.offload_idle),
+        lambda: _plan(dep, where, alg),
+    )  # kept per query: the deployments of a query share a few placements
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
-    plan = build(
-        dep.placement if run.grouped else "baseline",
-        alg,
-        staleness=dep.staleness,
-        groups=user_groups,
-        offload=dep.offload_idle,
-    )
     notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
         raise SpecError(
@@ -137,7 +136,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     setup = Setup(
         alg=alg,
         placement=plan,
-        tasks=plan.tasks(alg),
+        tasks=tasks,
         specs=specs,
         hardware=hw,
         workload=wl,
@@ -206,6 +205,14 @@ def _price_table(fleet: tuple[str, ...], given: dict[str, float] | None
 
     names = list(fleet)
     return missing_price(names, given), prices_for(names, given)
+
+
+def _plan(dep: Deployment, where: str | None, alg: Algorithm
+          ) -> tuple[tuple[DeviceGroup, ...] | None, Placement, tuple[Task, ...]]:  # fmt: skip
+    """The deployment's groups, its placement (``configs.build``) and the placement's tasks."""
+    groups = _groups(dep)
+    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle)
+    return groups, plan, plan.tasks(alg)
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:

@@ -33,7 +33,7 @@ from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
 from rlmcost.timing import Efficiency
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from rlmcost.run.spec import Run
 
@@ -73,7 +73,7 @@ class Query:
     host_bytes_per_s: float
     groups_seen: dict[Any, Any] | None = None
     _tp: dict[Role, int] = field(default_factory=dict)
-    _notes: dict[Any, Any] = field(default_factory=dict)  # notes kept (the methods below)
+    _kept: dict[Any, Any] = field(default_factory=dict)  # values kept (:meth:`kept`)
 
     def auto_tp(self, role: Role) -> int:
         """The model's TP when the evaluation chooses it (``placement.inputs.auto_tp``)."""
@@ -83,32 +83,37 @@ class Query:
             self._tp[role] = auto_tp(spec.arch(), self.hardware, weight_bytes)
         return self._tp[role]
 
+    def kept(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, kept for the query's deployments under ``key`` (hashable; it and the
+        query determine the value); an exception is not kept."""
+        try:
+            return self._kept[key]
+        except KeyError:
+            if len(self._kept) >= MAX_GROUPS:
+                self._kept.clear()
+            out = self._kept[key] = make()
+            return out
+
     def context_notes(self) -> tuple[str | None, ...]:
         """Each model's note on the context it is run at (``ModelSpec.context_note``), per
         invocation that runs a model, in the algorithm's order."""
-        if "context" not in self._notes:
-            n = self.workload.prompt_len + self.workload.response_len
-            self._notes["context"] = tuple(
-                self.specs[inv.role].context_note(n) for inv in self.alg.invocations
-                if inv.kind is not Kind.VERIFY and inv.role in self.specs
-            )  # fmt: skip
-        return self._notes["context"]
+        n = self.workload.prompt_len + self.workload.response_len
+        return self.kept("context notes", lambda: tuple(
+            self.specs[inv.role].context_note(n) for inv in self.alg.invocations
+            if inv.kind is not Kind.VERIFY and inv.role in self.specs
+        ))  # fmt: skip
 
     def spec_notes(self) -> tuple[str | None, ...]:
         """Each model's decode convention (``attention_note``) and approximations."""
-        if "specs" not in self._notes:
-            self._notes["specs"] = tuple(
-                note for spec in self.specs.values()
-                for note in (spec.attention_note(), *spec.notes)
-            )  # fmt: skip
-        return self._notes["specs"]
+        return self.kept("spec notes", lambda: tuple(
+            note for spec in self.specs.values() for note in (spec.attention_note(), *spec.notes)
+        ))  # fmt: skip
 
     def kv_notes(self, g: GroupEstimate, setup: Setup) -> tuple[str, ...]:
         """A note per generation job of group estimate ``g`` whose engine is wider than the
         model's KV heads (each rank holds one head, replicated); kept per estimate (a group
         estimate belongs to one query)."""
-        kept = self._notes.setdefault("kv", {})
-        hit = kept.get(id(g))
+        hit = self._kept.get(("kv notes", id(g)))
         if hit is not None and hit[0] is g:
             return hit[1]
         out = []
@@ -120,10 +125,10 @@ class Query:
                     f"holds one KV head, replicated on {j.layout.tp // kv} ranks (vLLM), so the "
                     "KV cache per rank does not shrink below one head"
                 )
-        if len(kept) >= MAX_GROUPS:
-            kept.clear()
-        kept[id(g)] = (g, tuple(out))
-        return kept[id(g)][1]
+        notes = tuple(out)
+        self._kept.pop(("kv notes", id(g)), None)  # another estimate's, freed since
+        self.kept(("kv notes", id(g)), lambda: (g, notes))
+        return notes
 
 
 _QUERIES: dict[Any, Query] = {}
