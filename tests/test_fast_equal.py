@@ -25,7 +25,7 @@ from rlmcost.algorithms.kinds import Stage
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.placement.schedule import Unit, edges, period, simple_cycles
+from rlmcost.placement.schedule import Unit, edges, period, simple_cycles, template
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run
@@ -284,3 +284,8 @@ def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) ->
     assert (p.value, type(p.value), p.cycle) == (best.mean(weights), type(best.mean(weights)),
                                                  best)  # fmt: skip
     assert p.cycles == tuple(cycles)
+    # the per-shape template (schedule.template), period and the value alone, bit for bit
+    plan = template(tuple((u.key, u.resource, u.stage, u.barrier) for u in us), staleness)
+    w = [u.weight for u in us]
+    assert repr((plan.period(w).value, plan.period(w).cycle)) == repr((p.value, p.cycle))
+    assert repr(plan.value(w)) == repr(p.value)

@@ -193,11 +193,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_high.append(sync.predicted * spreads[-1].high)
     frozen_links = tuple((what, after, tuple(readers)) for what, after, readers in links)
     plan = template(tuple(shape), placement.staleness, frozen_links)
-    per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)
+    per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
-    interval = (float(plan.period(w_low).value), float(plan.period(w_high).value))
+    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
     # monotone in the weights: low <= predicted <= high
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
@@ -245,7 +245,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         tuple(groups),
         stages,
         float(per_t.value),
-        int(ceil(per_d.value)),
+        int(ceil(per_d)),
         critical,
         tuple(syncs),
         fusion,
@@ -258,7 +258,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         calibration=setup.efficiency.name,
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
-        iteration_time_s=float(per_p.value),
+        iteration_time_s=float(per_p),
         iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(groups, syncs),
         tokens_per_iteration=_trained_tokens(jobs.values()),

@@ -172,13 +172,14 @@ def _cycle_means(
     return cycles, _means_function(keys, cycles, {k: repr(k) for k in keys})
 
 
-def _means_function(keys: Sequence[str], cycles: Sequence[Cycle],
-                    index: Mapping[str, str]) -> Callable[[Any], list[Any]]:  # fmt: skip
+def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping[str, str],
+                    largest: bool = False) -> Callable[[Any], Any]:  # fmt: skip
     """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``, each
     ``(0 + w_a + w_b + ...) / shift`` left to right, which is ``sum((w_a, w_b, ...), 0) /
     shift`` as CPython 3.11 computes it (ints exactly, floats added in order). Cycles found
     from one root share their first units, so each running sum over a common prefix is
-    computed once and reused (the same additions in the same order)."""
+    computed once and reused (the same additions in the same order). ``largest``: the
+    function returns the largest mean instead (``max`` over the same means, in order)."""
     local = {k: f"w{i}" for i, k in enumerate(dict.fromkeys(keys))}
     lines = ["def means(w):"]
     lines += [f"    {local[k]} = w[{index[k]}]" for k in local]
@@ -193,7 +194,10 @@ def _means_function(keys: Sequence[str], cycles: Sequence[Cycle],
                 lines.append(f"    {prefix[part]} = {name} + {local[part[-1]]}")
             name = prefix[part]
         terms.append(f"{name} / {c.shift!r}")
-    lines.append(f"    return [{', '.join(terms)}]")
+    if largest:
+        lines.append(f"    return max(({', '.join(terms)},))")
+    else:
+        lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
     return namespace["means"]
@@ -317,10 +321,16 @@ class Template:
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
+    largest: Callable[[Sequence[Any]], Any]  # the largest mean, :func:`_means_function`
 
     def period(self, weights: Sequence[Any]) -> Period:
         """:func:`period` of numeric ``weights`` (one per unit, in order)."""
         return _critical(self.cycles, self.means(weights))
+
+    def value(self, weights: Sequence[Any]) -> Any:
+        """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
+        all sums starting from 0, so the tie-break of :meth:`period` does not change it)."""
+        return self.largest(weights)
 
     def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
         """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
@@ -336,15 +346,17 @@ def template(shape: Shape, staleness: int,
     graph = _edges(shape, staleness, links)
     cycles = _simple_cycles(keys, graph)
     last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
-    means = _means_function(keys, cycles, {k: str(i) for k, i in last.items()})
+    index = {k: str(i) for k, i in last.items()}
+    means = _means_function(keys, cycles, index)
     parts: dict[Stage, dict[str, list[int]]] = {}
     for i, (_, resource, stage, _) in enumerate(shape):
         if stage is not None:
             parts.setdefault(stage, {}).setdefault(resource, []).append(i)
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
+    largest = _means_function(keys, cycles, index, largest=True)
     return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
-                    _spans_function(spans))  # fmt: skip
+                    _spans_function(spans), largest)  # fmt: skip
 
 
 def _spans_function(spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
