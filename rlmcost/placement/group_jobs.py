@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
@@ -45,7 +46,7 @@ from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.group_key import per_query, recall
+from rlmcost.placement.group_key import forward_key, per_query, recall
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
@@ -72,21 +73,17 @@ def _job(g: GroupModel, task: Task) -> Job:
     if task.kind is Kind.GENERATE:
         return _generate(g, task, arch, layout, lengths, work, model, n)
     depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
+    if task.kind is Kind.FORWARD:
+        key = forward_key(g.s, g.group, g.gpus, task, layout)
+        own, time, bound, pred, parts = per_query(g.s, key, lambda: _forward(g, task, work))
+        return Job(
+            task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,
+            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=dict(parts),
+            tokens=_packing(g, task)[2],
+        )  # fmt: skip
     own = g.own(task)
     memory = g.with_residents(task, own)
     roof = g.roofline(layout.n_gpus)
-    if task.kind is Kind.FORWARD:
-        share = data_share(layout, g.batch(task), g.seq_len(task))
-        base = roof.phase(work * g.load_factor(task), g.weights_read(task), FORWARD)
-        link = share.micro_batches * g.gather_s(task)
-        time = _at_least(base, link)
-        fwd = predict_forward(g, task)
-        pred = max(fwd.time_s, time.bound_s)
-        return Job(
-            task, model, layout, n, work, depth, own, memory, time, base.bound_s,
-            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
-            tokens=_packing(g, task)[2],
-        )  # fmt: skip
     steps = g._int(inv.passes) * g._int(inv.steps)
     step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
     busy = work * g.load_factor(task) / steps
@@ -122,6 +119,21 @@ def _job(g: GroupModel, task: Task) -> Job:
         predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
         predicted_parts_s=parts, tokens=_packing(g, task)[2],
     )  # fmt: skip
+
+
+def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
+    """A forward job's own numbers: its own bytes, time (the roofline bound, at least the
+    parameter gathers' link time), the bound, prediction and its parts (kept per
+    ``group_key.forward_key``)."""
+    layout = g.layouts[task.index]
+    own = g.own(task)
+    share = data_share(layout, g.batch(task), g.seq_len(task))
+    base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
+                                           FORWARD)  # fmt: skip
+    link = share.micro_batches * g.gather_s(task)
+    time = _at_least(base, link)
+    fwd = predict_forward(g, task)
+    return own, time, base.bound_s, max(fwd.time_s, time.bound_s), fwd.to_json()
 
 
 # -- prediction -----------------------------------------------------------------------------

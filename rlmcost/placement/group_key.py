@@ -162,6 +162,9 @@ def _setup_part(setup: Setup, part: str) -> _Part:
         base = setup.base
         if part == "no engine":
             update["engine"] = _DEFAULT_ENGINE
+        elif part == "forward":  # a forward job's own numbers (forward_key)
+            update.update(engine=_DEFAULT_ENGINE, train=None, forward=dep.forward_layout())
+            base = None  # type: ignore[assignment]
         elif part == "no trainer":
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
@@ -178,6 +181,21 @@ def _setup_part(setup: Setup, part: str) -> _Part:
 def _unnamed(placement: Any) -> Any:
     """The placement less its name, staleness and groups (module docstring)."""
     return replace(placement, name="", staleness=0, groups=())
+
+
+def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
+                layout: Any) -> tuple[Any, ...]:  # fmt: skip
+    """What a forward job's own numbers (its own bytes, roofline time, prediction; not the
+    memory beside it, which the whole group sets) depend on beyond the query: the task in its
+    final layout on its group, and the deployment with the forwards' layout
+    (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
+    the engine: a forward reads the trainer's layout only through the forwards' (the token
+    budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
+    no engine setting (``inputs.layout_for`` reads the engine for generation only), and the
+    trainer's offload only for training (``GroupTasks._deployed``)."""
+    own = setup.deployment.group(group.name)
+    return ("forward", task, layout, _setup_part(setup, "forward"),
+            _tasks_part(setup.tasks, group.name), _group_part(group), own, gpus)  # fmt: skip
 
 
 def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:
