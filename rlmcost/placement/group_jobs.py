@@ -75,7 +75,8 @@ def _job(g: GroupModel, task: Task) -> Job:
     depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
     if task.kind is Kind.FORWARD:
         key = forward_key(g.s, g.group, g.gpus, task, layout)
-        own, time, bound, pred, parts = per_query(g.s, key, lambda: _forward(g, task, work))
+        own, host, time, bound, pred, parts = per_query(g.s, key, lambda: _forward(g, task, work))
+        g.known_own(task, own, host)
         return Job(
             task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,
             predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=dict(parts),
@@ -122,18 +123,18 @@ def _job(g: GroupModel, task: Task) -> Job:
 
 
 def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
-    """A forward job's own numbers: its own bytes, time (the roofline bound, at least the
+    """A forward job's own numbers: its own and host bytes, time (the roofline bound, at least the
     parameter gathers' link time), the bound, prediction and its parts (kept per
     ``group_key.forward_key``)."""
     layout = g.layouts[task.index]
-    own = g.own(task)
+    own, host = g.own(task), g.host(task)
     share = data_share(layout, g.batch(task), g.seq_len(task))
     base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
                                            FORWARD)  # fmt: skip
     link = share.micro_batches * g.gather_s(task)
     time = _at_least(base, link)
     fwd = predict_forward(g, task)
-    return own, time, base.bound_s, max(fwd.time_s, time.bound_s), fwd.to_json()
+    return own, host, time, base.bound_s, max(fwd.time_s, time.bound_s), fwd.to_json()
 
 
 # -- prediction -----------------------------------------------------------------------------

@@ -266,6 +266,13 @@ class GroupTasks:
             self._host[key] = best.host
         return self._mem[key]
 
+    def known_own(self, task: Task, own: MemoryBreakdown, host: int) -> None:
+        """Take ``own(task)`` and its host bytes as already computed for the same task in
+        the same layout and deployment terms (``group_jobs``: a forward job's own numbers
+        kept per ``group_key.forward_key``)."""
+        self._mem.setdefault((task.index, None), own)
+        self._host.setdefault((task.index, None), host)
+
     def workload(self, task: Task) -> Workload:
         """The dtypes ``task`` runs with: a training task stores its parameters and gradients
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
