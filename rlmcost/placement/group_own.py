@@ -29,6 +29,7 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import (
     Setup,
     count_of,
@@ -188,9 +189,11 @@ class GroupTasks:
         return int(value)
 
     def lengths(self, task: Task) -> tuple[int, ...]:
-        if task.index not in self._lengths:
+        if task.index not in self._lengths:  # the same for every group of the query
             n = self._int(task.invocation.sequences)
-            self._lengths[task.index] = self.s.lengths.lengths(n, self.s.response)
+            self._lengths[task.index] = per_query(
+                self.s, ("lengths", n), lambda: self.s.lengths.lengths(n, self.s.response)
+            )
         return self._lengths[task.index]
 
     def seq_len(self, task: Task) -> int:

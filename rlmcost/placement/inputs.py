@@ -195,8 +195,16 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
             f"give it a multiple of {unit} GPUs or a smaller --tp/--pp/--ep"
         )
     layout = base.with_(dp=gpus // split)
-    check_layout(setup.arch(role), layout, gpus, replicate_kv=kind is Kind.GENERATE)
+    _checked(setup.arch(role), layout, gpus, kind is Kind.GENERATE)
     return layout
+
+
+@memoized()
+def _checked(arch: Arch, layout: Layout, gpus: int, replicate_kv: bool) -> bool:
+    """``check_layout`` (a SpecError for a layout the model cannot take), kept for the
+    layouts that pass: the deployments of a query run the same few."""
+    check_layout(arch, layout, gpus, replicate_kv=replicate_kv)
+    return True
 
 
 # --------------------------------------------------------------------------------------------
