@@ -38,6 +38,11 @@ group and its GPU count, the user's layout and the deployment.
 Everything else of the deployment is in the key as it is (a field added later is kept apart
 by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
 without any kept estimate.
+
+Finer than a group: :func:`forward_key` keys a forward job's own numbers (its own bytes, time
+and prediction; not the memory beside it) on the task in its final layout and the deployment
+seen through the forwards' layout, so groups that differ only in how they train share their
+forwards; :func:`per_query` keeps values of the query alone (response lengths, packings).
 """
 
 from __future__ import annotations
