@@ -10,7 +10,6 @@ What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -29,14 +28,10 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.group_key import per_query
+from rlmcost.placement.group_sizes import GroupSizes
 from rlmcost.placement.inputs import (
     Setup,
-    count_of,
-    frozen_at,
-    frozen_values,
     layout_for,
-    values_table,
 )
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
@@ -45,7 +40,7 @@ MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mo
 _STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
 
 
-class GroupTasks:
+class GroupTasks(GroupSizes):
     """The tasks of one group on ``gpus`` devices: layouts, sizes and own bytes (memoized)."""
 
     def __init__(self, setup: Setup, group: DeviceGroup, gpus: int):
@@ -161,70 +156,6 @@ class GroupTasks:
                     "shorter sequences"
                 )
             self.layouts[t.index] = layout.with_(micro_batch=max(1, budget // per_gpu))
-
-    # -- sizes ---------------------------------------------------------------------------------
-
-    def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
-        if values is None:
-            return self._int_at(text, None)
-        return self._checked(text, count_of(text, frozen_values(values, keep_t=True)))
-
-    def _int_at(self, text: str, t: int | None) -> int:
-        """``_int(text, {**values, "T": t})`` (``t`` None: the setup's values), kept per
-        query (``inputs.values_table``)."""
-        table = values_table(self.s.values)
-        key = ("int", text, t)
-        out = table.get(key)
-        if out is None:
-            out = self._checked(text, count_of(text, frozen_at(self.s.values, t)))
-            table[key] = out
-        return out
-
-    def _checked(self, text: str, value: Any) -> int:
-        if not isinstance(value, int) or value < 1:
-            raise SpecError(
-                f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
-                "sequences/tokens; adjust the batch, group or --oversample"
-            )
-        return int(value)
-
-    def lengths(self, task: Task) -> tuple[int, ...]:
-        if task.index not in self._lengths:  # the same for every group of the query
-            n = self._int(task.invocation.sequences)
-            self._lengths[task.index] = per_query(
-                self.s, ("lengths", n), lambda: self.s.lengths.lengths(n, self.s.response)
-            )
-        return self._lengths[task.index]
-
-    def seq_len(self, task: Task) -> int:
-        """Padded context of the task's sequences: prompt + the longest response."""
-        if task.index not in self._seq:
-            inv = task.invocation
-            t = max(self.lengths(task))
-            self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
-        return self._seq[task.index]
-
-    def batch(self, task: Task) -> int:
-        """Sequences in memory at once (per optimizer step for train)."""
-        inv = task.invocation
-        n = self._int(inv.sequences)
-        if inv.kind is Kind.TRAIN:
-            steps = self._int(inv.steps)
-            if n % steps:
-                raise SpecError(
-                    f"{self.s.alg.name}: {steps} mini-batches must divide the {n} training "
-                    "sequences; change --mini-batches"
-                )
-            return n // steps
-        if inv.kind is Kind.FORWARD:
-            prefixes = self._int(inv.prefixes)
-            if prefixes > 1 and self._int(inv.response) % prefixes:
-                raise SpecError(
-                    f"{self.s.alg.name}: {prefixes} PRM steps must divide the "
-                    f"{self._int(inv.response)} response tokens; change --prm-steps"
-                )
-            return n * prefixes
-        return n
 
     def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
         """The invocation's bytes per device in its layout (the most loaded pipeline stage),
