@@ -74,8 +74,12 @@ def _job(g: GroupModel, task: Task) -> Job:
         return _generate(g, task, arch, layout, lengths, work, model, n)
     depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
     if task.kind is Kind.FORWARD:
-        key = forward_key(g.s, g.group, g.gpus, task, layout)
-        own, host, time, bound, pred, parts = per_query(g.s, key, lambda: _forward(g, task, work))
+        if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
+            own, host, time, bound, pred, parts = _forward(g, task, work)
+        else:
+            key = forward_key(g.s, g.group, g.gpus, task, layout)
+            own, host, time, bound, pred, parts = per_query(g.s, key,
+                                                            lambda: _forward(g, task, work))
         g.known_own(task, own, host)
         return Job(
             task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,

@@ -28,7 +28,7 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.group_sizes import GroupSizes
+from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.inputs import (
     Setup,
     layout_for,
@@ -48,6 +48,7 @@ class GroupTasks(GroupSizes):
         self.group = group
         self.gpus = gpus
         self._lengths: dict[int, tuple[int, ...]] = {}
+        self._counts = counts_table(setup)
         self._seq: dict[int, int] = {}
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
         self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role

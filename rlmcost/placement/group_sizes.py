@@ -9,11 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup, count_of, frozen_at, frozen_values, values_table
+
+
+def counts_table(setup: Setup) -> dict[Any, Any]:
+    """Where a group keeps its formula counts: the query's table (``inputs.values_table``),
+    or its own inside :func:`rlmcost.memo.plain` (where the query's is never kept)."""
+    return values_table(setup.values) if memo.enabled() else {}
 
 
 class GroupSizes:
@@ -23,6 +30,7 @@ class GroupSizes:
     s: Setup
     _lengths: dict[int, tuple[int, ...]]
     _seq: dict[int, int]
+    _counts: dict[Any, Any]  # counts_table
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
         if values is None:
@@ -31,8 +39,8 @@ class GroupSizes:
 
     def _int_at(self, text: str, t: int | None) -> int:
         """``_int(text, {**values, "T": t})`` (``t`` None: the setup's values), kept per
-        query (``inputs.values_table``)."""
-        table = values_table(self.s.values)
+        query (:func:`counts_table`)."""
+        table = self._counts
         key = ("int", text, t)
         out = table.get(key)
         if out is None:
