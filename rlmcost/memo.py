@@ -65,8 +65,8 @@ def memoized(copy: Callable[[Any], Any] | None = None,
             if _PLAIN[0]:
                 return fn(*args, **kwargs)
             key: tuple[Any, ...] = (args, tuple(map(type, args)))
-            if kwargs:
-                items = tuple(sorted(kwargs.items()))
+            if kwargs:  # by name in the caller's order (another order: another key)
+                items = tuple(kwargs.items())
                 key = (*key, items, tuple(type(v) for _, v in items))
             try:
                 out = cache[key]

@@ -25,7 +25,7 @@ from rlmcost.algorithms.kinds import Stage
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.placement.schedule import Unit, edges, period, simple_cycles
+from rlmcost.placement.schedule import Unit, edges, period, simple_cycles, template
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run
@@ -143,6 +143,60 @@ def test_groups_differing_in_another_group_equal_plain() -> None:
     assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
 
 
+def _placements_runs() -> list[Run]:
+    """PPO on Llama-3.2-1B under every Table IX placement (stage fusion among them), fixed
+    and lognormal lengths, a sleeping engine at list prices, an awake one at given ones."""
+    return [Run.from_data({
+        "algorithm": {"name": "ppo"},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "length_dist": dist},
+        "deployment": {"framework": "verl", "placement": p, "engine": {"sleep": sleep}},
+        "cluster": {"hardware": "h100-sxm", "gpus": 8,
+                    "prices": {} if sleep else {"h100-sxm": 2.5}},
+    }) for p in ("fusion", "hybrid", "async", "disaggregated", "baseline", "combined")
+        for dist in (None, "lognormal:512,0.8,1024") for sleep in (True, False)]  # fmt: skip
+
+
+def test_every_placement_equals_plain() -> None:
+    """Stage fusion builds its schedule units job by job; the other placements take each
+    group estimate's units as built once (``placement.iteration_units``): both equal the
+    evaluation that keeps nothing, across queries (``same_query=False``) and warm again."""
+    runs = _placements_runs()
+    fast = [_text(e) for e in evaluate_many(runs, same_query=False)]
+    assert fast == [_plain(r) for r in runs]
+    assert [_text(e) for e in evaluate_many(runs, same_query=False)] == fast
+    assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
+
+
+def test_group_units_are_each_jobs_and_transfers_own_numbers() -> None:
+    """A group's schedule units without fusion (the schedule semantics of
+    ``placement.iteration``: a group runs its units one after another, each transfer in
+    front of the task it serves): per job, its transfers (bound, prediction, depth 0) then
+    the job (bound, prediction, depth), the interval ends the prediction times its spread."""
+    from rlmcost.perf.interval import job_spread, transfer_spread
+    from rlmcost.placement.iteration_units import group_units
+
+    for e in evaluate_many([r for r in _placements_runs()[:12]], same_query=False):
+        if isinstance(e, SpecError) or e.placement.fusion:
+            continue
+        for g in e.groups:
+            expect: list[tuple[Any, ...]] = []
+            for j in g.jobs:
+                for tr in g.transfers:
+                    if tr.before == j.task.index:
+                        sp = tr.spread or transfer_spread()
+                        expect.append((g.name, False, tr.time_s, tr.predicted, 0,
+                                       tr.predicted * sp.low, tr.predicted * sp.high))
+                sp = job_spread(j.task.kind)
+                expect.append((g.name, True, j.time_s, j.predicted_s, j.depth,
+                               j.predicted_s * sp.low, j.predicted_s * sp.high))
+            u = group_units(g)
+            got = list(zip([r for _, r, _, _ in u.shape], [b for _, _, _, b in u.shape], u.w_t,
+                           u.w_p, u.w_d, u.low, u.high, strict=True))  # fmt: skip
+            assert got == expect
+            assert dict(u.key_of) == {j.task.index: str(j.task.index) for j in g.jobs}
+
+
 def test_exact_ints_stay_ints() -> None:
     _, runs = _runs(0)
     (e,) = evaluate_many([runs[0]])
@@ -231,3 +285,8 @@ def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) ->
     assert (p.value, type(p.value), p.cycle) == (best.mean(weights), type(best.mean(weights)),
                                                  best)  # fmt: skip
     assert p.cycles == tuple(cycles)
+    # the per-shape template (schedule.template), period and the value alone, bit for bit
+    plan = template(tuple((u.key, u.resource, u.stage, u.barrier) for u in us), staleness)
+    w = [u.weight for u in us]
+    assert repr((plan.period(w).value, plan.period(w).cycle)) == repr((p.value, p.cycle))
+    assert repr(plan.value(w)) == repr(p.value)

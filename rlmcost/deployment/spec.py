@@ -296,6 +296,8 @@ class Deployment(BaseModel):
         return self.forward or self.train.model_copy(update={"offload": ()})
 
     def group(self, members: str) -> GroupLayouts | None:
+        if not self.groups:
+            return None
         return next((g for g in self.groups if g.members == members), None)
 
     # -- files ---------------------------------------------------------------------------------

@@ -18,39 +18,33 @@ the notes). Without a placement or groups the Run is the co-located baseline.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
-from rlmcost.algorithms.catalog import get_algorithm
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.algorithms.model import Algorithm
-from rlmcost.algorithms.options import configure, resolve_values
-from rlmcost.deployment.resolve import (
-    models_given,
-    resolve_layout,
-    resolve_models,
-    resolve_workload,
-    with_image_tokens,
-)
+from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
+from rlmcost.evaluation.resolved import _QUERIES as _QUERIES  # re-exported: defined here before
+from rlmcost.evaluation.resolved import Query as Query
+from rlmcost.evaluation.resolved import _host_bandwidth, query_of
+from rlmcost.evaluation.resolved import query_key as query_key
+from rlmcost.evaluation.resolved import spec_params as spec_params
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import GroupDevice, Setup, auto_tp
+from rlmcost.placement.inputs import GroupDevice, Setup
 from rlmcost.placement.iteration import PlacementEstimate
-from rlmcost.placement.lengths import LengthDist, parse_length_dist
-from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
-from rlmcost.run.spec import WorkloadSpec
-from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
+from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable
 
+    from rlmcost.algorithms.model import Algorithm
+    from rlmcost.placement.device_groups import Placement, Task
     from rlmcost.run.spec import Run
 
 DEFAULT_GPUS = 8
@@ -115,16 +109,13 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     the caller vouches that ``run`` is a deployment of it)."""
     dep = run.deployment
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
-    user_groups = _groups(dep)
+    where = dep.placement if run.grouped else "baseline"
+    user_groups, plan, tasks = q.kept(
+        ("plan", where, dep.staleness, tuple(dep.groups), dep.offload_idle),
+        lambda: _plan(dep, where, alg),
+    )  # kept per query: the deployments of a query share a few placements
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
-    plan = build(
-        dep.placement if run.grouped else "baseline",
-        alg,
-        staleness=dep.staleness,
-        groups=user_groups,
-        offload=dep.offload_idle,
-    )
     notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
         raise SpecError(
@@ -145,7 +136,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     setup = Setup(
         alg=alg,
         placement=plan,
-        tasks=plan.tasks(alg),
+        tasks=tasks,
         specs=specs,
         hardware=hw,
         workload=wl,
@@ -174,34 +165,54 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
-    for inv in alg.invocations:
-        if inv.kind is not Kind.VERIFY and inv.role in specs:
-            note = specs[inv.role].context_note(wl.prompt_len + wl.response_len)
-            if note and note not in notes:
-                notes.append(note)
+    _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
-        for j in g.jobs:
-            kv = int(setup.arch(j.task.role).n_kv_heads)
-            if j.task.kind is Kind.GENERATE and j.layout.tp > kv:
-                note = (
-                    f"{j.task.label()} on {g.name}: tp={j.layout.tp} > kv heads={kv}: each rank "
-                    f"holds one KV head, replicated on {j.layout.tp // kv} ranks (vLLM), so the "
-                    "KV cache per rank does not shrink below one head"
-                )
-                if note not in notes:
-                    notes.append(note)
-    for spec in specs.values():  # decode convention (MLA) and the spec's approximations
-        for note in (spec.attention_note(), *spec.notes):
-            if note and note not in notes:
-                notes.append(note)
-    from rlmcost.specs.prices import missing_price, prices_for
-
+        _extend(notes, q.kv_notes(g, setup))
+    _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     c = run.cluster
-    fleet = list(result.fleet)
-    missing = missing_price(fleet, c.prices)
+    missing, prices = _prices(tuple(result.fleet), c.prices)
     if missing:
         notes.append(missing)
-    return replace(result, notes=tuple(notes) + result.notes, prices=prices_for(fleet, c.prices))
+    fields = result.__dict__  # ``replace(result, notes=..., prices=...)`` without its walk
+    return PlacementEstimate(**{**fields, "notes": tuple(notes) + result.notes,
+                                "prices": prices})  # fmt: skip
+
+
+def _extend(notes: list[str], new: Iterable[str | None]) -> None:
+    """Append each of ``new`` that is not empty and not in ``notes`` yet, in order."""
+    for note in new:
+        if note and note not in notes:
+            notes.append(note)
+
+
+def _prices(fleet: tuple[str, ...], given: dict[str, float] | None
+            ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
+    """The missing-price note and the prices of the accelerators of ``fleet``
+    (:mod:`rlmcost.specs.prices`), kept per fleet and given prices; a fresh dict each time."""
+    missing, prices = _kept_prices(fleet, None if given is None else tuple(given.items()))
+    return missing, dict(prices)
+
+
+@memo.memoized()
+def _kept_prices(fleet: tuple[str, ...], given: tuple[tuple[str, float], ...] | None
+                 ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
+    return _price_table(fleet, None if given is None else dict(given))
+
+
+def _price_table(fleet: tuple[str, ...], given: dict[str, float] | None
+                 ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
+    from rlmcost.specs.prices import missing_price, prices_for
+
+    names = list(fleet)
+    return missing_price(names, given), prices_for(names, given)
+
+
+def _plan(dep: Deployment, where: str | None, alg: Algorithm
+          ) -> tuple[tuple[DeviceGroup, ...] | None, Placement, tuple[Task, ...]]:  # fmt: skip
+    """The deployment's groups, its placement (``configs.build``) and the placement's tasks."""
+    groups = _groups(dep)
+    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle)
+    return groups, plan, plan.tasks(alg)
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
@@ -243,136 +254,6 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
         for g, parsed in zip(dep.groups, groups, strict=False)
     )
     return dep.model_copy(update={"groups": renamed})
-
-
-# -- the query every deployment of it shares ---------------------------------------------------
-#
-# What every deployment of one query shares: the resolved algorithm, workload, models,
-# hardware, efficiency, values, lengths and host link, and the group estimates already made.
-#
-# A query is a :class:`~rlmcost.run.Run` less its deployment and GPU counts: the algorithm and
-# its knobs, the models, the workload, the hardware (its calibration and host link) and the
-# attention counting. :func:`query_of` resolves it once (``deployment.resolve``) and keeps the
-# result, so the deployments of one query (the planner's candidates, ``rlmcost placements``,
-# :func:`~rlmcost.evaluation.batch.evaluate_many`) resolve nothing again and share one
-# ``Setup.groups_seen`` (:mod:`rlmcost.placement.group_key`): a group evaluated for one
-# deployment is not evaluated again for another that gives it the same inputs. Inside
-# :func:`rlmcost.memo.plain` nothing is kept (the evaluation the fast path is tested against).
-
-MAX_QUERIES = 16
-"""Queries whose resolution and group estimates are kept (the oldest goes first)."""
-
-MAX_GROUPS = 20_000
-"""Group estimates kept per query before they start over (bounds a long search's memory)."""
-
-
-@dataclass
-class Query:
-    """One query resolved (the section comment above)."""
-
-    alg: Algorithm
-    workload: Workload
-    specs: Mapping[Role, ModelSpec]
-    hardware: HardwareSpec
-    efficiency: Efficiency | None
-    values: Mapping[str, Any]
-    lengths: LengthDist
-    host_bytes_per_s: float
-    groups_seen: dict[Any, Any] | None = None
-    _tp: dict[Role, int] = field(default_factory=dict)
-
-    def auto_tp(self, role: Role) -> int:
-        """The model's TP when the evaluation chooses it (``placement.inputs.auto_tp``)."""
-        if role not in self._tp:
-            spec = self.specs[role]
-            weight_bytes = spec_params(spec) * self.workload.weight_dtype.bytes
-            self._tp[role] = auto_tp(spec.arch(), self.hardware, weight_bytes)
-        return self._tp[role]
-
-
-_QUERIES: dict[Any, Query] = {}
-
-
-def query_key(run: Run) -> tuple[Any, ...]:
-    """The fields of ``run`` its query consists of (the section comment above)."""
-    c = run.cluster
-    return (run.algorithm, run.models.model_dump_json(), run.workload, c.hardware,
-            c.calibration, c.host_bandwidth_gb_per_s, run.attention)  # fmt: skip
-
-
-def query_of(run: Run, efficiency: Efficiency | None = None) -> Query:
-    """``run``'s query resolved, kept per query unless ``efficiency`` is given or inside
-    :func:`rlmcost.memo.plain`."""
-    if efficiency is not None or not memo.enabled():
-        return resolve(run, efficiency)
-    key = query_key(run)
-    q = _QUERIES.get(key)
-    if q is None:
-        q = resolve(run, None)
-        q.groups_seen = {}
-        while len(_QUERIES) >= MAX_QUERIES:
-            del _QUERIES[next(iter(_QUERIES))]
-        _QUERIES[key] = q
-    elif len(q.groups_seen or ()) > MAX_GROUPS:
-        q.groups_seen = {}
-    return q
-
-
-def resolve(run: Run, efficiency: Efficiency | None) -> Query:
-    """Resolve the names and defaults of ``run``'s query (``deployment.resolve``); the
-    efficiency is ``efficiency``, else the Run's calibration profile, else the profile
-    shipped for the hardware (None: datasheet peaks)."""
-    c, w, m = run.cluster, run.workload, run.models
-    options = run.algorithm.options()
-    alg = configure(get_algorithm(run.algorithm.name), options)
-    wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
-                          w.response_len)  # fmt: skip
-    specs = resolve_models(alg, m.actor, models_given(m.given()))
-    wl = with_image_tokens(wl, w.image_tokens, specs)
-    hw = get_hardware(c.hardware)
-    if c.calibration is not None and efficiency is not None:
-        raise SpecError("give either efficiency or calibration, not both")
-    if efficiency is None:
-        from rlmcost.calibrate import resolve_profile
-
-        efficiency = resolve_profile(c.calibration, hw)
-    values = resolve_values(
-        alg,
-        {"B": wl.prompts, "K": wl.samples_per_prompt, "S": wl.prompt_len, "T": wl.response_len},
-        options,
-    )
-    dist = parse_length_dist(w.length_dist)
-    given_host = c.host_bandwidth_gb_per_s
-    host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
-    return Query(alg, wl, specs, hw, efficiency, values, dist, host)
-
-
-def _dtype_base(run: Run) -> Workload | None:
-    """The workload the counts start from when the Run's dtypes are not the defaults
-    (bf16, fp32 logits); None: the defaults."""
-    w = run.workload
-    if w.dtypes() == WorkloadSpec().dtypes():
-        return None
-    group = get_algorithm(run.algorithm.name).default_group
-    return Workload.model_validate({"samples_per_prompt": group, **w.dtypes()})
-
-
-def spec_params(spec: ModelSpec) -> int:
-    """|M| of a model spec (LM head)."""
-    from rlmcost.compiled.blocks import params
-
-    return params(spec.arch())
-
-
-def _host_bandwidth(hw: HardwareSpec, given: float | None) -> float:
-    if given is None:
-        return default_host_bandwidth(hw)
-    if not (math.isfinite(given) and given > 0):
-        raise SpecError(
-            f"host bandwidth {given} B/s must be a positive number; give GB/s per direction, "
-            "e.g. --host-bandwidth 64"
-        )
-    return given
 
 
 def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,

@@ -16,8 +16,14 @@ TERMS = tuple(f.name for f in fields(MemoryBreakdown))  # its fields, in order
 
 
 def add(*parts: MemoryBreakdown) -> MemoryBreakdown:
-    """Term by term sum of ``parts``."""
-    return MemoryBreakdown(*[sum(getattr(p, n) for p in parts) for n in TERMS])
+    """Term by term sum of ``parts`` (each term ``0 + p1 + p2 + ...`` in the parts' order; a
+    frozen dataclass's ``__dict__`` holds its fields in their order)."""
+    return MemoryBreakdown(*map(sum, zip(*[p.__dict__.values() for p in parts], strict=True)))
+
+
+def with_terms(m: MemoryBreakdown, **changes: int) -> MemoryBreakdown:
+    """``dataclasses.replace(m, **changes)`` without its walk over the fields."""
+    return MemoryBreakdown(**{**m.__dict__, **changes})
 
 
 def only(m: MemoryBreakdown, names: Sequence[str]) -> MemoryBreakdown:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
@@ -52,10 +53,10 @@ from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.group_key import recall
+from rlmcost.placement.group_key import forward_key, per_query, recall
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
-from rlmcost.placement.inputs import Setup, depth_of, frozen_values, work_over_lengths
+from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.rollout import (
     DecodeCost,
@@ -85,25 +86,23 @@ def _job(g: GroupModel, task: Task) -> Job:
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:
         return _generate(g, task, arch, layout, lengths, work, model, n)
-    values = {**g.s.values, "T": max(lengths)}
-    depth = depth_of(inv, arch, frozen_values(values, keep_t=True))
+    depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
+    if task.kind is Kind.FORWARD:
+        if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
+            own, host, time, bound, pred, parts = _forward(g, task, work)
+        else:
+            key = forward_key(g.s, g.group, g.gpus, task, layout)
+            own, host, time, bound, pred, parts = per_query(g.s, key,
+                                                            lambda: _forward(g, task, work))
+        g.known_own(task, own, host)
+        return Job(
+            task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,
+            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=dict(parts),
+            tokens=_packing(g, task)[2],
+        )  # fmt: skip
     own = g.own(task)
     memory = g.with_residents(task, own)
     roof = g.roofline(layout.n_gpus)
-    if task.kind is Kind.FORWARD:
-        share = data_share(layout, g.batch(task), g.seq_len(task))
-        base = roof.phase(work * g.load_factor(task), g.weights_read(task), FORWARD)
-        link = share.micro_batches * g.gather_s(task)
-        time = _at_least(base, link)
-        fwd = predict_forward(g, task)
-        pred = max(fwd.time_s, time.bound_s)
-        if dschat_group(g):  # the gathers wait in line (dschat_gathers_s)
-            pred = max(pred, fwd.compute_s + dschat_gathers_s(g, task, share.micro_batches))
-        return Job(
-            task, model, layout, n, work, depth, own, memory, time, base.bound_s,
-            predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=fwd.to_json(),
-            tokens=sum(packed_lengths(g, task)),
-        )  # fmt: skip
     steps = g._int(inv.passes) * g._int(inv.steps)
     step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
     busy = work * g.load_factor(task) / steps
@@ -139,8 +138,26 @@ def _job(g: GroupModel, task: Task) -> Job:
         task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
         share.micro_batches, predicted_s=pred,
         predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
-        predicted_parts_s=parts, tokens=sum(packed_lengths(g, task)),
+        predicted_parts_s=parts, tokens=_packing(g, task)[2],
     )  # fmt: skip
+
+
+def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
+    """A forward job's own numbers: its own and host bytes, time (the roofline bound, at least the
+    parameter gathers' link time), the bound, prediction and its parts (kept per
+    ``group_key.forward_key``)."""
+    layout = g.layouts[task.index]
+    own, host = g.own(task), g.host(task)
+    share = data_share(layout, g.batch(task), g.seq_len(task))
+    base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
+                                           FORWARD)  # fmt: skip
+    link = share.micro_batches * g.gather_s(task)
+    time = _at_least(base, link)
+    fwd = predict_forward(g, task)
+    pred = max(fwd.time_s, time.bound_s)
+    if dschat_group(g):  # the gathers wait in line (dschat_gathers_s)
+        pred = max(pred, fwd.compute_s + dschat_gathers_s(g, task, share.micro_batches))
+    return own, host, time, base.bound_s, pred, fwd.to_json()
 
 
 # -- prediction -----------------------------------------------------------------------------
@@ -148,17 +165,29 @@ def _job(g: GroupModel, task: Task) -> Job:
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-    prefixes count as whole sequences); kept per group and task."""
+    prefixes count as whole sequences)."""
+    return _packing(g, task)[0]
+
+
+def _packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int]:
+    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``) and their sum;
+    kept per group and task, and for every deployment of the query (they depend on the
+    query and the invocation alone: its lengths, prompt, response and batch)."""
     key = ("packed", task.index)
     if key not in g.kept:
-        g.kept[key] = _packed_lengths(g, task)
+        g.kept[key] = per_query(g.s, ("packed", task.invocation, task.kind),
+                                lambda: _packing_of(_packed_lengths(g, task)))  # fmt: skip
     return g.kept[key]
+
+
+def _packing_of(lengths: tuple[int, ...]) -> tuple[tuple[int, ...], Packed, int]:
+    return lengths, packed(lengths), sum(lengths)
 
 
 def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
     inv = task.invocation
     lengths = g.lengths(task)
-    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    prompt = g._int_at(inv.prompt, max(lengths))
     if inv.response == "T":
         out = tuple(prompt + t for t in lengths)
     else:
@@ -181,7 +210,7 @@ def _packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
 
 
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
-    p = packed(packed_lengths(g, task))
+    p = _packing(g, task)[1]
     return forward_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), p.sequences,
         p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
@@ -192,7 +221,7 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     """One optimizer step's prediction and the packed sequences it runs."""
     inv = task.invocation
     steps = g._int(inv.steps)
-    p = packed(packed_lengths(g, task))
+    p = _packing(g, task)[1]
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), per_step.sequences,
@@ -289,7 +318,7 @@ def _generate(
             f"{n} sequences cannot feed the {replicas} generation replicas of group "
             f"{task.group}; use a larger batch or fewer GPUs there"
         )
-    prompt = g._int(inv.prompt, {**g.s.values, "T": max(lengths)})
+    prompt = g._int_at(inv.prompt, max(lengths))
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
     mine = replica_lengths(responses, replicas)
     # a streaming rollout lets ``rollout_in_flight`` batches into the engines at once

@@ -38,6 +38,11 @@ group and its GPU count, the user's layout and the deployment.
 Everything else of the deployment is in the key as it is (a field added later is kept apart
 by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
 without any kept estimate.
+
+Finer than a group: :func:`forward_key` keys a forward job's own numbers (its own bytes, time
+and prediction; not the memory beside it) on the task in its final layout and the deployment
+seen through the forwards' layout, so groups that differ only in how they train share their
+forwards; :func:`per_query` keeps values of the query alone (response lengths, packings).
 """
 
 from __future__ import annotations
@@ -162,12 +167,16 @@ def _setup_part(setup: Setup, part: str) -> _Part:
         base = setup.base
         if part == "no engine":
             update["engine"] = _DEFAULT_ENGINE
+        elif part == "forward":  # a forward job's own numbers (forward_key)
+            update.update(engine=_DEFAULT_ENGINE, train=None, forward=dep.forward_layout())
+            base = None  # type: ignore[assignment]
         elif part == "no trainer":
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
         placement = _by_identity(setup.placement, _unnamed)
-        fields = tuple((name, update.get(name, value)) for name, value in dep)  # the
-        # deployment's fields with ``update``'s (``model_copy(update=...)`` without the copy)
+        values = dict(dep.__dict__)  # the deployment's fields in order (extra="forbid")
+        values.update(update)  # with ``update``'s (``model_copy(update=...)`` without the copy)
+        fields = tuple(values.items())
         made = _Part((placement, base, fields))
         seen = setup.groups_seen
         parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
@@ -177,6 +186,41 @@ def _setup_part(setup: Setup, part: str) -> _Part:
 def _unnamed(placement: Any) -> Any:
     """The placement less its name, staleness and groups (module docstring)."""
     return replace(placement, name="", staleness=0, groups=())
+
+
+def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
+                layout: Any) -> tuple[Any, ...]:  # fmt: skip
+    """What a forward job's own numbers (its own bytes, roofline time, prediction; not the
+    memory beside it, which the whole group sets) depend on beyond the query: the task in its
+    final layout on its group, and the deployment with the forwards' layout
+    (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
+    the engine: a forward reads the trainer's layout only through the forwards' (the token
+    budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
+    no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layout_for``
+    reads the engine for generation only), and the
+    trainer's offload only for training (``GroupTasks._deployed``)."""
+    own = setup.deployment.group(group.name)
+    # DeepSpeed-Chat's forwards beside its Hybrid Engine wait for their ZeRO-3 gathers in line
+    # (group_jobs.dschat_group): the one engine setting a forward reads
+    hybrid = engine_for(setup, group.name).kind.hybrid_engine
+    return ("forward", task, layout, _setup_part(setup, "forward"),
+            _tasks_part(setup.tasks, group.name), _group_part(group), own, gpus,
+            hybrid)  # fmt: skip
+
+
+def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, a value that depends on the query alone (and ``key``, hashable), kept in
+    ``setup.groups_seen`` for every deployment of the query (None: computed afresh); an
+    exception is not kept."""
+    seen = setup.groups_seen
+    if seen is None:
+        return compute()
+    full = ("query", key)
+    try:
+        return seen[full]
+    except KeyError:
+        out = seen[full] = compute()
+        return out
 
 
 def recall(setup: Setup, group: DeviceGroup, gpus: int,

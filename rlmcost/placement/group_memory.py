@@ -35,7 +35,7 @@ from rlmcost.deployment.terms import (
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only
+from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only, with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.inputs import engine_for
@@ -98,7 +98,9 @@ class GroupMemory(GroupTasks):
         waits in host memory between phases (:meth:`phase_offloaded`)."""
         away = self.phase_offloaded(role, task)
         here = self.resident(role)
-        return replace(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
+        if away is EMPTY:
+            return here  # nothing away: the same terms
+        return with_terms(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
 
     @property
     def shadows(self) -> tuple[Role, ...]:
@@ -135,11 +137,11 @@ class GroupMemory(GroupTasks):
         dep = self.s.deployment
         if dep.ideal:
             return total
-        total = replace(total, rollout=self.rollout_buffers(task).device)
+        total = with_terms(total, rollout=self.rollout_buffers(task).device)
         engine = self.engine_task
         pool = 0  # the engine's preallocated bytes: no allocator slack on them
         if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
-            total = replace(total, engine=self.reservation)
+            total = with_terms(total, engine=self.reservation)
             pool = self.reservation
         elif engine is task:
             pool = own.total
@@ -147,7 +149,7 @@ class GroupMemory(GroupTasks):
         slack = overhead_bytes(
             total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
         )
-        return replace(total, overhead=slack)
+        return with_terms(total, overhead=slack)
 
     def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
         """What :meth:`with_residents` adds to any own bytes of ``task``, kept per task: its
@@ -218,9 +220,9 @@ class GroupMemory(GroupTasks):
             has.add(Needs.ROUTING_REPLAY)
             routes = self._routes(task)
         lengths = self.lengths(task)
-        values = {**self.s.values, "T": max(lengths)}
+        prompt = self._int_at(task.invocation.prompt, max(lengths))
         return rollout_buffer_bytes(
-            dep.framework, task.kind is Kind.TRAIN, self._int(task.invocation.prompt, values),
+            dep.framework, task.kind is Kind.TRAIN, prompt,
             lengths, layout.dp, layout.micro_batch, self.gpus, frozenset(has), routes,
         )  # fmt: skip
 

@@ -10,7 +10,6 @@ What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -29,7 +28,8 @@ from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.inputs import Setup, count_of, engine_for, frozen_values, layout_for
+from rlmcost.placement.group_sizes import GroupSizes, counts_table
+from rlmcost.placement.inputs import Setup, engine_for, layout_for
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
@@ -37,15 +37,15 @@ MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mo
 _STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
 
 
-class GroupTasks:
+class GroupTasks(GroupSizes):
     """The tasks of one group on ``gpus`` devices: layouts, sizes and own bytes (memoized)."""
 
     def __init__(self, setup: Setup, group: DeviceGroup, gpus: int):
         self.s = setup
         self.group = group
         self.gpus = gpus
-        self._ints: dict[str, int] = {}  # _int of the setup's own values, per formula
         self._lengths: dict[int, tuple[int, ...]] = {}
+        self._counts = counts_table(setup)
         self._seq: dict[int, int] = {}
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
         self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
@@ -155,57 +155,6 @@ class GroupTasks:
                 )
             self.layouts[t.index] = layout.with_(micro_batch=max(1, budget // per_gpu))
 
-    # -- sizes ---------------------------------------------------------------------------------
-
-    def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
-        if values is None and text in self._ints:
-            return self._ints[text]
-        value = count_of(text, frozen_values(values or self.s.values, keep_t=True))
-        if not isinstance(value, int) or value < 1:
-            raise SpecError(
-                f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
-                "sequences/tokens; adjust the batch, group or --oversample"
-            )
-        if values is None:
-            self._ints[text] = int(value)
-        return int(value)
-
-    def lengths(self, task: Task) -> tuple[int, ...]:
-        if task.index not in self._lengths:
-            n = self._int(task.invocation.sequences)
-            self._lengths[task.index] = self.s.lengths.lengths(n, self.s.response)
-        return self._lengths[task.index]
-
-    def seq_len(self, task: Task) -> int:
-        """Padded context of the task's sequences: prompt + the longest response."""
-        if task.index not in self._seq:
-            inv = task.invocation
-            values = {**self.s.values, "T": max(self.lengths(task))}
-            self._seq[task.index] = self._int(inv.prompt, values) + self._int(inv.response, values)
-        return self._seq[task.index]
-
-    def batch(self, task: Task) -> int:
-        """Sequences in memory at once (per optimizer step for train)."""
-        inv = task.invocation
-        n = self._int(inv.sequences)
-        if inv.kind is Kind.TRAIN:
-            steps = self._int(inv.steps)
-            if n % steps:
-                raise SpecError(
-                    f"{self.s.alg.name}: {steps} mini-batches must divide the {n} training "
-                    "sequences; change --mini-batches"
-                )
-            return n // steps
-        if inv.kind is Kind.FORWARD:
-            prefixes = self._int(inv.prefixes)
-            if prefixes > 1 and self._int(inv.response) % prefixes:
-                raise SpecError(
-                    f"{self.s.alg.name}: {prefixes} PRM steps must divide the "
-                    f"{self._int(inv.response)} response tokens; change --prm-steps"
-                )
-            return n * prefixes
-        return n
-
     def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
         """The invocation's bytes per device in its layout (the most loaded pipeline stage),
         with the deployment's terms (:mod:`rlmcost.deployment.memory`) unless ideal."""
@@ -248,6 +197,13 @@ class GroupTasks:
             self._mem[key] = m
             self._host[key] = best.host
         return self._mem[key]
+
+    def known_own(self, task: Task, own: MemoryBreakdown, host: int) -> None:
+        """Take ``own(task)`` and its host bytes as already computed for the same task in
+        the same layout and deployment terms (``group_jobs``: a forward job's own numbers
+        kept per ``group_key.forward_key``)."""
+        self._mem.setdefault((task.index, None), own)
+        self._host.setdefault((task.index, None), host)
 
     def workload(self, task: Task) -> Workload:
         """The dtypes ``task`` runs with: a training task stores its parameters and gradients

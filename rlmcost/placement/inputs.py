@@ -29,7 +29,7 @@ from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
-from rlmcost.memo import memoized
+from rlmcost.memo import memoized, per_object
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
 from rlmcost.placement.device_groups import DeviceGroup, Placement, Task
@@ -194,8 +194,16 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
             f"give it a multiple of {unit} GPUs or a smaller --tp/--pp/--ep"
         )
     layout = base.with_(dp=gpus // split)
-    check_layout(setup.arch(role), layout, gpus, replicate_kv=kind is Kind.GENERATE)
+    _checked(setup.arch(role), layout, gpus, kind is Kind.GENERATE)
     return layout
+
+
+@memoized()
+def _checked(arch: Arch, layout: Layout, gpus: int, replicate_kv: bool) -> bool:
+    """``check_layout`` (a SpecError for a layout the model cannot take), kept for the
+    layouts that pass: the deployments of a query run the same few."""
+    check_layout(arch, layout, gpus, replicate_kv=replicate_kv)
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,6 +213,26 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
 
 def frozen_values(values: Mapping[str, object], keep_t: bool = False) -> tuple:
     return tuple(sorted((k, v) for k, v in values.items() if keep_t or k != "T"))
+
+
+def frozen_at(values: Mapping[str, object], t: int | None = None) -> tuple:
+    """``frozen_values({**values, "T": t}, keep_t=True)`` (of ``values`` itself when ``t`` is
+    None), kept per ``values`` object (a query's values, never changed) and ``t``."""
+    table = values_table(values)
+    key = ("frozen", t)
+    out = table.get(key)
+    if out is None:
+        out = frozen_values(values if t is None else {**values, "T": t}, keep_t=True)
+        table[key] = out
+    return out
+
+
+@per_object()
+def values_table(values: Mapping[str, object]) -> dict[Any, Any]:
+    """A table of values derived from a query's ``values`` (never changed), filled by its
+    users (:func:`frozen_at`, ``GroupTasks._int``); a fresh one each time inside
+    :func:`rlmcost.memo.plain`."""
+    return {}
 
 
 @cache

@@ -46,23 +46,20 @@ from math import ceil
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.compiled.blocks import params
-from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import per_object
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
-from rlmcost.perf.refit import Refit, refit_s, spread_of
-from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
+from rlmcost.placement.iteration_units import group_units
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule import template
-from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
+from rlmcost.placement.weight_syncs import weight_syncs
 
 
 def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_group: bool) -> float:
@@ -151,7 +148,20 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     w_d: list[Any] = []
     spreads: list[Spread] = []
     key_of: dict[int, str] = {}
-    for g in groups:
+    w_low: list[Any] | None = None
+    w_high: list[Any] | None = None
+    if not placement.fusion:  # each group's units as built once per estimate
+        w_low, w_high = [], []
+        for g in groups:
+            u = group_units(g)
+            shape += u.shape
+            w_t += u.w_t
+            w_p += u.w_p
+            w_d += u.w_d
+            w_low += u.low
+            w_high += u.high
+            key_of.update(u.key_of)
+    for g in groups if placement.fusion else ():
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
             "+".join(str(j.task.index) for j in fused_jobs) if len(fused_jobs) > 1 else None
@@ -183,7 +193,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_p.append(pred_of[index])
             w_d.append(j.depth)
             spreads.append(job_spread(j.task.kind))
-    syncs, links = _weight_syncs(setup, groups, key_of)
+    syncs, links = weight_syncs(setup, groups, key_of)
     first_of: dict[str, str] = {}
     last_of: dict[str, str] = {}
     for key, resource, _, _ in shape:
@@ -199,16 +209,19 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         w_p.append(sync.predicted)
         w_d.append(0)
         spreads.append(sync.spread or transfer_spread())
+        if w_low is not None and w_high is not None:
+            w_low.append(sync.predicted * spreads[-1].low)
+            w_high.append(sync.predicted * spreads[-1].high)
         frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
     plan = template(tuple(shape), placement.staleness, frozen_links)
-    per_t, per_p, per_d = plan.period(w_t), plan.period(w_p), plan.period(w_d)
-    interval = tuple(
-        float(plan.period([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)])
-              .value)
-        for end in ("low", "high")
-    )  # monotone in the weights: low <= predicted <= high  # fmt: skip
+    per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
+    if w_low is None or w_high is None:
+        w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
+                         for end in ("low", "high"))  # fmt: skip
+    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
+    # monotone in the weights: low <= predicted <= high
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
@@ -250,7 +263,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
-        notes += overlap_notes(float(per_p.value), busy,
+        notes += overlap_notes(float(per_p), busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
@@ -273,7 +286,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         tuple(groups),
         stages,
         float(per_t.value),
-        int(ceil(per_d.value)),
+        int(ceil(per_d)),
         critical,
         tuple(syncs),
         fusion,
@@ -286,7 +299,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         calibration=setup.efficiency.name,
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
-        iteration_time_s=float(per_p.value),
+        iteration_time_s=float(per_p),
         iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(groups, syncs),
         tokens_per_iteration=_trained_tokens(jobs.values()),
@@ -345,56 +358,3 @@ def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:
     if key.replace("+", "").isdigit():
         return "+".join(jobs[int(i)].task.label() for i in key.split("+")) + f" [{resource}]"
     return key.rsplit("#", 1)[0]
-
-
-def _weight_syncs(
-    setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str]
-) -> tuple[list[Transfer], list[tuple[str, str, list[str], tuple[str, str] | None]]]:
-    """Each trained model read on another group: one copy of its weights after training, with
-    (the engines' group, the trainer's group) where the framework's refit stalls both."""
-    trainer = {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN}
-    total = sum(g.gpus for g in groups)
-    syncs: list[Transfer] = []
-    links: list[tuple[str, str, list[str], tuple[str, str] | None]] = []
-    for g in groups:
-        for role in g.shadows:
-            if role not in trainer:
-                continue
-            src, train_job = trainer[role]
-            arch = setup.arch(role)
-            head = train_job.task.invocation.model_head
-            nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
-            what = f"{role}: {src.name} -> {g.name}"
-            hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
-            time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
-            per_device = -(-nbytes // min(src.gpus, g.gpus))
-            span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
-            predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
-            spread = None
-            stall = None
-            beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
-            reader = next((j for j in g.jobs if j.task.role is role), None)
-            if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
-                stall = (g.name, src.name)
-                mech = Refit(beh.apart)  # the framework's broadcast into its engines
-                shard = -(-nbytes // reader.layout.tp)
-                gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
-                cross = span > min(gpn_src, gpn_dst)
-                # each node of the sender holds its own part of the sharded model and sends it
-                # over its own NICs, concurrently with the others (one stream per node pair)
-                lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
-                part = -(-nbytes // lanes)
-
-                def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
-                       c: bool = cross) -> float:  # fmt: skip
-                    return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
-
-                predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
-                what += f" ({mech} refit)"
-            syncs.append(
-                Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
-                         predicted_s=predicted, spread=spread)
-            )  # fmt: skip
-            readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
-            links.append((what, key_of[train_job.task.index], readers, stall))
-    return syncs, links

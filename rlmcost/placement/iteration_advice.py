@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.spec import Overhead
 from rlmcost.memo import per_object
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
@@ -68,27 +69,36 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
         return None
     best: float | None = None
     for g in groups:
-        gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
-        if not gen:
+        f = _group_fraction(g, dep.overhead)
+        if f is None:
             continue
-        cap = g.hbm_bytes  # the capacity of the group's own device
-        limits = []
-        for j in g.jobs:
-            awake = j.task.kind is Kind.GENERATE or j.memory.engine > 0
-            if not awake:
-                continue
-            engine = j.memory.engine if j.task.kind is not Kind.GENERATE else (
-                j.own.total
-            )
-            others = j.memory.total - j.memory.overhead - engine
-            fixed = dep.overhead.cuda_context_bytes + (
-                dep.overhead.communicator_bytes if g.gpus > 1 else 0
-            )
-            # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
-            slack = dep.overhead.allocator_slack_for(switches(x.task.kind for x in g.jobs))
-            limits.append((cap - fixed - others * (1 + slack)) / cap)
-        f = int(min(limits) * 100) / 100
         if f <= 0:
             return None
         best = f if best is None else min(best, f)
     return best
+
+
+@per_object()
+def _group_fraction(g: GroupEstimate, overhead: Overhead) -> float | None:
+    """:func:`recommended_fraction` of one group (None: it runs no engine), kept per group
+    estimate and overhead settings."""
+    gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
+    if not gen:
+        return None
+    cap = g.hbm_bytes  # the capacity of the group's own device
+    limits = []
+    for j in g.jobs:
+        awake = j.task.kind is Kind.GENERATE or j.memory.engine > 0
+        if not awake:
+            continue
+        engine = j.memory.engine if j.task.kind is not Kind.GENERATE else (
+            j.own.total
+        )
+        others = j.memory.total - j.memory.overhead - engine
+        fixed = overhead.cuda_context_bytes + (
+            overhead.communicator_bytes if g.gpus > 1 else 0
+        )
+        # others (1 + s) + f cap + F <= cap: no allocator slack on the engine's pool
+        slack = overhead.allocator_slack_for(switches(x.task.kind for x in g.jobs))
+        limits.append((cap - fixed - others * (1 + slack)) / cap)
+    return int(min(limits) * 100) / 100

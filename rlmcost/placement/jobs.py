@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -175,8 +176,10 @@ class GroupEstimate:
     def roles(self) -> tuple[Role, ...]:
         return tuple(dict.fromkeys(j.task.role for j in self.jobs))
 
-    @property
+    @cached_property
     def peak_memory_bytes_per_device(self) -> int:
+        """The largest job memory per device (kept: an estimate is never changed and is
+        shared by the deployments of a query, whose rows ask for it many times)."""
         return max(j.memory.total for j in self.jobs)
 
     @property

@@ -195,14 +195,32 @@ def _cycle_means(
     return cycles, _means_function(keys, cycles, {k: repr(k) for k in keys})
 
 
-def _means_function(keys: Sequence[str], cycles: Sequence[Cycle],
-                    index: Mapping[str, str]) -> Callable[[Any], list[Any]]:  # fmt: skip
-    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``."""
+def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping[str, str],
+                    largest: bool = False) -> Callable[[Any], Any]:  # fmt: skip
+    """``def means(w)``: every cycle's mean from the weights ``w[index[key]]``, each
+    ``(0 + w_a + w_b + ...) / shift`` left to right, which is ``sum((w_a, w_b, ...), 0) /
+    shift`` as CPython 3.11 computes it (ints exactly, floats added in order). Cycles found
+    from one root share their first units, so each running sum over a common prefix is
+    computed once and reused (the same additions in the same order). ``largest``: the
+    function returns the largest mean instead (``max`` over the same means, in order)."""
     local = {k: f"w{i}" for i, k in enumerate(dict.fromkeys(keys))}
     lines = ["def means(w):"]
     lines += [f"    {local[k]} = w[{index[k]}]" for k in local]
-    terms = [f"sum(({', '.join(local[k] for k in c.keys)},), 0) / {c.shift!r}" for c in cycles]
-    lines.append(f"    return [{', '.join(terms)}]")
+    prefix: dict[tuple[str, ...], str] = {}
+    terms = []
+    for c in cycles:
+        name = "0"
+        for n in range(1, len(c.keys) + 1):
+            part = c.keys[:n]
+            if part not in prefix:
+                prefix[part] = f"p{len(prefix)}"
+                lines.append(f"    {prefix[part]} = {name} + {local[part[-1]]}")
+            name = prefix[part]
+        terms.append(f"{name} / {c.shift!r}")
+    if largest:
+        lines.append(f"    return max(({', '.join(terms)},))")
+    else:
+        lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<schedule.period>", "exec"), namespace)  # noqa: S102
     return namespace["means"]
@@ -276,6 +294,9 @@ def _critical(found: tuple[Cycle, ...], means: list[Any]) -> Period:
     """The largest of the cycles' ``means``; among equals the smallest shift, then the last
     keys."""
     top = max(means)
+    if top == top and means.count(top) == 1:  # a single largest (not NaN)
+        i = means.index(top)
+        return Period(means[i], found[i], found)
     tied = [i for i, m in enumerate(means) if m == top]
     i = tied[0] if len(tied) == 1 else max(
         tied, key=lambda i: (means[i], -found[i].shift, found[i].keys)
@@ -322,23 +343,21 @@ class Template:
     means: Callable[[Sequence[Any]], list[Any]]
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
+    span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
+    largest: Callable[[Sequence[Any]], Any]  # the largest mean, :func:`_means_function`
 
     def period(self, weights: Sequence[Any]) -> Period:
         """:func:`period` of numeric ``weights`` (one per unit, in order)."""
         return _critical(self.cycles, self.means(weights))
 
+    def value(self, weights: Sequence[Any]) -> Any:
+        """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
+        all sums starting from 0, so the tie-break of :meth:`period` does not change it)."""
+        return self.largest(weights)
+
     def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
         """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
-        out: dict[Stage, Any] = {}
-        for stage, parts in self.spans:
-            sums = []
-            for part in parts:
-                acc = 0
-                for i in part:
-                    acc = acc + weights[i]
-                sums.append(acc)
-            out[stage] = max(sums)
-        return out
+        return self.span_sums(weights)
 
 
 @lru_cache(maxsize=4096)
@@ -349,14 +368,33 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
     graph = _edges(shape, staleness, freeze_links(links))
     cycles = _simple_cycles(keys, graph)
     last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
-    means = _means_function(keys, cycles, {k: str(i) for k, i in last.items()})
+    index = {k: str(i) for k, i in last.items()}
+    means = _means_function(keys, cycles, index)
     parts: dict[Stage, dict[str, list[int]]] = {}
     for i, (_, resource, stage, _) in enumerate(shape):
         if stage is not None:
             parts.setdefault(stage, {}).setdefault(resource, []).append(i)
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
-    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape})
+    largest = _means_function(keys, cycles, index, largest=True)
+    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
+                    _spans_function(spans), largest)  # fmt: skip
+
+
+def _spans_function(spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
+                    ) -> Callable[[Sequence[Any]], dict[Stage, Any]]:  # fmt: skip
+    """``def spans(w)``: :meth:`Template.stage_spans` written out for one template: per stage
+    ``max((0 + w[i] + w[j] + ..., ...))`` over its resources' parts, the same additions in the
+    same order."""
+    namespace: dict[str, Any] = {}
+    items = []
+    for n, (stage, parts) in enumerate(spans):
+        namespace[f"s{n}"] = stage
+        sums = ["".join(["0", *(f" + w[{i}]" for i in part)]) for part in parts]
+        items.append(f"s{n}: max(({', '.join(sums)},))")
+    source = f"def spans(w):\n    return {{{', '.join(items)}}}"
+    exec(compile(source, "<schedule.stage_spans>", "exec"), namespace)  # noqa: S102
+    return namespace["spans"]
 
 
 def _is_number(v: Any) -> bool:

@@ -201,7 +201,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
 
 def _refit_apart(estimate: Any) -> str | None:
     """The refit mechanism of ``estimate``'s weight syncs into engines on another group
-    (``placement/iteration.py`` ``_weight_syncs``), None where it has none."""
+    (``placement/weight_syncs.py`` ``weight_syncs``), None where it has none."""
     from rlmcost.frameworks.presets import behaviour
 
     if estimate is None or not any(t.what.endswith(" refit)") for t in estimate.syncs):
@@ -331,7 +331,7 @@ def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray
 def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.ndarray,
                   etp: np.ndarray) -> np.ndarray:  # fmt: skip
     """Predicted seconds of the actor's weight sync into engines on R GPUs of their own
-    (``placement/iteration.py`` ``_weight_syncs``: ``perf/refit.py`` ``refit_s`` of the
+    (``placement/weight_syncs.py`` ``weight_syncs``: ``perf/refit.py`` ``refit_s`` of the
     model's bytes over the sending nodes' lanes, each engine rank loading its TP shard), which
     a synchronous iteration waits for before the next generation; 0 without such a refit."""
     import numpy as np

@@ -1,0 +1,95 @@
+"""A group's sizes: the counts of the algorithm's formulas, the tasks' response lengths,
+padded contexts and batches (:class:`GroupSizes`, a base of
+:class:`~rlmcost.placement.group_own.GroupTasks`). The counts of a formula and the response
+lengths depend on the query alone, so they are kept for every group of it
+(``inputs.values_table``, ``group_key.per_query``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rlmcost import memo
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.errors import SpecError
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_key import per_query
+from rlmcost.placement.inputs import Setup, count_of, frozen_at, frozen_values, values_table
+
+
+def counts_table(setup: Setup) -> dict[Any, Any]:
+    """Where a group keeps its formula counts: the query's table (``inputs.values_table``),
+    or its own inside :func:`rlmcost.memo.plain` (where the query's is never kept)."""
+    return values_table(setup.values) if memo.enabled() else {}
+
+
+class GroupSizes:
+    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths`` and ``_seq`` are set
+    by :class:`~rlmcost.placement.group_own.GroupTasks`."""
+
+    s: Setup
+    _lengths: dict[int, tuple[int, ...]]
+    _seq: dict[int, int]
+    _counts: dict[Any, Any]  # counts_table
+
+    def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
+        if values is None:
+            return self._int_at(text, None)
+        return self._checked(text, count_of(text, frozen_values(values, keep_t=True)))
+
+    def _int_at(self, text: str, t: int | None) -> int:
+        """``_int(text, {**values, "T": t})`` (``t`` None: the setup's values), kept per
+        query (:func:`counts_table`)."""
+        table = self._counts
+        key = ("int", text, t)
+        out = table.get(key)
+        if out is None:
+            out = self._checked(text, count_of(text, frozen_at(self.s.values, t)))
+            table[key] = out
+        return out
+
+    def _checked(self, text: str, value: Any) -> int:
+        if not isinstance(value, int) or value < 1:
+            raise SpecError(
+                f"{self.s.alg.name}: {text} = {value} is not a positive whole number of "
+                "sequences/tokens; adjust the batch, group or --oversample"
+            )
+        return int(value)
+
+    def lengths(self, task: Task) -> tuple[int, ...]:
+        if task.index not in self._lengths:  # the same for every group of the query
+            n = self._int(task.invocation.sequences)
+            self._lengths[task.index] = per_query(
+                self.s, ("lengths", n), lambda: self.s.lengths.lengths(n, self.s.response)
+            )
+        return self._lengths[task.index]
+
+    def seq_len(self, task: Task) -> int:
+        """Padded context of the task's sequences: prompt + the longest response."""
+        if task.index not in self._seq:
+            inv = task.invocation
+            t = max(self.lengths(task))
+            self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
+        return self._seq[task.index]
+
+    def batch(self, task: Task) -> int:
+        """Sequences in memory at once (per optimizer step for train)."""
+        inv = task.invocation
+        n = self._int(inv.sequences)
+        if inv.kind is Kind.TRAIN:
+            steps = self._int(inv.steps)
+            if n % steps:
+                raise SpecError(
+                    f"{self.s.alg.name}: {steps} mini-batches must divide the {n} training "
+                    "sequences; change --mini-batches"
+                )
+            return n // steps
+        if inv.kind is Kind.FORWARD:
+            prefixes = self._int(inv.prefixes)
+            if prefixes > 1 and self._int(inv.response) % prefixes:
+                raise SpecError(
+                    f"{self.s.alg.name}: {prefixes} PRM steps must divide the "
+                    f"{self._int(inv.response)} response tokens; change --prm-steps"
+                )
+            return n * prefixes
+        return n

@@ -1,0 +1,91 @@
+"""The schedule units one group estimate contributes to an iteration, built once per estimate.
+
+:func:`rlmcost.placement.iteration.combine` turns each group's jobs and transfers into schedule
+units (a transfer in front of the task it serves, then the task): each unit's shape (key,
+resource, stage, barrier) and weights (bound, prediction, depth, and the prediction at the low
+and high ends of its spread, :mod:`rlmcost.perf.interval`). Without stage fusion a unit's
+weights are its job's or transfer's own numbers, so a group estimate, shared by the
+deployments of a query (:mod:`rlmcost.placement.group_key`), gives the same units in every
+iteration it takes part in: :func:`group_units` builds them once per estimate (the same
+values, computed the same way, as ``combine`` builds them). :func:`kept_sync` keeps a weight
+synchronization between two group estimates the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rlmcost.algorithms.kinds import Stage
+from rlmcost.memo import per_object
+from rlmcost.perf.interval import job_spread, transfer_spread
+from rlmcost.placement.jobs import GroupEstimate
+
+UnitShape = tuple[str, str, Stage | None, bool]
+
+
+@dataclass(frozen=True)
+class GroupUnits:
+    """One group's units in its order: shapes and weights (module docstring); ``key_of``:
+    each task index's unit key."""
+
+    shape: tuple[UnitShape, ...]
+    w_t: tuple[Any, ...]
+    w_p: tuple[Any, ...]
+    w_d: tuple[Any, ...]
+    low: tuple[Any, ...]
+    high: tuple[Any, ...]
+    key_of: tuple[tuple[int, str], ...]
+
+
+@per_object()
+def group_units(g: GroupEstimate) -> GroupUnits:
+    """The units of ``g`` without stage fusion (module docstring): per job, its transfers
+    (``tr.before`` the job's task) as units of no barrier, then the job itself."""
+    shape: list[UnitShape] = []
+    w_t: list[Any] = []
+    w_p: list[Any] = []
+    w_d: list[Any] = []
+    low: list[Any] = []
+    high: list[Any] = []
+    key_of: list[tuple[int, str]] = []
+    for j in g.jobs:
+        index = j.task.index
+        for tr in g.transfers:
+            if tr.before == index:
+                shape.append((f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name, tr.stage,
+                              False))  # fmt: skip
+                spread = tr.spread or transfer_spread()
+                w_t.append(tr.time_s)
+                w_p.append(tr.predicted)
+                w_d.append(0)
+                low.append(tr.predicted * spread.low)
+                high.append(tr.predicted * spread.high)
+        key = str(index)
+        key_of.append((index, key))
+        shape.append((key, g.name, j.task.stage, True))
+        spread = job_spread(j.task.kind)
+        w_t.append(j.time_s)
+        w_p.append(j.predicted_s)
+        w_d.append(j.depth)
+        low.append(j.predicted_s * spread.low)
+        high.append(j.predicted_s * spread.high)
+    return GroupUnits(tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
+                      tuple(key_of))  # fmt: skip
+
+
+def kept_sync(seen: dict[Any, Any] | None, src: GroupEstimate, dst: GroupEstimate,
+              args: tuple[Any, ...], compute: Callable[[], Any]) -> Any:  # fmt: skip
+    """``compute()`` (a weight synchronization from group ``src`` to ``dst``), kept in the
+    query's ``seen`` (``Setup.groups_seen``; None: nothing kept) under the two estimates'
+    identities and ``args`` (what else it reads of the deployment)."""
+    if seen is None:
+        return compute()
+    key = ("sync", id(src), id(dst), args)
+    hit = seen.get(key)
+    if hit is not None and hit[0] is src and hit[1] is dst:
+        return hit[2]
+    out = compute()
+    seen[key] = (src, dst, out)
+    return out

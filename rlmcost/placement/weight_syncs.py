@@ -1,0 +1,89 @@
+"""The weight syncs of an iteration: each trained model read on another device group gets one
+copy of its weights after training, over the links :mod:`rlmcost.placement.transfer` prices, or
+the framework's refit into its engines (:mod:`rlmcost.perf.refit`), which stalls both sides.
+
+Split from :mod:`rlmcost.placement.iteration` (which schedules them) by purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+
+from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.compiled.blocks import params
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.refit import Refit, refit_s, spread_of
+from rlmcost.perf.rl_step import link_transfer_s
+from rlmcost.placement.inputs import Setup
+from rlmcost.placement.iteration_units import kept_sync
+from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
+from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
+
+
+def weight_syncs(
+    setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str]
+) -> tuple[list[Transfer], list[tuple[str, str, list[str], tuple[str, str] | None]]]:
+    """Each trained model read on another group: one copy of its weights after training, with
+    (the engines' group, the trainer's group) where the framework's refit stalls both."""
+    trainer = {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN}
+    total = sum(g.gpus for g in groups)
+    syncs: list[Transfer] = []
+    links: list[tuple[str, str, list[str], tuple[str, str] | None]] = []
+    for g in groups:
+        for role in g.shadows:
+            if role not in trainer:
+                continue
+            src, train_job = trainer[role]
+            sync = kept_sync(
+                setup.groups_seen, src, g,
+                (role, total, setup.deployment.ideal, setup.deployment.framework),
+                partial(_weight_sync, setup, src, train_job, g, role, total),
+            )  # fmt: skip
+            syncs.append(sync)
+            what = sync.what
+            # a framework's refit into its engines stalls both sides (schedule.Link)
+            beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
+            reader = next((j for j in g.jobs if j.task.role is role), None)
+            stall = None
+            if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+                stall = (g.name, src.name)
+            readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
+            links.append((what, key_of[train_job.task.index], readers, stall))
+    return syncs, links
+
+
+def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
+                 total: int) -> Transfer:  # fmt: skip
+    """One copy of ``role``'s weights from its trainer's group ``src`` to group ``g`` after
+    training (:func:`weight_syncs`; kept per pair of group estimates, ``kept_sync``)."""
+    arch = setup.arch(role)
+    head = train_job.task.invocation.model_head
+    nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
+    what = f"{role}: {src.name} -> {g.name}"
+    hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
+    time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
+    per_device = -(-nbytes // min(src.gpus, g.gpus))
+    span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
+    predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
+    spread = None
+    beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
+    reader = next((j for j in g.jobs if j.task.role is role), None)
+    if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+        mech = Refit(beh.apart)  # the framework's broadcast into its engines
+        shard = -(-nbytes // reader.layout.tp)
+        gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
+        cross = span > min(gpn_src, gpn_dst)
+        # each node of the sender holds its own part of the sharded model and sends it
+        # over its own NICs, concurrently with the others (one stream per node pair)
+        lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
+        part = -(-nbytes // lanes)
+
+        def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
+               c: bool = cross) -> float:  # fmt: skip
+            return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
+
+        predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
+        what += f" ({mech} refit)"
+    return Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
+                    predicted_s=predicted, spread=spread)  # fmt: skip
