@@ -10,6 +10,9 @@ affects the response length during training, which in turn affects training time
 require_batches ablation: update_actor 95.06 s to 181.08 s on the same 64 trainer GPUs). The
 rows keep the shared length (no per-run fitting) and state this doubt; their errors, about
 +60/+70 % (async) against -37/-38 % (colocated), straddle it.
+
+The DeepSeek-V3 row's update phase is its published MFU turned into seconds by verl's own
+FLOP formula (flops_counter.py) and MFU definition (megatron_workers.py).
 """
 
 from __future__ import annotations
@@ -95,3 +98,24 @@ def test_verl_30b_megatron_rows_recompute_nothing():
                       ("verl-dpsk-doc-deepseek-v3-grpo-96gpu", "full")):  # fmt: skip
         argv = list(recipe(RECORDS[row]).argv)
         assert argv[argv.index("--ckpt") + 1] == ckpt
+
+
+def test_verl_dpsk_update_phase_is_the_published_mfu_by_verls_formula():
+    # docs/perf/dpsk.md (last updated at 4c7812c4): MFU 0.19 on 96 H20, mean response 1960.
+    # megatron_workers.py at 4c7812c4: perf/mfu/actor = flops_counter estimate (TFLOP/s over
+    # the update_policy call) / 148 (its H20 figure) / world size. flops_counter.py at
+    # 4c7812c4 _estimate_deepseek_v3_flops with deepseek-ai/DeepSeek-V3 config.json (hidden
+    # 7168, vocab 129280, 61 layers of which 3 dense (FFN 18432), 128 heads, 256 routed experts
+    # of 2048 with 8 per token + 1 shared, q_lora 1536, kv_lora 512, qk 128 + 64, v 128)
+    h, heads, qk, v, layers, dense = 7168, 128, 128 + 64, 128, 61, 3
+    attn = (h * 1536 + heads * qk * 1536 + h * (512 + 64) + heads * (qk - 64 + v) * 512
+            + heads * v * h)  # fmt: skip
+    moe = h * 256 + h * 2048 * (8 + 1) * 3
+    n = (moe + attn) * (layers - dense) + (h * 18432 * 3 + attn) * dense + 129280 * h * 2
+    assert n == 37_551_276_032
+    row = RECORDS["verl-dpsk-doc-deepseek-v3-grpo-96gpu"]
+    seqs = row["prompts_per_step"] * row["samples_per_prompt"]
+    s = row["prompt_len"] + row["published_other"]["mean_response_len"]
+    flops = 6 * n * seqs * s + 12 * seqs * s * s * layers * qk * heads
+    seconds = flops / (row["published_other"]["mfu"] * row["gpus"] * H20_BF16)
+    assert row["published_phases"]["training_s"] == pytest.approx(seconds, abs=0.05)
