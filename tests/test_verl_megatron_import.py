@@ -49,3 +49,27 @@ def test_partial_offload_fraction_is_refused() -> None:
             f"{CPU_OPT}.optimizer_offload_fraction=0.5"]  # fmt: skip
     with pytest.raises(SpecError, match="optimizer_offload_fraction"):
         import_verl(VERL, part)
+
+
+def test_megatron_recompute_follows_override_transformer_config() -> None:
+    # verl/trainer/config/engine/megatron.yaml at b178a3c: recompute_granularity null, and
+    # megatron_workers.py ignores model.enable_gradient_checkpointing (FSDP workers read it)
+    q = import_verl(VERL, [*MEGATRON, "actor_rollout_ref.model.enable_gradient_checkpointing=true"])
+    assert dict(q.flags)["--ckpt"] == "none"
+    assert any("recompute_granularity null" in n for n in q.notes)
+    # run_deepseek671b_math_megatron_96gb.sh at b178a3c: full, uniform, 1 layer per chunk
+    tf = f"+{A}.megatron.override_transformer_config"
+    full = [*MEGATRON, f"{tf}.recompute_granularity=full", f"{tf}.recompute_method=uniform",
+            f"{tf}.recompute_num_layers=1"]  # fmt: skip
+    q = import_verl(VERL, full)
+    assert dict(q.flags)["--ckpt"] == "full"
+    assert not [k for k in q.ignored if "recompute" in k]
+    with pytest.raises(SpecError, match="recompute_granularity"):
+        import_verl(VERL, [*MEGATRON, f"{tf}.recompute_granularity=block"])
+
+
+def test_fsdp_recompute_follows_enable_gradient_checkpointing() -> None:
+    # verl/trainer/config/model/hf_model.yaml: enable_gradient_checkpointing True by default
+    assert _flags([])["--ckpt"] == "full"
+    off = ["actor_rollout_ref.model.enable_gradient_checkpointing=false"]
+    assert _flags(off)["--ckpt"] == "none"

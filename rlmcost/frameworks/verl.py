@@ -253,7 +253,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         dp = gpus // sp_size
     if offload:
         q.set("--offload", ",".join(offload))
-    q.set("--ckpt", "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none")
+    q.set("--ckpt", _recompute(r, q, strategy))
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
@@ -267,6 +267,28 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--offload-idle")
     if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
         q.set("--freeze-vision-tower")
+
+
+def _recompute(r: Reader, q: ImportedQuery, strategy: str) -> str:
+    """--ckpt as each backend reads it. FSDP: ``model.enable_gradient_checkpointing`` (default
+    True, verl/trainer/config/model/hf_model.yaml; verl/workers/fsdp_workers.py calls
+    gradient_checkpointing_enable). Megatron: verl/workers/megatron_workers.py never reads that
+    key; it passes ``megatron.override_transformer_config`` to megatron-core's TransformerConfig,
+    whose ``recompute_granularity`` defaults to null (verl/trainer/config/engine/megatron.yaml at
+    b178a3c): no recomputation unless a script sets it (run_deepseek671b_math_megatron_96gb.sh
+    sets full; the fully-async Qwen3-30B-A3B scripts do not)."""
+    if strategy != "megatron":
+        return "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none"
+    key = f"{ACTOR}.megatron.override_transformer_config.recompute_granularity"
+    granularity = r.text(key, None, ("full", "selective"))
+    r.raw(f"{MODEL}.enable_gradient_checkpointing")  # read, but not by Megatron workers
+    for name in ("recompute_method", "recompute_num_layers", "recompute_modules"):
+        r.raw(key.replace("recompute_granularity", name))  # uniform x 1 layer: every layer
+    if granularity is None:
+        q.note(f"{key} null (verl's default): Megatron recomputes no activations "
+               "(model.enable_gradient_checkpointing is FSDP-only)")  # fmt: skip
+        return "none"
+    return granularity
 
 
 def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:

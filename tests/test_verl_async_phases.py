@@ -1,0 +1,121 @@
+"""verl's fully-async doc rows (docs/advance/fully_async.md at volcengine/verl b178a3c): what
+their published trainer phases imply, computed by hand from the models' config.json and the
+H20 datasheet, independent of rlmcost's time model.
+
+At the one run-average mean response length the rows share (their ``mean_response_len``), the
+published fully-async trainers would run at about 1.7x the fraction of the H20's dense peak of
+the colocated runs of the same table, 76-88 % of the peak: so the fully-async runs' responses
+were shorter, as the doc itself says ("the number of samples issued each time in streaming
+affects the response length during training, which in turn affects training time",
+require_batches ablation: update_actor 95.06 s to 181.08 s on the same 64 trainer GPUs). The
+rows keep the shared length (no per-run fitting) and state this doubt; their errors, about
++60/+70 % (async) against -37/-38 % (colocated), straddle it.
+
+The DeepSeek-V3 row's update phase is its published MFU turned into seconds by verl's own
+FLOP formula (flops_counter.py) and MFU definition (megatron_workers.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmcost.reports.rl_runs import load_runs
+
+RECORDS = {r["id"]: r for r in load_runs()["runs"]}
+DOC = "verl-fully-async-doc-"
+H20_BF16 = 148e12  # NVIDIA H20 datasheet: 148 TFLOP/s dense BF16 (rlmcost hardware.json too)
+
+
+def _qwen25_7b_matmul_params() -> int:
+    # Qwen/Qwen2.5-Math-7B config.json: 28 layers, hidden 3584, 28 heads / 4 KV heads of 128,
+    # intermediate 18944, vocab 152064 (LM head untied); input embedding does no matmul
+    h, kv, ffn, layers, vocab = 3584, 4 * 128, 18944, 28, 152064
+    return layers * (2 * h * h + 2 * h * kv + 3 * h * ffn) + h * vocab
+
+
+def _qwen3_30b_a3b_matmul_params() -> int:
+    # Qwen/Qwen3-30B-A3B-Base config.json: 48 layers, hidden 2048, 32 heads / 4 KV heads of
+    # 128, 128 experts of moe_intermediate 768, 8 per token, vocab 151936 (LM head untied)
+    h, q, kv, moe, layers, vocab = 2048, 32 * 128, 4 * 128, 768, 48, 151936
+    return layers * (2 * h * q + 2 * h * kv + 8 * 3 * h * moe + h * 128) + h * vocab
+
+
+def _flops(params: int, row: dict, fwd_passes: int, attn_dim: int, layers: int) -> int:
+    """FLOPs of ``fwd_passes`` forward-equivalents over the row's step (prompts x samples of
+    prompt + mean response tokens): 2 x matmul params per token, plus causal attention
+    2 s^2 x attn_dim per layer at s = the mean length (Jensen: E[s^2] >= E[s]^2, so a lower
+    bound of the attention term)."""
+    seqs = row["prompts_per_step"] * row["samples_per_prompt"]
+    s = row["prompt_len"] + row["mean_response_len"]
+    return fwd_passes * seqs * (2 * params * s + 2 * s * s * attn_dim * layers)
+
+
+def _fraction(row: dict, keys: tuple[str, ...], gpus: int, flops: int) -> float:
+    seconds = sum(row["published_phases"][k] for k in keys)
+    return flops / (seconds * gpus * H20_BF16)
+
+
+def test_verl_7b_fully_async_trainer_implies_a_higher_fraction_of_peak():
+    # FSDP with gradient checkpointing (hf_model.yaml enable_gradient_checkpointing True):
+    # forward + recompute + backward = 4 forward-equivalents
+    sync = RECORDS[f"{DOC}qwen2.5-math-7b-dapo-colocate-sync-32gpu"]
+    async_ = RECORDS[f"{DOC}qwen2.5-math-7b-dapo-fully-async-16-16"]
+    assert sync["mean_response_len"] == async_["mean_response_len"] == 1000
+    flops = _flops(_qwen25_7b_matmul_params(), sync, 4, 28 * 128, 28)
+    f_sync = _fraction(sync, ("training_s",), 32, flops)  # 269.80 s on 32 GPUs
+    f_async = _fraction(async_, ("training_s",), 16, flops)  # 313.81 s on 16 trainer GPUs
+    print(f"7B update_actor at 1,000 tokens: colocated {f_sync:.0%}, fully async {f_async:.0%}")
+    assert f_sync == pytest.approx(0.443, abs=0.01)
+    assert f_async == pytest.approx(0.762, abs=0.01)
+    assert f_async > 1.6 * f_sync
+    assert any("doubt (issue 18)" in a for a in async_["assumptions"])
+
+
+def test_verl_30b_fully_async_trainer_implies_a_higher_fraction_of_peak():
+    # Megatron without recomputation (recompute_granularity null, verl engine/megatron.yaml):
+    # reference forward (1) + update forward and backward (3) = 4 forward-equivalents
+    sync = RECORDS[f"{DOC}qwen3-30b-a3b-grpo-colocate-sync-128gpu"]
+    async_ = RECORDS[f"{DOC}qwen3-30b-a3b-grpo-fully-async-96-32"]
+    assert sync["mean_response_len"] == async_["mean_response_len"] == 4000
+    flops = _flops(_qwen3_30b_a3b_matmul_params(), sync, 4, 32 * 128, 48)
+    keys = ("ref_logprob_s", "training_s")
+    f_sync = _fraction(sync, keys, 128, flops)  # 20.86 + 86.27 s on 128 GPUs
+    f_async = _fraction(async_, keys, 32, flops)  # 50.05 + 206.63 s on 32 trainer GPUs
+    print(f"30B-A3B ref + update at 4,000 tokens: colocated {f_sync:.0%}, async {f_async:.0%}")
+    assert f_sync == pytest.approx(0.525, abs=0.01)
+    assert f_async == pytest.approx(0.876, abs=0.01)
+    assert f_async > 1.6 * f_sync
+    assert any("doubt (issue 18)" in a for a in async_["assumptions"])
+
+
+def test_verl_30b_megatron_rows_recompute_nothing():
+    # grpo_30b_a3b_base_math_megatron_96_32.sh at b178a3c sets no recompute_granularity, so
+    # the rows' commands carry --ckpt none; the DeepSeek-V3 script sets full (lines 154-156)
+    from rlmcost.reports.rl_runs_frameworks import recipe
+
+    for row, ckpt in ((f"{DOC}qwen3-30b-a3b-grpo-colocate-sync-128gpu", "none"),
+                      (f"{DOC}qwen3-30b-a3b-grpo-fully-async-96-32", "none"),
+                      ("verl-dpsk-doc-deepseek-v3-grpo-96gpu", "full")):  # fmt: skip
+        argv = list(recipe(RECORDS[row]).argv)
+        assert argv[argv.index("--ckpt") + 1] == ckpt
+
+
+def test_verl_dpsk_update_phase_is_the_published_mfu_by_verls_formula():
+    # docs/perf/dpsk.md (last updated at 4c7812c4): MFU 0.19 on 96 H20, mean response 1960.
+    # megatron_workers.py at 4c7812c4: perf/mfu/actor = flops_counter estimate (TFLOP/s over
+    # the update_policy call) / 148 (its H20 figure) / world size. flops_counter.py at
+    # 4c7812c4 _estimate_deepseek_v3_flops with deepseek-ai/DeepSeek-V3 config.json (hidden
+    # 7168, vocab 129280, 61 layers of which 3 dense (FFN 18432), 128 heads, 256 routed experts
+    # of 2048 with 8 per token + 1 shared, q_lora 1536, kv_lora 512, qk 128 + 64, v 128)
+    h, heads, qk, v, layers, dense = 7168, 128, 128 + 64, 128, 61, 3
+    attn = (h * 1536 + heads * qk * 1536 + h * (512 + 64) + heads * (qk - 64 + v) * 512
+            + heads * v * h)  # fmt: skip
+    moe = h * 256 + h * 2048 * (8 + 1) * 3
+    n = (moe + attn) * (layers - dense) + (h * 18432 * 3 + attn) * dense + 129280 * h * 2
+    assert n == 37_551_276_032
+    row = RECORDS["verl-dpsk-doc-deepseek-v3-grpo-96gpu"]
+    seqs = row["prompts_per_step"] * row["samples_per_prompt"]
+    s = row["prompt_len"] + row["published_other"]["mean_response_len"]
+    flops = 6 * n * seqs * s + 12 * seqs * s * s * layers * qk * heads
+    seconds = flops / (row["published_other"]["mfu"] * row["gpus"] * H20_BF16)
+    assert row["published_phases"]["training_s"] == pytest.approx(seconds, abs=0.05)
