@@ -23,7 +23,8 @@ from rlmcost.cli.validate import run_from_argv
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
-from rlmcost.placement.schedule import Unit, template
+from rlmcost.placement.schedule import Unit
+from rlmcost.placement.schedule_template import template
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import recipe
 

@@ -25,7 +25,8 @@ from rlmcost.algorithms.kinds import Stage
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.placement.schedule import Unit, edges, period, simple_cycles, template
+from rlmcost.placement.schedule import Unit, edges, period, simple_cycles
+from rlmcost.placement.schedule_template import template
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run

@@ -7,7 +7,8 @@ import sympy as sp
 
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.placement.allocate import splits
-from rlmcost.placement.schedule import Unit, edges, period, stage_spans, template
+from rlmcost.placement.schedule import Unit, edges, period, stage_spans
+from rlmcost.placement.schedule_template import template
 
 STAGES = (Stage.GENERATION, Stage.ASSESSMENT, Stage.TRAINING)
 

@@ -201,7 +201,7 @@ def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
     trainer's offload only for training (``GroupTasks._deployed``)."""
     own = setup.deployment.group(group.name)
     # DeepSpeed-Chat's forwards beside its Hybrid Engine wait for their ZeRO-3 gathers in line
-    # (group_jobs.dschat_group): the one engine setting a forward reads
+    # (group_dschat.dschat_group): the one engine setting a forward reads
     hybrid = engine_for(setup, group.name).kind.hybrid_engine
     return ("forward", task, layout, _setup_part(setup, "forward"),
             _tasks_part(setup.tasks, group.name), _group_part(group), own, gpus,

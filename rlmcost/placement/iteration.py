@@ -58,7 +58,7 @@ from rlmcost.placement.iteration_advice import exposed_notes, recommended_fracti
 from rlmcost.placement.iteration_units import group_units
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
-from rlmcost.placement.schedule import template
+from rlmcost.placement.schedule_template import template
 from rlmcost.placement.weight_syncs import weight_syncs
 
 

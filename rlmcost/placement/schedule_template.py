@@ -1,0 +1,98 @@
+"""Schedule templates: the numeric schedule of one shape of units built once and reused for
+every deployment with that shape (the weights change, the graph and its cycles do not), equal
+bit for bit to :func:`rlmcost.placement.schedule.period` and
+:func:`~rlmcost.placement.schedule.stage_spans` of the same units. Split from
+:mod:`rlmcost.placement.schedule` by purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rlmcost.algorithms.kinds import Stage
+from rlmcost.placement.schedule import (
+    Cycle,
+    Edge,
+    Link,
+    Period,
+    _critical,
+    _edges,
+    _means_function,
+    _simple_cycles,
+    _stage_order,
+    freeze_links,
+)
+
+Shape = tuple[tuple[str, str, "Stage | None", bool], ...]
+"""Units less their weights: (key, resource, stage, barrier) each, in order."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """The numeric schedule of one shape of units (:data:`Shape`), staleness and links: all
+    that does not depend on the weights, built once (:func:`template`). Its :meth:`period`
+    and :meth:`stage_spans` of weights given in the units' order are :func:`period` and
+    :func:`stage_spans` of the units with those weights, computed the same way (the same
+    sums in the same order), so the numbers are equal bit for bit."""
+
+    keys: tuple[str, ...]
+    graph: tuple[Edge, ...]
+    cycles: tuple[Cycle, ...]
+    means: Callable[[Sequence[Any]], list[Any]]
+    spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
+    resource_of: Mapping[str, str]
+    span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
+    largest: Callable[[Sequence[Any]], Any]  # the largest mean, :func:`_means_function`
+
+    def period(self, weights: Sequence[Any]) -> Period:
+        """:func:`period` of numeric ``weights`` (one per unit, in order)."""
+        return _critical(self.cycles, self.means(weights))
+
+    def value(self, weights: Sequence[Any]) -> Any:
+        """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
+        all sums starting from 0, so the tie-break of :meth:`period` does not change it)."""
+        return self.largest(weights)
+
+    def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
+        """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
+        return self.span_sums(weights)
+
+
+@lru_cache(maxsize=4096)
+def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Template:
+    """The :class:`Template` of ``shape`` (:func:`edges`' graph, its simple cycles, the
+    stages' parts), kept per shape."""
+    keys = tuple(k for k, _, _, _ in shape)
+    graph = _edges(shape, staleness, freeze_links(links))
+    cycles = _simple_cycles(keys, graph)
+    last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
+    index = {k: str(i) for k, i in last.items()}
+    means = _means_function(keys, cycles, index)
+    parts: dict[Stage, dict[str, list[int]]] = {}
+    for i, (_, resource, stage, _) in enumerate(shape):
+        if stage is not None:
+            parts.setdefault(stage, {}).setdefault(resource, []).append(i)
+    spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
+                  for stage in sorted(parts, key=_stage_order))  # fmt: skip
+    largest = _means_function(keys, cycles, index, largest=True)
+    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
+                    _spans_function(spans), largest)  # fmt: skip
+
+
+def _spans_function(spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
+                    ) -> Callable[[Sequence[Any]], dict[Stage, Any]]:  # fmt: skip
+    """``def spans(w)``: :meth:`Template.stage_spans` written out for one template: per stage
+    ``max((0 + w[i] + w[j] + ..., ...))`` over its resources' parts, the same additions in the
+    same order."""
+    namespace: dict[str, Any] = {}
+    items = []
+    for n, (stage, parts) in enumerate(spans):
+        namespace[f"s{n}"] = stage
+        sums = ["".join(["0", *(f" + w[{i}]" for i in part)]) for part in parts]
+        items.append(f"s{n}: max(({', '.join(sums)},))")
+    source = f"def spans(w):\n    return {{{', '.join(items)}}}"
+    exec(compile(source, "<schedule.stage_spans>", "exec"), namespace)  # noqa: S102
+    return namespace["spans"]
