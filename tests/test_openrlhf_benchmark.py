@@ -103,3 +103,15 @@ def test_70b_benchmark_row_fits(rows):
     row = rows["openrlhf-benchmark-llama2-70b-ppo-16gpu"]
     assert row.fits is True and row.shortfall_bytes == 0
     assert dict(row.recipe.query.flags)["--offload"] == "optimizer,grads"
+
+
+def test_rows_of_2024_code_materialise_the_log_softmax(rows):
+    # openrlhf/models/utils.py log_probs_from_logits at dbdd43b0 (2024-03-26):
+    # F.log_softmax(logits, dim=-1) over every position, then gather; the selective
+    # log-softmax arrived with PR 718 (commit d0739072, 2025-02-06)
+    from rlmcost.frameworks.openrlhf import logits_mode
+
+    assert logits_mode("2024-03-26") == "materialized"
+    assert logits_mode("2025-02-06") == "low-memory"
+    for run_id in BENCHMARK:
+        assert dict(rows[run_id].recipe.query.flags)["--logits"] == "materialized"

@@ -87,6 +87,21 @@ _PREFIX = ("python", "python3", "-m", "-u", "openrlhf.cli.train_ppo_ray",
            "openrlhf.cli.train_grpo_ray", "--")  # fmt: skip
 
 
+SELECTIVE_LOG_SOFTMAX_DATE = "2025-02-06"
+"""The day OpenRLHF stopped materialising the log-softmax of the whole logits (PR 718, commit
+d0739072, "Use selective log-softmax to reduce peak vram consumption"). Before it,
+openrlhf/models/utils.py ``log_probs_from_logits`` ran ``F.log_softmax(logits, dim=-1)`` over
+every position and the vocabulary, then gathered the labels (at commit dbdd43b0,
+2024-03-26), on the model's whole logits (openrlhf/models/actor.py ``forward``)."""
+
+
+def logits_mode(code_date: str) -> str:
+    """rlmcost's ``--logits`` for OpenRLHF code of ``code_date`` (ISO date): ``materialized``
+    before :data:`SELECTIVE_LOG_SOFTMAX_DATE`, else the importer's ``low-memory`` (row by row;
+    ``fused`` with ``--use_liger_kernel``)."""
+    return "materialized" if code_date < SELECTIVE_LOG_SOFTMAX_DATE else "low-memory"
+
+
 def parse_args(argv: list[str]) -> dict[str, Any]:
     """``--key value`` / ``--switch`` tokens into a mapping of raw values (strings, True,
     lists); unknown ``--keys`` keep their following value, if any. No code runs."""
