@@ -240,3 +240,72 @@ def test_opt30b_80gb_published_step_is_below_the_scripts_batch_bound(dschat_rows
     compute_s = 5 * 2 * params * 32 * 512 / (8 * A100_PEAK)  # ref, old log-prob, LoRA update x3
     assert row.published_s < decode_s + compute_s
     assert any("doubt (issue 18)" in a for a in row.recipe.record["assumptions"])
+
+
+@pytest.mark.parametrize(("size", "hours_8", "hours_64"), [
+    ("13b", 9.0, 1.25),  # blog Table 1 (8x A100-80GB: 9 hours), Table 2 (64x: 1.25 hours)
+    ("66b", 2.1 * 24, 7.5),  # Table 1: 2.1 days; Table 2: 7.5 hours
+])  # fmt: skip
+def test_eight_to_sixty_four_gpus_speedup_as_published(dschat_rows, size, hours_8, hours_64):
+    # the blog's own 8- and 64-GPU epochs (264,292 pairs, BenckmarkSetting.md) give the
+    # speedup of the 64-GPU step (its ZeRO-3 gathers across 8 nodes, the Hybrid Engine's
+    # whole-model gather, inference TP 8) over the single node; rlmcost's epochs (steps of
+    # the chosen batch x predicted step) match it within 10 %, so the rows' remaining error
+    # is a per-pair cost common to both GPU counts, not the 64-GPU collectives
+    def epoch_s(suffix):
+        row = _row(dschat_rows, suffix)
+        return -(-264292 // row.run.workload.prompts) * row.predicted_s
+
+    predicted = epoch_s(f"opt-{size}-a100-80gb-8gpu-step3") / epoch_s(
+        f"opt-{size}-a100-80gb-64gpu-step3"
+    )
+    print(f"OPT-{size} 8 -> 64 GPUs: predicted {predicted:.2f}x, published "
+          f"{hours_8 / hours_64:.2f}x")  # fmt: skip
+    assert predicted == pytest.approx(hours_8 / hours_64, rel=0.10)
+
+
+FIGURE_6_GEN_TRAIN_EFFECTIVE = {"66b": (29.3, 110.4, 67.8), "175b": (25.4, 74.4, 52.8)}
+
+
+@pytest.mark.parametrize("suffix", [
+    "opt-66b-a100-80gb-8gpu-step3", "opt-66b-a100-80gb-64gpu-step3",
+    "opt-175b-a100-80gb-64gpu-step3",
+])  # fmt: skip
+def test_generation_doubt_is_current(dschat_rows, suffix):
+    # Figure 6's generation / training / effective TFLOP/s per GPU (perf.py counting): the
+    # generation share x of the counted FLOPs solves x / gen + (1 - x) / train = 1 / eff, and
+    # its share of the generation-plus-training time is x eff / gen (53 % for 66B, 44 % for
+    # 175B). The rows' doubt says rlmcost spends under half of that in generation; when a
+    # model change closes the gap this fails, and the doubt is to be revised
+    gen, train, eff = FIGURE_6_GEN_TRAIN_EFFECTIVE[suffix.split("-")[1]]
+    x = (1 / eff - 1 / train) / (1 / gen - 1 / train)
+    figure_share = x * eff / gen
+    row = _row(dschat_rows, suffix)
+    phases = dict(row.predicted_phases_s)
+    ours = phases["generation"] / (
+        phases["generation"] + phases["update actor"] + phases["update critic"]
+    )
+    print(f"{suffix}: generation share {ours:.2f} vs Figure 6's {figure_share:.2f}")
+    assert ours < figure_share / 1.5
+    assert any(a.startswith("doubt (issue 18): generation") for a in
+               row.recipe.record["assumptions"])  # fmt: skip
+
+
+def test_66b_64gpu_at_the_scripts_batch(dschat_rows):
+    # multi_node/run_66b.sh (DeepSpeedExamples at the release commit e468799f) sets
+    # --per_device_train_batch_size 4: 256 pairs per step, ceil(264,292 / 256) = 1033 steps.
+    # At that batch the predicted epoch is within 10 % of Table 2's 7.5 hours, the row's doubt
+    # says so; the row itself keeps BenckmarkSetting.md's largest batch that fits
+    import math
+
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.rl_runs_frameworks import recipe
+    from rlmcost.reports.rl_runs_rows import build_run
+
+    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
+    ev = evaluate(build_run(recipe({**row.recipe.record, "prompts_per_step": 256}),
+                            run_from_argv))  # fmt: skip
+    assert ev.fits
+    hours = math.ceil(264292 / 256) * ev.time_s / 3600
+    assert hours == pytest.approx(7.5, rel=0.10)
+    assert any("per_device_train_batch_size 4" in a for a in row.recipe.record["assumptions"])

@@ -70,6 +70,19 @@ def test_openrlhf_70b_reference_is_sharded_under_zero3() -> None:
     assert groups["reference"]["fits"]  # whole, 141 GB of bf16 weights would not fit 80 GB
 
 
+def test_openrlhf_adam_offload_keeps_the_gradient_partition_on_the_host() -> None:
+    """--adam_offload is DeepSpeed's offload_optimizer (openrlhf/utils/deepspeed_utils.py
+    get_train_ds_config), and ZeRO-3 then allocates every gradient partition on the CPU
+    (deepspeed/runtime/zero/stage3.py v0.13.2: ``self.device`` is the CPU under
+    offload_optimizer, line 226; ``grad_partitions_flat_buffer`` on it, line 500): the actor's
+    update keeps only its bf16 parameter shard, 1/32 on each of the 32 GPUs."""
+    out = _json(["import", "openrlhf", "--json", "-H", "a800", "--", *ORLHF_70B])
+    assert out["run"]["deployment"]["train"]["offload"] == ["optimizer", "grads"]
+    m = _job(_groups(out)["actor"], "actor train")["memory_breakdown_bytes"]
+    assert m["weights"] == LLAMA70B_PARAMS // 32 * 2  # bf16 shard
+    assert m["gradients"] == m["optimizer"] == 0
+
+
 @pytest.mark.parametrize("zero, whole", [("3", False), ("2", True), ("0", True)])
 def test_forward_only_group_follows_the_forward_zero(zero: str, whole: bool) -> None:
     """ZeRO-0..2 shard no parameters: the forward-only model is whole on each GPU; ZeRO-3

@@ -92,3 +92,26 @@ def test_benchmark_phases_within_a_third(rows, run_id):
         print(run_id, p.published_key, p.published_s, round(p.predicted_s, 1))
         assert p.predicted_s == pytest.approx(p.published_s, rel=1 / 3)
     assert abs(row.error) < 0.25
+
+
+def test_70b_benchmark_row_fits(rows):
+    # benchmark/README.md@dbdd43b0 ran Llama-2-70B on 16 A800-80GB at micro-batch 4 (the
+    # largest that did not run out of memory), ZeRO-3 with Adam offload: the row must fit.
+    # DeepSpeed v0.13.2 (the README's version) keeps the gradient partition on the CPU under
+    # offload_optimizer (runtime/zero/stage3.py lines 226, 500): the 4 actor GPUs hold a
+    # quarter of the bf16 parameters and no gradient shard.
+    row = rows["openrlhf-benchmark-llama2-70b-ppo-16gpu"]
+    assert row.fits is True and row.shortfall_bytes == 0
+    assert dict(row.recipe.query.flags)["--offload"] == "optimizer,grads"
+
+
+def test_rows_of_2024_code_materialise_the_log_softmax(rows):
+    # openrlhf/models/utils.py log_probs_from_logits at dbdd43b0 (2024-03-26):
+    # F.log_softmax(logits, dim=-1) over every position, then gather; the selective
+    # log-softmax arrived with PR 718 (commit d0739072, 2025-02-06)
+    from rlmcost.frameworks.openrlhf import logits_mode
+
+    assert logits_mode("2024-03-26") == "materialized"
+    assert logits_mode("2025-02-06") == "low-memory"
+    for run_id in BENCHMARK:
+        assert dict(rows[run_id].recipe.query.flags)["--logits"] == "materialized"

@@ -25,6 +25,15 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
 _SWITCH = "switch"
+DEEPSPEED_ADAM_OFFLOAD = "optimizer,grads"
+"""DeepSpeed's ``offload_optimizer`` (ZeRO-Offload) as rlmcost's ``--offload``: the fp32
+Adam states and the step on the CPU, and the gradient partition in host memory as well
+(ZeRO-3: ``self.device`` is the CPU under ``offload_optimizer`` and
+``grad_partitions_flat_buffer``, every parameter's gradient partition, is allocated on it,
+deepspeed/runtime/zero/stage3.py lines 226 and 500 at v0.13.2; ZeRO-1/2: ``self.device =
+'cpu'`` under ``cpu_offload``, stage_1_and_2.py line 185, the averaged gradients copied to
+the fp32 partition's ``.grad`` on the host). The device keeps only the reduce bucket, in
+flight. Ren et al. 2021 (arXiv:2101.06840) §4: gradients and optimizer states offloaded."""
 ARGS: dict[str, Any] = {
     # name: int | float | str | _SWITCH | ("list", n)
     "ref_num_nodes": int, "ref_num_gpus_per_node": int, "reward_num_nodes": int,
@@ -76,6 +85,21 @@ _ESTIMATORS = {
 
 _PREFIX = ("python", "python3", "-m", "-u", "openrlhf.cli.train_ppo_ray",
            "openrlhf.cli.train_grpo_ray", "--")  # fmt: skip
+
+
+SELECTIVE_LOG_SOFTMAX_DATE = "2025-02-06"
+"""The day OpenRLHF stopped materialising the log-softmax of the whole logits (PR 718, commit
+d0739072, "Use selective log-softmax to reduce peak vram consumption"). Before it,
+openrlhf/models/utils.py ``log_probs_from_logits`` ran ``F.log_softmax(logits, dim=-1)`` over
+every position and the vocabulary, then gathered the labels (at commit dbdd43b0,
+2024-03-26), on the model's whole logits (openrlhf/models/actor.py ``forward``)."""
+
+
+def logits_mode(code_date: str) -> str:
+    """rlmcost's ``--logits`` for OpenRLHF code of ``code_date`` (ISO date): ``materialized``
+    before :data:`SELECTIVE_LOG_SOFTMAX_DATE`, else the importer's ``low-memory`` (row by row;
+    ``fused`` with ``--use_liger_kernel``)."""
+    return "materialized" if code_date < SELECTIVE_LOG_SOFTMAX_DATE else "low-memory"
 
 
 def parse_args(argv: list[str]) -> dict[str, Any]:
@@ -220,7 +244,10 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.convert(f"--ring_attn_size {cp}", "--cp", cp, "ring attention: context parallelism")
     q.set("--ckpt", "full" if r.flag("gradient_checkpointing", False) else "none")
     if r.flag("adam_offload", False):
-        q.set("--offload", "optimizer")
+        q.set("--offload", DEEPSPEED_ADAM_OFFLOAD)
+        q.note(f"--adam_offload: DeepSpeed offload_optimizer (openrlhf/utils/deepspeed_utils.py "
+               f"get_train_ds_config), CPU Adam with the gradient partition on the host too "
+               f"(--offload {DEEPSPEED_ADAM_OFFLOAD})")  # fmt: skip
     if r.flag("use_dynamic_batch", False):
         budget = r.integer("train_max_tokens_per_gpu", 16192)
         q.convert(f"--train_max_tokens_per_gpu {budget}", "--max-tokens-per-gpu", budget,

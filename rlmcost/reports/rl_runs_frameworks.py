@@ -254,7 +254,7 @@ def _verl_async(s: dict[str, Any], a: Mapping[str, Any], record: Record,
 def openrlhf(record: Record) -> Mapped:
     """The example script's arguments through :func:`~rlmcost.frameworks.openrlhf.
     import_openrlhf`, the GPUs split by :data:`OPENRLHF_RATIO`."""
-    from rlmcost.frameworks.openrlhf import import_openrlhf
+    from rlmcost.frameworks.openrlhf import SELECTIVE_LOG_SOFTMAX_DATE, import_openrlhf, logits_mode
 
     argv: list[str] = []
     for key, value in record["framework_settings"].items():
@@ -278,6 +278,7 @@ def openrlhf(record: Record) -> Mapped:
     q = import_openrlhf(argv)
     q.source = "rl_runs.json framework_settings as train_ppo_ray arguments"
     per_call = _openrlhf_calls(record, q)
+    code = str(record["framework_settings"].get("code_date", SELECTIVE_LOG_SOFTMAX_DATE))
     choices = [
         f"GPUs per model ref:reward:critic:actor:vLLM = 1:1:2:2:2 x {unit} (OpenRLHF "
         "benchmark/README.md), each model on its own GPUs",
@@ -293,6 +294,10 @@ def openrlhf(record: Record) -> Mapped:
     ]
     if "--micro_train_batch_size" not in record["framework_settings"]:
         choices.append("--micro_train_batch_size: OpenRLHF's default 4 (not published)")
+    if logits_mode(code) == "materialized":
+        q.set("--logits", "materialized")
+        choices.append(f"--logits materialized: log_probs_from_logits of {code} (a log_softmax "
+                       f"of the whole logits; selective from {SELECTIVE_LOG_SOFTMAX_DATE})")
     if per_call:
         choices.append(
             f"generation in calls of micro_rollout_batch_size x n_samples_per_prompt = {per_call} "

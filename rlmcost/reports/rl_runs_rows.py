@@ -169,7 +169,8 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
     if "--offload" in offload:
         choices.append("nothing fits with the states on the GPUs, so DeepSpeed-Chat's --offload "
                        "(dschat/utils/ds_utils.py get_train_ds_config: ZeRO-3 parameters and "
-                       "optimizer states on the CPU) is assumed: --offload optimizer,params")
+                       "optimizer states, with the gradient partition, on the CPU) is assumed: "
+                       "--offload optimizer,params,grads")
     if "ds-hybrid-unpinned" in offload:
         choices.append("nothing fits with the whole actor gathered for generation, so "
                        "DeepSpeed-Chat's --unpin_actor_parameters (hybrid_engine pin_parameters "
@@ -181,12 +182,15 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
 
 LARGEST_FITTING_FALLBACKS: tuple[list[str], ...] = (
     [],
-    ["--offload", "optimizer,params"],
+    ["--offload", "optimizer,params,grads"],
     ["--engine", "ds-hybrid-unpinned"],
-    ["--engine", "ds-hybrid-unpinned", "--offload", "optimizer,params"],
+    ["--engine", "ds-hybrid-unpinned", "--offload", "optimizer,params,grads"],
 )
 """What :func:`largest_fitting` tries, in order, when nothing fits: DeepSpeed-Chat step-3
-main.py's ``--offload``, ``--unpin_actor_parameters``, and both."""
+main.py's ``--offload``, ``--unpin_actor_parameters``, and both. ``--offload`` sets DeepSpeed's
+``offload_param`` and ``offload_optimizer`` (dschat/utils/ds_utils.py get_train_ds_config), and
+ZeRO-Offload keeps the gradient partition on the host too
+(:data:`~rlmcost.frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD`): optimizer,params,grads."""
 
 
 def _with(recipe: Recipe, flags: list[str]) -> Recipe:
