@@ -19,6 +19,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.openrlhf import DEEPSPEED_ADAM_OFFLOAD
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -108,7 +109,9 @@ def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, lis
         if kind == "DEEPSPEED":
             zero = str(a.integer("deepspeed_config.zero_stage", 0, lo=0, hi=3))
             if a.text("deepspeed_config.offload_optimizer_device", "none") == "cpu":
-                offload.append("optimizer")
+                # ZeRO-Offload keeps the gradient partition on the host as well
+                # (frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD, DeepSpeed stage3.py)
+                offload += DEEPSPEED_ADAM_OFFLOAD.split(",")
             if a.text("deepspeed_config.offload_param_device", "none") == "cpu":
                 offload.append("params")
             # accelerate DeepSpeedPlugin: zero3_init_flag defaults to is_zero3(); on,
