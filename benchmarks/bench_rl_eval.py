@@ -40,9 +40,9 @@ from typing import Any
 
 from rlmcost import memo
 from rlmcost.errors import SpecError
-from rlmcost.evaluation import resolved
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.placement import query as resolved
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates, evaluate_chunk
 from rlmcost.reports.estimate import run_of

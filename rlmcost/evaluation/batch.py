@@ -3,7 +3,7 @@
 Each result is :func:`~rlmcost.evaluation.deployment.evaluate_deployment`'s for that Run, the
 same numbers (``tests/test_fast_equal.py`` compares their JSON with the evaluation that keeps
 nothing, :func:`rlmcost.memo.plain`). The Runs share one resolved query
-(:func:`~rlmcost.evaluation.resolved.query_of`) and its group estimates
+(:func:`~rlmcost.placement.query.query_of`) and its group estimates
 (:mod:`rlmcost.placement.group_key`), and the memoized passes and memory of
 :mod:`rlmcost.memo`, so a deployment costs what its own groups and schedule add.
 """
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from rlmcost import memo
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_in
-from rlmcost.evaluation.resolved import Query, query_key, query_of
 from rlmcost.placement.estimate import PlacementEstimate
+from rlmcost.placement.query import Query, query_key, query_of
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run

@@ -26,17 +26,17 @@ from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
-from rlmcost.evaluation.resolved import _QUERIES as _QUERIES  # re-exported: defined here before
-from rlmcost.evaluation.resolved import Query as Query
-from rlmcost.evaluation.resolved import _host_bandwidth, query_of
-from rlmcost.evaluation.resolved import query_key as query_key
-from rlmcost.evaluation.resolved import spec_params as spec_params
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup
 from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
+from rlmcost.placement.query import Query as Query
+from rlmcost.placement.query import _host_bandwidth, query_of
+from rlmcost.placement.query import query_key as query_key
+from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 

@@ -27,5 +27,9 @@ Kept import-free so that the CLI can read the configuration enum cheaply; the mo
                  phase names frameworks print);
 * ``iteration``  the groups composed into stages and a steady-state iteration (bytes, seconds);
 * ``estimate``   what that yields: per stage, per phase and in all (the ``--json`` schema);
-* ``allocate``   the GPUs each group gets when the configuration does not say.
+* ``allocate``   the GPUs each group gets when the configuration does not say;
+* ``query``      one query (a Run less its deployment) resolved once and kept for each of its
+                 deployments, with their group estimates (``group_key``);
+* ``weight_syncs``, ``schedule_template``, ``group_dschat``, ``length_defaults``, ``streaming``,
+  ``overlap``: the pieces split from the modules above by purpose.
 """

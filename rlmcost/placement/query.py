@@ -1,4 +1,5 @@
-"""One query resolved and kept for every deployment of it (:func:`query_of`).
+"""One query resolved and kept for every deployment of it (:func:`query_of`), below the
+evaluation that reads it (:mod:`rlmcost.evaluation.deployment` re-exports its names).
 
 A query is a :class:`~rlmcost.run.Run` less its deployment and GPU counts; the evaluation of
 each deployment (:func:`rlmcost.evaluation.deployment.evaluate_in`) takes its resolved
