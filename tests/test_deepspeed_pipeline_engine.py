@@ -56,6 +56,52 @@ def test_deepspeed_train_schedule_is_1f1b(p: int, m: int) -> None:
         assert [fwd for _, fwd in steady] == [True, False] * (m - warm + 1)
 
 
+def _ds_commands(s: int, p: int, m: int) -> list[tuple[str, int, int]]:
+    """``TrainSchedule.steps`` of stage ``s`` at cd7967d6b: (op, peer stage, micro-batch) in
+    order; the p2p ops in the order the schedule yields them."""
+    ops: list[tuple[str, int, int]] = []
+    prev = -1
+    for k in range(2 * (m + p - 1)):
+        mb, fwd = _ds_train_step(k, s, p)
+        if fwd and s > 0:
+            ops += [("recv_act", s - 1, mb)] if 0 <= mb < m else []
+            ops += [("send_grad", s - 1, prev)] if 0 <= prev < m else []
+        elif not fwd and s < p - 1:
+            ops += [("send_act", s + 1, prev)] if 0 <= prev < m else []
+            ops += [("recv_grad", s + 1, mb)] if 0 <= mb < m else []
+        ops += [("F" if fwd else "B", s, mb)] if 0 <= mb < m else []
+        prev = mb
+    return ops
+
+
+@pytest.mark.parametrize(("p", "m", "tf", "tb"), [(35, 240, 1, 3), (8, 32, 1, 2), (4, 3, 2, 5)])
+def test_deepspeed_blocking_p2p_keeps_the_1f1b_makespan(p: int, m: int, tf: int, tb: int) -> None:
+    """p2p.send/recv block until both sides reach them (rendezvous); with free transfers the
+    schedule still ends at (m + p - 1)(t_f + t_b), the 1F1B time whose bubble is (p - 1)/m
+    (Narayanan et al. 2021 §2.2): the blocking sends cost their transfers, no extra bubble."""
+    pair = {"recv_act": "send_act", "send_act": "recv_act"}
+    pair |= {"recv_grad": "send_grad", "send_grad": "recv_grad"}
+    ops = [_ds_commands(s, p, m) for s in range(p)]
+    at, clock = [0] * p, [0] * p
+    moved = True
+    while moved:
+        moved = False
+        for s in range(p):
+            while at[s] < len(ops[s]):
+                op, peer, mb = ops[s][at[s]]
+                if op in ("F", "B"):
+                    clock[s] += tf if op == "F" else tb
+                elif at[peer] < len(ops[peer]) and ops[peer][at[peer]] == (pair[op], s, mb):
+                    clock[s] = clock[peer] = max(clock[s], clock[peer])
+                    at[peer] += 1
+                else:
+                    break
+                at[s] += 1
+                moved = True
+    assert at == [len(o) for o in ops]  # no deadlock
+    assert max(clock) == (m + p - 1) * (tf + tb)
+
+
 def _pass(options: StepOptions, tp: int = 8):
     arch = gpt_arch(8, 4096, 32, 51200, 2048)
     layout = Layout(tp=tp, pp=4, dp=1, micro_batch=1, ckpt=Checkpointing.FULL)
