@@ -47,9 +47,16 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
     stage's micro-batch time.
 
 **Gradient accumulation**: when the weight-gradient GEMMs write a 16-bit gradient that a
-separate kernel adds into the fp32 main-gradient buffer (``fused_grad_accumulation`` off, as
-Megatron-LM before its gradient-accumulation fusion), every micro-batch reads 2 + 4 and writes
-4 bytes per parameter of the rank.
+separate kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every
+micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``:
+4 for Megatron-LM's fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's
+fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (DeepSpeed added
+``data_types.grad_accum_dtype`` in commit 21c280296, 2022-11-27; default: the model dtype).
+
+**DeepSpeed's pipeline engine** (``deepspeed/runtime/pipe/engine.py`` before commit e2fdd254e,
+2021-09-29) sends activations split over the TP ranks but gradients whole
+(``is_grad_partitioned = False``), after an all-gather that restores the stage's output
+(``_exec_recv_grads``): ``pp_grad_scatter_gather`` off. Its ``TrainSchedule`` is 1F1B's order.
 
 :mod:`~rlmcost.perf.train_step` adds data parallelism, the optimizer and the pipeline's bubbles
 to these passes; :mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context.
@@ -89,9 +96,10 @@ class StepOptions:
     overlap_grad_reduce: bool = True
     overlap_param_gather: bool = True
     pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
+    pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
-    main_grad_bytes: int = 4  # gradient buffer the optimizer reads (fp32 main grads)
+    main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
     fused_grad_accumulation: bool = True  # weight-gradient GEMMs accumulate into main grads
     algorithm: Algorithm = Algorithm.AUTO
 
@@ -356,10 +364,16 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         if split > 1 and not lay.sp:
             send += c.comm(Collective.ALL_GATHER, act, t, ("tp",))
         out.fwd["pp"] += v * send
+        if split > 1 and not lay.sp and not c.options.pp_grad_scatter_gather:
+            # DeepSpeed (``_exec_recv_grads``): the stage all-gathers its partitioned output
+            # back, then every TP rank receives the whole gradient
+            send = c.comm(Collective.ALL_GATHER, act, t, ("tp",))
+            send += c.comm(Collective.P2P, act, 2, ("pp",))
         out.bwd["pp"] += v * send
     if not c.options.fused_grad_accumulation:
         dense, expert = stage_param_counts(arch, lay, stage)
-        out.bwd["elementwise"] += dev.elementwise_s((dense + expert) * (2 + 4 + 4))
+        g = c.options.main_grad_bytes
+        out.bwd["elementwise"] += dev.elementwise_s((dense + expert) * (2 + 2 * g))
     return out
 
 

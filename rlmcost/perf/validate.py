@@ -165,6 +165,8 @@ def predict_row(row: dict[str, Any]) -> Row:
         dropout=o["dropout"],
         overlap_grad_reduce=o["overlap_grad_reduce"],
         fused_grad_accumulation=o["fused_grad_accumulation"],
+        main_grad_bytes=o.get("main_grad_bytes", 4),
+        pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
