@@ -88,9 +88,10 @@ class Transient:
 
 
 def transient(
-    mode: InitLoad, models: Sequence[Loaded], gpus: int, gpus_per_node: int
+    mode: InitLoad, models: Sequence[Loaded], gpus: int, gpus_per_host: int
 ) -> Transient:
-    """The init-time load of a group of ``gpus`` devices (``gpus_per_node`` a node).
+    """The init-time load of a group of ``gpus`` devices (``gpus_per_host`` on one host, its
+    CPUs and host memory: ``HardwareSpec.host_gpus``).
 
     Models load one after another and each whole copy is freed once the model is sharded, so
     the peak is the largest single load, taken with every other model already resident (the
@@ -102,7 +103,7 @@ def transient(
     which builds the model on the host first)."""
     if mode is InitLoad.SHARDED or not models:
         return Transient(mode, None, 0, 0)
-    per_node = max(1, min(gpus, gpus_per_node))
+    per_node = max(1, min(gpus, gpus_per_host))
     copies = 1 if mode is InitLoad.HOST_RANK0 else per_node
     if mode is InitLoad.GPU:
         trained = [m for m in models if m.trained]

@@ -190,9 +190,10 @@ class PlacementEstimate:
         device's host bytes (its group's peak). The groups take consecutive devices in their
         order, filling a node before the next (the packing of a Ray placement group with
         strategy "PACK", which OpenRLHF's openrlhf/cli/train_ppo_ray.py creates for its
-        co-located models); one group of n devices thus puts min(n, gpus_per_node) x its bytes
-        per device on a node, and two small groups on one node add up."""
-        per_node = self.hardware.gpus_per_node
+        co-located models); one group of n devices thus puts min(n, host_gpus) x its bytes
+        per device on a node, and two small groups on one node add up. A node here is one
+        host (``HardwareSpec.host_gpus``: a GB200 compute tray of 4 GPUs, not the rack)."""
+        per_node = self.hardware.host_gpus
         nodes: dict[int, int] = {}
         first = 0
         for g in self.groups:

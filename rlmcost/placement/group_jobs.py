@@ -112,7 +112,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     )
     time = ideal.scaled(1 + bubble)
     host_s = steps * g.offload_traffic_bytes(task) / g.s.host_bytes_per_s
-    per_host = min(g.gpus, g.s.hardware.gpus_per_node)
+    per_host = min(g.gpus, g.s.hardware.host_gpus)
     cpu_s = steps * cpu_adam_s(g.host_adam_params(task), per_host)  # after the transfer
     if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,

@@ -114,7 +114,7 @@ def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
         whole = int(params(g.s.arch(role), task.invocation.model_head)) * dtype.bytes
         loaded.append(Loaded(str(role), whole, states.weights, states.gradients, trained))
         dtypes[str(role)] = str(dtype)
-    load = transient(mode, loaded, g.gpus, g.s.hardware.gpus_per_node)
+    load = transient(mode, loaded, g.gpus, g.s.hardware.host_gpus)
     if load.device_extra_bytes:
         top = next(m for m in loaded if m.role == load.role)
         memory = replace(memory, weights=memory.weights + top.whole_bytes - top.weights,

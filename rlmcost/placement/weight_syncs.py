@@ -72,11 +72,12 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
     if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
         mech = Refit(beh.apart)  # the framework's broadcast into its engines
         shard = -(-nbytes // reader.layout.tp)
-        gpn_src, gpn_dst = hw_src.gpus_per_node, hw_dst.gpus_per_node
-        cross = span > min(gpn_src, gpn_dst)
-        # each node of the sender holds its own part of the sharded model and sends it
-        # over its own NICs, concurrently with the others (one stream per node pair)
-        lanes = min(-(-src.gpus // gpn_src), -(-g.gpus // gpn_dst)) if cross else 1
+        cross = span > min(hw_src.gpus_per_node, hw_dst.gpus_per_node)
+        # each host of the sender holds its own part of the sharded model and sends it over
+        # its own NICs, concurrently with the others (one stream per host pair; a GB200 NVL72
+        # rack is 18 hosts of 4 GPUs, HardwareSpec.host_gpus)
+        hosts_src, hosts_dst = hw_src.host_gpus, hw_dst.host_gpus
+        lanes = min(-(-src.gpus // hosts_src), -(-g.gpus // hosts_dst)) if cross else 1
         part = -(-nbytes // lanes)
 
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,

@@ -37,7 +37,21 @@ class HardwareSpec(BaseModel):
     )
     host_link_source: str = Field(description="where host_link_bandwidth_bytes_per_s comes from")
     gpus_per_node: int = Field(default=8, gt=0, description="GPUs in one node")
+    gpus_per_host: int | None = Field(
+        default=None, gt=0,
+        description="GPUs sharing one host (its CPUs, host memory and NICs) where fewer than a "
+        "node: a GB200 NVL72 'node' is the 72-GPU NVLink rack, its hosts are 4-GPU compute trays",
+    )  # fmt: skip
+    gpus_per_host_source: str | None = Field(
+        default=None, description="where gpus_per_host comes from"
+    )
     source: str = Field(description="datasheet the numbers come from")
+
+    @property
+    def host_gpus(self) -> int:
+        """GPUs of one host (CPUs, host memory, NICs): ``gpus_per_host`` where given, else a
+        node's."""
+        return self.gpus_per_host or self.gpus_per_node
 
     def __hash__(self) -> int:
         """Hashable despite its dict of peaks (memoized evaluations key on it); equal specs
