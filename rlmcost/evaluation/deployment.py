@@ -165,6 +165,12 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
+    elif q.lengths.is_fixed and not dep.ideal:
+        notes.append(
+            f"every response is T = {wl.response_len} tokens (--length-dist fixed, the "
+            "default); real rollouts spread and the longest sets generation's tail: "
+            "--length-dist reasoning (T the cap) or lognormal:MEAN,SIGMA,MAX"
+        )
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
