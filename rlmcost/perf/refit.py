@@ -56,7 +56,7 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
     broadcast crosses nodes (``nccl``).
 
     >>> round(refit_s(Refit.IPC, 16 * 10**9), 2)  # Llama-3.1-8B in bf16, NeMo RL colocated
-    4.95
+    7.48
     """
     if model_bytes <= 0:
         return 0.0

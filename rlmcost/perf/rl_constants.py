@@ -75,24 +75,29 @@ class EngineDefault:
 
 # --- 1. Weight refit / sync ------------------------------------------------------------------
 
-REFIT_IPC_BYTES_PER_S = Constant(13.9e9, 10.0e9, 28.4e9, "NeMo RL blogs 2025-07-21, 2025-08-12")
+REFIT_IPC_BYTES_PER_S = Constant(33.2e9, 10.08e9, 36.2e9, "NeMo RL blogs 2025-07-21, 2025-08-12")
 """Full-model bf16 bytes per second of a colocated CUDA-IPC refit.
 
-CUDA IPC between Ray processes (NeMo RL update_weights_from_ipc_handles, slime colocate).
-Engineering estimate: line through the NeMo RL v0.3 blog refit times (H100, Megatron), Llama-3.1-8B
-16.06 GB in 5 s and Llama-3.1-70B 141.1 GB in 14 s: slope 9 s / 125.0 GB = 13.9 GB/s, intercept
-REFIT_IPC_FIXED_S. low: 70B all-in 141.1 GB / 14 s = 10.08 GB/s. high: DeepSeek-V3 after the
-packing, collective_rpc and metadata fixes, 1342 GB / 47.2 s (refit blog 2025-08-12, Table 1). slime
-Qwen3-30B-A3B flattened-bucket loop, 61 GB in ~3.0 s on 8xH200 (vllm-project/vime issue 175) lies
-inside the spread.
+CUDA IPC between Ray processes (NeMo RL update_weights_from_ipc_handles, slime colocate). Each
+policy worker gathers the full model bucket by bucket and hands its own GPU's buffer to the engine
+rank beside it (refit blog 2025-08-12, "How Refit is Done"), so every GPU moves the whole model at
+once and the time follows the model's bytes. The line is the least-squares fit through NeMo RL
+v0.3's
+three published refit times (H100, Megatron): Llama-3.1-8B 16.06 GB in 5 s and Llama-3.1-70B
+141.1 GB in 14 s (v0.3 blog 2025-07-21 step tables), DeepSeek-V3 1342 GB in 47.2 s (refit blog
+2025-08-12 Table 1, EP64 PP8 -> TP64): slope 0.03015 s/GB = 33.2 GB/s, intercept REFIT_IPC_FIXED_S
+(it gives 7.5, 11.3 and 47.5 s). low: 70B all-in, 141.1 GB / 14 s = 10.08 GB/s. high: the marginal
+rate from 70B to DeepSeek-V3, (1342 - 141.1) GB / (47.2 - 14) s = 36.2 GB/s. slime Qwen3-30B-A3B
+flattened-bucket loop, 61 GB in ~3.0 s on 8xH200 (vllm-project/vime issue 175), is faster still.
 """
 
-REFIT_IPC_FIXED_S = Constant(3.8, 1.0, 8.0, "NeMo RL blog 2025-07-21; RL issue 959")
+REFIT_IPC_FIXED_S = Constant(7.0, 1.0, 8.0, "NeMo RL blog 2025-07-21; RL issue 959")
 """Fixed seconds per colocated CUDA-IPC refit (Ray RPCs, handle exchange, barriers).
 
-Intercept of the REFIT_IPC_BYTES_PER_S line (5 s - 16.06 GB x 0.0720 s/GB). high: 8B reruns of the
-same recipe took 6-8 s (NVIDIA-NeMo/RL issue 959). low: engineering estimate, the per-step Ray
-dispatch of a one-node job (RAY_ACTOR_CALL_S x a few hundred calls) once tensors are packed.
+Intercept of the REFIT_IPC_BYTES_PER_S line (22.07 s mean time - 0.03015 s/GB x 499.7 GB mean
+bytes). high: 8B reruns of the same recipe took 6-8 s (NVIDIA-NeMo/RL issue 959). low: engineering
+estimate, the per-step Ray dispatch of a one-node job (RAY_ACTOR_CALL_S x a few hundred calls) once
+tensors are packed.
 """
 
 IPC_REBUILD_S_PER_TENSOR = Constant(1.8e-4, 1.8e-4, 4.5e-4, "NeMo RL blog 2025-08-12; vime #175")
