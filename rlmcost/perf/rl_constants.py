@@ -82,8 +82,7 @@ CUDA IPC between Ray processes (NeMo RL update_weights_from_ipc_handles, slime c
 policy worker gathers the full model bucket by bucket and hands its own GPU's buffer to the engine
 rank beside it (refit blog 2025-08-12, "How Refit is Done"), so every GPU moves the whole model at
 once and the time follows the model's bytes. The line is the least-squares fit through NeMo RL
-v0.3's
-three published refit times (H100, Megatron): Llama-3.1-8B 16.06 GB in 5 s and Llama-3.1-70B
+v0.3's three published refit times (H100, Megatron): Llama-3.1-8B 16.06 GB in 5 s and Llama-3.1-70B
 141.1 GB in 14 s (v0.3 blog 2025-07-21 step tables), DeepSeek-V3 1342 GB in 47.2 s (refit blog
 2025-08-12 Table 1, EP64 PP8 -> TP64): slope 0.03015 s/GB = 33.2 GB/s, intercept REFIT_IPC_FIXED_S
 (it gives 7.5, 11.3 and 47.5 s). low: 70B all-in, 141.1 GB / 14 s = 10.08 GB/s. high: the marginal
