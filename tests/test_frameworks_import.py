@@ -81,12 +81,14 @@ HAND = {
         "--groups rollout=1[tp=1],actor=7 --gpus 8 --init-load sharded",  # zero3_init_flag
     ),
     # NeMo RL examples/configs/grpo_math_1B.yaml: 32 prompts x 16 = 512 samples = one global
-    # batch of 512; sequence packing at 512 x 4 = 2048 tokens per GPU; 512 total tokens split
+    # batch of 512; sequence packing at 512 x 4 = 2048 tokens per GPU, the log-prob forwards
+    # at logprob_batch_size 4 packed to 512 x 4 = 2048 tokens; 512 total tokens split
     # 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01).
     "nemo-rl": (
         ["import", "nemo-rl", str(NEMO), "--json"],
         "rlvr --framework nemo-rl --model qwen2.5-7b --batch 32 --group 16 --prompt-len 256 "
-        "--response-len 256 --gpus 8 --max-tokens-per-gpu 2048",
+        "--response-len 256 --gpus 8 --max-tokens-per-gpu 2048 --forward-micro-batch 4 "
+        "--forward-max-tokens-per-gpu 2048",
     ),
 }
 
@@ -243,6 +245,27 @@ def test_nemo_rl_batch_units() -> None:
     assert h["--micro-batch"] == 4  # train_micro_batch_size, per GPU
     with pytest.raises(SpecError, match="both enabled"):
         import_nemo_rl(NEMO, ["policy.dynamic_batching.enabled=true"])
+
+
+def test_nemo_rl_packed_micro_batches_split_over_context_parallel_ranks() -> None:
+    """NeMo RL packs each data-parallel shard to train_mb_tokens / logprob_mb_tokens and
+    context parallelism then splits the packed sequence over its ranks
+    (nemo_rl/models/policy/lm_policy.py at v0.6.0, get_logprobs: 'we just shard into DP shards
+    here as Sequence packing allows for CP'), so a GPU holds 1 / CP of the budget."""
+    base = _flags(import_nemo_rl(NEMO, [], 200))
+    assert (base["--forward-micro-batch"], base["--forward-max-tokens-per-gpu"]) == (4, 2048)
+    f = _flags(import_nemo_rl(NEMO, ["policy.dtensor_cfg.context_parallel_size=4",
+                                     "policy.sequence_packing.train_mb_tokens=16384",
+                                     "policy.sequence_packing.logprob_mb_tokens=65536"], 200))
+    assert f["--cp"] == 4
+    assert (f["--max-tokens-per-gpu"], f["--forward-max-tokens-per-gpu"]) == (4096, 16384)
+    # dynamic batching budgets stay per GPU as given (no packed sequence to split)
+    g = _flags(import_nemo_rl(NEMO, ["policy.sequence_packing.enabled=false",
+                                     "policy.dynamic_batching.enabled=true",
+                                     "policy.dynamic_batching.train_mb_tokens=8192",
+                                     "policy.dynamic_batching.logprob_mb_tokens=8192",
+                                     "policy.dtensor_cfg.context_parallel_size=2"], 200))
+    assert (g["--max-tokens-per-gpu"], g["--forward-max-tokens-per-gpu"]) == (8192, 8192)
 
 
 # --- malformed and hostile configs --------------------------------------------------------------

@@ -67,7 +67,8 @@ def test_every_run_has_a_row_in_data_order(report):
     assert [r.recipe.id for r in report.rows] == [r["id"] for r in DATA["runs"]]
     # 46 + OpenRLHF benchmark/README.md@dbdd43b0: 4 rows + NeMo RL performance-summary.md v0.6
     # (tag v0.6.0): 16 more of its 18 GRPO rows (H100 BF16 9, H100 FP8 1, GB200 BF16 8; 2 were in)
-    assert len(report.rows) == 66
+    # + NeMo RL v0.3 blog (2025-07-21): its 4 Megatron rows and the 16K context-parallel row
+    assert len(report.rows) == 71
 
 
 def test_every_row_is_predicted_or_says_why_not(report):
@@ -104,10 +105,11 @@ def test_the_published_workload_is_the_runs(report):
 
 
 def test_long_caps_carry_the_truncated_share_and_say_so(report):
-    # rl_runs.json: verl's Qwen2.5-Math-7B runs cap at 28,672 and AReaL's at 31,744 (>= 16K);
-    # NeMo RL's caps (1,428 .. 8,084), verl's Qwen3-30B (8,192) and DeepSeek-V3 (9,632) do not
+    # rl_runs.json: verl's Qwen2.5-Math-7B runs cap at 28,672, AReaL's at 31,744 and the NeMo
+    # RL v0.3 blog's long-context row at 16,254 (16,384 less the prompt; >= 16K); NeMo RL's other
+    # caps (1,428 .. 8,084), verl's Qwen3-30B (8,192) and DeepSeek-V3 (9,632) do not
     long_ids = {r["id"] for r in DATA["runs"] if r["max_response_len"] >= LONG_CAP_TOKENS}
-    assert len(long_ids) == 10
+    assert len(long_ids) == 11
     for r in report.rows:
         if r.run is None or r.run.workload.length_dist == "fixed":
             continue

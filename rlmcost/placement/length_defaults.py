@@ -29,13 +29,16 @@ from rlmcost.perf.rl_constants import (
 )
 from rlmcost.placement.lengths import LengthDist, max_clip
 
-LONG_CAP_TOKENS = 16_384
-"""Caps from which the lengths get the truncated share RESPONSE_CLIP_FRACTION (the 16K bound of
-RESPONSE_MEAN_CEILING_TOKENS's runs). Under shorter caps the capped-mean lognormal already puts a
-large share at the cap: NeMo RL v0.5 Qwen3-32B, mean 3,251 under 3,988 at sigma 0.67, puts 50%
-there; Qwen3-235B 5,700 under 8,084, 32% (Skywork-OR1 3.2.3 saw ~40% at 8K); at >= 16K it puts
-under 0.5% there (AReaL v0.1 1.5B, 6,700 under 31,744: 0.4%), below the 0 .. 5% long-cap runs
-report."""
+LONG_CAP_TOKENS = 16_000
+"""Caps from which the lengths get the truncated share RESPONSE_CLIP_FRACTION: the 16K bound of
+RESPONSE_MEAN_CEILING_TOKENS's runs, as runs set it, on the response (verl max_response_length
+16,384) or on prompt + response (NeMo RL max_total_sequence_length 16,384: a response cap of 16,384
+less the prompt, 16,254 in the v0.3 blog's long-context row). Under shorter caps the capped-mean
+lognormal already puts a large share at the cap: NeMo RL v0.5 Qwen3-32B, mean 3,251 under 3,988 at
+sigma 0.67, puts 50% there; Qwen3-235B 5,700 under 8,084, 32% (Skywork-OR1 3.2.3 saw ~40% at 8K); at
+>= 16K it puts under 0.5% there (AReaL v0.1 1.5B, 6,700 under 31,744: 0.4%), below the 0 .. 5% long-
+cap runs report.
+"""
 
 
 def default_mean_response(t_max: int, end: str = "value") -> int:

@@ -73,12 +73,21 @@ PHASES = {
     "old_logprob_s": "old log-prob",
     "ref_logprob_s": "reference",
     "training_s": "update actor",
+    "refit_s": "weight sync",
     "generation_wait_s": None,
 }
 """Published phase -> rlmcost's phase name (:data:`rlmcost.placement.jobs.PHASES`). verl's
 ``timing_s/gen`` is generation, ``old_log_prob`` the recomputed log-probs, ``ref`` the reference
 forward, ``update_actor`` training; the fully-async trainer's ``gen`` is its wait for samples,
-which rlmcost does not predict (None)."""
+which rlmcost does not predict (None). NeMo RL's ``Refit`` is the weight sync into its
+engines."""
+
+PHASE_SUMS = {
+    "logprobs_s": ("old log-prob", "reference"),
+}
+"""Published phase -> rlmcost's phases it sums: NeMo RL's 'Get logprobs' (v0.3 blog step table)
+times the policy's and the reference's log-prob forwards together
+(``nemo_rl/algorithms/grpo.py`` at v0.3.0, ``policy_and_reference_logprobs``)."""
 
 STAGE_PHASES = {
     "experience_s": ("generation", "assessment"),

@@ -138,12 +138,11 @@ def nemo_rl(record: Record) -> Mapped:
     for kind, size in (("train", "policy.train_micro_batch_size"),
                        ("logprob", "policy.logprob_batch_size")):  # fmt: skip
         key = f"policy.sequence_packing.{kind}_mb_tokens"
-        if s.get("policy.sequence_packing.enabled") and key not in s:
+        if s.get("policy.sequence_packing.enabled") and key not in s and size in s:
             s[key] = total * int(s.get(size, 1))
             choices.append(f"{key} = max_total_sequence_length x {size.split('.')[-1]} = "
                            f"{s[key]} (grpo_math_1B.yaml's ${{mul:...}})")  # fmt: skip
     q = _import_file(import_nemo_rl, s, [], int(record["prompt_len"]))
-    _nemo_forward(s, q, choices)
     if s.get("policy.megatron_cfg.fp8_cfg.enabled"):
         choices.append("FP8 training (megatron_cfg.fp8_cfg) not modelled: the trainer's GEMMs "
                        "at the bf16 peak (an upper bound on the training phases)")  # fmt: skip
@@ -155,20 +154,6 @@ def nemo_rl(record: Record) -> Mapped:
                        "(grpo.async_grpo.max_trajectory_age_steps), generation and training on "
                        "the groups of generation.colocated.resources")  # fmt: skip
     return q, _overlay(record), choices, "rlmcost import nemo-rl (framework_settings as YAML)"
-
-
-def _nemo_forward(s: Mapping[str, Any], q: ImportedQuery, choices: list[str]) -> None:
-    """The log-prob forwards' batching (policy.logprob_batch_size, which the importer reads
-    as the trainer's default): per GPU, or with packing its token budget."""
-    n = int(s.get("policy.logprob_batch_size", 0))
-    if not n:
-        return
-    q.set("--forward-micro-batch", n)
-    budget = s.get("policy.sequence_packing.logprob_mb_tokens")
-    if s.get("policy.sequence_packing.enabled") and budget:
-        q.set("--forward-max-tokens-per-gpu", int(budget))
-    choices.append(f"log-prob forwards: policy.logprob_batch_size {n} per GPU"
-                   + (f", packed to {budget} tokens" if budget else ""))  # fmt: skip
 
 
 # -- verl -------------------------------------------------------------------------------------

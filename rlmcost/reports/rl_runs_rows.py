@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.reports.rl_runs import (
+    PHASE_SUMS,
     PHASES,
     STAGE_PHASES,
     Recipe,
@@ -216,9 +217,12 @@ def _evaluate(recipe: Recipe, build: Build) -> RlRunRow:
     phases = ev.evaluation.phases if ev.evaluation is not None else ()
     predicted = {p.name: p.time_s for p in phases}
     stages = ev.evaluation.stages if ev.evaluation is not None else {}
-    names = {**PHASES, **{k: "+".join(v) for k, v in STAGE_PHASES.items()}}
+    sums = {**STAGE_PHASES, **PHASE_SUMS}
+    names = {**PHASES, **{k: "+".join(v) for k, v in sums.items()}}
     spans = {"+".join(v): sum(r.time_s for s, r in stages.items() if str(s) in v)
              for v in STAGE_PHASES.values()}  # published stage spans: their stages summed
+    spans.update({"+".join(v): sum(predicted.get(p, 0.0) for p in v)
+                  for v in PHASE_SUMS.values() if any(p in predicted for p in v)})
     published_phases = tuple(
         PhaseRow(key, names.get(key), float(v), {**predicted, **spans}.get(names.get(key) or ""))
         for key, v in (recipe.record.get("published_phases") or {}).items()
