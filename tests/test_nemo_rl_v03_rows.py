@@ -18,6 +18,8 @@ BLOG = {
     "nemo-rl-v0.3-blog-h100-llama3.1-70b-grpo-megatron": (8, 147, 28, 14, 84, 18, 398),
     "nemo-rl-v0.3-blog-h100-qwen3-32b-grpo-megatron": (8, 213, 68, 7, 96, 40, 3283),
     "nemo-rl-v0.3-blog-h100-qwen3-30b-a3b-grpo-megatron": (8, 167, 50, 12, 78, 23, 3251),
+    "nemo-rl-v0.3-blog-h100-llama3.1-8b-grpo-dtensor": (1, 122, 38, 4, 57, 19, 777),
+    "nemo-rl-v0.3-blog-h100-llama3.1-70b-grpo-dtensor": (8, 230, 97, 15, 82, 28, 395),
     "nemo-rl-v0.3-blog-h100-llama3.3-70b-grpo-16k-cp4": (16, 445, 64, 17, 287, 75, 749),
 }
 RUNS = {r["id"]: r for r in load_runs()["runs"] if r["source"] == "nemo_rl_v0.3_blog"}
@@ -31,8 +33,8 @@ def test_the_blogs_megatron_rows_are_in_with_their_cells() -> None:
         assert r["published_phases"] == {"training_s": train, "refit_s": refit,
                                          "generation_s": gen, "logprobs_s": lp}
         assert r["mean_response_len"] == avg
-        # the phases the blog lists leave a few seconds to the controller
-        assert 0 <= total - (train + refit + gen + lp) <= 8
+        # the phases the blog lists leave a few seconds to the controller (2-8 s)
+        assert 2 <= total - (train + refit + gen + lp) <= 8
         s = r["framework_settings"]
         assert s["grpo.num_prompts_per_step"] * s["grpo.num_generations_per_prompt"] == 2048
         assert s["policy.train_global_batch_size"] == 512  # the blog's footnote

@@ -67,8 +67,9 @@ def test_every_run_has_a_row_in_data_order(report):
     assert [r.recipe.id for r in report.rows] == [r["id"] for r in DATA["runs"]]
     # 46 + OpenRLHF benchmark/README.md@dbdd43b0: 4 rows + NeMo RL performance-summary.md v0.6
     # (tag v0.6.0): 16 more of its 18 GRPO rows (H100 BF16 9, H100 FP8 1, GB200 BF16 8; 2 were in)
-    # + NeMo RL v0.3 blog (2025-07-21): its 4 Megatron rows and the 16K context-parallel row
-    assert len(report.rows) == 71
+    # + NeMo RL v0.3 blog (2025-07-21): its 4 Megatron rows, 2 DTensor rows and the 16K
+    # context-parallel row
+    assert len(report.rows) == 73
 
 
 def test_every_row_is_predicted_or_says_why_not(report):
