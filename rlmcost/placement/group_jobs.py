@@ -143,13 +143,18 @@ def _job(g: GroupModel, task: Task) -> Job:
 
 def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     """A forward job's own numbers: its own and host bytes, time (the roofline bound, at least the
-    parameter gathers' link time), the bound, prediction and its parts (kept per
-    ``group_key.forward_key``)."""
+    parameter gathers' link time: one ZeRO-3 gather per micro-batch, and under a token budget
+    the micro-batches are the packed ones the prediction runs, not the longest sequence's),
+    the bound, prediction and its parts (kept per ``group_key.forward_key``)."""
     layout = g.layouts[task.index]
     own, host = g.own(task), g.host(task)
     share = data_share(layout, g.batch(task), g.seq_len(task))
     base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
                                            FORWARD)  # fmt: skip
+    p = _packing(g, task)[1]
+    budgeted = _packed_layout(g, task, p.seq_len)
+    if budgeted is not layout:  # a token budget: its packed micro-batches
+        share = data_share(budgeted, p.sequences, p.seq_len)
     link = share.micro_batches * g.gather_s(task)
     time = _at_least(base, link)
     fwd = predict_forward(g, task)
