@@ -162,9 +162,10 @@ def test_nemo_rows_agree_with_their_own_throughput(run: dict) -> None:
     """The page defines tokens/s/GPU = tokens used in training / (step time x GPUs). With
     G-Average Seq len as the mean generated length plus the row's prompt (the medians these
     figures imply per section: v0.5 108 tokens for the Qwen3/DeepSeek rows, 130 for Llama; v0.6
-    112), the two published figures agree within 0.93..1.06 (rounding of the published figures,
-    mean of 5 steps). A mistyped step time, GPU count or length falls outside; a row whose own
-    figures disagree on the page says so in its assumptions (and must then fall outside)."""
+    112; v0.7 110), the two published figures agree within 0.93..1.06 (rounding of the
+    published figures, mean of 5 steps). A mistyped step time, GPU count or length falls
+    outside; a row whose own figures disagree on the page says so in its assumptions (and must
+    then fall outside)."""
     other = run["published_other"]
     per_sample = run["prompt_len"] + other["g_average_seq_len"]
     tokens = per_sample * run["prompts_per_step"] * run["samples_per_prompt"]

@@ -75,12 +75,27 @@ def import_nemo_rl(
         raise SpecError(f"{where}: set policy.model_name (the policy model)")
     q.set("--model", model)
     q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
+    _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
     _layout(r, q)
     _engine(r, q)
     _async(r, q)
     q.ignored = r.unread(IGNORED)
     return q
+
+
+def _on_policy_ratio(r: Reader, q: ImportedQuery) -> None:
+    """``loss_fn.force_on_policy_ratio`` (v0.7): NeMo RL skips the old-policy log-prob forward
+    and takes the ratio as 1 while ``grpo.seq_logprob_error_threshold`` is unset
+    (nemo_rl/algorithms/grpo.py at v0.7.0, ``skip_prev_logprobs`` from
+    nemo_rl/algorithms/opd.py ``_skip_prev_logprobs``)."""
+    if not r.flag("loss_fn.force_on_policy_ratio", False):
+        return
+    if r.raw("grpo.seq_logprob_error_threshold", None) is not None:
+        return
+    q.set("--no-recompute-logprobs")
+    q.note("loss_fn.force_on_policy_ratio: no old-policy log-prob forward, the ratio taken as "
+           "1 (grpo.py skip_prev_logprobs): --no-recompute-logprobs")  # fmt: skip
 
 
 def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
