@@ -61,8 +61,10 @@ examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4; the 
 areal_config.yaml at commit 820ca49: 4)."""
 
 AREAL_MAX_TOKENS_PER_MB = 30720
-"""AReaL's training and inference token budget per micro-batch (examples/configs/qwen3-code/
-8b.yaml: actor_train.mb_spec.max_tokens_per_mb 30720; packed sequences)."""
+"""AReaL's training and inference token budget per micro-batch (packed sequences): AReaL-boba's
+configs of these models on this data, examples/configs/{1.5B,7B}-distill/ppo-*-distill-gpus-128.yaml
+at inclusionAI/AReaL 23df2682a (v0.3 release), actor_train / actor_inf.mb_spec.max_tokens_per_mb
+30720, as examples/configs/qwen3-code/8b.yaml and training/configs/async-ppo.yaml there."""
 
 AREAL_MEM_FRACTION = {"1.5B": 0.8, "7B": 0.7}
 """SGLang's mem_fraction_static of AReaL's benchmark by model size (commit 820ca49:
@@ -354,7 +356,7 @@ def areal(record: Record) -> Mapped:
         "--framework none with every field given (no AReaL preset); rlvr: GRPO with a rule-based "
         "verifier, no critic, no KL (kl_ctl 0)",
         "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
-        f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (qwen3-code/8b.yaml), the "
+        f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (AReaL-boba's mb_spec), the "
         f"longest sequence {longest}) = {budget} tokens",
         f"SGLang TP {tp} (smallest power of two leaving half the HBM free of bf16 weights), "
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
