@@ -1,6 +1,8 @@
 """AReaL's published rows (AReaL v0.3 blog Table 2) as AReaL-boba's recipe runs them, and the
 predicted breakdown of an offloading trainer as plain JSON numbers.
 
+Mapping: :mod:`rlmcost.reports.rl_runs_areal`.
+
 References: AReaL-boba's configs of R1-Distill-Qwen-1.5B and -7B on AReaL-boba-106k,
 examples/configs/{1.5B,7B}-distill/ppo-*-distill-gpus-128.yaml at inclusionAI/AReaL 23df2682a
 (the v0.3 release): ppo.gen.max_new_tokens 27648, dataset.train_bs_n_seqs 512, group_size 16,
@@ -47,6 +49,18 @@ def test_areal_rows_run_the_boba_recipe(record):
     assert int(flags["--max-tokens-per-gpu"]) == BOBA_MAX_TOKENS_PER_MB
     assert int(flags["--forward-max-tokens-per-gpu"]) == BOBA_MAX_TOKENS_PER_MB
     assert any("27,648" in a for a in record["assumptions"])
+
+
+@pytest.mark.parametrize("record", AREAL, ids=lambda r: r["id"])
+def test_only_asynchronous_areal_recomputes_log_probs(record):
+    """training/configs/sync-ppo.yaml at 23df2682a: ppo.recompute_logprob false;
+    async-ppo.yaml: true (the decoupled objective's proximal policy)."""
+    q = recipe(record).query
+    assert q is not None
+    flags = _flags(q.argv())
+    sync = record["off_policy_steps"] == 0
+    assert ("--no-recompute-logprobs" in flags) is sync
+    assert ("--recompute-logprobs" in flags) is not sync
 
 
 def test_offloading_trainer_breakdown_is_plain_numbers():
