@@ -79,3 +79,34 @@ def test_offloading_trainer_breakdown_is_plain_numbers():
         parts = job["predicted_breakdown_s"]
         assert parts["offload_s"] > 0
         assert all(isinstance(v, (int, float)) for v in parts.values()), parts
+
+
+# arXiv 2505.24298 (assets/paper.pdf at inclusionAI/AReaL 4aef98d8), Figure 5c: effective
+# training throughput of the 1.5B math runs, staleness 0 and 4, tokens/s; Table 1: 250 steps.
+FIG5C_TOKENS_PER_S = {"1.5b-sync": 128.7e3, "1.5b-async": 356.6e3}
+PAPER_TABLE1_STEPS = 250
+
+
+@pytest.mark.parametrize("record", AREAL, ids=lambda r: r["id"])
+def test_areal_steps_are_the_papers_training_steps(record):
+    """The blog's 1000 'PPO steps' are the paper's 250 training steps x ppo_n_minibatches 4."""
+    from rlmcost.reports.rl_runs import published_step_s
+    from rlmcost.reports.rl_runs_areal import AREAL_MINI_BATCHES
+
+    assert record["framework_settings"]["ppo_steps"] * AREAL_MINI_BATCHES == 1000
+    assert published_step_s(record) == pytest.approx(record["published"] * 3600 / 250)
+
+
+@pytest.mark.parametrize("key", FIG5C_TOKENS_PER_S)
+def test_areal_1p5b_mean_is_the_papers_tokens_per_step(key):
+    """Figure 5c's tokens/s x the row's step seconds / 8,192 sequences, less the prompt, is the
+    row's mean response length (both rows: the same 76.0M tokens per step)."""
+    from rlmcost.reports.rl_runs import published_step_s
+
+    record = next(r for r in AREAL if key in r["id"])
+    seqs = record["prompts_per_step"] * record["samples_per_prompt"]
+    per_seq = FIG5C_TOKENS_PER_S[key] * published_step_s(record) / seqs
+    assert per_seq - record["prompt_len"] == pytest.approx(record["mean_response_len"], abs=2)
+    lo, hi = record["mean_response_len_range"]
+    assert lo == record["mean_response_len"]
+    assert hi == pytest.approx(per_seq, abs=2)  # no prompt at all
