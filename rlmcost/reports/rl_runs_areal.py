@@ -97,6 +97,12 @@ def areal(record: Record) -> Mapped:
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
+    choices.append("weight update not priced as AReaL runs it: realhf at 23df2682a refits through "
+                   "the file system (the trainer saves the parameters under PARAM_REALLOC_PATH; "
+                   "gserver_manager.py flush_requests_and_update_weights has every SGLang server "
+                   "load them with /update_weights_from_disk, a sync point across servers); "
+                   "rlmcost prices a link transfer (the storage's bandwidth is not "
+                   "published)")  # fmt: skip
     pp = AREAL_TRAIN_PP[size]
     if sync:
         choices.append("synchronous AReaL: old log-probs from generation, no recomputing "
