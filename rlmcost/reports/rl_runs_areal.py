@@ -16,9 +16,11 @@ Mapped = tuple[ImportedQuery, dict[str, Any], list[str], str]
 
 AREAL_TRAIN_SHARE = (1, 4)
 """Training GPUs of an asynchronous AReaL run: 1/4 of the GPUs in whole nodes, SGLang on the
-other 3/4 (inclusionAI/AReaL at commit 820ca49, benchmark/verl_v0_3_0_post1_76084d3/
-build_cmd.py ``get_allocation_mode``: ``n_sglang_gpus = n_nodes * 8 // 4 * 3``; the benchmark
-whose batch 512 x 16 and 31K generation the rows use, areal_config.yaml beside it)."""
+other 3/4. arXiv 2505.24298 §6.1 (assets/paper.pdf at inclusionAI/AReaL 4aef98d8): "For AREAL,
+we maintain a fixed ratio between inference and training devices, allocating three-quarters of
+the devices for inference" (chosen over 50-50 for its higher training throughput); the same in
+benchmark/verl_v0_3_0_post1_76084d3/build_cmd.py ``get_allocation_mode`` at 820ca49:
+``n_sglang_gpus = n_nodes * 8 // 4 * 3``."""
 
 AREAL_TRAIN_PP = {"1.5B": 2, "7B": 4}  # the sizes of AREAL_MEM_FRACTION
 """Pipeline stages of the asynchronous AReaL trainer by model size, TP 1 (the same
@@ -126,7 +128,8 @@ def areal(record: Record) -> Mapped:
         q.set("--staleness", AREAL_STALENESS)
         q.set("--partial-rollout")
         choices.append(f"asynchronous AReaL: {gpus - train} generation + {train} training GPUs "
-                       f"(3/4 SGLang in whole nodes), trainer PP {pp} (benchmark build_cmd.py "
+                       f"(3/4 SGLang in whole nodes: arXiv:2505.24298 §6.1), trainer PP {pp} "
+                       "(benchmark build_cmd.py "
                        "get_allocation_mode at 820ca49), --placement async --staleness "
                        f"{AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
         choices.append("interruptible generation (arXiv:2505.24298 §4.1): --partial-rollout, "
