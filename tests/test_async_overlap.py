@@ -26,11 +26,12 @@ from rlmcost.reports.rl_runs_frameworks import recipe
 RECORDS = {r["id"]: r for r in load_runs()["runs"]}
 
 # The run-average mean response lengths the pairs are evaluated at, the same on both sides:
-# AReaL R1-Distill-Qwen-1.5B: about 6,700 tokens (AReaL blog/AReaL_v0_1.md Figure 1,
-# assets/figures/distill_1.5b_24k_curve.png at inclusionAI/AReaL 4aef98d8, 24K stage);
+# AReaL R1-Distill-Qwen-1.5B: 8,252 tokens (arXiv 2505.24298 Figure 5c: 356.6k tokens/s x 213.1 s
+# per training step = 76.0M tokens, 9,276 per sequence, less the 1,024-token prompt; the row's
+# mean_response_len_source);
 # verl Qwen2.5-Math-7B DAPO: about 1,000 tokens (verl-project/verl-recipe async_flow/docs/
 # performance.md at 5f976c42, "base config Qwen2.5-Math-7B + DAPO-17k": average_responses 1k).
-AREAL_1P5B_MEAN = 6700
+AREAL_1P5B_MEAN = 8252
 VERL_7B_MEAN = 1000
 
 PAIRS = (

@@ -27,6 +27,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
+from rlmcost.reports.rl_runs_areal import areal
 from rlmcost.reports.rl_runs_dschat import deepspeed_chat
 
 Record = Mapping[str, Any]
@@ -43,37 +44,6 @@ called ``make_experience`` once per ``micro_rollout_batch_size`` prompts of each
 ``RemoteExperienceMaker._generate_vllm`` handed those prompts to one engine (rank % engines), a
 synchronous Ray actor that runs one ``generate`` call at a time (openrlhf/trainer/ppo_trainer.py
 and ppo_utils/experience_maker.py at commit dbdd43b0, 2024-03-26)."""
-
-AREAL_TRAIN_SHARE = (1, 4)
-"""Training GPUs of an asynchronous AReaL run: 1/4 of the GPUs in whole nodes, SGLang on the
-other 3/4 (inclusionAI/AReaL at commit 820ca49, benchmark/verl_v0_3_0_post1_76084d3/
-build_cmd.py ``get_allocation_mode``: ``n_sglang_gpus = n_nodes * 8 // 4 * 3``; the benchmark
-whose batch 512 x 16 and 31K generation the rows use, areal_config.yaml beside it)."""
-
-AREAL_TRAIN_PP = {"1.5B": 2, "7B": 4}  # the sizes of AREAL_MEM_FRACTION
-"""Pipeline stages of the asynchronous AReaL trainer by model size, TP 1 (the same
-``get_allocation_mode``: ``pp = 2`` for model size 1, ``pp = 4`` for 7; training allocation
-``d{n_train_gpus // pp}m1p{pp}``)."""
-
-AREAL_STALENESS = 4
-"""max_head_offpolicyness of AReaL's asynchronous math recipes (AReaL
-examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4; the benchmark's
-areal_config.yaml at commit 820ca49: 4)."""
-
-AREAL_MAX_TOKENS_PER_MB = 30720
-"""AReaL's training and inference token budget per micro-batch (examples/configs/qwen3-code/
-8b.yaml: actor_train.mb_spec.max_tokens_per_mb 30720; packed sequences)."""
-
-AREAL_MEM_FRACTION = {"1.5B": 0.8, "7B": 0.7}
-"""SGLang's mem_fraction_static of AReaL's benchmark by model size (commit 820ca49:
-benchmark/verl_v0_3_0_post1_76084d3/areal_config.yaml ``actor.sglang.mem_fraction_static: 0.8``;
-build_cmd.py sets 0.7 for model sizes above 1 "to avoid OOM", as examples/configs/qwen3-code/
-8b.yaml has it)."""
-
-AREAL_MINI_BATCHES = 4
-"""PPO mini-batches per step of AReaL's benchmark (areal_config.yaml at 820ca49:
-``ppo.ppo_n_minibatches: 4``)."""
-
 
 def recipe(record: Record) -> Recipe:
     """The run's :class:`~rlmcost.reports.rl_runs.Recipe` (a SpecError: unexpressible)."""
@@ -306,70 +276,7 @@ def _openrlhf_calls(record: Record, q: ImportedQuery) -> int:
     return per_call
 
 
-# -- explicit mappings: DeepSpeed-Chat (rl_runs_dschat), AReaL -----------------------------------
-
-
-def areal(record: Record) -> Mapped:
-    """AReaL v0.3 (SGLang generation, Megatron training; inclusionAI/AReaL
-    training/main_async_ppo.py and examples/configs): GRPO-style PPO without a critic or KL,
-    a rule-based math reward, the proximal log-probs recomputed (ppo.recompute_logprob)."""
-    q = ImportedQuery("none", "AReaL v0.3 (explicit mapping)", algorithm="rlvr")
-    gpus = int(record["gpus"])
-    name = model_name(record)
-    tp = engine_tp(name, str(record["hardware"]))
-    longest = int(record["prompt_len"]) + int(record["max_response_len"])
-    budget = max(AREAL_MAX_TOKENS_PER_MB, longest)
-    size = str(record["model_hf"]).rsplit("-", 1)[-1]
-    if size not in AREAL_MEM_FRACTION:
-        raise SpecError(f"AReaL's benchmark configures {', '.join(AREAL_MEM_FRACTION)} models, "
-                        f"not {size}")  # fmt: skip
-    fraction = AREAL_MEM_FRACTION[size]
-    for flag, value in (("--model", name), ("--no-kl", None), ("--recompute-logprobs", None),
-                        ("--mini-batches", AREAL_MINI_BATCHES),
-                        ("--zero", "1"), ("--ckpt", "full"), ("--packing", None),
-                        ("--max-tokens-per-gpu", budget),
-                        ("--forward-max-tokens-per-gpu", budget),
-                        ("--rollout-tp", tp), ("--logits", "low-memory"),
-                        ("--gpu-memory-utilization", fraction)):  # fmt: skip
-        q.set(flag, value)
-    choices = [
-        "log-probs over chunks of 1024 tokens (areal/utils/functional.py gather_logprobs: "
-        "log_softmax of logits.float() per chunk): model-dtype logits, fp32 one chunk at a time "
-        "(--logits low-memory; the fp32 chunks autograd keeps for the update are not counted)",
-        "--framework none with every field given (no AReaL preset); rlvr: GRPO with a rule-based "
-        "verifier, no critic, no KL (kl_ctl 0)",
-        "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
-        f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (qwen3-code/8b.yaml), the "
-        f"longest sequence {longest}) = {budget} tokens",
-        f"SGLang TP {tp} (smallest power of two leaving half the HBM free of bf16 weights), "
-        f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
-        f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
-    ]
-    pp = AREAL_TRAIN_PP[size]
-    if record["off_policy_steps"] == 0:
-        q.set("--sleep")
-        q.set("--pp", pp)
-        choices.append("synchronous AReaL: generation and training alternate on every GPU "
-                       f"(--sleep); trainer PP {pp}, the benchmark's training allocation for "
-                       "this size (build_cmd.py get_allocation_mode at 820ca49, the only "
-                       "published AReaL layout of these models)")  # fmt: skip
-    else:
-        num, den = AREAL_TRAIN_SHARE
-        per_node = 8
-        train = max(1, round(gpus * num / den / per_node)) * per_node
-        q.set("--no-sleep")
-        q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
-        q.set("--placement", "async")
-        q.set("--staleness", AREAL_STALENESS)
-        q.set("--partial-rollout")
-        choices.append(f"asynchronous AReaL: {gpus - train} generation + {train} training GPUs "
-                       f"(3/4 SGLang in whole nodes), trainer PP {pp} (benchmark build_cmd.py "
-                       "get_allocation_mode at 820ca49), --placement async --staleness "
-                       f"{AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
-        choices.append("interruptible generation (arXiv:2505.24298 §4.1): --partial-rollout, "
-                       "the engines stream across batches and recompute the in-flight KV cache "
-                       "at each weight update")  # fmt: skip
-    return q, _overlay(record), choices, "explicit mapping: AReaL -> --framework none"
+# -- explicit mappings: DeepSpeed-Chat (rl_runs_dschat), AReaL (rl_runs_areal) ------------------
 
 
 MAPPINGS: dict[str, Callable[[Record], Mapped]] = {
