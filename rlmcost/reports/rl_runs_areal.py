@@ -27,6 +27,11 @@ AREAL_TRAIN_PP = {"1.5B": 2, "7B": 4}  # the sizes of AREAL_MEM_FRACTION
 ``get_allocation_mode``: ``pp = 2`` for model size 1, ``pp = 4`` for 7; training allocation
 ``d{n_train_gpus // pp}m1p{pp}``)."""
 
+AREAL_SYNC_PP = 2
+"""Pipeline stages of the synchronous AReaL trainer: AReaL-boba's PPO configs of both sizes
+(examples/configs/{1.5B,7B}-distill/ppo-*-gpus-128.yaml at 23df2682a, allocation_mode
+``sglang.d64p1m1+d32p2m1``: SGLang on half the GPUs, the trainer on the other half at PP 2)."""
+
 AREAL_STALENESS = 4
 """max_head_offpolicyness of AReaL's asynchronous math recipes (AReaL
 examples/configs/v0.2-qwen2-math/README.md and the README's quick start: 4; the benchmark's
@@ -105,19 +110,20 @@ def areal(record: Record) -> Mapped:
                    "load them with /update_weights_from_disk, a sync point across servers); "
                    "rlmcost prices a link transfer (the storage's bandwidth is not "
                    "published)")  # fmt: skip
-    pp = AREAL_TRAIN_PP[size]
+    pp = AREAL_TRAIN_PP[size]  # the asynchronous runs' trainer
     if sync:
         choices.append("synchronous AReaL: old log-probs from generation, no recomputing "
                        "forward (--no-recompute-logprobs; AREAL_SYNC_RECOMPUTE)")  # fmt: skip
-        q.set("--sleep")
-        q.set("--pp", pp)
-        choices.append("synchronous AReaL: generation and training alternate on every GPU "
-                       f"(--sleep); trainer PP {pp}, the benchmark's training allocation for "
-                       "this size (build_cmd.py get_allocation_mode at 820ca49). AReaL-boba's "
-                       "configs of these models (examples/configs/{1.5B,7B}-distill/*-gpus-128"
-                       ".yaml at 23df2682a) alternate on separate halves instead "
-                       "(sglang.d64p1m1+d32p2m1); not taken: Table 2 does not say, and on "
-                       "halves rlmcost predicts the sync rows slower still")  # fmt: skip
+        half = gpus // 2
+        q.set("--no-sleep")
+        q.set("--groups", f"rollout={half}[tp={tp}],actor={half}[pp={AREAL_SYNC_PP}]")
+        choices.append(f"synchronous AReaL: generation on {half} GPUs, then training on the "
+                       f"other {half} at PP {AREAL_SYNC_PP}, as AReaL-boba's synchronous PPO "
+                       "configs of these models split them (examples/configs/{1.5B,7B}-distill/"
+                       "ppo-*-gpus-128.yaml at 23df2682a: allocation_mode "
+                       "sglang.d64p1m1+d32p2m1, scaled to the run's GPUs; "
+                       "examples/run_sync_ppo.sh: sglang.d4p1m1+d2p2m1); Table 2 does not say "
+                       "which allocation its synchronous runs used")  # fmt: skip
     else:
         num, den = AREAL_TRAIN_SHARE
         per_node = 8
