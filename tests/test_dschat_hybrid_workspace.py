@@ -79,8 +79,21 @@ def test_the_workspace_stays_through_training():
                 (Role.CRITIC, Kind.TRAIN)):  # fmt: skip
         assert jobs[key].memory.engine == pytest.approx(ws, rel=1e-12), key
     gen = jobs[(Role.ACTOR, Kind.GENERATE)].memory
-    # generating: the workspace's activation and score parts beside the KV cache it reads
-    assert gen.engine + gen.kv_cache == pytest.approx(ws, rel=1e-12)
+    # generating: the workspace's activation and score parts beside the KV cache it reads,
+    # and run_66b.sh's --tp_gather_partition_size 4 whole fp16 layers gathered to slice the
+    # TP shards (hybrid_engine.py generate); an OPT layer holds 12 h^2 weights and 13 h
+    # biases and LayerNorm parameters
+    layers = 4 * (12 * 9216**2 + 13 * 9216) * 2
+    assert gen.engine + gen.kv_cache == pytest.approx(ws + layers, rel=1e-12)
+
+
+def test_tp_one_gathers_no_layer_groups():
+    # at inference TP 1 the pinned engine gathers the whole model (its weights term); no
+    # group of whole layers besides: generation holds the workspace's parts only
+    est = _evaluation("opt-6.7b-a100-80gb-8gpu-step3", 8)
+    gen = _jobs(est)[(Role.ACTOR, Kind.GENERATE)].memory
+    assert gen.engine + gen.kv_cache == pytest.approx(_gen_workspace(32, 4096, 32, 8, 1, 2),
+                                                      rel=1e-12)  # fmt: skip
 
 
 def test_reference_is_a_model_of_its_own_under_lora():

@@ -9,6 +9,13 @@ all-gathers the inputs) at 512 positions, outside PyTorch's allocator, and stays
 decode steps read, counted by the KV-cache term at the run's context, so only what the
 workspace holds beyond that is added); every other invocation of the group runs beside the
 whole of it.
+
+At inference TP > 1 the engine's generate() also gathers the decoder layers whole, ``gather_layers``
+at a time (DeepSpeed-Chat ``--tp_gather_partition_size``), to copy each rank's TP shard out of
+them (hybrid_engine.py ``generate`` at DeepSpeed 9408a86: ``GatheredParameters`` over each group
+of layers, then ``apply_tensor_parallelism``), while the workspace kept from the previous
+generate() and the shards already copied are allocated: one group of whole layers (at the
+weights' dtype) is added to generation's bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.compiled import blocks_gen
+from rlmcost.compiled.arch import arch_numbers
 from rlmcost.frameworks.ds_hybrid import Workspace, inference_workspace
 
 if TYPE_CHECKING:
@@ -53,5 +62,22 @@ def workspace_bytes(g: GroupMemory, task: Task, own: MemoryBreakdown) -> int:
     if ws is None:
         return 0
     if task.kind is Kind.GENERATE:
-        return ws.activations + ws.scores + max(0, ws.kv_cache - own.kv_cache)
+        return (ws.activations + ws.scores + max(0, ws.kv_cache - own.kv_cache)
+                + gathered_layers_bytes(g, task))  # fmt: skip
     return ws.total
+
+
+def gathered_layers_bytes(g: GroupMemory, task: Task) -> int:
+    """One group of ``gather_layers`` whole decoder layers of the generating model (module
+    docstring; 0 at inference TP 1, where the engine gathers the whole model, already its
+    weights): a dense (or MoE) layer's parameters (``params_layer_dense``, Table III's
+    per-layer count, compiled) x the weights' bytes."""
+    layout = g.layouts[task.index]
+    if layout.tp == 1:
+        return 0
+    arch = g.s.arch(task.role)
+    numbers = arch_numbers(arch)
+    per_layer = int(blocks_gen.params_layer_moe(numbers) if arch.is_moe
+                    else blocks_gen.params_layer_dense(numbers))  # fmt: skip
+    count = min(g.engine.gather_layers, int(arch.n_layers))
+    return count * per_layer * g.s.workload.weight_dtype.bytes

@@ -35,6 +35,7 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--micro-batch", micro), ("--mini-batches", 1),
                         ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
                         ("--rollout-tp", tp), ("--max-num-seqs", micro * tp),
+                        ("--tp-gather-layers", s.get("--tp_gather_partition_size", 8)),
                         ("--logits", "materialized")):  # fmt: skip
         q.set(flag, value)
     choices = [
