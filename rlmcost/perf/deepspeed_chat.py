@@ -12,7 +12,12 @@ in hardware FLOPs, while the DeepSpeed-Chat blog measured about 0.32 (Figure 6 b
 engine's Python and memory overheads are not in the kernel model. A DeepSpeed-Chat training
 step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
 (:func:`dschat_train_flops`), over the GPUs' dense peak times
-:data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`).
+:data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`). Its forwards (the actor's
+old log-probs, the reference, the critic's values and the reward, the same modules under the
+same ZeRO-3 engines) take at least their FLOPs as perf.py counts a forward
+(:func:`dschat_forward_flops`) at the same rate; with them, rlmcost's experience phase of the
+OPT-6.7B and OPT-13B rows runs at 29.5 and 29.7 TFLOP/s per GPU in perf.py's counting, against
+Figure 6's 32.9 and 33.0 (44.7 and 45.1 on the kernel model).
 
 The same stack, Hugging Face models under DeepSpeed ZeRO, trains in OpenRLHF (openrlhf/models/
 actor.py, openrlhf/utils/deepspeed.py), whose preset says so

@@ -55,7 +55,9 @@ def dschat_forward_floor_s(g: GroupModel, task: Task) -> float:
     its FLOPs as DeepSpeed-Chat counts a forward (:func:`~rlmcost.perf.deepspeed_chat.
     dschat_forward_flops`) at DSCHAT_TRAIN_PEAK_FRACTION of the peak. The forwards run the
     same Hugging Face modules under the same ZeRO-3 engines as the training steps whose rate
-    Figure 6 measured (ppo_trainer.py ``generate_experience``: ``self.actor_model(seq)``,
+    Figure 6 measured (ppo_trainer.py ``generate_experience`` at DeepSpeedExamples e468799f:
+    ``self.train()`` after generating, which gives the actor back its Hugging Face forwards
+    in place of the Hybrid Engine's inference containers, then ``self.actor_model(seq)``,
     ``self.ref_model(seq)``, ``self.reward_model.forward_value``, ``self.critic_model.
     forward_value``; rlhf_engine.py ``_init_ref``: a ZeRO-3 engine of its own), so the
     engine's overheads that keep training at that rate (module docstring of
