@@ -4,18 +4,18 @@ per device.
 
 The workspace is sized once by the first generate() call of ``batch`` sequences (each
 rank's per-device generation batch, together over its inference TP group: hybrid_engine.py
-all-gathers the inputs) at 512 positions, outside PyTorch's allocator, and stays allocated
-(``release_inference_cache`` off). Generation holds all of it (its K, V part is the cache the
-decode steps read, counted by the KV-cache term at the run's context, so only what the
-workspace holds beyond that is added); every other invocation of the group runs beside the
-whole of it.
+all-gathers the inputs) at ``max_out_tokens`` positions (:func:`group_workspace`), outside
+PyTorch's allocator, and stays allocated (``release_inference_cache`` off). Generation holds
+all of it (its K, V part is the cache the decode steps read, counted by the KV-cache term at
+the run's context, so only what the workspace holds beyond that is added); every other
+invocation of the group runs beside the whole of it.
 
-At inference TP > 1 the engine's generate() also gathers the decoder layers whole, ``gather_layers``
-at a time (DeepSpeed-Chat ``--tp_gather_partition_size``), to copy each rank's TP shard out of
-them (hybrid_engine.py ``generate`` at DeepSpeed 9408a86: ``GatheredParameters`` over each group
-of layers, then ``apply_tensor_parallelism``), while the workspace kept from the previous
-generate() and the shards already copied are allocated: one group of whole layers (at the
-weights' dtype) is added to generation's bytes.
+At inference TP > 1 the engine's generate() also gathers the decoder layers whole,
+``gather_layers`` at a time (DeepSpeed-Chat ``--tp_gather_partition_size``), to copy each
+rank's TP shard out of them (hybrid_engine.py ``generate`` at DeepSpeed 9408a86:
+``GatheredParameters`` over each group of layers, then ``apply_tensor_parallelism``), while the
+workspace kept from the previous generate() and the shards already copied are allocated: one
+group of whole layers (at the weights' dtype) is added to generation's bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled import blocks_gen
 from rlmcost.compiled.arch import arch_numbers
-from rlmcost.frameworks.ds_hybrid import Workspace, inference_workspace
+from rlmcost.frameworks.ds_hybrid import (
+    HYBRID_ENGINE_MAX_OUT_TOKENS,
+    Workspace,
+    inference_workspace,
+)
 
 if TYPE_CHECKING:
     from rlmcost.parallel.breakdown import MemoryBreakdown
@@ -37,7 +41,10 @@ def group_workspace(g: GroupMemory) -> Workspace | None:
     """The workspace on each device of ``g`` (None unless a deployed Hybrid Engine generates
     there): generate() calls of min(sequences per inference replica, ``max_num_seqs``)
     sequences, the engine's static batch (:func:`~rlmcost.placement.group_jobs._generate`),
-    in the workload's KV dtype."""
+    in the workload's KV dtype, at ``max_out_tokens`` positions: the prompt and response
+    tokens, as DeepSpeed-Chat sets it (dschat/rlhf/rlhf_engine.py at DeepSpeedExamples HEAD:
+    ``max_out_tokens=max_prompt_seq_len + max_answer_seq_len``), at least DeepSpeed's default
+    512 (what the release, which did not set it, ran with)."""
     key = ("hybrid-workspace",)
     if key not in g.kept:
         g.kept[key] = None
@@ -47,9 +54,10 @@ def group_workspace(g: GroupMemory) -> Workspace | None:
             layout = g.layouts[gen.index]
             per_replica = -(-g._int(gen.invocation.sequences) // layout.dp)
             batch = max(1, min(per_replica, g.engine.max_num_seqs))
+            positions = max(HYBRID_ENGINE_MAX_OUT_TOKENS, g.seq_len(gen))
             g.kept[key] = inference_workspace(
                 int(arch.n_layers), int(arch.d_model), int(arch.n_heads), batch, layout.tp,
-                g.s.workload.kv_dtype.bytes,
+                g.s.workload.kv_dtype.bytes, positions,
             )  # fmt: skip
     ws: Workspace | None = g.kept[key]
     return ws
