@@ -148,8 +148,9 @@ class GroupMemory(GroupTasks):
         elif engine is task:
             pool = own.total
             total = add(total, self.refit_extra(task, own, total))
-        workspace = workspace_bytes(self, task, own)  # cudaMalloc'd: no allocator slack
-        total, pool = with_terms(total, engine=total.engine + workspace), pool + workspace
+        workspace, gathered = workspace_bytes(self, task, own)  # workspace: no allocator slack
+        total = with_terms(total, engine=total.engine + workspace + gathered)
+        pool += workspace
         slack = overhead_bytes(
             total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
         )

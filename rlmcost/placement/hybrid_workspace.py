@@ -63,16 +63,18 @@ def group_workspace(g: GroupMemory) -> Workspace | None:
     return ws
 
 
-def workspace_bytes(g: GroupMemory, task: Task, own: MemoryBreakdown) -> int:
-    """What the workspace adds to ``task``'s bytes per device: beyond the KV cache already
-    counted while generating, all of it otherwise (module docstring); 0 without one."""
+def workspace_bytes(g: GroupMemory, task: Task, own: MemoryBreakdown) -> tuple[int, int]:
+    """What the Hybrid Engine adds to ``task``'s bytes per device, as (the workspace,
+    ``cudaMalloc``'d outside PyTorch's allocator; the gathered layers, PyTorch tensors): the
+    workspace beyond the KV cache already counted while generating, all of it otherwise, and
+    while generating one group of whole layers (module docstring); (0, 0) without one."""
     ws = group_workspace(g)
     if ws is None:
-        return 0
+        return 0, 0
     if task.kind is Kind.GENERATE:
-        return (ws.activations + ws.scores + max(0, ws.kv_cache - own.kv_cache)
-                + gathered_layers_bytes(g, task))  # fmt: skip
-    return ws.total
+        beyond = ws.activations + ws.scores + max(0, ws.kv_cache - own.kv_cache)
+        return beyond, gathered_layers_bytes(g, task)
+    return ws.total, 0
 
 
 def gathered_layers_bytes(g: GroupMemory, task: Task) -> int:
