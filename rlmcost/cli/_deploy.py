@@ -57,6 +57,7 @@ DEPLOYMENT_OPTIONS = (
     "enforce_eager",
     "max_num_seqs",
     "sequences_per_call",
+    "tp_gather_layers",
     "no_sleep",
     "logits",
     "routing_replay",

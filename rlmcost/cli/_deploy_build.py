@@ -94,6 +94,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["max_num_seqs"] = opts["max_num_seqs"]
     if opts.get("sequences_per_call") is not None:
         engine["sequences_per_call"] = opts["sequences_per_call"]
+    if opts.get("tp_gather_layers") is not None:
+        engine["gather_layers"] = opts["tp_gather_layers"]
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:

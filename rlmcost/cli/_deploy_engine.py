@@ -84,6 +84,19 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "tp_gather_layers": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="--engine ds-hybrid at --rollout-tp > 1: decoder layers the Hybrid "
+                    "Engine gathers whole at once to slice their TP shards (DeepSpeed-Chat "
+                    "--tp_gather_partition_size; default 8).",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "no_sleep": (
             Annotated[
                 bool | None,

@@ -29,6 +29,11 @@ ENGINE_BLOCK_SIZE = 16
 """vLLM's default KV block size in tokens (EngineArgs ``block_size``)."""
 
 
+HYBRID_ENGINE_GATHER_LAYERS = 8
+"""DeepSpeed-Chat step-3 main.py's ``--tp_gather_partition_size`` default (DeepSpeedExamples
+e468799f): "Granularity to bring in layers for TP sharding inside the hybrid engine"."""
+
+
 class EngineSpec(BaseModel):
     """The generation engine: its layout per replica and its memory settings.
 
@@ -73,6 +78,11 @@ class EngineSpec(BaseModel):
                                 "fp16 or fp8 (None = the workload's weight dtype)")
     eager: bool = Field(default=False, description="no CUDA graphs (vLLM enforce_eager): each "
                         "decode step launches its kernels from the host")
+    gather_layers: int = Field(
+        default=HYBRID_ENGINE_GATHER_LAYERS, ge=1, description="ds-hybrid at inference TP > 1: "
+        "decoder layers gathered whole at once to slice their TP shards (DeepSpeed-Chat "
+        "--tp_gather_partition_size; hybrid_engine.py generate)"
+    )
 
     @field_validator("dtype")
     @classmethod

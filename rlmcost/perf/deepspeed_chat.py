@@ -12,7 +12,12 @@ in hardware FLOPs, while the DeepSpeed-Chat blog measured about 0.32 (Figure 6 b
 engine's Python and memory overheads are not in the kernel model. A DeepSpeed-Chat training
 step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
 (:func:`dschat_train_flops`), over the GPUs' dense peak times
-:data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`).
+:data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`). Its forwards (the actor's
+old log-probs, the reference, the critic's values and the reward, the same modules under the
+same ZeRO-3 engines) take at least their FLOPs as perf.py counts a forward
+(:func:`dschat_forward_flops`) at the same rate; with them, rlmcost's experience phase of the
+OPT-6.7B and OPT-13B rows runs at 29.5 and 29.7 TFLOP/s per GPU in perf.py's counting, against
+Figure 6's 32.9 and 33.0 (44.7 and 45.1 on the kernel model).
 
 The same stack, Hugging Face models under DeepSpeed ZeRO, trains in OpenRLHF (openrlhf/models/
 actor.py, openrlhf/utils/deepspeed.py), whose preset says so
@@ -63,10 +68,31 @@ def dschat_train_flops(
     if sequences < 1 or seq_len < 1 or lora_rank < 0:
         raise SpecError(f"training FLOPs need sequences, seq_len >= 1 and lora_rank >= 0, got "
                         f"{sequences}, {seq_len}, {lora_rank}")  # fmt: skip
-    h, layers, vocab = int(arch.d_model), int(arch.n_layers), int(arch.vocab)
     factor = Fraction(4 if checkpointing else 3)
     if lora_rank:
-        factor -= 1 - Fraction(2 * lora_rank, h)
+        factor -= 1 - Fraction(2 * lora_rank, int(arch.d_model))
+    return _megatron_flops(arch, sequences, seq_len, factor)
+
+
+def dschat_forward_flops(arch: Arch, sequences: int, seq_len: int) -> int:
+    """One forward over ``sequences`` x ``seq_len`` tokens as DeepSpeed-Chat counts it
+    (dschat/utils/perf.py ``print_throughput_step3``, "Modified formula for calculating flops
+    in the forward pass only": the Megatron-LM formula of :func:`dschat_train_flops` with the
+    factor 1); rounded down to an integer.
+
+    >>> from rlmcost.specs import get_model
+    >>> dschat_forward_flops(get_model("llama-2-7b").arch(), 1, 512) // 10**12  # exact int
+    6
+    """
+    if sequences < 1 or seq_len < 1:
+        raise SpecError(f"forward FLOPs need sequences, seq_len >= 1, got {sequences}, {seq_len}")
+    return _megatron_flops(arch, sequences, seq_len, Fraction(1))
+
+
+def _megatron_flops(arch: Arch, sequences: int, seq_len: int, factor: Fraction) -> int:
+    """``24 f B s L h^2 (1 + s / (6 h) + V / (16 L h))`` (dschat/utils/perf.py
+    ``calculate_flops``), exact, rounded down."""
+    h, layers, vocab = int(arch.d_model), int(arch.n_layers), int(arch.vocab)
     per = 24 * factor * sequences * seq_len * layers * h * h
     per *= 1 + Fraction(seq_len, 6 * h) + Fraction(vocab, 16 * layers * h)
     return int(per)

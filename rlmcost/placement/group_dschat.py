@@ -9,7 +9,11 @@ from __future__ import annotations
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Checkpointing
-from rlmcost.perf.deepspeed_chat import dschat_train_floor_s, dschat_train_flops
+from rlmcost.perf.deepspeed_chat import (
+    dschat_forward_flops,
+    dschat_train_floor_s,
+    dschat_train_flops,
+)
 from rlmcost.perf.rl_step import Packed
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
@@ -43,6 +47,26 @@ def dschat_floor_s(g: GroupModel, task: Task, per_step: Packed, micro_batches: i
     passes = 3 if ckpt else 2
     gathers = dschat_gathers_s(g, task, passes * micro_batches) if dschat_group(g) else 0.0
     return dschat_train_floor_s(flops, layout.n_gpus, peak) + gathers
+
+
+def dschat_forward_floor_s(g: GroupModel, task: Task) -> float:
+    """One DeepSpeed-Chat forward (reference, old log-probs, critic values, reward) of the
+    task's whole batch, at the rate its blog measured (0 outside a :func:`dschat_group`):
+    its FLOPs as DeepSpeed-Chat counts a forward (:func:`~rlmcost.perf.deepspeed_chat.
+    dschat_forward_flops`) at DSCHAT_TRAIN_PEAK_FRACTION of the peak. The forwards run the
+    same Hugging Face modules under the same ZeRO-3 engines as the training steps whose rate
+    Figure 6 measured (ppo_trainer.py ``generate_experience`` at DeepSpeedExamples e468799f:
+    ``self.train()`` after generating, which gives the actor back its Hugging Face forwards
+    in place of the Hybrid Engine's inference containers, then ``self.actor_model(seq)``,
+    ``self.ref_model(seq)``, ``self.reward_model.forward_value``, ``self.critic_model.
+    forward_value``; rlhf_engine.py ``_init_ref``: a ZeRO-3 engine of its own), so the
+    engine's overheads that keep training at that rate (module docstring of
+    :mod:`rlmcost.perf.deepspeed_chat`) hold for them too."""
+    if not dschat_group(g):
+        return 0.0
+    layout = g.layouts[task.index]
+    flops = dschat_forward_flops(g.s.arch(task.role), g.batch(task), g.seq_len(task))
+    return dschat_train_floor_s(flops, layout.n_gpus, g.s.hardware.peak(g.s.workload.compute_dtype))
 
 
 def dschat_gathers_s(g: GroupModel, task: Task, passes: int) -> float:

@@ -51,7 +51,12 @@ from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.group_dschat import dschat_floor_s, dschat_gathers_s, dschat_group
+from rlmcost.placement.group_dschat import (
+    dschat_floor_s,
+    dschat_forward_floor_s,
+    dschat_gathers_s,
+    dschat_group,
+)
 from rlmcost.placement.group_key import forward_key, per_query, recall
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
@@ -159,8 +164,9 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     time = _at_least(base, link)
     fwd = predict_forward(g, task)
     pred = max(fwd.time_s, time.bound_s)
-    if dschat_group(g):  # the gathers wait in line (dschat_gathers_s)
-        pred = max(pred, fwd.compute_s + dschat_gathers_s(g, task, share.micro_batches))
+    if dschat_group(g):  # the measured rate, and the gathers wait in line (group_dschat)
+        compute = max(fwd.compute_s, dschat_forward_floor_s(g, task))
+        pred = max(pred, compute + dschat_gathers_s(g, task, share.micro_batches))
     return own, host, time, base.bound_s, pred, fwd.to_json()
 
 

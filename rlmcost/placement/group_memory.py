@@ -38,6 +38,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only, with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
+from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.inputs import engine_for
 
 
@@ -123,8 +124,9 @@ class GroupMemory(GroupTasks):
     def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:
         """``own`` plus the other models resident on the group (none when offloading); the
         task's own model keeps its states, and a second layout adds its own copy. Deployed:
-        plus an awake engine's reservation while another task runs, and the per-process
-        overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
+        plus an awake engine's reservation while another task runs, a Hybrid Engine's
+        DeepSpeed-Inference workspace (:mod:`rlmcost.placement.hybrid_workspace`), and the
+        per-process overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
         mine, two, rest = self._beside(task)
         if two:
             combined = add(mine, own)
@@ -146,6 +148,9 @@ class GroupMemory(GroupTasks):
         elif engine is task:
             pool = own.total
             total = add(total, self.refit_extra(task, own, total))
+        workspace, gathered = workspace_bytes(self, task, own)  # workspace: no allocator slack
+        total = with_terms(total, engine=total.engine + workspace + gathered)
+        pool += workspace
         slack = overhead_bytes(
             total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
         )

@@ -354,9 +354,13 @@ class GroupTasks(GroupSizes):
     def shares_base(self, task: Task) -> bool:
         """Under LoRA the reference is the actor's base model without adapters (verl
         ``ref_in_actor``): no weights of its own when it is the actor's model and the actor
-        is resident on the same group."""
+        is resident on the same group. Not under DeepSpeed-Chat's Hybrid Engine: its
+        rlhf_engine.py ``_init_ref`` loads the reference as a model of its own (ZeRO-3 when
+        the actor is)."""
         return (
-            task.role is Role.REFERENCE
+            not (engine_for(self.s, self.group.name).kind.hybrid_engine
+                 and not self.s.deployment.ideal)
+            and task.role is Role.REFERENCE
             and self.s.specs[Role.REFERENCE].name == self.s.specs[Role.ACTOR].name
             and any(t.role is Role.ACTOR for t in self.tasks)
         )

@@ -35,6 +35,7 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--micro-batch", micro), ("--mini-batches", 1),
                         ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
                         ("--rollout-tp", tp), ("--max-num-seqs", micro * tp),
+                        ("--tp-gather-layers", s.get("--tp_gather_partition_size", 8)),
                         ("--logits", "materialized")):  # fmt: skip
         q.set(flag, value)
     choices = [
@@ -45,7 +46,7 @@ def deepspeed_chat(record: Record) -> Mapped:
         f"per_device_generation_batch_size = {pairs} pairs / {gpus} GPUs, "
         "gradient_accumulation_steps 1 (BenckmarkSetting.md)",
         "Hybrid Engine (--engine ds-hybrid): generation on the actor's own weights gathered "
-        f"into inference TP {tp} (--inference_tp_size of the script), each TP group running "
+        f"into inference TP {tp} (--inference_tp_size), each TP group running "
         f"its ranks' per-device generation batches together in one generate() call, {tp} x "
         f"{micro} = {micro * tp} sequences (--max-num-seqs; hybrid_engine.py generate "
         "all-gathers the inputs over the TP group), no engine reservation",
@@ -55,7 +56,15 @@ def deepspeed_chat(record: Record) -> Mapped:
         "critic and reward OPT-350M (step-2 reward model); dtype fp16",
         "training steps no faster than DeepSpeed-Chat's measured rate: its FLOPs "
         "(dschat/utils/perf.py calculate_flops) at DSCHAT_TRAIN_PEAK_FRACTION of the peak "
-        "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer",
+        "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer; the "
+        "actor, reference, critic and reward forwards of generate_experience, the same "
+        "modules under the same ZeRO-3 engines, at the same rate (perf.py's forward count)",
+        "the Hybrid Engine's DeepSpeed-Inference workspace (inference_context.h GenWorkSpace: "
+        "10 hidden-sized activations, the scores and the K, V cache of each sequence of a "
+        "generate() call at 512 positions) stays allocated beside training "
+        "(--release_inference_cache off; rlmcost/frameworks/ds_hybrid.py)",
+        "the reference a ZeRO-3 model of its own (rlhf_engine.py _init_ref), not the LoRA "
+        "actor's base",
         "ZeRO-3 gathers of every pass exposed (ds_utils.py: stage3_max_live_parameters = "
         "stage3_prefetch_bucket_size = 3e7, no prefetch past a larger weight), and the Hybrid "
         "Engine gathers the whole actor on every rank before slicing its inference-TP shard",

@@ -17,7 +17,7 @@ and the runs that do not fit. Nothing here is fitted: the rows are what the mode
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -140,12 +140,16 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
     step3_rlhf_finetuning/BenckmarkSetting.md): "whenever the global training token batch size
     does not exceed our limit of 524,288, we always use the largest training batch size" that
     runs. The per-GPU batch starts at the cap (``prompts_per_step`` / GPUs) and halves until
-    rlmcost's memory model fits it (or reaches 1); when no batch fits, the same search with
-    DeepSpeed-Chat's ``--offload`` (parameters and optimizer states on the CPU), then with its
-    ``--unpin_actor_parameters`` (``--engine ds-hybrid-unpinned``: generation gathers one layer
-    at a time instead of the whole actor; main.py: "makes generation slower but requires less
-    memory"), then with both: the options its step-3 main.py offers for what does not fit. The
-    published hours convert over the chosen batch's step count
+    rlmcost's memory model fits it (or reaches 1). When no batch fits with the script's
+    settings, the search goes on with a larger inference TP (:func:`largest_fitting_options`:
+    the blog's "leverage tensor-parallelism (TP) when [the model] does not [fit in single GPU
+    memory]. Using TP in the generation phase instead of ZeRO to fit the model reduces the
+    inter-GPU communication"), then DeepSpeed-Chat's ``--offload``, ``--unpin_actor_parameters``
+    and both (:data:`LARGEST_FITTING_FALLBACKS`). An option whose largest fitting batch has a
+    roofline bound (datasheet peaks, no efficiency: ``time_lower_bound_s``) above the published
+    step at that batch cannot be the run that was timed, and the search goes on to the next
+    (:func:`_ruled_out`); when every fitting option is ruled out, the first that fits stays,
+    and the choices say so. The published hours convert over the chosen batch's step count
     (:func:`~rlmcost.reports.rl_runs.published_step_s`). The rule is the source's; which batch
     (and options) it picks is the memory model's, and the row's choices say so."""
     from rlmcost.reports.rl_runs_frameworks import recipe as recipe_of
@@ -153,32 +157,90 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
     record = recipe.record
     gpus = int(record["gpus"])
     cap = int(record["prompts_per_step"]) * int(record["samples_per_prompt"]) // gpus
-    offload: list[str] = []
-    for offload in LARGEST_FITTING_FALLBACKS:
+    first: tuple[int, list[str], int, RlRunRow] | None = None
+    skipped: list[str] = []
+    options = largest_fitting_options(record)
+    tp, offload = options[0]
+    for tp, offload in options:
+        settings = {**record["framework_settings"], "--inference_tp_size": tp}
         per_gpu = cap
-        row = _evaluate(_with(recipe_of(record), offload), build)
+        row = _evaluate(_with(recipe_of({**record, "framework_settings": settings}), offload),
+                        build)  # fmt: skip
         while row.fits is False and per_gpu > 1:
             per_gpu //= 2
-            smaller = recipe_of({**record, "prompts_per_step": per_gpu * gpus})
+            smaller = recipe_of({**record, "framework_settings": settings,
+                                 "prompts_per_step": per_gpu * gpus})  # fmt: skip
             row = _evaluate(_with(smaller, offload), build)
-        if row.fits is not False:
+        if row.fits is False:
+            continue
+        first = first or (tp, offload, per_gpu, row)
+        if not _ruled_out(row):
             break
-    pairs = per_gpu * gpus
-    choices = [f"pairs per step: {pairs} ({per_gpu} per GPU), the largest per-GPU batch "
-               "(halving from the 1024-pair cap) that rlmcost's memory model fits, as the "
-               "benchmark chose the largest batch that runs (BenckmarkSetting.md)"]  # fmt: skip
+        what = " ".join(offload) or "the script's settings"
+        skipped.append(f"{what} at inference TP {tp} ({per_gpu} per GPU: bound "
+                       f"{row.lower_bound_s:.1f} s > published {row.published_s:.1f} s)")
+    else:
+        if first is not None:
+            tp, offload, per_gpu, row = first
+    return replace(row, recipe=replace(row.recipe, choices=(
+        *row.recipe.choices, *_fitting_choices(record, tp, offload, per_gpu, skipped, row))))
+
+
+def largest_fitting_options(record: Mapping[str, Any]) -> list[tuple[int, list[str]]]:
+    """What :func:`largest_fitting` tries, in order, as (inference TP, extra flags): the
+    script's ``--inference_tp_size``; each doubling of it that divides the heads, up to the
+    GPUs of a node (8: hybrid_engine.py slices the gathered layers over an intra-node
+    ``mp_group``, as run_66b.sh's ``--inference_tp_size 8`` does), as the blog says the Hybrid
+    Engine fits a model in generation; then, at the script's TP,
+    :data:`LARGEST_FITTING_FALLBACKS`."""
+    tp0 = int(record["framework_settings"].get("--inference_tp_size", 1))
+    heads = int(record["model_config"]["heads"])
+    options: list[tuple[int, list[str]]] = [(tp0, [])]
+    tp = 2 * tp0
+    while tp <= min(8, int(record["gpus"])) and heads % tp == 0:
+        options.append((tp, []))
+        tp *= 2
+    return options + [(tp0, flags) for flags in LARGEST_FITTING_FALLBACKS[1:]]
+
+
+def _fitting_choices(
+    record: Mapping[str, Any], tp: int, offload: list[str], per_gpu: int, skipped: list[str],
+    row: RlRunRow,
+) -> list[str]:  # fmt: skip
+    """The row's choices naming the batch and options :func:`largest_fitting` picked."""
+    gpus = int(record["gpus"])
+    choices = [f"pairs per step: {per_gpu * gpus} ({per_gpu} per GPU), the largest per-GPU "
+               "batch (halving from the 1024-pair cap) that rlmcost's memory model fits, as "
+               "the benchmark chose the largest batch that runs (BenckmarkSetting.md)"]  # fmt: skip
+    if skipped:
+        kept = " (every fitting option is; the first is kept)" if _ruled_out(row) else ""
+        choices.append("ruled out by the published time, their roofline bound being above "
+                       f"it: {'; '.join(skipped)}{kept}")  # fmt: skip
+    why = "what fits before it is ruled out above" if skipped else ""
+    script_tp = int(record["framework_settings"].get("--inference_tp_size", 1))
+    if tp != script_tp:
+        choices.append(f"{why or 'nothing fits'} at the script's inference TP {script_tp}, so "
+                       f"inference TP {tp} (--inference_tp_size {tp}): the blog's Hybrid "
+                       "Engine uses TP in generation when the model does not fit one GPU "
+                       "(blogs/deepspeed-chat/README.md, Effective Throughput Analysis)")
     if "--offload" in offload:
-        choices.append("nothing fits with the states on the GPUs, so DeepSpeed-Chat's --offload "
-                       "(dschat/utils/ds_utils.py get_train_ds_config: ZeRO-3 parameters and "
-                       "optimizer states, with the gradient partition, on the CPU) is assumed: "
-                       "--offload optimizer,params,grads")
+        choices.append(f"{why or 'nothing fits with the states on the GPUs'}, so "
+                       "DeepSpeed-Chat's --offload (dschat/utils/ds_utils.py get_train_ds_config: "
+                       "ZeRO-3 parameters and optimizer states, with the gradient partition, on "
+                       "the CPU) is assumed: --offload optimizer,params,grads")
     if "ds-hybrid-unpinned" in offload:
-        choices.append("nothing fits with the whole actor gathered for generation, so "
-                       "DeepSpeed-Chat's --unpin_actor_parameters (hybrid_engine pin_parameters "
-                       "false: each layer gathered per forward, _zero3_forward) is assumed: "
-                       "--engine ds-hybrid-unpinned")  # fmt: skip
-    picked = replace(row.recipe, choices=(*row.recipe.choices, *choices))
-    return replace(row, recipe=picked)
+        choices.append(f"{why or 'nothing fits with the whole actor gathered for generation'}"
+                       ", so DeepSpeed-Chat's --unpin_actor_parameters (hybrid_engine "
+                       "pin_parameters false: each layer gathered per forward, _zero3_forward) "
+                       "is assumed: --engine ds-hybrid-unpinned")  # fmt: skip
+    return choices
+
+
+def _ruled_out(row: RlRunRow) -> bool:
+    """The row's configuration cannot have produced its published step: the roofline bound of
+    its step (datasheet peak FLOP/s and HBM bandwidth, transfers at link bandwidth; no
+    efficiency) exceeds the published seconds."""
+    return row.lower_bound_s is not None and row.lower_bound_s > row.published_s
 
 
 LARGEST_FITTING_FALLBACKS: tuple[list[str], ...] = (
@@ -187,11 +249,12 @@ LARGEST_FITTING_FALLBACKS: tuple[list[str], ...] = (
     ["--engine", "ds-hybrid-unpinned"],
     ["--engine", "ds-hybrid-unpinned", "--offload", "optimizer,params,grads"],
 )
-"""What :func:`largest_fitting` tries, in order, when nothing fits: DeepSpeed-Chat step-3
-main.py's ``--offload``, ``--unpin_actor_parameters``, and both. ``--offload`` sets DeepSpeed's
-``offload_param`` and ``offload_optimizer`` (dschat/utils/ds_utils.py get_train_ds_config), and
-ZeRO-Offload keeps the gradient partition on the host too
-(:data:`~rlmcost.frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD`): optimizer,params,grads."""
+"""What :func:`largest_fitting` tries, at the script's inference TP, after the larger inference
+TPs: DeepSpeed-Chat step-3 main.py's ``--offload``, ``--unpin_actor_parameters``, and both.
+``--offload`` sets DeepSpeed's ``offload_param`` and ``offload_optimizer``
+(dschat/utils/ds_utils.py get_train_ds_config), and ZeRO-Offload keeps the gradient partition
+on the host too (:data:`~rlmcost.frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD`):
+optimizer,params,grads."""
 
 
 def _with(recipe: Recipe, flags: list[str]) -> Recipe:

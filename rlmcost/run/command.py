@@ -30,7 +30,8 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": 
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
-                 "sequences_per_call": "--sequences-per-call"}  # fmt: skip
+                 "sequences_per_call": "--sequences-per-call",
+                 "gather_layers": "--tp-gather-layers"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip

@@ -1,0 +1,117 @@
+"""DeepSpeed-Chat's Hybrid Engine memory and forwards (rlmcost/frameworks/ds_hybrid.py,
+rlmcost/placement/hybrid_workspace.py, rlmcost/placement/group_dschat.py).
+
+Independent references: DeepSpeed csrc/transformer/inference/includes/inference_context.h
+``GenWorkSpace`` at 9408a86 (2023-04-12), written out again here; deepspeed/runtime/
+hybrid_engine.py (``max_out_tokens`` = ``min_out_tokens`` = 512, ``release_workspace`` only
+under ``release_inference_cache``); DeepSpeedExamples e468799f step3_rlhf_finetuning/
+rlhf_engine.py ``_init_ref`` (the reference is a ZeRO-3 model of its own); the Hugging Face
+configs of facebook/opt-30b (48 layers, hidden 7168, 56 heads) and facebook/opt-66b (64 layers,
+hidden 9216, 72 heads); the A100's dense fp16 peak (312 TFLOP/s, NVIDIA A100 datasheet).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.cli.validate import run_from_argv
+from rlmcost.frameworks.ds_hybrid import effective_head_size, inference_workspace
+
+
+def _gen_workspace(layers, hidden, heads, batch, mp, elem, max_out=512):
+    # inference_context.h GenWorkSpace (external_cache false, enough free memory: max_seq_len
+    # = max_out_tokens), in floats
+    head = hidden // heads
+    padded = 32 if head <= 32 else (64 if head <= 64 else 128)
+    eff = head if head > 128 else padded
+    activation = 10 * (heads * eff) * batch
+    temp = batch * (heads / mp) * max_out
+    cache = layers * batch * ((heads * eff) / mp) * 2
+    return (activation + temp + cache) * max_out * elem
+
+
+@pytest.mark.parametrize(("layers", "hidden", "heads", "batch", "tp"), [
+    (48, 7168, 56, 64, 2),  # facebook/opt-30b, 2 x 32 sequences
+    (64, 9216, 72, 64, 8),  # facebook/opt-66b, 8 x 8
+    (24, 2048, 32, 16, 1),  # facebook/opt-1.3b: head 64
+])  # fmt: skip
+def test_workspace_is_gen_workspace(layers, hidden, heads, batch, tp):
+    ws = inference_workspace(layers, hidden, heads, batch, tp, 2)
+    assert isinstance(ws.total, int)
+    assert ws.total == pytest.approx(_gen_workspace(layers, hidden, heads, batch, tp, 2),
+                                     rel=1e-12)  # fmt: skip
+    # the K, V part is the cache of batch x 512 positions at the TP's share of the heads
+    assert ws.kv_cache == layers * batch * 2 * hidden // tp * 512 * 2
+
+
+def test_head_padding_and_bad_sizes():
+    assert effective_head_size(96) == 128  # padded for flash attention
+    assert effective_head_size(160) == 160
+    with pytest.raises(ValueError):
+        inference_workspace(0, 4096, 32, 4, 1, 2)
+
+
+def _evaluation(suffix, per_gpu, settings=None):
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.rl_runs import load_runs
+    from rlmcost.reports.rl_runs_frameworks import recipe
+    from rlmcost.reports.rl_runs_rows import build_run
+
+    rec = next(r for r in load_runs()["runs"] if r["id"].endswith(suffix))
+    rec = {**rec, "prompts_per_step": per_gpu * rec["gpus"],
+           "framework_settings": {**rec["framework_settings"], **(settings or {})}}
+    return evaluate(build_run(recipe(rec), run_from_argv)).evaluation
+
+
+def _jobs(est):
+    return {(j.task.role, j.task.kind): j for g in est.groups for j in g.jobs}
+
+
+def test_the_workspace_stays_through_training():
+    # OPT-66B on 8 x A100-80GB at inference TP 8 and 8 pairs per GPU: generate() calls of
+    # 8 x 8 = 64 sequences; the workspace (not released: release_inference_cache off) sits
+    # beside the update and every forward, outside PyTorch's allocator
+    est = _evaluation("opt-66b-a100-80gb-8gpu-step3", 8)
+    ws = _gen_workspace(64, 9216, 72, 64, 8, 2)
+    jobs = _jobs(est)
+    for key in ((Role.ACTOR, Kind.TRAIN), (Role.REFERENCE, Kind.FORWARD),
+                (Role.CRITIC, Kind.TRAIN)):  # fmt: skip
+        assert jobs[key].memory.engine == pytest.approx(ws, rel=1e-12), key
+    gen = jobs[(Role.ACTOR, Kind.GENERATE)].memory
+    # generating: the workspace's activation and score parts beside the KV cache it reads,
+    # and run_66b.sh's --tp_gather_partition_size 4 whole fp16 layers gathered to slice the
+    # TP shards (hybrid_engine.py generate); an OPT layer holds 12 h^2 weights and 13 h
+    # biases and LayerNorm parameters
+    layers = 4 * (12 * 9216**2 + 13 * 9216) * 2
+    assert gen.engine + gen.kv_cache == pytest.approx(ws + layers, rel=1e-12)
+
+
+def test_tp_one_gathers_no_layer_groups():
+    # at inference TP 1 the pinned engine gathers the whole model (its weights term); no
+    # group of whole layers besides: generation holds the workspace's parts only
+    est = _evaluation("opt-6.7b-a100-80gb-8gpu-step3", 8)
+    gen = _jobs(est)[(Role.ACTOR, Kind.GENERATE)].memory
+    assert gen.engine + gen.kv_cache == pytest.approx(_gen_workspace(32, 4096, 32, 8, 1, 2),
+                                                      rel=1e-12)  # fmt: skip
+
+
+def test_reference_is_a_model_of_its_own_under_lora():
+    # rlhf_engine.py _init_ref: deepspeed.initialize on a second copy of the actor, ZeRO-3
+    # over the 8 GPUs: its fp16 shard (facebook/opt-30b decoder 48 x 12 x 7168^2 parameters)
+    # is on every GPU beside the actor's, LoRA or not
+    est = _evaluation("opt-30b-a100-80gb-8gpu-step3", 4, {"--inference_tp_size": 2})
+    ref = _jobs(est)[(Role.REFERENCE, Kind.FORWARD)].memory
+    shard = 2 * 48 * 12 * 7168**2 // 8
+    assert ref.weights >= 2 * shard
+
+
+def test_forwards_run_at_the_measured_rate():
+    # generate_experience's forwards run the same Hugging Face modules under the same ZeRO-3
+    # engines as the training steps Figure 6 measured: the reference forward of 8 x 8 pairs
+    # of 512 tokens takes at least perf.py's forward FLOPs at 0.32 of the A100's peak
+    est = _evaluation("opt-66b-a100-80gb-8gpu-step3", 8)
+    h, layers, s, v = 9216, 64, 512, 50272
+    flops = 24 * 64 * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
+    reference = next(p.time_s for p in est.phases if p.name == "reference")
+    assert reference >= flops / (8 * 312e12 * 0.32) * (1 - 1e-9)
