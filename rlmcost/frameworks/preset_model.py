@@ -83,7 +83,9 @@ class Behaviour:
     parameter shard goes to the host and back (None: once per phase of the model, as verl
     loads and offloads it around each). ``deepspeed_hf_trainer``: it trains Hugging Face models
     under DeepSpeed ZeRO, DeepSpeed-Chat's trainer stack, whose steps run no faster than that
-    stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`)."""
+    stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`). ``padded_batch``: its driver
+    passes each step's batch, padded to the configured maximum prompt and response lengths,
+    to every worker call (:mod:`rlmcost.perf.controller_data`)."""
 
     colocated: str
     apart: str
@@ -91,6 +93,7 @@ class Behaviour:
     source: str
     param_round_trips: int | None = None
     deepspeed_hf_trainer: bool = False
+    padded_batch: bool = False
 
 
 @dataclass(frozen=True)

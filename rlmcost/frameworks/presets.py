@@ -164,7 +164,10 @@ PRESETS: dict[Framework, Preset] = {
         ),
         Behaviour("in-process", "nccl", True, "verl/workers/sharding_manager/fsdp_vllm.py "
                   "(the hybrid engine loads FSDP's gathered parameters into vLLM in the same "
-                  "process); verl/single_controller/ray (one driver)"),
+                  "process); verl/single_controller/ray (one driver); the batch padded to "
+                  "rollout.prompt_length + response_length (verl/experimental/agent_loop/"
+                  "agent_loop.py _postprocess) through the driver (verl/protocol.py)",
+                  padded_batch=True),
     ),
     Framework.OPENRLHF: Preset(
         Framework.OPENRLHF,

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.controller_data import controller_data_s, padded_batch_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupModel
@@ -81,13 +82,21 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         )  # fmt: skip
     gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
     if beh is not None and beh.ray_controller and gen is not None:
+        nbytes = padded_batch_bytes_of(g) if beh.padded_batch else 0
+        cross = max(0.0, 1 - g.s.hardware.gpus_per_node / g.gpus)
+
+        def seconds(end: str) -> float:
+            return controller_s(end) + controller_data_s(nbytes, cross, end)
+
+        what = f"; the batch padded to S + T through the driver, {nbytes / 1e9:.1f} GB" \
+            if nbytes else ""  # fmt: skip
         out.append(
             Transfer(
                 "controller",
-                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
+                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards{what}",
                 g.group.name, 0, 0, 0.0, gen.stage, gen.index,
-                predicted_s=controller_s(),
-                spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
+                predicted_s=seconds("value"),
+                spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
             )
         )  # fmt: skip
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
@@ -127,3 +136,13 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
         predicted_s=refit_s(mech, nbytes),
         spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
     )  # fmt: skip
+
+
+def padded_batch_bytes_of(g: GroupModel) -> int:
+    """What the driver moves per step for the iteration's invocations (:func:`~rlmcost.perf.
+    controller_data.padded_batch_bytes`): B x K sequences at the workload's S + T; the actor's
+    forward returns log-probs and entropies, any other forward one fp32 tensor."""
+    w = g.s.workload
+    forwards = [2 if t.role is Role.ACTOR else 1 for t in g.s.tasks if t.kind is Kind.FORWARD]
+    trains = sum(1 for t in g.s.tasks if t.kind is Kind.TRAIN)
+    return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains)
