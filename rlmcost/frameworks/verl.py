@@ -19,6 +19,7 @@ Keys absent from the file take ppo_trainer.yaml's defaults (the verl preset's va
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 from rlmcost.errors import SpecError
@@ -142,14 +143,63 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     q.algorithm = alg
     kl_loss = r.flag(f"{ACTOR}.use_kl_loss", False)
     kl_reward = r.flag("algorithm.use_kl_in_reward", False)
+    if _dynamic_sampling(r, q, kl_loss or kl_reward):
+        return
     q.set("--kl" if kl_loss or kl_reward else "--no-kl")
+
+
+def _dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
+    """DAPO's dynamic sampling as verl's DAPO trainer runs it (recipe/dapo/dapo_ray_trainer.py
+    ``fit`` at volcengine/verl b25bb7d4f; docs/algo/dapo.md "Dynamic Sampling"): each round
+    generates ``data.gen_batch_size`` prompts x ``rollout.n`` (the dataloader's batch,
+    ray_trainer.py ``_create_dataloader``), drops the groups whose ``filter_groups.metric`` is
+    equal over all responses (std 0: all right or all wrong), and starts another round until
+    ``data.train_batch_size`` groups are kept (at most ``max_num_gen_batches`` rounds); it
+    trains those. That is rlmcost's dapo with ``--oversample`` = rounds x gen / train. The
+    rounds follow from the share of groups kept, which no config says: one round is assumed
+    (the fewest; exact when at least train / gen of a round's groups are kept), stated in the
+    notes. True when the config turns it on (then dapo is set, without --kl / --no-kl)."""
+    if not r.flag("algorithm.filter_groups.enable", False):
+        return False
+    if q.algorithm != "rlvr":
+        raise SpecError(
+            f"{r.where}: algorithm.filter_groups.enable with adv_estimator "
+            f"{r.text('algorithm.adv_estimator', 'gae')!r} and reward_model.enable "
+            f"{r.flag('reward_model.enable', False)}: rlmcost models dynamic sampling on "
+            "GRPO-style estimators with a reward function (its dapo); turn filter_groups off"
+        )
+    train = r.integer("data.train_batch_size", 1024)
+    gen = r.integer("data.gen_batch_size", train)
+    cap = r.integer("algorithm.filter_groups.max_num_gen_batches", 0, lo=0)
+    r.raw("algorithm.filter_groups.metric")
+    rho = Fraction(max(gen, train), train)
+    q.algorithm = "dapo"
+    q.convert(f"data.gen_batch_size={gen}", "--oversample", rho,
+              f"generated / trained prompts: max(gen_batch_size, train_batch_size) / "
+              f"train_batch_size = {float(rho):g}, one sampling round", default=None)  # fmt: skip
+    q.note(f"filter_groups (DAPO dynamic sampling): rounds of {gen} prompts until {train} "
+           "groups with differing rewards are kept"
+           + (f", at most {cap} rounds" if cap else "")
+           + "; one round assumed (the share of groups kept is not in the config): for k "
+           f"rounds pass --oversample {{k x {gen} / {train}}}; each round is its own generate "
+           "call (its own length tail and engine wake/sleep), which rlmcost merges into one")
+    if kl:
+        q.note("use_kl_loss / use_kl_in_reward with filter_groups: rlmcost's dapo has no "
+               "reference model, so the reference forward is not counted")  # fmt: skip
+    return True
 
 
 def _workload(r: Reader, q: ImportedQuery) -> None:
     batch = r.integer("data.train_batch_size", 1024)
+    gen = r.integer("data.gen_batch_size", batch)
+    key = "data.train_batch_size"
+    if gen != batch and q.algorithm != "dapo":  # ray_trainer.py _create_dataloader
+        q.note(f"data.gen_batch_size {gen} without filter_groups: each step generates and "
+               f"trains {gen} prompts (the dataloader's batch), not train_batch_size {batch}")
+        batch, key = gen, "data.gen_batch_size"
     n = r.integer(f"{ROLLOUT}.n", 1)
     mini = r.integer(f"{ACTOR}.ppo_mini_batch_size", 256)
-    q.convert(f"data.train_batch_size={batch}", "--batch", batch,
+    q.convert(f"{key}={batch}", "--batch", batch,
               "prompts per step (verl counts prompts)")  # fmt: skip
     per_step = f"{batch:,} x {n} = {batch * n:,} sequences per step"
     q.convert(f"{ROLLOUT}.n={n}", "--group", n, f"responses per prompt: {per_step}")

@@ -54,26 +54,29 @@ it in 0.74 s, gives 1.7 GB/s). low: one int64 [6400, 20480] tensor, 1.05 GB / 2.
 
 
 def padded_batch_bytes(sequences: int, prompt_len: int, response_len: int,
-                       forward_outputs: Sequence[int], trains: int) -> int:  # fmt: skip
+                       forward_outputs: Sequence[int], trains: int,
+                       generated: int | None = None) -> int:  # fmt: skip
     """Bytes the driver (de)serializes in one step (module docstring): the generated batch
     coming back, each forward's batch going out and its ``forward_outputs[i]`` fp32 [N, T]
     tensors coming back, each of ``trains`` training calls' batch going out with every fp32
     tensor the step added. ``sequences`` = N, ``prompt_len`` = S and ``response_len`` = T are
-    the padded shapes (the configured maxima).
+    the padded shapes (the configured maxima); ``generated``: the sequences generated when
+    more than N (DAPO's dynamic sampling, whose rounds all come back to the driver).
 
     >>> padded_batch_bytes(1, 2, 3, [2], 1)  # S=2, T=3: 48 + 184, 184 + 24, 184 + 72
     696
     """
     s, t = prompt_len, response_len
     base = INT64_BYTES * (s + 2 * t + 3 * (s + t))  # prompts, responses + mask, ids/mask/pos
-    per_seq = INT64_BYTES * 3 * s + base  # the prompts sent to generation, its padded output
+    rollout = (INT64_BYTES * 3 * s + base) * max(sequences, generated or 0)  # prompts out, back
+    per_seq = 0
     added = 0  # fp32 [N, T] tensors the forwards put in the batch so far
     for outputs in forward_outputs:
         per_seq += base + added * FP32_BYTES * t + outputs * FP32_BYTES * t
         added += outputs
     added += 4  # compute_advantage: token_level_scores, token_level_rewards, advantages, returns
     per_seq += trains * (base + added * FP32_BYTES * t)
-    return sequences * per_seq
+    return rollout + sequences * per_seq
 
 
 def controller_data_s(nbytes: int, cross_node_fraction: float, end: str = "value") -> float:

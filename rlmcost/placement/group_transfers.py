@@ -10,6 +10,7 @@ and interval.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
@@ -140,9 +141,12 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
 
 def padded_batch_bytes_of(g: GroupModel) -> int:
     """What the driver moves per step for the iteration's invocations (:func:`~rlmcost.perf.
-    controller_data.padded_batch_bytes`): B x K sequences at the workload's S + T; the actor's
-    forward returns log-probs and entropies, any other forward one fp32 tensor."""
+    controller_data.padded_batch_bytes`): B x K sequences at the workload's S + T (rho B K
+    generated under dapo's oversampling); the actor's forward returns log-probs and entropies,
+    any other forward one fp32 tensor."""
     w = g.s.workload
     forwards = [2 if t.role is Role.ACTOR else 1 for t in g.s.tasks if t.kind is Kind.FORWARD]
     trains = sum(1 for t in g.s.tasks if t.kind is Kind.TRAIN)
-    return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains)
+    generated = int(w.sequences * Fraction(str(g.s.values.get("rho", 1))))  # dapo: rho B K
+    return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains,
+                              generated)  # fmt: skip

@@ -1,0 +1,97 @@
+"""verl's DAPO dynamic sampling (``algorithm.filter_groups``) and ``data.gen_batch_size`` as
+`rlmcost import verl` reads them.
+
+Independent reference: verl's docs/algo/dapo.md "Dynamic Sampling (with Group Filtering)"
+example (gen_batch_size 1536, train_batch_size 512, filter_groups.enable True, metric acc,
+max_num_gen_batches 10) and recipe/dapo/dapo_ray_trainer.py ``fit`` at volcengine/verl
+b25bb7d4f: rounds of gen_batch_size prompts x n until train_batch_size groups are kept, then
+those train; ray_trainer.py ``_create_dataloader``: the dataloader's batch is gen_batch_size.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.cli.validate import run_from_argv
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.frameworks.verl import import_verl
+
+VERL = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+DAPO_DOC = ["algorithm.filter_groups.enable=true", "algorithm.filter_groups.metric=acc",
+            "algorithm.filter_groups.max_num_gen_batches=10", "+data.gen_batch_size=1536",
+            "data.train_batch_size=512", "actor_rollout_ref.actor.use_kl_loss=false"]  # fmt: skip
+
+
+def _flags(q) -> dict:  # noqa: ANN001
+    return {c.flag: c.value for c in q.conversions} | dict(q.flags)
+
+
+def test_filter_groups_is_dapo_with_one_round_of_the_gen_batch():
+    q = import_verl(VERL, DAPO_DOC)
+    f = _flags(q)
+    assert q.algorithm == "dapo"
+    # docs/algo/dapo.md: 512 prompts trained from rounds of 1536: one round is 3x oversampling
+    assert f["--oversample"] == Fraction(3)
+    assert f["--batch"] == 512
+    assert f["--mini-batches"] == 2  # 512 / ppo_mini_batch_size 256 (verl_grpo.yaml)
+    assert "--kl" not in f and "--no-kl" not in f  # dapo has no reference to switch
+    assert any("one round assumed" in n and "at most 10 rounds" in n for n in q.notes)
+    assert not [k for k in q.ignored if "filter_groups" in k or "gen_batch_size" in k]
+
+
+def test_more_rounds_generate_more():
+    """The query runs as rlmcost dapo; k rounds (--oversample k x 3) generate k times the
+    sequences of one, and the iteration takes longer."""
+    q = import_verl(VERL, DAPO_DOC)
+
+    def generated(oversample: str) -> tuple[int, float]:
+        args = list(q.argv())
+        i = args.index("--oversample")
+        args[i + 1] = oversample
+        est = evaluate_deployment(run_from_argv("dapo", args))
+        gen = next(j for g in est.groups for j in g.jobs if j.task.kind == "generate")
+        return gen.sequences, est.iteration_time_s
+
+    (n1, t1), (n2, t2) = generated("3"), generated("6")
+    assert n1 == 3 * 512 * 5  # rho x B x K, K = rollout.n 5 of verl_grpo.yaml
+    assert n2 == 2 * n1
+    assert t2 > t1
+
+
+def test_gen_batch_without_filtering_is_the_steps_batch():
+    q = import_verl(VERL, ["+data.gen_batch_size=512", "data.train_batch_size=1024"])
+    f = _flags(q)
+    assert q.algorithm == "rlvr"
+    assert f["--batch"] == 512  # the dataloader yields gen_batch_size prompts, all trained
+    assert f["--mini-batches"] == 2
+    assert any("without filter_groups" in n for n in q.notes)
+
+
+def test_kl_with_filter_groups_is_said():
+    q = import_verl(VERL, [*DAPO_DOC[:-1], "actor_rollout_ref.actor.use_kl_loss=true"])
+    assert q.algorithm == "dapo"
+    assert any("reference forward is not counted" in n for n in q.notes)
+
+
+def test_filter_groups_on_ppo_is_refused_in_one_line():
+    with pytest.raises(SpecError, match="filter_groups"):
+        import_verl(VERL, [*DAPO_DOC, "algorithm.adv_estimator=gae"])
+    result = CliRunner().invoke(app, ["import", "verl", str(VERL), *DAPO_DOC,
+                                      "algorithm.adv_estimator=gae"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "filter_groups" in result.output
+
+
+def test_import_json_carries_the_oversampling():
+    result = CliRunner().invoke(app, ["import", "verl", str(VERL), *DAPO_DOC, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert "--oversample" in json.dumps(data)
