@@ -85,7 +85,9 @@ class Behaviour:
     under DeepSpeed ZeRO, DeepSpeed-Chat's trainer stack, whose steps run no faster than that
     stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`). ``padded_batch``: its driver
     passes each step's batch, padded to the configured maximum prompt and response lengths,
-    to every worker call (:mod:`rlmcost.perf.controller_data`)."""
+    to every worker call (:mod:`rlmcost.perf.controller_data`). ``megatron_colocated``: the
+    colocated refit when the trainer is Megatron-core (a layout with tp, pp or ep > 1; None:
+    ``colocated`` either way)."""
 
     colocated: str
     apart: str
@@ -94,6 +96,7 @@ class Behaviour:
     param_round_trips: int | None = None
     deepspeed_hf_trainer: bool = False
     padded_batch: bool = False
+    megatron_colocated: str | None = None
 
 
 @dataclass(frozen=True)

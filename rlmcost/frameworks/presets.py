@@ -166,8 +166,10 @@ PRESETS: dict[Framework, Preset] = {
                   "(the hybrid engine loads FSDP's gathered parameters into vLLM in the same "
                   "process); verl/single_controller/ray (one driver); the batch padded to "
                   "rollout.prompt_length + response_length (verl/experimental/agent_loop/"
-                  "agent_loop.py _postprocess) through the driver (verl/protocol.py)",
-                  padded_batch=True),
+                  "agent_loop.py _postprocess) through the driver (verl/protocol.py); "
+                  "Megatron backend (verl's FSDP has no TP/PP/EP): megatron_workers.py "
+                  "rollout_mode exports weights per tensor",
+                  padded_batch=True, megatron_colocated="per-tensor"),
     ),
     Framework.OPENRLHF: Preset(
         Framework.OPENRLHF,

@@ -13,6 +13,12 @@ frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its 
   - ``ipc``: engine processes on the trainer's GPUs, tensors passed as CUDA IPC handles
     (NeMo RL colocated, OpenRLHF ``--colocate_all_models``, slime ``--colocate``):
     ``REFIT_IPC_*``;
+  - ``per-tensor``: a Megatron-core trainer exporting one tensor at a time into an engine
+    on its own GPUs (verl's hybrid engine with the Megatron backend:
+    ``verl/workers/megatron_workers.py`` ``rollout_mode`` at volcengine/verl b25bb7d4f feeds
+    mbridge's ``export_weights`` or ``verl/utils/megatron_utils.py``
+    ``per_tensor_generator``, a pipeline broadcast and TP / EP all-gathers per tensor, to
+    ``rollout.update_weights``): ``MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S``, no bucketing;
   - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, NeMo RL
     non-colocated, TRL server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
     cross-node rate, plus the engine rank's ``load_weights`` of its shard
@@ -45,7 +51,22 @@ class Refit(StrEnum):
 
     IN_PROCESS = "in-process"
     IPC = "ipc"
+    PER_TENSOR = "per-tensor"
     NCCL = "nccl"
+
+
+MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S = rc.Constant(11.2e9, 3.9e9, 16.8e9,
+                                                    "verl issue 5311; verl fully_async.md")
+"""Full-model bf16 bytes per second of a Megatron-core trainer's per-tensor weight export.
+
+verl-project/verl issue 5311 (2026-02-13, "optimize the megatron weight transfer speed"):
+DeepSeek-V3.1 (671e9 parameters, 1342 GB in bf16) weight transfer 120 s on 16 x 8 GPUs (TP8,
+PP16, EP8) -> 11.2 GB/s (value), 80 s on 32 x 8 (PP16, EP16) -> 16.8 GB/s (high), "most time
+... on the mbridge weights all_gather", broadcast "one by one". low: verl docs/advance/
+fully_async.md (b178a3c), checkpoint-engine table, Megatron on H20 with checkpoint-engine
+False (the same per-tensor export, then NCCL to the rollout GPUs): Qwen3-30B-A3B (30.5e9, 61 GB)
+15.76 s -> 3.9 GB/s; Qwen3-235B-A22B (470 GB) 58.57 s -> 8.0 GB/s lies inside.
+"""
 
 
 def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
@@ -63,6 +84,8 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
     if mechanism is Refit.IN_PROCESS:
         return rc.REFIT_INPROCESS_FIXED_S.at(end) + model_bytes / _rate(
             rc.REFIT_INPROCESS_BYTES_PER_S, end)  # fmt: skip
+    if mechanism is Refit.PER_TENSOR:
+        return model_bytes / _rate(MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S, end)
     if mechanism is Refit.IPC:
         return rc.REFIT_IPC_FIXED_S.at(end) + model_bytes / _rate(rc.REFIT_IPC_BYTES_PER_S, end)
     link = rc.REFIT_NCCL_CROSS_NODE_BYTES_PER_S if cross_node else \

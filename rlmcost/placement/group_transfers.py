@@ -15,6 +15,7 @@ from fractions import Fraction
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.controller_data import controller_data_s, padded_batch_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
@@ -38,7 +39,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     for job in jobs:
         t = job.task
         if refit_here and t is engine:
-            out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
+            out.append(_refit(g, job, _colocated_refit(g, beh), bw))
             continue
         if g.two_layouts(t):
             destination = job.own.weights
@@ -150,3 +151,13 @@ def padded_batch_bytes_of(g: GroupModel) -> int:
     generated = int(w.sequences * Fraction(str(g.s.values.get("rho", 1))))  # dapo: rho B K
     return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains,
                               generated)  # fmt: skip
+
+
+def _colocated_refit(g: GroupModel, beh: Behaviour | None) -> str:
+    """The framework's colocated refit; its Megatron-core one when it has one and the
+    trainer's layout uses tp, pp or ep (:class:`~rlmcost.frameworks.preset_model.Behaviour`)."""
+    assert beh is not None
+    b = g.s.base
+    if beh.megatron_colocated and max(b.tp, b.pp, b.ep) > 1:
+        return beh.megatron_colocated
+    return beh.colocated
