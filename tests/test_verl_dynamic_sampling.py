@@ -42,8 +42,39 @@ def test_filter_groups_is_dapo_with_one_round_of_the_gen_batch():
     assert f["--batch"] == 512
     assert f["--mini-batches"] == 2  # 512 / ppo_mini_batch_size 256 (verl_grpo.yaml)
     assert "--kl" not in f and "--no-kl" not in f  # dapo has no reference to switch
-    assert any("one round assumed" in n and "at most 10 rounds" in n for n in q.notes)
+    assert any("one round assumed" in n and "at most 10" in n for n in q.notes)
     assert not [k for k in q.ignored if "filter_groups" in k or "gen_batch_size" in k]
+
+
+def test_a_round_is_one_call_per_replica():
+    f = _flags(import_verl(VERL, DAPO_DOC))
+    # verl_grpo.yaml: 8 GPUs, vLLM TP 2 -> 4 replicas; 1536 prompts x n 5 per round
+    assert f["--sequences-per-call"] == 1536 * 5 // 4
+
+
+def _generation_s(args: list[str]) -> float:
+    est = evaluate_deployment(run_from_argv("dapo", args))
+    return next(j.predicted_s for g in est.groups for j in g.jobs if j.task.kind == "generate")
+
+
+def _with(args: list[str], flag: str, value: str | None) -> list[str]:
+    out = list(args)
+    i = out.index(flag)
+    del out[i:i + 2]
+    return out + ([flag, value] if value is not None else [])
+
+
+def test_rounds_decode_one_after_another():
+    """Two rounds (--oversample 6) as two calls wait for each other's longest response; the
+    same sequences handed over at once overlap their tails. One round is one call either
+    way."""
+    q = import_verl(VERL, [*DAPO_DOC, "data.max_response_length=8192"])
+    args = [*q.argv(), "--length-dist", "lognormal:1000,0.67,8192"]  # a long tail
+    two = _with(args, "--oversample", "6")
+    assert _generation_s(two) > 1.08 * _generation_s(_with(two, "--sequences-per-call", None))
+    one = _with(args, "--oversample", "3")
+    assert _generation_s(one) == pytest.approx(
+        _generation_s(_with(one, "--sequences-per-call", None)))
 
 
 def test_more_rounds_generate_more():
@@ -77,7 +108,7 @@ def test_gen_batch_without_filtering_is_the_steps_batch():
 def test_kl_with_filter_groups_is_said():
     q = import_verl(VERL, [*DAPO_DOC[:-1], "actor_rollout_ref.actor.use_kl_loss=true"])
     assert q.algorithm == "dapo"
-    assert any("reference forward is not counted" in n for n in q.notes)
+    assert any("KL with filter_groups" in n for n in q.notes)
 
 
 def test_filter_groups_on_ppo_is_refused_in_one_line():

@@ -151,14 +151,14 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
 def _dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
     """DAPO's dynamic sampling as verl's DAPO trainer runs it (recipe/dapo/dapo_ray_trainer.py
     ``fit`` at volcengine/verl b25bb7d4f; docs/algo/dapo.md "Dynamic Sampling"): each round
-    generates ``data.gen_batch_size`` prompts x ``rollout.n`` (the dataloader's batch,
-    ray_trainer.py ``_create_dataloader``), drops the groups whose ``filter_groups.metric`` is
-    equal over all responses (std 0: all right or all wrong), and starts another round until
-    ``data.train_batch_size`` groups are kept (at most ``max_num_gen_batches`` rounds); it
-    trains those. That is rlmcost's dapo with ``--oversample`` = rounds x gen / train. The
+    generates ``data.gen_batch_size`` prompts x ``rollout.n`` in one generate call (the
+    dataloader's batch, ray_trainer.py ``_create_dataloader``), drops the groups whose
+    ``filter_groups.metric`` is equal over all responses (std 0), and starts another round until
+    ``data.train_batch_size`` groups are kept (at most ``max_num_gen_batches``); it trains
+    those. That is rlmcost's dapo with ``--oversample`` = rounds x gen / train and one call of
+    gen x n / replicas sequences per engine replica per round (``--sequences-per-call``). The
     rounds follow from the share of groups kept, which no config says: one round is assumed
-    (the fewest; exact when at least train / gen of a round's groups are kept), stated in the
-    notes. True when the config turns it on (then dapo is set, without --kl / --no-kl)."""
+    (the fewest), stated in the notes. True when the config turns it on."""
     if not r.flag("algorithm.filter_groups.enable", False):
         return False
     if q.algorithm != "rlvr":
@@ -177,15 +177,18 @@ def _dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
     q.convert(f"data.gen_batch_size={gen}", "--oversample", rho,
               f"generated / trained prompts: max(gen_batch_size, train_batch_size) / "
               f"train_batch_size = {float(rho):g}, one sampling round", default=None)  # fmt: skip
+    gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
+    replicas = max(1, gpus // r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    per_call = -(-gen * r.integer(f"{ROLLOUT}.n", 1) // replicas)
+    q.set("--sequences-per-call", per_call)
     q.note(f"filter_groups (DAPO dynamic sampling): rounds of {gen} prompts until {train} "
-           "groups with differing rewards are kept"
-           + (f", at most {cap} rounds" if cap else "")
-           + "; one round assumed (the share of groups kept is not in the config): for k "
-           f"rounds pass --oversample {{k x {gen} / {train}}}; each round is its own generate "
-           "call (its own length tail and engine wake/sleep), which rlmcost merges into one")
+           "groups with differing rewards are kept" + (f", at most {cap}" if cap else "")
+           + "; one round assumed (the share kept is not in the config; k rounds: "
+           f"--oversample {{k x {gen} / {train}}}); a round is one generate call, {per_call} "
+           f"sequences on each of {replicas} engine replicas (--sequences-per-call; recompute "
+           "it if --gpus or --rollout-tp change)")
     if kl:
-        q.note("use_kl_loss / use_kl_in_reward with filter_groups: rlmcost's dapo has no "
-               "reference model, so the reference forward is not counted")  # fmt: skip
+        q.note("KL with filter_groups: rlmcost's dapo has no reference (its forward not counted)")
     return True
 
 

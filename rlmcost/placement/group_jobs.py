@@ -18,7 +18,9 @@ prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kern
 exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
 job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
 static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
-``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest;
+``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest
+(a call of more sequences than the engine's slots is batched continuously inside, the next
+call starting when it returns: verl's DAPO sampling rounds);
 the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
 (:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
 ZeRO-3 gather (:func:`dschat_floor_s`).
@@ -312,14 +314,17 @@ def _generate(
     )
     call = g.engine.sequences_per_call
     arrival = tuple(mine[i] for i in admission_order(len(mine)))  # lengths unknown ahead
+    rounds = None  # calls larger than the slots: continuous batching inside, one after another
     if g.engine.kind.static and not g.s.deployment.ideal:
         mine = static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs)))
+    elif call is not None and call > slots and not g.s.deployment.ideal:
+        rounds = call
     elif call is not None and not g.s.deployment.ideal:  # calls one after another
         slots = max(1, min(slots, call))
         mine = static_batches(arrival, slots)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
-        engine_model(g, task),
+        engine_model(g, task), rounds,
     )  # fmt: skip
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)
