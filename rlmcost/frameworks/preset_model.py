@@ -87,7 +87,8 @@ class Behaviour:
     passes each step's batch, padded to the configured maximum prompt and response lengths,
     to every worker call (:mod:`rlmcost.perf.controller_data`). ``megatron_colocated``: the
     colocated refit when the trainer is Megatron-core (a layout with tp, pp or ep > 1; None:
-    ``colocated`` either way)."""
+    ``colocated`` either way). ``engine_sleep_level``: the vLLM sleep level between phases (1:
+    weights to host and back; 2: discarded, the refit reloads them)."""
 
     colocated: str
     apart: str
@@ -97,6 +98,7 @@ class Behaviour:
     deepspeed_hf_trainer: bool = False
     padded_batch: bool = False
     megatron_colocated: str | None = None
+    engine_sleep_level: int = 1
 
 
 @dataclass(frozen=True)

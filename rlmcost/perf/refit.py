@@ -28,7 +28,9 @@ frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its 
     the caller passes one node's part.
 * **Sleep / wake** (vLLM sleep mode level 1, ``vllm/device_allocator/cumem.py``): the engine's
   weights go to host memory after generation and come back before the next one:
-  ``bytes / VLLM_SLEEP_BYTES_PER_S + VLLM_WAKE_FIXED_S + bytes / VLLM_WAKE_BYTES_PER_S``.
+  ``bytes / VLLM_SLEEP_BYTES_PER_S + VLLM_WAKE_FIXED_S + bytes / VLLM_WAKE_BYTES_PER_S``; at
+  level 2 (verl with vLLM >= 0.8.5) the weights are discarded and the refit reloads them:
+  ``VLLM_WAKE_FIXED_S``.
 * **Controller** (Ray single-controller frameworks): ``STEP_OVERHEAD_RESIDUAL_S`` per
   iteration, what NeMo RL's published step times leave beside their listed phases (dispatch,
   data processing, rewards, advantages).
@@ -94,14 +96,18 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
     return rc.REFIT_NCCL_FIXED_S.at(end) + model_bytes / _rate(link, end) + load
 
 
-def sleep_wake_s(weight_bytes_per_gpu: int, end: str = "value") -> float:
-    """Seconds of one vLLM sleep (weights to host) and wake (back) of ``weight_bytes_per_gpu``.
+def sleep_wake_s(weight_bytes_per_gpu: int, end: str = "value", level: int = 1) -> float:
+    """Seconds of one vLLM sleep (weights to host) and wake (back) of ``weight_bytes_per_gpu``;
+    ``level`` 2 discards the weights instead (the refit brings them back): the wake's fixed
+    cost only.
 
-    >>> round(sleep_wake_s(16 * 10**9), 2)
-    3.43
+    >>> round(sleep_wake_s(16 * 10**9), 2), sleep_wake_s(16 * 10**9, level=2)
+    (3.43, 0.17)
     """
     if weight_bytes_per_gpu <= 0:
         return 0.0
+    if level == 2:
+        return rc.VLLM_WAKE_FIXED_S.at(end)
     return (weight_bytes_per_gpu / _rate(rc.VLLM_SLEEP_BYTES_PER_S, end)
             + rc.VLLM_WAKE_FIXED_S.at(end)
             + weight_bytes_per_gpu / _rate(rc.VLLM_WAKE_BYTES_PER_S, end))  # fmt: skip

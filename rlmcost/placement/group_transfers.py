@@ -65,21 +65,26 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 )
             )
     if engine is not None and g.engine.sleep and len(g.tasks) > 1:
-        # vLLM sleep mode level 1: weights to host after generation, back before it
+        # vLLM sleep mode level 1: weights to host after generation, back before it; level 2
+        # (the framework's Behaviour) discards them, the refit reloads them
         w = g.engine_weights
+        level = beh.engine_sleep_level if beh is not None else 1
+        moved = 0 if level == 2 else 2 * w
+        what = "weights discarded (level 2), reloaded by the refit" if level == 2 else \
+            "weights to host and back"  # fmt: skip
         out.append(
             Transfer(
                 "offload",
-                f"engine sleep/wake: {engine.role} weights to host and back",
+                f"engine sleep/wake: {engine.role} {what}",
                 g.group.name,
-                2 * w * g.gpus,
-                2 * w,
-                2 * w / g.s.host_bytes_per_s,
+                moved * g.gpus,
+                moved,
+                moved / g.s.host_bytes_per_s,
                 engine.stage,
                 engine.index,
-                predicted_s=None if dep.ideal else sleep_wake_s(w),
+                predicted_s=None if dep.ideal else sleep_wake_s(w, level=level),
                 spread=None if dep.ideal else spread_of(
-                    lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
+                    lambda end: sleep_wake_s(w, end, level), "vLLM sleep/wake constants"),
             )
         )  # fmt: skip
     gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
