@@ -126,3 +126,25 @@ def test_import_json_carries_the_oversampling():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert "--oversample" in json.dumps(data)
+
+
+# -- the log-prob forwards' batching (verl_batches.forward_batching) ------------------------
+# verl/workers/fsdp_workers.py compute_log_prob (b25bb7d4f) batches the old-log-prob forward by
+# rollout.log_prob_max_token_len_per_gpu (use_dynamic_bsz) or log_prob_micro_batch_size_per_gpu
+
+
+def test_log_prob_token_budget_is_the_forwards():
+    f = _flags(import_verl(VERL, [
+        "actor_rollout_ref.actor.use_dynamic_bsz=true",
+        "+actor_rollout_ref.actor.ppo_max_token_len_per_gpu=61440",
+        "+actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=92160",
+    ]))  # the fully-async doc's 7B scripts: (2048 + 28672) x 2 and x 3
+    assert f["--max-tokens-per-gpu"] == 61440
+    assert f["--forward-max-tokens-per-gpu"] == 92160
+
+
+def test_log_prob_micro_batch_only_when_it_differs():
+    assert "--forward-micro-batch" not in _flags(import_verl(VERL))  # 40 = the trainer's 40
+    q = import_verl(VERL, ["actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=80"])
+    assert _flags(q)["--forward-micro-batch"] == 80
+    assert any("ref.log_prob_micro_batch_size_per_gpu 40" in n for n in q.notes)

@@ -19,13 +19,13 @@ Keys absent from the file take ppo_trainer.yaml's defaults (the verl preset's va
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
+from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -51,8 +51,7 @@ IGNORED = (
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
     f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format",
     f"{ROLLOUT}.max_num_batched_tokens", f"{ROLLOUT}.max_model_len",
-    f"{ROLLOUT}.log_prob_micro_batch_size", f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu",
-    f"{ROLLOUT}.log_prob_use_dynamic_bsz", f"{ROLLOUT}.log_prob_max_token_len_per_gpu",
+    f"{ROLLOUT}.log_prob_micro_batch_size",
     f"{ROLLOUT}.disable_log_stats", f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
     f"{ROLLOUT}.engine_kwargs", f"{ROLLOUT}.val_kwargs", f"{ROLLOUT}.chat_scheduler",
     f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
@@ -143,53 +142,9 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     q.algorithm = alg
     kl_loss = r.flag(f"{ACTOR}.use_kl_loss", False)
     kl_reward = r.flag("algorithm.use_kl_in_reward", False)
-    if _dynamic_sampling(r, q, kl_loss or kl_reward):
+    if dynamic_sampling(r, q, kl_loss or kl_reward):
         return
     q.set("--kl" if kl_loss or kl_reward else "--no-kl")
-
-
-def _dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
-    """DAPO's dynamic sampling as verl's DAPO trainer runs it (recipe/dapo/dapo_ray_trainer.py
-    ``fit`` at volcengine/verl b25bb7d4f; docs/algo/dapo.md "Dynamic Sampling"): each round
-    generates ``data.gen_batch_size`` prompts x ``rollout.n`` in one generate call (the
-    dataloader's batch, ray_trainer.py ``_create_dataloader``), drops the groups whose
-    ``filter_groups.metric`` is equal over all responses (std 0), and starts another round until
-    ``data.train_batch_size`` groups are kept (at most ``max_num_gen_batches``); it trains
-    those. That is rlmcost's dapo with ``--oversample`` = rounds x gen / train and one call of
-    gen x n / replicas sequences per engine replica per round (``--sequences-per-call``). The
-    rounds follow from the share of groups kept, which no config says: one round is assumed
-    (the fewest), stated in the notes. True when the config turns it on."""
-    if not r.flag("algorithm.filter_groups.enable", False):
-        return False
-    if q.algorithm != "rlvr":
-        raise SpecError(
-            f"{r.where}: algorithm.filter_groups.enable with adv_estimator "
-            f"{r.text('algorithm.adv_estimator', 'gae')!r} and reward_model.enable "
-            f"{r.flag('reward_model.enable', False)}: rlmcost models dynamic sampling on "
-            "GRPO-style estimators with a reward function (its dapo); turn filter_groups off"
-        )
-    train = r.integer("data.train_batch_size", 1024)
-    gen = r.integer("data.gen_batch_size", train)
-    cap = r.integer("algorithm.filter_groups.max_num_gen_batches", 0, lo=0)
-    r.raw("algorithm.filter_groups.metric")
-    rho = Fraction(max(gen, train), train)
-    q.algorithm = "dapo"
-    q.convert(f"data.gen_batch_size={gen}", "--oversample", rho,
-              f"generated / trained prompts: max(gen_batch_size, train_batch_size) / "
-              f"train_batch_size = {float(rho):g}, one sampling round", default=None)  # fmt: skip
-    gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
-    replicas = max(1, gpus // r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
-    per_call = -(-gen * r.integer(f"{ROLLOUT}.n", 1) // replicas)
-    q.set("--sequences-per-call", per_call)
-    q.note(f"filter_groups (DAPO dynamic sampling): rounds of {gen} prompts until {train} "
-           "groups with differing rewards are kept" + (f", at most {cap}" if cap else "")
-           + "; one round assumed (the share kept is not in the config; k rounds: "
-           f"--oversample {{k x {gen} / {train}}}); a round is one generate call, {per_call} "
-           f"sequences on each of {replicas} engine replicas (--sequences-per-call; recompute "
-           "it if --gpus or --rollout-tp change)")
-    if kl:
-        q.note("KL with filter_groups: rlmcost's dapo has no reference (its forward not counted)")
-    return True
 
 
 def _workload(r: Reader, q: ImportedQuery) -> None:
@@ -311,6 +266,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
     _micro_batch(r, q, dp, sp_size)
+    forward_batching(r, q)
     rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
     if rank:
         q.set("--lora-rank", rank)
