@@ -77,7 +77,9 @@ def engine_options(p: str) -> dict[str, Any]:
                 typer.Option(
                     help="Sequences per generate() call handed to an engine replica, each "
                     "call finished before the next (OpenRLHF before Nov 2024: "
-                    "micro_rollout_batch_size per call); default: the replica's whole share.",
+                    "micro_rollout_batch_size per call; verl DAPO dynamic sampling: "
+                    "gen_batch_size x n / replicas per round); default: the replica's whole "
+                    "share.",
                     min=1,
                     rich_help_panel=p,
                 ),

@@ -39,7 +39,9 @@ def _knob_help(field: str, alg: Algorithm | None) -> str:
     base = {
         "epochs": "E_ppo: passes of Training over each rollout batch (PPO epochs)",
         "mini_batches": "N_mini: optimizer steps per epoch (mini-batches)",
-        "oversample": "rho: generated / kept sequences (DAPO dynamic sampling)",
+        "oversample": "rho: generated / kept sequences (DAPO dynamic sampling; in verl "
+                      "rounds x data.gen_batch_size / data.train_batch_size, e.g. 3 for one "
+                      "round of 1536 prompts kept down to 512; 1 = no oversampling)",
         "prm_steps": "N_step: reasoning steps the process reward model scores, one pass each",
         "judge_len": "T_j: tokens the judge generates per verdict",
     }[field]

@@ -72,7 +72,9 @@ class EngineSpec(BaseModel):
         default=None, ge=1, description="sequences per generate() call the trainer hands a "
         "replica, each call decoded to its last token before the next starts (OpenRLHF before "
         "PR 507, 2024-11-07: one call per micro_rollout_batch_size on a synchronous Ray "
-        "actor); None: the replica gets its whole share at once"
+        "actor; verl's DAPO dynamic sampling: one call of gen_batch_size x n per round, "
+        "batched continuously inside when larger than the engine's slots); None: the "
+        "replica gets its whole share at once"
     )
     dtype: Dtype | None = Field(default=None, description="engine weights and GEMMs: bf16, "
                                 "fp16 or fp8 (None = the workload's weight dtype)")

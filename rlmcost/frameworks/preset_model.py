@@ -83,7 +83,12 @@ class Behaviour:
     parameter shard goes to the host and back (None: once per phase of the model, as verl
     loads and offloads it around each). ``deepspeed_hf_trainer``: it trains Hugging Face models
     under DeepSpeed ZeRO, DeepSpeed-Chat's trainer stack, whose steps run no faster than that
-    stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`)."""
+    stack's measured rate (:mod:`rlmcost.perf.deepspeed_chat`). ``padded_batch``: its driver
+    passes each step's batch, padded to the configured maximum prompt and response lengths,
+    to every worker call (:mod:`rlmcost.perf.controller_data`). ``megatron_colocated``: the
+    colocated refit when the trainer is Megatron-core (a layout with tp, pp or ep > 1; None:
+    ``colocated`` either way). ``engine_sleep_level``: the vLLM sleep level between phases (1:
+    weights to host and back; 2: discarded, the refit reloads them)."""
 
     colocated: str
     apart: str
@@ -91,6 +96,9 @@ class Behaviour:
     source: str
     param_round_trips: int | None = None
     deepspeed_hf_trainer: bool = False
+    padded_batch: bool = False
+    megatron_colocated: str | None = None
+    engine_sleep_level: int = 1
 
 
 @dataclass(frozen=True)

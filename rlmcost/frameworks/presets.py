@@ -164,7 +164,13 @@ PRESETS: dict[Framework, Preset] = {
         ),
         Behaviour("in-process", "nccl", True, "verl/workers/sharding_manager/fsdp_vllm.py "
                   "(the hybrid engine loads FSDP's gathered parameters into vLLM in the same "
-                  "process); verl/single_controller/ray (one driver)"),
+                  "process); verl/single_controller/ray (one driver); the batch padded to "
+                  "rollout.prompt_length + response_length (verl/experimental/agent_loop/"
+                  "agent_loop.py _postprocess) through the driver (verl/protocol.py); "
+                  "Megatron backend (verl's FSDP has no TP/PP/EP): megatron_workers.py "
+                  "rollout_mode exports weights per tensor; verl/third_party/vllm/"
+                  "__init__.py VLLM_SLEEP_LEVEL 2 for vLLM >= 0.8.5",
+                  padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2),
     ),
     Framework.OPENRLHF: Preset(
         Framework.OPENRLHF,

@@ -25,6 +25,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
+from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -50,8 +51,7 @@ IGNORED = (
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
     f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format",
     f"{ROLLOUT}.max_num_batched_tokens", f"{ROLLOUT}.max_model_len",
-    f"{ROLLOUT}.log_prob_micro_batch_size", f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu",
-    f"{ROLLOUT}.log_prob_use_dynamic_bsz", f"{ROLLOUT}.log_prob_max_token_len_per_gpu",
+    f"{ROLLOUT}.log_prob_micro_batch_size",
     f"{ROLLOUT}.disable_log_stats", f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
     f"{ROLLOUT}.engine_kwargs", f"{ROLLOUT}.val_kwargs", f"{ROLLOUT}.chat_scheduler",
     f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
@@ -142,14 +142,22 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     q.algorithm = alg
     kl_loss = r.flag(f"{ACTOR}.use_kl_loss", False)
     kl_reward = r.flag("algorithm.use_kl_in_reward", False)
+    if dynamic_sampling(r, q, kl_loss or kl_reward):
+        return
     q.set("--kl" if kl_loss or kl_reward else "--no-kl")
 
 
 def _workload(r: Reader, q: ImportedQuery) -> None:
     batch = r.integer("data.train_batch_size", 1024)
+    gen = r.integer("data.gen_batch_size", batch)
+    key = "data.train_batch_size"
+    if gen != batch and q.algorithm != "dapo":  # ray_trainer.py _create_dataloader
+        q.note(f"data.gen_batch_size {gen} without filter_groups: each step generates and "
+               f"trains {gen} prompts (the dataloader's batch), not train_batch_size {batch}")
+        batch, key = gen, "data.gen_batch_size"
     n = r.integer(f"{ROLLOUT}.n", 1)
     mini = r.integer(f"{ACTOR}.ppo_mini_batch_size", 256)
-    q.convert(f"data.train_batch_size={batch}", "--batch", batch,
+    q.convert(f"{key}={batch}", "--batch", batch,
               "prompts per step (verl counts prompts)")  # fmt: skip
     per_step = f"{batch:,} x {n} = {batch * n:,} sequences per step"
     q.convert(f"{ROLLOUT}.n={n}", "--group", n, f"responses per prompt: {per_step}")
@@ -258,6 +266,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
     _micro_batch(r, q, dp, sp_size)
+    forward_batching(r, q)
     rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
     if rank:
         q.set("--lora-rank", rank)

@@ -18,7 +18,9 @@ prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kern
 exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
 job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
 static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
-``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest;
+``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest
+(a call of more sequences than the engine's slots is batched continuously inside, the next
+call starting when it returns: verl's DAPO sampling rounds);
 the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
 (:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
 ZeRO-3 gather (:func:`dschat_floor_s`).
@@ -277,6 +279,19 @@ def static_batches(lengths: Sequence[int], slots: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _unadmitted(padded: tuple[int, ...], order: list[int]) -> tuple[int, ...]:
+    """``padded`` (admission order) placed back so that ``timeline``, which admits
+    ``lengths[order[i]]`` i-th, admits them in this order and the static batches stay whole.
+
+    >>> _unadmitted((5, 5, 3, 3), [2, 0, 3, 1])
+    (5, 3, 5, 3)
+    """
+    out = [0] * len(padded)
+    for i, j in enumerate(order):
+        out[j] = padded[i]
+    return tuple(out)
+
+
 def _generate(
     g: GroupModel, task: Task, arch: Arch, layout: Layout, lengths: tuple[int, ...], work: int,
     model: str, n: int,
@@ -322,15 +337,20 @@ def _generate(
         gather_s=gather_s,
     )
     call = g.engine.sequences_per_call
-    arrival = tuple(mine[i] for i in admission_order(len(mine)))  # lengths unknown ahead
+    order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
+    arrival = tuple(mine[i] for i in order)
+    rounds = None  # calls larger than the slots: continuous batching inside, one after another
     if g.engine.kind.static and not g.s.deployment.ideal:
-        mine = static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs)))
+        mine = _unadmitted(static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs))),
+                           order)  # fmt: skip
+    elif call is not None and call > slots and not g.s.deployment.ideal:
+        rounds = call
     elif call is not None and not g.s.deployment.ideal:  # calls one after another
         slots = max(1, min(slots, call))
-        mine = static_batches(arrival, slots)
+        mine = _unadmitted(static_batches(arrival, slots), order)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
-        engine_model(g, task),
+        engine_model(g, task), rounds,
     )  # fmt: skip
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)

@@ -10,11 +10,14 @@ and interval.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.controller_data import controller_data_s, padded_batch_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupModel
@@ -36,7 +39,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     for job in jobs:
         t = job.task
         if refit_here and t is engine:
-            out.append(_refit(g, job, beh.colocated, bw))  # type: ignore[union-attr]
+            out.append(_refit(g, job, _colocated_refit(g, beh), bw))
             continue
         if g.two_layouts(t):
             destination = job.own.weights
@@ -62,32 +65,45 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 )
             )
     if engine is not None and g.engine.sleep and len(g.tasks) > 1:
-        # vLLM sleep mode level 1: weights to host after generation, back before it
+        # vLLM sleep mode level 1: weights to host after generation, back before it; level 2
+        # (the framework's Behaviour) discards them, the refit reloads them
         w = g.engine_weights
+        level = beh.engine_sleep_level if beh is not None else 1
+        moved = 0 if level == 2 else 2 * w
+        what = "weights discarded (level 2), reloaded by the refit" if level == 2 else \
+            "weights to host and back"  # fmt: skip
         out.append(
             Transfer(
                 "offload",
-                f"engine sleep/wake: {engine.role} weights to host and back",
+                f"engine sleep/wake: {engine.role} {what}",
                 g.group.name,
-                2 * w * g.gpus,
-                2 * w,
-                2 * w / g.s.host_bytes_per_s,
+                moved * g.gpus,
+                moved,
+                moved / g.s.host_bytes_per_s,
                 engine.stage,
                 engine.index,
-                predicted_s=None if dep.ideal else sleep_wake_s(w),
+                predicted_s=None if dep.ideal else sleep_wake_s(w, level=level),
                 spread=None if dep.ideal else spread_of(
-                    lambda end: sleep_wake_s(w, end), "vLLM sleep/wake constants"),
+                    lambda end: sleep_wake_s(w, end, level), "vLLM sleep/wake constants"),
             )
         )  # fmt: skip
     gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
     if beh is not None and beh.ray_controller and gen is not None:
+        nbytes = padded_batch_bytes_of(g) if beh.padded_batch else 0
+        cross = max(0.0, 1 - g.s.hardware.gpus_per_node / g.gpus)
+
+        def seconds(end: str) -> float:
+            return controller_s(end) + controller_data_s(nbytes, cross, end)
+
+        what = f"; the batch padded to S + T through the driver, {nbytes / 1e9:.1f} GB" \
+            if nbytes else ""  # fmt: skip
         out.append(
             Transfer(
                 "controller",
-                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards",
+                f"controller ({dep.framework}, Ray): dispatch, data movement, rewards{what}",
                 g.group.name, 0, 0, 0.0, gen.stage, gen.index,
-                predicted_s=controller_s(),
-                spread=spread_of(controller_s, "STEP_OVERHEAD_RESIDUAL_S"),
+                predicted_s=seconds("value"),
+                spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
             )
         )  # fmt: skip
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
@@ -127,3 +143,26 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
         predicted_s=refit_s(mech, nbytes),
         spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
     )  # fmt: skip
+
+
+def padded_batch_bytes_of(g: GroupModel) -> int:
+    """What the driver moves per step for the iteration's invocations (:func:`~rlmcost.perf.
+    controller_data.padded_batch_bytes`): B x K sequences at the workload's S + T (rho B K
+    generated under dapo's oversampling); the actor's forward returns log-probs and entropies,
+    any other forward one fp32 tensor."""
+    w = g.s.workload
+    forwards = [2 if t.role is Role.ACTOR else 1 for t in g.s.tasks if t.kind is Kind.FORWARD]
+    trains = sum(1 for t in g.s.tasks if t.kind is Kind.TRAIN)
+    generated = int(w.sequences * Fraction(str(g.s.values.get("rho", 1))))  # dapo: rho B K
+    return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains,
+                              generated)  # fmt: skip
+
+
+def _colocated_refit(g: GroupModel, beh: Behaviour | None) -> str:
+    """The framework's colocated refit; its Megatron-core one when it has one and the
+    trainer's layout uses tp, pp or ep (:class:`~rlmcost.frameworks.preset_model.Behaviour`)."""
+    assert beh is not None
+    b = g.s.base
+    if beh.megatron_colocated and max(b.tp, b.pp, b.ep) > 1:
+        return beh.megatron_colocated
+    return beh.colocated

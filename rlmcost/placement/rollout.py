@@ -152,16 +152,26 @@ class Timeline:
         return self.time.bound_s
 
 
-def _admit(lengths: list[int], slots: int) -> tuple[list[int], list[int]]:
+def _admit(lengths: list[int], slots: int, call: int | None = None) -> tuple[list[int], list[int]]:
     """Continuous batching: each sequence, in admission order, takes the first free slot.
-    Returns (start step, slot) per sequence."""
+    ``call``: the sequences arrive in calls of ``call``, each handed over when the previous
+    one has returned (its last sequence finished). Returns (start step, slot) per sequence.
+
+    >>> _admit([3, 1, 2, 2], 2, call=2)  # the second call waits for step 3
+    ([0, 0, 3, 3], [0, 1, 1, 0])
+    """
     free = [(0, s) for s in range(slots)]
     start, slot_of = [], []
-    for length in lengths:
+    floor = last = 0  # the step the current call may start at; the latest finish so far
+    for i, length in enumerate(lengths):
+        if call and i and i % call == 0:
+            floor = last
         t0, s = heapq.heappop(free)
+        t0 = max(t0, floor)
         start.append(t0)
         slot_of.append(s)
         heapq.heappush(free, (t0 + length, s))
+        last = max(last, t0 + length)
     return start, slot_of
 
 
@@ -229,11 +239,13 @@ def timeline(
     cost: DecodeCost,
     roofline: Roofline,
     engine: Engine | None = None,
+    call: int | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
-    ``engine`` when given. Deterministic; plain Python, run by run (:class:`Run`): the cost of
-    a rollout grows with its admissions and finishes, not with its decode steps."""
+    ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
+    another (:func:`_admit`). Deterministic; plain Python, run by run (:class:`Run`): the cost
+    of a rollout grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
     n = len(lengths)
@@ -241,7 +253,7 @@ def timeline(
         raise SpecError("a rollout needs at least one sequence of at least one response token")
     slots = max(1, min(slots, n))
     resp = [lengths[i] for i in admission_order(n)]
-    start, slot_of = _admit(resp, slots)
+    start, slot_of = _admit(resp, slots, call)
     end = [s0 + r for s0, r in zip(start, resp, strict=True)]
     steps = max(end)
     # prefills: one phase per admission step, before that step's first decode

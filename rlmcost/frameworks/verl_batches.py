@@ -1,0 +1,89 @@
+"""verl's batching beyond the trainer's: DAPO's dynamic sampling rounds and the log-prob
+forwards' micro-batches, as :func:`rlmcost.frameworks.verl.import_verl` reads them (keys of
+verl/trainer/config/ppo_trainer.yaml and the DAPO recipe's dapo_trainer.yaml)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.result import ImportedQuery
+
+ACTOR = "actor_rollout_ref.actor"
+ROLLOUT = "actor_rollout_ref.rollout"
+
+
+def dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
+    """DAPO's dynamic sampling as verl's DAPO trainer runs it (recipe/dapo/dapo_ray_trainer.py
+    ``fit`` at volcengine/verl b25bb7d4f; docs/algo/dapo.md "Dynamic Sampling"): each round
+    generates ``data.gen_batch_size`` prompts x ``rollout.n`` in one generate call (the
+    dataloader's batch, ray_trainer.py ``_create_dataloader``), drops the groups whose
+    ``filter_groups.metric`` is equal over all responses (std 0), and starts another round until
+    ``data.train_batch_size`` groups are kept (at most ``max_num_gen_batches``); it trains
+    those. That is rlmcost's dapo with ``--oversample`` = rounds x gen / train and one call of
+    gen x n / replicas sequences per engine replica per round (``--sequences-per-call``). The
+    rounds follow from the share of groups kept, which no config says: one round is assumed
+    (the fewest), stated in the notes. True when the config turns it on."""
+    if not r.flag("algorithm.filter_groups.enable", False):
+        return False
+    if q.algorithm != "rlvr":
+        raise SpecError(
+            f"{r.where}: algorithm.filter_groups.enable with adv_estimator "
+            f"{r.text('algorithm.adv_estimator', 'gae')!r} and reward_model.enable "
+            f"{r.flag('reward_model.enable', False)}: rlmcost models dynamic sampling on "
+            "GRPO-style estimators with a reward function (its dapo); turn filter_groups off"
+        )
+    train = r.integer("data.train_batch_size", 1024)
+    gen = r.integer("data.gen_batch_size", train)
+    cap = r.integer("algorithm.filter_groups.max_num_gen_batches", 0, lo=0)
+    r.raw("algorithm.filter_groups.metric")
+    rho = Fraction(max(gen, train), train)
+    q.algorithm = "dapo"
+    q.convert(f"data.gen_batch_size={gen}", "--oversample", rho,
+              f"generated / trained prompts: max(gen_batch_size, train_batch_size) / "
+              f"train_batch_size = {float(rho):g}, one sampling round", default=None)  # fmt: skip
+    gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
+    replicas = max(1, gpus // r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    per_call = -(-gen * r.integer(f"{ROLLOUT}.n", 1) // replicas)
+    q.set("--sequences-per-call", per_call)
+    q.note(f"filter_groups (DAPO dynamic sampling): rounds of {gen} prompts until {train} "
+           "groups with differing rewards are kept" + (f", at most {cap}" if cap else "")
+           + "; one round assumed (the share kept is not in the config; k rounds: "
+           f"--oversample {{k x {gen} / {train}}}); a round is one generate call, {per_call} "
+           f"sequences on each of {replicas} engine replicas (--sequences-per-call; recompute "
+           "it if --gpus or --rollout-tp change)")
+    if kl:
+        q.note("KL with filter_groups: rlmcost's dapo has no reference (its forward not counted)")
+    return True
+
+
+def forward_batching(r: Reader, q: ImportedQuery) -> None:
+    """The old-log-prob forward's batching (verl/workers/fsdp_workers.py and
+    megatron_workers.py ``compute_log_prob`` at volcengine/verl b25bb7d4f read
+    ``rollout.log_prob_use_dynamic_bsz``, ``log_prob_max_token_len_per_gpu`` and
+    ``log_prob_micro_batch_size_per_gpu``; rollout.yaml defaults the first two to the actor's
+    use_dynamic_bsz and ppo_max_token_len_per_gpu): --forward-max-tokens-per-gpu or
+    --forward-micro-batch when it differs from the trainer's. rlmcost gives every forward one
+    batching; the reference's own keys (``ref.log_prob_*``) are said in a note."""
+    dynamic = r.flag(f"{ROLLOUT}.log_prob_use_dynamic_bsz", r.flag(f"{ACTOR}.use_dynamic_bsz",
+                                                                     False))  # fmt: skip
+    if dynamic:
+        train = r.integer(f"{ACTOR}.ppo_max_token_len_per_gpu", 16384)
+        budget = r.integer(f"{ROLLOUT}.log_prob_max_token_len_per_gpu", train)
+        if budget != train:
+            q.convert(f"{ROLLOUT}.log_prob_max_token_len_per_gpu={budget}",
+                      "--forward-max-tokens-per-gpu", budget,
+                      "tokens per micro-batch per GPU of the log-prob forwards")  # fmt: skip
+        key, mine = "ref.log_prob_max_token_len_per_gpu", budget
+    else:
+        per_gpu = r.integer(f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu", None)
+        if per_gpu is not None and per_gpu != r.raw(f"{ACTOR}.ppo_micro_batch_size_per_gpu"):
+            q.convert(f"{ROLLOUT}.log_prob_micro_batch_size_per_gpu={per_gpu}",
+                      "--forward-micro-batch", per_gpu,
+                      "sequences per micro-batch per GPU of the log-prob forwards")  # fmt: skip
+        key, mine = "ref.log_prob_micro_batch_size_per_gpu", per_gpu
+    ref = r.raw(f"actor_rollout_ref.{key}")
+    if ref is not None and mine is not None and int(ref) != int(mine):
+        q.note(f"actor_rollout_ref.{key} {ref}: the reference forward batched as the "
+               f"old-log-prob forward ({mine}); rlmcost gives every forward one batching")

@@ -1,0 +1,94 @@
+"""Seconds a Ray single controller spends passing one step's batch through its driver when the
+framework pads every sequence to the configured maximum lengths (verl's ``DataProto``).
+
+verl's trainer (``verl/trainer/ppo/ray_trainer.py`` ``fit``, at commit b25bb7d4f of
+volcengine/verl, the fully-async doc's code) keeps the step's batch on the driver and hands it
+to the worker groups call by call:
+
+* generation returns the batch padded to the *configured* lengths, not the longest response:
+  ``verl/experimental/agent_loop/agent_loop.py`` ``_postprocess`` pads prompts to
+  ``rollout.prompt_length`` and responses to ``rollout.response_length``
+  (``padding="max_length"``) and returns ``prompts`` [N, S], ``responses`` and
+  ``response_mask`` [N, T], ``input_ids``, ``attention_mask``, ``position_ids`` [N, S + T],
+  all int64 (the tokenizer's and ``torch.arange``'s dtype);
+* every later call (``compute_log_prob``, ``compute_ref_log_prob``, ``compute_values``,
+  ``update_actor``, ``update_critic``) sends the whole batch: the dispatch
+  (``verl/single_controller/base/decorator.py`` ``dispatch_nd_compute_dataproto``) chunks it
+  by data rank and ``ray.put``\\ s each chunk, which pickles it through
+  ``DataProto.__getstate__`` (``verl/protocol.py``: ``consolidate()`` then ``torch.save`` into a
+  ``BytesIO``, the default unless ``VERL_DATAPROTO_SERIALIZATION_METHOD=numpy``); the results
+  come back the same way and are concatenated on the driver;
+* the forwards add fp32 [N, T] tensors to the batch (``old_log_probs`` and ``entropys`` from
+  the actor, ``ref_log_prob``, ``values``) and the driver's ``compute_advantage`` adds four
+  (``token_level_scores``, ``token_level_rewards``, ``advantages``, ``returns``), all of
+  which the training calls carry.
+
+The driver does this serially (one process), so its seconds are the bytes it (de)serializes
+over :data:`DATAPROTO_SERDE_BYTES_PER_S`; the chunks of the other nodes' workers also cross the
+driver node's network (``RAY_CROSS_NODE_BYTES_PER_S``). At a long cap and a short mean response
+(28K cap, ~1K mean) the padded batch is ~20x the tokens generated, and the time does not shrink
+with more GPUs. Bytes are exact integers (int64 token tensors, fp32 per-token tensors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlmcost.perf.rl_constants import RAY_CROSS_NODE_BYTES_PER_S, Constant
+
+INT64_BYTES = 8
+FP32_BYTES = 4
+
+DATAPROTO_SERDE_BYTES_PER_S = Constant(2.0e9, 0.41e9, 2.9e9, "verl PR 3425")
+"""Bytes per second the driver (de)serializes a padded ``DataProto`` with ``torch.save``.
+
+verl-project/verl PR 3425 (2025-09-09, commit ac2f790f5): a batch of 6400 x 20480 (sequences x
+prompt + response tokens) took 2.58 s to serialize on the driver (TaskRunner; four concurrent
+chunk puts, ~2.58 s each) and 0.74 s to deserialize per worker with the default torch path. The
+PR does not list the tensors. value: read as a ``compute_log_prob`` batch (prompts [6400, 2048],
+responses and response_mask [6400, 18432], input_ids, attention_mask, position_ids
+[6400, 20480], int64: 5.14 GB / 2.58 s = 2.0 GB/s; the workers' deserialization, a quarter of
+it in 0.74 s, gives 1.7 GB/s). low: one int64 [6400, 20480] tensor, 1.05 GB / 2.58 s. high: an
+``update_actor`` batch (five more fp32 [6400, 18432] tensors, 7.5 GB / 2.58 s).
+"""
+
+
+def padded_batch_bytes(sequences: int, prompt_len: int, response_len: int,
+                       forward_outputs: Sequence[int], trains: int,
+                       generated: int | None = None) -> int:  # fmt: skip
+    """Bytes the driver (de)serializes in one step (module docstring): the generated batch
+    coming back, each forward's batch going out and its ``forward_outputs[i]`` fp32 [N, T]
+    tensors coming back, each of ``trains`` training calls' batch going out with every fp32
+    tensor the step added. ``sequences`` = N, ``prompt_len`` = S and ``response_len`` = T are
+    the padded shapes (the configured maxima); ``generated``: the sequences generated when
+    more than N (DAPO's dynamic sampling, whose rounds all come back to the driver).
+
+    >>> padded_batch_bytes(1, 2, 3, [2], 1)  # S=2, T=3: 48 + 184, 184 + 24, 184 + 72
+    696
+    """
+    s, t = prompt_len, response_len
+    base = INT64_BYTES * (s + 2 * t + 3 * (s + t))  # prompts, responses + mask, ids/mask/pos
+    rollout = (INT64_BYTES * 3 * s + base) * max(sequences, generated or 0)  # prompts out, back
+    per_seq = 0
+    added = 0  # fp32 [N, T] tensors the forwards put in the batch so far
+    for outputs in forward_outputs:
+        per_seq += base + added * FP32_BYTES * t + outputs * FP32_BYTES * t
+        added += outputs
+    added += 4  # compute_advantage: token_level_scores, token_level_rewards, advantages, returns
+    per_seq += trains * (base + added * FP32_BYTES * t)
+    return rollout + sequences * per_seq
+
+
+def controller_data_s(nbytes: int, cross_node_fraction: float, end: str = "value") -> float:
+    """Seconds of ``nbytes`` through the driver: (de)serialization, plus the share that crosses
+    the driver node's network (``cross_node_fraction``: workers on other nodes). ``end``:
+    ``"low"``, ``"value"`` or ``"high"`` time, from the constants' spreads.
+
+    >>> round(controller_data_s(2 * 10**9, 0.0), 2)
+    1.0
+    """
+    if nbytes <= 0:
+        return 0.0
+    flip = {"low": "high", "high": "low"}.get(end, end)  # the low time takes the high rate
+    serde = nbytes / DATAPROTO_SERDE_BYTES_PER_S.at(flip)
+    return serde + nbytes * cross_node_fraction / RAY_CROSS_NODE_BYTES_PER_S.at(flip)

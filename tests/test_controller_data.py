@@ -1,0 +1,92 @@
+"""verl's driver passes each step's batch, padded to the configured maximum lengths, through
+every worker call (rlmcost.perf.controller_data).
+
+Independent references: the tensor shapes of verl's agent loop output
+(verl/experimental/agent_loop/agent_loop.py ``_postprocess`` at volcengine/verl b25bb7d4f:
+prompts [N, S], responses and response_mask [N, T], input_ids, attention_mask, position_ids
+[N, S + T], int64) and the keys its trainer adds (ray_trainer.py ``fit``: old_log_probs and
+entropys from compute_log_prob; token_level_scores, token_level_rewards, advantages, returns
+from the driver's compute_advantage), summed by hand below.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rlmcost.cli.validate import run_from_argv
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.perf.controller_data import (
+    DATAPROTO_SERDE_BYTES_PER_S,
+    controller_data_s,
+    padded_batch_bytes,
+)
+from rlmcost.perf.refit import controller_s
+
+
+def test_the_7b_dapo_step_moves_the_hand_summed_bytes():
+    """verl fully-async doc, colocated 7B rows: 512 x 16 sequences, max_prompt_length 2048,
+    max_response_length 28672; one actor forward (old log-probs) and one actor update."""
+    n, s, t = 512 * 16, 2048, 28672
+    gen_in = 3 * 8 * s  # input_ids, attention_mask, position_ids of the prompts
+    batch = 8 * s + 2 * 8 * t + 3 * 8 * (s + t)  # the padded generated batch, int64
+    logprob = batch + 2 * 4 * t  # out: the batch; back: old_log_probs, entropys (fp32)
+    update = batch + (2 + 4) * 4 * t  # plus those two and the four advantage-step tensors
+    expected = n * (gen_in + batch + logprob + update)
+    got = padded_batch_bytes(n, s, t, [2], 1)
+    assert isinstance(got, int)
+    assert got == expected
+    assert 37e9 < got < 38e9  # ~38 GB per step, ~20x the ~1.9 GB of tokens generated (1K mean)
+
+
+def test_a_reference_forward_carries_the_old_log_probs():
+    """The reference call goes out with the batch and the actor's two fp32 tensors, returns
+    one; the update then carries seven fp32 tensors (two + one + four)."""
+    s, t = 3, 5
+    batch = 8 * (s + 2 * t + 3 * (s + t))
+    expected = 3 * 8 * s + batch + (batch + 2 * 4 * t) + (batch + 2 * 4 * t + 4 * t) \
+        + (batch + 7 * 4 * t)  # fmt: skip
+    assert padded_batch_bytes(1, s, t, [2, 1], 1) == expected
+
+
+@given(n=st.integers(1, 10**4), s=st.integers(1, 4096), t=st.integers(1, 32768))
+def test_bytes_grow_with_the_cap_and_scale_with_the_batch(n, s, t):
+    base = padded_batch_bytes(n, s, t, [2], 1)
+    assert padded_batch_bytes(2 * n, s, t, [2], 1) == 2 * base
+    assert padded_batch_bytes(n, s, t + 1, [2], 1) > base
+
+
+def test_seconds_span_the_constants_spread():
+    nbytes = 40 * 10**9
+    low, value, high = (controller_data_s(nbytes, 0.5, e) for e in ("low", "value", "high"))
+    assert low < value < high
+    # no network share: bytes over the driver's rate
+    rate = DATAPROTO_SERDE_BYTES_PER_S.value
+    assert controller_data_s(nbytes, 0.0) == pytest.approx(nbytes / rate)
+
+
+def _controller_s(framework: str, gpus: int, response_len: int) -> float:
+    argv = ["--framework", framework, "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "16", "--prompt-len", "256", "--response-len", str(response_len),
+            "--hardware", "h20", "--gpus", str(gpus), "--rollout-tp", "4",
+            "--length-dist", "lognormal:1000,0.67," + str(response_len)]  # fmt: skip
+    est = evaluate_deployment(run_from_argv("rlvr", argv))
+    found = [t for g in est.groups for t in g.transfers if t.kind == "controller"]
+    assert len(found) == 1
+    return found[0].predicted
+
+
+def test_verl_pays_for_the_padded_cap_and_nemo_rl_does_not():
+    """Same responses (1K mean), a 4x longer cap: verl's driver moves ~4x the bytes; NeMo RL's
+    controller term (no padded batch in its Behaviour) stays the residual."""
+    residual = controller_s()
+    short, long = _controller_s("verl", 8, 4096), _controller_s("verl", 8, 16384)
+    assert short > residual
+    assert (long - residual) / (short - residual) > 3.5  # S + T: 4352 -> 16640 tokens
+    assert _controller_s("nemo-rl", 8, 16384) == pytest.approx(_controller_s("nemo-rl", 8, 4096))
+
+
+def test_more_gpus_do_not_shorten_the_drivers_share():
+    """The driver is one process: more nodes only add network share."""
+    assert _controller_s("verl", 32, 8192) >= _controller_s("verl", 8, 8192)
