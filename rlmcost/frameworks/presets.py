@@ -487,8 +487,9 @@ PRESETS: dict[Framework, Preset] = {
                   "(colocated: ZMQ + CUDA IPC), collective refit when generation.colocated is "
                   "false; nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
                   "weights leave the GPU once per step, offload_after_refit, and come back "
-                  "once, prepare_for_lp_inference",
-                  param_round_trips=1),
+                  "once, prepare_for_lp_inference; log-probs and the loss through "
+                  "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend)",
+                  param_round_trips=1, logprob_head="nemo-rl-distributed-logprob"),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,

@@ -12,8 +12,9 @@ values, rewards) and training steps, and of the transfers between layouts and gr
   FlashAttention forward, memory-bound kernels, forward TP/SP/EP/CP communication, pipeline
   sends and ZeRO-3 parameter gathers exposed beyond the compute they hide behind), per
   micro-batch, times the micro-batches, plus the pipeline's fill and drain (the bubble
-  fraction of its schedule). The LM head ends in the log-softmax over fp32 logits (two passes
-  of 4 V bytes per token); a value head is a d x 1 GEMM.
+  fraction of its schedule). The LM head ends in the log-softmax over fp32 logits, whose
+  kernels the framework sets (``StepOptions.logprob_head``, :mod:`rlmcost.perf.logprob_head`;
+  by default two passes of 4 V bytes per token); a value head is a d x 1 GEMM.
 * **Packing** (verl ``use_remove_padding``, OpenRLHF ``packing_samples``, NeMo RL sequence
   packing): sequences of lengths x_j = S + t_j are modelled as ``n' = ceil(sum x / L)``
   sequences of ``L = ceil(sum x^2 / sum x)`` tokens, so that both the token count (n' L >= sum
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
 
     from rlmcost.specs import HardwareSpec
 
-LOGITS_BYTES = 4  # fp32 logits of the log-softmax
-
 
 @dataclass(frozen=True)
 class Packed:
@@ -85,6 +84,7 @@ class ForwardTime:
     exposed_comm_s: float  # TP/SP/EP/CP/PP and ZeRO-3 gathers beyond the compute
     bubble_s: float
     micro_batches: int
+    logprob_head_s: float = 0.0  # of compute_s: the log-softmax over fp32 logits (last stage)
 
     def to_json(self) -> dict[str, float]:
         return {
@@ -92,6 +92,7 @@ class ForwardTime:
             "compute_s": self.compute_s,
             "exposed_communication_s": self.exposed_comm_s,
             "bubble_s": self.bubble_s,
+            "logprob_head_s": self.logprob_head_s,
         }
 
 
@@ -104,13 +105,12 @@ def _head_fix(c: StepContext, head: Head, backward: bool) -> float:
     dev, lay = c.device, c.layout
     T, d = c.tokens, int(c.arch.d_model)
     v = int(tp_shard(c.arch, lay.tp).vocab)
-    x = c.workload.activation_dtype.bytes
+    x, h = c.workload.activation_dtype.bytes, c.options.logprob_head
     f, b = gemm_fwd_bwd_s(dev, T, v, d)
     norm = T * 2 * (d // lay.tp if lay.sp else d) * x
-    logits = T * v * LOGITS_BYTES
-    lm = f + dev.elementwise_s(2 * logits + norm, 3)
+    lm = f + dev.elementwise_s(T * v * h.fwd_bytes + norm, h.fwd_kernels)
     if backward:
-        lm += b + dev.elementwise_s(2 * logits + 2 * norm, 3)
+        lm += b + dev.elementwise_s(T * v * h.bwd_bytes + 2 * norm, h.bwd_kernels)
     vf, vb = gemm_fwd_bwd_s(dev, T, 1, d)
     return (vf + (vb if backward else 0.0)) - lm
 
@@ -147,7 +147,19 @@ def forward_time(
     n = share.micro_batches
     busy = n * (compute + comm)
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n, layout.virtual_stages)) * busy
-    return ForwardTime(busy + bubble, n * compute, n * comm, bubble, n)
+    return ForwardTime(busy + bubble, n * compute, n * comm, bubble, n,
+                       n * logprob_head_s(c, head, backward=False))  # fmt: skip
+
+
+def logprob_head_s(c: StepContext, head: Head, backward: bool) -> float:
+    """Seconds of one micro-batch's log-softmax over the last stage's fp32 logits
+    (``StepOptions.logprob_head``), forward or forward and backward; 0 for a value head."""
+    if head is not Head.LM:
+        return 0.0
+    h, dev = c.options.logprob_head, c.device
+    vocab = c.tokens * int(tp_shard(c.arch, c.layout.tp).vocab)
+    out = dev.elementwise_s(vocab * h.fwd_bytes, h.fwd_kernels)
+    return out + (dev.elementwise_s(vocab * h.bwd_bytes, h.bwd_kernels) if backward else 0.0)
 
 
 @memoized()
@@ -174,6 +186,25 @@ def train_time(
     compute = dict(step.compute_s)
     compute["gemm"] = max(0.0, compute["gemm"] + fix)
     return replace(step, step_s=max(step.step_s + fix, 0.0), compute_s=compute)
+
+
+def train_logprob_head_s(
+    arch: Arch,
+    layout: Layout,
+    sequences: int,
+    seq_len: int,
+    hardware: HardwareSpec,
+    workload: Workload | None = None,
+    head: Head = Head.LM,
+    options: StepOptions | None = None,
+) -> float:
+    """Seconds of one optimizer step's log-softmax over fp32 logits, forward and backward,
+    on the last stage (of :func:`train_time`'s compute; :func:`logprob_head_s`)."""
+    workload = workload or Workload()
+    share = data_share(layout, sequences, seq_len)
+    device = Device(hardware, workload.compute_dtype)
+    c = StepContext.of(arch, layout, seq_len, share, device, options or StepOptions(), workload)
+    return share.micro_batches * logprob_head_s(c, head, backward=True)
 
 
 def link_transfer_s(bytes_per_device: float, hardware: HardwareSpec, gpus: int) -> float:

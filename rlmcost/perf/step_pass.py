@@ -21,8 +21,8 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
 * **Memory-bound kernels** per layer forward (bytes read + written per token, activation
   dtype, d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each,
   plus a 1-byte dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t),
-  RoPE on q and k, MoE token permutation; the vocabulary-parallel cross-entropy on fp32
-  logits (4 passes of 4 V / P_t bytes). Backward moves twice the forward bytes (reads the
+  RoPE on q and k, MoE token permutation; the log-softmax over fp32 logits (``logprob_head``,
+  :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
   output gradient and the saved input, writes the input gradient).
 * **Recomputation**: ``full`` runs each layer's forward again (GEMMs, kernels, TP and EP
   collectives) before its backward; ``selective`` the attention core's forward
@@ -79,6 +79,7 @@ from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.specs.workload import Workload
 
 
@@ -102,6 +103,7 @@ class StepOptions:
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
     fused_grad_accumulation: bool = True  # weight-gradient GEMMs accumulate into main grads
     algorithm: Algorithm = Algorithm.AUTO
+    logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute")
@@ -348,10 +350,9 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         out.fwd["gemm"] += f
         out.bwd["gemm"] += b
         out.flops += 6 * T * v * d
-        logits = T * v * 4  # fp32 logits of the vocabulary-parallel cross-entropy
-        norm = T * 2 * (d // t if lay.sp else d) * x
-        out.fwd["elementwise"] += dev.elementwise_s(2 * logits + norm, 3)
-        out.bwd["elementwise"] += dev.elementwise_s(2 * logits + 2 * norm, 3)
+        n, h = T * 2 * (d // t if lay.sp else d) * x, c.options.logprob_head  # norm; log-softmax
+        out.fwd["elementwise"] += dev.elementwise_s(T * v * h.fwd_bytes + n, h.fwd_kernels)
+        out.bwd["elementwise"] += dev.elementwise_s(T * v * h.bwd_bytes + 2 * n, h.bwd_kernels)
     if t > 1:  # vocabulary-parallel embedding (first) and head input gradient (last)
         strategy = "sp" if lay.sp else "tp"
         ar = c.comm(Collective.ALL_REDUCE, act, t, ("tp",))
@@ -380,10 +381,8 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
 def _attention_fwd_flops(c: StepContext) -> int:
     sh = tp_shard(c.arch, c.layout.tp)
     b, s = c.micro_batch, c.seq
-    if c.options.attention is AttentionKernel.FLASH:
-        pairs = b * s * (s + 1) // 2 // c.layout.cp
-    else:
-        pairs = b * c.positions * s
+    flash = c.options.attention is AttentionKernel.FLASH
+    pairs = b * s * (s + 1) // 2 // c.layout.cp if flash else b * c.positions * s
     return pair_flops(c.arch, int(sh.n_heads)) * pairs
 
 

@@ -50,7 +50,7 @@ from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import Packed, forward_time, packed, train_time
+from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
@@ -64,6 +64,7 @@ from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
+from rlmcost.placement.pass_options import step_options
 from rlmcost.placement.rollout import (
     DecodeCost,
     admission_order,
@@ -136,6 +137,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         "offload_s": float(host_s),
         "cpu_adam_s": float(cpu_s),
         "dschat_achieved_rate_s": floor_s,
+        "logprob_head_s": steps * _train_head_s(g, task, per_step),
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
@@ -226,6 +228,7 @@ def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.Forwar
     return forward_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), p.sequences,
         p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
+        step_options(g.s.deployment),
     )  # fmt: skip
 
 
@@ -237,9 +240,18 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), _packed_layout(g, task, p.seq_len), per_step.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, inv.model_head,
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, step_options(g.s.deployment),
     )  # fmt: skip
     return step, per_step
+
+
+def _train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
+    """One optimizer step's log-softmax over fp32 logits (of its compute)."""
+    return train_logprob_head_s(
+        g.s.arch(task.role), _packed_layout(g, task, per_step.seq_len), per_step.sequences,
+        per_step.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
+        step_options(g.s.deployment),
+    )  # fmt: skip
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:

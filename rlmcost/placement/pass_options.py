@@ -1,0 +1,33 @@
+"""How a deployment's framework runs its teacher-forced passes: the
+:class:`~rlmcost.perf.step_pass.StepOptions` its log-prob forwards and training steps are timed
+with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
+there): today the log-softmax its log-prob and loss heads run over fp32 logits
+(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`). The paper's idealized
+iteration and frameworks without a preset take rlmcost's defaults (None).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.step_pass import StepOptions
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+
+
+def step_options(deployment: Deployment) -> StepOptions | None:
+    """The framework's pass options, None where they are rlmcost's defaults.
+
+    >>> from rlmcost.deployment.spec import Deployment
+    >>> step_options(Deployment(framework="nemo-rl")).logprob_head.name
+    'nemo-rl-distributed-logprob'
+    >>> step_options(Deployment(framework="verl")) is None
+    True
+    """
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    if beh is None or beh.logprob_head == FUSED.name:
+        return None
+    return StepOptions(logprob_head=logprob_head(beh.logprob_head))
