@@ -189,6 +189,10 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
         ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
+               "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
+               "22 B backward per token and vocabulary entry); the fp64 MoE router "
+               "(moe_router_dtype) and unfused permutation (moe_permute_fusion) not modelled")
     conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
     expandable = "expandable_segments:true" in conf.replace(" ", "").lower()
     q.set("--expandable-segments" if expandable else "--no-expandable-segments")
