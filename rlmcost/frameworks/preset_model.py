@@ -91,7 +91,6 @@ class Behaviour:
     weights to host and back; 2: discarded, the refit reloads them). ``logprob_head``: the
     log-softmax over fp32 logits its log-prob forwards and loss run, a name of
     ``rlmcost.perf.logprob_head.HEADS`` (``fused``: rlmcost's default)."""
->>>>>>> 14612fc (NeMo RL log-prob and loss heads: DistributedLogprob's fp32 log-softmax (nemo_rl/distributed/model_utils.py, v0.5.0/r0.6.0) counted kernel by kernel (46 B fwd, 22 B bwd per token and vocab entry vs 8/8), a framework Behaviour read by the forward and training passes (placement/pass_options.py); logprob_head_s in the jobs' breakdown; tests)
 
     colocated: str
     apart: str
