@@ -62,3 +62,29 @@ def test_each_row_runs_fits_and_sums_the_logprob_phases(rows) -> None:
         assert lp.predicted_s == pytest.approx(predicted["old log-prob"] + predicted["reference"])
         refit = next(p for p in row.phases if p.published_key == "refit_s")
         assert refit.predicted_s == pytest.approx(predicted["weight sync"])
+
+
+DENSE = ("nemo-rl-v0.3-blog-h100-llama3.1-8b-grpo-megatron",
+         "nemo-rl-v0.3-blog-h100-llama3.1-70b-grpo-megatron",
+         "nemo-rl-v0.3-blog-h100-qwen3-32b-grpo-megatron")  # fmt: skip
+PASSES = ("training_s", "generation_s", "logprobs_s")
+
+
+@pytest.mark.parametrize("rid", DENSE)
+def test_dense_megatron_passes_within_forty_percent(rows, rid: str) -> None:
+    """The dense Megatron rows' passes (today: training -25..-36 %, log-probs -24..-36 %,
+    generation -2..-33 %): all fast, a bias the median error carries; within 40 % each."""
+    for p in rows[rid].phases:
+        if p.published_key in PASSES:
+            assert p.predicted_s is not None
+            assert abs(p.predicted_s / p.published_s - 1) <= 0.40, (rid, p)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: Megatron MoE training and log-prob passes "
+                   "predicted 4-5x faster than NeMo RL v0.3 ran them")  # fmt: skip
+def test_moe_megatron_passes_within_forty_percent(rows) -> None:
+    """Qwen3-30B-A3B on 64 H100 (TP 2, EP 8): rlmcost predicts about 10 s of training for the
+    blog's 50 and 6 s of log-probs for its 23. Strict: passing means the gap is closed."""
+    for p in rows["nemo-rl-v0.3-blog-h100-qwen3-30b-a3b-grpo-megatron"].phases:
+        if p.published_key in PASSES:
+            assert abs(p.predicted_s / p.published_s - 1) <= 0.40, p
