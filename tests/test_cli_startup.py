@@ -1,0 +1,100 @@
+"""Start-up of a numeric query: what it imports (asserted on sys.modules in a fresh process,
+never on time; benchmarks/bench_cli_startup.py prints the times) and the option conversion
+typer builds only for the options given."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+from typer._coercion import RuntimeParam
+
+from rlmcost.cli._app import _UNSET_FIRST, App
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_PROBE = """
+import contextlib, io, json, sys
+before = set(sys.modules)
+sys.argv = ["rlmcost", *json.loads(sys.argv[1])]
+from rlmcost.cli import main
+out = io.StringIO()
+try:
+    with contextlib.redirect_stdout(out):
+        main()
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+json.loads(out.getvalue())  # the query answered
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def imported_by(*args: str) -> set[str]:
+    """The modules a fresh interpreter imports to answer `rlmcost ARGS` (those it had at
+    start-up, site's included, left out)."""
+    r = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stdout.splitlines()[-1]))
+
+
+NEVER_NUMERIC = ("sympy", "numpy", "pandas", "rich", "matplotlib", "scipy", "torch", "yaml")
+"""Heavy packages a numeric --json query has no use for (DESIGN.md 7: numeric queries use the
+compiled forms, no sympy; rich renders tables for people only)."""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("ppo", "--model", "70b", "--tp", "8", "--json"),
+        ("grpo", "--model", "8b", "--json"),
+    ],
+)
+def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
+    mods = imported_by(*args)
+    roots = {m.split(".")[0] for m in mods}
+    assert not roots & set(NEVER_NUMERIC), sorted(roots & set(NEVER_NUMERIC))
+    # the JSON answer renders no table: the human renderer stays unloaded
+    assert "rlmcost.cli.algorithms_render" not in mods
+    assert "rlmcost.cli._help" not in mods  # help formatting loads for --help only
+
+
+def _probe_app() -> typer.Typer:
+    app = App()
+
+    @app.command()
+    def probe(
+        given: Annotated[int | None, typer.Option(min=1)] = None,
+        unset: Annotated[int | None, typer.Option(min=1)] = None,
+        many: Annotated[list[str] | None, typer.Option()] = None,
+        default: Annotated[int, typer.Option(min=1)] = 4,
+    ) -> None:
+        print(json.dumps([given, unset, many, default]))
+
+    return app
+
+
+def test_options_convert_only_given_values() -> None:
+    """An unset option converts to None (or () when repeated) without typer's adapter; a given
+    or defaulted one through typer's own conversion, its errors unchanged."""
+    command = typer.main.get_command(_probe_app())
+    ctx = command.make_context("probe", ["--given", "3"])
+    assert (ctx.params["given"], ctx.params["unset"], ctx.params["default"]) == (3, None, 4)
+    assert ctx.params["many"] in ((), [], None)  # typer's own value for an unset list
+    built = {p.name: p._runtime_param for p in command.params}
+    assert built["unset"] is _UNSET_FIRST and built["many"] is _UNSET_FIRST
+    assert isinstance(built["given"], RuntimeParam) and isinstance(built["default"], RuntimeParam)
+    with pytest.raises(typer.BadParameter, match="greater than or equal to 1"):
+        command.make_context("probe", ["--given", "0"])
+    with pytest.raises(typer.BadParameter, match="valid integer"):
+        command.make_context("probe", ["--unset", "x"])
