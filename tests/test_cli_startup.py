@@ -4,6 +4,7 @@ typer builds only for the options given."""
 
 import json
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -35,13 +36,15 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 def imported_by(*args: str) -> set[str]:
     """The modules a fresh interpreter imports to answer `rlmcost ARGS` (those it had at
-    start-up, site's included, left out)."""
+    start-up left out). It starts without ``site`` (-S), whose .pth files may import modules
+    of their own, with the installed packages on its path."""
+    path = os.pathsep.join([str(ROOT), *site.getsitepackages()])
     r = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(args)],
+        [sys.executable, "-S", "-c", _PROBE, json.dumps(args)],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": path},
         check=False,
     )
     assert r.returncode == 0, r.stderr
@@ -67,6 +70,11 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     # the JSON answer renders no table: the human renderer stays unloaded
     assert "rlmcost.cli.algorithms_render" not in mods
     assert "rlmcost.cli._help" not in mods  # help formatting loads for --help only
+    # the generated blocks load one function at a time: a query needs a part of them
+    from rlmcost.compiled.blocks_gen import NAMES
+
+    loaded = [m for m in mods if m.startswith("rlmcost.compiled.blocks_gen._")]
+    assert 0 < len(loaded) < len(NAMES) / 2, (len(loaded), len(NAMES))
 
 
 def _probe_app() -> typer.Typer:
