@@ -34,6 +34,9 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
 
+_ENV = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+
+
 def imported_by(*args: str) -> set[str]:
     """The modules a fresh interpreter imports to answer `rlmcost ARGS` (those it had at
     start-up left out). It starts without ``site`` (-S), whose .pth files may import modules
@@ -44,7 +47,7 @@ def imported_by(*args: str) -> set[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": path},
+        env={**_ENV, "PYTHONPATH": path},
         check=False,
     )
     assert r.returncode == 0, r.stderr
@@ -70,6 +73,9 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     # the JSON answer renders no table: the human renderer stays unloaded
     assert "rlmcost.cli.algorithms_render" not in mods
     assert "rlmcost.cli._help" not in mods  # help formatting loads for --help only
+    # no scan for pydantic plugins (the CLI turns them off): no importlib.metadata, and
+    # package data read beside the modules: no importlib.resources
+    assert not {"importlib.metadata", "importlib.resources", "zipfile"} & mods
     # the generated blocks load one function at a time: a query needs a part of them
     from rlmcost.compiled.blocks_gen import NAMES
 
@@ -106,3 +112,46 @@ def test_options_convert_only_given_values() -> None:
         command.make_context("probe", ["--given", "0"])
     with pytest.raises(typer.BadParameter, match="valid integer"):
         command.make_context("probe", ["--unset", "x"])
+
+
+_LOADER_PROBE = """
+import os, sys
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+from rlmcost.cli import _no_plugin_loader
+_no_plugin_loader()
+import pydantic
+
+class M(pydantic.BaseModel):
+    x: int
+
+assert M(x="3").x == 3  # pydantic builds and validates as before
+from pydantic.plugin._loader import get_plugins
+assert tuple(get_plugins()) == ()
+assert "importlib.metadata" not in sys.modules
+import pydantic.plugin._loader as loader
+assert loader.PYDANTIC_ENTRY_POINT_GROUP == "pydantic"  # any other name: the real module's
+assert sys.modules["pydantic.plugin._loader"].__file__.endswith("_loader.py")
+print("ok")
+"""
+
+
+def test_plugin_loader_stand_in_answers_as_pydantic_does() -> None:
+    """With plugins off, the stand-in gives pydantic no plugins, as pydantic's loader does,
+    and hands every other name on to the real loader."""
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", _LOADER_PROBE],
+        capture_output=True,
+        text=True,
+        env={**_ENV, "PYTHONPATH": os.pathsep.join([str(ROOT), *site.getsitepackages()])},
+        check=False,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_plugin_loader_left_alone_when_plugins_are_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rlmcost.cli import _no_plugin_loader
+
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    before = sys.modules.get("pydantic.plugin._loader")
+    _no_plugin_loader()
+    assert sys.modules.get("pydantic.plugin._loader") is before
