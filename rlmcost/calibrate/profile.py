@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from rlmcost.calibrate import PROFILES
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 
@@ -213,11 +214,6 @@ def load_profile(path: str | Path, hardware: HardwareSpec | None = None) -> Prof
     return profile
 
 
-_PROFILES = Path(__file__).parent / "profiles"
-"""The shipped profiles (package data, read beside this file: ``importlib.resources`` would add
-~10 ms of imports to every query's start)."""
-
-
 def builtin_profile(hardware: HardwareSpec | str) -> Profile | None:
     """The profile shipped in ``rlmcost/calibrate/profiles/<device>.json``, if there is one.
 
@@ -225,7 +221,7 @@ def builtin_profile(hardware: HardwareSpec | str) -> Profile | None:
     measured for it yet.
     """
     name = hardware if isinstance(hardware, str) else hardware.name
-    res = _PROFILES / f"{name}.json"
+    res = PROFILES / f"{name}.json"
     if not res.is_file():
         return None
     profile = _parse(json.loads(res.read_text()), f"built-in {name}.json")
@@ -237,15 +233,7 @@ def builtin_profile(hardware: HardwareSpec | str) -> Profile | None:
 def builtin_devices() -> list[str]:
     """Devices with a shipped profile."""
     return sorted(
-        p.name.removesuffix(".json") for p in _PROFILES.iterdir() if p.name.endswith(".json")
+        p.name.removesuffix(".json") for p in PROFILES.iterdir() if p.name.endswith(".json")
     )
 
 
-def resolve_profile(
-    calibration: str | Path | None, hardware: HardwareSpec | None
-) -> Profile | None:
-    """What a query's ``--calibration`` option means: that file (checked against
-    ``hardware``), else the built-in profile of ``hardware``, else None (roofline only)."""
-    if calibration is not None:
-        return load_profile(calibration, hardware)
-    return builtin_profile(hardware) if hardware is not None else None
