@@ -37,12 +37,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def wall_times(args: list[str], repeat: int, env: dict[str, str]) -> list[float]:
-    """Wall seconds of fresh ``python -m rlmcost ARGS`` processes."""
+    """Wall seconds of fresh ``python -m rlmcost ARGS`` processes (run in the checkout: -m
+    puts the working directory first on the path)."""
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
-                       capture_output=True)  # fmt: skip
+                       capture_output=True, cwd=ROOT)  # fmt: skip
         times.append(time.perf_counter() - t0)
     return times
 
@@ -52,7 +53,8 @@ def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[st
     best: dict[str, int] = {}
     for _ in range(repeat):
         r = subprocess.run([sys.executable, "-X", "importtime", "-m", "rlmcost", *args],
-                           env=env, capture_output=True, text=True, check=True)  # fmt: skip
+                           env=env, capture_output=True, text=True, check=True,
+                           cwd=ROOT)  # fmt: skip
         for line in r.stderr.splitlines():
             m = re.match(r"import time:\s+(\d+) \|\s+\d+ \| \s*(\S+)", line)
             if m:
