@@ -79,6 +79,8 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     # no calibration profile ships for the default hardware: the Profile model stays unbuilt;
     # a text-only model needs no vision tower formulas
     assert not {"rlmcost.calibrate.profile", "rlmcost.specs.hf_vision"} & mods
+    # without --placement nothing is sized: the placements' comparison stays unloaded
+    assert "rlmcost.reports.placement" not in mods
     # the generated blocks load one function at a time: a query needs a part of them
     from rlmcost.compiled.blocks_gen import NAMES
 
