@@ -272,6 +272,21 @@ def test_resolve_profile_prefers_the_file(tmp_path):
     assert resolve_profile(path, H200).name.startswith(str(path))
 
 
+def test_resolve_profile_reads_the_shipped_profile_of_the_hardware(tmp_path, monkeypatch):
+    """A profile shipped for the query's hardware is the one it uses (the answer without a
+    file, None, comes without loading the Profile model: tests/test_cli_startup.py)."""
+    import rlmcost.calibrate
+    import rlmcost.calibrate.profile
+
+    write(tmp_path, synthetic())  # profiles/h200.json
+    monkeypatch.setattr(rlmcost.calibrate, "PROFILES", tmp_path)
+    monkeypatch.setattr(rlmcost.calibrate.profile, "PROFILES", tmp_path)
+    shipped = resolve_profile(None, H200)
+    assert shipped is not None and shipped.device == "h200"
+    assert shipped.to_json() == load_profile(tmp_path / "h200.json").to_json()
+    assert resolve_profile(None, get_hardware("mi300x")) is None
+
+
 # --------------------------------------------------------------------------------------------
 # Without torch
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The generated blocks (rlmcost/compiled/blocks_gen.py) are the symbolic core's, exactly."""
+"""The generated blocks (rlmcost/compiled/blocks_gen/) are the symbolic core's, exactly."""
 
 from __future__ import annotations
 
@@ -20,23 +20,42 @@ from rlmcost.logs import clog2 as clog2_symbolic
 from rlmcost.specs import get_model
 
 
-def test_the_committed_file_is_what_the_generator_writes(tmp_path):
-    out = tmp_path / "blocks_gen.py"
+def test_the_committed_package_is_what_the_generator_writes(tmp_path):
+    out = tmp_path / "blocks_gen"
     assert generate.main(["--output", str(out)]) == 0
-    # Independent: the committed file; regenerate after changing blocks/arch/activations.
-    assert out.read_bytes() == generate.OUTPUT.read_bytes(), (
+    # Independent: the committed files; regenerate after changing blocks/arch/activations.
+    assert generate.read(out) == generate.read(generate.OUTPUT), (
         f"{generate.OUTPUT} is stale; run `{generate.COMMAND}`"
     )
 
 
-def test_check_mode_reports_a_stale_file(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(generate, "render", lambda: "current\n")
-    stale = tmp_path / "blocks_gen.py"
-    stale.write_text("old\n")
-    assert generate.main(["--check", "--output", str(stale)]) == 1
+def test_check_mode_reports_a_stale_package(tmp_path, monkeypatch, capsys):
+    files = {"__init__.py": "current\n", "_f.py": "def f(): ...\n"}
+    monkeypatch.setattr(generate, "render", lambda: files)
+    out = tmp_path / "blocks_gen"
+    out.mkdir()
+    (out / "__init__.py").write_text("old\n")
+    assert generate.main(["--check", "--output", str(out)]) == 1
     assert generate.COMMAND in capsys.readouterr().err
-    stale.write_text("current\n")
-    assert generate.main(["--check", "--output", str(stale)]) == 0
+    (out / "_gone.py").write_text("def gone(): ...\n")  # a function no longer generated
+    assert generate.main(["--output", str(out)]) == 0
+    assert generate.read(out) == files
+    assert generate.main(["--check", "--output", str(out)]) == 0
+
+
+def test_functions_load_on_first_use():
+    """Each generated function is the one of its module, imported on first use: FUNCTIONS
+    and the package's names give the same functions, in the generator's order."""
+    assert list(g.FUNCTIONS) == list(g.NAMES) == [b.name for b in generate.blocks()]
+    assert len(g.FUNCTIONS) == len(set(g.NAMES))
+    for name in g.NAMES:
+        f = g.FUNCTIONS[name]
+        assert f is getattr(g, name) and f.__name__ == name
+        assert f.__module__ == f"rlmcost.compiled.blocks_gen._{name}"
+    with pytest.raises(KeyError):
+        g.FUNCTIONS["no_such_block"]
+    with pytest.raises(AttributeError):
+        g.no_such_block  # noqa: B018
 
 
 def _tp_options(spec) -> list[int]:

@@ -16,13 +16,41 @@ it (the ``calibrate`` extra installs torch for the harness only). Names resolve 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmcost.calibrate.profile import Profile
+    from rlmcost.specs import HardwareSpec
+
+PROFILES = Path(__file__).parent / "profiles"
+"""The shipped profiles, ``<device>.json`` (package data, read beside this file:
+``importlib.resources`` would add ~10 ms of imports to every query's start)."""
+
+
+def resolve_profile(
+    calibration: str | Path | None, hardware: HardwareSpec | None
+) -> Profile | None:
+    """What a query's ``--calibration`` option means: that file (checked against
+    ``hardware``), else the built-in profile of ``hardware``, else None (roofline only).
+
+    Every query asks; most hardware ships no profile, and then the answer (None) comes
+    without loading :mod:`rlmcost.calibrate.profile` and building its pydantic model."""
+    if calibration is not None:
+        from rlmcost.calibrate.profile import load_profile
+
+        return load_profile(calibration, hardware)
+    if hardware is None or not (PROFILES / f"{hardware.name}.json").is_file():
+        return None
+    from rlmcost.calibrate.profile import builtin_profile
+
+    return builtin_profile(hardware)
+
 
 _EXPORTS = {
     "Profile": "rlmcost.calibrate.profile",
     "load_profile": "rlmcost.calibrate.profile",
     "builtin_profile": "rlmcost.calibrate.profile",
-    "resolve_profile": "rlmcost.calibrate.profile",
     "calibrated_seconds": "rlmcost.timing",
     "calibrated_time": "rlmcost.timing",
     "roofline_seconds": "rlmcost.timing",
@@ -32,7 +60,7 @@ _EXPORTS = {
     "KernelResult": "rlmcost.calibrate.report",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "PROFILES", "resolve_profile"])
 
 
 def __getattr__(name: str) -> Any:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import math
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from rlmcost.calibrate import PROFILES
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 
@@ -221,7 +221,7 @@ def builtin_profile(hardware: HardwareSpec | str) -> Profile | None:
     measured for it yet.
     """
     name = hardware if isinstance(hardware, str) else hardware.name
-    res = resources.files("rlmcost.calibrate").joinpath("profiles", f"{name}.json")
+    res = PROFILES / f"{name}.json"
     if not res.is_file():
         return None
     profile = _parse(json.loads(res.read_text()), f"built-in {name}.json")
@@ -232,17 +232,8 @@ def builtin_profile(hardware: HardwareSpec | str) -> Profile | None:
 
 def builtin_devices() -> list[str]:
     """Devices with a shipped profile."""
-    folder = resources.files("rlmcost.calibrate").joinpath("profiles")
     return sorted(
-        p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")
+        p.name.removesuffix(".json") for p in PROFILES.iterdir() if p.name.endswith(".json")
     )
 
 
-def resolve_profile(
-    calibration: str | Path | None, hardware: HardwareSpec | None
-) -> Profile | None:
-    """What a query's ``--calibration`` option means: that file (checked against
-    ``hardware``), else the built-in profile of ``hardware``, else None (roofline only)."""
-    if calibration is not None:
-        return load_profile(calibration, hardware)
-    return builtin_profile(hardware) if hardware is not None else None

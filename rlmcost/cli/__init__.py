@@ -8,6 +8,8 @@ inside the commands that need them.
 from __future__ import annotations
 
 import os
+import sys
+import types
 
 import typer
 
@@ -34,12 +36,45 @@ app = typer.Typer(
 """The command line; its commands (rlmcost.cli._lazy.command_modules) load on first use."""
 
 
+_PLUGINS_OFF = ("__all__", "1", "true")
+"""The values of PYDANTIC_DISABLE_PLUGINS that turn every plugin off
+(pydantic/plugin/_loader.py, ``get_plugins``, pydantic 2.5-2.13)."""
+
+
+def _no_plugin_loader() -> None:
+    """With every pydantic plugin off, stand in for pydantic's plugin loader.
+
+    pydantic asks ``pydantic.plugin._loader.get_plugins()`` for the plugins of each model it
+    builds; that function returns ``()`` at once when PYDANTIC_DISABLE_PLUGINS is one of
+    :data:`_PLUGINS_OFF`, but its module imports ``importlib.metadata`` first (with zipfile,
+    email, csv: 8-12 ms of a cold query here). The stand-in answers ``get_plugins()`` with the
+    same ``()`` and hands any other name on to the real module, which it imports then."""
+    name = "pydantic.plugin._loader"
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") not in _PLUGINS_OFF or name in sys.modules:
+        return
+    loader = types.ModuleType(name, _no_plugin_loader.__doc__)
+
+    def real(attr: str) -> object:
+        if attr.startswith("__"):  # the import system's probes (__path__, ...)
+            raise AttributeError(attr)
+        del sys.modules[name]
+        import importlib
+
+        return getattr(importlib.import_module(name), attr)
+
+    loader.get_plugins = tuple  # type: ignore[attr-defined]  # tuple() is ()
+    loader.__getattr__ = real  # type: ignore[method-assign]
+    sys.modules[name] = loader
+
+
 def main() -> None:
     """Console-script entry point.
 
     pydantic plugins (observability hooks) have nothing to observe in a one-shot calculator,
     and looking for them scans the entry points of every installed distribution (30-70 ms of
     a cold query here); the command line turns them off unless ``PYDANTIC_DISABLE_PLUGINS``
-    is set already. The library (``import rlmcost``) leaves them alone."""
+    is set already, and then skips importing the plugin loader (:func:`_no_plugin_loader`).
+    The library (``import rlmcost``) leaves them alone."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _no_plugin_loader()
     app()

@@ -1,5 +1,6 @@
 """What every command shares: user errors print one line on stderr and exit with code 2
-(:class:`OneLineErrors`); a command's help prints each option whole (:class:`App`)."""
+(:class:`OneLineErrors`); a command's help prints each option whole and its options convert
+only the values given (:class:`App`)."""
 
 from __future__ import annotations
 
@@ -18,15 +19,44 @@ UsageError = _click_exceptions.UsageError
 NoArgsIsHelpError = _click_exceptions.NoArgsIsHelpError
 
 
+class _UnsetFirst:
+    """typer's conversion of one option's value, built only for a value that is there.
+
+    typer 0.29 converts every option's value through a pydantic ``TypeAdapter`` that it builds
+    per option on first use (``typer.core._TyperParameter.get_runtime_param``), unset options
+    included, although a missing value (None) converts to None (``()`` for a repeated option)
+    before the adapter is asked (``typer._coercion.RuntimeParam.coerce``). A query sets a few of
+    its ~70 options; building the adapters of the others was ~8 ms of each run. This stands in
+    for the conversion until a value comes, then puts typer's own in its place."""
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:  # what typer's RuntimeParam.coerce returns, without its adapter
+            return () if param.multiple or param.nargs == -1 else None
+        from typer._coercion import build_runtime_param
+
+        param._runtime_param = build_runtime_param(param.type_descriptor)
+        return param._runtime_param.coerce(value, param=param, ctx=ctx)
+
+
+_UNSET_FIRST = _UnsetFirst()
+
+
 class HelpCommand(TyperCommand):
     """A typer command whose help prints each option's names and metavar whole, however
-    narrow the terminal (rlmcost.cli._help; rich loads only when the help prints)."""
+    narrow the terminal (rlmcost.cli._help; rich loads only when the help prints), and whose
+    options build their conversion only when given a value (:class:`_UnsetFirst`)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from rlmcost.cli._help import option_entries
 
         with option_entries():
             super().format_help(ctx, formatter)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for param in self.params:
+            if getattr(param, "_runtime_param", False) is None:  # typer's: not built yet
+                param._runtime_param = _UNSET_FIRST  # type: ignore[attr-defined]
+        return super().parse_args(ctx, args)
 
 
 class App(typer.Typer):

@@ -3,7 +3,8 @@
 One command per algorithm of the catalog (light to import: no sympy). Each parses its options
 (the flag table of :mod:`rlmcost.cli._flags`), builds its :class:`~rlmcost.run.Run` in one place
 (:func:`rlmcost.cli._run.run_from_options`), makes one library call (:func:`rlmcost.evaluate`,
-``reports.estimate.compare_runs`` or ``reports.algorithms.symbolic_stages``) and renders.
+``reports.estimate.compare_runs`` or ``reports.algorithms.symbolic_stages``) and renders (the
+tables of :mod:`rlmcost.cli.algorithms_render` load for human output only).
 """
 
 # No `from __future__ import annotations`: the per-algorithm help texts in the Annotated
@@ -19,7 +20,6 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_
 from rlmcost.cli._flags import PLACEMENT_OPTIONS, flag_table, signature
 from rlmcost.cli._parse import parse_fraction
 from rlmcost.cli._render import note, print_json, print_table
-from rlmcost.cli.algorithms_render import render_comparison, render_evaluation, render_timeline
 from rlmcost.run.schema_envelope import versioned
 
 DEFAULT_LEN, DEFAULT_HW = DEFAULT_RESPONSE_LEN, DEFAULT_HARDWARE  # S and T share a default
@@ -92,6 +92,8 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
                 out["memory_timeline"] = timeline_json(result.evaluation)
             print_json(out)
             return
+        from rlmcost.cli.algorithms_render import render_evaluation, render_timeline
+
         render_evaluation(result)
         if timeline:
             render_timeline(result)
@@ -136,6 +138,8 @@ def _compare(names: list[str], **opts: Any) -> None:
     if opts["json_out"]:
         print_json(result.to_json())
         return
+    from rlmcost.cli.algorithms_render import render_comparison
+
     render_comparison(result)
 
 

@@ -1,12 +1,12 @@
 """Compiled numeric engine: the symbolic core's expressions as plain Python, without sympy.
 
 The symbolic core (``rlmcost.blocks``, ``rlmcost.parallel``) stays the source of truth;
-``generate.py`` prints its building blocks into ``blocks_gen.py`` (committed; a test regenerates
+``generate`` prints its building blocks into ``blocks_gen/`` (committed; a test regenerates
 it) and the modules here compose them exactly as the symbolic modules do:
 
 * :func:`arch_numbers`: an ``Arch`` / ``ModelSpec`` / mapping as ``ArchNumbers`` (ints, flags);
 * ``blocks_gen``: parameters, work, depth, KV cache, buffers and saved activation bytes, exact
-  with ints and elementwise with numpy arrays;
+  with ints and elementwise with numpy arrays (one module per function, loaded on first use);
 * :func:`memory_per_rank` / :func:`memory_per_stage`: the twin of ``parallel.memory``, same
   ``MemoryBreakdown``, exact ints;
 * ``invocation.py``: work, depth and the work polynomial in T of one algorithm invocation (the

@@ -15,8 +15,10 @@ fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from math import ceil
 from typing import Any
 
@@ -159,21 +161,18 @@ def _model_states(
     return weights, grads, k * (n_params if zero is ZeroStage.NONE else sharded)
 
 
-_SAVED = {
-    (c, q, m): g.FUNCTIONS[
-        f"saved_bytes_per_token_layer_{c.value}{'_sp' if q else ''}_{'moe' if m else 'dense'}"
-    ]
-    for c in Checkpointing
-    for q in (False, True)
-    for m in (False, True)
-}
+@cache
+def _saved(ckpt: Checkpointing, sp: bool, moe: bool) -> Callable[..., Any]:
+    """The generated ``saved_bytes_per_token_layer_*`` of one case (loaded on first use)."""
+    name = f"saved_bytes_per_token_layer_{ckpt.value}{'_sp' if sp else ''}_"
+    return g.FUNCTIONS[name + ("moe" if moe else "dense")]
 
 
 def saved_bytes(
     a: g.ArchNumbers, tp: Any, sp: bool, ckpt: Checkpointing, moe: bool, act_bytes: Any
 ) -> Any:
     """``parallel.activations.saved_bytes_per_token_layer`` (bytes, exact; arrays elementwise)."""
-    return _SAVED[(Checkpointing(ckpt), bool(sp), bool(moe))](a, tp, act_bytes)
+    return _saved(Checkpointing(ckpt), bool(sp), bool(moe))(a, tp, act_bytes)
 
 
 @memoized(copy=list)

@@ -1,4 +1,4 @@
-"""Exact arithmetic helpers that the generated functions call (``blocks_gen.py``).
+"""Exact arithmetic helpers that the generated functions call (``blocks_gen/``).
 
 Each works on Python ints (and ``Fraction``), exactly, and elementwise on numpy arrays, in the
 arrays' own dtype. Nothing here imports numpy: an array brings its own operators.

@@ -10,16 +10,21 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate
 from rlmcost.placement.allocate import ranking_time_s
-from rlmcost.reports.placement import PlacementComparison, compare_runs, placed
 
 if TYPE_CHECKING:
     from rlmcost.placement.estimate import PlacementEstimate
+    from rlmcost.reports.placement import PlacementComparison
     from rlmcost.run.spec import Run
+
+# rlmcost.reports.placement (with reports.estimate) loads in the functions that size a
+# configuration: an algorithm command without --placement evaluates its Run and no more.
 
 
 def compare_sized(run: Run) -> PlacementComparison:
     """:func:`~rlmcost.reports.placement.compare_runs` with every configuration sized by
     :func:`sized`."""
+    from rlmcost.reports.placement import compare_runs
+
     return compare_runs(run, sized)
 
 
@@ -72,6 +77,7 @@ def sized(run: Run) -> tuple[Run, PlacementEstimate]:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
     from rlmcost.placement.configs import build
+    from rlmcost.reports.placement import placed
 
     alg = configure(get_algorithm(run.algorithm.name), run.algorithm.options())
     build(run.deployment.placement, alg, staleness=run.deployment.staleness)  # bad input
@@ -120,6 +126,7 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
     of the same GPUs (engines apart, every model on the rest, :mod:`rlmcost.plan.families`
     ``split``, every split of the GPUs, ``run``'s layout), or None when it is not."""
     from rlmcost.plan.rl import plan_rl
+    from rlmcost.reports.placement import placed
 
     gpus = sum(g.gpus for g in e.groups)
     space = replace(sizing_space(run), placements=("split",), exhaustive=True,

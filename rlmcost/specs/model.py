@@ -113,10 +113,10 @@ class ModelSpec(BaseModel):
     def encoder_forward_flops(self, image_tokens: int) -> int:
         """The vision tower's forward FLOPs over one image of ``image_tokens`` tokens
         (:func:`rlmcost.specs.hf_vision.vision_forward_flops`); 0 without a tower."""
-        from rlmcost.specs.hf_vision import vision_forward_flops
-
         if not image_tokens:
             return 0
+        from rlmcost.specs.hf_vision import vision_forward_flops
+
         return vision_forward_flops(
             self.encoder_flops_per_patch, self.encoder_patches_per_token, self.encoder_width,
             self.encoder_layers, self.encoder_full_attention_layers,

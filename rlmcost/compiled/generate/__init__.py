@@ -1,8 +1,8 @@
-"""Write ``blocks_gen.py``: the Table III building blocks as plain Python functions.
+"""Write ``blocks_gen/``: the Table III building blocks as plain Python functions.
 
 Run ``python -m rlmcost.compiled.generate`` after changing ``rlmcost/blocks/``,
 ``rlmcost/arch.py`` or ``rlmcost/parallel/{activations,shard}.py``; ``--check`` exits 1 when the
-committed file is stale (``tests/test_compiled_blocks.py`` does the same).
+committed package is stale (``tests/test_compiled_blocks.py`` does the same).
 
 How: every block of :func:`~rlmcost.compiled.generate.catalog.blocks` is evaluated by the
 symbolic core on an ``Arch`` whose integer fields are sympy symbols. An ``Arch`` also has
@@ -24,7 +24,11 @@ Modules: :mod:`~rlmcost.compiled.generate.fields` (the ``Arch``'s fields and fla
 :mod:`~rlmcost.compiled.generate.catalog` (the blocks), :mod:`~rlmcost.compiled.generate.compiler`
 (corners and the multilinear form), :mod:`~rlmcost.compiled.generate.printer` (Python source).
 
-Conventions of the generated module: ``a`` is an ``ArchNumbers`` (``rlmcost.compiled.arch``);
+The output is a package: ``__init__.py`` (the ``Arch`` fields, ``ArchNumbers``, ``NAMES``,
+``FUNCTIONS``) and one module ``_<name>.py`` per function, which the package imports on first
+use, so that a query compiles only the functions it calls.
+
+Conventions of the generated functions: ``a`` is an ``ArchNumbers`` (``rlmcost.compiled.arch``);
 token counts and degrees are ints or numpy arrays; a TP shard's vocabulary is padded to
 ceil(V / P_t) as ``rlmcost.parallel.shard.split_up`` pads it.
 """
@@ -38,45 +42,44 @@ from pathlib import Path
 from rlmcost.compiled.generate.catalog import Block, blocks
 from rlmcost.compiled.generate.compiler import Compiler
 from rlmcost.compiled.generate.fields import STRUCTURAL
-from rlmcost.compiled.generate.printer import function_source, header, make_printer
+from rlmcost.compiled.generate.printer import function_source, make_printer, package_files
 
-__all__ = ["COMMAND", "OUTPUT", "Block", "blocks", "main", "render"]
+__all__ = ["COMMAND", "OUTPUT", "Block", "blocks", "main", "read", "render"]
 
-OUTPUT = Path(__file__).parent.with_name("blocks_gen.py")
+OUTPUT = Path(__file__).parent.with_name("blocks_gen")
 COMMAND = "python -m rlmcost.compiled.generate"
 
 
-def render() -> str:
-    """The text of ``blocks_gen.py``."""
+def render() -> dict[str, str]:
+    """The files of the ``blocks_gen`` package by name (``__init__.py``, ``_<name>.py``)."""
     comp = Compiler()
     printer = make_printer(comp.fields)
-    parts = [header(comp.fields, STRUCTURAL, COMMAND)]
-    names = []
-    for block in blocks():
-        parts.append("\n\n" + function_source(block, comp.compile(block), printer) + "\n")
-        names.append(block.name)
-    table = "\n".join(f"    {n}," for n in names)
-    parts.append(
-        "\n\nFUNCTIONS: dict[str, Callable[..., Num]] = {f.__name__: f for f in (\n"
-        f"{table}\n)}}\n"
-    )
-    parts.append('"""Every generated function by name."""\n')
-    return "".join(parts)
+    functions = [(b.name, function_source(b, comp.compile(b), printer)) for b in blocks()]
+    return package_files(comp.fields, STRUCTURAL, COMMAND, functions)
+
+
+def read(folder: Path) -> dict[str, str]:
+    """The package's files as they are in ``folder`` (its ``*.py``) by name."""
+    return {f.name: f.read_text() for f in sorted(folder.glob("*.py"))}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    ap.add_argument("--output", type=Path, default=OUTPUT, help="file to write")
-    ap.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+    ap.add_argument("--output", type=Path, default=OUTPUT, help="package folder to write")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the package is stale")
     args = ap.parse_args(argv)
-    text = render()
+    files = render()
+    current = read(args.output) if args.output.is_dir() else {}
     if args.check:
-        current = args.output.read_text() if args.output.exists() else ""
-        if current != text:
+        if current != files:
             print(f"{args.output} is stale; run `{COMMAND}`", file=sys.stderr)
             return 1
         return 0
-    args.output.write_text(text)
-    print(f"wrote {args.output}")
+    args.output.mkdir(exist_ok=True)
+    for name in current.keys() - files.keys():  # a function no longer generated
+        (args.output / name).unlink()
+    for name, text in files.items():
+        (args.output / name).write_text(text)
+    print(f"wrote {args.output} ({len(files)} files)")
     return 0
 

@@ -1,4 +1,4 @@
-"""``python -m rlmcost.compiled.generate``: write (or ``--check``) ``blocks_gen.py``."""
+"""``python -m rlmcost.compiled.generate``: write (or ``--check``) ``blocks_gen/``."""
 
 from rlmcost.compiled.generate import main
 

@@ -1,4 +1,4 @@
-"""The blocks to compile: every function of ``blocks_gen.py``, its sizes and its source."""
+"""The blocks to compile: every function of ``blocks_gen/``, its sizes and its source."""
 
 from __future__ import annotations
 

@@ -1,0 +1,89 @@
+"""Cold start of one CLI query, with and without bytecode caches, and its top imports.
+
+Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [-- ppo --model 70b ...]
+(with the real interpreter, not a version manager's shim, which adds its own start-up).
+
+* without pyc: rlmcost's sources are compiled in every run, as after a fresh ``pip install -e .``
+  where PYTHONDONTWRITEBYTECODE=1 (installed dependencies keep their pyc); a __pycache__ under
+  rlmcost/ would hide that cost, so the script refuses to run while one exists.
+* with pyc: every module reads its bytecode from a scratch PYTHONPYCACHEPREFIX, filled by one
+  warm-up run (the source tree is left alone).
+
+The import table is ``python -X importtime``: the self time of each module (its compile and
+its module-level code), the least over the runs. Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUERY = ["ppo", "--model", "70b", "--tp", "8", "--json"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHONPYCACHEPREFIX")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def wall_times(args: list[str], repeat: int, env: dict[str, str]) -> list[float]:
+    """Wall seconds of fresh ``python -m rlmcost ARGS`` processes (run in the checkout: -m
+    puts the working directory first on the path)."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
+                       capture_output=True, cwd=ROOT)  # fmt: skip
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[str, int]:
+    """Each imported module's least self time (microseconds) over ``repeat`` runs."""
+    best: dict[str, int] = {}
+    for _ in range(repeat):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-m", "rlmcost", *args],
+                           env=env, capture_output=True, text=True, check=True,
+                           cwd=ROOT)  # fmt: skip
+        for line in r.stderr.splitlines():
+            m = re.match(r"import time:\s+(\d+) \|\s+\d+ \| \s*(\S+)", line)
+            if m:
+                best[m[2]] = min(best.get(m[2], 1 << 62), int(m[1]))
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("query", nargs="*", default=QUERY)
+    a = ap.parse_args()
+    if any((ROOT / "rlmcost").rglob("__pycache__")):
+        sys.exit("rlmcost/ has __pycache__ folders: remove them to time a start without pyc")
+    no_pyc = _env(PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryDirectory() as prefix:
+        pyc = _env(PYTHONPYCACHEPREFIX=prefix)
+        pyc.pop("PYTHONDONTWRITEBYTECODE", None)
+        wall_times(a.query, 1, pyc)  # fills the cache
+        for label, env in (("without pyc", no_pyc), ("with pyc", pyc)):
+            t = wall_times(a.query, a.repeat, env)
+            print(f"{label:12s} median {statistics.median(t):.3f} s, min {min(t):.3f} s "
+                  f"(n={len(t)})")  # fmt: skip
+    best = import_self_us(a.query, max(3, a.repeat // 2), no_pyc)
+    print(f"imports without pyc: {sum(best.values()) / 1000:.1f} ms self in all; top {a.top}:")
+    for name, us in sorted(best.items(), key=lambda kv: -kv[1])[: a.top]:
+        print(f"  {us / 1000:6.1f} ms  {name}")
+
+
+if __name__ == "__main__":
+    main()
