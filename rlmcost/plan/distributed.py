@@ -173,41 +173,22 @@ class DaskRunner(Runner):
         are cancelled."""
         from dask.distributed import as_completed
 
-        from rlmcost.plan.tasks import Slots, TaskSizer
+        from rlmcost.plan.tasks import TaskSizer, Waiting
 
         addresses: list[str | None] = [*self._addresses()] or [None]
         n = len(addresses)
         base = self.client.scatter([shared], broadcast=True, hash=False)[0]
-        source, sizer, slots = iter(items), TaskSizer(), Slots(n)
-        waiting: list[list[Any]] = [[] for _ in range(n)]  # drawn, not yet sent, by slot
+        sizer, waiting = TaskSizer(), Waiting(iter(items), n, key)
         busy = [0] * n  # tasks in flight per worker
-        sent = 0  # items drawn so far
-        ended = False
         running = as_completed()
         meta: dict[Any, tuple[int, list[Any]]] = {}
-
-        def draw(w: int, size: int) -> list[Any]:
-            """Items for worker ``w``: its slot's waiting ones, drawing more (up to ``size``
-            per worker waiting in all); else the oldest waiting items of the fullest slot."""
-            nonlocal sent, ended
-            while not ended and len(waiting[w]) < size and \
-                    sum(map(len, waiting)) < size * n:  # fmt: skip
-                item = next(source, _END)
-                if item is _END:
-                    ended = True
-                    break
-                sent += 1
-                waiting[slots.take(key(item)) if key is not None else w].append(item)
-            mine = w if waiting[w] else max(range(n), key=lambda i: len(waiting[i]))
-            batch, waiting[mine] = waiting[mine][:size], waiting[mine][size:]
-            return batch
 
         try:
             while True:
                 for w in range(n):
                     while busy[w] < IN_FLIGHT:
-                        left = None if total is None else max(total - sent, 1)
-                        batch = draw(w, sizer.size(n, left))
+                        left = None if total is None else max(total - waiting.drawn, 1)
+                        batch = waiting.batch(w, sizer.size(n, left))
                         if not batch:
                             break
                         where = {} if addresses[w] is None else {
@@ -238,9 +219,6 @@ class DaskRunner(Runner):
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
-
-
-_END = object()
 
 
 def runner(workers: int | None = None, cluster: str | None = None) -> Runner:

@@ -1,15 +1,17 @@
 """How a search's items become Dask tasks (:mod:`rlmcost.plan.distributed`): how many items
-one task takes, from the measured seconds per item (:class:`TaskSizer`), and which worker
-each item goes to, by its key (:class:`Slots`: the same key, the same worker, so the group
-estimates and passes that worker has kept are found again).
+one task takes, from the measured seconds per item (:class:`TaskSizer`), which worker each
+item goes to, by its key (:class:`Slots`: the same key, the same worker, so the group
+estimates and passes that worker has kept are found again), and the items drawn but not yet
+sent (:class:`Waiting`).
 
 Pure arithmetic, no Dask: the tests check it without the optional extra.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 TARGET_TASK_S = 0.3
 """Seconds of evaluation one task aims at (0.2-0.5 s). Dask's scheduler adds "somewhere
@@ -110,3 +112,48 @@ class Slots:
             self.where[key] = w
         self.load[w] += 1
         return w
+
+
+class Waiting:
+    """Items drawn from ``source`` and not yet sent, by the worker their key's slot names
+    (every item to the asking worker without ``key``). :meth:`batch` gives worker ``w`` up
+    to ``size`` items of its own, drawing more while fewer than ``size`` per worker wait in
+    all (so a search steering ``source`` sees little drawn ahead); a worker with none of its
+    own takes the oldest waiting items of the fullest slot, so no worker idles while items
+    wait.
+
+    >>> w = Waiting(iter("aabbbcd"), 2, key=str)
+    >>> w.batch(0, 2), w.batch(1, 2), w.batch(1, 2), w.batch(0, 2), w.batch(0, 2)
+    (['a', 'a'], ['b', 'b'], ['b'], ['c', 'd'], [])
+    >>> Waiting(iter("aaaaaa"), 2, key=str).batch(1, 2)  # none of its own: the oldest
+    ['a', 'a']
+    """
+
+    def __init__(self, source: Iterator[Any], workers: int,
+                 key: Callable[[Any], Hashable] | None = None) -> None:  # fmt: skip
+        self.source, self.key, self.slots = source, key, Slots(workers)
+        self.lists: list[list[Any]] = [[] for _ in range(workers)]
+        self.drawn = 0  # items drawn from source so far
+        self.ended = False  # source exhausted
+
+    def held(self) -> int:
+        """Items drawn and not yet sent."""
+        return sum(map(len, self.lists))
+
+    def batch(self, w: int, size: int) -> list[Any]:
+        """Up to ``size`` items for worker ``w`` (class docstring); [] when none is left."""
+        n = len(self.lists)
+        while not self.ended and len(self.lists[w]) < size and self.held() < size * n:
+            item = next(self.source, _END)
+            if item is _END:
+                self.ended = True
+                break
+            self.drawn += 1
+            slot = w if self.key is None else self.slots.take(self.key(item))
+            self.lists[slot].append(item)
+        mine = w if self.lists[w] else max(range(n), key=lambda i: len(self.lists[i]))
+        out, self.lists[mine] = self.lists[mine][:size], self.lists[mine][size:]
+        return out
+
+
+_END = object()
