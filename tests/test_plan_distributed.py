@@ -135,17 +135,59 @@ def test_in_process_stream_draws_one_item_per_result() -> None:
     assert next(out) == ([(1, 1)], [-1]) and drawn == [0, 1]
 
 
+def test_ctrl_c_stops_the_later_parts_of_a_plan() -> None:
+    """A plan whose families run under two base Runs (role groups under OpenRLHF's preset)
+    stops at the first part interrupted, and says which families were not searched."""
+    from rlmcost.parallel.layout import Checkpointing
+    from rlmcost.plan.rl import plan_rl
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.run.spec import Run
+
+    base = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": "llama-3.1-8b"},
+                          "workload": {"prompts": 16, "samples_per_prompt": 4,
+                                       "response_len": 2048},
+                          "deployment": {"framework": None}})  # fmt: skip
+    space = RLSpace(placements=("baseline", "roles"), tp=(1, 2), rollout_tp=(1,),
+                    micro_batch=(1,), ckpt=(Checkpointing.FULL,), fractions=(0.5,))  # fmt: skip
+    orl = base.replace(deployment={"framework": "openrlhf"})
+
+    def stop(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    r = plan_rl(base, 4, space=space, bases={"roles": orl}, compute=Compute(progress=stop))
+    assert any("interrupted (Ctrl-C)" in n for n in r.notes)
+    assert "not searched after the interruption: roles" in r.notes
+    assert r.counts.evaluated == 1  # the one item before the first progress call
+
+
 # -- on a local Dask cluster ---------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def cluster():  # noqa: ANN201
-    """One local cluster of 2 single-threaded workers for the module (start-up once)."""
-    dd = pytest.importorskip("dask.distributed", reason="dask[distributed] is an optional extra")
-    c = dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                        dashboard_address=None)  # fmt: skip
-    yield c.scheduler_address
-    c.close()
+def local_dask():  # noqa: ANN201
+    """One local cluster of 2 single-threaded workers for the module (start-up once), as
+    `--workers 2` starts it."""
+    pytest.importorskip("dask.distributed", reason="dask[distributed] is an optional extra")
+    from rlmcost.plan.distributed import DaskRunner
+
+    run = DaskRunner(workers=2)
+    yield run
+    run.close()
+
+
+@pytest.fixture
+def cluster(local_dask) -> str:  # noqa: ANN001
+    """The module cluster's scheduler address (`--cluster ADDRESS`)."""
+    return local_dask._cluster.scheduler_address
+
+
+def test_local_workers_ignore_a_terminals_ctrl_c(local_dask) -> None:  # noqa: ANN001
+    """Ctrl-C reaches the whole foreground process group; the workers (plan.dask_worker)
+    ignore it, so the search, not a dead worker, handles it."""
+    import signal
+
+    got = local_dask.client.run(signal.getsignal, signal.SIGINT)
+    assert len(got) == 2 and set(got.values()) == {signal.SIG_IGN}
 
 
 def test_dask_map_is_in_order_with_progress(cluster: str) -> None:

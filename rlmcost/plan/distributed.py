@@ -60,6 +60,7 @@ class WorkerTime:
     """What one worker did: seconds inside the evaluations (its busy time), tasks, items."""
 
     busy_s: float = 0.0
+    cpu_s: float = 0.0  # CPU time of the evaluating thread (busy_s less waits for a core)
     tasks: int = 0
     items: int = 0
 
@@ -96,9 +97,10 @@ class Runner:
         at most, a hint) serve :class:`DaskRunner`."""
         w = self.stats.setdefault("local", WorkerTime())
         for item in items:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             results = fn(shared, [item])
             w.busy_s += time.perf_counter() - t0
+            w.cpu_s += time.thread_time() - c0
             w.tasks += 1
             w.items += 1
             yield [item], results
@@ -119,13 +121,14 @@ def _each(fn: Callable[[Any], Any], batch: list[tuple[int, Any]]) -> list[Any]:
 
 
 def _task(fn: Callable[[Any, list[Any]], list[Any]], shared: Any,
-          batch: list[Any]) -> tuple[list[Any], float, str]:  # fmt: skip
-    """One Dask task: ``fn(shared, batch)``, the seconds it took and the worker's address."""
+          batch: list[Any]) -> tuple[list[Any], float, float, str]:  # fmt: skip
+    """One Dask task: ``fn(shared, batch)``, the seconds it took, the CPU seconds of its
+    thread and the worker's address."""
     from dask.distributed import get_worker
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     out = fn(shared, batch)
-    return out, time.perf_counter() - t0, get_worker().address
+    return out, time.perf_counter() - t0, time.thread_time() - c0, get_worker().address
 
 
 class DaskRunner(Runner):
@@ -154,9 +157,15 @@ class DaskRunner(Runner):
             self.workers = max(1, len(self._addresses()))
         else:
             n = workers or 1
-            self._cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                preload=["rlmcost.plan.dask_worker"],
             )
+            # the in-process scheduler's GC diagnosis runs Python in a gc callback, where a
+            # KeyboardInterrupt is "ignored": a Ctrl-C during a full collection would be lost
+            from distributed.gc import disable_gc_diagnosis
+
+            disable_gc_diagnosis(force=True)
             self.client = Client(self._cluster)
             self.name = f"local Dask cluster, {n} worker(s)"
             self.workers = n
@@ -203,10 +212,11 @@ class DaskRunner(Runner):
                 future = next(running)
                 w, batch = meta.pop(future)
                 busy[w] -= 1
-                results, seconds, address = future.result()
+                results, seconds, cpu, address = future.result()
                 sizer.record(len(batch), seconds)
                 stat = self.stats.setdefault(address, WorkerTime())
                 stat.busy_s += seconds
+                stat.cpu_s += cpu
                 stat.tasks += 1
                 stat.items += len(batch)
                 yield batch, results
@@ -216,9 +226,26 @@ class DaskRunner(Runner):
             del base
 
     def close(self) -> None:
-        self.client.close()
-        if self._cluster is not None:
+        """Close the client, and the local cluster with its logs silenced (a worker asked
+        to stop mid-task, after Ctrl-C, logs its lost heartbeat as an error with a
+        traceback; the search's own errors have already reached the client)."""
+        import logging
+
+        if self._cluster is None:
+            self.client.close()
+            return
+        quiet = logging.getLogger("distributed")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # the scheduler and nannies run in this process
+        try:
+            self.client.run(logging.disable, logging.CRITICAL)  # and in each worker
+        except Exception:  # noqa: BLE001 - a worker already gone: nothing left to silence
+            pass
+        try:
+            self.client.close()
             self._cluster.close()
+        finally:
+            quiet.setLevel(level)
 
 
 def runner(workers: int | None = None, cluster: str | None = None) -> Runner:

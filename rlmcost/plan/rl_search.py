@@ -14,9 +14,10 @@ saying the search was interrupted.
 
 Past the top k, each topology (GPUs, family, groups: :attr:`RLCandidate.topology`) without a
 fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated, the leanest
-by the memory bound first (the likeliest to fit), so the plan can list a fitting deployment of
-every topology the users of each framework run (OpenRLHF's role groups, engines apart, ...),
-not only the top k.
+by the memory bound first (the likeliest to fit), one try of every topology per round (on
+Dask the results of a round are then mostly back before the next is drawn), so the plan can
+list a fitting deployment of every topology the users of each framework run (OpenRLHF's role
+groups, engines apart, ...), not only the top k.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class Found:
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     per_topology: dict[str, dict[str, Any]] = field(default_factory=dict)  # best fitting row
+    interrupted: bool = False  # Ctrl-C ended the search: what follows should not start
 
 
 def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -276,15 +278,19 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 break
             state.pos += 1
             yield state.pos - 1, cand(state.pos - 1)
-        tries: dict[str, int] = {}
+        by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
-            c = cand(p)
-            if c.topology in covered or tries.get(c.topology, 0) >= PER_TOPOLOGY_TRIES:
+            by.setdefault(cand(p).topology, []).append(p)
+        tried: set[int] = set()
+        for round_ in range(PER_TOPOLOGY_TRIES):  # one try of each topology per round: on
+            for topology, ps in by.items():  # workers, a round's fits are mostly known
+                if round_ < len(ps) and topology not in covered:  # before the next one
+                    tried.add(ps[round_])
+                    yield ps[round_], cand(ps[round_])
+        for p in skipped:
+            if p not in tried:
                 counts.bounded += 1
-                unknown.add(c.key)
-                continue
-            tries[c.topology] = tries.get(c.topology, 0) + 1
-            yield p, c
+                unknown.add(cand(p).key)
 
     try:
         with closing(run.stream(_evaluate, draws(), shared=base, key=slot_key,
@@ -309,6 +315,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 if progress is not None:
                     progress(state.pos, n)
     except KeyboardInterrupt:
+        found.interrupted = True
         found.notes.append(
             f"the search was interrupted (Ctrl-C) after {state.pos} of {n} candidates: the "
             "rows are the best found so far"
