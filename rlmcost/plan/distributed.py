@@ -49,9 +49,13 @@ class Compute:
     workers: int | None = None
     cluster: str | None = None
     progress: Progress | None = None
+    use: Runner | None = None  # an open Runner to search on (its owner closes it)
 
     def runner(self) -> Runner:
-        """The :class:`Runner` of these settings (:func:`runner`); close it after use."""
+        """The :class:`Runner` of these settings (:func:`runner`), or ``use`` (then closing
+        it, as a search does when done, leaves it open); close it after use."""
+        if self.use is not None:
+            return _Lent(self.use)
         return runner(self.workers, self.cluster)
 
 
@@ -113,6 +117,18 @@ class Runner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Lent(Runner):
+    """A Runner lent to a search: the search's ``with`` gives the Runner itself and closes
+    nothing (its owner does, e.g. a benchmark reusing one warm cluster)."""
+
+    def __init__(self, run: Runner) -> None:
+        super().__init__(name=run.name, workers=run.workers)
+        self._run = run
+
+    def __enter__(self) -> Runner:
+        return self._run
 
 
 def _each(fn: Callable[[Any], Any], batch: list[tuple[int, Any]]) -> list[Any]:
