@@ -275,3 +275,15 @@ def test_ctrl_c_on_dask_keeps_the_rows_found_so_far(cluster: str) -> None:
     assert cut.counts.fitting >= len(cut.rows) > 0
     best = whole.rows[0]["time_s"]
     assert all(r["time_s"] >= best for r in cut.rows)  # found so far: none beats the best
+
+
+def test_a_lent_runner_serves_a_search_and_stays_open() -> None:
+    """Compute(use=run): the search runs on ``run`` and closing it, as a search does when
+    done, leaves ``run`` open for the next (a benchmark reusing one warm cluster)."""
+    run = Runner()
+    closed: list[bool] = []
+    run.close = lambda: closed.append(True)  # type: ignore[method-assign]
+    with Compute(use=run).runner() as got:
+        assert got is run
+        got.map(operator.neg, [1])
+    assert not closed and run.stats["local"].items == 1

@@ -16,11 +16,12 @@ from typing import Any
 TARGET_TASK_S = 0.3
 """Seconds of evaluation one task aims at (0.2-0.5 s). Dask's scheduler adds "somewhere
 between 200us and 1ms" per task (docs.dask.org/en/stable/best-practices.html, "Avoid very
-large graphs") and its array guide sizes chunks for "100ms or so" of work each; on this
-2-core machine the client, the scheduler and the workers share the cores, so a task of a few
-ms (16 candidates at 0.5-3 ms each) pays its overhead two or three times over in CPU that
-the workers need. At 0.3 s the overhead is under 1 % and a search of a few seconds still
-gives every worker several tasks (:data:`TASKS_PER_WORKER`)."""
+large graphs") and its array guide sizes chunks for "100ms or so" of work each. On a machine
+whose cores the client and the scheduler share with the workers, that overhead is CPU the
+workers lose: measured here (PPO 70B on 16..64 A100s, 2 workers), tasks of 16 candidates
+(a few ms each) cost the client and scheduler 1.2-1.5 s of CPU, tasks sized to 0.3 s
+0.6-0.9 s. At 0.3 s a search of a few seconds still gives every worker several tasks
+(:data:`TASKS_PER_WORKER`)."""
 
 TASKS_PER_WORKER = 4
 """Least tasks per worker when the items are counted ahead (``left``): the last task to
