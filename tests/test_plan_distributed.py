@@ -287,3 +287,23 @@ def test_a_lent_runner_serves_a_search_and_stays_open() -> None:
         assert got is run
         got.map(operator.neg, [1])
     assert not closed and run.stats["local"].items == 1
+
+
+def test_cli_plan_on_a_dask_cluster_prints_json_alone_on_stdout(cluster: str) -> None:
+    """`rlmcost plan ... --cluster ADDRESS --json`: stdout parses as the plan (progress and
+    notes go to stderr), with the rows of the same plan in this process."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    args = ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "2..4", "--placements",
+            "baseline,split", "--tp", "1,2", "--rollout-tp", "1,2", "--json"]  # fmt: skip
+    runner = CliRunner()
+    here = runner.invoke(app, args)
+    there = runner.invoke(app, [*args, "--cluster", cluster])
+    assert here.exit_code == 0 and there.exit_code == 0, there.output
+    a, b = json.loads(here.stdout), json.loads(there.stdout)
+    assert b["runner"] == f"Dask cluster {cluster}"
+    assert [r["run"] for r in b["rows"]] == [r["run"] for r in a["rows"]]
