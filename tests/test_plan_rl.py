@@ -1,6 +1,6 @@
 """`rlmcost plan grpo|ppo`: the candidates are Runs; every returned row reproduces as a single
 query (its command line and `rlmcost run` on its Run); the memory lower bound that prunes
-never exceeds what the exact evaluation finds; Dask gives the same plan."""
+never exceeds what the exact evaluation finds (Dask: tests/test_plan_distributed.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from rlmcost.cli import app
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
-from rlmcost.plan.distributed import Compute
 from rlmcost.plan.rl import plan_rl
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates, lower_bounds
 from rlmcost.run.spec import Run
@@ -188,20 +187,6 @@ def test_the_library_plan_builds_its_base_run_from_keywords() -> None:
     assert list(df["run"]) == [row["run"] for row in direct.rows]
     with pytest.raises(Exception, match="searches tp"):
         rlmcost.plan("grpo", "llama-3.2-1b", 2, tp=2)
-
-
-def test_dask_local_cluster_gives_the_same_plan() -> None:
-    pytest.importorskip("dask.distributed", reason="dask[distributed] is an optional extra")
-    from rlmcost.plan.train import plan_train
-
-    local = plan_rl(BASE, "2..4", space=SMALL, top=50)
-    dist = plan_rl(BASE, "2..4", space=SMALL, top=50, compute=Compute(workers=2))
-    assert dist.rows == local.rows and dist.front == local.front
-    assert "2 worker" in dist.runner
-    t_local = plan_train("llama-3.1-8b", "4..8", seq=4096, batch=64, top=5)
-    t_dist = plan_train("llama-3.1-8b", "4..8", seq=4096, batch=64, top=5,
-                        compute=Compute(workers=2))  # fmt: skip
-    assert t_dist.rows == t_local.rows and t_dist.failures == t_local.failures
 
 
 def test_the_longest_response_with_per_family_bases_is_the_longest_of_either() -> None:

@@ -2,24 +2,42 @@
 for one process runs on an existing distributed engine, never a home-made one).
 
 :class:`Compute` says where a search runs and whom it tells of its progress; :func:`runner`
-gives a :class:`Runner` whose ``map(fn, items)`` returns ``[fn(x) for x in items]`` in order:
-in this process by default, on a local Dask cluster of ``workers`` processes
-(``dask.distributed.LocalCluster``), or on the scheduler at ``cluster`` (``tcp://host:8786``).
-``fn`` must be a module-level function and the items picklable. Dask is an optional extra
-(``pip install rlmcost[distributed]``); asking for it without it installed is a one-line error
-naming the fix.
+gives a :class:`Runner`: in this process by default, on a local Dask cluster of ``workers``
+processes (``dask.distributed.LocalCluster``), or on the scheduler at ``cluster``
+(``tcp://host:8786``). ``Runner.map(fn, items)`` returns ``[fn(x) for x in items]`` in order;
+``Runner.stream(fn, items, shared=...)`` yields ``(batch, fn(shared, batch))`` as each batch
+of items is done, drawing the items only as it sends them (a branch and bound steers what
+it draws next). ``fn`` must be a module-level function and the items picklable. Dask is an
+optional extra (``pip install rlmcost[distributed]``); asking for it without it installed is
+a one-line error naming the fix.
+
+On Dask (:class:`DaskRunner`): ``shared`` (a plan's base Run) is scattered to every worker
+once (``client.scatter(broadcast=True)``) instead of pickled into every task; items are
+grouped into tasks of :class:`~rlmcost.plan.tasks.TaskSizer`'s size (about
+:data:`~rlmcost.plan.tasks.TARGET_TASK_S` of measured work each); and an item's ``key`` (a
+GPU count and family) sends it to the worker that took that key first
+(:class:`~rlmcost.plan.tasks.Slots`), whose caches its earlier items warmed. A worker with no
+items of its own keys takes the oldest items waiting, so none idles while items wait.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlmcost.errors import SpecError
 
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""
+
+Batch = tuple[list[Any], list[Any]]
+"""What :meth:`Runner.stream` yields: the items of one task and their results, in order."""
+
+IN_FLIGHT = 2
+"""Tasks sent ahead per worker on Dask: one runs while the next is on its way, so a worker
+does not wait for the client between two tasks."""
 
 
 @dataclass(frozen=True)
@@ -31,33 +49,65 @@ class Compute:
     workers: int | None = None
     cluster: str | None = None
     progress: Progress | None = None
+    use: Runner | None = None  # an open Runner to search on (its owner closes it)
 
     def runner(self) -> Runner:
-        """The :class:`Runner` of these settings (:func:`runner`); close it after use."""
+        """The :class:`Runner` of these settings (:func:`runner`), or ``use`` (then closing
+        it, as a search does when done, leaves it open); close it after use."""
+        if self.use is not None:
+            return _Lent(self.use)
         return runner(self.workers, self.cluster)
 
 
-class Runner:
-    """Evaluates ``fn`` over items in this process (the base class)."""
+@dataclass
+class WorkerTime:
+    """What one worker did: seconds inside the evaluations (its busy time), tasks, items."""
 
-    name = "local process"
-    workers = 1  # evaluations at once
+    busy_s: float = 0.0
+    cpu_s: float = 0.0  # CPU time of the evaluating thread (busy_s less waits for a core)
+    tasks: int = 0
+    items: int = 0
+
+
+@dataclass
+class Runner:
+    """Evaluates in this process (the base class); ``stats``: per worker, what it did."""
+
+    name: str = "local process"
+    workers: int = 1  # evaluations at once
+    stats: dict[str, WorkerTime] = field(default_factory=dict)
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             progress: Progress | None = None) -> list[Any]:  # fmt: skip
-        out = []
-        for i, item in enumerate(items):
-            out.append(fn(item))
+        """``[fn(x) for x in items]``, ``progress`` told after each batch."""
+        out: list[Any] = [None] * len(items)
+        done = 0
+        for batch, results in self.stream(_each, list(enumerate(items)), shared=fn,
+                                          total=len(items)):  # fmt: skip
+            for (i, _), r in zip(batch, results, strict=True):
+                out[i] = r
+            done += len(batch)
             if progress is not None:
-                progress(i + 1, len(items))
+                progress(done, len(items))
         return out
 
-    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        """``fn`` of each item, as each finishes; the next item is drawn only after the
-        last result was taken, so a consumer that updates what ``items`` yields (a branch
-        and bound's incumbent) steers what runs next."""
+    def stream(self, fn: Callable[[Any, list[Any]], list[Any]], items: Iterable[Any], *,
+               shared: Any = None, key: Callable[[Any], Hashable] | None = None,
+               total: int | None = None) -> Generator[Batch, None, None]:  # fmt: skip
+        """``(batch, fn(shared, batch))`` for batches of ``items`` as each is done. In this
+        process one item at a time: the next item is drawn only after the last result was
+        taken, so a consumer that updates what ``items`` yields (a branch and bound's
+        incumbent) steers what runs next. ``key`` (an item's affinity) and ``total`` (items
+        at most, a hint) serve :class:`DaskRunner`."""
+        w = self.stats.setdefault("local", WorkerTime())
         for item in items:
-            yield fn(item)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            results = fn(shared, [item])
+            w.busy_s += time.perf_counter() - t0
+            w.cpu_s += time.thread_time() - c0
+            w.tasks += 1
+            w.items += 1
+            yield [item], results
 
     def close(self) -> None:
         """Release the workers (nothing to do in this process)."""
@@ -69,11 +119,41 @@ class Runner:
         self.close()
 
 
+class _Lent(Runner):
+    """A Runner lent to a search: the search's ``with`` gives the Runner itself and closes
+    nothing (its owner does, e.g. a benchmark reusing one warm cluster)."""
+
+    def __init__(self, run: Runner) -> None:
+        super().__init__(name=run.name, workers=run.workers)
+        self._run = run
+
+    def __enter__(self) -> Runner:
+        return self._run
+
+
+def _each(fn: Callable[[Any], Any], batch: list[tuple[int, Any]]) -> list[Any]:
+    """``fn`` of each (index, item) of a batch (:meth:`Runner.map`'s task)."""
+    return [fn(x) for _, x in batch]
+
+
+def _task(fn: Callable[[Any, list[Any]], list[Any]], shared: Any,
+          batch: list[Any]) -> tuple[list[Any], float, float, str]:  # fmt: skip
+    """One Dask task: ``fn(shared, batch)``, the seconds it took, the CPU seconds of its
+    thread and the worker's address."""
+    from dask.distributed import get_worker
+
+    t0, c0 = time.perf_counter(), time.thread_time()
+    out = fn(shared, batch)
+    return out, time.perf_counter() - t0, time.thread_time() - c0, get_worker().address
+
+
 class DaskRunner(Runner):
     """Evaluates on a Dask cluster: a ``LocalCluster`` of ``workers`` single-threaded
-    processes, or the scheduler at ``address``."""
+    processes, or the scheduler at ``address`` (module docstring: the base scattered once,
+    tasks sized by measured cost, items sent by key to the same worker)."""
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        super().__init__()
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -90,55 +170,98 @@ class DaskRunner(Runner):
                     f"cannot reach the Dask scheduler at {address} ({exc}); check --cluster"
                 ) from None
             self.name = f"Dask cluster {address}"
-            self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+            self.workers = max(1, len(self._addresses()))
         else:
             n = workers or 1
-            self._cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                preload=["rlmcost.plan.dask_worker"],
             )
+            # the in-process scheduler's GC diagnosis runs Python in a gc callback, where a
+            # KeyboardInterrupt is "ignored": a Ctrl-C during a full collection would be lost
+            from distributed.gc import disable_gc_diagnosis
+
+            disable_gc_diagnosis(force=True)
             self.client = Client(self._cluster)
             self.name = f"local Dask cluster, {n} worker(s)"
             self.workers = n
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            progress: Progress | None = None) -> list[Any]:  # fmt: skip
+    def _addresses(self) -> list[str]:
+        """The workers' addresses, sorted (the slots' order)."""
+        return sorted(self.client.scheduler_info().get("workers", {}))
+
+    def stream(self, fn: Callable[[Any, list[Any]], list[Any]], items: Iterable[Any], *,
+               shared: Any = None, key: Callable[[Any], Hashable] | None = None,
+               total: int | None = None) -> Generator[Batch, None, None]:  # fmt: skip
+        """As :meth:`Runner.stream`, on the workers (module docstring); batches are yielded
+        in the order they finish; futures still running when the consumer stops (Ctrl-C)
+        are cancelled."""
         from dask.distributed import as_completed
 
-        if not items:
-            return []
-        futures = self.client.map(fn, list(items), pure=False)
-        done = 0
-        for _ in as_completed(futures):
-            done += 1
-            if progress is not None:
-                progress(done, len(items))
-        return self.client.gather(futures)
+        from rlmcost.plan.tasks import TaskSizer, Waiting
 
-    def stream(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        """As :meth:`Runner.stream`, two tasks per worker in flight: a result is yielded as
-        it arrives (in completion order), then the next item is drawn and submitted."""
-        from dask.distributed import as_completed
-
-        source = iter(items)
+        addresses: list[str | None] = [*self._addresses()] or [None]
+        n = len(addresses)
+        base = self.client.scatter([shared], broadcast=True, hash=False)[0]
+        sizer, waiting = TaskSizer(), Waiting(iter(items), n, key)
+        busy = [0] * n  # tasks in flight per worker
         running = as_completed()
-        for _ in range(2 * self.workers):
-            item = next(source, _END)
-            if item is _END:
-                break
-            running.add(self.client.submit(fn, item, pure=False))
-        for future in running:
-            yield future.result()
-            item = next(source, _END)
-            if item is not _END:
-                running.add(self.client.submit(fn, item, pure=False))
+        meta: dict[Any, tuple[int, list[Any]]] = {}
+
+        try:
+            while True:
+                for w in range(n):
+                    while busy[w] < IN_FLIGHT:
+                        left = None if total is None else max(total - waiting.drawn, 1)
+                        batch = waiting.batch(w, sizer.size(n, left))
+                        if not batch:
+                            break
+                        where = {} if addresses[w] is None else {
+                            "workers": [addresses[w]], "allow_other_workers": True}
+                        future = self.client.submit(_task, fn, base, batch, pure=False,
+                                                    **where)  # fmt: skip
+                        meta[future] = (w, batch)
+                        busy[w] += 1
+                        running.add(future)
+                if not meta:
+                    return
+                future = next(running)
+                w, batch = meta.pop(future)
+                busy[w] -= 1
+                results, seconds, cpu, address = future.result()
+                sizer.record(len(batch), seconds)
+                stat = self.stats.setdefault(address, WorkerTime())
+                stat.busy_s += seconds
+                stat.cpu_s += cpu
+                stat.tasks += 1
+                stat.items += len(batch)
+                yield batch, results
+        finally:
+            if meta:
+                self.client.cancel(list(meta))
+            del base
 
     def close(self) -> None:
-        self.client.close()
-        if self._cluster is not None:
+        """Close the client, and the local cluster with its logs silenced (a worker asked
+        to stop mid-task, after Ctrl-C, logs its lost heartbeat as an error with a
+        traceback; the search's own errors have already reached the client)."""
+        import logging
+
+        if self._cluster is None:
+            self.client.close()
+            return
+        quiet = logging.getLogger("distributed")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # the scheduler and nannies run in this process
+        try:
+            self.client.run(logging.disable, logging.CRITICAL)  # and in each worker
+        except Exception:  # noqa: BLE001 - a worker already gone: nothing left to silence
+            pass
+        try:
+            self.client.close()
             self._cluster.close()
-
-
-_END = object()
+        finally:
+            quiet.setLevel(level)
 
 
 def runner(workers: int | None = None, cluster: str | None = None) -> Runner:

@@ -198,13 +198,17 @@ def plan_rl(
                     break
         else:
             tops: dict[str, dict[str, Any]] = {}
-            for b, sp in parts:  # the top k of the union is within each part's top k
+            for i, (b, sp) in enumerate(parts):  # the top k of the union: of each part's
                 found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress)
                 _add(total, found.counts)
                 rows += found.rows
                 failures.update(found.failures)
                 notes += found.notes
                 tops.update(found.per_topology)
+                if found.interrupted and parts[i + 1:]:  # Ctrl-C stops the whole search
+                    notes.append("not searched after the interruption: " + ", ".join(
+                        n for _, later in parts[i + 1:] for n in later.only))  # fmt: skip
+                    break
             notes += bounded_note(total, obj, top)
             per_topology = rank(list(tops.values()), obj)
     if len({b.deployment.framework for b, _ in parts}) > 1:

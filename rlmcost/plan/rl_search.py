@@ -14,14 +14,16 @@ saying the search was interrupted.
 
 Past the top k, each topology (GPUs, family, groups: :attr:`RLCandidate.topology`) without a
 fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated, the leanest
-by the memory bound first (the likeliest to fit), so the plan can list a fitting deployment of
-every topology the users of each framework run (OpenRLHF's role groups, engines apart, ...),
-not only the top k.
+by the memory bound first (the likeliest to fit), one try of every topology per round (on
+Dask the results of a round are then mostly back before the next is drawn), so the plan can
+list a fitting deployment of every topology the users of each framework run (OpenRLHF's role
+groups, engines apart, ...), not only the top k.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,26 +36,28 @@ if TYPE_CHECKING:
     from rlmcost.plan.rl_candidates import RLCandidate, RLSpace
     from rlmcost.run.spec import Run
 
-BATCH = 16
-"""Candidates one task evaluates (a Dask task: coarse enough that its 0.1-0.3 s of
-evaluations outweigh the scheduling and the base Run's transfer)."""
-
 PER_TOPOLOGY_TRIES = 4
 """Candidates of a topology still without a fitting row evaluated past the top k (its leanest
 by the memory bound first): a fitting row of each topology that has one, bounded in cost."""
 
-LOCAL_BATCH = 4
-"""Candidates evaluated between two updates of the incumbent in this process."""
 
-
-def _evaluate(item: tuple[int, Run, list[RLCandidate]]) -> tuple[int, list[dict[str, Any]]]:
-    """A numbered chunk's rows, with its number (a module-level function for Dask), the
-    cyclic garbage collector paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
+def _evaluate(base: Run, batch: list[tuple[int, RLCandidate]]) -> list[dict[str, Any]]:
+    """The rows of a batch of (position, candidate) under the base Run (a module-level
+    function for Dask; the base is scattered to the workers once), the cyclic garbage
+    collector paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
     from rlmcost.memo import collector_paused
     from rlmcost.plan.rl_candidates import evaluate_chunk
 
     with collector_paused():
-        return item[0], evaluate_chunk((item[1], item[2]))
+        return evaluate_chunk((base, [c for _, c in batch]))
+
+
+def slot_key(item: tuple[int, RLCandidate]) -> tuple[int, str]:
+    """A (position, candidate)'s affinity on Dask: its GPU count and family, whose
+    candidates share group estimates (the engines' group of one size and TP, the trainer's
+    layout on its group), so they go to the worker that kept them
+    (:class:`~rlmcost.plan.tasks.Slots`)."""
+    return item[1].gpus, item[1].family
 
 
 @dataclass
@@ -75,6 +79,7 @@ class Found:
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     per_topology: dict[str, dict[str, Any]] = field(default_factory=dict)  # best fitting row
+    interrupted: bool = False  # Ctrl-C ended the search: what follows should not start
 
 
 def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -248,10 +253,6 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
 
     counts, key = found.counts, sort_key(obj)
     _, prim, sec, memory = bounds
-    size = BATCH if run.workers > 1 else LOCAL_BATCH
-    # in this process one at a time, so a topology's first fitting row stops its tries; on
-    # workers a task's overhead outweighs the few extra evaluations a batch may make
-    fallback_size = BATCH if run.workers > 1 else 1
     state = _State()
     ranking = Ranking(key, top)
     unknown: set[str] = set()  # families with skipped candidates: fit not known
@@ -264,65 +265,57 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     def cand(p: int) -> RLCandidate:
         return cands[int(todo[int(order[p])])]
 
-    def chunks() -> Any:
-        """The next candidates to evaluate, drawn against the incumbent at the time: first in
-        the order of the bound while it can reach the top k; then, per topology still without
-        a fitting row, its leanest candidates by the memory bound (module docstring)."""
+    def draws() -> Any:
+        """The next (position, candidate) to evaluate, drawn against the incumbent at the
+        time: first in the order of the bound while it can reach the top k; then, per
+        topology still without a fitting row, its leanest candidates by the memory bound
+        (module docstring)."""
         while state.pos < n:
-            take: list[int] = []
-            while state.pos < n and len(take) < size:
-                j = int(order[state.pos])
-                if (prim[j], sec[j]) > state.kth:  # so are all after it (order by bound)
-                    skipped.extend(range(state.pos, n))
-                    state.pos = n
-                    break
-                take.append(state.pos)
-                state.pos += 1
-            if take:
-                positions.append(take)
-                yield len(positions) - 1, base, [cand(p) for p in take]
-        tries: dict[str, int] = {}
-        pending: list[int] = []  # on workers: fallback candidates sent together, `size` at once
+            j = int(order[state.pos])
+            if (prim[j], sec[j]) > state.kth:  # so are all after it (order by bound)
+                skipped.extend(range(state.pos, n))
+                state.pos = n
+                break
+            state.pos += 1
+            yield state.pos - 1, cand(state.pos - 1)
+        by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
-            c = cand(p)
-            if c.topology in covered or tries.get(c.topology, 0) >= PER_TOPOLOGY_TRIES:
+            by.setdefault(cand(p).topology, []).append(p)
+        tried: set[int] = set()
+        for round_ in range(PER_TOPOLOGY_TRIES):  # one try of each topology per round: on
+            for topology, ps in by.items():  # workers, a round's fits are mostly known
+                if round_ < len(ps) and topology not in covered:  # before the next one
+                    tried.add(ps[round_])
+                    yield ps[round_], cand(ps[round_])
+        for p in skipped:
+            if p not in tried:
                 counts.bounded += 1
-                unknown.add(c.key)
-                continue
-            tries[c.topology] = tries.get(c.topology, 0) + 1
-            pending.append(p)
-            if len(pending) >= fallback_size:
-                positions.append(pending)
-                yield len(positions) - 1, base, [cand(q) for q in pending]
-                pending = []
-        if pending:
-            positions.append(pending)
-            yield len(positions) - 1, base, [cand(q) for q in pending]
+                unknown.add(cand(p).key)
 
-    positions: list[list[int]] = []  # each chunk's positions in the order
     try:
-        for number, results in run.stream(_evaluate, chunks()):
-            take = positions[number]
-            for p, r in zip(take, results, strict=True):
-                counts.evaluated += 1
-                c = cands[int(todo[int(order[p])])]
-                if not r["fits"]:
-                    _failed(found.failures, c.key, r, hbm)
-                    continue
-                counts.fitting += 1
-                rows.append((p, r))
-                ranking.add(p, r)
-                fit.add(c.key)
-                covered.add(c.topology)
-                best = found.per_topology.get(c.topology)
-                if best is None or key(r) < key(best):
-                    found.per_topology[c.topology] = r
-            kth = ranking.kth()
-            if kth is not None:
-                state.kth = kth
-            if progress is not None:
-                progress(state.pos, n)
+        with closing(run.stream(_evaluate, draws(), shared=base, key=slot_key,
+                                total=n)) as batches:  # fmt: skip
+            for batch, results in batches:
+                for (p, c), r in zip(batch, results, strict=True):
+                    counts.evaluated += 1
+                    if not r["fits"]:
+                        _failed(found.failures, c.key, r, hbm)
+                        continue
+                    counts.fitting += 1
+                    rows.append((p, r))
+                    ranking.add(p, r)
+                    fit.add(c.key)
+                    covered.add(c.topology)
+                    best = found.per_topology.get(c.topology)
+                    if best is None or key(r) < key(best):
+                        found.per_topology[c.topology] = r
+                kth = ranking.kth()
+                if kth is not None:
+                    state.kth = kth
+                if progress is not None:
+                    progress(state.pos, n)
     except KeyboardInterrupt:
+        found.interrupted = True
         found.notes.append(
             f"the search was interrupted (Ctrl-C) after {state.pos} of {n} candidates: the "
             "rows are the best found so far"
