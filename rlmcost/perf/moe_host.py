@@ -58,6 +58,14 @@ FORWARD_SHARE_RATIO = 1 / 3
 """Forward's share of the host time: 1 of the 3 GEMMs per weight (module doc; assumption)."""
 
 
+MOE_HOST_NOTE = (
+    f"MoE layers: each pass lasts at least the host's {MOE_LAYER_HOST_S.value * 1e3:.1f} ms per "
+    "layer forward and backward (1/3 of it forward), Megatron-core's eager MoE layer measured "
+    "host-bound by Megatron-Bridge (rlmcost.perf.moe_host); small micro-batches reach it"
+)
+"""The output's note on the floor (evaluation.deployment adds it for MoE models)."""
+
+
 def floor_host_bound(layer: StagePass, host_s: float) -> None:
     """Add to ``layer`` (one MoE layer's pass) the host time its GPU parts do not cover, as
     part ``host``: forward max(0, share x host_s - fwd), backward likewise with the rest."""
