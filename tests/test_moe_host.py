@@ -128,3 +128,16 @@ def test_nemo_rl_import_says_what_sequential_mlp_would_leave_out() -> None:
     assert any("SequentialMLP" in n for n in seq.notes)
     grouped = import_nemo_rl(nemo, [*base, "policy.megatron_cfg.moe_grouped_gemm=true"])
     assert "policy.megatron_cfg.moe_grouped_gemm" not in grouped.ignored
+
+
+def test_train_cli_shows_the_host_part() -> None:
+    # micro-batch 1 of Qwen3-30B-A3B on 8 B200 (EP 8) is host-bound: the table names the part
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    args = ["train", "-m", "qwen3-30b-a3b", "--hardware", "b200", "--gpus", "8", "--ep", "8",
+            "--batch", "512", "--seq", "4096"]  # fmt: skip
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "waiting on the host" in out.output and "Traceback" not in out.output
