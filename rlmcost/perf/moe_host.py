@@ -20,7 +20,16 @@ NeMo Container', FP8-MX, GA 64). One 4096-token micro-batch then takes 4096 / 96
 (rlmcost's BF16 kernels: 0.13 s per micro-batch; FP8 is faster still), and the same page's
 micro-batch-4 rows reach 26,695 tokens/s/GPU on the same system ('26.02.01', 4x the tokens in
 1.45x the time): the micro-batch-1 row is host-bound, and its time per layer is the host's.
-The value is the 26.02 figure; low and high span it to the 25.11 one.
+The value is the 26.02 figure; low and high span it to the 25.11 one. That run is already
+lighter on the host than an eager all-to-all layer: the recipe at the 26.02 page's commit
+(scripts/performance/configs/qwen/qwen3_workload_base_configs.py @c0b9a0003,
+``QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_*``) takes DeepEP's flex dispatcher (whose dropless path
+still reads the token count back, "CPU sync" in token_dispatcher.py) and TE CUDA graphs over
+``moe_router`` and ``moe_preprocess``; so a framework without them (NeMo RL's Megatron
+recipes) spends at least this much. Megatron-core's MoE guide names the mechanism and its
+cures (megatron/core/transformer/moe/README.md @d98e8a64dd, "CPU Overhead Bottleneck": gaps
+between GPU kernels where the CPU cannot launch fast enough; CUDA graphs, or "increase
+micro-batch size").
 
 **Forward and backward.** The measured time is per layer forward and backward together. The
 split follows the kernels the host issues: each forward GEMM has two backward GEMMs (data and
