@@ -81,10 +81,12 @@ def test_dense_megatron_passes_within_forty_percent(rows, rid: str) -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="known gap: Megatron MoE training and log-prob passes "
-                   "predicted 4-5x faster than NeMo RL v0.3 ran them")  # fmt: skip
+                   "predicted 2x and 4x faster than NeMo RL v0.3 ran them")  # fmt: skip
 def test_moe_megatron_passes_within_forty_percent(rows) -> None:
-    """Qwen3-30B-A3B on 64 H100 (TP 2, EP 8): rlmcost predicts about 10 s of training for the
-    blog's 50 and 6 s of log-probs for its 23. Strict: passing means the gap is closed."""
+    """Qwen3-30B-A3B on 64 H100 (TP 2, EP 8): rlmcost predicts about 27 s of training for the
+    blog's 50 (10 s before the MoE host floor, rlmcost.perf.moe_host) and 6 s of log-probs for
+    its 23 (the 16,384-token forwards outlast the floor's forward share). Strict: passing
+    means the gap is closed."""
     for p in rows["nemo-rl-v0.3-blog-h100-qwen3-30b-a3b-grpo-megatron"].phases:
         if p.published_key in PASSES:
             assert abs(p.predicted_s / p.published_s - 1) <= 0.40, p

@@ -213,7 +213,8 @@ def _render_step(r: "TrainReport") -> None:
 
     st = r.step
     names = {"gemm": "GEMMs", "attention": "attention core", "elementwise": "norms, "
-             "activations, residuals (memory-bound)", "recompute": "recomputation"}  # fmt: skip
+             "activations, residuals (memory-bound)", "recompute": "recomputation",
+             "host": "MoE layers waiting on the host (launches, dispatcher sync)"}  # fmt: skip
     rows = [(f"compute: {names[k]}", format_seconds(v)) for k, v in st.compute_s.items() if v]
     rows += [(f"exposed comm: {k}", format_seconds(v)) for k, v in st.exposed_comm_s.items()]
     rows += [

@@ -27,6 +27,7 @@ from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
@@ -175,6 +176,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
+    if any(spec.arch().is_moe for spec in q.specs.values()):
+        notes.append(MOE_HOST_NOTE)
     c = run.cluster
     missing, prices = _prices(tuple(result.fleet), c.prices)
     if missing:

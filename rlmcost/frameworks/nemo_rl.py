@@ -192,7 +192,13 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
                "22 B backward per token and vocabulary entry); the fp64 MoE router "
-               "(moe_router_dtype) and unfused permutation (moe_permute_fusion) not modelled")
+               "(moe_router_dtype) and unfused permutation (moe_permute_fusion) not modelled "
+               "beyond the MoE layers' host floor (rlmcost.perf.moe_host)")
+        if not r.flag(f"{c}.moe_grouped_gemm", True):  # v0.7 key; absent: the bridge's (true
+            # for Qwen3 MoE: Megatron-Bridge qwen3_moe_bridge.py at v0.4-v0.6's pins 62f4704b8,
+            # 1e9a459b4, 95e5f38f8)
+            q.note("policy.megatron_cfg.moe_grouped_gemm false: Megatron-core's SequentialMLP "
+                   "(a GEMM pair per local expert) is timed as grouped GEMMs (not modelled)")
     conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
     expandable = "expandable_segments:true" in conf.replace(" ", "").lower()
     q.set("--expandable-segments" if expandable else "--no-expandable-segments")

@@ -41,7 +41,13 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import link
 from rlmcost.perf.data_parallel import zero_per_micro_batch
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.step_pass import StepContext, StepOptions, gemm_fwd_bwd_s, stage_pass
+from rlmcost.perf.step_pass import (
+    COMPUTE_PARTS,
+    StepContext,
+    StepOptions,
+    gemm_fwd_bwd_s,
+    stage_pass,
+)
 from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.specs.workload import Workload
 
@@ -138,8 +144,7 @@ def forward_time(
         p = stage_pass(c, st)
         zero_per_micro_batch(c, st, p)
         compute = p.compute("fwd") - p.fwd["recompute"]
-        comm = sum(v for k, v in p.fwd.items() if k not in ("gemm", "attention", "elementwise",
-                                                              "recompute"))  # fmt: skip
+        comm = sum(v for k, v in p.fwd.items() if k not in COMPUTE_PARTS)
         if st.last:
             compute += _head_fix(c, head, backward=False)
         per_stage.append((max(0.0, compute), comm))

@@ -24,6 +24,7 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
   RoPE on q and k, MoE token permutation; the log-softmax over fp32 logits (``logprob_head``,
   :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
   output gradient and the saved input, writes the input gradient).
+* **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s.
 * **Recomputation**: ``full`` runs each layer's forward again (GEMMs, kernels, TP and EP
   collectives) before its backward; ``selective`` the attention core's forward
   (Korthikanti et al. 2022, §5).
@@ -50,13 +51,13 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
 separate kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every
 micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``:
 4 for Megatron-LM's fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's
-fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (DeepSpeed added
-``data_types.grad_accum_dtype`` in commit 21c280296, 2022-11-27; default: the model dtype).
+fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``,
+DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype).
 
-**DeepSpeed's pipeline engine** (``deepspeed/runtime/pipe/engine.py`` before commit e2fdd254e,
-2021-09-29) sends activations split over the TP ranks but gradients whole
-(``is_grad_partitioned = False``), after an all-gather that restores the stage's output
-(``_exec_recv_grads``): ``pp_grad_scatter_gather`` off. Its ``TrainSchedule`` is 1F1B's order.
+**DeepSpeed's pipeline engine** (``deepspeed/runtime/pipe/engine.py`` before e2fdd254e, 2021-09-29)
+sends activations split over the TP ranks, gradients whole (``is_grad_partitioned = False``) after
+an all-gather restoring the stage's output (``_exec_recv_grads``): ``pp_grad_scatter_gather`` off;
+its ``TrainSchedule`` is 1F1B's order.
 
 :mod:`~rlmcost.perf.train_step` adds data parallelism, the optimizer and the pipeline's bubbles
 to these passes; :mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context.
@@ -80,6 +81,7 @@ from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
+from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
 from rlmcost.specs.workload import Workload
 
 
@@ -104,9 +106,10 @@ class StepOptions:
     fused_grad_accumulation: bool = True  # weight-gradient GEMMs accumulate into main grads
     algorithm: Algorithm = Algorithm.AUTO
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
+    moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
 
 
-COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute")
+COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
 COMM_PARTS = ("tp", "sp", "cp", "ep", "pp", "dp")
 
 
@@ -206,8 +209,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
 
     def gemm(m: int, n: int, k: int, batch: int = 1) -> None:
         f, b = gemm_fwd_bwd_s(dev, m, n, k, batch)
-        out.fwd["gemm"] += f
-        out.bwd["gemm"] += b
+        out.fwd["gemm"], out.bwd["gemm"] = out.fwd["gemm"] + f, out.bwd["gemm"] + b
         out.flops += 6 * m * n * k * batch
 
     if arch.is_mla:
@@ -258,8 +260,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
-    out.fwd["attention"] += f
-    out.bwd["attention"] += bw
+    out.fwd["attention"], out.bwd["attention"] = f, bw
     attn_f, attn_b = f, bw
 
     # memory-bound kernels (bytes per token, forward)
@@ -336,6 +337,8 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
             continue
         layer = _layer(c, moe)
         rec_s, rec_flops = _recompute(c, layer)
+        if moe:
+            floor_host_bound(layer, c.options.moe_layer_host_s)
         for side in ("fwd", "bwd"):
             for k, v in getattr(layer, side).items():
                 getattr(out, side)[k] += count * v
@@ -379,11 +382,9 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
 
 
 def _attention_fwd_flops(c: StepContext) -> int:
-    sh = tp_shard(c.arch, c.layout.tp)
-    b, s = c.micro_batch, c.seq
-    flash = c.options.attention is AttentionKernel.FLASH
+    b, s, flash = c.micro_batch, c.seq, c.options.attention is AttentionKernel.FLASH
     pairs = b * s * (s + 1) // 2 // c.layout.cp if flash else b * c.positions * s
-    return pair_flops(c.arch, int(sh.n_heads)) * pairs
+    return pair_flops(c.arch, int(tp_shard(c.arch, c.layout.tp).n_heads)) * pairs
 
 
 def stage_param_counts(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:

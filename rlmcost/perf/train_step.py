@@ -37,6 +37,7 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
+from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.step_pass import (
     COMM_PARTS,
     COMPUTE_PARTS,
@@ -194,6 +195,8 @@ def train_step_time(
     notes = []
     if options.offload_optimizer:
         notes.append("offload: the host's Adam step is not included, only the transfers")
+    if compute.get("host", 0.0) > 0:
+        notes.append(MOE_HOST_NOTE)
     return StepTime(
         step_s=step,
         compute_s=compute,
