@@ -101,7 +101,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
             Transfer(
                 "controller",
                 f"controller ({dep.framework}, Ray): dispatch, data movement, rewards{what}",
-                g.group.name, 0, 0, 0.0, gen.stage, gen.index,
+                g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, gen.stage, gen.index,
                 predicted_s=seconds("value"),
                 spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
             )

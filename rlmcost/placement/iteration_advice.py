@@ -21,7 +21,8 @@ the notes (the term that can make a phase slower on more GPUs)."""
 def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[str]:
     """One note per group naming each job whose communication does not hide behind its
     compute (ZeRO-3 gathers, TP/CP/EP collectives, pipeline sends, gradient reduction) and the
-    transfers that cross nodes: the terms that grow when a group spans more GPUs or nodes, so
+    transfers that cross nodes (reshards, weight syncs, a driver's padded batch to its workers,
+    verl's ``DataProto``): the terms that grow when a group spans more GPUs or nodes, so
     that adding GPUs can make a phase slower."""
     return [n for n in (_group_note(g, gpus_per_node) for g in groups) if n is not None]
 
@@ -44,7 +45,8 @@ def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
         terms += [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.bytes_per_device:,} B "
                   "per device across nodes)"
                   for tr in g.transfers
-                  if tr.kind in ("reshard", "weight-sync") and tr.bytes_per_device]  # fmt: skip
+                  if tr.kind in ("reshard", "weight-sync", "controller")
+                  and tr.bytes_per_device]  # fmt: skip
     if terms:
         return (
             f"exposed communication on {link} that compute cannot hide, which grows as a "
