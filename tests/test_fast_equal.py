@@ -66,6 +66,7 @@ ENGINE = st.fixed_dictionaries({}, optional={
     "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
     "max_num_seqs": st.sampled_from([16, 256]),
     "sequences_per_call": st.sampled_from([None, 4]),
+    "speculative_tokens": st.sampled_from([0, 1, 2]),
 })
 TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
@@ -126,6 +127,7 @@ def test_groups_differing_in_another_group_equal_plain() -> None:
     rollouts = [{"members": "rollout", "gpus": 8},
                 {"members": "rollout", "gpus": 8, "engine": {"tp": 2, "sleep": False}},
                 {"members": "rollout", "gpus": 8, "settings": "tp=4"},
+                {"members": "rollout", "gpus": 8, "engine": {"speculative_tokens": 1}},
                 {"members": "rollout", "gpus": 8, "hardware": "h20"},
                 {"members": "rollout", "gpus": 4}]  # fmt: skip
     trainers = [{"members": "actor", "gpus": 8},
