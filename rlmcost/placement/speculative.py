@@ -108,6 +108,17 @@ def with_draft(g: GroupTasks, task: Task, m: MemoryBreakdown, sequences: int) ->
     return replace(m, weights=m.weights + weights, kv_cache=m.kv_cache + kv + lookahead)
 
 
+def step_flops(f0: int, f1: int, d0: int, d1: int, n: int) -> tuple[int, int]:
+    """(F0, F1) with F0 + F1 c the FLOPs of one speculative engine step for a sequence at
+    context c: the model's decode at c, ..., c + n (each f0 + f1 x context) and n draft steps
+    (d0 + d1 c each; module docstring). Exact ints.
+
+    >>> step_flops(10, 1, 3, 2, 1)  # (10 + c) + (10 + c + 1) + (3 + 2 c)
+    (24, 4)
+    """
+    return (n + 1) * f0 + f1 * n * (n + 1) // 2 + n * d0, (n + 1) * f1 + n * d1
+
+
 def speculative_cost(g: GroupTasks, task: Task, cost: DecodeCost, prompt: int) -> DecodeCost:
     """``cost`` (one token per step) as an engine step of N drafts and a verification of N + 1
     positions (module docstring), or ``cost`` itself without speculation."""
@@ -119,12 +130,12 @@ def speculative_cost(g: GroupTasks, task: Task, cost: DecodeCost, prompt: int) -
     weights, kv = _draft_bytes(g, task, spec, replicas)
     tokens = -(-g.seq_len(task) // g.layouts[task.index].cp)
     d0, d1 = decode_flops(spec.draft)
-    d0 += spec.projection_flops_per_token
+    f0, f1 = step_flops(cost.f0, cost.f1, d0 + spec.projection_flops_per_token, d1, n)
     draft_prefill = int(work_prefill(spec.draft, prompt, 1, g.s.counting))
     return replace(
         cost,
-        f0=(n + 1) * cost.f0 + cost.f1 * n * (n + 1) // 2 + n * d0,
-        f1=(n + 1) * cost.f1 + n * d1,
+        f0=f0,
+        f1=f1,
         prefill_flops=cost.prefill_flops + draft_prefill + prompt * spec.projection_flops_per_token,
         weight_bytes=cost.weight_bytes + n * weights,
         kv_bytes_per_token=cost.kv_bytes_per_token + n * kv / tokens,
