@@ -293,3 +293,20 @@ def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) ->
     w = [u.weight for u in us]
     assert repr((plan.period(w).value, plan.period(w).cycle)) == repr((p.value, p.cycle))
     assert repr(plan.value(w)) == repr(p.value)
+
+
+def test_speculative_engines_equal_plain() -> None:
+    """A speculative engine (engine.speculative_tokens) changes its generation jobs only: kept
+    estimates of groups that do not generate serve runs with and without it, number for
+    number, under every Table IX placement."""
+    runs = [Run.from_data({
+        "algorithm": {"name": "ppo"},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4},
+        "deployment": {"framework": "verl", "placement": p, "engine": {"speculative_tokens": n}},
+        "cluster": {"hardware": "h100-sxm", "gpus": 8},
+    }) for p in ("hybrid", "async", "disaggregated", "baseline", "fusion")
+        for n in (0, 1, 0, 2)]  # fmt: skip
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2

@@ -7,6 +7,7 @@ Reference numbers are hand-computed from the formulas cited in the modules (Levi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -169,3 +170,41 @@ def test_the_command_rebuilds_a_speculative_run() -> None:
         (2, "llama-3.2-1b", 0.6)  # fmt: skip
     words = to_command(run).split()
     assert run_from_argv("grpo", words[2:]) == run
+
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+
+
+def _import_flags(q) -> dict:  # noqa: ANN001
+    return {c.flag: c.value for c in q.conversions} | dict(q.flags)
+
+
+def test_nemo_rl_import_reads_the_speculative_config() -> None:
+    """NeMo RL's DeepSeek-V3 recipes at v0.7.0 pass vllm_kwargs.speculative_config
+    {method: deepseek_mtp, num_speculative_tokens: 1} (commit 2369c0aec)."""
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    key = "policy.generation.vllm_kwargs.speculative_config"
+    cfg = DATA / "nemo_rl_grpo_math.yaml"
+    assert "--speculative-tokens" not in _import_flags(import_nemo_rl(cfg, [], 200))
+    on = import_nemo_rl(cfg, [f"{key}.method=deepseek_mtp",
+                              f"{key}.num_speculative_tokens=1"], 200)  # fmt: skip
+    assert _import_flags(on)["--speculative-tokens"] == 1
+    other = import_nemo_rl(cfg, [f"{key}.method=eagle", f"{key}.num_speculative_tokens=3"], 200)
+    assert "--speculative-tokens" not in _import_flags(other)
+    assert any("only MTP drafts" in n for n in other.notes)
+
+
+def test_verl_import_reads_model_mtp_enable_rollout() -> None:
+    """verl (b178a3c) passes speculative_config to vLLM when model.mtp.enable and
+    enable_rollout are both on (vllm_async_server.py)."""
+    from rlmcost.frameworks.verl import import_verl
+
+    cfg = DATA / "verl_grpo.yaml"
+    m = "+actor_rollout_ref.model.mtp"
+    assert "--speculative-tokens" not in _import_flags(import_verl(cfg))
+    half = import_verl(cfg, [f"{m}.enable=true"])
+    assert "--speculative-tokens" not in _import_flags(half)
+    on = import_verl(cfg, [f"{m}.enable=true", f"{m}.enable_rollout=true",
+                           f"{m}.num_speculative_tokens=2"])  # fmt: skip
+    assert _import_flags(on)["--speculative-tokens"] == 2

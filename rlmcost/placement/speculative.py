@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.compiled.memory import memory_per_rank
@@ -51,9 +52,12 @@ if TYPE_CHECKING:
 
 
 def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
-    """The speculation the group's engine runs ``task``'s generation with, or None."""
+    """The speculation the group's engine runs ``task``'s generation with; None for a task
+    that does not generate (only generation reads the engine: ``group_key``)."""
+    if task.kind is not Kind.GENERATE or g.s.deployment.ideal:
+        return None
     engine = engine_for(g.s, g.group.name)
-    if not engine.speculative_tokens or g.s.deployment.ideal:
+    if not engine.speculative_tokens:
         return None
     arch = g.s.arch(task.role)
     if engine.speculative_draft == MTP:
