@@ -48,7 +48,8 @@ MTP_ACCEPTANCE = 0.85
 prediction ranges between 85% and 90% across various generation topics"; the lower end, for a
 rollout of reasoning samples the MTP module was not trained on (the RL policy drifts from the
 checkpoint the MTP layer was trained with, and Megatron does not train it here:
-``mtp_num_layers 0`` in NeMo RL's DeepSeek-V3 recipes at v0.7.0)."""
+``mtp_num_layers 0`` in NeMo RL's DeepSeek-V3 recipes at v0.7.0; Li et al. 2026, arXiv
+2606.12370, abstract: MTP acceptance rates "degrade significantly during RL training")."""
 
 MTP = "mtp"
 """The draft kind that runs the checkpoint's own MTP module."""
