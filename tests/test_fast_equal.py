@@ -66,6 +66,7 @@ ENGINE = st.fixed_dictionaries({}, optional={
     "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
     "max_num_seqs": st.sampled_from([16, 256]),
     "sequences_per_call": st.sampled_from([None, 4]),
+    "speculative_tokens": st.sampled_from([0, 1, 2]),
 })
 TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
@@ -126,6 +127,7 @@ def test_groups_differing_in_another_group_equal_plain() -> None:
     rollouts = [{"members": "rollout", "gpus": 8},
                 {"members": "rollout", "gpus": 8, "engine": {"tp": 2, "sleep": False}},
                 {"members": "rollout", "gpus": 8, "settings": "tp=4"},
+                {"members": "rollout", "gpus": 8, "engine": {"speculative_tokens": 1}},
                 {"members": "rollout", "gpus": 8, "hardware": "h20"},
                 {"members": "rollout", "gpus": 4}]  # fmt: skip
     trainers = [{"members": "actor", "gpus": 8},
@@ -291,3 +293,20 @@ def test_period_is_the_maximum_cycle_mean(units: list[tuple], staleness: int) ->
     w = [u.weight for u in us]
     assert repr((plan.period(w).value, plan.period(w).cycle)) == repr((p.value, p.cycle))
     assert repr(plan.value(w)) == repr(p.value)
+
+
+def test_speculative_engines_equal_plain() -> None:
+    """A speculative engine (engine.speculative_tokens) changes its generation jobs only: kept
+    estimates of groups that do not generate serve runs with and without it, number for
+    number, under every Table IX placement."""
+    runs = [Run.from_data({
+        "algorithm": {"name": "ppo"},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4},
+        "deployment": {"framework": "verl", "placement": p, "engine": {"speculative_tokens": n}},
+        "cluster": {"hardware": "h100-sxm", "gpus": 8},
+    }) for p in ("hybrid", "async", "disaggregated", "baseline", "fusion")
+        for n in (0, 1, 0, 2)]  # fmt: skip
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2

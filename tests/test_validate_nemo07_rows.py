@@ -194,12 +194,22 @@ def test_force_on_policy_ratio_drops_the_old_log_prob_forward(report) -> None:
     assert forced == 21
 
 
-def test_deepseek_rows_say_speculative_decoding_is_not_modelled() -> None:
-    for r in RUNS:
-        spec = r["framework_settings"].get("policy.generation.vllm_kwargs.speculative_config."
-                                           "method")  # fmt: skip
-        said = any(a.startswith("speculative decoding not modelled") for a in r["assumptions"])
-        assert (spec == "deepseek_mtp") == (r["model"] == "deepseek-v3") == said, r["id"]
+def test_deepseek_rows_decode_speculatively_with_the_mtp_layer(report) -> None:
+    """The DeepSeek-V3 recipes at v0.7.0 (commit 2369c0aec) set vllm_kwargs.speculative_config
+    method deepseek_mtp, num_speculative_tokens 1: the importer maps it to
+    --speculative-tokens 1 (the MTP draft), the rows say so, and no other row speculates."""
+    for r in report.rows:
+        s = r.recipe.record["framework_settings"]
+        spec = s.get("policy.generation.vllm_kwargs.speculative_config.method")
+        said = any(a.startswith("speculative decoding modelled")
+                   for a in r.recipe.record["assumptions"])  # fmt: skip
+        words = r.recipe.argv
+        flagged = "--speculative-tokens" in words
+        assert (spec == "deepseek_mtp") == (r.recipe.record["model"] == "deepseek-v3") == said \
+            == flagged, r.recipe.id  # fmt: skip
+        if flagged:
+            assert words[words.index("--speculative-tokens") + 1] == "1", r.recipe.id
+            assert r.run is not None and r.run.deployment.engine.speculative_tokens == 1
 
 
 def test_ids_name_hardware_policy_and_gpus() -> None:

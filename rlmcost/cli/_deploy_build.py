@@ -96,6 +96,9 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["sequences_per_call"] = opts["sequences_per_call"]
     if opts.get("tp_gather_layers") is not None:
         engine["gather_layers"] = opts["tp_gather_layers"]
+    for key in ("speculative_tokens", "speculative_draft", "speculative_acceptance"):
+        if opts.get(key) is not None:
+            engine[key] = opts[key]
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:

@@ -99,6 +99,46 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "speculative_tokens": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Speculative decoding: draft tokens per decode step, verified by the "
+                    "model in one forward over N+1 positions; a step emits 1 + P + ... + P^N "
+                    "tokens per sequence (vLLM speculative_config num_speculative_tokens). "
+                    "Default 0: none.",
+                    min=0,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "speculative_draft": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="What drafts: 'mtp' (the checkpoint's multi-token-prediction layer, "
+                    "vLLM method deepseek_mtp; one decoder layer per draft token) or a "
+                    "built-in model name (a draft model). Default mtp.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "speculative_acceptance": (
+            Annotated[
+                float | None,
+                typer.Option(
+                    help="Probability each draft token is accepted, in [0, 1] (default for "
+                    "mtp 0.85: DeepSeek-V3 report §5.4.3, 85-90 % for the second token; a "
+                    "draft model needs it).",
+                    min=0.0,
+                    max=1.0,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "no_sleep": (
             Annotated[
                 bool | None,

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.perf.speculative import MTP, MTP_ACCEPTANCE
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -52,7 +53,9 @@ class EngineSpec(BaseModel):
     ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel
     from the host instead of replaying a captured CUDA graph, the host time per layer of
     :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` more per step, as HF
-    ``generate`` (which always runs eagerly).
+    ``generate`` (which always runs eagerly). ``speculative_tokens``: speculative decoding
+    (vLLM ``speculative_config``), each step ``N`` drafts from ``speculative_draft`` verified
+    in one forward over N + 1 positions (:mod:`rlmcost.perf.speculative`).
     """
 
     model_config = _STRICT
@@ -85,6 +88,36 @@ class EngineSpec(BaseModel):
         "decoder layers gathered whole at once to slice their TP shards (DeepSpeed-Chat "
         "--tp_gather_partition_size; hybrid_engine.py generate)"
     )
+
+    speculative_tokens: int = Field(
+        default=0, ge=0, description="draft tokens per decode step, verified by the model in "
+        "one forward over N + 1 positions (vLLM speculative_config num_speculative_tokens); "
+        "0 = no speculative decoding (perf.speculative)"
+    )
+    speculative_draft: str = Field(
+        default=MTP, description="what drafts: 'mtp' (the checkpoint's multi-token-prediction "
+        "layer, vLLM method deepseek_mtp) or a built-in model name (a draft model)"
+    )
+    speculative_acceptance: float | None = Field(
+        default=None, description="probability each draft token is accepted, in [0, 1] "
+        "(None = MTP_ACCEPTANCE for mtp; a draft model needs one)"
+    )
+
+    @model_validator(mode="after")
+    def _speculation(self) -> EngineSpec:
+        p = self.speculative_acceptance
+        if p is not None and not 0 <= p <= 1:
+            raise ValueError(f"speculative acceptance {p} must be in [0, 1], e.g. "
+                             f"{MTP_ACCEPTANCE} (DeepSeek-V3 MTP, arXiv 2412.19437 §5.4.3)")
+        if not self.speculative_tokens:
+            return self
+        if self.kind.static or self.kind.hybrid_engine:
+            raise ValueError(f"speculative decoding with engine {self.kind}: it runs in vLLM "
+                             "and SGLang engines; use --engine vllm or sglang")
+        if self.speculative_draft != MTP and p is None:
+            raise ValueError(f"draft model {self.speculative_draft!r}: give its acceptance "
+                             "(--speculative-acceptance P); it depends on the pair")
+        return self
 
     @field_validator("dtype")
     @classmethod

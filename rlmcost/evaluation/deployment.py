@@ -38,6 +38,7 @@ from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import _host_bandwidth, query_of
 from rlmcost.placement.query import query_key as query_key
 from rlmcost.placement.query import spec_params as spec_params
+from rlmcost.placement.speculative import speculation_notes
 from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
@@ -172,6 +173,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             "default); real rollouts spread and the longest sets generation's tail: "
             "--length-dist reasoning (T the cap) or lognormal:MEAN,SIGMA,MAX"
         )
+    _extend(notes, speculation_notes(dep))
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))

@@ -282,6 +282,28 @@ def _engine_precision(r: Reader, q: ImportedQuery, v: str) -> None:
         q.note(f"vllm_cfg keeps {kept} layer(s) in bf16; rlmcost counts every layer in FP8")
 
 
+_MTP_METHODS = ("deepseek_mtp", "mtp")
+"""vLLM ``speculative_config.method`` values that draft with the checkpoint's MTP layer
+(vllm/config/speculative.py: ``deepseek_mtp``, folded into ``mtp`` in later releases)."""
+
+
+def _speculative(r: Reader, q: ImportedQuery, key: str) -> None:
+    """vLLM's ``speculative_config`` passed through ``vllm_kwargs`` (the DeepSeek-V3 recipes
+    at v0.7.0: method deepseek_mtp, num_speculative_tokens 1; commit 2369c0aec)."""
+    n = r.integer(f"{key}.num_speculative_tokens", 0, lo=0)
+    if not n:
+        return
+    method = r.text(f"{key}.method", None)
+    if method in _MTP_METHODS:
+        q.set("--speculative-tokens", n)
+        q.note(f"speculative_config method {method}: {n} draft token(s) per step from the "
+               "checkpoint's MTP layer, acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report "
+               "§5.4.3)")  # fmt: skip
+    else:
+        q.note(f"speculative_config method {method!r}: only MTP drafts are read; give "
+               "--speculative-tokens, --speculative-draft and --speculative-acceptance")
+
+
 def _engine(r: Reader, q: ImportedQuery) -> None:
     g = "policy.generation"
     backend = r.text(f"{g}.backend", "vllm")
@@ -297,6 +319,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     _engine_precision(r, q, v)
     if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
         q.set("--enforce-eager")
+    _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
     offload = dict(q.flags).get("--offload")
     if r.flag(f"{g}.colocated.enabled", True):
         for key in ("gpus_per_node", "num_nodes"):

@@ -337,6 +337,27 @@ def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
         )
 
 
+def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
+    """``actor_rollout_ref.model.mtp`` (verl b178a3c, trainer/config/model/hf_model.yaml:
+    enable and enable_rollout False, method mtp, num_speculative_tokens 1): with both on, the
+    vLLM server gets ``speculative_config`` {method, num_speculative_tokens}
+    (workers/rollout/vllm_rollout/vllm_async_server.py), the checkpoint's MTP layer drafting."""
+    m = "actor_rollout_ref.model.mtp"
+    if not (r.flag(f"{m}.enable", False) and r.flag(f"{m}.enable_rollout", False)):
+        return
+    if engine != "vllm":
+        q.note(f"model.mtp.enable_rollout on {engine}: SGLang's EAGLE tree drafts are not "
+               "modelled; decoding one token per step")  # fmt: skip
+        return
+    n = r.integer(f"{m}.num_speculative_tokens", 1)
+    q.set("--speculative-tokens", n)
+    q.note(f"model.mtp.enable_rollout: vLLM drafts {n} token(s) per step with the MTP layer, "
+           "acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report §5.4.3)")  # fmt: skip
+    if r.flag(f"{m}.enable_train", False):
+        q.note("model.mtp.enable_train: the trainer also trains the MTP layer; rlmcost trains "
+               "the model without it and refits the engine without it")  # fmt: skip
+
+
 def _engine(r: Reader, q: ImportedQuery) -> None:
     name = r.text(f"{ROLLOUT}.name", "vllm")
     if name not in ("vllm", "sglang"):
@@ -351,6 +372,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
     if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
         q.set("--enforce-eager")
+    _mtp(r, q, name)
     seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
     if seqs != 1024:
         q.set("--max-num-seqs", seqs)

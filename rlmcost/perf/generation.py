@@ -47,8 +47,17 @@ memory-bound kernels and the TP all-reduces of [c, d], and the LM head on the la
 each prompt only. A batch of ``n`` prompt tokens runs as ``floor(n / chunk)`` full chunks and
 one remainder.
 
+**Speculative decoding** (``speculation``, :mod:`rlmcost.perf.speculative`): an engine step
+runs the draft ``N`` times on the ``a`` sequences (its own decode step each: the MTP block as a
+one-layer model plus its [d, 2d] projection, or a draft model; no CPU overhead of its own),
+then the target's step above on ``a (N + 1)`` rows (GEMMs, kernels, all-reduces and LM head
+over every verified position; attention FLOPs N + 1 times per cached token, its KV bytes read
+once), and emits ``1 + sum P^i`` tokens per sequence; :meth:`Engine.decode_step_parts` gives
+the step's seconds over those tokens, so the rollout timeline, which advances one token per
+step, stays the same. The draft also prefills each prompt.
+
 Suppressed: prefix caching (a group's K samples share their prompt; modelled as K prefills),
-speculative decoding, the mixing of prefill chunks into decode steps (each is priced alone,
+the mixing of prefill chunks into decode steps (each is priced alone,
 reading the weights once more), pipeline-parallel engine sends, and CUDA-graph savings on
 launch gaps.
 
@@ -71,6 +80,7 @@ from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
+from rlmcost.perf.speculative import Speculation
 
 STEP_OVERHEAD_S = 1e-3
 """Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
@@ -130,6 +140,7 @@ class Engine:
     """One generation replica of ``arch`` on ``tp`` x ``ep`` ranks of ``device``'s hardware.
 
     ``value_head``: the step also runs a d x 1 head (a shared actor-critic backbone).
+    ``speculation``: the engine decodes speculatively (module docstring).
     """
 
     def __init__(
@@ -142,6 +153,7 @@ class Engine:
         activation_bytes: int = 2,
         options: EngineOptions | None = None,
         value_head: bool = False,
+        speculation: Speculation | None = None,
     ):
         if tp < 1 or ep < 1:
             raise SpecError(f"engine tp={tp}, ep={ep} must be positive integers")
@@ -158,6 +170,12 @@ class Engine:
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
         self._fixed_cache: dict[int, float] = {}
+        self.speculation = speculation
+        self._spec_cache: dict[int, tuple[float, float]] = {}
+        self._draft = None if speculation is None else Engine(
+            speculation.draft, device, tp, ep, kv_bytes, activation_bytes,
+            replace(self.options, step_overhead_s=0.0),
+        )  # fmt: skip
 
     # -- collectives --------------------------------------------------------------------------
 
@@ -281,9 +299,34 @@ class Engine:
 
     def decode_step_parts(self, active: int) -> tuple[float, float]:
         """(fixed seconds, seconds per context token) of a decode step with ``active``
-        sequences in flight: its time is linear in the contexts' sum (:meth:`decode_step`)."""
+        sequences in flight: its time is linear in the contexts' sum (:meth:`decode_step`).
+        Speculative: per token emitted (:meth:`_speculative_parts`)."""
+        if self.speculation is not None:
+            return self._speculative_parts(active)
         c, m = self._attention_per_context_token
         return self._fixed_s(active), max(c, m)
+
+    def _speculative_parts(self, active: int) -> tuple[float, float]:
+        """(fixed, per context token) seconds of a speculative step over the tokens it emits
+        per sequence (module docstring): ``N`` draft steps on ``active`` rows, then the
+        target's step on ``active (N + 1)`` rows, divided by ``1 + sum P^i``."""
+        if active in self._spec_cache:
+            return self._spec_cache[active]
+        spec, draft = self.speculation, self._draft
+        assert spec is not None and draft is not None
+        n, rows = spec.tokens, active * (spec.tokens + 1)
+        c, m = self._attention_per_context_token
+        gap = self.device.defaults.kernel_gap_s
+        verify = (self._gemms(rows) + int(self.arch.n_layers) * gap + self._elementwise_s(rows)
+                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s)
+        d_fixed, d_per_token = draft.decode_step_parts(active)
+        if spec.mtp:  # the projection M_k [d, 2d], replicated (vLLM deepseek_mtp.py eh_proj)
+            d = int(self.arch.d_model)
+            d_fixed += self.gemm_device.gemm_s(active, d, 2 * d)
+        g = spec.tokens_per_step
+        out = (verify + n * d_fixed) / g, (max(c * (n + 1), m) + n * d_per_token) / g
+        self._spec_cache[active] = out
+        return out
 
     def decode_step_s(self, active: int, context_tokens: float) -> float:
         """Seconds of one decode step (:meth:`decode_step`'s total)."""
@@ -325,4 +368,5 @@ class Engine:
         chunk = self.options.chunk_tokens
         full, rest = divmod(tokens, chunk)
         out = full * self.chunk_s(chunk, prompt) if full else 0.0
-        return out + (self.chunk_s(rest, prompt) if rest else 0.0)
+        draft = self._draft.prefill_s(tokens, prompt) if self._draft is not None else 0.0
+        return out + (self.chunk_s(rest, prompt) if rest else 0.0) + draft

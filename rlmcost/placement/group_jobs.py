@@ -72,6 +72,7 @@ from rlmcost.placement.rollout import (
     replica_lengths,
     timeline,
 )
+from rlmcost.placement.speculative import speculation_for, speculative_cost
 from rlmcost.placement.streaming import stream
 from rlmcost.placement.vision import with_vision
 from rlmcost.timing import FORWARD, TRAIN, PhaseTime
@@ -267,7 +268,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
                                 * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
-        wl.activation_dtype.bytes, options, task.value_head,
+        wl.activation_dtype.bytes, options, task.value_head, speculation_for(g, task),
     )  # fmt: skip
 
 
@@ -348,6 +349,7 @@ def _generate(
         kv_bytes_per_token=one_seq.kv_cache / tokens,
         gather_s=gather_s,
     )
+    cost = speculative_cost(g, task, cost, prompt)
     call = g.engine.sequences_per_call
     order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
     arrival = tuple(mine[i] for i in order)

@@ -30,6 +30,7 @@ from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.inputs import Setup, engine_for, layout_for
+from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
@@ -194,6 +195,8 @@ class GroupTasks(GroupSizes):
                     gradients=m.gradients + (w * d if train else 0),
                     optimizer=m.optimizer + (k * d if train else 0),
                 )
+            if task.kind is Kind.GENERATE:  # a speculative engine's draft (placement.speculative)
+                m = with_draft(self, task, m, sequences or self.batch(task))
             self._mem[key] = m
             self._host[key] = best.host
         return self._mem[key]

@@ -22,6 +22,7 @@ from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, sprea
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.jobs import Job, Transfer
+from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
     group_link_bytes_per_s,
     offload_switch_time_s,
@@ -42,7 +43,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
             out.append(_refit(g, job, _colocated_refit(g, beh), bw))
             continue
         if g.two_layouts(t):
-            destination = job.own.weights
+            destination = job.own.weights - draft_weight_bytes(g, t)  # no draft in refit
             if t.kind is Kind.GENERATE and g.engine.kind is EngineKind.DS_HYBRID:
                 # DeepSpeed's Hybrid Engine gathers every layer whole on every rank
                 # (GatheredParameters over the ZeRO-3 group), then slices its TP shard
@@ -134,7 +135,8 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
     t = job.task
     arch = g.s.arch(t.role)
     nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
-    per_device = reshard_bytes_per_device(job.own.weights, g.resident(t.role).weights) \
+    sent = job.own.weights - draft_weight_bytes(g, t)  # the draft is not refitted
+    per_device = reshard_bytes_per_device(sent, g.resident(t.role).weights) \
         if g.two_layouts(t) else 0  # fmt: skip
     mech = Refit(mechanism)
     return Transfer(

@@ -70,7 +70,13 @@ if TYPE_CHECKING:
 class DecodeCost:
     """What one replica's steps cost: FLOPs per sequence at context c = f0 + f1 c, prefill FLOPs
     per sequence, weight bytes read per step and KV bytes per cached token (per device), and the
-    link seconds of a ZeRO-3 parameter gather per forward pass (0 without ZeRO-3)."""
+    link seconds of a ZeRO-3 parameter gather per forward pass (0 without ZeRO-3).
+
+    Under speculative decoding (:mod:`rlmcost.placement.speculative`) these are one engine
+    step's (drafts and verification), which emits ``tokens_per_step`` tokens per sequence in
+    expectation; the timeline's steps stay one token each, at 1 / ``tokens_per_step`` of an
+    engine step's seconds (every sequence advances at the same rate, so admissions and
+    finishes fall as they do one token per step)."""
 
     f0: int
     f1: int
@@ -78,6 +84,7 @@ class DecodeCost:
     weight_bytes: float
     kv_bytes_per_token: float
     gather_s: float = 0.0
+    tokens_per_step: float = 1.0
 
 
 @cache
@@ -191,16 +198,18 @@ def _run_sums(
     ``context`` + ``active`` k at its k-th step).
 
     At the datasheet peak every per-step time is linear in k (FLOPs a f0 + f1 c, bytes
-    weights + kv c, the engine's step fixed(a) + s c), so the bound and the prediction are sums
+    weights + kv c, the engine's step fixed(a) + s c; each over ``cost.tokens_per_step``),
+    so the bound and the prediction are sums
     of upper envelopes of lines, in closed form (:mod:`rlmcost.placement.envelope`). A
     measured efficiency profile depends on each step's size, so it is summed step by step."""
+    g = cost.tokens_per_step  # tokens per engine step (speculative decoding; else 1)
     if isinstance(roofline.efficiency, Peak):
-        rc = roofline.gpus * roofline.peak_flops_per_s * 1.0
-        rb = roofline.hardware.hbm_bandwidth_bytes_per_s * 1.0
+        rc = roofline.gpus * roofline.peak_flops_per_s * g
+        rb = roofline.hardware.hbm_bandwidth_bytes_per_s * g
         kv = cost.kv_bytes_per_token
         compute = ((active * cost.f0 + cost.f1 * context) / rc, cost.f1 * active / rc)
         memory = ((cost.weight_bytes + kv * context) / rb, kv * active / rb)
-        link = (cost.gather_s, 0.0)
+        link = (cost.gather_s / g, 0.0)
         bound_s, parts = sum_of_max([compute, memory, link], n)
         compute_bound = sum(line_sum(compute, k0, k1) for k0, k1, i in parts if i == 0)
         predicted = bound_s
@@ -215,7 +224,9 @@ def _run_sums(
     flops = [float(active) * cost.f0 + cost.f1 * float(c) for c in contexts]
     mem = [cost.weight_bytes + cost.kv_bytes_per_token * float(c) for c in contexts]
     compute_l, memory_l = roofline.seconds(flops, mem)
-    bound = [max(c, m, cost.gather_s) for c, m in zip(compute_l, memory_l, strict=True)]
+    if g != 1.0:
+        compute_l, memory_l = [c / g for c in compute_l], [m / g for m in memory_l]
+    bound = [max(c, m, cost.gather_s / g) for c, m in zip(compute_l, memory_l, strict=True)]
     pred = bound
     if engine is not None:
         pred = [

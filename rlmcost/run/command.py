@@ -31,7 +31,10 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
                  "sequences_per_call": "--sequences-per-call",
-                 "gather_layers": "--tp-gather-layers"}  # fmt: skip
+                 "gather_layers": "--tp-gather-layers",
+                 "speculative_tokens": "--speculative-tokens",
+                 "speculative_draft": "--speculative-draft",
+                 "speculative_acceptance": "--speculative-acceptance"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip
