@@ -15,7 +15,8 @@ Beside the bound every job carries a prediction (``predicted_s``; the bound stay
 ``time``): generation through the rollout timeline with the engine model of
 :mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
 prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
-exposed communication, bubbles, the optimizer; packed sequences), never below the bound. Each
+exposed communication, bubbles, the optimizer; packed sequences:
+:mod:`rlmcost.placement.group_passes`), never below the bound. Each
 job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
 static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
 ``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest
@@ -32,7 +33,6 @@ The group's transfers (resharding, refit, sleep/wake, controller, offload switch
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
@@ -50,7 +50,6 @@ from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
-from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
@@ -60,11 +59,17 @@ from rlmcost.placement.group_dschat import (
     dschat_group,
 )
 from rlmcost.placement.group_key import forward_key, per_query, recall
+from rlmcost.placement.group_passes import (
+    packed_layout,
+    packing,
+    predict_forward,
+    predict_train,
+    train_head_s,
+)
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
-from rlmcost.placement.pass_options import step_options
 from rlmcost.placement.rollout import (
     DecodeCost,
     admission_order,
@@ -106,7 +111,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         return Job(
             task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,
             predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=dict(parts),
-            tokens=_packing(g, task)[2],
+            tokens=packing(g, task)[2],
         )  # fmt: skip
     own = g.own(task)
     memory = g.with_residents(task, own)
@@ -138,7 +143,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         "offload_s": float(host_s),
         "cpu_adam_s": float(cpu_s),
         "dschat_achieved_rate_s": floor_s,
-        "logprob_head_s": steps * _train_head_s(g, task, per_step),
+        "logprob_head_s": steps * train_head_s(g, task, per_step),
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
@@ -147,7 +152,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
         share.micro_batches, predicted_s=pred,
         predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
-        predicted_parts_s=parts, tokens=_packing(g, task)[2],
+        predicted_parts_s=parts, tokens=packing(g, task)[2],
     )  # fmt: skip
 
 
@@ -161,8 +166,8 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     share = data_share(layout, g.batch(task), g.seq_len(task))
     base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
                                            FORWARD)  # fmt: skip
-    p = _packing(g, task)[1]
-    budgeted = _packed_layout(g, task, p.seq_len)
+    p = packing(g, task)[1]
+    budgeted = packed_layout(g, task, p.seq_len)
     if budgeted is not layout:  # a token budget: its packed micro-batches
         share = data_share(budgeted, p.sequences, p.seq_len)
     link = share.micro_batches * g.gather_s(task)
@@ -175,84 +180,7 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     return own, host, time, base.bound_s, pred, fwd.to_json()
 
 
-# -- prediction -----------------------------------------------------------------------------
-
-
-def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
-    """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
-    prefixes count as whole sequences)."""
-    return _packing(g, task)[0]
-
-
-def _packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int]:
-    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``) and their sum;
-    kept per group and task, and for every deployment of the query (they depend on the
-    query and the invocation alone: its lengths, prompt, response and batch)."""
-    key = ("packed", task.index)
-    if key not in g.kept:
-        g.kept[key] = per_query(g.s, ("packed", task.invocation, task.kind),
-                                lambda: _packing_of(_packed_lengths(g, task)))  # fmt: skip
-    return g.kept[key]
-
-
-def _packing_of(lengths: tuple[int, ...]) -> tuple[tuple[int, ...], Packed, int]:
-    return lengths, packed(lengths), sum(lengths)
-
-
-def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
-    inv = task.invocation
-    lengths = g.lengths(task)
-    prompt = g._int_at(inv.prompt, max(lengths))
-    if inv.response == "T":
-        out = tuple(prompt + t for t in lengths)
-    else:
-        out = (g.seq_len(task),) * len(lengths)
-    return out * (g.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
-
-
-def _packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
-    """The task's layout with a token budget's micro-batch recomputed for packed
-    sequences of ``seq`` tokens."""
-    layout = g.layouts[task.index]
-    dep = g.s.deployment
-    if dep.ideal:
-        return layout
-    spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
-    budget = spec.token_budget(g.seq_len(task))
-    if budget is None:
-        return layout
-    return layout.with_(micro_batch=max(1, budget // -(-seq // layout.cp)))
-
-
-def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
-    p = _packing(g, task)[1]
-    return forward_time(
-        g.s.arch(task.role), _packed_layout(g, task, p.seq_len), p.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
-        step_options(g.s.deployment),
-    )  # fmt: skip
-
-
-def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packed per step)
-    """One optimizer step's prediction and the packed sequences it runs."""
-    inv = task.invocation
-    steps = g._int(inv.steps)
-    p = _packing(g, task)[1]
-    per_step = replace(p, sequences=-(-p.sequences // steps))
-    step = train_time(
-        g.s.arch(task.role), _packed_layout(g, task, p.seq_len), per_step.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, step_options(g.s.deployment),
-    )  # fmt: skip
-    return step, per_step
-
-
-def _train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
-    """One optimizer step's log-softmax over fp32 logits (of its compute)."""
-    return train_logprob_head_s(
-        g.s.arch(task.role), _packed_layout(g, task, per_step.seq_len), per_step.sequences,
-        per_step.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
-        step_options(g.s.deployment),
-    )  # fmt: skip
+# -- generation ----------------------------------------------------------------------------
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:

@@ -1,0 +1,93 @@
+"""The teacher-forced passes of a device group (forwards and training steps): the sequences
+packed as the pass runs them and the pass models' predictions (:mod:`rlmcost.perf.rl_step`:
+per-kernel efficiency, exposed communication, bubbles, the optimizer) in the layout a token
+budget gives packed sequences. Split from :mod:`rlmcost.placement.group_jobs` by purpose."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.parallel.layout import Layout
+from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_key import per_query
+from rlmcost.placement.pass_options import step_options
+
+
+def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
+    """Token counts (prompt + response) of the task's sequences, one per sequence (PRM
+    prefixes count as whole sequences)."""
+    return packing(g, task)[0]
+
+
+def packing(g: GroupModel, task: Task) -> tuple[tuple[int, ...], Packed, int]:
+    """:func:`packed_lengths`, their packed equivalent (``rl_step.packed``) and their sum;
+    kept per group and task, and for every deployment of the query (they depend on the
+    query and the invocation alone: its lengths, prompt, response and batch)."""
+    key = ("packed", task.index)
+    if key not in g.kept:
+        g.kept[key] = per_query(g.s, ("packed", task.invocation, task.kind),
+                                lambda: _packing_of(_packed_lengths(g, task)))  # fmt: skip
+    return g.kept[key]
+
+
+def _packing_of(lengths: tuple[int, ...]) -> tuple[tuple[int, ...], Packed, int]:
+    return lengths, packed(lengths), sum(lengths)
+
+
+def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
+    inv = task.invocation
+    lengths = g.lengths(task)
+    prompt = g._int_at(inv.prompt, max(lengths))
+    if inv.response == "T":
+        out = tuple(prompt + t for t in lengths)
+    else:
+        out = (g.seq_len(task),) * len(lengths)
+    return out * (g.batch(task) // len(out) if task.kind is Kind.FORWARD else 1)
+
+
+def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
+    """The task's layout with a token budget's micro-batch recomputed for packed
+    sequences of ``seq`` tokens."""
+    layout = g.layouts[task.index]
+    dep = g.s.deployment
+    if dep.ideal:
+        return layout
+    spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
+    budget = spec.token_budget(g.seq_len(task))
+    if budget is None:
+        return layout
+    return layout.with_(micro_batch=max(1, budget // -(-seq // layout.cp)))
+
+
+def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
+    p = packing(g, task)[1]
+    return forward_time(
+        g.s.arch(task.role), packed_layout(g, task, p.seq_len), p.sequences,
+        p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
+        step_options(g.s.deployment),
+    )  # fmt: skip
+
+
+def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packed per step)
+    """One optimizer step's prediction and the packed sequences it runs."""
+    inv = task.invocation
+    steps = g._int(inv.steps)
+    p = packing(g, task)[1]
+    per_step = replace(p, sequences=-(-p.sequences // steps))
+    step = train_time(
+        g.s.arch(task.role), packed_layout(g, task, p.seq_len), per_step.sequences,
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, step_options(g.s.deployment),
+    )  # fmt: skip
+    return step, per_step
+
+
+def train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
+    """One optimizer step's log-softmax over fp32 logits (of its compute)."""
+    return train_logprob_head_s(
+        g.s.arch(task.role), packed_layout(g, task, per_step.seq_len), per_step.sequences,
+        per_step.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
+        step_options(g.s.deployment),
+    )  # fmt: skip
