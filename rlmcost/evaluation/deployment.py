@@ -261,12 +261,12 @@ def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
     """The accelerators groups name other than the run's (``@h20``), each with the calibration
     profile shipped for it (else datasheet peaks; the Run's ``calibration`` file is the run
     hardware's) and its host link (the Run's ``host_bandwidth_gb_per_s`` when given)."""
-    from rlmcost.calibrate import resolve_profile
-
     out: dict[str, GroupDevice] = {}
     for g in groups or ():
         if g.hardware is None or g.hardware == hw.name or g.hardware in out:
             continue
+        from rlmcost.calibrate import resolve_profile  # only for a group's own accelerator
+
         own = get_hardware(g.hardware)
         host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
         out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)
