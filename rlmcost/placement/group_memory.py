@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import cached_property
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
@@ -33,6 +32,7 @@ from rlmcost.deployment.terms import (
     refit_buffer_bytes,
     reservation_bytes,
 )
+from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only, with_terms
 from rlmcost.placement.device_groups import Task
@@ -64,12 +64,12 @@ class GroupMemory(GroupTasks):
             )
         return self._trains[role]
 
-    @cached_property
+    @kept_property
     def roles(self) -> tuple[Role, ...]:
         """The models of the group's tasks, in the tasks' order (each once)."""
         return tuple(dict.fromkeys(t.role for t in self.tasks))
 
-    @cached_property
+    @kept_property
     def switching(self) -> bool:
         """:func:`switches` of the group's tasks' kinds."""
         return switches(t.kind for t in self.tasks)
@@ -123,7 +123,7 @@ class GroupMemory(GroupTasks):
             return here  # nothing away: the same terms
         return with_terms(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
 
-    @cached_property
+    @kept_property
     def shadows(self) -> tuple[Role, ...]:
         trained_elsewhere = {t.role for t in self.s.tasks if t.kind is Kind.TRAIN}
         return tuple(
@@ -224,18 +224,18 @@ class GroupMemory(GroupTasks):
 
     # -- the generation engine -------------------------------------------------------------------
 
-    @cached_property
+    @kept_property
     def engine_task(self) -> Task | None:
         """The group's generation task, run by an inference engine when deployed."""
         if self.s.deployment.ideal or self.engine.kind.static:
             return None  # generation on the training weights: no engine of its own
         return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
 
-    @cached_property
+    @kept_property
     def engine(self) -> EngineSpec:
         return engine_for(self.s, self.group.name)
 
-    @cached_property
+    @kept_property
     def engine_fraction(self) -> float:
         """``gpu_memory_utilization``: given, else the default for where the engine runs."""
         given = self.engine.gpu_memory_utilization
@@ -244,11 +244,11 @@ class GroupMemory(GroupTasks):
         trains = any(t.kind is Kind.TRAIN for t in self.tasks)
         return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
 
-    @cached_property
+    @kept_property
     def reservation(self) -> int:
         return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
 
-    @cached_property
+    @kept_property
     def engine_weights(self) -> int:
         task = self.engine_task
         return 0 if task is None else self.own(task, self.replicas(task)).weights
