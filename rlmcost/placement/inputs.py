@@ -169,11 +169,17 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     parallelism fills the group.
     """
     grp = setup.placement.group(group)
-    trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
+    trains = group in _training_groups(setup.tasks)
     eng = engine_for(setup, group)
     return _layout(grp, setup.base, setup.tp[role], trains, eng.kind, eng.tp, eng.pp, eng.ep,
                    setup.deployment.ideal, setup.placement.hybrid, setup.arch(role), role,
                    kind, gpus)  # fmt: skip
+
+
+@per_object()
+def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
+    """The groups some of ``tasks`` trains on (kept per task tuple)."""
+    return frozenset(t.group for t in tasks if t.kind is Kind.TRAIN)
 
 
 @memoized()
@@ -295,7 +301,11 @@ def work_over_lengths(
     """Exact FLOPs of the task over sequences with these response lengths (power sums);
     teacher-forced attention counted per ``counting`` (memoized: the deployments of a query
     ask for the same ones; values keyed with their types)."""
-    typed = tuple((k, v, type(v)) for k, v in frozen_values(values, keep_t=True))
+    table = values_table(values)
+    typed = table.get("typed")
+    if typed is None:
+        typed = table["typed"] = tuple((k, v, type(v)) for k, v in frozen_values(values,
+                                                                                keep_t=True))
     return _work_over_lengths(task, arch, typed, tuple(lengths), counting)
 
 
