@@ -94,7 +94,7 @@ def _reads(setup: Setup, group: DeviceGroup) -> str:
 
 
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
-    kinds = {t.kind for t in setup.tasks if t.group == group.name}
+    kinds = {t.kind for t in _tasks_part(setup.tasks, group.name).value[0]}
     if Kind.GENERATE not in kinds:
         part = "no engine"
     elif (

@@ -54,7 +54,7 @@ from rlmcost.placement.estimate import (
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
-from rlmcost.placement.iteration_groups import iteration_groups
+from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import template
@@ -187,7 +187,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_p.append(pred_of[index])
             w_d.append(j.depth)
             spreads.append(job_spread(j.task.kind))
-    syncs, links = weight_syncs(setup, groups, key_of)
+    syncs, links = weight_syncs(setup, groups, key_of, static.trainers)
     if placement.fusion:
         first_of: dict[str, str] = {}
         last_of: dict[str, str] = {}
@@ -268,7 +268,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
-    critical = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
+    critical = static.labels.get(cycle.keys)  # the same units, the same label
+    if critical is None:
+        critical = static.labels[cycle.keys] = " -> ".join(
+            _unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -292,18 +295,27 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
         iteration_time_s=float(per_p),
         iteration_interval_s=(interval[0], interval[1]),
-        phases=_phases(static.phases, syncs),
+        phases=_phases(static, syncs),
         tokens_per_iteration=static.trained_tokens,
         group_hardware=hardware,
     )
 
 
-def _phases(groups: tuple[tuple[str, Any, float, float], ...],
-            syncs: Sequence[Transfer]) -> tuple[Phase, ...]:  # fmt: skip
+def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name:
-    the groups' sums (``IterationGroups.phases``) plus the weight syncs'."""
-    order = {name: [key, predicted, bound] for name, key, predicted, bound in groups}
+    the groups' sums (``IterationGroups.phases``) plus the weight syncs'; the groups' own
+    phases as built once when no sync shares a name with them."""
+    names = {name for name, *_ in static.phases}
+    if all(tr.phase not in names for tr in syncs):
+        extra: dict[str, list[Any]] = {}
+        for tr in syncs:
+            entry = extra.setdefault(tr.phase, [None, 0.0, 0.0])
+            entry[1] += tr.predicted
+            entry[2] += tr.time_s
+        return static.phase_list + tuple(Phase(n, k, p, b) for n, (k, p, b) in extra.items()
+                                         if p or b)  # fmt: skip
+    order = {name: [key, predicted, bound] for name, key, predicted, bound in static.phases}
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted

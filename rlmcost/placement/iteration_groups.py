@@ -14,11 +14,12 @@ computed the same way, as ``combine`` computed them) and keeps them in the query
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.memo import per_object
+from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
 
@@ -29,7 +30,10 @@ class IterationGroups:
     units without stage fusion, in order; ``first_of``/``last_of``: each resource's first and
     last of them; ``stages``: per stage (work, peak memory per device, groups); ``phases``:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
-    name, in the order the groups run them."""
+    name, in the order the groups run them; ``phase_list``: those with any time, as
+    :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
+    training job; ``labels``: the critical cycles' labels, by their unit keys (filled by
+    ``combine``)."""
 
     jobs: dict[int, Job]
     shape: tuple[UnitShape, ...]
@@ -44,7 +48,10 @@ class IterationGroups:
     stages: dict[Stage, tuple[int, int, tuple[str, ...]]]
     wave_notes: tuple[str, ...]
     phases: tuple[tuple[str, Any, float, float], ...]
+    phase_list: tuple[Phase, ...]
     trained_tokens: int
+    trainers: dict[Role, tuple[GroupEstimate, Job]]
+    labels: dict[tuple[str, ...], str] = field(default_factory=dict)
 
 
 def iteration_groups(seen: dict[Any, Any] | None,
@@ -108,7 +115,10 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     return IterationGroups(
         jobs, tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
         key_of, first_of, last_of, stages, tuple(waves),
-        tuple((n, k, p, b) for n, (k, p, b) in order.items()), trained_tokens(jobs.values()),
+        tuple((n, k, p, b) for n, (k, p, b) in order.items()),
+        tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
+        trained_tokens(jobs.values()),
+        {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN},
     )  # fmt: skip
 
 
