@@ -249,7 +249,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(template(tuple(shape), 0, frozen_links).period(w_p).value)
+        in_turn = float(template(tuple(shape), 0, frozen_links).value(w_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
