@@ -34,7 +34,15 @@ from rlmcost.deployment.terms import (
 )
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only, with_terms
+from rlmcost.placement.breakdown_ops import (
+    EMPTY,
+    STATES,
+    TERMS,
+    add,
+    breakdown,
+    only,
+    with_terms,
+)
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_own import GroupTasks
@@ -156,7 +164,7 @@ class GroupMemory(GroupTasks):
         ]  # fmt: skip
         dep = self.s.deployment
         if dep.ideal:
-            return MemoryBreakdown(*terms)
+            return breakdown(terms)
         terms[_ROLLOUT] = self.rollout_buffers(task).device
         engine = self.engine_task
         pool = 0  # the engine's preallocated bytes: no allocator slack on them
@@ -164,10 +172,10 @@ class GroupMemory(GroupTasks):
             terms[_ENGINE] = pool = self.reservation
         elif engine is task:
             pool = own.total
-            terms[_BUFFERS] += self.refit_extra(task, own, MemoryBreakdown(*terms)).buffers
+            terms[_BUFFERS] += self.refit_extra(task, own, breakdown(terms)).buffers
         terms[_OVERHEAD] = overhead_bytes(sum(terms) - pool, self.gpus, dep.overhead,
                                           self.switching)  # fmt: skip
-        return MemoryBreakdown(*terms)
+        return breakdown(terms)
 
     def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
         """What :meth:`with_residents` adds to any own bytes of ``task``, kept per task: its
