@@ -14,6 +14,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
 from rlmcost.memo import per_object
 from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_key import per_query
 
 if TYPE_CHECKING:
     from rlmcost.placement.group_own import GroupTasks
@@ -43,10 +44,14 @@ def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
         routes = _routes(g, task)
     lengths = g.lengths(task)
     prompt = g._int_at(task.invocation.prompt, max(lengths))
-    return rollout_buffer_bytes(
-        dep.framework, task.kind is Kind.TRAIN, prompt,
-        lengths, layout.dp, layout.micro_batch, g.gpus, frozenset(has), routes,
-    )  # fmt: skip
+    train, has_ = task.kind is Kind.TRAIN, frozenset(has)
+    # the lengths are the query's for the task's sequence count (``GroupSizes.lengths``)
+    key = ("rollout buffers", dep.framework, train, prompt, len(lengths), layout.dp,
+           layout.micro_batch, g.gpus, has_, routes)  # fmt: skip
+    out: RolloutBuffers = per_query(g.s, key, lambda: rollout_buffer_bytes(
+        dep.framework, train, prompt, lengths, layout.dp, layout.micro_batch, g.gpus, has_,
+        routes))  # fmt: skip
+    return out
 
 
 @per_object()
