@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rlmcost.placement.group_own import GroupTasks
 
 _NONE = RolloutBuffers(0, 0)
+_NO_ROUTES = Routes()
 
 
 def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
@@ -38,7 +39,7 @@ def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
         return _NONE  # offline pairs (DPO): no rollout batch
     has = set(needs)
     layout = g.layouts[task.index]
-    routes = Routes()
+    routes = _NO_ROUTES
     if dep.routing_replay:
         has.add(Needs.ROUTING_REPLAY)
         routes = _routes(g, task)
