@@ -9,7 +9,7 @@ both, so the paper's tables and the faithful numbers cannot drift apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
@@ -87,6 +87,20 @@ class Arch:
     linear_key_head_dim: Size = 0  # d_k
     linear_value_head_dim: Size = 0  # d_v
     linear_conv_kernel: Size = 0  # K, width of the depthwise causal conv over q, k, v
+
+    def __hash__(self) -> int:
+        """The hash of the fields (as the dataclass's own), kept on the instance after the
+        first call: an Arch is part of the key of every memoized pass and memory
+        (:mod:`rlmcost.memo`), and hashing its forty fields each time was a tenth of a group
+        estimate's lookups. Not pickled or copied (:meth:`__getstate__`): string hashes
+        differ between processes."""
+        kept = self.__dict__.get("_hash")
+        if kept is None:
+            kept = self.__dict__["_hash"] = hash(tuple(self.__dict__[n] for n in _ARCH_FIELDS))
+        return kept
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     @property
     def is_moe(self) -> bool:
@@ -204,6 +218,8 @@ class Arch:
         """A copy with some fields changed."""
         return replace(self, **changes)
 
+
+_ARCH_FIELDS = tuple(f.name for f in fields(Arch) if f.compare)  # what ``==`` compares
 
 CANONICAL_NAMES = ("CANONICAL", "CANONICAL_GQA", "CANONICAL_MOE")
 

@@ -14,8 +14,9 @@ cache. Exceptions are not cached. A function whose result is mutable gets ``copy
 keeps its own value and hands out copies.
 
 :func:`per_object` keeps a value derived from an object that is never changed (a group's
-estimate) by the object's identity, with no hashing of the object; :func:`collector_paused`
-pauses the cyclic garbage collector over a batch of evaluations that keeps its results.
+estimate) by the object's identity, with no hashing of the object; :class:`kept_property` an
+attribute computed once per object; :func:`collector_paused` pauses the cyclic garbage
+collector over a batch of evaluations that keeps its results.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 MAX_ENTRIES = 65536
 """Entries per memoized function before its cache starts over (bounds the memory a long
@@ -113,6 +115,32 @@ def per_object(max_entries: int = 4096) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+class kept_property(Generic[T]):  # noqa: N801 - used as a decorator, like ``property``
+    """``functools.cached_property`` without its lock (Python 3.11 takes an RLock on every
+    first access, a fifth of the cost of a small property): the value is computed on the
+    first access and stored in the instance's ``__dict__``, where later reads find it
+    before this (non-data) descriptor. For objects one thread builds and reads (a group's
+    model during its estimate)."""
+
+    def __init__(self, fn: Callable[[Any], T]) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> kept_property[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @contextmanager

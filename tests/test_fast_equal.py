@@ -200,6 +200,52 @@ def test_group_units_are_each_jobs_and_transfers_own_numbers() -> None:
             assert dict(u.key_of) == {j.task.index: str(j.task.index) for j in g.jobs}
 
 
+def test_a_synchronous_and_an_overlapped_loop_share_their_groups_part() -> None:
+    """The groups' part of an iteration (``placement.iteration_groups``: the units, each
+    stage's work and peak memory, the phases, the critical cycle's label) is kept per tuple
+    of group estimates: a synchronous and an overlapped loop on the same groups share their
+    estimates, and each equals the evaluation that keeps nothing, again when warm."""
+
+    def run(placement: str | None, staleness: int | None) -> Run:
+        return Run.from_data({
+            "algorithm": {"name": "grpo", "rule_reward": True},
+            "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": 16, "samples_per_prompt": 4},
+            "deployment": {"framework": "verl", "placement": placement, "staleness": staleness,
+                           "groups": [{"members": "rollout", "gpus": 8},
+                                      {"members": "actor", "gpus": 8}]},
+            "cluster": {"hardware": "h100-sxm"},
+        })  # fmt: skip
+
+    runs = [run(None, None), run("async", 1), run(None, None)]
+    sync, stale, again = evaluate_many(runs)
+    assert not isinstance(sync, SpecError) and not isinstance(stale, SpecError)
+    assert not isinstance(again, SpecError)
+    assert (sync.placement.staleness, stale.placement.staleness) == (0, 1)
+    assert all(g is h for g, h in zip(sync.groups, stale.groups, strict=True))
+    # overlapping rollout with training only removes constraints (placement.iteration)
+    assert stale.iteration_time_s <= sync.iteration_time_s
+    assert [_text(e) for e in (sync, stale, again)] == [_plain(r) for r in runs]
+
+
+def test_kept_property_computes_once_per_object() -> None:
+    calls = []
+
+    class Box:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+        @memo.kept_property
+        def double(self) -> int:
+            calls.append(self.x)
+            return 2 * self.x
+
+    a, b = Box(1), Box(2)
+    assert [a.double, a.double, b.double, a.double] == [2, 2, 4, 2]
+    assert calls == [1, 2]
+    assert isinstance(Box.double, memo.kept_property)
+
+
 def test_exact_ints_stay_ints() -> None:
     _, runs = _runs(0)
     (e,) = evaluate_many([runs[0]])

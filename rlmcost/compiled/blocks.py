@@ -75,6 +75,7 @@ work_backward = _teacher_forced("work_backward")
 work_train = _teacher_forced("work_train")
 
 
+@memoized()
 def work_prefill(
     arch: Any, prompt: Num, seqs: Num = 1, counting: AttnCounting = AttnCounting.FULL
 ) -> Num:

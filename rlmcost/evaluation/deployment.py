@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.resolve import resolve_layout
-from rlmcost.deployment.spec import Deployment
+from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
@@ -74,15 +74,24 @@ def trainer_layout(run: Run) -> TrainerLayout:
     deployment's trainer layout, data parallelism filling ``cluster.gpus``
     (:func:`~rlmcost.deployment.resolve.resolve_layout`); with ``tp_per_model`` the TP of
     each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
-    dep, c, train = run.deployment, run.cluster, run.deployment.train
-    if run.tp_per_model:
+    c = run.cluster
+    return _trainer_layout(run.deployment.train, c.dp or 1, c.gpus, run.tp_per_model,
+                           run.grouped, bool(run.deployment.groups))  # fmt: skip
+
+
+@memo.memoized()
+def _trainer_layout(train: TrainLayout, dp: int, gpus: int | None, tp_per_model: bool,
+                    grouped: bool, has_groups: bool) -> TrainerLayout:  # fmt: skip
+    """:func:`trainer_layout` of what it reads of the Run (kept: the planner's deployments
+    repeat a few trainer layouts)."""
+    if tp_per_model:
         models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
                         ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep,
                         etp=train.etp)  # fmt: skip
-        return TrainerLayout(train.layout(dp=c.dp or 1), models, None, c.gpus, ())
-    lay, notes = resolve_layout(train.layout(dp=c.dp or 1), c.gpus)
-    gpus = lay.n_gpus if not run.grouped or (c.gpus is None and not dep.groups) else c.gpus
-    return TrainerLayout(lay, lay, lay.tp, gpus, tuple(notes))
+        return TrainerLayout(train.layout(dp=dp), models, None, gpus, ())
+    lay, notes = resolve_layout(train.layout(dp=dp), gpus)
+    total = lay.n_gpus if not grouped or (gpus is None and not has_groups) else gpus
+    return TrainerLayout(lay, lay, lay.tp, total, tuple(notes))
 
 
 def evaluate_deployment(run: Run, *, efficiency: Efficiency | None = None) -> PlacementEstimate:
@@ -272,12 +281,12 @@ def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
     """The accelerators groups name other than the run's (``@h20``), each with the calibration
     profile shipped for it (else datasheet peaks; the Run's ``calibration`` file is the run
     hardware's) and its host link (the Run's ``host_bandwidth_gb_per_s`` when given)."""
-    from rlmcost.calibrate import resolve_profile
-
     out: dict[str, GroupDevice] = {}
     for g in groups or ():
         if g.hardware is None or g.hardware == hw.name or g.hardware in out:
             continue
+        from rlmcost.calibrate import resolve_profile  # only for a group's own accelerator
+
         own = get_hardware(g.hardware)
         host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
         out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)

@@ -18,7 +18,7 @@ their own degrees (:class:`rlmcost.parallel.cost.Degrees`). 1 means "strategy of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from math import gcd
 from typing import Any
@@ -95,9 +95,18 @@ class Layout:
         return self.tp * self.pp
 
     def with_(self, **changes: Any) -> Layout:
-        """``dataclasses.replace`` (every field is an init field, none derived), without its
-        per-call field walk."""
-        return type(self)(**{**self.__dict__, **changes})
+        """``dataclasses.replace`` (every field is an init field, none derived, no
+        ``__post_init__``), without its per-call field walk or the frozen ``__init__``'s
+        ``object.__setattr__`` per field: a new instance whose fields are this one's with
+        ``changes``; TypeError for a name that is not a field."""
+        if not changes.keys() <= _FIELDS:
+            raise TypeError(f"Layout has no field {sorted(changes.keys() - _FIELDS)}")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+
+_FIELDS = frozenset(f.name for f in fields(Layout))
 
 
 def dp_unit(tp: int, cp: int = 1, ep: int = 1, etp: int | None = None) -> int:

@@ -53,11 +53,15 @@ class GroupModel(GroupMemory):
     def weights_read(self, task: Task) -> int:
         """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when
         ZeRO-3 shards it (the bytes the HBM streams). A decode step passes every pipeline
-        stage in turn, so generation streams the whole TP shard however many stages hold it."""
-        layout = self.layouts[task.index].with_(zero=ZeroStage.NONE)
-        if task.kind is Kind.GENERATE:
-            layout = layout.with_(pp=1)
-        return self._raw(task, layout).weights
+        stage in turn, so generation streams the whole TP shard however many stages hold it.
+        Kept per task."""
+        key = ("weights read", task.index)
+        if key not in self.kept:
+            layout = self.layouts[task.index].with_(zero=ZeroStage.NONE)
+            if task.kind is Kind.GENERATE:
+                layout = layout.with_(pp=1)
+            self.kept[key] = self._raw(task, layout).weights
+        return self.kept[key]
 
     def _raw(self, task: Task, layout: Layout) -> MemoryBreakdown:
         """The paper's breakdown of the task in ``layout`` (no deployment terms)."""

@@ -52,6 +52,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
 from rlmcost.errors import SpecError
@@ -92,7 +94,7 @@ def _reads(setup: Setup, group: DeviceGroup) -> str:
 
 
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
-    kinds = {t.kind for t in setup.tasks if t.group == group.name}
+    kinds = {t.kind for t in _tasks_part(setup.tasks, group.name).value[0]}
     if Kind.GENERATE not in kinds:
         part = "no engine"
     elif (
@@ -174,13 +176,27 @@ def _setup_part(setup: Setup, part: str) -> _Part:
             update.update(train=_DEFAULT_TRAIN, forward=None)
             base = None  # type: ignore[assignment]
         placement = _by_identity(setup.placement, _unnamed)
-        values = dict(dep.__dict__)  # the deployment's fields in order (extra="forbid")
-        values.update(update)  # with ``update``'s (``model_copy(update=...)`` without the copy)
+        seen = setup.groups_seen
+        if ("fields",) not in parts:  # the deployment's fields in order (extra="forbid")
+            parts["fields",] = {k: _interned(seen, v) for k, v in dep.__dict__.items()}
+        values = dict(parts["fields",])
+        # with ``update``'s (``model_copy(update=...)`` without the copy)
+        values.update({k: _interned(seen, v) for k, v in update.items()})
         fields = tuple(values.items())
         made = _Part((placement, base, fields))
-        seen = setup.groups_seen
         parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
     return parts["part", part]
+
+
+def _interned(seen: dict[Any, Any] | None, value: Any) -> Any:
+    """``value`` as a key part: a field of the deployment that is a model (its layouts, engine,
+    LoRA, overheads) as one :class:`_Part` per equal value in the query's ``seen``, hashed and
+    compared once per deployment, so that the parts made of it compare by identity; other
+    values (and everything inside :func:`rlmcost.memo.plain`) as they are."""
+    if seen is None or not isinstance(value, BaseModel):
+        return value
+    made = _Part(("field", value))
+    return seen.setdefault(made, made)
 
 
 def _unnamed(placement: Any) -> Any:

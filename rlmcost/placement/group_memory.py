@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
-from rlmcost.deployment.buffers import RolloutBuffers, Routes, rollout_buffer_bytes
+from rlmcost.deployment.buffers import RolloutBuffers
 from rlmcost.deployment.kinds import PHASE_OFFLOADS
 from rlmcost.deployment.spec import (
     ENGINE_COLOCATED_FRACTION,
@@ -32,14 +32,25 @@ from rlmcost.deployment.terms import (
     refit_buffer_bytes,
     reservation_bytes,
 )
-from rlmcost.errors import SpecError
-from rlmcost.frameworks.buffers import FRAMEWORK_BUFFERS, Needs, expert_id_bytes
+from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, only, with_terms
+from rlmcost.placement.breakdown_ops import (
+    EMPTY,
+    STATES,
+    TERMS,
+    add,
+    breakdown,
+    only,
+    with_terms,
+)
 from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.inputs import engine_for
+
+_ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
+                                                                   "overhead"))
 
 
 def switches(kinds: Iterable[Kind]) -> bool:
@@ -62,6 +73,16 @@ class GroupMemory(GroupTasks):
             )
         return self._trains[role]
 
+    @kept_property
+    def roles(self) -> tuple[Role, ...]:
+        """The models of the group's tasks, in the tasks' order (each once)."""
+        return tuple(dict.fromkeys(t.role for t in self.tasks))
+
+    @kept_property
+    def switching(self) -> bool:
+        """:func:`switches` of the group's tasks' kinds."""
+        return switches(t.kind for t in self.tasks)
+
     def resident(self, role: Role) -> MemoryBreakdown:
         """The states ``role`` keeps on each device of the group all iteration (kept: the
         own bytes it comes from are)."""
@@ -82,7 +103,15 @@ class GroupMemory(GroupTasks):
         ``offload_after_refit``, ``nemo_rl/models/policy/dtensor_policy_worker.py``): the
         optimizer states and the gradient buffer outside ``role``'s update, the parameter
         shard outside ``role``'s own forwards and update (its generation runs in the engine's
-        copy). Empty for a model the group does not train."""
+        copy). Empty for a model the group does not train; kept per model and task."""
+        key = ("away", role, task.index)
+        try:
+            return self.kept[key]
+        except KeyError:
+            out = self.kept[key] = self._phase_offloaded(role, task)
+            return out
+
+    def _phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
         train = self.trains_here(role)
         if train is None or self.s.deployment.ideal:
             return EMPTY
@@ -103,12 +132,12 @@ class GroupMemory(GroupTasks):
             return here  # nothing away: the same terms
         return with_terms(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
 
-    @property
+    @kept_property
     def shadows(self) -> tuple[Role, ...]:
         trained_elsewhere = {t.role for t in self.s.tasks if t.kind is Kind.TRAIN}
         return tuple(
             r
-            for r in dict.fromkeys(t.role for t in self.tasks)
+            for r in self.roles
             if r in trained_elsewhere and self.trains_here(r) is None
         )
 
@@ -128,33 +157,30 @@ class GroupMemory(GroupTasks):
         DeepSpeed-Inference workspace (:mod:`rlmcost.placement.hybrid_workspace`), and the
         per-process overhead (:func:`~rlmcost.deployment.terms.overhead_bytes`)."""
         mine, two, rest = self._beside(task)
-        if two:
-            combined = add(mine, own)
-        else:
-            combined = MemoryBreakdown(*[
-                max(getattr(mine, n), getattr(own, n)) if n in STATES else getattr(own, n)
-                for n in TERMS
-            ])  # fmt: skip
-        total = add(combined, rest)
+        # term by term (exact ints, so the order of the additions is immaterial): the
+        # model's states present beside (two layouts) or at most once with the own bytes
+        terms = [
+            (m + o if two else max(m, o) if n in STATES else o) + r
+            for n, m, o, r in zip(TERMS, mine.__dict__.values(), own.__dict__.values(),
+                                  rest.__dict__.values(), strict=True)
+        ]  # fmt: skip
         dep = self.s.deployment
         if dep.ideal:
-            return total
-        total = with_terms(total, rollout=self.rollout_buffers(task).device)
+            return breakdown(terms)
+        terms[_ROLLOUT] = self.rollout_buffers(task).device
         engine = self.engine_task
         pool = 0  # the engine's preallocated bytes: no allocator slack on them
         if engine is not None and task.kind is not Kind.GENERATE and not self.engine.sleep:
-            total = with_terms(total, engine=self.reservation)
-            pool = self.reservation
+            terms[_ENGINE] = pool = self.reservation
         elif engine is task:
             pool = own.total
-            total = add(total, self.refit_extra(task, own, total))
+            terms[_BUFFERS] += self.refit_extra(task, own, breakdown(terms)).buffers
         workspace, gathered = workspace_bytes(self, task, own)  # workspace: no allocator slack
-        total = with_terms(total, engine=total.engine + workspace + gathered)
+        terms[_ENGINE] += workspace + gathered
         pool += workspace
-        slack = overhead_bytes(
-            total.total - pool, self.gpus, dep.overhead, switches(t.kind for t in self.tasks)
-        )
-        return with_terms(total, overhead=slack)
+        terms[_OVERHEAD] = overhead_bytes(sum(terms) - pool, self.gpus, dep.overhead,
+                                          self.switching)  # fmt: skip
+        return breakdown(terms)
 
     def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
         """What :meth:`with_residents` adds to any own bytes of ``task``, kept per task: its
@@ -167,7 +193,7 @@ class GroupMemory(GroupTasks):
                 if self.s.placement.offload
                 else [
                     self.present(r, task)
-                    for r in dict.fromkeys(t.role for t in self.tasks)
+                    for r in self.roles
                     if r is not task.role
                 ]
             )
@@ -182,7 +208,7 @@ class GroupMemory(GroupTasks):
         if self.s.deployment.ideal:
             return 0
         total = 0
-        for role in dict.fromkeys(t.role for t in self.tasks):
+        for role in self.roles:
             train = self.trains_here(role)
             if train is not None:
                 total += self.host(train)
@@ -206,45 +232,23 @@ class GroupMemory(GroupTasks):
         MoE actor. Kept per task for the group."""
         key = ("rollout", task.index)
         if key not in self.kept:
-            self.kept[key] = self._rollout_buffers(task)
+            self.kept[key] = rollout_buffers_of(self, task)
         return self.kept[key]
-
-    def _rollout_buffers(self, task: Task) -> RolloutBuffers:
-        dep = self.s.deployment
-        none = RolloutBuffers(0, 0)
-        if dep.ideal or task.kind is Kind.GENERATE:
-            return none
-        if not any(t.kind is Kind.GENERATE for t in self.s.tasks):
-            return none  # offline pairs (DPO): no rollout batch
-        roles = {t.role for t in self.s.tasks}
-        has = {need for role, need in ((Role.REFERENCE, Needs.REFERENCE),
-                                       (Role.CRITIC, Needs.CRITIC)) if role in roles}  # fmt: skip
-        layout = self.layouts[task.index]
-        routes = Routes()
-        if dep.routing_replay:
-            has.add(Needs.ROUTING_REPLAY)
-            routes = self._routes(task)
-        lengths = self.lengths(task)
-        prompt = self._int_at(task.invocation.prompt, max(lengths))
-        return rollout_buffer_bytes(
-            dep.framework, task.kind is Kind.TRAIN, prompt,
-            lengths, layout.dp, layout.micro_batch, self.gpus, frozenset(has), routes,
-        )  # fmt: skip
 
     # -- the generation engine -------------------------------------------------------------------
 
-    @property
+    @kept_property
     def engine_task(self) -> Task | None:
         """The group's generation task, run by an inference engine when deployed."""
         if self.s.deployment.ideal or self.engine.kind.static:
             return None  # generation on the training weights: no engine of its own
         return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
 
-    @property
+    @kept_property
     def engine(self) -> EngineSpec:
         return engine_for(self.s, self.group.name)
 
-    @property
+    @kept_property
     def engine_fraction(self) -> float:
         """``gpu_memory_utilization``: given, else the default for where the engine runs."""
         given = self.engine.gpu_memory_utilization
@@ -253,11 +257,11 @@ class GroupMemory(GroupTasks):
         trains = any(t.kind is Kind.TRAIN for t in self.tasks)
         return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
 
-    @property
+    @kept_property
     def reservation(self) -> int:
         return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
 
-    @property
+    @kept_property
     def engine_weights(self) -> int:
         task = self.engine_task
         return 0 if task is None else self.own(task, self.replicas(task)).weights
@@ -361,28 +365,3 @@ class GroupMemory(GroupTasks):
         while slots > 1 and total(slots) > hbm:
             slots -= 1
         return slots
-
-    def _routes(self, task: Task) -> Routes:
-        """The routed-expert ids per token that routing replay keeps for the actor
-        (:class:`~rlmcost.deployment.buffers.Routes`); SpecError for a dense actor, or a
-        framework whose routing-replay buffers are not tabled."""
-        dep = self.s.deployment
-        fw = FRAMEWORK_BUFFERS.get(dep.framework or "")
-        if fw is None or not any(t.needs is Needs.ROUTING_REPLAY for t in fw.tensors):
-            tabled = ", ".join(k for k, v in FRAMEWORK_BUFFERS.items()
-                               if any(t.needs is Needs.ROUTING_REPLAY for t in v.tensors))
-            raise SpecError(
-                f"--routing-replay: the routed experts' buffers are known for {tabled}, not "
-                f"for --framework {dep.framework or 'none'}; use one of those or drop "
-                "--routing-replay"
-            )  # fmt: skip
-        actor = self.s.arch(Role.ACTOR)
-        if not actor.is_moe:
-            raise SpecError(
-                f"--routing-replay keeps an MoE actor's routed experts; "
-                f"{self.s.specs[Role.ACTOR].name} is dense: drop --routing-replay"
-            )
-        k, moe = int(actor.top_k), int(actor.n_moe_layers)
-        stage = -(-moe // self.layouts[task.index].pp)
-        return Routes(int(actor.n_layers) * k, stage * k, moe * k,
-                      expert_id_bytes(int(actor.n_experts)))  # fmt: skip

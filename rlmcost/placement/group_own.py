@@ -23,6 +23,7 @@ from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
@@ -36,6 +37,12 @@ from rlmcost.specs.workload import Workload
 
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 _STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
+
+
+@memoized()
+def _with(wl: Workload, **update: Any) -> Workload:
+    """``wl.model_copy(update=update)``, kept per workload and update."""
+    return wl.model_copy(update=update)
 
 
 class GroupTasks(GroupSizes):
@@ -221,11 +228,11 @@ class GroupTasks(GroupSizes):
             dtype = engine_for(self.s, self.group.name).dtype
             if dtype is None or dtype == wl.weight_dtype:
                 return wl
-            return wl.model_copy(update={"weight_dtype": dtype, "compute_dtype": dtype})
+            return _with(wl, weight_dtype=dtype, compute_dtype=dtype)
         if task.kind is not Kind.TRAIN:
             return wl
         stored = self.train_layout().param_dtype
-        return wl if stored is None else wl.model_copy(update={"param_dtype": stored})
+        return wl if stored is None else _with(wl, param_dtype=stored)
 
     def train_layout(self) -> TrainLayout:
         """The group's own trainer layout, else the deployment's."""

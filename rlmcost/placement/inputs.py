@@ -27,6 +27,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
+from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized, per_object
@@ -93,7 +94,15 @@ class Setup:
         return device_capacity_bytes(self.hardware, self.deployment.ideal)
 
     def arch(self, role: Role) -> Arch:
-        return _arch(self.specs[role])
+        spec = self.specs[role]
+        hit = _ARCHS.get(id(spec))  # by identity: a pydantic spec hashes all its fields
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        out = _arch(spec)
+        if len(_ARCHS) >= 256:
+            _ARCHS.clear()
+        _ARCHS[id(spec)] = (spec, out)
+        return out
 
     @property
     def trained_roles(self) -> frozenset[Role]:
@@ -118,6 +127,9 @@ def device_capacity_bytes(hardware: HardwareSpec, ideal: bool = False) -> int:
     (``HardwareSpec.hbm_capacity_bytes``: torch.cuda's total_memory, with its source), or the
     datasheet capacity for the paper's idealized iteration."""
     return hardware.hbm_bytes if ideal else hardware.hbm_capacity_bytes
+
+
+_ARCHS: dict[int, tuple[ModelSpec, Arch]] = {}  # Setup.arch: the spec kept beside its Arch
 
 
 @cache
@@ -157,24 +169,44 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     parallelism fills the group.
     """
     grp = setup.placement.group(group)
+    trains = group in _training_groups(setup.tasks)
+    eng = engine_for(setup, group)
+    return _layout(grp, setup.base, setup.tp[role], trains, eng.kind, eng.tp, eng.pp, eng.ep,
+                   setup.deployment.ideal, setup.placement.hybrid, setup.arch(role), role,
+                   kind, gpus)  # fmt: skip
+
+
+@per_object()
+def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
+    """The groups some of ``tasks`` trains on (kept per task tuple)."""
+    return frozenset(t.group for t in tasks if t.kind is Kind.TRAIN)
+
+
+@memoized()
+def _layout(grp: DeviceGroup, user: Layout, tp: int, trains: bool, engine: EngineKind,
+            engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
+            arch: Arch, role: Role, kind: Kind, gpus: int) -> Layout:  # fmt: skip
+    """:func:`layout_for` of what it reads of the Setup: the group, the user's layout, the
+    model's TP, whether the group trains, the group's engine (kind, TP, PP, EP), the
+    deployment's ``ideal``, the placement's ``hybrid`` and the model (kept: the deployments
+    of a query run the same few)."""
+    group = grp.name
     given = grp.layout(kind)
     settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
-    base = given or setup.base.with_(**settings)
-    t = settings.get("tp", setup.tp[role])
-    trains = any(x.group == group and x.kind is Kind.TRAIN for x in setup.tasks)
+    base = given or user.with_(**settings)
+    t = settings.get("tp", tp)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
-    eng = engine_for(setup, group)
-    if kind is Kind.GENERATE and eng.kind.in_trainer_layout and given is None:
+    if kind is Kind.GENERATE and engine.in_trainer_layout and given is None:
         base = base.with_(tp=t)  # HF generate / an unpinned Hybrid Engine: the trainer's layout
-    elif kind is Kind.GENERATE and given is None and not setup.deployment.ideal:
+    elif kind is Kind.GENERATE and given is None and not ideal:
         # the inference engine's own layout per replica (ds-hybrid: its inference TP)
         base = Layout(
-            tp=int(settings.get("tp", eng.tp or t)),  # type: ignore[call-overload]
-            pp=int(settings.get("pp", eng.pp)),  # type: ignore[call-overload]
-            ep=int(settings.get("ep", eng.ep)),  # type: ignore[call-overload]
+            tp=int(settings.get("tp", engine_tp or t)),  # type: ignore[call-overload]
+            pp=int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
+            ep=int(settings.get("ep", engine_ep)),  # type: ignore[call-overload]
         )
-    elif setup.placement.hybrid and given is None:
+    elif hybrid and given is None:
         base = {
             Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),
             Kind.FORWARD: base.with_(tp=t, zero=ZeroStage.NONE),
@@ -194,7 +226,7 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
             f"give it a multiple of {unit} GPUs or a smaller --tp/--pp/--ep"
         )
     layout = base.with_(dp=gpus // split)
-    _checked(setup.arch(role), layout, gpus, kind is Kind.GENERATE)
+    _checked(arch, layout, gpus, kind is Kind.GENERATE)
     return layout
 
 
@@ -269,7 +301,11 @@ def work_over_lengths(
     """Exact FLOPs of the task over sequences with these response lengths (power sums);
     teacher-forced attention counted per ``counting`` (memoized: the deployments of a query
     ask for the same ones; values keyed with their types)."""
-    typed = tuple((k, v, type(v)) for k, v in frozen_values(values, keep_t=True))
+    table = values_table(values)
+    typed = table.get("typed")
+    if typed is None:
+        typed = table["typed"] = tuple((k, v, type(v)) for k, v in frozen_values(values,
+                                                                                keep_t=True))
     return _work_over_lengths(task, arch, typed, tuple(lengths), counting)
 
 

@@ -45,8 +45,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.memo import per_object
+from rlmcost.algorithms.kinds import Kind, Stage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.placement.estimate import (
@@ -55,7 +54,7 @@ from rlmcost.placement.estimate import (
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
-from rlmcost.placement.iteration_units import group_units
+from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import template
@@ -101,12 +100,13 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     placement = setup.placement
     check_partial_rollout(setup.deployment.partial_rollout, placement.staleness,
                           setup.deployment.rollout_in_flight)  # fmt: skip
-    jobs = {j.task.index: j for g in groups for j in g.jobs}
-    time_of = {i: j.time_s for i, j in jobs.items()}
-    pred_of = {i: j.predicted_s for i, j in jobs.items()}
+    static = iteration_groups(setup.groups_seen, groups)
+    jobs = static.jobs
     notes: list[str] = []
     fusion = None
     if placement.fusion:
+        time_of = {i: j.time_s for i, j in jobs.items()}
+        pred_of = {i: j.predicted_s for i, j in jobs.items()}
         inter = 0.0
         gens = [j for j in jobs.values() if j.task.kind is Kind.GENERATE and j.timeline]
         if gens:
@@ -151,16 +151,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     w_low: list[Any] | None = None
     w_high: list[Any] | None = None
     if not placement.fusion:  # each group's units as built once per estimate
-        w_low, w_high = [], []
-        for g in groups:
-            u = group_units(g)
-            shape += u.shape
-            w_t += u.w_t
-            w_p += u.w_p
-            w_d += u.w_d
-            w_low += u.low
-            w_high += u.high
-            key_of.update(u.key_of)
+        shape, w_t, w_p, w_d = list(static.shape), list(static.w_t), list(static.w_p), \
+            list(static.w_d)  # fmt: skip
+        w_low, w_high = list(static.low), list(static.high)
+        key_of = static.key_of  # read, never changed, below
     for g in groups if placement.fusion else ():
         fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
         fused_key = (
@@ -193,12 +187,15 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_p.append(pred_of[index])
             w_d.append(j.depth)
             spreads.append(job_spread(j.task.kind))
-    syncs, links = weight_syncs(setup, groups, key_of)
-    first_of: dict[str, str] = {}
-    last_of: dict[str, str] = {}
-    for key, resource, _, _ in shape:
-        first_of.setdefault(resource, key)
-        last_of[resource] = key
+    syncs, links = weight_syncs(setup, groups, key_of, static.trainers)
+    if placement.fusion:
+        first_of: dict[str, str] = {}
+        last_of: dict[str, str] = {}
+        for key, resource, _, _ in shape:
+            first_of.setdefault(resource, key)
+            last_of[resource] = key
+    else:
+        first_of, last_of = static.first_of, static.last_of
     frozen: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = []
     for what, after, readers, stall in links:
         sync = next(s for s in syncs if s.what == what)
@@ -226,27 +223,21 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
     for stage in setup.alg.stages:
-        mine = [j for j in jobs.values() if j.task.stage is stage]
-        if not mine:
+        if stage not in static.stages:
             continue
+        work, memory, active = static.stages[stage]
         stages[stage] = StageResult(
             stage,
-            sum(j.work_flops for j in mine),
+            work,
             int(spans_d.get(stage, 0)),
-            max(j.memory.total for j in mine),
+            memory,
             float(spans_t.get(stage, 0.0)),
-            tuple(dict.fromkeys(j.task.group for j in mine)),
+            active,
             float(spans_p.get(stage, 0.0)),
         )
-    for g in groups:
-        for j in g.jobs:
-            tl = j.timeline
-            if tl is not None and tl.waves > 1:
-                notes.append(
-                    f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
-                    f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
-                )
-    notes += exposed_notes(groups, min(setup.hardware_of(g.name).gpus_per_node for g in groups))
+    notes += static.wave_notes
+    hardware = {g.name: setup.hardware_of(g.name) for g in groups}
+    notes += exposed_notes(groups, min(h.gpus_per_node for h in hardware.values()))
     if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:
         notes.append(
             "fixed lengths in one wave: every sample finishes at the same step, so streaming "
@@ -258,7 +249,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(template(tuple(shape), 0, frozen_links).period(w_p).value)
+        in_turn = float(template(tuple(shape), 0, frozen_links).value(w_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
@@ -277,7 +268,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
-    critical = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
+    critical = static.labels.get(cycle.keys)  # the same units, the same label
+    if critical is None:
+        critical = static.labels[cycle.keys] = " -> ".join(
+            _unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -301,57 +295,32 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
         iteration_time_s=float(per_p),
         iteration_interval_s=(interval[0], interval[1]),
-        phases=_phases(groups, syncs),
-        tokens_per_iteration=_trained_tokens(jobs.values()),
-        group_hardware={g.name: setup.hardware_of(g.name) for g in groups},
+        phases=_phases(static, syncs),
+        tokens_per_iteration=static.trained_tokens,
+        group_hardware=hardware,
     )
 
 
-def _phases(groups: Sequence[GroupEstimate], syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
+def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
-    their tasks, weight syncs last), each summed over the jobs and transfers of that name."""
-    order: dict[str, list[Any]] = {}
-    for g in groups:
-        for name, key, predicted, bound in _phase_items(g):
-            entry = order.setdefault(name, [key, 0.0, 0.0])
-            entry[1] += predicted
-            entry[2] += bound
+    their tasks, weight syncs last), each summed over the jobs and transfers of that name:
+    the groups' sums (``IterationGroups.phases``) plus the weight syncs'; the groups' own
+    phases as built once when no sync shares a name with them."""
+    names = {name for name, *_ in static.phases}
+    if all(tr.phase not in names for tr in syncs):
+        extra: dict[str, list[Any]] = {}
+        for tr in syncs:
+            entry = extra.setdefault(tr.phase, [None, 0.0, 0.0])
+            entry[1] += tr.predicted
+            entry[2] += tr.time_s
+        return static.phase_list + tuple(Phase(n, k, p, b) for n, (k, p, b) in extra.items()
+                                         if p or b)  # fmt: skip
+    order = {name: [key, predicted, bound] for name, key, predicted, bound in static.phases}
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
-
-
-@per_object()
-def _phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
-    """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
-    and bound seconds) each (kept per group estimate)."""
-    from rlmcost.placement.jobs import phase_of
-
-    out: list[tuple[str, Any, float, float]] = []
-    for j in g.jobs:
-        for tr in g.transfers:
-            if tr.before == j.task.index:
-                out.append((tr.phase, None, tr.predicted, tr.time_s))
-        name, key = phase_of(j.task)
-        out.append((name, key, j.predicted_s, j.time_s))
-    return tuple(out)
-
-
-def _trained_tokens(jobs: Any) -> int:
-    """Prompt + response tokens of the actor's training sequences (one pass), else of the
-    generation, else of any job."""
-    jobs = list(jobs)
-    for pick in (
-        lambda j: j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR,
-        lambda j: j.task.kind is Kind.GENERATE,
-        lambda j: True,
-    ):
-        found = [j for j in jobs if pick(j)]
-        if found:
-            return max(j.tokens for j in found)
-    return 0
 
 
 def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:

@@ -105,10 +105,11 @@ def replica_lengths(lengths: tuple[int, ...], replicas: int) -> tuple[int, ...]:
     return tuple(ordered[i] for i in range(len(ordered) - 1, -1, -replicas))
 
 
+@memoized(copy=list)
 def admission_order(n: int) -> list[int]:
     """A fixed shuffle of ``n`` sequences: engines admit requests in arrival order, which does
     not know the lengths. Fisher-Yates driven by ``random.Random(0).random()``, whose sequence
-    Python keeps the same across versions.
+    Python keeps the same across versions (kept per ``n``, a copy handed out).
 
     >>> sorted(admission_order(5)) == list(range(5))
     True

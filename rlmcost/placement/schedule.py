@@ -202,12 +202,17 @@ def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping
     shift`` as CPython 3.11 computes it (ints exactly, floats added in order). Cycles found
     from one root share their first units, so each running sum over a common prefix is
     computed once and reused (the same additions in the same order). ``largest``: the
-    function returns the largest mean instead (``max`` over the same means, in order)."""
+    function returns the largest mean instead, as the largest sum of each shift divided by
+    that shift, then the largest of those: a correctly rounded division by a positive shift
+    is monotone (IEEE 754 for floats, Python's true division for ints), so the largest
+    quotient is the quotient of the largest sum, the same number as ``max`` over every
+    mean (finite weights, as schedule weights are: seconds and depths)."""
     local = {k: f"w{i}" for i, k in enumerate(dict.fromkeys(keys))}
     lines = ["def means(w):"]
     lines += [f"    {local[k]} = w[{index[k]}]" for k in local]
     prefix: dict[tuple[str, ...], str] = {}
     terms = []
+    by_shift: dict[int, list[str]] = {}  # the cycles' sums per shift, in order
     for c in cycles:
         name = "0"
         for n in range(1, len(c.keys) + 1):
@@ -217,8 +222,10 @@ def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping
                 lines.append(f"    {prefix[part]} = {name} + {local[part[-1]]}")
             name = prefix[part]
         terms.append(f"{name} / {c.shift!r}")
-    if largest:
-        lines.append(f"    return max(({', '.join(terms)},))")
+        by_shift.setdefault(c.shift, []).append(name)
+    if largest:  # max over a shift's sums, then one division: the same largest mean
+        tops = [f"max(({', '.join(sums)},)) / {k!r}" for k, sums in by_shift.items()]
+        lines.append(f"    return max(({', '.join(tops)},))")
     else:
         lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}

@@ -22,11 +22,15 @@ from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
 
 def weight_syncs(
-    setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str]
+    setup: Setup, groups: Sequence[GroupEstimate], key_of: Mapping[int, str],
+    trainers: Mapping[Role, tuple[GroupEstimate, Job]] | None = None,
 ) -> tuple[list[Transfer], list[tuple[str, str, list[str], tuple[str, str] | None]]]:
     """Each trained model read on another group: one copy of its weights after training, with
-    (the engines' group, the trainer's group) where the framework's refit stalls both."""
-    trainer = {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN}
+    (the engines' group, the trainer's group) where the framework's refit stalls both.
+    ``trainers``: each trained model's group and training job, when known."""
+    trainer = trainers if trainers is not None else {
+        j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN
+    }
     total = sum(g.gpus for g in groups)
     syncs: list[Transfer] = []
     links: list[tuple[str, str, list[str], tuple[str, str] | None]] = []

@@ -1,0 +1,153 @@
+"""What an iteration reads of its group estimates alone, built once per tuple of estimates.
+
+:func:`rlmcost.placement.iteration.combine` schedules the units of its groups (each group's
+:func:`~rlmcost.placement.iteration_units.group_units`, in the groups' order) and reports per
+stage the work, the peak memory per device and the groups active, the notes on generation in
+waves, the named phases and the tokens trained on. These depend on the group estimates alone,
+not on the placement's staleness or the deployment's other settings, so the deployments of a
+query that share all their groups (a synchronous and an overlapped loop on the same groups)
+share them: :func:`iteration_groups` builds them once per tuple of estimates (the same values,
+computed the same way, as ``combine`` computed them) and keeps them in the query's
+``groups_seen`` by the estimates' identities (None: nothing kept, :func:`rlmcost.memo.plain`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.memo import per_object
+from rlmcost.placement.estimate import Phase
+from rlmcost.placement.iteration_units import UnitShape, group_units
+from rlmcost.placement.jobs import GroupEstimate, Job
+
+
+@dataclass(frozen=True)
+class IterationGroups:
+    """The groups' part of an iteration (module docstring). ``shape`` ... ``high``: the
+    units without stage fusion, in order; ``first_of``/``last_of``: each resource's first and
+    last of them; ``stages``: per stage (work, peak memory per device, groups); ``phases``:
+    (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
+    name, in the order the groups run them; ``phase_list``: those with any time, as
+    :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
+    training job; ``labels``: the critical cycles' labels, by their unit keys (filled by
+    ``combine``)."""
+
+    jobs: dict[int, Job]
+    shape: tuple[UnitShape, ...]
+    w_t: tuple[Any, ...]
+    w_p: tuple[Any, ...]
+    w_d: tuple[Any, ...]
+    low: tuple[Any, ...]
+    high: tuple[Any, ...]
+    key_of: dict[int, str]
+    first_of: dict[str, str]
+    last_of: dict[str, str]
+    stages: dict[Stage, tuple[int, int, tuple[str, ...]]]
+    wave_notes: tuple[str, ...]
+    phases: tuple[tuple[str, Any, float, float], ...]
+    phase_list: tuple[Phase, ...]
+    trained_tokens: int
+    trainers: dict[Role, tuple[GroupEstimate, Job]]
+    labels: dict[tuple[str, ...], str] = field(default_factory=dict)
+
+
+def iteration_groups(seen: dict[Any, Any] | None,
+                     groups: Sequence[GroupEstimate]) -> IterationGroups:  # fmt: skip
+    """:class:`IterationGroups` of ``groups``, kept in ``seen`` (module docstring)."""
+    if seen is None:
+        return _build(groups)
+    key = ("iteration", tuple(map(id, groups)))
+    hit = seen.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], groups, strict=True)):
+        return hit[1]
+    out = _build(groups)
+    seen[key] = (tuple(groups), out)
+    return out
+
+
+def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
+    jobs = {j.task.index: j for g in groups for j in g.jobs}
+    shape: list[UnitShape] = []
+    w_t: list[Any] = []
+    w_p: list[Any] = []
+    w_d: list[Any] = []
+    low: list[Any] = []
+    high: list[Any] = []
+    key_of: dict[int, str] = {}
+    for g in groups:
+        u = group_units(g)
+        shape += u.shape
+        w_t += u.w_t
+        w_p += u.w_p
+        w_d += u.w_d
+        low += u.low
+        high += u.high
+        key_of.update(u.key_of)
+    first_of: dict[str, str] = {}
+    last_of: dict[str, str] = {}
+    for key, resource, _, _ in shape:
+        first_of.setdefault(resource, key)
+        last_of[resource] = key
+    stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
+    for stage in Stage:
+        mine = [j for j in jobs.values() if j.task.stage is stage]
+        if mine:
+            stages[stage] = (sum(j.work_flops for j in mine), max(j.memory.total for j in mine),
+                             tuple(dict.fromkeys(j.task.group for j in mine)))  # fmt: skip
+    waves = []
+    for g in groups:
+        for j in g.jobs:
+            tl = j.timeline
+            if tl is not None and tl.waves > 1:
+                waves.append(
+                    f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
+                    f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
+                )
+    order: dict[str, list[Any]] = {}
+    for g in groups:
+        for name, k, predicted, bound in phase_items(g):
+            entry = order.setdefault(name, [k, 0.0, 0.0])
+            entry[1] += predicted
+            entry[2] += bound
+    return IterationGroups(
+        jobs, tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
+        key_of, first_of, last_of, stages, tuple(waves),
+        tuple((n, k, p, b) for n, (k, p, b) in order.items()),
+        tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
+        trained_tokens(jobs.values()),
+        {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN},
+    )  # fmt: skip
+
+
+@per_object()
+def phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
+    """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
+    and bound seconds) each (kept per group estimate)."""
+    from rlmcost.placement.jobs import phase_of
+
+    out: list[tuple[str, Any, float, float]] = []
+    for j in g.jobs:
+        for tr in g.transfers:
+            if tr.before == j.task.index:
+                out.append((tr.phase, None, tr.predicted, tr.time_s))
+        name, key = phase_of(j.task)
+        out.append((name, key, j.predicted_s, j.time_s))
+    return tuple(out)
+
+
+def trained_tokens(jobs: Any) -> int:
+    """Prompt + response tokens of the actor's training sequences (one pass), else of the
+    generation, else of any job."""
+    jobs = list(jobs)
+    for pick in (
+        lambda j: j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR,
+        lambda j: j.task.kind is Kind.GENERATE,
+        lambda j: True,
+    ):
+        found = [j for j in jobs if pick(j)]
+        if found:
+            return max(j.tokens for j in found)
+    return 0
