@@ -31,7 +31,7 @@ def test_a_memory_query_imports_no_sympy_pandas_or_numpy():
         text=True,
         check=True,
         cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
     )
     result = json.loads(out.stdout)
     assert result["total"] > 0
