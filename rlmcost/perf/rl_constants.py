@@ -78,16 +78,13 @@ class EngineDefault:
 REFIT_IPC_BYTES_PER_S = Constant(33.2e9, 10.08e9, 36.2e9, "NeMo RL blogs 2025-07-21, 2025-08-12")
 """Full-model bf16 bytes per second of a colocated CUDA-IPC refit.
 
-CUDA IPC between Ray processes (NeMo RL update_weights_from_ipc_handles, slime colocate). Each
-policy worker gathers the full model bucket by bucket and hands its own GPU's buffer to the engine
-rank beside it (refit blog 2025-08-12, "How Refit is Done"), so every GPU moves the whole model at
-once and the time follows the model's bytes. The line is the least-squares fit through NeMo RL
-v0.3's three published refit times (H100, Megatron): Llama-3.1-8B 16.06 GB in 5 s and Llama-3.1-70B
-141.1 GB in 14 s (v0.3 blog 2025-07-21 step tables), DeepSeek-V3 1342 GB in 47.2 s (refit blog
-2025-08-12 Table 1, EP64 PP8 -> TP64): slope 0.03015 s/GB = 33.2 GB/s, intercept REFIT_IPC_FIXED_S
-(it gives 7.5, 11.3 and 47.5 s). low: 70B all-in, 141.1 GB / 14 s = 10.08 GB/s. high: the marginal
-rate from 70B to DeepSeek-V3, (1342 - 141.1) GB / (47.2 - 14) s = 36.2 GB/s. slime Qwen3-30B-A3B
-flattened-bucket loop, 61 GB in ~3.0 s on 8xH200 (vllm-project/vime issue 175), is faster still.
+CUDA IPC between Ray processes (NeMo RL update_weights_from_ipc_handles, slime colocate): each GPU
+moves the whole model (refit blog 2025-08-12, 'How Refit is Done'). Least-squares line through NeMo
+RL v0.3's three published refit times (H100, Megatron): Llama-3.1-8B 16.06 GB in 5 s, Llama-3.1-70B
+141.1 GB in 14 s (v0.3 blog step tables), DeepSeek-V3 1342 GB in 47.2 s (refit blog Table 1):
+0.03015 s/GB = 33.2 GB/s, intercept REFIT_IPC_FIXED_S (7.5, 11.3, 47.5 s). low: 70B all-in, 10.08
+GB/s. high: 70B to DeepSeek-V3 marginal, 1200.9 GB / 33.2 s = 36.2 GB/s. slime Qwen3-30B-A3B, 61 GB
+in ~3.0 s on 8xH200 (vllm-project/vime issue 175), is faster still.
 """
 
 REFIT_IPC_FIXED_S = Constant(7.0, 1.0, 8.0, "NeMo RL blog 2025-07-21; RL issue 959")
