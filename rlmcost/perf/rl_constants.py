@@ -90,11 +90,9 @@ in ~3.0 s on 8xH200 (vllm-project/vime issue 175), is faster still.
 REFIT_IPC_FIXED_S = Constant(7.0, 1.0, 8.0, "NeMo RL blog 2025-07-21; RL issue 959")
 """Fixed seconds per colocated CUDA-IPC refit (Ray RPCs, handle exchange, barriers).
 
-Intercept of the REFIT_IPC_BYTES_PER_S line (22.07 s mean time - 0.03015 s/GB x 499.7 GB mean
-bytes). high: 8B reruns of the same recipe took 6-8 s (NVIDIA-NeMo/RL issue 959). low: engineering
-estimate, the per-step Ray dispatch of a one-node job (RAY_ACTOR_CALL_S x a few hundred calls) once
-tensors are packed.
-"""
+Intercept of the REFIT_IPC_BYTES_PER_S line (22.07 s - 0.03015 s/GB x 499.7 GB, the means).
+high: 8B reruns of the recipe took 6-8 s (NVIDIA-NeMo/RL issue 959). low: engineering estimate,
+the Ray dispatch of a one-node job (RAY_ACTOR_CALL_S x a few hundred calls), tensors packed."""
 
 IPC_REBUILD_S_PER_TENSOR = Constant(1.8e-4, 1.8e-4, 4.5e-4, "NeMo RL blog 2025-08-12; vime #175")
 """Seconds per tensor to open one CUDA IPC handle on the engine side (unpacked refit).
