@@ -38,7 +38,16 @@ gap):
   the idle time measured in synchronous continuous batching (Hugging Face, "Asynchronous
   continuous batching" 2025: the GPU idle 24 % of an 8B, batch-32 decode on H200, about 1 ms of
   a ~4 ms step; vLLM v0.6.0 release blog 2024-09-05: CPU scheduling and output processing took
-  most of a Llama-3-8B step on H100 before multi-step scheduling).
+  most of a Llama-3-8B step on H100 before multi-step scheduling);
+* per step and per sequence in flight, ``per_sequence_s`` of host time that grows with the
+  batch (:data:`VLLM_HOST_S_PER_SEQUENCE`, vLLM's default; 0 for engines whose per-request
+  work is not on the step's critical path): vLLM's Python scheduler, input preparation and
+  output processing walk every running request each step (``vllm/v1/core/sched/scheduler.py``
+  ``schedule`` / ``update_from_output``, ``vllm/v1/engine/output_processor.py``: incremental
+  detokenization, the sampled token's logprob that RL frameworks request). The GPU kernels
+  are not where it comes from: the same kernels under a C++ runtime (TensorRT-LLM, the
+  ``nim_bench_1.0`` rows of ``rlmcost validate --engine``) are predicted no faster at
+  concurrency 25-50 than at 1-5.
 
 **Prefill chunk** of ``c`` prompt tokens (``c / S`` whole prompts of ``S`` tokens): the same
 GEMMs with ``M = c``, a FlashAttention forward over each prompt's causal pairs
@@ -70,7 +79,7 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
+from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION, Constant
 
 STEP_OVERHEAD_S = 1e-3
 """Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
@@ -81,6 +90,28 @@ CHUNK_TOKENS = 8192
 
 LOGITS_BYTES = 4  # the sampler's fp32 logits
 
+VLLM_HOST_S_PER_SEQUENCE = Constant(73e-6, 20e-6, 127e-6, "ML.ENERGY v3 ITL at batch 8 and 64")
+"""vLLM host seconds per sequence in flight per decode step, on the step's critical path.
+
+Measured figure: the ML.ENERGY Leaderboard v3.0 (source ``mlenergy_v3`` of
+``rlmcost/perf/data/engine_runs.json``, a vLLM server) publishes the median inter-token latency
+of the same model, GPU and TP degree at batch 8 and at 64 (32 for Qwen3-14B); from 8 to 64 it
+grows by 4-8 ms on H100 and B200 alike, where the kernels (this module without this term)
+grow by 0.6-2 ms. The excess per added sequence, ((published - kernels) at the larger batch -
+(published - kernels) at 8) / (added sequences), over the twelve such pairs (chat: Llama-3.1-8B,
+Llama-3.1-70B, Qwen3-8B, Qwen3-30B-A3B on H100 and B200, Qwen3-32B on B200; GPQA on H100:
+Qwen3-8B, Qwen3-14B, Qwen3-32B): median 73 us (value), lowest 20 us (Qwen3-30B-A3B chat, H100:
+low), highest 127 us (Qwen3-8B chat, B200: high). Left out: H100 Qwen3-32B chat (batch 8 at TP 1,
+64 at TP 2) and GPQA Qwen3-30B-A3B (8 and 16 sequences, too close to show it). Of the same
+order: vLLM issue 6913 (2024-07, V0) profiles ``_process_model_outputs`` at 3.4 ms for 32
+sequences of Llama-3-70B on 4 x H100 (106 us each); vLLM PR 57442 (2026-09, V1 0.29, one L20, a
+0.5B model at concurrency 64) serves 18,645 output tokens/s, 3.4 ms per step of 64 sequences
+where the weights stream in about 1.2 ms (about 35 us per sequence). Which process spends it
+(engine core or serving front end) the sources do not separate; an RL framework's offline
+``LLM.generate`` runs both in one process (NeMo RL sets ``VLLM_ENABLE_V1_MULTIPROCESSING=0``,
+``nemo_rl/models/generation/vllm.py``), so none of it overlaps the GPU there.
+"""
+
 
 @dataclass(frozen=True)
 class EngineOptions:
@@ -89,10 +120,13 @@ class EngineOptions:
     step_overhead_s: float = STEP_OVERHEAD_S
     chunk_tokens: int = CHUNK_TOKENS
     algorithm: Algorithm = Algorithm.AUTO
+    per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
 
     def __post_init__(self) -> None:
         if self.step_overhead_s < 0:
             raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
+        if self.per_sequence_s < 0:
+            raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
         if self.chunk_tokens < 1:
             raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
 
@@ -262,7 +296,7 @@ class Engine:
             elementwise_s=self._elementwise_s(active),
             tp_comm_s=self._tp_s(active),
             head_s=self._head_s(active),
-            overhead_s=self.options.step_overhead_s,
+            overhead_s=self.options.step_overhead_s + self.options.per_sequence_s * active,
         )
 
     def _gemms(self, m: int) -> float:
