@@ -167,11 +167,12 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
-    elif dep.engine.kind is EngineKind.VLLM:
+    elif dep.engine.kind is EngineKind.VLLM and not dep.partial_rollout:
         notes.append(
             f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
             "per sequence in flight (scheduler, inputs, output processing; measured on "
-            "ML.ENERGY v3: rlmcost.perf.generation); SGLang's overlap scheduler hides it"
+            "ML.ENERGY v3: rlmcost.perf.generation), none when streamed (--partial-rollout: "
+            "AsyncLLM, assumed overlapped) or on SGLang (overlap scheduler)"
         )
     if not alg.offline and q.lengths.is_fixed and not dep.ideal:
         notes.append(

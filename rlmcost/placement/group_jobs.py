@@ -257,16 +257,19 @@ def _train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
 def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
     engine with ``enforce_eager`` run eager kernels, a launch gap per layer per step more
-    (``EAGER_LAUNCH_S_PER_LAYER``); only vLLM walks its running requests in Python on the
-    step's critical path (``VLLM_HOST_S_PER_SEQUENCE``; SGLang's overlap scheduler runs that
-    work during the GPU's step, static batchers keep no per-request state)."""
+    (``EAGER_LAUNCH_S_PER_LAYER``); vLLM's per-request host work is on the step's critical
+    path (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls ``LLM.generate`` in process,
+    not when it streams (``partial_rollout``: an ``AsyncLLM`` whose engine core runs apart from
+    the output processing; an assumption), nor on SGLang (its overlap scheduler) or static
+    batchers (no per-request state)."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
     step = STEP_OVERHEAD_S
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         step += int(arch.n_layers) * EAGER_LAUNCH_S_PER_LAYER.value
-    per_seq = VLLM_HOST_S_PER_SEQUENCE.value if g.engine.kind is EngineKind.VLLM else 0.0
+    in_process = g.engine.kind is EngineKind.VLLM and not g.s.deployment.partial_rollout
+    per_seq = VLLM_HOST_S_PER_SEQUENCE.value if in_process else 0.0
     options = EngineOptions(step_overhead_s=step, per_sequence_s=per_seq)
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
