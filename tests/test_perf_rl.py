@@ -13,7 +13,7 @@ from rlmcost.choices import Dtype, Head
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.memory import Mode, memory_per_rank
 from rlmcost.perf.efficiency import KERNEL_GAP_S, Device, default_profile
-from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine
+from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine
 from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
 from rlmcost.perf.rl_step import forward_time, packed, train_time
 from rlmcost.placement.rollout import decode_flops
@@ -64,7 +64,8 @@ def test_decode_step_with_tp_all_reduce_by_hand() -> None:
     assert step.tp_comm_s == pytest.approx(tp, rel=1e-9)
     assert step.head_s == pytest.approx(head, rel=1e-9)
     assert step.total_s == pytest.approx(
-        gemms + attention + elementwise + tp + head + STEP_OVERHEAD_S, rel=1e-9
+        gemms + attention + elementwise + tp + head + STEP_OVERHEAD_S
+        + VLLM_HOST_S_PER_SEQUENCE.value, rel=1e-9  # one sequence in flight
     )
 
 

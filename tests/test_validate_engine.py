@@ -191,8 +191,8 @@ def test_the_summary_groups_rows_by_accelerator():
 
 def test_regression_guard_b200_batch8_decode_stays_near_the_published_steps():
     """Loose regression guard, not an accuracy claim: at batch 8 (weight streaming, little
-    serving overhead) the B200 rows' |error| stays under 25 % (3-18 % with the shipped
-    constants; the batch-64 rows are 22-59 % fast, see the source notes)."""
+    serving overhead) the B200 rows' |error| stays under 25 % (1-11 % with the shipped
+    constants; the batch-64 rows: tests/test_host_per_sequence.py)."""
     rows = [predict(r) for r in MEDIAN if r["hardware"] == "b200" and r["batch"] == 8
             and not r.get("excluded")]  # fmt: skip
     assert len(rows) == 5 and all(abs(r.error) < 0.25 for r in rows)
@@ -200,7 +200,7 @@ def test_regression_guard_b200_batch8_decode_stays_near_the_published_steps():
 
 def test_regression_guard_median_error_stays_loose():
     """Loose regression guard, not an accuracy claim: the median |error| over the kept rows
-    stays under 30 % (it is about 7 % with the shipped constants)."""
+    stays under 30 % (it is about 6 % with the shipped constants)."""
     assert validate_engine().summary()["all"]["median_abs_error"] < 0.30
 
 

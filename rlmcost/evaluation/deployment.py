@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
@@ -176,7 +178,14 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
-    elif q.lengths.is_fixed and not dep.ideal:
+    elif dep.engine.kind is EngineKind.VLLM and not dep.partial_rollout:
+        notes.append(
+            f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
+            "per sequence in flight (scheduler, inputs, output processing; measured on "
+            "ML.ENERGY v3: rlmcost.perf.generation), none when streamed (--partial-rollout: "
+            "AsyncLLM, assumed overlapped) or on SGLang (overlap scheduler)"
+        )
+    if not alg.offline and q.lengths.is_fixed and not dep.ideal:
         notes.append(
             f"every response is T = {wl.response_len} tokens (--length-dist fixed, the "
             "default); real rollouts spread and the longest sets generation's tail: "

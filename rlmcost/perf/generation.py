@@ -38,7 +38,16 @@ gap):
   the idle time measured in synchronous continuous batching (Hugging Face, "Asynchronous
   continuous batching" 2025: the GPU idle 24 % of an 8B, batch-32 decode on H200, about 1 ms of
   a ~4 ms step; vLLM v0.6.0 release blog 2024-09-05: CPU scheduling and output processing took
-  most of a Llama-3-8B step on H100 before multi-step scheduling).
+  most of a Llama-3-8B step on H100 before multi-step scheduling);
+* per step and per sequence in flight, ``per_sequence_s`` of host time that grows with the
+  batch (:data:`VLLM_HOST_S_PER_SEQUENCE`, vLLM's default; 0 for engines whose per-request
+  work is not on the step's critical path): vLLM's Python scheduler, input preparation and
+  output processing walk every running request each step (``vllm/v1/core/sched/scheduler.py``
+  ``schedule`` / ``update_from_output``, ``vllm/v1/engine/output_processor.py``: incremental
+  detokenization, the sampled token's logprob that RL frameworks request). The GPU kernels
+  are not where it comes from: the same kernels under a C++ runtime (TensorRT-LLM, the
+  ``nim_bench_1.0`` rows of ``rlmcost validate --engine``) are predicted no faster at
+  concurrency 25-50 than at 1-5.
 
 **Prefill chunk** of ``c`` prompt tokens (``c / S`` whole prompts of ``S`` tokens): the same
 GEMMs with ``M = c``, a FlashAttention forward over each prompt's causal pairs
@@ -79,18 +88,18 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.engine_host import (  # noqa: F401 - re-exported
+    STEP_OVERHEAD_S,
+    VLLM_HOST_S_PER_SEQUENCE,
+)
 from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
 from rlmcost.perf.speculative import Speculation
-
-STEP_OVERHEAD_S = 1e-3
-"""Engine CPU overhead per decode step not hidden behind the GPU (module docstring)."""
 
 CHUNK_TOKENS = 8192
 """Prefill tokens per engine step: vLLM V1's default ``max_num_batched_tokens`` for offline
 ``LLM`` use (vLLM docs, "Optimization and Tuning", chunked prefill)."""
 
 LOGITS_BYTES = 4  # the sampler's fp32 logits
-
 
 @dataclass(frozen=True)
 class EngineOptions:
@@ -99,10 +108,13 @@ class EngineOptions:
     step_overhead_s: float = STEP_OVERHEAD_S
     chunk_tokens: int = CHUNK_TOKENS
     algorithm: Algorithm = Algorithm.AUTO
+    per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
 
     def __post_init__(self) -> None:
         if self.step_overhead_s < 0:
             raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
+        if self.per_sequence_s < 0:
+            raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
         if self.chunk_tokens < 1:
             raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
 
@@ -280,7 +292,7 @@ class Engine:
             elementwise_s=self._elementwise_s(active),
             tp_comm_s=self._tp_s(active),
             head_s=self._head_s(active),
-            overhead_s=self.options.step_overhead_s,
+            overhead_s=self.options.step_overhead_s + self.options.per_sequence_s * active,
         )
 
     def _gemms(self, m: int) -> float:

@@ -8,8 +8,10 @@ either a replica's output throughput (``throughput``, tokens/s, per GPU where th
 divides by its GPUs) or the mean inter-token latency of a closed-loop benchmark (``itl``, ms).
 
 Each row is predicted with the engine model (:class:`~rlmcost.perf.generation.Engine`, the
-accelerator's default efficiency profile, the engine's default options) and converted to the
-source's quantity by this arithmetic (``b`` = batch, ``S`` = input, ``O`` = output tokens):
+accelerator's default efficiency profile, the engine's default options; a source whose
+``runtime`` is not ``vllm`` gets no per-sequence host time,
+:data:`~rlmcost.perf.generation.VLLM_HOST_S_PER_SEQUENCE`, which is vLLM's) and converted to
+the source's quantity by this arithmetic (``b`` = batch, ``S`` = input, ``O`` = output tokens):
 
 * a decode step's time is linear in the sum of the in-flight contexts
   (:meth:`~rlmcost.perf.generation.Engine.decode_step_s`), so the mean of the ``O - 1`` decode
@@ -44,10 +46,11 @@ from typing import Any
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.generation import DecodeStep, Engine
+from rlmcost.perf.generation import DecodeStep, Engine, EngineOptions
 from rlmcost.specs import get_hardware, get_model
 
 METRICS = ("throughput", "itl", "latency")
+RUNTIMES = ("vllm", "tensorrt-llm")
 STATISTICS = ("mean", "median")
 _FIELDS = ("id", "source", "model", "hardware", "tp", "dtype", "kv_dtype", "input_tokens",
            "output_tokens", "batch", "metric", "per_gpu", "published", "cite")  # fmt: skip
@@ -118,6 +121,10 @@ def load_table() -> dict[str, Any]:
     """The shipped table (``rlmcost/perf/data/engine_runs.json``), its rows checked."""
     text = resources.files("rlmcost.perf").joinpath("data", "engine_runs.json").read_text()
     table = json.loads(text)
+    for name, src in table["sources"].items():
+        if src.get("runtime") not in RUNTIMES:
+            raise SpecError(f"engine source {name}: runtime {src.get('runtime')!r} is not one of "
+                            f"{RUNTIMES}")  # fmt: skip
     for row in table["rows"]:
         check_row(row, table["sources"])
     return table
@@ -155,12 +162,14 @@ def decode_period(engine: Engine, batch: int, prompt: int, output: int) -> tuple
     return step, engine.prefill_s(batch * prompt, prompt)
 
 
-def predict(row: dict[str, Any]) -> EngineRow:
-    """Predict one row (module docstring)."""
+def predict(row: dict[str, Any], runtime: str = "vllm") -> EngineRow:
+    """Predict one row run on ``runtime`` (module docstring)."""
     arch = get_model(row["model"]).arch()
     hw = get_hardware(row["hardware"])
     kv = Dtype(row["kv_dtype"])
-    engine = Engine(arch, Device(hw, Dtype(row["dtype"])), tp=row["tp"], kv_bytes=kv.bytes)
+    options = None if runtime == "vllm" else EngineOptions(per_sequence_s=0.0)
+    engine = Engine(arch, Device(hw, Dtype(row["dtype"])), tp=row["tp"], kv_bytes=kv.bytes,
+                    options=options)  # fmt: skip
     b, s, o = row["batch"], row["input_tokens"], row["output_tokens"]
     step, prefill = decode_period(engine, b, s, o)
     if row["metric"] == "itl" and row.get("statistic") == "median":
@@ -219,4 +228,5 @@ def validate_engine(source: str | None = None) -> EngineValidation:
     if not rows:
         have = ", ".join(table["sources"])
         raise SpecError(f"no engine rows of source {source!r}; sources: {have}")
-    return EngineValidation(tuple(predict(r) for r in rows), table["sources"])
+    src = table["sources"]
+    return EngineValidation(tuple(predict(r, src[r["source"]]["runtime"]) for r in rows), src)

@@ -48,7 +48,7 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.generation import STEP_OVERHEAD_S, Engine, EngineOptions
+from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine, EngineOptions
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
@@ -186,14 +186,20 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
 def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
     engine with ``enforce_eager`` run eager kernels, a launch gap per layer per step more
-    (``EAGER_LAUNCH_S_PER_LAYER``)."""
+    (``EAGER_LAUNCH_S_PER_LAYER``); vLLM's per-request host work is on the step's critical
+    path (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls ``LLM.generate`` in process,
+    not when it streams (``partial_rollout``: an ``AsyncLLM`` whose engine core runs apart from
+    the output processing; an assumption), nor on SGLang (its overlap scheduler) or static
+    batchers (no per-request state)."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
-    options = None
+    step = STEP_OVERHEAD_S
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
-        options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S + int(arch.n_layers)
-                                * EAGER_LAUNCH_S_PER_LAYER.value)  # fmt: skip
+        step += int(arch.n_layers) * EAGER_LAUNCH_S_PER_LAYER.value
+    in_process = g.engine.kind is EngineKind.VLLM and not g.s.deployment.partial_rollout
+    per_seq = VLLM_HOST_S_PER_SEQUENCE.value if in_process else 0.0
+    options = EngineOptions(step_overhead_s=step, per_sequence_s=per_seq)
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
         wl.activation_dtype.bytes, options, task.value_head, speculation_for(g, task),
