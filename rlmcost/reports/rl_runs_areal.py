@@ -88,7 +88,8 @@ def areal(record: Record) -> Mapped:
                         ("--zero", "1"), ("--ckpt", "full"), ("--packing", None),
                         ("--max-tokens-per-gpu", budget),
                         ("--forward-max-tokens-per-gpu", budget),
-                        ("--rollout-tp", tp), ("--logits", "low-memory"),
+                        ("--engine", "sglang"), ("--rollout-tp", tp),
+                        ("--logits", "low-memory"),
                         ("--gpu-memory-utilization", fraction)):  # fmt: skip
         q.set(flag, value)
     choices = [
@@ -100,7 +101,8 @@ def areal(record: Record) -> Mapped:
         "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
         f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (AReaL-boba's mb_spec), the "
         f"longest sequence {longest}) = {budget} tokens",
-        f"SGLang TP {tp} (smallest power of two leaving half the HBM free of bf16 weights), "
+        f"SGLang TP {tp} (--engine sglang: allocation_mode sglang.*; smallest power of two "
+        "leaving half the HBM free of bf16 weights), "
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
