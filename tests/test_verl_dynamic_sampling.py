@@ -71,7 +71,8 @@ def test_rounds_decode_one_after_another():
     q = import_verl(VERL, [*DAPO_DOC, "data.max_response_length=8192"])
     args = [*q.argv(), "--length-dist", "lognormal:1000,0.67,8192"]  # a long tail
     two = _with(args, "--oversample", "6")
-    assert _generation_s(two) > 1.08 * _generation_s(_with(two, "--sequences-per-call", None))
+    # vLLM's per-sequence host time, the same in both, dilutes the tail's share (+6 % here)
+    assert _generation_s(two) > 1.04 * _generation_s(_with(two, "--sequences-per-call", None))
     one = _with(args, "--oversample", "3")
     assert _generation_s(one) == pytest.approx(
         _generation_s(_with(one, "--sequences-per-call", None)))
