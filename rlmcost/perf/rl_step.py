@@ -33,7 +33,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
-from rlmcost.parallel.breakdown import data_share
+from rlmcost.parallel.breakdown import DataShare, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages, tp_shard
@@ -133,12 +133,8 @@ def forward_time(
     options: StepOptions | None = None,
 ) -> ForwardTime:
     """Predicted seconds of a forward of ``sequences`` x ``seq_len`` tokens (module docstring)."""
-    workload = workload or Workload()
-    options = options or StepOptions()
     check_layout(arch, layout)
-    share = data_share(layout, sequences, seq_len)
-    device = Device(hardware, workload.compute_dtype)
-    c = StepContext.of(arch, layout, seq_len, share, device, options, workload)
+    c, share = _context(arch, layout, sequences, seq_len, hardware, workload, options)
     per_stage = []
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
@@ -184,9 +180,7 @@ def train_time(
     step = train_step_time(arch, layout, sequences, seq_len, hardware, workload, options)
     if head is Head.LM or layout.pp > 1:
         return step
-    share = data_share(layout, sequences, seq_len)
-    device = Device(hardware, workload.compute_dtype)
-    c = StepContext.of(arch, layout, seq_len, share, device, options or StepOptions(), workload)
+    c, _ = _context(arch, layout, sequences, seq_len, hardware, workload, options)
     fix = step.micro_batches * _head_fix(c, head, backward=True)
     compute = dict(step.compute_s)
     compute["gemm"] = max(0.0, compute["gemm"] + fix)
@@ -205,11 +199,20 @@ def train_logprob_head_s(
 ) -> float:
     """Seconds of one optimizer step's log-softmax over fp32 logits, forward and backward,
     on the last stage (of :func:`train_time`'s compute; :func:`logprob_head_s`)."""
+    c, share = _context(arch, layout, sequences, seq_len, hardware, workload, options)
+    return share.micro_batches * logprob_head_s(c, head, backward=True)
+
+
+def _context(arch: Arch, layout: Layout, sequences: int, seq_len: int, hardware: HardwareSpec,
+             workload: Workload | None, options: StepOptions | None
+             ) -> tuple[StepContext, DataShare]:  # fmt: skip
+    """The pass context of ``sequences`` x ``seq_len`` tokens in ``layout`` (defaults: the
+    default workload and step options) and the rank's data share."""
     workload = workload or Workload()
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype)
-    c = StepContext.of(arch, layout, seq_len, share, device, options or StepOptions(), workload)
-    return share.micro_batches * logprob_head_s(c, head, backward=True)
+    return StepContext.of(arch, layout, seq_len, share, device, options or StepOptions(),
+                          workload), share  # fmt: skip
 
 
 def link_transfer_s(bytes_per_device: float, hardware: HardwareSpec, gpus: int) -> float:
