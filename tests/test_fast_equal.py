@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,9 @@ from rlmcost.placement.schedule_template import template
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run
+
+#: Llama-3.2-1B's shape with one MTP module (tests/test_speculative.py says where from).
+MTP_MODEL = str(Path(__file__).parent / "data" / "models" / "llama-1b-mtp.json")
 
 QUERIES = (
     ("ppo", "llama-3.2-1b", "h100-sxm", 8),
@@ -67,6 +71,8 @@ ENGINE = st.fixed_dictionaries({}, optional={
     "max_num_seqs": st.sampled_from([16, 256]),
     "sequences_per_call": st.sampled_from([None, 4]),
     "speculative_tokens": st.sampled_from([0, 1, 2]),
+    "speculative_draft": st.sampled_from(["mtp", "llama-3.2-1b"]),
+    "speculative_acceptance": st.sampled_from([0.7]),
 })
 TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
@@ -127,7 +133,8 @@ def test_groups_differing_in_another_group_equal_plain() -> None:
     rollouts = [{"members": "rollout", "gpus": 8},
                 {"members": "rollout", "gpus": 8, "engine": {"tp": 2, "sleep": False}},
                 {"members": "rollout", "gpus": 8, "settings": "tp=4"},
-                {"members": "rollout", "gpus": 8, "engine": {"speculative_tokens": 1}},
+                {"members": "rollout", "gpus": 8, "engine": {"speculative_tokens": 1,
+                 "speculative_draft": "llama-3.2-1b", "speculative_acceptance": 0.7}},
                 {"members": "rollout", "gpus": 8, "hardware": "h20"},
                 {"members": "rollout", "gpus": 4}]  # fmt: skip
     trainers = [{"members": "actor", "gpus": 8},
@@ -347,7 +354,7 @@ def test_speculative_engines_equal_plain() -> None:
     number, under every Table IX placement."""
     runs = [Run.from_data({
         "algorithm": {"name": "ppo"},
-        "models": {"actor": "llama-3.2-1b"},
+        "models": {"actor": MTP_MODEL},  # Llama-3.2-1B's shape with an MTP layer
         "workload": {"prompts": 16, "samples_per_prompt": 4},
         "deployment": {"framework": "verl", "placement": p, "engine": {"speculative_tokens": n}},
         "cluster": {"hardware": "h100-sxm", "gpus": 8},

@@ -112,35 +112,59 @@ def test_timeline_divides_each_decode_step_by_the_tokens_it_emits() -> None:
         assert rb.bound_s == pytest.approx(ra.bound_s / 2, rel=1e-12)
 
 
-def _generation(*flags: str) -> dict:
-    r = runner.invoke(app, ["grpo", "--model", "llama-3.2-1b", "-H", "h100-sxm", "--json",
+#: Llama-3.2-1B's shape (meta-llama/Llama-3.2-1B config.json) with one multi-token-prediction
+#: module (``num_nextn_predict_layers`` 1, the DeepSeek-V3 / GLM-4.5 key): a small model an
+#: ``mtp`` draft may run on (Llama-3.2-1B itself ships none).
+MTP_MODEL = str(Path(__file__).parent / "data" / "models" / "llama-1b-mtp.json")
+
+
+@pytest.fixture(scope="module")
+def mtp_model() -> str:
+    return MTP_MODEL
+
+
+def _generation(*flags: str, model: str = "llama-3.2-1b") -> dict:
+    r = runner.invoke(app, ["grpo", "--model", model, "-H", "h100-sxm", "--json",
                             *flags])  # fmt: skip
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)["stages"]["generation"]
 
 
-def test_the_mtp_layer_weights_sit_in_the_engine() -> None:
-    """Llama-3.2-1B (config.json: d 2048, 32 heads, 8 KV heads of 64, d_ff 8192): one decoder
-    layer 2 x 2048^2 + 2 x 2048 x 512 (q, o, k, v) + 3 x 2048 x 8192 (gated FFN) + 2 x 2048
-    (norms) = 60,821,504 parameters, the MTP projection 2 x 2048^2 = 8,388,608; bf16."""
-    plain = _generation()["memory_breakdown_bytes"]["weights"]
-    spec = _generation("--speculative-tokens", "1")["memory_breakdown_bytes"]["weights"]
-    assert spec - plain == (60_821_504 + 8_388_608) * 2
+def test_the_mtp_layer_weights_sit_in_the_engine(mtp_model: str) -> None:
+    """Llama-3.2-1B's shape (config.json: d 2048, 32 heads, 8 KV heads of 64, d_ff 8192): one
+    decoder layer 2 x 2048^2 + 2 x 2048 x 512 (q, o, k, v) + 3 x 2048 x 8192 (gated FFN) +
+    2 x 2048 (norms) = 60,821,504 parameters, the MTP projection 2 x 2048^2 = 8,388,608; bf16."""
+    plain = _generation(model=mtp_model)["memory_breakdown_bytes"]["weights"]
+    spec = _generation("--speculative-tokens", "1", model=mtp_model)
+    assert spec["memory_breakdown_bytes"]["weights"] - plain == (60_821_504 + 8_388_608) * 2
 
 
-def test_speculation_shortens_a_memory_bound_rollout() -> None:
-    plain = _generation()
-    spec = _generation("--speculative-tokens", "1")
+def test_the_built_in_mtp_checkpoints() -> None:
+    """DeepSeek-V3/R1 and GLM-4.5/4.6 configs: num_nextn_predict_layers 1; Qwen3-Next:
+    mtp_num_hidden_layers 1; Llama and Qwen3 configs have neither key."""
+    for name in ("deepseek-v3", "deepseek-r1", "glm-4.5", "glm-4.5-air", "glm-4.6",
+                 "qwen3-next-80b-a3b"):  # fmt: skip
+        assert get_model(name).mtp_layers == 1, name
+    for name in ("llama-3.1-8b", "qwen3-30b-a3b", "qwen3-32b"):
+        assert get_model(name).mtp_layers == 0, name
+
+
+def test_speculation_shortens_a_memory_bound_rollout(mtp_model: str) -> None:
+    plain = _generation(model=mtp_model)
+    spec = _generation("--speculative-tokens", "1", model=mtp_model)
     assert spec["compute_time_s"] > plain["compute_time_s"]  # verified positions and the draft
     assert spec["memory_time_s"] < plain["memory_time_s"]  # weights read once per 1.85 tokens
     assert spec["time_s"] < plain["time_s"]
 
 
-def test_cli_flags_and_errors() -> None:
-    ok = runner.invoke(app, ["grpo", "--model", "llama-3.2-1b", "--speculative-tokens", "1"])
+def test_cli_flags_and_errors(mtp_model: str) -> None:
+    ok = runner.invoke(app, ["grpo", "--model", mtp_model, "--speculative-tokens", "1"])
     assert ok.exit_code == 0, ok.output
     assert "speculative decoding: 1 draft token(s) per step from the model's MTP layer" in \
         ok.output  # fmt: skip
+    none = runner.invoke(app, ["grpo", "--model", "llama-3.2-1b", "--speculative-tokens", "1"])
+    assert none.exit_code == 2 and "no multi-token-prediction layer" in none.output, none.output
+    assert "Traceback" not in none.output
     for bad in (["--speculative-draft", "llama-3.2-1b"], ["--engine", "hf"],
                 ["--speculative-acceptance", "1.5"]):  # fmt: skip
         r = runner.invoke(app, ["grpo", "--model", "llama-3.1-8b", "--speculative-tokens", "1",

@@ -34,6 +34,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.compiled.memory import memory_per_rank
+from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.perf.speculative import (
     MTP,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
     from rlmcost.placement.device_groups import Task
     from rlmcost.placement.group_own import GroupTasks
+    from rlmcost.specs.model import ModelSpec
 
 
 def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
@@ -61,6 +63,7 @@ def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
         return None
     arch = g.s.arch(task.role)
     if engine.speculative_draft == MTP:
+        _has_mtp(g.s.specs[task.role])
         p = engine.speculative_acceptance
         return Speculation(engine.speculative_tokens, MTP_ACCEPTANCE if p is None else p,
                            mtp_arch(arch))  # fmt: skip
@@ -69,6 +72,19 @@ def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
     draft = get_model(engine.speculative_draft).arch()
     assert engine.speculative_acceptance is not None  # EngineSpec requires it
     return Speculation(engine.speculative_tokens, engine.speculative_acceptance, draft, False)
+
+
+def _has_mtp(spec: ModelSpec) -> None:
+    """A SpecError unless ``spec``'s checkpoint ships a multi-token-prediction module (config
+    ``num_nextn_predict_layers`` / ``mtp_num_hidden_layers``: vLLM's MTP methods load it from
+    the checkpoint, vllm/model_executor/models/deepseek_mtp.py; a model without one has no
+    draft to run)."""
+    if not spec.mtp_layers:
+        raise SpecError(
+            f"--speculative-draft mtp: {spec.name}'s checkpoint has no multi-token-prediction "
+            "layer (config num_nextn_predict_layers 0); give a draft model with "
+            "--speculative-draft NAME --speculative-acceptance P, or no --speculative-tokens"
+        )
 
 
 def _draft_bytes(g: GroupTasks, task: Task, spec: Speculation, sequences: int) -> tuple[int, int]:

@@ -76,6 +76,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "max_window_layers": (0, 10**4),
     "sliding_window_pattern": (1, 10**4),
     "num_nextn_predict_layers": (0, 10**4),
+    "mtp_num_hidden_layers": (0, 10**4),
     "linear_num_key_heads": (1, 2**14),
     "linear_num_value_heads": (1, 2**14),
     "linear_key_head_dim": (1, 2**14),
@@ -368,7 +369,9 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             encoder_window_patches=shape["window"],
         )
         mt = vl
-    fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes)
+    mtp = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 0
+    fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes,
+                  mtp_layers=mtp)  # fmt: skip
     return build(ModelSpec, fields, f"{path}")
 
 

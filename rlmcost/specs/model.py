@@ -71,6 +71,13 @@ class ModelSpec(BaseModel):
     qk_nope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part without RoPE")
     qk_rope_head_dim: int = Field(default=0, ge=0, description="MLA q/k head part with RoPE")
     v_head_dim: int = Field(default=0, ge=0, description="MLA value head width")
+    mtp_layers: int = Field(
+        default=0,
+        ge=0,
+        description="multi-token-prediction modules the checkpoint ships beside the model "
+        "(config num_nextn_predict_layers / mtp_num_hidden_layers); not counted in the "
+        "parameters (transformers builds none); an 'mtp' speculative draft needs one",
+    )
     sliding_window: int | None = Field(
         default=None,
         gt=0,
@@ -291,7 +298,7 @@ class ModelSpec(BaseModel):
 
         fields = self.model_dump(
             exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes",
-                     *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
+                     "mtp_layers", *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
         )  # fmt: skip
         return Arch(**fields)
 
