@@ -85,3 +85,21 @@ def test_refit_round_trips_through_the_command():
     run = run_from_argv(RUN[0], [*RUN[1:], "--refit", "disk"])
     assert run.deployment.engine.refit == "disk"
     assert "--refit disk" in to_command(run)
+
+
+def test_the_planners_screen_prices_a_disk_refit_as_the_exact_path():
+    """plan/screen.py refit_apart_s: the full model per reload whatever the lanes (as
+    placement/weight_syncs.py), not a node's part as a broadcast's."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from rlmcost.plan.screen import refit_apart_s
+    from rlmcost.specs.registry import get_hardware
+
+    q = SimpleNamespace(refit_apart="disk", refit_bytes=R1_DISTILL_1P5B_BF16_BYTES,
+                        hardware=get_hardware("h800"))
+    gpus, train, rollout, etp = (np.array([128, 16]), np.array([32, 8]), np.array([96, 8]),
+                                 np.array([1, 1]))  # fmt: skip
+    out = refit_apart_s(q, gpus, train, rollout, etp)  # type: ignore[arg-type]
+    assert out == pytest.approx([disk_refit_s(R1_DISTILL_1P5B_BF16_BYTES)] * 2)
