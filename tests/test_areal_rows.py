@@ -149,3 +149,15 @@ def test_synchronous_1p5b_note_shows_the_papers_bound():
     assert f"in {gen_s:.0f} s" in notes and f"<= {bound:.0f} s" in notes
     assert bound < 41.0 * 3600 / 250
     assert "8,192" in notes and "9,216" in notes  # the ablation's cap, prompt + cap
+
+
+@pytest.mark.parametrize("key", FIG5C_TOKENS_PER_S)
+def test_1p5b_notes_give_the_papers_steady_side(key):
+    """Fig. 5c at unbounded staleness, 396.8k tokens/s: the slower side of AReaL's pipeline takes
+    the step's tokens (Fig. 5c x the published step) / 396.8k seconds, by hand."""
+    from rlmcost.reports.rl_runs import published_step_s
+
+    record = next(r for r in AREAL if key in r["id"])
+    tokens = FIG5C_TOKENS_PER_S[key] * published_step_s(record)
+    notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
+    assert f"= {tokens / 396.8e3:.0f} s per step" in notes

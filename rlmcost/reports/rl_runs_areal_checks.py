@@ -20,9 +20,10 @@ FIG6B_NODES = 4
 """Nodes of the Figure 6b ablation ("on 4 nodes"); taken as all generating, which makes the
 generation time an upper end (with 3 of 4 nodes on SGLang the rate per node is 4/3 higher)."""
 
-FIG5C_TOKENS_PER_S = {0: 128.7e3, 4: 356.6e3}
+FIG5C_TOKENS_PER_S = {0: 128.7e3, 4: 356.6e3, -1: 396.8e3}
 """Effective training throughput of the 1.5B math runs by maximum staleness, tokens/s: arXiv
-2505.24298 Figure 5c (blog Fig. 7)."""
+2505.24298 Figure 5c (blog Fig. 7); -1: unbounded staleness (8: 371.7k, 16: 382.4k on the way),
+where neither side waits for the other: the steady rate of the slower of trainer and generation."""
 
 ABLATION_MAX_NEW_TOKENS = 8192
 """The staleness ablation's generation cap: blog/AReaL_v0_3.md at tag v0.3.0, the note under
@@ -55,6 +56,13 @@ def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: 
             f"{FIG5C_TOKENS_PER_S[eta] / 1e3:.1f}k tokens/s x {step_s:.1f} s = "
             f"{tokens / 1e6:.1f}M tokens, {tokens / seqs:,.0f} per sequence > {cap:,} (prompt + "
             f"cap); the row keeps 27,648")  # fmt: skip
+        trainer_s = tokens / FIG5C_TOKENS_PER_S[-1]
+        notes.append(
+            f"paper's steady rate: at unbounded staleness Fig. 5c reaches "
+            f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k tokens/s, the rate of the slower of AReaL's "
+            f"trainer and generation, so that side takes {tokens / 1e6:.1f}M / "
+            f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k = {trainer_s:.0f} s per step; compare the "
+            "predicted generation and old log-prob + update phases")  # fmt: skip
     mean = record.get("mean_response_len")
     assumed = ""
     if mean is None:  # the row's length default (placement/length_defaults.py)
