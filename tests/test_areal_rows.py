@@ -110,3 +110,54 @@ def test_areal_1p5b_mean_is_the_papers_tokens_per_step(key):
     lo, hi = record["mean_response_len_range"]
     assert lo == record["mean_response_len"]
     assert hi == pytest.approx(per_seq, abs=2)  # no prompt at all
+
+
+@pytest.mark.parametrize("record", AREAL, ids=lambda r: r["id"])
+def test_areal_rows_update_weights_through_storage(record):
+    """realhf at v0.3.0: the trainer saves under PARAM_REALLOC_PATH, every SGLang server loads
+    it with /update_weights_from_disk (gserver_manager.py): --refit disk on every row."""
+    q = recipe(record).query
+    assert q is not None
+    assert _flags(q.argv())["--refit"] == "disk"
+
+
+@pytest.mark.parametrize("size", ["1.5b", "7b"])
+def test_synchronous_areal_splits_its_gpus_as_the_asynchronous_run(size):
+    """Table 2's synchronous 1.5B run is the staleness ablation's eta = 0 run (AIME24 42.0 in the
+    blog's Table 2 and Table 3), the asynchronous system with eta = 0: the same groups (3/4
+    SGLang, arXiv 2505.24298 §6.1), without the async placement."""
+    sync, asyn = (next(r for r in AREAL if f"qwen-{size}-{kind}" in r["id"])
+                  for kind in ("sync", "async"))  # fmt: skip
+    fs, fa = (_flags(recipe(r).query.argv()) for r in (sync, asyn))  # type: ignore[union-attr]
+    assert fs["--groups"] == fa["--groups"]
+    rollout = int(fs["--groups"].split("rollout=")[1].split("[")[0])
+    assert rollout == sync["gpus"] * 3 // 4
+    assert "--placement" not in fs and fa["--placement"] == "async"
+
+
+# arXiv 2505.24298 Figure 6b: non-interruptible generation of the 1.5B model on 4 nodes, tokens/s
+FIG6B_1P5B_TOKENS_PER_S = 207e3
+
+
+def test_synchronous_1p5b_note_shows_the_papers_bound():
+    """By hand: 8,192 x 8,252 response tokens at 207k tokens/s x 12/4 nodes = 108.9 s; plus the
+    asynchronous step (14.8 h x 3600 / 250 = 213.1 s) = 322 s < 590.4 s published."""
+    record = next(r for r in AREAL if "qwen-1.5b-sync" in r["id"])
+    notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
+    gen_s = 512 * 16 * 8252 / (FIG6B_1P5B_TOKENS_PER_S * 12 / 4)
+    bound = gen_s + 14.8 * 3600 / 250
+    assert f"in {gen_s:.0f} s" in notes and f"<= {bound:.0f} s" in notes
+    assert bound < 41.0 * 3600 / 250
+    assert "8,192" in notes and "9,216" in notes  # the ablation's cap, prompt + cap
+
+
+@pytest.mark.parametrize("key", FIG5C_TOKENS_PER_S)
+def test_1p5b_notes_give_the_papers_steady_side(key):
+    """Fig. 5c at unbounded staleness, 396.8k tokens/s: the slower side of AReaL's pipeline takes
+    the step's tokens (Fig. 5c x the published step) / 396.8k seconds, by hand."""
+    from rlmcost.reports.rl_runs import published_step_s
+
+    record = next(r for r in AREAL if key in r["id"])
+    tokens = FIG5C_TOKENS_PER_S[key] * published_step_s(record)
+    notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
+    assert f"= {tokens / 396.8e3:.0f} s per step" in notes

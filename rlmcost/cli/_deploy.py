@@ -61,6 +61,7 @@ DEPLOYMENT_OPTIONS = (
     "speculative_tokens",
     "speculative_draft",
     "speculative_acceptance",
+    "refit",
     "no_sleep",
     "logits",
     "routing_replay",

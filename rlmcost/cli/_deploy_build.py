@@ -99,6 +99,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     for key in ("speculative_tokens", "speculative_draft", "speculative_acceptance"):
         if opts.get(key) is not None:
             engine[key] = opts[key]
+    if opts.get("refit") is not None:
+        engine["refit"] = str(opts["refit"])
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:

@@ -139,6 +139,19 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "refit": (
+            Annotated[
+                str | None,
+                typer.Option(
+                    help="How an engine on GPUs of its own takes the trained weights: 'disk' "
+                    "(the trainer saves them to shared storage, every server reloads them: "
+                    "AReaL's update_weights_from_disk, DISK_REFIT_BYTES_PER_S). Default: the "
+                    "framework's refit, else a copy over the links.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "no_sleep": (
             Annotated[
                 bool | None,

@@ -5,6 +5,8 @@ Split from :mod:`rlmcost.deployment.spec`, which re-exports every name here.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rlmcost.choices import Dtype
@@ -55,7 +57,11 @@ class EngineSpec(BaseModel):
     :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` more per step, as HF
     ``generate`` (which always runs eagerly). ``speculative_tokens``: speculative decoding
     (vLLM ``speculative_config``), each step ``N`` drafts from ``speculative_draft`` verified
-    in one forward over N + 1 positions (:mod:`rlmcost.perf.speculative`).
+    in one forward over N + 1 positions (:mod:`rlmcost.perf.speculative`). ``refit``: how
+    the engine takes the trained weights when it has GPUs of its own; ``disk``: the trainer
+    saves them to shared storage and every server reloads them (AReaL's
+    ``update_weights_from_disk``, :mod:`rlmcost.perf.disk_refit`); None: the framework's refit
+    (``--framework``), else a copy over the links.
     """
 
     model_config = _STRICT
@@ -89,6 +95,11 @@ class EngineSpec(BaseModel):
         "--tp_gather_partition_size; hybrid_engine.py generate)"
     )
 
+    refit: Literal["disk"] | None = Field(
+        default=None, description="how a dedicated engine takes the trained weights: 'disk' "
+        "(saved to shared storage, reloaded by every server: AReaL); None = the framework's "
+        "refit, else a copy over the links"
+    )
     speculative_tokens: int = Field(
         default=0, ge=0, description="draft tokens per decode step, verified by the model in "
         "one forward over N + 1 positions (vLLM speculative_config num_speculative_tokens); "

@@ -19,6 +19,8 @@ frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its 
     mbridge's ``export_weights`` or ``verl/utils/megatron_utils.py``
     ``per_tensor_generator``, a pipeline broadcast and TP / EP all-gathers per tensor, to
     ``rollout.update_weights``): ``MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S``, no bucketing;
+  - ``disk``: the trainer saves the parameters to shared storage and every engine server
+    reloads them (AReaL: :mod:`rlmcost.perf.disk_refit`, ``DISK_REFIT_BYTES_PER_S``);
   - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, NeMo RL
     non-colocated, TRL server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
     cross-node rate, plus the engine rank's ``load_weights`` of its shard
@@ -45,6 +47,7 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from rlmcost.perf import rl_constants as rc
+from rlmcost.perf.disk_refit import disk_refit_s
 from rlmcost.perf.interval import Spread
 
 
@@ -55,6 +58,7 @@ class Refit(StrEnum):
     IPC = "ipc"
     PER_TENSOR = "per-tensor"
     NCCL = "nccl"
+    DISK = "disk"
 
 
 MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S = rc.Constant(11.2e9, 3.9e9, 16.8e9,
@@ -86,6 +90,8 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
     if mechanism is Refit.IN_PROCESS:
         return rc.REFIT_INPROCESS_FIXED_S.at(end) + model_bytes / _rate(
             rc.REFIT_INPROCESS_BYTES_PER_S, end)  # fmt: skip
+    if mechanism is Refit.DISK:
+        return disk_refit_s(model_bytes, end)
     if mechanism is Refit.PER_TENSOR:
         return model_bytes / _rate(MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S, end)
     if mechanism is Refit.IPC:

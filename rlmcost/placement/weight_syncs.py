@@ -15,7 +15,7 @@ from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
-from rlmcost.placement.inputs import Setup
+from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.iteration_units import kept_sync
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
@@ -41,16 +41,17 @@ def weight_syncs(
             src, train_job = trainer[role]
             sync = kept_sync(
                 setup.groups_seen, src, g,
-                (role, total, setup.deployment.ideal, setup.deployment.framework),
+                (role, total, setup.deployment.ideal, setup.deployment.framework,
+                 _refit_kind(setup, g.name)),
                 partial(_weight_sync, setup, src, train_job, g, role, total),
             )  # fmt: skip
             syncs.append(sync)
             what = sync.what
             # a framework's refit into its engines stalls both sides (schedule.Link)
-            beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
             reader = next((j for j in g.jobs if j.task.role is role), None)
             stall = None
-            if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+            if _refit_mechanism(setup, g.name) is not None and reader is not None \
+                    and reader.task.kind is Kind.GENERATE:  # fmt: skip
                 stall = (g.name, src.name)
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
             links.append((what, key_of[train_job.task.index], readers, stall))
@@ -71,10 +72,10 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
     span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
     predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
     spread = None
-    beh = None if setup.deployment.ideal else behaviour(setup.deployment.framework)
+    mechanism = _refit_mechanism(setup, g.name)
     reader = next((j for j in g.jobs if j.task.role is role), None)
-    if beh is not None and reader is not None and reader.task.kind is Kind.GENERATE:
-        mech = Refit(beh.apart)  # the framework's broadcast into its engines
+    if mechanism is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+        mech = Refit(mechanism)  # the framework's broadcast into its engines, or the disk
         shard = -(-nbytes // reader.layout.tp)
         cross = span > min(hw_src.gpus_per_node, hw_dst.gpus_per_node)
         # each host of the sender holds its own part of the sharded model and sends it over
@@ -82,7 +83,8 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
         # rack is 18 hosts of 4 GPUs, HardwareSpec.host_gpus)
         hosts_src, hosts_dst = hw_src.host_gpus, hw_dst.host_gpus
         lanes = min(-(-src.gpus // hosts_src), -(-g.gpus // hosts_dst)) if cross else 1
-        part = -(-nbytes // lanes)
+        # through shared storage the full model is saved once and reloaded by every server
+        part = nbytes if mech is Refit.DISK else -(-nbytes // lanes)
 
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip
@@ -92,3 +94,21 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
         what += f" ({mech} refit)"
     return Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
                     predicted_s=predicted, spread=spread)  # fmt: skip
+
+
+def _refit_kind(setup: Setup, group: str) -> str | None:
+    """The engine's own refit setting on ``group`` (``EngineSpec.refit``), None in the ideal."""
+    return None if setup.deployment.ideal else engine_for(setup, group).refit
+
+
+def _refit_mechanism(setup: Setup, group: str) -> str | None:
+    """How the engines on ``group`` take the trained weights: the engine's ``refit`` (``disk``:
+    :mod:`rlmcost.perf.disk_refit`), else the framework's (``Behaviour.apart``); None: a copy
+    over the links (no framework, or the paper's ideal)."""
+    if setup.deployment.ideal:
+        return None
+    own = _refit_kind(setup, group)
+    if own is not None:
+        return own
+    beh = behaviour(setup.deployment.framework)
+    return None if beh is None else beh.apart

@@ -206,6 +206,9 @@ def _refit_apart(estimate: Any) -> str | None:
 
     if estimate is None or not any(t.what.endswith(" refit)") for t in estimate.syncs):
         return None
+    own = estimate.deployment.engine.refit  # the engine's own (``disk``) before the framework's
+    if own is not None:
+        return str(own)
     beh = behaviour(estimate.deployment.framework)
     return None if beh is None else str(beh.apart)
 
@@ -344,9 +347,10 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     gpn = q.hardware.gpus_per_node
     cross = gpus > gpn
     lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
-    part = -(-nbytes // lanes)
-    shard = -(-nbytes // etp)
     mech = Refit(q.refit_apart)
+    # through shared storage the full model is saved once and reloaded by every server
+    part = np.full(lanes.shape, nbytes) if mech is Refit.DISK else -(-nbytes // lanes)
+    shard = -(-nbytes // etp)
     # few distinct (lanes, engine TP, cross-node): the exact function once for each
     key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
     back, first = distinct(key)

@@ -10,6 +10,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import model_name
+from rlmcost.reports.rl_runs_areal_checks import published_checks
 
 Record = Mapping[str, Any]
 Mapped = tuple[ImportedQuery, dict[str, Any], list[str], str]
@@ -27,10 +28,16 @@ AREAL_TRAIN_PP = {"1.5B": 2, "7B": 4}  # the sizes of AREAL_MEM_FRACTION
 ``get_allocation_mode``: ``pp = 2`` for model size 1, ``pp = 4`` for 7; training allocation
 ``d{n_train_gpus // pp}m1p{pp}``)."""
 
-AREAL_SYNC_PP = 2
-"""Pipeline stages of the synchronous AReaL trainer: AReaL-boba's PPO configs of both sizes
-(examples/configs/{1.5B,7B}-distill/ppo-*-gpus-128.yaml at 23df2682a, allocation_mode
-``sglang.d64p1m1+d32p2m1``: SGLang on half the GPUs, the trainer on the other half at PP 2)."""
+AREAL_SYNC_ALLOCATION = "eta0"
+"""How synchronous AReaL splits its GPUs: as the asynchronous runs (3/4 SGLang, 1/4 trainer at
+:data:`AREAL_TRAIN_PP`), the same system at maximum staleness 0. Table 2's 1.5B pair are the
+staleness ablation's runs: their AIME24 scores 42.0 and 42.2 are the blog's Table 3 rows eta = 0
+and eta = 4 (+ decoupled objective), and 41.0 / 14.8 h = 2.77 = Fig. 7's 356.6k / 128.7k
+tokens/s (blog/AReaL_v0_3.md at tag v0.3.0; arXiv 2505.24298 Table 2 and Fig. 5c), an ablation
+that varies eta only ("When eta = 0, the system degenerates to the synchronous RL setting", the
+blog's Solution 1; paper §4.1); the 7B pair are taken alike ("Under equal resource
+constraints"). Before: AReaL-boba's synchronous configs (examples/configs/{1.5B,7B}-distill/
+ppo-*-gpus-128.yaml at 23df2682a, allocation_mode sglang.d64p1m1+d32p2m1), the v0.2 recipe."""
 
 AREAL_STALENESS = 4
 """max_head_offpolicyness of AReaL's asynchronous math recipes (AReaL
@@ -106,41 +113,42 @@ def areal(record: Record) -> Mapped:
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
     ]
-    choices.append("weight update not priced as AReaL runs it: realhf at 23df2682a refits through "
-                   "the file system (the trainer saves the parameters under PARAM_REALLOC_PATH; "
-                   "gserver_manager.py flush_requests_and_update_weights has every SGLang server "
-                   "load them with /update_weights_from_disk, a sync point across servers); "
-                   "rlmcost prices a link transfer (the storage's bandwidth is not "
-                   "published)")  # fmt: skip
-    pp = AREAL_TRAIN_PP[size]  # the asynchronous runs' trainer
+    q.set("--refit", "disk")
+    choices.append("weight update through shared storage (--refit disk): realhf at v0.3.0 saves "
+                   "the parameters under PARAM_REALLOC_PATH after each train_step "
+                   "(model_worker.py, param-sync-save) and gserver_manager.py "
+                   "flush_requests_and_update_weights has every SGLang server load them with "
+                   "/update_weights_from_disk; DISK_REFIT_BYTES_PER_S (AReaL PR 324) over the "
+                   "full model, the storage's contention under many readers not "
+                   "modelled")  # fmt: skip
+    choices.append("rule-based reward and data transfer not priced: AReaL runs them on CPU "
+                   "threads overlapped with generation (arXiv:2505.24298 §5); "
+                   "blog/AReaL_v0_2.md: generation-to-training data transfer 'below 3 seconds "
+                   "even in a 1,000-GPU cluster'")  # fmt: skip
+    pp = AREAL_TRAIN_PP[size]
+    num, den = AREAL_TRAIN_SHARE
+    per_node = 8
+    train = max(1, round(gpus * num / den / per_node)) * per_node
+    q.set("--no-sleep")
+    q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
+    split = (f"{gpus - train} generation + {train} training GPUs (3/4 SGLang in whole nodes: "
+             f"arXiv:2505.24298 §6.1), trainer PP {pp} (benchmark build_cmd.py "
+             "get_allocation_mode at 820ca49)")  # fmt: skip
     if sync:
         choices.append("synchronous AReaL: old log-probs from generation, no recomputing "
                        "forward (--no-recompute-logprobs; AREAL_SYNC_RECOMPUTE)")  # fmt: skip
-        half = gpus // 2
-        q.set("--no-sleep")
-        q.set("--groups", f"rollout={half}[tp={tp}],actor={half}[pp={AREAL_SYNC_PP}]")
-        choices.append(f"synchronous AReaL: generation on {half} GPUs, then training on the "
-                       f"other {half} at PP {AREAL_SYNC_PP}, as AReaL-boba's synchronous PPO "
-                       "configs of these models split them (examples/configs/{1.5B,7B}-distill/"
-                       "ppo-*-gpus-128.yaml at 23df2682a: allocation_mode "
-                       "sglang.d64p1m1+d32p2m1, scaled to the run's GPUs; "
-                       "examples/run_sync_ppo.sh: sglang.d4p1m1+d2p2m1); Table 2 does not say "
-                       "which allocation its synchronous runs used")  # fmt: skip
+        choices.append(f"synchronous AReaL: the asynchronous system at maximum staleness 0 "
+                       f"(AREAL_SYNC_ALLOCATION): {split}, generation then training, each "
+                       "batch's longest answer before the update")  # fmt: skip
     else:
-        num, den = AREAL_TRAIN_SHARE
-        per_node = 8
-        train = max(1, round(gpus * num / den / per_node)) * per_node
-        q.set("--no-sleep")
-        q.set("--groups", f"rollout={gpus - train}[tp={tp}],actor={train}[pp={pp}]")
         q.set("--placement", "async")
         q.set("--staleness", AREAL_STALENESS)
         q.set("--partial-rollout")
-        choices.append(f"asynchronous AReaL: {gpus - train} generation + {train} training GPUs "
-                       f"(3/4 SGLang in whole nodes: arXiv:2505.24298 §6.1), trainer PP {pp} "
-                       "(benchmark build_cmd.py "
-                       "get_allocation_mode at 820ca49), --placement async --staleness "
+        choices.append(f"asynchronous AReaL: {split}, --placement async --staleness "
                        f"{AREAL_STALENESS} (max_head_offpolicyness)")  # fmt: skip
         choices.append("interruptible generation (arXiv:2505.24298 §4.1): --partial-rollout, "
                        "the engines stream across batches and recompute the in-flight KV cache "
                        "at each weight update")  # fmt: skip
+    for text in published_checks(record, size, gpus - train, sync):
+        q.note(text)
     return q, _overlay(record), choices, "explicit mapping: AReaL -> --framework none"

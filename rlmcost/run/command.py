@@ -34,7 +34,8 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout
                  "gather_layers": "--tp-gather-layers",
                  "speculative_tokens": "--speculative-tokens",
                  "speculative_draft": "--speculative-draft",
-                 "speculative_acceptance": "--speculative-acceptance"}  # fmt: skip
+                 "speculative_acceptance": "--speculative-acceptance",
+                 "refit": "--refit"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip

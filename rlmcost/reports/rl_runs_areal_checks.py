@@ -1,0 +1,90 @@
+"""Cross-checks of AReaL's published hours (v0.3 blog Table 2, arXiv 2505.24298 Table 1) against
+the paper's own throughput figures, written into each row's notes: they show where the published
+step times and the paper's throughputs cannot both hold (split from
+:mod:`rlmcost.reports.rl_runs_areal` by purpose; nothing here changes a prediction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+FIG6B_GEN_TOKENS_PER_S = {"1.5B": 207e3, "7B": 111e3}
+"""Generation throughput without interruptible generation, tokens/s, on
+:data:`FIG6B_NODES` nodes: arXiv 2505.24298 (assets/paper.pdf at inclusionAI/AReaL 4aef98d8)
+Figure 6b, "non-interruptible" bars (interruptible: 231k and 130k), the same in
+blog/AReaL_v0_3.md Fig. 5 ("Without interruptible generation, the controller must wait for the
+longest response")."""
+
+FIG6B_NODES = 4
+"""Nodes of the Figure 6b ablation ("on 4 nodes"); taken as all generating, which makes the
+generation time an upper end (with 3 of 4 nodes on SGLang the rate per node is 4/3 higher)."""
+
+FIG5C_TOKENS_PER_S = {0: 128.7e3, 4: 356.6e3, -1: 396.8e3}
+"""Effective training throughput of the 1.5B math runs by maximum staleness, tokens/s: arXiv
+2505.24298 Figure 5c (blog Fig. 7); -1: unbounded staleness (8: 371.7k, 16: 382.4k on the way),
+where neither side waits for the other: the steady rate of the slower of trainer and generation."""
+
+ABLATION_MAX_NEW_TOKENS = 8192
+"""The staleness ablation's generation cap: blog/AReaL_v0_3.md at tag v0.3.0, the note under
+Table 3: "batch_size=512, n_rollouts=16, n_mini_batch=4, max_new_tokens=8192"."""
+
+ABLATION_AIME24 = {0: 42.0, 4: 42.2}
+"""AIME24 of the ablation's eta = 0 and eta = 4 (+ decoupled objective) runs (blog Table 3,
+paper Table 2), equal to Table 2's synchronous and asynchronous 1.5B rows."""
+
+
+def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: bool) -> list[str]:
+    """The notes of one AReaL row (module docstring): the 1.5B pair's generation cap, and the
+    step the paper's generation rate (and, for a synchronous row, its asynchronous sibling's
+    published step) allows."""
+    from rlmcost.reports.rl_runs import load_runs, published_step_s
+
+    step_s = published_step_s(record)
+    seqs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
+    notes = []
+    if size == "1.5B":
+        eta = 0 if sync else 4
+        tokens = FIG5C_TOKENS_PER_S[eta] * step_s
+        cap = int(record["prompt_len"]) + ABLATION_MAX_NEW_TOKENS
+        notes.append(
+            f"generation cap: this run is the staleness ablation's eta = {eta} run (AIME24 "
+            f"{ABLATION_AIME24[eta]} in both tables; 41.0 / 14.8 h = 2.77 = Fig. 5c's 356.6k / "
+            f"128.7k tokens/s), which the blog ran with max_new_tokens "
+            f"{ABLATION_MAX_NEW_TOKENS:,}; the paper's Appendix B says 27,648. At "
+            f"{ABLATION_MAX_NEW_TOKENS:,} the published step cannot hold Fig. 5c's throughput: "
+            f"{FIG5C_TOKENS_PER_S[eta] / 1e3:.1f}k tokens/s x {step_s:.1f} s = "
+            f"{tokens / 1e6:.1f}M tokens, {tokens / seqs:,.0f} per sequence > {cap:,} (prompt + "
+            f"cap); the row keeps 27,648")  # fmt: skip
+        trainer_s = tokens / FIG5C_TOKENS_PER_S[-1]
+        notes.append(
+            f"paper's steady rate: at unbounded staleness Fig. 5c reaches "
+            f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k tokens/s, the rate of the slower of AReaL's "
+            f"trainer and generation, so that side takes {tokens / 1e6:.1f}M / "
+            f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k = {trainer_s:.0f} s per step; compare the "
+            "predicted generation and old log-prob + update phases")  # fmt: skip
+    mean = record.get("mean_response_len")
+    assumed = ""
+    if mean is None:  # the row's length default (placement/length_defaults.py)
+        from rlmcost.placement.length_defaults import default_mean_response
+
+        mean, assumed = default_mean_response(int(record["max_response_len"])), " (assumed)"
+    rate = FIG6B_GEN_TOKENS_PER_S[size] * (gen_gpus / 8) / FIG6B_NODES
+    gen_s = seqs * int(mean) / rate
+    text = (f"paper's generation rate: {FIG6B_GEN_TOKENS_PER_S[size] / 1e3:.0f}k tokens/s on "
+            f"{FIG6B_NODES} nodes without interruption (Fig. 6b) on this run's {gen_gpus // 8} "
+            f"SGLang nodes generates the step's {seqs:,} x {int(mean):,}{assumed} response "
+            f"tokens in {gen_s:.0f} s")  # fmt: skip
+    sibling = next((r for r in load_runs()["runs"] if r["framework"] == "areal"
+                    and r["model"] == record["model"] and r["off_policy_steps"] != 0),
+                   None)  # fmt: skip
+    if sync and sibling is not None:
+        train_s = published_step_s(sibling)
+        bound = gen_s + train_s
+        text += (f"; with training no longer than the asynchronous step on the same trainer "
+                 f"({train_s:.1f} s, published), a synchronous step takes <= {bound:.0f} s "
+                 f"against the published {step_s:.1f} s: {step_s - bound:.0f} s per step "
+                 f"({(step_s - bound) / step_s:.0%}) the paper's own throughputs do not "
+                 "explain")  # fmt: skip
+    notes.append(text)
+    return notes
