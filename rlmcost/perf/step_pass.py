@@ -98,6 +98,7 @@ class StepOptions:
     pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
     pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
     checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
+    fsdp2_copies: bool = False  # FSDP2's per-gather copy-out, per-RS copy-in (data_parallel)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
@@ -253,8 +254,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         scores = b * heads * s_loc * s
         softmax_f = dev.elementwise_s(2 * scores * x)
         softmax_b = dev.elementwise_s(3 * scores * x)
-        drop_f = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
-        drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
+        drop_f = drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
