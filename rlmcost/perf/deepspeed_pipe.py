@@ -28,6 +28,12 @@ Not modelled (host-side, no measured figure): the ``torch.cuda.synchronize()`` o
 ``self.tput_timer.start()``; ``deepspeed/utils/timer.py`` @4ad8019cd) and the host reads of
 ``PartitionedTensor.from_meta`` (``meta.tolist()``) before each partitioned receive: the GPU waits
 for the host to launch the next pass, a launch latency per pass.
+
+What remains of the MT-NLG rows' error (+18 / +19 / +24 %) is not in this engine as far as its
+code shows: Megatron-LM's own 530B row (Narayanan et al. 2021 Table 1, the same model on Selene,
+163 TFLOP/s) takes 0.186 s per micro-batch and stage slot, which over MT-NLG's m + p - 1 = 274 /
+226 / 194 slots gives 50.9 / 42.0 / 36.0 s against the published 60.1 / 50.2 / 44.4 s; the
+published times fit 0.195 s x (m + 2 (p - 1)) within 1 %, or 0.196 s x (m + p - 1) + 6.4 s.
 """
 
 from __future__ import annotations
