@@ -161,3 +161,54 @@ def test_mtnlg_rows_use_the_deepspeed_engine_and_megatron_rows_keep_theirs() -> 
             assert "pp_grad_scatter_gather" not in row["options"]
     meg_row = next(r for r in table["rows"] if r["id"] == "narayanan2021-529.6b")
     assert abs(predict_row(meg_row).error) < 0.02
+
+
+def _stage_passes(options: StepOptions, ckpt: Checkpointing = Checkpointing.FULL):
+    arch = gpt_arch(8, 4096, 32, 51200, 2048)
+    layout = Layout(tp=8, pp=4, dp=1, micro_batch=1, ckpt=ckpt)
+    share = data_share(layout, 16, 2048)
+    c = StepContext.of(
+        arch, layout, 2048, share, Device(get_hardware("a100-80gb")), options, Workload()
+    )
+    return c, [stage_pass(c, st) for st in stages(arch, 4)]
+
+
+def test_pipeline_module_checkpoints_the_embedding_and_the_head() -> None:
+    # deepspeed/runtime/pipe/module.py @4ad8019cd, _is_checkpointable: a class not named
+    # GPT2ModelPipe (Megatron-DeepSpeed's GPTModelPipe, gpt_model.py @8a132ced) checkpoints every
+    # layer with parameters: the tied embedding (first stage) and the final norm + LM head (last)
+    c, base = _stage_passes(StepOptions())
+    _, ds = _stage_passes(StepOptions(checkpoint_embeddings=True))
+    dev, T, d, v = c.device, c.tokens, int(c.arch.d_model), int(c.arch.vocab) // 8
+    head_fwd = dev.gemm_s(T, v, d)
+    norm = dev.elementwise_s(T * 2 * d * c.workload.activation_dtype.bytes)
+    last, first = -1, 0
+    assert ds[last].bwd["recompute"] == pytest.approx(base[last].bwd["recompute"] + head_fwd + norm)
+    assert ds[last].flops - base[last].flops == 2 * T * v * d  # one more [T, V/t, d] GEMM
+    assert ds[last].fwd_s == base[last].fwd_s
+    ar = c.comm(Collective.ALL_REDUCE, T * d * c.workload.activation_dtype.bytes, 8, ("tp",))
+    assert ds[first].bwd["tp"] == pytest.approx(base[first].bwd["tp"] + ar)  # the lookup again
+    assert ds[first].flops == base[first].flops
+    for mid in (1, 2):  # transformer layers only: recomputed either way
+        assert ds[mid].total_s == base[mid].total_s
+    # only full recomputation checkpoints layers; selective (attention core) leaves them alone
+    for ckpt in (Checkpointing.SELECTIVE, Checkpointing.NONE):
+        _, a = _stage_passes(StepOptions(), ckpt)
+        _, b = _stage_passes(StepOptions(checkpoint_embeddings=True), ckpt)
+        assert [p.total_s for p in a] == [p.total_s for p in b]
+
+
+def test_mtnlg_rows_recompute_the_head_and_megatron_rows_do_not() -> None:
+    table = load_table()
+    for row in table["rows"]:
+        assert row["options"].get("checkpoint_embeddings", False) is (row["source"] == "smith2022")
+    row = next(r for r in table["rows"] if r["source"] == "smith2022")
+    plain = copy.deepcopy(row)
+    del plain["options"]["checkpoint_embeddings"]
+    ds, meg = predict_row(row).step, predict_row(plain).step
+    # the head's forward once more for every sequence: 2 d V per token (V = 51200, d = 20480)
+    m = row["model"]
+    head = 2 * m["hidden"] * m["vocab"] * row["batch"] * m["seq"]
+    assert ds.hardware_flops - meg.hardware_flops == head
+    assert ds.model_flops == meg.model_flops
+    assert ds.slowest_stage == row["layout"]["pp"] - 1 and ds.step_s > meg.step_s

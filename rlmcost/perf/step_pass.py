@@ -52,12 +52,8 @@ separate kernel adds into the accumulation buffer (``fused_grad_accumulation`` o
 micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``:
 4 for Megatron-LM's fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's
 fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``,
-DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype).
-
-**DeepSpeed's pipeline engine** (``deepspeed/runtime/pipe/engine.py`` before e2fdd254e, 2021-09-29)
-sends activations split over the TP ranks, gradients whole (``is_grad_partitioned = False``) after
-an all-gather restoring the stage's output (``_exec_recv_grads``): ``pp_grad_scatter_gather`` off;
-its ``TrainSchedule`` is 1F1B's order.
+DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline
+engine (whole gradient sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
 
 :mod:`~rlmcost.perf.train_step` adds data parallelism, the optimizer and the pipeline's bubbles
 to these passes; :mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context.
@@ -79,6 +75,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
+from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
@@ -100,6 +97,8 @@ class StepOptions:
     overlap_param_gather: bool = True
     pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
     pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
+    checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
+    fsdp2_copies: bool = False  # FSDP2's per-gather copy-out, per-RS copy-in (data_parallel)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
@@ -255,8 +254,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         scores = b * heads * s_loc * s
         softmax_f = dev.elementwise_s(2 * scores * x)
         softmax_b = dev.elementwise_s(3 * scores * x)
-        drop_f = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
-        drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
+        drop_f = drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
@@ -352,15 +350,17 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         f, b = gemm_fwd_bwd_s(dev, T, v, d)
         out.fwd["gemm"] += f
         out.bwd["gemm"] += b
-        out.flops += 6 * T * v * d
+        out.flops += (8 if recomputes_embeddings(c) else 6) * T * v * d
         n, h = T * 2 * (d // t if lay.sp else d) * x, c.options.logprob_head  # norm; log-softmax
         out.fwd["elementwise"] += dev.elementwise_s(T * v * h.fwd_bytes + n, h.fwd_kernels)
         out.bwd["elementwise"] += dev.elementwise_s(T * v * h.bwd_bytes + 2 * n, h.bwd_kernels)
+        if recomputes_embeddings(c):  # norm and head again (perf.deepspeed_pipe)
+            out.bwd["recompute"] += f + dev.elementwise_s(n)
     if t > 1:  # vocabulary-parallel embedding (first) and head input gradient (last)
         strategy = "sp" if lay.sp else "tp"
         ar = c.comm(Collective.ALL_REDUCE, act, t, ("tp",))
         out.fwd[strategy] += ar if stage.first else 0.0
-        out.bwd[strategy] += ar if stage.last else 0.0
+        out.bwd[strategy] += ar if stage.last or (stage.first and recomputes_embeddings(c)) else 0.0
     if lay.pp > 1:
         v = lay.virtual_stages
         split = t if (t > 1 and (lay.sp or c.options.pp_scatter_gather)) else 1

@@ -228,4 +228,5 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     if ckpt is Checkpointing.SELECTIVE:
         return attention
     head = 2 * int(arch.d_model) * int(arch.vocab) * sequences * c.seq
-    return model_flops_train(arch, sequences, c.seq) // 3 - head
+    rerun_head = c.options.checkpoint_embeddings  # perf.deepspeed_pipe: the head runs again
+    return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head)

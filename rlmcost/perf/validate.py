@@ -167,6 +167,8 @@ def predict_row(row: dict[str, Any]) -> Row:
         fused_grad_accumulation=o["fused_grad_accumulation"],
         main_grad_bytes=o.get("main_grad_bytes", 4),
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
+        checkpoint_embeddings=o.get("checkpoint_embeddings", False),
+        fsdp2_copies=o.get("fsdp2_copies", False),
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)

@@ -1,0 +1,51 @@
+"""DeepSpeed's 2021 pipeline engine: what it runs beyond Megatron-LM's own 1F1B.
+
+The MT-NLG 530B runs (Smith et al. 2022, arXiv 2201.11990, §2.3) train Megatron-DeepSpeed's
+``GPTModelPipe`` on DeepSpeed's ``PipelineEngine`` (microsoft/DeepSpeed before e2fdd254e,
+2021-09-29, after the runs). :mod:`~rlmcost.perf.step_pass` times its passes with two options:
+
+* ``pp_grad_scatter_gather`` off: ``deepspeed/runtime/pipe/engine.py`` sends activations split
+  over the TP ranks, gradients whole (``is_grad_partitioned = False``) after an all-gather
+  restoring the stage's output (``_exec_recv_grads``). Its ``TrainSchedule``
+  (``deepspeed/runtime/pipe/schedule.py``) runs each stage in 1F1B order, and its blocking
+  send/recv keep 1F1B's makespan (tests/test_deepspeed_pipeline_engine.py), so the bubble is
+  1F1B's (p - 1) / m.
+* ``checkpoint_embeddings``: ``PipelineModule.forward`` wraps every layer for which
+  ``_is_checkpointable`` holds in ``deepspeed.checkpointing.checkpoint``; for any class not named
+  ``GPT2ModelPipe`` that is every layer with parameters (``deepspeed/runtime/pipe/module.py``
+  @4ad8019cd, 2021-09-18). Megatron-DeepSpeed's class is ``GPTModelPipe``
+  (``megatron/model/gpt_model.py`` @8a132ced, 2021-06-06: ``TiedLayerSpec('embed', ...)``, the
+  transformer layers, ``LayerSpec(LayerNorm, ...)``, the tied embedding again with
+  ``_logits_helper``; ``activation_checkpoint_interval = checkpoint_num_layers``). So under full
+  recomputation the first stage reruns the word-embedding lookup and its TP all-reduce, and the
+  last stage the final norm and the [T, V / P_t, d] logits GEMM, before their backward. The
+  loss (``loss_fn``) and the dtype casts have no parameters and are not rerun. Megatron-LM's own
+  ``--checkpoint-activations`` recomputes the transformer layers only (Narayanan et al. 2021
+  rows leave the option off).
+
+Not modelled (host-side, no measured figure): the ``torch.cuda.synchronize()`` of
+``ThroughputTimer.start`` at every forward pass (``_exec_forward_pass`` calls
+``self.tput_timer.start()``; ``deepspeed/utils/timer.py`` @4ad8019cd) and the host reads of
+``PartitionedTensor.from_meta`` (``meta.tolist()``) before each partitioned receive: the GPU waits
+for the host to launch the next pass, a launch latency per pass.
+
+What remains of the MT-NLG rows' error (+18 / +19 / +24 %) is not in this engine as far as its
+code shows: Megatron-LM's own 530B row (Narayanan et al. 2021 Table 1, the same model on Selene,
+163 TFLOP/s) takes 0.186 s per micro-batch and stage slot, which over MT-NLG's m + p - 1 = 274 /
+226 / 194 slots gives 50.9 / 42.0 / 36.0 s against the published 60.1 / 50.2 / 44.4 s; the
+published times fit 0.195 s x (m + 2 (p - 1)) within 1 %, or 0.196 s x (m + p - 1) + 6.4 s.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.parallel.layout import Checkpointing
+
+if TYPE_CHECKING:
+    from rlmcost.perf.step_pass import StepContext
+
+
+def recomputes_embeddings(c: StepContext) -> bool:
+    """Whether full recomputation also reruns the embedding and the LM head (module doc)."""
+    return c.options.checkpoint_embeddings and c.layout.ckpt is Checkpointing.FULL
