@@ -8,12 +8,12 @@ entry in ``EngineArgs.get_batch_defaults`` and falls through to
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from pathlib import Path
 
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.frameworks.nemo_rl_vllm import ASYNC_ENGINE_MAX_NUM_SEQS
+from rlmcost.reports.rl_runs import load_runs
+from rlmcost.reports.rl_runs_frameworks import recipe
 
 CFG = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
 G = "policy.generation"
@@ -44,10 +44,16 @@ def test_a_given_max_num_seqs_wins() -> None:
 
 
 def test_rows_with_the_async_engine_run_128_sequences_per_engine() -> None:
-    # every NeMo RL row whose recipe turns the async engine on imports the cap (the rows'
-    # framework_settings are the recipes' keys; none of them sets max_num_seqs)
-    text = resources.files("rlmcost.perf").joinpath("data", "rl_runs.json").read_text()
-    rows = [r for r in json.loads(text)["runs"] if r["framework"] == "nemo-rl"
+    # every NeMo RL row whose recipe turns the async engine on imports the cap, except the
+    # DeepSeek-V3 FP8 1-off rows, whose recipe (grpo-deepseek-v3-64n8g-fp8-async-1off.yaml,
+    # v0.6.0 and v0.7.0) sets vllm_kwargs.max_num_seqs 32
+    by_id = {r["id"]: r for r in load_runs()["runs"]}
+    rows = [r for r in by_id.values() if r["framework"] == "nemo-rl"
             and r["framework_settings"].get(f"{G}.vllm_cfg.async_engine")]  # fmt: skip
     assert len(rows) >= 30
-    assert not any("max_num_seqs" in k for r in rows for k in r["framework_settings"])
+    for r in rows:
+        q = recipe(r).query
+        assert q is not None
+        flags = dict(q.flags)
+        want = 32 if "fp8-512gpu" in r["id"] and "deepseek" in r["id"] else 128
+        assert flags["--max-num-seqs"] == want, r["id"]
