@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -44,10 +45,8 @@ IGNORED = (
     "policy.make_sequence_length_divisible_by", "policy.dynamic_batching.train_mb_tokens",
     "policy.sequence_packing.train_mb_tokens", "policy.max_grad_norm", "policy.optimizer",
     "policy.scheduler", "policy.generation.temperature", "policy.generation.top_p",
-    "policy.generation.top_k", "policy.generation.stop_token_ids",
-    "policy.generation.stop_strings",
-    "policy.generation.vllm_cfg.max_model_len",
-    "policy.generation.vllm_cfg.use_deep_gemm",
+    "policy.generation.top_k", "policy.generation.stop_token_ids", "policy.generation.stop_strings",
+    "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.use_deep_gemm",
     "policy.generation.vllm_cfg.num_last_layers_in_bf16",
     "policy.generation.vllm_cfg.num_first_layers_in_bf16", "policy.generation.vllm_kwargs",
     "policy.generation.vllm_cfg.expert_parallel_size", "data", "env", "logger",
@@ -320,6 +319,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
         q.set("--enforce-eager")
     _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
+    engine_max_num_seqs(r, q, g)
     offload = dict(q.flags).get("--offload")
     if r.flag(f"{g}.colocated.enabled", True):
         for key in ("gpus_per_node", "num_nodes"):

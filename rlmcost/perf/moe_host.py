@@ -46,6 +46,19 @@ from a DGX-B200 (x86 host); other hosts are assumed alike. Still unmodelled on t
 RL's fp64 router (``moe_router_dtype``) and unfused permutation (``moe_permute_fusion: false``:
 megatron/core/transformer/moe/moe_utils.py ``permute`` sorts the [experts x tokens] routing map
 and gathers in several kernels where TE's fused permute runs one).
+
+**Checked and left out (issue 18).** (1) Per-expert GEMM launches (``SequentialMLP``, one GEMM
+pair per local expert) do not apply to NeMo RL's Qwen3 MoE rows: grouped GEMM was on before
+NeMo RL commit 905315492 made it a recipe key, through Megatron-Bridge's
+``qwen3_moe_bridge.py`` (``moe_grouped_gemm = True`` at the commits NeMo RL v0.4.0, v0.5.0 and
+v0.6.0 pin: 62f4704b, 1e9a459b, 95e5f38f) and NeMo's ``Qwen3MoEConfig`` (v0.3.0's NeMo
+backend; read at NVIDIA/NeMo 00558c4f, not the pinned branch). (2) A Grace host: PyTorch
+dispatches a Linear forward in 37.1 us on GB200 against 13.5 us on a DGX-H100's Xeon 8480C
+(NVIDIA/TransformerEngine issue 2053), but the floor x 2.75 on GB200 moves the colocated GB200
+Qwen3-30B-A3B rows to +21..+49 % while fixing their 1-step off-policy rows (-52 % -> +26 %), so no
+single host factor fits both; not applied. (3) The forward share: taking it as 1/2 or 2/3 moves
+every affected row toward its published figure (NeMo RL v0.3 log-probs 5.8 -> 9.2 s of 23 s
+published) but no measurement separates the passes, so the kernel-count share stays.
 """
 
 from __future__ import annotations

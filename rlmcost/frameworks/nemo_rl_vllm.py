@@ -1,0 +1,45 @@
+"""NeMo RL's vLLM engine batch limits: what ``max_num_seqs`` an engine runs with when the config
+leaves it unset, which depends on how NeMo RL builds the engine.
+
+* ``vllm_cfg.async_engine: false``: ``vllm.LLM`` (``nemo_rl/models/generation/vllm/
+  vllm_worker.py``), whose usage context ``LLM_CLASS`` gets vLLM's large defaults (1024
+  sequences on GPUs of >= 70 GiB that are not A100; rlmcost.perf.rl_constants
+  ``VLLM_LARGE_GPU_MAX_NUM_SEQS``); the importer leaves rlmcost's engine default.
+* ``vllm_cfg.async_engine: true``: ``AsyncLLM.from_engine_args(engine_args, stat_loggers=...)``
+  (``nemo_rl/models/generation/vllm/vllm_worker_async.py`` ``_create_engine`` at v0.6.0 and
+  v0.7.0), no usage context given, so vLLM's default ``UsageContext.ENGINE_CONTEXT`` applies
+  (``vllm/v1/engine/async_llm.py`` ``from_engine_args``). ``EngineArgs.get_batch_defaults``
+  (``vllm/engine/arg_utils.py``) lists defaults for ``LLM_CLASS`` and ``OPENAI_API_SERVER``
+  only, so an unset ``max_num_seqs`` falls through to ``SchedulerConfig.DEFAULT_MAX_NUM_SEQS``,
+  128 (:data:`ASYNC_ENGINE_MAX_NUM_SEQS`), and the prefill budget to 2048 tokens. vLLM PR
+  37393 (2026-03-18, closed: "silently fell through to ``SchedulerConfig.
+  DEFAULT_MAX_NUM_SEQS=128``") and NeMo RL PR 4221 (2026-09-21, open, vLLM v0.26: the async
+  generation worker "takes the ENGINE_CONTEXT path", 128 sequences against ``LLM_CLASS``'s
+  1024) state it for the vLLM releases NeMo RL v0.5-v0.7 pin (0.11-0.20). No NeMo RL
+  performance recipe of Qwen3 or Llama sets ``max_num_seqs`` (``vllm_kwargs``); the
+  DeepSeek-V3 FP8 one sets 32, read here when a row carries it.
+"""
+
+from __future__ import annotations
+
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.result import ImportedQuery
+
+ASYNC_ENGINE_MAX_NUM_SEQS = 128
+"""vLLM ``SchedulerConfig.DEFAULT_MAX_NUM_SEQS``: an ``AsyncLLM`` built without a usage context
+runs at most this many sequences at once (module doc; a framework default, not a measurement)."""
+
+
+def engine_max_num_seqs(r: Reader, q: ImportedQuery, g: str) -> None:
+    """``--max-num-seqs`` from ``{g}.vllm_kwargs.max_num_seqs``, else, for NeMo RL's async
+    engine, vLLM's ``ENGINE_CONTEXT`` default (module doc); ``g`` is ``policy.generation``."""
+    given = r.integer(f"{g}.vllm_kwargs.max_num_seqs", None)
+    if given is not None:
+        q.convert(f"{g}.vllm_kwargs.max_num_seqs={given}", "--max-num-seqs", given,
+                  "vLLM's concurrent sequences per engine")  # fmt: skip
+    elif r.flag(f"{g}.vllm_cfg.async_engine", False):
+        q.convert(f"{g}.vllm_cfg.async_engine=true", "--max-num-seqs",
+                  ASYNC_ENGINE_MAX_NUM_SEQS,
+                  "AsyncLLM.from_engine_args without a usage context: vLLM's ENGINE_CONTEXT "
+                  "default of 128 sequences per engine (SchedulerConfig.DEFAULT_MAX_NUM_SEQS; "
+                  "vLLM PR 37393, NeMo RL PR 4221), not LLM_CLASS's 1024")  # fmt: skip

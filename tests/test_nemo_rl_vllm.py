@@ -1,0 +1,59 @@
+"""NeMo RL's vLLM ``max_num_seqs`` by how it builds the engine (rlmcost.frameworks.nemo_rl_vllm).
+
+Source: NeMo RL ``vllm_worker_async.py`` ``_create_engine`` (v0.6.0, v0.7.0) calls
+``AsyncLLM.from_engine_args`` without a usage context; vLLM's ``ENGINE_CONTEXT`` then has no
+entry in ``EngineArgs.get_batch_defaults`` and falls through to
+``SchedulerConfig.DEFAULT_MAX_NUM_SEQS`` = 128 (vLLM PR 37393; NeMo RL PR 4221).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlmcost.frameworks.nemo_rl import import_nemo_rl
+from rlmcost.frameworks.nemo_rl_vllm import ASYNC_ENGINE_MAX_NUM_SEQS
+from rlmcost.reports.rl_runs import load_runs
+from rlmcost.reports.rl_runs_frameworks import recipe
+
+CFG = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
+G = "policy.generation"
+
+
+def _flags(overrides: list[str]) -> dict:
+    return dict(import_nemo_rl(CFG, overrides, 200).flags)
+
+
+def test_the_async_engine_runs_vllm_engine_context_default() -> None:
+    assert ASYNC_ENGINE_MAX_NUM_SEQS == 128  # vLLM SchedulerConfig.DEFAULT_MAX_NUM_SEQS
+    q = import_nemo_rl(CFG, [f"{G}.vllm_cfg.async_engine=true"], 200)
+    assert dict(q.flags)["--max-num-seqs"] == 128
+    (conv,) = [c for c in q.conversions if c.flag == "--max-num-seqs"]
+    assert "ENGINE_CONTEXT" in conv.how and "async_engine=true" in conv.given
+
+
+def test_the_llm_class_engine_keeps_the_engine_default() -> None:
+    # vllm_cfg.async_engine false (the fixture's, grpo_math_1B.yaml's): vllm.LLM, LLM_CLASS
+    assert "--max-num-seqs" not in _flags([])
+
+
+def test_a_given_max_num_seqs_wins() -> None:
+    # the DeepSeek-V3 FP8 1-off recipe (v0.5.0-v0.7.0) sets vllm_kwargs.max_num_seqs 32
+    on = [f"{G}.vllm_cfg.async_engine=true", f"{G}.vllm_kwargs.max_num_seqs=32"]
+    assert _flags(on)["--max-num-seqs"] == 32
+    assert _flags([f"{G}.vllm_kwargs.max_num_seqs=512"])["--max-num-seqs"] == 512
+
+
+def test_rows_with_the_async_engine_run_128_sequences_per_engine() -> None:
+    # every NeMo RL row whose recipe turns the async engine on imports the cap, except the
+    # DeepSeek-V3 FP8 1-off rows, whose recipe (grpo-deepseek-v3-64n8g-fp8-async-1off.yaml,
+    # v0.6.0 and v0.7.0) sets vllm_kwargs.max_num_seqs 32
+    by_id = {r["id"]: r for r in load_runs()["runs"]}
+    rows = [r for r in by_id.values() if r["framework"] == "nemo-rl"
+            and r["framework_settings"].get(f"{G}.vllm_cfg.async_engine")]  # fmt: skip
+    assert len(rows) >= 30
+    for r in rows:
+        q = recipe(r).query
+        assert q is not None
+        flags = dict(q.flags)
+        want = 32 if "fp8-512gpu" in r["id"] and "deepseek" in r["id"] else 128
+        assert flags["--max-num-seqs"] == want, r["id"]
