@@ -38,6 +38,21 @@ others wrap the worker-group call in ``ray_trainer.py`` ``fit``), so a call's by
 its phase (:func:`padded_call_bytes`); generation's come back before the batch exists on the
 driver, the residual (rewards, advantages) stays in the controller term.
 
+verl's fully-async trainer (``verl/experimental/fully_async_policy``, launched by
+``fully_async_main.py``) has no shared driver: the rollouter process pickles each finished
+prompt group (``fully_async_rollouter.py`` ``_process_single_sample_streaming``:
+``ray.cloudpickle.dumps`` of its ``RolloutSample``, padded to the configured lengths by the
+agent loop's postprocess, ``agent_loop/agent_loop.py``) into a Ray actor queue
+(``message_queue.py``: FIFO, ``put_sample`` drops the oldest only when full), and the trainer
+process fetches and unpickles them one by one, then concatenates the batch
+(``fully_async_trainer.py`` ``_get_samples_from_queue``, ``detach_utils.py``
+``assemble_batch_from_rollout_samples``) before it calls its workers: the generated batch
+crosses the network from the rollout nodes and is deserialized again on the trainer's side
+(about 9.5 GB per 512 x 16 sequences at S = 200, T = 28,672). Not modelled: a group's estimate
+is shared by the synchronous and the overlapped loop (``placement.group_key`` has no
+staleness), and verl's synchronous trainer on separate pools receives the batch once, in its
+single driver (the controller term).
+
 The driver does this serially (one process), so its seconds are the bytes it (de)serializes
 over :data:`DATAPROTO_SERDE_BYTES_PER_S`; the chunks of the other nodes' workers also cross the
 driver node's network (``RAY_CROSS_NODE_BYTES_PER_S``). At a long cap and a short mean response
