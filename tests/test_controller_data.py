@@ -21,6 +21,7 @@ from rlmcost.perf.controller_data import (
     DATAPROTO_SERDE_BYTES_PER_S,
     controller_data_s,
     padded_batch_bytes,
+    padded_call_bytes,
 )
 from rlmcost.perf.refit import controller_s
 
@@ -73,8 +74,8 @@ def _controller_s(framework: str, gpus: int, response_len: int) -> float:
             "--length-dist", "lognormal:1000,0.67," + str(response_len)]  # fmt: skip
     est = evaluate_deployment(run_from_argv("rlvr", argv))
     found = [t for g in est.groups for t in g.transfers if t.kind == "controller"]
-    assert len(found) == 1
-    return found[0].predicted
+    assert len(found) in (1, 3)  # NeMo RL: the residual; verl: plus the log-prob and update calls
+    return sum(t.predicted for t in found)
 
 
 def test_verl_pays_for_the_padded_cap_and_nemo_rl_does_not():
@@ -90,3 +91,58 @@ def test_verl_pays_for_the_padded_cap_and_nemo_rl_does_not():
 def test_more_gpus_do_not_shorten_the_drivers_share():
     """The driver is one process: more nodes only add network share."""
     assert _controller_s("verl", 32, 8192) >= _controller_s("verl", 8, 8192)
+
+
+def test_every_rank_of_a_shard_returns_the_forwards_tensors():
+    """verl's worker-group call ``ray.get``\\ s all world_size outputs before collect_fn keeps
+    one rank per data shard (verl/single_controller/ray/base.py func_generator,
+    base/decorator.py collect_nd_compute at b25bb7d4f), and every Ulysses rank returns the
+    gathered log-probs (fsdp_workers.py compute_log_prob): with 4 ranks per shard the
+    old_log_probs and entropys [N, T] fp32 come back 4 times; what goes out does not change."""
+    n, s, t = 8, 5, 7
+    batch = 8 * (s + 2 * t + 3 * (s + t))
+    one = padded_call_bytes(n, s, t, [2], 1)
+    four = padded_call_bytes(n, s, t, [2], 1, replicas=[4])
+    assert one.forwards == (n * (batch + 2 * 4 * t),)
+    assert four.forwards == (n * (batch + 4 * 2 * 4 * t),)
+    assert (four.generate, four.trains) == (one.generate, one.trains)
+    assert padded_batch_bytes(n, s, t, [2], 1, replicas=[4]) == four.total
+
+
+def _verl_7b(extra: list[str]):
+    argv = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "16", "--prompt-len", "256", "--response-len", "8192",
+            "--hardware", "h20", "--gpus", "16", "--rollout-tp", "4",
+            "--length-dist", "lognormal:1000,0.67,8192", *extra]  # fmt: skip
+    return evaluate_deployment(run_from_argv("rlvr", argv))
+
+
+def test_a_calls_driver_data_is_timed_in_its_phase():
+    """verl's marked_timer('old_log_prob') and ('update_actor') wrap the worker-group call,
+    dispatch and collect included (verl/trainer/ppo/ray_trainer.py fit at b25bb7d4f): the
+    phase is the job plus its driver data; the controller term keeps the residual and the
+    generated batch."""
+    est = _verl_7b([])
+    phases = {p.name: p.time_s for p in est.phases}
+    (g,) = est.groups
+    jobs = {j.phase: j.predicted_s for j in g.jobs}
+    data = {t.phase: t.predicted for t in g.transfers if t.kind == "controller"}
+    assert set(data) == {"controller", "old log-prob", "update actor"}
+    for name in ("old log-prob", "update actor"):
+        assert data[name] > 0
+        assert phases[name] == pytest.approx(jobs[name] + data[name])
+    assert phases["controller"] == pytest.approx(data["controller"])
+    assert data["controller"] > controller_s()  # the generated batch coming back
+
+
+def test_ulysses_ranks_multiply_the_returned_log_probs():
+    """The same run with Ulysses 4 (rlmcost's --cp 4): the old-log-prob call's bytes grow by
+    three more copies of old_log_probs and entropys, N x T x 4 B x 2 each (N = 64 x 16,
+    T = 8192); the update's do not change."""
+    def calls(est):
+        return {t.phase: t.bytes for g in est.groups for t in g.transfers
+                if t.kind == "controller" and t.phase != "controller"}  # fmt: skip
+
+    one, four = calls(_verl_7b([])), calls(_verl_7b(["--cp", "4"]))
+    assert four["old log-prob"] - one["old log-prob"] == 3 * 64 * 16 * 8192 * 4 * 2
+    assert four["update actor"] == one["update actor"]

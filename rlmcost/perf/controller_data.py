@@ -23,6 +23,36 @@ to the worker groups call by call:
   (``token_level_scores``, ``token_level_rewards``, ``advantages``, ``returns``), all of
   which the training calls carry.
 
+* the driver fetches every rank's result, not only the ones it keeps: the worker group's call
+  (``verl/single_controller/ray/base.py`` ``func_generator``) runs ``ray.get`` on all
+  ``world_size`` outputs before ``collect_fn``
+  (``verl/single_controller/base/decorator.py`` ``collect_nd_compute``) picks one rank per data
+  shard, and every rank of a shard returns the whole shard's fp32 tensors
+  (``verl/workers/fsdp_workers.py`` ``compute_log_prob``: each Ulysses rank holds the gathered
+  log-probs, ``gather_outputs_and_unpad``; only ``is_collect`` marks sequence-parallel rank 0).
+  A forward's results come back ``replicas`` = ranks per data shard times (Ulysses or context,
+  tensor and pipeline ranks: the layout's GPUs over its data-parallel degree).
+
+verl times each call with its dispatch and collect (``marked_timer("old_log_prob")`` and the
+others wrap the worker-group call in ``ray_trainer.py`` ``fit``), so a call's bytes belong to
+its phase (:func:`padded_call_bytes`); generation's come back before the batch exists on the
+driver, the residual (rewards, advantages) stays in the controller term.
+
+verl's fully-async trainer (``verl/experimental/fully_async_policy``, launched by
+``fully_async_main.py``) has no shared driver: the rollouter process pickles each finished
+prompt group (``fully_async_rollouter.py`` ``_process_single_sample_streaming``:
+``ray.cloudpickle.dumps`` of its ``RolloutSample``, padded to the configured lengths by the
+agent loop's postprocess, ``agent_loop/agent_loop.py``) into a Ray actor queue
+(``message_queue.py``: FIFO, ``put_sample`` drops the oldest only when full), and the trainer
+process fetches and unpickles them one by one, then concatenates the batch
+(``fully_async_trainer.py`` ``_get_samples_from_queue``, ``detach_utils.py``
+``assemble_batch_from_rollout_samples``) before it calls its workers: the generated batch
+crosses the network from the rollout nodes and is deserialized again on the trainer's side
+(about 9.5 GB per 512 x 16 sequences at S = 200, T = 28,672). Not modelled: a group's estimate
+is shared by the synchronous and the overlapped loop (``placement.group_key`` has no
+staleness), and verl's synchronous trainer on separate pools receives the batch once, in its
+single driver (the controller term).
+
 The driver does this serially (one process), so its seconds are the bytes it (de)serializes
 over :data:`DATAPROTO_SERDE_BYTES_PER_S`; the chunks of the other nodes' workers also cross the
 driver node's network (``RAY_CROSS_NODE_BYTES_PER_S``). At a long cap and a short mean response
@@ -33,6 +63,7 @@ with more GPUs. Bytes are exact integers (int64 token tensors, fp32 per-token te
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rlmcost.perf.rl_constants import RAY_CROSS_NODE_BYTES_PER_S, Constant
 
@@ -53,30 +84,63 @@ it in 0.74 s, gives 1.7 GB/s). low: one int64 [6400, 20480] tensor, 1.05 GB / 2.
 """
 
 
+@dataclass(frozen=True)
+class CallBytes:
+    """Bytes the driver (de)serializes per worker call of one step (module docstring):
+    ``generate`` (the prompts out, the padded batch back), one entry per forward (the batch out
+    with the fp32 tensors added so far, its own tensors back ``replicas`` times) and per
+    training call (the batch with every fp32 tensor of the step)."""
+
+    generate: int
+    forwards: tuple[int, ...]
+    trains: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return self.generate + sum(self.forwards) + sum(self.trains)
+
+
+def padded_call_bytes(sequences: int, prompt_len: int, response_len: int,
+                      forward_outputs: Sequence[int], trains: int,
+                      generated: int | None = None,
+                      replicas: Sequence[int] = ()) -> CallBytes:  # fmt: skip
+    """Per-call bytes of one step (module docstring): the generated batch coming back, each
+    forward's batch going out and its ``forward_outputs[i]`` fp32 [N, T] tensors coming back
+    ``replicas[i]`` times (default 1), each of ``trains`` training calls' batch going out with
+    every fp32 tensor the step added. ``sequences`` = N, ``prompt_len`` = S and
+    ``response_len`` = T are the padded shapes (the configured maxima); ``generated``: the
+    sequences generated when more than N (DAPO's dynamic sampling, whose rounds all come back
+    to the driver).
+
+    >>> padded_call_bytes(1, 2, 3, [2], 1, replicas=[4])  # 48 + 184; 184 + 4 x 24; 184 + 72
+    CallBytes(generate=232, forwards=(280,), trains=(256,))
+    """
+    s, t = prompt_len, response_len
+    base = INT64_BYTES * (s + 2 * t + 3 * (s + t))  # prompts, responses + mask, ids/mask/pos
+    n = sequences
+    rollout = (INT64_BYTES * 3 * s + base) * max(n, generated or 0)  # prompts out, back
+    forwards = []
+    added = 0  # fp32 [N, T] tensors the forwards put in the batch so far
+    for i, outputs in enumerate(forward_outputs):
+        copies = replicas[i] if i < len(replicas) else 1
+        forwards.append(n * (base + added * FP32_BYTES * t + copies * outputs * FP32_BYTES * t))
+        added += outputs
+    added += 4  # compute_advantage: token_level_scores, token_level_rewards, advantages, returns
+    train = n * (base + added * FP32_BYTES * t)
+    return CallBytes(rollout, tuple(forwards), (train,) * trains)
+
+
 def padded_batch_bytes(sequences: int, prompt_len: int, response_len: int,
                        forward_outputs: Sequence[int], trains: int,
-                       generated: int | None = None) -> int:  # fmt: skip
-    """Bytes the driver (de)serializes in one step (module docstring): the generated batch
-    coming back, each forward's batch going out and its ``forward_outputs[i]`` fp32 [N, T]
-    tensors coming back, each of ``trains`` training calls' batch going out with every fp32
-    tensor the step added. ``sequences`` = N, ``prompt_len`` = S and ``response_len`` = T are
-    the padded shapes (the configured maxima); ``generated``: the sequences generated when
-    more than N (DAPO's dynamic sampling, whose rounds all come back to the driver).
+                       generated: int | None = None,
+                       replicas: Sequence[int] = ()) -> int:  # fmt: skip
+    """Bytes the driver (de)serializes in one step: the sum of :func:`padded_call_bytes`.
 
     >>> padded_batch_bytes(1, 2, 3, [2], 1)  # S=2, T=3: 48 + 184, 184 + 24, 184 + 72
     696
     """
-    s, t = prompt_len, response_len
-    base = INT64_BYTES * (s + 2 * t + 3 * (s + t))  # prompts, responses + mask, ids/mask/pos
-    rollout = (INT64_BYTES * 3 * s + base) * max(sequences, generated or 0)  # prompts out, back
-    per_seq = 0
-    added = 0  # fp32 [N, T] tensors the forwards put in the batch so far
-    for outputs in forward_outputs:
-        per_seq += base + added * FP32_BYTES * t + outputs * FP32_BYTES * t
-        added += outputs
-    added += 4  # compute_advantage: token_level_scores, token_level_rewards, advantages, returns
-    per_seq += trains * (base + added * FP32_BYTES * t)
-    return rollout + sequences * per_seq
+    return padded_call_bytes(sequences, prompt_len, response_len, forward_outputs, trains,
+                             generated, replicas).total  # fmt: skip
 
 
 def controller_data_s(nbytes: int, cross_node_fraction: float, end: str = "value") -> float:

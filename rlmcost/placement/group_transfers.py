@@ -17,11 +17,11 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.perf.controller_data import controller_data_s, padded_batch_bytes
+from rlmcost.perf.controller_data import CallBytes, controller_data_s, padded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupModel
-from rlmcost.placement.jobs import Job, Transfer
+from rlmcost.placement.jobs import Job, Transfer, phase_of
 from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
     group_link_bytes_per_s,
@@ -89,15 +89,16 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
             )
         )  # fmt: skip
     gen = next((t for t in g.tasks if t.kind is Kind.GENERATE), None)
+    calls = padded_calls_of(g, jobs) if beh is not None and beh.padded_batch else None
+    cross = max(0.0, 1 - g.s.hardware.gpus_per_node / g.gpus)
     if beh is not None and beh.ray_controller and gen is not None:
-        nbytes = padded_batch_bytes_of(g) if beh.padded_batch else 0
-        cross = max(0.0, 1 - g.s.hardware.gpus_per_node / g.gpus)
+        nbytes = calls.generate if calls is not None else 0
 
         def seconds(end: str) -> float:
             return controller_s(end) + controller_data_s(nbytes, cross, end)
 
-        what = f"; the batch padded to S + T through the driver, {nbytes / 1e9:.1f} GB" \
-            if nbytes else ""  # fmt: skip
+        what = f"; the generated batch padded to S + T back to the driver, " \
+            f"{nbytes / 1e9:.1f} GB" if nbytes else ""  # fmt: skip
         out.append(
             Transfer(
                 "controller",
@@ -107,6 +108,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
             )
         )  # fmt: skip
+    if beh is not None and beh.ray_controller and calls is not None:
+        out += _call_data(g, jobs, calls, cross)
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
         for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
@@ -147,17 +150,58 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
     )  # fmt: skip
 
 
-def padded_batch_bytes_of(g: GroupModel) -> int:
-    """What the driver moves per step for the iteration's invocations (:func:`~rlmcost.perf.
-    controller_data.padded_batch_bytes`): B x K sequences at the workload's S + T (rho B K
-    generated under dapo's oversampling); the actor's forward returns log-probs and entropies,
-    any other forward one fp32 tensor."""
+def padded_calls_of(g: GroupModel, jobs: Sequence[Job] = ()) -> CallBytes:
+    """What the driver moves per step, call by call, for the iteration's invocations
+    (:func:`~rlmcost.perf.controller_data.padded_call_bytes`): B x K sequences at the
+    workload's S + T (rho B K generated under dapo's oversampling); the actor's forward returns
+    log-probs and entropies, any other forward one fp32 tensor, from every rank of a data shard
+    (``replicas``: the forward's GPUs over its data-parallel degree, for the forwards among
+    ``jobs``; 1 for another group's, whose returns this group's calls do not carry)."""
     w = g.s.workload
-    forwards = [2 if t.role is Role.ACTOR else 1 for t in g.s.tasks if t.kind is Kind.FORWARD]
+    layouts = {j.task.index: j.layout for j in jobs}
+    forwards = [t for t in g.s.tasks if t.kind is Kind.FORWARD]
+    outputs = [2 if t.role is Role.ACTOR else 1 for t in forwards]
+    replicas = [layouts[t.index].n_gpus // layouts[t.index].dp if t.index in layouts else 1
+                for t in forwards]  # fmt: skip
     trains = sum(1 for t in g.s.tasks if t.kind is Kind.TRAIN)
     generated = int(w.sequences * Fraction(str(g.s.values.get("rho", 1))))  # dapo: rho B K
-    return padded_batch_bytes(w.sequences, w.prompt_len, w.response_len, forwards, trains,
-                              generated)  # fmt: skip
+    return padded_call_bytes(w.sequences, w.prompt_len, w.response_len, outputs, trains,
+                             generated, replicas)  # fmt: skip
+
+
+def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
+               cross: float) -> list[Transfer]:  # fmt: skip
+    """One transfer per forward or training job of the group: its call's bytes through the
+    driver (:mod:`rlmcost.perf.controller_data`), timed in the call's own phase as verl's
+    ``marked_timer`` around the worker-group call times them (``ray_trainer.py`` ``fit``)."""
+    forwards = [t.index for t in g.s.tasks if t.kind is Kind.FORWARD]
+    trains = [t.index for t in g.s.tasks if t.kind is Kind.TRAIN]
+    out = []
+    for job in jobs:
+        t = job.task
+        if t.kind is Kind.FORWARD:
+            nbytes = calls.forwards[forwards.index(t.index)]
+        elif t.kind is Kind.TRAIN:
+            nbytes = calls.trains[trains.index(t.index)]
+        else:
+            continue
+
+        def seconds(end: str, nbytes: int = nbytes) -> float:
+            return controller_data_s(nbytes, cross, end)
+
+        out.append(
+            Transfer(
+                "controller",
+                f"driver data of {t.label()}: the batch padded to S + T out"
+                f"{', its results back' if t.kind is Kind.FORWARD else ''}, "
+                f"{nbytes / 1e9:.1f} GB",
+                g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, t.stage, t.index,
+                predicted_s=seconds("value"),
+                spread=spread_of(seconds, "DATAPROTO_SERDE_BYTES_PER_S"),
+                phase_name=phase_of(t)[0],
+            )
+        )  # fmt: skip
+    return out
 
 
 def _colocated_refit(g: GroupModel, beh: Behaviour | None) -> str:

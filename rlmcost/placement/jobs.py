@@ -123,6 +123,7 @@ class Transfer:
     before: int | None = None
     predicted_s: float | None = None  # predicted seconds (None: the same as time_s)
     spread: Spread | None = None  # its own interval (None: the overhead category's)
+    phase_name: str | None = None  # the phase whose timer holds it (None: by its kind)
 
     @property
     def predicted(self) -> float:
@@ -130,8 +131,11 @@ class Transfer:
 
     @property
     def phase(self) -> str:
-        """``weight sync`` for a weight update (to another group, or the engine's own layout
-        before generation), ``engine sleep/wake``, else ``reshard`` / ``offload``."""
+        """``phase_name`` where set (a call's driver data, timed with the call), else ``weight
+        sync`` for a weight update (to another group, or the engine's own layout before
+        generation), ``engine sleep/wake``, else ``reshard`` / ``offload``."""
+        if self.phase_name is not None:
+            return self.phase_name
         engine_update = self.kind == "reshard" and self.stage is Stage.GENERATION
         if self.kind == "weight-sync" or engine_update:
             return "weight sync"

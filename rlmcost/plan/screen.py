@@ -219,7 +219,10 @@ def _group_s(estimate: Any) -> float:
 
     if estimate is None:
         return 0.0
-    return max((sum(t.predicted for t in g.transfers if t.kind == "controller"
+    # the controller's own term; a call's driver data (its phase's) grows with the ranks
+    # per data shard that return its results, a layout choice (perf.controller_data)
+    return max((sum(t.predicted for t in g.transfers
+                    if (t.kind == "controller" and t.phase == "controller")
                     or (t.kind == "weight-sync" and t.what.startswith("refit ")))
                 for g in estimate.groups
                 if any(j.task.kind is Kind.GENERATE for j in g.jobs)), default=0.0)  # fmt: skip
