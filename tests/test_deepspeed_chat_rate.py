@@ -218,6 +218,19 @@ def test_dschat_zero3_gathers_wait_in_line(dschat_rows):
     assert phases["reference"] >= gather
 
 
+def test_training_engines_forwards_gather_in_line(dschat_rows):
+    # rlhf_engine.py (DeepSpeedExamples e468799f): the actor's and critic's engines take
+    # get_train_ds_config (3e7-element live and prefetch limits: every gather exposed), the
+    # reference's and reward's get_eval_ds_config (DeepSpeed's defaults: prefetched). The
+    # actor's old-log-prob forward and the reference forward have the same FLOPs (the same
+    # OPT-66B over the same pairs), so they differ by one exposed 64-rank gather of the model
+    # (the decoder's bytes, plus the embeddings' 2 %)
+    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
+    phases = dict(row.predicted_phases_s)
+    gather = OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_NODE
+    assert gather <= phases["old log-prob"] - phases["reference"] <= 1.02 * gather
+
+
 @pytest.mark.parametrize(("suffix", "layers", "hidden", "figure_6"), [
     ("opt-6.7b-a100-80gb-8gpu-step3", 32, 4096, 32.9),
     ("opt-13b-a100-80gb-8gpu-step3", 40, 5120, 33.0),
