@@ -193,10 +193,13 @@ def test_run_66b_rows_train_lora_as_the_script_does(dschat_rows):
 def test_hybrid_engine_gathers_the_whole_model_on_every_rank(dschat_rows):
     # hybrid_engine.py generate (inference TP 8 of 64 ranks): GatheredParameters brings every
     # layer whole to every rank before apply_tensor_parallelism slices the rank's TP shard, so
-    # each GPU receives the 63/64 of the model it does not hold, over its NIC
+    # each GPU receives the 63/64 of the model it does not hold; an all-gather over the
+    # ZeRO-3 group (partition_parameters.py _allgather_params_coalesced), whose 64-rank rings
+    # cross the 8 nodes on all 8 NICs of a node, like the training passes' gathers below
     row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
     sync = dict(row.predicted_phases_s)["weight sync"]
-    assert sync >= OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_GPU
+    assert sync >= OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_NODE
+    assert sync < OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_GPU  # not one NIC's rate
 
 
 def test_dschat_zero3_gathers_wait_in_line(dschat_rows):
@@ -213,6 +216,19 @@ def test_dschat_zero3_gathers_wait_in_line(dschat_rows):
     phases = dict(row.predicted_phases_s)
     assert phases["update actor"] >= compute + 3 * gather
     assert phases["reference"] >= gather
+
+
+def test_training_engines_forwards_gather_in_line(dschat_rows):
+    # rlhf_engine.py (DeepSpeedExamples e468799f): the actor's and critic's engines take
+    # get_train_ds_config (3e7-element live and prefetch limits: every gather exposed), the
+    # reference's and reward's get_eval_ds_config (DeepSpeed's defaults: prefetched). The
+    # actor's old-log-prob forward and the reference forward have the same FLOPs (the same
+    # OPT-66B over the same pairs), so they differ by one exposed 64-rank gather of the model
+    # (the decoder's bytes, plus the embeddings' 2 %)
+    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
+    phases = dict(row.predicted_phases_s)
+    gather = OPT_66B_DECODER_BYTES * 63 / 64 / IB_PER_NODE
+    assert gather <= phases["old log-prob"] - phases["reference"] <= 1.02 * gather
 
 
 @pytest.mark.parametrize(("suffix", "layers", "hidden", "figure_6"), [
@@ -309,12 +325,12 @@ def test_eight_to_sixty_four_gpus_speedup_as_published(dschat_rows):
 
 
 def test_66b_sixty_four_gpus_are_the_rows_gap(dschat_rows):
-    # OPT-66B (Table 1: 2.1 days on 8 GPUs; Table 2: 7.5 hours on 64): the 8-GPU row is within
-    # 10 % of its published step, the 64-GPU row 25 % or more fast, so rlmcost's 8 -> 64 GPU
-    # speedup exceeds the published 6.72x by more than 15 %: a per-pair cost at 64 GPUs it does
-    # not price (the 64-GPU row's doubt); when a change closes the gap this fails
+    # OPT-66B (Table 1: 2.1 days on 8 GPUs; Table 2: 7.5 hours on 64): the 8-GPU row is inside
+    # its interval, the 64-GPU row 25 % or more fast, so rlmcost's 8 -> 64 GPU speedup exceeds
+    # the published 6.72x by more than 15 %: a per-pair cost at 64 GPUs it does not price (the
+    # 64-GPU row's doubt); when a change closes the gap this fails
     eight = _row(dschat_rows, "opt-66b-a100-80gb-8gpu-step3")
-    assert abs(eight.error) < 0.10
+    assert eight.inside
     predicted = _epoch_s(dschat_rows, "opt-66b-a100-80gb-8gpu-step3") / _epoch_s(
         dschat_rows, "opt-66b-a100-80gb-64gpu-step3"
     )
@@ -350,12 +366,12 @@ def test_experience_share_against_figure_6(dschat_rows, suffix):
 
 def test_66b_64gpu_doubt_is_current(dschat_rows):
     # Figure 7 (blogs/assets/images/figure7.png): OPT-66B on 8 nodes at 10 sequences/s, i.e.
-    # 10 / 64 = 0.156 per GPU (Table 2's 7.5 hours); the row's doubt says rlmcost gives 0.21
+    # 10 / 64 = 0.156 per GPU (Table 2's 7.5 hours); the row's doubt says rlmcost gives 0.22
     # per GPU there; when a model change closes the gap this fails, and the doubt is to be
     # revised
     row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
     per_gpu = row.run.workload.prompts / row.predicted_s / 64
-    assert per_gpu == pytest.approx(0.21, abs=0.01)
+    assert per_gpu == pytest.approx(0.22, abs=0.01)
     assert 10 / 64 < per_gpu
-    assert any(a.startswith("doubt (issue 18)") and "0.21 at 64 GPUs" in a
+    assert any(a.startswith("doubt (issue 18)") and "0.22 at 64 GPUs" in a
                for a in row.recipe.record["assumptions"])  # fmt: skip

@@ -82,8 +82,11 @@ def test_the_workspace_stays_through_training():
     # generating: the workspace's activation and score parts beside the KV cache it reads,
     # and run_66b.sh's --tp_gather_partition_size 4 whole fp16 layers gathered to slice the
     # TP shards (hybrid_engine.py generate); an OPT layer holds 12 h^2 weights and 13 h
-    # biases and LayerNorm parameters
-    layers = 4 * (12 * 9216**2 + 13 * 9216) * 2
+    # biases and LayerNorm parameters, and run_66b.sh's rank-128 LoRA adapters (lora.py
+    # LinearLayer_LoRA: r x (in + out) on q, k, v, out_proj and fc1, fc2 of 4 h), gathered
+    # with them (hybrid_engine.py generate: layer_lora_params)
+    adapters = 4 * 128 * (9216 + 9216) + 2 * 128 * (9216 + 4 * 9216)
+    layers = 4 * (12 * 9216**2 + 13 * 9216 + adapters) * 2
     assert gen.engine + gen.kv_cache == pytest.approx(ws + layers, rel=1e-12)
 
 
@@ -115,3 +118,41 @@ def test_forwards_run_at_the_measured_rate():
     flops = 24 * 64 * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
     reference = next(p.time_s for p in est.phases if p.name == "reference")
     assert reference >= flops / (8 * 312e12 * 0.32) * (1 - 1e-9)
+
+
+def test_generation_holds_no_adapters_of_its_own_at_tp():
+    # hybrid_engine.py generate at 9408a86: at inference TP > 1 each layer's LoRA product is
+    # added to its gathered base weights (_fuse_lora) before apply_tensor_parallelism slices
+    # the shard, so generation's weights are the TP shards of the base model, the actor's
+    # ZeRO-3 partition (with its adapters) and the other models' partitions; no TP share of
+    # the adapters besides. The same run without LoRA holds the same weights but the
+    # partitions of the adapters (fp16, over 8 ranks): the actor's (facebook/opt-66b, 64
+    # layers of hidden 9216) and the critic's (rlmcost gives every trained model the
+    # adapters; facebook/opt-350m, 24 layers of hidden 1024)
+    def gen_weights(settings):
+        est = _evaluation("opt-66b-a100-80gb-8gpu-step3", 4, settings)
+        return _jobs(est)[(Role.ACTOR, Kind.GENERATE)].memory.weights
+
+    def adapters(layers, h):
+        return layers * (4 * 128 * (h + h) + 2 * 128 * (h + 4 * h))
+
+    with_lora = gen_weights({})
+    without = gen_weights({"--actor_lora_dim": 0})
+    assert with_lora - without == adapters(64, 9216) * 2 // 8 + adapters(24, 1024) * 2 // 8
+
+
+def test_hybrid_engine_gather_spreads_over_every_nic_of_a_node():
+    # hybrid_engine.py generate gathers every layer over the ZeRO-3 group (all 64 ranks, 8
+    # per node: GatheredParameters -> partition_parameters.py _allgather_params_coalesced,
+    # one NCCL all_gather_into_tensor per parameter); NCCL's rings cross each node boundary
+    # once per channel, one channel per NIC, so the node's 8 HDR NICs (200 Gb/s = 25 GB/s
+    # each, A100 datasheet) carry the node-crossing bytes together: per rank 8 x 25 GB/s, at
+    # rlmcost's inter-node bus efficiency (0.9), not one NIC's 25 GB/s. Same link as the
+    # transfer's roofline bound (8 x 25 GB/s, no efficiency).
+    est = _evaluation("opt-13b-a100-80gb-64gpu-step3", 16)
+    (reshard,) = [t for g in est.groups for t in g.transfers if t.kind == "reshard"]
+    # every rank receives the whole fp16 model but its own ZeRO-3 partition
+    assert reshard.bytes_per_device > 2 * 12_000_000_000 * 63 // 64
+    assert reshard.time_s == pytest.approx(reshard.bytes_per_device / 200e9, rel=1e-12)
+    assert reshard.predicted_s == pytest.approx(reshard.bytes_per_device / (200e9 * 0.9),
+                                                rel=1e-3)  # fmt: skip

@@ -215,11 +215,17 @@ def _context(arch: Arch, layout: Layout, sequences: int, seq_len: int, hardware:
                           workload), share  # fmt: skip
 
 
-def link_transfer_s(bytes_per_device: float, hardware: HardwareSpec, gpus: int) -> float:
+def link_transfer_s(
+    bytes_per_device: float, hardware: HardwareSpec, gpus: int, collective: bool = False
+) -> float:
     """Seconds for every device of a ``gpus``-device span to receive ``bytes_per_device`` at
     the achieved bus bandwidth of its link (NVLink within a node, else the NIC), plus one
-    latency."""
+    latency. A ``collective`` over the span's whole nodes (the all-gather of a reshard) spreads
+    its node-crossing bytes over the NICs of every GPU of a node
+    (:func:`~rlmcost.perf.collectives.inter_node_bytes_per_s`, the link its bound reads:
+    :func:`~rlmcost.placement.transfer.group_link_bytes_per_s`); a copy keeps to its own NIC."""
     if bytes_per_device <= 0:
         return 0.0
-    lk = link(hardware, intra_node=gpus <= hardware.gpus_per_node)
+    per_node = min(gpus, hardware.gpus_per_node) if collective else 1
+    lk = link(hardware, intra_node=gpus <= hardware.gpus_per_node, ranks_per_node=per_node)
     return lk.latency_s + bytes_per_device / lk.bus_bytes_per_s

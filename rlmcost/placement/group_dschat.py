@@ -61,12 +61,19 @@ def dschat_forward_floor_s(g: GroupModel, task: Task) -> float:
     ``self.ref_model(seq)``, ``self.reward_model.forward_value``, ``self.critic_model.
     forward_value``; rlhf_engine.py ``_init_ref``: a ZeRO-3 engine of its own), so the
     engine's overheads that keep training at that rate (module docstring of
-    :mod:`rlmcost.perf.deepspeed_chat`) hold for them too."""
+    :mod:`rlmcost.perf.deepspeed_chat`) hold for them too. The forward of a model the group
+    trains (the actor's old log-probs, the critic's values) runs on its training engine, whose
+    ZeRO-3 config (ds_utils.py ``get_train_ds_config``: 3e7-element live and prefetch limits)
+    leaves its gather exposed (:func:`dschat_gathers_s`, one pass); the reference's and the
+    reward's engines take ``get_eval_ds_config`` (rlhf_engine.py ``_init_ref``,
+    ``_init_reward``), DeepSpeed's defaults, which prefetch."""
     if not dschat_group(g):
         return 0.0
     layout = g.layouts[task.index]
     flops = dschat_forward_flops(g.s.arch(task.role), g.batch(task), g.seq_len(task))
-    return dschat_train_floor_s(flops, layout.n_gpus, g.s.hardware.peak(g.s.workload.compute_dtype))
+    peak = g.s.hardware.peak(g.s.workload.compute_dtype)
+    gathers = dschat_gathers_s(g, task, 1) if g.trains_here(task.role) is not None else 0.0
+    return dschat_train_floor_s(flops, layout.n_gpus, peak) + gathers
 
 
 def dschat_gathers_s(g: GroupModel, task: Task, passes: int) -> float:

@@ -260,7 +260,8 @@ class GroupTasks(GroupSizes):
             m = with_logits_peak(
                 m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
             )
-        if dep.lora is not None and task.role in self.s.trained_roles:
+        if dep.lora is not None and task.role in self.s.trained_roles \
+                and not self.lora_fused(task):  # fmt: skip
             m = with_lora(m, self.adapters(task), layout, train, self.workload(task))
         if dep.lora is not None and self.shares_base(task):
             m = replace(m, weights=0)  # the actor's base weights, without its adapters
@@ -360,6 +361,20 @@ class GroupTasks(GroupSizes):
             part(("gate", "up", "down")),
         )  # fmt: skip
         return -(-total // (layout.tp * layout.pp))
+
+    def lora_fused(self, task: Task) -> bool:
+        """The task's generation holds no adapters of its own: DeepSpeed's Hybrid Engine at
+        inference TP > 1 adds each layer's LoRA product into its gathered base weights before
+        slicing the TP shard (deepspeed/runtime/hybrid_engine.py ``generate`` at 9408a86:
+        ``_fuse_lora`` then ``apply_tensor_parallelism``), so the adapters stay in the actor's
+        ZeRO-3 partition (its resident states) and in the gathered layers while they are
+        sliced (:func:`~rlmcost.placement.hybrid_workspace.gathered_layers_bytes`)."""
+        return (
+            task.kind is Kind.GENERATE
+            and not self.s.deployment.ideal
+            and engine_for(self.s, self.group.name).kind.hybrid_engine
+            and self.layouts[task.index].tp > 1
+        )
 
     def shares_base(self, task: Task) -> bool:
         """Under LoRA the reference is the actor's base model without adapters (verl

@@ -62,7 +62,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     per_device / bw,
                     t.stage,
                     t.index,
-                    link_transfer_s(per_device, g.s.hardware, g.gpus),
+                    link_transfer_s(per_device, g.s.hardware, g.gpus, collective=True),
                 )
             )
     if engine is not None and g.engine.sleep and len(g.tasks) > 1:

@@ -81,7 +81,9 @@ def gathered_layers_bytes(g: GroupMemory, task: Task) -> int:
     """One group of ``gather_layers`` whole decoder layers of the generating model (module
     docstring; 0 at inference TP 1, where the engine gathers the whole model, already its
     weights): a dense (or MoE) layer's parameters (``params_layer_dense``, Table III's
-    per-layer count, compiled) x the weights' bytes."""
+    per-layer count, compiled), with their LoRA adapters under LoRA (hybrid_engine.py
+    ``generate`` gathers ``layer_lora_params`` with the layer's weights), x the weights'
+    bytes."""
     layout = g.layouts[task.index]
     if layout.tp == 1:
         return 0
@@ -89,5 +91,12 @@ def gathered_layers_bytes(g: GroupMemory, task: Task) -> int:
     numbers = arch_numbers(arch)
     per_layer = int(blocks_gen.params_layer_moe(numbers) if arch.is_moe
                     else blocks_gen.params_layer_dense(numbers))  # fmt: skip
-    count = min(g.engine.gather_layers, int(arch.n_layers))
-    return count * per_layer * g.s.workload.weight_dtype.bytes
+    layers = int(arch.n_layers)
+    count = min(g.engine.gather_layers, layers)
+    lora = 0
+    if g.s.deployment.lora is not None and task.role in g.s.trained_roles:
+        # the adapters of every layer on one rank of the TP x PP layout, times that layout's
+        # ranks: the whole model's adapters, spread evenly over its layers
+        whole = g.adapters(task) * layout.tp * layout.pp
+        lora = -(-whole * count // layers)
+    return (count * per_layer + lora) * g.s.workload.weight_dtype.bytes

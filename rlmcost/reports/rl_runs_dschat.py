@@ -65,9 +65,13 @@ def deepspeed_chat(record: Record) -> Mapped:
         "(--release_inference_cache off; rlmcost/frameworks/ds_hybrid.py)",
         "the reference a ZeRO-3 model of its own (rlhf_engine.py _init_ref), not the LoRA "
         "actor's base",
-        "ZeRO-3 gathers of every pass exposed (ds_utils.py: stage3_max_live_parameters = "
-        "stage3_prefetch_bucket_size = 3e7, no prefetch past a larger weight), and the Hybrid "
-        "Engine gathers the whole actor on every rank before slicing its inference-TP shard",
+        "ZeRO-3 gathers of every pass of the actor's and critic's training engines exposed, "
+        "their forwards in generate_experience too (ds_utils.py get_train_ds_config: "
+        "stage3_max_live_parameters = stage3_prefetch_bucket_size = 3e7, no prefetch past a "
+        "larger weight; the reference and reward take get_eval_ds_config, which prefetches), "
+        "and the Hybrid Engine gathers the whole actor on every rank before slicing its "
+        "inference-TP shard (LoRA fused in); across nodes each all-gather crosses on every NIC "
+        "of a node",
     ]
     overlay: dict[str, Any] = {
         "models": {**_overlay(record).get("models", {}), "critic": critic, "reward": reward},

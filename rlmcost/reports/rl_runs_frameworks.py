@@ -11,7 +11,9 @@ Global rules used by several mappings (no per-run constant):
 
 * :func:`engine_tp`: an engine TP the source leaves open is the smallest power of two that puts
   at most half the HBM of bf16 weights on a GPU (the rule of ``tp_per_model``,
-  :func:`rlmcost.placement.inputs.auto_tp`);
+  :func:`rlmcost.placement.inputs.auto_tp`); OpenRLHF's runs take the smallest that fits
+  instead, as OpenRLHF's scripts do (:mod:`rlmcost.reports.rl_runs_engine_tp`, which sets
+  ``--vllm_tensor_parallel_size``);
 * asynchronous runs: ``--placement async`` with the source's staleness and the GPU split of
   ``gpus_by_role`` as ``--groups``.
 """
@@ -213,8 +215,8 @@ def openrlhf(record: Record) -> Mapped:
 
     argv: list[str] = []
     for key, value in record["framework_settings"].items():
-        if not key.startswith("--"):
-            continue  # the script's name
+        if not key.startswith("--") or key == "--vllm_tensor_parallel_size":
+            continue  # the script's name; the engines' TP, set below
         argv += [key] if value is True else [key, str(value)]
     name = model_name(record)
     argv += ["--pretrain", name, "--reward_pretrain", name]
@@ -223,7 +225,8 @@ def openrlhf(record: Record) -> Mapped:
     if rest:
         raise SpecError(f"{gpus} GPUs do not split 1:1:2:2:2 (OpenRLHF's benchmark)")
     model = _overlay(record).get("models", {}).get("actor", name)
-    vtp = engine_tp(model, str(record["hardware"]))
+    given = record["framework_settings"].get("--vllm_tensor_parallel_size")
+    vtp = int(given) if given else engine_tp(model, str(record["hardware"]))
     for role, share in OPENRLHF_RATIO.items():
         n = share * unit
         if role == "vllm":
@@ -237,6 +240,7 @@ def openrlhf(record: Record) -> Mapped:
     choices = [
         f"GPUs per model ref:reward:critic:actor:vLLM = 1:1:2:2:2 x {unit} (OpenRLHF "
         "benchmark/README.md), each model on its own GPUs",
+        f"vLLM TP {vtp} (--vllm_tensor_parallel_size)" if given else
         f"vLLM TP {vtp}: the smallest power of two leaving half the HBM free of bf16 weights",
         "--reward_pretrain and --critic_pretrain: the actor's model (the benchmark initialises "
         "the reward model from the actor's size)",

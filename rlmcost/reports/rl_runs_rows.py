@@ -129,9 +129,15 @@ def build_run(recipe: Recipe, build: Build) -> Run:
 
 def evaluate_recipe(recipe: Recipe, build: Build) -> RlRunRow:
     """The row of one recipe (module docstring); a run whose source chose its batch as the
-    largest that fits (``batch_rule``) by :func:`largest_fitting`."""
+    largest that fits (``batch_rule``) by :func:`largest_fitting`; an OpenRLHF run whose
+    engines' TP the source leaves open at the smallest that fits
+    (:mod:`rlmcost.reports.rl_runs_engine_tp`)."""
+    from rlmcost.reports.rl_runs_engine_tp import leaves_engine_tp_open, smallest_fitting_engine_tp
+
     if recipe.record.get("batch_rule") == "largest_fitting":
         return largest_fitting(recipe, build)
+    if leaves_engine_tp_open(recipe):
+        return smallest_fitting_engine_tp(recipe, build)
     return _evaluate(recipe, build)
 
 
