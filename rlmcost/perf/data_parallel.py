@@ -7,7 +7,10 @@
     overlapped with the first forward when ``overlap_param_gather``. ZeRO-2 reduce-scatters
     every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
     behind the forward and an all-gather plus a reduce-scatter behind the backward
-    (prefetching), exposed beyond the compute they hide behind.
+    (prefetching), exposed beyond the compute they hide behind. FSDP2
+    (``fsdp2_reduce_bytes``): the reduce-scatter in its reduce dtype, and the copies in and out
+    of its collectives' flat buffers on the compute stream
+    (:func:`~rlmcost.perf.policy_worker.fsdp2_copy_bytes`).
 * **Optimizer step**: memory-bound over the rank's shard of parameters (1 / P_d of them under
   ZeRO >= 1): mixed-precision Adam reads the gradient (``main_grad_bytes``, fp32 in
   Megatron-LM), reads and writes fp32 master weights, m and v (24 B), writes the 16-bit
@@ -23,6 +26,7 @@ from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
+from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
 
@@ -55,16 +59,23 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
         return
     dense, expert = stage_param_counts(c.arch, lay, stage)
+    fsdp2 = c.options.fsdp2_reduce_bytes if lay.zero is ZeroStage.OS_G_P else 0
+    r = fsdp2 or w
     ag = rs = 0.0
     for dims, ranks, n in _grouped_params(lay, dense, expert):
         ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
-        rs += c.comm(Collective.REDUCE_SCATTER, n * w, ranks, dims)
+        rs += c.comm(Collective.REDUCE_SCATTER, n * r, ranks, dims)
     comp_f, comp_b = p.compute("fwd"), p.compute("bwd")
     if lay.zero is ZeroStage.OS_G_P:
         p.fwd["dp"] += max(0.0, ag - comp_f)
         p.bwd["dp"] += max(0.0, ag + rs - comp_b)
     else:
         p.bwd["dp"] += max(0.0, rs - comp_b)
+    if fsdp2:
+        layers = stage.layers  # one copy kernel per layer (its fully_shard unit)
+        fwd_b, bwd_b = fsdp2_copy_bytes(dense + expert, w, fsdp2)
+        p.fwd["elementwise"] += c.device.elementwise_s(fwd_b, layers)
+        p.bwd["elementwise"] += c.device.elementwise_s(bwd_b, 2 * layers)
 
 
 def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:

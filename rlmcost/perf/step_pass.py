@@ -107,6 +107,7 @@ class StepOptions:
     algorithm: Algorithm = Algorithm.AUTO
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
+    fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")

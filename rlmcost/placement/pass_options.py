@@ -2,7 +2,8 @@
 :class:`~rlmcost.perf.step_pass.StepOptions` its log-prob forwards and training steps are timed
 with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
 there): today the log-softmax its log-prob and loss heads run over fp32 logits
-(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`). The paper's idealized
+(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`) and an FSDP2 trainer's reduce
+dtype (``Behaviour.fsdp2_reduce_bytes``, :mod:`rlmcost.perf.policy_worker`). The paper's idealized
 iteration and frameworks without a preset take rlmcost's defaults (None).
 """
 
@@ -28,6 +29,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     True
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    if beh is None or beh.logprob_head == FUSED.name:
+    if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes):
         return None
-    return StepOptions(logprob_head=logprob_head(beh.logprob_head))
+    return StepOptions(logprob_head=logprob_head(beh.logprob_head),
+                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes)  # fmt: skip
