@@ -56,12 +56,11 @@ DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype).
 
 **DeepSpeed's pipeline engine** (``deepspeed/runtime/pipe/engine.py`` before e2fdd254e, 2021-09-29)
 sends activations split over the TP ranks, gradients whole (``is_grad_partitioned = False``) after
-an all-gather restoring the stage's output (``_exec_recv_grads``): ``pp_grad_scatter_gather`` off;
-its ``TrainSchedule`` is 1F1B's order.
+an all-gather restoring the stage's output (``_exec_recv_grads``): ``pp_grad_scatter_gather`` off
+(its ``TrainSchedule`` is 1F1B's order).
 
-:mod:`~rlmcost.perf.train_step` adds data parallelism, the optimizer and the pipeline's bubbles
-to these passes; :mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context.
-"""
+:mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes;
+:mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context."""
 
 from __future__ import annotations
 
