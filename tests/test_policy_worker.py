@@ -87,3 +87,31 @@ def test_nemo_rl_reference_forward_waits_for_the_swap() -> None:
     assert swap == pytest.approx(3 * 2 * LLAMA8B_PARAMS / host, rel=0.01)
     assert ref.predicted_s == pytest.approx(old.predicted_s + swap)
     assert "reference_swap_s" not in old.predicted_parts_s
+
+
+def test_hf_eager_bytes_count_the_unfused_llama_kernels() -> None:
+    # transformers modeling_llama.py, bf16 activations, per token and layer, beyond the fused
+    # kernels: 2 LlamaRMSNorm (fp32 upcast: (4 x 2 + 28) d - 2 x 2 d = 32 d each), RoPE on q and k
+    # (rotate_half's neg + cat, * cos, * sin, +: 10 x 2 - 2 x 2 = 16 B per element), act_fn * up
+    # (5 x 2 - 3 x 2 = 4 B per d_ff element), FSDP2's fp32 output cast and input cast back (12 d)
+    from rlmcost.perf.policy_worker import hf_eager_bytes
+
+    arch = get_model("llama-3.1-8b").arch()  # d 4096, q 4096, kv 1024, d_ff 14336
+    d, q, kv, f = 4096, 4096, 1024, 14336
+    assert hf_eager_bytes(arch, 1, False, 2) == (64 * d + 16 * (q + kv) + 4 * f + 12 * d, 22)
+    # TP 8 with SP: d-wide tensors and q, kv, d_ff all split 8 ways
+    assert hf_eager_bytes(arch, 8, True, 2)[0] == (76 * d + 16 * (q + kv) + 4 * f) // 8
+    # GPT-2: LayerNorm (torch's fused kernel), learned positions, 2-projection GELU: the casts only
+    assert hf_eager_bytes(get_model("gpt-2").arch(), 1, False, 2) == (12 * 768, 2)
+
+
+def test_nemo_rl_dtensor_runs_eager_layers_and_megatron_does_not() -> None:
+    eager = step_options(Deployment(framework="nemo-rl", train={"zero": "3"}))
+    assert eager.hf_eager
+    assert not step_options(Deployment(framework="nemo-rl", train={"zero": "1"})).hf_eager
+    on, _ = _times(StepOptions(hf_eager=True), "3")
+    off, _ = _times(None, "3")
+    assert on.compute_s["elementwise"] > off.compute_s["elementwise"]
+    assert on.compute_s["gemm"] == off.compute_s["gemm"]
+    # ZeRO-1 is Megatron-core's trainer in NeMo RL: no Hugging Face layers
+    assert _times(StepOptions(hf_eager=True), "1")[0].step_s == _times(None, "1")[0].step_s

@@ -93,7 +93,8 @@ class Behaviour:
     ``rlmcost.perf.logprob_head.HEADS`` (``fused``: rlmcost's default). ``reference_swap``: the
     reference's forward runs in the policy's model with the reference's weights swapped in
     through host memory; ``fsdp2_reduce_bytes``: its ZeRO-3 trainer is FSDP2 reducing gradients
-    in a dtype of that many bytes (0: not FSDP2); both :mod:`rlmcost.perf.policy_worker`."""
+    in a dtype of that many bytes (0: not FSDP2); ``zero3_hf_eager``: its ZeRO-3 trainer runs a
+    Hugging Face model's layers eagerly (unfused kernels); all :mod:`rlmcost.perf.policy_worker`."""
 
     colocated: str
     apart: str
@@ -107,6 +108,7 @@ class Behaviour:
     logprob_head: str = "fused"
     reference_swap: bool = False
     fsdp2_reduce_bytes: int = 0
+    zero3_hf_eager: bool = False
 
 
 @dataclass(frozen=True)

@@ -491,9 +491,10 @@ PRESETS: dict[Framework, Preset] = {
                   "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend); "
                   "the reference's weights swapped in through host memory "
                   "(use_reference_model); FSDP2 with MixedPrecisionPolicy(reduce_dtype="
-                  "float32) (nemo_rl/models/dtensor/parallelize.py)",
+                  "float32) (nemo_rl/models/dtensor/parallelize.py) around the Hugging Face "
+                  "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM)",
                   param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
-                  reference_swap=True, fsdp2_reduce_bytes=4),
+                  reference_swap=True, fsdp2_reduce_bytes=4, zero3_hf_eager=True),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,

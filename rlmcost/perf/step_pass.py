@@ -107,6 +107,7 @@ class StepOptions:
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
+    hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
@@ -260,8 +261,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
-    out.fwd["attention"], out.bwd["attention"] = f, bw
-    attn_f, attn_b = f, bw
+    out.fwd["attention"], out.bwd["attention"] = attn_f, attn_b = f, bw
 
     # memory-bound kernels (bytes per token, forward)
     dd = d // t if lay.sp else d

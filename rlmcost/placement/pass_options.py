@@ -3,7 +3,8 @@
 with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
 there): today the log-softmax its log-prob and loss heads run over fp32 logits
 (``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`) and an FSDP2 trainer's reduce
-dtype (``Behaviour.fsdp2_reduce_bytes``, :mod:`rlmcost.perf.policy_worker`). The paper's idealized
+dtype (``Behaviour.fsdp2_reduce_bytes``) and, when it trains under ZeRO-3, its eager Hugging Face
+layers (``Behaviour.zero3_hf_eager``; both :mod:`rlmcost.perf.policy_worker`). The paper's idealized
 iteration and frameworks without a preset take rlmcost's defaults (None).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.step_pass import StepOptions
 
@@ -31,5 +33,6 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes):
         return None
+    eager = beh.zero3_hf_eager and deployment.train.zero is ZeroStage.OS_G_P
     return StepOptions(logprob_head=logprob_head(beh.logprob_head),
-                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes)  # fmt: skip
+                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes, hf_eager=eager)  # fmt: skip
