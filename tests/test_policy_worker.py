@@ -115,3 +115,16 @@ def test_nemo_rl_dtensor_runs_eager_layers_and_megatron_does_not() -> None:
     assert on.compute_s["gemm"] == off.compute_s["gemm"]
     # ZeRO-1 is Megatron-core's trainer in NeMo RL: no Hugging Face layers
     assert _times(StepOptions(hf_eager=True), "1")[0].step_s == _times(None, "1")[0].step_s
+
+
+def test_the_terms_are_stated_where_they_apply() -> None:
+    from rlmcost.placement.pass_options import worker_notes
+
+    dtensor = Deployment(framework="nemo-rl", train={"zero": "3"})
+    notes = worker_notes(dtensor, kl=True)
+    assert len(notes) == 2 and "3 host-link copies" in notes[0]
+    assert "reduced in 4 B" in notes[1] and "eagerly" in notes[1]
+    # Megatron-core (ZeRO-1) without a reference: nothing; verl and the idealized run: nothing
+    assert worker_notes(Deployment(framework="nemo-rl", train={"zero": "1"}), kl=False) == ()
+    assert worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True) == ()
+    assert worker_notes(Deployment(framework="nemo-rl", ideal=True), kl=True) == ()

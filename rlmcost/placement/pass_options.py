@@ -36,3 +36,25 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     eager = beh.zero3_hf_eager and deployment.train.zero is ZeroStage.OS_G_P
     return StepOptions(logprob_head=logprob_head(beh.logprob_head),
                        fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes, hf_eager=eager)  # fmt: skip
+
+
+def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
+    """The notes that state the framework's policy-worker terms a query is priced with
+    (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``)
+    and, under ZeRO-3, FSDP2's copies and the eager Hugging Face layers."""
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    if beh is None:
+        return ()
+    out = []
+    if beh.reference_swap and kl:
+        out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
+                   "into the policy's model through host memory, 3 host-link copies of the "
+                   "rank's model state per step (rlmcost.perf.policy_worker)")  # fmt: skip
+    if deployment.train.zero is ZeroStage.OS_G_P and (beh.fsdp2_reduce_bytes or beh.zero3_hf_eager):
+        out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
+                   f"reduced in {beh.fsdp2_reduce_bytes or 2} B, its all-gather copy-out and "
+                   "reduce-scatter copy-in every micro-batch"
+                   + (", the Hugging Face model's layers run eagerly (unfused fp32 RMSNorm, "
+                      "RoPE, SiLU x up)" if beh.zero3_hf_eager else "")
+                   + " (rlmcost.perf.policy_worker)")  # fmt: skip
+    return tuple(out)
