@@ -87,6 +87,24 @@ def test_nemo_rl_reference_forward_waits_for_the_swap() -> None:
     assert swap == pytest.approx(3 * 2 * LLAMA8B_PARAMS / host, rel=0.01)
     assert ref.predicted_s == pytest.approx(old.predicted_s + swap)
     assert "reference_swap_s" not in old.predicted_parts_s
+    # the swap replaces the generic offload switch between actor and reference (no double count)
+    whats = [t.what for g in ev.groups for t in g.transfers]
+    assert not any("reference" in w for w in whats), whats
+
+
+def test_other_frameworks_keep_the_generic_offload_switch() -> None:
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.run.spec import Run
+
+    run = Run.from_data({"algorithm": {"name": "grpo", "kl": True},
+                         "models": {"actor": "llama-3.2-1b"},
+                         "deployment": {"framework": "verl", "offload_idle": True},
+                         "cluster": {"gpus": 8}})  # fmt: skip
+    ev = evaluate(run).evaluation
+    whats = [t.what for g in ev.groups for t in g.transfers]
+    assert any(w.startswith("load reference") for w in whats), whats
+    jobs = [j for g in ev.groups for j in g.jobs]
+    assert not any("reference_swap_s" in j.predicted_parts_s for j in jobs)
 
 
 def test_hf_eager_bytes_count_the_unfused_llama_kernels() -> None:
