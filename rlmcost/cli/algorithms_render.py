@@ -344,7 +344,7 @@ def render_evaluation(e: Any) -> None:
 
 def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
-    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK
+    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -352,7 +352,10 @@ def deployment_line(run: Any) -> str:
     if fw is None:
         return ("deployment: rlmcost's bare layout (--framework none): no framework's "
                 "defaults.")  # fmt: skip
-    default = " (the default deployment)" if fw == DEFAULT_FRAMEWORK.value else ""
+    default = ""
+    if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
+        p = get_preset(fw)
+        default = f" (the default deployment: {p.summary}; as flags: {p.flags()})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
 

@@ -35,6 +35,7 @@ from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup
 from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.pass_options import worker_notes
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import _host_bandwidth, query_of
@@ -192,6 +193,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             "--length-dist reasoning (T the cap) or lognormal:MEAN,SIGMA,MAX"
         )
     _extend(notes, speculation_notes(dep))
+    _extend(notes, worker_notes(dep, any(t.role is Role.REFERENCE for t in tasks)))
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))

@@ -90,7 +90,11 @@ class Behaviour:
     ``colocated`` either way). ``engine_sleep_level``: the vLLM sleep level between phases (1:
     weights to host and back; 2: discarded, the refit reloads them). ``logprob_head``: the
     log-softmax over fp32 logits its log-prob forwards and loss run, a name of
-    ``rlmcost.perf.logprob_head.HEADS`` (``fused``: rlmcost's default)."""
+    ``rlmcost.perf.logprob_head.HEADS`` (``fused``: rlmcost's default). ``reference_swap``: the
+    reference's forward runs in the policy's model with the reference's weights swapped in
+    through host memory; ``fsdp2_reduce_bytes``: its ZeRO-3 trainer is FSDP2 reducing gradients
+    in a dtype of that many bytes (0: not FSDP2); ``zero3_hf_eager``: its ZeRO-3 trainer runs a
+    Hugging Face model's layers eagerly (unfused kernels); all :mod:`rlmcost.perf.policy_worker`."""
 
     colocated: str
     apart: str
@@ -102,6 +106,9 @@ class Behaviour:
     megatron_colocated: str | None = None
     engine_sleep_level: int = 1
     logprob_head: str = "fused"
+    reference_swap: bool = False
+    fsdp2_reduce_bytes: int = 0
+    zero3_hf_eager: bool = False
 
 
 @dataclass(frozen=True)

@@ -488,8 +488,13 @@ PRESETS: dict[Framework, Preset] = {
                   "false; nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
                   "weights leave the GPU once per step, offload_after_refit, and come back "
                   "once, prepare_for_lp_inference; log-probs and the loss through "
-                  "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend)",
-                  param_round_trips=1, logprob_head="nemo-rl-distributed-logprob"),
+                  "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend); "
+                  "the reference's weights swapped in through host memory "
+                  "(use_reference_model); FSDP2 with MixedPrecisionPolicy(reduce_dtype="
+                  "float32) (nemo_rl/models/dtensor/parallelize.py) around the Hugging Face "
+                  "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM)",
+                  param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
+                  reference_swap=True, fsdp2_reduce_bytes=4, zero3_hf_eager=True),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,

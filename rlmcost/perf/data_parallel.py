@@ -8,17 +8,16 @@
     every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
     behind the forward and an all-gather plus a reduce-scatter behind the backward
     (prefetching), exposed beyond the compute they hide behind.
-  - PyTorch FSDP2 (``fully_shard``, per-parameter sharding; ``fsdp2_copies``) also copies on
-    the compute stream: after each all-gather, ``foreach_all_gather_copy_out`` splits the
-    gathered flat buffer into the unsharded parameters (``torch.split_with_sizes_copy`` on the
-    current stream, called by ``FSDPParamGroup.wait_for_unshard``: read and write 2 n w
-    bytes), and before each reduce-scatter ``foreach_reduce_scatter_copy_in`` concatenates the
-    unsharded gradients into the reduce-scatter input, which the compute stream waits for
-    (``current_stream.wait_event(copy_in_event)``: read n w, write n r bytes)
-    (pytorch/pytorch torch/distributed/_composable/fsdp/_fsdp_collectives.py @01d66d21f).
-    The reduce dtype r is taken as the parameter dtype w (NeMo AutoModel's ``FSDP2Manager``
-    ``mp_policy``: ``reduce_dtype=torch.bfloat16``, nemo_automodel/components/distributed/
-    fsdp2.py @05656796c). FSDP1's flat parameter gathers into its own storage: no copy-out.
+  - PyTorch FSDP2 (``fully_shard``, per-parameter sharding; ``fsdp2_reduce_bytes`` r > 0): the
+    reduce-scatter moves r bytes per parameter (its ``MixedPrecisionPolicy.reduce_dtype``), and
+    the compute stream copies the gathered flat buffer out into the parameters after each
+    all-gather and the gradients into the reduce-scatter input before each reduce-scatter
+    (:func:`~rlmcost.perf.policy_worker.fsdp2_copy_bytes`; pytorch/pytorch
+    torch/distributed/_composable/fsdp/_fsdp_collectives.py @01d66d21f), one copy kernel per
+    layer (its ``fully_shard`` unit), for the parameters sharded over more than one rank. NeMo
+    AutoModel reduces in bf16 (``FSDP2Manager`` ``mp_policy``, nemo_automodel/components/
+    distributed/fsdp2.py @05656796c), NeMo RL's DTensor worker in fp32 (``parallelize.py``).
+    FSDP1's flat parameter gathers into its own storage: no copy-out.
 * **Optimizer step**: memory-bound over the rank's shard of parameters (1 / P_d of them under
   ZeRO >= 1): mixed-precision Adam reads the gradient (``main_grad_bytes``, fp32 in
   Megatron-LM), reads and writes fp32 master weights, m and v (24 B), writes the 16-bit
@@ -34,6 +33,7 @@ from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
+from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
 
@@ -66,20 +66,24 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
         return
     dense, expert = stage_param_counts(c.arch, lay, stage)
+    fsdp2 = c.options.fsdp2_reduce_bytes if lay.zero is ZeroStage.OS_G_P else 0
+    r = fsdp2 or w
     ag = rs = 0.0
     for dims, ranks, n in _grouped_params(lay, dense, expert):
         ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
-        rs += c.comm(Collective.REDUCE_SCATTER, n * w, ranks, dims)
-    sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)
-    if lay.zero is ZeroStage.OS_G_P and c.options.fsdp2_copies and sharded:  # FSDP2's copies
-        p.fwd["elementwise"] += c.device.elementwise_s(2 * sharded * w)
-        p.bwd["elementwise"] += c.device.elementwise_s(4 * sharded * w, 2)
+        rs += c.comm(Collective.REDUCE_SCATTER, n * r, ranks, dims)
     comp_f, comp_b = p.compute("fwd"), p.compute("bwd")
     if lay.zero is ZeroStage.OS_G_P:
         p.fwd["dp"] += max(0.0, ag - comp_f)
         p.bwd["dp"] += max(0.0, ag + rs - comp_b)
     else:
         p.bwd["dp"] += max(0.0, rs - comp_b)
+    sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)
+    if fsdp2 and sharded:
+        layers = stage.layers  # one copy kernel per layer (its fully_shard unit)
+        fwd_b, bwd_b = fsdp2_copy_bytes(sharded, w, fsdp2)
+        p.fwd["elementwise"] += c.device.elementwise_s(fwd_b, layers)
+        p.bwd["elementwise"] += c.device.elementwise_s(bwd_b, 2 * layers)
 
 
 def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:

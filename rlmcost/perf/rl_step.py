@@ -41,6 +41,7 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.collectives import link
 from rlmcost.perf.data_parallel import zero_per_micro_batch
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.step_pass import (
     COMPUTE_PARTS,
     StepContext,
@@ -138,6 +139,7 @@ def forward_time(
     per_stage = []
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
+        worker_kernels(c, st, p)
         zero_per_micro_batch(c, st, p)
         compute = p.compute("fwd") - p.fwd["recompute"]
         comm = sum(v for k, v in p.fwd.items() if k not in COMPUTE_PARTS)

@@ -55,9 +55,8 @@ fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (``grad_a
 DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline
 engine (whole gradient sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
 
-:mod:`~rlmcost.perf.train_step` adds data parallelism, the optimizer and the pipeline's bubbles
-to these passes; :mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context.
-"""
+:mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes;
+:mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context."""
 
 from __future__ import annotations
 
@@ -98,7 +97,6 @@ class StepOptions:
     pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
     pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
     checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
-    fsdp2_copies: bool = False  # FSDP2's per-gather copy-out, per-RS copy-in (data_parallel)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
@@ -106,6 +104,8 @@ class StepOptions:
     algorithm: Algorithm = Algorithm.AUTO
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
+    fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
+    hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
@@ -258,8 +258,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
-    out.fwd["attention"], out.bwd["attention"] = f, bw
-    attn_f, attn_b = f, bw
+    out.fwd["attention"], out.bwd["attention"] = attn_f, attn_b = f, bw
 
     # memory-bound kernels (bytes per token, forward)
     dd = d // t if lay.sp else d

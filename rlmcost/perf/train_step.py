@@ -38,6 +38,7 @@ from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
+from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.step_pass import (
     COMM_PARTS,
     COMPUTE_PARTS,
@@ -171,6 +172,7 @@ def train_step_time(
     per_stage = []
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
+        worker_kernels(c, st, p)
         zero_per_micro_batch(c, st, p)
         after = dp_after_flush(c, st, p)
         opt_s, off_s = optimizer_step_s(c, st)

@@ -168,7 +168,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         main_grad_bytes=o.get("main_grad_bytes", 4),
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
-        fsdp2_copies=o.get("fsdp2_copies", False),
+        fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)

@@ -64,6 +64,7 @@ from rlmcost.placement.group_passes import (
     packing,
     predict_forward,
     predict_train,
+    reference_swap_s_of,
     train_head_s,
 )
 from rlmcost.placement.group_transfers import transfers
@@ -173,11 +174,13 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     link = share.micro_batches * g.gather_s(task)
     time = _at_least(base, link)
     fwd = predict_forward(g, task)
-    pred = max(fwd.time_s, time.bound_s)
+    swap = reference_swap_s_of(g, task)  # NeMo RL's reference through the host
+    pred = max(fwd.time_s, time.bound_s) + swap
     if dschat_group(g):  # the measured rate, and the gathers wait in line (group_dschat)
         compute = max(fwd.compute_s, dschat_forward_floor_s(g, task))
         pred = max(pred, compute + dschat_gathers_s(g, task, share.micro_batches))
-    return own, host, time, base.bound_s, pred, fwd.to_json()
+    parts = {**fwd.to_json(), **({"reference_swap_s": swap} if swap else {})}
+    return own, host, time, base.bound_s, pred, parts
 
 
 # -- generation ----------------------------------------------------------------------------

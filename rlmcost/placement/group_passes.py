@@ -1,14 +1,17 @@
 """The teacher-forced passes of a device group (forwards and training steps): the sequences
 packed as the pass runs them and the pass models' predictions (:mod:`rlmcost.perf.rl_step`:
 per-kernel efficiency, exposed communication, bubbles, the optimizer) in the layout a token
-budget gives packed sequences. Split from :mod:`rlmcost.placement.group_jobs` by purpose."""
+budget gives packed sequences, and a framework's swap of the reference into the policy's model
+(:mod:`rlmcost.perf.policy_worker`). Split from :mod:`rlmcost.placement.group_jobs` by purpose."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.policy_worker import reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
@@ -91,3 +94,19 @@ def train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
         per_step.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
         step_options(g.s.deployment),
     )  # fmt: skip
+
+
+def reference_swap_s_of(g: GroupModel, task: Task) -> float:
+    """Seconds the reference forward ``task`` waits for its weights to be swapped into the
+    policy's model through host memory (``Behaviour.reference_swap``: NeMo RL's
+    ``use_reference_model``, :func:`~rlmcost.perf.policy_worker.reference_swap_s`) when the
+    group also trains the actor: the rank's model state as the trainer holds it (its weights,
+    in the trainer's parameter dtype and shard)."""
+    dep = g.s.deployment
+    beh = None if dep.ideal else behaviour(dep.framework)
+    if beh is None or not beh.reference_swap or task.role is not Role.REFERENCE:
+        return 0.0
+    train = g.trains_here(Role.ACTOR)
+    if train is None:
+        return 0.0
+    return reference_swap_s(int(g.own(train).weights), g.s.host_bytes_per_s)

@@ -112,8 +112,11 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         out += _call_data(g, jobs, calls, cross)
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
+        # a framework that swaps the reference through the policy's model prices that swap
+        # in the reference forward (Behaviour.reference_swap, group_passes.reference_swap_s_of)
+        swap = beh is not None and beh.reference_swap and g.trains_here(Role.ACTOR) is not None
         for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
-            if prev.role is nxt.role:
+            if prev.role is nxt.role or (swap and {prev.role, nxt.role} == _SWAPPED):
                 continue
             load = g.resident(nxt.role).total
             back = g.resident(prev.role).total if g.trains_here(prev.role) else 0
@@ -130,6 +133,9 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 )
             )
     return out
+
+
+_SWAPPED = {Role.ACTOR, Role.REFERENCE}
 
 
 def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:

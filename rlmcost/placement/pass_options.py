@@ -2,7 +2,9 @@
 :class:`~rlmcost.perf.step_pass.StepOptions` its log-prob forwards and training steps are timed
 with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
 there): today the log-softmax its log-prob and loss heads run over fp32 logits
-(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`). The paper's idealized
+(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`) and an FSDP2 trainer's reduce
+dtype (``Behaviour.fsdp2_reduce_bytes``) and, when it trains under ZeRO-3, its eager Hugging Face
+layers (``Behaviour.zero3_hf_eager``; both :mod:`rlmcost.perf.policy_worker`). The paper's idealized
 iteration and frameworks without a preset take rlmcost's defaults (None).
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.step_pass import StepOptions
 
@@ -28,6 +31,30 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     True
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    if beh is None or beh.logprob_head == FUSED.name:
+    if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes):
         return None
-    return StepOptions(logprob_head=logprob_head(beh.logprob_head))
+    eager = beh.zero3_hf_eager and deployment.train.zero is ZeroStage.OS_G_P
+    return StepOptions(logprob_head=logprob_head(beh.logprob_head),
+                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes, hf_eager=eager)  # fmt: skip
+
+
+def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
+    """The notes that state the framework's policy-worker terms a query is priced with
+    (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``)
+    and, under ZeRO-3, FSDP2's copies and the eager Hugging Face layers."""
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    if beh is None:
+        return ()
+    out = []
+    if beh.reference_swap and kl:
+        out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
+                   "into the policy's model through host memory, 3 host-link copies of the "
+                   "rank's model state per step (rlmcost.perf.policy_worker)")  # fmt: skip
+    if deployment.train.zero is ZeroStage.OS_G_P and (beh.fsdp2_reduce_bytes or beh.zero3_hf_eager):
+        out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
+                   f"reduced in {beh.fsdp2_reduce_bytes or 2} B, its all-gather copy-out and "
+                   "reduce-scatter copy-in every micro-batch"
+                   + (", the Hugging Face model's layers run eagerly (unfused fp32 RMSNorm, "
+                      "RoPE, SiLU x up)" if beh.zero3_hf_eager else "")
+                   + " (rlmcost.perf.policy_worker)")  # fmt: skip
+    return tuple(out)

@@ -1,0 +1,122 @@
+"""Two costs of a policy worker's own mechanics that its GEMMs and collectives leave out: the
+reference model swapped in through host memory, and FSDP2's per-micro-batch parameter and
+gradient copies.
+
+* **Reference swap** (:func:`reference_swap_s`). NeMo RL runs the reference's log-prob forward
+  in the policy's own model: ``use_reference_model`` in ``nemo_rl/models/policy/
+  megatron_policy_worker.py`` (NVIDIA-NeMo/RL v0.3.0 and v0.4.0; ``workers/megatron_policy_
+  worker.py`` at v0.5.0 and v0.7.0) copies the policy's state dict to the host
+  (``item.detach().to(device="cpu", non_blocking=True, copy=True)``), loads the reference's
+  host copy into the model (``load_state_dict(self.reference_state_dict)``), and on exit loads
+  the policy's back; ``dtensor_policy_worker.py`` (v0.3.0) does the same with
+  ``get_cpu_state_dict(..., pin_memory=True)`` and ``copy_``. That is
+  :data:`REFERENCE_SWAP_COPIES` copies of the rank's model state (its parameters as the model
+  holds them: 16-bit in Megatron-core beside the distributed optimizer's fp32 master copy, the
+  fp32 FSDP2 shard in the DTensor worker) over the host link, in series with the forward. The
+  ``gc.collect()`` and ``torch.cuda.empty_cache()`` around them are not priced.
+* **FSDP2 copies** (:func:`fsdp2_copy_bytes`). ``fully_shard`` (PyTorch ``torch/distributed/
+  fsdp/_fully_shard/_fsdp_param_group.py`` ``wait_for_unshard``, ``_fsdp_collectives.py``
+  ``foreach_all_gather_copy_out`` and ``foreach_reduce``) shards each parameter on its own, so
+  every all-gather lands in a flat buffer that ``split_with_sizes_copy`` copies out into the
+  parameters (read + write of ``a`` bytes each, ``a`` = the MixedPrecisionPolicy's
+  ``param_dtype``), on the compute stream, before the layer runs: once in the forward and once
+  more in the backward (``reshard_after_forward=True``, the default the per-layer
+  ``fully_shard`` of ``nemo_rl/models/dtensor/parallelize.py`` keeps). Before each
+  reduce-scatter the gradients (``a`` bytes) are copied into the reduce-scatter buffer in the
+  ``reduce_dtype`` (``r`` bytes: ``foreach_reduce_scatter_copy_in`` / ``_chunk_cat``, on the
+  compute stream before ``reduce_scatter_stream.wait_stream(current_stream)``). NeMo RL's
+  DTensor worker sets ``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32,
+  output_dtype=float32)`` (``parallelize.py`` at v0.3.0) and syncs gradients every micro-batch
+  (its ``train`` loop has no ``set_requires_gradient_sync(False)``), so per micro-batch and
+  parameter of the rank's tensor-parallel shard: forward ``2 a``, backward ``2 a + a + r``
+  bytes (bf16 / fp32: 4 and 10), and the reduce-scatter moves ``r`` bytes per parameter.
+* **Eager Hugging Face layers** (:func:`hf_eager_bytes`, :func:`worker_kernels`). NeMo RL's
+  DTensor worker runs the Hugging Face model as written (``AutoModelForCausalLM.from_pretrained(
+  ..., attn_implementation="flash_attention_2")`` in ``dtensor_policy_worker.py`` at v0.3.0; no
+  Liger kernels, no ``torch.compile``), so the memory-bound kernels that
+  :mod:`~rlmcost.perf.step_pass` prices fused run unfused (transformers ``modeling_llama.py``,
+  the same in ``modeling_qwen2``/``qwen3``), per token and layer, ``x`` the activation bytes:
+  ``LlamaRMSNorm`` upcasts to fp32 (``to``, ``pow``, ``mean``, ``* rsqrt``, ``to``, ``weight *``:
+  ``(4 x + 28) d`` bytes in 6 kernels, against the fused norm's ``2 x d`` in 1), twice;
+  ``apply_rotary_pos_emb`` (``rotate_half``'s ``neg`` and ``cat``, ``* cos``, ``* sin``, ``+``:
+  ``10 x`` per element of q and of k in 5 kernels each, against ``2 x`` in 1); ``act_fn(gate) *
+  up`` (``5 x d_ff`` in 2 kernels, against ``3 x d_ff`` in 1); and FSDP2's ``output_dtype=
+  float32`` (``parallelize.py``) casts each layer's output to fp32 and ``cast_forward_inputs``
+  the next layer's input back (``(2 x + 8) d`` in 2 kernels). The extra bytes and kernels are
+  added forward and, at twice them (step_pass's rule for memory-bound kernels), backward;
+  d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are left as
+  step_pass prices them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.choices import NormKind
+from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.shard import tp_shard
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+    from rlmcost.parallel.shard import PipelineStage
+    from rlmcost.perf.step_pass import StagePass, StepContext
+
+REFERENCE_SWAP_COPIES = 3
+"""Host-link copies of the rank's model state per reference forward: policy out, reference
+in, policy back in (NeMo RL ``use_reference_model``, module docstring)."""
+
+
+def reference_swap_s(state_bytes_per_device: int, host_bytes_per_s: float,
+                     copies: int = REFERENCE_SWAP_COPIES) -> float:  # fmt: skip
+    """Seconds of one reference swap: ``copies`` x the rank's model state bytes over the host
+    link (module docstring).
+
+    >>> reference_swap_s(16_000_000_000, 64e9)  # Llama-3.1-8B bf16 at TP 1, PCIe Gen5 x16
+    0.75
+    """
+    return copies * state_bytes_per_device / host_bytes_per_s if copies else 0.0
+
+
+def fsdp2_copy_bytes(params: int, param_bytes: int, reduce_bytes: int) -> tuple[int, int]:
+    """(forward, backward) bytes FSDP2's copies move per micro-batch for ``params`` parameters
+    of the rank's tensor-parallel shard (module docstring): the all-gather copy-out
+    (``2 a``) each way, and the reduce-scatter copy-in (``a + r``) in the backward.
+
+    >>> fsdp2_copy_bytes(1_000, 2, 4)  # bf16 parameters, fp32 gradient reduction
+    (4000, 10000)
+    """
+    out = 2 * param_bytes * params
+    return out, out + (param_bytes + reduce_bytes) * params
+
+
+def hf_eager_bytes(arch: Arch, tp: int, sp: bool, x: int) -> tuple[int, int]:
+    """(bytes, kernels) per token that one dense layer's eager Hugging Face kernels and FSDP2's
+    fp32 output casts add to :mod:`~rlmcost.perf.step_pass`'s fused ones, forward (module
+    docstring).
+
+    >>> from rlmcost.specs import get_model
+    >>> hf_eager_bytes(get_model("llama-3.1-8b").arch(), 1, False, 2)  # 76 d + 16 (q + kv) + 4 d_ff
+    (450560, 22)
+    """
+    sh = tp_shard(arch, tp)
+    d = int(arch.d_model) // (tp if sp else 1)
+    out, kernels = (2 * x + 8) * d, 2  # FSDP2 output_dtype=float32 and the input cast back
+    if arch.norm is NormKind.RMSNORM:
+        out, kernels = out + 2 * (2 * x + 28) * d, kernels + 2 * 5
+    if not arch.n_positions:  # RoPE on q and k
+        out, kernels = out + 8 * x * (int(sh.q_width) + int(sh.kv_width)), kernels + 9
+    if arch.ffn_kind.projections == 3:
+        out, kernels = out + 2 * x * int(sh.d_ff), kernels + 1
+    return out, kernels
+
+
+def worker_kernels(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
+    """Add the eager Hugging Face layers' extra memory-bound kernels to one micro-batch's pass
+    of ``stage`` when the options say the trainer runs them (``StepOptions.hf_eager``)."""
+    lay = c.layout
+    if not c.options.hf_eager or not stage.dense_layers or lay.zero is not ZeroStage.OS_G_P:
+        return
+    per_token, kernels = hf_eager_bytes(c.arch, lay.tp, lay.sp, c.workload.activation_dtype.bytes)
+    n = stage.dense_layers
+    p.fwd["elementwise"] += c.device.elementwise_s(c.tokens * per_token * n, kernels * n)
+    p.bwd["elementwise"] += c.device.elementwise_s(2 * c.tokens * per_token * n, 2 * kernels * n)
