@@ -21,6 +21,8 @@ def test_the_flagless_query_names_the_default_deployment_and_its_flags() -> None
     # every flag of the preset, e.g. FSDP2 as --zero 3 and sequence packing
     assert get_preset("nemo-rl").flags() in line
     assert "--zero 3" in line and "--packing" in line
+    # one flag that sets two fields (training and forward packing) is written once
+    assert line.count("--packing") == 1
 
 
 def test_an_explicit_framework_keeps_the_short_line() -> None:

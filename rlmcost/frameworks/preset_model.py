@@ -141,5 +141,6 @@ class Preset:
         return next((d.value for d in self.defaults if d.field == name), None)
 
     def flags(self) -> str:
-        """The preset written as the flags that set the same by hand."""
-        return " ".join(d.flag for d in self.defaults)
+        """The preset written as the flags that set the same by hand (a flag that sets several
+        fields, such as ``--packing`` for training and the forwards, once)."""
+        return " ".join(dict.fromkeys(d.flag for d in self.defaults))
