@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
+
+
+class EngineRefit(StrEnum):
+    """``--refit``: a weight update other than the framework's (``EngineSpec.refit``)."""
+
+    DISK = "disk"  # AReaL's save and reload through shared storage (perf/disk_refit.py)
 
 
 def engine_options(p: str) -> dict[str, Any]:
@@ -64,7 +71,9 @@ def engine_options(p: str) -> dict[str, Any]:
                 int | None,
                 typer.Option(
                     help="Sequences an engine replica decodes at once at most (vLLM "
-                    "max_num_seqs; default 256).",
+                    "max_num_seqs; default 256). NeMo RL's async engine (vllm_cfg.async_engine) "
+                    "runs vLLM's ENGINE_CONTEXT default of 128 (SchedulerConfig."
+                    "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393): `rlmcost import nemo-rl` sets it.",
                     min=1,
                     rich_help_panel=p,
                 ),
@@ -119,7 +128,10 @@ def engine_options(p: str) -> dict[str, Any]:
                 typer.Option(
                     help="What drafts: 'mtp' (the checkpoint's multi-token-prediction layer, "
                     "vLLM method deepseek_mtp; one decoder layer per draft token) or a "
-                    "built-in model name (a draft model). Default mtp.",
+                    "built-in model name (a draft model). Default mtp, which needs a checkpoint "
+                    "with an MTP module (config num_nextn_predict_layers: DeepSeek-V3/R1, "
+                    "GLM-4.5/4.6, Qwen3-Next; `rlmcost models --json` mtp_layers); else an "
+                    "error.",
                     rich_help_panel=p,
                 ),
             ],
@@ -141,12 +153,16 @@ def engine_options(p: str) -> dict[str, Any]:
         ),
         "refit": (
             Annotated[
-                str | None,
+                EngineRefit | None,
                 typer.Option(
-                    help="How an engine on GPUs of its own takes the trained weights: 'disk' "
-                    "(the trainer saves them to shared storage, every server reloads them: "
-                    "AReaL's update_weights_from_disk, DISK_REFIT_BYTES_PER_S). Default: the "
-                    "framework's refit, else a copy over the links.",
+                    help="How engines on GPUs of their own take the trained weights: 'disk' "
+                    "(AReaL's update_weights_from_disk: the trainer saves the full model in "
+                    "the weight dtype to shared storage and every engine server reloads it, "
+                    "both sides waiting) takes model bytes / DISK_REFIT_BYTES_PER_S, 1.02 "
+                    "GB/s (2.03 GB/s with a multi-threaded load at the range's low end; AReaL "
+                    "PR 324, rlmcost/perf/disk_refit.py). Default: the framework's refit (NCCL "
+                    "broadcast, per-tensor export), else a copy over the links. An engine "
+                    "sharing the trainer's GPUs keeps the framework's refit.",
                     rich_help_panel=p,
                 ),
             ],

@@ -1,0 +1,83 @@
+"""Issue 18: each new term and choice is in --help, the README's time-term table and notebook 04.
+
+The terms are this round's (CHANGELOG 'Unreleased'): the weight update through shared storage
+(--refit disk, rlmcost/perf/disk_refit.py), NeMo RL's async engine's 128 sequences
+(rlmcost/frameworks/nemo_rl_vllm.py), the MTP draft's checkpoint requirement
+(ModelSpec.mtp_layers), NeMo RL's reference swap and FSDP2 copies (rlmcost/perf/policy_worker.py).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from rlmcost.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _help_of(command: str) -> dict[str, str]:
+    """Each option's help text of `rlmcost COMMAND`, by its long name."""
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, command)  # type: ignore[attr-defined]
+    return {opt: p.help or "" for p in cmd.params for opt in p.opts if opt.startswith("--")}
+
+
+@pytest.mark.parametrize(
+    ("flag", "words"),
+    [
+        # rlmcost/perf/disk_refit.py: DISK_REFIT_BYTES_PER_S 1.02e9 from AReaL PR 324
+        ("--refit", ("disk", "DISK_REFIT_BYTES_PER_S", "1.02 GB/s", "AReaL PR 324")),
+        # rlmcost/frameworks/nemo_rl_vllm.py ASYNC_ENGINE_MAX_NUM_SEQS
+        ("--max-num-seqs", ("128", "async_engine", "vLLM PR 37393")),
+        # ModelSpec.mtp_layers: the config key it is read from
+        ("--speculative-draft", ("num_nextn_predict_layers", "error")),
+    ],
+)
+def test_new_flags_help_names_value_and_source(flag, words):
+    text = _help_of("grpo")[flag]
+    for word in words:
+        assert word in text, f"{flag} help lacks {word!r}"
+
+
+def test_refit_is_a_choice():
+    """The help shows the choice, and another value is a usage error (exit 2), not a
+    validation error from deep inside the Run."""
+    from typer.testing import CliRunner
+
+    res = CliRunner().invoke(app, ["grpo", "--help"], env={"COLUMNS": "200"})
+    assert "--refit <disk>" in res.output
+    res = CliRunner().invoke(app, ["grpo", "-m", "7b", "--refit", "nfs"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "'nfs' is not one of 'disk'" in res.output
+
+
+def _table_terms() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("| term (phase) | model | source |")
+    return readme[start:readme.index("\n\n", start)]
+
+
+@pytest.mark.parametrize(
+    "term",
+    ["--refit disk", "reference swap", "FSDP2 copies", "fsdp2_reduce_bytes", "eager HF layers",
+     "ENGINE_CONTEXT default of 128", "ModelSpec.mtp_layers", "padded_call_bytes",
+     "LoRA fused into the TP shards"],
+)
+def test_readme_time_terms_table_has_term(term):
+    assert term in _table_terms()
+
+
+def _notebook_code(name: str) -> str:
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize(
+    "switch",
+    ["'refit': 'disk'", "reference_swap_s", "--zero 1", "async_engine",
+     "'speculative_draft': 'mtp'", "mtp_layers"],
+)
+def test_notebook_04_shows_switch(switch):
+    assert switch in _notebook_code("04_placement.ipynb")
