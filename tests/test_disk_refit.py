@@ -103,3 +103,18 @@ def test_the_planners_screen_prices_a_disk_refit_as_the_exact_path():
                                  np.array([1, 1]))  # fmt: skip
     out = refit_apart_s(q, gpus, train, rollout, etp)  # type: ignore[arg-type]
     assert out == pytest.approx([disk_refit_s(R1_DISTILL_1P5B_BF16_BYTES)] * 2)
+
+
+def test_refit_disk_on_a_colocated_engine_says_it_is_unused():
+    """A co-located engine takes the weights as its framework refits in place: --refit disk
+    prices nothing there, and the output says so instead of ignoring the flag silently."""
+    res = CliRunner().invoke(app, ["grpo", "-m", "qwen2.5-7b", "--gpus", "16", "--refit", "disk",
+                                   "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    notes = json.loads(res.stdout)["notes"]
+    assert any(n.startswith("--refit disk is not used") for n in notes)
+    apart = CliRunner().invoke(app, ["grpo", "-m", "qwen2.5-7b", "--gpus", "16", "--refit",
+                                     "disk", "--placement", "async", "--json"])  # fmt: skip
+    assert apart.exit_code == 0, apart.output
+    assert not any(n.startswith("--refit disk is not used")
+                   for n in json.loads(apart.stdout)["notes"])  # fmt: skip

@@ -33,7 +33,7 @@ from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import GroupDevice, Setup
+from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.pass_options import worker_notes
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
@@ -193,6 +193,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             "--length-dist reasoning (T the cap) or lognormal:MEAN,SIGMA,MAX"
         )
     _extend(notes, speculation_notes(dep))
+    _extend(notes, (_unused_refit_note(setup, result),))
     _extend(notes, worker_notes(dep, any(t.role is Role.REFERENCE for t in tasks)))
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
@@ -207,6 +208,20 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     fields = result.__dict__  # ``replace(result, notes=..., prices=...)`` without its walk
     return PlacementEstimate(**{**fields, "notes": tuple(notes) + result.notes,
                                 "prices": prices})  # fmt: skip
+
+
+def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:
+    """A note when an engine's own refit (``--refit disk``) prices nothing: it applies to the
+    weights sent to engines on other GPUs; an engine beside its trainer takes them as the
+    framework refits in place."""
+    own = {g.name for g in result.groups if engine_for(setup, g.name).refit is not None}
+    if not own or setup.deployment.ideal:
+        return None
+    if any(s.what.endswith("(disk refit)") for s in result.syncs):
+        return None
+    return ("--refit disk is not used: no trained model's weights go to an engine on other GPUs "
+            "(a co-located engine takes them as the framework refits in place; the weight "
+            "sync above is that refit)")
 
 
 def _extend(notes: list[str], new: Iterable[str | None]) -> None:
