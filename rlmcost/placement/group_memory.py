@@ -34,6 +34,7 @@ from rlmcost.deployment.terms import (
 )
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.breakdown_ops import (
     EMPTY,
     STATES,
@@ -82,6 +83,23 @@ class GroupMemory(GroupTasks):
     def switching(self) -> bool:
         """:func:`switches` of the group's tasks' kinds."""
         return switches(t.kind for t in self.tasks)
+
+    def switching_at(self, task: Task) -> bool:
+        """Whether ``task``'s allocations meet blocks cached by the other kind of invocation
+        (:attr:`switching`), except a generation on DeepSpeed's Hybrid Engine whose actor
+        trains under ZeRO-3: the engine empties PyTorch's cache as it enters generation
+        (deepspeed/runtime/hybrid_engine.py at the DeepSpeed-Chat release, DeepSpeed
+        47f9f13bd: ``eval()`` runs ``gc.collect(); empty_cache()`` when ``Z3_enabled``, and
+        ``generate()`` again after gathering the inference-TP shards, before ``_generate``;
+        ppo_trainer.py ``generate_experience`` calls ``eval()`` first), so the trainer's freed
+        blocks are back with the driver and generation allocates as a process of one
+        pattern (:data:`~rlmcost.deployment.overhead.ALLOCATOR_SLACK`). Training after it
+        keeps the switching slack: ``train()`` empties nothing."""
+        if not self.switching or task.kind is not Kind.GENERATE:
+            return self.switching
+        train = self.trains_here(task.role)
+        return not (self.engine.kind.hybrid_engine and train is not None
+                    and self.layouts[train.index].zero is ZeroStage.OS_G_P)  # fmt: skip
 
     def resident(self, role: Role) -> MemoryBreakdown:
         """The states ``role`` keeps on each device of the group all iteration (kept: the
@@ -179,7 +197,7 @@ class GroupMemory(GroupTasks):
         terms[_ENGINE] += workspace + gathered
         pool += workspace
         terms[_OVERHEAD] = overhead_bytes(sum(terms) - pool, self.gpus, dep.overhead,
-                                          self.switching)  # fmt: skip
+                                          self.switching_at(task))  # fmt: skip
         return breakdown(terms)
 
     def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:

@@ -63,6 +63,11 @@ def deepspeed_chat(record: Record) -> Mapped:
         "10 hidden-sized activations, the scores and the K, V cache of each sequence of a "
         "generate() call at 512 positions) stays allocated beside training "
         "(--release_inference_cache off; rlmcost/frameworks/ds_hybrid.py)",
+        "PyTorch's allocator slack of a process that switches between generation and "
+        "training (10 %) on every invocation but the generation"
+        + (", which starts from an emptied cache (the one-pattern 5 %: hybrid_engine.py "
+           "eval() and generate() call empty_cache() under ZeRO-3)"
+           if int(s["--actor_zero_stage"]) == 3 else ""),
         "the reference a ZeRO-3 model of its own (rlhf_engine.py _init_ref), not the LoRA "
         "actor's base",
         "ZeRO-3 gathers of every pass of the actor's and critic's training engines exposed, "
