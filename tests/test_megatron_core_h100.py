@@ -97,7 +97,7 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
 
 def test_h100_rows_are_predicted_fast_most_at_small_hidden():
     # The finding the rows record (issue 18): with the README's overlaps modelled rlmcost is
-    # 7-50 % fast on every H100 row, where the A100 rows of the same code base
+    # 7-49 % fast on every H100 row, where the A100 rows of the same code base
     # (narayanan2021, korthikanti2022) are within 7 %; the miss grows as the hidden size
     # (the GEMMs' K) shrinks. A change that moves these rows must say why.
     rows = validate("megatron_core_h100").rows
