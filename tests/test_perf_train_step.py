@@ -135,9 +135,13 @@ def test_validation_table_meets_its_bounds():
     # are predicted 14-19 % fast (a GB200 bias, as in the NeMo RL GB200 rows); AutoModel's
     # Llama3 70B on 8 H100 nodes (FSDP2 + CP 2) 13 % fast (96 % slow while its ZeRO-3 gathers
     # crossed nodes at one NIC per rank, before collectives spread over the node's NICs).
+    # Megatron-Core r0.8.0 on H100 (Megatron-LM README @f2e5db402, BF16 GPT 1.7B-462B):
+    # 7-38 % fast, mean 20 %, most at small hidden sizes (tests/test_megatron_core_h100.py):
+    # the H100 kernel-efficiency miss issue 18 names, reported, not fitted.
     # Misses the table reports; the bounds keep them from growing.
     result = validate()
     bounds = {
+        "megatron_core_h100": (0.21, 0.39),
         "smith2022": (0.21, 0.24),
         "megatron_bridge": (0.17, 0.20),
         "nemo_automodel": (0.10, 0.14),

@@ -164,7 +164,8 @@ def test_validate_command():
     result = runner.invoke(app, ["validate", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    sources = {"narayanan2021", "korthikanti2022", "smith2022", "nemo_automodel", "megatron_bridge"}
+    sources = {"narayanan2021", "korthikanti2022", "smith2022", "nemo_automodel", "megatron_bridge",
+               "megatron_core_h100"}
     assert {r["source"] for r in out["rows"]} == sources
     for r in out["rows"]:
         assert r["error"] == pytest.approx(r["predicted"] / r["published"] - 1)

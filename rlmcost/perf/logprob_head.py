@@ -39,6 +39,16 @@ its kernels move forward and backward, and how many kernels they are; the bytes 
   back to 16 bits (4 + 2): 22 bytes in 3 kernels (the ``scatter_add_`` of the chosen tokens
   touches ``T`` elements).
 
+* :data:`MEGATRON_VOCAB_PARALLEL_CE`: Megatron-core's unfused vocabulary-parallel
+  cross-entropy, the pre-training loss when ``--cross-entropy-loss-fusion`` is off (its
+  default): ``_VocabParallelCrossEntropy`` in ``megatron/core/tensor_parallel/
+  cross_entropy.py`` (NVIDIA/Megatron-LM @f2e5db402, Megatron-Core r0.8). Forward:
+  ``.float()`` of the 16-bit logits (2 + 4), ``torch.max`` (4), ``logits -= logits_max``
+  (4 + 4), ``torch.exp(out=)`` in place (4 + 4), ``.sum(-1)`` (4), ``exp_logits.div_(sum)``
+  (4 + 4): 38 bytes in 6 kernels. Backward: ``grad_input.mul_(grad_output)`` (4 + 4) and the
+  fp32 cast's gradient back to 16 bits (4 + 2): 14 bytes in 2 kernels (the target's
+  ``grad_2d[arange, target] -= ...`` touches ``T`` elements).
+
   NeMo RL's DTensor worker (``dtensor_policy_worker.py``) runs ``torch.nn.functional.
   log_softmax`` on the upcast logits instead when its TP degree is 1 (fewer bytes); the
   NeMo RL preset takes the Megatron path, the backend of every NeMo RL performance recipe.
@@ -70,7 +80,12 @@ NEMO_RL_DISTRIBUTED_LOGPROB = LogprobHead(
     "nemo_rl/distributed/model_utils.py DistributedLogprob (NVIDIA-NeMo/RL v0.5.0, r0.6.0)",
 )  # fmt: skip
 
-HEADS = {h.name: h for h in (FUSED, NEMO_RL_DISTRIBUTED_LOGPROB)}
+MEGATRON_VOCAB_PARALLEL_CE = LogprobHead(
+    "megatron-vocab-parallel-ce", 38, 14, 6, 2,
+    "megatron/core/tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy (@f2e5db402)",
+)  # fmt: skip
+
+HEADS = {h.name: h for h in (FUSED, NEMO_RL_DISTRIBUTED_LOGPROB, MEGATRON_VOCAB_PARALLEL_CE)}
 
 
 def logprob_head(name: str) -> LogprobHead:

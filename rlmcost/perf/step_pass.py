@@ -106,6 +106,7 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
+    tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")

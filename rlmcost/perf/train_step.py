@@ -47,6 +47,7 @@ from rlmcost.perf.step_pass import (
     stage_pass,
 )
 from rlmcost.perf.step_pass import AttentionKernel as AttentionKernel  # the train command's import
+from rlmcost.perf.tp_overlap import overlap_tp_comm
 from rlmcost.specs.workload import Workload
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ def train_step_time(
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
         worker_kernels(c, st, p)
+        overlap_tp_comm(c, p)
         zero_per_micro_batch(c, st, p)
         after = dp_after_flush(c, st, p)
         opt_s, off_s = optimizer_step_s(c, st)

@@ -11,6 +11,10 @@ source's own FLOP formula, so that predicted and published numbers are the same 
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
 * ``mfu_korthikanti2022``: F / (step x GPUs x peak), F = 72 B s l h^2 (1 + s / 6h +
   V / 12 l h) (Korthikanti et al. 2022, §6: model FLOPs, no recomputation);
+* ``tflops_per_gpu_korthikanti2022``: the same F / (step x GPUs) in TFLOP/s: what
+  Megatron-LM's ``num_floating_point_operations`` (``megatron/training/training.py``
+  @f2e5db402) counts for a GPT of multi-head attention and a 4h GeLU FFN,
+  12 B s l h^2 ((1 + g/a + s/h) + 4 + V / 2 l h) with g = a, and its log prints per GPU;
 * ``step_time_s``: the published time per global step itself (rows of a built-in model,
   ``model.name``, whose source prints its step time, e.g. NeMo AutoModel's table);
 * ``tokens_per_s_per_gpu``: B s / (step x GPUs), the tokens of a global step per second and
@@ -34,6 +38,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.perf.validate_rl import RlRow, predict_rl_row
@@ -126,7 +131,7 @@ def published_flops(metric: str, batch: int, seq: int, layers: int, hidden: int,
     base = batch * seq * layers * hidden * hidden
     if metric == "tflops_per_gpu_narayanan2021":
         return 96 * base * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden))
-    if metric == "mfu_korthikanti2022":
+    if metric in ("mfu_korthikanti2022", "tflops_per_gpu_korthikanti2022"):
         return 72 * base * (1 + seq / (6 * hidden) + vocab / (12 * layers * hidden))
     raise SpecError(f"unknown metric {metric!r} in the validation table")
 
@@ -169,6 +174,8 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
+        tp_comm_overlap=o.get("tp_comm_overlap", False),
+        logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
