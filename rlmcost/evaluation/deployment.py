@@ -196,7 +196,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
-    if any(spec.arch().is_moe for spec in q.specs.values()):
+    if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
         notes.append(MOE_HOST_NOTE)
     c = run.cluster
     missing, prices = _prices(tuple(result.fleet), c.prices)
