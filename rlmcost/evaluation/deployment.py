@@ -202,9 +202,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     missing, prices = _prices(tuple(result.fleet), c.prices)
     if missing:
         notes.append(missing)
-    fields = result.__dict__  # ``replace(result, notes=..., prices=...)`` without its walk
-    return PlacementEstimate(**{**fields, "notes": tuple(notes) + result.notes,
-                                "prices": prices})  # fmt: skip
+    # ``replace(result, notes=..., prices=...)`` without its walk and the frozen ``__init__``
+    # (a dataclass with no ``__post_init__``: the same fields, set as ``__init__`` sets them)
+    out = object.__new__(PlacementEstimate)
+    out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
+    return out
 
 
 def _extend(notes: list[str], new: Iterable[str | None]) -> None:
