@@ -22,6 +22,7 @@ from rlmcost.memo import per_object
 from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
+from rlmcost.placement.schedule_template import Template
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class IterationGroups:
     trained_tokens: int
     trainers: dict[Role, tuple[GroupEstimate, Job]]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
-    plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    plans: dict[tuple[Any, ...], Template] = field(default_factory=dict)
 
 
 def iteration_groups(seen: dict[Any, Any] | None,
