@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
+from rlmcost.memo import kept_property
 from rlmcost.parallel.layout import Layout
 
 
@@ -100,15 +101,18 @@ class Task:
     group: str
     value_head: bool = False
 
-    @property
+    # read on every job, unit and memory term of every deployment: kept in the instance
+    # (``memo.kept_property``; a task and its invocation never change, and dataclass
+    # equality, hashing and ``replace`` read the fields alone)
+    @kept_property
     def role(self) -> Role:
         return self.invocation.role
 
-    @property
+    @kept_property
     def kind(self) -> Kind:
         return self.invocation.kind
 
-    @property
+    @kept_property
     def stage(self) -> Stage:
         return self.invocation.stage
 
