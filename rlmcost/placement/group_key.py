@@ -28,7 +28,9 @@ group and its GPU count, the user's layout and the deployment.
   (``Setup.tp``: read by ``inputs.layout_for`` for the group's own tasks);
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
-  the engine's reservation, slots, sleep and refit, all behind the group's generation task);
+  the engine's reservation, slots, sleep and refit, all behind the group's generation task),
+  but for whether it is DeepSpeed-Chat's Hybrid Engine, under which a LoRA reference loads
+  weights of its own (``GroupTasks.shares_base``): such a group's key holds the engine;
 * the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
   that only generates, through an inference engine in its own layout (deployed, not a static
   batcher on the training weights such as HF ``generate``, no layout given for the group):
@@ -96,7 +98,9 @@ def _reads(setup: Setup, group: DeviceGroup) -> str:
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
     kinds = {t.kind for t in _tasks_part(setup.tasks, group.name).value[0]}
     if Kind.GENERATE not in kinds:
-        part = "no engine"
+        # but whether the engine is DeepSpeed-Chat's Hybrid Engine (a LoRA reference's own
+        # weights, ``GroupTasks.shares_base``): then the group reads the engine
+        part = "all" if engine_for(setup, group.name).kind.hybrid_engine else "no engine"
     elif (
         kinds == {Kind.GENERATE}
         and not setup.deployment.ideal
