@@ -70,6 +70,16 @@ class DeviceGroup:
     settings: tuple[tuple[str, object], ...] = ()  # ``[tp=4;zero=3]``: overrides of the layout
     hardware: str | None = None  # ``@h20``: the group's accelerator (None: the run's)
 
+    def __hash__(self) -> int:
+        """The dataclass's hash of the fields (all of them, in order), kept in the instance:
+        a group is a key part of every memoized layout and group estimate of a query."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            out = self.__dict__["_hash"] = hash((self.name, self.members, self.gpus,
+                                                 self.layouts, self.settings, self.hardware))
+            return out
+
     def layout(self, kind: Kind) -> Layout | None:
         """The layout given for ``kind`` (None: the placement's default)."""
         return dict(self.layouts).get(kind)
@@ -100,6 +110,16 @@ class Task:
     invocation: Invocation
     group: str
     value_head: bool = False
+
+    def __hash__(self) -> int:
+        """The dataclass's hash of the fields, kept in the instance (a task is a key part of
+        the kept forwards, packings and lengths of every deployment)."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            out = self.__dict__["_hash"] = hash((self.index, self.invocation, self.group,
+                                                 self.value_head))
+            return out
 
     # read on every job, unit and memory term of every deployment: kept in the instance
     # (``memo.kept_property``; a task and its invocation never change, and dataclass
