@@ -23,20 +23,26 @@ Rates are per second of this process's CPU time (the machine is shared; wall tim
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile] [--steady]
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after
-this version, measured in the same minute): plain 171 -> 178/s; fast, every 8th 1,440 ->
-1,560/s; fast sweep one call each 1,840 -> 1,930/s (``--steady``: the sum over 32 chunks of
-each chunk's fastest of 4 sweeps, which filters a shared machine's preemption: 1,900 ->
-2,140/s); again
-with every group kept 4,310 -> 5,200/s; evaluate_many 1,810 -> 2,080/s; planner rows 1,180 ->
-1,280/s. This version keeps an iteration's groups part per tuple of group estimates
-(``placement.iteration_groups``), a group's constants and per-task memory terms, layouts,
-trainer layouts, rollout buffers and dtype copies per what they read, takes the schedule's
-largest cycle mean per shift, interns a group key's deployment fields, and builds memory
-breakdowns and layouts without the frozen ``__init__``. Issue 20 asks 5,000/s for the sweep:
-the 928 group estimates it computes (of 10,432 groups) take about 60 % of its time (about
-1.1 ms each: the group's set-up and layouts, each job's memory beside it and own numbers,
-the passes not yet kept), the rest about 190 us per deployment (the schedule, a third of it;
-the group keys, the result).
+this version, measured in the same minute, two runs each): plain 167-170 -> 166-167/s; fast,
+every 8th 1,331-1,349 -> 1,452-1,461/s; fast sweep one call each 1,598-1,621 -> 1,654-1,658/s
+(``--steady``: the sum over 32 chunks of each chunk's fastest of 4 sweeps, which filters a
+shared machine's preemption and the collector's full passes: 1,719-1,775 -> 1,965-1,978/s;
+with the cyclic collector off, best of 2: 1,840-1,858 -> 2,058-2,111/s); again with every
+group kept 3,870-3,914 -> 5,133-5,231/s; evaluate_many 1,702-1,737 -> 1,913-1,917/s; planner
+rows 1,102-1,117 -> 1,179-1,190/s. The one-call sweep gains least because two full passes of
+the cyclic garbage collector fall inside it in both versions (about 70 us per deployment,
+the process's 280,000 tracked objects walked twice; ``gc.callbacks``), which ``evaluate_many``
+and the planner pause. This version keeps per query whether a model is MoE (its note had
+dumped four model specs per deployment, about 60 us), interns a group key's constant
+replaced fields once per query, keeps the schedule template and the phases with the weight
+syncs beside the groups' part, a task's role, kind, stage and hash and a device group's hash
+in the instance, and builds the result without a second frozen ``__init__``. Issue 20 asks
+5,000/s for the sweep: what a deployment costs beyond its new groups is now about 190 us
+(5,200/s: the schedule's cycle means and spans about a fifth, the group keys a sixth, the
+iteration's groups part, weight syncs and notes the rest); the 928 group estimates it
+computes (of 10,432 groups) about 1 ms each (their set-up and layouts, each job's memory
+beside it, the passes not yet kept), about 290 us per deployment, and the collector's passes
+about 70 us.
 """
 
 from __future__ import annotations
