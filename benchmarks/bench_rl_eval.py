@@ -34,8 +34,8 @@ the cyclic garbage collector fall inside it in both versions (about 70 us per de
 the process's 280,000 tracked objects walked twice; ``gc.callbacks``), which ``evaluate_many``
 and the planner pause. This version keeps per query whether a model is MoE (its note had
 dumped four model specs per deployment, about 60 us), interns a group key's constant
-replaced fields once per query, keeps the schedule template and the phases with the weight
-syncs beside the groups' part, a task's role, kind, stage and hash and a device group's hash
+replaced fields once per query, keeps the phases with the weight syncs beside the groups'
+part (a synchronous and an overlapped loop on the same groups share them), a task's role, kind, stage and hash and a device group's hash
 in the instance, and builds the result without a second frozen ``__init__``. Issue 20 asks
 5,000/s for the sweep: what a deployment costs beyond its new groups is now about 190 us
 (5,200/s: the schedule's cycle means and spans about a fifth, the group keys a sixth, the

@@ -212,14 +212,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
-    if placement.fusion:
-        plan = template(tuple(shape), placement.staleness, frozen_links)
-    else:  # the groups' units and the syncs' (their keys, resources and links): kept beside
-        found = static.plans.get((placement.staleness, frozen_links))
-        if found is None:
-            found = static.plans[placement.staleness, frozen_links] = template(
-                tuple(shape), placement.staleness, frozen_links)  # fmt: skip
-        plan = found
+    plan = template(tuple(shape), placement.staleness, frozen_links)
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]

@@ -22,7 +22,6 @@ from rlmcost.memo import per_object
 from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
-from rlmcost.placement.schedule_template import Template
 
 
 @dataclass(frozen=True)
@@ -33,10 +32,9 @@ class IterationGroups:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
     name, in the order the groups run them; ``phase_list``: those with any time, as
     :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
-    training job; ``labels``: the critical cycles' labels, by their unit keys,
-    ``plans``: the schedule templates of these units with the weight syncs' units, by
-    staleness and syncs, and ``synced``: the phases with the weight syncs', by the syncs'
-    identities (the syncs kept beside) (all three filled by ``combine``)."""
+    training job; ``labels``: the critical cycles' labels, by their unit keys, and
+    ``synced``: the phases with the weight syncs', by the syncs' identities (the syncs kept
+    beside) (both filled by ``combine``)."""
 
     jobs: dict[int, Job]
     shape: tuple[UnitShape, ...]
@@ -55,7 +53,6 @@ class IterationGroups:
     trained_tokens: int
     trainers: dict[Role, tuple[GroupEstimate, Job]]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
-    plans: dict[tuple[Any, ...], Template] = field(default_factory=dict)
     synced: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Phase, ...]]] = field(
         default_factory=dict)  # fmt: skip
 
