@@ -382,7 +382,9 @@ def test_largest_mean_over_undominated_cycles_is_every_cycles(units: list[tuple]
     """``Template.value`` takes the largest mean over the cycles no other dominates
     (``schedule_template.undominated``): for weights >= 0 the same number, bit for bit, as
     the largest over every cycle (``Template.means``, each ``Cycle.mean`` as computed), with a
-    weight sync's link and its stall or without; a negative weight takes every cycle."""
+    weight sync's link and its stall or without; a negative weight or weights of mixed types
+    (hypothesis found ints and floats that round apart) take every cycle. The weights as one
+    type, all floats and all ints, take the pruned cycles."""
     shape = tuple((str(i), res, stage, barrier) for i, (res, stage, barrier, _) in enumerate(units))
     links: tuple[Any, ...] = ()
     if link:  # the first unit's copy to the others after it, stalling the last resource
@@ -395,6 +397,8 @@ def test_largest_mean_over_undominated_cycles_is_every_cycles(units: list[tuple]
     if not plan.cycles:
         return
     assert repr(plan.value(w)) == repr(max(plan.means(w))) == repr(plan.period(w).value)
+    for same in ([float(x) for x in w], [int(x) for x in w]):
+        assert repr(plan.value(same)) == repr(max(plan.means(same)))
     negative = [-1.0, *w[1:]]
     assert repr(plan.value(negative)) == repr(max(plan.means(negative)))
 

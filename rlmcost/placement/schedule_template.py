@@ -55,14 +55,19 @@ class Template:
         """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
         all sums starting from 0, so the tie-break of :meth:`period` does not change it),
         over the cycles no other dominates (:func:`undominated`: the same number for weights
-        >= 0, as schedule weights are; others take every cycle)."""
-        if min(weights, default=0) >= 0:
+        >= 0 of one type, all floats or all ints, as schedule weights are; others take every
+        cycle)."""
+        kinds = set(map(type, weights))
+        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0:
             return self.largest(weights)
         return max(self.means(weights))
 
     def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
         """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
         return self.span_sums(weights)
+
+
+_FLOATS, _INTS = {float}, {int}  # weights of one type (Template.value)
 
 
 @lru_cache(maxsize=4096)
@@ -97,7 +102,10 @@ def undominated(cycles: Sequence[Cycle]) -> tuple[Cycle, ...]:
     mean (correctly rounded division is monotone). So the largest mean over these cycles is
     the largest over all, the same number (the planner's sweep of PPO Llama-3.1-70B on 32
     A100: 595 of 3,150 cycles in 42 templates, 3,457 of 7,912 running sums). Dominance is a
-    strict order, so every cycle that goes is bounded by one that stays."""
+    strict order, so every cycle that goes is bounded by one that stays. Not for weights of
+    mixed types: an int sum is exact where a float one rounds at each step (2**60 + 64 + 65
+    rounds up as ints, down through a float 0.0), so :meth:`Template.value` takes every
+    cycle then."""
     names = {k: 1 << i for i, k in enumerate(dict.fromkeys(k for c in cycles for k in c.keys))}
     masks = [sum(names[k] for k in c.keys) for c in cycles]
 
