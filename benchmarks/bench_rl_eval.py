@@ -32,7 +32,7 @@ again with every group kept 3,887-3,975 -> 4,926-5,455/s; evaluate_many 1,663-1,
 1,880-1,984/s; planner rows 1,095-1,115 -> 1,123-1,195/s. This version keeps per query
 whether a model is MoE (its note had dumped four model specs per deployment, about 60 us),
 takes a schedule's largest cycle mean over the cycles no other dominates (595 of 3,150 in
-the sweep's 42 templates; the same number bit for bit), interns a group key's constant
+the sweep's 42 templates; the same number bit for bit for weights of one type), interns a group key's constant
 replaced fields once per query, keeps the phases with the weight syncs beside the groups'
 part (a synchronous and an overlapped loop on the same groups share them), a task's role,
 kind, stage and hash and a device group's hash in the instance, and builds the result
