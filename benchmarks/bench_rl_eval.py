@@ -22,21 +22,29 @@ earlier deployment, ``placement.group_key``).
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile] [--steady]
 
-Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after
-this version, measured in the same minute): plain 171 -> 178/s; fast, every 8th 1,440 ->
-1,560/s; fast sweep one call each 1,840 -> 1,930/s (``--steady``: the sum over 32 chunks of
-each chunk's fastest of 4 sweeps, which filters a shared machine's preemption: 1,900 ->
-2,140/s); again
-with every group kept 4,310 -> 5,200/s; evaluate_many 1,810 -> 2,080/s; planner rows 1,180 ->
-1,280/s. This version keeps an iteration's groups part per tuple of group estimates
-(``placement.iteration_groups``), a group's constants and per-task memory terms, layouts,
-trainer layouts, rollout buffers and dtype copies per what they read, takes the schedule's
-largest cycle mean per shift, interns a group key's deployment fields, and builds memory
-breakdowns and layouts without the frozen ``__init__``. Issue 20 asks 5,000/s for the sweep:
-the 928 group estimates it computes (of 10,432 groups) take about 60 % of its time (about
-1.1 ms each: the group's set-up and layouts, each job's memory beside it and own numbers,
-the passes not yet kept), the rest about 190 us per deployment (the schedule, a third of it;
-the group keys, the result).
+Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
+version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
+8th 1,310-1,334 -> 1,484-1,507/s; fast sweep one call each 1,592-1,618 -> 1,739-1,751/s
+(``--steady``: the sum over 32 chunks of each chunk's fastest of 4 sweeps, which filters a
+shared machine's preemption and the collector's full passes: 1,747-1,759 -> 2,006-2,010/s; with
+the cyclic collector off, best of 2: 1,774-1,812 -> 2,024-2,103/s); again with every group kept
+3,887-3,975 -> 4,926-5,455/s; evaluate_many 1,663-1,747 -> 1,880-1,984/s; planner rows
+1,095-1,115 -> 1,123-1,195/s. This version keeps per query whether a model is MoE (its note had
+dumped four model specs per deployment, about 60 us), takes a schedule's largest cycle mean
+over the cycles no other dominates (595 of 3,150 in the sweep's 42 templates; the same number
+bit for bit for weights of one type), interns a group key's constant replaced fields once per
+query, keeps the phases with the weight syncs beside the groups' part (a synchronous and an
+overlapped loop on the same groups share them), a task's role, kind, stage and hash and a
+device group's hash in the instance, and builds the result without a second frozen
+``__init__``. Issue 20 asks 5,000/s for the sweep. Where its time goes now: what a deployment
+costs beyond its new groups is about 180 us (5,500/s; the group keys about a sixth, the
+schedule's cycle means and spans about a sixth, the iteration's groups part, weight syncs,
+notes and the result the rest); the 928 group estimates it computes (of 10,432 groups) about 1
+ms each (their set-up and layouts, each job's memory beside it, the passes not yet kept), about
+290 us per deployment; and two full passes of the cyclic garbage collector inside the one-call
+sweep, about 70 us per deployment (the process's 280,000 tracked objects walked twice,
+``gc.callbacks``; the sweep keeps about 130,000 new objects: group estimates, the groups' parts
+of iterations), which ``evaluate_many`` and the planner pause.
 """
 
 from __future__ import annotations

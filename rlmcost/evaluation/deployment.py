@@ -199,15 +199,17 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
-    if any(spec.arch().is_moe for spec in q.specs.values()):
+    if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
         notes.append(MOE_HOST_NOTE)
     c = run.cluster
     missing, prices = _prices(tuple(result.fleet), c.prices)
     if missing:
         notes.append(missing)
-    fields = result.__dict__  # ``replace(result, notes=..., prices=...)`` without its walk
-    return PlacementEstimate(**{**fields, "notes": tuple(notes) + result.notes,
-                                "prices": prices})  # fmt: skip
+    # ``replace(result, notes=..., prices=...)`` without its walk and the frozen ``__init__``
+    # (a dataclass with no ``__post_init__``: the same fields, set as ``__init__`` sets them)
+    out = object.__new__(PlacementEstimate)
+    out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
+    return out
 
 
 def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
+from rlmcost.memo import kept_property
 from rlmcost.parallel.layout import Layout
 
 
@@ -69,6 +70,16 @@ class DeviceGroup:
     settings: tuple[tuple[str, object], ...] = ()  # ``[tp=4;zero=3]``: overrides of the layout
     hardware: str | None = None  # ``@h20``: the group's accelerator (None: the run's)
 
+    def __hash__(self) -> int:
+        """The dataclass's hash of the fields (all of them, in order), kept in the instance:
+        a group is a key part of every memoized layout and group estimate of a query."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            out = self.__dict__["_hash"] = hash((self.name, self.members, self.gpus,
+                                                 self.layouts, self.settings, self.hardware))
+            return out
+
     def layout(self, kind: Kind) -> Layout | None:
         """The layout given for ``kind`` (None: the placement's default)."""
         return dict(self.layouts).get(kind)
@@ -100,15 +111,28 @@ class Task:
     group: str
     value_head: bool = False
 
-    @property
+    def __hash__(self) -> int:
+        """The dataclass's hash of the fields, kept in the instance (a task is a key part of
+        the kept forwards, packings and lengths of every deployment)."""
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            out = self.__dict__["_hash"] = hash((self.index, self.invocation, self.group,
+                                                 self.value_head))
+            return out
+
+    # read on every job, unit and memory term of every deployment: kept in the instance
+    # (``memo.kept_property``; a task and its invocation never change, and dataclass
+    # equality, hashing and ``replace`` read the fields alone)
+    @kept_property
     def role(self) -> Role:
         return self.invocation.role
 
-    @property
+    @kept_property
     def kind(self) -> Kind:
         return self.invocation.kind
 
-    @property
+    @kept_property
     def stage(self) -> Stage:
         return self.invocation.stage
 

@@ -28,7 +28,9 @@ group and its GPU count, the user's layout and the deployment.
   (``Setup.tp``: read by ``inputs.layout_for`` for the group's own tasks);
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
-  the engine's reservation, slots, sleep and refit, all behind the group's generation task);
+  the engine's reservation, slots, sleep and refit, all behind the group's generation task),
+  but for whether it is DeepSpeed-Chat's Hybrid Engine, under which a LoRA reference loads
+  weights of its own (``GroupTasks.shares_base``): such a group's key holds the engine;
 * the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
   that only generates, through an inference engine in its own layout (deployed, not a static
   batcher on the training weights such as HF ``generate``, no layout given for the group):
@@ -96,7 +98,9 @@ def _reads(setup: Setup, group: DeviceGroup) -> str:
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
     kinds = {t.kind for t in _tasks_part(setup.tasks, group.name).value[0]}
     if Kind.GENERATE not in kinds:
-        part = "no engine"
+        # but whether the engine is DeepSpeed-Chat's Hybrid Engine (a LoRA reference's own
+        # weights, ``GroupTasks.shares_base``): then the group reads the engine
+        part = "all" if engine_for(setup, group.name).kind.hybrid_engine else "no engine"
     elif (
         kinds == {Kind.GENERATE}
         and not setup.deployment.ideal
@@ -165,27 +169,49 @@ def _setup_part(setup: Setup, part: str) -> _Part:
     parts = _parts_of(setup)
     if ("part", part) not in parts:
         dep = setup.deployment
-        update: dict[str, Any] = {"placement": None, "staleness": None, "groups": None}
-        base = setup.base
-        if part == "no engine":
-            update["engine"] = _DEFAULT_ENGINE
-        elif part == "forward":  # a forward job's own numbers (forward_key)
-            update.update(engine=_DEFAULT_ENGINE, train=None, forward=dep.forward_layout())
-            base = None  # type: ignore[assignment]
-        elif part == "no trainer":
-            update.update(train=_DEFAULT_TRAIN, forward=None)
-            base = None  # type: ignore[assignment]
+        base = None if part in ("forward", "no trainer") else setup.base
         placement = _by_identity(setup.placement, _unnamed)
         seen = setup.groups_seen
         if ("fields",) not in parts:  # the deployment's fields in order (extra="forbid")
-            parts["fields",] = {k: _interned(seen, v) for k, v in dep.__dict__.items()}
+            parts["fields",] = {k: _interned(seen, v) if isinstance(v, BaseModel) else v
+                                for k, v in dep.__dict__.items()}  # fmt: skip
         values = dict(parts["fields",])
-        # with ``update``'s (``model_copy(update=...)`` without the copy)
-        values.update({k: _interned(seen, v) for k, v in update.items()})
+        # with the part's replaced ones (``model_copy(update=...)`` without the copy); those
+        # that are the same for every deployment interned once per query
+        if part == "forward":
+            values.update({k: _interned(seen, v) for k, v in _replaced(part, dep).items()})
+        else:
+            values.update(_constants(seen, part))
         fields = tuple(values.items())
         made = _Part((placement, base, fields))
         parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
     return parts["part", part]
+
+
+def _replaced(part: str, dep: Any) -> dict[str, Any]:
+    """The deployment's fields that Setup part ``part`` replaces (module docstring; ``dep``
+    is read for "forward" only): the schedule's fields always, the engine where the group
+    reads none, the trainer's layout where it reads none."""
+    update: dict[str, Any] = {"placement": None, "staleness": None, "groups": None}
+    if part == "no engine":
+        update["engine"] = _DEFAULT_ENGINE
+    elif part == "forward":  # a forward job's own numbers (forward_key)
+        update.update(engine=_DEFAULT_ENGINE, train=None, forward=dep.forward_layout())
+    elif part == "no trainer":
+        update.update(train=_DEFAULT_TRAIN, forward=None)
+    return update
+
+
+def _constants(seen: dict[Any, Any] | None, part: str) -> dict[str, Any]:
+    """:func:`_replaced` of a part other than "forward" (the same values for every
+    deployment), interned (:func:`_interned`) once per query."""
+    key = ("constant fields", part)
+    kept = seen.get(key) if seen is not None else None
+    if kept is None:
+        kept = {k: _interned(seen, v) for k, v in _replaced(part, None).items()}
+        if seen is not None:
+            seen[key] = kept
+    return kept
 
 
 def _interned(seen: dict[Any, Any] | None, value: Any) -> Any:

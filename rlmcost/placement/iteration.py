@@ -304,8 +304,20 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
 def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name:
-    the groups' sums (``IterationGroups.phases``) plus the weight syncs'; the groups' own
-    phases as built once when no sync shares a name with them."""
+    the groups' sums (``IterationGroups.phases``) plus the weight syncs'; kept beside the
+    groups' part per the syncs (kept objects too, ``iteration_units.kept_sync``)."""
+    key = tuple(map(id, syncs))
+    hit = static.synced.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], syncs, strict=True)):
+        return hit[1]
+    out = _phases_of(static, syncs)
+    static.synced[key] = (tuple(syncs), out)
+    return out
+
+
+def _phases_of(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
+    """:func:`_phases`, computed: the groups' own phases as built once when no sync shares a
+    name with them."""
     names = {name for name, *_ in static.phases}
     if all(tr.phase not in names for tr in syncs):
         extra: dict[str, list[Any]] = {}

@@ -32,8 +32,9 @@ class IterationGroups:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
     name, in the order the groups run them; ``phase_list``: those with any time, as
     :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
-    training job; ``labels``: the critical cycles' labels, by their unit keys (filled by
-    ``combine``)."""
+    training job; ``labels``: the critical cycles' labels, by their unit keys, and
+    ``synced``: the phases with the weight syncs', by the syncs' identities (the syncs kept
+    beside) (both filled by ``combine``)."""
 
     jobs: dict[int, Job]
     shape: tuple[UnitShape, ...]
@@ -52,6 +53,8 @@ class IterationGroups:
     trained_tokens: int
     trainers: dict[Role, tuple[GroupEstimate, Job]]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
+    synced: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Phase, ...]]] = field(
+        default_factory=dict)  # fmt: skip
 
 
 def iteration_groups(seen: dict[Any, Any] | None,

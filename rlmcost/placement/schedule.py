@@ -225,7 +225,7 @@ def _means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping
         by_shift.setdefault(c.shift, []).append(name)
     if largest:  # max over a shift's sums, then one division: the same largest mean
         tops = [f"max(({', '.join(sums)},)) / {k!r}" for k, sums in by_shift.items()]
-        lines.append(f"    return max(({', '.join(tops)},))")
+        lines.append(f"    return max(({''.join(t + ', ' for t in tops)}))")  # none: ValueError
     else:
         lines.append(f"    return [{', '.join(terms)}]")
     namespace: dict[str, Any] = {}

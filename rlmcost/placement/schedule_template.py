@@ -45,7 +45,7 @@ class Template:
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
-    largest: Callable[[Sequence[Any]], Any]  # the largest mean, :func:`_means_function`
+    largest: Callable[[Sequence[Any]], Any]  # the largest mean, over :func:`undominated`
 
     def period(self, weights: Sequence[Any]) -> Period:
         """:func:`period` of numeric ``weights`` (one per unit, in order)."""
@@ -53,12 +53,21 @@ class Template:
 
     def value(self, weights: Sequence[Any]) -> Any:
         """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
-        all sums starting from 0, so the tie-break of :meth:`period` does not change it)."""
-        return self.largest(weights)
+        all sums starting from 0, so the tie-break of :meth:`period` does not change it),
+        over the cycles no other dominates (:func:`undominated`: the same number for weights
+        >= 0 of one type, all floats or all ints, as schedule weights are; others take every
+        cycle)."""
+        kinds = set(map(type, weights))
+        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0:
+            return self.largest(weights)
+        return max(self.means(weights))
 
     def stage_spans(self, weights: Sequence[Any]) -> dict[Stage, Any]:
         """:func:`stage_spans` of numeric ``weights`` (one per unit, in order)."""
         return self.span_sums(weights)
+
+
+_FLOATS, _INTS = {float}, {int}  # weights of one type (Template.value)
 
 
 @lru_cache(maxsize=4096)
@@ -77,9 +86,42 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
             parts.setdefault(stage, {}).setdefault(resource, []).append(i)
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
-    largest = _means_function(keys, cycles, index, largest=True)
+    largest = _means_function(keys, undominated(cycles), index, largest=True)
     return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
                     _spans_function(spans), largest)  # fmt: skip
+
+
+def undominated(cycles: Sequence[Cycle]) -> tuple[Cycle, ...]:
+    """The cycles whose mean no other cycle's bounds, bit for bit, whatever the weights >= 0:
+    a cycle goes when another one's keys hold its keys in the same order (a subsequence) with
+    no larger shift (and more keys or a smaller shift). Then, summed from 0 in each cycle's
+    order as :func:`~rlmcost.placement.schedule._means_function` sums, the other's running
+    sum at each of this cycle's keys is at least this one's (IEEE 754 rounding is monotone:
+    x <= y gives fl(x + w) <= fl(y + w), and fl(x + w) >= x for w >= 0; ints add exactly),
+    so its sum is at least this sum, and divided by a shift no larger, its mean at least this
+    mean (correctly rounded division is monotone). So the largest mean over these cycles is
+    the largest over all, the same number (the planner's sweep of PPO Llama-3.1-70B on 32
+    A100: 595 of 3,150 cycles in 42 templates, 3,457 of 7,912 running sums). Dominance is a
+    strict order, so every cycle that goes is bounded by one that stays. Not for weights of
+    mixed types: an int sum is exact where a float one rounds at each step (2**60 + 64 + 65
+    rounds up as ints, down through a float 0.0), so :meth:`Template.value` takes every
+    cycle then."""
+    names = {k: 1 << i for i, k in enumerate(dict.fromkeys(k for c in cycles for k in c.keys))}
+    masks = [sum(names[k] for k in c.keys) for c in cycles]
+
+    def within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+        rest = iter(long)
+        return all(k in rest for k in short)  # a subsequence: in order, each key once
+
+    out = []
+    for c, mask in zip(cycles, masks, strict=True):
+        if not any(
+            d.shift <= c.shift and not mask & ~other
+            and (len(d.keys) > len(c.keys) or d.shift < c.shift) and within(c.keys, d.keys)
+            for d, other in zip(cycles, masks, strict=True)
+        ):
+            out.append(c)
+    return tuple(out)
 
 
 def _spans_function(spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
