@@ -83,8 +83,10 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
         # rack is 18 hosts of 4 GPUs, HardwareSpec.host_gpus)
         hosts_src, hosts_dst = hw_src.host_gpus, hw_dst.host_gpus
         lanes = min(-(-src.gpus // hosts_src), -(-g.gpus // hosts_dst)) if cross else 1
-        # through shared storage the full model is saved once and reloaded by every server
-        part = nbytes if mech is Refit.DISK else -(-nbytes // lanes)
+        # through shared storage the full model is saved once and reloaded by every server;
+        # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
+        whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
+        part = nbytes if whole else -(-nbytes // lanes)
 
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip

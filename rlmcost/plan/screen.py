@@ -351,8 +351,10 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     cross = gpus > gpn
     lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
     mech = Refit(q.refit_apart)
-    # through shared storage the full model is saved once and reloaded by every server
-    part = np.full(lanes.shape, nbytes) if mech is Refit.DISK else -(-nbytes // lanes)
+    # through shared storage the full model is saved once and reloaded by every server;
+    # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
+    whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
+    part = np.full(lanes.shape, nbytes) if whole else -(-nbytes // lanes)
     shard = -(-nbytes // etp)
     # few distinct (lanes, engine TP, cross-node): the exact function once for each
     key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
