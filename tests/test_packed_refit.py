@@ -71,3 +71,39 @@ def test_nemo_rl_async_weight_sync_is_the_packed_refit_at_any_scale():
     assert small == pytest.approx(large, rel=1e-9)
     # Qwen3-30B-A3B: 30.5e9 parameters (Hugging Face config), about 61 GB in bf16
     assert small == pytest.approx(packed_refit_s(61 * 10**9), rel=0.02)
+
+
+def test_fp8_requant_counts_the_cast_chain_over_the_whole_model():
+    """NeMo RL's FP8 load_weights (nemo_rl/models/generation/vllm/quantization/fp8.py at
+    v0.7.0) runs cast_tensor_to_fp8_blockwise over every received full weight: 49 B of HBM
+    traffic per parameter (packed_refit docstring), so DeepSeek-V3 (671e9 parameters) on an
+    H100 (3.35 TB/s) takes several seconds per refit, in the 5.5-15 s per rank NeMo RL PR 4217
+    reports for a ~790 GB model, and twice the parameters take twice the time."""
+    from rlmcost.perf.packed_refit import NEMO_RL_FP8_REQUANT_BYTES_PER_PARAM, fp8_requant_s
+    from rlmcost.specs.registry import get_hardware
+
+    h100 = get_hardware("h100-sxm")
+    dsv3 = fp8_requant_s(671 * 10**9, h100)
+    floor = 671 * 10**9 * NEMO_RL_FP8_REQUANT_BYTES_PER_PARAM / h100.hbm_bandwidth_bytes_per_s
+    assert floor <= dsv3 <= 1.5 * floor
+    assert 5.5 <= dsv3 <= 15.0
+    assert fp8_requant_s(2 * 671 * 10**9, h100) == pytest.approx(2 * dsv3)
+
+
+def test_an_fp8_engine_adds_the_requant_to_nemo_rl_refit():
+    """--rollout-dtype fp8: the weight sync grows by fp8_requant_s of the model's parameters
+    (the broadcast itself stays bf16, the trainer's dtype)."""
+    from rlmcost.perf.packed_refit import fp8_requant_s
+    from rlmcost.specs.registry import get_hardware
+
+    def sync(extra: list[str]) -> float:
+        res = CliRunner().invoke(app, [*RUN, "--groups", "rollout=8[tp=2],actor=8", "--gpus",
+                                       "16", *extra, "--json"])  # fmt: skip
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.stdout)
+        return next(p["time_s"] for p in out["phases"] if p["name"] == "weight sync")
+
+    added = sync(["--rollout-dtype", "fp8"]) - sync([])
+    # Qwen3-30B-A3B: 30.5e9 parameters (Hugging Face config)
+    assert added == pytest.approx(fp8_requant_s(30_500_000_000, get_hardware("h100-sxm")),
+                                  rel=0.02)  # fmt: skip

@@ -26,12 +26,18 @@ A pipelined broadcast's time does not grow with the group's size (each rank forw
 chunk once), so the refit's time is a fixed part plus the full model's bytes over one measured
 end-to-end rate (``NEMO_RL_PACKED_REFIT_FIXED_S`` + bytes / ``NEMO_RL_PACKED_REFIT_BYTES_PER_S``,
 the line through NeMo RL PR 1379's two measurements), with no per-node lanes and no separate
-engine load.
+engine load. An engine serving FP8 (``--rollout-dtype fp8``) also quantizes every received
+weight on every rank (:func:`fp8_requant_s`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rlmcost.perf.rl_constants import Constant
+
+if TYPE_CHECKING:
+    from rlmcost.specs.hardware import HardwareSpec
 
 NEMO_RL_PACKED_REFIT_BYTES_PER_S = Constant(102.6e9, 85.5e9, 102.6e9, "NeMo RL PR 1379")
 """Full-model bf16 bytes per second of NeMo RL's non-colocated (packed NCCL) refit, end to end.
@@ -70,3 +76,34 @@ def packed_refit_s(model_bytes: int, end: str = "value") -> float:
     rate_end = {"low": "high", "high": "low"}.get(end, end)  # the low time takes the high rate
     return NEMO_RL_PACKED_REFIT_FIXED_S.at(end) + model_bytes / \
         NEMO_RL_PACKED_REFIT_BYTES_PER_S.at(rate_end)  # fmt: skip
+
+
+NEMO_RL_FP8_REQUANT_BYTES_PER_PARAM = 49
+"""HBM bytes each engine rank moves per parameter of the received model when its engine
+serves FP8: NeMo RL's ``load_weights`` (``nemo_rl/models/generation/fp8.py`` at v0.5.0,
+``nemo_rl/models/generation/vllm/quantization/fp8.py`` at v0.6.0 and v0.7.0, called from
+``vllm_backend.py`` ``update_weights_from_collective`` on every unpacked bucket) casts every
+received full (unsharded) weight to FP8 with ``cast_tensor_to_fp8_blockwise(v.to(torch.float),
+...)``, eager PyTorch ops over the whole tensor, each reading and writing it: ``v.to(float)``
+2 + 4 B, the permuted ``.contiguous()`` copy 4 + 4, ``abs`` 4 + 4, ``amax`` 4, ``data_hp *
+scale_fp`` 4 + 4, ``clamp`` 4 + 4, ``.to(float8_e4m3fn)`` 4 + 1, the permuted ``reshape`` back
+1 + 1: 49 B. The per-block scales (1/16384 of that) and the rank's copy of its own shard (a few
+bytes over TP) are left out. A count of the code's traffic, not a fitted figure. NeMo RL PR
+4217 (2026-09-21) names the cost: engine ranks that receive the whole model (~790 GB) and
+convert all of it to (MX)FP8 spent 5.5-15 s per rank per refit.
+"""
+
+
+def fp8_requant_s(n_params: int, hardware: HardwareSpec) -> float:
+    """Seconds each FP8 engine rank spends quantizing the full received model in a NeMo RL
+    non-colocated refit (``NEMO_RL_FP8_REQUANT_BYTES_PER_PARAM`` per parameter through HBM at
+    the device's streaming efficiency, :meth:`~rlmcost.perf.efficiency.Device.memory_s`); the
+    ranks do it at once, so the refit grows by it once.
+
+    >>> from rlmcost.specs.registry import get_hardware
+    >>> round(fp8_requant_s(671 * 10**9, get_hardware("h100-sxm")), 1)  # DeepSeek-V3
+    10.9
+    """
+    from rlmcost.perf.efficiency import Device
+
+    return Device(hardware).memory_s(n_params * NEMO_RL_FP8_REQUANT_BYTES_PER_PARAM)
