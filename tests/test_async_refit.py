@@ -118,7 +118,7 @@ def test_eight_steps_in_flight_fill_the_engines():
 
 @pytest.mark.xfail(strict=True, reason="known gap (issue 18): with the async engine's 128 "
                    "sequences per engine (vLLM ENGINE_CONTEXT default) generation (35 s) plus the "
-                   "refit pause (7 s) exceed the published 34.5 s step by a third")  # fmt: skip
+                   "packed refit's pause (1.5 s) exceed the published 34.5 s by 16 %")  # fmt: skip
 def test_eight_steps_in_flight_within_fifteen_percent():
     """The same row's step within 15 % of its published 34.5 s (it was, at 512 sequences per
     engine, before the 128-sequence cap)."""

@@ -77,7 +77,7 @@ class Default:
 class Behaviour:
     """What a framework does its own way, read by the time model (:mod:`rlmcost.perf.refit`):
     how it refits an engine on the trainer's GPUs (``colocated``) and on GPUs of their own
-    (``apart``) — ``in-process``, ``ipc`` or ``nccl`` — and whether a Ray single controller
+    (``apart``) — a ``perf.refit.Refit`` value — and whether a Ray single controller
     drives the iteration; ``source``: where the framework does it. ``param_round_trips``:
     under a between-phases parameter offload (``params-idle``), the times per iteration the
     parameter shard goes to the host and back (None: once per phase of the model, as verl

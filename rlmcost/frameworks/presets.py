@@ -483,9 +483,11 @@ PRESETS: dict[Framework, Preset] = {
             "generation is colocated (grpo.py refit_policy_generation): with generation on "
             "GPUs of its own give --offload ''",
         ),
-        Behaviour("ipc", "nccl", True, "nemo_rl/weight_sync/ipc_weight_synchronizer.py "
+        Behaviour("ipc", "packed-nccl", True, "nemo_rl/weight_sync/ipc_weight_synchronizer.py "
                   "(colocated: ZMQ + CUDA IPC), collective refit when generation.colocated is "
-                  "false; nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
+                  "false (nemo_rl/utils/packed_tensor.py packed_broadcast_producer: packed, "
+                  "double-buffered buckets over one NCCL group of trainer and engine ranks); "
+                  "nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
                   "weights leave the GPU once per step, offload_after_refit, and come back "
                   "once, prepare_for_lp_inference; log-probs and the loss through "
                   "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend); "

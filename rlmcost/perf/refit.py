@@ -21,8 +21,12 @@ frameworks run them (constants: :mod:`rlmcost.perf.rl_constants`, each with its 
     ``rollout.update_weights``): ``MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S``, no bucketing;
   - ``disk``: the trainer saves the parameters to shared storage and every engine server
     reloads them (AReaL: :mod:`rlmcost.perf.disk_refit`, ``DISK_REFIT_BYTES_PER_S``);
-  - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, NeMo RL
-    non-colocated, TRL server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
+  - ``packed-nccl``: NeMo RL non-colocated: packed, double-buffered buckets broadcast from
+    trainer rank 0 over one NCCL group of every trainer and engine rank, the export's gather,
+    the broadcast and the engines' ``load_weights`` pipelined (:mod:`rlmcost.perf.packed_refit`,
+    ``NEMO_RL_PACKED_REFIT_BYTES_PER_S``, measured end to end);
+  - ``nccl``: engines on GPUs of their own, a broadcast from the trainer (OpenRLHF, TRL
+    server mode, slime): ``REFIT_NCCL_FIXED_S`` + bytes at the intra- or
     cross-node rate, plus the engine rank's ``load_weights`` of its shard
     (``ENGINE_LOAD_WEIGHTS_BYTES_PER_S``). Across nodes each node of a sharded trainer sends
     its own part over its own NICs at once (one stream per pair of sending and receiving
@@ -49,6 +53,7 @@ from enum import StrEnum
 from rlmcost.perf import rl_constants as rc
 from rlmcost.perf.disk_refit import disk_refit_s
 from rlmcost.perf.interval import Spread
+from rlmcost.perf.packed_refit import packed_refit_s
 
 
 class Refit(StrEnum):
@@ -58,6 +63,7 @@ class Refit(StrEnum):
     IPC = "ipc"
     PER_TENSOR = "per-tensor"
     NCCL = "nccl"
+    PACKED_NCCL = "packed-nccl"
     DISK = "disk"
 
 
@@ -92,6 +98,8 @@ def refit_s(mechanism: Refit, model_bytes: int, *, engine_shard_bytes: int = 0,
             rc.REFIT_INPROCESS_BYTES_PER_S, end)  # fmt: skip
     if mechanism is Refit.DISK:
         return disk_refit_s(model_bytes, end)
+    if mechanism is Refit.PACKED_NCCL:
+        return packed_refit_s(model_bytes, end)
     if mechanism is Refit.PER_TENSOR:
         return model_bytes / _rate(MEGATRON_PER_TENSOR_REFIT_BYTES_PER_S, end)
     if mechanism is Refit.IPC:

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.choices import Dtype
 from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.packed_refit import fp8_requant_s
 from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.inputs import Setup, engine_for
@@ -83,12 +85,18 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
         # rack is 18 hosts of 4 GPUs, HardwareSpec.host_gpus)
         hosts_src, hosts_dst = hw_src.host_gpus, hw_dst.host_gpus
         lanes = min(-(-src.gpus // hosts_src), -(-g.gpus // hosts_dst)) if cross else 1
-        # through shared storage the full model is saved once and reloaded by every server
-        part = nbytes if mech is Refit.DISK else -(-nbytes // lanes)
+        # through shared storage the full model is saved once and reloaded by every server;
+        # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
+        whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
+        part = nbytes if whole else -(-nbytes // lanes)
+
+        # NeMo RL's FP8 engines quantize the whole received model on every rank (packed_refit)
+        fp8 = mech is Refit.PACKED_NCCL and engine_for(setup, g.name).dtype is Dtype.FP8
+        requant = fp8_requant_s(params(arch, head), hw_dst) if fp8 else 0.0
 
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip
-            return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end)
+            return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end) + requant
 
         predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
         what += f" ({mech} refit)"

@@ -342,6 +342,8 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     a synchronous iteration waits for before the next generation; 0 without such a refit."""
     import numpy as np
 
+    from rlmcost.choices import Dtype
+    from rlmcost.perf.packed_refit import fp8_requant_s
     from rlmcost.perf.refit import Refit, refit_s
 
     if q.refit_apart is None:
@@ -351,8 +353,10 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     cross = gpus > gpn
     lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
     mech = Refit(q.refit_apart)
-    # through shared storage the full model is saved once and reloaded by every server
-    part = np.full(lanes.shape, nbytes) if mech is Refit.DISK else -(-nbytes // lanes)
+    # through shared storage the full model is saved once and reloaded by every server;
+    # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
+    whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
+    part = np.full(lanes.shape, nbytes) if whole else -(-nbytes // lanes)
     shard = -(-nbytes // etp)
     # few distinct (lanes, engine TP, cross-node): the exact function once for each
     key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
@@ -360,6 +364,8 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     p, sh, cr = part.ravel()[first], shard.ravel()[first], cross.ravel()[first]
     each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
                              cross_node=bool(cr[i])) for i in range(len(first))])  # fmt: skip
+    if mech is Refit.PACKED_NCCL and q.engine_dtype is Dtype.FP8:  # every rank re-quantizes
+        each = each + fp8_requant_s(nbytes // q.dtypes.weight_dtype.bytes, q.hardware)
     return each[back]
 
 
