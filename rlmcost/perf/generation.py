@@ -25,7 +25,8 @@ gap):
   weight-streaming (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
 * per layer, paged decode attention (FlashDecoding-class): it reads the in-flight sequences'
   KV cache, 2 h_kv d_h / P_t x ``C`` elements in the KV dtype, and does 4 h d_h / P_t x ``C``
-  FLOPs: max of the two sides plus a launch gap;
+  FLOPs: max of the two sides plus a launch gap; an MLA layer (DeepSeek-V2/V3) as vLLM runs it
+  instead, and MoE routing kernels (:mod:`~rlmcost.perf.decode_kernels`);
 * per layer, the memory-bound kernels on ``a`` tokens (two norms, two residual adds, the FFN
   activation, RoPE) as in :mod:`~rlmcost.perf.step_pass`;
 * per layer two TP all-reduces of the [a, d] activations (Shoeybi et al. 2019), tiny messages
@@ -86,6 +87,7 @@ from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf import decode_kernels as dk
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import (  # noqa: F401 - re-exported
@@ -209,7 +211,10 @@ class Engine:
         arch, sh, dev = self.arch, self.shard, self.gemm_device
         d, q, kv = int(arch.d_model), int(sh.q_width), int(sh.kv_width)
         p = arch.ffn_kind.projections
-        attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
+        if arch.is_mla:
+            attn = dk.mla_layer_gemms_s(dev, arch, self.tp, m, self.x)
+        else:
+            attn = dev.gemm_s(m, q + 2 * kv, d) + dev.gemm_s(m, d, q)
         total = 0.0
         dense = int(arch.n_dense_layers) if arch.is_moe else int(arch.n_layers)
         if dense:
@@ -240,7 +245,14 @@ class Engine:
         if not arch.n_positions:
             per_token += 2 * (int(sh.q_width) + int(sh.kv_width)) * x
             kernels += 1
-        return int(arch.n_layers) * self.device.elementwise_s(m * per_token, kernels)
+        out = int(arch.n_layers) * self.device.elementwise_s(m * per_token, kernels)
+        if arch.is_mla:
+            extra = dk.mla_extra_kernels_s(self.device, arch, self.tp, m, self.x)
+            out += int(arch.n_layers) * extra
+        if arch.is_moe:
+            gap = self.device.defaults.kernel_gap_s
+            out += int(arch.n_moe_layers) * dk.MOE_ROUTING_KERNELS * gap
+        return out
 
     def _tp_s(self, m: int) -> float:
         """The two all-reduces per layer and the embedding's, of [m, d] activations."""
@@ -269,8 +281,12 @@ class Engine:
         """(compute, memory) seconds of decode attention per cached token, all layers."""
         sh, dev = self.shard, self.device
         layers = int(self.arch.n_layers)
-        flops = 4 * int(sh.q_width) * layers
-        nbytes = 2 * int(sh.kv_width) * self.kv_bytes * layers
+        if self.arch.is_mla:
+            f, b = dk.mla_decode_attention_per_token(self.arch, self.tp, self.kv_bytes)
+            flops, nbytes = f * layers, b * layers
+        else:
+            flops = 4 * int(sh.q_width) * layers
+            nbytes = 2 * int(sh.kv_width) * self.kv_bytes * layers
         p = dev.defaults
         compute = flops / (dev.peak_flops_per_s * p.gemm_efficiency)
         return compute, dev.memory_s(nbytes)
@@ -365,7 +381,7 @@ class Engine:
         attention = layers * dev.flash_attention_s(
             4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
         )
-        kv_write = layers * dev.memory_s(tokens * 2 * int(sh.kv_width) * self.kv_bytes)
+        kv_write = layers * dev.memory_s(tokens * int(sh.kv_cache_width) * self.kv_bytes)
         total = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
             + self._tp_s(tokens) + self._head_s(prompts) + self.options.step_overhead_s

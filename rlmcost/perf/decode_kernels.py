@@ -1,0 +1,116 @@
+"""The parts of an engine's layer that an MHA + dense-FFN layer lacks: multi-head latent
+attention (MLA, DeepSeek-V2/V3) as vLLM runs it (its GEMMs, its decode attention per cached
+token, its extra small kernels), and the fused-MoE routing kernels.
+
+**MoE routing** (:data:`MOE_ROUTING_KERNELS`): besides the router GEMM, the two grouped
+expert GEMMs and the activation (priced in :mod:`~rlmcost.perf.generation`), vLLM's fused MoE
+launches per MoE layer a top-k kernel (``topk_softmax``, or for DeepSeek-V3's grouped,
+biased routing ``ops.grouped_topk``), ``moe_align_block_size`` (sorts the routed rows into
+expert blocks) and ``moe_sum`` (sums each token's k expert outputs):
+``vllm/model_executor/layers/fused_moe/fused_moe.py`` (``fused_topk``, ``grouped_topk``,
+``fused_experts_impl``), ``vllm/_custom_ops.py``. Each moves at most [m, E] or [m, k, d]
+elements; priced by its launch gap. The versions of vLLM whose ``grouped_topk`` is a chain of
+torch ops (sigmoid, bias add, group top-2 sums, group top-k, mask, top-k, gather,
+renormalisation) launch more: counted as one kernel, an understatement there.
+
+**MLA.**
+
+Source: vLLM ``vllm/model_executor/models/deepseek_v2.py`` (``DeepseekV2MLAAttention``) and the
+MLA backends' common implementation ``vllm/v1/attention/backends/mla/common.py``
+(``MLACommonImpl``: ``process_weights_after_loading``, ``_forward_decode``, ``_v_up_proj``);
+the absorbed form is DeepSeek-V2's (arXiv 2405.04434, §2.1.2 "the matrices W^UK and W^UV can
+be absorbed"). Per layer, on one of ``P_t`` TP ranks with ``h' = h / P_t`` local heads and
+``m`` tokens:
+
+* ``fused_qkv_a_proj`` [m, d_cq + d_c + d_rope, d], replicated on every rank
+  (``MergedColumnParallelLinear(..., disable_tp=True)``): q_a_proj and kv_a_proj_with_mqa
+  in one GEMM; without a query latent (``q_lora_rank`` None) a column-parallel q_proj
+  [m, h' (d_nope + d_rope), d] beside a replicated kv_a_proj_with_mqa [m, d_c + d_rope, d];
+* ``q_b_proj`` [m, h' (d_nope + d_rope), d_cq] (column parallel);
+* the absorbed key up-projection: ``h'`` batched [m, d_c, d_nope] GEMMs (``torch.bmm`` of
+  q_nope with ``W_UK_T``), and after attention the value up-projection ``h'`` batched
+  [m, d_v, d_c] (``W_UV``). Their weights are kv_b_proj's, which vLLM dequantizes to the
+  activation dtype at load (``get_and_maybe_dequant_weights``), so they are priced in the
+  activation dtype. For a prefill chunk vLLM instead up-projects the latents with kv_b_proj
+  [m, h' (d_nope + d_v), d_c]: the same FLOPs and weight bytes, so one form prices both;
+* ``o_proj`` [m, d, h' d_v] (row parallel);
+* decode attention over the latent cache (FlashMLA-class, absorbed): per cached token it
+  reads the ``d_c + d_rope`` cached elements once for all local heads (the cache is not split
+  by TP: every rank holds the whole latent), and per local head does a (d_c + d_rope)-dot
+  for the score and a d_c-axpy for the output, 2 (2 d_c + d_rope) FLOPs;
+* :data:`MLA_EXTRA_KERNELS` small kernels that an MHA layer does not launch: the
+  q_a_layernorm and kv_a_layernorm RMSNorms (``RMSNorm(q_lora_rank)``,
+  ``RMSNorm(kv_lora_rank)``), the concatenation of the absorbed q_nope with q_pe for the
+  decode kernel, and the copy of the transposed ``W_UV`` output into o_proj's input
+  (``_v_up_proj``: ``.transpose(0, 1).reshape``). Each moves [m, a few thousand] activations:
+  priced by bytes plus the launch gap (:meth:`~rlmcost.perf.efficiency.Device.elementwise_s`).
+
+Leaves out: the FlashMLA split-KV combine kernel and its per-step metadata, the
+head padding of the decode kernel to 64 query rows (FLOPs only; the kernel is memory-bound
+at the cached latent's 1-2 bytes per element).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rlmcost.arch import Arch
+from rlmcost.choices import Dtype
+from rlmcost.perf.efficiency import Device
+
+MOE_ROUTING_KERNELS = 3
+"""Routing kernels of one fused-MoE layer beyond its GEMMs and activation (module docstring):
+top-k, ``moe_align_block_size``, ``moe_sum``."""
+
+MLA_EXTRA_KERNELS = 4
+"""Small kernels of one MLA layer beyond an MHA layer's (module docstring): two latent
+RMSNorms, the q concatenation, the value up-projection's output copy."""
+
+
+def _activation_device(dev: Device, activation_bytes: int) -> Device:
+    """``dev`` with its GEMM operands in the activation dtype (the absorbed W_UK / W_UV)."""
+    if dev.dtype.bytes == activation_bytes:
+        return dev
+    return replace(dev, dtype=Dtype.BF16 if activation_bytes == 2 else Dtype.FP32)
+
+
+def mla_layer_gemms_s(dev: Device, arch: Arch, tp: int, m: int, activation_bytes: int) -> float:
+    """Seconds of one MLA layer's projections for ``m`` tokens on one of ``tp`` ranks
+    (module docstring): the latent down-projections, q_b_proj, the absorbed up-projections
+    and o_proj."""
+    d, h = int(arch.d_model), int(arch.n_heads) // tp
+    nope, rope = int(arch.qk_nope_head_dim), int(arch.qk_rope_head_dim)
+    dc, dv = int(arch.kv_lora_rank or 0), int(arch.v_head_dim)
+    q_out = h * (nope + rope)
+    if arch.q_lora_rank is not None:
+        dcq = int(arch.q_lora_rank)
+        total = dev.gemm_s(m, dcq + dc + rope, d) + dev.gemm_s(m, q_out, dcq)
+    else:
+        total = dev.gemm_s(m, q_out, d) + dev.gemm_s(m, dc + rope, d)
+    up = _activation_device(dev, activation_bytes)
+    total += up.gemm_s(m, dc, nope, h) + up.gemm_s(m, dv, dc, h)
+    return total + dev.gemm_s(m, d, h * dv)
+
+
+def mla_decode_attention_per_token(arch: Arch, tp: int, kv_bytes: int) -> tuple[int, int]:
+    """(FLOPs, bytes) of one layer's absorbed decode attention per cached token on one of
+    ``tp`` ranks: 2 (2 d_c + d_rope) FLOPs per local head, the latent cache entry read once.
+
+    >>> from rlmcost.specs import get_model
+    >>> mla_decode_attention_per_token(get_model("deepseek-v3").arch(), 16, 2)
+    (17408, 1152)
+    """
+    dc, rope = int(arch.kv_lora_rank or 0), int(arch.qk_rope_head_dim)
+    heads = int(arch.n_heads) // tp
+    return 2 * (2 * dc + rope) * heads, (dc + rope) * kv_bytes
+
+
+def mla_extra_kernels_s(dev: Device, arch: Arch, tp: int, m: int, activation_bytes: int) -> float:
+    """Seconds of one layer's :data:`MLA_EXTRA_KERNELS` for ``m`` tokens: the two latent
+    norms (read and write d_cq and d_c), the q concatenation (h' (d_c + d_rope) written, read
+    back) and the output copy (h' d_v)."""
+    h = int(arch.n_heads) // tp
+    dc, rope, dv = int(arch.kv_lora_rank or 0), int(arch.qk_rope_head_dim), int(arch.v_head_dim)
+    dcq = int(arch.q_lora_rank or 0)
+    per_token = 2 * (dcq + dc) + 2 * h * (dc + rope) + 2 * h * dv
+    return dev.elementwise_s(m * per_token * activation_bytes, MLA_EXTRA_KERNELS)
