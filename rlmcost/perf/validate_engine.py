@@ -50,7 +50,7 @@ from rlmcost.perf.generation import DecodeStep, Engine, EngineOptions
 from rlmcost.specs import get_hardware, get_model
 
 METRICS = ("throughput", "itl", "latency")
-RUNTIMES = ("vllm", "tensorrt-llm")
+RUNTIMES = ("vllm", "tensorrt-llm", "sglang")
 STATISTICS = ("mean", "median")
 _FIELDS = ("id", "source", "model", "hardware", "tp", "dtype", "kv_dtype", "input_tokens",
            "output_tokens", "batch", "metric", "per_gpu", "published", "cite")  # fmt: skip
