@@ -245,8 +245,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     causal_pairs = b * s * (s + 1) // 2 // lay.cp
     attn_fwd_flops = pair_flops(arch, heads) * causal_pairs
     if opt.attention is AttentionKernel.FLASH:
-        f = dev.flash_attention_s(attn_fwd_flops, backward=False)
-        bw = dev.flash_attention_s(attn_fwd_flops, backward=True)
+        f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout)
+        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.dropout)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
