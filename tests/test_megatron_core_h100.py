@@ -97,15 +97,16 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
 
 def test_h100_rows_are_predicted_fast_most_at_small_hidden():
     # The finding the rows record (issue 18): with the README's overlaps, Megatron's unfused
-    # cross-entropy and the dropout run's pre-FA3 attention modelled, rlmcost is still 5-29 %
-    # fast on every H100 row, where the A100 rows of the same code base (narayanan2021,
-    # korthikanti2022) are within 7 %; the miss is largest at hidden 2048-4096 (1.7B, 7.1B).
-    # A change that moves these rows must say why.
+    # cross-entropy, the dropout run's pre-FA3 attention and the fp32 gradient reduce
+    # modelled, rlmcost is still 2-29 % fast on every H100 row but the 32B one (TP 8, the
+    # largest DP exposure: -10 %), where the A100 rows of the same code base (narayanan2021,
+    # korthikanti2022) are within 7 %; the miss is largest at hidden 2048-4096 (1.7B, 7.1B),
+    # where the step is all compute. A change that moves these rows must say why.
     rows = validate("megatron_core_h100").rows
     got = {r.id.removeprefix("megatron-core-h100-gpt-"): r for r in rows}
-    assert all(r.error > 0.04 for r in got.values())
+    assert all(r.error > 0.02 for k, r in got.items() if k != "32b")
+    assert -0.15 < got["32b"].error < 0
     small = min(got["1.7b"].error, got["7.1b"].error)
-    assert small > got["16b"].error > got["32b"].error
     assert small > max(r.error for k, r in got.items() if k not in ("1.7b", "7.1b"))
     assert max(r.error for r in got.values()) < 0.30
 
@@ -151,3 +152,35 @@ def test_megatron_cross_entropy_head_prices_its_kernels():
     got = meg.compute_s["elementwise"] - fused.compute_s["elementwise"]
     assert got == pytest.approx(by_hand, rel=1e-9)
     assert meg.compute_s["gemm"] == fused.compute_s["gemm"]
+
+
+def test_bf16_megatron_reduces_gradients_in_fp32():
+    # megatron/training/arguments.py @f2e5db402: for bf16 Megatron-LM forces
+    # accumulate_allreduce_grads_in_fp32 ("bfloat16 requires gradient accumulation and
+    # all-reduce to be done in fp32"), so the distributed optimizer reduce-scatters a 4-byte
+    # gradient; the param all-gather stays bf16. The README rows say so; nothing else changes.
+    from rlmcost.parallel.comm import Collective
+    from rlmcost.perf.data_parallel import dp_after_flush
+
+    assert all(r["options"]["grad_reduce_bytes"] == 4 for r in _rows().values())
+    arch = gpt_arch(4, 4096, 32, 32000, 2048)
+    from rlmcost.parallel.layout import ZeroStage
+
+    lay = Layout(dp=16, zero=ZeroStage.OS)
+    dev = Device(H100, Workload().compute_dtype)
+    (st,) = stages(arch, 1)
+    got = {}
+    for g in (0, 4):
+        opts = StepOptions(grad_reduce_bytes=g, overlap_grad_reduce=False,
+                           overlap_param_gather=False)  # fmt: skip
+        c = StepContext.of(arch, lay, 2048, data_share(lay, 16, 2048), dev, opts, Workload())
+        got[g] = (c, dp_after_flush(c, st, stage_pass(c, st)))
+    c = got[4][0]
+    from rlmcost.perf.step_pass import stage_param_counts
+
+    n = sum(stage_param_counts(arch, lay, st))
+    rs = {b: c.comm(Collective.REDUCE_SCATTER, n * b, 16, ("dp", "cp")) for b in (2, 4)}
+    assert got[4][1] - got[0][1] == pytest.approx(rs[4] - rs[2], rel=1e-9)
+    assert rs[4] > rs[2]
+    with pytest.raises(Exception, match="grad_reduce_bytes=3"):
+        train_step_time(arch, lay, 16, 2048, H100, options=StepOptions(grad_reduce_bytes=3))
