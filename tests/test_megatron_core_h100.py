@@ -96,15 +96,41 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
 
 
 def test_h100_rows_are_predicted_fast_most_at_small_hidden():
-    # The finding the rows record (issue 18): with the README's overlaps and Megatron's unfused
-    # cross-entropy modelled rlmcost is 7-38 % fast on every H100 row, where the A100 rows of
-    # the same code base (narayanan2021, korthikanti2022) are within 7 %; the miss grows as the
-    # hidden size (the GEMMs' K) shrinks. A change that moves these rows must say why.
+    # The finding the rows record (issue 18): with the README's overlaps, Megatron's unfused
+    # cross-entropy, the dropout run's pre-FA3 attention and the fp32 gradient reduce
+    # modelled, rlmcost is still 2-29 % fast on every H100 row but the 32B one (TP 8, the
+    # largest DP exposure: -10 %), where the A100 rows of the same code base (narayanan2021,
+    # korthikanti2022) are within 7 %; the miss is largest at hidden 2048-4096 (1.7B, 7.1B),
+    # where the step is all compute. A change that moves these rows must say why.
     rows = validate("megatron_core_h100").rows
     got = {r.id.removeprefix("megatron-core-h100-gpt-"): r for r in rows}
-    assert all(r.error > 0.05 for r in got.values())
-    assert got["1.7b"].error > got["7.1b"].error > got["16b"].error > got["32b"].error
-    assert max(r.error for r in got.values()) < 0.40
+    assert all(r.error > 0.02 for k, r in got.items() if k != "32b")
+    assert -0.15 < got["32b"].error < 0
+    small = min(got["1.7b"].error, got["7.1b"].error)
+    assert small > max(r.error for k, r in got.items() if k not in ("1.7b", "7.1b"))
+    assert max(r.error for r in got.values()) < 0.30
+
+
+def test_attention_dropout_on_hopper_runs_at_flashattention2_speed():
+    # FlashAttention-3 (arXiv 2407.08608), abstract: FlashAttention-2 "achieves only 35%
+    # utilization on the H100 GPU"; FA3 has no dropout (Dao-AILab/flash-attention
+    # hopper/flash_attn_interface.py @01afd16d: no dropout_p), so the README's attention
+    # dropout 0.1 runs a pre-FA3 kernel. FlashAttention-2 (A100) applies dropout in-kernel.
+    h100 = Device(H100)
+    assert h100.defaults.flash_attention_efficiency == 0.55
+    assert h100.defaults.flash_attention_dropout_efficiency == 0.35
+    flops = 1e12
+    plain, drop = h100.flash_attention_s(flops, True), h100.flash_attention_s(flops, True, True)
+    gap = h100.defaults.kernel_gap_s
+    assert (drop - gap) / (plain - gap) == pytest.approx(0.55 / 0.35, rel=1e-12)
+    a100 = Device(get_hardware("a100-80gb"))
+    assert a100.flash_attention_s(flops, False, True) == a100.flash_attention_s(flops, False)
+    # the training pass reads the row's dropout option: attention only moves
+    arch = gpt_arch(4, 2048, 16, 32000, 4096)
+    on = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(dropout=True))
+    off = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(dropout=False))
+    assert on.compute_s["attention"] > 1.5 * off.compute_s["attention"]
+    assert on.compute_s["gemm"] == off.compute_s["gemm"]
 
 
 def test_megatron_cross_entropy_head_prices_its_kernels():
@@ -126,3 +152,48 @@ def test_megatron_cross_entropy_head_prices_its_kernels():
     got = meg.compute_s["elementwise"] - fused.compute_s["elementwise"]
     assert got == pytest.approx(by_hand, rel=1e-9)
     assert meg.compute_s["gemm"] == fused.compute_s["gemm"]
+
+
+def test_bf16_megatron_reduces_gradients_in_fp32():
+    # megatron/training/arguments.py @f2e5db402: for bf16 Megatron-LM forces
+    # accumulate_allreduce_grads_in_fp32 ("bfloat16 requires gradient accumulation and
+    # all-reduce to be done in fp32"), so the distributed optimizer reduce-scatters a 4-byte
+    # gradient; the param all-gather stays bf16. The README rows say so; nothing else changes.
+    from rlmcost.parallel.comm import Collective
+    from rlmcost.perf.data_parallel import dp_after_flush
+
+    assert all(r["options"]["grad_reduce_bytes"] == 4 for r in _rows().values())
+    arch = gpt_arch(4, 4096, 32, 32000, 2048)
+    from rlmcost.parallel.layout import ZeroStage
+
+    lay = Layout(dp=16, zero=ZeroStage.OS)
+    dev = Device(H100, Workload().compute_dtype)
+    (st,) = stages(arch, 1)
+    got = {}
+    for g in (0, 4):
+        opts = StepOptions(grad_reduce_bytes=g, overlap_grad_reduce=False,
+                           overlap_param_gather=False)  # fmt: skip
+        c = StepContext.of(arch, lay, 2048, data_share(lay, 16, 2048), dev, opts, Workload())
+        got[g] = (c, dp_after_flush(c, st, stage_pass(c, st)))
+    c = got[4][0]
+    from rlmcost.perf.step_pass import stage_param_counts
+
+    n = sum(stage_param_counts(arch, lay, st))
+    rs = {b: c.comm(Collective.REDUCE_SCATTER, n * b, 16, ("dp", "cp")) for b in (2, 4)}
+    assert got[4][1] - got[0][1] == pytest.approx(rs[4] - rs[2], rel=1e-9)
+    assert rs[4] > rs[2]
+    with pytest.raises(Exception, match="grad_reduce_bytes=3"):
+        train_step_time(arch, lay, 16, 2048, H100, options=StepOptions(grad_reduce_bytes=3))
+
+
+def test_h100_gemm_at_hidden_2048_matches_a_measured_linear():
+    # NVIDIA/TransformerEngine issue 2053 (2025-08-11), H100 DGX (Xeon 8480C), torch.nn.Linear
+    # BF16, hidden 2048, 8192 tokens: 100.06 us GPU time a forward (13.48 us of host time).
+    # The tile model agrees within 5 %, so a short K-loop (K = 2048) is not what leaves the
+    # 1.7B row fast (issue 18), and the host's 13.5 us is far below the kernel's 100 us.
+    from rlmcost.choices import Dtype
+    from rlmcost.perf.efficiency import gemm_time_s
+
+    t = gemm_time_s(8192, 2048, 2048, Dtype.BF16, "h100-sxm")
+    assert t == pytest.approx(100.06e-6, rel=0.05)
+    assert t > 5 * 13.48e-6

@@ -3,7 +3,12 @@
   - DP / ZeRO-0/1/2 gradient reduction (all-reduce, or reduce-scatter): **overlapped** with
     the backward of the last micro-batch when ``overlap_grad_reduce`` (PyTorch DDP, Megatron
     ``overlap_grad_reduce``; Li et al. 2020, arXiv 2006.15704), only the excess exposed;
-    else fully exposed after the flush. ZeRO-1/2 parameter all-gather after the optimizer:
+    else fully exposed after the flush. The reduce moves ``grad_reduce_bytes`` per parameter
+    (0: the weight dtype's): Megatron-core reduces its gradient buffer, fp32 where
+    ``accumulate_allreduce_grads_in_fp32`` (forced on for bf16 by Megatron-LM's
+    megatron/training/arguments.py @f2e5db402: "bfloat16 requires gradient accumulation and
+    all-reduce to be done in fp32"; ``--grad-reduce-in-bf16`` came later; NeMo RL's recipes set
+    ``grad_reduce_in_fp32: false``). ZeRO-1/2 parameter all-gather after the optimizer:
     overlapped with the first forward when ``overlap_param_gather``. ZeRO-2 reduce-scatters
     every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
     behind the forward and an all-gather plus a reduce-scatter behind the backward
@@ -67,7 +72,7 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         return
     dense, expert = stage_param_counts(c.arch, lay, stage)
     fsdp2 = c.options.fsdp2_reduce_bytes if lay.zero is ZeroStage.OS_G_P else 0
-    r = fsdp2 or w
+    r = fsdp2 or c.options.grad_reduce_bytes or w
     ag = rs = 0.0
     for dims, ranks, n in _grouped_params(lay, dense, expert):
         ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
@@ -91,16 +96,16 @@ def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
     lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
     if lay.zero is ZeroStage.OS_G_P:
         return 0.0
+    g = opt.grad_reduce_bytes or w
     dense, expert = stage_param_counts(c.arch, lay, stage)
     reduce = gather = 0.0
     for dims, ranks, params in _grouped_params(lay, dense, expert):
-        n = params * w
         if lay.zero is ZeroStage.NONE:
-            reduce += c.comm(Collective.ALL_REDUCE, n, ranks, dims)
+            reduce += c.comm(Collective.ALL_REDUCE, params * g, ranks, dims)
         else:
             if lay.zero is ZeroStage.OS:
-                reduce += c.comm(Collective.REDUCE_SCATTER, n, ranks, dims)
-            gather += c.comm(Collective.ALL_GATHER, n, ranks, dims)
+                reduce += c.comm(Collective.REDUCE_SCATTER, params * g, ranks, dims)
+            gather += c.comm(Collective.ALL_GATHER, params * w, ranks, dims)
     hide_b = p.compute("bwd") if opt.overlap_grad_reduce else 0.0
     hide_f = p.compute("fwd") if opt.overlap_param_gather else 0.0
     return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)

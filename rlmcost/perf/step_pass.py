@@ -107,6 +107,7 @@ class StepOptions:
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
+    grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
@@ -245,8 +246,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     causal_pairs = b * s * (s + 1) // 2 // lay.cp
     attn_fwd_flops = pair_flops(arch, heads) * causal_pairs
     if opt.attention is AttentionKernel.FLASH:
-        f = dev.flash_attention_s(attn_fwd_flops, backward=False)
-        bw = dev.flash_attention_s(attn_fwd_flops, backward=True)
+        f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout)
+        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.dropout)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
@@ -348,8 +349,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     if stage.last:
         v = int(tp_shard(arch, t).vocab)
         f, b = gemm_fwd_bwd_s(dev, T, v, d)
-        out.fwd["gemm"] += f
-        out.bwd["gemm"] += b
+        out.fwd["gemm"], out.bwd["gemm"] = out.fwd["gemm"] + f, out.bwd["gemm"] + b
         out.flops += (8 if recomputes_embeddings(c) else 6) * T * v * d
         n, h = T * 2 * (d // t if lay.sp else d) * x, c.options.logprob_head  # norm; log-softmax
         out.fwd["elementwise"] += dev.elementwise_s(T * v * h.fwd_bytes + n, h.fwd_kernels)

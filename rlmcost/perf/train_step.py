@@ -166,6 +166,10 @@ def train_step_time(
     check_layout(arch, layout)
     if options.main_grad_bytes not in (2, 4):
         raise SpecError(f"main_grad_bytes={options.main_grad_bytes} must be 2 or 4")
+    if options.grad_reduce_bytes not in (0, 2, 4):
+        raise SpecError(
+            f"grad_reduce_bytes={options.grad_reduce_bytes} must be 2 or 4 (0: weight dtype)"
+        )
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype, profile, calibration)
     c = StepContext.of(arch, layout, seq_len, share, device, options, workload)

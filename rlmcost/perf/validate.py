@@ -171,6 +171,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         overlap_grad_reduce=o["overlap_grad_reduce"],
         fused_grad_accumulation=o["fused_grad_accumulation"],
         main_grad_bytes=o.get("main_grad_bytes", 4),
+        grad_reduce_bytes=o.get("grad_reduce_bytes", 0),
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
