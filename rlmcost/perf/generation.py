@@ -109,8 +109,11 @@ class EngineOptions:
     chunk_tokens: int = CHUNK_TOKENS
     algorithm: Algorithm = Algorithm.AUTO
     per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
+    launch_s: float = 0.0  # eager host launch time of a step's kernels (perf.eager_launch)
 
     def __post_init__(self) -> None:
+        if self.launch_s < 0:
+            raise SpecError(f"launch_s={self.launch_s} must be non-negative")
         if self.step_overhead_s < 0:
             raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
         if self.per_sequence_s < 0:
@@ -330,7 +333,8 @@ class Engine:
         c, m = self._attention_per_context_token
         gap = self.device.defaults.kernel_gap_s
         verify = (self._gemms(rows) + int(self.arch.n_layers) * gap + self._elementwise_s(rows)
-                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s)
+                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s
+                  + self.options.launch_s)  # fmt: skip
         d_fixed, d_per_token = draft.decode_step_parts(active)
         if spec.mtp:  # the projection M_k [d, 2d], replicated (vLLM deepseek_mtp.py eh_proj)
             d = int(self.arch.d_model)
@@ -341,9 +345,20 @@ class Engine:
         return out
 
     def decode_step_s(self, active: int, context_tokens: float) -> float:
-        """Seconds of one decode step (:meth:`decode_step`'s total)."""
+        """Seconds of one decode step (:meth:`decode_step`'s total, at least
+        :meth:`launch_floor_s`)."""
         fixed, per_token = self.decode_step_parts(active)
-        return fixed + per_token * context_tokens
+        return max(fixed + per_token * context_tokens, self.launch_floor_s(active))
+
+    def launch_floor_s(self, active: int) -> float:
+        """The least a decode step with ``active`` sequences takes when its kernels are
+        launched eagerly (``launch_s``, :mod:`rlmcost.perf.eager_launch`): the GPU waits for
+        the launches, the host overheads come on top; 0 with CUDA graphs. A speculative step
+        carries its launches in its parts instead (:meth:`_speculative_parts`)."""
+        o = self.options
+        if not o.launch_s or self.speculation is not None:
+            return 0.0
+        return o.launch_s + o.step_overhead_s + o.per_sequence_s * active
 
     # -- prefill -------------------------------------------------------------------------------
 
@@ -366,10 +381,11 @@ class Engine:
             4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
         )
         kv_write = layers * dev.memory_s(tokens * 2 * int(sh.kv_width) * self.kv_bytes)
-        total = (
+        gpu = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
-            + self._tp_s(tokens) + self._head_s(prompts) + self.options.step_overhead_s
+            + self._tp_s(tokens) + self._head_s(prompts)
         )  # fmt: skip
+        total = max(gpu, self.options.launch_s) + self.options.step_overhead_s
         self._chunk_cache[key] = total
         return total
 
