@@ -91,17 +91,21 @@ def test_rollout_dtype_needs_an_inference_engine() -> None:
 # --- enforce_eager: no CUDA graphs ---------------------------------------------------------
 
 
-def test_eager_engine_decodes_slower_by_the_launch_time_per_layer() -> None:
+def test_eager_engine_decode_steps_last_at_least_the_launch_time_per_layer() -> None:
+    from rlmcost.perf.generation import STEP_OVERHEAD_S
     from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 
     graphs = estimate("grpo", "llama-3.1-8b", hardware="h100-sxm", **KW)
     eager = evaluate(graphs.run.replace(deployment={"engine": {"eager": True}}))
     g0, g1 = _generation(graphs), _generation(eager)
     assert g1.own == g0.own  # memory is untouched
-    # each decode step pays 32 layers (Llama-3.1-8B) x EAGER_LAUNCH_S_PER_LAYER more
+    # each decode step lasts at least 32 layers' (Llama-3.1-8B) launches
+    # (EAGER_LAUNCH_S_PER_LAYER) plus the step's host overhead (rlmcost.perf.eager_launch);
+    # the launches overlap the GPU work, so they add at most their own time
     steps = g0.timeline.steps
-    extra = steps * 32 * EAGER_LAUNCH_S_PER_LAYER.value
-    assert g1.predicted_s - g0.predicted_s == pytest.approx(extra, rel=0.05)
+    launch = 32 * EAGER_LAUNCH_S_PER_LAYER.value
+    assert g1.timeline.predicted_decode_s >= steps * (launch + STEP_OVERHEAD_S)
+    assert 0 <= g1.predicted_s - g0.predicted_s <= 1.05 * steps * launch
 
 
 def test_enforce_eager_imports_from_each_framework(tmp_path) -> None:  # noqa: ANN001

@@ -119,3 +119,21 @@ def test_verl_dpsk_update_phase_is_the_published_mfu_by_verls_formula():
     flops = 6 * n * seqs * s + 12 * seqs * s * s * layers * qk * heads
     seconds = flops / (row["published_other"]["mfu"] * row["gpus"] * H20_BF16)
     assert row["published_phases"]["training_s"] == pytest.approx(seconds, abs=0.05)
+
+
+def test_verl_30b_megatron_rows_keep_experts_whole_on_one_node():
+    # grpo_30b_a3b_base_math_megatron_96_32.sh at b178a3c: COMMON_ETP=1 -> ACTOR_ETP, REF_ETP
+    # (expert_tensor_parallel_size=1). Megatron-core's default (None = TP 2) would make the
+    # expert grid ETP 2 x EP 8 = 16 ranks, its EP all-to-all spanning two 8-GPU nodes
+    # (rlmcost.parallel.comm EXPERT_ORDER etp-ep-edp-pp); with ETP 1 it stays on NVLink.
+    from rlmcost.parallel.comm import group_is_intra_node
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.reports.rl_runs_frameworks import recipe
+
+    for row in (f"{DOC}qwen3-30b-a3b-grpo-colocate-sync-128gpu",
+                f"{DOC}qwen3-30b-a3b-grpo-fully-async-96-32"):  # fmt: skip
+        argv = list(recipe(RECORDS[row]).argv)
+        assert argv[argv.index("--etp") + 1] == "1"
+    one = Layout(tp=2, cp=2, dp=8, ep=8, etp=1, sp=True)
+    assert group_is_intra_node(one, ("ep",), 8)
+    assert not group_is_intra_node(Layout(tp=2, cp=2, dp=8, ep=8, sp=True), ("ep",), 8)

@@ -45,9 +45,9 @@ def engine_options(p: str) -> dict[str, Any]:
                 bool | None,
                 typer.Option(
                     "--enforce-eager/--cuda-graphs",
-                    help="The engine decodes without CUDA graphs (vLLM enforce_eager): host "
-                    "launch time per layer each step (EAGER_LAUNCH_S_PER_LAYER). Default: "
-                    "CUDA graphs.",
+                    help="The engine decodes without CUDA graphs (vLLM enforce_eager): a step "
+                    "lasts at least its host launch time per layer (rlmcost.perf."
+                    "eager_launch). Default: CUDA graphs.",
                     rich_help_panel=p,
                 ),
             ],

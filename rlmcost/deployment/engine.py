@@ -53,9 +53,9 @@ class EngineSpec(BaseModel):
     cache keeps the workload's KV dtype and the trainer sends its own dtype at refit.
     ``eager``: vLLM's ``enforce_eager`` (verl ``rollout.enforce_eager``, NeMo RL
     ``vllm_cfg.enforce_eager``, OpenRLHF ``--enforce_eager``): decode steps launch every kernel
-    from the host instead of replaying a captured CUDA graph, the host time per layer of
-    :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` more per step, as HF
-    ``generate`` (which always runs eagerly). ``speculative_tokens``: speculative decoding
+    from the host instead of replaying a captured CUDA graph, so a step lasts at least their
+    launch time per layer (:mod:`rlmcost.perf.eager_launch`: dense and MoE layers apart), as
+    HF ``generate`` (which always runs eagerly). ``speculative_tokens``: speculative decoding
     (vLLM ``speculative_config``), each step ``N`` drafts from ``speculative_draft`` verified
     in one forward over N + 1 positions (:mod:`rlmcost.perf.speculative`). ``refit``: how
     the engine takes the trained weights when it has GPUs of its own; ``disk``: the trainer

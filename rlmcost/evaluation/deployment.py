@@ -28,6 +28,7 @@ from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.placement.allocate import allocate
@@ -201,6 +202,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
         notes.append(MOE_HOST_NOTE)
+        if dep.engine.eager and not dep.ideal and not alg.offline:
+            notes.append(EAGER_MOE_NOTE)
     c = run.cluster
     missing, prices = _prices(tuple(result.fleet), c.prices)
     if missing:

@@ -80,7 +80,7 @@ timeline takes the larger of the two per step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 
 from rlmcost.arch import Arch
@@ -88,66 +88,20 @@ from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf import decode_kernels as dk
-from rlmcost.perf.collectives import Algorithm, collective_time_s, link
+from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import (  # noqa: F401 - re-exported
     STEP_OVERHEAD_S,
     VLLM_HOST_S_PER_SEQUENCE,
 )
-from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
+from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
+    CHUNK_TOKENS,
+    LOGITS_BYTES,
+    DecodeStep,
+    EngineOptions,
+    weight_streaming_device,
+)
 from rlmcost.perf.speculative import Speculation
-
-CHUNK_TOKENS = 8192
-"""Prefill tokens per engine step: vLLM V1's default ``max_num_batched_tokens`` for offline
-``LLM`` use (vLLM docs, "Optimization and Tuning", chunked prefill)."""
-
-LOGITS_BYTES = 4  # the sampler's fp32 logits
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """How the engine runs its steps (defaults: vLLM V1, offline batch generation)."""
-
-    step_overhead_s: float = STEP_OVERHEAD_S
-    chunk_tokens: int = CHUNK_TOKENS
-    algorithm: Algorithm = Algorithm.AUTO
-    per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
-
-    def __post_init__(self) -> None:
-        if self.step_overhead_s < 0:
-            raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
-        if self.per_sequence_s < 0:
-            raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
-        if self.chunk_tokens < 1:
-            raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
-
-
-@dataclass(frozen=True)
-class DecodeStep:
-    """Seconds of one decode step by part (module docstring)."""
-
-    gemm_s: float
-    attention_s: float
-    elementwise_s: float
-    tp_comm_s: float
-    head_s: float
-    overhead_s: float
-
-    @property
-    def total_s(self) -> float:
-        return (self.gemm_s + self.attention_s + self.elementwise_s + self.tp_comm_s
-                + self.head_s + self.overhead_s)  # fmt: skip
-
-
-def weight_streaming_device(device: Device) -> Device:
-    """``device`` with its GEMMs' memory side at the engine's weight-streaming bandwidth,
-    :data:`~rlmcost.perf.rl_constants.VLLM_DECODE_HBM_FRACTION` of the datasheet HBM bandwidth
-    where that is below the profile's streaming-kernel efficiency (module docstring); a
-    measured calibration's copy bandwidth, where given, still takes precedence."""
-    profile = device.defaults
-    fraction = VLLM_DECODE_HBM_FRACTION.value
-    if fraction >= profile.hbm_efficiency:
-        return device
-    return replace(device, profile=replace(profile, hbm_efficiency=fraction))
 
 
 class Engine:
@@ -346,7 +300,8 @@ class Engine:
         c, m = self._attention_per_context_token
         gap = self.device.defaults.kernel_gap_s
         verify = (self._gemms(rows) + int(self.arch.n_layers) * gap + self._elementwise_s(rows)
-                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s)
+                  + self._tp_s(rows) + self._head_s(rows) + self.options.step_overhead_s
+                  + self.options.launch_s)  # fmt: skip
         d_fixed, d_per_token = draft.decode_step_parts(active)
         if spec.mtp:  # the projection M_k [d, 2d], replicated (vLLM deepseek_mtp.py eh_proj)
             d = int(self.arch.d_model)
@@ -357,9 +312,20 @@ class Engine:
         return out
 
     def decode_step_s(self, active: int, context_tokens: float) -> float:
-        """Seconds of one decode step (:meth:`decode_step`'s total)."""
+        """Seconds of one decode step (:meth:`decode_step`'s total, at least
+        :meth:`launch_floor_s`)."""
         fixed, per_token = self.decode_step_parts(active)
-        return fixed + per_token * context_tokens
+        return max(fixed + per_token * context_tokens, self.launch_floor_s(active))
+
+    def launch_floor_s(self, active: int) -> float:
+        """The least a decode step with ``active`` sequences takes when its kernels are
+        launched eagerly (``launch_s``, :mod:`rlmcost.perf.eager_launch`): the GPU waits for
+        the launches, the host overheads come on top; 0 with CUDA graphs. A speculative step
+        carries its launches in its parts instead (:meth:`_speculative_parts`)."""
+        o = self.options
+        if not o.launch_s or self.speculation is not None:
+            return 0.0
+        return o.launch_s + o.step_overhead_s + o.per_sequence_s * active
 
     # -- prefill -------------------------------------------------------------------------------
 
@@ -382,10 +348,11 @@ class Engine:
             4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
         )
         kv_write = layers * dev.memory_s(tokens * int(sh.kv_cache_width) * self.kv_bytes)
-        total = (
+        gpu = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
-            + self._tp_s(tokens) + self._head_s(prompts) + self.options.step_overhead_s
+            + self._tp_s(tokens) + self._head_s(prompts)
         )  # fmt: skip
+        total = max(gpu, self.options.launch_s) + self.options.step_overhead_s
         self._chunk_cache[key] = total
         return total
 

@@ -293,11 +293,12 @@ same blog).
 """
 
 EAGER_LAUNCH_S_PER_LAYER = Constant(1e-4, 5e-5, 2e-4, "estimate (efficiency.py)")
-"""Host seconds per layer per decode step without CUDA graphs.
+"""Host seconds per dense layer per decode step without CUDA graphs.
 
-Extra host time per transformer layer per step when the engine runs eagerly (enforce_eager, HF
-generate) instead of replaying CUDA graphs. Engineering estimate: ~15 kernels per decoder layer
-(norms, QKV, RoPE, attention, O-proj, residuals, gate-up, activation, down) x ~7 us PyTorch eager
+Host time to launch a layer's kernels each step when the engine runs eagerly (enforce_eager, HF
+generate) instead of replaying CUDA graphs; a step lasts at least the launches (rlmcost.perf.
+eager_launch prices MoE layers apart). Engineering estimate: ~15 kernels per decoder layer (norms,
+QKV, RoPE, attention, O-proj, residuals, gate-up, activation, down) x ~7 us PyTorch eager
 dispatch + launch each (KERNEL_GAP_S in rlmcost/perf/efficiency.py is the 2 us launch part).
 """
 

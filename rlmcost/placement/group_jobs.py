@@ -47,9 +47,9 @@ from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
+from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine, EngineOptions
-from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
@@ -188,21 +188,22 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
 
 def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
-    engine with ``enforce_eager`` run eager kernels, a launch gap per layer per step more
-    (``EAGER_LAUNCH_S_PER_LAYER``); vLLM's per-request host work is on the step's critical
-    path (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls ``LLM.generate`` in process,
-    not when it streams (``partial_rollout``: an ``AsyncLLM`` whose engine core runs apart from
-    the output processing; an assumption), nor on SGLang (its overlap scheduler) or static
-    batchers (no per-request state)."""
+    engine with ``enforce_eager`` run eager kernels: a step lasts at least their launch time
+    (:func:`~rlmcost.perf.eager_launch.eager_launch_s`, dense and MoE layers apart); vLLM's
+    per-request host work is on the step's critical path (``VLLM_HOST_S_PER_SEQUENCE``) when
+    the framework calls ``LLM.generate`` in process, not when it streams (``partial_rollout``:
+    an ``AsyncLLM`` whose engine core runs apart from the output processing; an assumption),
+    nor on SGLang (its overlap scheduler) or static batchers (no per-request state)."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
-    step = STEP_OVERHEAD_S
+    launch = 0.0
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
-        step += int(arch.n_layers) * EAGER_LAUNCH_S_PER_LAYER.value
+        launch = eager_launch_s(arch)
     in_process = g.engine.kind is EngineKind.VLLM and not g.s.deployment.partial_rollout
     per_seq = VLLM_HOST_S_PER_SEQUENCE.value if in_process else 0.0
-    options = EngineOptions(step_overhead_s=step, per_sequence_s=per_seq)
+    options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S, per_sequence_s=per_seq,
+                            launch_s=launch)  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
         wl.activation_dtype.bytes, options, task.value_head, speculation_for(g, task),

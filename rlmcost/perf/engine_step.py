@@ -1,0 +1,67 @@
+"""The engine's step options and a decode step's parts (:mod:`rlmcost.perf.generation` prices
+them): vLLM V1's defaults, each with its source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rlmcost.errors import SpecError
+from rlmcost.perf.collectives import Algorithm
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.engine_host import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE
+from rlmcost.perf.rl_constants import VLLM_DECODE_HBM_FRACTION
+
+CHUNK_TOKENS = 8192
+"""Prefill tokens per engine step: vLLM V1's default ``max_num_batched_tokens`` for offline
+``LLM`` use (vLLM docs, "Optimization and Tuning", chunked prefill)."""
+
+LOGITS_BYTES = 4  # the sampler's fp32 logits
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How the engine runs its steps (defaults: vLLM V1, offline batch generation)."""
+
+    step_overhead_s: float = STEP_OVERHEAD_S
+    chunk_tokens: int = CHUNK_TOKENS
+    algorithm: Algorithm = Algorithm.AUTO
+    per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
+    launch_s: float = 0.0  # eager host launch time of a step's kernels (perf.eager_launch)
+
+    def __post_init__(self) -> None:
+        if self.launch_s < 0:
+            raise SpecError(f"launch_s={self.launch_s} must be non-negative")
+        if self.step_overhead_s < 0:
+            raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
+        if self.per_sequence_s < 0:
+            raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
+        if self.chunk_tokens < 1:
+            raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """Seconds of one decode step by part (module docstring)."""
+
+    gemm_s: float
+    attention_s: float
+    elementwise_s: float
+    tp_comm_s: float
+    head_s: float
+    overhead_s: float
+
+    @property
+    def total_s(self) -> float:
+        return (self.gemm_s + self.attention_s + self.elementwise_s + self.tp_comm_s
+                + self.head_s + self.overhead_s)  # fmt: skip
+
+
+def weight_streaming_device(device: Device) -> Device:
+    """``device`` with its GEMMs' memory side at the engine's weight-streaming bandwidth,
+    :data:`~rlmcost.perf.rl_constants.VLLM_DECODE_HBM_FRACTION` of the datasheet HBM bandwidth
+    where that is below the profile's streaming-kernel efficiency (module docstring); a
+    measured calibration's copy bandwidth, where given, still takes precedence."""
+    profile = device.defaults
+    fraction = VLLM_DECODE_HBM_FRACTION.value
+    if fraction >= profile.hbm_efficiency:
+        return device
+    return replace(device, profile=replace(profile, hbm_efficiency=fraction))

@@ -1,0 +1,77 @@
+"""Eager decode steps (``rlmcost.perf.eager_launch``): a step lasts at least its kernels'
+launches from the host, MoE layers priced apart.
+
+Reference numbers: vLLM issue 45709 (vllm-project/vllm, 2026-06-15), Qwen3-30B-A3B at TP 4,
+max-concurrency 8: TPOT 33.92 ms eager, 10.03 ms with CUDA graphs (full-and-piecewise), 35.20
+ms compile-only; Qwen/Qwen3-30B-A3B config.json: 48 layers, every one MoE (decoder_sparse_step
+1, no mlp_only_layers); Llama-3.1-8B config.json: 32 dense layers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rlmcost import evaluate
+from rlmcost.perf.eager_launch import EAGER_MOE_LAYER_S, eager_launch_s
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine
+from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
+from rlmcost.reports.estimate import estimate
+from rlmcost.specs import get_hardware, get_model
+from rlmcost.specs.workload import Workload
+
+
+def test_moe_layer_figure_is_the_issues_launch_bound_eager_step_per_layer() -> None:
+    # the eager step (33.92 ms, 3.4x the graphs' 10.03) is launch-bound: its launches are
+    # the step less the host's serial work at 8 sequences, over 48 MoE layers
+    host = STEP_OVERHEAD_S + 8 * VLLM_HOST_S_PER_SEQUENCE.value
+    assert EAGER_MOE_LAYER_S.value == pytest.approx((33.92e-3 - host) / 48)
+    assert EAGER_MOE_LAYER_S.low == pytest.approx((33.92e-3 - 10.03e-3) / 48)
+    assert EAGER_MOE_LAYER_S.high == pytest.approx(35.20e-3 / 48)
+    assert EAGER_MOE_LAYER_S.value > 4 * EAGER_LAUNCH_S_PER_LAYER.value
+
+
+def test_dense_and_moe_layers_are_priced_apart() -> None:
+    qwen_moe = get_model("qwen3-30b-a3b").arch()
+    assert int(qwen_moe.n_moe_layers) == 48
+    assert eager_launch_s(qwen_moe) == pytest.approx(48 * EAGER_MOE_LAYER_S.value)
+    llama = get_model("llama-3.1-8b").arch()  # 32 dense layers: the dense estimate only
+    assert eager_launch_s(llama) == pytest.approx(32 * EAGER_LAUNCH_S_PER_LAYER.value)
+
+
+@pytest.mark.parametrize("active", [1, 8, 64, 256])
+def test_eager_step_is_the_longer_of_gpu_work_and_launches_plus_host_work(active: int) -> None:
+    arch = get_model("qwen3-30b-a3b").arch()
+    dev = Device(get_hardware("h20"), Workload().compute_dtype)
+    graphs = Engine(arch, dev, tp=4)
+    launch = eager_launch_s(arch)
+    eager = Engine(arch, dev, tp=4, options=replace(graphs.options, launch_s=launch))
+    ctx = active * 3000
+    g, e = graphs.decode_step_s(active, ctx), eager.decode_step_s(active, ctx)
+    host = graphs.options.step_overhead_s + graphs.options.per_sequence_s * active
+    gpu = g - host
+    assert e == pytest.approx(max(gpu, launch) + host)
+    assert e >= g
+
+
+def _generation(e):  # noqa: ANN001, ANN202
+    for g in e.evaluation.groups:
+        for j in g.jobs:
+            if j.task.kind.value == "generate":
+                return j
+    raise AssertionError("no generation job")
+
+
+def test_eager_moe_engine_decodes_no_faster_than_its_launches() -> None:
+    # vLLM TP 4 replicas of 256 sequences on H100: every decode step lasts at least the 48
+    # MoE layers' launches plus the host's step overhead
+    kw = dict(gpus=8, batch=64, group=8, response_len=1024, length_dist="lognormal:300,0.8,1024")
+    graphs = estimate("grpo", "qwen3-30b-a3b", hardware="h100-sxm", **kw)
+    graphs = evaluate(graphs.run.replace(deployment={"engine": {"tp": 4}}))
+    eager = evaluate(graphs.run.replace(deployment={"engine": {"eager": True}}))
+    t0, t1 = _generation(graphs).timeline, _generation(eager).timeline
+    assert t0.steps == t1.steps and t0.slots == 256
+    floor = t1.steps * (48 * EAGER_MOE_LAYER_S.value + STEP_OVERHEAD_S)
+    assert t1.predicted_decode_s >= floor
+    assert t1.predicted_decode_s > t0.predicted_decode_s
