@@ -118,3 +118,28 @@ def test_refit_disk_on_a_colocated_engine_says_it_is_unused():
     assert apart.exit_code == 0, apart.output
     assert not any(n.startswith("--refit disk is not used")
                    for n in json.loads(apart.stdout)["notes"])  # fmt: skip
+
+
+def test_refit_disk_on_a_groups_own_engine_is_seen():
+    """A group's own engine setting ``refit: disk`` (not the run-wide engine's) counts as the
+    flag: on a co-located group the note says it is unused; on a rollout group apart from the
+    trainer the weight sync is the disk refit (``evaluation.deployment._unused_refit_note``
+    reads the groups' own engines as well as the run's)."""
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.run import Run
+
+    def run(groups: list[dict[str, object]]) -> Run:
+        return Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": "qwen2.5-7b"},
+                              "deployment": {"groups": groups}})  # fmt: skip
+
+    together = evaluate_deployment(run([{"members": "actor+reference", "gpus": 16,
+                                         "engine": {"refit": "disk"}}]))  # fmt: skip
+    assert any(n.startswith("--refit disk is not used") for n in together.notes)
+    apart = evaluate_deployment(run([
+        {"members": "rollout", "gpus": 8, "engine": {"refit": "disk"}},
+        {"members": "actor+reference", "gpus": 8},
+    ]))  # fmt: skip
+    assert not any(n.startswith("--refit disk is not used") for n in apart.notes)
+    assert any(s.what.endswith("(disk refit)") for s in apart.syncs)
+    plain = evaluate_deployment(run([{"members": "actor+reference", "gpus": 16}]))
+    assert not any(n.startswith("--refit disk is not used") for n in plain.notes)

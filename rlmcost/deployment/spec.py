@@ -296,9 +296,11 @@ class Deployment(BaseModel):
         return self.forward or self.train.model_copy(update={"offload": ()})
 
     def group(self, members: str) -> GroupLayouts | None:
-        if not self.groups:
-            return None
-        return next((g for g in self.groups if g.members == members), None)
+        """The settings of the group named ``members`` (None: not given)."""
+        for g in self.groups:  # a loop, not a generator: read for every group of every job
+            if g.members == members:
+                return g
+        return None
 
     # -- files ---------------------------------------------------------------------------------
 

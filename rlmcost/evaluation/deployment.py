@@ -219,8 +219,12 @@ def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:
     """A note when an engine's own refit (``--refit disk``) prices nothing: it applies to the
     weights sent to engines on other GPUs; an engine beside its trainer takes them as the
     framework refits in place."""
+    dep = setup.deployment
+    if dep.ideal or (dep.engine.refit is None
+                     and all(g.engine is None or g.engine.refit is None for g in dep.groups)):
+        return None  # no engine of any group refits on its own (engine_for reads only these)
     own = {g.name for g in result.groups if engine_for(setup, g.name).refit is not None}
-    if not own or setup.deployment.ideal:
+    if not own:
         return None
     if any(s.what.endswith("(disk refit)") for s in result.syncs):
         return None
