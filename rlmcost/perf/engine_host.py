@@ -65,15 +65,21 @@ def host_options(host_time_factor: float, in_process: bool, vllm: bool) -> HostT
       ``OutputProcessor`` in turn): :data:`VLLM_HOST_S_PER_SEQUENCE` per sequence in flight
       adds to the step at its x86 value. Scaled by the factor, the GB200 colocated NeMo RL
       rows (v0.5-v0.7) would go from -22..+7 % to -10..+38 % of their published steps, so
-      the evidence does not support scaling it (why the Grace host does not slow it, or
-      whether the x86 figure, measured on a streaming server, overstates the offline
-      path's work, is open).
+      the evidence does not support scaling it. A candidate reason, not quantified: the
+      x86 figure was measured on a streaming server, which builds a ``RequestOutput`` per
+      request per step; offline ``LLM.generate`` sets ``RequestOutputKind.FINAL_ONLY``
+      (``vllm/entrypoints/llm.py`` ``_validate_and_add_requests``), and
+      ``OutputProcessor._make_request_output`` returns nothing for an unfinished request
+      then, so the offline path's per-sequence work is lighter than the figure.
     * otherwise vLLM streams (``AsyncLLM``): ``vllm/v1/engine/async_llm.py`` starts the
       engine core in a background process (``EngineCoreClient.make_async_mp_client``, also
       under ``VLLM_ENABLE_V1_MULTIPROCESSING=0``, which only ``LLMEngine`` reads) and keeps
       the ``OutputProcessor`` (detokenization, logprobs, one ``RequestOutput`` per request
       per step into its queue) in the caller's process, in ``output_handler``; the per-
-      request streaming work the ML.ENERGY server (an ``AsyncLLM``) also does. A stage
+      request streaming work the ML.ENERGY server (an ``AsyncLLM``) also does. NeMo RL's
+      async worker consumes every request's stream (``vllm_worker_async.py``: ``async for``
+      over ``self.llm.generate``) at the default ``CUMULATIVE`` output kind
+      (``vllm_worker.py`` ``_build_sampling_params`` sets none), so that work is done. A stage
       beside the GPU bounds the step from below instead of adding to it: the step lasts at
       least :data:`VLLM_HOST_S_PER_SEQUENCE` x factor per sequence in flight
       (``overlapped_s_per_sequence``, :meth:`~rlmcost.perf.generation.Engine.launch_floor_s`).
