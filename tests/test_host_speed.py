@@ -108,3 +108,18 @@ def test_gb200_colocated_rows_stay_within_25_percent(gb200):
     assert len(rows) >= 12
     for rid, err in rows.items():
         assert abs(err) < 0.25, rid
+
+
+def test_the_output_states_the_host_factor_on_gb200_only():
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    def notes(hw: str) -> str:
+        argv = ["--model", "qwen3-8b", "--hardware", hw, "--gpus", "8", "--partial-rollout",
+                "--placement", "async", "--groups", "rollout=4,actor+reference=4",
+                "--staleness", "1"]  # fmt: skip
+        return " ".join(evaluate_deployment(run_from_argv("grpo", argv)).notes)
+
+    # Source: the host note of rlmcost.evaluation.deployment (a modelling choice is stated)
+    assert "2.75x as long as the x86 hosts" in notes("gb200")
+    assert "x as long as the x86 hosts" not in notes("b200")
+    assert "a floor under the step" in notes("b200")
