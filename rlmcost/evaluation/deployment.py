@@ -180,12 +180,21 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
-    elif dep.engine.kind is EngineKind.VLLM and not dep.partial_rollout:
+    elif dep.engine.kind is EngineKind.VLLM:
         notes.append(
             f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
             "per sequence in flight (scheduler, inputs, output processing; measured on "
-            "ML.ENERGY v3: rlmcost.perf.generation), none when streamed (--partial-rollout: "
-            "AsyncLLM, assumed overlapped) or on SGLang (overlap scheduler)"
+            "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
+            "output processing beside the GPU) it is a floor under the step, not added; none "
+            "on SGLang (overlap scheduler)"
+        )
+    if not alg.offline and hw.host_time_factor != 1:
+        notes.append(
+            f"{hw.name}'s host CPU runs PyTorch's per-call work "
+            f"{hw.host_time_factor:g}x as long as the x86 hosts the engine's host "
+            "constants were measured on (host_time_source): the step's fixed overhead, eager "
+            "launches and a streamed engine's per-sequence floor take it; the in-process "
+            "per-sequence time keeps its x86 value (rlmcost.perf.engine_host.host_options)"
         )
     if not alg.offline and q.lengths.is_fixed and not dep.ideal:
         notes.append(

@@ -5,6 +5,8 @@ the step, by purpose."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from rlmcost.perf.rl_constants import Constant
 
 STEP_OVERHEAD_S = 1e-3
@@ -32,9 +34,69 @@ where the weights stream in about 1.2 ms (about 35 us per sequence). Which proce
 ``LLM.generate`` runs both in one process (NeMo RL sets ``VLLM_ENABLE_V1_MULTIPROCESSING=0``,
 ``nemo_rl/models/generation/vllm.py``), so none of it overlaps the GPU there. Streamed
 generation (``partial_rollout``: NeMo RL's ``async_engine``, verl's fully-async rollouter)
-runs ``AsyncLLM``, whose engine core is a process apart from the output processing; the
-placement charges nothing there (``placement.group_jobs.engine_model``), an assumption: the
-ML.ENERGY server is an ``AsyncLLM`` too, so only the asynchronous RL runs check it (charged
-there, their errors would move by up to +45 points, NeMo RL v0.6 Qwen3-30B-A3B 8-step
-off-policy from +11 % to +55 % of its published step).
+runs ``AsyncLLM``, whose engine core is a process apart from the output processing: there it
+is a host stage beside the GPU, a floor under the step rather than a term added to it
+(:func:`host_options`). Added to the step there instead, the x86 asynchronous RL runs' errors
+would move by up to +45 points (NeMo RL v0.6 Qwen3-30B-A3B 8-step off-policy from +11 % to
++55 % of its published step).
 """
+
+
+class HostTerms(NamedTuple):
+    """An engine's host seconds per decode step, the
+    :class:`~rlmcost.perf.engine_step.EngineOptions` fields of the same names."""
+
+    step_overhead_s: float
+    per_sequence_s: float
+    overlapped_s_per_sequence: float
+
+
+def host_options(host_time_factor: float, in_process: bool, vllm: bool) -> HostTerms:
+    """An engine's host terms per decode step (:class:`HostTerms`), on a host whose single-threaded
+    PyTorch work takes ``host_time_factor`` times as long as on the x86 hosts the constants
+    were measured on (``HardwareSpec.host_time_factor``: GB200's Grace 2.75, the CPU time of a
+    ``torch.nn.Linear`` forward 37.08 us vs 13.48 us on a Xeon 8480C, NVIDIA/TransformerEngine
+    issue 2053).
+
+    * The step's fixed :data:`STEP_OVERHEAD_S` (input tensors built and copied, the CUDA
+      graph replayed, the sampler launched and its tokens read back: per-step PyTorch calls
+      of the kind issue 2053 times) takes the factor, in and out of process.
+    * ``in_process`` (vLLM's ``LLM.generate``: one thread runs ``EngineCore.step`` and the
+      ``OutputProcessor`` in turn): :data:`VLLM_HOST_S_PER_SEQUENCE` per sequence in flight
+      adds to the step at its x86 value. Scaled by the factor, the GB200 colocated NeMo RL
+      rows (v0.5-v0.7) would go from -22..+7 % to -10..+38 % of their published steps, so
+      the evidence does not support scaling it. A candidate reason, not quantified: the
+      x86 figure was measured on a streaming server, which builds a ``RequestOutput`` per
+      request per step; offline ``LLM.generate`` sets ``RequestOutputKind.FINAL_ONLY``
+      (``vllm/entrypoints/llm.py`` ``_validate_and_add_requests``), and
+      ``OutputProcessor._make_request_output`` returns nothing for an unfinished request
+      then, so the offline path's per-sequence work is lighter than the figure.
+    * otherwise vLLM streams (``AsyncLLM``): ``vllm/v1/engine/async_llm.py`` starts the
+      engine core in a background process (``EngineCoreClient.make_async_mp_client``, also
+      under ``VLLM_ENABLE_V1_MULTIPROCESSING=0``, which only ``LLMEngine`` reads) and keeps
+      the ``OutputProcessor`` (detokenization, logprobs, one ``RequestOutput`` per request
+      per step into its queue) in the caller's process, in ``output_handler``; the per-
+      request streaming work the ML.ENERGY server (an ``AsyncLLM``) also does. NeMo RL's
+      async worker consumes every request's stream (``vllm_worker_async.py``: ``async for``
+      over ``self.llm.generate``) at the default ``CUMULATIVE`` output kind
+      (``vllm_worker.py`` ``_build_sampling_params`` sets none), so that work is done. A stage
+      beside the GPU bounds the step from below instead of adding to it: the step lasts at
+      least :data:`VLLM_HOST_S_PER_SEQUENCE` x factor per sequence in flight
+      (``overlapped_s_per_sequence``, :meth:`~rlmcost.perf.generation.Engine.launch_floor_s`).
+      Assumptions: the whole per-sequence figure is the front end's (the engine core's
+      ``Scheduler.schedule`` / ``update_from_output`` share, on the step's path in
+      ``vllm/v1/engine/core.py`` ``step``, is not separated by the sources and taken as 0);
+      it takes the factor. On x86 hosts the floor stays under the GPU's step in every
+      validated run; on Grace it binds where the GPU's step is short (Qwen3-30B-A3B at TP 1).
+    * not vLLM (SGLang's overlap scheduler, static batchers): the fixed overhead only.
+    """
+    f = host_time_factor
+    per_seq = VLLM_HOST_S_PER_SEQUENCE.value
+    return HostTerms(
+        step_overhead_s=STEP_OVERHEAD_S * f,
+        per_sequence_s=per_seq if vllm and in_process else 0.0,
+        overlapped_s_per_sequence=per_seq * f if vllm and not in_process else 0.0,
+    )
+
+
+

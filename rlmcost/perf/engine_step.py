@@ -26,12 +26,16 @@ class EngineOptions:
     algorithm: Algorithm = Algorithm.AUTO
     per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
     launch_s: float = 0.0  # eager host launch time of a step's kernels (perf.eager_launch)
+    overlapped_s_per_sequence: float = 0.0  # host work beside the GPU (perf.engine_host)
 
     def __post_init__(self) -> None:
         if self.launch_s < 0:
             raise SpecError(f"launch_s={self.launch_s} must be non-negative")
         if self.step_overhead_s < 0:
             raise SpecError(f"step_overhead_s={self.step_overhead_s} must be non-negative")
+        if self.overlapped_s_per_sequence < 0:
+            raise SpecError(f"overlapped_s_per_sequence={self.overlapped_s_per_sequence} must "
+                            "be non-negative")  # fmt: skip
         if self.per_sequence_s < 0:
             raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
         if self.chunk_tokens < 1:

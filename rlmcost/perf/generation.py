@@ -318,14 +318,19 @@ class Engine:
         return max(fixed + per_token * context_tokens, self.launch_floor_s(active))
 
     def launch_floor_s(self, active: int) -> float:
-        """The least a decode step with ``active`` sequences takes when its kernels are
-        launched eagerly (``launch_s``, :mod:`rlmcost.perf.eager_launch`): the GPU waits for
-        the launches, the host overheads come on top; 0 with CUDA graphs. A speculative step
-        carries its launches in its parts instead (:meth:`_speculative_parts`)."""
+        """The least a decode step with ``active`` sequences takes on the host: eager kernel
+        launches (``launch_s``, :mod:`rlmcost.perf.eager_launch`: the GPU waits for them, the
+        host overheads come on top; a speculative step carries them in its parts instead) and
+        host work that runs beside the GPU (``overlapped_s_per_sequence``,
+        :func:`rlmcost.perf.engine_host.host_options`: a pipeline stage, per emitted token);
+        0 with CUDA graphs and nothing overlapped."""
         o = self.options
-        if not o.launch_s or self.speculation is not None:
-            return 0.0
-        return o.launch_s + o.step_overhead_s + o.per_sequence_s * active
+        beside = o.overlapped_s_per_sequence * active
+        if self.speculation is not None:
+            return beside / self.speculation.tokens_per_step
+        if not o.launch_s:
+            return beside
+        return max(o.launch_s + o.step_overhead_s + o.per_sequence_s * active, beside)
 
     # -- prefill -------------------------------------------------------------------------------
 

@@ -49,7 +49,8 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine, EngineOptions
+from rlmcost.perf.engine_host import host_options
+from rlmcost.perf.generation import Engine, EngineOptions
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
@@ -191,19 +192,25 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     engine with ``enforce_eager`` run eager kernels: a step lasts at least their launch time
     (:func:`~rlmcost.perf.eager_launch.eager_launch_s`, dense and MoE layers apart); vLLM's
     per-request host work is on the step's critical path (``VLLM_HOST_S_PER_SEQUENCE``) when
-    the framework calls ``LLM.generate`` in process, not when it streams (``partial_rollout``:
-    an ``AsyncLLM`` whose engine core runs apart from the output processing; an assumption),
-    nor on SGLang (its overlap scheduler) or static batchers (no per-request state)."""
+    the framework calls ``LLM.generate`` in process, a floor under the step when it streams
+    (``partial_rollout``: an ``AsyncLLM`` whose output processing runs beside the engine
+    core), absent on SGLang (its overlap scheduler) and static batchers (no per-request
+    state); host terms at the hardware's host speed
+    (:func:`~rlmcost.perf.engine_host.host_options`), eager launches too."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
     launch = 0.0
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         launch = eager_launch_s(arch)
-    in_process = g.engine.kind is EngineKind.VLLM and not g.s.deployment.partial_rollout
-    per_seq = VLLM_HOST_S_PER_SEQUENCE.value if in_process else 0.0
-    options = EngineOptions(step_overhead_s=STEP_OVERHEAD_S, per_sequence_s=per_seq,
-                            launch_s=launch)  # fmt: skip
+    vllm = g.engine.kind is EngineKind.VLLM
+    in_process = not g.s.deployment.partial_rollout
+    host = host_options(g.s.hardware.host_time_factor, in_process, vllm)
+    options = EngineOptions(
+        step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
+        overlapped_s_per_sequence=host.overlapped_s_per_sequence,
+        launch_s=launch * g.s.hardware.host_time_factor,
+    )  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
         wl.activation_dtype.bytes, options, task.value_head, speculation_for(g, task),

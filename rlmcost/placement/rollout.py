@@ -217,7 +217,7 @@ def _run_sums(
         if engine is not None:
             fixed, per_token = engine.decode_step_parts(active)
             step = (fixed + per_token * context, per_token * active)
-            launch = (engine.launch_floor_s(active), 0.0)  # eager launches (perf.eager_launch)
+            launch = (engine.launch_floor_s(active), 0.0)  # eager launches, streamed host floor
             predicted = sum_of_max([step, launch, compute, memory, link], n)[0]
         return _RunSums(
             line_sum(compute, 0, n), line_sum(memory, 0, n), bound_s, compute_bound, predicted

@@ -45,6 +45,16 @@ class HardwareSpec(BaseModel):
     gpus_per_host_source: str | None = Field(
         default=None, description="where gpus_per_host comes from"
     )
+    host_time_factor: float = Field(
+        default=1.0, gt=0,
+        description="seconds a host-bound, single-threaded framework task (Python and PyTorch "
+        "dispatch: the engine's scheduler and output processing, kernel launches) takes on "
+        "this accelerator's host CPU per second on the x86 (Xeon) hosts rlmcost's host "
+        "constants were measured on; 1 = such a host",
+    )  # fmt: skip
+    host_time_source: str | None = Field(
+        default=None, description="where host_time_factor comes from"
+    )
     source: str = Field(description="datasheet the numbers come from")
 
     @property
