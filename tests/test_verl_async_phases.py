@@ -137,3 +137,17 @@ def test_verl_30b_megatron_rows_keep_experts_whole_on_one_node():
     one = Layout(tp=2, cp=2, dp=8, ep=8, etp=1, sp=True)
     assert group_is_intra_node(one, ("ep",), 8)
     assert not group_is_intra_node(Layout(tp=2, cp=2, dp=8, ep=8, sp=True), ("ep",), 8)
+
+
+@pytest.mark.parametrize("size", ["16-16", "32-32", "64-64"])
+def test_verl_7b_fully_async_step_holds_its_phases_or_says_not(size: str) -> None:
+    # verl times a fully-async step around the queue wait ('gen') and _process_batch_common
+    # ('update_actor') and sums every timing_s/ metric over the trigger_parameter_sync_step
+    # local steps of a logged point (recipe/fully_async_policy/fully_async_trainer.py fit line
+    # 256, detach_utils.py MetricsAggregator lines 367 and 405, volcengine/verl 85d5b2ee2):
+    # each logged step >= gen + update_actor. A row whose table breaks that says so.
+    row = RECORDS[f"{DOC}qwen2.5-math-7b-dapo-fully-async-{size}"]
+    phases = row["published_phases"]
+    holds = row["published"] >= phases["generation_wait_s"] + phases["training_s"]
+    said = any(a.startswith("the page's figures disagree") for a in row["assumptions"])
+    assert holds != said

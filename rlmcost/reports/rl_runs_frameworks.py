@@ -134,6 +134,19 @@ _VERL_ASYNC = ("rollout.nnodes", "rollout.n_gpus_per_node", "async_training.",
                "data.gen_batch_size")  # fmt: skip
 _VERL_SCRIPT = ("LAST_LAYER",)  # launch-script variables, not config keys
 
+_VERL_FILTER = "algorithm.filter_groups."
+_VERL_ASYNC_NO_FILTER = (
+    "algorithm.filter_groups.enable: not read by verl's fully-async trainer, so no dynamic "
+    "sampling (no --oversample) and no group dropped from the trained batch: "
+    "fully_async_trainer.py _get_samples_from_queue takes require_batches x "
+    "ppo_mini_batch_size samples from the queue and assembles them all "
+    "(detach_utils.py assemble_batch_from_rollout_samples), ray_trainer.py "
+    "_process_batch_common runs compute_advantage and update_actor on that whole batch "
+    "(recipe/fully_async_policy at volcengine/verl 85d5b2ee2, the doc's experiment commit; "
+    "verl/experimental/fully_async_policy at b178a3c likewise); filter_groups is read only by "
+    "recipe/dapo/dapo_ray_trainer.py fit")
+"""verl's DAPO dynamic sampling under the fully-async trainer: a no-op (the cited lines)."""
+
 
 def verl(record: Record) -> Mapped:
     """The launch script's keys through :func:`~rlmcost.frameworks.verl.import_verl`
@@ -202,7 +215,12 @@ def _verl_async(s: dict[str, Any], a: Mapping[str, Any], record: Record,
     if a.get("async_training.use_rollout_log_probs"):
         choices.append("use_rollout_log_probs: the engine's log-probs, no old-log-prob forward "
                        "(--no-recompute-logprobs)")  # fmt: skip
+    if str(s.get(f"{_VERL_FILTER}enable", False)).lower() == "true":
+        choices.append(_VERL_ASYNC_NO_FILTER)
+    for k in [k for k in s if k.startswith(_VERL_FILTER)]:
+        s.pop(k)
     return rollout
+
 
 
 # -- OpenRLHF ---------------------------------------------------------------------------------
