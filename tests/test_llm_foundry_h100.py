@@ -53,3 +53,26 @@ def test_rows_predict_tokens_per_gpu():
         tokens = row["batch"] * row["model"]["seq"]
         assert r.metric == "tokens_per_s_per_gpu"
         assert r.predicted == tokens / (r.step.step_s * row["layout"]["dp"])
+
+
+# pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md @820504e20, Tables 1 and 3,
+# row 'FSDP + torch.compile' (BF16): GPUs -> (TPS/GPU, global batch)
+TORCHTITAN = {8: (6667, 16), 128: (6514, 256)}
+
+
+def test_torchtitan_rows_are_the_bf16_compile_rows():
+    rows = [r for r in load_table()["rows"] if r["source"] == "torchtitan_h100"]
+    assert {r["layout"]["dp"]: (r["published"], r["batch"]) for r in rows} == TORCHTITAN
+    for r in rows:
+        # local batch 2 of 8192 tokens, FSDP2 with the fp32 reduce of torchtitan's defaults
+        assert r["batch"] == 2 * r["layout"]["dp"] and r["model"]["seq"] == 8192
+        assert r["options"]["fsdp2_reduce_bytes"] == 4 and "820504e20" in r["cite"]
+
+
+def test_h100_miss_is_not_megatron_core_tables_own():
+    # issue 18: the independent H100 BF16 sources are predicted fast as Megatron-Core's small
+    # widths are (reported, not fitted): every row over +15 %
+    v = validate()
+    for r in v.rows:
+        if r.source in ("llm_foundry_h100", "torchtitan_h100"):
+            assert r.error > 0.15, r.id
