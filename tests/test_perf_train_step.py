@@ -138,6 +138,10 @@ def test_validation_table_meets_its_bounds():
     # Megatron-Core r0.8.0 on H100 (Megatron-LM README @f2e5db402, BF16 GPT 1.7B-462B):
     # 7-38 % fast, mean 20 %, most at small hidden sizes (tests/test_megatron_core_h100.py):
     # the H100 kernel-efficiency miss issue 18 names, reported, not fitted.
+    # Independent H100 BF16 dense sources (tests/test_llm_foundry_h100.py): llm-foundry's MPT
+    # table (FSDP1, 2023) 16-54 % fast, torchtitan's Llama 3.1 8B FSDP2 + compile rows (500 W
+    # H100s, predicted on the 700 W SXM spec) 62-67 % fast: the H100 miss is not
+    # Megatron-Core's table's own.
     # Misses the table reports; the bounds keep them from growing.
     result = validate()
     bounds = {
@@ -145,6 +149,8 @@ def test_validation_table_meets_its_bounds():
         "smith2022": (0.21, 0.24),
         "megatron_bridge": (0.17, 0.20),
         "nemo_automodel": (0.10, 0.14),
+        "llm_foundry_h100": (0.39, 0.55),
+        "torchtitan_h100": (0.65, 0.67),
     }
     for name, s in result.summary().items():
         if name == "all":
