@@ -8,8 +8,9 @@ the colocated runs of the same table, 76-88 % of the peak: so the fully-async ru
 were shorter, as the doc itself says ("the number of samples issued each time in streaming
 affects the response length during training, which in turn affects training time",
 require_batches ablation: update_actor 95.06 s to 181.08 s on the same 64 trainer GPUs). The
-rows keep the shared length (no per-run fitting) and state this doubt; their errors, about
-+60/+70 % (async) against -37/-38 % (colocated), straddle it.
+rows keep the shared length (no per-run fitting) and state this doubt; their errors (+12..+63 %
+fully-async, -23..+8 % colocated at this file's last edit; `rlmcost validate --rl` prints the
+current figures) straddle it.
 
 The DeepSeek-V3 row's update phase is its published MFU turned into seconds by verl's own
 FLOP formula (flops_counter.py) and MFU definition (megatron_workers.py).
