@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment
@@ -135,8 +136,8 @@ def test_streaming_removes_the_tail_and_keeps_a_single_fixed_wave():
     a streamed AsyncLLM is assumed to overlap, rlmcost.perf.generation.)"""
     fixed = evaluate_deployment(_async_run("llama-3.2-1b", 4, 4, 1, False, "fixed", "sglang"))
     fixed_s = evaluate_deployment(_async_run("llama-3.2-1b", 4, 4, 1, True, "fixed", "sglang"))
-    gen = next(j for g in fixed.groups for j in g.jobs if j.task.kind.value == "generate")
-    gen_s = next(j for g in fixed_s.groups for j in g.jobs if j.task.kind.value == "generate")
+    gen = fixed.jobs_of(Kind.GENERATE)[0]
+    gen_s = fixed_s.jobs_of(Kind.GENERATE)[0]
     assert gen.timeline is not None and gen.timeline.waves == 1
     parts = gen_s.predicted_parts_s
     assert parts["decode_s"] + parts["prefill_s"] == pytest.approx(gen.predicted_s, rel=1e-9)
@@ -144,8 +145,8 @@ def test_streaming_removes_the_tail_and_keeps_a_single_fixed_wave():
     skew = "lognormal:300,1.0,2048"
     drained = evaluate_deployment(_async_run("llama-3.2-1b", 4, 4, 1, False, skew))
     streamed = evaluate_deployment(_async_run("llama-3.2-1b", 4, 4, 1, True, skew))
-    g0 = next(j for g in drained.groups for j in g.jobs if j.task.kind.value == "generate")
-    g1 = next(j for g in streamed.groups for j in g.jobs if j.task.kind.value == "generate")
+    g0 = drained.jobs_of(Kind.GENERATE)[0]
+    g1 = streamed.jobs_of(Kind.GENERATE)[0]
     assert g1.predicted_s < g0.predicted_s and g1.time_s < g0.time_s
     assert any("partial rollout" in n for n in streamed.notes)
 

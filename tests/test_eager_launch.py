@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from rlmcost import evaluate
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.perf.eager_launch import EAGER_MOE_LAYER_S, eager_launch_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE, Engine
@@ -56,11 +57,7 @@ def test_eager_step_is_the_longer_of_gpu_work_and_launches_plus_host_work(active
 
 
 def _generation(e):  # noqa: ANN001, ANN202
-    for g in e.evaluation.groups:
-        for j in g.jobs:
-            if j.task.kind.value == "generate":
-                return j
-    raise AssertionError("no generation job")
+    return e.evaluation.jobs_of(Kind.GENERATE)[0]
 
 
 def test_eager_moe_engine_decodes_no_faster_than_its_launches() -> None:

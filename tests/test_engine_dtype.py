@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rlmcost import evaluate
+from rlmcost.algorithms.kinds import Kind
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
@@ -29,11 +30,7 @@ LLAMA_8B_PARAMS = 8_030_261_248
 
 
 def _generation(e):  # noqa: ANN001, ANN202
-    for g in e.evaluation.groups:
-        for j in g.jobs:
-            if j.task.kind.value == "generate":
-                return j
-    raise AssertionError("no generation job")
+    return e.evaluation.jobs_of(Kind.GENERATE)[0]
 
 
 def test_fp8_engine_holds_one_byte_per_weight_and_decodes_faster() -> None:

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlmcost.algorithms.kinds import Role, Stage
+from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
 from rlmcost.placement.device_groups import Placement
-from rlmcost.placement.jobs import GroupEstimate, Transfer
+from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
 from rlmcost.timing import PEAK
@@ -111,6 +111,10 @@ class PlacementEstimate:
     @property
     def gpus(self) -> int:
         return sum(g.gpus for g in self.groups)
+
+    def jobs_of(self, kind: Kind) -> tuple[Job, ...]:
+        """The iteration's jobs of ``kind`` (generation, forwards, training), group by group."""
+        return tuple(j for g in self.groups for j in g.jobs if j.task.kind is kind)
 
     def hardware_of(self, group: str) -> HardwareSpec:
         """The accelerator ``group`` runs on (its own ``@``, else the run's)."""
