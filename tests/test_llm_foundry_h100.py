@@ -67,6 +67,10 @@ def test_torchtitan_rows_are_the_bf16_compile_rows():
         # local batch 2 of 8192 tokens, FSDP2 with the fp32 reduce of torchtitan's defaults
         assert r["batch"] == 2 * r["layout"]["dp"] and r["model"]["seq"] == 8192
         assert r["options"]["fsdp2_reduce_bytes"] == 4 and "820504e20" in r["cite"]
+        # SDPA (its flash backend: FlashAttention-2) and op-level SAC (every second mm), both
+        # torchtitan 9dec370 (models/llama/model.py, parallelisms/parallelize_llama.py)
+        assert r["options"]["attention"] == "flash2"
+        assert r["options"]["selective"] == "every-second-mm" and r["layout"]["ckpt"] == "selective"
 
 
 def test_h100_miss_is_not_megatron_core_tables_own():

@@ -118,7 +118,7 @@ def test_attention_dropout_on_hopper_runs_at_flashattention2_speed():
     # dropout 0.1 runs a pre-FA3 kernel. FlashAttention-2 (A100) applies dropout in-kernel.
     h100 = Device(H100)
     assert h100.defaults.flash_attention_efficiency == 0.55
-    assert h100.defaults.flash_attention_dropout_efficiency == 0.35
+    assert h100.defaults.fa2_attention_efficiency == 0.35
     flops = 1e12
     plain, drop = h100.flash_attention_s(flops, True), h100.flash_attention_s(flops, True, True)
     gap = h100.defaults.kernel_gap_s

@@ -9,10 +9,13 @@ and ``foreach_reduce``), and Llama-3.1-8B's parameter count (8,030,261,248, its 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.perf.logprob_head import FUSED
 from rlmcost.perf.policy_worker import REFERENCE_SWAP_COPIES, fsdp2_copy_bytes, reference_swap_s
 from rlmcost.perf.rl_step import forward_time, train_time
 from rlmcost.perf.step_pass import StepOptions
@@ -42,7 +45,8 @@ def test_fsdp2_copy_bytes_count_copy_out_twice_and_the_fp32_copy_in() -> None:
 
 def test_nemo_rl_passes_fsdp2_with_fp32_reduction_and_others_do_not() -> None:
     assert step_options(Deployment(framework="nemo-rl")).fsdp2_reduce_bytes == 4
-    assert step_options(Deployment(framework="verl")) is None
+    assert step_options(Deployment(framework="verl")).fsdp2_reduce_bytes == 0
+    assert step_options(Deployment(framework="slime")) is None
     assert step_options(Deployment(framework="nemo-rl", ideal=True)) is None
 
 
@@ -131,8 +135,9 @@ def test_nemo_rl_dtensor_runs_eager_layers_and_megatron_does_not() -> None:
     off, _ = _times(None, "3")
     assert on.compute_s["elementwise"] > off.compute_s["elementwise"]
     assert on.compute_s["gemm"] == off.compute_s["gemm"]
-    # ZeRO-1 is Megatron-core's trainer in NeMo RL: no Hugging Face layers
-    assert _times(StepOptions(hf_eager=True), "1")[0].step_s == _times(None, "1")[0].step_s
+    # ZeRO-1 is Megatron-core's trainer in NeMo RL: no Hugging Face layers, its own attention
+    megatron = step_options(Deployment(framework="nemo-rl", train={"zero": "1"}))
+    assert replace(megatron, logprob_head=FUSED, fsdp2_reduce_bytes=0) == StepOptions()
 
 
 def test_the_terms_are_stated_where_they_apply() -> None:
@@ -140,9 +145,14 @@ def test_the_terms_are_stated_where_they_apply() -> None:
 
     dtensor = Deployment(framework="nemo-rl", train={"zero": "3"})
     notes = worker_notes(dtensor, kl=True)
-    assert len(notes) == 2 and "3 host-link copies" in notes[0]
-    assert "reduced in 4 B" in notes[1] and "eagerly" in notes[1]
-    # Megatron-core (ZeRO-1) without a reference: nothing; verl and the idealized run: nothing
+    assert len(notes) == 3 and "3 host-link copies" in notes[0]
+    assert "reduced in 4 B" in notes[1]
+    assert "eagerly" in notes[2] and "fp32 output casts" in notes[2]
+    assert "dtensor_policy_worker.py" in notes[2] and "FlashAttention-2" in notes[2]
+    # Megatron-core (ZeRO-1) without a reference: nothing; slime and the idealized run: nothing
     assert worker_notes(Deployment(framework="nemo-rl", train={"zero": "1"}), kl=False) == ()
-    assert worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True) == ()
+    assert worker_notes(Deployment(framework="slime"), kl=True) == ()
     assert worker_notes(Deployment(framework="nemo-rl", ideal=True), kl=True) == ()
+    # verl's FSDP workers: the Hugging Face note with its own source, no FSDP2 cast
+    (verl,) = worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True)
+    assert "fsdp_workers.py" in verl and "eagerly" in verl and "output casts" not in verl

@@ -93,8 +93,17 @@ class Behaviour:
     ``rlmcost.perf.logprob_head.HEADS`` (``fused``: rlmcost's default). ``reference_swap``: the
     reference's forward runs in the policy's model with the reference's weights swapped in
     through host memory; ``fsdp2_reduce_bytes``: its ZeRO-3 trainer is FSDP2 reducing gradients
-    in a dtype of that many bytes (0: not FSDP2); ``zero3_hf_eager``: its ZeRO-3 trainer runs a
-    Hugging Face model's layers eagerly (unfused kernels); all :mod:`rlmcost.perf.policy_worker`."""
+    in a dtype of that many bytes (0: not FSDP2); all :mod:`rlmcost.perf.policy_worker`.
+    ``hf_trainer``: when its trainer runs a Hugging Face model, with FlashAttention-2 or SDPA
+    (``flash2``, :mod:`rlmcost.perf.efficiency`) where a Megatron-core trainer runs cuDNN /
+    FlashAttention-3 class attention: ``""`` never, ``"zero3"`` under ZeRO-3 (NeMo RL's DTensor
+    worker; its other stages are Megatron-core), ``"fsdp"`` without TP, PP or EP (verl's FSDP
+    workers; a layout with any is its Megatron backend, as ``megatron_colocated`` reads it),
+    ``"always"``; ``hf_eager``: that trainer runs the model's layers eagerly by default
+    (unfused RMSNorm, RoPE, SiLU x up; :mod:`rlmcost.perf.policy_worker`) and
+    ``hf_output_cast`` FSDP2's fp32 output casts around them; ``liger_logits``: its ``--logits
+    fused`` means Liger's model patch, which fuses those layers too (no eager term then);
+    ``hf_source``: the files that pick its attention implementation and kernels."""
 
     colocated: str
     apart: str
@@ -108,7 +117,11 @@ class Behaviour:
     logprob_head: str = "fused"
     reference_swap: bool = False
     fsdp2_reduce_bytes: int = 0
-    zero3_hf_eager: bool = False
+    hf_trainer: str = ""
+    hf_eager: bool = False
+    hf_output_cast: bool = False
+    liger_logits: bool = False
+    hf_source: str = ""
 
 
 @dataclass(frozen=True)

@@ -170,7 +170,14 @@ PRESETS: dict[Framework, Preset] = {
                   "Megatron backend (verl's FSDP has no TP/PP/EP): megatron_workers.py "
                   "rollout_mode exports weights per tensor; verl/third_party/vllm/"
                   "__init__.py VLLM_SLEEP_LEVEL 2 for vLLM >= 0.8.5",
-                  padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2),
+                  padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2,
+                  hf_trainer="fsdp", hf_eager=True,
+                  hf_source="verl/workers/fsdp_workers.py @b178a3cd: attn_implementation = "
+                  "override_model_config.get('attn_implementation', 'flash_attention_2'); "
+                  "Liger only with model.use_liger (verl/trainer/config/model/hf_model.yaml: "
+                  "use_liger False, use_fused_kernels False; the importer reads neither as "
+                  "layer fusion); actor.use_torch_compile compiles the entropy only "
+                  "(verl/workers/actor/dp_actor.py); MixedPrecisionPolicy without output_dtype"),
     ),
     Framework.OPENRLHF: Preset(
         Framework.OPENRLHF,
@@ -264,7 +271,14 @@ PRESETS: dict[Framework, Preset] = {
                   "_broadcast_to_vllm (NCCL broadcast to the engines; CUDA IPC handles with "
                   "--colocate_all_models); Ray actors driven by one trainer; "
                   "openrlhf/models/actor.py and utils/deepspeed (HF models under DeepSpeed)",
-                  deepspeed_hf_trainer=True),
+                  deepspeed_hf_trainer=True, hf_trainer="always", hf_eager=True,
+                  liger_logits=True,
+                  hf_source="openrlhf/models/actor.py @dbdd43b0: attn_implementation "
+                  "'flash_attention_2' with --flash_attn (else 'eager': not priced); "
+                  "openrlhf/cli/train_ppo_ray.py @3c3be623: --ds.attn_implementation default "
+                  "flash_attention_2, --ds.use_liger_kernel default False "
+                  "(AutoLigerKernelForCausalLM when on: --logits fused); the model in bf16 "
+                  "under DeepSpeed's bf16 engine, no casts"),
     ),
     Framework.TRL: Preset(
         Framework.TRL,
@@ -352,7 +366,13 @@ PRESETS: dict[Framework, Preset] = {
         Behaviour("in-process", "nccl", False, "trl/trainer/grpo_trainer.py "
                   "_move_model_to_vllm: llm.load_weights in the trainer's process "
                   "(vllm_mode=colocate), trl/extras/vllm_client.py update_named_param (NCCL "
-                  "to the server); accelerate processes, no controller"),
+                  "to the server); accelerate processes, no controller",
+                  hf_trainer="always", hf_eager=True, liger_logits=True,
+                  hf_source="trl/trainer/grpo_trainer.py @000bb3db: AutoModelForCausalLM."
+                  "from_pretrained(model, **model_init_kwargs), no attn_implementation: "
+                  "transformers' default sdpa (PyTorch's flash backend is FlashAttention-2); "
+                  "use_liger_kernel default False (transformers TrainingArguments; on: "
+                  "--logits fused); autocast's casts of an fp32-loaded model not priced"),
     ),
     Framework.NEMO_RL: Preset(
         Framework.NEMO_RL,
@@ -496,7 +516,13 @@ PRESETS: dict[Framework, Preset] = {
                   "float32) (nemo_rl/models/dtensor/parallelize.py) around the Hugging Face "
                   "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM)",
                   param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
-                  reference_swap=True, fsdp2_reduce_bytes=4, zero3_hf_eager=True),
+                  reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
+                  hf_output_cast=True,
+                  hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
+                  "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
+                  "sequence packing, else None (transformers' sdpa); no Liger, no "
+                  "torch.compile; FSDP2 MixedPrecisionPolicy(output_dtype=float32) "
+                  "(nemo_rl/models/dtensor/parallelize.py)"),
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,

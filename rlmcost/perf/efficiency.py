@@ -47,16 +47,21 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 and Fig. 6: about 190 of 312 TFLOP/s on
   A100 for causal head dim 128 at 2k-16k tokens); Hopper from Shah et al. 2024,
   FlashAttention-3, arXiv 2407.08608 §4.1 (forward up to 75 % of peak, backward lower): 0.55.
-* ``flash_attention_dropout_efficiency``: the same with attention dropout on. FlashAttention-2
-  runs dropout inside its kernel at its usual speed, so pre-Hopper parts keep their figure.
-  FlashAttention-3's warp-specialised wgmma kernels, the source of Hopper's 0.55, have no
-  dropout (Dao-AILab/flash-attention hopper/flash_attn_interface.py @01afd16d:
-  ``_flash_attn_forward`` takes no ``dropout_p``). A dropout run on Hopper therefore uses a
-  pre-FA3 kernel. FlashAttention-3's abstract (arXiv 2407.08608) says FlashAttention-2
-  "achieves only 35% utilization on the H100 GPU", so Hopper parts take 0.35.
-  TransformerEngine on sm90 prefers cuDNN's FusedAttention (``get_attention_backend``: "give
-  FusedAttention preference on Hopper+"). That kernel also supports dropout, but no fwd+bwd
-  figure with dropout is published for it, so 0.35 is the assumption for it too.
+* ``fa2_attention_efficiency``: the same for a pre-FlashAttention-3 kernel: FlashAttention-2,
+  or PyTorch SDPA's flash backend (a vendored FlashAttention-2), which is what a Hugging Face
+  model runs with ``attn_implementation="flash_attention_2"`` or ``"sdpa"`` (the trainers that
+  do so are listed in :mod:`rlmcost.placement.pass_options`), and any run with attention
+  dropout. FlashAttention-3's warp-specialised wgmma kernels, the source of Hopper's 0.55, have
+  no dropout (Dao-AILab/flash-attention hopper/flash_attn_interface.py @01afd16d:
+  ``_flash_attn_forward`` takes no ``dropout_p``). FlashAttention-3's abstract (arXiv
+  2407.08608) says FlashAttention-2 "achieves only 35% utilization on the H100 GPU", so Hopper
+  parts take 0.35. Pre-Hopper parts run FlashAttention-2 as their best kernel (dropout inside
+  it at its usual speed), so they keep their figure; Blackwell parts keep theirs as well (the
+  rule dropout already followed: no FlashAttention-2 figure on Blackwell is published, an
+  assumption that favours them). TransformerEngine on sm90 prefers cuDNN's FusedAttention
+  (``get_attention_backend``: "give FusedAttention preference on Hopper+"), a Megatron-core
+  trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
+  for it, so 0.35 is the assumption for it too.
 
 **Checked against a measurement (issue 18).** TransformerEngine issue 2053 timed a BF16
 ``torch.nn.Linear`` forward of 8192 tokens at hidden 2048 on a DGX-H100 at 100.06 us of GPU
@@ -105,14 +110,17 @@ _FA2 = "FlashAttention-2 (arXiv 2307.08691) Fig. 6: ~190 TFLOP/s fwd+bwd causal 
 _FA3 = "FlashAttention-3 (arXiv 2407.08608) §4.1: fwd up to 75 %, bwd lower, on H100"
 _FA2_ON_HOPPER = 0.35
 """FlashAttention-2's utilization on H100 (FlashAttention-3, arXiv 2407.08608, abstract)."""
-_FA3_DROPOUT = (
-    "FlashAttention-3 has no dropout (flash-attention hopper/flash_attn_interface.py "
-    "@01afd16d: no dropout_p); FlashAttention-2 "
-    "reaches 35 % of peak on H100 (same paper, abstract); cuDNN FusedAttention (TE's Hopper "
-    "choice) assumed the same"
+_FA2_HOPPER_SRC = (
+    "FlashAttention-2 (and SDPA's flash backend) reaches 35 % of peak on H100 (FlashAttention-3"
+    ", arXiv 2407.08608, abstract); FA3 has no dropout (flash-attention hopper/"
+    "flash_attn_interface.py @01afd16d: no dropout_p), so dropout runs take it too; cuDNN "
+    "FusedAttention with dropout (TE's Hopper choice) assumed the same"
 )
 _HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h20"})
-_FA2_DROPOUT = "FlashAttention-2 applies dropout inside its kernel: same efficiency as without"
+_FA2_OWN = (
+    "FlashAttention-2 is this part's fused kernel (dropout inside it at the same speed): the "
+    "same efficiency (Blackwell: no FA2 figure published, the same assumed)"
+)
 
 
 @dataclass(frozen=True)
@@ -126,15 +134,13 @@ class AcceleratorProfile:
     flash_attention_efficiency: float  # fused causal attention fwd+bwd FLOP/s / peak
     sources: tuple[tuple[str, str], ...] = ()  # (parameter, source)
     kernel_gap_s: float = KERNEL_GAP_S
-    flash_attention_dropout_efficiency: float = 0.0  # the same with dropout; 0 = as without
+    fa2_attention_efficiency: float = 0.0  # pre-FA3 kernel (FA2, SDPA, dropout); 0 = as FA3
 
     def __post_init__(self) -> None:
-        if not self.flash_attention_dropout_efficiency:
-            object.__setattr__(
-                self, "flash_attention_dropout_efficiency", self.flash_attention_efficiency
-            )
+        if not self.fa2_attention_efficiency:
+            object.__setattr__(self, "fa2_attention_efficiency", self.flash_attention_efficiency)
         for field in ("gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency",
-                      "flash_attention_dropout_efficiency"):  # fmt: skip
+                      "fa2_attention_efficiency"):  # fmt: skip
             value = getattr(self, field)
             if not 0 < value <= 1:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
@@ -146,14 +152,13 @@ def _profile(
     name: str, sms: int, sms_src: str, gemm: float, gemm_src: str, fa: float, fa_src: str,
     hbm: float = 0.9, hbm_src: str = _HBM,
 ) -> AcceleratorProfile:
-    hopper = name in _HOPPER  # FlashAttention-3's parts: no dropout there
-    fa_drop, fa_drop_src = (_FA2_ON_HOPPER, _FA3_DROPOUT) if hopper else (fa, _FA2_DROPOUT)
+    hopper = name in _HOPPER  # FlashAttention-3's parts: FA2 runs well below it there
+    fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
-        flash_attention_efficiency=fa, flash_attention_dropout_efficiency=fa_drop,
+        flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
-                 ("flash_attention_efficiency", fa_src),
-                 ("flash_attention_dropout_efficiency", fa_drop_src)),
+                 ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src)),
     )  # fmt: skip
 
 
@@ -290,18 +295,20 @@ class Device:
         return max(compute, memory) + self.defaults.kernel_gap_s
 
     def flash_attention_s(
-        self, forward_flops: float, backward: bool, dropout: bool = False
+        self, forward_flops: float, backward: bool, dropout: bool = False, fa2: bool = False
     ) -> float:
         """A FlashAttention-class fused attention pass of ``forward_flops`` (the causal
         matrix-product FLOPs of its forward); the backward does 2.5 x those FLOPs.
-        ``dropout``: attention dropout on (FlashAttention-3 has none: module docstring)."""
+        ``fa2``: a pre-FlashAttention-3 kernel (FlashAttention-2, SDPA's flash backend);
+        ``dropout``: attention dropout on (FlashAttention-3 has none); either takes
+        ``fa2_attention_efficiency`` (module docstring)."""
         if forward_flops <= 0:
             return 0.0
         flops = forward_flops * (FLASH_BACKWARD_FACTOR if backward else 1.0)
         eff = self._measured("compute", flops, "attention")
         p = self.defaults
         eff = eff or (
-            p.flash_attention_dropout_efficiency if dropout else p.flash_attention_efficiency
+            p.fa2_attention_efficiency if dropout or fa2 else p.flash_attention_efficiency
         )
         return flops / (self.peak_flops_per_s * eff) + self.defaults.kernel_gap_s
 

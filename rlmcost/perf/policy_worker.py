@@ -30,22 +30,28 @@ gradient copies.
   (its ``train`` loop has no ``set_requires_gradient_sync(False)``), so per micro-batch and
   parameter of the rank's tensor-parallel shard: forward ``2 a``, backward ``2 a + a + r``
   bytes (bf16 / fp32: 4 and 10), and the reduce-scatter moves ``r`` bytes per parameter.
-* **Eager Hugging Face layers** (:func:`hf_eager_bytes`, :func:`worker_kernels`). NeMo RL's
-  DTensor worker runs the Hugging Face model as written (``AutoModelForCausalLM.from_pretrained(
-  ..., attn_implementation="flash_attention_2")`` in ``dtensor_policy_worker.py`` at v0.3.0; no
-  Liger kernels, no ``torch.compile``), so the memory-bound kernels that
+* **Eager Hugging Face layers** (:func:`hf_eager_bytes`, :func:`worker_kernels`). A trainer
+  that runs the Hugging Face model as written, without Liger kernels or ``torch.compile`` of
+  the model (which trainers do, with their sources: :mod:`rlmcost.placement.pass_options`;
+  NeMo RL's DTensor worker: ``AutoModelForCausalLM.from_pretrained(...,
+  attn_implementation="flash_attention_2")`` in ``dtensor_policy_worker.py`` at v0.3.0), runs
+  unfused the memory-bound kernels that
   :mod:`~rlmcost.perf.step_pass` prices fused run unfused (transformers ``modeling_llama.py``,
   the same in ``modeling_qwen2``/``qwen3``), per token and layer, ``x`` the activation bytes:
   ``LlamaRMSNorm`` upcasts to fp32 (``to``, ``pow``, ``mean``, ``* rsqrt``, ``to``, ``weight *``:
   ``(4 x + 28) d`` bytes in 6 kernels, against the fused norm's ``2 x d`` in 1), twice;
   ``apply_rotary_pos_emb`` (``rotate_half``'s ``neg`` and ``cat``, ``* cos``, ``* sin``, ``+``:
   ``10 x`` per element of q and of k in 5 kernels each, against ``2 x`` in 1); ``act_fn(gate) *
-  up`` (``5 x d_ff`` in 2 kernels, against ``3 x d_ff`` in 1); and FSDP2's ``output_dtype=
-  float32`` (``parallelize.py``) casts each layer's output to fp32 and ``cast_forward_inputs``
-  the next layer's input back (``(2 x + 8) d`` in 2 kernels). The extra bytes and kernels are
-  added forward and, at twice them (step_pass's rule for memory-bound kernels), backward;
-  d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are left as
-  step_pass prices them.
+  up`` (``5 x d_ff`` in 2 kernels, against ``3 x d_ff`` in 1); and, NeMo RL's only
+  (``StepOptions.hf_output_cast``), FSDP2's ``output_dtype=float32`` (``parallelize.py``)
+  casts each layer's output to fp32 and ``cast_forward_inputs`` the next layer's input back
+  (``(2 x + 8) d`` in 2 kernels). verl's FSDP workers set no ``output_dtype``
+  (``MixedPrecisionPolicy(param_dtype, reduce_dtype, cast_forward_inputs=True)``,
+  verl/workers/fsdp_workers.py @b178a3cd: the layers' bf16 inputs need no cast) and
+  DeepSpeed's bf16 engine (OpenRLHF) holds the model in bf16: no casts. The extra bytes and
+  kernels are added forward and, at twice them (step_pass's rule for memory-bound kernels),
+  backward; d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are
+  left as step_pass prices them.
 """
 
 from __future__ import annotations
@@ -89,18 +95,22 @@ def fsdp2_copy_bytes(params: int, param_bytes: int, reduce_bytes: int) -> tuple[
     return out, out + (param_bytes + reduce_bytes) * params
 
 
-def hf_eager_bytes(arch: Arch, tp: int, sp: bool, x: int) -> tuple[int, int]:
-    """(bytes, kernels) per token that one dense layer's eager Hugging Face kernels and FSDP2's
-    fp32 output casts add to :mod:`~rlmcost.perf.step_pass`'s fused ones, forward (module
-    docstring).
+def hf_eager_bytes(
+    arch: Arch, tp: int, sp: bool, x: int, output_cast: bool = True
+) -> tuple[int, int]:
+    """(bytes, kernels) per token that one dense layer's eager Hugging Face kernels and, with
+    ``output_cast``, FSDP2's fp32 output casts add to :mod:`~rlmcost.perf.step_pass`'s fused
+    ones, forward (module docstring).
 
     >>> from rlmcost.specs import get_model
     >>> hf_eager_bytes(get_model("llama-3.1-8b").arch(), 1, False, 2)  # 76 d + 16 (q + kv) + 4 d_ff
     (450560, 22)
+    >>> hf_eager_bytes(get_model("llama-3.1-8b").arch(), 1, False, 2, False)  # less 12 d
+    (401408, 20)
     """
     sh = tp_shard(arch, tp)
     d = int(arch.d_model) // (tp if sp else 1)
-    out, kernels = (2 * x + 8) * d, 2  # FSDP2 output_dtype=float32 and the input cast back
+    out, kernels = ((2 * x + 8) * d, 2) if output_cast else (0, 0)  # fp32 output, input back
     if arch.norm is NormKind.RMSNORM:
         out, kernels = out + 2 * (2 * x + 28) * d, kernels + 2 * 5
     if not arch.n_positions:  # RoPE on q and k
@@ -112,11 +122,14 @@ def hf_eager_bytes(arch: Arch, tp: int, sp: bool, x: int) -> tuple[int, int]:
 
 def worker_kernels(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
     """Add the eager Hugging Face layers' extra memory-bound kernels to one micro-batch's pass
-    of ``stage`` when the options say the trainer runs them (``StepOptions.hf_eager``)."""
-    lay = c.layout
-    if not c.options.hf_eager or not stage.dense_layers or lay.zero is not ZeroStage.OS_G_P:
+    of ``stage`` when the options say the trainer runs them (``StepOptions.hf_eager``; FSDP2's
+    fp32 output casts with ``hf_output_cast``, under ZeRO-3 only, where FSDP2 wraps them)."""
+    lay, opt = c.layout, c.options
+    if not opt.hf_eager or not stage.dense_layers:
         return
-    per_token, kernels = hf_eager_bytes(c.arch, lay.tp, lay.sp, c.workload.activation_dtype.bytes)
+    cast = opt.hf_output_cast and lay.zero is ZeroStage.OS_G_P
+    x = c.workload.activation_dtype.bytes
+    per_token, kernels = hf_eager_bytes(c.arch, lay.tp, lay.sp, x, cast)
     n = stage.dense_layers
     p.fwd["elementwise"] += c.device.elementwise_s(c.tokens * per_token * n, kernels * n)
     p.bwd["elementwise"] += c.device.elementwise_s(2 * c.tokens * per_token * n, 2 * kernels * n)

@@ -14,7 +14,10 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
   [T, V / P_t, d] on the last stage. Backward: for every [m, n, k] GEMM a data-gradient
   [m, k, n] and a weight-gradient [k, n, m] GEMM.
 * **Attention core**: ``flash`` (default): a fused FlashAttention-class kernel on the causal
-  pairs, 4 h d_h / P_t FLOPs per query-key pair forward, 2.5 x backward (Dao 2023);
+  pairs, 4 h d_h / P_t FLOPs per query-key pair forward, 2.5 x backward (Dao 2023), at the
+  device's best kernel (FlashAttention-3 / cuDNN class on Hopper: a Megatron-core trainer);
+  ``flash2`` the same pairs on a pre-FA3 kernel (FlashAttention-2 or SDPA's flash backend: a
+  Hugging Face model's ``attn_implementation``; :mod:`~rlmcost.perf.efficiency`);
   ``materialized`` (Megatron-LM 2021-22, before fused attention): batched QK^T and PV GEMMs
   over the full s x s scores, a fused scale-mask-softmax and a dropout kernel reading and
   writing the scores in HBM.
@@ -25,9 +28,10 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
   :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
   output gradient and the saved input, writes the input gradient).
 * **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s.
-* **Recomputation**: ``full`` runs each layer's forward again (GEMMs, kernels, TP and EP
-  collectives) before its backward; ``selective`` the attention core's forward
-  (Korthikanti et al. 2022, §5).
+* **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` runs each layer's forward
+  again (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the
+  attention core's forward (Korthikanti et al. 2022, §5) or, torchtitan's op-level kind,
+  every second GEMM of the block.
 * **Communication**, with overlap rules per strategy:
 
   - TP (Shoeybi et al. 2019): 2 all-reduces of the [T, d] activations per layer forward and 2
@@ -70,7 +74,7 @@ from rlmcost.choices import Head
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
@@ -78,12 +82,18 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
 
 
 class AttentionKernel(StrEnum):
-    FLASH = "flash"  # fused, causal pairs only (FlashAttention-class)
+    FLASH = "flash"  # fused, causal pairs only, the device's best kernel (FA3/cuDNN on Hopper)
+    FLASH2 = "flash2"  # the same on a pre-FA3 kernel: FlashAttention-2, SDPA's flash backend
     MATERIALIZED = "materialized"  # s x s scores in HBM: softmax and dropout kernels
+
+    @property
+    def fused(self) -> bool:
+        return self is not AttentionKernel.MATERIALIZED
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,8 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
+    hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
+    selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
 
@@ -245,9 +257,10 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     b, s_loc, s = c.micro_batch, c.positions, c.seq
     causal_pairs = b * s * (s + 1) // 2 // lay.cp
     attn_fwd_flops = pair_flops(arch, heads) * causal_pairs
-    if opt.attention is AttentionKernel.FLASH:
-        f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout)
-        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.dropout)
+    if opt.attention.fused:
+        fa2 = opt.attention is AttentionKernel.FLASH2
+        f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout, fa2)
+        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.dropout, fa2)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
@@ -316,18 +329,6 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     return out
 
 
-def _recompute(c: StepContext, layer: StagePass) -> tuple[float, int]:
-    """Seconds and FLOPs the checkpointing policy adds to one layer's backward: its whole
-    forward (``full``; every FLOP above was counted as 3 x forward) or the attention core's
-    forward (``selective``)."""
-    ckpt = c.layout.ckpt
-    if ckpt is Checkpointing.NONE:
-        return 0.0, 0
-    if ckpt is Checkpointing.SELECTIVE:
-        return layer.fwd["attention"], _attention_fwd_flops(c)
-    return layer.fwd_s, layer.flops // 3
-
-
 def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
     """One micro-batch through every layer the stage's rank holds (all its chunks)."""
     out = StagePass()
@@ -335,7 +336,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         if not count:
             continue
         layer = _layer(c, moe)
-        rec_s, rec_flops = _recompute(c, layer)
+        rec_s, rec_flops = recompute(c, layer, moe)
         if moe:
             floor_host_bound(layer, c.options.moe_layer_host_s)
         for side in ("fwd", "bwd"):
@@ -379,12 +380,6 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         g = c.options.main_grad_bytes
         out.bwd["elementwise"] += dev.elementwise_s((dense + expert) * (2 + 2 * g))
     return out
-
-
-def _attention_fwd_flops(c: StepContext) -> int:
-    b, s, flash = c.micro_batch, c.seq, c.options.attention is AttentionKernel.FLASH
-    pairs = b * s * (s + 1) // 2 // c.layout.cp if flash else b * c.positions * s
-    return pair_flops(c.arch, int(tp_shard(c.arch, c.layout.tp).n_heads)) * pairs
 
 
 def stage_param_counts(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:

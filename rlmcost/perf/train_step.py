@@ -39,6 +39,7 @@ from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_pe
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
+from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
 from rlmcost.perf.step_pass import (
     COMM_PARTS,
     COMPUTE_PARTS,
@@ -233,8 +234,11 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
         return 0
     arch = c.arch
     attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq**2 * sequences
-    if ckpt is Checkpointing.SELECTIVE:
+    if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return attention
+    if ckpt is Checkpointing.SELECTIVE:  # every second mm of each dense block (perf.selective_ac)
+        mms = recomputed_mms(arch, 1, sequences * c.seq)
+        return int(arch.n_layers) * sum(2 * m * n * k for m, n, k in mms)
     head = 2 * int(arch.d_model) * int(arch.vocab) * sequences * c.seq
     rerun_head = c.options.checkpoint_embeddings  # perf.deepspeed_pipe: the head runs again
     return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head)

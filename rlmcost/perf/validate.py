@@ -39,6 +39,7 @@ from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.selective_ac import SelectiveRecompute
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.perf.validate_rl import RlRow, predict_rl_row
@@ -177,6 +178,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
+        selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
     )
     hw = get_hardware(row["hardware"])
     step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)

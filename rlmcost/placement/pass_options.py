@@ -2,23 +2,41 @@
 :class:`~rlmcost.perf.step_pass.StepOptions` its log-prob forwards and training steps are timed
 with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
 there): today the log-softmax its log-prob and loss heads run over fp32 logits
-(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`) and an FSDP2 trainer's reduce
-dtype (``Behaviour.fsdp2_reduce_bytes``) and, when it trains under ZeRO-3, its eager Hugging Face
-layers (``Behaviour.zero3_hf_eager``; both :mod:`rlmcost.perf.policy_worker`). The paper's idealized
-iteration and frameworks without a preset take rlmcost's defaults (None).
+(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`), an FSDP2 trainer's reduce
+dtype (``Behaviour.fsdp2_reduce_bytes``) and, where its trainer runs a Hugging Face model
+(``Behaviour.hf_trainer``, :func:`runs_hf_model`), that model's attention kernel (``flash2``:
+FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its
+eager layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch
+fuses them (``Behaviour.liger_logits`` with ``--logits fused``). Which trainers, with the file
+that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers
+(no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class
+``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
+defaults (None).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost.deployment.kinds import LogitsMode
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
-from rlmcost.perf.step_pass import StepOptions
+from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
 if TYPE_CHECKING:
-    from rlmcost.deployment.spec import Deployment
+    from rlmcost.deployment.spec import Deployment, TrainLayout
+    from rlmcost.frameworks.preset_model import Behaviour
+
+
+def runs_hf_model(beh: Behaviour, train: TrainLayout) -> bool:
+    """Whether the framework's trainer at layout ``train`` runs a Hugging Face model
+    (``Behaviour.hf_trainer``: ZeRO-3, no TP/PP/EP, always or never)."""
+    if beh.hf_trainer == "zero3":
+        return train.zero is ZeroStage.OS_G_P
+    if beh.hf_trainer == "fsdp":
+        return max(train.tp, train.pp, train.ep) == 1
+    return beh.hf_trainer == "always"
 
 
 def step_options(deployment: Deployment) -> StepOptions | None:
@@ -27,21 +45,27 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     >>> from rlmcost.deployment.spec import Deployment
     >>> step_options(Deployment(framework="nemo-rl")).logprob_head.name
     'nemo-rl-distributed-logprob'
-    >>> step_options(Deployment(framework="verl")) is None
+    >>> step_options(Deployment(framework="verl")).attention.value  # its FSDP workers
+    'flash2'
+    >>> step_options(Deployment(framework="slime")) is None
     True
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes):
+    hf = beh is not None and runs_hf_model(beh, deployment.train)
+    if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         return None
-    eager = beh.zero3_hf_eager and deployment.train.zero is ZeroStage.OS_G_P
+    eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return StepOptions(logprob_head=logprob_head(beh.logprob_head),
-                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes, hf_eager=eager)  # fmt: skip
+                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
+                       attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
+                       hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast)  # fmt: skip
 
 
 def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     """The notes that state the framework's policy-worker terms a query is priced with
-    (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``)
-    and, under ZeRO-3, FSDP2's copies and the eager Hugging Face layers."""
+    (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
+    under ZeRO-3 FSDP2's copies, and a Hugging Face trainer's attention kernel and eager
+    layers."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     if beh is None:
         return ()
@@ -50,11 +74,17 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
                    "into the policy's model through host memory, 3 host-link copies of the "
                    "rank's model state per step (rlmcost.perf.policy_worker)")  # fmt: skip
-    if deployment.train.zero is ZeroStage.OS_G_P and (beh.fsdp2_reduce_bytes or beh.zero3_hf_eager):
+    if deployment.train.zero is ZeroStage.OS_G_P and beh.fsdp2_reduce_bytes:
         out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
-                   f"reduced in {beh.fsdp2_reduce_bytes or 2} B, its all-gather copy-out and "
-                   "reduce-scatter copy-in every micro-batch"
-                   + (", the Hugging Face model's layers run eagerly (unfused fp32 RMSNorm, "
-                      "RoPE, SiLU x up)" if beh.zero3_hf_eager else "")
-                   + " (rlmcost.perf.policy_worker)")  # fmt: skip
+                   f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
+                   "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
+    opt = step_options(deployment)
+    if opt is not None and opt.attention is AttentionKernel.FLASH2:
+        out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "
+                   "by FlashAttention-2 / SDPA (a pre-FlashAttention-3 kernel, 0.35 of peak on "
+                   "Hopper: rlmcost.perf.efficiency)"
+                   + (", its layers eagerly (unfused fp32 RMSNorm, RoPE, SiLU x up"
+                      + (", FSDP2's fp32 output casts" if opt.hf_output_cast else "")
+                      + "; rlmcost.perf.policy_worker)" if opt.hf_eager else "")
+                   + f" ({beh.hf_source})")  # fmt: skip
     return tuple(out)

@@ -1,0 +1,100 @@
+"""What a checkpointing policy recomputes in one layer's backward (part ``recompute`` of
+:mod:`~rlmcost.perf.step_pass`).
+
+* ``full`` reruns the layer's whole forward (GEMMs, kernels, TP and EP collectives) before its
+  backward (Chen et al. 2016; Megatron-LM ``--recompute-granularity full``).
+* ``selective`` comes in two kinds, a :class:`SelectiveRecompute` of the trainer
+  (``StepOptions.selective``):
+
+  - ``attention-core`` (default): the attention core's forward, Korthikanti et al. 2022 §5
+    (Megatron-LM ``--recompute-granularity selective``);
+  - ``every-second-mm``: torchtitan's op-level selective activation checkpointing
+    (``activation_checkpoint.mode = "selective"``, ``selective_ac_option = "op"``):
+    ``torchtitan/parallelisms/parallelize_llama.py`` @9dec370 wraps each transformer block in
+    a checkpoint whose policy (``_custom_policy``) saves the outputs of the ops of
+    ``_save_list`` (``aten.mm``, SDPA's flash and efficient kernels, the reduce-scatter,
+    ``abs``/``max``) except every second ``aten.mm`` of the block (a counter per checkpointed
+    forward, ``meta[f"{mode}_mm_count"] % 2 == 0``), and recomputes the rest. A Llama block of
+    torchtitan runs its mms in the order ``wq, wk, wv, wo`` (``Attention.forward``) then
+    ``w1, w3, w2`` (``FeedForward.forward``: ``w2(silu(w1(x)) * w3(x))``), so the recomputed
+    GEMMs are ``wk``, ``wo`` and ``w3`` (``wk``, ``wo``, ``w2`` for a 2-projection FFN):
+    ``2 d (d_kv + d + d_ff)`` FLOPs per token and layer for a gated FFN. The attention core
+    (SDPA) is saved, not recomputed. The elementwise ops (norms, RoPE, SiLU, the product,
+    residual adds) are recomputed as well; under ``torch.compile`` (the rows that use this)
+    the compiler fuses them into the backward's kernels, and they are not priced here, as
+    step_pass does not price the compiler's own pointwise recomputation without
+    checkpointing either. Defined for dense blocks of multi-head / grouped-query attention
+    (torchtitan's Llama at 9dec370 has no MoE or MLA): other layers are a SpecError.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import Checkpointing
+from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.attention_shapes import pair_flops
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+    from rlmcost.perf.step_pass import StagePass, StepContext
+
+
+class SelectiveRecompute(StrEnum):
+    """What ``--ckpt selective`` recomputes (module docstring)."""
+
+    ATTENTION_CORE = "attention-core"  # Korthikanti et al. 2022 §5 (Megatron-LM)
+    EVERY_SECOND_MM = "every-second-mm"  # torchtitan op-level SAC (parallelize_llama.py)
+
+
+def recomputed_mms(arch: Arch, tp: int, tokens: int) -> list[tuple[int, int, int]]:
+    """The [m, n, k] GEMMs (``[m, k] x [k, n]``) of one dense layer that torchtitan's op-level
+    SAC recomputes for ``tokens`` tokens on a rank of TP degree ``tp``: every second
+    ``aten.mm`` of the block (module docstring).
+
+    >>> from rlmcost.specs import get_model
+    >>> recomputed_mms(get_model("llama-3.1-8b").arch(), 1, 1)  # wk, wo, w3
+    [(1, 1024, 4096), (1, 4096, 4096), (1, 14336, 4096)]
+    """
+    t, T = tp, tokens
+    if arch.is_mla or arch.n_experts:
+        raise SpecError(
+            "selective every-second-mm recomputation (torchtitan's op-level SAC) is defined "
+            "for dense blocks without MLA; use --ckpt full or the attention-core kind"
+        )
+    sh = tp_shard(arch, t)
+    d, q, kv, ff = int(arch.d_model), int(sh.q_width), int(sh.kv_width), int(sh.d_ff)
+    mms = [(T, q, d), (T, kv, d), (T, kv, d), (T, d, q)]  # wq, wk, wv, wo
+    if arch.ffn_kind.projections == 3:
+        mms += [(T, ff, d), (T, ff, d), (T, d, ff)]  # w1, w3, w2
+    else:
+        mms += [(T, ff, d), (T, d, ff)]  # w1, w2
+    return mms[1::2]
+
+
+def attention_fwd_flops(c: StepContext) -> int:
+    """Forward FLOPs of one layer's attention core on the rank: the causal pairs for a fused
+    kernel, the full s x s scores for a materialized one."""
+    b, s = c.micro_batch, c.seq
+    fused = c.options.attention.fused
+    pairs = b * s * (s + 1) // 2 // c.layout.cp if fused else b * c.positions * s
+    return pair_flops(c.arch, int(tp_shard(c.arch, c.layout.tp).n_heads)) * pairs
+
+
+def recompute(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
+    """Seconds and FLOPs the checkpointing policy adds to one layer's backward (module
+    docstring): the whole forward (``full``; every FLOP of ``layer`` was counted as 3 x
+    forward), the attention core's forward or every second mm (``selective``)."""
+    ckpt = c.layout.ckpt
+    if ckpt is Checkpointing.NONE:
+        return 0.0, 0
+    if ckpt is Checkpointing.FULL:
+        return layer.fwd_s, layer.flops // 3
+    if c.options.selective is SelectiveRecompute.ATTENTION_CORE:
+        return layer.fwd["attention"], attention_fwd_flops(c)
+    if moe:
+        raise SpecError("selective every-second-mm recomputation is defined for dense layers")
+    mms = recomputed_mms(c.arch, c.layout.tp, c.tokens)
+    return sum(c.device.gemm_s(m, n, k) for m, n, k in mms), sum(2 * m * n * k for m, n, k in mms)
