@@ -49,8 +49,9 @@ def test_unknown_head_is_a_one_line_error() -> None:
 def test_nemo_rl_deployments_take_the_distributed_logprob_head() -> None:
     got = step_options(Deployment(framework="nemo-rl"))
     assert got is not None and got.logprob_head is NEMO_RL_DISTRIBUTED_LOGPROB
-    for other in ("verl", "openrlhf", "trl", "slime"):
-        assert step_options(Deployment(framework=other)) is None
+    for other in ("verl", "openrlhf", "trl", "slime"):  # options of their own, the fused head
+        opt = step_options(Deployment(framework=other))
+        assert opt is None or opt.logprob_head is FUSED
     assert step_options(Deployment(framework="nemo-rl", ideal=True)) is None
 
 

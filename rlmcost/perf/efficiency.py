@@ -55,8 +55,13 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   no dropout (Dao-AILab/flash-attention hopper/flash_attn_interface.py @01afd16d:
   ``_flash_attn_forward`` takes no ``dropout_p``). FlashAttention-3's abstract (arXiv
   2407.08608) says FlashAttention-2 "achieves only 35% utilization on the H100 GPU", so Hopper
-  parts take 0.35. Pre-Hopper parts run FlashAttention-2 as their best kernel (dropout inside
-  it at its usual speed), so they keep their figure; Blackwell parts keep theirs as well (the
+  parts take 0.35. SDPA "picks its backend by a fixed priority that puts FlashAttention first",
+  and "on Hopper the cuDNN attention kernels are consistently 1.7-2.3x faster for training
+  shapes" (huggingface/transformers PR 48163, 2026-08): the 0.55 / 0.35 = 1.57 ratio is at the
+  low end of that gap. H20 and H800 (Hopper dies) take 0.35 too, an assumption: no FA2 figure
+  is published for the H20's compute-capped tensor cores. Pre-Hopper parts run
+  FlashAttention-2 as their best kernel (dropout inside it at its usual speed), so they keep
+  their figure; Blackwell parts keep theirs as well (the
   rule dropout already followed: no FlashAttention-2 figure on Blackwell is published, an
   assumption that favours them). TransformerEngine on sm90 prefers cuDNN's FusedAttention
   (``get_attention_backend``: "give FusedAttention preference on Hopper+"), a Megatron-core
