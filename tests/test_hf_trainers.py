@@ -140,3 +140,26 @@ def test_op_sac_is_defined_for_dense_blocks_only() -> None:
     options = StepOptions(selective=SelectiveRecompute.EVERY_SECOND_MM)
     with pytest.raises(SpecError, match="dense"):
         train_step_time(moe, layout, 16, 4096, get_hardware("h100-sxm"), options=options)
+
+
+def test_train_cli_takes_the_kernel_and_the_selective_kind() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    args = ["train", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8", "--zero", "3",
+            "--ckpt", "selective", "--seq", "8192", "--micro-batch", "2", "--batch", "16",
+            "--json"]  # fmt: skip
+    runner = CliRunner()
+    core = runner.invoke(app, args)
+    op = runner.invoke(app, [*args, "--selective", "every-second-mm", "--attention", "flash2"])
+    assert core.exit_code == 0 and op.exit_code == 0, op.output
+    flops = [json.loads(r.stdout)["step_time"]["hardware_flops"] for r in (core, op)]
+    assert flops[1] > flops[0]  # wk, wo, w3 instead of the attention core at 8192 tokens
+    bad = runner.invoke(app, [*args, "--selective", "bogus"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output and "every-second-mm" in bad.output
+    moe = runner.invoke(app, ["train", "-m", "qwen3-30b-a3b", "--ep", "8", "--gpus", "8",
+                              "--ckpt", "selective", "--selective", "every-second-mm"])  # fmt: skip
+    assert moe.exit_code == 2 and "dense" in moe.output and "Traceback" not in moe.output

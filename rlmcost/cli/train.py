@@ -58,6 +58,10 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "Hopper) or materialized (s x s scores in HBM, as Megatron-LM before fused "
             "attention).")],
             "flash"),
+        "selective": (Annotated[str, typer.Option(
+            help="What --ckpt selective recomputes: attention-core (Korthikanti et al. 2022, "
+            "Megatron-LM) or every-second-mm (torchtitan's op-level SAC: wk, wo, w3 of a "
+            "dense block; the attention core saved).")], "attention-core"),
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),
@@ -85,6 +89,7 @@ def train(**opts: Any) -> None:
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout, dp_unit
+    from rlmcost.perf.selective_ac import SelectiveRecompute
     from rlmcost.perf.train_step import AttentionKernel, StepOptions
     from rlmcost.reports.train import train_report
     from rlmcost.specs import get_hardware
@@ -93,9 +98,13 @@ def train(**opts: Any) -> None:
     kernels = [k.value for k in AttentionKernel]
     if opts["attention"] not in kernels:
         raise SpecError(f"--attention {opts['attention']!r} is not one of: {', '.join(kernels)}")
+    kinds = [k.value for k in SelectiveRecompute]
+    if opts["selective"] not in kinds:
+        raise SpecError(f"--selective {opts['selective']!r} is not one of: {', '.join(kinds)}")
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
+        selective=SelectiveRecompute(opts["selective"]),
         overlap_grad_reduce=opts["overlap_grad_reduce"],
         offload_optimizer=opts["offload_optimizer"],
         host_link_bytes_per_s=host * 1e9 if host is not None else None,

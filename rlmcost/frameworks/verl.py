@@ -177,6 +177,10 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
     if r.flag(f"{MODEL}.use_remove_padding", False):
         q.note("use_remove_padding: padding removed; rlmcost's sequences are S + T tokens "
                "without padding already")  # fmt: skip
+    if r.flag(f"{MODEL}.use_liger", False):
+        q.note("model.use_liger: Liger fuses the FSDP workers' RMSNorm, RoPE and SwiGLU; "
+               "rlmcost still prices verl's Hugging Face layers eager (rlmcost.perf."
+               "policy_worker), an overestimate of the training and log-prob passes")
 
 
 def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:

@@ -62,7 +62,7 @@ def recomputed_mms(arch: Arch, tp: int, tokens: int) -> list[tuple[int, int, int
     if arch.is_mla or arch.n_experts:
         raise SpecError(
             "selective every-second-mm recomputation (torchtitan's op-level SAC) is defined "
-            "for dense blocks without MLA; use --ckpt full or the attention-core kind"
+            "for dense blocks without MLA; use --ckpt full or --selective attention-core"
         )
     sh = tp_shard(arch, t)
     d, q, kv, ff = int(arch.d_model), int(sh.q_width), int(sh.kv_width), int(sh.d_ff)
@@ -95,6 +95,8 @@ def recompute(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
     if c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return layer.fwd["attention"], attention_fwd_flops(c)
     if moe:
-        raise SpecError("selective every-second-mm recomputation is defined for dense layers")
+        raise SpecError("selective every-second-mm recomputation (torchtitan's op-level SAC) "
+                        "is defined for dense layers; use --ckpt full or --selective "
+                        "attention-core")  # fmt: skip
     mms = recomputed_mms(c.arch, c.layout.tp, c.tokens)
     return sum(c.device.gemm_s(m, n, k) for m, n, k in mms), sum(2 * m * n * k for m, n, k in mms)
