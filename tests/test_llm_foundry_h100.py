@@ -33,6 +33,9 @@ def test_rows_are_the_readme_table():
         lay = r["layout"]
         assert (lay["tp"], lay["pp"], lay["zero"]) == (1, 1, "3") and r["dtype"] == "bf16"
         assert r["batch"] % (lay["dp"] * lay["micro_batch"]) == 0
+        # 2023 kernels (llm-foundry v0.0.4 attn_impl triton / flash), before FlashAttention-3
+        # (arXiv 2407.08608, 2024-07): a pre-FA3 kernel on Hopper
+        assert r["options"]["attention"] == "flash2"
 
 
 def test_gpt_shape_is_mpt_by_the_tables_parameter_count():
@@ -75,8 +78,9 @@ def test_torchtitan_rows_are_the_bf16_compile_rows():
 
 def test_h100_miss_is_not_megatron_core_tables_own():
     # issue 18: the independent H100 BF16 sources are predicted fast as Megatron-Core's small
-    # widths are (reported, not fitted): every row over +15 %
+    # widths are (reported, not fitted): every row over +10 % with their attention at
+    # FlashAttention-2's rate (over +15 % at FlashAttention-3's)
     v = validate()
     for r in v.rows:
         if r.source in ("llm_foundry_h100", "torchtitan_h100"):
-            assert r.error > 0.15, r.id
+            assert r.error > 0.10, r.id

@@ -139,10 +139,11 @@ def test_validation_table_meets_its_bounds():
     # 7-38 % fast, mean 20 %, most at small hidden sizes (tests/test_megatron_core_h100.py):
     # the H100 kernel-efficiency miss issue 18 names, reported, not fitted.
     # Independent H100 BF16 dense sources (tests/test_llm_foundry_h100.py): llm-foundry's MPT
-    # table (FSDP1, 2023) 16-54 % fast, torchtitan's Llama 3.1 8B FSDP2 + compile rows (500 W
-    # H100s, predicted on the 700 W SXM spec) 44-48 % fast (62-67 % before their SDPA was
-    # priced as FlashAttention-2 and their op-level SAC's recomputed GEMMs were priced):
-    # the H100 miss is not Megatron-Core's table's own.
+    # table (FSDP1, 2023, pre-FA3 attention) 14-49 % fast (16-54 % at FA3's rate),
+    # torchtitan's Llama 3.1 8B FSDP2 + compile rows (500 W H100s, predicted on the 700 W SXM
+    # spec) 44-48 % fast (62-67 % before their SDPA was priced as FlashAttention-2 and their
+    # op-level SAC's recomputed GEMMs were priced): the H100 miss is not Megatron-Core's
+    # table's own.
     # Misses the table reports; the bounds keep them from growing.
     result = validate()
     bounds = {
@@ -150,7 +151,7 @@ def test_validation_table_meets_its_bounds():
         "smith2022": (0.21, 0.24),
         "megatron_bridge": (0.17, 0.20),
         "nemo_automodel": (0.10, 0.14),
-        "llm_foundry_h100": (0.39, 0.55),
+        "llm_foundry_h100": (0.34, 0.50),
         "torchtitan_h100": (0.47, 0.49),
     }
     for name, s in result.summary().items():
