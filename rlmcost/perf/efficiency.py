@@ -58,8 +58,12 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   parts take 0.35. SDPA "picks its backend by a fixed priority that puts FlashAttention first",
   and "on Hopper the cuDNN attention kernels are consistently 1.7-2.3x faster for training
   shapes" (huggingface/transformers PR 48163, 2026-08): the 0.55 / 0.35 = 1.57 ratio is at the
-  low end of that gap. H20 and H800 (Hopper dies) take 0.35 too, an assumption: no FA2 figure
-  is published for the H20's compute-capped tensor cores. Pre-Hopper parts run
+  low end of that gap. H800 (the H100 die) takes 0.35 too. The H20 does not (an assumption,
+  stated): its tensor cores are capped at 148 TFLOP/s, below the A100's 312, while its SMs'
+  other units (exp, FP32) and its HBM are Hopper's, so the two limits that hold FlashAttention-2
+  at 35 % of an H100 (the mma.sync path's ceiling against wgmma's, and softmax work against the
+  tensor rate; FlashAttention-3 §1, §3.1) sit far above its tensor peak, and it keeps its flash
+  figure, as pre-Hopper parts do; no FA2 figure on the H20 is published. Pre-Hopper parts run
   FlashAttention-2 as their best kernel (dropout inside it at its usual speed), so they keep
   their figure; Blackwell parts keep theirs as well (the
   rule dropout already followed: no FlashAttention-2 figure on Blackwell is published, an
@@ -121,7 +125,12 @@ _FA2_HOPPER_SRC = (
     "flash_attn_interface.py @01afd16d: no dropout_p), so dropout runs take it too; cuDNN "
     "FusedAttention with dropout (TE's Hopper choice) assumed the same"
 )
-_HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h20"})
+_HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800"})  # not h20: docstring
+_FA2_H20 = (
+    "assumption: the H20's tensor cores are capped at 148 TFLOP/s (below A100's 312), so "
+    "FlashAttention-2's Hopper limits (mma.sync ceiling, softmax against the tensor rate; "
+    "FlashAttention-3 §1, §3.1) do not bind: its flash figure"
+)
 _FA2_OWN = (
     "FlashAttention-2 is this part's fused kernel (dropout inside it at the same speed): the "
     "same efficiency (Blackwell: no FA2 figure published, the same assumed)"
@@ -159,6 +168,8 @@ def _profile(
 ) -> AcceleratorProfile:
     hopper = name in _HOPPER  # FlashAttention-3's parts: FA2 runs well below it there
     fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
+    if name == "h20":
+        fa2_src = _FA2_H20
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
         flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
