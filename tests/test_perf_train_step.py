@@ -144,6 +144,9 @@ def test_validation_table_meets_its_bounds():
     # spec) 44-48 % fast (62-67 % before their SDPA was priced as FlashAttention-2 and their
     # op-level SAC's recomputed GEMMs were priced): the H100 miss is not Megatron-Core's
     # table's own.
+    # The same llm-foundry sweep on A100 80GB (tests/test_llm_foundry_a100.py), the H100 rows'
+    # 8-GPU configurations: 1-19 % (mean 9 %): full-recompute rows within 5 %, rows without
+    # recomputation 9-19 % fast on both GPUs; the H100 adds about 20 points to both kinds.
     # Misses the table reports; the bounds keep them from growing.
     result = validate()
     bounds = {
@@ -152,6 +155,7 @@ def test_validation_table_meets_its_bounds():
         "megatron_bridge": (0.17, 0.20),
         "nemo_automodel": (0.10, 0.14),
         "llm_foundry_h100": (0.34, 0.50),
+        "llm_foundry_a100": (0.10, 0.19),
         "torchtitan_h100": (0.47, 0.49),
     }
     for name, s in result.summary().items():
