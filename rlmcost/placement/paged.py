@@ -1,0 +1,196 @@
+"""Paged KV admission with recompute preemption: how a vLLM replica schedules its sequences.
+
+PagedAttention (Kwon et al. 2023, arXiv:2309.06180 §4) gives a sequence blocks of
+``block_size`` tokens as it grows, so a sequence holds ceil(context / block_size) blocks, not
+its maximum length. vLLM V1's scheduler (vllm-project/vllm ``vllm/v1/core/sched/scheduler.py``
+``Scheduler.schedule``, the same rule from the V1 engine of v0.8 through main at 00024d3; the
+runs here used 0.8-0.11) does per engine step:
+
+1. running requests, oldest first, each get the block(s) for the token(s) of this step
+   (``kv_cache_manager.allocate_slots``, which fails only when ``num_blocks_to_allocate >
+   block_pool.get_num_free_blocks()``: V1 keeps no watermark); when one cannot, the most
+   recently admitted running request is preempted (``self.running.pop()``; ``_preempt_request``
+   frees its blocks, sets ``num_computed_tokens = 0`` and ``waiting.prepend_request``), until
+   it can or it preempted itself;
+2. only if nothing was preempted in this step (``if not preempted_reqs``), waiting requests are
+   admitted first come first served while ``len(self.running) < max_num_seqs`` and their
+   blocks fit (a request that does not fit stops the loop: ``break``); a preempted request's
+   context (prompt + tokens generated so far) is recomputed by a prefill when it is readmitted.
+
+:func:`paged_admit` replays that rule for one replica's sequences, event by event, with one
+stated approximation: a sequence at context c is taken to hold c + block_size - 1 tokens of the
+pool (at least its ceil(c / block_size) whole blocks: conservative by under one block per
+sequence), so that the pool's use grows by one token per sequence per step and the next step
+at which it runs out is a closed form. Between two events (a finish, an admission, a
+preemption) the running set is fixed, which keeps the decode timeline's run-by-run sums
+(:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish frees
+(the pool's use only grows between finishes), so admissions happen at finishes only.
+
+Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
+of the recomputation; the re-prefill is priced in full (an upper bound).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from rlmcost.arch import Arch
+from rlmcost.choices import AttnCounting
+from rlmcost.errors import SpecError
+
+
+@dataclass(frozen=True)
+class Paged:
+    """A replica's paged KV pool: ``pool_tokens`` (its blocks x ``block_tokens``) and the
+    tokens of a sequence one block holds across the replica (``block_size`` x CP degree: each
+    device holds 1/CP of a sequence's tokens); ``counting``: the attention FLOP convention
+    of the re-prefills."""
+
+    pool_tokens: int
+    block_tokens: int
+    counting: AttnCounting = AttnCounting.FULL
+
+    def __post_init__(self) -> None:
+        if self.block_tokens < 1 or self.pool_tokens < 0:
+            raise SpecError(
+                f"a paged KV pool needs a block of >= 1 token and a pool of >= 0 tokens, "
+                f"got {self.block_tokens} and {self.pool_tokens}"
+            )
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Sequence ``seq`` (admission order) decodes steps ``start`` + 1 .. ``end`` on ``slot``,
+    from context ``context`` (prompt + tokens generated before ``start``); it was admitted at
+    ``start`` (a prefill of ``context`` tokens before step ``start`` + 1)."""
+
+    seq: int
+    start: int
+    end: int
+    context: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The segments in the order they start, the preemptions and the most in flight at once."""
+
+    segments: tuple[Segment, ...]
+    preemptions: int
+    peak: int
+
+
+def paged_admit(
+    lengths: list[int], prompt: int, cap: int, paged: Paged, call: int | None = None
+) -> Schedule:
+    """vLLM's admission and preemption (module docstring) for ``lengths`` (response tokens,
+    admission order) with prompts of ``prompt`` tokens, at most ``cap`` in flight
+    (``max_num_seqs``, the replica's share); ``call``: sequences handed over in calls of that
+    many, each when the previous one has returned (as ``rollout._admit``).
+
+    Sequence i needs at its step k the context prompt + k; it holds prompt + k + B - 1 tokens
+    (B = ``paged.block_tokens``). Never preempts the last running sequence and always admits
+    into an empty replica (the engine starts only when one full-length sequence fits:
+    :func:`~rlmcost.deployment.terms.engine_slots`).
+
+    Two sequences of 4 tokens, prompt 2, 1-token blocks, a pool of 10 tokens: both admitted
+    (2 + 1 each for the first step), at step 3 both need 2 + 3 = 5 tokens: 10 fits; at step 4
+    they need 12: the newer is preempted after 3 tokens and readmitted when the other finishes
+    (a prefill of 2 + 3 tokens):
+
+    >>> s = paged_admit([4, 4], 2, 2, Paged(10, 1))
+    >>> [(x.seq, x.start, x.end, x.context) for x in s.segments], s.preemptions, s.peak
+    ([(0, 0, 4, 2), (1, 0, 3, 2), (1, 4, 5, 5)], 1, 2)
+    """
+    n = len(lengths)
+    b, pool = paged.block_tokens, paged.pool_tokens
+    waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
+    handed = 0
+
+    def hand() -> None:
+        nonlocal handed
+        more = n - handed if not call else min(call, n - handed)
+        waiting.extend((i, 0) for i in range(handed, handed + more))
+        handed += more
+
+    def live(end: int, i: int) -> bool:
+        return i in running and running[i][0] + lengths[i] - running[i][1] == end
+
+    hand()
+    running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); LIFO order
+    finishes: list[tuple[int, int]] = []  # (end step, seq)
+    free_slots = [(0, s) for s in range(cap)]  # (freed at, slot): the earliest freed first
+    open_: dict[int, Segment] = {}
+    segments: list[Segment] = []
+    use = 0  # sum over running of (prompt + generated - start + B): the next step's use at t=0
+    t = preemptions = peak = done = 0
+    evicted: list[tuple[int, int]] = []
+    while done < n:
+        if not running and not waiting:
+            hand()
+        # admissions (FCFS) into room, not in a step that preempted: the next step must fit
+        while waiting and len(running) < cap and not evicted:
+            i, gen = waiting[0]
+            need = prompt + gen + b
+            if running and use + len(running) * t + need > pool:
+                break
+            waiting.popleft()
+            slot = heapq.heappop(free_slots)[1]
+            running[i] = (t, gen, slot)
+            use += need - t
+            heapq.heappush(finishes, (t + lengths[i] - gen, i))
+            open_[i] = Segment(i, t, 0, prompt + gen, slot)
+            peak = max(peak, len(running))
+        # the next event: a finish, or the step at which the pool runs out
+        while not live(*finishes[0]):
+            heapq.heappop(finishes)  # a preempted sequence's stale finish
+        t_next = finishes[0][0]
+        if len(running) > 1:
+            t_next = min(t_next, (pool - use) // len(running) + 1)
+        t = t_next  # > t: the step after an admission or preemption fits
+        # finishes at t
+        while finishes and finishes[0][0] <= t:
+            end, i = heapq.heappop(finishes)
+            if not live(end, i):
+                continue
+            start, gen, slot = running.pop(i)
+            use -= prompt + gen - start + b
+            segments.append(_closed(open_.pop(i), t))
+            heapq.heappush(free_slots, (t, slot))
+            done += 1
+        # preemption: the newest running sequences leave until the next step fits
+        evicted = []
+        while len(running) > 1 and use + len(running) * t > pool:
+            i, (start, gen, slot) = running.popitem()
+            use -= prompt + gen - start + b
+            segments.append(_closed(open_.pop(i), t))
+            heapq.heappush(free_slots, (t, slot))
+            evicted.append((i, gen + t - start))
+            preemptions += 1
+        waiting.extendleft(evicted)  # prepended one by one: the oldest ends up first
+    segments.sort(key=lambda s: (s.start, s.seq))
+    return Schedule(tuple(segments), preemptions, peak)
+
+
+def prefill_flops(
+    arch: Arch, prompt: int, prompt_flops: int, counting: AttnCounting | None
+) -> Callable[[int], int]:
+    """FLOPs of one sequence's prefill at a context: ``prompt_flops`` at the prompt, else
+    ``blocks.work_prefill`` (compiled) under ``counting``: a preempted sequence's recomputation."""
+    from rlmcost.compiled.blocks import work_prefill
+
+    @cache
+    def flops(context: int) -> int:
+        if context == prompt or counting is None:
+            return prompt_flops
+        return int(work_prefill(arch, context, 1, counting))
+
+    return flops
+
+
+def _closed(seg: Segment, end: int) -> Segment:
+    return Segment(seg.seq, seg.start, end, seg.context, seg.slot)
