@@ -3,8 +3,9 @@
 PagedAttention (Kwon et al. 2023, arXiv:2309.06180 §4) gives a sequence blocks of
 ``block_size`` tokens as it grows, so a sequence holds ceil(context / block_size) blocks, not
 its maximum length. vLLM V1's scheduler (vllm-project/vllm ``vllm/v1/core/sched/scheduler.py``
-``Scheduler.schedule``, the same rule from the V1 engine of v0.8 through main at 00024d3; the
-runs here used 0.8-0.11) does per engine step:
+``Scheduler.schedule`` at 00024d31; the same three rules stand in the first V1 scheduler,
+``vllm/v1/core/scheduler.py`` of late 2024, and V1 is the default engine from v0.8.0, which
+the vLLM runs here use or postdate) does per engine step:
 
 1. running requests, oldest first, each get the block(s) for the token(s) of this step
    (``kv_cache_manager.allocate_slots``, which fails only when ``num_blocks_to_allocate >
@@ -27,7 +28,11 @@ preemption) the running set is fixed, which keeps the decode timeline's run-by-r
 (the pool's use only grows between finishes), so admissions happen at finishes only.
 
 Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
-of the recomputation; the re-prefill is priced in full (an upper bound).
+of the recomputation; the re-prefill is priced in full (an upper bound). vLLM's V0 engine
+(before v0.8) also preempted the newest by recomputation but admitted only above a watermark of
+1 % of the blocks (``BlockSpaceManager`` ``watermark=0.01``): not modelled. The chunked-prefill
+token budget (``max_num_batched_tokens``) spreads a large admission over steps: not modelled
+(its prefills are one phase).
 """
 
 from __future__ import annotations
