@@ -195,3 +195,34 @@ def test_bad_pool_is_a_spec_error():
 
     with pytest.raises(SpecError, match="block"):
         Paged(10, 0)
+
+
+LONG_TAIL = ["-m", "llama-3.1-8b", "-H", "h100", "--gpus", "1", "-B", "16", "-K", "16", "-S",
+             "256", "-T", "16384", "--length-dist", "lognormal:8000,0.67,16384"]
+
+
+def _generation(engine: str, *extra: str):
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    e = evaluate_deployment(run_from_argv("grpo", [*LONG_TAIL, "--engine", engine, *extra]))
+    return e, e.jobs_of(Kind.GENERATE)[0].timeline
+
+
+def test_vllm_runs_paged_and_says_so_sglang_keeps_full_length_slots():
+    # one H100, Llama-3.1-8B: 256 sequences of a 16,640-token maximum, mean 8,256
+    e, tl = _generation("vllm")
+    assert tl.paged and tl.preemptions > 0 and tl.recompute_flops > 0
+    assert any(f"{tl.preemptions} preemptions (recomputed)" in n for n in e.notes)
+    e2, sg = _generation("sglang")
+    assert not sg.paged and sg.preemptions == 0 and sg.slots < sg.sequences
+    assert any(f"holds {sg.slots} of each replica's" in n for n in e2.notes)
+    # vLLM holds far more than SGLang's full-length slots at its peak and finishes sooner
+    assert tl.slots > sg.slots and tl.predicted_s < sg.predicted_s
+
+
+def test_a_pool_without_room_for_one_full_length_sequence_is_still_reported():
+    # 0.22 x 80 GB leaves 1.13 GiB for the KV cache, one sequence of 16,640 tokens needs 2.03
+    e, _ = _generation("vllm", "--gpu-memory-utilization", "0.22")
+    assert any("less than one sequence's" in p for g in e.groups for p in g.problems)

@@ -142,7 +142,7 @@ class Run:
 class Timeline:
     """One replica's decode of its sequences (module docstring)."""
 
-    slots: int  # concurrent sequences (KV capacity), at most the replica's share
+    slots: int  # concurrent sequences (KV capacity; paged: the most in flight), <= the share
     sequences: int  # the replica's share
     waves: int  # ceil(sequences / slots): rounds of admissions
     steps: int  # decode steps until the last sequence finishes
