@@ -226,3 +226,17 @@ def test_a_pool_without_room_for_one_full_length_sequence_is_still_reported():
     # 0.22 x 80 GB leaves 1.13 GiB for the KV cache, one sequence of 16,640 tokens needs 2.03
     e, _ = _generation("vllm", "--gpu-memory-utilization", "0.22")
     assert any("less than one sequence's" in p for g in e.groups for p in g.problems)
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"])
+def test_recompute_flops_are_blocks_work_prefill_at_the_context(model):
+    from rlmcost.choices import AttnCounting
+    from rlmcost.compiled.blocks import work_prefill
+    from rlmcost.placement.paged import prefill_flops
+
+    arch = get_model(model).arch()
+    for counting in AttnCounting:
+        flops = prefill_flops(arch, 64, 123, counting)
+        assert flops(64) == 123  # the prompt's own, as the caller gives it
+        for c in (1, 65, 1000, 32_769):
+            assert flops(c) == int(work_prefill(arch, c, 1, counting)), (counting, c)

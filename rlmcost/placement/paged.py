@@ -185,17 +185,32 @@ def prefill_flops(
     arch: Arch, prompt: int, prompt_flops: int, counting: AttnCounting | None
 ) -> Callable[[int], int]:
     """FLOPs of one sequence's prefill at a context: ``prompt_flops`` at the prompt, else
-    ``blocks.work_prefill`` (compiled) under ``counting``: a preempted sequence's recomputation."""
+    ``blocks.work_prefill`` (compiled) under ``counting``: a preempted sequence's recomputation.
+
+    ``work_prefill`` is a quadratic in the context (projections linear, attention scores
+    quadratic, the LM head on the last position constant), so it is taken through 1, 2, 3 by
+    Newton's exact integer form f(1) + (c - 1) d1 + (c - 1)(c - 2) / 2 d2, checked once
+    against the compiled form at a fourth context (else called per context)."""
     from rlmcost.compiled.blocks import work_prefill
+
+    if counting is None:
+        return lambda context: prompt_flops
+    f1, f2, f3 = (int(work_prefill(arch, c, 1, counting)) for c in (1, 2, 3))
+    d1, d2 = f2 - f1, f3 - 2 * f2 + f1
+
+    def newton(c: int) -> int:
+        return f1 + (c - 1) * d1 + (c - 1) * (c - 2) // 2 * d2
+
+    check = 4099
+    exact = newton(check) == int(work_prefill(arch, check, 1, counting))
 
     @cache
     def flops(context: int) -> int:
-        if context == prompt or counting is None:
+        if context == prompt:
             return prompt_flops
-        return int(work_prefill(arch, context, 1, counting))
+        return newton(context) if exact else int(work_prefill(arch, context, 1, counting))
 
     return flops
-
 
 def _closed(seg: Segment, end: int) -> Segment:
     return Segment(seg.seq, seg.start, end, seg.context, seg.slot)

@@ -340,8 +340,7 @@ def timeline(
     pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
     if engine is not None:
         prefill = [
-            max(engine.prefill_s(admits[p] * prompt, prompt)
-                + fsum(engine.prefill_s(c, c) for c in again.get(p, ())), b)
+            max(engine.prefill_s(admits[p] * prompt, prompt) + _again_s(engine, again.get(p)), b)
             for p, b in zip(pre_steps, pre_bound, strict=True)
         ]  # fmt: skip
         predicted = (predicted_decode, fsum(prefill))
@@ -370,6 +369,15 @@ def timeline(
         recompute_flops=sum(flops_of(c) for cs in again.values() for c in cs),
         paged=paged is not None,
     )
+
+
+def _again_s(engine: Engine, contexts: list[int] | None) -> float:
+    """Predicted seconds of one step's recomputations: one chunked prefill of their tokens
+    at their mean context (the engine prefills them together, ``Engine.prefill_s``)."""
+    if not contexts:
+        return 0.0
+    tokens = sum(contexts)
+    return engine.prefill_s(tokens, -(-tokens // len(contexts)))
 
 
 def _phases(
