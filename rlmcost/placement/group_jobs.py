@@ -24,7 +24,9 @@ static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine hand
 call starting when it returns: verl's DAPO sampling rounds);
 the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
 (:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
-ZeRO-3 gather (:func:`dschat_floor_s`).
+ZeRO-3 gather (:func:`dschat_floor_s`); a vLLM engine admits by paged KV blocks and preempts
+(:mod:`rlmcost.placement.paged`; its recomputations' FLOPs join the work), SGLang holds each
+sequence at full length.
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
 :mod:`rlmcost.placement.group_transfers`.
