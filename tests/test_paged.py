@@ -217,7 +217,7 @@ def test_vllm_runs_paged_and_says_so_sglang_keeps_full_length_slots():
     assert any(f"{tl.preemptions} preemptions (recomputed)" in n for n in e.notes)
     e2, sg = _generation("sglang")
     assert not sg.paged and sg.preemptions == 0 and sg.slots < sg.sequences
-    assert any(f"holds {sg.slots} of each replica's" in n for n in e2.notes)
+    assert any(f"holds {sg.slots} of each replica's" in n and "full length" in n for n in e2.notes)
     # vLLM holds far more than SGLang's full-length slots at its peak and finishes sooner
     assert tl.slots > sg.slots and tl.predicted_s < sg.predicted_s
 

@@ -113,7 +113,8 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
             elif tl is not None and tl.waves > 1:
                 waves.append(
                     f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
-                    f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
+                    f"replica's {tl.sequences} sequences at once, each at its full length (no "
+                    f"paged admission modelled), so they run in {tl.waves} waves"
                 )
     order: dict[str, list[Any]] = {}
     for g in groups:
