@@ -14,6 +14,7 @@ count); today's fixed-slot timeline when the pool holds every sequence at full l
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
@@ -29,6 +30,19 @@ ARCH = get_model("llama-3.1-8b").arch()
 H100 = get_hardware("h100-sxm")
 COST = DecodeCost(f0=16 * 10**9, f1=2 * 10**6, prefill_flops=10**12, weight_bytes=16e9,
                   kv_bytes_per_token=131072.0)  # Llama-3.1-8B-like: 16 GB bf16, 128 KiB/token
+
+
+@dataclass(frozen=True)
+class UnitProfile:
+    """Efficiency 1 everywhere, but not the Peak object: the timeline sums it step by step."""
+
+    name: str = "unit profile"
+
+    def compute(self, flops_per_device: float, kernel: str = "gemm") -> float:
+        return 1.0
+
+    def bandwidth(self, bytes_per_device: float, kernel: str = "decode") -> float:
+        return 1.0
 
 
 def _segments(s):
@@ -240,3 +254,31 @@ def test_recompute_flops_are_blocks_work_prefill_at_the_context(model):
         assert flops(64) == 123  # the prompt's own, as the caller gives it
         for c in (1, 65, 1000, 32_769):
             assert flops(c) == int(work_prefill(arch, c, 1, counting)), (counting, c)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 200), min_size=1, max_size=24),
+    prompt=st.integers(1, 300),
+    pool=st.integers(100, 5000),
+    block=st.sampled_from([1, 16]),
+    with_engine=st.booleans(),
+)
+def test_paged_runs_in_closed_form_equal_the_step_by_step_sums(
+    lengths, prompt, pool, block, with_engine
+):
+    # Independent: the same timeline summed per decode step (a unit efficiency profile that is
+    # not the Peak object, as tests/test_rollout_runs.py does for fixed slots).
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+
+    engine = Engine(ARCH, Device(H100, Dtype.BF16), tp=1) if with_engine else None
+    args = (ARCH, prompt, tuple(lengths), 32, COST)
+    closed = timeline(*args, Roofline(H100, 1, Dtype.BF16), engine, None, Paged(pool, block))
+    stepwise = timeline(*args, Roofline(H100, 1, Dtype.BF16, UnitProfile()), engine, None,
+                        Paged(pool, block))  # fmt: skip
+    for field in ("compute_s", "memory_s", "bound_s", "compute_bound_s"):
+        assert getattr(closed.time, field) == pytest.approx(getattr(stepwise.time, field),
+                                                            rel=1e-9), field  # fmt: skip
+    assert closed.predicted_s == pytest.approx(stepwise.predicted_s, rel=1e-9)
+    assert closed.preemptions == stepwise.preemptions
