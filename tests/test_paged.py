@@ -6,9 +6,9 @@ vLLM V1's ``Scheduler.schedule`` (vllm-project/vllm ``vllm/v1/core/sched/schedul
 running requests first, the most recently admitted preempted (``self.running.pop()``) while
 the step does not fit, waiting requests admitted first come first served only in a step that
 preempted nothing (``if not preempted_reqs``), a preempted request prepended to the waiting
-queue with its generated tokens, recomputed on readmission), under the same accounting of a
-sequence's pool use (context + block - 1 tokens; with 1-token blocks that is vLLM's exact block
-count); today's fixed-slot timeline when the pool holds every sequence at full length.
+queue with its generated tokens, recomputed on readmission), each sequence holding
+ceil(context / block) blocks; today's fixed-slot timeline when the pool holds every sequence at
+full length.
 """
 
 from __future__ import annotations
@@ -60,18 +60,20 @@ def test_hand_checked_schedule_with_one_token_blocks():
     assert (s.preemptions, s.peak) == (1, 3)
 
 
-def test_a_partial_block_is_reserved_whole():
-    # 4-token blocks: a sequence at context c holds c + 3 tokens (at least its blocks). Pool 16:
-    # sequences 0 and 1 (2 + 0 + 4 = 6 each) fit, 2 waits; 1 finishes at 2 and 2 enters; at
-    # t = 4 the next step needs 6 + 4 + 6 + 2 = 18 > 16 (exact blocks: 2 + 2 = 4 blocks = 16
-    # would still fit: the stated conservative approximation), 2 is preempted after 2 tokens.
-    s = paged_admit([6, 2, 5], 2, 3, Paged(16, 4))
-    assert _segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 2, 4, 2), (2, 6, 9, 4)]
-    assert (s.preemptions, s.peak) == (1, 2)
+def test_blocks_are_whole_and_shared_by_nobody():
+    # 4-token blocks, a pool of 3 blocks: each sequence's first step (context 3) takes one
+    # block, so all three enter; after step 2 sequence 1 finishes and step 3 needs
+    # ceil(5 / 4) = 2 blocks for each of 0 and 2: 4 > 3, the newer (2) is preempted after 2
+    # tokens and readmitted (context 2 + 2 = 4 recomputed) when 0 finishes after step 6.
+    s = paged_admit([6, 2, 5], 2, 3, Paged(12, 4))
+    assert _segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 0, 2, 2), (2, 6, 9, 4)]
+    assert (s.preemptions, s.peak) == (1, 3)
+    # a pool of 4 blocks holds them: ceil(7 / 4) = 2 each at their widest
+    assert paged_admit([6, 2, 5], 2, 3, Paged(16, 4)).preemptions == 0
 
 
 def _replay(lengths, prompt, cap, pool, block, call=None):
-    """vLLM V1's schedule() step by step (module docstring), pool use context + block - 1."""
+    """vLLM V1's schedule() step by step (module docstring), ceil(context / block) blocks."""
     n = len(lengths)
     handed = min(call or n, n)
     waiting = deque((i, 0) for i in range(handed))
@@ -84,10 +86,10 @@ def _replay(lengths, prompt, cap, pool, block, call=None):
             handed += more
 
         def use(rs):
-            return sum(prompt + g + 1 + block - 1 for _, g, _, _ in rs)
+            return sum(-(-(prompt + g + 1) // block) for _, g, _, _ in rs)
 
         preempted = []
-        while len(running) > 1 and use(running) > pool:
+        while len(running) > 1 and use(running) > pool // block:
             seq, g, start, ctx = running.pop()
             segments.append((seq, start, t, ctx))
             preempted.append((seq, g))
@@ -95,7 +97,7 @@ def _replay(lengths, prompt, cap, pool, block, call=None):
         waiting.extendleft(preempted)
         while not preempted and waiting and len(running) < cap:
             seq, g = waiting[0]
-            if running and use(running) + prompt + g + block > pool:
+            if running and use(running) + -(-(prompt + g + 1) // block) > pool // block:
                 break
             waiting.popleft()
             running.append([seq, g, t, prompt + g])

@@ -18,14 +18,12 @@ the vLLM runs here use or postdate) does per engine step:
    blocks fit (a request that does not fit stops the loop: ``break``); a preempted request's
    context (prompt + tokens generated so far) is recomputed by a prefill when it is readmitted.
 
-:func:`paged_admit` replays that rule for one replica's sequences, event by event, with one
-stated approximation: a sequence at context c is taken to hold c + block_size - 1 tokens of the
-pool (at least its ceil(c / block_size) whole blocks: conservative by under one block per
-sequence), so that the pool's use grows by one token per sequence per step and the next step
-at which it runs out is a closed form. Between two events (a finish, an admission, a
-preemption) the running set is fixed, which keeps the decode timeline's run-by-run sums
-(:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish frees
-(the pool's use only grows between finishes), so admissions happen at finishes only.
+:func:`paged_admit` replays that rule for one replica's sequences, event by event, counting
+whole blocks exactly (:class:`_Blocks`: the blocks held at a step are a closed form of the step,
+so the step at which the pool runs out is a binary search). Between two events (a finish, an
+admission, a preemption) the running set is fixed, which keeps the decode timeline's run-by-run
+sums (:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish
+frees (the blocks held only grow between finishes), so admissions happen at finishes only.
 
 Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
 of the recomputation; the re-prefill is priced in full (an upper bound). vLLM's V0 engine
@@ -89,6 +87,30 @@ class Schedule:
     peak: int
 
 
+class _Blocks:
+    """The blocks the running sequences hold at a step u: sum_j ceil((a_j + u) / B), sequence j
+    at context a_j + u (a_j = prompt + generated - start). With a_j + B - 1 = q_j B + r_j and
+    u = m B + v that is sum_j q_j + n m + #{j: r_j >= B - v}: a histogram of the r_j keeps it
+    exact in O(B) per event and O(1) per step asked."""
+
+    def __init__(self, block: int) -> None:
+        self.b, self.q, self.n, self.count = block, 0, 0, [0] * block
+        self.suffix = [0] * (block + 1)
+
+    def add(self, a: int, sign: int = 1) -> None:
+        q, r = divmod(a + self.b - 1, self.b)
+        self.q, self.n = self.q + sign * q, self.n + sign
+        self.count[r] += sign
+
+    def refresh(self) -> None:
+        for k in range(self.b - 1, -1, -1):
+            self.suffix[k] = self.suffix[k + 1] + self.count[k]
+
+    def at(self, u: int) -> int:
+        m, v = divmod(u, self.b)
+        return self.q + self.n * m + (self.suffix[self.b - v] if v else 0)
+
+
 def paged_admit(
     lengths: list[int], prompt: int, cap: int, paged: Paged, call: int | None = None
 ) -> Schedule:
@@ -97,10 +119,12 @@ def paged_admit(
     (``max_num_seqs``, the replica's share); ``call``: sequences handed over in calls of that
     many, each when the previous one has returned (as ``rollout._admit``).
 
-    Sequence i needs at its step k the context prompt + k; it holds prompt + k + B - 1 tokens
-    (B = ``paged.block_tokens``). Never preempts the last running sequence and always admits
-    into an empty replica (the engine starts only when one full-length sequence fits:
-    :func:`~rlmcost.deployment.terms.engine_slots`).
+    Sequence i at its k-th decode step attends prompt + k positions and holds ceil((prompt +
+    k) / B) blocks (B = ``paged.block_tokens``), exactly (:class:`_Blocks`). A waiting sequence
+    is admitted when its first step's blocks fit beside the running ones' next step (vLLM asks
+    for its prefill's blocks one step earlier: at most one block apart). Never preempts the
+    last running sequence and always admits into an empty replica (the engine starts only when
+    one full-length sequence fits: :func:`~rlmcost.deployment.terms.engine_slots`).
 
     Two sequences of 4 tokens, prompt 2, 1-token blocks, a pool of 10 tokens: both admitted
     (2 + 1 each for the first step), at step 3 both need 2 + 3 = 5 tokens: 10 fits; at step 4
@@ -112,7 +136,8 @@ def paged_admit(
     ([(0, 0, 4, 2), (1, 0, 3, 2), (1, 4, 5, 5)], 1, 2)
     """
     n = len(lengths)
-    b, pool = paged.block_tokens, paged.pool_tokens
+    b = paged.block_tokens
+    blocks_in_pool = paged.pool_tokens // b
     waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
     handed = 0
 
@@ -131,31 +156,36 @@ def paged_admit(
     free_slots = [(0, s) for s in range(cap)]  # (freed at, slot): the earliest freed first
     open_: dict[int, Segment] = {}
     segments: list[Segment] = []
-    use = 0  # sum over running of (prompt + generated - start + B): the next step's use at t=0
+    held = _Blocks(b)
     t = preemptions = peak = done = 0
     evicted: list[tuple[int, int]] = []
     while done < n:
         if not running and not waiting:
             hand()
         # admissions (FCFS) into room, not in a step that preempted: the next step must fit
+        held.refresh()
         while waiting and len(running) < cap and not evicted:
             i, gen = waiting[0]
-            need = prompt + gen + b
-            if running and use + len(running) * t + need > pool:
+            if running and held.at(t + 1) + -(-(prompt + gen + 1) // b) > blocks_in_pool:
                 break
             waiting.popleft()
             slot = heapq.heappop(free_slots)[1]
             running[i] = (t, gen, slot)
-            use += need - t
+            held.add(prompt + gen - t)
+            held.refresh()
             heapq.heappush(finishes, (t + lengths[i] - gen, i))
             open_[i] = Segment(i, t, 0, prompt + gen, slot)
             peak = max(peak, len(running))
-        # the next event: a finish, or the step at which the pool runs out
+        # the next event: a finish, or the step before the one the pool cannot hold
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1:
-            t_next = min(t_next, (pool - use) // len(running) + 1)
+        if len(running) > 1 and held.at(t_next) > blocks_in_pool:
+            lo, hi = t + 1, t_next  # step lo fits, step hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if held.at(mid) <= blocks_in_pool else (lo, mid)
+            t_next = hi - 1
         t = t_next  # > t: the step after an admission or preemption fits
         # finishes at t
         while finishes and finishes[0][0] <= t:
@@ -163,15 +193,17 @@ def paged_admit(
             if not live(end, i):
                 continue
             start, gen, slot = running.pop(i)
-            use -= prompt + gen - start + b
+            held.add(prompt + gen - start, -1)
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             done += 1
         # preemption: the newest running sequences leave until the next step fits
         evicted = []
-        while len(running) > 1 and use + len(running) * t > pool:
+        held.refresh()
+        while len(running) > 1 and held.at(t + 1) > blocks_in_pool:
             i, (start, gen, slot) = running.popitem()
-            use -= prompt + gen - start + b
+            held.add(prompt + gen - start, -1)
+            held.refresh()
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             evicted.append((i, gen + t - start))
