@@ -32,7 +32,15 @@ from rlmcost.deployment.terms import (
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
-from rlmcost.placement.breakdown_ops import EMPTY, STATES, TERMS, add, breakdown, only, with_terms
+from rlmcost.placement.breakdown_ops import (
+    EMPTY,
+    STATES,
+    TERMS,
+    add,
+    breakdown,
+    only,
+    with_terms,
+)
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_own import GroupTasks
@@ -359,17 +367,15 @@ class GroupMemory(GroupTasks):
         """A vLLM replica's KV pool (:mod:`rlmcost.placement.paged`): :meth:`engine_memory`'s
         pool in whole blocks per device (:func:`~rlmcost.deployment.terms.pool_tokens`), in
         sequence tokens (x CP: a device holds 1/CP of each). None for other engines: SGLang's
-        admission (``new_token_ratio`` x the remaining ``max_new_tokens``, sglang
-        ``schedule_policy.py``) is not modelled and keeps :func:`engine_slots`' full length."""
+        admission (``new_token_ratio``, sglang ``schedule_policy.py``) is not modelled."""
         if self.engine_task is not task or self.engine.kind is not EngineKind.VLLM:
             return None
         one = self.own(task, self.replicas(task))
-        pool = kv_pool_bytes(self.reservation, one.weights,
-                             one.activations + one.logits + one.buffers)  # fmt: skip
         cp, block = self.layouts[task.index].cp, self.engine.block_size
-        tokens = -(-self.seq_len(task) // cp)
-        return Paged(pool_tokens(pool, one.kv_cache, tokens, block) * cp, block * cp,
-                     self.s.counting)  # fmt: skip
+        workspace = one.activations + one.logits + one.buffers
+        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
+        tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
+        return Paged(tokens * cp, block * cp, self.s.counting)
 
     def slots(self, task: Task, replicas: int, share: int) -> int:
         """Sequences one replica keeps in flight: all of its share, or what the HBM left after
