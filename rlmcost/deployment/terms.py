@@ -5,8 +5,9 @@ Each function returns exact bytes per device and cites where its numbers come fr
 * :func:`logits_peak_bytes`: the log-prob computation over the whole vocabulary;
 * :func:`lora_params`: the adapters' parameter count;
 * :func:`overhead_bytes`: CUDA context, communicator buffers and allocator slack;
-* :func:`kv_pool_bytes` and :func:`engine_slots`: the inference engine's KV-cache pool from
-  its memory reservation, and the sequences it runs at once;
+* :func:`kv_pool_bytes`, :func:`engine_slots` and :func:`pool_tokens`: the inference engine's
+  KV-cache pool from its memory reservation, the sequences it holds at full length, and its
+  tokens in whole blocks;
 * :func:`refit_buffer_bytes`: the weights in flight beside the engine while it is refitted.
 """
 
@@ -151,6 +152,24 @@ def engine_slots(
     blocks = -(-tokens_per_sequence // block_size)
     per_seq = -(-kv_bytes_per_sequence * blocks * block_size // tokens_per_sequence)
     return max(0, min(max_num_seqs, sequences, pool_bytes // per_seq))
+
+
+def pool_tokens(
+    pool_bytes: int, kv_bytes_per_sequence: int, tokens_per_sequence: int, block_size: int
+) -> int:
+    """The KV pool in tokens of whole blocks (per device): floor(pool / (KV bytes of one
+    block of ``block_size`` tokens)) x ``block_size``, the block's bytes being
+    ``kv_bytes_per_sequence`` / ``tokens_per_sequence`` per token (PagedAttention, Kwon et al.
+    2023, arXiv:2309.06180 §4.2; vLLM ``num_gpu_blocks`` = available memory // page size,
+    ``vllm/v1/core/kv_cache_utils.py``); 0 when the pool is empty. Exact ints.
+
+    >>> pool_tokens(10 * 2**30, 2**30, 4096, 16)  # 10 sequences of 4,096 tokens
+    40960
+    """
+    if pool_bytes <= 0 or kv_bytes_per_sequence <= 0:
+        return 0
+    blocks = pool_bytes * tokens_per_sequence // (kv_bytes_per_sequence * block_size)
+    return blocks * block_size
 
 
 REFIT_PER_TENSOR = {

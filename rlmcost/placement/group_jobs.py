@@ -24,7 +24,9 @@ static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine hand
 call starting when it returns: verl's DAPO sampling rounds);
 the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
 (:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
-ZeRO-3 gather (:func:`dschat_floor_s`).
+ZeRO-3 gather (:func:`dschat_floor_s`); a vLLM engine admits by paged KV blocks and preempts
+(:mod:`rlmcost.placement.paged`; its recomputations' FLOPs join the work), SGLang holds each
+sequence at full length.
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
 :mod:`rlmcost.placement.group_transfers`.
@@ -299,7 +301,12 @@ def _generate(
     order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
     arrival = tuple(mine[i] for i in order)
     rounds = None  # calls larger than the slots: continuous batching inside, one after another
-    if g.engine.kind.static and not g.s.deployment.ideal:
+    # vLLM: admission by KV blocks and recompute preemption (a stream keeps its slots)
+    paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
+    cap = max(1, min(len(mine) * depth, g.engine.max_num_seqs))
+    if paged is not None and (call is None or call > slots):
+        rounds, slots = call, cap  # the pool, not a full-length reservation, limits
+    elif g.engine.kind.static and not g.s.deployment.ideal:
         mine = _unadmitted(static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs))),
                            order)  # fmt: skip
     elif call is not None and call > slots and not g.s.deployment.ideal:
@@ -309,7 +316,7 @@ def _generate(
         mine = _unadmitted(static_batches(arrival, slots), order)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
-        engine_model(g, task), rounds,
+        engine_model(g, task), rounds, paged,
     )  # fmt: skip
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)
@@ -324,6 +331,7 @@ def _generate(
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip
     ideal = time.bound_s
+    work += replicas * tl.recompute_flops  # preempted sequences' re-prefills, every replica
     return Job(
         task, model, layout, n, work, tl.depth, own, memory, time, ideal, timeline=tl,
         predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,

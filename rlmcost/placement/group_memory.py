@@ -19,16 +19,13 @@ from dataclasses import replace
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.compiled.blocks import params
 from rlmcost.deployment.buffers import RolloutBuffers
-from rlmcost.deployment.kinds import PHASE_OFFLOADS
-from rlmcost.deployment.spec import (
-    ENGINE_COLOCATED_FRACTION,
-    ENGINE_DEDICATED_FRACTION,
-    EngineSpec,
-)
+from rlmcost.deployment.kinds import PHASE_OFFLOADS, EngineKind
+from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION, EngineSpec
 from rlmcost.deployment.terms import (
     engine_slots,
     kv_pool_bytes,
     overhead_bytes,
+    pool_tokens,
     refit_buffer_bytes,
     reservation_bytes,
 )
@@ -49,6 +46,7 @@ from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.inputs import engine_for
+from rlmcost.placement.paged import Paged
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
                                                                    "overhead"))
@@ -364,6 +362,20 @@ class GroupMemory(GroupTasks):
             )
             return 1, one
         return slots, replace(one, kv_cache=pool)
+
+    def engine_pool(self, task: Task) -> Paged | None:
+        """A vLLM replica's KV pool (:mod:`rlmcost.placement.paged`): :meth:`engine_memory`'s
+        pool in whole blocks per device (:func:`~rlmcost.deployment.terms.pool_tokens`), in
+        sequence tokens (x CP: a device holds 1/CP of each). None for other engines: SGLang's
+        admission (``new_token_ratio``, sglang ``schedule_policy.py``) is not modelled."""
+        if self.engine_task is not task or self.engine.kind is not EngineKind.VLLM:
+            return None
+        one = self.own(task, self.replicas(task))
+        cp, block = self.layouts[task.index].cp, self.engine.block_size
+        workspace = one.activations + one.logits + one.buffers
+        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
+        tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
+        return Paged(tokens * cp, block * cp, self.s.counting)
 
     def slots(self, task: Task, replicas: int, share: int) -> int:
         """Sequences one replica keeps in flight: all of its share, or what the HBM left after

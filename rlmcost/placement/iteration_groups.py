@@ -104,10 +104,17 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     for g in groups:
         for j in g.jobs:
             tl = j.timeline
-            if tl is not None and tl.waves > 1:
+            if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
+                waves.append(
+                    f"{j.task.label()} on {g.name}: the paged KV cache holds at most {tl.slots} "
+                    f"of each replica's {tl.sequences} sequences in flight, "
+                    f"{tl.preemptions} preemptions (recomputed)"
+                )
+            elif tl is not None and tl.waves > 1:
                 waves.append(
                     f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
-                    f"replica's {tl.sequences} sequences at once, so they run in {tl.waves} waves"
+                    f"replica's {tl.sequences} sequences at once, each at its full length (no "
+                    f"paged admission modelled), so they run in {tl.waves} waves"
                 )
     order: dict[str, list[Any]] = {}
     for g in groups:

@@ -101,6 +101,7 @@ class Job:
                 "slots_per_replica": self.timeline.slots,
                 "sequences_per_replica": self.timeline.sequences,
                 "waves": self.timeline.waves,
+                "preemptions": self.timeline.preemptions,
                 "decode_steps": self.timeline.steps,
             }
         if self.bubble:

@@ -59,6 +59,7 @@ from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
+from rlmcost.placement.paged import Paged, Segment, paged_admit, prefill_flops
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class Run:
 class Timeline:
     """One replica's decode of its sequences (module docstring)."""
 
-    slots: int  # concurrent sequences (KV capacity), at most the replica's share
+    slots: int  # concurrent sequences (KV capacity; paged: the most in flight), <= the share
     sequences: int  # the replica's share
     waves: int  # ceil(sequences / slots): rounds of admissions
     steps: int  # decode steps until the last sequence finishes
@@ -154,6 +155,9 @@ class Timeline:
     predicted_s: float = 0.0  # predicted seconds (engine model; the bound without one)
     predicted_decode_s: float = 0.0  # of which decode steps
     predicted_prefill_s: float = 0.0  # of which prefills
+    preemptions: int = 0  # sequences preempted and recomputed (``paged``)
+    recompute_flops: int = 0  # FLOPs of their re-prefills (in the prefill phases above)
+    paged: bool = False  # admitted by paged KV blocks (:mod:`rlmcost.placement.paged`)
 
     @property
     def time_s(self) -> float:
@@ -253,6 +257,7 @@ def timeline(
     roofline: Roofline,
     engine: Engine | None = None,
     call: int | None = None,
+    paged: Paged | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
@@ -266,24 +271,44 @@ def timeline(
         raise SpecError("a rollout needs at least one sequence of at least one response token")
     slots = max(1, min(slots, n))
     resp = [lengths[i] for i in admission_order(n)]
-    start, slot_of = _admit(resp, slots, call)
-    end = [s0 + r for s0, r in zip(start, resp, strict=True)]
+    if paged is None:
+        start, slot_of = _admit(resp, slots, call)
+        segs: Sequence[Segment] = [
+            Segment(i, s0, s0 + r, prompt, s)
+            for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))
+        ]
+        preemptions, peak = 0, slots
+    else:
+        sched = paged_admit(resp, prompt, slots, paged, call)
+        segs, preemptions, peak = sched.segments, sched.preemptions, sched.peak
+    last_seg = {s.seq: s for s in segs}  # each sequence's last segment (they come in order)
+    end = [last_seg[i].end for i in range(n)]
     steps = max(end)
-    # prefills: one phase per admission step, before that step's first decode
-    admits = Counter(start)
-    pre_steps = sorted(admits)
-    pre_flops = [float(admits[p]) * cost.prefill_flops for p in pre_steps]
-    pre_mem = [cost.weight_bytes + cost.kv_bytes_per_token * prompt * admits[p] for p in pre_steps]
+    # prefills: one phase per admission step, before that step's first decode; a readmitted
+    # (preempted) sequence recomputes its context (``paged``)
+    admits: Counter[int] = Counter(s.start for s in segs if s.context == prompt)
+    again: dict[int, list[int]] = {}
+    for s in segs:
+        if s.context != prompt:
+            again.setdefault(s.start, []).append(s.context)
+    pre_steps = sorted(admits.keys() | again.keys())
+    flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
+                              paged.counting if paged else None)  # fmt: skip
+    pre_flops = [float(admits[p]) * cost.prefill_flops
+                 + fsum(float(flops_of(c)) for c in again.get(p, ())) for p in pre_steps]
+    kv = cost.kv_bytes_per_token
+    pre_mem = [cost.weight_bytes + kv * prompt * admits[p] + kv * sum(again.get(p, ()))
+               for p in pre_steps]  # fmt: skip
     pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
     # runs: between consecutive admissions/finishes the same sequences are in flight
     change: Counter[int] = Counter()  # in-flight change after step b
     context_change: Counter[int] = Counter()  # context-sum change after step b
-    for s0, e0 in zip(start, end, strict=True):
-        change[s0] += 1
-        change[e0] -= 1
-        context_change[s0] += prompt + 1  # its first decode step attends prompt + 1 positions
-        context_change[e0] -= prompt + 1 + (e0 - s0)  # the context it had reached, one past
+    for sg in segs:
+        change[sg.start] += 1
+        change[sg.end] -= 1
+        context_change[sg.start] += sg.context + 1  # its first decode step attends one more
+        context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # reached, one past
     bounds = sorted(change.keys() | context_change.keys())
     runs: list[Run] = []
     totals = [0.0] * 5
@@ -308,23 +333,23 @@ def timeline(
     # D_gen(S, T) in closed form (blocks.depth_generation, compiled)
     depth_of = {r: int(nb.depth_generation(arch, prompt, r)) for r in set(resp)}
     chains = [0] * slots
-    for s, r in zip(slot_of, resp, strict=True):
-        chains[s] += depth_of[r]
+    for i, r in enumerate(resp):
+        chains[last_seg[i].slot] += depth_of[r]
     pre_memory_s = fsum(roofline.seconds([0.0] * len(pre_mem), pre_mem, PREFILL)[1])
     compute_s, memory_s, bound_s, compute_bound_s, predicted_decode = totals
     pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
     if engine is not None:
         prefill = [
-            max(engine.prefill_s(admits[p] * prompt, prompt), b)
+            max(engine.prefill_s(admits[p] * prompt, prompt) + _again_s(engine, again.get(p)), b)
             for p, b in zip(pre_steps, pre_bound, strict=True)
-        ]
+        ]  # fmt: skip
         predicted = (predicted_decode, fsum(prefill))
     else:
         predicted = (bound_s, fsum(pre_bound))
     return Timeline(
-        slots=slots,
+        slots=peak,
         sequences=n,
-        waves=-(-n // slots),
+        waves=-(-n // peak),
         steps=steps,
         time=PhaseTime(
             compute_s + fsum(pre_compute),
@@ -340,7 +365,19 @@ def timeline(
         predicted_s=sum(predicted),
         predicted_decode_s=predicted[0],
         predicted_prefill_s=predicted[1],
+        preemptions=preemptions,
+        recompute_flops=sum(flops_of(c) for cs in again.values() for c in cs),
+        paged=paged is not None,
     )
+
+
+def _again_s(engine: Engine, contexts: list[int] | None) -> float:
+    """Predicted seconds of one step's recomputations: one chunked prefill of their tokens
+    at their mean context (the engine prefills them together, ``Engine.prefill_s``)."""
+    if not contexts:
+        return 0.0
+    tokens = sum(contexts)
+    return engine.prefill_s(tokens, -(-tokens // len(contexts)))
 
 
 def _phases(

@@ -36,7 +36,8 @@ timeline of :mod:`rlmcost.placement.rollout`.
 How many batches the engines hold at once is the deployment's ``rollout_in_flight`` (``d``,
 ``--in-flight-batches``): one by default (the drained batch's slots), NeMo RL's
 ``max_trajectory_age_steps`` (its semaphore); a replica's slots are then at most ``d`` shares,
-within its KV cache.
+within its KV cache, each sequence held at its full length (the paged admission and preemption
+of :mod:`rlmcost.placement.paged` are not applied to a stream).
 
 Per iteration one replica then spends (:func:`stream`):
 

@@ -1,0 +1,248 @@
+"""Paged KV admission with recompute preemption: how a vLLM replica schedules its sequences.
+
+PagedAttention (Kwon et al. 2023, arXiv:2309.06180 §4) gives a sequence blocks of
+``block_size`` tokens as it grows, so a sequence holds ceil(context / block_size) blocks, not
+its maximum length. vLLM V1's scheduler (vllm-project/vllm ``vllm/v1/core/sched/scheduler.py``
+``Scheduler.schedule`` at 00024d31; the same three rules stand in the first V1 scheduler,
+``vllm/v1/core/scheduler.py`` of late 2024, and V1 is the default engine from v0.8.0, which
+the vLLM runs here use or postdate) does per engine step:
+
+1. running requests, oldest first, each get the block(s) for the token(s) of this step
+   (``kv_cache_manager.allocate_slots``, which fails only when ``num_blocks_to_allocate >
+   block_pool.get_num_free_blocks()``: V1 keeps no watermark); when one cannot, the most
+   recently admitted running request is preempted (``self.running.pop()``; ``_preempt_request``
+   frees its blocks, sets ``num_computed_tokens = 0`` and ``waiting.prepend_request``), until
+   it can or it preempted itself;
+2. only if nothing was preempted in this step (``if not preempted_reqs``), waiting requests are
+   admitted first come first served while ``len(self.running) < max_num_seqs`` and their
+   blocks fit (a request that does not fit stops the loop: ``break``); a preempted request's
+   context (prompt + tokens generated so far) is recomputed by a prefill when it is readmitted.
+
+:func:`paged_admit` replays that rule for one replica's sequences, event by event, counting
+whole blocks exactly (:class:`_Blocks`: the blocks held at a step are a closed form of the step,
+so the step at which the pool runs out is a binary search). Between two events (a finish, an
+admission, a preemption) the running set is fixed, which keeps the decode timeline's run-by-run
+sums (:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish
+frees (the blocks held only grow between finishes), so admissions happen at finishes only.
+
+Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
+of the recomputation; the re-prefill is priced in full (an upper bound). vLLM's V0 engine
+(before v0.8) also preempted the newest by recomputation but admitted only above a watermark of
+1 % of the blocks (``BlockSpaceManager`` ``watermark=0.01``): not modelled. The chunked-prefill
+token budget (``max_num_batched_tokens``) spreads a large admission over steps: not modelled
+(its prefills are one phase).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from rlmcost.arch import Arch
+from rlmcost.choices import AttnCounting
+from rlmcost.errors import SpecError
+
+
+@dataclass(frozen=True)
+class Paged:
+    """A replica's paged KV pool: ``pool_tokens`` (its blocks x ``block_tokens``) and the
+    tokens of a sequence one block holds across the replica (``block_size`` x CP degree: each
+    device holds 1/CP of a sequence's tokens); ``counting``: the attention FLOP convention
+    of the re-prefills."""
+
+    pool_tokens: int
+    block_tokens: int
+    counting: AttnCounting = AttnCounting.FULL
+
+    def __post_init__(self) -> None:
+        if self.block_tokens < 1 or self.pool_tokens < 0:
+            raise SpecError(
+                f"a paged KV pool needs a block of >= 1 token and a pool of >= 0 tokens, "
+                f"got {self.block_tokens} and {self.pool_tokens}"
+            )
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Sequence ``seq`` (admission order) decodes steps ``start`` + 1 .. ``end`` on ``slot``,
+    from context ``context`` (prompt + tokens generated before ``start``); it was admitted at
+    ``start`` (a prefill of ``context`` tokens before step ``start`` + 1)."""
+
+    seq: int
+    start: int
+    end: int
+    context: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The segments in the order they start, the preemptions and the most in flight at once."""
+
+    segments: tuple[Segment, ...]
+    preemptions: int
+    peak: int
+
+
+class _Blocks:
+    """The blocks the running sequences hold at a step u: sum_j ceil((a_j + u) / B), sequence j
+    at context a_j + u (a_j = prompt + generated - start). With a_j + B - 1 = q_j B + r_j and
+    u = m B + v that is sum_j q_j + n m + #{j: r_j >= B - v}: a histogram of the r_j keeps it
+    exact in O(B) per event and O(1) per step asked."""
+
+    def __init__(self, block: int) -> None:
+        self.b, self.q, self.n, self.count = block, 0, 0, [0] * block
+        self.suffix = [0] * (block + 1)
+
+    def add(self, a: int, sign: int = 1) -> None:
+        q, r = divmod(a + self.b - 1, self.b)
+        self.q, self.n = self.q + sign * q, self.n + sign
+        self.count[r] += sign
+
+    def refresh(self) -> None:
+        for k in range(self.b - 1, -1, -1):
+            self.suffix[k] = self.suffix[k + 1] + self.count[k]
+
+    def at(self, u: int) -> int:
+        m, v = divmod(u, self.b)
+        return self.q + self.n * m + (self.suffix[self.b - v] if v else 0)
+
+
+def paged_admit(
+    lengths: list[int], prompt: int, cap: int, paged: Paged, call: int | None = None
+) -> Schedule:
+    """vLLM's admission and preemption (module docstring) for ``lengths`` (response tokens,
+    admission order) with prompts of ``prompt`` tokens, at most ``cap`` in flight
+    (``max_num_seqs``, the replica's share); ``call``: sequences handed over in calls of that
+    many, each when the previous one has returned (as ``rollout._admit``).
+
+    Sequence i at its k-th decode step attends prompt + k positions and holds ceil((prompt +
+    k) / B) blocks (B = ``paged.block_tokens``), exactly (:class:`_Blocks`). A waiting sequence
+    is admitted when its first step's blocks fit beside the running ones' next step (vLLM asks
+    for its prefill's blocks one step earlier: at most one block apart). Never preempts the
+    last running sequence and always admits into an empty replica (the engine starts only when
+    one full-length sequence fits: :func:`~rlmcost.deployment.terms.engine_slots`).
+
+    Two sequences of 4 tokens, prompt 2, 1-token blocks, a pool of 10 tokens: both admitted
+    (2 + 1 each for the first step), at step 3 both need 2 + 3 = 5 tokens: 10 fits; at step 4
+    they need 12: the newer is preempted after 3 tokens and readmitted when the other finishes
+    (a prefill of 2 + 3 tokens):
+
+    >>> s = paged_admit([4, 4], 2, 2, Paged(10, 1))
+    >>> [(x.seq, x.start, x.end, x.context) for x in s.segments], s.preemptions, s.peak
+    ([(0, 0, 4, 2), (1, 0, 3, 2), (1, 4, 5, 5)], 1, 2)
+    """
+    n = len(lengths)
+    b = paged.block_tokens
+    blocks_in_pool = paged.pool_tokens // b
+    waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
+    handed = 0
+
+    def hand() -> None:
+        nonlocal handed
+        more = n - handed if not call else min(call, n - handed)
+        waiting.extend((i, 0) for i in range(handed, handed + more))
+        handed += more
+
+    def live(end: int, i: int) -> bool:
+        return i in running and running[i][0] + lengths[i] - running[i][1] == end
+
+    hand()
+    running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); LIFO order
+    finishes: list[tuple[int, int]] = []  # (end step, seq)
+    free_slots = [(0, s) for s in range(cap)]  # (freed at, slot): the earliest freed first
+    open_: dict[int, Segment] = {}
+    segments: list[Segment] = []
+    held = _Blocks(b)
+    t = preemptions = peak = done = 0
+    evicted: list[tuple[int, int]] = []
+    while done < n:
+        if not running and not waiting:
+            hand()
+        # admissions (FCFS) into room, not in a step that preempted: the next step must fit
+        held.refresh()
+        while waiting and len(running) < cap and not evicted:
+            i, gen = waiting[0]
+            if running and held.at(t + 1) + -(-(prompt + gen + 1) // b) > blocks_in_pool:
+                break
+            waiting.popleft()
+            slot = heapq.heappop(free_slots)[1]
+            running[i] = (t, gen, slot)
+            held.add(prompt + gen - t)
+            held.refresh()
+            heapq.heappush(finishes, (t + lengths[i] - gen, i))
+            open_[i] = Segment(i, t, 0, prompt + gen, slot)
+            peak = max(peak, len(running))
+        # the next event: a finish, or the step before the one the pool cannot hold
+        while not live(*finishes[0]):
+            heapq.heappop(finishes)  # a preempted sequence's stale finish
+        t_next = finishes[0][0]
+        if len(running) > 1 and held.at(t_next) > blocks_in_pool:
+            lo, hi = t + 1, t_next  # step lo fits, step hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if held.at(mid) <= blocks_in_pool else (lo, mid)
+            t_next = hi - 1
+        t = t_next  # > t: the step after an admission or preemption fits
+        # finishes at t
+        while finishes and finishes[0][0] <= t:
+            end, i = heapq.heappop(finishes)
+            if not live(end, i):
+                continue
+            start, gen, slot = running.pop(i)
+            held.add(prompt + gen - start, -1)
+            segments.append(_closed(open_.pop(i), t))
+            heapq.heappush(free_slots, (t, slot))
+            done += 1
+        # preemption: the newest running sequences leave until the next step fits
+        evicted = []
+        held.refresh()
+        while len(running) > 1 and held.at(t + 1) > blocks_in_pool:
+            i, (start, gen, slot) = running.popitem()
+            held.add(prompt + gen - start, -1)
+            held.refresh()
+            segments.append(_closed(open_.pop(i), t))
+            heapq.heappush(free_slots, (t, slot))
+            evicted.append((i, gen + t - start))
+            preemptions += 1
+        waiting.extendleft(evicted)  # prepended one by one: the oldest ends up first
+    segments.sort(key=lambda s: (s.start, s.seq))
+    return Schedule(tuple(segments), preemptions, peak)
+
+
+def prefill_flops(
+    arch: Arch, prompt: int, prompt_flops: int, counting: AttnCounting | None
+) -> Callable[[int], int]:
+    """FLOPs of one sequence's prefill at a context: ``prompt_flops`` at the prompt, else
+    ``blocks.work_prefill`` (compiled) under ``counting``: a preempted sequence's recomputation.
+
+    ``work_prefill`` is a quadratic in the context (projections linear, attention scores
+    quadratic, the LM head on the last position constant), so it is taken through 1, 2, 3 by
+    Newton's exact integer form f(1) + (c - 1) d1 + (c - 1)(c - 2) / 2 d2, checked once
+    against the compiled form at a fourth context (else called per context)."""
+    from rlmcost.compiled.blocks import work_prefill
+
+    if counting is None:
+        return lambda context: prompt_flops
+    f1, f2, f3 = (int(work_prefill(arch, c, 1, counting)) for c in (1, 2, 3))
+    d1, d2 = f2 - f1, f3 - 2 * f2 + f1
+
+    def newton(c: int) -> int:
+        return f1 + (c - 1) * d1 + (c - 1) * (c - 2) // 2 * d2
+
+    check = 4099
+    exact = newton(check) == int(work_prefill(arch, check, 1, counting))
+
+    @cache
+    def flops(context: int) -> int:
+        if context == prompt:
+            return prompt_flops
+        return newton(context) if exact else int(work_prefill(arch, context, 1, counting))
+
+    return flops
+
+def _closed(seg: Segment, end: int) -> Segment:
+    return Segment(seg.seq, seg.start, end, seg.context, seg.slot)
