@@ -107,8 +107,8 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
             if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
                 waves.append(
                     f"{j.task.label()} on {g.name}: the paged KV cache holds at most {tl.slots} "
-                    f"of each replica's {tl.sequences} sequences in flight, "
-                    f"{tl.preemptions} preemptions (recomputed)"
+                    f"of each replica's {tl.sequences} sequences in flight"
+                    + (f", {tl.preemptions} preemptions (recomputed)" if tl.preemptions else "")
                 )
             elif tl is not None and tl.waves > 1:
                 waves.append(
