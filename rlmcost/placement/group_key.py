@@ -250,6 +250,21 @@ def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
             hybrid)  # fmt: skip
 
 
+def task_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
+             layout: Any) -> tuple[Any, ...]:  # fmt: skip
+    """What a training or forward task's own numbers on its group (its own bytes and host
+    bytes, ``GroupTasks.own``; a training job's time and prediction, ``group_jobs``; not the
+    memory beside it) depend on beyond the query: :func:`group_key` without the run-wide
+    engine settings, which only the group's generation reads (module docstring), but for
+    whether the engine is DeepSpeed-Chat's Hybrid Engine (then the engine is in the key), and
+    with the task in its final layout. So a colocated group's forwards and updates are shared
+    by the deployments that differ only in how the group generates."""
+    own = setup.deployment.group(group.name)
+    part = "all" if engine_for(setup, group.name).kind.hybrid_engine else "no engine"
+    return (task, layout, _setup_part(setup, part), _tasks_part(setup.tasks, group.name),
+            _group_part(group), own, gpus)  # fmt: skip
+
+
 def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:
     """``compute()``, a value that depends on the query alone (and ``key``, hashable), kept in
     ``setup.groups_seen`` for every deployment of the query (None: computed afresh); an

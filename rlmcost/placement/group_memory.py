@@ -46,7 +46,7 @@ from rlmcost.placement.breakdown_ops import (
 )
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_batch import rollout_buffers_of
-from rlmcost.placement.group_own import GroupTasks
+from rlmcost.placement.group_offload import GroupOffload
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.inputs import engine_for
 
@@ -62,7 +62,7 @@ def switches(kinds: Iterable[Kind]) -> bool:
     return Kind.GENERATE in kinds and Kind.TRAIN in kinds
 
 
-class GroupMemory(GroupTasks):
+class GroupMemory(GroupOffload):
     """A group's residency, host memory, generation engine and fused transients."""
 
     # -- residency ------------------------------------------------------------------------------
