@@ -106,7 +106,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
             own, host, time, bound, pred, parts = _forward(g, task, work)
         else:
-            key = forward_key(g.s, g.group, g.gpus, task, layout)
+            key = forward_key(g, task, layout)
             own, host, time, bound, pred, parts = per_query(g.s, key,
                                                             lambda: _forward(g, task, work))
         g.known_own(task, own, host)
@@ -119,7 +119,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
         numbers = _train(g, task, work)
     else:
-        key = ("train", task_key(g.s, g.group, g.gpus, task, layout))
+        key = ("train", task_key(g, task, layout))
         numbers = per_query(g.s, key, lambda: _train(g, task, work))
     time, bound, bubble, micro_batches, pred, pred_ideal, parts = numbers
     return Job(

@@ -230,39 +230,50 @@ def _unnamed(placement: Any) -> Any:
     return replace(placement, name="", staleness=0, groups=())
 
 
-def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
-                layout: Any) -> tuple[Any, ...]:  # fmt: skip
+def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     """What a forward job's own numbers (its own bytes, roofline time, prediction; not the
-    memory beside it, which the whole group sets) depend on beyond the query: the task in its
-    final layout on its group, and the deployment with the forwards' layout
+    memory beside it, which the whole group sets) depend on beyond the query, on the group of
+    model ``g`` (a ``GroupModel``): the task in its final layout on its group, and the
+    deployment with the forwards' layout
     (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
     the engine: a forward reads the trainer's layout only through the forwards' (the token
     budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
     no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layout_for``
     reads the engine for generation only), and the
     trainer's offload only for training (``GroupTasks._deployed``)."""
-    own = setup.deployment.group(group.name)
-    # DeepSpeed-Chat's forwards beside its Hybrid Engine wait for their ZeRO-3 gathers in line
-    # (group_dschat.dschat_group): the one engine setting a forward reads
-    hybrid = engine_for(setup, group.name).kind.hybrid_engine
-    return ("forward", task, layout, _setup_part(setup, "forward"),
-            _tasks_part(setup.tasks, group.name), _group_part(group), own, gpus,
-            hybrid)  # fmt: skip
+    return ("forward", task, layout, _kept_part(g, "forward"))
 
 
-def task_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
-             layout: Any) -> tuple[Any, ...]:  # fmt: skip
-    """What a training or forward task's own numbers on its group (its own bytes and host
-    bytes, ``GroupTasks.own``; a training job's time and prediction, ``group_jobs``; not the
-    memory beside it) depend on beyond the query: :func:`group_key` without the run-wide
-    engine settings, which only the group's generation reads (module docstring), but for
-    whether the engine is DeepSpeed-Chat's Hybrid Engine (then the engine is in the key), and
-    with the task in its final layout. So a colocated group's forwards and updates are shared
-    by the deployments that differ only in how the group generates."""
-    own = setup.deployment.group(group.name)
-    part = "all" if engine_for(setup, group.name).kind.hybrid_engine else "no engine"
-    return (task, layout, _setup_part(setup, part), _tasks_part(setup.tasks, group.name),
-            _group_part(group), own, gpus)  # fmt: skip
+def task_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
+    """What a training or forward task's own numbers on the group of model ``g`` (its own
+    bytes and host bytes, ``GroupTasks.own``; a training job's time and prediction,
+    ``group_jobs``; not the memory beside it) depend on beyond the query: :func:`group_key`
+    without the run-wide engine settings, which only the group's generation reads (module
+    docstring), but for whether the engine is DeepSpeed-Chat's Hybrid Engine (then the engine
+    is in the key), and with the task in its final layout. So a colocated group's forwards
+    and updates are shared by the deployments that differ only in how the group
+    generates."""
+    return (task, layout, _kept_part(g, "task"))
+
+
+def _kept_part(g: Any, which: str) -> Any:
+    """The group's part of :func:`forward_key` or :func:`task_key` (``which``), made once per
+    group model (``g.kept``) and interned per query, so keys holding it hash it once and
+    compare it by identity."""
+    kept = g.kept.get(("key part", which))
+    if kept is None:
+        setup, group = g.s, g.group
+        own = setup.deployment.group(group.name)
+        # DeepSpeed-Chat's Hybrid Engine: the one engine setting a forward reads (its forwards
+        # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group) and the one a
+        # trainer group reads (a LoRA reference's own weights, ``GroupTasks.shares_base``)
+        hybrid = engine_for(setup, group.name).kind.hybrid_engine
+        part = "forward" if which == "forward" else "all" if hybrid else "no engine"
+        kept = _Part((_setup_part(setup, part), _tasks_part(setup.tasks, group.name),
+                      _group_part(group), own, g.gpus, hybrid))  # fmt: skip
+        seen = setup.groups_seen
+        kept = g.kept["key part", which] = kept if seen is None else seen.setdefault(kept, kept)
+    return kept
 
 
 def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:

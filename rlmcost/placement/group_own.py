@@ -169,7 +169,7 @@ class GroupTasks(GroupSizes):
             return self._mem[key]
         if sequences is None and task.kind is not Kind.GENERATE and self.s.groups_seen is not None:
             # kept for the groups of the same key but for the engine (``group_key.task_key``)
-            tk = ("own", task_key(self.s, self.group, self.gpus, task, self.layouts[task.index]))
+            tk = ("own", task_key(self, task, self.layouts[task.index]))
             self._mem[key], self._host[key], before = per_query(self.s, tk,
                                                                 lambda: self._own(task, None))
             if before is not None:
