@@ -25,7 +25,7 @@ group and its GPU count, the user's layout and the deployment.
 * the tasks of other groups, but for what a group reads of them (``Setup.tasks``: the roles
   trained anywhere, for its shadow copies and LoRA; whether anything generates and the
   roles present, for the rollout buffers), and the TP degrees of models it does not run
-  (``Setup.tp``: read by ``inputs.layout_for`` for the group's own tasks);
+  (``Setup.tp``: read by ``inputs.layouts_for`` for the group's own tasks);
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
   the engine's reservation, slots, sleep and refit, all behind the group's generation task),
@@ -34,7 +34,7 @@ group and its GPU count, the user's layout and the deployment.
 * the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
   that only generates, through an inference engine in its own layout (deployed, not a static
   batcher on the training weights such as HF ``generate``, no layout given for the group):
-  ``inputs.layout_for`` builds that layout from the engine's TP/PP/EP alone, and the
+  ``inputs.layouts_for`` builds that layout from the engine's TP/PP/EP alone, and the
   trainer's offload, token budget and forward ZeRO apply to train and forward tasks only.
 
 Everything else of the deployment is in the key as it is (a field added later is kept apart
@@ -238,7 +238,7 @@ def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
     the engine: a forward reads the trainer's layout only through the forwards' (the token
     budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
-    no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layout_for``
+    no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layouts_for``
     reads the engine for generation only), and the
     trainer's offload only for training (``GroupTasks._deployed``)."""
     return ("forward", task, layout, _kept_part(g, "forward"))

@@ -1,7 +1,7 @@
 """One device group's tasks, their layouts and sizes, and each invocation's own bytes per device.
 
 Every invocation runs on its group's devices in the layout its kind gets there
-(``inputs.layout_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
+(``inputs.layouts_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
 is ``parallel.memory.memory_per_rank`` (compiled: bf16 weights, gradients, activations and KV
 cache, fp32 Adam states and logits) on the most loaded pipeline stage, with the deployment's
 terms (:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal.
@@ -28,7 +28,7 @@ from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.inputs import Setup, engine_for, layout_for
+from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
@@ -62,9 +62,7 @@ class GroupTasks(GroupSizes):
                 key=lambda t: (_STAGE_ORDER[t.stage], t.index),
             )
         )
-        self.layouts = {
-            t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
-        }
+        self.layouts = layouts_for(setup, group.name, self.tasks, gpus)
         self._check_group_options()
         self._apply_forward_sharding()
         for t in self.tasks:
@@ -99,7 +97,7 @@ class GroupTasks(GroupSizes):
 
     def forward_zero(self, task: Task) -> ZeroStage | None:
         """The ZeRO stage a forward-only use of a model runs under, as the frameworks shard
-        it (None: the layout ``layout_for`` gave stands): the group's ``[zero=N]``, else its
+        it (None: the layout ``layouts_for`` gave stands): the group's ``[zero=N]``, else its
         own forward or trainer layout, else the deployment's forward layout
         (:meth:`~rlmcost.deployment.spec.Deployment.forward_layout`: the trainer's). OpenRLHF
         wraps the reference and reward in the actor's DeepSpeed strategy
