@@ -116,11 +116,11 @@ def _job(g: GroupModel, task: Task) -> Job:
             tokens=packing(g, task)[2],
         )  # fmt: skip
     own = g.own(task)
-    if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
+    shared = None if g.s.groups_seen is None else task_key(g, task, layout)  # None: not shared
+    if shared is None:
         numbers = _train(g, task, work)
     else:
-        key = ("train", task_key(g, task, layout))
-        numbers = per_query(g.s, key, lambda: _train(g, task, work))
+        numbers = per_query(g.s, ("train", shared), lambda: _train(g, task, work))
     time, bound, bubble, micro_batches, pred, pred_ideal, parts = numbers
     return Job(
         task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,

@@ -244,35 +244,41 @@ def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     return ("forward", task, layout, _kept_part(g, "forward"))
 
 
-def task_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
+def task_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...] | None:
     """What a training or forward task's own numbers on the group of model ``g`` (its own
-    bytes and host bytes, ``GroupTasks.own``; a training job's time and prediction,
-    ``group_jobs``; not the memory beside it) depend on beyond the query: :func:`group_key`
-    without the run-wide engine settings, which only the group's generation reads (module
-    docstring), but for whether the engine is DeepSpeed-Chat's Hybrid Engine (then the engine
-    is in the key), and with the task in its final layout. So a colocated group's forwards
-    and updates are shared by the deployments that differ only in how the group
-    generates."""
-    return (task, layout, _kept_part(g, "task"))
+    bytes and host bytes, ``GroupTasks.own``; what the other models add beside it,
+    ``GroupMemory._beside``; a training job's time and prediction, ``group_jobs``; not the
+    rest of the memory beside it) depend on beyond the query: :func:`group_key` without the
+    run-wide engine settings, which only the group's generation reads (module docstring), and
+    with the task in its final layout. So a colocated group's forwards and updates are shared
+    by the deployments that differ only in how the group generates. None where no other
+    group estimate can share them: a group that generates nothing (its :func:`group_key`
+    holds no engine either) or one on DeepSpeed-Chat's Hybrid Engine (whose engine a
+    trainer reads, ``GroupTasks.shares_base``)."""
+    part = _kept_part(g, "task")
+    return None if part is None else (task, layout, part)
 
 
 def _kept_part(g: Any, which: str) -> Any:
-    """The group's part of :func:`forward_key` or :func:`task_key` (``which``), made once per
-    group model (``g.kept``) and interned per query, so keys holding it hash it once and
-    compare it by identity."""
-    kept = g.kept.get(("key part", which))
-    if kept is None:
-        setup, group = g.s, g.group
-        own = setup.deployment.group(group.name)
-        # DeepSpeed-Chat's Hybrid Engine: the one engine setting a forward reads (its forwards
-        # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group) and the one a
-        # trainer group reads (a LoRA reference's own weights, ``GroupTasks.shares_base``)
-        hybrid = engine_for(setup, group.name).kind.hybrid_engine
-        part = "forward" if which == "forward" else "all" if hybrid else "no engine"
+    """The group's part of :func:`forward_key` or :func:`task_key` (``which``; None: a
+    task key shares nothing), made once per group model (``g.kept``) and interned per query,
+    so keys holding it hash it once and compare it by identity."""
+    name = ("key part", which)
+    if name in g.kept:
+        return g.kept[name]
+    setup, group = g.s, g.group
+    own = setup.deployment.group(group.name)
+    # DeepSpeed-Chat's Hybrid Engine: the one engine setting a forward reads (its forwards
+    # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group)
+    hybrid = engine_for(setup, group.name).kind.hybrid_engine
+    kept = None
+    if which == "forward" or (not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks)):
+        part = "forward" if which == "forward" else "no engine"
         kept = _Part((_setup_part(setup, part), _tasks_part(setup.tasks, group.name),
                       _group_part(group), own, g.gpus, hybrid))  # fmt: skip
         seen = setup.groups_seen
-        kept = g.kept["key part", which] = kept if seen is None else seen.setdefault(kept, kept)
+        kept = kept if seen is None else seen.setdefault(kept, kept)
+    g.kept[name] = kept
     return kept
 
 

@@ -165,10 +165,12 @@ class GroupTasks(GroupSizes):
         key = (task.index, sequences)
         if key in self._mem:
             return self._mem[key]
+        tk = None
         if sequences is None and task.kind is not Kind.GENERATE and self.s.groups_seen is not None:
             # kept for the groups of the same key but for the engine (``group_key.task_key``)
-            tk = ("own", task_key(self, task, self.layouts[task.index]))
-            self._mem[key], self._host[key], before = per_query(self.s, tk,
+            tk = task_key(self, task, self.layouts[task.index])
+        if tk is not None:
+            self._mem[key], self._host[key], before = per_query(self.s, ("own", tk),
                                                                 lambda: self._own(task, None))
             if before is not None:
                 self._before_offload[task.index] = before
