@@ -272,10 +272,17 @@ def _kept_part(g: Any, which: str) -> Any:
     # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group)
     hybrid = engine_for(setup, group.name).kind.hybrid_engine
     kept = None
-    if which == "forward" or (not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks)):
-        part = "forward" if which == "forward" else "no engine"
-        kept = _Part((_setup_part(setup, part), _tasks_part(setup.tasks, group.name),
-                      _group_part(group), own, g.gpus, hybrid))  # fmt: skip
+    tasks = _tasks_part(setup.tasks, group.name)
+    if which == "forward":
+        kept = _Part((_setup_part(setup, "forward"), tasks, _group_part(group), own, g.gpus,
+                      hybrid))  # fmt: skip
+    elif not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks):
+        # the TP degrees of the group's models, as group_key: the other models' layouts
+        # beside a task (GroupMemory._beside) read them
+        tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
+        kept = _Part((_setup_part(setup, "no engine"), tasks, tps, _group_part(group), own,
+                      g.gpus))  # fmt: skip
+    if kept is not None:
         seen = setup.groups_seen
         kept = kept if seen is None else seen.setdefault(kept, kept)
     g.kept[name] = kept
