@@ -61,6 +61,34 @@ but rebuilding it costs as much; 23,000 more kept objects add a third pass now a
 collector's share falls only with a large cut of kept objects (below about 86,000 new ones for
 one pass: the 5,300 Layouts with materialized ``__dict__`` from ``Layout.with_``, 8,700
 MemoryBreakdowns, 5,300 Transfers, the groups' parts' dicts and tuples holding enums).
+
+Fourth round: the group estimate's cost (before -> after, same minutes, two runs each, a quieter
+machine than above): plain 165-167 -> 165-167/s; fast, every 8th 1,469-1,494 -> 1,562-1,571/s;
+sweep one call each 1,832-1,853 -> 1,935-1,962/s; again with every group kept 5,365-5,503 ->
+5,465-5,500/s; evaluate_many 1,986-1,996 -> 2,079-2,113/s; planner rows 1,225-1,241 ->
+1,257-1,282/s. Measured inside the one-call sweep with the collector off (best of 3, two
+alternating runs each): the 928 group estimates 740-747 -> 651-662 us each, the rest 259-260 ->
+256-263 us per deployment; Python calls per group estimate (cProfile, exact) 2,475 -> 2,123.
+What it cut: the 256 group estimates of the colocated family ("all", 40 % of the group
+estimates' time, 1,100 -> 830 us each) are 32 training set-ups times 8 engines, and only the
+group's generation reads the engine; so a colocated group's forwards' and updates' own bytes,
+the other models' bytes beside each task, and a training job's numbers (time, bubble, prediction
+and parts) are kept per query under ``group_key.task_key`` (the group key without the run-wide
+engine, the task in its final layout), built once per group; a group that generates nothing or
+runs the Hybrid Engine keeps none (its group key is that key already); a group's layouts look up
+the group, its engine and whether it trains once (``inputs.layouts_for``);
+``parallel.shard.tp_shard`` is kept per model and degree (1,015 calls in the sweep, 4 distinct;
+a new ``Arch`` walks forty fields). Measured and left: the other 672 group estimates (the
+trainer groups of the split families: 32 training set-ups times 3 GPU counts, every one a new
+layout) share nothing across groups by any narrower key (the 640 training jobs still computed
+are 640 distinct keyed on the task, layout, trainer settings, offload and GPUs alone); their
+time is first evaluations of the memoized passes and memory (``train_time``, ``forward_time``,
+``memory_per_stage``: a fifth to a quarter) and a flat spread of small steps (about 2,200 calls
+per estimate: residents, key parts, rollout buffers, transfers, the start-up peak). The target
+(<= 0.3 ms per estimate) needs that spread to be a few tuple operations per job, not a model
+object per group. The rest per deployment is unchanged: with every group kept, group keys are a
+fifth of it (a Setup's part: interning the deployment's pydantic fields, 16 ``__eq__`` and 16
+``__hash__`` of pydantic models per deployment) and ``iteration.combine`` two fifths.
 """
 
 from __future__ import annotations

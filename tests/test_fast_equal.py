@@ -180,6 +180,45 @@ def test_a_trainer_group_reads_whether_the_engine_is_deepspeed_chats() -> None:
         assert not fast[0].startswith("SpecError") and not fast[1].startswith("SpecError")
 
 
+def test_a_colocated_groups_updates_are_shared_across_engines_not_trainers() -> None:
+    """A colocated group's forwards and updates (their own bytes and a training job's
+    numbers, ``group_key.task_key``) are kept for the deployments that differ only in how the
+    group generates (its engine), never for ones whose trainer differs (offload, ZeRO,
+    micro-batch, LoRA): every Run of a grid over both equals its plain evaluation, and the
+    kept training numbers are one per trainer setting, not one per engine as well."""
+    from rlmcost.placement import query as resolved
+
+    engines = [{}, {"tp": 2}, {"gpu_memory_utilization": 0.5, "sleep": False},
+               {"kind": "sglang", "max_num_seqs": 16}]
+    trains = [{}, {"offload": ["optimizer"]}, {"zero": "1"}, {"micro_batch": 2},
+              {"offload": ["optimizer-idle"]}]
+
+    def run(engine: dict[str, Any], train: dict[str, Any], lora: bool = False) -> Run:
+        return Run.from_data({
+            "algorithm": {"name": "ppo"},
+            "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": 16, "samples_per_prompt": 4},
+            "deployment": {"framework": "verl", "engine": engine, "train": train,
+                           **({"lora": {"rank": 16}} if lora else {})},
+            "cluster": {"hardware": "h100-sxm", "gpus": 8},
+        })  # fmt: skip
+
+    runs = [run(e, t) for t in trains for e in engines] + [run({}, {}, lora=True)]
+    memo.clear_all()
+    resolved._QUERIES.clear()
+    fast = evaluate_many(runs)
+    texts = [_text(e) for e in fast]
+    assert texts == [_plain(r) for r in runs]
+    assert not any(t.startswith("SpecError") for t in texts)
+    seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
+    kept = [k for k in seen if isinstance(k, tuple) and k[0] == "query" and k[1][0] == "train"]
+    assert len(kept) == 2 * (len(trains) + 1)  # actor and critic per trainer setting
+    # a changed trainer setting changes the update's own bytes: offload moves Adam's states
+    actor = [next(j for j in e.groups[0].jobs if j.task.kind == "train")  # type: ignore[union-attr]
+             for e in fast[: len(engines) * 2: len(engines)]]
+    assert actor[1].own.optimizer < actor[0].own.optimizer
+
+
 def _placements_runs() -> list[Run]:
     """PPO on Llama-3.2-1B under every Table IX placement (stage fusion among them), fixed
     and lognormal lengths, a sleeping engine at list prices, an awake one at given ones."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from rlmcost.arch import Arch, Size
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 
 
 def _ratio(x: Size, parts: Size) -> Size:
@@ -56,6 +57,14 @@ def tp_shard(arch: Arch, tp: Size) -> Arch:
     """
     if tp == 1:
         return arch
+    return _tp_shard(arch, tp)
+
+
+@memoized()
+def _tp_shard(arch: Arch, tp: Size) -> Arch:
+    """:func:`tp_shard` for ``tp`` > 1, kept per model and degree (``rlmcost.memo``: the
+    passes and engines of a query's deployments shard the same few models the same few ways,
+    and a new ``Arch`` walks its forty fields)."""
     kv = arch.n_kv_heads
     if isinstance(kv, int) and isinstance(tp, int) and tp > kv and tp % kv == 0:
         kv_heads: Size = 1  # an engine replicates the KV heads: one per rank (vLLM)

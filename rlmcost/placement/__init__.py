@@ -19,6 +19,7 @@ Kept import-free so that the CLI can read the configuration enum cheaply; the mo
 * ``inputs``     resolved inputs, each invocation's layout, work over a length distribution;
 * ``group_own``  one device group on real hardware: its tasks' layouts, sizes and own bytes
                  per device (deployment terms, offload);
+* ``group_offload`` its trainer's host-link offload traffic and host Adam parameters;
 * ``group_memory`` what else its devices hold (residency, engine pool and reservation, host
                  memory, fused transients);
 * ``group_cost`` :class:`GroupModel`: all of that and what a pass reads;

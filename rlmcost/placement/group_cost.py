@@ -1,7 +1,7 @@
 """One device group on real hardware: what its devices hold, and what each invocation reads.
 
 Every invocation runs on its group's devices in the layout its kind gets there
-(``inputs.layout_for``). :class:`GroupModel` answers, per invocation (the memory side in
+(``inputs.layouts_for``). :class:`GroupModel` answers, per invocation (the memory side in
 :mod:`rlmcost.placement.group_own`, its own bytes, and :mod:`rlmcost.placement.group_memory`,
 what else the group holds; the read side here):
 

@@ -61,7 +61,7 @@ from rlmcost.placement.group_dschat import (
     dschat_gathers_s,
     dschat_group,
 )
-from rlmcost.placement.group_key import forward_key, per_query, recall
+from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
     packing,
@@ -108,7 +108,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
             own, host, time, bound, pred, parts = _forward(g, task, work)
         else:
-            key = forward_key(g.s, g.group, g.gpus, task, layout)
+            key = forward_key(g, task, layout)
             own, host, time, bound, pred, parts = per_query(g.s, key,
                                                             lambda: _forward(g, task, work))
         g.known_own(task, own, host)
@@ -118,7 +118,27 @@ def _job(g: GroupModel, task: Task) -> Job:
             tokens=packing(g, task)[2],
         )  # fmt: skip
     own = g.own(task)
-    memory = g.with_residents(task, own)
+    shared = None if g.s.groups_seen is None else task_key(g, task, layout)  # None: not shared
+    if shared is None:
+        numbers = _train(g, task, work)
+    else:
+        numbers = per_query(g.s, ("train", shared), lambda: _train(g, task, work))
+    time, bound, bubble, micro_batches, pred, pred_ideal, parts = numbers
+    return Job(
+        task, model, layout, n, work, depth, own, g.with_residents(task, own), time, bound,
+        bubble, micro_batches, predicted_s=pred, predicted_ideal_s=pred_ideal,
+        predicted_parts_s=dict(parts), tokens=packing(g, task)[2],
+    )  # fmt: skip
+
+
+def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
+    """A training job's own numbers: its time (the roofline bound with the pipeline bubble
+    and the exposed offload traffic), the bound without the bubble, the bubble fraction,
+    micro-batches, prediction, prediction without the bubble and its parts (kept per
+    ``group_key.task_key``: the memory beside it is the group's)."""
+    layout = g.layouts[task.index]
+    inv = task.invocation
+    own = g.own(task)
     roof = g.roofline(layout.n_gpus)
     steps = g._int(inv.passes) * g._int(inv.steps)
     step_bytes = 2 * g.weights_read(task) + 2 * own.gradients + 2 * own.optimizer
@@ -152,12 +172,8 @@ def _job(g: GroupModel, task: Task) -> Job:
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,
     }
-    return Job(
-        task, model, layout, n, work, depth, own, memory, time, ideal.bound_s, bubble,
-        share.micro_batches, predicted_s=pred,
-        predicted_ideal_s=max(pred - steps * step.bubble_s, ideal.bound_s),
-        predicted_parts_s=parts, tokens=packing(g, task)[2],
-    )  # fmt: skip
+    return (time, ideal.bound_s, bubble, share.micro_batches, pred,
+            max(pred - steps * step.bubble_s, ideal.bound_s), parts)  # fmt: skip
 
 
 def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:

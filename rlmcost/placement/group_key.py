@@ -25,7 +25,7 @@ group and its GPU count, the user's layout and the deployment.
 * the tasks of other groups, but for what a group reads of them (``Setup.tasks``: the roles
   trained anywhere, for its shadow copies and LoRA; whether anything generates and the
   roles present, for the rollout buffers), and the TP degrees of models it does not run
-  (``Setup.tp``: read by ``inputs.layout_for`` for the group's own tasks);
+  (``Setup.tp``: read by ``inputs.layouts_for`` for the group's own tasks);
 * the run-wide engine settings (``Deployment.engine``) on a group with no generation task:
   only a group's generation reads its engine (``inputs.engine_for``: the layout of generate,
   the engine's reservation, slots, sleep and refit, all behind the group's generation task),
@@ -34,7 +34,7 @@ group and its GPU count, the user's layout and the deployment.
 * the trainer's layout (``Deployment.train``, ``forward`` and the Setup's ``base``) on a group
   that only generates, through an inference engine in its own layout (deployed, not a static
   batcher on the training weights such as HF ``generate``, no layout given for the group):
-  ``inputs.layout_for`` builds that layout from the engine's TP/PP/EP alone, and the
+  ``inputs.layouts_for`` builds that layout from the engine's TP/PP/EP alone, and the
   trainer's offload, token budget and forward ZeRO apply to train and forward tasks only.
 
 Everything else of the deployment is in the key as it is (a field added later is kept apart
@@ -230,24 +230,63 @@ def _unnamed(placement: Any) -> Any:
     return replace(placement, name="", staleness=0, groups=())
 
 
-def forward_key(setup: Setup, group: DeviceGroup, gpus: int, task: Task,
-                layout: Any) -> tuple[Any, ...]:  # fmt: skip
+def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     """What a forward job's own numbers (its own bytes, roofline time, prediction; not the
-    memory beside it, which the whole group sets) depend on beyond the query: the task in its
-    final layout on its group, and the deployment with the forwards' layout
+    memory beside it, which the whole group sets) depend on beyond the query, on the group of
+    model ``g`` (a ``GroupModel``): the task in its final layout on its group, and the
+    deployment with the forwards' layout
     (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
     the engine: a forward reads the trainer's layout only through the forwards' (the token
     budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
-    no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layout_for``
+    no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layouts_for``
     reads the engine for generation only), and the
     trainer's offload only for training (``GroupTasks._deployed``)."""
+    return ("forward", task, layout, _kept_part(g, "forward"))
+
+
+def task_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...] | None:
+    """What a training or forward task's own numbers on the group of model ``g`` (its own
+    bytes and host bytes, ``GroupTasks.own``; what the other models add beside it,
+    ``GroupMemory._beside``; a training job's time and prediction, ``group_jobs``; not the
+    rest of the memory beside it) depend on beyond the query: :func:`group_key` without the
+    run-wide engine settings, which only the group's generation reads (module docstring), and
+    with the task in its final layout. So a colocated group's forwards and updates are shared
+    by the deployments that differ only in how the group generates. None where no other
+    group estimate can share them: a group that generates nothing (its :func:`group_key`
+    holds no engine either) or one on DeepSpeed-Chat's Hybrid Engine (whose engine a
+    trainer reads, ``GroupTasks.shares_base``)."""
+    part = _kept_part(g, "task")
+    return None if part is None else (task, layout, part)
+
+
+def _kept_part(g: Any, which: str) -> Any:
+    """The group's part of :func:`forward_key` or :func:`task_key` (``which``; None: a
+    task key shares nothing), made once per group model (``g.kept``) and interned per query,
+    so keys holding it hash it once and compare it by identity."""
+    name = ("key part", which)
+    if name in g.kept:
+        return g.kept[name]
+    setup, group = g.s, g.group
     own = setup.deployment.group(group.name)
-    # DeepSpeed-Chat's forwards beside its Hybrid Engine wait for their ZeRO-3 gathers in line
-    # (group_dschat.dschat_group): the one engine setting a forward reads
+    # DeepSpeed-Chat's Hybrid Engine: the one engine setting a forward reads (its forwards
+    # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group)
     hybrid = engine_for(setup, group.name).kind.hybrid_engine
-    return ("forward", task, layout, _setup_part(setup, "forward"),
-            _tasks_part(setup.tasks, group.name), _group_part(group), own, gpus,
-            hybrid)  # fmt: skip
+    kept = None
+    tasks = _tasks_part(setup.tasks, group.name)
+    if which == "forward":
+        kept = _Part((_setup_part(setup, "forward"), tasks, _group_part(group), own, g.gpus,
+                      hybrid))  # fmt: skip
+    elif not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks):
+        # the TP degrees of the group's models, as group_key: the other models' layouts
+        # beside a task (GroupMemory._beside) read them
+        tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
+        kept = _Part((_setup_part(setup, "no engine"), tasks, tps, _group_part(group), own,
+                      g.gpus))  # fmt: skip
+    if kept is not None:
+        seen = setup.groups_seen
+        kept = kept if seen is None else seen.setdefault(kept, kept)
+    g.kept[name] = kept
+    return kept
 
 
 def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:

@@ -43,7 +43,8 @@ from rlmcost.placement.breakdown_ops import (
 )
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_batch import rollout_buffers_of
-from rlmcost.placement.group_own import GroupTasks
+from rlmcost.placement.group_key import per_query, task_key
+from rlmcost.placement.group_offload import GroupOffload
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.inputs import engine_for
 from rlmcost.placement.paged import Paged
@@ -60,7 +61,7 @@ def switches(kinds: Iterable[Kind]) -> bool:
     return Kind.GENERATE in kinds and Kind.TRAIN in kinds
 
 
-class GroupMemory(GroupTasks):
+class GroupMemory(GroupOffload):
     """A group's residency, host memory, generation engine and fused transients."""
 
     # -- residency ------------------------------------------------------------------------------
@@ -204,18 +205,29 @@ class GroupMemory(GroupTasks):
         models present and the fused transients (exact ints: the sum's order is immaterial)."""
         key = ("beside", task.index)
         if key not in self.kept:
-            others = (
-                []
-                if self.s.placement.offload
-                else [
-                    self.present(r, task)
-                    for r in self.roles
-                    if r is not task.role
-                ]
-            )
-            self.kept[key] = (self.present(task.role, task), self.two_layouts(task),
-                              add(EMPTY, *others, self.fused_extra(task)))  # fmt: skip
+            tk = None
+            if self.s.groups_seen is not None and self._engine_free:
+                # kept for the groups of the same key but for the engine (group_key.task_key)
+                tk = task_key(self, task, self.layouts[task.index])
+            if tk is not None:
+                self.kept[key] = per_query(self.s, ("beside", tk), lambda: self._beside_of(task))
+            else:
+                self.kept[key] = self._beside_of(task)
         return self.kept[key]
+
+    def _beside_of(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
+        others = [] if self.s.placement.offload else [
+            self.present(r, task) for r in self.roles if r is not task.role
+        ]  # fmt: skip
+        return (self.present(task.role, task), self.two_layouts(task),
+                add(EMPTY, *others, self.fused_extra(task)))  # fmt: skip
+
+    @kept_property
+    def _engine_free(self) -> bool:
+        """No model's resident bytes here come from its generation (which reads the engine):
+        each model present trains here or has a first task that does not generate."""
+        return all(self.trains_here(r) is not None or next(
+            t for t in self.tasks if t.role is r).kind is not Kind.GENERATE for r in self.roles)
 
     def host_bytes(self, task: Task) -> int:
         """Host memory per device while ``task`` runs: offloaded trainer states of the

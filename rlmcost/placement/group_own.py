@@ -1,7 +1,7 @@
 """One device group's tasks, their layouts and sizes, and each invocation's own bytes per device.
 
 Every invocation runs on its group's devices in the layout its kind gets there
-(``inputs.layout_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
+(``inputs.layouts_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
 is ``parallel.memory.memory_per_rank`` (compiled: bf16 weights, gradients, activations and KV
 cache, fp32 Adam states and logits) on the most loaded pipeline stage, with the deployment's
 terms (:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal.
@@ -11,7 +11,6 @@ What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 from __future__ import annotations
 
 from dataclasses import replace
-from fractions import Fraction
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -22,15 +21,14 @@ from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
-from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
-from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.inputs import Setup, engine_for, layout_for
+from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
@@ -64,9 +62,7 @@ class GroupTasks(GroupSizes):
                 key=lambda t: (_STAGE_ORDER[t.stage], t.index),
             )
         )
-        self.layouts = {
-            t.index: layout_for(setup, group.name, t.role, t.kind, gpus) for t in self.tasks
-        }
+        self.layouts = layouts_for(setup, group.name, self.tasks, gpus)
         self._check_group_options()
         self._apply_forward_sharding()
         for t in self.tasks:
@@ -101,7 +97,7 @@ class GroupTasks(GroupSizes):
 
     def forward_zero(self, task: Task) -> ZeroStage | None:
         """The ZeRO stage a forward-only use of a model runs under, as the frameworks shard
-        it (None: the layout ``layout_for`` gave stands): the group's ``[zero=N]``, else its
+        it (None: the layout ``layouts_for`` gave stands): the group's ``[zero=N]``, else its
         own forward or trainer layout, else the deployment's forward layout
         (:meth:`~rlmcost.deployment.spec.Deployment.forward_layout`: the trainer's). OpenRLHF
         wraps the reference and reward in the actor's DeepSpeed strategy
@@ -167,46 +163,63 @@ class GroupTasks(GroupSizes):
         """The invocation's bytes per device in its layout (the most loaded pipeline stage),
         with the deployment's terms (:mod:`rlmcost.deployment.memory`) unless ideal."""
         key = (task.index, sequences)
-        if key not in self._mem:
-            arch = self.s.arch(task.role)
-            layout = self.layouts[task.index]
-            workload = self.workload(task)
-            per_stage = memory_per_stage(
-                arch,
-                layout,
-                MODE[task.kind],
-                sequences or self.batch(task),
-                self.seq_len(task),
-                workload,
-                task.invocation.model_head,
+        if key in self._mem:
+            return self._mem[key]
+        tk = None
+        if sequences is None and task.kind is not Kind.GENERATE and self.s.groups_seen is not None:
+            # kept for the groups of the same key but for the engine (``group_key.task_key``)
+            tk = task_key(self, task, self.layouts[task.index])
+        if tk is not None:
+            self._mem[key], self._host[key], before = per_query(self.s, ("own", tk),
+                                                                lambda: self._own(task, None))
+            if before is not None:
+                self._before_offload[task.index] = before
+            return self._mem[key]
+        return self._own(task, sequences)[0]
+
+    def _own(self, task: Task, sequences: int | None) -> tuple[Any, int, Any]:
+        """:meth:`own` computed (kept in ``_mem`` and ``_host``): the bytes, the host bytes and
+        the bytes before offload (None: no offload)."""
+        key = (task.index, sequences)
+        arch = self.s.arch(task.role)
+        layout = self.layouts[task.index]
+        workload = self.workload(task)
+        per_stage = memory_per_stage(
+            arch,
+            layout,
+            MODE[task.kind],
+            sequences or self.batch(task),
+            self.seq_len(task),
+            workload,
+            task.invocation.model_head,
+        )
+        if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
+            share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+            tower = tower_activation_bytes(
+                self.s.specs[task.role], workload, layout, share, self.seq_len(task),
+                self.train_layout().freeze_vision_tower,
+            )  # fmt: skip
+            first = per_stage[0]
+            per_stage[0] = replace(first, activations=first.activations + tower)
+        placed = [self._deployed(task, m, sequences) for m in per_stage]
+        best = max(placed, key=lambda p: p.device.total)
+        m = best.device
+        if task.value_head:  # d x 1 value head, replicated: weights, gradients, Adam's K
+            d = int(arch.d_model)
+            train = task.kind is Kind.TRAIN
+            stored = workload.stored_dtype if train else workload.weight_dtype
+            w, k = stored.bytes, optimizer_bytes_per_param(stored)
+            m = replace(
+                m,
+                weights=m.weights + w * d,
+                gradients=m.gradients + (w * d if train else 0),
+                optimizer=m.optimizer + (k * d if train else 0),
             )
-            if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
-                share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
-                tower = tower_activation_bytes(
-                    self.s.specs[task.role], workload, layout, share, self.seq_len(task),
-                    self.train_layout().freeze_vision_tower,
-                )  # fmt: skip
-                first = per_stage[0]
-                per_stage[0] = replace(first, activations=first.activations + tower)
-            placed = [self._deployed(task, m, sequences) for m in per_stage]
-            best = max(placed, key=lambda p: p.device.total)
-            m = best.device
-            if task.value_head:  # d x 1 value head, replicated: weights, gradients, Adam's K
-                d = int(arch.d_model)
-                train = task.kind is Kind.TRAIN
-                stored = workload.stored_dtype if train else workload.weight_dtype
-                w, k = stored.bytes, optimizer_bytes_per_param(stored)
-                m = replace(
-                    m,
-                    weights=m.weights + w * d,
-                    gradients=m.gradients + (w * d if train else 0),
-                    optimizer=m.optimizer + (k * d if train else 0),
-                )
-            if task.kind is Kind.GENERATE:  # a speculative engine's draft (placement.speculative)
-                m = with_draft(self, task, m, sequences or self.batch(task))
-            self._mem[key] = m
-            self._host[key] = best.host
-        return self._mem[key]
+        if task.kind is Kind.GENERATE:  # a speculative engine's draft (placement.speculative)
+            m = with_draft(self, task, m, sequences or self.batch(task))
+        self._mem[key] = m
+        self._host[key] = best.host
+        return m, best.host, self._before_offload.get(task.index)
 
     def known_own(self, task: Task, own: MemoryBreakdown, host: int) -> None:
         """Take ``own(task)`` and its host bytes as already computed for the same task in
@@ -286,60 +299,6 @@ class GroupTasks(GroupSizes):
         if own is not None and own.train is not None and own.train.offload:
             return own.train.offload
         return self.s.deployment.train.offload
-
-    def offload_traffic_bytes(self, task: Task) -> int | Fraction:
-        """Host-link bytes per device and optimizer step of an offloading trainer: the
-        gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
-        Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
-        for the forward and again for the backward (parameter offload); plus the between-phases
-        offload's transfers per iteration (:meth:`phase_traffic_bytes`) spread evenly over the
-        iteration's optimizer steps (exact: steps x this is the iteration's bytes)."""
-        self.own(task)
-        before = self._before_offload.get(task.index)
-        offload = self.train_offload()
-        phase = self.phase_traffic_bytes(task)
-        steps = self._int(task.invocation.passes) * self._int(task.invocation.steps)
-        spread = Fraction(phase, steps) if phase else 0
-        if before is None:
-            return spread
-        grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
-        return spread + (
-            (before.gradients if grads_out else 0)
-            + (before.weights if Offload.OPTIMIZER in offload else 0)
-            + (2 * before.weights if Offload.PARAMS in offload else 0)
-        )
-
-    def host_adam_params(self, task: Task) -> int:
-        """Parameters per device whose Adam step runs on the host CPU (optimizer offload):
-        the fp32 states moved off the device, K bytes per parameter (12: master weights, m,
-        v; 8: m and v beside fp32 parameters, :func:`~rlmcost.parallel.zero.
-        optimizer_bytes_per_param`)."""
-        self.own(task)
-        before = self._before_offload.get(task.index)
-        if before is None or Offload.OPTIMIZER not in self.train_offload():
-            return 0
-        return before.optimizer // optimizer_bytes_per_param(self.workload(task).stored_dtype)
-
-    def phase_traffic_bytes(self, task: Task) -> int:
-        """Host-link bytes per device and iteration of the between-phases offload of the
-        model ``task`` trains: each moved state once to the host and once back, the
-        parameter shard once per phase of the model on the group (verl loads it before and
-        offloads it after the weight sync, the log-prob forward and the update:
-        ``verl/workers/fsdp_workers.py``) or as often as the framework's behaviour says
-        (``Behaviour.param_round_trips``: NeMo RL once), the optimizer states and gradients
-        once (around ``update_actor``)."""
-        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
-            return 0
-        m = only(self.own(task), STATES)
-        offload = self.train_offload()
-        beh = behaviour(self.s.deployment.framework)
-        trips = beh.param_round_trips if beh is not None else None
-        phases = trips or sum(1 for t in self.tasks if t.role is task.role)
-        return 2 * (
-            (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
-            + (m.gradients if Offload.GRADS_IDLE in offload else 0)
-            + (phases * m.weights if Offload.PARAMS_IDLE in offload else 0)
-        )
 
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,

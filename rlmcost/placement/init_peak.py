@@ -14,7 +14,7 @@ exceeds what the device gives programs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind, Role
@@ -22,6 +22,7 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.init import InitLoad, Loaded, Transient, transient
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.breakdown_ops import EMPTY, add, with_terms
 from rlmcost.placement.group_memory import switches
 
 if TYPE_CHECKING:
@@ -55,12 +56,6 @@ class InitPeak:
         return f"{t.role} {where} ({self.load_dtype}{host})"
 
 
-def _sum(parts: Sequence[MemoryBreakdown]) -> MemoryBreakdown:
-    return MemoryBreakdown(
-        **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
-    )
-
-
 def engine_at_init(name: str, jobs: Sequence[Job], deployment: Deployment) -> tuple[int, int]:
     """An awake engine's reservation, beside the resident weights, before the first step: the
     ``engine`` term the other phases carry; on a group that only generates, the generation
@@ -88,11 +83,10 @@ def steady_init(
 ) -> tuple[MemoryBreakdown, int]:  # fmt: skip
     """The resident weights and gradient buffers as loaded, and an awake engine's reservation
     (allocated terms), with the engine's preallocated ``pool``."""
-    states = _sum(list(resident.values()))
+    states = add(EMPTY, *resident.values())  # term by term, exact ints
     engine, pool = engine_at_init(name, jobs, deployment)
-    zero = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
-    return replace(zero, weights=states.weights, gradients=states.gradients,
-                   engine=engine), pool  # fmt: skip
+    return with_terms(EMPTY, weights=states.weights, gradients=states.gradients,
+                      engine=engine), pool  # fmt: skip
 
 
 def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:

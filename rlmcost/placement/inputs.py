@@ -3,7 +3,7 @@
 * ``Setup``: the algorithm, placement and tasks, the model of every role, hardware, workload
   (dtypes), the values of B, K, S, T and the knobs, the user's layout, TP per model, the
   response-length distribution and the host-link bandwidth.
-* Layouts (``layout_for``): the user's layout with the model's TP degree and data parallelism
+* Layouts (``layouts_for``): the user's layout with the model's TP degree and data parallelism
   filling the group; under hybrid execution TP for generate, TP/PP for forward and ZeRO-3 over
   the whole group for train (§IV-D); a group that trains nothing holds no ZeRO shards.
 * Work over a length distribution: a work formula is a polynomial in T, so its sum over the
@@ -159,8 +159,9 @@ def engine_for(setup: Setup, group: str) -> EngineSpec:
     return own.engine if own is not None and own.engine is not None else setup.deployment.engine
 
 
-def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> Layout:
-    """The layout of ``role``'s ``kind`` invocation on ``gpus`` devices of ``group``.
+def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> dict[int, Layout]:
+    """The layout of each task's invocation (its model's, of its kind) on ``gpus`` devices of
+    ``group``, by task index (the group, its engine and whether it trains looked up once).
 
     The group's own layout for the kind when given; else under hybrid execution TP for
     generate, TP/PP for forward and ZeRO-3 over the whole group (no TP, PP) for train; else the
@@ -168,12 +169,18 @@ def layout_for(setup: Setup, group: str, role: Role, kind: Kind, gpus: int) -> L
     without ZeRO sharding (inference engines such as vLLM hold whole TP shards). Data
     parallelism fills the group.
     """
+    if not tasks:
+        return {}
     grp = setup.placement.group(group)
     trains = group in _training_groups(setup.tasks)
     eng = engine_for(setup, group)
-    return _layout(grp, setup.base, setup.tp[role], trains, eng.kind, eng.tp, eng.pp, eng.ep,
-                   setup.deployment.ideal, setup.placement.hybrid, setup.arch(role), role,
-                   kind, gpus)  # fmt: skip
+    dep, placement = setup.deployment, setup.placement
+    return {
+        t.index: _layout(grp, setup.base, setup.tp[t.role], trains, eng.kind, eng.tp, eng.pp,
+                         eng.ep, dep.ideal, placement.hybrid, setup.arch(t.role), t.role,
+                         t.kind, gpus)
+        for t in tasks
+    }  # fmt: skip
 
 
 @per_object()
@@ -186,7 +193,7 @@ def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
 def _layout(grp: DeviceGroup, user: Layout, tp: int, trains: bool, engine: EngineKind,
             engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
             arch: Arch, role: Role, kind: Kind, gpus: int) -> Layout:  # fmt: skip
-    """:func:`layout_for` of what it reads of the Setup: the group, the user's layout, the
+    """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout, the
     model's TP, whether the group trains, the group's engine (kind, TP, PP, EP), the
     deployment's ``ideal``, the placement's ``hybrid`` and the model (kept: the deployments
     of a query run the same few)."""

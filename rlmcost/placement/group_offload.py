@@ -1,0 +1,76 @@
+"""The host-link traffic of a device group's offloading trainer (ZeRO-Offload's transfers per
+optimizer step, the between-phases offload's per iteration) and the parameters whose Adam step
+runs on the host CPU: :class:`GroupOffload`, a base of
+:class:`~rlmcost.placement.group_memory.GroupMemory` over the own bytes of
+:class:`~rlmcost.placement.group_own.GroupTasks`. Split from :mod:`rlmcost.placement.group_own`
+by purpose."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.spec import Offload
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.placement.breakdown_ops import STATES, only
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_own import GroupTasks
+
+
+class GroupOffload(GroupTasks):
+    """What a group's trainer moves over the host link and updates on the host."""
+
+    def offload_traffic_bytes(self, task: Task) -> int | Fraction:
+        """Host-link bytes per device and optimizer step of an offloading trainer: the
+        gradient shard out and the updated weight shard back (optimizer offload: CPU Adam,
+        Ren et al. 2021 §4), the gradient shard out (gradient offload), the weight shard in
+        for the forward and again for the backward (parameter offload); plus the between-phases
+        offload's transfers per iteration (:meth:`phase_traffic_bytes`) spread evenly over the
+        iteration's optimizer steps (exact: steps x this is the iteration's bytes)."""
+        self.own(task)
+        before = self._before_offload.get(task.index)
+        offload = self.train_offload()
+        phase = self.phase_traffic_bytes(task)
+        steps = self._int(task.invocation.passes) * self._int(task.invocation.steps)
+        spread = Fraction(phase, steps) if phase else 0
+        if before is None:
+            return spread
+        grads_out = Offload.OPTIMIZER in offload or Offload.GRADS in offload
+        return spread + (
+            (before.gradients if grads_out else 0)
+            + (before.weights if Offload.OPTIMIZER in offload else 0)
+            + (2 * before.weights if Offload.PARAMS in offload else 0)
+        )
+
+    def host_adam_params(self, task: Task) -> int:
+        """Parameters per device whose Adam step runs on the host CPU (optimizer offload):
+        the fp32 states moved off the device, K bytes per parameter (12: master weights, m,
+        v; 8: m and v beside fp32 parameters, :func:`~rlmcost.parallel.zero.
+        optimizer_bytes_per_param`)."""
+        self.own(task)
+        before = self._before_offload.get(task.index)
+        if before is None or Offload.OPTIMIZER not in self.train_offload():
+            return 0
+        return before.optimizer // optimizer_bytes_per_param(self.workload(task).stored_dtype)
+
+    def phase_traffic_bytes(self, task: Task) -> int:
+        """Host-link bytes per device and iteration of the between-phases offload of the
+        model ``task`` trains: each moved state once to the host and once back, the
+        parameter shard once per phase of the model on the group (verl loads it before and
+        offloads it after the weight sync, the log-prob forward and the update:
+        ``verl/workers/fsdp_workers.py``) or as often as the framework's behaviour says
+        (``Behaviour.param_round_trips``: NeMo RL once), the optimizer states and gradients
+        once (around ``update_actor``)."""
+        if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
+            return 0
+        m = only(self.own(task), STATES)
+        offload = self.train_offload()
+        beh = behaviour(self.s.deployment.framework)
+        trips = beh.param_round_trips if beh is not None else None
+        phases = trips or sum(1 for t in self.tasks if t.role is task.role)
+        return 2 * (
+            (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
+            + (m.gradients if Offload.GRADS_IDLE in offload else 0)
+            + (phases * m.weights if Offload.PARAMS_IDLE in offload else 0)
+        )
