@@ -326,25 +326,15 @@ class GroupMemory(GroupOffload):
         """Under stage fusion, the transients that live beside the task's: the largest
         assessment buffer while generation streams, the other interleaved training
         pipelines' activations while training."""
-        if not self.s.placement.fusion:
+        if not self.s.placement.fusion or task.kind not in (Kind.GENERATE, Kind.TRAIN):
             return EMPTY
+        transient = ("activations", "logits", "buffers")
         if task.kind is Kind.GENERATE:
-            streamed = [
-                only(self.own(t), ("activations", "logits", "buffers"))
-                for t in self.tasks
-                if t.stage is Stage.ASSESSMENT
-            ]
+            streamed = [only(self.own(t), transient) for t in self.tasks
+                        if t.stage is Stage.ASSESSMENT]  # fmt: skip
             return max(streamed, key=lambda m: m.total, default=EMPTY)
-        if task.kind is Kind.TRAIN:
-            return add(
-                EMPTY,
-                *(
-                    only(self.own(t), ("activations", "logits", "buffers"))
-                    for t in self.tasks
-                    if t.kind is Kind.TRAIN and t is not task
-                ),
-            )
-        return EMPTY
+        return add(EMPTY, *(only(self.own(t), transient) for t in self.tasks
+                            if t.kind is Kind.TRAIN and t is not task))  # fmt: skip
 
     def engine_memory(self, task: Task, share: int) -> tuple[int, MemoryBreakdown]:
         """The engine's sequences at once per replica and its bytes per device: it reserves
