@@ -14,11 +14,11 @@ full length.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_rollout_runs import UnitProfile  # efficiency 1, summed step by step
 
 from rlmcost.choices import Dtype
 from rlmcost.placement.paged import Paged, paged_admit
@@ -30,19 +30,6 @@ ARCH = get_model("llama-3.1-8b").arch()
 H100 = get_hardware("h100-sxm")
 COST = DecodeCost(f0=16 * 10**9, f1=2 * 10**6, prefill_flops=10**12, weight_bytes=16e9,
                   kv_bytes_per_token=131072.0)  # Llama-3.1-8B-like: 16 GB bf16, 128 KiB/token
-
-
-@dataclass(frozen=True)
-class UnitProfile:
-    """Efficiency 1 everywhere, but not the Peak object: the timeline sums it step by step."""
-
-    name: str = "unit profile"
-
-    def compute(self, flops_per_device: float, kernel: str = "gemm") -> float:
-        return 1.0
-
-    def bandwidth(self, bytes_per_device: float, kernel: str = "decode") -> float:
-        return 1.0
 
 
 def _segments(s):
