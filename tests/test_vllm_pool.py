@@ -77,8 +77,11 @@ def test_70b_tp4_pool_at_util_06_is_vllms_formula_by_hand() -> None:
 
 
 def test_max_num_batched_tokens_sizes_the_profiled_forward() -> None:
-    gen = _generation([*ARGS, "--framework", "verl"])  # verl passes 8192 (ppo_trainer.yaml)
-    assert gen["activations"] == 8192 * (D + 2 * Q // 4 + 2 * KV // 4 + 2 * D_FF // 4) * 2
+    per_token = (D + 2 * Q // 4 + 2 * KV // 4 + 2 * D_FF // 4) * 2
+    gen = _generation([*ARGS, "--framework", "verl"])  # verl passes 8192 (rollout.yaml)
+    assert gen["activations"] == 8192 * per_token
+    gen = _generation([*ARGS, "--max-num-batched-tokens", "2048"])  # NeMo RL's async engine
+    assert gen["activations"] == 2048 * per_token
 
 
 def test_sglang_keeps_one_sequence_workspace() -> None:

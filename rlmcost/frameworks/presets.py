@@ -118,7 +118,7 @@ PRESETS: dict[Framework, Preset] = {
             Default(
                 "engine.max_num_batched_tokens",
                 8192,
-                "(no flag: engine.max_num_batched_tokens in a run file)",
+                "--max-num-batched-tokens 8192",
                 f"{_VERL_YAML}: rollout.max_num_batched_tokens: 8192, passed to vllm.LLM "
                 "(verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py @14227201e)",
             ),
