@@ -35,8 +35,9 @@ vLLM V1 sizes the pool once, at start-up (``vllm/v1/worker/gpu_worker.py``
 Batch defaults (``vllm/engine/arg_utils.py`` ``EngineArgs._set_default_args`` /
 ``get_batch_defaults``, v0.9-v0.20): offline ``vllm.LLM`` (``UsageContext.LLM_CLASS``) runs
 ``max_num_seqs`` 1024 and ``max_num_batched_tokens`` 16384 on GPUs of at least 70 GiB whose
-name is not A100 (H100, H200, H20, B200, GB200; PR 12369 and PR 16158, the A100 exception
-from PR 17885), else 256 and 8192 (:func:`llm_class_defaults`).
+name is not A100 (H100, H200, H20, B200, GB200; PR 12369 set them for H100/H200 by name, PR
+16158 kept 1024 sequences there, PR 17885 of 2025-05-09, before v0.9.0, the A100 exception of
+the memory rule), else 256 and 8192 (:func:`llm_class_defaults`).
 
 Light to import: integer arithmetic only.
 """

@@ -4,7 +4,9 @@ vLLM (:mod:`rlmcost.deployment.vllm_profile`): the workspace is the peak of its 
 profile run, a dummy forward of ``max_num_batched_tokens`` tokens (priced by the compiled
 inference buffer, :func:`rlmcost.compiled.memory.memory_per_stage`, in the engine's layout)
 or the dummy sampler's logits, whichever is larger, plus the memory outside PyTorch
-(communicators) when a replica spans GPUs. Other engines (SGLang) keep rlmcost's earlier
+(communicators) when a replica spans GPUs. Under pipeline parallelism the sampler runs on the
+last stage only; it is taken on every stage here (the most loaded stage's forward beside it),
+an upper bound for the other stages. Other engines (SGLang) keep rlmcost's earlier
 workspace: one sequence's prefill transients and sampler logits (SGLang's
 ``mem_fraction_static`` reservation is not profiled the same way; not modelled).
 """
