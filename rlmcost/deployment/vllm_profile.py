@@ -27,8 +27,9 @@ vLLM V1 sizes the pool once, at start-up (``vllm/v1/worker/gpu_worker.py``
   replica (a DeepSeek-V2.5 log on A100-40GB: "non_torch_memory takes 0.93GiB").
 * CUDA graphs are captured after the KV cache is allocated (``compile_or_warm_up_model``
   after ``initialize_from_config``), inside the ``1 - gpu_memory_utilization`` left over, in
-  every release the frameworks here pin (NeMo RL v0.3-v0.7: vLLM 0.9.0-0.20.0; verl 2025:
-  0.8-0.11). vLLM 0.21.0 turned ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` on by default
+  every release the frameworks here pin (NeMo RL v0.3-v0.7: vLLM 0.9.0-0.20.0, pyproject.toml;
+  verl: ``vllm>=0.7.3,<=0.9.1`` in setup.py @14227201e, ``>=0.8.5,<=0.12.0`` @b178a3cd5).
+  vLLM 0.21.0 turned ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` on by default
   (vLLM PR 30515, the log line "CUDA graph memory profiling is enabled (default since
   v0.21.0)"), which subtracts the graphs' estimate too: not modelled (no framework pins it).
 
