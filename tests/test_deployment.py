@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
+from rlmcost.deployment.overhead import COMMUNICATOR_BYTES
 from rlmcost.deployment.spec import (
     Deployment,
     EngineSpec,
@@ -136,8 +137,11 @@ def test_engine_kv_pool_is_the_reservation_minus_weights_and_workspace():
     (gen,) = rollout.jobs
     capacity = e.groups[0].hbm_bytes
     reserved = int(0.9 * capacity)
-    assert gen.own.total == reserved  # weights + workspace + KV pool = the reservation
-    assert gen.own.kv_cache == reserved - gen.own.weights - gen.own.activations - gen.own.logits
+    # weights + workspace + KV pool = the reservation less vLLM's non-torch memory (a TP-2
+    # replica's communicators, counted in the device's overhead: rlmcost.deployment.vllm_profile)
+    assert gen.own.total == reserved - COMMUNICATOR_BYTES
+    assert gen.own.kv_cache == (reserved - gen.own.weights - gen.own.activations
+                                - gen.own.logits - COMMUNICATOR_BYTES)  # fmt: skip
     # Llama-3.1-8B KV per token per rank at TP 2: 2 (K, V) x 32 layers x 4 KV heads x 128 x
     # 2 B = 65,536 B; a 2048-token sequence (128 blocks of 16) holds 128 MiB; each of the 4
     # replicas owns 512 / 4 = 128 sequences, and vLLM's max_num_seqs is 256

@@ -354,3 +354,11 @@ def test_published_example_setups_fit(args):
         s: (v["memory_bytes_per_device"], v["binding_term"])
         for s, v in estimate["stages"].items()
     }
+
+
+def test_verl_token_budget_reaches_the_engine() -> None:
+    # verl/trainer/config/rollout/rollout.yaml @14227201e: max_num_batched_tokens 8192 (the
+    # preset's), passed to vllm.LLM by vllm_rollout_spmd.py; another value becomes the flag
+    assert "--max-num-batched-tokens" not in _flags(import_verl(VERL))
+    f = _flags(import_verl(VERL, ["actor_rollout_ref.rollout.max_num_batched_tokens=16384"]))
+    assert f["--max-num-batched-tokens"] == 16384

@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
-from rlmcost.frameworks.nemo_rl_vllm import ASYNC_ENGINE_MAX_NUM_SEQS
+from rlmcost.frameworks.nemo_rl_vllm import (
+    ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS,
+    ASYNC_ENGINE_MAX_NUM_SEQS,
+)
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import recipe
 
@@ -57,3 +60,13 @@ def test_rows_with_the_async_engine_run_128_sequences_per_engine() -> None:
         flags = dict(q.flags)
         want = 32 if "fp8-512gpu" in r["id"] and "deepseek" in r["id"] else 128
         assert flags["--max-num-seqs"] == want, r["id"]
+
+
+def test_the_async_engine_budget_is_engine_context_2048_tokens() -> None:
+    # vLLM SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048 for the ENGINE_CONTEXT path;
+    # vllm.LLM (LLM_CLASS) leaves it to vLLM's device default (rlmcost.deployment.vllm_profile)
+    assert ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS == 2048
+    assert _flags([f"{G}.vllm_cfg.async_engine=true"])["--max-num-batched-tokens"] == 2048
+    assert "--max-num-batched-tokens" not in _flags([])
+    given = [f"{G}.vllm_cfg.async_engine=true", f"{G}.vllm_kwargs.max_num_batched_tokens=8192"]
+    assert _flags(given)["--max-num-batched-tokens"] == 8192

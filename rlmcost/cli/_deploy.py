@@ -56,6 +56,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_dtype",
     "enforce_eager",
     "max_num_seqs",
+    "max_num_batched_tokens",
     "sequences_per_call",
     "tp_gather_layers",
     "speculative_tokens",

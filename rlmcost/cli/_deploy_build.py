@@ -92,6 +92,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["dtype"] = str(opts["rollout_dtype"]).lower()
     if opts.get("max_num_seqs") is not None:
         engine["max_num_seqs"] = opts["max_num_seqs"]
+    if opts.get("max_num_batched_tokens") is not None:
+        engine["max_num_batched_tokens"] = opts["max_num_batched_tokens"]
     if opts.get("sequences_per_call") is not None:
         engine["sequences_per_call"] = opts["sequences_per_call"]
     if opts.get("tp_gather_layers") is not None:

@@ -71,9 +71,25 @@ def engine_options(p: str) -> dict[str, Any]:
                 int | None,
                 typer.Option(
                     help="Sequences an engine replica decodes at once at most (vLLM "
-                    "max_num_seqs; default 256). NeMo RL's async engine (vllm_cfg.async_engine) "
+                    "max_num_seqs; default 256; NeMo RL's vllm.LLM: 1024 on GPUs of >= 70 GiB "
+                    "other than A100). NeMo RL's async engine (vllm_cfg.async_engine) "
                     "runs vLLM's ENGINE_CONTEXT default of 128 (SchedulerConfig."
                     "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393): `rlmcost import nemo-rl` sets it.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "max_num_batched_tokens": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="vLLM's token budget per step (max_num_batched_tokens): prefill "
+                    "chunks and the forward its start-up memory profile runs, whose peak comes "
+                    "out of the KV pool (rlmcost.deployment.vllm_profile). Default: vLLM's "
+                    "offline one, 16384 on GPUs of >= 70 GiB other than A100, else 8192 (verl: "
+                    "8192; NeMo RL's async engine: 2048, set by `rlmcost import nemo-rl`).",
                     min=1,
                     rich_help_panel=p,
                 ),

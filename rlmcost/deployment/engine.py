@@ -76,6 +76,11 @@ class EngineSpec(BaseModel):
     )
     max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
+    max_num_batched_tokens: int | None = Field(
+        default=None, ge=1, description="vLLM's token budget per step, the size of the forward "
+        "its start-up memory profile runs (rlmcost.deployment.vllm_profile); None = vLLM's "
+        "offline default for the device: 16384 on GPUs of >= 70 GiB other than A100, else 8192"
+    )
     sleep: bool = Field(default=True, description="free the engine's memory during training")
     sequences_per_call: int | None = Field(
         default=None, ge=1, description="sequences per generate() call the trainer hands a "

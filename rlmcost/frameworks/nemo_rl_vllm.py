@@ -4,14 +4,16 @@ leaves it unset, which depends on how NeMo RL builds the engine.
 * ``vllm_cfg.async_engine: false``: ``vllm.LLM`` (``nemo_rl/models/generation/vllm/
   vllm_worker.py``), whose usage context ``LLM_CLASS`` gets vLLM's large defaults (1024
   sequences on GPUs of >= 70 GiB that are not A100; rlmcost.perf.rl_constants
-  ``VLLM_LARGE_GPU_MAX_NUM_SEQS``); the importer leaves rlmcost's engine default.
+  ``VLLM_LARGE_GPU_MAX_NUM_SEQS``): the nemo-rl preset's 1024, and vLLM's device default
+  token budget (:func:`rlmcost.deployment.vllm_profile.llm_class_defaults`).
 * ``vllm_cfg.async_engine: true``: ``AsyncLLM.from_engine_args(engine_args, stat_loggers=...)``
   (``nemo_rl/models/generation/vllm/vllm_worker_async.py`` ``_create_engine`` at v0.6.0 and
   v0.7.0), no usage context given, so vLLM's default ``UsageContext.ENGINE_CONTEXT`` applies
   (``vllm/v1/engine/async_llm.py`` ``from_engine_args``). ``EngineArgs.get_batch_defaults``
   (``vllm/engine/arg_utils.py``) lists defaults for ``LLM_CLASS`` and ``OPENAI_API_SERVER``
   only, so an unset ``max_num_seqs`` falls through to ``SchedulerConfig.DEFAULT_MAX_NUM_SEQS``,
-  128 (:data:`ASYNC_ENGINE_MAX_NUM_SEQS`), and the prefill budget to 2048 tokens. vLLM PR
+  128 (:data:`ASYNC_ENGINE_MAX_NUM_SEQS`), and the prefill budget to 2048 tokens
+  (:data:`ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS`). vLLM PR
   37393 (2026-03-18, closed: "silently fell through to ``SchedulerConfig.
   DEFAULT_MAX_NUM_SEQS=128``") and NeMo RL PR 4221 (2026-09-21, open, vLLM v0.26: the async
   generation worker "takes the ENGINE_CONTEXT path", 128 sequences against ``LLM_CLASS``'s
@@ -29,10 +31,26 @@ ASYNC_ENGINE_MAX_NUM_SEQS = 128
 """vLLM ``SchedulerConfig.DEFAULT_MAX_NUM_SEQS``: an ``AsyncLLM`` built without a usage context
 runs at most this many sequences at once (module doc; a framework default, not a measurement)."""
 
+ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS = 2048
+"""vLLM ``SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS``: the same engine's token budget per
+step, so its prefill chunks and the forward of its start-up memory profile
+(:mod:`rlmcost.deployment.vllm_profile`) are 2048 tokens (module doc)."""
+
 
 def engine_max_num_seqs(r: Reader, q: ImportedQuery, g: str) -> None:
-    """``--max-num-seqs`` from ``{g}.vllm_kwargs.max_num_seqs``, else, for NeMo RL's async
-    engine, vLLM's ``ENGINE_CONTEXT`` default (module doc); ``g`` is ``policy.generation``."""
+    """``--max-num-seqs`` and ``--max-num-batched-tokens`` from ``{g}.vllm_kwargs``, else, for
+    NeMo RL's async engine, vLLM's ``ENGINE_CONTEXT`` defaults (module doc); ``g`` is
+    ``policy.generation``."""
+    budget = r.integer(f"{g}.vllm_kwargs.max_num_batched_tokens", None)
+    if budget is not None:
+        q.convert(f"{g}.vllm_kwargs.max_num_batched_tokens={budget}",
+                  "--max-num-batched-tokens", budget, "vLLM's token budget per step")
+    elif r.flag(f"{g}.vllm_cfg.async_engine", False):
+        q.convert(f"{g}.vllm_cfg.async_engine=true", "--max-num-batched-tokens",
+                  ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS,
+                  "AsyncLLM.from_engine_args without a usage context: vLLM's ENGINE_CONTEXT "
+                  "token budget of 2048 per step (SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_"
+                  "TOKENS), not LLM_CLASS's 16384")  # fmt: skip
     given = r.integer(f"{g}.vllm_kwargs.max_num_seqs", None)
     if given is not None:
         q.convert(f"{g}.vllm_kwargs.max_num_seqs={given}", "--max-num-seqs", given,

@@ -116,6 +116,13 @@ PRESETS: dict[Framework, Preset] = {
                 f"{_VERL_YAML}: rollout.max_num_seqs: 1024",
             ),
             Default(
+                "engine.max_num_batched_tokens",
+                8192,
+                "--max-num-batched-tokens 8192",
+                f"{_VERL_YAML}: rollout.max_num_batched_tokens: 8192, passed to vllm.LLM "
+                "(verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py @14227201e)",
+            ),
+            Default(
                 "engine.sleep", True, "--sleep", f"{_VERL_YAML}: rollout.free_cache_engine: True"
             ),
             Default(
@@ -461,6 +468,16 @@ PRESETS: dict[Framework, Preset] = {
                 0.6,
                 "--gpu-memory-utilization 0.6",
                 f"{_NEMO_YAML}: generation.vllm_cfg.gpu_memory_utilization: 0.6",
+            ),
+            Default(
+                "engine.max_num_seqs",
+                1024,
+                "--max-num-seqs 1024",
+                "nemo_rl/models/generation/vllm/vllm_worker.py: vllm.LLM(**llm_kwargs) without "
+                "max_num_seqs, so vLLM's UsageContext.LLM_CLASS default applies: 1024 on GPUs of "
+                ">= 70 GiB other than A100 (vllm/engine/arg_utils.py, vLLM 0.9.0-0.20.0 as NeMo RL "
+                "v0.3-v0.7 pin it; rlmcost.deployment.vllm_profile), 256 on A100 and smaller "
+                "(give --max-num-seqs 256 there); the async engine's 128 comes from the importer",
             ),
             Default(
                 "engine.sleep",

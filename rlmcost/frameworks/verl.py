@@ -50,7 +50,7 @@ IGNORED = (
     f"{ROLLOUT}.top_k", f"{ROLLOUT}.top_p", f"{ROLLOUT}.use_fire_sampling",
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
     f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format",
-    f"{ROLLOUT}.max_num_batched_tokens", f"{ROLLOUT}.max_model_len",
+    f"{ROLLOUT}.max_model_len",
     f"{ROLLOUT}.log_prob_micro_batch_size",
     f"{ROLLOUT}.disable_log_stats", f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
     f"{ROLLOUT}.engine_kwargs", f"{ROLLOUT}.val_kwargs", f"{ROLLOUT}.chat_scheduler",
@@ -380,3 +380,6 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
     if seqs != 1024:
         q.set("--max-num-seqs", seqs)
+    budget = r.integer(f"{ROLLOUT}.max_num_batched_tokens", 8192)  # rollout.yaml: 8192
+    if budget != 8192:
+        q.set("--max-num-batched-tokens", budget)

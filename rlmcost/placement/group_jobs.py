@@ -52,8 +52,10 @@ from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import host_options
+from rlmcost.perf.engine_step import CHUNK_TOKENS
 from rlmcost.perf.generation import Engine, EngineOptions
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.engine_budget import batched_tokens
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
     dschat_floor_s,
@@ -206,8 +208,10 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
 
 
 def engine_model(g: GroupModel, task: Task) -> Engine:
-    """The generation replica's engine model (its TP and EP degrees); HF ``generate`` and an
-    engine with ``enforce_eager`` run eager kernels: a step lasts at least their launch time
+    """The generation replica's engine model (its TP and EP degrees; vLLM prefills in chunks of
+    its ``max_num_batched_tokens``, :func:`~rlmcost.placement.engine_budget.batched_tokens`); HF
+    ``generate`` and an engine with ``enforce_eager`` run eager kernels: a step lasts at least
+    their launch time
     (:func:`~rlmcost.perf.eager_launch.eager_launch_s`, dense and MoE layers apart); vLLM's
     per-request host work is on the step's critical path (``VLLM_HOST_S_PER_SEQUENCE``) when
     the framework calls ``LLM.generate`` in process, a floor under the step when it streams
@@ -228,6 +232,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
+        chunk_tokens=batched_tokens(g) if vllm else CHUNK_TOKENS,
     )  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,

@@ -23,7 +23,6 @@ from rlmcost.deployment.kinds import PHASE_OFFLOADS, EngineKind
 from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION, EngineSpec
 from rlmcost.deployment.terms import (
     engine_slots,
-    kv_pool_bytes,
     overhead_bytes,
     pool_tokens,
     refit_buffer_bytes,
@@ -42,6 +41,7 @@ from rlmcost.placement.breakdown_ops import (
     with_terms,
 )
 from rlmcost.placement.device_groups import Task
+from rlmcost.placement.engine_budget import engine_budget
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_offload import GroupOffload
@@ -339,15 +339,12 @@ class GroupMemory(GroupOffload):
     def engine_memory(self, task: Task, share: int) -> tuple[int, MemoryBreakdown]:
         """The engine's sequences at once per replica and its bytes per device: it reserves
         ``gpu_memory_utilization`` of the device (:func:`~rlmcost.deployment.terms.
-        reservation_bytes`); the weights and the workspace of one sequence per replica (the
-        transient buffer of a prefill, the sampler's logits) come out of it, and the rest is
+        reservation_bytes`); the weights and the engine's workspace come out of it (vLLM: its
+        start-up profile run, :mod:`rlmcost.placement.engine_budget`), and the rest is
         the KV-cache pool (:func:`~rlmcost.deployment.terms.kv_pool_bytes`), which holds
         :func:`~rlmcost.deployment.terms.engine_slots` sequences. When the pool cannot hold one
         sequence the bytes are what one sequence needs, and the group reports the problem."""
-        replicas = self.replicas(task)
-        one = self.own(task, replicas)
-        workspace = one.activations + one.logits + one.buffers
-        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
+        one, pool = engine_budget(self, task)
         layout = self.layouts[task.index]
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
@@ -372,10 +369,8 @@ class GroupMemory(GroupOffload):
         admission (``new_token_ratio``, sglang ``schedule_policy.py``) is not modelled."""
         if self.engine_task is not task or self.engine.kind is not EngineKind.VLLM:
             return None
-        one = self.own(task, self.replicas(task))
+        one, pool = engine_budget(self, task)
         cp, block = self.layouts[task.index].cp, self.engine.block_size
-        workspace = one.activations + one.logits + one.buffers
-        pool = kv_pool_bytes(self.reservation, one.weights, workspace)
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
         return Paged(tokens * cp, block * cp, self.s.counting)
 

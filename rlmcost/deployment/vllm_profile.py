@@ -1,0 +1,116 @@
+"""vLLM's KV-cache pool as vLLM sizes it, and its batch defaults by device.
+
+vLLM V1 sizes the pool once, at start-up (``vllm/v1/worker/gpu_worker.py``
+``Worker.determine_available_memory``, v0.9 to v0.20; the ``memory_profiling`` context of
+``vllm/utils`` from v0.10):
+
+    available_kv_cache_memory = total_memory x gpu_memory_utilization
+                                - (weights + torch_peak_increase + non_torch_increase)
+
+* ``torch_peak_increase``: the PyTorch peak of ``GPUModelRunner.profile_run``
+  (``vllm/v1/worker/gpu_model_runner.py``): a dummy forward of ``max_num_batched_tokens``
+  tokens (``_dummy_run(self.max_num_tokens)``), then on the last pipeline stage the sampler's
+  dummy run over ``min(max_num_seqs, max_num_batched_tokens)`` rows of full-vocabulary logits
+  (``_dummy_sampler_run``; the logits are gathered whole on every TP rank,
+  ``LogitsProcessor._gather_logits``, and upcast to fp32 by ``Sampler``). The forward's
+  transients are freed before the sampler runs, so the peak is the larger of the two
+  (:func:`profile_peak_bytes`). rlmcost prices the forward with its own inference buffer
+  (``blocks.memory_inference_buffer``: one layer's transients for the token count, TP-sharded)
+  and the sampler with its log-prob peak (:func:`~rlmcost.deployment.terms.logits_peak_bytes`,
+  materialized forward: bf16 logits, their fp32 copy and the fp32 softmax, 10 B a logit).
+* ``non_torch_increase``: memory outside PyTorch's allocator that appeared since the worker's
+  start (NCCL communicators, custom all-reduce buffers, cuBLAS workspaces); the CUDA context
+  is in the baseline, not in the increase. Priced as rlmcost's communicator buffers
+  (:data:`~rlmcost.deployment.overhead.COMMUNICATOR_BYTES`, 512 MiB) when the replica spans
+  more than one GPU, else 0: vLLM's own logs put it at 0.05-0.35 GiB on one GPU (vLLM PR 12126,
+  Llama-3.2-11B on H100: "non_torch_memory takes 0.16GiB") and about 0.9 GiB on a Ray TP
+  replica (a DeepSeek-V2.5 log on A100-40GB: "non_torch_memory takes 0.93GiB").
+* CUDA graphs are captured after the KV cache is allocated (``compile_or_warm_up_model``
+  after ``initialize_from_config``), inside the ``1 - gpu_memory_utilization`` left over, in
+  every release the frameworks here pin (NeMo RL v0.3-v0.7: vLLM 0.9.0-0.20.0, pyproject.toml;
+  verl: ``vllm>=0.7.3,<=0.9.1`` in setup.py @14227201e, ``>=0.8.5,<=0.12.0`` @b178a3cd5).
+  vLLM 0.21.0 turned ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` on by default
+  (vLLM PR 30515, the log line "CUDA graph memory profiling is enabled (default since
+  v0.21.0)"), which subtracts the graphs' estimate too: not modelled (no framework pins it).
+
+Batch defaults (``vllm/engine/arg_utils.py`` ``EngineArgs._set_default_args`` /
+``get_batch_defaults``, v0.9-v0.20): offline ``vllm.LLM`` (``UsageContext.LLM_CLASS``) runs
+``max_num_seqs`` 1024 and ``max_num_batched_tokens`` 16384 on GPUs of at least 70 GiB whose
+name is not A100 (H100, H200, H20, B200, GB200; PR 12369 set them for H100/H200 by name, PR
+16158 kept 1024 sequences there, PR 17885 of 2025-05-09, before v0.9.0, the A100 exception of
+the memory rule), else 256 and 8192 (:func:`llm_class_defaults`).
+
+Light to import: integer arithmetic only.
+"""
+
+from __future__ import annotations
+
+from rlmcost.choices import Dtype
+from rlmcost.deployment.overhead import COMMUNICATOR_BYTES
+from rlmcost.deployment.spec import LogitsMode
+from rlmcost.deployment.terms import logits_peak_bytes
+
+LARGE_GPU_BYTES = 70 * 1024**3
+"""vLLM's threshold for its large batch defaults: ``device_memory >= 70 * GiB_bytes`` and
+"a100" not in the device name (``vllm/engine/arg_utils.py``, v0.9-v0.20)."""
+
+LLM_CLASS_LARGE = (1024, 16384)
+"""``(max_num_seqs, max_num_batched_tokens)`` of ``UsageContext.LLM_CLASS`` on large GPUs."""
+
+LLM_CLASS_SMALL = (256, 8192)
+"""``(max_num_seqs, max_num_batched_tokens)`` of ``UsageContext.LLM_CLASS`` elsewhere."""
+
+
+def llm_class_defaults(device_bytes: int, device_name: str) -> tuple[int, int]:
+    """vLLM's offline defaults ``(max_num_seqs, max_num_batched_tokens)`` for a device of
+    ``device_bytes`` named ``device_name`` (module doc).
+
+    >>> llm_class_defaults(85_520_809_984, "h100-sxm")
+    (1024, 16384)
+    >>> llm_class_defaults(85_899_345_920, "a100-80gb")
+    (256, 8192)
+    """
+    large = device_bytes >= LARGE_GPU_BYTES and "a100" not in device_name.lower()
+    return LLM_CLASS_LARGE if large else LLM_CLASS_SMALL
+
+
+def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    """Rows of the profile run's dummy sampler: ``min(max_num_seqs, max_num_batched_tokens)``
+    (``GPUModelRunner._dummy_sampler_run``)."""
+    return min(max_num_seqs, max_num_batched_tokens)
+
+
+def profile_peak_bytes(
+    forward_bytes: int, rows: int, vocab: int, activation_dtype: Dtype, logits_dtype: Dtype
+) -> int:
+    """PyTorch's peak during vLLM's ``profile_run`` per device: the larger of the dummy
+    forward's transients (``forward_bytes``) and the dummy sampler's logits over ``rows`` rows
+    of the whole ``vocab`` (materialized forward log-prob peak, module doc). Exact ints.
+
+    >>> profile_peak_bytes(10**9, 256, 128_256, Dtype.BF16, Dtype.FP32)  # 256 x V x 10 B
+    1000000000
+    >>> profile_peak_bytes(0, 1024, 151_936, Dtype.BF16, Dtype.FP32)
+    1555824640
+    """
+    sampler = logits_peak_bytes(
+        rows, vocab, False, LogitsMode.MATERIALIZED, activation_dtype, logits_dtype, rows
+    )
+    return max(forward_bytes, sampler)
+
+
+def non_torch_bytes(gpus_per_replica: int) -> int:
+    """Memory outside PyTorch that vLLM's profile adds (module doc): the communicator buffers
+    when the replica spans more than one GPU, else 0."""
+    return COMMUNICATOR_BYTES if gpus_per_replica > 1 else 0
+
+
+def available_kv_bytes(
+    reserved: int, weights: int, profile_peak: int, non_torch: int
+) -> int:
+    """``determine_available_memory``: the reservation minus the weights, the profile run's
+    peak and the non-torch memory; negative when they do not fit.
+
+    >>> available_kv_bytes(48 * 2**30, 16 * 2**30, 2**30, 0) == 31 * 2**30
+    True
+    """
+    return reserved - weights - profile_peak - non_torch

@@ -1,0 +1,71 @@
+"""An engine replica's reservation split into weights, workspace and KV-cache pool, per device.
+
+vLLM (:mod:`rlmcost.deployment.vllm_profile`): the workspace is the peak of its start-up
+profile run, a dummy forward of ``max_num_batched_tokens`` tokens (priced by the compiled
+inference buffer, :func:`rlmcost.compiled.memory.memory_per_stage`, in the engine's layout)
+or the dummy sampler's logits, whichever is larger, plus the memory outside PyTorch
+(communicators) when a replica spans GPUs. Under pipeline parallelism the sampler runs on the
+last stage only; it is taken on every stage here (the most loaded stage's forward beside it),
+an upper bound for the other stages. Other engines (SGLang) keep rlmcost's earlier
+workspace: one sequence's prefill transients and sampler logits (SGLang's
+``mem_fraction_static`` reservation is not profiled the same way; not modelled).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.terms import kv_pool_bytes
+from rlmcost.deployment.vllm_profile import (
+    available_kv_bytes,
+    llm_class_defaults,
+    non_torch_bytes,
+    profile_peak_bytes,
+    sampler_rows,
+)
+from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
+
+if TYPE_CHECKING:
+    from rlmcost.placement.device_groups import Task
+    from rlmcost.placement.group_memory import GroupMemory
+
+
+def batched_tokens(g: GroupMemory) -> int:
+    """The engine's ``max_num_batched_tokens``: given, else vLLM's offline default for the
+    group's device (:func:`~rlmcost.deployment.vllm_profile.llm_class_defaults`)."""
+    given = g.engine.max_num_batched_tokens
+    return given if given is not None else llm_class_defaults(
+        g.s.capacity_bytes, g.s.hardware.name
+    )[1]
+
+
+def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
+    """``(one, pool)``: one replica's bytes per device without its KV cache (weights and the
+    workspace the engine takes before the pool: ``activations``, ``logits``, ``buffers``) and
+    the KV-cache pool left of the reservation (negative when it does not fit). For vLLM the
+    workspace is the profile run's (module doc): ``activations`` the dummy forward,
+    ``logits`` what the sampler's peak adds above it; the non-torch memory comes out of the
+    pool but stays out of ``one``: the device's communicator buffers are already in its
+    ``overhead`` (:func:`~rlmcost.deployment.terms.overhead_bytes`), counted once."""
+    replicas = g.replicas(task)
+    one = g.own(task, replicas)
+    if g.engine.kind is not EngineKind.VLLM:
+        workspace = one.activations + one.logits + one.buffers
+        return one, kv_pool_bytes(g.reservation, one.weights, workspace)
+    layout = g.layouts[task.index]
+    workload = g.workload(task)
+    tokens = batched_tokens(g)
+    stages = memory_per_stage(g.s.arch(task.role), layout, Mode.GENERATE, layout.dp, tokens,
+                              workload, task.invocation.model_head)  # fmt: skip
+    forward = max(m.activations for m in stages)
+    rows = sampler_rows(g.engine.max_num_seqs, tokens)
+    vocab = int(g.s.arch(task.role).vocab)
+    peak = profile_peak_bytes(forward, rows, vocab, workload.activation_dtype,
+                              workload.logits_dtype)  # fmt: skip
+    other = non_torch_bytes(layout.tp * layout.pp)
+    profiled = replace(one, activations=forward, logits=peak - forward)
+    pool = available_kv_bytes(g.reservation, one.weights, peak, one.buffers + other)
+    return profiled, pool
