@@ -77,11 +77,16 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
                 raise SpecError("--timeline and --plot need a model: drop --symbolic")
             _symbolic(alg.name, opts)
             return
-        if plot:
+        if plot is not None:
             from rlmcost.reports.timeline_plot import check_path
 
             check_path(plot)
+        from rlmcost.cli._deploy_build import unused_generation_flags
+
+        unused = unused_generation_flags(opts, alg.name, alg.offline)
         result = _evaluate(opts, alg)
+        if unused:
+            note(f"note: {unused}")
         if plot:
             _plot(result, plot)
         if opts["json_out"]:

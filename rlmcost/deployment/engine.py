@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.perf.speculative import MTP, MTP_ACCEPTANCE
+from rlmcost.specs.limits import MAX_SPECULATIVE_TOKENS
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -101,9 +102,10 @@ class EngineSpec(BaseModel):
         "refit, else a copy over the links"
     )
     speculative_tokens: int = Field(
-        default=0, ge=0, description="draft tokens per decode step, verified by the model in "
-        "one forward over N + 1 positions (vLLM speculative_config num_speculative_tokens); "
-        "0 = no speculative decoding (perf.speculative)"
+        default=0, ge=0, le=MAX_SPECULATIVE_TOKENS, description="draft tokens per decode "
+        "step, verified by the model in one forward over N + 1 positions (vLLM "
+        "speculative_config num_speculative_tokens); 0 = no speculative decoding "
+        "(perf.speculative)"
     )
     speculative_draft: str = Field(
         default=MTP, description="what drafts: 'mtp' (the checkpoint's multi-token-prediction "

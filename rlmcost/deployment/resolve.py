@@ -15,6 +15,7 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_PROMPT_LEN, DEFAUL
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.specs import ModelSpec, Workload, get_model
+from rlmcost.specs.limits import MAX_SEQUENCES, check_count
 from rlmcost.specs.validation import build
 
 
@@ -61,6 +62,8 @@ def resolve_workload(
         if v is not None
     }
     resolved = build(Workload, {**base.model_dump(), **changes}, "workload")
+    check_count("sequences per iteration B x K", resolved.sequences, MAX_SEQUENCES,
+                "lower --batch or --group")
     if not samples_group and resolved.samples_per_prompt != 1:
         raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
     if resolved.samples_per_prompt < alg.min_group:

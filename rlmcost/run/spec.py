@@ -24,6 +24,7 @@ is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to im
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,15 @@ class ClusterSpec(BaseModel):
         "rlmcost.specs.prices (e.g. {'h100': 2.5, 'h20': 1.2})",
     )
 
+    @field_validator("gpus", "dp")
+    @classmethod
+    def _at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
+        from rlmcost.specs.limits import MAX_GPUS, check_count
+
+        if v is not None:
+            check_count(f"{info.field_name}", v, MAX_GPUS, f"give fewer --{info.field_name}")
+        return v
+
     @field_validator("prices")
     @classmethod
     def _prices(cls, v: dict[str, float]) -> dict[str, float]:
@@ -264,12 +274,14 @@ class Run(BaseModel):
         return json.dumps(self.to_json(), indent=2) + "\n"
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], where: str = "run") -> Run:
-        """A Run from a mapping; SpecError naming the first bad field."""
+    def from_data(cls, data: dict[str, Any], where: str = "run",
+                  flags: Mapping[str, str] | None = None) -> Run:  # fmt: skip
+        """A Run from a mapping; SpecError naming the first bad field (by the flag that set
+        it, where ``flags`` maps its dotted path to one: the command line's Runs)."""
         from rlmcost.run.defaults import with_framework_defaults
         from rlmcost.specs.validation import build
 
-        return build(cls, with_framework_defaults(data), where)
+        return build(cls, with_framework_defaults(data), where, flags)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
