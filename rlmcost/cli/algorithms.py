@@ -229,7 +229,9 @@ def _compare_run() -> Any:
     names_param = inspect.Parameter(
         "names",
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        annotation=Annotated[list[str], typer.Argument(help="Algorithms, e.g. ppo grpo dpo.")],
+        annotation=Annotated[list[str], typer.Argument(
+            metavar="ALGORITHM",
+            help="Algorithms, e.g. ppo grpo dpo (see `rlmcost algorithms`).")],
     )
     skip = ("symbolic", *PLACEMENT_OPTIONS)
     table = {k: v for k, v in flag_table(None).items() if k not in skip}

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
@@ -131,6 +138,16 @@ class EngineSpec(BaseModel):
             raise ValueError(f"draft model {self.speculative_draft!r}: give its acceptance "
                              "(--speculative-acceptance P); it depends on the pair")
         return self
+
+    @field_validator("tp", "pp", "ep")
+    @classmethod
+    def _degree_at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
+        from rlmcost.specs.limits import MAX_GPUS, check_count
+
+        if v is not None:
+            check_count(f"engine {info.field_name} degree", v, MAX_GPUS,
+                        f"give a smaller --rollout-{info.field_name}")  # fmt: skip
+        return v
 
     @field_validator("dtype")
     @classmethod

@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
@@ -222,6 +222,20 @@ class Run(BaseModel):
     cluster: ClusterSpec = Field(default_factory=ClusterSpec)
     attention: AttnCounting = AttnCounting.FULL
     tp_per_model: bool = False
+
+    @model_validator(mode="after")
+    def _context_split(self) -> Run:
+        """A context-parallel degree above the tokens of a sequence (S + T) leaves ranks with
+        no token: each CP rank holds S+T / P_c of every sequence (Megatron-core's context
+        parallelism), so the numbers would be silently wrong; an error instead."""
+        from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN, DEFAULT_RESPONSE_LEN
+
+        w, cp = self.workload, self.deployment.train.cp
+        tokens = (w.prompt_len or DEFAULT_PROMPT_LEN) + (w.response_len or DEFAULT_RESPONSE_LEN)
+        if cp > tokens:
+            raise ValueError(f"--cp {cp} splits each {tokens:,}-token sequence (S + T) over "
+                             f"more ranks than it has tokens; give --cp {tokens} or less")
+        return self
 
     # -- derived --------------------------------------------------------------------------------
 
