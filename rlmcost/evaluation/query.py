@@ -38,7 +38,9 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
     >>> e.gpus, e.fits, str(e.dominant_stage)
     (8, False, 'generation')
     """
-    result = evaluate_deployment(run, efficiency=efficiency)
+    from rlmcost.run.spec import require_run
+
+    result = evaluate_deployment(require_run(run, "rlmcost.evaluate"), efficiency=efficiency)
     trainer = trainer_layout(run)
     return from_placement(result, result.algorithm, trainer.layout, run.algorithm.options(),
                           run.attention, trainer.notes, run=run)  # fmt: skip

@@ -295,7 +295,10 @@ class Run(BaseModel):
         from rlmcost.run.defaults import with_framework_defaults
         from rlmcost.specs.validation import build
 
-        return build(cls, with_framework_defaults(data), where, flags)
+        if not isinstance(data, Mapping):
+            raise SpecError(f"{where}: a Run is a mapping of algorithm, models, workload, "
+                            f"deployment, cluster; got {type(data).__name__}")  # fmt: skip
+        return build(cls, with_framework_defaults(dict(data)), where, flags)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
@@ -311,6 +314,16 @@ class Run(BaseModel):
         from rlmcost.run.command import to_command
 
         return to_command(self, command)
+
+
+def require_run(run: object, where: str) -> Run:
+    """``run`` when it is a :class:`Run`; else a SpecError saying how to make one (a mapping
+    goes through ``Run.from_data``, a file through ``rlmcost.load_run``)."""
+    if not isinstance(run, Run):
+        raise SpecError(f"{where} takes a rlmcost.Run, got {type(run).__name__}; build one "
+                        "with rlmcost.Run.from_data({...}), Run.from_yaml(text) or "
+                        "rlmcost.load_run(path)")  # fmt: skip
+    return run
 
 
 def _document(text: str, where: str) -> dict[str, Any]:
