@@ -35,19 +35,6 @@ def require_model(opts: dict[str, Any]) -> str:
     return str(opts["model"])
 
 
-def _model_named(flag: str, name: str) -> str:
-    """``name`` when it names a model (built-in or config.json); else the registry's
-    SpecError with the flag that gave it, so the message says which role's model to mend."""
-    from rlmcost.errors import SpecError
-    from rlmcost.specs import get_model
-
-    try:
-        get_model(name)
-    except SpecError as exc:
-        raise SpecError(f"{flag} {name!r}: {exc}") from None
-    return name
-
-
 def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
     """The algorithm options the flags give for ``alg``: each flag given, else
     ``--framework``'s implied option (:func:`~rlmcost.frameworks.presets.preset_options`:
@@ -87,7 +74,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     models: dict[str, Any] = {"actor": opts["model"]}
     for key, role in _ROLES.items():
         if opts.get(key) is not None and not (key == "reward" and rule):
-            models[role] = _model_named(f"--{key}", opts[key])
+            models[role] = opts[key]
     workload = {
         "prompts": opts.get("batch"),
         "samples_per_prompt": opts.get("group"),
