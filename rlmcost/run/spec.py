@@ -184,6 +184,16 @@ class ClusterSpec(BaseModel):
         "rlmcost.specs.prices (e.g. {'h100': 2.5, 'h20': 1.2})",
     )
 
+    @field_validator("host_bandwidth_gb_per_s")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        import math
+
+        if v is not None and not math.isfinite(v):
+            raise ValueError(f"host bandwidth {v} GB/s per direction must be a finite number, "
+                             "e.g. 64 (PCIe 5.0 x16)")  # fmt: skip
+        return v
+
     @field_validator("gpus", "dp")
     @classmethod
     def _at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
