@@ -319,3 +319,37 @@ def test_the_sweep_covers_the_options_of_the_query_commands():
     assert len(ppo) >= 70
     assert {"--groups", "--length-dist", "--staleness", "--speculative-tokens",
             "--rollout-dtype", "--refit", "--partial-rollout", "--max-num-seqs"} <= ppo
+
+
+FILE_FLAGS = [
+    ["run", "{f}"],
+    ["ppo", "-m", "gpt-2", "--deployment", "{f}"],
+    ["ppo", "-m", "{f}"],
+    ["grpo", "-m", "gpt-2", "--length-dist", "file:{f}"],
+    ["ppo", "-m", "gpt-2", "--price", "{f}"],
+    ["ppo", "-m", "gpt-2", "--calibration", "{f}"],
+    ["import", "verl", "{f}"],
+    ["import", "trl", "{f}"],
+    ["import", "nemo-rl", "{f}"],
+]
+"""Every option or argument that reads a file: given an empty, a binary and a malformed one."""
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\xff\xfe", b":::[\n", b"- 1\n- 2\n", b"3"],
+                         ids=["empty", "binary", "broken-yaml", "a-list", "a-number"])
+def test_files_that_are_not_what_the_flag_reads_are_one_line_errors(content, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "input.json"  # .json: -m takes it as a config.json path
+    path.write_bytes(content)
+    problems = []
+    for args in FILE_FLAGS:
+        if content == b"3" and args[-1] == "file:{f}":
+            continue  # one response length of 3 tokens: a valid lengths file
+        argv = [a.replace("{f}", str(path)) for a in args]
+        r = invoke(argv)
+        found = _check(argv, r)
+        if not found and r.exit_code != 2:
+            found.append(f"accepted (exit {r.exit_code})")
+        problems += [f"{' '.join(argv)}: {p}" for p in found]
+    assert not problems, "\n".join(problems)

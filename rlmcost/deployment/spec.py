@@ -388,5 +388,8 @@ def load_deployment(path: str | Path) -> Deployment:
         raise SpecError(
             f"cannot read deployment file {p}: {exc.strerror}; check the path"
         ) from None
+    except UnicodeDecodeError:
+        raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
+                        "deployment") from None
     data = parse_document(text, str(p))
     return build(Deployment, data, f"deployment {p.name}")

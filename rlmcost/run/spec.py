@@ -352,6 +352,9 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
         text = p.read_text()
     except OSError as exc:
         raise SpecError(f"cannot read run file {p}: {exc.strerror}; check the path") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"run file {p} is not UTF-8 text; give a YAML or JSON Run (or a "
+                        "command's --json output)") from None
     data = parse_document(text, str(p))
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data

@@ -387,6 +387,8 @@ def load_config(path: str | Path) -> ModelSpec:
         raise SpecError(
             f"cannot read {p}: {exc.strerror or exc}; give a readable config.json"
         ) from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{p} is not UTF-8 text; give a transformers config.json") from None
     try:
         cfg = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
