@@ -353,3 +353,20 @@ def test_files_that_are_not_what_the_flag_reads_are_one_line_errors(content, tmp
             found.append(f"accepted (exit {r.exit_code})")
         problems += [f"{' '.join(argv)}: {p}" for p in found]
     assert not problems, "\n".join(problems)
+
+
+DUPLICATES = [
+    ["ppo", "-m", "gpt-2", "--tp", "2", "--tp", "4"],
+    ["ppo", "-m", "gpt-2", "--sleep", "--no-sleep"],
+    ["ppo", "-m", "gpt-2", "-m", "llama-3.2-1b", "--json", "--json"],
+    ["plan", "grpo", "-m", "gpt-2", "--gpus", "8", "--gpus", "16"],
+    ["compare", "ppo", "ppo", "-m", "gpt-2"],
+]
+"""An option given twice: click keeps the last, as `rlmcost import` relies on (its printed
+query states a preset's flag, then the config's override); no traceback either way."""
+
+
+@pytest.mark.parametrize("args", DUPLICATES, ids=[" ".join(a) for a in DUPLICATES])
+def test_repeated_options_end_cleanly(args):
+    r = invoke(args)
+    assert not _check(args, r), (_check(args, r), r.output)
