@@ -198,8 +198,8 @@ def load_profile(path: str | Path, hardware: HardwareSpec | None = None) -> Prof
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise SpecError(
-            f"cannot read calibration profile {path}: {reason}; "
-            "give a file written by `rlmcost calibrate --out FILE`"
+            f"cannot read calibration profile {str(path)!r}: {reason}; "
+            "give --calibration a file written by `rlmcost calibrate --out FILE`"
         ) from None
     try:
         data = json.loads(text)

@@ -317,7 +317,7 @@ def deployment_options() -> dict[str, Any]:
         ),  # fmt: skip
         "in_flight_batches": (
             Annotated[int | None, typer.Option(
-                "--in-flight-batches", rich_help_panel=p,
+                "--in-flight-batches", rich_help_panel=p, min=1,
                 help="With --partial-rollout: batches the engines hold in flight at once, at "
                 "most --staleness (NeMo RL max_trajectory_age_steps); default 1.")],
             None,

@@ -19,6 +19,11 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     from rlmcost.frameworks.presets import framework_name, get_preset
     from rlmcost.specs.validation import build
 
+    if opts.get("deployment_file") is not None and not str(opts["deployment_file"]).strip():
+        from rlmcost.errors import SpecError
+
+        raise SpecError("--deployment '': give the path of a deployment file (YAML or JSON, "
+                        "e.g. the deployment of `rlmcost ppo ... --json`), or drop --deployment")
     framework = framework_name(opts.get("framework"), bool(opts.get("ideal")))
     if framework is None:
         return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
@@ -89,7 +94,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("enforce_eager") is not None:
         engine["eager"] = bool(opts["enforce_eager"])
     if opts.get("rollout_dtype") is not None:
-        engine["dtype"] = str(opts["rollout_dtype"]).lower()
+        engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
     if opts.get("max_num_seqs") is not None:
         engine["max_num_seqs"] = opts["max_num_seqs"]
     if opts.get("max_num_batched_tokens") is not None:
@@ -131,4 +136,52 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["rollout_in_flight"] = int(opts["in_flight_batches"])
     if opts.get("ideal"):
         data["ideal"] = True
-    return build(Deployment, data, "deployment")
+    _check_engine_flags(opts, engine)
+    from rlmcost.run.command import field_flags
+
+    return build(Deployment, data, "deployment", field_flags("deployment"))
+
+
+GENERATION_FLAGS = {
+    "engine": "--engine", "gpu_memory_utilization": "--gpu-memory-utilization",
+    "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp",
+    "rollout_dtype": "--rollout-dtype", "enforce_eager": "--enforce-eager/--cuda-graphs",
+    "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
+    "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
+    "speculative_draft": "--speculative-draft",
+    "speculative_acceptance": "--speculative-acceptance", "refit": "--refit",
+}  # fmt: skip
+"""The options that set the generation engine, which an offline algorithm (DPO and its kin)
+does not run (:func:`unused_generation_flags`). ``--sleep/--no-sleep`` is left out: every
+Run's command line states it (:func:`rlmcost.run.command.to_command`)."""
+
+
+def unused_generation_flags(opts: dict[str, Any], algorithm: str, offline: bool) -> str | None:
+    """A note when engine options are given to an offline algorithm, which generates nothing
+    (Table IV †), so they change no number (a note, not an error: a Run's command line
+    states the engine fields a framework preset set)."""
+    given = [flag for key, flag in GENERATION_FLAGS.items() if opts.get(key) is not None]
+    if not offline or not given:
+        return None
+    return (f"{algorithm} is offline: it generates nothing, so {', '.join(given)} "
+            f"{'has' if len(given) == 1 else 'have'} no effect")  # fmt: skip
+
+
+def _check_engine_flags(opts: dict[str, Any], engine: dict[str, Any]) -> None:
+    """SpecError for an engine option given where it would be ignored without a word: a
+    draft or an acceptance without draft tokens, or Hybrid Engine layer gathering on
+    another engine (``engine``: the engine's fields as the flags left them)."""
+    from rlmcost.deployment.kinds import EngineKind
+    from rlmcost.errors import SpecError
+
+    if not engine.get("speculative_tokens"):
+        for key in ("speculative_draft", "speculative_acceptance"):
+            if opts.get(key) is not None:
+                flag = GENERATION_FLAGS[key]
+                raise SpecError(f"{flag} {opts[key]} has no effect without speculative "
+                                f"decoding: add --speculative-tokens N (draft tokens per "
+                                f"step) or drop {flag}")  # fmt: skip
+    kind = EngineKind(engine.get("kind") or EngineKind.VLLM)
+    if opts.get("tp_gather_layers") is not None and not kind.hybrid_engine:
+        raise SpecError(f"--tp-gather-layers sets DeepSpeed-Chat's Hybrid Engine; the engine "
+                        f"here is {kind}: add --engine ds-hybrid or drop --tp-gather-layers")

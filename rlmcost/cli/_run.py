@@ -118,4 +118,6 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "attention": str(opts.get("attention") or "full"),
         "tp_per_model": placements and opts.get("tp") is None and base.tp == 1,
     }
-    return Run.from_data(data)
+    from rlmcost.run.command import field_flags
+
+    return Run.from_data(data, flags=field_flags())

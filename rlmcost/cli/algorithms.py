@@ -77,11 +77,16 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
                 raise SpecError("--timeline and --plot need a model: drop --symbolic")
             _symbolic(alg.name, opts)
             return
-        if plot:
+        if plot is not None:
             from rlmcost.reports.timeline_plot import check_path
 
             check_path(plot)
+        from rlmcost.cli._deploy_build import unused_generation_flags
+
+        unused = unused_generation_flags(opts, alg.name, alg.offline)
         result = _evaluate(opts, alg)
+        if unused:
+            note(f"note: {unused}")
         if plot:
             _plot(result, plot)
         if opts["json_out"]:
@@ -224,7 +229,9 @@ def _compare_run() -> Any:
     names_param = inspect.Parameter(
         "names",
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        annotation=Annotated[list[str], typer.Argument(help="Algorithms, e.g. ppo grpo dpo.")],
+        annotation=Annotated[list[str], typer.Argument(
+            metavar="ALGORITHM",
+            help="Algorithms, e.g. ppo grpo dpo (see `rlmcost algorithms`).")],
     )
     skip = ("symbolic", *PLACEMENT_OPTIONS)
     table = {k: v for k, v in flag_table(None).items() if k not in skip}

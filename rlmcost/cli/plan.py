@@ -252,11 +252,14 @@ def _space_fields(opts: dict[str, Any]) -> dict[str, Any]:
         text = opts[name]
         if text is None:
             continue
+        have = ", ".join(m.value for m in enum)
         try:
             out[name] = tuple(enum(w.strip()) for w in text.split(",") if w.strip())
         except ValueError:
-            have = ", ".join(m.value for m in enum)
             raise SpecError(f"--{name} {text!r}: use any of {have}, comma-separated") from None
+        if not out[name]:
+            raise SpecError(f"--{name} {text!r} names no value; use any of {have}, "
+                            "comma-separated")  # fmt: skip
     return out
 
 

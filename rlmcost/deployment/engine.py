@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.perf.speculative import MTP, MTP_ACCEPTANCE
+from rlmcost.specs.limits import MAX_SPECULATIVE_TOKENS
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -106,9 +114,10 @@ class EngineSpec(BaseModel):
         "refit, else a copy over the links"
     )
     speculative_tokens: int = Field(
-        default=0, ge=0, description="draft tokens per decode step, verified by the model in "
-        "one forward over N + 1 positions (vLLM speculative_config num_speculative_tokens); "
-        "0 = no speculative decoding (perf.speculative)"
+        default=0, ge=0, le=MAX_SPECULATIVE_TOKENS, description="draft tokens per decode "
+        "step, verified by the model in one forward over N + 1 positions (vLLM "
+        "speculative_config num_speculative_tokens); 0 = no speculative decoding "
+        "(perf.speculative)"
     )
     speculative_draft: str = Field(
         default=MTP, description="what drafts: 'mtp' (the checkpoint's multi-token-prediction "
@@ -134,6 +143,16 @@ class EngineSpec(BaseModel):
             raise ValueError(f"draft model {self.speculative_draft!r}: give its acceptance "
                              "(--speculative-acceptance P); it depends on the pair")
         return self
+
+    @field_validator("tp", "pp", "ep")
+    @classmethod
+    def _degree_at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
+        from rlmcost.specs.limits import MAX_GPUS, check_count
+
+        if v is not None:
+            check_count(f"engine {info.field_name} degree", v, MAX_GPUS,
+                        f"give a smaller --rollout-{info.field_name}")  # fmt: skip
+        return v
 
     @field_validator("dtype")
     @classmethod

@@ -15,6 +15,7 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_PROMPT_LEN, DEFAUL
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.specs import ModelSpec, Workload, get_model
+from rlmcost.specs.limits import MAX_SEQUENCES, check_count
 from rlmcost.specs.validation import build
 
 
@@ -61,6 +62,8 @@ def resolve_workload(
         if v is not None
     }
     resolved = build(Workload, {**base.model_dump(), **changes}, "workload")
+    check_count("sequences per iteration B x K", resolved.sequences, MAX_SEQUENCES,
+                "lower --batch or --group")
     if not samples_group and resolved.samples_per_prompt != 1:
         raise SpecError(f"{alg.name} samples no groups; use a workload with samples_per_prompt=1")
     if resolved.samples_per_prompt < alg.min_group:
@@ -104,7 +107,7 @@ def resolve_models(
     cost critic -> critic, cost/PRM -> reward -> actor, ...). SpecError for a model given
     for a role the algorithm lacks (nor any role falling back to it)."""
     specs: dict[Role, ModelSpec] = {Role.ACTOR: get_model(actor)}
-    explicit = {Role(r): get_model(m) for r, m in given.items() if m is not None}
+    explicit = {Role(r): _model_of(Role(r), m) for r, m in given.items() if m is not None}
 
     for role in explicit:
         if role is Role.ACTOR:
@@ -119,6 +122,20 @@ def resolve_models(
         spec = next((explicit[r] for r in role.chain if r in explicit), specs[Role.ACTOR])
         specs[role] = spec
     return specs
+
+
+_ROLE_FLAGS = {Role.CRITIC: "--critic", Role.REWARD: "--reward", Role.REFERENCE: "--ref",
+               Role.JUDGE: "--judge"}  # fmt: skip
+
+
+def _model_of(role: Role, model: str | ModelSpec) -> ModelSpec:
+    """:func:`get_model` of the model given for ``role``; its SpecError names the role's flag
+    and the value, so the message says which model to mend."""
+    try:
+        return get_model(model)
+    except SpecError as exc:
+        flag = _ROLE_FLAGS.get(role, f"the {role} model")
+        raise SpecError(f"{flag} {model!r}: {exc}") from None
 
 
 def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:

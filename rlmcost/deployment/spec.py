@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
@@ -67,6 +67,17 @@ MIB = 1024**2
 
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
+
+
+def _degree(v: int | None, info: ValidationInfo) -> int | None:
+    """A parallel degree, at most :data:`~rlmcost.specs.limits.MAX_GPUS` (a bound on the
+    input: the layout checks walk the degree's divisors)."""
+    from rlmcost.specs.limits import MAX_GPUS, check_count
+
+    if v is not None:
+        check_count(f"{info.field_name} degree", v, MAX_GPUS,
+                    f"give a smaller {info.field_name}")  # fmt: skip
+    return v
 
 
 class TrainLayout(BaseModel):
@@ -113,6 +124,11 @@ class TrainLayout(BaseModel):
         default=False, description="a vision-language model's tower is not trained (no "
         "backward through it); verl actor.freeze_vision_tower, default False",
     )
+
+    @field_validator("tp", "pp", "cp", "ep", "etp")
+    @classmethod
+    def _degree_at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
+        return _degree(v, info)
 
     def token_budget(self, seq_len: int) -> int | None:
         """Tokens per micro-batch per GPU for sequences of at most ``seq_len`` tokens:
@@ -220,6 +236,15 @@ class GroupLayouts(BaseModel):
     train: TrainLayout | None = None
     forward: TrainLayout | None = None
     engine: EngineSpec | None = None
+
+    @field_validator("gpus")
+    @classmethod
+    def _at_most(cls, v: int, info: ValidationInfo) -> int:
+        from rlmcost.specs.limits import MAX_GPUS, check_count
+
+        members = info.data.get("members", "?")
+        check_count(f"GPUs of group {members}", v, MAX_GPUS, "give it fewer in --groups")
+        return v
 
     @field_validator("hardware")
     @classmethod
@@ -363,5 +388,8 @@ def load_deployment(path: str | Path) -> Deployment:
         raise SpecError(
             f"cannot read deployment file {p}: {exc.strerror}; check the path"
         ) from None
+    except UnicodeDecodeError:
+        raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
+                        "deployment") from None
     data = parse_document(text, str(p))
     return build(Deployment, data, f"deployment {p.name}")

@@ -39,7 +39,12 @@ def evaluate_many(
     >>> [e.groups[0].jobs[-1].layout.tp for e in evaluate_many(runs)]
     [1, 2, 4]
     """
-    runs = list(runs)
+    from rlmcost.run.spec import require_run
+
+    if isinstance(runs, (str, bytes)) or not hasattr(runs, "__iter__"):
+        raise SpecError(f"evaluate_many takes an iterable of rlmcost.Run, got "
+                        f"{type(runs).__name__}")  # fmt: skip
+    runs = [require_run(run, f"evaluate_many (item {i})") for i, run in enumerate(runs)]
     keys = [query_key(run) for run in runs]
     if same_query:
         for i, key in enumerate(keys[1:], start=1):

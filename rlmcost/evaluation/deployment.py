@@ -204,6 +204,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         )
     _extend(notes, speculation_notes(dep))
     _extend(notes, (_unused_refit_note(setup, result),))
+    _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
     _extend(notes, worker_notes(dep, any(t.role is Role.REFERENCE for t in tasks)))
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
@@ -240,6 +241,30 @@ def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:
     return ("--refit disk is not used: no trained model's weights go to an engine on other GPUs "
             "(a co-located engine takes them as the framework refits in place; the weight "
             "sync above is that refit)")
+
+
+def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
+    """One note per training or forward job whose data-parallel ranks outnumber its sequences.
+
+    The memory and time model splits a job's sequences over its dp ranks, rounding up
+    (:func:`rlmcost.parallel.breakdown.data_share`: "fewer sequences than shards: some ranks
+    idle"), so the extra ranks add GPUs, and cost, but no speed; a framework refuses such a
+    batch outright (verl/workers/fsdp_workers.py ``ActorRolloutRefWorker.__init__``:
+    ``ppo_mini_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size``, then
+    ``assert ppo_mini_batch_size > 0, "... should be larger than 0 after normalization"``).
+    Stated, not silent."""
+    out = []
+    for kind in (Kind.TRAIN, Kind.FORWARD):
+        for job in result.jobs_of(kind):
+            dp = job.layout.dp
+            if dp > job.sequences:
+                out.append(
+                    f"{job.task.label()} on {job.task.group}: {job.sequences} sequences over "
+                    f"dp = {dp} data-parallel ranks, so {dp - job.sequences} ranks hold none "
+                    "and idle (their GPUs count in the cost); give fewer GPUs or a larger "
+                    "--batch"
+                )
+    return out
 
 
 def _extend(notes: list[str], new: Iterable[str | None]) -> None:

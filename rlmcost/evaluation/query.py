@@ -38,7 +38,9 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
     >>> e.gpus, e.fits, str(e.dominant_stage)
     (8, False, 'generation')
     """
-    result = evaluate_deployment(run, efficiency=efficiency)
+    from rlmcost.run.spec import require_run
+
+    result = evaluate_deployment(require_run(run, "rlmcost.evaluate"), efficiency=efficiency)
     trainer = trainer_layout(run)
     return from_placement(result, result.algorithm, trainer.layout, run.algorithm.options(),
                           run.attention, trainer.notes, run=run)  # fmt: skip
@@ -50,11 +52,13 @@ def groups_from_text(text: str) -> tuple[GroupLayouts, ...]:
     (members spelled as the parser names them; SpecError for bad syntax)."""
     from rlmcost.deployment.spec import GroupLayouts
     from rlmcost.placement.groups import parse_groups
+    from rlmcost.specs.validation import build
 
     out = []
     for g in parse_groups(text):
         spec = g.spec()
         settings = spec[spec.index("[") + 1 : -1] if g.settings else None
-        out.append(GroupLayouts(members=g.name, gpus=g.gpus or 1, settings=settings,
-                                hardware=g.hardware))  # fmt: skip
+        out.append(build(GroupLayouts, {"members": g.name, "gpus": g.gpus or 1,
+                                        "settings": settings, "hardware": g.hardware},
+                         f"--groups {text!r}"))  # fmt: skip
     return tuple(out)

@@ -109,7 +109,11 @@ def build(
     combine with hybrid, fusion, async and combined. SpecError for combinations that cannot
     work (module docstring).
     """
-    cfg = Config(config) if config is not None else None
+    try:
+        cfg = Config(config) if config is not None else None
+    except ValueError:
+        raise SpecError(f"--placement {config!r}: use one of "
+                        f"{', '.join(c.value for c in Config)}") from None  # fmt: skip
     if cfg is None and groups is None:
         cfg = Config.BASELINE
     if cfg in _ASYNC:

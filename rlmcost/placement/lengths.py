@@ -217,6 +217,9 @@ def _read_lengths(path: str) -> tuple[int, ...]:
             f"--length-dist file:{path}: cannot read it ({exc.strerror}); give a readable file "
             "of response lengths"
         ) from None
+    except UnicodeDecodeError:
+        raise SpecError(f"--length-dist file:{path}: not UTF-8 text; write one length per "
+                        "line") from None
     words = [w for w in re.split(r"[\s,]+", text) if w]
     if not words:
         raise SpecError(f"--length-dist file:{path}: no lengths in it; write one per line")

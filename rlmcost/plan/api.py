@@ -50,6 +50,14 @@ def plan(
     """
     from rlmcost.plan.distributed import Compute
 
+    if model is None or (isinstance(model, str) and not model.strip()):
+        raise SpecError(f"model={model!r}: give a model name (see `rlmcost models`) or a "
+                        "config.json path")  # fmt: skip
+    if algorithm == "train":
+        unknown = sorted(set(kwargs) - _TRAIN_KEYWORDS)
+        if unknown:
+            raise SpecError(f"plan('train', ...): unknown argument(s) {', '.join(unknown)}; "
+                            f"it takes {', '.join(sorted(_TRAIN_KEYWORDS))}")  # fmt: skip
     compute = Compute(kwargs.pop("workers", None), kwargs.pop("cluster", None),
                       kwargs.pop("progress", None))  # fmt: skip
     if algorithm == "train":
@@ -62,6 +70,11 @@ def plan(
     df = result.frame()
     df.attrs["plan"] = result
     return df
+
+
+_TRAIN_KEYWORDS = {"seq", "batch", "space", "refine", "workers", "cluster", "progress"}
+"""The keywords :func:`plan` takes for ``"train"`` (:func:`~rlmcost.plan.train.plan_train`'s
+own, and the compute's)."""
 
 
 def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: str, top: int,

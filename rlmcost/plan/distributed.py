@@ -22,6 +22,7 @@ items of its own keys takes the oldest items waiting, so none idles while items 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -165,14 +166,20 @@ class DaskRunner(Runner):
         if address is not None:
             try:
                 self.client = Client(address, timeout="10s")
-            except OSError as exc:
+            except (OSError, ValueError, TypeError) as exc:  # unreachable or malformed
                 raise SpecError(
-                    f"cannot reach the Dask scheduler at {address} ({exc}); check --cluster"
+                    f"cannot reach the Dask scheduler at {address!r} ({exc}); give --cluster "
+                    "its address, e.g. tcp://host:8786"
                 ) from None
             self.name = f"Dask cluster {address}"
             self.workers = max(1, len(self._addresses()))
         else:
             n = workers or 1
+            most = max(os.cpu_count() or 1, 4)  # one process each: more only queue
+            if n > most:
+                raise SpecError(f"--workers {n}: a local cluster runs one process per worker "
+                                f"and this machine has {os.cpu_count()} CPUs; give at most "
+                                f"{most}, or --cluster ADDRESS for a larger one")  # fmt: skip
             self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                 preload=["rlmcost.plan.dask_worker"],

@@ -182,7 +182,8 @@ def families(alg: Algorithm, names: tuple[str, ...]) -> list[Family]:
             out.append(Family(name, name, stale=name in ("async", "combined")))
         else:
             have = ", ".join([*OWN, *(c for c in table_ix if c != "baseline")])
-            raise SpecError(f"unknown placement family {name!r}; use any of: {have}")
+            raise SpecError(f"--placements: unknown placement family {name!r}; use any of: "
+                            f"{have}")  # fmt: skip
     return out
 
 

@@ -56,6 +56,10 @@ def parse_gpus(text: str | int | list[int] | tuple[int, ...]) -> tuple[int, ...]
             raise SpecError(f"--gpus {text!r} is not a GPU budget; {fix}") from None
     if not counts or any(c < 1 for c in counts):
         raise SpecError(f"--gpus {text}: GPU counts must be positive integers, e.g. 8..64")
+    from rlmcost.specs.limits import MAX_GPUS, check_count
+
+    check_count(f"--gpus {text}: the largest budget", max(counts), MAX_GPUS,
+                "give a smaller range")  # fmt: skip
     return tuple(sorted(set(counts)))
 
 

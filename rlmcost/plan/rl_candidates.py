@@ -128,8 +128,22 @@ def _algorithm(base: Run) -> Any:
 def space_families(base: Run, space: RLSpace) -> list[Family]:
     """The families of ``space`` for ``base``'s algorithm (its ``groups`` family last)."""
     fams = families(_algorithm(base), space.placements)  # ``only`` keeps the variants
-    fams += [free_groups(space.groups)] if space.groups else []  # of the whole set
+    if space.groups:  # of the whole set
+        fams.append(free_groups(space.groups))
+        _check_covered(_algorithm(base), fams[-1])
     return [f for f in fams if not space.only or f.name in space.only]
+
+
+def _check_covered(alg: Any, fam: Family) -> None:
+    """SpecError up front when ``--groups`` leaves an invocation of ``alg`` in no group or in
+    two (:func:`rlmcost.placement.assign.assign`, as the evaluation of each candidate would
+    find; the search would otherwise report only that nothing fits)."""
+    from rlmcost.placement.configs import build
+    from rlmcost.placement.groups import parse_groups
+
+    text = ",".join(f"{m}=1" + (f"[{s}]" if s else "")
+                    for m, s in zip(fam.members, fam.settings, strict=True))  # fmt: skip
+    build(None, alg, groups=parse_groups(text)).tasks(alg)
 
 
 def seq_tokens(base: Run) -> int:

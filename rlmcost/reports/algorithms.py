@@ -97,8 +97,9 @@ def symbolic_stages(
     algorithm: str | Algorithm, options: Options | None = None
 ) -> list[SymbolicStage]:
     """The three stage rows of ``algorithm`` on the canonical model (Table IV)."""
-    alg = configure(get_algorithm(algorithm), options or Options())
-    costs = symbolic_costs(alg, options)
+    base = get_algorithm(algorithm)
+    alg = configure(base, options or Options())
+    costs = symbolic_costs(base, options)  # it applies the options itself: not twice
     rows = []
     for stage in Stage:
         invs = alg.stage(stage)

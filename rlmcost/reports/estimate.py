@@ -9,6 +9,7 @@ that do not apply to each (a group for DPO, a critic for GRPO).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,9 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
     """
     efficiency = fields.pop("efficiency", None)
     if "base" not in fields:  # the defaults of a new query; a base Run keeps its own
-        algorithm, model = algorithm or "ppo", model or "llama-3.1-8b"
+        # None takes the default; an empty name is an error (get_model), not the default
+        algorithm = "ppo" if algorithm is None else algorithm
+        model = "llama-3.1-8b" if model is None else model
     return evaluate(run_of(algorithm, model, **fields), efficiency=efficiency)
 
 
@@ -67,6 +70,7 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     ``gpus``, ``calibration``, ``host_bandwidth_bytes_per_s``. Also ``options`` (an
     :class:`~rlmcost.algorithms.options.Options`) and ``counting`` (attention FLOPs).
     """
+    _check_kinds(algorithm, base, fields)
     data = base.to_json() if base is not None else {
         "algorithm": {}, "models": {}, "workload": {}, "deployment": {}, "cluster": {}}  # fmt: skip
     f = dict(fields)
@@ -88,14 +92,17 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         f.pop(key, None)
     for role, m in (f.pop("models", None) or {}).items():
         role = str(role)
+        if role not in (*_ROLE_KEYS.values(), "actor", *_OTHER_ROLES):
+            have = ", ".join(("actor", *_ROLE_KEYS.values(), *_OTHER_ROLES))
+            raise SpecError(f"models: unknown role {role!r}; use any of {have}")
         target = data["models"] if role in _ROLE_KEYS.values() or role == "actor" else \
             data["models"].setdefault("others", {})  # fmt: skip
         target[role] = m
     _workload_fields(data["workload"], f)
     dep = f.pop("deployment", None)
     framework = f.pop("framework", None)
-    if dep is not None:
-        data["deployment"] = dep.to_json()
+    if dep is not None:  # a Deployment or its fields
+        data["deployment"] = dict(dep) if isinstance(dep, Mapping) else dep.to_json()
     if framework is not None:  # else a new Run takes the default deployment's (Run.from_data)
         data["deployment"]["framework"] = framework
     d = data["deployment"]
@@ -134,6 +141,49 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     if f:
         raise SpecError(f"unknown argument(s) {', '.join(sorted(f))}; see rlmcost.run_of's help")
     return Run.from_data(data)
+
+
+_OTHER_ROLES = ("cost", "cost-critic", "prm")
+"""The roles of ``models`` beyond the actor and the keyword roles (ModelsSpec.others)."""
+
+
+def _kinds() -> dict[str, tuple[tuple[type, ...], str]]:
+    """Each object-valued keyword of :func:`run_of` -> the types it takes and how to say
+    them (a number or a name is checked by the Run itself)."""
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.placement.device_groups import DeviceGroup
+    from rlmcost.specs import HardwareSpec, Workload
+
+    return {
+        "layout": ((Layout,), "a rlmcost.parallel.layout.Layout, e.g. Layout(tp=8)"),
+        "deployment": ((Deployment, Mapping), "a Deployment or a mapping of its fields"),
+        "workload": ((Workload,), "a rlmcost.specs.Workload (or batch=, group=, ...)"),
+        "options": ((Options,), "a rlmcost.algorithms.options.Options"),
+        "models": ((Mapping,), "a mapping role -> model name, e.g. {'critic': '8b'}"),
+        "hardware": ((str, HardwareSpec), "a name of `rlmcost hardware` or a HardwareSpec"),
+        "groups": ((str, tuple, list), "--groups text, e.g. 'rollout=4,actor+reference=4', "
+                   "or DeviceGroups"),
+        "group_items": ((DeviceGroup,), "DeviceGroups (rlmcost.placement.device_groups)"),
+    }
+
+
+def _check_kinds(algorithm: Any, base: Any, fields: dict[str, Any]) -> None:
+    """SpecError naming the keyword of :func:`run_of` given an object of the wrong kind,
+    before an AttributeError deep inside could."""
+    if algorithm is not None and not isinstance(algorithm, (str, Algorithm)):
+        raise SpecError(f"algorithm={algorithm!r} must be a name (see `rlmcost algorithms`) "
+                        "or an Algorithm")  # fmt: skip
+    if base is not None and not isinstance(base, Run):
+        raise SpecError(f"base={type(base).__name__} must be a rlmcost.Run")
+    kinds = _kinds()
+    for key, value in fields.items():
+        if key in kinds and value is not None and not isinstance(value, kinds[key][0]):
+            raise SpecError(f"{key}={value!r:.60} must be {kinds[key][1]}")
+    groups = fields.get("groups")
+    if isinstance(groups, (tuple, list)) and not all(isinstance(g, kinds["group_items"][0])
+                                                     for g in groups):  # fmt: skip
+        raise SpecError(f"groups must be {kinds['groups'][1]}")
 
 
 def _kind_layouts(group: Any) -> dict[str, Any]:

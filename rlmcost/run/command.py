@@ -40,6 +40,31 @@ _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip
 
+_DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",
+                     "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
+                     "logits": "--logits", "init_load": "--init-load",
+                     "staleness": "--staleness", "placement": "--placement"}  # fmt: skip
+
+
+def field_flags(prefix: str = "") -> dict[str, str]:
+    """Each field a flag sets -> that flag, by dotted path from a Run (``prefix`` ""), or
+    from its deployment (``prefix`` "deployment"), so that a bad value is reported under the
+    flag the user typed (:func:`rlmcost.specs.validation.build`)."""
+    dep = {**{f"train.{k}": v for k, v in _TRAIN_FLAGS.items()},
+           **{f"engine.{k}": v for k, v in _ENGINE_FLAGS.items()}, **_DEPLOYMENT_FLAGS}
+    if prefix == "deployment":
+        return dep
+    out = {**{f"algorithm.{k}": v for k, v in _ALGO_FLAGS.items()},
+           **{f"workload.{k}": v for k, v in _WORKLOAD_FLAGS.items()},
+           **{f"cluster.{k}": v for k, v in _CLUSTER_FLAGS.items()},
+           **{f"deployment.{k}": v for k, v in dep.items()}}  # fmt: skip
+    return {k: _LONG.get(v, v) for k, v in out.items()}
+
+
+_LONG = {"-B": "--batch", "-K": "--group", "-S": "--prompt-len", "-T": "--response-len",
+         "-H": "--hardware"}
+"""The long spelling of each short flag, as an error names it."""
+
 
 def to_command(run: Run, command: str | None = None) -> str:
     """``rlmcost <command> --model ... <flags>`` for ``run`` (``command``: default the

@@ -24,11 +24,12 @@ is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to im
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
@@ -183,6 +184,25 @@ class ClusterSpec(BaseModel):
         "rlmcost.specs.prices (e.g. {'h100': 2.5, 'h20': 1.2})",
     )
 
+    @field_validator("host_bandwidth_gb_per_s")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        import math
+
+        if v is not None and not math.isfinite(v):
+            raise ValueError(f"host bandwidth {v} GB/s per direction must be a finite number, "
+                             "e.g. 64 (PCIe 5.0 x16)")  # fmt: skip
+        return v
+
+    @field_validator("gpus", "dp")
+    @classmethod
+    def _at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
+        from rlmcost.specs.limits import MAX_GPUS, check_count
+
+        if v is not None:
+            check_count(f"{info.field_name}", v, MAX_GPUS, f"give fewer --{info.field_name}")
+        return v
+
     @field_validator("prices")
     @classmethod
     def _prices(cls, v: dict[str, float]) -> dict[str, float]:
@@ -212,6 +232,20 @@ class Run(BaseModel):
     cluster: ClusterSpec = Field(default_factory=ClusterSpec)
     attention: AttnCounting = AttnCounting.FULL
     tp_per_model: bool = False
+
+    @model_validator(mode="after")
+    def _context_split(self) -> Run:
+        """A context-parallel degree above the tokens of a sequence (S + T) leaves ranks with
+        no token: each CP rank holds S+T / P_c of every sequence (Megatron-core's context
+        parallelism), so the numbers would be silently wrong; an error instead."""
+        from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN, DEFAULT_RESPONSE_LEN
+
+        w, cp = self.workload, self.deployment.train.cp
+        tokens = (w.prompt_len or DEFAULT_PROMPT_LEN) + (w.response_len or DEFAULT_RESPONSE_LEN)
+        if cp > tokens:
+            raise ValueError(f"--cp {cp} splits each {tokens:,}-token sequence (S + T) over "
+                             f"more ranks than it has tokens; give --cp {tokens} or less")
+        return self
 
     # -- derived --------------------------------------------------------------------------------
 
@@ -264,12 +298,17 @@ class Run(BaseModel):
         return json.dumps(self.to_json(), indent=2) + "\n"
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], where: str = "run") -> Run:
-        """A Run from a mapping; SpecError naming the first bad field."""
+    def from_data(cls, data: dict[str, Any], where: str = "run",
+                  flags: Mapping[str, str] | None = None) -> Run:  # fmt: skip
+        """A Run from a mapping; SpecError naming the first bad field (by the flag that set
+        it, where ``flags`` maps its dotted path to one: the command line's Runs)."""
         from rlmcost.run.defaults import with_framework_defaults
         from rlmcost.specs.validation import build
 
-        return build(cls, with_framework_defaults(data), where)
+        if not isinstance(data, Mapping):
+            raise SpecError(f"{where}: a Run is a mapping of algorithm, models, workload, "
+                            f"deployment, cluster; got {type(data).__name__}")  # fmt: skip
+        return build(cls, with_framework_defaults(dict(data)), where, flags)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
@@ -285,6 +324,16 @@ class Run(BaseModel):
         from rlmcost.run.command import to_command
 
         return to_command(self, command)
+
+
+def require_run(run: object, where: str) -> Run:
+    """``run`` when it is a :class:`Run`; else a SpecError saying how to make one (a mapping
+    goes through ``Run.from_data``, a file through ``rlmcost.load_run``)."""
+    if not isinstance(run, Run):
+        raise SpecError(f"{where} takes a rlmcost.Run, got {type(run).__name__}; build one "
+                        "with rlmcost.Run.from_data({...}), Run.from_yaml(text) or "
+                        "rlmcost.load_run(path)")  # fmt: skip
+    return run
 
 
 def _document(text: str, where: str) -> dict[str, Any]:
@@ -303,6 +352,9 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
         text = p.read_text()
     except OSError as exc:
         raise SpecError(f"cannot read run file {p}: {exc.strerror}; check the path") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"run file {p} is not UTF-8 text; give a YAML or JSON Run (or a "
+                        "command's --json output)") from None
     data = parse_document(text, str(p))
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data

@@ -383,10 +383,9 @@ def load_config(path: str | Path) -> ModelSpec:
         p = p / "config.json"
     try:
         text = p.read_text()
-    except OSError as exc:
-        raise SpecError(
-            f"cannot read {p}: {exc.strerror or exc}; give a readable config.json"
-        ) from None
+    except (OSError, UnicodeDecodeError) as exc:  # missing, a folder, not UTF-8 text
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror or exc
+        raise SpecError(f"cannot read {p}: {why}; give a readable config.json") from None
     try:
         cfg = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:

@@ -1,0 +1,85 @@
+"""The Python API's entry points (README: rlmcost.estimate, rlmcost.evaluate, rlmcost.compare,
+Run.from_data/from_yaml/from_json, evaluate_many, rlmcost.plan) reject bad arguments with
+rlmcost's SpecError, whose one line names the argument, never a KeyError, AttributeError,
+TypeError or a plain ValueError from deep inside (DESIGN.md, "Conventions"; STYLE.md: "The
+library raises one SpecError")."""
+
+from __future__ import annotations
+
+import pytest
+
+import rlmcost
+from rlmcost.errors import SpecError
+from rlmcost.evaluation.batch import evaluate_many
+
+E = rlmcost.estimate
+
+CASES = [
+    # (id, call, a word the message must hold)
+    ("estimate algorithm int", lambda: E(3, "gpt-2"), "algorithm"),
+    ("estimate unknown algorithm", lambda: E("nonsense", "gpt-2"), "nonsense"),
+    ("estimate empty model", lambda: E("ppo", ""), "model"),
+    ("estimate model int", lambda: E("ppo", 3), "actor"),
+    ("estimate tp 0", lambda: E("ppo", "gpt-2", tp=0), "tp"),
+    ("estimate tp fractional", lambda: E("ppo", "gpt-2", tp=2.5), "tp"),
+    ("estimate tp 10^12", lambda: E("ppo", "gpt-2", tp=10**12), "tp"),
+    ("estimate gpus 10^12", lambda: E("ppo", "gpt-2", gpus=10**12), "gpus"),
+    ("estimate batch 10^12", lambda: E("ppo", "gpt-2", batch=10**12), "batch"),
+    ("estimate batch 0", lambda: E("ppo", "gpt-2", batch=0), "batch"),
+    ("estimate unknown keyword", lambda: E("ppo", "gpt-2", nonsense=3), "nonsense"),
+    ("estimate hardware int", lambda: E("ppo", "gpt-2", hardware=3), "hardware"),
+    ("estimate unknown placement", lambda: E("ppo", "gpt-2", placement="nonsense"),
+     "placement"),
+    ("estimate groups dict", lambda: E("ppo", "gpt-2", groups={"a": 1}), "groups"),
+    ("estimate layout text", lambda: E("ppo", "gpt-2", layout="tp=2"), "layout"),
+    ("estimate deployment text", lambda: E("ppo", "gpt-2", deployment="x"), "deployment"),
+    ("estimate deployment bad field", lambda: E("ppo", "gpt-2", deployment={"train": {"tp": 0}}),
+     "tp"),
+    ("estimate options text", lambda: E("ppo", "gpt-2", options="x"), "options"),
+    ("estimate workload text", lambda: E("ppo", "gpt-2", workload="x"), "workload"),
+    ("estimate unknown role", lambda: E("ppo", "gpt-2", models={"nonsense": "gpt-2"}),
+     "nonsense"),
+    ("estimate models list", lambda: E("ppo", "gpt-2", models=["gpt-2"]), "models"),
+    ("estimate base text", lambda: E(base="x"), "base"),
+    ("estimate cp above the sequence",
+     lambda: E("ppo", "gpt-2", deployment={"train": {"cp": 4096}}), "cp"),
+    ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
+    ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
+    ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),
+    ("Run.from_data unknown field", lambda: rlmcost.Run.from_data({"nonsense": 1}), "nonsense"),
+    ("Run.from_yaml a list", lambda: rlmcost.Run.from_yaml("- 1\n- 2"), "mapping"),
+    ("Run.from_json broken", lambda: rlmcost.Run.from_json("{"), "JSON"),
+    ("compare nothing", lambda: rlmcost.compare([]), "algorithm"),
+    ("compare unknown", lambda: rlmcost.compare(["ppo", "nonsense"], model="gpt-2"), "nonsense"),
+    ("evaluate_many None", lambda: evaluate_many(None), "iterable"),
+    ("evaluate_many text items", lambda: evaluate_many(["x"]), "Run"),
+    ("plan no model", lambda: rlmcost.plan("grpo", None, 8), "model"),
+    ("plan gpus 10^12", lambda: rlmcost.plan("grpo", "gpt-2", "8..1000000000000"), "gpus"),
+    ("plan train unknown keyword", lambda: rlmcost.plan("train", "gpt-2", 8, nonsense=1),
+     "nonsense"),
+    ("plan unknown objective", lambda: rlmcost.plan("grpo", "gpt-2", 8, objective="x"),
+     "objective"),
+    ("plan workers past the CPUs", lambda: rlmcost.plan("grpo", "gpt-2", 8, workers=10**6),
+     "workers"),
+]
+
+
+@pytest.mark.parametrize(("call", "word"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_arguments_raise_one_line_spec_errors_naming_them(call, word):
+    with pytest.raises(SpecError) as e:
+        call()
+    message = str(e.value)
+    assert "\n" not in message, message
+    assert word.lower() in message.lower(), message
+
+
+def test_a_deployment_mapping_is_taken_as_its_fields():
+    """``deployment=`` takes a Deployment or the mapping of its fields: a whole Deployment's
+    fields give the same Run as the Deployment; a partial mapping sets what it names."""
+    from rlmcost.deployment import Deployment, TrainLayout
+
+    dep = Deployment(train=TrainLayout(micro_batch=2))
+    a = rlmcost.run_of("grpo", "gpt-2", deployment=dep.to_json())
+    assert a == rlmcost.run_of("grpo", "gpt-2", deployment=dep)
+    partial = rlmcost.run_of("grpo", "gpt-2", deployment={"train": {"micro_batch": 2}})
+    assert partial.deployment.train.micro_batch == 2
