@@ -41,23 +41,19 @@ def engine_max_num_seqs(r: Reader, q: ImportedQuery, g: str) -> None:
     """``--max-num-seqs`` and ``--max-num-batched-tokens`` from ``{g}.vllm_kwargs``, else, for
     NeMo RL's async engine, vLLM's ``ENGINE_CONTEXT`` defaults (module doc); ``g`` is
     ``policy.generation``."""
-    budget = r.integer(f"{g}.vllm_kwargs.max_num_batched_tokens", None)
-    if budget is not None:
-        q.convert(f"{g}.vllm_kwargs.max_num_batched_tokens={budget}",
-                  "--max-num-batched-tokens", budget, "vLLM's token budget per step")
-    elif r.flag(f"{g}.vllm_cfg.async_engine", False):
-        q.convert(f"{g}.vllm_cfg.async_engine=true", "--max-num-batched-tokens",
-                  ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS,
-                  "AsyncLLM.from_engine_args without a usage context: vLLM's ENGINE_CONTEXT "
-                  "token budget of 2048 per step (SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_"
-                  "TOKENS), not LLM_CLASS's 16384")  # fmt: skip
-    given = r.integer(f"{g}.vllm_kwargs.max_num_seqs", None)
-    if given is not None:
-        q.convert(f"{g}.vllm_kwargs.max_num_seqs={given}", "--max-num-seqs", given,
-                  "vLLM's concurrent sequences per engine")  # fmt: skip
-    elif r.flag(f"{g}.vllm_cfg.async_engine", False):
-        q.convert(f"{g}.vllm_cfg.async_engine=true", "--max-num-seqs",
-                  ASYNC_ENGINE_MAX_NUM_SEQS,
-                  "AsyncLLM.from_engine_args without a usage context: vLLM's ENGINE_CONTEXT "
-                  "default of 128 sequences per engine (SchedulerConfig.DEFAULT_MAX_NUM_SEQS; "
-                  "vLLM PR 37393, NeMo RL PR 4221), not LLM_CLASS's 1024")  # fmt: skip
+    limits = (
+        ("max_num_batched_tokens", "--max-num-batched-tokens", "vLLM's token budget per step",
+         ASYNC_ENGINE_MAX_NUM_BATCHED_TOKENS, "token budget of 2048 per step (SchedulerConfig."
+         "DEFAULT_MAX_NUM_BATCHED_TOKENS), not LLM_CLASS's 16384"),
+        ("max_num_seqs", "--max-num-seqs", "vLLM's concurrent sequences per engine",
+         ASYNC_ENGINE_MAX_NUM_SEQS, "default of 128 sequences per engine (SchedulerConfig."
+         "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393, NeMo RL PR 4221), not LLM_CLASS's 1024"),
+    )  # fmt: skip
+    for key, flag, what, default, why in limits:
+        given = r.integer(f"{g}.vllm_kwargs.{key}", None)
+        if given is not None:
+            q.convert(f"{g}.vllm_kwargs.{key}={given}", flag, given, what)
+        elif r.flag(f"{g}.vllm_cfg.async_engine", False):
+            q.convert(f"{g}.vllm_cfg.async_engine=true", flag, default,
+                      "AsyncLLM.from_engine_args without a usage context: vLLM's "
+                      f"ENGINE_CONTEXT {why}")  # fmt: skip
