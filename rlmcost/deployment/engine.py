@@ -154,13 +154,16 @@ class EngineSpec(BaseModel):
                         f"give a smaller --rollout-{info.field_name}")  # fmt: skip
         return v
 
-    @field_validator("dtype")
+    @field_validator("dtype", mode="before")
     @classmethod
-    def _engine_dtype(cls, v: Dtype | None) -> Dtype | None:
-        if v in (Dtype.FP32, Dtype.TF32):
-            raise ValueError(f"engine dtype {v}: give bf16, fp16 or fp8 (engines serve 16-bit "
+    def _engine_dtype(cls, v: object) -> object:
+        if v is None:
+            return v
+        name = str(getattr(v, "value", v)).strip().lower()
+        if name not in (Dtype.BF16.value, Dtype.FP16.value, Dtype.FP8.value):
+            raise ValueError(f"engine dtype {name}: give bf16, fp16 or fp8 (engines serve 16-bit "
                              "or FP8 weights)")  # fmt: skip
-        return v
+        return name
 
     @model_validator(mode="after")
     def _dtype_needs_an_engine(self) -> EngineSpec:
