@@ -57,11 +57,12 @@ def tp_shard(arch: Arch, tp: Size) -> Arch:
     """
     if tp == 1:
         return arch
+    if type(arch) is not Arch:  # the code generator's traced subclass: its hash reads (and
+        return _shard(arch, tp)  # traces) every field; no memo there (10x slower)
     return _tp_shard(arch, tp)
 
 
-@memoized()
-def _tp_shard(arch: Arch, tp: Size) -> Arch:
+def _shard(arch: Arch, tp: Size) -> Arch:
     """:func:`tp_shard` for ``tp`` > 1, kept per model and degree (``rlmcost.memo``: the
     passes and engines of a query's deployments shard the same few models the same few ways,
     and a new ``Arch`` walks its forty fields)."""
@@ -80,6 +81,9 @@ def _tp_shard(arch: Arch, tp: Size) -> Arch:
         linear_key_heads=split(arch.linear_key_heads, tp),  # Gated DeltaNet heads split too
         linear_value_heads=split(arch.linear_value_heads, tp),
     )
+
+
+_tp_shard = memoized()(_shard)
 
 
 @dataclass(frozen=True)
