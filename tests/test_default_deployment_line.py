@@ -32,3 +32,17 @@ def test_an_explicit_framework_keeps_the_short_line() -> None:
     text = " ".join(res.output.split())
     assert "deployment: verl's defaults, listed by" in text
     assert "as flags:" not in text
+
+
+def test_ppo_lists_only_the_options_the_preset_applies_to_it() -> None:
+    """PPO keeps its reward model under every preset (presets.preset_options' docstring), so the
+    default deployment's flags must not claim ``--reward rule`` for it; the output names what
+    was left out instead, and the run's own reward line agrees (a reward model's forward)."""
+    res = CliRunner().invoke(app, ["ppo", "-m", "llama-3.2-1b", "--gpus", "8"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    line = text[text.index("deployment: nemo-rl's defaults"):]
+    flags = line[line.index("as flags:"):line.index("; not applied to ppo:")]
+    assert "--reward rule" not in flags and "--recompute-logprobs" in flags
+    assert "not applied to ppo: --reward rule)" in line
+    assert "Reward: reward model llama-3.2-1b" in text

@@ -344,7 +344,8 @@ def render_evaluation(e: Any) -> None:
 
 def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
-    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -354,8 +355,11 @@ def deployment_line(run: Any) -> str:
                 "defaults.")  # fmt: skip
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
-        p = get_preset(fw)
-        default = f" (the default deployment: {p.summary}; as flags: {p.flags()})"
+        p, name = get_preset(fw), run.algorithm.name
+        applied = preset_options(fw, get_algorithm(name))
+        left = [d.flag for d in p.defaults if d.field in applied and d.value != applied[d.field]]
+        unused = f"; not applied to {name}: {' '.join(left)}" if left else ""
+        default = f" (the default deployment: {p.summary}; as flags: {p.flags(applied)}{unused})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
 

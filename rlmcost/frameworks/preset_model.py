@@ -153,7 +153,12 @@ class Preset:
         """The preset's value of an algorithm option (None: the framework leaves it default)."""
         return next((d.value for d in self.defaults if d.field == name), None)
 
-    def flags(self) -> str:
+    def flags(self, applied: dict[str, bool] | None = None) -> str:
         """The preset written as the flags that set the same by hand (a flag that sets several
-        fields, such as ``--packing`` for training and the forwards, once)."""
-        return " ".join(dict.fromkeys(d.flag for d in self.defaults))
+        fields, such as ``--packing`` for training and the forwards, once). ``applied``: the
+        algorithm options the preset implies for one algorithm
+        (:func:`rlmcost.frameworks.presets.preset_options`); an option default it does not
+        apply (PPO keeps its reward model) is left out."""
+        return " ".join(dict.fromkeys(d.flag for d in self.defaults
+                                      if applied is None or d.field not in OPTION_FIELDS
+                                      or applied.get(d.field) == d.value))  # fmt: skip
