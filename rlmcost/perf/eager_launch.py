@@ -86,7 +86,10 @@ GROUPED_TOPK_TORCH_KERNELS = 16
 v0.8.5 ``vllm/model_executor/layers/fused_moe/fused_moe.py`` ``grouped_topk``; the same op
 chain as DeepSeek-V3's reference ``MoEGate``): sigmoid, bias add, group top-2, its sum, group
 top-k, zeros_like, scatter_, the mask's expand-reshape copy, bool, logical not, masked_fill,
-top-k, gather, the renormalising sum and division, the int32 cast of the ids."""
+top-k, gather, the renormalising sum and division, the int32 cast of the ids. Later vLLM
+releases route through a fused CUDA kernel instead, gated by ``VLLM_USE_FUSED_MOE_GROUPED_TOPK``
+(``grouped_topk_router.py``, torch chain as the fallback); that v0.8.5 predates the gate is an
+assumption from the release order (the store holds no v0.8.5 tree to check it against)."""
 
 DENSE_FFN_LAUNCHES = 4  # gate_up, activation, down, all-reduce
 MOE_BLOCK_LAUNCHES = 8  # router, top-k, align, two fused_moe kernels, activation, sum, all-reduce
