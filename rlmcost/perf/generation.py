@@ -55,7 +55,12 @@ GEMMs with ``M = c``, a FlashAttention forward over each prompt's causal pairs
 (:meth:`~rlmcost.perf.efficiency.Device.flash_attention_s`), the KV-cache writes, the
 memory-bound kernels and the TP all-reduces of [c, d], and the LM head on the last position of
 each prompt only. A batch of ``n`` prompt tokens runs as ``floor(n / chunk)`` full chunks and
-one remainder.
+one remainder. A prompt longer than a chunk (a long prompt, or a preempted sequence's context
+recomputed, :mod:`rlmcost.placement.paged`) is prefilled chunk by chunk, each chunk's queries
+attending to the KV cache of the chunks before it and causally within itself (vLLM chunked
+prefill: the attention backend's ``cu_seqlens_k`` / ``seqused_k`` span the whole computed
+context, ``vllm/v1/attention/backends/flash_attn.py``), so its chunks together do the whole
+prompt's S (S + 1) / 2 causal pairs, c (S + 1) / 2 per chunk of c tokens on average.
 
 **Speculative decoding** (``speculation``, :mod:`rlmcost.perf.speculative`): an engine step
 runs the draft ``N`` times on the ``a`` sequences (its own decode step each: the MTP block as a
@@ -347,7 +352,7 @@ class Engine:
         pairs = (
             prompts * prompt * (prompt + 1) // 2
             if tokens >= prompt
-            else (tokens * (tokens + 1) // 2)
+            else tokens * (prompt + 1) // 2  # a chunk of a longer prompt attends its prefix
         )
         attention = layers * dev.flash_attention_s(
             4 * int(sh.n_heads) * int(self.arch.head_dim) * pairs, backward=False
