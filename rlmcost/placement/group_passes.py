@@ -136,8 +136,7 @@ def packed_loss_s_of(g: GroupModel, task: Task, micro_batches: int) -> float:
     (where the loss runs; added to the step, the other stages waiting on it)."""
     if not per_sequence_loss(g, task):
         return 0.0
-    lengths = packing(g, task)[0]
-    layout = packed_layout(g, task, packing(g, task)[1].seq_len)
+    lengths, layout = packing(g, task)[0], g.layouts[task.index]
     steps = g._int(task.invocation.steps)
     sequences = -(-len(lengths) // (steps * layout.dp))
     tokens = -(-sum(lengths) // (steps * layout.dp * layout.cp))
