@@ -79,8 +79,8 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("config", "nemo_rl", "nemo_rl_vllm", "openrlhf", "result", "trl", "units",
-                 "verl", "verl_batches")},
+       for m in ("config", "nemo_rl", "nemo_rl_batching", "nemo_rl_vllm", "openrlhf", "result",
+                 "trl", "units", "verl", "verl_batches")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

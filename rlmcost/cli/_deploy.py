@@ -35,6 +35,7 @@ DEPLOYMENT_OPTIONS = (
     "forward_max_tokens_per_gpu",
     "forward_micro_batch",
     "packing",
+    "fused_loss",
     "ckpt",
     "cp",
     "ep",
@@ -157,6 +158,19 @@ def deployment_options() -> dict[str, Any]:
                     help="Sequence packing: a micro-batch holds --micro-batch x (prompt + "
                     "response) tokens of packed sequences (NeMo RL sequence_packing; "
                     "default: --framework's).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "fused_loss": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--fused-loss/--no-fused-loss",
+                    help="Under --packing, the loss runs once per packed micro-batch (NeMo RL "
+                    "sequence_packing.fuse_loss); default: once per sequence, NeMo RL's "
+                    "default.",
                     rich_help_panel=p,
                 ),
             ],

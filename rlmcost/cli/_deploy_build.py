@@ -65,6 +65,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["packing"] = opts["packing"]
         if isinstance(data.get("forward"), dict):
             data["forward"]["packing"] = opts["packing"]
+    if opts.get("fused_loss") is not None:
+        train["fused_loss"] = opts["fused_loss"]
     if opts.get("ckpt") is not None:
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):

@@ -110,6 +110,12 @@ class TrainLayout(BaseModel):
         description="sequence packing: a micro-batch holds micro_batch x (prompt + response) "
         "tokens of packed sequences (NeMo RL sequence_packing.train_mb_tokens)",
     )
+    fused_loss: bool = Field(
+        default=False,
+        description="packed micro-batch's loss in one call (NeMo RL sequence_packing."
+        "fuse_loss, v0.6 on); False: one loss call per packed sequence, NeMo RL's default "
+        "(rlmcost.perf.policy_worker)",
+    )
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")

@@ -103,7 +103,10 @@ class Behaviour:
     (unfused RMSNorm, RoPE, SiLU x up; :mod:`rlmcost.perf.policy_worker`) and
     ``hf_output_cast`` FSDP2's fp32 output casts around them; ``liger_logits``: its ``--logits
     fused`` means Liger's model patch, which fuses those layers too (no eager term then);
-    ``hf_source``: the files that pick its attention implementation and kernels."""
+    ``hf_source``: the files that pick its attention implementation and kernels.
+    ``packed_loss_per_sequence``: under sequence packing its trainer calls the loss once per
+    packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
+    :mod:`rlmcost.perf.policy_worker`)."""
 
     colocated: str
     apart: str
@@ -122,6 +125,7 @@ class Behaviour:
     hf_output_cast: bool = False
     liger_logits: bool = False
     hf_source: str = ""
+    packed_loss_per_sequence: bool = False
 
 
 @dataclass(frozen=True)

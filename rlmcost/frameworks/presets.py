@@ -531,10 +531,13 @@ PRESETS: dict[Framework, Preset] = {
                   "the reference's weights swapped in through host memory "
                   "(use_reference_model); FSDP2 with MixedPrecisionPolicy(reduce_dtype="
                   "float32) (nemo_rl/models/dtensor/parallelize.py) around the Hugging Face "
-                  "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM)",
+                  "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM); "
+                  "under sequence packing the loss once per packed sequence "
+                  "(nemo_rl/algorithms/loss_functions.py SequencePackingLossWrapper, "
+                  "loss/wrapper.py at v0.6.0-v0.7.0) unless sequence_packing.fuse_loss",
                   param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
-                  hf_output_cast=True,
+                  hf_output_cast=True, packed_loss_per_sequence=True,
                   hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
                   "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
                   "sequence packing, else None (transformers' sdpa); no Liger, no "

@@ -52,6 +52,39 @@ gradient copies.
   kernels are added forward and, at twice them (step_pass's rule for memory-bound kernels),
   backward; d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are
   left as step_pass prices them.
+* **Per-sequence loss of a packed micro-batch** (:func:`packed_loss_s`). Under sequence packing
+  NeMo RL's trainers wrap the loss in ``SequencePackingLossWrapper``
+  (``nemo_rl/algorithms/loss_functions.py`` at v0.3.0-v0.5.0, ``nemo_rl/algorithms/loss/
+  wrapper.py`` at v0.6.0-v0.7.0; called from ``nemo_rl/models/megatron/common.py``
+  ``forward_step_arbitrary_loss`` and ``dtensor_policy_worker.py`` ``train``), which calls the
+  loss once per packed sequence "to avoid excessive padding": ``next_token_logits[:, slice]``
+  (v0.3.0) or ``.narrow(1, ...)`` (v0.5.0 on; a slice for autograd) and the whole
+  ``ClippedPGLossFn`` on that sequence. Two costs follow, per micro-batch of ``k`` sequences and
+  ``T`` tokens on the rank (the last pipeline stage's), ``V / P_t`` vocabulary entries each:
+
+  - *gradient bytes*: autograd's ``slice_backward`` returns a zero-filled gradient of the whole
+    ``[T, V / P_t]`` logits for every slice (a write of ``x`` bytes per element) and the
+    gradients of the ``k`` slices are summed into one (``k - 1`` adds, read ``2 x`` write
+    ``x``): ``(4 k - 3) x`` bytes per element (:func:`packed_loss_grad_bytes`), ``x`` = 4: the
+    logits are fp32, Megatron-core's ``Float16Module`` casting the last stage's output up
+    (``fp32_output=True``, ``megatron/core/transformer/module.py`` at NVIDIA/Megatron-LM
+    d98e8a64; NeMo RL leaves ``defer_fp32_logits`` false) and FSDP2's ``output_dtype=float32``;
+  - *host-serialized launches*: each call issues its kernels from Python between host syncs
+    (the ``.item()`` of every metric), so the GPU cannot run ahead and each launch costs its
+    host time. Counted at v0.3.0 for one sequence: about 78 forward kernels (the wrapper's
+    boundary arithmetic, ``from_parallel_logits_to_logprobs`` and ``DistributedLogprob``'s 22
+    with its 3 all-reduces, the KL, ratio, clipping, importance-weight and 6 ``masked_mean``
+    metrics), about 35 backward kernels through the same graph, and 19 device-to-host syncs
+    (2 + 6 + 1 in the wrapper's ``.item()`` and tensor-bounded slices, 8 metric ``.item()``,
+    2 boolean-mask ``index_put``): :data:`PACKED_LOSS_LAUNCHES_PER_SEQUENCE`, each at
+    :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` / 15 (that constant's ~15
+    kernels a layer, an estimate). Later versions log more metrics per call: a lower bound.
+
+  NeMo RL v0.6.0 added ``policy.sequence_packing.fuse_loss`` (NVIDIA-NeMo/RL PR 1904, "Apply
+  a single call of loss function to all sequences ... up to 15% speedup on policy training",
+  ``SequencePackingFusionLossWrapper``), default false; with it (``TrainLayout.fused_loss``)
+  neither cost is charged. The log-prob forwards are not wrapped (``get_logprobs`` post-processes
+  a micro-batch in one call; its per-sequence loops move ``T``-sized tensors only).
 """
 
 from __future__ import annotations
@@ -61,11 +94,17 @@ from typing import TYPE_CHECKING
 from rlmcost.choices import NormKind
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
     from rlmcost.parallel.shard import PipelineStage
+    from rlmcost.perf.efficiency import Device
     from rlmcost.perf.step_pass import StagePass, StepContext
+
+EAGER_KERNELS_PER_LAYER = 15
+"""Kernels per layer behind :data:`~rlmcost.perf.rl_constants.EAGER_LAUNCH_S_PER_LAYER` (its
+docstring: ~15 kernels per decoder layer), to turn it into seconds per launch."""
 
 REFERENCE_SWAP_COPIES = 3
 """Host-link copies of the rank's model state per reference forward: policy out, reference
@@ -81,6 +120,59 @@ def reference_swap_s(state_bytes_per_device: int, host_bytes_per_s: float,
     0.75
     """
     return copies * state_bytes_per_device / host_bytes_per_s if copies else 0.0
+
+
+PACKED_LOSS_LAUNCHES_PER_SEQUENCE = 132
+"""Host-serialized launches of one sequence's loss call under NeMo RL's
+``SequencePackingLossWrapper``: 78 forward kernels, 35 backward, 19 device-to-host syncs
+(counted from nemo_rl/algorithms/loss_functions.py and distributed/model_utils.py at v0.3.0;
+module docstring)."""
+
+PACKED_LOSS_LOGITS_BYTES = 4
+"""Bytes per element of the logits the loss slices: fp32 (Megatron-core ``Float16Module``
+``fp32_output``, FSDP2 ``output_dtype=float32``; module docstring)."""
+
+
+def packed_loss_grad_bytes(sequences: int, tokens: int, vocab_shard: int,
+                           logits_bytes: int = PACKED_LOSS_LOGITS_BYTES) -> int:  # fmt: skip
+    """Bytes the per-sequence slices' gradients move in one micro-batch of ``sequences``
+    packed sequences and ``tokens`` tokens, ``vocab_shard`` logits each: a zero-filled
+    full-size gradient per slice and ``sequences - 1`` accumulating adds, ``(4 k - 3) x`` per
+    element (module docstring; 0 without sequences).
+
+    >>> packed_loss_grad_bytes(1, 10, 100)  # one slice: its zero fill only
+    4000
+    >>> packed_loss_grad_bytes(4, 10, 100)  # 13 x 4 B x 1000 elements
+    52000
+    """
+    if sequences < 1:
+        return 0
+    return (4 * sequences - 3) * logits_bytes * tokens * vocab_shard
+
+
+def packed_loss_s(device: Device, sequences: int, micro_batches: int, tokens: int,
+                  vocab_shard: int) -> float:  # fmt: skip
+    """Seconds the per-sequence loss adds to one optimizer step of a rank (module docstring):
+    ``sequences`` packed sequences in ``micro_batches`` micro-batches of ``tokens`` tokens in
+    all on the rank, the gradient bytes at HBM speed (sequences spread evenly over the
+    micro-batches) and :data:`PACKED_LOSS_LAUNCHES_PER_SEQUENCE` host launches per sequence.
+
+    >>> from rlmcost.perf.efficiency import Device
+    >>> from rlmcost.specs import get_hardware
+    >>> dev = Device(get_hardware("h100-sxm"))
+    >>> round(packed_loss_s(dev, 256, 0, 0, 0), 3)  # no micro-batch: nothing
+    0.0
+    >>> round(packed_loss_s(dev, 1, 1, 4096, 128256) * 1e3, 2) > 0.88  # launches + fill
+    True
+    """
+    if sequences < 1 or micro_batches < 1:
+        return 0.0
+    per_mb = tokens // micro_batches
+    k, extra = divmod(sequences, micro_batches)
+    grad = (micro_batches - extra) * packed_loss_grad_bytes(k, per_mb, vocab_shard) + \
+        extra * packed_loss_grad_bytes(k + 1, per_mb, vocab_shard)  # fmt: skip
+    launch_s = EAGER_LAUNCH_S_PER_LAYER.value / EAGER_KERNELS_PER_LAYER
+    return device.memory_s(grad) + sequences * PACKED_LOSS_LAUNCHES_PER_SEQUENCE * launch_s
 
 
 def fsdp2_copy_bytes(params: int, param_bytes: int, reduce_bytes: int) -> tuple[int, int]:

@@ -66,6 +66,7 @@ from rlmcost.placement.group_dschat import (
 from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
+    packed_loss_s_of,
     packing,
     predict_forward,
     predict_train,
@@ -159,7 +160,8 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
     floor_s = steps * dschat_floor_s(g, task, per_step, step.micro_batches)
-    model_s = max(steps * step.step_s, floor_s) + host_s + cpu_s
+    loss_s = steps * packed_loss_s_of(g, task, step.micro_batches)  # NeMo RL, per sequence
+    model_s = max(steps * step.step_s + loss_s, floor_s) + host_s + cpu_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -170,6 +172,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
         "cpu_adam_s": float(cpu_s),
         "dschat_achieved_rate_s": floor_s,
         "logprob_head_s": steps * train_head_s(g, task, per_step),
+        "packed_loss_s": loss_s,
         "optimizer_steps": steps,
         "sequences_per_step": per_step.sequences,
         "packed_seq_len": per_step.seq_len,

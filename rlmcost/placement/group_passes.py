@@ -1,17 +1,21 @@
 """The teacher-forced passes of a device group (forwards and training steps): the sequences
 packed as the pass runs them and the pass models' predictions (:mod:`rlmcost.perf.rl_step`:
 per-kernel efficiency, exposed communication, bubbles, the optimizer) in the layout a token
-budget gives packed sequences, and a framework's swap of the reference into the policy's model
-(:mod:`rlmcost.perf.policy_worker`). Split from :mod:`rlmcost.placement.group_jobs` by purpose."""
+budget gives packed sequences, a framework's swap of the reference into the policy's model and
+its per-sequence loss calls under packing (:mod:`rlmcost.perf.policy_worker`). Split from
+:mod:`rlmcost.placement.group_jobs` by purpose."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.choices import Head
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
-from rlmcost.perf.policy_worker import reference_swap_s
+from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.efficiency import Device
+from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
@@ -110,3 +114,33 @@ def reference_swap_s_of(g: GroupModel, task: Task) -> float:
     if train is None:
         return 0.0
     return reference_swap_s(int(g.own(train).weights), g.s.host_bytes_per_s)
+
+
+def per_sequence_loss(g: GroupModel, task: Task) -> bool:
+    """Whether the training ``task`` calls its loss once per packed sequence: a framework whose
+    trainer does (``Behaviour.packed_loss_per_sequence``: NeMo RL's
+    ``SequencePackingLossWrapper``) training an LM head under sequence packing without
+    ``TrainLayout.fused_loss`` (:mod:`rlmcost.perf.policy_worker`)."""
+    dep = g.s.deployment
+    beh = None if dep.ideal else behaviour(dep.framework)
+    return (beh is not None and beh.packed_loss_per_sequence and task.kind is Kind.TRAIN
+            and task.invocation.model_head is Head.LM and dep.train.packing
+            and not dep.train.fused_loss)  # fmt: skip
+
+
+def packed_loss_s_of(g: GroupModel, task: Task, micro_batches: int) -> float:
+    """Seconds one optimizer step of ``task`` spends in its per-sequence loss calls
+    (:func:`~rlmcost.perf.policy_worker.packed_loss_s`; 0 where :func:`per_sequence_loss` is
+    false): the step's own sequences and tokens (not their packed equivalents) over the data-
+    and context-parallel ranks, in ``micro_batches`` micro-batches, on the last pipeline stage
+    (where the loss runs; added to the step, the other stages waiting on it)."""
+    if not per_sequence_loss(g, task):
+        return 0.0
+    lengths, layout = packing(g, task)[0], g.layouts[task.index]
+    steps = g._int(task.invocation.steps)
+    sequences = -(-len(lengths) // (steps * layout.dp))
+    tokens = -(-sum(lengths) // (steps * layout.dp * layout.cp))
+    arch = g.s.arch(task.role)
+    device = Device(g.s.hardware, g.workload(task).compute_dtype)
+    vocab = int(tp_shard(arch, layout.tp).vocab)
+    return packed_loss_s(device, sequences, micro_batches, tokens, vocab)

@@ -64,8 +64,8 @@ def step_options(deployment: Deployment) -> StepOptions | None:
 def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     """The notes that state the framework's policy-worker terms a query is priced with
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
-    under ZeRO-3 FSDP2's copies, and a Hugging Face trainer's attention kernel and eager
-    layers."""
+    the per-sequence loss of packed training, under ZeRO-3 FSDP2's copies, and a Hugging Face
+    trainer's attention kernel and eager layers."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     if beh is None:
         return ()
@@ -74,6 +74,12 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
                    "into the policy's model through host memory, 3 host-link copies of the "
                    "rank's model state per step (rlmcost.perf.policy_worker)")  # fmt: skip
+    if beh.packed_loss_per_sequence and deployment.train.packing and \
+            not deployment.train.fused_loss:  # fmt: skip
+        out.append(f"packed training as {deployment.framework} runs it: the loss once per "
+                   "packed sequence, a zero-filled fp32 logits gradient per sequence and "
+                   "~132 host-serialized launches each (--fused-loss: one call per "
+                   "micro-batch; rlmcost.perf.policy_worker)")  # fmt: skip
     if deployment.train.zero is ZeroStage.OS_G_P and beh.fsdp2_reduce_bytes:
         out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "

@@ -155,6 +155,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
     words.append("--packing" if t.packing else "--no-packing")
+    if t.fused_loss:
+        words.append("--fused-loss")
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
