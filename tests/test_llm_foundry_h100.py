@@ -36,6 +36,8 @@ def test_rows_are_the_readme_table():
         # 2023 kernels (llm-foundry v0.0.4 attn_impl triton / flash), before FlashAttention-3
         # (arXiv 2407.08608, 2024-07): a pre-FA3 kernel on Hopper
         assert r["options"]["attention"] == "flash2"
+        # FlashAttention in Triton of 2022: submit_benchmarks.py @061f2c7ce --attn_impl triton
+        assert r["options"]["fa2_kernel"] == "flash-attn-triton-2022"
 
 
 def test_gpt_shape_is_mpt_by_the_tables_parameter_count():
@@ -74,13 +76,16 @@ def test_torchtitan_rows_are_the_bf16_compile_rows():
         # torchtitan 9dec370 (models/llama/model.py, parallelisms/parallelize_llama.py)
         assert r["options"]["attention"] == "flash2"
         assert r["options"]["selective"] == "every-second-mm" and r["layout"]["ckpt"] == "selective"
+        # the page's Hardware section: 96 GB HBM2e, 2.4 TB/s, 500 W power limit
+        assert r["hardware"] == "h100-hbm2e-500w"
 
 
-def test_h100_miss_is_not_megatron_core_tables_own():
-    # issue 18: the independent H100 BF16 sources are predicted fast as Megatron-Core's small
-    # widths are (reported, not fitted): every row over +10 % with their attention at
-    # FlashAttention-2's rate (over +15 % at FlashAttention-3's)
+def test_h100_rows_are_still_predicted_fast():
+    # issue 18 (reported, not fitted): with torchtitan's 500 W HBM2e part and llm-foundry's
+    # Triton attention priced, every independent H100 row is still predicted fast; what is
+    # left is unpriced (llm-foundry's eager unfused LayerNorm / GeLU / bias kernels: source
+    # assumptions), not a lower H100 rate, which Megatron-LM's own H100 rows would contradict
     v = validate()
     for r in v.rows:
         if r.source in ("llm_foundry_h100", "torchtitan_h100"):
-            assert r.error > 0.10, r.id
+            assert r.error > 0, r.id
