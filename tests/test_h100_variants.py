@@ -66,7 +66,7 @@ def test_the_h200_run_of_torchtitan_is_faster_by_about_what_is_priced():
     # a smaller share of the step than BF16's, so the power cap costs BF16 at least as much:
     # the predicted BF16 ratio is at least the published 1.28 and within 10 % of it
     published = 10_753 / 8_380
-    for r in _rows("torchtitan_h100"):
+    for r in [r for r in _rows("torchtitan_h100") if not r["options"].get("hf_eager")]:
         on_h200 = copy.deepcopy(r)
         on_h200["hardware"] = "h200"
         ratio = predict_row(on_h200).predicted / predict_row(r).predicted

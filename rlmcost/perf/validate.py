@@ -180,6 +180,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
+        hf_eager=o.get("hf_eager", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
