@@ -36,6 +36,8 @@ def test_rows_are_the_readme_table():
         # 2023 kernels (llm-foundry v0.0.4 attn_impl triton / flash), before FlashAttention-3
         # (arXiv 2407.08608, 2024-07): a pre-FA3 kernel on Hopper
         assert r["options"]["attention"] == "flash2"
+        # FlashAttention in Triton of 2022: submit_benchmarks.py @061f2c7ce --attn_impl triton
+        assert r["options"]["fa2_kernel"] == "flash-attn-triton-2022"
 
 
 def test_gpt_shape_is_mpt_by_the_tables_parameter_count():
@@ -59,14 +61,21 @@ def test_rows_predict_tokens_per_gpu():
 
 
 # pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md @820504e20, Tables 1 and 3,
-# row 'FSDP + torch.compile' (BF16): GPUs -> (TPS/GPU, global batch)
+# rows 'FSDP + torch.compile' and 'FSDP' (BF16): GPUs -> (TPS/GPU, global batch)
 TORCHTITAN = {8: (6667, 16), 128: (6514, 256)}
+TORCHTITAN_EAGER = {8: (5762, 16), 128: (5605, 256)}
 
 
-def test_torchtitan_rows_are_the_bf16_compile_rows():
+def _torchtitan(eager: bool) -> list[dict]:
     rows = [r for r in load_table()["rows"] if r["source"] == "torchtitan_h100"]
-    assert {r["layout"]["dp"]: (r["published"], r["batch"]) for r in rows} == TORCHTITAN
-    for r in rows:
+    return [r for r in rows if r["options"].get("hf_eager", False) is eager]
+
+
+def test_torchtitan_rows_are_the_bf16_rows():
+    for eager, table in ((False, TORCHTITAN), (True, TORCHTITAN_EAGER)):
+        rows = _torchtitan(eager)
+        assert {r["layout"]["dp"]: (r["published"], r["batch"]) for r in rows} == table
+    for r in _torchtitan(False) + _torchtitan(True):
         # local batch 2 of 8192 tokens, FSDP2 with the fp32 reduce of torchtitan's defaults
         assert r["batch"] == 2 * r["layout"]["dp"] and r["model"]["seq"] == 8192
         assert r["options"]["fsdp2_reduce_bytes"] == 4 and "820504e20" in r["cite"]
@@ -74,13 +83,29 @@ def test_torchtitan_rows_are_the_bf16_compile_rows():
         # torchtitan 9dec370 (models/llama/model.py, parallelisms/parallelize_llama.py)
         assert r["options"]["attention"] == "flash2"
         assert r["options"]["selective"] == "every-second-mm" and r["layout"]["ckpt"] == "selective"
+        # the page's Hardware section: 96 GB HBM2e, 2.4 TB/s, 500 W power limit
+        assert r["hardware"] == "h100-hbm2e-500w"
 
 
-def test_h100_miss_is_not_megatron_core_tables_own():
-    # issue 18: the independent H100 BF16 sources are predicted fast as Megatron-Core's small
-    # widths are (reported, not fitted): every row over +10 % with their attention at
-    # FlashAttention-2's rate (over +15 % at FlashAttention-3's)
+def test_torchtitan_eager_rows_cost_about_what_the_eager_kernels_price():
+    # the same page's 'FSDP' (eager) over 'FSDP + torch.compile' throughput: 0.864 on 8 GPUs,
+    # 0.860 on 128; rlmcost prices the eager RMSNorm / RoPE / SiLU-mul kernels
+    # (perf.policy_worker, hf_eager) and not repeat_kv's copies or the elementwise ops that
+    # selective op AC recomputes, so its ratio is above the published one, by under 5 %
+    v = {r.id: r for r in validate("torchtitan_h100").rows}
+    for gpus in TORCHTITAN:
+        eager, compiled = TORCHTITAN_EAGER[gpus][0], TORCHTITAN[gpus][0]
+        pe = v[f"torchtitan-h100-llama3.1-8b-{gpus}gpu-eager"].predicted
+        pc = v[f"torchtitan-h100-llama3.1-8b-{gpus}gpu-compile"].predicted
+        assert eager / compiled < pe / pc < 1.05 * eager / compiled
+
+
+def test_h100_rows_are_still_predicted_fast():
+    # issue 18 (reported, not fitted): with torchtitan's 500 W HBM2e part and llm-foundry's
+    # Triton attention priced, every independent H100 row is still predicted fast; what is
+    # left is unpriced (llm-foundry's eager unfused LayerNorm / GeLU / bias kernels: source
+    # assumptions), not a lower H100 rate, which Megatron-LM's own H100 rows would contradict
     v = validate()
     for r in v.rows:
         if r.source in ("llm_foundry_h100", "torchtitan_h100"):
-            assert r.error > 0.10, r.id
+            assert r.error > 0, r.id

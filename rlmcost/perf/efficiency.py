@@ -37,7 +37,9 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   sustained fraction carried to GB200's 2.5 PF peak overstated it). H100 and H800
   (the H200's GH100 die at the same 700 W) take the H200 value. AMD
   MI300X / MI325X hit their power cap within one kernel (same source), so their MAMF is
-  already the sustained rate: 668.4 / 1300 = 0.514 and 784.9 / 1300 = 0.604.
+  already the sustained rate: 668.4 / 1300 = 0.514 and 784.9 / 1300 = 0.604. A part run
+  below the power its MSMF was measured at takes :func:`power_capped` of it (Meta's
+  500 W H100, ``h100-hbm2e-500w``).
 * ``hbm_efficiency``: achieved / datasheet HBM bandwidth of a streaming kernel, about 0.88-0.90
   on A100 (NVIDIA developer forum thread "Trouble to Reach Peak Bandwidth of A100": 1.80 of
   2.04 TB/s, and "the maximum memory bandwidth achieved by any kernel was around 90 %" in
@@ -125,7 +127,7 @@ _FA2_HOPPER_SRC = (
     "flash_attn_interface.py @01afd16d: no dropout_p), so dropout runs take it too; cuDNN "
     "FusedAttention with dropout (TE's Hopper choice) assumed the same"
 )
-_HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800"})  # not h20: docstring
+_HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w"})  # not h20
 _FA2_H20 = (
     "assumption: the H20's tensor cores are capped at 148 TFLOP/s (below A100's 312), so "
     "FlashAttention-2's Hopper limits (mma.sync ceiling, softmax against the tensor rate; "
@@ -135,6 +137,28 @@ _FA2_OWN = (
     "FlashAttention-2 is this part's fused kernel (dropout inside it at the same speed): the "
     "same efficiency (Blackwell: no FA2 figure published, the same assumed)"
 )
+
+
+def power_capped(efficiency: float, cap_w: float, rated_w: float) -> float:
+    """Sustained large-GEMM efficiency of a part held to a board power limit ``cap_w`` below the
+    ``rated_w`` its sustained rate was measured at: ``efficiency x cap_w / rated_w``.
+
+    The MSMF is the power-saturated rate (module docstring; "matmuls on the H100 are primarily
+    not compute or bandwidth limited, they are power limited": H. He, "Strangely, Matrix
+    Multiplications on GPUs Run Faster When Given 'Predictable' Data", thonking.ai, 2024).
+    Assumption: at a lower limit such a GEMM keeps its energy per FLOP, so its rate scales with
+    the power. The one published pair of the same GEMM at two limits lies around it:
+    facebookexperimental/triton PR 2023 (2026-07, denoise.sh) measured cuBLAS GEMMs on a GB300
+    at ~617 TFLOP/s held to 500 W against ~1600-2174 at its rated 1400 W: 0.28-0.39 of the rate
+    at 0.36 of the power. Lower voltage at lower clocks would lose less than this (the rule
+    disfavours the part); static and HBM power, which do not scale, would lose more.
+
+    >>> round(power_capped(702.9 / 989, 500, 700), 3)  # H200's MSMF carried to a 500 W H100
+    0.508
+    """
+    if not 0 < cap_w <= rated_w:
+        raise SpecError(f"power limit {cap_w} W must be in (0, {rated_w}] W (the rated power)")
+    return efficiency * cap_w / rated_w
 
 
 @dataclass(frozen=True)
@@ -149,12 +173,15 @@ class AcceleratorProfile:
     sources: tuple[tuple[str, str], ...] = ()  # (parameter, source)
     kernel_gap_s: float = KERNEL_GAP_S
     fa2_attention_efficiency: float = 0.0  # pre-FA3 kernel (FA2, SDPA, dropout); 0 = as FA3
+    fa2_backward_efficiency: float = 0.0  # its backward where it differs; 0 = as its forward
 
     def __post_init__(self) -> None:
         if not self.fa2_attention_efficiency:
             object.__setattr__(self, "fa2_attention_efficiency", self.flash_attention_efficiency)
+        if not self.fa2_backward_efficiency:
+            object.__setattr__(self, "fa2_backward_efficiency", self.fa2_attention_efficiency)
         for field in ("gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency",
-                      "fa2_attention_efficiency"):  # fmt: skip
+                      "fa2_attention_efficiency", "fa2_backward_efficiency"):  # fmt: skip
             value = getattr(self, field)
             if not 0 < value <= 1:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
@@ -204,6 +231,10 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
                  _H200_GEMM[1] + " (carried to PCIe; its lower clocks are in its peak)", 0.55,
                  _FA3),
         _profile("h200", 132, _H100_SMS, *_H200_GEMM, 0.55, _FA3),
+        _profile("h100-hbm2e-500w", 132, _H100_SMS, power_capped(_H200_GEMM[0], 500, 700),
+                 _H200_GEMM[1] + " (same die) x 500 / 700 W: power_capped (torchtitan "
+                 "benchmarks/llama3_h100_202412_torchtitan.md: 'the default 500W power limit')",
+                 0.55, _FA3),
         _profile("h800", 132, _H100_SMS, _H200_GEMM[0], _H200_GEMM[1] + " (same die)", 0.55,
                  _FA3),
         _profile("b200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
@@ -323,9 +354,8 @@ class Device:
         flops = forward_flops * (FLASH_BACKWARD_FACTOR if backward else 1.0)
         eff = self._measured("compute", flops, "attention")
         p = self.defaults
-        eff = eff or (
-            p.fa2_attention_efficiency if dropout or fa2 else p.flash_attention_efficiency
-        )
+        pre_fa3 = p.fa2_backward_efficiency if backward else p.fa2_attention_efficiency
+        eff = eff or (pre_fa3 if dropout or fa2 else p.flash_attention_efficiency)
         return flops / (self.peak_flops_per_s * eff) + self.defaults.kernel_gap_s
 
 

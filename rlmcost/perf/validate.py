@@ -4,8 +4,10 @@ The table ``rlmcost/perf/data/published.json`` lists published measurements, eac
 setup (model shape, GPUs, layout, batch), the figure, the source (paper, table, row) and the
 assumptions the prediction needs where the source is silent (micro-batch, schedule, kernels).
 Every row is predicted with :func:`~rlmcost.perf.train_step.train_step_time` and the default
-efficiency profile of its accelerator, and converted to the source's own metric with the
-source's own FLOP formula, so that predicted and published numbers are the same quantity:
+efficiency profile of its accelerator (its pre-FlashAttention-3 slot holding the run's kernel,
+``options.fa2_kernel``: :mod:`~rlmcost.perf.triton_attention`), and converted to the source's
+own metric with the source's own FLOP formula, so that predicted and published numbers are the
+same quantity:
 
 * ``tflops_per_gpu_narayanan2021``: F / (step x GPUs), F = 96 B s l h^2 (1 + s / 6h +
   V / 16 l h) (Narayanan et al. 2021, eq. 3: model FLOPs with full recomputation);
@@ -38,10 +40,12 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
+from rlmcost.perf.efficiency import default_profile
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.selective_ac import SelectiveRecompute
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
+from rlmcost.perf.triton_attention import FLASH_ATTENTION_2, pre_fa3_kernel_profile
 from rlmcost.perf.validate_rl import RlRow, predict_rl_row
 from rlmcost.specs import Workload, get_hardware
 
@@ -176,12 +180,16 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
+        hf_eager=o.get("hf_eager", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
     )
     hw = get_hardware(row["hardware"])
-    step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options)
+    kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
+    profile = pre_fa3_kernel_profile(default_profile(hw), kernel)
+    step = train_step_time(arch, layout, row["batch"], m["seq"], hw, workload, options,
+                           profile=profile)  # fmt: skip
     if row["metric"] == "step_time_s":
         predicted = step.step_s
     elif row["metric"] == "tokens_per_s_per_gpu":
