@@ -39,6 +39,11 @@ Rows kept out of the comparison, each with its reason in ``excluded``:
   RDMA; nccl-tests output in lessizzmore/create-a3mega-ztan-fork ``ztan-NCCL-test-result``):
   8-256 B 123 us. rlmcost's ``h100-sxm`` is an InfiniBand DGX-class node.
 
+In an engine's decode step, not a benchmark loop (no rlmcost spec, so not a row):
+local-inference-lab/vllm pull request 295 profiles a GLM TP 4 decode step on four DGX Spark
+(GB10) nodes over 200 Gb/s RoCE: about 100 NCCL all-reduces of 48 KiB, 54-64 us each, where
+``ib_write_lat`` is 8.8 us (GB10 has no GPUDirect RDMA, so NCCL stages through host memory).
+
 What the rows say (``tests/test_collectives_measured.py``): for a TP group that fills its
 nodes (8 GPUs each) the charged small-message all-reduce (Hockney alpha-beta with NCCL's
 tree, 5 us per inter-node step, :mod:`~rlmcost.perf.collectives`) is 40 us on two nodes and
