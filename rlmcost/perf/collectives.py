@@ -23,11 +23,18 @@ fraction of NCCL on it; the "bus bytes" ``2 (n-1)/n M`` and ``(n-1)/n M`` are wh
 divides by time to report bus bandwidth. ``auto`` takes the faster of ring and tree, as NCCL's
 tuner does.
 
-Link defaults (:func:`link`): alpha 5 us per step across nodes and 2 us inside (assumptions of
-the order of NCCL-tests' small-message latency rows on InfiniBand and NVLink systems); achieved
+Link defaults (:func:`link`): alpha 5 us per step across nodes and 2 us inside; achieved
 bus bandwidth 0.8 of NVLink (NCCL-tests all_reduce on DGX A100 reaches about 230-240 GB/s of
 300 GB/s) and 0.9 of the NIC line rate (about 23 of 25 GB/s per HDR port). A calibration
 profile's ``link`` table replaces the bandwidth fraction when it has one.
+
+The 5 us across nodes, checked against published NCCL all-reduce times
+(:mod:`rlmcost.perf.nccl_measured`): with the tree a TP group that fills 8-GPU nodes is charged
+40 us on two nodes and 50 us on four for a message up to 64 KiB (a decode step's), against
+35.9-55.5 us measured on InfiniBand (MSCCL++ NDmv4 tables, mscclpp issue 531's SGLang pynccl
+in a CUDA graph, mscclpp PR 794 on four H200 nodes): charged / measured 0.83-1.12. The 2 us
+inside a node is an assumption of the order of NCCL-tests' single-node rows (16.96 us for
+1 KiB on 8 A100 is charged 12 us; engines use their own all-reduce kernels there).
 """
 
 from __future__ import annotations
