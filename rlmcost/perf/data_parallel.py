@@ -13,6 +13,10 @@
     every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
     behind the forward and an all-gather plus a reduce-scatter behind the backward
     (prefetching), exposed beyond the compute they hide behind.
+  - Every overlapped collective above also slows the compute beside it (NCCL's CTAs and HBM
+    traffic; Lee et al. 2025, :mod:`~rlmcost.perf.overlap_contention`): a hidden collective
+    costs ``s / (1 + s)`` of its time (``StepOptions.overlap_slowdown`` s = 0.189), counted
+    with the exposed ``dp`` communication.
   - PyTorch FSDP2 (``fully_shard``, per-parameter sharding; ``fsdp2_reduce_bytes`` r > 0): the
     reduce-scatter moves r bytes per parameter (its ``MixedPrecisionPolicy.reduce_dtype``), and
     the compute stream copies the gathered flat buffer out into the parameters after each
@@ -38,6 +42,7 @@ from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
+from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
@@ -77,12 +82,12 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     for dims, ranks, n in _grouped_params(lay, dense, expert):
         ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
         rs += c.comm(Collective.REDUCE_SCATTER, n * r, ranks, dims)
-    comp_f, comp_b = p.compute("fwd"), p.compute("bwd")
+    comp_f, comp_b, s = p.compute("fwd"), p.compute("bwd"), c.options.overlap_slowdown
     if lay.zero is ZeroStage.OS_G_P:
-        p.fwd["dp"] += max(0.0, ag - comp_f)
-        p.bwd["dp"] += max(0.0, ag + rs - comp_b)
+        p.fwd["dp"] += overlapped_extra_s(ag, comp_f, s)
+        p.bwd["dp"] += overlapped_extra_s(ag + rs, comp_b, s)
     else:
-        p.bwd["dp"] += max(0.0, rs - comp_b)
+        p.bwd["dp"] += overlapped_extra_s(rs, comp_b, s)
     sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)
     if fsdp2 and sharded:
         layers = stage.layers  # one copy kernel per layer (its fully_shard unit)
@@ -106,9 +111,10 @@ def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
             if lay.zero is ZeroStage.OS:
                 reduce += c.comm(Collective.REDUCE_SCATTER, params * g, ranks, dims)
             gather += c.comm(Collective.ALL_GATHER, params * w, ranks, dims)
-    hide_b = p.compute("bwd") if opt.overlap_grad_reduce else 0.0
-    hide_f = p.compute("fwd") if opt.overlap_param_gather else 0.0
-    return max(0.0, reduce - hide_b) + max(0.0, gather - hide_f)
+    s = opt.overlap_slowdown
+    out = overlapped_extra_s(reduce, p.compute("bwd"), s) if opt.overlap_grad_reduce else reduce
+    return out + (overlapped_extra_s(gather, p.compute("fwd"), s) if opt.overlap_param_gather
+                  else gather)  # fmt: skip
 
 
 def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value") -> float:

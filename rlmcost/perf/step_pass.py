@@ -82,6 +82,7 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
 
@@ -120,6 +121,7 @@ class StepOptions:
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
+    overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
 
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")

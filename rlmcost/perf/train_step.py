@@ -17,9 +17,13 @@ GPUs x dense peak)``. ``hardware_flops`` adds the recomputed forward. The roofli
 pairs and recomputation by the dense peak: no kernel can beat it, so a prediction is never
 below it.
 
+Overlapped DP / ZeRO collectives slow the compute beside them (NCCL's CTAs and HBM traffic;
+:mod:`~rlmcost.perf.overlap_contention`, Lee et al. 2025's measured mean), counted in ``dp``.
+
 Suppressed: the tied-embedding gradient all-reduce between the first and last stage, the
-scalar all-reduces (loss, grad norm), data loading, stragglers, NCCL's contention with
-compute for SMs, and the gradient-accumulation add when it is not fused into the GEMM.
+scalar all-reduces (loss, grad norm), data loading, stragglers, the SMs TransformerEngine's
+userbuffers take from the GEMMs under ``tp_comm_overlap``, and the gradient-accumulation add
+when it is not fused into the GEMM.
 """
 
 from __future__ import annotations
