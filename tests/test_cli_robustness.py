@@ -87,6 +87,19 @@ def _values(param: Any) -> list[str | None]:
     return TEXTS
 
 
+def _without(base: list[str], names: set[str]) -> list[str]:
+    """``base`` without the option named by ``names`` and its value (the sweep gives it
+    instead: two values of one option are a usage error of their own, DUPLICATES)."""
+    out, i = [], 0
+    while i < len(base):
+        if base[i] in names:
+            i += 2
+            continue
+        out.append(base[i])
+        i += 1
+    return out
+
+
 def _grid() -> list[tuple[str, str, list[str]]]:
     """(command, flag, argv) for every option of every swept command and its bad values;
     the larger commands sampled with a fixed seed (:data:`SAMPLE`)."""
@@ -100,10 +113,11 @@ def _grid() -> list[tuple[str, str, list[str]]]:
             flag = max(p.opts, key=len)
             if flag in SKIP.get(name, ()):
                 continue
+            base = _without(BASES[name], {*p.opts, *p.secondary_opts})
             for i, v in enumerate(_values(p)):
                 json_flag = ["--json"] if i % 2 and flag != "--json" else []
                 value = [flag] if v is None else [flag, v]
-                cases.append((name, flag, [name, *BASES[name], *value, *json_flag]))
+                cases.append((name, flag, [name, *base, *value, *json_flag]))
         n = SAMPLE.get(name)
         out += cases if n is None or n >= len(cases) else rng.sample(cases, n)
     return out
@@ -355,18 +369,45 @@ def test_files_that_are_not_what_the_flag_reads_are_one_line_errors(content, tmp
     assert not problems, "\n".join(problems)
 
 
-DUPLICATES = [
-    ["ppo", "-m", "gpt-2", "--tp", "2", "--tp", "4"],
-    ["ppo", "-m", "gpt-2", "--sleep", "--no-sleep"],
-    ["ppo", "-m", "gpt-2", "-m", "llama-3.2-1b", "--json", "--json"],
-    ["plan", "grpo", "-m", "gpt-2", "--gpus", "8", "--gpus", "16"],
+REPEATED = [
+    # (argv, the words the error must hold: the option and both values as given)
+    (["ppo", "-m", "gpt-2", "--tp", "2", "--tp", "4"], ["--tp", "'2'", "'4'"]),
+    (["ppo", "-m", "gpt-2", "--sleep", "--no-sleep"], ["--sleep", "--no-sleep"]),
+    (["ppo", "-m", "gpt-2", "--cuda-graphs", "--enforce-eager"],
+     ["--enforce-eager", "--cuda-graphs"]),
+    (["ppo", "-m", "gpt-2", "--model", "llama-3.2-1b", "--json"],
+     ["--model", "-m 'gpt-2'", "--model 'llama-3.2-1b'"]),
+    (["plan", "grpo", "-m", "gpt-2", "--gpus", "8", "--gpus=16"], ["--gpus", "'8'", "'16'"]),
+    (["import", "verl", "x.yaml", "-H", "h100-sxm", "--hardware", "a100-80gb"],
+     ["--hardware", "h100-sxm", "a100-80gb"]),
+]
+"""An option given twice with different values (a flag under both its names): a usage error
+naming the option and both values, whichever comes last (README, "Conventions")."""
+
+SAME_TWICE = [
+    ["ppo", "-m", "gpt-2", "--model", "gpt-2", "--json", "--json"],
+    ["ppo", "-m", "gpt-2", "--tp", "1", "--tp=1", "--sleep", "--sleep"],
+    ["plan", "grpo", "-m", "gpt-2", "--gpus", "8", "--gpus", "8"],
     ["compare", "ppo", "ppo", "-m", "gpt-2"],
 ]
-"""An option given twice: click keeps the last, as `rlmcost import` relies on (its printed
-query states a preset's flag, then the config's override); no traceback either way."""
+"""The same value given twice states one thing: accepted, as given once (the last case
+repeats a positional argument, which the command judges)."""
 
 
-@pytest.mark.parametrize("args", DUPLICATES, ids=[" ".join(a) for a in DUPLICATES])
-def test_repeated_options_end_cleanly(args):
+@pytest.mark.parametrize(("args", "words"), REPEATED, ids=[" ".join(a) for a, _ in REPEATED])
+def test_an_option_given_twice_with_different_values_is_refused(args, words, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
     r = invoke(args)
     assert not _check(args, r), (_check(args, r), r.output)
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip().splitlines()[-1]
+    assert "given twice" in line or "given as both" in line, line
+    assert all(w in line for w in words), line
+
+
+@pytest.mark.parametrize("args", SAME_TWICE, ids=[" ".join(a) for a in SAME_TWICE])
+def test_the_same_value_given_twice_is_accepted(args):
+    r = invoke(args)
+    assert not _check(args, r), (_check(args, r), r.output)
+    assert r.exit_code == 0, r.output

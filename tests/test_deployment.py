@@ -299,7 +299,8 @@ def test_smaller_micro_batches_or_token_budgets_never_raise_activations(mb, budg
 )
 def test_bad_deployment_flags_are_one_line_errors(args, message):
     gpus = [] if "--gpus" in args else ["--gpus", "8"]
-    r = run("grpo", "-m", "8b", "--framework", "none", *gpus, *args)
+    framework = [] if "--framework" in args else ["--framework", "none"]  # one --framework
+    r = run("grpo", "-m", "8b", *framework, *gpus, *args)
     assert r.exit_code == 2, r.output
     assert message in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1

@@ -362,3 +362,67 @@ def test_verl_token_budget_reaches_the_engine() -> None:
     assert "--max-num-batched-tokens" not in _flags(import_verl(VERL))
     f = _flags(import_verl(VERL, ["actor_rollout_ref.rollout.max_num_batched_tokens=16384"]))
     assert f["--max-num-batched-tokens"] == 16384
+
+
+# --- each option once -----------------------------------------------------------------------
+
+
+def _option_params(command: str) -> list:
+    """The click options of `rlmcost COMMAND` (the CLI's own flag table)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app).get_command(None, command)  # type: ignore[attr-defined]
+    return [p for p in cmd.params if p.param_type_name == "option"]
+
+
+@pytest.mark.parametrize("command", ["grpo", "ppo", "rlvr", "dapo", "rloo"])
+def test_option_key_names_each_option_of_the_algorithm_commands_once(command) -> None:
+    # the CLI's options (rlmcost/cli/_flags.py, _deploy*.py) are the reference: every name
+    # of one option (--sleep/--no-sleep, --enforce-eager/--cuda-graphs, -m/--model) has one
+    # key, and two options never share one
+    from rlmcost.frameworks.result import option_key
+
+    owner: dict[str, str] = {}
+    for p in _option_params(command):
+        keys = {option_key(n) for n in (*p.opts, *p.secondary_opts)}
+        assert len(keys) == 1, (p.name, keys)
+        key = keys.pop()
+        assert key not in owner, (key, owner.get(key), p.name)
+        owner[key] = p.name
+
+
+def test_a_later_setting_replaces_an_earlier_one_under_any_name() -> None:
+    from rlmcost.frameworks.result import ImportedQuery
+
+    q = ImportedQuery("verl", "test")
+    q.set("--sleep")
+    q.set("--model", "8b")
+    q.set("--tp", 2)
+    q.set("--no-sleep")
+    q.set("-m", "70b")
+    q.set("--cuda-graphs")
+    q.set("--enforce-eager")
+    assert q.argv() == ["--framework", "verl", "--tp", "2", "--no-sleep", "-m", "70b",
+                        "--enforce-eager"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["import", "verl", str(VERL), "--json"],
+        ["import", "openrlhf", "--json", "--", *_orlhf_args()],
+        ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
+        ["import", "nemo-rl", str(NEMO), "--json"],
+    ],
+    ids=["verl", "openrlhf", "trl", "nemo-rl"],
+)
+def test_the_printed_query_states_each_option_once(args) -> None:
+    from rlmcost.frameworks.result import option_key
+
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    words = shlex.split(json.loads(r.stdout)["query"]["command"])
+    names = {n for p in _option_params(words[1]) for n in (*p.opts, *p.secondary_opts)}
+    keys = [option_key(w) for w in words[2:] if w in names]
+    assert len(keys) == len(set(keys)), words
+    assert "--hardware" in keys

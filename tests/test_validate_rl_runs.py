@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import jsonschema
 import pytest
@@ -22,6 +23,7 @@ from typer.testing import CliRunner
 from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.result import option_key
 from rlmcost.perf.rl_constants import (
     RESPONSE_CLIP_FRACTION,
     RESPONSE_LENGTH_LOG_SIGMA,
@@ -193,6 +195,15 @@ def test_async_runs_overlap_with_the_sources_split(report):
             assert dep.staleness == k
 
 
+def names(command: str) -> set[str]:
+    """Every option name of `rlmcost COMMAND` (the CLI's flag table)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app).get_command(None, command)  # type: ignore[attr-defined]
+    return {n for p in cmd.params if p.param_type_name == "option"
+            for n in (*p.opts, *p.secondary_opts)}  # fmt: skip
+
+
 def test_runs_round_trip_and_the_command_rebuilds_them(report):
     for r in report.rows:
         if r.run is None:
@@ -200,6 +211,14 @@ def test_runs_round_trip_and_the_command_rebuilds_them(report):
         assert Run.from_data(r.run.to_json()) == r.run
         assert Run.from_data(json.loads(json.dumps(r.run.to_json()))) == r.run
         assert build_run(r.recipe, run_from_argv) == r.run
+        # the command as printed, typed again: each option once (an option given twice with
+        # different values is refused: rlmcost.cli._repeats), the same Run
+        words = shlex.split(r.recipe.command)
+        assert words[:2] == ["rlmcost", r.recipe.query.algorithm]
+        keys = [option_key(w) for w in words[2:] if w.startswith("-") and w in names(words[1])]
+        assert len(keys) == len(set(keys)), (r.recipe.id, words)
+        typed = run_from_argv(words[1], words[2:])
+        assert (typed.replace(**r.recipe.overlay) if r.recipe.overlay else typed) == r.run
 
 
 def test_error_and_interval(report):

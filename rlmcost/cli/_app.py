@@ -43,8 +43,9 @@ _UNSET_FIRST = _UnsetFirst()
 
 class HelpCommand(TyperCommand):
     """A typer command whose help prints each option's names and metavar whole, however
-    narrow the terminal (rlmcost.cli._help; rich loads only when the help prints), and whose
-    options build their conversion only when given a value (:class:`_UnsetFirst`)."""
+    narrow the terminal (rlmcost.cli._help; rich loads only when the help prints), whose
+    options build their conversion only when given a value (:class:`_UnsetFirst`), and that
+    refuses an option given twice with different values (rlmcost.cli._repeats)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from rlmcost.cli._help import option_entries
@@ -53,6 +54,11 @@ class HelpCommand(TyperCommand):
             super().format_help(ctx, formatter)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from rlmcost.cli._repeats import repeated_option
+
+        message = repeated_option(self.params, args)
+        if message is not None:
+            raise UsageError(message, ctx=ctx)
         for param in self.params:
             if getattr(param, "_runtime_param", False) is None:  # typer's: not built yet
                 param._runtime_param = _UNSET_FIRST  # type: ignore[attr-defined]

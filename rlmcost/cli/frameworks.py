@@ -126,7 +126,8 @@ def import_nemo_rl_command(
 def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
     """Print the query, conversions and deployment; the estimate is the query's command
     (``framework``: the subcommand of `rlmcost import`)."""
-    argv = [*q.argv(), "--hardware", hardware]
+    q.set("--hardware", hardware)  # the query states each option once (ImportedQuery.set)
+    argv = q.argv()
     for line in q.notes:
         note(f"note: {line}")
     if q.ignored:
@@ -134,7 +135,6 @@ def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
              f"{', '.join(q.ignored)}")  # fmt: skip
     estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
     query = q.to_json()
-    query["command"] = query["command"] + f" --hardware {hardware}"
     if json_out:
         body = {"query": query, "deployment": estimate.get("deployment"), "estimate": estimate}
         print_json(versioned(f"import {framework}", body, run=estimate["run"]))

@@ -44,8 +44,11 @@ class ImportedQuery:
     ignored: list[str] = field(default_factory=list)
 
     def set(self, flag: str, value: Any = None) -> None:
-        """Add ``flag`` (with ``value``; None for a switch), replacing an earlier one."""
-        self.flags = [(f, v) for f, v in self.flags if f != flag]
+        """Add ``flag`` (with ``value``; None for a switch), replacing an earlier setting of
+        the same option under any of its names (``--sleep`` replaces ``--no-sleep``:
+        :func:`option_key`), so the query states each option once, with the value that wins."""
+        key = option_key(flag)
+        self.flags = [(f, v) for f, v in self.flags if option_key(f) != key]
         self.flags.append((flag, value))
 
     def convert(self, given: str, flag: str, value: Any, how: str, default: Any = None) -> None:
@@ -83,6 +86,22 @@ class ImportedQuery:
             "notes": list(self.notes),
             "ignored_keys": list(self.ignored),
         }
+
+
+OTHER_NAMES = {
+    "--cuda-graphs": "--enforce-eager", "-m": "--model", "-B": "--batch", "-K": "--group",
+    "-S": "--prompt-len", "-T": "--response-len", "-H": "--hardware",
+}  # fmt: skip
+"""The algorithm commands' option names that are neither the option's long name nor its
+``--no-`` form (rlmcost/cli/_flags.py, rlmcost/cli/_deploy*.py; tests/test_frameworks_import.py
+checks :func:`option_key` against the commands' options)."""
+
+
+def option_key(flag: str) -> str:
+    """The option that ``flag`` names, one key for all its spellings: ``--sleep`` and
+    ``--no-sleep`` are one option (click's ``--sleep/--no-sleep``), ``-m`` is ``--model``."""
+    flag = OTHER_NAMES.get(flag, flag)
+    return "--" + flag[5:] if flag.startswith("--no-") else flag
 
 
 def _text(value: Any) -> str:

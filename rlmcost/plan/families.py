@@ -230,14 +230,16 @@ def _count(word: str, text: str) -> int:
 
 def group_counts(fam: Family, gpus: int, units: tuple[int, ...],
                  shares: tuple[float, ...], actor_shares: tuple[float, ...],
-                 exhaustive: bool = False) -> list[tuple[int, ...]]:  # fmt: skip
+                 exhaustive: bool = False, limit: int | None = None,
+                 ) -> list[tuple[int, ...]]:  # fmt: skip
     """The GPU counts of ``fam``'s groups on ``gpus`` devices, each a positive multiple of
     its group's unit (``units``: the engine replica for ``rollout``, the trainer's
     tp*pp*cp times the expert grid's dp unit for the others). The rollout group takes each
     share of ``shares``; of the rest, the actor's group each share of ``actor_shares`` and the
     other groups equal parts (what is left over goes to the actor's group). ``exhaustive``
     (and the ``groups`` family): every split in steps of a common grain
-    (:func:`rlmcost.placement.allocate.splits`), with the given counts kept."""
+    (:func:`rlmcost.placement.allocate.splits`; at most ``limit`` splits, None: its
+    ``MAX_SPLITS``), with the given counts kept."""
     if not fam.members:
         return [()]
     fixed = fam.fixed or (None,) * len(fam.members)
@@ -248,10 +250,11 @@ def group_counts(fam: Family, gpus: int, units: tuple[int, ...],
     if not free:
         return [tuple(n for n in fixed if n is not None)] if left == 0 else []
     if exhaustive or fam.name == "groups":
-        from rlmcost.placement.allocate import splits
+        from rlmcost.placement.allocate import MAX_SPLITS, splits
 
         out = []
-        for part in splits(left, [units[i] for i in free]) if left > 0 else []:
+        free_units = [units[i] for i in free]
+        for part in splits(left, free_units, limit or MAX_SPLITS) if left > 0 else []:
             counts = list(fixed)
             for i, n in zip(free, part, strict=True):
                 counts[i] = n

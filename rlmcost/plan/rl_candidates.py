@@ -69,6 +69,7 @@ class RLSpace:
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
     exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
+    split_limit: int | None = None  # exhaustive: at most this many splits (None: allocate's)
     pool: tuple[tuple[str, int], ...] = ()  # accelerators and GPUs available (plan.pool)
     only: tuple[str, ...] = ()  # of placements (and "groups"), those searched (empty: all)
 
@@ -201,7 +202,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                 continue
             units = tuple(etp if m == ROLLOUT else unit for m in fam.members)
             for counts in group_counts(fam, gpus, units, space.rollout_shares,
-                                       space.actor_shares, space.exhaustive):  # fmt: skip
+                                       space.actor_shares, space.exhaustive,
+                                       space.split_limit):  # fmt: skip
                 if fam.members:
                     train_gpus = counts[fam.trainer_index()]
                 else:  # one group, or the evaluation's split: at most all but one per group
@@ -239,7 +241,8 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
             shares = 1
         elif space.exhaustive or fam.name == "groups":
             ones = (1,) * len(fam.members)
-            shares = max(1, len(group_counts(fam, gpus, ones, (), (), True)))
+            shares = max(1, len(group_counts(fam, gpus, ones, (), (), True,
+                                             space.split_limit)))
         else:
             shares = len(space.rollout_shares) * len(space.actor_shares)
         kinds = max(1, len(space.pool)) ** max(1, len(fam.members))  # a pool's assignments

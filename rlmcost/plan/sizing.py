@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate
-from rlmcost.placement.allocate import ranking_time_s
+from rlmcost.placement.allocate import COARSE_SPLITS, ranking_time_s
 
 if TYPE_CHECKING:
     from rlmcost.placement.estimate import PlacementEstimate
@@ -124,13 +124,16 @@ def _changes(row: dict[str, Any]) -> str:
 def async_note(run: Run, e: PlacementEstimate) -> str | None:
     """Why the asynchronous ``run`` (estimate ``e``) is slower than the best synchronous split
     of the same GPUs (engines apart, every model on the rest, :mod:`rlmcost.plan.families`
-    ``split``, every split of the GPUs, ``run``'s layout), or None when it is not."""
+    ``split``, every split of the GPUs in power-of-two steps, at most
+    :data:`~rlmcost.placement.allocate.COARSE_SPLITS` of them: a note's comparison, searched
+    as coarsely as the placements' own first pass; ``run``'s layout), or None when it is
+    not."""
     from rlmcost.plan.rl import plan_rl
     from rlmcost.reports.placement import placed
 
     gpus = sum(g.gpus for g in e.groups)
     space = replace(sizing_space(run), placements=("split",), exhaustive=True,
-                    ckpt=(run.deployment.train.ckpt,),
+                    split_limit=COARSE_SPLITS, ckpt=(run.deployment.train.ckpt,),
                     offload=("optimizer" in run.deployment.train.offload,))  # fmt: skip
     best = plan_rl(run.replace(deployment={"staleness": None}), gpus, space=space, top=1).best
     t = ranking_time_s(e)
@@ -148,7 +151,8 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
         why += (f"; overlapping that split instead takes {ranking_time_s(o):.3g} s "
                 f"(--placement {e.placement.name.split('+')[0]} --groups {best['groups']})")
     return (f"{e.placement.name} ({t:.3g} s) is slower than the best synchronous split of "
-            f"the same {gpus} GPUs, {best['groups']} ({best['time_s']:.3g} s): {why}")
+            f"the same {gpus} GPUs, {best['groups']} ({best['time_s']:.3g} s; at most "
+            f"{COARSE_SPLITS} splits searched, in power-of-two steps): {why}")
 
 
 def _groups_data(text: str) -> list[dict[str, Any]]:
