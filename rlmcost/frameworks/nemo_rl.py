@@ -158,7 +158,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         etp = None
         sp = r.flag(f"{c}.sequence_parallel", False)
         zero = "3"
-        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        ckpt: str | bool = r.flag(f"{c}.activation_checkpointing", False)
         if r.flag(f"{c}.cpu_offload", False):
             q.set("--offload", "optimizer,params,grads")
         # dtensor_policy_worker.py loads the model in float32 whatever policy.precision
@@ -181,7 +181,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
-        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
                "22 B backward per token and vocabulary entry); the fp64 MoE router "
@@ -203,9 +203,27 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if sp and tp > 1:
         q.set("--sp")
     q.set("--zero", zero)
-    q.set("--ckpt", "full" if ckpt else "none")
+    q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp)
     q.set("--logits", "materialized")
+
+
+def _megatron_recompute(r: Reader, q: ImportedQuery, c: str) -> str | bool:
+    """``megatron_cfg.activation_checkpointing`` with v0.7's ``recompute_granularity`` (default
+    full: every layer recomputed, uniform x 1 layer) and ``recompute_modules`` (null: Megatron-
+    core's ``["core_attn"]``, rlmcost's ``selective``): nemo_rl/models/megatron/setup.py at
+    v0.7.0, lines 793-808; v0.5.0/v0.6.0 set full whenever the flag is on
+    (megatron_policy_worker.py:683, megatron/setup.py:470)."""
+    granularity = r.text(f"{c}.recompute_granularity", "full", ("full", "selective"))
+    modules = r.words(f"{c}.recompute_modules", None)
+    if not r.flag(f"{c}.activation_checkpointing", False):
+        return False
+    if granularity == "full":
+        return True
+    if modules and list(modules) != ["core_attn"]:
+        q.note(f"recompute_modules {','.join(modules)}: rlmcost's selective recomputation "
+               "counts the attention core only (Megatron-core's default core_attn)")  # fmt: skip
+    return "selective"
 
 
 ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
