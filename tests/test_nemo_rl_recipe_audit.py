@@ -31,6 +31,8 @@ IMPORTER_DEFAULTS = {
     "policy.generation.colocated.resources.num_nodes": None,  # read only when apart
     "policy.generation.colocated.resources.gpus_per_node": None,
     "policy.megatron_cfg.fp8_cfg.enabled": False,  # rl_runs_frameworks.nemo_rl
+    "policy.megatron_cfg.moe_token_dispatcher_type": "alltoall",  # nemo_rl.py _moe_dispatcher
+    "policy.megatron_cfg.moe_flex_dispatcher_backend": None,
 }
 """The value a row that leaves the key out is imported with."""
 
@@ -52,6 +54,8 @@ def test_row_settings_are_the_recipes(rid: str) -> None:
         have = settings[key] if key in settings else IMPORTER_DEFAULTS.get(key, "<missing>")
         if key == "policy.megatron_cfg.fp8_cfg.enabled" and want is None:
             want = False  # no fp8_cfg block at v0.5.0: FP8 training off
+        if key == "policy.megatron_cfg.moe_token_dispatcher_type" and want is None:
+            want = "alltoall"  # unset at v0.5.0: Megatron-Bridge's qwen3_moe_bridge.py alltoall
         assert have == want, f"{rid}: {key} = {have!r}, {recipe} at its tag sets {want!r}"
 
 
@@ -104,3 +108,19 @@ def test_recompute_granularity_is_read(tmp_path: Path) -> None:
 def test_bad_recompute_granularity_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="recompute_granularity"):
         _megatron(tmp_path, activation_checkpointing=True, recompute_granularity="block")
+
+
+def test_v07_gb200_flex_dispatcher_rows_say_it_is_not_modelled() -> None:
+    # grpo-deepseek-v3-32n4g.yaml:10-12 and grpo-qwen3-235b-16n4g.yaml:10-12 at v0.7.0
+    # (moe_token_dispatcher_type flex, moe_flex_dispatcher_backend hybridep, 32 SMs)
+    flex = [rid for rid in RUNS if RUNS[rid]["framework_settings"].get(
+        "policy.megatron_cfg.moe_token_dispatcher_type") == "flex"]  # fmt: skip
+    assert sorted(flex) == sorted(
+        f"nemo-rl-v0.7-gb200-{m}-grpo-{n}gpu"
+        for m, n in (("deepseek-v3", 128), ("deepseek-v3", 256),
+                     ("qwen3-235b-a22b", 64), ("qwen3-235b-a22b", 128))
+    )  # fmt: skip
+    for rid in flex:
+        q, *_ = nemo_rl(RUNS[rid])
+        assert any("flex (hybridep, 32 SMs)" in n and "not modelled" in n for n in q.notes), rid
+        assert not any("dispatcher" in k for k in q.ignored), rid
