@@ -33,6 +33,7 @@ IMPORTER_DEFAULTS = {
     "policy.megatron_cfg.fp8_cfg.enabled": False,  # rl_runs_frameworks.nemo_rl
     "policy.megatron_cfg.moe_token_dispatcher_type": "alltoall",  # nemo_rl.py _moe_dispatcher
     "policy.megatron_cfg.moe_flex_dispatcher_backend": None,
+    "cluster.segment_size": None,  # nemo_rl.py _layout: no topology-aware placement
 }
 """The value a row that leaves the key out is imported with."""
 
@@ -124,3 +125,16 @@ def test_v07_gb200_flex_dispatcher_rows_say_it_is_not_modelled() -> None:
         q, *_ = nemo_rl(RUNS[rid])
         assert any("flex (hybridep, 32 SMs)" in n and "not modelled" in n for n in q.notes), rid
         assert not any("dispatcher" in k for k in q.ignored), rid
+
+
+def test_v07_gb200_moe_rows_state_the_recipes_segment_size() -> None:
+    # cluster.segment_size at v0.7.0: 16 in the GB200 DeepSeek-V3 and Qwen3-235B recipes
+    # (e.g. grpo-deepseek-v3-32n4g.yaml:22), 4 and 2 in grpo-qwen3-30ba3b-4n4g.yaml:56 and
+    # -4n4g-async-1off.yaml:36; docs/cluster.md 'Topology-Aware Placement for MoE'
+    segments = {rid: RUNS[rid]["framework_settings"].get("cluster.segment_size") for rid in RUNS}
+    assert sorted(v for v in segments.values() if v) == [2, 4] + [16] * 6
+    for rid, seg in segments.items():
+        if seg:
+            assert RUNS[rid]["hardware"] == "gb200" and rid.startswith("nemo-rl-v0.7-"), rid
+            q, *_ = nemo_rl(RUNS[rid])
+            assert any(n.startswith(f"cluster.segment_size {seg}:") for n in q.notes), rid

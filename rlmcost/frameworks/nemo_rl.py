@@ -145,6 +145,10 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
 def _layout(r: Reader, q: ImportedQuery) -> None:
     gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
     q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
+    segment = r.integer("cluster.segment_size", None)  # v0.7.0 docs/cluster.md 'Topology-Aware
+    if segment:  # Placement for MoE'; the v0.7.0 GB200 MoE recipes set it
+        q.note(f"cluster.segment_size {segment}: Ray ranks ordered so each expert-parallel group "
+               "lies inside one NVLink domain, as rlmcost places it")  # fmt: skip
     dtensor = r.flag("policy.dtensor_cfg.enabled", True)
     megatron = r.flag("policy.megatron_cfg.enabled", False)
     if dtensor == megatron:
