@@ -25,6 +25,19 @@ def _columns(cite: str) -> tuple[list[int], list[int]]:
     return [int(x) for x in gen.groups()], [int(x) for x in train.groups()]
 
 
+def _recipe(run: dict) -> str:
+    found = re.search(r"recipe (examples/configs/\S+\.yaml)", run["cite"])
+    assert found, run["id"]
+    return found.group(1)
+
+
+def _v07_counterpart(run: dict) -> dict:
+    """The v0.7 section's row of the same recipe file on the same GPUs."""
+    (row,) = [r for r in load_runs()["runs"] if r["source"] == "nemo_rl_v0.7"
+              and _recipe(r) == _recipe(run) and r["gpus"] == run["gpus"]]  # fmt: skip
+    return row
+
+
 def test_every_grpo_row_of_the_section_is_in() -> None:
     assert len(RUNS) == PAGE_GRPO_ROWS
     assert len({r["id"] for r in RUNS}) == PAGE_GRPO_ROWS
@@ -35,8 +48,10 @@ def test_every_grpo_row_of_the_section_is_in() -> None:
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])
 def test_settings_give_the_tables_layout(run: dict) -> None:
     """The table's Generation [TP,PP] and Training [TP,CP,EP,PP] columns are the recipe's keys,
-    or the row's assumptions name the key where table and recipe part (the recipe's value kept
-    only where the table's does not fit the training GPUs)."""
+    or the row's assumptions name the key where table and recipe part: the recipe's value is kept
+    where the table's does not fit the training GPUs, or where the v0.7 section lists the same
+    recipe file with the recipe's value (grpo-deepseek-v3-64n8g.yaml and -64n4g.yaml:10 at v0.6.0
+    and v0.7.0, expert_model_parallel_size 32)."""
     (gtp, gpp), (tp, cp, ep, pp) = _columns(run["cite"])
     s = run["framework_settings"]
     m = "policy.megatron_cfg."
@@ -47,13 +62,17 @@ def test_settings_give_the_tables_layout(run: dict) -> None:
     said = " ".join(run["assumptions"])
     for name, want, have in zip(("tensor_model", "context", "expert_model", "pipeline_model"),
                                 (tp, cp, ep, pp), got, strict=True):  # fmt: skip
-        if have != want:
+        if have != want and f"keeps the recipe's {name}_parallel_size {have}" in said:
+            # the v0.7 section lists the same (unchanged) recipe file with the recipe's value
+            assert f"the table's {want} repeats" in said, run["id"]
+            assert _v07_counterpart(run)["framework_settings"][m + f"{name}_parallel_size"] == have
+        elif have != want:
             assert f"{name}_parallel_size {have} of the recipe: the table's {want} does not " \
                    "fit" in said, run["id"]  # fmt: skip
             train = run["gpus_by_role"]["training"]
             assert want * tp * cp * pp > train
-        elif f"{name}_parallel_size {want} as the table row's layout" in said:
-            assert "the recipe at r0.6.0 sets" in said
+        else:
+            assert f"{name}_parallel_size {want} as the table row's layout" not in said
     roles = run["gpus_by_role"]
     assert sum(roles.values()) == run["gpus"]
     if run["off_policy_steps"]:

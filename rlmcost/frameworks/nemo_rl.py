@@ -145,6 +145,10 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
 def _layout(r: Reader, q: ImportedQuery) -> None:
     gpus = r.integer("cluster.gpus_per_node", 1) * r.integer("cluster.num_nodes", 1)
     q.convert("cluster.gpus_per_node x cluster.num_nodes", "--gpus", gpus, "GPUs in all")
+    segment = r.integer("cluster.segment_size", None)  # v0.7.0 docs/cluster.md 'Topology-Aware
+    if segment:  # Placement for MoE'; the v0.7.0 GB200 MoE recipes set it
+        q.note(f"cluster.segment_size {segment}: Ray ranks ordered so each expert-parallel group "
+               "lies inside one NVLink domain, as rlmcost places it")  # fmt: skip
     dtensor = r.flag("policy.dtensor_cfg.enabled", True)
     megatron = r.flag("policy.megatron_cfg.enabled", False)
     if dtensor == megatron:
@@ -158,7 +162,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         etp = None
         sp = r.flag(f"{c}.sequence_parallel", False)
         zero = "3"
-        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        ckpt: str | bool = r.flag(f"{c}.activation_checkpointing", False)
         if r.flag(f"{c}.cpu_offload", False):
             q.set("--offload", "optimizer,params,grads")
         # dtensor_policy_worker.py loads the model in float32 whatever policy.precision
@@ -181,12 +185,13 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
-        ckpt = r.flag(f"{c}.activation_checkpointing", False)
+        ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
                "22 B backward per token and vocabulary entry); the fp64 MoE router "
                "(moe_router_dtype) and unfused permutation (moe_permute_fusion) not modelled "
                "beyond the MoE layers' host floor (rlmcost.perf.moe_host)")
+        _moe_dispatcher(r, q, c)
         if not r.flag(f"{c}.moe_grouped_gemm", True):  # v0.7 key; absent: the bridge's (true
             # for Qwen3 MoE: Megatron-Bridge qwen3_moe_bridge.py at v0.4-v0.6's pins 62f4704b8,
             # 1e9a459b4, 95e5f38f8)
@@ -203,9 +208,44 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if sp and tp > 1:
         q.set("--sp")
     q.set("--zero", zero)
-    q.set("--ckpt", "full" if ckpt else "none")
+    q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp)
     q.set("--logits", "materialized")
+
+
+def _moe_dispatcher(r: Reader, q: ImportedQuery, c: str) -> None:
+    """Megatron-core's MoE token dispatcher (``moe_token_dispatcher_type``: alltoall in
+    grpo_math_1B.yaml at v0.6.0 and v0.7.0; unset at v0.5.0, where Megatron-Bridge's
+    qwen3_moe_bridge.py sets alltoall); the v0.7.0 GB200 DeepSeek-V3 and Qwen3-235B recipes set
+    ``flex`` with the DeepEP HybridEP backend on 32 SMs (grpo-deepseek-v3-32n4g.yaml:10-12,
+    grpo-qwen3-235b-16n4g.yaml:10-12; nemo_rl/models/megatron/setup.py:670-705 at v0.7.0)."""
+    kind = r.text(f"{c}.moe_token_dispatcher_type", "alltoall", ("alltoall", "allgather", "flex"))
+    deepep = r.flag(f"{c}.moe_enable_deepep", False)
+    backend = r.text(f"{c}.moe_flex_dispatcher_backend", None)
+    sms = r.integer(f"{c}.moe_hybridep_num_sms", None)
+    if kind != "alltoall" or deepep:
+        how = kind + (f" ({backend}{f', {sms} SMs' if sms else ''})" if backend else "")
+        how += " with DeepEP" if deepep else ""
+        q.note(f"megatron_cfg.moe_token_dispatcher_type {how}: timed as rlmcost's all-to-all "
+               "of the routed tokens (the dispatcher's kernels and SM share not modelled)")
+
+
+def _megatron_recompute(r: Reader, q: ImportedQuery, c: str) -> str | bool:
+    """``megatron_cfg.activation_checkpointing`` with v0.7's ``recompute_granularity`` (default
+    full: every layer recomputed, uniform x 1 layer) and ``recompute_modules`` (null: Megatron-
+    core's ``["core_attn"]``, rlmcost's ``selective``): nemo_rl/models/megatron/setup.py at
+    v0.7.0, lines 793-808; v0.5.0/v0.6.0 set full whenever the flag is on
+    (megatron_policy_worker.py:683, megatron/setup.py:470)."""
+    granularity = r.text(f"{c}.recompute_granularity", "full", ("full", "selective"))
+    modules = r.words(f"{c}.recompute_modules", None)
+    if not r.flag(f"{c}.activation_checkpointing", False):
+        return False
+    if granularity == "full":
+        return True
+    if modules and list(modules) != ["core_attn"]:
+        q.note(f"recompute_modules {','.join(modules)}: rlmcost's selective recomputation "
+               "counts the attention core only (Megatron-core's default core_attn)")  # fmt: skip
+    return "selective"
 
 
 ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
