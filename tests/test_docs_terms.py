@@ -63,7 +63,8 @@ def _table_terms() -> str:
     "term",
     ["--refit disk", "reference swap", "FSDP2 copies", "fsdp2_reduce_bytes", "eager HF layers",
      "ENGINE_CONTEXT default of 128", "ModelSpec.mtp_layers", "padded_call_bytes",
-     "LoRA fused into the TP shards"],
+     "LoRA fused into the TP shards", "per-sequence loss under packing", "overlap contention",
+     "layer_launches", "chunked prefill of a long context"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -77,7 +78,8 @@ def _notebook_code(name: str) -> str:
 @pytest.mark.parametrize(
     "switch",
     ["'refit': 'disk'", "reference_swap_s", "--zero 1", "async_engine",
-     "'speculative_draft': 'mtp'", "mtp_layers"],
+     "'speculative_draft': 'mtp'", "mtp_layers", "'fused_loss': True", "overlap_slowdown",
+     "layer_launches"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")
