@@ -270,8 +270,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     assert cycle is not None  # a numeric period has its critical cycle
     critical = static.labels.get(cycle.keys)  # the same units, the same label
     if critical is None:
-        critical = static.labels[cycle.keys] = " -> ".join(
-            _unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
+        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys, jobs)
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -333,6 +332,25 @@ def _phases_of(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phas
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+def _critical_label(setup: Setup, plan: Any, keys: tuple[str, ...],
+                    jobs: Mapping[int, Job]) -> str:  # fmt: skip
+    """The critical cycle's label: its units' labels (:func:`_unit_label`) in order. A
+    function of the template ``plan`` (each unit's resource), the placement's tasks (a job's
+    label is its task's, and the job of index i on a group is the task of index i of every
+    deployment that shares the group's estimate, ``group_key``) and the cycle's keys: kept
+    per query by the template's and the tasks' identities (the objects kept beside)."""
+    seen = setup.groups_seen
+    if seen is None:
+        return " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in keys)
+    key = ("critical label", id(plan), id(setup.tasks), keys)
+    hit = seen.get(key)
+    if hit is not None and hit[0] is plan and hit[1] is setup.tasks:
+        return hit[2]
+    label = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in keys)
+    seen[key] = (plan, setup.tasks, label)
+    return label
 
 
 def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:
