@@ -57,7 +57,7 @@ from rlmcost.placement.iteration_advice import exposed_notes, recommended_fracti
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
-from rlmcost.placement.schedule_template import template
+from rlmcost.placement.schedule_template import Template, template
 from rlmcost.placement.weight_syncs import weight_syncs
 
 
@@ -212,7 +212,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
-    plan = template(tuple(shape), placement.staleness, frozen_links)
+    plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
@@ -249,7 +249,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(template(tuple(shape), 0, frozen_links).value(w_p))
+        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(w_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
@@ -298,6 +298,21 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         tokens_per_iteration=static.trained_tokens,
         group_hardware=hardware,
     )
+
+
+def _template(static: IterationGroups, shape: list[Any], staleness: int,
+              links: tuple[Any, ...], fused: bool) -> Template:  # fmt: skip
+    """``template(tuple(shape), staleness, links)``; without fusion kept beside the groups'
+    part by the staleness and links: the shape is then the groups' units
+    (``static.shape``) and one unit per link, named by the link (so a function of the two),
+    and the whole shape is neither hashed nor compared again."""
+    if fused:
+        return template(tuple(shape), staleness, links)
+    key = (staleness, links)
+    plan = static.plans.get(key)
+    if plan is None:
+        plan = static.plans[key] = template(tuple(shape), staleness, links)
+    return plan
 
 
 def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
