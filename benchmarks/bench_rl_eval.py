@@ -20,7 +20,8 @@ It also prints how many group estimates the sweep computed (the rest were shared
 earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
-beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile] [--steady]
+beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
+[--profile-estimates] [--steady]
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -154,6 +155,44 @@ def _steady(runs: Sequence[Any], warmed: Callable[[], None], chunks: int = 32,
           f"deployments  {len(runs) / sum(best):>7,.0f} /s CPU")
 
 
+def _profile_estimates(runs: Sequence[Any], warmed: Callable[[], None]) -> None:
+    """cProfile inside the group estimates that the one-call sweep computes (each new
+    group's set-up, layouts, jobs, memory, transfers and start-up peak; not the look-ups of
+    kept ones), with the collector paused: the Python calls per estimate and the top
+    functions by own time."""
+    import cProfile
+    import pstats
+
+    from rlmcost.placement import group_jobs
+
+    prof = cProfile.Profile()
+    recall = group_jobs.recall
+    count = [0]
+
+    def profiled(setup: Any, group: Any, gpus: int, compute: Callable[[], Any]) -> Any:
+        def inner() -> Any:
+            count[0] += 1
+            prof.enable()
+            try:
+                return compute()
+            finally:
+                prof.disable()
+
+        return recall(setup, group, gpus, inner)
+
+    warmed()
+    group_jobs.recall = profiled
+    try:
+        with memo.collector_paused():  # the collector's passes would land on any function
+            _each(runs)
+    finally:
+        group_jobs.recall = recall
+    stats = pstats.Stats(prof)
+    calls = stats.total_calls  # type: ignore[attr-defined]
+    print(f"{count[0]} group estimates profiled: {calls / max(count[0], 1):,.0f} Python calls each")
+    stats.sort_stats("tottime").print_stats(25)
+
+
 def main() -> None:
     base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
     cands = list(candidates(base, RLSpace(), 32))
@@ -188,6 +227,8 @@ def main() -> None:
     print(f"speed-up of the sweep over plain: {after / before:.1f}x")
     if "--steady" in sys.argv:  # each of 32 chunks at its fastest of 4 sweeps
         _steady(runs, warmed)
+    if "--profile-estimates" in sys.argv:
+        _profile_estimates(runs, warmed)
     if "--profile" in sys.argv:
         import cProfile
         import pstats
