@@ -20,7 +20,8 @@ It also prints how many group estimates the sweep computed (the rest were shared
 earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
-beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile] [--steady]
+beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
+[--profile-estimates] [--steady]
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -89,6 +90,43 @@ per estimate: residents, key parts, rollout buffers, transfers, the start-up pea
 object per group. The rest per deployment is unchanged: with every group kept, group keys are a
 fifth of it (a Setup's part: interning the deployment's pydantic fields, 16 ``__eq__`` and 16
 ``__hash__`` of pydantic models per deployment) and ``iteration.combine`` two fifths.
+
+Fifth round (before -> after, same minutes, two alternating runs each, a quiet moment of a
+machine five helpers share): plain 150-155 -> 151-154/s; fast, every 8th 1,441-1,479 ->
+1,450-1,486/s; sweep one call each 1,699-1,718 -> 1,733-1,748/s; again with every group kept
+4,959-5,061 -> 5,015-5,023/s; evaluate_many 1,956-1,963 -> 1,997-1,999/s; planner rows
+1,116-1,142 -> 1,154-1,162/s: about 2 % on the sweeps, the kept sweep unchanged (under load,
+2.5-5 on the two cores, the same runs spread by 10 % either way). Python calls of the one-call
+sweep (cProfile, exact) 5,005,407 -> 4,868,509. What it cut: the critical cycle's label is
+kept per query by the schedule template's and the placement tasks' identities (23,552 unit
+labels in the sweep -> 888: a new groups' part labelled its cycle again), the template of a
+loop without fusion beside the groups' part by staleness and links (the dozen units' shape no
+longer built, hashed and compared per deployment), the idle-rank notes per group estimate.
+``--profile-estimates`` profiles inside the 928 computed estimates alone (collector paused):
+2,072 Python calls each. Timed function by function (collector off, own time per estimate):
+``predict_train`` 72 us and ``predict_forward`` 33 (first evaluations of the memoized passes,
+``perf/``), ``GroupTasks.__init__`` 71 (layouts, the token budget's and forward ZeRO's layout
+copies, the batch checks), ``with_residents`` 65 and ``_beside_of`` 32, ``_train`` 63,
+``_job`` 59, ``_generate`` 40, ``group_init`` 39, ``transfers`` 38, ``_own`` 38 and
+``memory_per_stage`` 28, ``rollout_buffers_of`` 23, ``host_bytes`` 21: no step above an
+eighth of the estimate, so the 0.3 ms target needs all of them flat (a rewrite of the group
+model), not one. The rest per deployment with every group kept (us per deployment): group
+keys 46 (a Setup's part about 9 per part, a group's ``_reads`` 2.5, the key's look-up 2-3, of
+which the pydantic group settings' hash and ``__eq__``), ``evaluate_in``'s own 44,
+``combine``'s own 40, the template's values, period and spans 30, ``query_of`` 14,
+``weight_syncs`` 9, ``worker_notes`` 9, ``recommended_fraction`` 7. Measured and left:
+interning each deployment once per query (its model fields and group settings replaced by the
+query's first equal ones, so that keys compare them by identity) cut pydantic ``__eq__`` in
+the sweep from 52,922 to 29,680, but the interning costs a hash and an ``__eq__`` per field
+(50,373 look-ups), every key still hashes the models (a frozen pydantic model keeps no hash)
+and the deployment is copied: the kept sweep 197-204 -> 204-206 us per deployment, reverted;
+a plain tuple of a model's values costs 0.95-1.8 us to build, more than the pydantic hash
+(0.25-0.35 us) and ``__eq__`` (0.56 us) it would replace; each group estimate's own share of
+the groups' part (its stages' work and memory, wave notes, tokens, trainers), joined per
+tuple of estimates: ``_build`` 0.253 -> 0.287 s profiled, three groups per tuple pay less than
+a record per estimate costs, reverted. The 41 templates a first sweep builds take about 3.6 ms
+each (two generated functions compiled, the undominated cycles): 45 us per deployment of a
+fresh process's first sweep, none once its shapes are built (templates are kept per process).
 """
 
 from __future__ import annotations
@@ -154,6 +192,44 @@ def _steady(runs: Sequence[Any], warmed: Callable[[], None], chunks: int = 32,
           f"deployments  {len(runs) / sum(best):>7,.0f} /s CPU")
 
 
+def _profile_estimates(runs: Sequence[Any], warmed: Callable[[], None]) -> None:
+    """cProfile inside the group estimates that the one-call sweep computes (each new
+    group's set-up, layouts, jobs, memory, transfers and start-up peak; not the look-ups of
+    kept ones), with the collector paused: the Python calls per estimate and the top
+    functions by own time."""
+    import cProfile
+    import pstats
+
+    from rlmcost.placement import group_jobs
+
+    prof = cProfile.Profile()
+    recall = group_jobs.recall
+    count = [0]
+
+    def profiled(setup: Any, group: Any, gpus: int, compute: Callable[[], Any]) -> Any:
+        def inner() -> Any:
+            count[0] += 1
+            prof.enable()
+            try:
+                return compute()
+            finally:
+                prof.disable()
+
+        return recall(setup, group, gpus, inner)
+
+    warmed()
+    group_jobs.recall = profiled
+    try:
+        with memo.collector_paused():  # the collector's passes would land on any function
+            _each(runs)
+    finally:
+        group_jobs.recall = recall
+    stats = pstats.Stats(prof)
+    calls = stats.total_calls  # type: ignore[attr-defined]
+    print(f"{count[0]} group estimates profiled: {calls / max(count[0], 1):,.0f} Python calls each")
+    stats.sort_stats("tottime").print_stats(25)
+
+
 def main() -> None:
     base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
     cands = list(candidates(base, RLSpace(), 32))
@@ -188,6 +264,8 @@ def main() -> None:
     print(f"speed-up of the sweep over plain: {after / before:.1f}x")
     if "--steady" in sys.argv:  # each of 32 chunks at its fastest of 4 sweeps
         _steady(runs, warmed)
+    if "--profile-estimates" in sys.argv:
+        _profile_estimates(runs, warmed)
     if "--profile" in sys.argv:
         import cProfile
         import pstats

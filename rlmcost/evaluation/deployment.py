@@ -36,6 +36,7 @@ from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
+from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.pass_options import worker_notes
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
@@ -252,19 +253,29 @@ def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
     batch outright (verl/workers/fsdp_workers.py ``ActorRolloutRefWorker.__init__``:
     ``ppo_mini_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size``, then
     ``assert ppo_mini_batch_size > 0, "... should be larger than 0 after normalization"``).
-    Stated, not silent."""
-    out = []
-    for kind in (Kind.TRAIN, Kind.FORWARD):
-        for job in result.jobs_of(kind):
-            dp = job.layout.dp
-            if dp > job.sequences:
-                out.append(
-                    f"{job.task.label()} on {job.task.group}: {job.sequences} sequences over "
-                    f"dp = {dp} data-parallel ranks, so {dp - job.sequences} ranks hold none "
-                    "and idle (their GPUs count in the cost); give fewer GPUs or a larger "
-                    "--batch"
-                )
-    return out
+    Stated, not silent. The training jobs' notes first, then the forwards', each kind group
+    by group (:func:`_idle_ranks_of`: kept per group estimate)."""
+    parts = [_idle_ranks_of(g) for g in result.groups]
+    return [n for kind in (0, 1) for p in parts for n in p[kind]]
+
+
+@memo.per_object()
+def _idle_ranks_of(g: GroupEstimate) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`_idle_rank_notes` of one group estimate: its training jobs' notes and its
+    forwards' (kept per estimate, which the deployments of a query share)."""
+    out: tuple[list[str], list[str]] = ([], [])
+    for job in g.jobs:
+        if job.task.kind not in (Kind.TRAIN, Kind.FORWARD):
+            continue
+        dp = job.layout.dp
+        if dp > job.sequences:
+            out[job.task.kind is Kind.FORWARD].append(
+                f"{job.task.label()} on {job.task.group}: {job.sequences} sequences over "
+                f"dp = {dp} data-parallel ranks, so {dp - job.sequences} ranks hold none "
+                "and idle (their GPUs count in the cost); give fewer GPUs or a larger "
+                "--batch"
+            )
+    return tuple(out[0]), tuple(out[1])
 
 
 def _extend(notes: list[str], new: Iterable[str | None]) -> None:

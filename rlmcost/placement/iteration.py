@@ -57,7 +57,7 @@ from rlmcost.placement.iteration_advice import exposed_notes, recommended_fracti
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
-from rlmcost.placement.schedule_template import template
+from rlmcost.placement.schedule_template import Template, template
 from rlmcost.placement.weight_syncs import weight_syncs
 
 
@@ -212,7 +212,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
-    plan = template(tuple(shape), placement.staleness, frozen_links)
+    plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
@@ -249,7 +249,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(template(tuple(shape), 0, frozen_links).value(w_p))
+        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(w_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
@@ -270,8 +270,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     assert cycle is not None  # a numeric period has its critical cycle
     critical = static.labels.get(cycle.keys)  # the same units, the same label
     if critical is None:
-        critical = static.labels[cycle.keys] = " -> ".join(
-            _unit_label(k, plan.resource_of[k], jobs) for k in cycle.keys)
+        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys, jobs)
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -299,6 +298,21 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         tokens_per_iteration=static.trained_tokens,
         group_hardware=hardware,
     )
+
+
+def _template(static: IterationGroups, shape: list[Any], staleness: int,
+              links: tuple[Any, ...], fused: bool) -> Template:  # fmt: skip
+    """``template(tuple(shape), staleness, links)``; without fusion kept beside the groups'
+    part by the staleness and links: the shape is then the groups' units
+    (``static.shape``) and one unit per link, named by the link (so a function of the two),
+    and the whole shape is neither hashed nor compared again."""
+    if fused:
+        return template(tuple(shape), staleness, links)
+    key = (staleness, links)
+    plan = static.plans.get(key)
+    if plan is None:
+        plan = static.plans[key] = template(tuple(shape), staleness, links)
+    return plan
 
 
 def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
@@ -333,6 +347,25 @@ def _phases_of(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phas
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+def _critical_label(setup: Setup, plan: Any, keys: tuple[str, ...],
+                    jobs: Mapping[int, Job]) -> str:  # fmt: skip
+    """The critical cycle's label: its units' labels (:func:`_unit_label`) in order. A
+    function of the template ``plan`` (each unit's resource), the placement's tasks (a job's
+    label is its task's, and the job of index i on a group is the task of index i of every
+    deployment that shares the group's estimate, ``group_key``) and the cycle's keys: kept
+    per query by the template's and the tasks' identities (the objects kept beside)."""
+    seen = setup.groups_seen
+    if seen is None:
+        return " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in keys)
+    key = ("critical label", id(plan), id(setup.tasks), keys)
+    hit = seen.get(key)
+    if hit is not None and hit[0] is plan and hit[1] is setup.tasks:
+        return hit[2]
+    label = " -> ".join(_unit_label(k, plan.resource_of[k], jobs) for k in keys)
+    seen[key] = (plan, setup.tasks, label)
+    return label
 
 
 def _unit_label(key: str, resource: str, jobs: Mapping[int, Job]) -> str:

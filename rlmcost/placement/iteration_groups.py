@@ -32,9 +32,10 @@ class IterationGroups:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
     name, in the order the groups run them; ``phase_list``: those with any time, as
     :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
-    training job; ``labels``: the critical cycles' labels, by their unit keys, and
+    training job; ``labels``: the critical cycles' labels, by their unit keys,
     ``synced``: the phases with the weight syncs', by the syncs' identities (the syncs kept
-    beside) (both filled by ``combine``)."""
+    beside), and ``plans``: the schedule templates without fusion, by staleness and links (all
+    filled by ``combine``)."""
 
     jobs: dict[int, Job]
     shape: tuple[UnitShape, ...]
@@ -55,6 +56,7 @@ class IterationGroups:
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
     synced: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Phase, ...]]] = field(
         default_factory=dict)  # fmt: skip
+    plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # combine's templates
 
 
 def iteration_groups(seen: dict[Any, Any] | None,
