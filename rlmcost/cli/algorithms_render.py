@@ -351,15 +351,12 @@ def deployment_line(run: Any) -> str:
     if run.deployment.ideal:
         return "deployment: the paper's idealized iteration (--ideal)."
     if fw is None:
-        return ("deployment: rlmcost's bare layout (--framework none): no framework's "
-                "defaults.")  # fmt: skip
+        return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         p, name = get_preset(fw), run.algorithm.name
-        applied = preset_options(fw, get_algorithm(name))
-        left = [d.flag for d in p.defaults if d.field in applied and d.value != applied[d.field]]
-        unused = f"; not applied to {name}: {' '.join(left)}" if left else ""
-        default = f" (the default deployment: {p.summary}; as flags: {p.flags(applied)}{unused})"
+        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name)
+        default = f" (the default deployment: {p.summary}; {flags})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
 

@@ -157,6 +157,13 @@ class Preset:
         """The preset's value of an algorithm option (None: the framework leaves it default)."""
         return next((d.value for d in self.defaults if d.field == name), None)
 
+    def flags_line(self, applied: dict[str, bool], algorithm: str) -> str:
+        """``as flags: ...`` (:meth:`flags` under ``applied``) and the option defaults the preset
+        leaves out for ``algorithm`` (e.g. ``--reward rule`` for PPO)."""
+        left = [d.flag for d in self.defaults if d.field in applied and d.value != applied[d.field]]
+        tail = f"; not applied to {algorithm}: {' '.join(left)}" if left else ""
+        return f"as flags: {self.flags(applied)}{tail}"
+
     def flags(self, applied: dict[str, bool] | None = None) -> str:
         """The preset written as the flags that set the same by hand (a flag that sets several
         fields, such as ``--packing`` for training and the forwards, once). ``applied``: the
