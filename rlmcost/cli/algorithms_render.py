@@ -15,10 +15,8 @@ def render(e: Any, run: Any = None) -> None:
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
     lay = e.layout
-    title = (
-        f"{e.algorithm.name} on {e.model}: one iteration, {fleet(e)} "
-        f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})"
-    )
+    title = (f"{e.algorithm.name} on {e.model}: one iteration, {fleet(e)} "
+             f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})")  # fmt: skip
     rows = []
     for s in e.stages.values():
         rows.append(
