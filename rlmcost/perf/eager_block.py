@@ -4,7 +4,9 @@
 llm-foundry's MPT benchmarks (``scripts/train/benchmarking/submit_benchmarks.py`` @061f2c7ce:
 ``norm_type`` forced to ``low_precision_layernorm``, ``compile_config`` None unless
 ``--torch_compile``, which ``sweep.sh`` does not pass; ``precision: amp_bf16``, FSDP
-``mixed_precision`` DEFAULT as the README table prints: Composer's bf16 ``param_dtype``) run the
+``mixed_precision`` DEFAULT as the README table prints: bf16 ``param_dtype``, fp32
+``reduce_dtype`` in Composer's ``get_mixed_precision`` since PR 2047, v0.14.0; llm-foundry's
+``setup.py`` @061f2c7ce pins ``mosaicml>=0.16.3,<0.17``) run the
 block of ``llmfoundry/models/layers/blocks.py`` (``MPTBlock.forward``) eagerly under torch
 2.0.1. Its forward is the kernels step_pass already prices, one each, in bf16:
 
