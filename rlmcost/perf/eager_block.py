@@ -17,7 +17,11 @@ block of ``llmfoundry/models/layers/blocks.py`` (``MPTBlock.forward``) eagerly u
 * ``Wqkv``, ``out_proj``, ``up_proj``, ``down_proj`` (``nn.Linear`` with biases, ``no_bias``
   False) on contiguous 3-D inputs go through ``at::addmm`` with a 1-D bias, which CUDA's
   ``addmm`` runs as a cuBLASLt GEMM with a bias epilogue (pytorch/pytorch PR 72148, "use cublas
-  lt interface for bias fusion", 2022): no bias kernel;
+  lt interface for bias fusion", 2022; ``aten/src/ATen/native/cuda/Blas.cpp``
+  ``addmm_out_cuda_impl``'s ``useLtInterface``: CUDA >= 11.4, beta 1, a contiguous 1-D bf16
+  bias, sizes under 65535 x 32 before CUDA 12.1, as every MPT row's are): no bias kernel
+  (without it the forward would copy the bias into each output first, 2 x per output
+  element);
 * ``qkv.split`` and the ``rearrange`` of ``triton_flash_attn_fn`` (``layers/attention.py``)
   are views; the attention is :mod:`~rlmcost.perf.triton_attention`'s kernel;
 * the residual adds (``x + self.resid_attn_dropout(b)``: ``resid_pdrop`` 0 and ATen's
