@@ -103,8 +103,9 @@ def test_torchtitan_eager_rows_cost_about_what_the_eager_kernels_price():
 def test_h100_rows_are_still_predicted_fast():
     # issue 18 (reported, not fitted): with torchtitan's 500 W HBM2e part and llm-foundry's
     # Triton attention priced, every independent H100 row is still predicted fast; what is
-    # left is unpriced (llm-foundry's eager unfused LayerNorm / GeLU / bias kernels: source
-    # assumptions), not a lower H100 rate, which Megatron-LM's own H100 rows would contradict
+    # left is unpriced (source assumptions; llm-foundry's eager block, perf.eager_block, moves
+    # its rows under 1 %), not a lower H100 rate, which Megatron-LM's own H100 rows would
+    # contradict
     v = validate()
     for r in v.rows:
         if r.source in ("llm_foundry_h100", "torchtitan_h100"):

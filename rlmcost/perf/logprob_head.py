@@ -49,6 +49,18 @@ its kernels move forward and backward, and how many kernels they are; the bytes 
   fp32 cast's gradient back to 16 bits (4 + 2): 14 bytes in 2 kernels (the target's
   ``grad_2d[arange, target] -= ...`` touches ``T`` elements).
 
+* :data:`FLASH_ATTN_XENTROPY`: flash-attn's fused cross-entropy on the 16-bit logits, the loss
+  of llm-foundry's MPT (``ComposerMPTCausalLM``'s default ``loss_fn: fused_crossentropy``,
+  ``llmfoundry/models/mpt/modeling_mpt.py`` @061f2c7ce: ``flash_attn.losses.cross_entropy.
+  CrossEntropyLoss``; ``setup.py``'s ``gpu`` extra pins ``xentropy-cuda-lib`` from
+  flash-attention v1.0.9). ``csrc/xentropy/xentropy_kernel.cu``: the forward kernel
+  (``cunn_SoftMaxXEntropyForward``, one block per token) reads the row twice (``ilpReduce`` of
+  max and sum, then of the exponentials) and writes a loss and a log-sum-exp per token: 4
+  bytes per bf16 element in 1 kernel; the backward (``cunn_SoftMaxXEntropyBackward``) reads the
+  logits and writes their gradient (``empty_like``: ``inplace_backward`` is False): 4 bytes in
+  1 kernel. Under ``amp_bf16`` the head's GEMM writes bf16 logits (autocast does not cast
+  into this custom autograd function).
+
   NeMo RL's DTensor worker (``dtensor_policy_worker.py``) runs ``torch.nn.functional.
   log_softmax`` on the upcast logits instead when its TP degree is 1 (fewer bytes); the
   NeMo RL preset takes the Megatron path, the backend of every NeMo RL performance recipe.
@@ -85,7 +97,15 @@ MEGATRON_VOCAB_PARALLEL_CE = LogprobHead(
     "megatron/core/tensor_parallel/cross_entropy.py _VocabParallelCrossEntropy (@f2e5db402)",
 )  # fmt: skip
 
-HEADS = {h.name: h for h in (FUSED, NEMO_RL_DISTRIBUTED_LOGPROB, MEGATRON_VOCAB_PARALLEL_CE)}
+FLASH_ATTN_XENTROPY = LogprobHead(
+    "flash-attn-xentropy", 4, 4, 1, 1,
+    "flash-attention csrc/xentropy/xentropy_kernel.cu (v1.0.9; llm-foundry MPT fused_crossentropy)",
+)  # fmt: skip
+
+HEADS = {
+    h.name: h
+    for h in (FUSED, NEMO_RL_DISTRIBUTED_LOGPROB, MEGATRON_VOCAB_PARALLEL_CE, FLASH_ATTN_XENTROPY)
+}
 
 
 def logprob_head(name: str) -> LogprobHead:

@@ -1,6 +1,7 @@
 """Two costs of a policy worker's own mechanics that its GEMMs and collectives leave out: the
 reference model swapped in through host memory, and FSDP2's per-micro-batch parameter and
-gradient copies.
+gradient copies. (llm-foundry MPT's eager block, ``StepOptions.torch_eager_block``, is
+:mod:`rlmcost.perf.eager_block`'s, added from :func:`worker_kernels`.)
 
 * **Reference swap** (:func:`reference_swap_s`). NeMo RL runs the reference's log-prob forward
   in the policy's own model: ``use_reference_model`` in ``nemo_rl/models/policy/
@@ -94,6 +95,7 @@ from typing import TYPE_CHECKING
 from rlmcost.choices import NormKind
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.eager_block import eager_block_kernels
 from rlmcost.perf.rl_constants import EAGER_LAUNCH_S_PER_LAYER
 
 if TYPE_CHECKING:
@@ -216,6 +218,7 @@ def worker_kernels(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
     """Add the eager Hugging Face layers' extra memory-bound kernels to one micro-batch's pass
     of ``stage`` when the options say the trainer runs them (``StepOptions.hf_eager``; FSDP2's
     fp32 output casts with ``hf_output_cast``, under ZeRO-3 only, where FSDP2 wraps them)."""
+    eager_block_kernels(c, stage, p)  # llm-foundry MPT's (perf.eager_block)
     lay, opt = c.layout, c.options
     if not opt.hf_eager or not stage.dense_layers:
         return

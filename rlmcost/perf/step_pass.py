@@ -118,6 +118,7 @@ class StepOptions:
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
+    torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)

@@ -181,6 +181,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
         hf_eager=o.get("hf_eager", False),
+        torch_eager_block=o.get("torch_eager_block", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
