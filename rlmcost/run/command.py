@@ -157,6 +157,8 @@ def _deployment_flags(run: Run) -> list[str]:
     words.append("--packing" if t.packing else "--no-packing")
     if t.fused_loss:
         words.append("--fused-loss")
+    if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
+        words += ["--router-dtype", str(t.router_dtype)]
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
