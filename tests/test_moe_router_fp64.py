@@ -138,3 +138,13 @@ def test_nemo_rl_importer_reads_moe_router_dtype() -> None:
         assert dict(q.flags)["--router-dtype"] == "fp32"
     with pytest.raises(SpecError, match="moe_router_dtype"):
         import_nemo_rl(nemo, [*base, "policy.megatron_cfg.moe_router_dtype=bf16"])
+
+
+def test_dgemm_at_full_occupancy_of_the_fp64_peak() -> None:
+    # rlmcost.perf.moe_router: FLOPs / (FP64 peak x the profile's GEMM efficiency) + launch gap
+    from rlmcost.perf.moe_router import dgemm_s
+
+    dev = Device(get_hardware("h100-sxm"))
+    flops = 2 * 4096 * 128 * 2048
+    want = flops / (66.9e12 * dev.defaults.gemm_efficiency) + dev.defaults.kernel_gap_s
+    assert dgemm_s(dev, 4096, 128, 2048) == pytest.approx(want, rel=1e-12)

@@ -33,25 +33,31 @@ activation's bytes. The all-to-all dispatcher's expert-TP reduce-scatter in the 
 dtype (token_dispatcher.py ``token_combine``) needs ETP > 1; NeMo RL sets ETP 1.
 
 **Priced** on the rank's router shape (the router GEMM :mod:`~rlmcost.perf.step_pass` prices
-in the model dtype otherwise, same FLOPs): the three GEMMs by the tile model at the device's
-FP64 peak (``peak_flops_per_s["fp64"]``, the datasheet's FP64 Tensor Core figure, in
-specs/data/hardware.json), with the GEMM efficiency of the device's 16-bit profile (an
+in the model dtype otherwise, same FLOPs): each of the three DGEMMs as max(FLOPs / (FP64 peak x
+eta_gemm), its fp64 operand bytes at HBM speed) plus a launch gap, at the device's FP64 peak
+(``peak_flops_per_s["fp64"]``, the datasheet's FP64 Tensor Core figure, in
+specs/data/hardware.json) and the GEMM efficiency eta_gemm of the device's 16-bit profile (an
 assumption: cuBLAS DGEMM sustains 55-59 of H100's 66.9 TFLOP/s in HPL, 0.82-0.88 of peak, per
-the Top500 figures glennklockwood.com/garden/processors/h100 quotes); the casts and score
-kernels as memory-bound bytes. A device without an FP64 figure is an error that names the fix.
+the Top500 figures glennklockwood.com/garden/processors/h100 quotes; rlmcost's H100 eta_gemm is
+0.711). Full occupancy is assumed (a lower bound): the tile model of
+:mod:`~rlmcost.perf.efficiency` lists cuBLAS's 16-bit tile shapes only, and with them
+Qwen3-30B-A3B's [4096, 128] router output would be one wave of 32 tiles on H100's 132 SMs, 4.1x
+longer; cuBLAS's DGEMM tiles and split-K choice for these skinny shapes are not published. The
+casts and score kernels are memory-bound bytes. A device without an FP64 figure is an error
+that names the fix.
 The MoE host floor (:mod:`~rlmcost.perf.moe_host`) still applies over the layer: where a
 layer's pass is host-bound the router's GPU time hides under it.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 
 if TYPE_CHECKING:
+    from rlmcost.perf.efficiency import Device
     from rlmcost.perf.step_pass import StagePass, StepContext
 
 FP64 = Dtype.FP64.bytes
@@ -82,6 +88,14 @@ def router_fp64_bytes(tokens: int, d: int, experts: int, x: int, w: int) -> tupl
     return casts + scores, 2 * casts + 2 * scores
 
 
+def dgemm_s(dev: Device, m: int, n: int, k: int) -> float:
+    """Seconds of one [m, k] x [k, n] fp64 GEMM at full occupancy (module doc): FLOPs at the
+    FP64 peak x the profile's GEMM efficiency, or its fp64 operand bytes at HBM speed."""
+    peak = dev.hardware.peak(Dtype.FP64) * dev.defaults.gemm_efficiency
+    memory = dev.memory_s((m * k + k * n + m * n) * FP64)
+    return max(2 * m * n * k / peak, memory) + dev.defaults.kernel_gap_s
+
+
 def price_router_fp64(c: StepContext, out: StagePass) -> None:
     """Add one MoE layer's fp64 router (micro-batch of ``c.tokens`` tokens on one rank) to
     ``out``: the DGEMMs as part ``gemm``, the casts and score kernels as ``elementwise``."""
@@ -89,10 +103,9 @@ def price_router_fp64(c: StepContext, out: StagePass) -> None:
     if Dtype.FP64 not in hw.peak_flops_per_s:
         raise SpecError(f"hardware {hw.name} lists no fp64 peak for an fp64 MoE router; give "
                         "--router-dtype fp32, or a hardware spec with peak_flops_per_s.fp64")
-    dev = replace(c.device, dtype=Dtype.FP64, measured=None)
     t, d, e = c.tokens, int(c.arch.d_model), int(c.arch.n_experts)
-    out.fwd["gemm"] += dev.gemm_s(t, e, d)
-    out.bwd["gemm"] += dev.gemm_s(t, d, e) + dev.gemm_s(d, e, t)
+    out.fwd["gemm"] += dgemm_s(c.device, t, e, d)
+    out.bwd["gemm"] += dgemm_s(c.device, t, d, e) + dgemm_s(c.device, d, e, t)
     out.flops += 6 * t * e * d
     x, w = c.workload.activation_dtype.bytes, c.workload.weight_dtype.bytes
     fwd, bwd = router_fp64_bytes(t, d, e, x, w)
