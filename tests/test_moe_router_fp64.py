@@ -148,3 +148,15 @@ def test_dgemm_at_full_occupancy_of_the_fp64_peak() -> None:
     flops = 2 * 4096 * 128 * 2048
     want = flops / (66.9e12 * dev.defaults.gemm_efficiency) + dev.defaults.kernel_gap_s
     assert dgemm_s(dev, 4096, 128, 2048) == pytest.approx(want, rel=1e-12)
+
+
+def test_router_dtype_round_trips_through_the_command() -> None:
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.run.command import to_command
+
+    argv = ["grpo", "--framework", "none", "--model", "qwen3-30b-a3b", "--gpus", "32",
+            "--ep", "8", "--zero", "1"]  # fmt: skip
+    run = run_from_argv(argv[0], [*argv[1:], "--router-dtype", "fp64"])
+    assert run.deployment.train.router_dtype == "fp64"
+    assert "--router-dtype fp64" in to_command(run)
+    assert "--router-dtype" not in to_command(run_from_argv(argv[0], argv[1:]))

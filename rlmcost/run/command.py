@@ -43,7 +43,8 @@ _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
 _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
                      "logits": "--logits", "init_load": "--init-load",
-                     "staleness": "--staleness", "placement": "--placement"}  # fmt: skip
+                     "staleness": "--staleness", "placement": "--placement",
+                     "train.router_dtype": "--router-dtype"}  # fmt: skip
 
 
 def field_flags(prefix: str = "") -> dict[str, str]:
