@@ -16,10 +16,11 @@ class Dtype(StrEnum):
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    FP64 = "fp64"  # NeMo RL's MoE router (rlmcost.perf.moe_router)
 
     @property
     def bytes(self) -> int:
-        return {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}[self.value]
+        return {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "fp64": 8}[self.value]
 
 
 class FfnKind(StrEnum):

@@ -206,7 +206,7 @@ def test_not_json_and_wrong_schema(tmp_path):
 @pytest.mark.parametrize(
     "changes,message",
     [
-        ({"dtype": "fp64"}, "field 'dtype'"),
+        ({"dtype": "fp128"}, "field 'dtype'"),
         ({"peak_flops_per_s": 0}, "field 'peak_flops_per_s'"),
         ({"compute_efficiency": {"gemm": []}}, "empty"),
         ({"compute_efficiency": {"gemm": [[2e9, 0.5], [1e9, 0.6]]}}, "increase strictly"),

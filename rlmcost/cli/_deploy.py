@@ -15,7 +15,7 @@ import typer
 
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, LogitsMode
+from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -36,6 +36,7 @@ DEPLOYMENT_OPTIONS = (
     "forward_micro_batch",
     "packing",
     "fused_loss",
+    "router_dtype",
     "ckpt",
     "cp",
     "ep",
@@ -171,6 +172,18 @@ def deployment_options() -> dict[str, Any]:
                     help="Under --packing, the loss runs once per packed micro-batch (NeMo RL "
                     "sequence_packing.fuse_loss); default: once per sequence, NeMo RL's "
                     "default.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "router_dtype": (
+            Annotated[
+                RouterDtype | None,
+                typer.Option(
+                    help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 "
+                    "casts (Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "
+                    "rlmcost.perf.moe_router); default fp32, or --framework's.",
                     rich_help_panel=p,
                 ),
             ],

@@ -67,6 +67,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
             data["forward"]["packing"] = opts["packing"]
     if opts.get("fused_loss") is not None:
         train["fused_loss"] = opts["fused_loss"]
+    if opts.get("router_dtype") is not None:
+        train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("ckpt") is not None:
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):

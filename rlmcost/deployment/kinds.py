@@ -83,3 +83,10 @@ class LogitsMode(StrEnum):
     MATERIALIZED = "materialized"  # full [tokens, V] logits, fp32 upcast, log-softmax
     LOW_MEMORY = "low-memory"  # model-dtype logits; log-softmax row by row or a fused CE kernel
     FUSED = "fused"  # chunked/fused linear + cross-entropy (Liger FLCE, verl fused kernels)
+
+
+class RouterDtype(StrEnum):
+    """The MoE router's GEMM dtype (Megatron-core ``moe_router_dtype``; rlmcost.perf.moe_router)."""
+
+    FP32 = "fp32"  # a 16-bit tensor-core GEMM writing fp32 logits (Megatron's None prices alike)
+    FP64 = "fp64"  # DGEMMs and fp64 casts: NeMo RL's base config

@@ -50,7 +50,7 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
 )
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import LogitsMode, Offload
+from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
     ALLOCATOR_SLACK_EXPANDABLE,
@@ -115,6 +115,11 @@ class TrainLayout(BaseModel):
         description="packed micro-batch's loss in one call (NeMo RL sequence_packing."
         "fuse_loss, v0.6 on); False: one loss call per packed sequence, NeMo RL's default "
         "(rlmcost.perf.policy_worker)",
+    )
+    router_dtype: RouterDtype = Field(
+        default=RouterDtype.FP32,
+        description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
+        "default None prices alike), fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)",
     )
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)

@@ -31,13 +31,14 @@ from rlmcost.parallel.layout import Layout
 from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
+from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
-from rlmcost.placement.pass_options import worker_notes
+from rlmcost.placement.pass_options import router_fp64, worker_notes
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import _host_bandwidth, query_of
@@ -213,6 +214,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
         notes.append(MOE_HOST_NOTE)
+        if router_fp64(dep):
+            notes.append(ROUTER_FP64_NOTE)
         if dep.engine.eager and not dep.ideal and not alg.offline:
             notes.append(EAGER_MOE_NOTE)
     c = run.cluster

@@ -36,7 +36,7 @@ IGNORED = (
     "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
     "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
     "policy.megatron_cfg.pipeline_dtype", "policy.megatron_cfg.freeze_moe_router",
-    "policy.megatron_cfg.moe_router_dtype", "policy.megatron_cfg.moe_router_load_balancing_type",
+    "policy.megatron_cfg.moe_router_load_balancing_type",
     "policy.megatron_cfg.moe_router_bias_update_rate", "policy.megatron_cfg.moe_permute_fusion",
     "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
     "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
@@ -188,10 +188,11 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
-               "22 B backward per token and vocabulary entry); the fp64 MoE router "
-               "(moe_router_dtype) and unfused permutation (moe_permute_fusion) not modelled "
-               "beyond the MoE layers' host floor (rlmcost.perf.moe_host)")
+               "22 B backward per token and vocabulary entry); unfused permutation "
+               "(moe_permute_fusion) not modelled beyond the MoE layers' host floor "
+               "(rlmcost.perf.moe_host)")
         _moe_dispatcher(r, q, c)
+        _router_dtype(r, q, c)
         if not r.flag(f"{c}.moe_grouped_gemm", True):  # v0.7 key; absent: the bridge's (true
             # for Qwen3 MoE: Megatron-Bridge qwen3_moe_bridge.py at v0.4-v0.6's pins 62f4704b8,
             # 1e9a459b4, 95e5f38f8)
@@ -228,6 +229,16 @@ def _moe_dispatcher(r: Reader, q: ImportedQuery, c: str) -> None:
         how += " with DeepEP" if deepep else ""
         q.note(f"megatron_cfg.moe_token_dispatcher_type {how}: timed as rlmcost's all-to-all "
                "of the routed tokens (the dispatcher's kernels and SM share not modelled)")
+
+
+def _router_dtype(r: Reader, q: ImportedQuery, c: str) -> None:
+    """``moe_router_dtype`` (default fp64: grpo_math_1B[_megatron].yaml, v0.3.0-v0.7.0; null is
+    Megatron-core's None, the model dtype, priced as fp32; rlmcost.perf.moe_router)."""
+    v = r.text(f"{c}.moe_router_dtype", "fp64", ("fp32", "fp64"))
+    q.set("--router-dtype", v or "fp32")
+    if v == "fp64":
+        q.note("megatron_cfg.moe_router_dtype fp64: a MoE model's router GEMM runs as fp64 "
+               "DGEMMs with fp64 casts (rlmcost.perf.moe_router)")
 
 
 def _megatron_recompute(r: Reader, q: ImportedQuery, c: str) -> str | bool:

@@ -445,6 +445,13 @@ PRESETS: dict[Framework, Preset] = {
                 "max_total_sequence_length x train_micro_batch_size",
             ),
             Default(
+                "train.router_dtype",
+                "fp64",
+                "--router-dtype fp64",
+                f"{_NEMO_YAML}: policy.megatron_cfg.moe_router_dtype: fp64 (v0.4.0-v0.7.0; "
+                "grpo_math_1B_megatron.yaml from v0.3.0); a Megatron trainer's MoE router only",
+            ),
+            Default(
                 "forward.micro_batch",
                 4,
                 "--forward-micro-batch 4",

@@ -42,8 +42,9 @@ no lighter on the host (Hugging Face transformers' sparse MoE blocks loop over t
 in Python, one host read per layer to find them). The floor is below the GPU time of large
 micro-batches, which it leaves unchanged (Qwen3-30B-A3B on 4 x 4096 tokens, Qwen3-235B-A22B at
 4096 tokens on GB200 are near it); recomputation and dense layers are not floored. The figure is
-from a DGX-B200 (x86 host); other hosts are assumed alike. Still unmodelled on top of it: NeMo
-RL's fp64 router (``moe_router_dtype``) and unfused permutation (``moe_permute_fusion: false``:
+from a DGX-B200 (x86 host); other hosts are assumed alike. NeMo RL's fp64 router
+(``moe_router_dtype``) adds GPU time under it (:mod:`~rlmcost.perf.moe_router`); still
+unmodelled on top of it: unfused permutation (``moe_permute_fusion: false``:
 megatron/core/transformer/moe/moe_utils.py ``permute`` sorts the [experts x tokens] routing map
 and gathers in several kernels where TE's fused permute runs one).
 

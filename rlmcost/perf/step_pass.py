@@ -28,10 +28,10 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
   :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
   output gradient and the saved input, writes the input gradient).
 * **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s.
-* **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` runs each layer's forward
-  again (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the
-  attention core's forward (Korthikanti et al. 2022, §5) or, torchtitan's op-level kind,
-  every second GEMM of the block.
+  An fp64 router (``router_fp64``, NeMo RL's): :mod:`~rlmcost.perf.moe_router`.
+* **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` reruns each layer's forward
+  (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the attention
+  core's forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
 * **Communication**, with overlap rules per strategy:
 
   - TP (Shoeybi et al. 2019): 2 all-reduces of the [T, d] activations per layer forward and 2
@@ -82,6 +82,7 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.moe_router import price_router_fp64
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
@@ -115,6 +116,7 @@ class StepOptions:
     algorithm: Algorithm = Algorithm.AUTO
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
+    router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
@@ -239,7 +241,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         e, k, etp = int(arch.n_experts), int(arch.top_k), lay.expert_tp
         local = e // lay.ep
         per_expert = max(1, -(-T * k * etp * lay.ep // (t * e)))
-        gemm(T, e, d)  # router
+        price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
         de = int(arch.d_expert) // etp
         gemm(per_expert, (p - 1) * de, d, local)
         gemm(per_expert, d, de, local)

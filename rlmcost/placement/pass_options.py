@@ -52,13 +52,23 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
+    fp64 = router_fp64(deployment)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        return None
+        return StepOptions(router_fp64=True) if fp64 else None
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return StepOptions(logprob_head=logprob_head(beh.logprob_head),
                        fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
                        attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
-                       hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast)  # fmt: skip
+                       hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast,
+                       router_fp64=fp64)  # fmt: skip
+
+
+def router_fp64(deployment: Deployment) -> bool:
+    """Whether the trainer runs its MoE router in fp64 (``train.router_dtype``): a Megatron
+    trainer's (``moe_router_dtype``), never a Hugging Face model's nor the paper's ideal run."""
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    hf = beh is not None and runs_hf_model(beh, deployment.train)
+    return deployment.train.router_dtype == "fp64" and not deployment.ideal and not hf
 
 
 def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
