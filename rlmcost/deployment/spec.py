@@ -99,17 +99,12 @@ class TrainLayout(BaseModel):
     zero: ZeroStage = Field(default=ZeroStage.NONE, description="ZeRO stage (3 = FSDP)")
     ckpt: Checkpointing = Field(default=Checkpointing.NONE, description="checkpointing")
     micro_batch: int = Field(default=1, ge=1, description="sequences per micro-batch")
-    max_tokens_per_gpu: int | None = Field(
-        default=None,
-        ge=1,
-        description="dynamic batching: tokens per micro-batch per GPU (None = micro_batch "
-        "sequences); verl ppo_max_token_len_per_gpu, OpenRLHF packing",
-    )
-    packing: bool = Field(
-        default=False,
-        description="sequence packing: a micro-batch holds micro_batch x (prompt + response) "
-        "tokens of packed sequences (NeMo RL sequence_packing.train_mb_tokens)",
-    )
+    max_tokens_per_gpu: int | None = Field(default=None, ge=1, description="dynamic batching: "
+        "tokens per micro-batch per GPU (None = micro_batch sequences); verl "
+        "ppo_max_token_len_per_gpu, OpenRLHF packing")  # fmt: skip
+    packing: bool = Field(default=False, description="sequence packing: a micro-batch holds "
+        "micro_batch x (prompt + response) tokens of packed sequences (NeMo RL "
+        "sequence_packing.train_mb_tokens)")  # fmt: skip
     fused_loss: bool = Field(
         default=False,
         description="packed micro-batch's loss in one call (NeMo RL sequence_packing."
@@ -130,7 +125,6 @@ class TrainLayout(BaseModel):
         "weight dtype, with an fp32 master copy in Adam); fp32: FSDP mixed precision, bf16 "
         "compute copy per unit, Adam m and v only (verl's actor, NeMo RL's DTensor policy)",
     )
-
     freeze_vision_tower: bool = Field(
         default=False, description="a vision-language model's tower is not trained (no "
         "backward through it); verl actor.freeze_vision_tower, default False",
