@@ -85,7 +85,8 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                                        (deployment.train, deployment.forward_layout())):
         out.append(f"packed passes under pipeline parallelism as {deployment.framework} runs "
                    "them: its packing replayed on the lengths (modified first fit decreasing, "
-                   "bins dealt round robin over the DP ranks), every packed micro-batch padded "
+                   "bins dealt round robin over the DP ranks; training per mini-batch, the "
+                   "length quantiles dealt to them by stride), every packed micro-batch padded "
                    "to the rank's largest and priced at that length, the padding attending as "
                    "part of the bin's last sequence (rlmcost.perf.nemo_rl_packing)")  # fmt: skip
     if deployment.train.zero is ZeroStage.OS_G_P and beh.fsdp2_reduce_bytes:
