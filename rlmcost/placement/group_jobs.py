@@ -68,6 +68,7 @@ from rlmcost.placement.group_passes import (
     packed_layout,
     packed_loss_s_of,
     packing,
+    pass_packing,
     predict_forward,
     predict_train,
     reference_swap_s_of,
@@ -191,7 +192,7 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     share = data_share(layout, g.batch(task), g.seq_len(task))
     base = g.roofline(layout.n_gpus).phase(work * g.load_factor(task), g.weights_read(task),
                                            FORWARD)  # fmt: skip
-    p = packing(g, task)[1]
+    p = pass_packing(g, task)
     budgeted = packed_layout(g, task, p.seq_len)
     if budgeted is not layout:  # a token budget: its packed micro-batches
         share = data_share(budgeted, p.sequences, p.seq_len)
