@@ -92,3 +92,18 @@ def test_default_options_keep_pre():
 
     assert StepOptions().fsdp_backward_prefetch is BackwardPrefetch.PRE
     assert replace(StepOptions(), fsdp_backward_prefetch=BackwardPrefetch.POST) != StepOptions()
+
+
+def test_help_and_readme_name_the_sources():
+    from pathlib import Path
+
+    import typer.main
+
+    cmd = typer.main.get_command(app).get_command(None, "train")  # type: ignore[attr-defined]
+    text = next(p.help or "" for p in cmd.params if "--fsdp-backward-prefetch" in p.opts)
+    for word in ("BACKWARD_POST", "Composer", "dist_strategy.py", "_runtime_utils.py", "none"):
+        assert word in text
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("| term (phase) | model | source |")
+    table = readme[start:readme.index("\n\n", start)]
+    assert "FSDP1 backward prefetch" in table and "issue 64803" in table
