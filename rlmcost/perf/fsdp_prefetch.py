@@ -2,8 +2,9 @@
 
 ZeRO-3 as PyTorch FSDP1 (``FULL_SHARD``) all-gathers each wrapped layer's flat parameter again
 before its backward and reduce-scatters its gradient after it. Source: torch/distributed/fsdp/
-_runtime_utils.py of torch 2.0 (pytorch/pytorch @00ae0bc91, ``_unshard``, ``_reshard``,
-``_pre_backward_hook``, ``_post_backward_hook``) and the rate limiter of ``limit_all_gathers``
+_runtime_utils.py of the torch 2.0 era (pytorch/pytorch @00ae0bc91, ``_unshard``, ``_reshard``,
+``_pre_backward_hook``, ``_post_backward_hook``; the late-2022 version with ``_State`` orders
+the post-backward hook the same way) and the rate limiter of ``limit_all_gathers``
 (``_limiter_utils.py``: ``_FreeEventQueue``, at most 2 all-gathers in flight):
 
 * **Streams.** All-gathers are issued from FSDP's ``unshard`` stream, which never waits for
@@ -21,7 +22,8 @@ _runtime_utils.py of torch 2.0 (pytorch/pytorch @00ae0bc91, ``_unshard``, ``_res
   reduce-scatter on the NCCL stream (pytorch/pytorch PR 87917's docstring: "the next
   all-gather is reordered to be before the current reduce-scatter"). The hook runs when the
   CPU has queued layer i's backward kernels, not when they have run; with ``limit_all_gathers``
-  the CPU first waits for the free event of layer i+1 (its backward done on the GPU). So on the
+  the CPU first waits (in the steady state: one free event recorded per post-backward hook, one
+  dequeued per all-gather) for the free event of layer i+1, its backward done on the GPU. So on the
   GPU the all-gather of i-1 starts when layer i+1's backward ends, behind the reduce-scatter of
   i+1, and runs beside layer i's backward: per layer the NCCL stream has r + a seconds of
   collectives to run beside c seconds of compute, as under ``pre`` (max(c, r + a), the
