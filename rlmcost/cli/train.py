@@ -3,7 +3,7 @@
 The model, GPUs, layout (dp, tp, pp, cp, ep, sp, ZeRO, checkpointing, micro-batch), hardware
 and calibration options are the query commands' (the flag table, :mod:`rlmcost.cli._flags`);
 the step's own (global batch in sequences, sequence length, pipeline schedule, attention
-kernel, overlap, optimizer offload, host link) are declared here.
+kernel, overlap, FSDP1 backward prefetch, optimizer offload, host link) are declared here.
 """
 
 # No `from __future__ import annotations`: typer reads the Annotated options at run time.
@@ -65,6 +65,13 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),
+        "fsdp_backward_prefetch": (Annotated[str, typer.Option(
+            help="FSDP1's backward_prefetch under --zero 3: pre (BACKWARD_PRE, PyTorch's "
+            "default) or post (BACKWARD_POST, Composer's default: composer/trainer/"
+            "dist_strategy.py @v0.16.4) hide the next all-gather behind the backward alike "
+            "on the GPU; none gathers on demand behind the reduce-scatter, both exposed "
+            "(torch/distributed/fsdp/_runtime_utils.py; rlmcost.perf.fsdp_prefetch).")],
+            "pre"),
         "offload_optimizer": (Annotated[bool, typer.Option(
             "--offload-optimizer",
             help="Adam on the host (ZeRO-Offload): gradients and weights cross the host "
@@ -89,6 +96,7 @@ def train(**opts: Any) -> None:
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout, dp_unit
+    from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
     from rlmcost.perf.selective_ac import SelectiveRecompute
     from rlmcost.perf.train_step import AttentionKernel, StepOptions
     from rlmcost.reports.train import train_report
@@ -101,11 +109,16 @@ def train(**opts: Any) -> None:
     kinds = [k.value for k in SelectiveRecompute]
     if opts["selective"] not in kinds:
         raise SpecError(f"--selective {opts['selective']!r} is not one of: {', '.join(kinds)}")
+    prefetches = [k.value for k in BackwardPrefetch]
+    if opts["fsdp_backward_prefetch"] not in prefetches:
+        raise SpecError(f"--fsdp-backward-prefetch {opts['fsdp_backward_prefetch']!r} is not "
+                        f"one of: {', '.join(prefetches)}")  # fmt: skip
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
         selective=SelectiveRecompute(opts["selective"]),
         overlap_grad_reduce=opts["overlap_grad_reduce"],
+        fsdp_backward_prefetch=BackwardPrefetch(opts["fsdp_backward_prefetch"]),
         offload_optimizer=opts["offload_optimizer"],
         host_link_bytes_per_s=host * 1e9 if host is not None else None,
     )

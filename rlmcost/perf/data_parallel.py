@@ -12,7 +12,9 @@
     overlapped with the first forward when ``overlap_param_gather``. ZeRO-2 reduce-scatters
     every micro-batch behind its backward. ZeRO-3 / FSDP: per micro-batch an all-gather
     behind the forward and an all-gather plus a reduce-scatter behind the backward
-    (prefetching), exposed beyond the compute they hide behind.
+    (prefetching), exposed beyond the compute they hide behind; FSDP1's ``backward_prefetch``
+    (``StepOptions.fsdp_backward_prefetch``: ``pre``, ``post`` hidden alike, ``none`` serial
+    and exposed) in :mod:`~rlmcost.perf.fsdp_prefetch`.
   - Every overlapped collective above also slows the compute beside it (NCCL's CTAs and HBM
     traffic; Lee et al. 2025, :mod:`~rlmcost.perf.overlap_contention`): a hidden collective
     costs ``s / (1 + s)`` of its time (``StepOptions.overlap_slowdown`` s = 0.189), counted
@@ -38,10 +40,12 @@
 
 from __future__ import annotations
 
+from rlmcost.errors import SpecError
 from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
+from rlmcost.perf.fsdp_prefetch import BackwardPrefetch, zero3_backward_extra_s
 from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
@@ -85,7 +89,11 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     comp_f, comp_b, s = p.compute("fwd"), p.compute("bwd"), c.options.overlap_slowdown
     if lay.zero is ZeroStage.OS_G_P:
         p.fwd["dp"] += overlapped_extra_s(ag, comp_f, s)
-        p.bwd["dp"] += overlapped_extra_s(ag + rs, comp_b, s)
+        prefetch = c.options.fsdp_backward_prefetch
+        if fsdp2 and prefetch is BackwardPrefetch.NONE:
+            raise SpecError("fsdp_backward_prefetch 'none' is FSDP1's option; FSDP2 always "
+                            "prefetches the next layer: use 'pre'")  # fmt: skip
+        p.bwd["dp"] += zero3_backward_extra_s(ag, rs, comp_b, prefetch, s)
     else:
         p.bwd["dp"] += overlapped_extra_s(rs, comp_b, s)
     sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)

@@ -80,6 +80,7 @@ from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
 from rlmcost.perf.moe_router import price_router_fp64
@@ -118,6 +119,7 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
+    fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)

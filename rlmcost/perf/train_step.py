@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import data_share
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
+from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
@@ -210,6 +211,8 @@ def train_step_time(
         notes.append("offload: the host's Adam step is not included, only the transfers")
     if compute.get("host", 0.0) > 0:
         notes.append(MOE_HOST_NOTE)
+    if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
+        notes.append(PREFETCH_NOTES[options.fsdp_backward_prefetch])
     return StepTime(
         step_s=step,
         compute_s=compute,

@@ -41,6 +41,7 @@ from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.efficiency import default_profile
+from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.selective_ac import SelectiveRecompute
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
@@ -180,6 +181,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
+        fsdp_backward_prefetch=BackwardPrefetch(o.get("fsdp_backward_prefetch", "pre")),
         hf_eager=o.get("hf_eager", False),
         torch_eager_block=o.get("torch_eager_block", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),

@@ -1,0 +1,88 @@
+"""FSDP1's ``backward_prefetch``: when each layer's backward all-gather runs on the GPU.
+
+ZeRO-3 as PyTorch FSDP1 (``FULL_SHARD``) all-gathers each wrapped layer's flat parameter again
+before its backward and reduce-scatters its gradient after it. Source: torch/distributed/fsdp/
+_runtime_utils.py of the torch 2.0 era (pytorch/pytorch @00ae0bc91, ``_unshard``, ``_reshard``,
+``_pre_backward_hook``, ``_post_backward_hook``; the late-2022 version with ``_State`` orders
+the post-backward hook the same way) and the rate limiter of ``limit_all_gathers``
+(``_limiter_utils.py``: ``_FreeEventQueue``, at most 2 all-gathers in flight):
+
+* **Streams.** All-gathers are issued from FSDP's ``unshard`` stream, which never waits for
+  the compute stream in the backward; reduce-scatters from ``post_backward``, which first waits
+  for the compute stream (the gradient). Both go through one process group, so NCCL runs them
+  on one stream in issue order (FSDP's ``BackwardPrefetch`` docstring, torch/distributed/fsdp/
+  api.py: "any collectives, even if issued from different streams, contend for the same
+  per-device NCCL stream"). Layer i's backward waits for its all-gather
+  (``current_stream().wait_stream(unshard)`` in its pre-backward hook).
+* ``pre`` (``BACKWARD_PRE``, PyTorch's default; FSDP2 prefetches the same way): layer i's
+  pre-backward hook issues layer i-1's all-gather.
+* ``post`` (``BACKWARD_POST``, Composer's default: composer/trainer/dist_strategy.py
+  ``set_fsdp_default`` @v0.16.4 line 135): layer i's post-backward hook frees i's parameters,
+  issues layer i-1's all-gather, then i's reduce-scatter, so the all-gather precedes the
+  reduce-scatter on the NCCL stream (pytorch/pytorch PR 87917's docstring: "the next
+  all-gather is reordered to be before the current reduce-scatter"). The hook runs when the
+  CPU has queued layer i's backward kernels, not when they have run; with ``limit_all_gathers``
+  the CPU first waits (in the steady state: one free event recorded per post-backward hook, one
+  dequeued per all-gather) for the free event of layer i+1, its backward done on the GPU. So on the
+  GPU the all-gather of i-1 starts when layer i+1's backward ends, behind the reduce-scatter of
+  i+1, and runs beside layer i's backward: per layer the NCCL stream has r + a seconds of
+  collectives to run beside c seconds of compute, as under ``pre`` (max(c, r + a), the
+  collectives' contention with the compute counted as for every hidden collective:
+  :mod:`~rlmcost.perf.overlap_contention`). PyTorch's docs' "overlaps the current
+  reduce-scatter and the next gradient computation" is the CPU's issue order; the price here is
+  the GPU's, so ``post`` prices as ``pre``. Assumes the CPU issues a layer's kernels faster
+  than the GPU runs them (the CPU is one layer ahead).
+* ``none``: layer i's all-gather is issued on demand in its own pre-backward hook, after layer
+  i+1's reduce-scatter on the NCCL stream; that reduce-scatter waits for layer i+1's gradient
+  and layer i's backward waits for the all-gather: per layer c + r + a, nothing running beside
+  the collectives (exposed, no contention). Traces: pytorch/pytorch issue 64803 ("next
+  layer's computation is blocked by all_gather and all_gather is blocked by reduce_scatter"),
+  PR 70235.
+
+Not priced: ``post``'s lower peak memory (one unsharded layer fewer); the first layer of each
+backward, gathered on demand under all three.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from rlmcost.perf.overlap_contention import overlapped_extra_s
+
+
+class BackwardPrefetch(StrEnum):
+    """FSDP1's ``backward_prefetch`` (torch.distributed.fsdp.BackwardPrefetch)."""
+
+    PRE = "pre"  # BACKWARD_PRE: PyTorch's default and FSDP2's behaviour
+    POST = "post"  # BACKWARD_POST: Composer's default (dist_strategy.py @v0.16.4:135)
+    NONE = "none"  # backward_prefetch=None: gathered on demand, behind the reduce-scatter
+
+
+PREFETCH_NOTES = {
+    BackwardPrefetch.POST: "FSDP1 backward_prefetch post (BACKWARD_POST): priced as pre; the "
+    "next all-gather still runs beside the current layer's backward on the GPU "
+    "(rlmcost.perf.fsdp_prefetch)",
+    BackwardPrefetch.NONE: "FSDP1 backward_prefetch none: each layer's backward all-gather "
+    "waits behind the previous layer's reduce-scatter; both exposed (rlmcost.perf.fsdp_prefetch)",
+}
+"""The modelling choice a step states when ZeRO-3 runs with a prefetch other than ``pre``."""
+
+
+def zero3_backward_extra_s(
+    gather_s: float, reduce_s: float, compute_s: float, prefetch: BackwardPrefetch,
+    slowdown: float,
+) -> float:
+    """Seconds a ZeRO-3 backward pass of ``compute_s`` takes beyond its compute, with
+    ``gather_s`` of all-gathers and ``reduce_s`` of reduce-scatters (module docstring).
+
+    >>> zero3_backward_extra_s(2.0, 3.0, 10.0, BackwardPrefetch.NONE, 0.189)  # serial
+    5.0
+    >>> a = zero3_backward_extra_s(2.0, 3.0, 10.0, BackwardPrefetch.POST, 0.189)
+    >>> a == zero3_backward_extra_s(2.0, 3.0, 10.0, BackwardPrefetch.PRE, 0.189)
+    True
+    >>> round(a, 4)  # hidden: the contention share of the collectives
+    0.7948
+    """  # fmt: skip
+    if prefetch is BackwardPrefetch.NONE:
+        return gather_s + reduce_s
+    return overlapped_extra_s(gather_s + reduce_s, compute_s, slowdown)
