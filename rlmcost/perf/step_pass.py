@@ -27,8 +27,8 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
   RoPE on q and k, MoE token permutation; the log-softmax over fp32 logits (``logprob_head``,
   :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
   output gradient and the saved input, writes the input gradient).
-* **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s.
-  An fp64 router (``router_fp64``, NeMo RL's): :mod:`~rlmcost.perf.moe_router`.
+* **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s;
+  an fp64 router (``router_fp64``, NeMo RL's): :mod:`~rlmcost.perf.moe_router`.
 * **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` reruns each layer's forward
   (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the attention
   core's forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
@@ -50,7 +50,6 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
     scatter/gather optimization of Narayanan et al. 2021 §4.1, or SP); **exposed** on the
     critical path. Bubbles: :func:`~rlmcost.parallel.pipeline.bubble_fraction` of the slowest
     stage's micro-batch time.
-
 **Gradient accumulation**: when the weight-gradient GEMMs write a 16-bit gradient that a
 separate kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every
 micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``:
@@ -58,9 +57,8 @@ micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main
 fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``,
 DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline
 engine (whole gradient sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
-
-:mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes;
-:mod:`~rlmcost.perf.rl_step` times forward-only passes with the same context."""
+:mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes
+(:mod:`~rlmcost.perf.rl_step`: forward-only passes with the same context)."""
 
 from __future__ import annotations
 
