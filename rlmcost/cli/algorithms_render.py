@@ -165,23 +165,9 @@ def _verdict(e: Any, run: Any) -> None:
             f"{worst.binding_term.replace('_', ' ')}). The times assume it fit."
         )
     if run is not None:
+        from rlmcost.cli.fit_hints import render_hints
+
         render_hints(run, e)
-
-
-def render_hints(run: Any, e: Any) -> None:
-    """The changes that make ``e`` (an estimate that does not fit) fit, each evaluated by
-    ``run``; or the flags tried when none does."""
-    from rlmcost.evaluation.advice import suggestions, tried_flags
-    from rlmcost.units import format_bytes
-
-    found = suggestions(run, e)
-    for s in found:
-        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
-    if not found:
-        tried = tried_flags(e)
-        what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
-        more = "" if e.grouped else ", or place the models on groups (--groups)"
-        print(f"  {what}: give more GPUs (--gpus){more}.")
 
 
 def _caption(e: Any) -> str:

@@ -211,7 +211,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
             f"DOES NOT FIT in {caps}: {bad}; the times assume it fit."
         )
         if run is not None:
-            from rlmcost.cli.algorithms_render import render_hints
+            from rlmcost.cli.fit_hints import render_hints
 
             render_hints(run, run())
         else:

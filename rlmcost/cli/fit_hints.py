@@ -1,0 +1,39 @@
+"""What to change when a deployment does not fit: the single changes that make it fit (each
+evaluated: :func:`rlmcost.evaluation.advice.suggestions`), or the flags tried and the planner's
+query for the fewest GPUs that fit (`rlmcost plan ... --min-gpus`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_hints(run: Any, e: Any) -> None:
+    """The changes that make ``e`` (an estimate that does not fit) fit, each evaluated by
+    ``run``; or the flags tried when none does."""
+    from rlmcost.evaluation.advice import suggestions, tried_flags
+    from rlmcost.units import format_bytes
+
+    found = suggestions(run, e)
+    for s in found:
+        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
+    if not found:
+        tried = tried_flags(e)
+        what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
+        more = "" if e.grouped else ", or place the models on groups (--groups)"
+        print(f"  {what}: give more GPUs (--gpus){more}; `{plan_command(e)}` finds the "
+              "fewest GPUs with a fitting deployment.")  # fmt: skip
+
+
+def plan_command(e: Any) -> str:
+    """The planner's query for the fewest GPUs that fit ``e``'s workload (its algorithm, model,
+    hardware and batch; ``rlmcost plan --min-gpus``)."""
+    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK
+
+    i, run = e.inputs(), getattr(e, "run", None)
+    k = f" -K {i['K']}" if i["K"] is not None else ""
+    length = None if run is None else run.workload.length_dist
+    dist = f" --length-dist {length}" if length is not None else ""
+    fw = DEFAULT_FRAMEWORK.value if run is None else run.deployment.framework or "none"
+    fw = "" if fw == DEFAULT_FRAMEWORK.value else f" --framework {fw}"  # the default: per family
+    return (f"rlmcost plan {e.algorithm.name} -m {e.model} -H {e.hardware.name} -B {i['B']}{k} "
+            f"-S {i['S']} -T {i['T']}{dist}{fw} --min-gpus")  # fmt: skip

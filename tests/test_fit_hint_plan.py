@@ -1,0 +1,39 @@
+"""A query that does not fit names the planner query that finds the fewest GPUs that do, and
+that query runs as printed (its workload and framework carried over). Independent check: the
+planner's own answer, `rlmcost plan ... --min-gpus`."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+
+
+def _hint(args: list[str]) -> str:
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "DOES NOT FIT" in text
+    found = re.search(r"`(rlmcost plan [^`]+)` finds the fewest GPUs", text)
+    assert found, text[-800:]
+    return found.group(1)
+
+
+def test_the_hint_carries_the_workload_and_runs() -> None:
+    cmd = _hint(["grpo", "-m", "70b", "--gpus", "4", "-B", "32", "-K", "4",
+                 "--length-dist", "reasoning"])  # fmt: skip
+    assert cmd.startswith("rlmcost plan grpo -m llama-3.1-70b -H h100-sxm -B 32 -K 4 ")
+    assert "--length-dist reasoning" in cmd and cmd.endswith("--min-gpus")
+    assert "--framework" not in cmd  # the default deployment: each family under its framework
+    res = CliRunner().invoke(app, shlex.split(cmd)[1:])
+    assert res.exit_code == 0, res.output
+    gpus = re.search(r"smallest GPU count with a fitting deployment: (\d+)", res.output)
+    assert gpus and int(gpus.group(1)) > 4  # 4 GPUs did not fit
+
+
+def test_an_explicit_framework_is_carried() -> None:
+    cmd = _hint(["grpo", "-m", "70b", "--gpus", "4", "--framework", "verl"])
+    assert " --framework verl --min-gpus" in cmd
