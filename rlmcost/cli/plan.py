@@ -225,8 +225,13 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
 def _families(opts: dict[str, Any]) -> tuple[str, ...]:
     """The families to search: ``--placements``; else none beside ``--groups``; else those
     ``--framework`` launches; else the default ones."""
+    from rlmcost.errors import SpecError
     from rlmcost.plan.families import DEFAULT_FAMILIES, framework_families
 
+    for name, example in (("placements", "baseline,roles"), ("groups", "rollout=?,actor=?")):
+        if opts[name] is not None and not opts[name].replace(",", "").strip():
+            raise SpecError(f"--{name} is empty: give a list such as --{name} {example}, "
+                            "or leave the option out")  # fmt: skip
     if opts["placements"] is not None:
         return tuple(p.strip() for p in opts["placements"].split(",") if p.strip())
     if opts["groups"] is not None:
