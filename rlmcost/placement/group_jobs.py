@@ -368,13 +368,12 @@ def _generate(
 
 def estimate(g: GroupModel) -> GroupEstimate:
     jobs = tuple(job(g, t) for t in g.tasks)
-    resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
     init = group_init(g, jobs)  # adds "does not fit at init" to g.problems
     return GroupEstimate(
         g.group.name,
         g.gpus,
         jobs,
-        resident,
+        g.residents,
         g.shadows,
         tuple(transfers(g, jobs)),
         g.s.capacity_bytes,

@@ -54,7 +54,7 @@ class GroupTasks(GroupSizes):
         self._counts = counts_table(setup)
         self._seq: dict[int, int] = {}
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
-        self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
+        self._resident: dict[Role, tuple[int, int, int]] = {}  # GroupMemory.states, per role
         self.kept: dict[tuple[Any, ...], Any] = {}  # other per-task values derived once
         self.tasks = tuple(
             sorted(

@@ -94,7 +94,7 @@ def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
     deployment's load mode holds whole on the device in place of its resident states. A peak
     above the device adds its :func:`init_problem` to the group's problems."""
     d = g.s.deployment
-    resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
+    resident = g.residents
     memory, pool = steady_init(g.group.name, jobs, resident, d)
     mode = InitLoad.SHARDED if d.ideal else d.init_load
     if mode is InitLoad.SHARDED:
