@@ -106,7 +106,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:
         return _generate(g, task, arch, layout, lengths, work, model, n)
-    depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
+    depth = depth_of(inv, arch, frozen_at(g.s.values, g.longest(task)))
     if task.kind is Kind.FORWARD:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
             own, host, time, bound, pred, parts = _forward(g, task, work)
@@ -287,7 +287,7 @@ def _generate(
             f"{n} sequences cannot feed the {replicas} generation replicas of group "
             f"{task.group}; use a larger batch or fewer GPUs there"
         )
-    prompt = g._int_at(inv.prompt, max(lengths))
+    prompt = g._int_at(inv.prompt, g.longest(task))
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
     mine = replica_lengths(responses, replicas)
     # a streaming rollout lets ``rollout_in_flight`` batches into the engines at once

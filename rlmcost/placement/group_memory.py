@@ -14,7 +14,6 @@ buffers, :meth:`GroupMemory.rollout_buffers`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.deployment.buffers import RolloutBuffers
@@ -23,7 +22,7 @@ from rlmcost.deployment.terms import engine_slots, overhead_bytes, pool_tokens
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
-from rlmcost.placement.breakdown_ops import STATES, TERMS, breakdown
+from rlmcost.placement.breakdown_ops import STATES, TERMS, breakdown, with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.engine_budget import engine_budget
 from rlmcost.placement.group_batch import rollout_buffers_of
@@ -57,11 +56,14 @@ class GroupMemory(GroupEngine):
     # -- residency ------------------------------------------------------------------------------
 
     def trains_here(self, role: Role) -> Task | None:
-        if role not in self._trains:
-            self._trains[role] = next(
+        """The group's task that trains ``role``, if any (kept per model)."""
+        try:
+            return self._trains[role]
+        except KeyError:
+            out = self._trains[role] = next(
                 (t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None
             )
-        return self._trains[role]
+            return out
 
     @kept_property
     def roles(self) -> tuple[Role, ...]:
@@ -326,7 +328,7 @@ class GroupMemory(GroupEngine):
                 "--rollout-tp"
             )
             return 1, one
-        return slots, replace(one, kv_cache=pool)
+        return slots, with_terms(one, kv_cache=pool)
 
     def engine_pool(self, task: Task) -> Paged | None:
         """A vLLM replica's KV pool (:mod:`rlmcost.placement.paged`): :meth:`engine_memory`'s
