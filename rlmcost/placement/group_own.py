@@ -234,7 +234,16 @@ class GroupTasks(GroupSizes):
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
         precision); generation holds and multiplies its weights in the engine's ``dtype``
         (:class:`~rlmcost.deployment.spec.EngineSpec`; FP8 W8A8 at the FP8 peak), its KV cache
-        and activations in the workload's; every other in the workload's weight dtype."""
+        and activations in the workload's; every other in the workload's weight dtype. Kept
+        per task."""
+        key = ("workload", task.index)
+        try:
+            return self.kept[key]
+        except KeyError:
+            out = self.kept[key] = self._workload(task)
+            return out
+
+    def _workload(self, task: Task) -> Workload:
         wl = self.s.workload
         if self.s.deployment.ideal:
             return wl
