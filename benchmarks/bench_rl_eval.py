@@ -127,6 +127,50 @@ tuple of estimates: ``_build`` 0.253 -> 0.287 s profiled, three groups per tuple
 a record per estimate costs, reverted. The 41 templates a first sweep builds take about 3.6 ms
 each (two generated functions compiled, the undominated cycles): 45 us per deployment of a
 fresh process's first sweep, none once its shapes are built (templates are kept per process).
+
+Sixth round: a group's memory residents as flat int arithmetic (before -> after, same minutes,
+alternating runs, the last two pairs on the final version; the machine shared and noisy):
+plain 155-156 -> 156-159/s; fast, every 8th 1,487-1,489 -> 1,512-1,539/s; sweep one call each
+1,763-1,797 -> 1,829-1,855/s (over all eight pairs 1,715-1,797 -> 1,780-1,855/s); again with
+every group kept 5,096-5,145 -> 5,087-5,153/s (unchanged: no estimate computed); evaluate_many
+2,023-2,028 -> 2,112-2,136/s; planner rows 1,166-1,190 -> 1,176-1,209/s. The 928 group
+estimates inside the one-call sweep with the collector off (best of 3, two alternating runs
+each): 687-691 -> 629 us each, the rest 273-274 -> 270 us per deployment. Python calls
+(cProfile, exact): per group estimate 2,095 -> 1,949; the one-call sweep 4,622,556 ->
+4,487,076. What it cut: a model's resident states are a tuple of three ints (weights,
+gradients, optimizer: the first three terms of a MemoryBreakdown, every other term 0;
+``GroupMemory.states``), and so are the states waiting in host memory between phases and the
+states present beside a task; the bytes beside a task (``_beside``: its model's states, whether
+it runs a second layout, the other models' states plus the fused transients in term order) are
+one tuple summed term by term, and ``with_residents`` adds the own bytes to it as ints and
+builds the one MemoryBreakdown the job keeps; ``host_bytes`` sums the same tuples (the
+trainers' offloaded states, the same for every task, once per group); the refit buffer and
+the fused transients are ints and tuples; the resident MemoryBreakdowns are built once per
+group, only for the estimate and the start-up peak (``GroupMemory.residents``), whose steady
+states are summed as ints; the own bytes' term changes, the engine's profiled budget and the
+start-up load's terms skip ``dataclasses.replace`` (``breakdown_ops.with_terms``); a task's
+longest response and its workload (dtypes: a memoized ``model_copy`` keyed on the pydantic
+workload, looked up 7 times per estimate) are kept per task in the group; the rollout
+buffers' key builds no sets. Together: ``resident`` 20,552 -> 2,192 calls in the 928
+estimates (and ``states`` 18 a estimate, a dict look-up each), ``own`` 13,094 -> 8,470,
+``trains_here`` 33,752 -> 24,680; per estimate ``breakdown_ops.breakdown`` 11.9 -> 6.9,
+``only`` 4.5 -> 0.7, ``add`` 3.2 -> 0, ``dataclasses.replace`` 3.5 -> 1.7 (the rest in
+``deployment/`` and ``perf/``); profiled own time per estimate
+(cProfile, so inflated): ``host_bytes`` 18.9 -> 10.6 us, ``resident`` 10.9 -> 2.4,
+``phase_offloaded`` cumulative 108 -> 10.5 (it no longer computes the own bytes first),
+``with_residents`` cumulative 319 -> 273 (the own bytes' first evaluations, ``memory_per_stage``
+in ``compiled/``, are about 130 of it either way). Every result is the same (the
+``validate --rl --json`` output and 2,753 deployments' ``to_json`` across PPO 70B and GRPO 8B
+on 16 and 32 GPUs byte for byte). What did not help: the residency side was never a large
+share: with it flat, the estimate is still about 1,950 calls, spread over the layouts
+(``GroupTasks.__init__``: ``inputs._layout``'s memoized key over fourteen arguments, pydantic
+hashes, 3.8 a estimate), the passes (``perf/``), the job set-up (``_job``, ``_train``), the
+transfers (Transfer objects with f-string labels) and the start-up peak; ``with_residents``'
+own work per call (the deployment's engine, workspace and allocator-slack terms) is a dozen
+attribute reads and is not kept per task because each task asks once. Not done: the jobs'
+``own`` and ``memory`` MemoryBreakdowns and the Transfers are still built per group estimate
+(the reports and the iteration's peak read them), so the kept objects and the collector's two
+full passes are as before.
 """
 
 from __future__ import annotations

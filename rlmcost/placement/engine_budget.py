@@ -13,7 +13,6 @@ workspace: one sequence's prefill transients and sampler logits (SGLang's
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost.compiled.memory import memory_per_stage
@@ -27,6 +26,7 @@ from rlmcost.deployment.vllm_profile import (
     sampler_rows,
 )
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
+from rlmcost.placement.breakdown_ops import with_terms
 
 if TYPE_CHECKING:
     from rlmcost.placement.device_groups import Task
@@ -66,6 +66,6 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     peak = profile_peak_bytes(forward, rows, vocab, workload.activation_dtype,
                               workload.logits_dtype)  # fmt: skip
     other = non_torch_bytes(layout.tp * layout.pp)
-    profiled = replace(one, activations=forward, logits=peak - forward)
+    profiled = with_terms(one, activations=forward, logits=peak - forward)
     pool = available_kv_bytes(g.reservation, one.weights, peak, one.buffers + other)
     return profiled, pool

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _NONE = RolloutBuffers(0, 0)
 _NO_ROUTES = Routes()
+_REPLAY = frozenset((Needs.ROUTING_REPLAY,))
 
 
 def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
@@ -37,15 +38,13 @@ def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
     generates, needs = batch_needs(g.s.tasks)
     if not generates:
         return _NONE  # offline pairs (DPO): no rollout batch
-    has = set(needs)
-    layout = g.layouts[task.index]
-    routes = _NO_ROUTES
+    has_, routes = needs, _NO_ROUTES
     if dep.routing_replay:
-        has.add(Needs.ROUTING_REPLAY)
-        routes = _routes(g, task)
+        has_, routes = needs | _REPLAY, _routes(g, task)
+    layout = g.layouts[task.index]
     lengths = g.lengths(task)
-    prompt = g._int_at(task.invocation.prompt, max(lengths))
-    train, has_ = task.kind is Kind.TRAIN, frozenset(has)
+    prompt = g._int_at(task.invocation.prompt, g.longest(task))
+    train = task.kind is Kind.TRAIN
     # the lengths are the query's for the task's sequence count (``GroupSizes.lengths``)
     key = ("rollout buffers", dep.framework, train, prompt, len(lengths), layout.dp,
            layout.micro_batch, g.gpus, has_, routes)  # fmt: skip

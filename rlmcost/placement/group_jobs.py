@@ -107,7 +107,7 @@ def _job(g: GroupModel, task: Task) -> Job:
     n = g._int(inv.sequences)
     if task.kind is Kind.GENERATE:
         return _generate(g, task, arch, layout, lengths, work, model, n)
-    depth = depth_of(inv, arch, frozen_at(g.s.values, max(lengths)))
+    depth = depth_of(inv, arch, frozen_at(g.s.values, g.longest(task)))
     if task.kind is Kind.FORWARD:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
             own, host, time, bound, pred, parts = _forward(g, task, work)
@@ -288,7 +288,7 @@ def _generate(
             f"{n} sequences cannot feed the {replicas} generation replicas of group "
             f"{task.group}; use a larger batch or fewer GPUs there"
         )
-    prompt = g._int_at(inv.prompt, max(lengths))
+    prompt = g._int_at(inv.prompt, g.longest(task))
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
     mine = replica_lengths(responses, replicas)
     # a streaming rollout lets ``rollout_in_flight`` batches into the engines at once
@@ -369,13 +369,12 @@ def _generate(
 
 def estimate(g: GroupModel) -> GroupEstimate:
     jobs = tuple(job(g, t) for t in g.tasks)
-    resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
     init = group_init(g, jobs)  # adds "does not fit at init" to g.problems
     return GroupEstimate(
         g.group.name,
         g.gpus,
         jobs,
-        resident,
+        g.residents,
         g.shadows,
         tuple(transfers(g, jobs)),
         g.s.capacity_bytes,

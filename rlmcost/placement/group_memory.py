@@ -14,43 +14,32 @@ buffers, :meth:`GroupMemory.rollout_buffers`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.compiled.blocks import params
 from rlmcost.deployment.buffers import RolloutBuffers
 from rlmcost.deployment.kinds import PHASE_OFFLOADS, EngineKind
-from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION, EngineSpec
-from rlmcost.deployment.terms import (
-    engine_slots,
-    overhead_bytes,
-    pool_tokens,
-    refit_buffer_bytes,
-    reservation_bytes,
-)
+from rlmcost.deployment.terms import engine_slots, overhead_bytes, pool_tokens
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
-from rlmcost.placement.breakdown_ops import (
-    EMPTY,
-    STATES,
-    TERMS,
-    add,
-    breakdown,
-    only,
-    with_terms,
-)
+from rlmcost.placement.breakdown_ops import STATES, TERMS, breakdown, with_terms
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.engine_budget import engine_budget
 from rlmcost.placement.group_batch import rollout_buffers_of
+from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
-from rlmcost.placement.group_offload import GroupOffload
 from rlmcost.placement.hybrid_workspace import workspace_bytes
-from rlmcost.placement.inputs import engine_for
 from rlmcost.placement.paged import Paged
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
                                                                    "overhead"))
+assert TERMS[:3] == STATES  # GroupMemory.states: a model's states are the first three terms
+_NO_TRANSIENTS = (0,) * (len(TERMS) - len(STATES))
+
+
+def _transients(m: MemoryBreakdown) -> tuple[int, ...]:
+    """``m``'s activations, logits and buffers as :meth:`GroupMemory.fused_extra`'s terms."""
+    return (m.activations, 0, m.logits, m.buffers, 0, 0, 0)
 
 
 def switches(kinds: Iterable[Kind]) -> bool:
@@ -61,17 +50,20 @@ def switches(kinds: Iterable[Kind]) -> bool:
     return Kind.GENERATE in kinds and Kind.TRAIN in kinds
 
 
-class GroupMemory(GroupOffload):
+class GroupMemory(GroupEngine):
     """A group's residency, host memory, generation engine and fused transients."""
 
     # -- residency ------------------------------------------------------------------------------
 
     def trains_here(self, role: Role) -> Task | None:
-        if role not in self._trains:
-            self._trains[role] = next(
+        """The group's task that trains ``role``, if any (kept per model)."""
+        try:
+            return self._trains[role]
+        except KeyError:
+            out = self._trains[role] = next(
                 (t for t in self.tasks if t.role is role and t.kind is Kind.TRAIN), None
             )
-        return self._trains[role]
+            return out
 
     @kept_property
     def roles(self) -> tuple[Role, ...]:
@@ -101,26 +93,41 @@ class GroupMemory(GroupOffload):
                     and self.layouts[train.index].zero is ZeroStage.OS_G_P)  # fmt: skip
 
     def resident(self, role: Role) -> MemoryBreakdown:
-        """The states ``role`` keeps on each device of the group all iteration (kept: the
-        own bytes it comes from are)."""
-        if role not in self._resident:
+        """The states ``role`` keeps on each device of the group all iteration (built from
+        :meth:`states` when a caller asks)."""
+        return breakdown((*self.states(role), 0, 0, 0, 0, 0, 0, 0))
+
+    @kept_property
+    def residents(self) -> dict[Role, MemoryBreakdown]:
+        """:meth:`resident` of each of the group's models, in :attr:`roles` order."""
+        return {r: self.resident(r) for r in self.roles}
+
+    def states(self, role: Role) -> tuple[int, int, int]:
+        """:meth:`resident` as its :data:`STATES` terms (weights, gradients, optimizer bytes
+        per device, the first three of :data:`TERMS`; every other term is 0), kept per model:
+        a model trained here keeps its update's states, any other its first task's weights."""
+        try:
+            return self._resident[role]
+        except KeyError:
             train = self.trains_here(role)
             if train is not None:
-                self._resident[role] = only(self.own(train), STATES)
+                own = self.own(train)
+                out = self._resident[role] = (own.weights, own.gradients, own.optimizer)
             else:
                 first = next(t for t in self.tasks if t.role is role)
-                self._resident[role] = only(self.own(first), ("weights",))
-        return self._resident[role]
+                out = self._resident[role] = (self.own(first).weights, 0, 0)
+            return out
 
-    def phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
-        """The states of ``role`` waiting in host memory while ``task`` runs, under the
-        group trainer's between-phases offload (:data:`~rlmcost.deployment.kinds.
-        PHASE_OFFLOADS`; verl ``fsdp_config.param_offload`` / ``optimizer_offload``,
-        ``verl/workers/fsdp_workers.py``; NeMo RL ``offload_before_refit`` /
-        ``offload_after_refit``, ``nemo_rl/models/policy/dtensor_policy_worker.py``): the
-        optimizer states and the gradient buffer outside ``role``'s update, the parameter
-        shard outside ``role``'s own forwards and update (its generation runs in the engine's
-        copy). Empty for a model the group does not train; kept per model and task."""
+    def phase_offloaded(self, role: Role, task: Task) -> tuple[int, int, int] | None:
+        """The states of ``role`` waiting in host memory while ``task`` runs (as
+        :meth:`states`), under the group trainer's between-phases offload
+        (:data:`~rlmcost.deployment.kinds.PHASE_OFFLOADS`; verl ``fsdp_config.param_offload``
+        / ``optimizer_offload``, ``verl/workers/fsdp_workers.py``; NeMo RL
+        ``offload_before_refit`` / ``offload_after_refit``,
+        ``nemo_rl/models/policy/dtensor_policy_worker.py``): the optimizer states and the
+        gradient buffer outside ``role``'s update, the parameter shard outside ``role``'s own
+        forwards and update (its generation runs in the engine's copy). None (nothing away)
+        for a model the group does not train; kept per model and task."""
         key = ("away", role, task.index)
         try:
             return self.kept[key]
@@ -128,26 +135,27 @@ class GroupMemory(GroupOffload):
             out = self.kept[key] = self._phase_offloaded(role, task)
             return out
 
-    def _phase_offloaded(self, role: Role, task: Task) -> MemoryBreakdown:
+    def _phase_offloaded(self, role: Role, task: Task) -> tuple[int, int, int] | None:
         train = self.trains_here(role)
-        if train is None or self.s.deployment.ideal:
-            return EMPTY
-        names = [PHASE_OFFLOADS[o] for o in self.train_offload() if o in PHASE_OFFLOADS]
-        if task is not train:
-            away = [n for n in names if n != "weights"]
-            if task.role is not role or task.kind is Kind.GENERATE:
-                away += [n for n in names if n == "weights"]
-            return only(self.resident(role), away)
-        return EMPTY
+        if train is None or task is train or self.s.deployment.ideal:
+            return None
+        names = {PHASE_OFFLOADS[o] for o in self.train_offload() if o in PHASE_OFFLOADS}
+        if not names:
+            return None
+        if task.role is role and task.kind is not Kind.GENERATE:
+            names.discard("weights")
+        w, g, o = self.states(role)
+        return (w if "weights" in names else 0, g if "gradients" in names else 0,
+                o if "optimizer" in names else 0)  # fmt: skip
 
-    def present(self, role: Role, task: Task) -> MemoryBreakdown:
-        """The states of ``role`` on each device while ``task`` runs: resident, less what
-        waits in host memory between phases (:meth:`phase_offloaded`)."""
+    def present(self, role: Role, task: Task) -> tuple[int, int, int]:
+        """The states of ``role`` on each device while ``task`` runs (as :meth:`states`):
+        resident, less what waits in host memory between phases (:meth:`phase_offloaded`)."""
+        here = self.states(role)
         away = self.phase_offloaded(role, task)
-        here = self.resident(role)
-        if away is EMPTY:
-            return here  # nothing away: the same terms
-        return with_terms(here, **{n: getattr(here, n) - getattr(away, n) for n in STATES})
+        if away is None:
+            return here
+        return (here[0] - away[0], here[1] - away[1], here[2] - away[2])
 
     @kept_property
     def shadows(self) -> tuple[Role, ...]:
@@ -176,11 +184,14 @@ class GroupMemory(GroupOffload):
         mine, two, rest = self._beside(task)
         # term by term (exact ints, so the order of the additions is immaterial): the
         # model's states present beside (two layouts) or at most once with the own bytes
-        terms = [
-            (m + o if two else max(m, o) if n in STATES else o) + r
-            for n, m, o, r in zip(TERMS, mine.__dict__.values(), own.__dict__.values(),
-                                  rest.__dict__.values(), strict=True)
-        ]  # fmt: skip
+        o = tuple(own.__dict__.values())
+        if two:
+            terms = [mine[0] + o[0] + rest[0], mine[1] + o[1] + rest[1],
+                     mine[2] + o[2] + rest[2]]  # fmt: skip
+        else:
+            terms = [max(mine[0], o[0]) + rest[0], max(mine[1], o[1]) + rest[1],
+                     max(mine[2], o[2]) + rest[2]]  # fmt: skip
+        terms += map(int.__add__, o[3:], rest[3:])
         dep = self.s.deployment
         if dep.ideal:
             return breakdown(terms)
@@ -191,7 +202,7 @@ class GroupMemory(GroupOffload):
             terms[_ENGINE] = pool = self.reservation
         elif engine is task:
             pool = own.total
-            terms[_BUFFERS] += self.refit_extra(task, own, breakdown(terms)).buffers
+            terms[_BUFFERS] += self.refit_extra(task, own, sum(terms))
         workspace, gathered = workspace_bytes(self, task, own)  # workspace: no allocator slack
         terms[_ENGINE] += workspace + gathered
         pool += workspace
@@ -199,28 +210,35 @@ class GroupMemory(GroupOffload):
                                           self.switching_at(task))  # fmt: skip
         return breakdown(terms)
 
-    def _beside(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
+    def _beside(self, task: Task) -> tuple[tuple[int, int, int], bool, tuple[int, ...]]:
         """What :meth:`with_residents` adds to any own bytes of ``task``, kept per task: its
-        model's states present, whether it runs a second layout, and the sum of the other
-        models present and the fused transients (exact ints: the sum's order is immaterial)."""
+        model's states present (as :meth:`states`), whether it runs a second layout, and the
+        sum of the other models present and the fused transients, every term in
+        :data:`TERMS` order (exact ints: the sum's order is immaterial)."""
         key = ("beside", task.index)
-        if key not in self.kept:
+        try:
+            return self.kept[key]
+        except KeyError:
             tk = None
             if self.s.groups_seen is not None and self._engine_free:
                 # kept for the groups of the same key but for the engine (group_key.task_key)
                 tk = task_key(self, task, self.layouts[task.index])
             if tk is not None:
-                self.kept[key] = per_query(self.s, ("beside", tk), lambda: self._beside_of(task))
+                out = per_query(self.s, ("beside", tk), lambda: self._beside_of(task))
             else:
-                self.kept[key] = self._beside_of(task)
-        return self.kept[key]
+                out = self._beside_of(task)
+            self.kept[key] = out
+            return out
 
-    def _beside_of(self, task: Task) -> tuple[MemoryBreakdown, bool, MemoryBreakdown]:
-        others = [] if self.s.placement.offload else [
-            self.present(r, task) for r in self.roles if r is not task.role
-        ]  # fmt: skip
-        return (self.present(task.role, task), self.two_layouts(task),
-                add(EMPTY, *others, self.fused_extra(task)))  # fmt: skip
+    def _beside_of(self, task: Task) -> tuple[tuple[int, int, int], bool, tuple[int, ...]]:
+        w = g = o = 0
+        if not self.s.placement.offload:
+            for r in self.roles:
+                if r is not task.role:
+                    rw, rg, ro = self.present(r, task)
+                    w, g, o = w + rw, g + rg, o + ro
+        rest = (w, g, o, *self.fused_extra(task))
+        return self.present(task.role, task), self.two_layouts(task), rest
 
     @kept_property
     def _engine_free(self) -> bool:
@@ -235,19 +253,23 @@ class GroupMemory(GroupOffload):
         ``offload_idle``, a sleeping engine's weights."""
         if self.s.deployment.ideal:
             return 0
-        total = 0
+        total = self._host_kept
+        offload = self.s.placement.offload
         for role in self.roles:
-            train = self.trains_here(role)
-            if train is not None:
-                total += self.host(train)
-            if self.s.placement.offload and role is not task.role:
-                total += self.resident(role).total
+            if offload and role is not task.role:
+                total += sum(self.states(role))
             else:
-                total += self.phase_offloaded(role, task).total
-        engine = self.engine_task
-        if engine is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
+                away = self.phase_offloaded(role, task)
+                if away is not None:
+                    total += sum(away)
+        if self.engine_task is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
             total += self.engine_weights
         return total + self.rollout_buffers(task).host
+
+    @kept_property
+    def _host_kept(self) -> int:
+        """The trainers' states kept in host memory (offload), whatever task runs."""
+        return sum(self.host(t) for t in map(self.trains_here, self.roles) if t is not None)
 
     def rollout_buffers(self, task: Task) -> RolloutBuffers:
         """The iteration's batch of samples while ``task`` runs, as the deployment's framework
@@ -263,78 +285,24 @@ class GroupMemory(GroupOffload):
             self.kept[key] = rollout_buffers_of(self, task)
         return self.kept[key]
 
-    # -- the generation engine -------------------------------------------------------------------
-
-    @kept_property
-    def engine_task(self) -> Task | None:
-        """The group's generation task, run by an inference engine when deployed."""
-        if self.s.deployment.ideal or self.engine.kind.static:
-            return None  # generation on the training weights: no engine of its own
-        return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
-
-    @kept_property
-    def engine(self) -> EngineSpec:
-        return engine_for(self.s, self.group.name)
-
-    @kept_property
-    def engine_fraction(self) -> float:
-        """``gpu_memory_utilization``: given, else the default for where the engine runs."""
-        given = self.engine.gpu_memory_utilization
-        if given is not None:
-            return given
-        trains = any(t.kind is Kind.TRAIN for t in self.tasks)
-        return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
-
-    @kept_property
-    def reservation(self) -> int:
-        return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
-
-    @kept_property
-    def engine_weights(self) -> int:
-        task = self.engine_task
-        return 0 if task is None else self.own(task, self.replicas(task)).weights
-
-    def refit_extra(
-        self, task: Task, own: MemoryBreakdown, generating: MemoryBreakdown
-    ) -> MemoryBreakdown:
-        """What the engine's refit adds to its generation peak, as ``buffers``: the weights in
-        flight (:func:`~rlmcost.deployment.terms.refit_buffer_bytes`, per the framework) sit
-        beside the whole reservation when the engine stays awake (a separate server:
-        TRL ``vllm_mode=server``, OpenRLHF without ``--vllm_enable_sleep``); a sleeping
-        engine is refitted with its weights woken and its KV pool not yet allocated (vLLM
-        ``wake_up(tags=["weights"])`` before ``tags=["kv_cache"]``: verl's sharding manager,
-        NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
-        pool and workspace it precedes."""
-        arch = self.s.arch(task.role)
-        d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
-        widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))
-        largest = d * max(widths) * w
-        pooled = own.total - own.weights  # KV pool and workspace
-        before = generating.total if not self.engine.sleep else generating.total - pooled
-        free = self.s.capacity_bytes - before
-        refit = refit_buffer_bytes(
-            self.s.deployment.framework, largest, params(arch) * w, free
-        )
-        extra = refit if not self.engine.sleep else max(0, refit - pooled)
-        return replace(EMPTY, buffers=extra)
-
-    def replicas(self, task: Task) -> int:
-        layout = self.layouts[task.index]
-        return layout.dp
-
-    def fused_extra(self, task: Task) -> MemoryBreakdown:
+    def fused_extra(self, task: Task) -> tuple[int, ...]:
         """Under stage fusion, the transients that live beside the task's: the largest
         assessment buffer while generation streams, the other interleaved training
-        pipelines' activations while training."""
+        pipelines' activations while training (the terms of :data:`TERMS` after
+        :data:`STATES`: activations, kv_cache (0), logits, buffers, engine, overhead and
+        rollout (0))."""
         if not self.s.placement.fusion or task.kind not in (Kind.GENERATE, Kind.TRAIN):
-            return EMPTY
-        transient = ("activations", "logits", "buffers")
+            return _NO_TRANSIENTS
         if task.kind is Kind.GENERATE:
-            streamed = [only(self.own(t), transient) for t in self.tasks
+            streamed = [_transients(self.own(t)) for t in self.tasks
                         if t.stage is Stage.ASSESSMENT]  # fmt: skip
-            return max(streamed, key=lambda m: m.total, default=EMPTY)
-        return add(EMPTY, *(only(self.own(t), transient) for t in self.tasks
-                            if t.kind is Kind.TRAIN and t is not task))  # fmt: skip
+            return max(streamed, key=sum, default=_NO_TRANSIENTS)
+        a = lg = b = 0
+        for t in self.tasks:
+            if t.kind is Kind.TRAIN and t is not task:
+                m = self.own(t)
+                a, lg, b = a + m.activations, lg + m.logits, b + m.buffers
+        return (a, 0, lg, b, 0, 0, 0)
 
     def engine_memory(self, task: Task, share: int) -> tuple[int, MemoryBreakdown]:
         """The engine's sequences at once per replica and its bytes per device: it reserves
@@ -360,7 +328,7 @@ class GroupMemory(GroupOffload):
                 "--rollout-tp"
             )
             return 1, one
-        return slots, replace(one, kv_cache=pool)
+        return slots, with_terms(one, kv_cache=pool)
 
     def engine_pool(self, task: Task) -> Paged | None:
         """A vLLM replica's KV pool (:mod:`rlmcost.placement.paged`): :meth:`engine_memory`'s

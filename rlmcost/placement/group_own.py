@@ -10,7 +10,6 @@ What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -25,6 +24,7 @@ from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
@@ -53,8 +53,9 @@ class GroupTasks(GroupSizes):
         self._lengths: dict[int, tuple[int, ...]] = {}
         self._counts = counts_table(setup)
         self._seq: dict[int, int] = {}
+        self._longest: dict[int, int] = {}  # GroupSizes.longest, per task
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
-        self._resident: dict[Role, MemoryBreakdown] = {}  # GroupMemory.resident, per role
+        self._resident: dict[Role, tuple[int, int, int]] = {}  # GroupMemory.states, per role
         self.kept: dict[tuple[Any, ...], Any] = {}  # other per-task values derived once
         self.tasks = tuple(
             sorted(
@@ -200,7 +201,7 @@ class GroupTasks(GroupSizes):
                 self.train_layout().freeze_vision_tower,
             )  # fmt: skip
             first = per_stage[0]
-            per_stage[0] = replace(first, activations=first.activations + tower)
+            per_stage[0] = with_terms(first, activations=first.activations + tower)
         placed = [self._deployed(task, m, sequences) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device
@@ -209,7 +210,7 @@ class GroupTasks(GroupSizes):
             train = task.kind is Kind.TRAIN
             stored = workload.stored_dtype if train else workload.weight_dtype
             w, k = stored.bytes, optimizer_bytes_per_param(stored)
-            m = replace(
+            m = with_terms(
                 m,
                 weights=m.weights + w * d,
                 gradients=m.gradients + (w * d if train else 0),
@@ -233,7 +234,16 @@ class GroupTasks(GroupSizes):
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
         precision); generation holds and multiplies its weights in the engine's ``dtype``
         (:class:`~rlmcost.deployment.spec.EngineSpec`; FP8 W8A8 at the FP8 peak), its KV cache
-        and activations in the workload's; every other in the workload's weight dtype."""
+        and activations in the workload's; every other in the workload's weight dtype. Kept
+        per task."""
+        key = ("workload", task.index)
+        try:
+            return self.kept[key]
+        except KeyError:
+            out = self.kept[key] = self._workload(task)
+            return out
+
+    def _workload(self, task: Task) -> Workload:
         wl = self.s.workload
         if self.s.deployment.ideal:
             return wl
@@ -277,7 +287,7 @@ class GroupTasks(GroupSizes):
                 and not self.lora_fused(task):  # fmt: skip
             m = with_lora(m, self.adapters(task), layout, train, self.workload(task))
         if dep.lora is not None and self.shares_base(task):
-            m = replace(m, weights=0)  # the actor's base weights, without its adapters
+            m = with_terms(m, weights=0)  # the actor's base weights, without its adapters
         offload = self.train_offload()
         if train and offload:
             self._before_offload[task.index] = m

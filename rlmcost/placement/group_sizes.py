@@ -24,12 +24,13 @@ def counts_table(setup: Setup) -> dict[Any, Any]:
 
 
 class GroupSizes:
-    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths`` and ``_seq`` are set
-    by :class:`~rlmcost.placement.group_own.GroupTasks`."""
+    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths``, ``_seq`` and
+    ``_longest`` are set by :class:`~rlmcost.placement.group_own.GroupTasks`."""
 
     s: Setup
     _lengths: dict[int, tuple[int, ...]]
     _seq: dict[int, int]
+    _longest: dict[int, int]
     _counts: dict[Any, Any]  # counts_table
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
@@ -64,11 +65,19 @@ class GroupSizes:
             )
         return self._lengths[task.index]
 
+    def longest(self, task: Task) -> int:
+        """``max(self.lengths(task))``, the task's longest response, kept per task."""
+        try:
+            return self._longest[task.index]
+        except KeyError:
+            out = self._longest[task.index] = max(self.lengths(task))
+            return out
+
     def seq_len(self, task: Task) -> int:
         """Padded context of the task's sequences: prompt + the longest response."""
         if task.index not in self._seq:
             inv = task.invocation
-            t = max(self.lengths(task))
+            t = self.longest(task)
             self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
         return self._seq[task.index]
 

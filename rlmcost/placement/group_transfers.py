@@ -50,7 +50,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 # (hybrid_engine.py generate: apply_tensor_parallelism)
                 arch = g.s.arch(t.role)
                 destination = max(destination, params(arch) * g.s.workload.weight_dtype.bytes)
-            per_device = reshard_bytes_per_device(destination, g.resident(t.role).weights)
+            per_device = reshard_bytes_per_device(destination, g.states(t.role)[0])
             out.append(
                 Transfer(
                     "reshard",
@@ -118,8 +118,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         for prev, nxt in zip([order[-1], *order[:-1]], order, strict=True):
             if prev.role is nxt.role or (swap and {prev.role, nxt.role} == _SWAPPED):
                 continue
-            load = g.resident(nxt.role).total
-            back = g.resident(prev.role).total if g.trains_here(prev.role) else 0
+            load = sum(g.states(nxt.role))
+            back = sum(g.states(prev.role)) if g.trains_here(prev.role) else 0
             out.append(
                 Transfer(
                     "offload",
@@ -145,7 +145,7 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
     arch = g.s.arch(t.role)
     nbytes = int(params(arch, t.invocation.model_head)) * g.s.workload.weight_dtype.bytes
     sent = job.own.weights - draft_weight_bytes(g, t)  # the draft is not refitted
-    per_device = reshard_bytes_per_device(sent, g.resident(t.role).weights) \
+    per_device = reshard_bytes_per_device(sent, g.states(t.role)[0]) \
         if g.two_layouts(t) else 0  # fmt: skip
     mech = Refit(mechanism)
     return Transfer(

@@ -14,7 +14,7 @@ exceeds what the device gives programs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind, Role
@@ -22,7 +22,7 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.init import InitLoad, Loaded, Transient, transient
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.placement.breakdown_ops import EMPTY, add, with_terms
+from rlmcost.placement.breakdown_ops import EMPTY, with_terms
 from rlmcost.placement.group_memory import switches
 
 if TYPE_CHECKING:
@@ -83,10 +83,11 @@ def steady_init(
 ) -> tuple[MemoryBreakdown, int]:  # fmt: skip
     """The resident weights and gradient buffers as loaded, and an awake engine's reservation
     (allocated terms), with the engine's preallocated ``pool``."""
-    states = add(EMPTY, *resident.values())  # term by term, exact ints
+    weights = gradients = 0  # term by term, exact ints
+    for m in resident.values():
+        weights, gradients = weights + m.weights, gradients + m.gradients
     engine, pool = engine_at_init(name, jobs, deployment)
-    return with_terms(EMPTY, weights=states.weights, gradients=states.gradients,
-                      engine=engine), pool  # fmt: skip
+    return with_terms(EMPTY, weights=weights, gradients=gradients, engine=engine), pool
 
 
 def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
@@ -94,7 +95,7 @@ def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
     deployment's load mode holds whole on the device in place of its resident states. A peak
     above the device adds its :func:`init_problem` to the group's problems."""
     d = g.s.deployment
-    resident = {r: g.resident(r) for r in dict.fromkeys(t.role for t in g.tasks)}
+    resident = g.residents
     memory, pool = steady_init(g.group.name, jobs, resident, d)
     mode = InitLoad.SHARDED if d.ideal else d.init_load
     if mode is InitLoad.SHARDED:
@@ -111,8 +112,8 @@ def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
     load = transient(mode, loaded, g.gpus, g.s.hardware.host_gpus)
     if load.device_extra_bytes:
         top = next(m for m in loaded if m.role == load.role)
-        memory = replace(memory, weights=memory.weights + top.whole_bytes - top.weights,
-                         gradients=memory.gradients - top.gradients)  # fmt: skip
+        memory = with_terms(memory, weights=memory.weights + top.whole_bytes - top.weights,
+                            gradients=memory.gradients - top.gradients)  # fmt: skip
     peak = InitPeak(memory, pool, load, dtypes.get(load.role or "", ""))
     kinds = [t.kind for t in g.tasks]
     problem = init_problem(g.group.name, peak, g.gpus, kinds, d, g.s.capacity_bytes)

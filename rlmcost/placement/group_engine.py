@@ -1,0 +1,76 @@
+"""A device group's generation engine as its memory sees it: which task the engine runs, its
+spec and ``gpu_memory_utilization``, its reservation, its weights and what its refit adds to
+the generation peak: :class:`GroupEngine`, a base of
+:class:`~rlmcost.placement.group_memory.GroupMemory`. Split from
+:mod:`rlmcost.placement.group_memory` by purpose."""
+
+from __future__ import annotations
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.compiled.blocks import params
+from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION, EngineSpec
+from rlmcost.deployment.terms import refit_buffer_bytes, reservation_bytes
+from rlmcost.memo import kept_property
+from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.group_offload import GroupOffload
+from rlmcost.placement.inputs import engine_for
+
+
+class GroupEngine(GroupOffload):
+    """A group's generation engine: its task, spec, reservation, weights and refit buffer."""
+
+    @kept_property
+    def engine_task(self) -> Task | None:
+        """The group's generation task, run by an inference engine when deployed."""
+        if self.s.deployment.ideal or self.engine.kind.static:
+            return None  # generation on the training weights: no engine of its own
+        return next((t for t in self.tasks if t.kind is Kind.GENERATE), None)
+
+    @kept_property
+    def engine(self) -> EngineSpec:
+        return engine_for(self.s, self.group.name)
+
+    @kept_property
+    def engine_fraction(self) -> float:
+        """``gpu_memory_utilization``: given, else the default for where the engine runs."""
+        given = self.engine.gpu_memory_utilization
+        if given is not None:
+            return given
+        trains = any(t.kind is Kind.TRAIN for t in self.tasks)
+        return ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION
+
+    @kept_property
+    def reservation(self) -> int:
+        return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
+
+    @kept_property
+    def engine_weights(self) -> int:
+        task = self.engine_task
+        return 0 if task is None else self.own(task, self.replicas(task)).weights
+
+    def refit_extra(self, task: Task, own: MemoryBreakdown, generating: int) -> int:
+        """What the engine's refit adds to its generation peak of ``generating`` bytes per
+        device (its ``buffers`` term): the weights in
+        flight (:func:`~rlmcost.deployment.terms.refit_buffer_bytes`, per the framework) sit
+        beside the whole reservation when the engine stays awake (a separate server:
+        TRL ``vllm_mode=server``, OpenRLHF without ``--vllm_enable_sleep``); a sleeping
+        engine is refitted with its weights woken and its KV pool not yet allocated (vLLM
+        ``wake_up(tags=["weights"])`` before ``tags=["kv_cache"]``: verl's sharding manager,
+        NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
+        pool and workspace it precedes."""
+        arch = self.s.arch(task.role)
+        d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
+        widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))
+        largest = d * max(widths) * w
+        pooled = own.total - own.weights  # KV pool and workspace
+        before = generating if not self.engine.sleep else generating - pooled
+        free = self.s.capacity_bytes - before
+        refit = refit_buffer_bytes(
+            self.s.deployment.framework, largest, params(arch) * w, free
+        )
+        return refit if not self.engine.sleep else max(0, refit - pooled)
+
+    def replicas(self, task: Task) -> int:
+        layout = self.layouts[task.index]
+        return layout.dp
