@@ -102,7 +102,8 @@ def test_bins_hold_every_sequence_once_within_capacity(lengths: list[int], shard
     assert plain_share.tokens <= share.tokens and plain_share.pairs <= share.pairs
 
 
-def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str) -> tuple[list, dict]:
+def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str, zero: str = "1"
+                   ) -> tuple[list, dict]:  # fmt: skip
     calls: list = []
     real = gp.train_time
 
@@ -112,7 +113,7 @@ def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str) -> tuple[list, 
 
     monkeypatch.setattr(gp, "train_time", spy)
     args = ["rlvr", "--model", "llama-3.1-8b", "--gpus", "8", "--hardware", "h100-sxm",
-            "--zero", "1", "--batch", "16", "--group", "8", "--max-tokens-per-gpu", "4096",
+            "--zero", zero, "--batch", "16", "--group", "8", "--max-tokens-per-gpu", "4096",
             "--packing", "--fused-loss", "--prompt-len", "96", "--response-len", "3000",
             "--length-dist", "lognormal:1500,0.7,3000", *flags, "--json"]  # fmt: skip
     out = CliRunner().invoke(app, args)
@@ -149,6 +150,26 @@ def test_nemo_rl_without_pipeline_runs_one_micro_batch_per_bin(
     assert (sequences, seq_len) != (plain.sequences, plain.seq_len)
     assert any("one micro-batch per bin" in n and "no padding" in n for n in out["notes"])
     assert not any("padded to the rank's largest" in n for n in out["notes"])
+
+
+def test_nemo_rl_dtensor_trainer_pads_each_bin_to_the_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # ZeRO-3: NeMo RL's DTensor worker, pack_sequences(min_seq_len=train_mb_tokens)
+    # (nemo_rl/models/huggingface/common.py group_and_cat_tensors pads each packed row to at
+    # least min_seq_len); FlashAttention's cu_seqlens cover the real sequences only
+    calls, out = _trainer_calls(monkeypatch, "--framework", "nemo-rl", "--pp", "1", zero="3")
+    lengths = [96 + t for t in LengthDist("lognormal", (1500, 0.7, 3000)).lengths(128, 3000)]
+    share = binned_share(lengths, 4096, 8, fill=4096)
+    assert share.tokens == share.bins * 4096 > share.real_tokens
+    # every rank computes bins x 4096 tokens; the slowest is the one with the most real pairs
+    # (the padding attends to nothing)
+    bins = mffd_bins(lengths, 4096, 8)
+    assert share.pairs == max(sum(x * x for b in bins[r::8] for x in b) for r in range(8))
+    layout, sequences, seq_len = calls[-1]
+    per_rank = -(-sequences // layout.dp)
+    assert -(-per_rank // layout.micro_batch) == share.bins
+    assert share.tokens <= per_rank * seq_len < share.tokens + per_rank
+    assert any("padded to train_mb_tokens" in n for n in out["notes"])
 
 
 def test_no_bins_without_the_framework(monkeypatch: pytest.MonkeyPatch) -> None:

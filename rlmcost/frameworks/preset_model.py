@@ -108,8 +108,9 @@ class Behaviour:
     packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
     :mod:`rlmcost.perf.policy_worker`). ``packs_into_bins``: under sequence packing its trainer
     packs each rank's sequences into bins and runs one micro-batch per bin, and under pipeline
-    parallelism its Megatron worker pads every bin to the rank's largest one (NeMo RL;
-    :mod:`rlmcost.perf.nemo_rl_packing`)."""
+    parallelism its Megatron worker pads every bin to the rank's largest one, its Hugging Face
+    trainer (``hf_trainer``) every training bin to the token budget (NeMo RL's DTensor
+    ``pack_sequences(min_seq_len=train_mb_tokens)``; :mod:`rlmcost.perf.nemo_rl_packing`)."""
 
     colocated: str
     apart: str

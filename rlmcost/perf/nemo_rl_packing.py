@@ -169,20 +169,27 @@ def padded_share(lengths: Sequence[int], capacity: int, shards: int) -> PaddedSh
     return _slowest(mffd_bins(lengths, capacity, shards), shards, pad=True)
 
 
-def binned_share(lengths: Sequence[int], capacity: int, shards: int) -> PaddedShare:
-    """The slowest rank's share of one chunk (the most real tokens, then pairs) when each rank
-    runs one micro-batch per bin of its real sequences, no padding (module docstring; NeMo RL
-    without pipeline parallelism).
+def binned_share(lengths: Sequence[int], capacity: int, shards: int, fill: int = 0
+                 ) -> PaddedShare:  # fmt: skip
+    """The slowest rank's share of one chunk (the most tokens, then pairs) when each rank runs
+    one micro-batch per bin of its real sequences (module docstring; NeMo RL without pipeline
+    parallelism), each bin padded with unattended tokens to at least ``fill`` (NeMo RL's
+    DTensor trainer: ``pack_sequences(min_seq_len=train_mb_tokens)``,
+    nemo_rl/models/huggingface/common.py ``group_and_cat_tensors``, with FlashAttention's
+    ``cu_seqlens`` over the real sequences only; 0: no padding).
 
     >>> binned_share([600, 500, 300, 200, 100], 1000, 1)  # bins [600, 300, 100], [500, 200]
     PaddedShare(bins=2, tokens=1700, pairs=750000, real_tokens=1700)
+    >>> binned_share([600, 500, 300, 200, 100], 1000, 1, fill=1000).tokens
+    2000
     """
-    return _slowest(mffd_bins(lengths, capacity, shards), shards, pad=False)
+    return _slowest(mffd_bins(lengths, capacity, shards), shards, pad=False, fill=fill)
 
 
-def _slowest(bins: list[list[int]], shards: int, pad: bool) -> PaddedShare:
+def _slowest(bins: list[list[int]], shards: int, pad: bool, fill: int = 0) -> PaddedShare:
     """The rank (bins dealt ``bin_idx % shards``) with the most computed tokens, then pairs;
-    ``pad``: each of its bins padded to its largest, the padding on the bin's last sequence."""
+    ``pad``: each of its bins padded to its largest, the padding on the bin's last sequence;
+    else each bin padded to ``fill`` tokens, the padding attending to nothing."""
     best = None
     for r in range(shards):
         own = bins[r::shards]
@@ -192,7 +199,8 @@ def _slowest(bins: list[list[int]], shards: int, pad: bool) -> PaddedShare:
             pairs = sum(sum(x * x for x in b[:-1]) + (b[-1] + top - sum(b)) ** 2 for b in own)
             share = PaddedShare(len(own), len(own) * top, pairs, real)
         else:
-            share = PaddedShare(len(own), real, sum(x * x for b in own for x in b), real)
+            tokens = sum(max(sum(b), fill) for b in own)
+            share = PaddedShare(len(own), tokens, sum(x * x for b in own for x in b), real)
         if best is None or (share.tokens, share.pairs) > (best.tokens, best.pairs):
             best = share
     assert best is not None

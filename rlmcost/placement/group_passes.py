@@ -24,7 +24,7 @@ from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_hea
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
-from rlmcost.placement.pass_options import step_options
+from rlmcost.placement.pass_options import runs_hf_model, step_options
 
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
@@ -87,7 +87,9 @@ def bins_packed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     """The packed equivalent of a forward or training task whose framework runs one
     micro-batch per packed bin (``Behaviour.packs_into_bins``: NeMo RL's Megatron and DTensor
     workers, :mod:`rlmcost.perf.nemo_rl_packing`), each padded to the rank's largest under
-    pipeline parallelism (PP > 1, its Megatron worker), else the bin's real sequences; and
+    pipeline parallelism (PP > 1, its Megatron worker), else the bin's real sequences (its
+    DTensor trainer, ``runs_hf_model``, pads each training bin with unattended tokens to the
+    capacity: :func:`~rlmcost.perf.nemo_rl_packing.binned_share`'s ``fill``); and
     the sequences per micro-batch that give the rank its bin count. None where it does not
     apply (no such framework, no packing).
 
@@ -113,14 +115,15 @@ def bins_packed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     chunks = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
     lengths, dp, capacity = packing(g, task)[0], layout.dp, budget * layout.cp
     pad = layout.pp > 1
-    key = ("packed-bins", task.invocation, task.kind, dp, capacity, chunks, pad)
-    return per_query(g.s, key, lambda: _binned(lengths, capacity, dp, chunks, pad))
+    fill = capacity if task.kind is Kind.TRAIN and runs_hf_model(beh, dep.train) else 0
+    key = ("packed-bins", task.invocation, task.kind, dp, capacity, chunks, pad, fill)
+    return per_query(g.s, key, lambda: _binned(lengths, capacity, dp, chunks, pad, fill))
 
 
-def _binned(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int, pad: bool
-            ) -> tuple[Packed, int]:  # fmt: skip
-    share = padded_share if pad else binned_share
-    shares = [share(c, capacity, dp) for c in chunks_of(lengths, chunks)]
+def _binned(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int, pad: bool,
+            fill: int) -> tuple[Packed, int]:  # fmt: skip
+    shares = [padded_share(c, capacity, dp) if pad else binned_share(c, capacity, dp, fill)
+              for c in chunks_of(lengths, chunks)]  # fmt: skip
     tokens = sum(s.tokens for s in shares)
     bins = sum(s.bins for s in shares)
     top = -(-tokens // bins)  # a micro-batch: the chunks' (padded) bins, on average

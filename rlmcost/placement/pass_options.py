@@ -96,7 +96,10 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         pad = ("every packed micro-batch padded to the rank's largest under pipeline "
                "parallelism and priced at that length, the padding attending as part of the "
                "bin's last sequence" if any(t.pp > 1 for t in passes) else
-               "each bin priced at its real tokens and attention pairs, no padding")
+               "each bin priced at its real tokens and attention pairs"
+               + (", the DTensor trainer's training bins padded to train_mb_tokens with "
+                  "unattended tokens (pack_sequences min_seq_len)"
+                  if runs_hf_model(beh, deployment.train) else ", no padding"))
         out.append(f"packed passes as {deployment.framework} runs them: its packing replayed "
                    "on the lengths (modified first fit decreasing, bins dealt round robin over "
                    "the DP ranks; training per mini-batch, the length quantiles dealt to them "
