@@ -142,8 +142,9 @@ class GroupTasks(GroupSizes):
         dep = self.s.deployment
         if dep.ideal:
             return
+        specs = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}
         for t in self.tasks:
-            spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(t.kind)
+            spec = specs.get(t.kind)
             seq = self.seq_len(t)
             budget = spec.token_budget(seq) if spec is not None else None
             if budget is None:

@@ -74,12 +74,23 @@ class GroupSizes:
             return out
 
     def seq_len(self, task: Task) -> int:
-        """Padded context of the task's sequences: prompt + the longest response."""
-        if task.index not in self._seq:
+        """Padded context of the task's sequences: prompt + the longest response (a function
+        of the query and the task alone: kept per query, ``setup.groups_seen``)."""
+        try:
+            return self._seq[task.index]
+        except KeyError:
+            pass
+        seen = self.s.groups_seen
+        key = ("seq_len", task)
+        out = seen.get(key) if seen is not None else None
+        if out is None:
             inv = task.invocation
             t = self.longest(task)
-            self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
-        return self._seq[task.index]
+            out = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
+            if seen is not None:
+                seen[key] = out
+        self._seq[task.index] = out
+        return out
 
     def batch(self, task: Task) -> int:
         """Sequences in memory at once (per optimizer step for train)."""
