@@ -24,13 +24,14 @@ def counts_table(setup: Setup) -> dict[Any, Any]:
 
 
 class GroupSizes:
-    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths``, ``_seq`` and
-    ``_longest`` are set by :class:`~rlmcost.placement.group_own.GroupTasks`."""
+    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths``, ``_seq``,
+    ``_longest`` and ``_batch`` are set by :class:`~rlmcost.placement.group_own.GroupTasks`."""
 
     s: Setup
     _lengths: dict[int, tuple[int, ...]]
     _seq: dict[int, int]
     _longest: dict[int, int]
+    _batch: dict[int, int]  # batch, per task
     _counts: dict[Any, Any]  # counts_table
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
@@ -93,7 +94,14 @@ class GroupSizes:
         return out
 
     def batch(self, task: Task) -> int:
-        """Sequences in memory at once (per optimizer step for train)."""
+        """Sequences in memory at once (per optimizer step for train), kept per task."""
+        try:
+            return self._batch[task.index]
+        except KeyError:
+            out = self._batch[task.index] = self._batch_of(task)
+            return out
+
+    def _batch_of(self, task: Task) -> int:
         inv = task.invocation
         n = self._int(inv.sequences)
         if inv.kind is Kind.TRAIN:
