@@ -171,6 +171,40 @@ attribute reads and is not kept per task because each task asks once. Not done: 
 ``own`` and ``memory`` MemoryBreakdowns and the Transfers are still built per group estimate
 (the reports and the iteration's peak read them), so the kept objects and the collector's two
 full passes are as before.
+
+Seventh round: a group's set-up (``GroupTasks.__init__``: its tasks, layouts, forward ZeRO,
+token budget, batch checks) as per-query look-ups (before -> after, same minutes, alternating
+runs, two each): plain 158 -> 158-160/s; fast, every 8th 1,511-1,513 -> 1,528-1,548/s; sweep
+one call each 1,796-1,799 -> 1,788-1,809/s (within the noise); again with every group kept
+5,122-5,143 -> 5,082-5,125/s (unchanged: no estimate computed); evaluate_many 2,063-2,093 ->
+2,113-2,137/s; planner rows 1,175-1,199 -> 1,198-1,199/s. The 928 group estimates inside the
+one-call sweep with the collector off (best of 3, two alternating runs each): 633-644 ->
+614-623 us each, the rest 268-274 -> 269-282 us per deployment (not touched; noise). Python
+calls (cProfile, exact): per group estimate 1,968 -> 1,874; the one-call sweep 4,520,812 ->
+4,430,703. ``GroupTasks.__init__`` alone, rebuilt for the sweep's 928 (Setup, group, GPUs)
+with the query warm (best of 5, no profiler): 44.9 -> 24.3 us; ``layouts_for`` in it 13.2 ->
+about 5. What it cut: a group's layouts are kept per query in two levels
+(``inputs.layouts_for``): the group's shape (the placement's group, the user's layout, whether
+the group trains, the engine's kind, TP, PP and EP, ``ideal``, ``hybrid``, the GPU count),
+hashed once per group (424 shapes among the 928 estimates), then the task and its model's TP
+(a Task keeps its hash), where a memoized key of fourteen arguments (with their types, the
+Arch and two enums) was hashed per task; a task's padded context (``seq_len``: the query's
+lengths) is kept per query (8.0 -> 2.3 us a group) and its batch per task in the group (read
+at eleven places); the group's tasks are sorted once per task tuple; the options check
+returns at once on a group given none; forward ZeRO and the token budget copy a layout only
+where they change it, and the budget's specs are read once per group; ``DeviceGroup.layout``
+builds no dict when the group gives no layout; the rollout buffers' key holds the ``Routes``
+(a frozen dataclass hashed in Python, 0.14 us) only under routing replay. Every result is the
+same (``validate --rl --json`` byte for byte; the ``to_json`` of the 8,256 candidates of PPO
+70B and GRPO 8B on 16 and 32 A100, one sha256). What did not help, measured: a key for the
+whole set-up (everything it reads: group, tasks, user layout, TP degrees, engine, ``ideal``,
+``hybrid``, the group's deployment settings, trainer and forward layouts, framework) shares
+nothing: 928 distinct keys for the 928 estimates (352 distinct results), as the group key
+itself; with the trainer's and forwards' layouts in the group's shape, 800 shapes of 928. The
+transfers' f-string labels cost 0.35 us each (about 1.5 a group; a kept label's look-up 0.09):
+a lazy label on ``Transfer`` (a field the reports and equality read) is not worth its change.
+The set-up is now about 4 % of an estimate, which stays a flat spread (``_job``,
+``with_residents``, the passes in ``perf/``, transfers, the start-up peak).
 """
 
 from __future__ import annotations

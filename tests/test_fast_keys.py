@@ -108,3 +108,42 @@ def test_idle_rank_notes_per_group_follow_the_batch() -> None:
     assert any(" train on " in n for n in notes) and any(" forward on " in n for n in notes)
     first_forward = next(i for i, n in enumerate(notes) if " forward on " in n)
     assert all(" train on " in n for n in notes[:first_forward])
+
+
+def _layouts(e: Any) -> dict[str, Any]:
+    return {f"{g.name}/{j.task.label()}": j.layout for g in e.groups for j in g.jobs}
+
+
+def test_layouts_kept_per_group_shape_follow_the_engine_and_the_trainer() -> None:
+    """A group's layouts are kept per query by its shape and each task's model TP
+    (``inputs.layouts_for``), the padded contexts per query and task
+    (``GroupSizes.seq_len``): deployments of one query that change the engine's TP or the
+    trainer's ZeRO stage get their own layouts (the rollout's generation, the trainer's
+    update), as the evaluation that keeps nothing gives them, also when warm; another
+    response length (another query) gives other contexts."""
+
+    def run(engine_tp: int, zero: int, response: int = 512) -> Run:
+        return Run.from_data({
+            "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": 16, "samples_per_prompt": 1, "response_len": response},
+            "deployment": {"framework": "verl", "groups": TWO, "engine": {"tp": engine_tp},
+                           "train": {"zero": str(zero)}},
+            "cluster": {"hardware": "h100-sxm"},
+        })  # fmt: skip
+
+    runs = [run(1, 1), run(2, 1), run(1, 3), run(1, 1)]
+    resolved._QUERIES.clear()
+    kept = evaluate_many(runs)
+    assert not any(isinstance(e, SpecError) for e in kept)
+    got = [_layouts(e) for e in kept]
+    assert got == [_layouts(_plain(r)) for r in runs]
+    gen, train = "rollout/actor generate", "actor+critic+reward/actor train"
+    assert [g[gen].tp for g in got] == [1, 2, 1, 1]
+    assert [int(g[train].zero) for g in got] == [1, 1, 3, 1]
+    seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
+    assert any(isinstance(k, tuple) and k[0] == "layouts" for k in seen)
+    seqs = {k[1].index: v for k, v in seen.items() if isinstance(k, tuple) and k[0] == "seq_len"}
+    assert seqs and max(seqs.values()) > 512
+    longer = evaluate_deployment(run(1, 1, response=1024))
+    assert _text(longer) == _text(_plain(run(1, 1, response=1024)))
+    assert _text(longer) != _text(kept[0])

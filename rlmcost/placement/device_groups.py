@@ -82,7 +82,7 @@ class DeviceGroup:
 
     def layout(self, kind: Kind) -> Layout | None:
         """The layout given for ``kind`` (None: the placement's default)."""
-        return dict(self.layouts).get(kind)
+        return dict(self.layouts).get(kind) if self.layouts else None
 
     def with_gpus(self, gpus: int | None) -> DeviceGroup:
         return replace(self, gpus=gpus)

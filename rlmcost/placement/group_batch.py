@@ -45,9 +45,10 @@ def rollout_buffers_of(g: GroupTasks, task: Task) -> RolloutBuffers:
     lengths = g.lengths(task)
     prompt = g._int_at(task.invocation.prompt, g.longest(task))
     train = task.kind is Kind.TRAIN
-    # the lengths are the query's for the task's sequence count (``GroupSizes.lengths``)
+    # the lengths are the query's for the task's sequence count (``GroupSizes.lengths``);
+    # the routes (a frozen dataclass, hashed in Python) only under routing replay, else None
     key = ("rollout buffers", dep.framework, train, prompt, len(lengths), layout.dp,
-           layout.micro_batch, g.gpus, has_, routes)  # fmt: skip
+           layout.micro_batch, g.gpus, has_, routes if dep.routing_replay else None)  # fmt: skip
     out: RolloutBuffers = per_query(g.s, key, lambda: rollout_buffer_bytes(
         dep.framework, train, prompt, lengths, layout.dp, layout.micro_batch, g.gpus, has_,
         routes))  # fmt: skip

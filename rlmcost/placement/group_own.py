@@ -20,7 +20,7 @@ from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
-from rlmcost.memo import memoized
+from rlmcost.memo import memoized, per_object
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
@@ -43,6 +43,14 @@ def _with(wl: Workload, **update: Any) -> Workload:
     return wl.model_copy(update=update)
 
 
+@per_object()
+def _group_tasks(tasks: tuple[Task, ...], name: str) -> tuple[Task, ...]:
+    """The tasks of group ``name`` in stage order, then by index (kept per task tuple: the
+    placements' tasks are shared by the deployments of a query)."""
+    return tuple(sorted((t for t in tasks if t.group == name),
+                        key=lambda t: (_STAGE_ORDER[t.stage], t.index)))  # fmt: skip
+
+
 class GroupTasks(GroupSizes):
     """The tasks of one group on ``gpus`` devices: layouts, sizes and own bytes (memoized)."""
 
@@ -54,15 +62,11 @@ class GroupTasks(GroupSizes):
         self._counts = counts_table(setup)
         self._seq: dict[int, int] = {}
         self._longest: dict[int, int] = {}  # GroupSizes.longest, per task
+        self._batch: dict[int, int] = {}  # GroupSizes.batch, per task
         self._trains: dict[Role, Task | None] = {}  # GroupMemory.trains_here, per role
         self._resident: dict[Role, tuple[int, int, int]] = {}  # GroupMemory.states, per role
         self.kept: dict[tuple[Any, ...], Any] = {}  # other per-task values derived once
-        self.tasks = tuple(
-            sorted(
-                (t for t in setup.tasks if t.group == group.name),
-                key=lambda t: (_STAGE_ORDER[t.stage], t.index),
-            )
-        )
+        self.tasks = _group_tasks(setup.tasks, group.name)
         self.layouts = layouts_for(setup, group.name, self.tasks, gpus)
         self._check_group_options()
         self._apply_forward_sharding()
@@ -78,11 +82,14 @@ class GroupTasks(GroupSizes):
         """SpecError for a ``--groups`` option that none of the group's invocations uses:
         checkpointing or offload on a group that trains nothing, ZeRO or a micro-batch on a
         group that only generates (an engine holds whole TP shards, batches by its KV pool)."""
-        kinds = {t.kind for t in self.tasks}
         own = self.s.deployment.group(self.group.name)
+        offload = own is not None and own.train is not None and own.train.offload
+        if not self.group.settings and not offload:
+            return  # no option given on the group
+        kinds = {t.kind for t in self.tasks}
         given = dict(self.group.settings)
-        if own is not None and own.train is not None and own.train.offload:
-            given.setdefault("offload", ",".join(own.train.offload))
+        if offload:
+            given.setdefault("offload", ",".join(own.train.offload))  # type: ignore[union-attr]
         unused = set()
         if Kind.TRAIN not in kinds:
             unused |= {"ckpt", "offload"}
@@ -128,7 +135,7 @@ class GroupTasks(GroupSizes):
         """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives."""
         for t in self.tasks:
             zero = self.forward_zero(t)
-            if zero is not None:
+            if zero is not None and self.layouts[t.index].zero is not zero:
                 self.layouts[t.index] = self.layouts[t.index].with_(zero=zero)
 
     def _apply_token_budget(self) -> None:
@@ -142,8 +149,9 @@ class GroupTasks(GroupSizes):
         dep = self.s.deployment
         if dep.ideal:
             return
+        specs = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}
         for t in self.tasks:
-            spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(t.kind)
+            spec = specs.get(t.kind)
             seq = self.seq_len(t)
             budget = spec.token_budget(seq) if spec is not None else None
             if budget is None:
@@ -158,7 +166,9 @@ class GroupTasks(GroupSizes):
                     f"{dep.framework} refuses ({refused}); give at least {per_gpu} or "
                     "shorter sequences"
                 )
-            self.layouts[t.index] = layout.with_(micro_batch=max(1, budget // per_gpu))
+            micro_batch = max(1, budget // per_gpu)
+            if layout.micro_batch != micro_batch:  # else the same layout
+                self.layouts[t.index] = layout.with_(micro_batch=micro_batch)
 
     def own(self, task: Task, sequences: int | None = None) -> MemoryBreakdown:
         """The invocation's bytes per device in its layout (the most loaded pipeline stage),

@@ -24,13 +24,14 @@ def counts_table(setup: Setup) -> dict[Any, Any]:
 
 
 class GroupSizes:
-    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths``, ``_seq`` and
-    ``_longest`` are set by :class:`~rlmcost.placement.group_own.GroupTasks`."""
+    """Sizes of a group's tasks (module docstring); ``s``, ``_lengths``, ``_seq``,
+    ``_longest`` and ``_batch`` are set by :class:`~rlmcost.placement.group_own.GroupTasks`."""
 
     s: Setup
     _lengths: dict[int, tuple[int, ...]]
     _seq: dict[int, int]
     _longest: dict[int, int]
+    _batch: dict[int, int]  # batch, per task
     _counts: dict[Any, Any]  # counts_table
 
     def _int(self, text: str, values: Mapping[str, object] | None = None) -> int:
@@ -74,15 +75,33 @@ class GroupSizes:
             return out
 
     def seq_len(self, task: Task) -> int:
-        """Padded context of the task's sequences: prompt + the longest response."""
-        if task.index not in self._seq:
+        """Padded context of the task's sequences: prompt + the longest response (a function
+        of the query and the task alone: kept per query, ``setup.groups_seen``)."""
+        try:
+            return self._seq[task.index]
+        except KeyError:
+            pass
+        seen = self.s.groups_seen
+        key = ("seq_len", task)
+        out = seen.get(key) if seen is not None else None
+        if out is None:
             inv = task.invocation
             t = self.longest(task)
-            self._seq[task.index] = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
-        return self._seq[task.index]
+            out = self._int_at(inv.prompt, t) + self._int_at(inv.response, t)
+            if seen is not None:
+                seen[key] = out
+        self._seq[task.index] = out
+        return out
 
     def batch(self, task: Task) -> int:
-        """Sequences in memory at once (per optimizer step for train)."""
+        """Sequences in memory at once (per optimizer step for train), kept per task."""
+        try:
+            return self._batch[task.index]
+        except KeyError:
+            out = self._batch[task.index] = self._batch_of(task)
+            return out
+
+    def _batch_of(self, task: Task) -> int:
         inv = task.invocation
         n = self._int(inv.sequences)
         if inv.kind is Kind.TRAIN:

@@ -168,6 +168,13 @@ def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> d
     user's layout with the model's TP degree. A group that trains nothing runs its models
     without ZeRO sharding (inference engines such as vLLM hold whole TP shards). Data
     parallelism fills the group.
+
+    Kept per query (``setup.groups_seen``; none inside :func:`rlmcost.memo.plain`) in two
+    levels: the group's shape (what :func:`_layout` reads of the group and the Setup, hashed
+    once per group) and, inside it, the task and its model's TP degree (the task's role and
+    kind, its model's Arch: the query's). The deployments of a query that give a group the
+    same shape (424 shapes for the 928 group estimates of the planner's PPO 70B sweep on 32
+    A100, ``benchmarks/bench_rl_eval.py``) share its layouts.
     """
     if not tasks:
         return {}
@@ -175,12 +182,24 @@ def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> d
     trains = group in _training_groups(setup.tasks)
     eng = engine_for(setup, group)
     dep, placement = setup.deployment, setup.placement
-    return {
-        t.index: _layout(grp, setup.base, setup.tp[t.role], trains, eng.kind, eng.tp, eng.pp,
-                         eng.ep, dep.ideal, placement.hybrid, setup.arch(t.role), t.role,
-                         t.kind, gpus)
-        for t in tasks
-    }  # fmt: skip
+    args = (grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep, dep.ideal,
+            placement.hybrid, gpus)  # fmt: skip
+    seen = setup.groups_seen
+    if seen is None:
+        return {t.index: _layout(*args, setup.tp[t.role], setup.arch(t.role), t.role, t.kind)
+                for t in tasks}  # fmt: skip
+    key = ("layouts", args)
+    kept = seen.get(key)
+    if kept is None:
+        kept = seen[key] = {}
+    out = {}
+    for t in tasks:
+        tp = setup.tp[t.role]
+        layout = kept.get((t, tp))
+        if layout is None:
+            layout = kept[t, tp] = _layout(*args, tp, setup.arch(t.role), t.role, t.kind)
+        out[t.index] = layout
+    return out
 
 
 @per_object()
@@ -189,14 +208,13 @@ def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
     return frozenset(t.group for t in tasks if t.kind is Kind.TRAIN)
 
 
-@memoized()
-def _layout(grp: DeviceGroup, user: Layout, tp: int, trains: bool, engine: EngineKind,
+def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
             engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
-            arch: Arch, role: Role, kind: Kind, gpus: int) -> Layout:  # fmt: skip
-    """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout, the
-    model's TP, whether the group trains, the group's engine (kind, TP, PP, EP), the
-    deployment's ``ideal``, the placement's ``hybrid`` and the model (kept: the deployments
-    of a query run the same few)."""
+            gpus: int, tp: int, arch: Arch, role: Role, kind: Kind) -> Layout:  # fmt: skip
+    """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout,
+    whether the group trains, the group's engine (kind, TP, PP, EP), the deployment's
+    ``ideal``, the placement's ``hybrid``, the GPU count, and per task its model's TP and
+    Arch, role and kind."""
     group = grp.name
     given = grp.layout(kind)
     settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
