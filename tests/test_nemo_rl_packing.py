@@ -1,15 +1,12 @@
-"""NeMo RL's sequence packing replayed (rlmcost.perf.nemo_rl_packing): one micro-batch per packed
-bin, and its Megatron worker's padding of those under pipeline parallelism
-(group_passes.bins_packed).
+"""NeMo RL's sequence packing replayed (rlmcost.perf.nemo_rl_packing) and its Megatron worker's
+padding of packed micro-batches under pipeline parallelism (group_passes.pp_padded).
 
 Independent references: NVIDIA-NeMo/RL v0.7.0 nemo_rl/data/packing/algorithms.py
 (``ModifiedFirstFitDecreasingPacker._pack_implementation``, ``SequencePacker._adjust_bin_count``),
 nemo_rl/distributed/batched_data_dict.py ``shard_by_batch_size`` (bins dealt ``bin_idx %
 shards``) and nemo_rl/models/megatron/data.py ``_get_pack_sequence_parameters_for_megatron``
 (PP > 1: ``pad_packed_seq_to`` = the shard's largest bin) and ``_pack_sequences_for_megatron``
-(``cu_seqlens_padded[-1] = pad_packed_seq_to``: the padding extends the last sequence), and
-``get_microbatch_iterator`` (sequence packing: one micro-batch per bin, ``micro_batch_size``
-1; PP = 1: ``pad_packed_seq_to`` None). The
+(``cu_seqlens_padded[-1] = pad_packed_seq_to``: the padding extends the last sequence). The
 bins below were worked by hand from that code, phase by phase, and match its output.
 """
 
@@ -26,13 +23,7 @@ from typer.testing import CliRunner
 import rlmcost.placement.group_passes as gp
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
-from rlmcost.perf.nemo_rl_packing import (
-    PaddedShare,
-    binned_share,
-    chunks_of,
-    mffd_bins,
-    padded_share,
-)
+from rlmcost.perf.nemo_rl_packing import PaddedShare, chunks_of, mffd_bins, padded_share
 from rlmcost.placement.lengths import LengthDist
 
 LENGTHS = [600, 500, 400, 350, 300, 200, 150, 100, 50]
@@ -64,14 +55,6 @@ def test_each_rank_pads_its_bins_to_its_largest_onto_the_last_sequence() -> None
     assert r1_pairs < r0.pairs and 1500 < r0.tokens
 
 
-def test_without_padding_each_rank_runs_its_bins_real_tokens() -> None:
-    # same bins as above; rank 0: [600, 400] + [500, 350] = 1850 tokens, rank 1: [300, 200,
-    # 150, 100] + [50] = 800: rank 0 is the slowest, its sequences' squares unpadded
-    r0 = PaddedShare(2, 1850, 600**2 + 400**2 + 500**2 + 350**2, 1850)
-    assert binned_share(LENGTHS, 1000, 2) == r0
-    assert binned_share(LENGTHS, 1000, 2).pairs < padded_share(LENGTHS, 1000, 2).pairs
-
-
 def test_chunks_deal_the_quantiles_by_stride() -> None:
     assert chunks_of(list(range(1, 9)), 4) == [[1, 5], [2, 6], [3, 7], [4, 8]]
     with pytest.raises(SpecError):
@@ -97,13 +80,9 @@ def test_bins_hold_every_sequence_once_within_capacity(lengths: list[int], shard
     share = padded_share(lengths, 1000, shards)
     # padding only adds: tokens and squared lengths at least the rank's real ones
     assert share.tokens >= share.real_tokens and share.tokens <= share.bins * 1000
-    plain_share = binned_share(lengths, 1000, shards)
-    assert plain_share.bins == share.bins and plain_share.tokens == plain_share.real_tokens
-    assert plain_share.tokens <= share.tokens and plain_share.pairs <= share.pairs
 
 
-def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str, zero: str = "1"
-                   ) -> tuple[list, dict]:  # fmt: skip
+def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str) -> tuple[list, dict]:
     calls: list = []
     real = gp.train_time
 
@@ -113,7 +92,7 @@ def _trainer_calls(monkeypatch: pytest.MonkeyPatch, *flags: str, zero: str = "1"
 
     monkeypatch.setattr(gp, "train_time", spy)
     args = ["rlvr", "--model", "llama-3.1-8b", "--gpus", "8", "--hardware", "h100-sxm",
-            "--zero", zero, "--batch", "16", "--group", "8", "--max-tokens-per-gpu", "4096",
+            "--zero", "1", "--batch", "16", "--group", "8", "--max-tokens-per-gpu", "4096",
             "--packing", "--fused-loss", "--prompt-len", "96", "--response-len", "3000",
             "--length-dist", "lognormal:1500,0.7,3000", *flags, "--json"]  # fmt: skip
     out = CliRunner().invoke(app, args)
@@ -134,47 +113,12 @@ def test_nemo_rl_pipeline_trainer_runs_the_padded_bins(monkeypatch: pytest.Monke
     assert any("padded to the rank's largest" in n for n in out["notes"])
 
 
-def test_nemo_rl_without_pipeline_runs_one_micro_batch_per_bin(
-        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    # PP = 1: nemo_rl/models/megatron/data.py get_microbatch_iterator (and the DTensor
-    # worker's) iterates the rank's bins, micro_batch_size 1, no padding to a common length
-    calls, out = _trainer_calls(monkeypatch, "--framework", "nemo-rl", "--pp", "1")
-    lengths = [96 + t for t in LengthDist("lognormal", (1500, 0.7, 3000)).lengths(128, 3000)]
-    share = binned_share(lengths, 4096, 8)  # 8 GPUs, PP 1: 8 DP ranks, one mini-batch
-    layout, sequences, seq_len = calls[-1]
-    per_rank = -(-sequences // layout.dp)
-    assert -(-per_rank // layout.micro_batch) == share.bins
-    assert share.real_tokens <= per_rank * seq_len < share.real_tokens + per_rank
-    # the averaged packed equivalent alone fits the token budget into another count
-    plain = gp.packed(lengths)
-    assert (sequences, seq_len) != (plain.sequences, plain.seq_len)
-    assert any("one micro-batch per bin" in n and "no padding" in n for n in out["notes"])
-    assert not any("padded to the rank's largest" in n for n in out["notes"])
-
-
-def test_nemo_rl_dtensor_trainer_pads_each_bin_to_the_budget(
-        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    # ZeRO-3: NeMo RL's DTensor worker, pack_sequences(min_seq_len=train_mb_tokens)
-    # (nemo_rl/models/huggingface/common.py group_and_cat_tensors pads each packed row to at
-    # least min_seq_len); FlashAttention's cu_seqlens cover the real sequences only
-    calls, out = _trainer_calls(monkeypatch, "--framework", "nemo-rl", "--pp", "1", zero="3")
-    lengths = [96 + t for t in LengthDist("lognormal", (1500, 0.7, 3000)).lengths(128, 3000)]
-    share = binned_share(lengths, 4096, 8, fill=4096)
-    assert share.tokens == share.bins * 4096 > share.real_tokens
-    # every rank computes bins x 4096 tokens; the slowest is the one with the most real pairs
-    # (the padding attends to nothing)
-    bins = mffd_bins(lengths, 4096, 8)
-    assert share.pairs == max(sum(x * x for b in bins[r::8] for x in b) for r in range(8))
-    layout, sequences, seq_len = calls[-1]
-    per_rank = -(-sequences // layout.dp)
-    assert -(-per_rank // layout.micro_batch) == share.bins
-    assert share.tokens <= per_rank * seq_len < share.tokens + per_rank
-    assert any("padded to train_mb_tokens" in n for n in out["notes"])
-
-
-def test_no_bins_without_the_framework(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls, out = _trainer_calls(monkeypatch, "--framework", "none", "--pp", "2")
+@pytest.mark.parametrize("flags", [("--framework", "nemo-rl", "--pp", "1"),
+                                   ("--framework", "none", "--pp", "2")])  # fmt: skip
+def test_no_padding_without_pipeline_or_framework(monkeypatch: pytest.MonkeyPatch,
+                                                  flags: tuple[str, ...]) -> None:  # fmt: skip
+    calls, out = _trainer_calls(monkeypatch, *flags)
     lengths = [96 + t for t in LengthDist("lognormal", (1500, 0.7, 3000)).lengths(128, 3000)]
     _, sequences, seq_len = calls[-1]
     assert (sequences, seq_len) == (gp.packed(lengths).sequences, gp.packed(lengths).seq_len)
-    assert not any("one micro-batch per bin" in n for n in out["notes"])
+    assert not any("padded to the rank's largest" in n for n in out["notes"])

@@ -106,11 +106,9 @@ class Behaviour:
     ``hf_source``: the files that pick its attention implementation and kernels.
     ``packed_loss_per_sequence``: under sequence packing its trainer calls the loss once per
     packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
-    :mod:`rlmcost.perf.policy_worker`). ``packs_into_bins``: under sequence packing its trainer
-    packs each rank's sequences into bins and runs one micro-batch per bin, and under pipeline
-    parallelism its Megatron worker pads every bin to the rank's largest one, its Hugging Face
-    trainer (``hf_trainer``) every training bin to the token budget (NeMo RL's DTensor
-    ``pack_sequences(min_seq_len=train_mb_tokens)``; :mod:`rlmcost.perf.nemo_rl_packing`)."""
+    :mod:`rlmcost.perf.policy_worker`). ``pp_pads_packed_bins``: under sequence packing with
+    pipeline parallelism its Megatron worker pads every packed micro-batch to the rank's largest
+    one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`)."""
 
     colocated: str
     apart: str
@@ -130,7 +128,7 @@ class Behaviour:
     liger_logits: bool = False
     hf_source: str = ""
     packed_loss_per_sequence: bool = False
-    packs_into_bins: bool = False
+    pp_pads_packed_bins: bool = False
 
 
 @dataclass(frozen=True)

@@ -542,13 +542,12 @@ PRESETS: dict[Framework, Preset] = {
                   "under sequence packing the loss once per packed sequence "
                   "(nemo_rl/algorithms/loss_functions.py SequencePackingLossWrapper, "
                   "loss/wrapper.py at v0.6.0-v0.7.0) unless sequence_packing.fuse_loss; "
-                  "under packing one micro-batch per packed bin (nemo_rl/models/megatron/"
-                  "data.py get_microbatch_iterator, nemo_rl/models/automodel/data.py at "
-                  "v0.7.0), with PP > 1 every bin padded to the rank's largest "
-                  "(_get_pack_sequence_parameters_for_megatron)",
+                  "under packing with PP > 1 every packed micro-batch padded to the rank's "
+                  "largest (nemo_rl/models/megatron/data.py "
+                  "_get_pack_sequence_parameters_for_megatron at v0.7.0)",
                   param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
-                  hf_output_cast=True, packed_loss_per_sequence=True, packs_into_bins=True,
+                  hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
                   hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
                   "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
                   "sequence packing, else None (transformers' sdpa); no Liger, no "

@@ -1,6 +1,5 @@
-"""NeMo RL's sequence packing replayed on sequence lengths: the bins each rank runs as its
-micro-batches, and the padding its Megatron worker adds under pipeline parallelism (exact ints;
-deterministic).
+"""NeMo RL's sequence packing replayed on sequence lengths, and the padding its Megatron worker
+adds under pipeline parallelism (exact ints; deterministic).
 
 * **Bins** (nemo_rl/data/packing/algorithms.py at v0.7.0, ``ModifiedFirstFitDecreasingPacker``,
   the default ``sequence_packing.algorithm``; Johnson & Garey 1985): items are large (> C/2),
@@ -18,14 +17,6 @@ deterministic).
   batch), each chunk packed to ``max_tokens_per_microbatch`` (``train_mb_tokens`` /
   ``logprob_mb_tokens``) and its bins dealt round robin to the shards (``bin_idx % shards``),
   so every shard runs the same number of micro-batches.
-* **One micro-batch per bin** (nemo_rl/models/megatron/data.py at v0.7.0
-  ``get_microbatch_iterator``: sequence packing ->
-  ``make_microbatch_iterator_for_packable_sequences``, ``micro_batch_size`` 1; the DTensor
-  worker likewise: nemo_rl/models/policy/dtensor_policy_worker.py at v0.3.0 ``train`` /
-  ``get_logprobs``, nemo_rl/models/automodel/data.py at v0.7.0 ``get_microbatch_iterator``, each
-  padding a rank's iterator with dummy bins to the most any rank has): a rank runs as many
-  micro-batches as it has bins, each its bin's real sequences (:func:`binned_share`; without PP
-  no padding to a common length, ``pad_packed_seq_to`` None).
 * **Padding under pipeline parallelism** (nemo_rl/models/megatron/data.py at v0.7.0,
   ``_get_pack_sequence_parameters_for_megatron``: "when PP is used, all sequences must have the
   same length, so we need to pad the packed sequence to the max sequence length in the batch";
@@ -54,8 +45,7 @@ if TYPE_CHECKING:
 
 SOURCE = (
     "NeMo RL v0.7.0 nemo_rl/models/megatron/data.py _get_pack_sequence_parameters_for_megatron "
-    "get_microbatch_iterator (one micro-batch per bin; PP > 1: pad_packed_seq_to = the largest "
-    "bin), nemo_rl/data/packing/algorithms.py "
+    "(PP > 1: pad_packed_seq_to = the largest bin), nemo_rl/data/packing/algorithms.py "
     "ModifiedFirstFitDecreasingPacker, nemo_rl/distributed/batched_data_dict.py "
     "shard_by_batch_size"
 )
@@ -148,10 +138,9 @@ def _adjust_bin_count(bins: list[list[int]], shards: int) -> list[list[int]]:
 
 @dataclass(frozen=True)
 class PaddedShare:
-    """One data-parallel rank's packed micro-batches: ``bins`` micro-batches, ``tokens`` tokens
-    it computes (under :func:`padded_share` with the padding, bins x largest bin; under
-    :func:`binned_share` its real tokens), ``pairs`` sum of squared (padded) sequence lengths
-    (causal pairs x 2), and ``real_tokens``."""
+    """One data-parallel rank's packed micro-batches padded to its largest bin: ``bins``
+    micro-batches, ``tokens`` tokens with the padding (bins x largest bin), ``pairs`` sum of
+    squared (padded) sequence lengths (causal pairs x 2), and ``real_tokens``."""
 
     bins: int
     tokens: int
@@ -166,41 +155,13 @@ def padded_share(lengths: Sequence[int], capacity: int, shards: int) -> PaddedSh
     >>> padded_share([600, 500, 300, 200, 100], 1000, 1)  # bins [600, 300, 100], [500, 200 + 300]
     PaddedShare(bins=2, tokens=2000, pairs=960000, real_tokens=1700)
     """
-    return _slowest(mffd_bins(lengths, capacity, shards), shards, pad=True)
-
-
-def binned_share(lengths: Sequence[int], capacity: int, shards: int, fill: int = 0
-                 ) -> PaddedShare:  # fmt: skip
-    """The slowest rank's share of one chunk (the most tokens, then pairs) when each rank runs
-    one micro-batch per bin of its real sequences (module docstring; NeMo RL without pipeline
-    parallelism), each bin padded with unattended tokens to at least ``fill`` (NeMo RL's
-    DTensor trainer: ``pack_sequences(min_seq_len=train_mb_tokens)``,
-    nemo_rl/models/huggingface/common.py ``group_and_cat_tensors``, with FlashAttention's
-    ``cu_seqlens`` over the real sequences only; 0: no padding).
-
-    >>> binned_share([600, 500, 300, 200, 100], 1000, 1)  # bins [600, 300, 100], [500, 200]
-    PaddedShare(bins=2, tokens=1700, pairs=750000, real_tokens=1700)
-    >>> binned_share([600, 500, 300, 200, 100], 1000, 1, fill=1000).tokens
-    2000
-    """
-    return _slowest(mffd_bins(lengths, capacity, shards), shards, pad=False, fill=fill)
-
-
-def _slowest(bins: list[list[int]], shards: int, pad: bool, fill: int = 0) -> PaddedShare:
-    """The rank (bins dealt ``bin_idx % shards``) with the most computed tokens, then pairs;
-    ``pad``: each of its bins padded to its largest, the padding on the bin's last sequence;
-    else each bin padded to ``fill`` tokens, the padding attending to nothing."""
+    bins = mffd_bins(lengths, capacity, shards)
     best = None
     for r in range(shards):
         own = bins[r::shards]
-        real = sum(sum(b) for b in own)
-        if pad:
-            top = max(sum(b) for b in own)
-            pairs = sum(sum(x * x for x in b[:-1]) + (b[-1] + top - sum(b)) ** 2 for b in own)
-            share = PaddedShare(len(own), len(own) * top, pairs, real)
-        else:
-            tokens = sum(max(sum(b), fill) for b in own)
-            share = PaddedShare(len(own), tokens, sum(x * x for b in own for x in b), real)
+        top = max(sum(b) for b in own)
+        pairs = sum(sum(x * x for x in b[:-1]) + (b[-1] + top - sum(b)) ** 2 for b in own)
+        share = PaddedShare(len(own), len(own) * top, pairs, sum(sum(b) for b in own))
         if best is None or (share.tokens, share.pairs) > (best.tokens, best.pairs):
             best = share
     assert best is not None

@@ -1,9 +1,8 @@
 """The teacher-forced passes of a device group (forwards and training steps): the sequences
 packed as the pass runs them and the pass models' predictions (:mod:`rlmcost.perf.rl_step`:
 per-kernel efficiency, exposed communication, bubbles, the optimizer) in the layout a token
-budget gives packed sequences, NeMo RL's packed bins run one micro-batch each, padded to the
-rank's largest under pipeline parallelism (:func:`bins_packed`,
-:mod:`rlmcost.perf.nemo_rl_packing`), a framework's swap of the
+budget gives packed sequences, NeMo RL's padding of packed micro-batches under pipeline
+parallelism (:func:`pp_padded`, :mod:`rlmcost.perf.nemo_rl_packing`), a framework's swap of the
 reference into the policy's model and its per-sequence loss calls under packing
 (:mod:`rlmcost.perf.policy_worker`). Split from :mod:`rlmcost.placement.group_jobs` by
 purpose."""
@@ -18,13 +17,13 @@ from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.nemo_rl_packing import binned_share, chunks_of, padded_share
+from rlmcost.perf.nemo_rl_packing import chunks_of, padded_share
 from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
-from rlmcost.placement.pass_options import runs_hf_model, step_options
+from rlmcost.placement.pass_options import step_options
 
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
@@ -61,14 +60,14 @@ def _packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
 
 def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
     """The task's layout with a token budget's micro-batch recomputed for packed
-    sequences of ``seq`` tokens (under :func:`bins_packed`, its micro-batches: the rank's bins)."""
+    sequences of ``seq`` tokens (under :func:`pp_padded`, its micro-batches: the rank's bins)."""
     layout = g.layouts[task.index]
     dep = g.s.deployment
     if dep.ideal:
         return layout
-    binned = bins_packed(g, task)
-    if binned is not None:
-        return layout.with_(micro_batch=binned[1])
+    padded = pp_padded(g, task)
+    if padded is not None:
+        return layout.with_(micro_batch=padded[1])
     spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
     budget = spec.token_budget(g.seq_len(task))
     if budget is None:
@@ -77,36 +76,33 @@ def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
 
 
 def pass_packing(g: GroupModel, task: Task) -> Packed:
-    """The packed sequences the task's pass computes: :func:`bins_packed`'s where it applies,
+    """The packed sequences the task's pass computes: :func:`pp_padded`'s where it applies,
     else the real tokens' packed equivalent (:func:`packing`)."""
-    binned = bins_packed(g, task)
-    return packing(g, task)[1] if binned is None else binned[0]
+    padded = pp_padded(g, task)
+    return packing(g, task)[1] if padded is None else padded[0]
 
 
-def bins_packed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
-    """The packed equivalent of a forward or training task whose framework runs one
-    micro-batch per packed bin (``Behaviour.packs_into_bins``: NeMo RL's Megatron and DTensor
-    workers, :mod:`rlmcost.perf.nemo_rl_packing`), each padded to the rank's largest under
-    pipeline parallelism (PP > 1, its Megatron worker), else the bin's real sequences (its
-    DTensor trainer, ``runs_hf_model``, pads each training bin with unattended tokens to the
-    capacity: :func:`~rlmcost.perf.nemo_rl_packing.binned_share`'s ``fill``); and
-    the sequences per micro-batch that give the rank its bin count. None where it does not
-    apply (no such framework, no packing).
+def pp_padded(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
+    """The padded packed equivalent of a forward or training task whose framework pads every
+    packed micro-batch to the rank's largest under pipeline parallelism
+    (``Behaviour.pp_pads_packed_bins``: NeMo RL's Megatron worker,
+    :mod:`rlmcost.perf.nemo_rl_packing`), and the sequences per micro-batch that give the
+    rank its bin count; None where it does not apply (no such framework, PP = 1, no packing).
 
     NeMo RL's packing is replayed on the task's lengths (prompt + response): bin capacity the
     per-GPU token budget x P_c (``train_mb_tokens`` / ``logprob_mb_tokens``, packed before
     context parallelism splits them), P_d shards, one chunk per optimizer step of an epoch
     (``train_global_batch_size``; the quantile lengths dealt by stride,
     :func:`~rlmcost.perf.nemo_rl_packing.chunks_of`) or the whole batch for a forward. The
-    slowest rank runs B micro-batches (its bins over the chunks) of P tokens (padded under PP >
-    1, else real) and Q squared sequence lengths in all: each micro-batch is M = ceil(P / B)
-    tokens, k = round(M P / Q) sequences (at least 1) of ``ceil(M / k)`` tokens, so the rank's
-    tokens and micro-batches are NeMo RL's and its attention pairs k (M / k)^2 = Q / B per
+    slowest rank runs B micro-batches (its bins over the chunks) of P padded tokens and Q
+    squared sequence lengths in all: each micro-batch is M = ceil(P / B) tokens, k =
+    round(M P / Q) sequences (at least 1) of ``ceil(M / k)`` tokens, so the rank's tokens
+    and micro-batches are NeMo RL's and its attention pairs k (M / k)^2 = Q / B per
     micro-batch to the rounding of k; B k sequences per rank, P_d times over."""
     dep = g.s.deployment
     beh = None if dep.ideal else behaviour(dep.framework)
     layout = g.layouts[task.index]
-    if beh is None or not beh.packs_into_bins:
+    if beh is None or not beh.pp_pads_packed_bins or layout.pp < 2:
         return None
     spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
     budget = None if spec is None or not spec.packing else spec.token_budget(g.seq_len(task))
@@ -114,19 +110,16 @@ def bins_packed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
         return None
     chunks = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
     lengths, dp, capacity = packing(g, task)[0], layout.dp, budget * layout.cp
-    pad = layout.pp > 1
-    fill = capacity if task.kind is Kind.TRAIN and runs_hf_model(beh, dep.train) else 0
-    key = ("packed-bins", task.invocation, task.kind, dp, capacity, chunks, pad, fill)
-    return per_query(g.s, key, lambda: _binned(lengths, capacity, dp, chunks, pad, fill))
+    key = ("pp-padded", task.invocation, task.kind, dp, capacity, chunks)
+    return per_query(g.s, key, lambda: _padded(lengths, capacity, dp, chunks))
 
 
-def _binned(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int, pad: bool,
-            fill: int) -> tuple[Packed, int]:  # fmt: skip
-    shares = [padded_share(c, capacity, dp) if pad else binned_share(c, capacity, dp, fill)
-              for c in chunks_of(lengths, chunks)]  # fmt: skip
+def _padded(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int
+            ) -> tuple[Packed, int]:  # fmt: skip
+    shares = [padded_share(c, capacity, dp) for c in chunks_of(lengths, chunks)]
     tokens = sum(s.tokens for s in shares)
     bins = sum(s.bins for s in shares)
-    top = -(-tokens // bins)  # a micro-batch: the chunks' (padded) bins, on average
+    top = -(-tokens // bins)  # a micro-batch: the chunks' largest bins, on average
     pairs = sum(s.pairs for s in shares)
     k = max(1, (2 * top * tokens + pairs) // (2 * pairs))  # sequences per bin, rounded
     return Packed(dp * bins * k, -(-top // k)), k

@@ -74,8 +74,8 @@ def router_fp64(deployment: Deployment) -> bool:
 def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     """The notes that state the framework's policy-worker terms a query is priced with
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
-    the per-sequence loss of packed training, its packed bins run one micro-batch each, padded
-    under pipeline parallelism (``Behaviour.packs_into_bins``), under ZeRO-3 FSDP2's copies, and
+    the per-sequence loss of packed training, the padding of packed micro-batches under
+    pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
     a Hugging Face trainer's attention kernel and eager layers."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     if beh is None:
@@ -91,20 +91,14 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    "packed sequence, a zero-filled fp32 logits gradient per sequence and "
                    "~132 host-serialized launches each (--fused-loss: one call per "
                    "micro-batch; rlmcost.perf.policy_worker)")  # fmt: skip
-    passes = [t for t in (deployment.train, deployment.forward_layout()) if t.packing]
-    if beh.packs_into_bins and passes:
-        pad = ("every packed micro-batch padded to the rank's largest under pipeline "
-               "parallelism and priced at that length, the padding attending as part of the "
-               "bin's last sequence" if any(t.pp > 1 for t in passes) else
-               "each bin priced at its real tokens and attention pairs"
-               + (", the DTensor trainer's training bins padded to train_mb_tokens with "
-                  "unattended tokens (pack_sequences min_seq_len)"
-                  if runs_hf_model(beh, deployment.train) else ", no padding"))
-        out.append(f"packed passes as {deployment.framework} runs them: its packing replayed "
-                   "on the lengths (modified first fit decreasing, bins dealt round robin over "
-                   "the DP ranks; training per mini-batch, the length quantiles dealt to them "
-                   "by stride), one micro-batch per bin of the slowest rank, "
-                   f"{pad} (rlmcost.perf.nemo_rl_packing)")  # fmt: skip
+    if beh.pp_pads_packed_bins and any(t.packing and t.pp > 1 for t in
+                                       (deployment.train, deployment.forward_layout())):
+        out.append(f"packed passes under pipeline parallelism as {deployment.framework} runs "
+                   "them: its packing replayed on the lengths (modified first fit decreasing, "
+                   "bins dealt round robin over the DP ranks; training per mini-batch, the "
+                   "length quantiles dealt to them by stride), every packed micro-batch padded "
+                   "to the rank's largest and priced at that length, the padding attending as "
+                   "part of the bin's last sequence (rlmcost.perf.nemo_rl_packing)")  # fmt: skip
     if deployment.train.zero is ZeroStage.OS_G_P and beh.fsdp2_reduce_bytes:
         out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
