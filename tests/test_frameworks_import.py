@@ -334,16 +334,16 @@ def test_missing_file_and_bad_override() -> None:
     assert "fraction in (0, 1]" in _fails(["import", "verl", str(VERL), fraction])
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["import", "verl", str(VERL), "--json"],
-        ["import", "openrlhf", "--json", "--", *_orlhf_args()],
-        ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
-        ["import", "nemo-rl", str(NEMO), "--json"],
-    ],
-    ids=["verl", "openrlhf", "trl", "nemo-rl"],
-)
+EXAMPLE_IMPORTS = [
+    ["import", "verl", str(VERL), "--json"],
+    ["import", "openrlhf", "--json", "--", *_orlhf_args()],
+    ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
+    ["import", "nemo-rl", str(NEMO), "--json"],
+]
+"""One import per framework, each of a published example setup (named in its file's header)."""
+
+
+@pytest.mark.parametrize("args", EXAMPLE_IMPORTS, ids=["verl", "openrlhf", "trl", "nemo-rl"])
 def test_published_example_setups_fit(args):
     # each config follows a framework's published example script (named in its header),
     # which runs on the GPUs it names: the deployment rlmcost resolves must fit there
@@ -406,16 +406,7 @@ def test_a_later_setting_replaces_an_earlier_one_under_any_name() -> None:
                         "--enforce-eager"]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["import", "verl", str(VERL), "--json"],
-        ["import", "openrlhf", "--json", "--", *_orlhf_args()],
-        ["import", "trl", str(TRL), "--accelerate", str(ACCEL), "--json"],
-        ["import", "nemo-rl", str(NEMO), "--json"],
-    ],
-    ids=["verl", "openrlhf", "trl", "nemo-rl"],
-)
+@pytest.mark.parametrize("args", EXAMPLE_IMPORTS, ids=["verl", "openrlhf", "trl", "nemo-rl"])
 def test_the_printed_query_states_each_option_once(args) -> None:
     from rlmcost.frameworks.result import option_key
 
