@@ -52,7 +52,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
-    fp64 = router_fp64(deployment)
+    fp64 = _fp64_router(deployment, hf)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         return StepOptions(router_fp64=True) if fp64 else None
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
@@ -67,7 +67,10 @@ def router_fp64(deployment: Deployment) -> bool:
     """Whether the trainer runs its MoE router in fp64 (``train.router_dtype``): a Megatron
     trainer's (``moe_router_dtype``), never a Hugging Face model's nor the paper's ideal run."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    hf = beh is not None and runs_hf_model(beh, deployment.train)
+    return _fp64_router(deployment, beh is not None and runs_hf_model(beh, deployment.train))
+
+
+def _fp64_router(deployment: Deployment, hf: bool) -> bool:
     return deployment.train.router_dtype == "fp64" and not deployment.ideal and not hf
 
 
