@@ -18,8 +18,10 @@ def test_the_flagless_query_names_the_default_deployment_and_its_flags() -> None
     text = " ".join(res.output.split())
     line = text[text.index("deployment: nemo-rl's defaults"):]
     assert "(the default deployment: NeMo RL: DTensor (FSDP2)" in line
-    # every flag of the preset, e.g. FSDP2 as --zero 3 and sequence packing
-    assert get_preset("nemo-rl").flags() in line
+    # every flag of the preset for an 8B actor (grpo_math_8B.yaml's micro-batches), e.g. FSDP2
+    # as --zero 3 and sequence packing
+    assert get_preset("nemo-rl").for_params(8_030_261_248).flags() in line
+    assert "--micro-batch 1 --global-batch 512" in line
     assert "--zero 3" in line and "--packing" in line
     # one flag that sets two fields (training and forward packing) is written once
     assert line.count("--packing") == 1

@@ -81,14 +81,14 @@ HAND = {
         "--groups rollout=1[tp=1],actor=7 --gpus 8 --init-load sharded",  # zero3_init_flag
     ),
     # NeMo RL examples/configs/grpo_math_1B.yaml: 32 prompts x 16 = 512 samples = one global
-    # batch of 512; sequence packing at 512 x 4 = 2048 tokens per GPU, the log-prob forwards
-    # at logprob_batch_size 4 packed to 512 x 4 = 2048 tokens; 512 total tokens split
-    # 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01).
+    # batch of 512 (--mini-batches 1, stated); sequence packing at 512 x 4 = 2048 tokens per
+    # GPU, the log-prob forwards at logprob_batch_size 4 packed to 512 x 4 = 2048 tokens; 512
+    # total tokens split 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01).
     "nemo-rl": (
         ["import", "nemo-rl", str(NEMO), "--json"],
         "rlvr --framework nemo-rl --model qwen2.5-7b --batch 32 --group 16 --prompt-len 256 "
         "--response-len 256 --gpus 8 --max-tokens-per-gpu 2048 --forward-micro-batch 4 "
-        "--forward-max-tokens-per-gpu 2048",
+        "--forward-max-tokens-per-gpu 2048 --mini-batches 1",
     ),
 }
 

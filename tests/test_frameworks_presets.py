@@ -13,6 +13,7 @@ from rlmcost.cli import app
 from rlmcost.cli._deploy_build import base_deployment
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import PRESETS, Framework, get_preset, preset_options
+from rlmcost.run.defaults import DEFAULT_ACTOR, actor_params
 
 runner = CliRunner()
 BASE = ["grpo", "--model", "8b", "--gpus", "8", "--json"]
@@ -26,7 +27,8 @@ def _run(args: list[str]) -> dict:
 
 @pytest.mark.parametrize("framework", list(Framework))
 def test_preset_builds_a_deployment_with_sources(framework: Framework) -> None:
-    preset = get_preset(framework)
+    # The preset for the default actor (Llama-3.1-8B: NeMo RL's sized defaults apply).
+    preset = get_preset(framework).for_params(actor_params(DEFAULT_ACTOR))
     dep = base_deployment({"framework": framework.value})
     for d in preset.defaults:
         assert d.source and (d.flag.startswith("--") or d.flag.startswith("("))
@@ -90,16 +92,19 @@ def test_preset_options_apply_only_where_they_mean_something() -> None:
     dpo, dapo, grpo = (get_algorithm(n) for n in ("dpo", "dapo", "grpo"))
     # DPO has no rollouts to recompute and needs its reference: verl's preset leaves it.
     assert preset_options("verl", dpo) == {"recompute_logprobs": False, "kl": True,
-                                           "rule_reward": False}
+                                           "rule_reward": False, "global_batch": None}
     # DAPO has no reference to drop; its reward is a verifier anyway.
     assert preset_options("verl", dapo) == {"recompute_logprobs": True, "kl": True,
-                                            "rule_reward": False}
+                                            "rule_reward": False, "global_batch": None}
     # critic-free GRPO takes the framework's verifier; PPO keeps its reward model (RLHF).
     assert preset_options("trl", grpo) == {"recompute_logprobs": False, "kl": False,
-                                           "rule_reward": True}
+                                           "rule_reward": True, "global_batch": None}
     assert preset_options("verl", get_algorithm("ppo"))["rule_reward"] is False
     assert preset_options(None, grpo) == {"recompute_logprobs": False, "kl": True,
-                                          "rule_reward": False}
+                                          "rule_reward": False, "global_batch": None}
+    # NeMo RL's examples: policy.train_global_batch_size 512 for GRPO, none for DPO's rows.
+    assert preset_options("nemo-rl", grpo)["global_batch"] == 512
+    assert preset_options("nemo-rl", dpo)["global_batch"] is None
     result = runner.invoke(app, ["dpo", "--model", "8b", "--framework", "verl", "--json"])
     assert result.exit_code == 0, result.output
 

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def base_deployment(opts: dict[str, Any]) -> Deployment:
-    """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's, then
+    """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's (for
+    the ``--model``'s size: :meth:`~rlmcost.frameworks.preset_model.Preset.for_params`), then
     the ``--deployment`` file's fields (each overrides the one before)."""
     from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
     from rlmcost.frameworks.presets import framework_name, get_preset
@@ -28,9 +29,11 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     if framework is None:
         return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
             Deployment()  # fmt: skip
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_params
     from rlmcost.run.spec import merge
 
-    data = merge(Deployment().to_json(), get_preset(framework).deployment_data())
+    preset = get_preset(framework).for_params(actor_params(opts.get("model") or DEFAULT_ACTOR))
+    data = merge(Deployment().to_json(), preset.deployment_data())
     if data.get("forward") is not None:
         forwards_follow_trainer(data)
     if opts.get("deployment_file"):

@@ -120,6 +120,15 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         mini_batches: Annotated[
             int | None, typer.Option(help=_knob_help("mini_batches", alg), **Pos)
         ] = None,
+        global_batch: Annotated[
+            int | None,
+            typer.Option(
+                help="Samples (B x K) per optimizer step: N_mini = B x K / this (one step "
+                "under it), as NeMo RL's policy.train_global_batch_size counts them (its "
+                "preset: 512, where it divides B x K). Not with --mini-batches.",
+                **Pos,
+            ),
+        ] = None,
         oversample: Annotated[str | None, typer.Option(help=_knob_help("oversample", alg))] = None,
         prm_steps: Annotated[
             int | None, typer.Option(help=_knob_help("prm_steps", alg), **Pos)

@@ -50,6 +50,7 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
     return {
         "epochs": opts.get("epochs"),
         "mini_batches": opts.get("mini_batches"),
+        "global_batch": opts.get("global_batch"),
         "oversample": str(oversample) if oversample is not None else None,
         "prm_steps": opts.get("prm_steps"),
         "judge_len": opts.get("judge_len"),

@@ -212,6 +212,11 @@ def _symbolic_options(opts: dict[str, Any], alg: Algorithm) -> Any:
     from rlmcost.cli._run import options_data
 
     data = options_data(opts, alg)
+    if data.pop("global_batch") is not None:
+        from rlmcost.errors import SpecError
+
+        raise SpecError("--global-batch needs B x K samples; the symbolic rows keep N_mini a "
+                        "symbol: give --mini-batches, or drop --symbolic")  # fmt: skip
     return Options(**{**data, "oversample": parse_fraction(data["oversample"])})
 
 

@@ -330,6 +330,7 @@ def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
+    from rlmcost.run.defaults import actor_params
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -338,7 +339,7 @@ def deployment_line(run: Any) -> str:
         return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
-        p, name = get_preset(fw), run.algorithm.name
+        p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
         flags = p.flags_line(preset_options(fw, get_algorithm(name)), name)
         default = f" (the default deployment: {p.summary}; {flags})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "

@@ -23,8 +23,8 @@ from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.run.schema_envelope import versioned
 
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
-          "response_len", "length_dist", "epochs", "mini_batches", "oversample", "prm_steps",
-          "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
+          "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
+          "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
           "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out")  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""

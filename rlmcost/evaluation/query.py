@@ -42,7 +42,7 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
 
     result = evaluate_deployment(require_run(run, "rlmcost.evaluate"), efficiency=efficiency)
     trainer = trainer_layout(run)
-    return from_placement(result, result.algorithm, trainer.layout, run.algorithm.options(),
+    return from_placement(result, result.algorithm, trainer.layout, run.options(),
                           run.attention, trainer.notes, run=run)  # fmt: skip
 
 

@@ -117,8 +117,8 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> None:
         f"policy.train_global_batch_size={gbs}",
         "--mini-batches",
         steps,
-        f"counts samples: {prompts * k:,} / {gbs:,} = {steps} optimizer steps per step",
-        default=1,
+        f"counts samples: {prompts * k:,} / {gbs:,} = {steps} optimizer steps per step "
+        "(stated when 1: the preset's global batch of 512 is its examples')",
     )
     total = r.integer("policy.max_total_sequence_length", 512, lo=2)
     new = r.integer("policy.generation.max_new_tokens", total)

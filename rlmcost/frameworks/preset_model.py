@@ -6,7 +6,7 @@ Light to import (dataclasses and enums only): the CLI reads it at start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -53,7 +53,7 @@ def framework_name(given: str | None, ideal: bool = False) -> str | None:
     return str(given) if given is not None else DEFAULT_FRAMEWORK.value
 
 
-OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward")
+OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward", "global_batch")
 """Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
 not Deployment fields."""
 
@@ -132,14 +132,37 @@ class Behaviour:
 
 
 @dataclass(frozen=True)
+class Sized:
+    """The defaults of a framework's example for larger models, which replace the preset's
+    (same fields) for an actor of at least ``min_params`` parameters: the example nearest the
+    actor in size. ``example``: that example, in words."""
+
+    min_params: int
+    defaults: tuple[Default, ...]
+    example: str
+
+
+@dataclass(frozen=True)
 class Preset:
-    """A framework's defaults (:class:`Default`) and conventions (notes)."""
+    """A framework's defaults (:class:`Default`) and conventions (notes); ``sized``: the
+    defaults its example for larger models changes (:meth:`for_params`)."""
 
     framework: Framework
     summary: str
     defaults: tuple[Default, ...]
     conventions: tuple[str, ...]
     behaviour: Behaviour | None = None
+    sized: Sized | None = None
+
+    def for_params(self, params: int | None) -> Preset:
+        """The preset for an actor of ``params`` parameters (None: unknown, the preset as
+        it is): :attr:`sized`'s defaults in place of the same fields' from its threshold up."""
+        s = self.sized
+        if s is None or params is None or params < s.min_params:
+            return self
+        by_field = {d.field: d for d in s.defaults}
+        return replace(self, defaults=tuple(by_field.get(d.field, d) for d in self.defaults),
+                       summary=f"{self.summary} ({s.example})", sized=None)  # fmt: skip
 
     def deployment_data(self) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
@@ -160,14 +183,14 @@ class Preset:
         """The preset's value of an algorithm option (None: the framework leaves it default)."""
         return next((d.value for d in self.defaults if d.field == name), None)
 
-    def flags_line(self, applied: dict[str, bool], algorithm: str) -> str:
+    def flags_line(self, applied: dict[str, Any], algorithm: str) -> str:
         """``as flags: ...`` (:meth:`flags` under ``applied``) and the option defaults the preset
         leaves out for ``algorithm`` (e.g. ``--reward rule`` for PPO)."""
         left = [d.flag for d in self.defaults if d.field in applied and d.value != applied[d.field]]
         tail = f"; not applied to {algorithm}: {' '.join(left)}" if left else ""
         return f"as flags: {self.flags(applied)}{tail}"
 
-    def flags(self, applied: dict[str, bool] | None = None) -> str:
+    def flags(self, applied: dict[str, Any] | None = None) -> str:
         """The preset written as the flags that set the same by hand (a flag that sets several
         fields, such as ``--packing`` for training and the forwards, once). ``applied``: the
         algorithm options the preset implies for one algorithm

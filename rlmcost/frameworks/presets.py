@@ -32,12 +32,14 @@ from rlmcost.frameworks.preset_model import (
     Framework,
     FrameworkChoice,
     Preset,
+    Sized,
     framework_name,
 )
 
 __all__ = [
     "DEFAULT_FRAMEWORK", "OPTION_FIELDS", "PRESETS", "Behaviour", "Default", "Framework",
-    "FrameworkChoice", "Preset", "behaviour", "framework_name", "get_preset", "preset_options",
+    "FrameworkChoice", "NEMO_RL_8B_EXAMPLE_FROM", "Preset", "Sized", "behaviour",
+    "framework_name", "get_preset", "preset_options",
 ]  # fmt: skip
 
 _VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
@@ -45,6 +47,14 @@ _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
 _TRL_CFG = "trl/trainer/grpo_config.py"
 _NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
 _NEMO_DTENSOR = "nemo_rl/models/policy/workers/dtensor_policy_worker.py"
+_NEMO_8B_YAML = "NeMo RL examples/configs/grpo_math_8B.yaml (v0.3.0-v0.7.0)"
+
+NEMO_RL_8B_EXAMPLE_FROM = 3_500_000_000
+"""Actors from which NeMo RL's defaults take the micro-batches of its 8B example
+(grpo_math_8B.yaml: train 1, log-prob 2) instead of its 1B example's (grpo_math_1B.yaml, which
+trains Qwen2.5-1.5B: 4 and 4): the geometric mean of the two examples' sizes, Qwen2.5-1.5B's
+1.54 B and Llama-3.1-8B's 8.03 B parameters (3.52 B), rounded; an actor takes the example
+nearer it on a log scale."""
 _SLIME_ARGS = "slime/utils/arguments.py"
 
 PRESETS: dict[Framework, Preset] = {
@@ -438,6 +448,17 @@ PRESETS: dict[Framework, Preset] = {
                 f"{_NEMO_YAML}: policy.train_micro_batch_size: 4",
             ),
             Default(
+                "global_batch",
+                512,
+                "--global-batch 512",
+                f"{_NEMO_YAML} (and grpo_math_8B.yaml): policy.train_global_batch_size: 512 "
+                "samples per optimizer step; a step trains num_prompts_per_step x "
+                "num_generations_per_prompt // 512 global batches "
+                f"({_NEMO_DTENSOR} train: num_global_batches = total // gbs): B x K / 512 "
+                "mini-batches where 512 divides B x K, one under 512 samples, not applied "
+                "where NeMo RL would drop samples",
+            ),
+            Default(
                 "train.packing",
                 True,
                 "--packing",
@@ -553,6 +574,18 @@ PRESETS: dict[Framework, Preset] = {
                   "sequence packing, else None (transformers' sdpa); no Liger, no "
                   "torch.compile; FSDP2 MixedPrecisionPolicy(output_dtype=float32) "
                   "(nemo_rl/models/dtensor/parallelize.py)"),
+        sized=Sized(
+            NEMO_RL_8B_EXAMPLE_FROM,
+            (
+                Default("train.micro_batch", 1, "--micro-batch 1",
+                        f"{_NEMO_8B_YAML}: policy.train_micro_batch_size: 1"),
+                Default("forward.micro_batch", 2, "--forward-micro-batch 2",
+                        f"{_NEMO_8B_YAML}: policy.logprob_batch_size: 2 (packed: "
+                        "logprob_mb_tokens = max_total_sequence_length x 2)"),
+            ),
+            "micro-batches of grpo_math_8B.yaml, NeMo RL's example for Llama-3.1-8B-Instruct, "
+            "for an actor of >= 3.5 B parameters",
+        ),  # fmt: skip
     ),
     Framework.SLIME: Preset(
         Framework.SLIME,
@@ -635,9 +668,10 @@ PRESETS: dict[Framework, Preset] = {
 }
 
 
-def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[str, bool]:
-    """The algorithm options ``recompute_logprobs``, ``kl`` and ``rule_reward`` a framework
-    implies for ``alg`` (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any
+def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[str, Any]:
+    """The algorithm options ``recompute_logprobs``, ``kl``, ``rule_reward`` and
+    ``global_batch`` (samples per optimizer step; None: one mini-batch) a framework implies
+    for ``alg`` (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any
     algorithm, as `compare`
     runs several): a preset's option applies only where the algorithm has what it changes
     (old log-probs to recompute: an online algorithm that generates; a reference to drop: an
@@ -646,7 +680,8 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
     algorithms (GRPO and its family), whose framework examples train on math with a rule
     verifier; PPO keeps its reward model (RLHF) unless ``--reward rule``.
     """
-    out = {"recompute_logprobs": False, "kl": True, "rule_reward": False}
+    out: dict[str, Any] = {"recompute_logprobs": False, "kl": True, "rule_reward": False,
+                           "global_batch": None}  # fmt: skip
     if framework is None or str(framework).lower() == "none":
         return out
     preset = get_preset(framework)
@@ -658,6 +693,7 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
     online = not alg.offline and any(i.kind is Kind.GENERATE for i in alg.invocations)
     if online:
         out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
+        out["global_batch"] = preset.option("global_batch")
         has_ref = any(i.role is Role.REFERENCE for i in alg.invocations)
         if has_ref and preset.option("kl") is False:
             out["kl"] = False

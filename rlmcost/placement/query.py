@@ -165,7 +165,7 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
     efficiency is ``efficiency``, else the Run's calibration profile, else the profile
     shipped for the hardware (None: datasheet peaks)."""
     c, w, m = run.cluster, run.workload, run.models
-    options = run.algorithm.options()
+    options = run.options()
     alg = configure(get_algorithm(run.algorithm.name), options)
     wl = resolve_workload(alg, _dtype_base(run), w.prompts, w.samples_per_prompt, w.prompt_len,
                           w.response_len)  # fmt: skip

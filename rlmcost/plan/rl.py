@@ -305,7 +305,7 @@ def check_base(base: Run) -> None:
     from rlmcost.specs import get_hardware
 
     w, m = base.workload, base.models
-    alg = configure(get_algorithm(base.algorithm.name), base.algorithm.options())
+    alg = configure(get_algorithm(base.algorithm.name), base.options())
     resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)
     resolve_models(alg, m.actor, models_given(m.given()))
     get_hardware(base.cluster.hardware)

@@ -123,7 +123,7 @@ def _algorithm(base: Run) -> Any:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
 
-    return configure(get_algorithm(base.algorithm.name), base.algorithm.options())
+    return configure(get_algorithm(base.algorithm.name), base.options())
 
 
 def space_families(base: Run, space: RLSpace) -> list[Family]:

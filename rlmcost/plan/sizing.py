@@ -79,7 +79,7 @@ def sized(run: Run) -> tuple[Run, PlacementEstimate]:
     from rlmcost.placement.configs import build
     from rlmcost.reports.placement import placed
 
-    alg = configure(get_algorithm(run.algorithm.name), run.algorithm.options())
+    alg = configure(get_algorithm(run.algorithm.name), run.options())
     build(run.deployment.placement, alg, staleness=run.deployment.staleness)  # bad input
     try:
         e: PlacementEstimate | None = placed(evaluate(run))

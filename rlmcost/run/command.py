@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _ROLE_FLAGS = {"critic": "--critic", "reward": "--reward", "reference": "--ref", "judge": "--judge"}
 _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
+               "global_batch": "--global-batch",
                "oversample": "--oversample", "prm_steps": "--prm-steps",
                "judge_len": "--judge-len"}  # fmt: skip
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",

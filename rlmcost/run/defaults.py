@@ -14,15 +14,21 @@ partial Run consistent:
   (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`).
 
 The algorithm options a framework implies (log-prob recomputation, KL, the reward kind;
-:func:`~rlmcost.frameworks.presets.preset_options`) fill the ones the data leaves out.
+:func:`~rlmcost.frameworks.presets.preset_options`) fill the ones the data leaves out, and so
+does its global batch (samples per optimizer step) where the data gives neither it nor the
+mini-batches.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import framework_name, get_preset, preset_options
-from rlmcost.run.spec import merge
+from rlmcost.run.spec import ModelsSpec, merge
+
+DEFAULT_ACTOR = ModelsSpec.model_fields["actor"].default
+"""The actor of a Run that names none."""
 
 _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 
@@ -40,7 +46,8 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
     if name is None:
         out = {**dep, "framework": None}
     else:
-        out = merge(get_preset(name).deployment_data(), dep)
+        actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
+        out = merge(get_preset(name).for_params(actor_params(actor)).deployment_data(), dep)
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
@@ -51,4 +58,59 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
     algo = dict(data.get("algorithm") or {})
     implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"))
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
+    batch = implied["global_batch"]
+    if batch is not None and algo.get("mini_batches") is None and algo.get("global_batch") is None:
+        wl = data.get("workload") or {}
+        n = samples(algo.get("name") or "ppo", wl.get("prompts"), wl.get("samples_per_prompt"))
+        if n <= batch or n % batch == 0:  # else NeMo RL drops samples: one step, all of them
+            algo["global_batch"] = batch
     return {**data, "deployment": out, "algorithm": algo}
+
+
+def actor_params(actor: object) -> int | None:
+    """The parameters of a Run's actor (a name, a spec or its data) that a preset's sized
+    defaults read (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`); None where it
+    does not resolve (the Run's validation then names the problem)."""
+    from rlmcost.compiled.blocks import params
+    from rlmcost.specs import ModelSpec, get_model
+
+    try:
+        if isinstance(actor, dict):
+            actor = ModelSpec.model_validate(actor)
+        spec = actor if isinstance(actor, ModelSpec) else get_model(str(actor))
+        return int(params(spec.arch()))
+    except (SpecError, ValueError):
+        return None
+
+
+def global_steps(global_batch: int, samples: int) -> int:
+    """The optimizer steps of a global batch over a step's ``samples`` (B x K): their quotient,
+    one under it; SpecError where it does not divide them (NeMo RL would drop the rest)."""
+    if samples > global_batch and samples % global_batch:
+        raise SpecError(
+            f"--global-batch {global_batch} does not divide the B x K = {samples:,} samples of a "
+            f"step (NeMo RL would drop {samples % global_batch:,} of them); give a divisor of "
+            f"{samples:,} or --mini-batches"
+        )
+    return max(1, samples // global_batch)
+
+
+def run_samples(run: Any) -> int | None:
+    """B x K of a Run whose algorithm has mini-batches (None otherwise: a framework's global
+    batch leaves DPO as it is), which its global batch divides."""
+    from rlmcost.algorithms.catalog import get_algorithm
+
+    a, w = run.algorithm, run.workload
+    if "N_mini" not in get_algorithm(a.name).names:
+        return None
+    return samples(a.name, w.prompts, w.samples_per_prompt)
+
+
+def samples(algorithm: str, prompts: int | None, group: int | None) -> int:
+    """B x K of a workload: its prompts (default B = 64) times its responses per prompt
+    (default: the algorithm's group), the samples a global batch divides."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import DEFAULT_BATCH
+
+    b = DEFAULT_BATCH if prompts is None else prompts
+    return b * (get_algorithm(algorithm).default_group if group is None else group)

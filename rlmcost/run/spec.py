@@ -50,6 +50,10 @@ class AlgorithmSpec(BaseModel):
     name: str = Field(default="ppo", description="ppo, grpo, dpo or a variant")
     epochs: int | None = Field(default=None, ge=1, description="E_ppo, PPO epochs")
     mini_batches: int | None = Field(default=None, ge=1, description="N_mini per epoch")
+    global_batch: int | None = Field(
+        default=None, ge=1, description="samples (B x K) per optimizer step, N_mini = B x K / "
+        "this (NeMo RL policy.train_global_batch_size); not with mini_batches",
+    )
     oversample: str | None = Field(
         default=None, description="rho, generated / kept (DAPO), exact: '3', '1.5' or '3/2'"
     )
@@ -77,11 +81,23 @@ class AlgorithmSpec(BaseModel):
             raise ValueError(f"oversample {v!r} is not a number (e.g. 3, 1.5 or 3/2)") from None
         return str(v)
 
-    def options(self) -> Options:
-        """The :class:`~rlmcost.algorithms.options.Options` of these knobs."""
+    @model_validator(mode="after")
+    def _one_batching(self) -> AlgorithmSpec:
+        if self.mini_batches is not None and self.global_batch is not None:
+            raise ValueError(f"--mini-batches {self.mini_batches} and --global-batch "
+                             f"{self.global_batch} both set the steps; give one")  # fmt: skip
+        return self
+
+    def options(self, samples: int | None = None) -> Options:
+        """The :class:`~rlmcost.algorithms.options.Options` of these knobs; ``samples`` (B x K,
+        :meth:`Run.options`) turns a global batch into its mini-batches."""
+        from rlmcost.run.defaults import global_steps
+
+        gb = self.global_batch
+        mini = self.mini_batches if gb is None or samples is None else global_steps(gb, samples)
         return Options(
             epochs=self.epochs,
-            mini_batches=self.mini_batches,
+            mini_batches=mini,
             oversample=Fraction(self.oversample) if self.oversample is not None else None,
             prm_steps=self.prm_steps,
             judge_len=self.judge_len,
@@ -248,6 +264,12 @@ class Run(BaseModel):
         return self
 
     # -- derived --------------------------------------------------------------------------------
+
+    def options(self) -> Options:
+        """The algorithm's options, a global batch as mini-batches (``defaults.run_samples``)."""
+        from rlmcost.run.defaults import run_samples
+
+        return self.algorithm.options(run_samples(self))
 
     @property
     def grouped(self) -> bool:

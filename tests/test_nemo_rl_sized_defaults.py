@@ -1,0 +1,121 @@
+"""The default deployment's batch sizes as NeMo RL's examples set them (issue 18: "defaults are
+what frameworks run").
+
+Independent references: NeMo RL examples/configs/grpo_math_1B.yaml (Qwen2.5-1.5B:
+train_micro_batch_size 4, logprob_batch_size 4, train_global_batch_size 512) and
+grpo_math_8B.yaml (Llama-3.1-8B-Instruct: 1, 2, 512), unchanged from v0.3.0 to v0.7.0 (read at
+the tags in the NeMo RL repository); dtensor_policy_worker.py train(): num_global_batches =
+total // gbs. Parameter counts: transformers' configs as rlmcost's model specs hold them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.presets import NEMO_RL_8B_EXAMPLE_FROM, get_preset
+from rlmcost.run import Run
+from rlmcost.run.defaults import actor_params
+
+runner = CliRunner()
+
+
+def _run_json(*args: str) -> dict:
+    res = runner.invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_the_threshold_sits_between_the_two_examples_on_a_log_scale() -> None:
+    small, large = actor_params("qwen2.5-1.5b"), actor_params("llama-3.1-8b")
+    assert (small, large) == (1_543_714_304, 8_030_261_248)
+    mean = (small * large) ** 0.5  # 3.52e9: each actor takes the example nearer it
+    assert abs(NEMO_RL_8B_EXAMPLE_FROM - mean) / mean < 0.01
+
+
+@pytest.mark.parametrize(("model", "train", "forward"), [
+    ("qwen2.5-1.5b", 4, 4),  # grpo_math_1B.yaml's own model
+    ("qwen2.5-3b", 4, 4),  # 3.09 B: nearer 1.5 B
+    ("qwen3-4b", 1, 2),  # 4.02 B: nearer 8 B
+    ("llama-3.1-8b", 1, 2),  # grpo_math_8B.yaml's own model
+    ("qwen3-30b-a3b", 1, 2),
+])  # fmt: skip
+def test_the_default_deployment_takes_the_nearer_examples_micro_batches(
+    model: str, train: int, forward: int
+) -> None:
+    dep = _run_json("grpo", "-m", model, "--gpus", "8")["deployment"]
+    assert (dep["train"]["micro_batch"], dep["forward"]["micro_batch"]) == (train, forward)
+    # the same through the library: a Run without a framework takes the default deployment
+    run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": model}})
+    assert run.deployment.train.micro_batch == train
+    assert run.deployment.forward is not None and run.deployment.forward.micro_batch == forward
+
+
+def test_given_micro_batches_win_over_the_sized_defaults() -> None:
+    dep = _run_json("grpo", "-m", "llama-3.1-8b", "--gpus", "8", "--micro-batch", "3",
+                    "--forward-micro-batch", "5")["deployment"]  # fmt: skip
+    assert (dep["train"]["micro_batch"], dep["forward"]["micro_batch"]) == (3, 5)
+
+
+def test_other_presets_have_no_sized_defaults() -> None:
+    for name in ("verl", "openrlhf", "trl", "slime"):
+        preset = get_preset(name)
+        assert preset.for_params(10**12) is preset
+
+
+@pytest.mark.parametrize(("b", "k", "steps"), [
+    (128, 16, 4),  # 2,048 samples: 4 global batches of 512
+    (32, 16, 1),  # grpo_math_1B.yaml: 512 samples, one
+    (64, 4, 1),  # 256 samples under one global batch: every sample in one step
+])  # fmt: skip
+def test_the_global_batch_counts_samples(b: int, k: int, steps: int) -> None:
+    out = _run_json("grpo", "-m", "llama-3.2-1b", "--gpus", "8", "-B", str(b), "-K", str(k))
+    assert out["run"]["algorithm"]["global_batch"] == 512
+    assert out["inputs"]["N_mini"] == steps
+
+
+def test_a_global_batch_that_does_not_divide_the_samples() -> None:
+    # the preset's: not applied (NeMo RL would drop 1,600 - 3 x 512 = 64 samples a step)
+    out = _run_json("grpo", "-m", "llama-3.2-1b", "--gpus", "8", "-B", "100", "-K", "16")
+    assert out["run"]["algorithm"]["global_batch"] is None and out["inputs"]["N_mini"] == 1
+    # given by hand: an error that names a fix
+    res = runner.invoke(app, ["grpo", "-m", "llama-3.2-1b", "-B", "100", "-K", "16",
+                              "--global-batch", "512"])  # fmt: skip
+    assert res.exit_code != 0 and "divisor of 1,600" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_global_batch_by_hand_and_its_conflicts() -> None:
+    out = _run_json("grpo", "-m", "llama-3.2-1b", "--gpus", "8", "-B", "64", "-K", "16",
+                    "--global-batch", "256")  # fmt: skip
+    assert out["inputs"]["N_mini"] == 4  # 1,024 / 256
+    # given mini-batches replace the preset's global batch
+    out = _run_json("grpo", "-m", "llama-3.2-1b", "--gpus", "8", "--mini-batches", "2")
+    assert out["run"]["algorithm"]["global_batch"] is None and out["inputs"]["N_mini"] == 2
+    res = runner.invoke(app, ["grpo", "-m", "llama-3.2-1b", "--mini-batches", "2",
+                              "--global-batch", "512"])  # fmt: skip
+    assert res.exit_code != 0 and "give one" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["grpo", "--symbolic", "--global-batch", "512"])
+    assert res.exit_code != 0 and "--mini-batches" in res.output
+    with pytest.raises(SpecError, match="give one"):
+        Run.from_data({"algorithm": {"name": "grpo", "mini_batches": 2, "global_batch": 512}})
+
+
+def test_dpo_keeps_its_own_batching_under_the_default_deployment() -> None:
+    out = _run_json("dpo", "-m", "llama-3.2-1b", "--gpus", "8")
+    assert out["run"]["algorithm"]["global_batch"] is None
+
+
+def test_the_flagless_8b_query_is_within_a_quarter_of_nemo_rls_published_step() -> None:
+    """Issue 18's query without flags: NeMo RL's v0.4 performance summary publishes 97.7 s for
+    Llama-3.1-8B GRPO on 16 H100 (2,048 samples, average generation length 1,060;
+    rlmcost/perf/data/published.json). Its recipe trains 4 global batches of 512, as the default
+    deployment now does (one optimizer step before), at grpo_math_8B.yaml's micro-batches."""
+    out = _run_json("grpo", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "16", "-B", "128",
+                    "-K", "16", "-S", "1", "-T", "1060")  # fmt: skip
+    assert out["inputs"]["N_mini"] == 4
+    assert abs(out["iteration"]["time_s"] / 97.7 - 1) <= 0.25
