@@ -215,7 +215,11 @@ def test_what_did_not_help_names_no_flag_already_at_its_value():
     # the plan's search sizes each configuration (rlmcost.plan.sizing): what did not fit as
     # given is shown at the fastest layout that fits, and says so
     text = " ".join(r.stdout.split())
-    assert "no placement fits" not in text and "fastest that fits: baseline" in text
+    assert "no placement fits" not in text and "fastest that fits: " in text
+    out = " ".join(r.output.split())
+    assert "baseline: nothing fits as given, so the plan's search sized it" in out
+    # the line names the predicted iteration of the fastest and its bound
+    assert re.search(r"fastest that fits: \w+ \([\d.]+ \w+ per iteration predicted, >= ", text)
 
 
 def test_the_logits_hint_is_evaluated_without_a_crash():

@@ -75,7 +75,8 @@ def render_comparison(c: Any) -> None:
     if best is not None:
         print(
             f"fastest that fits: {best.placement.name} "
-            f"({format_seconds(best.iteration_time_lower_bound_s)} per iteration, "
+            f"({format_seconds(best.iteration_time_s)} per iteration predicted, >= "
+            f"{format_seconds(best.iteration_time_lower_bound_s)}, "
             f"{_groups_text(best)})."
         )
     else:
