@@ -15,9 +15,16 @@ step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
 :data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`). Its forwards (the actor's
 old log-probs, the reference, the critic's values and the reward, the same modules under the
 same ZeRO-3 engines) take at least their FLOPs as perf.py counts a forward
-(:func:`dschat_forward_flops`) at the same rate; with them, rlmcost's experience phase of the
-OPT-6.7B and OPT-13B rows runs at 29.5 and 29.7 TFLOP/s per GPU in perf.py's counting, against
-Figure 6's 32.9 and 33.0 (44.7 and 45.1 on the kernel model).
+(:func:`dschat_forward_flops`) at the same rate. That rate for the forwards is an assumption:
+Figure 6 does not time them. Its generation time is generate() alone (the Hybrid Engine's gather
+included) and its training time the ``train_rlhf`` loop alone: ppo_trainer.py
+``generate_experience`` stops ``generate_time`` before the four forwards, and step 3's main.py
+starts ``training_start`` after ``generate_experience`` returns ("it is an approximation, we did
+not include, e.g., rw forward time etc"; DeepSpeedExamples 81a8521f, the first perf.py, through
+HEAD). Figures 6 and 7 together bound them: OPT-66B on 16 GPUs spends 2.31 s of generation and
+1.87 s of training per pair and GPU at Figure 6's rates, of the 4.85 s per pair and GPU that
+Figure 7's 3.3 sequences/s give, leaving 0.67 s for the forwards, which take 1.37 s at this rate
+(the rows' assumptions give the arithmetic; tests/test_deepspeed_chat_rate.py pins it).
 
 The same stack, Hugging Face models under DeepSpeed ZeRO, trains in OpenRLHF (openrlhf/models/
 actor.py, openrlhf/utils/deepspeed.py), whose preset says so
