@@ -19,6 +19,7 @@ from rlmcost.cli.validate import run_from_argv
 from rlmcost.errors import SpecError
 from rlmcost.perf.deepspeed_chat import (
     DSCHAT_TRAIN_PEAK_FRACTION,
+    dschat_forward_flops,
     dschat_train_floor_s,
     dschat_train_flops,
 )
@@ -231,33 +232,54 @@ def test_training_engines_forwards_gather_in_line(dschat_rows):
     assert gather <= phases["old log-prob"] - phases["reference"] <= 1.02 * gather
 
 
-@pytest.mark.parametrize(("suffix", "layers", "hidden", "figure_6"), [
-    ("opt-6.7b-a100-80gb-8gpu-step3", 32, 4096, 32.9),
-    ("opt-13b-a100-80gb-8gpu-step3", 40, 5120, 33.0),
-])  # fmt: skip
-def test_experience_phase_against_figure_6(dschat_rows, suffix, layers, hidden, figure_6):
-    # perf.py print_throughput_step3: "generation" TFLOP/s = one forward over prompt + answer
-    # of every pair (the Megatron formula with factor 1, i.e. 24 B s L h^2 (...)) over
-    # generate_experience's time (generation and the actor, reference, critic and reward
-    # forwards), per GPU. Figure 6 gives 32.9 (6.7B) and 33.0 (13B) on 8 GPUs. rlmcost's
-    # experience (the Hybrid Engine, the forwards at DeepSpeed-Chat's measured rate) is within
-    # 15 % of them; with the forwards on the kernel model it gave 44.7 and 45.1 (36 % fast)
-    row = _row(dschat_rows, suffix)
-    experience = _experience_s(row)
-    pairs = row.run.workload.prompts
-    flops = _megatron_formula(1, pairs, 512, layers, hidden, 50272)
-    tflops = flops / (experience * 8) / 1e12
-    print(f"{suffix}: experience {experience:.2f} s, {tflops:.1f} TFLOP/s/GPU vs {figure_6}")
-    assert figure_6 / 1.15 <= tflops <= figure_6 * 1.15
+# Figure 6 (blogs/assets/images/Throughputs-OPT.png) as perf.py print_throughput_step3 times it:
+# generation = generate() alone (ppo_trainer.py generate_experience: generate_time stops before
+# the actor, reference, reward and critic forwards), training = the train_rlhf loop alone
+# (step 3 main.py: training_start after generate_experience; "we did not include, e.g., rw
+# forward time etc"), DeepSpeedExamples 81a8521f (the first perf.py) through HEAD
+FIGURE_6_GEN_TRAIN = {"6.7b": (32.9, 100.7), "30b": (48.2, 103.6), "66b": (29.3, 110.4)}
+OPT_350M = (24, 1024)  # facebook/opt-350m config.json: the step-2 critic, trained without ckpt
 
 
-EXPERIENCE = ("weight sync", "generation", "old log-prob", "reference", "values", "reward")
+def _figure_6_s_per_pair_gpu(layers, hidden, lora_rank, model):
+    # seconds of generate() and of train_rlhf per pair and GPU at Figure 6's rates, FLOPs as
+    # perf.py counts them (prompt 256 + answer 256; actor with gradient checkpointing)
+    gen, train = FIGURE_6_GEN_TRAIN[model]
+    actor = _opt(layers, hidden)
+    flops_train = dschat_train_flops(actor, 1, 512, True, lora_rank) + dschat_train_flops(
+        _opt(*OPT_350M), 1, 512, False)
+    return dschat_forward_flops(actor, 1, 512) / (gen * 1e12), flops_train / (train * 1e12)
 
 
-def _experience_s(row):
-    # perf.py's gen_exp_time: generate() (the Hybrid Engine's gather included) and the forwards
-    phases = dict(row.predicted_phases_s)
-    return sum(phases.get(k, 0.0) for k in EXPERIENCE)
+def test_figures_6_and_7_leave_less_for_the_forwards_than_the_measured_rate():
+    # OPT-66B on 16 GPUs (Figure 6's point; LoRA 128 as run_66b.sh): 2.31 s of generate() and
+    # 1.87 s of train_rlhf per pair and GPU; Figure 7 (blogs/assets/images/figure7.png) gives
+    # 3.3 sequences/s on 2 nodes, 16 / 3.3 = 4.85 s per pair and GPU. The rest, 0.67 s, holds
+    # the four forwards of generate_experience, which at DSCHAT_TRAIN_PEAK_FRACTION take
+    # 1.37 s (OPT-66B twice, OPT-350M twice): the rate rlmcost assumes for the forwards is
+    # slower than the blog's figures allow there (the rows' assumptions and deepspeed_chat.py
+    # say so); when a sourced forward rate replaces it, revise them and this test
+    gen, train = _figure_6_s_per_pair_gpu(64, 9216, 128, "66b")
+    rest = 16 / 3.3 - gen - train
+    forwards = 2 * (dschat_forward_flops(_opt(64, 9216), 1, 512)
+                    + dschat_forward_flops(_opt(*OPT_350M), 1, 512))  # fmt: skip
+    at_rate = dschat_train_floor_s(forwards, 1, A100_PEAK)
+    assert (round(gen, 2), round(train, 2), round(rest, 2)) == (2.31, 1.87, 0.67)
+    assert round(at_rate, 2) == 1.37
+    assert 0 < rest < at_rate
+
+
+def test_opt_6_7b_80gb_hours_are_faster_than_figure_6(dschat_rows):
+    # Table 1: 4.1 hours on 8 x A100-80GB, 8 x 4.1 x 3600 / 264,292 = 0.447 s per pair and
+    # GPU, below Figure 6's OPT-6.7B generate() and train_rlhf alone (0.210 + 0.285 s, no
+    # LoRA: run_6.7b.sh), before the forwards; the 40 GB node's 5.7 hours (0.621 s) are above
+    # them. The 80 GB row carries the doubt in its assumptions
+    gen, train = _figure_6_s_per_pair_gpu(32, 4096, 0, "6.7b")
+    assert (round(gen, 3), round(train, 3)) == (0.21, 0.285)
+    assert 8 * 4.1 * 3600 / 264292 < gen + train < 8 * 5.7 * 3600 / 264292
+    row = _row(dschat_rows, "opt-6.7b-a100-80gb-8gpu-step3")
+    assert any(a.startswith("doubt (issue 18): Table 1's 4.1 hours") and "0.494 s" in a
+               for a in row.recipe.record["assumptions"])  # fmt: skip
 
 
 def test_opt30b_80gb_scripts_batch_cannot_give_the_published_hours(dschat_rows):
@@ -338,30 +360,43 @@ def test_66b_sixty_four_gpus_are_the_rows_gap(dschat_rows):
     assert predicted > 1.15 * 2.1 * 24 / 7.5
 
 
-FIGURE_6_GEN_TRAIN_EFFECTIVE = {"66b": (29.3, 110.4, 67.8), "13b": (33.0, 97.3, 67.1),
-                                "6.7b": (32.9, 100.7, 71.2)}  # fmt: skip
+def test_opt_30b_64gpu_hours_against_figure_6(dschat_rows):
+    # Figure 6's OPT-30B point (32 GPUs) as generate() and train_rlhf per pair and GPU, plus
+    # the four forwards at DSCHAT_TRAIN_PEAK_FRACTION: 2.19 s, against Table 2's 4 hours on 64
+    # GPUs, 64 x 4 x 3600 / 264,292 = 3.49 s (1.59x); OPT-66B's same sum (Figure 6 at 16
+    # GPUs) against Table 2's 7.5 hours on 64: 1.18x. The 30B row's doubt gives this arithmetic
+    def with_forwards(layers, hidden, model):
+        gen, train = _figure_6_s_per_pair_gpu(layers, hidden, 128, model)
+        forwards = 2 * (dschat_forward_flops(_opt(layers, hidden), 1, 512)
+                        + dschat_forward_flops(_opt(*OPT_350M), 1, 512))  # fmt: skip
+        return gen + train + dschat_train_floor_s(forwards, 1, A100_PEAK)
+
+    opt_30b = 64 * 4 * 3600 / 264292 / with_forwards(48, 7168, "30b")
+    opt_66b = 64 * 7.5 * 3600 / 264292 / with_forwards(64, 9216, "66b")
+    assert (round(opt_30b, 2), round(opt_66b, 2)) == (1.59, 1.18)
+    row = _row(dschat_rows, "opt-30b-a100-80gb-64gpu-step3")
+    assert any(a.startswith("doubt (issue 18)") and "(1.59x)" in a
+               for a in row.recipe.record["assumptions"])  # fmt: skip
 
 
-@pytest.mark.parametrize("suffix", [
-    "opt-66b-a100-80gb-8gpu-step3", "opt-66b-a100-80gb-64gpu-step3",
-    "opt-13b-a100-80gb-8gpu-step3", "opt-6.7b-a100-80gb-8gpu-step3",
-])  # fmt: skip
-def test_experience_share_against_figure_6(dschat_rows, suffix):
-    # Figure 6's generation / training / effective TFLOP/s per GPU (perf.py counting; its
-    # generation time is gen_exp_time, generate() and the four forwards): the generation
-    # share x of the counted FLOPs solves x / gen + (1 - x) / train = 1 / eff, and its share of
-    # the step is x eff / gen (53 % for 66B, 47 % for 13B, 44 % for 6.7B). rlmcost's
-    # experience phase takes the same share within 0.1 (before the Hybrid Engine's workspace
-    # and the forwards' measured rate its generation phase alone took 0.24-0.28 for 66B)
-    gen, train, eff = FIGURE_6_GEN_TRAIN_EFFECTIVE[suffix.split("-")[1]]
-    x = (1 / eff - 1 / train) / (1 / gen - 1 / train)
-    figure_share = x * eff / gen
-    row = _row(dschat_rows, suffix)
+GENERATE = ("weight sync", "generation")
+FORWARDS = ("old log-prob", "reference", "values", "reward")
+
+
+def test_66b_split_against_figures_6_and_7_is_a_known_gap(dschat_rows):
+    # the OPT-66B 8-GPU row (8 per GPU): rlmcost's generate() (the Hybrid Engine's gather and
+    # generation) per pair and GPU is below Figure 6's 2.31 s and its four forwards above the
+    # 0.67 s Figures 6 and 7 leave for them (test above; the row's 'generation (issue 18)'
+    # assumption): the split is the open question, at a per-GPU batch the blog does not give;
+    # when a change moves either, this fails and the note is to be revised
+    row = _row(dschat_rows, "opt-66b-a100-80gb-8gpu-step3")
     phases = dict(row.predicted_phases_s)
-    experience = _experience_s(row)
-    ours = experience / (experience + phases["update actor"] + phases["update critic"])
-    print(f"{suffix}: experience share {ours:.2f} vs Figure 6's {figure_share:.2f}")
-    assert ours == pytest.approx(figure_share, abs=0.1)
+    per = 8 / row.run.workload.prompts
+    gen, _ = _figure_6_s_per_pair_gpu(64, 9216, 128, "66b")
+    assert sum(phases[k] for k in GENERATE) * per < gen / 2
+    assert sum(phases[k] for k in FORWARDS) * per > 2 * 0.67
+    assert any(a.startswith("generation (issue 18)") and "generate() alone" in a
+               for a in row.recipe.record["assumptions"])  # fmt: skip
 
 
 def test_66b_64gpu_doubt_is_current(dschat_rows):

@@ -49,7 +49,8 @@ class EngineKind(StrEnum):
     model itself (TRL ``use_vllm: false``, OpenRLHF without ``--vllm_num_engines``): static
     padded batches in the trainer's layout, no reservation, eager kernels;
     ``ds-hybrid``: DeepSpeed-Chat's Hybrid Engine, the trainer's weights gathered into an
-    inference TP layout with fused kernels, static batches, no reservation;
+    inference TP layout with fused kernels, static batches, no reservation, each forward at
+    least its layers' host time (no CUDA graphs; ``HYBRID_ENGINE_LAUNCH_S_PER_LAYER``);
     ``ds-hybrid-unpinned``: the same engine under ZeRO-3 with ``pin_parameters`` false
     (DeepSpeed-Chat's ``--unpin_actor_parameters``): nothing gathered ahead, each layer's
     parameters gathered over the trainer's ZeRO-3 group in every forward, so every decode step

@@ -15,9 +15,16 @@ step therefore takes at least its FLOPs, counted as DeepSpeed-Chat counts them
 :data:`DSCHAT_TRAIN_PEAK_FRACTION` (:func:`dschat_train_floor_s`). Its forwards (the actor's
 old log-probs, the reference, the critic's values and the reward, the same modules under the
 same ZeRO-3 engines) take at least their FLOPs as perf.py counts a forward
-(:func:`dschat_forward_flops`) at the same rate; with them, rlmcost's experience phase of the
-OPT-6.7B and OPT-13B rows runs at 29.5 and 29.7 TFLOP/s per GPU in perf.py's counting, against
-Figure 6's 32.9 and 33.0 (44.7 and 45.1 on the kernel model).
+(:func:`dschat_forward_flops`) at the same rate. That rate for the forwards is an assumption:
+Figure 6 does not time them. Its generation time is generate() alone (the Hybrid Engine's gather
+included) and its training time the ``train_rlhf`` loop alone: ppo_trainer.py
+``generate_experience`` stops ``generate_time`` before the four forwards, and step 3's main.py
+starts ``training_start`` after ``generate_experience`` returns ("it is an approximation, we did
+not include, e.g., rw forward time etc"; DeepSpeedExamples 81a8521f, the first perf.py, through
+HEAD). Figures 6 and 7 together bound them: OPT-66B on 16 GPUs spends 2.31 s of generation and
+1.87 s of training per pair and GPU at Figure 6's rates, of the 4.85 s per pair and GPU that
+Figure 7's 3.3 sequences/s give, leaving 0.67 s for the forwards, which take 1.37 s at this rate
+(the rows' assumptions give the arithmetic; tests/test_deepspeed_chat_rate.py pins it).
 
 The same stack, Hugging Face models under DeepSpeed ZeRO, trains in OpenRLHF (openrlhf/models/
 actor.py, openrlhf/utils/deepspeed.py), whose preset says so
@@ -50,6 +57,40 @@ dschat/utils/perf.py ``print_throughput_step3`` counts it (:func:`dschat_train_f
 0.202, 0.323, 0.312, 0.332, 0.354, 0.238. value: the median of the six, (0.312 + 0.323) / 2 =
 0.317, rounded to 0.32; low 0.20 (1.3B, the smallest GEMMs), high 0.354 (66B).
 """
+
+
+HYBRID_ENGINE_LAUNCH_S_PER_LAYER = Constant(
+    3.68e-4, 3.43e-4, 4.08e-4, "DeepSpeedExamples 3a77097a step-3 training log, OPT-1.3B")
+"""Host seconds per decoder layer of one Hybrid Engine forward (a decode step or the prefill):
+Hugging Face ``generate`` driving DeepSpeed-Inference's layers from Python without CUDA graphs.
+
+DeepSpeedExamples commit 3a77097a (2023-04-21), applications/DeepSpeed-Chat/training/
+step3_rlhf_finetuning/training_log_output/actor_opt-1.3b_critic_opt-350m_globalBatchSize64.log:
+the Hybrid Engine's own timer (hybrid_engine.py ``eval``, "Generate time": generate() less the
+gather, none under ZeRO-2) over the 476 steps of OPT-1.3B (24 layers, inference TP 1,
+``--per_device_generation_batch_size 4``, 256 prompt + 256 answer tokens, so 256 forwards per
+generate()) is 2.52 s median, 2.36 s fastest and 2.76 s at the 90th percentile (the first step's
+5.26 s, which allocates the workspace, left out). The GPU part of such a step is small (OPT-1.3B's
+2.6 GB of fp16 weights read per step at the 32 GB GPU's 900 GB/s: 2.9 ms of the 9.8 ms), so the
+step is the host's: value (2.52 / 256 - STEP_OVERHEAD_S) / 24 = 0.368 ms per layer, low from the
+fastest step (0.343 ms), high from the 90th percentile (0.408 ms), STEP_OVERHEAD_S (1 ms,
+rlmcost/perf/engine_host.py) being the step's fixed host work. Assumes the host time grows with
+the layers (the Python per DeepSpeed-Inference layer: its qkv, attention, output and MLP ops
+called one by one each forward) and is alike on the A100 hosts of the blog's runs (x86, host
+factor 1); the log's hosts are not named.
+"""
+
+
+def hybrid_engine_launch_s(arch: Arch) -> float:
+    """Host seconds of one Hybrid Engine forward's layers:
+    :data:`HYBRID_ENGINE_LAUNCH_S_PER_LAYER` per decoder layer, the least a decode step takes
+    (``EngineOptions.launch_s``, :meth:`~rlmcost.perf.generation.Engine.launch_floor_s`).
+
+    >>> from rlmcost.specs import get_model
+    >>> round(hybrid_engine_launch_s(get_model("llama-2-7b").arch()) * 1e3, 2)  # 32 layers, ms
+    11.78
+    """
+    return HYBRID_ENGINE_LAUNCH_S_PER_LAYER.value * int(arch.n_layers)
 
 
 def dschat_train_flops(

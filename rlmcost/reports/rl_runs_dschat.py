@@ -49,7 +49,9 @@ def deepspeed_chat(record: Record) -> Mapped:
         f"into inference TP {tp} (--inference_tp_size), each TP group running "
         f"its ranks' per-device generation batches together in one generate() call, {tp} x "
         f"{micro} = {micro * tp} sequences (--max-num-seqs; hybrid_engine.py generate "
-        "all-gathers the inputs over the TP group), no engine reservation",
+        "all-gathers the inputs over the TP group), no engine reservation; each decode step "
+        "at least its layers' host time (HYBRID_ENGINE_LAUNCH_S_PER_LAYER, rlmcost/perf/"
+        "deepspeed_chat.py: DeepSpeedExamples 3a77097a's step-3 log of OPT-1.3B)",
         "old log-probs by an actor forward after generation (--recompute-logprobs: "
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
         "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
