@@ -18,7 +18,9 @@ for the update) as bytes over the host link (:mod:`rlmcost.placement.transfer`, 
   policy worker") names it: "Optimizer D2H/H2D transfers used per-tensor pageable
   allocations, causing expensive cudaHostAlloc calls and synchronous memcpy on every step"
   (opt-in there, default off; not in v0.7.0). The DTensor worker's
-  ``move_optimizer_to_device`` (``dtensor_policy_worker.py`` at v0.5.0) does the same.
+  ``move_optimizer_to_device`` (``dtensor_policy_worker.py`` at v0.5.0) does the same; its
+  parameters go the same way (``offload_after_refit``: ``model.to("cpu")``) but stay at the
+  link's rate here (a known deviation: ``Behaviour`` is per framework, not per backend).
 * **Gradients: freed, not copied** (``Behaviour.grads_offload_frees``). The gradient buffers
   go "to the CPU" through Megatron-core's ``_ParamAndGradBuffer.offload_to_cpu(move_params=
   False, move_grads=True)`` (``megatron/core/distributed/param_and_grad_buffer.py``,
