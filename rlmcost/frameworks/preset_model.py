@@ -108,7 +108,10 @@ class Behaviour:
     packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
     :mod:`rlmcost.perf.policy_worker`). ``pp_pads_packed_bins``: under sequence packing with
     pipeline parallelism its Megatron worker pads every packed micro-batch to the rank's largest
-    one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`)."""
+    one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`). ``optimizer_offload_pageable``: its
+    between-phases optimizer offload copies the states tensor by tensor into pageable host
+    memory and back; ``grads_offload_frees``: its between-phases gradient offload frees the
+    buffers and re-zeroes them, moving nothing (both :mod:`rlmcost.perf.host_offload`)."""
 
     colocated: str
     apart: str
@@ -129,6 +132,8 @@ class Behaviour:
     hf_source: str = ""
     packed_loss_per_sequence: bool = False
     pp_pads_packed_bins: bool = False
+    optimizer_offload_pageable: bool = False
+    grads_offload_frees: bool = False
 
 
 @dataclass(frozen=True)

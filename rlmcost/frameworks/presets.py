@@ -565,7 +565,11 @@ PRESETS: dict[Framework, Preset] = {
                   "loss/wrapper.py at v0.6.0-v0.7.0) unless sequence_packing.fuse_loss; "
                   "under packing with PP > 1 every packed micro-batch padded to the rank's "
                   "largest (nemo_rl/models/megatron/data.py "
-                  "_get_pack_sequence_parameters_for_megatron at v0.7.0)",
+                  "_get_pack_sequence_parameters_for_megatron at v0.7.0); the optimizer "
+                  "states moved tensor by tensor into pageable host memory and back "
+                  "(megatron_policy_worker.py move_optimizer, v.to('cpu')) and the Megatron "
+                  "gradient buffers freed, not copied (param_and_grad_buffer.py offload_to_cpu)",
+                  optimizer_offload_pageable=True, grads_offload_frees=True,
                   param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
                   hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,

@@ -163,7 +163,8 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     step, per_step = predict_train(g, task)
     floor_s = steps * dschat_floor_s(g, task, per_step, step.micro_batches)
     loss_s = steps * packed_loss_s_of(g, task, step.micro_batches)  # NeMo RL, per sequence
-    model_s = max(steps * step.step_s + loss_s, floor_s) + host_s + cpu_s
+    pageable_s = g.pageable_offload_s(task)  # NeMo RL's optimizer through pageable memory
+    model_s = max(steps * step.step_s + loss_s, floor_s) + host_s + cpu_s + pageable_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -171,6 +172,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
         "bubble_s": steps * step.bubble_s,
         "optimizer_s": steps * step.optimizer_s,
         "offload_s": float(host_s),
+        "pageable_offload_s": pageable_s,
         "cpu_adam_s": float(cpu_s),
         "dschat_achieved_rate_s": floor_s,
         "logprob_head_s": steps * train_head_s(g, task, per_step),

@@ -13,6 +13,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Offload
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.perf.host_offload import applies_to, pageable_offload_s
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
@@ -61,7 +62,8 @@ class GroupOffload(GroupTasks):
         offloads it after the weight sync, the log-prob forward and the update:
         ``verl/workers/fsdp_workers.py``) or as often as the framework's behaviour says
         (``Behaviour.param_round_trips``: NeMo RL once), the optimizer states and gradients
-        once (around ``update_actor``)."""
+        once (around ``update_actor``); gradients the framework frees rather than copies, none
+        (``Behaviour.grads_offload_frees``, :mod:`rlmcost.perf.host_offload`)."""
         if task.kind is not Kind.TRAIN or self.s.deployment.ideal:
             return 0
         m = only(self.own(task), STATES)
@@ -69,8 +71,26 @@ class GroupOffload(GroupTasks):
         beh = behaviour(self.s.deployment.framework)
         trips = beh.param_round_trips if beh is not None else None
         phases = trips or sum(1 for t in self.tasks if t.role is task.role)
+        freed = beh is not None and beh.grads_offload_frees
         return 2 * (
             (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
-            + (m.gradients if Offload.GRADS_IDLE in offload else 0)
+            + (m.gradients if Offload.GRADS_IDLE in offload and not freed else 0)
             + (phases * m.weights if Offload.PARAMS_IDLE in offload else 0)
         )
+
+    def pageable_offload_s(self, task: Task) -> float:
+        """Seconds per iteration that the between-phases optimizer offload of the model
+        ``task`` trains takes beyond its bytes at the host link's rate (those are in
+        :meth:`phase_traffic_bytes`) when the framework copies the states tensor by tensor into
+        pageable host memory and back (``Behaviour.optimizer_offload_pageable``, NeMo RL's
+        ``move_optimizer``): one round trip at
+        :data:`~rlmcost.perf.host_offload.PAGEABLE_OFFLOAD_BYTES_PER_S`, less its link time; on a
+        PCIe-class host only (:func:`~rlmcost.perf.host_offload.applies_to`)."""
+        beh = behaviour(self.s.deployment.framework)
+        if task.kind is not Kind.TRAIN or self.s.deployment.ideal or beh is None or \
+                not beh.optimizer_offload_pageable or \
+                Offload.OPTIMIZER_IDLE not in self.train_offload() or \
+                not applies_to(self.s.hardware.host_link_bandwidth_bytes_per_s):  # fmt: skip
+            return 0.0
+        moved = 2 * int(only(self.own(task), STATES).optimizer)
+        return max(0.0, pageable_offload_s(moved) - moved / self.s.host_bytes_per_s)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.deployment.kinds import LogitsMode
+from rlmcost.deployment.kinds import LogitsMode, Offload
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
@@ -79,7 +80,8 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
     the per-sequence loss of packed training, the padding of packed micro-batches under
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
-    a Hugging Face trainer's attention kernel and eager layers."""
+    a Hugging Face trainer's attention kernel and eager layers, its optimizer offload through
+    pageable memory (:mod:`rlmcost.perf.host_offload`)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     if beh is None:
         return ()
@@ -115,4 +117,13 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                       + (", FSDP2's fp32 output casts" if opt.hf_output_cast else "")
                       + "; rlmcost.perf.policy_worker)" if opt.hf_eager else "")
                    + f" ({beh.hf_source})")  # fmt: skip
+    if beh.optimizer_offload_pageable and Offload.OPTIMIZER_IDLE in deployment.train.offload:
+        rate = PAGEABLE_OFFLOAD_BYTES_PER_S.value / 1e9
+        out.append(f"optimizer offload as {deployment.framework} runs it: the Adam states "
+                   "tensor by tensor into pageable host memory at each refit and back for the "
+                   f"update, one round trip at {rate:.2f} GB/s per GPU (NeMo RL PR 1404's "
+                   "measured saving) on PCIe hosts; a coherent NVLink-C2C host (GB200) keeps its "
+                   "link's rate, unmeasured" + ("; gradient buffers freed, not copied"
+                                         if beh.grads_offload_frees else "")
+                   + " (rlmcost.perf.host_offload)")  # fmt: skip
     return tuple(out)
