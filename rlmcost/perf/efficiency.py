@@ -8,7 +8,7 @@ described in NVIDIA's "Matrix Multiplication Background User's Guide" (Deep Lear
 Performance documentation, sections "Dimension Quantization Effects": tile and wave
 quantization). The model takes, per GEMM,
 
-    compute_s = waves x SMs x (2 t_m t_n K) / (peak x eta_gemm)
+    compute_s = waves x SMs x (2 t_m t_n (K + K_0)) / (peak x eta_gemm')
     memory_s  = (M K + K N + M N) x dtype bytes / (HBM bandwidth x eta_hbm)
     time_s    = max(compute_s, memory_s) + kernel_gap_s
 
@@ -74,11 +74,28 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
   for it, so 0.35 is the assumption for it too.
 
-**Checked against a measurement (issue 18).** TransformerEngine issue 2053 timed a BF16
+**A tile's fixed cost, Hopper (issue 18).** Each output tile also pays a cost that does not
+grow with K: the pipeline's prologue (the first K-stages loaded before the first MMA) and the
+epilogue (the accumulators converted and the tile stored). :data:`HOPPER_GEMM_K_OVERHEAD`
+writes it as ``K_0`` extra K-steps per tile, fitted to a measured K sweep on an H800 (the H100
+die): TileLang's FP16 GEMM at M = N = 8192 (``xwhzz/tilelang`` benchmark/matmul/README.md
+@b2acfc3791, tilelang @17bd0a6c: 628 / 705 / 736 / 758 / 766 TFLOP/s at K = 1024 / 2048 / 4096 /
+8192 / 16384; time = a (K + K_0), least squares over K >= 1024: K_0 = 222, which reproduces
+the five within 1.6 %). M = N = 8192 fills every wave, so the sweep isolates the K term. A
+large GEMM's efficiency was measured at its own K (``gemm_reference_k``: the H200 MSMF's shape
+8192 x 8448 x 20480), so the K-loop rate is ``eta_gemm' = eta_gemm (K_ref + K_0) / K_ref``
+and a GEMM of that shape still runs at ``eta_gemm``; at K = 2048 (a hidden-2048 model's QKV,
+up-projection and their data gradients) a Hopper GEMM runs 9 % below it, at K = 8192 3 %. A
+Hopper tile's K-loop is 2.6 x as fast as an A100's at a similar fixed cost, so the term is
+Hopper's (the mechanism the issue names: costs that do not scale with the FLOPs weigh more on a
+faster chip); other parts take ``K_0 = 0`` (no K sweep of theirs was found; an assumption
+that favours them), the H20 too (its tensor rate is capped at 148 TFLOP/s, so the same fixed
+time is a quarter of the K-steps). Checked: TransformerEngine issue 2053 timed a BF16
 ``torch.nn.Linear`` forward of 8192 tokens at hidden 2048 on a DGX-H100 at 100.06 us of GPU
-time (13.48 us on the host). The tile model gives 102.7 us for that [8192, 2048] x [2048, 2048]
-GEMM. So a short K-loop (K = 2048) is not what leaves the Megatron-Core H100 1.7B row fast,
-and at 4096-token micro-batches a layer's kernels outlast its host launches.
+time (13.48 us on the host), a single kernel at the boost clock; the tile model with ``K_0`` at
+the H100's burst MAMF (794.5 / 989, ml-engineering) gives 99.8 us for that [8192, 2048] x
+[2048, 2048] GEMM (at the sustained MSMF the model prices: 112.5 us). At 4096-token
+micro-batches a layer's kernels outlast its host launches.
 
 ``kernel_gap_s`` (2 us) is the launch and tail gap between consecutive kernels of one stream,
 an assumption of the order of the CUDA launch latency; it matters only for tiny kernels.
@@ -110,6 +127,16 @@ aim to."""
 KERNEL_GAP_S = 2e-6
 """Launch and tail gap per kernel (assumption, the order of CUDA's launch latency)."""
 
+HOPPER_GEMM_K_OVERHEAD = 222
+"""A Hopper GEMM tile's fixed cost (prologue, epilogue) in K-steps: fitted to TileLang's FP16
+M = N = 8192 K sweep on an H800 (xwhzz/tilelang benchmark/matmul/README.md @b2acfc3791; module
+docstring). Global for the Hopper profiles."""
+
+MSMF_REFERENCE_K = 20480
+"""K of the shape of the H200's MSMF (8192 x 8448 x 20480; ml-engineering commit 082816f,
+compute/accelerator/README.md): the K at which the Hopper profiles' ``gemm_efficiency`` was
+measured."""
+
 FLASH_BACKWARD_FACTOR = 2.5
 """FlashAttention backward FLOPs / forward FLOPs (recomputes the scores; Dao 2023 §4.1)."""
 
@@ -128,6 +155,12 @@ _FA2_HOPPER_SRC = (
     "FusedAttention with dropout (TE's Hopper choice) assumed the same"
 )
 _HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w"})  # not h20
+_K0_SRC = (
+    "Hopper tile prologue/epilogue = 222 K-steps, fitted to TileLang's FP16 M = N = 8192 K sweep "
+    "on an H800 (xwhzz/tilelang benchmark/matmul/README.md @b2acfc3791); gemm_efficiency "
+    "renormalized at the MSMF shape's K = 20480"
+)
+_K0_NONE = "none: no K sweep of this part found (assumption; favours it)"
 _FA2_H20 = (
     "assumption: the H20's tensor cores are capped at 148 TFLOP/s (below A100's 312), so "
     "FlashAttention-2's Hopper limits (mma.sync ceiling, softmax against the tensor rate; "
@@ -174,6 +207,8 @@ class AcceleratorProfile:
     kernel_gap_s: float = KERNEL_GAP_S
     fa2_attention_efficiency: float = 0.0  # pre-FA3 kernel (FA2, SDPA, dropout); 0 = as FA3
     fa2_backward_efficiency: float = 0.0  # its backward where it differs; 0 = as its forward
+    gemm_k_overhead: int = 0  # a tile's fixed cost in K-steps (module docstring); 0 = none
+    gemm_reference_k: int = 0  # K of the shape gemm_efficiency was measured at; 0 = none
 
     def __post_init__(self) -> None:
         if not self.fa2_attention_efficiency:
@@ -187,6 +222,18 @@ class AcceleratorProfile:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
         if self.sms < 1:
             raise SpecError(f"profile {self.name}: sms={self.sms} must be a positive integer")
+        if self.gemm_k_overhead < 0 or self.gemm_reference_k < 0:
+            raise SpecError(f"profile {self.name}: gemm_k_overhead and gemm_reference_k must "
+                            "be >= 0 (0 = none)")  # fmt: skip
+
+    @property
+    def k_loop_efficiency(self) -> float:
+        """Efficiency of a tile's K-loop alone: ``gemm_efficiency`` measured at K_ref, where
+        each tile also paid its fixed ``K_0`` (module docstring)."""
+        if not self.gemm_k_overhead or not self.gemm_reference_k:
+            return self.gemm_efficiency
+        k_ref = self.gemm_reference_k
+        return self.gemm_efficiency * (k_ref + self.gemm_k_overhead) / k_ref
 
 
 def _profile(
@@ -197,11 +244,14 @@ def _profile(
     fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
     if name == "h20":
         fa2_src = _FA2_H20
+    k0, k_ref = (HOPPER_GEMM_K_OVERHEAD, MSMF_REFERENCE_K) if hopper else (0, 0)
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
         flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
+        gemm_k_overhead=k0, gemm_reference_k=k_ref,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
-                 ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src)),
+                 ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src),
+                 ("gemm_k_overhead", _K0_SRC if hopper else _K0_NONE)),
     )  # fmt: skip
 
 
@@ -331,9 +381,11 @@ class Device:
             compute = flops / (self.peak_flops_per_s * measured)
         else:
             p = self.defaults
-            per_tile_rate = self.peak_flops_per_s * p.gemm_efficiency / p.sms
+            per_tile_rate = self.peak_flops_per_s * p.k_loop_efficiency / p.sms
+            k_tile = k + p.gemm_k_overhead  # the tile's fixed cost as K-steps (module docstring)
             compute = min(
-                ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k / per_tile_rate
+                ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k_tile
+                / per_tile_rate
                 for tm, tn in TILES
             )
             if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel
