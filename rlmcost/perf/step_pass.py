@@ -118,6 +118,7 @@ class StepOptions:
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
+    fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
