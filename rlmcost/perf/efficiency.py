@@ -74,28 +74,8 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
   for it, so 0.35 is the assumption for it too.
 
-**A tile's fixed cost, Hopper (issue 18).** Each output tile also pays a cost that does not
-grow with K: the pipeline's prologue (the first K-stages loaded before the first MMA) and the
-epilogue (the accumulators converted and the tile stored). :data:`HOPPER_GEMM_K_OVERHEAD`
-writes it as ``K_0`` extra K-steps per tile, fitted to a measured K sweep on an H800 (the H100
-die): TileLang's FP16 GEMM at M = N = 8192 (``xwhzz/tilelang`` benchmark/matmul/README.md
-@b2acfc3791, tilelang @17bd0a6c: 628 / 705 / 736 / 758 / 766 TFLOP/s at K = 1024 / 2048 / 4096 /
-8192 / 16384; time = a (K + K_0), least squares over K >= 1024: K_0 = 222, which reproduces
-the five within 1.6 %). M = N = 8192 fills every wave, so the sweep isolates the K term. A
-large GEMM's efficiency was measured at its own K (``gemm_reference_k``: the H200 MSMF's shape
-8192 x 8448 x 20480), so the K-loop rate is ``eta_gemm' = eta_gemm (K_ref + K_0) / K_ref``
-and a GEMM of that shape still runs at ``eta_gemm``; at K = 2048 (a hidden-2048 model's QKV,
-up-projection and their data gradients) a Hopper GEMM runs 9 % below it, at K = 8192 3 %. A
-Hopper tile's K-loop is 2.6 x as fast as an A100's at a similar fixed cost, so the term is
-Hopper's (the mechanism the issue names: costs that do not scale with the FLOPs weigh more on a
-faster chip); other parts take ``K_0 = 0`` (no K sweep of theirs was found; an assumption
-that favours them), the H20 too (its tensor rate is capped at 148 TFLOP/s, so the same fixed
-time is a quarter of the K-steps). Checked: TransformerEngine issue 2053 timed a BF16
-``torch.nn.Linear`` forward of 8192 tokens at hidden 2048 on a DGX-H100 at 100.06 us of GPU
-time (13.48 us on the host), a single kernel at the boost clock; the tile model with ``K_0`` at
-the H100's burst MAMF (794.5 / 989, ml-engineering) gives 99.8 us for that [8192, 2048] x
-[2048, 2048] GEMM (at the sustained MSMF the model prices: 112.5 us). At 4096-token
-micro-batches a layer's kernels outlast its host launches.
+**Hopper's per-tile fixed cost** (prologue, epilogue) adds ``K_0`` K-steps to each tile's K:
+:mod:`~rlmcost.perf.gemm_tile_cost` (issue 18; a measured H800 K sweep).
 
 ``kernel_gap_s`` (2 us) is the launch and tail gap between consecutive kernels of one stream,
 an assumption of the order of the CUDA launch latency; it matters only for tiny kernels.
@@ -114,6 +94,12 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.perf.gemm_tile_cost import (
+    HOPPER_GEMM_K_OVERHEAD,
+    K0_NONE,
+    K0_SOURCE,
+    MSMF_REFERENCE_K,
+)
 
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
@@ -126,16 +112,6 @@ aim to."""
 
 KERNEL_GAP_S = 2e-6
 """Launch and tail gap per kernel (assumption, the order of CUDA's launch latency)."""
-
-HOPPER_GEMM_K_OVERHEAD = 222
-"""A Hopper GEMM tile's fixed cost (prologue, epilogue) in K-steps: fitted to TileLang's FP16
-M = N = 8192 K sweep on an H800 (xwhzz/tilelang benchmark/matmul/README.md @b2acfc3791; module
-docstring). Global for the Hopper profiles."""
-
-MSMF_REFERENCE_K = 20480
-"""K of the shape of the H200's MSMF (8192 x 8448 x 20480; ml-engineering commit 082816f,
-compute/accelerator/README.md): the K at which the Hopper profiles' ``gemm_efficiency`` was
-measured."""
 
 FLASH_BACKWARD_FACTOR = 2.5
 """FlashAttention backward FLOPs / forward FLOPs (recomputes the scores; Dao 2023 §4.1)."""
@@ -155,12 +131,6 @@ _FA2_HOPPER_SRC = (
     "FusedAttention with dropout (TE's Hopper choice) assumed the same"
 )
 _HOPPER = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w"})  # not h20
-_K0_SRC = (
-    "Hopper tile prologue/epilogue = 222 K-steps, fitted to TileLang's FP16 M = N = 8192 K sweep "
-    "on an H800 (xwhzz/tilelang benchmark/matmul/README.md @b2acfc3791); gemm_efficiency "
-    "renormalized at the MSMF shape's K = 20480"
-)
-_K0_NONE = "none: no K sweep of this part found (assumption; favours it)"
 _FA2_H20 = (
     "assumption: the H20's tensor cores are capped at 148 TFLOP/s (below A100's 312), so "
     "FlashAttention-2's Hopper limits (mma.sync ceiling, softmax against the tensor rate; "
@@ -222,14 +192,12 @@ class AcceleratorProfile:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
         if self.sms < 1:
             raise SpecError(f"profile {self.name}: sms={self.sms} must be a positive integer")
-        if self.gemm_k_overhead < 0 or self.gemm_reference_k < 0:
-            raise SpecError(f"profile {self.name}: gemm_k_overhead and gemm_reference_k must "
-                            "be >= 0 (0 = none)")  # fmt: skip
+        if min(self.gemm_k_overhead, self.gemm_reference_k) < 0:
+            raise SpecError(f"profile {self.name}: gemm_k_overhead, gemm_reference_k must be >= 0")
 
     @property
     def k_loop_efficiency(self) -> float:
-        """Efficiency of a tile's K-loop alone: ``gemm_efficiency`` measured at K_ref, where
-        each tile also paid its fixed ``K_0`` (module docstring)."""
+        """A tile's K-loop efficiency: ``gemm_efficiency`` was measured at K_ref, K_0 included."""
         if not self.gemm_k_overhead or not self.gemm_reference_k:
             return self.gemm_efficiency
         k_ref = self.gemm_reference_k
@@ -251,7 +219,7 @@ def _profile(
         gemm_k_overhead=k0, gemm_reference_k=k_ref,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
                  ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src),
-                 ("gemm_k_overhead", _K0_SRC if hopper else _K0_NONE)),
+                 ("gemm_k_overhead", K0_SOURCE if hopper else K0_NONE)),
     )  # fmt: skip
 
 

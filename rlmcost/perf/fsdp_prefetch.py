@@ -58,7 +58,9 @@ and an in-place divide (4 + 4), 14 bytes per parameter of the layer per micro-ba
 reduce-scatters every micro-batch, as rlmcost's ZeRO-3 does). Priced serial with the
 backward's compute (an assumption: the hook's kernels launch full grids that take the SMs as
 the compute stream's kernels free them; the reduce-scatter itself is the overlapped
-collective above); the post-divide of the shard and the shard's accumulation are not priced.
+collective above). Not priced: the post-divide of the shard, the shard's accumulation and
+the shard's fp32 -> bf16 cast before each all-gather (``_use_low_precision_shard``: 6 bytes
+per parameter of the 1 / P shard, under a tenth of the hook's at P = 8).
 """
 
 from __future__ import annotations
