@@ -73,3 +73,18 @@ def test_the_llm_foundry_rows_set_it_and_the_13b_rows_move_most():
     # 13B at 4096 tokens per GPU and step: the hook's 14 bytes per parameter weigh most there
     got = {r.id: r.error for r in validate("llm_foundry_h100").rows}
     assert got["llm-foundry-h100-mpt-13b-s2048-8gpu"] < 0.20
+
+
+def test_train_cli_flag():
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    args = ["train", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8", "--zero", "3", "--json"]
+    base = CliRunner().invoke(app, args)
+    hook = CliRunner().invoke(app, [*args, "--fsdp1-post-backward"])
+    assert base.exit_code == 0 and hook.exit_code == 0, hook.output
+    # bf16 reduce (the default): the pre-divide only, 4 bytes per parameter and micro-batch
+    assert json.loads(hook.stdout)["step_time_s"] > json.loads(base.stdout)["step_time_s"]
