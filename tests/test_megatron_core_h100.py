@@ -97,14 +97,15 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
 
 def test_h100_rows_are_predicted_fast_most_at_small_hidden():
     # The finding the rows record (issue 18): with the README's overlaps, Megatron's unfused
-    # cross-entropy, the dropout run's pre-FA3 attention and the fp32 gradient reduce
-    # modelled, rlmcost is still 2-29 % fast on every H100 row but the 32B one (TP 8, the
-    # largest DP exposure: -10 %), where the A100 rows of the same code base (narayanan2021,
+    # cross-entropy, the dropout run's pre-FA3 attention, the fp32 gradient reduce and
+    # Hopper's per-tile GEMM cost (efficiency.HOPPER_GEMM_K_OVERHEAD) modelled, rlmcost is
+    # still 0.5-23 % fast on every H100 row but the 32B one (TP 8, the largest DP exposure:
+    # -12 %), where the A100 rows of the same code base (narayanan2021,
     # korthikanti2022) are within 7 %; the miss is largest at hidden 2048-4096 (1.7B, 7.1B),
     # where the step is all compute. A change that moves these rows must say why.
     rows = validate("megatron_core_h100").rows
     got = {r.id.removeprefix("megatron-core-h100-gpt-"): r for r in rows}
-    assert all(r.error > 0.02 for k, r in got.items() if k != "32b")
+    assert all(r.error > 0.0 for k, r in got.items() if k != "32b")
     assert -0.15 < got["32b"].error < 0
     small = min(got["1.7b"].error, got["7.1b"].error)
     assert small > max(r.error for k, r in got.items() if k not in ("1.7b", "7.1b"))
@@ -188,12 +189,13 @@ def test_bf16_megatron_reduces_gradients_in_fp32():
 
 def test_h100_gemm_at_hidden_2048_matches_a_measured_linear():
     # NVIDIA/TransformerEngine issue 2053 (2025-08-11), H100 DGX (Xeon 8480C), torch.nn.Linear
-    # BF16, hidden 2048, 8192 tokens: 100.06 us GPU time a forward (13.48 us of host time).
-    # The tile model agrees within 5 %, so a short K-loop (K = 2048) is not what leaves the
-    # 1.7B row fast (issue 18), and the host's 13.5 us is far below the kernel's 100 us.
+    # BF16, hidden 2048, 8192 tokens: 100.06 us GPU time a forward (13.48 us of host time), a
+    # lone kernel at the boost clock. The sustained tile model (MSMF rate, Hopper's per-tile
+    # K_0: tests/test_gemm_tile_overhead.py matches the burst figure) prices it 5-20 % longer,
+    # and the host's 13.5 us is far below the kernel's 100 us.
     from rlmcost.choices import Dtype
     from rlmcost.perf.efficiency import gemm_time_s
 
     t = gemm_time_s(8192, 2048, 2048, Dtype.BF16, "h100-sxm")
-    assert t == pytest.approx(100.06e-6, rel=0.05)
+    assert 1.05 * 100.06e-6 < t < 1.2 * 100.06e-6
     assert t > 5 * 13.48e-6

@@ -72,6 +72,12 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "on the GPU; none gathers on demand behind the reduce-scatter, both exposed "
             "(torch/distributed/fsdp/_runtime_utils.py; rlmcost.perf.fsdp_prefetch).")],
             "pre"),
+        "fsdp1_post_backward": (Annotated[bool, typer.Option(
+            help="Under --zero 3 as PyTorch FSDP1: price its post-backward hook's kernels on "
+            "each layer's unsharded gradient before the reduce-scatter (the cast to the reduce "
+            "dtype where it differs, the pre-divide by gradient_predivide_factor: 4 bytes per "
+            "parameter and micro-batch in bf16, 14 with an fp32 reduce; torch 2.0 "
+            "_runtime_utils.py _post_backward_hook; rlmcost.perf.fsdp_prefetch).")], False),
         "offload_optimizer": (Annotated[bool, typer.Option(
             "--offload-optimizer",
             help="Adam on the host (ZeRO-Offload): gradients and weights cross the host "
@@ -119,6 +125,7 @@ def train(**opts: Any) -> None:
         selective=SelectiveRecompute(opts["selective"]),
         overlap_grad_reduce=opts["overlap_grad_reduce"],
         fsdp_backward_prefetch=BackwardPrefetch(opts["fsdp_backward_prefetch"]),
+        fsdp1_post_backward=opts["fsdp1_post_backward"],
         offload_optimizer=opts["offload_optimizer"],
         host_link_bytes_per_s=host * 1e9 if host is not None else None,
     )

@@ -14,7 +14,9 @@
     behind the forward and an all-gather plus a reduce-scatter behind the backward
     (prefetching), exposed beyond the compute they hide behind; FSDP1's ``backward_prefetch``
     (``StepOptions.fsdp_backward_prefetch``: ``pre``, ``post`` hidden alike, ``none`` serial
-    and exposed) in :mod:`~rlmcost.perf.fsdp_prefetch`.
+    and exposed) and its post-backward hook's gradient cast and pre-divide
+    (``StepOptions.fsdp1_post_backward``, priced serial in the backward) in
+    :mod:`~rlmcost.perf.fsdp_prefetch`.
   - Every overlapped collective above also slows the compute beside it (NCCL's CTAs and HBM
     traffic; Lee et al. 2025, :mod:`~rlmcost.perf.overlap_contention`): a hidden collective
     costs ``s / (1 + s)`` of its time (``StepOptions.overlap_slowdown`` s = 0.189), counted
@@ -45,7 +47,11 @@ from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
 from rlmcost.perf.collectives import host_link_bytes_per_s
-from rlmcost.perf.fsdp_prefetch import BackwardPrefetch, zero3_backward_extra_s
+from rlmcost.perf.fsdp_prefetch import (
+    BackwardPrefetch,
+    fsdp1_post_backward_bytes,
+    zero3_backward_extra_s,
+)
 from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
@@ -97,6 +103,10 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     else:
         p.bwd["dp"] += overlapped_extra_s(rs, comp_b, s)
     sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)
+    if c.options.fsdp1_post_backward and lay.zero is ZeroStage.OS_G_P and not fsdp2:
+        hook = sum(fsdp1_post_backward_bytes(n, w, r, ranks)
+                   for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)  # fmt: skip
+        p.bwd["elementwise"] += c.device.elementwise_s(hook, 2 * stage.layers)
     if fsdp2 and sharded:
         layers = stage.layers  # one copy kernel per layer (its fully_shard unit)
         fwd_b, bwd_b = fsdp2_copy_bytes(sharded, w, fsdp2)

@@ -8,7 +8,7 @@ described in NVIDIA's "Matrix Multiplication Background User's Guide" (Deep Lear
 Performance documentation, sections "Dimension Quantization Effects": tile and wave
 quantization). The model takes, per GEMM,
 
-    compute_s = waves x SMs x (2 t_m t_n K) / (peak x eta_gemm)
+    compute_s = waves x SMs x (2 t_m t_n (K + K_0)) / (peak x eta_gemm')
     memory_s  = (M K + K N + M N) x dtype bytes / (HBM bandwidth x eta_hbm)
     time_s    = max(compute_s, memory_s) + kernel_gap_s
 
@@ -74,11 +74,8 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   trainer's kernel, priced at the FA3 figure; with dropout on no fwd+bwd figure is published
   for it, so 0.35 is the assumption for it too.
 
-**Checked against a measurement (issue 18).** TransformerEngine issue 2053 timed a BF16
-``torch.nn.Linear`` forward of 8192 tokens at hidden 2048 on a DGX-H100 at 100.06 us of GPU
-time (13.48 us on the host). The tile model gives 102.7 us for that [8192, 2048] x [2048, 2048]
-GEMM. So a short K-loop (K = 2048) is not what leaves the Megatron-Core H100 1.7B row fast,
-and at 4096-token micro-batches a layer's kernels outlast its host launches.
+**Hopper's per-tile fixed cost** (prologue, epilogue) adds ``K_0`` K-steps to each tile's K:
+:mod:`~rlmcost.perf.gemm_tile_cost` (issue 18; a measured H800 K sweep).
 
 ``kernel_gap_s`` (2 us) is the launch and tail gap between consecutive kernels of one stream,
 an assumption of the order of the CUDA launch latency; it matters only for tiny kernels.
@@ -97,6 +94,12 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.perf.gemm_tile_cost import (
+    HOPPER_GEMM_K_OVERHEAD,
+    K0_NONE,
+    K0_SOURCE,
+    MSMF_REFERENCE_K,
+)
 
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
@@ -174,6 +177,8 @@ class AcceleratorProfile:
     kernel_gap_s: float = KERNEL_GAP_S
     fa2_attention_efficiency: float = 0.0  # pre-FA3 kernel (FA2, SDPA, dropout); 0 = as FA3
     fa2_backward_efficiency: float = 0.0  # its backward where it differs; 0 = as its forward
+    gemm_k_overhead: int = 0  # a tile's fixed cost in K-steps (module docstring); 0 = none
+    gemm_reference_k: int = 0  # K of the shape gemm_efficiency was measured at; 0 = none
 
     def __post_init__(self) -> None:
         if not self.fa2_attention_efficiency:
@@ -187,6 +192,16 @@ class AcceleratorProfile:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
         if self.sms < 1:
             raise SpecError(f"profile {self.name}: sms={self.sms} must be a positive integer")
+        if min(self.gemm_k_overhead, self.gemm_reference_k) < 0:
+            raise SpecError(f"profile {self.name}: gemm_k_overhead, gemm_reference_k must be >= 0")
+
+    @property
+    def k_loop_efficiency(self) -> float:
+        """A tile's K-loop efficiency: ``gemm_efficiency`` was measured at K_ref, K_0 included."""
+        if not self.gemm_k_overhead or not self.gemm_reference_k:
+            return self.gemm_efficiency
+        k_ref = self.gemm_reference_k
+        return self.gemm_efficiency * (k_ref + self.gemm_k_overhead) / k_ref
 
 
 def _profile(
@@ -197,11 +212,14 @@ def _profile(
     fa2, fa2_src = (_FA2_ON_HOPPER, _FA2_HOPPER_SRC) if hopper else (fa, _FA2_OWN)
     if name == "h20":
         fa2_src = _FA2_H20
+    k0, k_ref = (HOPPER_GEMM_K_OVERHEAD, MSMF_REFERENCE_K) if hopper else (0, 0)
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
         flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
+        gemm_k_overhead=k0, gemm_reference_k=k_ref,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
-                 ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src)),
+                 ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src),
+                 ("gemm_k_overhead", K0_SOURCE if hopper else K0_NONE)),
     )  # fmt: skip
 
 
@@ -331,9 +349,11 @@ class Device:
             compute = flops / (self.peak_flops_per_s * measured)
         else:
             p = self.defaults
-            per_tile_rate = self.peak_flops_per_s * p.gemm_efficiency / p.sms
+            per_tile_rate = self.peak_flops_per_s * p.k_loop_efficiency / p.sms
+            k_tile = k + p.gemm_k_overhead  # the tile's fixed cost as K-steps (module docstring)
             compute = min(
-                ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k / per_tile_rate
+                ceil(batch * ceil(m / tm) * ceil(n / tn) / p.sms) * 2 * tm * tn * k_tile
+                / per_tile_rate
                 for tm, tn in TILES
             )
             if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel

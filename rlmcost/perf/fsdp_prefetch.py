@@ -41,6 +41,26 @@ the post-backward hook the same way) and the rate limiter of ``limit_all_gathers
 
 Not priced: ``post``'s lower peak memory (one unsharded layer fewer); the first layer of each
 backward, gathered on demand under all three.
+
+**The post-backward hook's kernels** (:func:`fsdp1_post_backward_bytes`,
+``StepOptions.fsdp1_post_backward``). Before each layer's reduce-scatter FSDP1 runs, on its
+``post_backward`` stream, over the layer's whole unsharded gradient (torch 2.0's
+``_post_backward_hook`` in torch/distributed/fsdp/_runtime_utils.py: ``flat_param.grad.to(
+handle._reduce_dtype)`` where the gradient's dtype is not the reduce dtype, then the default
+communication hook, torch/distributed/algorithms/_comm_hooks/default_hooks.py
+``reduce_scatter_hook``: ``grad.div_(gradient_predivide_factor)`` before
+``_reduce_scatter_base`` when the factor is above 1, which ``_get_gradient_predivide_factor``
+makes it for every world size from 2: the largest power of 2 f with world % f == 0 and
+world / f > f, or its double). Under a MixedPrecision of bf16 parameters and fp32 reduction
+(Composer's 'DEFAULT': composer/trainer/mosaic_fsdp_utils.py @v0.16.4 ``get_mixed_precision``,
+param_dtype the precision's, reduce_dtype float32) that is a cast (2 + 4 bytes per parameter)
+and an in-place divide (4 + 4), 14 bytes per parameter of the layer per micro-batch (FSDP1
+reduce-scatters every micro-batch, as rlmcost's ZeRO-3 does). Priced serial with the
+backward's compute (an assumption: the hook's kernels launch full grids that take the SMs as
+the compute stream's kernels free them; the reduce-scatter itself is the overlapped
+collective above). Not priced: the post-divide of the shard, the shard's accumulation and
+the shard's fp32 -> bf16 cast before each all-gather (``_use_low_precision_shard``: 6 bytes
+per parameter of the 1 / P shard, under a tenth of the hook's at P = 8).
 """
 
 from __future__ import annotations
@@ -66,6 +86,34 @@ PREFETCH_NOTES = {
     "waits behind the previous layer's reduce-scatter; both exposed (rlmcost.perf.fsdp_prefetch)",
 }
 """The modelling choice a step states when ZeRO-3 runs with a prefetch other than ``pre``."""
+
+
+def gradient_predivide_factor(world: int) -> int:
+    """FSDP1's pre-divide factor of a reduce-scatter over ``world`` ranks (torch
+    ``_get_gradient_predivide_factor``; module docstring).
+
+    >>> [gradient_predivide_factor(n) for n in (1, 2, 8, 32, 64)]
+    [1, 2, 4, 8, 8]
+    """
+    factor = 1
+    while world % factor == 0 and world / factor > factor:
+        factor *= 2
+    return factor
+
+
+def fsdp1_post_backward_bytes(params: int, param_bytes: int, reduce_bytes: int, world: int) -> int:
+    """HBM bytes FSDP1's post-backward hook moves per micro-batch over ``params`` unsharded
+    parameters reduce-scattered over ``world`` ranks: the gradient's cast to the reduce dtype
+    where it differs, and the pre-divide in that dtype (module docstring).
+
+    >>> fsdp1_post_backward_bytes(1_000, 2, 4, 8)  # bf16 gradients, fp32 reduce: 6 + 8
+    14000
+    >>> fsdp1_post_backward_bytes(1_000, 2, 2, 8)  # pure bf16: the divide only
+    4000
+    """
+    cast = (param_bytes + reduce_bytes) * params if reduce_bytes != param_bytes else 0
+    divide = 2 * reduce_bytes * params if gradient_predivide_factor(world) > 1 else 0
+    return cast + divide
 
 
 def zero3_backward_extra_s(

@@ -6,13 +6,12 @@ each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on i
 (:mod:`~rlmcost.perf.efficiency`) and each collective by the alpha-beta model
 (:mod:`~rlmcost.perf.collectives`):
 
-* **GEMMs** per layer: QKV [T, (h + 2 h_kv) d_h / P_t, d], output [T, d, h d_h / P_t], FFN
-  up (gate and up fused for a gated FFN) and down, MoE router [T, E, d] and grouped expert
-  GEMMs on Megatron-core's expert grid (E / P_e local experts of width d_e / ETP; the stage's
-  token copies spread evenly over its P_t P_c P_d ranks in ETP groups, so
-  ``T k ETP P_e / (P_t E)`` tokens per local expert under balanced routing), the LM head
-  [T, V / P_t, d] on the last stage. Backward: for every [m, n, k] GEMM a data-gradient
-  [m, k, n] and a weight-gradient [k, n, m] GEMM.
+* **GEMMs** per layer: QKV [T, (h + 2 h_kv) d_h / P_t, d], output [T, d, h d_h / P_t], FFN up (gate
+  and up fused for a gated FFN) and down, MoE router [T, E, d] and grouped expert GEMMs on
+  Megatron-core's expert grid (E / P_e local experts of width d_e / ETP; the stage's token copies
+  spread evenly over its P_t P_c P_d ranks in ETP groups, so ``T k ETP P_e / (P_t E)`` tokens per
+  local expert under balanced routing), the LM head [T, V / P_t, d] on the last stage. Backward: for
+  every [m, n, k] GEMM a data-gradient [m, k, n] and a weight-gradient [k, n, m] GEMM.
 * **Attention core**: ``flash`` (default): a fused FlashAttention-class kernel on the causal
   pairs, 4 h d_h / P_t FLOPs per query-key pair forward, 2.5 x backward (Dao 2023), at the
   device's best kernel (FlashAttention-3 / cuDNN class on Hopper: a Megatron-core trainer);
@@ -118,6 +117,7 @@ class StepOptions:
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
+    fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)

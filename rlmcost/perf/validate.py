@@ -182,6 +182,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
         fsdp_backward_prefetch=BackwardPrefetch(o.get("fsdp_backward_prefetch", "pre")),
+        fsdp1_post_backward=o.get("fsdp1_post_backward", False),
         hf_eager=o.get("hf_eager", False),
         torch_eager_block=o.get("torch_eager_block", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
