@@ -218,14 +218,13 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees; vLLM prefills in chunks of
     its ``max_num_batched_tokens``, :func:`~rlmcost.placement.engine_budget.batched_tokens`); HF
     ``generate`` and an engine with ``enforce_eager`` run eager kernels: a step lasts at least
-    their launch time (:func:`~rlmcost.perf.eager_launch.eager_launch_s`, dense and MoE layers
-    apart; the Hybrid Engine's measured, :func:`~rlmcost.perf.deepspeed_chat.
-    hybrid_engine_launch_s`); vLLM's per-request host work is on the step's critical path
-    (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls ``LLM.generate`` in process, a
-    floor under the step when it streams (``partial_rollout``: an ``AsyncLLM`` whose output
-    processing runs beside the engine core), absent on SGLang (its overlap scheduler) and
-    static batchers (no per-request state); host terms at the hardware's host speed
-    (:func:`~rlmcost.perf.engine_host.host_options`), eager launches too."""
+    their launch time (``eager_launch_s``, dense and MoE layers apart; the Hybrid Engine's
+    measured, ``deepspeed_chat.hybrid_engine_launch_s``); vLLM's per-request host work is on
+    the step's critical path (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls
+    ``LLM.generate`` in process, a floor under the step when it streams (``partial_rollout``:
+    an ``AsyncLLM`` whose output processing runs beside the engine core), absent on SGLang (its
+    overlap scheduler) and static batchers (no per-request state); host terms at the
+    hardware's host speed (``engine_host.host_options``), eager launches too."""
     layout = g.layouts[task.index]
     wl = g.workload(task)
     arch = g.s.arch(task.role)
