@@ -90,3 +90,11 @@ class RouterDtype(StrEnum):
 
     FP32 = "fp32"  # a 16-bit tensor-core GEMM writing fp32 logits (Megatron's None prices alike)
     FP64 = "fp64"  # DGEMMs and fp64 casts: NeMo RL's base config
+
+
+class TrainerLayers(StrEnum):
+    """The kernels a trainer runs its model's layers with, where no ``--framework`` preset says
+    (:mod:`rlmcost.placement.pass_options`, :mod:`rlmcost.perf.policy_worker`)."""
+
+    FUSED = "fused"  # Megatron-core / TE: fused norms, cuDNN / FlashAttention-3-class attention
+    EAGER_FA2 = "eager-fa2"  # eager fp32 RMSNorm and SiLU x up, FlashAttention-2, fused RoPE

@@ -50,7 +50,7 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
 )
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype
+from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype, TrainerLayers
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
     ALLOCATOR_SLACK_EXPANDABLE,
@@ -115,6 +115,12 @@ class TrainLayout(BaseModel):
         default=RouterDtype.FP32,
         description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
         "default None prices alike), fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)",
+    )
+    layers: TrainerLayers = Field(
+        default=TrainerLayers.FUSED,
+        description="kernels of the trainer's layers: fused (Megatron-core / TE, rlmcost's "
+        "default), eager-fa2 (eager fp32 RMSNorm and SiLU x up, FlashAttention-2, fused RoPE: "
+        "AReaL v0.3's realhf ReaLModel; rlmcost.perf.policy_worker)",
     )
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)

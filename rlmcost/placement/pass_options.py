@@ -11,14 +11,16 @@ fuses them (``Behaviour.liger_logits`` with ``--logits fused``). Which trainers,
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers
 (no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class
 ``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
-defaults (None).
+defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.layers``
+``eager-fa2``, :func:`eager_fa2`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
+norms with a fused RoPE).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.deployment.kinds import LogitsMode
+from rlmcost.deployment.kinds import LogitsMode, TrainerLayers
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
@@ -53,6 +55,10 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
+    if eager_fa2(deployment):
+        return StepOptions(logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
+                           attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True,
+                           router_fp64=fp64)  # fmt: skip
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         return StepOptions(router_fp64=True) if fp64 else None
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
@@ -61,6 +67,13 @@ def step_options(deployment: Deployment) -> StepOptions | None:
                        attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
                        hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast,
                        router_fp64=fp64)  # fmt: skip
+
+
+def eager_fa2(deployment: Deployment) -> bool:
+    """Whether the trainer's layers are set to eager kernels with FlashAttention-2
+    (``TrainLayout.layers``, ``--trainer-layers eager-fa2``: AReaL v0.3's realhf ``ReaLModel``,
+    :mod:`rlmcost.perf.policy_worker`); never in the paper's ideal run."""
+    return not deployment.ideal and deployment.train.layers is TrainerLayers.EAGER_FA2
 
 
 def router_fp64(deployment: Deployment) -> bool:
@@ -81,9 +94,14 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
     a Hugging Face trainer's attention kernel and eager layers."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    if beh is None:
-        return ()
     out = []
+    if eager_fa2(deployment):
+        out.append("trainer layers eager-fa2 (--trainer-layers): attention by FlashAttention-2 "
+                   "(a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: rlmcost.perf."
+                   "efficiency), fp32-upcast RMSNorm and SiLU x up run eagerly, RoPE fused "
+                   "(AReaL v0.3's realhf ReaLModel; rlmcost.perf.policy_worker)")  # fmt: skip
+    if beh is None:
+        return tuple(out)
     if beh.reference_swap and kl:
         out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
                    "into the policy's model through host memory, 3 host-link copies of the "
@@ -107,7 +125,7 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
     opt = step_options(deployment)
-    if opt is not None and opt.attention is AttentionKernel.FLASH2:
+    if opt is not None and opt.attention is AttentionKernel.FLASH2 and not eager_fa2(deployment):
         out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "
                    "by FlashAttention-2 / SDPA (a pre-FlashAttention-3 kernel, 0.35 of peak on "
                    "Hopper: rlmcost.perf.efficiency)"
