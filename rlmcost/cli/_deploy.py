@@ -15,7 +15,7 @@ import typer
 
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerLayers
+from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -37,7 +37,7 @@ DEPLOYMENT_OPTIONS = (
     "packing",
     "fused_loss",
     "router_dtype",
-    "trainer_layers",
+    "trainer_kernels",
     "ckpt",
     "cp",
     "ep",
@@ -190,14 +190,14 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "trainer_layers": (
+        "trainer_kernels": (
             Annotated[
-                TrainerLayers | None,
+                TrainerKernels | None,
                 typer.Option(
-                    help="Kernels of the trainer's layers without a --framework preset: fused "
-                    "(Megatron-core / TE; default) or eager-fa2 (eager fp32 RMSNorm and SiLU x "
-                    "up, FlashAttention-2, fused RoPE: AReaL v0.3's realhf ReaLModel; "
-                    "rlmcost.perf.policy_worker).",
+                    help="The trainer's implementation without a --framework preset: fused "
+                    "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
+                    "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
+                    "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
                     rich_help_panel=p,
                 ),
             ],

@@ -92,9 +92,9 @@ class RouterDtype(StrEnum):
     FP64 = "fp64"  # DGEMMs and fp64 casts: NeMo RL's base config
 
 
-class TrainerLayers(StrEnum):
-    """The kernels a trainer runs its model's layers with, where no ``--framework`` preset says
-    (:mod:`rlmcost.placement.pass_options`, :mod:`rlmcost.perf.policy_worker`)."""
+class TrainerKernels(StrEnum):
+    """The trainer's implementation where no ``--framework`` preset says
+    (:mod:`rlmcost.placement.pass_options`)."""
 
     FUSED = "fused"  # Megatron-core / TE: fused norms, cuDNN / FlashAttention-3-class attention
-    EAGER_FA2 = "eager-fa2"  # eager fp32 RMSNorm and SiLU x up, FlashAttention-2, fused RoPE
+    REALHF = "realhf"  # AReaL v0.3's ReaLModel: FA2, eager norms (perf.policy_worker), its rate

@@ -53,8 +53,8 @@ gradient copies. (llm-foundry MPT's eager block, ``StepOptions.torch_eager_block
   kernels are added forward and, at twice them (step_pass's rule for memory-bound kernels),
   backward; d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are
   left as step_pass prices them.
-  AReaL v0.3's trainer (realhf's own ``ReaLModel`` under Megatron's DDP, ``--trainer-layers
-  eager-fa2``) runs the same eager norm and SiLU x up: at tag v0.3.0
+  AReaL v0.3's trainer (realhf's own ``ReaLModel`` under Megatron's DDP, ``--trainer-kernels
+  realhf``) runs the same eager norm and SiLU x up: at tag v0.3.0
   ``realhf/impl/model/modules/mlp.py`` picks ``_LlamaRMSNorm`` (HF's fp32-upcast code) unless
   ``REAL_LLM_USE_TE=1`` (``realhf/base/constants.py`` ``use_te_impl``; no launcher sets it),
   ``LlamaLayerNormMLP.forward`` returns ``down_proj(act_fn(gate) * upproj)``; its attention is

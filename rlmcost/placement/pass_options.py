@@ -11,8 +11,8 @@ fuses them (``Behaviour.liger_logits`` with ``--logits fused``). Which trainers,
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers
 (no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class
 ``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
-defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.layers``
-``eager-fa2``, :func:`eager_fa2`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
+defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.kernels``
+``realhf``, :func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
 norms with a fused RoPE).
 """
 
@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.deployment.kinds import LogitsMode, TrainerLayers
+from rlmcost.deployment.kinds import LogitsMode, TrainerKernels
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
-    if eager_fa2(deployment):
+    if realhf_kernels(deployment):
         return StepOptions(logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                            attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True,
                            router_fp64=fp64)  # fmt: skip
@@ -69,11 +70,12 @@ def step_options(deployment: Deployment) -> StepOptions | None:
                        router_fp64=fp64)  # fmt: skip
 
 
-def eager_fa2(deployment: Deployment) -> bool:
-    """Whether the trainer's layers are set to eager kernels with FlashAttention-2
-    (``TrainLayout.layers``, ``--trainer-layers eager-fa2``: AReaL v0.3's realhf ``ReaLModel``,
-    :mod:`rlmcost.perf.policy_worker`); never in the paper's ideal run."""
-    return not deployment.ideal and deployment.train.layers is TrainerLayers.EAGER_FA2
+def realhf_kernels(deployment: Deployment) -> bool:
+    """Whether the trainer is AReaL v0.3's realhf (``TrainLayout.kernels``, ``--trainer-kernels
+    realhf``): its ``ReaLModel``'s FlashAttention-2 and eager layers
+    (:mod:`rlmcost.perf.policy_worker`) and its measured rate (:mod:`rlmcost.perf.realhf_rate`);
+    never in the paper's ideal run."""
+    return not deployment.ideal and deployment.train.kernels is TrainerKernels.REALHF
 
 
 def router_fp64(deployment: Deployment) -> bool:
@@ -94,12 +96,14 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
     a Hugging Face trainer's attention kernel and eager layers."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
-    out = []
-    if eager_fa2(deployment):
-        out.append("trainer layers eager-fa2 (--trainer-layers): attention by FlashAttention-2 "
-                   "(a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: rlmcost.perf."
-                   "efficiency), fp32-upcast RMSNorm and SiLU x up run eagerly, RoPE fused "
-                   "(AReaL v0.3's realhf ReaLModel; rlmcost.perf.policy_worker)")  # fmt: skip
+    out, realhf = [], realhf_kernels(deployment)
+    if realhf:
+        out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
+                   "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
+                   "rlmcost.perf.efficiency), fp32-upcast RMSNorm and SiLU x up run eagerly, "
+                   "RoPE fused (rlmcost.perf.policy_worker); its training steps and log-prob "
+                   f"forwards no faster than {REALHF_PEAK_FRACTION.value} of the dense peak in "
+                   "realhf's FLOP count, arXiv 2505.24298 Fig. 6a (rlmcost.perf.realhf_rate)")
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:
@@ -125,7 +129,7 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
     opt = step_options(deployment)
-    if opt is not None and opt.attention is AttentionKernel.FLASH2 and not eager_fa2(deployment):
+    if opt is not None and opt.attention is AttentionKernel.FLASH2 and not realhf:
         out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "
                    "by FlashAttention-2 / SDPA (a pre-FlashAttention-3 kernel, 0.35 of peak on "
                    "Hopper: rlmcost.perf.efficiency)"
