@@ -140,3 +140,21 @@ def test_areal_rows_train_no_faster_than_figure_6a() -> None:
     assert parts["realhf_achieved_rate_s"] == pytest.approx(floor_s, rel=1e-9)
     update = next(p for p in out["phases"] if p["name"] == "update actor")
     assert update["time_s"] >= floor_s * (1 - 1e-9)
+
+
+def test_realhf_rate_floors_dense_models_only() -> None:
+    # Figure 6a measured dense models and realhf/base/monitor.py has no MoE terms: a MoE
+    # model under --trainer-kernels realhf keeps the kernel model's time, no rate floor
+    def floors(model: str, groups: str) -> list[float]:
+        argv = ["rlvr", "--no-kl", "-m", model, "--gpus", "16", "-B", "8", "-K", "4", "-S",
+                "256", "-T", "1024", "--zero", "1", "--trainer-kernels", "realhf", "--groups",
+                groups, "--json"]  # fmt: skip
+        out = CliRunner().invoke(app, argv)
+        assert out.exit_code == 0, out.output
+        groups_out = json.loads(out.stdout)["placement_detail"]["groups"]
+        parts = [j.get("predicted_breakdown_s", {}) for g in groups_out for j in g["jobs"]]
+        return [p["realhf_achieved_rate_s"] for p in parts if "realhf_achieved_rate_s" in p]
+
+    assert floors("qwen3-30b-a3b", "rollout=8,actor=8[ep=8]") == [0.0]
+    dense = floors("deepseek-r1-distill-qwen-1.5b", "rollout=8,actor=8")
+    assert len(dense) == 1 and dense[0] > 0

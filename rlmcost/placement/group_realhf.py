@@ -17,8 +17,11 @@ def realhf_task_floor_s(g: GroupModel, task: Task) -> float:
     """The whole task at realhf's measured rate (0 unless the deployment's trainer is realhf,
     :func:`~rlmcost.placement.pass_options.realhf_kernels`): its sequences' FLOPs as realhf
     counts them (a forward, or 4 forwards per epoch for a training task,
-    :data:`~rlmcost.perf.realhf_rate.REALHF_TRAIN_FACTOR`) over the layout's GPUs."""
+    :data:`~rlmcost.perf.realhf_rate.REALHF_TRAIN_FACTOR`) over the layout's GPUs. Dense
+    models only: Figure 6a measured dense models, and realhf's count has no MoE terms."""
     if not realhf_kernels(g.s.deployment) or task.kind not in (Kind.TRAIN, Kind.FORWARD):
+        return 0.0
+    if g.s.arch(task.role).is_moe:
         return 0.0
     flops = realhf_forward_flops(g.s.arch(task.role), packed_lengths(g, task))
     if task.kind is Kind.TRAIN:
