@@ -96,6 +96,7 @@ def _trainer_rate_note(record: Mapping[str, Any], size: str, gpus: int, sync: bo
     (:mod:`rlmcost.perf.realhf_rate`), in realhf's own FLOP count over the row's lengths: the
     PPO update (4 forwards) and, where the run recomputes them (asynchronous), the old
     log-probs (1 forward)."""
+    from rlmcost.choices import Dtype
     from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION, realhf_floor_s, realhf_forward_flops
     from rlmcost.placement.lengths import parse_length_dist
     from rlmcost.reports.rl_runs import length_dist, model_name
@@ -107,7 +108,7 @@ def _trainer_rate_note(record: Mapping[str, Any], size: str, gpus: int, sync: bo
             for t in parse_length_dist(length_dist(record)[0]).lengths(seqs, cap)]  # fmt: skip
     forwards = 4 if sync else 5
     flops = forwards * realhf_forward_flops(get_model(model_name(record)).arch(), lens)
-    peak = get_hardware(str(record["hardware"])).peak("bf16")
+    peak = get_hardware(str(record["hardware"])).peak(Dtype(str(record.get("dtype", "bf16"))))
     return (f"paper's trainer rate: Fig. 6a measures AReaL's trainer at 283-455 TFLOP/s per "
             f"H800 in realhf's own count (REALHF_PEAK_FRACTION {REALHF_PEAK_FRACTION.value} of "
             f"the dense peak, the median); this step's {forwards} forwards per sequence "
