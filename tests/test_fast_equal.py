@@ -78,6 +78,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
     "packing": st.booleans(),
     "offload": st.sampled_from([[], ["optimizer"], ["grads"], ["optimizer-idle"]]),
+    "kernels": st.sampled_from(["fused", "realhf"]),
 })
 CHANGE = st.fixed_dictionaries({}, optional={
     "engine": ENGINE,

@@ -101,8 +101,8 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
                    "rlmcost.perf.efficiency), fp32-upcast RMSNorm and SiLU x up run eagerly, "
-                   "RoPE fused (rlmcost.perf.policy_worker); its training steps and log-prob "
-                   f"forwards no faster than {REALHF_PEAK_FRACTION.value} of the dense peak in "
+                   "RoPE fused (rlmcost.perf.policy_worker); a dense model's training steps and "
+                   f"log-prob forwards no faster than {REALHF_PEAK_FRACTION.value} of the peak in "
                    "realhf's FLOP count, arXiv 2505.24298 Fig. 6a (rlmcost.perf.realhf_rate)")
     if beh is None:
         return tuple(out)
