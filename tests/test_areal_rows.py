@@ -161,3 +161,22 @@ def test_1p5b_notes_give_the_papers_steady_side(key):
     tokens = FIG5C_TOKENS_PER_S[key] * published_step_s(record)
     notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
     assert f"= {tokens / 396.8e3:.0f} s per step" in notes
+
+
+@pytest.mark.parametrize("record", AREAL, ids=lambda r: r["id"])
+def test_areal_notes_give_the_trainer_at_figure_6a(record):
+    """The trainer's step at arXiv 2505.24298 Fig. 6a's median rate, 0.40 of the H800's 989.4
+    TFLOP/s, in realhf's count (realhf/base/monitor.py; 4 forwards for the update, 1 more for
+    the asynchronous run's recomputed log-probs), on the training quarter of the GPUs."""
+    from rlmcost.perf.realhf_rate import realhf_forward_flops
+    from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.reports.rl_runs import length_dist
+    from rlmcost.specs import get_model
+
+    sync = record["off_policy_steps"] == 0
+    lens = [1024 + t for t in parse_length_dist(length_dist(record)[0]).lengths(8192, 27648)]
+    flops = (4 if sync else 5) * realhf_forward_flops(get_model(record["model"]).arch(), lens)
+    gpus = record["gpus"] // 4
+    notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
+    assert f"{flops / 1e18:.2f} EFLOP" in notes
+    assert f"{flops / (gpus * 989.4e12 * 0.40):.0f} s on {gpus} training GPUs" in notes

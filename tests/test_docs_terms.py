@@ -65,7 +65,7 @@ def _table_terms() -> str:
      "ENGINE_CONTEXT default of 128", "ModelSpec.mtp_layers", "padded_call_bytes",
      "LoRA fused into the TP shards", "per-sequence loss under packing", "overlap contention",
      "layer_launches", "chunked prefill of a long context", "fp64 MoE router",
-     "packed micro-batches padded under pipeline parallelism"],
+     "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()

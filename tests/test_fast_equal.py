@@ -78,6 +78,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
     "packing": st.booleans(),
     "offload": st.sampled_from([[], ["optimizer"], ["grads"], ["optimizer-idle"]]),
+    "kernels": st.sampled_from(["fused", "realhf"]),
 })
 CHANGE = st.fixed_dictionaries({}, optional={
     "engine": ENGINE,
@@ -477,3 +478,24 @@ def test_speculative_engines_equal_plain() -> None:
     fast = [_text(e) for e in evaluate_many(runs)]
     assert fast == [_plain(r) for r in runs]
     assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
+
+
+def test_trainer_kernels_key_the_forwards_too() -> None:
+    """``train.kernels`` (``--trainer-kernels realhf``: FlashAttention-2, eager layers and the
+    measured rate of AReaL's trainer, placement.pass_options and group_realhf) sets how the
+    forwards run as well, also beside a forward layout of their own: deployments that differ
+    only in it never share a kept forward (each equals its plain evaluation)."""
+    runs = [Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True, "kl": False,
+                      "recompute_logprobs": True},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4},
+        "deployment": {"groups": [{"members": "rollout", "gpus": 8},
+                                  {"members": "actor", "gpus": 8}],
+                       "train": {"kernels": kernels}, "forward": forward},
+        "cluster": {"hardware": "h100-sxm"},
+    }) for forward in (None, {"max_tokens_per_gpu": 8192})
+        for kernels in ("fused", "realhf")]  # fmt: skip
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert len(set(fast)) == len(fast)

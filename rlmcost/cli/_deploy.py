@@ -15,7 +15,7 @@ import typer
 
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype
+from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -37,6 +37,7 @@ DEPLOYMENT_OPTIONS = (
     "packing",
     "fused_loss",
     "router_dtype",
+    "trainer_kernels",
     "ckpt",
     "cp",
     "ep",
@@ -184,6 +185,19 @@ def deployment_options() -> dict[str, Any]:
                     help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 "
                     "casts (Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "
                     "rlmcost.perf.moe_router); default fp32, or --framework's.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "trainer_kernels": (
+            Annotated[
+                TrainerKernels | None,
+                typer.Option(
+                    help="The trainer's implementation without a --framework preset: fused "
+                    "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
+                    "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
+                    "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
                     rich_help_panel=p,
                 ),
             ],

@@ -72,6 +72,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["fused_loss"] = opts["fused_loss"]
     if opts.get("router_dtype") is not None:
         train["router_dtype"] = str(opts["router_dtype"])
+    if opts.get("trainer_kernels") is not None:
+        train["kernels"] = str(opts["trainer_kernels"])
     if opts.get("ckpt") is not None:
         train["ckpt"] = str(opts["ckpt"])
     if opts.get("sp"):

@@ -91,3 +91,11 @@ class RouterDtype(StrEnum):
 
     FP32 = "fp32"  # a 16-bit tensor-core GEMM writing fp32 logits (Megatron's None prices alike)
     FP64 = "fp64"  # DGEMMs and fp64 casts: NeMo RL's base config
+
+
+class TrainerKernels(StrEnum):
+    """The trainer's implementation where no ``--framework`` preset says
+    (:mod:`rlmcost.placement.pass_options`)."""
+
+    FUSED = "fused"  # Megatron-core / TE: fused norms, cuDNN / FlashAttention-3-class attention
+    REALHF = "realhf"  # AReaL v0.3's ReaLModel: FA2, eager norms (perf.policy_worker), its rate

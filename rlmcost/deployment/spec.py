@@ -50,7 +50,7 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
 )
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype
+from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype, TrainerKernels
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
     ALLOCATOR_SLACK_EXPANDABLE,
@@ -115,6 +115,12 @@ class TrainLayout(BaseModel):
         default=RouterDtype.FP32,
         description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
         "default None prices alike), fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)",
+    )
+    kernels: TrainerKernels = Field(
+        default=TrainerKernels.FUSED,
+        description="the trainer's implementation: fused (Megatron-core / TE kernels, rlmcost's "
+        "default), realhf (AReaL v0.3's ReaLModel: FlashAttention-2, eager fp32 RMSNorm and "
+        "SiLU x up, fused RoPE, and no faster than its measured rate; rlmcost.perf.realhf_rate)",
     )
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)

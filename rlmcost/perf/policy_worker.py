@@ -53,6 +53,13 @@ gradient copies. (llm-foundry MPT's eager block, ``StepOptions.torch_eager_block
   kernels are added forward and, at twice them (step_pass's rule for memory-bound kernels),
   backward; d-wide tensors are split over TP under SP, q, k and d_ff over TP. MoE layers are
   left as step_pass prices them.
+  AReaL v0.3's trainer (realhf's own ``ReaLModel`` under Megatron's DDP, ``--trainer-kernels
+  realhf``) runs the same eager norm and SiLU x up: at tag v0.3.0
+  ``realhf/impl/model/modules/mlp.py`` picks ``_LlamaRMSNorm`` (HF's fp32-upcast code) unless
+  ``REAL_LLM_USE_TE=1`` (``realhf/base/constants.py`` ``use_te_impl``; no launcher sets it),
+  ``LlamaLayerNormMLP.forward`` returns ``down_proj(act_fn(gate) * upproj)``; its attention is
+  ``flash_attn_varlen_func`` of the flash-attn 2 package (``modules/attn.py``) and its RoPE
+  flash-attn's fused Triton rotary (``StepOptions.fused_rope``: no RoPE term).
 * **Per-sequence loss of a packed micro-batch** (:func:`packed_loss_s`). Under sequence packing
   NeMo RL's trainers wrap the loss in ``SequencePackingLossWrapper``
   (``nemo_rl/algorithms/loss_functions.py`` at v0.3.0-v0.5.0, ``nemo_rl/algorithms/loss/
@@ -190,11 +197,13 @@ def fsdp2_copy_bytes(params: int, param_bytes: int, reduce_bytes: int) -> tuple[
 
 
 def hf_eager_bytes(
-    arch: Arch, tp: int, sp: bool, x: int, output_cast: bool = True
+    arch: Arch, tp: int, sp: bool, x: int, output_cast: bool = True, fused_rope: bool = False
 ) -> tuple[int, int]:
     """(bytes, kernels) per token that one dense layer's eager Hugging Face kernels and, with
     ``output_cast``, FSDP2's fp32 output casts add to :mod:`~rlmcost.perf.step_pass`'s fused
-    ones, forward (module docstring).
+    ones, forward (module docstring); ``fused_rope``: RoPE as one fused kernel, as priced
+    fused (AReaL v0.3's realhf ``ReaLModel``: ``apply_rotary_varlen``, flash-attn's Triton
+    rotary, ``realhf/impl/model/modules/rotary.py``), so only the norms and SiLU x up add.
 
     >>> from rlmcost.specs import get_model
     >>> hf_eager_bytes(get_model("llama-3.1-8b").arch(), 1, False, 2)  # 76 d + 16 (q + kv) + 4 d_ff
@@ -207,7 +216,7 @@ def hf_eager_bytes(
     out, kernels = ((2 * x + 8) * d, 2) if output_cast else (0, 0)  # fp32 output, input back
     if arch.norm is NormKind.RMSNORM:
         out, kernels = out + 2 * (2 * x + 28) * d, kernels + 2 * 5
-    if not arch.n_positions:  # RoPE on q and k
+    if not arch.n_positions and not fused_rope:  # RoPE on q and k
         out, kernels = out + 8 * x * (int(sh.q_width) + int(sh.kv_width)), kernels + 9
     if arch.ffn_kind.projections == 3:
         out, kernels = out + 2 * x * int(sh.d_ff), kernels + 1
@@ -224,7 +233,7 @@ def worker_kernels(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
         return
     cast = opt.hf_output_cast and lay.zero is ZeroStage.OS_G_P
     x = c.workload.activation_dtype.bytes
-    per_token, kernels = hf_eager_bytes(c.arch, lay.tp, lay.sp, x, cast)
+    per_token, kernels = hf_eager_bytes(c.arch, lay.tp, lay.sp, x, cast, opt.fused_rope)
     n = stage.dense_layers
     p.fwd["elementwise"] += c.device.elementwise_s(c.tokens * per_token * n, kernels * n)
     p.bwd["elementwise"] += c.device.elementwise_s(2 * c.tokens * per_token * n, 2 * kernels * n)

@@ -120,6 +120,7 @@ class StepOptions:
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
+    fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)

@@ -19,14 +19,12 @@ exposed communication, bubbles, the optimizer; packed sequences:
 :mod:`rlmcost.placement.group_passes`), never below the bound. Each
 job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
 static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
-``sequences_per_call`` at a time) pad each batch, taken in admission order, to its longest
-(a call of more sequences than the engine's slots is batched continuously inside, the next
-call starting when it returns: verl's DAPO sampling rounds);
-the Hybrid Engine generates a rank's whole batch in one call; a DeepSpeed-Chat group
-(:func:`dschat_group`) trains no faster than its blog's measured rate and waits for every
-ZeRO-3 gather (:func:`dschat_floor_s`); a vLLM engine admits by paged KV blocks and preempts
-(:mod:`rlmcost.placement.paged`; its recomputations' FLOPs join the work), SGLang holds each
-sequence at full length.
+``sequences_per_call`` at a time) pad each batch, in admission order, to its longest (more
+sequences than slots batch continuously inside, the next call starting when it returns: verl's
+DAPO rounds); the Hybrid Engine generates a rank's batch in one call; DeepSpeed-Chat trains no
+faster than its blog's rate and waits for every ZeRO-3 gather (:func:`dschat_floor_s`), AReaL's
+realhf no faster than its paper's (``group_realhf``); vLLM admits by paged KV blocks and
+preempts (``placement.paged``; recomputations join the work), SGLang holds full lengths.
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
 :mod:`rlmcost.placement.group_transfers`.
@@ -75,6 +73,7 @@ from rlmcost.placement.group_passes import (
     reference_swap_s_of,
     train_head_s,
 )
+from rlmcost.placement.group_realhf import realhf_task_floor_s
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
@@ -162,9 +161,10 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
                          time.compute_bound_s)  # fmt: skip
     step, per_step = predict_train(g, task)
     floor_s = steps * dschat_floor_s(g, task, per_step, step.micro_batches)
+    realhf_s = realhf_task_floor_s(g, task)  # AReaL's trainer at its measured rate
     loss_s = steps * packed_loss_s_of(g, task, step.micro_batches)  # NeMo RL, per sequence
     pageable_s = g.pageable_offload_s(task)  # NeMo RL's optimizer through pageable memory
-    model_s = max(steps * step.step_s + loss_s, floor_s) + host_s + cpu_s + pageable_s
+    model_s = max(steps * step.step_s + loss_s, floor_s, realhf_s) + host_s + cpu_s + pageable_s
     pred = max(model_s, time.bound_s)
     parts = {
         **{f"compute_{k}_s": steps * v for k, v in step.compute_s.items()},
@@ -174,7 +174,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
         "offload_s": float(host_s),
         "pageable_offload_s": pageable_s,
         "cpu_adam_s": float(cpu_s),
-        "dschat_achieved_rate_s": floor_s,
+        "dschat_achieved_rate_s": floor_s, "realhf_achieved_rate_s": realhf_s,
         "logprob_head_s": steps * train_head_s(g, task, per_step),
         "packed_loss_s": loss_s,
         "optimizer_steps": steps,
@@ -203,7 +203,7 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     time = _at_least(base, link)
     fwd = predict_forward(g, task)
     swap = reference_swap_s_of(g, task)  # NeMo RL's reference through the host
-    pred = max(fwd.time_s, time.bound_s) + swap
+    pred = max(fwd.time_s, time.bound_s, realhf_task_floor_s(g, task)) + swap
     if dschat_group(g):  # the measured rate, and the gathers wait in line (group_dschat)
         compute = max(fwd.compute_s, dschat_forward_floor_s(g, task))
         pred = max(pred, compute + dschat_gathers_s(g, task, share.micro_batches))

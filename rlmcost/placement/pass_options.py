@@ -11,18 +11,21 @@ fuses them (``Behaviour.liger_logits`` with ``--logits fused``). Which trainers,
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers
 (no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class
 ``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
-defaults (None).
+defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.kernels``
+``realhf``, :func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
+norms with a fused RoPE).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.deployment.kinds import LogitsMode, Offload
+from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
 if TYPE_CHECKING:
@@ -54,6 +57,10 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
+    if realhf_kernels(deployment):
+        return StepOptions(logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
+                           attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True,
+                           router_fp64=fp64)  # fmt: skip
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         return StepOptions(router_fp64=True) if fp64 else None
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
@@ -62,6 +69,14 @@ def step_options(deployment: Deployment) -> StepOptions | None:
                        attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
                        hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast,
                        router_fp64=fp64)  # fmt: skip
+
+
+def realhf_kernels(deployment: Deployment) -> bool:
+    """Whether the trainer is AReaL v0.3's realhf (``TrainLayout.kernels``, ``--trainer-kernels
+    realhf``): its ``ReaLModel``'s FlashAttention-2 and eager layers
+    (:mod:`rlmcost.perf.policy_worker`) and its measured rate (:mod:`rlmcost.perf.realhf_rate`);
+    never in the paper's ideal run."""
+    return not deployment.ideal and deployment.train.kernels is TrainerKernels.REALHF
 
 
 def router_fp64(deployment: Deployment) -> bool:
@@ -83,9 +98,16 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     a Hugging Face trainer's attention kernel and eager layers, its optimizer offload through
     pageable memory (:mod:`rlmcost.perf.host_offload`)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
+    out, realhf = [], realhf_kernels(deployment)
+    if realhf:
+        out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
+                   "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
+                   "rlmcost.perf.efficiency), fp32-upcast RMSNorm and SiLU x up run eagerly, "
+                   "RoPE fused (rlmcost.perf.policy_worker); a dense model's training steps and "
+                   f"log-prob forwards no faster than {REALHF_PEAK_FRACTION.value} of the peak in "
+                   "realhf's FLOP count, arXiv 2505.24298 Fig. 6a (rlmcost.perf.realhf_rate)")
     if beh is None:
-        return ()
-    out = []
+        return tuple(out)
     if beh.reference_swap and kl:
         out.append(f"reference forward: {deployment.framework} swaps the reference's weights "
                    "into the policy's model through host memory, 3 host-link copies of the "
@@ -109,7 +131,7 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
     opt = step_options(deployment)
-    if opt is not None and opt.attention is AttentionKernel.FLASH2:
+    if opt is not None and opt.attention is AttentionKernel.FLASH2 and not realhf:
         out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "
                    "by FlashAttention-2 / SDPA (a pre-FlashAttention-3 kernel, 0.35 of peak on "
                    "Hopper: rlmcost.perf.efficiency)"

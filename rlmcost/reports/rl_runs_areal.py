@@ -63,6 +63,16 @@ release (inclusionAI/AReaL 23df2682a) training/configs/sync-ppo.yaml sets
 and docs/tutorial/quickstart.md says recompute_logprob "Defaults to True for asynchronous
 experiments and False for synchronous baselines"."""
 
+AREAL_TRAINER_KERNELS = "realhf"
+"""AReaL v0.3's trainer (``--trainer-kernels``): realhf's own ``ReaLModel`` under Megatron's
+DDP, not Megatron-core's TE layers. At tag v0.3.0 ``realhf/impl/model/modules/mlp.py`` uses
+``_LlamaRMSNorm`` (fp32 upcast, unfused) unless ``REAL_LLM_USE_TE=1``
+(``realhf/base/constants.py`` ``use_te_impl``; no config or launcher sets it) and
+``down_proj(act_fn(gate) * upproj)``; ``modules/attn.py`` calls ``flash_attn_varlen_func`` of
+the flash-attn 2 package; RoPE is flash-attn's fused Triton kernel (``modules/rotary.py``).
+Priced by :mod:`rlmcost.perf.policy_worker`, and no faster than the rate the paper measured for
+that trainer (:mod:`rlmcost.perf.realhf_rate`, arXiv 2505.24298 Figure 6a)."""
+
 AREAL_MINI_BATCHES = 4
 """PPO mini-batches per step of AReaL's benchmark (areal_config.yaml at 820ca49:
 ``ppo.ppo_n_minibatches: 4``)."""
@@ -97,7 +107,8 @@ def areal(record: Record) -> Mapped:
                         ("--forward-max-tokens-per-gpu", budget),
                         ("--engine", "sglang"), ("--rollout-tp", tp),
                         ("--logits", "low-memory"),
-                        ("--gpu-memory-utilization", fraction)):  # fmt: skip
+                        ("--gpu-memory-utilization", fraction),
+                        ("--trainer-kernels", AREAL_TRAINER_KERNELS)):  # fmt: skip
         q.set(flag, value)
     choices = [
         "log-probs over chunks of 1024 tokens (areal/utils/functional.py gather_logprobs: "
@@ -107,7 +118,12 @@ def areal(record: Record) -> Mapped:
         "verifier, no critic, no KL (kl_ctl 0)",
         "trainer: Megatron with the distributed optimizer (--zero 1), gradient checkpointing, "
         f"packed micro-batches of max({AREAL_MAX_TOKENS_PER_MB} (AReaL-boba's mb_spec), the "
-        f"longest sequence {longest}) = {budget} tokens",
+        f"longest sequence {longest}) = {budget} tokens; the model realhf's ReaLModel "
+        f"(--trainer-kernels {AREAL_TRAINER_KERNELS}: FlashAttention-2 varlen, fp32-upcast "
+        "RMSNorm and SiLU x up eager, flash-attn's Triton RoPE; realhf/impl/model/modules/"
+        "{attn,mlp,rotary}.py at v0.3.0, TE only under REAL_LLM_USE_TE=1), its update and "
+        "log-prob forward no faster than arXiv 2505.24298 Fig. 6a's measured rate in realhf's "
+        "FLOP count (rlmcost.perf.realhf_rate)",
         f"SGLang TP {tp} (--engine sglang: allocation_mode sglang.*; smallest power of two "
         "leaving half the HBM free of bf16 weights), "
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "

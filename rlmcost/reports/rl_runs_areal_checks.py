@@ -35,9 +35,9 @@ paper Table 2), equal to Table 2's synchronous and asynchronous 1.5B rows."""
 
 
 def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: bool) -> list[str]:
-    """The notes of one AReaL row (module docstring): the 1.5B pair's generation cap, and the
-    step the paper's generation rate (and, for a synchronous row, its asynchronous sibling's
-    published step) allows."""
+    """The notes of one AReaL row (module docstring): the 1.5B pair's generation cap, the
+    trainer's step at the paper's measured trainer rate, and the step the paper's generation
+    rate (and, for a synchronous row, its asynchronous sibling's published step) allows."""
     from rlmcost.reports.rl_runs import load_runs, published_step_s
 
     step_s = published_step_s(record)
@@ -63,6 +63,7 @@ def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: 
             f"trainer and generation, so that side takes {tokens / 1e6:.1f}M / "
             f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k = {trainer_s:.0f} s per step; compare the "
             "predicted generation and old log-prob + update phases")  # fmt: skip
+    notes.append(_trainer_rate_note(record, size, int(record["gpus"]) - gen_gpus, sync))
     mean = record.get("mean_response_len")
     assumed = ""
     if mean is None:  # the row's length default (placement/length_defaults.py)
@@ -88,3 +89,29 @@ def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: 
                  "explain")  # fmt: skip
     notes.append(text)
     return notes
+
+
+def _trainer_rate_note(record: Mapping[str, Any], size: str, gpus: int, sync: bool) -> str:
+    """The trainer's step on its ``gpus`` at Figure 6a's measured rate
+    (:mod:`rlmcost.perf.realhf_rate`), in realhf's own FLOP count over the row's lengths: the
+    PPO update (4 forwards) and, where the run recomputes them (asynchronous), the old
+    log-probs (1 forward)."""
+    from rlmcost.choices import Dtype
+    from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION, realhf_floor_s, realhf_forward_flops
+    from rlmcost.placement.lengths import parse_length_dist
+    from rlmcost.reports.rl_runs import length_dist, model_name
+    from rlmcost.specs import get_hardware, get_model
+
+    seqs = int(record["prompts_per_step"]) * int(record["samples_per_prompt"])
+    cap = int(record["max_response_len"])
+    lens = [int(record["prompt_len"]) + t
+            for t in parse_length_dist(length_dist(record)[0]).lengths(seqs, cap)]  # fmt: skip
+    forwards = 4 if sync else 5
+    flops = forwards * realhf_forward_flops(get_model(model_name(record)).arch(), lens)
+    peak = get_hardware(str(record["hardware"])).peak(Dtype(str(record.get("dtype", "bf16"))))
+    return (f"paper's trainer rate: Fig. 6a measures AReaL's trainer at 283-455 TFLOP/s per "
+            f"H800 in realhf's own count (REALHF_PEAK_FRACTION {REALHF_PEAK_FRACTION.value} of "
+            f"the dense peak, the median); this step's {forwards} forwards per sequence "
+            f"({'update' if sync else 'old log-probs + update'}) are {flops / 1e18:.2f} EFLOP "
+            f"in that count, {realhf_floor_s(flops, gpus, peak):.0f} s on {gpus} training "
+            f"GPUs ({size})")  # fmt: skip

@@ -45,7 +45,8 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
                      "logits": "--logits", "init_load": "--init-load",
                      "staleness": "--staleness", "placement": "--placement",
-                     "train.router_dtype": "--router-dtype"}  # fmt: skip
+                     "train.router_dtype": "--router-dtype",
+                     "train.kernels": "--trainer-kernels"}  # fmt: skip
 
 
 def field_flags(prefix: str = "") -> dict[str, str]:
@@ -161,6 +162,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--fused-loss")
     if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
         words += ["--router-dtype", str(t.router_dtype)]
+    if t.kernels != "fused":
+        words += ["--trainer-kernels", str(t.kernels)]
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
