@@ -59,3 +59,21 @@ def test_colocated_row_keeps_the_whole_iteration():
     row = evaluate_recipe(r, run_from_argv)
     assert row.predicted_s == pytest.approx(evaluate(build_run(r, run_from_argv)).time_s,
                                             rel=1e-12)  # fmt: skip
+
+
+def test_fully_async_trainer_is_priced_as_the_colocated_trainer_on_its_gpus():
+    # issue 18: the overlapped schedule adds nothing to the trainer's update: the 16:16 row's
+    # update actor (16 trainer GPUs) is the colocated model's update on 16 GPUs of the same
+    # settings (the colocated 32-GPU row's command at --gpus 16), so the rows' error is the
+    # trainer's, not the pipeline's (rlmcost's async iteration is trainer-bound, as the doc's
+    # 'gen' wait of 7-12 % of the step says verl's is)
+    def update_s(rid: str, gpus: int | None = None) -> float:
+        r = recipe(RECORDS[rid])
+        if gpus is not None:
+            r.query.set("--gpus", gpus)
+        ev = evaluate(build_run(r, run_from_argv))
+        return next(p.time_s for p in ev.evaluation.phases if p.name == "update actor")
+
+    async_ = update_s(f"{DOC}qwen2.5-math-7b-dapo-fully-async-16-16")
+    colocated = update_s(f"{DOC}qwen2.5-math-7b-dapo-colocate-sync-32gpu", 16)
+    assert async_ == pytest.approx(colocated, rel=0.02)
