@@ -79,3 +79,20 @@ def test_fully_async_trainer_is_priced_as_the_colocated_trainer_on_its_gpus():
     async_ = update_s(f"{DOC}qwen2.5-math-7b-dapo-fully-async-16-16")
     colocated = update_s(f"{DOC}qwen2.5-math-7b-dapo-colocate-sync-32gpu", 16)
     assert async_ == pytest.approx(colocated, rel=0.02)
+
+
+def test_fully_async_rollouter_caps_the_sequences_each_server_holds():
+    # fully_async_rollouter.py (volcengine/verl 85d5b2ee2 lines 170-171, 383; b178a3c 207-208,
+    # 542): max_concurrent_samples = len(server_handles) * 16 prompt groups in flight, each of
+    # rollout.n = 16 responses -> at most 256 sequences per vLLM replica
+    from rlmcost.reports.rl_runs_frameworks import VERL_ROLLOUTER_GROUPS_PER_SERVER
+
+    assert VERL_ROLLOUTER_GROUPS_PER_SERVER == 16
+    for rid, rec in RECORDS.items():
+        if rec["framework"] != "verl":
+            continue
+        flags = dict(recipe(rec).query.flags)
+        if rid in ASYNC:
+            assert flags["--max-num-seqs"] == 16 * rec["samples_per_prompt"] == 256, rid
+        else:
+            assert "--max-num-seqs" not in flags, rid

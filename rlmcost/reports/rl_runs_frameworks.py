@@ -159,6 +159,16 @@ rlmcost's overlapped iteration carries the weight sync on the trainer's path (an
 rollouter's, which the sync stops too), so its predicted seconds come off."""
 
 
+VERL_ROLLOUTER_GROUPS_PER_SERVER = 16
+"""Prompt groups verl's fully-async rollouter keeps in flight per rollout server:
+``fully_async_rollouter.py`` sets ``max_concurrent_samples = len(server_handles) * 16`` (at most
+``max_required_samples``) and ``_processor_worker`` submits no sample while that many are active
+(volcengine/verl 85d5b2ee2 recipe/fully_async_policy, lines 170-171 and 383; b178a3c
+verl/experimental/fully_async_policy lines 207-208 and 542); a sample is one prompt with its
+``rollout.n`` responses, spread over the servers by the agent-loop manager, so a replica holds at
+most 16 x n sequences: rlmcost's ``--max-num-seqs`` on the rollout engines."""
+
+
 def _is_verl_async(settings: Mapping[str, Any]) -> bool:
     """Whether verl settings launch the fully-async trainer (its keys, :data:`_VERL_ASYNC`)."""
     return any(k.startswith(_VERL_ASYNC) for k in settings)
@@ -213,6 +223,13 @@ def verl(record: Record) -> Mapped:
         q.set("--staleness", 1)
         q.set("--no-sleep")
         q.set("--no-recompute-logprobs")
+        n = int(record["samples_per_prompt"])
+        cap = min(VERL_ROLLOUTER_GROUPS_PER_SERVER * n,
+                  int(dict(q.flags).get("--max-num-seqs", 1024)))  # fmt: skip
+        q.set("--max-num-seqs", cap)
+        choices.append(f"--max-num-seqs {cap}: the rollouter keeps at most "
+                       f"{VERL_ROLLOUTER_GROUPS_PER_SERVER} prompt groups of {n} in flight per "
+                       "server (fully_async_rollouter.py max_concurrent_samples = servers x 16)")
         if async_keys.get("async_training.partial_rollout"):
             q.set("--partial-rollout")
             choices.append("async_training.partial_rollout: --partial-rollout, the rollouter "
