@@ -71,8 +71,9 @@ def test_every_run_has_a_row_in_data_order(report):
     # (tag v0.6.0): 16 more of its 18 GRPO rows (H100 BF16 9, H100 FP8 1, GB200 BF16 8; 2 were in)
     # + NeMo RL v0.3 blog (2025-07-21): its 4 Megatron rows, 2 DTensor rows and the 16K
     # context-parallel row; + its v0.7 section (commit c31fb937): 23 of 27 GRPO rows (the 4
-    # Nemotron-3-Super rows out)
-    assert len(report.rows) == 96
+    # Nemotron-3-Super rows out); + AMD's MI300 reproduction of verl's 7B fully-async 16:16 run and
+    # its colocated baseline (ROCm/rocm-blogs verl/README.md @593d88df)
+    assert len(report.rows) == 98
 
 
 def test_every_row_is_predicted_or_says_why_not(report):
@@ -109,12 +110,12 @@ def test_the_published_workload_is_the_runs(report):
 
 
 def test_long_caps_carry_the_truncated_share_and_say_so(report):
-    # rl_runs.json: verl's Qwen2.5-Math-7B runs cap at 28,672, AReaL's at 31,744, the NeMo RL
-    # v0.3 blog's long-context row at 16,254 (16,384 less the prompt) and NeMo RL v0.7's
-    # Qwen3-30B-A3B 40,960-token row at 40,850 (>= 16K); NeMo RL's other caps (1,424 .. 8,088),
-    # verl's Qwen3-30B (8,192) and DeepSeek-V3 (9,632) do not
+    # rl_runs.json: verl's Qwen2.5-Math-7B runs (H20 and MI300) cap at 28,672, AReaL's at
+    # 31,744, the NeMo RL v0.3 blog's long-context row at 16,254 (16,384 less the prompt) and
+    # NeMo RL v0.7's Qwen3-30B-A3B 40,960-token row at 40,850 (>= 16K); NeMo RL's other caps
+    # (1,424 .. 8,088), verl's Qwen3-30B (8,192) and DeepSeek-V3 (9,632) do not
     long_ids = {r["id"] for r in DATA["runs"] if r["max_response_len"] >= LONG_CAP_TOKENS}
-    assert len(long_ids) == 12
+    assert len(long_ids) == 14
     for r in report.rows:
         if r.run is None or r.run.workload.length_dist == "fixed":
             continue

@@ -110,7 +110,10 @@ class Recipe:
     the published workload set on it; ``overlay``: Run sections the flags cannot say, merged
     over the Run the flags give (:meth:`rlmcost.run.Run.replace`); ``choices``: each choice
     beyond the source, in words; ``mapping``: how the flags were made; ``unexpressible``: why
-    the run has no query (then ``query`` is None)."""
+    the run has no query (then ``query`` is None); ``untimed``: rlmcost's phases (by the
+    name its phase table prints, e.g. ``weight sync``) that the source's step timer leaves
+    out, their predicted seconds taken off the predicted iteration (the mapping says why in
+    ``choices``)."""
 
     record: Mapping[str, Any]
     query: ImportedQuery | None
@@ -118,6 +121,7 @@ class Recipe:
     choices: tuple[str, ...] = ()
     mapping: str = ""
     unexpressible: str | None = None
+    untimed: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:

@@ -57,7 +57,15 @@ def recipe(record: Record) -> Recipe:
         choices = [*choices, *workload(record, q)]
     except SpecError as exc:
         return Recipe(record, None, unexpressible=str(exc))
-    return Recipe(record, q, overlay, tuple(choices), how)
+    return Recipe(record, q, overlay, tuple(choices), how, untimed=untimed_phases(record))
+
+
+def untimed_phases(record: Record) -> tuple[str, ...]:
+    """rlmcost's phases the run's published step leaves out (:attr:`Recipe.untimed`): verl's
+    fully-async trainer's :data:`VERL_ASYNC_UNTIMED`; none elsewhere."""
+    if record["framework"] == "verl" and _is_verl_async(record["framework_settings"]):
+        return VERL_ASYNC_UNTIMED
+    return ()
 
 
 Mapped = tuple[ImportedQuery, dict[str, Any], list[str], str]
@@ -135,6 +143,35 @@ _VERL_ASYNC = ("rollout.nnodes", "rollout.n_gpus_per_node", "async_training.",
 _VERL_SCRIPT = ("LAST_LAYER",)  # launch-script variables, not config keys
 
 _VERL_FILTER = "algorithm.filter_groups."
+
+VERL_ASYNC_UNTIMED = ("weight sync",)
+"""What verl's fully-async trainer leaves out of its published step: the parameter sync.
+``fully_async_trainer.py`` ``fit`` (recipe/fully_async_policy at volcengine/verl 85d5b2ee2,
+the commit that added the doc's tables, lines 256-266; verl/experimental/fully_async_policy at
+b178a3c likewise) closes ``marked_timer("step")`` around the queue wait (``gen``) and
+``_process_batch_common`` (reward, reference, ``update_actor``), then calls
+``_trigger_parameter_sync_after_step``, which every ``trigger_parameter_sync_step`` local steps
+logs the step metrics summed over them (``detach_utils.py`` ``MetricsAggregator``: ``timing_s/``
+keys are ``time_sum``) and only then times ``sync_weights`` (the NCCL broadcast to the
+rollouter) as its own ``timing_s/param_sync`` (lines 334-360). So a logged step is the
+trainer's cycle of ``trigger_parameter_sync_step`` local steps less the parameter sync;
+rlmcost's overlapped iteration carries the weight sync on the trainer's path (and the
+rollouter's, which the sync stops too), so its predicted seconds come off."""
+
+
+VERL_ROLLOUTER_GROUPS_PER_SERVER = 16
+"""Prompt groups verl's fully-async rollouter keeps in flight per rollout server:
+``fully_async_rollouter.py`` sets ``max_concurrent_samples = len(server_handles) * 16`` (at most
+``max_required_samples``) and ``_processor_worker`` submits no sample while that many are active
+(volcengine/verl 85d5b2ee2 recipe/fully_async_policy, lines 170-171 and 383; b178a3c
+verl/experimental/fully_async_policy lines 207-208 and 542); a sample is one prompt with its
+``rollout.n`` responses, spread over the servers by the agent-loop manager, so a replica holds at
+most 16 x n sequences: rlmcost's ``--max-num-seqs`` on the rollout engines."""
+
+
+def _is_verl_async(settings: Mapping[str, Any]) -> bool:
+    """Whether verl settings launch the fully-async trainer (its keys, :data:`_VERL_ASYNC`)."""
+    return any(k.startswith(_VERL_ASYNC) for k in settings)
 _VERL_ASYNC_NO_FILTER = (
     "algorithm.filter_groups.enable: not read by verl's fully-async trainer, so no dynamic "
     "sampling (no --oversample) and no group dropped from the trained batch: "
@@ -186,11 +223,22 @@ def verl(record: Record) -> Mapped:
         q.set("--staleness", 1)
         q.set("--no-sleep")
         q.set("--no-recompute-logprobs")
+        n = int(record["samples_per_prompt"])
+        cap = min(VERL_ROLLOUTER_GROUPS_PER_SERVER * n,
+                  int(dict(q.flags).get("--max-num-seqs", 1024)))  # fmt: skip
+        q.set("--max-num-seqs", cap)
+        choices.append(f"--max-num-seqs {cap}: the rollouter keeps at most "
+                       f"{VERL_ROLLOUTER_GROUPS_PER_SERVER} prompt groups of {n} in flight per "
+                       "server (fully_async_rollouter.py max_concurrent_samples = servers x 16)")
         if async_keys.get("async_training.partial_rollout"):
             q.set("--partial-rollout")
             choices.append("async_training.partial_rollout: --partial-rollout, the rollouter "
                            "streams samples and resumes the ones a parameter sync interrupts "
                            "(fully_async_rollouter.py, partial_single_turn_agent_loop.py)")
+        choices.append("the published step leaves out the parameter sync (fully_async_trainer"
+                       ".py fit: marked_timer('step') closes before _trigger_parameter_sync_"
+                       "after_step times sync_weights as timing_s/param_sync): the predicted "
+                       "weight sync is taken off the predicted iteration")  # fmt: skip
     return q, _overlay(record), choices, "rlmcost import verl (framework_settings as YAML)"
 
 

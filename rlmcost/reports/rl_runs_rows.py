@@ -301,10 +301,19 @@ def _evaluate(recipe: Recipe, build: Build) -> RlRunRow:
     for dist in assumed_length_dists(recipe.record):  # the unpublished mean's spread
         other = evaluate(run.replace(workload={"length_dist": dist})).time_interval_s
         interval = (min(interval[0], other[0]), max(interval[1], other[1]))
+    untimed = untimed_s(recipe, predicted)
+    interval = (interval[0] - untimed, interval[1] - untimed)
     return RlRunRow(
-        recipe, published, "ok", run, ev.time_s, interval, ev.time_lower_bound_s,
-        ev.fits, ev.shortfall_bytes, problems, published_phases, tuple(predicted.items()),
+        recipe, published, "ok", run, ev.time_s - untimed, interval,
+        min(ev.time_lower_bound_s, ev.time_s - untimed), ev.fits, ev.shortfall_bytes, problems,
+        published_phases, tuple(predicted.items()),
     )  # fmt: skip
+
+
+def untimed_s(recipe: Recipe, predicted: Mapping[str, float]) -> float:
+    """Predicted seconds of the phases the source's step leaves out (:attr:`Recipe.untimed`;
+    they do not depend on the response lengths, so the interval's ends shift by the same)."""
+    return sum(predicted.get(name, 0.0) for name in recipe.untimed)
 
 
 def summarize(rows: Sequence[RlRunRow]) -> dict[str, dict[str, Any]]:
