@@ -108,7 +108,9 @@ class Behaviour:
     packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
     :mod:`rlmcost.perf.policy_worker`). ``pp_pads_packed_bins``: under sequence packing with
     pipeline parallelism its Megatron worker pads every packed micro-batch to the rank's largest
-    one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`)."""
+    one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`). ``stream_group_gate``: its streaming
+    rollout (``partial_rollout``) admits whole prompt groups and frees a group's place only when
+    the group's last sample returns (NeMo RL; :mod:`rlmcost.placement.group_gate`)."""
 
     colocated: str
     apart: str
@@ -129,6 +131,7 @@ class Behaviour:
     hf_source: str = ""
     packed_loss_per_sequence: bool = False
     pp_pads_packed_bins: bool = False
+    stream_group_gate: bool = False
 
 
 @dataclass(frozen=True)

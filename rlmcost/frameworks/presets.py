@@ -544,8 +544,12 @@ PRESETS: dict[Framework, Preset] = {
                   "loss/wrapper.py at v0.6.0-v0.7.0) unless sequence_packing.fuse_loss; "
                   "under packing with PP > 1 every packed micro-batch padded to the rank's "
                   "largest (nemo_rl/models/megatron/data.py "
-                  "_get_pack_sequence_parameters_for_megatron at v0.7.0)",
-                  param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
+                  "_get_pack_sequence_parameters_for_megatron at v0.7.0); async GRPO "
+                  "admits whole prompt groups and frees a group's place when its last "
+                  "sample returns (nemo_rl/algorithms/async_utils.py _inflight_sema at "
+                  "v0.6.0, async_utils/trajectory_collector.py at v0.7.0)",
+                  param_round_trips=1, stream_group_gate=True,
+                  logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
                   hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
                   hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "

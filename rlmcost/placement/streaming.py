@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.compiled.blocks import work_prefill
+from rlmcost.placement.group_gate import GroupGate
 from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.timing import PREFILL, PhaseTime
 
@@ -108,14 +109,17 @@ def stream(
     engine: Engine | None,
     counting: AttnCounting,
     depth: int = 1,
+    gate: GroupGate | None = None,
 ) -> Stream:
     """One replica's share ``lengths`` in the streaming steady state (module docstring);
     ``slots``: its in-flight limit (at most ``depth`` shares: the batches the framework lets
-    into flight at once, :func:`in_flight_batches`)."""
+    into flight at once, :func:`in_flight_batches`); ``gate``: the framework admits whole prompt
+    groups (:mod:`rlmcost.placement.group_gate`)."""
     active = max(1, min(slots, depth * len(lengths)))
     m = STREAM_BATCHES
-    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine)
-    many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine)
+    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine, gate=gate)
+    many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine,
+                    gate=gate)  # fmt: skip
     k = 1.0 / (m - 1)
     decode = PhaseTime(
         (many.time.compute_s - one.time.compute_s) * k,
