@@ -65,6 +65,8 @@ def expected_longest(lengths: tuple[int, ...], k: int) -> int:
     """
     xs = sorted(lengths)
     n = len(xs)
+    if n == 0:
+        return 0
     total = sum(x * (i**k - (i - 1) ** k) for i, x in enumerate(xs, 1))
     return -(-total // n**k)
 
