@@ -29,7 +29,13 @@ from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.placement import group_jobs
-from rlmcost.placement.group_gate import GroupGate, admit_grouped, expected_longest, gate_for
+from rlmcost.placement.group_gate import (
+    GroupGate,
+    StreamRules,
+    admit_grouped,
+    expected_longest,
+    gate_for,
+)
 from rlmcost.placement.rollout import _admit
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import recipe
@@ -70,24 +76,31 @@ def test_gate_for_deals_a_group_round_robin_over_the_replicas():
     assert gate_for((10,) * 8, 16, 32, 2).unit == 1
 
 
-def test_only_nemo_rl_gates_its_stream():
+def test_only_nemo_rl_gates_its_stream_and_keeps_the_kv_caches():
     nemo = behaviour("nemo-rl")
-    assert nemo is not None and nemo.stream_group_gate
+    assert nemo is not None and nemo.stream_group_gate and nemo.stream_keeps_kv
     for name in ("verl", "areal", "openrlhf", "slime"):
         b = behaviour(name)
-        assert b is None or not b.stream_group_gate
+        assert b is None or not (b.stream_group_gate or b.stream_keeps_kv)
 
 
-def _generation_s(row: str, gated: bool) -> float:
+def _generation(row: str, rules: StreamRules | None = None):  # noqa: ANN202 - Job
+    """The row's generation job; ``rules`` in place of the framework's (None: its own)."""
     r = recipe(RECORDS[row])
     assert r.query is not None
     run = run_from_argv(r.query.algorithm, list(r.argv))
     run = run.replace(**r.overlay) if r.overlay else run
     with memo.plain(), pytest.MonkeyPatch.context() as mp:
-        if not gated:
-            mp.setattr(group_jobs, "framework_gate", lambda *a: None)
+        if rules is not None:
+            mp.setattr(group_jobs, "framework_stream", lambda *a: rules)
         ev = evaluate_deployment(run)
-    return ev.jobs_of(Kind.GENERATE)[0].predicted_s
+    return ev.jobs_of(Kind.GENERATE)[0]
+
+
+def _generation_s(row: str, gated: bool) -> float:
+    """The row's generation seconds without a re-prefill, with or without the gate."""
+    own = None if gated else StreamRules(None, reprefill=False)
+    return _generation(row, own).predicted_s
 
 
 def test_the_gate_slows_an_engine_with_room_and_not_a_kv_limited_one():
@@ -97,3 +110,24 @@ def test_the_gate_slows_an_engine_with_room_and_not_a_kv_limited_one():
     tight = "nemo-rl-v0.6-h100-qwen3-235b-a22b-grpo-1off-256gpu"
     assert _generation_s(roomy, True) > 1.1 * _generation_s(roomy, False)
     assert _generation_s(tight, True) < 1.05 * _generation_s(tight, False)
+
+
+def test_nemo_rl_charges_no_re_prefill_at_the_refit():
+    # resume_after_refit invalidates the KV caches only under
+    # recompute_kv_cache_after_weight_updates (false in grpo_math_1B.yaml, v0.5.0-v0.7.0)
+    row = "nemo-rl-v0.7-h100-qwen3-30b-a3b-grpo-8off-192gpu"
+    own = _generation(row)
+    assert own.predicted_parts_s["reprefill_s"] == 0.0
+    plain = _generation(row, StreamRules())  # a framework that recomputes them (AReaL, verl)
+    assert plain.predicted_parts_s["reprefill_s"] > 0.0
+    assert plain.predicted_s > own.predicted_s
+
+
+def test_partial_rollout_help_names_nemo_rls_own_stream():
+    import typer.main
+
+    from rlmcost.cli import app
+
+    cmd = typer.main.get_command(app).get_command(None, "grpo")  # type: ignore[attr-defined]
+    (text,) = [p.help or "" for p in cmd.params if "--partial-rollout" in p.opts]
+    assert "whole prompt groups" in text and "stale KV caches" in text

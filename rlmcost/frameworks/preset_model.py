@@ -110,7 +110,9 @@ class Behaviour:
     pipeline parallelism its Megatron worker pads every packed micro-batch to the rank's largest
     one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`). ``stream_group_gate``: its streaming
     rollout (``partial_rollout``) admits whole prompt groups and frees a group's place only when
-    the group's last sample returns (NeMo RL; :mod:`rlmcost.placement.group_gate`)."""
+    the group's last sample returns, and ``stream_keeps_kv``: the samples in flight keep their
+    KV caches across a weight update, no re-prefill (NeMo RL;
+    :mod:`rlmcost.placement.group_gate`)."""
 
     colocated: str
     apart: str
@@ -132,6 +134,7 @@ class Behaviour:
     packed_loss_per_sequence: bool = False
     pp_pads_packed_bins: bool = False
     stream_group_gate: bool = False
+    stream_keeps_kv: bool = False
 
 
 @dataclass(frozen=True)

@@ -547,8 +547,10 @@ PRESETS: dict[Framework, Preset] = {
                   "_get_pack_sequence_parameters_for_megatron at v0.7.0); async GRPO "
                   "admits whole prompt groups and frees a group's place when its last "
                   "sample returns (nemo_rl/algorithms/async_utils.py _inflight_sema at "
-                  "v0.6.0, async_utils/trajectory_collector.py at v0.7.0)",
-                  param_round_trips=1, stream_group_gate=True,
+                  "v0.6.0, async_utils/trajectory_collector.py at v0.7.0) and keeps the "
+                  "stale KV caches across in-flight weight updates (resume_after_refit; "
+                  "recompute_kv_cache_after_weight_updates false in grpo_math_1B.yaml)",
+                  param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
                   logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
                   hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,

@@ -28,6 +28,15 @@ samples on the other replicas, which this replica does not see: it frees at the 
 replica's own last finish and the group's admission plus :func:`expected_longest` of K
 samples (the expected maximum of K independent draws from the replica's lengths, exact
 integer arithmetic, rounded up).
+
+The same framework keeps the KV caches of the samples in flight across a weight update:
+``resume_after_refit`` invalidates them only under ``grpo.async_grpo.
+recompute_kv_cache_after_weight_updates`` (false in examples/configs/grpo_math_1B.yaml at
+v0.5.0-v0.7.0: "keep using the stale KV caches (Magistral-style implementation)"), and the
+refit reaches the running vLLM ``AsyncLLM`` through ``collective_rpc`` between engine steps
+(nemo_rl/models/generation/vllm/vllm_worker_async.py ``update_weights_from_collective_async``),
+so no sample recomputes its context: :class:`StreamRules` ``reprefill`` false
+(``Behaviour.stream_keeps_kv``), where AReaL and verl re-prefill (:mod:`.streaming`).
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ if TYPE_CHECKING:
 GATE_NOTE = ("; the framework admits whole prompt groups and frees a group's place only when its "
              "last sample has returned (NeMo RL's _inflight_sema), so a finished sample's slot "
              "stays empty until its group is done unless admitted samples wait for it")
+KEEP_KV_NOTE = ("; the samples in flight keep their KV caches across the weight update (NeMo RL's "
+                "default recompute_kv_cache_after_weight_updates false): no re-prefill")
 
 
 @dataclass(frozen=True)
@@ -81,16 +92,28 @@ def gate_for(lengths: tuple[int, ...], samples_per_prompt: int, replicas: int,
     return GroupGate(unit, groups * depth, expected_longest(lengths, samples_per_prompt))
 
 
-def framework_gate(setup: Setup, lengths: tuple[int, ...], replicas: int,
-                   depth: int) -> GroupGate | None:  # fmt: skip
-    """The gate of the deployment's framework on a streaming rollout
-    (``Behaviour.stream_group_gate``, :func:`gate_for` with the workload's samples per prompt);
-    None where it streams sample by sample or the iteration is idealized."""
+@dataclass(frozen=True)
+class StreamRules:
+    """What a framework's streaming rollout does its own way (module docstring): the
+    prompt-group ``gate`` (None: sample by sample) and ``reprefill``, whether the samples in
+    flight recompute their KV caches at a weight update."""
+
+    gate: GroupGate | None = None
+    reprefill: bool = True
+
+
+def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
+                     depth: int) -> StreamRules:  # fmt: skip
+    """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
+    with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
+    the plain stream where the framework has none or the iteration is idealized."""
     d = setup.deployment
     beh = None if d.ideal else behaviour(d.framework)
-    if beh is None or not beh.stream_group_gate:
-        return None
-    return gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
+    if beh is None:
+        return StreamRules()
+    gate = (gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
+            if beh.stream_group_gate else None)  # fmt: skip
+    return StreamRules(gate, not beh.stream_keeps_kv)
 
 
 def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:

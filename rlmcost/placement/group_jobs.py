@@ -63,7 +63,7 @@ from rlmcost.placement.group_dschat import (
     dschat_gathers_s,
     dschat_group,
 )
-from rlmcost.placement.group_gate import framework_gate
+from rlmcost.placement.group_gate import framework_stream
 from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
@@ -353,7 +353,7 @@ def _generate(
                             f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
         st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
                     engine_model(g, task), g.s.counting, depth,
-                    framework_gate(g.s, mine, replicas, depth))  # fmt: skip
+                    framework_stream(g.s, mine, replicas, depth))  # fmt: skip
         time, pred = st.time, max(st.predicted_s, st.time.bound_s)
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip

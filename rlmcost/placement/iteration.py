@@ -52,7 +52,7 @@ from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
-from rlmcost.placement.group_gate import GATE_NOTE, framework_gate
+from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, framework_stream
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
@@ -259,6 +259,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
+        rules = framework_stream(setup, (1,), 1, 1)
         notes.append(
             "partial rollout: the engines stream across batches (a finished sample's slot "
             "refilled at once, the in-flight samples interrupted at each weight update and "
@@ -266,7 +267,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             "occupancy plus that re-prefill, without the batch's long tail"
             + (f"; up to {setup.deployment.rollout_in_flight} batches in flight at once"
                if setup.deployment.rollout_in_flight > 1 else "")
-            + (GATE_NOTE if framework_gate(setup, (1,), 1, 1) else "")
+            + (GATE_NOTE if rules.gate else "") + ("" if rules.reprefill else KEEP_KV_NOTE)
         )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
