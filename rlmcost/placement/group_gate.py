@@ -51,11 +51,12 @@ if TYPE_CHECKING:
     from rlmcost.placement.inputs import Setup
 
 
-GATE_NOTE = ("; the framework admits whole prompt groups and frees a group's place only when its "
-             "last sample has returned (NeMo RL's _inflight_sema), so a finished sample's slot "
-             "stays empty until its group is done unless admitted samples wait for it")
-KEEP_KV_NOTE = ("; the samples in flight keep their KV caches across the weight update (NeMo RL's "
-                "default recompute_kv_cache_after_weight_updates false): no re-prefill")
+GATE_NOTE = ("whole prompt groups admitted, a group's place freed only when its last sample has "
+             "returned (NeMo RL's _inflight_sema), so a finished sample's slot stays empty until "
+             "its group is done unless admitted samples wait for it")
+KEEP_KV_NOTE = ("; the in-flight samples continue across each weight update with their KV caches "
+                "kept, no re-prefill (NeMo RL's default recompute_kv_cache_after_weight_updates "
+                "false)")
 
 
 @dataclass(frozen=True)

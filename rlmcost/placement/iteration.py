@@ -261,13 +261,15 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     if setup.deployment.partial_rollout:
         rules = framework_stream(setup, (1,), 1, 1)
         notes.append(
-            "partial rollout: the engines stream across batches (a finished sample's slot "
-            "refilled at once, the in-flight samples interrupted at each weight update and "
-            "resumed with their KV cache recomputed): generation is one batch at the stream's "
-            "occupancy plus that re-prefill, without the batch's long tail"
+            "partial rollout: the engines stream across batches ("
+            + (GATE_NOTE if rules.gate else "a finished sample's slot refilled at once")
+            + (", the in-flight samples interrupted at each weight update and resumed with "
+               "their KV cache recomputed" if rules.reprefill else KEEP_KV_NOTE)
+            + "): generation is one batch at the stream's occupancy"
+            + (" plus that re-prefill" if rules.reprefill else "")
+            + ", without the batch's long tail"
             + (f"; up to {setup.deployment.rollout_in_flight} batches in flight at once"
                if setup.deployment.rollout_in_flight > 1 else "")
-            + (GATE_NOTE if rules.gate else "") + ("" if rules.reprefill else KEEP_KV_NOTE)
         )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle
