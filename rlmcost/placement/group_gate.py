@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from rlmcost.frameworks.presets import behaviour
@@ -51,12 +52,16 @@ if TYPE_CHECKING:
     from rlmcost.placement.inputs import Setup
 
 
-GATE_NOTE = ("whole prompt groups admitted, a group's place freed only when its last sample has "
-             "returned (NeMo RL's _inflight_sema), so a finished sample's slot stays empty until "
-             "its group is done unless admitted samples wait for it")
-KEEP_KV_NOTE = ("; the in-flight samples continue across each weight update with their KV caches "
-                "kept, no re-prefill (NeMo RL's default recompute_kv_cache_after_weight_updates "
-                "false)")
+GATE_NOTE = (
+    "whole prompt groups admitted, a group's place freed only when its last sample has "
+    "returned (NeMo RL's _inflight_sema), so a finished sample's slot stays empty until "
+    "its group is done unless admitted samples wait for it"
+)
+KEEP_KV_NOTE = (
+    "; the in-flight samples continue across each weight update with their KV caches "
+    "kept, no re-prefill (NeMo RL's default recompute_kv_cache_after_weight_updates "
+    "false)"
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class GroupGate:
     hold: int  # decode steps a group keeps its place at least: E[longest of its K samples]
 
 
+@cache
 def expected_longest(lengths: tuple[int, ...], k: int) -> int:
     """E[max of ``k`` independent draws from ``lengths``] (uniform), rounded up: with the
     lengths sorted x_1 <= .. <= x_n, sum_i x_i ((i / n)^k - ((i - 1) / n)^k), exact.
