@@ -352,8 +352,8 @@ def deployment_options() -> dict[str, Any]:
                 "--partial-rollout", rich_help_panel=p,
                 help="Asynchronous rollout streams across batches: generation interrupted at a "
                 "weight update resumes with its partial output (AReaL, verl fully-async "
-                "partial_rollout, NeMo RL in-flight weight updates); needs --placement async "
-                "or combined.")],
+                "partial_rollout, NeMo RL in-flight weight updates, which admit whole prompt "
+                "groups and keep the stale KV caches); needs --placement async or combined.")],
             False,
         ),  # fmt: skip
         "in_flight_batches": (

@@ -388,10 +388,10 @@ def _async(r: Reader, q: ImportedQuery) -> None:
         q.convert(f"{a}.in_flight_weight_updates=true", "--in-flight-batches", age,
                   "the engines stream across refits, num_prompts_per_step x "
                   "max_trajectory_age_steps prompt groups in flight", default=1)  # fmt: skip
-        if not recompute:
-            q.note("recompute_kv_cache_after_weight_updates false: NeMo RL keeps the KV caches "
-                   "computed under the old weights; --partial-rollout counts their "
-                   "recomputation (reprefill_s, an upper bound)")  # fmt: skip
+        q.note("recompute_kv_cache_after_weight_updates true: not modelled, rlmcost keeps the "
+               "KV caches as NeMo RL's default does (no re-prefill)" if recompute else
+               "recompute_kv_cache_after_weight_updates false: NeMo RL keeps the KV caches "
+               "computed under the old weights, no re-prefill")  # fmt: skip
     elif in_flight:
         q.note("in_flight_weight_updates needs vllm_cfg.async_engine: the refit waits for the "
                "generations in flight (each batch drains)")  # fmt: skip

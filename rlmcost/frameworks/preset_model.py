@@ -111,7 +111,11 @@ class Behaviour:
     one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`). ``optimizer_offload_pageable``: its
     between-phases optimizer offload copies the states tensor by tensor into pageable host
     memory and back; ``grads_offload_frees``: its between-phases gradient offload frees the
-    buffers and re-zeroes them, moving nothing (both :mod:`rlmcost.perf.host_offload`)."""
+    buffers and re-zeroes them, moving nothing (both :mod:`rlmcost.perf.host_offload`).
+    ``stream_group_gate``: its streaming rollout (``partial_rollout``) admits whole prompt
+    groups and frees a group's place only when the group's last sample returns, and
+    ``stream_keeps_kv``: the samples in flight keep their KV caches across a weight update, no
+    re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`)."""
 
     colocated: str
     apart: str
@@ -134,6 +138,8 @@ class Behaviour:
     pp_pads_packed_bins: bool = False
     optimizer_offload_pageable: bool = False
     grads_offload_frees: bool = False
+    stream_group_gate: bool = False
+    stream_keeps_kv: bool = False
 
 
 @dataclass(frozen=True)

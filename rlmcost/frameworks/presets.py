@@ -568,9 +568,15 @@ PRESETS: dict[Framework, Preset] = {
                   "_get_pack_sequence_parameters_for_megatron at v0.7.0); the optimizer "
                   "states moved tensor by tensor into pageable host memory and back "
                   "(megatron_policy_worker.py move_optimizer, v.to('cpu')) and the Megatron "
-                  "gradient buffers freed, not copied (param_and_grad_buffer.py offload_to_cpu)",
+                  "gradient buffers freed, not copied (param_and_grad_buffer.py offload_to_cpu); "
+                  "async GRPO admits whole prompt groups and frees a group's place when its last "
+                  "sample returns (nemo_rl/algorithms/async_utils.py _inflight_sema at "
+                  "v0.6.0, async_utils/trajectory_collector.py at v0.7.0) and keeps the "
+                  "stale KV caches across in-flight weight updates (resume_after_refit; "
+                  "recompute_kv_cache_after_weight_updates false in grpo_math_1B.yaml)",
                   optimizer_offload_pageable=True, grads_offload_frees=True,
-                  param_round_trips=1, logprob_head="nemo-rl-distributed-logprob",
+                  param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
+                  logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
                   hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
                   hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "

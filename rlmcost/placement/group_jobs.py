@@ -15,9 +15,8 @@ Beside the bound every job carries a prediction (``predicted_s``; the bound stay
 ``time``): generation through the rollout timeline with the engine model of
 :mod:`rlmcost.perf.generation` (kernels by shape, TP all-reduces, per-step overhead, chunked
 prefill), forwards and training steps with :mod:`rlmcost.perf.rl_step` (per-kernel efficiency,
-exposed communication, bubbles, the optimizer; packed sequences:
-:mod:`rlmcost.placement.group_passes`), never below the bound. Each
-job has the phase name the frameworks print (``PHASES``). Framework behaviours on top:
+exposed communication, bubbles, the optimizer; packed: ``group_passes``), never below the
+bound; each job has the phase name the frameworks print (``PHASES``). Framework behaviours:
 static batchers (HF ``generate``, DeepSpeed-Chat's Hybrid Engine, an engine handed
 ``sequences_per_call`` at a time) pad each batch, in admission order, to its longest (more
 sequences than slots batch continuously inside, the next call starting when it returns: verl's
@@ -26,8 +25,7 @@ faster than its blog's rate and waits for every ZeRO-3 gather (:func:`dschat_flo
 realhf no faster than its paper's (``group_realhf``); vLLM admits by paged KV blocks and
 preempts (``placement.paged``; recomputations join the work), SGLang holds full lengths.
 
-The group's transfers (resharding, refit, sleep/wake, controller, offload switches) are
-:mod:`rlmcost.placement.group_transfers`.
+The group's transfers (resharding, refit, sleep/wake, controller, offload) are ``group_transfers``.
 """
 
 from __future__ import annotations
@@ -62,6 +60,7 @@ from rlmcost.placement.group_dschat import (
     dschat_gathers_s,
     dschat_group,
 )
+from rlmcost.placement.group_gate import framework_stream
 from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
@@ -353,7 +352,8 @@ def _generate(
             raise SpecError(f"--partial-rollout streams samples through a continuous-batching "
                             f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
         st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
-                    engine_model(g, task), g.s.counting, depth)  # fmt: skip
+                    engine_model(g, task), g.s.counting, depth,
+                    framework_stream(g.s, mine, replicas, depth))  # fmt: skip
         time, pred = st.time, max(st.predicted_s, st.time.bound_s)
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip

@@ -52,6 +52,7 @@ from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
+from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, framework_stream
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
@@ -258,11 +259,15 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
+        rules = framework_stream(setup, (1,), 1, 1)
         notes.append(
-            "partial rollout: the engines stream across batches (a finished sample's slot "
-            "refilled at once, the in-flight samples interrupted at each weight update and "
-            "resumed with their KV cache recomputed): generation is one batch at the stream's "
-            "occupancy plus that re-prefill, without the batch's long tail"
+            "partial rollout: the engines stream across batches ("
+            + (GATE_NOTE if rules.gate else "a finished sample's slot refilled at once")
+            + (", the in-flight samples interrupted at each weight update and resumed with "
+               "their KV cache recomputed" if rules.reprefill else KEEP_KV_NOTE)
+            + "): generation is one batch at the stream's occupancy"
+            + (" plus that re-prefill" if rules.reprefill else "")
+            + ", without the batch's long tail"
             + (f"; up to {setup.deployment.rollout_in_flight} batches in flight at once"
                if setup.deployment.rollout_in_flight > 1 else "")
         )  # fmt: skip

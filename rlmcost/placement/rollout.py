@@ -59,6 +59,7 @@ from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
+from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment, paged_admit, prefill_flops
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
@@ -258,12 +259,14 @@ def timeline(
     engine: Engine | None = None,
     call: int | None = None,
     paged: Paged | None = None,
+    gate: GroupGate | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
     ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
-    another (:func:`_admit`). Deterministic; plain Python, run by run (:class:`Run`): the cost
-    of a rollout grows with its admissions and finishes, not with its decode steps."""
+    another (:func:`_admit`); ``gate``: admitted behind a prompt-group gate (:mod:`.group_gate`).
+    Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
+    admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
     n = len(lengths)
@@ -272,7 +275,8 @@ def timeline(
     slots = max(1, min(slots, n))
     resp = [lengths[i] for i in admission_order(n)]
     if paged is None:
-        start, slot_of = _admit(resp, slots, call)
+        start, slot_of = (_admit(resp, slots, call) if gate is None
+                          else admit_grouped(resp, slots, gate))  # fmt: skip
         segs: Sequence[Segment] = [
             Segment(i, s0, s0 + r, prompt, s)
             for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))

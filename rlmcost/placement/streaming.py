@@ -26,8 +26,9 @@ the samples in flight stop and later resume under the new weights.
   nemo_rl/algorithms/async_utils.py ``AsyncTrajectoryCollector``: ``prepare_for_refit`` does
   not wait for the generations in flight, which continue under the new weights, and new prompt
   groups start as old ones finish, up to ``num_prompts_per_step x max_trajectory_age_steps``
-  of them, the ``_inflight_sema``; ``recompute_kv_cache_after_weight_updates`` false by
-  default keeps the old KV caches, so the re-prefill below is an upper bound there).
+  of them, the ``_inflight_sema``, admitted a whole prompt group at a time; its
+  ``recompute_kv_cache_after_weight_updates`` false by default keeps the old KV caches, so no
+  re-prefill there: :mod:`rlmcost.placement.group_gate`).
 
 Without partial rollouts (verl's one-step-off policy, fully-async mode (c), NeMo RL's async
 GRPO without in-flight weight updates) each batch still waits for its longest sample: the plain
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.compiled.blocks import work_prefill
+from rlmcost.placement.group_gate import StreamRules
 from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.timing import PREFILL, PhaseTime
 
@@ -108,14 +110,18 @@ def stream(
     engine: Engine | None,
     counting: AttnCounting,
     depth: int = 1,
+    rules: StreamRules = StreamRules(),  # noqa: B008 - frozen
 ) -> Stream:
     """One replica's share ``lengths`` in the streaming steady state (module docstring);
     ``slots``: its in-flight limit (at most ``depth`` shares: the batches the framework lets
-    into flight at once, :func:`in_flight_batches`)."""
+    into flight at once, :func:`in_flight_batches`); ``rules``: the framework's own (a
+    prompt-group gate, no re-prefill: :mod:`rlmcost.placement.group_gate`)."""
+    gate = rules.gate
     active = max(1, min(slots, depth * len(lengths)))
     m = STREAM_BATCHES
-    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine)
-    many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine)
+    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine, gate=gate)
+    many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine,
+                    gate=gate)  # fmt: skip
     k = 1.0 / (m - 1)
     decode = PhaseTime(
         (many.time.compute_s - one.time.compute_s) * k,
@@ -132,6 +138,8 @@ def stream(
     bound = max(c, mem, cost.gather_s)
     again = PhaseTime(c, mem, bound, bound if c >= bound else 0.0)
     pred_again = bound if engine is None else max(engine.prefill_s(active * ctx, ctx), bound)
+    if not rules.reprefill:  # the framework keeps the stale KV caches
+        again, pred_again = PhaseTime(0.0, 0.0, 0.0, 0.0), 0.0
     time = decode + again
     predicted = max(pred_decode + pred_prefill, decode.bound_s) + pred_again
     return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx)

@@ -1,0 +1,153 @@
+"""Prompt-group admission of a streaming rollout: a group's place frees with its last sample.
+
+NeMo RL's async GRPO with in-flight weight updates streams prompt groups through the engines
+(:mod:`rlmcost.placement.streaming`), but it admits them a whole group at a time and frees a
+group's place only when every sample of the group has returned:
+
+* NVIDIA-NeMo/RL v0.6.0 nemo_rl/algorithms/async_utils.py ``AsyncTrajectoryCollector``
+  (v0.7.0: nemo_rl/algorithms/async_utils/trajectory_collector.py, the same logic):
+  ``_process_batch`` starts one thread per prompt group after ``_inflight_sema.acquire()``;
+  the thread (``_run_prompt_group_worker``) runs the group's ``num_generations_per_prompt``
+  samples through ``run_async_multi_turn_rollout`` (nemo_rl/experience/rollouts.py, which
+  awaits all of them with ``asyncio.gather``), pushes the group to the replay buffer and only
+  then, in its ``finally``, calls ``_inflight_sema.release()``. The semaphore holds
+  ``num_prompts_per_step x max_trajectory_age_steps`` groups.
+* Each sample is its own ``generate_async`` call, dealt round-robin over the engines'
+  data-parallel shards (nemo_rl/models/generation/vllm/vllm_generation.py
+  ``current_generate_dp_shard_idx``), so a group's K samples spread over the R replicas,
+  ceil(K / R) of them on the replica simulated.
+
+So the slot of a finished sample stays empty until its whole group is done, unless samples of
+groups already admitted wait for it: with the engine's slots to spare (a large KV cache) the
+stream runs below its slot count; with a KV-limited engine the admitted groups' waiting
+samples fill it and the gate costs little.
+
+The replica simulated (:func:`rlmcost.placement.rollout.timeline`) holds its share of each
+group, ``unit`` samples consecutive in arrival order. The group's place also waits for its
+samples on the other replicas, which this replica does not see: it frees at the later of the
+replica's own last finish and the group's admission plus :func:`expected_longest` of K
+samples (the expected maximum of K independent draws from the replica's lengths, exact
+integer arithmetic, rounded up).
+
+The same framework keeps the KV caches of the samples in flight across a weight update:
+``resume_after_refit`` invalidates them only under ``grpo.async_grpo.
+recompute_kv_cache_after_weight_updates`` (false in examples/configs/grpo_math_1B.yaml at
+v0.5.0-v0.7.0: "keep using the stale KV caches (Magistral-style implementation)"), and the
+refit reaches the running vLLM ``AsyncLLM`` through ``collective_rpc`` between engine steps
+(nemo_rl/models/generation/vllm/vllm_worker_async.py ``update_weights_from_collective_async``),
+so no sample recomputes its context: :class:`StreamRules` ``reprefill`` false
+(``Behaviour.stream_keeps_kv``), where AReaL and verl re-prefill (:mod:`.streaming`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from rlmcost.frameworks.presets import behaviour
+
+if TYPE_CHECKING:
+    from rlmcost.placement.inputs import Setup
+
+
+GATE_NOTE = (
+    "whole prompt groups admitted, a group's place freed only when its last sample has "
+    "returned (NeMo RL's _inflight_sema), so a finished sample's slot stays empty until "
+    "its group is done unless admitted samples wait for it"
+)
+KEEP_KV_NOTE = (
+    "; the in-flight samples continue across each weight update with their KV caches "
+    "kept, no re-prefill (NeMo RL's default recompute_kv_cache_after_weight_updates "
+    "false)"
+)
+
+
+@dataclass(frozen=True)
+class GroupGate:
+    """How a streaming rollout admits prompt groups on one replica (module docstring)."""
+
+    unit: int  # samples of one group on this replica (ceil(K / R))
+    in_flight: int  # groups admitted at once, this replica's share of the semaphore
+    hold: int  # decode steps a group keeps its place at least: E[longest of its K samples]
+
+
+@cache
+def expected_longest(lengths: tuple[int, ...], k: int) -> int:
+    """E[max of ``k`` independent draws from ``lengths``] (uniform), rounded up: with the
+    lengths sorted x_1 <= .. <= x_n, sum_i x_i ((i / n)^k - ((i - 1) / n)^k), exact.
+
+    >>> expected_longest((1, 3), 1), expected_longest((1, 3), 2)  # 2, then 1/4 + 3 * 3/4
+    (2, 3)
+    """
+    xs = sorted(lengths)
+    n = len(xs)
+    if n == 0:
+        return 0
+    total = sum(x * (i**k - (i - 1) ** k) for i, x in enumerate(xs, 1))
+    return -(-total // n**k)
+
+
+def gate_for(lengths: tuple[int, ...], samples_per_prompt: int, replicas: int,
+             depth: int) -> GroupGate:  # fmt: skip
+    """The gate of a replica holding ``lengths`` (its share of one batch) when groups of
+    ``samples_per_prompt`` are dealt round-robin over ``replicas`` and ``depth`` batches'
+    groups may be in flight (the semaphore)."""
+    unit = max(1, -(-samples_per_prompt // replicas))
+    groups = max(1, -(-len(lengths) // unit))
+    return GroupGate(unit, groups * depth, expected_longest(lengths, samples_per_prompt))
+
+
+@dataclass(frozen=True)
+class StreamRules:
+    """What a framework's streaming rollout does its own way (module docstring): the
+    prompt-group ``gate`` (None: sample by sample) and ``reprefill``, whether the samples in
+    flight recompute their KV caches at a weight update."""
+
+    gate: GroupGate | None = None
+    reprefill: bool = True
+
+
+def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
+                     depth: int) -> StreamRules:  # fmt: skip
+    """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
+    with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
+    the plain stream where the framework has none or the iteration is idealized."""
+    d = setup.deployment
+    beh = None if d.ideal else behaviour(d.framework)
+    if beh is None:
+        return StreamRules()
+    gate = (gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
+            if beh.stream_group_gate else None)  # fmt: skip
+    return StreamRules(gate, not beh.stream_keeps_kv)
+
+
+def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:
+    """Continuous batching behind the group gate: the sequences, in arrival order, come in
+    groups of ``gate.unit``; a group enters when fewer than ``gate.in_flight`` are in flight
+    (else when the earliest in flight frees its place), and each of its sequences then takes
+    the first free slot. Returns (start step, slot) per sequence, as ``rollout._admit``.
+
+    >>> admit_grouped([3, 1, 1, 1], 2, GroupGate(2, 1, 0))  # the second group waits for 3
+    ([0, 0, 3, 3], [0, 1, 1, 0])
+    >>> admit_grouped([3, 1, 1, 1], 2, GroupGate(2, 1, 5))  # or for the group's hold
+    ([0, 0, 5, 5], [0, 1, 1, 0])
+    """
+    free = [(0, s) for s in range(slots)]
+    frees: list[int] = []  # steps at which the groups in flight free their places
+    start, slot_of = [], []
+    floor = 0
+    for u0 in range(0, len(lengths), gate.unit):
+        if len(frees) >= gate.in_flight:
+            floor = max(floor, heapq.heappop(frees))
+        done = floor + gate.hold
+        for length in lengths[u0 : u0 + gate.unit]:
+            t0, s = heapq.heappop(free)
+            t0 = max(t0, floor)
+            start.append(t0)
+            slot_of.append(s)
+            heapq.heappush(free, (t0 + length, s))
+            done = max(done, t0 + length)
+        heapq.heappush(frees, done)
+    return start, slot_of
