@@ -102,6 +102,26 @@ def logits_mode(code_date: str) -> str:
     return "materialized" if code_date < SELECTIVE_LOG_SOFTMAX_DATE else "low-memory"
 
 
+ENGINE_UTILIZATION_ARG_DATE = "2025-02-07"
+"""The day OpenRLHF began passing ``gpu_memory_utilization`` to its vLLM engines (PR 677,
+commit c10f02bd, "Support hybrid engine and vllm rlhf API": ``--vllm_gpu_memory_utilization``,
+default 0.9 then, 0.95 now). Before it ``create_vllm_engines`` (openrlhf/trainer/ray/
+vllm_engine.py at dbdd43b0, 2024-03-26, and 391e1de4, 2024-05-18) built ``vllm.LLM(pretrain,
+trust_remote_code, tensor_parallel_size, dtype, seed)`` with no utilization, so the engines ran
+at vLLM's own default, :data:`VLLM_LLM_DEFAULT_UTILIZATION`."""
+
+VLLM_LLM_DEFAULT_UTILIZATION = 0.9
+"""``gpu_memory_utilization`` of ``vllm.LLM`` when the caller gives none (vllm/entrypoints/
+llm.py ``LLM.__init__``, ``gpu_memory_utilization: float = 0.9``)."""
+
+
+def engine_utilization(code_date: str) -> float | None:
+    """The engines' ``gpu_memory_utilization`` that OpenRLHF code of ``code_date`` (ISO date)
+    ran without the argument: vLLM's default before :data:`ENGINE_UTILIZATION_ARG_DATE`, else
+    None (the importer reads ``--vllm_gpu_memory_utilization``)."""
+    return VLLM_LLM_DEFAULT_UTILIZATION if code_date < ENGINE_UTILIZATION_ARG_DATE else None
+
+
 def parse_args(argv: list[str]) -> dict[str, Any]:
     """``--key value`` / ``--switch`` tokens into a mapping of raw values (strings, True,
     lists); unknown ``--keys`` keep their following value, if any. No code runs."""

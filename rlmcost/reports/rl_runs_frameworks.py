@@ -277,13 +277,23 @@ def _verl_async(s: dict[str, Any], a: Mapping[str, Any], record: Record,
 def openrlhf(record: Record) -> Mapped:
     """The example script's arguments through :func:`~rlmcost.frameworks.openrlhf.
     import_openrlhf`, the GPUs split by :data:`OPENRLHF_RATIO`."""
-    from rlmcost.frameworks.openrlhf import SELECTIVE_LOG_SOFTMAX_DATE, import_openrlhf, logits_mode
+    from rlmcost.frameworks.openrlhf import (
+        ENGINE_UTILIZATION_ARG_DATE,
+        SELECTIVE_LOG_SOFTMAX_DATE,
+        engine_utilization,
+        import_openrlhf,
+        logits_mode,
+    )
 
     argv: list[str] = []
     for key, value in record["framework_settings"].items():
         if not key.startswith("--") or key == "--vllm_tensor_parallel_size":
             continue  # the script's name; the engines' TP, set below
         argv += [key] if value is True else [key, str(value)]
+    code = str(record["framework_settings"].get("code_date", SELECTIVE_LOG_SOFTMAX_DATE))
+    util = engine_utilization(code)
+    if util is not None and "--vllm_gpu_memory_utilization" not in record["framework_settings"]:
+        argv += ["--vllm_gpu_memory_utilization", str(util)]
     name = model_name(record)
     argv += ["--pretrain", name, "--reward_pretrain", name]
     gpus = int(record["gpus"])
@@ -302,7 +312,6 @@ def openrlhf(record: Record) -> Mapped:
     q = import_openrlhf(argv)
     q.source = "rl_runs.json framework_settings as train_ppo_ray arguments"
     per_call = _openrlhf_calls(record, q)
-    code = str(record["framework_settings"].get("code_date", SELECTIVE_LOG_SOFTMAX_DATE))
     choices = [
         f"GPUs per model ref:reward:critic:actor:vLLM = 1:1:2:2:2 x {unit} (OpenRLHF "
         "benchmark/README.md), each model on its own GPUs",
@@ -317,6 +326,10 @@ def openrlhf(record: Record) -> Mapped:
         "leaves stage3_prefetch_bucket_size and stage3_max_live_parameters 'auto', which "
         "DeepSpeed drops (runtime/config_utils.py) for its defaults 5e7 and 1e9, so it prefetches",
     ]
+    if util is not None and "--vllm_gpu_memory_utilization" not in record["framework_settings"]:
+        choices.append(f"vLLM gpu_memory_utilization {util}: vllm.LLM's default; OpenRLHF code of "
+                       f"{code} passes none (--vllm_gpu_memory_utilization from "
+                       f"{ENGINE_UTILIZATION_ARG_DATE}, PR 677)")
     if "--micro_train_batch_size" not in record["framework_settings"]:
         choices.append("--micro_train_batch_size: OpenRLHF's default 4 (not published)")
     if logits_mode(code) == "materialized":
