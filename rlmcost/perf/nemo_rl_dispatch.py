@@ -12,11 +12,13 @@ argument at every call (one over 100 KB goes into the object store anew each tim
 driver pickles each shard once per rank of the shard: ``R = P_t P_p P_c`` times (Megatron-core
 keeps expert parallelism inside the data-parallel ranks; the DTensor worker has no PP). The
 tensors of a ``BatchedDataDict`` pickle through ``torch``'s storage reduction (``torch.save``
-into a ``BytesIO``), the path verl's ``DataProto`` takes, so the rate is
+into a ``BytesIO``; no zero-copy path for torch tensors, ray-project/ray issue 30615 and
+26229), the path verl's ``DataProto`` takes, so the rate is
 :data:`~rlmcost.perf.controller_data.DATAPROTO_SERDE_BYTES_PER_S` and the share bound for other
 nodes crosses the driver node's network at
 :data:`~rlmcost.perf.rl_constants.RAY_CROSS_NODE_BYTES_PER_S`
-(:func:`~rlmcost.perf.controller_data.controller_data_s`). NVIDIA-NeMo/RL PR 1944 (commit
+(:func:`dispatch_s`: the longer of the two, a stated choice; verl's
+:func:`~rlmcost.perf.controller_data.controller_data_s` adds them). NVIDIA-NeMo/RL PR 1944 (commit
 ad0f56d06, "use ray.put to reduce overhead of repeated arguments", first in v0.7.0) puts each
 shard once; before it (v0.3.0 to v0.6.0) every rank's copy is serialized.
 
