@@ -74,3 +74,26 @@ def test_nemo_rl_calls_carry_their_shards_in_their_phases():
         assert tp2[phase] == 2 * nbytes
     assert tp1["update actor"] * 28 == tp1["old log-prob"] * 32  # per-token bytes, same batch
     assert _calls("verl", 1, 8) == {}
+
+
+def test_the_v03_blogs_16k_cp4_run_moves_its_shards_64_times():
+    """NeMo RL v0.3 blog, Llama-3.3-70B at 16K on 128 H100s (rl_runs.json): TP 4 x PP 4 x CP 4
+    = 64 ranks per data-parallel shard (grpo_math_70B_megatron.yaml with CP 4), 64 x 32 = 2048
+    sequences padded to the 16,384-token maximum (the truncated share of a cap >= 16K reaches
+    it): each log-prob call pickles 64 x 2048 x 16384 x 28 bytes; the update 32 per token."""
+    from rlmcost.evaluation.query import evaluate
+    from rlmcost.reports.rl_runs import recipes
+    from rlmcost.reports.rl_runs_rows import build_run
+
+    rid = "nemo-rl-v0.3-blog-h100-llama3.3-70b-grpo-16k-cp4"
+    recipe = next(r for r in recipes() if r.id == rid)
+    ev = evaluate(build_run(recipe, run_from_argv)).evaluation
+    calls = {t.phase: t for g in ev.groups for t in g.transfers
+             if t.kind == "controller" and "once per rank" in t.what}  # fmt: skip
+    assert calls["old log-prob"].bytes == 64 * 2048 * 16384 * 28
+    assert calls["reference"].bytes == 64 * 2048 * 16384 * 28
+    assert calls["update actor"].bytes == 64 * 2048 * 16384 * 32
+    # the pickling (2.0 GB/s) sets the time: the network share (120 of 128 GPUs on other
+    # nodes at 3.17 GB/s) moves under it
+    rate = DATAPROTO_SERDE_BYTES_PER_S.value
+    assert calls["old log-prob"].predicted == pytest.approx(calls["old log-prob"].bytes / rate)
