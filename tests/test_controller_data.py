@@ -74,18 +74,19 @@ def _controller_s(framework: str, gpus: int, response_len: int) -> float:
             "--length-dist", "lognormal:1000,0.67," + str(response_len)]  # fmt: skip
     est = evaluate_deployment(run_from_argv("rlvr", argv))
     found = [t for g in est.groups for t in g.transfers if t.kind == "controller"]
-    assert len(found) in (1, 3)  # NeMo RL: the residual; verl: plus the log-prob and update calls
+    assert len(found) == 3  # the residual, plus the log-prob and update calls (both frameworks)
     return sum(t.predicted for t in found)
 
 
 def test_verl_pays_for_the_padded_cap_and_nemo_rl_does_not():
     """Same responses (1K mean), a 4x longer cap: verl's driver moves ~4x the bytes; NeMo RL's
-    controller term (no padded batch in its Behaviour) stays the residual."""
+    (no padded batch in its Behaviour) pads to the batch's longest response, not to the cap
+    (perf.nemo_rl_dispatch): the same for two caps above the longest (~6.4K tokens)."""
     residual = controller_s()
     short, long = _controller_s("verl", 8, 4096), _controller_s("verl", 8, 16384)
     assert short > residual
     assert (long - residual) / (short - residual) > 3.5  # S + T: 4352 -> 16640 tokens
-    assert _controller_s("nemo-rl", 8, 16384) == pytest.approx(_controller_s("nemo-rl", 8, 4096))
+    assert _controller_s("nemo-rl", 8, 32768) == pytest.approx(_controller_s("nemo-rl", 8, 16384))
 
 
 def test_more_gpus_do_not_shorten_the_drivers_share():

@@ -65,7 +65,8 @@ def _table_terms() -> str:
      "ENGINE_CONTEXT default of 128", "ModelSpec.mtp_layers", "padded_call_bytes",
      "LoRA fused into the TP shards", "per-sequence loss under packing", "overlap contention",
      "layer_launches", "chunked prefill of a long context", "fp64 MoE router",
-     "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer"],
+     "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer",
+     "sharded_call_bytes"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -80,7 +81,7 @@ def _notebook_code(name: str) -> str:
     "switch",
     ["'refit': 'disk'", "reference_swap_s", "--zero 1", "async_engine",
      "'speculative_draft': 'mtp'", "mtp_layers", "'fused_loss': True", "overlap_slowdown",
-     "layer_launches", "padded_share", "'router_dtype': 'fp32'"],
+     "layer_launches", "padded_share", "'router_dtype': 'fp32'", "sharded_call_bytes"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")

@@ -92,7 +92,8 @@ def test_nemo_rl_reference_forward_waits_for_the_swap() -> None:
     assert ref.predicted_s == pytest.approx(old.predicted_s + swap)
     assert "reference_swap_s" not in old.predicted_parts_s
     # the swap replaces the generic offload switch between actor and reference (no double count)
-    whats = [t.what for g in ev.groups for t in g.transfers]
+    # (the driver's data of the reference call is its own transfer: perf.nemo_rl_dispatch)
+    whats = [t.what for g in ev.groups for t in g.transfers if t.kind != "controller"]
     assert not any("reference" in w for w in whats), whats
 
 

@@ -115,7 +115,10 @@ class Behaviour:
     ``stream_group_gate``: its streaming rollout (``partial_rollout``) admits whole prompt
     groups and frees a group's place only when the group's last sample returns, and
     ``stream_keeps_kv``: the samples in flight keep their KV caches across a weight update, no
-    re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`)."""
+    re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`). ``sharded_per_rank``: its
+    driver serializes each call's data-parallel shard, padded to the batch's longest sequence,
+    once per rank of the shard and fetches every rank's copy of a forward's results (NeMo RL's
+    ``run_all_workers_sharded_data``; :mod:`rlmcost.perf.nemo_rl_dispatch`)."""
 
     colocated: str
     apart: str
@@ -140,6 +143,7 @@ class Behaviour:
     grads_offload_frees: bool = False
     stream_group_gate: bool = False
     stream_keeps_kv: bool = False
+    sharded_per_rank: bool = False
 
 
 @dataclass(frozen=True)

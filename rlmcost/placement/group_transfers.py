@@ -18,9 +18,11 @@ from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.controller_data import CallBytes, controller_data_s, padded_call_bytes
+from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
 from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
@@ -110,6 +112,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         )  # fmt: skip
     if beh is not None and beh.ray_controller and calls is not None:
         out += _call_data(g, jobs, calls, cross)
+    if beh is not None and beh.ray_controller and beh.sharded_per_rank:
+        out += _sharded_call_data(g, jobs, cross)
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
         # a framework that swaps the reference through the policy's model prices that swap
@@ -204,6 +208,41 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
                 g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, t.stage, t.index,
                 predicted_s=seconds("value"),
                 spread=spread_of(seconds, "DATAPROTO_SERDE_BYTES_PER_S"),
+                phase_name=phase_of(t)[0],
+            )
+        )  # fmt: skip
+    return out
+
+
+def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list[Transfer]:
+    """One transfer per forward or training job of the group whose framework sends each
+    rank of a data-parallel shard its own copy (``Behaviour.sharded_per_rank``: NeMo RL,
+    :mod:`rlmcost.perf.nemo_rl_dispatch`): the job's sequences padded to its longest, once per
+    rank of a shard (the layout's GPUs over its data-parallel degree), a forward's log-probs
+    back from each, through the driver; timed in the call's own phase (``grpo.py``'s timers
+    wrap the policy's calls)."""
+    out = []
+    for job in jobs:
+        t = job.task
+        if t.kind not in (Kind.FORWARD, Kind.TRAIN):
+            continue
+        lengths = packing(g, t)[0]
+        replicas = job.layout.n_gpus // job.layout.dp
+        nbytes = sharded_call_bytes(len(lengths), max(lengths), replicas, t.kind is Kind.TRAIN)
+        back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
+
+        def seconds(end: str, nbytes: int = nbytes) -> float:
+            return dispatch_s(nbytes, cross, end)
+
+        out.append(
+            Transfer(
+                "controller",
+                f"driver data of {t.label()}: each data-parallel shard padded to the longest "
+                f"sequence, pickled once per rank ({replicas} per shard){back}, "
+                f"{nbytes / 1e9:.1f} GB; the longer of the pickling and the network",
+                g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, t.stage, t.index,
+                predicted_s=seconds("value"),
+                spread=spread_of(seconds, "DATAPROTO_SERDE and RAY_CROSS_NODE rates"),
                 phase_name=phase_of(t)[0],
             )
         )  # fmt: skip
