@@ -34,6 +34,31 @@ code shows: Megatron-LM's own 530B row (Narayanan et al. 2021 Table 1, the same 
 163 TFLOP/s) takes 0.186 s per micro-batch and stage slot, which over MT-NLG's m + p - 1 = 274 /
 226 / 194 slots gives 50.9 / 42.0 / 36.0 s against the published 60.1 / 50.2 / 44.4 s; the
 published times fit 0.195 s x (m + 2 (p - 1)) within 1 %, or 0.196 s x (m + p - 1) + 6.4 s.
+
+Issue 18's candidates for the missing ~8.5 s per iteration, sized with this model (fp16, one
+A100 rank of the 2240-GPU run; tests/test_mtnlg_fixed_terms.py), none of them near it:
+
+* stage imbalance: ``partition_method='type:transformer'`` (GPTModelPipe @8a132ced) gives
+  ``partition_balanced`` (deepspeed/runtime/utils.py @cd7967d6b) binary weights, which it
+  cuts into 3 transformer layers on every one of the 35 stages; the embedding (first stage)
+  and the norm + LM head (last) sit beside them and are priced: the last stage is the
+  slowest, 0.1836 s per micro-batch against 0.1723 s for a middle stage;
+* the tied-embedding gradient all-reduce between the first and last stage
+  (``PipelineModule.allreduce_tied_weight_gradients``, ``_exec_reduce_tied_grads``):
+  V / P_t x d = 131 M fp16 elements between two nodes, 0.012 s (not priced);
+* the data-parallel all-reduce after the flush (``_exec_reduce_grads``,
+  ``buffered_allreduce_fallback``): 1.9 B fp16 gradients per rank, 0.32 s, priced exposed;
+* the optimizer step: Adam over 1.9 B parameters, 0.034 s as priced; DeepSpeed's fp16
+  ``FP16_Optimizer`` also flattens the gradients to fp32 and copies the fp16 weights back,
+  at most about 60 bytes per parameter, 0.062 s;
+* the global gradient norm and the overflow check: scalar all-reduces over the 280-rank
+  model-parallel group with a host read each, under 0.1 ms of transfer.
+
+What does fit is a bubble of 2 (p - 1) micro-batch slots: the three rows' errors fall with
+DP under micro-batch 1 (+18.4 / +19.3 / +23.9 %) and are flat under micro-batch 2 (+7.7 /
++6.2 / +7.9 %: the bubble (p - 1) / m doubles). Micro-batch 2 is not adopted: the paper does
+not print it, Megatron-LM's own 530B script (examples/sc21, t 8 p 35) runs micro-batch 1,
+and choosing it from these three rows would be a fit.
 """
 
 from __future__ import annotations

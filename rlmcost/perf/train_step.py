@@ -2,7 +2,8 @@
 
 Every rank of a pipeline stage runs its micro-batches through the stage's layers
 (:mod:`~rlmcost.perf.step_pass`: kernels by shape, recomputation, TP, SP, CP, EP and PP
-communication), then reduces gradients and steps the optimizer
+communication; the embedding's dense gradient, :mod:`~rlmcost.perf.embedding_grad`), then
+reduces gradients and steps the optimizer
 (:mod:`~rlmcost.perf.data_parallel`: DP and ZeRO collectives with their overlap rules, Adam,
 offload).
 
@@ -41,6 +42,7 @@ from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
+from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
@@ -183,6 +185,7 @@ def train_step_time(
     per_stage = []
     for st in stages(arch, layout.pp):
         p = stage_pass(c, st)
+        embedding_backward(c, st, p)
         worker_kernels(c, st, p)
         overlap_tp_comm(c, p)
         zero_per_micro_batch(c, st, p)

@@ -119,16 +119,20 @@ def _summary(rows: tuple[Row, ...] | tuple[RlRow, ...]) -> dict[str, dict[str, f
     }
 
 
-def gpt_arch(layers: int, hidden: int, heads: int, vocab: int, seq: int) -> Arch:
+def gpt_arch(
+    layers: int, hidden: int, heads: int, vocab: int, seq: int, tie_embeddings: bool = True
+) -> Arch:
     """The GPT shape of the Megatron-LM papers: MHA, 4h GeLU FFN, LayerNorm, biases, learned
-    positions, tied embeddings (Narayanan et al. 2021 §5; Korthikanti et al. 2022 §2)."""
+    positions, tied embeddings (Narayanan et al. 2021 §5; Korthikanti et al. 2022 §2);
+    ``tie_embeddings`` False: a separate output layer (Megatron-LM's
+    ``--untie-embeddings-and-output-weights``)."""
     if hidden % heads:
         raise SpecError(f"hidden={hidden} must be a multiple of heads={heads}")
     return Arch(
         name=f"gpt-{layers}x{hidden}", n_layers=layers, d_model=hidden, d_ff=4 * hidden,
         n_heads=heads, n_kv_heads=heads, head_dim=hidden // heads, vocab=vocab,
         ffn_kind=FfnKind.PLAIN, norm=NormKind.LAYERNORM, qkv_bias=True, out_bias=True,
-        mlp_bias=True, tie_embeddings=True, n_positions=seq,
+        mlp_bias=True, tie_embeddings=tie_embeddings, n_positions=seq,
     )  # fmt: skip
 
 
@@ -150,12 +154,14 @@ def load_table() -> dict[str, Any]:
 
 def _arch(m: dict[str, Any]) -> Arch:
     """A row's model: a built-in model by ``name`` (its Hugging Face config), else the GPT
-    shape of the Megatron-LM papers from ``layers``/``hidden``/``heads``/``vocab``."""
+    shape of the Megatron-LM papers from ``layers``/``hidden``/``heads``/``vocab`` (and
+    ``tie_embeddings``, default true)."""
     if "name" in m:
         from rlmcost.specs.registry import get_model
 
         return get_model(m["name"]).arch()
-    return gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"])
+    tie = m.get("tie_embeddings", True)
+    return gpt_arch(m["layers"], m["hidden"], m["heads"], m["vocab"], m["seq"], tie)
 
 
 def predict_row(row: dict[str, Any]) -> Row:
