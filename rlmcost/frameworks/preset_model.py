@@ -115,7 +115,9 @@ class Behaviour:
     ``stream_group_gate``: its streaming rollout (``partial_rollout``) admits whole prompt
     groups and frees a group's place only when the group's last sample returns, and
     ``stream_keeps_kv``: the samples in flight keep their KV caches across a weight update, no
-    re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`)."""
+    re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`). ``stream_version_gate``: a
+    batch's prompt groups start only once the weights its target step allows are in the
+    engines (NeMo RL's target weight versions; :mod:`rlmcost.placement.version_gate`)."""
 
     colocated: str
     apart: str
@@ -140,6 +142,7 @@ class Behaviour:
     grads_offload_frees: bool = False
     stream_group_gate: bool = False
     stream_keeps_kv: bool = False
+    stream_version_gate: bool = False
 
 
 @dataclass(frozen=True)

@@ -102,25 +102,29 @@ def gate_for(lengths: tuple[int, ...], samples_per_prompt: int, replicas: int,
 @dataclass(frozen=True)
 class StreamRules:
     """What a framework's streaming rollout does its own way (module docstring): the
-    prompt-group ``gate`` (None: sample by sample) and ``reprefill``, whether the samples in
-    flight recompute their KV caches at a weight update."""
+    prompt-group ``gate`` (None: sample by sample), ``reprefill``, whether the samples in
+    flight recompute their KV caches at a weight update, and ``version_gate``, whether a
+    batch's groups wait for the weight version that its target step allows
+    (:mod:`rlmcost.placement.version_gate`)."""
 
     gate: GroupGate | None = None
     reprefill: bool = True
+    version_gate: bool = False
 
 
 def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
                      depth: int) -> StreamRules:  # fmt: skip
     """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
     with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
-    the plain stream where the framework has none or the iteration is idealized."""
+    ``Behaviour.stream_version_gate``; the plain stream where the framework has none or the
+    iteration is idealized."""
     d = setup.deployment
     beh = None if d.ideal else behaviour(d.framework)
     if beh is None:
         return StreamRules()
     gate = (gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
             if beh.stream_group_gate else None)  # fmt: skip
-    return StreamRules(gate, not beh.stream_keeps_kv)
+    return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate)
 
 
 def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:

@@ -59,6 +59,7 @@ from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import Template, template
+from rlmcost.placement.version_gate import gated
 from rlmcost.placement.weight_syncs import weight_syncs
 
 
@@ -218,9 +219,11 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
-    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
+    (bound_s, pred_s, low_s, high_s), gate_note = gated(
+        plan, jobs, key_of, placement.staleness, (w_t, w_p, w_low, w_high),
+        (per_t.value, per_p, plan.value(w_low), plan.value(w_high)))  # fmt: skip
     # monotone in the weights: low <= predicted <= high
-    interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
+    interval = (max(low_s, bound_s), high_s)  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
     for stage in setup.alg.stages:
@@ -255,7 +258,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
-        notes += overlap_notes(float(per_p), busy,
+        notes += [gate_note] if gate_note else []
+        notes += overlap_notes(pred_s, busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
@@ -276,6 +280,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     critical = static.labels.get(cycle.keys)  # the same units, the same label
     if critical is None:
         critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys, jobs)
+    if bound_s > float(per_t.value):
+        critical = "the version gate: a batch's latency in the stream, the trainer, the refit"
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -283,7 +289,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         placement,
         tuple(groups),
         stages,
-        float(per_t.value),
+        bound_s,
         int(ceil(per_d)),
         critical,
         tuple(syncs),
@@ -297,7 +303,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         calibration=setup.efficiency.name,
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
-        iteration_time_s=float(per_p),
+        iteration_time_s=pred_s,
         iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(static, syncs),
         tokens_per_iteration=static.trained_tokens,

@@ -68,6 +68,7 @@ class Job:
     predicted_ideal_s: float = 0.0  # predicted, without the pipeline bubble
     predicted_parts_s: dict[str, float] = field(default_factory=dict)  # its breakdown
     tokens: int = 0  # prompt + response tokens of its sequences (one pass)
+    latency_ratio: float = 1.0  # a streamed batch's latency / its weight (version_gate), else 1
 
     @property
     def time_s(self) -> float:
