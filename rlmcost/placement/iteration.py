@@ -59,7 +59,7 @@ from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import Template, template
-from rlmcost.placement.version_gate import gated
+from rlmcost.placement.version_gate import gate_weights
 from rlmcost.placement.weight_syncs import weight_syncs
 
 
@@ -215,15 +215,17 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
+    free_p = w_p  # the engines' own stream, for the in-turn comparison below
+    gw, gate_note = gate_weights(plan, jobs, key_of, placement.staleness,
+                                 (w_t, w_p, w_low, w_high))  # fmt: skip
+    w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
-    (bound_s, pred_s, low_s, high_s), gate_note = gated(
-        plan, jobs, key_of, placement.staleness, (w_t, w_p, w_low, w_high),
-        (per_t.value, per_p, plan.value(w_low), plan.value(w_high)))  # fmt: skip
+    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
     # monotone in the weights: low <= predicted <= high
-    interval = (max(low_s, bound_s), high_s)  # never below the bound
+    interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
     for stage in setup.alg.stages:
@@ -253,13 +255,13 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(w_p))
+        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(free_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
         notes += [gate_note] if gate_note else []
-        notes += overlap_notes(pred_s, busy,
+        notes += overlap_notes(float(per_p), busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
     if setup.deployment.partial_rollout:
@@ -280,8 +282,6 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     critical = static.labels.get(cycle.keys)  # the same units, the same label
     if critical is None:
         critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys, jobs)
-    if bound_s > float(per_t.value):
-        critical = "the version gate: a batch's latency in the stream, the trainer, the refit"
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -289,7 +289,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         placement,
         tuple(groups),
         stages,
-        bound_s,
+        float(per_t.value),
         int(ceil(per_d)),
         critical,
         tuple(syncs),
@@ -303,7 +303,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         calibration=setup.efficiency.name,
         deployment=setup.deployment,
         recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
-        iteration_time_s=pred_s,
+        iteration_time_s=float(per_p),
         iteration_interval_s=(interval[0], interval[1]),
         phases=_phases(static, syncs),
         tokens_per_iteration=static.trained_tokens,

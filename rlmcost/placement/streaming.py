@@ -57,16 +57,15 @@ Per iteration one replica then spends (:func:`stream`):
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
-from math import fsum
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.placement.group_gate import StreamRules
-from rlmcost.placement.rollout import DecodeCost, Timeline, timeline
+from rlmcost.placement.rollout import DecodeCost, timeline
+from rlmcost.placement.version_gate import GateStream
 from rlmcost.timing import PREFILL, PhaseTime
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ class Stream:
     reprefill_s: float  # predicted KV recomputation of the in-flight samples at the update
     in_flight: int  # sequences in flight (the slots of one batch)
     context: int  # their mean context at the interruption (prompt + tokens so far)
-    latency_ratio: float = 1.0  # a batch's latency / the time per batch (version gate), else 1
+    version_gate: GateStream | None = None  # the stream behind NeMo RL's version gate
 
 
 def mean_context(prompt: int, lengths: tuple[int, ...]) -> int:
@@ -101,25 +100,6 @@ def mean_context(prompt: int, lengths: tuple[int, ...]) -> int:
     """
     total = sum(lengths)
     return prompt + sum(n * (n + 1) // 2 for n in lengths) // total
-
-
-def batch_latency_ratio(tl: Timeline, share: int, batches: int, per_batch_s: float) -> float:
-    """A batch's latency in the stream over the time per batch: the mean, over the middle
-    batches of ``tl`` (``batches`` of ``share`` sequences in arrival order; the first starts
-    in empty engines, the last has none after it), of (its last finish - its first admission)
-    on the roofline clock, divided by ``per_batch_s`` (:mod:`rlmcost.placement.version_gate`).
-    A sequence's admission step is its finishing run's last step less its length (a stream
-    is never paged, one segment each); its time, the clock at the end of that step."""
-    if batches < 3 or per_batch_s <= 0:
-        return 1.0
-    lasts = [r.last for r in tl.runs]
-    start_s = []
-    for i, length in enumerate(tl.lengths):
-        at = bisect_right(lasts, tl.runs[tl.finish_run[i]].last - length)
-        start_s.append(tl.runs[at - 1].end_s if at else 0.0)
-    spans = [max(tl.finish_s[b * share:(b + 1) * share]) - min(start_s[b * share:(b + 1) * share])
-             for b in range(1, batches - 1)]  # fmt: skip
-    return fsum(spans) / len(spans) / per_batch_s
 
 
 def stream(
@@ -164,6 +144,5 @@ def stream(
         again, pred_again = PhaseTime(0.0, 0.0, 0.0, 0.0), 0.0
     time = decode + again
     predicted = max(pred_decode + pred_prefill, decode.bound_s) + pred_again
-    ratio = (batch_latency_ratio(many, len(lengths), depth + m - 1, decode.bound_s)
-             if rules.version_gate else 1.0)  # fmt: skip
-    return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx, ratio)
+    vg = GateStream(lengths, active, gate, depth) if rules.version_gate else None
+    return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx, vg)

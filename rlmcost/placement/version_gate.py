@@ -14,96 +14,162 @@ nemo_rl/algorithms/async_utils/trajectory_collector.py at v0.7.0):
   returns trajectories with target_weight_version == current_weight_version"), trains, refits
   the engines (``refit_policy_generation``) and only then sets ``weight_version = v + 1``.
 
-So with a trajectory age ``a`` (rlmcost's staleness) the batch for step ``k`` starts only when
-step ``k - a - 1`` has trained and refit the engines, and step ``k`` starts when that batch's
-last group has returned: (start of the batch for step ``k``) >= (its latency, first group
-admitted to last group returned, for step ``k - a - 1``) + that step's trainer units + the
-refit. This is the schedule's stage cycle of shift ``a + 1``
-(:mod:`rlmcost.placement.schedule`), but in a stream the batches overlap, so a batch's latency
-``D`` exceeds the engines' marginal time per batch ``M`` (the generation unit's weight, the
-stream's steady state, :mod:`rlmcost.placement.streaming`): on the cycles where the generation
-hands its batch to the next unit, the gate weighs ``D`` where the schedule weighs ``M``. When the
-trainer is short the engines' own cycle (``M`` per iteration) still sets the period and the gate
-costs nothing; as it nears ``M`` the engines wait for the new weights.
+So with a trajectory age ``a`` (rlmcost's staleness) the groups of the batch for step ``k``
+may enter the engines only once step ``k - a - 1`` has trained and refit them: at the last
+return of batch ``k - a - 1`` plus the trainer's and the refit's time (``hold``). Batches in a
+stream overlap (a batch's groups take the places its predecessor's groups free, the
+``_inflight_sema`` of :mod:`rlmcost.placement.group_gate`), so the gate delays only the groups
+that would have entered before it opens: when the trainer is short the engines never wait;
+as it nears the engines' time per batch, the groups enter later and the engines run emptier.
 
-``D / M`` is measured on the stream's own timeline (:func:`rlmcost.placement.streaming.stream`:
-the middle batches of the simulated stream, the roofline clock; the same ratio scales the bound,
-the prediction and the interval's ends). Assumption (stated in the note): the latency is that of
-the ungated stream; a gate that holds the batches back lets each enter emptier engines, whose
-latency is then nearer a drained batch's, so the gate's cost is a lower estimate there.
+:func:`stretch` replays the replica's stream (:class:`GateStream`, its share of each batch, its
+slots and its group gate) admission by admission in decode steps, each batch's groups held to
+``E[j - a - 1] + hold`` (``E``: a batch's last return), and returns the steady-state steps per
+batch over those of the same stream without the hold. The generation unit's weight (the
+stream's time per batch, :mod:`rlmcost.placement.streaming`) is multiplied by it, with
+``hold`` the other units' weights on the schedule's cycle of shift ``a + 1`` through the
+generation (the stage chain through the trainer and the refit, :mod:`.schedule`) in the
+stream's steps (the weight's steps per second). Assumption (stated in the note): every decode
+step costs the same, idle or emptier steps too; an emptier step of a decode that reads the
+weights every step costs a little less, so the stretch is slightly high. No fitted constant:
+``STEADY_BATCHES`` is a resolution of the replay.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from math import ceil
 from typing import Any
 
+from rlmcost.placement.group_gate import GroupGate
+from rlmcost.placement.rollout import admission_order
 from rlmcost.placement.schedule_template import Template
 
+STEADY_BATCHES = 8
+"""Batches replayed after the ramp (the first 2(a + 1), whose floors are not yet set by the
+gate) over which the steps per batch are averaged: a resolution, not a fitted constant."""
+
 GATE_VERSION_NOTE = (
-    "version gate: the prompt groups for step k start only once step k - {b} has trained and "
-    "refit the engines (NeMo RL's target weight versions, max_trajectory_age_steps {a}), "
-    "so a batch's latency in the stream ({ratio:.2f} x the engines' time per batch) enters the "
-    "cycle through the trainer and the refit"
+    "version gate: the prompt groups for step k enter the engines only once step k - {b} has "
+    "trained and refit them (NeMo RL's target weight versions, max_trajectory_age_steps {a}); "
+    "the stream replayed with that hold ({hold_s:.1f} s, the trainer and the refit) runs "
+    "{factor:.3f} x its steps per batch (every decode step priced alike)"
 )
 
 
-def gate_cycles(plan: Template, latency: Mapping[str, float], staleness: int) -> tuple[int, ...]:
-    """The indices of ``plan``'s cycles the gate weighs: shift ``staleness + 1`` (the stage
-    chain back to the first stage, or the refit back to the engines), through a generation
-    unit of ``latency`` whose successor on the cycle is not a weight-sync link (the engines'
-    pause for the refit is their own busy time, not the batch handed on)."""
+@dataclass(frozen=True)
+class GateStream:
+    """One replica's stream as :func:`stretch` replays it: its share of one batch
+    (``lengths``), ``slots`` in flight, the prompt-group ``gate`` (None: sample by sample) and
+    ``depth`` batches admitted at once (the semaphore)."""
+
+    lengths: tuple[int, ...]
+    slots: int
+    gate: GroupGate | None
+    depth: int
+
+
+def batch_returns(s: GateStream, age: int, hold: int, batches: int) -> tuple[int, ...]:
+    """The step at which each of ``batches`` batches' last sample returns, when batch j's
+    groups enter at the earliest at batch j - age - 1's return + ``hold`` (module docstring).
+    Admission as :func:`rlmcost.placement.group_gate.admit_grouped` (the same arrival order as
+    the stream's timeline, :func:`rlmcost.placement.rollout.admission_order`).
+
+    >>> batch_returns(GateStream((4, 4), 2, None, 1), 0, 0, 3)  # back to back, no hold
+    (4, 8, 12)
+    >>> batch_returns(GateStream((4, 4), 2, None, 1), 0, 3, 3)  # 3 steps between batches
+    (4, 11, 18)
+    """
+    n0 = len(s.lengths)
+    gate = s.gate or GroupGate(1, s.depth * n0, 0)
+    every = s.lengths * batches
+    resp = [every[i] for i in admission_order(len(every))]
+    free = [(0, k) for k in range(max(1, min(s.slots, len(resp))))]
+    frees: list[int] = []
+    last = [0] * batches
+    floor = 0
+    for u0 in range(0, len(resp), gate.unit):
+        b = u0 // n0
+        if len(frees) >= gate.in_flight:
+            floor = max(floor, heapq.heappop(frees))
+        start = max(floor, last[b - age - 1] + hold) if b > age else floor
+        done = start + gate.hold
+        for length in resp[u0 : u0 + gate.unit]:
+            t0, k = heapq.heappop(free)
+            t0 = max(t0, start)
+            heapq.heappush(free, (t0 + length, k))
+            done = max(done, t0 + length)
+            last[b] = max(last[b], t0 + length)
+        heapq.heappush(frees, done)
+    return tuple(last)
+
+
+@cache
+def steps_per_batch(s: GateStream, age: int, hold: int) -> float:
+    """Steady-state decode steps per batch of :func:`batch_returns` after the ramp."""
+    lo = 2 * (age + 1)
+    hi = lo + STEADY_BATCHES
+    last = batch_returns(s, age, hold, hi + 1)
+    return (max(last[: hi + 1]) - max(last[: lo + 1])) / (hi - lo)
+
+
+def stretch(s: GateStream, age: int, hold_per_batch: float) -> tuple[float, int]:
+    """The gated stream's steps per batch over the ungated stream's, and the hold in steps, for
+    a hold of ``hold_per_batch`` times the ungated stream's time per batch."""
+    free = steps_per_batch(s, age, 0)
+    hold = ceil(free * hold_per_batch)
+    return steps_per_batch(s, age, hold) / free, hold
+
+
+def gate_cycles(plan: Template, key: str, staleness: int) -> tuple[int, ...]:
+    """The indices of ``plan``'s cycles of shift ``staleness + 1`` through the generation unit
+    ``key`` whose successor on the cycle is not a weight-sync link (the stage chain through the
+    trainer and the refit back to the engines; the engines' pause for the refit is their own
+    busy time)."""
     out = []
     for i, c in enumerate(plan.cycles):
-        if c.shift != staleness + 1:
+        if c.shift != staleness + 1 or key not in c.keys:
             continue
-        for j, key in enumerate(c.keys):
-            nxt = c.keys[(j + 1) % len(c.keys)]
-            if key in latency and not plan.resource_of[nxt].startswith("link:"):
-                out.append(i)
-                break
+        j = c.keys.index(key)
+        if not plan.resource_of[c.keys[(j + 1) % len(c.keys)]].startswith("link:"):
+            out.append(i)
     return tuple(out)
 
 
-def gated_value(plan: Template, weights: Sequence[Any], latency: Mapping[str, float],
-                cycles: Sequence[int]) -> float:  # fmt: skip
-    """The largest mean over ``cycles`` with each generation unit weighing its batch latency,
-    ``latency[key]`` x its weight (module docstring); 0.0 without cycles."""
+def gate_weights(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, str],
+                 staleness: int, weights: Sequence[list[Any] | None]
+                 ) -> tuple[list[list[Any] | None], str | None]:  # fmt: skip
+    """Each of ``weights`` (the schedule's weights per unit: bound, prediction, the interval's
+    ends; None passes) with every gated generation unit's weight stretched (module
+    docstring), and the note saying so (None where no generation job streams behind a version
+    gate, ``Job.version_gate``, or without staleness)."""
+    gated = [(key_of[i], j.version_gate) for i, j in jobs.items()
+             if j.version_gate is not None and i in key_of]  # fmt: skip
+    if not gated or staleness < 1:
+        return list(weights), None
     index = {k: i for i, k in enumerate(plan.keys)}  # a repeated key weighs as its last unit
-    best = 0.0
-    for i in cycles:
-        c = plan.cycles[i]
-        total = 0.0
-        for key in c.keys:
-            total += float(weights[index[key]]) * latency.get(key, 1.0)
-        best = max(best, total / c.shift)
-    return best
-
-
-def apply_gate(plan: Template, weights: Sequence[Any], value: Any, latency: Mapping[str, float],
-               staleness: int) -> tuple[float, bool]:  # fmt: skip
-    """The period ``value`` under the gate: the larger of it and :func:`gated_value`, and
-    whether the gate set it."""
-    cycles = gate_cycles(plan, latency, staleness)
-    gated = gated_value(plan, weights, latency, cycles)
-    return (gated, True) if gated > float(value) else (float(value), False)
-
-
-def gated(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, str], staleness: int,
-          weights: Sequence[Sequence[Any]], values: Sequence[Any]
-          ) -> tuple[list[float], str | None]:  # fmt: skip
-    """Each of ``values`` (the periods of the bound, the prediction and the interval's ends,
-    from ``weights`` of the same order) under the gate, and the note saying so (None where no
-    streamed generation job has a version gate, ``Job.latency_ratio`` 1, or no staleness)."""
-    latency = {key_of[i]: j.latency_ratio for i, j in jobs.items()
-               if j.latency_ratio != 1.0 and i in key_of}  # fmt: skip
-    if not latency or staleness < 1:
-        return [float(v) for v in values], None
-    out = [apply_gate(plan, w, v, latency, staleness)[0] for w, v in zip(weights, values,
-                                                                        strict=True)]
-    ratio = max(latency.values())
-    moved = out[1] > float(values[1])
-    note = GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, ratio=ratio) + (
-        f": it sets the iteration, {float(values[1]):.1f} s -> {out[1]:.1f} s" if moved
-        else ": the engines' own time per batch still sets the iteration")  # fmt: skip
-    return out, note
+    out: list[list[Any] | None] = []
+    shown: tuple[float, float, int] | None = None
+    for n, w in enumerate(weights):
+        if w is None:
+            out.append(None)
+            continue
+        w = list(w)
+        for key, s in gated:
+            m = float(w[index[key]])
+            cycles = gate_cycles(plan, key, staleness)
+            if m <= 0 or not cycles:
+                continue
+            held = max(sum(float(w[index[k]]) for k in plan.cycles[c].keys) - m for c in cycles)
+            factor, hold = stretch(s, staleness, held / m)
+            w[index[key]] = m * factor
+            if n == 1 and (shown is None or factor > shown[0]):
+                shown = (factor, held, hold)
+        out.append(w)
+    if shown is None:
+        return out, None
+    return out, GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, factor=shown[0],
+                                         hold_s=shown[1])  # fmt: skip
