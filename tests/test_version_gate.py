@@ -8,9 +8,10 @@ groups of target ``weight_version``, trains, refits and only then sets ``weight_
 So with age 1 the batch for step k starts after step k - 2 has trained and refit.
 
 Independent references: batches of one length, whose gated steps per batch follow by hand
-(max(L, (L + hold) / 2)); monotonicity in the hold; the cycles of a hand-built two-group
-schedule; and, on a published row of rlmcost/perf/data/rl_runs.json, that the gate moves a
-1-step off-policy row whose trainer nears its engines' time per batch.
+(max(L, (L + hold) / 2)) and whose time follows its steps; monotonicity in the hold; the
+cycles of a hand-built two-group schedule; and, on a published row of
+rlmcost/perf/data/rl_runs.json, that the gate moves a 1-step off-policy row whose trainer
+nears its engines' time per batch.
 """
 
 from __future__ import annotations
@@ -21,15 +22,19 @@ from hypothesis import strategies as st
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Stage
+from rlmcost.choices import Dtype
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.placement import group_jobs
 from rlmcost.placement.group_gate import GroupGate, StreamRules, framework_stream
+from rlmcost.placement.rollout import DecodeCost
 from rlmcost.placement.schedule_template import template
-from rlmcost.placement.version_gate import GateStream, gate_cycles, steps_per_batch, stretch
+from rlmcost.placement.version_gate import GateStream, gate_cycles, stretch
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import recipe
+from rlmcost.specs import get_hardware, get_model
+from rlmcost.timing import Roofline
 
 RECORDS = {r["id"]: r for r in load_runs()["runs"]}
 
@@ -49,6 +54,18 @@ def test_the_gate_cycles_run_through_the_trainer_not_the_engines_pause():
         assert c.keys[(j + 1) % len(c.keys)] != "r"  # not the engines' own pause
 
 
+# tests/test_rollout_runs.py's decode cost and Llama-3.1-8B shape, one H100, no engine model
+COST = DecodeCost(f0=10**10, f1=10**5, prefill_flops=10**12, weight_bytes=1e10,
+                  kv_bytes_per_token=1e5)  # fmt: skip
+ROOF = Roofline(get_hardware("h100-sxm"), 1, Dtype.BF16)
+ARCH = get_model("llama-3.1-8b").arch()
+
+
+def _stream(lengths: tuple[int, ...], slots: int, gate: GroupGate | None = None,
+            depth: int = 1) -> GateStream:  # fmt: skip
+    return GateStream(ARCH, 50, lengths, slots, COST, ROOF, None, gate, depth)
+
+
 @pytest.mark.parametrize(("length", "hold"), [(100, 0), (100, 60), (100, 100), (100, 150),
                                                (100, 300)])  # fmt: skip
 def test_batches_at_one_length_stretch_only_past_a_batch(length, hold):
@@ -56,20 +73,24 @@ def test_batches_at_one_length_stretch_only_past_a_batch(length, hold):
     # (j + 1) L without the gate; with it batch j starts at max(E[j-1], E[j-2] + hold), so by
     # hand the steps per batch are max(L, (L + hold) / 2): no effect while the trainer takes
     # less than a batch (the "every group held to the length cap" case), then half of the excess
-    s = GateStream((length,) * 8, 8, None, 1)
-    factor, steps = stretch(s, 1, hold / length)
-    assert steps == hold
-    assert factor == pytest.approx(max(length, (length + hold) / 2) / length, rel=1e-12)
+    with memo.plain():
+        st = stretch(_stream((length,) * 8, 8), 1, hold / length)
+    assert st.hold == hold
+    assert st.steps == pytest.approx(max(length, (length + hold) / 2) / length, rel=1e-12)
+    # the same full steps (and one prefill per batch) plus idle ones priced at the free rate
+    assert st.predicted == pytest.approx(st.steps, rel=0.02)
+    assert st.bound == pytest.approx(st.predicted, rel=1e-9)  # no engine model: the bound
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(1, 40), min_size=2, max_size=12), st.integers(1, 12),
-       st.integers(0, 80), st.integers(0, 80), st.integers(1, 2))  # fmt: skip
-def test_a_longer_hold_never_shortens_the_stream(lengths, slots, h1, h2, age):
-    s = GateStream(tuple(lengths), slots, None, age)
-    lo, hi = sorted((h1, h2))
-    assert steps_per_batch(s, age, lo) <= steps_per_batch(s, age, hi)
-    assert steps_per_batch(s, age, 0) <= steps_per_batch(s, age, hi)
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=2, max_size=10), st.integers(1, 10),
+       st.floats(0, 2), st.floats(0, 2))  # fmt: skip
+def test_a_longer_hold_never_shortens_the_stream(lengths, slots, f1, f2):
+    s = _stream(tuple(lengths), slots)
+    lo, hi = sorted((f1, f2))
+    with memo.plain():
+        short, long = stretch(s, 1, lo), stretch(s, 1, hi)
+    assert 1.0 <= short.predicted and short.steps <= long.steps
 
 
 def test_a_stream_of_spread_lengths_waits_before_the_trainer_reaches_a_batch():
@@ -77,9 +98,9 @@ def test_a_stream_of_spread_lengths_waits_before_the_trainer_reaches_a_batch():
     # batches overlap, so a hold of 0.9 x the time per batch already slows the stream (at one
     # length it would not), but only the groups that would have entered early wait
     lengths = (10, 20, 40, 80, 160, 320, 640, 1280) * 4
-    s = GateStream(lengths, 32, GroupGate(4, 8, 0), 1)
-    factor, _ = stretch(s, 1, 0.9)
-    assert 1.0 < factor < 1.5
+    with memo.plain():
+        st = stretch(_stream(lengths, 32, GroupGate(4, 8, 0)), 1, 0.9)
+    assert 1.0 < st.steps < 1.5 and st.predicted > 1.0
 
 
 def test_only_nemo_rl_has_the_version_gate():

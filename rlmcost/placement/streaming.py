@@ -144,5 +144,6 @@ def stream(
         again, pred_again = PhaseTime(0.0, 0.0, 0.0, 0.0), 0.0
     time = decode + again
     predicted = max(pred_decode + pred_prefill, decode.bound_s) + pred_again
-    vg = GateStream(lengths, active, gate, depth) if rules.version_gate else None
+    vg = (GateStream(arch, prompt, lengths, active, cost, roofline, engine, gate, depth)
+          if rules.version_gate else None)  # fmt: skip
     return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx, vg)

@@ -22,106 +22,105 @@ stream overlap (a batch's groups take the places its predecessor's groups free, 
 that would have entered before it opens: when the trainer is short the engines never wait;
 as it nears the engines' time per batch, the groups enter later and the engines run emptier.
 
-:func:`stretch` replays the replica's stream (:class:`GateStream`, its share of each batch, its
-slots and its group gate) admission by admission in decode steps, each batch's groups held to
-``E[j - a - 1] + hold`` (``E``: a batch's last return), and returns the steady-state steps per
-batch over those of the same stream without the hold. The generation unit's weight (the
-stream's time per batch, :mod:`rlmcost.placement.streaming`) is multiplied by it, with
-``hold`` the other units' weights on the schedule's cycle of shift ``a + 1`` through the
-generation (the stage chain through the trainer and the refit, :mod:`.schedule`) in the
-stream's steps (the weight's steps per second). Assumption (stated in the note): every decode
-step costs the same, idle or emptier steps too; an emptier step of a decode that reads the
-weights every step costs a little less, so the stretch is slightly high. No fitted constant:
+:func:`stretch` replays the replica's stream on its own timeline
+(:func:`rlmcost.placement.rollout.timeline` with the same engine, slots and prompt-group gate;
+:class:`GateStream`), each batch's groups held to ``E[j - a - 1] + hold`` (``E``: a batch's
+last return; ``admit_grouped``'s ``version``), and divides its steady-state time per batch by
+the free stream's: the same timeline prices the emptier steps (a decode step of fewer
+sequences reads fewer experts and less KV cache), and the steps with nothing in flight, which
+the timeline skips, are priced at the free stream's seconds per step. The generation unit's
+weight (the stream's time per batch, :mod:`rlmcost.placement.streaming`) is multiplied by it,
+with ``hold`` the other units' weights on the schedule's cycle of shift ``a + 1`` through the
+generation (the stage chain through the trainer and the refit, :mod:`.schedule`), converted to
+the free stream's decode steps. Assumption: the trainer starts a batch as soon as it has
+returned (a busier trainer is the schedule's own trainer cycle). No fitted constant:
 ``STEADY_BATCHES`` is a resolution of the replay.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from math import ceil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rlmcost.memo import memoized
 from rlmcost.placement.group_gate import GroupGate
-from rlmcost.placement.rollout import admission_order
+from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.placement.schedule_template import Template
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+    from rlmcost.perf.generation import Engine
+    from rlmcost.timing import Roofline
 
 STEADY_BATCHES = 8
 """Batches replayed after the ramp (the first 2(a + 1), whose floors are not yet set by the
-gate) over which the steps per batch are averaged: a resolution, not a fitted constant."""
+gate) over which the time per batch is averaged: a resolution, not a fitted constant."""
 
 GATE_VERSION_NOTE = (
     "version gate: the prompt groups for step k enter the engines only once step k - {b} has "
     "trained and refit them (NeMo RL's target weight versions, max_trajectory_age_steps {a}); "
-    "the stream replayed with that hold ({hold_s:.1f} s, the trainer and the refit) runs "
-    "{factor:.3f} x its steps per batch (every decode step priced alike)"
+    "the stream replayed with that hold ({hold_s:.1f} s, the trainer and the refit) takes "
+    "{factor:.3f} x its time per batch ({steps:.3f} x its decode steps; idle steps at the "
+    "free stream's seconds per step)"
 )
 
 
 @dataclass(frozen=True)
 class GateStream:
-    """One replica's stream as :func:`stretch` replays it: its share of one batch
-    (``lengths``), ``slots`` in flight, the prompt-group ``gate`` (None: sample by sample) and
-    ``depth`` batches admitted at once (the semaphore)."""
+    """One replica's stream as :func:`stretch` replays it: the arguments of its timeline
+    (:func:`rlmcost.placement.rollout.timeline`: its share of one batch ``lengths``, ``slots``
+    in flight, the prompt-group ``gate``, None: sample by sample) and ``depth`` batches
+    admitted at once (the semaphore)."""
 
+    arch: Arch
+    prompt: int
     lengths: tuple[int, ...]
     slots: int
+    cost: DecodeCost
+    roofline: Roofline
+    engine: Engine | None
     gate: GroupGate | None
     depth: int
 
 
-def batch_returns(s: GateStream, age: int, hold: int, batches: int) -> tuple[int, ...]:
-    """The step at which each of ``batches`` batches' last sample returns, when batch j's
-    groups enter at the earliest at batch j - age - 1's return + ``hold`` (module docstring).
-    Admission as :func:`rlmcost.placement.group_gate.admit_grouped` (the same arrival order as
-    the stream's timeline, :func:`rlmcost.placement.rollout.admission_order`).
+@dataclass(frozen=True)
+class Stretch:
+    """The gated stream over the free one, per batch in the steady state: ``predicted`` and
+    ``bound`` seconds (idle steps at the free stream's seconds per step), ``steps`` decode
+    steps; ``hold``: the hold in steps."""
 
-    >>> batch_returns(GateStream((4, 4), 2, None, 1), 0, 0, 3)  # back to back, no hold
-    (4, 8, 12)
-    >>> batch_returns(GateStream((4, 4), 2, None, 1), 0, 3, 3)  # 3 steps between batches
-    (4, 11, 18)
-    """
-    n0 = len(s.lengths)
-    gate = s.gate or GroupGate(1, s.depth * n0, 0)
-    every = s.lengths * batches
-    resp = [every[i] for i in admission_order(len(every))]
-    free = [(0, k) for k in range(max(1, min(s.slots, len(resp))))]
-    frees: list[int] = []
-    last = [0] * batches
-    floor = 0
-    for u0 in range(0, len(resp), gate.unit):
-        b = u0 // n0
-        if len(frees) >= gate.in_flight:
-            floor = max(floor, heapq.heappop(frees))
-        start = max(floor, last[b - age - 1] + hold) if b > age else floor
-        done = start + gate.hold
-        for length in resp[u0 : u0 + gate.unit]:
-            t0, k = heapq.heappop(free)
-            t0 = max(t0, start)
-            heapq.heappush(free, (t0 + length, k))
-            done = max(done, t0 + length)
-            last[b] = max(last[b], t0 + length)
-        heapq.heappush(frees, done)
-    return tuple(last)
+    predicted: float
+    bound: float
+    steps: float
+    hold: int
 
 
-@cache
-def steps_per_batch(s: GateStream, age: int, hold: int) -> float:
-    """Steady-state decode steps per batch of :func:`batch_returns` after the ramp."""
+def _per_batch(s: GateStream, version: tuple[int, int, int] | None,
+               age: int) -> tuple[float, float, float, float]:  # fmt: skip
+    """(predicted s, bound s, steps, idle steps) per batch over the ``STEADY_BATCHES`` after
+    the ramp (the first 2(age + 1) batches), as the difference of two timelines."""
     lo = 2 * (age + 1)
-    hi = lo + STEADY_BATCHES
-    last = batch_returns(s, age, hold, hi + 1)
-    return (max(last[: hi + 1]) - max(last[: lo + 1])) / (hi - lo)
+    out = []
+    for n in (lo + 1, lo + STEADY_BATCHES + 1):
+        tl = timeline(s.arch, s.prompt, s.lengths * n, s.slots, s.cost, s.roofline, s.engine,
+                      gate=s.gate, version=version)  # fmt: skip
+        busy = sum(r.last - r.first + 1 for r in tl.runs)
+        out.append((tl.predicted_s, tl.time.bound_s, float(tl.steps), float(tl.steps - busy)))
+    return tuple((b - a) / STEADY_BATCHES for a, b in zip(*out, strict=True))
 
 
-def stretch(s: GateStream, age: int, hold_per_batch: float) -> tuple[float, int]:
-    """The gated stream's steps per batch over the ungated stream's, and the hold in steps, for
-    a hold of ``hold_per_batch`` times the ungated stream's time per batch."""
-    free = steps_per_batch(s, age, 0)
-    hold = ceil(free * hold_per_batch)
-    return steps_per_batch(s, age, hold) / free, hold
+@memoized()
+def stretch(s: GateStream, age: int, hold_per_batch: float) -> Stretch:
+    """The stream behind the version gate (``age``, a hold of ``hold_per_batch`` times the free
+    stream's time per batch) over the free stream (module docstring)."""
+    p0, b0, steps0, _ = _per_batch(s, None, age)
+    hold = ceil(steps0 * hold_per_batch)
+    p1, b1, steps1, idle = _per_batch(s, (len(s.lengths), age, hold), age)
+    # the gate only delays admissions: a ratio under 1 is the window's shuffle, not a gain
+    return Stretch(max(1.0, (p1 + idle * p0 / steps0) / p0),
+                   max(1.0, (b1 + idle * b0 / steps0) / b0), steps1 / steps0, hold)  # fmt: skip
 
 
 def gate_cycles(plan: Template, key: str, staleness: int) -> tuple[int, ...]:
@@ -143,33 +142,32 @@ def gate_weights(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, s
                  staleness: int, weights: Sequence[list[Any] | None]
                  ) -> tuple[list[list[Any] | None], str | None]:  # fmt: skip
     """Each of ``weights`` (the schedule's weights per unit: bound, prediction, the interval's
-    ends; None passes) with every gated generation unit's weight stretched (module
-    docstring), and the note saying so (None where no generation job streams behind a version
-    gate, ``Job.version_gate``, or without staleness)."""
+    ends; None passes) with every gated generation unit's weight stretched (module docstring:
+    the bound by the bound's stretch, the others by the prediction's, the hold taken from the
+    prediction's weights), and the note saying so (None where no generation job streams
+    behind a version gate, ``Job.version_gate``, or without staleness)."""
     gated = [(key_of[i], j.version_gate) for i, j in jobs.items()
              if j.version_gate is not None and i in key_of]  # fmt: skip
     if not gated or staleness < 1:
         return list(weights), None
     index = {k: i for i, k in enumerate(plan.keys)}  # a repeated key weighs as its last unit
-    out: list[list[Any] | None] = []
-    shown: tuple[float, float, int] | None = None
-    for n, w in enumerate(weights):
-        if w is None:
-            out.append(None)
+    pred = weights[1]
+    assert pred is not None  # the prediction's weights are always given
+    out = [None if w is None else list(w) for w in weights]
+    shown: tuple[Stretch, float] | None = None
+    for key, s in gated:
+        m = float(pred[index[key]])
+        cycles = gate_cycles(plan, key, staleness)
+        if m <= 0 or not cycles:
             continue
-        w = list(w)
-        for key, s in gated:
-            m = float(w[index[key]])
-            cycles = gate_cycles(plan, key, staleness)
-            if m <= 0 or not cycles:
-                continue
-            held = max(sum(float(w[index[k]]) for k in plan.cycles[c].keys) - m for c in cycles)
-            factor, hold = stretch(s, staleness, held / m)
-            w[index[key]] = m * factor
-            if n == 1 and (shown is None or factor > shown[0]):
-                shown = (factor, held, hold)
-        out.append(w)
+        held = max(sum(float(pred[index[k]]) for k in plan.cycles[c].keys) - m for c in cycles)
+        st = stretch(s, staleness, held / m)
+        for n, w in enumerate(out):
+            if w is not None:
+                w[index[key]] = float(w[index[key]]) * (st.bound if n == 0 else st.predicted)
+        if shown is None or st.predicted > shown[0].predicted:
+            shown = (st, held)
     if shown is None:
         return out, None
-    return out, GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, factor=shown[0],
-                                         hold_s=shown[1])  # fmt: skip
+    return out, GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, factor=shown[0].predicted,
+                                         hold_s=shown[1], steps=shown[0].steps)  # fmt: skip
