@@ -28,7 +28,9 @@ the samples in flight stop and later resume under the new weights.
   groups start as old ones finish, up to ``num_prompts_per_step x max_trajectory_age_steps``
   of them, the ``_inflight_sema``, admitted a whole prompt group at a time; its
   ``recompute_kv_cache_after_weight_updates`` false by default keeps the old KV caches, so no
-  re-prefill there: :mod:`rlmcost.placement.group_gate`).
+  re-prefill there: :mod:`rlmcost.placement.group_gate`; a batch's groups start only at the
+  weight version its step allows: :mod:`rlmcost.placement.version_gate`, applied in the
+  iteration's schedule, where the trainer's time is known).
 
 Without partial rollouts (verl's one-step-off policy, fully-async mode (c), NeMo RL's async
 GRPO without in-flight weight updates) each batch still waits for its longest sample: the plain
