@@ -353,7 +353,8 @@ def deployment_options() -> dict[str, Any]:
                 help="Asynchronous rollout streams across batches: generation interrupted at a "
                 "weight update resumes with its partial output (AReaL, verl fully-async "
                 "partial_rollout, NeMo RL in-flight weight updates, which admit whole prompt "
-                "groups and keep the stale KV caches); needs --placement async or combined.")],
+                "groups, keep the stale KV caches and start a step's groups only at the weight "
+                "version its staleness allows); needs --placement async or combined.")],
             False,
         ),  # fmt: skip
         "in_flight_batches": (

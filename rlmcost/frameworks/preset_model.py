@@ -118,7 +118,10 @@ class Behaviour:
     re-prefill (NeMo RL; :mod:`rlmcost.placement.group_gate`). ``sharded_per_rank``: its
     driver serializes each call's data-parallel shard, padded to the batch's longest sequence,
     once per rank of the shard and fetches every rank's copy of a forward's results (NeMo RL's
-    ``run_all_workers_sharded_data``; :mod:`rlmcost.perf.nemo_rl_dispatch`)."""
+    ``run_all_workers_sharded_data``; :mod:`rlmcost.perf.nemo_rl_dispatch`).
+    ``stream_version_gate``: a batch's prompt groups start only once the weights its target
+    step allows are in the engines (NeMo RL's target weight versions;
+    :mod:`rlmcost.placement.version_gate`)."""
 
     colocated: str
     apart: str
@@ -144,6 +147,7 @@ class Behaviour:
     stream_group_gate: bool = False
     stream_keeps_kv: bool = False
     sharded_per_rank: bool = False
+    stream_version_gate: bool = False
 
 
 @dataclass(frozen=True)

@@ -573,14 +573,16 @@ PRESETS: dict[Framework, Preset] = {
                   "sample returns (nemo_rl/algorithms/async_utils.py _inflight_sema at "
                   "v0.6.0, async_utils/trajectory_collector.py at v0.7.0) and keeps the "
                   "stale KV caches across in-flight weight updates (resume_after_refit; "
-                  "recompute_kv_cache_after_weight_updates false in grpo_math_1B.yaml); "
+                  "recompute_kv_cache_after_weight_updates false in grpo_math_1B.yaml); a "
+                  "batch's groups start at the weight version max_trajectory_age_steps allows "
+                  "(trajectory_collector.py _calculate_target_weights at v0.7.0); "
                   "each call's data-parallel shard pickled once per tensor, pipeline and "
                   "context rank and every rank's log-probs fetched back "
                   "(nemo_rl/distributed/worker_groups.py run_all_workers_sharded_data, "
                   "MultiWorkerFuture.get_results at v0.3.0)",
                   optimizer_offload_pageable=True, grads_offload_frees=True,
                   param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
-                  sharded_per_rank=True,
+                  sharded_per_rank=True, stream_version_gate=True,
                   logprob_head="nemo-rl-distributed-logprob",
                   reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
                   hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,

@@ -102,32 +102,41 @@ def gate_for(lengths: tuple[int, ...], samples_per_prompt: int, replicas: int,
 @dataclass(frozen=True)
 class StreamRules:
     """What a framework's streaming rollout does its own way (module docstring): the
-    prompt-group ``gate`` (None: sample by sample) and ``reprefill``, whether the samples in
-    flight recompute their KV caches at a weight update."""
+    prompt-group ``gate`` (None: sample by sample), ``reprefill``, whether the samples in
+    flight recompute their KV caches at a weight update, and ``version_gate``, whether a
+    batch's groups wait for the weight version that its target step allows
+    (:mod:`rlmcost.placement.version_gate`)."""
 
     gate: GroupGate | None = None
     reprefill: bool = True
+    version_gate: bool = False
 
 
 def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
                      depth: int) -> StreamRules:  # fmt: skip
     """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
     with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
-    the plain stream where the framework has none or the iteration is idealized."""
+    ``Behaviour.stream_version_gate``; the plain stream where the framework has none or the
+    iteration is idealized."""
     d = setup.deployment
     beh = None if d.ideal else behaviour(d.framework)
     if beh is None:
         return StreamRules()
     gate = (gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
             if beh.stream_group_gate else None)  # fmt: skip
-    return StreamRules(gate, not beh.stream_keeps_kv)
+    return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate)
 
 
-def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:
+def admit_grouped(lengths: list[int], slots: int, gate: GroupGate,
+                  version: tuple[int, int, int] | None = None
+                  ) -> tuple[list[int], list[int]]:  # fmt: skip
     """Continuous batching behind the group gate: the sequences, in arrival order, come in
     groups of ``gate.unit``; a group enters when fewer than ``gate.in_flight`` are in flight
     (else when the earliest in flight frees its place), and each of its sequences then takes
     the first free slot. Returns (start step, slot) per sequence, as ``rollout._admit``.
+    ``version`` (batch, age, hold): the sequences come in batches of ``batch`` and a group of
+    batch j enters no earlier than ``hold`` steps after batch j - age - 1's last sequence has
+    finished (a version gate, :mod:`rlmcost.placement.version_gate`).
 
     >>> admit_grouped([3, 1, 1, 1], 2, GroupGate(2, 1, 0))  # the second group waits for 3
     ([0, 0, 3, 3], [0, 1, 1, 0])
@@ -138,16 +147,21 @@ def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list
     frees: list[int] = []  # steps at which the groups in flight free their places
     start, slot_of = [], []
     floor = 0
+    batch, age, hold = version or (len(lengths), len(lengths), 0)
+    last = [0] * -(-len(lengths) // batch)  # each batch's last finish so far
     for u0 in range(0, len(lengths), gate.unit):
         if len(frees) >= gate.in_flight:
             floor = max(floor, heapq.heappop(frees))
-        done = floor + gate.hold
+        b = u0 // batch
+        at = max(floor, last[b - age - 1] + hold) if b > age else floor
+        done = at + gate.hold
         for length in lengths[u0 : u0 + gate.unit]:
             t0, s = heapq.heappop(free)
-            t0 = max(t0, floor)
+            t0 = max(t0, at)
             start.append(t0)
             slot_of.append(s)
             heapq.heappush(free, (t0 + length, s))
             done = max(done, t0 + length)
+            last[b] = max(last[b], t0 + length)
         heapq.heappush(frees, done)
     return start, slot_of

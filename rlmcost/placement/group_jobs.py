@@ -346,7 +346,7 @@ def _generate(
     )  # fmt: skip
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)
-    parts = {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
+    latency, parts = None, {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}
     if g.s.deployment.partial_rollout:  # the engines stream across batches (``streaming``)
         if g.engine.kind.static:
             raise SpecError(f"--partial-rollout streams samples through a continuous-batching "
@@ -354,7 +354,7 @@ def _generate(
         st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
                     engine_model(g, task), g.s.counting, depth,
                     framework_stream(g.s, mine, replicas, depth))  # fmt: skip
-        time, pred = st.time, max(st.predicted_s, st.time.bound_s)
+        time, pred, latency = st.time, max(st.predicted_s, st.time.bound_s), st.version_gate
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip
     ideal = time.bound_s
@@ -362,7 +362,7 @@ def _generate(
     return Job(
         task, model, layout, n, work, tl.depth, own, memory, time, ideal, timeline=tl,
         predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,
-        tokens=n * prompt + sum(responses),
+        tokens=n * prompt + sum(responses), version_gate=latency,
     )  # fmt: skip
 
 

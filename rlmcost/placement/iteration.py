@@ -59,6 +59,7 @@ from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import Template, template
+from rlmcost.placement.version_gate import gate_weights
 from rlmcost.placement.weight_syncs import weight_syncs
 
 
@@ -214,6 +215,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
+    free_p = w_p  # the engines' own stream, for the in-turn comparison below
+    gw, gate_note = gate_weights(plan, jobs, key_of, placement.staleness,
+                                 (w_t, w_p, w_low, w_high))  # fmt: skip
+    w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
@@ -250,11 +255,12 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             f"{placement.staleness} iteration(s) old (off-policy; PPO's clipping bounds the drift)"
         )
         names = [g.name for g in groups]
-        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(w_p))
+        in_turn = float(_template(static, shape, 0, frozen_links, placement.fusion).value(free_p))
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
+        notes += [gate_note] if gate_note else []
         notes += overlap_notes(float(per_p), busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip

@@ -22,6 +22,7 @@ from rlmcost.timing import PhaseTime
 
 if TYPE_CHECKING:
     from rlmcost.placement.init_peak import InitPeak
+    from rlmcost.placement.version_gate import GateStream
 
 PHASES: dict[tuple[Kind, Role | None], tuple[str, str | None]] = {
     (Kind.GENERATE, None): ("generation", "timing_s/gen"),
@@ -68,6 +69,7 @@ class Job:
     predicted_ideal_s: float = 0.0  # predicted, without the pipeline bubble
     predicted_parts_s: dict[str, float] = field(default_factory=dict)  # its breakdown
     tokens: int = 0  # prompt + response tokens of its sequences (one pass)
+    version_gate: GateStream | None = None  # its stream behind a version gate (version_gate)
 
     @property
     def time_s(self) -> float:

@@ -28,7 +28,9 @@ the samples in flight stop and later resume under the new weights.
   groups start as old ones finish, up to ``num_prompts_per_step x max_trajectory_age_steps``
   of them, the ``_inflight_sema``, admitted a whole prompt group at a time; its
   ``recompute_kv_cache_after_weight_updates`` false by default keeps the old KV caches, so no
-  re-prefill there: :mod:`rlmcost.placement.group_gate`).
+  re-prefill there: :mod:`rlmcost.placement.group_gate`; a batch's groups start only at the
+  weight version its step allows: :mod:`rlmcost.placement.version_gate`, applied in the
+  iteration's schedule, where the trainer's time is known).
 
 Without partial rollouts (verl's one-step-off policy, fully-async mode (c), NeMo RL's async
 GRPO without in-flight weight updates) each batch still waits for its longest sample: the plain
@@ -65,6 +67,7 @@ from rlmcost.choices import AttnCounting
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.placement.group_gate import StreamRules
 from rlmcost.placement.rollout import DecodeCost, timeline
+from rlmcost.placement.version_gate import GateStream
 from rlmcost.timing import PREFILL, PhaseTime
 
 if TYPE_CHECKING:
@@ -88,6 +91,7 @@ class Stream:
     reprefill_s: float  # predicted KV recomputation of the in-flight samples at the update
     in_flight: int  # sequences in flight (the slots of one batch)
     context: int  # their mean context at the interruption (prompt + tokens so far)
+    version_gate: GateStream | None = None  # the stream behind NeMo RL's version gate
 
 
 def mean_context(prompt: int, lengths: tuple[int, ...]) -> int:
@@ -142,4 +146,6 @@ def stream(
         again, pred_again = PhaseTime(0.0, 0.0, 0.0, 0.0), 0.0
     time = decode + again
     predicted = max(pred_decode + pred_prefill, decode.bound_s) + pred_again
-    return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx)
+    vg = (GateStream(arch, prompt, lengths, active, cost, roofline, engine, gate, depth)
+          if rules.version_gate else None)  # fmt: skip
+    return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx, vg)
