@@ -13,16 +13,14 @@ invocation kind runs:
   the trainer runs;
 * ``lora`` (a :class:`LoraSpec`): low-rank adapters on the trained models;
 * ``offload_idle``: reference/reward models wait in host memory between uses;
-* ``logits``: the log-prob computation materializes the full-vocabulary logits or runs a
-  fused/chunked kernel;
+* ``logits``: the log-probs over materialized full-vocabulary logits or a fused/chunked kernel;
 * ``routing_replay``: an MoE actor's routed-expert ids kept from generation for the update
   (rollout buffers, :mod:`rlmcost.deployment.buffers`);
 * ``partial_rollout``: under asynchronous placements the engines stream without draining a
   batch: generation interrupted at a weight update resumes from its partial output
   (:mod:`rlmcost.placement.streaming`); ``rollout_in_flight``: how many batches it lets into
   the engines at once (NeMo RL: ``max_trajectory_age_steps``);
-* ``init_load``: where a model is materialised at start-up before it is sharded
-  (:mod:`rlmcost.deployment.init`, the init-time peak);
+* ``init_load``: where a model is materialised before it is sharded (``deployment.init``);
 * ``overhead``: the fixed per-process device memory (:class:`Overhead`).
 
 ``ideal=True`` is the paper's idealized iteration: no engine reservation (the KV cache is the
@@ -116,12 +114,8 @@ class TrainLayout(BaseModel):
         description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
         "default None prices alike), fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)",
     )
-    kernels: TrainerKernels = Field(
-        default=TrainerKernels.FUSED,
-        description="the trainer's implementation: fused (Megatron-core / TE kernels, rlmcost's "
-        "default), realhf (AReaL v0.3's ReaLModel: FlashAttention-2, eager fp32 RMSNorm and "
-        "SiLU x up, fused RoPE, and no faster than its measured rate; rlmcost.perf.realhf_rate)",
-    )
+    kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"
+        "core/TE) or realhf (AReaL v0.3's ReaLModel at its rate: perf.realhf_rate)")  # fmt: skip
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")

@@ -2,9 +2,8 @@
 
 Every rank of a pipeline stage runs, per micro-batch (``b`` sequences, ``s / P_c`` positions
 each, so ``T = b s / P_c`` tokens), the stage's layers forward and backward on its TP shard
-(:func:`~rlmcost.parallel.shard.tp_shard`). Each kernel is timed by its shape
-(:mod:`~rlmcost.perf.efficiency`) and each collective by the alpha-beta model
-(:mod:`~rlmcost.perf.collectives`):
+(``parallel.shard.tp_shard``). Each kernel is timed by its shape (``perf.efficiency``) and each
+collective by the alpha-beta model (``perf.collectives``):
 
 * **GEMMs** per layer: QKV [T, (h + 2 h_kv) d_h / P_t, d], output [T, d, h d_h / P_t], FFN up (gate
   and up fused for a gated FFN) and down, MoE router [T, E, d] and grouped expert GEMMs on
