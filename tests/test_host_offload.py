@@ -87,10 +87,14 @@ def test_generation_on_gpus_of_its_own_moves_no_optimizer():
 
 
 def test_only_nemo_rl_copies_its_optimizer_pageable():
-    """verl offloads with its own copies (not this behaviour); NeMo RL's preset says both."""
+    """verl moves its optimizer states with ``to("cpu", non_blocking=True)``, which PyTorch
+    allocates pinned (``_to_copy``'s ``pin_out``; verl/utils/megatron_utils.py
+    offload_megatron_optimizer, fsdp_utils.py offload_fsdp_optimizer @85d5b2ee2): not this
+    behaviour. Its Megatron gradient buffers are freed like NeMo RL's
+    (offload_megatron_model_to_cpu: ``grad_data.storage().resize_(0)``)."""
     nemo, verl = behaviour("nemo-rl"), behaviour("verl")
     assert nemo is not None and nemo.optimizer_offload_pageable and nemo.grads_offload_frees
-    assert verl is None or not (verl.optimizer_offload_pageable or verl.grads_offload_frees)
+    assert verl is not None and not verl.optimizer_offload_pageable and verl.grads_offload_frees
 
 
 def test_a_coherent_c2c_host_keeps_the_link_rate():

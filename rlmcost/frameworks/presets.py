@@ -186,7 +186,18 @@ PRESETS: dict[Framework, Preset] = {
                   "agent_loop.py _postprocess) through the driver (verl/protocol.py); "
                   "Megatron backend (verl's FSDP has no TP/PP/EP): megatron_workers.py "
                   "rollout_mode exports weights per tensor; verl/third_party/vllm/"
-                  "__init__.py VLLM_SLEEP_LEVEL 2 for vLLM >= 0.8.5",
+                  "__init__.py VLLM_SLEEP_LEVEL 2 for vLLM >= 0.8.5; between phases "
+                  "(verl/utils/{fsdp,megatron}_utils.py @85d5b2ee2, alike at b25bb7d4f and "
+                  "b178a3cd5) the parameters go through pageable host memory both ways under "
+                  "FSDP2 (offload_fsdp2_model_to_cpu: model.cpu(); load_fsdp2_model_to_gpu: "
+                  "model.to(device), blocking copies) and on the way out under Megatron "
+                  "(offload_megatron_model_to_cpu: param_data.cpu().pin_memory(); back by "
+                  "copy_ from that pinned copy), the Megatron gradient buffers are freed, not "
+                  "copied (grad_data.storage().resize_(0)); the optimizer states move with "
+                  "to('cpu', non_blocking=True), which PyTorch allocates pinned (_to_copy "
+                  "pin_out): the link's rate",
+                  grads_offload_frees=True,
+                  param_offload_pageable=2, megatron_param_offload_pageable=1,
                   padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2,
                   hf_trainer="fsdp", hf_eager=True,
                   hf_source="verl/workers/fsdp_workers.py @b178a3cd: attn_implementation = "

@@ -17,6 +17,7 @@ from rlmcost.perf.host_offload import applies_to, pageable_offload_s
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
+from rlmcost.placement.pass_options import param_pageable_directions
 
 
 class GroupOffload(GroupTasks):
@@ -79,18 +80,27 @@ class GroupOffload(GroupTasks):
         )
 
     def pageable_offload_s(self, task: Task) -> float:
-        """Seconds per iteration that the between-phases optimizer offload of the model
-        ``task`` trains takes beyond its bytes at the host link's rate (those are in
-        :meth:`phase_traffic_bytes`) when the framework copies the states tensor by tensor into
-        pageable host memory and back (``Behaviour.optimizer_offload_pageable``, NeMo RL's
-        ``move_optimizer``): one round trip at
-        :data:`~rlmcost.perf.host_offload.PAGEABLE_OFFLOAD_BYTES_PER_S`, less its link time; on a
-        PCIe-class host only (:func:`~rlmcost.perf.host_offload.applies_to`)."""
+        """Seconds per iteration that the between-phases offload of the model ``task`` trains
+        takes beyond its bytes at the host link's rate (those are in
+        :meth:`phase_traffic_bytes`) where the framework copies through pageable host memory:
+        the optimizer states tensor by tensor, one round trip
+        (``Behaviour.optimizer_offload_pageable``: NeMo RL's ``move_optimizer``, verl's
+        ``offload_megatron_optimizer`` / ``offload_fsdp_optimizer``), and the parameter shard's
+        pageable directions once per phase of the model
+        (:func:`~rlmcost.placement.pass_options.param_pageable_directions`);
+        all at :data:`~rlmcost.perf.host_offload.PAGEABLE_OFFLOAD_BYTES_PER_S` less their link
+        time, on a PCIe-class host only (:func:`~rlmcost.perf.host_offload.applies_to`)."""
         beh = behaviour(self.s.deployment.framework)
         if task.kind is not Kind.TRAIN or self.s.deployment.ideal or beh is None or \
-                not beh.optimizer_offload_pageable or \
-                Offload.OPTIMIZER_IDLE not in self.train_offload() or \
                 not applies_to(self.s.hardware.host_link_bandwidth_bytes_per_s):  # fmt: skip
             return 0.0
-        moved = 2 * int(only(self.own(task), STATES).optimizer)
+        offload = self.train_offload()
+        m = only(self.own(task), STATES)
+        moved = 0
+        if beh.optimizer_offload_pageable and Offload.OPTIMIZER_IDLE in offload:
+            moved += 2 * int(m.optimizer)
+        if Offload.PARAMS_IDLE in offload:
+            phases = beh.param_round_trips or sum(1 for t in self.tasks if t.role is task.role)
+            ways = param_pageable_directions(beh, self.s.deployment)
+            moved += ways * phases * int(m.weights)
         return max(0.0, pageable_offload_s(moved) - moved / self.s.host_bytes_per_s)

@@ -148,4 +148,20 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    "link's rate, unmeasured" + ("; gradient buffers freed, not copied"
                                          if beh.grads_offload_frees else "")
                    + " (rlmcost.perf.host_offload)")  # fmt: skip
+    ways = param_pageable_directions(beh, deployment)
+    if ways and Offload.PARAMS_IDLE in deployment.train.offload:
+        rate = PAGEABLE_OFFLOAD_BYTES_PER_S.value / 1e9
+        out.append(f"parameter offload as {deployment.framework} runs it: around each of the "
+                   "model's phases the parameter shard goes through pageable host memory "
+                   + ("both ways" if ways == 2 else "on the way out (back from a pinned copy)")
+                   + f", at {rate:.2f} GB/s per GPU on PCIe hosts (rlmcost.perf.host_offload)")
     return tuple(out)
+
+
+def param_pageable_directions(beh: Behaviour, deployment: Deployment) -> int:
+    """The pageable directions of a parameter round trip (``Behaviour.param_offload_pageable``,
+    its Megatron-core value where the trainer has tp, pp or ep > 1)."""
+    t = deployment.train
+    if beh.megatron_param_offload_pageable is not None and max(t.tp, t.pp, t.ep) > 1:
+        return beh.megatron_param_offload_pageable
+    return beh.param_offload_pageable

@@ -1,0 +1,77 @@
+"""verl's between-phases parameter offload through pageable host memory (issue 18;
+rlmcost.placement.group_offload ``pageable_offload_s``, ``Behaviour.param_offload_pageable``).
+
+Sources (volcengine/verl 85d5b2ee2, alike at b25bb7d4f and b178a3cd5):
+verl/utils/fsdp_utils.py ``offload_fsdp2_model_to_cpu`` (``model.cpu()``) and
+``load_fsdp2_model_to_gpu`` (``model.to(device)``): blocking copies into and out of pageable
+memory, both ways; verl/utils/megatron_utils.py ``offload_megatron_model_to_cpu``
+(``param_data.data.cpu().pin_memory()``: a blocking copy into pageable memory on the way out)
+and ``load_megatron_model_to_gpu`` (``copy_`` from that pinned copy, non_blocking: the link's
+rate); verl/workers/fsdp_workers.py and megatron_workers.py load and offload around
+rollout_mode, compute_log_prob and update_actor (three phases per colocated step). The rate is
+NeMo RL PR 1404's pageable round trip (rlmcost.perf.host_offload).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.cli.validate import run_from_argv
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
+from rlmcost.specs import get_hardware
+
+_COMMON = ["--framework", "verl", "--no-kl", "--batch", "64", "--group", "8",
+           "--prompt-len", "200", "--response-len", "2048", "--hardware", "h100-sxm",
+           "--gpus", "16", "--rollout-tp", "2", "--sleep"]  # fmt: skip
+_FSDP = ["--model", "qwen2.5-7b", "--zero", "3", "--offload", "params-idle"]
+_MEGATRON = ["--model", "qwen3-30b-a3b", "--ep", "8", "--zero", "1", "--param-dtype", "bf16",
+             "--offload", "params-idle,grads-idle"]  # fmt: skip
+
+
+def _train_job(argv: list[str]):
+    est = evaluate_deployment(run_from_argv("rlvr", [*_COMMON, *argv]))
+    (job,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
+    return est, job
+
+
+def _extra_s(nbytes: int) -> float:
+    """Pageable seconds beyond the link time the offload already counts."""
+    link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
+    return nbytes / PAGEABLE_OFFLOAD_BYTES_PER_S.value - nbytes / link
+
+
+def test_verls_behaviour_names_the_pageable_directions():
+    """FSDP2 both ways (model.cpu() / model.to(device)), Megatron the way out only."""
+    verl = behaviour("verl")
+    assert verl is not None
+    assert verl.param_offload_pageable == 2 and verl.megatron_param_offload_pageable == 1
+
+
+def test_fsdp_parameters_go_both_ways_pageable_once_per_phase():
+    """A colocated verl FSDP2 step loads and offloads the actor's parameter shard around its
+    weight sync, old log-prob forward and update: 3 phases x 2 pageable directions."""
+    _, job = _train_job(_FSDP)
+    weights = int(job.own.weights)
+    assert weights > 0
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(6 * weights))
+
+
+def test_megatron_parameters_go_pageable_one_way():
+    """verl's Megatron backend (a layout with ep > 1) copies the shard out through pageable
+    memory and back from a pinned copy: 3 phases x 1 direction; its gradient buffers are
+    freed, not copied, so the link time of the offload holds the parameters only."""
+    est, job = _train_job(_MEGATRON)
+    weights = int(job.own.weights)
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(3 * weights))
+    link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
+    assert job.predicted_parts_s["offload_s"] == pytest.approx(2 * 3 * weights / link)
+    assert any("parameter offload as verl runs it" in n for n in est.notes)
+
+
+def test_no_parameter_offload_no_term():
+    """Without params-idle the term is zero (the 7B colocated rows keep param_offload False)."""
+    _, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
+    assert job.predicted_parts_s["pageable_offload_s"] == 0.0
