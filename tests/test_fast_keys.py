@@ -147,3 +147,28 @@ def test_layouts_kept_per_group_shape_follow_the_engine_and_the_trainer() -> Non
     longer = evaluate_deployment(run(1, 1, response=1024))
     assert _text(longer) == _text(_plain(run(1, 1, response=1024)))
     assert _text(longer) != _text(kept[0])
+
+
+def test_phases_kept_per_group_and_sync_follow_the_groups() -> None:
+    """A phase that one group alone has is one object per group estimate
+    (``iteration_groups._own_phases``) and a weight sync's phase one per sync
+    (``iteration._sync_phase``): deployments that share the rollout group share its
+    generation phase; a trainer group on other GPUs changes the training phases and the
+    sync's (the weights leave from fewer GPUs), each as the evaluation
+    that keeps nothing gives them, and the phases of a deployment sum what all its groups
+    have of a name."""
+    four = [{"members": "rollout", "gpus": 8}, {"members": "actor+critic+reward", "gpus": 4}]
+    runs = [_run(None, None, TWO), _run("async", 1, TWO), _run(None, None, four)]
+    resolved._QUERIES.clear()
+    kept = evaluate_many(runs)
+    plain = [_plain(r) for r in runs]
+    for e, p in zip(kept, plain, strict=True):
+        assert not isinstance(e, SpecError)
+        assert e.phases == p.phases and _text(e) == _text(p)
+    a, b, c = ({p.name: p for p in e.phases} for e in kept if not isinstance(e, SpecError))
+    assert a["generation"] is b["generation"] is c["generation"]  # one rollout estimate
+    assert a["weight sync"] is b["weight sync"]  # one sync between the same two estimates
+    # the sync's bound: the weights from 4 trainer GPUs, not 8 (verl's refit is predicted
+    # by its constants, the same on both)
+    assert c["weight sync"].time_lower_bound_s == 2 * a["weight sync"].time_lower_bound_s
+    assert c["update actor"].time_s > a["update actor"].time_s  # half the trainer's GPUs
