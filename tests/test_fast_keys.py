@@ -172,3 +172,37 @@ def test_phases_kept_per_group_and_sync_follow_the_groups() -> None:
     # by its constants, the same on both)
     assert c["weight sync"].time_lower_bound_s == 2 * a["weight sync"].time_lower_bound_s
     assert c["update actor"].time_s > a["update actor"].time_s  # half the trainer's GPUs
+
+
+def test_worker_notes_and_engine_fraction_follow_their_keys() -> None:
+    """The framework's worker notes are kept per query by what they read of the deployment
+    (``evaluation.deployment``: ideal, framework, reference, trainer and forward layouts,
+    logits) and an engine's recommended reservation per group estimate by the overhead
+    settings' values (``iteration_advice._group_fraction``): a trainer at ZeRO-3 states
+    NeMo RL's FSDP2 copies where ZeRO-1 does not, and a larger CUDA context lowers the
+    reservation, each as the evaluation that keeps nothing gives it."""
+
+    def run(zero: str, context_bytes: int) -> Run:
+        return Run.from_data({
+            "algorithm": {"name": "grpo", "rule_reward": True},
+            "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": 16, "samples_per_prompt": 4},
+            "deployment": {"framework": "nemo-rl", "train": {"zero": zero},
+                           "overhead": {"cuda_context_bytes": context_bytes}},
+            "cluster": {"hardware": "h100-sxm", "gpus": 8},
+        })  # fmt: skip
+
+    runs = [run("3", 2**29), run("1", 2**29), run("3", 2**33), run("3", 2**29)]
+    resolved._QUERIES.clear()
+    kept = evaluate_many(runs)
+    plain = [_plain(r) for r in runs]
+    for e, p in zip(kept, plain, strict=True):
+        assert not isinstance(e, SpecError)
+        assert e.notes == p.notes
+        assert e.recommended_gpu_memory_utilization == p.recommended_gpu_memory_utilization
+    fsdp2 = [any("FSDP2" in n for n in e.notes) for e in kept if not isinstance(e, SpecError)]
+    assert fsdp2 == [True, False, True, True]
+    fractions = [e.recommended_gpu_memory_utilization for e in kept
+                 if not isinstance(e, SpecError)]  # fmt: skip
+    assert fractions[0] is not None and fractions[2] is not None
+    assert fractions[2] < fractions[0] == fractions[3]

@@ -207,7 +207,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, speculation_notes(dep))
     _extend(notes, (_unused_refit_note(setup, result),))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
-    _extend(notes, worker_notes(dep, any(t.role is Role.REFERENCE for t in tasks)))
+    kl = any(t.role is Role.REFERENCE for t in tasks)
+    # kept per query by all that worker_notes reads of the deployment
+    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
+                           dep.logits), lambda: worker_notes(dep, kl)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))

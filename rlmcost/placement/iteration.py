@@ -223,10 +223,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
-    for stage in setup.alg.stages:
-        if stage not in static.stages:
-            continue
-        work, memory, active = static.stages[stage]
+    for stage, (work, memory, active) in static.stages.items():  # the stages in order
         stages[stage] = StageResult(
             stage,
             work,
@@ -324,9 +321,10 @@ def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, 
     and no sync and group share a name, the groups' own phases as built once and each sync's
     phase as kept per sync (:func:`_sync_phase`; the syncs are kept objects,
     ``iteration_units.kept_sync``): nothing new kept per deployment."""
+    own = [_sync_phase(tr) for tr in syncs]
     names = static.names
-    if all(tr.phase not in names for tr in syncs) and len({tr.phase for tr in syncs}) == len(syncs):
-        return static.phase_list + tuple(p for p in map(_sync_phase, syncs) if p is not None)
+    if all(n not in names for n, _ in own) and len({n for n, _ in own}) == len(own):
+        return static.phase_list + tuple(p for _, p in own if p is not None)
     order = {name: [key, predicted, bound] for name, key, predicted, bound in static.phases}
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
@@ -336,11 +334,11 @@ def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, 
 
 
 @per_object()
-def _sync_phase(tr: Transfer) -> Phase | None:
-    """The phase of weight sync ``tr`` alone (None: no time), summed from 0.0 as
-    :func:`_phases` sums (kept per sync)."""
+def _sync_phase(tr: Transfer) -> tuple[str, Phase | None]:
+    """The phase name of weight sync ``tr`` and its phase alone (None: no time), summed from
+    0.0 as :func:`_phases` sums (kept per sync)."""
     p, b = 0.0 + tr.predicted, 0.0 + tr.time_s
-    return Phase(tr.phase, None, p, b) if p or b else None
+    return tr.phase, (Phase(tr.phase, None, p, b) if p or b else None)
 
 
 def _critical_label(setup: Setup, plan: Any, keys: tuple[str, ...],

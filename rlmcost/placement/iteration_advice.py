@@ -5,6 +5,7 @@ Plain functions over the groups :func:`rlmcost.placement.iteration.combine` sche
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Overhead
@@ -70,8 +71,10 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     if dep.ideal:
         return None
     best: float | None = None
+    ov = dep.overhead  # by its values: a pydantic model hashes and compares in Python
+    key = (type(ov), tuple(ov.__dict__.items()))
     for g in groups:
-        f = _group_fraction(g, dep.overhead)
+        f = _group_fraction(g, key)
         if f is None:
             continue
         if f <= 0:
@@ -81,12 +84,15 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
 
 
 @per_object()
-def _group_fraction(g: GroupEstimate, overhead: Overhead) -> float | None:
+def _group_fraction(g: GroupEstimate, overhead_key: tuple[Any, ...]) -> float | None:
     """:func:`recommended_fraction` of one group (None: it runs no engine), kept per group
-    estimate and overhead settings."""
+    estimate and overhead settings (``overhead_key``: the model's type and its fields'
+    values, all it holds: ``extra="forbid"``)."""
     gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
     if not gen:
         return None
+    kind, items = overhead_key
+    overhead: Overhead = kind.model_construct(**dict(items))  # validated when it was made
     cap = g.hbm_bytes  # the capacity of the group's own device
     limits = []
     for j in g.jobs:

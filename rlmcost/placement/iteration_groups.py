@@ -124,25 +124,17 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
             entry[1] += predicted
             entry[2] += bound
             source[name] = g if source.get(name, g) is g else None
+    # a phase that one group alone has: that group's own (the same additions from 0.0 in the
+    # same order), one object per estimate that the iterations it takes part in share
+    shared = {n: p for g in groups for n, p in _own_phases(g).items() if source[n] is g}
     return IterationGroups(
         tuple(groups), tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
         key_of, first_of, last_of, stages, tuple(waves),
         tuple((n, k, p, b) for n, (k, p, b) in order.items()),
-        tuple(_phase(source[n], n, k, p, b) for n, (k, p, b) in order.items() if p or b),
+        tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
         trained_tokens(jobs.values()),
         tuple(order),
     )  # fmt: skip
-
-
-def _phase(g: GroupEstimate | None, name: str, key: Any, predicted: float,
-           bound: float) -> Phase:  # fmt: skip
-    """``Phase(name, key, predicted, bound)``; the one object per group estimate and name
-    where only group ``g`` has the phase (its sums are then the group's own, the same
-    additions from 0.0 in the same order): the iterations a group takes part in share it,
-    fewer objects kept for the collector to walk."""
-    if g is None:
-        return Phase(name, key, predicted, bound)
-    return _own_phases(g).get(name) or Phase(name, key, predicted, bound)
 
 
 @per_object()

@@ -24,6 +24,13 @@ from rlmcost.placement.jobs import GroupEstimate
 
 UnitShape = tuple[str, str, Stage | None, bool]
 
+_SHAPES: dict[UnitShape, UnitShape] = {}
+"""Unit shapes, each the first equal one built (two strings, a Stage and a bool: equal ones
+are interchangeable): a query's estimates repeat a few dozen (task indices and transfers on
+the same groups), so one tuple each is kept for the collector to walk, not one per estimate."""
+MAX_SHAPES = 4096
+"""Unit shapes kept in :data:`_SHAPES` before the table starts over."""
+
 
 @dataclass(frozen=True)
 class GroupUnits:
@@ -42,7 +49,11 @@ class GroupUnits:
 @per_object()
 def group_units(g: GroupEstimate) -> GroupUnits:
     """The units of ``g`` without stage fusion (module docstring): per job, its transfers
-    (``tr.before`` the job's task) as units of no barrier, then the job itself."""
+    (``tr.before`` the job's task) as units of no barrier, then the job itself. Each unit's
+    shape is the first equal one kept (:data:`_SHAPES`)."""
+    if len(_SHAPES) >= MAX_SHAPES:
+        _SHAPES.clear()
+    kept = _SHAPES
     shape: list[UnitShape] = []
     w_t: list[Any] = []
     w_p: list[Any] = []
@@ -54,8 +65,8 @@ def group_units(g: GroupEstimate) -> GroupUnits:
         index = j.task.index
         for tr in g.transfers:
             if tr.before == index:
-                shape.append(_interned((f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name,
-                                        tr.stage, False)))  # fmt: skip
+                unit = (f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name, tr.stage, False)
+                shape.append(kept.setdefault(unit, unit))
                 spread = tr.spread or transfer_spread()
                 w_t.append(tr.time_s)
                 w_p.append(tr.predicted)
@@ -64,7 +75,8 @@ def group_units(g: GroupEstimate) -> GroupUnits:
                 high.append(tr.predicted * spread.high)
         key = str(index)
         key_of.append((index, key))
-        shape.append(_interned((key, g.name, j.task.stage, True)))
+        unit = (key, g.name, j.task.stage, True)
+        shape.append(kept.setdefault(unit, unit))
         spread = job_spread(j.task.kind)
         w_t.append(j.time_s)
         w_p.append(j.predicted_s)
@@ -73,21 +85,6 @@ def group_units(g: GroupEstimate) -> GroupUnits:
         high.append(j.predicted_s * spread.high)
     return GroupUnits(tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
                       tuple(key_of))  # fmt: skip
-
-
-_SHAPES: dict[UnitShape, UnitShape] = {}
-MAX_SHAPES = 4096
-"""Unit shapes kept for :func:`_interned` before the table starts over."""
-
-
-def _interned(shape: UnitShape) -> UnitShape:
-    """The first unit shape equal to ``shape`` (a tuple of two strings, a Stage and a bool:
-    equal ones are interchangeable): the estimates of a query repeat a few dozen shapes
-    (task indices and transfers on the same groups), so one tuple each is kept for the
-    collector to walk instead of one per estimate."""
-    if len(_SHAPES) >= MAX_SHAPES:
-        _SHAPES.clear()
-    return _SHAPES.setdefault(shape, shape)
 
 
 def kept_sync(seen: dict[Any, Any] | None, src: GroupEstimate, dst: GroupEstimate,
