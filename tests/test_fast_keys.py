@@ -206,3 +206,29 @@ def test_worker_notes_and_engine_fraction_follow_their_keys() -> None:
                  if not isinstance(e, SpecError)]  # fmt: skip
     assert fractions[0] is not None and fractions[2] is not None
     assert fractions[2] < fractions[0] == fractions[3]
+
+
+def test_values_kept_per_instance_follow_their_object_and_arguments() -> None:
+    """``memo.per_instance`` keeps a value on its (frozen) object by the function and its
+    arguments: another argument or another object computes its own, an equal object does
+    not share the value of its twin, and inside ``memo.plain`` nothing is looked up."""
+    from dataclasses import dataclass
+
+    calls: list[tuple[int, int]] = []
+
+    @dataclass(frozen=True)
+    class Thing:
+        x: int
+
+    @memo.per_instance
+    def value(obj: Thing, k: int) -> tuple[int, int]:
+        calls.append((obj.x, k))
+        return (obj.x, k)
+
+    a, b, twin = Thing(1), Thing(2), Thing(1)
+    assert value(a, 1) == (1, 1) and value(a, 1) is value(a, 1)
+    assert value(a, 2) == (1, 2) and value(b, 1) == (2, 1) and value(twin, 1) == (1, 1)
+    assert calls == [(1, 1), (1, 2), (2, 1), (1, 1)]
+    with memo.plain():
+        assert value(a, 1) == (1, 1)
+    assert len(calls) == 5 and a == twin  # still equal: the kept values are no field

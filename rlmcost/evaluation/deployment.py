@@ -265,7 +265,7 @@ def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
     return [n for kind in (0, 1) for p in parts for n in p[kind]]
 
 
-@memo.per_object()
+@memo.per_instance
 def _idle_ranks_of(g: GroupEstimate) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`_idle_rank_notes` of one group estimate: its training jobs' notes and its
     forwards' (kept per estimate, which the deployments of a query share)."""

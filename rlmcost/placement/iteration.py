@@ -46,7 +46,7 @@ from math import ceil
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Stage
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.placement.estimate import (
@@ -333,7 +333,7 @@ def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, 
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
 
 
-@per_object()
+@per_instance
 def _sync_phase(tr: Transfer) -> tuple[str, Phase | None]:
     """The phase name of weight sync ``tr`` and its phase alone (None: no time), summed from
     0.0 as :func:`_phases` sums (kept per sync)."""

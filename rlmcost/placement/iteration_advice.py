@@ -9,7 +9,7 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Overhead
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
@@ -28,7 +28,7 @@ def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[s
     return [n for n in (_group_note(g, gpus_per_node) for g in groups) if n is not None]
 
 
-@per_object()
+@per_instance
 def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
     """:func:`exposed_notes`' note of one group (kept per group estimate)."""
     link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
@@ -83,7 +83,7 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     return best
 
 
-@per_object()
+@per_instance
 def _group_fraction(g: GroupEstimate, overhead_key: tuple[Any, ...]) -> float | None:
     """:func:`recommended_fraction` of one group (None: it runs no engine), kept per group
     estimate and overhead settings (``overhead_key``: the model's type and its fields'

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
@@ -137,7 +137,7 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     )  # fmt: skip
 
 
-@per_object()
+@per_instance
 def _own_phases(g: GroupEstimate) -> dict[str, Phase]:
     """The phases of group estimate ``g`` alone, by name (the sums of :func:`_build` over
     this group only; kept per estimate)."""
@@ -154,7 +154,7 @@ def jobs_of(groups: Sequence[GroupEstimate]) -> dict[int, Job]:
     return {j.task.index: j for g in groups for j in g.jobs}
 
 
-@per_object()
+@per_instance
 def phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
     """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
     and bound seconds) each (kept per group estimate)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.perf.interval import job_spread, transfer_spread
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -46,7 +46,7 @@ class GroupUnits:
     key_of: tuple[tuple[int, str], ...]
 
 
-@per_object()
+@per_instance
 def group_units(g: GroupEstimate) -> GroupUnits:
     """The units of ``g`` without stage fusion (module docstring): per job, its transfers
     (``tr.before`` the job's task) as units of no barrier, then the job itself. Each unit's
