@@ -85,8 +85,9 @@ def test_templates_kept_beside_the_groups_part_follow_the_staleness() -> None:
     assert not isinstance(sync, SpecError) and not isinstance(stale, SpecError)
     seen = next(iter(resolved._QUERIES.values())).groups_seen
     static = iteration_groups(seen, sync.groups)
-    assert sorted(k[0] for k in static.plans) == [0, 1]  # one template per staleness
-    assert len({id(p) for p in static.plans.values()}) == 2
+    # one template per staleness (the parts of one shape share their templates)
+    plans = {k[0]: p for k, p in static.plans.items() if k[0] in (0, 1)}
+    assert sorted(plans) == [0, 1] and plans[0] is not plans[1]
     assert [sync.iteration_time_s, stale.iteration_time_s] == \
         [_plain(r).iteration_time_s for r in runs]  # fmt: skip
     assert stale.iteration_time_s < sync.iteration_time_s
@@ -232,3 +233,29 @@ def test_values_kept_per_instance_follow_their_object_and_arguments() -> None:
     with memo.plain():
         assert value(a, 1) == (1, 1)
     assert len(calls) == 5 and a == twin  # still equal: the kept values are no field
+
+
+def test_kept_group_keys_share_equal_settings_and_follow_them() -> None:
+    """A kept group key holds the first equal group settings of the query
+    (``group_key._stored``): three deployments whose rollout group is given TP 2, TP 4 and
+    TP 2 again (equal settings, another object) keep two rollout estimates, the third
+    deployment's the first's, each as the evaluation that keeps nothing gives it, and the
+    kept keys hold one settings object per distinct value."""
+
+    def groups(tp: int) -> list[dict[str, Any]]:
+        return [{"members": "rollout", "gpus": 8, "settings": f"tp={tp}"},
+                {"members": "actor+critic+reward", "gpus": 8}]  # fmt: skip
+
+    runs = [_run(None, None, groups(2)), _run(None, None, groups(4)),
+            _run(None, None, groups(2))]  # fmt: skip
+    resolved._QUERIES.clear()
+    kept = [evaluate_deployment(r) for r in runs]
+    assert [_text(e) for e in kept] == [_text(_plain(r)) for r in runs]
+    first, other, again = (e.groups[0] for e in kept)
+    assert again is first and other is not first
+    assert [j.layout.tp for j in first.jobs] != [j.layout.tp for j in other.jobs]
+    seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
+    owns = [k[4] for k in seen if isinstance(k, tuple) and len(k) == 6
+            and not isinstance(k[0], str) and k[4] is not None]  # fmt: skip
+    assert len(owns) == 2 and len({id(o) for o in owns}) == 2
+    assert owns[0] is not runs[2].deployment.groups[0]  # the first equal one, kept

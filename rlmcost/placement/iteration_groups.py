@@ -34,7 +34,8 @@ class IterationGroups:
     name, in the order the groups run them; ``phase_list``: those with any time, as
     :class:`~rlmcost.placement.estimate.Phase`; ``names``: the phases' names; ``labels``: the
     critical cycles' labels, by their unit keys; and ``plans``: the schedule templates
-    without fusion, by staleness and links (both filled by ``combine``). Each trained
+    without fusion, by staleness and links (both filled by ``combine``; ``plans`` and
+    ``shape`` shared by the parts of one shape, :data:`_SHAPES`). Each trained
     model's group and job and the jobs by task index are not kept (:func:`jobs_of`): fewer
     objects for the collector to walk."""
 
@@ -56,6 +57,15 @@ class IterationGroups:
     names: tuple[str, ...]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
     plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # combine's templates
+
+
+_SHAPES: dict[tuple[UnitShape, ...], tuple[tuple[UnitShape, ...], dict[Any, Any]]] = {}
+"""Per shape of units (the groups' units in order), the first equal shape and the schedule
+templates of that shape by staleness and links (``IterationGroups.plans``; a template is a
+function of the shape, the staleness and the links alone, ``iteration._template``): the
+groups' parts of one shape share both instead of a tuple and a dict each."""
+MAX_SHAPES = 4096
+"""Shapes kept in :data:`_SHAPES` before the table starts over."""
 
 
 def iteration_groups(seen: dict[Any, Any] | None,
@@ -94,6 +104,10 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     for key, resource, _, _ in shape:
         first_of.setdefault(resource, key)
         last_of[resource] = key
+    if len(_SHAPES) >= MAX_SHAPES:
+        _SHAPES.clear()
+    units = tuple(shape)
+    per_shape = _SHAPES.setdefault(units, (units, {}))  # the shape and its templates, one each
     stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
     for stage in Stage:
         mine = [j for j in jobs.values() if j.task.stage is stage]
@@ -128,12 +142,13 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     # same order), one object per estimate that the iterations it takes part in share
     shared = {n: p for g in groups for n, p in _own_phases(g).items() if source[n] is g}
     return IterationGroups(
-        tuple(groups), tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
+        tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
         key_of, first_of, last_of, stages, tuple(waves),
         tuple((n, k, p, b) for n, (k, p, b) in order.items()),
         tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
         trained_tokens(jobs.values()),
         tuple(order),
+        plans=per_shape[1],
     )  # fmt: skip
 
 
