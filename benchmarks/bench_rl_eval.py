@@ -211,10 +211,11 @@ minutes, alternating runs, two each; on a quiet machine, all but the last step: 
 149-150/s; fast, every 8th 1,435-1,457 -> 1,481-1,523/s; sweep one call each 1,684-1,706 ->
 1,869-1,918/s; again with every group kept 4,925 -> 5,159-5,167/s; evaluate_many
 2,007-2,044 -> 2,018-2,046/s; planner rows 1,136-1,154 -> 1,146-1,152/s; the final version
-at a load of 2.5-3 on the two cores, the machine a fifth slower: plain 117-120 -> 118-138/s,
-sweep one call each 1,308-1,390 -> 1,468-1,914/s, its speed-up over plain 11.2-11.6x ->
-12.4-13.9x): the sweep one call each gains about a tenth, the collector's share; the batch
-and the planner rows, which pause the collector, gain little. Exact counts: the tracked
+in five alternating pairs of the two sweeps alone, at a load of about 2.3, the machine a
+quarter slower: one call each 1,184-1,414 -> 1,222-1,591/s, pair by pair -0 to +23 %, median
++12 %; with every group kept 3,156-3,826 -> 3,524-4,212/s, +10 to +16 %): the sweep one call
+each gains about a tenth, mostly the collector's share; the batch and the planner rows,
+which pause the collector, gain little. Exact counts: the tracked
 objects the one-call sweep keeps (after a collection) 128,875 -> 86,600, its collections in
 this benchmark's order 3 full and 29 gen-1 -> 2 and 22; Python calls (cProfile) 4,406,367 ->
 4,312,620, with every group kept 2,049,870 -> 1,893,026 (628 -> 580 a deployment). What it
