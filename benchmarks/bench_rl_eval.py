@@ -205,6 +205,45 @@ transfers' f-string labels cost 0.35 us each (about 1.5 a group; a kept label's 
 a lazy label on ``Transfer`` (a field the reports and equality read) is not worth its change.
 The set-up is now about 4 % of an estimate, which stays a flat spread (``_job``,
 ``with_residents``, the passes in ``perf/``, transfers, the start-up peak).
+
+Eighth round: fewer objects kept per deployment and per estimate (before -> after, same
+minutes, alternating runs, two each; on a quiet machine, all but the last step: plain 149 ->
+149-150/s; fast, every 8th 1,435-1,457 -> 1,481-1,523/s; sweep one call each 1,684-1,706 ->
+1,869-1,918/s; again with every group kept 4,925 -> 5,159-5,167/s; evaluate_many
+2,007-2,044 -> 2,018-2,046/s; planner rows 1,136-1,154 -> 1,146-1,152/s; the final version
+in five alternating pairs of the two sweeps alone, at a load of about 2.3, the machine a
+quarter slower: one call each 1,184-1,414 -> 1,222-1,591/s, pair by pair -0 to +23 %, median
++12 %; with every group kept 3,156-3,826 -> 3,524-4,212/s, +10 to +16 %): the sweep one call
+each gains about a tenth, mostly the collector's share; the batch and the planner rows,
+which pause the collector, gain little. Exact counts: the tracked
+objects the one-call sweep keeps (after a collection) 128,875 -> 86,600, its collections in
+this benchmark's order 3 full and 29 gen-1 -> 2 and 22; Python calls (cProfile) 4,406,367 ->
+4,312,620, with every group kept 2,049,870 -> 1,893,026 (628 -> 580 a deployment). What it
+cut: the phases with the weight syncs were kept per deployment beside the groups' part (its
+syncs, a tuple, 2.6 Phases): a sync's phase is now kept on the sync (itself kept per pair of
+estimates) and joined per deployment; a phase that one group alone has is that estimate's own
+Phase, shared by every iteration it joins (kept Phases 17,376 -> 6,744); unit shapes are
+interned (7,696 tuples -> 57); the groups' part keeps no trainers' or jobs' dict,
+is its own entry (no (groups, part) pair) and shares its shape and templates with the parts
+of one shape; the values derived from an estimate (units, phases, notes, engine fraction)
+live on the estimate (``memo.per_instance``: one dict, not a key and an (object, value)
+pair each); kept group keys and task parts hold the query's first equal group settings and TP
+degrees. Per deployment: the worker notes are kept per query by what they read (about 10 us),
+the engine fraction is keyed on the overhead's values (no pydantic hash and ``__eq__`` per
+group), ``combine`` reads the groups' stages in order. Every result is the same
+(``validate --rl --json`` byte for byte, the 8,256 candidates' ``to_json`` one sha256). What
+did not help: a job's ``own``/``memory`` as a tuple of ints behind a data descriptor (a tuple
+of ints is untracked): 8,453 -> 4,037 MemoryBreakdowns kept, but the tuple materializes each
+Job's ``__dict__`` (+3,536 dicts) and the sweep reads those breakdowns about 40,000 times
+(+86,000 calls): reverted. Caching ``combine`` or the weight syncs per groups' part: all 3,264
+(groups' part, staleness) pairs of the sweep are distinct (1,760 parts), so at most the
+synchronous and the overlapped loop share one (46 %), which a per-part table pays for in
+kept objects. Left: a full pass comes at most every 11 gen-1 collections once the pending
+objects exceed a quarter of the long-lived ones, so one pass needs about a third fewer net
+allocations; the group keys (a pydantic hash and ``__eq__`` per model field and per group's
+settings: the planner's candidates are new objects each) and ``combine`` (weight syncs,
+eight schedule evaluations, notes) are each about a quarter of what a kept deployment costs;
+the 928 estimates are unchanged (about 615 us each).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ cache. Exceptions are not cached. A function whose result is mutable gets ``copy
 keeps its own value and hands out copies.
 
 :func:`per_object` keeps a value derived from an object that is never changed (a group's
-estimate) by the object's identity, with no hashing of the object; :class:`kept_property` an
+estimate) by the object's identity, with no hashing of the object (:func:`per_instance` on the
+object itself); :class:`kept_property` an
 attribute computed once per object; :func:`collector_paused` pauses the cyclic garbage
 collector over a batch of evaluations that keeps its results.
 """
@@ -115,6 +116,35 @@ def per_object(max_entries: int = 4096) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+def per_instance(fn: F) -> F:
+    """Decorator: :func:`per_object` with the value kept on the object itself, in one dict
+    per object (attribute ``_kept_values``, set past a frozen dataclass's ``__setattr__``)
+    under the function's name and ``args``: the value lives and dies with its object, and no
+    table entry (a key and an (object, value) pair per value) is kept beside it for the
+    cyclic collector to walk. For objects never changed after they are made, with a
+    ``__dict__`` (a group's estimate, a transfer); nothing kept inside :func:`plain`."""
+    name = fn.__qualname__
+
+    @wraps(fn)
+    def wrapper(obj: Any, *args: Any) -> Any:
+        if _PLAIN[0]:
+            return fn(obj, *args)
+        try:
+            kept = obj._kept_values
+        except AttributeError:
+            kept = {}
+            object.__setattr__(obj, "_kept_values", kept)
+        key = (name, args) if args else name
+        try:
+            return kept[key]
+        except KeyError:
+            out = kept[key] = fn(obj, *args)
+            return out
+
+    wrapper.__wrapped__ = fn
+    return wrapper  # type: ignore[return-value]
 
 
 class kept_property(Generic[T]):  # noqa: N801 - used as a decorator, like ``property``

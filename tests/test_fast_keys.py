@@ -85,8 +85,9 @@ def test_templates_kept_beside_the_groups_part_follow_the_staleness() -> None:
     assert not isinstance(sync, SpecError) and not isinstance(stale, SpecError)
     seen = next(iter(resolved._QUERIES.values())).groups_seen
     static = iteration_groups(seen, sync.groups)
-    assert sorted(k[0] for k in static.plans) == [0, 1]  # one template per staleness
-    assert len({id(p) for p in static.plans.values()}) == 2
+    # one template per staleness (the parts of one shape share their templates)
+    plans = {k[0]: p for k, p in static.plans.items() if k[0] in (0, 1)}
+    assert sorted(plans) == [0, 1] and plans[0] is not plans[1]
     assert [sync.iteration_time_s, stale.iteration_time_s] == \
         [_plain(r).iteration_time_s for r in runs]  # fmt: skip
     assert stale.iteration_time_s < sync.iteration_time_s
@@ -147,3 +148,115 @@ def test_layouts_kept_per_group_shape_follow_the_engine_and_the_trainer() -> Non
     longer = evaluate_deployment(run(1, 1, response=1024))
     assert _text(longer) == _text(_plain(run(1, 1, response=1024)))
     assert _text(longer) != _text(kept[0])
+
+
+def test_phases_kept_per_group_and_sync_follow_the_groups() -> None:
+    """A phase that one group alone has is one object per group estimate
+    (``iteration_groups._own_phases``) and a weight sync's phase one per sync
+    (``iteration._sync_phase``): deployments that share the rollout group share its
+    generation phase; a trainer group on other GPUs changes the training phases and the
+    sync's (the weights leave from fewer GPUs), each as the evaluation
+    that keeps nothing gives them, and the phases of a deployment sum what all its groups
+    have of a name."""
+    four = [{"members": "rollout", "gpus": 8}, {"members": "actor+critic+reward", "gpus": 4}]
+    runs = [_run(None, None, TWO), _run("async", 1, TWO), _run(None, None, four)]
+    resolved._QUERIES.clear()
+    kept = evaluate_many(runs)
+    plain = [_plain(r) for r in runs]
+    for e, p in zip(kept, plain, strict=True):
+        assert not isinstance(e, SpecError)
+        assert e.phases == p.phases and _text(e) == _text(p)
+    a, b, c = ({p.name: p for p in e.phases} for e in kept if not isinstance(e, SpecError))
+    assert a["generation"] is b["generation"] is c["generation"]  # one rollout estimate
+    assert a["weight sync"] is b["weight sync"]  # one sync between the same two estimates
+    # the sync's bound: the weights from 4 trainer GPUs, not 8 (verl's refit is predicted
+    # by its constants, the same on both)
+    assert c["weight sync"].time_lower_bound_s == 2 * a["weight sync"].time_lower_bound_s
+    assert c["update actor"].time_s > a["update actor"].time_s  # half the trainer's GPUs
+
+
+def test_worker_notes_and_engine_fraction_follow_their_keys() -> None:
+    """The framework's worker notes are kept per query by what they read of the deployment
+    (``evaluation.deployment``: ideal, framework, reference, trainer and forward layouts,
+    logits) and an engine's recommended reservation per group estimate by the overhead
+    settings' values (``iteration_advice._group_fraction``): a trainer at ZeRO-3 states
+    NeMo RL's FSDP2 copies where ZeRO-1 does not, and a larger CUDA context lowers the
+    reservation, each as the evaluation that keeps nothing gives it."""
+
+    def run(zero: str, context_bytes: int) -> Run:
+        return Run.from_data({
+            "algorithm": {"name": "grpo", "rule_reward": True},
+            "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": 16, "samples_per_prompt": 4},
+            "deployment": {"framework": "nemo-rl", "train": {"zero": zero},
+                           "overhead": {"cuda_context_bytes": context_bytes}},
+            "cluster": {"hardware": "h100-sxm", "gpus": 8},
+        })  # fmt: skip
+
+    runs = [run("3", 2**29), run("1", 2**29), run("3", 2**33), run("3", 2**29)]
+    resolved._QUERIES.clear()
+    kept = evaluate_many(runs)
+    plain = [_plain(r) for r in runs]
+    for e, p in zip(kept, plain, strict=True):
+        assert not isinstance(e, SpecError)
+        assert e.notes == p.notes
+        assert e.recommended_gpu_memory_utilization == p.recommended_gpu_memory_utilization
+    fsdp2 = [any("FSDP2" in n for n in e.notes) for e in kept if not isinstance(e, SpecError)]
+    assert fsdp2 == [True, False, True, True]
+    fractions = [e.recommended_gpu_memory_utilization for e in kept
+                 if not isinstance(e, SpecError)]  # fmt: skip
+    assert fractions[0] is not None and fractions[2] is not None
+    assert fractions[2] < fractions[0] == fractions[3]
+
+
+def test_values_kept_per_instance_follow_their_object_and_arguments() -> None:
+    """``memo.per_instance`` keeps a value on its (frozen) object by the function and its
+    arguments: another argument or another object computes its own, an equal object does
+    not share the value of its twin, and inside ``memo.plain`` nothing is looked up."""
+    from dataclasses import dataclass
+
+    calls: list[tuple[int, int]] = []
+
+    @dataclass(frozen=True)
+    class Thing:
+        x: int
+
+    @memo.per_instance
+    def value(obj: Thing, k: int) -> tuple[int, int]:
+        calls.append((obj.x, k))
+        return (obj.x, k)
+
+    a, b, twin = Thing(1), Thing(2), Thing(1)
+    assert value(a, 1) == (1, 1) and value(a, 1) is value(a, 1)
+    assert value(a, 2) == (1, 2) and value(b, 1) == (2, 1) and value(twin, 1) == (1, 1)
+    assert calls == [(1, 1), (1, 2), (2, 1), (1, 1)]
+    with memo.plain():
+        assert value(a, 1) == (1, 1)
+    assert len(calls) == 5 and a == twin  # still equal: the kept values are no field
+
+
+def test_kept_group_keys_share_equal_settings_and_follow_them() -> None:
+    """A kept group key holds the first equal group settings of the query
+    (``group_key._stored``): three deployments whose rollout group is given TP 2, TP 4 and
+    TP 2 again (equal settings, another object) keep two rollout estimates, the third
+    deployment's the first's, each as the evaluation that keeps nothing gives it, and the
+    kept keys hold one settings object per distinct value."""
+
+    def groups(tp: int) -> list[dict[str, Any]]:
+        return [{"members": "rollout", "gpus": 8, "settings": f"tp={tp}"},
+                {"members": "actor+critic+reward", "gpus": 8}]  # fmt: skip
+
+    runs = [_run(None, None, groups(2)), _run(None, None, groups(4)),
+            _run(None, None, groups(2))]  # fmt: skip
+    resolved._QUERIES.clear()
+    kept = [evaluate_deployment(r) for r in runs]
+    assert [_text(e) for e in kept] == [_text(_plain(r)) for r in runs]
+    first, other, again = (e.groups[0] for e in kept)
+    assert again is first and other is not first
+    assert [j.layout.tp for j in first.jobs] != [j.layout.tp for j in other.jobs]
+    seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
+    owns = [k[4] for k in seen if isinstance(k, tuple) and len(k) == 6
+            and not isinstance(k[0], str) and k[4] is not None]  # fmt: skip
+    rollout = [o for o in owns if o.members == "rollout"]
+    assert sorted(o.settings for o in rollout) == ["tp=2", "tp=4"]  # two keys, not three
+    assert all(o is not runs[2].deployment.groups[0] for o in rollout)  # the first equal one

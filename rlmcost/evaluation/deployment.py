@@ -207,7 +207,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, speculation_notes(dep))
     _extend(notes, (_unused_refit_note(setup, result),))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
-    _extend(notes, worker_notes(dep, any(t.role is Role.REFERENCE for t in tasks)))
+    kl = any(t.role is Role.REFERENCE for t in tasks)
+    # kept per query by all that worker_notes reads of the deployment
+    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
+                           dep.logits), lambda: worker_notes(dep, kl)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
@@ -262,7 +265,7 @@ def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
     return [n for kind in (0, 1) for p in parts for n in p[kind]]
 
 
-@memo.per_object()
+@memo.per_instance
 def _idle_ranks_of(g: GroupEstimate) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`_idle_rank_notes` of one group estimate: its training jobs' notes and its
     forwards' (kept per estimate, which the deployments of a query share)."""

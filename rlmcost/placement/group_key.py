@@ -273,13 +273,14 @@ def _kept_part(g: Any, which: str) -> Any:
     hybrid = engine_for(setup, group.name).kind.hybrid_engine
     kept = None
     tasks = _tasks_part(setup.tasks, group.name)
+    own = _shared(setup.groups_seen, own)  # kept in the part: one per equal value (_stored)
     if which == "forward":
         kept = _Part((_setup_part(setup, "forward"), tasks, _group_part(group), own, g.gpus,
                       hybrid))  # fmt: skip
     elif not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks):
         # the TP degrees of the group's models, as group_key: the other models' layouts
         # beside a task (GroupMemory._beside) read them
-        tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
+        tps = _shared(setup.groups_seen, tuple((r, setup.tp.get(r)) for r in tasks.value[1]))
         kept = _Part((_setup_part(setup, "no engine"), tasks, tps, _group_part(group), own,
                       g.gpus))  # fmt: skip
     if kept is not None:
@@ -304,6 +305,23 @@ def per_query(setup: Setup, key: Any, compute: Callable[[], Any]) -> Any:
         return out
 
 
+def _stored(seen: dict[Any, Any], key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``key`` as kept: its TP degrees and the group's own settings (a pydantic model of the
+    deployment) replaced by the first equal ones of the query (:func:`_shared`), so that the
+    kept keys hold one of each instead of one per deployment that made a key (fewer objects
+    for the collector to walk); equal to ``key``."""
+    setup_part, tasks, tps, group, own, gpus = key
+    return (setup_part, tasks, _shared(seen, tps), group, _shared(seen, own), gpus)
+
+
+def _shared(seen: dict[Any, Any] | None, value: Any) -> Any:
+    """The first value equal to ``value`` kept in the query's ``seen`` (``value`` itself when
+    nothing is kept or it is None)."""
+    if seen is None or value is None:
+        return value
+    return seen.setdefault(("shared", value), value)
+
+
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
            compute: Callable[[], Any]) -> Any:  # fmt: skip
     """``compute()`` (the group's estimate), or the one kept in ``setup.groups_seen`` under
@@ -319,7 +337,7 @@ def recall(setup: Setup, group: DeviceGroup, gpus: int,
             out = compute()
         except SpecError as exc:
             out = exc
-        seen[key] = out
+        seen[_stored(seen, key)] = out
     if isinstance(out, SpecError):
         raise copy.copy(out).with_traceback(None)
     return out

@@ -46,6 +46,7 @@ from math import ceil
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Stage
+from rlmcost.memo import per_instance
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.placement.estimate import (
@@ -55,7 +56,7 @@ from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, Sta
 from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, framework_stream
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction
-from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups
+from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.schedule_template import Template, template
@@ -103,10 +104,10 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     check_partial_rollout(setup.deployment.partial_rollout, placement.staleness,
                           setup.deployment.rollout_in_flight)  # fmt: skip
     static = iteration_groups(setup.groups_seen, groups)
-    jobs = static.jobs
     notes: list[str] = []
     fusion = None
     if placement.fusion:
+        jobs = jobs_of(groups)
         time_of = {i: j.time_s for i, j in jobs.items()}
         pred_of = {i: j.predicted_s for i, j in jobs.items()}
         inter = 0.0
@@ -189,7 +190,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             w_p.append(pred_of[index])
             w_d.append(j.depth)
             spreads.append(job_spread(j.task.kind))
-    syncs, links = weight_syncs(setup, groups, key_of, static.trainers)
+    syncs, links = weight_syncs(setup, groups, key_of)
     if placement.fusion:
         first_of: dict[str, str] = {}
         last_of: dict[str, str] = {}
@@ -228,10 +229,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
-    for stage in setup.alg.stages:
-        if stage not in static.stages:
-            continue
-        work, memory, active = static.stages[stage]
+    for stage, (work, memory, active) in static.stages.items():  # the stages in order
         stages[stage] = StageResult(
             stage,
             work,
@@ -281,7 +279,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     assert cycle is not None  # a numeric period has its critical cycle
     critical = static.labels.get(cycle.keys)  # the same units, the same label
     if critical is None:
-        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys, jobs)
+        critical = static.labels[cycle.keys] = _critical_label(setup, plan, cycle.keys,
+                                                                     jobs_of(groups))
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
     return PlacementEstimate(
@@ -329,35 +328,28 @@ def _template(static: IterationGroups, shape: list[Any], staleness: int,
 def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
     """The iteration's named phases in the order the groups run them (transfers in front of
     their tasks, weight syncs last), each summed over the jobs and transfers of that name:
-    the groups' sums (``IterationGroups.phases``) plus the weight syncs'; kept beside the
-    groups' part per the syncs (kept objects too, ``iteration_units.kept_sync``)."""
-    key = tuple(map(id, syncs))
-    hit = static.synced.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], syncs, strict=True)):
-        return hit[1]
-    out = _phases_of(static, syncs)
-    static.synced[key] = (tuple(syncs), out)
-    return out
-
-
-def _phases_of(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, ...]:
-    """:func:`_phases`, computed: the groups' own phases as built once when no sync shares a
-    name with them."""
-    names = {name for name, *_ in static.phases}
-    if all(tr.phase not in names for tr in syncs):
-        extra: dict[str, list[Any]] = {}
-        for tr in syncs:
-            entry = extra.setdefault(tr.phase, [None, 0.0, 0.0])
-            entry[1] += tr.predicted
-            entry[2] += tr.time_s
-        return static.phase_list + tuple(Phase(n, k, p, b) for n, (k, p, b) in extra.items()
-                                         if p or b)  # fmt: skip
+    the groups' sums (``IterationGroups.phases``) plus the weight syncs'. Where no two syncs
+    and no sync and group share a name, the groups' own phases as built once and each sync's
+    phase as kept per sync (:func:`_sync_phase`; the syncs are kept objects,
+    ``iteration_units.kept_sync``): nothing new kept per deployment."""
+    own = [_sync_phase(tr) for tr in syncs]
+    names = static.names
+    if all(n not in names for n, _ in own) and len({n for n, _ in own}) == len(own):
+        return static.phase_list + tuple(p for _, p in own if p is not None)
     order = {name: [key, predicted, bound] for name, key, predicted, bound in static.phases}
     for tr in syncs:
         entry = order.setdefault(tr.phase, [None, 0.0, 0.0])
         entry[1] += tr.predicted
         entry[2] += tr.time_s
     return tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b)
+
+
+@per_instance
+def _sync_phase(tr: Transfer) -> tuple[str, Phase | None]:
+    """The phase name of weight sync ``tr`` and its phase alone (None: no time), summed from
+    0.0 as :func:`_phases` sums (kept per sync)."""
+    p, b = 0.0 + tr.predicted, 0.0 + tr.time_s
+    return tr.phase, (Phase(tr.phase, None, p, b) if p or b else None)
 
 
 def _critical_label(setup: Setup, plan: Any, keys: tuple[str, ...],

@@ -5,10 +5,11 @@ Plain functions over the groups :func:`rlmcost.placement.iteration.combine` sche
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Overhead
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
@@ -27,7 +28,7 @@ def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[s
     return [n for n in (_group_note(g, gpus_per_node) for g in groups) if n is not None]
 
 
-@per_object()
+@per_instance
 def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
     """:func:`exposed_notes`' note of one group (kept per group estimate)."""
     link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
@@ -70,8 +71,10 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     if dep.ideal:
         return None
     best: float | None = None
+    ov = dep.overhead  # by its values: a pydantic model hashes and compares in Python
+    key = (type(ov), tuple(ov.__dict__.items()))
     for g in groups:
-        f = _group_fraction(g, dep.overhead)
+        f = _group_fraction(g, key)
         if f is None:
             continue
         if f <= 0:
@@ -80,13 +83,16 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     return best
 
 
-@per_object()
-def _group_fraction(g: GroupEstimate, overhead: Overhead) -> float | None:
+@per_instance
+def _group_fraction(g: GroupEstimate, overhead_key: tuple[Any, ...]) -> float | None:
     """:func:`recommended_fraction` of one group (None: it runs no engine), kept per group
-    estimate and overhead settings."""
+    estimate and overhead settings (``overhead_key``: the model's type and its fields'
+    values, all it holds: ``extra="forbid"``)."""
     gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
     if not gen:
         return None
+    kind, items = overhead_key
+    overhead: Overhead = kind.model_construct(**dict(items))  # validated when it was made
     cap = g.hbm_bytes  # the capacity of the group's own device
     limits = []
     for j in g.jobs:

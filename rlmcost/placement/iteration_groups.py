@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
@@ -26,18 +26,20 @@ from rlmcost.placement.jobs import GroupEstimate, Job
 
 @dataclass(frozen=True)
 class IterationGroups:
-    """The groups' part of an iteration (module docstring). ``shape`` ... ``high``: the
+    """The groups' part of an iteration (module docstring). ``groups``: the estimates it is
+    built of (the kept part is found by their identities); ``shape`` ... ``high``: the
     units without stage fusion, in order; ``first_of``/``last_of``: each resource's first and
     last of them; ``stages``: per stage (work, peak memory per device, groups); ``phases``:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
     name, in the order the groups run them; ``phase_list``: those with any time, as
-    :class:`~rlmcost.placement.estimate.Phase`; ``trainers``: each trained model's group and
-    training job; ``labels``: the critical cycles' labels, by their unit keys,
-    ``synced``: the phases with the weight syncs', by the syncs' identities (the syncs kept
-    beside), and ``plans``: the schedule templates without fusion, by staleness and links (all
-    filled by ``combine``)."""
+    :class:`~rlmcost.placement.estimate.Phase`; ``names``: the phases' names; ``labels``: the
+    critical cycles' labels, by their unit keys; and ``plans``: the schedule templates
+    without fusion, by staleness and links (both filled by ``combine``; ``plans`` and
+    ``shape`` shared by the parts of one shape, :data:`_SHAPES`). Each trained
+    model's group and job and the jobs by task index are not kept (:func:`jobs_of`): fewer
+    objects for the collector to walk."""
 
-    jobs: dict[int, Job]
+    groups: tuple[GroupEstimate, ...]
     shape: tuple[UnitShape, ...]
     w_t: tuple[Any, ...]
     w_p: tuple[Any, ...]
@@ -52,11 +54,18 @@ class IterationGroups:
     phases: tuple[tuple[str, Any, float, float], ...]
     phase_list: tuple[Phase, ...]
     trained_tokens: int
-    trainers: dict[Role, tuple[GroupEstimate, Job]]
+    names: tuple[str, ...]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
-    synced: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Phase, ...]]] = field(
-        default_factory=dict)  # fmt: skip
     plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # combine's templates
+
+
+_SHAPES: dict[tuple[UnitShape, ...], tuple[tuple[UnitShape, ...], dict[Any, Any]]] = {}
+"""Per shape of units (the groups' units in order), the first equal shape and the schedule
+templates of that shape by staleness and links (``IterationGroups.plans``; a template is a
+function of the shape, the staleness and the links alone, ``iteration._template``): the
+groups' parts of one shape share both instead of a tuple and a dict each."""
+MAX_SHAPES = 4096
+"""Shapes kept in :data:`_SHAPES` before the table starts over."""
 
 
 def iteration_groups(seen: dict[Any, Any] | None,
@@ -66,15 +75,14 @@ def iteration_groups(seen: dict[Any, Any] | None,
         return _build(groups)
     key = ("iteration", tuple(map(id, groups)))
     hit = seen.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], groups, strict=True)):
-        return hit[1]
-    out = _build(groups)
-    seen[key] = (tuple(groups), out)
+    if hit is not None and all(a is b for a, b in zip(hit.groups, groups, strict=True)):
+        return hit
+    out = seen[key] = _build(groups)
     return out
 
 
 def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
-    jobs = {j.task.index: j for g in groups for j in g.jobs}
+    jobs = jobs_of(groups)
     shape: list[UnitShape] = []
     w_t: list[Any] = []
     w_p: list[Any] = []
@@ -96,6 +104,10 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     for key, resource, _, _ in shape:
         first_of.setdefault(resource, key)
         last_of[resource] = key
+    if len(_SHAPES) >= MAX_SHAPES:
+        _SHAPES.clear()
+    units = tuple(shape)
+    per_shape = _SHAPES.setdefault(units, (units, {}))  # the shape and its templates, one each
     stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
     for stage in Stage:
         mine = [j for j in jobs.values() if j.task.stage is stage]
@@ -119,22 +131,45 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
                     f"paged admission modelled), so they run in {tl.waves} waves"
                 )
     order: dict[str, list[Any]] = {}
+    source: dict[str, GroupEstimate | None] = {}  # the one group a phase comes from, if one
     for g in groups:
         for name, k, predicted, bound in phase_items(g):
             entry = order.setdefault(name, [k, 0.0, 0.0])
             entry[1] += predicted
             entry[2] += bound
+            source[name] = g if source.get(name, g) is g else None
+    # a phase that one group alone has: that group's own (the same additions from 0.0 in the
+    # same order), one object per estimate that the iterations it takes part in share
+    shared = {n: p for g in groups for n, p in _own_phases(g).items() if source[n] is g}
     return IterationGroups(
-        jobs, tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
+        tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
         key_of, first_of, last_of, stages, tuple(waves),
         tuple((n, k, p, b) for n, (k, p, b) in order.items()),
-        tuple(Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
+        tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
         trained_tokens(jobs.values()),
-        {j.task.role: (g, j) for g in groups for j in g.jobs if j.task.kind is Kind.TRAIN},
+        tuple(order),
+        plans=per_shape[1],
     )  # fmt: skip
 
 
-@per_object()
+@per_instance
+def _own_phases(g: GroupEstimate) -> dict[str, Phase]:
+    """The phases of group estimate ``g`` alone, by name (the sums of :func:`_build` over
+    this group only; kept per estimate)."""
+    order: dict[str, list[Any]] = {}
+    for name, k, predicted, bound in phase_items(g):
+        entry = order.setdefault(name, [k, 0.0, 0.0])
+        entry[1] += predicted
+        entry[2] += bound
+    return {n: Phase(n, k, p, b) for n, (k, p, b) in order.items()}
+
+
+def jobs_of(groups: Sequence[GroupEstimate]) -> dict[int, Job]:
+    """The jobs of ``groups`` by task index."""
+    return {j.task.index: j for g in groups for j in g.jobs}
+
+
+@per_instance
 def phase_items(g: GroupEstimate) -> tuple[tuple[str, Any, float, float], ...]:
     """One group's jobs and transfers in the order it runs them: (phase, its key, predicted
     and bound seconds) each (kept per group estimate)."""

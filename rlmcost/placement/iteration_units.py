@@ -18,11 +18,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
-from rlmcost.memo import per_object
+from rlmcost.memo import per_instance
 from rlmcost.perf.interval import job_spread, transfer_spread
 from rlmcost.placement.jobs import GroupEstimate
 
 UnitShape = tuple[str, str, Stage | None, bool]
+
+_SHAPES: dict[UnitShape, UnitShape] = {}
+"""Unit shapes, each the first equal one built (two strings, a Stage and a bool: equal ones
+are interchangeable): a query's estimates repeat a few dozen (task indices and transfers on
+the same groups), so one tuple each is kept for the collector to walk, not one per estimate."""
+MAX_SHAPES = 4096
+"""Unit shapes kept in :data:`_SHAPES` before the table starts over."""
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,14 @@ class GroupUnits:
     key_of: tuple[tuple[int, str], ...]
 
 
-@per_object()
+@per_instance
 def group_units(g: GroupEstimate) -> GroupUnits:
     """The units of ``g`` without stage fusion (module docstring): per job, its transfers
-    (``tr.before`` the job's task) as units of no barrier, then the job itself."""
+    (``tr.before`` the job's task) as units of no barrier, then the job itself. Each unit's
+    shape is the first equal one kept (:data:`_SHAPES`)."""
+    if len(_SHAPES) >= MAX_SHAPES:
+        _SHAPES.clear()
+    kept = _SHAPES
     shape: list[UnitShape] = []
     w_t: list[Any] = []
     w_p: list[Any] = []
@@ -54,8 +65,8 @@ def group_units(g: GroupEstimate) -> GroupUnits:
         index = j.task.index
         for tr in g.transfers:
             if tr.before == index:
-                shape.append((f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name, tr.stage,
-                              False))  # fmt: skip
+                unit = (f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name, tr.stage, False)
+                shape.append(kept.setdefault(unit, unit))
                 spread = tr.spread or transfer_spread()
                 w_t.append(tr.time_s)
                 w_p.append(tr.predicted)
@@ -64,7 +75,8 @@ def group_units(g: GroupEstimate) -> GroupUnits:
                 high.append(tr.predicted * spread.high)
         key = str(index)
         key_of.append((index, key))
-        shape.append((key, g.name, j.task.stage, True))
+        unit = (key, g.name, j.task.stage, True)
+        shape.append(kept.setdefault(unit, unit))
         spread = job_spread(j.task.kind)
         w_t.append(j.time_s)
         w_p.append(j.predicted_s)
