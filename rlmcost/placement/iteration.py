@@ -217,7 +217,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     frozen_links = tuple(frozen)
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
     free_p = w_p  # the engines' own stream, for the in-turn comparison below
-    gw, gate_note = gate_weights(plan, jobs, key_of, placement.staleness,
+    gated = jobs_of(groups) if placement.staleness else {}  # version gates stream async only
+    gw, gate_note = gate_weights(plan, gated, key_of, placement.staleness,
                                  (w_t, w_p, w_low, w_high))  # fmt: skip
     w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
