@@ -35,7 +35,12 @@ the llm-foundry H100 table (README @061f2c7ce) bounds it small: 1b at micro-batc
 GPUs takes 0.631 s per step, at micro-batch 20 on 16 GPUs 0.890 s (one micro-batch each), a
 line through both meets zero sequences at 0.027 s; 760m at micro-batch 24 takes 0.717 s with
 one micro-batch per step (16 GPUs) and 1.557 s with two (8 GPUs), more than twice, not less.
-The rows' miss grows with the micro-batches (a rate), not per step.
+The rows' miss grows with the micro-batches (a rate), not per step. Also unpriced: Composer's
+``DecoupledAdamW`` reads each parameter's step count back (``state_steps[i].item()``,
+``composer/optim/decoupled_weight_decay.py`` @v0.16.4) under FSDP1 ``use_orig_params`` (True
+by default, ``dist_strategy.py`` @v0.16.4 line 148), one host sync and about 8 launches per
+original parameter the rank holds a shard of (tens to ~150 per step): milliseconds, and no
+measured per-launch host time for PyTorch 2.0 to price them with.
 """
 
 from __future__ import annotations
