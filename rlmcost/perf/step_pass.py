@@ -121,6 +121,7 @@ class StepOptions:
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
+    train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
@@ -175,15 +176,9 @@ class StepContext:
 
     @classmethod
     def of(
-        cls,
-        arch: Arch,
-        layout: Layout,
-        seq_len: int,
-        share: DataShare,
-        device: Device,
-        options: StepOptions,
-        workload: Workload,
-    ) -> StepContext:
+        cls, arch: Arch, layout: Layout, seq_len: int, share: DataShare, device: Device,
+        options: StepOptions, workload: Workload,
+    ) -> StepContext:  # fmt: skip
         """The context of one rank running its ``share`` of the batch (sequences of
         ``seq_len`` tokens) on ``device``."""
         return cls(

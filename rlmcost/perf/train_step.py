@@ -56,6 +56,7 @@ from rlmcost.perf.step_pass import (
 )
 from rlmcost.perf.step_pass import AttentionKernel as AttentionKernel  # the train command's import
 from rlmcost.perf.tp_overlap import overlap_tp_comm
+from rlmcost.perf.train_metrics import TRAIN_METRICS_NOTE, train_metric_kernels
 from rlmcost.specs.workload import Workload
 
 if TYPE_CHECKING:
@@ -187,6 +188,7 @@ def train_step_time(
         p = stage_pass(c, st)
         embedding_backward(c, st, p)
         worker_kernels(c, st, p)
+        train_metric_kernels(c, st, p)  # Composer's training metrics (perf.train_metrics)
         overlap_tp_comm(c, p)
         zero_per_micro_batch(c, st, p)
         after = dp_after_flush(c, st, p)
@@ -214,6 +216,8 @@ def train_step_time(
         notes.append("offload: the host's Adam step is not included, only the transfers")
     if compute.get("host", 0.0) > 0:
         notes.append(MOE_HOST_NOTE)
+    if options.train_metrics:
+        notes.append(TRAIN_METRICS_NOTE)
     if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
         notes.append(PREFETCH_NOTES[options.fsdp_backward_prefetch])
     return StepTime(
