@@ -43,7 +43,8 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
 * ``hbm_efficiency``: achieved / datasheet HBM bandwidth of a streaming kernel, about 0.88-0.90
   on A100 (NVIDIA developer forum thread "Trouble to Reach Peak Bandwidth of A100": 1.80 of
   2.04 TB/s, and "the maximum memory bandwidth achieved by any kernel was around 90 %" in
-  the NVIDIA GTC talk cited there); 0.9 for NVIDIA parts, 0.8 assumed for AMD;
+  the NVIDIA GTC talk cited there); 0.9 for NVIDIA parts, 0.8 assumed for AMD; Hopper parts
+  cite PyTorch's bf16 elementwise kernels measured on an H100 (:mod:`~rlmcost.perf.elementwise_bw`);
 * ``flash_attention_efficiency``: FLOP/s of a FlashAttention-class fused causal attention,
   forward + backward, over peak, counting the backward as 2.5 x the forward (the convention of
   Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 and Fig. 6: about 190 of 312 TFLOP/s on
@@ -94,12 +95,8 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
-from rlmcost.perf.gemm_tile_cost import (
-    HOPPER_GEMM_K_OVERHEAD,
-    K0_NONE,
-    K0_SOURCE,
-    MSMF_REFERENCE_K,
-)
+from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
+from rlmcost.perf.gemm_tile_cost import HOPPER_GEMM_K_OVERHEAD, K0_NONE, K0_SOURCE, MSMF_REFERENCE_K
 
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
@@ -213,6 +210,8 @@ def _profile(
     if name == "h20":
         fa2_src = _FA2_H20
     k0, k_ref = (HOPPER_GEMM_K_OVERHEAD, MSMF_REFERENCE_K) if hopper else (0, 0)
+    if (hopper or name == "h20") and hbm_src == _HBM:  # Hopper's own measured figure
+        hbm, hbm_src = HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
         flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
