@@ -1,7 +1,8 @@
 """A query without --framework says which deployment it assumed: NeMo RL's preset, its summary
 and the flags that set the same by hand (issue 18: the flagless query must 'say which default
 deployment it assumed'). Independent reference: the preset's own Default entries
-(rlmcost/frameworks/presets.py, each citing NeMo RL's examples/configs/grpo_math_1B.yaml)."""
+(rlmcost/frameworks/preset_data/nemo_rl.py, each citing NeMo RL's
+examples/configs/grpo_math_1B.yaml)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_
 from rlmcost.choices import AttnCounting
 from rlmcost.cli._deploy import deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP
-from rlmcost.frameworks.presets import FrameworkChoice
+from rlmcost.frameworks.preset_model import FrameworkChoice
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
 

@@ -12,6 +12,19 @@ nothing in them runs.
 
 from __future__ import annotations
 
-from rlmcost.frameworks.presets import PRESETS, Framework, get_preset
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmcost.frameworks.presets import PRESETS, Framework, get_preset
 
 __all__ = ["PRESETS", "Framework", "get_preset"]
+
+
+def __getattr__(name: str) -> Any:
+    """``PRESETS``, ``Framework`` and ``get_preset`` from :mod:`~rlmcost.frameworks.presets` on
+    first use, so that importing a submodule (the CLI's flags read
+    :mod:`~rlmcost.frameworks.preset_model` at start-up) leaves the presets' data unloaded."""
+    if name in __all__:
+        return getattr(import_module("rlmcost.frameworks.presets"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

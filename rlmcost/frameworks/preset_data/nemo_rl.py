@@ -1,0 +1,236 @@
+"""NeMo RL's preset: its defaults, conventions and behaviour, each with its source.
+
+Sources: NeMo RL ``examples/configs/grpo_math_1B.yaml`` (and ``grpo_math_8B.yaml`` for the
+larger-model micro-batches, :data:`NEMO_RL_8B_EXAMPLE_FROM`),
+``nemo_rl/models/policy/workers/dtensor_policy_worker.py`` and the files each entry names.
+Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
+"""
+
+from __future__ import annotations
+
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
+
+_NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
+_NEMO_DTENSOR = "nemo_rl/models/policy/workers/dtensor_policy_worker.py"
+_NEMO_8B_YAML = "NeMo RL examples/configs/grpo_math_8B.yaml (v0.3.0-v0.7.0)"
+
+NEMO_RL_8B_EXAMPLE_FROM = 3_500_000_000
+"""Actors from which NeMo RL's defaults take the micro-batches of its 8B example
+(grpo_math_8B.yaml: train 1, log-prob 2) instead of its 1B example's (grpo_math_1B.yaml, which
+trains Qwen2.5-1.5B: 4 and 4): the geometric mean of the two examples' sizes, Qwen2.5-1.5B's
+1.54 B and Llama-3.1-8B's 8.03 B parameters (3.52 B), rounded; an actor takes the example
+nearer it on a log scale."""
+
+PRESET = Preset(
+    Framework.NEMO_RL,
+    "NeMo RL: DTensor (FSDP2) policy and vLLM colocated on the same GPUs, the reference "
+    "kept in host memory",
+    (
+        Default(
+            "train.zero",
+            "3",
+            "--zero 3",
+            f"{_NEMO_YAML}: policy.dtensor_cfg.enabled: true (FSDP2)",
+        ),
+        Default(
+            "train.param_dtype",
+            "fp32",
+            "--param-dtype fp32",
+            f"{_NEMO_DTENSOR}: the model is loaded in torch.float32 ('Always load the "
+            "model in float32 to keep master weights in float32') and sharded with "
+            "MixedPrecisionPolicy(param_dtype=policy.precision bfloat16, reduce_dtype="
+            "float32)",
+        ),
+        Default(
+            "init_load",
+            "host-rank0",
+            "--init-load host-rank0",
+            f"{_NEMO_DTENSOR}: 'if self.rank == 0' from_pretrained(..., device_map='cpu') "
+            "in float32, every rank builds the model on the meta device, "
+            "set_model_state_dict(..., broadcast_from_rank0=True)",
+        ),
+        Default(
+            "overhead.expandable_segments",
+            False,
+            "--no-expandable-segments",
+            f"{_NEMO_YAML}: policy.dtensor_cfg.env_vars: null (PyTorch's default "
+            "allocator; recipes set PYTORCH_CUDA_ALLOC_CONF there)",
+        ),
+        Default(
+            "train.offload",
+            ("optimizer-idle", "params-idle"),
+            "--offload optimizer-idle,params-idle",
+            f"{_NEMO_DTENSOR}: offload_before_refit moves the optimizer states to the "
+            "CPU, offload_after_refit the model; prepare_for_lp_inference / "
+            "prepare_for_training bring them back (nemo_rl/algorithms/grpo.py "
+            "refit_policy_generation, when colocated_inference)",
+        ),
+        Default(
+            "train.ckpt",
+            "none",
+            "--ckpt none",
+            f"{_NEMO_YAML}: dtensor_cfg.activation_checkpointing: false",
+        ),
+        Default(
+            "train.micro_batch",
+            4,
+            "--micro-batch 4",
+            f"{_NEMO_YAML}: policy.train_micro_batch_size: 4",
+        ),
+        Default(
+            "global_batch",
+            512,
+            "--global-batch 512",
+            f"{_NEMO_YAML} (and grpo_math_8B.yaml): policy.train_global_batch_size: 512 "
+            "samples per optimizer step; a step trains num_prompts_per_step x "
+            "num_generations_per_prompt // 512 global batches "
+            f"({_NEMO_DTENSOR} train: num_global_batches = total // gbs): B x K / 512 "
+            "mini-batches where 512 divides B x K, one under 512 samples, not applied "
+            "where NeMo RL would drop samples",
+        ),
+        Default(
+            "train.packing",
+            True,
+            "--packing",
+            f"{_NEMO_YAML}: policy.sequence_packing.enabled: True, train_mb_tokens = "
+            "max_total_sequence_length x train_micro_batch_size",
+        ),
+        Default(
+            "train.router_dtype",
+            "fp64",
+            "--router-dtype fp64",
+            f"{_NEMO_YAML}: policy.megatron_cfg.moe_router_dtype: fp64 (v0.4.0-v0.7.0; "
+            "grpo_math_1B_megatron.yaml from v0.3.0); a Megatron trainer's MoE router only",
+        ),
+        Default(
+            "forward.micro_batch",
+            4,
+            "--forward-micro-batch 4",
+            f"{_NEMO_YAML}: policy.logprob_batch_size: 4 (packed: logprob_mb_tokens = "
+            "max_total_sequence_length x logprob_batch_size)",
+        ),
+        Default(
+            "forward.packing",
+            True,
+            "--packing",
+            f"{_NEMO_YAML}: sequence_packing applies to the log-prob forwards too",
+        ),
+        Default(
+            "engine.tp",
+            1,
+            "--rollout-tp 1",
+            f"{_NEMO_YAML}: generation.vllm_cfg.tensor_parallel_size: 1",
+        ),
+        Default(
+            "engine.gpu_memory_utilization",
+            0.6,
+            "--gpu-memory-utilization 0.6",
+            f"{_NEMO_YAML}: generation.vllm_cfg.gpu_memory_utilization: 0.6",
+        ),
+        Default(
+            "engine.max_num_seqs",
+            1024,
+            "--max-num-seqs 1024",
+            "nemo_rl/models/generation/vllm/vllm_worker.py: vllm.LLM(**llm_kwargs) without "
+            "max_num_seqs, so vLLM's UsageContext.LLM_CLASS default applies: 1024 on GPUs of "
+            ">= 70 GiB other than A100 (vllm/engine/arg_utils.py, vLLM 0.9.0-0.20.0 as NeMo RL "
+            "v0.3-v0.7 pin it; rlmcost.deployment.vllm_profile), 256 on A100 and smaller "
+            "(give --max-num-seqs 256 there); the async engine's 128 comes from the importer",
+        ),
+        Default(
+            "engine.sleep",
+            True,
+            "--sleep",
+            f"{_NEMO_YAML}: generation.colocated.enabled: true (vLLM sleeps while "
+            "the policy trains)",
+        ),
+        Default(
+            "offload_idle",
+            True,
+            "--offload-idle",
+            "nemo_rl/models/policy/dtensor_policy_worker.py: the reference model's "
+            "state dict is kept in CPU memory and swapped in for its forward",
+        ),
+        Default(
+            "recompute_logprobs",
+            True,
+            "--recompute-logprobs",
+            "nemo_rl/algorithms/grpo.py: policy.get_logprobs() recomputes "
+            "prev_logprobs after generation",
+        ),
+        Default("kl", True, "--kl", f"{_NEMO_YAML}: loss_fn.reference_policy_kl_penalty: 0.01"),
+        Default(
+            "rule_reward",
+            True,
+            "--reward rule",
+            f"{_NEMO_YAML}: env.math (math_verify_impl: hf_math_verify), a verifier",
+        ),
+    ),
+    (
+        "NeMo RL batch units: grpo.num_prompts_per_step counts prompts "
+        "(num_generations_per_prompt multiplies it); policy.train_global_batch_size counts "
+        "samples; train_micro_batch_size is per GPU; max_total_sequence_length is prompt "
+        "plus response",
+        "NeMo RL runs generation on the training GPUs (colocated) unless "
+        "generation.colocated.enabled is false; rewards come from environments "
+        "(verifiers): use rlvr",
+        "NeMo RL moves the policy's optimizer states and weights to the host only when "
+        "generation is colocated (grpo.py refit_policy_generation): with generation on "
+        "GPUs of its own give --offload ''",
+    ),
+    Behaviour("ipc", "packed-nccl", True, "nemo_rl/weight_sync/ipc_weight_synchronizer.py "
+              "(colocated: ZMQ + CUDA IPC), collective refit when generation.colocated is "
+              "false (nemo_rl/utils/packed_tensor.py packed_broadcast_producer: packed, "
+              "double-buffered buckets over one NCCL group of trainer and engine ranks); "
+              "nemo_rl/algorithms/grpo.py drives Ray workers; the policy's "
+              "weights leave the GPU once per step, offload_after_refit, and come back "
+              "once, prepare_for_lp_inference; log-probs and the loss through "
+              "nemo_rl/distributed/model_utils.py DistributedLogprob (Megatron backend); "
+              "the reference's weights swapped in through host memory "
+              "(use_reference_model); FSDP2 with MixedPrecisionPolicy(reduce_dtype="
+              "float32) (nemo_rl/models/dtensor/parallelize.py) around the Hugging Face "
+              "model run eagerly (dtensor_policy_worker.py AutoModelForCausalLM); "
+              "under sequence packing the loss once per packed sequence "
+              "(nemo_rl/algorithms/loss_functions.py SequencePackingLossWrapper, "
+              "loss/wrapper.py at v0.6.0-v0.7.0) unless sequence_packing.fuse_loss; "
+              "under packing with PP > 1 every packed micro-batch padded to the rank's "
+              "largest (nemo_rl/models/megatron/data.py "
+              "_get_pack_sequence_parameters_for_megatron at v0.7.0); the optimizer "
+              "states moved tensor by tensor into pageable host memory and back "
+              "(megatron_policy_worker.py move_optimizer, v.to('cpu')) and the Megatron "
+              "gradient buffers freed, not copied (param_and_grad_buffer.py offload_to_cpu); "
+              "async GRPO admits whole prompt groups and frees a group's place when its last "
+              "sample returns (nemo_rl/algorithms/async_utils.py _inflight_sema at "
+              "v0.6.0, async_utils/trajectory_collector.py at v0.7.0) and keeps the "
+              "stale KV caches across in-flight weight updates (resume_after_refit; "
+              "recompute_kv_cache_after_weight_updates false in grpo_math_1B.yaml); a "
+              "batch's groups start at the weight version max_trajectory_age_steps allows "
+              "(trajectory_collector.py _calculate_target_weights at v0.7.0); "
+              "each call's data-parallel shard pickled once per tensor, pipeline and "
+              "context rank and every rank's log-probs fetched back "
+              "(nemo_rl/distributed/worker_groups.py run_all_workers_sharded_data, "
+              "MultiWorkerFuture.get_results at v0.3.0)",
+              optimizer_offload_pageable=True, grads_offload_frees=True,
+              param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
+              sharded_per_rank=True, stream_version_gate=True,
+              logprob_head="nemo-rl-distributed-logprob",
+              reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
+              hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
+              hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
+              "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
+              "sequence packing, else None (transformers' sdpa); no Liger, no "
+              "torch.compile; FSDP2 MixedPrecisionPolicy(output_dtype=float32) "
+              "(nemo_rl/models/dtensor/parallelize.py)"),
+    sized=Sized(
+        NEMO_RL_8B_EXAMPLE_FROM,
+        (
+            Default("train.micro_batch", 1, "--micro-batch 1",
+                    f"{_NEMO_8B_YAML}: policy.train_micro_batch_size: 1"),
+            Default("forward.micro_batch", 2, "--forward-micro-batch 2",
+                    f"{_NEMO_8B_YAML}: policy.logprob_batch_size: 2 (packed: "
+                    "logprob_mb_tokens = max_total_sequence_length x 2)"),
+        ),
+        "micro-batches of grpo_math_8B.yaml, NeMo RL's example for Llama-3.1-8B-Instruct, "
+        "for an actor of >= 3.5 B parameters",
+    ),  # fmt: skip
+)

@@ -1,0 +1,90 @@
+"""slime's preset: its defaults, conventions and behaviour, each with its source.
+
+Sources: slime ``slime/utils/arguments.py`` (THUDM/slime), Megatron-LM's argument defaults and
+the files each entry names. Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
+"""
+
+from __future__ import annotations
+
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset
+
+_SLIME_ARGS = "slime/utils/arguments.py"
+
+PRESET = Preset(
+    Framework.SLIME,
+    "slime: Megatron trainer and SGLang engines on GPUs of their own unless --colocate",
+    (
+        Default(
+            "train.zero",
+            "0",
+            "--zero 0",
+            "Megatron-LM: --use-distributed-optimizer default False (slime's "
+            "scripts/run-qwen3-4B.sh does not set it)",
+        ),
+        Default(
+            "init_load",
+            "sharded",
+            "--init-load sharded",
+            "Megatron-LM megatron/training/training.py get_model: each rank builds its "
+            "TP/PP part of the model on its GPU and loads its part of the checkpoint "
+            "(megatron/core/dist_checkpointing)",
+        ),
+        Default(
+            "train.ckpt",
+            "none",
+            "--ckpt none",
+            "Megatron-LM: no --recompute-granularity by default",
+        ),
+        Default(
+            "train.micro_batch",
+            1,
+            "--micro-batch 1",
+            f"{_SLIME_ARGS}: --micro-batch-size default 1",
+        ),
+        Default(
+            "engine.tp",
+            1,
+            "--rollout-tp 1",
+            f"{_SLIME_ARGS}: --rollout-num-gpus-per-engine default 1",
+        ),
+        Default(
+            "engine.sleep",
+            False,
+            "--no-sleep",
+            f"{_SLIME_ARGS}: --colocate default False (engines on their own GPUs; "
+            "--colocate turns --offload on)",
+        ),
+        Default(
+            "recompute_logprobs",
+            True,
+            "--recompute-logprobs",
+            f"{_SLIME_ARGS}: --use-rollout-logprobs default False (the actor "
+            "recomputes the log-probs)",
+        ),
+        Default(
+            "kl",
+            False,
+            "--no-kl",
+            f"{_SLIME_ARGS}: --kl-coef default 0.0, --use-kl-loss default False (no "
+            "reference model)",
+        ),
+        Default(
+            "rule_reward",
+            True,
+            "--reward rule",
+            f"{_SLIME_ARGS}: --rm-type (rule-based: deepscaler, math, dapo; "
+            "slime/rollout/rm_hub/)",
+        ),
+    ),
+    (
+        "slime batch units: --rollout-batch-size counts prompts (--n-samples-per-prompt "
+        "multiplies it); --global-batch-size counts samples; --micro-batch-size and "
+        "--max-tokens-per-gpu are per GPU",
+        "slime puts the SGLang engines on --rollout-num-gpus GPUs of their own unless "
+        "--colocate: give --groups to match (e.g. rollout=4,actor=4); SGLang picks "
+        "mem_fraction_static itself unless --sglang-mem-fraction-static",
+    ),
+    Behaviour("ipc", "nccl", True, "slime/backends/megatron_utils/update_weight_utils.py"
+              " (CUDA IPC to SGLang when --colocate, NCCL broadcast otherwise); a Ray "
+              "driver (slime/ray/)"),
+)
