@@ -84,13 +84,25 @@ def test_batches_at_one_length_stretch_only_past_a_batch(length, hold):
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(1, 40), min_size=2, max_size=10), st.integers(1, 10),
-       st.floats(0, 2), st.floats(0, 2))  # fmt: skip
-def test_a_longer_hold_never_shortens_the_stream(lengths, slots, f1, f2):
+       st.floats(0, 2), st.floats(2, 4))  # fmt: skip
+def test_a_hold_never_speeds_the_stream_and_a_long_one_slows_it(lengths, slots, f, long_f):
+    # The gate only delays admissions. A later admission can still pack the list schedule a
+    # little tighter (Graham 1969's anomalies: lengths [1, 2, 1, 1, 2, 1, 1, 1, 1, 1] on one
+    # slot take 0.990 x the free steps behind a hold of 0.9 batch), so the stretch is not
+    # monotone in the hold; what holds is that no hold beats the free stream, and a hold of
+    # two or more batches always slows it.
     s = _stream(tuple(lengths), slots)
-    lo, hi = sorted((f1, f2))
     with memo.plain():
-        short, long = stretch(s, 1, lo), stretch(s, 1, hi)
-    assert 1.0 <= short.predicted and short.steps <= long.steps
+        short, long = stretch(s, 1, f), stretch(s, 1, long_f)
+    assert 1.0 <= short.predicted and 1.0 <= short.steps and 1.0 <= short.bound
+    assert long.predicted > 1.0 and long.steps > 1.0
+
+
+def test_the_anomaly_case_is_clamped_to_the_free_stream():
+    s = _stream((1, 2, 1, 1, 2, 1, 1, 1, 1, 1), 1)
+    with memo.plain():
+        st_ = stretch(s, 1, 0.9)
+    assert (st_.predicted, st_.steps) == (1.0, 1.0)
 
 
 def test_a_stream_of_spread_lengths_waits_before_the_trainer_reaches_a_batch():

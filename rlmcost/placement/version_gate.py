@@ -118,9 +118,11 @@ def stretch(s: GateStream, age: int, hold_per_batch: float) -> Stretch:
     p0, b0, steps0, _ = _per_batch(s, None, age)
     hold = ceil(steps0 * hold_per_batch)
     p1, b1, steps1, idle = _per_batch(s, (len(s.lengths), age, hold), age)
-    # the gate only delays admissions: a ratio under 1 is the window's shuffle, not a gain
+    # the gate only delays admissions: a ratio under 1 is the window's shuffle, not a gain (a
+    # later admission can pack a list schedule tighter, Graham's anomalies: not monotone in hold)
     return Stretch(max(1.0, (p1 + idle * p0 / steps0) / p0),
-                   max(1.0, (b1 + idle * b0 / steps0) / b0), steps1 / steps0, hold)  # fmt: skip
+                   max(1.0, (b1 + idle * b0 / steps0) / b0), max(1.0, steps1 / steps0),
+                   hold)  # fmt: skip
 
 
 def gate_cycles(plan: Template, key: str, staleness: int) -> tuple[int, ...]:
