@@ -71,6 +71,7 @@ class GroupGate:
     unit: int  # samples of one group on this replica (ceil(K / R))
     in_flight: int  # groups admitted at once, this replica's share of the semaphore
     hold: int  # decode steps a group keeps its place at least: E[longest of its K samples]
+    version: tuple[int, int, int] | None = None  # (batch, age, hold): the version gate's
 
 
 @cache
@@ -127,14 +128,12 @@ def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
     return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate)
 
 
-def admit_grouped(lengths: list[int], slots: int, gate: GroupGate,
-                  version: tuple[int, int, int] | None = None
-                  ) -> tuple[list[int], list[int]]:  # fmt: skip
+def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:
     """Continuous batching behind the group gate: the sequences, in arrival order, come in
     groups of ``gate.unit``; a group enters when fewer than ``gate.in_flight`` are in flight
     (else when the earliest in flight frees its place), and each of its sequences then takes
     the first free slot. Returns (start step, slot) per sequence, as ``rollout._admit``.
-    ``version`` (batch, age, hold): the sequences come in batches of ``batch`` and a group of
+    ``gate.version`` (batch, age, hold): the sequences come in batches of ``batch`` and a group of
     batch j enters no earlier than ``hold`` steps after batch j - age - 1's last sequence has
     finished (a version gate, :mod:`rlmcost.placement.version_gate`).
 
@@ -147,7 +146,7 @@ def admit_grouped(lengths: list[int], slots: int, gate: GroupGate,
     frees: list[int] = []  # steps at which the groups in flight free their places
     start, slot_of = [], []
     floor = 0
-    batch, age, hold = version or (len(lengths), len(lengths), 0)
+    batch, age, hold = gate.version or (len(lengths), len(lengths), 0)
     last = [0] * -(-len(lengths) // batch)  # each batch's last finish so far
     for u0 in range(0, len(lengths), gate.unit):
         if len(frees) >= gate.in_flight:

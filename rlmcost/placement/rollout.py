@@ -260,13 +260,12 @@ def timeline(
     call: int | None = None,
     paged: Paged | None = None,
     gate: GroupGate | None = None,
-    version: tuple[int, int, int] | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
     ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
     another (:func:`_admit`); ``gate``: admitted behind a prompt-group gate (:mod:`.group_gate`);
-    ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`).
+    its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`).
     Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
     admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
@@ -277,9 +276,8 @@ def timeline(
     slots = max(1, min(slots, n))
     resp = [lengths[i] for i in admission_order(n)]
     if paged is None:
-        start, slot_of = (_admit(resp, slots, call) if gate is None and version is None
-                          else admit_grouped(resp, slots, gate or GroupGate(1, n, 0),
-                                             version))  # fmt: skip
+        start, slot_of = (_admit(resp, slots, call) if gate is None
+                          else admit_grouped(resp, slots, gate))  # fmt: skip
         segs: Sequence[Segment] = [
             Segment(i, s0, s0 + r, prompt, s)
             for i, (s0, r, s) in enumerate(zip(start, resp, slot_of, strict=True))

@@ -25,7 +25,7 @@ as it nears the engines' time per batch, the groups enter later and the engines 
 :func:`stretch` replays the replica's stream on its own timeline
 (:func:`rlmcost.placement.rollout.timeline` with the same engine, slots and prompt-group gate;
 :class:`GateStream`), each batch's groups held to ``E[j - a - 1] + hold`` (``E``: a batch's
-last return; ``admit_grouped``'s ``version``), and divides its steady-state time per batch by
+last return; the group gate's ``version``), and divides its steady-state time per batch by
 the free stream's: the same timeline prices the emptier steps (a decode step of fewer
 sequences reads fewer experts and less KV cache), and the steps with nothing in flight, which
 the timeline skips, are priced at the free stream's seconds per step. The generation unit's
@@ -40,7 +40,7 @@ returned (a busier trainer is the schedule's own trainer cycle). No fitted const
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
@@ -104,8 +104,11 @@ def _per_batch(s: GateStream, version: tuple[int, int, int] | None,
     lo = 2 * (age + 1)
     out = []
     for n in (lo + 1, lo + STEADY_BATCHES + 1):
+        gate = s.gate
+        if version is not None:  # sample by sample without a group gate: groups of one
+            gate = replace(gate or GroupGate(1, len(s.lengths) * n, 0), version=version)
         tl = timeline(s.arch, s.prompt, s.lengths * n, s.slots, s.cost, s.roofline, s.engine,
-                      gate=s.gate, version=version)  # fmt: skip
+                      gate=gate)  # fmt: skip
         busy = sum(r.last - r.first + 1 for r in tl.runs)
         out.append((tl.predicted_s, tl.time.bound_s, float(tl.steps), float(tl.steps - busy)))
     return tuple((b - a) / STEADY_BATCHES for a, b in zip(*out, strict=True))
