@@ -89,8 +89,11 @@ def test_coarse_to_fine_fits_whenever_a_split_fits_and_says_how_it_searched(args
     note = next(n for n in searched.notes if n.startswith("group sizes"))
     assert how in note, note
     # on each of these cases the coarse-to-fine search makes the exhaustive search's choice
-    # (the best of the lattice); checked on 8b and 70b at 512 and 1,024 GPUs by hand too
-    assert _sizes(searched) == _sizes(every)
+    # (the best of the lattice; checked on 8b and 70b at 512 and 1,024 GPUs by hand too), or
+    # one that ties it exactly: a group off the critical path can take 16 GPUs more or fewer
+    # at the same iteration (PPO gpt-2 on 256: 64/32/32/128 and 64/16/32/144, both 11.73 s)
+    assert (_sizes(searched) == _sizes(every)
+            or searched.iteration_time_s == every.iteration_time_s)  # fmt: skip
     assert searched.shortfall_bytes == every.shortfall_bytes
     assert searched.iteration_time_s == every.iteration_time_s
     print(args, _sizes(searched), _sizes(every),
