@@ -9,7 +9,7 @@ and interval.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role
@@ -21,6 +21,7 @@ from rlmcost.perf.controller_data import CallBytes, controller_data_s, padded_ca
 from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
+from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
@@ -199,19 +200,20 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
         def seconds(end: str, nbytes: int = nbytes) -> float:
             return controller_data_s(nbytes, cross, end)
 
-        out.append(
-            Transfer(
-                "controller",
-                f"driver data of {t.label()}: the batch padded to S + T out"
+        what = (f"the batch padded to S + T out"
                 f"{', its results back' if t.kind is Kind.FORWARD else ''}, "
-                f"{nbytes / 1e9:.1f} GB",
-                g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, t.stage, t.index,
-                predicted_s=seconds("value"),
-                spread=spread_of(seconds, "DATAPROTO_SERDE_BYTES_PER_S"),
-                phase_name=phase_of(t)[0],
-            )
-        )  # fmt: skip
+                f"{nbytes / 1e9:.1f} GB")  # fmt: skip
+        out.append(_driver_data(g, t, what, nbytes, seconds, "DATAPROTO_SERDE_BYTES_PER_S"))
     return out
+
+
+def _driver_data(g: GroupModel, t: Task, what: str, nbytes: int,
+                 seconds: Callable[[str], float], source: str) -> Transfer:  # fmt: skip
+    """A controller transfer of ``nbytes`` of a call's data through the driver, timed in the
+    call's phase (``seconds(end)``: its time at an interval end; ``source``: the rates')."""
+    return Transfer("controller", f"driver data of {t.label()}: {what}", g.group.name, nbytes,
+                    -(-nbytes // g.gpus), 0.0, t.stage, t.index, predicted_s=seconds("value"),
+                    spread=spread_of(seconds, source), phase_name=phase_of(t)[0])  # fmt: skip
 
 
 def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list[Transfer]:
@@ -234,18 +236,11 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
         def seconds(end: str, nbytes: int = nbytes) -> float:
             return dispatch_s(nbytes, cross, end)
 
-        out.append(
-            Transfer(
-                "controller",
-                f"driver data of {t.label()}: each data-parallel shard padded to the longest "
-                f"sequence, pickled once per rank ({replicas} per shard){back}, "
-                f"{nbytes / 1e9:.1f} GB; the longer of the pickling and the network",
-                g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, t.stage, t.index,
-                predicted_s=seconds("value"),
-                spread=spread_of(seconds, "DATAPROTO_SERDE and RAY_CROSS_NODE rates"),
-                phase_name=phase_of(t)[0],
-            )
-        )  # fmt: skip
+        what = (f"each data-parallel shard padded to the longest sequence, pickled once per "
+                f"rank ({replicas} per shard){back}, {nbytes / 1e9:.1f} GB; the longer of the "
+                "pickling and the network")  # fmt: skip
+        out.append(_driver_data(g, t, what, nbytes, seconds,
+                                "DATAPROTO_SERDE and RAY_CROSS_NODE rates"))  # fmt: skip
     return out
 
 
