@@ -9,6 +9,7 @@ whole. Smith et al. 2022 (arXiv 2201.11990) §2.3 for the published iteration ti
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -17,8 +18,10 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import stages
+from rlmcost.perf.deepspeed_pipe import serial_p2p_s, serial_transfers_extra
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.step_pass import StepContext, StepOptions, stage_param_counts, stage_pass
+from rlmcost.perf.train_step import train_step_time
 from rlmcost.perf.validate import gpt_arch, load_table, predict_row
 from rlmcost.specs import get_hardware
 from rlmcost.specs.workload import Workload
@@ -74,15 +77,15 @@ def _ds_commands(s: int, p: int, m: int) -> list[tuple[str, int, int]]:
     return ops
 
 
-@pytest.mark.parametrize(("p", "m", "tf", "tb"), [(35, 240, 1, 3), (8, 32, 1, 2), (4, 3, 2, 5)])
-def test_deepspeed_blocking_p2p_keeps_the_1f1b_makespan(p: int, m: int, tf: int, tb: int) -> None:
-    """p2p.send/recv block until both sides reach them (rendezvous); with free transfers the
-    schedule still ends at (m + p - 1)(t_f + t_b), the 1F1B time whose bubble is (p - 1)/m
-    (Narayanan et al. 2021 §2.2): the blocking sends cost their transfers, no extra bubble."""
+def _replay(p: int, m: int, tf: float, tb: float, c_act: float = 0, c_grad: float = 0) -> float:
+    """Makespan of ``_ds_commands`` on every stage, each run strictly in order: p2p.send/recv
+    (p2p.py @cd7967d6b lines 48-86, ``async_op`` False) block until both sides reach them
+    (rendezvous), then hold both for the transfer (``c_act`` an activation, ``c_grad`` a
+    gradient); a forward takes ``tf``, a backward ``tb``."""
     pair = {"recv_act": "send_act", "send_act": "recv_act"}
     pair |= {"recv_grad": "send_grad", "send_grad": "recv_grad"}
     ops = [_ds_commands(s, p, m) for s in range(p)]
-    at, clock = [0] * p, [0] * p
+    at, clock = [0] * p, [0.0] * p
     moved = True
     while moved:
         moved = False
@@ -92,14 +95,39 @@ def test_deepspeed_blocking_p2p_keeps_the_1f1b_makespan(p: int, m: int, tf: int,
                 if op in ("F", "B"):
                     clock[s] += tf if op == "F" else tb
                 elif at[peer] < len(ops[peer]) and ops[peer][at[peer]] == (pair[op], s, mb):
-                    clock[s] = clock[peer] = max(clock[s], clock[peer])
+                    hold = c_act if op.endswith("act") else c_grad
+                    clock[s] = clock[peer] = max(clock[s], clock[peer]) + hold
                     at[peer] += 1
                 else:
                     break
                 at[s] += 1
                 moved = True
     assert at == [len(o) for o in ops]  # no deadlock
-    assert max(clock) == (m + p - 1) * (tf + tb)
+    return max(clock)
+
+
+@pytest.mark.parametrize(("p", "m", "tf", "tb"), [(35, 240, 1, 3), (8, 32, 1, 2), (4, 3, 2, 5)])
+def test_deepspeed_blocking_p2p_keeps_the_1f1b_makespan(p: int, m: int, tf: int, tb: int) -> None:
+    """With free transfers the schedule ends at (m + p - 1)(t_f + t_b), the 1F1B time whose
+    bubble is (p - 1)/m (Narayanan et al. 2021 §2.2): no 2 (p - 1) fill and drain."""
+    assert _replay(p, m, tf, tb) == (m + p - 1) * (tf + tb)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 5, 9, 35])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 7, 160, 240])
+def test_deepspeed_serial_p2p_puts_both_sides_on_the_critical_path(p: int, m: int) -> None:
+    """A stage waits out RecvActivation then SendGrad, SendActivation then RecvGrad one after
+    the other (schedule.py @cd7967d6b lines 205-219): the replay's transfers on the critical path
+    are ``m + p - 1 + serial_transfers_extra`` of each kind (2 m + p - 4 for p >= 3, m >= 2),
+    whatever t_f / t_b; one transfer time 1/64 keeps the sums exact in binary."""
+    priced = m + p - 1 + serial_transfers_extra(p, m)
+    for tf, tb in ((1, 3), (2, 3)):
+        base = (m + p - 1) * (tf + tb)
+        assert _replay(p, m, tf, tb, c_act=1 / 64) == base + priced / 64
+        assert _replay(p, m, tf, tb, c_grad=1 / 64) == base + priced / 64
+    assert priced == (m if p == 2 else (p - 1 if m == 1 else 2 * m + p - 4))
+    if p >= 3 and m > 3:
+        assert serial_transfers_extra(p, m) == m - 3 > 0  # grows with m: no intercept
 
 
 def _pass(options: StepOptions, tp: int = 8):
@@ -212,3 +240,35 @@ def test_mtnlg_rows_recompute_the_head_and_megatron_rows_do_not() -> None:
     assert ds.hardware_flops - meg.hardware_flops == head
     assert ds.model_flops == meg.model_flops
     assert ds.slowest_stage == row["layout"]["pp"] - 1 and ds.step_s > meg.step_s
+
+
+def test_serial_p2p_adds_the_extra_transfers_to_the_step() -> None:
+    # the replay's extra (m - 3 of each kind at p = 4, m = 16) times one activation p2p (1/8
+    # of [T, d] fp16) plus one whole-gradient p2p, both over the NIC between nodes
+    arch = gpt_arch(8, 4096, 32, 51200, 2048)
+    layout = Layout(tp=8, pp=4, dp=1, micro_batch=1, ckpt=Checkpointing.FULL)
+    hw = get_hardware("a100-80gb")
+    ds = StepOptions(pp_grad_scatter_gather=False, checkpoint_embeddings=True)
+    off = train_step_time(arch, layout, 16, 2048, hw, options=ds)
+    on = train_step_time(arch, layout, 16, 2048, hw, options=replace(ds, pp_serial_p2p=True))
+    c, _, _ = _pass(ds)
+    act = 2048 * 4096 * 2
+    each = c.comm(Collective.P2P, act / 8, 2, ("pp",)) + c.comm(Collective.P2P, act, 2, ("pp",))
+    assert on.micro_batches == 16 and serial_transfers_extra(4, 16) == 13
+    assert on.step_s - off.step_s == pytest.approx(13 * each, rel=1e-12)
+    assert on.exposed_comm_s["pp"] - off.exposed_comm_s["pp"] == pytest.approx(13 * each)
+    assert on.bubble_s == off.bubble_s and on.compute_s == off.compute_s
+    assert serial_p2p_s(c, 16) == 0.0  # the option off: Megatron-LM's batched send/recv
+
+
+def test_only_the_mtnlg_rows_run_serial_p2p() -> None:
+    table = load_table()
+    for row in table["rows"]:
+        assert row["options"].get("pp_serial_p2p", False) is (row["source"] == "smith2022")
+    for row in (r for r in table["rows"] if r["source"] == "smith2022"):
+        plain = copy.deepcopy(row)
+        del plain["options"]["pp_serial_p2p"]
+        ds, meg = predict_row(row).step, predict_row(plain).step
+        # 1920 / d micro-batches (d = 8, 10, 12), extra m - 3 transfer pairs of ~4 ms each
+        assert 0.5 < ds.step_s - meg.step_s < 1.5
+        assert ds.bubble_s == meg.bubble_s

@@ -7,9 +7,23 @@ The MT-NLG 530B runs (Smith et al. 2022, arXiv 2201.11990, §2.3) train Megatron
 * ``pp_grad_scatter_gather`` off: ``deepspeed/runtime/pipe/engine.py`` sends activations split
   over the TP ranks, gradients whole (``is_grad_partitioned = False``) after an all-gather
   restoring the stage's output (``_exec_recv_grads``). Its ``TrainSchedule``
-  (``deepspeed/runtime/pipe/schedule.py``) runs each stage in 1F1B order, and its blocking
-  send/recv keep 1F1B's makespan (tests/test_deepspeed_pipeline_engine.py), so the bubble is
-  1F1B's (p - 1) / m.
+  (``deepspeed/runtime/pipe/schedule.py``) runs each stage in 1F1B order; with free transfers
+  its blocking send/recv keep 1F1B's makespan (tests/test_deepspeed_pipeline_engine.py), so the
+  bubble is 1F1B's (p - 1) / m.
+* ``pp_serial_p2p``: every p2p is a blocking call of its own. ``p2p.send`` / ``p2p.recv``
+  (``deepspeed/runtime/pipe/p2p.py`` @cd7967d6b, lines 48-86: ``assert async_op == False``, then
+  ``dist.send`` / ``dist.recv``, or ``dist.broadcast`` over the pair's group before torch 1.8)
+  return only once the transfer is done, and ``TrainSchedule.steps`` (schedule.py @cd7967d6b,
+  lines 205-219) yields a forward step as ``RecvActivation`` then ``SendGrad`` and a backward
+  step as ``SendActivation`` then ``RecvGrad``, which ``_exec_schedule`` runs in order. A middle
+  stage therefore waits out its incoming and its outgoing transfers one after the other, where
+  Megatron-LM's 1F1B batches a send with the opposite receive (``send_forward_recv_backward``)
+  and the passes price one send each. An exact replay of the instruction stream with
+  rendezvous transfers (tests/test_deepspeed_pipeline_engine.py) puts ``2 m + p - 4``
+  activation and as many gradient transfers on the critical path for p >= 3 and m >= 2 (p - 1
+  for m = 1; m for p = 2), against the ``m + p - 1`` of each that the passes price:
+  :func:`serial_p2p_s` adds the difference. Fill and drain stay 1F1B's: the extra grows with m,
+  it is no 2 (p - 1) bubble.
 * ``checkpoint_embeddings``: ``PipelineModule.forward`` wraps every layer for which
   ``_is_checkpointable`` holds in ``deepspeed.checkpointing.checkpoint``; for any class not named
   ``GPT2ModelPipe`` that is every layer with parameters (``deepspeed/runtime/pipe/module.py``
@@ -29,11 +43,18 @@ Not modelled (host-side, no measured figure): the ``torch.cuda.synchronize()`` o
 ``PartitionedTensor.from_meta`` (``meta.tolist()``) before each partitioned receive: the GPU waits
 for the host to launch the next pass, a launch latency per pass.
 
-What remains of the MT-NLG rows' error (+18 / +19 / +24 %) is not in this engine as far as its
-code shows: Megatron-LM's own 530B row (Narayanan et al. 2021 Table 1, the same model on Selene,
-163 TFLOP/s) takes 0.186 s per micro-batch and stage slot, which over MT-NLG's m + p - 1 = 274 /
-226 / 194 slots gives 50.9 / 42.0 / 36.0 s against the published 60.1 / 50.2 / 44.4 s; the
-published times fit 0.195 s x (m + 2 (p - 1)) within 1 %, or 0.196 s x (m + p - 1) + 6.4 s.
+What remains of the MT-NLG rows' error (+16.1 / +17.1 / +21.6 % with the serial p2p; +18.4 /
++19.3 / +23.9 % without) is not in this engine as far as its code shows: Megatron-LM's own 530B
+row (Narayanan et al. 2021 Table 1, the same model on Selene, 163 TFLOP/s) takes 0.186 s per
+micro-batch and stage slot, which over MT-NLG's m + p - 1 = 274 / 226 / 194 slots gives 50.9 /
+42.0 / 36.0 s against the published 60.1 / 50.2 / 44.4 s; the published times fit 0.195 s x (m +
+2 (p - 1)) within 1 %, or 0.196 s x (m + p - 1) + 6.4 s. All three rows run p = 35, so the
+intercept is a constant per iteration: nothing in them tells a 2 (p - 1) fill and drain from any
+other fixed ~6.4 s. Least squares over m = 240 / 192 / 160: published 0.1970 s x m + 12.7 s,
+predicted 0.1876 s x m + 6.6 s (0.1834 s x m + 6.6 s without the serial p2p, which adds to
+the slope only). The exact replay of ``TrainSchedule`` (tests/test_deepspeed_pipeline_
+engine.py) rules out the schedule as the intercept's source: with free transfers it ends at
+1F1B's (m + p - 1)(t_f + t_b) for any t_f / t_b, the even/odd alternation costing no extra slot.
 
 Issue 18's candidates for the missing ~8.5 s per iteration, sized with this model (fp16, one
 A100 rank of the 2240-GPU run; tests/test_mtnlg_fixed_terms.py), none of them near it:
@@ -65,6 +86,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Checkpointing
 
 if TYPE_CHECKING:
@@ -74,3 +96,27 @@ if TYPE_CHECKING:
 def recomputes_embeddings(c: StepContext) -> bool:
     """Whether full recomputation also reruns the embedding and the LM head (module doc)."""
     return c.options.checkpoint_embeddings and c.layout.ckpt is Checkpointing.FULL
+
+
+def serial_transfers_extra(pp: int, micro_batches: int) -> int:
+    """Transfers of each kind (activation, gradient) that DeepSpeed's blocking p2p puts on the
+    critical path beyond the ``m + p - 1`` the passes price (module doc; negative where the
+    replay has fewer)."""
+    p, m = pp, micro_batches
+    critical = m if p == 2 else (p - 1 if m == 1 else 2 * m + p - 4)
+    return critical - (m + p - 1)
+
+
+def serial_p2p_s(c: StepContext, micro_batches: int) -> float:
+    """Seconds the serial blocking sends and receives add to the step (module doc): the extra
+    transfers times one activation p2p (1 / P_t of the [T, d] output when partitioned) plus one
+    gradient p2p (whole unless ``pp_grad_scatter_gather``); 0 without ``pp_serial_p2p``."""
+    lay = c.layout
+    if not c.options.pp_serial_p2p or lay.pp < 2:
+        return 0.0
+    act = c.tokens * int(c.arch.d_model) * c.workload.activation_dtype.bytes
+    split = lay.tp if (lay.tp > 1 and (lay.sp or c.options.pp_scatter_gather)) else 1
+    grad_split = split if (lay.sp or c.options.pp_grad_scatter_gather) else 1
+    each = c.comm(Collective.P2P, act / split, 2, ("pp",))
+    each += c.comm(Collective.P2P, act / grad_split, 2, ("pp",))
+    return serial_transfers_extra(lay.pp, micro_batches) * lay.virtual_stages * each

@@ -106,6 +106,7 @@ class StepOptions:
     pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
     pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
     checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
+    pp_serial_p2p: bool = False  # each PP send / recv a blocking call (DeepSpeed 2021, the same)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads

@@ -8,7 +8,8 @@ reduces gradients and steps the optimizer
 offload).
 
 Step time = slowest stage's micro-batch time x micro-batches x (1 + bubble fraction) +
-exposed DP / ZeRO communication + optimizer + offload.
+DeepSpeed's serial blocking p2p where set (:mod:`~rlmcost.perf.deepspeed_pipe`) + exposed
+DP / ZeRO communication + optimizer + offload.
 
 FLOP conventions. ``model_flops``: the project's exact matrix-product count of forward +
 backward (3 x forward), attention counted over the full S x S (as FlopCounterMode and as
@@ -41,6 +42,7 @@ from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import pair_flops
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
+from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
@@ -205,8 +207,10 @@ def train_step_time(
     compute = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMPUTE_PARTS}
     comm = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMM_PARTS}
     comm["dp"] += dp_s
+    serial_s = serial_p2p_s(c, n_mb)  # DeepSpeed's blocking p2p (perf.deepspeed_pipe)
+    comm["pp"] += serial_s
     comm = {k: v for k, v in comm.items() if v > 0}
-    step = busy + bubble_s + dp_s + optimizer_s + offload_s
+    step = busy + bubble_s + serial_s + dp_s + optimizer_s + offload_s
     model = model_flops_train(arch, share.sequences * layout.dp, seq_len)
     busiest_flops = max(n_mb * x[1].flops for x in per_stage)
     recompute_global = _recompute_flops_global(c, share.sequences * layout.dp)

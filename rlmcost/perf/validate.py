@@ -186,6 +186,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         grad_reduce_bytes=o.get("grad_reduce_bytes", 0),
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
+        pp_serial_p2p=o.get("pp_serial_p2p", False),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
         fsdp_backward_prefetch=BackwardPrefetch(o.get("fsdp_backward_prefetch", "pre")),
         fsdp1_post_backward=o.get("fsdp1_post_backward", False),
