@@ -129,8 +129,9 @@ def test_optimizer_streams_the_shard_once():
 def test_validation_table_meets_its_bounds():
     # Narayanan et al. 2021 Table 1 and the Megatron-LM README MFU rows (Korthikanti et al.
     # 2022): mean |error| <= 10 % and max <= 25 % per source. MT-NLG 530B (Smith et al. 2022,
-    # DeepSpeed's pipeline engine, published 126 / 121 / 113 TFLOP/s) is predicted 18-24 %
-    # fast: a miss the table reports; the bound keeps it from growing unnoticed.
+    # DeepSpeed's pipeline engine, published 126 / 121 / 113 TFLOP/s) is predicted 16-22 %
+    # fast (18-24 % before its blocking p2p, perf.deepspeed_pipe): a miss the table reports;
+    # the bound keeps it from growing unnoticed.
     # NVIDIA's tables (issue 18): Megatron-Bridge 25.11 GB200 BF16 Qwen3-235B / DeepSeek-V3
     # are predicted 14-19 % fast (a GB200 bias, as in the NeMo RL GB200 rows); AutoModel's
     # Llama3 70B on 8 H100 nodes (FSDP2 + CP 2) 13 % fast (96 % slow while its ZeRO-3 gathers
@@ -149,7 +150,7 @@ def test_validation_table_meets_its_bounds():
     result = validate()
     bounds = {
         "megatron_core_h100": (0.21, 0.39),
-        "smith2022": (0.21, 0.24),
+        "smith2022": (0.19, 0.22),
         "megatron_bridge": (0.17, 0.20),
         "nemo_automodel": (0.10, 0.14),
         "llm_foundry_h100": (0.24, 0.43),
