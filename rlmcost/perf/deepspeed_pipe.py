@@ -2,7 +2,8 @@
 
 The MT-NLG 530B runs (Smith et al. 2022, arXiv 2201.11990, §2.3) train Megatron-DeepSpeed's
 ``GPTModelPipe`` on DeepSpeed's ``PipelineEngine`` (microsoft/DeepSpeed before e2fdd254e,
-2021-09-29, after the runs). :mod:`~rlmcost.perf.step_pass` times its passes with two options:
+2021-09-29, after the runs). :mod:`~rlmcost.perf.step_pass` and :mod:`~rlmcost.perf.train_step`
+time it with three options:
 
 * ``pp_grad_scatter_gather`` off: ``deepspeed/runtime/pipe/engine.py`` sends activations split
   over the TP ranks, gradients whole (``is_grad_partitioned = False``) after an all-gather
@@ -23,7 +24,9 @@ The MT-NLG 530B runs (Smith et al. 2022, arXiv 2201.11990, §2.3) train Megatron
   activation and as many gradient transfers on the critical path for p >= 3 and m >= 2 (p - 1
   for m = 1; m for p = 2), against the ``m + p - 1`` of each that the passes price:
   :func:`serial_p2p_s` adds the difference. Fill and drain stay 1F1B's: the extra grows with m,
-  it is no 2 (p - 1) bubble.
+  it is no 2 (p - 1) bubble. The replay's count holds for equal stages (the step prices every
+  slot at the slowest stage's) and one model chunk per stage (``TrainSchedule`` has no
+  interleaving).
 * ``checkpoint_embeddings``: ``PipelineModule.forward`` wraps every layer for which
   ``_is_checkpointable`` holds in ``deepspeed.checkpointing.checkpoint``; for any class not named
   ``GPT2ModelPipe`` that is every layer with parameters (``deepspeed/runtime/pipe/module.py``
@@ -119,4 +122,4 @@ def serial_p2p_s(c: StepContext, micro_batches: int) -> float:
     grad_split = split if (lay.sp or c.options.pp_grad_scatter_gather) else 1
     each = c.comm(Collective.P2P, act / split, 2, ("pp",))
     each += c.comm(Collective.P2P, act / grad_split, 2, ("pp",))
-    return serial_transfers_extra(lay.pp, micro_batches) * lay.virtual_stages * each
+    return serial_transfers_extra(lay.pp, micro_batches) * each
