@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule
@@ -259,6 +260,9 @@ def test_serial_p2p_adds_the_extra_transfers_to_the_step() -> None:
     assert on.exposed_comm_s["pp"] - off.exposed_comm_s["pp"] == pytest.approx(13 * each)
     assert on.bubble_s == off.bubble_s and on.compute_s == off.compute_s
     assert serial_p2p_s(c, 16) == 0.0  # the option off: Megatron-LM's batched send/recv
+    inter = replace(layout, virtual_stages=2, schedule=PipelineSchedule.INTERLEAVED)
+    with pytest.raises(SpecError, match="virtual_stages=2 must be 1"):
+        train_step_time(arch, inter, 16, 2048, hw, options=replace(ds, pp_serial_p2p=True))
 
 
 def test_only_the_mtnlg_rows_run_serial_p2p() -> None:

@@ -181,6 +181,11 @@ def train_step_time(
         raise SpecError(
             f"grad_reduce_bytes={options.grad_reduce_bytes} must be 2 or 4 (0: weight dtype)"
         )
+    if options.pp_serial_p2p and layout.virtual_stages > 1:
+        raise SpecError(
+            f"pp_serial_p2p (DeepSpeed's TrainSchedule) has no interleaving; "
+            f"virtual_stages={layout.virtual_stages} must be 1"
+        )
     share = data_share(layout, sequences, seq_len)
     device = Device(hardware, workload.compute_dtype, profile, calibration)
     c = StepContext.of(arch, layout, seq_len, share, device, options, workload)
