@@ -98,6 +98,10 @@ def _assessment_overlap(gen: Job, assess: Sequence[Job], setup: Setup, same_grou
     return min(absorbed, total_s)
 
 
+IN_TURN = ("; behind the gate the loop is slower than the same groups in turn (staleness 0), "
+           "which satisfy every gate: priced in turn")
+
+
 def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     """The iteration from its groups: schedule, stages, transfers, fusion, fit."""
     placement = setup.placement
@@ -216,12 +220,19 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                        (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
     frozen_links = tuple(frozen)
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
-    free_p = w_p  # the engines' own stream, for the in-turn comparison below
+    free_t, free_p = w_t, w_p  # the engines' own stream, for the in-turn comparisons below
     gated = jobs_of(groups) if placement.staleness else {}  # version gates stream async only
     gw, gate_note = gate_weights(plan, gated, key_of, placement.staleness,
                                  (w_t, w_p, w_low, w_high))  # fmt: skip
+    serial = None
+    if gate_note is not None:  # the same groups in turn satisfy every gate: never slower
+        serial = _template(static, shape, 0, frozen_links, placement.fusion)
+        if float(serial.value(free_p)) < float(plan.value(gw[1] or w_p)):
+            plan, gw, gate_note = serial, [None, None, w_low, w_high], gate_note + IN_TURN
     w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
     per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
+    if serial is not None and plan is not serial and serial.period(free_t).value < per_t.value:
+        per_t = serial.period(free_t)  # the bound likewise
     if w_low is None or w_high is None:
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
