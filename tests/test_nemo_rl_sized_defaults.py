@@ -119,3 +119,24 @@ def test_the_flagless_8b_query_is_within_a_quarter_of_nemo_rls_published_step() 
                     "-K", "16", "-S", "1", "-T", "1060")  # fmt: skip
     assert out["inputs"]["N_mini"] == 4
     assert abs(out["iteration"]["time_s"] / 97.7 - 1) <= 0.25
+
+
+def test_a_config_json_actor_is_read_afresh_not_kept(tmp_path) -> None:
+    """Names are kept per process (every planner candidate's Run reads its actor's size); a
+    config.json path is read each time, so an edited file is sized as it now is. The size is
+    transformers' LlamaConfig count: embeddings, per layer 4 d^2 attention (with GQA 2 of 4
+    heads: q, o at d x d, k, v at d x d/2), 3 d f MLP, two norms, the final norm and the head."""
+    cfg = dict(model_type="llama", hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+               num_attention_heads=4, num_key_value_heads=2, vocab_size=1000,
+               max_position_embeddings=2048, tie_word_embeddings=False)  # fmt: skip
+    path = tmp_path / "config.json"
+
+    def size(layers: int) -> int:
+        d, f, v = 256, 688, 1000
+        layer = 2 * d * d + 2 * d * (d // 2) + 3 * d * f + 2 * d
+        return 2 * v * d + layers * layer + d
+
+    path.write_text(json.dumps(cfg))
+    assert actor_params(str(path)) == size(4)
+    path.write_text(json.dumps({**cfg, "num_hidden_layers": 8}))
+    assert actor_params(str(path)) == size(8)

@@ -21,6 +21,8 @@ mini-batches.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
@@ -71,16 +73,35 @@ def actor_params(actor: object) -> int | None:
     """The parameters of a Run's actor (a name, a spec or its data) that a preset's sized
     defaults read (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`); None where it
     does not resolve (the Run's validation then names the problem)."""
-    from rlmcost.compiled.blocks import params
-    from rlmcost.specs import ModelSpec, get_model
+    from rlmcost.specs import ModelSpec
 
+    if isinstance(actor, str) and not (("/" in actor or actor.endswith(".json"))
+                                       and Path(actor).exists()):  # a name: its size is fixed
+        return _named_params(actor)
     try:
         if isinstance(actor, dict):
             actor = ModelSpec.model_validate(actor)
-        spec = actor if isinstance(actor, ModelSpec) else get_model(str(actor))
-        return int(params(spec.arch()))
+        return _spec_params(actor if isinstance(actor, ModelSpec) else str(actor))
     except (SpecError, ValueError):
         return None
+
+
+@lru_cache(maxsize=256)
+def _named_params(name: str) -> int | None:
+    """:func:`actor_params` of a built-in name, alias or Hugging Face id, kept (every planner
+    candidate's Run reads it; a config.json path is read afresh)."""
+    try:
+        return _spec_params(name)
+    except (SpecError, ValueError):
+        return None
+
+
+def _spec_params(actor: Any) -> int:
+    from rlmcost.compiled.blocks import params
+    from rlmcost.specs import ModelSpec, get_model
+
+    spec = actor if isinstance(actor, ModelSpec) else get_model(str(actor))
+    return int(params(spec.arch()))
 
 
 def global_steps(global_batch: int, samples: int) -> int:
