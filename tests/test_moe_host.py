@@ -112,21 +112,14 @@ def test_nemo_rl_import_says_what_sequential_mlp_would_leave_out() -> None:
     # NeMo RL v0.7 reads policy.megatron_cfg.moe_grouped_gemm (NVIDIA-NeMo/RL 905315492,
     # nemo_rl/models/megatron/setup.py); false selects Megatron-core's SequentialMLP, which
     # rlmcost still times as grouped GEMMs, and the import must say so
-    from pathlib import Path
+    from nemo_rl_moe import import_qwen3_moe
 
-    from rlmcost.frameworks.nemo_rl import import_nemo_rl
-
-    nemo = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
-    base = ["policy.model_name=Qwen/Qwen3-30B-A3B", "cluster.gpus_per_node=8",
-            "cluster.num_nodes=1", "policy.dtensor_cfg.enabled=false",
-            "policy.megatron_cfg.enabled=true",
-            "policy.megatron_cfg.expert_model_parallel_size=8"]  # fmt: skip
-    plain = import_nemo_rl(nemo, base)
+    plain = import_qwen3_moe(1)
     assert any("rlmcost.perf.moe_host" in n for n in plain.notes)
     assert not any("SequentialMLP" in n for n in plain.notes)
-    seq = import_nemo_rl(nemo, [*base, "policy.megatron_cfg.moe_grouped_gemm=false"])
+    seq = import_qwen3_moe(1, "policy.megatron_cfg.moe_grouped_gemm=false")
     assert any("SequentialMLP" in n for n in seq.notes)
-    grouped = import_nemo_rl(nemo, [*base, "policy.megatron_cfg.moe_grouped_gemm=true"])
+    grouped = import_qwen3_moe(1, "policy.megatron_cfg.moe_grouped_gemm=true")
     assert "policy.megatron_cfg.moe_grouped_gemm" not in grouped.ignored
 
 

@@ -121,23 +121,16 @@ def test_preset_and_flag() -> None:
 
 
 def test_nemo_rl_importer_reads_moe_router_dtype() -> None:
-    from pathlib import Path
+    from nemo_rl_moe import import_qwen3_moe
 
-    from rlmcost.frameworks.nemo_rl import import_nemo_rl
-
-    nemo = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
-    base = ["policy.model_name=Qwen/Qwen3-30B-A3B", "cluster.gpus_per_node=8",
-            "cluster.num_nodes=4", "policy.dtensor_cfg.enabled=false",
-            "policy.megatron_cfg.enabled=true",
-            "policy.megatron_cfg.expert_model_parallel_size=8"]  # fmt: skip
     # absent: the base config's fp64 (grpo_math_1B_megatron.yaml v0.3.0-v0.7.0)
-    assert dict(import_nemo_rl(nemo, base).flags)["--router-dtype"] == "fp64"
+    assert dict(import_qwen3_moe(4).flags)["--router-dtype"] == "fp64"
     # the FP8 DeepSeek-V3 recipe's fp32; null is Megatron-core's None, priced as fp32
     for given in ("fp32", "null"):
-        q = import_nemo_rl(nemo, [*base, f"policy.megatron_cfg.moe_router_dtype={given}"])
+        q = import_qwen3_moe(4, f"policy.megatron_cfg.moe_router_dtype={given}")
         assert dict(q.flags)["--router-dtype"] == "fp32"
     with pytest.raises(SpecError, match="moe_router_dtype"):
-        import_nemo_rl(nemo, [*base, "policy.megatron_cfg.moe_router_dtype=bf16"])
+        import_qwen3_moe(4, "policy.megatron_cfg.moe_router_dtype=bf16")
 
 
 def test_dgemm_at_full_occupancy_of_the_fp64_peak() -> None:
