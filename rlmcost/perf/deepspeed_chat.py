@@ -44,6 +44,7 @@ from fractions import Fraction
 
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
+from rlmcost.perf.measured_rate import measured_rate_s
 from rlmcost.perf.rl_constants import Constant
 
 DSCHAT_TRAIN_PEAK_FRACTION = Constant(0.32, 0.20, 0.354, "DeepSpeed-Chat blog Figure 6")
@@ -149,7 +150,4 @@ def dschat_train_floor_s(
     >>> round(dschat_train_floor_s(10**15, 8, 312e12), 3)  # 1 PFLOP on 8 A100s at 0.32
     1.252
     """
-    if gpus < 1 or peak_flops_per_s <= 0:
-        raise SpecError(f"need gpus >= 1 and a positive peak, got {gpus}, {peak_flops_per_s}")
-    rate = DSCHAT_TRAIN_PEAK_FRACTION.at({"low": "high", "high": "low"}.get(end, end))
-    return flops / (gpus * peak_flops_per_s * rate)
+    return measured_rate_s(flops, gpus, peak_flops_per_s, DSCHAT_TRAIN_PEAK_FRACTION, end)

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
+from rlmcost.perf.measured_rate import measured_rate_s
 from rlmcost.perf.rl_constants import Constant
 
 REALHF_PEAK_FRACTION = Constant(0.40, 0.286, 0.46, "arXiv 2505.24298 Figure 6a")
@@ -73,8 +74,4 @@ def realhf_floor_s(flops: int, gpus: int, peak_flops_per_s: float, end: str = "v
     >>> round(realhf_floor_s(10**18, 32, 989.4e12), 1)
     79.0
     """
-    if gpus < 1 or peak_flops_per_s <= 0:
-        raise SpecError(f"realhf's rate needs gpus >= 1 and a positive peak, got {gpus}, "
-                        f"{peak_flops_per_s}")  # fmt: skip
-    rate_end = {"low": "high", "high": "low"}.get(end, end)  # the low time takes the high rate
-    return flops / (gpus * peak_flops_per_s * REALHF_PEAK_FRACTION.at(rate_end))
+    return measured_rate_s(flops, gpus, peak_flops_per_s, REALHF_PEAK_FRACTION, end)
