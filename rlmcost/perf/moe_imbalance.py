@@ -39,6 +39,13 @@ per cent only. At NeMo RL v0.3's packed 14,524-token forward micro-batches (Qwen
 EP 8, H100) rlmcost's layer costs 4.5 ms of GPU time forward (GEMMs 1.7, all-to-all 1.3,
 memory-bound 0.8, attention 0.5), above the host floor's 2.9 ms, while the blog's 23 s for the
 two forwards implies about 16 ms per layer; the imbalance adds about 0.6 ms (7.4 -> 8.2 s).
+Megatron-core's eager MoE training is slower than rlmcost's kernels at large micro-batches too,
+with loads capped: Qwen3-30B-A3B on 16 H800 (TP 1, PP 2, EP 8, seq 8192, MBS 1, GBS 128,
+capacity factor 1.0, no CUDA graphs) at 10.361 s per step, 6325 tokens/GPU/s
+(alibaba/Pai-Megatron-Patch issue 643), is about 24 ms per layer forward and backward (10.361 s
+/ 17 pipeline slots / 24 layers) where rlmcost prices 15.9 ms; the difference has no sourced
+mechanism yet (candidates: per-sync host gaps of the dispatcher, NCCL all-to-all below the
+link model, grouped-GEMM efficiency).
 """
 
 from __future__ import annotations
