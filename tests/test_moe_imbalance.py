@@ -89,3 +89,12 @@ def test_a_framework_deployment_with_ep_applies_it() -> None:
     assert not expert_parallel(ideal) and step_options(ideal) is None
     assert step_options(Deployment(framework="slime")) is None
     assert MOE_IMBALANCE_NOTE not in worker_notes(Deployment(framework="nemo-rl"), kl=False)
+
+
+def test_a_group_bracket_setting_counts() -> None:
+    # --groups 'actor+reference=16[tp=2;ep=8]': the group's own EP degree, kept as its settings
+    groups = [{"members": "actor+reference", "gpus": 16, "settings": "tp=2;ep=8"},
+              {"members": "rollout", "gpus": 16}]  # fmt: skip
+    assert expert_parallel(Deployment(framework="nemo-rl", groups=groups))
+    groups[0]["settings"] = "tp=2;etp=1"
+    assert not expert_parallel(Deployment(framework="nemo-rl", groups=groups))

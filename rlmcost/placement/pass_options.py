@@ -18,6 +18,7 @@ norms with a fused RoPE).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
@@ -82,7 +83,12 @@ def expert_parallel(deployment: Deployment) -> bool:
         return False
     layouts = [deployment.train, deployment.forward_layout()]
     layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
-    return any(lay.ep > 1 for lay in layouts)
+    brackets = [m for g in deployment.groups for m in _EP_SETTING.findall(g.settings or "")]
+    return any(lay.ep > 1 for lay in layouts) or any(int(m) > 1 for m in brackets)
+
+
+_EP_SETTING = re.compile(r"(?:^|[;,\s])ep\s*=\s*(\d+)")
+"""An ``ep=N`` among a group's bracket settings (``--groups 'actor=16[tp=2;ep=8]'``)."""
 
 
 def realhf_kernels(deployment: Deployment) -> bool:
