@@ -57,9 +57,11 @@ backend; read at NVIDIA/NeMo 00558c4f, not the pinned branch). (2) A Grace host:
 dispatches a Linear forward in 37.1 us on GB200 against 13.5 us on a DGX-H100's Xeon 8480C
 (NVIDIA/TransformerEngine issue 2053), but the floor x 2.75 on GB200 moves the colocated GB200
 Qwen3-30B-A3B rows to +21..+49 % while fixing their 1-step off-policy rows (-52 % -> +26 %), so no
-single host factor fits both; not applied. (3) The forward share: taking it as 1/2 or 2/3 moves
-every affected row toward its published figure (NeMo RL v0.3 log-probs 5.8 -> 9.2 s of 23 s
-published) but no measurement separates the passes, so the kernel-count share stays.
+single host factor fits both; not applied. (3) The forward share: no measurement separates the
+passes, so the kernel-count share stays. Re-checked (issue 18, moe_imbalance's round): NeMo RL
+v0.3's Qwen3-30B-A3B log-probs no longer reach the floor (14,524-token packed micro-batches,
+4.5 ms of GPU time per layer forward against 2.9 ms); a 1/2 share moves 18 rows, all GB200 but
+one, by up to 3.8 points, toward their figures (median 11.6 -> 11.4 %).
 """
 
 from __future__ import annotations

@@ -9,52 +9,51 @@ collective by the alpha-beta model (``perf.collectives``):
   and up fused for a gated FFN) and down, MoE router [T, E, d] and grouped expert GEMMs on
   Megatron-core's expert grid (E / P_e local experts of width d_e / ETP; the stage's token copies
   spread evenly over its P_t P_c P_d ranks in ETP groups, so ``T k ETP P_e / (P_t E)`` tokens per
-  local expert under balanced routing), the LM head [T, V / P_t, d] on the last stage. Backward: for
-  every [m, n, k] GEMM a data-gradient [m, k, n] and a weight-gradient [k, n, m] GEMM.
-* **Attention core**: ``flash`` (default): a fused FlashAttention-class kernel on the causal
-  pairs, 4 h d_h / P_t FLOPs per query-key pair forward, 2.5 x backward (Dao 2023), at the
-  device's best kernel (FlashAttention-3 / cuDNN class on Hopper: a Megatron-core trainer);
-  ``flash2`` the same pairs on a pre-FA3 kernel (FlashAttention-2 or SDPA's flash backend: a
-  Hugging Face model's ``attn_implementation``; :mod:`~rlmcost.perf.efficiency`);
-  ``materialized`` (Megatron-LM 2021-22, before fused attention): batched QK^T and PV GEMMs
-  over the full s x s scores, a fused scale-mask-softmax and a dropout kernel reading and
-  writing the scores in HBM.
-* **Memory-bound kernels** per layer forward (bytes read + written per token, activation
-  dtype, d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each,
-  plus a 1-byte dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t),
-  RoPE on q and k, MoE token permutation; the log-softmax over fp32 logits (``logprob_head``,
-  :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the
-  output gradient and the saved input, writes the input gradient).
-* **Host floor** (part ``host``): a MoE layer's pass lasts at least :mod:`~rlmcost.perf.moe_host`'s;
-  an fp64 router (``router_fp64``, NeMo RL's): :mod:`~rlmcost.perf.moe_router`.
+  local expert under balanced routing, the busiest rank's otherwise), the LM head [T, V / P_t, d] on
+  the last stage. Backward: for every [m, n, k] GEMM a data-gradient [m, k, n] and a weight-gradient
+  [k, n, m] GEMM.
+* **Attention core**: ``flash`` (default): a fused FlashAttention-class kernel on the causal pairs,
+  4 h d_h / P_t FLOPs per query-key pair forward, 2.5 x backward (Dao 2023), at the device's best
+  kernel (FlashAttention-3 / cuDNN class on Hopper: a Megatron-core trainer); ``flash2`` the same
+  pairs on a pre-FA3 kernel (FlashAttention-2 or SDPA's flash backend: a Hugging Face model's
+  ``attn_implementation``; :mod:`~rlmcost.perf.efficiency`); ``materialized`` (Megatron-LM 2021-22,
+  before fused attention): batched QK^T and PV GEMMs over the full s x s scores, a fused
+  scale-mask-softmax and a dropout kernel reading and writing the scores in HBM.
+* **Memory-bound kernels** per layer forward (bytes read + written per token, activation dtype,
+  d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each, plus a 1-byte
+  dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t), RoPE on q and k, MoE
+  token permutation; the log-softmax over fp32 logits (``logprob_head``,
+  :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the output
+  gradient and the saved input, writes the input gradient).
+* **MoE terms**: host floor (part ``host``), :mod:`~rlmcost.perf.moe_host`; fp64 router, NeMo RL's,
+  :mod:`~rlmcost.perf.moe_router`; the busiest EP rank's load, :mod:`~rlmcost.perf.moe_imbalance`.
 * **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` reruns each layer's forward
-  (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the attention
-  core's forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
+  (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the attention core's
+  forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
 * **Communication**, with overlap rules per strategy:
 
   - TP (Shoeybi et al. 2019): 2 all-reduces of the [T, d] activations per layer forward and 2
-    backward (SP: all-gather + reduce-scatter pairs, the same bytes; Korthikanti et al.
-    2022 §4.2.2; the backward re-gathers overlap the data-gradient GEMMs), plus the
-    vocabulary-parallel embedding and head; **exposed** (they sit between dependent GEMMs).
-  - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP
-    group (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with
-    ETP > 1, the dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP
-    group (Megatron-core ``MoEAlltoAllTokenDispatcher``); **exposed**.
-  - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward
-    (K, V and their gradients backward), each **hidden behind** the attention of one block;
-    only the excess is exposed.
-  - PP: per micro-batch and model chunk the boundary activations forward and gradients
-    backward, point-to-point (1 / P_t of them over the NIC then an NVLink all-gather: the
-    scatter/gather optimization of Narayanan et al. 2021 §4.1, or SP); **exposed** on the
-    critical path. Bubbles: :func:`~rlmcost.parallel.pipeline.bubble_fraction` of the slowest
-    stage's micro-batch time.
-**Gradient accumulation**: when the weight-gradient GEMMs write a 16-bit gradient that a
-separate kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every
-micro-batch reads 2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``:
-4 for Megatron-LM's fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's
-fp16 engine, whose autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``,
-DeepSpeed commit 21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline
-engine (whole gradient sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
+    backward (SP: all-gather + reduce-scatter pairs, the same bytes; Korthikanti et al. 2022 §4.2.2;
+    the backward re-gathers overlap the data-gradient GEMMs), plus the vocabulary-parallel embedding
+    and head; **exposed** (they sit between dependent GEMMs).
+  - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP group
+    (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with ETP > 1, the
+    dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP group (Megatron-core
+    ``MoEAlltoAllTokenDispatcher``); **exposed**.
+  - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V and
+    their gradients backward), each **hidden behind** the attention of one block; only the excess is
+    exposed.
+  - PP: per micro-batch and model chunk the boundary activations forward and gradients backward,
+    point-to-point (1 / P_t of them over the NIC then an NVLink all-gather: the scatter/gather
+    optimization of Narayanan et al. 2021 §4.1, or SP); **exposed** on the critical path. Bubbles:
+    :func:`~rlmcost.parallel.pipeline.bubble_fraction` of the slowest stage's micro-batch time.
+**Gradient accumulation**: when the weight-gradient GEMMs write a 16-bit gradient that a separate
+kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every micro-batch reads
+2 + g and writes g bytes per parameter of the rank, g = ``main_grad_bytes``: 4 for Megatron-LM's
+fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's fp16 engine, whose
+autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``, DeepSpeed commit
+21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline engine (whole gradient
+sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
 :mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes
 (:mod:`~rlmcost.perf.rl_step`: forward-only passes with the same context)."""
 
@@ -79,6 +78,7 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.moe_imbalance import busiest_rank_count
 from rlmcost.perf.moe_router import price_router_fp64
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
@@ -115,6 +115,7 @@ class StepOptions:
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
+    moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
@@ -234,9 +235,9 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
     if moe:
-        e, k, etp = int(arch.n_experts), int(arch.top_k), lay.expert_tp
-        local = e // lay.ep
-        per_expert = max(1, -(-T * k * etp * lay.ep // (t * e)))
+        e, k, etp, imb = int(arch.n_experts), int(arch.top_k), lay.expert_tp, opt.moe_rank_imbalance
+        local = e // lay.ep  # the busiest rank's rows per local expert (moe_imbalance)
+        per_expert = busiest_rank_count(max(1, -(-T * k * etp * lay.ep // (t * e))), imb, lay.ep)
         price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
         de = int(arch.d_expert) // etp
         gemm(per_expert, (p - 1) * de, d, local)
@@ -311,11 +312,10 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             out.fwd["tp"] += n * ar
             out.bwd["tp"] += n * ar
     if moe and lay.ep > 1:
-        sent = T * int(arch.top_k) * d * x // (t if lay.sp else 1)
+        sent = busiest_rank_count(T * int(arch.top_k) * d * x // (t if lay.sp else 1), imb, lay.ep)
         a2a = 2 * c.comm(Collective.ALL_TO_ALL, sent, lay.ep, ("ep",))
-        etp = lay.expert_tp
         if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
-            gathered = T * int(arch.top_k) * d * x * etp // t
+            gathered = busiest_rank_count(T * int(arch.top_k) * d * x * etp // t, imb, lay.ep)
             a2a += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
             a2a += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
         out.fwd["ep"] += a2a

@@ -18,6 +18,7 @@ norms with a fused RoPE).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
@@ -25,6 +26,7 @@ from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
 from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
@@ -57,18 +59,36 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
+    imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
     if realhf_kernels(deployment):
         return StepOptions(logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                            attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True,
-                           router_fp64=fp64)  # fmt: skip
+                           router_fp64=fp64, moe_rank_imbalance=imb)  # fmt: skip
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        return StepOptions(router_fp64=True) if fp64 else None
+        plain = not fp64 and imb == 1.0
+        return None if plain else StepOptions(router_fp64=fp64, moe_rank_imbalance=imb)
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return StepOptions(logprob_head=logprob_head(beh.logprob_head),
                        fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
                        attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
                        hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast,
-                       router_fp64=fp64)  # fmt: skip
+                       router_fp64=fp64, moe_rank_imbalance=imb)  # fmt: skip
+
+
+def expert_parallel(deployment: Deployment) -> bool:
+    """Whether a framework's deployment (not the paper's ideal run) runs a trainer's passes with
+    experts over P_e > 1 ranks, whose busiest rank then sets each MoE layer's expert phase
+    (:mod:`rlmcost.perf.moe_imbalance`; the layouts' EP degree, the run's and its groups')."""
+    if deployment.ideal:
+        return False
+    layouts = [deployment.train, deployment.forward_layout()]
+    layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
+    brackets = [m for g in deployment.groups for m in _EP_SETTING.findall(g.settings or "")]
+    return any(lay.ep > 1 for lay in layouts) or any(int(m) > 1 for m in brackets)
+
+
+_EP_SETTING = re.compile(r"(?:^|[;,\s])ep\s*=\s*(\d+)")
+"""An ``ep=N`` among a group's bracket settings (``--groups 'actor=16[tp=2;ep=8]'``)."""
 
 
 def realhf_kernels(deployment: Deployment) -> bool:
@@ -96,9 +116,12 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     the per-sequence loss of packed training, the padding of packed micro-batches under
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
     a Hugging Face trainer's attention kernel and eager layers, its optimizer offload through
-    pageable memory (:mod:`rlmcost.perf.host_offload`)."""
+    pageable memory (:mod:`rlmcost.perf.host_offload`), and with expert parallelism the busiest
+    EP rank's load (:mod:`rlmcost.perf.moe_imbalance`)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     out, realhf = [], realhf_kernels(deployment)
+    if expert_parallel(deployment):
+        out.append(MOE_IMBALANCE_NOTE)
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
