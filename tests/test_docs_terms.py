@@ -1,9 +1,12 @@
 """Issue 18: each new term and choice is in --help, the README's time-term table and notebook 04.
 
-The terms are this round's (CHANGELOG 'Unreleased'): the weight update through shared storage
-(--refit disk, rlmcost/perf/disk_refit.py), NeMo RL's async engine's 128 sequences
-(rlmcost/frameworks/nemo_rl_vllm.py), the MTP draft's checkpoint requirement
-(ModelSpec.mtp_layers), NeMo RL's reference swap and FSDP2 copies (rlmcost/perf/policy_worker.py).
+The terms are the CHANGELOG's 'Unreleased' rounds': among them the weight update through
+shared storage (--refit disk, rlmcost/perf/disk_refit.py), NeMo RL's async engine's 128
+sequences (rlmcost/frameworks/nemo_rl_vllm.py), the MTP draft's checkpoint requirement
+(ModelSpec.mtp_layers), NeMo RL's reference swap and FSDP2 copies (rlmcost/perf/policy_worker.py),
+NeMo RL's version gate (rlmcost/placement/version_gate.py), pageable offload
+(rlmcost/perf/host_offload.py), the busiest EP rank (rlmcost/perf/moe_imbalance.py) and the
+training rows' DeepSpeed blocking p2p and embedding gradient.
 """
 
 import json
@@ -66,7 +69,9 @@ def _table_terms() -> str:
      "LoRA fused into the TP shards", "per-sequence loss under packing", "overlap contention",
      "layer_launches", "chunked prefill of a long context", "fp64 MoE router",
      "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer",
-     "sharded_call_bytes"],
+     "sharded_call_bytes", "version gate", "pageable offload", "Hybrid Engine host floor",
+     "verl fully-async step", "DeepSpeed blocking pipeline p2p", "embedding gradient",
+     "busiest EP rank"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -81,7 +86,22 @@ def _notebook_code(name: str) -> str:
     "switch",
     ["'refit': 'disk'", "reference_swap_s", "--zero 1", "async_engine",
      "'speculative_draft': 'mtp'", "mtp_layers", "'fused_loss': True", "overlap_slowdown",
-     "layer_launches", "padded_share", "'router_dtype': 'fp32'", "sharded_call_bytes"],
+     "layer_launches", "padded_share", "'router_dtype': 'fp32'", "sharded_call_bytes",
+     "version gate", "pageable_offload_s", "moe_rank_imbalance", "for_params",
+     "HYBRID_ENGINE_LAUNCH_S_PER_LAYER", "pp_serial_p2p", "embedding_grad_bytes"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")
+
+
+def test_help_states_the_pageable_rate_and_the_ep_imbalance_as_their_constants():
+    """--offload and --ep name the values of rlmcost.perf.host_offload (NeMo RL PR 1404's
+    pageable rate) and rlmcost.perf.moe_imbalance (UltraEP's low end), so the text cannot drift
+    from the constants it states."""
+    from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
+    from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO
+
+    helps = _help_of("grpo")
+    assert f"{PAGEABLE_OFFLOAD_BYTES_PER_S.value / 1e9:.2f} GB/s" in helps["--offload"]
+    assert "pageable" in helps["--offload"]
+    assert f"{EP_RANK_IMBALANCE_RATIO.value:.2f} x the mean" in helps["--ep"]

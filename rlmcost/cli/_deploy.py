@@ -219,7 +219,9 @@ def deployment_options() -> dict[str, Any]:
             Annotated[int | None, typer.Option(
                 help="Expert-parallel degree (MoE), folded inside dp*tp*cp as Megatron-core "
                 "folds it: no extra GPUs (TP 4 x EP 8 runs on 8 GPUs with --etp 1); etp*ep "
-                "must divide tp*cp*dp.", min=1, rich_help_panel=p)],
+                "must divide tp*cp*dp. Above 1 each MoE layer runs at the busiest EP "
+                "rank's load, 1.30 x the mean (rlmcost.perf.moe_imbalance; not with --ideal).",
+                min=1, rich_help_panel=p)],
             None,
         ),
         "etp": (
@@ -247,7 +249,9 @@ def deployment_options() -> dict[str, Any]:
                 typer.Option(
                     help="Trainer states kept in host memory: any of optimizer,params,grads "
                     "(params needs --zero 3), or between phases (back on the GPU for the "
-                    "update, verl/NeMo RL): optimizer-idle,params-idle,grads-idle.",
+                    "update, verl/NeMo RL): optimizer-idle,params-idle,grads-idle. NeMo RL's "
+                    "optimizer states and verl's FSDP2 parameters move through pageable "
+                    "host memory at 4.18 GB/s (rlmcost.perf.host_offload).",
                     rich_help_panel=p,
                 ),
             ],
