@@ -204,42 +204,33 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
 def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
                base: Any) -> dict[str, Any] | None:  # fmt: skip
     """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
-    launch -> the base Run of the framework that does
-    (:data:`~rlmcost.plan.families.LAUNCHED_BY`), built from the same options as
-    `rlmcost <algorithm> --framework X` would, with the algorithm (its knobs: KL, recomputed
-    log-probs, the reward kind) held at ``base``'s, so every row answers the same question
-    and only the deployment differs; None with ``--framework``."""
+    launch -> the base Run of the framework that does, built from the same options as
+    `rlmcost <algorithm> --framework X` would (:func:`rlmcost.plan.families.launcher_bases`);
+    None with ``--framework``."""
     from rlmcost.cli._run import run_from_options
     from rlmcost.frameworks.presets import FrameworkChoice
-    from rlmcost.plan.families import LAUNCHED_BY
+    from rlmcost.plan.families import launcher_bases
 
     if shared.get("framework") is not None or shared.get("ideal"):
         return None
-    runs: dict[str, Any] = {}
-    for fw in dict.fromkeys(LAUNCHED_BY[f] for f in families if f in LAUNCHED_BY):
-        own = run_from_options({**shared, "framework": FrameworkChoice(fw)}, target)
-        runs[fw] = own.replace(algorithm=base.to_json()["algorithm"])
-    return {f: runs[LAUNCHED_BY[f]] for f in families if f in LAUNCHED_BY} or None
+    return launcher_bases(base, families, lambda fw: run_from_options(
+        {**shared, "framework": FrameworkChoice(fw)}, target))
 
 
 def _families(opts: dict[str, Any]) -> tuple[str, ...]:
-    """The families to search: ``--placements``; else none beside ``--groups``; else those
-    ``--framework`` launches; else the default ones."""
+    """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
+    else none beside ``--groups``; else those ``--framework`` launches; else the default ones."""
     from rlmcost.errors import SpecError
-    from rlmcost.plan.families import DEFAULT_FAMILIES, framework_families
+    from rlmcost.plan.families import searched_families
 
     for name, example in (("placements", "baseline,roles"), ("groups", "rollout=?,actor=?")):
         if opts[name] is not None and not opts[name].replace(",", "").strip():
             raise SpecError(f"--{name} is empty: give a list such as --{name} {example}, "
                             "or leave the option out")  # fmt: skip
-    if opts["placements"] is not None:
-        return tuple(p.strip() for p in opts["placements"].split(",") if p.strip())
-    if opts["groups"] is not None:
-        return ()
+    placements = None if opts["placements"] is None else tuple(
+        p.strip() for p in opts["placements"].split(",") if p.strip())
     fw = opts["framework"]
-    if fw is not None and str(fw) != "none":
-        return framework_families(str(fw))
-    return DEFAULT_FAMILIES
+    return searched_families(placements, opts["groups"], None if fw is None else str(fw))
 
 
 def _space_fields(opts: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,10 @@ def plan(
     ``cluster``; ``hardware`` may be a pool, ``"h20:32,h100:16"`` (:mod:`rlmcost.plan.pool`),
     and ``price`` USD per GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``
     (:mod:`rlmcost.specs.prices`; ``objective="cost"`` ranks by USD per iteration);
-    :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run) or ``"train"``
+    :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run; the families and the base Run of
+    each are chosen as `rlmcost plan` chooses them: with ``framework`` those it launches, else
+    every default family, each under the framework that launches it,
+    :mod:`rlmcost.plan.families`) or ``"train"``
     (:func:`rlmcost.plan.train.plan_train`; ``kwargs``: ``seq``, ``batch``, ``space``,
     ``refine``, ``workers``, ``cluster``).
 
@@ -81,6 +84,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
              compute: Any, kwargs: dict[str, Any]) -> PlanResult:  # fmt: skip
     from dataclasses import replace
 
+    from rlmcost.plan.families import DEFAULT_FAMILIES, launcher_bases, searched_families
     from rlmcost.plan.kinds import parse_pool
     from rlmcost.plan.rl import RLSpace, plan_rl
     from rlmcost.reports.estimate import run_of
@@ -93,10 +97,22 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
         raise SpecError(f"the plan searches {', '.join(searched)}; give their values in "
                         "space=RLSpace(...) instead")  # fmt: skip
     pool = parse_pool(hardware)
-    base = run_of(algorithm, model, hardware=pool[0][0] if pool else hardware, **kwargs)
+    one = pool[0][0] if pool else hardware
+    base = run_of(algorithm, model, hardware=one, **kwargs)
     prices = parse_prices(price) if isinstance(price, str) else check_prices(price)
-    if prices:
-        base = base.replace(cluster={"prices": prices})
-    if pool:
-        search["space"] = replace(search.get("space") or RLSpace(), pool=pool)
-    return plan_rl(base, gpus, objective=objective, top=top, compute=compute, **search)
+
+    def priced(run: Any) -> Any:
+        return run.replace(cluster={"prices": prices}) if prices else run
+
+    space = search.get("space") or RLSpace()
+    framework = kwargs.get("framework")
+    if space.placements == DEFAULT_FAMILIES:  # the families as `rlmcost plan` picks them
+        space = replace(space, placements=searched_families(
+            None, space.groups, None if framework is None else str(framework)))
+    search["space"] = replace(space, pool=pool) if pool else space
+    bases = None
+    if framework is None and not base.deployment.ideal:  # each family under its launcher
+        bases = launcher_bases(base, search["space"].placements, lambda fw: priced(
+            run_of(algorithm, model, hardware=one, framework=fw, **kwargs)))
+    return plan_rl(priced(base), gpus, objective=objective, top=top, compute=compute,
+                   bases=bases, **search)

@@ -38,6 +38,7 @@ import (no numpy).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import product
 from typing import TYPE_CHECKING
@@ -132,6 +133,36 @@ def framework_families(name: str | None) -> tuple[str, ...]:
         have = ", ".join(FRAMEWORK_FAMILIES)
         raise SpecError(f"--framework {name}: the plan knows the topologies of {have}")
     return FRAMEWORK_FAMILIES[key]
+
+
+def searched_families(placements: tuple[str, ...] | None, groups: str | None,
+                      framework: str | None) -> tuple[str, ...]:
+    """The families a plan searches, as `rlmcost plan` and :func:`rlmcost.plan` choose them:
+    ``placements`` where given; else none beside ``groups`` (the groups are the family);
+    else those ``framework`` launches (:func:`framework_families`); else
+    :data:`DEFAULT_FAMILIES`."""
+    if placements is not None:
+        return placements
+    if groups is not None:
+        return ()
+    if framework is not None and str(framework) != "none":
+        return framework_families(str(framework))
+    return DEFAULT_FAMILIES
+
+
+def launcher_bases(base: Run, families: tuple[str, ...],
+                   build: Callable[[str], Run]) -> dict[str, Run] | None:  # fmt: skip
+    """Each family the default framework cannot launch -> the base Run of the framework that
+    does (:data:`LAUNCHED_BY`), ``build(framework)`` from the same query, with the algorithm
+    (its knobs: KL, recomputed log-probs, the reward kind) held at ``base``'s, so every row
+    answers the same question and only the deployment differs; None when no family needs
+    another framework. Callers apply it without a framework of their own (nor the ideal
+    run): `rlmcost plan` and :func:`rlmcost.plan` alike."""
+    runs: dict[str, Run] = {}
+    algorithm = base.to_json()["algorithm"]
+    for fw in dict.fromkeys(LAUNCHED_BY[f] for f in families if f in LAUNCHED_BY):
+        runs[fw] = build(fw).replace(algorithm=algorithm)
+    return {f: runs[LAUNCHED_BY[f]] for f in families if f in LAUNCHED_BY} or None
 
 
 def _roles_variants(alg: Algorithm) -> list[tuple[str, ...]]:
