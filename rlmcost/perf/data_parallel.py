@@ -114,8 +114,12 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         p.bwd["elementwise"] += c.device.elementwise_s(bwd_b, 2 * layers)
 
 
-def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
-    """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward."""
+def dp_after_flush(
+    c: StepContext, stage: PipelineStage, p: StagePass, last_bwd_extra_s: float = 0.0
+) -> float:
+    """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward;
+    ``last_bwd_extra_s``: compute the last backward alone runs beside the reduction (Megatron-core
+    DDP's bucket kernels, :mod:`~rlmcost.perf.megatron_loop`)."""
     lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
     if lay.zero is ZeroStage.OS_G_P:
         return 0.0
@@ -130,7 +134,8 @@ def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
                 reduce += c.comm(Collective.REDUCE_SCATTER, params * g, ranks, dims)
             gather += c.comm(Collective.ALL_GATHER, params * w, ranks, dims)
     s = opt.overlap_slowdown
-    out = overlapped_extra_s(reduce, p.compute("bwd"), s) if opt.overlap_grad_reduce else reduce
+    last_bwd = p.compute("bwd") + last_bwd_extra_s
+    out = overlapped_extra_s(reduce, last_bwd, s) if opt.overlap_grad_reduce else reduce
     return out + (overlapped_extra_s(gather, p.compute("fwd"), s) if opt.overlap_param_gather
                   else gather)  # fmt: skip
 

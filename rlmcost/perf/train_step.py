@@ -46,6 +46,7 @@ from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
+from rlmcost.perf.megatron_loop import bucket_kernels_s, loop_per_micro_batch
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
@@ -197,12 +198,14 @@ def train_step_time(
         worker_kernels(c, st, p)
         train_metric_kernels(c, st, p)  # Composer's training metrics (perf.train_metrics)
         overlap_tp_comm(c, p)
+        loop_per_micro_batch(c, st, p)  # Megatron-LM's batch copy and loss report
         zero_per_micro_batch(c, st, p)
-        after = dp_after_flush(c, st, p)
+        buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step bucket kernels
+        after = dp_after_flush(c, st, p, buckets)
         opt_s, off_s = optimizer_step_s(c, st)
-        per_stage.append((st, p, after, opt_s, off_s))
+        per_stage.append((st, p, buckets + after, opt_s, off_s, buckets))
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
-    _, p, _, _, _ = per_stage[slowest]
+    p = per_stage[slowest][1]
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n_mb, layout.virtual_stages))
     busy = n_mb * p.total_s
     bubble_s = bubble * busy
@@ -210,8 +213,10 @@ def train_step_time(
     optimizer_s = max(x[3] for x in per_stage)
     offload_s = max(x[4] for x in per_stage)
     compute = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMPUTE_PARTS}
+    buckets_s = max(x[5] for x in per_stage)
+    compute["elementwise"] += buckets_s
     comm = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMM_PARTS}
-    comm["dp"] += dp_s
+    comm["dp"] += dp_s - buckets_s
     serial_s = serial_p2p_s(c, n_mb)  # DeepSpeed's blocking p2p (perf.deepspeed_pipe)
     comm["pp"] += serial_s
     comm = {k: v for k, v in comm.items() if v > 0}
