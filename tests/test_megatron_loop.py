@@ -18,7 +18,12 @@ from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import stages
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.megatron_loop import batch_bytes, bucket_kernels_s, loop_per_micro_batch
+from rlmcost.perf.megatron_loop import (
+    batch_bytes,
+    bucket_kernels_s,
+    grad_zero_s,
+    loop_per_micro_batch,
+)
 from rlmcost.perf.step_pass import StagePass, StepContext, StepOptions, stage_param_counts
 from rlmcost.perf.train_step import train_step_time
 from rlmcost.perf.validate import gpt_arch
@@ -81,11 +86,30 @@ def test_bucket_kernels_read_and_write_the_fp32_gradients_three_times() -> None:
     assert 6e-3 < bucket_kernels_s(c, st) < 8e-3  # 21 GB at 0.9 x 3.35 TB/s
 
 
-def test_off_by_default_and_not_under_zero3_or_one_rank() -> None:
+def test_off_by_default_and_not_under_zero3() -> None:
     st = stages(ARCH_1_7B, 1)[0]
-    assert bucket_kernels_s(_context(ARCH_1_7B, Layout(dp=48), StepOptions()), st) == 0.0
-    assert bucket_kernels_s(_context(ARCH_1_7B, Layout(dp=48, zero=ZeroStage.OS_G_P)), st) == 0.0
-    assert bucket_kernels_s(_context(ARCH_1_7B, Layout()), st) == 0.0
+    for c in (_context(ARCH_1_7B, Layout(dp=48), StepOptions()),
+              _context(ARCH_1_7B, Layout(dp=48, zero=ZeroStage.OS_G_P))):  # fmt: skip
+        assert bucket_kernels_s(c, st) == grad_zero_s(c, st) == 0.0
+
+
+def test_one_rank_checks_for_nan_without_the_pre_division() -> None:
+    st = stages(ARCH_1_7B, 1)[0]
+    one, many = _context(ARCH_1_7B, Layout()), _context(ARCH_1_7B, Layout(dp=48))
+    params = sum(stage_param_counts(ARCH_1_7B, Layout(), st))
+    # gradient_scaling_factor 1 / 1: only the norm reads the fp32 buffer, 40e6 per bucket
+    assert bucket_kernels_s(one, st) == pytest.approx(
+        one.device.elementwise_s(4 * params, -(-params // 40_000_000)))
+    assert bucket_kernels_s(one, st) < bucket_kernels_s(many, st) / 2
+
+
+def test_grad_buffer_reset_writes_the_fp32_buffer_once_a_step() -> None:
+    lay = Layout(dp=48, zero=ZeroStage.OS)
+    c = _context(ARCH_1_7B, lay)
+    st = stages(ARCH_1_7B, 1)[0]
+    params = sum(stage_param_counts(ARCH_1_7B, lay, st))
+    # ParamAndGradBuffer.reset: grad_data.zero_() over fp32 main grads, 4 bytes each
+    assert grad_zero_s(c, st) == pytest.approx(c.device.elementwise_s(4 * params))
 
 
 def _step(arch: Arch, layout: Layout, options: StepOptions) -> float:
@@ -98,11 +122,13 @@ def test_compute_bound_step_pays_the_buckets_a_comm_bound_one_hides_them() -> No
     c = _context(ARCH_1_7B, small)
     buckets = bucket_kernels_s(c, stages(ARCH_1_7B, 1)[0])
     # 1.7B: its reduce-scatter hides behind the last backward, so the kernels add in full
-    assert _step(ARCH_1_7B, small, ON) - _step(ARCH_1_7B, small, off) >= buckets
+    zero = grad_zero_s(c, stages(ARCH_1_7B, 1)[0])
+    assert _step(ARCH_1_7B, small, ON) - _step(ARCH_1_7B, small, off) >= buckets + zero
     # 32B (t8, one rank per node): the fp32 reduce-scatter outlasts the last backward, so
     # the kernels on the compute stream lengthen what it hides behind, not the step
     big = Layout(tp=8, dp=48, sp=True, zero=ZeroStage.OS)
     c32 = _context(ARCH_32B, big)
     buckets32 = bucket_kernels_s(c32, stages(ARCH_32B, 1)[0])
-    grown = _step(ARCH_32B, big, ON) - _step(ARCH_32B, big, off)
+    zero32 = grad_zero_s(c32, stages(ARCH_32B, 1)[0])
+    grown = _step(ARCH_32B, big, ON) - _step(ARCH_32B, big, off) - zero32
     assert 0 < grown < 0.5 * buckets32

@@ -37,6 +37,12 @@ H100 weak-scaling runs; the same code at ``core_v0.8.0``):
   kernels, so they lengthen the last backward, and the reduce-scatter that overlaps it has
   that much more compute to hide behind (:func:`rlmcost.perf.data_parallel.dp_after_flush`).
 
+* **The gradient buffer's reset** (``DistributedDataParallel.zero_grad_buffer`` ->
+  ``ParamAndGradBuffer.reset``: ``self.grad_data.zero_()``), called by ``train_step``
+  (megatron/training/training.py) before the first forward of every step, and before the
+  distributed optimizer's ``zero_grad`` launches its first parameter all-gather: writes g
+  bytes per parameter of the rank, serial.
+
 Not priced: the host syncs (``assert not loss[0].isnan()`` and ``num_tokens.item()`` each
 micro-batch, the bucket norm's assert), which drain the launch queue for a few tens of
 microseconds each (no measured figure); the position embedding's add and backward.
@@ -104,17 +110,31 @@ def loop_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         p.fwd["dp"] += c.comm(Collective.ALL_REDUCE, LOSS_REPORT_BYTES, dp, ("dp", "cp"))
 
 
+def _grad_buffer(c: StepContext, stage: PipelineStage) -> tuple[int, int]:
+    """(elements, bytes per element) of the rank's Megatron-core gradient buffer; (0, 0)
+    without ``megatron_loop`` or under ZeRO-3 (not Megatron-core's DDP)."""
+    if not c.options.megatron_loop or c.layout.zero is ZeroStage.OS_G_P:
+        return 0, 0
+    dense, expert = stage_param_counts(c.arch, c.layout, stage)
+    return dense + expert, c.options.grad_reduce_bytes or c.workload.weight_dtype.bytes
+
+
 def bucket_kernels_s(c: StepContext, stage: PipelineStage) -> float:
     """Seconds of the NaN-check norm and the pre-division over the rank's gradient buckets,
-    once per step in the last backward (module docstring); 0 without ``megatron_loop``, with
-    one data-parallel rank or under ZeRO-3 (not Megatron-core's DDP)."""
-    lay = c.layout
-    dp = group_ranks(lay, ("dp", "cp"))
-    if not c.options.megatron_loop or dp == 1 or lay.zero is ZeroStage.OS_G_P:
+    once per step in the last backward (module docstring); the norm alone with one
+    data-parallel rank (a scaling factor of 1 skips the pre-division)."""
+    params, g = _grad_buffer(c, stage)
+    if not params:
         return 0.0
-    dense, expert = stage_param_counts(c.arch, lay, stage)
-    params = dense + expert
-    g = c.options.grad_reduce_bytes or c.workload.weight_dtype.bytes
+    dp = group_ranks(c.layout, ("dp", "cp"))
+    passes = 3 if dp > 1 else 1  # norm: read g; pre-division: read g, write g
     bucket = max(BUCKET_MIN_ELEMENTS, BUCKET_ELEMENTS_PER_DP_RANK * dp)
-    kernels = 2 * -(-params // bucket)
-    return c.device.elementwise_s(3 * g * params, kernels)
+    kernels = (2 if dp > 1 else 1) * -(-params // bucket)
+    return c.device.elementwise_s(passes * g * params, kernels)
+
+
+def grad_zero_s(c: StepContext, stage: PipelineStage) -> float:
+    """Seconds of ``grad_data.zero_()`` over the rank's gradient buffer, once per step before
+    the first forward (module docstring)."""
+    params, g = _grad_buffer(c, stage)
+    return c.device.elementwise_s(g * params) if params else 0.0

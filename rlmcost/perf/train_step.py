@@ -46,7 +46,7 @@ from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
-from rlmcost.perf.megatron_loop import bucket_kernels_s, loop_per_micro_batch
+from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
@@ -200,10 +200,10 @@ def train_step_time(
         overlap_tp_comm(c, p)
         loop_per_micro_batch(c, st, p)  # Megatron-LM's batch copy and loss report
         zero_per_micro_batch(c, st, p)
-        buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step bucket kernels
+        buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step kernels
         after = dp_after_flush(c, st, p, buckets)
         opt_s, off_s = optimizer_step_s(c, st)
-        per_stage.append((st, p, buckets + after, opt_s, off_s, buckets))
+        per_stage.append((st, p, after, opt_s, off_s, buckets + grad_zero_s(c, st)))
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
     p = per_stage[slowest][1]
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n_mb, layout.virtual_stages))
@@ -213,14 +213,14 @@ def train_step_time(
     optimizer_s = max(x[3] for x in per_stage)
     offload_s = max(x[4] for x in per_stage)
     compute = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMPUTE_PARTS}
-    buckets_s = max(x[5] for x in per_stage)
-    compute["elementwise"] += buckets_s
+    loop_s = max(x[5] for x in per_stage)  # Megatron-core's once-a-step kernels
+    compute["elementwise"] += loop_s
     comm = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMM_PARTS}
-    comm["dp"] += dp_s - buckets_s
+    comm["dp"] += dp_s
     serial_s = serial_p2p_s(c, n_mb)  # DeepSpeed's blocking p2p (perf.deepspeed_pipe)
     comm["pp"] += serial_s
     comm = {k: v for k, v in comm.items() if v > 0}
-    step = busy + bubble_s + serial_s + dp_s + optimizer_s + offload_s
+    step = busy + bubble_s + serial_s + dp_s + loop_s + optimizer_s + offload_s
     model = model_flops_train(arch, share.sequences * layout.dp, seq_len)
     busiest_flops = max(n_mb * x[1].flops for x in per_stage)
     recompute_global = _recompute_flops_global(c, share.sequences * layout.dp)
