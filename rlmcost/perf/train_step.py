@@ -23,9 +23,10 @@ Overlapped DP / ZeRO collectives slow the compute beside them (NCCL's CTAs and H
 :mod:`~rlmcost.perf.overlap_contention`, Lee et al. 2025's measured mean), counted in ``dp``.
 
 Suppressed: the tied-embedding gradient all-reduce between the first and last stage, the
-scalar all-reduces (loss, grad norm), data loading, stragglers, the SMs TransformerEngine's
-userbuffers take from the GEMMs under ``tp_comm_overlap``, and the gradient-accumulation add
-when it is not fused into the GEMM.
+scalar all-reduces (loss, grad norm; Megatron-LM's loss report and data loading where
+``megatron_loop``, :mod:`~rlmcost.perf.megatron_loop`), data loading otherwise, stragglers, and
+the gradient-accumulation add when it is not fused into the GEMM. The SMs TransformerEngine's
+userbuffers take from the GEMMs under ``tp_comm_overlap``: :mod:`~rlmcost.perf.tp_overlap`.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def train_step_time(
         embedding_backward(c, st, p)
         worker_kernels(c, st, p)
         train_metric_kernels(c, st, p)  # Composer's training metrics (perf.train_metrics)
-        overlap_tp_comm(c, p)
+        overlap_tp_comm(c, st, p)
         loop_per_micro_batch(c, st, p)  # Megatron-LM's batch copy and loss report
         zero_per_micro_batch(c, st, p)
         buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step kernels
