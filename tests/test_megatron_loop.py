@@ -21,6 +21,7 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.megatron_loop import (
     batch_bytes,
     bucket_kernels_s,
+    embedding_bucket_params,
     grad_zero_s,
     loop_per_micro_batch,
 )
@@ -132,3 +133,39 @@ def test_compute_bound_step_pays_the_buckets_a_comm_bound_one_hides_them() -> No
     zero32 = grad_zero_s(c32, stages(ARCH_32B, 1)[0])
     grown = _step(ARCH_32B, big, ON) - _step(ARCH_32B, big, off) - zero32
     assert 0 < grown < 0.5 * buckets32
+
+
+def test_embedding_bucket_is_the_token_and_position_embeddings_of_the_first_stage() -> None:
+    # param_and_grad_buffer.py cuts buckets from the model's end (params[::-1]): the first
+    # stage's last bucket holds the rank's V / t token-embedding rows and the positions
+    c = _context(ARCH_1_7B, Layout(tp=2, pp=2, dp=4, sp=True))
+    first, last = stages(ARCH_1_7B, 2)
+    assert embedding_bucket_params(c, first) == (131072 // 2 + 4096) * 2048
+    assert embedding_bucket_params(c, last) == 0
+    off = _context(ARCH_1_7B, Layout(dp=4), StepOptions())
+    assert embedding_bucket_params(off, first) == 0
+
+
+def test_embedding_bucket_reduce_and_gather_stay_exposed_when_compute_bound() -> None:
+    # 1.7B: the reduce-scatter (fp32) and the all-gather (bf16) hide behind one backward and
+    # one forward but for the embedding bucket, the backward's last and the forward's first
+    from rlmcost.parallel.comm import Collective
+    from rlmcost.perf.data_parallel import dp_after_flush
+    from rlmcost.perf.step_pass import stage_pass
+
+    lay = Layout(dp=48, zero=ZeroStage.OS)
+    st = stages(ARCH_1_7B, 1)[0]
+    on, off = _context(ARCH_1_7B, lay), _context(ARCH_1_7B, lay, StepOptions(grad_reduce_bytes=4))
+    edge = embedding_bucket_params(on, st)
+    rs = on.comm(Collective.REDUCE_SCATTER, edge * 4, 48, ("dp", "cp"))
+    ag = on.comm(Collective.ALL_GATHER, edge * 2, 48, ("dp", "cp"))
+    p = stage_pass(on, st)
+    assert dp_after_flush(on, st, p) >= rs + ag
+    assert dp_after_flush(on, st, p) > dp_after_flush(off, st, stage_pass(off, st))
+    # 32B: its fp32 reduce-scatter outlasts the backward, so the bucket order changes nothing
+    big = Layout(tp=8, dp=48, sp=True, zero=ZeroStage.OS)
+    on32 = _context(ARCH_32B, big)
+    off32 = _context(ARCH_32B, big, StepOptions(grad_reduce_bytes=4, tp_comm_overlap=True))
+    st32 = stages(ARCH_32B, 1)[0]
+    p32 = stage_pass(off32, st32)
+    assert dp_after_flush(on32, st32, p32) == pytest.approx(dp_after_flush(off32, st32, p32))

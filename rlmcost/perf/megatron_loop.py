@@ -43,6 +43,16 @@ H100 weak-scaling runs; the same code at ``core_v0.8.0``):
   distributed optimizer's ``zero_grad`` launches its first parameter all-gather: writes g
   bytes per parameter of the rank, serial.
 
+* **The embedding's bucket** (param_and_grad_buffer.py: buckets are cut from the end of the
+  model, ``for param in params[::-1]``, closing at ``bucket_size`` elements; the distributed
+  optimizer gathers them in forward order, dispatching the first in ``zero_grad`` and each
+  next one from the forward pre-hook that waits for its predecessor,
+  ``_finish_param_sync_helper``, distrib_optimizer.py): the token embedding (V / P_t x d) and
+  the learned positions sit in the first stage's last-cut bucket. Its gradients are the
+  backward's last, so its reduce-scatter starts after the backward has ended; its
+  parameters are the forward's first, so their all-gather ends before the forward can begin:
+  neither hides (:func:`rlmcost.perf.data_parallel.dp_after_flush`).
+
 Not priced: the host syncs (``assert not loss[0].isnan()`` and ``num_tokens.item()`` each
 micro-batch, the bucket norm's assert), which drain the launch queue for a few tens of
 microseconds each (no measured figure); the position embedding's add and backward.
@@ -56,6 +66,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import host_link_bytes_per_s
 from rlmcost.perf.step_pass import stage_param_counts
 
@@ -138,3 +149,14 @@ def grad_zero_s(c: StepContext, stage: PipelineStage) -> float:
     the first forward (module docstring)."""
     params, g = _grad_buffer(c, stage)
     return c.device.elementwise_s(g * params) if params else 0.0
+
+
+def embedding_bucket_params(c: StepContext, stage: PipelineStage) -> int:
+    """Parameter elements of the first stage's embedding bucket (module docstring): the rank's
+    V / P_t rows of the token embedding and the learned positions; 0 elsewhere or without
+    ``megatron_loop``."""
+    if not c.options.megatron_loop or not stage.first:
+        return 0
+    d = int(c.arch.d_model)
+    positions = int(c.arch.n_positions) if c.arch.n_positions else 0
+    return (int(tp_shard(c.arch, c.layout.tp).vocab) + positions) * d
