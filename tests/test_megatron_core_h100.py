@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlmcost.parallel.breakdown import data_share
+from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import stages
 from rlmcost.perf.efficiency import Device
@@ -87,17 +88,28 @@ def _pass(tp_comm_overlap: bool):
 
 
 def test_tp_comm_overlap_hides_sp_behind_each_sides_gemms():
-    # rlmcost.perf.tp_overlap: exposed_sp = max(0, sp - gemm) per side (TE userbuffers)
+    # rlmcost.perf.tp_overlap: exposed_sp = max(0, sp - gemm) per side (TE userbuffers), plus
+    # TransformerEngine v1.7's defaults (module/base.py initialize_ub, csrc/
+    # comm_gemm_overlap.h): the pipelined reduce-scatter's last of 4 chunks exposed, and 16 of
+    # the 132 SMs held by the bulk / pipeline kernels (ring exchanges on copy engines)
     c, p = _pass(True)
+    (st,) = stages(c.arch, 1)
     before = {k: (dict(p.fwd)[k], dict(p.bwd)[k]) for k in ("sp", "gemm")}
     assert before["sp"][0] > 0  # TP 8 with SP: the pass has all-gathers and reduce-scatters
-    overlap_tp_comm(c, p)
-    assert p.fwd["sp"] == pytest.approx(max(0.0, before["sp"][0] - before["gemm"][0]))
-    assert p.bwd["sp"] == pytest.approx(max(0.0, before["sp"][1] - before["gemm"][1]))
+    overlap_tp_comm(c, st, p)
+    act = 2048 * 4096 * 2  # one sequence of 2048 tokens, hidden 4096, bf16
+    ag = c.comm(Collective.ALL_GATHER, act, 8, ("tp",))
+    rs = c.comm(Collective.REDUCE_SCATTER, act, 8, ("tp",))
+    pairs, share = 2 * 8, 16 / 132  # two GEMM pairs in each of the 8 layers
+    hidden_f = max(0.0, before["sp"][0] - before["gemm"][0])
+    hidden_b = max(0.0, before["sp"][1] - before["gemm"][1])
+    assert p.fwd["sp"] == pytest.approx(hidden_f + pairs * rs / 4 + share * pairs * rs)
+    assert p.bwd["sp"] == pytest.approx(hidden_b + share * pairs * (ag + rs))
+    assert p.fwd["sp"] < before["sp"][0] and p.bwd["sp"] < before["sp"][1]  # still a gain
     assert p.fwd["gemm"] == before["gemm"][0]  # the GEMMs themselves are not changed
     off_c, off_p = _pass(False)
     sp = off_p.fwd["sp"]
-    overlap_tp_comm(off_c, off_p)
+    overlap_tp_comm(off_c, st, off_p)
     assert off_p.fwd["sp"] == sp  # flag off: nothing hidden
 
 
@@ -115,20 +127,22 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
 
 
 def test_h100_rows_are_predicted_fast_most_at_small_hidden():
-    # The finding the rows record (issue 18): with the README's overlaps, Megatron's unfused
-    # cross-entropy, the dropout run's pre-FA3 attention, the fp32 gradient reduce and
-    # Hopper's per-tile GEMM cost (efficiency.HOPPER_GEMM_K_OVERHEAD) modelled, rlmcost is
-    # still 0.5-23 % fast on every H100 row but the 32B one (TP 8, the largest DP exposure:
-    # -12 %), where the A100 rows of the same code base (narayanan2021,
-    # korthikanti2022) are within 7 %; the miss is largest at hidden 2048-4096 (1.7B, 7.1B),
-    # where the step is all compute. A change that moves these rows must say why.
+    # The finding the rows record (issue 18): with the README's overlaps (TE userbuffers'
+    # defaults, perf.tp_overlap), Megatron's unfused cross-entropy, the dropout run's pre-FA3
+    # attention, the fp32 gradient reduce, Hopper's per-tile GEMM cost
+    # (efficiency.HOPPER_GEMM_K_OVERHEAD) and Megatron-LM's loop (perf.megatron_loop)
+    # modelled, the 1.7B and 7.1B rows (hidden 2048-4096, all compute) are still 16-18 %
+    # fast, where the A100 rows of the same code base (narayanan2021, korthikanti2022) are
+    # within 7 %; the 32B row (TP 8, the largest DP exposure: its fp32 reduce-scatter over
+    # one NIC per rank) is 17 % slow; the others within 6 %. A change that moves these rows
+    # must say why.
     rows = validate("megatron_core_h100").rows
     got = {r.id.removeprefix("megatron-core-h100-gpt-"): r for r in rows}
-    assert all(r.error > 0.0 for k, r in got.items() if k != "32b")
-    assert -0.15 < got["32b"].error < 0
+    assert -0.20 < got["32b"].error < -0.10
     small = min(got["1.7b"].error, got["7.1b"].error)
-    assert small > max(r.error for k, r in got.items() if k not in ("1.7b", "7.1b"))
-    assert max(r.error for r in got.values()) < 0.30
+    assert small > 0.10
+    assert all(abs(r.error) < 0.06 for k, r in got.items() if k not in ("1.7b", "7.1b", "32b"))
+    assert max(r.error for r in got.values()) < 0.20
 
 
 def test_attention_dropout_on_hopper_runs_at_flashattention2_speed():

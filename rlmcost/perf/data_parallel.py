@@ -52,6 +52,7 @@ from rlmcost.perf.fsdp_prefetch import (
     fsdp1_post_backward_bytes,
     zero3_backward_extra_s,
 )
+from rlmcost.perf.megatron_loop import embedding_bucket_params
 from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
@@ -114,25 +115,44 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         p.bwd["elementwise"] += c.device.elementwise_s(bwd_b, 2 * layers)
 
 
-def dp_after_flush(c: StepContext, stage: PipelineStage, p: StagePass) -> float:
-    """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward."""
+def dp_after_flush(
+    c: StepContext, stage: PipelineStage, p: StagePass, last_bwd_extra_s: float = 0.0
+) -> float:
+    """Exposed gradient reduction and parameter gather of ZeRO-0/1/2 after the last backward;
+    ``last_bwd_extra_s``: compute the last backward alone runs beside the reduction (Megatron-core
+    DDP's bucket kernels, :mod:`~rlmcost.perf.megatron_loop`)."""
     lay, opt, w = c.layout, c.options, c.workload.weight_dtype.bytes
     if lay.zero is ZeroStage.OS_G_P:
         return 0.0
     g = opt.grad_reduce_bytes or w
     dense, expert = stage_param_counts(c.arch, lay, stage)
-    reduce = gather = 0.0
+    edge = embedding_bucket_params(c, stage)  # a bucket that cannot hide (perf.megatron_loop)
+    reduce = gather = reduce_edge = gather_edge = 0.0
     for dims, ranks, params in _grouped_params(lay, dense, expert):
+        n_edge, edge = min(edge, params), 0  # the dense group's (listed first)
         if lay.zero is ZeroStage.NONE:
             reduce += c.comm(Collective.ALL_REDUCE, params * g, ranks, dims)
+            reduce_edge += c.comm(Collective.ALL_REDUCE, n_edge * g, ranks, dims)
         else:
             if lay.zero is ZeroStage.OS:
                 reduce += c.comm(Collective.REDUCE_SCATTER, params * g, ranks, dims)
+                reduce_edge += c.comm(Collective.REDUCE_SCATTER, n_edge * g, ranks, dims)
             gather += c.comm(Collective.ALL_GATHER, params * w, ranks, dims)
+            gather_edge += c.comm(Collective.ALL_GATHER, n_edge * w, ranks, dims)
     s = opt.overlap_slowdown
-    out = overlapped_extra_s(reduce, p.compute("bwd"), s) if opt.overlap_grad_reduce else reduce
-    return out + (overlapped_extra_s(gather, p.compute("fwd"), s) if opt.overlap_param_gather
-                  else gather)  # fmt: skip
+    last_bwd = p.compute("bwd") + last_bwd_extra_s
+    out = (_bucketed_extra_s(reduce, reduce_edge, last_bwd, s) if opt.overlap_grad_reduce
+           else reduce)  # fmt: skip
+    return out + (_bucketed_extra_s(gather, gather_edge, p.compute("fwd"), s)
+                  if opt.overlap_param_gather else gather)  # fmt: skip
+
+
+def _bucketed_extra_s(comm_s: float, edge_s: float, compute_s: float, slowdown: float) -> float:
+    """Seconds beyond the compute of a bucketed collective of ``comm_s`` whose edge bucket
+    (``edge_s``: the reduce's last, the gather's first) cannot overlap it; the rest hides with
+    contention (:func:`~rlmcost.perf.overlap_contention.overlapped_extra_s`)."""
+    edge_s = min(edge_s, comm_s)
+    return edge_s + overlapped_extra_s(comm_s - edge_s, compute_s, slowdown)
 
 
 def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value") -> float:

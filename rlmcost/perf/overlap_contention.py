@@ -32,9 +32,8 @@ the compute); the contention is counted with the exposed communication of the st
 collective causes it (``dp``).
 
 Not applied: TransformerEngine's userbuffers overlap of the sequence-parallel collectives
-(:mod:`~rlmcost.perf.tp_overlap`; it takes 2-16 SMs of its own, not NCCL's channels, and no
-measurement of its GEMM slowdown was found), pipeline sends, and expert all-to-alls (not
-overlapped in the model).
+(its kernels' own SM count, 16 of 132, prices that: :mod:`~rlmcost.perf.tp_overlap`), pipeline
+sends, and expert all-to-alls (not overlapped in the model).
 """
 
 from __future__ import annotations

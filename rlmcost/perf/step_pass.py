@@ -127,6 +127,7 @@ class StepOptions:
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
+    megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
     overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
 
 

@@ -23,9 +23,10 @@ Overlapped DP / ZeRO collectives slow the compute beside them (NCCL's CTAs and H
 :mod:`~rlmcost.perf.overlap_contention`, Lee et al. 2025's measured mean), counted in ``dp``.
 
 Suppressed: the tied-embedding gradient all-reduce between the first and last stage, the
-scalar all-reduces (loss, grad norm), data loading, stragglers, the SMs TransformerEngine's
-userbuffers take from the GEMMs under ``tp_comm_overlap``, and the gradient-accumulation add
-when it is not fused into the GEMM.
+scalar all-reduces (loss, grad norm; Megatron-LM's loss report and data loading where
+``megatron_loop``, :mod:`~rlmcost.perf.megatron_loop`), data loading otherwise, stragglers, and
+the gradient-accumulation add when it is not fused into the GEMM. The SMs TransformerEngine's
+userbuffers take from the GEMMs under ``tp_comm_overlap``: :mod:`~rlmcost.perf.tp_overlap`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
+from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
@@ -196,13 +198,15 @@ def train_step_time(
         embedding_backward(c, st, p)
         worker_kernels(c, st, p)
         train_metric_kernels(c, st, p)  # Composer's training metrics (perf.train_metrics)
-        overlap_tp_comm(c, p)
+        overlap_tp_comm(c, st, p)
+        loop_per_micro_batch(c, st, p)  # Megatron-LM's batch copy and loss report
         zero_per_micro_batch(c, st, p)
-        after = dp_after_flush(c, st, p)
+        buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step kernels
+        after = dp_after_flush(c, st, p, buckets)
         opt_s, off_s = optimizer_step_s(c, st)
-        per_stage.append((st, p, after, opt_s, off_s))
+        per_stage.append((st, p, after, opt_s, off_s, buckets + grad_zero_s(c, st)))
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
-    _, p, _, _, _ = per_stage[slowest]
+    p = per_stage[slowest][1]
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n_mb, layout.virtual_stages))
     busy = n_mb * p.total_s
     bubble_s = bubble * busy
@@ -210,12 +214,14 @@ def train_step_time(
     optimizer_s = max(x[3] for x in per_stage)
     offload_s = max(x[4] for x in per_stage)
     compute = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMPUTE_PARTS}
+    loop_s = max(x[5] for x in per_stage)  # Megatron-core's once-a-step kernels
+    compute["elementwise"] += loop_s
     comm = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMM_PARTS}
     comm["dp"] += dp_s
     serial_s = serial_p2p_s(c, n_mb)  # DeepSpeed's blocking p2p (perf.deepspeed_pipe)
     comm["pp"] += serial_s
     comm = {k: v for k, v in comm.items() if v > 0}
-    step = busy + bubble_s + serial_s + dp_s + optimizer_s + offload_s
+    step = busy + bubble_s + serial_s + dp_s + loop_s + optimizer_s + offload_s
     model = model_flops_train(arch, share.sequences * layout.dp, seq_len)
     busiest_flops = max(n_mb * x[1].flops for x in per_stage)
     recompute_global = _recompute_flops_global(c, share.sequences * layout.dp)

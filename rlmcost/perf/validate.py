@@ -194,6 +194,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         torch_eager_block=o.get("torch_eager_block", False),
         train_metrics=int(o.get("train_metrics", 0)),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
+        megatron_loop=o.get("megatron_loop", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
     )
