@@ -241,6 +241,7 @@ def _render(report: "TrainReport") -> None:
 
 
 def _render_step(r: "TrainReport") -> None:
+    from rlmcost.perf.interval import TEACHER_FORCED
     from rlmcost.units import format_seconds
 
     st = r.step
@@ -254,6 +255,7 @@ def _render_step(r: "TrainReport") -> None:
         ("optimizer step", format_seconds(st.optimizer_s)),
         ("offload transfers", format_seconds(st.offload_s)),
         ("step time", format_seconds(st.step_s)),
+        ("step time interval", " - ".join(format_seconds(t) for t in st.interval_s)),
         ("TFLOP/s per GPU", f"{st.tflops_per_gpu:.1f}"),
         ("MFU", f"{100 * st.mfu:.1f} %"),
         ("roofline bound (peak, no comm)", format_seconds(st.roofline_bound_s)),
@@ -265,7 +267,9 @@ def _render_step(r: "TrainReport") -> None:
         caption=f"Efficiencies: {st.efficiency_source}. MFU = model FLOPs / (step x GPUs x "
         f"dense peak); model FLOPs = exact matrix products of forward + backward, attention "
         f"full S x S, no recomputation ({st.model_flops:.3e} FLOP). Exposed comm = what "
-        "overlap does not hide (TP/SP, EP all exposed; CP, DP/ZeRO behind compute).",
+        "overlap does not hide (TP/SP, EP all exposed; CP, DP/ZeRO behind compute). "
+        f"Interval: {TEACHER_FORCED.low:g}-{TEACHER_FORCED.high:g} x the step "
+        f"({TEACHER_FORCED.source}), never below the roofline bound.",
         right=(1,),
     )
 

@@ -146,7 +146,7 @@ def _render(result: Validation) -> None:
         return
     print_table(
         "predicted vs published training throughput",
-        ["row", "setup", "published", "predicted", "error", "step"],
+        ["row", "setup", "published", "predicted", "error", "interval", "step"],
         [
             (
                 row.id,
@@ -154,23 +154,29 @@ def _render(result: Validation) -> None:
                 _figure(row.metric, row.published),
                 _figure(row.metric, row.predicted),
                 f"{100 * row.error:+.1f} %",
+                " - ".join(_figure(row.metric, x) for x in row.interval)
+                + ("" if row.inside_interval else " (outside)"),
                 format_seconds(row.step.step_s),
             )
             for row in r.rows
         ],
         caption="Each figure in its source's own FLOP convention (see --json 'sources'); "
-        "error = predicted / published - 1; step = predicted step time.",
-        right=(2, 3, 4, 5),
+        "error = predicted / published - 1; interval = the predicted step's "
+        "(rlmcost.perf.interval.TEACHER_FORCED, never below the roofline bound) in the row's "
+        "metric; step = predicted step time.",
+        right=(2, 3, 4, 5, 6),
     )
     _summary("error per source", r.summary(), r)
 
 
 def _summary(title: str, summary: dict[str, Any], r: Any) -> None:
+    covered = any("coverage" in v for v in summary.values())
     print_table(
         title,
-        ["source", "rows", "mean |error|", "max |error|"],
+        ["source", "rows", "mean |error|", "max |error|", *(["coverage"] if covered else [])],
         [
-            (k, v["rows"], _pct(v["mean_abs_error"]), _pct(v["max_abs_error"]))
+            (k, v["rows"], _pct(v["mean_abs_error"]), _pct(v["max_abs_error"]),
+             *([_pct(v["coverage"])] if covered else []))
             for k, v in summary.items()
         ],
         caption="; ".join(f"{k}: {v['title']}" for k, v in r.sources.items()),

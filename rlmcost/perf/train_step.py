@@ -47,6 +47,7 @@ from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
 from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
+from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
@@ -102,9 +103,18 @@ class StepTime:
     def exposed_comm_total_s(self) -> float:
         return sum(self.exposed_comm_s.values())
 
+    @property
+    def interval_s(self) -> tuple[float, float]:
+        """(low, high) seconds of the step: the teacher-forced passes' spread of kernel
+        efficiency (:data:`rlmcost.perf.interval.TEACHER_FORCED`, the RL iteration's forwards'
+        and updates' too), the low end never below the roofline bound."""
+        low, high = TEACHER_FORCED.of(self.step_s)
+        return max(low, min(self.roofline_bound_s, self.step_s)), high
+
     def to_json(self) -> dict[str, object]:
         return {
             "step_time_s": self.step_s,
+            "step_time_interval_s": list(self.interval_s),
             "tflops_per_gpu": self.tflops_per_gpu,
             "mfu": self.mfu,
             "compute_s": dict(self.compute_s),

@@ -68,6 +68,22 @@ class Row:
     def error(self) -> float:
         return self.predicted / self.published - 1
 
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The prediction's interval in the row's metric: the step's own
+        (:attr:`~rlmcost.perf.train_step.StepTime.interval_s`); a rate's ends are the rate over
+        the longest and over the shortest step."""
+        low_s, high_s = self.step.interval_s
+        if self.metric == "step_time_s":
+            return low_s, high_s
+        work = self.predicted * self.step.step_s  # the rate x its step: the same for any step
+        return work / high_s, work / low_s
+
+    @property
+    def inside_interval(self) -> bool:
+        low, high = self.interval
+        return low <= self.published <= high
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -77,6 +93,8 @@ class Row:
             "published": self.published,
             "predicted": self.predicted,
             "error": self.error,
+            "predicted_interval": list(self.interval),
+            "inside_interval": self.inside_interval,
             "predicted_step_time_s": self.step.step_s,
             "cite": self.cite,
         }
@@ -107,16 +125,22 @@ class Validation:
 
 
 def _summary(rows: tuple[Row, ...] | tuple[RlRow, ...]) -> dict[str, dict[str, float]]:
-    groups: dict[str, list[float]] = {}
+    """Rows, mean and max |error| per source and over ``all``; for training rows also the
+    coverage, the share whose published figure lies inside the predicted interval."""
+    groups: dict[str, list[Row | RlRow]] = {}
     for r in rows:
-        groups.setdefault(r.source, []).append(abs(r.error))
+        groups.setdefault(r.source, []).append(r)
     if rows:
-        groups["all"] = [abs(r.error) for r in rows]
-    return {
-        k: {"rows": len(v), "mean_abs_error": sum(v) / len(v), "max_abs_error": max(v)}
-        for k, v in groups.items()
-        if v
-    }
+        groups["all"] = list(rows)
+    out: dict[str, dict[str, float]] = {}
+    for k, v in groups.items():
+        errors = [abs(r.error) for r in v]
+        out[k] = {"rows": len(v), "mean_abs_error": sum(errors) / len(errors),
+                  "max_abs_error": max(errors)}  # fmt: skip
+        inside = [r.inside_interval for r in v if isinstance(r, Row)]
+        if inside:
+            out[k]["coverage"] = sum(inside) / len(inside)
+    return out
 
 
 def gpt_arch(

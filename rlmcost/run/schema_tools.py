@@ -65,6 +65,10 @@ class StepTimeOut(BaseModel):
     model_config = _OPEN
 
     step_time_s: float
+    step_time_interval_s: list[float] = Field(
+        description="(low, high) seconds: the teacher-forced spread of kernel efficiency "
+        "(rlmcost.perf.interval.TEACHER_FORCED), low never below the roofline bound"
+    )
     tflops_per_gpu: float = Field(description="model FLOP/s per GPU / 1e12")
     mfu: float = Field(description="model FLOPs / (step x GPUs x dense peak)")
     compute_s: dict[str, float]

@@ -37,6 +37,11 @@ class ValidationRowOut(BaseModel):
 
 
 class TrainValidationRowOut(ValidationRowOut):
+    predicted_interval: list[float] = Field(
+        description="(low, high) of the prediction in the row's metric: the predicted step's "
+        "interval (rlmcost.perf.interval.TEACHER_FORCED, never below the roofline bound)"
+    )
+    inside_interval: bool = Field(description="published inside predicted_interval")
     predicted_step_time_s: float
 
 
@@ -53,6 +58,10 @@ class ErrorSummaryOut(BaseModel):
     rows: int
     mean_abs_error: float
     max_abs_error: float
+    coverage: float | None = Field(
+        default=None, description="training rows: share of published figures inside the "
+        "predicted interval (absent for RL rows)"
+    )
 
 
 class ValidateOut(Versioned):
