@@ -56,3 +56,12 @@ def test_sources_name_the_runs_stack_not_sweep_sh_image():
         assert "2.0.1_cu118" not in title, name
     stack = sources["llm_foundry_h100"]["assumptions"][0]
     assert "h100new.csv" in stack and "784f50be" in stack and "CUDA 12.1" in stack
+
+
+def test_mp_default_reduces_in_bf16_in_the_runs_composer():
+    # Composer 'DEFAULT' got reduce_dtype float32 only with PR 2628 (d745fcb1b, 2023-10-10,
+    # v0.16.4), after h100new.csv was in the tree (2023-10-03): the runs reduce-scattered bf16
+    rows = _foundry()
+    assert all(r["options"]["grad_reduce_bytes"] == 2 for r in rows.values())
+    mp = load_table()["sources"]["llm_foundry_h100"]["assumptions"][4]
+    assert mp.startswith("MP Mode DEFAULT") and "PR 2628" in mp and "grad_reduce_bytes 2" in mp
