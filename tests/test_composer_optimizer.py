@@ -19,7 +19,8 @@ from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.perf.composer_optimizer import (
     CLIP_BYTES_PER_PARAM,
     DECOUPLED_ADAMW_BYTES_PER_PARAM,
-    param_tensors,
+    tensors_on_rank,
+    unit_tensor_sizes,
 )
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.perf.train_step import train_step_time
@@ -38,10 +39,26 @@ def test_bytes_are_the_kernels_fp32_reads_and_writes():
     assert CLIP_BYTES_PER_PARAM == 4 * (1 + 2)
 
 
-def test_mpt_has_twelve_tensors_per_block():
+def test_mpt_units_flatten_the_readme_parameter_count():
     # MPTBlock: norm_1 (w, b), attn.Wqkv (w, b), attn.out_proj (w, b), norm_2 (w, b),
-    # ffn.up_proj (w, b), ffn.down_proj (w, b); then wte, wpe, norm_f (w, b), tied head
-    assert param_tensors(MPT_13B) == 40 * 12 + 4
+    # ffn.up_proj (w, b), ffn.down_proj (w, b); the root: wte, wpe, norm_f (w, b), head tied
+    block, root = unit_tensor_sizes(MPT_13B)
+    assert (len(block), len(root)) == (12, 4)
+    # llm-foundry README @061f2c7ce, 13b SeqLen 2048: NumParams 12853954560
+    assert 40 * sum(block) + sum(root) == 12_853_954_560
+
+
+def _brute_force(sizes: list[int], ranks: int) -> int:
+    """Tensors met by each rank's element range, element index by index (another route)."""
+    shard = -(-sum(sizes) // ranks)
+    owner = [i for i, n in enumerate(sizes) for _ in range(n)]
+    return max(len(set(owner[r * shard:(r + 1) * shard])) for r in range(ranks))
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 8, 64])
+def test_tensors_on_rank_matches_element_walk(ranks):
+    sizes = [2, 2, 12, 6, 4, 2, 2, 2, 16, 8, 16, 2]  # an MPT block at d = 2, d_ff = 8
+    assert tensors_on_rank(sizes, ranks) == _brute_force(sizes, ranks)
 
 
 def _step(on: bool, **kw):

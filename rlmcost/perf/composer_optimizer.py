@@ -25,8 +25,10 @@ branch add_attns, the runs' code: ``optimizer: decoupled_adamw``, ``weight_decay
   two kernels per tensor.
 
 So the step moves 92 bytes per parameter of the shard in 10 kernels per original parameter
-tensor (:func:`param_tensors`), priced at the HBM streaming rate with the per-kernel gap,
-in place of rlmcost's fused pass. Not priced: the per-tensor host sync of ``DecoupledAdamW``
+tensor the rank holds a slice of (:func:`tensors_on_rank`: under FSDP1 ``use_orig_params`` a
+tensor outside the rank's slice of its unit's flat parameter has no gradient there and is
+skipped), priced at the HBM streaming rate with the per-kernel gap, in place of rlmcost's
+fused pass. Not priced: the per-tensor host sync of ``DecoupledAdamW``
 (``state_steps[i].item()``, no measured figure for it) and the norm's scalar all-reduce.
 """
 
@@ -60,21 +62,47 @@ COMPOSER_OPTIMIZER_NOTE = (
 )
 
 
-def param_tensors(arch: Arch) -> int:
-    """Original parameter tensors of an MPT-style model (Composer's optimizer loops over them):
-    per layer the four projection weights (MPT's fused Wqkv is one), a bias for each biased
-    projection and two norms' weight (and bias, LayerNorm); the token embedding, a learned
-    position embedding, the final norm and an untied head.
+def unit_tensor_sizes(arch: Arch) -> tuple[list[int], list[int]]:
+    """Element counts of an MPT-style model's original parameters in FSDP1's flattening order
+    (``named_parameters``: registration order), per unit: (one block, the root). A block
+    (``MPTBlock.__init__``): norm_1, attn.Wqkv (MPT's fused q, k, v: one tensor), attn.out_proj,
+    norm_2, ffn.up_proj, ffn.down_proj, each weight then its bias where the arch has one (a
+    LayerNorm's too); the root: the token embedding, a learned position embedding, the final norm
+    and an untied head.
 
     >>> from rlmcost.perf.validate import gpt_arch
-    >>> param_tensors(gpt_arch(40, 5120, 40, 50368, 2048))  # MPT-13b: 40 x 12 + 4
-    484
+    >>> block, root = unit_tensor_sizes(gpt_arch(40, 5120, 40, 50368, 2048))  # MPT-13b
+    >>> len(block), len(root), sum(block) == 12 * 5120**2 + 13 * 5120
+    (12, 4, True)
     """
-    norm = 2 if arch.norm is NormKind.LAYERNORM else 1
-    biases = int(arch.qkv_bias) + int(arch.out_bias) + 2 * int(arch.mlp_bias)
-    layer = 4 + biases + 2 * norm
-    rest = 1 + int(bool(arch.n_positions)) + norm + int(not arch.tie_embeddings)
-    return int(arch.n_layers) * layer + rest
+    d, ff = int(arch.d_model), int(arch.d_ff)
+    qkv = int(arch.q_width) + 2 * int(arch.kv_width)
+    norm = [d, d] if arch.norm is NormKind.LAYERNORM else [d]
+    block = [*norm, qkv * d, *([qkv] if arch.qkv_bias else []), d * d,
+             *([d] if arch.out_bias else []), *norm, ff * d, *([ff] if arch.mlp_bias else []),
+             d * ff, *([d] if arch.mlp_bias else [])]  # fmt: skip
+    vocab = int(arch.vocab) * d
+    root = [vocab, *([int(arch.n_positions) * d] if arch.n_positions else []), *norm,
+            *([] if arch.tie_embeddings else [vocab])]  # fmt: skip
+    return block, root
+
+
+def tensors_on_rank(sizes: list[int], ranks: int) -> int:
+    """Most original tensors one rank's contiguous 1 / ``ranks`` slice of a unit's flat
+    parameter meets (FSDP1 ``use_orig_params``: a tensor outside the slice has no gradient on
+    the rank, and the optimizer and the clip skip it).
+
+    >>> tensors_on_rank([4, 4, 4], 1), tensors_on_rank([4, 4, 4], 3), tensors_on_rank([6, 6], 4)
+    (3, 1, 1)
+    """
+    shard = -(-sum(sizes) // ranks)
+    counts = [0] * ranks
+    start = 0
+    for size in sizes:
+        for r in range(start // shard, (start + size - 1) // shard + 1):
+            counts[r] += 1
+        start += size
+    return max(counts)
 
 
 def composer_optimizer_s(c: StepContext, stage: PipelineStage) -> float:
@@ -92,7 +120,9 @@ def composer_optimizer_s(c: StepContext, stage: PipelineStage) -> float:
         )
     dense, _ = stage_param_counts(c.arch, lay, stage)
     shard = -(-dense // lay.dp) if lay.zero is not ZeroStage.NONE else dense
-    tensors = param_tensors(c.arch)
+    ranks = lay.dp if lay.zero is not ZeroStage.NONE else 1
+    block, root = unit_tensor_sizes(c.arch)  # one FSDP unit per block, as llm-foundry wraps
+    tensors = int(c.arch.n_layers) * tensors_on_rank(block, ranks) + tensors_on_rank(root, ranks)
     composer = (DECOUPLED_ADAMW_BYTES_PER_PARAM + CLIP_BYTES_PER_PARAM) * shard
     fused = (26 + 2 * c.options.main_grad_bytes) * shard
     dev = c.device
