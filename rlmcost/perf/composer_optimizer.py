@@ -26,8 +26,10 @@ branch add_attns, the runs' code: ``optimizer: decoupled_adamw``, ``weight_decay
 
 So the step moves 92 bytes per parameter of the shard in 10 kernels per original parameter
 tensor the rank holds a slice of (:func:`tensors_on_rank`: under FSDP1 ``use_orig_params`` a
-tensor outside the rank's slice of its unit's flat parameter has no gradient there and is
-skipped), priced at the HBM streaming rate with the per-kernel gap, in place of rlmcost's
+tensor outside the rank's slice of its unit's flat parameter has its gradient set to None,
+torch/distributed/fsdp/flat_param.py ``FlatParamHandle._use_sharded_grad_views``, and
+``DecoupledAdamW.step`` @v0.16.1 skips ``p.grad is None``, as does the clip's gradient list),
+priced at the HBM streaming rate with the per-kernel gap, in place of rlmcost's
 fused pass. Not priced: the per-tensor host sync of ``DecoupledAdamW``
 (``state_steps[i].item()``, no measured figure for it) and the norm's scalar all-reduce.
 """
