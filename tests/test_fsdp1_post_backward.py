@@ -67,12 +67,19 @@ def test_only_fsdp1_zero3_pays_it():
     assert _step(replace(fsdp2, fsdp1_post_backward=True))[2].step_s == _step(fsdp2)[2].step_s
 
 
-def test_the_llm_foundry_rows_set_it_and_the_13b_rows_move_most():
+def test_the_llm_foundry_rows_set_it_and_reduce_in_bf16():
     rows = [r for r in load_table()["rows"] if r["source"].startswith("llm_foundry")]
     assert len(rows) == 20 and all(r["options"]["fsdp1_post_backward"] for r in rows)
-    # 13B at 4096 tokens per GPU and step: the hook's 14 bytes per parameter weigh most there
+    # the runs' Composer (mvpatel2000/composer@784f50be, before PR 2628 of 2023-10-10) leaves
+    # 'DEFAULT''s reduce_dtype None, which torch 2.1 FSDP1 reads as the bf16 parameter dtype
+    # (flat_param.py FlatParamHandle._init_param_reduce_dtypes): no cast, the divide only
+    assert all(r["options"]["grad_reduce_bytes"] == 2 for r in rows)
+    assert fsdp1_post_backward_bytes(1_000, 2, 2, 8) == 4_000
+    # 13B at 4096 tokens per GPU and step moves most with the reduce dtype (issue 18): the
+    # fp32 reading's 14 bytes per parameter and 4-byte reduce-scatter had it at +16.4 %, the
+    # bf16 reduce at +25.4 %, Composer's optimizer step (perf.composer_optimizer) at +19.2 %
     got = {r.id: r.error for r in validate("llm_foundry_h100").rows}
-    assert got["llm-foundry-h100-mpt-13b-s2048-8gpu"] < 0.20
+    assert 0.16 < got["llm-foundry-h100-mpt-13b-s2048-8gpu"] < 0.20
 
 
 def test_train_cli_flag():

@@ -1,14 +1,15 @@
-"""The backward of an eager PyTorch 2.0 GPT block (llm-foundry's MPT) against the rule
+"""The backward of an eager PyTorch 2.x GPT block (llm-foundry's MPT) against the rule
 :mod:`~rlmcost.perf.step_pass` prices its memory-bound kernels by.
 
 llm-foundry's MPT benchmarks (``scripts/train/benchmarking/submit_benchmarks.py`` @061f2c7ce:
 ``norm_type`` forced to ``low_precision_layernorm``, ``compile_config`` None unless
 ``--torch_compile``, which ``sweep.sh`` does not pass; ``precision: amp_bf16``, FSDP
-``mixed_precision`` DEFAULT as the README table prints: bf16 ``param_dtype``, fp32
-``reduce_dtype`` in Composer's ``get_mixed_precision`` since PR 2047, v0.14.0; llm-foundry's
-``setup.py`` @061f2c7ce pins ``mosaicml>=0.16.3,<0.17``) run the
-block of ``llmfoundry/models/layers/blocks.py`` (``MPTBlock.forward``) eagerly under torch
-2.0.1. Its forward is the kernels step_pass already prices, one each, in bf16:
+``mixed_precision`` DEFAULT as the README table prints: bf16 ``param_dtype`` and, in the
+runs' Composer (before PR 2628, v0.16.4), reduce_dtype None: a bf16 gradient reduction) run the
+block of ``llmfoundry/models/layers/blocks.py`` (``MPTBlock.forward``; crinard/llm-foundry
+branch add_attns, the runs' code, has the same block) eagerly under torch 2.1.0.dev20230821
+(the runs' image, published.json's llm_foundry_h100 source). Its forward is the kernels
+step_pass already prices, one each, in bf16:
 
 * ``LPLayerNorm`` (``layers/norm.py``) casts its input, weight and bias to the autocast dtype
   (bf16 already: the FSDP-gathered parameters and the residual stream are bf16, so no copy) and

@@ -52,9 +52,13 @@ communication hook, torch/distributed/algorithms/_comm_hooks/default_hooks.py
 ``_reduce_scatter_base`` when the factor is above 1, which ``_get_gradient_predivide_factor``
 makes it for every world size from 2: the largest power of 2 f with world % f == 0 and
 world / f > f, or its double). Under a MixedPrecision of bf16 parameters and fp32 reduction
-(Composer's 'DEFAULT': composer/trainer/mosaic_fsdp_utils.py @v0.16.4 ``get_mixed_precision``,
-param_dtype the precision's, reduce_dtype float32) that is a cast (2 + 4 bytes per parameter)
-and an in-place divide (4 + 4), 14 bytes per parameter of the layer per micro-batch (FSDP1
+(Composer's 'DEFAULT' from v0.16.4: composer/trainer/mosaic_fsdp_utils.py
+``get_mixed_precision``, reduce_dtype float32 since PR 2628, 2023-10-10) that is a cast (2 + 4
+bytes per parameter) and an in-place divide (4 + 4), 14 bytes per parameter of the layer per
+micro-batch; with the reduction in the parameters' bf16 (Composer's 'DEFAULT' from v0.14.0 to
+v0.16.3 leaves reduce_dtype None, which FSDP1 reads as the parameter dtype:
+torch/distributed/fsdp/flat_param.py ``FlatParamHandle._init_param_reduce_dtypes`` in torch
+2.0 / 2.1; the llm-foundry rows' runs) no cast, the divide only (2 + 2) (FSDP1
 reduce-scatters every micro-batch, as rlmcost's ZeRO-3 does). Priced serial with the
 backward's compute (an assumption: the hook's kernels launch full grids that take the SMs as
 the compute stream's kernels free them; the reduce-scatter itself is the overlapped

@@ -124,6 +124,7 @@ class StepOptions:
     fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
     train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
+    composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)

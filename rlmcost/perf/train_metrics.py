@@ -38,9 +38,10 @@ one micro-batch per step (16 GPUs) and 1.557 s with two (8 GPUs), more than twic
 The rows' miss grows with the micro-batches (a rate), not per step. Also unpriced: Composer's
 ``DecoupledAdamW`` reads each parameter's step count back (``state_steps[i].item()``,
 ``composer/optim/decoupled_weight_decay.py`` @v0.16.4) under FSDP1 ``use_orig_params`` (True
-by default, ``dist_strategy.py`` @v0.16.4 line 148), one host sync and about 8 launches per
-original parameter the rank holds a shard of (tens to ~150 per step): milliseconds, and no
-measured per-launch host time for PyTorch 2.0 to price them with.
+by default, ``dist_strategy.py`` @v0.16.4 line 148), one host sync per original parameter the
+rank holds a shard of (tens to ~250 per step): milliseconds, and no measured host sync time
+for PyTorch 2.x to price them with (its eight unfused kernels per tensor and the norm clip's
+bytes are priced: :mod:`~rlmcost.perf.composer_optimizer`).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import pair_flops
+from rlmcost.perf.composer_optimizer import COMPOSER_OPTIMIZER_NOTE, composer_optimizer_s
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.deepspeed_pipe import serial_p2p_s
 from rlmcost.perf.efficiency import AcceleratorProfile, Device
@@ -214,6 +215,7 @@ def train_step_time(
         buckets = bucket_kernels_s(c, st)  # Megatron-core DDP's once-a-step kernels
         after = dp_after_flush(c, st, p, buckets)
         opt_s, off_s = optimizer_step_s(c, st)
+        opt_s += composer_optimizer_s(c, st)  # Composer's optimizer step (perf.composer_optimizer)
         per_stage.append((st, p, after, opt_s, off_s, buckets + grad_zero_s(c, st)))
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
     p = per_stage[slowest][1]
@@ -243,6 +245,8 @@ def train_step_time(
         notes.append(MOE_HOST_NOTE)
     if options.train_metrics:
         notes.append(TRAIN_METRICS_NOTE)
+    if options.composer_optimizer:
+        notes.append(COMPOSER_OPTIMIZER_NOTE)
     if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
         notes.append(PREFETCH_NOTES[options.fsdp_backward_prefetch])
     return StepTime(

@@ -17,8 +17,12 @@ the forward pass and around 2x faster in the backward pass"). So its forward run
 FlashAttention-2's rate / :data:`FORWARD_SLOWDOWN` (1.4, the range's middle: 1.3 or 1.5 move
 a forward + backward pass by -1.3 / +1.2 %) and its backward at / :data:`BACKWARD_SLOWDOWN`.
 On Hopper the same ratios are taken to FlashAttention-2's 35 % of peak (assumption: both are
-mma.sync code there; the runs' CUDA 11.8 has PTX ISA 7.8, and ``wgmma``, the warpgroup MMA
-FlashAttention-3 is built on, came with PTX ISA 8.0 in CUDA 12.0).
+mma.sync code there). The legacy Triton the runs used (vchiley/triton@triton_pre_mlir_sm90,
+``lib/codegen/selection/generator.cc``: ``visit_mma16816`` wherever ``sm() >= 80``; its codegen
+has no ``wgmma``, the warpgroup MMA FlashAttention-3 is built on) emits ``mma.sync.m16n8k16`` on
+sm_90 as on sm_80, also under the runs' CUDA 12.1 (torch 2.1.0.dev20230821+cu121: the
+``h100new.csv`` image, published.json's llm_foundry_h100 source), for which the fork's
+``lib/driver/llvm.cc`` ``vptx`` emits PTX ISA 8.0 (commit 48b1cc9ff, 2023-05-30).
 """
 
 from __future__ import annotations

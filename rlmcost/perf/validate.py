@@ -217,6 +217,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         hf_eager=o.get("hf_eager", False),
         torch_eager_block=o.get("torch_eager_block", False),
         train_metrics=int(o.get("train_metrics", 0)),
+        composer_optimizer=o.get("composer_optimizer", False),
         tp_comm_overlap=o.get("tp_comm_overlap", False),
         megatron_loop=o.get("megatron_loop", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
