@@ -31,6 +31,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
 from rlmcost.reports.rl_runs_areal import areal
 from rlmcost.reports.rl_runs_dschat import deepspeed_chat
+from rlmcost.reports.rl_runs_trl import trl
 
 Record = Mapping[str, Any]
 
@@ -364,7 +365,7 @@ def _openrlhf_calls(record: Record, q: ImportedQuery) -> int:
 
 MAPPINGS: dict[str, Callable[[Record], Mapped]] = {
     "nemo-rl": nemo_rl, "verl": verl, "openrlhf": openrlhf,
-    "deepspeed-chat": deepspeed_chat, "areal": areal,
+    "deepspeed-chat": deepspeed_chat, "areal": areal, "trl": trl,
 }  # fmt: skip
 """The mapping of each framework in the data."""
 
