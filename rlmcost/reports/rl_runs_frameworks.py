@@ -1,6 +1,6 @@
 """Each framework's published runs as the query its users would write (one function each).
 
-NeMo RL, verl and OpenRLHF runs go through rlmcost's importers with the run's
+NeMo RL, verl, OpenRLHF and TRL runs go through rlmcost's importers with the run's
 ``framework_settings`` as the importer reads them (a YAML mapping of dotted keys with Hydra
 overrides, an argument list); the keys a setting needs that the data leaves out are filled from
 the framework's own defaults, each stated. DeepSpeed-Chat and AReaL have no importer: one
