@@ -74,8 +74,10 @@ def trl(record: Record) -> Mapped:
                        "completions")  # fmt: skip
     if "beta" not in config and code < TRL_BETA_ZERO_DATE:
         config["beta"] = 0.04
-        choices.append(f"beta 0.04 (a reference model): GRPOConfig's default in TRL code of "
-                       f"{code}, before PR 3516 ({TRL_BETA_ZERO_DATE}) made it 0.0")
+        choices.append(
+            f"beta 0.04 (a reference model): GRPOConfig's default in TRL code of "
+            f"{code}, before PR 3516 ({TRL_BETA_ZERO_DATE}) made it 0.0"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         path, launch = Path(tmp) / "config.yaml", Path(tmp) / "accelerate.yaml"
         path.write_text(json.dumps(config))  # JSON is YAML
