@@ -72,8 +72,9 @@ def test_every_run_has_a_row_in_data_order(report):
     # + NeMo RL v0.3 blog (2025-07-21): its 4 Megatron rows, 2 DTensor rows and the 16K
     # context-parallel row; + its v0.7 section (commit c31fb937): 23 of 27 GRPO rows (the 4
     # Nemotron-3-Super rows out); + AMD's MI300 reproduction of verl's 7B fully-async 16:16 run and
-    # its colocated baseline (ROCm/rocm-blogs verl/README.md @593d88df)
-    assert len(report.rows) == 98
+    # its colocated baseline (ROCm/rocm-blogs verl/README.md @593d88df); + TRL: open-r1's
+    # README (commit 571661a1) GRPO run of Qwen2.5-Math-7B on 8 H100
+    assert len(report.rows) == 99
 
 
 def test_every_row_is_predicted_or_says_why_not(report):

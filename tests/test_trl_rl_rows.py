@@ -1,0 +1,105 @@
+"""TRL's published runs in `rlmcost validate --rl` (rlmcost/reports/rl_runs_trl.py): the row of
+open-r1's README (huggingface/open-r1 571661a1, PR 197: Qwen2.5-Math-7B GRPO 'on 8 H100 80G
+takes about 3 hours') goes through `rlmcost import trl` with the recipe and the accelerate
+config as published, and the TRL code of its date decides three meanings TRL changed since:
+per_device_train_batch_size in prompts (before PR 2776, 2025-02-06), one vLLM call per
+micro-step (before PR 3283, 2025-04-17) and beta 0.04 by default (before PR 3516,
+2025-05-30). The expected flags are recomputed here from the recipe's numbers."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+
+from rlmcost.reports.rl_runs import load_runs, published_step_s
+from rlmcost.reports.rl_runs_frameworks import recipe
+from rlmcost.reports.rl_runs_trl import (
+    TRL_BETA_ZERO_DATE,
+    TRL_COMPLETIONS_PER_DEVICE_DATE,
+    TRL_GENERATE_PER_BATCH_DATE,
+)
+
+RUN_ID = "trl-open-r1-readme-qwen2.5-math-7b-grpo-8gpu"
+RECORD = next(r for r in load_runs()["runs"] if r["id"] == RUN_ID)
+
+
+def flags(rec: dict) -> dict:
+    rcp = recipe(rec)
+    assert rcp.query is not None, rcp.unexpressible
+    return dict(rcp.query.flags)
+
+
+def with_code(date: str) -> dict:
+    rec = copy.deepcopy(RECORD)
+    rec["framework_settings"]["code_date"] = date
+    return rec
+
+
+def test_the_recipe_as_published() -> None:
+    # open-r1 571661a1: config_base_math_smalllr.yaml and accelerate_configs/zero2.yaml, the
+    # README's command overriding num_processes to 7 (the 8th GPU runs vLLM: vllm_device auto)
+    s = RECORD["framework_settings"]
+    cfg, acc = s["config"], s["accelerate"]
+    assert (cfg["per_device_train_batch_size"], cfg["gradient_accumulation_steps"]) == (1, 16)
+    assert (cfg["max_prompt_length"], cfg["max_completion_length"]) == (512, 1024)
+    assert "num_generations" not in cfg and "beta" not in cfg  # TRL's defaults then: 8, 0.04
+    assert cfg["vllm_device"] == "auto" and cfg["vllm_gpu_memory_utilization"] == 0.7
+    assert acc["deepspeed_config"]["zero_stage"] == 2 and acc["num_processes"] == 7
+    assert "--num_processes=7" in s["launch"]
+    assert RECORD["gpus"] == acc["num_processes"] + 1 == sum(RECORD["gpus_by_role"].values())
+    # 7 processes x 1 prompt x 16 micro-steps = 112 prompts of 8 completions per step
+    assert RECORD["prompts_per_step"] == 7 * 1 * 16 and RECORD["samples_per_prompt"] == 8
+
+
+def test_the_hours_convert_over_the_trainers_steps() -> None:
+    # MATH (Hendrycks et al. 2021, arXiv 2103.03874 Section 3): 7,500 training problems; one
+    # epoch sharded over 7 processes at 1 prompt, transformers' Trainer stepping every 16
+    steps = math.ceil(7500 / 7) // 16
+    assert steps == RECORD["framework_settings"]["ppo_steps"] == 67
+    assert published_step_s(RECORD) == pytest.approx(3.0 * 3600 / 67)
+    assert "161.2 s" in RECORD["conversion"]
+
+
+def test_the_row_through_the_trl_importer() -> None:
+    f = flags(RECORD)
+    rcp = recipe(RECORD)
+    assert rcp.query is not None and rcp.query.framework == "trl"
+    assert rcp.command.startswith("rlmcost rlvr --framework trl --model qwen2.5-7b ")
+    # 1 prompt x num_generations 8 completions per device per micro-step (before PR 2776)
+    assert f["--micro-batch"] == 8
+    # one vLLM call per micro-step of 8 completions x 7 processes (before PR 3283)
+    assert f["--sequences-per-call"] == 56
+    assert "--kl" in f and "--no-kl" not in f  # beta 0.04 (before PR 3516)
+    assert f["--zero"] == "2" and f["--ckpt"] == "full"
+    assert f["--groups"] == "rollout=1[tp=1],actor+reference=7" and f["--gpus"] == 8
+    assert f["--gpu-memory-utilization"] == 0.7 and "--no-sleep" in f
+    said = " ".join(recipe(RECORD).choices)
+    for pr in ("PR 2776", "PR 3283", "PR 3516"):
+        assert pr in said
+
+
+def test_newer_trl_code_reads_todays_semantics() -> None:
+    # after all three changes: per_device_train_batch_size counts completions, one generation
+    # per gradient-accumulation batch, beta 0.0 (no reference) unless given
+    late = max(TRL_COMPLETIONS_PER_DEVICE_DATE, TRL_GENERATE_PER_BATCH_DATE, TRL_BETA_ZERO_DATE)
+    f = flags(with_code(late))
+    assert f["--micro-batch"] == 1
+    assert "--sequences-per-call" not in f
+    assert "--no-kl" in f and "--kl" not in f
+    assert recipe(with_code(late)).choices[0].startswith("response lengths ")
+
+
+def test_each_change_on_its_own_day() -> None:
+    # between PR 2776 and PR 3283: completions per device as given, still one call per
+    # micro-step (1 completion x 7 processes), beta still 0.04
+    f = flags(with_code(TRL_COMPLETIONS_PER_DEVICE_DATE))
+    assert f["--micro-batch"] == 1 and f["--sequences-per-call"] == 7 and "--kl" in f
+    # between PR 3283 and PR 3516: the whole generation batch at once, beta 0.04
+    f = flags(with_code(TRL_GENERATE_PER_BATCH_DATE))
+    assert "--sequences-per-call" not in f and "--kl" in f
+    # a beta the recipe gives wins over any default
+    rec = with_code(TRL_BETA_ZERO_DATE)
+    rec["framework_settings"]["config"]["beta"] = 0.04
+    assert "--kl" in flags(rec)
