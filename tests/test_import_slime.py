@@ -124,6 +124,14 @@ def test_negatable_offload_and_ppo_critic() -> None:
     base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--colocate"]
     f = _flags(import_slime([*base, "--no-offload-train", "--no-offload-rollout"]))
     assert f["--offload"] == "" and "--no-sleep" in f
+    # engines apart: offload only when asked (--offload = --offload-train + --offload-rollout)
+    apart = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--rollout-num-gpus", "8"]
+    f = _flags(import_slime(apart))
+    assert f["--offload"] == "" and "--no-sleep" in f
+    q = import_slime([*apart, "--offload", "--partial-rollout"])
+    f = _flags(q)
+    assert f["--offload"] == "optimizer-idle,params-idle,grads-idle" and "--sleep" in f
+    assert "--partial-rollout" not in f and q.ignored == []  # streams under train_async.py only
     q = import_slime(["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16",
                       "--rollout-num-gpus", "4", "--advantage-estimator", "ppo"])  # fmt: skip
     f = _flags(q)

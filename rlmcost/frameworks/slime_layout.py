@@ -156,6 +156,8 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
     gpus = actor_gpus(r)
     colocate = r.flag("colocate", False)
     rollout = r.integer("rollout-num-gpus", None, lo=0)
+    r.integer("num-gpus-per-node", 8)  # how the engines pack onto nodes: no cost of its own
+    partial = r.flag("partial-rollout", False)
     every = r.flag("offload", False)
     train = r.raw("offload-train")
     roll = r.raw("offload-rollout")
@@ -183,6 +185,9 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
                "model for its forward (slime's weights_backuper 'ref' tag, "
                f"{_ACTOR}): --offload-idle")  # fmt: skip
     if colocate:
+        if partial:
+            q.note("--partial-rollout: samples aborted at a rollout's end resume in a later "
+                   "one; rlmcost streams only under train_async.py")  # fmt: skip
         if is_async:
             raise SpecError(f"{WHERE}: train_async.py refuses --colocate (\"Colocation is not "
                             "supported for async training.\")")  # fmt: skip
@@ -214,7 +219,7 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
         q.set("--placement", "async")
         q.convert("train_async.py", "--staleness", 1, "the next rollout generates while "
                   "this one trains (train_async.py), one step behind")  # fmt: skip
-    if r.flag("partial-rollout", False):
+    if partial:
         if is_async:
             q.set("--partial-rollout")
         q.note("--partial-rollout: samples aborted at a rollout's end resume in a later one"
