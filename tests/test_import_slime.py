@@ -35,7 +35,7 @@ def test_qwen3_4b_colocated_script() -> None:
     # 2 GPUs at mem fraction 0.7, --use-kl-loss (coef 0), --rm-type deepscaler
     q = import_slime(_args("qwen3-4B"))
     f = _flags(q)
-    assert q.algorithm == "grpo"
+    assert q.algorithm == "rlvr" and "--reward" not in f  # --rm-type deepscaler: a verifier
     assert f["--model"] == "qwen3-4b"
     assert f["--gpus"] == 8 and "--groups" not in f and "--placement" not in f
     assert (f["--tp"], f["--zero"], f["--ckpt"]) == (2, "1", "full") and "--sp" in f
@@ -47,7 +47,7 @@ def test_qwen3_4b_colocated_script() -> None:
     # --colocate turns offload_train and offload_rollout on (slime_validate_args)
     assert f["--offload"] == "optimizer-idle,params-idle,grads-idle"
     assert "--sleep" in f and "--no-sleep" not in f
-    assert "--kl" in f and f["--reward"] == "rule" and "--offload-idle" in f
+    assert "--kl" in f and "--offload-idle" in f
     assert "--no-recompute-logprobs" in f  # one step per rollout: can_reuse_log_probs_in_loss
     assert q.ignored == []
 
@@ -107,25 +107,26 @@ def test_train_async_entry_is_async_one_step_behind() -> None:
 
 def test_prefix_and_unknown_arguments() -> None:
     argv = ["ray", "job", "submit", "--address=http://x", "--", "python3", "/s/train.py",
-            "--hf-checkpoint", "/m/Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
-            "--my-new-flag", "3", "--another"]  # fmt: skip
+            "--hf-checkpoint", "/m/Qwen3-4B", "--rollout-batch-size", "4", "--colocate",
+            "--n-samples-per-prompt", "2", "--my-new-flag", "3", "--another"]  # fmt: skip
     args, is_async = parse_args(argv)
     assert not is_async and args["my-new-flag"] == "3" and args["another"] is True
     q = import_slime(argv)
     assert q.ignored == ["--another", "--my-new-flag"]
     f = _flags(q)
-    assert (f["--batch"], f["--group"]) == (8, 1)  # n_samples_per_prompt default 1, not grpo's 8
+    assert (f["--batch"], f["--group"]) == (4, 2)
     # no --global-batch-size: Megatron's default, micro-batch 1 x 8 data-parallel ranks
     steps = [c for c in q.conversions if c.flag == "--mini-batches"]
     assert [c.value for c in steps] == [1] and "1 x 8 = 8 samples" in steps[0].how
 
 
 def test_negatable_offload_and_ppo_critic() -> None:
-    base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--colocate"]
+    base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--colocate",
+            "--n-samples-per-prompt", "4"]
     f = _flags(import_slime([*base, "--no-offload-train", "--no-offload-rollout"]))
     assert f["--offload"] == "" and "--no-sleep" in f
     # engines apart: offload only when asked (--offload = --offload-train + --offload-rollout)
-    apart = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--rollout-num-gpus", "8"]
+    apart = [*base[:4], *base[5:], "--rollout-num-gpus", "8"]
     f = _flags(import_slime(apart))
     assert f["--offload"] == "" and "--no-sleep" in f
     q = import_slime([*apart, "--offload", "--partial-rollout"])
@@ -134,8 +135,9 @@ def test_negatable_offload_and_ppo_critic() -> None:
     assert "--partial-rollout" not in f and q.ignored == []  # streams under train_async.py only
     q = import_slime(["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16",
                       "--rollout-num-gpus", "4", "--advantage-estimator", "ppo"])  # fmt: skip
+    assert (_flags(q)["--group"], q.ignored) == (1, [])  # ppo: one sample per prompt is fine
     f = _flags(q)
-    assert q.algorithm == "ppo" and f["--groups"] == "rollout=4[tp=1],actor+critic=8"
+    assert q.algorithm == "vapo" and f["--groups"] == "rollout=4[tp=1],actor+critic=8"
     assert f["--offload"] == "optimizer-idle,params-idle,grads-idle"  # use_critic forces it
 
 
@@ -144,7 +146,7 @@ def test_cli_runs_the_script_as_json() -> None:
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout[result.stdout.index("{") :])
     assert out["query"]["framework"] == "slime"
-    assert out["query"]["argv"][:3] == ["grpo", "--framework", "slime"]
+    assert out["query"]["argv"][:3] == ["rlvr", "--framework", "slime"]
     assert out["deployment"]["engine"]["tp"] == 2
     assert out["deployment"]["train"]["zero"] == "1"
 
@@ -167,13 +169,36 @@ BAD = [
       "--tensor-model-parallel-size", "3"], "not a multiple of tensor"),
     (["--hf-checkpoint", "/nowhere/NoSuchModel", "--rollout-batch-size", "8", "--colocate"],
      "is not a built-in model"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--n-samples-per-prompt=1"], "--n-samples-per-prompt 1 with --advantage-estimator grpo"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("argv", "message"), BAD)
 def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
-    result = runner.invoke(app, ["import", "slime", "--", *argv])
+    result = runner.invoke(app, ["import", "slime", "--", "--n-samples-per-prompt", "2", *argv])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_checkpoint_folder_config_and_cli_options(tmp_path: Path) -> None:
+    # --hf-checkpoint naming a folder with a config.json on this machine: that config
+    ckpt = tmp_path / "MyModel"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text((Path(__file__).parent / "data" / "models" /
+                                       "llama-1b-mtp.json").read_text())  # fmt: skip
+    q = import_slime(["--hf-checkpoint", str(ckpt), "--rollout-batch-size", "8", "--colocate",
+                      "--rollout-max-prompt-len", "512", "--n-samples-per-prompt", "2"])
+    f = _flags(q)
+    assert f["--model"] == str(ckpt) and f["--prompt-len"] == 512
+    # the CLI's --model and --prompt-len: the model replaces --hf-checkpoint's, S is given
+    argv = ["import", "slime", "--json", "-m", "qwen3-1.7b", "--prompt-len", "300", "--",
+            "--hf-checkpoint", "/x/GLM-Z1-9B-0414", "--rollout-batch-size", "8", "--colocate",
+            "--n-samples-per-prompt", "2"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout[result.stdout.index("{") :])
+    assert out["estimate"]["model"] == "qwen3-1.7b"
+    assert "--prompt-len" in out["query"]["argv"] and "300" in out["query"]["argv"]

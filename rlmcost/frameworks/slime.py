@@ -29,7 +29,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
-from rlmcost.frameworks.slime_args import ARGS, ARGUMENTS, COST_FREE, SHAPE, WHERE
+from rlmcost.frameworks.slime_args import ARGS, ARGUMENTS, COST_FREE, CRITIC, SHAPE, WHERE
 from rlmcost.frameworks.slime_layout import layout, placement
 from rlmcost.frameworks.units import whole_steps
 
@@ -40,13 +40,16 @@ _ENTRY = ("train.py", "train_async.py")
 _PREFIX = ("python", "python3", "-u", "--")
 
 _ESTIMATORS = {
-    "grpo": "grpo", "gspo": "grpo", "cispo": "grpo", "reinforce_plus_plus": "grpo",
-    "reinforce_plus_plus_baseline": "grpo", "ppo": "ppo",
+    "grpo": "rlvr", "gspo": "rlvr", "cispo": "rlvr", "reinforce_plus_plus": "rlvr",
+    "reinforce_plus_plus_baseline": "rlvr", "ppo": "vapo",
 }  # fmt: skip
-"""``--advantage-estimator`` (arguments.py choices) -> rlmcost's algorithm: every estimator
-but ppo runs the same invocations as GRPO (no critic: ``args.use_critic = advantage_estimator
-== "ppo"``, slime_validate_args); they differ in the advantage and the loss only."""
-
+"""``--advantage-estimator`` (arguments.py choices) -> rlmcost's algorithm. slime scores with
+reward functions or a reward service (``--rm-type``, ``--rm-url``, ``--custom-rm-path``;
+slime/rollout/rm_hub/), never a reward model on its GPUs, so GRPO-like runs are rlmcost's rlvr
+(GRPO with a verifier) and ppo its vapo (PPO's critic, a verifier), as the verl, NeMo RL, TRL
+and OpenRLHF importers map verifier rewards. Every estimator but ppo runs the same invocations
+(no critic: ``args.use_critic = advantage_estimator == "ppo"``, slime_validate_args); they
+differ in the advantage and the loss only."""
 
 def split_command(argv: list[str]) -> tuple[list[str], bool]:
     """The argument tokens after the entry script, and whether it is ``train_async.py``.
@@ -174,9 +177,13 @@ def _algorithm(r: Reader, q: ImportedQuery) -> bool:
     """Algorithm, reference and reward; True when the reference model runs."""
     est = r.text("advantage-estimator", "grpo", tuple(_ESTIMATORS))
     q.algorithm = _ESTIMATORS[est]
-    if est != q.algorithm:
+    if est not in ("grpo", "ppo"):
         q.note(f"--advantage-estimator {est}: no critic (use_critic is ppo only, {ARGUMENTS} "
-               "slime_validate_args); rlmcost counts it as grpo, the same invocations")
+               "slime_validate_args); the invocations of GRPO (rlmcost's rlvr)")  # fmt: skip
+    n = r.integer("n-samples-per-prompt", 1)
+    if n < 2 and q.algorithm != CRITIC:
+        raise SpecError(f"{WHERE}: --n-samples-per-prompt {n} with --advantage-estimator {est}: "
+                        "rlmcost's group-baseline algorithms need at least 2 samples per prompt")
     kl_coef = r.number("kl-coef", 0.0)
     kl_loss = r.flag("use-kl-loss", False)
     loss_coef = r.number("kl-loss-coef", 0.0)
@@ -195,8 +202,8 @@ def _algorithm(r: Reader, q: ImportedQuery) -> bool:
     what = f"--rm-type {rm}" if rm else ("--custom-rm-path" if custom else "the default reward")
     if url:
         what += f", --rm-url {url} (a reward server outside the cluster)"
-    q.convert(what, "--reward", "rule", "rewards from a function or service "
-              "(slime/rollout/rm_hub/), no reward model on the cluster's GPUs")  # fmt: skip
+    q.note(f"{what}: rewards from a function or service (slime/rollout/rm_hub/), no reward "
+           f"model on the cluster's GPUs: rlmcost's {q.algorithm} scores with a verifier")
     if r.flag("use-rollout-logprobs", False):
         q.set("--no-recompute-logprobs")
         q.note("--use-rollout-logprobs: the engine's log-probs are the old ones, no actor "
@@ -215,7 +222,7 @@ def _old_logprobs(r: Reader, q: ImportedQuery, steps: int) -> None:
     est = r.text("advantage-estimator", "grpo", tuple(_ESTIMATORS))
     replay_ok = r.flag("use-rollout-routing-replay", False) or not r.flag("use-routing-replay",
                                                                          False)  # fmt: skip
-    reuse = (steps == 1 and r.number("kl-coef", 0.0) == 0 and q.algorithm != "ppo"
+    reuse = (steps == 1 and r.number("kl-coef", 0.0) == 0 and q.algorithm != CRITIC
              and est != "gspo" and not r.flag("keep-old-actor", False) and replay_ok
              and r.text("loss-type", "policy_loss") == "policy_loss")  # fmt: skip
     if reuse:

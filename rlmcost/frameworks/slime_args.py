@@ -17,6 +17,10 @@ ARGUMENTS = f"slime/utils/arguments.py@{SLIME_COMMIT}"
 WHERE = "slime arguments"
 """How errors name the command line."""
 
+CRITIC = "vapo"
+"""rlmcost's algorithm of slime's ppo estimator, the one with a critic (its reward a verifier:
+:data:`rlmcost.frameworks.slime._ESTIMATORS`)."""
+
 SHAPE = (
     "num-layers", "hidden-size", "ffn-hidden-size", "num-attention-heads", "num-query-groups",
     "vocab-size", "num-experts", "moe-ffn-hidden-size", "moe-router-topk",

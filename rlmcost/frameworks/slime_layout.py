@@ -14,7 +14,7 @@ from __future__ import annotations
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
-from rlmcost.frameworks.slime_args import ARGUMENTS, WHERE
+from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
 from rlmcost.frameworks.units import whole_steps
 
 _MEGATRON = "slime/backends/megatron_utils/arguments.py _set_default_megatron_args"
@@ -163,7 +163,7 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
     roll = r.raw("offload-rollout")
     train = True if every else (colocate if train is None else train)
     roll = True if every else (colocate if roll is None else roll)
-    if q.algorithm == "ppo" and not train:
+    if q.algorithm == CRITIC and not train:
         train = True
         q.note(f"ppo: slime offloads the trainer between phases whenever it trains a critic "
                f"(use_critic sets offload_train, {ARGUMENTS} slime_validate_args)")
@@ -210,7 +210,7 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
         raise SpecError(f"{WHERE}: --rollout-num-gpus {rollout} is not a multiple of "
                         f"--rollout-num-gpus-per-engine {tp}")  # fmt: skip
     roles = "+".join(["actor", *(["reference"] if has_ref else []),
-                      *(["critic"] if q.algorithm == "ppo" else [])])  # fmt: skip
+                      *(["critic"] if q.algorithm == CRITIC else [])])  # fmt: skip
     q.convert("--rollout-num-gpus and the actor's GPUs", "--groups",
               f"rollout={rollout}[tp={tp}],{roles}={gpus}",
               f"the engines on GPUs of their own beside the trainer's ({_PLACEMENT})")
