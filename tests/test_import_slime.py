@@ -49,6 +49,7 @@ def test_qwen3_4b_colocated_script() -> None:
     assert "--sleep" in f and "--no-sleep" not in f
     assert "--kl" in f and "--offload-idle" in f
     assert "--no-recompute-logprobs" in f  # one step per rollout: can_reuse_log_probs_in_loss
+    assert f["--max-num-seqs"] == 512  # slime's request semaphore per engine (default)
     assert q.ignored == []
 
 
@@ -78,7 +79,9 @@ def test_deepseek_r1_script_multi_node() -> None:
     assert (f["--speculative-tokens"], f["--speculative-draft"]) == (3, "mtp")
     assert any("uneven pipeline" in n for n in q.notes)
     assert "--dynamic-sampling-filter-path" not in q.ignored
-    assert "--sglang-enable-dp-attention" in q.ignored
+    assert f["--max-num-seqs"] == 1024  # --sglang-server-concurrency 1024 per engine
+    assert any("data-parallel attention" in n for n in q.notes)
+    assert "--sglang-enable-dp-attention" not in q.ignored and "--sglang-ep-size" not in q.ignored
 
 
 def test_glm4_9b_script_engines_apart() -> None:
@@ -133,6 +136,12 @@ def test_negatable_offload_and_ppo_critic() -> None:
     f = _flags(q)
     assert f["--offload"] == "optimizer-idle,params-idle,grads-idle" and "--sleep" in f
     assert "--partial-rollout" not in f and q.ignored == []  # streams under train_async.py only
+    # SGLang's own request cap where it is lower than slime's semaphore
+    q = import_slime([*apart, "--rollout-num-gpus-per-engine", "4", "--sglang-ep-size", "4",
+                      "--sglang-max-running-requests", "128"])  # fmt: skip
+    f = _flags(q)
+    assert f["--groups"] == "rollout=8[tp=4],actor=8" and f["--max-num-seqs"] == 128
+    assert any("--sglang-ep-size" in n for n in q.notes) and q.ignored == []
     q = import_slime(["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16",
                       "--rollout-num-gpus", "4", "--advantage-estimator", "ppo"])  # fmt: skip
     assert (_flags(q)["--group"], q.ignored) == (1, [])  # ppo: one sample per prompt is fine

@@ -63,7 +63,9 @@ ARGS: dict[str, Any] = {
     # SGLang (slime/backends/sglang_utils/arguments.py: SGLang's own, prefixed --sglang-)
     "sglang-mem-fraction-static": float, "sglang-speculative-algorithm": str,
     "sglang-speculative-num-steps": int, "sglang-speculative-eagle-topk": int,
-    "sglang-speculative-num-draft-tokens": int,
+    "sglang-speculative-num-draft-tokens": int, "sglang-server-concurrency": int,
+    "sglang-max-running-requests": int, "sglang-ep-size": int, "sglang-dp-size": int,
+    "sglang-enable-dp-attention": SWITCH,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse kinds."""
 

@@ -226,6 +226,27 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
                + ("" if is_async else "; rlmcost streams only under train_async.py"))
 
 
+SERVER_CONCURRENCY = 512
+"""slime's ``--sglang-server-concurrency`` default (slime/backends/sglang_utils/arguments.py
+at 624b824a): the rollout's semaphore admits that many requests per engine
+(slime/rollout/sglang_rollout.py line 94, ``sglang_server_concurrency x
+get_rollout_num_engines(args)``, spread over the engines by the router)."""
+
+
+def _requests_in_flight(r: Reader, q: ImportedQuery) -> None:
+    """Sequences an engine decodes at once at most (``--max-num-seqs``): slime's request
+    semaphore per engine (:data:`SERVER_CONCURRENCY`), or SGLang's own
+    ``--sglang-max-running-requests`` where that is lower; the KV cache may bound it further
+    (rlmcost's engine model)."""
+    cap = r.integer("sglang-server-concurrency", SERVER_CONCURRENCY)
+    running = r.integer("sglang-max-running-requests", None)
+    given = f"--sglang-server-concurrency {cap}"
+    if running is not None and running < cap:
+        cap, given = running, f"--sglang-max-running-requests {running}"
+    q.convert(given, "--max-num-seqs", cap, "requests one SGLang engine holds at once: slime's "
+              "semaphore per engine (slime/rollout/sglang_rollout.py)")  # fmt: skip
+
+
 def _engine(r: Reader, q: ImportedQuery) -> None:
     """SGLang engines of ``--rollout-num-gpus-per-engine`` GPUs (its tp_size), with
     ``--sglang-mem-fraction-static``; EAGLE / NEXTN speculation on a checkpoint with an MTP
@@ -239,6 +260,15 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     if frac is not None:
         q.convert(f"--sglang-mem-fraction-static {frac:g}", "--gpu-memory-utilization", frac,
                   "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
+    _requests_in_flight(r, q)
+    for key in ("sglang-enable-dp-attention", "sglang-dp-size"):
+        if r.raw(key) is not None:
+            q.note(f"--{key}: SGLang's data-parallel attention inside an engine; rlmcost's "
+                   "engine runs attention tensor-parallel over its GPUs")  # fmt: skip
+    if r.integer("sglang-ep-size", 1) > 1:
+        q.note("--sglang-ep-size: SGLang's expert parallelism inside an engine; rlmcost's "
+               "engine splits the experts tensor-parallel over its GPUs (the same weight bytes "
+               "per GPU, no all-to-all)")  # fmt: skip
     algo = r.text("sglang-speculative-algorithm", None)
     steps = r.integer("sglang-speculative-num-steps", None)
     topk = r.integer("sglang-speculative-eagle-topk", 1)
