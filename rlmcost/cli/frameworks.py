@@ -1,4 +1,4 @@
-"""`rlmcost import verl|openrlhf|trl|nemo-rl` and `rlmcost frameworks`.
+"""`rlmcost import verl|openrlhf|trl|nemo-rl|slime` and `rlmcost frameworks`.
 
 ``import`` reads a framework's config (``rlmcost.frameworks``), prints the equivalent
 algorithm command (so the flags can be learned), each batch knob's unit conversion, the
@@ -121,6 +121,46 @@ def import_nemo_rl_command(
     from rlmcost.frameworks.nemo_rl import import_nemo_rl
 
     _run("nemo-rl", import_nemo_rl(config, overrides or [], prompt_len), hardware, json_out)
+
+
+@import_app.command(
+    "slime",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def import_slime_command(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(help="The train.py (or train_async.py) arguments, after `--`."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="The actor's model (built-in name or config.json), where --hf-checkpoint's "
+            "folder name is not a built-in model.",
+        ),  # fmt: skip
+    ] = None,
+    prompt_len: Annotated[
+        int | None,
+        typer.Option(
+            "--prompt-len",
+            "-S",
+            min=1,
+            help="Prompt tokens S where --rollout-max-prompt-len is not given (slime does not "
+            "bound prompts otherwise; default: rlmcost's).",
+        ),  # fmt: skip
+    ] = None,
+    hardware: Hardware = DEFAULT_HARDWARE,
+    json_out: JsonOut = False,
+) -> None:
+    """slime's command line, e.g. `rlmcost import slime -- python3 train.py --hf-checkpoint
+    /root/Qwen3-4B --rollout-batch-size 32 --n-samples-per-prompt 8 --colocate ...`
+    (everything up to train.py or train_async.py is skipped; train_async.py trains one step
+    behind the rollout)."""
+    from rlmcost.frameworks.slime import import_slime
+
+    _run("slime", import_slime(args or [], model, prompt_len), hardware, json_out)
 
 
 def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:

@@ -20,11 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.argv import SWITCH as _SWITCH
+from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
-_SWITCH = "switch"
 DEEPSPEED_ADAM_OFFLOAD = "optimizer,grads"
 """DeepSpeed's ``offload_optimizer`` (ZeRO-Offload) as rlmcost's ``--offload``: the fp32
 Adam states and the step on the CPU, and the gradient partition in host memory as well
@@ -128,46 +129,7 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
     tokens = list(argv)
     while tokens and tokens[0] in _PREFIX:
         tokens.pop(0)
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if not tok.startswith("--") or len(tok) < 3:
-            raise SpecError(f"OpenRLHF arguments: unexpected {tok!r}; give --name value pairs")
-        name, eq, inline = tok[2:].partition("=")
-        kind = ARGS.get(name)
-        values: list[str] = [inline] if eq else []
-        j = i + 1
-        while not eq and j < len(tokens) and not tokens[j].startswith("--"):
-            values.append(tokens[j])
-            j += 1
-        if kind == _SWITCH:
-            if values:
-                raise SpecError(f"OpenRLHF arguments: --{name} is a switch; it takes no value "
-                                f"(got {values[0]!r})")  # fmt: skip
-            out[name] = True
-        elif isinstance(kind, tuple):
-            out[name] = values
-        elif kind is not None and len(values) != 1:
-            raise SpecError(f"OpenRLHF arguments: --{name} takes one value, got {len(values)}")
-        else:
-            out[name] = values[0] if len(values) == 1 else (values or True)
-        if name in out and out[name] is not True and kind in (int, float):
-            out[name] = _number(name, out[name], kind)
-        i = j
-    return out
-
-
-def _number(name: str, raw: str, kind: Any) -> Any:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SpecError(f"OpenRLHF arguments: --{name} {raw!r} is not a number") from None
-    if kind is int:
-        if not value.is_integer():
-            raise SpecError(f"OpenRLHF arguments: --{name} {raw!r} is not a whole number")
-        return int(value)
-    return value
+    return parse_argv(tokens, ARGS, "OpenRLHF arguments")
 
 
 def import_openrlhf(argv: list[str]) -> ImportedQuery:

@@ -1,0 +1,287 @@
+"""slime import: the Megatron trainer's layout, the SGLang engines and the placement, split
+from :mod:`rlmcost.frameworks.slime` by purpose.
+
+Sources (THUDM/slime at 624b824a): ``slime/utils/arguments.py`` (``slime_validate_args``:
+what ``--colocate`` turns on), ``slime/ray/placement_group.py`` (``_get_placement_group_layout``:
+the GPUs of the actor and of the engines; the critic on the actor's), ``slime/backends/
+megatron_utils/arguments.py`` (``_set_default_megatron_args``: the distributed optimizer and
+bf16 always), ``slime/backends/megatron_utils/actor.py`` (the log-prob forwards it runs),
+``train_async.py`` (rollout one step ahead of training).
+"""
+
+from __future__ import annotations
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
+from rlmcost.frameworks.units import whole_steps
+
+_MEGATRON = "slime/backends/megatron_utils/arguments.py _set_default_megatron_args"
+_PLACEMENT = "slime/ray/placement_group.py _get_placement_group_layout"
+_ACTOR = "slime/backends/megatron_utils/actor.py"
+
+_IDLE = ("optimizer-idle", "params-idle", "grads-idle")
+"""slime's ``--offload-train``: torch_memory_saver releases every GPU tensor of the Megatron
+process (parameters, gradient buffers, optimizer states) while the engines generate and
+restores it for training (slime/backends/megatron_utils/actor.py ``sleep``/``wake_up``;
+docs/en/blogs/release_v0.1.0.md, "Fully Offloading Megatron"): rlmcost's between-phases
+offload of all three."""
+
+
+def actor_gpus(r: Reader) -> int:
+    """``--actor-num-nodes x --actor-num-gpus-per-node`` (defaults 1 x 8, arguments.py)."""
+    return r.integer("actor-num-nodes", 1) * r.integer("actor-num-gpus-per-node", 8)
+
+
+def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
+    """The trainer's parallel layout, precision, recomputation, batching and optimizer;
+    returns the optimizer steps per rollout (Megatron's default global batch when slime's
+    arguments leave it open)."""
+    tp = r.integer("tensor-model-parallel-size", 1)
+    pp = r.integer("pipeline-model-parallel-size", 1)
+    cp = r.integer("context-parallel-size", 1)
+    ep = r.integer("expert-model-parallel-size", 1)
+    etp = r.integer("expert-tensor-parallel-size", None)  # None: TP (Megatron-core)
+    gpus = actor_gpus(r)
+    if gpus % (tp * pp * cp):
+        raise SpecError(f"{WHERE}: the actor's {gpus} GPUs (--actor-num-nodes x "
+                        f"--actor-num-gpus-per-node) are not a multiple of tensor x pipeline x "
+                        f"context parallel = {tp} x {pp} x {cp}")  # fmt: skip
+    for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
+        if v > 1:
+            q.set(flag, v)
+    if ep > 1 and etp is not None and etp != tp:  # the expert grid only
+        q.set("--etp", etp)
+    if r.flag("sequence-parallel", False) and tp > 1:
+        q.set("--sp")
+    r.flag("use-distributed-optimizer", False)
+    q.convert("(slime sets use_distributed_optimizer)", "--zero", "1",
+              f"Megatron's distributed optimizer always ({_MEGATRON})")  # fmt: skip
+    fp16 = r.flag("fp16", False)
+    r.flag("bf16", False)
+    q.convert("--fp16" if fp16 else "(slime sets bf16 = not fp16)", "--param-dtype",
+              "fp16" if fp16 else "bf16", f"16-bit model, fp32 main params ({_MEGATRON})")
+    q.set("--ckpt", _recompute(r, q))
+    dp = gpus // (tp * pp * cp)
+    steps = _batching(r, q, steps, dp)
+    if r.text("moe-router-dtype", None) == "fp64":
+        q.set("--router-dtype", "fp64")
+    kind = r.text("moe-token-dispatcher-type", "alltoall")
+    if kind != "alltoall" or r.flag("moe-enable-deepep", False):
+        q.note(f"--moe-token-dispatcher-type {kind}"
+               + (" with DeepEP" if r.flag("moe-enable-deepep", False) else "")
+               + ": timed as rlmcost's all-to-all of the routed tokens")  # fmt: skip
+    for key in ("decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"):
+        n = r.integer(key, None)
+        if n is not None and pp > 1:
+            q.note(f"--{key} {n}: uneven pipeline stages; rlmcost splits the layers evenly")
+    if r.flag("use-rollout-routing-replay", False):
+        q.set("--routing-replay")
+    return steps
+
+
+def _recompute(r: Reader, q: ImportedQuery) -> str:
+    """Megatron's ``--recompute-granularity`` (full | selective; ``--recompute-activations``
+    is selective) with ``--recompute-method`` / ``--recompute-num-layers``."""
+    granularity = r.text("recompute-granularity", None, ("full", "selective"))
+    if r.flag("recompute-activations", False) and granularity is None:
+        granularity = "selective"
+    method = r.text("recompute-method", None, ("uniform", "block"))
+    layers = r.integer("recompute-num-layers", None)
+    if granularity == "full" and method == "block":
+        q.note(f"--recompute-method block --recompute-num-layers {layers}: only that many "
+               "layers per stage recomputed; rlmcost recomputes every layer")  # fmt: skip
+    elif granularity == "full" and layers and layers > 1:
+        q.note(f"--recompute-num-layers {layers} (uniform): checkpoints every {layers} "
+               "layers; rlmcost keeps one input per layer")  # fmt: skip
+    return granularity or "none"
+
+
+def _batching(r: Reader, q: ImportedQuery, steps: int | None, dp: int) -> int:
+    mbs = r.integer("micro-batch-size", 1)
+    if r.flag("use-dynamic-batch-size", False):
+        budget = r.integer("max-tokens-per-gpu", None)
+        if budget is None:
+            raise SpecError(f"{WHERE}: --use-dynamic-batch-size needs --max-tokens-per-gpu "
+                            "(slime_validate_args asserts it)")  # fmt: skip
+        q.convert(f"--max-tokens-per-gpu {budget}", "--max-tokens-per-gpu", budget,
+                  "tokens per micro-batch per GPU after the context-parallel split "
+                  "(slime/utils/dp_schedule.py: max_tokens_per_gpu x cp_size per bin)")
+        forward = r.integer("log-probs-max-tokens-per-gpu", None)
+        if forward is not None and forward != budget:
+            q.convert(f"--log-probs-max-tokens-per-gpu {forward}", "--forward-max-tokens-per-gpu",
+                      forward, "tokens per micro-batch per GPU of the log-prob forwards")
+    else:
+        r.integer("max-tokens-per-gpu", None)
+        q.convert(f"--micro-batch-size {mbs}", "--micro-batch", mbs,
+                  "samples per GPU per forward/backward", default=1)  # fmt: skip
+    if steps is not None:
+        return steps
+    gbs = mbs * dp
+    samples = r.integer("rollout-batch-size", 1) * r.integer("n-samples-per-prompt", 1)
+    steps = whole_steps(samples, gbs, "rollout_batch_size x n_samples_per_prompt",
+                        "Megatron's default global batch (micro_batch_size x data-parallel "
+                        "ranks)", WHERE)  # fmt: skip
+    q.convert("no --global-batch-size", "--mini-batches", steps,
+              f"Megatron's default global batch, micro-batch x data-parallel ranks = {mbs} x "
+              f"{dp} = {gbs} samples: {samples:,} / {gbs} = {steps} optimizer steps",
+              default=1)  # fmt: skip
+    return steps
+
+
+def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
+    """Megatron's ``--optimizer-cpu-offload`` (hybrid CPU optimizer, megatron/core/optimizer/
+    cpu_offloading/hybrid_optimizer.py): at ``--optimizer-offload-fraction`` 1 (Megatron's
+    default) the fp32 main parameters and Adam states live on the host and step there:
+    rlmcost's ``--offload optimizer``; a smaller fraction is not modelled (an error)."""
+    if not r.flag("optimizer-cpu-offload", False):
+        r.raw("optimizer-offload-fraction")
+        return
+    fraction = r.number("optimizer-offload-fraction", 1.0)
+    if fraction != 1.0:
+        raise SpecError(f"{WHERE}: --optimizer-offload-fraction {fraction:g}: rlmcost models "
+                        "the CPU optimizer at fraction 1 (all states on the host) only")
+    offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
+    q.note("--optimizer-cpu-offload: Megatron's hybrid CPU optimizer, fp32 main parameters "
+           "and Adam states on the host, the step on the CPU (--offload optimizer)")
+
+
+def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> None:
+    """GPUs, groups, offload and the engines, as ``_get_placement_group_layout`` places them:
+    with ``--colocate`` the engines share the actor's GPUs (max of the two counts) and
+    offload_train / offload_rollout default to on; otherwise the engines take
+    ``--rollout-num-gpus`` GPUs of their own beside the actor's, the critic (ppo) on the
+    actor's (``result["critic"] = result["actor"]``)."""
+    gpus = actor_gpus(r)
+    colocate = r.flag("colocate", False)
+    rollout = r.integer("rollout-num-gpus", None, lo=0)
+    r.integer("num-gpus-per-node", 8)  # how the engines pack onto nodes: no cost of its own
+    partial = r.flag("partial-rollout", False)
+    every = r.flag("offload", False)
+    train = r.raw("offload-train")
+    roll = r.raw("offload-rollout")
+    train = True if every else (colocate if train is None else train)
+    roll = True if every else (colocate if roll is None else roll)
+    if q.algorithm == CRITIC and not train:
+        train = True
+        q.note(f"ppo: slime offloads the trainer between phases whenever it trains a critic "
+               f"(use_critic sets offload_train, {ARGUMENTS} slime_validate_args)")
+    for key in ("debug-rollout-only", "debug-train-only"):
+        if r.flag(key, False):
+            q.note(f"--{key}: slime runs one half only; rlmcost costs the whole iteration")
+    if r.flag("keep-old-actor", False):
+        q.note("--keep-old-actor: a second copy of the actor's weights in host memory (not "
+               "modelled)")  # fmt: skip
+    _engine(r, q)
+    tp = r.integer("rollout-num-gpus-per-engine", 1)
+    offload = list(_IDLE) if train else []
+    _optimizer_offload(r, q, offload)
+    q.set("--offload", ",".join(offload))
+    q.set("--sleep" if roll else "--no-sleep")
+    if has_ref:
+        q.set("--offload-idle")
+        q.note("the reference's weights wait in host memory and are copied into the actor's "
+               "model for its forward (slime's weights_backuper 'ref' tag, "
+               f"{_ACTOR}): --offload-idle")  # fmt: skip
+    if colocate:
+        if partial:
+            q.note("--partial-rollout: samples aborted at a rollout's end resume in a later "
+                   "one; rlmcost streams only under train_async.py")  # fmt: skip
+        if is_async:
+            raise SpecError(f"{WHERE}: train_async.py refuses --colocate (\"Colocation is not "
+                            "supported for async training.\")")  # fmt: skip
+        rollout = gpus if rollout is None else rollout
+        if rollout == 0 or rollout % tp:
+            raise SpecError(f"{WHERE}: --rollout-num-gpus {rollout} must be a positive "
+                            f"multiple of --rollout-num-gpus-per-engine {tp}")  # fmt: skip
+        if rollout != gpus:
+            q.note(f"--colocate with {rollout} engine GPUs and {gpus} actor GPUs: rlmcost "
+                   f"puts the engines on all {max(rollout, gpus)} (it colocates on every GPU)")
+        q.convert("actor_num_nodes x actor_num_gpus_per_node" + (
+            " and --rollout-num-gpus" if rollout != gpus else ""), "--gpus",
+            max(gpus, rollout), f"engines and trainer on the same GPUs (--colocate; "
+            f"{_PLACEMENT}); offload_train={train}, offload_rollout={roll}")  # fmt: skip
+        return
+    if rollout is None or rollout == 0:
+        raise SpecError(f"{WHERE}: without --colocate give --rollout-num-gpus (the engines' "
+                        "GPUs beside the actor's)")  # fmt: skip
+    if rollout % tp:
+        raise SpecError(f"{WHERE}: --rollout-num-gpus {rollout} is not a multiple of "
+                        f"--rollout-num-gpus-per-engine {tp}")  # fmt: skip
+    roles = "+".join(["actor", *(["reference"] if has_ref else []),
+                      *(["critic"] if q.algorithm == CRITIC else [])])  # fmt: skip
+    q.convert("--rollout-num-gpus and the actor's GPUs", "--groups",
+              f"rollout={rollout}[tp={tp}],{roles}={gpus}",
+              f"the engines on GPUs of their own beside the trainer's ({_PLACEMENT})")
+    q.set("--gpus", gpus + rollout)
+    if is_async:
+        q.set("--placement", "async")
+        q.convert("train_async.py", "--staleness", 1, "the next rollout generates while "
+                  "this one trains (train_async.py), one step behind")  # fmt: skip
+    if partial:
+        if is_async:
+            q.set("--partial-rollout")
+        q.note("--partial-rollout: samples aborted at a rollout's end resume in a later one"
+               + ("" if is_async else "; rlmcost streams only under train_async.py"))
+
+
+SERVER_CONCURRENCY = 512
+"""slime's ``--sglang-server-concurrency`` default (slime/backends/sglang_utils/arguments.py
+at 624b824a): the rollout's semaphore admits that many requests per engine
+(slime/rollout/sglang_rollout.py line 94, ``sglang_server_concurrency x
+get_rollout_num_engines(args)``, spread over the engines by the router)."""
+
+
+def _requests_in_flight(r: Reader, q: ImportedQuery) -> None:
+    """Sequences an engine decodes at once at most (``--max-num-seqs``): slime's request
+    semaphore per engine (:data:`SERVER_CONCURRENCY`), or SGLang's own
+    ``--sglang-max-running-requests`` where that is lower; the KV cache may bound it further
+    (rlmcost's engine model)."""
+    cap = r.integer("sglang-server-concurrency", SERVER_CONCURRENCY)
+    running = r.integer("sglang-max-running-requests", None)
+    given = f"--sglang-server-concurrency {cap}"
+    if running is not None and running < cap:
+        cap, given = running, f"--sglang-max-running-requests {running}"
+    q.convert(given, "--max-num-seqs", cap, "requests one SGLang engine holds at once: slime's "
+              "semaphore per engine (slime/rollout/sglang_rollout.py)")  # fmt: skip
+
+
+def _engine(r: Reader, q: ImportedQuery) -> None:
+    """SGLang engines of ``--rollout-num-gpus-per-engine`` GPUs (its tp_size), with
+    ``--sglang-mem-fraction-static``; EAGLE / NEXTN speculation on a checkpoint with an MTP
+    layer as rlmcost's MTP drafts (``--sglang-speculative-num-steps`` draft tokens per step
+    at ``eagle_topk`` 1)."""
+    q.set("--engine", "sglang")
+    tp = r.integer("rollout-num-gpus-per-engine", 1)
+    q.convert(f"--rollout-num-gpus-per-engine {tp}", "--rollout-tp", tp,
+              "GPUs per SGLang engine (its tp_size)")  # fmt: skip
+    frac = r.fraction("sglang-mem-fraction-static", None)
+    if frac is not None:
+        q.convert(f"--sglang-mem-fraction-static {frac:g}", "--gpu-memory-utilization", frac,
+                  "SGLang's static memory fraction (weights and KV pool)")  # fmt: skip
+    _requests_in_flight(r, q)
+    for key in ("sglang-enable-dp-attention", "sglang-dp-size"):
+        if r.raw(key) is not None:
+            q.note(f"--{key}: SGLang's data-parallel attention inside an engine; rlmcost's "
+                   "engine runs attention tensor-parallel over its GPUs")  # fmt: skip
+    if r.integer("sglang-ep-size", 1) > 1:
+        q.note("--sglang-ep-size: SGLang's expert parallelism inside an engine; rlmcost's "
+               "engine splits the experts tensor-parallel over its GPUs (the same weight bytes "
+               "per GPU, no all-to-all)")  # fmt: skip
+    algo = r.text("sglang-speculative-algorithm", None)
+    steps = r.integer("sglang-speculative-num-steps", None)
+    topk = r.integer("sglang-speculative-eagle-topk", 1)
+    r.integer("sglang-speculative-num-draft-tokens", None)
+    if algo is None:
+        return
+    if algo.upper() in ("EAGLE", "NEXTN") and steps and topk == 1:
+        q.set("--speculative-tokens", steps)
+        q.set("--speculative-draft", "mtp")
+        q.note(f"--sglang-speculative-algorithm {algo} with {steps} steps, topk 1: the "
+               "checkpoint's MTP layer drafts that many tokens per step (--speculative-draft "
+               "mtp; a model without one is refused)")  # fmt: skip
+    else:
+        q.note(f"--sglang-speculative-algorithm {algo}"
+               + (f" (eagle topk {topk})" if topk != 1 else "")
+               + ": not modelled; give --speculative-tokens and --speculative-draft")

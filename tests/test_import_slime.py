@@ -1,0 +1,213 @@
+"""`rlmcost import slime`: slime's real launch lines (THUDM/slime scripts at commit 624b824a,
+expanded into tests/data/frameworks/slime_*.args) checked field by field against the
+scripts' values, unknown arguments listed, bad input refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlmcost.cli import app
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.slime import import_slime, parse_args
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+runner = CliRunner()
+
+
+def _args(name: str) -> list[str]:
+    lines = [ln for ln in (DATA / f"slime_{name}.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    return shlex.split(" ".join(lines))
+
+
+def _flags(q: object) -> dict[str, object]:
+    return dict(q.flags)  # type: ignore[attr-defined]
+
+
+def test_qwen3_4b_colocated_script() -> None:
+    # scripts/run-qwen3-4B.sh: 1 node x NUM_GPUS (8), --colocate, TP 2 + SP, full recompute,
+    # dynamic batch 9216 tokens, 32 prompts x 8, 8192 response tokens, gbs 256, engines of
+    # 2 GPUs at mem fraction 0.7, --use-kl-loss (coef 0), --rm-type deepscaler
+    q = import_slime(_args("qwen3-4B"))
+    f = _flags(q)
+    assert q.algorithm == "rlvr" and "--reward" not in f  # --rm-type deepscaler: a verifier
+    assert f["--model"] == "qwen3-4b"
+    assert f["--gpus"] == 8 and "--groups" not in f and "--placement" not in f
+    assert (f["--tp"], f["--zero"], f["--ckpt"]) == (2, "1", "full") and "--sp" in f
+    assert "--pp" not in f and "--cp" not in f and "--ep" not in f
+    assert (f["--batch"], f["--group"], f["--response-len"]) == (32, 8, 8192)
+    assert "--mini-batches" not in f  # 256 samples / gbs 256 = 1 step
+    assert f["--max-tokens-per-gpu"] == 9216
+    assert (f["--engine"], f["--rollout-tp"], f["--gpu-memory-utilization"]) == ("sglang", 2, 0.7)
+    # --colocate turns offload_train and offload_rollout on (slime_validate_args)
+    assert f["--offload"] == "optimizer-idle,params-idle,grads-idle"
+    assert "--sleep" in f and "--no-sleep" not in f
+    assert "--kl" in f and "--offload-idle" in f
+    assert "--no-recompute-logprobs" in f  # one step per rollout: can_reuse_log_probs_in_loss
+    assert f["--max-num-seqs"] == 512  # slime's request semaphore per engine (default)
+    assert q.ignored == []
+
+
+def test_qwen3_30b_a3b_script_moe_and_cpu_adam() -> None:
+    # scripts/run-qwen3-30B-A3B.sh: 8 GPUs colocated, TP 4, EP 8, ETP 1, engines of 8 GPUs,
+    # --optimizer-cpu-offload, max 20480 tokens per GPU
+    q = import_slime(_args("qwen3-30B-A3B"))
+    f = _flags(q)
+    assert f["--model"] == "qwen3-30b-a3b" and f["--gpus"] == 8
+    assert (f["--tp"], f["--ep"], f["--etp"], f["--rollout-tp"]) == (4, 8, 1, 8)
+    assert f["--max-tokens-per-gpu"] == 20480
+    assert f["--offload"] == "params-idle,grads-idle,optimizer"  # CPU Adam: kept on the host
+    assert q.ignored == ["--sglang-cuda-graph-bs"]
+    assert not any("differ from" in n for n in q.notes)  # the Megatron shape is Qwen3-30B-A3B's
+
+
+def test_deepseek_r1_script_multi_node() -> None:
+    # scripts/run-deepseek-r1.sh: 16 nodes x 8, TP 8, PP 4, CP 4, EP 32, ETP 1, engines of 64
+    # GPUs, 128 prompts x 8, 32768 response tokens, --num-steps-per-rollout 4, EAGLE 3 steps
+    q = import_slime(_args("deepseek-r1"))
+    f = _flags(q)
+    assert f["--model"] == "deepseek-r1" and f["--gpus"] == 128
+    assert (f["--tp"], f["--pp"], f["--cp"], f["--ep"], f["--etp"]) == (8, 4, 4, 32, 1)
+    assert (f["--batch"], f["--group"], f["--response-len"]) == (128, 8, 32768)
+    assert f["--mini-batches"] == 4 and f["--rollout-tp"] == 64
+    assert "--recompute-logprobs" in f  # 4 steps per rollout: the old log-probs recomputed
+    assert (f["--speculative-tokens"], f["--speculative-draft"]) == (3, "mtp")
+    assert any("uneven pipeline" in n for n in q.notes)
+    assert "--dynamic-sampling-filter-path" not in q.ignored
+    assert f["--max-num-seqs"] == 1024  # --sglang-server-concurrency 1024 per engine
+    assert any("data-parallel attention" in n for n in q.notes)
+    assert "--sglang-enable-dp-attention" not in q.ignored and "--sglang-ep-size" not in q.ignored
+
+
+def test_glm4_9b_script_engines_apart() -> None:
+    # scripts/run-glm4-9B.sh: 4 actor GPUs beside --rollout-num-gpus 4 (engines of 2), CP 2;
+    # GLM-Z1-9B-0414 is no built-in model: the import names it, --model overrides
+    with pytest.raises(SpecError, match="--hf-checkpoint /root/GLM-Z1-9B-0414/"):
+        import_slime(_args("glm4-9B"))
+    q = import_slime(_args("glm4-9B"), model="qwen2.5-7b")
+    f = _flags(q)
+    assert f["--groups"] == "rollout=4[tp=2],actor+reference=4" and f["--gpus"] == 8
+    assert (f["--tp"], f["--cp"]) == (2, 2) and "--no-sleep" in f
+    assert f["--offload"] == ""  # not colocated: offload_train off
+    assert any("--num-layers 40 (model: 28)" in n for n in q.notes)
+
+
+def test_train_async_entry_is_async_one_step_behind() -> None:
+    # train_async.py: the next rollout generates while this one trains; refuses --colocate
+    argv = ["python3", "train_async.py", *_args("glm4-9B")[2:]]
+    q = import_slime(argv, model="qwen2.5-7b")
+    f = _flags(q)
+    assert (f["--placement"], f["--staleness"]) == ("async", 1)
+    assert q.source == "train_async.py arguments"
+    with pytest.raises(SpecError, match="Colocation is not supported"):
+        import_slime(["train_async.py", *_args("qwen3-4B")[2:]])
+
+
+def test_prefix_and_unknown_arguments() -> None:
+    argv = ["ray", "job", "submit", "--address=http://x", "--", "python3", "/s/train.py",
+            "--hf-checkpoint", "/m/Qwen3-4B", "--rollout-batch-size", "4", "--colocate",
+            "--n-samples-per-prompt", "2", "--my-new-flag", "3", "--another"]  # fmt: skip
+    args, is_async = parse_args(argv)
+    assert not is_async and args["my-new-flag"] == "3" and args["another"] is True
+    q = import_slime(argv)
+    assert q.ignored == ["--another", "--my-new-flag"]
+    f = _flags(q)
+    assert (f["--batch"], f["--group"]) == (4, 2)
+    # no --global-batch-size: Megatron's default, micro-batch 1 x 8 data-parallel ranks
+    steps = [c for c in q.conversions if c.flag == "--mini-batches"]
+    assert [c.value for c in steps] == [1] and "1 x 8 = 8 samples" in steps[0].how
+
+
+def test_negatable_offload_and_ppo_critic() -> None:
+    base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16", "--colocate",
+            "--n-samples-per-prompt", "4"]
+    f = _flags(import_slime([*base, "--no-offload-train", "--no-offload-rollout"]))
+    assert f["--offload"] == "" and "--no-sleep" in f
+    # engines apart: offload only when asked (--offload = --offload-train + --offload-rollout)
+    apart = [*base[:4], *base[5:], "--rollout-num-gpus", "8"]
+    f = _flags(import_slime(apart))
+    assert f["--offload"] == "" and "--no-sleep" in f
+    q = import_slime([*apart, "--offload", "--partial-rollout"])
+    f = _flags(q)
+    assert f["--offload"] == "optimizer-idle,params-idle,grads-idle" and "--sleep" in f
+    assert "--partial-rollout" not in f and q.ignored == []  # streams under train_async.py only
+    # SGLang's own request cap where it is lower than slime's semaphore
+    q = import_slime([*apart, "--rollout-num-gpus-per-engine", "4", "--sglang-ep-size", "4",
+                      "--sglang-max-running-requests", "128"])  # fmt: skip
+    f = _flags(q)
+    assert f["--groups"] == "rollout=8[tp=4],actor=8" and f["--max-num-seqs"] == 128
+    assert any("--sglang-ep-size" in n for n in q.notes) and q.ignored == []
+    q = import_slime(["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "16",
+                      "--rollout-num-gpus", "4", "--advantage-estimator", "ppo"])  # fmt: skip
+    assert (_flags(q)["--group"], q.ignored) == (1, [])  # ppo: one sample per prompt is fine
+    f = _flags(q)
+    assert q.algorithm == "vapo" and f["--groups"] == "rollout=4[tp=1],actor+critic=8"
+    assert f["--offload"] == "optimizer-idle,params-idle,grads-idle"  # use_critic forces it
+
+
+def test_cli_runs_the_script_as_json() -> None:
+    result = runner.invoke(app, ["import", "slime", "--json", "--", *_args("qwen3-4B")])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout[result.stdout.index("{") :])
+    assert out["query"]["framework"] == "slime"
+    assert out["query"]["argv"][:3] == ["rlvr", "--framework", "slime"]
+    assert out["deployment"]["engine"]["tp"] == 2
+    assert out["deployment"]["train"]["zero"] == "1"
+
+
+BAD = [
+    (["--rollout-batch-size", "abc"], "--rollout-batch-size 'abc' is not a number"),
+    (["--hf-checkpoint", "Qwen3-4B", "--colocate"], "give --rollout-batch-size"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "10", "--colocate",
+      "--global-batch-size", "3"], "does not divide"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--colocate=yes"], "--colocate is a switch"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--use-dynamic-batch-size"], "needs --max-tokens-per-gpu"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--advantage-estimator", "magic"], "'advantage-estimator'='magic' is not one of"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8"], "give --rollout-num-gpus"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--rollout-num-gpus", "3",
+      "--rollout-num-gpus-per-engine", "2"], "not a multiple of --rollout-num-gpus-per-engine"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--tensor-model-parallel-size", "3"], "not a multiple of tensor"),
+    (["--hf-checkpoint", "/nowhere/NoSuchModel", "--rollout-batch-size", "8", "--colocate"],
+     "is not a built-in model"),
+    (["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--colocate",
+      "--n-samples-per-prompt=1"], "--n-samples-per-prompt 1 with --advantage-estimator grpo"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD)
+def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
+    result = runner.invoke(app, ["import", "slime", "--", "--n-samples-per-prompt", "2", *argv])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_checkpoint_folder_config_and_cli_options(tmp_path: Path) -> None:
+    # --hf-checkpoint naming a folder with a config.json on this machine: that config
+    ckpt = tmp_path / "MyModel"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text((Path(__file__).parent / "data" / "models" /
+                                       "llama-1b-mtp.json").read_text())  # fmt: skip
+    q = import_slime(["--hf-checkpoint", str(ckpt), "--rollout-batch-size", "8", "--colocate",
+                      "--rollout-max-prompt-len", "512", "--n-samples-per-prompt", "2"])
+    f = _flags(q)
+    assert f["--model"] == str(ckpt) and f["--prompt-len"] == 512
+    # the CLI's --model and --prompt-len: the model replaces --hf-checkpoint's, S is given
+    argv = ["import", "slime", "--json", "-m", "qwen3-1.7b", "--prompt-len", "300", "--",
+            "--hf-checkpoint", "/x/GLM-Z1-9B-0414", "--rollout-batch-size", "8", "--colocate",
+            "--n-samples-per-prompt", "2"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout[result.stdout.index("{") :])
+    assert out["estimate"]["model"] == "qwen3-1.7b"
+    assert "--prompt-len" in out["query"]["argv"] and "300" in out["query"]["argv"]
