@@ -35,6 +35,11 @@ def _openrlhf_args() -> list[str]:
     return shlex.split(" ".join(ln for ln in lines if ln and not ln.startswith("#")))
 
 
+def _slime_args() -> list[str]:
+    lines = (DATA / "slime_qwen3-4B.args").read_text().splitlines()
+    return shlex.split(" ".join(ln for ln in lines if ln and not ln.startswith("#")))
+
+
 # (the command the output names, the arguments with --json); small inputs throughout
 CASES = [
     ("ppo", ["ppo", *SMALL, "--json"]),
@@ -62,6 +67,7 @@ CASES = [
     ("import trl", ["import", "trl", str(DATA / "trl_grpo.yaml"), "--accelerate",
                     str(DATA / "trl_accelerate_zero3.yaml"), "--json"]),
     ("import nemo-rl", ["import", "nemo-rl", str(DATA / "nemo_rl_grpo_math.yaml"), "--json"]),
+    ("import slime", ["import", "slime", "--json", "--", *_slime_args()]),
     ("calibrate", ["calibrate", "--quick", "--ranks", "1", "--kernel", "gemm", "--json"]),
 ]  # fmt: skip
 PARAMS = [
@@ -164,7 +170,7 @@ def test_an_unknown_command_is_one_line_naming_the_commands(command):
     assert res.exit_code == 2 and "Traceback" not in res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: no schema for '{' '.join(command)}'")
-    assert "models" in lines[0] and "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl)" in lines[0]
+    assert "models" in lines[0] and "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl, slime)" in lines[0]
 
 
 def test_bytes_and_flops_are_exact_integers_in_the_schema():

@@ -22,7 +22,8 @@ TOOL_COMMANDS = ("models", "hardware", "blocks", "algorithms", "train", "calibra
                  "plan", "frameworks")  # fmt: skip
 """The commands other than the queries whose ``--json`` output has a schema."""
 
-IMPORT_COMMANDS = ("import verl", "import openrlhf", "import trl", "import nemo-rl")
+IMPORT_COMMANDS = ("import verl", "import openrlhf", "import trl", "import nemo-rl",
+                   "import slime")  # fmt: skip
 """`rlmcost import FRAMEWORK`: one output shape for every framework."""
 
 
