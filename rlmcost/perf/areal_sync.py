@@ -37,6 +37,20 @@ The asynchronous loop (staleness >= 1, interruptible generation) runs 2-5 beside
 so only the synchronous loop pays them. Not modelled: the HTTP round trips of each request
 through the manager (``schedule_request``, milliseconds), the shared storage's contention
 when every server loads at once (:mod:`rlmcost.perf.disk_refit`).
+
+What these leave unexplained (``rlmcost validate --rl``): the 1.5B synchronous run's 590 s step
+is predicted at about 300 s. arXiv 2505.24298 Fig. 5c gives the same runs' effective
+throughput against the staleness bound (128.7k, 269.3k, 356.6k, 356.6k, 371.7k, 382.4k,
+396.8k tokens/s at 0, 1, 2, 4, 8, 16, unbounded; 76.0M tokens per step): unbounded, a step
+takes 191.5 s, which bounds the trainer's step with its recomputing forward (predicted 186 s),
+so the gap is not the trainer's. What is left is generation's tail: about 430 s for the
+busiest server to finish its 96 samples, ~15 ms per decode step over the 27,648 steps of a
+capped answer, where the kernel model prices 3-10 ms (1.5B on SGLang at 1-96 sequences in
+flight) and AReaL's SGLang settings (v0.4.6.post4: CUDA graphs and the overlap scheduler on,
+FlashInfer, ``decode_log_interval`` 1) show no per-step cost of that size. Candidates without
+a source to price them: SGLang's per-step time at few sequences and long contexts, the
+recover checkpoints (``ckpt_freq_secs: 600`` in training/configs/*.yaml; a 590 s step pays
+about one, a 213 s step a third), the storage's contention in the reload.
 """
 
 from __future__ import annotations
