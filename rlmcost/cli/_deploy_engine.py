@@ -176,7 +176,10 @@ def engine_options(p: str) -> dict[str, Any]:
                     "the weight dtype to shared storage and every engine server reloads it, "
                     "both sides waiting) takes model bytes / DISK_REFIT_BYTES_PER_S, 1.02 "
                     "GB/s (2.03 GB/s with a multi-threaded load at the range's low end; AReaL "
-                    "PR 324, rlmcost/perf/disk_refit.py). Default: the framework's refit (NCCL "
+                    "PR 324, rlmcost/perf/disk_refit.py); AReaL's manager also sends each "
+                    "prompt's samples to one server (round robin over prompts) and, without "
+                    "--partial-rollout, adds its synchronous loop's polls "
+                    "(rlmcost/perf/areal_sync.py). Default: the framework's refit (NCCL "
                     "broadcast, per-tensor export), else a copy over the links. An engine "
                     "sharing the trainer's GPUs keeps the framework's refit.",
                     rich_help_panel=p,

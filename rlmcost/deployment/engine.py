@@ -110,8 +110,9 @@ class EngineSpec(BaseModel):
 
     refit: Literal["disk"] | None = Field(
         default=None, description="how a dedicated engine takes the trained weights: 'disk' "
-        "(saved to shared storage, reloaded by every server: AReaL); None = the framework's "
-        "refit, else a copy over the links"
+        "(saved to shared storage, reloaded by every server: AReaL's generation-server "
+        "manager, which also routes each prompt's samples to one server); None = the "
+        "framework's refit, else a copy over the links"
     )
     speculative_tokens: int = Field(
         default=0, ge=0, le=MAX_SPECULATIVE_TOKENS, description="draft tokens per decode "

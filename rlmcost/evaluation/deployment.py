@@ -28,6 +28,7 @@ from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
+from rlmcost.perf.areal_sync import HANDOFF_NOTE
 from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
@@ -205,7 +206,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             "--length-dist reasoning (T the cap) or lognormal:MEAN,SIGMA,MAX"
         )
     _extend(notes, speculation_notes(dep))
-    _extend(notes, (_unused_refit_note(setup, result),))
+    _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
     kl = any(t.role is Role.REFERENCE for t in tasks)
     # kept per query by all that worker_notes reads of the deployment
@@ -230,6 +231,15 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     out = object.__new__(PlacementEstimate)
     out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
     return out
+
+
+def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:
+    """:data:`~rlmcost.perf.areal_sync.HANDOFF_NOTE` where a disk refit without streaming
+    carries synchronous AReaL's hand-offs (``placement.weight_syncs``)."""
+    dep = setup.deployment
+    if dep.ideal or dep.partial_rollout:
+        return None
+    return HANDOFF_NOTE if any(s.what.endswith("(disk refit)") for s in result.syncs) else None
 
 
 def _unused_refit_note(setup: Setup, result: PlacementEstimate) -> str | None:

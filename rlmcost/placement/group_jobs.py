@@ -72,7 +72,7 @@ from rlmcost.placement.group_passes import (
     reference_swap_s_of,
     train_head_s,
 )
-from rlmcost.placement.group_realhf import realhf_task_floor_s
+from rlmcost.placement.group_realhf import areal_server_lengths, realhf_task_floor_s
 from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
@@ -81,7 +81,6 @@ from rlmcost.placement.rollout import (
     DecodeCost,
     admission_order,
     decode_flops,
-    replica_lengths,
     timeline,
 )
 from rlmcost.placement.speculative import speculation_for, speculative_cost
@@ -291,7 +290,7 @@ def _generate(
         )
     prompt = g._int_at(inv.prompt, g.longest(task))
     responses = lengths if inv.response == "T" else (g._int(inv.response),) * n
-    mine = replica_lengths(responses, replicas)
+    mine = areal_server_lengths(g, responses, replicas)  # whole groups under AReaL's manager
     # a streaming rollout lets ``rollout_in_flight`` batches into the engines at once
     depth = g.s.deployment.rollout_in_flight if g.s.deployment.partial_rollout else 1
     if g.engine_task is task:

@@ -1,6 +1,7 @@
 """AReaL v0.3's trainer (realhf, ``--trainer-kernels realhf``) as a group's jobs meet it: its
 training steps and log-prob forwards run no faster than the rate its authors measured
-(:mod:`rlmcost.perf.realhf_rate`). Split from :mod:`rlmcost.placement.group_jobs` by purpose,
+(:mod:`rlmcost.perf.realhf_rate`); and how AReaL's generation-server manager loads its
+engines (:func:`areal_server_lengths`). Split from :mod:`rlmcost.placement.group_jobs` by purpose,
 as :mod:`rlmcost.placement.group_dschat` for DeepSpeed-Chat's."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_passes import packed_lengths
 from rlmcost.placement.pass_options import realhf_kernels
+from rlmcost.placement.rollout import replica_lengths
 
 
 def realhf_task_floor_s(g: GroupModel, task: Task) -> float:
@@ -28,3 +30,35 @@ def realhf_task_floor_s(g: GroupModel, task: Task) -> float:
         flops *= REALHF_TRAIN_FACTOR * g._int(task.invocation.passes)
     peak = g.s.hardware.peak(g.s.workload.compute_dtype)
     return realhf_floor_s(flops, g.layouts[task.index].n_gpus, peak)
+
+
+def areal_server_lengths(g: GroupModel, responses: tuple[int, ...], replicas: int
+                         ) -> tuple[int, ...]:  # fmt: skip
+    """The response lengths of the most loaded generation replica, longest first: the rollout's
+    stride share (:func:`~rlmcost.placement.rollout.replica_lengths`), but whole prompt groups
+    on engines that AReaL's generation-server manager runs (``--refit disk``, its weight
+    reload): ``realhf/system/gserver_manager.py`` ``schedule_request`` at inclusionAI/AReaL
+    23df2682a sends a prompt's ``group_size`` samples to one server ("qid prompt (n samples)
+    use the same dst server", ``partial_rollout.py`` ``poll_fresh_requests_task`` issues all
+    K to that URL), choosing servers round robin over prompts (``schedule_policy``
+    ``round_robin``, the default of ``AsyncRLOptions``), so a server holds ceil(B / R) whole
+    groups of K, ceil(B / R) K samples, where the stride share holds ceil(B K / R). The
+    lengths are spread evenly over the sorted ones from the longest
+    (:func:`spread_lengths`)."""
+    if g.s.deployment.ideal or g.engine.refit != "disk":
+        return replica_lengths(responses, replicas)
+    k = max(1, int(g.s.values["K"]))
+    prompts = -(-len(responses) // k)
+    return spread_lengths(responses, min(len(responses), -(-prompts // replicas) * k))
+
+
+def spread_lengths(lengths: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """``count`` of ``lengths`` spread evenly over their sorted order, the longest first.
+
+    >>> spread_lengths((1, 2, 3, 4, 5, 6, 7), 3)
+    (7, 5, 3)
+    >>> spread_lengths((1, 2, 3, 4), 4)
+    (4, 3, 2, 1)
+    """
+    ordered, n = sorted(lengths), len(lengths)
+    return tuple(ordered[n - 1 - i * n // count] for i in range(count))

@@ -1,6 +1,8 @@
 """The weight syncs of an iteration: each trained model read on another device group gets one
 copy of its weights after training, over the links :mod:`rlmcost.placement.transfer` prices, or
-the framework's refit into its engines (:mod:`rlmcost.perf.refit`), which stalls both sides.
+the framework's refit into its engines (:mod:`rlmcost.perf.refit`), which stalls both sides;
+AReaL's refit through shared storage in its synchronous loop also carries the loop's hand-offs
+(:mod:`rlmcost.perf.areal_sync`).
 
 Split from :mod:`rlmcost.placement.iteration` (which schedules them) by purpose.
 """
@@ -14,6 +16,7 @@ from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
 from rlmcost.compiled.blocks import params
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.perf.areal_sync import sync_handoff_s
 from rlmcost.perf.packed_refit import fp8_requant_s
 from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
@@ -44,7 +47,7 @@ def weight_syncs(
             sync = kept_sync(
                 setup.groups_seen, src, g,
                 (role, total, setup.deployment.ideal, setup.deployment.framework,
-                 _refit_kind(setup, g.name)),
+                 _refit_kind(setup, g.name), setup.deployment.partial_rollout),
                 partial(_weight_sync, setup, src, train_job, g, role, total),
             )  # fmt: skip
             syncs.append(sync)
@@ -94,12 +97,18 @@ def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstim
         fp8 = mech is Refit.PACKED_NCCL and engine_for(setup, g.name).dtype is Dtype.FP8
         requant = fp8_requant_s(params(arch, head), hw_dst) if fp8 else 0.0
 
+        # synchronous AReaL: the manager's poll, the next batch's submission and the trainer's
+        # data poll also sit between the save and the next training step (perf.areal_sync)
+        handoff = mech is Refit.DISK and not setup.deployment.partial_rollout
+        prompts, workers = int(setup.values["B"]), src.gpus
+
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip
-            return refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end) + requant
+            out = refit_s(m, n, engine_shard_bytes=sh, cross_node=c, end=end) + requant
+            return out + (sync_handoff_s(prompts, workers, end) if handoff else 0.0)
 
         predicted, spread = at("value"), spread_of(at, f"{mech} refit constants")
-        what += f" ({mech} refit)"
+        what += f" ({mech} refit)"  # the hand-offs: evaluation.deployment's note
     return Transfer("weight-sync", what, f"link:{what}", nbytes, per_device, time,
                     predicted_s=predicted, spread=spread)  # fmt: skip
 

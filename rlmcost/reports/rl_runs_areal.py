@@ -136,7 +136,10 @@ def areal(record: Record) -> Mapped:
                    "flush_requests_and_update_weights has every SGLang server load them with "
                    "/update_weights_from_disk; DISK_REFIT_BYTES_PER_S (AReaL PR 324) over the "
                    "full model, the storage's contention under many readers not "
-                   "modelled")  # fmt: skip
+                   "modelled; the same manager sends each prompt's 16 samples to one server, "
+                   "round robin over prompts (schedule_request, 'qid prompt (n samples) use "
+                   "the same dst server'), so the busiest server holds ceil(prompts / "
+                   "servers) whole groups (group_realhf.areal_server_lengths)")  # fmt: skip
     choices.append("rule-based reward and data transfer not priced: AReaL runs them on CPU "
                    "threads overlapped with generation (arXiv:2505.24298 §5); "
                    "blog/AReaL_v0_2.md: generation-to-training data transfer 'below 3 seconds "
@@ -155,7 +158,11 @@ def areal(record: Record) -> Mapped:
                        "forward (--no-recompute-logprobs; AREAL_SYNC_RECOMPUTE)")  # fmt: skip
         choices.append(f"synchronous AReaL: the asynchronous system at maximum staleness 0 "
                        f"(AREAL_SYNC_ALLOCATION): {split}, generation then training, each "
-                       "batch's longest answer before the update")  # fmt: skip
+                       "batch's longest answer before the update; between the weight save and "
+                       "the next update the manager's 5 s weight-version poll, the rollout "
+                       "workers' one-prompt-per-0.4 s submission of the next batch (as many "
+                       "workers as training GPUs) and the trainer's 1 s data poll "
+                       "(rlmcost.perf.areal_sync, on the disk refit)")  # fmt: skip
     else:
         q.set("--placement", "async")
         q.set("--staleness", AREAL_STALENESS)
