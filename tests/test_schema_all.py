@@ -170,7 +170,8 @@ def test_an_unknown_command_is_one_line_naming_the_commands(command):
     assert res.exit_code == 2 and "Traceback" not in res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: no schema for '{' '.join(command)}'")
-    assert "models" in lines[0] and "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl, slime)" in lines[0]
+    assert "models" in lines[0]
+    assert "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl, slime)" in lines[0]
 
 
 def test_bytes_and_flops_are_exact_integers_in_the_schema():
