@@ -21,16 +21,21 @@ QUERY = {"reward": "rule", "batch": 16, "group": 4, "response_len": 512}
 FLAGS = ["--reward", "rule", "-B", "16", "-K", "4", "-T", "512"]
 
 
-def _cli_rows(extra: list[str]) -> list[tuple[str, float]]:
+def _cli_rows(extra: list[str]) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """The CLI's rows and its best row of each topology: (command, predicted seconds)."""
     res = CliRunner().invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "8", *FLAGS,
                                    "--top", "40", "--json", *extra])  # fmt: skip
     assert res.exit_code == 0, res.output
-    return [(r["command"], r["time_s"]) for r in json.loads(res.output)["rows"]]
+    data = json.loads(res.output)
+    return ([(r["command"], r["time_s"]) for r in data["rows"]],
+            [(r["command"], r["time_s"]) for r in data["best_per_topology"]])  # fmt: skip
 
 
-def _api_rows(**extra: object) -> list[tuple[str, float]]:
+def _api_rows(**extra: object) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     df = rlmcost.plan("grpo", "llama-3.2-1b", 8, top=40, **QUERY, **extra)
-    return list(zip(df["command"], df["time_s"], strict=True))
+    tops = df.attrs["plan"].per_topology
+    return (list(zip(df["command"], df["time_s"], strict=True)),
+            [(r["command"], r["time_s"]) for r in tops])  # fmt: skip
 
 
 def _frameworks(rows: list[tuple[str, float]]) -> set[str]:
@@ -41,10 +46,10 @@ def test_without_a_framework_each_family_runs_under_its_launcher_as_in_the_cli()
     cli, api = _cli_rows([]), _api_rows()
     assert api == cli
     # the role groups and the async split are OpenRLHF's and slime's, not the default's
-    assert {"openrlhf", "slime"} <= _frameworks(api)
+    assert {"openrlhf", "slime", "nemo-rl"} <= _frameworks(api[1])
 
 
 def test_with_a_framework_the_families_are_those_it_launches_as_in_the_cli():
     cli, api = _cli_rows(["--framework", "openrlhf"]), _api_rows(framework="openrlhf")
     assert api == cli
-    assert _frameworks(api) == {"openrlhf"}
+    assert _frameworks(api[0]) == _frameworks(api[1]) == {"openrlhf"}

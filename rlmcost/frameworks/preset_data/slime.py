@@ -16,10 +16,11 @@ PRESET = Preset(
     (
         Default(
             "train.zero",
-            "0",
-            "--zero 0",
-            "Megatron-LM: --use-distributed-optimizer default False (slime's "
-            "scripts/run-qwen3-4B.sh does not set it)",
+            "1",
+            "--zero 1",
+            "slime/backends/megatron_utils/arguments.py _set_default_megatron_args: "
+            "args.use_distributed_optimizer = True ('always use zero optimizer'; THUDM/slime "
+            "e0be9a075 to 624b824a)",
         ),
         Default(
             "init_load",
@@ -40,6 +41,13 @@ PRESET = Preset(
             1,
             "--micro-batch 1",
             f"{_SLIME_ARGS}: --micro-batch-size default 1",
+        ),
+        Default(
+            "engine.kind",
+            "sglang",
+            "--engine sglang",
+            "slime's rollout engines are SGLang servers (slime/backends/sglang_utils/"
+            "sglang_engine.py at THUDM/slime 624b824a)",
         ),
         Default(
             "engine.tp",
