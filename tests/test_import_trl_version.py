@@ -139,6 +139,8 @@ def test_keys_of_later_releases_are_dropped_with_a_note(cfg: Path) -> None:
     # vllm_mode came with PR 3394 (0.18.0): colocate asked of 0.17.0 is its server
     f = flags(cfg, "0.17.0", "vllm_mode=colocate")
     assert "--groups" in f
+    said = import_trl(cfg, ["vllm_mode=colocate"], None, "0.17.0").notes
+    assert any("the only vLLM mode of TRL 0.17.0: before PR 3394" in n for n in said)
     assert "--groups" not in flags(cfg, "0.18.0", "vllm_mode=colocate")
     # vllm_device: deprecated and ignored from 0.16.0 (server), gone from 0.18.0
     q = import_trl(cfg, ["vllm_device=cuda:4"], None, "0.16.0")

@@ -32,6 +32,7 @@ from rlmcost.frameworks.trl_versions import (
     GENERATE_PER_BATCH,
     PROMPTS_PER_DEVICE,
     VLLM_IS_CORRECTION,
+    VLLM_MODE,
     VLLM_SERVER,
     TrlVersion,
     parse_trl_version,
@@ -297,6 +298,9 @@ def _engine(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion, rules: list[
     correction = r.flag("vllm_importance_sampling_correction", True)
     if mode == "legacy":
         _legacy_engine(r, q, v, rules, procs, frac)
+    elif v.before(VLLM_MODE):
+        _rule(q, rules, f"vLLM server (`trl vllm-serve` on GPUs of its own), the only vLLM mode "
+              f"of {v.label}: before {v.pr(VLLM_MODE)} added colocate")  # fmt: skip
     elif not r.has("vllm_mode") and v.before(COLOCATE_DEFAULT):
         _rule(q, rules, f"vllm_mode server (`trl vllm-serve` on GPUs of its own): "
               f"GRPOConfig's default in {v.label}, before {v.pr(COLOCATE_DEFAULT)} made it "
