@@ -13,13 +13,14 @@ import math
 
 import pytest
 
+from rlmcost.frameworks import trl_versions
+from rlmcost.frameworks.trl_versions import BETA_ZERO, GENERATE_PER_BATCH, PROMPTS_PER_DEVICE
 from rlmcost.reports.rl_runs import load_runs, published_step_s
 from rlmcost.reports.rl_runs_frameworks import recipe
-from rlmcost.reports.rl_runs_trl import (
-    TRL_BETA_ZERO_DATE,
-    TRL_COMPLETIONS_PER_DEVICE_DATE,
-    TRL_GENERATE_PER_BATCH_DATE,
-)
+
+TRL_COMPLETIONS_PER_DEVICE_DATE = PROMPTS_PER_DEVICE.merged
+TRL_GENERATE_PER_BATCH_DATE = GENERATE_PER_BATCH.merged
+TRL_BETA_ZERO_DATE = BETA_ZERO.merged
 
 RUN_ID = "trl-open-r1-readme-qwen2.5-math-7b-grpo-8gpu"
 RECORD = next(r for r in load_runs()["runs"] if r["id"] == RUN_ID)
@@ -81,13 +82,17 @@ def test_the_row_through_the_trl_importer() -> None:
 
 
 def test_newer_trl_code_reads_todays_semantics() -> None:
-    # after all three changes: per_device_train_batch_size counts completions, one generation
-    # per gradient-accumulation batch, beta 0.0 (no reference) unless given
-    late = max(TRL_COMPLETIONS_PER_DEVICE_DATE, TRL_GENERATE_PER_BATCH_DATE, TRL_BETA_ZERO_DATE)
+    # after every rule of rlmcost.frameworks.trl_versions: per_device_train_batch_size counts
+    # completions, one generation per gradient-accumulation batch, beta 0.0 (no reference)
+    # unless given, vllm_device dropped (PR 3394) and vLLM colocated (PR 5255) with the
+    # importance-sampling forward (PR 3867)
+    rules = [v for v in vars(trl_versions).values() if isinstance(v, trl_versions.Rule)]
+    late = max(rule.merged for rule in rules)
     f = flags(with_code(late))
     assert f["--micro-batch"] == 1
     assert "--sequences-per-call" not in f
     assert "--no-kl" in f and "--kl" not in f
+    assert "--groups" not in f and "--recompute-logprobs" in f  # colocated on every GPU
     assert recipe(with_code(late)).choices[0].startswith("response lengths ")
 
 

@@ -89,6 +89,14 @@ def import_trl_command(
             help="The accelerate config YAML (num_processes, DeepSpeed ZeRO stage, FSDP, offload)."
         ),  # fmt: skip
     ] = None,
+    trl_version: Annotated[
+        str | None,
+        typer.Option(
+            help="The TRL you run: a release (0.14.0, 0.16.1, v0.18.0) or the day of its code "
+            "(YYYY-MM-DD, e.g. a pinned commit's); older meanings of GRPOConfig keys apply, "
+            "each stated with its PR. Default: the current TRL."
+        ),
+    ] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
@@ -96,7 +104,7 @@ def import_trl_command(
     --config` and open-r1's recipes take), with the accelerate config of the launch."""
     from rlmcost.frameworks.trl import import_trl
 
-    _run("trl", import_trl(config, overrides or [], accelerate), hardware, json_out)
+    _run("trl", import_trl(config, overrides or [], accelerate, trl_version), hardware, json_out)
 
 
 @import_app.command("nemo-rl")
