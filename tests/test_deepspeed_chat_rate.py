@@ -346,20 +346,6 @@ def test_eight_to_sixty_four_gpus_speedup_as_published(dschat_rows):
     assert predicted == pytest.approx(9.0 / 1.25, rel=0.15)
 
 
-def test_66b_sixty_four_gpus_are_the_rows_gap(dschat_rows):
-    # OPT-66B (Table 1: 2.1 days on 8 GPUs; Table 2: 7.5 hours on 64): the 8-GPU row is inside
-    # its interval, the 64-GPU row 25 % or more fast, so rlmcost's 8 -> 64 GPU speedup exceeds
-    # the published 6.72x by more than 15 %: a per-pair cost at 64 GPUs it does not price (the
-    # 64-GPU row's doubt); when a change closes the gap this fails
-    eight = _row(dschat_rows, "opt-66b-a100-80gb-8gpu-step3")
-    assert eight.inside
-    predicted = _epoch_s(dschat_rows, "opt-66b-a100-80gb-8gpu-step3") / _epoch_s(
-        dschat_rows, "opt-66b-a100-80gb-64gpu-step3"
-    )
-    print(f"OPT-66B 8 -> 64 GPUs: predicted {predicted:.2f}x, published {2.1 * 24 / 7.5:.2f}x")
-    assert predicted > 1.15 * 2.1 * 24 / 7.5
-
-
 def test_opt_30b_64gpu_hours_against_figure_6(dschat_rows):
     # Figure 6's OPT-30B point (32 GPUs) as generate() and train_rlhf per pair and GPU, plus
     # the four forwards at DSCHAT_TRAIN_PEAK_FRACTION: 2.19 s, against Table 2's 4 hours on 64
@@ -396,17 +382,4 @@ def test_66b_split_against_figures_6_and_7_is_a_known_gap(dschat_rows):
     assert sum(phases[k] for k in GENERATE) * per < gen / 2
     assert sum(phases[k] for k in FORWARDS) * per > 2 * 0.67
     assert any(a.startswith("generation (issue 18)") and "generate() alone" in a
-               for a in row.recipe.record["assumptions"])  # fmt: skip
-
-
-def test_66b_64gpu_doubt_is_current(dschat_rows):
-    # Figure 7 (blogs/assets/images/figure7.png): OPT-66B on 8 nodes at 10 sequences/s, i.e.
-    # 10 / 64 = 0.156 per GPU (Table 2's 7.5 hours); the row's doubt says rlmcost gives 0.22
-    # per GPU there; when a model change closes the gap this fails, and the doubt is to be
-    # revised
-    row = _row(dschat_rows, "opt-66b-a100-80gb-64gpu-step3")
-    per_gpu = row.run.workload.prompts / row.predicted_s / 64
-    assert per_gpu == pytest.approx(0.22, abs=0.01)
-    assert 10 / 64 < per_gpu
-    assert any(a.startswith("doubt (issue 18)") and "0.22 at 64 GPUs" in a
                for a in row.recipe.record["assumptions"])  # fmt: skip

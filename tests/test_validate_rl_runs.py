@@ -241,6 +241,9 @@ def test_published_step_times_agree_with_the_conversions_stated():
             continue
         if rec.get("batch_rule") == "largest_fitting":  # the batch is the row's choice
             continue  # (tests/test_rl_runs_data.py checks its conversion)
+        if rec.get("batch_rule") == "named_command":  # the named script's per-device batch
+            per_device = rec["framework_settings"]["--per_device_generation_batch_size"]
+            rec = {**rec, "prompts_per_step": per_device * rec["gpus"]}
         # the conversion text gives the step time it implies, e.g. "... = 53.3 s"
         stated = float(re.findall(r"=\s*([0-9]+(?:\.[0-9]+)?)(?= s\b| if)", rec["conversion"])[-1])
         assert round(published_step_s(rec), 1) == stated, rec["id"]
@@ -333,8 +336,9 @@ def test_models_given_by_config_match_transformers():
 def test_deepspeed_chat_rows_run_the_largest_batch_that_fits(report):
     """BenckmarkSetting.md: the largest batch that runs within 1024 pairs. Every DeepSpeed-Chat
     row states the batch it ran; a smaller one only where the next larger does not fit
-    (recomputed here by evaluating the doubled batch), and the published hours convert over
-    that batch's step count (ceil(264,292 / pairs))."""
+    (recomputed here by evaluating the doubled batch), but for a row whose command the blog
+    names (batch_rule named_command: that script's per-device batch), and the published hours
+    convert over that batch's step count (ceil(264,292 / pairs))."""
     import math
 
     from rlmcost.evaluation.query import evaluate
@@ -348,6 +352,10 @@ def test_deepspeed_chat_rows_run_the_largest_batch_that_fits(report):
         assert any(f"pairs per step: {pairs} " in c for c in r.recipe.choices), r.recipe.id
         hours = float(rec["published"])
         assert r.published_s == pytest.approx(hours * 3600 / math.ceil(264292 / pairs))
+        if rec["batch_rule"] == "named_command":  # the blog names the command (Tables 4, 5)
+            per_device = rec["framework_settings"]["--per_device_generation_batch_size"]
+            assert pairs == per_device * rec["gpus"], r.recipe.id
+            continue
         if pairs < 1024 and r.fits:
             bigger = recipe({**rec, "prompts_per_step": 2 * pairs})
             offload = r.run.deployment.train.offload

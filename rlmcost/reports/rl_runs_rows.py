@@ -136,6 +136,8 @@ def evaluate_recipe(recipe: Recipe, build: Build) -> RlRunRow:
 
     if recipe.record.get("batch_rule") == "largest_fitting":
         return largest_fitting(recipe, build)
+    if recipe.record.get("batch_rule") == "named_command":
+        return named_command(recipe, build)
     if leaves_engine_tp_open(recipe):
         return smallest_fitting_engine_tp(recipe, build)
     return _evaluate(recipe, build)
@@ -190,6 +192,31 @@ def largest_fitting(recipe: Recipe, build: Build) -> RlRunRow:
             tp, offload, per_gpu, row = first
     return replace(row, recipe=replace(row.recipe, choices=(
         *row.recipe.choices, *_fitting_choices(record, tp, offload, per_gpu, skipped, row))))
+
+
+def named_command(recipe: Recipe, build: Build) -> RlRunRow:
+    """A DeepSpeed-Chat row whose figure the blog gives with the command that produced it
+    (blogs/deepspeed-chat/README.md Tables 4 and 5: ``python train.py --actor-model ...
+    --deployment-type ...``, which runs training_scripts/<deployment>/run_<size>.sh, train.py
+    ``get_script`` at DeepSpeedExamples e468799f) runs that script's per-device batch
+    (``--per_device_generation_batch_size``, the record's framework_settings), within the
+    1024-pair cap, in place of :func:`largest_fitting`'s search; the published hours convert
+    over that batch's step count. The row's choices name the batch and say whether rlmcost's
+    memory model fits it."""
+    from rlmcost.reports.rl_runs_frameworks import recipe as recipe_of
+
+    record = recipe.record
+    gpus = int(record["gpus"])
+    cap = int(record["prompts_per_step"]) * int(record["samples_per_prompt"]) // gpus
+    per_gpu = min(cap, int(record["framework_settings"]["--per_device_generation_batch_size"]))
+    row = _evaluate(recipe_of({**record, "prompts_per_step": per_gpu * gpus}), build)
+    script = str(record["framework_settings"].get("script", "")).rsplit("/", 1)[-1]
+    fits = "fits" if row.fits else "does not fit"
+    return replace(row, recipe=replace(row.recipe, choices=(*row.recipe.choices, (
+        f"pairs per step: {per_gpu * gpus} ({per_gpu} per GPU), the per-device batch of the "
+        f"command the blog names for this figure ({script}: --per_device_generation_batch_size"
+        f" {per_gpu}; batch_rule named_command), not the largest that fits; rlmcost's memory "
+        f"model {fits} it"))))  # fmt: skip
 
 
 def largest_fitting_options(record: Mapping[str, Any]) -> list[tuple[int, list[str]]]:
