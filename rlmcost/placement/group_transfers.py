@@ -17,7 +17,12 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.perf.controller_data import CallBytes, controller_data_s, padded_call_bytes
+from rlmcost.perf.controller_data import (
+    CallBytes,
+    controller_data_s,
+    driver_results_s,
+    padded_call_bytes,
+)
 from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
@@ -187,23 +192,35 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
     ``marked_timer`` around the worker-group call times them (``ray_trainer.py`` ``fit``)."""
     forwards = [t.index for t in g.s.tasks if t.kind is Kind.FORWARD]
     trains = [t.index for t in g.s.tasks if t.kind is Kind.TRAIN]
+    w = g.s.workload
     out = []
     for job in jobs:
         t = job.task
+        actor = t.role is Role.ACTOR  # its forward returns log-probs and entropies
         if t.kind is Kind.FORWARD:
             nbytes = calls.forwards[forwards.index(t.index)]
+            results = (w.sequences, w.response_len, 2 if actor else 1, actor)
         elif t.kind is Kind.TRAIN:
-            nbytes = calls.trains[trains.index(t.index)]
+            nbytes, results = calls.trains[trains.index(t.index)], None
         else:
             continue
 
-        def seconds(end: str, nbytes: int = nbytes) -> float:
-            return controller_data_s(nbytes, cross, end)
+        def seconds(end: str, nbytes: int = nbytes,
+                    results: tuple[int, int, int, bool] | None = results) -> float:  # fmt: skip
+            own = 0.0
+            if results is not None:
+                n, t_len, outputs, entropy = results
+                own = driver_results_s(n, t_len, outputs, entropy, end)
+            return controller_data_s(nbytes, cross, end) + own
 
-        what = (f"the batch padded to S + T out"
-                f"{', its results back' if t.kind is Kind.FORWARD else ''}, "
-                f"{nbytes / 1e9:.1f} GB")  # fmt: skip
-        out.append(_driver_data(g, t, what, nbytes, seconds, "DATAPROTO_SERDE_BYTES_PER_S"))
+        back = ""
+        if results:
+            back = ", its results back and concatenated" + \
+                (", the entropies' mean (agg_loss)" if actor else "")  # fmt: skip
+        what = f"the batch padded to S + T out{back}, {nbytes / 1e9:.1f} GB"
+        out.append(_driver_data(g, t, what, nbytes, seconds,
+                                "DATAPROTO_SERDE_BYTES_PER_S, RESULT_CONCAT_PER_STATE, "
+                                "ENTROPY_MEAN_PER_STATE"))  # fmt: skip
     return out
 
 
