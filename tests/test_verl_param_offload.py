@@ -75,3 +75,27 @@ def test_no_parameter_offload_no_term():
     """Without params-idle the term is zero (the 7B colocated rows keep param_offload False)."""
     _, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
     assert job.predicted_parts_s["pageable_offload_s"] == 0.0
+
+
+def test_the_7b_colocated_rows_offload_as_their_launch_scripts_do():
+    """The fully-async doc's colocated 7B runs were launched by
+    recipe/fully_async_policy/exp/qwen2-7B-math_{32,64,128}/fsdp2_colocate/run.sh (volcengine/
+    verl PR 2981's history, commit 1fc52bb50): offload=True sets the actor's param_offload and
+    optimizer_offload, fsdp_size=2. The rows carry those settings, the importer turns them into
+    the between-phases offload, and each row says what the 2-way hybrid shard would add."""
+    from rlmcost.reports.rl_runs import recipes
+
+    chosen = [c for c in recipes("verl_fully_async_doc")
+              if "qwen2.5-math-7b-dapo-colocate-sync" in c.record["id"]]  # fmt: skip
+    assert len(chosen) == 3
+    for c in chosen:
+        r = c.record
+        fsdp = {k.rsplit(".", 1)[1]: v for k, v in r["framework_settings"].items()
+                if k.startswith("actor_rollout_ref.actor.fsdp_config.")}  # fmt: skip
+        assert (fsdp["param_offload"], fsdp["optimizer_offload"], fsdp["fsdp_size"]) == \
+            (True, True, 2)  # fmt: skip
+        notes = " ".join(r["assumptions"])
+        assert "1fc52bb50" in notes and f"qwen2-7B-math_{r['gpus']}/fsdp2_colocate" in notes
+        assert "15.2 GB" in notes  # the unmodelled hybrid shard, stated with its size
+        assert c.query is not None
+        assert " ".join(c.query.argv()).count("--offload params-idle,optimizer-idle") == 1
