@@ -50,13 +50,30 @@ def test_verls_behaviour_names_the_pageable_directions():
     assert verl.param_offload_pageable == 2 and verl.megatron_param_offload_pageable == 1
 
 
+def _forward_trip(est):
+    (t,) = [t for g in est.groups for t in g.transfers
+            if t.what == "actor parameters to the GPU and back around its forward"]  # fmt: skip
+    return t
+
+
 def test_fsdp_parameters_go_both_ways_pageable_once_per_phase():
     """A colocated verl FSDP2 step loads and offloads the actor's parameter shard around its
-    weight sync, old log-prob forward and update: 3 phases x 2 pageable directions."""
-    _, job = _train_job(_FSDP)
+    weight sync, old log-prob forward and update: 3 phases x 2 pageable directions. The
+    forward's round trip is timed in its own phase (compute_log_prob loads and offloads inside
+    marked_timer('old_log_prob')); the update carries the other two."""
+    est, job = _train_job(_FSDP)
     weights = int(job.own.weights)
     assert weights > 0
-    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(6 * weights))
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(4 * weights))
+    link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
+    trip = _forward_trip(est)
+    assert (trip.phase, trip.bytes_per_device) == ("old log-prob", 2 * weights)
+    assert trip.predicted == pytest.approx(2 * weights / link + _extra_s(2 * weights))
+    phases = {p.name: p.time_s for p in est.phases}
+    (fwd,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.FORWARD]
+    calls = sum(t.predicted for g in est.groups for t in g.transfers
+                if t.kind == "controller" and t.phase == "old log-prob")  # fmt: skip
+    assert phases["old log-prob"] == pytest.approx(fwd.predicted_s + calls + trip.predicted)
 
 
 def test_megatron_parameters_go_pageable_one_way():
@@ -65,16 +82,19 @@ def test_megatron_parameters_go_pageable_one_way():
     freed, not copied, so the link time of the offload holds the parameters only."""
     est, job = _train_job(_MEGATRON)
     weights = int(job.own.weights)
-    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(3 * weights))
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(2 * weights))
     link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
-    assert job.predicted_parts_s["offload_s"] == pytest.approx(2 * 3 * weights / link)
+    assert job.predicted_parts_s["offload_s"] == pytest.approx(2 * 2 * weights / link)
+    trip = _forward_trip(est)  # megatron_workers.py compute_log_prob: the same load/offload
+    assert trip.predicted == pytest.approx(2 * weights / link + _extra_s(weights))
     assert any("parameter offload as verl runs it" in n for n in est.notes)
 
 
 def test_no_parameter_offload_no_term():
-    """Without params-idle the term is zero (the 7B colocated rows keep param_offload False)."""
-    _, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
+    """Without params-idle the term is zero, and no forward carries a round trip."""
+    est, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
     assert job.predicted_parts_s["pageable_offload_s"] == 0.0
+    assert not any("around its forward" in t.what for g in est.groups for t in g.transfers)
 
 
 def test_the_7b_colocated_rows_offload_as_their_launch_scripts_do():

@@ -120,6 +120,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         out += _call_data(g, jobs, calls, cross)
     if beh is not None and beh.ray_controller and beh.sharded_per_rank:
         out += _sharded_call_data(g, jobs, cross)
+    out += [_forward_param_trip(g, job.task) for job in jobs if g.forward_param_trip(job.task)[0]]
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
         # a framework that swaps the reference through the policy's model prices that swap
@@ -259,6 +260,24 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
         out.append(_driver_data(g, t, what, nbytes, seconds,
                                 "DATAPROTO_SERDE and RAY_CROSS_NODE rates"))  # fmt: skip
     return out
+
+
+def _forward_param_trip(g: GroupModel, t: Task) -> Transfer:
+    """The trained model's parameter shard to the GPU and back around its forward ``t``, in
+    the forward's phase (:meth:`~rlmcost.placement.group_offload.GroupOffload.
+    forward_param_trip`: verl's ``compute_log_prob`` loads and offloads it inside
+    ``marked_timer("old_log_prob")``); the bound is its bytes at the host link."""
+    per_device = g.forward_param_trip(t)[0]
+
+    def seconds(end: str) -> float:
+        return g.forward_param_trip(t, end)[1]
+
+    return Transfer("offload", f"{t.role} parameters to the GPU and back around its forward",
+                    g.group.name, per_device * g.gpus, per_device,
+                    per_device / g.s.host_bytes_per_s, t.stage, t.index,
+                    predicted_s=seconds("value"),
+                    spread=spread_of(seconds, "PAGEABLE_OFFLOAD_BYTES_PER_S"),
+                    phase_name=phase_of(t)[0])  # fmt: skip
 
 
 def _colocated_refit(g: GroupModel, beh: Behaviour | None) -> str:
