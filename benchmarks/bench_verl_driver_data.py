@@ -4,8 +4,10 @@ measured on this machine, single-threaded as Ray's TaskRunner actor (num_cpus=1)
 
 1. The ``old_log_prob`` timer's own work (verl/trainer/ppo/ray_trainer.py ``fit`` at volcengine/
    verl 85d5b2ee2): ``DataProto.concat`` of the collected log-probs and entropies, then
-   ``agg_loss`` (token-mean: ``masked_mean``) of the entropy over [N, T], as a ratio to
-   torch.save of the same fp32 tensors (the serialization whose rate PR 3425 measured).
+   ``agg_loss`` (token-mean: verl's ``masked_mean``, with its ``torch.where``) of the entropy
+   over [N, T], as ratios to ``DataProto.__getstate__`` of the same fp32 tensors (the
+   serialization whose rate PR 3425 measured): rlmcost.perf.controller_data
+   ``RESULT_CONCAT_PER_STATE`` and ``ENTROPY_MEAN_PER_STATE``.
 2. torch.save into a BytesIO from two threads (``verl/utils/ray_utils.py parallel_put``): does
    it run in parallel, or hold the GIL?
 3. With ``ray`` installed: ``ray.put`` / a worker's ``ray.get`` of a DataProto-like object
@@ -13,10 +15,12 @@ measured on this machine, single-threaded as Ray's TaskRunner actor (num_cpus=1)
    ``__getstate__`` / ``__setstate__`` alone: Ray's own copies around them.
 
 Usage: python benchmarks/bench_verl_driver_data.py [--sequences 2048]
-Measured 2026-12-05 on this sandbox's 2-core Xeon (torch 2.13 CPU, ray 2.60), two runs: (1)
-0.67-0.76 x the torch.save time; (2) no speed-up (GIL-bound); (3) ray.put 1.1-2.0 x
-__getstate__ (medians 1.5 and 1.7), a worker's ray.get 1.25-3.8 x __setstate__ (medians 2.0
-and 2.3): noisy on two cores.
+Measured 2026-12-05 on this sandbox's 2-core Xeon (torch 2.13 CPU, ray 2.60): (1) three runs
+at N = 2048 and 1024: concat 0.14-0.31 x (median 0.23) the __getstate__ of the two outputs,
+agg_loss 0.83-1.39 x (median 1.24) that of the entropy alone (an earlier form without verl's
+torch.where measured 0.67-0.76 x torch.save for both together); two runs: (2) no speed-up
+(GIL-bound); (3) ray.put 1.1-2.0 x __getstate__ (medians 1.5 and 1.7), a worker's ray.get
+1.25-3.8 x __setstate__ (medians 2.0 and 2.3): noisy on two cores.
 """
 
 from __future__ import annotations
@@ -50,16 +54,28 @@ def _save(x: Any) -> bytes:
 
 
 def driver_work(n: int, chunks: int = 8) -> None:
+    """(1) as verl runs it: ``torch.cat`` of each output over the data shards
+    (``DataProto.concat``), then ``agg_loss`` token-mean = ``verl_F.masked_mean``
+    (verl/utils/torch_functional.py at b25bb7d4f: ``torch.where(mask.bool(), values, 0.0)``,
+    times the int64 mask, summed, over ``mask.sum()``), against ``DataProto.__getstate__`` of
+    the two outputs (consolidate, torch.save, getvalue: what PR 3425's rate times)."""
     lens = torch.randint(100, 3000, (n,))
     mask = (torch.arange(T)[None, :] < lens[:, None]).long()
     lp = [torch.rand(n // chunks, T) for _ in range(chunks)]
     en = [torch.rand(n // chunks, T) for _ in range(chunks)]
     ent = torch.cat(en)
+
+    def masked_mean() -> float:
+        valid = torch.where(mask.bool(), ent, 0.0)
+        return ((valid * mask).sum() / (mask.sum() + 1e-8)).item()
+
     cat_s = _best(lambda: (torch.cat(lp), torch.cat(en)))
-    agg_s = _best(lambda: ((ent * mask).sum() / (mask.sum() + 1e-8)).item())
-    save_s = _best(lambda: _save({"old_log_probs": torch.cat(lp), "entropys": ent}))
-    print(f"(1) concat {cat_s:.2f} s + agg_loss {agg_s:.2f} s = "
-          f"{(cat_s + agg_s) / save_s:.2f} x torch.save of the same tensors ({save_s:.2f} s)")
+    agg_s = _best(masked_mean)
+    out = _DataProtoLike({"old_log_probs": torch.cat(lp), "entropys": ent})
+    state_s = _best(out.__getstate__)
+    print(f"(1) concat {cat_s:.2f} s = {cat_s / state_s:.2f} x __getstate__ of the same two "
+          f"tensors ({state_s:.2f} s); agg_loss {agg_s:.2f} s = {2 * agg_s / state_s:.2f} x "
+          "__getstate__ of the entropy alone")
 
 
 def threads(n: int) -> None:

@@ -19,7 +19,10 @@ from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.perf.controller_data import (
     DATAPROTO_SERDE_BYTES_PER_S,
+    ENTROPY_MEAN_PER_STATE,
+    RESULT_CONCAT_PER_STATE,
     controller_data_s,
+    driver_results_s,
     padded_batch_bytes,
     padded_call_bytes,
 )
@@ -147,3 +150,44 @@ def test_ulysses_ranks_multiply_the_returned_log_probs():
     one, four = calls(_verl_7b([])), calls(_verl_7b(["--cp", "4"]))
     assert four["old log-prob"] - one["old log-prob"] == 3 * 64 * 16 * 8192 * 4 * 2
     assert four["update actor"] == one["update actor"]
+
+
+def test_the_drivers_own_work_on_the_results_is_counted_by_hand():
+    """verl's ``old_log_prob`` timer (ray_trainer.py ``fit`` at b25bb7d4f) also concatenates the
+    shards' old_log_probs and entropys (``DataProto.concat``) and takes the entropies' token
+    mean (``agg_loss``); a reference forward concatenates its one tensor and takes no mean.
+    Each is its measured ratio (benchmarks/bench_verl_driver_data.py) times the serialization
+    of the same fp32 [N, T] tensors at PR 3425's rate."""
+    n, t = 8192, 28672
+    per_tensor_s = n * t * 4 / DATAPROTO_SERDE_BYTES_PER_S.value
+    actor = driver_results_s(n, t, 2, True)
+    reference = driver_results_s(n, t, 1, False)
+    assert actor == pytest.approx(per_tensor_s * (2 * RESULT_CONCAT_PER_STATE.value
+                                                  + ENTROPY_MEAN_PER_STATE.value))  # fmt: skip
+    assert reference == pytest.approx(per_tensor_s * RESULT_CONCAT_PER_STATE.value)
+    # the 7B DAPO rows: under a second per step, beside ~13 s of serialization
+    assert 0.5 < actor < 1.0
+    low, high = driver_results_s(n, t, 2, True, "low"), driver_results_s(n, t, 2, True, "high")
+    assert low < actor < high
+
+
+def test_the_drivers_work_on_the_results_is_in_the_log_prob_phase():
+    """On one node (no network share) the old-log-prob call's controller transfer is its
+    bytes' serialization plus the driver's concat and entropy mean over N = 64 x 16,
+    T = 8192 (hand-built from the module's functions); the update's call has no results to
+    collect."""
+    argv = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "16", "--prompt-len", "256", "--response-len", "8192",
+            "--hardware", "h20", "--gpus", "8", "--rollout-tp", "4",
+            "--length-dist", "lognormal:1000,0.67,8192"]  # fmt: skip
+    one_node = evaluate_deployment(run_from_argv("rlvr", argv))
+    (lp,) = [t for g in one_node.groups for t in g.transfers
+             if t.kind == "controller" and t.phase == "old log-prob"]  # fmt: skip
+    own = driver_results_s(64 * 16, 8192, 2, True)
+    data = controller_data_s(padded_call_bytes(64 * 16, 256, 8192, [2], 1).forwards[0], 0.0)
+    assert lp.predicted == pytest.approx(data + own)
+    assert "entropies' mean" in lp.what
+    est = _verl_7b([])
+    (g,) = est.groups
+    (upd,) = [t for t in g.transfers if t.kind == "controller" and t.phase == "update actor"]
+    assert "concatenated" not in upd.what and "entropies" not in upd.what

@@ -229,14 +229,21 @@ def test_nemo_rl_moves_the_weights_once_per_iteration_verl_per_phase():
     """Host-link bytes per iteration of the between-phases offload: each state out and back;
     NeMo RL's weights once (offload_after_refit, then prepare_for_lp_inference), verl's
     around each of the actor's three phases (weight sync, log-prob, update:
-    verl/workers/fsdp_workers.py). At 1 GB/s the seconds are bytes / 1e9."""
+    verl/workers/fsdp_workers.py). At 1 GB/s the seconds are bytes / 1e9. verl's log-prob
+    forward loads and offloads inside its own timer (compute_log_prob): that trip is the
+    forward's transfer, the update carries the other two."""
     offload = ["optimizer-idle", "params-idle"]
-    for framework, trips in (("nemo-rl", 1), ("verl", 3)):
+    for framework, trips in (("nemo-rl", 1), ("verl", 2)):
         g = _gpt2(framework, train={**NEMO_RL_TRAIN, "offload": offload})
         train = next(j for j in g.jobs if j.task.kind is Kind.TRAIN)
         expected = 2 * (train.own.optimizer + trips * train.own.weights)
         assert train.own.weights == 4 * GPT2 // 2
         assert train.predicted_parts_s["offload_s"] == pytest.approx(expected / 1e9, rel=1e-12)
+        trip = [t for t in g.transfers if t.what.endswith("around its forward")]
+        if framework == "verl":
+            assert [t.bytes_per_device for t in trip] == [2 * train.own.weights]
+        else:
+            assert trip == []
 
 
 def test_nemo_rl_importer_offloads_when_colocated_only(tmp_path):

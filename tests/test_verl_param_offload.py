@@ -50,13 +50,30 @@ def test_verls_behaviour_names_the_pageable_directions():
     assert verl.param_offload_pageable == 2 and verl.megatron_param_offload_pageable == 1
 
 
+def _forward_trip(est):
+    (t,) = [t for g in est.groups for t in g.transfers
+            if t.what == "actor parameters to the GPU and back around its forward"]  # fmt: skip
+    return t
+
+
 def test_fsdp_parameters_go_both_ways_pageable_once_per_phase():
     """A colocated verl FSDP2 step loads and offloads the actor's parameter shard around its
-    weight sync, old log-prob forward and update: 3 phases x 2 pageable directions."""
-    _, job = _train_job(_FSDP)
+    weight sync, old log-prob forward and update: 3 phases x 2 pageable directions. The
+    forward's round trip is timed in its own phase (compute_log_prob loads and offloads inside
+    marked_timer('old_log_prob')); the update carries the other two."""
+    est, job = _train_job(_FSDP)
     weights = int(job.own.weights)
     assert weights > 0
-    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(6 * weights))
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(4 * weights))
+    link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
+    trip = _forward_trip(est)
+    assert (trip.phase, trip.bytes_per_device) == ("old log-prob", 2 * weights)
+    assert trip.predicted == pytest.approx(2 * weights / link + _extra_s(2 * weights))
+    phases = {p.name: p.time_s for p in est.phases}
+    (fwd,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.FORWARD]
+    calls = sum(t.predicted for g in est.groups for t in g.transfers
+                if t.kind == "controller" and t.phase == "old log-prob")  # fmt: skip
+    assert phases["old log-prob"] == pytest.approx(fwd.predicted_s + calls + trip.predicted)
 
 
 def test_megatron_parameters_go_pageable_one_way():
@@ -65,13 +82,40 @@ def test_megatron_parameters_go_pageable_one_way():
     freed, not copied, so the link time of the offload holds the parameters only."""
     est, job = _train_job(_MEGATRON)
     weights = int(job.own.weights)
-    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(3 * weights))
+    assert job.predicted_parts_s["pageable_offload_s"] == pytest.approx(_extra_s(2 * weights))
     link = get_hardware("h100-sxm").host_link_bandwidth_bytes_per_s
-    assert job.predicted_parts_s["offload_s"] == pytest.approx(2 * 3 * weights / link)
+    assert job.predicted_parts_s["offload_s"] == pytest.approx(2 * 2 * weights / link)
+    trip = _forward_trip(est)  # megatron_workers.py compute_log_prob: the same load/offload
+    assert trip.predicted == pytest.approx(2 * weights / link + _extra_s(weights))
     assert any("parameter offload as verl runs it" in n for n in est.notes)
 
 
 def test_no_parameter_offload_no_term():
-    """Without params-idle the term is zero (the 7B colocated rows keep param_offload False)."""
-    _, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
+    """Without params-idle the term is zero, and no forward carries a round trip."""
+    est, job = _train_job(["--model", "qwen2.5-7b", "--zero", "3", "--offload", ""])
     assert job.predicted_parts_s["pageable_offload_s"] == 0.0
+    assert not any("around its forward" in t.what for g in est.groups for t in g.transfers)
+
+
+def test_the_7b_colocated_rows_offload_as_their_launch_scripts_do():
+    """The fully-async doc's colocated 7B runs were launched by
+    recipe/fully_async_policy/exp/qwen2-7B-math_{32,64,128}/fsdp2_colocate/run.sh (volcengine/
+    verl PR 2981's history, commit 1fc52bb50): offload=True sets the actor's param_offload and
+    optimizer_offload, fsdp_size=2. The rows carry those settings, the importer turns them into
+    the between-phases offload, and each row says what the 2-way hybrid shard would add."""
+    from rlmcost.reports.rl_runs import recipes
+
+    chosen = [c for c in recipes("verl_fully_async_doc")
+              if "qwen2.5-math-7b-dapo-colocate-sync" in c.record["id"]]  # fmt: skip
+    assert len(chosen) == 3
+    for c in chosen:
+        r = c.record
+        fsdp = {k.rsplit(".", 1)[1]: v for k, v in r["framework_settings"].items()
+                if k.startswith("actor_rollout_ref.actor.fsdp_config.")}  # fmt: skip
+        assert (fsdp["param_offload"], fsdp["optimizer_offload"], fsdp["fsdp_size"]) == \
+            (True, True, 2)  # fmt: skip
+        notes = " ".join(r["assumptions"])
+        assert "1fc52bb50" in notes and f"qwen2-7B-math_{r['gpus']}/fsdp2_colocate" in notes
+        assert "15.2 GB" in notes  # the unmodelled hybrid shard, stated with its size
+        assert c.query is not None
+        assert " ".join(c.query.argv()).count("--offload params-idle,optimizer-idle") == 1

@@ -84,6 +84,37 @@ it in 0.74 s, gives 1.7 GB/s). low: one int64 [6400, 20480] tensor, 1.05 GB / 2.
 """
 
 
+RESULT_CONCAT_PER_STATE = Constant(0.23, 0.14, 0.31, "benchmarks/bench_verl_driver_data.py")
+"""Seconds the driver's ``DataProto.concat`` of a forward's collected fp32 outputs takes per
+second of ``DataProto.__getstate__`` of the same tensors (what :data:`DATAPROTO_SERDE_BYTES_PER_S`
+times), single-threaded.
+
+verl's worker-group call (``verl/single_controller/base/decorator.py``
+``collect_nd_compute_dataproto`` at volcengine/verl b25bb7d4f) concatenates the data shards'
+results with ``torch.cat`` per key (``verl/protocol.py`` ``DataProto.concat``) inside the
+call's ``marked_timer``. The driver is Ray's ``TaskRunner`` actor, ``@ray.remote(num_cpus=1)``
+(``verl/trainer/main_ppo.py``), and Ray sets ``OMP_NUM_THREADS`` to an actor's ``num_cpus``
+(docs.ray.io, ray-core/scheduling/resources.html), verl's runtime env not overriding it
+(``verl/trainer/constants_ppo.py``): torch runs one thread. Measured 2026-12-05 with
+benchmarks/bench_verl_driver_data.py (``driver_work``, N = 1024 and 2048, T = 28,672,
+``torch.set_num_threads(1)``, torch 2.13 CPU, a 2-core Xeon sandbox), three runs each: 0.14 to
+0.31 (low, high), median 0.23 (value). Taken as a ratio to the serialization so the host's
+memory speed cancels against PR 3425's server-measured rate (an assumption: both are memory-
+bound passes over the same bytes)."""
+
+ENTROPY_MEAN_PER_STATE = Constant(1.24, 0.83, 1.39, "benchmarks/bench_verl_driver_data.py")
+"""Seconds of the driver's ``agg_loss`` of the actor's entropies per second of
+``DataProto.__getstate__`` of the entropy tensor alone, single-threaded (as
+:data:`RESULT_CONCAT_PER_STATE`).
+
+``ray_trainer.py`` ``fit`` (volcengine/verl b25bb7d4f), inside ``marked_timer("old_log_prob")``
+after the call: ``agg_loss(loss_mat=entropys, loss_mask=response_mask, loss_agg_mode)``, the
+``actor/entropy`` metric; DAPO's and verl's default ``token-mean`` is ``verl_F.masked_mean``
+(``verl/utils/torch_functional.py``: ``torch.where(mask.bool(), values, 0.0) * mask``, summed,
+over ``mask.sum()``) over the padded [N, T] fp32 entropies and the int64 mask: five passes.
+Same benchmark and runs: 0.83 to 1.39, median 1.24."""
+
+
 @dataclass(frozen=True)
 class CallBytes:
     """Bytes the driver (de)serializes per worker call of one step (module docstring):
@@ -156,3 +187,26 @@ def controller_data_s(nbytes: int, cross_node_fraction: float, end: str = "value
     flip = {"low": "high", "high": "low"}.get(end, end)  # the low time takes the high rate
     serde = nbytes / DATAPROTO_SERDE_BYTES_PER_S.at(flip)
     return serde + nbytes * cross_node_fraction / RAY_CROSS_NODE_BYTES_PER_S.at(flip)
+
+
+def driver_results_s(sequences: int, response_len: int, outputs: int, entropy: bool,
+                     end: str = "value") -> float:  # fmt: skip
+    """Seconds verl's driver works on one forward's results inside the call's timer, beside
+    their (de)serialization (:func:`controller_data_s`): ``DataProto.concat`` of the
+    ``outputs`` fp32 [N, T] tensors (:data:`RESULT_CONCAT_PER_STATE`) and, for the actor's
+    forward (``entropy``: ``compute_log_prob`` returns the entropies, ``calculate_entropy=True``
+    in ``fsdp_workers.py`` and ``megatron_workers.py``), ``agg_loss`` of them
+    (:data:`ENTROPY_MEAN_PER_STATE`); each a ratio to the serialization of those tensors at
+    :data:`DATAPROTO_SERDE_BYTES_PER_S`. N = ``sequences``, T = ``response_len`` (the padded
+    cap). It grows with the global batch, not per GPU: one process. ``end``: as
+    :func:`controller_data_s`.
+
+    >>> round(driver_results_s(1000, 250_000, 2, True), 3)  # 1 GB each: 1.70 x 1 GB / 2 GB/s
+    0.85
+    """
+    tensor_bytes = sequences * response_len * FP32_BYTES
+    work = outputs * RESULT_CONCAT_PER_STATE.at(end)
+    if entropy:
+        work += ENTROPY_MEAN_PER_STATE.at(end)
+    flip = {"low": "high", "high": "low"}.get(end, end)  # the low time takes the high rate
+    return work * tensor_bytes / DATAPROTO_SERDE_BYTES_PER_S.at(flip)

@@ -61,7 +61,8 @@ class GroupOffload(GroupTasks):
         model ``task`` trains: each moved state once to the host and once back, the
         parameter shard once per phase of the model on the group (verl loads it before and
         offloads it after the weight sync, the log-prob forward and the update:
-        ``verl/workers/fsdp_workers.py``) or as often as the framework's behaviour says
+        ``verl/workers/fsdp_workers.py``; the forward's in the forward's own phase,
+        :meth:`forward_param_trip`) or as often as the framework's behaviour says
         (``Behaviour.param_round_trips``: NeMo RL once), the optimizer states and gradients
         once (around ``update_actor``); gradients the framework frees rather than copies, none
         (``Behaviour.grads_offload_frees``, :mod:`rlmcost.perf.host_offload`)."""
@@ -70,8 +71,7 @@ class GroupOffload(GroupTasks):
         m = only(self.own(task), STATES)
         offload = self.train_offload()
         beh = behaviour(self.s.deployment.framework)
-        trips = beh.param_round_trips if beh is not None else None
-        phases = trips or sum(1 for t in self.tasks if t.role is task.role)
+        phases = self._train_param_trips(task)
         freed = beh is not None and beh.grads_offload_frees
         return 2 * (
             (m.optimizer if Offload.OPTIMIZER_IDLE in offload else 0)
@@ -100,7 +100,52 @@ class GroupOffload(GroupTasks):
         if beh.optimizer_offload_pageable and Offload.OPTIMIZER_IDLE in offload:
             moved += 2 * int(m.optimizer)
         if Offload.PARAMS_IDLE in offload:
-            phases = beh.param_round_trips or sum(1 for t in self.tasks if t.role is task.role)
             ways = param_pageable_directions(beh, self.s.deployment)
-            moved += ways * phases * int(m.weights)
+            moved += ways * self._train_param_trips(task) * int(m.weights)
         return max(0.0, pageable_offload_s(moved) - moved / self.s.host_bytes_per_s)
+
+    def forward_param_trip(self, task: Task, end: str = "value") -> tuple[int, float]:
+        """The trained model's parameter round trip around one of its forwards, timed in the
+        forward's phase: (link bytes per device, seconds at ``end``). verl loads the shard
+        before ``compute_log_prob`` and offloads it after, inside
+        ``marked_timer("old_log_prob")`` (``verl/workers/fsdp_workers.py``
+        ``compute_log_prob``: ``load_fsdp_model_to_gpu`` / ``offload_fsdp_model_to_cpu``;
+        ``megatron_workers.py`` alike; volcengine/verl b25bb7d4f): the shard's bytes both ways
+        at the host link, its pageable directions at
+        :data:`~rlmcost.perf.host_offload.PAGEABLE_OFFLOAD_BYTES_PER_S` on a PCIe-class host.
+        (0, 0.0) unless :meth:`_own_phase_trip` (the training job then leaves it out)."""
+        train = self._own_phase_trip(task)
+        if train is None:
+            return 0, 0.0
+        beh = behaviour(self.s.deployment.framework)
+        assert beh is not None
+        weights = int(only(self.own(train), STATES).weights)
+        link_bytes = 2 * weights
+        seconds = link_bytes / self.s.host_bytes_per_s
+        if applies_to(self.s.hardware.host_link_bandwidth_bytes_per_s):
+            paged = param_pageable_directions(beh, self.s.deployment) * weights
+            seconds += max(0.0, pageable_offload_s(paged, end) - paged / self.s.host_bytes_per_s)
+        return link_bytes, seconds
+
+    def _own_phase_trip(self, task: Task) -> Task | None:
+        """The training task whose parameter shard goes to the GPU and back around the
+        forward ``task`` in the forward's own phase: a forward of a model the group trains
+        under a between-phases parameter offload (``params-idle``), in a framework that
+        loads and offloads around each phase (``Behaviour.param_round_trips`` None: verl)."""
+        beh = behaviour(self.s.deployment.framework)
+        if task.kind is not Kind.FORWARD or self.s.deployment.ideal or beh is None \
+                or beh.param_round_trips is not None \
+                or Offload.PARAMS_IDLE not in self.train_offload():  # fmt: skip
+            return None
+        return next((t for t in self.tasks if t.kind is Kind.TRAIN and t.role is task.role),
+                    None)  # fmt: skip
+
+    def _train_param_trips(self, task: Task) -> int:
+        """The parameter round trips the training ``task`` carries: the framework's count
+        (``Behaviour.param_round_trips``), else one per phase of the model on the group less
+        the forwards that carry their own (:meth:`forward_param_trip`)."""
+        beh = behaviour(self.s.deployment.framework)
+        if beh is not None and beh.param_round_trips:
+            return beh.param_round_trips
+        mine = [t for t in self.tasks if t.role is task.role]
+        return len(mine) - sum(1 for t in mine if self._own_phase_trip(t) is not None)

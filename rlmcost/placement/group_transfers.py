@@ -17,7 +17,12 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.frameworks.preset_model import Behaviour
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.perf.controller_data import CallBytes, controller_data_s, padded_call_bytes
+from rlmcost.perf.controller_data import (
+    CallBytes,
+    controller_data_s,
+    driver_results_s,
+    padded_call_bytes,
+)
 from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
@@ -115,6 +120,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
         out += _call_data(g, jobs, calls, cross)
     if beh is not None and beh.ray_controller and beh.sharded_per_rank:
         out += _sharded_call_data(g, jobs, cross)
+    out += [_forward_param_trip(g, job.task) for job in jobs if g.forward_param_trip(job.task)[0]]
     if g.s.placement.offload and len({t.role for t in g.tasks}) > 1:
         order = list(g.tasks)
         # a framework that swaps the reference through the policy's model prices that swap
@@ -187,23 +193,35 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
     ``marked_timer`` around the worker-group call times them (``ray_trainer.py`` ``fit``)."""
     forwards = [t.index for t in g.s.tasks if t.kind is Kind.FORWARD]
     trains = [t.index for t in g.s.tasks if t.kind is Kind.TRAIN]
+    w = g.s.workload
     out = []
     for job in jobs:
         t = job.task
+        actor = t.role is Role.ACTOR  # its forward returns log-probs and entropies
         if t.kind is Kind.FORWARD:
             nbytes = calls.forwards[forwards.index(t.index)]
+            results = (w.sequences, w.response_len, 2 if actor else 1, actor)
         elif t.kind is Kind.TRAIN:
-            nbytes = calls.trains[trains.index(t.index)]
+            nbytes, results = calls.trains[trains.index(t.index)], None
         else:
             continue
 
-        def seconds(end: str, nbytes: int = nbytes) -> float:
-            return controller_data_s(nbytes, cross, end)
+        def seconds(end: str, nbytes: int = nbytes,
+                    results: tuple[int, int, int, bool] | None = results) -> float:  # fmt: skip
+            own = 0.0
+            if results is not None:
+                n, t_len, outputs, entropy = results
+                own = driver_results_s(n, t_len, outputs, entropy, end)
+            return controller_data_s(nbytes, cross, end) + own
 
-        what = (f"the batch padded to S + T out"
-                f"{', its results back' if t.kind is Kind.FORWARD else ''}, "
-                f"{nbytes / 1e9:.1f} GB")  # fmt: skip
-        out.append(_driver_data(g, t, what, nbytes, seconds, "DATAPROTO_SERDE_BYTES_PER_S"))
+        back = ""
+        if results:
+            back = ", its results back and concatenated" + \
+                (", the entropies' mean (agg_loss)" if actor else "")  # fmt: skip
+        what = f"the batch padded to S + T out{back}, {nbytes / 1e9:.1f} GB"
+        out.append(_driver_data(g, t, what, nbytes, seconds,
+                                "DATAPROTO_SERDE_BYTES_PER_S, RESULT_CONCAT_PER_STATE, "
+                                "ENTROPY_MEAN_PER_STATE"))  # fmt: skip
     return out
 
 
@@ -242,6 +260,24 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
         out.append(_driver_data(g, t, what, nbytes, seconds,
                                 "DATAPROTO_SERDE and RAY_CROSS_NODE rates"))  # fmt: skip
     return out
+
+
+def _forward_param_trip(g: GroupModel, t: Task) -> Transfer:
+    """The trained model's parameter shard to the GPU and back around its forward ``t``, in
+    the forward's phase (:meth:`~rlmcost.placement.group_offload.GroupOffload.
+    forward_param_trip`: verl's ``compute_log_prob`` loads and offloads it inside
+    ``marked_timer("old_log_prob")``); the bound is its bytes at the host link."""
+    per_device = g.forward_param_trip(t)[0]
+
+    def seconds(end: str) -> float:
+        return g.forward_param_trip(t, end)[1]
+
+    return Transfer("offload", f"{t.role} parameters to the GPU and back around its forward",
+                    g.group.name, per_device * g.gpus, per_device,
+                    per_device / g.s.host_bytes_per_s, t.stage, t.index,
+                    predicted_s=seconds("value"),
+                    spread=spread_of(seconds, "PAGEABLE_OFFLOAD_BYTES_PER_S"),
+                    phase_name=phase_of(t)[0])  # fmt: skip
 
 
 def _colocated_refit(g: GroupModel, beh: Behaviour | None) -> str:
