@@ -84,3 +84,14 @@ def test_async_grpo_exposes_one_responses_call():
     assert "last response" in step.what
     assert step.predicted == pytest.approx(math_env_s(1, 795, 8), rel=0.02)
     assert step.predicted < math_env_s(2048, 795, 8) / 100
+
+
+def test_a_reward_model_replaces_the_verifier():
+    """With a reward model (PPO's, its forward priced as its own job) no verifier runs: NeMo
+    RL's reward-model environment is that forward (docs/guides/rm.md)."""
+    argv = ["--framework", "nemo-rl", "--model", "llama-3.1-8b", "--batch", "8",
+            "--prompt-len", "256", "--response-len", "512", "--hardware", "h100-sxm",
+            "--gpus", "8"]  # fmt: skip
+    est = evaluate_deployment(run_from_argv("ppo", argv))
+    assert any(j.task.role == "reward" for g in est.groups for j in g.jobs)
+    assert not [t for g in est.groups for t in g.transfers if t.what.startswith("environment")]

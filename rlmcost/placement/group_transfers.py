@@ -113,8 +113,6 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
             )
         )  # fmt: skip
-    if beh is not None and beh.env_workers and gen is not None:
-        out.append(_environment(g, gen, beh.env_workers))
     if beh is not None and beh.ray_controller and calls is not None:
         out += _call_data(g, jobs, calls, cross)
     if beh is not None and beh.ray_controller and beh.sharded_per_rank:
@@ -141,6 +139,10 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     nxt.index,
                 )
             )
+    # the environment scores the responses unless a reward model does (its own forward)
+    if beh is not None and beh.env_workers and gen is not None \
+            and not any(t.role is Role.REWARD for t in g.s.tasks):  # fmt: skip
+        out.append(_environment(g, gen, beh.env_workers))
     return out
 
 
