@@ -76,7 +76,8 @@ def _controller_s(framework: str, gpus: int, response_len: int) -> float:
             "--hardware", "h20", "--gpus", str(gpus), "--rollout-tp", "4",
             "--length-dist", "lognormal:1000,0.67," + str(response_len)]  # fmt: skip
     est = evaluate_deployment(run_from_argv("rlvr", argv))
-    found = [t for g in est.groups for t in g.transfers if t.kind == "controller"]
+    found = [t for g in est.groups for t in g.transfers if t.kind == "controller"
+             and not t.what.startswith("environment")]  # NeMo RL's verifier: perf.nemo_rl_env
     assert len(found) == 3  # the residual, plus the log-prob and update calls (both frameworks)
     return sum(t.predicted for t in found)
 

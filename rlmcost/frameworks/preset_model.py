@@ -124,7 +124,10 @@ class Behaviour:
     ``run_all_workers_sharded_data``; :mod:`rlmcost.perf.nemo_rl_dispatch`).
     ``stream_version_gate``: a batch's prompt groups start only once the weights its target
     step allows are in the engines (NeMo RL's target weight versions;
-    :mod:`rlmcost.placement.version_gate`)."""
+    :mod:`rlmcost.placement.version_gate`). ``env_workers``: its driver waits after
+    generation for an environment that scores every response on that many verify actors
+    (NeMo RL's math environment, ``env.math.num_workers``; :mod:`rlmcost.perf.nemo_rl_env`;
+    0: no environment step priced)."""
 
     colocated: str
     apart: str
@@ -153,6 +156,7 @@ class Behaviour:
     stream_keeps_kv: bool = False
     sharded_per_rank: bool = False
     stream_version_gate: bool = False
+    env_workers: int = 0
 
 
 @dataclass(frozen=True)

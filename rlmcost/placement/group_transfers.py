@@ -1,7 +1,8 @@
 """One device group's transfers in an iteration: resharding a model between its training
 layout and a second layout (``transfer.reshard_bytes_per_device``), the framework's refit of
 an engine on the trainer's GPUs (:mod:`rlmcost.perf.refit`), vLLM's sleep/wake of the engine's
-weights, the Ray controller's per-iteration overhead, and the offload switches between models
+weights, the Ray controller's per-iteration overhead, a framework's environment step after
+generation (:mod:`rlmcost.perf.nemo_rl_env`), and the offload switches between models
 (``transfer.offload_switch_time_s``). Each is a :class:`~rlmcost.placement.jobs.Transfer` with
 its bound (bytes over the link) and, where the deployment predicts it, its predicted seconds
 and interval.
@@ -24,6 +25,7 @@ from rlmcost.perf.controller_data import (
     padded_call_bytes,
 )
 from rlmcost.perf.nemo_rl_dispatch import dispatch_s, sharded_call_bytes
+from rlmcost.perf.nemo_rl_env import math_env_s
 from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.device_groups import Task
@@ -143,6 +145,10 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     nxt.index,
                 )
             )
+    # the environment scores the responses unless a reward model does (its own forward)
+    if beh is not None and beh.env_workers and gen is not None \
+            and not any(t.role is Role.REWARD for t in g.s.tasks):  # fmt: skip
+        out.append(_environment(g, gen, beh.env_workers))
     return out
 
 
@@ -164,6 +170,35 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
         -(-nbytes // g.gpus), per_device / bw, t.stage, t.index,
         predicted_s=refit_s(mech, nbytes),
         spread=spread_of(lambda end: refit_s(mech, nbytes, end=end), f"{mech} refit constants"),
+    )  # fmt: skip
+
+
+def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
+    """The environment step after generation (``Behaviour.env_workers``: NeMo RL's math
+    verifier on that many actors, :mod:`rlmcost.perf.nemo_rl_env`): every generated response
+    scored, timed in the generation phase, whose timer holds it (``grpo.py`` runs
+    ``run_multi_turn_rollout`` under ``timer.time("generation")``). A streaming rollout
+    (``Deployment.partial_rollout``: NeMo RL's async GRPO, whose trajectory collector runs
+    ``run_async_multi_turn_rollout``) scores each response as it finishes while the others
+    generate: only the last one's call is exposed. (Read from the deployment, which the
+    group's key holds, not from the placement's staleness, which it leaves out.)"""
+    lengths = g.lengths(gen)
+    n, mean = len(lengths), sum(lengths) / len(lengths)
+    streamed = g.s.deployment.partial_rollout
+    scored = 1 if streamed else n
+
+    def seconds(end: str) -> float:
+        return math_env_s(scored, mean, workers, end)
+
+    what = "the last response scored as it finishes (the others while generating)" \
+        if streamed else f"{n} responses scored"  # fmt: skip
+    return Transfer(
+        "controller",
+        f"environment step after generation: {what} ({mean:.0f} tokens on average) on "
+        f"{workers} verify actors",
+        g.group.name, 0, 0, 0.0, gen.stage, gen.index, predicted_s=seconds("value"),
+        spread=spread_of(seconds, "MATH_VERIFY_S_PER_RESPONSE, MATH_VERIFY_S_PER_TOKEN"),
+        phase_name=phase_of(gen)[0],
     )  # fmt: skip
 
 

@@ -135,6 +135,7 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     for g in groups:
         for name, k, predicted, bound in phase_items(g):
             entry = order.setdefault(name, [k, 0.0, 0.0])
+            entry[0] = entry[0] or k  # a transfer timed in a job's phase comes before it
             entry[1] += predicted
             entry[2] += bound
             source[name] = g if source.get(name, g) is g else None
@@ -159,6 +160,7 @@ def _own_phases(g: GroupEstimate) -> dict[str, Phase]:
     order: dict[str, list[Any]] = {}
     for name, k, predicted, bound in phase_items(g):
         entry = order.setdefault(name, [k, 0.0, 0.0])
+        entry[0] = entry[0] or k
         entry[1] += predicted
         entry[2] += bound
     return {n: Phase(n, k, p, b) for n, (k, p, b) in order.items()}

@@ -209,7 +209,12 @@ PRESET = Preset(
               "each call's data-parallel shard pickled once per tensor, pipeline and "
               "context rank and every rank's log-probs fetched back "
               "(nemo_rl/distributed/worker_groups.py run_all_workers_sharded_data, "
-              "MultiWorkerFuture.get_results at v0.3.0)",
+              "MultiWorkerFuture.get_results at v0.3.0); after generation, inside the "
+              "generation timer, the math environment scores every response on "
+              "env.math.num_workers HFVerifyWorker actors, 8 in grpo_math_1B.yaml at "
+              "v0.3.0-v0.7.0 (nemo_rl/experience/rollouts.py calculate_rewards, "
+              "nemo_rl/environments/math_environment.py MathEnvironment.step)",
+              env_workers=8,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
               sharded_per_rank=True, stream_version_gate=True,
