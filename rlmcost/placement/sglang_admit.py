@@ -26,9 +26,10 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
    (``_extend_requests_to_queue``) keeping its output, re-prefilled on readmission, and
    ``new_token_ratio`` becomes min(1, (decoded + 20 x n) / sum max_new_tokens) of the
    remaining requests. Otherwise the ratio decays by ``new_token_ratio_decay`` per decode step
-   to its floor. A finish or a retraction clears the full mark (``batch.batch_size() <
-   initial_bs``), so admission is tried again after each; an idle scheduler resets the ratio
-   to its initial value (``event_loop_normal``: ``self.new_token_ratio =
+   to its floor. A finish or a retraction clears the full mark here (``batch.batch_size() <
+   initial_bs``), after this step's admission check: admission is tried again in the next
+   step, or at once when the batch emptied, which leaves the scheduler idle for a step and
+   resets the ratio (``event_loop_normal``: ``self.new_token_ratio =
    self.init_new_token_ratio`` when no batch runs).
 
 :func:`sglang_admit` replays that event by event as :func:`~rlmcost.placement.paged.
@@ -41,9 +42,12 @@ Not modelled: the radix cache's sharing of a group's prompt between its samples 
 keeping of a retracted request's prompt (every sequence holds its own prompt and a readmission
 recomputes it: an upper bound on the tokens held and recomputed); a prefill batch holds whole
 requests (SGLang splits the one that crosses ``chunked_prefill_size`` and reserves its
-``max_new_tokens`` with its last chunk); admission is tried in the step of a finish or a
-retraction (SGLang: the scheduler step after it, one decode step later); the ratio's decay
-is taken in closed form (SGLang subtracts it once per step in floating point).
+``max_new_tokens`` with its last chunk); a request that finished in the step of an admission
+check is gone from it (SGLang's ``filter_batch`` drops it just after the check, which counts it
+toward ``max_running_requests``; only where the batch was not marked full); the
+ratio's decay is taken in closed form (SGLang subtracts it once per step in floating point).
+An admitted request's first decode step must fit (a guard SGLang's reservation implies unless
+``max_new_tokens`` is below the running count).
 """
 
 from __future__ import annotations
@@ -166,44 +170,47 @@ def sglang_admit(
     held = _Blocks(1)
     t = retractions = peak = done = 0
     base, since = INIT_NEW_TOKEN_RATIO, 0
+    pending, after = 0, -1  # steps of the next admission check and of the one after it
     while done < n:
         if not running and not waiting:
-            hand()
-            base, since = INIT_NEW_TOKEN_RATIO, t  # the idle scheduler's reset
-        # admission (PrefillAdder), prefill batch after prefill batch at this step
-        held.refresh()
-        ratio = ratio_at(base, since, t)
-        free = size - held.at(t)
-        reserved = ratio * sum(min(max_new - g - (t - s0), CLIP_MAX_NEW_TOKENS_ESTIMATION)
-                               for s0, g, _ in running.values())  # fmt: skip
-        batch_full = batch_in = 0  # this prefill batch's full totals and input tokens
-        batch: list[tuple[int, int]] = []
-        while waiting and len(running) < cap:
-            i, gen = waiting[0]
-            ext = prompt + gen
-            if running and (ext + clip_new >= free - reserved - batch_full
-                            or held.at(t + 1) + ext + 1 > size):  # fmt: skip
-                break
-            waiting.popleft()
-            slot = heapq.heappop(free_slots)[1]
-            running[i] = (t, gen, slot)
-            held.add(ext - t)
+            hand()  # the next call, after the emptied batch's idle step: its ratio reset
+            base, since, pending, after = INIT_NEW_TOKEN_RATIO, t, t, -1
+        if pending == t:  # admission (PrefillAdder), prefill batch after prefill batch
+            pending, after = after, -1
             held.refresh()
-            heapq.heappush(finishes, (t + lengths[i] - gen, i))
-            open_[i] = Segment(i, t, 0, ext, slot)
-            peak = max(peak, len(running))
-            batch.append((ext, gen))
-            batch_full, batch_in = batch_full + ext + clip_new, batch_in + ext
-            if batch_in >= pool.round_tokens:  # the batch closes: its requests now run
-                free -= batch_in
-                reserved += ratio * sum(min(max_new - g, CLIP_MAX_NEW_TOKENS_ESTIMATION)
-                                        for _, g in batch)  # fmt: skip
-                batch_full = batch_in = 0
-                batch.clear()
-        # the next event: a finish, or the step before the one the pool cannot hold
+            ratio = ratio_at(base, since, t)
+            free = size - held.at(t)
+            reserved = ratio * sum(min(max_new - g - (t - s0), CLIP_MAX_NEW_TOKENS_ESTIMATION)
+                                   for s0, g, _ in running.values())  # fmt: skip
+            batch_full = batch_in = 0  # this prefill batch's full totals and input tokens
+            batch: list[int] = []  # its requests' outputs
+            while waiting and len(running) < cap:
+                i, gen = waiting[0]
+                ext = prompt + gen
+                if running and (ext + clip_new >= free - reserved - batch_full
+                                or held.at(t + 1) + ext + 1 > size):  # fmt: skip
+                    break
+                waiting.popleft()
+                slot = heapq.heappop(free_slots)[1]
+                running[i] = (t, gen, slot)
+                held.add(ext - t)
+                held.refresh()
+                heapq.heappush(finishes, (t + lengths[i] - gen, i))
+                open_[i] = Segment(i, t, 0, ext, slot)
+                peak = max(peak, len(running))
+                batch.append(gen)
+                batch_full, batch_in = batch_full + ext + clip_new, batch_in + ext
+                if batch_in >= pool.round_tokens:  # the batch closes: its requests now run
+                    free -= batch_in
+                    reserved += ratio * sum(min(max_new - g, CLIP_MAX_NEW_TOKENS_ESTIMATION)
+                                            for g in batch)  # fmt: skip
+                    batch_full = batch_in = 0
+                    batch.clear()
+        # the next event: a finish, the next admission, or the step before the one the pool
+        # cannot hold
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a retracted sequence's stale finish
-        t_next = finishes[0][0]
+        t_next = finishes[0][0] if pending <= t else min(finishes[0][0], pending)
         if len(running) > 1 and held.at(t_next) > size:
             lo, hi = t + 1, t_next  # step lo fits, step hi does not
             while hi - lo > 1:
@@ -211,6 +218,7 @@ def sglang_admit(
                 lo, hi = (mid, hi) if held.at(mid) <= size else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or a retraction fits
+        finished = False
         while finishes and finishes[0][0] <= t:
             end, i = heapq.heappop(finishes)
             if not live(end, i):
@@ -220,6 +228,13 @@ def sglang_admit(
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             done += 1
+            finished = True
+        if finished and pending == t:  # the check here precedes the filter, which clears
+            after = t + 1  # the full mark again: another check at the next step
+        elif finished and not running:  # the batch emptied: an idle step resets the ratio
+            base, since, pending = INIT_NEW_TOKEN_RATIO, t, t
+        elif finished:  # update_running_batch clears the full mark after this step's check
+            pending = t + 1
         held.refresh()
         if len(running) > 1 and held.at(t + 1) > size:
             retractions += _retract(running, held, prompt, size, t, segments, open_,
@@ -227,7 +242,8 @@ def sglang_admit(
             decoded = sum(g + t - s0 for s0, g, _ in running.values())
             base = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
                        / (len(running) * max_new))  # fmt: skip
-            since = t + 1  # the step of the retraction does not decay
+            since = pending = t + 1  # that step does not decay; admission is tried after it
+            after = -1
     segments.sort(key=lambda s: (s.start, s.seq))
     return Schedule(tuple(segments), retractions, peak)
 
