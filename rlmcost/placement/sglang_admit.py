@@ -11,8 +11,9 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
    every running request's remaining tokens ``min(max_new_tokens - len(output_ids),
    CLIP_MAX_NEW_TOKENS_ESTIMATION)`` x ``new_token_ratio``, plus, for each request taken in
    this prefill batch, its ``extend_input_len + min(max_new_tokens, CLIP...)`` in full
-   (``_prefill_one_req``). Waiting requests are taken first come first served (the default
-   ``schedule_policy`` fcfs) while fewer than ``max_running_requests`` run; one whose
+   (``_prefill_one_req``). Waiting requests are taken first come first served (``schedule_
+   policy`` fcfs; lpm, AReaL's setting, is fcfs above 128 waiting requests and below orders
+   them by cached prefix: not modelled) while fewer than ``max_running_requests`` run; one whose
    ``total_tokens`` >= ``rem_total_tokens`` stops the loop (``AddReqResult.NO_TOKEN``) and
    marks the batch full. A prefill batch closes when its input tokens reach
    ``chunked_prefill_size`` (``rem_chunk_tokens``; 8192 on GPUs of >= 25 GB,
@@ -67,8 +68,7 @@ INIT_NEW_TOKEN_RATIO = 0.7
 
 MIN_NEW_TOKEN_RATIO = INIT_NEW_TOKEN_RATIO * 0.14
 """The ratio's floor: ``init_new_token_ratio`` x ``default_min_new_token_ratio_factor`` (0.14),
-0.098 (sglang ``global_config.py`` at v0.4.6.post4; later releases name it
-``--min-new-token-ratio``)."""
+0.098 (sglang ``global_config.py`` at v0.4.6.post4)."""
 
 NEW_TOKEN_RATIO_DECAY = (INIT_NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600
 """Per decode step: (init - min) / ``default_new_token_ratio_decay_steps`` (600), sglang
@@ -84,7 +84,10 @@ CLIP_MAX_NEW_TOKENS_ESTIMATION = 4096
 
 CHUNKED_PREFILL_SIZE = 8192
 """Input tokens of one prefill batch: ``server_args.py`` ``chunked_prefill_size`` default on
-GPUs of >= 25 GB (8192) at v0.4.6.post4."""
+GPUs of >= 25 GB (8192) at v0.4.6.post4. AReaL v0.3 turns chunking off (``SGLangConfig``
+``chunked_prefill_size = -1``, ``max_prefill_tokens = 32768``, realhf/api/cli_args.py), so
+its prefill batches hold up to 32,768 input tokens: kept at the default here (the AReaL rows
+admit every request at once either way)."""
 
 
 @dataclass(frozen=True)
