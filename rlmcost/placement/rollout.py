@@ -159,7 +159,7 @@ class Timeline:
     predicted_prefill_s: float = 0.0  # of which prefills
     preemptions: int = 0  # sequences preempted and recomputed (``paged``)
     recompute_flops: int = 0  # FLOPs of their re-prefills (in the prefill phases above)
-    paged: bool = False  # admitted by paged KV blocks (:mod:`rlmcost.placement.paged`)
+    paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
 
     @property
     def time_s(self) -> float:
