@@ -231,16 +231,17 @@ def _generation(engine: str, *extra: str):
     return e, e.jobs_of(Kind.GENERATE)[0].timeline
 
 
-def test_vllm_runs_paged_and_says_so_sglang_keeps_full_length_slots():
+def test_vllm_runs_paged_and_says_so_sglang_admits_by_its_reservation():
     # one H100, Llama-3.1-8B: 256 sequences of a 16,640-token maximum, mean 8,256
     e, tl = _generation("vllm")
     assert tl.paged and tl.preemptions > 0 and tl.recompute_flops > 0
     assert any(f"{tl.preemptions} preemptions (recomputed)" in n for n in e.notes)
+    # SGLang (placement/sglang_admit.py): token slots against its new_token_ratio reservation,
+    # so fewer in flight than vLLM's blocks admit, and fewer retractions than vLLM preempts
     e2, sg = _generation("sglang")
-    assert not sg.paged and sg.preemptions == 0 and sg.slots < sg.sequences
-    assert any(f"holds {sg.slots} of each replica's" in n and "full length" in n for n in e2.notes)
-    # vLLM holds far more than SGLang's full-length slots at its peak and finishes sooner
-    assert tl.slots > sg.slots and tl.predicted_s < sg.predicted_s
+    assert sg.paged and sg.slots < sg.sequences and sg.slots < tl.slots
+    assert 0 < sg.preemptions < tl.preemptions and sg.recompute_flops < tl.recompute_flops
+    assert any(f"holds at most {sg.slots} of each replica's" in n for n in e2.notes)
 
 
 def test_a_pool_without_room_for_one_full_length_sequence_is_still_reported():

@@ -23,7 +23,8 @@ sequences than slots batch continuously inside, the next call starting when it r
 DAPO rounds); the Hybrid Engine generates a rank's batch in one call; DeepSpeed-Chat trains no
 faster than its blog's rate and waits for every ZeRO-3 gather (:func:`dschat_floor_s`), AReaL's
 realhf no faster than its paper's (``group_realhf``); vLLM admits by paged KV blocks and
-preempts (``placement.paged``; recomputations join the work), SGLang holds full lengths.
+preempts (``placement.paged``; recomputations join the work), SGLang by token slots against
+its ``new_token_ratio`` reservation and retracts (``placement.sglang_admit``; the same way).
 
 The group's transfers (resharding, refit, sleep/wake, controller, offload) are ``group_transfers``.
 """
@@ -326,7 +327,7 @@ def _generate(
     order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
     arrival = tuple(mine[i] for i in order)
     rounds = None  # calls larger than the slots: continuous batching inside, one after another
-    # vLLM: admission by KV blocks and recompute preemption (a stream keeps its slots)
+    # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)
     paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
     cap = max(1, min(len(mine) * depth, g.engine.max_num_seqs))
     if paged is not None and (call is None or call > slots):

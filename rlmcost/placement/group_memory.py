@@ -30,6 +30,7 @@ from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
+from rlmcost.placement.sglang_admit import TokenPool
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
                                                                    "overhead"))
@@ -330,16 +331,23 @@ class GroupMemory(GroupEngine):
             return 1, one
         return slots, with_terms(one, kv_cache=pool)
 
-    def engine_pool(self, task: Task) -> Paged | None:
-        """A vLLM replica's KV pool (:mod:`rlmcost.placement.paged`): :meth:`engine_memory`'s
-        pool in whole blocks per device (:func:`~rlmcost.deployment.terms.pool_tokens`), in
-        sequence tokens (x CP: a device holds 1/CP of each). None for other engines: SGLang's
-        admission (``new_token_ratio``, sglang ``schedule_policy.py``) is not modelled."""
-        if self.engine_task is not task or self.engine.kind is not EngineKind.VLLM:
+    def engine_pool(self, task: Task) -> Paged | TokenPool | None:
+        """The engine replica's KV pool: :meth:`engine_memory`'s pool per device in sequence
+        tokens (x CP: a device holds 1/CP of each). vLLM: in whole blocks
+        (:func:`~rlmcost.deployment.terms.pool_tokens`, :mod:`rlmcost.placement.paged`);
+        SGLang: in token slots (page size 1, ``max_total_num_tokens``) with the requests'
+        ``max_new_tokens``, the task's longest response (:mod:`rlmcost.placement.sglang_admit`).
+        None for static batchers."""
+        kind = self.engine.kind
+        if self.engine_task is not task or kind not in (EngineKind.VLLM, EngineKind.SGLANG):
             return None
         one, pool = engine_budget(self, task)
-        cp, block = self.layouts[task.index].cp, self.engine.block_size
+        cp = self.layouts[task.index].cp
+        block = self.engine.block_size if kind is EngineKind.VLLM else 1
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
+        if kind is EngineKind.SGLANG:
+            max_new = self._int_at(task.invocation.response, self.longest(task))
+            return TokenPool(tokens * cp, max_new, self.s.counting)
         return Paged(tokens * cp, block * cp, self.s.counting)
 
     def slots(self, task: Task, replicas: int, share: int) -> int:

@@ -64,6 +64,12 @@ class Paged:
                 f"got {self.block_tokens} and {self.pool_tokens}"
             )
 
+    def admit(self, lengths: list[int], prompt: int, cap: int, call: int | None = None
+              ) -> Schedule:  # fmt: skip
+        """:func:`paged_admit` of ``lengths`` on this pool (as SGLang's
+        :meth:`~rlmcost.placement.sglang_admit.TokenPool.admit`)."""
+        return paged_admit(lengths, prompt, cap, self, call)
+
 
 @dataclass(frozen=True)
 class Segment:

@@ -60,11 +60,12 @@ from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
-from rlmcost.placement.paged import Paged, Segment, paged_admit, prefill_flops
+from rlmcost.placement.paged import Paged, Segment, prefill_flops
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
     from rlmcost.perf.generation import Engine
+    from rlmcost.placement.sglang_admit import TokenPool
     from rlmcost.timing import PhaseTime, Roofline
 
 
@@ -158,7 +159,7 @@ class Timeline:
     predicted_prefill_s: float = 0.0  # of which prefills
     preemptions: int = 0  # sequences preempted and recomputed (``paged``)
     recompute_flops: int = 0  # FLOPs of their re-prefills (in the prefill phases above)
-    paged: bool = False  # admitted by paged KV blocks (:mod:`rlmcost.placement.paged`)
+    paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
 
     @property
     def time_s(self) -> float:
@@ -258,13 +259,14 @@ def timeline(
     roofline: Roofline,
     engine: Engine | None = None,
     call: int | None = None,
-    paged: Paged | None = None,
+    paged: Paged | TokenPool | None = None,
     gate: GroupGate | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
     ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
-    another (:func:`_admit`); ``gate``: admitted behind a prompt-group gate (:mod:`.group_gate`);
+    another (:func:`_admit`); ``paged``: admitted by vLLM's blocks (:mod:`.paged`) or SGLang's
+    tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`).
     Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
     admissions and finishes, not with its decode steps."""
@@ -284,7 +286,7 @@ def timeline(
         ]
         preemptions, peak = 0, slots
     else:
-        sched = paged_admit(resp, prompt, slots, paged, call)
+        sched = paged.admit(resp, prompt, slots, call)
         segs, preemptions, peak = sched.segments, sched.preemptions, sched.peak
     last_seg = {s.seq: s for s in segs}  # each sequence's last segment (they come in order)
     end = [last_seg[i].end for i in range(n)]
