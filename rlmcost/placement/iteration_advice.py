@@ -11,6 +11,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Overhead
 from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
+from rlmcost.placement.group_transfers import ENVIRONMENT_STEP
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -25,12 +26,13 @@ def exposed_notes(groups: Sequence[GroupEstimate], gpus_per_node: int) -> list[s
     transfers that cross nodes (reshards, weight syncs, a driver's padded batch to its workers,
     verl's ``DataProto``): the terms that grow when a group spans more GPUs or nodes, so
     that adding GPUs can make a phase slower."""
-    return [n for n in (_group_note(g, gpus_per_node) for g in groups) if n is not None]
+    return [n for g in groups for n in _group_notes(g, gpus_per_node)]
 
 
 @per_instance
-def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
-    """:func:`exposed_notes`' note of one group (kept per group estimate)."""
+def _group_notes(g: GroupEstimate, gpus_per_node: int) -> tuple[str, ...]:
+    """:func:`exposed_notes`' notes of one group (kept per group estimate): its exposed
+    communication, and its host work on a fixed number of actors (an environment step)."""
     link = "the inter-node link" if g.gpus > gpus_per_node else "NVLink"
     terms = []
     for j in g.jobs:
@@ -48,13 +50,20 @@ def _group_note(g: GroupEstimate, gpus_per_node: int) -> str | None:
                   for tr in g.transfers
                   if tr.kind in ("reshard", "weight-sync", "controller")
                   and tr.bytes_per_device]  # fmt: skip
+    host = [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.what})" for tr in g.transfers
+            if tr.what.startswith(ENVIRONMENT_STEP) and tr.predicted > 0]  # fmt: skip
+    notes = []
     if terms:
-        return (
+        notes.append(
             f"exposed communication on {link} that compute cannot hide, which grows as a "
             "group spans more GPUs and nodes (adding GPUs can make these phases slower; "
             "larger micro-batches or token budgets hide more): " + "; ".join(terms)
         )
-    return None
+    if host:
+        notes.append("host work on a fixed number of actors, which grows with the batch and "
+                     "not with the GPUs (more GPUs at the same per-GPU batch lengthen it): "
+                     + "; ".join(host))  # fmt: skip
+    return tuple(notes)
 
 
 def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:
