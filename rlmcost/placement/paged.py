@@ -44,6 +44,7 @@ from functools import cache
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.placement.prefix_share import PrefixShare
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,12 @@ class Paged:
     """A replica's paged KV pool: ``pool_tokens`` (its blocks x ``block_tokens``) and the
     tokens of a sequence one block holds across the replica (``block_size`` x CP degree: each
     device holds 1/CP of a sequence's tokens); ``counting``: the attention FLOP convention
-    of the re-prefills."""
+    of the re-prefills; ``share``: prefix caching of a prompt group (None: off)."""
 
     pool_tokens: int
     block_tokens: int
     counting: AttnCounting = AttnCounting.FULL
+    share: PrefixShare | None = None
 
     def __post_init__(self) -> None:
         if self.block_tokens < 1 or self.pool_tokens < 0:

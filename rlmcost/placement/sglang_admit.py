@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.placement.paged import Schedule, Segment, _Blocks, _closed
+from rlmcost.placement.prefix_share import PrefixShare
 
 INIT_NEW_TOKEN_RATIO = 0.7
 """``global_config.default_init_new_token_ratio`` (env ``SGLANG_INIT_NEW_TOKEN_RATIO``, 0.7) x
@@ -95,12 +96,14 @@ class TokenPool:
     """An SGLang replica's KV pool: ``pool_tokens`` token slots (``max_total_num_tokens``, x CP
     as :class:`~rlmcost.placement.paged.Paged`), each request's ``max_new_tokens`` (the
     workload's response cap), the input tokens of one prefill batch (``round_tokens``) and the
-    attention FLOP convention of the re-prefills."""
+    attention FLOP convention of the re-prefills; ``share``: the radix cache's sharing of a
+    prompt group (None: off)."""
 
     pool_tokens: int
     max_new_tokens: int
     counting: AttnCounting = AttnCounting.FULL
     round_tokens: int = CHUNKED_PREFILL_SIZE
+    share: PrefixShare | None = None
 
     def __post_init__(self) -> None:
         if self.pool_tokens < 0 or self.max_new_tokens < 1 or self.round_tokens < 1:
