@@ -147,3 +147,46 @@ def test_the_cli_switch_moves_grpo_but_not_ppo():
     ppo = ["ppo", "-m", "llama-3.1-8b"]
     assert _generation(ppo)["work_flops"] == _generation([*ppo, "--no-prefix-caching"])[
         "work_flops"]
+
+
+# --- the importers read the frameworks' keys -------------------------------------------------
+
+
+def _prefix_flag(q) -> str | None:  # noqa: ANN001
+    flags = dict(q.flags)
+    return next((f for f in ("--prefix-caching", "--no-prefix-caching") if f in flags), None)
+
+
+def test_importers_read_the_prefix_caching_keys():
+    from pathlib import Path
+
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+    from rlmcost.frameworks.presets import get_preset
+    from rlmcost.frameworks.trl import import_trl
+    from rlmcost.frameworks.verl import import_verl
+
+    data = Path(__file__).parent / "data" / "frameworks"
+    key = "actor_rollout_ref.rollout.enable_prefix_caching"
+    # verl rollout.yaml: enable_prefix_caching True (b25bb7d4f): the engine's default
+    assert _prefix_flag(import_verl(data / "verl_grpo.yaml")) is None
+    assert _prefix_flag(import_verl(data / "verl_grpo.yaml", [f"+{key}=false"])) == (
+        "--no-prefix-caching")
+    # NeMo RL: None -> on for compute capability >= 8; an explicit value is read
+    nemo = data / "nemo_rl_grpo_math.yaml"
+    v = "policy.generation.vllm_cfg.enable_prefix_caching"
+    assert _prefix_flag(import_nemo_rl(nemo)) is None
+    assert _prefix_flag(import_nemo_rl(nemo, [f"+{v}=false"])) == "--no-prefix-caching"
+    # TRL GRPOConfig vllm_enable_prefix_caching: True
+    trl = data / "trl_grpo.yaml"
+    assert _prefix_flag(import_trl(trl)) is None
+    assert _prefix_flag(import_trl(trl, ["vllm_enable_prefix_caching=false"])) == (
+        "--no-prefix-caching")
+    # OpenRLHF: --enable_prefix_caching store_true, off by default (the preset says so)
+    lines = (data / "openrlhf_ppo_ray.args").read_text().splitlines()
+    argv = " ".join(ln for ln in lines if ln and not ln.startswith("#")).split()
+    assert _prefix_flag(import_openrlhf(argv)) is None
+    assert _prefix_flag(import_openrlhf([*argv, "--enable_prefix_caching"])) == (
+        "--prefix-caching")
+    orlhf = {d.field: d.value for d in get_preset("openrlhf").defaults}
+    assert orlhf["engine.prefix_caching"] is False

@@ -319,6 +319,9 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     _engine_precision(r, q, v)
     if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
         q.set("--enforce-eager")
+    if r.raw(f"{v}.enable_prefix_caching") is not None:  # None: on where compute capability
+        q.set("--prefix-caching" if r.flag(f"{v}.enable_prefix_caching", True)  # is >= 8
+              else "--no-prefix-caching")  # vllm_worker.py _resolve_enable_prefix_caching
     _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
     engine_max_num_seqs(r, q, g)
     offload = dict(q.flags).get("--offload")

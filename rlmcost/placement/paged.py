@@ -25,8 +25,11 @@ admission, a preemption) the running set is fixed, which keeps the decode timeli
 sums (:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish
 frees (the blocks held only grow between finishes), so admissions happen at finishes only.
 
-Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
-of the recomputation; the re-prefill is priced in full (an upper bound). vLLM's V0 engine
+Prefix caching (on by default in V1, ``Paged.share``): a preempted sample readmitted while a
+sibling of its prompt group runs finds the prompt's full blocks cached and recomputes the rest
+of its context (:mod:`rlmcost.placement.prefix_share`); otherwise, and without prefix
+caching, the re-prefill is priced in full (vLLM may still hold its freed blocks: an upper
+bound). vLLM's V0 engine
 (before v0.8) also preempted the newest by recomputation but admitted only above a watermark of
 1 % of the blocks (``BlockSpaceManager`` ``watermark=0.01``): not modelled. The chunked-prefill
 token budget (``max_num_batched_tokens``) spreads a large admission over steps: not modelled
