@@ -149,6 +149,15 @@ def paged_admit(
     n = len(lengths)
     b = paged.block_tokens
     blocks_in_pool = paged.pool_tokens // b
+    # prefix caching: a sample holds its blocks past the shared prompt blocks, its group
+    # those once while one of its samples runs (prefix_share.GroupHolders)
+    share = paged.share if paged.share is not None and paged.share.group > 1 else None
+    shared = share.hit(prompt) if share is not None else 0  # block-aligned tokens
+    own = prompt - shared
+    groups = (share or PrefixShare(1, 1)).holders()
+
+    def pool_at(u: int) -> int:  # blocks held at step u: own blocks plus shared ones
+        return held.at(u) + groups.live * (shared // b)
     waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
     handed = 0
 
@@ -177,12 +186,14 @@ def paged_admit(
         held.refresh()
         while waiting and len(running) < cap and not evicted:
             i, gen = waiting[0]
-            if running and held.at(t + 1) + -(-(prompt + gen + 1) // b) > blocks_in_pool:
+            extra = 0 if groups.holds(i) else shared // b  # its group's prompt, once
+            if running and pool_at(t + 1) + extra + -(-(own + gen + 1) // b) > blocks_in_pool:
                 break
             waiting.popleft()
             slot = heapq.heappop(free_slots)[1]
             running[i] = (t, gen, slot)
-            held.add(prompt + gen - t)
+            held.add(own + gen - t)
+            groups.add(i)
             held.refresh()
             heapq.heappush(finishes, (t + lengths[i] - gen, i))
             open_[i] = Segment(i, t, 0, prompt + gen, slot)
@@ -191,11 +202,11 @@ def paged_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1 and held.at(t_next) > blocks_in_pool:
+        if len(running) > 1 and pool_at(t_next) > blocks_in_pool:
             lo, hi = t + 1, t_next  # step lo fits, step hi does not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if held.at(mid) <= blocks_in_pool else (lo, mid)
+                lo, hi = (mid, hi) if pool_at(mid) <= blocks_in_pool else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or preemption fits
         # finishes at t
@@ -204,16 +215,18 @@ def paged_admit(
             if not live(end, i):
                 continue
             start, gen, slot = running.pop(i)
-            held.add(prompt + gen - start, -1)
+            held.add(own + gen - start, -1)
+            groups.add(i, -1)
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             done += 1
         # preemption: the newest running sequences leave until the next step fits
         evicted = []
         held.refresh()
-        while len(running) > 1 and held.at(t + 1) > blocks_in_pool:
+        while len(running) > 1 and pool_at(t + 1) > blocks_in_pool:
             i, (start, gen, slot) = running.popitem()
-            held.add(prompt + gen - start, -1)
+            held.add(own + gen - start, -1)
+            groups.add(i, -1)
             held.refresh()
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))

@@ -34,7 +34,8 @@ class Prefills:
     """The phases, by admission step: new sequences prefilling their whole prompt
     (``fresh``), readmitted ones recomputing their contexts (``again``) and tails after a
     cached prefix (``tails``: own tokens); FLOPs and bytes per phase; the FLOPs of the
-    recomputations and those the cached prefixes spared new sequences."""
+    recomputations and those the cached prefixes spared new sequences; the prompt tokens a
+    group shares (0: none)."""
 
     steps: list[int]
     fresh: Counter[int]
@@ -44,6 +45,7 @@ class Prefills:
     memory: list[float]
     recompute_flops: int
     shared_flops: int
+    shared_tokens: int
 
     def predicted_s(self, engine: Engine, prompt: int, bounds: Sequence[float]) -> list[float]:
         """Predicted seconds per phase: one chunked prefill of the whole prompts and the
@@ -95,6 +97,7 @@ def prefills(
         steps, fresh, again, {p: [c - h for c, h in ts] for p, ts in tails.items()}, flops,
         memory, sum(flops_of(c) for cs in again.values() for c in cs)
         + sum(tail_of[t] for t in redone), spared,
+        share.hit(prompt) if share is not None and share.group > 1 else 0,
     )  # fmt: skip
 
 

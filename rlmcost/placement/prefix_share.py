@@ -17,8 +17,10 @@ block size) and holds the shared blocks by reference count (``block_pool.py``
 ``touch``/``free_blocks``: a block returns to the free queue only when no request holds it).
 The blocks are hashed when they are allocated (``allocate_slots`` -> ``cache_blocks``), so a
 sibling scheduled in the *same* step finds them too. A preempted sample readmitted while a
-sibling still runs finds all ``floor(prompt / B)`` full prompt blocks and recomputes only the
-rest of its context.
+sibling still runs finds the full prompt blocks and recomputes only the rest of its context.
+A sample holds its own blocks past the shared ones, the group the shared ones once while any
+of its samples runs (:class:`GroupHolders`): the admission replays
+(:mod:`rlmcost.placement.paged`, :mod:`rlmcost.placement.sglang_admit`) count them so.
 
 **SGLang's radix cache** (sgl-project/sglang ``mem_cache/radix_cache.py``, on unless
 ``--disable-radix-cache``; v0.4.6.post4): token-granular (page size 1), a request matches its
@@ -73,17 +75,20 @@ class PrefixShare:
             raise SpecError(f"prefix sharing needs groups of >= 1 sample and blocks of >= 1 "
                             f"token, got {self.group} and {self.block}")  # fmt: skip
 
-    def hit(self, prompt: int, context: int) -> int:
-        """Tokens of a sequence at ``context`` (>= ``prompt``) that a running sibling's cached
-        prompt covers: whole blocks of the prompt, at most ``context - 1`` tokens.
+    def hit(self, prompt: int) -> int:
+        """Tokens of a group's prompt its samples share: the whole blocks of its first
+        ``prompt - 1`` tokens (a new sample recomputes at least its last token, and the block
+        it falls in is its own). A readmitted sample is taken to find the same (where the
+        prompt fills whole blocks it could find one block more: priced as recomputed).
 
-        >>> PrefixShare(8, 16).hit(100, 100), PrefixShare(8, 16).hit(96, 96)
-        (96, 80)
-        >>> PrefixShare(8, 16).hit(96, 130), PrefixShare(8, 1).hit(100, 100)
-        (96, 99)
+        >>> PrefixShare(8, 16).hit(100), PrefixShare(8, 16).hit(96), PrefixShare(8, 1).hit(100)
+        (96, 80, 99)
         """
-        b = self.block
-        return b * min(prompt // b, (context - 1) // b)
+        return self.block * ((prompt - 1) // self.block)
+
+    def holders(self) -> GroupHolders:
+        """A fresh count of each group's running samples (:class:`GroupHolders`)."""
+        return GroupHolders(self.group)
 
 
 def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
@@ -106,9 +111,28 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
         seq, start, end, context = segments[k]
         mine = seen.setdefault(seq // share.group, [])
         if any(e > start and (s < start or share.same_step) for s, e in mine):
-            out[k] = share.hit(prompt, context)
+            out[k] = share.hit(prompt)
         mine.append((start, end))
     return out
+
+
+class GroupHolders:
+    """How many samples of each prompt group run (``group`` samples per group, by arrival
+    index): the shared prompt blocks are held while a group has one (vLLM ``block_pool.py``
+    reference counts; SGLang's radix-tree locks, ``inc_lock_ref``)."""
+
+    def __init__(self, group: int) -> None:
+        self.group, self.count, self.live = group, dict[int, int](), 0
+
+    def holds(self, seq: int) -> bool:
+        """Whether sample ``seq``'s group has a sample running."""
+        return self.count.get(seq // self.group, 0) > 0
+
+    def add(self, seq: int, sign: int = 1) -> None:
+        g = seq // self.group
+        before = self.count.get(g, 0)
+        self.count[g] = before + sign
+        self.live += (before == 0) - (before + sign == 0)
 
 
 @cache

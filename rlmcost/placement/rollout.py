@@ -161,6 +161,7 @@ class Timeline:
     preemptions: int = 0  # sequences preempted and recomputed (``paged``)
     recompute_flops: int = 0  # FLOPs of their re-prefills (in the prefill phases above)
     shared_flops: int = 0  # prefill FLOPs a group's cached prompt spared (``prefix_share``)
+    shared_tokens: int = 0  # prompt tokens a group's samples share (0: no prefix caching)
     paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
 
     @property
@@ -362,6 +363,7 @@ def timeline(
         preemptions=preemptions,
         recompute_flops=pre.recompute_flops,
         shared_flops=pre.shared_flops,
+        shared_tokens=pre.shared_tokens,
         paged=paged is not None,
     )
 
