@@ -37,11 +37,15 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
 paged_admit` replays vLLM's, with the same machinery (:class:`~rlmcost.placement.paged._Blocks`
 with 1-token blocks, :class:`~rlmcost.placement.paged.Segment`, :class:`~rlmcost.placement.
 paged.Schedule`), so the decode timeline runs on it unchanged; a retraction counts as a
-preemption (its re-prefill recomputes prompt + output, priced in full).
+preemption (its re-prefill recomputes prompt + output, in full unless a sibling runs: below).
 
-Not modelled: the radix cache's sharing of a group's prompt between its samples and its
-keeping of a retracted request's prompt (every sequence holds its own prompt and a readmission
-recomputes it: an upper bound on the tokens held and recomputed); a prefill batch holds whole
+The radix cache's sharing of a group's prompt (``TokenPool.share``,
+:mod:`rlmcost.placement.prefix_share`): a request holds its tokens past the shared prompt, the
+group those once while one of its requests runs; a request whose group ran before this
+admission check matches the prompt (``extend_input_len`` less it, in the budget too); a request
+retracted and readmitted beside a sibling recomputes its context past the prompt. Not
+modelled: the tree's keeping of tokens no request holds (evictable nodes: a group whose
+requests all left recomputes its prompt, an upper bound); a prefill batch holds whole
 requests (SGLang splits the one that crosses ``chunked_prefill_size`` and reserves its
 ``max_new_tokens`` with its last chunk); a request that finished in the step of an admission
 check is gone from it (SGLang's ``filter_batch`` drops it just after the check, which counts it
