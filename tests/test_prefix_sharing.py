@@ -221,3 +221,21 @@ def test_importers_read_the_prefix_caching_keys():
         "--prefix-caching")
     orlhf = {d.field: d.value for d in get_preset("openrlhf").defaults}
     assert orlhf["engine.prefix_caching"] is False
+
+
+def test_the_fast_path_keys_on_the_switch():
+    """Group estimates kept by ``placement.group_key`` serve a Run only with its own prefix
+    caching: the fast evaluation of both settings equals the plain one, and they differ."""
+    from rlmcost import memo
+    from rlmcost.evaluation.batch import evaluate_many
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.reports.estimate import run_of
+
+    on = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm")
+    off = on.replace(deployment={"engine": {"prefix_caching": False}})
+    fast = [e.to_json() for e in evaluate_many([on, off, on])]
+    with memo.plain():
+        plain = [evaluate_deployment(r).to_json() for r in (on, off, on)]
+    assert [json.dumps(j, sort_keys=True, default=repr) for j in fast] == [
+        json.dumps(j, sort_keys=True, default=repr) for j in plain]
+    assert fast[0]["work_flops"] < fast[1]["work_flops"] == plain[1]["work_flops"]
