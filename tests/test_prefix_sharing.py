@@ -239,3 +239,17 @@ def test_the_fast_path_keys_on_the_switch():
     assert [json.dumps(j, sort_keys=True, default=repr) for j in fast] == [
         json.dumps(j, sort_keys=True, default=repr) for j in plain]
     assert fast[0]["work_flops"] < fast[1]["work_flops"] == plain[1]["work_flops"]
+
+
+def test_a_runs_command_line_states_the_switch():
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.reports.estimate import run_of
+    from rlmcost.run.command import to_command
+
+    base = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm")
+    assert "prefix-caching" not in to_command(base)  # the engine's default
+    off = base.replace(deployment={"engine": {"prefix_caching": False}})
+    line = to_command(off)
+    assert "--no-prefix-caching" in line
+    again = run_from_argv("grpo", line.split()[2:])
+    assert again.deployment.engine.prefix_caching is False
