@@ -162,6 +162,12 @@ def test_the_switch_and_the_engines_defaults():
     assert EngineSpec(kind="sglang").shares_prefix  # radix cache unless --disable-radix-cache
     assert not EngineSpec(prefix_caching=False).shares_prefix
     assert not EngineSpec(kind="hf").shares_prefix  # HF generate caches nothing across samples
+    with pytest.raises(ValueError, match="prefix caching with engine hf"):
+        EngineSpec(kind="hf", prefix_caching=True)
+    bad = CliRunner().invoke(app, ["grpo", "-m", "llama-3.1-8b", "--engine", "hf",
+                                   "--prefix-caching"])  # fmt: skip
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert "--prefix-caching applies to vllm and sglang" in bad.output
 
 
 def _generation(args: list[str]) -> dict:

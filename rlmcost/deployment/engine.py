@@ -187,6 +187,14 @@ class EngineSpec(BaseModel):
         return name
 
     @model_validator(mode="after")
+    def _prefix_caching_needs_an_engine(self) -> EngineSpec:
+        if self.prefix_caching and (self.kind.static or self.kind.hybrid_engine):
+            raise ValueError(f"prefix caching with engine {self.kind}: it generates in static "
+                             "batches without a shared KV cache; --prefix-caching applies to "
+                             "vllm and sglang")  # fmt: skip
+        return self
+
+    @model_validator(mode="after")
     def _dtype_needs_an_engine(self) -> EngineSpec:
         if self.dtype is not None and self.kind.static:
             raise ValueError(f"engine dtype {self.dtype} with engine {self.kind}: it generates "
