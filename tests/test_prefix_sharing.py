@@ -75,7 +75,8 @@ def test_k_samples_prefill_one_prompt_plus_k_tails(counting):
     prompt, k = 100, 4
     cost = _cost(prompt, counting)
     segs = [Segment(i, 0, 10 + i, prompt, i) for i in range(k)]
-    pre = prefills(ARCH, prompt, segs, cost, Paged(10**6, 16, counting, PrefixShare(k, 16)))
+    share = PrefixShare(k, 16, counting=counting)
+    pre = prefills(ARCH, prompt, segs, cost, Paged(10**6, 16, counting, share))
     one = int(work_prefill(ARCH, prompt, 1, counting))
     tail = _hand_tail(prompt, 96, counting)
     assert pre.steps == [0] and pre.flops == [float(one + (k - 1) * tail)]

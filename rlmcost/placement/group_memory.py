@@ -30,7 +30,7 @@ from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
-from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.prefix_share import engine_share
 from rlmcost.placement.sglang_admit import TokenPool
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
@@ -348,8 +348,7 @@ class GroupMemory(GroupEngine):
         block = self.engine.block_size if kind is EngineKind.VLLM else 1
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
         k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
-        share = PrefixShare(k, block * cp, kind is EngineKind.VLLM) if (
-            k > 1 and self.engine.shares_prefix) else None  # fmt: skip
+        share = engine_share(self.engine, k, block * cp, self.s.counting)
         if kind is EngineKind.SGLANG:
             max_new = self._int_at(task.invocation.response, self.longest(task))
             return TokenPool(tokens * cp, max_new, self.s.counting, share=share)

@@ -61,11 +61,12 @@ class Prefills:
 
 def prefills(
     arch: Arch, prompt: int, segs: Sequence[Segment], cost: DecodeCost,
-    paged: Paged | TokenPool | None,
+    paged: Paged | TokenPool | None, stream_share: PrefixShare | None = None,
 ) -> Prefills:  # fmt: skip
     """The prefill phases of ``segs`` (module docstring); ``paged`` carries the attention
-    convention of the recomputations and the engine's prefix sharing (None: neither)."""
-    share: PrefixShare | None = paged.share if paged is not None else None
+    convention of the recomputations and the engine's prefix sharing (None: neither);
+    ``stream_share``: the sharing of an engine without a paged pool (a stream's slots)."""
+    share = paged.share if paged is not None else stream_share
     cached = hits([(s.seq, s.start, s.end, s.context) for s in segs], prompt, share)
     fresh: Counter[int] = Counter()
     again: dict[int, list[int]] = {}
@@ -80,9 +81,8 @@ def prefills(
     steps = sorted(fresh.keys() | again.keys() | tails.keys())
     flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
                              paged.counting if paged else None)  # fmt: skip
-    counting = paged.counting if paged is not None else None
-    tail_of = {c_h: tail_flops(arch, *c_h, counting) for ts in tails.values() for c_h in ts
-               } if counting is not None else {}  # fmt: skip
+    tail_of = {c_h: tail_flops(arch, *c_h, share.counting) for ts in tails.values()
+               for c_h in ts} if share is not None else {}  # fmt: skip
     flops = [float(fresh[p]) * cost.prefill_flops
              + fsum([float(flops_of(c)) for c in again.get(p, ())]
                     + [float(tail_of[t]) for t in tails.get(p, ())])

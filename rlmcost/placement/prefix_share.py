@@ -46,10 +46,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.engine import EngineSpec
 
 PREFIX_NOTE = (
     "prefix caching: a prompt group's samples share the prompt's cached KV blocks (vLLM V1 "
@@ -64,11 +68,13 @@ class PrefixShare:
     """How one replica's engine shares a group's prompt (module docstring): ``group`` samples
     per prompt, consecutive in arrival order; ``block`` tokens per cached unit (vLLM's block
     size x CP, SGLang 1); ``same_step``: a sibling admitted in the same engine step hits
-    (vLLM) or computes the prompt again (SGLang's prefill batch)."""
+    (vLLM) or computes the prompt again (SGLang's prefill batch); ``counting``: the attention
+    FLOP convention of the tails (:func:`tail_flops`)."""
 
     group: int
     block: int
     same_step: bool = True
+    counting: AttnCounting = AttnCounting.FULL
 
     def __post_init__(self) -> None:
         if self.group < 1 or self.block < 1:
@@ -114,6 +120,19 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
             out[k] = share.hit(prompt)
         mine.append((start, end))
     return out
+
+
+def engine_share(engine: EngineSpec, group: int, block: int,
+                 counting: AttnCounting) -> PrefixShare | None:  # fmt: skip
+    """How ``engine`` shares a prompt among ``group`` samples on one replica, in blocks of
+    ``block`` tokens (vLLM's block size x CP; SGLang's radix cache is token-granular); None
+    where it does not (``EngineSpec.shares_prefix``) or a group is one sample."""
+    from rlmcost.deployment.kinds import EngineKind
+
+    if group < 2 or not engine.shares_prefix:
+        return None
+    vllm = engine.kind is EngineKind.VLLM
+    return PrefixShare(group, block if vllm else 1, vllm, counting)
 
 
 class GroupHolders:

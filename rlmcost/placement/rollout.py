@@ -62,6 +62,7 @@ from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment
 from rlmcost.placement.prefills import prefills
+from rlmcost.placement.prefix_share import PrefixShare
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
@@ -264,13 +265,15 @@ def timeline(
     call: int | None = None,
     paged: Paged | TokenPool | None = None,
     gate: GroupGate | None = None,
+    share: PrefixShare | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
     ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
     another (:func:`_admit`); ``paged``: admitted by vLLM's blocks (:mod:`.paged`) or SGLang's
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
-    its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`).
+    its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
+    ``share``: prefix sharing without a paged pool (a stream, :mod:`.prefix_share`).
     Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
     admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
@@ -296,7 +299,7 @@ def timeline(
     steps = max(end)
     # prefills: one phase per admission step, before that step's first decode; a readmitted
     # (preempted) sequence recomputes its context (``paged``), a cached prompt is shared
-    pre = prefills(arch, prompt, segs, cost, paged)
+    pre = prefills(arch, prompt, segs, cost, paged, share)
     pre_steps, pre_mem = pre.steps, pre.memory
     pre_compute, pre_bound = _phases(roofline, pre.flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
