@@ -260,3 +260,17 @@ def test_a_runs_command_line_states_the_switch():
     assert "--no-prefix-caching" in line
     again = run_from_argv("grpo", line.split()[2:])
     assert again.deployment.engine.prefix_caching is False
+
+
+def test_a_streaming_rollout_shares_the_prompt_too():
+    # verl's fully-async partial rollout: the stream's timelines prefill a group's prompt once
+    args = ["grpo", "-m", "llama-3.1-8b", "--partial-rollout", "--framework", "verl", "--gpus",
+            "16", "--placement", "async", "--staleness", "1", "-S", "2048", "--json"]
+    on = json.loads(CliRunner().invoke(app, args).output)
+    off = json.loads(CliRunner().invoke(app, [*args, "--no-prefix-caching"]).output)
+    def generation_s(out: dict) -> float:
+        return next(p["time_s"] for p in out["phases"] if p["name"] == "generation")
+
+    assert generation_s(on) < generation_s(off)
+    assert any("prefix caching" in n for n in on["notes"])
+    assert not any("prefix caching" in n for n in off["notes"])
