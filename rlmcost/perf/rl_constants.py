@@ -360,7 +360,6 @@ VLLM_PREFIX_CACHING_ENABLED = EngineDefault(True, "vllm/engine/arg_utils.py")
 
 vLLM V1 enables prefix caching by default (vllm/engine/arg_utils.py, enable_prefix_caching None ->
 True; V1 blog 2025-01-27 'Zero-Overhead Prefix Caching', < 1 % throughput loss at 0 % hit rate).
-Read by ``EngineSpec.shares_prefix`` (:mod:`rlmcost.placement.prefix_share`).
 """
 
 # --- 6. Reasoning-response lengths (defaults when a run gives none) --------------------------
