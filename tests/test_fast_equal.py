@@ -73,6 +73,7 @@ ENGINE = st.fixed_dictionaries({}, optional={
     "speculative_tokens": st.sampled_from([0, 1, 2]),
     "speculative_draft": st.sampled_from(["mtp", "llama-3.2-1b"]),
     "speculative_acceptance": st.sampled_from([0.7]),
+    "prefix_caching": st.sampled_from([None, False, True]),
 })
 TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),

@@ -58,6 +58,7 @@ DEPLOYMENT_OPTIONS = (
     "rollout_pp",
     "rollout_dtype",
     "enforce_eager",
+    "prefix_caching",
     "max_num_seqs",
     "max_num_batched_tokens",
     "sequences_per_call",

@@ -102,6 +102,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["pp"] = opts["rollout_pp"]
     if opts.get("enforce_eager") is not None:
         engine["eager"] = bool(opts["enforce_eager"])
+    if opts.get("prefix_caching") is not None:
+        engine["prefix_caching"] = bool(opts["prefix_caching"])
     if opts.get("rollout_dtype") is not None:
         engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
     if opts.get("max_num_seqs") is not None:
@@ -155,6 +157,7 @@ GENERATION_FLAGS = {
     "engine": "--engine", "gpu_memory_utilization": "--gpu-memory-utilization",
     "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp",
     "rollout_dtype": "--rollout-dtype", "enforce_eager": "--enforce-eager/--cuda-graphs",
+    "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
     "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
     "speculative_draft": "--speculative-draft",

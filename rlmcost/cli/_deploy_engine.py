@@ -53,6 +53,20 @@ def engine_options(p: str) -> dict[str, Any]:
             ],
             None,
         ),
+        "prefix_caching": (
+            Annotated[
+                bool | None,
+                typer.Option(
+                    "--prefix-caching/--no-prefix-caching",
+                    help="The engine caches a prompt group's shared prompt: prefilled once, "
+                    "its KV blocks held once while a sample runs (vLLM enable_prefix_caching, "
+                    "SGLang's radix cache; rlmcost.placement.prefix_share). Default: on for "
+                    "vllm and sglang.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
         "rollout_dtype": (
             Annotated[
                 str | None,

@@ -69,7 +69,8 @@ class EngineSpec(BaseModel):
     the engine takes the trained weights when it has GPUs of its own; ``disk``: the trainer
     saves them to shared storage and every server reloads them (AReaL's
     ``update_weights_from_disk``, :mod:`rlmcost.perf.disk_refit`); None: the framework's refit
-    (``--framework``), else a copy over the links.
+    (``--framework``), else a copy over the links. ``prefix_caching``: a prompt group's K
+    samples share the prompt's KV blocks (:mod:`rlmcost.placement.prefix_share`).
     """
 
     model_config = _STRICT
@@ -108,6 +109,11 @@ class EngineSpec(BaseModel):
         "--tp_gather_partition_size; hybrid_engine.py generate)"
     )
 
+    prefix_caching: bool | None = Field(
+        default=None, description="the engine caches a prompt group's shared prompt and "
+        "prefills it once (vLLM enable_prefix_caching, SGLang's radix cache; "
+        "placement.prefix_share); None = the engine's default: on in vLLM V1 and SGLang"
+    )
     refit: Literal["disk"] | None = Field(
         default=None, description="how a dedicated engine takes the trained weights: 'disk' "
         "(saved to shared storage, reloaded by every server: AReaL's generation-server "
@@ -145,6 +151,20 @@ class EngineSpec(BaseModel):
                              "(--speculative-acceptance P); it depends on the pair")
         return self
 
+    @property
+    def shares_prefix(self) -> bool:
+        """Whether the engine shares a group's cached prompt: ``prefix_caching``, else its
+        default (:data:`~rlmcost.perf.rl_constants.VLLM_PREFIX_CACHING_ENABLED` for vLLM;
+        SGLang's radix cache is on unless ``--disable-radix-cache``, server_args.py); never
+        for static batchers (HF generate, DeepSpeed-Chat's Hybrid Engine)."""
+        from rlmcost.perf.rl_constants import VLLM_PREFIX_CACHING_ENABLED
+
+        if self.kind not in (EngineKind.VLLM, EngineKind.SGLANG):
+            return False
+        if self.prefix_caching is not None:
+            return self.prefix_caching
+        return bool(VLLM_PREFIX_CACHING_ENABLED.value) if self.kind is EngineKind.VLLM else True
+
     @field_validator("tp", "pp", "ep")
     @classmethod
     def _degree_at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
@@ -165,6 +185,14 @@ class EngineSpec(BaseModel):
             raise ValueError(f"engine dtype {name}: give bf16, fp16 or fp8 (engines serve 16-bit "
                              "or FP8 weights)")  # fmt: skip
         return name
+
+    @model_validator(mode="after")
+    def _prefix_caching_needs_an_engine(self) -> EngineSpec:
+        if self.prefix_caching and (self.kind.static or self.kind.hybrid_engine):
+            raise ValueError(f"prefix caching with engine {self.kind}: it generates in static "
+                             "batches without a shared KV cache; --prefix-caching applies to "
+                             "vllm and sglang")  # fmt: skip
+        return self
 
     @model_validator(mode="after")
     def _dtype_needs_an_engine(self) -> EngineSpec:

@@ -18,7 +18,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
-from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs
+from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -317,8 +317,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
     _engine_precision(r, q, v)
-    if r.flag(f"{v}.enforce_eager", False):  # examples/configs/grpo_math_1B.yaml: False
-        q.set("--enforce-eager")
+    engine_switches(r, q, v)
     _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
     engine_max_num_seqs(r, q, g)
     offload = dict(q.flags).get("--offload")

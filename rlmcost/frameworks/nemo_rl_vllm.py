@@ -20,6 +20,8 @@ leaves it unset, which depends on how NeMo RL builds the engine.
   1024) state it for the vLLM releases NeMo RL v0.5-v0.7 pin (0.11-0.20). No NeMo RL
   performance recipe of Qwen3 or Llama sets ``max_num_seqs`` (``vllm_kwargs``); the
   DeepSeek-V3 FP8 one sets 32, read here when a row carries it.
+
+Also the ``vllm_cfg`` switches the importer reads (:func:`engine_switches`).
 """
 
 from __future__ import annotations
@@ -57,3 +59,15 @@ def engine_max_num_seqs(r: Reader, q: ImportedQuery, g: str) -> None:
             q.convert(f"{g}.vllm_cfg.async_engine=true", flag, default,
                       "AsyncLLM.from_engine_args without a usage context: vLLM's "
                       f"ENGINE_CONTEXT {why}")  # fmt: skip
+
+
+def engine_switches(r: Reader, q: ImportedQuery, v: str) -> None:
+    """``vllm_cfg`` (``v``) switches: ``enforce_eager`` (examples/configs/grpo_math_1B.yaml:
+    False) and ``enable_prefix_caching`` (None: on where the compute capability is >= 8,
+    nemo_rl/models/generation/vllm/vllm_worker.py ``_resolve_enable_prefix_caching`` at
+    v0.7.0, inline at v0.3.0-v0.4.0: the engine's default on the GPUs rlmcost prices)."""
+    if r.flag(f"{v}.enforce_eager", False):
+        q.set("--enforce-eager")
+    if r.raw(f"{v}.enable_prefix_caching") is not None:
+        caching = r.flag(f"{v}.enable_prefix_caching", True)
+        q.set("--prefix-caching" if caching else "--no-prefix-caching")

@@ -53,7 +53,7 @@ ARGS: dict[str, Any] = {
     "advantage_estimator": str, "init_kl_coef": float, "use_kl_loss": _SWITCH,
     "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
     "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH, "actor_init_on_gpu": _SWITCH,
-    "enforce_eager": _SWITCH,
+    "enforce_eager": _SWITCH, "enable_prefix_caching": _SWITCH,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse types."""
 
@@ -65,7 +65,7 @@ IGNORED = {
     "input_key", "label_key", "input_template", "apply_chat_template", "normalize_reward",
     "use_wandb", "wandb_org", "wandb_group", "wandb_project", "wandb_run_name",
     "use_tensorboard", "flash_attn", "attn_implementation", "seed", "full_determinism",
-    "vllm_sync_backend", "vllm_sync_with_ray", "enable_prefix_caching",
+    "vllm_sync_backend", "vllm_sync_with_ray",
     "temperature", "top_p", "eps_clip", "eps_clip_low_high", "value_clip", "lambd", "gamma",
     "kl_estimator", "kl_target", "kl_horizon", "max_norm", "l2", "ptx_coef", "adam_betas",
     "reward_clip_range", "dynamic_filtering_reward_range", "overlong_buffer_len",
@@ -289,6 +289,8 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
         q.set("--sleep" if sleep else "--no-sleep")
         if r.flag("enforce_eager", False):  # cli/train_ppo_ray.py: store_true
             q.set("--enforce-eager")
+        if r.flag("enable_prefix_caching", False):  # cli/train_ppo_ray.py: store_true
+            q.set("--prefix-caching")  # (off: the preset's default)
     else:
         q.note("no vLLM engines (--vllm_num_engines unset or 0): the actor generates with "
                "transformers generate() on its own weights (--engine hf: static batches of "

@@ -52,7 +52,7 @@ IGNORED = (
     "delta", "loss_type", "scale_rewards", "reward_funcs", "reward_weights", "system_prompt",
     "chat_template", "vllm_server_host", "vllm_server_port", "vllm_server_base_url",
     "vllm_server_timeout", "vllm_group_port", "vllm_max_model_length", "vllm_dtype",
-    "vllm_enable_prefix_caching", "mask_truncated_completions", "shuffle_dataset",
+    "mask_truncated_completions", "shuffle_dataset",
     "remove_unused_columns", "ds3_gather_for_generation", "sync_ref_model",
     "ref_model_mixup_alpha", "ref_model_sync_steps", "disable_dropout", "run_name",
     "model_init_kwargs", "trust_remote_code", "lora_alpha", "lora_dropout", "wandb_entity",
@@ -279,6 +279,7 @@ def _engine(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion, rules: list[
             "vllm_gpu_memory_utilization",
             "vllm_tensor_parallel_size",
             "vllm_enable_sleep_mode",
+            "vllm_enable_prefix_caching",
             "vllm_device",
             "vllm_importance_sampling_correction",
         ):
@@ -295,6 +296,8 @@ def _engine(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion, rules: list[
     mode = "legacy" if legacy else r.text("vllm_mode", default_mode, ("server", "colocate"))
     frac = r.fraction("vllm_gpu_memory_utilization", 0.9 if v.before(VLLM_SERVER) else 0.3)
     sleep = r.flag("vllm_enable_sleep_mode", False)
+    if not r.flag("vllm_enable_prefix_caching", True):  # GRPOConfig: True (colocate mode;
+        q.set("--no-prefix-caching")  # `trl vllm-serve` takes vLLM's default, also on)
     correction = r.flag("vllm_importance_sampling_correction", True)
     if mode == "legacy":
         _legacy_engine(r, q, v, rules, procs, frac)

@@ -376,6 +376,8 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
     if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
         q.set("--enforce-eager")
+    if not r.flag(f"{ROLLOUT}.enable_prefix_caching", True):  # rollout.yaml: True (b25bb7d4f)
+        q.set("--no-prefix-caching")
     _mtp(r, q, name)
     seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
     if seqs != 1024:

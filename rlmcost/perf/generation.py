@@ -71,8 +71,11 @@ once), and emits ``1 + sum P^i`` tokens per sequence; :meth:`Engine.decode_step_
 the step's seconds over those tokens, so the rollout timeline, which advances one token per
 step, stays the same. The draft also prefills each prompt.
 
-Suppressed: prefix caching (a group's K samples share their prompt; modelled as K prefills),
-the mixing of prefill chunks into decode steps (each is priced alone,
+Prefix caching (a group's K samples share their prompt) is the rollout timeline's: a sample
+whose group's prompt is cached prefills only its tail (:mod:`rlmcost.placement.prefix_share`,
+:mod:`rlmcost.placement.prefills`), priced here as a chunk of the prompt.
+
+Suppressed: the mixing of prefill chunks into decode steps (each is priced alone,
 reading the weights once more), pipeline-parallel engine sends, and CUDA-graph savings on
 launch gaps.
 

@@ -47,6 +47,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.placement.prefix_share import PrefixShare, engine_share
 
 if TYPE_CHECKING:
     from rlmcost.placement.inputs import Setup
@@ -106,11 +107,13 @@ class StreamRules:
     prompt-group ``gate`` (None: sample by sample), ``reprefill``, whether the samples in
     flight recompute their KV caches at a weight update, and ``version_gate``, whether a
     batch's groups wait for the weight version that its target step allows
-    (:mod:`rlmcost.placement.version_gate`)."""
+    (:mod:`rlmcost.placement.version_gate`); ``share``: the engine's prefix sharing of a
+    group's samples on a replica (:mod:`rlmcost.placement.prefix_share`)."""
 
     gate: GroupGate | None = None
     reprefill: bool = True
     version_gate: bool = False
+    share: PrefixShare | None = None
 
 
 def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
@@ -118,14 +121,19 @@ def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
     """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
     with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
     ``Behaviour.stream_version_gate``; the plain stream where the framework has none or the
-    iteration is idealized."""
+    iteration is idealized. Prefix sharing (the run's engine) among a group's samples on a
+    replica: the gate's ``unit`` where groups are dealt round-robin, else all K (consecutive
+    requests of one prompt, as AReaL's manager routes them to one server)."""
     d = setup.deployment
+    k = setup.workload.samples_per_prompt
     beh = None if d.ideal else behaviour(d.framework)
+    gate = (gate_for(lengths, k, replicas, depth)
+            if beh is not None and beh.stream_group_gate else None)  # fmt: skip
+    share = None if d.ideal else engine_share(d.engine, gate.unit if gate else k,
+                                              d.engine.block_size, setup.counting)  # fmt: skip
     if beh is None:
-        return StreamRules()
-    gate = (gate_for(lengths, setup.workload.samples_per_prompt, replicas, depth)
-            if beh.stream_group_gate else None)  # fmt: skip
-    return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate)
+        return StreamRules(share=share)
+    return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate, share)
 
 
 def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:

@@ -358,7 +358,7 @@ def _generate(
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip
     ideal = time.bound_s
-    work += replicas * tl.recompute_flops  # preempted sequences' re-prefills, every replica
+    work += replicas * (tl.recompute_flops - tl.shared_flops)  # re-prefills, shared prompts
     return Job(
         task, model, layout, n, work, tl.depth, own, memory, time, ideal, timeline=tl,
         predicted_s=pred, predicted_ideal_s=pred, predicted_parts_s=parts,

@@ -30,6 +30,7 @@ from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
+from rlmcost.placement.prefix_share import engine_share
 from rlmcost.placement.sglang_admit import TokenPool
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
@@ -337,7 +338,8 @@ class GroupMemory(GroupEngine):
         (:func:`~rlmcost.deployment.terms.pool_tokens`, :mod:`rlmcost.placement.paged`);
         SGLang: in token slots (page size 1, ``max_total_num_tokens``) with the requests'
         ``max_new_tokens``, the task's longest response (:mod:`rlmcost.placement.sglang_admit`).
-        None for static batchers."""
+        Either shares a prompt group's cached prompt where the engine caches prefixes
+        (:mod:`rlmcost.placement.prefix_share`). None for static batchers."""
         kind = self.engine.kind
         if self.engine_task is not task or kind not in (EngineKind.VLLM, EngineKind.SGLANG):
             return None
@@ -345,10 +347,12 @@ class GroupMemory(GroupEngine):
         cp = self.layouts[task.index].cp
         block = self.engine.block_size if kind is EngineKind.VLLM else 1
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
+        k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
+        share = engine_share(self.engine, k, block * cp, self.s.counting)
         if kind is EngineKind.SGLANG:
             max_new = self._int_at(task.invocation.response, self.longest(task))
-            return TokenPool(tokens * cp, max_new, self.s.counting)
-        return Paged(tokens * cp, block * cp, self.s.counting)
+            return TokenPool(tokens * cp, max_new, self.s.counting, share=share)
+        return Paged(tokens * cp, block * cp, self.s.counting, share)
 
     def slots(self, task: Task, replicas: int, share: int) -> int:
         """Sequences one replica keeps in flight: all of its share, or what the HBM left after

@@ -59,6 +59,7 @@ from rlmcost.placement.iteration_advice import exposed_notes, recommended_fracti
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
+from rlmcost.placement.prefix_share import PREFIX_NOTE
 from rlmcost.placement.schedule_template import Template, template
 from rlmcost.placement.version_gate import gate_weights
 from rlmcost.placement.weight_syncs import weight_syncs
@@ -286,6 +287,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             + ", without the batch's long tail"
             + (f"; up to {setup.deployment.rollout_in_flight} batches in flight at once"
                if setup.deployment.rollout_in_flight > 1 else "")
+            + (f"; {PREFIX_NOTE}" if rules.share else "")
         )  # fmt: skip
     cycle = per_t.cycle
     assert cycle is not None  # a numeric period has its critical cycle

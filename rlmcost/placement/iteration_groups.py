@@ -22,6 +22,7 @@ from rlmcost.memo import per_instance
 from rlmcost.placement.estimate import Phase
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
+from rlmcost.placement.prefix_share import PREFIX_NOTE
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,9 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     for g in groups:
         for j in g.jobs:
             tl = j.timeline
+            if tl is not None and tl.shared_tokens:
+                waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
+                             "prompt tokens per group)")  # fmt: skip
             if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
                 waves.append(
                     f"{j.task.label()} on {g.name}: the paged KV cache holds at most {tl.slots} "

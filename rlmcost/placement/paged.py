@@ -25,8 +25,11 @@ admission, a preemption) the running set is fixed, which keeps the decode timeli
 sums (:class:`~rlmcost.placement.rollout.Run`). A readmission needs room that only a finish
 frees (the blocks held only grow between finishes), so admissions happen at finishes only.
 
-Prefix caching (on by default in V1) may keep a preempted request's freed blocks and spare part
-of the recomputation; the re-prefill is priced in full (an upper bound). vLLM's V0 engine
+Prefix caching (on by default in V1, ``Paged.share``): a preempted sample readmitted while a
+sibling of its prompt group runs finds the prompt's full blocks cached and recomputes the rest
+of its context (:mod:`rlmcost.placement.prefix_share`); otherwise, and without prefix
+caching, the re-prefill is priced in full (vLLM may still hold its freed blocks: an upper
+bound). vLLM's V0 engine
 (before v0.8) also preempted the newest by recomputation but admitted only above a watermark of
 1 % of the blocks (``BlockSpaceManager`` ``watermark=0.01``): not modelled. The chunked-prefill
 token budget (``max_num_batched_tokens``) spreads a large admission over steps: not modelled
@@ -44,6 +47,7 @@ from functools import cache
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.placement.prefix_share import PrefixShare
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,12 @@ class Paged:
     """A replica's paged KV pool: ``pool_tokens`` (its blocks x ``block_tokens``) and the
     tokens of a sequence one block holds across the replica (``block_size`` x CP degree: each
     device holds 1/CP of a sequence's tokens); ``counting``: the attention FLOP convention
-    of the re-prefills."""
+    of the re-prefills; ``share``: prefix caching of a prompt group (None: off)."""
 
     pool_tokens: int
     block_tokens: int
     counting: AttnCounting = AttnCounting.FULL
+    share: PrefixShare | None = None
 
     def __post_init__(self) -> None:
         if self.block_tokens < 1 or self.pool_tokens < 0:
@@ -144,6 +149,15 @@ def paged_admit(
     n = len(lengths)
     b = paged.block_tokens
     blocks_in_pool = paged.pool_tokens // b
+    # prefix caching: a sample holds its blocks past the shared prompt blocks, its group
+    # those once while one of its samples runs (prefix_share.GroupHolders)
+    share = paged.share if paged.share is not None and paged.share.group > 1 else None
+    shared = share.hit(prompt) if share is not None else 0  # block-aligned tokens
+    own = prompt - shared
+    groups = (share or PrefixShare(1, 1)).holders()
+
+    def pool_at(u: int) -> int:  # blocks held at step u: own blocks plus shared ones
+        return held.at(u) + groups.live * (shared // b)
     waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
     handed = 0
 
@@ -172,12 +186,14 @@ def paged_admit(
         held.refresh()
         while waiting and len(running) < cap and not evicted:
             i, gen = waiting[0]
-            if running and held.at(t + 1) + -(-(prompt + gen + 1) // b) > blocks_in_pool:
+            extra = 0 if groups.holds(i) else shared // b  # its group's prompt, once
+            if running and pool_at(t + 1) + extra + -(-(own + gen + 1) // b) > blocks_in_pool:
                 break
             waiting.popleft()
             slot = heapq.heappop(free_slots)[1]
             running[i] = (t, gen, slot)
-            held.add(prompt + gen - t)
+            held.add(own + gen - t)
+            groups.add(i)
             held.refresh()
             heapq.heappush(finishes, (t + lengths[i] - gen, i))
             open_[i] = Segment(i, t, 0, prompt + gen, slot)
@@ -186,11 +202,11 @@ def paged_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1 and held.at(t_next) > blocks_in_pool:
+        if len(running) > 1 and pool_at(t_next) > blocks_in_pool:
             lo, hi = t + 1, t_next  # step lo fits, step hi does not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if held.at(mid) <= blocks_in_pool else (lo, mid)
+                lo, hi = (mid, hi) if pool_at(mid) <= blocks_in_pool else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or preemption fits
         # finishes at t
@@ -199,16 +215,18 @@ def paged_admit(
             if not live(end, i):
                 continue
             start, gen, slot = running.pop(i)
-            held.add(prompt + gen - start, -1)
+            held.add(own + gen - start, -1)
+            groups.add(i, -1)
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             done += 1
         # preemption: the newest running sequences leave until the next step fits
         evicted = []
         held.refresh()
-        while len(running) > 1 and held.at(t + 1) > blocks_in_pool:
+        while len(running) > 1 and pool_at(t + 1) > blocks_in_pool:
             i, (start, gen, slot) = running.popitem()
-            held.add(prompt + gen - start, -1)
+            held.add(own + gen - start, -1)
+            groups.add(i, -1)
             held.refresh()
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))

@@ -60,7 +60,9 @@ from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.placement.group_gate import GroupGate, admit_grouped
-from rlmcost.placement.paged import Paged, Segment, prefill_flops
+from rlmcost.placement.paged import Paged, Segment
+from rlmcost.placement.prefills import prefills
+from rlmcost.placement.prefix_share import PrefixShare
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
@@ -159,6 +161,8 @@ class Timeline:
     predicted_prefill_s: float = 0.0  # of which prefills
     preemptions: int = 0  # sequences preempted and recomputed (``paged``)
     recompute_flops: int = 0  # FLOPs of their re-prefills (in the prefill phases above)
+    shared_flops: int = 0  # prefill FLOPs a group's cached prompt spared (``prefix_share``)
+    shared_tokens: int = 0  # prompt tokens a group's samples share (0: no prefix caching)
     paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
 
     @property
@@ -261,13 +265,15 @@ def timeline(
     call: int | None = None,
     paged: Paged | TokenPool | None = None,
     gate: GroupGate | None = None,
+    share: PrefixShare | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
     ``engine`` when given; ``call``: handed over in calls of that many sequences, one after
     another (:func:`_admit`); ``paged``: admitted by vLLM's blocks (:mod:`.paged`) or SGLang's
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
-    its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`).
+    its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
+    ``share``: prefix sharing without a paged pool (a stream, :mod:`.prefix_share`).
     Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
     admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
@@ -292,21 +298,10 @@ def timeline(
     end = [last_seg[i].end for i in range(n)]
     steps = max(end)
     # prefills: one phase per admission step, before that step's first decode; a readmitted
-    # (preempted) sequence recomputes its context (``paged``)
-    admits: Counter[int] = Counter(s.start for s in segs if s.context == prompt)
-    again: dict[int, list[int]] = {}
-    for s in segs:
-        if s.context != prompt:
-            again.setdefault(s.start, []).append(s.context)
-    pre_steps = sorted(admits.keys() | again.keys())
-    flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
-                              paged.counting if paged else None)  # fmt: skip
-    pre_flops = [float(admits[p]) * cost.prefill_flops
-                 + fsum(float(flops_of(c)) for c in again.get(p, ())) for p in pre_steps]
-    kv = cost.kv_bytes_per_token
-    pre_mem = [cost.weight_bytes + kv * prompt * admits[p] + kv * sum(again.get(p, ()))
-               for p in pre_steps]  # fmt: skip
-    pre_compute, pre_bound = _phases(roofline, pre_flops, pre_mem, cost.gather_s, PREFILL)
+    # (preempted) sequence recomputes its context (``paged``), a cached prompt is shared
+    pre = prefills(arch, prompt, segs, cost, paged, share)
+    pre_steps, pre_mem = pre.steps, pre.memory
+    pre_compute, pre_bound = _phases(roofline, pre.flops, pre_mem, cost.gather_s, PREFILL)
     prefill_before = dict(zip(pre_steps, pre_bound, strict=True))
     # runs: between consecutive admissions/finishes the same sequences are in flight
     change: Counter[int] = Counter()  # in-flight change after step b
@@ -346,11 +341,7 @@ def timeline(
     compute_s, memory_s, bound_s, compute_bound_s, predicted_decode = totals
     pre_compute_bound = fsum(b for c, b in zip(pre_compute, pre_bound, strict=True) if c >= b)
     if engine is not None:
-        prefill = [
-            max(engine.prefill_s(admits[p] * prompt, prompt) + _again_s(engine, again.get(p)), b)
-            for p, b in zip(pre_steps, pre_bound, strict=True)
-        ]  # fmt: skip
-        predicted = (predicted_decode, fsum(prefill))
+        predicted = (predicted_decode, fsum(pre.predicted_s(engine, prompt, pre_bound)))
     else:
         predicted = (bound_s, fsum(pre_bound))
     return Timeline(
@@ -373,18 +364,11 @@ def timeline(
         predicted_decode_s=predicted[0],
         predicted_prefill_s=predicted[1],
         preemptions=preemptions,
-        recompute_flops=sum(flops_of(c) for cs in again.values() for c in cs),
+        recompute_flops=pre.recompute_flops,
+        shared_flops=pre.shared_flops,
+        shared_tokens=pre.shared_tokens,
         paged=paged is not None,
     )
-
-
-def _again_s(engine: Engine, contexts: list[int] | None) -> float:
-    """Predicted seconds of one step's recomputations: one chunked prefill of their tokens
-    at their mean context (the engine prefills them together, ``Engine.prefill_s``)."""
-    if not contexts:
-        return 0.0
-    tokens = sum(contexts)
-    return engine.prefill_s(tokens, -(-tokens // len(contexts)))
 
 
 def _phases(

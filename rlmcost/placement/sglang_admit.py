@@ -37,11 +37,15 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
 paged_admit` replays vLLM's, with the same machinery (:class:`~rlmcost.placement.paged._Blocks`
 with 1-token blocks, :class:`~rlmcost.placement.paged.Segment`, :class:`~rlmcost.placement.
 paged.Schedule`), so the decode timeline runs on it unchanged; a retraction counts as a
-preemption (its re-prefill recomputes prompt + output, priced in full).
+preemption (its re-prefill recomputes prompt + output, in full unless a sibling runs: below).
 
-Not modelled: the radix cache's sharing of a group's prompt between its samples and its
-keeping of a retracted request's prompt (every sequence holds its own prompt and a readmission
-recomputes it: an upper bound on the tokens held and recomputed); a prefill batch holds whole
+The radix cache's sharing of a group's prompt (``TokenPool.share``,
+:mod:`rlmcost.placement.prefix_share`): a request holds its tokens past the shared prompt, the
+group those once while one of its requests runs; a request whose group ran before this
+admission check matches the prompt (``extend_input_len`` less it, in the budget too); a request
+retracted and readmitted beside a sibling recomputes its context past the prompt. Not
+modelled: the tree's keeping of tokens no request holds (evictable nodes: a group whose
+requests all left recomputes its prompt, an upper bound); a prefill batch holds whole
 requests (SGLang splits the one that crosses ``chunked_prefill_size`` and reserves its
 ``max_new_tokens`` with its last chunk); a request that finished in the step of an admission
 check is gone from it (SGLang's ``filter_batch`` drops it just after the check, which counts it
@@ -60,6 +64,7 @@ from dataclasses import dataclass
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.placement.paged import Schedule, Segment, _Blocks, _closed
+from rlmcost.placement.prefix_share import GroupHolders, PrefixShare
 
 INIT_NEW_TOKEN_RATIO = 0.7
 """``global_config.default_init_new_token_ratio`` (env ``SGLANG_INIT_NEW_TOKEN_RATIO``, 0.7) x
@@ -95,12 +100,14 @@ class TokenPool:
     """An SGLang replica's KV pool: ``pool_tokens`` token slots (``max_total_num_tokens``, x CP
     as :class:`~rlmcost.placement.paged.Paged`), each request's ``max_new_tokens`` (the
     workload's response cap), the input tokens of one prefill batch (``round_tokens``) and the
-    attention FLOP convention of the re-prefills."""
+    attention FLOP convention of the re-prefills; ``share``: the radix cache's sharing of a
+    prompt group (None: off)."""
 
     pool_tokens: int
     max_new_tokens: int
     counting: AttnCounting = AttnCounting.FULL
     round_tokens: int = CHUNKED_PREFILL_SIZE
+    share: PrefixShare | None = None
 
     def __post_init__(self) -> None:
         if self.pool_tokens < 0 or self.max_new_tokens < 1 or self.round_tokens < 1:
@@ -152,6 +159,15 @@ def sglang_admit(
     """
     n = len(lengths)
     size, max_new = pool.pool_tokens, pool.max_new_tokens
+    # the radix cache: a sample holds its tokens past the group's shared prompt tokens, the
+    # group those once while one of its samples runs (prefix_share.GroupHolders)
+    share = pool.share if pool.share is not None and pool.share.group > 1 else None
+    shared = share.hit(prompt) if share is not None else 0
+    own = prompt - shared
+    groups = (share or PrefixShare(1, 1)).holders()
+
+    def pool_at(u: int) -> int:  # slots held at step u: own tokens plus shared ones
+        return held.at(u) + groups.live * shared
     clip_new = min(max_new, CLIP_MAX_NEW_TOKENS_ESTIMATION)
     waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
     handed = 0
@@ -182,24 +198,28 @@ def sglang_admit(
             pending, after = after, -1
             held.refresh()
             ratio = ratio_at(base, since, t)
-            free = size - held.at(t)
+            free = size - pool_at(t)
+            before = dict(groups.count)  # groups running before this prefill batch
             reserved = ratio * sum(min(max_new - g - (t - s0), CLIP_MAX_NEW_TOKENS_ESTIMATION)
                                    for s0, g, _ in running.values())  # fmt: skip
             batch_full = batch_in = 0  # this prefill batch's full totals and input tokens
             batch: list[int] = []  # its requests' outputs
             while waiting and len(running) < cap:
                 i, gen = waiting[0]
-                ext = prompt + gen
+                # the prefix matched: its group's prompt where a sample ran before this batch
+                ext = prompt + gen - (shared if before.get(i // groups.group, 0) else 0)
+                extra = 0 if groups.holds(i) else shared  # its group's prompt, held once
                 if running and (ext + clip_new >= free - reserved - batch_full
-                                or held.at(t + 1) + ext + 1 > size):  # fmt: skip
+                                or pool_at(t + 1) + extra + own + gen + 1 > size):  # fmt: skip
                     break
                 waiting.popleft()
                 slot = heapq.heappop(free_slots)[1]
                 running[i] = (t, gen, slot)
-                held.add(ext - t)
+                held.add(own + gen - t)
+                groups.add(i)
                 held.refresh()
                 heapq.heappush(finishes, (t + lengths[i] - gen, i))
-                open_[i] = Segment(i, t, 0, ext, slot)
+                open_[i] = Segment(i, t, 0, prompt + gen, slot)
                 peak = max(peak, len(running))
                 batch.append(gen)
                 batch_full, batch_in = batch_full + ext + clip_new, batch_in + ext
@@ -214,11 +234,11 @@ def sglang_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a retracted sequence's stale finish
         t_next = finishes[0][0] if pending <= t else min(finishes[0][0], pending)
-        if len(running) > 1 and held.at(t_next) > size:
+        if len(running) > 1 and pool_at(t_next) > size:
             lo, hi = t + 1, t_next  # step lo fits, step hi does not
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if held.at(mid) <= size else (lo, mid)
+                lo, hi = (mid, hi) if pool_at(mid) <= size else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or a retraction fits
         finished = False
@@ -227,7 +247,8 @@ def sglang_admit(
             if not live(end, i):
                 continue
             start, gen, slot = running.pop(i)
-            held.add(prompt + gen - start, -1)
+            held.add(own + gen - start, -1)
+            groups.add(i, -1)
             segments.append(_closed(open_.pop(i), t))
             heapq.heappush(free_slots, (t, slot))
             done += 1
@@ -239,9 +260,9 @@ def sglang_admit(
         elif finished:  # update_running_batch clears the full mark after this step's check
             pending = t + 1
         held.refresh()
-        if len(running) > 1 and held.at(t + 1) > size:
-            retractions += _retract(running, held, prompt, size, t, segments, open_,
-                                    free_slots, waiting)  # fmt: skip
+        if len(running) > 1 and pool_at(t + 1) > size:
+            retractions += _retract(running, held, own, size, t, segments, open_,
+                                    free_slots, waiting, groups, shared)  # fmt: skip
             decoded = sum(g + t - s0 for s0, g, _ in running.values())
             base = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
                        / (len(running) * max_new))  # fmt: skip
@@ -254,17 +275,20 @@ def sglang_admit(
 def _retract(
     running: dict[int, tuple[int, int, int]], held: _Blocks, prompt: int, size: int, t: int,
     segments: list[Segment], open_: dict[int, Segment], free_slots: list[tuple[int, int]],
-    waiting: deque[tuple[int, int]],
+    waiting: deque[tuple[int, int]], groups: GroupHolders, shared: int,
 ) -> int:  # fmt: skip
     """``retract_decode`` at step ``t`` (module docstring): the fewest outputs first, at least
     one, until ``RETRACT_DECODE_STEPS`` slots per remaining request are free, never the last;
-    the retracted go to the back of ``waiting`` with their outputs. Returns how many."""
+    the retracted go to the back of ``waiting`` with their outputs. ``prompt``: the tokens of
+    a prompt a request holds itself (past its group's ``shared`` ones). Returns how many."""
     order = sorted(running, key=lambda i: running[i][1] + t - running[i][0], reverse=True)
     out: list[tuple[int, int]] = []
-    while len(order) > 1 and (not out or size - held.at(t) < RETRACT_DECODE_STEPS * len(order)):
+    while len(order) > 1 and (not out or size - held.at(t) - groups.live * shared
+                              < RETRACT_DECODE_STEPS * len(order)):  # fmt: skip
         i = order.pop()
         start, gen, slot = running.pop(i)
         held.add(prompt + gen - start, -1)
+        groups.add(i, -1)
         held.refresh()
         segments.append(_closed(open_.pop(i), t))
         heapq.heappush(free_slots, (t, slot))

@@ -123,9 +123,11 @@ def stream(
     gate = rules.gate
     active = max(1, min(slots, depth * len(lengths)))
     m = STREAM_BATCHES
-    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine, gate=gate)
+    share = rules.share  # a group's prompt prefilled once (prefix_share)
+    one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine, gate=gate,
+                   share=share)  # fmt: skip
     many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine,
-                    gate=gate)  # fmt: skip
+                    gate=gate, share=share)  # fmt: skip
     k = 1.0 / (m - 1)
     decode = PhaseTime(
         (many.time.compute_s - one.time.compute_s) * k,
@@ -146,6 +148,6 @@ def stream(
         again, pred_again = PhaseTime(0.0, 0.0, 0.0, 0.0), 0.0
     time = decode + again
     predicted = max(pred_decode + pred_prefill, decode.bound_s) + pred_again
-    vg = (GateStream(arch, prompt, lengths, active, cost, roofline, engine, gate, depth)
+    vg = (GateStream(arch, prompt, lengths, active, cost, roofline, engine, gate, depth, share)
           if rules.version_gate else None)  # fmt: skip
     return Stream(time, predicted, pred_decode, pred_prefill, pred_again, active, ctx, vg)

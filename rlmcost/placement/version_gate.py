@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.memo import memoized
 from rlmcost.placement.group_gate import GroupGate
+from rlmcost.placement.prefix_share import PrefixShare
 from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.placement.schedule_template import Template
 
@@ -83,6 +84,7 @@ class GateStream:
     engine: Engine | None
     gate: GroupGate | None
     depth: int
+    share: PrefixShare | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def _per_batch(s: GateStream, version: tuple[int, int, int] | None,
         if version is not None:  # sample by sample without a group gate: groups of one
             gate = replace(gate or GroupGate(1, len(s.lengths) * n, 0), version=version)
         tl = timeline(s.arch, s.prompt, s.lengths * n, s.slots, s.cost, s.roofline, s.engine,
-                      gate=gate)  # fmt: skip
+                      gate=gate, share=s.share)  # fmt: skip
         busy = sum(r.last - r.first + 1 for r in tl.runs)
         out.append((tl.predicted_s, tl.time.bound_s, float(tl.steps), float(tl.steps - busy)))
     return tuple((b - a) / STEADY_BATCHES for a, b in zip(*out, strict=True))

@@ -179,6 +179,8 @@ def _deployment_flags(run: Run) -> list[str]:
         raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
     words.append("--sleep" if e.sleep else "--no-sleep")
     words += ["--enforce-eager"] if e.eager else []
+    if e.prefix_caching is not None:
+        words.append("--prefix-caching" if e.prefix_caching else "--no-prefix-caching")
     if e.kind != e0.kind:
         words += ["--engine", str(e.kind)]
     if d.lora is not None:

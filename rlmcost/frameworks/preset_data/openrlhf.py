@@ -66,6 +66,13 @@ PRESET = Preset(
             f"{_ORLHF_ARGS}: --vllm_enable_sleep default False",
         ),
         Default(
+            "engine.prefix_caching",
+            False,
+            "--no-prefix-caching",
+            f"{_ORLHF_ARGS}: --enable_prefix_caching store_true, default False (397d6a1c; "
+            "--vllm.enable_prefix_caching since ed62d0e2)",
+        ),
+        Default(
             "offload_idle",
             False,
             "(no --offload-idle)",

@@ -1,0 +1,110 @@
+"""The prefill phases of a rollout timeline: one per engine step that admits sequences.
+
+Split from :mod:`rlmcost.placement.rollout` by purpose. Each admission step runs the prefill
+of the sequences it admits before its first decode step (``rollout`` module docstring): a new
+sequence prefills its prompt, a readmitted (preempted) one recomputes its context
+(:mod:`rlmcost.placement.paged`), and with prefix caching a sequence whose group's prompt is
+cached prefills only its own tail (:mod:`rlmcost.placement.prefix_share`). Per phase: FLOPs
+(exact ints summed as floats for the roofline), bytes per device (the weights read once plus
+the KV cache of the phase's tokens: a tail writes its own tokens' KV and reads the cached
+prefix's, the same bytes as a whole prompt), and with an engine the predicted seconds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import fsum
+from typing import TYPE_CHECKING
+
+from rlmcost.arch import Arch
+from rlmcost.placement.paged import Segment, prefill_flops
+from rlmcost.placement.prefix_share import PrefixShare, hits, tail_flops
+
+if TYPE_CHECKING:
+    from rlmcost.perf.generation import Engine
+    from rlmcost.placement.paged import Paged
+    from rlmcost.placement.rollout import DecodeCost
+    from rlmcost.placement.sglang_admit import TokenPool
+
+
+@dataclass(frozen=True)
+class Prefills:
+    """The phases, by admission step: new sequences prefilling their whole prompt
+    (``fresh``), readmitted ones recomputing their contexts (``again``) and tails after a
+    cached prefix (``tails``: own tokens); FLOPs and bytes per phase; the FLOPs of the
+    recomputations and those the cached prefixes spared new sequences; the prompt tokens a
+    group shares (0: none)."""
+
+    steps: list[int]
+    fresh: Counter[int]
+    again: dict[int, list[int]]
+    tails: dict[int, list[int]]
+    flops: list[float]
+    memory: list[float]
+    recompute_flops: int
+    shared_flops: int
+    shared_tokens: int
+
+    def predicted_s(self, engine: Engine, prompt: int, bounds: Sequence[float]) -> list[float]:
+        """Predicted seconds per phase: one chunked prefill of the whole prompts and the
+        tails (the engine runs them in the same steps; a tail shorter than a prompt is priced
+        as a chunk of a prompt, attending to its prefix: ``Engine.chunk_s``), one of the
+        recomputed contexts; at least the phase's bound."""
+        return [
+            max(engine.prefill_s(self.fresh[p] * prompt + sum(self.tails.get(p, [])), prompt)
+                + _batch_s(engine, self.again.get(p)), b)
+            for p, b in zip(self.steps, bounds, strict=True)
+        ]  # fmt: skip
+
+
+def prefills(
+    arch: Arch, prompt: int, segs: Sequence[Segment], cost: DecodeCost,
+    paged: Paged | TokenPool | None, stream_share: PrefixShare | None = None,
+) -> Prefills:  # fmt: skip
+    """The prefill phases of ``segs`` (module docstring); ``paged`` carries the attention
+    convention of the recomputations and the engine's prefix sharing (None: neither);
+    ``stream_share``: the sharing of an engine without a paged pool (a stream's slots)."""
+    share = paged.share if paged is not None else stream_share
+    cached = hits([(s.seq, s.start, s.end, s.context) for s in segs], prompt, share)
+    fresh: Counter[int] = Counter()
+    again: dict[int, list[int]] = {}
+    tails: dict[int, list[tuple[int, int]]] = {}  # step -> (context, cached tokens)
+    for s, hit in zip(segs, cached, strict=True):
+        if hit:
+            tails.setdefault(s.start, []).append((s.context, hit))
+        elif s.context == prompt:
+            fresh[s.start] += 1
+        else:
+            again.setdefault(s.start, []).append(s.context)
+    steps = sorted(fresh.keys() | again.keys() | tails.keys())
+    flops_of = prefill_flops(arch, prompt, cost.prefill_flops,
+                             paged.counting if paged else None)  # fmt: skip
+    tail_of = {c_h: tail_flops(arch, *c_h, share.counting) for ts in tails.values()
+               for c_h in ts} if share is not None else {}  # fmt: skip
+    flops = [float(fresh[p]) * cost.prefill_flops
+             + fsum([float(flops_of(c)) for c in again.get(p, ())]
+                    + [float(tail_of[t]) for t in tails.get(p, ())])
+             for p in steps]  # fmt: skip
+    kv = cost.kv_bytes_per_token
+    memory = [cost.weight_bytes + kv * prompt * fresh[p]
+              + kv * sum(again.get(p, []) + [c for c, _ in tails.get(p, [])]) for p in steps]
+    redone = [t for ts in tails.values() for t in ts if t[0] != prompt]
+    spared = sum(cost.prefill_flops - tail_of[t] for ts in tails.values() for t in ts
+                 if t[0] == prompt)  # fmt: skip
+    return Prefills(
+        steps, fresh, again, {p: [c - h for c, h in ts] for p, ts in tails.items()}, flops,
+        memory, sum(flops_of(c) for cs in again.values() for c in cs)
+        + sum(tail_of[t] for t in redone), spared,
+        share.hit(prompt) if share is not None and share.group > 1 else 0,
+    )  # fmt: skip
+
+
+def _batch_s(engine: Engine, contexts: list[int] | None) -> float:
+    """Predicted seconds of one step's recomputations (or tails): one chunked prefill of their
+    tokens at their mean length (the engine prefills them together, ``Engine.prefill_s``)."""
+    if not contexts:
+        return 0.0
+    tokens = sum(contexts)
+    return engine.prefill_s(tokens, -(-tokens // len(contexts)))
