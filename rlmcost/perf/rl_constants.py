@@ -238,10 +238,7 @@ STEP_OVERHEAD_RESIDUAL_S = Constant(3.0, 2.0, 8.0, "NeMo RL v0.3 blog 2025-07-21
 NeMo RL v0.3 blog (2025-07-21) GRPO step tables, total step time minus the listed phases (training +
 refit + generation + log-probs): Llama-8B Megatron 112-109 = 3, 70B 147-144 = 3, 8B DTensor 122-118
 = 4, 70B DTensor 230-222 = 8 (high), Qwen3-32B 213-211 = 2 (low), Qwen3-30B-A3B 167-163 = 4, 70B 16k
-445-443 = 2: controller, data processing, rewards and advantage computation per step. The
-math verifier itself is not in it: v0.3.0's grpo.py scores the responses inside the generation
-timer (run_multi_turn_rollout -> calculate_rewards; rlmcost.perf.nemo_rl_env), and its
-reward_calculation timer only turns the rewards into advantages.
+445-443 = 2: controller, data, advantages; not the verifier (in generation: perf.nemo_rl_env).
 """
 
 # --- 4. Optimizer on the host, host link ----------------------------------------------------
