@@ -120,11 +120,11 @@ def _model(r: Reader, q: ImportedQuery, given: str | None) -> None:
         else:
             same = [m for m in models() if not _mismatch(m, shape, gqa)]
             if len(same) != 1 or not any(v is not None for v in shape.values()):
-                what = f"--hf-checkpoint {ckpt}" if ckpt else "no --hf-checkpoint"
+                what = (f"--hf-checkpoint {ckpt} is not a built-in model" if ckpt
+                        else "no --hf-checkpoint names the model")  # fmt: skip
                 raise SpecError(
-                    f"{WHERE}: {what} is not a built-in model and the Megatron model arguments "
-                    f"match {len(same)} built-in models; give `rlmcost import slime --model "
-                    "NAME|config.json -- ...`"
+                    f"{WHERE}: {what} and the Megatron model arguments match {len(same)} "
+                    "built-in models; give `rlmcost import slime --model NAME|config.json -- ...`"
                 )
             spec = same[0]
             q.convert("--num-layers, --hidden-size, ... (Megatron model arguments)", "--model",
