@@ -152,10 +152,30 @@ def test_sharing_never_slows_generation_nor_admits_fewer(lengths, prompt, group,
         return timeline(ARCH, prompt, tuple(lengths), 64, cost, roof, None, None, kv)
 
     on, off = run(share), run(None)
-    assert on.time.bound_s <= off.time.bound_s * (1 + 1e-9)
-    assert on.predicted_s <= off.predicted_s * (1 + 1e-9)
     assert on.slots >= off.slots
-    # (not the recomputed FLOPs: a later preemption recomputes a longer context)
+    if on.preemptions == 0 and off.preemptions == 0:  # the pool holds what each admits
+        assert on.time.bound_s <= off.time.bound_s * (1 + 1e-9)
+        assert on.predicted_s <= off.predicted_s * (1 + 1e-9)
+    # (not under KV pressure: more admitted sequences can preempt a longer context later,
+    # test_sharing_under_kv_pressure_can_preempt_a_longer_context)
+
+
+def test_sharing_under_kv_pressure_can_preempt_a_longer_context():
+    """The anomaly the property above leaves out (hypothesis found it): under KV pressure
+    sharing admits the same sequences but the newest is preempted later, with a longer
+    context to recompute, so the rollout's memory-bound time is 3e-6 longer; a list-scheduling
+    effect of vLLM's preempt-the-newest rule, not a cost of sharing itself."""
+    roof, cost, block = Roofline(H100, 1, Dtype.BF16), _cost(112), 16
+    lengths = (49, 82, 49)
+
+    def run(s: PrefixShare | None):
+        kv = Paged(400 - 400 % block, block, share=s)
+        return timeline(ARCH, 112, lengths, 64, cost, roof, None, None, kv)
+
+    on, off = run(PrefixShare(2, block, same_step=True)), run(None)
+    assert on.preemptions == off.preemptions == 1
+    assert on.recompute_flops > off.recompute_flops
+    assert off.time.bound_s < on.time.bound_s < off.time.bound_s * (1 + 1e-5)
 
 
 def test_the_switch_and_the_engines_defaults():

@@ -40,14 +40,14 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
-from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.prefix_share import GroupHolders, PrefixShare
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,38 @@ class _Blocks:
         return self.q + self.n * m + (self.suffix[self.b - v] if v else 0)
 
 
+def shared_prompt(share: PrefixShare | None, prompt: int) -> tuple[int, int, GroupHolders]:
+    """(shared, own, holders) of a replay (:func:`paged_admit`, :func:`rlmcost.placement.
+    sglang_admit.sglang_admit`): the prompt tokens a group's samples share (none without
+    prefix caching or for groups of one), each sample's own prompt tokens, and the groups'
+    reference counts (:class:`~rlmcost.placement.prefix_share.GroupHolders`)."""
+    active = share if share is not None and share.group > 1 else None
+    shared = active.hit(prompt) if active is not None else 0
+    return shared, prompt - shared, (active or PrefixShare(1, 1)).holders()
+
+
+class Handout:
+    """The sequences handed to a replica: all at once, or ``call`` at a time (the next call
+    when the replica empties); ``waiting`` holds (sequence, tokens generated)."""
+
+    def __init__(self, n: int, call: int | None) -> None:
+        self.n, self.call, self.handed = n, call, 0
+        self.waiting: deque[tuple[int, int]] = deque()
+
+    def hand(self) -> None:
+        """Hand over the next call's sequences (all that are left without calls)."""
+        more = self.n - self.handed if not self.call else min(self.call, self.n - self.handed)
+        self.waiting.extend((i, 0) for i in range(self.handed, self.handed + more))
+        self.handed += more
+
+
+def is_live(running: dict[int, tuple[int, int, int]], lengths: Sequence[int], end: int,
+            i: int) -> bool:  # fmt: skip
+    """Whether a finish event (``end``, sequence ``i``) is still current: ``i`` runs in the
+    segment that ends then (a preemption or a retraction restarted it otherwise)."""
+    return i in running and running[i][0] + lengths[i] - running[i][1] == end
+
+
 def paged_admit(
     lengths: list[int], prompt: int, cap: int, paged: Paged, call: int | None = None
 ) -> Schedule:
@@ -151,24 +183,15 @@ def paged_admit(
     blocks_in_pool = paged.pool_tokens // b
     # prefix caching: a sample holds its blocks past the shared prompt blocks, its group
     # those once while one of its samples runs (prefix_share.GroupHolders)
-    share = paged.share if paged.share is not None and paged.share.group > 1 else None
-    shared = share.hit(prompt) if share is not None else 0  # block-aligned tokens
-    own = prompt - shared
-    groups = (share or PrefixShare(1, 1)).holders()
+    shared, own, groups = shared_prompt(paged.share, prompt)  # shared: block-aligned tokens
 
     def pool_at(u: int) -> int:  # blocks held at step u: own blocks plus shared ones
         return held.at(u) + groups.live * (shared // b)
-    waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
-    handed = 0
-
-    def hand() -> None:
-        nonlocal handed
-        more = n - handed if not call else min(call, n - handed)
-        waiting.extend((i, 0) for i in range(handed, handed + more))
-        handed += more
+    handout = Handout(n, call)
+    waiting, hand = handout.waiting, handout.hand
 
     def live(end: int, i: int) -> bool:
-        return i in running and running[i][0] + lengths[i] - running[i][1] == end
+        return is_live(running, lengths, end, i)
 
     hand()
     running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); LIFO order

@@ -63,7 +63,15 @@ from dataclasses import dataclass
 
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
-from rlmcost.placement.paged import Schedule, Segment, _Blocks, _closed
+from rlmcost.placement.paged import (
+    Handout,
+    Schedule,
+    Segment,
+    _Blocks,
+    _closed,
+    is_live,
+    shared_prompt,
+)
 from rlmcost.placement.prefix_share import GroupHolders, PrefixShare
 
 INIT_NEW_TOKEN_RATIO = 0.7
@@ -161,25 +169,16 @@ def sglang_admit(
     size, max_new = pool.pool_tokens, pool.max_new_tokens
     # the radix cache: a sample holds its tokens past the group's shared prompt tokens, the
     # group those once while one of its samples runs (prefix_share.GroupHolders)
-    share = pool.share if pool.share is not None and pool.share.group > 1 else None
-    shared = share.hit(prompt) if share is not None else 0
-    own = prompt - shared
-    groups = (share or PrefixShare(1, 1)).holders()
+    shared, own, groups = shared_prompt(pool.share, prompt)
 
     def pool_at(u: int) -> int:  # slots held at step u: own tokens plus shared ones
         return held.at(u) + groups.live * shared
     clip_new = min(max_new, CLIP_MAX_NEW_TOKENS_ESTIMATION)
-    waiting: deque[tuple[int, int]] = deque()  # (sequence, tokens generated)
-    handed = 0
-
-    def hand() -> None:
-        nonlocal handed
-        more = n - handed if not call else min(call, n - handed)
-        waiting.extend((i, 0) for i in range(handed, handed + more))
-        handed += more
+    handout = Handout(n, call)
+    waiting, hand = handout.waiting, handout.hand
 
     def live(end: int, i: int) -> bool:
-        return i in running and running[i][0] + lengths[i] - running[i][1] == end
+        return is_live(running, lengths, end, i)
 
     running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); batch order
     finishes: list[tuple[int, int]] = []  # (end step, seq)
