@@ -111,7 +111,10 @@ def _generation_s(engine: str, partial: bool, *extra: str) -> float:
     argv = ["--engine", engine, "--model", "llama-3.2-1b", "--hardware", "h100-sxm", "--gpus",
             "8", "--groups", "rollout=4,actor=4", "--placement", "async", "--staleness", "1",
             "--batch", "32", "--group", "4", "--prompt-len", "256", "--response-len", "2048",
-            "--no-kl", *extra] + (["--partial-rollout"] if partial else [])  # fmt: skip
+            "--no-kl", "--no-prefix-caching", *extra] + (["--partial-rollout"] if partial
+                                                        else [])  # fmt: skip
+    # (prefix caching off: vLLM shares a group's prompt blocks, SGLang its radix tokens, which
+    # differ; this test isolates the host term, placement/prefix_share.py prices the sharing)
     est = evaluate_deployment(run_from_argv("grpo", argv))
     return next(j.predicted_s for g in est.groups for j in g.jobs
                 if j.task.kind.value == "generate")  # fmt: skip

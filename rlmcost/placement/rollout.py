@@ -263,9 +263,8 @@ def timeline(
     roofline: Roofline,
     engine: Engine | None = None,
     call: int | None = None,
-    paged: Paged | TokenPool | None = None,
+    paged: Paged | TokenPool | PrefixShare | None = None,
     gate: GroupGate | None = None,
-    share: PrefixShare | None = None,
 ) -> Timeline:
     """Simulate one replica decoding ``lengths`` (its share) with ``slots`` concurrent
     sequences on ``roofline`` (the replica's devices), with predicted step times from
@@ -273,11 +272,15 @@ def timeline(
     another (:func:`_admit`); ``paged``: admitted by vLLM's blocks (:mod:`.paged`) or SGLang's
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
-    ``share``: prefix sharing without a paged pool (a stream, :mod:`.prefix_share`).
+    ``paged`` a :class:`~rlmcost.placement.prefix_share.PrefixShare` alone: prefix sharing
+    without a pool (a stream's slots, :mod:`.prefix_share`).
     Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
     admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
+    share = None
+    if isinstance(paged, PrefixShare):  # a stream: its own slots, the prompt shared
+        share, paged = paged, None
     n = len(lengths)
     if n == 0 or min(lengths) < 1:
         raise SpecError("a rollout needs at least one sequence of at least one response token")

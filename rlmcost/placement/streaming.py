@@ -125,9 +125,9 @@ def stream(
     m = STREAM_BATCHES
     share = rules.share  # a group's prompt prefilled once (prefix_share)
     one = timeline(arch, prompt, lengths * depth, active, cost, roofline, engine, gate=gate,
-                   share=share)  # fmt: skip
+                   paged=share)  # fmt: skip
     many = timeline(arch, prompt, lengths * (depth + m - 1), active, cost, roofline, engine,
-                    gate=gate, share=share)  # fmt: skip
+                    gate=gate, paged=share)  # fmt: skip
     k = 1.0 / (m - 1)
     decode = PhaseTime(
         (many.time.compute_s - one.time.compute_s) * k,

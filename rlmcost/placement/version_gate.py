@@ -110,7 +110,7 @@ def _per_batch(s: GateStream, version: tuple[int, int, int] | None,
         if version is not None:  # sample by sample without a group gate: groups of one
             gate = replace(gate or GroupGate(1, len(s.lengths) * n, 0), version=version)
         tl = timeline(s.arch, s.prompt, s.lengths * n, s.slots, s.cost, s.roofline, s.engine,
-                      gate=gate, share=s.share)  # fmt: skip
+                      paged=s.share, gate=gate)  # fmt: skip
         busy = sum(r.last - r.first + 1 for r in tl.runs)
         out.append((tl.predicted_s, tl.time.bound_s, float(tl.steps), float(tl.steps - busy)))
     return tuple((b - a) / STEADY_BATCHES for a, b in zip(*out, strict=True))
