@@ -243,7 +243,11 @@ def test_rl_run_default_unchanged_and_hybrid_moves_states():
     assert a.pop("deployment")["train"]["zero_shard"] is None
     assert b.pop("deployment")["train"]["zero_shard"] == 16
     assert a == b
-    jobs = _rl(2).to_json()["groups"][0]["jobs"]
+    assert not any("hybrid sharding" in n for n in a["notes"])
+    hsdp = _rl(2)
+    assert any(n.startswith("hybrid sharding: ZeRO-3 states over 2 ranks, 8 replicas")
+               for n in hsdp.notes)  # the modelling choice, stated
+    jobs = hsdp.to_json()["groups"][0]["jobs"]
     train = next(j["memory_breakdown_bytes"] for j in jobs if j["kind"] == "train")
     half = -(-_params(QWEN) // 2)
     assert (train["weights"], train["gradients"], train["optimizer"]) == \
