@@ -182,6 +182,9 @@ def test_check_layout_names_the_divisors():
         check_layout(MOE, Layout(dp=8, ep=4, etp=1, zero=Z3, zero_shard=2))
     assert not cmem.layout_ok(cmem.arch_numbers(QWEN), Layout(dp=8, zero=Z3, zero_shard=3))
     check_layout(QWEN, Layout(dp=8, zero=ZeroStage.NONE, zero_shard=3))  # no effect, no error
+    moe0 = Layout(dp=8, ep=8, etp=1)  # ZeRO 0: nothing sharded, the shard size has no effect
+    for fn in (memory_per_rank, cmem.memory_per_rank):
+        assert fn(MOE, moe0.with_(zero_shard=2), "train", 8, 128) == fn(MOE, moe0, "train", 8, 128)
 
 
 def test_train_cli_zero_shard():

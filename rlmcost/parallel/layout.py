@@ -94,10 +94,10 @@ class Layout:
         within a node, replicate across; FSDP2 ``fully_shard(mesh)`` with a 2-D (replicate,
         shard) mesh; verl ``create_device_mesh``, verl/workers/fsdp_workers.py @b25bb7d4f:
         mesh (world / fsdp_size, fsdp_size); DeepSpeed ZeRO++ hpZ, Wang et al. 2023,
-        arXiv:2306.10209 §3.2)."""
+        arXiv:2306.10209 §3.2). Under ZeRO 0 nothing is sharded: P_d P_c."""
         ranks = self.dp * self.cp
         z = self.zero_shard
-        return ranks if z is None or z >= ranks else z
+        return ranks if z is None or z >= ranks or self.zero == ZeroStage.NONE else z
 
     @property
     def zero_replicas(self) -> int:
