@@ -68,7 +68,7 @@ def with_lora(
     trainer's stored dtype, ``workload.param_dtype``, when it has one)."""
     stored = workload.stored_dtype if train else workload.weight_dtype
     states = model_state_bytes_per_rank(
-        adapters, layout.zero, layout.dp * layout.cp, stored, train
+        adapters, layout.zero, layout.zero_group, stored, train
     )
     if not train:
         return replace(m, weights=m.weights + states.weights)

@@ -132,11 +132,23 @@ class GroupTasks(GroupSizes):
         return dep.forward_layout().zero
 
     def _apply_forward_sharding(self) -> None:
-        """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives."""
+        """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives and the
+        hybrid shard of the same layout (``TrainLayout.zero_shard``; verl builds one FSDP
+        mesh per ``ActorRolloutRefWorker`` from ``actor.fsdp_config.fsdp_size`` and wraps the
+        reference in it too: verl/workers/fsdp_workers.py ``create_device_mesh``)."""
+        dep = self.s.deployment
+        own = dep.group(self.group.name)
+        given = own.forward or own.train if own is not None else None
+        shard = (given or dep.forward_layout()).zero_shard
         for t in self.tasks:
             zero = self.forward_zero(t)
-            if zero is not None and self.layouts[t.index].zero is not zero:
-                self.layouts[t.index] = self.layouts[t.index].with_(zero=zero)
+            lay = self.layouts[t.index]
+            if zero is not None and lay.zero is not zero:
+                lay = lay.with_(zero=zero)
+            if t.kind is Kind.FORWARD and self.group.layout(Kind.FORWARD) is None and \
+                    lay.zero_shard != shard:  # fmt: skip
+                lay = lay.with_(zero_shard=shard)
+            self.layouts[t.index] = lay
 
     def _apply_token_budget(self) -> None:
         """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
