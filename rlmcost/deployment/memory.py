@@ -42,9 +42,11 @@ def with_logits_peak(
     train: bool,
     deployment: Deployment,
     workload: Workload,
+    train_copies: int = 2,
 ) -> MemoryBreakdown:
     """``m`` with its logits term (non-zero on the last stage only) replaced by the log-prob
-    peak over ``positions`` positions of one micro-batch."""
+    peak over ``positions`` positions of one micro-batch (``train_copies``: low-memory
+    training's buffers, :func:`~rlmcost.deployment.terms.logits_peak_bytes`)."""
     if m.logits == 0:
         return m
     peak = logits_peak_bytes(
@@ -55,6 +57,7 @@ def with_logits_peak(
         workload.activation_dtype,
         workload.logits_dtype,
         deployment.logits_chunk_tokens,
+        train_copies,
     )
     return replace(m, logits=peak)
 

@@ -114,7 +114,12 @@ class Behaviour:
     buffers and re-zeroes them, moving nothing; ``grads_freed_after_update``: its update
     ends by setting every gradient to None (``optimizer.zero_grad()``, ``set_to_none`` by
     default since PyTorch 2.0), so a trained model holds no gradients outside its update
-    (:meth:`rlmcost.placement.group_memory.GroupMemory.present`); ``param_offload_pageable``:
+    (:meth:`rlmcost.placement.group_memory.GroupMemory.present`); ``low_memory_train_copies``:
+    the ``positions x V`` buffers its low-memory log-probs hold at the head's backward, and
+    ``logits_freed_before_layers``: they are gone before the rebuilt layer's backward (both
+    :mod:`rlmcost.placement.head_peak`); ``budget_packs_lengths``: its dynamic batching
+    fills micro-batches with the sequences' own lengths, not the padded maximum
+    (:mod:`rlmcost.placement.packed_lengths`); ``param_offload_pageable``:
     of each round trip of its between-phases parameter offload, how many directions copy
     through pageable host memory (0, 1 or 2), ``megatron_param_offload_pageable`` the same
     for its Megatron-core backend (None: as ``param_offload_pageable``; all
@@ -155,6 +160,9 @@ class Behaviour:
     optimizer_offload_pageable: bool = False
     grads_offload_frees: bool = False
     grads_freed_after_update: bool = False
+    low_memory_train_copies: int = 2
+    logits_freed_before_layers: bool = False
+    budget_packs_lengths: bool = False
     param_offload_pageable: int = 0
     megatron_param_offload_pageable: int | None = None
     stream_group_gate: bool = False
