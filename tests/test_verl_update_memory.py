@@ -177,3 +177,14 @@ def test_verl_qwen_dapo_update_prices_the_real_micro_batch():
     (train,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
     assert train.memory.logits == 4 * 64 * 301 * 152_064 * 2
     assert est.fits
+
+
+def test_megatron_backend_keeps_two_logits_buffers():
+    """verl's Megatron workers compute the log-probs with Megatron's vocab-parallel kernels, not
+    dp_actor's in-place division: the 4-buffer head and the rebuilt-layer overlap are FSDP's."""
+    from rlmcost.placement.head_peak import train_copies
+
+    verl = behaviour("verl")
+    assert train_copies(verl, Layout(dp=8)) == 4
+    assert train_copies(verl, Layout(dp=4, ep=2)) == train_copies(verl, Layout(tp=2)) == 2
+    assert train_copies(None, Layout(dp=8)) == 2

@@ -29,6 +29,7 @@ from rlmcost.placement.engine_budget import engine_budget
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
+from rlmcost.placement.head_peak import hf_trainer
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
 from rlmcost.placement.prefix_share import engine_share
@@ -177,8 +178,7 @@ class GroupMemory(GroupEngine):
         beh = behaviour(self.s.deployment.framework)
         if beh is None or not beh.grads_freed_after_update:
             return False
-        b = self.layouts[train.index]
-        return not (beh.megatron_colocated and max(b.tp, b.pp, b.ep) > 1)
+        return hf_trainer(beh, self.layouts[train.index])
 
     @kept_property
     def shadows(self) -> tuple[Role, ...]:

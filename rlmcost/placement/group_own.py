@@ -29,7 +29,7 @@ from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.head_peak import head_apart
+from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
@@ -301,7 +301,7 @@ class GroupTasks(GroupSizes):
         if task.kind is not Kind.GENERATE and task.invocation.model_head is Head.LM:
             vocab = -(-int(arch.vocab) // layout.tp)
             beh = behaviour(dep.framework)
-            copies = beh.low_memory_train_copies if beh is not None else 2
+            copies = train_copies(beh, layout)
             tokens = share.tokens_per_micro_batch
             m = with_logits_peak(m, tokens, vocab, train, dep, self.s.workload, copies)
             if train:

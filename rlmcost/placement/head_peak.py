@@ -37,6 +37,20 @@ from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.specs.workload import Workload
 
 
+def hf_trainer(beh: Behaviour | None, layout: Layout) -> bool:
+    """The framework trains ``layout`` with its Hugging Face (FSDP) worker, whose code the
+    two facts above describe: it has no Megatron-core backend, or the layout has no TP, PP or
+    EP (``Behaviour.megatron_colocated``: verl's Megatron workers compute the log-probs with
+    Megatron's vocab-parallel kernels)."""
+    return beh is not None and not (beh.megatron_colocated
+                                    and max(layout.tp, layout.pp, layout.ep) > 1)
+
+
+def train_copies(beh: Behaviour | None, layout: Layout) -> int:
+    """``Behaviour.low_memory_train_copies`` for its FSDP trainer (:func:`hf_trainer`), else 2."""
+    return beh.low_memory_train_copies if beh is not None and hf_trainer(beh, layout) else 2
+
+
 def rebuilt_layer_bytes(arch: object, layout: Layout, tokens: int, workload: Workload) -> int:
     """One decoder layer's saved activations for ``tokens`` positions without checkpointing
     (the larger of a dense and a MoE layer where the model has both), as
@@ -57,7 +71,7 @@ def head_apart(
     out of its activations up to the logits peak, where the framework frees the logits before
     the layers' backward (module doc): activations + logits = kept + max(rebuilt, logits)."""
     if beh is None or not beh.logits_freed_before_layers or not m.logits \
-            or layout.ckpt is not Checkpointing.FULL:  # fmt: skip
+            or layout.ckpt is not Checkpointing.FULL or not hf_trainer(beh, layout):  # fmt: skip
         return m
     apart = min(rebuilt_layer_bytes(arch, layout, tokens, workload), m.logits, m.activations)
     return replace(m, activations=m.activations - apart)

@@ -14,8 +14,11 @@ and short mean responses prices micro-batches many times what the run holds.
 
 Modelling choice (stated in the output): the rank's sequences at the mean of the task's
 response lengths (:mod:`rlmcost.placement.lengths`), so N = sequences x (prompt + mean
-response) tokens in ``ceil(N / (budget x P_c))`` balanced micro-batches; a mini-batch whose
-long responses cluster above the mean holds more (not priced).
+response) tokens in ``ceil(N / (budget x P_c))`` balanced micro-batches, the largest of
+``ceil(sequences / parts)`` such sequences (equal items: at most one mean sequence above the
+balanced share N / parts that varied lengths approach); a mini-batch whose long responses
+cluster above the mean holds more (not priced). Where the budget holds few maximum-length
+sequences this prices more than the plain budget does (the real lengths fill it).
 """
 
 from __future__ import annotations
