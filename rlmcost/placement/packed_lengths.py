@@ -12,6 +12,10 @@ fills each micro-batch with sequences at the padded maximum length instead
 (:meth:`~rlmcost.placement.group_own.GroupTasks._apply_token_budget`), which for long caps
 and short mean responses prices micro-batches many times what the run holds.
 
+A fixed ``ppo_micro_batch_size_per_gpu`` (no dynamic batching) holds that many sequences,
+each at its own length after ``unpad_input`` (``use_remove_padding``, rlmcost's convention of
+unpadded S + T sequences).
+
 Modelling choice (stated in the output): the rank's sequences at the mean of the task's
 response lengths (:mod:`rlmcost.placement.lengths`), so N = sequences x (prompt + mean
 response) tokens in ``ceil(N / (budget x P_c))`` balanced micro-batches, the largest of
@@ -71,9 +75,10 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     if dep.ideal or beh is None or not beh.budget_packs_lengths:
         return layout, seq
     spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
-    budget = spec.token_budget(seq) if spec is not None else None
-    if budget is None or spec is None or spec.max_tokens_per_gpu is None:
+    if spec is None or spec.packing:
         return layout, seq
-    prompt = seq - g.longest(task)
-    p = packed(layout, budget, sequences, prompt, g.lengths(task))
+    prompt, responses = seq - g.longest(task), g.lengths(task)
+    if spec.max_tokens_per_gpu is None:  # micro_batch sequences, each at its own length
+        return layout, ceil(prompt + Fraction(sum(responses), len(responses)))
+    p = packed(layout, spec.max_tokens_per_gpu, sequences, prompt, responses)
     return p.layout, p.seq_len

@@ -153,13 +153,12 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
-    if beh.budget_packs_lengths and any(t.max_tokens_per_gpu is not None for t in
-                                        (deployment.train, deployment.forward_layout())):
-        out.append(f"memory of dynamic batching as {deployment.framework} runs it: a rank's "
-                   "batch (per mini-batch in the update) split by its unpadded lengths into "
-                   "ceil(tokens / (budget x cp)) balanced micro-batches, each sequence priced "
-                   "at the prompt + the mean response (choice: a mini-batch whose long "
-                   "responses cluster holds more); the head's backward holding "
+    if beh.budget_packs_lengths:
+        out.append(f"memory of micro-batches as {deployment.framework} runs them: unpadded "
+                   "sequences, each priced at the prompt + the mean response (choice: a "
+                   "micro-batch whose long responses cluster holds more), a token budget's "
+                   "rank batch (per mini-batch in the update) split into ceil(tokens / "
+                   "(budget x cp)) balanced micro-batches; the head's backward holding "
                    f"{beh.low_memory_train_copies} logits buffers"
                    + (", apart from the rebuilt layer" if beh.logits_freed_before_layers
                       else "") + " (rlmcost.placement.packed_lengths, head_peak)")  # fmt: skip
