@@ -115,7 +115,9 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
     the per-sequence loss of packed training, the padding of packed micro-batches under
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
-    a Hugging Face trainer's attention kernel and eager layers, its optimizer offload through
+    the memory of its micro-batches (``Behaviour.budget_packs_lengths``:
+    :mod:`rlmcost.placement.packed_lengths`, :mod:`rlmcost.placement.head_peak`), a Hugging
+    Face trainer's attention kernel and eager layers, its optimizer offload through
     pageable memory (:mod:`rlmcost.perf.host_offload`), and with expert parallelism the busiest
     EP rank's load (:mod:`rlmcost.perf.moe_imbalance`)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
