@@ -186,14 +186,15 @@ def test_a_colocated_groups_updates_are_shared_across_engines_not_trainers() -> 
     """A colocated group's forwards and updates (their own bytes and a training job's
     numbers, ``group_key.task_key``) are kept for the deployments that differ only in how the
     group generates (its engine), never for ones whose trainer differs (offload, ZeRO,
-    micro-batch, LoRA): every Run of a grid over both equals its plain evaluation, and the
-    kept training numbers are one per trainer setting, not one per engine as well."""
+    micro-batch, hybrid shard, LoRA): every Run of a grid over both equals its plain
+    evaluation, and the kept training numbers are one per trainer setting, not one per engine
+    as well."""
     from rlmcost.placement import query as resolved
 
     engines = [{}, {"tp": 2}, {"gpu_memory_utilization": 0.5, "sleep": False},
                {"kind": "sglang", "max_num_seqs": 16}]
     trains = [{}, {"offload": ["optimizer"]}, {"zero": "1"}, {"micro_batch": 2},
-              {"offload": ["optimizer-idle"]}]
+              {"offload": ["optimizer-idle"]}, {"zero_shard": 2}]
 
     def run(engine: dict[str, Any], train: dict[str, Any], lora: bool = False) -> Run:
         return Run.from_data({

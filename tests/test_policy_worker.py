@@ -154,6 +154,8 @@ def test_the_terms_are_stated_where_they_apply() -> None:
     assert worker_notes(Deployment(framework="nemo-rl", train={"zero": "1"}), kl=False) == ()
     assert worker_notes(Deployment(framework="slime"), kl=True) == ()
     assert worker_notes(Deployment(framework="nemo-rl", ideal=True), kl=True) == ()
-    # verl's FSDP workers: the Hugging Face note with its own source, no FSDP2 cast
-    (verl,) = worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True)
+    # verl's FSDP workers: its micro-batches' memory (rlmcost.placement.packed_lengths,
+    # head_peak), then the Hugging Face note with its own source, no FSDP2 cast
+    mem, verl = worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True)
+    assert "unpadded" in mem and "4 logits buffers" in mem
     assert "fsdp_workers.py" in verl and "eagerly" in verl and "output casts" not in verl

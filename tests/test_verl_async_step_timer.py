@@ -68,11 +68,13 @@ def test_fully_async_trainer_is_priced_as_the_colocated_trainer_on_its_gpus():
     # update actor (16 trainer GPUs) is the colocated model's update on 16 GPUs of the same
     # settings (the colocated 32-GPU row's command at --gpus 16), so the rows' error is the
     # trainer's, not the pipeline's (rlmcost's async iteration is trainer-bound, as the doc's
-    # 'gen' wait of 7-12 % of the step says verl's is)
+    # 'gen' wait of 7-12 % of the step says verl's is); both at the async trainer's hybrid
+    # shard (fsdp_size 8; the colocated script's is 2)
     def update_s(rid: str, gpus: int | None = None) -> float:
         r = recipe(RECORDS[rid])
         if gpus is not None:
             r.query.set("--gpus", gpus)
+            r.query.set("--zero-shard", 8)
         ev = evaluate(build_run(r, run_from_argv))
         return next(p.time_s for p in ev.evaluation.phases if p.name == "update actor")
 

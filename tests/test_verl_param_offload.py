@@ -102,7 +102,7 @@ def test_the_7b_colocated_rows_offload_as_their_launch_scripts_do():
     recipe/fully_async_policy/exp/qwen2-7B-math_{32,64,128}/fsdp2_colocate/run.sh (volcengine/
     verl PR 2981's history, commit 1fc52bb50): offload=True sets the actor's param_offload and
     optimizer_offload, fsdp_size=2. The rows carry those settings, the importer turns them into
-    the between-phases offload, and each row says what the 2-way hybrid shard would add."""
+    the between-phases offload and the 2-way hybrid shard (--zero-shard 2)."""
     from rlmcost.reports.rl_runs import recipes
 
     chosen = [c for c in recipes("verl_fully_async_doc")
@@ -116,6 +116,9 @@ def test_the_7b_colocated_rows_offload_as_their_launch_scripts_do():
             (True, True, 2)  # fmt: skip
         notes = " ".join(r["assumptions"])
         assert "1fc52bb50" in notes and f"qwen2-7B-math_{r['gpus']}/fsdp2_colocate" in notes
-        assert "15.2 GB" in notes  # the unmodelled hybrid shard, stated with its size
+        assert "15.2 GB" in notes and "--zero-shard 2" in notes  # the hybrid shard, modelled
+        assert "Not modelled: fsdp_size" not in notes
         assert c.query is not None
-        assert " ".join(c.query.argv()).count("--offload params-idle,optimizer-idle") == 1
+        argv = " ".join(c.query.argv())
+        assert argv.count("--offload params-idle,optimizer-idle") == 1
+        assert argv.count("--zero-shard 2") == 1  # through the importer (fsdp_workers.py)

@@ -42,6 +42,7 @@ DEPLOYMENT_OPTIONS = (
     "cp",
     "ep",
     "etp",
+    "zero_shard",
     "sp",
     "freeze_vision_tower",
     "offload",
@@ -230,6 +231,13 @@ def deployment_options() -> dict[str, Any]:
                 help="Expert tensor-parallel degree: ranks that split each routed expert "
                 "(default: tp, Megatron-core's; NeMo RL and slime use 1).", min=1,
                 rich_help_panel=p)],
+            None,
+        ),
+        "zero_shard": (
+            Annotated[int | None, typer.Option(
+                help="Hybrid sharding (HSDP; verl fsdp_size): ZeRO/FSDP states sharded over "
+                "this many ranks, a divisor of dp*cp, replicated across the rest (default: "
+                "all of them).", min=1, rich_help_panel=p)],
             None,
         ),
         "sp": (

@@ -59,7 +59,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     data = base_deployment(opts).to_json()
     train = data["train"]
     train.update(tp=tp, pp=pp, zero=str(zero))
-    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp"):
+    for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp", "zero_shard"):
         if opts.get(key) is not None:
             train[key] = opts[key]
     if opts.get("micro_batch") is not None and opts.get("max_tokens_per_gpu") is None:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 LAYOUT = (
-    "model", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "ckpt", "micro_batch",
+    "model", "gpus", "dp", "tp", "pp", "cp", "ep", "etp", "sp", "zero", "zero_shard", "ckpt",
+    "micro_batch",
 )  # fmt: skip
 """The flag-table options of `rlmcost train` before its own, then ``hardware``, then
 ``calibration`` and ``json_out``."""
@@ -143,6 +144,7 @@ def train(**opts: Any) -> None:
         dp=dp, **deg, etp=opts["etp"], sp=opts["sp"], zero=opts["zero"] or ZeroStage.NONE,
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
+        zero_shard=opts["zero_shard"],
     )  # fmt: skip
     report = train_report(
         model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,

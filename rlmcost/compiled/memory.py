@@ -87,7 +87,8 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     degrees, TP dividing the heads, KV heads (or, with ``replicate_kv``, a multiple of them)
     and FFN widths, PP at most the layers, virtual stages only interleaved and dividing the
     layers, EP only for MoE and dividing the experts, ETP dividing the expert width and
-    ETP P_e dividing P_t P_c P_d (``validate.check_expert_grid``)."""
+    ETP P_e dividing P_t P_c P_d (``validate.check_expert_grid``), a hybrid shard's P_z
+    dividing P_d P_c (``validate.check_zero_shard``)."""
     degrees = (
         layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.expert_tp,
         layout.micro_batch,
@@ -114,6 +115,12 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     if layout.ep > 1 and not (a.moe and not a.n_experts % layout.ep):
         return False
     etp = layout.expert_tp
+    z = layout.zero_shard  # validate.check_zero_shard
+    if z is not None and layout.zero is not ZeroStage.NONE and not (
+        isinstance(z, int) and z >= 1 and not (layout.dp * layout.cp) % layout.zero_group
+        and not layout.expert_dp % layout.zero_replicas
+    ):
+        return False
     return not a.moe or (
         not a.d_expert % etp and not (layout.tp * layout.cp * layout.dp) % (etp * layout.ep)
     )
@@ -224,8 +231,8 @@ def memory_per_stage(
     for s, (n_dense, n_moe) in enumerate(layers):
         last = s == layout.pp - 1
         p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)
-        dw, dg, do = _model_states(p.dense, zero, layout.dp * layout.cp, stored, train)
-        ew, eg, eo = _model_states(p.expert, zero, layout.expert_dp, stored, train)
+        dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train)
+        ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train)
         buffers = 2 * p.largest_unit * w if cast_units else 0
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]

@@ -42,9 +42,11 @@ def with_logits_peak(
     train: bool,
     deployment: Deployment,
     workload: Workload,
+    train_copies: int = 2,
 ) -> MemoryBreakdown:
     """``m`` with its logits term (non-zero on the last stage only) replaced by the log-prob
-    peak over ``positions`` positions of one micro-batch."""
+    peak over ``positions`` positions of one micro-batch (``train_copies``: low-memory
+    training's buffers, :func:`~rlmcost.deployment.terms.logits_peak_bytes`)."""
     if m.logits == 0:
         return m
     peak = logits_peak_bytes(
@@ -55,6 +57,7 @@ def with_logits_peak(
         workload.activation_dtype,
         workload.logits_dtype,
         deployment.logits_chunk_tokens,
+        train_copies,
     )
     return replace(m, logits=peak)
 
@@ -68,7 +71,7 @@ def with_lora(
     trainer's stored dtype, ``workload.param_dtype``, when it has one)."""
     stored = workload.stored_dtype if train else workload.weight_dtype
     states = model_state_bytes_per_rank(
-        adapters, layout.zero, layout.dp * layout.cp, stored, train
+        adapters, layout.zero, layout.zero_group, stored, train
     )
     if not train:
         return replace(m, weights=m.weights + states.weights)

@@ -95,6 +95,9 @@ class TrainLayout(BaseModel):
                             "(None = tp, Megatron-core's default; NeMo RL and slime set 1)")
     sp: bool = Field(default=False, description="sequence parallelism inside the TP group")
     zero: ZeroStage = Field(default=ZeroStage.NONE, description="ZeRO stage (3 = FSDP)")
+    zero_shard: int | None = Field(default=None, ge=1, description="hybrid sharding (HSDP): "
+        "ZeRO states sharded over this many ranks, replicated across the rest (None or >= "
+        "dp*cp: over all; verl fsdp_size, parallel.zero_groups)")  # fmt: skip
     ckpt: Checkpointing = Field(default=Checkpointing.NONE, description="checkpointing")
     micro_batch: int = Field(default=1, ge=1, description="sequences per micro-batch")
     max_tokens_per_gpu: int | None = Field(default=None, ge=1, description="dynamic batching: "
@@ -130,7 +133,7 @@ class TrainLayout(BaseModel):
         "backward through it); verl actor.freeze_vision_tower, default False",
     )
 
-    @field_validator("tp", "pp", "cp", "ep", "etp")
+    @field_validator("tp", "pp", "cp", "ep", "etp", "zero_shard")
     @classmethod
     def _degree_at_most(cls, v: int | None, info: ValidationInfo) -> int | None:
         return _degree(v, info)
@@ -165,18 +168,10 @@ class TrainLayout(BaseModel):
     def layout(self, dp: int = 1, micro_batch: int | None = None) -> Layout:
         """The intra-model :class:`~rlmcost.parallel.layout.Layout` with ``dp`` replicas."""
         return Layout(
-            dp=dp,
-            tp=self.tp,
-            pp=self.pp,
-            cp=self.cp,
-            ep=self.ep,
-            etp=self.etp,
-            sp=self.sp,
-            zero=self.zero,
-            ckpt=self.ckpt,
-            micro_batch=micro_batch or self.micro_batch,
-            schedule=self.schedule,
-            virtual_stages=self.virtual_stages,
+            dp=dp, tp=self.tp, pp=self.pp, cp=self.cp, ep=self.ep, etp=self.etp, sp=self.sp,
+            zero=self.zero, ckpt=self.ckpt, micro_batch=micro_batch or self.micro_batch,
+            schedule=self.schedule, virtual_stages=self.virtual_stages,
+            zero_shard=self.zero_shard,
         )
 
     @property

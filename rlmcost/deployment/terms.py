@@ -41,6 +41,7 @@ def logits_peak_bytes(
     activation_dtype: Dtype,
     logits_dtype: Dtype,
     chunk_tokens: int,
+    train_copies: int = 2,
 ) -> int:
     """Peak bytes of the log-prob computation over ``positions`` token positions of one
     micro-batch, ``vocab_per_rank`` vocabulary columns (V / P_t under TP).
@@ -48,7 +49,9 @@ def logits_peak_bytes(
     Materialized: ``positions x V`` elements times :data:`LOGITS_FORWARD_BYTES` (forward) or
     :data:`LOGITS_TRAIN_BYTES` (training), each part in its dtype: 2 + 4 + 4 = 10 bytes per
     element forward and 2 x 2 + 3 x 4 = 16 training with bf16 activations and fp32 logits.
-    Low-memory: the logits in the activation dtype (and, training, their gradient): the
+    Low-memory: the logits in the activation dtype (and, training, their gradient:
+    ``train_copies`` buffers in all, 2 unless a framework's code keeps more, as verl's 4,
+    :mod:`rlmcost.placement.head_peak`): the
     log-softmax runs row by row or in a fused cross-entropy kernel that keeps fp32 in registers
     (verl ``logprobs_from_logits``: flash-attn's triton ``cross_entropy`` when installed, else
     ``logprobs_from_logits_v2`` row by row for bf16; TRL ``selective_log_softmax``; OpenRLHF
@@ -65,7 +68,7 @@ def logits_peak_bytes(
         rows = min(positions, chunk_tokens)
         return rows * vocab_per_rank * FUSED_CHUNK_COPIES * logits_dtype.bytes
     if mode is LogitsMode.LOW_MEMORY:  # the logits (and, training, their gradient) only
-        return positions * vocab_per_rank * (2 if train else 1) * activation_dtype.bytes
+        return positions * vocab_per_rank * (train_copies if train else 1) * activation_dtype.bytes
     parts = LOGITS_TRAIN_BYTES if train else LOGITS_FORWARD_BYTES
     per = parts["model"] * activation_dtype.bytes + parts["fp32"] * logits_dtype.bytes
     return positions * vocab_per_rank * per

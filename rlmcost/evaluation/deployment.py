@@ -28,6 +28,7 @@ from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.areal_sync import HANDOFF_NOTE
 from rlmcost.perf.eager_launch import EAGER_MOE_NOTE
 from rlmcost.perf.generation import VLLM_HOST_S_PER_SEQUENCE
@@ -208,6 +209,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, speculation_notes(dep))
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
+    _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs
+                    if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
     kl = any(t.role is Role.REFERENCE for t in tasks)
     # kept per query by all that worker_notes reads of the deployment
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,

@@ -111,10 +111,19 @@ class Behaviour:
     one (NeMo RL; :mod:`rlmcost.perf.nemo_rl_packing`). ``optimizer_offload_pageable``: its
     between-phases optimizer offload copies the states tensor by tensor into pageable host
     memory and back; ``grads_offload_frees``: its between-phases gradient offload frees the
-    buffers and re-zeroes them, moving nothing; ``param_offload_pageable``: of each round trip
-    of its between-phases parameter offload, how many directions copy through pageable host
-    memory (0, 1 or 2), ``megatron_param_offload_pageable`` the same for its Megatron-core
-    backend (None: as ``param_offload_pageable``; all :mod:`rlmcost.perf.host_offload`).
+    buffers and re-zeroes them, moving nothing; ``grads_freed_after_update``: its update
+    ends by setting every gradient to None (``optimizer.zero_grad()``, ``set_to_none`` by
+    default since PyTorch 2.0), so a trained model holds no gradients outside its update
+    (:meth:`rlmcost.placement.group_memory.GroupMemory.present`); ``low_memory_train_copies``:
+    the ``positions x V`` buffers its low-memory log-probs hold at the head's backward, and
+    ``logits_freed_before_layers``: they are gone before the rebuilt layer's backward (both
+    :mod:`rlmcost.placement.head_peak`); ``budget_packs_lengths``: its dynamic batching
+    fills micro-batches with the sequences' own lengths, not the padded maximum
+    (:mod:`rlmcost.placement.packed_lengths`); ``param_offload_pageable``:
+    of each round trip of its between-phases parameter offload, how many directions copy
+    through pageable host memory (0, 1 or 2), ``megatron_param_offload_pageable`` the same
+    for its Megatron-core backend (None: as ``param_offload_pageable``; all
+    :mod:`rlmcost.perf.host_offload`).
     ``stream_group_gate``: its streaming rollout (``partial_rollout``) admits whole prompt
     groups and frees a group's place only when the group's last sample returns, and
     ``stream_keeps_kv``: the samples in flight keep their KV caches across a weight update, no
@@ -150,6 +159,10 @@ class Behaviour:
     pp_pads_packed_bins: bool = False
     optimizer_offload_pageable: bool = False
     grads_offload_frees: bool = False
+    grads_freed_after_update: bool = False
+    low_memory_train_copies: int = 2
+    logits_freed_before_layers: bool = False
+    budget_packs_lengths: bool = False
     param_offload_pageable: int = 0
     megatron_param_offload_pageable: int | None = None
     stream_group_gate: bool = False

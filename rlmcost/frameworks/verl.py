@@ -43,7 +43,7 @@ IGNORED = (
     f"{ACTOR}.entropy_coeff", f"{ACTOR}.kl_loss_coef", f"{ACTOR}.kl_loss_type",
     f"{ACTOR}.grad_clip", f"{ACTOR}.use_torch_compile", f"{ACTOR}.shuffle",
     f"{ACTOR}.checkpoint", f"{ACTOR}.fsdp_config.wrap_policy",
-    f"{ACTOR}.fsdp_config.reshard_after_forward", f"{ACTOR}.fsdp_config.fsdp_size",
+    f"{ACTOR}.fsdp_config.reshard_after_forward",
     f"{ARR}.hybrid_engine", f"{MODEL}.external_lib", f"{MODEL}.override_config",
     f"{MODEL}.use_liger", f"{MODEL}.return_last_hidden_state", f"{MODEL}.lora_alpha",
     f"{MODEL}.trust_remote_code", f"{ARR}.ref", f"{ROLLOUT}.temperature",
@@ -263,6 +263,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
             q.note("Ulysses (all-to-all over heads) mapped to context parallelism: the same "
                    "activation split, different communication")  # fmt: skip
         dp = gpus // sp_size
+        _fsdp_size(r, q, gpus)
     if offload:
         q.set("--offload", ",".join(offload))
     q.set("--ckpt", _recompute(r, q, strategy))
@@ -280,6 +281,20 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--offload-idle")
     if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
         q.set("--freeze-vision-tower")
+
+
+def _fsdp_size(r: Reader, q: ImportedQuery, world: int) -> None:
+    """``actor.fsdp_config.fsdp_size`` as ``--zero-shard``: verl/workers/fsdp_workers.py
+    ``create_device_mesh`` (b25bb7d4f): (world,) for -1 or >= world, else the HSDP mesh
+    (world / fsdp_size, fsdp_size), states sharded over fsdp_size GPUs, replicated across
+    the groups; the worker's one mesh (from the actor's key) wraps its reference too."""
+    size = r.integer(f"{ACTOR}.fsdp_config.fsdp_size", -1, lo=-1)
+    if size == 0:
+        raise SpecError(f"{r.where}: {ACTOR}.fsdp_config.fsdp_size=0: use -1 or a group size")
+    if 0 < size < world:
+        q.convert(f"{ACTOR}.fsdp_config.fsdp_size={size}", "--zero-shard", size,
+                  f"hybrid sharding: FSDP shards over {size} of the {world} GPUs and "
+                  "replicates across the groups (fsdp_workers.py create_device_mesh)")
 
 
 def _recompute(r: Reader, q: ImportedQuery, strategy: str) -> str:

@@ -34,7 +34,10 @@ under full checkpointing):
   per iteration; ZeRO-1: reduce-scatter and all-gather of the updated parameters, once; ZeRO-2: the
   reduce-scatter after every micro-batch (gradients live only as shards); ZeRO-3: per
   micro-batch an all-gather of the parameters for the forward, another for the backward, and
-  a reduce-scatter of the gradients (1.5x the all-reduce volume per micro-batch).
+  a reduce-scatter of the gradients (1.5x the all-reduce volume per micro-batch). Hybrid
+  sharding (``Layout.zero_shard``) runs these within the P_z ranks of a shard group and adds
+  an all-reduce of the 1 / P_z gradient shard across the P_d P_c / P_z replicas (once under
+  ZeRO-1, per micro-batch under ZeRO-2/3; :mod:`rlmcost.parallel.zero_groups`).
 
 Links: ranks are numbered as Megatron-core numbers them (``parallel_state.RankGenerator``,
 default order tp-cp-ep-dp-pp): the dense grid TP innermost, then CP, DP, PP; the expert grid
@@ -61,6 +64,7 @@ from rlmcost.parallel.breakdown import DataShare, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
+from rlmcost.parallel.zero_groups import zero_groups
 from rlmcost.specs.hardware import HardwareSpec
 from rlmcost.specs.workload import Workload
 
@@ -93,7 +97,24 @@ EXPERT_ORDER = ("etp", "ep", "edp", "pp")
 ``RankGenerator``: tp = ETP, ep = EP, dp = expert DP, cp = 1, the same order)."""
 
 
+ZERO_ORDER = ("tp", "zs", "zr", "pp")
+"""The dense grid with its data ranks (CP inside DP, :data:`RANK_ORDER`) split for hybrid
+sharding: ``zs`` the P_z consecutive ranks of a ZeRO shard group, ``zr`` its P_d P_c / P_z
+replicas (``Layout.zero_group``; FSDP2's 2-D mesh (replicate, shard) puts the shard dim
+innermost, verl ``create_device_mesh`` mesh (world / fsdp_size, fsdp_size))."""
+
+
+def _order(dims: tuple[str, ...]) -> tuple[str, ...]:
+    if set(dims) & {"etp", "ep", "edp"}:
+        return EXPERT_ORDER
+    return ZERO_ORDER if set(dims) & {"zs", "zr"} else RANK_ORDER
+
+
 def _degree(layout: Layout, dim: str) -> int:
+    if dim == "zs":
+        return layout.zero_group
+    if dim == "zr":
+        return layout.zero_replicas
     if dim == "etp":
         return layout.expert_tp
     if dim == "edp":
@@ -103,12 +124,13 @@ def _degree(layout: Layout, dim: str) -> int:
 
 def group_is_intra_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: int) -> bool:
     """Whether the group over ``dims`` fits in one node: dense dims (e.g. ("dp", "cp")) of
-    :data:`RANK_ORDER`, or expert dims (("ep",), ("edp",)) of :data:`EXPERT_ORDER`.
+    :data:`RANK_ORDER`, hybrid-shard dims (("zs",), ("zr",)) of :data:`ZERO_ORDER`, or
+    expert dims (("ep",), ("edp",)) of :data:`EXPERT_ORDER`.
 
     The group's members are spread over the rank range spanned by its outermost dimension:
     the product of every degree up to and including it in its grid's order.
     """
-    order = EXPERT_ORDER if set(dims) & {"etp", "ep", "edp"} else RANK_ORDER
+    order = _order(dims)
     outer = max(order.index(x) for x in dims)
     span = prod(_degree(layout, x) for x in order[: outer + 1])
     return span <= gpus_per_node
@@ -125,7 +147,7 @@ def group_ranks_per_node(layout: Layout, dims: tuple[str, ...], gpus_per_node: i
     >>> group_ranks_per_node(Layout(dp=32, cp=2), ("dp", "cp"), 8)  # FSDP over 8 nodes
     8
     """
-    order = EXPERT_ORDER if set(dims) & {"etp", "ep", "edp"} else RANK_ORDER
+    order = _order(dims)
     count = 1
     for d in dims:
         stride = prod(_degree(layout, x) for x in order[: order.index(d)])
@@ -247,11 +269,12 @@ def _stage_traffic(
         add("pp", Collective.P2P, 2, sends, act // (t if layout.sp else 1), ("pp",))
     params = stage_params(arch, layout, stage, Head.LM)
     w = workload.weight_dtype.bytes
-    for strategy, n_params, dims in (
-        ("dp", params.dense, ("dp", "cp")),
-        ("dp-experts", params.expert, ("edp",)),
+    dense_group, expert_group = zero_groups(layout, experts=True)
+    for strategy, n_params, g in (
+        ("dp", params.dense, dense_group),
+        ("dp-experts", params.expert, expert_group),
     ):
-        ranks = group_ranks(layout, dims)
+        dims, ranks = g.dims, g.ranks
         grads = n_params * w
         z = layout.zero
         if z is ZeroStage.NONE:
@@ -265,6 +288,10 @@ def _stage_traffic(
         else:
             add(strategy, Collective.ALL_GATHER, ranks, 2 * n_mb, grads, dims)
             add(strategy, Collective.REDUCE_SCATTER, ranks, n_mb, grads, dims)
+        if g.replicas > 1:  # hybrid sharding: the gradient shard across the replicas
+            calls = 1 if z is ZeroStage.OS else n_mb
+            shard = -(-n_params // ranks) * w
+            add(strategy, Collective.ALL_REDUCE, g.replicas, calls, shard, g.replica_dims)
     return out
 
 

@@ -60,12 +60,13 @@ class Layout:
     cp: int = 1  # P_c context-parallel ranks (ring attention)
     ep: int = 1  # P_e expert-parallel ranks, folded inside P_t P_c P_d (no extra GPUs)
     sp: bool = False  # sequence parallelism inside the TP group
-    zero: ZeroStage = ZeroStage.NONE  # sharded over the dp ranks (P_z = dp)
+    zero: ZeroStage = ZeroStage.NONE  # sharded over the P_z ranks of ``zero_shard``
     ckpt: Checkpointing = Checkpointing.NONE
     micro_batch: int = 1  # sequences per micro-batch
     schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B
     virtual_stages: int = 1  # v, model chunks per pipeline rank (interleaved only)
     etp: int | None = None  # expert TP; None = tp (Megatron-core's default)
+    zero_shard: int | None = None  # P_z dividing P_d P_c; None or >= P_d P_c: full shard
 
     @property
     def n_gpus(self) -> int:
@@ -82,6 +83,33 @@ class Layout:
         """Ranks holding a replica of each expert shard (Megatron's expert data parallel
         group): P_t P_c P_d / (ETP P_e) (``validate.check_layout`` makes it whole)."""
         return self.tp * self.cp * self.dp // (self.expert_tp * self.ep)
+
+    @property
+    def zero_group(self) -> int:
+        """P_z: the ranks one dense parameter's ZeRO/FSDP states are sharded over. Full
+        sharding (``zero_shard`` None, or at least P_d P_c as verl reads ``fsdp_size`` >= the
+        world size) spans the P_d P_c ranks that replicate the dense parameters; hybrid
+        sharding (HSDP) a smaller divisor of them, consecutive ranks (PyTorch FSDP
+        ``ShardingStrategy.HYBRID_SHARD``, torch/distributed/fsdp/_init_utils.py: shard
+        within a node, replicate across; FSDP2 ``fully_shard(mesh)`` with a 2-D (replicate,
+        shard) mesh; verl ``create_device_mesh``, verl/workers/fsdp_workers.py @b25bb7d4f:
+        mesh (world / fsdp_size, fsdp_size); DeepSpeed ZeRO++ hpZ, Wang et al. 2023,
+        arXiv:2306.10209 §3.2). Under ZeRO 0 nothing is sharded: P_d P_c."""
+        ranks = self.dp * self.cp
+        z = self.zero_shard
+        return ranks if z is None or z >= ranks or self.zero == ZeroStage.NONE else z
+
+    @property
+    def zero_replicas(self) -> int:
+        """P_d P_c / P_z: the shard groups, each holding one copy of the model states (1 under
+        full sharding); a gradient shard is all-reduced across them."""
+        return self.dp * self.cp // self.zero_group
+
+    @property
+    def expert_zero_group(self) -> int:
+        """Ranks a routed expert's states are sharded over: the expert-DP group divided by
+        the :attr:`zero_replicas` (``validate.check_layout`` makes it whole)."""
+        return self.expert_dp // self.zero_replicas
 
     @property
     def dp_unit(self) -> int:

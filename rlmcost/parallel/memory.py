@@ -10,7 +10,10 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   shards over the data-parallel group of each parameter) shards each parameter's states over
   the ranks that hold a replica of it: the dense parameters over P_d P_c ranks, the routed
   experts over the expert-DP group P_t P_c P_d / (ETP P_e) (Megatron-core's expert grid,
-  :mod:`rlmcost.parallel.layout`; with P_c = 1 and no MoE this is P_z = P_d).
+  :mod:`rlmcost.parallel.layout`; with P_c = 1 and no MoE this is P_z = P_d). Hybrid
+  sharding (``Layout.zero_shard``: FSDP HYBRID_SHARD, verl's ``fsdp_size``) shards them over
+  P_z ranks instead, every group of P_z holding a whole copy (``Layout.zero_group``), the
+  experts over the expert-DP group divided by the P_d P_c / P_z replicas.
 * activations: TRAIN keeps the faithful per-layer bytes
   (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
   per ``layout.ckpt``) of every micro-batch the pipeline schedule has in flight on the stage
@@ -165,8 +168,8 @@ def memory_per_stage(
     w_dtype = workload.weight_dtype
     stored = workload.stored_dtype if train else w_dtype
     cast_units = layout.zero is ZeroStage.OS_G_P or (train and stored != w_dtype)
-    replicas_dense = layout.dp * layout.cp
-    replicas_expert = layout.expert_dp
+    replicas_dense = layout.zero_group  # P_d P_c, or a hybrid shard's P_z
+    replicas_expert = layout.expert_zero_group
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
     out = []
     for stage in stages(arch, layout.pp):

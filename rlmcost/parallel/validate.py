@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import Layout, PipelineSchedule
+from rlmcost.parallel.layout import Layout, PipelineSchedule, ZeroStage
 
 
 def divisors(x: int) -> list[int]:
@@ -124,7 +124,31 @@ def check_layout(
                 f"try one of {_show(divisors(n_exp))}"
             )
     check_expert_grid(arch, layout)
+    check_zero_shard(layout)
     return notes
+
+
+def check_zero_shard(layout: Layout) -> None:
+    """SpecError unless hybrid sharding's P_z (``Layout.zero_shard``) is at least P_d P_c
+    (full sharding) or a divisor of the P_d P_c ranks that replicate the dense parameters
+    (FSDP's 2-D mesh (replicas, P_z), verl ``create_device_mesh``) that leaves each routed
+    expert's expert-DP group a whole number of ranks per shard group. Under ZeRO 0 nothing
+    is sharded and P_z has no effect."""
+    z = layout.zero_shard
+    if z is None or layout.zero is ZeroStage.NONE:
+        return
+    ranks = layout.dp * layout.cp
+    if not isinstance(z, int) or z < 1 or (z < ranks and ranks % z):
+        raise SpecError(
+            f"zero_shard={z} must divide dp*cp = {layout.dp}*{layout.cp} = {ranks} (the ranks "
+            f"that replicate the parameters); use one of {_show(divisors(ranks), 12)}"
+        )
+    if layout.expert_dp % layout.zero_replicas:
+        ok = [x for x in divisors(ranks) if layout.expert_dp % (ranks // x) == 0]
+        raise SpecError(
+            f"zero_shard={z} leaves {layout.zero_replicas} replicas, which must divide the "
+            f"expert-DP group of {layout.expert_dp} ranks; use one of {_show(ok, 12)}"
+        )
 
 
 def check_expert_grid(arch: Arch, layout: Layout) -> None:

@@ -121,8 +121,9 @@ def composer_optimizer_s(c: StepContext, stage: PipelineStage) -> float:
             f"tp={lay.tp}, pp={lay.pp}, MoE={c.arch.is_moe}: drop the option"
         )
     dense, _ = stage_param_counts(c.arch, lay, stage)
-    shard = -(-dense // lay.dp) if lay.zero is not ZeroStage.NONE else dense
-    ranks = lay.dp if lay.zero is not ZeroStage.NONE else 1
+    z = lay.dp if lay.zero_shard is None else lay.zero_group  # a hybrid shard's P_z
+    shard = -(-dense // z) if lay.zero is not ZeroStage.NONE else dense
+    ranks = z if lay.zero is not ZeroStage.NONE else 1
     block, root = unit_tensor_sizes(c.arch)  # one FSDP unit per block, as llm-foundry wraps
     tensors = int(c.arch.n_layers) * tensors_on_rank(block, ranks) + tensors_on_rank(root, ranks)
     composer = (DECOUPLED_ADAMW_BYTES_PER_PARAM + CLIP_BYTES_PER_PARAM) * shard

@@ -31,7 +31,12 @@
     AutoModel reduces in bf16 (``FSDP2Manager`` ``mp_policy``, nemo_automodel/components/
     distributed/fsdp2.py @05656796c), NeMo RL's DTensor worker in fp32 (``parallelize.py``).
     FSDP1's flat parameter gathers into its own storage: no copy-out.
-* **Optimizer step**: memory-bound over the rank's shard of parameters (1 / P_d of them under
+  - Hybrid sharding (``Layout.zero_shard``: FSDP HYBRID_SHARD / FSDP2 HSDP, verl's
+    ``fsdp_size``): the gathers and reduce-scatters above run within the P_z ranks of a shard
+    group, and each reduce-scatter is followed by an all-reduce of the 1 / P_z gradient shard
+    across the P_d P_c / P_z replicas (:mod:`rlmcost.parallel.zero_groups`), hidden or
+    exposed with the reduce it follows.
+* **Optimizer step**: memory-bound over the rank's shard of parameters (1 / P_z of them under
   ZeRO >= 1): mixed-precision Adam reads the gradient (``main_grad_bytes``, fp32 in
   Megatron-LM), reads and writes fp32 master weights, m and v (24 B), writes the 16-bit
   weights (2 B), and reads the gradient again for the global norm: 26 + 2 g bytes per
@@ -43,9 +48,10 @@
 from __future__ import annotations
 
 from rlmcost.errors import SpecError
-from rlmcost.parallel.comm import Collective, group_ranks
+from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage
+from rlmcost.parallel.zero_groups import ZeroGroup, zero_groups
 from rlmcost.perf.collectives import host_link_bytes_per_s
 from rlmcost.perf.fsdp_prefetch import (
     BackwardPrefetch,
@@ -58,27 +64,24 @@ from rlmcost.perf.policy_worker import fsdp2_copy_bytes
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
 
-def _dp_groups(layout: Layout) -> list[tuple[str, tuple[str, ...], int]]:
-    """(name, dims, ranks) of the groups that replicate dense and expert parameters: the
-    dense parameters over P_d P_c, the routed experts over Megatron-core's expert data
-    parallel group, P_t P_c P_d / (ETP P_e) ranks (``parallel_state`` expert grid). Without
-    EP or a separate expert TP the experts share the dense group (one ``dense`` entry)."""
-    out: list[tuple[str, tuple[str, ...], int]] = [
-        ("dense", ("dp", "cp"), group_ranks(layout, ("dp", "cp")))
-    ]
-    if layout.ep > 1 or layout.expert_tp != layout.tp:
-        out.append(("expert", ("edp",), group_ranks(layout, ("edp",))))
-    return out
-
-
-def _grouped_params(
-    layout: Layout, dense: int, expert: int
-) -> list[tuple[tuple[str, ...], int, int]]:
-    """(dims, ranks, parameter elements) reduced over each group of :func:`_dp_groups`."""
-    groups = _dp_groups(layout)
+def _grouped_params(layout: Layout, dense: int, expert: int) -> list[tuple[ZeroGroup, int]]:
+    """Each group of :func:`~rlmcost.parallel.zero_groups.zero_groups` with the parameter
+    elements reduced over it: the dense parameters over P_d P_c (or a hybrid shard's P_z),
+    the routed experts over Megatron-core's expert data parallel group (``parallel_state``
+    expert grid); without EP or a separate expert TP the experts share the dense group."""
+    groups = zero_groups(layout)
     if len(groups) == 1:
-        return [(groups[0][1], groups[0][2], dense + expert)]
-    return [(dims, ranks, dense if name == "dense" else expert) for name, dims, ranks in groups]
+        return [(groups[0], dense + expert)]
+    return [(g, dense if g.name == "dense" else expert) for g in groups]
+
+
+def _shard_all_reduce_s(c: StepContext, g: ZeroGroup, params: int, nbytes: int) -> float:
+    """Hybrid sharding's all-reduce of a rank's 1 / P_z gradient shard across the shard
+    groups (:mod:`rlmcost.parallel.zero_groups`); 0 without replicas."""
+    if g.replicas == 1 or not params:
+        return 0.0
+    shard = -(-params // g.ranks) * nbytes
+    return c.comm(Collective.ALL_REDUCE, shard, g.replicas, g.replica_dims)
 
 
 def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> None:
@@ -90,9 +93,10 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     fsdp2 = c.options.fsdp2_reduce_bytes if lay.zero is ZeroStage.OS_G_P else 0
     r = fsdp2 or c.options.grad_reduce_bytes or w
     ag = rs = 0.0
-    for dims, ranks, n in _grouped_params(lay, dense, expert):
-        ag += c.comm(Collective.ALL_GATHER, n * w, ranks, dims)
-        rs += c.comm(Collective.REDUCE_SCATTER, n * r, ranks, dims)
+    for g, n in _grouped_params(lay, dense, expert):
+        ag += c.comm(Collective.ALL_GATHER, n * w, g.ranks, g.dims)
+        rs += c.comm(Collective.REDUCE_SCATTER, n * r, g.ranks, g.dims)
+        rs += _shard_all_reduce_s(c, g, n, r)
     comp_f, comp_b, s = p.compute("fwd"), p.compute("bwd"), c.options.overlap_slowdown
     if lay.zero is ZeroStage.OS_G_P:
         p.fwd["dp"] += overlapped_extra_s(ag, comp_f, s)
@@ -103,10 +107,10 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
         p.bwd["dp"] += zero3_backward_extra_s(ag, rs, comp_b, prefetch, s)
     else:
         p.bwd["dp"] += overlapped_extra_s(rs, comp_b, s)
-    sharded = sum(n for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)
+    sharded = sum(n for g, n in _grouped_params(lay, dense, expert) if g.ranks > 1)
     if c.options.fsdp1_post_backward and lay.zero is ZeroStage.OS_G_P and not fsdp2:
-        hook = sum(fsdp1_post_backward_bytes(n, w, r, ranks)
-                   for _, ranks, n in _grouped_params(lay, dense, expert) if ranks > 1)  # fmt: skip
+        hook = sum(fsdp1_post_backward_bytes(n, w, r, g.ranks)
+                   for g, n in _grouped_params(lay, dense, expert) if g.ranks > 1)  # fmt: skip
         p.bwd["elementwise"] += c.device.elementwise_s(hook, 2 * stage.layers)
     if fsdp2 and sharded:
         layers = stage.layers  # one copy kernel per layer (its fully_shard unit)
@@ -128,7 +132,8 @@ def dp_after_flush(
     dense, expert = stage_param_counts(c.arch, lay, stage)
     edge = embedding_bucket_params(c, stage)  # a bucket that cannot hide (perf.megatron_loop)
     reduce = gather = reduce_edge = gather_edge = 0.0
-    for dims, ranks, params in _grouped_params(lay, dense, expert):
+    for grp, params in _grouped_params(lay, dense, expert):
+        dims, ranks = grp.dims, grp.ranks
         n_edge, edge = min(edge, params), 0  # the dense group's (listed first)
         if lay.zero is ZeroStage.NONE:
             reduce += c.comm(Collective.ALL_REDUCE, params * g, ranks, dims)
@@ -137,6 +142,8 @@ def dp_after_flush(
             if lay.zero is ZeroStage.OS:
                 reduce += c.comm(Collective.REDUCE_SCATTER, params * g, ranks, dims)
                 reduce_edge += c.comm(Collective.REDUCE_SCATTER, n_edge * g, ranks, dims)
+                reduce += _shard_all_reduce_s(c, grp, params, g)  # hybrid: across replicas
+                reduce_edge += _shard_all_reduce_s(c, grp, n_edge, g)
             gather += c.comm(Collective.ALL_GATHER, params * w, ranks, dims)
             gather_edge += c.comm(Collective.ALL_GATHER, n_edge * w, ranks, dims)
     s = opt.overlap_slowdown
@@ -173,8 +180,8 @@ def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float
     lay, opt = c.layout, c.options
     dense, expert = stage_param_counts(c.arch, lay, stage)
     shard = 0
-    for _, ranks, n in _grouped_params(lay, dense, expert):
-        shard += -(-n // ranks) if lay.zero is not ZeroStage.NONE else n
+    for grp, n in _grouped_params(lay, dense, expert):
+        shard += -(-n // grp.ranks) if lay.zero is not ZeroStage.NONE else n
     w = c.workload.weight_dtype.bytes
     if opt.offload_optimizer:  # the shard's traffic, then its CPU Adam step
         bw = host_link_bytes_per_s(c.device.hardware, opt.host_link_bytes_per_s)

@@ -86,11 +86,11 @@ class GroupModel(GroupMemory):
     def gather_s(self, task: Task) -> float:
         """Link seconds of one ZeRO-3 parameter gather for a forward pass (0 without ZeRO-3)."""
         layout = self.layouts[task.index]
-        z = layout.dp * layout.cp
+        z = layout.zero_group  # P_d P_c, or a hybrid shard's P_z (parallel.zero_groups)
         if layout.zero is not ZeroStage.OS_G_P or z == 1:
             return 0.0
         hw = self.s.hardware
-        dims = ("dp", "cp")
+        dims = ("zs",) if z < layout.dp * layout.cp else ("dp", "cp")
         intra = group_is_intra_node(layout, dims, hw.gpus_per_node)
         bw = hw.intra_node_bandwidth_bytes_per_s if intra else inter_node_bytes_per_s(
             hw, group_ranks_per_node(layout, dims, hw.gpus_per_node))  # fmt: skip

@@ -19,6 +19,7 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.deployment.buffers import RolloutBuffers
 from rlmcost.deployment.kinds import PHASE_OFFLOADS, EngineKind
 from rlmcost.deployment.terms import engine_slots, overhead_bytes, pool_tokens
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import kept_property
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
@@ -28,6 +29,7 @@ from rlmcost.placement.engine_budget import engine_budget
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
+from rlmcost.placement.head_peak import hf_trainer
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
 from rlmcost.placement.prefix_share import engine_share
@@ -152,12 +154,31 @@ class GroupMemory(GroupEngine):
 
     def present(self, role: Role, task: Task) -> tuple[int, int, int]:
         """The states of ``role`` on each device while ``task`` runs (as :meth:`states`):
-        resident, less what waits in host memory between phases (:meth:`phase_offloaded`)."""
+        resident, less what waits in host memory between phases (:meth:`phase_offloaded`),
+        less the gradients outside ``role``'s update where its trainer frees them there
+        (:meth:`grads_freed`)."""
         here = self.states(role)
+        if here[1] and self.grads_freed(role, task):
+            here = (here[0], 0, here[2])
         away = self.phase_offloaded(role, task)
         if away is None:
             return here
-        return (here[0] - away[0], here[1] - away[1], here[2] - away[2])
+        return (here[0] - away[0], here[1] - min(here[1], away[1]), here[2] - away[2])
+
+    def grads_freed(self, role: Role, task: Task) -> bool:
+        """``role`` holds no gradients while ``task`` runs: it trains here, ``task`` is not its
+        update, and the framework's FSDP trainer (a layout without TP, PP or EP where the
+        framework has a Megatron-core backend, ``Behaviour.megatron_colocated``) ends each
+        update by setting the gradients to None (``Behaviour.grads_freed_after_update``; verl
+        ``dp_actor.update_policy``: ``actor_optimizer.zero_grad()``, set_to_none; Megatron's
+        gradient buffer is persistent and only zeroed)."""
+        train = self.trains_here(role)
+        if train is None or task is train or self.s.deployment.ideal:
+            return False
+        beh = behaviour(self.s.deployment.framework)
+        if beh is None or not beh.grads_freed_after_update:
+            return False
+        return hf_trainer(beh, self.layouts[train.index])
 
     @kept_property
     def shadows(self) -> tuple[Role, ...]:

@@ -20,15 +20,18 @@ from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
 from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import memoized, per_object
-from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
-from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
+from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
+from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
+from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
@@ -132,11 +135,23 @@ class GroupTasks(GroupSizes):
         return dep.forward_layout().zero
 
     def _apply_forward_sharding(self) -> None:
-        """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives."""
+        """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives and the
+        hybrid shard of the same layout (``TrainLayout.zero_shard``; verl builds one FSDP
+        mesh per ``ActorRolloutRefWorker`` from ``actor.fsdp_config.fsdp_size`` and wraps the
+        reference in it too: verl/workers/fsdp_workers.py ``create_device_mesh``)."""
+        dep = self.s.deployment
+        own = dep.group(self.group.name)
+        given = own.forward or own.train if own is not None else None
+        shard = (given or dep.forward_layout()).zero_shard
         for t in self.tasks:
             zero = self.forward_zero(t)
-            if zero is not None and self.layouts[t.index].zero is not zero:
-                self.layouts[t.index] = self.layouts[t.index].with_(zero=zero)
+            lay = self.layouts[t.index]
+            if zero is not None and lay.zero is not zero:
+                lay = lay.with_(zero=zero)
+            if t.kind is Kind.FORWARD and self.group.layout(Kind.FORWARD) is None and \
+                    lay.zero_shard != shard:  # fmt: skip
+                lay = lay.with_(zero_shard=shard)
+            self.layouts[t.index] = lay
 
     def _apply_token_budget(self) -> None:
         """Dynamic batching (verl ``ppo_max_token_len_per_gpu``, ``log_prob_max_token_len_
@@ -193,26 +208,21 @@ class GroupTasks(GroupSizes):
         the bytes before offload (None: no offload)."""
         key = (task.index, sequences)
         arch = self.s.arch(task.role)
-        layout = self.layouts[task.index]
+        n = sequences or self.batch(task)
+        layout, seq = memory_inputs(self, task, n)  # verl: micro-batches of the real lengths
         workload = self.workload(task)
         per_stage = memory_per_stage(
-            arch,
-            layout,
-            MODE[task.kind],
-            sequences or self.batch(task),
-            self.seq_len(task),
-            workload,
-            task.invocation.model_head,
+            arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head
         )
         if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
-            share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
+            share = data_share(layout, n, seq)
             tower = tower_activation_bytes(
-                self.s.specs[task.role], workload, layout, share, self.seq_len(task),
+                self.s.specs[task.role], workload, layout, share, seq,
                 self.train_layout().freeze_vision_tower,
             )  # fmt: skip
             first = per_stage[0]
             per_stage[0] = with_terms(first, activations=first.activations + tower)
-        placed = [self._deployed(task, m, sequences) for m in per_stage]
+        placed = [self._deployed(task, m, layout, data_share(layout, n, seq)) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device
         if task.value_head:  # d x 1 value head, replicated: weights, gradients, Adam's K
@@ -279,20 +289,23 @@ class GroupTasks(GroupSizes):
         self.own(task, sequences)
         return self._host[(task.index, sequences)]
 
-    def _deployed(self, task: Task, m: MemoryBreakdown, sequences: int | None) -> Placed:
-        """One stage's breakdown with the deployment's logits peak, LoRA and offload."""
+    def _deployed(self, task: Task, m: MemoryBreakdown, layout: Layout,
+                  share: DataShare) -> Placed:  # fmt: skip
+        """One stage's breakdown with the deployment's logits peak, LoRA and offload
+        (``layout`` and ``share``: the ones its memory is priced with)."""
         dep = self.s.deployment
         if dep.ideal:
             return Placed(m)
-        layout = self.layouts[task.index]
         arch = self.s.arch(task.role)
         train = task.kind is Kind.TRAIN
         if task.kind is not Kind.GENERATE and task.invocation.model_head is Head.LM:
-            share = data_share(layout, sequences or self.batch(task), self.seq_len(task))
             vocab = -(-int(arch.vocab) // layout.tp)
-            m = with_logits_peak(
-                m, share.tokens_per_micro_batch, vocab, train, dep, self.s.workload
-            )
+            beh = behaviour(dep.framework)
+            copies = train_copies(beh, layout)
+            tokens = share.tokens_per_micro_batch
+            m = with_logits_peak(m, tokens, vocab, train, dep, self.s.workload, copies)
+            if train:
+                m = head_apart(m, beh, arch, layout, tokens, self.workload(task))
         if dep.lora is not None and task.role in self.s.trained_roles \
                 and not self.lora_fused(task):  # fmt: skip
             m = with_lora(m, self.adapters(task), layout, train, self.workload(task))

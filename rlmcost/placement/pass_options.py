@@ -115,7 +115,9 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
     the per-sequence loss of packed training, the padding of packed micro-batches under
     pipeline parallelism (``Behaviour.pp_pads_packed_bins``), under ZeRO-3 FSDP2's copies, and
-    a Hugging Face trainer's attention kernel and eager layers, its optimizer offload through
+    the memory of its micro-batches (``Behaviour.budget_packs_lengths``:
+    :mod:`rlmcost.placement.packed_lengths`, :mod:`rlmcost.placement.head_peak`), a Hugging
+    Face trainer's attention kernel and eager layers, its optimizer offload through
     pageable memory (:mod:`rlmcost.perf.host_offload`), and with expert parallelism the busiest
     EP rank's load (:mod:`rlmcost.perf.moe_imbalance`)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
@@ -153,6 +155,15 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         out.append(f"ZeRO-3 trainer as {deployment.framework} runs it: FSDP2 with gradients "
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
+    if beh.budget_packs_lengths:
+        out.append(f"memory of micro-batches as {deployment.framework} runs them: unpadded "
+                   "sequences, each priced at the prompt + the mean response (choice: a "
+                   "micro-batch whose long responses cluster holds more), a token budget's "
+                   "rank batch (per mini-batch in the update) split into ceil(tokens / "
+                   "(budget x cp)) balanced micro-batches; the head's backward holding "
+                   f"{beh.low_memory_train_copies} logits buffers"
+                   + (", apart from the rebuilt layer" if beh.logits_freed_before_layers
+                      else "") + " (rlmcost.placement.packed_lengths, head_peak)")  # fmt: skip
     opt = step_options(deployment)
     if opt is not None and opt.attention is AttentionKernel.FLASH2 and not realhf:
         out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "

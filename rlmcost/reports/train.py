@@ -28,6 +28,7 @@ from rlmcost.parallel.comm import Traffic, traffic_per_rank
 from rlmcost.parallel.layout import Layout, PipelineSchedule
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.validate import check_layout
+from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
 from rlmcost.specs import ClusterSpec, HardwareSpec, ModelSpec, Workload, get_hardware, get_model
@@ -93,6 +94,7 @@ class TrainReport:
                 "ep": lay.ep,
                 "sp": lay.sp,
                 "zero": str(lay.zero),
+                "zero_shard": lay.zero_group,
                 "ckpt": str(lay.ckpt),
                 "micro_batch": lay.micro_batch,
                 "schedule": str(lay.schedule),
@@ -178,6 +180,8 @@ def train_report(
             f"batch defaulted to {batch} sequences ({per_stage * layout.pp} micro-batches)"
         )
     _check_batch(layout, batch, seq)
+    if hybrid(layout):
+        notes.append(hybrid_note(layout))
     share = data_share(layout, batch, seq)
     per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
     peak_stage = max(range(len(per_stage_memory)), key=lambda s: per_stage_memory[s].total)

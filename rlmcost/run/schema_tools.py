@@ -37,6 +37,8 @@ class TrainLayoutOut(BaseModel):
     ep: int
     sp: bool
     zero: str = Field(description="ZeRO stage: 0, 1, 2 or 3 (3 = FSDP)")
+    zero_shard: int = Field(description="ranks the ZeRO states are sharded over (P_z; dp*cp "
+                            "unless hybrid sharding, then replicated dp*cp / P_z times)")
     ckpt: str = Field(description="activation checkpointing: none, selective or full")
     micro_batch: int = Field(description="sequences per micro-batch")
     schedule: str = Field(description="pipeline schedule")

@@ -149,8 +149,19 @@ PRESET = Preset(
               "copy_ from that pinned copy), the Megatron gradient buffers are freed, not "
               "copied (grad_data.storage().resize_(0)); the optimizer states move with "
               "to('cpu', non_blocking=True), which PyTorch allocates pinned (_to_copy "
-              "pin_out): the link's rate",
-              grads_offload_frees=True,
+              "pin_out): the link's rate; the FSDP actor's and critic's updates end with "
+              "optimizer.zero_grad() (verl/workers/actor/dp_actor.py update_policy, "
+              "verl/workers/critic/dp_critic.py update_critic @b25bb7d4f; set_to_none, "
+              "FSDP2 frees the gradient shards): no gradients between updates; "
+              "_forward_micro_batch divides the logits in place on a view (div_(temperature)) "
+              "before flash-attn's in-place cross_entropy: 4 logits buffers at the head's "
+              "backward (CopySlices), none kept past it (rlmcost.placement.head_peak); "
+              "dynamic batching splits a rank's batch by its unpadded lengths "
+              "(verl/utils/seqlen_balancing.py rearrange_micro_batches; "
+              "rlmcost.placement.packed_lengths)",
+              grads_offload_frees=True, grads_freed_after_update=True,
+              low_memory_train_copies=4, logits_freed_before_layers=True,
+              budget_packs_lengths=True,
               param_offload_pageable=2, megatron_param_offload_pageable=1,
               padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2,
               hf_trainer="fsdp", hf_eager=True,
