@@ -24,7 +24,7 @@ from rlmcost.parallel.layout import Layout, ZeroStage, dp_unit
 from rlmcost.parallel.memory import memory_per_rank
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
-from rlmcost.perf.data_parallel import _dp_groups
+from rlmcost.parallel.zero_groups import zero_groups
 from rlmcost.specs import get_model
 
 runner = CliRunner()
@@ -141,7 +141,8 @@ def test_cli_ep_help_states_the_convention():
 def test_gradients_reduce_over_the_dense_and_expert_dp_groups():
     # Megatron-core: dense gradients over the DP x CP group, expert gradients over the expert
     # data-parallel group (1 rank here: nothing to reduce)
-    assert _dp_groups(TP4_EP8) == [("dense", ("dp", "cp"), 2), ("expert", ("edp",), 1)]
+    groups = [(g.name, g.dims, g.ranks) for g in zero_groups(TP4_EP8)]
+    assert groups == [("dense", ("dp", "cp"), 2), ("expert", ("edp",), 1)]
     traffic = traffic_per_rank(QWEN3_30B.arch(), TP4_EP8, 16, 4096, gpus_per_node=8)
     a2a = [t for t in traffic if t.strategy == "ep" and t.collective is Collective.ALL_TO_ALL]
     assert [(t.ranks, t.intra_node) for t in a2a] == [(8, True)]  # ETP 1 x EP 8: one node

@@ -284,17 +284,15 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
 
 
 def _fsdp_size(r: Reader, q: ImportedQuery, world: int) -> None:
-    """``actor.fsdp_config.fsdp_size`` as ``--zero-shard``: verl/workers/fsdp_workers.py
-    ``create_device_mesh`` (b25bb7d4f): (world,) for -1 or >= world, else the HSDP mesh
-    (world / fsdp_size, fsdp_size), states sharded over fsdp_size GPUs, replicated across
-    the groups; the worker's one mesh (from the actor's key) wraps its reference too."""
+    """``actor.fsdp_config.fsdp_size`` as ``--zero-shard`` (verl/workers/fsdp_workers.py
+    ``create_device_mesh`` @b25bb7d4f: (world,) for -1 or >= world, else the HSDP mesh
+    (world / fsdp_size, fsdp_size); the worker's one mesh wraps its reference too)."""
     size = r.integer(f"{ACTOR}.fsdp_config.fsdp_size", -1, lo=-1)
     if size == 0:
         raise SpecError(f"{r.where}: {ACTOR}.fsdp_config.fsdp_size=0: use -1 or a group size")
     if 0 < size < world:
         q.convert(f"{ACTOR}.fsdp_config.fsdp_size={size}", "--zero-shard", size,
-                  f"hybrid sharding: FSDP shards over {size} of the {world} GPUs and "
-                  "replicates across the groups (fsdp_workers.py create_device_mesh)")
+                  f"FSDP shards over {size} of the {world} GPUs, replicated (HSDP)")
 
 
 def _recompute(r: Reader, q: ImportedQuery, strategy: str) -> str:
