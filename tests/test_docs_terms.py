@@ -71,7 +71,7 @@ def _table_terms() -> str:
      "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer",
      "sharded_call_bytes", "version gate", "pageable offload", "Hybrid Engine host floor",
      "verl fully-async step", "DeepSpeed blocking pipeline p2p", "embedding gradient",
-     "busiest EP rank"],
+     "busiest EP rank", "prefix sharing", "KV admission", "environment step"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -88,7 +88,8 @@ def _notebook_code(name: str) -> str:
      "'speculative_draft': 'mtp'", "mtp_layers", "'fused_loss': True", "overlap_slowdown",
      "layer_launches", "padded_share", "'router_dtype': 'fp32'", "sharded_call_bytes",
      "version gate", "pageable_offload_s", "moe_rank_imbalance", "for_params",
-     "HYBRID_ENGINE_LAUNCH_S_PER_LAYER", "pp_serial_p2p", "embedding_grad_bytes"],
+     "HYBRID_ENGINE_LAUNCH_S_PER_LAYER", "pp_serial_p2p", "embedding_grad_bytes",
+     "--no-prefix-caching", "host work"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")
