@@ -147,6 +147,34 @@ class Handout:
         self.handed += more
 
 
+class Flight:
+    """The running set of a replay (:func:`paged_admit`, :func:`rlmcost.placement.sglang_admit.
+    sglang_admit`): ``running`` sequence -> (start, generated, slot), ``finishes`` (end step,
+    sequence), ``free_slots`` (freed at, slot: the earliest freed first), ``open_`` segments,
+    ``held`` (the KV units of the running sequences, :class:`_Blocks`) and the groups' holders."""
+
+    def __init__(self, cap: int, lengths: Sequence[int], prompt: int, own: int, unit: int,
+                 groups: GroupHolders) -> None:  # fmt: skip
+        self.lengths, self.prompt, self.own, self.groups = lengths, prompt, own, groups
+        self.running: dict[int, tuple[int, int, int]] = {}
+        self.finishes: list[tuple[int, int]] = []
+        self.free_slots = [(0, s) for s in range(cap)]
+        self.open_: dict[int, Segment] = {}
+        self.held = _Blocks(unit)
+
+    def start(self, i: int, gen: int, t: int) -> int:
+        """Sequence ``i`` (``gen`` tokens generated so far) enters at step ``t`` on the
+        earliest freed slot; returns how many run."""
+        slot = heapq.heappop(self.free_slots)[1]
+        self.running[i] = (t, gen, slot)
+        self.held.add(self.own + gen - t)
+        self.groups.add(i)
+        self.held.refresh()
+        heapq.heappush(self.finishes, (t + self.lengths[i] - gen, i))
+        self.open_[i] = Segment(i, t, 0, self.prompt + gen, slot)
+        return len(self.running)
+
+
 def is_live(running: dict[int, tuple[int, int, int]], lengths: Sequence[int], end: int,
             i: int) -> bool:  # fmt: skip
     """Whether a finish event (``end``, sequence ``i``) is still current: ``i`` runs in the
@@ -194,12 +222,10 @@ def paged_admit(
         return is_live(running, lengths, end, i)
 
     hand()
-    running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); LIFO order
-    finishes: list[tuple[int, int]] = []  # (end step, seq)
-    free_slots = [(0, s) for s in range(cap)]  # (freed at, slot): the earliest freed first
-    open_: dict[int, Segment] = {}
+    flight = Flight(cap, lengths, prompt, own, b, groups)  # running: LIFO order
+    running, finishes, free_slots = flight.running, flight.finishes, flight.free_slots
+    open_, held = flight.open_, flight.held
     segments: list[Segment] = []
-    held = _Blocks(b)
     t = preemptions = peak = done = 0
     evicted: list[tuple[int, int]] = []
     while done < n:
@@ -213,14 +239,7 @@ def paged_admit(
             if running and pool_at(t + 1) + extra + -(-(own + gen + 1) // b) > blocks_in_pool:
                 break
             waiting.popleft()
-            slot = heapq.heappop(free_slots)[1]
-            running[i] = (t, gen, slot)
-            held.add(own + gen - t)
-            groups.add(i)
-            held.refresh()
-            heapq.heappush(finishes, (t + lengths[i] - gen, i))
-            open_[i] = Segment(i, t, 0, prompt + gen, slot)
-            peak = max(peak, len(running))
+            peak = max(peak, flight.start(i, gen, t))
         # the next event: a finish, or the step before the one the pool cannot hold
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish

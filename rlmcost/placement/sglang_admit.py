@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
 from rlmcost.placement.paged import (
+    Flight,
     Handout,
     Schedule,
     Segment,
@@ -180,12 +181,10 @@ def sglang_admit(
     def live(end: int, i: int) -> bool:
         return is_live(running, lengths, end, i)
 
-    running: dict[int, tuple[int, int, int]] = {}  # seq -> (start, generated, slot); batch order
-    finishes: list[tuple[int, int]] = []  # (end step, seq)
-    free_slots = [(0, s) for s in range(cap)]  # (freed at, slot): the earliest freed first
-    open_: dict[int, Segment] = {}
+    flight = Flight(cap, lengths, prompt, own, 1, groups)  # running: batch order
+    running, finishes, free_slots = flight.running, flight.finishes, flight.free_slots
+    open_, held = flight.open_, flight.held
     segments: list[Segment] = []
-    held = _Blocks(1)
     t = retractions = peak = done = 0
     base, since = INIT_NEW_TOKEN_RATIO, 0
     pending, after = 0, -1  # steps of the next admission check and of the one after it
@@ -212,14 +211,7 @@ def sglang_admit(
                                 or pool_at(t + 1) + extra + own + gen + 1 > size):  # fmt: skip
                     break
                 waiting.popleft()
-                slot = heapq.heappop(free_slots)[1]
-                running[i] = (t, gen, slot)
-                held.add(own + gen - t)
-                groups.add(i)
-                held.refresh()
-                heapq.heappush(finishes, (t + lengths[i] - gen, i))
-                open_[i] = Segment(i, t, 0, prompt + gen, slot)
-                peak = max(peak, len(running))
+                peak = max(peak, flight.start(i, gen, t))
                 batch.append(gen)
                 batch_full, batch_in = batch_full + ext + clip_new, batch_in + ext
                 if batch_in >= pool.round_tokens:  # the batch closes: its requests now run
