@@ -174,6 +174,23 @@ class Flight:
         self.open_[i] = Segment(i, t, 0, self.prompt + gen, slot)
         return len(self.running)
 
+    def finish(self, t: int, segments: list[Segment]) -> int:
+        """The sequences that end by step ``t`` leave (their segments closed into
+        ``segments``, their slots freed at ``t``); returns how many (stale finishes of
+        preempted or retracted sequences skipped)."""
+        done = 0
+        while self.finishes and self.finishes[0][0] <= t:
+            end, i = heapq.heappop(self.finishes)
+            if not is_live(self.running, self.lengths, end, i):
+                continue
+            start, gen, slot = self.running.pop(i)
+            self.held.add(self.own + gen - start, -1)
+            self.groups.add(i, -1)
+            segments.append(_closed(self.open_.pop(i), t))
+            heapq.heappush(self.free_slots, (t, slot))
+            done += 1
+        return done
+
 
 def is_live(running: dict[int, tuple[int, int, int]], lengths: Sequence[int], end: int,
             i: int) -> bool:  # fmt: skip
@@ -251,17 +268,7 @@ def paged_admit(
                 lo, hi = (mid, hi) if pool_at(mid) <= blocks_in_pool else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or preemption fits
-        # finishes at t
-        while finishes and finishes[0][0] <= t:
-            end, i = heapq.heappop(finishes)
-            if not live(end, i):
-                continue
-            start, gen, slot = running.pop(i)
-            held.add(own + gen - start, -1)
-            groups.add(i, -1)
-            segments.append(_closed(open_.pop(i), t))
-            heapq.heappush(free_slots, (t, slot))
-            done += 1
+        done += flight.finish(t, segments)  # finishes at t
         # preemption: the newest running sequences leave until the next step fits
         evicted = []
         held.refresh()

@@ -232,18 +232,8 @@ def sglang_admit(
                 lo, hi = (mid, hi) if pool_at(mid) <= size else (lo, mid)
             t_next = hi - 1
         t = t_next  # > t: the step after an admission or a retraction fits
-        finished = False
-        while finishes and finishes[0][0] <= t:
-            end, i = heapq.heappop(finishes)
-            if not live(end, i):
-                continue
-            start, gen, slot = running.pop(i)
-            held.add(own + gen - start, -1)
-            groups.add(i, -1)
-            segments.append(_closed(open_.pop(i), t))
-            heapq.heappush(free_slots, (t, slot))
-            done += 1
-            finished = True
+        ended = flight.finish(t, segments)
+        done, finished = done + ended, ended > 0
         if finished and pending == t:  # the check here precedes the filter, which clears
             after = t + 1  # the full mark again: another check at the next step
         elif finished and not running:  # the batch emptied: an idle step resets the ratio
