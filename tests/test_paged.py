@@ -18,22 +18,14 @@ from collections import deque
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kv_replay import ARCH, COST, H100, segments
 from test_rollout_runs import UnitProfile  # efficiency 1, summed step by step
 
 from rlmcost.choices import Dtype
 from rlmcost.placement.paged import Paged, paged_admit
-from rlmcost.placement.rollout import DecodeCost, timeline
-from rlmcost.specs import get_hardware, get_model
+from rlmcost.placement.rollout import timeline
+from rlmcost.specs import get_model
 from rlmcost.timing import Roofline
-
-ARCH = get_model("llama-3.1-8b").arch()
-H100 = get_hardware("h100-sxm")
-COST = DecodeCost(f0=16 * 10**9, f1=2 * 10**6, prefill_flops=10**12, weight_bytes=16e9,
-                  kv_bytes_per_token=131072.0)  # Llama-3.1-8B-like: 16 GB bf16, 128 KiB/token
-
-
-def _segments(s):
-    return [(x.seq, x.start, x.end, x.context) for x in s.segments]
 
 
 def test_hand_checked_schedule_with_one_token_blocks():
@@ -43,7 +35,7 @@ def test_hand_checked_schedule_with_one_token_blocks():
     # (2) is preempted after 4 tokens; 0 finishes after step 6, then 2 is readmitted with its
     # context 2 + 4 = 6 recomputed and decodes its last token in step 7.
     s = paged_admit([6, 2, 5], 2, 3, Paged(12, 1))
-    assert _segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 0, 4, 2), (2, 6, 7, 6)]
+    assert segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 0, 4, 2), (2, 6, 7, 6)]
     assert (s.preemptions, s.peak) == (1, 3)
 
 
@@ -53,7 +45,7 @@ def test_blocks_are_whole_and_shared_by_nobody():
     # ceil(5 / 4) = 2 blocks for each of 0 and 2: 4 > 3, the newer (2) is preempted after 2
     # tokens and readmitted (context 2 + 2 = 4 recomputed) when 0 finishes after step 6.
     s = paged_admit([6, 2, 5], 2, 3, Paged(12, 4))
-    assert _segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 0, 2, 2), (2, 6, 9, 4)]
+    assert segments(s) == [(0, 0, 6, 2), (1, 0, 2, 2), (2, 0, 2, 2), (2, 6, 9, 4)]
     assert (s.preemptions, s.peak) == (1, 3)
     # a pool of 4 blocks holds them: ceil(7 / 4) = 2 each at their widest
     assert paged_admit([6, 2, 5], 2, 3, Paged(16, 4)).preemptions == 0
@@ -111,7 +103,7 @@ def _replay(lengths, prompt, cap, pool, block, call=None):
 def test_event_replay_equals_the_step_by_step_scheduler(lengths, prompt, cap, pool, block, call):
     s = paged_admit(lengths, prompt, cap, Paged(pool, block), call)
     segs, preemptions, peak = _replay(lengths, prompt, cap, pool, block, call)
-    assert _segments(s) == segs
+    assert segments(s) == segs
     assert (s.preemptions, s.peak) == (preemptions, peak)
 
 

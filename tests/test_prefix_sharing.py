@@ -14,6 +14,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kv_replay import ARCH, H100, segments
 from typer.testing import CliRunner
 
 from rlmcost.blocks.attention import attention_flops_per_pair
@@ -28,11 +29,7 @@ from rlmcost.placement.prefills import prefills
 from rlmcost.placement.prefix_share import PrefixShare, hits, tail_flops
 from rlmcost.placement.rollout import DecodeCost, decode_flops, timeline
 from rlmcost.placement.sglang_admit import TokenPool, sglang_admit
-from rlmcost.specs import get_hardware, get_model
 from rlmcost.timing import Roofline
-
-ARCH = get_model("llama-3.1-8b").arch()
-H100 = get_hardware("h100-sxm")
 
 
 def _cost(prompt: int, counting: AttnCounting = AttnCounting.FULL) -> DecodeCost:
@@ -100,7 +97,7 @@ def test_a_group_whose_samples_all_left_prefills_its_prompt_again():
 
 
 def _segments(s):  # noqa: ANN001
-    return [(x.seq, x.start, x.end, x.context) for x in s.segments], s.preemptions
+    return segments(s), s.preemptions
 
 
 def test_vllm_holds_a_groups_prompt_blocks_once():

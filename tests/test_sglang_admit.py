@@ -27,10 +27,11 @@ from collections import deque
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kv_replay import ARCH, COST, H100, segments
 
 from rlmcost.choices import AttnCounting, Dtype
 from rlmcost.errors import SpecError
-from rlmcost.placement.rollout import DecodeCost, timeline
+from rlmcost.placement.rollout import timeline
 from rlmcost.placement.sglang_admit import (
     CLIP_MAX_NEW_TOKENS_ESTIMATION,
     INIT_NEW_TOKEN_RATIO,
@@ -40,17 +41,7 @@ from rlmcost.placement.sglang_admit import (
     ratio_at,
     sglang_admit,
 )
-from rlmcost.specs import get_hardware, get_model
 from rlmcost.timing import Roofline
-
-ARCH = get_model("llama-3.1-8b").arch()
-H100 = get_hardware("h100-sxm")
-COST = DecodeCost(f0=16 * 10**9, f1=2 * 10**6, prefill_flops=10**12, weight_bytes=16e9,
-                  kv_bytes_per_token=131072.0)  # Llama-3.1-8B-like: 16 GB bf16, 128 KiB/token
-
-
-def _segments(s):
-    return [(x.seq, x.start, x.end, x.context) for x in s.segments]
 
 
 def test_ratio_decays_from_0_7_to_its_floor_in_600_steps():
@@ -69,7 +60,7 @@ def test_a_new_request_reserves_its_whole_max_new_tokens_within_a_prefill_batch(
     # (k taken) enters while 30 < 100 - 30 k: k = 1, 2 yes, k = 3 no (30 >= 10)
     s = sglang_admit([5, 5, 5, 5], 10, 8, TokenPool(100, 20))
     assert s.peak == 3 and s.preemptions == 0
-    assert _segments(s) == [(0, 0, 5, 10), (1, 0, 5, 10), (2, 0, 5, 10), (3, 5, 10, 10)]
+    assert segments(s) == [(0, 0, 5, 10), (1, 0, 5, 10), (2, 0, 5, 10), (3, 5, 10, 10)]
 
 
 def test_running_requests_reserve_only_the_ratio_of_their_remaining_tokens():
@@ -92,7 +83,7 @@ def test_a_waiting_request_enters_at_a_finish_once_the_ratio_has_decayed():
     # 0.398 x 699 = 278.3: 1,010 < 1,800 - 311 - 278.3 = 1,210.7, so 2 enters; at the initial
     # 0.7 (489.3) it would not.
     s = sglang_admit([300, 1000, 1000], 10, 8, TokenPool(1800, 1000, round_tokens=1))
-    assert _segments(s) == [(0, 0, 300, 10), (1, 0, 1000, 10), (2, 301, 1301, 10)]
+    assert segments(s) == [(0, 0, 300, 10), (1, 0, 1000, 10), (2, 301, 1301, 10)]
     assert 1010 < 1800 - 311 - ratio_at(0.7, 0, 301) * 699
     assert not 1010 < 1800 - 311 - 0.7 * 699
 
@@ -103,7 +94,7 @@ def test_retraction_takes_the_fewest_outputs_and_readmits_with_a_reprefill():
     # the one with the fewest outputs, the later in the batch among equals (1, after 90
     # tokens), readmitted when 0 finishes with prompt + outputs = 100 re-prefilled.
     s = sglang_admit([100, 100], 10, 2, TokenPool(200, 100, round_tokens=1))
-    assert _segments(s) == [(0, 0, 100, 10), (1, 0, 90, 10), (1, 100, 110, 100)]
+    assert segments(s) == [(0, 0, 100, 10), (1, 0, 90, 10), (1, 100, 110, 100)]
     assert s.preemptions == 1
     # a larger pool by one token per request for the whole run: no retraction
     assert sglang_admit([100, 100], 10, 2, TokenPool(220, 100, round_tokens=1)).preemptions == 0
@@ -203,7 +194,7 @@ def test_event_replay_equals_the_step_by_step_scheduler(
     s = sglang_admit(lengths, prompt, cap, TokenPool(pool, max_new, round_tokens=round_tokens),
                      call)  # fmt: skip
     segs, retractions, peak = _replay(lengths, prompt, cap, pool, max_new, round_tokens, call)
-    assert _segments(s) == segs
+    assert segments(s) == segs
     assert (s.preemptions, s.peak) == (retractions, peak)
 
 
@@ -272,9 +263,9 @@ def test_a_freed_slot_is_refilled_after_the_next_decode_step():
     # enters after step 2 and decodes steps 3-4, not 2-3; when the batch empties instead, the
     # scheduler idles one loop (no decode step) and admits at once.
     s = sglang_admit([1, 3, 2], 10, 2, TokenPool(10**6, 10))
-    assert _segments(s) == [(0, 0, 1, 10), (1, 0, 3, 10), (2, 2, 4, 10)]
+    assert segments(s) == [(0, 0, 1, 10), (1, 0, 3, 10), (2, 2, 4, 10)]
     s = sglang_admit([3, 3], 10, 1, TokenPool(10**6, 10))
-    assert _segments(s) == [(0, 0, 3, 10), (1, 3, 6, 10)]
+    assert segments(s) == [(0, 0, 3, 10), (1, 3, 6, 10)]
 
 
 def test_a_retraction_recomputes_prompt_and_outputs_in_the_timeline():
