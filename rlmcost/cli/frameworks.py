@@ -45,6 +45,19 @@ Overrides = Annotated[
 ]
 
 
+
+def _prompt_len(why: str) -> Any:
+    """The `--prompt-len` / `-S` option of an importer whose config does not bound the prompt
+    alone; ``why``: what the framework gives instead and the default."""
+    return typer.Option("--prompt-len", "-S", min=1, help=f"Prompt tokens S {why}")
+
+
+NEMO_RL_PROMPT_LEN = _prompt_len("(NeMo RL gives only prompt + response, "
+                                 "policy.max_total_sequence_length; default: half of it).")
+SLIME_PROMPT_LEN = _prompt_len("where --rollout-max-prompt-len is not given (slime does not "
+                               "bound prompts otherwise; default: rlmcost's).")
+
+
 @import_app.command("verl")
 def import_verl_command(
     config: Annotated[str, typer.Argument(help="verl config YAML (ppo_trainer.yaml keys).")],
@@ -111,16 +124,7 @@ def import_trl_command(
 def import_nemo_rl_command(
     config: Annotated[str, typer.Argument(help="NeMo RL GRPO config YAML.")],
     overrides: Overrides = None,
-    prompt_len: Annotated[
-        int | None,
-        typer.Option(
-            "--prompt-len",
-            "-S",
-            min=1,
-            help="Prompt tokens S (NeMo RL gives only prompt + response, "
-            "policy.max_total_sequence_length; default: half of it).",
-        ),  # fmt: skip
-    ] = None,
+    prompt_len: Annotated[int | None, NEMO_RL_PROMPT_LEN] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
@@ -149,16 +153,7 @@ def import_slime_command(
             "folder name is not a built-in model.",
         ),  # fmt: skip
     ] = None,
-    prompt_len: Annotated[
-        int | None,
-        typer.Option(
-            "--prompt-len",
-            "-S",
-            min=1,
-            help="Prompt tokens S where --rollout-max-prompt-len is not given (slime does not "
-            "bound prompts otherwise; default: rlmcost's).",
-        ),  # fmt: skip
-    ] = None,
+    prompt_len: Annotated[int | None, SLIME_PROMPT_LEN] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
