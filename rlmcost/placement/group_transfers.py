@@ -173,12 +173,6 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
     )  # fmt: skip
 
 
-ENVIRONMENT_STEP = "environment step after generation"
-"""How an environment step's transfer begins (:func:`_environment`): host work on a fixed number
-of actors, which grows with the batch and not with the GPUs
-(:func:`rlmcost.placement.iteration_advice.exposed_notes` names it)."""
-
-
 def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
     """The environment step after generation (``Behaviour.env_workers``: NeMo RL's math
     verifier on that many actors, :mod:`rlmcost.perf.nemo_rl_env`): every generated response
@@ -200,11 +194,11 @@ def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
         if streamed else f"{n} responses scored"  # fmt: skip
     return Transfer(
         "controller",
-        f"{ENVIRONMENT_STEP}: {what} ({mean:.0f} tokens on average) on "
+        f"environment step after generation: {what} ({mean:.0f} tokens on average) on "
         f"{workers} verify actors",
         g.group.name, 0, 0, 0.0, gen.stage, gen.index, predicted_s=seconds("value"),
         spread=spread_of(seconds, "MATH_VERIFY_S_PER_RESPONSE, MATH_VERIFY_S_PER_TOKEN"),
-        phase_name=phase_of(gen)[0],
+        phase_name=phase_of(gen)[0], host_bound=True,
     )  # fmt: skip
 
 

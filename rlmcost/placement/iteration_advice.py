@@ -11,7 +11,6 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Overhead
 from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
-from rlmcost.placement.group_transfers import ENVIRONMENT_STEP
 from rlmcost.placement.inputs import Setup
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -51,7 +50,7 @@ def _group_notes(g: GroupEstimate, gpus_per_node: int) -> tuple[str, ...]:
                   if tr.kind in ("reshard", "weight-sync", "controller")
                   and tr.bytes_per_device]  # fmt: skip
     host = [f"{tr.phase} on {g.name} {tr.predicted:.3g} s ({tr.what})" for tr in g.transfers
-            if tr.what.startswith(ENVIRONMENT_STEP) and tr.predicted > 0]  # fmt: skip
+            if tr.host_bound and tr.predicted > 0]  # fmt: skip
     notes = []
     if terms:
         notes.append(

@@ -127,6 +127,7 @@ class Transfer:
     predicted_s: float | None = None  # predicted seconds (None: the same as time_s)
     spread: Spread | None = None  # its own interval (None: the overhead category's)
     phase_name: str | None = None  # the phase whose timer holds it (None: by its kind)
+    host_bound: bool = False  # host work on a fixed number of actors: grows with the batch
 
     @property
     def predicted(self) -> float:
