@@ -95,3 +95,48 @@ def test_a_reward_model_replaces_the_verifier():
     est = evaluate_deployment(run_from_argv("ppo", argv))
     assert any(j.task.role == "reward" for g in est.groups for j in g.jobs)
     assert not [t for g in est.groups for t in g.transfers if t.what.startswith("environment")]
+
+
+def _env_step(*extra: str):  # noqa: ANN202
+    argv = ["--framework", "nemo-rl", "--model", "llama-3.1-8b", "--kl", "--batch", "64",
+            "--group", "32", "--prompt-len", "130", "--response-len", "3966",
+            "--hardware", "h100-sxm", "--gpus", "8",
+            "--length-dist", "lognormal:795,0.67,3966", *extra]  # fmt: skip
+    est = evaluate_deployment(run_from_argv("rlvr", argv))
+    (step,) = [t for g in est.groups for t in g.transfers if t.what.startswith("environment")]
+    return step
+
+
+def test_env_workers_set_the_verify_actors():
+    """--env-workers (Deployment.env_workers) replaces the preset's 8: 2048 responses on 16
+    actors are chunks of 128 (math_environment.py MathEnvironment.step, chunk_list_to_workers)."""
+    step = _env_step("--env-workers", "16")
+    assert "16 verify actors" in step.what
+    assert step.predicted == pytest.approx(math_env_s(2048, 795, 16), rel=0.02)
+    assert step.predicted < _env_step().predicted
+
+
+def test_env_workers_need_a_framework_with_an_environment():
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    out = CliRunner().invoke(app, ["rlvr", "-m", "gpt-2", "--framework", "verl",
+                                   "--env-workers", "16"])  # fmt: skip
+    assert out.exit_code == 2 and "--env-workers" in out.output
+    assert "Traceback" not in out.output
+
+
+def test_the_importer_reads_env_math_num_workers():
+    """NeMo RL's config key env.math.num_workers (grpo_math_1B.yaml: 8, the DAPO recipe
+    dapo-qwen2.5-7b.v2.yaml at v0.7.0: 16) becomes --env-workers where it is not the preset's 8."""
+    from pathlib import Path
+
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    path = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
+    base = import_nemo_rl(path, [])
+    dapo = import_nemo_rl(path, ["env.math.num_workers=16"])
+    assert "--env-workers" not in dict(base.flags)
+    assert dict(dapo.flags)["--env-workers"] == 16
+    assert any(c.flag == "--env-workers" and c.value == 16 for c in dapo.conversions)

@@ -33,7 +33,8 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     from rlmcost.run.spec import merge
 
     preset = get_preset(framework).for_params(actor_params(opts.get("model") or DEFAULT_ACTOR))
-    data = merge(Deployment().to_json(), preset.deployment_data())
+    engine = str(opts["engine"]) if opts.get("engine") is not None else None
+    data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
         forwards_follow_trainer(data)
     if opts.get("deployment_file"):
@@ -108,6 +109,10 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
     if opts.get("max_num_seqs") is not None:
         engine["max_num_seqs"] = opts["max_num_seqs"]
+    if opts.get("context_length") is not None:
+        engine["context_length"] = opts["context_length"]
+    if opts.get("schedule_policy") is not None:
+        engine["schedule_policy"] = str(opts["schedule_policy"])
     if opts.get("max_num_batched_tokens") is not None:
         engine["max_num_batched_tokens"] = opts["max_num_batched_tokens"]
     if opts.get("sequences_per_call") is not None:
@@ -143,6 +148,9 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         data["routing_replay"] = True
     if opts.get("partial_rollout"):
         data["partial_rollout"] = True
+    if opts.get("env_workers") is not None:
+        _check_environment(data.get("framework"), int(opts["env_workers"]))
+        data["env_workers"] = int(opts["env_workers"])
     if opts.get("in_flight_batches") is not None:
         data["rollout_in_flight"] = int(opts["in_flight_batches"])
     if opts.get("ideal"):
@@ -159,6 +167,7 @@ GENERATION_FLAGS = {
     "rollout_dtype": "--rollout-dtype", "enforce_eager": "--enforce-eager/--cuda-graphs",
     "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
+    "context_length": "--context-length", "schedule_policy": "--schedule-policy",
     "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
     "speculative_draft": "--speculative-draft",
     "speculative_acceptance": "--speculative-acceptance", "refit": "--refit",
@@ -197,3 +206,16 @@ def _check_engine_flags(opts: dict[str, Any], engine: dict[str, Any]) -> None:
     if opts.get("tp_gather_layers") is not None and not kind.hybrid_engine:
         raise SpecError(f"--tp-gather-layers sets DeepSpeed-Chat's Hybrid Engine; the engine "
                         f"here is {kind}: add --engine ds-hybrid or drop --tp-gather-layers")
+
+
+def _check_environment(framework: str | None, workers: int) -> None:
+    """SpecError for ``--env-workers`` where no environment step is priced (a framework whose
+    ``Behaviour.env_workers`` is 0: only NeMo RL's math environment is)."""
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.presets import behaviour
+
+    beh = behaviour(framework)
+    if beh is None or not beh.env_workers:
+        raise SpecError(f"--env-workers {workers}: --framework {framework or 'none'} prices no "
+                        "environment step (NeMo RL's math environment does); add --framework "
+                        "nemo-rl or drop --env-workers")  # fmt: skip

@@ -1,5 +1,6 @@
-"""The generation engine's options of every algorithm command (part of
-:func:`rlmcost.cli._deploy.deployment_options`; split from it by purpose)."""
+"""The generation phase's options of every algorithm command: the engine's, and the actors of
+the environment that scores its responses (part of :func:`rlmcost.cli._deploy.
+deployment_options`; split from it by purpose)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ class EngineRefit(StrEnum):
     """``--refit``: a weight update other than the framework's (``EngineSpec.refit``)."""
 
     DISK = "disk"  # AReaL's save and reload through shared storage (perf/disk_refit.py)
+
+
+class SchedulePolicy(StrEnum):
+    """``--schedule-policy``: SGLang's waiting-queue order (``EngineSpec.schedule_policy``)."""
+
+    FCFS = "fcfs"  # first come first served, SGLang's default
+    LPM = "lpm"  # longest cached prefix first while <= 128 wait (placement/sglang_admit.py)
 
 
 def engine_options(p: str) -> dict[str, Any]:
@@ -85,10 +93,52 @@ def engine_options(p: str) -> dict[str, Any]:
                 int | None,
                 typer.Option(
                     help="Sequences an engine replica decodes at once at most (vLLM "
-                    "max_num_seqs; default 256; NeMo RL's vllm.LLM: 1024 on GPUs of >= 70 GiB "
-                    "other than A100). NeMo RL's async engine (vllm_cfg.async_engine) "
+                    "max_num_seqs, SGLang --max-running-requests; default: vLLM's 256, "
+                    "SGLang's min(KV pool tokens // 2, request pool of 2048-4096 rows) "
+                    "(rlmcost.deployment.sglang_limits); NeMo RL's vllm.LLM: 1024 on GPUs of "
+                    ">= 70 GiB other than A100). NeMo RL's async engine (vllm_cfg.async_engine) "
                     "runs vLLM's ENGINE_CONTEXT default of 128 (SchedulerConfig."
                     "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393): `rlmcost import nemo-rl` sets it.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "context_length": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="SGLang's --context-length, which sizes its request pool and so its "
+                    "default running cap (rlmcost.deployment.sglang_limits; AReaL v0.3: "
+                    "32768). Default: the checkpoint's context.",
+                    min=1,
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "schedule_policy": (
+            Annotated[
+                SchedulePolicy | None,
+                typer.Option(
+                    help="SGLang's --schedule-policy: fcfs (its default) or lpm (longest "
+                    "cached prefix first while at most 128 requests wait, one request of a "
+                    "prompt group ahead of its uncached siblings; AReaL v0.3's setting; "
+                    "rlmcost.placement.sglang_admit).",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "env_workers": (
+            Annotated[
+                int | None,
+                typer.Option(
+                    help="Actors of the environment that scores every response after "
+                    "generation (NeMo RL env.math.num_workers; rlmcost.perf.nemo_rl_env). "
+                    "Default: the framework's (NeMo RL: 8, grpo_math_1B.yaml); a framework "
+                    "that prices no environment step takes none.",
                     min=1,
                     rich_help_panel=p,
                 ),

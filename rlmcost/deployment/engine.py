@@ -83,7 +83,21 @@ class EngineSpec(BaseModel):
     gpu_memory_utilization: float | None = Field(
         default=None, description="fraction of device memory reserved, in (0, 1]"
     )
-    max_num_seqs: int = Field(default=ENGINE_MAX_NUM_SEQS, ge=1)
+    max_num_seqs: int | None = Field(
+        default=None, ge=1, description="sequences one replica runs at once at most (vLLM "
+        "max_num_seqs, SGLang --max-running-requests); None = the engine's default: vLLM's "
+        "256 (EngineArgs), SGLang's derived from its KV pool (deployment.sglang_limits)"
+    )
+    schedule_policy: Literal["fcfs", "lpm"] = Field(
+        default="fcfs", description="SGLang's --schedule-policy: 'fcfs' (its default) or "
+        "'lpm' (longest cached prefix first while at most 128 requests wait; "
+        "placement.sglang_admit)"
+    )
+    context_length: int | None = Field(
+        default=None, ge=1, description="SGLang's --context-length, which sizes its request "
+        "pool and so its default running cap (deployment.sglang_limits); None = the "
+        "checkpoint's context (ModelSpec.max_context)"
+    )
     block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
     max_num_batched_tokens: int | None = Field(
         default=None, ge=1, description="vLLM's token budget per step, the size of the forward "
@@ -152,6 +166,13 @@ class EngineSpec(BaseModel):
         return self
 
     @property
+    def max_seqs(self) -> int:
+        """``max_num_seqs``, else vLLM's default :data:`ENGINE_MAX_NUM_SEQS` (an SGLang
+        engine's default depends on its KV pool: :func:`rlmcost.placement.engine_budget.
+        running_cap`)."""
+        return self.max_num_seqs if self.max_num_seqs is not None else ENGINE_MAX_NUM_SEQS
+
+    @property
     def shares_prefix(self) -> bool:
         """Whether the engine shares a group's cached prompt: ``prefix_caching``, else its
         default (:data:`~rlmcost.perf.rl_constants.VLLM_PREFIX_CACHING_ENABLED` for vLLM;
@@ -185,6 +206,20 @@ class EngineSpec(BaseModel):
             raise ValueError(f"engine dtype {name}: give bf16, fp16 or fp8 (engines serve 16-bit "
                              "or FP8 weights)")  # fmt: skip
         return name
+
+    @model_validator(mode="after")
+    def _sglang_settings(self) -> EngineSpec:
+        if self.kind is EngineKind.SGLANG:
+            return self
+        if self.schedule_policy != "fcfs":
+            raise ValueError(f"schedule policy {self.schedule_policy} with engine {self.kind}: "
+                             "it orders SGLang's waiting queue; add --engine sglang or drop "
+                             "--schedule-policy")  # fmt: skip
+        if self.context_length is not None:
+            raise ValueError(f"context length {self.context_length} with engine {self.kind}: "
+                             "it sizes SGLang's request pool; add --engine sglang or drop "
+                             "--context-length")  # fmt: skip
+        return self
 
     @model_validator(mode="after")
     def _prefix_caching_needs_an_engine(self) -> EngineSpec:

@@ -306,6 +306,9 @@ class Deployment(BaseModel):
     )
     overhead: Overhead = Field(default_factory=Overhead)
     ideal: bool = Field(default=False, description="the paper's idealized iteration")
+    env_workers: int | None = Field(default=None, ge=1, description="actors of the environment "
+                                    "scoring the responses (NeMo RL env.math.num_workers); "
+                                    "None = the framework's (Behaviour.env_workers)")
 
     @model_validator(mode="after")
     def _consistent(self) -> Deployment:

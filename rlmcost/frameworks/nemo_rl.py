@@ -18,6 +18,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
+from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
@@ -81,6 +82,7 @@ def import_nemo_rl(
     _workload(r, q, prompt_len)
     _layout(r, q)
     _engine(r, q)
+    environment_workers(r, q)
     _async(r, q)
     q.ignored = r.unread(IGNORED)
     return q
@@ -312,8 +314,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     v = f"{g}.vllm_cfg"
     tp = r.integer(f"{v}.tensor_parallel_size", 1)
     q.set("--rollout-tp", tp)
-    pp = r.integer(f"{v}.pipeline_parallel_size", 1)
-    if pp > 1:
+    if (pp := r.integer(f"{v}.pipeline_parallel_size", 1)) > 1:
         q.set("--rollout-pp", pp)
     q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
     _engine_precision(r, q, v)

@@ -64,13 +64,16 @@ class Default:
 
     ``field``: a dotted Deployment field (``train.zero``, ``engine.gpu_memory_utilization``) or
     one of :data:`OPTION_FIELDS`. ``flag``: the algorithm commands' flag that sets the same by
-    hand (what an explicit flag overrides).
+    hand (what an explicit flag overrides). ``engines``: the engine kinds whose setting it is
+    (empty: any); under another ``--engine`` the field keeps rlmcost's default, the engine's
+    own (NeMo RL's ``max_num_seqs`` 1024 is vLLM's ``LLM_CLASS`` default, not SGLang's).
     """
 
     field: str
     value: Any
     flag: str
     source: str
+    engines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,13 +208,17 @@ class Preset:
         return replace(self, defaults=tuple(by_field.get(d.field, d) for d in self.defaults),
                        summary=f"{self.summary} ({s.example})", sized=None)  # fmt: skip
 
-    def deployment_data(self) -> dict[str, Any]:
+    def deployment_data(self, engine: str | None = None) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
-        with ``framework`` naming it. A ``forward`` layout the preset gives by its batching
-        starts from its trainer layout (without offload), as a framework's forwards do."""
+        with ``framework`` naming it; ``engine``: the engine kind the run uses (None: the
+        preset's, else vLLM), which drops the defaults of other engines (``Default.engines``).
+        A ``forward`` layout the preset gives by its batching starts from its trainer layout
+        (without offload), as a framework's forwards do."""
         data: dict[str, Any] = {"framework": self.framework.value}
+        kind = engine or next((str(d.value) for d in self.defaults if d.field == "engine.kind"),
+                              "vllm")  # fmt: skip
         for d in self.defaults:
-            if d.field in OPTION_FIELDS:
+            if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
                 continue
             *path, last = d.field.split(".")
             node = data

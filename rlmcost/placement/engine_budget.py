@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.deployment.kinds import EngineKind
-from rlmcost.deployment.terms import kv_pool_bytes
+from rlmcost.deployment.sglang_limits import max_running_requests
+from rlmcost.deployment.terms import kv_pool_bytes, pool_tokens
 from rlmcost.deployment.vllm_profile import (
     available_kv_bytes,
     llm_class_defaults,
@@ -61,7 +62,7 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     stages = memory_per_stage(g.s.arch(task.role), layout, Mode.GENERATE, layout.dp, tokens,
                               workload, task.invocation.model_head)  # fmt: skip
     forward = max(m.activations for m in stages)
-    rows = sampler_rows(g.engine.max_num_seqs, tokens)
+    rows = sampler_rows(g.engine.max_seqs, tokens)
     vocab = int(g.s.arch(task.role).vocab)
     peak = profile_peak_bytes(forward, rows, vocab, workload.activation_dtype,
                               workload.logits_dtype)  # fmt: skip
@@ -69,3 +70,22 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     profiled = with_terms(one, activations=forward, logits=peak - forward)
     pool = available_kv_bytes(g.reservation, one.weights, peak, one.buffers + other)
     return profiled, pool
+
+
+def running_cap(g: GroupMemory, task: Task) -> int:
+    """Sequences one engine replica runs at once at most: ``max_num_seqs`` where given, else
+    the engine's default. SGLang's (:func:`~rlmcost.deployment.sglang_limits.
+    max_running_requests`) follows from its KV pool, in token slots x CP as
+    :meth:`~rlmcost.placement.group_memory.GroupMemory.engine_pool` counts them, and its
+    context length: ``engine.context_length``, else the checkpoint's ``max_context``, else
+    (unknown) the task's sequence length; vLLM's is 256 (and so for the engine's other
+    tasks)."""
+    eng = g.engine
+    if eng.max_num_seqs is not None or eng.kind is not EngineKind.SGLANG \
+            or g.engine_task is not task:  # fmt: skip
+        return eng.max_seqs
+    one, pool = engine_budget(g, task)
+    cp = g.layouts[task.index].cp
+    tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), 1) * cp
+    context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
+    return max_running_requests(tokens, context)

@@ -53,7 +53,7 @@ from rlmcost.perf.engine_host import host_options
 from rlmcost.perf.engine_step import CHUNK_TOKENS
 from rlmcost.perf.generation import Engine, EngineOptions
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.engine_budget import batched_tokens
+from rlmcost.placement.engine_budget import batched_tokens, running_cap
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
     dschat_floor_s,
@@ -299,7 +299,7 @@ def _generate(
     elif g.engine.kind.hybrid_engine and not g.s.deployment.ideal:
         # DeepSpeed-Chat generates each rank's whole batch in one generate() call
         # (ppo_trainer.py generate_experience): it fits or the run does not
-        slots = max(1, min(len(mine), g.engine.max_num_seqs))
+        slots = max(1, min(len(mine), g.engine.max_seqs))
         own = g.own(task, slots * replicas)
     else:
         slots = g.slots(task, replicas, len(mine))
@@ -329,11 +329,11 @@ def _generate(
     rounds = None  # calls larger than the slots: continuous batching inside, one after another
     # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)
     paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
-    cap = max(1, min(len(mine) * depth, g.engine.max_num_seqs))
+    cap = max(1, min(len(mine) * depth, running_cap(g, task)))
     if paged is not None and (call is None or call > slots):
         rounds, slots = call, cap  # the pool, not a full-length reservation, limits
     elif g.engine.kind.static and not g.s.deployment.ideal:
-        mine = _unadmitted(static_batches(arrival, max(1, min(slots, g.engine.max_num_seqs))),
+        mine = _unadmitted(static_batches(arrival, max(1, min(slots, g.engine.max_seqs))),
                            order)  # fmt: skip
     elif call is not None and call > slots and not g.s.deployment.ideal:
         rounds = call

@@ -25,7 +25,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.breakdown_ops import STATES, TERMS, breakdown, with_terms
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.engine_budget import engine_budget
+from rlmcost.placement.engine_budget import engine_budget, running_cap
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
@@ -340,7 +340,7 @@ class GroupMemory(GroupEngine):
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
         slots = engine_slots(
-            pool, one.kv_cache, tokens, eng.block_size, eng.max_num_seqs, share
+            pool, one.kv_cache, tokens, eng.block_size, running_cap(self, task), share
         )
         if slots == 0:
             self.problems.append(
@@ -372,7 +372,8 @@ class GroupMemory(GroupEngine):
         share = engine_share(self.engine, k, block * cp, self.s.counting)
         if kind is EngineKind.SGLANG:
             max_new = self._int_at(task.invocation.response, self.longest(task))
-            return TokenPool(tokens * cp, max_new, self.s.counting, share=share)
+            return TokenPool(tokens * cp, max_new, self.s.counting, share=share,
+                             lpm=self.engine.schedule_policy == "lpm")
         return Paged(tokens * cp, block * cp, self.s.counting, share)
 
     def slots(self, task: Task, replicas: int, share: int) -> int:

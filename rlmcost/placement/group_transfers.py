@@ -148,7 +148,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     # the environment scores the responses unless a reward model does (its own forward)
     if beh is not None and beh.env_workers and gen is not None \
             and not any(t.role is Role.REWARD for t in g.s.tasks):  # fmt: skip
-        out.append(_environment(g, gen, beh.env_workers))
+        out.append(_environment(g, gen, g.s.deployment.env_workers or beh.env_workers))
     return out
 
 
@@ -174,8 +174,9 @@ def _refit(g: GroupModel, job: Job, mechanism: str, bw: float) -> Transfer:
 
 
 def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
-    """The environment step after generation (``Behaviour.env_workers``: NeMo RL's math
-    verifier on that many actors, :mod:`rlmcost.perf.nemo_rl_env`): every generated response
+    """The environment step after generation (NeMo RL's math verifier on ``workers`` actors:
+    ``Deployment.env_workers``, else ``Behaviour.env_workers``; :mod:`rlmcost.perf.
+    nemo_rl_env`): every generated response
     scored, timed in the generation phase, whose timer holds it (``grpo.py`` runs
     ``run_multi_turn_rollout`` under ``timer.time("generation")``). A streaming rollout
     (``Deployment.partial_rollout``: NeMo RL's async GRPO, whose trajectory collector runs

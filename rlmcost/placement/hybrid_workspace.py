@@ -53,7 +53,7 @@ def group_workspace(g: GroupMemory) -> Workspace | None:
             arch = g.s.arch(gen.role)
             layout = g.layouts[gen.index]
             per_replica = -(-g._int(gen.invocation.sequences) // layout.dp)
-            batch = max(1, min(per_replica, g.engine.max_num_seqs))
+            batch = max(1, min(per_replica, g.engine.max_seqs))
             positions = max(HYBRID_ENGINE_MAX_OUT_TOKENS, g.seq_len(gen))
             g.kept[key] = inference_workspace(
                 int(arch.n_layers), int(arch.d_model), int(arch.n_heads), batch, layout.tp,

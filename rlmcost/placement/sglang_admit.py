@@ -11,9 +11,9 @@ added) keeps the KV cache in a pool of ``max_total_num_tokens`` token slots (pag
    every running request's remaining tokens ``min(max_new_tokens - len(output_ids),
    CLIP_MAX_NEW_TOKENS_ESTIMATION)`` x ``new_token_ratio``, plus, for each request taken in
    this prefill batch, its ``extend_input_len + min(max_new_tokens, CLIP...)`` in full
-   (``_prefill_one_req``). Waiting requests are taken first come first served (``schedule_
-   policy`` fcfs; lpm, AReaL's setting, is fcfs above 128 waiting requests and below orders
-   them by cached prefix: not modelled) while fewer than ``max_running_requests`` run; one whose
+   (``_prefill_one_req``). Waiting requests are taken in the waiting queue's order
+   (``SchedulePolicy.calc_priority``, below) while fewer than ``max_running_requests`` run
+   (:mod:`rlmcost.deployment.sglang_limits`: by default from the KV pool); one whose
    ``total_tokens`` >= ``rem_total_tokens`` stops the loop (``AddReqResult.NO_TOKEN``) and
    marks the batch full. A prefill batch closes when its input tokens reach
    ``chunked_prefill_size`` (``rem_chunk_tokens``; 8192 on GPUs of >= 25 GB,
@@ -39,15 +39,32 @@ with 1-token blocks, :class:`~rlmcost.placement.paged.Segment`, :class:`~rlmcost
 paged.Schedule`), so the decode timeline runs on it unchanged; a retraction counts as a
 preemption (its re-prefill recomputes prompt + output, in full unless a sibling runs: below).
 
+The waiting queue's order (``managers/schedule_policy.py`` ``SchedulePolicy.calc_priority``,
+sorted in place at each admission check): ``fcfs``, SGLang's default (``server_args.py``
+``schedule_policy = "fcfs"``), keeps arrival order; ``lpm`` (AReaL v0.3's ``SGLangConfig.
+schedule_policy``) runs as fcfs while more than 128 requests wait (``_determine_active_policy``)
+and otherwise sorts by the prefix each request matches in the radix cache, longest first
+(``_sort_by_longest_prefix``, a stable sort), after the in-batch check of
+``_compute_prefix_matches``: a request matching at most ``IN_BATCH_PREFIX_CACHING_CHECK_
+THRESHOLD`` (32) cached tokens that shares at least ``IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_
+THRESHOLD`` (32) tokens with an earlier one in the queue goes to the back: one sample of an
+uncached prompt group goes ahead, its siblings after every other request, so they find the
+prompt cached in a later batch (:func:`lpm_order`). Without the radix cache, lpm is fcfs
+(``_validate_and_adjust_policy``). Assumed: different prompts share fewer than 32 leading
+tokens.
+
 The radix cache's sharing of a group's prompt (``TokenPool.share``,
 :mod:`rlmcost.placement.prefix_share`): a request holds its tokens past the shared prompt, the
 group those once while one of its requests runs; a request whose group ran before this
 admission check matches the prompt (``extend_input_len`` less it, in the budget too); a request
 retracted and readmitted beside a sibling recomputes its context past the prompt. Not
-modelled: the tree's keeping of tokens no request holds (evictable nodes: a group whose
-requests all left recomputes its prompt, an upper bound); a prefill batch holds whole
-requests (SGLang splits the one that crosses ``chunked_prefill_size`` and reserves its
-``max_new_tokens`` with its last chunk); a request that finished in the step of an admission
+modelled: a request in a later prefill batch of the same admission check matching the prompts
+of the earlier ones (SGLang's overlap scheduler forms batch N + 1 before it inserts batch N's
+prompts, ``event_loop_overlap``, and from batch N + 2 on they hit: taken as misses, an upper
+bound on the prompt prefill); the tree's keeping of tokens no request holds (evictable
+nodes: a group whose requests all left recomputes its prompt, an upper bound); a prefill batch
+holds whole requests (SGLang splits the one that crosses ``chunked_prefill_size`` and reserves
+its ``max_new_tokens`` with its last chunk); a request that finished in the step of an admission
 check is gone from it (SGLang's ``filter_batch`` drops it just after the check, which counts it
 toward ``max_running_requests``; only where the batch was not marked full); the
 ratio's decay is taken in closed form (SGLang subtracts it once per step in floating point).
@@ -92,6 +109,16 @@ RETRACT_DECODE_STEPS = 20
 """Free slots per remaining request a retraction makes room for: ``global_config.
 retract_decode_steps`` (20) at v0.4.6.post4."""
 
+LPM_QUEUE_LIMIT = 128
+"""Most waiting requests lpm sorts; above it the order stays first come first served
+(``schedule_policy.py`` ``_determine_active_policy`` at v0.4.6.post4 and later)."""
+
+IN_BATCH_PREFIX_TOKENS = 32
+"""``IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD`` and ``IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_
+THRESHOLD`` (env variables of the same names, both 32; ``schedule_policy.py``): the in-batch
+check runs for a request matching at most that many cached tokens and sends it back when it
+shares at least that many with an earlier waiting request."""
+
 CLIP_MAX_NEW_TOKENS_ESTIMATION = 4096
 """The most of a request's ``max_new_tokens`` the admission counts: ``schedule_policy.py``
 ``CLIP_MAX_NEW_TOKENS_ESTIMATION`` (env ``SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION``, 4096)."""
@@ -110,13 +137,14 @@ class TokenPool:
     as :class:`~rlmcost.placement.paged.Paged`), each request's ``max_new_tokens`` (the
     workload's response cap), the input tokens of one prefill batch (``round_tokens``) and the
     attention FLOP convention of the re-prefills; ``share``: the radix cache's sharing of a
-    prompt group (None: off)."""
+    prompt group (None: off); ``lpm``: ``schedule_policy`` lpm (else fcfs; module doc)."""
 
     pool_tokens: int
     max_new_tokens: int
     counting: AttnCounting = AttnCounting.FULL
     round_tokens: int = CHUNKED_PREFILL_SIZE
     share: PrefixShare | None = None
+    lpm: bool = False
 
     def __post_init__(self) -> None:
         if self.pool_tokens < 0 or self.max_new_tokens < 1 or self.round_tokens < 1:
@@ -198,6 +226,8 @@ def sglang_admit(
             ratio = ratio_at(base, since, t)
             free = size - pool_at(t)
             before = dict(groups.count)  # groups running before this prefill batch
+            if pool.lpm and shared:  # lpm: cached prefixes first (without the cache: fcfs)
+                lpm_order(waiting, groups.group, before, shared)
             reserved = ratio * sum(min(max_new - g - (t - s0), CLIP_MAX_NEW_TOKENS_ESTIMATION)
                                    for s0, g, _ in running.values())  # fmt: skip
             batch_full = batch_in = 0  # this prefill batch's full totals and input tokens
@@ -251,6 +281,39 @@ def sglang_admit(
             after = -1
     segments.sort(key=lambda s: (s.start, s.seq))
     return Schedule(tuple(segments), retractions, peak)
+
+
+def lpm_order(waiting: deque[tuple[int, int]], group: int, running: dict[int, int],
+              shared: int) -> None:  # fmt: skip
+    """Sort ``waiting`` (sequence, generated) in place as lpm does (module docstring): while
+    at most :data:`LPM_QUEUE_LIMIT` wait, a request whose group of ``group`` samples has one
+    ``running`` matches the ``shared`` prompt tokens and goes first; of the others, the first
+    of each group keeps its place and its later siblings (sharing >= 32 tokens with it) go to
+    the back; a stable sort, so arrival order holds among equals.
+
+    Groups of two, group 1 running: its waiting sample first, then the first of groups 0 and
+    2, then their siblings:
+
+    >>> q = deque([(0, 0), (1, 0), (3, 0), (4, 0), (5, 0)])
+    >>> lpm_order(q, 2, {1: 1}, 100); [i for i, _ in q]
+    [3, 0, 4, 1, 5]
+    """
+    if len(waiting) > LPM_QUEUE_LIMIT:
+        return
+    seen: set[int] = set()
+    keys: list[float] = []
+    for i, _ in waiting:
+        g = i // group
+        matched = shared if running.get(g, 0) else 0
+        key: float = -matched
+        if matched <= IN_BATCH_PREFIX_TOKENS:  # the in-batch check
+            if g in seen and shared >= IN_BATCH_PREFIX_TOKENS:
+                key = float("inf")
+            seen.add(g)
+        keys.append(key)
+    items = list(waiting)
+    waiting.clear()
+    waiting.extend(items[k] for k in sorted(range(len(items)), key=keys.__getitem__))
 
 
 def _retract(

@@ -73,6 +73,13 @@ the flash-attn 2 package; RoPE is flash-attn's fused Triton kernel (``modules/ro
 Priced by :mod:`rlmcost.perf.policy_worker`, and no faster than the rate the paper measured for
 that trainer (:mod:`rlmcost.perf.realhf_rate`, arXiv 2505.24298 Figure 6a)."""
 
+AREAL_SGLANG_CONTEXT = 32768
+"""SGLang's ``--context-length`` in AReaL v0.3 (``realhf/api/cli_args.py`` ``SGLangConfig.
+context_length`` at tag v0.3.0, and ``actor.sglang.context_length`` in the benchmark's
+areal_config.yaml at 820ca49): it sizes the request pool and so SGLang's default
+``max_running_requests`` (:mod:`rlmcost.deployment.sglang_limits`); AReaL leaves
+``max_running_requests`` unset and sets ``schedule_policy: lpm`` (the same SGLangConfig)."""
+
 AREAL_MINI_BATCHES = 4
 """PPO mini-batches per step of AReaL's benchmark (areal_config.yaml at 820ca49:
 ``ppo.ppo_n_minibatches: 4``)."""
@@ -106,6 +113,8 @@ def areal(record: Record) -> Mapped:
                         ("--max-tokens-per-gpu", budget),
                         ("--forward-max-tokens-per-gpu", budget),
                         ("--engine", "sglang"), ("--rollout-tp", tp),
+                        ("--context-length", AREAL_SGLANG_CONTEXT),
+                        ("--schedule-policy", "lpm"),
                         ("--logits", "low-memory"),
                         ("--gpu-memory-utilization", fraction),
                         ("--trainer-kernels", AREAL_TRAINER_KERNELS)):  # fmt: skip
@@ -128,6 +137,10 @@ def areal(record: Record) -> Mapped:
         "leaving half the HBM free of bf16 weights), "
         f"mem_fraction_static {fraction} (the benchmark's areal_config.yaml / build_cmd.py at "
         f"820ca49), {AREAL_MINI_BATCHES} PPO mini-batches (ppo_n_minibatches)",
+        f"SGLang context_length {AREAL_SGLANG_CONTEXT}, max_running_requests unset (SGLang's "
+        "default from its KV pool: min(pool // 2, its 2048-4096 request rows)) and "
+        "schedule_policy lpm (realhf/api/cli_args.py SGLangConfig at v0.3.0): "
+        "--context-length, --schedule-policy lpm",
     ]
     q.set("--refit", "disk")
     choices.append("weight update through shared storage (--refit disk): realhf at v0.3.0 saves "

@@ -31,6 +31,8 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": 
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
+                 "context_length": "--context-length",
+                 "schedule_policy": "--schedule-policy",
                  "sequences_per_call": "--sequences-per-call",
                  "gather_layers": "--tp-gather-layers",
                  "speculative_tokens": "--speculative-tokens",
@@ -43,6 +45,7 @@ _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
 
 _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
+                     "env_workers": "--env-workers",
                      "logits": "--logits", "init_load": "--init-load",
                      "staleness": "--staleness", "placement": "--placement",
                      "train.router_dtype": "--router-dtype",
@@ -193,6 +196,7 @@ def _deployment_flags(run: Run) -> list[str]:
     words += ["--partial-rollout"] if d.partial_rollout else []
     words += ["--in-flight-batches", str(d.rollout_in_flight)] if d.rollout_in_flight > 1 else []
     words += ["--ideal"] if d.ideal else []
+    words += ["--env-workers", str(d.env_workers)] if d.env_workers is not None else []
     if d.placement is not None:
         words += ["--placement", d.placement]
     if d.staleness is not None:

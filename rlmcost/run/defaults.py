@@ -49,7 +49,9 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
         out = {**dep, "framework": None}
     else:
         actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
-        out = merge(get_preset(name).for_params(actor_params(actor)).deployment_data(), dep)
+        kind = (dep.get("engine") or {}).get("kind")
+        preset = get_preset(name).for_params(actor_params(actor))
+        out = merge(preset.deployment_data(str(kind) if kind else None), dep)
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None

@@ -135,7 +135,10 @@ PRESET = Preset(
             "max_num_seqs, so vLLM's UsageContext.LLM_CLASS default applies: 1024 on GPUs of "
             ">= 70 GiB other than A100 (vllm/engine/arg_utils.py, vLLM 0.9.0-0.20.0 as NeMo RL "
             "v0.3-v0.7 pin it; rlmcost.deployment.vllm_profile), 256 on A100 and smaller "
-            "(give --max-num-seqs 256 there); the async engine's 128 comes from the importer",
+            "(give --max-num-seqs 256 there); the async engine's 128 comes from the importer; "
+            "an SGLang engine keeps SGLang's own (examples/configs/grpo_math_1B_sglang.yaml at "
+            "7ea279abf: max_running_requests null)",
+            engines=("vllm",),
         ),
         Default(
             "engine.sleep",
