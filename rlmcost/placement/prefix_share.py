@@ -28,7 +28,10 @@ prompt up to ``input_len - 1`` tokens (``Req.adjust_max_prefix_ids``), and a run
 request's tokens are in the tree (``cache_unfinished_req``), locked while it runs. Requests
 taken into the *same* prefill batch match before any of them is computed, so under the default
 first-come-first-served policy each computes the prompt (``cache_unfinished_req`` then frees the
-duplicate slots); a sibling admitted in a later batch hits.
+duplicate slots); a sibling admitted in a later batch hits. Under ``schedule_policy`` lpm
+(AReaL's) the queue puts one sample of an uncached group ahead and its siblings behind every
+other request, and a sample whose group runs first (:func:`rlmcost.placement.sglang_admit.
+lpm_order`): the same hits, reached in another order.
 
 Modelled (:class:`PrefixShare`, :func:`hits`): a sample finds its group's prompt cached when a
 sibling is *running* at its admission (vLLM: admitted before it in the same step too). This is
