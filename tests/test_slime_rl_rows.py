@@ -5,11 +5,16 @@ THUDM/slime issue 385 (2025-09-26): Qwen3-0.6B GRPO on GSM8K, 2 nodes x 8 H200 c
 through `rlmcost import slime`, and slime's code of that date recomputes the old log-probs
 (reuse came with slime bf9b1a3b, 2026-05-09). skypilot-org/skypilot llm/slime
 benchmark/metrics.json (273ca359): a 20-turn coding agent, which rlmcost cannot price, kept as
-an unexpressible row. The expected flags are recomputed here from the issue's numbers."""
+an unexpressible row. radixark/miles (slime's fork) docs/models/qwen/qwen3-8.md (bb6f7dbd): the
+Qwen3.8-27B step measured on 8 H200, its phases checked against each other and its model
+against transformers' Qwen3_5ForCausalLM. The expected flags are recomputed here from the
+sources' numbers."""
 
 from __future__ import annotations
 
 import copy
+
+import pytest
 
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import recipe
@@ -102,3 +107,60 @@ def test_a_single_turn_custom_generate_still_maps() -> None:
     assert rcp.query is not None, rcp.unexpressible
     f = dict(rcp.query.flags)
     assert f["--tp"] == 4 and f["--rollout-tp"] == 1 and f["--gpus"] == 7
+
+
+MILES = RUNS["miles-docs-qwen3.8-27b-grpo-colocate-8gpu"]
+
+
+def test_the_miles_page_figures_agree_with_each_other() -> None:
+    # radixark/miles docs/models/qwen/qwen3-8.md (bb6f7dbd) section 4.2: rollout 307 s, train
+    # 415 s (ref log-probs 100 s + actor log-probs 33 s + backward/optimizer), weight sync 2.5 s
+    ph = MILES["published_phases"]
+    assert MILES["published"] == 307 + 415 + 2.5 == sum(ph.values())
+    assert ph["ref_logprob_s"] + ph["old_logprob_s"] + ph["training_s"] == 415
+    # perf/tokens_per_gpu_per_sec 478 = response tokens / rollout time / rollout GPUs
+    # (slime/ray/rollout.py _log_rollout_data), with the page's mean response of 4585 tokens
+    tokens = MILES["prompts_per_step"] * MILES["samples_per_prompt"] * MILES["mean_response_len"]
+    assert round(tokens / ph["generation_s"] / MILES["gpus"]) == 478
+    assert arg(MILES, "--sglang-mem-fraction-static") == "0.8"
+    assert arg(MILES, "--tensor-model-parallel-size") == "4"
+
+
+def test_the_miles_row_through_the_slime_importer() -> None:
+    rcp = recipe(MILES)
+    f = flags(MILES)
+    assert rcp.query is not None and rcp.query.framework == "slime"
+    assert f["--model"] == "Qwen/Qwen3.8-27B" and f["--gpus"] == 8
+    assert (f["--tp"], f["--rollout-tp"], f["--gpu-memory-utilization"]) == (4, 1, 0.8)
+    assert "optimizer" in str(f["--offload"]).split(",")  # --optimizer-cpu-offload
+    # one optimizer step per rollout (256 / 256), yet miles runs the old log-prob forward
+    assert "--recompute-logprobs" in f
+    assert any("miles runs it every step" in c for c in rcp.choices)
+    actor = rcp.overlay["models"]["actor"]
+    assert actor["linear_layers"] == 48 and actor["head_dim"] == 256
+
+
+def test_the_qwen3_5_config_matches_transformers() -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if not hasattr(transformers, "Qwen3_5ForCausalLM"):
+        pytest.skip("transformers without Qwen3.5")
+    from rlmcost.evaluation.deployment import spec_params
+    from rlmcost.reports.rl_runs import model_spec
+    from rlmcost.specs import ModelSpec
+
+    cfg = MILES["model_config"]
+    with torch.device("meta"):
+        hf = transformers.Qwen3_5ForCausalLM(transformers.Qwen3_5TextConfig(
+            hidden_size=cfg["hidden"], intermediate_size=cfg["ffn"],
+            num_hidden_layers=cfg["layers"], num_attention_heads=cfg["heads"],
+            num_key_value_heads=cfg["kv_heads"], head_dim=cfg["head_dim"],
+            vocab_size=cfg["vocab"], linear_num_key_heads=cfg["linear_key_heads"],
+            linear_num_value_heads=cfg["linear_value_heads"],
+            linear_key_head_dim=cfg["linear_head_dim"],
+            linear_value_head_dim=cfg["linear_head_dim"],
+            linear_conv_kernel_dim=cfg["linear_conv_kernel"],
+            full_attention_interval=cfg["full_attention_interval"],
+            tie_word_embeddings=False))  # fmt: skip
+    spec = ModelSpec.model_validate(model_spec("m", cfg, "hf"))
+    assert spec_params(spec) == sum(p.numel() for p in hf.parameters()) == 26_895_998_464

@@ -367,6 +367,7 @@ def _openrlhf_calls(record: Record, q: ImportedQuery) -> int:
 MAPPINGS: dict[str, Callable[[Record], Mapped]] = {
     "nemo-rl": nemo_rl, "verl": verl, "openrlhf": openrlhf,
     "deepspeed-chat": deepspeed_chat, "areal": areal, "trl": trl, "slime": slime,
+    "miles": slime,
 }  # fmt: skip
 """The mapping of each framework in the data."""
 

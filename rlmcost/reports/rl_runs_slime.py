@@ -11,6 +11,11 @@ or commit the run used) is one rule here, applied and stated as a choice:
 * :data:`SLIME_REUSE_LOGPROBS_DATE`: before it, the actor always recomputed the old log-probs
   in a forward of its own, one optimizer step per rollout or not.
 
+miles (radixark/miles, RadixArk's fork of slime) keeps slime's ``train.py`` arguments, so its
+runs go through the same importer, with the one difference :data:`MILES_RECOMPUTES_LOGPROBS`
+states. A model the data gives by its config (``model_config``, a qwen3_5 family model too:
+:func:`rlmcost.reports.rl_runs.model_spec`) is the importer's spec and the Run's overlay.
+
 A rollout slime does not run itself (``--custom-generate-function-path`` with a multi-turn
 agent, ``framework_settings.agent_max_turns`` > 1) leaves the run unexpressible: rlmcost prices
 slime's single-turn generation (slime/rollout/sglang_rollout.py ``generate``), not an agent's
@@ -23,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rlmcost.errors import SpecError
-from rlmcost.reports.rl_runs import model_name
+from rlmcost.reports.rl_runs import model_name, model_spec
 
 Record = Mapping[str, Any]
 Mapped = tuple[Any, dict[str, Any], list[str], str]
@@ -34,6 +39,12 @@ makes one optimizer step (THUDM/slime commit bf9b1a3b, 2026-05-09, "Migrate inte
 (#1897)": ``can_reuse_log_probs_in_loss`` in slime/backends/megatron_utils/actor.py). Before it
 ``train_actor`` always ran ``compute_log_prob("actor", ...)`` ahead of the update
 (slime/backends/megatron_utils/actor.py at d862870c, 2025-09-27)."""
+
+
+MILES_RECOMPUTES_LOGPROBS = "radixark/miles 31f1ca96 (2026-08-21)"
+"""miles has no ``can_reuse_log_probs_in_loss``: its actor runs the old log-prob forward every
+step (miles/backends/megatron_utils/actor.py at that commit; the Qwen3.8 page measures it,
+'actor log-probs 33 s', at one optimizer step per rollout)."""
 
 
 def slime(record: Record) -> Mapped:
@@ -51,17 +62,33 @@ def slime(record: Record) -> Mapped:
             "slime's single-turn generation, not the turns, the tool time or the trajectory "
             "lengths, which the source does not publish"
         )
-    q = import_slime(argv, model=model_name(record), prompt_len=int(record["prompt_len"]))
+    from rlmcost.specs import ModelSpec
+
+    overlay: dict[str, Any] = {}
+    model: str | ModelSpec = model_name(record)
+    if not record["model_builtin"]:
+        data = model_spec(str(record["model"]), record["model_config"], model_name(record))
+        overlay = {"models": {"actor": data}}
+        model = ModelSpec.model_validate(data)
+    q = import_slime(argv, model=model, prompt_len=int(record["prompt_len"]))
+    if overlay:  # the command names the model as the data does; the overlay gives its shape
+        q.set("--model", model_name(record))
     q.source = "rl_runs.json framework_settings (argv)"
     choices: list[str] = []
     code_date = str(s["code_date"])
     reused = "--no-recompute-logprobs" in [f for f, _ in q.flags]
-    if reused and "--use-rollout-logprobs" not in argv and code_date < SLIME_REUSE_LOGPROBS_DATE:
-        q.set("--recompute-logprobs")
-        q.notes = [n for n in q.notes if "can_reuse_log_probs_in_loss" not in n]
-        choices.append(
-            f"slime of {code_date}: the actor recomputes the old log-probs in a forward of "
-            f"its own (--recompute-logprobs); the reuse of the training forward's log-probs "
-            f"came with slime bf9b1a3b ({SLIME_REUSE_LOGPROBS_DATE}), after this run"
-        )
-    return q, {}, choices, "rlmcost import slime (framework_settings.argv as the launch line)"
+    if reused and "--use-rollout-logprobs" not in argv:
+        why = ""
+        if record["framework"] == "miles":
+            why = (f"miles runs it every step (no can_reuse_log_probs_in_loss in "
+                   f"{MILES_RECOMPUTES_LOGPROBS})")  # fmt: skip
+        elif code_date < SLIME_REUSE_LOGPROBS_DATE:
+            why = (f"slime of {code_date} runs it every step; the reuse of the training "
+                   f"forward's log-probs came with slime bf9b1a3b ({SLIME_REUSE_LOGPROBS_DATE}), "
+                   "after this run")  # fmt: skip
+        if why:
+            q.set("--recompute-logprobs")
+            q.notes = [n for n in q.notes if "can_reuse_log_probs_in_loss" not in n]
+            choices.append(f"the actor recomputes the old log-probs in a forward of its own "
+                           f"(--recompute-logprobs): {why}")  # fmt: skip
+    return q, overlay, choices, "rlmcost import slime (framework_settings.argv as the launch line)"
