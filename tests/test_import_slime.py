@@ -97,6 +97,30 @@ def test_glm4_9b_script_engines_apart() -> None:
     assert any("--num-layers 40 (model: 28)" in n for n in q.notes)
 
 
+def test_external_engines_and_disk_weight_sync() -> None:
+    # --rollout-external-engine-addrs: slime sums the servers' GPUs into rollout_num_gpus
+    # (slime/backends/sglang_utils/external.py apply_external_engine_info_to_args); from the
+    # launch line, --rollout-num-gpus-per-engine each. --update-weight-transport disk: a
+    # checkpoint on shared storage every engine reloads (rlmcost's --refit disk)
+    base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--n-samples-per-prompt",
+            "4", "--actor-num-gpus-per-node", "4", "--rollout-num-gpus-per-engine", "2",
+            "--rollout-external-engine-addrs", "e1:30000", "e2:30000", "e3:30000"]  # fmt: skip
+    q = import_slime(base)
+    f = _flags(q)
+    assert f["--groups"] == "rollout=6[tp=2],actor=4"
+    assert f["--gpus"] == 4 + 3 * 2 and "--refit" not in f  # nccl by default
+    assert any("3 engines launched outside slime" in n for n in q.notes)
+    assert q.ignored == []
+    disk = _flags(import_slime([*base, "--update-weight-transport", "disk"]))
+    assert disk["--refit"] == "disk"
+    delta = import_slime([*base, "--update-weight-transport", "disk",
+                          "--update-weight-mode", "delta"])  # fmt: skip
+    assert _flags(delta)["--refit"] == "disk"
+    assert any("an upper bound" in n for n in delta.notes)
+    with pytest.raises(SpecError, match="drop --colocate"):
+        import_slime([*base, "--colocate"])
+
+
 def test_train_async_entry_is_async_one_step_behind() -> None:
     # train_async.py: the next rollout generates while this one trains; refuses --colocate
     argv = ["python3", "train_async.py", *_args("glm4-9B")[2:]]

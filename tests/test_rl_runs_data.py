@@ -16,7 +16,8 @@ from rlmcost.specs import get_hardware, get_model
 
 DATA = json.loads(resources.files("rlmcost.perf").joinpath("data", "rl_runs.json").read_text())
 RUNS = DATA["runs"]
-FRAMEWORKS = {"nemo-rl", "verl", "openrlhf", "deepspeed-chat", "trl", "slime", "areal", "realhf"}
+FRAMEWORKS = {"nemo-rl", "verl", "openrlhf", "deepspeed-chat", "trl", "slime", "miles", "areal",
+              "realhf"}
 ALGORITHMS = {"ppo", "grpo", "dapo", "rloo", "reinforce++", "remax", "dpo"}
 CONFIG_FIELDS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
@@ -112,7 +113,8 @@ def test_model_and_hardware_resolve(run: dict) -> None:
         cfg = run["model_config"]
         for field in CONFIG_FIELDS:
             assert isinstance(cfg[field], int) and cfg[field] > 0, field
-        assert cfg["hidden"] % cfg["heads"] == 0 and cfg["heads"] % cfg["kv_heads"] == 0
+        assert cfg["heads"] % cfg["kv_heads"] == 0
+        assert "head_dim" in cfg or cfg["hidden"] % cfg["heads"] == 0  # else head_dim given
     for role in ("critic", "reward"):
         if isinstance(run.get(role), dict):
             assert all(isinstance(run[role]["model_config"][f], int) for f in CONFIG_FIELDS)

@@ -27,8 +27,8 @@ def validate(
         str | None,
         typer.Option(
             help="Only the rows of one source (narayanan2021, korthikanti2022, nemo_rl_v0.4); "
-            "with --rl a framework (nemo-rl, verl, openrlhf, deepspeed-chat, areal, trl) or a "
-            "source of rl_runs.json."
+            "with --rl a framework (nemo-rl, verl, openrlhf, deepspeed-chat, areal, trl, slime) "
+            "or a source of rl_runs.json."
         ),
     ] = None,
     rl: Annotated[

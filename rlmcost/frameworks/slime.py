@@ -73,11 +73,11 @@ def parse_args(argv: list[str]) -> tuple[dict[str, Any], bool]:
 
 
 def import_slime(
-    argv: list[str], model: str | None = None, prompt_len: int | None = None
+    argv: list[str], model: str | ModelSpec | None = None, prompt_len: int | None = None
 ) -> ImportedQuery:
     """The rlmcost query of a slime ``train.py`` / ``train_async.py`` command line
-    (``model``: the actor's model, overriding ``--hf-checkpoint``; ``prompt_len``: prompt
-    tokens where ``--rollout-max-prompt-len`` is not given)."""
+    (``model``: the actor's model, overriding ``--hf-checkpoint``: a name, config.json or
+    spec; ``prompt_len``: prompt tokens where ``--rollout-max-prompt-len`` is not given)."""
     args, is_async = parse_args(argv)
     r = Reader(args, WHERE)
     q = ImportedQuery("slime", "train_async.py arguments" if is_async else "train.py arguments")
@@ -92,7 +92,7 @@ def import_slime(
     return q
 
 
-def _model(r: Reader, q: ImportedQuery, given: str | None) -> None:
+def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> None:
     """The actor's model: ``given``, else ``--hf-checkpoint`` (a folder with a config.json on
     this machine, else its last path part as a built-in name or Hugging Face id), else the
     one built-in whose shape the Megatron model arguments (``--num-layers``, ``--hidden-size``,
@@ -105,8 +105,8 @@ def _model(r: Reader, q: ImportedQuery, given: str | None) -> None:
     r.flag("multi-latent-attention", False)
     spec: ModelSpec
     if given is not None:
-        q.set("--model", given)
         spec = get_model(given)
+        q.set("--model", given if isinstance(given, str) else spec.name)
     elif ckpt and is_path(ckpt) and (Path(ckpt) / "config.json").exists():
         q.convert(f"--hf-checkpoint {ckpt}", "--model", ckpt, "its config.json")
         spec = get_model(ckpt)

@@ -175,6 +175,7 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
                "modelled)")  # fmt: skip
     _engine(r, q)
     tp = r.integer("rollout-num-gpus-per-engine", 1)
+    rollout = _external(r, q, rollout, tp)
     offload = list(_IDLE) if train else []
     _optimizer_offload(r, q, offload)
     q.set("--offload", ",".join(offload))
@@ -205,7 +206,8 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
         return
     if rollout is None or rollout == 0:
         raise SpecError(f"{WHERE}: without --colocate give --rollout-num-gpus (the engines' "
-                        "GPUs beside the actor's)")  # fmt: skip
+                        "GPUs beside the actor's) or --rollout-external-engine-addrs")
+    _weight_transport(r, q)
     if rollout % tp:
         raise SpecError(f"{WHERE}: --rollout-num-gpus {rollout} is not a multiple of "
                         f"--rollout-num-gpus-per-engine {tp}")  # fmt: skip
@@ -224,6 +226,40 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
             q.set("--partial-rollout")
         q.note("--partial-rollout: samples aborted at a rollout's end resume in a later one"
                + ("" if is_async else "; rlmcost streams only under train_async.py"))
+
+
+def _external(r: Reader, q: ImportedQuery, rollout: int | None, tp: int) -> int | None:
+    """Engines launched outside slime (``--rollout-external-engine-addrs``): slime asks each
+    server for its GPU count and sets ``rollout_num_gpus`` to their sum
+    (slime/backends/sglang_utils/external.py ``apply_external_engine_info_to_args``); the
+    launch line cannot ask, so each engine has ``--rollout-num-gpus-per-engine`` GPUs."""
+    addrs = r.raw("rollout-external-engine-addrs")
+    if not addrs:
+        return rollout
+    if r.flag("colocate", False):
+        raise SpecError(f"{WHERE}: --rollout-external-engine-addrs runs the engines outside "
+                        "slime; drop --colocate")  # fmt: skip
+    found = len(addrs) * tp
+    q.note(f"--rollout-external-engine-addrs: {len(addrs)} engines launched outside slime, "
+           f"{tp} GPUs each (--rollout-num-gpus-per-engine; slime asks the servers, "
+           "slime/backends/sglang_utils/external.py): their GPUs beside the actor's")
+    return found
+
+
+def _weight_transport(r: Reader, q: ImportedQuery) -> None:
+    """``--update-weight-transport disk``: the trainer writes a Hugging Face checkpoint under
+    ``--update-weight-disk-dir`` and every engine reloads it (``update_weights_from_disk``,
+    arguments.py help), rlmcost's ``--refit disk``; with ``--update-weight-mode delta`` only
+    the changed tensors are written, but each host still reloads its full local checkpoint, so
+    the full write is an upper bound. ``nccl`` (the default) is rlmcost's broadcast."""
+    mode = r.text("update-weight-mode", "full", ("full", "delta"))
+    if r.text("update-weight-transport", "nccl", ("nccl", "disk")) != "disk":
+        return
+    q.set("--refit", "disk")
+    q.note("--update-weight-transport disk: a checkpoint through shared storage, reloaded by "
+           "every engine (--refit disk)" + ("; --update-weight-mode delta writes only the "
+           "changed tensors, rlmcost the full checkpoint (an upper bound)"
+           if mode == "delta" else ""))  # fmt: skip
 
 
 SERVER_CONCURRENCY = 512

@@ -254,13 +254,14 @@ def model_spec(name: str, cfg: Mapping[str, Any], hf_id: str) -> dict[str, Any]:
     """A :class:`~rlmcost.specs.ModelSpec` (as data) from the run's ``model_config``: a llama
     family model as transformers' LlamaConfig builds it (RoPE, gated SiLU FFN, RMSNorm, no
     biases); an OPT model as OPTForCausalLM builds it (learned positions, ReLU FFN of two
-    projections, LayerNorm, biases, the output projection tied to the embedding)."""
+    projections, LayerNorm, biases, the output projection tied to the embedding); a qwen3_5
+    model as Qwen3_5TextConfig builds it (:func:`_gated_delta_net`)."""
     family = str(cfg.get("family", ""))
     base = {
         "name": name, "family": family, "source": f"rl_runs.json model_config of {hf_id}",
         "n_layers": cfg["layers"], "d_model": cfg["hidden"], "d_ff": cfg["ffn"],
         "n_heads": cfg["heads"], "n_kv_heads": cfg["kv_heads"],
-        "head_dim": cfg["hidden"] // cfg["heads"], "vocab": cfg["vocab"],
+        "head_dim": cfg.get("head_dim") or cfg["hidden"] // cfg["heads"], "vocab": cfg["vocab"],
         "max_context": cfg.get("max_position", 0),
     }  # fmt: skip
     if family == "llama":
@@ -275,7 +276,30 @@ def model_spec(name: str, cfg: Mapping[str, Any], hf_id: str) -> dict[str, Any]:
             "qkv_bias": True, "out_bias": True, "mlp_bias": True, "tie_embeddings": True,
             "n_positions": cfg["max_position"] + OPT_POSITION_OFFSET, "notes": notes,
         }  # fmt: skip
-    raise SpecError(f"model_config family {family!r} has no mapping; give llama or opt")
+    if family == "qwen3_5":
+        return {**base, **_gated_delta_net(cfg)}
+    raise SpecError(f"model_config family {family!r} has no mapping; give llama, opt or qwen3_5")
+
+
+def _gated_delta_net(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A dense Qwen3.5 text model as transformers' Qwen3_5TextConfig builds it
+    (models/qwen3_5/configuration_qwen3_5.py): head_dim given (256, not hidden / heads), q/k
+    RMSNorms, every ``full_attention_interval``-th layer (4) a full attention layer whose
+    q_proj also yields an output gate, the others Gated DeltaNets of ``linear_*`` sizes
+    (Qwen3-Next's layers, :mod:`rlmcost.specs.hf_linear`), the gated SiLU FFN, untied
+    embeddings."""
+    n = int(cfg["layers"])
+    k = int(cfg["full_attention_interval"])
+    return {
+        "model_type": "qwen3_5_text", "head_dim": cfg["head_dim"], "qk_norm": True,
+        "tie_embeddings": False, "attn_output_gate": True,
+        "linear_layers": sum(1 for i in range(n) if (i + 1) % k),
+        "linear_key_heads": cfg["linear_key_heads"],
+        "linear_value_heads": cfg["linear_value_heads"],
+        "linear_key_head_dim": cfg["linear_head_dim"],
+        "linear_value_head_dim": cfg["linear_head_dim"],
+        "linear_conv_kernel": cfg["linear_conv_kernel"],
+    }  # fmt: skip
 
 
 def workload(record: Mapping[str, Any], q: ImportedQuery) -> list[str]:

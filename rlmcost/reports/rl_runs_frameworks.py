@@ -1,11 +1,11 @@
 """Each framework's published runs as the query its users would write (one function each).
 
-NeMo RL, verl, OpenRLHF and TRL runs go through rlmcost's importers with the run's
+NeMo RL, verl, OpenRLHF, TRL and slime runs go through rlmcost's importers with the run's
 ``framework_settings`` as the importer reads them (a YAML mapping of dotted keys with Hydra
-overrides, an argument list); the keys a setting needs that the data leaves out are filled from
-the framework's own defaults, each stated. DeepSpeed-Chat and AReaL have no importer: one
-explicit mapping each onto ``--framework none`` with every field given. The published workload
-goes on top (:func:`rlmcost.reports.rl_runs.workload`).
+overrides, an argument list, slime's launch line); the keys a setting needs that the data
+leaves out are filled from the framework's own defaults, each stated. DeepSpeed-Chat and AReaL
+have no importer: one explicit mapping each onto ``--framework none`` with every field given.
+The published workload goes on top (:func:`rlmcost.reports.rl_runs.workload`).
 
 Global rules used by several mappings (no per-run constant):
 
@@ -31,6 +31,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
 from rlmcost.reports.rl_runs_areal import areal
 from rlmcost.reports.rl_runs_dschat import deepspeed_chat
+from rlmcost.reports.rl_runs_slime import slime
 from rlmcost.reports.rl_runs_trl import trl
 
 Record = Mapping[str, Any]
@@ -365,7 +366,8 @@ def _openrlhf_calls(record: Record, q: ImportedQuery) -> int:
 
 MAPPINGS: dict[str, Callable[[Record], Mapped]] = {
     "nemo-rl": nemo_rl, "verl": verl, "openrlhf": openrlhf,
-    "deepspeed-chat": deepspeed_chat, "areal": areal, "trl": trl,
+    "deepspeed-chat": deepspeed_chat, "areal": areal, "trl": trl, "slime": slime,
+    "miles": slime,
 }  # fmt: skip
 """The mapping of each framework in the data."""
 
