@@ -263,7 +263,9 @@ def test_summary_recomputed(report):
     frameworks = {rec["framework"] for rec in DATA["runs"]}
     assert set(summary) == frameworks | {"all"}
     for name, got in summary.items():
-        rows = [r for r in report.rows if name in ("all", r.recipe.framework)]
+        every = [r for r in report.rows if name in ("all", r.recipe.framework)]
+        rows = [r for r in every if not r.recipe.record.get("excluded")]
+        assert got["excluded"] == len(every) - len(rows)
         errs = [abs(r.predicted_s / r.published_s - 1) for r in rows if r.predicted_s]
         inside = [r for r in rows if r.interval_s is not None]
         assert got["runs"] == len(rows)
@@ -274,6 +276,22 @@ def test_summary_recomputed(report):
             share = sum(r.interval_s[0] <= r.published_s <= r.interval_s[1] for r in inside)
             assert got["coverage"] == share / len(inside)
         assert got["not_fitting"] == sum(r.fits is False for r in rows)
+
+
+def test_excluded_runs_are_printed_with_their_reason_and_left_out_of_the_summary(report):
+    """A run whose record gives a reason (``excluded``: slime issue 385, a report of an anomalous
+    run) keeps its prediction and error in the rows; the summary's statistics leave it out."""
+    out = [r for r in report.rows if r.recipe.record.get("excluded")]
+    assert [r.recipe.id for r in out] == ["slime-issue385-qwen3-0.6b-gsm8k-colocate-16gpu"]
+    row = out[0]
+    assert row.predicted_s is not None and row.error is not None
+    assert "0 % GPU utilization" in row.excluded
+    assert row.to_json()["excluded"] == row.excluded
+    summary = report.summary()
+    assert summary["slime"]["excluded"] == 1 and summary["all"]["excluded"] == 1
+    kept = [abs(r.error) for r in report.rows if r.error is not None and not r.excluded]
+    assert summary["all"]["max_abs_error"] == max(kept)
+    assert summary["all"]["predicted"] == len(kept)
 
 
 def test_json_validates_and_carries_the_rows(report, cli_json):

@@ -197,7 +197,8 @@ def _render_rl(report: RlRunsReport) -> None:
         fit = {True: "yes", False: "DOES NOT FIT", None: "-"}[r.fits]
         err = "-" if r.error is None else f"{100 * r.error:+.1f} %"
         rows.append((r.recipe.id, r.recipe.framework, sec(r.published_s), sec(r.predicted_s),
-                     err, lo_hi, inside, fit if r.status == "ok" else r.status))  # fmt: skip
+                     err, lo_hi, inside, r.status if r.status != "ok"
+                     else "excluded" if r.excluded else fit))  # fmt: skip
     print_table(
         "predicted vs published RL step time (published runs, as each framework's users write "
         "them)",
@@ -224,20 +225,24 @@ def _render_rl(report: RlRunsReport) -> None:
     print_table(
         "RL step-time error per framework",
         ["framework", "runs", "predicted", "median |error|", "max |error|", "coverage",
-         "not fitting"],
+         "not fitting", "excluded"],
         [
             (k, v["runs"], v["predicted"], _pct_or(v["median_abs_error"]),
-             _pct_or(v["max_abs_error"]), _pct_or(v["coverage"]), v["not_fitting"])
+             _pct_or(v["max_abs_error"]), _pct_or(v["coverage"]), v["not_fitting"],
+             v["excluded"])
             for k, v in report.summary().items()
         ],
         caption="coverage: share of predicted runs whose published step time lies inside the "
-        "predicted interval.",
-        right=(1, 2, 3, 4, 5, 6),
+        "predicted interval; excluded: runs printed above (error included) but left out of "
+        "these figures, each for the reason its row states.",
+        right=(1, 2, 3, 4, 5, 6, 7),
     )  # fmt: skip
     for r in report.rows:
         print(f"{r.recipe.id}: {r.recipe.command or r.status}")
         for c in r.recipe.choices:
             print(f"  - {c}")
+        if r.excluded:
+            print(f"  ! excluded from the summary: {r.excluded}")
         if r.fits is False:
             why = "; ".join(r.problems) or f"short of {r.shortfall_bytes / 1e9:.1f} GB per GPU"
             print(f"  ! does not fit: {why}")

@@ -11,7 +11,11 @@ rlmcost refuses (a SpecError), keeps its row with the reason and no prediction.
 
 The summary per framework and over all runs: runs, runs predicted, the median and maximum of
 |error|, coverage (the share of predicted runs whose published value lies inside the interval)
-and the runs that do not fit. Nothing here is fitted: the rows are what the model says.
+and the runs that do not fit. Nothing here is fitted: the rows are what the model says. A run
+whose record says why it is no measurement of the framework's normal step (``excluded``: a bug
+report of an anomalous run, say) is predicted and printed like the others, its error
+included, but left out of the summary's statistics (counted in ``excluded``); the reason is
+the source's, stated before the prediction, never the size of the error.
 """
 
 from __future__ import annotations
@@ -80,6 +84,12 @@ class RlRunRow:
         return self.predicted_s / self.published_s - 1
 
     @property
+    def excluded(self) -> str | None:
+        """Why the run is left out of the summary's statistics (module docstring), or None."""
+        reason = self.recipe.record.get("excluded")
+        return str(reason) if reason else None
+
+    @property
     def inside(self) -> bool | None:
         """Whether the published seconds lie in the predicted interval."""
         if self.interval_s is None:
@@ -108,6 +118,7 @@ class RlRunRow:
             "shortfall_bytes": self.shortfall_bytes,
             "problems": list(self.problems),
             "status": self.status,
+            "excluded": self.excluded,
             "phases": [p.to_json() for p in self.phases],
             "predicted_phases_s": dict(self.predicted_phases_s),
             "mapping": self.recipe.mapping,
@@ -345,14 +356,15 @@ def untimed_s(recipe: Recipe, predicted: Mapping[str, float]) -> float:
 
 def summarize(rows: Sequence[RlRunRow]) -> dict[str, dict[str, Any]]:
     """Per framework and ``all``: runs, predicted, median and max |error|, coverage, runs that
-    do not fit (module docstring)."""
+    do not fit, over the runs not ``excluded`` (module docstring; ``excluded`` counts those)."""
     groups: dict[str, list[RlRunRow]] = {}
     for r in rows:
         groups.setdefault(r.recipe.framework, []).append(r)
     if rows:
         groups["all"] = list(rows)
     out: dict[str, dict[str, Any]] = {}
-    for name, group in groups.items():
+    for name, every in groups.items():
+        group = [r for r in every if r.excluded is None]
         errs = [abs(r.error) for r in group if r.error is not None]
         inside = [r.inside for r in group if r.inside is not None]
         out[name] = {
@@ -362,6 +374,7 @@ def summarize(rows: Sequence[RlRunRow]) -> dict[str, dict[str, Any]]:
             "max_abs_error": max(errs) if errs else None,
             "coverage": sum(inside) / len(inside) if inside else None,
             "not_fitting": sum(1 for r in group if r.fits is False),
+            "excluded": len(every) - len(group),
         }
     return out
 

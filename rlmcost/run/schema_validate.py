@@ -111,6 +111,8 @@ class RlRunOut(BaseModel):
     shortfall_bytes: int
     problems: list[str]
     status: str
+    excluded: str | None = Field(
+        description="why the run is left out of the summary's statistics (None: counted)")
     phases: list[RlRunPhaseOut]
     predicted_phases_s: dict[str, float]
     mapping: str
@@ -131,6 +133,7 @@ class RlRunsSummaryOut(BaseModel):
     max_abs_error: float | None
     coverage: float | None = Field(description="share of predicted runs inside the interval")
     not_fitting: int
+    excluded: int = Field(description="runs printed but left out of these statistics")
 
 
 class ValidateRlOut(Versioned):
