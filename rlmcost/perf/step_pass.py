@@ -39,7 +39,7 @@ collective by the alpha-beta model (``perf.collectives``):
   - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP group
     (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with ETP > 1, the
     dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP group (Megatron-core
-    ``MoEAlltoAllTokenDispatcher``); **exposed**.
+    ``MoEAlltoAllTokenDispatcher``); **exposed**; across nodes: :mod:`~rlmcost.perf.ep_dispatch`.
   - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V and
     their gradients backward), each **hidden behind** the attention of one block; only the excess is
     exposed.
@@ -75,6 +75,7 @@ from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.ep_dispatch import EpDispatcher, ep_all_to_all_s
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
@@ -116,6 +117,7 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
+    ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
@@ -314,8 +316,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             out.fwd["tp"] += n * ar
             out.bwd["tp"] += n * ar
     if moe and lay.ep > 1:
-        sent = busiest_rank_count(T * int(arch.top_k) * d * x // (t if lay.sp else 1), imb, lay.ep)
-        a2a = 2 * c.comm(Collective.ALL_TO_ALL, sent, lay.ep, ("ep",))
+        tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
+        a2a = 2 * ep_all_to_all_s(c, busiest_rank_count(tok * int(arch.top_k), imb, lay.ep), tok)
         if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
             gathered = busiest_rank_count(T * int(arch.top_k) * d * x * etp // t, imb, lay.ep)
             a2a += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))

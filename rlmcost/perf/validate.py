@@ -45,6 +45,7 @@ from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.efficiency import default_profile
+from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.megatron_flops import megatron_train_flops
@@ -228,6 +229,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
+        ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
