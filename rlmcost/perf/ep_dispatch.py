@@ -71,8 +71,8 @@ def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> Fraction:
     token's ``top_k`` experts, the ``experts`` spread evenly and the choices uniform (module
     docstring). Exact.
 
-    >>> float(remote_nodes_per_token(128, 8, 4))  # Qwen3-235B-A22B at EP 32, 8 GPUs a node
-    2.7217...
+    >>> round(float(remote_nodes_per_token(128, 8, 4)), 4)  # Qwen3-235B-A22B, EP 32 on 4 nodes
+    2.7218
     >>> remote_nodes_per_token(128, 8, 1)
     Fraction(0, 1)
     """
