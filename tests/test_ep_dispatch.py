@@ -83,3 +83,29 @@ def test_the_dispatcher_reaches_the_step_and_only_across_nodes():
     c = train_step_time(QWEN, inside, 2048, 4096, hw, w, opts)
     d = train_step_time(QWEN, inside, 2048, 4096, hw, w, deepep)
     assert c.step_s == d.step_s
+
+
+def test_train_cli_takes_the_dispatcher_and_megatron_modules():
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    base = ["train", "-m", "qwen3-235b-a22b", "--gpus", "256", "--tp", "2", "--pp", "8",
+            "--ep", "32", "--etp", "1", "--sp", "--batch", "2048", "--json"]  # fmt: skip
+    runner = CliRunner()
+
+    def ep_s(*extra: str) -> float:
+        out = runner.invoke(app, [*base, *extra])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)["step_time"]["exposed_communication_s"]["ep"]
+
+    assert ep_s("--ep-dispatcher", "deepep") < ep_s()
+    mods = ["--ckpt", "selective", "--selective", "modules"]
+    out = runner.invoke(app, [*base, *mods, "--recompute-modules", "layernorm,moe"])
+    assert out.exit_code == 0, out.output
+    for bad in (["--ep-dispatcher", "nccl"], [*mods, "--recompute-modules", "foo"]):
+        res = runner.invoke(app, [*base, *bad])
+        assert res.exit_code == 2 and "Traceback" not in res.output
+        assert res.output.startswith("error: ")
