@@ -156,6 +156,10 @@ def test_validation_table_meets_its_bounds():
         "llm_foundry_h100": (0.24, 0.43),
         "llm_foundry_a100": (0.07, 0.115),  # 30b -10.9 -> -11.0 % (perf.train_metrics)
         "torchtitan_h100": (0.13, 0.16),
+        # Megatron-MoE-ModelZoo Qwen3-235B-A22B (tests/test_validate_modelzoo.py): the PP 32
+        # all-to-all row 30 % fast (no sourced mechanism yet), the rest -12..+11 %; the
+        # cross-node EP 32 rows +53 / +71 % before DeepEP's per-node dedup (perf.ep_dispatch)
+        "megatron_moe_modelzoo": (0.10, 0.31),
     }
     for name, s in result.summary().items():
         if name == "all":

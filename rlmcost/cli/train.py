@@ -61,8 +61,16 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "flash"),
         "selective": (Annotated[str, typer.Option(
             help="What --ckpt selective recomputes: attention-core (Korthikanti et al. 2022, "
-            "Megatron-LM) or every-second-mm (torchtitan's op-level SAC: wk, wo, w3 of a "
-            "dense block; the attention core saved).")], "attention-core"),
+            "Megatron-LM), every-second-mm (torchtitan's op-level SAC: wk, wo, w3 of a "
+            "dense block; the attention core saved) or modules (Megatron-core's "
+            "--recompute-modules, given by --recompute-modules).")], "attention-core"),
+        "recompute_modules": (Annotated[str, typer.Option(
+            help="With --selective modules: Megatron-core's recomputed modules, comma-separated "
+            "(core_attn, layernorm, moe_act, moe, shared_experts, mlp; "
+            "rlmcost.perf.selective_ac).")], "core_attn"),
+        "ep_dispatcher": (Annotated[str, typer.Option(
+            help="How MoE tokens cross nodes: alltoall (NCCL all-to-all) or deepep (DeepEP: "
+            "once per remote node, then NVLink; rlmcost.perf.ep_dispatch).")], "alltoall"),
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),
@@ -103,6 +111,7 @@ def train(**opts: Any) -> None:
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout, dp_unit
+    from rlmcost.perf.ep_dispatch import EpDispatcher
     from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
     from rlmcost.perf.selective_ac import SelectiveRecompute
     from rlmcost.perf.train_step import AttentionKernel, StepOptions
@@ -120,10 +129,16 @@ def train(**opts: Any) -> None:
     if opts["fsdp_backward_prefetch"] not in prefetches:
         raise SpecError(f"--fsdp-backward-prefetch {opts['fsdp_backward_prefetch']!r} is not "
                         f"one of: {', '.join(prefetches)}")  # fmt: skip
+    dispatchers = [str(k) for k in EpDispatcher]
+    if opts["ep_dispatcher"] not in dispatchers:
+        raise SpecError(f"--ep-dispatcher {opts['ep_dispatcher']!r} is not one of: "
+                        f"{', '.join(dispatchers)}")  # fmt: skip
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
         selective=SelectiveRecompute(opts["selective"]),
+        recompute_modules=tuple(m.strip() for m in opts["recompute_modules"].split(",") if m),
+        ep_dispatcher=EpDispatcher(opts["ep_dispatcher"]),
         overlap_grad_reduce=opts["overlap_grad_reduce"],
         fsdp_backward_prefetch=BackwardPrefetch(opts["fsdp_backward_prefetch"]),
         fsdp1_post_backward=opts["fsdp1_post_backward"],

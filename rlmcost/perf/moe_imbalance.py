@@ -46,6 +46,20 @@ capacity factor 1.0, no CUDA graphs) at 10.361 s per step, 6325 tokens/GPU/s
 / 17 pipeline slots / 24 layers) where rlmcost prices 15.9 ms; the difference has no sourced
 mechanism yet (candidates: per-sync host gaps of the dispatcher, NCCL all-to-all below the
 link model, grouped-GEMM efficiency).
+
+**Checked against a measured pair** (``validate`` source ``megatron_moe_modelzoo``): NVIDIA's
+Megatron-MoE-ModelZoo (best_practice/qwen3/readme.md @e8650517d6, 'Long Context') trains
+Qwen3-235B-A22B on 256 H100 (TP 4, PP 8, EP 8, CP 1-8, seq 16k-128k, DeepEP) both with
+``--moe-router-force-load-balancing`` and dropless on the checkpoint's own router (aux loss
+1e-3): 295/237, 335/277, 368/320, 389/357 TFLOPS. rlmcost's step grows linearly in the ratio
+(the busiest rank's expert rows and all-to-all bytes, its MoE recompute included), and the
+four ratios imply one value, 1.52-1.59 (tests/test_validate_modelzoo.py), inside UltraEP's
+range and above its low end; priced at 1.30 the dropless rows are predicted 7-11 % fast. The
+four rows hold the same 4096 tokens per EP rank and micro-batch (CP splits the longer
+sequences) at one EP size, so they cannot say whether the ratio depends on tokens per rank
+or EP size, and no other source here does; the constant stays the published low end (a
+pre-training run with an auxiliary loss is no more uneven than RL's frozen, unbalanced
+router, so 1.30 likely under-prices RL's MoE updates).
 """
 
 from __future__ import annotations

@@ -25,6 +25,16 @@
     step_pass does not price the compiler's own pointwise recomputation without
     checkpointing either. Defined for dense blocks of multi-head / grouped-query attention
     (torchtitan's Llama at 9dec370 has no MoE or MLA): other layers are a SpecError.
+  - ``modules``: Megatron-core's ``--recompute-granularity selective --recompute-modules``
+    (``TransformerConfig.recompute_modules``, megatron/core/transformer/transformer_config.py
+    @d98e8a64dd), the modules of ``StepOptions.recompute_modules``, each rerunning its own
+    forward before the layer's backward: ``core_attn`` (the attention core, as above),
+    ``layernorm`` (input_layernorm and pre_mlp_layernorm), ``moe_act`` (the experts'
+    activation), ``moe`` (the whole MoE layer: router, permutation, dispatch and combine, the
+    routed and shared experts), ``shared_experts``, ``mlp`` (a dense layer's FFN). Their
+    forward seconds and FLOPs are the step pass's own (``StagePass.modules``, the busiest
+    rank's share of an uneven MoE layer included); ``moe`` covers ``moe_act`` and
+    ``shared_experts``, which are then not counted twice.
 """
 
 from __future__ import annotations
@@ -47,6 +57,29 @@ class SelectiveRecompute(StrEnum):
 
     ATTENTION_CORE = "attention-core"  # Korthikanti et al. 2022 §5 (Megatron-LM)
     EVERY_SECOND_MM = "every-second-mm"  # torchtitan op-level SAC (parallelize_llama.py)
+    MODULES = "modules"  # Megatron-core --recompute-modules (StepOptions.recompute_modules)
+
+
+MEGATRON_MODULES = ("core_attn", "layernorm", "moe_act", "moe", "shared_experts", "mlp")
+"""The ``--recompute-modules`` choices priced (Megatron-core's; MLA's and GDN's are not)."""
+
+
+def megatron_modules(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
+    """Seconds and FLOPs Megatron-core's selective ``recompute_modules`` add to one layer's
+    backward (module docstring)."""
+    mods = set(c.options.recompute_modules)
+    if unknown := mods - set(MEGATRON_MODULES):
+        raise SpecError(f"recompute modules {sorted(unknown)} are not priced; choose from "
+                        f"{', '.join(MEGATRON_MODULES)}")  # fmt: skip
+    s, flops = 0.0, 0
+    if "core_attn" in mods:
+        s, flops = layer.fwd["attention"], attention_fwd_flops(c)
+    ffn = "moe" if moe else "mlp"
+    parts = {"layernorm", ffn} if ffn in mods else {"layernorm", "moe_act", "shared_experts"}
+    for name in parts & mods:
+        s += layer.modules[name]
+        flops += layer.module_flops.get(name, 0)
+    return s, flops
 
 
 def recomputed_mms(arch: Arch, tp: int, tokens: int) -> list[tuple[int, int, int]]:
@@ -94,6 +127,8 @@ def recompute(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
         return layer.fwd_s, layer.flops // 3
     if c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return layer.fwd["attention"], attention_fwd_flops(c)
+    if c.options.selective is SelectiveRecompute.MODULES:
+        return megatron_modules(c, layer, moe)
     if moe:
         raise SpecError("selective every-second-mm recomputation (torchtitan's op-level SAC) "
                         "is defined for dense layers; use --ckpt full or --selective "

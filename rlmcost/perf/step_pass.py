@@ -39,7 +39,7 @@ collective by the alpha-beta model (``perf.collectives``):
   - EP (GShard): dispatch and combine all-to-all per MoE layer over the P_e ranks of the EP group
     (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with ETP > 1, the
     dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP group (Megatron-core
-    ``MoEAlltoAllTokenDispatcher``); **exposed**.
+    ``MoEAlltoAllTokenDispatcher``); **exposed**; across nodes: :mod:`~rlmcost.perf.ep_dispatch`.
   - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V and
     their gradients backward), each **hidden behind** the attention of one block; only the excess is
     exposed.
@@ -75,11 +75,11 @@ from rlmcost.perf.attention_shapes import mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
+from rlmcost.perf.moe_ffn import ep_comm_s, routed_experts
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
-from rlmcost.perf.moe_imbalance import busiest_rank_count
-from rlmcost.perf.moe_router import price_router_fp64
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
@@ -116,6 +116,7 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
+    ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
@@ -126,6 +127,7 @@ class StepOptions:
     train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
     composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
+    recompute_modules: tuple[str, ...] = ("core_attn",)  # Megatron's, selective "modules"
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
     megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
@@ -143,6 +145,8 @@ class StagePass:
     fwd: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     bwd: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     flops: int = 0  # FLOPs run on the rank: fwd + bwd (+ recompute), causal for flash
+    modules: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # selective_ac
+    module_flops: dict[str, int] = field(default_factory=dict)  # their forward FLOPs
 
     @property
     def fwd_s(self) -> float:
@@ -236,25 +240,24 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         gemm(T, d, q)
     p = arch.ffn_kind.projections
     act_widths: list[tuple[int, int]] = []  # (tokens, per-rank inner width) of activations
+    g0, f0, mods = out.fwd["gemm"], out.flops, out.modules  # Megatron's modules (selective_ac)
     if moe:
-        e, k, etp, imb = int(arch.n_experts), int(arch.top_k), lay.expert_tp, opt.moe_rank_imbalance
-        local = e // lay.ep  # the busiest rank's rows per local expert (moe_imbalance)
-        per_expert = busiest_rank_count(max(1, -(-T * k * etp * lay.ep // (t * e))), imb, lay.ep)
-        price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
-        de = int(arch.d_expert) // etp
-        gemm(per_expert, (p - 1) * de, d, local)
-        gemm(per_expert, d, de, local)
-        act_widths.append((per_expert * local, de))
+        act_widths.append(routed_experts(c, gemm, out))  # router, experts (perf.moe_ffn)
         if arch.n_shared_experts:
             ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
+            g1 = out.fwd["gemm"]
             gemm(T, (p - 1) * ds, d)
             gemm(T, d, ds)
             act_widths.append((T, ds))
+            mods["shared_experts"] = out.fwd["gemm"] - g1 + dev.elementwise_s(T * p * ds * x)
     else:
         ff = int(sh.d_ff)
         gemm(T, (p - 1) * ff, d)
         gemm(T, d, ff)
         act_widths.append((T, ff))
+    name = "moe" if moe else "mlp"  # the FFN's forward GEMMs, FLOPs and activations
+    mods[name] = out.fwd["gemm"] - g0 + sum(dev.elementwise_s(n * p * w * x) for n, w in act_widths)
+    out.module_flops[name] = (out.flops - f0) // 3
 
     # attention core
     heads, dh = int(sh.n_heads), int(arch.head_dim)
@@ -291,8 +294,12 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
     if moe:  # permute the rank's expert token copies to experts and back
-        fwd_bytes += 2 * 2 * (T * int(arch.top_k) * lay.expert_tp // t) * d * x
-        kernels += 2
+        permute = 2 * 2 * (T * int(arch.top_k) * lay.expert_tp // t) * d * x
+        fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
+        mods["moe"] += dev.elementwise_s(permute, 2)
+        rows, width = act_widths[0]
+        mods["moe_act"] = dev.elementwise_s(rows * p * width * x)
+    mods["layernorm"] = dev.elementwise_s(T * 2 * 2 * dd * x, 2)
     ew_f = dev.elementwise_s(fwd_bytes, kernels)
     ew_b = dev.elementwise_s(2 * fwd_bytes, 2 * kernels)
     out.fwd["elementwise"] += ew_f
@@ -314,14 +321,9 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
             out.fwd["tp"] += n * ar
             out.bwd["tp"] += n * ar
     if moe and lay.ep > 1:
-        sent = busiest_rank_count(T * int(arch.top_k) * d * x // (t if lay.sp else 1), imb, lay.ep)
-        a2a = 2 * c.comm(Collective.ALL_TO_ALL, sent, lay.ep, ("ep",))
-        if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
-            gathered = busiest_rank_count(T * int(arch.top_k) * d * x * etp // t, imb, lay.ep)
-            a2a += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
-            a2a += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
-        out.fwd["ep"] += a2a
-        out.bwd["ep"] += a2a
+        a2a = ep_comm_s(c)  # dispatch and combine (perf.moe_ffn)
+        out.fwd["ep"], out.bwd["ep"] = out.fwd["ep"] + a2a, out.bwd["ep"] + a2a
+        mods["moe"] += a2a
     if lay.cp > 1:
         block = T * 2 * kv * x
         hop = c.comm(Collective.P2P, block, 2, ("cp",))

@@ -279,6 +279,12 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     attention = int(arch.n_layers) * pair_flops(arch, int(arch.n_heads)) * c.seq**2 * sequences
     if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return attention
+    if ckpt is Checkpointing.SELECTIVE and c.options.selective is SelectiveRecompute.MODULES:
+        mods, tokens = c.options.recompute_modules, sequences * c.seq  # Megatron's modules
+        moe, dense = int(arch.n_moe_layers) if arch.is_moe else 0, int(arch.n_dense_layers)
+        ffn = moe * _ffn_weights(arch, True) * ("moe" in mods)
+        ffn += dense * _ffn_weights(arch, False) * ("mlp" in mods)
+        return attention * ("core_attn" in mods) + 2 * tokens * ffn
     if ckpt is Checkpointing.SELECTIVE:  # every second mm of each dense block (perf.selective_ac)
         mms = recomputed_mms(arch, 1, sequences * c.seq)
         return int(arch.n_layers) * sum(2 * m * n * k for m, n, k in mms)

@@ -19,6 +19,10 @@ same quantity:
   12 B s l h^2 ((1 + g/a + s/h) + 4 + V / 2 l h) with g = a, and its log prints per GPU;
 * ``step_time_s``: the published time per global step itself (rows of a built-in model,
   ``model.name``, whose source prints its step time, e.g. NeMo AutoModel's table);
+* ``tflops_per_gpu_megatron``: F / (step x GPUs) in TFLOP/s with F Megatron-LM's
+  ``num_floating_point_operations`` of a built-in model (grouped-query attention, SwiGLU, MoE
+  experts; :mod:`~rlmcost.perf.megatron_flops`), what its ``--log-throughput`` prints
+  (Megatron-MoE-ModelZoo's "TFLOPS" and "Per GPU TF" columns);
 * ``tokens_per_s_per_gpu``: B s / (step x GPUs), the tokens of a global step per second and
   GPU, as NVIDIA's Megatron-Bridge performance summary prints it ("Tokens / sec / GPU"): a
   count of the batch, free of any FLOP convention.
@@ -41,8 +45,10 @@ from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.efficiency import default_profile
+from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.megatron_flops import megatron_train_flops
 from rlmcost.perf.selective_ac import SelectiveRecompute
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 from rlmcost.perf.train_step import StepTime, train_step_time
@@ -196,7 +202,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         dp=lay["dp"], tp=lay["tp"], pp=lay["pp"], sp=lay["sp"], ckpt=Checkpointing(lay["ckpt"]),
         micro_batch=lay["micro_batch"], schedule=PipelineSchedule(lay["schedule"]),
         virtual_stages=lay["virtual_stages"], ep=lay.get("ep", 1), cp=lay.get("cp", 1),
-        zero=ZeroStage(lay.get("zero", "0")),
+        zero=ZeroStage(lay.get("zero", "0")), etp=lay.get("etp"),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
     workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)
@@ -222,6 +228,9 @@ def predict_row(row: dict[str, Any]) -> Row:
         megatron_loop=o.get("megatron_loop", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
+        recompute_modules=tuple(o.get("recompute_modules", ("core_attn",))),
+        moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
+        ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
@@ -232,6 +241,9 @@ def predict_row(row: dict[str, Any]) -> Row:
         predicted = step.step_s
     elif row["metric"] == "tokens_per_s_per_gpu":
         predicted = row["batch"] * m["seq"] / (step.step_s * layout.n_gpus)
+    elif row["metric"] == "tflops_per_gpu_megatron":
+        flops = megatron_train_flops(arch, row["batch"], m["seq"])
+        predicted = flops / (step.step_s * layout.n_gpus) / 1e12
     else:
         flops = published_flops(
             row["metric"], row["batch"], m["seq"], m["layers"], m["hidden"], m["vocab"]

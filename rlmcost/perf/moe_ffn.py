@@ -1,0 +1,61 @@
+"""A MoE layer's expert block on one rank (part of :mod:`~rlmcost.perf.step_pass`).
+
+* :func:`routed_experts`: the router GEMM [T, E, d] (or NeMo RL's fp64 router,
+  :mod:`~rlmcost.perf.moe_router`) and the grouped expert GEMMs on Megatron-core's expert grid:
+  E / P_e local experts of width d_e / ETP, the stage's token copies spread over its P_t P_c P_d
+  ranks in ETP groups, so ``T k ETP P_e / (P_t E)`` rows per local expert under balanced
+  routing, the busiest rank's otherwise (:mod:`~rlmcost.perf.moe_imbalance`).
+* :func:`ep_comm_s`: one pass side's dispatch and combine over the EP group
+  (:mod:`~rlmcost.perf.ep_dispatch`) and, with ETP > 1 and ETP != TP, the expert-TP all-gather
+  of the dispatched tokens and reduce-scatter of the outputs (Megatron-core
+  ``MoEAlltoAllTokenDispatcher``), the busiest rank's bytes.
+
+Both also give the forward seconds that Megatron-core's ``--recompute-modules moe`` reruns
+(:mod:`~rlmcost.perf.selective_ac`): the step pass adds them to ``StagePass.modules``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rlmcost.parallel.comm import Collective
+from rlmcost.perf.ep_dispatch import ep_all_to_all_s
+from rlmcost.perf.moe_imbalance import busiest_rank_count
+from rlmcost.perf.moe_router import price_router_fp64
+
+if TYPE_CHECKING:
+    from rlmcost.perf.step_pass import StagePass, StepContext
+
+
+def routed_experts(
+    c: StepContext, gemm: Callable[..., None], out: StagePass
+) -> tuple[int, int]:
+    """Price the router and the routed experts' GEMMs through ``gemm`` (into ``out``); return
+    the (rows, per-rank width) of the experts' activation."""
+    arch, lay, opt = c.arch, c.layout, c.options
+    e, k, etp, t = int(arch.n_experts), int(arch.top_k), lay.expert_tp, lay.tp
+    T, d, p = c.tokens, int(arch.d_model), arch.ffn_kind.projections
+    local = e // lay.ep  # the busiest rank's rows per local expert (moe_imbalance)
+    per_expert = busiest_rank_count(
+        max(1, -(-T * k * etp * lay.ep // (t * e))), opt.moe_rank_imbalance, lay.ep
+    )
+    price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
+    de = int(arch.d_expert) // etp
+    gemm(per_expert, (p - 1) * de, d, local)
+    gemm(per_expert, d, de, local)
+    return per_expert * local, de
+
+
+def ep_comm_s(c: StepContext) -> float:
+    """Seconds of one pass side's EP communication of one MoE layer (module docstring)."""
+    arch, lay, imb = c.arch, c.layout, c.options.moe_rank_imbalance
+    t, etp, k = lay.tp, lay.expert_tp, int(arch.top_k)
+    x, d, T = c.workload.activation_dtype.bytes, int(arch.d_model), c.tokens
+    tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
+    s = 2 * ep_all_to_all_s(c, busiest_rank_count(tok * k, imb, lay.ep), tok)
+    if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
+        gathered = busiest_rank_count(T * k * d * x * etp // t, imb, lay.ep)
+        s += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
+        s += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
+    return s
