@@ -4,9 +4,16 @@ verl/utils/seqlen_balancing.py (karmarkar_karp, rearrange_micro_batches)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.cli.validate import run_from_argv
 from rlmcost.errors import SpecError
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.frameworks.verl import import_verl
 from rlmcost.perf.rl_step import Packed
 from rlmcost.perf.verl_balancing import Split, karmarkar_karp, micro_batch_split
 from rlmcost.placement.dynamic_bsz import rank_share, split_packed
@@ -62,3 +69,63 @@ def test_bad_input_is_a_spec_error():
         micro_batch_split([], 10)
     with pytest.raises(SpecError):
         karmarkar_karp([1, 2], 3)
+
+
+# --- use_remove_padding ----------------------------------------------------------------------
+
+_QWEN_DAPO = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-batches", "16",
+              "--zero", "3", "--param-dtype", "fp32", "--cp", "4", "--zero-shard", "2",
+              "--offload", "params-idle,optimizer-idle", "--ckpt", "full", "--logits",
+              "low-memory", "--max-tokens-per-gpu", "61440", "--forward-max-tokens-per-gpu",
+              "92160", "--offload-idle", "--rollout-tp", "4", "--gpu-memory-utilization", "0.8",
+              "--sleep", "--max-num-batched-tokens", "30720", "--batch", "512", "--group", "16",
+              "--prompt-len", "200", "--response-len", "28672", "--hardware", "h20", "--gpus",
+              "32"]  # fmt: skip
+
+
+def _passes(argv: list[str]) -> tuple[dict[Kind, float], Any]:
+    est = evaluate_deployment(run_from_argv("rlvr", argv))
+    jobs = [j for g in est.groups for j in g.jobs]
+    times = {j.task.invocation.kind: j.predicted_s for j in jobs}
+    (train,) = [j for j in jobs if j.task.invocation.kind is Kind.TRAIN]
+    return times, train.memory
+
+
+def test_padded_equals_unpadded_at_one_length():
+    """With every response at the cap there is no padding: --padded changes nothing."""
+    fixed = [*_QWEN_DAPO[:-6], "--response-len", "4096", "--hardware", "h20", "--gpus", "32"]
+    assert _passes(fixed) == _passes([*fixed, "--padded"])
+
+
+def test_padded_prices_the_width():
+    """verl without use_remove_padding (dp_actor.py _forward_micro_batch, "not using rmpad"):
+    the update's largest micro-batch is the heaviest rank's 64 sequences (one partition under
+    61,440 x 4 tokens), each at 200 + 28,672 tokens, ceil(28,872 / 4) = 7,218 per GPU of the
+    Ulysses group: the head's 4 logits buffers of 64 x 7,218 x 152,064 x 2 B; and the passes
+    take longer than unpadded."""
+    argv = [*_QWEN_DAPO, "--length-dist", "lognormal:1000,0.67,28672,0.025"]
+    plain, _ = _passes(argv)
+    padded, memory = _passes([*argv, "--padded"])
+    assert memory.logits == 4 * 64 * 7218 * 152_064 * 2
+    assert padded[Kind.TRAIN] > plain[Kind.TRAIN] and padded[Kind.FORWARD] > plain[Kind.FORWARD]
+
+
+@pytest.mark.parametrize(("overrides", "padded"), [
+    ([], False),  # verl_grpo.yaml sets use_remove_padding true
+    (["actor_rollout_ref.model.use_remove_padding=false"], True),
+    (["actor_rollout_ref.model.use_remove_padding=false", "actor_rollout_ref.actor.strategy="
+      "megatron"], False),  # Megatron packs either way (gptmodel_forward pack_seqs=True)
+])  # fmt: skip
+def test_importer_reads_use_remove_padding(overrides: list[str], padded: bool):
+    q = import_verl(Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml", overrides)
+    assert ("--padded" in q.argv()) is padded
+
+
+def test_padded_round_trips_through_the_command():
+    """A Run's command (rlmcost.run.command.to_command) repeats --padded, and only when set."""
+    from rlmcost.run.command import to_command
+
+    argv = ["--framework", "verl", "--model", "qwen2.5-7b", "--gpus", "8"]
+    run = run_from_argv("grpo", [*argv, "--padded"])
+    assert run.deployment.train.padded and "--padded" in to_command(run)
+    assert "--padded" not in to_command(run_from_argv("grpo", argv))

@@ -64,6 +64,19 @@ def split_of(g: Any, task: Task, lengths: Sequence[int], sequences: int) -> Spli
     return per_query(g.s, key, lambda: micro_batch_split(rank_share(lengths, per_rank), budget))
 
 
+def padded_width(g: Any, task: Task) -> int | None:
+    """The width every sequence of a forward or training ``task`` is padded to when its layout
+    keeps the padding (``TrainLayout.padded``: verl's FSDP workers without
+    ``use_remove_padding``, dp_actor.py ``_forward_micro_batch``'s branch "not using rmpad",
+    which runs the model on the whole ``(batch, prompt + response)`` tensors): the prompt + the
+    longest response (``g.seq_len``); None where unpadded (and in the paper's ideal run)."""
+    dep = g.s.deployment
+    spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
+    if dep.ideal or spec is None or not spec.padded:
+        return None
+    return int(g.seq_len(task))
+
+
 def split_packed(split: Split, dp: int, steps: int, width: int | None = None) -> tuple[Packed, int]:
     """The packed equivalent of ``steps`` splits (one per mini-batch) on each of ``dp`` ranks,
     and its sequences per micro-batch: each micro-batch M = ceil(tokens / parts) tokens of
@@ -71,7 +84,9 @@ def split_packed(split: Split, dp: int, steps: int, width: int | None = None) ->
     verl's micro-batch count and tokens, and its attention pairs k (M / k)^2 = pairs / parts
     per micro-batch to the rounding of k (as :func:`rlmcost.placement.group_passes.pp_padded`
     prices NeMo RL's bins). ``width``: every sequence padded to that many tokens (verl without
-    ``use_remove_padding``), its tokens and pairs priced at the width.
+    ``use_remove_padding``), its tokens and attention pairs priced at the width (an upper
+    bound on the attention: FlashAttention-2 through the Hugging Face mask unpads inside the
+    attention).
 
     >>> split_packed(Split(3, 5, 30, 190, 11, 2, 2), 2, 1)  # M = 10, k = round(300 / 190) = 2
     (Packed(sequences=12, seq_len=5), 2)

@@ -21,7 +21,7 @@ from rlmcost.perf.nemo_rl_packing import chunks_of, padded_share
 from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.dynamic_bsz import split_of, split_packed
+from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.pass_options import step_options
@@ -78,9 +78,13 @@ def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
 
 def pass_packing(g: GroupModel, task: Task) -> Packed:
     """The packed sequences the task's pass computes: :func:`replayed`'s where it applies,
-    else the real tokens' packed equivalent (:func:`packing`)."""
+    else the real tokens' packed equivalent (:func:`packing`), or every sequence at the padded
+    width where the layout keeps the padding (:func:`padded_width`)."""
     padded = replayed(g, task)
-    return packing(g, task)[1] if padded is None else padded[0]
+    if padded is not None:
+        return padded[0]
+    width = padded_width(g, task)
+    return packing(g, task)[1] if width is None else Packed(len(packing(g, task)[0]), width)
 
 
 def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
@@ -95,7 +99,7 @@ def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     if split is None:
         return None
     steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
-    return split_packed(split, g.layouts[task.index].dp, steps)
+    return split_packed(split, g.layouts[task.index].dp, steps, padded_width(g, task))
 
 
 def pp_padded(g: GroupModel, task: Task) -> tuple[Packed, int] | None:

@@ -19,7 +19,9 @@ unpadded S + T sequences).
 Under a token budget the rank's micro-batches are verl's own, replayed on the lengths
 (:mod:`rlmcost.placement.dynamic_bsz`, :mod:`rlmcost.perf.verl_balancing`): the largest
 Karmarkar-Karp partition of the heaviest rank's share sets the memory, as ``largest_sequences``
-sequences of its mean length. A fixed micro-batch (modelling choice, stated in the output)
+sequences of its mean length (without ``use_remove_padding``, ``TrainLayout.padded``: the
+partition of most sequences, each at the padded width, prompt + longest response). A fixed
+micro-batch (modelling choice, stated in the output)
 holds sequences at the prompt + the mean of the task's response lengths
 (:mod:`rlmcost.placement.lengths`); one whose long responses cluster holds more (not priced).
 """
@@ -53,8 +55,11 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
         return layout, seq
     prompt, responses = seq - g.longest(task), g.lengths(task)
     if spec.max_tokens_per_gpu is None:  # micro_batch sequences, each at its own length
-        return layout, ceil(prompt + Fraction(sum(responses), len(responses)))
+        return layout, seq if spec.padded else ceil(prompt + Fraction(sum(responses),
+                                                                     len(responses)))
     split = split_of(g, task, tuple(prompt + t for t in responses), sequences)
     assert split is not None
+    if spec.padded:  # the micro-batch of most sequences, each at the padded width
+        return layout.with_(micro_batch=split.most_sequences), seq
     n = split.largest_sequences
     return layout.with_(micro_batch=n), -(-split.largest_tokens // n)

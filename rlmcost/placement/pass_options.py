@@ -131,6 +131,11 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    "RoPE fused (rlmcost.perf.policy_worker); a dense model's training steps and "
                    f"log-prob forwards no faster than {REALHF_PEAK_FRACTION.value} of the peak in "
                    "realhf's FLOP count, arXiv 2505.24298 Fig. 6a (rlmcost.perf.realhf_rate)")
+    if not deployment.ideal and deployment.train.padded:
+        out.append("padded sequences (--padded; verl use_remove_padding false): every sequence "
+                   "of the training and forward passes at the batch's width, prompt + longest "
+                   "response, in time and memory, attention included (an upper bound: "
+                   "FlashAttention-2 unpads inside the attention; rlmcost.placement.dynamic_bsz)")
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:
