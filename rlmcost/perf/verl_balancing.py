@@ -55,20 +55,19 @@ class _Set:
 
 
 class _State:
-    """A partial k-way partition (verl's ``State``): sets kept in decreasing order; the heap pops
-    the largest spread first, ties broken by the larger first set."""
+    """A partial k-way partition (verl's ``State``): its non-empty sets in decreasing order (the
+    k - len(sets) empty ones, smallest of all, implied after them); the heap pops the largest
+    spread first, ties broken by the larger first set."""
 
-    __slots__ = ("sets",)
+    __slots__ = ("sets", "spread")
 
-    def __init__(self, sets: list[_Set]) -> None:
-        self.sets = sorted(sets, reverse=True)
-
-    def spread(self) -> int:
-        return self.sets[0].sum - self.sets[-1].sum
+    def __init__(self, sets: list[_Set], k: int) -> None:
+        self.sets = sorted(sets, reverse=True)  # stable; no two non-empty sets compare equal
+        self.spread = self.sets[0].sum - (self.sets[-1].sum if len(sets) == k else 0)
 
     def __lt__(self, other: _State) -> bool:
-        if self.spread() != other.spread():
-            return self.spread() > other.spread()
+        if self.spread != other.spread:
+            return self.spread > other.spread
         return other.sets[0] < self.sets[0]
 
 
@@ -77,30 +76,33 @@ def karmarkar_karp(values: Sequence[int], k: int) -> list[list[int]]:
     (``equal_size=False``) and ``get_seqlen_balanced_partitions`` return, largest set first.
 
     Each value starts as a state of one set holding it and k - 1 empty sets; the two states of
-    largest spread are merged, the largest set of one with the smallest of the other, until one
-    remains.
+    largest spread are merged, set i of the first with set k - 1 - i of the second, until one
+    remains. The empty sets are left implicit (the same partitions, in time independent of k).
 
     >>> karmarkar_karp([8, 7, 6, 5, 4], 2)  # sums 16 and 14 (the optimum is 15 and 15)
     [[1, 3, 4], [0, 2]]
     """
-    if k < 1 or len(values) < k or min(values, default=0) < 0:
+    if k < 1 or len(values) < k or min(values, default=0) < 1:
         raise SpecError(f"{len(values)} sequences cannot be balanced into {k} micro-batches")
     heap: list[_State] = []
     for v, i in sorted((v, i) for i, v in enumerate(values)):
         first = _Set()
         first.items.append((i, v))
         first.sum = v
-        heapq.heappush(heap, _State([first] + [_Set() for _ in range(k - 1)]))
+        heapq.heappush(heap, _State([first], k))
     while len(heap) > 1:
         a, b = heapq.heappop(heap), heapq.heappop(heap)
-        for mine, theirs in zip(a.sets, reversed(b.sets), strict=True):
-            mine.items.extend(theirs.items)
-            mine.sum += theirs.sum
-        heapq.heappush(heap, _State(a.sets))
-    parts = [sorted(i for i, _ in s.items) for s in heap[0].sets]
-    if any(not p for p in parts):
+        ma, mb = len(a.sets), len(b.sets)
+        sets = a.sets
+        for i in range(max(0, k - mb), ma):  # a's set i takes b's set k - 1 - i
+            theirs = b.sets[k - 1 - i]
+            sets[i].items.extend(theirs.items)
+            sets[i].sum += theirs.sum
+        sets += [b.sets[k - 1 - i] for i in range(max(ma, k - mb), k)]  # beside a's empties
+        heapq.heappush(heap, _State(sets, k))
+    if len(heap[0].sets) < k:
         raise SpecError(f"{len(values)} sequences leave an empty micro-batch of {k}")
-    return parts
+    return [sorted(i for i, _ in s.items) for s in heap[0].sets]
 
 
 @dataclass(frozen=True)
