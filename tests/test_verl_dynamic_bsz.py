@@ -129,3 +129,15 @@ def test_padded_round_trips_through_the_command():
     run = run_from_argv("grpo", [*argv, "--padded"])
     assert run.deployment.train.padded and "--padded" in to_command(run)
     assert "--padded" not in to_command(run_from_argv("grpo", argv))
+
+
+def test_the_choice_is_stated():
+    """The replay and its share (a modelling choice) are stated in the output's notes."""
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.placement.pass_options import worker_notes
+
+    notes = " ".join(worker_notes(Deployment(framework="verl"), kl=False))
+    assert "Karmarkar-Karp" in notes and "heaviest rank's share" in notes
+    assert "padded sequences" in " ".join(
+        worker_notes(Deployment(framework="verl", train={"padded": True}), kl=False))
+    assert "padded sequences" not in notes
