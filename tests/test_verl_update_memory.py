@@ -18,7 +18,7 @@ from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
-from rlmcost.placement.packed_lengths import packed
+from rlmcost.perf.verl_balancing import micro_batch_split
 
 _COMMON = ["--no-kl", "--batch", "64", "--group", "8", "--prompt-len", "200",
            "--response-len", "2048", "--hardware", "h100-sxm", "--gpus", "16",
@@ -146,25 +146,26 @@ def test_head_peak_and_rebuilt_layer_are_apart_under_verl():
 def test_dynamic_batching_packs_the_real_lengths():
     """verl/utils/seqlen_balancing.py rearrange_micro_batches: a rank's mini-batch of 64
     sequences of 200 + 1,000 tokens is 76,800 tokens, under one 61,440 x 4-token micro-batch of
-    the Ulysses group: one micro-batch, 19,200 tokens per GPU; 1,024 sequences (the forward's
-    whole share) under 92,160 x 4 take ceil(1,228,800 / 368,640) = 4 micro-batches of 256."""
-    lay = Layout(dp=8, cp=4)
-    p = packed(lay, 61_440, 512, 200, (1000,) * 16)
-    assert (p.layout.micro_batch, p.seq_len, p.micro_batches) == (64, 1200, 1)
-    q = packed(lay, 92_160, 8192, 200, (1000,) * 16)
-    assert (q.layout.micro_batch, q.micro_batches) == (256, 4)
+    the Ulysses group: one micro-batch; 1,024 sequences (the forward's whole share) under
+    92,160 x 4 take ceil(1,228,800 / 368,640) = 4 micro-batches of 256."""
+    p = micro_batch_split((1200,) * 64, 61_440 * 4)
+    assert (p.parts, p.largest_sequences, p.largest_tokens) == (1, 64, 76_800)
+    q = micro_batch_split((1200,) * 1024, 92_160 * 4)
+    assert (q.parts, q.largest_sequences) == (4, 256)
     # equal lengths that do not divide evenly: 64 x 2,248 = 143,872 over 16,384 -> 9 parts,
     # the largest with ceil(64 / 9) = 8 sequences, as Karmarkar-Karp balances equal items
-    r = packed(Layout(dp=1), 16_384, 64, 200, (2048,))
-    assert (r.layout.micro_batch, r.micro_batches) == (8, 9)
+    r = micro_batch_split((2248,) * 64, 16_384)
+    assert (r.parts, r.largest_sequences, r.most_sequences) == (9, 8, 8)
 
 
 def test_verl_qwen_dapo_update_prices_the_real_micro_batch():
     """The colocated Qwen2.5-Math-7B DAPO row (rl_runs.json; 32 H20, Ulysses 4, fsdp_size 2,
     mean response 1,000 under a 28,672 cap): the update's logits are 4 buffers of the real
-    micro-batch, 64 sequences x ceil(ceil(200 + 1,000.59) / 4) = 301 tokens per GPU x 152,064
-    x 2 B (the 8,192 length quantiles' mean is 1,000.59; not 57,744 tokens of budget-filling
-    maximum-length sequences), and the run fits the H20."""
+    micro-batch (rlmcost.placement.dynamic_bsz): the heaviest rank's share of a mini-batch,
+    every 128th of the 8,192 length quantiles from the 128th (64 sequences, 88,292 tokens with
+    their 200-token prompts), is one micro-batch under 61,440 x 4 tokens, 64 sequences x
+    ceil(ceil(88,292 / 64) / 4) = 345 tokens per GPU x 152,064 x 2 B (not 57,744 tokens of
+    budget-filling maximum-length sequences), and the run fits the H20."""
     argv = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-batches", "16",
             "--zero", "3", "--param-dtype", "fp32", "--cp", "4", "--zero-shard", "2",
             "--offload", "params-idle,optimizer-idle", "--ckpt", "full", "--logits",
@@ -175,7 +176,7 @@ def test_verl_qwen_dapo_update_prices_the_real_micro_batch():
             "32", "--length-dist", "lognormal:1000,0.67,28672,0.025"]  # fmt: skip
     est = evaluate_deployment(run_from_argv("rlvr", argv))
     (train,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
-    assert train.memory.logits == 4 * 64 * 301 * 152_064 * 2
+    assert train.memory.logits == 4 * 64 * 345 * 152_064 * 2
     assert est.fits
 
 

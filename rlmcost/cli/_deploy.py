@@ -36,6 +36,7 @@ DEPLOYMENT_OPTIONS = (
     "forward_micro_batch",
     "packing",
     "fused_loss",
+    "padded",
     "router_dtype",
     "trainer_kernels",
     "ckpt",
@@ -183,6 +184,10 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
+        "padded": (Annotated[bool | None, typer.Option(
+            "--padded/--no-padded", help="Each sequence padded to the batch's width (prompt + "
+            "longest response) in training and forwards (verl without use_remove_padding); "
+            "default: unpadded.", rich_help_panel=p)], None),  # fmt: skip
         "router_dtype": (
             Annotated[
                 RouterDtype | None,

@@ -71,6 +71,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
             data["forward"]["packing"] = opts["packing"]
     if opts.get("fused_loss") is not None:
         train["fused_loss"] = opts["fused_loss"]
+    if opts.get("padded") is not None:
+        train["padded"] = opts["padded"]
     if opts.get("router_dtype") is not None:
         train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("trainer_kernels") is not None:

@@ -106,6 +106,9 @@ class TrainLayout(BaseModel):
     packing: bool = Field(default=False, description="sequence packing: a micro-batch holds "
         "micro_batch x (prompt + response) tokens of packed sequences (NeMo RL "
         "sequence_packing.train_mb_tokens)")  # fmt: skip
+    padded: bool = Field(default=False, description="each sequence padded to the batch's "
+        "width (prompt + longest response) in training and forwards: verl's FSDP workers "
+        "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
     fused_loss: bool = Field(
         default=False,
         description="packed micro-batch's loss in one call (NeMo RL sequence_packing."

@@ -25,7 +25,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
-from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching
+from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -174,9 +174,6 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
     q.convert(f"data.max_prompt_length={s}", "--prompt-len", s, "tokens (the maximum; rlmcost "
               "takes every prompt at this length)")  # fmt: skip
     q.convert(f"data.max_response_length={t}", "--response-len", t, "tokens (the maximum)")
-    if r.flag(f"{MODEL}.use_remove_padding", False):
-        q.note("use_remove_padding: padding removed; rlmcost's sequences are S + T tokens "
-               "without padding already")  # fmt: skip
     if r.flag(f"{MODEL}.use_liger", False):
         q.note("model.use_liger: Liger fuses the FSDP workers' RMSNorm, RoPE and SwiGLU; "
                "rlmcost still prices verl's Hugging Face layers eager (rlmcost.perf."
@@ -266,6 +263,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         _fsdp_size(r, q, gpus)
     if offload:
         q.set("--offload", ",".join(offload))
+    padding(r, q, strategy)
     q.set("--ckpt", _recompute(r, q, strategy))
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip

@@ -1,5 +1,6 @@
-"""verl's batching beyond the trainer's: DAPO's dynamic sampling rounds and the log-prob
-forwards' micro-batches, as :func:`rlmcost.frameworks.verl.import_verl` reads them (keys of
+"""verl's batching beyond the trainer's: DAPO's dynamic sampling rounds, the log-prob
+forwards' micro-batches and the padding of the FSDP workers' passes, as
+:func:`rlmcost.frameworks.verl.import_verl` reads them (keys of
 verl/trainer/config/ppo_trainer.yaml and the DAPO recipe's dapo_trainer.yaml)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from rlmcost.frameworks.result import ImportedQuery
 
 ACTOR = "actor_rollout_ref.actor"
 ROLLOUT = "actor_rollout_ref.rollout"
+MODEL = "actor_rollout_ref.model"
 
 
 def dynamic_sampling(r: Reader, q: ImportedQuery, kl: bool) -> bool:
@@ -87,3 +89,24 @@ def forward_batching(r: Reader, q: ImportedQuery) -> None:
     if ref is not None and mine is not None and int(ref) != int(mine):
         q.note(f"actor_rollout_ref.{key} {ref}: the reference forward batched as the "
                f"old-log-prob forward ({mine}); rlmcost gives every forward one batching")
+
+
+def padding(r: Reader, q: ImportedQuery, strategy: str) -> None:
+    """``model.use_remove_padding``: False (ppo_trainer.yaml's default through v0.6.1; True
+    from v0.7.0, commit 561752996; the example scripts set True) makes the FSDP workers run the
+    model on the padded (batch, prompt + response) tensors (verl/workers/actor/dp_actor.py
+    ``_forward_micro_batch`` @b25bb7d4f, "not using rmpad"): ``--padded``. The Megatron workers
+    pack the sequences either way (verl/models/mcore/model_forward.py ``gptmodel_forward``,
+    ``pack_seqs=True``)."""
+    rmpad = r.flag(f"{MODEL}.use_remove_padding", False)
+    if strategy == "megatron":
+        return
+    if rmpad:
+        q.note("use_remove_padding: padding removed; rlmcost's sequences are S + T tokens "
+               "without padding already")  # fmt: skip
+        return
+    q.set("--padded")
+    q.note("use_remove_padding false (ppo_trainer.yaml's default through v0.6.1): the FSDP "
+           "workers run each micro-batch on the padded (batch, prompt + response) tensors; "
+           "--padded prices every sequence of the training and log-prob passes at the prompt "
+           "+ the longest response")  # fmt: skip

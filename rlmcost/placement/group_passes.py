@@ -21,6 +21,7 @@ from rlmcost.perf.nemo_rl_packing import chunks_of, padded_share
 from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
 from rlmcost.placement.device_groups import Task
+from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.pass_options import step_options
@@ -65,7 +66,7 @@ def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
     dep = g.s.deployment
     if dep.ideal:
         return layout
-    padded = pp_padded(g, task)
+    padded = replayed(g, task)
     if padded is not None:
         return layout.with_(micro_batch=padded[1])
     spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
@@ -76,10 +77,29 @@ def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
 
 
 def pass_packing(g: GroupModel, task: Task) -> Packed:
-    """The packed sequences the task's pass computes: :func:`pp_padded`'s where it applies,
-    else the real tokens' packed equivalent (:func:`packing`)."""
+    """The packed sequences the task's pass computes: :func:`replayed`'s where it applies,
+    else the real tokens' packed equivalent (:func:`packing`), or every sequence at the padded
+    width where the layout keeps the padding (:func:`padded_width`)."""
+    padded = replayed(g, task)
+    if padded is not None:
+        return padded[0]
+    width = padded_width(g, task)
+    return packing(g, task)[1] if width is None else Packed(len(packing(g, task)[0]), width)
+
+
+def replayed(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
+    """The packed equivalent of the task's micro-batches as its framework forms them from the
+    lengths, and its sequences per micro-batch: NeMo RL's padded bins (:func:`pp_padded`) or
+    verl's dynamic batching (:mod:`rlmcost.placement.dynamic_bsz`: its micro-batch count and
+    tokens on the heaviest rank, every mini-batch alike); None where neither applies."""
     padded = pp_padded(g, task)
-    return packing(g, task)[1] if padded is None else padded[0]
+    if padded is not None:
+        return padded
+    split = split_of(g, task, packing(g, task)[0], g.batch(task))
+    if split is None:
+        return None
+    steps = g._int(task.invocation.steps) if task.kind is Kind.TRAIN else 1
+    return split_packed(split, g.layouts[task.index].dp, steps, padded_width(g, task))
 
 
 def pp_padded(g: GroupModel, task: Task) -> tuple[Packed, int] | None:

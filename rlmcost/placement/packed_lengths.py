@@ -16,18 +16,18 @@ A fixed ``ppo_micro_batch_size_per_gpu`` (no dynamic batching) holds that many s
 each at its own length after ``unpad_input`` (``use_remove_padding``, rlmcost's convention of
 unpadded S + T sequences).
 
-Modelling choice (stated in the output): the rank's sequences at the mean of the task's
-response lengths (:mod:`rlmcost.placement.lengths`), so N = sequences x (prompt + mean
-response) tokens in ``ceil(N / (budget x P_c))`` balanced micro-batches, the largest of
-``ceil(sequences / parts)`` such sequences (equal items: at most one mean sequence above the
-balanced share N / parts that varied lengths approach); a mini-batch whose long responses
-cluster above the mean holds more (not priced). Where the budget holds few maximum-length
-sequences this prices more than the plain budget does (the real lengths fill it).
+Under a token budget the rank's micro-batches are verl's own, replayed on the lengths
+(:mod:`rlmcost.placement.dynamic_bsz`, :mod:`rlmcost.perf.verl_balancing`): the largest
+Karmarkar-Karp partition of the heaviest rank's share sets the memory, as ``largest_sequences``
+sequences of its mean length (without ``use_remove_padding``, ``TrainLayout.padded``: the
+partition of most sequences, each at the padded width, prompt + longest response). A fixed
+micro-batch (modelling choice, stated in the output)
+holds sequences at the prompt + the mean of the task's response lengths
+(:mod:`rlmcost.placement.lengths`); one whose long responses cluster holds more (not priced).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Any
@@ -36,39 +36,15 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.device_groups import Task
-
-
-@dataclass(frozen=True)
-class Packed:
-    """The memory model's inputs for one task: ``layout`` with ``micro_batch`` sequences of
-    ``seq_len`` tokens (the mean context) per micro-batch, and how many micro-batches the
-    rank's ``sequences`` make."""
-
-    layout: Layout
-    seq_len: int
-    micro_batches: int
-
-
-def packed(layout: Layout, budget: int, sequences: int, prompt: int,
-           responses: tuple[int, ...]) -> Packed:  # fmt: skip
-    """verl's balanced micro-batches (module doc) of a rank's share of ``sequences`` (split over
-    ``layout.dp``) at ``prompt`` + the mean of ``responses`` tokens each, under ``budget``
-    tokens per GPU of a ``layout.cp``-GPU sequence-parallel group.
-
-    >>> p = packed(Layout(dp=8, cp=4), 61_440, 512, 200, (1000,) * 8)
-    >>> (p.layout.micro_batch, p.seq_len, p.micro_batches)
-    (64, 1200, 1)
-    """
-    per_rank = -(-sequences // layout.dp)
-    mean = ceil(prompt + Fraction(sum(responses), len(responses)))
-    parts = min(per_rank, -(-per_rank * mean // (budget * layout.cp)))
-    return Packed(layout.with_(micro_batch=-(-per_rank // parts)), mean, parts)
+from rlmcost.placement.dynamic_bsz import split_of
 
 
 def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     """The layout and sequence length a group ``g`` (a ``GroupTasks``) prices ``task``'s own
     memory with: the task's, or under a framework that packs the sequences' own lengths
-    (``Behaviour.budget_packs_lengths``) a forward's or update's :func:`packed` micro-batch."""
+    (``Behaviour.budget_packs_lengths``) a forward's or update's largest micro-batch as its
+    dynamic batching forms it from the rank's lengths (:mod:`rlmcost.placement.dynamic_bsz`),
+    or a fixed micro-batch of sequences at the mean length."""
     layout, seq = g.layouts[task.index], g.seq_len(task)
     dep = g.s.deployment
     beh = behaviour(dep.framework)
@@ -79,6 +55,11 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
         return layout, seq
     prompt, responses = seq - g.longest(task), g.lengths(task)
     if spec.max_tokens_per_gpu is None:  # micro_batch sequences, each at its own length
-        return layout, ceil(prompt + Fraction(sum(responses), len(responses)))
-    p = packed(layout, spec.max_tokens_per_gpu, sequences, prompt, responses)
-    return p.layout, p.seq_len
+        return layout, seq if spec.padded else ceil(prompt + Fraction(sum(responses),
+                                                                     len(responses)))
+    split = split_of(g, task, tuple(prompt + t for t in responses), sequences)
+    assert split is not None
+    if spec.padded:  # the micro-batch of most sequences, each at the padded width
+        return layout.with_(micro_batch=split.most_sequences), seq
+    n = split.largest_sequences
+    return layout.with_(micro_batch=n), -(-split.largest_tokens // n)

@@ -131,6 +131,11 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    "RoPE fused (rlmcost.perf.policy_worker); a dense model's training steps and "
                    f"log-prob forwards no faster than {REALHF_PEAK_FRACTION.value} of the peak in "
                    "realhf's FLOP count, arXiv 2505.24298 Fig. 6a (rlmcost.perf.realhf_rate)")
+    if not deployment.ideal and deployment.train.padded:
+        out.append("padded sequences (--padded; verl use_remove_padding false): every sequence "
+                   "of the training and forward passes at the batch's width, prompt + longest "
+                   "response, in time and memory, attention included (an upper bound: "
+                   "FlashAttention-2 unpads inside the attention; rlmcost.placement.dynamic_bsz)")
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:
@@ -156,11 +161,14 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
                    f"reduced in {beh.fsdp2_reduce_bytes} B, its all-gather copy-out and "
                    "reduce-scatter copy-in every micro-batch (rlmcost.perf.policy_worker)")
     if beh.budget_packs_lengths:
-        out.append(f"memory of micro-batches as {deployment.framework} runs them: unpadded "
-                   "sequences, each priced at the prompt + the mean response (choice: a "
-                   "micro-batch whose long responses cluster holds more), a token budget's "
-                   "rank batch (per mini-batch in the update) split into ceil(tokens / "
-                   "(budget x cp)) balanced micro-batches; the head's backward holding "
+        out.append(f"micro-batches as {deployment.framework} runs them: under a token "
+                   "budget its dynamic batching replayed on the heaviest rank's share of the "
+                   "length quantiles (choice: dealt by stride over mini-batches and ranks; a "
+                   "mini-batch whose long responses cluster holds more), min(sequences, "
+                   "ceil(tokens / (budget x cp))) Karmarkar-Karp micro-batches per mini-batch "
+                   "(update) or batch (forward), their count and tokens timed, the largest "
+                   "the memory peak (rlmcost.placement.dynamic_bsz); a fixed micro-batch's "
+                   "sequences at the prompt + the mean response; the head's backward holding "
                    f"{beh.low_memory_train_copies} logits buffers"
                    + (", apart from the rebuilt layer" if beh.logits_freed_before_layers
                       else "") + " (rlmcost.placement.packed_lengths, head_peak)")  # fmt: skip

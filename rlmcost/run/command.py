@@ -163,6 +163,8 @@ def _deployment_flags(run: Run) -> list[str]:
     words.append("--packing" if t.packing else "--no-packing")
     if t.fused_loss:
         words.append("--fused-loss")
+    if t.padded:
+        words.append("--padded")
     if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
         words += ["--router-dtype", str(t.router_dtype)]
     if t.kernels != "fused":
