@@ -62,6 +62,14 @@ MOE_ROUTING_KERNELS = 3
 """Routing kernels of one fused-MoE layer beyond its GEMMs and activation (module docstring):
 top-k, ``moe_align_block_size``, ``moe_sum``."""
 
+FUSED_MOE_MMA_ROWS = 16
+"""Rows a fused-MoE expert GEMM pads a small batch to: the Triton kernel's block rows, not the
+part's tensor-core instruction. vLLM's tuned configs give ``BLOCK_SIZE_M`` 16 up to 256 tokens
+(``vllm/model_executor/layers/fused_moe/configs/E=128,N=768,device_name=NVIDIA_H20.json`` @
+a0aaf7fd, Qwen3-30B-A3B's shape), and a Triton dot of fewer than 64 rows runs the warp-level
+``mma.sync`` m16n8k16 (Hopper's ``wgmma`` takes 64 rows:
+:data:`~rlmcost.perf.gemm_tile_cost.WGMMA_ROWS`)."""
+
 MLA_EXTRA_KERNELS = 4
 """Small kernels of one MLA layer beyond an MHA layer's (module docstring): two latent
 RMSNorms, the q concatenation, the value up-projection's output copy."""

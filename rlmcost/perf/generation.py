@@ -190,7 +190,9 @@ class Engine:
             rows = max(1, -(-m * k // max(1, round(touched))))
             de = int(sh.d_expert)
             layer = attn + dev.gemm_s(m, e, d)
-            layer += dev.gemm_s(rows, (p - 1) * de, d, local) + dev.gemm_s(rows, d, de, local)
+            fm = dk.FUSED_MOE_MMA_ROWS
+            layer += (dev.gemm_s(rows, (p - 1) * de, d, local, fm)
+                      + dev.gemm_s(rows, d, de, local, fm))  # fmt: skip
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
