@@ -45,9 +45,11 @@ def test_profiles_carry_their_instruction_rows_with_a_source(name, rows):
     assert "PTX ISA" in dict(p.sources)["mma_rows"]
 
 
-def test_a_profile_with_no_rows_is_rejected():
+def test_a_profile_with_no_rows_or_a_negative_override_is_rejected():
     with pytest.raises(SpecError, match="mma_rows"):
         AcceleratorProfile("x", 1, 0.5, 0.5, 0.5, mma_rows=0)
+    with pytest.raises(SpecError, match="mma_rows=-1"):
+        Device(get_hardware("h100-sxm"), Dtype.BF16).gemm_s(1, 64, 64, 1, -1)
 
 
 def test_batch_one_projection_is_compute_bound_on_h20_and_memory_bound_on_h100():

@@ -334,8 +334,9 @@ class Device:
         """Seconds of ``batch`` independent [m, k] x [k, n] GEMMs in one kernel (tile model);
         ``mma_rows``: a skinny GEMM's padded rows where its kernel's differ from the part's
         (0 = the profile's ``mma_rows``)."""
-        if min(m, n, k, batch) < 1:
-            raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive")
+        if min(m, n, k, batch) < 1 or mma_rows < 0:
+            raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive and "
+                            f"mma_rows={mma_rows} non-negative")  # fmt: skip
         x = self.dtype.bytes
         flops = 2 * m * n * k * batch
         memory = self.memory_s((m * k + k * n + m * n) * x * batch)
