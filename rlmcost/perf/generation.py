@@ -214,8 +214,7 @@ class Engine:
             extra = dk.mla_extra_kernels_s(self.device, arch, self.tp, m, self.x)
             out += int(arch.n_layers) * extra
         if arch.is_moe:
-            gap = self.device.defaults.kernel_gap_s
-            out += int(arch.n_moe_layers) * dk.MOE_ROUTING_KERNELS * gap
+            out += int(arch.n_moe_layers) * dk.moe_routing_s(self.device.defaults.kernel_gap_s)
         return out
 
     def _tp_s(self, m: int) -> float:
