@@ -58,7 +58,9 @@ WGMMA_ROWS = 64
 m64nNk16 for 16-bit inputs (PTX ISA 8.0+, "Asynchronous warpgroup level matrix multiply-
 accumulate", "Matrix shape": M = 64 only); Blackwell's ``tcgen05.mma`` takes M = 64 or 128
 (PTX ISA 8.6, "tcgen05 matrix shapes"). A cuBLAS GEMM on these parts with fewer than 64 rows
-(a decode step's projections at batch 1-63) computes 64 rows. Checked on the part where the
+(a decode step's projections at batch 1-63) computes 64 rows (an assumption where a library
+swaps the operands to put the short side on wgmma's N, which takes multiples of 8; the H20
+rows below show the 64-row time for SGLang's decode GEMMs). Checked on the part where the
 padded FLOPs, not the weights' bytes, bound a decode GEMM: the H20 (148 TFLOP/s dense bf16
 against 4.0 TB/s). The Qwen team's SGLang 0.4.6.post1 speed benchmark on one H20 at batch 1
 (QwenLM/Qwen3 docs/source/getting_started/speed_benchmark.md @7a2f61ff, 1 input token, 2048
