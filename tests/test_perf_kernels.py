@@ -123,7 +123,7 @@ def test_every_builtin_accelerator_has_a_sourced_profile():
         get_hardware(name)
         assert {k for k, _ in profile.sources} == {
             "sms", "gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency",
-            "fa2_attention_efficiency", "gemm_k_overhead",
+            "fa2_attention_efficiency", "gemm_k_overhead", "mma_rows",
         }
         assert all(src for _, src in profile.sources)
         assert 0 < profile.gemm_efficiency < 1 and math.isfinite(profile.sms)
@@ -137,7 +137,7 @@ def test_every_builtin_accelerator_has_a_default_profile_with_sources():
         profile = default_profile(hw)
         assert {name for name, _ in profile.sources} == {
             "sms", "gemm_efficiency", "hbm_efficiency", "flash_attention_efficiency",
-            "fa2_attention_efficiency", "gemm_k_overhead",
+            "fa2_attention_efficiency", "gemm_k_overhead", "mma_rows",
         }
         assert all(source for _, source in profile.sources)
 

@@ -9,9 +9,12 @@ biased routing ``ops.grouped_topk``), ``moe_align_block_size`` (sorts the routed
 expert blocks) and ``moe_sum`` (sums each token's k expert outputs):
 ``vllm/model_executor/layers/fused_moe/fused_moe.py`` (``fused_topk``, ``grouped_topk``,
 ``fused_experts_impl``), ``vllm/_custom_ops.py``. Each moves at most [m, E] or [m, k, d]
-elements; priced by its launch gap. The versions of vLLM whose ``grouped_topk`` is a chain of
-torch ops (sigmoid, bias add, group top-2 sums, group top-k, mask, top-k, gather,
-renormalisation) launch more: counted as one kernel, an understatement there.
+elements. The top-k and ``moe_sum`` are priced by their launch gaps; ``moe_align_block_size``
+by its measured time, :data:`MOE_ALIGN_S` (about 20 us at decode sizes: one block's
+histogram and prefix sum over the experts, latency-bound whatever the batch;
+:func:`moe_routing_s`). The versions of vLLM whose ``grouped_topk`` is a chain of torch ops
+(sigmoid, bias add, group top-2 sums, group top-k, mask, top-k, gather, renormalisation)
+launch more: counted as one kernel, an understatement there.
 
 **MLA.**
 
@@ -57,10 +60,53 @@ from dataclasses import replace
 from rlmcost.arch import Arch
 from rlmcost.choices import Dtype
 from rlmcost.perf.efficiency import Device
+from rlmcost.perf.rl_constants import Constant
 
 MOE_ROUTING_KERNELS = 3
 """Routing kernels of one fused-MoE layer beyond its GEMMs and activation (module docstring):
 top-k, ``moe_align_block_size``, ``moe_sum``."""
+
+MOE_ALIGN_S = Constant(
+    19.936e-6, 16.736e-6, 31.616e-6,
+    "sgl-kernel bench_moe_align_block_size.py on an H200, SGLang PR 4327",
+)  # fmt: skip
+"""GPU seconds of one ``moe_align_block_size`` call at decode sizes, per MoE layer.
+
+Measured: SGLang PR 4327 (sgl-project/sglang, 2025-03-12, "refine
+sgl_moe_align_block_size_benchmark", ``sgl-kernel/benchmark/bench_moe_align_block_size.py`` on an
+H200): 16 tokens, 128 experts, top-8: 19.936 us for SGLang's kernel (value; Qwen3-MoE's 128
+experts), 31.616 us for vLLM's in the same run (high); 16.736 us at 32 experts, top-2 (low).
+Of the same order: SGLang PR 7794 (2025-07) 20.5 us at 1-16 tokens, 128 experts, top-8;
+vLLM PR 55225 (2026-09) "a fixed ~20-27 us ... per dispatch" on H100. The time does not
+shrink with the batch below some hundreds of tokens (the kernels sort and prefix-sum over the
+experts in one thread block), so it is a fixed cost of every decode step's MoE layer, ten
+times the launch gap it was priced at before. Later kernels are faster on other parts (vLLM PR
+29642, 2025-11, 5-6 us on an RTX 4090): not carried, an assumption that disfavours the newest
+engines. Checked on the MoE engine rows of ``rlmcost validate --engine``: SGLang on one H20 at
+batch 1 (Qwen3-30B-A3B, Qwen3-235B-A22B TP 8) -13..-36 % -> -9..-24 %, B200 vLLM
+Qwen3-30B-A3B -7.3 / -5.6 % -> +3.2 / -1.2 %, H200 SGLang DeepSeek-R1 TP 8 -2.5..-7.6 % ->
++3.6..-4.4 %, H200 vLLM Mixtral -4.8 -> -1.0 %, H100 SGLang DeepSeek-R1 TP 16 -55 -> -51 %;
+worse: the four H100 vLLM Qwen3-30B-A3B rows (+6.0..+29.8 % -> +12.7..+35.0 %), which were
+already slow."""
+
+FUSED_MOE_MMA_ROWS = 16
+"""Rows a fused-MoE expert GEMM pads a small batch to: the Triton kernel's block rows, not the
+part's tensor-core instruction. vLLM's tuned configs give ``BLOCK_SIZE_M`` 16 up to 256 tokens
+(``vllm/model_executor/layers/fused_moe/configs/E=128,N=768,device_name=NVIDIA_H20.json`` @
+a0aaf7fd, Qwen3-30B-A3B's shape), and a Triton dot of fewer than 64 rows runs the warp-level
+``mma.sync`` m16n8k16 (Hopper's ``wgmma`` takes 64 rows:
+:data:`~rlmcost.perf.gemm_tile_cost.WGMMA_ROWS`)."""
+
+
+def moe_routing_s(kernel_gap_s: float) -> float:
+    """Seconds of one MoE layer's routing kernels beyond its GEMMs and activation: the top-k
+    and ``moe_sum`` at their launch gaps, ``moe_align_block_size`` at :data:`MOE_ALIGN_S`.
+
+    >>> round(moe_routing_s(2e-6) * 1e6, 3)
+    23.936
+    """
+    return (MOE_ROUTING_KERNELS - 1) * kernel_gap_s + MOE_ALIGN_S.value
+
 
 MLA_EXTRA_KERNELS = 4
 """Small kernels of one MLA layer beyond an MHA layer's (module docstring): two latent

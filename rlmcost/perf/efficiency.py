@@ -15,8 +15,9 @@ quantization). The model takes, per GEMM,
 with the best of the tile shapes cuBLAS offers for 16-bit tensor-core GEMMs (256x128,
 128x256, 128x128; same guide, "cuBLAS tile sizes"). A skinny GEMM (M or N below the smallest
 tile, 128) may instead run as a split-K / GEMV-class kernel that keeps every SM busy with the
-short side padded to the tensor core's 16 rows (the m16n8k16 MMA shape): compute
-``2 ceil16(M) ceil16(N) K / (peak x eta_gemm)``; such GEMMs are memory-bound anyway.
+short side padded to the tensor-core instruction's least row count ``mma_rows`` (16 for
+``mma.sync``; 64 for Hopper's ``wgmma`` and Blackwell's ``tcgen05``:
+:func:`~rlmcost.perf.gemm_tile_cost.skinny_gemm_flops`) at ``peak x eta_gemm``.
 ``eta_gemm`` is the sustained large-GEMM FLOP/s of the device over its peak (below), so a
 large GEMM runs at eta_gemm x peak and a small or skinny one (few tiles, one partial wave, small K:
 memory-bound) runs far below it.
@@ -96,7 +97,18 @@ from typing import TYPE_CHECKING
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
-from rlmcost.perf.gemm_tile_cost import HOPPER_GEMM_K_OVERHEAD, K0_NONE, K0_SOURCE, MSMF_REFERENCE_K
+from rlmcost.perf.gemm_tile_cost import (
+    HOPPER_GEMM_K_OVERHEAD,
+    K0_NONE,
+    K0_SOURCE,
+    MMA_ROWS_SOURCE,
+    MMA_SYNC_ROWS,
+    MSMF_REFERENCE_K,
+    WGMMA_PARTS,
+    WGMMA_ROWS,
+    skinny_gemm_flops,
+)  # fmt: skip
+from rlmcost.perf.power_cap import power_capped  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
@@ -139,28 +151,6 @@ _FA2_OWN = (
 )
 
 
-def power_capped(efficiency: float, cap_w: float, rated_w: float) -> float:
-    """Sustained large-GEMM efficiency of a part held to a board power limit ``cap_w`` below the
-    ``rated_w`` its sustained rate was measured at: ``efficiency x cap_w / rated_w``.
-
-    The MSMF is the power-saturated rate (module docstring; "matmuls on the H100 are primarily
-    not compute or bandwidth limited, they are power limited": H. He, "Strangely, Matrix
-    Multiplications on GPUs Run Faster When Given 'Predictable' Data", thonking.ai, 2024).
-    Assumption: at a lower limit such a GEMM keeps its energy per FLOP, so its rate scales with
-    the power. The one published pair of the same GEMM at two limits lies around it:
-    facebookexperimental/triton PR 2023 (2026-07, denoise.sh) measured cuBLAS GEMMs on a GB300
-    at ~617 TFLOP/s held to 500 W against ~1600-2174 at its rated 1400 W: 0.28-0.39 of the rate
-    at 0.36 of the power. Lower voltage at lower clocks would lose less than this (the rule
-    disfavours the part); static and HBM power, which do not scale, would lose more.
-
-    >>> round(power_capped(702.9 / 989, 500, 700), 3)  # H200's MSMF carried to a 500 W H100
-    0.508
-    """
-    if not 0 < cap_w <= rated_w:
-        raise SpecError(f"power limit {cap_w} W must be in (0, {rated_w}] W (the rated power)")
-    return efficiency * cap_w / rated_w
-
-
 @dataclass(frozen=True)
 class AcceleratorProfile:
     """Default efficiencies of one accelerator: few numbers, each with its source."""
@@ -176,6 +166,7 @@ class AcceleratorProfile:
     fa2_backward_efficiency: float = 0.0  # its backward where it differs; 0 = as its forward
     gemm_k_overhead: int = 0  # a tile's fixed cost in K-steps (module docstring); 0 = none
     gemm_reference_k: int = 0  # K of the shape gemm_efficiency was measured at; 0 = none
+    mma_rows: int = MMA_SYNC_ROWS  # least rows of the tensor-core instruction (skinny GEMMs)
 
     def __post_init__(self) -> None:
         if not self.fa2_attention_efficiency:
@@ -189,8 +180,9 @@ class AcceleratorProfile:
                 raise SpecError(f"profile {self.name}: {field}={value} must be in (0, 1]")
         if self.sms < 1:
             raise SpecError(f"profile {self.name}: sms={self.sms} must be a positive integer")
-        if min(self.gemm_k_overhead, self.gemm_reference_k) < 0:
-            raise SpecError(f"profile {self.name}: gemm_k_overhead, gemm_reference_k must be >= 0")
+        if min(self.gemm_k_overhead, self.gemm_reference_k) < 0 or self.mma_rows < 1:
+            raise SpecError(f"profile {self.name}: gemm_k_overhead, gemm_reference_k must be "
+                            ">= 0 and mma_rows >= 1")  # fmt: skip
 
     @property
     def k_loop_efficiency(self) -> float:
@@ -212,13 +204,15 @@ def _profile(
     k0, k_ref = (HOPPER_GEMM_K_OVERHEAD, MSMF_REFERENCE_K) if hopper else (0, 0)
     if (hopper or name == "h20") and hbm_src == _HBM:  # Hopper's own measured figure
         hbm, hbm_src = HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
+    rows = WGMMA_ROWS if name in WGMMA_PARTS else MMA_SYNC_ROWS
     return AcceleratorProfile(
         name=name, sms=sms, gemm_efficiency=round(gemm, 3), hbm_efficiency=hbm,
         flash_attention_efficiency=fa, fa2_attention_efficiency=fa2,
-        gemm_k_overhead=k0, gemm_reference_k=k_ref,
+        gemm_k_overhead=k0, gemm_reference_k=k_ref, mma_rows=rows,
         sources=(("sms", sms_src), ("gemm_efficiency", gemm_src), ("hbm_efficiency", hbm_src),
                  ("flash_attention_efficiency", fa_src), ("fa2_attention_efficiency", fa2_src),
-                 ("gemm_k_overhead", K0_SOURCE if hopper else K0_NONE)),
+                 ("gemm_k_overhead", K0_SOURCE if hopper else K0_NONE),
+                 ("mma_rows", MMA_ROWS_SOURCE[rows])),
     )  # fmt: skip
 
 
@@ -336,10 +330,13 @@ class Device:
         """Memory-bound kernels moving ``bytes_moved`` in all, plus their launch gaps."""
         return self.memory_s(bytes_moved) + kernels * self.defaults.kernel_gap_s
 
-    def gemm_s(self, m: int, n: int, k: int, batch: int = 1) -> float:
-        """Seconds of ``batch`` independent [m, k] x [k, n] GEMMs in one kernel (tile model)."""
-        if min(m, n, k, batch) < 1:
-            raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive")
+    def gemm_s(self, m: int, n: int, k: int, batch: int = 1, mma_rows: int = 0) -> float:
+        """Seconds of ``batch`` independent [m, k] x [k, n] GEMMs in one kernel (tile model);
+        ``mma_rows``: a skinny GEMM's padded rows where its kernel's differ from the part's
+        (0 = the profile's ``mma_rows``)."""
+        if min(m, n, k, batch) < 1 or mma_rows < 0:
+            raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive and "
+                            f"mma_rows={mma_rows} non-negative")  # fmt: skip
         x = self.dtype.bytes
         flops = 2 * m * n * k * batch
         memory = self.memory_s((m * k + k * n + m * n) * x * batch)
@@ -356,7 +353,7 @@ class Device:
                 for tm, tn in TILES
             )
             if min(m, n) < min(min(t) for t in TILES):  # split-K / GEMV-class kernel
-                padded = 2 * batch * 16 * ceil(m / 16) * 16 * ceil(n / 16) * k
+                padded = skinny_gemm_flops(m, n, k, batch, mma_rows or p.mma_rows)
                 compute = min(compute, padded / (self.peak_flops_per_s * p.gemm_efficiency))
         return max(compute, memory) + self.defaults.kernel_gap_s
 

@@ -1,4 +1,5 @@
-"""A GEMM tile's fixed cost on Hopper: prologue and epilogue as K-steps (issue 18).
+"""A GEMM tile's fixed cost on Hopper: prologue and epilogue as K-steps (issue 18); and the rows
+a skinny GEMM is padded to (:data:`WGMMA_ROWS`, :func:`skinny_gemm_flops`).
 
 Each output tile also pays a cost that does not grow with K: the pipeline's prologue (the first
 K-stages loaded before the first MMA) and the epilogue (the accumulators converted and the tile
@@ -26,6 +27,8 @@ prices: 112.5 us). At 4096-token micro-batches a layer's kernels outlast its hos
 ``2 t_m t_n (K + K_0)`` FLOPs at the K-loop rate ``AcceleratorProfile.k_loop_efficiency``.
 """
 
+from math import ceil
+
 HOPPER_GEMM_K_OVERHEAD = 222
 """A Hopper GEMM tile's fixed cost (prologue, epilogue) in K-steps: fitted to TileLang's FP16
 M = N = 8192 K sweep on an H800 (xwhzz/tilelang benchmark/matmul/README.md @b2acfc3791; module
@@ -42,3 +45,49 @@ K0_SOURCE = (
     "renormalized at the MSMF shape's K = 20480"
 )
 K0_NONE = "none: no K sweep of this part found (assumption; favours it)"
+
+# -- skinny GEMMs: the tensor-core instruction's least row count ---------------------------------
+
+MMA_SYNC_ROWS = 16
+"""Rows of the warp-level MMA (``mma.sync`` m16n8k16; PTX ISA, "Warp-level matrix multiply-
+accumulate instructions"): the short side of a skinny GEMM is padded to it on Ampere, Ada and
+AMD's 16 x 16 MFMA, and by Triton kernels whose blocks have fewer than 64 rows on any part."""
+
+WGMMA_ROWS = 64
+"""Rows of the warpgroup MMA, Hopper's tensor-core instruction: ``wgmma.mma_async`` has shape
+m64nNk16 for 16-bit inputs (PTX ISA 8.0+, "Asynchronous warpgroup level matrix multiply-
+accumulate", "Matrix shape": M = 64 only); Blackwell's ``tcgen05.mma`` takes M = 64 or 128
+(PTX ISA 8.6, "tcgen05 matrix shapes"). A cuBLAS GEMM on these parts with fewer than 64 rows
+(a decode step's projections at batch 1-63) computes 64 rows (an assumption where a library
+swaps the operands to put the short side on wgmma's N, which takes multiples of 8; the H20
+rows below show the 64-row time for SGLang's decode GEMMs). Checked on the part where the
+padded FLOPs, not the weights' bytes, bound a decode GEMM: the H20 (148 TFLOP/s dense bf16
+against 4.0 TB/s). The Qwen team's SGLang 0.4.6.post1 speed benchmark on one H20 at batch 1
+(QwenLM/Qwen3 docs/source/getting_started/speed_benchmark.md @7a2f61ff, 1 input token, 2048
+generated) gives Qwen3-8B, -14B and -32B 12.2, 21.2 and 48.3 ms per token, 1.34-1.40 TB/s of
+bf16 weights: a third of the H20's bandwidth. The engine model's GEMMs of one such step take
+9.5, 17.3 and 39.4 ms with 64 padded rows at the H20's sustained GEMM rate, and 5.3, 9.7 and
+21.8 ms (the weights' streaming time: 16 padded rows do not bind) without. On H100-class parts
+64 rows stay under the weights' streaming time (Llama-3.1-8B: 2 x 64 x 7.5e9 FLOPs at 0.711 of
+989 TFLOP/s, 1.4 ms, against 5.8 ms), so there the term does not bind."""
+
+WGMMA_PARTS = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w", "h20",
+                         "b200", "gb200"})  # fmt: skip
+"""The built-in accelerators whose tensor cores run ``wgmma`` / ``tcgen05`` (:data:`WGMMA_ROWS`)."""
+
+MMA_ROWS_SOURCE = {
+    WGMMA_ROWS: "PTX ISA wgmma.mma_async m64nNk16 (Hopper), tcgen05.mma M = 64/128 (Blackwell)",
+    MMA_SYNC_ROWS: "PTX ISA mma.sync m16n8k16 (warp-level MMA)",
+}
+
+
+def skinny_gemm_flops(m: int, n: int, k: int, batch: int, mma_rows: int) -> int:
+    """FLOPs a split-K / GEMV-class kernel computes for ``batch`` skinny [m, k] x [k, n]
+    GEMMs: the short side padded to ``mma_rows`` (the instruction's least M), the long side
+    to 16.
+
+    >>> skinny_gemm_flops(1, 4096, 4096, 1, 64) == 2 * 64 * 4096 * 4096
+    True
+    """
+    short, long = min(m, n), max(m, n)
+    return 2 * batch * mma_rows * ceil(short / mma_rows) * 16 * ceil(long / 16) * k

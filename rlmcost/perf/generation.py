@@ -190,7 +190,9 @@ class Engine:
             rows = max(1, -(-m * k // max(1, round(touched))))
             de = int(sh.d_expert)
             layer = attn + dev.gemm_s(m, e, d)
-            layer += dev.gemm_s(rows, (p - 1) * de, d, local) + dev.gemm_s(rows, d, de, local)
+            fm = dk.FUSED_MOE_MMA_ROWS
+            layer += (dev.gemm_s(rows, (p - 1) * de, d, local, fm)
+                      + dev.gemm_s(rows, d, de, local, fm))  # fmt: skip
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
@@ -212,8 +214,7 @@ class Engine:
             extra = dk.mla_extra_kernels_s(self.device, arch, self.tp, m, self.x)
             out += int(arch.n_layers) * extra
         if arch.is_moe:
-            gap = self.device.defaults.kernel_gap_s
-            out += int(arch.n_moe_layers) * dk.MOE_ROUTING_KERNELS * gap
+            out += int(arch.n_moe_layers) * dk.moe_routing_s(self.device.defaults.kernel_gap_s)
         return out
 
     def _tp_s(self, m: int) -> float:
