@@ -109,12 +109,9 @@ class TrainLayout(BaseModel):
     padded: bool = Field(default=False, description="each sequence padded to the batch's "
         "width (prompt + longest response) in training and forwards: verl's FSDP workers "
         "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
-    fused_loss: bool = Field(
-        default=False,
-        description="packed micro-batch's loss in one call (NeMo RL sequence_packing."
-        "fuse_loss, v0.6 on); False: one loss call per packed sequence, NeMo RL's default "
-        "(rlmcost.perf.policy_worker)",
-    )
+    fused_loss: bool = Field(default=False, description="packed micro-batch's loss in one call "
+        "(NeMo RL sequence_packing.fuse_loss, v0.6 on); False: one loss call per packed "
+        "sequence, NeMo RL's default (rlmcost.perf.policy_worker)")  # fmt: skip
     router_dtype: RouterDtype = Field(
         default=RouterDtype.FP32,
         description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
