@@ -157,5 +157,6 @@ def test_the_terms_are_stated_where_they_apply() -> None:
     # verl's FSDP workers: its micro-batches' memory (rlmcost.placement.packed_lengths,
     # head_peak), then the Hugging Face note with its own source, no FSDP2 cast
     mem, verl = worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True)
-    assert "unpadded" in mem and "4 logits buffers" in mem
+    assert "Karmarkar-Karp" in mem and "heaviest rank's share" in mem
+    assert "4 logits buffers" in mem
     assert "fsdp_workers.py" in verl and "eagerly" in verl and "output casts" not in verl
