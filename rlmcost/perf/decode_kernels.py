@@ -108,16 +108,17 @@ def expected_experts_touched(experts: int, top_k: int, tokens: int) -> float:
     lowers it (Jensen); the b tokens of a decode step come from b different requests, so the
     request mix's per-expert frequencies are the q_i. No published q_i or per-batch count of
     distinct experts was found for Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3/R1 or Mixtral
-    (searched: SGLang's expert distribution recorder and EPLB issues and
-    PRs, vLLM's EPLB, MBU and routing-simulator PRs, DeepSeek's EPLB, MoE-CAP, the inference
-    papers): only summaries, which do not fix the count, e.g. Qwen3-30B-A3B per-layer
-    concentration (1 - normalised entropy) 0.111, top expert 4.3 % of selections, 65 of 128
-    experts for 90 % (gpu-container handbook 'Routing De-risk', llama.cpp imatrix counts,
-    ~1k tokens), routing Gini for Qwen3-30B between 0.105-0.15 and 0.24 on real text
-    (arXiv 2605.20982, DODOCO, abstract), and aiconfigurator's power-law alpha 1.2 (Qwen3-235B)
-    / 1.01 (DeepSeek-R1), which its authors estimated by matching latency
+    (searched: SGLang's expert distribution recorder and EPLB issues and PRs, vLLM's EPLB, MBU
+    and routing-simulator PRs, DeepSeek's EPLB, MoE-CAP, the inference papers), only summaries,
+    which do not fix the count: Qwen3-30B-A3B per-layer concentration (1 - normalised entropy)
+    0.111, top expert 4.3 % of selections, 65 of 128 experts for 90 % of them (gpu-container
+    handbook 'Routing De-risk', llama.cpp imatrix counts, ~1k tokens; a Zipf shape of that
+    entropy, exponent 0.78, gives 10.7 % and 93 instead, so no one-parameter shape meets all
+    three), routing Gini for Qwen3-30B between 0.105-0.15 and 0.24 on real text (arXiv
+    2605.20982, DODOCO, abstract), and aiconfigurator's power-law alpha 1.2 (Qwen3-235B) /
+    1.01 (DeepSeek-R1), which its authors estimated by matching latency
     (ai-dynamo/aiconfigurator collector power-law doc). A skew would lower the B200 and H200
-    MoE rows as much as the H100 ones (a Zipf shape with concentration 0.111: H100 vLLM
+    MoE rows as much as the H100 ones (that Zipf, exponent 0.78, on every model: H100 vLLM
     Qwen3-30B-A3B +12.7..+35.0 % -> -2.8..+15.6 %, B200 +3.2 / -1.2 % -> -7.3 / -6.5 %,
     H200 DeepSeek-R1 +2.0..-4.4 % -> -5.0..-17.5 %), so it is not what sets the H100 rows
     apart.
