@@ -9,6 +9,7 @@ DeepSeek-R1 decode steps of rlmcost/perf/data/engine_runs.json (source inference
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import pytest
 
@@ -132,3 +133,38 @@ def test_h20_batch_one_moe_rows_within_a_quarter_with_the_alignment(monkeypatch)
     assert all(abs(predict(r, "sglang").error) < 0.25 for r in rows)
     monkeypatch.setattr(dk, "MOE_ALIGN_S", Constant(2e-6, 1e-6, 3e-6, "a launch gap"))
     assert all(predict(r, "sglang").error < -0.28 for r in rows)
+
+
+def test_expected_experts_touched_matches_the_hand_computed_uniform_case():
+    # linearity of expectation: an expert is missed by one token with probability 1 - k/E, so
+    # by b independent tokens with (1 - k/E)^b. Qwen3-30B-A3B (128 experts, top-8), batch 8:
+    # 128 (1 - (15/16)^8) = 128 - 15^8 / 2^25 by hand
+    exact = Fraction(128) - Fraction(15**8, 2**25)
+    assert dk.expected_experts_touched(128, 8, 8) == pytest.approx(float(exact), rel=1e-12)
+    # Mixtral (8 experts, top-2): one token touches its 2, two tokens 8 (1 - (3/4)^2) = 3.5
+    assert dk.expected_experts_touched(8, 2, 1) == pytest.approx(2.0)
+    assert dk.expected_experts_touched(8, 2, 2) == pytest.approx(3.5)
+    # a large batch reaches every expert, never more
+    assert 127.99 < dk.expected_experts_touched(128, 8, 1024) <= 128
+
+
+def test_skewed_routing_touches_fewer_experts_than_uniform():
+    # the docstring's bound: with per-token selection probabilities q_i summing to k the
+    # expectation is sum_i 1 - (1 - q_i)^b, at most the uniform E (1 - (1 - k/E)^b) (Jensen).
+    # A skew: half the 128 experts at twice the uniform 1/16, the other half at none.
+    skewed = [Fraction(2, 16)] * 64 + [Fraction(0)] * 64
+    assert sum(skewed) == 8
+    for b in (1, 8, 64):
+        touched = float(sum(1 - (1 - q) ** b for q in skewed))
+        assert touched <= dk.expected_experts_touched(128, 8, b) + 1e-9
+    at_eight = float(sum(1 - (1 - q) ** 8 for q in skewed))
+    assert at_eight < 0.9 * dk.expected_experts_touched(128, 8, 8)
+
+
+def test_engine_reads_the_experts_touched_from_the_helper(monkeypatch):
+    hw = get_hardware("h100-sxm")
+    eng = Engine(get_model("qwen3-30b-a3b").arch(), Device(hw, Dtype.BF16), tp=1)
+    uniform = eng._layer_gemms_s(8)
+    monkeypatch.setattr(dk, "expected_experts_touched", lambda e, k, m: float(e))
+    # every expert read instead of about 52 of 128: the batch-8 expert GEMMs stream more weights
+    assert eng._layer_gemms_s(8) > 1.5 * uniform

@@ -98,6 +98,37 @@ a0aaf7fd, Qwen3-30B-A3B's shape), and a Triton dot of fewer than 64 rows runs th
 :data:`~rlmcost.perf.gemm_tile_cost.WGMMA_ROWS`)."""
 
 
+def expected_experts_touched(experts: int, top_k: int, tokens: int) -> float:
+    """Expected distinct experts that ``tokens`` routed tokens reach in one MoE layer, each
+    choosing ``top_k`` of ``experts`` uniformly and independently of the others:
+    E (1 - (1 - k/E)^b) (an expert is missed by one token with probability 1 - k/E).
+
+    **Uniform is an upper bound.** With per-token selection probabilities q_i (sum k) and
+    independent tokens the expectation is sum_i 1 - (1 - q_i)^b, concave in q, so any skew
+    lowers it (Jensen); the b tokens of a decode step come from b different requests, so the
+    request mix's per-expert frequencies are the q_i. No published q_i or per-batch count of
+    distinct experts was found for Qwen3-30B-A3B, Qwen3-235B-A22B, DeepSeek-V3/R1 or Mixtral
+    (searched: SGLang's expert distribution recorder and EPLB issues and PRs, vLLM's EPLB, MBU
+    and routing-simulator PRs, DeepSeek's EPLB, MoE-CAP, the inference papers), only summaries,
+    which do not fix the count: Qwen3-30B-A3B per-layer concentration (1 - normalised entropy)
+    0.111, top expert 4.3 % of selections, 65 of 128 experts for 90 % of them (gpu-container
+    handbook 'Routing De-risk', llama.cpp imatrix counts, ~1k tokens; a Zipf shape of that
+    entropy, exponent 0.78, gives 10.7 % and 93 instead, so no one-parameter shape meets all
+    three), routing Gini for Qwen3-30B between 0.105-0.15 and 0.24 on real text (arXiv
+    2605.20982, DODOCO, abstract), and aiconfigurator's power-law alpha 1.2 (Qwen3-235B) /
+    1.01 (DeepSeek-R1), which its authors estimated by matching latency
+    (ai-dynamo/aiconfigurator collector power-law doc). A skew would lower the B200 and H200
+    MoE rows as much as the H100 ones (that Zipf, exponent 0.78, on every model: H100 vLLM
+    Qwen3-30B-A3B +12.7..+35.0 % -> -2.8..+15.6 %, B200 +3.2 / -1.2 % -> -7.3 / -6.5 %,
+    H200 DeepSeek-R1 +2.0..-4.4 % -> -5.0..-17.5 %), so it is not what sets the H100 rows
+    apart.
+
+    >>> round(expected_experts_touched(128, 8, 8), 2)
+    51.62
+    """
+    return experts * (1 - (1 - top_k / experts) ** tokens)
+
+
 def moe_routing_s(kernel_gap_s: float) -> float:
     """Seconds of one MoE layer's routing kernels beyond its GEMMs and activation: the top-k
     and ``moe_sum`` at their launch gaps, ``moe_align_block_size`` at :data:`MOE_ALIGN_S`.

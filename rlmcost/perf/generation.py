@@ -20,7 +20,8 @@ gap):
   decode steps at batch 1-8 on H100/H200 10-25 % slower than the copy bandwidth gives): QKV
   [a, (h + 2 h_kv) d_h / P_t, d], output [a, d, h d_h / P_t], FFN up (gate and up fused) and
   down; an MoE layer's router [a, E, d] and grouped expert GEMMs over the experts the step
-  touches, ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing (the rank
+  touches, ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing, an upper
+  bound (:func:`~rlmcost.perf.decode_kernels.expected_experts_touched`; the rank
   holds 1 / P_e of them), each with ``a k / touched`` rows. At small ``a`` every GEMM is a
   weight-streaming (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
 * per layer, paged decode attention (FlashDecoding-class): it reads the in-flight sequences'
@@ -185,7 +186,7 @@ class Engine:
         moe = int(arch.n_moe_layers) if arch.is_moe else 0
         if moe:
             e, k = int(arch.n_experts), int(arch.top_k)
-            touched = e * (1 - (1 - k / e) ** m)
+            touched = dk.expected_experts_touched(e, k, m)
             local = max(1, round(touched / self.ep))
             rows = max(1, -(-m * k // max(1, round(touched))))
             de = int(sh.d_expert)
