@@ -164,3 +164,17 @@ def test_dispatcher_round_trips_through_the_command() -> None:
     assert run.deployment.train.ep_dispatcher is DEEPEP
     assert "--ep-dispatcher deepep" in to_command(run)
     assert "--ep-dispatcher" not in to_command(run_from_argv("grpo", argv))
+
+
+def test_rows_state_an_implicit_dispatcher_among_their_choices() -> None:
+    from rlmcost.reports.rl_runs import load_runs
+    from rlmcost.reports.rl_runs_frameworks import recipe
+
+    runs = {r["id"]: r for r in load_runs()["runs"]}
+    # v0.5.0's recipes leave the key out: the Megatron-Bridge provider's alltoall (a choice)
+    v05 = recipe(runs["nemo-rl-v0.5-h100-qwen3-235b-a22b-grpo"])
+    assert any(c.startswith("moe_token_dispatcher_type unset: alltoall") for c in v05.choices)
+    # the v0.7.0 GB200 recipe sets flex + hybridep: read, not a choice of rlmcost's
+    gb200 = recipe(runs["nemo-rl-v0.7-gb200-deepseek-v3-grpo-128gpu"])
+    assert not any("dispatcher" in c for c in gb200.choices)
+    assert "--ep-dispatcher deepep" in gb200.command

@@ -48,6 +48,9 @@ VERL_DEFAULT = "verl's (models/mcore/config_converter.py:89, workers/megatron_wo
 MEGATRON_DEFAULT = "Megatron-LM's argument default (transformer_config.py:891)"
 """Whose default an unset type takes (module docstring), as the import notes say it."""
 
+UNSET = "moe_token_dispatcher_type unset:"
+"""How an import note that states an implicit dispatcher begins (:func:`implicit_choices`)."""
+
 KINDS = ("alltoall", "allgather", "flex")
 BACKENDS = ("deepep", "hybridep", "ncclep")
 
@@ -63,7 +66,7 @@ def read_dispatcher(
         if deepep:
             raise SpecError(f"{where}: moe_enable_deepep needs moe_token_dispatcher_type flex "
                             "(Megatron-core raises otherwise); set it to flex")  # fmt: skip
-        return default, (f"moe_token_dispatcher_type unset: {default}, {source} "
+        return default, (f"{UNSET} {default}, {source} "
                          "(rlmcost.frameworks.moe_dispatcher)")  # fmt: skip
     if kind not in KINDS:
         raise SpecError(f"{where}: moe_token_dispatcher_type {kind!r}: use one of "
@@ -116,3 +119,9 @@ def import_dispatcher(
     if note and ep > 1:
         q.note(note)
     return how
+
+
+def implicit_choices(notes: tuple[str, ...] | list[str]) -> list[str]:
+    """The import notes that state a dispatcher the config leaves implicit: a run's choices
+    (``validate --rl`` rows list them)."""
+    return [n for n in notes if n.startswith(UNSET)]
