@@ -79,3 +79,12 @@ class MlaDecode(StrEnum):
 
     ABSORBED = "absorbed"
     REFERENCE = "reference"
+
+
+class EpDispatcher(StrEnum):
+    """How a MoE layer's tokens reach their experts' ranks (Megatron-core's
+    ``moe_token_dispatcher_type``; the pricing and sources: :mod:`rlmcost.perf.ep_dispatch`)."""
+
+    ALLTOALL = "alltoall"  # NCCL all-to-all: each copy once, NIC or NVLink by its peer
+    DEEPEP = "deepep"  # flex + DeepEP normal kernels: once per remote node, then NVLink
+    ALLGATHER = "allgather"  # Megatron's default: ETP x EP all-gather, reduce-scatter back

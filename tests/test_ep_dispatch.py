@@ -109,3 +109,38 @@ def test_train_cli_takes_the_dispatcher_and_megatron_modules():
         res = runner.invoke(app, [*base, *bad])
         assert res.exit_code == 2 and "Traceback" not in res.output
         assert res.output.startswith("error: ")
+
+
+def test_allgather_gathers_the_expert_tp_by_ep_group_and_reduce_scatters_back():
+    # Megatron-core MoEAllGatherTokenDispatcher (token_dispatcher.py @d98e8a64dd): hidden states,
+    # routing map (bool) and dense probs [tokens, E] all-gathered over tp_ep_group, the outputs
+    # reduce-scattered in the probs' dtype (fp32 router: 4 B; fp64: 8 B)
+    from rlmcost.perf.ep_dispatch import allgather_comm_s
+    from rlmcost.perf.moe_ffn import ep_comm_s
+
+    lay = Layout(tp=1, dp=32, ep=32, etp=1)
+    c = _context(lay, EpDispatcher.ALLGATHER)
+    rows, d, e = c.tokens, int(QWEN.d_model), int(QWEN.n_experts)
+    tok = rows * d * 2  # bf16 hidden states
+    gathered = 32 * (tok + rows * e * (1 + 4))
+    want = c.comm(Collective.ALL_GATHER, gathered, 32, ("etp", "ep")) + c.comm(
+        Collective.REDUCE_SCATTER, 32 * rows * d * 4, 32, ("etp", "ep"))
+    assert allgather_comm_s(c, tok, 4) == pytest.approx(want)
+    assert ep_comm_s(c) == pytest.approx(want)
+    # an fp64 router doubles the reduce-scatter's bytes and the gathered probabilities'
+    c64 = replace(c, options=replace(c.options, router_fp64=True))
+    assert ep_comm_s(c64) > ep_comm_s(c)
+    # the volume ignores routing: the busiest rank gathers what every rank does
+    skew = replace(c, options=replace(c.options, moe_rank_imbalance=1.5))
+    assert ep_comm_s(skew) == ep_comm_s(c)
+    # every rank receives all 32 ranks' tokens: more than the all-to-all's k / E share
+    assert ep_comm_s(c) > ep_comm_s(_context(lay, EpDispatcher.ALLTOALL))
+
+
+def test_allgather_reaches_the_step():
+    hw, w = H100, Workload()
+    lay = Layout(tp=2, pp=8, dp=16, ep=32, etp=1, sp=True)
+    a = train_step_time(QWEN, lay, 2048, 4096, hw, w, StepOptions())
+    g = train_step_time(QWEN, lay, 2048, 4096, hw, w,
+                        StepOptions(ep_dispatcher=EpDispatcher.ALLGATHER))
+    assert g.exposed_comm_s["ep"] != a.exposed_comm_s["ep"]

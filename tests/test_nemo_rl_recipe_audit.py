@@ -31,7 +31,7 @@ IMPORTER_DEFAULTS = {
     "policy.generation.colocated.resources.num_nodes": None,  # read only when apart
     "policy.generation.colocated.resources.gpus_per_node": None,
     "policy.megatron_cfg.fp8_cfg.enabled": False,  # rl_runs_frameworks.nemo_rl
-    "policy.megatron_cfg.moe_token_dispatcher_type": "alltoall",  # nemo_rl.py _moe_dispatcher
+    "policy.megatron_cfg.moe_token_dispatcher_type": "alltoall",  # frameworks/moe_dispatcher.py
     "policy.megatron_cfg.moe_flex_dispatcher_backend": None,
     "cluster.segment_size": None,  # nemo_rl.py _layout: no topology-aware placement
 }
@@ -111,7 +111,7 @@ def test_bad_recompute_granularity_is_a_one_line_error(tmp_path: Path) -> None:
         _megatron(tmp_path, activation_checkpointing=True, recompute_granularity="block")
 
 
-def test_v07_gb200_flex_dispatcher_rows_say_it_is_not_modelled() -> None:
+def test_v07_gb200_flex_dispatcher_rows_run_hybridep_as_deepep() -> None:
     # grpo-deepseek-v3-32n4g.yaml:10-12 and grpo-qwen3-235b-16n4g.yaml:10-12 at v0.7.0
     # (moe_token_dispatcher_type flex, moe_flex_dispatcher_backend hybridep, 32 SMs)
     flex = [rid for rid in RUNS if RUNS[rid]["framework_settings"].get(
@@ -123,8 +123,16 @@ def test_v07_gb200_flex_dispatcher_rows_say_it_is_not_modelled() -> None:
     )  # fmt: skip
     for rid in flex:
         q, *_ = nemo_rl(RUNS[rid])
-        assert any("flex (hybridep, 32 SMs)" in n and "not modelled" in n for n in q.notes), rid
-        assert not any("dispatcher" in k for k in q.ignored), rid
+        # HybridEP timed as DeepEP's normal kernels (rlmcost.frameworks.moe_dispatcher)
+        assert dict(q.flags)["--ep-dispatcher"] == "deepep", rid
+        assert any("flex with HybridEP" in n and "SM share not modelled" in n
+                   for n in q.notes), rid  # fmt: skip
+        assert not any("dispatcher" in k or "hybridep" in k for k in q.ignored), rid
+    # every other row: no flag, rlmcost's alltoall (the recipes' base config's, v0.6.0 on;
+    # the Megatron-Bridge provider's at v0.5.0)
+    for rid in set(RUNS) - set(flex):
+        q, *_ = nemo_rl(RUNS[rid])
+        assert "--ep-dispatcher" not in dict(q.flags), rid
 
 
 def test_v07_gb200_moe_rows_state_the_recipes_segment_size() -> None:

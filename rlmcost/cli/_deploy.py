@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
@@ -38,6 +39,7 @@ DEPLOYMENT_OPTIONS = (
     "fused_loss",
     "padded",
     "router_dtype",
+    "ep_dispatcher",
     "trainer_kernels",
     "ckpt",
     "cp",
@@ -171,35 +173,25 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "fused_loss": (
-            Annotated[
-                bool | None,
-                typer.Option(
-                    "--fused-loss/--no-fused-loss",
-                    help="Under --packing, the loss runs once per packed micro-batch (NeMo RL "
-                    "sequence_packing.fuse_loss); default: once per sequence, NeMo RL's "
-                    "default.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "fused_loss": (Annotated[bool | None, typer.Option(
+            "--fused-loss/--no-fused-loss", help="Under --packing, the loss runs once per "
+            "packed micro-batch (NeMo RL sequence_packing.fuse_loss); default: once per "
+            "sequence, NeMo RL's default.", rich_help_panel=p)], None),  # fmt: skip
         "padded": (Annotated[bool | None, typer.Option(
             "--padded/--no-padded", help="Each sequence padded to the batch's width (prompt + "
             "longest response) in training and forwards (verl without use_remove_padding); "
             "default: unpadded.", rich_help_panel=p)], None),  # fmt: skip
-        "router_dtype": (
-            Annotated[
-                RouterDtype | None,
-                typer.Option(
-                    help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 "
-                    "casts (Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "
-                    "rlmcost.perf.moe_router); default fp32, or --framework's.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "router_dtype": (Annotated[RouterDtype | None, typer.Option(
+            help="MoE router dtype: fp64 runs the router GEMM as DGEMMs with fp64 casts "
+            "(Megatron-core moe_router_dtype; NeMo RL's base config sets fp64: "
+            "rlmcost.perf.moe_router); default fp32, or --framework's.",
+            rich_help_panel=p)], None),  # fmt: skip
+        "ep_dispatcher": (Annotated[EpDispatcher | None, typer.Option(
+            help="The trainer's MoE token dispatcher (Megatron-core moe_token_dispatcher_type): "
+            "alltoall (NCCL all-to-all; default), deepep (flex + DeepEP: once per remote node, "
+            "then NVLink) or allgather (Megatron-core's own default: all-gather over the "
+            "expert-TP x EP group, reduce-scatter back; rlmcost.perf.ep_dispatch).",
+            rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (
             Annotated[
                 TrainerKernels | None,

@@ -75,6 +75,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["padded"] = opts["padded"]
     if opts.get("router_dtype") is not None:
         train["router_dtype"] = str(opts["router_dtype"])
+    if opts.get("ep_dispatcher") is not None:
+        train["ep_dispatcher"] = str(opts["ep_dispatcher"])
     if opts.get("trainer_kernels") is not None:
         train["kernels"] = str(opts["trainer_kernels"])
     if opts.get("ckpt") is not None:

@@ -69,8 +69,9 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "(core_attn, layernorm, moe_act, moe, shared_experts, mlp; "
             "rlmcost.perf.selective_ac).")], "core_attn"),
         "ep_dispatcher": (Annotated[str, typer.Option(
-            help="How MoE tokens cross nodes: alltoall (NCCL all-to-all) or deepep (DeepEP: "
-            "once per remote node, then NVLink; rlmcost.perf.ep_dispatch).")], "alltoall"),
+            help="How MoE tokens cross nodes: alltoall (NCCL all-to-all), deepep (DeepEP: "
+            "once per remote node, then NVLink) or allgather (Megatron-core's default: "
+            "all-gather over expert-TP x EP; rlmcost.perf.ep_dispatch).")], "alltoall"),
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
@@ -193,11 +194,13 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
                "22 B backward per token and vocabulary entry); unfused permutation "
                "(moe_permute_fusion) not modelled beyond the MoE layers' host floor "
                "(rlmcost.perf.moe_host)")
-        _moe_dispatcher(r, q, c)
+        r.integer(f"{c}.moe_hybridep_num_sms", None)  # HybridEP's SMs: not modelled
+        # unset before v0.6.0: the provider's alltoall (Megatron-Bridge, moe_dispatcher); v0.7.0
+        # GB200 DeepSeek-V3 / Qwen3-235B: flex + hybridep (grpo-deepseek-v3-32n4g.yaml:10-12)
+        import_dispatcher(r, q, f"{c}.", NEMO_RL_DEFAULT, ep)
         _router_dtype(r, q, c)
-        if not r.flag(f"{c}.moe_grouped_gemm", True):  # v0.7 key; absent: the bridge's (true
-            # for Qwen3 MoE: Megatron-Bridge qwen3_moe_bridge.py at v0.4-v0.6's pins 62f4704b8,
-            # 1e9a459b4, 95e5f38f8)
+        # v0.7 key; absent: the bridge's (true for Qwen3 MoE: qwen3_moe_bridge.py at v0.4-v0.6's
+        if not r.flag(f"{c}.moe_grouped_gemm", True):  # pins 62f4704b8, 1e9a459b4, 95e5f38f8)
             q.note("policy.megatron_cfg.moe_grouped_gemm false: Megatron-core's SequentialMLP "
                    "(a GEMM pair per local expert) is timed as grouped GEMMs (not modelled)")
     conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
@@ -214,23 +217,6 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp)
     q.set("--logits", "materialized")
-
-
-def _moe_dispatcher(r: Reader, q: ImportedQuery, c: str) -> None:
-    """Megatron-core's MoE token dispatcher (``moe_token_dispatcher_type``: alltoall in
-    grpo_math_1B.yaml at v0.6.0 and v0.7.0; unset at v0.5.0, where Megatron-Bridge's
-    qwen3_moe_bridge.py sets alltoall); the v0.7.0 GB200 DeepSeek-V3 and Qwen3-235B recipes set
-    ``flex`` with the DeepEP HybridEP backend on 32 SMs (grpo-deepseek-v3-32n4g.yaml:10-12,
-    grpo-qwen3-235b-16n4g.yaml:10-12; nemo_rl/models/megatron/setup.py:670-705 at v0.7.0)."""
-    kind = r.text(f"{c}.moe_token_dispatcher_type", "alltoall", ("alltoall", "allgather", "flex"))
-    deepep = r.flag(f"{c}.moe_enable_deepep", False)
-    backend = r.text(f"{c}.moe_flex_dispatcher_backend", None)
-    sms = r.integer(f"{c}.moe_hybridep_num_sms", None)
-    if kind != "alltoall" or deepep:
-        how = kind + (f" ({backend}{f', {sms} SMs' if sms else ''})" if backend else "")
-        how += " with DeepEP" if deepep else ""
-        q.note(f"megatron_cfg.moe_token_dispatcher_type {how}: timed as rlmcost's all-to-all "
-               "of the routed tokens (the dispatcher's kernels and SM share not modelled)")
 
 
 def _router_dtype(r: Reader, q: ImportedQuery, c: str) -> None:

@@ -11,8 +11,10 @@ bf16 always), ``slime/backends/megatron_utils/actor.py`` (the log-prob forwards 
 
 from __future__ import annotations
 
+from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
 from rlmcost.frameworks.units import whole_steps
@@ -67,11 +69,9 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     steps = _batching(r, q, steps, dp)
     if r.text("moe-router-dtype", None) == "fp64":
         q.set("--router-dtype", "fp64")
-    kind = r.text("moe-token-dispatcher-type", "alltoall")
-    if kind != "alltoall" or r.flag("moe-enable-deepep", False):
-        q.note(f"--moe-token-dispatcher-type {kind}"
-               + (" with DeepEP" if r.flag("moe-enable-deepep", False) else "")
-               + ": timed as rlmcost's all-to-all of the routed tokens")  # fmt: skip
+    # unset: Megatron-LM's argument default allgather (priced only with EP; moe_dispatcher)
+    unset = EpDispatcher.ALLGATHER if ep > 1 else EpDispatcher.ALLTOALL
+    import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
     for key in ("decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"):
         n = r.integer(key, None)
         if n is not None and pp > 1:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
@@ -49,10 +50,9 @@ IGNORED = (
     f"{MODEL}.trust_remote_code", f"{ARR}.ref", f"{ROLLOUT}.temperature",
     f"{ROLLOUT}.top_k", f"{ROLLOUT}.top_p", f"{ROLLOUT}.use_fire_sampling",
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
-    f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format",
-    f"{ROLLOUT}.max_model_len",
-    f"{ROLLOUT}.log_prob_micro_batch_size",
-    f"{ROLLOUT}.disable_log_stats", f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
+    f"{ROLLOUT}.ignore_eos", f"{ROLLOUT}.load_format", f"{ROLLOUT}.max_model_len",
+    f"{ROLLOUT}.log_prob_micro_batch_size", f"{ROLLOUT}.disable_log_stats",
+    f"{ROLLOUT}.enable_chunked_prefill", f"{ROLLOUT}.do_sample",
     f"{ROLLOUT}.engine_kwargs", f"{ROLLOUT}.val_kwargs", f"{ROLLOUT}.chat_scheduler",
     f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
     "critic.grad_clip", "critic.cliprange_value", "critic.shuffle", "critic.model.external_lib",
@@ -225,6 +225,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
             q.set("--etp", etp)
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
+        import_dispatcher(r, q, f"{m}.override_transformer_config.", VERL_DEFAULT, ep)
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
         # between phases: verl/workers/megatron_workers.py offloads and reloads around each
         offload = [name for key, name in (("param_offload", "params-idle"),

@@ -43,27 +43,36 @@ most 4 nodes per token) is not modelled.
 
 The busiest rank's share (:mod:`~rlmcost.perf.moe_imbalance`) scales both links' bytes.
 HybridEP (GB200 NVL72) and DeepEP inside one node are the NVLink all-to-all.
+
+* ``allgather`` (``--moe-token-dispatcher-type allgather``, Megatron-core's default,
+  transformer_config.py:891 @d98e8a64dd; ``MoEAllGatherTokenDispatcher``, token_dispatcher.py
+  @d98e8a64dd): no all-to-all. Every rank all-gathers the hidden states, the routing map (bool)
+  and the dense probabilities ``[tokens, E]`` of every rank of its expert-TP x EP group
+  (``tp_ep_group``, ``gather_from_sequence_parallel_region``), keeps the rows of its local
+  experts, and returns the outputs by a reduce-scatter over the same group
+  (``reduce_scatter_to_sequence_parallel_region``) in the probabilities' dtype
+  (``hidden_states.to(self.local_probs.dtype)``): the router's (moe_utils.py
+  ``topk_routing_with_score_function``: "The final probs are casted to the same dtype as the
+  logits"), 8 B under ``moe_router_dtype: fp64``, 4 B otherwise (choice: rlmcost's fp32 router,
+  whose Megatron ``None`` would be the model's 2 B). Its volume does not depend on the routing
+  (the busiest rank gathers what every rank does); it replaces the expert-TP gather of the
+  all-to-all path (:func:`allgather_comm_s`).
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
 from fractions import Fraction
 from math import comb
 from typing import TYPE_CHECKING
 
+from rlmcost.choices import EpDispatcher
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.perf.collectives import link
 
 if TYPE_CHECKING:
     from rlmcost.perf.step_pass import StepContext
 
-
-class EpDispatcher(StrEnum):
-    """How a MoE layer's tokens reach their experts' ranks across nodes (module docstring)."""
-
-    ALLTOALL = "alltoall"  # NCCL all-to-all: each copy once, NIC or NVLink by its peer
-    DEEPEP = "deepep"  # DeepEP normal kernels: once per remote node, then NVLink forwarding
+__all__ = ["EpDispatcher", "allgather_comm_s", "ep_all_to_all_s", "remote_nodes_per_token"]
 
 
 def remote_nodes_per_token(experts: int, top_k: int, nodes: int) -> Fraction:
@@ -108,3 +117,23 @@ def ep_all_to_all_s(c: StepContext, sent_bytes: int, token_bytes: int) -> float:
     net_s = steps_net * nic.latency_s + remote / nic.bus_bytes_per_s
     nvl_s = steps_nvl * nvl.latency_s + local / nvl.bus_bytes_per_s if r > 1 else 0.0
     return max(net_s, nvl_s)
+
+
+def allgather_comm_s(c: StepContext, tok: int, probs_bytes: int) -> float:
+    """Seconds of one pass side's dispatch (all-gather) and combine (reduce-scatter) of
+    Megatron-core's allgather dispatcher for a rank holding ``tok`` bytes of distinct tokens,
+    each with ``E`` routing-map bytes and ``E`` probabilities of ``probs_bytes`` (module
+    docstring): the group is the expert-TP x EP ranks; the backward moves the same bytes the
+    other way (an all-gather's gradient is a reduce-scatter and back)."""
+    lay, arch = c.layout, c.arch
+    group = lay.expert_tp * lay.ep
+    if group == 1:
+        return 0.0
+    x = c.workload.activation_dtype.bytes
+    rows = tok // (int(arch.d_model) * x)  # the rank's tokens
+    e = int(arch.n_experts)
+    gathered = group * (tok + rows * e * (1 + probs_bytes))
+    out = group * rows * int(arch.d_model) * probs_bytes
+    dims = ("etp", "ep")
+    return (c.comm(Collective.ALL_GATHER, gathered, group, dims)
+            + c.comm(Collective.REDUCE_SCATTER, out, group, dims))  # fmt: skip

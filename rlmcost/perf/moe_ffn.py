@@ -8,7 +8,9 @@
 * :func:`ep_comm_s`: one pass side's dispatch and combine over the EP group
   (:mod:`~rlmcost.perf.ep_dispatch`) and, with ETP > 1 and ETP != TP, the expert-TP all-gather
   of the dispatched tokens and reduce-scatter of the outputs (Megatron-core
-  ``MoEAlltoAllTokenDispatcher``), the busiest rank's bytes.
+  ``MoEAlltoAllTokenDispatcher``), the busiest rank's bytes; under the ``allgather``
+  dispatcher its all-gather and reduce-scatter over the expert-TP x EP group instead
+  (:func:`~rlmcost.perf.ep_dispatch.allgather_comm_s`).
 
 Both also give the forward seconds that Megatron-core's ``--recompute-modules moe`` reruns
 (:mod:`~rlmcost.perf.selective_ac`): the step pass adds them to ``StagePass.modules``.
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rlmcost.parallel.comm import Collective
-from rlmcost.perf.ep_dispatch import ep_all_to_all_s
+from rlmcost.perf.ep_dispatch import EpDispatcher, allgather_comm_s, ep_all_to_all_s
 from rlmcost.perf.moe_imbalance import busiest_rank_count
 from rlmcost.perf.moe_router import price_router_fp64
 
@@ -53,6 +55,8 @@ def ep_comm_s(c: StepContext) -> float:
     t, etp, k = lay.tp, lay.expert_tp, int(arch.top_k)
     x, d, T = c.workload.activation_dtype.bytes, int(arch.d_model), c.tokens
     tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
+    if c.options.ep_dispatcher is EpDispatcher.ALLGATHER:
+        return allgather_comm_s(c, tok, 8 if c.options.router_fp64 else 4)
     s = 2 * ep_all_to_all_s(c, busiest_rank_count(tok * k, imb, lay.ep), tok)
     if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
         gathered = busiest_rank_count(T * k * d * x * etp // t, imb, lay.ep)

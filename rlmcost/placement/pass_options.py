@@ -2,25 +2,28 @@
 :class:`~rlmcost.perf.step_pass.StepOptions` its log-prob forwards and training steps are timed
 with, from the framework's :class:`~rlmcost.frameworks.preset_model.Behaviour` (its source is
 there): today the log-softmax its log-prob and loss heads run over fp32 logits
-(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`), an FSDP2 trainer's reduce
-dtype (``Behaviour.fsdp2_reduce_bytes``) and, where its trainer runs a Hugging Face model
+(``Behaviour.logprob_head``, :mod:`rlmcost.perf.logprob_head`), an FSDP2 trainer's reduce dtype
+(``Behaviour.fsdp2_reduce_bytes``) and, where its trainer runs a Hugging Face model
 (``Behaviour.hf_trainer``, :func:`runs_hf_model`), that model's attention kernel (``flash2``:
-FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its
-eager layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch
-fuses them (``Behaviour.liger_logits`` with ``--logits fused``). Which trainers, with the file
-that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers
-(no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class
-``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
-defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.kernels``
-``realhf``, :func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
-norms with a fused RoPE).
+FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its eager
+layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch fuses them
+(``Behaviour.liger_logits`` with ``--logits fused``), and a Megatron trainer's MoE token dispatcher
+(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`). Which trainers, with the file
+that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
+TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
+paper's idealized iteration and frameworks without a preset take rlmcost's defaults (None), unless
+the deployment sets its trainer's layers (``TrainLayout.kernels`` ``realhf``,
+:func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager norms with a
+fused RoPE).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rlmcost.choices import EpDispatcher
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
@@ -60,19 +63,31 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
+    disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
+    moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp)
     if realhf_kernels(deployment):
-        return StepOptions(logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
-                           attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True,
-                           router_fp64=fp64, moe_rank_imbalance=imb)  # fmt: skip
+        return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
+                       attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        plain = not fp64 and imb == 1.0
-        return None if plain else StepOptions(router_fp64=fp64, moe_rank_imbalance=imb)
+        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL
+        return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
-    return StepOptions(logprob_head=logprob_head(beh.logprob_head),
-                       fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
-                       attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
-                       hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast,
-                       router_fp64=fp64, moe_rank_imbalance=imb)  # fmt: skip
+    return replace(moe, logprob_head=logprob_head(beh.logprob_head),
+                   fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
+                   attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
+                   hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast)
+
+
+DISPATCHER_NOTES = {
+    EpDispatcher.DEEPEP: "MoE token dispatcher deepep (flex + DeepEP normal kernels): across "
+    "nodes a token crosses the NIC once per remote node holding one of its experts, then "
+    "NVLink forwarding; inside a node the NVLink all-to-all (rlmcost.perf.ep_dispatch)",
+    EpDispatcher.ALLGATHER: "MoE token dispatcher allgather (Megatron-core's default): every "
+    "rank all-gathers the tokens, routing map and probabilities of its expert-TP x EP group "
+    "and reduce-scatters the outputs back in the router's dtype (8 B under fp64, else 4 B), "
+    "whatever the routing (rlmcost.perf.ep_dispatch)",
+}
+"""The note of a trainer's non-default dispatcher (``TrainLayout.ep_dispatcher``)."""
 
 
 def expert_parallel(deployment: Deployment) -> bool:
@@ -124,6 +139,9 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     out, realhf = [], realhf_kernels(deployment)
     if expert_parallel(deployment):
         out.append(MOE_IMBALANCE_NOTE)
+        opt = step_options(deployment)
+        if opt is not None and opt.ep_dispatcher is not EpDispatcher.ALLTOALL:
+            out.append(DISPATCHER_NOTES[opt.ep_dispatcher])
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "

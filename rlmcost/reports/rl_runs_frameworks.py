@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.moe_dispatcher import implicit_choices
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
 from rlmcost.reports.rl_runs_areal import areal
@@ -56,7 +57,7 @@ def recipe(record: Record) -> Recipe:
         return Recipe(record, None, unexpressible=f"no mapping for {record['framework']}")
     try:
         q, overlay, choices, how = mapper(record)
-        choices = [*choices, *workload(record, q)]
+        choices = [*choices, *workload(record, q), *implicit_choices(q.notes)]
     except SpecError as exc:
         return Recipe(record, None, unexpressible=str(exc))
     return Recipe(record, q, overlay, tuple(choices), how, untimed=untimed_phases(record))

@@ -49,6 +49,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "logits": "--logits", "init_load": "--init-load",
                      "staleness": "--staleness", "placement": "--placement",
                      "train.router_dtype": "--router-dtype",
+                     "train.ep_dispatcher": "--ep-dispatcher",
                      "train.kernels": "--trainer-kernels"}  # fmt: skip
 
 
@@ -167,6 +168,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--padded")
     if t.router_dtype != "fp32" or _preset_sets(d.framework, "train.router_dtype"):
         words += ["--router-dtype", str(t.router_dtype)]
+    if t.ep_dispatcher != "alltoall":
+        words += ["--ep-dispatcher", str(t.ep_dispatcher)]
     if t.kernels != "fused":
         words += ["--trainer-kernels", str(t.kernels)]
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
