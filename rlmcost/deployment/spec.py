@@ -109,16 +109,6 @@ class TrainLayout(BaseModel):
     padded: bool = Field(default=False, description="each sequence padded to the batch's "
         "width (prompt + longest response) in training and forwards: verl's FSDP workers "
         "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
-<<<<<<< HEAD
-    fused_loss: bool = Field(default=False, description="packed micro-batch's loss in one call "
-        "(NeMo RL sequence_packing.fuse_loss, v0.6 on); False: one loss call per packed "
-        "sequence, NeMo RL's default (rlmcost.perf.policy_worker)")  # fmt: skip
-    router_dtype: RouterDtype = Field(
-        default=RouterDtype.FP32,
-        description="MoE router dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's "
-        "default None prices alike), fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)",
-    )
-=======
     fused_loss: bool = Field(default=False, description="packed micro-batch's loss in one "
         "call (NeMo RL sequence_packing.fuse_loss, v0.6 on); False: one loss call per packed "
         "sequence, NeMo RL's default (rlmcost.perf.policy_worker)")  # fmt: skip
@@ -127,7 +117,6 @@ class TrainLayout(BaseModel):
         "fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)")  # fmt: skip
     ep_dispatcher: EpDispatcher = Field(default=EpDispatcher.ALLTOALL, description="MoE token "
         "dispatcher (Megatron-core moe_token_dispatcher_type; rlmcost.perf.ep_dispatch)")
->>>>>>> h/dispatcher
     kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"
         "core/TE) or realhf (AReaL v0.3's ReaLModel at its rate: perf.realhf_rate)")  # fmt: skip
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
