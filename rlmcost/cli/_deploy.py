@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.cli._deploy_engine import engine_options
+from rlmcost.cli._deploy_pipeline import PIPELINE_SPLIT_OPTIONS, pipeline_split_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
@@ -78,7 +79,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-)
+) + PIPELINE_SPLIT_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -213,13 +214,8 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "ckpt": (
-            Annotated[
-                Checkpointing | None,
-                typer.Option(help="Activation checkpointing (default none).", rich_help_panel=p),
-            ],
-            None,
-        ),
+        "ckpt": (Annotated[Checkpointing | None, typer.Option(
+            help="Activation checkpointing (default none).", rich_help_panel=p)], None),
         "cp": (
             Annotated[int | None, typer.Option(help="Context-parallel degree.", min=1,
                                                rich_help_panel=p)],
@@ -349,6 +345,7 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         **engine_options(p),
+        **pipeline_split_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

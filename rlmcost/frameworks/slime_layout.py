@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
 from rlmcost.frameworks.units import whole_steps
@@ -72,10 +73,10 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
         q.note(f"--moe-token-dispatcher-type {kind}"
                + (" with DeepEP" if r.flag("moe-enable-deepep", False) else "")
                + ": timed as rlmcost's all-to-all of the routed tokens")  # fmt: skip
-    for key in ("decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"):
-        n = r.integer(key, None)
-        if n is not None and pp > 1:
-            q.note(f"--{key} {n}: uneven pipeline stages; rlmcost splits the layers evenly")
+    set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
+                         "last": "decoder-last-pipeline-num-layers",
+                         "embedding": "account-for-embedding-in-pipeline-split",
+                         "loss": "account-for-loss-in-pipeline-split"})  # fmt: skip
     if r.flag("use-rollout-routing-replay", False):
         q.set("--routing-replay")
     return steps

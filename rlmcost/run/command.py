@@ -173,6 +173,7 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
         words.append("--expandable-segments" if expandable else "--no-expandable-segments")
+    words += t.pp_split.flags() if t.pp_split is not None else []
     if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
         raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
     e, e0 = d.engine, EngineSpec()
