@@ -19,8 +19,8 @@ Megatron-core (NVIDIA/Megatron-LM @d98e8a64dd, ``megatron/core/transformer/trans
 - The two kinds exclude each other (``ValueError`` in ``transformer_config.py``).
 
 Whichever split, the embedding stays on the first rank and the output layer and loss on the last
-(``is_pipeline_first_stage`` / ``is_pipeline_last_stage`` in ``gpt_model.py``). rlmcost keeps at
-least one transformer layer on each rank (Megatron would build a rank of the embedding alone).
+(``is_pipeline_first_stage`` / ``is_pipeline_last_stage`` in ``gpt_model.py``). With P_p <= L
+(``check_layout``) every rank keeps a transformer layer.
 Without these options rlmcost's own split applies: L // P_p each, the first L mod P_p one more
 (Megatron-core itself asserts P_p | L there), interleaving needing P_p v | L. Megatron's newest
 form, ``--pipeline-model-parallel-layout`` (a string per virtual stage,
@@ -105,8 +105,5 @@ def split_problem(n_layers: int, layout: Layout) -> str | None:
         return (f"{n_layers} layers + embedding/loss slots = {slots} must be divisible by "
                 f"pp*v = {pp}*{v} (Megatron-core account_for_*_in_pipeline_split); change pp "
                 "or --virtual-stages")  # fmt: skip
-    if min(stage_layer_counts(n_layers, layout)) < 1:
-        return (f"{slots} slots over pp={pp} leave a rank with the embedding or loss alone; "
-                "rlmcost needs a transformer layer on each rank: use a smaller pp")  # fmt: skip
-    return None
+    return None  # with P_p <= L (check_layout) each rank keeps (L + slots) / P_p - 1 >= 1 layers
 

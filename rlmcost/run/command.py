@@ -24,7 +24,8 @@ _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
                    "response_len": "-T", "length_dist": "--length-dist",
                    "image_tokens": "--image-tokens"}  # fmt: skip
-_TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": "--zero",
+_TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "--etp",
+                "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
                 "param_dtype": "--param-dtype"}  # fmt: skip
