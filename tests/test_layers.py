@@ -80,8 +80,8 @@ MODULE_LAYER = {
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
        for m in ("argv", "config", "megatron_split", "nemo_rl", "nemo_rl_batching", "nemo_rl_env",
-                 "nemo_rl_vllm", "openrlhf", "result", "slime", "slime_args", "slime_layout", "trl", "units",
-                 "verl", "verl_batches")},
+                 "nemo_rl_vllm", "openrlhf", "result", "slime", "slime_args", "slime_layout", "trl",
+                 "units", "verl", "verl_batches")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",
