@@ -81,7 +81,8 @@ def test_megatron_split_makes_vpp_expressible():
     # they do, as the ModelZoo and Megatron-Bridge recipes run
     with pytest.raises(SpecError, match="interleaving needs layers=94"):
         check_layout(QWEN, _interleaved(8, 4))
-    assert check_layout(QWEN, _interleaved(8, 4, **SLOTS)) == []  # no uneven-split note
+    (note,) = check_layout(QWEN, _interleaved(8, 4, **SLOTS))  # the split, stated
+    assert "[11, 12, 12, 12, 12, 12, 12, 11] layers per rank" in note
 
 
 def test_stages_hold_the_embedding_and_head_where_megatron_does():
