@@ -78,4 +78,19 @@ def layouts(draw: st.DrawFn, model: ModelSpec) -> Layout:
         micro_batch=draw(st.sampled_from([1, 2, 3, 8])),
         schedule=schedule,
         virtual_stages=v,
+        **draw(pipeline_splits()),
     )
+
+
+@st.composite
+def pipeline_splits(draw: st.DrawFn) -> dict:
+    """Megatron-core's split options (``parallel.pipeline_split``), off in most draws; may be
+    invalid for the layout (``check_layout`` filters)."""
+    kind = draw(st.sampled_from(["even", "even", "even", "slots", "ends"]))
+    if kind == "slots":
+        embedding, loss = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+        return {"pp_embedding_slot": embedding, "pp_loss_slot": loss}
+    if kind == "ends":
+        first, last = draw(st.sampled_from([(1, None), (None, 1), (2, 1), (1, 2), (3, 2)]))
+        return {"pp_first_layers": first, "pp_last_layers": last}
+    return {}

@@ -12,6 +12,7 @@ from rlmcost.choices import AttnCounting
 from rlmcost.compiled.train_step import work_per_stage_rank
 from rlmcost.errors import SpecError
 from rlmcost.parallel.cost import Degrees, training_cost
+from rlmcost.parallel.pipeline_split import uses_megatron_split
 from rlmcost.parallel.validate import check_layout
 
 
@@ -32,6 +33,7 @@ def test_work_per_rank_and_global_equal_training_cost(data, model, per_shard, se
         assume(False)
     # the paper's 5D degrees (P_d, P_e) are the folded layout's (P_d P_e, P_e) (parallel.layout)
     assume(layout.dp % layout.ep == 0)
+    assume(not uses_megatron_split(layout))  # the paper's Degrees split layers evenly
     batch = per_shard * layout.dp
     degrees = Degrees(dp=layout.dp // layout.ep, tp=layout.tp, pp=layout.pp, cp=layout.cp,
                       ep=layout.ep, ckpt=layout.ckpt)  # fmt: skip

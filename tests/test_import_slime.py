@@ -77,7 +77,8 @@ def test_deepseek_r1_script_multi_node() -> None:
     assert f["--mini-batches"] == 4 and f["--rollout-tp"] == 64
     assert "--recompute-logprobs" in f  # 4 steps per rollout: the old log-probs recomputed
     assert (f["--speculative-tokens"], f["--speculative-draft"]) == (3, "mtp")
-    assert any("uneven pipeline" in n for n in q.notes)
+    # --decoder-last-pipeline-num-layers 13: Megatron's uneven split, 61 = 16 + 16 + 16 + 13
+    assert f["--pp-last-layers"] == 13 and "--pp-first-layers" not in f
     assert "--dynamic-sampling-filter-path" not in q.ignored
     assert f["--max-num-seqs"] == 1024  # --sglang-server-concurrency 1024 per engine
     assert any("data-parallel attention" in n for n in q.notes)

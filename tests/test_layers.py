@@ -79,9 +79,9 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("argv", "config", "nemo_rl", "nemo_rl_batching", "nemo_rl_env", "nemo_rl_vllm",
-                 "moe_dispatcher", "openrlhf", "result", "slime", "slime_args", "slime_layout",
-                 "trl", "units", "verl", "verl_batches")},
+       for m in ("argv", "config", "megatron_split", "moe_dispatcher", "nemo_rl",
+                 "nemo_rl_batching", "nemo_rl_env", "nemo_rl_vllm", "openrlhf", "result", "slime",
+                 "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

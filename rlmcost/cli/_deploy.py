@@ -15,6 +15,7 @@ import typer
 
 from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
+from rlmcost.cli._deploy_pipeline import PIPELINE_SPLIT_OPTIONS, pipeline_split_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
@@ -80,7 +81,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-)
+) + PIPELINE_SPLIT_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -205,13 +206,8 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "ckpt": (
-            Annotated[
-                Checkpointing | None,
-                typer.Option(help="Activation checkpointing (default none).", rich_help_panel=p),
-            ],
-            None,
-        ),
+        "ckpt": (Annotated[Checkpointing | None, typer.Option(
+            help="Activation checkpointing (default none).", rich_help_panel=p)], None),
         "cp": (
             Annotated[int | None, typer.Option(help="Context-parallel degree.", min=1,
                                                rich_help_panel=p)],
@@ -341,6 +337,7 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         **engine_options(p),
+        **pipeline_split_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

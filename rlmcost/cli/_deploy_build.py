@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.cli._deploy_pipeline import apply_split
+
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
 
@@ -63,6 +65,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp", "zero_shard"):
         if opts.get(key) is not None:
             train[key] = opts[key]
+    apply_split(opts, train)  # Megatron-core's uneven pipeline split
     if opts.get("micro_batch") is not None and opts.get("max_tokens_per_gpu") is None:
         train["max_tokens_per_gpu"] = None  # a micro-batch given by hand: no token budget
     if opts.get("packing") is not None:

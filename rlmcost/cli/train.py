@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from rlmcost.cli._deploy_pipeline import layout_split, pipeline_split_options
 from rlmcost.cli._flags import flag_table, in_panel, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
@@ -47,6 +48,7 @@ def _own_step() -> dict[str, tuple[Any, Any]]:
                      PipelineSchedule.ONE_F_ONE_B),
         "virtual_stages": (Annotated[int, typer.Option(
             help="Model chunks per rank (interleaved schedule).", min=1)], 1),
+        **pipeline_split_options(),
     }  # fmt: skip
 
 
@@ -148,7 +150,7 @@ def train(**opts: Any) -> None:
     )
     calibration = opts["calibration"]
     measured = load_profile(calibration, get_hardware(hardware)) if calibration else None
-    deg = {k: opts[k] or 1 for k in ("tp", "pp", "cp", "ep")}  # None: the default 1
+    deg: dict[str, Any] = {k: opts[k] or 1 for k in ("tp", "pp", "cp", "ep")}  # None: 1
     rest = deg["tp"] * deg["pp"] * deg["cp"]  # EP is folded inside dp*tp*cp
     dp = opts["dp"]
     if dp is None:
@@ -161,7 +163,7 @@ def train(**opts: Any) -> None:
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
         zero_shard=opts["zero_shard"],
-    )  # fmt: skip
+    ).with_(**layout_split(opts))  # fmt: skip
     report = train_report(
         model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,
         calibration=measured,

@@ -8,7 +8,8 @@ models, layouts and modes.
 
 What the symbolic module computes with sympy-importing helpers is restated here in plain
 integer arithmetic: the data split (``data_share``), the pipeline stages
-(``shard.stage_layer_counts``), ZeRO's model-state bytes (``zero.model_state_bytes_per_rank``)
+(``pipeline_split.stage_layer_counts``, shared), ZeRO's model-state bytes
+(``zero.model_state_bytes_per_rank``)
 and the layout rules (``validate.check_layout``, called for its one-line message when a rule
 fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` itself.
 """
@@ -29,6 +30,7 @@ from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
+from rlmcost.parallel.pipeline_split import split_problem, stage_layer_counts, uses_megatron_split
 from rlmcost.parallel.shard import PipelineStage
 
 __all__ = [
@@ -108,9 +110,11 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     if any(w % tp for w in widths) or layout.pp > a.n_layers:
         return False
     v = layout.virtual_stages
-    if v > 1 and (
-        layout.schedule is not PipelineSchedule.INTERLEAVED or a.n_layers % (layout.pp * v)
-    ):
+    megatron_split = uses_megatron_split(layout)  # validate.check_layout, the same function
+    if megatron_split and split_problem(a.n_layers, layout):
+        return False
+    if v > 1 and (layout.schedule is not PipelineSchedule.INTERLEAVED
+                  or (a.n_layers % (layout.pp * v) and not megatron_split)):  # fmt: skip
         return False
     if layout.ep > 1 and not (a.moe and not a.n_experts % layout.ep):
         return False
@@ -136,14 +140,14 @@ def _check(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> None
     raise AssertionError(f"layout_ok and check_layout disagree on {layout}")
 
 
-def stage_layers(a: g.ArchNumbers, pp: int) -> list[tuple[int, int]]:
-    """(dense, MoE) layers of each of ``pp`` stages: L // P_p each, the first L mod P_p one
-    more, the MoE model's first ``first_dense_layers`` dense (``parallel.shard.stages``)."""
-    base, extra = divmod(a.n_layers, pp)
+def stage_layers(a: g.ArchNumbers, layout: Layout | int) -> list[tuple[int, int]]:
+    """(dense, MoE) layers of each of the P_p stages (``pipeline_split.stage_layer_counts``;
+    an int is P_p with rlmcost's even split), the MoE model's first ``first_dense_layers``
+    dense (``parallel.shard.stages``)."""
+    layout = Layout(pp=layout) if isinstance(layout, int) else layout
     n_dense = a.first_dense_layers if a.moe else a.n_layers
     out, start = [], 0
-    for s in range(pp):
-        count = base + (1 if s < extra else 0)
+    for count in stage_layer_counts(a.n_layers, layout):
         dense = max(0, min(start + count, n_dense) - start)
         out.append((dense, count - dense))
         start += count
@@ -227,7 +231,7 @@ def memory_per_stage(
     kv_per_token_layer = g.kv_cache_per_token_layer(a, tp) * dt.kv
 
     out = []
-    layers = stage_layers(a, layout.pp)
+    layers = stage_layers(a, layout)
     for s, (n_dense, n_moe) in enumerate(layers):
         last = s == layout.pp - 1
         p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)

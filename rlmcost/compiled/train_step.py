@@ -101,7 +101,7 @@ def work_per_stage_rank(
     tokens_expert = tokens_rank
     shard = tp_shard(arch, t)
     out: list[int | Fraction] = []
-    for stage in stages(arch, layout.pp):
+    for stage in stages(arch, layout):
         dense_first = stage.dense_layers if arch.is_moe else 0
         a = arch_numbers(shard.with_(n_layers=stage.layers, first_dense_layers=dense_first,
                                      linear_layers=arch.linear_layers_of(stage.layers)))

@@ -57,12 +57,12 @@ from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     CUDA_CONTEXT_BYTES,
     Overhead,
 )
+from rlmcost.deployment.pipeline_split import PipelineSplit
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
 
 GIB = 1024**3
 MIB = 1024**2
-
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -121,6 +121,7 @@ class TrainLayout(BaseModel):
         "core/TE) or realhf (AReaL v0.3's ReaLModel at its rate: perf.realhf_rate)")  # fmt: skip
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
+    pp_split: PipelineSplit | None = Field(default=None, description="Megatron-core's split")
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")
     param_dtype: Dtype | None = Field(
         default=None,
@@ -171,7 +172,7 @@ class TrainLayout(BaseModel):
             dp=dp, tp=self.tp, pp=self.pp, cp=self.cp, ep=self.ep, etp=self.etp, sp=self.sp,
             zero=self.zero, ckpt=self.ckpt, micro_batch=micro_batch or self.micro_batch,
             schedule=self.schedule, virtual_stages=self.virtual_stages,
-            zero_shard=self.zero_shard,
+            zero_shard=self.zero_shard, **(self.pp_split or PipelineSplit()).layout_fields(),
         )
 
     @property

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_env import environment_workers
@@ -26,6 +27,7 @@ from rlmcost.frameworks.units import whole_steps
 
 __all__ = ["import_nemo_rl", "packed_tokens_per_gpu"]
 
+_MEG = "policy.megatron_cfg"
 IGNORED = (
     "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps",
     "grpo.normalize_rewards", "grpo.use_leave_one_out_baseline", "grpo.val_period",
@@ -34,12 +36,9 @@ IGNORED = (
     "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
     "policy.logprob_batch_size", "policy.logprob_chunk_size",
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
-    "policy.megatron_cfg.empty_unused_memory_level", "policy.megatron_cfg.converter_type",
-    "policy.megatron_cfg.num_layers_in_first_pipeline_stage",
-    "policy.megatron_cfg.num_layers_in_last_pipeline_stage",
-    "policy.megatron_cfg.pipeline_dtype", "policy.megatron_cfg.freeze_moe_router",
-    "policy.megatron_cfg.moe_router_load_balancing_type",
-    "policy.megatron_cfg.moe_router_bias_update_rate", "policy.megatron_cfg.moe_permute_fusion",
+    f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
+    f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
+    f"{_MEG}.moe_router_bias_update_rate", f"{_MEG}.moe_permute_fusion",
     "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
     "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
     "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
@@ -206,6 +205,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
     expandable = "expandable_segments:true" in conf.replace(" ", "").lower()
     q.set("--expandable-segments" if expandable else "--no-expandable-segments")
+    set_split(r, q, pp, {k: f"{_MEG}.num_layers_in_{k}_pipeline_stage" for k in ("first", "last")})
     for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
         if v > 1:
             q.set(flag, v)

@@ -61,6 +61,8 @@ ARGS: dict[str, Any] = {
     "optimizer-cpu-offload": SWITCH, "optimizer-offload-fraction": float,
     "bf16": SWITCH, "fp16": SWITCH, "decoder-last-pipeline-num-layers": int,
     "decoder-first-pipeline-num-layers": int, "moe-token-dispatcher-type": str,
+    "account-for-embedding-in-pipeline-split": SWITCH,
+    "account-for-loss-in-pipeline-split": SWITCH,
     "moe-enable-deepep": SWITCH, "moe-router-dtype": str, "moe-flex-dispatcher-backend": str,
     # SGLang (slime/backends/sglang_utils/arguments.py: SGLang's own, prefixed --sglang-)
     "sglang-mem-fraction-static": float, "sglang-speculative-algorithm": str,

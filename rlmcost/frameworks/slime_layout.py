@@ -14,6 +14,7 @@ from __future__ import annotations
 from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
@@ -72,10 +73,10 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     # unset: Megatron-LM's argument default allgather (priced only with EP; moe_dispatcher)
     unset = EpDispatcher.ALLGATHER if ep > 1 else EpDispatcher.ALLTOALL
     import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
-    for key in ("decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"):
-        n = r.integer(key, None)
-        if n is not None and pp > 1:
-            q.note(f"--{key} {n}: uneven pipeline stages; rlmcost splits the layers evenly")
+    set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
+                         "last": "decoder-last-pipeline-num-layers",
+                         "embedding": "account-for-embedding-in-pipeline-split",
+                         "loss": "account-for-loss-in-pipeline-split"})  # fmt: skip
     if r.flag("use-rollout-routing-replay", False):
         q.set("--routing-replay")
     return steps

@@ -311,7 +311,7 @@ def traffic_per_stage(
     per_node = gpus_per_node or (hardware.gpus_per_node if hardware else 8)
     return [
         _stage_traffic(arch, layout, s, share, workload, hardware, per_node)
-        for s in stages(arch, layout.pp)
+        for s in stages(arch, layout)
     ]
 
 

@@ -67,6 +67,11 @@ class Layout:
     virtual_stages: int = 1  # v, model chunks per pipeline rank (interleaved only)
     etp: int | None = None  # expert TP; None = tp (Megatron-core's default)
     zero_shard: int | None = None  # P_z dividing P_d P_c; None or >= P_d P_c: full shard
+    # Megatron-core's uneven pipeline split (parallel.pipeline_split); None / False: rlmcost's
+    pp_first_layers: int | None = None  # layers on the first rank (num_layers_in_first_...)
+    pp_last_layers: int | None = None  # layers on the last rank (num_layers_in_last_...)
+    pp_embedding_slot: bool = False  # the embedding counts as a layer (account_for_embedding_...)
+    pp_loss_slot: bool = False  # the output layer and loss count as one (account_for_loss_...)
 
     @property
     def n_gpus(self) -> int:

@@ -172,7 +172,7 @@ def memory_per_stage(
     replicas_expert = layout.expert_zero_group
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
     out = []
-    for stage in stages(arch, layout.pp):
+    for stage in stages(arch, layout):
         p = stage_params(arch, layout, stage, head)
         dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, stored, train)
         expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train)

@@ -8,7 +8,9 @@ same ``Arch`` with h, h_kv, d_ff, d_e, d_shared_expert and V divided by P_t (d_h
 so every Table III building block applies to it unchanged.
 
 PP assigns contiguous layers to stages; when P_p does not divide L, the first L mod P_p stages
-take one layer more. The first stage holds the embedding, the last the final norm and LM head.
+take one layer more, unless the layout sets Megatron-core's split options
+(:mod:`rlmcost.parallel.pipeline_split`). The first stage holds the embedding, the last the
+final norm and LM head.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from rlmcost.arch import Arch, Size
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.pipeline_split import stage_layer_counts
 
 
 def _ratio(x: Size, parts: Size) -> Size:
@@ -110,22 +114,16 @@ class PipelineStage:
         return self.index == self.n_stages - 1
 
 
-def stage_layer_counts(n_layers: int, pp: int) -> list[int]:
-    """Layers per stage: L // P_p each, the first L mod P_p stages one more.
-
-    >>> stage_layer_counts(126, 8)
-    [16, 16, 16, 16, 16, 16, 15, 15]
-    """
-    base, extra = divmod(n_layers, pp)
-    return [base + (1 if s < extra else 0) for s in range(pp)]
-
-
-def stages(arch: Arch, pp: int) -> list[PipelineStage]:
-    """The ``pp`` stages of a numeric ``arch``, with the dense layers of a MoE model (its first
-    ``first_dense_layers``) counted on the stages that hold them."""
+def stages(arch: Arch, layout: Layout | int) -> list[PipelineStage]:
+    """The ``layout.pp`` stages of a numeric ``arch`` (layers per rank:
+    ``parallel.pipeline_split.stage_layer_counts``; an int is P_p with rlmcost's even split),
+    with the dense layers of a MoE model (its first ``first_dense_layers``) counted on the
+    stages that hold them."""
+    layout = Layout(pp=layout) if isinstance(layout, int) else layout
+    pp = layout.pp
     n_dense_first = int(arch.first_dense_layers) if arch.is_moe else int(arch.n_layers)
     out, start = [], 0
-    for s, count in enumerate(stage_layer_counts(int(arch.n_layers), pp)):
+    for s, count in enumerate(stage_layer_counts(int(arch.n_layers), layout)):
         dense = max(0, min(start + count, n_dense_first) - start)
         out.append(PipelineStage(s, pp, dense, count - dense))
         start += count

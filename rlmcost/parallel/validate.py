@@ -5,6 +5,7 @@ from __future__ import annotations
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.pipeline_split import split_problem, stage_layer_counts, uses_megatron_split
 
 
 def divisors(x: int) -> list[int]:
@@ -31,7 +32,8 @@ def check_layout(
     and key/value heads and the FFN widths (Megatron-LM's split), except that with
     ``replicate_kv`` (an inference engine) TP may be a multiple of the KV heads, each rank
     holding one replicated head (vLLM); PP stages each get a layer
-    (an uneven split is allowed and stated); interleaving needs L divisible by P_p v; EP needs
+    (an uneven split is allowed and stated); interleaving needs L divisible by P_p v;
+    Megatron-core's split options have their own rules (``pipeline_split.split_problem``); EP needs
     a MoE model and divides its experts; expert TP divides the expert width, and ETP P_e
     divides P_t P_c P_d (Megatron-core, ``parallel_state.initialize_model_parallel``).
     """
@@ -92,7 +94,15 @@ def check_layout(
             f"pp={layout.pp} exceeds the {n_layers} layers; use pp <= {n_layers}, "
             f"e.g. one of {_show([x for x in divisors(n_layers) if x > 1])}"
         )
-    if n_layers % layout.pp:
+    megatron_split = uses_megatron_split(layout)  # Megatron-core's uneven split options
+    problem = split_problem(n_layers, layout)
+    if problem:
+        raise SpecError(problem)
+    if megatron_split and layout.pp > 1:
+        counts = stage_layer_counts(n_layers, layout)
+        notes.append(f"Megatron-core's pipeline split: {counts} layers per rank, the embedding "
+                     "on the first, the loss on the last")  # fmt: skip
+    if n_layers % layout.pp and not megatron_split:
         base, extra = divmod(n_layers, layout.pp)
         notes.append(
             f"uneven pipeline split: {n_layers} layers over pp={layout.pp} gives {extra} "
@@ -104,7 +114,7 @@ def check_layout(
             raise SpecError(
                 f"virtual_stages={v} needs --schedule interleaved (got {layout.schedule})"
             )
-        if n_layers % (layout.pp * v):
+        if n_layers % (layout.pp * v) and not megatron_split:
             ok = (
                 [x for x in divisors(n_layers // layout.pp) if x > 1]
                 if not n_layers % layout.pp

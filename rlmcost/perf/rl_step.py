@@ -137,7 +137,7 @@ def forward_time(
     check_layout(arch, layout)
     c, share = _context(arch, layout, sequences, seq_len, hardware, workload, options)
     per_stage = []
-    for st in stages(arch, layout.pp):
+    for st in stages(arch, layout):
         p = stage_pass(c, st)
         worker_kernels(c, st, p)
         zero_per_micro_batch(c, st, p)

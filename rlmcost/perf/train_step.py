@@ -204,7 +204,7 @@ def train_step_time(
     c = StepContext.of(arch, layout, seq_len, share, device, options, workload)
     n_mb = share.micro_batches
     per_stage = []
-    for st in stages(arch, layout.pp):
+    for st in stages(arch, layout):
         p = stage_pass(c, st)
         embedding_backward(c, st, p)
         worker_kernels(c, st, p)

@@ -203,6 +203,9 @@ def predict_row(row: dict[str, Any]) -> Row:
         micro_batch=lay["micro_batch"], schedule=PipelineSchedule(lay["schedule"]),
         virtual_stages=lay["virtual_stages"], ep=lay.get("ep", 1), cp=lay.get("cp", 1),
         zero=ZeroStage(lay.get("zero", "0")), etp=lay.get("etp"),
+        pp_first_layers=lay.get("pp_first_layers"), pp_last_layers=lay.get("pp_last_layers"),
+        pp_embedding_slot=lay.get("pp_embedding_slot", False),
+        pp_loss_slot=lay.get("pp_loss_slot", False),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
     workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)

@@ -24,7 +24,8 @@ _ALGO_FLAGS = {"epochs": "--epochs", "mini_batches": "--mini-batches",
 _WORKLOAD_FLAGS = {"prompts": "-B", "samples_per_prompt": "-K", "prompt_len": "-S",
                    "response_len": "-T", "length_dist": "--length-dist",
                    "image_tokens": "--image-tokens"}  # fmt: skip
-_TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "zero": "--zero",
+_TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "--etp",
+                "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
                 "param_dtype": "--param-dtype"}  # fmt: skip
@@ -176,6 +177,7 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--offload", ",".join(str(o) for o in t.offload)]
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
         words.append("--expandable-segments" if expandable else "--no-expandable-segments")
+    words += t.pp_split.flags() if t.pp_split is not None else []
     if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
         raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
     e, e0 = d.engine, EngineSpec()
