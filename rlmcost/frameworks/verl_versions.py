@@ -35,9 +35,11 @@ Before its change an engine runs its own default:
   (``EngineArgs.max_num_seqs`` 256, the vLLM <= 0.6.3 that verl v0.1-v0.3 patched in
   ``verl/third_party/vllm``);
 * vLLM in ``rollout.mode: async``: ``AsyncEngineArgs(...).create_engine_config()`` with no
-  usage context (``vllm_async_server.py`` at beb624610^), vLLM's ``ENGINE_CONTEXT``, whose
-  unset cap falls through to ``SchedulerConfig``'s 128
-  (:data:`rlmcost.frameworks.nemo_rl_vllm.ASYNC_ENGINE_MAX_NUM_SEQS`);
+  usage context (``vllm_async_server.py`` at beb624610^), for which ``get_batch_defaults``
+  lists no cap, so it falls through to ``SchedulerConfig.__post_init__``'s 128
+  (``vllm/config.py``, the V1 engine of the vLLM 0.8-0.9 that verl pinned then,
+  ``vllm>=0.7.3,<=0.9.1`` in setup.py at beb624610^;
+  :data:`rlmcost.frameworks.nemo_rl_vllm.ASYNC_ENGINE_MAX_NUM_SEQS`);
 * SGLang: its own default from its KV pool (:mod:`rlmcost.deployment.sglang_limits`),
   ``--max-num-seqs 0`` over the preset's cap.
 
