@@ -111,8 +111,11 @@ def test_the_command_of_a_run_states_the_engines_own_default() -> None:
 def test_import_cli_reads_the_version_and_rejects_a_bad_one(tmp_path: Path) -> None:
     f = tmp_path / "run.yaml"
     f.write_text(json.dumps({**CONFIG, f"{R}.name": "sglang"}))
-    out = runner.invoke(app, ["import", "verl", str(f), "--verl-version", "0.5.0", "--json"])
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["deployment"]["engine"]["max_num_seqs"] is None
+    for version, cap in (("0.5.0", None), ("0.6.0", 1024), ("current", 256)):
+        out = runner.invoke(app, ["import", "verl", str(f), "--verl-version", version, "--json"])
+        assert out.exit_code == 0, out.output
+        engine = json.loads(out.stdout)["deployment"]["engine"]
+        # rollout.name sglang: SGLang's engine, with its own cap before PR 3134
+        assert (engine["kind"], engine["max_num_seqs"]) == ("sglang", cap), version
     bad = runner.invoke(app, ["import", "verl", str(f), "--verl-version", "x1"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -92,9 +92,7 @@ _ESTIMATORS = {
 
 def import_verl(path: str | Path, overrides: list[str] | None = None,
                 verl_version: str | None = None) -> ImportedQuery:  # fmt: skip
-    """The rlmcost query of a verl config file with verl's ``key=value`` overrides, as verl of
-    ``verl_version`` runs it (:func:`~rlmcost.frameworks.verl_versions.parse_verl_version`)."""
-    day = parse_verl_version(verl_version)
+    """The query of a verl config file and ``key=value`` overrides under verl ``verl_version``."""
     where = f"verl config {Path(path).name}"
     flat = apply_overrides(flatten(load_mapping(path, "verl config"), where), overrides or [],
                            where)  # fmt: skip
@@ -103,7 +101,7 @@ def import_verl(path: str | Path, overrides: list[str] | None = None,
     _algorithm(r, q)
     _workload(r, q)
     _layout(r, q)
-    _engine(r, q, day)
+    _engine(r, q, parse_verl_version(verl_version))
     q.ignored = r.unread(IGNORED)
     return q
 
@@ -379,7 +377,9 @@ def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
 
 def _engine(r: Reader, q: ImportedQuery, day: str | None) -> None:
     name = r.text(f"{ROLLOUT}.name", "vllm")
-    if name not in ("vllm", "sglang"):
+    if name == "sglang":  # verl/workers/rollout/sglang_rollout: SGLang's admission and cap
+        q.set("--engine", "sglang")
+    elif name != "vllm":
         q.note(f"rollout.name {name}: rlmcost models a vLLM/SGLang-style engine (nearest)")
     if r.text(f"{ROLLOUT}.mode", "sync") != "sync":
         q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
