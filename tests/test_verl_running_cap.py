@@ -48,7 +48,7 @@ def test_versions_read_as_the_day_of_the_code(text: str | None, day: str | None)
     assert parse_verl_version(text) == day
 
 
-@pytest.mark.parametrize("text", ["abc", "0.0.5", "v1"])
+@pytest.mark.parametrize("text", ["abc", "0.0.5", "v1", "2025-13-01"])
 def test_a_bad_version_is_one_clear_error(text: str) -> None:
     with pytest.raises(SpecError, match="verl"):
         parse_verl_version(text)

@@ -50,6 +50,7 @@ TensorRT-LLM (``trtllm_async_server.py`` ``max_batch_size``, from PR 4280) is no
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import TYPE_CHECKING
 
@@ -85,12 +86,16 @@ _ACCEPTED = "a release (0.5.0, v0.6.1), the day of the verl code (YYYY-MM-DD) or
 
 
 def parse_verl_version(text: str | None) -> str | None:
-    """``--verl-version``: the day of the verl code (None: the current verl)."""
+    """``--verl-version``: the day of the verl code (None: the current verl, as for a release
+    newer than :data:`RELEASES` holds)."""
     if text is None or text.strip().lower() in ("", "current", "main"):
         return None
     t = text.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t):
-        return t
+        try:
+            return datetime.date.fromisoformat(t).isoformat()
+        except ValueError:
+            raise SpecError(f"--verl-version {t}: no such day; give {_ACCEPTED}") from None
     m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:\.?(?:post|rc)\d*)?", t)
     if m is None:
         raise SpecError(f"--verl-version {text!r} is not a verl version; give {_ACCEPTED}")
