@@ -42,10 +42,11 @@ def test_preset_builds_a_deployment_with_sources(framework: Framework) -> None:
 
 def test_verl_preset_values_and_explicit_flags_override() -> None:
     dep = _run([*BASE, "--framework", "verl"])["deployment"]
-    # verl ppo_trainer.yaml: FSDP, checkpointing, rollout TP 2 at 0.5, free_cache_engine.
+    # verl ppo_trainer.yaml: FSDP, checkpointing, rollout TP 2 at 0.5, free_cache_engine;
+    # rollout/rollout.yaml @b178a3cd5: max_num_seqs 256 (1024 before PR 4280, e9405d70b).
     assert (dep["train"]["zero"], dep["train"]["ckpt"]) == ("3", "full")
     assert dep["engine"] == {**dep["engine"], "tp": 2, "gpu_memory_utilization": 0.5,
-                             "max_num_seqs": 1024, "sleep": True}  # fmt: skip
+                             "max_num_seqs": 256, "sleep": True}  # fmt: skip
     over = _run([*BASE, "--framework", "verl", "--zero", "2", "--gpu-memory-utilization", "0.8",
                  "--no-sleep", "--ckpt", "none", "--rollout-tp", "1"])["deployment"]  # fmt: skip
     assert (over["train"]["zero"], over["train"]["ckpt"]) == ("2", "none")

@@ -81,7 +81,8 @@ MODULE_LAYER = {
     **{f"rlmcost.frameworks.{m}": "views"
        for m in ("argv", "config", "megatron_split", "moe_dispatcher", "nemo_rl",
                  "nemo_rl_batching", "nemo_rl_env", "nemo_rl_vllm", "openrlhf", "result", "slime",
-                 "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches")},
+                 "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches",
+                 "verl_versions")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

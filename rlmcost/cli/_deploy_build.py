@@ -114,8 +114,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["prefix_caching"] = bool(opts["prefix_caching"])
     if opts.get("rollout_dtype") is not None:
         engine["dtype"] = str(opts["rollout_dtype"]).strip().lower()
-    if opts.get("max_num_seqs") is not None:
-        engine["max_num_seqs"] = opts["max_num_seqs"]
+    if opts.get("max_num_seqs") is not None:  # 0: the engine's own, over a preset's
+        engine["max_num_seqs"] = opts["max_num_seqs"] or None
     if opts.get("context_length") is not None:
         engine["context_length"] = opts["context_length"]
     if opts.get("schedule_policy") is not None:

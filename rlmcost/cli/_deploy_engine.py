@@ -98,8 +98,10 @@ def engine_options(p: str) -> dict[str, Any]:
                     "(rlmcost.deployment.sglang_limits); NeMo RL's vllm.LLM: 1024 on GPUs of "
                     ">= 70 GiB other than A100). NeMo RL's async engine (vllm_cfg.async_engine) "
                     "runs vLLM's ENGINE_CONTEXT default of 128 (SchedulerConfig."
-                    "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393): `rlmcost import nemo-rl` sets it.",
-                    min=1,
+                    "DEFAULT_MAX_NUM_SEQS; vLLM PR 37393): `rlmcost import nemo-rl` sets it. "
+                    "0: the engine's own default, also under a --framework preset that sets "
+                    "one (verl before PR 3134 ran SGLang's own).",
+                    min=0,
                     rich_help_panel=p,
                 ),
             ],

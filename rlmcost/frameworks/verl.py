@@ -27,6 +27,7 @@ from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
+from rlmcost.frameworks.verl_versions import parse_verl_version, running_cap
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -89,8 +90,9 @@ _ESTIMATORS = {
 }  # fmt: skip
 
 
-def import_verl(path: str | Path, overrides: list[str] | None = None) -> ImportedQuery:
-    """The rlmcost query of a verl config file with verl's ``key=value`` overrides."""
+def import_verl(path: str | Path, overrides: list[str] | None = None,
+                verl_version: str | None = None) -> ImportedQuery:  # fmt: skip
+    """The query of a verl config file and ``key=value`` overrides under verl ``verl_version``."""
     where = f"verl config {Path(path).name}"
     flat = apply_overrides(flatten(load_mapping(path, "verl config"), where), overrides or [],
                            where)  # fmt: skip
@@ -99,7 +101,7 @@ def import_verl(path: str | Path, overrides: list[str] | None = None) -> Importe
     _algorithm(r, q)
     _workload(r, q)
     _layout(r, q)
-    _engine(r, q)
+    _engine(r, q, parse_verl_version(verl_version))
     q.ignored = r.unread(IGNORED)
     return q
 
@@ -374,9 +376,11 @@ def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
                "the model without it and refits the engine without it")  # fmt: skip
 
 
-def _engine(r: Reader, q: ImportedQuery) -> None:
+def _engine(r: Reader, q: ImportedQuery, day: str | None) -> None:
     name = r.text(f"{ROLLOUT}.name", "vllm")
-    if name not in ("vllm", "sglang"):
+    if name == "sglang":  # verl/workers/rollout/sglang_rollout: SGLang's admission and cap
+        q.set("--engine", "sglang")
+    elif name != "vllm":
         q.note(f"rollout.name {name}: rlmcost models a vLLM/SGLang-style engine (nearest)")
     if r.text(f"{ROLLOUT}.mode", "sync") != "sync":
         q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
@@ -391,9 +395,7 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
     if not r.flag(f"{ROLLOUT}.enable_prefix_caching", True):  # rollout.yaml: True (b25bb7d4f)
         q.set("--no-prefix-caching")
     _mtp(r, q, name)
-    seqs = r.integer(f"{ROLLOUT}.max_num_seqs", 1024)
-    if seqs != 1024:
-        q.set("--max-num-seqs", seqs)
+    running_cap(r, q, ROLLOUT, name, day)
     budget = r.integer(f"{ROLLOUT}.max_num_batched_tokens", 8192)  # rollout.yaml: 8192
     if budget != 8192:
         q.set("--max-num-batched-tokens", budget)

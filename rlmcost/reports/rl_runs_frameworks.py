@@ -192,8 +192,10 @@ def verl(record: Record) -> Mapped:
     """The launch script's keys through :func:`~rlmcost.frameworks.verl.import_verl`
     (``+key`` entries as Hydra overrides); the fully-async trainer's keys by hand."""
     from rlmcost.frameworks.verl import import_verl
+    from rlmcost.frameworks.verl_versions import CURRENT_DEFAULT
 
     s = dict(record["framework_settings"])
+    code_date = s.pop("code_date", None)  # the verl code the run used (its assumptions)
     choices: list[str] = []
     s["actor_rollout_ref.model.path"] = model_name(record)
     async_keys = {k: s.pop(k) for k in list(s) if k.startswith(_VERL_ASYNC)}
@@ -216,7 +218,8 @@ def verl(record: Record) -> Mapped:
     if async_keys:
         rollout = _verl_async(s, async_keys, record, choices)
     overrides = [f"{k}={json.dumps(s.pop(k))}" for k in list(s) if k.startswith("+")]
-    q = _import_file(import_verl, s, overrides)
+    q = _import_file(import_verl, s, overrides, code_date)
+    choices += [f"{c.flag} {c.value}: {c.how}" for c in q.conversions if c.flag == "--max-num-seqs"]
     if async_keys:
         q.set("--gpus", record["gpus"])
         roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
@@ -228,7 +231,7 @@ def verl(record: Record) -> Mapped:
         q.set("--no-recompute-logprobs")
         n = int(record["samples_per_prompt"])
         cap = min(VERL_ROLLOUTER_GROUPS_PER_SERVER * n,
-                  int(dict(q.flags).get("--max-num-seqs", 1024)))  # fmt: skip
+                  int(dict(q.flags).get("--max-num-seqs", CURRENT_DEFAULT)))  # fmt: skip
         q.set("--max-num-seqs", cap)
         choices.append(f"--max-num-seqs {cap}: the rollouter keeps at most "
                        f"{VERL_ROLLOUTER_GROUPS_PER_SERVER} prompt groups of {n} in flight per "

@@ -185,6 +185,8 @@ def _deployment_flags(run: Run) -> list[str]:
         value = getattr(e, field)
         if value is not None and value != getattr(e0, field):
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    if e.max_num_seqs is None and _preset_caps(d.framework, str(e.kind)):
+        words += ["--max-num-seqs", "0"]  # the engine's own default over the preset's cap
     if e.block_size != e0.block_size or e.ep != e0.ep:
         raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
     words.append("--sleep" if e.sleep else "--no-sleep")
@@ -224,3 +226,13 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     if framework is None:
         return False
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
+
+
+def _preset_caps(framework: str | None, kind: str) -> bool:
+    """The framework's preset sets the running cap of an engine of ``kind``
+    (``Default.engines``), so a Run with the engine's own default says ``--max-num-seqs 0``."""
+    from rlmcost.frameworks.presets import get_preset
+
+    if framework is None:
+        return False
+    return "max_num_seqs" in get_preset(framework).deployment_data(kind).get("engine", {})

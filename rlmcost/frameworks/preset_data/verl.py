@@ -75,9 +75,14 @@ PRESET = Preset(
         ),
         Default(
             "engine.max_num_seqs",
-            1024,
-            "--max-num-seqs 1024",
-            f"{_VERL_YAML}: rollout.max_num_seqs: 1024",
+            256,
+            "--max-num-seqs 256",
+            "verl/trainer/config/rollout/rollout.yaml @b178a3cd5: max_num_seqs: 256 (1024 at "
+            "every release v0.1-v0.7.0; 256 from PR 4280, e9405d70b, 2026-01-23), passed to "
+            "vLLM (vllm_async_server.py engine args, since PR 2960) and to SGLang "
+            "(async_sglang_server.py max_running_requests, since PR 3134), so any engine; "
+            "older verl: `rlmcost import verl --verl-version` (rlmcost.frameworks."
+            "verl_versions)",
         ),
         Default(
             "engine.max_num_batched_tokens",
