@@ -5,8 +5,7 @@ query.
 Units (verl/trainer/config/ppo_trainer.yaml; verl/workers/fsdp_workers.py normalizes them):
 
 * ``data.train_batch_size`` counts prompts; ``actor_rollout_ref.rollout.n`` responses are
-  sampled for each, so one step trains train_batch_size x n sequences (``--batch``,
-  ``--group``);
+  sampled for each: a step trains train_batch_size x n sequences (``--batch``, ``--group``);
 * ``actor.ppo_mini_batch_size`` counts prompts too (the worker multiplies it by n): the
   optimizer steps per epoch are train_batch_size / ppo_mini_batch_size (``--mini-batches``);
 * ``actor.ppo_micro_batch_size_per_gpu`` is sequences per GPU per forward/backward
