@@ -77,6 +77,11 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),
+        "pp_overlap_p2p": (Annotated[bool, typer.Option(
+            help="Under --schedule interleaved with --virtual-stages > 1: Megatron's "
+            "overlap_p2p_comm (Megatron-LM's default): the steady 1F1B's pipeline sends behind "
+            "the opposite pass, only the warm-up's and the flush's 2 (p v - 1) exposed "
+            "(rlmcost.perf.megatron_pipe); off: every send exposed in its slot.")], True),
         "fsdp_backward_prefetch": (Annotated[str, typer.Option(
             help="FSDP1's backward_prefetch under --zero 3: pre (BACKWARD_PRE, PyTorch's "
             "default) or post (BACKWARD_POST, Composer's default: composer/trainer/"
@@ -143,6 +148,7 @@ def train(**opts: Any) -> None:
         recompute_modules=tuple(m.strip() for m in opts["recompute_modules"].split(",") if m),
         ep_dispatcher=EpDispatcher(opts["ep_dispatcher"]),
         overlap_grad_reduce=opts["overlap_grad_reduce"],
+        pp_overlap_p2p=opts["pp_overlap_p2p"],
         fsdp_backward_prefetch=BackwardPrefetch(opts["fsdp_backward_prefetch"]),
         fsdp1_post_backward=opts["fsdp1_post_backward"],
         offload_optimizer=opts["offload_optimizer"],

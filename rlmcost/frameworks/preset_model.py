@@ -139,7 +139,12 @@ class Behaviour:
     :mod:`rlmcost.placement.version_gate`). ``env_workers``: its driver waits after
     generation for an environment that scores every response on that many verify actors
     (NeMo RL's math environment, ``env.math.num_workers``; :mod:`rlmcost.perf.nemo_rl_env`;
-    0: no environment step priced)."""
+    0: no environment step priced). ``megatron_overlap_p2p``: its Megatron trainer runs the
+    interleaved schedule with ``overlap_p2p_comm`` (:mod:`rlmcost.perf.megatron_pipe`): verl sets
+    it with VPP > 1 (verl/models/mcore/config_converter.py line 49 @b178a3cd), slime runs
+    Megatron-LM's arguments (on by default); NeMo RL builds Megatron-Bridge's ``ConfigContainer``
+    without a ``comm_overlap`` (nemo_rl/models/megatron/setup.py @7ea279abf), which leaves
+    Megatron-core's ``ModelParallelConfig.overlap_p2p_comm = False``."""
 
     colocated: str
     apart: str
@@ -173,6 +178,7 @@ class Behaviour:
     sharded_per_rank: bool = False
     stream_version_gate: bool = False
     env_workers: int = 0
+    megatron_overlap_p2p: bool = True
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,9 @@ collective by the alpha-beta model (``perf.collectives``):
   - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V and
     their gradients backward), each **hidden behind** the attention of one block; only the excess is
     exposed.
-  - PP: per micro-batch and model chunk the boundary activations forward and gradients backward,
-    point-to-point (1 / P_t of them over the NIC then an NVLink all-gather: the scatter/gather
-    optimization of Narayanan et al. 2021 §4.1, or SP); **exposed** on the critical path. Bubbles:
+  - PP: per micro-batch and chunk the boundary activations forward and gradients backward, p2p
+    (1 / P_t over the NIC, then an NVLink all-gather: Narayanan et al. 2021 §4.1, or SP), exposed
+    (Megatron's interleaved ``overlap_p2p_comm``: :mod:`~rlmcost.perf.megatron_pipe`). Bubbles:
     :func:`~rlmcost.parallel.pipeline.bubble_fraction` of the slowest stage's micro-batch time.
 **Gradient accumulation**: when the weight-gradient GEMMs write a 16-bit gradient that a separate
 kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), every micro-batch reads
@@ -53,9 +53,8 @@ kernel adds into the accumulation buffer (``fused_grad_accumulation`` off), ever
 fp32 main grads before its gradient-accumulation fusion; 2 for DeepSpeed's fp16 engine, whose
 autograd accumulates into the 16-bit ``param.grad`` (``grad_accum_dtype``, DeepSpeed commit
 21c280296, 2022-11-27; default: the model dtype). DeepSpeed's 2021 pipeline engine (whole gradient
-sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`.
-:mod:`~rlmcost.perf.train_step` adds DP, the optimizer and the pipeline's bubbles to these passes
-(:mod:`~rlmcost.perf.rl_step`: forward-only passes with the same context)."""
+sends, recomputed embedding and head): :mod:`~rlmcost.perf.deepspeed_pipe`. ``train_step`` adds
+DP, the optimizer and the bubbles to these passes (``rl_step``: forward-only, one context)."""
 
 from __future__ import annotations
 
@@ -107,6 +106,7 @@ class StepOptions:
     pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
     checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
     pp_serial_p2p: bool = False  # each PP send / recv a blocking call (DeepSpeed 2021, the same)
+    pp_overlap_p2p: bool = True  # Megatron's interleaved sends behind compute (megatron_pipe)
     offload_optimizer: bool = False
     host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
     main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads

@@ -9,7 +9,9 @@ offload).
 
 Step time = slowest stage's micro-batch time x micro-batches x (1 + bubble fraction) +
 DeepSpeed's serial blocking p2p where set (:mod:`~rlmcost.perf.deepspeed_pipe`) + exposed
-DP / ZeRO communication + optimizer + offload.
+DP / ZeRO communication + optimizer + offload. Under Megatron's interleaved ``overlap_p2p_comm``
+the micro-batch time leaves its PP transfers out and the step adds what the schedule exposes
+(:mod:`~rlmcost.perf.megatron_pipe`).
 
 FLOP conventions. ``model_flops``: the project's exact matrix-product count of forward +
 backward (3 x forward), attention counted over the full S x S (as FlopCounterMode and as
@@ -50,6 +52,7 @@ from rlmcost.perf.embedding_grad import embedding_backward
 from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
 from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
+from rlmcost.perf.megatron_pipe import overlapped_p2p_s, overlaps_p2p
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
@@ -220,7 +223,8 @@ def train_step_time(
     slowest = max(range(len(per_stage)), key=lambda i: per_stage[i][1].total_s)
     p = per_stage[slowest][1]
     bubble = float(bubble_fraction(layout.schedule, layout.pp, n_mb, layout.virtual_stages))
-    busy = n_mb * p.total_s
+    overlap = overlaps_p2p(c)  # Megatron's interleaved overlap_p2p_comm (perf.megatron_pipe)
+    busy = n_mb * (p.total_s - (p.fwd["pp"] + p.bwd["pp"] if overlap else 0.0))
     bubble_s = bubble * busy
     dp_s = max(x[2] for x in per_stage)
     optimizer_s = max(x[3] for x in per_stage)
@@ -231,7 +235,8 @@ def train_step_time(
     comm = {k: n_mb * (p.fwd[k] + p.bwd[k]) for k in COMM_PARTS}
     comm["dp"] += dp_s
     serial_s = serial_p2p_s(c, n_mb)  # DeepSpeed's blocking p2p (perf.deepspeed_pipe)
-    comm["pp"] += serial_s
+    serial_s += overlapped_p2p_s(c, p, n_mb) if overlap else 0.0
+    comm["pp"] = serial_s + (0.0 if overlap else comm["pp"])
     comm = {k: v for k, v in comm.items() if v > 0}
     step = busy + bubble_s + serial_s + dp_s + loop_s + optimizer_s + offload_s
     model = model_flops_train(arch, share.sequences * layout.dp, seq_len)

@@ -220,6 +220,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_grad_scatter_gather=o.get("pp_grad_scatter_gather", True),
         checkpoint_embeddings=o.get("checkpoint_embeddings", False),
         pp_serial_p2p=o.get("pp_serial_p2p", False),
+        pp_overlap_p2p=o.get("pp_overlap_p2p", True),
         fsdp2_reduce_bytes=int(o.get("fsdp2_reduce_bytes", 0)),
         fsdp_backward_prefetch=BackwardPrefetch(o.get("fsdp_backward_prefetch", "pre")),
         fsdp1_post_backward=o.get("fsdp1_post_backward", False),

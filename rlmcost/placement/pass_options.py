@@ -8,7 +8,9 @@ there): today the log-softmax its log-prob and loss heads run over fp32 logits
 FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its eager
 layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch fuses them
 (``Behaviour.liger_logits`` with ``--logits fused``), and a Megatron trainer's MoE token dispatcher
-(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`). Which trainers, with the file
+(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`) and whether its interleaved
+schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
+:mod:`rlmcost.perf.megatron_pipe`). Which trainers, with the file
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
 TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
 paper's idealized iteration and frameworks without a preset take rlmcost's defaults (None), unless
@@ -64,12 +66,14 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     fp64 = _fp64_router(deployment, hf)
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
     disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
-    moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp)
+    overlap = beh is None or beh.megatron_overlap_p2p  # interleaved p2p (perf.megatron_pipe)
+    moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
+                      pp_overlap_p2p=overlap)
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL
+        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
