@@ -22,8 +22,9 @@ gap):
   down; an MoE layer's router [a, E, d] and grouped expert GEMMs over the experts the step
   touches, ``E (1 - (1 - k/E)^a)`` of them in expectation under uniform routing, an upper
   bound (:func:`~rlmcost.perf.decode_kernels.expected_experts_touched`; the rank
-  holds 1 / P_e of them), each with ``a k / touched`` rows. At small ``a`` every GEMM is a
-  weight-streaming (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
+  holds 1 / P_e of them), each with ``a k / touched`` rows, their weights streamed at the
+  fused-MoE kernel's measured rate (:mod:`~rlmcost.perf.fused_moe`). At small ``a`` every
+  GEMM is a weight-streaming (memory-bound) GEMV; at large ``a`` the FFN turns compute-bound;
 * per layer, paged decode attention (FlashDecoding-class): it reads the in-flight sequences'
   KV cache, 2 h_kv d_h / P_t x ``C`` elements in the KV dtype, and does 4 h d_h / P_t x ``C``
   FLOPs: max of the two sides plus a launch gap; an MLA layer (DeepSeek-V2/V3) as vLLM runs it
@@ -110,6 +111,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     EngineOptions,
     weight_streaming_device,
 )
+from rlmcost.perf.fused_moe import fused_moe_device
 from rlmcost.perf.speculative import Speculation
 
 
@@ -144,6 +146,7 @@ class Engine:
         self.value_head = value_head
         self.shard = tp_shard(arch, tp)
         self.gemm_device = weight_streaming_device(device)
+        self.moe_device = fused_moe_device(device, self.gemm_device)
         self._gemm_cache: dict[int, float] = {}
         self._chunk_cache: dict[tuple[int, int], float] = {}
         self._fixed_cache: dict[int, float] = {}
@@ -191,9 +194,9 @@ class Engine:
             rows = max(1, -(-m * k // max(1, round(touched))))
             de = int(sh.d_expert)
             layer = attn + dev.gemm_s(m, e, d)
-            fm = dk.FUSED_MOE_MMA_ROWS
-            layer += (dev.gemm_s(rows, (p - 1) * de, d, local, fm)
-                      + dev.gemm_s(rows, d, de, local, fm))  # fmt: skip
+            fm, fused = dk.FUSED_MOE_MMA_ROWS, self.moe_device  # perf.fused_moe
+            layer += (fused.gemm_s(rows, (p - 1) * de, d, local, fm)
+                      + fused.gemm_s(rows, d, de, local, fm))  # fmt: skip
             if arch.n_shared_experts:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
