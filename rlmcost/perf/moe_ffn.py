@@ -14,6 +14,29 @@
 
 Both also give the forward seconds that Megatron-core's ``--recompute-modules moe`` reruns
 (:mod:`~rlmcost.perf.selective_ac`): the step pass adds them to ``StagePass.modules``.
+
+**Checked, left unchanged** (which part of a Megatron-core MoE layer on H100 is under-priced;
+benchmarks/moe_layer_parts.py prints rlmcost's parts, tests/test_moe_grouped_gemm.py pins
+the comparison):
+
+* grouped expert GEMMs (``--moe-grouped-gemm``: TE ``GroupedLinear``, ``general_grouped_gemm``,
+  multi-stream cuBLAS unless ``NVTE_USE_CUTLASS_GROUPED_GEMM``), priced as one batched GEMM of
+  the tile model. NVIDIA/TransformerEngine PR 2045 measures on H100, BF16, (g, m, n, k) =
+  (8, 4096, 768, 2048) and (16, 2048, 768, 2048): 627.9 and 553.9 TFLOP/s on TE 2.7 + CUDA
+  12.9 (508.8 and 398.8 on TE 2.2); rlmcost prices both at 615, 0.98-1.11 x the stack the
+  ModelZoo rows ran (Megatron-MoE-ModelZoo dockers/H100.Dockerfile @e865051: PyTorch 25.06,
+  CUDA 12.9, TE 2.6), too close to carry their -6..-34 % / +8..+24 % errors;
+* the ModelZoo long-context rows' error is flat (+8..+13 % forced balance, 16k-128k) while
+  attention grows from 25 to 76 % of the step and the MoE layer's share shrinks: a MoE-only
+  term would shrink the error with the length, so no single MoE part explains it;
+* NeMo RL's trainer (v0.3 Qwen3-30B-A3B, 4096-token micro-batches): the layer's GPU parts
+  (3.7 ms forward and backward, expert GEMMs 1.1 ms) sit under the host floor (8.8 ms,
+  :mod:`~rlmcost.perf.moe_host`), so no GPU-side part moves those rows; the blog's 50 s against
+  rlmcost's 29.7 s points at the eager all-to-all layer's host and synchronisation time, for
+  which no H100 measurement with numbers was found (the floor is a B200 run with DeepEP and
+  CUDA graphs). Not found either: a per-part H100 breakdown in Megatron-core's MoE README
+  (@d98e8a64dd: "EP All-to-All can consume 30-40% of training time without optimization");
+  ModelZoo issue 7's nsys profile is on B200.
 """
 
 from __future__ import annotations
