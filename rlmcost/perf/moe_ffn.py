@@ -25,7 +25,15 @@ the comparison):
   (8, 4096, 768, 2048) and (16, 2048, 768, 2048): 627.9 and 553.9 TFLOP/s on TE 2.7 + CUDA
   12.9 (508.8 and 398.8 on TE 2.2); rlmcost prices both at 615, 0.98-1.11 x the stack the
   ModelZoo rows ran (Megatron-MoE-ModelZoo dockers/H100.Dockerfile @e865051: PyTorch 25.06,
-  CUDA 12.9, TE 2.6), too close to carry their -6..-34 % / +8..+24 % errors;
+  CUDA 12.9, TE 2.6), too close to carry their -6..-34 % / +8..+24 % errors. NeMo RL v0.3
+  pins TE 2.3.0 (pyproject.toml at v0.3.0), nearer the TE 2.2 figures (1.21-1.54 x slower than
+  priced); at 1.54 x its expert GEMMs would add about 0.7 ms per layer forward at 16k tokens,
+  under 1 s of the 23 s log-prob phase (rlmcost 8.2 s), and stay under the training floor;
+* the NVLink all-to-all: NCCL's achieved bus bandwidth on H100 for non-all-reduce collectives is
+  about 370 of 450 GB/s (NCCL's maintainer, NVIDIA/nccl-tests issue 212); rlmcost's 0.8 x 450 =
+  360 GB/s is that rate. Permutation and router (the ModelZoo's ``--moe-permute-fusion``,
+  ``--moe-router-fusion``, model_configs/benchmarking/Qwen3-235B-A22B.yaml) stay memory-bound
+  bytes: no per-kernel H100 figure was found;
 * the ModelZoo long-context rows' error is flat (+8..+13 % forced balance, 16k-128k) while
   attention grows from 25 to 76 % of the step and the MoE layer's share shrinks: a MoE-only
   term would shrink the error with the length, so no single MoE part explains it;
