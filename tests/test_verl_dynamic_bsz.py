@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from verl_rows import QWEN_DAPO
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.cli.validate import run_from_argv
@@ -73,14 +74,7 @@ def test_bad_input_is_a_spec_error():
 
 # --- use_remove_padding ----------------------------------------------------------------------
 
-_QWEN_DAPO = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-batches", "16",
-              "--zero", "3", "--param-dtype", "fp32", "--cp", "4", "--zero-shard", "2",
-              "--offload", "params-idle,optimizer-idle", "--ckpt", "full", "--logits",
-              "low-memory", "--max-tokens-per-gpu", "61440", "--forward-max-tokens-per-gpu",
-              "92160", "--offload-idle", "--rollout-tp", "4", "--gpu-memory-utilization", "0.8",
-              "--sleep", "--max-num-batched-tokens", "30720", "--batch", "512", "--group", "16",
-              "--prompt-len", "200", "--response-len", "28672", "--hardware", "h20", "--gpus",
-              "32"]  # fmt: skip
+_QWEN_DAPO = QWEN_DAPO
 
 
 def _passes(argv: list[str]) -> tuple[dict[Kind, float], Any]:

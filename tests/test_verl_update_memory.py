@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from verl_rows import QWEN_DAPO
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.cli.validate import run_from_argv
@@ -166,14 +167,7 @@ def test_verl_qwen_dapo_update_prices_the_real_micro_batch():
     their 200-token prompts), is one micro-batch under 61,440 x 4 tokens, 64 sequences x
     ceil(ceil(88,292 / 64) / 4) = 345 tokens per GPU x 152,064 x 2 B (not 57,744 tokens of
     budget-filling maximum-length sequences), and the run fits the H20."""
-    argv = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-batches", "16",
-            "--zero", "3", "--param-dtype", "fp32", "--cp", "4", "--zero-shard", "2",
-            "--offload", "params-idle,optimizer-idle", "--ckpt", "full", "--logits",
-            "low-memory", "--max-tokens-per-gpu", "61440", "--forward-max-tokens-per-gpu",
-            "92160", "--offload-idle", "--rollout-tp", "4", "--gpu-memory-utilization", "0.8",
-            "--sleep", "--max-num-batched-tokens", "30720", "--batch", "512", "--group", "16",
-            "--prompt-len", "200", "--response-len", "28672", "--hardware", "h20", "--gpus",
-            "32", "--length-dist", "lognormal:1000,0.67,28672,0.025"]  # fmt: skip
+    argv = [*QWEN_DAPO, "--length-dist", "lognormal:1000,0.67,28672,0.025"]
     est = evaluate_deployment(run_from_argv("rlvr", argv))
     (train,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
     assert train.memory.logits == 4 * 64 * 345 * 152_064 * 2
