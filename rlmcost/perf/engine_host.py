@@ -13,7 +13,7 @@ STEP_OVERHEAD_S = 1e-3
 """Engine CPU overhead per decode step not hidden behind the GPU (the
 :mod:`rlmcost.perf.generation` docstring)."""
 
-VLLM_HOST_S_PER_SEQUENCE = Constant(73e-6, 20e-6, 127e-6, "ML.ENERGY v3 ITL at batch 8 and 64")
+VLLM_HOST_S_PER_SEQUENCE = Constant(73e-6, 50.5e-6, 127e-6, "ML.ENERGY v3 ITL at batch 8 and 64")
 """vLLM host seconds per sequence in flight per decode step, on the step's critical path.
 
 Measured figure: the ML.ENERGY Leaderboard v3.0 (source ``mlenergy_v3`` of
@@ -23,8 +23,10 @@ grows by 4-8 ms on H100 and B200 alike, where the kernels (this module without t
 grow by 0.6-2 ms. The excess per added sequence, ((published - kernels) at the larger batch -
 (published - kernels) at 8) / (added sequences), over the twelve such pairs (chat: Llama-3.1-8B,
 Llama-3.1-70B, Qwen3-8B, Qwen3-30B-A3B on H100 and B200, Qwen3-32B on B200; GPQA on H100:
-Qwen3-8B, Qwen3-14B, Qwen3-32B): median 73 us (value), lowest 20 us (Qwen3-30B-A3B chat, H100:
-low), highest 127 us (Qwen3-8B chat, B200: high). Left out: H100 Qwen3-32B chat (batch 8 at TP 1,
+Qwen3-8B, Qwen3-14B, Qwen3-32B): median 73 us (value), lowest 50.5 us (Llama-3.1-8B chat, H100:
+low; the Qwen3-30B-A3B chat pair on H100 gave 20 us while vLLM's fused-MoE GEMMs were priced at
+the dense rate, 69 us at their measured one, ``perf/fused_moe.py``), highest 127 us (Qwen3-8B
+chat, B200: high). Left out: H100 Qwen3-32B chat (batch 8 at TP 1,
 64 at TP 2) and GPQA Qwen3-30B-A3B (8 and 16 sequences, too close to show it). Of the same
 order: vLLM issue 6913 (2024-07, V0) profiles ``_process_model_outputs`` at 3.4 ms for 32
 sequences of Llama-3-70B on 4 x H100 (106 us each); vLLM PR 57442 (2026-09, V1 0.29, one L20, a
