@@ -8,6 +8,8 @@ with biases, a plain-FFN MoE, latent attention with experts and a window on some
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import strategies as st
 
 from rlmcost.choices import FfnKind, NormKind
@@ -92,7 +94,7 @@ def pipeline_splits(draw: st.DrawFn, n_layers: int = 1, stages: int = 1) -> dict
         cuts = sorted(draw(st.lists(st.integers(0, n_layers), min_size=stages - 1,
                                     max_size=stages - 1)))  # fmt: skip
         edges = [0, *cuts, n_layers]
-        parts = ["t" * (b - a) for a, b in zip(edges, edges[1:], strict=True)]
+        parts = ["t" * (b - a) for a, b in pairwise(edges)]
         mtp = draw(st.booleans()) and stages > 1  # an MTP layer before the loss
         return {"pp_layout": "E" + "|".join(parts) + ("m" if mtp else "") + "L"}
     if kind == "slots":

@@ -7,12 +7,14 @@ its errors; the flag through a Run and back; the importers' keys; exact = compil
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import rlmcost.perf
 from rlmcost.cli import app
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import stage_layers
@@ -67,6 +69,12 @@ def test_megatron_bridge_list_form_and_rank_counts():
     assert stage_layer_counts(61, _lay(4, BRIDGE_PP4_VP4, 4)) == [16, 16, 16, 13]
     (note,) = check_layout(DSV3, _lay(4, BRIDGE_PP4_VP4, 4))
     assert "[16, 16, 16, 13] layers per rank" in note and "[4, 4, 4, 1]" in note
+    # the validate row runs that layout, interleaved over its 4 virtual stages
+    rows = json.loads((Path(rlmcost.perf.__file__).parent / "data" / "published.json").read_text())
+    (row,) = [r for r in rows["rows"] if r["id"] == "megatron-bridge-25.11-gb200-deepseek-v3-bf16"]
+    lay = row["layout"]
+    assert expand(lay["pp_layout"]) == expand(text) and (lay["pp"], lay["virtual_stages"]) == (4, 4)
+    assert lay["schedule"] == "interleaved"
 
 
 @pytest.mark.parametrize(
