@@ -78,6 +78,26 @@ def test_megatron_bridge_list_form_and_rank_counts():
 
 
 @pytest.mark.parametrize(
+    ("text", "pp", "v", "ranks", "mtp_at"),
+    [
+        # Megatron-MoE-ModelZoo @e865051 best_practice/deepseek-v3/run_deepseek_v3_gb200.sh
+        # (PP 4, VPP 4): the Bridge layout with the MTP layer before the loss
+        ("Et*4|(tttt|)*14tmL", 4, 4, [16, 16, 16, 13], [(3, 3)]),
+        # run_deepseek_v3_h100.sh (PP 8, VPP 4): 1 + 30 x 2 layers, m with the loss
+        ("Et|(tt|)*30mL", 8, 4, [7] + [8] * 6 + [6], [(7, 3)]),
+        # run_deepseek_v3_h100.sh's long-context rows (PP 8, VPP 4): stage 23 holds one layer
+        ("Et*2|(tt|)*22t|(tt|)*7mL", 8, 4, [8] * 7 + [5], [(7, 3)]),
+        # best_practice/kimi-k2/run_kimi_k2_gb200_128k_G128.sh (PP 2, so VPP 16)
+        ("Et|t|(tt|)*29tL", 2, 16, [31, 30], []),
+    ],
+)
+def test_modelzoo_layouts(text: str, pp: int, v: int, ranks: list[int], mtp_at: list):
+    assert layout_problem(text, pp, 61, v) is None  # DeepSeek-V3 and Kimi-K2: 61 layers
+    lay = parse(text, pp)
+    assert lay.rank_layers() == ranks and lay.positions("m") == mtp_at
+
+
+@pytest.mark.parametrize(
     ("text", "pp", "v", "message"),
     [
         ("Et*4|(t*4|)*14tx", 4, 4, "invalid layer character 'x'"),

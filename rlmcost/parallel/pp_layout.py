@@ -92,10 +92,10 @@ def layout_text(value: object) -> str:
         words = [str(w).strip().lower() for s in value for w in s]
         bad = [w for w in words if w not in _NAMES]
         if bad:
-            raise LayoutError(f"pipeline layout: '{bad[0]}' is not a layer type; use "
+            raise LayoutError(f"--pp-layout: '{bad[0]}' is not a layer type; use "
                               f"{', '.join(_NAMES)} ({_SOURCE})")  # fmt: skip
         return "|".join("".join(_NAMES[str(w).strip().lower()] for w in s) for s in value)
-    raise LayoutError(f"pipeline layout must be a string or a list of stages, got {value!r:.60}")
+    raise LayoutError(f"--pp-layout must be a string or a list of stages, got {value!r:.60}")
 
 
 def expand(text: str) -> list[str]:
@@ -112,7 +112,7 @@ def expand(text: str) -> list[str]:
     for stage in stages:
         for c in stage:
             if c not in LAYER_CHARS:
-                raise LayoutError(f"pipeline layout '{text:.60}': invalid layer character "
+                raise LayoutError(f"--pp-layout '{text:.60}': invalid layer character "
                                   f"'{c}' in stage '{stage:.30}'; known: E, t, m, L, | and "
                                   f"(..)*n ({_SOURCE})")  # fmt: skip
     return stages
@@ -122,7 +122,7 @@ def _repeat(x: re.Match[str], budget: list[int]) -> str:
     part, n = x.group(1), int(x.group(2))
     budget[0] -= len(part) * n
     if budget[0] < 0:
-        raise LayoutError(f"pipeline layout: '{part}'*{n} unrolls past {_MAX_CHARS} characters")
+        raise LayoutError(f"--pp-layout: '{part}'*{n} unrolls past {_MAX_CHARS} characters")
     return part * n
 
 
@@ -132,7 +132,7 @@ def parse(text: str, pp: int) -> PipelineLayout:
     by ``pp`` (``PipelineParallelLayerLayout.__init__``)."""
     stages = expand(text)
     if len(stages) % pp:
-        raise LayoutError(f"pipeline layout '{text:.60}' has {len(stages)} stages, not a "
+        raise LayoutError(f"--pp-layout '{text:.60}' has {len(stages)} stages, not a "
                           f"multiple of pp={pp} ({_SOURCE}); give pp x v stages")  # fmt: skip
     return PipelineLayout(text, pp, tuple(stages))
 
@@ -154,7 +154,7 @@ def layout_problem(text: str, pp: int, n_layers: int, virtual_stages: int) -> st
         lay = parse(text, pp)
     except LayoutError as e:
         return str(e)
-    where = f"pipeline layout '{text:.60}'"
+    where = f"--pp-layout '{text:.60}'"
     if lay.virtual_stages != virtual_stages:
         return (f"{where} has {len(lay.stages)} stages = pp {pp} x {lay.virtual_stages} "
                 f"virtual stages, not {virtual_stages}; set virtual_stages "
