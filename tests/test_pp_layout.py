@@ -208,3 +208,21 @@ def test_importers_read_the_layout_keys():
                                              f"{tf}.pipeline_model_parallel_layout={text}",
                                              f"{tf}.num_layers_in_first_pipeline_stage=5"])
     assert dict(q.flags)["--pp-layout"] == text and dict(q.flags)["--pp-first-layers"] == 5
+
+
+def test_importers_take_megatrons_list_form_and_refuse_a_bad_one():
+    # Megatron-Bridge recipes set the layout as lists of layer names (deepseek_v3.py
+    # layout_map); TransformerConfig accepts that form beside the string
+    from rlmcost.frameworks.config import Reader, flatten
+    from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
+    from rlmcost.frameworks.result import ImportedQuery
+
+    key = "cfg.pipeline_model_parallel_layout"
+    stages_ = [["embedding", "decoder", "decoder"], ["decoder", "mtp", "loss"]]
+    r = Reader(flatten({"cfg": {"pipeline_model_parallel_layout": stages_}}, "cfg"), "cfg")
+    q = ImportedQuery("verl", "cfg")
+    set_split(r, q, 2, transformer_config_keys("cfg."))
+    assert dict(q.flags)["--pp-layout"] == "Ett|tmL"
+    bad = Reader(flatten({"cfg": {"pipeline_model_parallel_layout": [["encoder"]]}}, "c"), "c")
+    with pytest.raises(SpecError, match=f"'{key}'.*'encoder' is not a layer type"):
+        set_split(bad, ImportedQuery("verl", "cfg"), 2, transformer_config_keys("cfg."))
