@@ -119,7 +119,7 @@ def expand(text: str) -> list[str]:
 
 
 def _repeat(x: re.Match[str], budget: list[int]) -> str:
-    part, n = x.group(1), int(x.group(2))
+    part, n = x.group(1), int(x.group(2)[:12])  # 12 digits already unroll past the budget
     budget[0] -= len(part) * n
     if budget[0] < 0:
         raise LayoutError(f"--pp-layout: '{part}'*{n} unrolls past {_MAX_CHARS} characters")
