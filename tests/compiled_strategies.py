@@ -8,6 +8,8 @@ with biases, a plain-FFN MoE, latent attention with experts and a window on some
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import strategies as st
 
 from rlmcost.choices import FfnKind, NormKind
@@ -78,15 +80,23 @@ def layouts(draw: st.DrawFn, model: ModelSpec) -> Layout:
         micro_batch=draw(st.sampled_from([1, 2, 3, 8])),
         schedule=schedule,
         virtual_stages=v,
-        **draw(pipeline_splits()),
+        **draw(pipeline_splits(model.n_layers, pp * v)),
     )
 
 
 @st.composite
-def pipeline_splits(draw: st.DrawFn) -> dict:
+def pipeline_splits(draw: st.DrawFn, n_layers: int = 1, stages: int = 1) -> dict:
     """Megatron-core's split options (``parallel.pipeline_split``), off in most draws; may be
-    invalid for the layout (``check_layout`` filters)."""
-    kind = draw(st.sampled_from(["even", "even", "even", "slots", "ends"]))
+    invalid for the layout (``check_layout`` filters). A layout string places ``n_layers``
+    over ``stages`` = pp x v virtual stages at random cut points (empty stages allowed)."""
+    kind = draw(st.sampled_from(["even", "even", "even", "slots", "ends", "layout"]))
+    if kind == "layout":
+        cuts = sorted(draw(st.lists(st.integers(0, n_layers), min_size=stages - 1,
+                                    max_size=stages - 1)))  # fmt: skip
+        edges = [0, *cuts, n_layers]
+        parts = ["t" * (b - a) for a, b in pairwise(edges)]
+        mtp = draw(st.booleans()) and stages > 1  # an MTP layer before the loss
+        return {"pp_layout": "E" + "|".join(parts) + ("m" if mtp else "") + "L"}
     if kind == "slots":
         embedding, loss = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
         return {"pp_embedding_slot": embedding, "pp_loss_slot": loss}

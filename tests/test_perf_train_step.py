@@ -142,7 +142,8 @@ def test_validation_table_meets_its_bounds():
     # fast (18-24 % before its blocking p2p, perf.deepspeed_pipe): a miss the table reports;
     # the bound keeps it from growing unnoticed.
     # NVIDIA's tables (issue 18): Megatron-Bridge 25.11 GB200 BF16 Qwen3-235B / DeepSeek-V3
-    # are predicted 14-19 % fast (a GB200 bias, as in the NeMo RL GB200 rows); AutoModel's
+    # are predicted -8.5 / +19.9 % (DeepSeek-V3 over its recipe's --pipeline-model-parallel-
+    # layout, interleaved; a GB200 bias, as in the NeMo RL GB200 rows); AutoModel's
     # Llama3 70B on 8 H100 nodes (FSDP2 + CP 2) 13 % fast (96 % slow while its ZeRO-3 gathers
     # crossed nodes at one NIC per rank, before collectives spread over the node's NICs).
     # Megatron-Core r0.8.0 on H100 (Megatron-LM README @f2e5db402, BF16 GPT 1.7B-462B):

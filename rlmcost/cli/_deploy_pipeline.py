@@ -1,6 +1,9 @@
 """The pipeline-split options of `rlmcost train` and every algorithm command: Megatron-core's
-uneven split (``Layout.pp_first_layers`` ... ``pp_loss_slot``; ``TrainLayout.pp_split``;
-:mod:`rlmcost.parallel.pipeline_split`). All off by default: rlmcost's even split."""
+uneven split (``Layout.pp_first_layers`` ... ``pp_loss_slot``, ``pp_layout``;
+``TrainLayout.pp_split``; :mod:`rlmcost.parallel.pipeline_split`). All off by default:
+rlmcost's even split. A layout string of pp x v stages sets v model chunks per rank and, for
+v > 1, the interleaved schedule, as Megatron-LM derives the virtual-pipeline size from it
+(``megatron/training/arguments.py`` @d98e8a64dd) and then runs the interleaved 1F1B."""
 
 from __future__ import annotations
 
@@ -8,8 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.parallel.layout import PipelineSchedule
+from rlmcost.parallel.pp_layout import implied_virtual_stages
+
 PIPELINE_SPLIT_OPTIONS = ("pp_first_layers", "pp_last_layers", "pp_embedding_slot",
-                          "pp_loss_slot")  # fmt: skip
+                          "pp_loss_slot", "pp_layout")  # fmt: skip
 
 
 def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
@@ -30,15 +36,34 @@ def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
             "--pp-loss-slot/--no-pp-loss-slot", help="The output layer and loss count as one "
             "layer: the last rank holds one layer fewer (--account-for-loss-in-pipeline-split)"
             ".", rich_help_panel=p)], None),
+        "pp_layout": (Annotated[str | None, typer.Option(
+            help="Megatron-core --pipeline-model-parallel-layout: E embedding, t layer, m MTP, "
+            "L loss, | a stage boundary, (..)*n repeats, over pp x v virtual stages, e.g. "
+            "'Et*4|(t*4|)*14tL' (pp 4, v 4); v > 1 runs the interleaved schedule.",
+            rich_help_panel=p)], None),
     }  # fmt: skip
 
 
 def layout_split(opts: dict[str, Any]) -> dict[str, Any]:
-    """The ``Layout`` fields the options give (`rlmcost train`)."""
-    return {"pp_first_layers": opts.get("pp_first_layers"),
-            "pp_last_layers": opts.get("pp_last_layers"),
-            "pp_embedding_slot": bool(opts.get("pp_embedding_slot")),
-            "pp_loss_slot": bool(opts.get("pp_loss_slot"))}  # fmt: skip
+    """The ``Layout`` fields the options give (`rlmcost train`), with the layout string's
+    virtual stages and schedule where the options leave them at 1 and 1F1B."""
+    out = {"pp_first_layers": opts.get("pp_first_layers"),
+           "pp_last_layers": opts.get("pp_last_layers"),
+           "pp_embedding_slot": bool(opts.get("pp_embedding_slot")),
+           "pp_loss_slot": bool(opts.get("pp_loss_slot")), "pp_layout": opts.get("pp_layout")}
+    given = {"virtual_stages": opts.get("virtual_stages") or 1,
+             "schedule": opts.get("schedule") or PipelineSchedule.ONE_F_ONE_B}
+    return out | _implied(opts.get("pp_layout"), opts.get("pp") or 1, given)
+
+
+def _implied(text: str | None, pp: int, given: dict[str, Any]) -> dict[str, Any]:
+    """``virtual_stages`` and ``schedule`` a layout string sets when ``given`` holds the
+    defaults (1, 1F1B); {} otherwise (a conflict is then check_layout's one-line error)."""
+    v = implied_virtual_stages(text, pp) if text is not None else None
+    if v is None or v == 1 or given["virtual_stages"] != 1 or \
+            str(given["schedule"]) != PipelineSchedule.ONE_F_ONE_B:  # fmt: skip
+        return {}
+    return {"virtual_stages": v, "schedule": PipelineSchedule.INTERLEAVED}
 
 
 def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
@@ -47,3 +72,7 @@ def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
     given = {k[3:]: opts[k] for k in PIPELINE_SPLIT_OPTIONS if opts.get(k) is not None}
     if given:
         train["pp_split"] = {**(train.get("pp_split") or {}), **given}
+    text = (train.get("pp_split") or {}).get("layout")
+    implied = _implied(text, train.get("pp", 1), {"virtual_stages": train.get(
+        "virtual_stages", 1), "schedule": train.get("schedule", "1f1b")})  # fmt: skip
+    train.update({k: str(v) if k == "schedule" else v for k, v in implied.items()})

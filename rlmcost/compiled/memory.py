@@ -30,7 +30,7 @@ from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
-from rlmcost.parallel.pipeline_split import split_problem, stage_layer_counts, uses_megatron_split
+from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses_megatron_split
 from rlmcost.parallel.shard import PipelineStage
 
 __all__ = [
@@ -141,17 +141,11 @@ def _check(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> None
 
 
 def stage_layers(a: g.ArchNumbers, layout: Layout | int) -> list[tuple[int, int]]:
-    """(dense, MoE) layers of each of the P_p stages (``pipeline_split.stage_layer_counts``;
+    """(dense, MoE) layers of each of the P_p stages (``pipeline_split.stage_dense_moe``;
     an int is P_p with rlmcost's even split), the MoE model's first ``first_dense_layers``
     dense (``parallel.shard.stages``)."""
     layout = Layout(pp=layout) if isinstance(layout, int) else layout
-    n_dense = a.first_dense_layers if a.moe else a.n_layers
-    out, start = [], 0
-    for count in stage_layer_counts(a.n_layers, layout):
-        dense = max(0, min(start + count, n_dense) - start)
-        out.append((dense, count - dense))
-        start += count
-    return out
+    return stage_dense_moe(a.n_layers, a.first_dense_layers if a.moe else a.n_layers, layout)
 
 
 def _split_up(x: int, parts: int) -> int:

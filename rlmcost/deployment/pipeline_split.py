@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rlmcost.parallel.pp_layout import expand, layout_text
 
 
 class PipelineSplit(BaseModel):
     """Megatron-core's uneven pipeline split (``megatron/core/transformer/transformer_block.py``
-    ``get_num_layers_to_build`` @d98e8a64dd): explicit first/last stage layers, or the
-    embedding and the loss counted as layers. None / False everywhere: rlmcost's even split."""
+    ``get_num_layers_to_build`` @d98e8a64dd): explicit first/last stage layers, the
+    embedding and the loss counted as layers, or a layout string
+    (``pipeline_parallel_layer_layout.py``). None / False everywhere: rlmcost's even split."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -25,15 +28,29 @@ class PipelineSplit(BaseModel):
     loss_slot: bool = Field(default=False, description="the output layer and loss count as "
         "one layer (account_for_loss_in_pipeline_split)")  # fmt: skip
 
+    layout: str | None = Field(default=None, description="Megatron-core's "
+        "--pipeline-model-parallel-layout string over pp x v virtual stages, e.g. "
+        "'Et*4|(t*4|)*14tL' (rlmcost.parallel.pp_layout); sets v = stages / pp")  # fmt: skip
+
+    @field_validator("layout", mode="before")
+    @classmethod
+    def _layout(cls, v: object) -> object:
+        if v is None:
+            return v
+        text = layout_text(v)  # a list of stages, as Megatron-Bridge's recipes set it
+        expand(text)  # unknown characters: one line (ValueError); the rest at check_layout
+        return text
+
     def layout_fields(self) -> dict[str, Any]:
         """The :class:`~rlmcost.parallel.layout.Layout` fields of this split."""
         return {"pp_first_layers": self.first_layers, "pp_last_layers": self.last_layers,
-                "pp_embedding_slot": self.embedding_slot,
-                "pp_loss_slot": self.loss_slot}  # fmt: skip
+                "pp_embedding_slot": self.embedding_slot, "pp_loss_slot": self.loss_slot,
+                "pp_layout": self.layout}  # fmt: skip
 
     def flags(self) -> list[str]:
         """The command-line flags that state this split (``rlmcost.run.command``)."""
         words = [] if self.first_layers is None else ["--pp-first-layers", str(self.first_layers)]
         words += [] if self.last_layers is None else ["--pp-last-layers", str(self.last_layers)]
         words += ["--pp-embedding-slot"] if self.embedding_slot else []
+        words += ["--pp-layout", self.layout] if self.layout is not None else []
         return words + (["--pp-loss-slot"] if self.loss_slot else [])

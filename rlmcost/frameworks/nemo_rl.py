@@ -205,7 +205,11 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     conf = r.text(f"{c}.env_vars.PYTORCH_CUDA_ALLOC_CONF", "") or ""
     expandable = "expandable_segments:true" in conf.replace(" ", "").lower()
     q.set("--expandable-segments" if expandable else "--no-expandable-segments")
-    set_split(r, q, pp, {k: f"{_MEG}.num_layers_in_{k}_pipeline_stage" for k in ("first", "last")})
+    set_split(r, q, pp, {k: f"{_MEG}.num_layers_in_{k}_pipeline_stage" for k in ("first", "last")}
+              | {"layout": f"{_MEG}.model_overrides.pipeline_model_parallel_layout"})
+    if r.raw(f"{_MEG}.pipeline_model_parallel_layout") is not None:  # setup.py @7ea279ab
+        q.note(f"{_MEG}.pipeline_model_parallel_layout: NeMo RL copies no such key onto the "
+               "model (only model_overrides.pipeline_model_parallel_layout); ignored")
     for flag, v in (("--tp", tp), ("--pp", pp), ("--cp", cp), ("--ep", ep)):
         if v > 1:
             q.set(flag, v)

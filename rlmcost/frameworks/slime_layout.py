@@ -76,7 +76,8 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
                          "last": "decoder-last-pipeline-num-layers",
                          "embedding": "account-for-embedding-in-pipeline-split",
-                         "loss": "account-for-loss-in-pipeline-split"})  # fmt: skip
+                         "loss": "account-for-loss-in-pipeline-split",
+                         "layout": "pipeline-model-parallel-layout"})  # fmt: skip
     if r.flag("use-rollout-routing-replay", False):
         q.set("--routing-replay")
     return steps

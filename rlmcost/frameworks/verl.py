@@ -1,6 +1,5 @@
 """verl config import: ``verl.trainer.main_ppo``'s Hydra config (a YAML file of keys from
-``verl/trainer/config/ppo_trainer.yaml`` plus dotted ``key=value`` overrides) as an rlmcost
-query.
+``verl/trainer/config/ppo_trainer.yaml`` plus dotted ``key=value`` overrides) as a query.
 
 Units (verl/trainer/config/ppo_trainer.yaml; verl/workers/fsdp_workers.py normalizes them):
 
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
@@ -227,6 +227,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
         import_dispatcher(r, q, f"{m}.override_transformer_config.", VERL_DEFAULT, ep)
+        set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
         # between phases: verl/workers/megatron_workers.py offloads and reloads around each
         offload = [name for key, name in (("param_offload", "params-idle"),
@@ -299,10 +300,9 @@ def _recompute(r: Reader, q: ImportedQuery, strategy: str) -> str:
     """--ckpt as each backend reads it. FSDP: ``model.enable_gradient_checkpointing`` (default
     True, verl/trainer/config/model/hf_model.yaml; verl/workers/fsdp_workers.py calls
     gradient_checkpointing_enable). Megatron: verl/workers/megatron_workers.py never reads that
-    key; it passes ``megatron.override_transformer_config`` to megatron-core's TransformerConfig,
-    whose ``recompute_granularity`` defaults to null (verl/trainer/config/engine/megatron.yaml at
-    b178a3c): no recomputation unless a script sets it (run_deepseek671b_math_megatron_96gb.sh
-    sets full; the fully-async Qwen3-30B-A3B scripts do not)."""
+    key; it passes ``megatron.override_transformer_config`` to TransformerConfig, whose
+    ``recompute_granularity`` defaults to null (config/engine/megatron.yaml at b178a3c): none
+    unless a script sets it (run_deepseek671b_math_megatron_96gb.sh sets full)."""
     if strategy != "megatron":
         return "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none"
     key = f"{ACTOR}.megatron.override_transformer_config.recompute_granularity"

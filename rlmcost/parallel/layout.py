@@ -72,6 +72,7 @@ class Layout:
     pp_last_layers: int | None = None  # layers on the last rank (num_layers_in_last_...)
     pp_embedding_slot: bool = False  # the embedding counts as a layer (account_for_embedding_...)
     pp_loss_slot: bool = False  # the output layer and loss count as one (account_for_loss_...)
+    pp_layout: str | None = None  # --pipeline-model-parallel-layout (parallel.pp_layout)
 
     @property
     def n_gpus(self) -> int:

@@ -23,19 +23,22 @@ Whichever split, the embedding stays on the first rank and the output layer and 
 (``check_layout``) every rank keeps a transformer layer.
 Without these options rlmcost's own split applies: L // P_p each, the first L mod P_p one more
 (Megatron-core itself asserts P_p | L there), interleaving needing P_p v | L. Megatron's newest
-form, ``--pipeline-model-parallel-layout`` (a string per virtual stage,
-``pipeline_parallel_layer_layout.py``), is not expressible here.
+form, ``--pipeline-model-parallel-layout`` (:attr:`Layout.pp_layout`, a string that places each
+layer on a (rank, virtual stage)), excludes the other four (``transformer_config.py``); its
+counts and checks: :mod:`rlmcost.parallel.pp_layout`.
 """
 
 from __future__ import annotations
 
 from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.pp_layout import layout_problem, parse
 
 
 def uses_megatron_split(layout: Layout) -> bool:
     """The layout sets one of Megatron-core's uneven split options."""
     return (layout.pp_first_layers is not None or layout.pp_last_layers is not None
-            or layout.pp_embedding_slot or layout.pp_loss_slot)  # fmt: skip
+            or layout.pp_embedding_slot or layout.pp_loss_slot
+            or layout.pp_layout is not None)  # fmt: skip
 
 
 def stage_layer_counts(n_layers: int, layout: Layout) -> list[int]:
@@ -48,8 +51,12 @@ def stage_layer_counts(n_layers: int, layout: Layout) -> list[int]:
     [11, 12, 12, 12, 12, 12, 12, 11]
     >>> stage_layer_counts(61, Layout(pp=16, pp_first_layers=3, pp_last_layers=2))
     [3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2]
+    >>> stage_layer_counts(61, Layout(pp=4, virtual_stages=4, pp_layout="Et*4|(t*4|)*14tL"))
+    [16, 16, 16, 13]
     """
     pp = layout.pp
+    if layout.pp_layout is not None:
+        return parse(layout.pp_layout, pp).rank_layers()
     first, last = layout.pp_first_layers, layout.pp_last_layers
     if first is not None or last is not None:
         ends = [x for x in (first, last) if x is not None]
@@ -69,6 +76,37 @@ def stage_layer_counts(n_layers: int, layout: Layout) -> list[int]:
     return [base + (1 if s < extra else 0) for s in range(pp)]
 
 
+def stage_dense_moe(n_layers: int, n_dense: int, layout: Layout) -> list[tuple[int, int]]:
+    """(dense, MoE) layers on each rank when the model's first ``n_dense`` layers are dense
+    (a MoE model's ``first_dense_layers``; ``n_layers`` for a dense model): the ranks in
+    order, each holding a run of consecutive layers, or, under a layout string, the layer ids
+    Megatron-core gives each rank (``PipelineLayout.layer_ids``). ``parallel.shard.stages``
+    and ``compiled.memory.stage_layers`` both read it."""
+    if layout.pp_layout is not None:
+        ids = parse(layout.pp_layout, layout.pp).layer_ids()
+        return [(sum(i < n_dense for i in r), sum(i >= n_dense for i in r)) for r in ids]
+    out, start = [], 0
+    for count in stage_layer_counts(n_layers, layout):
+        dense = max(0, min(start + count, n_dense) - start)
+        out.append((dense, count - dense))
+        start += count
+    return out
+
+
+def layout_note(layout: Layout) -> str:
+    """The layout string's part of the split note: the string, each rank's layers per
+    virtual stage, and that its MTP layers (``m``) are not priced; '' without a string."""
+    if layout.pp_layout is None:
+        return ""
+    lay = parse(layout.pp_layout, layout.pp)
+    chunks = lay.chunk_layers()
+    shown = f", per virtual stage {chunks}" if lay.virtual_stages > 1 else ""
+    mtp = lay.positions("m")
+    mtp_note = (f"; its {len(mtp)} MTP layer(s) 'm' (rank {mtp[0][0]}) not priced: rlmcost "
+                "trains no MTP block") if mtp else ""  # fmt: skip
+    return f" (--pp-layout '{layout.pp_layout:.80}'{shown}{mtp_note})"
+
+
 def _slots(n_layers: int, layout: Layout) -> int:
     return n_layers + int(layout.pp_embedding_slot) + int(layout.pp_loss_slot)
 
@@ -81,6 +119,13 @@ def split_problem(n_layers: int, layout: Layout) -> str | None:
         return None
     pp, v = layout.pp, layout.virtual_stages
     first, last = layout.pp_first_layers, layout.pp_last_layers
+    if layout.pp_layout is not None:
+        if first is not None or last is not None or layout.pp_embedding_slot or \
+                layout.pp_loss_slot:  # fmt: skip
+            return ("--pp-layout excludes --pp-first-layers/--pp-last-layers/"
+                    "--pp-embedding-slot/--pp-loss-slot (Megatron-core transformer_config.py)"
+                    ": keep one")  # fmt: skip
+        return layout_problem(layout.pp_layout, pp, n_layers, v)
     if (first is not None or last is not None) and (layout.pp_embedding_slot
                                                      or layout.pp_loss_slot):
         return ("--pp-first-layers/--pp-last-layers and --pp-embedding-slot/--pp-loss-slot "

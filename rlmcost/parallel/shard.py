@@ -21,7 +21,7 @@ from rlmcost.arch import Arch, Size
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.pipeline_split import stage_layer_counts
+from rlmcost.parallel.pipeline_split import stage_dense_moe
 
 
 def _ratio(x: Size, parts: Size) -> Size:
@@ -116,15 +116,10 @@ class PipelineStage:
 
 def stages(arch: Arch, layout: Layout | int) -> list[PipelineStage]:
     """The ``layout.pp`` stages of a numeric ``arch`` (layers per rank:
-    ``parallel.pipeline_split.stage_layer_counts``; an int is P_p with rlmcost's even split),
+    ``parallel.pipeline_split.stage_dense_moe``; an int is P_p with rlmcost's even split),
     with the dense layers of a MoE model (its first ``first_dense_layers``) counted on the
     stages that hold them."""
     layout = Layout(pp=layout) if isinstance(layout, int) else layout
-    pp = layout.pp
     n_dense_first = int(arch.first_dense_layers) if arch.is_moe else int(arch.n_layers)
-    out, start = [], 0
-    for s, count in enumerate(stage_layer_counts(int(arch.n_layers), layout)):
-        dense = max(0, min(start + count, n_dense_first) - start)
-        out.append(PipelineStage(s, pp, dense, count - dense))
-        start += count
-    return out
+    split = stage_dense_moe(int(arch.n_layers), n_dense_first, layout)
+    return [PipelineStage(s, layout.pp, dense, moe) for s, (dense, moe) in enumerate(split)]

@@ -5,7 +5,12 @@ from __future__ import annotations
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, PipelineSchedule, ZeroStage
-from rlmcost.parallel.pipeline_split import split_problem, stage_layer_counts, uses_megatron_split
+from rlmcost.parallel.pipeline_split import (
+    layout_note,
+    split_problem,
+    stage_layer_counts,
+    uses_megatron_split,
+)
 
 
 def divisors(x: int) -> list[int]:
@@ -100,8 +105,8 @@ def check_layout(
         raise SpecError(problem)
     if megatron_split and layout.pp > 1:
         counts = stage_layer_counts(n_layers, layout)
-        notes.append(f"Megatron-core's pipeline split: {counts} layers per rank, the embedding "
-                     "on the first, the loss on the last")  # fmt: skip
+        notes.append(f"Megatron-core's pipeline split{layout_note(layout)}: {counts} layers "
+                     "per rank, the embedding on the first, the loss on the last")  # fmt: skip
     if n_layers % layout.pp and not megatron_split:
         base, extra = divmod(n_layers, layout.pp)
         notes.append(

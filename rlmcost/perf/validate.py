@@ -205,7 +205,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         zero=ZeroStage(lay.get("zero", "0")), etp=lay.get("etp"),
         pp_first_layers=lay.get("pp_first_layers"), pp_last_layers=lay.get("pp_last_layers"),
         pp_embedding_slot=lay.get("pp_embedding_slot", False),
-        pp_loss_slot=lay.get("pp_loss_slot", False),
+        pp_loss_slot=lay.get("pp_loss_slot", False), pp_layout=lay.get("pp_layout"),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
     workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)

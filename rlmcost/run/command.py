@@ -12,6 +12,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
+from rlmcost.parallel.pp_layout import implied_virtual_stages
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -178,7 +179,8 @@ def _deployment_flags(run: Run) -> list[str]:
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
         words.append("--expandable-segments" if expandable else "--no-expandable-segments")
     words += t.pp_split.flags() if t.pp_split is not None else []
-    if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
+    if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1) and \
+            not _layout_sets_schedule(t):  # fmt: skip
         raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
     e, e0 = d.engine, EngineSpec()
     for field, flag in _ENGINE_FLAGS.items():
@@ -236,3 +238,10 @@ def _preset_caps(framework: str | None, kind: str) -> bool:
     if framework is None:
         return False
     return "max_num_seqs" in get_preset(framework).deployment_data(kind).get("engine", {})
+
+
+def _layout_sets_schedule(t: Any) -> bool:
+    """``--pp-layout`` states the trainer's interleaved schedule: its v = stages / pp."""
+    text = t.pp_split.layout if t.pp_split is not None else None
+    return text is not None and t.schedule == "interleaved" and \
+        implied_virtual_stages(text, t.pp) == t.virtual_stages  # fmt: skip
