@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from rlmcost.parallel.layout import PipelineSchedule
-from rlmcost.parallel.pp_layout import implied_virtual_stages
 
 PIPELINE_SPLIT_OPTIONS = ("pp_first_layers", "pp_last_layers", "pp_embedding_slot",
                           "pp_loss_slot", "pp_layout")  # fmt: skip
@@ -59,7 +58,11 @@ def layout_split(opts: dict[str, Any]) -> dict[str, Any]:
 def _implied(text: str | None, pp: int, given: dict[str, Any]) -> dict[str, Any]:
     """``virtual_stages`` and ``schedule`` a layout string sets when ``given`` holds the
     defaults (1, 1F1B); {} otherwise (a conflict is then check_layout's one-line error)."""
-    v = implied_virtual_stages(text, pp) if text is not None else None
+    if text is None:
+        return {}
+    from rlmcost.parallel.pp_layout import implied_virtual_stages
+
+    v = implied_virtual_stages(text, pp)
     if v is None or v == 1 or given["virtual_stages"] != 1 or \
             str(given["schedule"]) != PipelineSchedule.ONE_F_ONE_B:  # fmt: skip
         return {}

@@ -7,8 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rlmcost.parallel.pp_layout import expand, layout_text
-
 
 class PipelineSplit(BaseModel):
     """Megatron-core's uneven pipeline split (``megatron/core/transformer/transformer_block.py``
@@ -37,6 +35,8 @@ class PipelineSplit(BaseModel):
     def _layout(cls, v: object) -> object:
         if v is None:
             return v
+        from rlmcost.parallel.pp_layout import expand, layout_text
+
         text = layout_text(v)  # a list of stages, as Megatron-Bridge's recipes set it
         expand(text)  # unknown characters: one line (ValueError); the rest at check_layout
         return text

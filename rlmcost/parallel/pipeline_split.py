@@ -30,8 +30,12 @@ counts and checks: :mod:`rlmcost.parallel.pp_layout`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rlmcost.parallel.layout import Layout
-from rlmcost.parallel.pp_layout import layout_problem, parse
+
+if TYPE_CHECKING:
+    from rlmcost.parallel.pp_layout import PipelineLayout
 
 
 def uses_megatron_split(layout: Layout) -> bool:
@@ -56,7 +60,7 @@ def stage_layer_counts(n_layers: int, layout: Layout) -> list[int]:
     """
     pp = layout.pp
     if layout.pp_layout is not None:
-        return parse(layout.pp_layout, pp).rank_layers()
+        return _parse(layout.pp_layout, pp).rank_layers()
     first, last = layout.pp_first_layers, layout.pp_last_layers
     if first is not None or last is not None:
         ends = [x for x in (first, last) if x is not None]
@@ -83,7 +87,7 @@ def stage_dense_moe(n_layers: int, n_dense: int, layout: Layout) -> list[tuple[i
     Megatron-core gives each rank (``PipelineLayout.layer_ids``). ``parallel.shard.stages``
     and ``compiled.memory.stage_layers`` both read it."""
     if layout.pp_layout is not None:
-        ids = parse(layout.pp_layout, layout.pp).layer_ids()
+        ids = _parse(layout.pp_layout, layout.pp).layer_ids()
         return [(sum(i < n_dense for i in r), sum(i >= n_dense for i in r)) for r in ids]
     out, start = [], 0
     for count in stage_layer_counts(n_layers, layout):
@@ -98,7 +102,7 @@ def layout_note(layout: Layout) -> str:
     virtual stage, and that its MTP layers (``m``) are not priced; '' without a string."""
     if layout.pp_layout is None:
         return ""
-    lay = parse(layout.pp_layout, layout.pp)
+    lay = _parse(layout.pp_layout, layout.pp)
     chunks = lay.chunk_layers()
     shown = f", per virtual stage {chunks}" if lay.virtual_stages > 1 else ""
     mtp = lay.positions("m")
@@ -125,6 +129,8 @@ def split_problem(n_layers: int, layout: Layout) -> str | None:
             return ("--pp-layout excludes --pp-first-layers/--pp-last-layers/"
                     "--pp-embedding-slot/--pp-loss-slot (Megatron-core transformer_config.py)"
                     ": keep one")  # fmt: skip
+        from rlmcost.parallel.pp_layout import layout_problem
+
         return layout_problem(layout.pp_layout, pp, n_layers, v)
     if (first is not None or last is not None) and (layout.pp_embedding_slot
                                                      or layout.pp_loss_slot):
@@ -152,3 +158,9 @@ def split_problem(n_layers: int, layout: Layout) -> str | None:
                 "or --virtual-stages")  # fmt: skip
     return None  # with P_p <= L (check_layout) each rank keeps (L + slots) / P_p - 1 >= 1 layers
 
+
+def _parse(text: str, pp: int) -> PipelineLayout:
+    """:func:`rlmcost.parallel.pp_layout.parse` (imported here: start-up stays light)."""
+    from rlmcost.parallel.pp_layout import parse
+
+    return parse(text, pp)

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.rl_step import Packed
-from rlmcost.perf.verl_balancing import Split, micro_batch_split
 from rlmcost.placement.group_key import per_query
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from rlmcost.perf.verl_balancing import Split
     from rlmcost.placement.device_groups import Task
 
 
@@ -61,6 +61,8 @@ def split_of(g: Any, task: Task, lengths: Sequence[int], sequences: int) -> Spli
     per_rank = -(-sequences // layout.dp)
     budget = spec.max_tokens_per_gpu * layout.cp
     key = ("verl-split", task.invocation, task.kind, per_rank, budget)
+    from rlmcost.perf.verl_balancing import micro_batch_split  # verl only: start-up stays light
+
     return per_query(g.s, key, lambda: micro_batch_split(rank_share(lengths, per_rank), budget))
 
 
@@ -88,6 +90,7 @@ def split_packed(split: Split, dp: int, steps: int, width: int | None = None) ->
     bound on the attention: FlashAttention-2 through the Hugging Face mask unpads inside the
     attention).
 
+    >>> from rlmcost.perf.verl_balancing import Split
     >>> split_packed(Split(3, 5, 30, 190, 11, 2, 2), 2, 1)  # M = 10, k = round(300 / 190) = 2
     (Packed(sequences=12, seq_len=5), 2)
     """

@@ -12,7 +12,6 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.parallel.pp_layout import implied_virtual_stages
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -244,4 +243,11 @@ def _layout_sets_schedule(t: Any) -> bool:
     """``--pp-layout`` states the trainer's interleaved schedule: its v = stages / pp."""
     text = t.pp_split.layout if t.pp_split is not None else None
     return text is not None and t.schedule == "interleaved" and \
-        implied_virtual_stages(text, t.pp) == t.virtual_stages  # fmt: skip
+        _implied_v(text, t.pp) == t.virtual_stages  # fmt: skip
+
+
+def _implied_v(text: str, pp: int) -> int | None:
+    """The virtual stages a layout string implies (imported here: start-up stays light)."""
+    from rlmcost.parallel.pp_layout import implied_virtual_stages
+
+    return implied_virtual_stages(text, pp)
