@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
+from rlmcost.deployment.spec import Deployment, GroupLayouts, TrainLayout
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.parallel.layout import ZeroStage
+from rlmcost.perf.step_pass import AttentionKernel
+from rlmcost.placement.group_train import group_deployment
+from rlmcost.placement.pass_options import step_options
 from rlmcost.run import Run
 
 DENSE = "llama-3.2-1b"
@@ -113,3 +118,15 @@ def test_group_fields_keep_the_fast_path_equal() -> None:
         together = [[_numbers(j) for g in e.groups for j in g.jobs] for e in evaluate_many(runs)]
         alone = [[x for grp in ("rollout", "actor") for x in _jobs(r, grp)] for r in runs]
         assert together == alone
+
+
+def test_a_groups_own_zero_stage_picks_its_trainers_kernels() -> None:
+    # NeMo RL's DTensor worker runs the Hugging Face model under ZeRO-3, its Megatron worker
+    # the fused kernels (Behaviour.hf_trainer "zero3"): a ZeRO-3 group of a ZeRO-0 run
+    # runs FlashAttention-2 / SDPA and eager layers
+    dep = Deployment(framework="nemo-rl", train=TrainLayout(tp=2),
+                     groups=(GroupLayouts(members="actor", gpus=8,
+                                          train=TrainLayout(zero=ZeroStage.OS_G_P)),))  # fmt: skip
+    run_wide, group = step_options(dep), step_options(group_deployment(dep, "actor"))
+    assert run_wide is not None and run_wide.attention is AttentionKernel.FLASH
+    assert group is not None and group.attention is AttentionKernel.FLASH2 and group.hf_eager

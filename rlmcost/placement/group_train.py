@@ -18,8 +18,9 @@ Rule (a stated choice): a group's field that differs from the :class:`TrainLayou
 the group's; one at the default is the deployment's, so a group that gives ``train: {tp: 4}``
 keeps the run's token budget and dispatcher as it did before. A group cannot set a field back
 to its default under a deployment-wide non-default (give the other groups the value instead).
-Under packing a group's own trainer layout also gives the micro-batch that sizes its token
-budget (``TrainLayout.token_budget``), as it gives the layout's.
+A group's own trainer layout is its trainer's otherwise: its micro-batch sizes a packed token
+budget (``TrainLayout.token_budget``), its degrees and ZeRO stage say whether the framework runs
+a Hugging Face model there (``pass_options.runs_hf_model``).
 """
 
 from __future__ import annotations
@@ -56,10 +57,17 @@ def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> Tr
 
 @per_object()
 def group_trainer(dep: Deployment, group: str) -> TrainLayout:
-    """The trainer settings of ``group``'s training jobs: the deployment's ``train`` with the
-    group's own (module docstring); kept per deployment and group."""
+    """The trainer settings of ``group``'s training jobs: the group's own trainer layout (as
+    its layout, ``inputs.layouts_for``: its degrees and ZeRO stage also say whether the
+    framework's trainer runs a Hugging Face model, ``pass_options.runs_hf_model``) with the
+    deployment's :data:`PASS_FIELDS` where the group's are at the default; else the
+    deployment's ``train``. Kept per deployment and group."""
     own = dep.group(group)
-    return _merged(dep.train, None if own is None else own.train, micro_batch=True)
+    if own is None or own.train is None or own.train == dep.train:
+        return dep.train
+    update = {k: getattr(dep.train, k) for k in PASS_FIELDS
+              if getattr(own.train, k) == getattr(_DEFAULT, k)}  # fmt: skip
+    return own.train.model_copy(update=update)
 
 
 @per_object()
