@@ -130,3 +130,20 @@ def test_a_groups_own_zero_stage_picks_its_trainers_kernels() -> None:
     run_wide, group = step_options(dep), step_options(group_deployment(dep, "actor"))
     assert run_wide is not None and run_wide.attention is AttentionKernel.FLASH
     assert group is not None and group.attention is AttentionKernel.FLASH2 and group.hf_eager
+
+
+
+def test_a_streaming_groups_engine_sets_its_prefix_sharing() -> None:
+    # the stream's prefix sharing reads the engine it is given (group_jobs passes the group's,
+    # inputs.engine_for), else the run's
+    from types import SimpleNamespace
+
+    from rlmcost.choices import AttnCounting
+    from rlmcost.deployment.engine import EngineSpec
+    from rlmcost.placement.group_gate import framework_stream
+
+    setup = SimpleNamespace(deployment=Deployment(), counting=AttnCounting.FULL,
+                            workload=SimpleNamespace(samples_per_prompt=8))  # fmt: skip
+    assert framework_stream(setup, (1,), 1, 1).share is not None  # vLLM V1: caching on
+    off = EngineSpec(prefix_caching=False)
+    assert framework_stream(setup, (1,), 1, 1, off).share is None
