@@ -147,3 +147,43 @@ def test_a_streaming_groups_engine_sets_its_prefix_sharing() -> None:
     assert framework_stream(setup, (1,), 1, 1).share is not None  # vLLM V1: caching on
     off = EngineSpec(prefix_caching=False)
     assert framework_stream(setup, (1,), 1, 1, off).share is None
+
+
+# -- refused: a forward layout's trainer-only field (rlmcost.deployment.trainer_only) ---------
+
+REFUSED = ("groups[1].forward.ep_dispatcher = deepep is not read: the forwards run with the "
+           "trainer's ep_dispatcher; give it in train instead")  # fmt: skip
+_DEPLOYMENT = {"framework": "slime",
+               "groups": [{"members": "rollout", "gpus": 8},
+                          {"members": "actor", "gpus": 8,
+                           "forward": {"ep": 4, "ep_dispatcher": "deepep"}}]}  # fmt: skip
+
+
+def test_a_forward_layouts_dispatcher_is_refused_by_the_cli(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    path = tmp_path / "dep.json"
+    path.write_text(json.dumps(_DEPLOYMENT))
+    r = CliRunner().invoke(app, ["grpo", "-m", MOE, "--gpus", "16", "--deployment", str(path)])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert REFUSED in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_a_forward_layouts_dispatcher_is_refused_in_a_run_file(tmp_path) -> None:
+    from rlmcost.errors import SpecError
+
+    data = {"algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": MOE},
+            "deployment": _DEPLOYMENT, "cluster": {"hardware": "h100-sxm"}}  # fmt: skip
+    with pytest.raises(SpecError, match=r"groups\[1\]\.forward\.ep_dispatcher = deepep") as e:
+        Run.from_data(data)
+    assert "give it in train instead" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_forward_layout_like_its_trainers_is_accepted() -> None:
+    same = {"ep": 4, "ep_dispatcher": "deepep"}
+    dep = Deployment.model_validate({**_DEPLOYMENT, "train": same})
+    assert dep.groups[1].forward is not None  # the trainer's value: read, so allowed
