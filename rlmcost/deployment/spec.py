@@ -58,6 +58,7 @@ from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     Overhead,
 )
 from rlmcost.deployment.pipeline_split import PipelineSplit
+from rlmcost.deployment.trainer_only import check_forwards
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
 
@@ -314,10 +315,9 @@ class Deployment(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Deployment:
         if self.ideal and (self.lora is not None or self.train.offload):
-            raise ValueError(
-                "ideal=True is the paper's iteration without deployment effects; drop "
-                "lora/offload or set ideal to false"
-            )
+            raise ValueError("ideal=True is the paper's iteration without deployment effects; "
+                             "drop lora/offload or set ideal to false")
+        check_forwards(self)  # a forward layout's trainer-only field: refused, not ignored
         return self
 
     def forward_layout(self) -> TrainLayout:

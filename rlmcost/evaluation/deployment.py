@@ -36,11 +36,11 @@ from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
+from rlmcost.placement.group_train import any_router_fp64, group_worker_notes
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
-from rlmcost.placement.pass_options import router_fp64, worker_notes
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import _host_bandwidth, query_of
@@ -214,14 +214,15 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     kl = any(t.role is Role.REFERENCE for t in tasks)
     # kept per query by all that worker_notes reads of the deployment
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits), lambda: worker_notes(dep, kl)))  # fmt: skip
+                           dep.logits, dep.groups),
+                          lambda: group_worker_notes(dep, kl)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
         notes.append(MOE_HOST_NOTE)
-        if router_fp64(dep):
+        if any_router_fp64(dep):
             notes.append(ROUTER_FP64_NOTE)
         if dep.engine.eager and not dep.ideal and not alg.offline:
             notes.append(EAGER_MOE_NOTE)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.perf.rl_step import Packed
 from rlmcost.placement.group_key import per_query
+from rlmcost.placement.group_train import kind_spec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,7 +54,7 @@ def split_of(g: Any, task: Task, lengths: Sequence[int], sequences: int) -> Spli
     beh = None if dep.ideal else behaviour(dep.framework)
     if beh is None or not beh.budget_packs_lengths:
         return None
-    spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
+    spec = kind_spec(dep, g.group.name, task.kind)
     if spec is None or spec.packing or spec.max_tokens_per_gpu is None:
         return None
     layout = g.layouts[task.index]
@@ -73,7 +73,7 @@ def padded_width(g: Any, task: Task) -> int | None:
     which runs the model on the whole ``(batch, prompt + response)`` tensors): the prompt + the
     longest response (``g.seq_len``); None where unpadded (and in the paper's ideal run)."""
     dep = g.s.deployment
-    spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
+    spec = kind_spec(dep, g.group.name, task.kind)
     if dep.ideal or spec is None or not spec.padded:
         return None
     return int(g.seq_len(task))

@@ -50,6 +50,7 @@ from rlmcost.frameworks.presets import behaviour
 from rlmcost.placement.prefix_share import PrefixShare, engine_share
 
 if TYPE_CHECKING:
+    from rlmcost.deployment.engine import EngineSpec
     from rlmcost.placement.inputs import Setup
 
 
@@ -116,21 +117,23 @@ class StreamRules:
     share: PrefixShare | None = None
 
 
-def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int,
-                     depth: int) -> StreamRules:  # fmt: skip
+def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int, depth: int,
+                     engine: EngineSpec | None = None) -> StreamRules:  # fmt: skip
     """The :class:`StreamRules` of the deployment's framework (``Behaviour.stream_group_gate``
     with :func:`gate_for` at the workload's samples per prompt, ``Behaviour.stream_keeps_kv``);
     ``Behaviour.stream_version_gate``; the plain stream where the framework has none or the
-    iteration is idealized. Prefix sharing (the run's engine) among a group's samples on a
-    replica: the gate's ``unit`` where groups are dealt round-robin, else all K (consecutive
-    requests of one prompt, as AReaL's manager routes them to one server)."""
+    iteration is idealized. Prefix sharing (``engine``: the group's, else the run's) among a
+    group's samples on a replica: the gate's ``unit`` where groups are dealt round-robin, else
+    all K (consecutive requests of one prompt, as AReaL's manager routes them to one
+    server)."""
     d = setup.deployment
     k = setup.workload.samples_per_prompt
     beh = None if d.ideal else behaviour(d.framework)
     gate = (gate_for(lengths, k, replicas, depth)
             if beh is not None and beh.stream_group_gate else None)  # fmt: skip
-    share = None if d.ideal else engine_share(d.engine, gate.unit if gate else k,
-                                              d.engine.block_size, setup.counting)  # fmt: skip
+    eng = engine or d.engine  # the group's own (inputs.engine_for), else the run's
+    share = None if d.ideal else engine_share(eng, gate.unit if gate else k,
+                                              eng.block_size, setup.counting)  # fmt: skip
     if beh is None:
         return StreamRules(share=share)
     return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate, share)

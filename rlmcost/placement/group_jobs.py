@@ -353,7 +353,7 @@ def _generate(
                             f"engine; {g.engine.kind} runs static batches: use vllm or sglang")
         st = stream(arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas),
                     engine_model(g, task), g.s.counting, depth,
-                    framework_stream(g.s, mine, replicas, depth))  # fmt: skip
+                    framework_stream(g.s, mine, replicas, depth, g.engine))  # fmt: skip
         time, pred, latency = st.time, max(st.predicted_s, st.time.bound_s), st.version_gate
         parts = {"decode_s": st.decode_s, "prefill_s": st.prefill_s,
                  "reprefill_s": st.reprefill_s}  # fmt: skip

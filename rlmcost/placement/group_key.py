@@ -38,8 +38,10 @@ group and its GPU count, the user's layout and the deployment.
   trainer's offload, token budget and forward ZeRO apply to train and forward tasks only.
 
 Everything else of the deployment is in the key as it is (a field added later is kept apart
-by default). ``tests/test_fast_equal.py`` checks random deployments against the evaluation
-without any kept estimate.
+by default). A group's own trainer settings that its passes and micro-batching read
+(:mod:`rlmcost.placement.group_train`) are in its own settings, which every key holds.
+``tests/test_fast_equal.py`` checks random deployments against the evaluation without any
+kept estimate.
 
 Finer than a group: :func:`forward_key` keys a forward job's own numbers (its own bytes, time
 and prediction; not the memory beside it) on the task in its final layout and the deployment

@@ -17,6 +17,7 @@ from rlmcost.perf.host_offload import applies_to, pageable_offload_s
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
+from rlmcost.placement.group_train import group_deployment
 from rlmcost.placement.pass_options import param_pageable_directions
 
 
@@ -100,9 +101,14 @@ class GroupOffload(GroupTasks):
         if beh.optimizer_offload_pageable and Offload.OPTIMIZER_IDLE in offload:
             moved += 2 * int(m.optimizer)
         if Offload.PARAMS_IDLE in offload:
-            ways = param_pageable_directions(beh, self.s.deployment)
+            ways = param_pageable_directions(beh, self._trainer_view)
             moved += ways * self._train_param_trips(task) * int(m.weights)
         return max(0.0, pageable_offload_s(moved) - moved / self.s.host_bytes_per_s)
+
+    @property
+    def _trainer_view(self):  # noqa: ANN202 - Deployment
+        """The deployment as the group's trainer sees it (its own layout: ``group_train``)."""
+        return group_deployment(self.s.deployment, self.group.name)
 
     def forward_param_trip(self, task: Task, end: str = "value") -> tuple[int, float]:
         """The trained model's parameter round trip around one of its forwards, timed in the
@@ -123,7 +129,7 @@ class GroupOffload(GroupTasks):
         link_bytes = 2 * weights
         seconds = link_bytes / self.s.host_bytes_per_s
         if applies_to(self.s.hardware.host_link_bandwidth_bytes_per_s):
-            paged = param_pageable_directions(beh, self.s.deployment) * weights
+            paged = param_pageable_directions(beh, self._trainer_view) * weights
             seconds += max(0.0, pageable_offload_s(paged, end) - paged / self.s.host_bytes_per_s)
         return link_bytes, seconds
 

@@ -29,6 +29,7 @@ from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
+from rlmcost.placement.group_train import kind_spec
 from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.packed_lengths import memory_inputs
@@ -164,9 +165,8 @@ class GroupTasks(GroupSizes):
         dep = self.s.deployment
         if dep.ideal:
             return
-        specs = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}
         for t in self.tasks:
-            spec = specs.get(t.kind)
+            spec = kind_spec(dep, self.group.name, t.kind)  # the group's own (group_train)
             seq = self.seq_len(t)
             budget = spec.token_budget(seq) if spec is not None else None
             if budget is None:

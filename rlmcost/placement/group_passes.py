@@ -24,6 +24,7 @@ from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
+from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
 from rlmcost.placement.pass_options import step_options
 
 
@@ -69,8 +70,8 @@ def packed_layout(g: GroupModel, task: Task, seq: int) -> Layout:
     padded = replayed(g, task)
     if padded is not None:
         return layout.with_(micro_batch=padded[1])
-    spec = dep.train if task.kind is Kind.TRAIN else dep.forward_layout()
-    budget = spec.token_budget(g.seq_len(task))
+    spec = kind_spec(dep, g.group.name, task.kind)
+    budget = None if spec is None else spec.token_budget(g.seq_len(task))
     if budget is None:
         return layout
     return layout.with_(micro_batch=max(1, budget // -(-seq // layout.cp)))
@@ -124,7 +125,7 @@ def pp_padded(g: GroupModel, task: Task) -> tuple[Packed, int] | None:
     layout = g.layouts[task.index]
     if beh is None or not beh.pp_pads_packed_bins or layout.pp < 2:
         return None
-    spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
+    spec = kind_spec(dep, g.group.name, task.kind)
     budget = None if spec is None or not spec.packing else spec.token_budget(g.seq_len(task))
     if budget is None:
         return None
@@ -145,12 +146,17 @@ def _padded(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int
     return Packed(dp * bins * k, -(-top // k)), k
 
 
+def _options(g: GroupModel):  # noqa: ANN202 - StepOptions | None
+    """The pass options of the group's jobs (its own trainer settings: ``group_train``)."""
+    return step_options(group_deployment(g.s.deployment, g.group.name))
+
+
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
     p = pass_packing(g, task)
     return forward_time(
         g.s.arch(task.role), packed_layout(g, task, p.seq_len), p.sequences,
         p.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
-        step_options(g.s.deployment),
+        _options(g),
     )  # fmt: skip
 
 
@@ -162,7 +168,7 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), packed_layout(g, task, p.seq_len), per_step.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, step_options(g.s.deployment),
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, _options(g),
     )  # fmt: skip
     return step, per_step
 
@@ -172,7 +178,7 @@ def train_head_s(g: GroupModel, task: Task, per_step: Packed) -> float:
     return train_logprob_head_s(
         g.s.arch(task.role), packed_layout(g, task, per_step.seq_len), per_step.sequences,
         per_step.seq_len, g.s.hardware, g.s.workload, task.invocation.model_head,
-        step_options(g.s.deployment),
+        _options(g),
     )  # fmt: skip
 
 
@@ -199,9 +205,10 @@ def per_sequence_loss(g: GroupModel, task: Task) -> bool:
     ``TrainLayout.fused_loss`` (:mod:`rlmcost.perf.policy_worker`)."""
     dep = g.s.deployment
     beh = None if dep.ideal else behaviour(dep.framework)
+    train = group_trainer(dep, g.group.name)
     return (beh is not None and beh.packed_loss_per_sequence and task.kind is Kind.TRAIN
-            and task.invocation.model_head is Head.LM and dep.train.packing
-            and not dep.train.fused_loss)  # fmt: skip
+            and task.invocation.model_head is Head.LM and train.packing
+            and not train.fused_loss)  # fmt: skip
 
 
 def packed_loss_s_of(g: GroupModel, task: Task, micro_batches: int) -> float:

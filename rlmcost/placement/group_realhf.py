@@ -11,6 +11,7 @@ from rlmcost.perf.realhf_rate import REALHF_TRAIN_FACTOR, realhf_floor_s, realhf
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_passes import packed_lengths
+from rlmcost.placement.group_train import group_deployment
 from rlmcost.placement.pass_options import realhf_kernels
 from rlmcost.placement.rollout import replica_lengths
 
@@ -21,7 +22,8 @@ def realhf_task_floor_s(g: GroupModel, task: Task) -> float:
     counts them (a forward, or 4 forwards per epoch for a training task,
     :data:`~rlmcost.perf.realhf_rate.REALHF_TRAIN_FACTOR`) over the layout's GPUs. Dense
     models only: Figure 6a measured dense models, and realhf's count has no MoE terms."""
-    if not realhf_kernels(g.s.deployment) or task.kind not in (Kind.TRAIN, Kind.FORWARD):
+    dep = group_deployment(g.s.deployment, g.group.name)  # the group's trainer (group_train)
+    if not realhf_kernels(dep) or task.kind not in (Kind.TRAIN, Kind.FORWARD):
         return 0.0
     if g.s.arch(task.role).is_moe:
         return 0.0

@@ -32,11 +32,11 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from rlmcost.algorithms.kinds import Kind
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import split_of
+from rlmcost.placement.group_train import kind_spec
 
 
 def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
@@ -50,7 +50,7 @@ def memory_inputs(g: Any, task: Task, sequences: int) -> tuple[Layout, int]:
     beh = behaviour(dep.framework)
     if dep.ideal or beh is None or not beh.budget_packs_lengths:
         return layout, seq
-    spec = {Kind.TRAIN: dep.train, Kind.FORWARD: dep.forward_layout()}.get(task.kind)
+    spec = kind_spec(dep, g.group.name, task.kind)
     if spec is None or spec.packing:
         return layout, seq
     prompt, responses = seq - g.longest(task), g.lengths(task)

@@ -1,0 +1,117 @@
+"""A device group's own trainer settings where the time and memory models read them.
+
+A group of a deployment may give its own trainer and forward layouts (``groups[].train``,
+``groups[].forward`` in a Run file; :class:`~rlmcost.deployment.spec.GroupLayouts`). Their
+degrees, ZeRO stage, checkpointing, micro-batch, schedule and Megatron split become the group's
+:class:`~rlmcost.parallel.layout.Layout` (``inputs.layouts_for``), their ``offload``,
+``param_dtype`` and ``freeze_vision_tower`` are read by ``GroupTasks`` (``train_offload``,
+``train_layout``), and the group's engine replaces the run's (``inputs.engine_for``). The
+fields below are read by the passes' options and the micro-batching, which took them from the
+deployment-wide ``Deployment.train`` alone; here they come from the group where it gives one:
+
+* batching (:data:`PASS_FIELDS`): ``max_tokens_per_gpu``, ``packing``, ``padded``
+  (``group_own._apply_token_budget``, ``packed_lengths``, ``dynamic_bsz``, ``group_passes``);
+* the trainer's passes (``pass_options.step_options``): ``fused_loss``, ``router_dtype``,
+  ``ep_dispatcher``, ``kernels``.
+
+Rule (a stated choice): a group's field that differs from the :class:`TrainLayout` default is
+the group's; one at the default is the deployment's, so a group that gives ``train: {tp: 4}``
+keeps the run's token budget and dispatcher as it did before. A group cannot set a field back
+to its default under a deployment-wide non-default (give the other groups the value instead).
+A group's own trainer layout is its trainer's otherwise: its micro-batch sizes a packed token
+budget (``TrainLayout.token_budget``), its degrees and ZeRO stage say whether the framework runs
+a Hugging Face model there (``pass_options.runs_hf_model``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.spec import TrainLayout
+from rlmcost.memo import per_object
+from rlmcost.placement.pass_options import router_fp64, worker_notes
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+
+PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
+               "ep_dispatcher", "kernels")  # fmt: skip
+"""The trainer fields a group's own layout now sets for its jobs (module docstring)."""
+
+_DEFAULT = TrainLayout()
+
+
+def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> TrainLayout:
+    """``base`` with ``own``'s non-default :data:`PASS_FIELDS` (and its micro-batch where
+    ``micro_batch``)."""
+    if own is None:
+        return base
+    update: dict[str, Any] = {k: getattr(own, k) for k in PASS_FIELDS
+                              if getattr(own, k) != getattr(_DEFAULT, k)}  # fmt: skip
+    if micro_batch and own.micro_batch != base.micro_batch:
+        update["micro_batch"] = own.micro_batch
+    update = {k: v for k, v in update.items() if getattr(base, k) != v}
+    return base.model_copy(update=update) if update else base
+
+
+@per_object()
+def group_trainer(dep: Deployment, group: str) -> TrainLayout:
+    """The trainer settings of ``group``'s training jobs: the group's own trainer layout (as
+    its layout, ``inputs.layouts_for``: its degrees and ZeRO stage also say whether the
+    framework's trainer runs a Hugging Face model, ``pass_options.runs_hf_model``) with the
+    deployment's :data:`PASS_FIELDS` where the group's are at the default; else the
+    deployment's ``train``. Kept per deployment and group."""
+    own = dep.group(group)
+    if own is None or own.train is None or own.train == dep.train:
+        return dep.train
+    update = {k: getattr(dep.train, k) for k in PASS_FIELDS
+              if getattr(own.train, k) == getattr(_DEFAULT, k)}  # fmt: skip
+    return own.train.model_copy(update=update)
+
+
+@per_object()
+def group_forward(dep: Deployment, group: str) -> TrainLayout:
+    """The settings of ``group``'s forwards: the deployment's forward layout
+    (``Deployment.forward_layout``) with the group's own forward layout's fields, else its
+    trainer layout's (the forwards run on the trainer's workers), micro-batch apart."""
+    own = dep.group(group)
+    given = None if own is None else own.forward or own.train
+    return _merged(dep.forward_layout(), given,
+                   micro_batch=own is not None and own.forward is not None)  # fmt: skip
+
+
+def kind_spec(dep: Deployment, group: str, kind: Kind) -> TrainLayout | None:
+    """:func:`group_trainer` for a training task, :func:`group_forward` for a forward, None
+    for generation."""
+    if kind is Kind.TRAIN:
+        return group_trainer(dep, group)
+    return group_forward(dep, group) if kind is Kind.FORWARD else None
+
+
+@per_object()
+def group_deployment(dep: Deployment, group: str) -> Deployment:
+    """``dep`` as ``group``'s passes see it: its ``train`` the group's
+    (:func:`group_trainer`); ``dep`` itself where the group changes nothing."""
+    train = group_trainer(dep, group)
+    return dep if train is dep.train else dep.model_copy(update={"train": train})
+
+
+def group_deployments(dep: Deployment) -> tuple[Deployment, ...]:
+    """``dep`` and, once each, the group views that differ from it (for the notes)."""
+    out = [dep]
+    for g in dep.groups:
+        view = group_deployment(dep, g.members)
+        if view is not dep and view.train not in [d.train for d in out]:
+            out.append(view)
+    return tuple(out)
+
+
+def group_worker_notes(dep: Deployment, kl: bool) -> tuple[str, ...]:
+    """``pass_options.worker_notes`` of the deployment and of its groups' views, once each."""
+    return tuple(dict.fromkeys(n for d in group_deployments(dep) for n in worker_notes(d, kl)))
+
+
+def any_router_fp64(dep: Deployment) -> bool:
+    """Whether the deployment's trainer or a group's runs its MoE router in fp64."""
+    return any(router_fp64(d) for d in group_deployments(dep))
