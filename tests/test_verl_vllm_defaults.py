@@ -3,8 +3,8 @@ pinned and the GPU (rlmcost.frameworks.verl_versions.vllm_own_running_cap).
 
 Sources: verl setup.py (volcengine/verl) ``vllm<=0.6.3`` to PR 769 (1b8b0e83b, 2025-03-27),
 then ``<=0.8.2``, ``<=0.8.3`` (PR 1186, 2025-04-21), ``<=0.8.5`` (PR 1505, 2025-05-14),
-``>=0.7.3,<=0.9.1`` (PR 2747, 2025-07-29); vLLM: V0 ``EngineArgs.max_num_seqs = 256``; V1's
-1024 on every GPU (vLLM PR 15357 docs, "raised from 256 in V0 to 1024 in V1"; taken back by
+``>=0.7.3,<=0.9.1`` (PR 2747, 2025-07-28); vLLM: V0 ``EngineArgs.max_num_seqs = 256``;
+V1's 1024 on every GPU (vLLM PR 15357 docs, "raised from 256 in V0 to 1024 in V1"; taken back by
 PR 16158 after 0.8.3); PR 17073 (>= 70 GiB: 1024); PR 17885 (A100 excepted), in
 ``EngineArgs._set_default_args`` of vllm/engine/arg_utils.py (the memory test of
 ``tests/engine/test_arg_utils.py::test_defaults_with_usage_context``). verl PR 2960's own
@@ -117,3 +117,12 @@ def test_import_cli_takes_the_hardware(tmp_path: Path) -> None:
                               "--hardware", "x100"])  # fmt: skip
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert "unknown hardware 'x100'" in bad.output
+
+
+def test_the_pin_moves_on_the_merge_day(tmp_path: Path) -> None:
+    # verl PR 2747 (d255783a0, 2025-07-28 23:32 UTC): vllm<=0.8.5 -> <=0.9.1 (A100 excepted)
+    assert _cap(tmp_path, "2025-07-27", "a100-80gb") == 1024
+    assert _cap(tmp_path, "2025-07-28", "a100-80gb") == 256
+    # verl PR 769 (1b8b0e83b, 2025-03-27): vllm<=0.6.3 (V0, 256) -> <=0.8.2 (V1, 1024)
+    assert _cap(tmp_path, "2025-03-26", "h100-sxm") == 256
+    assert _cap(tmp_path, "2025-03-27", "h100-sxm") == 1024

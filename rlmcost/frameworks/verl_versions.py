@@ -79,14 +79,15 @@ DEFAULT_256 = "2026-01-23"
 
 VLLM_PINS = (
     ("2025-03-27", "0.8.2"), ("2025-04-21", "0.8.3"), ("2025-05-14", "0.8.5"),
-    ("2025-07-29", "0.9.1"),
+    ("2025-07-28", "0.9.1"),
 )  # fmt: skip
 """The newest vLLM verl's ``setup.py`` admits from each day (merge commit's UTC day): before
-the first, ``vllm<=0.6.3`` (v0.2 to v0.3.0.rc0); PR 769 (1b8b0e83b) ``vllm<=0.8.2``, PR 1186
-(64672aef3) ``<=0.8.3``, PR 1505 (43782a24b) ``<=0.8.5``, PR 2747 (d255783a0)
-``>=0.7.3,<=0.9.1``, which holds past :data:`VLLM_RECEIVES`. The v0.3 line straddles PR 769
-(v0.3.0.rc0 ``<=0.6.3``; v0.3.0.post1 of 2025-04-02 ``<=0.8.2``): ``--verl-version 0.3``
-is the line's first day (:data:`RELEASES`), the V0 engine; give 2025-04-02 for post1."""
+the first, ``vllm<=0.6.3`` (v0.1 to v0.3.0.rc0, V0 engines); PR 769 (1b8b0e83b)
+``vllm<=0.8.2``, PR 1186 (64672aef3) ``<=0.8.3``, PR 1505 (43782a24b) ``<=0.8.5``, PR 2747
+(d255783a0) ``>=0.7.3,<=0.9.1``, which holds past :data:`VLLM_RECEIVES`. The v0.3 line
+straddles PR 769 (v0.3.0.rc0 ``<=0.6.3``; v0.3.0.post1 of 2025-04-02 ``<=0.8.2``):
+``--verl-version 0.3`` is the line's first day (:data:`RELEASES`), the V0 engine; give
+2025-04-02 for post1."""
 
 
 RELEASES = {
