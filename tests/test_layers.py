@@ -82,7 +82,7 @@ MODULE_LAYER = {
        for m in ("argv", "config", "megatron_split", "moe_dispatcher", "nemo_rl",
                  "nemo_rl_batching", "nemo_rl_env", "nemo_rl_vllm", "openrlhf", "result", "slime",
                  "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches",
-                 "verl_versions")},
+                 "verl_engine", "verl_versions")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

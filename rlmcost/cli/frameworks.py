@@ -68,7 +68,8 @@ def import_verl_command(
             help="The verl you run: a release (0.5.0, v0.6.1) or the day of its code "
             "(YYYY-MM-DD, e.g. a pinned commit's); what that verl hands the engine applies "
             "(rollout.max_num_seqs: 1024 until 2026-01-23, 256 since; vLLM ignored it before "
-            "v0.6.0, SGLang too), each stated with its PR. Default: the current verl."
+            "v0.6.0, SGLang too; vLLM's own default there depends on the vLLM that verl "
+            "pinned and on --hardware), each stated with its PR. Default: the current verl."
         ),
     ] = None,
     hardware: Hardware = DEFAULT_HARDWARE,
@@ -78,7 +79,8 @@ def import_verl_command(
     overrides, e.g. `rlmcost import verl run.yaml actor_rollout_ref.rollout.n=8`."""
     from rlmcost.frameworks.verl import import_verl
 
-    _run("verl", import_verl(config, overrides or [], verl_version), hardware, json_out)
+    _run("verl", import_verl(config, overrides or [], verl_version, hardware), hardware,
+         json_out)
 
 
 @import_app.command(

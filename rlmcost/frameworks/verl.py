@@ -26,7 +26,8 @@ from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
-from rlmcost.frameworks.verl_versions import parse_verl_version, running_cap
+from rlmcost.frameworks.verl_engine import engine
+from rlmcost.frameworks.verl_versions import parse_verl_version
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -90,8 +91,13 @@ _ESTIMATORS = {
 
 
 def import_verl(path: str | Path, overrides: list[str] | None = None,
-                verl_version: str | None = None) -> ImportedQuery:  # fmt: skip
-    """The query of a verl config file and ``key=value`` overrides under verl ``verl_version``."""
+                verl_version: str | None = None, hardware: str | None = None) -> ImportedQuery:
+    """The query of a verl config file and ``key=value`` overrides under verl ``verl_version``
+    on ``hardware`` (a built-in accelerator; None: not given, where an engine default that
+    depends on the GPU is stated for large GPUs, :mod:`rlmcost.frameworks.verl_engine`)."""
+    from rlmcost.specs import get_hardware
+
+    device = get_hardware(hardware) if hardware is not None else None
     where = f"verl config {Path(path).name}"
     flat = apply_overrides(flatten(load_mapping(path, "verl config"), where), overrides or [],
                            where)  # fmt: skip
@@ -100,7 +106,7 @@ def import_verl(path: str | Path, overrides: list[str] | None = None,
     _algorithm(r, q)
     _workload(r, q)
     _layout(r, q)
-    _engine(r, q, parse_verl_version(verl_version))
+    engine(r, q, parse_verl_version(verl_version), device)
     q.ignored = r.unread(IGNORED)
     return q
 
@@ -352,49 +358,3 @@ def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
             f"does not split into micro-batches of {per_gpu} per GPU (verl's workers assert "
             "it); change ppo_micro_batch_size_per_gpu or the GPU count"
         )
-
-
-def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
-    """``actor_rollout_ref.model.mtp`` (verl b178a3c, trainer/config/model/hf_model.yaml:
-    enable and enable_rollout False, method mtp, num_speculative_tokens 1): with both on, the
-    vLLM server gets ``speculative_config`` {method, num_speculative_tokens}
-    (workers/rollout/vllm_rollout/vllm_async_server.py), the checkpoint's MTP layer drafting."""
-    m = "actor_rollout_ref.model.mtp"
-    if not (r.flag(f"{m}.enable", False) and r.flag(f"{m}.enable_rollout", False)):
-        return
-    if engine != "vllm":
-        q.note(f"model.mtp.enable_rollout on {engine}: SGLang's EAGLE tree drafts are not "
-               "modelled; decoding one token per step")  # fmt: skip
-        return
-    n = r.integer(f"{m}.num_speculative_tokens", 1)
-    q.set("--speculative-tokens", n)
-    q.note(f"model.mtp.enable_rollout: vLLM drafts {n} token(s) per step with the MTP layer, "
-           "acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report §5.4.3)")  # fmt: skip
-    if r.flag(f"{m}.enable_train", False):
-        q.note("model.mtp.enable_train: the trainer also trains the MTP layer; rlmcost trains "
-               "the model without it and refits the engine without it")  # fmt: skip
-
-
-def _engine(r: Reader, q: ImportedQuery, day: str | None) -> None:
-    name = r.text(f"{ROLLOUT}.name", "vllm")
-    if name == "sglang":  # verl/workers/rollout/sglang_rollout: SGLang's admission and cap
-        q.set("--engine", "sglang")
-    elif name != "vllm":
-        q.note(f"rollout.name {name}: rlmcost models a vLLM/SGLang-style engine (nearest)")
-    if r.text(f"{ROLLOUT}.mode", "sync") != "sync":
-        q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
-               "models the synchronous iteration")  # fmt: skip
-    if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
-        q.note("multi-turn rollouts: rlmcost models one prompt and one response per sample")
-    q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
-    q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
-    q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
-    if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
-        q.set("--enforce-eager")
-    if not r.flag(f"{ROLLOUT}.enable_prefix_caching", True):  # rollout.yaml: True (b25bb7d4f)
-        q.set("--no-prefix-caching")
-    _mtp(r, q, name)
-    running_cap(r, q, ROLLOUT, name, day)
-    budget = r.integer(f"{ROLLOUT}.max_num_batched_tokens", 8192)  # rollout.yaml: 8192
-    if budget != 8192:
-        q.set("--max-num-batched-tokens", budget)

@@ -28,12 +28,18 @@ DEFAULT_256        4280    2026-01-23  none stored  ``max_num_seqs: 1024`` -> ``
 Before its change an engine runs its own default:
 
 * vLLM in ``rollout.mode: sync`` (verl's default until PR 4106, bd512a0ad, 2025-11-18):
-  ``vllm.LLM``, whose ``UsageContext.LLM_CLASS`` default is 1024 on GPUs of >= 70 GiB other
-  than A100 and 256 elsewhere (vLLM ``EngineArgs.get_batch_defaults``;
-  :func:`rlmcost.deployment.vllm_profile.llm_class_defaults`): the importer says 1024, as
-  the NeMo RL preset does, and a note names the 256 of smaller GPUs and of vLLM's V0 engine
-  (``EngineArgs.max_num_seqs`` 256, the vLLM <= 0.6.3 that verl v0.1-v0.3 patched in
-  ``verl/third_party/vllm``);
+  ``vllm.LLM`` (``UsageContext.LLM_CLASS``) with no ``max_num_seqs``, so vLLM's own default,
+  which depends on the vLLM that verl's ``setup.py`` admits at that day (:data:`VLLM_PINS`,
+  the newest allowed: pip's choice) and, from vLLM 0.8.4, on the GPU
+  (:func:`vllm_own_running_cap`): vLLM <= 0.6.3, the V0 engine: 256 on every GPU
+  (``EngineArgs.max_num_seqs``); vLLM 0.8.2-0.8.3, the V1 engine (the default from 0.8.0;
+  verl sets no ``VLLM_USE_V1``): 1024 on every GPU (vLLM PR 15357: "raised from 256 in V0
+  to 1024 in V1"; PR 16158, opened 2025-04-07 after 0.8.3, took it back to 256 except
+  H100/H200); vLLM 0.8.5: 1024 on GPUs of >= 70 GiB, else 256 (PR 17073, the memory rule,
+  opened 2025-04-23, five days before 0.8.5: that 0.8.5 holds it is assumed); vLLM 0.9.1:
+  the same but A100 (PR 17885, 2025-05-09, before 0.9.0; :func:`rlmcost.deployment.
+  vllm_profile.llm_class_defaults`). Without the hardware the importer says 1024, as the
+  NeMo RL preset does, and a note names the rest;
 * vLLM in ``rollout.mode: async``: ``AsyncEngineArgs(...).create_engine_config()`` with no
   usage context (``vllm_async_server.py`` at beb624610^), for which ``get_batch_defaults``
   lists no cap, so it falls through to ``SchedulerConfig.__post_init__``'s 128
@@ -59,6 +65,7 @@ from rlmcost.errors import SpecError
 if TYPE_CHECKING:
     from rlmcost.frameworks.config import Reader
     from rlmcost.frameworks.result import ImportedQuery
+    from rlmcost.specs import HardwareSpec
 
 VLLM_RECEIVES = "2025-08-08"
 """verl PR 2960 (beb624610, "max_num_seqs not take effect"), first in v0.6.0 (module doc)."""
@@ -69,6 +76,19 @@ first in v0.6.0 (module doc)."""
 
 DEFAULT_256 = "2026-01-23"
 """verl PR 4280 (e9405d70b): ``rollout.yaml`` ``max_num_seqs`` 1024 -> 256 (module doc)."""
+
+VLLM_PINS = (
+    ("2025-03-27", "0.8.2"), ("2025-04-21", "0.8.3"), ("2025-05-14", "0.8.5"),
+    ("2025-07-28", "0.9.1"),
+)  # fmt: skip
+"""The newest vLLM verl's ``setup.py`` admits from each day (merge commit's UTC day): before
+the first, ``vllm<=0.6.3`` (v0.1 to v0.3.0.rc0, V0 engines); PR 769 (1b8b0e83b)
+``vllm<=0.8.2``, PR 1186 (64672aef3) ``<=0.8.3``, PR 1505 (43782a24b) ``<=0.8.5``, PR 2747
+(d255783a0) ``>=0.7.3,<=0.9.1``, which holds past :data:`VLLM_RECEIVES`. The v0.3 line
+straddles PR 769 (v0.3.0.rc0 ``<=0.6.3``; v0.3.0.post1 of 2025-04-02 ``<=0.8.2``):
+``--verl-version 0.3`` is the line's first day (:data:`RELEASES`), the V0 engine; give
+2025-04-02 for post1."""
+
 
 RELEASES = {
     (0, 1): "2024-12-11", (0, 2): "2025-02-15", (0, 3): "2025-03-26", (0, 4): "2025-06-06",
@@ -105,11 +125,36 @@ def parse_verl_version(text: str | None) -> str | None:
     return RELEASES.get(line)  # a release after the stored ones: the current code
 
 
-def running_cap(r: Reader, q: ImportedQuery, rollout: str, engine: str,
-                day: str | None) -> None:  # fmt: skip
+def vllm_own_running_cap(day: str, hardware: HardwareSpec) -> tuple[int, str]:
+    """``(max_num_seqs, why)``: the running cap vLLM's ``LLM`` class gives itself under the
+    verl code of ``day`` (before :data:`VLLM_RECEIVES`) on ``hardware`` (module doc).
+
+    Device memory is the spec's usable capacity (what ``torch.cuda.mem_get_info`` reports as
+    total, as vLLM's ``get_device_total_memory`` reads it); the A100 test is on its name.
+    """
+    from rlmcost.deployment.vllm_profile import LARGE_GPU_BYTES, llm_class_defaults
+
+    vllm = next((v for since, v in reversed(VLLM_PINS) if day >= since), "0.6.3")
+    if vllm == "0.6.3":
+        return 256, "vLLM <= 0.6.3 (verl's setup.py then), V0 EngineArgs.max_num_seqs 256"
+    if vllm in ("0.8.2", "0.8.3"):
+        return 1024, (f"vLLM <= {vllm} (verl's setup.py then), the V1 engine's 1024 on every "
+                      "GPU (before vLLM PR 16158)")  # fmt: skip
+    gib = hardware.hbm_capacity_bytes / 2**30
+    if vllm == "0.8.5":
+        cap = 1024 if hardware.hbm_capacity_bytes >= LARGE_GPU_BYTES else 256
+        rule = "1024 on GPUs of >= 70 GiB, else 256 (vLLM PR 17073, assumed in 0.8.5)"
+    else:
+        cap = llm_class_defaults(hardware.hbm_capacity_bytes, hardware.name)[0]
+        rule = "1024 on GPUs of >= 70 GiB but A100, else 256 (vLLM PR 17885)"
+    return cap, f"vLLM <= {vllm} (verl's setup.py then): {rule}; {hardware.name} {gib:.0f} GiB"
+
+
+def running_cap(r: Reader, q: ImportedQuery, rollout: str, engine: str, day: str | None,
+                hardware: HardwareSpec | None = None) -> None:  # fmt: skip
     """``--max-num-seqs`` from ``{rollout}.max_num_seqs`` under verl code of ``day`` (None:
-    the current verl) on ``engine`` (module doc); left out where it is the preset's
-    :data:`CURRENT_DEFAULT`."""
+    the current verl) on ``engine`` and ``hardware`` (None: not given) (module doc); left out
+    where it is the preset's :data:`CURRENT_DEFAULT`."""
     key = f"{rollout}.max_num_seqs"
     given = r.integer(key, None)
     default = 1024 if day is not None and day < DEFAULT_256 else CURRENT_DEFAULT
@@ -126,11 +171,16 @@ def running_cap(r: Reader, q: ImportedQuery, rollout: str, engine: str,
             q.convert(shown, "--max-num-seqs", ASYNC_ENGINE_MAX_NUM_SEQS, f"{code} builds the "
                       "async server's AsyncEngineArgs without it (before PR 2960): vLLM's "
                       "ENGINE_CONTEXT default, SchedulerConfig's 128", CURRENT_DEFAULT)
+        elif hardware is not None:
+            cap, why = vllm_own_running_cap(day, hardware)
+            q.convert(shown, "--max-num-seqs", cap, f"{code} builds vllm.LLM without it "
+                      f"(before PR 2960): vLLM's own default, {why}", CURRENT_DEFAULT)
         else:
             q.convert(shown, "--max-num-seqs", 1024, f"{code} builds vllm.LLM without it "
-                      "(before PR 2960): vLLM's LLM_CLASS default, 1024 on GPUs of >= 70 GiB "
-                      "other than A100; 256 on A100 and smaller GPUs and on vLLM's V0 engine "
-                      "(give --max-num-seqs 256 there)", CURRENT_DEFAULT)  # fmt: skip
+                      "(before PR 2960): vLLM's own default, taken as 1024 (V1 on GPUs of "
+                      ">= 70 GiB other than A100); 256 on A100 and smaller GPUs from vLLM "
+                      "0.8.4 and on vLLM's V0 engine (verl before 2025-03-27): give the "
+                      "hardware", CURRENT_DEFAULT)  # fmt: skip
     elif given is not None or day is not None:  # else the preset's, unsaid
         how = "as given" if given is not None else \
             f"rollout.yaml's default at {code} (1024 until PR 4280, then 256)"  # fmt: skip

@@ -218,7 +218,7 @@ def verl(record: Record) -> Mapped:
     if async_keys:
         rollout = _verl_async(s, async_keys, record, choices)
     overrides = [f"{k}={json.dumps(s.pop(k))}" for k in list(s) if k.startswith("+")]
-    q = _import_file(import_verl, s, overrides, code_date)
+    q = _import_file(import_verl, s, overrides, code_date, str(record["hardware"]))
     choices += [f"{c.flag} {c.value}: {c.how}" for c in q.conversions if c.flag == "--max-num-seqs"]
     if async_keys:
         q.set("--gpus", record["gpus"])

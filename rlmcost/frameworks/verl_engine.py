@@ -1,0 +1,78 @@
+"""verl's rollout engine as rlmcost's engine flags: ``actor_rollout_ref.rollout`` (name, mode,
+TP, memory reservation, sleep, eager, prefix caching, the running cap and token budget) and the
+model's MTP drafting (``actor_rollout_ref.model.mtp``); moved out of
+:mod:`rlmcost.frameworks.verl`, which calls :func:`engine`.
+
+Defaults are verl's ``trainer/config/rollout/rollout.yaml`` (b25bb7d4f, b178a3cd5). verl
+hands vLLM ``max_num_batched_tokens`` (8192 unless set) from v0.2 on (``LLM(...,
+max_num_batched_tokens=...)``, ``vllm_rollout.py`` and ``vllm_rollout_spmd.py``:
+``config.get('max_num_batched_tokens', 8192)`` at v0.2 and at beb624610^; the async server's
+engine arguments after), so vLLM's own token budget, which depends on the GPU (``LLM_CLASS``
+16384 on large GPUs, 8192 elsewhere: :func:`rlmcost.deployment.vllm_profile.
+llm_class_defaults`), never reaches a verl engine; only vLLM's own running cap can
+(:func:`rlmcost.frameworks.verl_versions.running_cap`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.frameworks.verl_versions import running_cap
+
+if TYPE_CHECKING:
+    from rlmcost.frameworks.config import Reader
+    from rlmcost.frameworks.result import ImportedQuery
+    from rlmcost.specs import HardwareSpec
+
+ROLLOUT = "actor_rollout_ref.rollout"
+
+
+def _mtp(r: Reader, q: ImportedQuery, engine: str) -> None:
+    """``actor_rollout_ref.model.mtp`` (verl b178a3c, trainer/config/model/hf_model.yaml:
+    enable and enable_rollout False, method mtp, num_speculative_tokens 1): with both on, the
+    vLLM server gets ``speculative_config`` {method, num_speculative_tokens}
+    (workers/rollout/vllm_rollout/vllm_async_server.py), the checkpoint's MTP layer drafting."""
+    m = "actor_rollout_ref.model.mtp"
+    if not (r.flag(f"{m}.enable", False) and r.flag(f"{m}.enable_rollout", False)):
+        return
+    if engine != "vllm":
+        q.note(f"model.mtp.enable_rollout on {engine}: SGLang's EAGLE tree drafts are not "
+               "modelled; decoding one token per step")  # fmt: skip
+        return
+    n = r.integer(f"{m}.num_speculative_tokens", 1)
+    q.set("--speculative-tokens", n)
+    q.note(f"model.mtp.enable_rollout: vLLM drafts {n} token(s) per step with the MTP layer, "
+           "acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report §5.4.3)")  # fmt: skip
+    if r.flag(f"{m}.enable_train", False):
+        q.note("model.mtp.enable_train: the trainer also trains the MTP layer; rlmcost trains "
+               "the model without it and refits the engine without it")  # fmt: skip
+
+
+def engine(r: Reader, q: ImportedQuery, day: str | None,
+           hardware: HardwareSpec | None = None) -> None:  # fmt: skip
+    """The rollout engine's flags from ``actor_rollout_ref.rollout`` under the verl code of
+    ``day`` (None: the current verl) on ``hardware`` (None: not given; where vLLM's own
+    running cap then depends on the GPU, :func:`~rlmcost.frameworks.verl_versions.running_cap`
+    states the large GPUs' and says the rest)."""
+    name = r.text(f"{ROLLOUT}.name", "vllm")
+    if name == "sglang":  # verl/workers/rollout/sglang_rollout: SGLang's admission and cap
+        q.set("--engine", "sglang")
+    elif name != "vllm":
+        q.note(f"rollout.name {name}: rlmcost models a vLLM/SGLang-style engine (nearest)")
+    if r.text(f"{ROLLOUT}.mode", "sync") != "sync":
+        q.note("rollout.mode async: the same engine serves requests as they come; rlmcost "
+               "models the synchronous iteration")  # fmt: skip
+    if r.flag(f"{ROLLOUT}.multi_turn.enable", False):
+        q.note("multi-turn rollouts: rlmcost models one prompt and one response per sample")
+    q.set("--rollout-tp", r.integer(f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    q.set("--gpu-memory-utilization", r.fraction(f"{ROLLOUT}.gpu_memory_utilization", 0.5))
+    q.set("--sleep" if r.flag(f"{ROLLOUT}.free_cache_engine", True) else "--no-sleep")
+    if r.flag(f"{ROLLOUT}.enforce_eager", False):  # trainer/config/rollout/rollout.yaml: False
+        q.set("--enforce-eager")
+    if not r.flag(f"{ROLLOUT}.enable_prefix_caching", True):  # rollout.yaml: True (b25bb7d4f)
+        q.set("--no-prefix-caching")
+    _mtp(r, q, name)
+    running_cap(r, q, ROLLOUT, name, day, hardware)
+    budget = r.integer(f"{ROLLOUT}.max_num_batched_tokens", 8192)  # rollout.yaml: 8192
+    if budget != 8192:
+        q.set("--max-num-batched-tokens", budget)
