@@ -507,3 +507,24 @@ def test_trainer_kernels_key_the_forwards_too() -> None:
     fast = [_text(e) for e in evaluate_many(runs)]
     assert fast == [_plain(r) for r in runs]
     assert len(set(fast)) == len(fast)
+
+
+def test_forwards_keyed_on_the_trainer_fields_they_read() -> None:
+    """The forwards run with the trainer's EP dispatcher, router dtype, kernels and loss
+    (deployment.trainer_only): deployments that differ only in the trainer's dispatcher, with a
+    forward layout of their own at the default one, keep no forward estimate for each other
+    (placement.group_key.forward_key); before the key held them, the 2nd and 3rd were given
+    the 1st's forwards."""
+    data = run_of("grpo", "qwen3-30b-a3b", hardware="h100-sxm", gpus=32).to_json()
+    runs = []
+    for dispatcher in ("alltoall", "deepep", "allgather"):
+        d = json.loads(json.dumps(data))
+        d["deployment"].update(framework="nemo-rl", offload_idle=False)
+        d["deployment"]["train"].update(zero="1", ep=16, param_dtype="bf16", offload=[],
+                                        ep_dispatcher=dispatcher)  # fmt: skip
+        d["deployment"]["forward"] = dict(d["deployment"]["train"], ep_dispatcher="alltoall",
+                                          micro_batch=2)  # fmt: skip
+        runs.append(Run.from_data(d))
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert len(set(fast)) == 3

@@ -187,3 +187,22 @@ def test_a_forward_layout_like_its_trainers_is_accepted() -> None:
     same = {"ep": 4, "ep_dispatcher": "deepep"}
     dep = Deployment.model_validate({**_DEPLOYMENT, "train": same})
     assert dep.groups[1].forward is not None  # the trainer's value: read, so allowed
+
+
+def test_a_trainer_only_field_set_in_train_is_followed_by_the_presets_forward() -> None:
+    """NeMo RL's preset sets router_dtype fp64 in its trainer layout and the forward layout it
+    starts from it; a Run that sets train.router_dtype fp32 (new, or by Run.replace) with a
+    forward layout of its own gets fp32 in both, not the refusal meant for a forward value the
+    Run gives (run.defaults._trainer_only_follow, forward_follows)."""
+    from rlmcost.reports.estimate import run_of
+
+    base = run_of("grpo", "qwen3-30b-a3b", hardware="h100-sxm", gpus=32)
+    assert base.deployment.train.router_dtype.value == "fp64"  # NeMo RL's preset (the default)
+    change = {"framework": "nemo-rl", "train": {"zero": "1", "ep": 16, "router_dtype": "fp32"},
+              "forward": {"zero": "1", "ep": 16, "micro_batch": 2}}
+    run = base.replace(deployment=change)
+    assert run.deployment.train.router_dtype.value == "fp32"
+    assert run.deployment.forward_layout().router_dtype.value == "fp32"
+    fresh = Run.from_data({"models": {"actor": "qwen3-30b-a3b"},
+                           "deployment": change, "cluster": {"hardware": "h100-sxm", "gpus": 32}})
+    assert fresh.deployment.forward_layout().router_dtype.value == "fp32"

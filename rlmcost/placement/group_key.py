@@ -60,6 +60,7 @@ from pydantic import BaseModel
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
+from rlmcost.deployment.trainer_only import TRAINER_ONLY
 from rlmcost.errors import SpecError
 from rlmcost.memo import per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
@@ -198,7 +199,9 @@ def _replaced(part: str, dep: Any) -> dict[str, Any]:
     if part == "no engine":
         update["engine"] = _DEFAULT_ENGINE
     elif part == "forward":  # a forward job's own numbers (forward_key)
-        update.update(engine=_DEFAULT_ENGINE, train=None, forward=dep.forward_layout())
+        # the trainer's fields the forwards' passes read (deployment.trainer_only)
+        trainer = tuple(getattr(dep.train, k) for k in TRAINER_ONLY)
+        update.update(engine=_DEFAULT_ENGINE, train=trainer, forward=dep.forward_layout())
     elif part == "no trainer":
         update.update(train=_DEFAULT_TRAIN, forward=None)
     return update

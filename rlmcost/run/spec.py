@@ -191,9 +191,8 @@ class ClusterSpec(BaseModel):
     host_bandwidth_gb_per_s: float | None = Field(
         default=None, gt=0, description="host link GB/s per direction (None: the device's)"
     )
-    calibration: str | None = Field(
-        default=None, description="profile path (None: the one shipped for the hardware)"
-    )
+    calibration: str | None = Field(default=None, description="profile path (None: the one "
+                                    "shipped for the hardware)")  # fmt: skip
     prices: dict[str, float] = Field(
         default_factory=dict,
         description="USD per GPU-hour by hardware name, over the cited list prices of "
@@ -278,9 +277,9 @@ class Run(BaseModel):
         return d.placement not in (None, "baseline") or bool(d.groups)
 
     def replace(self, **sections: Any) -> Run:
-        """A copy with fields changed, nested by section: ``run.replace(cluster={"gpus": 16})``
-        (validated like a new Run)."""
+        """A copy with fields changed, nested by section (validated like a new Run)."""
         from rlmcost.deployment.spec import following_batching
+        from rlmcost.run.defaults import forward_follows  # a kept forward's trainer-only fields
 
         data = self.to_json()
         dep = sections.get("deployment")
@@ -290,6 +289,7 @@ class Run(BaseModel):
             if batching is not None:  # the forwards ran on the trainer's layout: they follow it
                 d["forward"] = None
                 sections = {**sections, "deployment": {**dep, "forward": batching}}
+        forward_follows(data["deployment"].get("forward"), dep)
         for key, value in sections.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key] = merge(data[key], value)
