@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
+from verl_rows import CONFIG, R
 
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
@@ -22,14 +23,6 @@ from rlmcost.frameworks.verl import import_verl
 from rlmcost.frameworks.verl_versions import parse_verl_version
 
 runner = CliRunner()
-R = "actor_rollout_ref.rollout"
-CONFIG = {
-    "actor_rollout_ref.model.path": "Qwen/Qwen2.5-7B",
-    "data.train_batch_size": 64, "data.max_prompt_length": 512,
-    "data.max_response_length": 2048, f"{R}.n": 8,
-    "actor_rollout_ref.actor.ppo_mini_batch_size": 16,
-    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4, "trainer.n_gpus_per_node": 8,
-}  # fmt: skip
 
 
 def _cap(tmp_path: Path, version: str | None, **keys: object) -> object:

@@ -1,6 +1,6 @@
-"""The verl colocated Qwen2.5-Math-7B DAPO row's command (rl_runs.json
-verl-fully-async-doc-qwen2.5-math-7b-dapo-colocate-sync-32gpu: 32 H20, Ulysses 4, fsdp_size 2,
-28,672-token cap), shared by the verl memory and dynamic-batching tests."""
+"""verl fixtures shared by the verl tests: the colocated Qwen2.5-Math-7B DAPO row's command
+(rl_runs.json verl-fully-async-doc-qwen2.5-math-7b-dapo-colocate-sync-32gpu: 32 H20, Ulysses 4,
+fsdp_size 2, 28,672-token cap) and a small verl config (ppo_trainer.yaml keys)."""
 
 QWEN_DAPO = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-batches", "16",
              "--zero", "3", "--param-dtype", "fp32", "--cp", "4", "--zero-shard", "2",
@@ -11,3 +11,13 @@ QWEN_DAPO = ["--framework", "verl", "--model", "qwen2.5-7b", "--no-kl", "--mini-
              "--prompt-len", "200", "--response-len", "28672", "--hardware", "h20", "--gpus",
              "32"]  # fmt: skip
 """The row's flags without its length distribution."""
+
+R = "actor_rollout_ref.rollout"
+CONFIG = {
+    "actor_rollout_ref.model.path": "Qwen/Qwen2.5-7B",
+    "data.train_batch_size": 64, "data.max_prompt_length": 512,
+    "data.max_response_length": 2048, f"{R}.n": 8,
+    "actor_rollout_ref.actor.ppo_mini_batch_size": 16,
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4, "trainer.n_gpus_per_node": 8,
+}  # fmt: skip
+"""A small verl config: 64 prompts x 8 responses, mini-batch 16, micro-batch 4 on 8 GPUs."""
