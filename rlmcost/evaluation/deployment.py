@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.resolve import resolve_layout
-from rlmcost.deployment.spec import Deployment, TrainLayout
+from rlmcost.deployment.spec import Deployment, EngineSpec, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
@@ -339,12 +340,13 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
         return None
-    return _parsed_groups(tuple(dep.groups))
+    return _parsed_groups(tuple(dep.groups), dep.engine)
 
 
 @memo.memoized()
-def _parsed_groups(groups: tuple[Any, ...]) -> tuple[DeviceGroup, ...]:
-    """:func:`_groups` of the deployment's groups (kept: the planner's deployments repeat
+def _parsed_groups(groups: tuple[Any, ...], engine: EngineSpec) -> tuple[DeviceGroup, ...]:
+    """:func:`_groups` of the deployment's groups under the run's ``engine`` (a group's own
+    engine TP, merged over it, lays out its generation; kept: the planner's deployments repeat
     them)."""
     out = []
     for g in groups:
@@ -356,8 +358,9 @@ def _parsed_groups(groups: tuple[Any, ...]) -> tuple[DeviceGroup, ...]:
             layouts.append((Kind.TRAIN, g.train.layout()))
         if g.forward is not None:
             layouts.append((Kind.FORWARD, g.forward.layout()))
-        if g.engine is not None and g.engine.tp is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=g.engine.tp, pp=g.engine.pp, ep=g.engine.ep)))
+        eng = merged_engine(engine, g.engine)
+        if g.engine is not None and g.engine.tp is not None and eng.tp is not None:
+            layouts.append((Kind.GENERATE, Layout(tp=eng.tp, pp=eng.pp, ep=eng.ep)))
         out.append(replace(parsed, layouts=tuple(layouts)))
     return tuple(out)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
+from rlmcost.deployment.group_engine import group_engine
 from rlmcost.deployment.init import InitLoad, Loaded, Transient, transient
 from rlmcost.deployment.terms import overhead_bytes
 from rlmcost.parallel.breakdown import MemoryBreakdown
@@ -69,8 +70,7 @@ def engine_at_init(name: str, jobs: Sequence[Job], deployment: Deployment) -> tu
     beside = max((j.memory.engine for j in jobs), default=0)
     if beside or any(j.task.kind is not Kind.GENERATE for j in jobs):
         return beside, beside
-    own = deployment.group(name)
-    engine = own.engine if own is not None and own.engine is not None else deployment.engine
+    engine = group_engine(deployment, name)
     if engine.kind.static:
         return 0, 0
     job = max(jobs, key=lambda j: j.own.total)

@@ -27,6 +27,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
+from rlmcost.deployment.group_engine import group_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
@@ -154,9 +155,9 @@ def auto_tp(arch: Arch, hardware: HardwareSpec, weight_bytes: int) -> int:
 
 
 def engine_for(setup: Setup, group: str) -> EngineSpec:
-    """The generation engine's settings on ``group``: the group's own, else the deployment's."""
-    own = setup.deployment.group(group)
-    return own.engine if own is not None and own.engine is not None else setup.deployment.engine
+    """The generation engine's settings on ``group``: the deployment's with the group's own
+    fields over it (``deployment.group_engine``)."""
+    return group_engine(setup.deployment, group)
 
 
 def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> dict[int, Layout]:

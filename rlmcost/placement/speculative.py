@@ -34,6 +34,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.arch import Arch
 from rlmcost.compiled.blocks import work_prefill
 from rlmcost.compiled.memory import memory_per_rank
+from rlmcost.deployment.group_engine import group_engine
 from rlmcost.errors import SpecError
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.perf.speculative import (
@@ -168,7 +169,8 @@ def speculation_notes(dep: Deployment) -> list[str]:
     engine step emits (the output's statement of the modelling choice)."""
     if dep.ideal:
         return []
-    engines = [dep.engine, *(g.engine for g in dep.groups if g.engine is not None)]
+    engines = [dep.engine, *(group_engine(dep, g.members) for g in dep.groups
+                             if g.engine is not None)]  # fmt: skip
     out: list[str] = []
     for e in engines:
         if not e.speculative_tokens:
