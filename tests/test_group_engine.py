@@ -130,3 +130,13 @@ def test_group_engines_keep_the_fast_path_equal() -> None:
                  for j in g.jobs if g.name.startswith("rollout")]
                 for e in evaluate_many(runs)]  # fmt: skip
     assert together == [_rollout(r) for r in runs]
+
+
+def test_the_engine_notes_follow_the_generating_groups_engine() -> None:
+    # the vLLM host-time note (evaluation.deployment) is about the engine that generates:
+    # a vLLM run whose only rollout group runs SGLang gets none
+    def host_note(run: Run) -> bool:
+        return any(n.startswith("vLLM decode steps carry") for n in evaluate_deployment(run).notes)
+
+    assert host_note(_run(None)) and host_note(_run({"prefix_caching": False}))
+    assert not host_note(_run({"kind": "sglang"}))

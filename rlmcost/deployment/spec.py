@@ -237,7 +237,8 @@ class GroupLayouts(BaseModel):
     )
     train: TrainLayout | None = None
     forward: TrainLayout | None = None
-    engine: EngineSpec | None = None
+    engine: EngineSpec | None = Field(default=None, description="fields over the run's "
+                                      "engine (deployment.group_engine); None: the run's")
 
     @field_validator("gpus")
     @classmethod

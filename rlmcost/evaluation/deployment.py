@@ -174,6 +174,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
+    # the engines that generate: each group's, merged over the run's (deployment.group_engine)
+    engines = {engine_for(setup, t.group) for t in tasks if t.kind is Kind.GENERATE} or {dep.engine}
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
     if plan.offload or dep.train.offload:
@@ -185,7 +187,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
             "generated before training, so the loop has no Generation stage"
         )
-    elif dep.engine.kind is EngineKind.VLLM:
+    elif any(e.kind is EngineKind.VLLM for e in engines):
         notes.append(
             f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
             "per sequence in flight (scheduler, inputs, output processing; measured on "
@@ -225,7 +227,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):
             notes.append(ROUTER_FP64_NOTE)
-        if dep.engine.eager and not dep.ideal and not alg.offline:
+        if any(e.eager for e in engines) and not dep.ideal and not alg.offline:
             notes.append(EAGER_MOE_NOTE)
     c = run.cluster
     missing, prices = _prices(tuple(result.fleet), c.prices)

@@ -5,7 +5,8 @@ A group of a deployment may give its own trainer and forward layouts (``groups[]
 degrees, ZeRO stage, checkpointing, micro-batch, schedule and Megatron split become the group's
 :class:`~rlmcost.parallel.layout.Layout` (``inputs.layouts_for``), their ``offload``,
 ``param_dtype`` and ``freeze_vision_tower`` are read by ``GroupTasks`` (``train_offload``,
-``train_layout``), and the group's engine replaces the run's (``inputs.engine_for``). The
+``train_layout``), and the group's engine fields merge over the run's by the rule below
+(``deployment.group_engine``, read through ``inputs.engine_for``). The
 fields below are read by the passes' options and the micro-batching, which took them from the
 deployment-wide ``Deployment.train`` alone; here they come from the group where it gives one:
 
