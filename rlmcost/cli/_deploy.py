@@ -41,6 +41,7 @@ DEPLOYMENT_OPTIONS = (
     "padded",
     "router_dtype",
     "ep_dispatcher",
+    "pp_overlap_p2p",
     "trainer_kernels",
     "ckpt",
     "cp",
@@ -192,6 +193,12 @@ def deployment_options() -> dict[str, Any]:
             "alltoall (NCCL all-to-all; default), deepep (flex + DeepEP: once per remote node, "
             "then NVLink) or allgather (Megatron-core's own default: all-gather over the "
             "expert-TP x EP group, reduce-scatter back; rlmcost.perf.ep_dispatch).",
+            rich_help_panel=p)], None),  # fmt: skip
+        "pp_overlap_p2p": (Annotated[bool | None, typer.Option(
+            "--pp-overlap-p2p/--no-pp-overlap-p2p", help="Under an interleaved schedule "
+            "(--virtual-stages > 1): Megatron's overlap_p2p_comm, the steady 1F1B's pipeline "
+            "sends behind the opposite pass (rlmcost.perf.megatron_pipe); default: "
+            "--framework's (verl and slime on, NeMo RL off), on without one.",
             rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (
             Annotated[

@@ -80,6 +80,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("ep_dispatcher") is not None:
         train["ep_dispatcher"] = str(opts["ep_dispatcher"])
+    if opts.get("pp_overlap_p2p") is not None:
+        train["pp_overlap_p2p"] = opts["pp_overlap_p2p"]
     if opts.get("trainer_kernels") is not None:
         train["kernels"] = str(opts["trainer_kernels"])
     if opts.get("ckpt") is not None:

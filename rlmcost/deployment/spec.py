@@ -124,16 +124,15 @@ class TrainLayout(BaseModel):
     virtual_stages: int = Field(default=1, ge=1)
     pp_split: PipelineSplit | None = Field(default=None, description="Megatron-core's split")
     offload: tuple[Offload, ...] = Field(default=(), description="states kept in host memory")
-    param_dtype: Dtype | None = Field(
-        default=None,
-        description="dtype the trainer stores its parameters and gradients in (None: the "
-        "weight dtype, with an fp32 master copy in Adam); fp32: FSDP mixed precision, bf16 "
-        "compute copy per unit, Adam m and v only (verl's actor, NeMo RL's DTensor policy)",
-    )
-    freeze_vision_tower: bool = Field(
-        default=False, description="a vision-language model's tower is not trained (no "
-        "backward through it); verl actor.freeze_vision_tower, default False",
-    )
+    param_dtype: Dtype | None = Field(default=None, description="dtype the trainer stores "
+        "its parameters and gradients in (None: the weight dtype, with an fp32 master copy in "
+        "Adam); fp32: FSDP mixed precision, bf16 compute copy per unit, Adam m and v only "
+        "(verl's actor, NeMo RL's DTensor policy)")  # fmt: skip
+    pp_overlap_p2p: bool | None = Field(default=None, description="interleaved schedule's "
+        "overlap_p2p_comm (None: the framework's, Behaviour.megatron_overlap_p2p; perf."
+        "megatron_pipe)")  # fmt: skip
+    freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
+        "tower is not trained (no backward through it; verl actor.freeze_vision_tower)")
 
     @field_validator("tp", "pp", "cp", "ep", "etp", "zero_shard")
     @classmethod

@@ -2,8 +2,9 @@
 
 The forwards (log-probs, reference, reward, values) are timed with the pass options of the
 trainer's layout (``placement.pass_options.step_options`` of the deployment's ``train``, or of a
-group's own, ``placement.group_train``): its MoE router dtype and token dispatcher and its
-kernels; ``fused_loss`` is the training loss's. A forward layout (``forward``,
+group's own, ``placement.group_train``): its MoE router dtype and token dispatcher, its
+kernels and its pipeline sends' overlap; ``fused_loss`` is the training loss's. A forward
+layout (``forward``,
 ``groups[].forward``) that gives one of them a value of its own, not the default and unlike the
 trainer's, would be silently ignored; it is refused, naming where to give it.
 """
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
 
-TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "kernels")
+TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "kernels", "pp_overlap_p2p")
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

@@ -66,7 +66,9 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     fp64 = _fp64_router(deployment, hf)
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
     disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
-    overlap = beh is None or beh.megatron_overlap_p2p  # interleaved p2p (perf.megatron_pipe)
+    overlap = deployment.train.pp_overlap_p2p  # given: the user's (--no-pp-overlap-p2p)
+    if overlap is None:  # the framework's interleaved p2p (perf.megatron_pipe)
+        overlap = beh is None or beh.megatron_overlap_p2p
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap)
     if realhf_kernels(deployment):

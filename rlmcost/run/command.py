@@ -51,6 +51,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "staleness": "--staleness", "placement": "--placement",
                      "train.router_dtype": "--router-dtype",
                      "train.ep_dispatcher": "--ep-dispatcher",
+                     "train.pp_overlap_p2p": "--pp-overlap-p2p",
                      "train.kernels": "--trainer-kernels"}  # fmt: skip
 
 
@@ -171,6 +172,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--router-dtype", str(t.router_dtype)]
     if t.ep_dispatcher != "alltoall":
         words += ["--ep-dispatcher", str(t.ep_dispatcher)]
+    if t.pp_overlap_p2p is not None:
+        words.append("--pp-overlap-p2p" if t.pp_overlap_p2p else "--no-pp-overlap-p2p")
     if t.kernels != "fused":
         words += ["--trainer-kernels", str(t.kernels)]
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
