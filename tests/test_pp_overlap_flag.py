@@ -90,3 +90,42 @@ def test_a_forward_layout_cannot_set_it() -> None:
         assert "forward.pp_overlap_p2p" in str(e) and "give it in train" in str(e)
     else:
         raise AssertionError("a forward layout's pp_overlap_p2p was accepted")
+
+
+def test_importers_read_the_explicit_keys() -> None:
+    # slime: Megatron-LM's store_false --no-overlap-p2p-communication (p2p_overlap docstring);
+    # the script (THUDM/slime scripts/run-qwen3-4B.sh @624b824a) leaves it, so no flag
+    from pathlib import Path
+
+    from rlmcost.frameworks.slime import import_slime
+    from rlmcost.frameworks.verl import import_verl
+
+    data = Path(__file__).parent / "data" / "frameworks"
+    lines = [ln for ln in (data / "slime_qwen3-4B.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    argv = shlex.split(" ".join(lines))
+    assert "--no-pp-overlap-p2p" not in dict(import_slime(argv).flags)
+    off = dict(import_slime([*argv, "--no-overlap-p2p-communication"]).flags)
+    assert "--no-pp-overlap-p2p" in off and "--pp-overlap-p2p" not in off
+    # verl: override_transformer_config updates verl's own overlap_p2p_comm
+    # (verl/models/mcore/config_converter.py @b178a3cd)
+    verl = data / "verl_grpo.yaml"
+    meg = ["actor_rollout_ref.actor.strategy=megatron"]
+    key = "actor_rollout_ref.actor.megatron.override_transformer_config.overlap_p2p_comm"
+    plain = dict(import_verl(verl, meg).flags)
+    assert "--no-pp-overlap-p2p" not in plain and "--pp-overlap-p2p" not in plain
+    assert "--no-pp-overlap-p2p" in dict(import_verl(verl, [*meg, f"{key}=false"]).flags)
+    assert "--pp-overlap-p2p" in dict(import_verl(verl, [*meg, f"{key}=true"]).flags)
+
+
+def test_an_imported_slime_switch_reaches_the_deployment() -> None:
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "frameworks"
+    lines = [ln for ln in (data / "slime_qwen3-4B.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    argv = [*shlex.split(" ".join(lines)), "--no-overlap-p2p-communication"]
+    res = runner.invoke(app, ["import", "slime", "--json", "--", *argv])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout[res.stdout.index("{"):])
+    assert out["deployment"]["train"]["pp_overlap_p2p"] is False

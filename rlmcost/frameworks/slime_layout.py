@@ -16,6 +16,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
+from rlmcost.frameworks.p2p_overlap import SLIME_OFF, import_overlap
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
 from rlmcost.frameworks.units import whole_steps
@@ -73,6 +74,7 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     # unset: Megatron-LM's argument default allgather (priced only with EP; moe_dispatcher)
     unset = EpDispatcher.ALLGATHER if ep > 1 else EpDispatcher.ALLTOALL
     import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
+    import_overlap(r, q, SLIME_OFF, negated=True)  # Megatron-LM's store_false (p2p_overlap)
     set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
                          "last": "decoder-last-pipeline-num-layers",
                          "embedding": "account-for-embedding-in-pipeline-split",

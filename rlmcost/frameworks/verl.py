@@ -23,6 +23,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
+from rlmcost.frameworks.p2p_overlap import import_overlap
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
@@ -233,6 +234,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
         import_dispatcher(r, q, f"{m}.override_transformer_config.", VERL_DEFAULT, ep)
+        import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
         set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
         # between phases: verl/workers/megatron_workers.py offloads and reloads around each
