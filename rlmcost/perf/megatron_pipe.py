@@ -39,12 +39,15 @@ False: a framework that builds the config sets it. Megatron-Bridge's ``CommOverl
 it on with VP > 1 (training/comm_overlap.py lines 450-457 @7e8111c23); verl sets it where VPP > 1
 (verl/models/mcore/config_converter.py line 49 @b178a3cd); slime runs Megatron-LM's arguments;
 NeMo RL builds its ``ConfigContainer`` without a ``comm_overlap`` (nemo_rl/models/megatron/
-setup.py @7ea279abf), so Megatron-core's False (``Behaviour.megatron_overlap_p2p``).
+setup.py @7ea279abf), so Megatron-core's False (``Behaviour.megatron_overlap_p2p``); no release
+from v0.3.0 to v0.7.0 sets it, nor a VP > 1 (:mod:`rlmcost.frameworks.p2p_overlap`, which also
+reads the keys that set it explicitly: ``--pp-overlap-p2p`` / ``--no-pp-overlap-p2p``).
 
 Known deviation, not priced: from 260cba7133 (2026-04-16) Megatron-core waits on a forward send
 at once when ``deallocate_pipeline_outputs`` (Megatron-LM and Megatron-Bridge set it), which the
 replay puts about one forward transfer per steady iteration back on the critical path; no run
-rlmcost validates uses that code.
+rlmcost validates uses that code (slime's pin 1dcf0dafa, 2026-02-14, predates it; NeMo RL
+never interleaves).
 """
 
 from __future__ import annotations

@@ -218,8 +218,9 @@ PRESET = Preset(
               "v0.3.0-v0.7.0 (nemo_rl/experience/rollouts.py calculate_rewards, "
               "nemo_rl/environments/math_environment.py MathEnvironment.step); its "
               "ConfigContainer has no comm_overlap (nemo_rl/models/megatron/setup.py "
-              "@7ea279abf), so Megatron-core's overlap_p2p_comm False: the interleaved "
-              "schedule's pipeline sends exposed",
+              "@7ea279abf; no comm_overlap, overlap_p2p_comm nor VP key at v0.3.0-v0.7.0: "
+              "rlmcost.frameworks.p2p_overlap), so Megatron-core's overlap_p2p_comm False: "
+              "the interleaved schedule's pipeline sends exposed",
               env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
