@@ -85,6 +85,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "ep_dispatcher": st.sampled_from(["alltoall", "deepep", "allgather"]),
     "padded": st.booleans(),
     "pp_split": st.sampled_from([None, {"embedding_slot": True, "loss_slot": True}]),
+    "pp_overlap_p2p": st.sampled_from([None, True, False]),
 })
 CHANGE = st.fixed_dictionaries({}, optional={
     "engine": ENGINE,
