@@ -45,6 +45,11 @@ HYBRID_ENGINE_GATHER_LAYERS = 8
 e468799f): "Granularity to bring in layers for TP sharding inside the hybrid engine"."""
 
 
+_SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
+                ("context_length", None, "sizes SGLang's request pool"))
+"""Engine settings only SGLang reads: the field, its unset value, what it does there."""
+
+
 class EngineSpec(BaseModel):
     """The generation engine: its layout per replica and its memory settings.
 
@@ -209,16 +214,12 @@ class EngineSpec(BaseModel):
 
     @model_validator(mode="after")
     def _sglang_settings(self) -> EngineSpec:
-        if self.kind is EngineKind.SGLANG:
-            return self
-        if self.schedule_policy != "fcfs":
-            raise ValueError(f"schedule policy {self.schedule_policy} with engine {self.kind}: "
-                             "it orders SGLang's waiting queue; add --engine sglang or drop "
-                             "--schedule-policy")  # fmt: skip
-        if self.context_length is not None:
-            raise ValueError(f"context length {self.context_length} with engine {self.kind}: "
-                             "it sizes SGLang's request pool; add --engine sglang or drop "
-                             "--context-length")  # fmt: skip
+        for field, unset, what in _SGLANG_ONLY:
+            value = getattr(self, field)
+            if self.kind is not EngineKind.SGLANG and value != unset:
+                flag = "--" + field.replace("_", "-")
+                raise ValueError(f"{field.replace('_', ' ')} {value} with engine {self.kind}: "
+                                 f"it {what}; add --engine sglang or drop {flag}")  # fmt: skip
         return self
 
     @model_validator(mode="after")
