@@ -199,6 +199,19 @@ def is_live(running: dict[int, tuple[int, int, int]], lengths: Sequence[int], en
     return i in running and running[i][0] + lengths[i] - running[i][1] == end
 
 
+def fits_until(pool_at: Callable[[int], int], t: int, t_next: int, size: int) -> int:
+    """The next event step ``t_next``, or the step before the first one after ``t`` whose pool
+    (``pool_at``) exceeds ``size`` where that comes sooner (binary search; step t + 1 fits):
+    the next event of the paged and SGLang replays when more than one sequence runs."""
+    if pool_at(t_next) <= size:
+        return t_next
+    lo, hi = t + 1, t_next  # step lo fits, step hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if pool_at(mid) <= size else (lo, mid)
+    return hi - 1
+
+
 def paged_admit(
     lengths: list[int], prompt: int, cap: int, paged: Paged, call: int | None = None
 ) -> Schedule:
@@ -261,12 +274,8 @@ def paged_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1 and pool_at(t_next) > blocks_in_pool:
-            lo, hi = t + 1, t_next  # step lo fits, step hi does not
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if pool_at(mid) <= blocks_in_pool else (lo, mid)
-            t_next = hi - 1
+        if len(running) > 1:
+            t_next = fits_until(pool_at, t, t_next, blocks_in_pool)
         t = t_next  # > t: the step after an admission or preemption fits
         done += flight.finish(t, segments)  # finishes at t
         # preemption: the newest running sequences leave until the next step fits

@@ -87,6 +87,7 @@ from rlmcost.placement.paged import (
     Segment,
     _Blocks,
     _closed,
+    fits_until,
     is_live,
     shared_prompt,
 )
@@ -255,12 +256,8 @@ def sglang_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a retracted sequence's stale finish
         t_next = finishes[0][0] if pending <= t else min(finishes[0][0], pending)
-        if len(running) > 1 and pool_at(t_next) > size:
-            lo, hi = t + 1, t_next  # step lo fits, step hi does not
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if pool_at(mid) <= size else (lo, mid)
-            t_next = hi - 1
+        if len(running) > 1:
+            t_next = fits_until(pool_at, t, t_next, size)
         t = t_next  # > t: the step after an admission or a retraction fits
         ended = flight.finish(t, segments)
         done, finished = done + ended, ended > 0
