@@ -58,7 +58,7 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
         forwards_follow_trainer(out)
     elif name is not None:  # a forward layout of the Run's own over the preset's
-        _trainer_only_follow(out, dep["forward"] or {})
+        forward_follows(out.get("forward"), out.get("train"), dep["forward"], reset=True)
     if name is None:
         return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
@@ -141,33 +141,21 @@ def samples(algorithm: str, prompts: int | None, group: int | None) -> int:
     return b * (get_algorithm(algorithm).default_group if group is None else group)
 
 
-def _trainer_only_follow(out: dict[str, Any], given: dict[str, Any]) -> None:
-    """A forward layout's trainer-only fields (:data:`~rlmcost.deployment.trainer_only.
-    TRAINER_ONLY`: the forwards run with the trainer's) that the Run does not give itself take
-    the merged trainer's, not the preset's copy of its own trainer layout: a Run that sets
-    ``train.router_dtype`` under a preset that sets another keeps one value for both."""
+def forward_follows(forward: Any, train: Any, given: Any, *, reset: bool = False) -> None:
+    """The ``forward`` layout (a dict, changed in place) takes each trainer-only field
+    (:data:`~rlmcost.deployment.trainer_only.TRAINER_ONLY`: the forwards run with the
+    trainer's) that ``train`` sets and ``given`` (the forward fields the caller gave itself)
+    does not, so a Run that sets ``train.router_dtype`` under a preset that sets another keeps
+    one value for both; ``reset``: a field ``train`` leaves out goes back to its default (a new
+    Run over a preset's copy of its own trainer layout) instead of staying
+    (:meth:`Run.replace <rlmcost.run.spec.Run.replace>`, whose ``train`` is the change only)."""
     from rlmcost.deployment.trainer_only import TRAINER_ONLY
 
-    fwd, train = out.get("forward"), out.get("train") or {}
-    if not isinstance(fwd, dict):
+    if not isinstance(forward, dict):
         return
-    for key in TRAINER_ONLY:
-        if key not in given:
-            if key in train:
-                fwd[key] = train[key]
-            else:
-                fwd.pop(key, None)
-
-
-def forward_follows(forward: Any, change: Any) -> None:
-    """In :meth:`Run.replace <rlmcost.run.spec.Run.replace>`: the kept ``forward`` layout (a
-    dict) takes each trainer-only field the ``change`` (the new deployment section) sets in
-    ``train`` and not in ``forward``, as :func:`_trainer_only_follow` does for a new Run."""
-    from rlmcost.deployment.trainer_only import TRAINER_ONLY
-
-    if not (isinstance(forward, dict) and isinstance(change, dict)):
-        return
-    train, given = change.get("train") or {}, change.get("forward") or {}
-    for key in TRAINER_ONLY:
-        if key in train and key not in given:
+    train, given = train or {}, given or {}
+    for key in (k for k in TRAINER_ONLY if k not in given):
+        if key in train:
             forward[key] = train[key]
+        elif reset:
+            forward.pop(key, None)

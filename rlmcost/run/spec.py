@@ -281,15 +281,15 @@ class Run(BaseModel):
         from rlmcost.deployment.spec import following_batching
         from rlmcost.run.defaults import forward_follows  # a kept forward's trainer-only fields
 
-        data = self.to_json()
-        dep = sections.get("deployment")
+        data, dep = self.to_json(), sections.get("deployment")
         if isinstance(dep, dict) and "train" in dep and "forward" not in dep:
             d = data["deployment"]
             batching = following_batching(d["forward"], d["train"])
             if batching is not None:  # the forwards ran on the trainer's layout: they follow it
                 d["forward"] = None
                 sections = {**sections, "deployment": {**dep, "forward": batching}}
-        forward_follows(data["deployment"].get("forward"), dep)
+        if isinstance(dep, dict):
+            forward_follows(data["deployment"].get("forward"), dep.get("train"), dep.get("forward"))
         for key, value in sections.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):
                 data[key] = merge(data[key], value)
