@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from group_runs import grpo_on_groups
 
 from rlmcost.deployment.engine import EngineSpec
 from rlmcost.deployment.group_engine import group_engine, merged_engine
@@ -32,14 +33,7 @@ def _run(engine: dict[str, Any] | None, run_engine: dict[str, Any] | None = None
                            "groups": [rollout, {"members": "actor+reference", "gpus": 8}]}
     if run_engine is not None:
         dep["engine"] = run_engine
-    return Run.from_data({
-        "algorithm": {"name": "grpo", "rule_reward": True},
-        "models": {"actor": MODEL},
-        "workload": {"prompts": 16, "samples_per_prompt": 4, "prompt_len": 512,
-                     "response_len": 1024, "length_dist": "lognormal:700,0.6,1024"},
-        "deployment": dep,
-        "cluster": {"hardware": "h100-sxm"},
-    })  # fmt: skip
+    return grpo_on_groups(MODEL, dep)
 
 
 def _rollout(run: Run) -> list[tuple[Any, ...]]:

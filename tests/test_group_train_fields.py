@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from group_runs import grpo_on_groups
 
 from rlmcost.deployment.spec import Deployment, GroupLayouts, TrainLayout
 from rlmcost.evaluation.batch import evaluate_many
@@ -36,14 +37,8 @@ def _run(framework: str | None, model: str, train: dict[str, Any], own: dict[str
     rollout: dict[str, Any] = {"members": "rollout", "gpus": 8}
     if engine is not None:
         rollout["engine"] = engine
-    return Run.from_data({
-        "algorithm": {"name": "grpo", "rule_reward": True},
-        "models": {"actor": model},
-        "workload": {"prompts": 16, "samples_per_prompt": 4, "prompt_len": 512,
-                     "response_len": 1024, "length_dist": "lognormal:700,0.6,1024"},
-        "deployment": {"framework": framework, "train": train, "groups": [rollout, actor]},
-        "cluster": {"hardware": "h100-sxm"},
-    })  # fmt: skip
+    return grpo_on_groups(model, {"framework": framework, "train": train,
+                                  "groups": [rollout, actor]})
 
 
 def _numbers(job: Any) -> tuple[Any, ...]:
