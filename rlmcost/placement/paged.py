@@ -191,6 +191,18 @@ class Flight:
             done += 1
         return done
 
+    def evict(self, i: int, t: int, segments: list[Segment]) -> tuple[int, int]:
+        """Sequence ``i`` leaves at step ``t`` unfinished (vLLM's preemption, SGLang's
+        retraction): its KV units and group holding released, its segment closed into
+        ``segments``, its slot freed at ``t``; returns (``i``, its tokens generated so far)."""
+        start, gen, slot = self.running.pop(i)
+        self.held.add(self.own + gen - start, -1)
+        self.groups.add(i, -1)
+        self.held.refresh()
+        segments.append(_closed(self.open_.pop(i), t))
+        heapq.heappush(self.free_slots, (t, slot))
+        return i, gen + t - start
+
 
 def is_live(running: dict[int, tuple[int, int, int]], lengths: Sequence[int], end: int,
             i: int) -> bool:  # fmt: skip
@@ -253,8 +265,7 @@ def paged_admit(
 
     hand()
     flight = Flight(cap, lengths, prompt, own, b, groups)  # running: LIFO order
-    running, finishes, free_slots = flight.running, flight.finishes, flight.free_slots
-    open_, held = flight.open_, flight.held
+    running, finishes, held = flight.running, flight.finishes, flight.held
     segments: list[Segment] = []
     t = preemptions = peak = done = 0
     evicted: list[tuple[int, int]] = []
@@ -282,13 +293,7 @@ def paged_admit(
         evicted = []
         held.refresh()
         while len(running) > 1 and pool_at(t + 1) > blocks_in_pool:
-            i, (start, gen, slot) = running.popitem()
-            held.add(own + gen - start, -1)
-            groups.add(i, -1)
-            held.refresh()
-            segments.append(_closed(open_.pop(i), t))
-            heapq.heappush(free_slots, (t, slot))
-            evicted.append((i, gen + t - start))
+            evicted.append(flight.evict(next(reversed(running)), t, segments))  # the newest
             preemptions += 1
         waiting.extendleft(evicted)  # prepended one by one: the oldest ends up first
     segments.sort(key=lambda s: (s.start, s.seq))

@@ -85,13 +85,11 @@ from rlmcost.placement.paged import (
     Handout,
     Schedule,
     Segment,
-    _Blocks,
-    _closed,
     fits_until,
     is_live,
     shared_prompt,
 )
-from rlmcost.placement.prefix_share import GroupHolders, PrefixShare
+from rlmcost.placement.prefix_share import PrefixShare
 
 INIT_NEW_TOKEN_RATIO = 0.7
 """``global_config.default_init_new_token_ratio`` (env ``SGLANG_INIT_NEW_TOKEN_RATIO``, 0.7) x
@@ -211,8 +209,7 @@ def sglang_admit(
         return is_live(running, lengths, end, i)
 
     flight = Flight(cap, lengths, prompt, own, 1, groups)  # running: batch order
-    running, finishes, free_slots = flight.running, flight.finishes, flight.free_slots
-    open_, held = flight.open_, flight.held
+    running, finishes, held = flight.running, flight.finishes, flight.held
     segments: list[Segment] = []
     t = retractions = peak = done = 0
     base, since = INIT_NEW_TOKEN_RATIO, 0
@@ -269,8 +266,7 @@ def sglang_admit(
             pending = t + 1
         held.refresh()
         if len(running) > 1 and pool_at(t + 1) > size:
-            retractions += _retract(running, held, own, size, t, segments, open_,
-                                    free_slots, waiting, groups, shared)  # fmt: skip
+            retractions += _retract(flight, size, t, segments, waiting, shared)
             decoded = sum(g + t - s0 for s0, g, _ in running.values())
             base = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
                        / (len(running) * max_new))  # fmt: skip
@@ -313,26 +309,16 @@ def lpm_order(waiting: deque[tuple[int, int]], group: int, running: dict[int, in
     waiting.extend(items[k] for k in sorted(range(len(items)), key=keys.__getitem__))
 
 
-def _retract(
-    running: dict[int, tuple[int, int, int]], held: _Blocks, prompt: int, size: int, t: int,
-    segments: list[Segment], open_: dict[int, Segment], free_slots: list[tuple[int, int]],
-    waiting: deque[tuple[int, int]], groups: GroupHolders, shared: int,
-) -> int:  # fmt: skip
+def _retract(flight: Flight, size: int, t: int, segments: list[Segment],
+             waiting: deque[tuple[int, int]], shared: int) -> int:  # fmt: skip
     """``retract_decode`` at step ``t`` (module docstring): the fewest outputs first, at least
     one, until ``RETRACT_DECODE_STEPS`` slots per remaining request are free, never the last;
-    the retracted go to the back of ``waiting`` with their outputs. ``prompt``: the tokens of
-    a prompt a request holds itself (past its group's ``shared`` ones). Returns how many."""
+    the retracted go to the back of ``waiting`` with their outputs. Returns how many."""
+    running, held, groups = flight.running, flight.held, flight.groups
     order = sorted(running, key=lambda i: running[i][1] + t - running[i][0], reverse=True)
     out: list[tuple[int, int]] = []
     while len(order) > 1 and (not out or size - held.at(t) - groups.live * shared
                               < RETRACT_DECODE_STEPS * len(order)):  # fmt: skip
-        i = order.pop()
-        start, gen, slot = running.pop(i)
-        held.add(prompt + gen - start, -1)
-        groups.add(i, -1)
-        held.refresh()
-        segments.append(_closed(open_.pop(i), t))
-        heapq.heappush(free_slots, (t, slot))
-        out.append((i, gen + t - start))
+        out.append(flight.evict(order.pop(), t, segments))
     waiting.extend(out)
     return len(out)
