@@ -191,7 +191,7 @@ QWEN3_NEXT_SMALL = dict(
 
 
 def _transformers_causal(cfg: dict[str, Any], device: str = "meta") -> torch.nn.Module:
-    from tests import torch_models as tm
+    import torch_models as tm
 
     kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
     return tm.build_from_config(
@@ -227,7 +227,7 @@ def test_qwen3_next_parameters_equal_transformers(change):
 
 def test_qwen3_next_decode_flops_equal_flop_counter():
     from rlmcost.blocks.attention import linear_attention_core_flops_per_token
-    from tests import torch_models as tm
+    import torch_models as tm
 
     model = _transformers_causal(QWEN3_NEXT_SMALL, device="cpu")
     a = spec_from_config(QWEN3_NEXT_SMALL, name="small").arch()
