@@ -226,8 +226,9 @@ def test_qwen3_next_parameters_equal_transformers(change):
 
 
 def test_qwen3_next_decode_flops_equal_flop_counter():
-    from rlmcost.blocks.attention import linear_attention_core_flops_per_token
     import torch_models as tm
+
+    from rlmcost.blocks.attention import linear_attention_core_flops_per_token
 
     model = _transformers_causal(QWEN3_NEXT_SMALL, device="cpu")
     a = spec_from_config(QWEN3_NEXT_SMALL, name="small").arch()

@@ -17,6 +17,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from nemo_rl_moe import import_qwen3_moe
 from typer.testing import CliRunner
 
 from rlmcost.choices import EpDispatcher
@@ -27,7 +28,6 @@ from rlmcost.frameworks.moe_dispatcher import read_dispatcher
 from rlmcost.frameworks.slime import import_slime
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.placement.pass_options import step_options, worker_notes
-from nemo_rl_moe import import_qwen3_moe
 
 DATA = Path(__file__).parent / "data" / "frameworks"
 A2A, DEEPEP, AG = EpDispatcher.ALLTOALL, EpDispatcher.DEEPEP, EpDispatcher.ALLGATHER
