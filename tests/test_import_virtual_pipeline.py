@@ -67,6 +67,9 @@ def test_rl_command_refuses_layers_not_divisible_in_one_line() -> None:
     res = runner.invoke(app, [*_GRPO, "--virtual-stages", "5"])  # 24 layers, pp 4 x v 5
     assert res.exit_code == 2
     assert "divisible by pp*v=4*5" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, [*_GRPO[:-3], "--virtual-stages", "2"])  # pp 1
+    assert res.exit_code == 2
+    assert "needs --pp > 1" in res.output and "Traceback" not in res.output
 
 
 def test_verl_reads_the_actor_size() -> None:

@@ -88,6 +88,11 @@ def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
     ``--virtual-stages``, ``virtual_stages`` and the schedule (interleaved for v > 1) from the
     options given, over what a deployment file or preset set."""
     v = opts.get("virtual_stages")
+    if v is not None and v > 1 and train.get("pp", 1) <= 1:
+        from rlmcost.errors import SpecError
+
+        raise SpecError(f"--virtual-stages {v} needs --pp > 1 (Megatron-core's "
+                        "initialize_model_parallel refuses a virtual size at pp 1)")
     if v is not None:
         train.update(virtual_stages=v, schedule=str(
             PipelineSchedule.INTERLEAVED if v > 1 else PipelineSchedule.ONE_F_ONE_B))
