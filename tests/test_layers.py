@@ -83,7 +83,7 @@ MODULE_LAYER = {
                  "nemo_rl_batching", "nemo_rl_env", "nemo_rl_vllm", "openrlhf", "p2p_overlap",
                  "result", "slime",
                  "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches",
-                 "verl_engine", "verl_versions")},
+                 "verl_engine", "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",
     "rlmcost.__main__": "cli",

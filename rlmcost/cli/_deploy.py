@@ -15,7 +15,7 @@ import typer
 
 from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
-from rlmcost.cli._deploy_pipeline import PIPELINE_SPLIT_OPTIONS, pipeline_split_options
+from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
@@ -82,7 +82,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-) + PIPELINE_SPLIT_OPTIONS
+) + RL_PIPELINE_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -344,7 +344,7 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         **engine_options(p),
-        **pipeline_split_options(p),
+        **rl_pipeline_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

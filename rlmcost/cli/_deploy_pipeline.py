@@ -3,7 +3,10 @@ uneven split (``Layout.pp_first_layers`` ... ``pp_loss_slot``, ``pp_layout``;
 ``TrainLayout.pp_split``; :mod:`rlmcost.parallel.pipeline_split`). All off by default:
 rlmcost's even split. A layout string of pp x v stages sets v model chunks per rank and, for
 v > 1, the interleaved schedule, as Megatron-LM derives the virtual-pipeline size from it
-(``megatron/training/arguments.py`` @d98e8a64dd) and then runs the interleaved 1F1B."""
+(``megatron/training/arguments.py`` @d98e8a64dd) and then runs the interleaved 1F1B. The
+algorithm commands' ``--virtual-stages`` sets v itself (``rlmcost train`` has its own with
+``--schedule``); `rlmcost import` writes it from a config's virtual-pipeline size
+(:mod:`rlmcost.frameworks.virtual_pipeline`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from rlmcost.parallel.layout import PipelineSchedule
 
 PIPELINE_SPLIT_OPTIONS = ("pp_first_layers", "pp_last_layers", "pp_embedding_slot",
                           "pp_loss_slot", "pp_layout")  # fmt: skip
+RL_PIPELINE_OPTIONS = (*PIPELINE_SPLIT_OPTIONS, "virtual_stages")
+"""The algorithm commands' pipeline options: the split and ``--virtual-stages``."""
 
 
 def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
@@ -41,6 +46,15 @@ def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
             "'Et*4|(t*4|)*14tL' (pp 4, v 4); v > 1 runs the interleaved schedule.",
             rich_help_panel=p)], None),
     }  # fmt: skip
+
+
+def rl_pipeline_options(p: str | None = None) -> dict[str, Any]:
+    """:func:`pipeline_split_options` and the algorithm commands' ``--virtual-stages``."""
+    return {**pipeline_split_options(p), "virtual_stages": (Annotated[int | None, typer.Option(
+        help="Model chunks per pipeline rank (Megatron's virtual_pipeline_model_parallel_size): "
+        "v > 1 runs the interleaved 1F1B (rlmcost.perf.megatron_pipe), the layers divisible "
+        "by pp x v; 1: 1F1B. Default: a --pp-layout's stages / pp, else 1.", min=1,
+        rich_help_panel=p)], None)}  # fmt: skip
 
 
 def layout_split(opts: dict[str, Any]) -> dict[str, Any]:
@@ -70,8 +84,18 @@ def _implied(text: str | None, pp: int, given: dict[str, Any]) -> dict[str, Any]
 
 
 def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
-    """Set the deployment's ``train.pp_split`` (a dict of ``PipelineSplit`` fields) from the
+    """Set the deployment's ``train.pp_split`` (a dict of ``PipelineSplit`` fields) and, from
+    ``--virtual-stages``, ``virtual_stages`` and the schedule (interleaved for v > 1) from the
     options given, over what a deployment file or preset set."""
+    v = opts.get("virtual_stages")
+    if v is not None and v > 1 and train.get("pp", 1) <= 1:
+        from rlmcost.errors import SpecError
+
+        raise SpecError(f"--virtual-stages {v} needs --pp > 1 (Megatron-core's "
+                        "initialize_model_parallel refuses a virtual size at pp 1)")
+    if v is not None:
+        train.update(virtual_stages=v, schedule=str(
+            PipelineSchedule.INTERLEAVED if v > 1 else PipelineSchedule.ONE_F_ONE_B))
     given = {k[3:]: opts[k] for k in PIPELINE_SPLIT_OPTIONS if opts.get(k) is not None}
     if given:
         train["pp_split"] = {**(train.get("pp_split") or {}), **given}

@@ -24,6 +24,7 @@ from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
+from rlmcost.frameworks.virtual_pipeline import nemo_rl_virtual_stages
 
 __all__ = ["import_nemo_rl", "packed_tokens_per_gpu"]
 
@@ -207,6 +208,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--expandable-segments" if expandable else "--no-expandable-segments")
     set_split(r, q, pp, {k: f"{_MEG}.num_layers_in_{k}_pipeline_stage" for k in ("first", "last")}
               | {"layout": f"{_MEG}.model_overrides.pipeline_model_parallel_layout"})
+    if megatron:
+        nemo_rl_virtual_stages(r, q, pp)
     if r.raw(f"{_MEG}.pipeline_model_parallel_layout") is not None:  # setup.py @7ea279ab
         q.note(f"{_MEG}.pipeline_model_parallel_layout: NeMo RL copies no such key onto the "
                "model (only model_overrides.pipeline_model_parallel_layout); ignored")

@@ -18,6 +18,10 @@ Megatron's interleaved schedule hides its pipeline sends behind the opposite pas
   @7ea279abf); none of them is ``overlap_p2p_comm``, ``comm_overlap`` or
   ``virtual_pipeline_model_parallel_size`` (git grep over nemo_rl/ at each tag), so the
   Megatron-Bridge model provider's VP (None) and Megatron-core's False apply at every release.
+  After v0.7.0 (main @7ea279abf) ``policy.megatron_cfg.model_overrides`` is merged onto the
+  provider (``setup.py`` ``_merge_model_overrides``), so ``model_overrides.overlap_p2p_comm``
+  and ``model_overrides.virtual_pipeline_model_parallel_size`` reach Megatron there; both are
+  read (:mod:`rlmcost.frameworks.virtual_pipeline`).
 """
 
 from __future__ import annotations

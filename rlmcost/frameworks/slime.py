@@ -32,6 +32,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGS, ARGUMENTS, COST_FREE, CRITIC, SHAPE, WHERE
 from rlmcost.frameworks.slime_layout import layout, placement
 from rlmcost.frameworks.units import whole_steps
+from rlmcost.frameworks.virtual_pipeline import slime_virtual_stages
 
 if TYPE_CHECKING:
     from rlmcost.specs.model import ModelSpec
@@ -82,17 +83,18 @@ def import_slime(
     r = Reader(args, WHERE)
     q = ImportedQuery("slime", "train_async.py arguments" if is_async else "train.py arguments")
     q.note(f"read as slime's {ARGUMENTS} and slime/ray/placement_group.py define them")
-    _model(r, q, model)
+    layers = _model(r, q, model).n_layers
     has_ref = _algorithm(r, q)
     steps = _workload(r, q, prompt_len)
     steps = layout(r, q, steps)
+    slime_virtual_stages(r, q, layers)
     _old_logprobs(r, q, steps)
     placement(r, q, is_async, has_ref)
     q.ignored = [f"--{k}" for k in r.unread(tuple(COST_FREE))]
     return q
 
 
-def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> None:
+def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> ModelSpec:
     """The actor's model: ``given``, else ``--hf-checkpoint`` (a folder with a config.json on
     this machine, else its last path part as a built-in name or Hugging Face id), else the
     one built-in whose shape the Megatron model arguments (``--num-layers``, ``--hidden-size``,
@@ -133,6 +135,7 @@ def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> None:
     if bad:
         q.note(f"the Megatron model arguments differ from {spec.name}: {bad}; rlmcost costs "
                f"{spec.name} (give --model with a config.json of the trained shape)")  # fmt: skip
+    return spec
 
 
 def _builtin(name: str) -> ModelSpec | None:

@@ -61,6 +61,8 @@ ARGS: dict[str, Any] = {
     "optimizer-cpu-offload": SWITCH, "optimizer-offload-fraction": float,
     "bf16": SWITCH, "fp16": SWITCH, "decoder-last-pipeline-num-layers": int,
     "decoder-first-pipeline-num-layers": int, "moe-token-dispatcher-type": str,
+    "num-layers-per-virtual-pipeline-stage": int, "num-virtual-stages-per-pipeline-rank": int,
+    "virtual-pipeline-model-parallel-size": int,
     "account-for-embedding-in-pipeline-split": SWITCH,
     "account-for-loss-in-pipeline-split": SWITCH,
     "moe-enable-deepep": SWITCH, "moe-router-dtype": str, "moe-flex-dispatcher-backend": str,

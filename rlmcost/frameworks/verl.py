@@ -29,6 +29,7 @@ from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_versions import parse_verl_version
+from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
 ARR = "actor_rollout_ref"
 ACTOR = f"{ARR}.actor"
@@ -236,6 +237,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         import_dispatcher(r, q, f"{m}.override_transformer_config.", VERL_DEFAULT, ep)
         import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
         set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))
+        verl_virtual_stages(r, q, ACTOR, pp)
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")
         # between phases: verl/workers/megatron_workers.py offloads and reloads around each
         offload = [name for key, name in (("param_offload", "params-idle"),

@@ -29,6 +29,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.moe_dispatcher import implicit_choices
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.virtual_pipeline import choices as virtual_choices
 from rlmcost.reports.rl_runs import Recipe, model_name, model_spec, workload
 from rlmcost.reports.rl_runs_areal import areal
 from rlmcost.reports.rl_runs_dschat import deepspeed_chat
@@ -57,7 +58,8 @@ def recipe(record: Record) -> Recipe:
         return Recipe(record, None, unexpressible=f"no mapping for {record['framework']}")
     try:
         q, overlay, choices, how = mapper(record)
-        choices = [*choices, *workload(record, q), *implicit_choices(q.notes)]
+        choices = [*choices, *workload(record, q), *implicit_choices(q.notes),
+                   *virtual_choices(q.notes)]
     except SpecError as exc:
         return Recipe(record, None, unexpressible=str(exc))
     return Recipe(record, q, overlay, tuple(choices), how, untimed=untimed_phases(record))

@@ -181,8 +181,11 @@ def _deployment_flags(run: Run) -> list[str]:
     if expandable or _preset_sets(d.framework, "overhead.expandable_segments"):
         words.append("--expandable-segments" if expandable else "--no-expandable-segments")
     words += t.pp_split.flags() if t.pp_split is not None else []
-    if (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1) and \
-            not _layout_sets_schedule(t):  # fmt: skip
+    if _layout_sets_schedule(t):
+        pass
+    elif t.schedule == "interleaved" and t.virtual_stages > 1:
+        words += ["--virtual-stages", str(t.virtual_stages)]  # sets the schedule too
+    elif (t.schedule, t.virtual_stages) != (Deployment().train.schedule, 1):
         raise SpecError("no flag sets the pipeline schedule; use `rlmcost run FILE`")
     e, e0 = d.engine, EngineSpec()
     for field, flag in _ENGINE_FLAGS.items():
