@@ -97,6 +97,8 @@ def test_a_models_json_entry_needs_no_pydantic_model():
         (Layout(ep=2), "needs a MoE model"),
         (Layout(pp=999), "exceeds the 32 layers"),
         (Layout(virtual_stages=2), "needs --schedule interleaved"),
+        # Megatron-core refuses a virtual pipeline without pipeline parallelism.
+        (Layout(virtual_stages=2, schedule=PipelineSchedule.INTERLEAVED), "needs pp > 1"),
     ],
 )
 def test_bad_layouts_raise_the_same_one_line_error(layout, message):

@@ -113,7 +113,7 @@ def layout_ok(a: g.ArchNumbers, layout: Layout, replicate_kv: bool = False) -> b
     megatron_split = uses_megatron_split(layout)  # validate.check_layout, the same function
     if megatron_split and split_problem(a.n_layers, layout):
         return False
-    if v > 1 and (layout.schedule is not PipelineSchedule.INTERLEAVED
+    if v > 1 and (layout.schedule is not PipelineSchedule.INTERLEAVED or layout.pp == 1
                   or (a.n_layers % (layout.pp * v) and not megatron_split)):  # fmt: skip
         return False
     if layout.ep > 1 and not (a.moe and not a.n_experts % layout.ep):

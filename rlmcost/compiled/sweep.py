@@ -134,7 +134,8 @@ def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
         ok = ok & (np.mod(tp * cp * dp, etp * ep) == 0)  # the expert grid fits
     else:
         ok = ok & (ep == 1)
-    interleaved_ok = (schedule == _INTERLEAVED) & (np.mod(a.n_layers, pp * virtual_stages) == 0)
+    interleaved_ok = (schedule == _INTERLEAVED) & (pp > 1)  # Megatron-core: v > 1 needs pp > 1
+    interleaved_ok = interleaved_ok & (np.mod(a.n_layers, pp * virtual_stages) == 0)
     return ok & ((virtual_stages == 1) | interleaved_ok)
 
 

@@ -119,6 +119,9 @@ def check_layout(
             raise SpecError(
                 f"virtual_stages={v} needs --schedule interleaved (got {layout.schedule})"
             )
+        if layout.pp == 1:  # Megatron-core's initialize_model_parallel refuses it
+            raise SpecError(f"virtual_stages={v} needs pp > 1 (a virtual pipeline splits "
+                            "each pipeline rank's layers); use --pp 2 or more, or v=1")  # fmt: skip
         if n_layers % (layout.pp * v) and not megatron_split:
             ok = (
                 [x for x in divisors(n_layers // layout.pp) if x > 1]
