@@ -168,12 +168,17 @@ def test_validation_table_meets_its_bounds():
         "llm_foundry_a100": (0.07, 0.115),  # 30b -10.9 -> -11.0 % (perf.train_metrics)
         "torchtitan_h100": (0.13, 0.16),
         # Megatron-MoE-ModelZoo Qwen3-235B-A22B (tests/test_validate_modelzoo.py): the PP 32
-        # all-to-all row 34 % fast (no sourced mechanism yet), the rest -16..+24 %; the
+        # all-to-all row 26 % fast (34 % before the H100 table's unfused cross-entropy; the rest
+        # per micro-batch, not per token: rlmcost.perf.moe_ffn 'Checked'), the rest -14..+24 %; the
         # cross-node EP 32 rows +53 / +71 % before DeepEP's per-node dedup (perf.ep_dispatch);
         # mean 12.5 % once interleaved over 96 slots (parallel.pipeline_split), 13.9 % with
         # Megatron-LM's overlapped interleaved sends (perf.megatron_pipe): both sourced, both
         # make the already fast rows faster
         "megatron_moe_modelzoo": (0.14, 0.35),
+        # Pai-Megatron-Patch issue 658 (tests/test_validate_pai_rows.py): the ModelZoo pp32
+        # layout on H800, micro-batch 4 -1.4 / -5.8 %, micro-batch 1 -25.5 / -14.7 % (the
+        # per-micro-batch miss, rlmcost.perf.moe_ffn 'Checked')
+        "pai_megatron_patch": (0.13, 0.27),
     }
     for name, s in result.summary().items():
         if name == "all":

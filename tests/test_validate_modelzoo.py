@@ -98,6 +98,30 @@ def test_dropless_rows_carry_the_rank_imbalance():
         assert rows[dropless].step.compute_s["gemm"] > rows[forced].step.compute_s["gemm"]
 
 
+def test_h100_table_rows_run_megatrons_unfused_cross_entropy():
+    # the H100 table came in 8017e11 (2025-05-27), when model_configs/benchmarking/
+    # Qwen3-235B-A22B.yaml had no --cross-entropy-loss-fusion (store_true in Megatron-LM's
+    # arguments.py at the rows' main(1e057005)); it arrived in 274316a (2025-08-20), before the
+    # long-context table (b0b92ff) and the GB200 rows
+    from copy import deepcopy
+
+    from rlmcost.perf.validate import predict_row
+
+    table = _rows()
+    for r in table:
+        head = r["options"].get("logprob_head")
+        want = "megatron-vocab-parallel-ce" if r["metric"] == "step_time_s" else None
+        assert head == want, r["id"]
+    (pp32,) = [r for r in table if r["id"] == "modelzoo-h100-qwen3-235b-ep8-pp32-a2a"]
+    fused = deepcopy(pp32)
+    del fused["options"]["logprob_head"]
+    # one layer per virtual stage: the last rank's loss chunk (fp32 logits of 151936 / TP 2
+    # entries per token, 38 + 14 bytes each) outweighs a layer's and sets the pace
+    slow, fast = predict_row(pp32).step, predict_row(fused).step
+    assert slow.slowest_stage == fast.slowest_stage == 31
+    assert slow.step_s > 1.1 * fast.step_s
+
+
 def test_expert_tp_of_the_row_reaches_the_layout():
     # EP 32 with TP 2 over DP 16 is only valid with expert TP 1 (--expert-tensor-parallel-size
     # 1 in the source's yaml): ETP x EP = 32 divides TP x DP = 32

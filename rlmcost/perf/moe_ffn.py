@@ -25,7 +25,7 @@ the comparison):
   (8, 4096, 768, 2048) and (16, 2048, 768, 2048): 627.9 and 553.9 TFLOP/s on TE 2.7 + CUDA
   12.9 (508.8 and 398.8 on TE 2.2); rlmcost prices both at 615, 0.98-1.11 x the stack the
   ModelZoo rows ran (Megatron-MoE-ModelZoo dockers/H100.Dockerfile @e865051: PyTorch 25.06,
-  CUDA 12.9, TE 2.6), too close to carry their -6..-34 % / +8..+24 % errors. NeMo RL v0.3
+  CUDA 12.9, TE 2.6), too close to carry their -3..-26 % / +8..+24 % errors. NeMo RL v0.3
   pins TE 2.3.0 (pyproject.toml at v0.3.0), nearer the TE 2.2 figures (1.21-1.54 x slower than
   priced); at 1.54 x its expert GEMMs would add about 0.7 ms per layer forward at 16k tokens,
   under 1 s of the 23 s log-prob phase (rlmcost 8.2 s), and stay under the training floor;
@@ -45,6 +45,38 @@ the comparison):
   CUDA graphs). Not found either: a per-part H100 breakdown in Megatron-core's MoE README
   (@d98e8a64dd: "EP All-to-All can consume 30-40% of training time without optimization");
   ModelZoo issue 7's nsys profile is on B200.
+* what the ModelZoo's H100 step-time rows ran (yanring/Megatron-MoE-ModelZoo 8017e11, the
+  commit that published them, 2025-05-27; PR 2: TE 2.4, PyTorch 25.04): forced balance in all
+  five (examples/qwen3/run_235b.sh, so no routing skew), Megatron's unfused cross-entropy (no
+  ``--cross-entropy-loss-fusion`` in the yaml until 274316a; now priced: pp32-a2a -34.0 ->
+  -26.0 %, its loss chunk sets the pace), no ``--moe-router-fusion`` (Megatron-core v0.14);
+* per token or per micro-batch (issue 18, moeh100): Pai-Megatron-Patch issue 658 runs the
+  pp32-a2a layout (PP 32 VPP 3, one layer per virtual stage, EP 8, all-to-all dispatcher, forced
+  balance, no CUDA graphs) on 256 H800 at micro-batch 4 (16,384 tokens, full recompute) and 1
+  (4,096), TP 1 and 2 (``validate`` source ``pai_megatron_patch``). Micro-batch 4 is reproduced
+  within -1.4 / -5.8 %, micro-batch 1 missed by -14.7 / -25.5 %. Per slot (a micro-batch's pass
+  of one virtual stage) the miss is 3.6 (TP 2) and 4.2 ms (TP 1) at micro-batch 1, 3.2 and 1.4
+  ms at micro-batch 4; the ModelZoo rows at 4,096 tokens miss 4.0 (pp32-a2a, H100), 5.1
+  (ep32-deepep) and 2.3 ms (tp4-ep8) per slot though their slots hold 1, 3 and 3 layers. A
+  per-token part (grouped-GEMM rate, all-to-all or permutation bytes) would miss 4 x as much per
+  slot at micro-batch 4, so it is at most 0.8 of TP 2's 3.6 ms (0.35 of TP 1's 4.2); a host
+  floor (max(GPU, host)) cannot give both TP 1's 28.7 ms and TP 2's 14.3 ms slots at micro-batch
+  1 (TP 1 also reruns the MoE forward: a third more host work at most); a time added to each
+  slot, taken from the micro-batch-1 row of a TP (3.6 / 4.2 ms), puts its micro-batch-4 row
+  within +0.9 / +2.7 %. Unsourced, not priced: no measurement
+  separates what that time is (the interleaved schedule's host work per chunk step, the
+  dispatcher's stream sync keeping the host from running ahead, or exposed pipeline receives;
+  rlmcost prices the overlapped sends' exposed 0.07 s on pp32-a2a, 1.16 s unoverlapped, 0.7 ms
+  per slot). The long-context rows' miss is another kind: 9.7-18.5 ms per slot of 74-222 ms
+  (8-13 %, proportional). NeMo RL's Qwen3-30B-A3B trainer runs PP 1 (one slot per micro-batch of
+  48 layers), so a per-slot time does not explain its 50 s against 29.7 s.
+  Nor is it one kind across models: Qwen3-30B-A3B on 16 H800 (alibaba/Pai-Megatron-Patch issue
+  643: TP 1, PP 2 or 4 without interleaving, EP 8 or 4, 8,192 tokens, capacity factor 1.0, no
+  recompute, no CUDA graphs; 10.361 / 20.992 s) is missed by 32 % at both PP sizes, 8.2-8.4 ms
+  per layer (17.2-17.7 priced, 25.4-26.1 published) in slots of 24 and 12 layers alike: per
+  layer, not per slot, at 4,096 (2,048) rows per local expert (TE PR 2045's shape class; the
+  issue's image pai-megatron-patch:25.04 does not say its TE: on TE 2.2's rates, 1.21-1.54 x
+  slower than priced, the grouped GEMMs would carry part of it).
 """
 
 from __future__ import annotations

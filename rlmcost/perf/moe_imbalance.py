@@ -57,7 +57,10 @@ four ratios imply one value, 1.52-1.59 (tests/test_validate_modelzoo.py), inside
 range and above its low end; priced at 1.30 the dropless rows are predicted 7-11 % fast. The
 four rows hold the same 4096 tokens per EP rank and micro-batch (CP splits the longer
 sequences) at one EP size, so they cannot say whether the ratio depends on tokens per rank
-or EP size, and no other source here does; the constant stays the published low end (a
+or EP size (DODOCO, arXiv 2605.20982 abstract, measures on H100 with real checkpoints, Qwen3-30B
+among them, that EP 4-32 changes the per-expert max / mean token ratio by at most 5 % and that
+real text shows no batch-size trend, mock tokens one: per expert, not the per-rank ratio priced
+here, which also averages over the rank's experts); the constant stays the published low end (a
 pre-training run with an auxiliary loss is no more uneven than RL's frozen, unbalanced
 router, so 1.30 likely under-prices RL's MoE updates).
 """
