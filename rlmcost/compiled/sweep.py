@@ -120,7 +120,6 @@ def valid_layouts(a: g.ArchNumbers, dp: Any, tp: Any, pp: Any, cp: Any, ep: Any,
     import numpy as np
 
     etp = tp if etp is None else etp  # Megatron-core's default expert TP
-
     ok = (dp >= 1) & (tp >= 1) & (pp >= 1) & (cp >= 1) & (ep >= 1) & (micro_batch >= 1)
     ok = ok & (virtual_stages >= 1) & (np.mod(a.n_heads, tp) == 0)
     ok = ok & (np.mod(a.n_kv_heads, tp) == 0) & (pp <= a.n_layers)
