@@ -233,3 +233,31 @@ def test_a_group_giving_the_runs_value_shares_the_estimate() -> None:
     back = evaluate_deployment(_run(engine={"eager": True}, rollout={"eager": False}))
     assert back.groups[0] is not inherit.groups[0]
     assert back.groups[0].jobs[0].predicted_s < inherit.groups[0].jobs[0].predicted_s
+
+
+# -- a forward layout's trainer-only field (rlmcost.deployment.trainer_only) -----------------
+
+
+def _forward_on(train: dict[str, Any], own_train: dict[str, Any] | None,
+                forward: dict[str, Any]) -> Deployment:  # fmt: skip
+    group: dict[str, Any] = {"members": "actor", "gpus": 8, "forward": forward}
+    if own_train is not None:
+        group["train"] = own_train
+    return Deployment.model_validate({"train": train, "groups": [group]})
+
+
+def test_a_groups_forward_giving_the_trainers_merged_value_is_accepted() -> None:
+    # the group's trainer layout gives no router dtype: its trainer runs the deployment's
+    # fp64 (group_train), so a forward giving fp64 is read
+    dep = _forward_on({"router_dtype": "fp64"}, {"tp": 2}, {"router_dtype": "fp64"})
+    assert group_trainer(dep, "actor").router_dtype.value == "fp64"
+
+
+def test_a_groups_forward_giving_the_default_unlike_its_trainer_is_refused() -> None:
+    import pytest
+
+    # given at the default, fp32, beside a trainer that runs fp64: not read, so refused
+    with pytest.raises(ValueError, match=r"groups\[0\]\.forward\.router_dtype = fp32 is not read"):
+        _forward_on({"router_dtype": "fp64"}, None, {"router_dtype": "fp32"})
+    # not given: nothing to refuse
+    _forward_on({"router_dtype": "fp64"}, None, {"tp": 2})

@@ -30,6 +30,11 @@ def _given_only(value: BaseModel | None, handler: SerializerFunctionWrapHandler)
     return {k: v for k, v in out.items() if k in given}
 
 
+PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
+               "ep_dispatcher", "kernels")  # fmt: skip
+"""The trainer fields a group's own trainer layout gives over the deployment's for its jobs,
+the others the deployment's (``placement.group_train``, where they are read)."""
+
 GIVEN = WrapSerializer(_given_only)
 """Serializer of a group's own layout or engine: the fields it gives (module docstring)."""
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind
-from rlmcost.deployment.given import overrides
+from rlmcost.deployment.given import PASS_FIELDS, overrides
 from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.memo import per_object
@@ -39,10 +39,6 @@ from rlmcost.placement.pass_options import router_fp64, worker_notes
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
-
-PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
-               "ep_dispatcher", "kernels")  # fmt: skip
-"""The trainer fields a group's own layout now sets for its jobs (module docstring)."""
 
 
 def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> TrainLayout:
