@@ -335,7 +335,7 @@ class Deployment(BaseModel):
     # -- files ---------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Plain values, the form ``--deployment FILE`` reads back (round trip)."""
+        """Plain values (a group's own settings as given), as ``--deployment FILE`` reads them."""
         return self.model_dump(mode="json", exclude_defaults=False)
 
     def dump(self, path: str | Path) -> None:
