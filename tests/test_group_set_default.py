@@ -261,3 +261,43 @@ def test_a_groups_forward_giving_the_default_unlike_its_trainer_is_refused() -> 
         _forward_on({"router_dtype": "fp64"}, None, {"router_dtype": "fp32"})
     # not given: nothing to refuse
     _forward_on({"router_dtype": "fp64"}, None, {"tp": 2})
+
+
+# -- random given fields: the fast path and the round trip ----------------------------------
+
+_ENGINE = {"eager": [False, True], "sleep": [False, True], "max_num_seqs": [None, 16],
+           "tp": [1, 2], "pp": [1, 2], "prefix_caching": [None, False]}  # fmt: skip
+_TRAIN = {"padded": [False, True], "max_tokens_per_gpu": [None, 4096],
+          "packing": [False, True]}  # fmt: skip
+
+
+def _given(fields: dict[str, list[Any]]) -> Any:
+    from hypothesis import strategies as st
+
+    return st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in fields.items()})
+
+
+def test_random_given_fields_equal_plain_and_survive_the_round_trip() -> None:
+    """Random run-wide and group fields, each given or not and often at the default: a batch
+    evaluated together equals each Run alone without kept values, and each Run read back from
+    its JSON prices the same."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    one = st.tuples(_given(_ENGINE), _given(_ENGINE), _given(_TRAIN), _given(_TRAIN))
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(picks=st.lists(one, min_size=2, max_size=5))
+    def check(picks: list[tuple[dict[str, Any], ...]]) -> None:
+        runs = [_run(engine=e, rollout=ge, train=t, actor=gt) for e, ge, t, gt in picks]
+        together = [[(str(j.task.kind), j.predicted_s, j.memory.total) for g in e.groups
+                     for j in g.jobs] for e in evaluate_many(runs)]  # fmt: skip
+        with memo.plain():
+            alone = [[(str(j.task.kind), j.predicted_s, j.memory.total) for g in e.groups
+                      for j in g.jobs] for e in map(evaluate_deployment, runs)]  # fmt: skip
+            back = [[(str(j.task.kind), j.predicted_s, j.memory.total) for g in e.groups
+                     for j in g.jobs]
+                    for e in (evaluate_deployment(Run.from_data(r.to_json())) for r in runs)]
+        assert together == alone == back
+
+    check()
