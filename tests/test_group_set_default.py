@@ -301,3 +301,23 @@ def test_random_given_fields_equal_plain_and_survive_the_round_trip() -> None:
         assert together == alone == back
 
     check()
+
+
+def test_a_device_groups_generation_layout_is_given_whole() -> None:
+    # run_of(groups=DeviceGroups): a group's generation Layout(tp=2) gives the engine's TP,
+    # PP and EP (reports.estimate._kind_layouts), so its PP 1 stands under a run-wide PP 2
+    from dataclasses import replace
+
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.placement.groups import parse_groups
+    from rlmcost.reports.estimate import run_of
+
+    rollout, actor = parse_groups(f"rollout=8,{ACTOR}+reference=8")
+    groups = (replace(rollout, layouts=((Kind.GENERATE, Layout(tp=2)),)), actor)
+    run = run_of("grpo", MODEL, hardware="h100-sxm", groups=groups,
+                 deployment={"engine": {"tp": 2, "pp": 2}})  # fmt: skip
+    assert run.deployment.groups[0].engine.model_fields_set == {"tp", "pp", "ep"}  # type: ignore[union-attr]
+    e = evaluate_deployment(run)
+    assert [(j.layout.tp, j.layout.pp) for g in e.groups for j in g.jobs
+            if j.task.kind is Kind.GENERATE] == [(2, 1)]  # fmt: skip
