@@ -69,9 +69,9 @@ def test_a_groups_own_value_wins_over_the_runs() -> None:
     assert (eng.gpu_memory_utilization, eng.max_num_seqs) == (0.6, 256)
 
 
-def test_a_group_at_the_default_takes_the_runs_value() -> None:
-    # the stated rule (group_engine docstring): sleep=True is the default, so the run's
-    # sleep=False stands on a group that gives only another field
+def test_a_field_the_group_does_not_give_takes_the_runs_value() -> None:
+    # the stated rule (group_engine docstring): the run's sleep=False stands on a group that
+    # gives only another field (one giving sleep=True, the default: test_group_set_default)
     run = _run({"prefix_caching": False}, {"sleep": False})
     assert group_engine(run.deployment, "rollout").sleep is False
 

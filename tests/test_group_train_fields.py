@@ -77,8 +77,9 @@ def test_a_groups_own_field_prices_its_jobs(field, framework, model, value, base
     assert own == wide, f"{field} on the group prices unlike the deployment-wide {field}"
 
 
-def test_a_group_at_the_default_keeps_the_deployments_value() -> None:
-    # the rule of group_train: a group field at its default takes the deployment's
+def test_a_group_not_giving_a_field_keeps_the_deployments_value() -> None:
+    # the rule of group_train: a field the group's layout does not give is the deployment's
+    # (one it gives at the default is its own: tests/test_group_set_default.py)
     budget = {"max_tokens_per_gpu": 4096}
     wide = _jobs(_run("verl", DENSE, budget, {}))
     assert wide == _jobs(_run("verl", DENSE, budget, budget))

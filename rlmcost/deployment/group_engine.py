@@ -7,47 +7,55 @@ A group of a deployment may give its own engine settings (``groups[].engine`` in
 refine the run's trainer (``placement.group_train``): a group that gives
 ``engine: {prefix_caching: false}`` keeps the run's reservation, running cap and sleep.
 
-Rule (a stated choice, the trainer's): a group's field that differs from the
-:class:`EngineSpec` default is the group's; one at the default is the run's. A Run file keeps
-every field (``Run.to_json`` writes defaults too), so which fields a group gave cannot be told
-after a round trip; a group therefore cannot set a field back to its default under a run-wide
-non-default (give the other groups the value instead). A group that names another engine
-``kind`` than the run's runs that engine as given: the other kind's defaults apply (SGLang's
-own running cap, say), none of the run's engine settings. A merge that the engine rejects (a
-group giving SGLang's ``context_length`` without a kind under a run-wide vLLM engine would be
-rejected when the group is made) keeps the group's engine as given.
+Rule (a stated choice): the fields a group gives are the group's, whatever their value; the
+others are the run's. What a group gives is what its input names (pydantic's
+``model_fields_set``, :mod:`rlmcost.deployment.given`), so a group can set a field back to its
+default under a run-wide value that is not (``engine: {sleep: true}`` under a run-wide
+``sleep: false``), and a Run or deployment file keeps which fields a group gave (it writes a
+group's engine with those fields only). A group that gives another engine ``kind`` than the
+run's runs that engine as given: the other kind's defaults apply (SGLang's own running cap,
+say), none of the run's engine settings. A merge that the engine rejects (a group giving
+SGLang's ``context_length`` without a kind under a run-wide vLLM engine would be rejected
+when the group is made) keeps the group's engine as given.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from rlmcost.deployment.engine import EngineSpec
+from rlmcost.deployment.given import overrides
 from rlmcost.memo import per_object
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
 
-_DEFAULT = EngineSpec()
+
+def engine_overrides(run: EngineSpec, own: EngineSpec) -> frozenset[str]:
+    """The fields of ``own`` that :func:`merged_engine` takes over ``run``: ``{"kind"}`` where
+    ``own`` gives another engine kind (``own`` runs as given), else the fields it gives with a
+    value unlike the run's (module docstring). Two group engines of equal values merge alike
+    over ``run`` where these are equal (``placement.group_key``)."""
+    if "kind" in own.model_fields_set and own.kind is not run.kind:
+        return frozenset(("kind",))
+    return frozenset(overrides(run, own, own.model_fields_set - {"kind"}))
 
 
 def merged_engine(run: EngineSpec, own: EngineSpec | None) -> EngineSpec:
-    """``run`` with ``own``'s non-default fields over it; ``own`` itself where it names another
+    """``run`` with the fields ``own`` gives over it; ``own`` itself where it gives another
     engine kind (module docstring)."""
     if own is None or own is run:
         return run
-    if own.kind is not run.kind and own.kind is not _DEFAULT.kind:
+    fields = engine_overrides(run, own)
+    if fields == {"kind"}:
         return own
-    update: dict[str, Any] = {k: getattr(own, k) for k in EngineSpec.model_fields
-                              if getattr(own, k) != getattr(_DEFAULT, k)
-                              and getattr(own, k) != getattr(run, k)}  # fmt: skip
-    update.pop("kind", None)  # the same kind, or the default one: the run's
-    if not update:
+    if not fields:
         return run
     try:
-        return EngineSpec.model_validate({**run.model_dump(), **update})
+        return EngineSpec.model_validate({**run.model_dump(), **{k: getattr(own, k)
+                                                                 for k in fields}})  # fmt: skip
     except ValidationError:
         return own
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -47,6 +47,7 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
     EngineSpec,
 )
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
+from rlmcost.deployment.given import GIVEN
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype, TrainerKernels
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
@@ -234,10 +235,10 @@ class GroupLayouts(BaseModel):
         description="the group's accelerator, a name of `rlmcost hardware` (None: the run's "
         "cluster.hardware); memory, roofline, links and calibration come from it",
     )
-    train: TrainLayout | None = None
-    forward: TrainLayout | None = None
-    engine: EngineSpec | None = Field(default=None, description="fields over the run's "
-                                      "engine (deployment.group_engine); None: the run's")
+    train: Annotated[TrainLayout | None, GIVEN] = None  # GIVEN: written with its given fields
+    forward: Annotated[TrainLayout | None, GIVEN] = None
+    engine: Annotated[EngineSpec | None, GIVEN] = Field(default=None, description="the fields "
+        "given over the run's engine (deployment.group_engine); None: the run's")  # fmt: skip
 
     @field_validator("gpus")
     @classmethod
@@ -334,7 +335,7 @@ class Deployment(BaseModel):
     # -- files ---------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Plain values, the form ``--deployment FILE`` reads back (round trip)."""
+        """Plain values (a group's own settings as given), as ``--deployment FILE`` reads them."""
         return self.model_dump(mode="json", exclude_defaults=False)
 
     def dump(self, path: str | Path) -> None:

@@ -5,35 +5,53 @@ trainer's layout (``placement.pass_options.step_options`` of the deployment's ``
 group's own, ``placement.group_train``): its MoE router dtype and token dispatcher, its
 kernels and its pipeline sends' overlap; ``fused_loss`` is the training loss's. A forward
 layout (``forward``,
-``groups[].forward``) that gives one of them a value of its own, not the default and unlike the
-trainer's, would be silently ignored; it is refused, naming where to give it.
+``groups[].forward``) that gives one of them a value of its own, unlike the trainer's, would
+be silently ignored; it is refused, naming where to give it. The deployment's ``forward``
+counts as giving a value other than the default (a Run file writes all its fields); a group's
+forward gives the fields its input names (``deployment.given``), and the trainer it runs
+beside is the group's as ``placement.group_train`` merges it (the deployment's value where
+the group's trainer layout does not give a merged field, or where it has none).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rlmcost.deployment.spec import Deployment
+    from rlmcost.deployment.spec import Deployment, TrainLayout
 
 TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "kernels", "pp_overlap_p2p")
 """Fields read from the trainer's layout alone (module docstring)."""
 
 
 def check_forwards(dep: Deployment) -> None:
-    """ValueError for a forward layout of ``dep`` that sets a :data:`TRAINER_ONLY` field to a
-    value other than the default and the trainer's it runs beside."""
+    """ValueError for a forward layout of ``dep`` that gives a :data:`TRAINER_ONLY` field a
+    value other than the trainer's it runs beside (module docstring)."""
     from rlmcost.deployment.spec import TrainLayout
 
-    forwards = [("forward", dep.forward, dep.train, "train")]
-    forwards += [(f"groups[{i}].forward", g.forward, g.train or dep.train,
-                  f"groups[{i}].train" if g.train else "train")
-                 for i, g in enumerate(dep.groups)]  # fmt: skip
-    for where, fwd, train, at in forwards:
-        for key in TRAINER_ONLY if fwd is not None else ():
-            v = getattr(fwd, key)
-            if v != getattr(train, key) and v != TrainLayout.model_fields[key].default:
-                raise ValueError(
-                    f"{where}.{key} = {getattr(v, 'value', v)} is not read: the forwards run "
-                    f"with the trainer's {key}; give it in {at} instead"
-                )
+    fwd = dep.forward
+    for key in TRAINER_ONLY if fwd is not None else ():
+        v = getattr(fwd, key)
+        if v != getattr(dep.train, key) and v != TrainLayout.model_fields[key].default:
+            _refuse("forward", key, v, "train")
+    for i, g in enumerate(dep.groups):
+        given = g.forward.model_fields_set if g.forward is not None else set()
+        for key in (k for k in TRAINER_ONLY if k in given):
+            v = getattr(g.forward, key)
+            if v != _beside(dep.train, g.train, key):
+                _refuse(f"groups[{i}].forward", key, v,
+                        f"groups[{i}].train" if g.train else "train")  # fmt: skip
+
+
+def _beside(run: TrainLayout, own: TrainLayout | None, key: str) -> Any:
+    """The value of ``key`` in a group's trainer (``placement.group_train.group_trainer``)."""
+    from rlmcost.deployment.given import PASS_FIELDS
+
+    if own is not None and (key in own.model_fields_set or key not in PASS_FIELDS):
+        return getattr(own, key)
+    return getattr(run, key)
+
+
+def _refuse(where: str, key: str, v: Any, at: str) -> None:
+    raise ValueError(f"{where}.{key} = {getattr(v, 'value', v)} is not read: the forwards run "
+                     f"with the trainer's {key}; give it in {at} instead")

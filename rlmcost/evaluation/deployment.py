@@ -26,7 +26,7 @@ from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.resolve import resolve_layout
-from rlmcost.deployment.spec import Deployment, EngineSpec, TrainLayout
+from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
@@ -130,10 +130,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     dep = run.deployment
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     where = dep.placement if run.grouped else "baseline"
-    user_groups, plan, tasks = q.kept(
-        ("plan", where, dep.staleness, tuple(dep.groups), dep.offload_idle),
-        lambda: _plan(dep, where, alg),
-    )  # kept per query: the deployments of a query share a few placements
+    user_groups = _groups(dep)  # with their engines' layouts, merged over the run's engine
+    plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle),
+                         lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
@@ -330,28 +329,30 @@ def _price_table(fleet: tuple[str, ...], given: dict[str, float] | None
     return missing_price(names, given), prices_for(names, given)
 
 
-def _plan(dep: Deployment, where: str | None, alg: Algorithm
-          ) -> tuple[tuple[DeviceGroup, ...] | None, Placement, tuple[Task, ...]]:  # fmt: skip
-    """The deployment's groups, its placement (``configs.build``) and the placement's tasks."""
-    groups = _groups(dep)
+def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | None,
+          alg: Algorithm) -> tuple[Placement, tuple[Task, ...]]:  # fmt: skip
+    """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle)
-    return groups, plan, plan.tasks(alg)
+    return plan, plan.tasks(alg)
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
         return None
-    return _parsed_groups(tuple(dep.groups), dep.engine)
+    own = [merged_engine(dep.engine, g.engine) if g.engine and g.engine.tp else None
+           for g in dep.groups]  # fmt: skip
+    generate = tuple((e.tp, e.pp, e.ep) if e and e.tp else None for e in own)
+    return _parsed_groups(tuple(dep.groups), generate)
 
 
 @memo.memoized()
-def _parsed_groups(groups: tuple[Any, ...], engine: EngineSpec) -> tuple[DeviceGroup, ...]:
-    """:func:`_groups` of the deployment's groups under the run's ``engine`` (a group's own
-    engine TP, merged over it, lays out its generation; kept: the planner's deployments repeat
-    them)."""
+def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...]) -> tuple[DeviceGroup, ...]:
+    """:func:`_groups` of the deployment's groups, each with the TP, PP, EP of its engine merged
+    over the run's (``generate``; None: none of its own) laying out its generation (kept on
+    these: equal groups that give other fields merge apart; the planner repeats them)."""
     out = []
-    for g in groups:
+    for g, gen in zip(groups, generate, strict=True):
         brackets = f"[{g.settings}]" if g.settings else ""
         at = f"@{g.hardware}" if g.hardware else ""
         (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
@@ -360,9 +361,8 @@ def _parsed_groups(groups: tuple[Any, ...], engine: EngineSpec) -> tuple[DeviceG
             layouts.append((Kind.TRAIN, g.train.layout()))
         if g.forward is not None:
             layouts.append((Kind.FORWARD, g.forward.layout()))
-        eng = merged_engine(engine, g.engine)
-        if g.engine is not None and g.engine.tp is not None and eng.tp is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=eng.tp, pp=eng.pp, ep=eng.ep)))
+        if gen is not None:
+            layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2])))
         out.append(replace(parsed, layouts=tuple(layouts)))
     return tuple(out)
 

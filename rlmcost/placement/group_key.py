@@ -39,7 +39,9 @@ group and its GPU count, the user's layout and the deployment.
 
 Everything else of the deployment is in the key as it is (a field added later is kept apart
 by default). A group's own trainer settings that its passes and micro-batching read
-(:mod:`rlmcost.placement.group_train`) are in its own settings, which every key holds.
+(:mod:`rlmcost.placement.group_train`) are in its own settings, which every key holds, with
+which fields it gives where that changes what they merge to (``_own``: pydantic's equality
+leaves out which fields a model was given).
 ``tests/test_fast_equal.py`` checks random deployments against the evaluation without any
 kept estimate.
 
@@ -64,18 +66,38 @@ from rlmcost.deployment.trainer_only import TRAINER_ONLY
 from rlmcost.errors import SpecError
 from rlmcost.memo import per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.group_train import PASS_FIELDS, given_key
 from rlmcost.placement.inputs import Setup, engine_for
 
 _DEFAULT_ENGINE = EngineSpec()
+_FORWARD_READS = tuple(k for k in TRAINER_ONLY if k in PASS_FIELDS)
+"""The merged trainer fields (``group_train``) a forward's passes read (its pass options)."""
 _DEFAULT_TRAIN = TrainLayout()
 
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
-    own = setup.deployment.group(group.name)
+    part = _reads(setup, group)
+    own = _own(setup, group.name, part)
     tasks = _tasks_part(setup.tasks, group.name)
     tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
-    return (_setup_part(setup, _reads(setup, group)), tasks, tps, _group_part(group), own, gpus)
+    return (_setup_part(setup, part), tasks, tps, _group_part(group), own, gpus)
+
+
+def _own(setup: Setup, name: str, part: str) -> Any:
+    """Group ``name``'s own settings (``Deployment.group``) as a key part: with, where it
+    changes what the group's merges give, which of its given fields go over the run's
+    (``group_train.given_key``; pydantic's model equality leaves out which fields were given):
+    of its engine where the part reads the engine, of its trainer and forward layouts where
+    it reads the trainer's (a forward: the trainer's fields it reads, TRAINER_ONLY)."""
+    dep = setup.deployment
+    own = dep.group(name)
+    if own is None or (own.engine is None and own.train is None and own.forward is None):
+        return own
+    trainer = _FORWARD_READS if part == "forward" else () if part == "no trainer" else PASS_FIELDS
+    given = given_key(dep, name, engine=part in ("all", "no trainer"), trainer=trainer,
+                      forward=part != "no trainer")  # fmt: skip
+    return own if given is None else (own, given)
 
 
 @per_object()
@@ -272,13 +294,14 @@ def _kept_part(g: Any, which: str) -> Any:
     if name in g.kept:
         return g.kept[name]
     setup, group = g.s, g.group
-    own = setup.deployment.group(group.name)
     # DeepSpeed-Chat's Hybrid Engine: the one engine setting a forward reads (its forwards
     # wait for their ZeRO-3 gathers in line, group_dschat.dschat_group)
     hybrid = engine_for(setup, group.name).kind.hybrid_engine
     kept = None
     tasks = _tasks_part(setup.tasks, group.name)
-    own = _shared(setup.groups_seen, own)  # kept in the part: one per equal value (_stored)
+    # kept in the part: one per equal value (_stored)
+    own = _shared(setup.groups_seen, _own(setup, group.name,
+                                          "forward" if which == "forward" else "no engine"))
     if which == "forward":
         kept = _Part((_setup_part(setup, "forward"), tasks, _group_part(group), own, g.gpus,
                       hybrid))  # fmt: skip

@@ -15,10 +15,12 @@ deployment-wide ``Deployment.train`` alone; here they come from the group where 
 * the trainer's passes (``pass_options.step_options``): ``fused_loss``, ``router_dtype``,
   ``ep_dispatcher``, ``kernels``.
 
-Rule (a stated choice): a group's field that differs from the :class:`TrainLayout` default is
-the group's; one at the default is the deployment's, so a group that gives ``train: {tp: 4}``
-keeps the run's token budget and dispatcher as it did before. A group cannot set a field back
-to its default under a deployment-wide non-default (give the other groups the value instead).
+Rule (a stated choice, the engine's): of these fields, the ones a group's layout gives are
+the group's, whatever their value; the others are the deployment's, so a group that gives
+``train: {tp: 4}`` keeps the run's token budget and dispatcher, and one that gives
+``train: {padded: false}`` runs unpadded under a deployment-wide ``padded: true``. What a
+layout gives is what its input names (pydantic's ``model_fields_set``; a Run or deployment
+file keeps it, :mod:`rlmcost.deployment.given`).
 A group's own trainer layout is its trainer's otherwise: its micro-batch sizes a packed token
 budget (``TrainLayout.token_budget``), its degrees and ZeRO stage say whether the framework runs
 a Hugging Face model there (``pass_options.runs_hf_model``).
@@ -26,9 +28,11 @@ a Hugging Face model there (``pass_options.runs_hf_model``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.given import PASS_FIELDS, overrides
+from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.memo import per_object
 from rlmcost.placement.pass_options import router_fp64, worker_notes
@@ -36,23 +40,15 @@ from rlmcost.placement.pass_options import router_fp64, worker_notes
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
 
-PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
-               "ep_dispatcher", "kernels")  # fmt: skip
-"""The trainer fields a group's own layout now sets for its jobs (module docstring)."""
-
-_DEFAULT = TrainLayout()
-
 
 def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> TrainLayout:
-    """``base`` with ``own``'s non-default :data:`PASS_FIELDS` (and its micro-batch where
+    """``base`` with the :data:`PASS_FIELDS` ``own`` gives (and its micro-batch where
     ``micro_batch``)."""
     if own is None:
         return base
-    update: dict[str, Any] = {k: getattr(own, k) for k in PASS_FIELDS
-                              if getattr(own, k) != getattr(_DEFAULT, k)}  # fmt: skip
+    update = overrides(base, own, PASS_FIELDS)
     if micro_batch and own.micro_batch != base.micro_batch:
         update["micro_batch"] = own.micro_batch
-    update = {k: v for k, v in update.items() if getattr(base, k) != v}
     return base.model_copy(update=update) if update else base
 
 
@@ -61,13 +57,13 @@ def group_trainer(dep: Deployment, group: str) -> TrainLayout:
     """The trainer settings of ``group``'s training jobs: the group's own trainer layout (as
     its layout, ``inputs.layouts_for``: its degrees and ZeRO stage also say whether the
     framework's trainer runs a Hugging Face model, ``pass_options.runs_hf_model``) with the
-    deployment's :data:`PASS_FIELDS` where the group's are at the default; else the
+    deployment's :data:`PASS_FIELDS` where the group's layout does not give them; else the
     deployment's ``train``. Kept per deployment and group."""
     own = dep.group(group)
     if own is None or own.train is None or own.train == dep.train:
         return dep.train
-    update = {k: getattr(dep.train, k) for k in PASS_FIELDS
-              if getattr(own.train, k) == getattr(_DEFAULT, k)}  # fmt: skip
+    given = own.train.model_fields_set
+    update = {k: getattr(dep.train, k) for k in PASS_FIELDS if k not in given}
     return own.train.model_copy(update=update)
 
 
@@ -88,6 +84,27 @@ def kind_spec(dep: Deployment, group: str, kind: Kind) -> TrainLayout | None:
     if kind is Kind.TRAIN:
         return group_trainer(dep, group)
     return group_forward(dep, group) if kind is Kind.FORWARD else None
+
+
+def given_key(dep: Deployment, group: str, *, engine: bool, trainer: tuple[str, ...],
+              forward: bool) -> tuple[frozenset[str], ...] | None:  # fmt: skip
+    """Which fields of ``group``'s own settings change what the merges above (and
+    ``deployment.group_engine``) give over the run's: of its engine where ``engine``, of its
+    trainer layout among ``trainer``, of its forward layout where ``forward``. Two groups of
+    equal settings that give different fields merge alike under one deployment where these
+    are equal, so the kept estimates (``placement.group_key``) hold them beside the group's
+    settings; None where they are all empty (the settings' values say it all)."""
+    own = dep.group(group)
+    if own is None:
+        return None
+    layout = own.forward or own.train  # the forwards' (group_forward)
+    parts = (
+        engine_overrides(dep.engine, own.engine) if engine and own.engine else frozenset(),
+        frozenset(overrides(dep.train, own.train, trainer)) if own.train else frozenset(),
+        frozenset(overrides(dep.forward_layout(), layout, PASS_FIELDS))
+        if forward and layout else frozenset(),
+    )  # fmt: skip
+    return parts if any(parts) else None
 
 
 @per_object()

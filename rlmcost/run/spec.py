@@ -302,7 +302,7 @@ class Run(BaseModel):
     # -- files ----------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Plain values (every field, defaults included); :meth:`from_data` reads them back."""
+        """Plain values, defaults included (a group's own settings as given), for from_data."""
         return self.model_dump(mode="json")
 
     def to_yaml(self) -> str:
