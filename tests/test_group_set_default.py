@@ -189,6 +189,21 @@ def test_groups_brackets_give_the_engine_tp_under_another_run_wide() -> None:
     assert times("--groups", f"rollout=8,{ACTOR}=8", "--rollout-tp", "4") != default
 
 
+def test_groups_flag_over_a_file_keeps_each_named_groups_own_settings(tmp_path) -> None:
+    # --groups re-sizes the file's groups; a group it names again keeps the engine and trainer
+    # settings the file gave it (brackets cannot give them)
+    given = _deployment(engine={"eager": True}, train={"padded": True},
+                        rollout={"eager": False}, actor={"padded": False})  # fmt: skip
+    same = _cli(tmp_path, "same.json", given, "--groups", f"rollout=8,{ACTOR}=8")
+    assert _times(same) == _times(_cli(tmp_path, "file.json", given))
+    assert same["deployment"]["groups"][0]["engine"] == {"eager": False}
+    wide = _deployment(engine={"eager": True}, train={"padded": True}, rollout={}, actor={})
+    assert _times(same) != _times(_cli(tmp_path, "wide.json", wide))
+    resized = _cli(tmp_path, "resized.json", given, "--groups", f"rollout=4,{ACTOR}=12")
+    assert [g.get("engine") for g in resized["deployment"]["groups"]] == [{"eager": False}, None]
+    assert resized["deployment"]["groups"][1]["train"] == {"padded": False}
+
+
 # -- the fast path --------------------------------------------------------------------------
 
 

@@ -26,12 +26,14 @@ CALIBRATION_HELP = (
 """One help text for every command's --calibration option."""
 
 GROUPS_HELP = (
-    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS[[LAYOUT]],... e.g. "
-    "rollout=16[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16. ROLE: actor, "
+    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS\\[@HARDWARE]\\[LAYOUT]"
+    ",... e.g. rollout=16@h20\\[tp=4],actor+reference=32\\[zero=3;ckpt=full],critic+reward=16 "
+    "(HARDWARE: the group's GPU, a name of `rlmcost hardware`; default --hardware). ROLE: actor, "
     "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
     "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "
     "ckpt, mb (micro-batch) for that group; tp/pp/ep set the engine's layout of a rollout "
-    "group. Every invocation in exactly one group; GPUs add up to --gpus."
+    "group. Every invocation in exactly one group; GPUs add up to --gpus. Over a --deployment "
+    "file, a group of the same roles keeps the file's own engine and trainer settings."
 )
 LENGTH_HELP = (
     "Response lengths: fixed (T for all, the default), reasoning (long-tailed under the cap T: "

@@ -95,7 +95,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     if opts.get("staleness") is not None:
         update["staleness"] = opts["staleness"]
     if opts.get("groups") is not None:
-        update["groups"] = groups_from_text(opts["groups"])
+        update["groups"] = _keep_file_settings(groups_from_text(opts["groups"]), dep.groups)
     if update:
         dep = dep.model_copy(update=update)
     host = opts.get("host_bandwidth")
@@ -122,3 +122,16 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     from rlmcost.run.command import field_flags
 
     return Run.from_data(data, flags=field_flags())
+
+
+def _keep_file_settings(given: tuple[Any, ...], before: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``--groups`` over a ``--deployment`` file's (or preset's) groups: a group of the same
+    members keeps the file's own trainer, forward and engine settings (``--groups`` brackets
+    cannot give them; a flag overrides a file field by field, so a group's settings the flag
+    does not spell stay); groups the flag does not name are gone, as are their settings."""
+    own = {g.members: g for g in before if g.train or g.forward or g.engine}
+    return tuple(
+        g.model_copy(update={"train": o.train, "forward": o.forward, "engine": o.engine})
+        if (o := own.get(g.members)) is not None else g
+        for g in given
+    )

@@ -58,7 +58,7 @@ TIMELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
                 metavar="FILE.png|svg",
                 help="Draw the memory timeline (stacked memory per phase beside a Gantt chart "
                 "of the jobs, one row per device group) to FILE; needs "
-                'pip install "rlmcost[plot]".',
+                'pip install "rlmcost\\[plot]".',
             ),
         ],
         None,

@@ -95,7 +95,7 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             "combined (default baseline,split,roles,async-split,async-roles).")], None),
         "groups": (Annotated[str | None, typer.Option(
             help="RL: device groups whose counts the search picks: ? for a count to "
-            "search, e.g. rollout=?,actor+reference=? or rollout=?[tp=4],actor=16,"
+            "search, e.g. rollout=?,actor+reference=? or rollout=?\\[tp=4],actor=16,"
             "critic+reward=? (alone unless --placements is given too).")], None),
         "workers": (Annotated[int | None, typer.Option(
             help="Run on a local Dask cluster of N workers.", min=1)], None),
