@@ -19,7 +19,7 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     the ``--model``'s size: :meth:`~rlmcost.frameworks.preset_model.Preset.for_params`), then
     the ``--deployment`` file's fields (each overrides the one before)."""
     from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
-    from rlmcost.frameworks.presets import framework_name, get_preset
+    from rlmcost.frameworks.presets import get_preset
     from rlmcost.specs.validation import build
 
     if opts.get("deployment_file") is not None and not str(opts["deployment_file"]).strip():
@@ -27,7 +27,7 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
 
         raise SpecError("--deployment '': give the path of a deployment file (YAML or JSON, "
                         "e.g. the deployment of `rlmcost ppo ... --json`), or drop --deployment")
-    framework = framework_name(opts.get("framework"), bool(opts.get("ideal")))
+    framework = query_framework(opts)
     if framework is None:
         return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
             Deployment()  # fmt: skip
@@ -42,6 +42,21 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
     if opts.get("deployment_file"):
         data = merge(data, _file_fields(opts["deployment_file"]))
     return build(Deployment, data, f"deployment (--framework {framework})")
+
+
+def query_framework(opts: dict[str, Any]) -> str | None:
+    """The framework a query follows: ``--framework``, else the ``--deployment`` file's
+    ``framework`` field when it has one (``null``: rlmcost's bare layout, as ``none``), else
+    rlmcost's named default (:func:`~rlmcost.frameworks.preset_model.framework_name`); None
+    under ``--ideal``. The API's Run reads a file's framework the same way."""
+    from rlmcost.frameworks.presets import framework_name
+
+    given = opts.get("framework")
+    if given is None and opts.get("deployment_file") and str(opts["deployment_file"]).strip():
+        fields = _file_fields(opts["deployment_file"])
+        if "framework" in fields:
+            given = fields["framework"] if fields["framework"] is not None else "none"
+    return framework_name(given, bool(opts.get("ideal")))
 
 
 def _file_fields(path: str) -> dict[str, Any]:

@@ -37,12 +37,14 @@ def require_model(opts: dict[str, Any]) -> str:
 
 def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
     """The algorithm options the flags give for ``alg``: each flag given, else
-    ``--framework``'s implied option (:func:`~rlmcost.frameworks.presets.preset_options`:
+    the framework's implied option (``--framework``, else the ``--deployment`` file's;
+    :func:`~rlmcost.frameworks.presets.preset_options`:
     log-prob recomputation, KL, the reward kind), else rlmcost's default. ``--reward rule``
     is a verifier, ``--reward MODEL`` a reward model, none the framework's kind."""
-    from rlmcost.frameworks.presets import framework_name, preset_options
+    from rlmcost.cli._deploy_build import query_framework
+    from rlmcost.frameworks.presets import preset_options
 
-    preset = preset_options(framework_name(opts.get("framework"), bool(opts.get("ideal"))), alg)
+    preset = preset_options(query_framework(opts), alg)
     recompute = opts.get("recompute_logprobs")
     no_kl = opts.get("no_kl")
     reward = (opts.get("reward") or "").strip().lower()
