@@ -74,7 +74,12 @@ def main() -> None:
     and looking for them scans the entry points of every installed distribution (30-70 ms of
     a cold query here); the command line turns them off unless ``PYDANTIC_DISABLE_PLUGINS``
     is set already, and then skips importing the plugin loader (:func:`_no_plugin_loader`).
-    The library (``import rlmcost``) leaves them alone."""
+    rlmcost's dataclasses compile their methods but ``__init__`` on first call
+    (:mod:`rlmcost.cli._dataclass_methods`). The library (``import rlmcost``) leaves both
+    alone."""
+    from rlmcost.cli._dataclass_methods import defer_methods
+
+    defer_methods()
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _no_plugin_loader()
     app()
