@@ -126,3 +126,22 @@ def test_a_query_answers_as_the_app_in_process(args: tuple[str, ...]) -> None:
     direct = CliRunner().invoke(app, [*args, "--json"])
     assert direct.exit_code == 0, direct.output
     assert json.loads(r.stdout) == json.loads(direct.stdout)
+
+
+_FREEZE_PROBE = """
+import atexit, gc, sys
+atexit.register(lambda: print("frozen", gc.get_freeze_count() > 0, file=sys.stderr))
+sys.argv = ["rlmcost", "grpo", "--model", "8b", "--json"]
+from rlmcost.cli import main
+main()
+"""
+
+
+def test_main_leaves_the_objects_to_the_exit_frozen() -> None:
+    """rlmcost.cli.main moves what the command leaves to the permanent generation (the exit's
+    collections skip it), and the answer still comes whole."""
+    r = subprocess.run([sys.executable, "-c", _FREEZE_PROBE], capture_output=True, text=True,
+                       cwd=ROOT, env=_ENV, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["run"]["models"]["actor"]
+    assert r.stderr.strip().splitlines()[-1] == "frozen True"
