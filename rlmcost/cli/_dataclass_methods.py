@@ -5,12 +5,12 @@ CPython 3.11 and 3.12 compile each method a dataclass generates from its source 
 class is made, one ``exec`` per method (Lib/dataclasses.py, ``_create_fn``, called by
 ``_init_fn``, ``_repr_fn``, ``_cmp_fn``, ``_hash_fn`` and ``_frozen_get_del_attr``): a frozen
 class gets ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and
-``__delattr__``. The ~90 dataclasses a numeric query imports spent 40-45 ms of its cold start
-there (measured, 2 cores, 2026-12: 72 ms in ``dataclasses._process_class`` for the query's 146
-dataclasses, rlmcost's and its dependencies'), although the query calls few of those methods
+``__delattr__``. Making the ~90 rlmcost dataclasses a numeric query imports took 222 M of its
+1,633 M instructions (callgrind, `rlmcost ppo --model 70b --tp 8 --json`, 2026-12; ~20 ms of
+its 0.30 s, benchmarks/bench_cli_startup.py), although the query calls few of those methods
 besides ``__init__``: a frozen class's ``__setattr__`` and ``__delattr__`` only raise, its
 ``__repr__`` serves debugging, and ``__eq__`` and ``__hash__`` only the classes that key a
-memo.
+memo (of the 441 methods deferred there, 21 are called).
 
 :func:`defer_methods` has ``_create_fn`` compile ``__init__`` at once and hand back, for any
 other method of a class in an ``rlmcost`` module, a stand-in that compiles the method as
