@@ -145,3 +145,17 @@ def test_main_leaves_the_objects_to_the_exit_frozen() -> None:
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["run"]["models"]["actor"]
     assert r.stderr.strip().splitlines()[-1] == "frozen True"
+
+
+@pytest.mark.parametrize(
+    "args", [("ppo", "--model", "70b", "--tp", "3"), ("grpo", "--model", "8b", "--batch", "0")]
+)
+def test_a_bad_query_fails_as_the_app_in_process(args: tuple[str, ...]) -> None:
+    """User errors (a validator's, pydantic's) read the same one line, exit code 2."""
+    r = subprocess.run([sys.executable, "-m", "rlmcost", *args], capture_output=True,
+                       text=True, cwd=ROOT, env=_ENV, check=False)  # fmt: skip
+    direct = CliRunner().invoke(app, list(args))
+    assert r.returncode == direct.exit_code == 2
+    assert r.stderr.strip().startswith("error: ")
+    # the same line, but the program's name (`python -m rlmcost` runs as it)
+    assert r.stderr.strip().replace("python -m rlmcost", "rlmcost") == direct.stderr.strip()
