@@ -76,6 +76,9 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     # no scan for pydantic plugins (the CLI turns them off): no importlib.metadata, and
     # package data read beside the modules: no importlib.resources
     assert not {"importlib.metadata", "importlib.resources", "zipfile"} & mods
+    # stdlib modules only some paths use load there: statistics (NormalDist, lognormal
+    # lengths; ~2.5 ms with its imports) and shlex (Run.to_command)
+    assert not {"statistics", "shlex"} & mods
     # no calibration profile ships for the default hardware: the Profile model stays unbuilt;
     # a text-only model needs no vision tower formulas
     assert not {"rlmcost.calibrate.profile", "rlmcost.specs.hf_vision"} & mods

@@ -46,7 +46,6 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 from rlmcost.errors import SpecError
 
@@ -87,6 +86,8 @@ class LengthDist:
             clip = self.values[3] if len(self.values) > 3 else 0.0
             mu = lognormal_mu(mean, sigma, cap, clip)
             at_cap = math.floor(n * clip + 0.5) if cap else 0  # midpoints q_i >= 1 - CLIP
+            from statistics import NormalDist  # lognormal only: a query loads it when used
+
             unit, below = NormalDist(), math.nextafter(1.0, 0.0)
             out = []
             for i in range(n - at_cap):
@@ -128,6 +129,8 @@ def capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
     """
     if sigma == 0:
         return float(min(math.exp(mu), cap))
+    from statistics import NormalDist
+
     unit, lc = NormalDist(), math.log(cap)
     below = math.exp(mu + sigma * sigma / 2) * unit.cdf((lc - mu - sigma * sigma) / sigma)
     return below + cap * (1 - unit.cdf((lc - mu) / sigma))

@@ -8,7 +8,6 @@ trainer layouts, overheads, dtypes other than the defaults, a full model spec) g
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
@@ -122,6 +121,8 @@ def to_command(run: Run, command: str | None = None) -> str:
         words += ["--price", ",".join(f"{hw}={p:g}" for hw, p in c.prices.items())]
     if run.attention != base.attention:
         words += ["--attention", str(run.attention)]
+    import shlex  # to_command only: the flag table's readers (field_flags) need no quoting
+
     return shlex.join(words)
 
 
