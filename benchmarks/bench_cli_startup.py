@@ -12,20 +12,18 @@ Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [-- ppo --m
 The import table is ``python -X importtime``: the self time of each module (its compile and
 its module-level code), the least over the runs. Timings are printed, never asserted.
 
-Figures, 2026-12-05 (CPython 3.11.7, 2 cores shared with other jobs at load 1.5-2; the tree
-before, 150c6f8, and after alternated, three runs of ``--repeat 10`` each): with pyc, medians
-0.300-0.311 s before -> 0.239-0.244 s after (least 0.295-0.306 -> 0.236-0.240 s); without pyc
-0.452-0.460 -> 0.390-0.396 s; imports of a cached run 0.209 -> 0.180 s (rlmcost's modules with
-their pydantic model classes 0.111 -> 0.084 s). Where it went: CPython 3.11 compiles each
-method a dataclass generates when the class is made, and the query's 90 rlmcost dataclasses
-made 5-6 each; the command line now compiles all but ``__init__`` on first call
-(``rlmcost/cli/_dataclass_methods.py``; callgrind: 1,633 M -> 1,411 M instructions, ~20 ms).
-The interpreter's collections at exit traced every object the query had loaded; ``main``
-freezes them first (``gc.freeze``): 0.281 -> 0.239 s medians, with and without, alternated
-(62 M instructions: the time is the walk's cache misses). shlex and statistics load where used.
-Left, measured: the exec of the ~300 generated methods still made at import (rlmcost's
-``__init__``, pydantic's and annotated_types' dataclasses, typer's): a quarter of the
-instructions; pydantic's model classes, ~28 ms; the collector during the imports, ~12 ms
+Figures, 2026-12-05 (CPython 3.11.7, 2 cores shared with other jobs at load 1-2; the tree
+before, 150c6f8, and after alternated, two runs of ``--repeat 10`` each): with pyc, medians
+0.304-0.305 s before -> 0.270-0.276 s after (least 0.296-0.299 -> 0.266-0.267 s); without pyc
+0.452-0.460 -> 0.42 s. Where it went: the interpreter's collections at exit traced every
+object the query had loaded; ``main`` freezes them first (``gc.freeze``; the time is the
+walk's cache misses, 62 M instructions of ~1,400 M). shlex and statistics load where used.
+Measured and not kept: having the command line's rlmcost dataclasses compile their generated
+methods but ``__init__`` on first call (wrapping CPython 3.11's private
+``dataclasses._create_fn``; 1,633 M -> 1,411 M instructions, about 0.03 s more: 0.239-0.244 s)
+-- a patch of the standard library's internals for a query already under 0.3 s. Left,
+measured: the exec of the generated dataclass methods at import (about a quarter of the
+instructions); pydantic's model classes, ~28 ms; the collector during the imports, ~12 ms
 (0.243 -> 0.230 s with it off for the whole run, which a planner's sweep cannot afford); the
 interpreter with this machine's site hooks, 36 ms (``python -c pass``).
 """

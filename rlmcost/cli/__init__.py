@@ -75,23 +75,18 @@ def main() -> None:
     and looking for them scans the entry points of every installed distribution (30-70 ms of
     a cold query here); the command line turns them off unless ``PYDANTIC_DISABLE_PLUGINS``
     is set already, and then skips importing the plugin loader (:func:`_no_plugin_loader`).
-    rlmcost's dataclasses compile their methods but ``__init__`` on first call
-    (:mod:`rlmcost.cli._dataclass_methods`). The library (``import rlmcost``) leaves both
-    alone.
+    The library (``import rlmcost``) leaves them alone.
 
     When the command is done, the objects it leaves go to the collector's permanent
     generation (``gc.freeze``), which the interpreter's collections at exit skip
     (Python/pylifecycle.c ``Py_FinalizeEx`` -> ``finalize_modules`` ->
     ``_PyGC_CollectNoFail``, CPython 3.11): they traced every object of the modules a query
-    loaded (62 M of its 1,411 M instructions, callgrind; 0.281 -> 0.239 s medians of the
+    loaded (62 M of its ~1,400 M instructions, callgrind; 0.281 -> 0.239 s medians of the
     cold `ppo --model 70b --tp 8 --json` without and with the freeze, alternated, 2026-12:
     the walk's cache misses, benchmarks/bench_cli_startup.py). The process's memory
     goes back whole at exit; atexit handlers run and stdout and stderr are flushed as
     before, and the commands close the files they write (``with``, ``Path.write_text``),
     so no buffer waits for a collection."""
-    from rlmcost.cli._dataclass_methods import defer_methods
-
-    defer_methods()
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _no_plugin_loader()
     try:
