@@ -81,12 +81,12 @@ def main() -> None:
     generation (``gc.freeze``), which the interpreter's collections at exit skip
     (Python/pylifecycle.c ``Py_FinalizeEx`` -> ``finalize_modules`` ->
     ``_PyGC_CollectNoFail``, CPython 3.11): they traced every object of the modules a query
-    loaded (62 M of its ~1,400 M instructions, callgrind; 0.281 -> 0.239 s medians of the
-    cold `ppo --model 70b --tp 8 --json` without and with the freeze, alternated, 2026-12:
-    the walk's cache misses, benchmarks/bench_cli_startup.py). The process's memory
-    goes back whole at exit; atexit handlers run and stdout and stderr are flushed as
-    before, and the commands close the files they write (``with``, ``Path.write_text``),
-    so no buffer waits for a collection."""
+    loaded (62 M of its ~1,400 M instructions, callgrind; 0.304 -> 0.270-0.276 s medians of
+    the cold `ppo --model 70b --tp 8 --json` with bytecode caches, the tree before and after,
+    alternated, 2026-12: the walk's cache misses, benchmarks/bench_cli_startup.py). The
+    process's memory goes back whole at exit; atexit handlers run and stdout and stderr are
+    flushed as before, and the commands close the files they write (``with``,
+    ``Path.write_text``), so no buffer waits for a collection."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _no_plugin_loader()
     try:
