@@ -11,6 +11,8 @@
   ``MoEAlltoAllTokenDispatcher``), the busiest rank's bytes; under the ``allgather``
   dispatcher its all-gather and reduce-scatter over the expert-TP x EP group instead
   (:func:`~rlmcost.perf.ep_dispatch.allgather_comm_s`).
+* With Megatron-core's capacity factor both are capped at, or padded to, the experts' capacity
+  (:mod:`~rlmcost.parallel.moe_capacity`).
 
 Both also give the forward seconds that Megatron-core's ``--recompute-modules moe`` reruns
 (:mod:`~rlmcost.perf.selective_ac`): the step pass adds them to ``StagePass.modules``.
@@ -85,6 +87,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.moe_capacity import capacity_rows, capped_count
 from rlmcost.perf.ep_dispatch import EpDispatcher, allgather_comm_s, ep_all_to_all_s
 from rlmcost.perf.moe_imbalance import busiest_rank_count
 from rlmcost.perf.moe_router import price_router_fp64
@@ -102,9 +105,10 @@ def routed_experts(
     e, k, etp, t = int(arch.n_experts), int(arch.top_k), lay.expert_tp, lay.tp
     T, d, p = c.tokens, int(arch.d_model), arch.ffn_kind.projections
     local = e // lay.ep  # the busiest rank's rows per local expert (moe_imbalance)
-    per_expert = busiest_rank_count(
-        max(1, -(-T * k * etp * lay.ep // (t * e))), opt.moe_rank_imbalance, lay.ep
-    )
+    mean = max(1, -(-T * k * etp * lay.ep // (t * e)))
+    cap = capacity_rows(lay, T, k, e)  # Megatron-core's capacity factor (moe_capacity)
+    busiest = busiest_rank_count(mean, opt.moe_rank_imbalance, lay.ep)
+    per_expert = capped_count(busiest, mean, mean, cap, lay.moe_pad_to_capacity)
     price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
     de = int(arch.d_expert) // etp
     gemm(per_expert, (p - 1) * de, d, local)
@@ -120,9 +124,15 @@ def ep_comm_s(c: StepContext) -> float:
     tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
     if c.options.ep_dispatcher is EpDispatcher.ALLGATHER:
         return allgather_comm_s(c, tok, 8 if c.options.router_fp64 else 4)
-    s = 2 * ep_all_to_all_s(c, busiest_rank_count(tok * k, imb, lay.ep), tok)
+    mean = max(1, -(-T * k * etp * lay.ep // (t * int(arch.n_experts))))
+    cap, pad = capacity_rows(lay, T, k, int(arch.n_experts)), lay.moe_pad_to_capacity
+
+    def busiest(b: int) -> int:  # the busiest rank's bytes, capped (moe_capacity)
+        return capped_count(busiest_rank_count(b, imb, lay.ep), b, mean, cap, pad)
+
+    s = 2 * ep_all_to_all_s(c, busiest(tok * k), tok)
     if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
-        gathered = busiest_rank_count(T * k * d * x * etp // t, imb, lay.ep)
+        gathered = busiest(T * k * d * x * etp // t)
         s += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
         s += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
     return s

@@ -29,6 +29,7 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.moe_capacity import capacity_note
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
@@ -148,6 +149,10 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         opt = step_options(deployment)
         if opt is not None and opt.ep_dispatcher is not EpDispatcher.ALLTOALL:
             out.append(DISPATCHER_NOTES[opt.ep_dispatcher])
+    layouts = [deployment.train, deployment.forward_layout()]
+    layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
+    out += dict.fromkeys(n for lay in layouts if (n := capacity_note(
+        lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
