@@ -18,8 +18,8 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.megatron_split import set_split
-from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.moe_capacity import import_capacity
+from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches

@@ -15,8 +15,8 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.megatron_split import set_split
-from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
 from rlmcost.frameworks.moe_capacity import import_capacity
+from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
 from rlmcost.frameworks.p2p_overlap import SLIME_OFF, import_overlap
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGUMENTS, CRITIC, WHERE
