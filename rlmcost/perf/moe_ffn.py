@@ -74,7 +74,8 @@ the comparison):
   48 layers), so a per-slot time does not explain its 50 s against 29.7 s.
   Nor is it one kind across models: Qwen3-30B-A3B on 16 H800 (alibaba/Pai-Megatron-Patch issue
   643: TP 1, PP 2 or 4 without interleaving, EP 8 or 4, 8,192 tokens, capacity factor 1.0, no
-  recompute, no CUDA graphs; 10.361 / 20.992 s) is missed by 32 % at both PP sizes, 8.2-8.4 ms
+  recompute, no CUDA graphs; 10.361 / 20.992 s; ``validate`` rows since the capacity factor is
+  priced, :mod:`~rlmcost.parallel.moe_capacity`) is missed by 32 % at both PP sizes, 8.2-8.4 ms
   per layer (17.2-17.7 priced, 25.4-26.1 published) in slots of 24 and 12 layers alike: per
   layer, not per slot, at 4,096 (2,048) rows per local expert (TE PR 2045's shape class; the
   issue's image pai-megatron-patch:25.04 does not say its TE: on TE 2.2's rates, 1.21-1.54 x
