@@ -193,6 +193,15 @@ def test_verl_and_slime_read_the_capacity_nemo_rl_does_not_hand_it_on() -> None:
     assert dict(q.flags)["--moe-capacity-factor"] == 1.25
     assert "--moe-capacity-factor" not in dict(import_slime(argv).flags)
     # NeMo RL: read, stated, not set (setup.py copies no capacity key into the model config)
-    q = import_qwen3_moe(1, "+policy.megatron_cfg.moe_expert_capacity_factor=1.0")
+    c = "+policy.megatron_cfg"
+    q = import_qwen3_moe(1, f"{c}.moe_expert_capacity_factor=1.0")
     assert "--moe-capacity-factor" not in dict(q.flags)
     assert any("does not hand it to Megatron-core" in n for n in q.notes)
+    # ... but main 7ea279ab merges model_overrides onto the provider: applied
+    q = import_qwen3_moe(1, f"{c}.model_overrides.moe_expert_capacity_factor=1.5",
+                         f"{c}.model_overrides.moe_pad_expert_input_to_capacity=true")
+    flags = dict(q.flags)
+    assert flags["--moe-capacity-factor"] == 1.5 and "--moe-pad-to-capacity" in flags
+    with pytest.raises(SpecError, match="conflicts"):
+        import_qwen3_moe(1, f"{c}.model_overrides.moe_expert_capacity_factor=1.5",
+                         f"{c}.moe_expert_capacity_factor=1.0")

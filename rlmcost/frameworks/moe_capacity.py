@@ -11,11 +11,14 @@ factor raises; padding with the flex dispatcher's DeepEP backend raises), priced
   models/mcore/config_converter.py @b178a3cd);
 * slime: Megatron-LM's own flags, ``--moe-expert-capacity-factor`` and
   ``--moe-pad-expert-input-to-capacity`` (megatron/training/arguments.py);
-* NeMo RL: not at all. ``nemo_rl/models/megatron/setup.py`` copies named ``megatron_cfg`` keys
-  onto the Megatron-Bridge model config and neither key is among them (tags v0.3.0-v0.7.0 and
-  7ea279ab; the Qwen3 MoE providers leave Megatron-core's None), so a recipe that sets
-  ``policy.megatron_cfg.moe_expert_capacity_factor`` trains dropless; the importer says so and
-  prices it dropless (``applied=False``).
+* NeMo RL (:func:`import_nemo_rl_capacity`): ``nemo_rl/models/megatron/setup.py`` copies named
+  ``megatron_cfg`` keys onto the Megatron-Bridge model config and neither key is among them
+  (tags v0.3.0-v0.7.0 and main 7ea279ab; the Qwen3 MoE providers leave Megatron-core's None),
+  so ``policy.megatron_cfg.moe_expert_capacity_factor`` trains dropless: noted, priced dropless.
+  After v0.7.0 (main 7ea279ab) ``policy.megatron_cfg.model_overrides`` is merged onto the
+  provider (``_merge_model_overrides``), so ``model_overrides.moe_expert_capacity_factor`` and
+  ``model_overrides.moe_pad_expert_input_to_capacity`` reach Megatron-core there; a key set both
+  ways is refused, as ``_validate_model_override_conflicts`` refuses it.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ if TYPE_CHECKING:
     from rlmcost.frameworks.result import ImportedQuery
 
 NEMO_RL_UNREAD = ("NeMo RL does not hand it to Megatron-core (nemo_rl/models/megatron/setup.py "
-                  "copies named megatron_cfg keys, not this one, v0.3.0-v0.7.0): priced "
-                  "dropless (rlmcost.frameworks.moe_capacity)")  # fmt: skip
+                  "copies named megatron_cfg keys, not this one, v0.3.0-v0.7.0; main 7ea279ab "
+                  "reads it under model_overrides): priced dropless "
+                  "(rlmcost.frameworks.moe_capacity)")  # fmt: skip
+_KEYS = ("moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity")
 
 
 def read_capacity(r: Reader, factor_key: str, pad_key: str) -> tuple[float | None, bool]:
@@ -75,3 +80,16 @@ def import_capacity(
     if pad:
         q.set("--moe-pad-to-capacity")
     return factor
+
+
+def import_nemo_rl_capacity(r: Reader, q: ImportedQuery, c: str, how: EpDispatcher) -> None:
+    """NeMo RL's keys under ``c`` (``policy.megatron_cfg``; module docstring): the
+    ``model_overrides`` pair applied, the first-level pair noted, a key set both ways refused."""
+    both = [k for k in _KEYS if r.raw(f"{c}.{k}", None) is not None
+            and r.raw(f"{c}.model_overrides.{k}", None) is not None]  # fmt: skip
+    if both:
+        raise SpecError(f"{r.where}: {c}.model_overrides.{both[0]} conflicts with {c}.{both[0]} "
+                        "(NeMo RL refuses both); set one")  # fmt: skip
+    o = f"{c}.model_overrides."
+    import_capacity(r, q, o + _KEYS[0], o + _KEYS[1], how)
+    import_capacity(r, q, f"{c}.{_KEYS[0]}", f"{c}.{_KEYS[1]}", applied=False)
