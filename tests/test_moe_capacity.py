@@ -96,7 +96,7 @@ def test_train_takes_the_capacity_flags() -> None:
 
 
 RL = ["grpo", "-m", "qwen3-30b-a3b", "--framework", "nemo-rl", "--gpus", "16", "--tp", "2",
-      "--ep", "8", "--json"]  # fmt: skip
+      "--ep", "8", "--zero", "1", "--json"]  # fmt: skip (ZeRO-1: NeMo RL's Megatron trainer)
 
 
 def test_rl_commands_take_the_capacity_flags_and_cap_the_imbalance() -> None:
@@ -117,8 +117,16 @@ def test_rl_commands_take_the_capacity_flags_and_cap_the_imbalance() -> None:
     # host floor at NeMo RL's packed micro-batches) get faster
     assert phase(capped, "old log-prob") < phase(plain, "old log-prob")
     assert any("capacity factor 1 " in n for n in capped["notes"])
-    res = runner.invoke(app, [*RL, "--moe-pad-to-capacity"])
-    assert res.exit_code == 2 and "Traceback" not in res.output
+    for bad in (["--moe-pad-to-capacity"],  # no factor
+                ["--moe-capacity-factor", "1", "--moe-pad-to-capacity", "--ep-dispatcher",
+                 "deepep"],  # Megatron-core refuses padding with DeepEP
+                ):  # fmt: skip
+        res = runner.invoke(app, [*RL, *bad])
+        assert res.exit_code == 2 and "Traceback" not in res.output, bad
+    # NeMo RL's DTensor worker (ZeRO-3) runs a Hugging Face model: no capacity there
+    zero3 = [w if w != "1" or RL[i - 1] != "--zero" else "3" for i, w in enumerate(RL)]
+    res = runner.invoke(app, [*zero3, "--moe-capacity-factor", "1"])
+    assert res.exit_code == 2 and "Hugging Face model" in res.output
 
 
 def test_capacity_round_trips_through_the_command() -> None:
@@ -150,7 +158,8 @@ def test_fast_path_keys_follow_the_capacity() -> None:
             "algorithm": {"name": "grpo", "rule_reward": True},
             "models": {"actor": "qwen3-30b-a3b"},
             "workload": {"prompts": 16, "samples_per_prompt": 4},
-            "deployment": {"framework": "nemo-rl", "train": {"tp": 2, "ep": 8, **train}},
+            "deployment": {"framework": "nemo-rl",
+                           "train": {"tp": 2, "ep": 8, "zero": "1", **train}},
             "cluster": {"hardware": "h100-sxm", "gpus": 16},
         })  # fmt: skip
 

@@ -121,6 +121,7 @@ def train(**opts: Any) -> None:
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout, dp_unit
+    from rlmcost.parallel.moe_capacity import check_pad_dispatcher
     from rlmcost.perf.ep_dispatch import EpDispatcher
     from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
     from rlmcost.perf.selective_ac import SelectiveRecompute
@@ -143,6 +144,7 @@ def train(**opts: Any) -> None:
     if opts["ep_dispatcher"] not in dispatchers:
         raise SpecError(f"--ep-dispatcher {opts['ep_dispatcher']!r} is not one of: "
                         f"{', '.join(dispatchers)}")  # fmt: skip
+    check_pad_dispatcher(bool(opts.get("moe_pad_to_capacity")), opts["ep_dispatcher"])
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),

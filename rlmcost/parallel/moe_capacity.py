@@ -120,3 +120,11 @@ def capacity_note(factor: float | None, pad: bool) -> str | None:
             "tokens over an expert's capacity are dropped, so the busiest EP rank computes at "
             "most CF x the mean (the EP-rank imbalance capped at CF); dropped tokens cost "
             "nothing downstream (rlmcost.parallel.moe_capacity)")
+
+
+def check_pad_dispatcher(pad: bool, dispatcher: str) -> None:
+    """Refuse padding under the flex dispatcher's DeepEP backend, as Megatron-core does
+    (transformer_config.py ``__post_init__``, module docstring)."""
+    if pad and dispatcher == "deepep":
+        raise SpecError("--moe-pad-to-capacity with the deepep dispatcher: Megatron-core refuses "
+                        "it (flex + DeepEP); drop the padding or use --ep-dispatcher alltoall")
