@@ -86,6 +86,8 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "padded": st.booleans(),
     "pp_split": st.sampled_from([None, {"embedding_slot": True, "loss_slot": True}]),
     "pp_overlap_p2p": st.sampled_from([None, True, False]),
+    "moe_capacity_factor": st.sampled_from([None, 1.0, 1.25]),  # parallel.moe_capacity
+    "moe_pad_to_capacity": st.booleans(),  # without a factor: refused on both paths
 })
 CHANGE = st.fixed_dictionaries({}, optional={
     "engine": ENGINE,

@@ -177,8 +177,10 @@ def test_validation_table_meets_its_bounds():
         "megatron_moe_modelzoo": (0.14, 0.35),
         # Pai-Megatron-Patch issue 658 (tests/test_validate_pai_rows.py): the ModelZoo pp32
         # layout on H800, micro-batch 4 -1.4 / -5.8 %, micro-batch 1 -25.5 / -14.7 % (the
-        # per-micro-batch miss, rlmcost.perf.moe_ffn 'Checked')
-        "pai_megatron_patch": (0.13, 0.27),
+        # per-micro-batch miss, rlmcost.perf.moe_ffn 'Checked'); issue 643's Qwen3-30B-A3B at
+        # capacity factor 1.0 -32.1 / -32.4 % (per layer, the same 'Checked'; rlmcost.parallel.
+        # moe_capacity caps their imbalance at the mean)
+        "pai_megatron_patch": (0.19, 0.33),
     }
     for name, s in result.summary().items():
         if name == "all":

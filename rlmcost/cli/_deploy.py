@@ -16,6 +16,7 @@ import typer
 from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
+from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
@@ -82,7 +83,7 @@ DEPLOYMENT_OPTIONS = (
     "partial_rollout",
     "in_flight_batches",
     "ideal",
-) + RL_PIPELINE_OPTIONS
+) + RL_PIPELINE_OPTIONS + MOE_CAPACITY_OPTIONS
 
 
 def deployment_options() -> dict[str, Any]:
@@ -345,6 +346,7 @@ def deployment_options() -> dict[str, Any]:
         ),
         **engine_options(p),
         **rl_pipeline_options(p),
+        **moe_capacity_options(p),
         "logits": (
             Annotated[
                 LogitsMode | None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.cli._deploy_pipeline import apply_split
+from rlmcost.cli._moe_capacity import capacity_fields
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -95,6 +96,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("ep_dispatcher") is not None:
         train["ep_dispatcher"] = str(opts["ep_dispatcher"])
+    train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
     if opts.get("pp_overlap_p2p") is not None:
         train["pp_overlap_p2p"] = opts["pp_overlap_p2p"]
     if opts.get("trainer_kernels") is not None:

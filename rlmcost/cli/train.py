@@ -14,6 +14,7 @@ import typer
 
 from rlmcost.cli._deploy_pipeline import layout_split, pipeline_split_options
 from rlmcost.cli._flags import flag_table, in_panel, pick, signature
+from rlmcost.cli._moe_capacity import capacity_fields, moe_capacity_options
 from rlmcost.cli._render import note, print_json, print_table
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
@@ -49,6 +50,7 @@ def _own_step() -> dict[str, tuple[Any, Any]]:
         "virtual_stages": (Annotated[int, typer.Option(
             help="Model chunks per rank (interleaved schedule).", min=1)], 1),
         **pipeline_split_options(),
+        **moe_capacity_options(),
     }  # fmt: skip
 
 
@@ -119,6 +121,7 @@ def train(**opts: Any) -> None:
     from rlmcost.cli._run import require_model
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout, dp_unit
+    from rlmcost.parallel.moe_capacity import check_pad_dispatcher
     from rlmcost.perf.ep_dispatch import EpDispatcher
     from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
     from rlmcost.perf.selective_ac import SelectiveRecompute
@@ -141,6 +144,7 @@ def train(**opts: Any) -> None:
     if opts["ep_dispatcher"] not in dispatchers:
         raise SpecError(f"--ep-dispatcher {opts['ep_dispatcher']!r} is not one of: "
                         f"{', '.join(dispatchers)}")  # fmt: skip
+    check_pad_dispatcher(bool(opts.get("moe_pad_to_capacity")), opts["ep_dispatcher"])
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
@@ -169,7 +173,7 @@ def train(**opts: Any) -> None:
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
         zero_shard=opts["zero_shard"],
-    ).with_(**layout_split(opts))  # fmt: skip
+    ).with_(**layout_split(opts), **capacity_fields(opts))  # fmt: skip
     report = train_report(
         model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,
         calibration=measured,

@@ -119,6 +119,11 @@ class TrainLayout(BaseModel):
         "fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)")  # fmt: skip
     ep_dispatcher: EpDispatcher = Field(default=EpDispatcher.ALLTOALL, description="MoE token "
         "dispatcher (Megatron-core moe_token_dispatcher_type; rlmcost.perf.ep_dispatch)")
+    moe_capacity_factor: float | None = Field(default=None, description="MoE expert capacity "
+        "factor (Megatron-core moe_expert_capacity_factor; None = dropless; "
+        "rlmcost.parallel.moe_capacity)")  # fmt: skip
+    moe_pad_to_capacity: bool = Field(default=False, description="every expert computes its "
+        "capacity (Megatron-core moe_pad_expert_input_to_capacity; needs the factor)")
     kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"
         "core/TE) or realhf (AReaL v0.3's ReaLModel at its rate: perf.realhf_rate)")  # fmt: skip
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
@@ -174,7 +179,8 @@ class TrainLayout(BaseModel):
             zero=self.zero, ckpt=self.ckpt, micro_batch=micro_batch or self.micro_batch,
             schedule=self.schedule, virtual_stages=self.virtual_stages,
             zero_shard=self.zero_shard, **(self.pp_split or PipelineSplit()).layout_fields(),
-        )
+            moe_capacity_factor=self.moe_capacity_factor,
+            moe_pad_to_capacity=self.moe_pad_to_capacity)
 
     @property
     def split(self) -> int:
@@ -288,19 +294,14 @@ class Deployment(BaseModel):
         description="MoE routing replay: the engine's routed-expert ids of every token kept "
         "for the update (slime --use-rollout-routing-replay); false = not kept",
     )
-    partial_rollout: bool = Field(
-        default=False,
-        description="asynchronous rollout streams across batches: interrupted at each weight "
-        "update and resumed (AReaL interruptible generation, verl fully-async "
-        "async_training.partial_rollout); false = each batch drains to its longest sample",
-    )
-    rollout_in_flight: int = Field(
-        default=1,
-        ge=1,
-        description="batches a streaming rollout (partial_rollout) lets into the engines at "
-        "once, at most the staleness (NeMo RL: num_prompts_per_step x "
-        "max_trajectory_age_steps prompt groups, async_utils.py); 1 = one batch",
-    )
+    partial_rollout: bool = Field(default=False, description="asynchronous rollout streams "
+        "across batches: interrupted at each weight update and resumed (AReaL interruptible "
+        "generation, verl fully-async async_training.partial_rollout); false = each batch "
+        "drains to its longest sample")  # fmt: skip
+    rollout_in_flight: int = Field(default=1, ge=1, description="batches a streaming rollout "
+        "(partial_rollout) lets into the engines at once, at most the staleness (NeMo RL: "
+        "num_prompts_per_step x max_trajectory_age_steps prompt groups, async_utils.py); 1 = "
+        "one batch")  # fmt: skip
     init_load: InitLoad = Field(
         default=InitLoad.SHARDED,
         description="where the trainers materialise a model at start-up before sharding it "

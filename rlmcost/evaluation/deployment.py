@@ -96,7 +96,8 @@ def _trainer_layout(train: TrainLayout, dp: int, gpus: int | None, tp_per_model:
     if tp_per_model:
         models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
                         ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep,
-                        etp=train.etp)  # fmt: skip
+                        etp=train.etp, moe_capacity_factor=train.moe_capacity_factor,
+                        moe_pad_to_capacity=train.moe_pad_to_capacity)  # fmt: skip
         return TrainerLayout(train.layout(dp=dp), models, None, gpus, ())
     lay, notes = resolve_layout(train.layout(dp=dp), gpus)
     total = lay.n_gpus if not grouped or (gpus is None and not has_groups) else gpus

@@ -18,6 +18,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.megatron_split import set_split
+from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_env import environment_workers
@@ -197,7 +198,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         r.integer(f"{c}.moe_hybridep_num_sms", None)  # HybridEP's SMs: not modelled
         # unset before v0.6.0: the provider's alltoall (Megatron-Bridge, moe_dispatcher); v0.7.0
         # GB200 DeepSeek-V3 / Qwen3-235B: flex + hybridep (grpo-deepseek-v3-32n4g.yaml:10-12)
-        import_dispatcher(r, q, f"{c}.", NEMO_RL_DEFAULT, ep)
+        how = import_dispatcher(r, q, f"{c}.", NEMO_RL_DEFAULT, ep)
+        import_nemo_rl_capacity(r, q, c, how)  # model_overrides only (moe_capacity)
         _router_dtype(r, q, c)
         # v0.7 key; absent: the bridge's (true for Qwen3 MoE: qwen3_moe_bridge.py at v0.4-v0.6's
         if not r.flag(f"{c}.moe_grouped_gemm", True):  # pins 62f4704b8, 1e9a459b4, 95e5f38f8)

@@ -66,6 +66,7 @@ ARGS: dict[str, Any] = {
     "account-for-embedding-in-pipeline-split": SWITCH,
     "account-for-loss-in-pipeline-split": SWITCH,
     "moe-enable-deepep": SWITCH, "moe-router-dtype": str, "moe-flex-dispatcher-backend": str,
+    "moe-expert-capacity-factor": float, "moe-pad-expert-input-to-capacity": SWITCH,
     # SGLang (slime/backends/sglang_utils/arguments.py: SGLang's own, prefixed --sglang-)
     "sglang-mem-fraction-static": float, "sglang-speculative-algorithm": str,
     "sglang-speculative-num-steps": int, "sglang-speculative-eagle-topk": int,

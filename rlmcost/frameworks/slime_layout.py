@@ -15,6 +15,7 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.megatron_split import set_split
+from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
 from rlmcost.frameworks.p2p_overlap import SLIME_OFF, import_overlap
 from rlmcost.frameworks.result import ImportedQuery
@@ -73,7 +74,8 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
         q.set("--router-dtype", "fp64")
     # unset: Megatron-LM's argument default allgather (priced only with EP; moe_dispatcher)
     unset = EpDispatcher.ALLGATHER if ep > 1 else EpDispatcher.ALLTOALL
-    import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
+    how = import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")
+    import_capacity(r, q, "moe-expert-capacity-factor", "moe-pad-expert-input-to-capacity", how)
     import_overlap(r, q, SLIME_OFF, negated=True)  # Megatron-LM's store_false (p2p_overlap)
     set_split(r, q, pp, {"first": "decoder-first-pipeline-num-layers",
                          "last": "decoder-last-pipeline-num-layers",

@@ -22,6 +22,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
+from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.p2p_overlap import import_overlap
 from rlmcost.frameworks.result import ImportedQuery
@@ -234,7 +235,10 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
             q.set("--etp", etp)
         if r.flag(f"{m}.sequence_parallel", True) and tp > 1:
             q.set("--sp")
-        import_dispatcher(r, q, f"{m}.override_transformer_config.", VERL_DEFAULT, ep)
+        o = f"{m}.override_transformer_config."
+        how = import_dispatcher(r, q, o, VERL_DEFAULT, ep)
+        import_capacity(r, q, f"{o}moe_expert_capacity_factor",
+                        f"{o}moe_pad_expert_input_to_capacity", how)  # fmt: skip
         import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
         set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))
         verl_virtual_stages(r, q, ACTOR, pp)

@@ -73,6 +73,9 @@ class Layout:
     pp_embedding_slot: bool = False  # the embedding counts as a layer (account_for_embedding_...)
     pp_loss_slot: bool = False  # the output layer and loss count as one (account_for_loss_...)
     pp_layout: str | None = None  # --pipeline-model-parallel-layout (parallel.pp_layout)
+    # Megatron-core's MoE expert capacity (parallel.moe_capacity); None / False: dropless
+    moe_capacity_factor: float | None = None  # --moe-expert-capacity-factor
+    moe_pad_to_capacity: bool = False  # --moe-pad-expert-input-to-capacity
 
     @property
     def n_gpus(self) -> int:

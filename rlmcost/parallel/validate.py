@@ -5,6 +5,7 @@ from __future__ import annotations
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, PipelineSchedule, ZeroStage
+from rlmcost.parallel.moe_capacity import capacity_note, check_capacity
 from rlmcost.parallel.pipeline_split import (
     layout_note,
     split_problem,
@@ -142,6 +143,10 @@ def check_layout(
                 f"try one of {_show(divisors(n_exp))}"
             )
     check_expert_grid(arch, layout)
+    check_capacity(layout)
+    capacity = capacity_note(layout.moe_capacity_factor, layout.moe_pad_to_capacity)
+    if capacity is not None and arch.is_moe:
+        notes.append(capacity)
     check_zero_shard(layout)
     return notes
 

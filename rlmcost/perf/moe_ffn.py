@@ -11,6 +11,8 @@
   ``MoEAlltoAllTokenDispatcher``), the busiest rank's bytes; under the ``allgather``
   dispatcher its all-gather and reduce-scatter over the expert-TP x EP group instead
   (:func:`~rlmcost.perf.ep_dispatch.allgather_comm_s`).
+* With Megatron-core's capacity factor both are capped at, or padded to, the experts' capacity
+  (:mod:`~rlmcost.parallel.moe_capacity`).
 
 Both also give the forward seconds that Megatron-core's ``--recompute-modules moe`` reruns
 (:mod:`~rlmcost.perf.selective_ac`): the step pass adds them to ``StagePass.modules``.
@@ -72,7 +74,8 @@ the comparison):
   48 layers), so a per-slot time does not explain its 50 s against 29.7 s.
   Nor is it one kind across models: Qwen3-30B-A3B on 16 H800 (alibaba/Pai-Megatron-Patch issue
   643: TP 1, PP 2 or 4 without interleaving, EP 8 or 4, 8,192 tokens, capacity factor 1.0, no
-  recompute, no CUDA graphs; 10.361 / 20.992 s) is missed by 32 % at both PP sizes, 8.2-8.4 ms
+  recompute, no CUDA graphs; 10.361 / 20.992 s; ``validate`` rows since the capacity factor is
+  priced, :mod:`~rlmcost.parallel.moe_capacity`) is missed by 32 % at both PP sizes, 8.2-8.4 ms
   per layer (17.2-17.7 priced, 25.4-26.1 published) in slots of 24 and 12 layers alike: per
   layer, not per slot, at 4,096 (2,048) rows per local expert (TE PR 2045's shape class; the
   issue's image pai-megatron-patch:25.04 does not say its TE: on TE 2.2's rates, 1.21-1.54 x
@@ -85,6 +88,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.moe_capacity import capacity_rows, capped_count
 from rlmcost.perf.ep_dispatch import EpDispatcher, allgather_comm_s, ep_all_to_all_s
 from rlmcost.perf.moe_imbalance import busiest_rank_count
 from rlmcost.perf.moe_router import price_router_fp64
@@ -102,9 +106,10 @@ def routed_experts(
     e, k, etp, t = int(arch.n_experts), int(arch.top_k), lay.expert_tp, lay.tp
     T, d, p = c.tokens, int(arch.d_model), arch.ffn_kind.projections
     local = e // lay.ep  # the busiest rank's rows per local expert (moe_imbalance)
-    per_expert = busiest_rank_count(
-        max(1, -(-T * k * etp * lay.ep // (t * e))), opt.moe_rank_imbalance, lay.ep
-    )
+    mean = max(1, -(-T * k * etp * lay.ep // (t * e)))
+    cap = capacity_rows(lay, T, k, e)  # Megatron-core's capacity factor (moe_capacity)
+    busiest = busiest_rank_count(mean, opt.moe_rank_imbalance, lay.ep)
+    per_expert = capped_count(busiest, mean, mean, cap, lay.moe_pad_to_capacity)
     price_router_fp64(c, out) if opt.router_fp64 else gemm(T, e, d)  # router (moe_router)
     de = int(arch.d_expert) // etp
     gemm(per_expert, (p - 1) * de, d, local)
@@ -120,9 +125,15 @@ def ep_comm_s(c: StepContext) -> float:
     tok = T * d * x // (t if lay.sp else 1)  # the rank's distinct tokens' bytes
     if c.options.ep_dispatcher is EpDispatcher.ALLGATHER:
         return allgather_comm_s(c, tok, 8 if c.options.router_fp64 else 4)
-    s = 2 * ep_all_to_all_s(c, busiest_rank_count(tok * k, imb, lay.ep), tok)
+    mean = max(1, -(-T * k * etp * lay.ep // (t * int(arch.n_experts))))
+    cap, pad = capacity_rows(lay, T, k, int(arch.n_experts)), lay.moe_pad_to_capacity
+
+    def busiest(b: int) -> int:  # the busiest rank's bytes, capped (moe_capacity)
+        return capped_count(busiest_rank_count(b, imb, lay.ep), b, mean, cap, pad)
+
+    s = 2 * ep_all_to_all_s(c, busiest(tok * k), tok)
     if etp > 1 and etp != t:  # the expert-TP gather of the tokens, scatter of the outputs
-        gathered = busiest_rank_count(T * k * d * x * etp // t, imb, lay.ep)
+        gathered = busiest(T * k * d * x * etp // t)
         s += c.comm(Collective.ALL_GATHER, gathered, etp, ("etp",))
         s += c.comm(Collective.REDUCE_SCATTER, gathered, etp, ("etp",))
     return s

@@ -7,8 +7,9 @@ dispatcher blocks the host once per layer forward until the routing counts reach
 token_dispatcher.py, NVIDIA/Megatron-LM @d98e8a64dd: a D2H copy of ``tokens_per_expert`` and
 the all-to-all split sizes, then ``d2h_event.synchronize()``). The host cannot run ahead of
 the GPU past that point, so a layer whose kernels are short waits on its launches: one rank's
-pass of a MoE layer takes max(GPU time, host time). Large micro-batches hide the host time;
-small ones (RL's packed 4096-token micro-batches) expose it.
+pass of a MoE layer takes max(GPU time, host time). (``--moe-pad-expert-input-to-capacity``
+skips that sync; the floor is kept, :mod:`rlmcost.parallel.moe_capacity`.) Large
+micro-batches hide the host time; small ones (RL's packed 4096-token micro-batches) expose it.
 
 **The host time** :data:`MOE_LAYER_HOST_S` is a measured figure, not a fit to a validation
 row: NVIDIA's Megatron-Bridge performance archive (NVIDIA-NeMo/Megatron-Bridge

@@ -12,8 +12,10 @@ volume, ``gamma`` times the mean where ``gamma`` = max / mean copies over the P_
 the EP group. RL recipes route with the trained model's router and no balancing term: NeMo RL
 sets ``moe_router_load_balancing_type: "none"``, ``moe_router_bias_update_rate: 0.0`` and
 ``freeze_moe_router: true`` (examples/configs/grpo_math_1B_megatron.yaml, NVIDIA-NeMo/RL v0.3.0
-lines 86-89, kept through v0.7.0), and no trainer drops or pads tokens; a balancing loss would
-not even the routing of a given batch in any case (it acts on the gradients).
+lines 86-89, kept through v0.7.0), and no cited RL trainer drops or pads tokens (where a layout
+sets Megatron-core's capacity factor, :mod:`rlmcost.parallel.moe_capacity` caps the ratio at
+it); a balancing loss would not even the routing of a given batch in any case (it acts on the
+gradients).
 
 **The ratio** :data:`EP_RANK_IMBALANCE_RATIO` is a published measurement, not a fit: UltraEP
 (Wei et al., arXiv 2606.04101 v3, abstract) measures the inter-rank imbalance of real routing

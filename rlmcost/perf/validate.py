@@ -206,6 +206,8 @@ def predict_row(row: dict[str, Any]) -> Row:
         pp_first_layers=lay.get("pp_first_layers"), pp_last_layers=lay.get("pp_last_layers"),
         pp_embedding_slot=lay.get("pp_embedding_slot", False),
         pp_loss_slot=lay.get("pp_loss_slot", False), pp_layout=lay.get("pp_layout"),
+        moe_capacity_factor=lay.get("moe_capacity_factor"),
+        moe_pad_to_capacity=lay.get("moe_pad_to_capacity", False),
     )  # fmt: skip
     dtype = Dtype(row["dtype"])
     workload = Workload(weight_dtype=dtype, activation_dtype=dtype, compute_dtype=dtype)

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import EpDispatcher
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
+from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.moe_capacity import capacity_note, check_pad_dispatcher
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
@@ -66,6 +68,11 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     fp64 = _fp64_router(deployment, hf)
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
     disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
+    check_pad_dispatcher(deployment.train.moe_pad_to_capacity, disp)  # Megatron-core refuses
+    if hf and deployment.train.moe_capacity_factor is not None:
+        raise SpecError(f"--moe-capacity-factor is Megatron-core's, but {deployment.framework}'s "
+                        "trainer runs a Hugging Face model at this layout (no capacity); drop "
+                        "it or choose its Megatron trainer (e.g. --zero 1)")  # fmt: skip
     overlap = deployment.train.pp_overlap_p2p  # given: the user's (--no-pp-overlap-p2p)
     if overlap is None:  # the framework's interleaved p2p (perf.megatron_pipe)
         overlap = beh is None or beh.megatron_overlap_p2p
@@ -148,6 +155,10 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
         opt = step_options(deployment)
         if opt is not None and opt.ep_dispatcher is not EpDispatcher.ALLTOALL:
             out.append(DISPATCHER_NOTES[opt.ep_dispatcher])
+    layouts = [deployment.train, deployment.forward_layout()]
+    layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
+    out += dict.fromkeys(n for lay in layouts if (n := capacity_note(
+        lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "

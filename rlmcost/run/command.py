@@ -51,6 +51,8 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "train.router_dtype": "--router-dtype",
                      "train.ep_dispatcher": "--ep-dispatcher",
                      "train.pp_overlap_p2p": "--pp-overlap-p2p",
+                     "train.moe_capacity_factor": "--moe-capacity-factor",
+                     "train.moe_pad_to_capacity": "--moe-pad-to-capacity",
                      "train.kernels": "--trainer-kernels"}  # fmt: skip
 
 
@@ -175,6 +177,10 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--ep-dispatcher", str(t.ep_dispatcher)]
     if t.pp_overlap_p2p is not None:
         words.append("--pp-overlap-p2p" if t.pp_overlap_p2p else "--no-pp-overlap-p2p")
+    if t.moe_capacity_factor is not None:
+        words += ["--moe-capacity-factor", repr(t.moe_capacity_factor)]
+    if t.moe_pad_to_capacity:
+        words.append("--moe-pad-to-capacity")
     if t.kernels != "fused":
         words += ["--trainer-kernels", str(t.kernels)]
     if t.offload or _preset_sets(d.framework, "train.offload"):  # '' states "none"
