@@ -82,9 +82,7 @@ def _degree(v: int | None, info: ValidationInfo) -> int | None:
 
 class TrainLayout(BaseModel):
     """The layout of a trainer (or of the forwards): degrees, sharding, batching, offload.
-
-    ``dp`` is not given: data parallelism fills the group's GPUs.
-    """
+    ``dp`` is not given: data parallelism fills the group's GPUs."""
 
     model_config = _STRICT
 
@@ -174,13 +172,13 @@ class TrainLayout(BaseModel):
 
     def layout(self, dp: int = 1, micro_batch: int | None = None) -> Layout:
         """The intra-model :class:`~rlmcost.parallel.layout.Layout` with ``dp`` replicas."""
+        cf, pad = self.moe_capacity_factor, self.moe_pad_to_capacity
         return Layout(
             dp=dp, tp=self.tp, pp=self.pp, cp=self.cp, ep=self.ep, etp=self.etp, sp=self.sp,
             zero=self.zero, ckpt=self.ckpt, micro_batch=micro_batch or self.micro_batch,
-            schedule=self.schedule, virtual_stages=self.virtual_stages,
-            zero_shard=self.zero_shard, **(self.pp_split or PipelineSplit()).layout_fields(),
-            moe_capacity_factor=self.moe_capacity_factor,
-            moe_pad_to_capacity=self.moe_pad_to_capacity)
+            schedule=self.schedule, virtual_stages=self.virtual_stages, zero_shard=self.zero_shard,
+            moe_capacity_factor=cf, moe_pad_to_capacity=pad,
+            **(self.pp_split or PipelineSplit()).layout_fields())
 
     @property
     def split(self) -> int:
