@@ -214,3 +214,33 @@ def test_verl_and_slime_read_the_capacity_nemo_rl_does_not_hand_it_on() -> None:
     with pytest.raises(SpecError, match="conflicts"):
         import_qwen3_moe(1, f"{c}.model_overrides.moe_expert_capacity_factor=1.5",
                          f"{c}.moe_expert_capacity_factor=1.0")
+
+
+def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> None:
+    """A group's own trainer layout that gives only degrees keeps the deployment's capacity
+    factor (the trained model's Megatron config, deployment.given.MODEL_FIELDS), as it keeps
+    the deployment's token budget and dispatcher; one that gives the field has its own (the
+    update's seconds; before, a group's layout that gave degrees alone trained dropless)."""
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.run.spec import Run
+
+    def run(run_wide: dict[str, Any], own: dict[str, Any]) -> float:
+        r = Run.from_data({
+            "algorithm": {"name": "grpo", "rule_reward": True},
+            "models": {"actor": "qwen3-30b-a3b"},
+            "workload": {"prompts": 64, "samples_per_prompt": 16, "prompt_len": 1024, "response_len": 4096},
+            "deployment": {"framework": "nemo-rl",
+                           "train": {"tp": 2, "ep": 8, "zero": "1", **run_wide},
+                           "groups": [{"members": "rollout", "gpus": 16},
+                                      {"members": "actor+reference", "gpus": 16,
+                                       "train": {"tp": 2, "ep": 8, "zero": "1", **own}}]},
+            "cluster": {"hardware": "h100-sxm", "gpus": 32},
+        })  # fmt: skip
+        e = evaluate_deployment(r)
+        group = next(g for g in e.groups if g.name.startswith("actor"))
+        return next(j.predicted_s for j in group.jobs if str(j.task.kind) == "train")
+
+    capped = run({"moe_capacity_factor": 1.0}, {"moe_capacity_factor": 1.0})
+    assert run({"moe_capacity_factor": 1.0}, {}) == capped  # kept from the run
+    assert run({}, {}) > capped  # dropless (the 1.30 imbalance) is slower
+    assert run({}, {"moe_capacity_factor": 1.0}) == capped  # the group's own

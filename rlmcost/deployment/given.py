@@ -53,3 +53,21 @@ def overrides(base: BaseModel, own: BaseModel, fields: Iterable[str]) -> dict[st
     given = own.model_fields_set
     return {k: getattr(own, k) for k in fields
             if k in given and getattr(own, k) != getattr(base, k)}  # fmt: skip
+
+
+MODEL_FIELDS = ("moe_capacity_factor", "moe_pad_to_capacity")
+"""Layout fields of the trained model's Megatron config: a group's own trainer or forward
+layout that does not give them keeps the deployment's (``evaluation.deployment._groups``), as
+it keeps the :data:`PASS_FIELDS`."""
+
+
+def run_fields(run: BaseModel) -> tuple[tuple[str, Any], ...]:
+    """The :data:`MODEL_FIELDS` of the deployment's layout ``run``, as (name, value) pairs."""
+    return tuple((k, getattr(run, k)) for k in MODEL_FIELDS)
+
+
+def with_run_fields(own: Any, run: tuple[tuple[str, Any], ...]) -> Any:
+    """``own`` (a group's layout) with the deployment's fields ``run`` (:func:`run_fields`)
+    that it does not give."""
+    keep = {k: v for k, v in run if k not in own.model_fields_set}
+    return own.model_copy(update=keep) if keep else own
