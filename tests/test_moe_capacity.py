@@ -228,7 +228,8 @@ def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> No
         r = Run.from_data({
             "algorithm": {"name": "grpo", "rule_reward": True},
             "models": {"actor": "qwen3-30b-a3b"},
-            "workload": {"prompts": 64, "samples_per_prompt": 16, "prompt_len": 1024, "response_len": 4096},
+            "workload": {"prompts": 64, "samples_per_prompt": 16, "prompt_len": 1024,
+                         "response_len": 4096},
             "deployment": {"framework": "nemo-rl",
                            "train": {"tp": 2, "ep": 8, "zero": "1", **run_wide},
                            "groups": [{"members": "rollout", "gpus": 16},

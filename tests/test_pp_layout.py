@@ -226,3 +226,20 @@ def test_importers_take_megatrons_list_form_and_refuse_a_bad_one():
     bad = Reader(flatten({"cfg": {"pipeline_model_parallel_layout": [["encoder"]]}}, "c"), "c")
     with pytest.raises(SpecError, match=f"'{key}'.*'encoder' is not a layer type"):
         set_split(bad, ImportedQuery("verl", "cfg"), 2, transformer_config_keys("cfg."))
+
+
+def test_a_stage_of_no_layers_under_full_recompute_rebuilds_none():
+    """A layout string whose first stage holds only the embedding ('E|...') under full
+    recomputation: that stage rebuilds no layer (the symbolic and the compiled memory model
+    raised on an empty max before; found by test_compiled_memory's hypothesis test)."""
+    from rlmcost.compiled import memory as twin
+    from rlmcost.parallel import memory as symbolic
+    from rlmcost.parallel.layout import Checkpointing
+
+    arch = get_model("llama-3.1-8b").arch()
+    layout = Layout(pp=2, ckpt=Checkpointing.FULL, pp_layout="E|" + "t" * 32 + "L")
+    got = twin.memory_per_rank(arch, layout, "train", 2, 1024)
+    assert got == symbolic.memory_per_rank(arch, layout, "train", 2, 1024)
+    res = CliRunner().invoke(app, ["train", "-m", "8b", "--gpus", "2", "--pp", "2", "--ckpt",
+                                   "full", "--pp-layout", "E|" + "t" * 32 + "L"])  # fmt: skip
+    assert res.exit_code == 0, res.output

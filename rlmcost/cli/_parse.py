@@ -27,7 +27,7 @@ CALIBRATION_HELP = (
 
 GROUPS_HELP = (
     "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS\\[@HARDWARE]\\[LAYOUT]"
-    ",... e.g. rollout=16@h20\\[tp=4],actor+reference=32\\[zero=3;ckpt=full],critic+reward=16 "
+    ",... e.g. rollout=16@h20\\[tp=4],actor+reference=32\\[zero=3;ckpt=full] "
     "(HARDWARE: the group's GPU, a name of `rlmcost hardware`; default --hardware). ROLE: actor, "
     "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
     "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "

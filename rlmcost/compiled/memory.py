@@ -242,7 +242,7 @@ def memory_per_stage(
             total = in_flight * mb_tokens * Fraction(kept)
             if layout.ckpt is Checkpointing.FULL:
                 kinds = [m for m, n in ((False, n_dense), (True, n_moe)) if n]
-                total += mb_tokens * max(Fraction(rebuilt[m]) for m in kinds)
+                total += mb_tokens * max((Fraction(rebuilt[m]) for m in kinds), default=0)
             act = ceil(total)
         else:
             act = buffer_bytes

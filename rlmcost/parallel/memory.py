@@ -136,7 +136,8 @@ def _activation_bytes_train(
             for moe, n in ((False, stage.dense_layers), (True, stage.moe_layers))
             if n
         ]
-        total += share.tokens_per_micro_batch * max(_fraction(r) for r in rebuilt)
+        # a stage of no layers (a layout string's 'E|' or '|L' stage) rebuilds none
+        total += share.tokens_per_micro_batch * max((_fraction(r) for r in rebuilt), default=0)
     return ceil(total)
 
 
