@@ -25,7 +25,9 @@ def causal_pairs(arch: Arch, seq: int) -> int:
     a window (FlashAttention's and cuDNN's ``window_size``, TransformerEngine's
     ``DotProductAttention(window_size=...)``) skips the key tiles wholly outside the window;
     the tiles the window cuts are computed whole, which this count of exact pairs leaves out
-    (at W = 128 and 128-key tiles up to W more keys per query: GPT-OSS's sliding layers).
+    (at W = 128 and 128-key tiles up to W more keys per query: GPT-OSS's sliding layers). A
+    kernel handed the window as a dense mask (PyTorch SDPA with ``attn_mask``) computes every
+    causal pair; the fused kernels' count is taken for every ``flash`` pass.
 
     >>> from rlmcost.specs.registry import get_model
     >>> causal_pairs(get_model("llama-3.1-8b").arch(), 4096) == 4096 * 4097 // 2
