@@ -25,6 +25,10 @@ def test_megatron_bridge_rows_cite_page_commit_and_figure():
     want = {
         "megatron-bridge-25.11-gb200-qwen3-235b-a22b-bf16": (4916, 256, 8192),
         "megatron-bridge-25.11-gb200-deepseek-v3-bf16": (3139, 256, 4096),
+        # the GPT-OSS 120B rows (tests/test_validate_bridge_rows.py)
+        "megatron-bridge-25.11-gb200-gpt-oss-120b-bf16": (15876, 64, 1280),
+        "megatron-bridge-25.11-b200-gpt-oss-120b-bf16": (8213, 64, 512),
+        "megatron-bridge-25.11-h100-gpt-oss-120b-bf16": (5630, 64, 512),
     }
     assert set(rows) == set(want)
     for rid, (figure, gpus, gbs) in want.items():
@@ -33,7 +37,8 @@ def test_megatron_bridge_rows_cite_page_commit_and_figure():
         assert MB_COMMIT in r["cite"] and f"{figure} Tokens/sec/GPU" in r["cite"]
         lay = r["layout"]
         assert lay["tp"] * lay["pp"] * lay["dp"] * lay.get("cp", 1) == gpus
-        assert r["metric"] == "tokens_per_s_per_gpu" and r["hardware"] == "gb200"
+        assert r["metric"] == "tokens_per_s_per_gpu"
+        assert r["hardware"] == {"b200": "b200", "h100": "h100-sxm"}.get(rid.split("-")[3], "gb200")
 
 
 def test_automodel_llama3_70b_row_is_its_own_tokens_figure():

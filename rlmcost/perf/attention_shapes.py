@@ -17,6 +17,31 @@ def pair_flops(arch: Arch, heads: int) -> int:
     return 4 * heads * int(arch.head_dim)
 
 
+def causal_pairs(arch: Arch, seq: int) -> int:
+    """Query-key pairs a fused causal kernel meets in one sequence of ``seq`` tokens and one
+    layer, the mean over the model's layers: ``seq (seq + 1) / 2`` in a full-attention layer,
+    ``sum_{i=1}^{seq} min(i, W)`` in a sliding-window layer of W keys (``Arch.sliding_window``;
+    rlmcost.blocks.window counts the same pairs for teacher-forced passes). A fused kernel with
+    a window (FlashAttention's and cuDNN's ``window_size``, TransformerEngine's
+    ``DotProductAttention(window_size=...)``) skips the key tiles wholly outside the window;
+    the tiles the window cuts are computed whole, which this count of exact pairs leaves out
+    (at W = 128 and 128-key tiles up to W more keys per query: GPT-OSS's sliding layers). A
+    kernel handed the window as a dense mask (PyTorch SDPA with ``attn_mask``) computes every
+    causal pair; the fused kernels' count is taken for every ``flash`` pass.
+
+    >>> from rlmcost.specs.registry import get_model
+    >>> causal_pairs(get_model("llama-3.1-8b").arch(), 4096) == 4096 * 4097 // 2
+    True
+    """
+    full = seq * (seq + 1) // 2
+    if arch.sliding_window is None:
+        return full
+    w, n = int(arch.sliding_window), int(arch.n_layers)
+    a, sliding = min(seq, w), int(arch.n_sliding_layers)
+    window = a * (a + 1) // 2 + (seq - a) * w
+    return (full * (n - sliding) + window * sliding) // n
+
+
 def mla_projections(arch: Arch, heads: int, tokens: int, gemm: Callable[..., None]) -> None:
     """MLA's GEMMs as training runs them (no absorption): q_a d -> d_cq, q_b d_cq -> h d_qk (or
     q_proj d -> h d_qk), kv_a d -> d_c + d_rope, kv_b d_c -> h (d_nope + d_v), o h d_v -> d

@@ -80,6 +80,16 @@ the comparison):
   layer, not per slot, at 4,096 (2,048) rows per local expert (TE PR 2045's shape class; the
   issue's image pai-megatron-patch:25.04 does not say its TE: on TE 2.2's rates, 1.21-1.54 x
   slower than priced, the grouped GEMMs would carry part of it).
+* GPT-OSS 120B on Megatron-Bridge 25.11, BF16 (``validate`` source ``megatron_bridge``,
+  tests/test_validate_bridge_rows.py: 128 experts of width 2880, top-4, expert biases, half the
+  layers on a 128-key window, no CUDA graphs, alltoall, forced balance) is predicted fast on
+  every system: H100 +41.5 % (PP 4, EP 8, 16,384 tokens per micro-batch), B200 +127.7 % (EP 8,
+  16,384), GB200 +49.6 % (EP 64, 8,192). Per layer pass on the critical path the missing time
+  is 17.2 ms (H100, 99 passes), 31.1 ms (B200, 72) and 4.8 ms (GB200, 720): neither one time
+  per layer nor one per token. The page's later B200 run of the same layout (26.02.01, EP 8,
+  MBS 4, GBS 1280: 13722 tokens/s/GPU) misses by 14.5 ms per pass, half the 25.11 figure's; a
+  materialized (unfused) attention would put GB200 and H100 slow (-31 / -19 %) and B200 still
+  +69 %, so no single attention backend explains the three either. Not located, not priced.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing
 from rlmcost.parallel.shard import tp_shard
-from rlmcost.perf.attention_shapes import pair_flops
+from rlmcost.perf.attention_shapes import causal_pairs, pair_flops
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -112,7 +112,7 @@ def attention_fwd_flops(c: StepContext) -> int:
     kernel, the full s x s scores for a materialized one."""
     b, s = c.micro_batch, c.seq
     fused = c.options.attention.fused
-    pairs = b * s * (s + 1) // 2 // c.layout.cp if fused else b * c.positions * s
+    pairs = b * causal_pairs(c.arch, s) // c.layout.cp if fused else b * c.positions * s
     return pair_flops(c.arch, int(tp_shard(c.arch, c.layout.tp).n_heads)) * pairs
 
 

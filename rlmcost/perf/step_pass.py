@@ -70,7 +70,7 @@ from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
-from rlmcost.perf.attention_shapes import mla_projections, pair_flops
+from rlmcost.perf.attention_shapes import causal_pairs, mla_projections, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
@@ -262,8 +262,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     # attention core
     heads, dh = int(sh.n_heads), int(arch.head_dim)
     b, s_loc, s = c.micro_batch, c.positions, c.seq
-    causal_pairs = b * s * (s + 1) // 2 // lay.cp
-    attn_fwd_flops = pair_flops(arch, heads) * causal_pairs
+    attn_fwd_flops = pair_flops(arch, heads) * (b * causal_pairs(arch, s) // lay.cp)
     if opt.attention.fused:
         fa2 = opt.attention is AttentionKernel.FLASH2
         f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout, fa2)

@@ -183,9 +183,14 @@ def load_table() -> dict[str, Any]:
 
 
 def _arch(m: dict[str, Any]) -> Arch:
-    """A row's model: a built-in model by ``name`` (its Hugging Face config), else the GPT
-    shape of the Megatron-LM papers from ``layers``/``hidden``/``heads``/``vocab`` (and
-    ``tie_embeddings``, default true)."""
+    """A row's model: a built-in model by ``name`` (its Hugging Face config), a ``spec`` of
+    the row's own (the fields of a ModelSpec, for a model that is not built in, its source
+    in the spec), else the GPT shape of the Megatron-LM papers from ``layers``/``hidden``/
+    ``heads``/``vocab`` (and ``tie_embeddings``, default true)."""
+    if "spec" in m:
+        from rlmcost.specs.model import ModelSpec
+
+        return ModelSpec(**m["spec"]).arch()
     if "name" in m:
         from rlmcost.specs.registry import get_model
 
