@@ -22,6 +22,7 @@ Light to import (no sympy): the CLI parses ``--groups`` at start-up.
 from __future__ import annotations
 
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.deployment.group_brackets import Brackets, check_members
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import DeviceGroup, Member
@@ -88,52 +89,23 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-_LAYOUT_KEYS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "zero": "zero", "ckpt": "ckpt",
-                "mb": "micro_batch", "micro_batch": "micro_batch",
-                "offload": "offload"}  # fmt: skip
-_OFFLOADS = ("optimizer", "params", "grads", "optimizer-idle", "params-idle", "grads-idle")
+def brackets(text: str) -> tuple[Brackets | None, ...]:
+    """Each group's bracket of ``text``, parsed (None: no bracket), in the order of
+    :func:`parse_groups` (:mod:`rlmcost.deployment.group_brackets`)."""
+    out = []
+    for chunk in _split_top(text):
+        chunk = chunk.strip()
+        out.append(Brackets(chunk[:-1].partition("[")[2], text)
+                   if chunk.endswith("]") and "[" in chunk else None)  # fmt: skip
+    return tuple(out)
 
 
-def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
-    """``tp=4;zero=3`` -> the group's layout settings (Layout field, value); they override the
-    run's layout for forward and train, and tp/pp/ep set the engine's layout for generate (an
-    engine holds whole TP shards: no ZeRO)."""
-    from rlmcost.parallel.layout import Checkpointing, ZeroStage
-
-    values: dict[str, object] = {}
-    for item in spec.split(";"):
-        item = item.strip()
-        if not item:
-            continue
-        key, _, raw = item.partition("=")
-        key = key.strip().lower()
-        if key not in _LAYOUT_KEYS or not raw.strip():
-            raise SpecError(
-                f"--groups {text!r}: {item!r} is not a layout setting; use "
-                f"KEY=VALUE with KEY one of {', '.join(sorted(set(_LAYOUT_KEYS) - {'mb'}))} "
-                "(e.g. rollout=16[tp=4])"
-            )
-        raw = raw.strip()
-        try:
-            if key == "zero":
-                values["zero"] = ZeroStage(raw)
-            elif key == "ckpt":
-                values["ckpt"] = Checkpointing(raw)
-            elif key == "offload":  # the trainer's offload on this group (TrainLayout.offload)
-                words = [w.strip().lower() for w in raw.split(",") if w.strip()]
-                if not words or set(words) - set(_OFFLOADS):
-                    raise ValueError
-                values["offload"] = ",".join(dict.fromkeys(words))
-            else:
-                values[_LAYOUT_KEYS[key]] = int(raw)
-                if values[_LAYOUT_KEYS[key]] < 1:  # type: ignore[operator]
-                    raise ValueError
-        except ValueError:
-            raise SpecError(
-                f"--groups {text!r}: {item!r} has a bad value (zero: 0-3, ckpt: none, "
-                "selective or full, degrees: positive whole numbers)"
-            ) from None
-    return tuple(values.items())
+def _check_brackets(own: Brackets, members: tuple[Member, ...], text: str) -> None:
+    """Engine keys on a group that cannot generate, trainer keys on one that only generates:
+    a SpecError (:func:`rlmcost.deployment.group_brackets.check_members`)."""
+    generates = any(m.role is Role.ACTOR and m.kind in (None, Kind.GENERATE) for m in members)
+    trains = any(m.kind is not Kind.GENERATE for m in members)
+    check_members(own, generates, trains, "+".join(str(m) for m in members), text)
 
 
 def group_hardware(word: str, text: str) -> str:
@@ -169,9 +141,11 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
         if not chunk:
             raise SpecError(f"--groups {text!r}: empty group; write {SYNTAX}")
         settings: tuple[tuple[str, object], ...] = ()
+        own = None
         if chunk.endswith("]") and "[" in chunk:
             chunk, _, spec = chunk[:-1].partition("[")
-            settings = _group_settings(spec, text)
+            own = Brackets(spec, text)
+            settings = tuple(own.layout.items())
         if chunk.count("=") != 1:
             raise SpecError(f"--groups {text!r}: {chunk!r} needs one '=GPUS'; write {SYNTAX}")
         left, right = chunk.split("=")
@@ -193,6 +167,8 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
                     " name it once"
                 )
             seen[m] = left.strip()
+        if own is not None:
+            _check_brackets(own, members, text)
         name = "+".join(str(m) for m in members)
         groups.append(DeviceGroup(name, members, gpus, settings=settings, hardware=hw))
     return tuple(groups)
