@@ -22,7 +22,8 @@ from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import groups_from_text
 
 QUERY = ("grpo", "-m", "llama-3.2-1b", "--reward", "rule", "--framework", "verl", "-B", "16",
-         "-K", "4", "-S", "512", "-T", "1024", "--length-dist", "lognormal:700,0.6,1024")  # fmt: skip
+         "-K", "4", "-S", "512", "-T", "1024",
+         "--length-dist", "lognormal:700,0.6,1024")  # fmt: skip
 """verl GRPO with a rule reward (no reference: verl's GRPO preset drops the KL); verl's preset
 trains under ZeRO-3 with full checkpointing, which a trainer key must keep."""
 
@@ -111,9 +112,8 @@ def test_a_trainer_key_equals_the_deployment_files_group_train(tmp_path) -> None
              if k not in ("max_tokens_per_gpu", "packing", "padded", "fused_loss",
                           "router_dtype", "ep_dispatcher", "kernels", "offload")}  # fmt: skip
     assert (train["zero"], train["ckpt"]) == ("3", "full")
-    file = _out("--deployment", _file(tmp_path, [{"members": "rollout", "gpus": 8},
-                                                 {"members": "actor", "gpus": 8,
-                                                  "train": {**train, "padded": True}}]))  # fmt: skip
+    actor = {"members": "actor", "gpus": 8, "train": {**train, "padded": True}}
+    file = _out("--deployment", _file(tmp_path, [{"members": "rollout", "gpus": 8}, actor]))
     assert brackets["run"]["deployment"]["groups"] == file["run"]["deployment"]["groups"]
     assert _times(brackets) == _times(file)
     wide = _out("--groups", "rollout=8,actor=8", "--padded")
