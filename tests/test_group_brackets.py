@@ -174,3 +174,35 @@ def test_a_group_field_without_a_key_has_no_command(tmp_path) -> None:  # noqa: 
                                                       "train": {"tp": 2}}]})  # fmt: skip
     with pytest.raises(SpecError, match="trainer layout"):
         layout_only.to_command()
+
+
+# -- the planner ----------------------------------------------------------------------------
+
+
+def test_plan_searches_counts_of_groups_with_keys() -> None:
+    # `plan --groups` with '?' counts: every row keeps the keys, its trainer layout the
+    # candidate's with the key over it, and its command reproduces the row as a single query
+    r = CliRunner().invoke(app, [
+        "plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "16", "-K", "4",
+        "--gpus", "4", "--tp", "1,2", "--rollout-tp", "1", "--micro-batch", "1", "--ckpt",
+        "full", "--top", "4", "--json",
+        "--groups", "rollout=?[gmu=0.8;max-num-seqs=8],actor+reference=?[padded]"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    assert rows
+    for row in rows:
+        rollout, actor = row["run"]["deployment"]["groups"]
+        assert rollout["engine"] == {"gpu_memory_utilization": 0.8, "max_num_seqs": 8}
+        train = row["run"]["deployment"]["train"]
+        assert actor["train"]["padded"] is True
+        assert (actor["train"]["tp"], actor["train"]["zero"]) == (train["tp"], train["zero"])
+        single = json.loads(CliRunner().invoke(app, [*shlex.split(row["command"])[1:],
+                                                     "--json"]).stdout)  # fmt: skip
+        assert single["run"] == row["run"]
+        assert single["iteration"]["time_s"] == row["time_s"]
+
+
+def test_plan_refuses_a_bad_key_up_front() -> None:
+    r = CliRunner().invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "4",
+                                 "--groups", "rollout=?[seqs=8],actor+reference=?"])  # fmt: skip
+    assert r.exit_code == 2 and "not a group setting" in r.output and "Traceback" not in r.output

@@ -4,9 +4,14 @@ them.
 ``--groups`` syntax (partial colocation, as OpenRLHF and verl configure it)::
 
     GROUPS := GROUP ("," GROUP)*          e.g.  rollout=16,actor+reference=32,critic+reward=16
-    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["@" HARDWARE] ["[" LAYOUT "]"]
-    LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb offload
+    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["@" HARDWARE] ["[" ITEMS "]"]
+    ITEMS  := ITEM (";" ITEM)*     ITEM := KEY "=" VALUE | KEY (a boolean: true)
     MEMBER := ROLE | ROLE ":" KIND | "rollout"
+
+KEY: layout (tp pp cp ep zero ckpt mb offload), engine (gmu, max-num-seqs, eager, ...) or
+trainer (max-tokens-per-gpu, padded, ...) keys of :mod:`rlmcost.deployment.group_brackets`;
+a group's layout keys are its ``settings``, its engine and trainer keys become its
+``GroupLayouts.engine`` / ``.train`` (``evaluation.query.groups_from_text``).
 
 ROLE is a model of the algorithm (actor, critic, reward, reference or ref, cost, cost-critic,
 prm, judge); KIND is generate, forward or train; ``rollout`` means ``actor:generate`` (the
@@ -30,8 +35,8 @@ from rlmcost.placement.device_groups import DeviceGroup, Member
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
 _KINDS = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
 SYNTAX = (
-    "ROLE[:KIND][+ROLE...]=GPUS[@HARDWARE][[LAYOUT]],..., e.g. "
-    "rollout=16@h20[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16"
+    "ROLE[:KIND][+ROLE...]=GPUS[@HARDWARE][[KEYS]],..., e.g. "
+    "rollout=16@h20[tp=4;gmu=0.85],actor+reference=32[zero=3;padded],critic+reward=16"
 )
 
 
@@ -125,7 +130,8 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
     A group may carry its own layout in brackets: ``rollout=16[tp=4]``,
     ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb,
-    offload), and its accelerator after ``@``: ``rollout=16@h20[tp=4]``.
+    offload: its ``settings``; engine and trainer keys are checked here and read by
+    ``groups_from_text``), and its accelerator after ``@``: ``rollout=16@h20[tp=4]``.
 
     >>> [g.spec() for g in parse_groups("rollout=16, actor+ref=32, critic+reward=16")]
     ['rollout=16', 'actor+reference=32', 'critic+reward=16']
