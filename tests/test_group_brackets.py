@@ -68,6 +68,7 @@ def test_keys_split_into_layout_engine_and_trainer_fields() -> None:
     ("rollout=8[engine=tgi],actor=8", "engine 'tgi'"),  # the field's error names its key
     ("rollout=8[padded],actor=8", "only generates"),
     ("rollout=8,critic=8[eager]", "runs no generation"),
+    ("rollout=8,actor=8[gmu=0.5]", "runs no generation"),  # rollout claims the actor's
     ("rollout=8[context-length=4096],actor=8", "add --engine sglang"),
 ])  # fmt: skip
 def test_bad_keys_and_values_are_one_line_errors(text: str, says: str) -> None:
@@ -206,3 +207,24 @@ def test_plan_refuses_a_bad_key_up_front() -> None:
     r = CliRunner().invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "4",
                                  "--groups", "rollout=?[seqs=8],actor+reference=?"])  # fmt: skip
     assert r.exit_code == 2 and "not a group setting" in r.output and "Traceback" not in r.output
+
+
+def test_the_api_builds_the_same_groups_as_the_cli() -> None:
+    # rlmcost.run_of(groups=TEXT): the trainer keys go over the Run's own trainer layout,
+    # verl's preset included, as on the command line
+    from rlmcost import run_of
+
+    text = "rollout=8[gmu=0.7;max-num-seqs=4],actor=8[padded]"
+    run = run_of("grpo", "llama-3.2-1b", framework="verl", reward="rule", batch=16, group=4,
+                 prompt_len=512, response_len=1024, length_dist="lognormal:700,0.6,1024",
+                 groups=text)  # fmt: skip
+    cli = _out("--groups", text)["run"]["deployment"]["groups"]
+    assert [g.model_dump(mode="json") for g in run.deployment.groups] == cli
+    with pytest.raises(SpecError, match="give tp="):
+        run_of("grpo", "llama-3.2-1b", tp=None, groups="rollout=8,actor=8[padded]")
+
+
+def test_placements_needs_tp_for_trainer_keys() -> None:
+    r = CliRunner().invoke(app, ["placements", "-m", "llama-3.2-1b", "--groups",
+                                 "rollout=8,actor+reference=8[padded]"])  # fmt: skip
+    assert r.exit_code == 2 and "give --tp" in r.output and "Traceback" not in r.output

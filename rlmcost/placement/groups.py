@@ -105,10 +105,14 @@ def brackets(text: str) -> tuple[Brackets | None, ...]:
     return tuple(out)
 
 
-def _check_brackets(own: Brackets, members: tuple[Member, ...], text: str) -> None:
-    """Engine keys on a group that cannot generate, trainer keys on one that only generates:
-    a SpecError (:func:`rlmcost.deployment.group_brackets.check_members`)."""
-    generates = any(m.role is Role.ACTOR and m.kind in (None, Kind.GENERATE) for m in members)
+def _check_brackets(own: Brackets, members: tuple[Member, ...], rollout: bool,
+                    text: str) -> None:  # fmt: skip
+    """Engine keys on a group that does not generate (``rollout``: another group claims the
+    actor's generation), trainer keys on one that only generates: a SpecError
+    (:func:`rlmcost.deployment.group_brackets.check_members`)."""
+    generates = any(m.role is Role.ACTOR and (m.kind is Kind.GENERATE or
+                                              (m.kind is None and not rollout))
+                    for m in members)  # fmt: skip
     trains = any(m.kind is not Kind.GENERATE for m in members)
     check_members(own, generates, trains, "+".join(str(m) for m in members), text)
 
@@ -142,6 +146,7 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """
     groups: list[DeviceGroup] = []
     seen: dict[Member, str] = {}
+    checks: list[tuple[Brackets, tuple[Member, ...]]] = []
     for chunk in _split_top(text):
         chunk = chunk.strip()
         if not chunk:
@@ -174,7 +179,11 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
                 )
             seen[m] = left.strip()
         if own is not None:
-            _check_brackets(own, members, text)
+            checks.append((own, members))
         name = "+".join(str(m) for m in members)
         groups.append(DeviceGroup(name, members, gpus, settings=settings, hardware=hw))
+    rollout = Member(Role.ACTOR, Kind.GENERATE) in seen
+    for own, members in checks:
+        _check_brackets(own, members, rollout and Member(Role.ACTOR, Kind.GENERATE)
+                        not in members, text)  # fmt: skip
     return tuple(groups)

@@ -144,6 +144,9 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     run = Run.from_data(data)
     if isinstance(groups, str) and any(b is not None and b.train for b in brackets(groups)):
         # bracket trainer keys go over the run's trainer layout (its preset's fields too)
+        if run.tp_per_model:
+            raise SpecError("groups: trainer keys in brackets build the group's trainer layout "
+                            "from the run's; give tp= (tp=None picks each model's TP)")
         again = groups_from_text(groups, run.deployment.train)
         run = run.replace(deployment={"groups": [g.model_dump(mode="json") for g in again]})
     return run
