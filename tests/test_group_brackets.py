@@ -136,6 +136,10 @@ def test_a_key_at_its_default_is_given() -> None:
     back = _out("--groups", "rollout=8[eager=false],actor=8", "--enforce-eager")
     eager = _out("--groups", "rollout=8,actor=8", "--enforce-eager")
     assert _times(back) == _times(graphs) != _times(eager)
+    # padded=false under a run-wide --padded: the numbers of no padding run-wide
+    unpadded = _out("--groups", "rollout=8,actor=8[padded=false]", "--padded")
+    padded = _out("--groups", "rollout=8,actor=8", "--padded")
+    assert _times(unpadded) == _times(graphs) != _times(padded)
 
 
 def test_brackets_over_a_files_group_refine_it_field_by_field(tmp_path) -> None:  # noqa: ANN001
