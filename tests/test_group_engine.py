@@ -108,10 +108,12 @@ def test_the_merge_survives_a_json_round_trip() -> None:
     assert _rollout(back) == _rollout(run)
 
 
-def test_a_group_engine_has_no_command() -> None:
-    # no flag sets a group's engine (run/command.py): a clear refusal, the file is the way
-    with pytest.raises(SpecError, match="per-group"):
-        _run({"prefix_caching": False}).to_command()
+def test_a_group_engine_field_without_a_bracket_key_has_no_command() -> None:
+    # a group's engine fields go into its --groups brackets (deployment.group_brackets); one
+    # no bracket key says (the KV block size) is a clear refusal, the file is the way
+    assert "rollout=8[prefix-caching=false]" in _run({"prefix_caching": False}).to_command()
+    with pytest.raises(SpecError, match="block_size: no --groups key"):
+        _run({"block_size": 32}).to_command()
 
 
 def test_group_engines_keep_the_fast_path_equal() -> None:

@@ -26,14 +26,20 @@ CALIBRATION_HELP = (
 """One help text for every command's --calibration option."""
 
 GROUPS_HELP = (
-    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS\\[@HARDWARE]\\[LAYOUT]"
-    ",... e.g. rollout=16@h20\\[tp=4],actor+reference=32\\[zero=3;ckpt=full] "
-    "(HARDWARE: the group's GPU, a name of `rlmcost hardware`; default --hardware). ROLE: actor, "
-    "critic, reward, reference (ref), cost, cost-critic, prm, judge; KIND: generate, forward, "
-    "train; rollout = actor:generate. LAYOUT (optional, ';'-separated): tp, pp, cp, ep, zero, "
-    "ckpt, mb (micro-batch) for that group; tp/pp/ep set the engine's layout of a rollout "
-    "group. Every invocation in exactly one group; GPUs add up to --gpus. Over a --deployment "
-    "file, a group of the same roles keeps the file's own engine and trainer settings."
+    "Device groups by hand (partial colocation): ROLE[:KIND][+ROLE...]=GPUS\\[@HARDWARE]\\[KEYS]"
+    ",... e.g. rollout=16@h20\\[tp=4;gmu=0.85],actor+reference=32\\[zero=3;padded] "
+    "(HARDWARE: the group's GPU, a name of `rlmcost hardware`; default "
+    "--hardware). ROLE: actor, critic, reward, reference (ref), cost, cost-critic, prm, judge; "
+    "KIND: generate, forward, train; rollout = actor:generate. KEYS (optional, ';'-separated "
+    "KEY=VALUE, a boolean KEY alone = true, KEY=false), for that group: layout tp, pp, cp, ep, "
+    "zero, ckpt, mb (micro-batch), offload (tp/pp/ep also lay out a rollout group's engine); "
+    "engine (its flag without dashes) engine, gmu (--gpu-memory-utilization), max-num-seqs, "
+    "max-num-batched-tokens, eager, prefix-caching, sleep, rollout-dtype, context-length, "
+    "schedule-policy, sequences-per-call; trainer max-tokens-per-gpu, packing, padded, "
+    "fused-loss, router-dtype, ep-dispatcher, kernels (over the run's trainer layout). A key "
+    "is given even at its default, as in a deployment file's groups\\[].engine/train. Every "
+    "invocation in exactly one group; GPUs add up to --gpus. Over a --deployment file, a group "
+    "of the same roles keeps the file's own engine and trainer settings, the keys over them."
 )
 LENGTH_HELP = (
     "Response lengths: fixed (T for all, the default), reasoning (long-tailed under the cap T: "

@@ -66,8 +66,10 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
 def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool = False) -> Run:
     """The Run of a command's parsed options (SpecError or BadParameter for bad ones)."""
     from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.errors import SpecError
     from rlmcost.evaluation.query import groups_from_text
     from rlmcost.parallel.layout import ZeroStage
+    from rlmcost.placement.groups import brackets
     from rlmcost.run.spec import Run
 
     require_model(opts)
@@ -97,7 +99,12 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     if opts.get("staleness") is not None:
         update["staleness"] = opts["staleness"]
     if opts.get("groups") is not None:
-        update["groups"] = _keep_file_settings(groups_from_text(opts["groups"]), dep.groups)
+        update["groups"] = groups_from_text(opts["groups"], dep.train, dep.groups)
+        if placements and opts.get("tp") is None and base.tp == 1 and any(
+                b is not None and b.train for b in brackets(opts["groups"])):  # fmt: skip
+            raise SpecError("--groups: trainer keys in brackets build the group's trainer "
+                            "layout from the run's; give --tp (without it `rlmcost placements` "
+                            "picks each model's TP)")
     if update:
         dep = dep.model_copy(update=update)
     host = opts.get("host_bandwidth")
@@ -124,16 +131,3 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     from rlmcost.run.command import field_flags
 
     return Run.from_data(data, flags=field_flags())
-
-
-def _keep_file_settings(given: tuple[Any, ...], before: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``--groups`` over a ``--deployment`` file's (or preset's) groups: a group of the same
-    members keeps the file's own trainer, forward and engine settings (``--groups`` brackets
-    cannot give them; a flag overrides a file field by field, so a group's settings the flag
-    does not spell stay); groups the flag does not name are gone, as are their settings."""
-    own = {g.members: g for g in before if g.train or g.forward or g.engine}
-    return tuple(
-        g.model_copy(update={"train": o.train, "forward": o.forward, "engine": o.engine})
-        if (o := own.get(g.members)) is not None else g
-        for g in given
-    )

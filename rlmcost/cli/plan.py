@@ -95,8 +95,10 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             "combined (default baseline,split,roles,async-split,async-roles).")], None),
         "groups": (Annotated[str | None, typer.Option(
             help="RL: device groups whose counts the search picks: ? for a count to "
-            "search, e.g. rollout=?,actor+reference=? or rollout=?\\[tp=4],actor=16,"
-            "critic+reward=? (alone unless --placements is given too).")], None),
+            "search, e.g. rollout=?,actor+reference=? or rollout=?\\[tp=4;gmu=0.8],actor=16"
+            "\\[padded],critic+reward=? (bracket keys as in `rlmcost grpo --help`; trainer keys "
+            "go over each candidate's trainer layout; alone unless --placements is given "
+            "too).")], None),
         "workers": (Annotated[int | None, typer.Option(
             help="Run on a local Dask cluster of N workers.", min=1)], None),
         "cluster": (Annotated[str | None, typer.Option(

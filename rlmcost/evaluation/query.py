@@ -21,7 +21,7 @@ from rlmcost.evaluation.deployment import evaluate_deployment, trainer_layout
 from rlmcost.evaluation.view import Evaluation, from_placement
 
 if TYPE_CHECKING:
-    from rlmcost.deployment.spec import GroupLayouts
+    from rlmcost.deployment.spec import GroupLayouts, TrainLayout
     from rlmcost.run.spec import Run
     from rlmcost.timing import Efficiency
 
@@ -46,19 +46,34 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
                           run.attention, trainer.notes, run=run)  # fmt: skip
 
 
-def groups_from_text(text: str) -> tuple[GroupLayouts, ...]:
-    """``--groups`` text as the Run's device groups: ``rollout=16@h20[tp=4],actor+ref=8`` ->
-    ``GroupLayouts(members="rollout", gpus=16, settings="tp=4", hardware="h20")``, ...
-    (members spelled as the parser names them; SpecError for bad syntax)."""
+def groups_from_text(text: str, train: TrainLayout | None = None,
+                     before: tuple[GroupLayouts, ...] = ()) -> tuple[GroupLayouts, ...]:
+    """``--groups`` text as the Run's device groups: ``rollout=16@h20[tp=4;gmu=0.85],actor+ref=8``
+    -> ``GroupLayouts(members="rollout", gpus=16, settings="tp=4", hardware="h20",
+    engine=EngineSpec(gpu_memory_utilization=0.85))``, ... (members spelled as the parser names
+    them; SpecError for bad syntax). A bracket's engine and trainer keys become the group's own
+    ``engine`` and ``train`` (:mod:`rlmcost.deployment.group_brackets`): its trainer layout is
+    ``train`` (the run's; None: TrainLayout's defaults) with the bracket's keys over it.
+    ``before``: the groups of a ``--deployment`` file or preset; a group of the same members
+    keeps their own trainer, forward and engine settings, the bracket's keys over them (a flag
+    overrides a file field by field); groups the text does not name are gone, as are their
+    settings."""
+    from rlmcost.deployment.group_brackets import own_fields
     from rlmcost.deployment.spec import GroupLayouts
-    from rlmcost.placement.groups import parse_groups
+    from rlmcost.placement.groups import brackets, parse_groups
     from rlmcost.specs.validation import build
 
     out = []
-    for g in parse_groups(text):
+    file = {g.members: g for g in before if g.train or g.forward or g.engine}
+    for g, own in zip(parse_groups(text), brackets(text), strict=True):
         spec = g.spec()
         settings = spec[spec.index("[") + 1 : -1] if g.settings else None
-        out.append(build(GroupLayouts, {"members": g.name, "gpus": g.gpus or 1,
-                                        "settings": settings, "hardware": g.hardware},
-                         f"--groups {text!r}"))  # fmt: skip
+        data = {"members": g.name, "gpus": g.gpus or 1, "settings": settings,
+                "hardware": g.hardware}  # fmt: skip
+        kept = file.get(g.name)
+        if own is not None:
+            data.update(own_fields(own, train, kept, g.name, text))
+        elif kept is not None:
+            data.update(engine=kept.engine, train=kept.train, forward=kept.forward)
+        out.append(build(GroupLayouts, data, f"--groups {text!r}"))
     return tuple(out)

@@ -4,9 +4,14 @@ them.
 ``--groups`` syntax (partial colocation, as OpenRLHF and verl configure it)::
 
     GROUPS := GROUP ("," GROUP)*          e.g.  rollout=16,actor+reference=32,critic+reward=16
-    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["@" HARDWARE] ["[" LAYOUT "]"]
-    LAYOUT := KEY "=" VALUE (";" KEY "=" VALUE)*   KEY: tp pp cp ep zero ckpt mb offload
+    GROUP  := MEMBER ("+" MEMBER)* "=" GPUS ["@" HARDWARE] ["[" ITEMS "]"]
+    ITEMS  := ITEM (";" ITEM)*     ITEM := KEY "=" VALUE | KEY (a boolean: true)
     MEMBER := ROLE | ROLE ":" KIND | "rollout"
+
+KEY: layout (tp pp cp ep zero ckpt mb offload), engine (gmu, max-num-seqs, eager, ...) or
+trainer (max-tokens-per-gpu, padded, ...) keys of :mod:`rlmcost.deployment.group_brackets`;
+a group's layout keys are its ``settings``, its engine and trainer keys become its
+``GroupLayouts.engine`` / ``.train`` (``evaluation.query.groups_from_text``).
 
 ROLE is a model of the algorithm (actor, critic, reward, reference or ref, cost, cost-critic,
 prm, judge); KIND is generate, forward or train; ``rollout`` means ``actor:generate`` (the
@@ -22,6 +27,7 @@ Light to import (no sympy): the CLI parses ``--groups`` at start-up.
 from __future__ import annotations
 
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.deployment.group_brackets import Brackets, check_members
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import DeviceGroup, Member
@@ -29,8 +35,8 @@ from rlmcost.placement.device_groups import DeviceGroup, Member
 _ROLE_ALIASES = {"ref": Role.REFERENCE, "policy": Role.ACTOR, "value": Role.CRITIC}
 _KINDS = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
 SYNTAX = (
-    "ROLE[:KIND][+ROLE...]=GPUS[@HARDWARE][[LAYOUT]],..., e.g. "
-    "rollout=16@h20[tp=4],actor+reference=32[zero=3;ckpt=full],critic+reward=16"
+    "ROLE[:KIND][+ROLE...]=GPUS[@HARDWARE][[KEYS]],..., e.g. "
+    "rollout=16@h20[tp=4;gmu=0.85],actor+reference=32[zero=3;padded],critic+reward=16"
 )
 
 
@@ -88,52 +94,27 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-_LAYOUT_KEYS = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "zero": "zero", "ckpt": "ckpt",
-                "mb": "micro_batch", "micro_batch": "micro_batch",
-                "offload": "offload"}  # fmt: skip
-_OFFLOADS = ("optimizer", "params", "grads", "optimizer-idle", "params-idle", "grads-idle")
+def brackets(text: str) -> tuple[Brackets | None, ...]:
+    """Each group's bracket of ``text``, parsed (None: no bracket), in the order of
+    :func:`parse_groups` (:mod:`rlmcost.deployment.group_brackets`)."""
+    out = []
+    for chunk in _split_top(text):
+        chunk = chunk.strip()
+        out.append(Brackets(chunk[:-1].partition("[")[2], text)
+                   if chunk.endswith("]") and "[" in chunk else None)  # fmt: skip
+    return tuple(out)
 
 
-def _group_settings(spec: str, text: str) -> tuple[tuple[str, object], ...]:
-    """``tp=4;zero=3`` -> the group's layout settings (Layout field, value); they override the
-    run's layout for forward and train, and tp/pp/ep set the engine's layout for generate (an
-    engine holds whole TP shards: no ZeRO)."""
-    from rlmcost.parallel.layout import Checkpointing, ZeroStage
-
-    values: dict[str, object] = {}
-    for item in spec.split(";"):
-        item = item.strip()
-        if not item:
-            continue
-        key, _, raw = item.partition("=")
-        key = key.strip().lower()
-        if key not in _LAYOUT_KEYS or not raw.strip():
-            raise SpecError(
-                f"--groups {text!r}: {item!r} is not a layout setting; use "
-                f"KEY=VALUE with KEY one of {', '.join(sorted(set(_LAYOUT_KEYS) - {'mb'}))} "
-                "(e.g. rollout=16[tp=4])"
-            )
-        raw = raw.strip()
-        try:
-            if key == "zero":
-                values["zero"] = ZeroStage(raw)
-            elif key == "ckpt":
-                values["ckpt"] = Checkpointing(raw)
-            elif key == "offload":  # the trainer's offload on this group (TrainLayout.offload)
-                words = [w.strip().lower() for w in raw.split(",") if w.strip()]
-                if not words or set(words) - set(_OFFLOADS):
-                    raise ValueError
-                values["offload"] = ",".join(dict.fromkeys(words))
-            else:
-                values[_LAYOUT_KEYS[key]] = int(raw)
-                if values[_LAYOUT_KEYS[key]] < 1:  # type: ignore[operator]
-                    raise ValueError
-        except ValueError:
-            raise SpecError(
-                f"--groups {text!r}: {item!r} has a bad value (zero: 0-3, ckpt: none, "
-                "selective or full, degrees: positive whole numbers)"
-            ) from None
-    return tuple(values.items())
+def _check_brackets(own: Brackets, members: tuple[Member, ...], rollout: bool,
+                    text: str) -> None:  # fmt: skip
+    """Engine keys on a group that does not generate (``rollout``: another group claims the
+    actor's generation), trainer keys on one that only generates: a SpecError
+    (:func:`rlmcost.deployment.group_brackets.check_members`)."""
+    generates = any(m.role is Role.ACTOR and (m.kind is Kind.GENERATE or
+                                              (m.kind is None and not rollout))
+                    for m in members)  # fmt: skip
+    trains = any(m.kind is not Kind.GENERATE for m in members)
+    check_members(own, generates, trains, "+".join(str(m) for m in members), text)
 
 
 def group_hardware(word: str, text: str) -> str:
@@ -153,7 +134,8 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """``"rollout=16,actor+reference=32,critic+reward=16"`` -> three groups (module docstring).
     A group may carry its own layout in brackets: ``rollout=16[tp=4]``,
     ``actor+reference=8[zero=3;ckpt=full;mb=2]`` (keys tp, pp, cp, ep, zero, ckpt, mb,
-    offload), and its accelerator after ``@``: ``rollout=16@h20[tp=4]``.
+    offload: its ``settings``; engine and trainer keys are checked here and read by
+    ``groups_from_text``), and its accelerator after ``@``: ``rollout=16@h20[tp=4]``.
 
     >>> [g.spec() for g in parse_groups("rollout=16, actor+ref=32, critic+reward=16")]
     ['rollout=16', 'actor+reference=32', 'critic+reward=16']
@@ -164,14 +146,17 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
     """
     groups: list[DeviceGroup] = []
     seen: dict[Member, str] = {}
+    checks: list[tuple[Brackets, tuple[Member, ...]]] = []
     for chunk in _split_top(text):
         chunk = chunk.strip()
         if not chunk:
             raise SpecError(f"--groups {text!r}: empty group; write {SYNTAX}")
         settings: tuple[tuple[str, object], ...] = ()
+        own = None
         if chunk.endswith("]") and "[" in chunk:
             chunk, _, spec = chunk[:-1].partition("[")
-            settings = _group_settings(spec, text)
+            own = Brackets(spec, text)
+            settings = tuple(own.layout.items())
         if chunk.count("=") != 1:
             raise SpecError(f"--groups {text!r}: {chunk!r} needs one '=GPUS'; write {SYNTAX}")
         left, right = chunk.split("=")
@@ -193,6 +178,12 @@ def parse_groups(text: str) -> tuple[DeviceGroup, ...]:
                     " name it once"
                 )
             seen[m] = left.strip()
+        if own is not None:
+            checks.append((own, members))
         name = "+".join(str(m) for m in members)
         groups.append(DeviceGroup(name, members, gpus, settings=settings, hardware=hw))
+    rollout = Member(Role.ACTOR, Kind.GENERATE) in seen
+    for own, members in checks:
+        _check_brackets(own, members, rollout and Member(Role.ACTOR, Kind.GENERATE)
+                        not in members, text)  # fmt: skip
     return tuple(groups)

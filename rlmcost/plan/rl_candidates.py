@@ -283,10 +283,18 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
     every model)."""
     from rlmcost.evaluation.query import groups_from_text
 
-    groups = [g.model_dump(mode="json") for g in groups_from_text(c.groups)] if c.groups else []
     train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
              "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
              "offload": ["optimizer"] if c.offload else []}  # fmt: skip
+    trainer = None  # bracket trainer keys go over the candidate's trainer layout
+    if c.groups and "[" in c.groups:
+        from rlmcost.deployment.spec import TrainLayout
+        from rlmcost.run.spec import merge
+
+        trainer = TrainLayout.model_validate(merge(base.deployment.train.model_dump(mode="json"),
+                                                   train))  # fmt: skip
+    groups = [g.model_dump(mode="json") for g in groups_from_text(c.groups, trainer)] \
+        if c.groups else []  # fmt: skip
     cluster: dict[str, Any] = {"gpus": c.gpus, "dp": None}
     if c.hardware:  # a pool: the co-located family's accelerator, or the actor trainer's
         cluster["hardware"] = c.hardware[0] if len(c.hardware) == 1 else \

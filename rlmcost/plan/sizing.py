@@ -142,7 +142,7 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
     why = (f"its groups ({', '.join(f'{g.name}={g.gpus}' for g in e.groups)}) hold "
            "the assessment forwards on the rollout side and shadow copies of the trained "
            "models (Table IX), and the overlap saves less than the split costs")
-    over = run.replace(deployment={"groups": _groups_data(best["groups"])})
+    over = run.replace(deployment={"groups": _groups_data(best["groups"], run)})
     try:
         o = placed(evaluate(over))
     except SpecError:
@@ -155,7 +155,7 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
             f"{COARSE_SPLITS} splits searched, in power-of-two steps): {why}")
 
 
-def _groups_data(text: str) -> list[dict[str, Any]]:
+def _groups_data(text: str, run: Run) -> list[dict[str, Any]]:
     from rlmcost.evaluation.query import groups_from_text
 
-    return [g.model_dump(mode="json") for g in groups_from_text(text)]
+    return [g.model_dump(mode="json") for g in groups_from_text(text, run.deployment.train)]

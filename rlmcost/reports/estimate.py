@@ -22,6 +22,7 @@ from rlmcost.deployment.resolve import uses_model
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate, groups_from_text
 from rlmcost.evaluation.view import Evaluation
+from rlmcost.placement.groups import brackets
 from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 
 Estimate = Evaluation
@@ -140,7 +141,15 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         data["attention"] = str(counting)
     if f:
         raise SpecError(f"unknown argument(s) {', '.join(sorted(f))}; see rlmcost.run_of's help")
-    return Run.from_data(data)
+    run = Run.from_data(data)
+    if isinstance(groups, str) and any(b is not None and b.train for b in brackets(groups)):
+        # bracket trainer keys go over the run's trainer layout (its preset's fields too)
+        if run.tp_per_model:
+            raise SpecError("groups: trainer keys in brackets build the group's trainer layout "
+                            "from the run's; give tp= (tp=None picks each model's TP)")
+        again = groups_from_text(groups, run.deployment.train)
+        run = run.replace(deployment={"groups": [g.model_dump(mode="json") for g in again]})
+    return run
 
 
 _OTHER_ROLES = ("cost", "cost-critic", "prm")

@@ -1,9 +1,11 @@
 """The CLI line that reproduces a :class:`~rlmcost.run.Run` (``Run.to_command``).
 
 Each field different from what the command would take by itself becomes its flag, in the
-flag table's spelling (:mod:`rlmcost.cli._flags`); what no flag says (per-group engine or
-trainer layouts, overheads, dtypes other than the defaults, a full model spec) goes into a
-``--deployment`` file or cannot be said on the command line, and is named in the error.
+flag table's spelling (:mod:`rlmcost.cli._flags`); a device group's own engine and trainer
+fields become keys of its ``--groups`` brackets (:mod:`rlmcost.deployment.group_brackets`);
+what no flag says (a group's forward layout or fields without a key, overheads, dtypes other
+than the defaults, a full model spec) goes into a ``--deployment`` file or cannot be said on
+the command line, and is named in the error.
 """
 
 from __future__ import annotations
@@ -152,11 +154,8 @@ def _deployment_flags(run: Run) -> list[str]:
         fwd = None
     expandable = d.overhead.expandable_segments
     if fwd is not None or d.overhead.model_copy(update={"expandable_segments": False}) != \
-            Overhead() or any(
-        g.train or g.forward or g.engine for g in d.groups
-    ):
-        raise SpecError("per-group layouts, forward layouts and overheads have no flags; "
-                        "use `rlmcost run FILE`")  # fmt: skip
+            Overhead():
+        raise SpecError("forward layouts and overheads have no flags; use `rlmcost run FILE`")
     t = d.train
     for field, flag in _TRAIN_FLAGS.items():
         value = getattr(t, field)
@@ -224,10 +223,13 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--placement", d.placement]
     if d.staleness is not None:
         words += ["--staleness", str(d.staleness)]
-    if d.groups:
+    if d.groups:  # a group's own engine and trainer fields in its brackets
+        from rlmcost.deployment.group_brackets import bracket_text
+
+        own = [bracket_text(g, t) for g in d.groups]
         words += ["--groups", ",".join(
             f"{g.members}={g.gpus}" + (f"@{g.hardware}" if g.hardware else "")
-            + (f"[{g.settings}]" if g.settings else "") for g in d.groups
+            + (f"[{b}]" if b else "") for g, b in zip(d.groups, own, strict=True)
         )]  # fmt: skip
     return words
 
