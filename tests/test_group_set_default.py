@@ -336,3 +336,19 @@ def test_a_device_groups_generation_layout_is_given_whole() -> None:
     e = evaluate_deployment(run)
     assert [(j.layout.tp, j.layout.pp) for g in e.groups for j in g.jobs
             if j.task.kind is Kind.GENERATE] == [(2, 1)]  # fmt: skip
+
+
+def test_a_groups_train_layout_keeps_the_runs_fields_it_does_not_give() -> None:
+    # deployment.given.layered: a group's `train: {max_tokens_per_gpu: 4096}` under verl keeps
+    # the preset's ZeRO-3 and full recomputation (before: TrainLayout's ZeRO 0, no recompute),
+    # as the same fields given whole, and as the --groups bracket [max-tokens-per-gpu=4096]
+    base = grpo_on_groups(MODEL, _deployment())
+    run_wide = base.deployment.train
+    assert str(run_wide.zero) == "3" and str(run_wide.ckpt) == "full"  # verl's preset
+    part = _run(actor={"max_tokens_per_gpu": 4096})
+    whole = _run(actor={"max_tokens_per_gpu": 4096, "zero": str(run_wide.zero),
+                        "ckpt": str(run_wide.ckpt), "tp": run_wide.tp})  # fmt: skip
+    assert group_trainer(part.deployment, ACTOR).zero == run_wide.zero
+    assert _jobs(part, ACTOR) == _jobs(whole, ACTOR)
+    assert _jobs(part, ACTOR) != _jobs(_run(actor={"max_tokens_per_gpu": 4096, "zero": "0",
+                                                   "ckpt": "none"}), ACTOR)  # fmt: skip

@@ -91,9 +91,11 @@ def test_the_groups_notes_name_its_own_settings() -> None:
     assert any(n.startswith("padded sequences") for n in e.notes)
 
 
-@pytest.mark.parametrize("own", [{"param_dtype": "fp32"}, {"offload": "optimizer"},
+@pytest.mark.parametrize("own", [{"param_dtype": "bf16"}, {"offload": "optimizer"},
                                  {"pp": 2, "pp_split": {"first_layers": 4}}])  # fmt: skip
 def test_fields_a_group_already_set_stay_effective(own) -> None:
+    # values unlike verl's preset (fp32 weights, no offload, the even split): a group's layout
+    # gives its fields over the run's (deployment.given.layered)
     plain = _jobs(_run("verl", DENSE, {}, {"pp": 2} if "pp" in own else None))
     assert _jobs(_run("verl", DENSE, {}, own)) != plain
 

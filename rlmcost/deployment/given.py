@@ -55,19 +55,26 @@ def overrides(base: BaseModel, own: BaseModel, fields: Iterable[str]) -> dict[st
             if k in given and getattr(own, k) != getattr(base, k)}  # fmt: skip
 
 
-MODEL_FIELDS = ("moe_capacity_factor", "moe_pad_to_capacity")
-"""Layout fields of the trained model's Megatron config: a group's own trainer or forward
-layout that does not give them keeps the deployment's (``evaluation.deployment._groups``), as
-it keeps the :data:`PASS_FIELDS`."""
+def layered(own: Any, run: Any) -> Any:
+    """A group's own layout ``own`` over the deployment's ``run``: ``run``'s value for every
+    field ``own`` does not give (``model_fields_set``), which stays what ``own`` gives (so it is
+    written back as given). A group's ``train: {max_tokens_per_gpu: 4096}`` keeps the run's
+    ZeRO stage, checkpointing and degrees, as its engine keeps the run's engine fields
+    (``deployment.group_engine``); before, the fields it did not give took TrainLayout's
+    defaults (ZeRO 0, no checkpointing).
 
-
-def run_fields(run: BaseModel) -> tuple[tuple[str, Any], ...]:
-    """The :data:`MODEL_FIELDS` of the deployment's layout ``run``, as (name, value) pairs."""
-    return tuple((k, getattr(run, k)) for k in MODEL_FIELDS)
-
-
-def with_run_fields(own: Any, run: tuple[tuple[str, Any], ...]) -> Any:
-    """``own`` (a group's layout) with the deployment's fields ``run`` (:func:`run_fields`)
-    that it does not give."""
-    keep = {k: v for k, v in run if k not in own.model_fields_set}
-    return own.model_copy(update=keep) if keep else own
+    >>> from rlmcost.deployment.spec import TrainLayout
+    >>> run = TrainLayout(zero="3", ckpt="full", tp=2)
+    >>> own = layered(TrainLayout(max_tokens_per_gpu=4096), run)
+    >>> (str(own.zero), str(own.ckpt), own.tp, own.max_tokens_per_gpu)
+    ('3', 'full', 2, 4096)
+    >>> sorted(own.model_fields_set)
+    ['max_tokens_per_gpu']
+    """
+    given = own.model_fields_set
+    keep = {k: getattr(run, k) for k in type(own).model_fields if k not in given}
+    if not keep or all(getattr(own, k) == v for k, v in keep.items()):
+        return own
+    out = own.model_copy(update=keep)
+    object.__setattr__(out, "__pydantic_fields_set__", set(given))
+    return out

@@ -13,12 +13,12 @@ of key (the CLI flag's name without its dashes where there is one):
 
 Rule (a stated choice): a key in brackets is given, whatever its value (``[eager=false]`` under
 a run-wide ``--enforce-eager`` runs the group with CUDA graphs), as a field a deployment file's
-``groups[].engine`` / ``groups[].train`` names (``deployment.given``). A group's ``train`` in a
-file is the group's trainer layout, its degrees and ZeRO stage whole (the TrainLayout defaults
-where it gives none: ``evaluation.deployment._parsed_groups``), so the trainer keys build it as
-the run's trainer layout (``Deployment.train``; over a ``--deployment`` file, that group's own
-``train`` where the file gives one) with the bracket's layout and trainer keys over it: adding
-``padded`` to a group changes its padding only, never its ZeRO stage. Booleans: ``KEY`` or
+``groups[].engine`` / ``groups[].train`` names (``deployment.given``). A group's ``train``, in
+a file as from brackets, goes over the run's trainer layout field by field
+(``deployment.given.layered``: what it does not give is the run's), and the trainer keys build
+it as the run's trainer layout (``Deployment.train``; over a ``--deployment`` file, that
+group's own ``train`` where the file gives one) with the bracket's layout and trainer keys over
+it: adding ``padded`` to a group changes its padding only, never its ZeRO stage. Booleans: ``KEY`` or
 ``KEY=true|false`` (also on/off, yes/no, 1/0).
 
 Light to import (pydantic only inside the functions that build the specs).

@@ -71,6 +71,7 @@ from rlmcost.placement.inputs import Setup, engine_for
 
 _DEFAULT_ENGINE = EngineSpec()
 _FORWARD_READS = tuple(k for k in TRAINER_ONLY if k in PASS_FIELDS)
+_TRAIN = tuple(TrainLayout.model_fields)  # a group's trainer layout over the run's: every field
 """The merged trainer fields (``group_train``) a forward's passes read (its pass options)."""
 _DEFAULT_TRAIN = TrainLayout()
 
@@ -94,7 +95,7 @@ def _own(setup: Setup, name: str, part: str) -> Any:
     own = dep.group(name)
     if own is None or (own.engine is None and own.train is None and own.forward is None):
         return own
-    trainer = _FORWARD_READS if part == "forward" else () if part == "no trainer" else PASS_FIELDS
+    trainer = _FORWARD_READS if part == "forward" else () if part == "no trainer" else _TRAIN
     given = given_key(dep, name, engine=part in ("all", "no trainer"), trainer=trainer,
                       forward=part != "no trainer")  # fmt: skip
     return own if given is None else (own, given)

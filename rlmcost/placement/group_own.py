@@ -15,6 +15,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.deployment.given import layered
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
 from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
 from rlmcost.deployment.terms import lora_params
@@ -29,7 +30,7 @@ from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.group_train import kind_spec
+from rlmcost.placement.group_train import group_trainer, kind_spec
 from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.packed_lengths import memory_inputs
@@ -130,20 +131,24 @@ class GroupTasks(GroupSizes):
         dep = self.s.deployment
         if dep.ideal or self.s.placement.hybrid:
             return None
+        return self._forward_layout().zero
+
+    def _forward_layout(self) -> TrainLayout:
+        """The layout the group's forwards shard by: its own forward layout, else its own
+        trainer layout (the forwards run on the trainer's workers), over the deployment's
+        forward layout (``deployment.given.layered``: the fields it does not give are the run's).
+        """
+        dep = self.s.deployment
         own = dep.group(self.group.name)
-        if own is not None and (own.forward or own.train) is not None:
-            return (own.forward or own.train).zero  # type: ignore[union-attr]
-        return dep.forward_layout().zero
+        given = None if own is None else own.forward or own.train
+        return dep.forward_layout() if given is None else layered(given, dep.forward_layout())
 
     def _apply_forward_sharding(self) -> None:
         """Forward-only invocations in the ZeRO stage :meth:`forward_zero` gives and the
         hybrid shard of the same layout (``TrainLayout.zero_shard``; verl builds one FSDP
         mesh per ``ActorRolloutRefWorker`` from ``actor.fsdp_config.fsdp_size`` and wraps the
         reference in it too: verl/workers/fsdp_workers.py ``create_device_mesh``)."""
-        dep = self.s.deployment
-        own = dep.group(self.group.name)
-        given = own.forward or own.train if own is not None else None
-        shard = (given or dep.forward_layout()).zero_shard
+        shard = self._forward_layout().zero_shard
         for t in self.tasks:
             zero = self.forward_zero(t)
             lay = self.layouts[t.index]
@@ -278,11 +283,8 @@ class GroupTasks(GroupSizes):
         return wl if stored is None else _with(wl, param_dtype=stored)
 
     def train_layout(self) -> TrainLayout:
-        """The group's own trainer layout, else the deployment's."""
-        own = self.s.deployment.group(self.group.name)
-        if own is not None and own.train is not None:
-            return own.train
-        return self.s.deployment.train
+        """The group's own trainer layout over the deployment's, else the deployment's."""
+        return group_trainer(self.s.deployment, self.group.name)
 
     def host(self, task: Task, sequences: int | None = None) -> int:
         """Bytes per device of the task's model states kept in host memory (offload)."""
@@ -328,10 +330,7 @@ class GroupTasks(GroupSizes):
         given = dict(self.group.settings).get("offload")
         if given is not None:
             return tuple(Offload(w) for w in str(given).split(","))
-        own = self.s.deployment.group(self.group.name)
-        if own is not None and own.train is not None and own.train.offload:
-            return own.train.offload
-        return self.s.deployment.train.offload
+        return group_trainer(self.s.deployment, self.group.name).offload
 
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,

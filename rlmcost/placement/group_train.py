@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind
-from rlmcost.deployment.given import PASS_FIELDS, overrides
+from rlmcost.deployment.given import PASS_FIELDS, layered, overrides
 from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.memo import per_object
@@ -62,9 +62,7 @@ def group_trainer(dep: Deployment, group: str) -> TrainLayout:
     own = dep.group(group)
     if own is None or own.train is None or own.train == dep.train:
         return dep.train
-    given = own.train.model_fields_set
-    update = {k: getattr(dep.train, k) for k in PASS_FIELDS if k not in given}
-    return own.train.model_copy(update=update)
+    return layered(own.train, dep.train)
 
 
 @per_object()
@@ -101,7 +99,7 @@ def given_key(dep: Deployment, group: str, *, engine: bool, trainer: tuple[str, 
     parts = (
         engine_overrides(dep.engine, own.engine) if engine and own.engine else frozenset(),
         frozenset(overrides(dep.train, own.train, trainer)) if own.train else frozenset(),
-        frozenset(overrides(dep.forward_layout(), layout, PASS_FIELDS))
+        frozenset(overrides(dep.forward_layout(), layout, type(layout).model_fields))
         if forward and layout else frozenset(),
     )  # fmt: skip
     return parts if any(parts) else None
