@@ -218,7 +218,7 @@ def test_verl_and_slime_read_the_capacity_nemo_rl_does_not_hand_it_on() -> None:
 
 def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> None:
     """A group's own trainer layout that gives only degrees keeps the deployment's capacity
-    factor (the trained model's Megatron config, deployment.given.MODEL_FIELDS), as it keeps
+    factor (the trained model's Megatron config, deployment.given.layered), as it keeps
     the deployment's token budget and dispatcher; one that gives the field has its own (the
     update's seconds; before, a group's layout that gave degrees alone trained dropless)."""
     from rlmcost.evaluation.deployment import evaluate_deployment

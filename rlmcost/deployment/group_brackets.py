@@ -18,8 +18,8 @@ a file as from brackets, goes over the run's trainer layout field by field
 (``deployment.given.layered``: what it does not give is the run's), and the trainer keys build
 it as the run's trainer layout (``Deployment.train``; over a ``--deployment`` file, that
 group's own ``train`` where the file gives one) with the bracket's layout and trainer keys over
-it: adding ``padded`` to a group changes its padding only, never its ZeRO stage. Booleans: ``KEY`` or
-``KEY=true|false`` (also on/off, yes/no, 1/0).
+it: adding ``padded`` to a group changes its padding only, never its ZeRO stage. Booleans:
+``KEY`` or ``KEY=true|false`` (also on/off, yes/no, 1/0).
 
 Light to import (pydantic only inside the functions that build the specs).
 """
