@@ -48,7 +48,9 @@ def _own_step() -> dict[str, tuple[Any, Any]]:
         "schedule": (Annotated[PipelineSchedule, typer.Option(help="Pipeline schedule.")],
                      PipelineSchedule.ONE_F_ONE_B),
         "virtual_stages": (Annotated[int, typer.Option(
-            help="Model chunks per rank (interleaved schedule).", min=1)], 1),
+            help="Model chunks per pipeline rank (Megatron's virtual_pipeline_model_parallel_"
+            "size) under --schedule interleaved: v > 1 needs --pp > 1 and the layers "
+            "divisible by pp x v.", min=1)], 1),
         **pipeline_split_options(),
         **moe_capacity_options(),
     }  # fmt: skip
