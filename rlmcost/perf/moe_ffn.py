@@ -82,14 +82,32 @@ the comparison):
   slower than priced, the grouped GEMMs would carry part of it).
 * GPT-OSS 120B on Megatron-Bridge 25.11, BF16 (``validate`` source ``megatron_bridge``,
   tests/test_validate_bridge_rows.py: 128 experts of width 2880, top-4, expert biases, half the
-  layers on a 128-key window, no CUDA graphs, alltoall, forced balance) is predicted fast on
-  every system: H100 +41.5 % (PP 4, EP 8, 16,384 tokens per micro-batch), B200 +127.7 % (EP 8,
-  16,384), GB200 +49.6 % (EP 64, 8,192). Per layer pass on the critical path the missing time
-  is 17.2 ms (H100, 99 passes), 31.1 ms (B200, 72) and 4.8 ms (GB200, 720): neither one time
-  per layer nor one per token. The page's later B200 run of the same layout (26.02.01, EP 8,
-  MBS 4, GBS 1280: 13722 tokens/s/GPU) misses by 14.5 ms per pass, half the 25.11 figure's; a
-  materialized (unfused) attention would put GB200 and H100 slow (-31 / -19 %) and B200 still
-  +69 %, so no single attention backend explains the three either. Not located, not priced.
+  layers on a 128-key window, no CUDA graphs, alltoall, forced balance) is predicted fast on every
+  system. What each GPT-OSS part ran as in the 25.11 container (Megatron-Bridge r0.2.0 @046518960,
+  its Megatron-LM cba6b0ed, TE 2.9, cuDNN 9.13.1.26 per docs/releases/software-versions.md):
+  attention is cuDNN's fused kernel on every layer (TE 2.9 disables FlashAttention for the
+  learnable-sink softmax; its arbitrary-seqlen cuDNN backend takes sinks from 9.13.1 and the (128,
+  0) window with a causal mask; the provider's fallback to MCore's local attention needs TE <
+  2.8), priced as ``flash`` with the window's pairs; the clamped quick-GEGLU is one compiled
+  kernel after an eager clamp and concatenation, and the second projection's bias a per-expert
+  Python loop (both now priced, :mod:`~rlmcost.perf.moe_eager_ops`: H100 +41.5 -> +24.0 %, GB200
+  +49.6 -> +44.9 %, B200 +127.7 -> +115.8 %); the first projection's bias is TE's GEMM epilogue
+  (no kernel). Left as is: hidden 2880 (22.5 tiles of 128 as M or N: ``Device.gemm_s``'s tile
+  model pads them; as K 45 x 64), 64-dim heads (within cuDNN's d <= 128), YaRN RoPE (priced as one
+  elementwise pass on q and k), and ``torch.tensor(linear_offset, device=...)`` in
+  ``weighted_bias_quick_geglu_impl``, a blocking host-to-device copy per call (no sourced time for
+  the queue it drains; TEGroupedMLP's ``tokens_per_expert.tolist()`` already syncs once a layer).
+  The missing time per layer pass is now 11.4 ms (H100, 99 passes), 29.7 ms (B200, 72), 4.4 ms
+  (GB200, 720). The B200 row is the page's own outlier: the container's preset for DGX-B200 BF16
+  (scripts/performance/configs/gpt_oss/workload_base_configs.py @046518960) is EP 64, and the
+  page's later containers give 8047 tokens/s/GPU at EP 64 (26.02) and 13722 at EP 8 (26.02.01);
+  rlmcost at EP 64 (all-to-all over the 8 nodes' InfiniBand) predicts 9839 (+19.8 %) for the 25.11
+  batch and 9862 (+22.6 %) for 26.02's, at EP 8 21864 for 26.02.01's (+59.3 %). The row keeps the
+  printed EP 8 and says so. GB200's figure matches a later branch's preset (gaod/r0.2.0_test
+  2afd5bc6f: seq 8192, GBS 1280, MBS 1, EP 64, ``moe_flex_dispatcher_backend`` hybridep), so that
+  run may have used HybridEP rather than the alltoall priced; not priced (a test branch, not the
+  release). Its prediction is host-floor bound (:mod:`~rlmcost.perf.moe_host`), so GPU-side
+  kernels move it little.
 """
 
 from __future__ import annotations
@@ -100,6 +118,7 @@ from typing import TYPE_CHECKING
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.moe_capacity import capacity_rows, capped_count
 from rlmcost.perf.ep_dispatch import EpDispatcher, allgather_comm_s, ep_all_to_all_s
+from rlmcost.perf.moe_eager_ops import price_expert_eager_ops
 from rlmcost.perf.moe_imbalance import busiest_rank_count
 from rlmcost.perf.moe_router import price_router_fp64
 
@@ -124,6 +143,7 @@ def routed_experts(
     de = int(arch.d_expert) // etp
     gemm(per_expert, (p - 1) * de, d, local)
     gemm(per_expert, d, de, local)
+    price_expert_eager_ops(c, per_expert * local, local, de, out)  # clamp, fc2 bias (eager)
     return per_expert * local, de
 
 

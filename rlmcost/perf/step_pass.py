@@ -115,6 +115,7 @@ class StepOptions:
     logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
+    moe_act_clamp: bool = False  # clamped GLU: eager clamp + cat (perf.moe_eager_ops)
     moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
     ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
@@ -297,7 +298,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
         mods["moe"] += dev.elementwise_s(permute, 2)
         rows, width = act_widths[0]
-        mods["moe_act"] = dev.elementwise_s(rows * p * width * x)
+        mods["moe_act"] += dev.elementwise_s(rows * p * width * x)  # + moe_eager_ops
     mods["layernorm"] = dev.elementwise_s(T * 2 * 2 * dd * x, 2)
     ew_f = dev.elementwise_s(fwd_bytes, kernels)
     ew_b = dev.elementwise_s(2 * fwd_bytes, 2 * kernels)

@@ -241,6 +241,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
         recompute_modules=tuple(o.get("recompute_modules", ("core_attn",))),
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
+        moe_act_clamp=o.get("moe_act_clamp", False),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
     )
     hw = get_hardware(row["hardware"])
