@@ -224,7 +224,7 @@ def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> No
     from rlmcost.evaluation.deployment import evaluate_deployment
     from rlmcost.run.spec import Run
 
-    def run(run_wide: dict[str, Any], own: dict[str, Any]) -> float:
+    def run(run_wide: dict[str, Any], own: dict[str, Any], kind: str = "train") -> float:
         r = Run.from_data({
             "algorithm": {"name": "grpo", "rule_reward": True},
             "models": {"actor": "qwen3-30b-a3b"},
@@ -239,9 +239,13 @@ def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> No
         })  # fmt: skip
         e = evaluate_deployment(r)
         group = next(g for g in e.groups if g.name.startswith("actor"))
-        return next(j.predicted_s for j in group.jobs if str(j.task.kind) == "train")
+        return next(j.predicted_s for j in group.jobs if str(j.task.kind) == kind)
 
     capped = run({"moe_capacity_factor": 1.0}, {"moe_capacity_factor": 1.0})
     assert run({"moe_capacity_factor": 1.0}, {}) == capped  # kept from the run
     assert run({}, {}) > capped  # dropless (the 1.30 imbalance) is slower
     assert run({}, {"moe_capacity_factor": 1.0}) == capped  # the group's own
+    # its forwards run on the trainer's workers (Megatron applies the capacity in forward-only
+    # passes too): the group's trainer layout gives their capacity where no forward layout does
+    fwd = run({"moe_capacity_factor": 1.0}, {}, "forward")
+    assert run({}, {"moe_capacity_factor": 1.0}, "forward") == fwd < run({}, {}, "forward")

@@ -78,3 +78,28 @@ def layered(own: Any, run: Any) -> Any:
     out = own.model_copy(update=keep)
     object.__setattr__(out, "__pydantic_fields_set__", set(given))
     return out
+
+
+_FORWARD_OWN = ("micro_batch", "ckpt", "offload")
+"""Trainer fields a group's forwards do not take from its trainer layout: their micro-batch is
+the forward layout's (``placement.group_train.group_forward``), they rebuild nothing and hold
+no optimizer state."""
+
+
+def forwards_given(train: Any) -> Any:
+    """A group's trainer layout as its forwards' own layout where it gives none (the forwards
+    run on the trainer's workers, Megatron's model config and all): the fields ``train`` gives,
+    but the :data:`_FORWARD_OWN` ones, to go over the run's forward layout (:func:`layered`)."""
+    given = train.model_fields_set - set(_FORWARD_OWN)
+    if given == train.model_fields_set:
+        return train
+    out = train.model_copy()
+    object.__setattr__(out, "__pydantic_fields_set__", set(given))
+    return out
+
+
+def given_fields(groups: Iterable[Any]) -> tuple[Any, ...]:
+    """The fields each group's trainer and forward layouts give, as a key part: what
+    :func:`layered` reads beside their values (pydantic's ``==`` compares values only)."""
+    return tuple(tuple(lay and frozenset(lay.model_fields_set) for lay in (g.train, g.forward))
+                 for g in groups)  # fmt: skip

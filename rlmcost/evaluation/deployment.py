@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
-from rlmcost.deployment.given import layered
+from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.resolve import resolve_layout
@@ -342,25 +342,27 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     """The deployment's device groups, with their per-kind layouts (None: no groups)."""
     if not dep.groups:
         return None
-    own = [merged_engine(dep.engine, g.engine) if g.engine and g.engine.tp else None
-           for g in dep.groups]  # fmt: skip
-    generate = tuple((e.tp, e.pp, e.ep) if e and e.tp else None for e in own)
-    return _parsed_groups(tuple(dep.groups), generate, (dep.train, dep.forward_layout()))
+    own = [g.engine and g.engine.tp and merged_engine(dep.engine, g.engine) for g in dep.groups]
+    generate = tuple((e.tp, e.pp, e.ep) if e else None for e in own)
+    run = (dep.train, dep.forward_layout(), given_fields(dep.groups))  # layered reads them
+    return _parsed_groups(tuple(dep.groups), generate, run)
 
 
 @memo.memoized()
 def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...],
-                   run: tuple[Any, Any]) -> tuple[DeviceGroup, ...]:  # fmt: skip
+                   run: tuple[Any, Any, Any]) -> tuple[DeviceGroup, ...]:  # fmt: skip
     """:func:`_groups` of the deployment's groups, each with the TP, PP, EP of its engine merged
     over the run's (``generate``; None: none of its own) laying out its generation, its own
-    layouts over the run's trainer and forward layouts (``run``; ``deployment.given.layered``;
-    kept on these: equal groups that give other fields merge apart; the planner repeats them)."""
+    layouts over the run's trainer and forward layouts (``run``, with the fields each gives;
+    ``deployment.given.layered``), its forwards by its trainer layout where it gives no forward
+    layout (kept on these: the planner repeats them)."""
     out = []
     for g, gen in zip(groups, generate, strict=True):
         at, brackets = f"@{g.hardware}" * bool(g.hardware), f"[{g.settings}]" * bool(g.settings)
         (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
+        forward = g.forward or (g.train and forwards_given(g.train))
         layouts = [(kind, layered(own, base).layout()) for kind, own, base in
-                   ((Kind.TRAIN, g.train, run[0]), (Kind.FORWARD, g.forward, run[1])) if own]
+                   ((Kind.TRAIN, g.train, run[0]), (Kind.FORWARD, forward, run[1])) if own]
         if gen is not None:
             layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2])))
         out.append(replace(parsed, layouts=tuple(layouts)))
