@@ -242,6 +242,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         recompute_modules=tuple(o.get("recompute_modules", ("core_attn",))),
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
+        moe_permute_fusion=o.get("moe_permute_fusion", True),
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel
