@@ -60,6 +60,14 @@ ATOMIC_SCATTER_ADD_HBM_FRACTION = Constant(
 )  # fmt: skip
 """Fraction of HBM bandwidth an atomic scatter-add reaches, 3 b bytes per element (module doc)."""
 
+UNFUSED_PERMUTE_NOTE = (
+    "MoE permutation unfused (moe_permute_fusion off): Megatron-core's argsort, index_select "
+    "and scatter_add_ kernels, each atomic scatter-add (forward scatter_add_, backward "
+    f"index_add_) at {ATOMIC_SCATTER_ADD_HBM_FRACTION.value:.3f} of HBM bandwidth (PyTorch PR "
+    "175760's H100 index_add_; rlmcost.perf.moe_permute)"
+)
+"""The output's note on the unfused permutation (a MoE trainer's ``moe_permute_fusion`` off)."""
+
 PROBS_BYTES = 4
 """The router's probabilities are fp32 at the permutation (Megatron-core's router output)."""
 
