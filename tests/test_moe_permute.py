@@ -160,3 +160,19 @@ def test_rows_that_ran_it_unfused() -> None:
         v = r.get("framework_settings", {}).get("policy.megatron_cfg.moe_permute_fusion")
         want = r["model"] == "qwen3-30b-a3b" and r["source"] in ("nemo_rl_v0.5", "nemo_rl_v0.6")
         assert (v is False) == want, r["id"]
+
+
+def test_slime_reads_megatron_lms_switch() -> None:
+    # slime passes Megatron-LM's arguments: --moe-permute-fusion is a store_true (default off);
+    # its scripts/models/qwen3-30B-A3B.sh passes it (tests/data/frameworks' copy of the line)
+    import shlex
+
+    from rlmcost.frameworks.slime import import_slime
+
+    path = Path(__file__).parent / "data" / "frameworks" / "slime_qwen3-30B-A3B.args"
+    lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    argv = shlex.split(" ".join(lines))
+    assert "--moe-permute-fusion" in argv
+    assert "--no-moe-permute-fusion" not in dict(import_slime(argv).flags)
+    without = [a for a in argv if a != "--moe-permute-fusion"]
+    assert "--no-moe-permute-fusion" in dict(import_slime(without).flags)
