@@ -176,3 +176,18 @@ def test_slime_reads_megatron_lms_switch() -> None:
     assert "--no-moe-permute-fusion" not in dict(import_slime(argv).flags)
     without = [a for a in argv if a != "--moe-permute-fusion"]
     assert "--no-moe-permute-fusion" in dict(import_slime(without).flags)
+
+
+def test_verl_reads_override_transformer_config() -> None:
+    # verl hands megatron.override_transformer_config to the TransformerConfig; its examples
+    # set moe_permute_fusion (examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh: True);
+    # absent: the model provider's (Megatron-Bridge's Qwen3 MoE provider True), priced fused
+    from rlmcost.frameworks.verl import import_verl
+
+    verl = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+    a = "actor_rollout_ref.actor"
+    base = [f"{a}.strategy=megatron", f"{a}.megatron.expert_model_parallel_size=4"]
+    key = f"+{a}.megatron.override_transformer_config.moe_permute_fusion"
+    assert "--no-moe-permute-fusion" not in dict(import_verl(verl, base).flags)
+    assert "--no-moe-permute-fusion" in dict(import_verl(verl, [*base, f"{key}=False"]).flags)
+    assert "--no-moe-permute-fusion" not in dict(import_verl(verl, [*base, f"{key}=True"]).flags)
