@@ -71,7 +71,8 @@ def _table_terms() -> str:
      "packed micro-batches padded under pipeline parallelism", "AReaL's realhf trainer",
      "sharded_call_bytes", "version gate", "pageable offload", "Hybrid Engine host floor",
      "verl fully-async step", "DeepSpeed blocking pipeline p2p", "embedding gradient",
-     "busiest EP rank", "prefix sharing", "KV admission", "environment step"],
+     "busiest EP rank", "prefix sharing", "KV admission", "environment step",
+     "unfused MoE permutation"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
