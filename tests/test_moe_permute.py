@@ -150,10 +150,14 @@ def test_cli_unfused_is_slower_and_says_so() -> None:
 def test_rows_that_ran_it_unfused() -> None:
     # Pai-Megatron-Patch examples/qwen3/run_mcore_qwen3.sh passes no --moe-permute-fusion
     # (Megatron-core's default off); the ModelZoo's yaml and Megatron-Bridge's providers set it
-    pre = json.loads((DATA / "published.json").read_text())["rows"]
-    for r in pre:
+    published = json.loads((DATA / "published.json").read_text())
+    for r in published["rows"]:
         off = r.get("options", {}).get("moe_permute_fusion", True) is False
         assert off == (r["source"] == "pai_megatron_patch"), r["id"]
+    # the v0.4.0 Qwen3-30B-A3B recipe (grpo-qwen3-30ba3b-4n8g.yaml) leaves the base's false
+    for r in published["rl_rows"]:
+        off = r["deployment"]["train"].get("moe_permute_fusion", True) is False
+        assert off == (r["id"] == "nemo-rl-v0.4-qwen3-30b-a3b-grpo"), r["id"]
     # NeMo RL v0.5.0/v0.6.0's Qwen3-30B-A3B recipes leave grpo_math_1B.yaml's false
     rl = json.loads((DATA / "rl_runs.json").read_text())["runs"]
     for r in rl:
