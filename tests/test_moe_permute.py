@@ -164,6 +164,10 @@ def test_rows_that_ran_it_unfused() -> None:
         v = r.get("framework_settings", {}).get("policy.megatron_cfg.moe_permute_fusion")
         want = r["model"] == "qwen3-30b-a3b" and r["source"] in ("nemo_rl_v0.5", "nemo_rl_v0.6")
         assert (v is False) == want, r["id"]
+        # verl's MoE rows: their scripts pass override_transformer_config.moe_permute_fusion=True
+        if r["framework"] == "verl" and r["model"] in ("qwen3-30b-a3b", "deepseek-v3"):
+            key = "+actor_rollout_ref.actor.megatron.override_transformer_config."
+            assert r["framework_settings"][f"{key}moe_permute_fusion"] is True, r["id"]
 
 
 def test_slime_reads_megatron_lms_switch() -> None:
