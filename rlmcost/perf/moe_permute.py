@@ -38,9 +38,12 @@ taken at the same fraction of their HBM bandwidth (an assumption). The extra ker
 gaps count as the step pass's memory-bound kernels do. The host work of the extra launches is
 not added to the MoE host floor (:mod:`~rlmcost.perf.moe_host`, itself a fused run's).
 
-Applies to the all-to-all and all-gather dispatchers alike (both call ``permute`` and
-``unpermute``); ``sort_chunks_by_idxs`` (the local experts' second permutation after the
-all-to-all) moves the same bytes fused or not and is not priced either way.
+Applies to every dispatcher alike: the all-gather, all-to-all and flex (DeepEP) ones each call
+``permute`` and ``unpermute`` with ``fused=moe_permute_fusion`` (token_dispatcher.py
+@6a6cd47883, lines 281-308, 592-793 and 1111-1128); the bookkeeping is counted over the rank's
+own n tokens and all E experts (a choice; the all-gather dispatcher's local map is n_group x
+E_local, a small share either way). ``sort_chunks_by_idxs`` (the local experts' second
+permutation after the all-to-all) moves the same bytes fused or not and is priced neither way.
 """
 
 from __future__ import annotations
@@ -69,7 +72,8 @@ UNFUSED_PERMUTE_NOTE = (
 """The output's note on the unfused permutation (a MoE trainer's ``moe_permute_fusion`` off)."""
 
 PROBS_BYTES = 4
-"""The router's probabilities are fp32 at the permutation (Megatron-core's router output)."""
+"""Bytes per routing probability at the permutation, taken as fp32 (a choice: they are in the
+router's dtype, 2 B by default, 8 B under NeMo RL's fp64 router; under 2 % of the bytes)."""
 
 
 @dataclass(frozen=True)
