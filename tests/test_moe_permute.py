@@ -199,3 +199,16 @@ def test_verl_reads_override_transformer_config() -> None:
     assert "--no-moe-permute-fusion" not in dict(import_verl(verl, base).flags)
     assert "--no-moe-permute-fusion" in dict(import_verl(verl, [*base, f"{key}=False"]).flags)
     assert "--no-moe-permute-fusion" not in dict(import_verl(verl, [*base, f"{key}=True"]).flags)
+
+
+def test_train_command_takes_the_switch() -> None:
+    # issue 643's layout (16 H800, PP 2, EP 8, 128 x 8192): off adds elementwise time only
+    runner = CliRunner()
+    base = ["train", "-m", "qwen3-30b-a3b", "--gpus", "16", "--pp", "2", "--ep", "8",
+            "--seq", "8192", "--batch", "128", "-H", "h800", "--json"]  # fmt: skip
+    on = json.loads(runner.invoke(app, base).stdout)["step_time"]
+    off = json.loads(runner.invoke(app, [*base, "--no-moe-permute-fusion"]).stdout)["step_time"]
+    assert off["step_time_s"] > on["step_time_s"]
+    assert off["compute_s"]["gemm"] == on["compute_s"]["gemm"]
+    assert off["compute_s"]["elementwise"] > on["compute_s"]["elementwise"]
+    assert off["model_flops"] == on["model_flops"]
