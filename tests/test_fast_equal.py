@@ -83,6 +83,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "offload": st.sampled_from([[], ["optimizer"], ["grads"], ["optimizer-idle"]]),
     "kernels": st.sampled_from(["fused", "realhf"]),
     "ep_dispatcher": st.sampled_from(["alltoall", "deepep", "allgather"]),
+    "moe_permute_fusion": st.booleans(),  # perf.moe_permute
     "padded": st.booleans(),
     "pp_split": st.sampled_from([None, {"embedding_slot": True, "loss_slot": True}]),
     "pp_overlap_p2p": st.sampled_from([None, True, False]),
@@ -531,3 +532,21 @@ def test_forwards_keyed_on_the_trainer_fields_they_read() -> None:
     fast = [_text(e) for e in evaluate_many(runs)]
     assert fast == [_plain(r) for r in runs]
     assert len(set(fast)) == 3
+
+
+def test_forwards_keyed_on_the_trainers_permute_fusion() -> None:
+    """The forwards run with the trainer's moe_permute_fusion (deployment.trainer_only,
+    perf.moe_permute): two deployments that differ only there, each with a forward layout of
+    its own, keep no forward estimate for each other and equal their plain evaluation."""
+    data = run_of("grpo", "qwen3-30b-a3b", hardware="h100-sxm", gpus=32).to_json()
+    runs = []
+    for fused in (True, False):
+        d = json.loads(json.dumps(data))
+        d["deployment"].update(framework="nemo-rl", offload_idle=False)
+        d["deployment"]["train"].update(zero="1", ep=16, param_dtype="bf16", offload=[],
+                                        moe_permute_fusion=fused)  # fmt: skip
+        d["deployment"]["forward"] = dict(d["deployment"]["train"], micro_batch=2)
+        runs.append(Run.from_data(d))
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+    assert len(set(fast)) == 2

@@ -1,7 +1,8 @@
 """A device group's own trainer settings are read for its jobs (rlmcost.placement.group_train):
 ``max_tokens_per_gpu``, ``packing``, ``padded``, ``fused_loss``, ``router_dtype``,
-``ep_dispatcher`` and ``kernels`` given on a group's ``train`` change its jobs' time or memory
-from the deployment-wide default, to the numbers the same value gives deployment-wide; and
+``ep_dispatcher``, ``moe_permute_fusion`` and ``kernels`` given on a group's ``train`` change
+its jobs' time or memory from the deployment-wide default, to the numbers the same value gives
+deployment-wide; and
 the fields a group already set (``param_dtype``, ``offload``, ``pp_split``, the engine's
 ``max_num_seqs``) keep doing so."""
 
@@ -64,6 +65,7 @@ CASES = [
     ("kernels", None, DENSE, {"kernels": "realhf"}, {}),
     ("router_dtype", "slime", MOE, {"router_dtype": "fp64"}, {"ep": 4}),
     ("ep_dispatcher", "slime", MOE, {"ep_dispatcher": "allgather"}, {"ep": 4}),
+    ("moe_permute_fusion", "slime", MOE, {"moe_permute_fusion": False}, {"ep": 4}),
 ]
 
 

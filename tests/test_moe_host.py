@@ -115,7 +115,7 @@ def test_nemo_rl_import_says_what_sequential_mlp_would_leave_out() -> None:
     from nemo_rl_moe import import_qwen3_moe
 
     plain = import_qwen3_moe(1)
-    assert any("rlmcost.perf.moe_host" in n for n in plain.notes)
+    assert any("rlmcost.perf.logprob_head" in n for n in plain.notes)
     assert not any("SequentialMLP" in n for n in plain.notes)
     seq = import_qwen3_moe(1, "policy.megatron_cfg.moe_grouped_gemm=false")
     assert any("SequentialMLP" in n for n in seq.notes)

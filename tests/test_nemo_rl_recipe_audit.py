@@ -18,6 +18,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.reports.rl_runs import load_runs
 from rlmcost.reports.rl_runs_frameworks import nemo_rl
+from rlmcost.specs import get_model
 
 DATA = Path(__file__).parent / "data" / "frameworks"
 RECIPES = json.loads((DATA / "nemo_rl_perf_recipes_resolved.json").read_text())
@@ -34,6 +35,7 @@ IMPORTER_DEFAULTS = {
     "policy.megatron_cfg.moe_token_dispatcher_type": "alltoall",  # frameworks/moe_dispatcher.py
     "policy.megatron_cfg.moe_flex_dispatcher_backend": None,
     "cluster.segment_size": None,  # nemo_rl.py _layout: no topology-aware placement
+    "policy.megatron_cfg.moe_permute_fusion": True,  # nemo_rl.py (v0.7.0's base, v0.3's NeMo)
 }
 """The value a row that leaves the key out is imported with."""
 
@@ -51,7 +53,10 @@ def test_every_v05_to_v07_row_has_its_recipe() -> None:
 def test_row_settings_are_the_recipes(rid: str) -> None:
     _, recipe, values = RECIPES["rows"][rid]
     settings = RUNS[rid]["framework_settings"]
+    moe = bool(get_model(RUNS[rid]["model"]).n_experts)
     for key, want in zip(RECIPES["keys"], values, strict=True):
+        if key == "policy.megatron_cfg.moe_permute_fusion" and not moe:
+            continue  # a dense model has no token permutation to fuse
         have = settings[key] if key in settings else IMPORTER_DEFAULTS.get(key, "<missing>")
         if key == "policy.megatron_cfg.fp8_cfg.enabled" and want is None:
             want = False  # no fp8_cfg block at v0.5.0: FP8 training off

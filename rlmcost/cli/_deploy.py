@@ -37,11 +37,7 @@ DEPLOYMENT_OPTIONS = (
     "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu",
     "forward_micro_batch",
-    "packing",
-    "fused_loss",
-    "padded",
-    "router_dtype",
-    "ep_dispatcher",
+    "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
     "pp_overlap_p2p",
     "trainer_kernels",
     "ckpt",
@@ -194,6 +190,11 @@ def deployment_options() -> dict[str, Any]:
             "alltoall (NCCL all-to-all; default), deepep (flex + DeepEP: once per remote node, "
             "then NVLink) or allgather (Megatron-core's own default: all-gather over the "
             "expert-TP x EP group, reduce-scatter back; rlmcost.perf.ep_dispatch).",
+            rich_help_panel=p)], None),  # fmt: skip
+        "moe_permute_fusion": (Annotated[bool | None, typer.Option(
+            "--moe-permute-fusion/--no-moe-permute-fusion", help="TE's fused MoE permute "
+            "(Megatron-core moe_permute_fusion); off: the unfused kernels with atomic "
+            "scatter-adds (rlmcost.perf.moe_permute); default on, or --framework's.",
             rich_help_panel=p)], None),  # fmt: skip
         "pp_overlap_p2p": (Annotated[bool | None, typer.Option(
             "--pp-overlap-p2p/--no-pp-overlap-p2p", help="Under an interleaved schedule "

@@ -96,6 +96,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["router_dtype"] = str(opts["router_dtype"])
     if opts.get("ep_dispatcher") is not None:
         train["ep_dispatcher"] = str(opts["ep_dispatcher"])
+    if opts.get("moe_permute_fusion") is not None:
+        train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
     if opts.get("pp_overlap_p2p") is not None:
         train["pp_overlap_p2p"] = opts["pp_overlap_p2p"]

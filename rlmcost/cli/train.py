@@ -78,6 +78,10 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             help="How MoE tokens cross nodes: alltoall (NCCL all-to-all), deepep (DeepEP: "
             "once per remote node, then NVLink) or allgather (Megatron-core's default: "
             "all-gather over expert-TP x EP; rlmcost.perf.ep_dispatch).")], "alltoall"),
+        "moe_permute_fusion": (Annotated[bool, typer.Option(
+            help="TE's fused MoE permute (Megatron-core moe_permute_fusion); off: Megatron-"
+            "core's default unfused kernels, atomic scatter-adds each way "
+            "(rlmcost.perf.moe_permute).")], True),
         "overlap_grad_reduce": (Annotated[bool, typer.Option(
             help="Overlap the data-parallel gradient reduction with the last backward.")],
             True),
@@ -153,6 +157,7 @@ def train(**opts: Any) -> None:
         selective=SelectiveRecompute(opts["selective"]),
         recompute_modules=tuple(m.strip() for m in opts["recompute_modules"].split(",") if m),
         ep_dispatcher=EpDispatcher(opts["ep_dispatcher"]),
+        moe_permute_fusion=opts["moe_permute_fusion"],
         overlap_grad_reduce=opts["overlap_grad_reduce"],
         pp_overlap_p2p=opts["pp_overlap_p2p"],
         fsdp_backward_prefetch=BackwardPrefetch(opts["fsdp_backward_prefetch"]),

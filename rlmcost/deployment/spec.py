@@ -117,9 +117,10 @@ class TrainLayout(BaseModel):
         "fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)")  # fmt: skip
     ep_dispatcher: EpDispatcher = Field(default=EpDispatcher.ALLTOALL, description="MoE token "
         "dispatcher (Megatron-core moe_token_dispatcher_type; rlmcost.perf.ep_dispatch)")
-    moe_capacity_factor: float | None = Field(default=None, description="MoE expert capacity "
-        "factor (Megatron-core moe_expert_capacity_factor; None = dropless; "
-        "rlmcost.parallel.moe_capacity)")  # fmt: skip
+    moe_permute_fusion: bool = Field(default=True, description="TE's fused MoE permute "
+        "(moe_permute_fusion); False: unfused (rlmcost.perf.moe_permute)")
+    moe_capacity_factor: float | None = Field(default=None, description="MoE capacity factor "
+        "(moe_expert_capacity_factor; None = dropless; rlmcost.parallel.moe_capacity)")
     moe_pad_to_capacity: bool = Field(default=False, description="every expert computes its "
         "capacity (Megatron-core moe_pad_expert_input_to_capacity; needs the factor)")
     kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"

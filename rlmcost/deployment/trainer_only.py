@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
 
-TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "kernels", "pp_overlap_p2p")
+TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "moe_permute_fusion", "kernels",
+                "pp_overlap_p2p")  # fmt: skip
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

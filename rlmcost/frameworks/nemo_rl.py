@@ -40,7 +40,7 @@ IGNORED = (
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
     f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
     f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
-    f"{_MEG}.moe_router_bias_update_rate", f"{_MEG}.moe_permute_fusion",
+    f"{_MEG}.moe_router_bias_update_rate",
     "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
     "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
     "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
@@ -192,9 +192,11 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
-               "22 B backward per token and vocabulary entry); unfused permutation "
-               "(moe_permute_fusion) not modelled beyond the MoE layers' host floor "
-               "(rlmcost.perf.moe_host)")
+               "22 B backward per token and vocabulary entry)")
+        if not r.flag(f"{c}.moe_permute_fusion", True):  # grpo_math_1B.yaml: false v0.4-v0.6,
+            q.set("--no-moe-permute-fusion")  # true from v0.7.0 (dd3e8b721)
+            q.note("megatron_cfg.moe_permute_fusion false: Megatron-core's unfused MoE "
+                   "permutation, atomic scatter-adds each way (rlmcost.perf.moe_permute)")
         r.integer(f"{c}.moe_hybridep_num_sms", None)  # HybridEP's SMs: not modelled
         # unset before v0.6.0: the provider's alltoall (Megatron-Bridge, moe_dispatcher); v0.7.0
         # GB200 DeepSeek-V3 / Qwen3-235B: flex + hybridep (grpo-deepseek-v3-32n4g.yaml:10-12)

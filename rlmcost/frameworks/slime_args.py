@@ -67,6 +67,7 @@ ARGS: dict[str, Any] = {
     "account-for-loss-in-pipeline-split": SWITCH,
     "moe-enable-deepep": SWITCH, "moe-router-dtype": str, "moe-flex-dispatcher-backend": str,
     "moe-expert-capacity-factor": float, "moe-pad-expert-input-to-capacity": SWITCH,
+    "moe-permute-fusion": SWITCH,
     # SGLang (slime/backends/sglang_utils/arguments.py: SGLang's own, prefixed --sglang-)
     "sglang-mem-fraction-static": float, "sglang-speculative-algorithm": str,
     "sglang-speculative-num-steps": int, "sglang-speculative-eagle-topk": int,
@@ -114,6 +115,6 @@ COST_FREE = {
     "moe-shared-expert-intermediate-size", "moe-router-score-function",
     "moe-router-pre-softmax", "moe-router-enable-expert-bias", "moe-router-group-topk",
     "moe-router-num-groups", "moe-router-topk-scaling-factor", "moe-grouped-gemm",
-    "moe-permute-fusion", "padded-vocab-size", "make-vocab-size-divisible-by",
+    "padded-vocab-size", "make-vocab-size-divisible-by",
 }  # fmt: skip
 """Arguments that change no cost, or whose cost the model's spec carries: ignored silently."""

@@ -72,6 +72,8 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     steps = _batching(r, q, steps, dp)
     if r.text("moe-router-dtype", None) == "fp64":
         q.set("--router-dtype", "fp64")
+    if r.raw("num-experts") and not r.flag("moe-permute-fusion", False):  # Megatron-LM's
+        q.set("--no-moe-permute-fusion")  # store_true; slime's scripts/models/*.sh pass it
     # unset: Megatron-LM's argument default allgather (priced only with EP; moe_dispatcher)
     unset = EpDispatcher.ALLGATHER if ep > 1 else EpDispatcher.ALLTOALL
     how = import_dispatcher(r, q, "", MEGATRON_DEFAULT, ep, unset, sep="-")

@@ -240,6 +240,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         import_capacity(r, q, f"{o}moe_expert_capacity_factor",
                         f"{o}moe_pad_expert_input_to_capacity", how)  # fmt: skip
         import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
+        if not r.flag(f"{o}moe_permute_fusion", True):  # absent: the bridge's (Megatron-Bridge
+            q.set("--no-moe-permute-fusion")  # providers True; examples/ set it: perf.moe_permute)
         set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))
         verl_virtual_stages(r, q, ACTOR, pp)
         q.set("--zero", "1" if r.flag(f"{m}.use_distributed_optimizer", True) else "0")

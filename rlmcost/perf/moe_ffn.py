@@ -108,6 +108,17 @@ the comparison):
   run may have used HybridEP rather than the alltoall priced; not priced (a test branch, not the
   release). Its prediction is host-floor bound (:mod:`~rlmcost.perf.moe_host`), so GPU-side
   kernels move it little.
+* the MoE permutation without TE's fusion (issue 18, :mod:`~rlmcost.perf.moe_permute`), per row:
+  off in Pai-Megatron-Patch issues 643 and 658 (``run_mcore_qwen3.sh`` passes no
+  ``--moe-permute-fusion``; Megatron-core's default ``False``, transformer_config.py @6a6cd47883)
+  and in NeMo RL v0.5/v0.6's Qwen3-30B-A3B recipes (grpo_math_1B.yaml ``false``, copied onto the
+  model by megatron_policy_worker.py / megatron/setup.py); on in the ModelZoo's yaml, in
+  Megatron-Bridge 25.11 (qwen_provider.py, gpt_oss_provider.py ``True`` @7e8111c23), in NeMo RL
+  v0.3 (no key; NeMo's ``Qwen3MoEConfig.moe_permute_fusion = True``, read at NeMo 00558c4f), in
+  v0.5/v0.6's Qwen3-235B and DeepSeek-V3 recipes and in v0.7 (base yaml ``true``, dd3e8b721).
+  Priced, issue 643 moves -32.1/-32.4 -> -24.2/-24.7 % (about 6.2-6.4 ms per layer pass still
+  missing, of 8.2-8.4); issue 658 micro-batch 1 -25.5/-14.7 -> -20.8/-6.7 %, micro-batch 4
+  -1.4/-5.8 -> +9.2/+5.1 %. NeMo RL v0.3's 50 s training (fused) is not this mechanism.
 """
 
 from __future__ import annotations

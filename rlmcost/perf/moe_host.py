@@ -44,10 +44,10 @@ in Python, one host read per layer to find them). The floor is below the GPU tim
 micro-batches, which it leaves unchanged (Qwen3-30B-A3B on 4 x 4096 tokens, Qwen3-235B-A22B at
 4096 tokens on GB200 are near it); recomputation and dense layers are not floored. The figure is
 from a DGX-B200 (x86 host); other hosts are assumed alike. NeMo RL's fp64 router
-(``moe_router_dtype``) adds GPU time under it (:mod:`~rlmcost.perf.moe_router`); still
-unmodelled on top of it: unfused permutation (``moe_permute_fusion: false``:
-megatron/core/transformer/moe/moe_utils.py ``permute`` sorts the [experts x tokens] routing map
-and gathers in several kernels where TE's fused permute runs one).
+(``moe_router_dtype``, :mod:`~rlmcost.perf.moe_router`) and Megatron-core's unfused permutation
+(``moe_permute_fusion: false``: argsort, index_select and atomic scatter-adds,
+:mod:`~rlmcost.perf.moe_permute`) add GPU time under it; the unfused path's extra launches are
+not added to the floor (the measured run's recipe fuses it: qwen_provider.py's True).
 
 **Checked and left out (issue 18).** (1) Per-expert GEMM launches (``SequentialMLP``, one GEMM
 pair per local expert) do not apply to NeMo RL's Qwen3 MoE rows: grouped GEMM was on before

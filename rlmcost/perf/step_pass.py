@@ -22,11 +22,11 @@ collective by the alpha-beta model (``perf.collectives``):
 * **Memory-bound kernels** per layer forward (bytes read + written per token, activation dtype,
   d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each, plus a 1-byte
   dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t), RoPE on q and k, MoE
-  token permutation; the log-softmax over fp32 logits (``logprob_head``,
-  :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward bytes (reads the output
-  gradient and the saved input, writes the input gradient).
-* **MoE terms**: host floor (part ``host``), :mod:`~rlmcost.perf.moe_host`; fp64 router, NeMo RL's,
-  :mod:`~rlmcost.perf.moe_router`; the busiest EP rank's load, :mod:`~rlmcost.perf.moe_imbalance`.
+  token permutation (unfused: :mod:`~rlmcost.perf.moe_permute`); the log-softmax over fp32
+  logits (``logprob_head``, :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward
+  bytes (reads the output gradient and the saved input, writes the input gradient).
+* **MoE terms**: host floor (``host``), :mod:`~rlmcost.perf.moe_host`; fp64 router (NeMo RL's)
+  :mod:`~rlmcost.perf.moe_router`; busiest EP rank's load :mod:`~rlmcost.perf.moe_imbalance`.
 * **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` reruns each layer's forward
   (GEMMs, kernels, TP and EP collectives) before its backward; ``selective`` the attention core's
   forward (Korthikanti et al. 2022, §5) or, torchtitan's kind, every second GEMM.
@@ -79,6 +79,7 @@ from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_ffn import ep_comm_s, routed_experts
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.moe_permute import unfused_permute_s
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
@@ -116,6 +117,7 @@ class StepOptions:
     moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
     router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
     moe_act_clamp: bool = False  # clamped GLU: eager clamp + cat (perf.moe_eager_ops)
+    moe_permute_fusion: bool = True  # TE's fused MoE permute; off: unfused (perf.moe_permute)
     moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
     ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
     fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
@@ -285,25 +287,23 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     # memory-bound kernels (bytes per token, forward)
     dd = d // t if lay.sp else d
     mask = dd if opt.dropout else 0
-    fwd_bytes = T * (2 * 2 * dd * x + 2 * (3 * dd * x + mask))  # 2 norms, 2 residual adds
-    kernels = 4
+    fwd_bytes, kernels = T * (2 * 2 * dd * x + 2 * (3 * dd * x + mask)), 4  # 2 norms, 2 adds
     for tokens, width in act_widths:
         fwd_bytes += tokens * (p * width) * x  # activation: reads (p-1) inputs, writes 1
         kernels += 1
     if not arch.n_positions:  # RoPE on q and k
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
-    if moe:  # permute the rank's expert token copies to experts and back
+    unf_f, unf_b = unfused_permute_s(c, moe)  # moe_permute_fusion off (perf.moe_permute)
+    if moe:  # permute the rank's expert token copies to experts and back (TE's fused pair)
         permute = 2 * 2 * (T * int(arch.top_k) * lay.expert_tp // t) * d * x
         fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
-        mods["moe"] += dev.elementwise_s(permute, 2)
+        mods["moe"] += dev.elementwise_s(permute, 2) + unf_f
         rows, width = act_widths[0]
         mods["moe_act"] += dev.elementwise_s(rows * p * width * x)  # + moe_eager_ops
     mods["layernorm"] = dev.elementwise_s(T * 2 * 2 * dd * x, 2)
-    ew_f = dev.elementwise_s(fwd_bytes, kernels)
-    ew_b = dev.elementwise_s(2 * fwd_bytes, 2 * kernels)
-    out.fwd["elementwise"] += ew_f
-    out.bwd["elementwise"] += ew_b
+    out.fwd["elementwise"] += dev.elementwise_s(fwd_bytes, kernels) + unf_f
+    out.bwd["elementwise"] += dev.elementwise_s(2 * fwd_bytes, 2 * kernels) + unf_b
 
     # TP / SP collectives: 2 per layer forward, 2 backward (all-reduce or AG + RS pairs); a
     # MoE layer whose experts are not split over the TP group (ETP != TP) has the attention's

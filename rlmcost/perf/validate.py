@@ -243,6 +243,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
         moe_act_clamp=o.get("moe_act_clamp", False),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
+        moe_permute_fusion=o.get("moe_permute_fusion", True),
     )
     hw = get_hardware(row["hardware"])
     kernel = o.get("fa2_kernel", FLASH_ATTENTION_2)  # the run's pre-FA3 attention kernel

@@ -8,8 +8,9 @@ there): today the log-softmax its log-prob and loss heads run over fp32 logits
 FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its eager
 layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch fuses them
 (``Behaviour.liger_logits`` with ``--logits fused``), and a Megatron trainer's MoE token dispatcher
-(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`) and whether its interleaved
-schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
+(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`), whether it fuses the MoE
+permutation (``TrainLayout.moe_permute_fusion``, :mod:`rlmcost.perf.moe_permute`), whether
+its interleaved schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
 :mod:`rlmcost.perf.megatron_pipe`). Which trainers, with the file
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
 TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
@@ -34,6 +35,7 @@ from rlmcost.parallel.moe_capacity import capacity_note, check_pad_dispatcher
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
+from rlmcost.perf.moe_permute import UNFUSED_PERMUTE_NOTE
 from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
@@ -76,13 +78,14 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     overlap = deployment.train.pp_overlap_p2p  # given: the user's (--no-pp-overlap-p2p)
     if overlap is None:  # the framework's interleaved p2p (perf.megatron_pipe)
         overlap = beh is None or beh.megatron_overlap_p2p
+    fused = deployment.ideal or hf or deployment.train.moe_permute_fusion  # (perf.moe_permute)
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
-                      pp_overlap_p2p=overlap)
+                      pp_overlap_p2p=overlap, moe_permute_fusion=fused)
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap
+        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
@@ -159,6 +162,8 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
     out += dict.fromkeys(n for lay in layouts if (n := capacity_note(
         lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
+    if not deployment.ideal and not deployment.train.moe_permute_fusion:
+        out.append(UNFUSED_PERMUTE_NOTE)
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "

@@ -52,6 +52,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "staleness": "--staleness", "placement": "--placement",
                      "train.router_dtype": "--router-dtype",
                      "train.ep_dispatcher": "--ep-dispatcher",
+                     "train.moe_permute_fusion": "--moe-permute-fusion",
                      "train.pp_overlap_p2p": "--pp-overlap-p2p",
                      "train.moe_capacity_factor": "--moe-capacity-factor",
                      "train.moe_pad_to_capacity": "--moe-pad-to-capacity",
@@ -174,6 +175,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--router-dtype", str(t.router_dtype)]
     if t.ep_dispatcher != "alltoall":
         words += ["--ep-dispatcher", str(t.ep_dispatcher)]
+    if not t.moe_permute_fusion:
+        words.append("--no-moe-permute-fusion")
     if t.pp_overlap_p2p is not None:
         words.append("--pp-overlap-p2p" if t.pp_overlap_p2p else "--no-pp-overlap-p2p")
     if t.moe_capacity_factor is not None:
