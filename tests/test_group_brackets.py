@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
+from rlmcost.deployment.given import PASS_FIELDS
 from rlmcost.deployment.group_brackets import Brackets
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import groups_from_text
@@ -110,8 +111,7 @@ def test_a_trainer_key_equals_the_deployment_files_group_train(tmp_path) -> None
     brackets = _out("--groups", "rollout=8,actor=8[padded]")
     # the file's group trainer layout: the run's (verl's ZeRO-3, full checkpointing) padded
     train = {k: v for k, v in plain["run"]["deployment"]["train"].items()
-             if k not in ("max_tokens_per_gpu", "packing", "padded", "fused_loss",
-                          "router_dtype", "ep_dispatcher", "kernels", "offload")}  # fmt: skip
+             if k not in (*PASS_FIELDS, "offload")}  # what the brackets leave the run's
     assert (train["zero"], train["ckpt"]) == ("3", "full")
     actor = {"members": "actor", "gpus": 8, "train": {**train, "padded": True}}
     file = _out("--deployment", _file(tmp_path, [{"members": "rollout", "gpus": 8}, actor]))
