@@ -27,15 +27,18 @@ names as the reason a MoE layer's pass is floored at its host time).
 
 **Priced** (:func:`capped_count`, read by :mod:`rlmcost.perf.moe_ffn`): the busiest rank's rows
 per local expert, its dispatch and combine bytes and its expert-TP gather are ``min(busiest,
-cap)`` with a capacity factor (the EP-rank imbalance of :mod:`rlmcost.perf.moe_imbalance`
-capped at CF; a choice: the cap is taken evenly over the rank's experts, so the rank's load is
+cap)`` with a capacity factor (the EP-rank imbalance of :mod:`rlmcost.perf.moe_imbalance` capped
+at CF; a choice: the cap is taken evenly over the rank's experts, so the rank's load is
 ``min(imbalance, CF)`` x the mean, an upper bound where single experts overflow) and exactly
 ``cap`` with padding, ``cap`` = ETP x P_e x ``get_capacity`` of the rank's ``ceil(T / P_t)``
-tokens (bytes scale alike). Dropped copies cost nothing downstream. Left as they are: the
-router, the attention, the allgather dispatcher's volume (routing-independent) and the host
-floor (:mod:`rlmcost.perf.moe_host`): it is a measured launch-bound time per layer; without the
-sync the host may run ahead across layers, which for a stage of identical MoE layers gives the
-same max(GPU, host) per pass as per layer (a choice, stated in :func:`capacity_note`).
+tokens (bytes scale alike); the rank's permuted copies, fused or not, by the same ratio
+(:func:`rlmcost.perf.moe_ffn.permuted_rows`: Megatron-core permutes the kept copies, or
+``capacity x num_experts`` rows padded), as is the experts' activation. Dropped copies cost
+nothing downstream. Left as they are: the router, the attention, the allgather dispatcher's
+volume (routing-independent) and the host floor (:mod:`rlmcost.perf.moe_host`): it is a measured
+launch-bound time per layer; without the sync the host may run ahead across layers, which for a
+stage of identical MoE layers gives the same max(GPU, host) per pass as per layer (a choice,
+stated in :func:`capacity_note`).
 """
 
 from __future__ import annotations
