@@ -314,3 +314,19 @@ def test_train_says_what_the_moe_flags_do_on_a_moe_and_a_dense_model() -> None:
     assert "llama-3.1-8b is dense, no effect" in text
     assert "is dense, no MoE permutation" in text
     assert d["step_time_s"] == p["step_time_s"]
+
+
+def test_rl_commands_say_the_moe_fields_do_nothing_on_a_dense_model() -> None:
+    # grpo on a dense actor with the MoE flags: before, the notes claimed a capacity factor
+    # capping the busiest EP rank and an unfused permutation, neither priced (no routed experts)
+    runner = CliRunner()
+    base = ["grpo", "-m", "llama-3.1-8b", "--gpus", "16", "--zero", "1", "--json"]
+    dense = runner.invoke(app, [*base, "--moe-capacity-factor", "1.25",
+                                "--no-moe-permute-fusion"])  # fmt: skip
+    plain = runner.invoke(app, base)
+    assert dense.exit_code == 0 and plain.exit_code == 0, dense.output
+    d, p = json.loads(dense.stdout), json.loads(plain.stdout)
+    notes = " ".join(d["notes"])
+    assert "given on dense models: no routed experts, no effect" in notes
+    assert "MoE capacity factor 1.25" not in notes and "MoE permutation unfused" not in notes
+    assert d["iteration"]["time_s"] == p["iteration"]["time_s"]
