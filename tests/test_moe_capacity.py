@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nemo_rl_moe import import_qwen3_moe
 from typer.testing import CliRunner
 
@@ -330,3 +332,36 @@ def test_rl_commands_say_the_moe_fields_do_nothing_on_a_dense_model() -> None:
     assert "given on dense models: no routed experts, no effect" in notes
     assert "MoE capacity factor 1.25" not in notes and "MoE permutation unfused" not in notes
     assert d["iteration"]["time_s"] == p["iteration"]["time_s"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(ep=st.sampled_from([1, 2, 8]), tp=st.sampled_from([1, 2]), mb=st.sampled_from([1, 4]),
+       low=st.sampled_from([0.3, 0.8, 1.0]), high=st.sampled_from([1.0, 1.25, 2.0]),
+       fused=st.booleans(), imb=st.sampled_from([1.0, 1.3]))  # fmt: skip
+def test_random_capacities_stay_ordered_and_above_the_roofline(
+    ep: int, tp: int, mb: int, low: float, high: float, fused: bool, imb: float
+) -> None:
+    # Qwen3-30B-A3B on 16 H100s at 2,048 tokens: a lower factor (dropping) never costs more,
+    # a higher padded factor never less, padding never less than dropping at the same factor;
+    # every step is at least its FLOPs at peak (StepTime.roofline_bound_s); counts exact ints
+    from rlmcost.perf.moe_ffn import permuted_rows
+    from rlmcost.perf.step_pass import StepOptions
+    from rlmcost.perf.train_step import train_step_time
+    from rlmcost.specs import get_hardware, get_model
+
+    arch, hw = get_model("qwen3-30b-a3b").arch(), get_hardware("h100-sxm")
+    opt = StepOptions(moe_permute_fusion=fused, moe_rank_imbalance=imb, moe_layer_host_s=0.0)
+    base = Layout(dp=16 // tp, tp=tp, sp=tp > 1, ep=ep, micro_batch=mb)
+
+    def step(cf: float | None, pad: bool = False) -> Any:
+        lay = base.with_(moe_capacity_factor=cf, moe_pad_to_capacity=pad)
+        assert type(permuted_rows(_pass_context(lay, opt))) is int
+        return train_step_time(arch, lay, 64, 2048, hw, options=opt)
+
+    runs = [step(None), step(low), step(high), step(low, True), step(high, True)]
+    for r in runs:
+        assert r.step_s >= r.roofline_bound_s
+        assert type(r.model_flops) is int and type(r.hardware_flops) is int
+    dropless, drop_low, drop_high, pad_low, pad_high = (r.step_s for r in runs)
+    assert drop_low <= drop_high <= dropless * (1 + 1e-12)
+    assert pad_low <= pad_high and drop_low <= pad_low and drop_high <= pad_high
