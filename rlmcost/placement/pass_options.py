@@ -164,8 +164,13 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[st
     given = dict.fromkeys(n for lay in layouts if (n := capacity_note(
         lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
     unfused = not deployment.ideal and not deployment.train.moe_permute_fusion
-    if moe:
-        out += [*given, *([UNFUSED_PERMUTE_NOTE] if unfused else [])]
+    priced = unfused and not (step_options(deployment) or StepOptions()).moe_permute_fusion
+    if moe:  # the unfused note where priced: a Hugging Face trainer runs no Megatron-core permute
+        out += [*given, *([UNFUSED_PERMUTE_NOTE] if priced else [])]
+        if unfused and not priced:
+            out.append(f"moe_permute_fusion off: {deployment.framework}'s trainer runs the "
+                       "Hugging Face model at this layout (no Megatron-core permutation), no "
+                       "effect")
     elif given or unfused:  # a dense query: nothing routed, nothing priced
         out.append("MoE fields (capacity factor, moe_permute_fusion) given on dense models: "
                    "no routed experts, no effect")
