@@ -45,8 +45,9 @@ own n tokens and all E experts (a choice; the all-gather dispatcher's local map 
 E_local, a small share either way). ``sort_chunks_by_idxs`` (the local experts' second
 permutation after the all-to-all) moves the same bytes fused or not and is priced neither way.
 Under a capacity factor the atomic adds run over the copies kept, or padded to capacity
-(:func:`~rlmcost.perf.moe_ffn.permuted_rows`, as the fused pair's bytes); the bookkeeping over
-the whole routing map.
+(:func:`~rlmcost.perf.moe_ffn.permuted_rows`, as the fused pair's bytes); the bookkeeping (the
+sort over the whole routing map, the index math) stays at the dropless count (a choice: a small
+share of the bytes).
 """
 
 from __future__ import annotations
