@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nemo_rl_moe import import_qwen3_moe
 from typer.testing import CliRunner
 
@@ -249,3 +251,117 @@ def test_a_groups_own_layout_keeps_the_runs_capacity_unless_it_gives_one() -> No
     # passes too): the group's trainer layout gives their capacity where no forward layout does
     fwd = run({"moe_capacity_factor": 1.0}, {}, "forward")
     assert run({}, {"moe_capacity_factor": 1.0}, "forward") == fwd < run({}, {}, "forward")
+
+
+def _pass_context(layout: Layout, options: Any) -> Any:
+    from rlmcost.parallel.breakdown import DataShare
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.step_pass import StepContext
+    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.specs.workload import Workload
+
+    arch = get_model("qwen3-30b-a3b").arch()
+    share = DataShare(sequences=1, micro_batch=1, micro_batches=1, tokens_per_sequence=4096)
+    return StepContext.of(arch, layout, 4096, share, Device(get_hardware("h100-sxm")), options,
+                          Workload())  # fmt: skip
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_permutation_moves_the_kept_or_padded_copies(fused: bool) -> None:
+    # Megatron-core hands permute num_out_tokens = capacity x num_experts when padded and the
+    # kept copies when dropping (MoEAlltoAllTokenDispatcher.preprocess @d98e8a64dd): Qwen3-30B-A3B,
+    # 4096 tokens, EP 8: 32,768 copies; padded to CF 2.0: capacity ceil(4096 x 8 / 128 x 2) = 512
+    # x 128 = 65,536; CF 0.5 keeps 128 x 128 = 16,384; CF 1.0 drops none under even routing
+    from rlmcost.perf.moe_ffn import permuted_rows
+    from rlmcost.perf.moe_permute import unfused_permute_s
+    from rlmcost.perf.step_pass import StepOptions
+
+    base, opt = Layout(dp=8, ep=8), StepOptions(moe_layer_host_s=0.0, moe_permute_fusion=fused)
+    rows = {cf: permuted_rows(_pass_context(base.with_(moe_capacity_factor=cf,
+                                                       moe_pad_to_capacity=pad), opt))
+            for cf, pad in ((None, False), (1.0, False), (0.5, False), (2.0, True))}  # fmt: skip
+    assert rows == {None: 32_768, 1.0: 32_768, 0.5: 16_384, 2.0: 65_536}
+    assert all(type(r) is int for r in rows.values())
+    # one MoE layer's forward memory-bound kernels, padded to CF 2.0 against dropless: the
+    # experts' activation (3 x 768 B-elements per row, d_expert 768, SwiGLU) and the fused
+    # permute pair (2 x 2 x rows x d x 2 B) both double their rows; unfused, the atomic adds too
+    from rlmcost.perf.step_pass import _layer
+
+    c0 = _pass_context(base, opt)
+    c2 = _pass_context(base.with_(moe_capacity_factor=2.0, moe_pad_to_capacity=True), opt)
+    dev, x, d, more = c0.device, 2, 2048, 65_536 - 32_768
+    grown = more * 3 * 768 * x + 2 * 2 * more * d * x
+    unf = [unfused_permute_s(c, True)[0] for c in (c0, c2)]
+    assert (unf[1] > unf[0]) is not fused  # the atomic adds over the padded copies
+    got = _layer(c2, True).fwd["elementwise"] - _layer(c0, True).fwd["elementwise"]
+    assert got == pytest.approx(dev.memory_s(grown) + unf[1] - unf[0], rel=1e-9)
+
+
+def test_train_says_what_the_moe_flags_do_on_a_moe_and_a_dense_model() -> None:
+    # the MoE flags on rlmcost train: the unfused permutation is stated where it is priced (it
+    # moved the step with no note before), and on a dense model both flags are said to do
+    # nothing (they were silently ignored); the dense step is the flags-free one
+    runner = CliRunner()
+    base = ["train", "--gpus", "16", "--seq", "4096", "--batch", "64", "--zero", "1", "--json"]
+    flags = ["--moe-capacity-factor", "1.25", "--no-moe-permute-fusion"]
+    moe = runner.invoke(app, [*base, "-m", "qwen3-30b-a3b", "--ep", "8", *flags])
+    assert moe.exit_code == 0, moe.output
+    notes = " ".join(json.loads(moe.stdout)["notes"])
+    assert "MoE permutation unfused" in notes
+    dense = runner.invoke(app, [*base, "-m", "llama-3.1-8b", *flags])
+    plain = runner.invoke(app, [*base, "-m", "llama-3.1-8b"])
+    assert dense.exit_code == 0 and plain.exit_code == 0, dense.output
+    d, p = json.loads(dense.stdout), json.loads(plain.stdout)
+    text = " ".join(d["notes"])
+    assert "llama-3.1-8b is dense, no effect" in text
+    assert "is dense, no MoE permutation" in text
+    assert d["step_time_s"] == p["step_time_s"]
+
+
+def test_rl_commands_say_the_moe_fields_do_nothing_on_a_dense_model() -> None:
+    # grpo on a dense actor with the MoE flags: before, the notes claimed a capacity factor
+    # capping the busiest EP rank and an unfused permutation, neither priced (no routed experts)
+    runner = CliRunner()
+    base = ["grpo", "-m", "llama-3.1-8b", "--gpus", "16", "--zero", "1", "--json"]
+    dense = runner.invoke(app, [*base, "--moe-capacity-factor", "1.25",
+                                "--no-moe-permute-fusion"])  # fmt: skip
+    plain = runner.invoke(app, base)
+    assert dense.exit_code == 0 and plain.exit_code == 0, dense.output
+    d, p = json.loads(dense.stdout), json.loads(plain.stdout)
+    notes = " ".join(d["notes"])
+    assert "given on dense models: no routed experts, no effect" in notes
+    assert "MoE capacity factor 1.25" not in notes and "MoE permutation unfused" not in notes
+    assert d["iteration"]["time_s"] == p["iteration"]["time_s"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(ep=st.sampled_from([1, 2, 8]), tp=st.sampled_from([1, 2]), mb=st.sampled_from([1, 4]),
+       low=st.sampled_from([0.3, 0.8, 1.0]), high=st.sampled_from([1.0, 1.25, 2.0]),
+       fused=st.booleans(), imb=st.sampled_from([1.0, 1.3]))  # fmt: skip
+def test_random_capacities_stay_ordered_and_above_the_roofline(
+    ep: int, tp: int, mb: int, low: float, high: float, fused: bool, imb: float
+) -> None:
+    # Qwen3-30B-A3B on 16 H100s at 2,048 tokens: a lower factor (dropping) never costs more,
+    # a higher padded factor never less, padding never less than dropping at the same factor;
+    # every step is at least its FLOPs at peak (StepTime.roofline_bound_s); counts exact ints
+    from rlmcost.perf.moe_ffn import permuted_rows
+    from rlmcost.perf.step_pass import StepOptions
+    from rlmcost.perf.train_step import train_step_time
+    from rlmcost.specs import get_hardware, get_model
+
+    arch, hw = get_model("qwen3-30b-a3b").arch(), get_hardware("h100-sxm")
+    opt = StepOptions(moe_permute_fusion=fused, moe_rank_imbalance=imb, moe_layer_host_s=0.0)
+    base = Layout(dp=16 // tp, tp=tp, sp=tp > 1, ep=ep, micro_batch=mb)
+
+    def step(cf: float | None, pad: bool = False) -> Any:
+        lay = base.with_(moe_capacity_factor=cf, moe_pad_to_capacity=pad)
+        assert type(permuted_rows(_pass_context(lay, opt))) is int
+        return train_step_time(arch, lay, 64, 2048, hw, options=opt)
+
+    runs = [step(None), step(low), step(high), step(low, True), step(high, True)]
+    for r in runs:
+        assert r.step_s >= r.roofline_bound_s
+        assert type(r.model_flops) is int and type(r.hardware_flops) is int
+    dropless, drop_low, drop_high, pad_low, pad_high = (r.step_s for r in runs)
+    assert drop_low <= drop_high <= dropless * (1 + 1e-12)
+    assert pad_low <= pad_high and drop_low <= pad_low and drop_high <= pad_high

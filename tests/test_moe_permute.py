@@ -212,3 +212,19 @@ def test_train_command_takes_the_switch() -> None:
     assert off["compute_s"]["gemm"] == on["compute_s"]["gemm"]
     assert off["compute_s"]["elementwise"] > on["compute_s"]["elementwise"]
     assert off["model_flops"] == on["model_flops"]
+
+
+def test_a_hugging_face_trainer_says_the_switch_does_nothing() -> None:
+    # verl's FSDP worker at ZeRO-3 runs the Hugging Face model (no Megatron-core permute), so
+    # step_options keeps the fused pair: the same iteration, and the output said "MoE permutation
+    # unfused" there before (a priced mechanism it did not price)
+    base = ["grpo", "-m", "qwen3-30b-a3b", "--framework", "verl", "--gpus", "32", "--zero", "3",
+            "--json"]  # fmt: skip
+    runner = CliRunner()
+    on, off = runner.invoke(app, base), runner.invoke(app, [*base, "--no-moe-permute-fusion"])
+    assert on.exit_code == 0 and off.exit_code == 0, off.output
+    a, b = json.loads(on.stdout), json.loads(off.stdout)
+    assert a["iteration"]["time_s"] == b["iteration"]["time_s"]
+    assert not any(n.startswith("MoE permutation unfused") for n in b["notes"])
+    assert any("runs the Hugging Face model at this layout (no Megatron-core permutation)" in n
+               for n in b["notes"])  # fmt: skip

@@ -242,3 +242,23 @@ def test_bad_window_configs_are_one_line_errors(change, fragment):
     with pytest.raises(SpecError) as exc:
         spec_from_config(cfg, name="t")
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("spec", SPECS[:4], ids=spec_id)
+def test_training_pairs_are_the_mean_of_the_layers_unmasked_pairs(spec):
+    # perf.attention_shapes.causal_pairs (the training step's fused kernel): the per-layer mean
+    # of the direct count, every layer windowed (full 0) included and windows at or past the
+    # sequence (no fewer pairs than causal's at W >= seq, the causal count exactly)
+    from rlmcost.perf.attention_shapes import causal_pairs
+
+    arch = spec.arch()
+    w, full, n = spec.sliding_window, spec.full_attention_layers, spec.n_layers
+    for seq in (1, 2, w - 1 or 1, w, w + 3, 40):
+        slid = sum(1 for i in range(seq) for j in range(seq) if i - w < j <= i)
+        causal = seq * (seq + 1) // 2
+        got = causal_pairs(arch, seq)
+        assert type(got) is int
+        assert got == (full * causal + (n - full) * slid) // n
+        assert got == int(bl.attended_pairs(arch, seq, AttnCounting.CAUSAL)) // n
+        if seq <= w:
+            assert got == causal

@@ -215,16 +215,16 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
     _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs
                     if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
-    kl = any(t.role is Role.REFERENCE for t in tasks)
-    # kept per query by all that worker_notes reads of the deployment
+    kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
+    moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits, dep.groups),
-                          lambda: group_worker_notes(dep, kl)))  # fmt: skip
+                           dep.logits, dep.groups, moe),
+                          lambda: group_worker_notes(dep, kl, moe)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
-    if q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values())):
+    if moe:
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):
             notes.append(ROUTER_FP64_NOTE)

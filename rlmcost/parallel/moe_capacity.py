@@ -27,15 +27,20 @@ names as the reason a MoE layer's pass is floored at its host time).
 
 **Priced** (:func:`capped_count`, read by :mod:`rlmcost.perf.moe_ffn`): the busiest rank's rows
 per local expert, its dispatch and combine bytes and its expert-TP gather are ``min(busiest,
-cap)`` with a capacity factor (the EP-rank imbalance of :mod:`rlmcost.perf.moe_imbalance`
-capped at CF; a choice: the cap is taken evenly over the rank's experts, so the rank's load is
+cap)`` with a capacity factor (the EP-rank imbalance of :mod:`rlmcost.perf.moe_imbalance` capped
+at CF; a choice: the cap is taken evenly over the rank's experts, so the rank's load is
 ``min(imbalance, CF)`` x the mean, an upper bound where single experts overflow) and exactly
 ``cap`` with padding, ``cap`` = ETP x P_e x ``get_capacity`` of the rank's ``ceil(T / P_t)``
-tokens (bytes scale alike). Dropped copies cost nothing downstream. Left as they are: the
-router, the attention, the allgather dispatcher's volume (routing-independent) and the host
-floor (:mod:`rlmcost.perf.moe_host`): it is a measured launch-bound time per layer; without the
-sync the host may run ahead across layers, which for a stage of identical MoE layers gives the
-same max(GPU, host) per pass as per layer (a choice, stated in :func:`capacity_note`).
+tokens (bytes scale alike); the rank's permuted copies, fused or not, by the same ratio
+(:func:`rlmcost.perf.moe_ffn.permuted_rows`: Megatron-core permutes the kept copies, or
+``capacity x num_experts`` rows padded), as is the experts' activation. Dropped copies cost
+nothing downstream. Left as they are: the router, the attention, the allgather dispatcher's
+volume (routing-independent) and the host floor (:mod:`rlmcost.perf.moe_host`): it is a measured
+launch-bound time per layer; without the sync the host may run ahead across layers, which for a
+stage of identical MoE layers gives the same max(GPU, host) per pass as per layer (a choice,
+stated in :func:`capacity_note`). Memory (:mod:`rlmcost.parallel.activations` and its compiled
+twin) keeps the balanced load's activations, dropless or not: padded rows are not counted, an
+underestimate of up to (CF - 1) x the experts' share (a choice, stated in the note).
 """
 
 from __future__ import annotations
@@ -115,11 +120,13 @@ def capacity_note(factor: float | None, pad: bool) -> str | None:
                 "factor, --moe-pad-expert-input-to-capacity): every expert computes exactly "
                 "its capacity, ceil(tokens x top_k / experts x CF) rows from each source rank, "
                 "padding included, whatever the routing; no host sync for the token counts, "
-                "the host floor kept per layer (rlmcost.parallel.moe_capacity)")
+                "the host floor kept per layer; memory holds the balanced load's activations, "
+                "not the padded rows (rlmcost.parallel.moe_capacity)")
     return (f"MoE capacity factor {factor:g} (Megatron-core --moe-expert-capacity-factor): "
             "tokens over an expert's capacity are dropped, so the busiest EP rank computes at "
             "most CF x the mean (the EP-rank imbalance capped at CF); dropped tokens cost "
-            "nothing downstream (rlmcost.parallel.moe_capacity)")
+            "nothing downstream; memory holds the balanced load's activations "
+            "(rlmcost.parallel.moe_capacity)")
 
 
 def check_pad_dispatcher(pad: bool, dispatcher: str) -> None:

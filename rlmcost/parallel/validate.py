@@ -145,8 +145,9 @@ def check_layout(
     check_expert_grid(arch, layout)
     check_capacity(layout)
     capacity = capacity_note(layout.moe_capacity_factor, layout.moe_pad_to_capacity)
-    if capacity is not None and arch.is_moe:
-        notes.append(capacity)
+    if capacity is not None:  # a dense model has no expert capacity (no effect)
+        notes.append(capacity if arch.is_moe else f"MoE capacity factor "
+                     f"{layout.moe_capacity_factor:g}: {arch.name} is dense, no effect")
     check_zero_shard(layout)
     return notes
 

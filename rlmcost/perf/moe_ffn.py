@@ -158,6 +158,22 @@ def routed_experts(
     return per_expert * local, de
 
 
+def permuted_rows(c: StepContext) -> int:
+    """The rank's token copies through the permutation and un-permutation, ``T k ETP / P_t``;
+    under a capacity factor the kept ones, as Megatron-core's all-to-all dispatcher hands
+    ``permute`` ``num_out_tokens``: ``num_local_tokens_per_expert.sum()`` of the masked routing
+    map when dropping, ``capacity x num_experts`` when padded (``preprocess``, token_dispatcher.py
+    @d98e8a64dd). The source rank's routing taken as balanced, so the count scales by the
+    capacity's ratio to the mean rows (:func:`~rlmcost.parallel.moe_capacity.capped_count`, as
+    :func:`ep_comm_s` scales its bytes). Exact int.
+    """
+    arch, lay = c.arch, c.layout
+    e, k, t, T = int(arch.n_experts), int(arch.top_k), lay.tp, c.tokens
+    rows = T * k * lay.expert_tp // t
+    mean = max(1, -(-T * k * lay.expert_tp * lay.ep // (t * e)))
+    return capped_count(rows, rows, mean, capacity_rows(lay, T, k, e), lay.moe_pad_to_capacity)
+
+
 def ep_comm_s(c: StepContext) -> float:
     """Seconds of one pass side's EP communication of one MoE layer (module docstring)."""
     arch, lay, imb = c.arch, c.layout, c.options.moe_rank_imbalance

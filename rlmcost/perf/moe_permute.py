@@ -44,6 +44,10 @@ Applies to every dispatcher alike: the all-gather, all-to-all and flex (DeepEP) 
 own n tokens and all E experts (a choice; the all-gather dispatcher's local map is n_group x
 E_local, a small share either way). ``sort_chunks_by_idxs`` (the local experts' second
 permutation after the all-to-all) moves the same bytes fused or not and is priced neither way.
+Under a capacity factor the atomic adds run over the copies kept, or padded to capacity
+(:func:`~rlmcost.perf.moe_ffn.permuted_rows`, as the fused pair's bytes); the bookkeeping (the
+sort over the whole routing map, the index math) stays at the dropless count (a choice: a small
+share of the bytes).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rlmcost.perf.moe_ffn import permuted_rows
 from rlmcost.perf.rl_constants import Constant
 
 if TYPE_CHECKING:
@@ -109,10 +114,11 @@ def unfused_permute_s(c: StepContext, moe: bool) -> tuple[float, float]:
         return 0.0, 0.0
     arch, lay, dev = c.arch, c.layout, c.device
     x, d, k = c.workload.activation_dtype.bytes, int(arch.d_model), int(arch.top_k)
-    rows = c.tokens * k * lay.expert_tp // lay.tp  # the rank's token copies, as the step pass
-    u = unfused_permute_bytes(rows // k, k, int(arch.n_experts), d, x)
+    n = c.tokens * lay.expert_tp // lay.tp  # the rank's tokens, as the step pass
+    u = unfused_permute_bytes(n, k, int(arch.n_experts), d, x)
+    rows = permuted_rows(c)  # the copies permuted, kept ones under a capacity (moe_ffn)
     rate = dev.hardware.hbm_bandwidth_bytes_per_s * ATOMIC_SCATTER_ADD_HBM_FRACTION.value
-    atomic_s = 3 * x * u.atomic_elements / rate
+    atomic_s = 3 * x * rows * d / rate
     fwd = dev.elementwise_s(u.fwd_bytes, u.fwd_kernels) + atomic_s - dev.memory_s(2 * rows * d * x)
     bwd = dev.elementwise_s(u.bwd_bytes, u.bwd_kernels) + atomic_s - dev.memory_s(4 * rows * d * x)
     return max(0.0, fwd), max(0.0, bwd)

@@ -77,7 +77,7 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
-from rlmcost.perf.moe_ffn import ep_comm_s, routed_experts
+from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
 from rlmcost.perf.moe_permute import unfused_permute_s
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
@@ -296,7 +296,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         kernels += 1
     unf_f, unf_b = unfused_permute_s(c, moe)  # moe_permute_fusion off (perf.moe_permute)
     if moe:  # permute the rank's expert token copies to experts and back (TE's fused pair)
-        permute = 2 * 2 * (T * int(arch.top_k) * lay.expert_tp // t) * d * x
+        permute = 2 * 2 * permuted_rows(c) * d * x  # kept copies under a capacity
         fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
         mods["moe"] += dev.elementwise_s(permute, 2) + unf_f
         rows, width = act_widths[0]

@@ -123,9 +123,10 @@ def group_deployments(dep: Deployment) -> tuple[Deployment, ...]:
     return tuple(out)
 
 
-def group_worker_notes(dep: Deployment, kl: bool) -> tuple[str, ...]:
+def group_worker_notes(dep: Deployment, kl: bool, moe: bool = True) -> tuple[str, ...]:
     """``pass_options.worker_notes`` of the deployment and of its groups' views, once each."""
-    return tuple(dict.fromkeys(n for d in group_deployments(dep) for n in worker_notes(d, kl)))
+    views = group_deployments(dep)
+    return tuple(dict.fromkeys(n for d in views for n in worker_notes(d, kl, moe)))
 
 
 def any_router_fp64(dep: Deployment) -> bool:

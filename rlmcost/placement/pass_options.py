@@ -141,7 +141,7 @@ def _fp64_router(deployment: Deployment, hf: bool) -> bool:
     return deployment.train.router_dtype == "fp64" and not deployment.ideal and not hf
 
 
-def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
+def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[str, ...]:
     """The notes that state the framework's policy-worker terms a query is priced with
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
     the per-sequence loss of packed training, the padding of packed micro-batches under
@@ -150,7 +150,8 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
     :mod:`rlmcost.placement.packed_lengths`, :mod:`rlmcost.placement.head_peak`), a Hugging
     Face trainer's attention kernel and eager layers, its optimizer offload through
     pageable memory (:mod:`rlmcost.perf.host_offload`), and with expert parallelism the busiest
-    EP rank's load (:mod:`rlmcost.perf.moe_imbalance`)."""
+    EP rank's load (:mod:`rlmcost.perf.moe_imbalance`). ``moe``: whether a model of the query
+    has routed experts (without, the MoE fields are said to have no effect)."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     out, realhf = [], realhf_kernels(deployment)
     if expert_parallel(deployment):
@@ -160,10 +161,19 @@ def worker_notes(deployment: Deployment, kl: bool) -> tuple[str, ...]:
             out.append(DISPATCHER_NOTES[opt.ep_dispatcher])
     layouts = [deployment.train, deployment.forward_layout()]
     layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
-    out += dict.fromkeys(n for lay in layouts if (n := capacity_note(
+    given = dict.fromkeys(n for lay in layouts if (n := capacity_note(
         lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
-    if not deployment.ideal and not deployment.train.moe_permute_fusion:
-        out.append(UNFUSED_PERMUTE_NOTE)
+    unfused = not deployment.ideal and not deployment.train.moe_permute_fusion
+    priced = unfused and not (step_options(deployment) or StepOptions()).moe_permute_fusion
+    if moe:  # the unfused note where priced: a Hugging Face trainer runs no Megatron-core permute
+        out += [*given, *([UNFUSED_PERMUTE_NOTE] if priced else [])]
+        if unfused and not priced:
+            out.append(f"moe_permute_fusion off: {deployment.framework}'s trainer runs the "
+                       "Hugging Face model at this layout (no Megatron-core permutation), no "
+                       "effect")
+    elif given or unfused:  # a dense query: nothing routed, nothing priced
+        out.append("MoE fields (capacity factor, moe_permute_fusion) given on dense models: "
+                   "no routed experts, no effect")
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
