@@ -43,3 +43,34 @@ def test_a_groups_forward_layout_not_giving_a_micro_batch_keeps_the_runs() -> No
     assert _forwards(_packed({"tp": 1})) == run_wide
     assert _forwards(_packed({"tp": 1, "micro_batch": 4})) == run_wide
     assert {mb for mb, _, _ in _forwards(_packed({"micro_batch": 1}))} == {1}
+
+
+def _budget_limit(groups_train: dict[str, Any] | None) -> int:
+    """The token-budget limit on prompt + response (``evaluation.advice._limits``) of verl GRPO
+    on Llama-3.1-8B, CP 2 and a 16,000-token budget run-wide, the actor group's own trainer
+    layout ``groups_train`` (None: none)."""
+    from types import SimpleNamespace
+
+    from rlmcost.evaluation.advice import _limits
+
+    actor: dict[str, Any] = {"members": "actor", "gpus": 8}
+    if groups_train is not None:
+        actor["train"] = groups_train
+    run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": "8b"},
+                         "deployment": {"framework": "verl",
+                                        "train": {"cp": 2, "max_tokens_per_gpu": 16000},
+                                        "groups": [{"members": "rollout", "gpus": 8}, actor]}})
+    estimate = SimpleNamespace(evaluation=None, model="8b", deployment=run.deployment)
+    return _limits(estimate)["token budget"]
+
+
+def test_the_token_budget_limit_reads_a_groups_layout_over_the_runs() -> None:
+    # verl refuses a sequence of more than budget tokens per CP rank
+    # (verl/utils/seqlen_balancing.py: assert max_token_len >= max_seq_len): 16,000 x CP 2;
+    # a group's train: {padded: true} keeps the run's CP 2 (deployment.given.layered), where
+    # the raw layout's CP 1 (its default) halved the limit
+    assert _budget_limit(None) == 32_000
+    assert _budget_limit({"padded": True}) == 32_000
+    # a group's own smaller budget is the one its jobs are refused against
+    assert _budget_limit({"max_tokens_per_gpu": 8000}) == 16_000
+    assert _budget_limit({"cp": 1}) == 16_000
