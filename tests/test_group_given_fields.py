@@ -74,3 +74,27 @@ def test_the_token_budget_limit_reads_a_groups_layout_over_the_runs() -> None:
     # a group's own smaller budget is the one its jobs are refused against
     assert _budget_limit({"max_tokens_per_gpu": 8000}) == 16_000
     assert _budget_limit({"cp": 1}) == 16_000
+
+
+def _forward_beside(forward: dict[str, Any]) -> Any:
+    """A deployment whose trainer runs ``pp_overlap_p2p: false``, its actor group's own trainer
+    layout giving ``tp`` alone and its own forward layout ``forward``."""
+    from rlmcost.deployment.spec import Deployment
+
+    return Deployment.model_validate({"train": {"pp_overlap_p2p": False}, "groups": [
+        {"members": "actor", "gpus": 8, "train": {"tp": 2}, "forward": forward}]})  # fmt: skip
+
+
+def test_a_groups_forward_is_checked_against_its_trainer_over_the_runs() -> None:
+    import pytest
+
+    from rlmcost.placement.group_train import group_trainer
+
+    # the group's trainer runs the run's pp_overlap_p2p (false; deployment.given.layered), so a
+    # forward giving false is read, and one giving None (the raw layout's default) is not:
+    # deployment.trainer_only._beside took the raw layout's value for the fields outside
+    # PASS_FIELDS, refusing the first and accepting the second
+    dep = _forward_beside({"pp_overlap_p2p": False})
+    assert group_trainer(dep, "actor").pp_overlap_p2p is False
+    with pytest.raises(ValueError, match=r"groups\[0\]\.forward\.pp_overlap_p2p = None is not"):
+        _forward_beside({"pp_overlap_p2p": None})
