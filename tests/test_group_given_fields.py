@@ -98,3 +98,48 @@ def test_a_groups_forward_is_checked_against_its_trainer_over_the_runs() -> None
     assert group_trainer(dep, "actor").pp_overlap_p2p is False
     with pytest.raises(ValueError, match=r"groups\[0\]\.forward\.pp_overlap_p2p = None is not"):
         _forward_beside({"pp_overlap_p2p": None})
+
+
+def test_worker_notes_are_kept_with_the_fields_a_group_gives() -> None:
+    from rlmcost import memo
+    from rlmcost.evaluation.batch import evaluate_many
+
+    # verl runs its Megatron trainer at TP 2, the Hugging Face model at TP 1
+    # (pass_options.runs_hf_model); a group giving tp: 1 trains at TP 1, one giving nothing at
+    # the run's TP 2: equal group values, so the worker notes kept per query on the groups'
+    # values gave the second the first's Hugging Face note
+    def run(own: dict[str, Any]) -> Run:
+        return grpo_on_groups(DENSE, {"framework": "verl", "train": {"tp": 2}, "groups": [
+            {"members": "rollout", "gpus": 8}, {"members": "actor", "gpus": 8, "train": own}]})
+
+    runs = [run({"tp": 1}), run({})]
+    assert runs[0].deployment.groups == runs[1].deployment.groups
+    fast = [e.notes for e in evaluate_many(runs)]
+    with memo.plain():
+        plain = [evaluate_deployment(r).notes for r in runs]
+    assert fast == plain
+    hf = [any(n.startswith("verl's trainer runs the Hugging Face model") for n in notes)
+          for notes in fast]  # fmt: skip
+    assert hf == [True, False]
+
+
+def test_a_bracket_over_a_file_groups_train_keeps_what_the_file_does_not_give() -> None:
+    from rlmcost.deployment.given import layered
+    from rlmcost.deployment.spec import GroupLayouts, TrainLayout
+    from rlmcost.evaluation.query import groups_from_text
+
+    # --deployment FILE --groups 'rollout=8,actor=8[padded]' over the file's actor group
+    # giving train: {max_tokens_per_gpu: 4096}: the bracket adds padded (module
+    # deployment.group_brackets: "adding padded changes its padding only, never its ZeRO
+    # stage"); it gave every other field at TrainLayout's default (ZeRO 0, no recompute, no
+    # param_dtype) over the run's ZeRO 3 and full recompute
+    run_train = TrainLayout(zero="3", ckpt="full", param_dtype="fp32")
+    before = (GroupLayouts(members="rollout", gpus=8),
+              GroupLayouts.model_validate({"members": "actor", "gpus": 8,
+                                           "train": {"max_tokens_per_gpu": 4096}}))  # fmt: skip
+    train = groups_from_text("rollout=8,actor=8[padded]", run_train, before)[1].train
+    assert train is not None
+    assert train.model_fields_set == {"max_tokens_per_gpu", "padded"}
+    merged = layered(train, run_train)
+    assert (str(merged.zero), str(merged.ckpt), str(merged.param_dtype)) == ("3", "full", "fp32")
+    assert (merged.max_tokens_per_gpu, merged.padded) == (4096, True)

@@ -199,13 +199,15 @@ def own_fields(brackets: Brackets, run_train: TrainLayout | None, before: GroupL
         out["engine"] = _built(EngineSpec, {**given, **brackets.engine}, where, "engine")
     if brackets.train:
         own = out.get("train")
-        base = own or run_train or TrainLayout()
-        keep = own.model_fields_set if own is not None else ()
         layout = dict(brackets.layout)
         if "offload" in layout:
             layout["offload"] = str(layout["offload"]).split(",")
-        data = {k: v for k, v in base.model_dump(mode="json").items()
-                if k not in (*PASS_FIELDS, *_FROM_RUN) or k in keep}  # fmt: skip
+        if own is not None:  # the file's group gives these; the others stay the run's (layered)
+            data = {k: v for k, v in own.model_dump(mode="json").items()
+                    if k in own.model_fields_set}  # fmt: skip
+        else:
+            data = {k: v for k, v in (run_train or TrainLayout()).model_dump(mode="json").items()
+                    if k not in (*PASS_FIELDS, *_FROM_RUN)}  # fmt: skip
         out["train"] = _built(TrainLayout, {**data, **layout, **brackets.train}, where,
                               "trainer layout")  # fmt: skip
     return out

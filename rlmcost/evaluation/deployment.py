@@ -218,7 +218,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     kl = any(t.role is Role.REFERENCE for t in tasks)
     # kept per query by all that worker_notes reads of the deployment
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits, dep.groups),
+                           dep.logits, dep.groups, given_fields(dep.groups)),
                           lambda: group_worker_notes(dep, kl)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
