@@ -143,3 +143,19 @@ def test_a_bracket_over_a_file_groups_train_keeps_what_the_file_does_not_give() 
     merged = layered(train, run_train)
     assert (str(merged.zero), str(merged.ckpt), str(merged.param_dtype)) == ("3", "full", "fp32")
     assert (merged.max_tokens_per_gpu, merged.padded) == (4096, True)
+
+
+def test_groups_over_a_file_find_its_group_by_its_members_in_any_order() -> None:
+    from rlmcost.deployment.spec import GroupLayouts, TrainLayout
+    from rlmcost.evaluation.query import groups_from_text
+
+    # a file's group `reference+actor` is the flag's `actor+ref` (parse_groups: one group of
+    # the same members); the flag found it by its spelling alone and dropped its own train
+    before = (GroupLayouts(members="rollout", gpus=8),
+              GroupLayouts.model_validate({"members": "reference+actor", "gpus": 8,
+                                           "train": {"max_tokens_per_gpu": 4096}}))  # fmt: skip
+    for text in ("rollout=8,actor+ref=8", "rollout=8,actor+reference=8[padded]"):
+        train = groups_from_text(text, TrainLayout(), before)[1].train
+        assert train is not None and train.max_tokens_per_gpu == 4096, text
+    # another group's settings are not taken
+    assert groups_from_text("rollout=8,actor=8", TrainLayout(), before)[1].train is None
