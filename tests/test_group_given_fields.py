@@ -159,3 +159,38 @@ def test_groups_over_a_file_find_its_group_by_its_members_in_any_order() -> None
         assert train is not None and train.max_tokens_per_gpu == 4096, text
     # another group's settings are not taken
     assert groups_from_text("rollout=8,actor=8", TrainLayout(), before)[1].train is None
+
+
+def test_a_file_groups_train_giving_bracket_keys_is_written_as_its_brackets(tmp_path) -> None:  # noqa: ANN001
+    import json
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    # a file group's train: {padded: true} trains and runs its forwards as [padded] does
+    # (the run's fields under both, deployment.given.layered): Run.to_command writes it so,
+    # where it refused it (the bracket gives the run's other fields too) and the command
+    # reproduces the file's numbers
+    run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": DENSE},
+                         "deployment": {"framework": "verl", "groups": [
+                             {"members": "rollout", "gpus": 8},
+                             {"members": "actor", "gpus": 8, "train": {"padded": True}}]}})
+    line = run.to_command()
+    assert "--groups 'rollout=8,actor=8[padded]'" in line
+    out = CliRunner().invoke(app, [*shlex.split(line)[1:], "--json"])
+    run.dump(tmp_path / "run.json")
+    file = CliRunner().invoke(app, ["run", str(tmp_path / "run.json"), "--json"])
+    assert out.exit_code == file.exit_code == 0, out.output + file.output
+    times = [json.loads(o.stdout)["iteration"]["time_s"] for o in (out, file)]
+    assert times[0] == times[1]
+    # a file group giving what no bracket key says (its own offload) is still refused
+    from rlmcost.errors import SpecError
+
+    other = run.replace(deployment={"groups": [{"members": "rollout", "gpus": 8}, {
+        "members": "actor", "gpus": 8, "train": {"padded": True, "offload": ["optimizer"]}}]})
+    import pytest
+
+    with pytest.raises(SpecError, match="not what --groups keys give"):
+        other.to_command()
