@@ -550,3 +550,79 @@ def test_forwards_keyed_on_the_trainers_permute_fusion() -> None:
     fast = [_text(e) for e in evaluate_many(runs)]
     assert fast == [_plain(r) for r in runs]
     assert len(set(fast)) == 2
+
+
+# a group's own trainer and forward layouts: each field given or not, often at the default or
+# the run's value, so equal layouts that give different fields meet in one batch
+# (deployment.given.layered; placement.group_key, evaluation.deployment._parsed_groups)
+LAYOUT_FIELDS = {"tp": [1, 2], "zero": ["0", "3"], "ckpt": ["none", "full"],
+                 "micro_batch": [1, 2], "max_tokens_per_gpu": [None, 4096],
+                 "packing": [False, True], "padded": [False, True],
+                 "offload": [[], ["optimizer"]], "pp_overlap_p2p": [None, False]}  # fmt: skip
+
+
+def _layout_fields() -> Any:
+    return st.fixed_dictionaries({}, optional={k: st.sampled_from(v)
+                                               for k, v in LAYOUT_FIELDS.items()})  # fmt: skip
+
+
+def _forward_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` less those a forward layout does not take (its offload, refused; the
+    trainer's p2p overlap: deployment.trainer_only)."""
+    return {k: v for k, v in fields.items() if k not in ("offload", "pp_overlap_p2p")}
+
+
+def _grouped(framework: str | None, train: dict[str, Any], forward: dict[str, Any] | None,
+             own_train: dict[str, Any] | None, own_forward: dict[str, Any] | None) -> Run | None:
+    actor: dict[str, Any] = {"members": "actor+reference", "gpus": 8}
+    for key, own in (("train", own_train), ("forward", own_forward)):
+        if own is not None:
+            actor[key] = own if key == "train" else _forward_fields(own)
+    dep = {"framework": framework, "train": train,
+           "groups": [{"members": "rollout", "gpus": 8}, actor]}  # fmt: skip
+    if forward is not None:
+        dep["forward"] = _forward_fields(forward)
+    try:
+        return Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True, "kl": True},
+                              "models": {"actor": "llama-3.2-1b"},
+                              "workload": {"prompts": 16, "samples_per_prompt": 4},
+                              "deployment": dep, "cluster": {"hardware": "h100-sxm"}})
+    except (SpecError, ValueError):
+        return None
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(framework=st.sampled_from([None, "verl", "nemo-rl", "slime"]), picks=st.lists(st.tuples(
+    _layout_fields(), st.none() | _layout_fields(), st.none() | _layout_fields(),
+    st.none() | _layout_fields(),
+), min_size=2, max_size=6))
+def test_random_group_layouts_giving_other_fields_equal_plain(framework: str | None,
+                                                              picks: list[tuple]) -> None:
+    """Random run-wide and group trainer and forward layouts, each field given or not: a
+    batch evaluated together (kept group estimates, forwards, parsed groups) equals each Run
+    evaluated plain, and each Run read back from its JSON."""
+    chosen = [r for r in (_grouped(framework, *p) for p in picks) if r is not None]
+    fast = [_text(e) for e in evaluate_many(chosen)]
+    assert fast == [_plain(r) for r in chosen]
+    assert fast == [_plain(Run.from_data(r.to_json())) for r in chosen]
+
+
+def test_nemo_rls_reference_swap_keyed_on_the_trainers_weights() -> None:
+    """NeMo RL's reference forward waits for the actor trainer's weights swapped through host
+    memory (``group_passes.reference_swap_s_of``): fp32 weights (the preset's param_dtype) swap
+    twice the bytes of bf16 ones; beside a forward layout of the run's own (the forwards' key
+    then holds no param_dtype) the forward kept for one was given to the other (a 0.029 s swap
+    for 0.014 s) before the kept forward's key held the swap."""
+    forward = {"tp": 1}  # a forward layout of the run's own: one key
+    runs = [_grouped("nemo-rl", {}, forward, None, None),
+            _grouped("nemo-rl", {"param_dtype": None}, forward, None, None)]  # fmt: skip
+    assert None not in runs
+    fast = [_text(e) for e in evaluate_many(runs)]
+    assert fast == [_plain(r) for r in runs]
+
+    def swap(text: str) -> float:
+        jobs = [j for g in json.loads(text)["groups"] for j in g["jobs"]]
+        return sum((j.get("predicted_breakdown_s") or {}).get("reference_swap_s", 0.0)
+                   for j in jobs)  # fmt: skip
+
+    assert swap(fast[0]) == 2 * swap(fast[1]) > 0

@@ -199,13 +199,15 @@ def own_fields(brackets: Brackets, run_train: TrainLayout | None, before: GroupL
         out["engine"] = _built(EngineSpec, {**given, **brackets.engine}, where, "engine")
     if brackets.train:
         own = out.get("train")
-        base = own or run_train or TrainLayout()
-        keep = own.model_fields_set if own is not None else ()
         layout = dict(brackets.layout)
         if "offload" in layout:
             layout["offload"] = str(layout["offload"]).split(",")
-        data = {k: v for k, v in base.model_dump(mode="json").items()
-                if k not in (*PASS_FIELDS, *_FROM_RUN) or k in keep}  # fmt: skip
+        if own is not None:  # the file's group gives these; the others stay the run's (layered)
+            data = {k: v for k, v in own.model_dump(mode="json").items()
+                    if k in own.model_fields_set}  # fmt: skip
+        else:
+            data = {k: v for k, v in (run_train or TrainLayout()).model_dump(mode="json").items()
+                    if k not in (*PASS_FIELDS, *_FROM_RUN)}  # fmt: skip
         out["train"] = _built(TrainLayout, {**data, **layout, **brackets.train}, where,
                               "trainer layout")  # fmt: skip
     return out
@@ -228,11 +230,15 @@ def _word(field: str, value: object) -> str:
     return f"{key}={value!r}" if isinstance(value, float) else f"{key}={value}"
 
 
-def bracket_text(group: GroupLayouts, run_train: TrainLayout) -> str:
+def bracket_text(group: GroupLayouts, run_train: TrainLayout,
+                 run_forward: TrainLayout | None = None) -> str:  # fmt: skip
     """``group``'s settings, engine and trainer fields in bracket syntax (no brackets; "" for
     none), such that :func:`own_fields` over ``run_train`` gives them back; SpecError naming
     what no bracket key says (a group's forward layout, an engine field without a key, a
-    trainer layout other than the run's with the group's keys over it)."""
+    trainer layout other than the run's with the group's keys over it). With ``run_forward``
+    (the run's forward layout) a trainer layout given back with other fields set is taken
+    where the group runs alike: its trainer and its forwards over the run's
+    (``deployment.given.layered``; a file's ``train: {padded: true}`` is ``[padded]``)."""
     fix = "; write the run to a file and use `rlmcost run FILE`"
     if group.forward is not None:
         raise SpecError(f"group {group.members} has a forward layout of its own: no --groups "
@@ -252,6 +258,8 @@ def bracket_text(group: GroupLayouts, run_train: TrainLayout) -> str:
     back = own_fields(Brackets(text, text), run_train, None, group.members, text)
     for part in ("engine", "train"):
         mine, again = getattr(group, part), back.get(part)
+        if part == "train" and _runs_alike(mine, again, run_train, run_forward):
+            continue
         if mine != again or (mine is not None and mine.model_fields_set !=
                              again.model_fields_set):  # fmt: skip
             what = "engine" if part == "engine" else "trainer layout (the run's with the " \
@@ -259,3 +267,17 @@ def bracket_text(group: GroupLayouts, run_train: TrainLayout) -> str:
             raise SpecError(f"group {group.members}'s {part} is not what --groups keys give: "
                             f"no key says its {what}{fix}")  # fmt: skip
     return text
+
+
+def _runs_alike(mine: TrainLayout | None, again: TrainLayout | None, run_train: TrainLayout,
+                run_forward: TrainLayout | None) -> bool:  # fmt: skip
+    """Whether a group's trainer layouts ``mine`` and ``again`` (both given) train and run its
+    forwards alike over the run's (``deployment.given``: ``layered``, ``forwards_given``; the
+    forwards' pass fields are the layered ones') and give the same offload (read as given,
+    ``GroupTasks._check_group_options``); False without ``run_forward``."""
+    from rlmcost.deployment.given import forwards_given, layered
+
+    if run_forward is None or mine is None or again is None or mine.offload != again.offload:
+        return False
+    return layered(mine, run_train) == layered(again, run_train) and layered(
+        forwards_given(mine), run_forward) == layered(forwards_given(again), run_forward)

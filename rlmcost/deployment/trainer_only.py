@@ -10,7 +10,7 @@ be silently ignored; it is refused, naming where to give it. The deployment's ``
 counts as giving a value other than the default (a Run file writes all its fields); a group's
 forward gives the fields its input names (``deployment.given``), and the trainer it runs
 beside is the group's as ``placement.group_train`` merges it (the deployment's value where
-the group's trainer layout does not give a merged field, or where it has none).
+the group's trainer layout does not give the field, or where it has none).
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ def check_forwards(dep: Deployment) -> None:
 
 
 def _beside(run: TrainLayout, own: TrainLayout | None, key: str) -> Any:
-    """The value of ``key`` in a group's trainer (``placement.group_train.group_trainer``)."""
-    from rlmcost.deployment.given import PASS_FIELDS
-
-    if own is not None and (key in own.model_fields_set or key not in PASS_FIELDS):
+    """The value of ``key`` in a group's trainer (``placement.group_train.group_trainer``:
+    ``deployment.given.layered``, the group's where its layout gives the field, else the run's,
+    for every field: ``pp_overlap_p2p`` too, not only the batching and pass fields)."""
+    if own is not None and key in own.model_fields_set:
         return getattr(own, key)
     return getattr(run, key)
 

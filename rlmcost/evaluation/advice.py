@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlmcost.deployment.given import forwards_given, layered
 from rlmcost.deployment.kinds import LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
@@ -208,11 +209,24 @@ def _limits(estimate: Any) -> dict[str, int]:
     out = {"context": spec.max_context or DEFAULT_CONTEXT_CAP}
     dep: Deployment = estimate.deployment
     if not dep.ideal and (dep.framework or "") in OVER_BUDGET_REFUSED:
-        given = [dep.train, dep.forward_layout()]  # the budgets; the groups' layouts: CP
-        budgets = [t.max_tokens_per_gpu for t in given if t.max_tokens_per_gpu is not None]
+        # each layout's budget per CP rank: a sequence of budget x cp tokens at most
+        budgets = [t.max_tokens_per_gpu * t.cp for t in _job_layouts(dep)
+                   if t.max_tokens_per_gpu is not None]  # fmt: skip
         if budgets:
-            groups = [t for g in dep.groups for t in (g.train, g.forward) if t is not None]
-            out["token budget"] = min(budgets) * min(t.cp for t in given + groups)
+            out["token budget"] = min(budgets)
+    return out
+
+
+def _job_layouts(dep: Deployment) -> list[Any]:
+    """The trainer and forward layouts ``dep``'s jobs run by: the run's, and each group's own
+    over them (``deployment.given.layered``: a field a group does not give is the run's, so a
+    group giving ``train: {padded: true}`` keeps the run's CP degree and budget; its forwards
+    its trainer layout's where it gives no forward layout, ``given.forwards_given``)."""
+    out = [dep.train, dep.forward_layout()]
+    for g in dep.groups:
+        forward = g.forward or (g.train and forwards_given(g.train))
+        out += [layered(own, run) for own, run in ((g.train, dep.train),
+                                                   (forward, dep.forward_layout())) if own]
     return out
 
 

@@ -218,7 +218,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits, dep.groups, moe),
+                           dep.logits, dep.groups, given_fields(dep.groups), moe),
                           lambda: group_worker_notes(dep, kl, moe)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them

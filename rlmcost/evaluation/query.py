@@ -64,16 +64,29 @@ def groups_from_text(text: str, train: TrainLayout | None = None,
     from rlmcost.specs.validation import build
 
     out = []
-    file = {g.members: g for g in before if g.train or g.forward or g.engine}
+    file = {_members(g.members): g for g in before if g.train or g.forward or g.engine}
     for g, own in zip(parse_groups(text), brackets(text), strict=True):
         spec = g.spec()
         settings = spec[spec.index("[") + 1 : -1] if g.settings else None
         data = {"members": g.name, "gpus": g.gpus or 1, "settings": settings,
                 "hardware": g.hardware}  # fmt: skip
-        kept = file.get(g.name)
+        kept = file.get(_members(g.name))
         if own is not None:
             data.update(own_fields(own, train, kept, g.name, text))
         elif kept is not None:
             data.update(engine=kept.engine, train=kept.train, forward=kept.forward)
         out.append(build(GroupLayouts, data, f"--groups {text!r}"))
     return tuple(out)
+
+
+def _members(name: str) -> frozenset[str]:
+    """A group's members as a set, as ``--groups`` names them (``reference+actor`` and
+    ``actor+ref`` are one group): how a file's group is found again under the flag."""
+    from rlmcost.errors import SpecError
+    from rlmcost.placement.groups import parse_groups
+
+    try:
+        name = parse_groups(f"{name}=1")[0].name
+    except SpecError:
+        pass
+    return frozenset(name.split("+"))

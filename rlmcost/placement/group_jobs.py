@@ -111,7 +111,7 @@ def _job(g: GroupModel, task: Task) -> Job:
         if g.s.groups_seen is None:  # nothing kept (memo.plain): no key to make
             own, host, time, bound, pred, parts = _forward(g, task, work)
         else:
-            key = forward_key(g, task, layout)
+            key = (forward_key(g, task, layout), reference_swap_s_of(g, task))  # (its doc)
             own, host, time, bound, pred, parts = per_query(g.s, key,
                                                             lambda: _forward(g, task, work))
         g.known_own(task, own, host)

@@ -268,7 +268,10 @@ def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
     no engine setting but whether it is DeepSpeed-Chat's Hybrid Engine (``inputs.layouts_for``
     reads the engine for generation only), and the
-    trainer's offload only for training (``GroupTasks._deployed``)."""
+    trainer's offload only for training (``GroupTasks._deployed``). ``group_jobs`` keeps a
+    forward under this key with NeMo RL's reference swap seconds beside it
+    (``group_passes.reference_swap_s_of``: the actor trainer's weights per rank, its
+    ``param_dtype`` and shard, which this key does not hold)."""
     return ("forward", task, layout, _kept_part(g, "forward"))
 
 

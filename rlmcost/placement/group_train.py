@@ -43,12 +43,11 @@ if TYPE_CHECKING:
 
 def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> TrainLayout:
     """``base`` with the :data:`PASS_FIELDS` ``own`` gives (and its micro-batch where
-    ``micro_batch``)."""
+    ``micro_batch`` and ``own`` gives one: a forward layout giving ``tp`` alone keeps the
+    run's forward micro-batch, as its layout does, ``deployment.given.layered``)."""
     if own is None:
         return base
-    update = overrides(base, own, PASS_FIELDS)
-    if micro_batch and own.micro_batch != base.micro_batch:
-        update["micro_batch"] = own.micro_batch
+    update = overrides(base, own, (*PASS_FIELDS, "micro_batch") if micro_batch else PASS_FIELDS)
     return base.model_copy(update=update) if update else base
 
 

@@ -229,7 +229,7 @@ def _deployment_flags(run: Run) -> list[str]:
     if d.groups:  # a group's own engine and trainer fields in its brackets
         from rlmcost.deployment.group_brackets import bracket_text
 
-        own = [bracket_text(g, t) for g in d.groups]
+        own = [bracket_text(g, t, d.forward_layout()) for g in d.groups]
         words += ["--groups", ",".join(
             f"{g.members}={g.gpus}" + (f"@{g.hardware}" if g.hardware else "")
             + (f"[{b}]" if b else "") for g, b in zip(d.groups, own, strict=True)
