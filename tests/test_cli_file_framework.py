@@ -52,3 +52,19 @@ def test_a_file_without_a_framework_follows_the_default(tmp_path) -> None:
 def test_a_files_null_framework_is_the_bare_layout(tmp_path) -> None:
     bare = _out(tmp_path, {"framework": None})
     assert bare["phases"] == _out(tmp_path, {}, "--framework", "none")["phases"]
+
+
+def test_the_flags_framework_names_the_deployment_and_the_command_round_trips(tmp_path) -> None:
+    # review3: the flag's preset and implied options went under the file's framework name, so
+    # the Run said verl (its command `--framework verl`) while it priced NeMo RL's options
+    import shlex
+
+    from rlmcost.run import Run
+
+    for flag, name in (("nemo-rl", "nemo-rl"), ("none", None)):
+        out = _out(tmp_path, {"framework": "verl"}, "--framework", flag)
+        assert out["deployment"]["framework"] == name
+        line = Run.from_data(out["run"]).to_command()
+        again = CliRunner().invoke(app, [*shlex.split(line)[1:], "--json"])
+        assert again.exit_code == 0, again.output
+        assert json.loads(again.stdout) == out, line

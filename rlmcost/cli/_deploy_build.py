@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 def base_deployment(opts: dict[str, Any]) -> Deployment:
     """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's (for
     the ``--model``'s size: :meth:`~rlmcost.frameworks.preset_model.Preset.for_params`), then
-    the ``--deployment`` file's fields (each overrides the one before)."""
+    the ``--deployment`` file's fields (each overrides the one before). A ``--framework``
+    flag names the deployment's framework over a file's own ``framework`` (the preset and
+    implied options are the flag's, so the Run and its command say the same)."""
     from rlmcost.deployment.spec import Deployment, forwards_follow_trainer, load_deployment
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.specs.validation import build
@@ -29,9 +31,12 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
         raise SpecError("--deployment '': give the path of a deployment file (YAML or JSON, "
                         "e.g. the deployment of `rlmcost ppo ... --json`), or drop --deployment")
     framework = query_framework(opts)
+    flagged = opts.get("framework") is not None and not opts.get("ideal")  # the flag wins
     if framework is None:
-        return load_deployment(opts["deployment_file"]) if opts.get("deployment_file") else \
-            Deployment()  # fmt: skip
+        if not opts.get("deployment_file"):
+            return Deployment()
+        dep = load_deployment(opts["deployment_file"])
+        return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
     from rlmcost.run.defaults import DEFAULT_ACTOR, actor_params
     from rlmcost.run.spec import merge
 
@@ -42,6 +47,8 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
         forwards_follow_trainer(data)
     if opts.get("deployment_file"):
         data = merge(data, _file_fields(opts["deployment_file"]))
+        if flagged:  # a file naming another framework: the flag's preset, so its name too
+            data["framework"] = framework
     return build(Deployment, data, f"deployment (--framework {framework})")
 
 
