@@ -191,3 +191,17 @@ def test_verl_ref_default_reference_is_the_actors() -> None:
     assert not any(n.startswith("ref.") for n in q.notes)
     with pytest.raises(SpecError, match="resolver"):  # the Reader does refuse it
         Reader({key: ref}, "x").integer(key, None)
+
+
+def test_virtual_stages_given_is_not_overridden_by_a_layout_strings_stages() -> None:
+    # review3: `--virtual-stages 1` under a layout of pp x 2 stages ran v = 2 silently (the
+    # layout's implied size was taken whenever v stayed at 1); now check_layout's one line
+    layout = ["--pp", "2", "--pp-layout", "Et*6|t*6|t*6|t*6L"]
+    grpo = ["grpo", "-m", "qwen2.5-0.5b", "--gpus", "8", "--json"]
+    bad = runner.invoke(app, [*grpo, *layout, "--virtual-stages", "1"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    assert "4 stages = pp 2 x 2 virtual stages, not 1" in bad.output
+    implied = json.loads(runner.invoke(app, [*grpo, *layout]).stdout)
+    given = json.loads(runner.invoke(app, [*grpo, *layout, "--virtual-stages", "2"]).stdout)
+    assert implied["run"]["deployment"]["train"]["virtual_stages"] == 2
+    assert given["iteration"] == implied["iteration"]

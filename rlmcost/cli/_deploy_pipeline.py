@@ -86,7 +86,9 @@ def _implied(text: str | None, pp: int, given: dict[str, Any]) -> dict[str, Any]
 def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
     """Set the deployment's ``train.pp_split`` (a dict of ``PipelineSplit`` fields) and, from
     ``--virtual-stages``, ``virtual_stages`` and the schedule (interleaved for v > 1) from the
-    options given, over what a deployment file or preset set."""
+    options given, over what a deployment file or preset set. A layout string's stages imply
+    v only where ``--virtual-stages`` is not given (``--virtual-stages 1`` under a layout of
+    pp x 2 stages is refused, not read as 2)."""
     v = opts.get("virtual_stages")
     if v is not None and v > 1 and train.get("pp", 1) <= 1:
         from rlmcost.errors import SpecError
@@ -99,6 +101,8 @@ def apply_split(opts: dict[str, Any], train: dict[str, Any]) -> None:
     given = {k[3:]: opts[k] for k in PIPELINE_SPLIT_OPTIONS if opts.get(k) is not None}
     if given:
         train["pp_split"] = {**(train.get("pp_split") or {}), **given}
+    if v is not None:  # given: a layout string of other stages is check_layout's error
+        return
     text = (train.get("pp_split") or {}).get("layout")
     implied = _implied(text, train.get("pp", 1), {"virtual_stages": train.get(
         "virtual_stages", 1), "schedule": train.get("schedule", "1f1b")})  # fmt: skip
