@@ -68,3 +68,15 @@ def test_the_flags_framework_names_the_deployment_and_the_command_round_trips(tm
         again = CliRunner().invoke(app, [*shlex.split(line)[1:], "--json"])
         assert again.exit_code == 0, again.output
         assert json.loads(again.stdout) == out, line
+
+
+def test_a_files_framework_in_other_case_is_the_frameworks_name(tmp_path) -> None:
+    # review3: `framework: VERL` took verl's preset but kept 'VERL' as the deployment's name,
+    # which the framework checks (e.g. deployment.terms' nemo-rl refit) do not match: its
+    # memory differed from `framework: verl`'s
+    from rlmcost.run import Run
+
+    upper, lower = _out(tmp_path, {"framework": "VERL"}), _out(tmp_path, {"framework": "verl"})
+    assert upper == lower
+    run = Run.from_data({"models": {"actor": "llama-3.2-1b"}, "deployment": {"framework": "VERL"}})
+    assert run.deployment.framework == "verl"

@@ -47,8 +47,7 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
         forwards_follow_trainer(data)
     if opts.get("deployment_file"):
         data = merge(data, _file_fields(opts["deployment_file"]))
-        if flagged:  # a file naming another framework: the flag's preset, so its name too
-            data["framework"] = framework
+        data["framework"] = framework  # the preset's name (the flag's over a file's other)
     return build(Deployment, data, f"deployment (--framework {framework})")
 
 

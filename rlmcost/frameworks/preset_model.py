@@ -47,10 +47,12 @@ reward model); ``--ideal`` the paper's idealized iteration."""
 
 def framework_name(given: str | None, ideal: bool = False) -> str | None:
     """The framework a query follows: ``given``, else :data:`DEFAULT_FRAMEWORK`; None for
-    ``none`` and for the paper's idealized iteration."""
+    ``none`` and for the paper's idealized iteration. The name in lower case, as
+    :func:`~rlmcost.frameworks.presets.get_preset` reads it (a file's ``framework: VERL`` is
+    verl's preset and verl's semantics, not a name the framework checks miss)."""
     if ideal or (given is not None and str(given).lower() == "none"):
         return None
-    return str(given) if given is not None else DEFAULT_FRAMEWORK.value
+    return str(given).lower() if given is not None else DEFAULT_FRAMEWORK.value
 
 
 OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward", "global_batch")

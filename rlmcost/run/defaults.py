@@ -51,7 +51,8 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
         actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
         kind = (dep.get("engine") or {}).get("kind")
         preset = get_preset(name).for_params(actor_params(actor))
-        out = merge(preset.deployment_data(str(kind) if kind else None), dep)
+        out = {**merge(preset.deployment_data(str(kind) if kind else None), dep),
+               "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
