@@ -205,3 +205,13 @@ def test_virtual_stages_given_is_not_overridden_by_a_layout_strings_stages() -> 
     given = json.loads(runner.invoke(app, [*grpo, *layout, "--virtual-stages", "2"]).stdout)
     assert implied["run"]["deployment"]["train"]["virtual_stages"] == 2
     assert given["iteration"] == implied["iteration"]
+
+
+def test_a_files_virtual_size_without_its_schedule_names_what_sets_it(tmp_path) -> None:
+    # review3: the RL commands have no --schedule; the refusal named only that flag
+    dep = tmp_path / "dep.yaml"
+    dep.write_text("train: {pp: 2, virtual_stages: 2}\n")
+    res = runner.invoke(app, ["grpo", "-m", "qwen2.5-0.5b", "--gpus", "8", "--deployment",
+                              str(dep), "--json"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "train.schedule: interleaved" in res.output and "--virtual-stages" in res.output

@@ -118,7 +118,9 @@ def check_layout(
     if v > 1:
         if layout.schedule is not PipelineSchedule.INTERLEAVED:
             raise SpecError(
-                f"virtual_stages={v} needs --schedule interleaved (got {layout.schedule})"
+                f"virtual_stages={v} needs --schedule interleaved (got {layout.schedule}; "
+                "a deployment file's train.schedule: interleaved, or the RL commands' "
+                "--virtual-stages, which sets it)"
             )
         if layout.pp == 1:  # Megatron-core's initialize_model_parallel refuses it
             raise SpecError(f"virtual_stages={v} needs pp > 1 (a virtual pipeline splits "
