@@ -80,3 +80,9 @@ def test_a_files_framework_in_other_case_is_the_frameworks_name(tmp_path) -> Non
     assert upper == lower
     run = Run.from_data({"models": {"actor": "llama-3.2-1b"}, "deployment": {"framework": "VERL"}})
     assert run.deployment.framework == "verl"
+
+
+def test_the_help_says_a_files_framework_is_the_default() -> None:
+    # review3: --framework's help said "Default: nemo-rl" with a --deployment file naming verl
+    out = " ".join(CliRunner().invoke(app, ["grpo", "--help"], terminal_width=80).output.split())
+    assert "Default: a --deployment file's framework, else nemo-rl" in out.replace("│ ", "")

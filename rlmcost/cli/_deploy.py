@@ -92,7 +92,7 @@ def deployment_options() -> dict[str, Any]:
                 typer.Option(
                     "--deployment",
                     help="A deployment file (YAML or JSON, see `--json`'s `deployment` key); "
-                    "flags override its fields.",
+                    "flags override its fields, --framework its framework.",
                     rich_help_panel=p,
                 ),
             ],

@@ -157,9 +157,9 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             typer.Option(
                 help="Start from a framework's defaults (engine reservation and sleep, "
                 "ZeRO/FSDP, checkpointing, micro-batch or token budget, recomputed log-probs, "
-                "reference, reward kind); explicit flags override them. Default: nemo-rl "
-                "(the default deployment); none: rlmcost's bare layout. See `rlmcost "
-                "frameworks`.",
+                "reference, reward kind); explicit flags override them. Default: a "
+                "--deployment file's framework, else nemo-rl (the default deployment); none: "
+                "rlmcost's bare layout. See `rlmcost frameworks`.",
             ),
         ] = None,
         ref_precomputed: Annotated[
