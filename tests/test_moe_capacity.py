@@ -365,3 +365,16 @@ def test_random_capacities_stay_ordered_and_above_the_roofline(
     dropless, drop_low, drop_high, pad_low, pad_high = (r.step_s for r in runs)
     assert drop_low <= drop_high <= dropless * (1 + 1e-12)
     assert pad_low <= pad_high and drop_low <= pad_low and drop_high <= pad_high
+
+
+@pytest.mark.parametrize("key", ["moe_pad_expert_input_to_capacity=true",
+                                 "moe_expert_capacity_factor=0"])  # fmt: skip
+def test_nemo_rls_unread_keys_are_noted_not_checked(key: str) -> None:
+    # review3: NeMo RL's first-level keys never reach Megatron-core (setup.py copies named keys,
+    # not these: module rlmcost.frameworks.moe_capacity), yet Megatron-core's rules refused
+    # them (padding without a factor, a factor of 0); NeMo RL trains dropless there
+    q = import_qwen3_moe(1, f"+policy.megatron_cfg.{key}")
+    flags = dict(q.flags)
+    assert "--moe-capacity-factor" not in flags and "--moe-pad-to-capacity" not in flags
+    assert any("does not hand it to Megatron-core" in n for n in q.notes)
+    assert not [k for k in q.ignored if "capacity" in k]

@@ -66,12 +66,15 @@ def import_capacity(
     dispatcher: EpDispatcher = EpDispatcher.ALLTOALL, applied: bool = True,
 ) -> float | None:  # fmt: skip
     """Read the capacity keys into ``q`` (``--moe-capacity-factor``, ``--moe-pad-to-capacity``)
-    and return the factor; ``applied`` False (NeMo RL): read, noted, not set."""
-    factor, pad = read_capacity(r, factor_key, pad_key)
+    and return the factor; ``applied`` False (NeMo RL's first-level keys): noted as given, not
+    set and not checked by Megatron-core's rules, which never see them (a padding without a
+    factor, or a factor of 0, trains dropless there as any other value does)."""
     if not applied:
-        if factor is not None or pad:
-            q.note(f"{factor_key} {r.raw(factor_key, None)}: {NEMO_RL_UNREAD}")
+        for key in (factor_key, pad_key):
+            if r.raw(key, None) is not None:
+                q.note(f"{key} {r.raw(key, None)}: {NEMO_RL_UNREAD}")
         return None
+    factor, pad = read_capacity(r, factor_key, pad_key)
     if pad and dispatcher is EpDispatcher.DEEPEP:
         raise SpecError(f"{r.where}: '{pad_key}' with the flex dispatcher's DeepEP backend: "
                         "Megatron-core raises; drop the padding or use alltoall")  # fmt: skip
