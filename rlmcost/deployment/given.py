@@ -75,9 +75,7 @@ def layered(own: Any, run: Any) -> Any:
     keep = {k: getattr(run, k) for k in type(own).model_fields if k not in given}
     if not keep or all(getattr(own, k) == v for k, v in keep.items()):
         return own
-    out = own.model_copy(update=keep)
-    object.__setattr__(out, "__pydantic_fields_set__", set(given))
-    return out
+    return _giving(own.model_copy(update=keep), given)
 
 
 _FORWARD_OWN = ("micro_batch", "ckpt", "offload")
@@ -93,9 +91,15 @@ def forwards_given(train: Any) -> Any:
     given = train.model_fields_set - set(_FORWARD_OWN)
     if given == train.model_fields_set:
         return train
-    out = train.model_copy()
-    object.__setattr__(out, "__pydantic_fields_set__", set(given))
-    return out
+    return _giving(train.model_copy(), given)
+
+
+def _giving(model: Any, given: Iterable[str]) -> Any:
+    """``model`` (a fresh copy) marked as giving the fields ``given`` only: its
+    ``model_fields_set``, which a ``model_copy(update=...)`` widens to the updated keys (frozen
+    models: set on the instance as pydantic does)."""
+    object.__setattr__(model, "__pydantic_fields_set__", set(given))
+    return model
 
 
 def given_fields(groups: Iterable[Any]) -> tuple[Any, ...]:
