@@ -66,14 +66,28 @@ def query_framework(opts: dict[str, Any]) -> str | None:
     return framework_name(given, bool(opts.get("ideal")))
 
 
+_READ: dict[tuple[str, str], dict[str, Any]] = {}
+"""Deployment files checked and parsed, by path and text: a query reads its file for its
+framework (:func:`query_framework`, from the deployment and from the algorithm options) and
+for its fields; the text keys it, so a file rewritten in the same process is read anew."""
+
+
 def _file_fields(path: str) -> dict[str, Any]:
-    """The fields a deployment file sets (checked by loading it), as written."""
+    """The fields a deployment file sets (checked by loading it), as written (a fresh copy)."""
+    import copy
     from pathlib import Path
 
     from rlmcost.deployment.spec import load_deployment, parse_document
 
-    load_deployment(path)  # one-line errors for an unreadable or bad file
-    return parse_document(Path(path).read_text(), str(path))
+    try:
+        key = (str(path), Path(path).read_text())
+    except (OSError, UnicodeDecodeError):
+        load_deployment(path)  # its one-line error for an unreadable file
+        raise
+    if key not in _READ:
+        load_deployment(path)  # one-line errors for a malformed file or a bad field
+        _READ[key] = parse_document(key[1], str(path))
+    return copy.deepcopy(_READ[key])
 
 
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
