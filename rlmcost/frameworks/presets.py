@@ -90,12 +90,23 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
     return out
 
 
+_BEHAVIOURS: dict[str | None, Behaviour | None] = {}
+""":func:`behaviour` by the name asked (an evaluation asks it about 20 times per group)."""
+
+
 def behaviour(framework: str | None) -> Behaviour | None:
     """The :class:`Behaviour` of ``framework`` (None for none or an unknown name)."""
     try:
-        return PRESETS[Framework(str(framework).lower())].behaviour
+        return _BEHAVIOURS[framework]
+    except (KeyError, TypeError):  # TypeError: an unhashable name, looked up each time
+        pass
+    try:
+        found: Behaviour | None = PRESETS[Framework(str(framework).lower())].behaviour
     except ValueError:
-        return None
+        found = None
+    if isinstance(framework, str | None):
+        _BEHAVIOURS[framework] = found
+    return found
 
 
 def get_preset(name: str | Framework) -> Preset:

@@ -73,6 +73,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     t.stage,
                     t.index,
                     link_transfer_s(per_device, g.s.hardware, g.gpus, collective=True),
+                    unit=f"{t.role}: training layout -> {t.kind} layout",
                 )
             )
     if engine is not None and g.engine.sleep and len(g.tasks) > 1:
@@ -267,7 +268,8 @@ def _driver_data(g: GroupModel, t: Task, what: str, nbytes: int,
     call's phase (``seconds(end)``: its time at an interval end; ``source``: the rates')."""
     return Transfer("controller", f"driver data of {t.label()}: {what}", g.group.name, nbytes,
                     -(-nbytes // g.gpus), 0.0, t.stage, t.index, predicted_s=seconds("value"),
-                    spread=spread_of(seconds, source), phase_name=phase_of(t)[0])  # fmt: skip
+                    spread=spread_of(seconds, source), phase_name=phase_of(t)[0],
+                    unit=f"driver data of {t.label()}")  # fmt: skip
 
 
 def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list[Transfer]:

@@ -172,7 +172,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             index = j.task.index
             for tr in g.transfers:
                 if tr.before == index:
-                    k = f"{tr.kind}:{tr.what}@{g.name}#{tr.before}"  # one unit per use
+                    k = f"{tr.kind}:{tr.unit_name}@{g.name}#{tr.before}"  # one unit per use
                     shape.append((k, g.name, tr.stage, False))
                     w_t.append(tr.time_s)
                     w_p.append(tr.predicted)

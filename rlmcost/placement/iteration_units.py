@@ -65,7 +65,7 @@ def group_units(g: GroupEstimate) -> GroupUnits:
         index = j.task.index
         for tr in g.transfers:
             if tr.before == index:
-                unit = (f"{tr.kind}:{tr.what}@{g.name}#{tr.before}", g.name, tr.stage, False)
+                unit = (f"{tr.kind}:{tr.unit_name}@{g.name}#{tr.before}", g.name, tr.stage, False)
                 shape.append(kept.setdefault(unit, unit))
                 spread = tr.spread or transfer_spread()
                 w_t.append(tr.time_s)

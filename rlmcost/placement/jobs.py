@@ -128,6 +128,15 @@ class Transfer:
     spread: Spread | None = None  # its own interval (None: the overhead category's)
     phase_name: str | None = None  # the phase whose timer holds it (None: by its kind)
     host_bound: bool = False  # host work on a fixed number of actors: grows with the batch
+    unit: str | None = None  # its schedule unit's name, without the numbers ``what`` states
+
+    @property
+    def unit_name(self) -> str:
+        """The name of its unit in the iteration's schedule (the critical cycle's label):
+        ``unit`` where set, else ``what``. A ``what`` stating the transfer's numbers (a call's
+        bytes, a layout's sizes) names its unit without them, so that deployments of one shape
+        share one schedule template (:mod:`rlmcost.placement.schedule_template`)."""
+        return self.what if self.unit is None else self.unit
 
     @property
     def predicted(self) -> float:
