@@ -260,3 +260,29 @@ def test_kept_group_keys_share_equal_settings_and_follow_them() -> None:
     rollout = [o for o in owns if o.members == "rollout"]
     assert sorted(o.settings for o in rollout) == ["tp=2", "tp=4"]  # two keys, not three
     assert all(o is not runs[2].deployment.groups[0] for o in rollout)  # the first equal one
+
+
+def test_schedule_units_are_named_without_the_numbers_their_transfers_state() -> None:
+    """A transfer whose text states its numbers (NeMo RL's driver data: the call's GB and
+    ranks per shard, ``placement.group_transfers``) names its schedule unit without them, so
+    two deployments of one shape (here the batch alone differs, 16 vs 64 prompts) have the
+    same units and share one schedule template; the text keeps the numbers."""
+    from rlmcost.placement.iteration_units import group_units
+
+    def units(prompts: int) -> tuple[Any, list[str]]:
+        run = Run.from_data({
+            "algorithm": {"name": "grpo"}, "models": {"actor": "llama-3.2-1b"},
+            "workload": {"prompts": prompts, "samples_per_prompt": 4},
+            "deployment": {"framework": "nemo-rl"}, "cluster": {"hardware": "h100-sxm",
+                                                                 "gpus": 8},
+        })  # fmt: skip
+        est = evaluate_deployment(run)
+        whats = [tr.what for g in est.groups for tr in g.transfers if tr.kind == "controller"]
+        return tuple(u for g in est.groups for u in group_units(g).shape), whats
+
+    small, small_whats = units(16)
+    large, large_whats = units(64)
+    assert any("driver data" in w and " GB" in w for w in small_whats)  # the numbers stated
+    assert small_whats != large_whats  # ... and they differ
+    assert small == large  # one shape: the units carry no numbers
+    assert not any(" GB" in key for key, _, _, _ in small)

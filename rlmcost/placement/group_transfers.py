@@ -117,6 +117,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                 g.group.name, nbytes, -(-nbytes // g.gpus), 0.0, gen.stage, gen.index,
                 predicted_s=seconds("value"),
                 spread=spread_of(seconds, "STEP_OVERHEAD_RESIDUAL_S, DATAPROTO_SERDE_BYTES_PER_S"),
+                unit=f"controller ({dep.framework}, Ray)",
             )
         )  # fmt: skip
     if beh is not None and beh.ray_controller and calls is not None:
@@ -200,7 +201,7 @@ def _environment(g: GroupModel, gen: Task, workers: int) -> Transfer:
         f"{workers} verify actors",
         g.group.name, 0, 0, 0.0, gen.stage, gen.index, predicted_s=seconds("value"),
         spread=spread_of(seconds, "MATH_VERIFY_S_PER_RESPONSE, MATH_VERIFY_S_PER_TOKEN"),
-        phase_name=phase_of(gen)[0], host_bound=True,
+        phase_name=phase_of(gen)[0], host_bound=True, unit="environment step after generation",
     )  # fmt: skip
 
 
