@@ -232,3 +232,67 @@ def test_placements_needs_tp_for_trainer_keys() -> None:
     r = CliRunner().invoke(app, ["placements", "-m", "llama-3.2-1b", "--groups",
                                  "rollout=8,actor+reference=8[padded]"])  # fmt: skip
     assert r.exit_code == 2 and "give --tp" in r.output and "Traceback" not in r.output
+
+
+# -- the MoE capacity, permutation and virtual pipeline keys -----------------------------------
+
+MOE = ("-m", "qwen3-30b-a3b", "--reward", "rule", "--framework", "none", "-B", "8", "-K", "4",
+       "-S", "256", "-T", "512", "--gpus", "16", "--tp", "2", "--pp", "2", "--ep", "4")  # fmt: skip
+"""A MoE actor trained by Megatron-core's layout (rlmcost's bare framework: no Hugging Face
+trainer, which has no capacity), on a pipeline of 2 (48 layers: v = 2 divides them)."""
+
+
+@pytest.mark.parametrize(("bracket", "run_wide", "field", "value"), [
+    ("moe-capacity-factor=1.25", (), "moe_capacity_factor", 1.25),
+    ("moe-capacity-factor=1.25;moe-pad-to-capacity", (), "moe_pad_to_capacity", True),
+    ("moe-capacity-factor=none", ("--moe-capacity-factor", "1.5"), "moe_capacity_factor", None),
+    ("moe-permute-fusion=false", (), "moe_permute_fusion", False),
+    ("virtual-stages=2", (), "virtual_stages", 2),
+    ("virtual-stages=1", ("--virtual-stages", "2"), "schedule", "1f1b"),
+])  # fmt: skip
+def test_a_groups_moe_and_virtual_pipeline_fields_round_trip(
+    bracket: str, run_wide: tuple[str, ...], field: str, value: object
+) -> None:
+    # Run -> to_command -> the command's Run: the same Run, the group's trainer layout giving
+    # the same fields (before, these keys did not exist and to_command refused such a group)
+    from rlmcost.cli.validate import run_from_argv
+
+    run = run_from_argv("grpo", [*MOE, *run_wide, "--groups", f"rollout=8,actor=8[{bracket}]"])
+    own = run.deployment.groups[1].train
+    assert own is not None and getattr(own, field) == value
+    assert getattr(run.deployment.train, field) != value  # the group's own, not the run's
+    line = run.to_command()
+    assert bracket.split(";")[-1].split("=")[0] in line, line
+    again = run_from_argv("grpo", shlex.split(line)[2:])
+    assert again == run
+    back = again.deployment.groups[1].train
+    assert back is not None and back.model_fields_set == own.model_fields_set
+
+
+def test_a_files_group_capacity_reaches_the_command(tmp_path) -> None:  # noqa: ANN001
+    # a Run file's group giving only its capacity and padding: the command says them in the
+    # group's bracket, and the command's group trains with the same layout over the run's
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.deployment.given import layered
+    from rlmcost.run import Run
+
+    run = run_from_argv("grpo", [*MOE, "--groups", "rollout=8,actor=8"]).replace(deployment={
+        "groups": [{"members": "rollout", "gpus": 8},
+                   {"members": "actor", "gpus": 8, "train": {
+                       "moe_capacity_factor": 1.25, "moe_pad_to_capacity": True}}]})  # fmt: skip
+    assert isinstance(run, Run)
+    line = run.to_command()
+    assert "actor=8[moe-capacity-factor=1.25;moe-pad-to-capacity]" in line, line
+    again = run_from_argv("grpo", shlex.split(line)[2:])
+    mine, back = run.deployment.groups[1].train, again.deployment.groups[1].train
+    assert layered(back, again.deployment.train) == layered(mine, run.deployment.train)
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("rollout=8,actor=8[moe-capacity-factor=0]", "a number > 0 or none"),
+    ("rollout=8,actor=8[moe-pad-to-capacity=maybe]", "true or false"),
+    ("rollout=8,actor=8[virtual-stages=0]", "positive whole number"),
+])  # fmt: skip
+def test_bad_moe_and_pipeline_values_are_one_line_errors(text: str, says: str) -> None:
+    with pytest.raises(SpecError, match=says):
+        groups_from_text(text)

@@ -78,6 +78,21 @@ def layered(own: Any, run: Any) -> Any:
     return _giving(own.model_copy(update=keep), given)
 
 
+def forward_over_train(dep: Any) -> None:
+    """A deployment's own ``forward`` layout over its trainer's, field by field as a group's
+    layouts go over the run's (:func:`layered`): a field it does not give is the trainer's
+    layout's without offload (what the forwards run with where no ``forward`` is given,
+    ``Deployment.forward_layout``), so ``train: {moe_capacity_factor: 1.25}`` beside
+    ``forward: {micro_batch: 4, tp: 2}`` runs the forwards at the same capacity (before, the
+    fields it did not give took TrainLayout's defaults: dropless, ZeRO 0, no EP). Set on
+    ``dep`` while pydantic validates it (frozen: set as pydantic sets a field). A Run or
+    deployment file writes the result whole, as before (``Deployment.to_json``), so a
+    forward layout re-read gives every field."""
+    if dep.forward is not None:
+        base = dep.train.model_copy(update={"offload": ()})
+        object.__setattr__(dep, "forward", layered(dep.forward, base))
+
+
 _FORWARD_OWN = ("micro_batch", "ckpt", "offload")
 """Trainer fields a group's forwards do not take from its trainer layout: their micro-batch is
 the forward layout's (``placement.group_train.group_forward``), they rebuild nothing and hold

@@ -9,7 +9,11 @@ of key (the CLI flag's name without its dashes where there is one):
   generating group's engine;
 * engine (:data:`ENGINE_KEYS`): the group's own engine fields, ``GroupLayouts.engine``, which
   merge over the run's engine by the fields given (``deployment.group_engine``);
-* trainer (:data:`TRAIN_KEYS`): the group's own trainer fields, ``GroupLayouts.train``.
+* trainer (:data:`TRAIN_KEYS`): the group's own trainer fields, ``GroupLayouts.train``: its
+  batching and pass fields and its MoE capacity, permutation and virtual pipeline
+  (``moe-capacity-factor``, ``moe-pad-to-capacity``, ``moe-permute-fusion``,
+  ``virtual-stages``, ``schedule``), so that ``Run.to_command`` writes every such field a
+  group gives.
 
 Rule (a stated choice): a key in brackets is given, whatever its value (``[eager=false]`` under
 a run-wide ``--enforce-eager`` runs the group with CUDA graphs), as a field a deployment file's
@@ -26,6 +30,7 @@ Light to import (pydantic only inside the functions that build the specs).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
@@ -52,17 +57,29 @@ ENGINE_KEYS = {"engine": "kind", "gmu": "gpu_memory_utilization",
 
 TRAIN_KEYS = {"max-tokens-per-gpu": "max_tokens_per_gpu", "packing": "packing",
               "padded": "padded", "fused-loss": "fused_loss", "router-dtype": "router_dtype",
-              "ep-dispatcher": "ep_dispatcher", "kernels": "kernels"}  # fmt: skip
+              "ep-dispatcher": "ep_dispatcher", "kernels": "kernels",
+              "moe-permute-fusion": "moe_permute_fusion",
+              "moe-capacity-factor": "moe_capacity_factor",
+              "moe-pad-to-capacity": "moe_pad_to_capacity",
+              "virtual-stages": "virtual_stages", "schedule": "schedule"}  # fmt: skip
 """Trainer key -> TrainLayout field: the fields a group's own trainer layout gives over the
-run's for its jobs (``deployment.given.PASS_FIELDS``; ``--trainer-kernels`` is ``kernels``)."""
+run's for its jobs (``deployment.given.PASS_FIELDS``; ``--trainer-kernels`` is ``kernels``),
+and the MoE capacity and virtual pipeline of its layout (``Layout.moe_capacity_factor``,
+``moe_pad_to_capacity``, ``virtual_stages``, ``schedule``: ``layered(...).layout()``, as a
+file's ``groups[].train`` gives them). ``virtual-stages=V`` sets the schedule as
+``--virtual-stages`` does (interleaved for V > 1, else 1F1B) unless the bracket gives
+``schedule``; ``moe-capacity-factor=none`` is dropless."""
 
 ALIASES = {"kind": "engine", "gpu-memory-utilization": "gmu", "enforce-eager": "eager",
            "trainer-kernels": "kernels"}  # fmt: skip
 """Other spellings of a key: the CLI flag's full name, the field's name."""
 
-_BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "fused_loss")
+_BOOLEAN = ("eager", "prefix_caching", "sleep", "packing", "padded", "fused_loss",
+            "moe_permute_fusion", "moe_pad_to_capacity")  # fmt: skip
 _WHOLE = ("max_num_seqs", "max_num_batched_tokens", "context_length", "sequences_per_call",
-          "max_tokens_per_gpu")  # fmt: skip
+          "max_tokens_per_gpu", "virtual_stages")  # fmt: skip
+_NONE = ("none", "dropless")
+"""The words of ``moe-capacity-factor`` for no factor (dropless, the field's None)."""
 _TRUE, _FALSE = ("true", "on", "yes", "1"), ("false", "off", "no", "0")
 _SHORT = {v: k for k, v in {**ENGINE_KEYS, **TRAIN_KEYS}.items()}  # field -> its key
 _FROM_RUN = ("offload",)
@@ -103,6 +120,13 @@ def _value(field: str, raw: str | None) -> object:
         return number
     if field == "gpu_memory_utilization":
         return float(raw)
+    if field == "moe_capacity_factor":
+        if raw.lower() in _NONE:
+            return None
+        factor = float(raw)
+        if not (factor > 0 and math.isfinite(factor)):  # parallel.moe_capacity.check_capacity
+            raise ValueError
+        return factor
     return raw.lower()
 
 
@@ -160,9 +184,14 @@ class Brackets:
         except ValueError:
             kind = ("true or false" if field in _BOOLEAN else "a positive whole number"
                     if field in _WHOLE else "a fraction in (0, 1]"
-                    if field == "gpu_memory_utilization" else "a name")  # fmt: skip
+                    if field == "gpu_memory_utilization" else "a number > 0 or none "
+                    "(dropless)" if field == "moe_capacity_factor" else "a name")  # fmt: skip
             raise SpecError(f"--groups {text!r}: {item!r} has a bad value; {key} takes "
                             f"{kind}") from None
+        if field == "virtual_stages":  # as --virtual-stages (cli._deploy_pipeline.apply_split)
+            v = table[field]  # a schedule given in the bracket stays (TRAIN_KEYS)
+            table.setdefault("schedule", "interleaved" if isinstance(v, int) and v > 1 else
+                             "1f1b")  # fmt: skip
 
 
 def check_members(brackets: Brackets, generates: bool, trains: bool, group: str,
@@ -252,8 +281,7 @@ def bracket_text(group: GroupLayouts, run_train: TrainLayout,
         words += [_word(f, getattr(group.engine, f)) for f in ENGINE_KEYS.values()
                   if f in group.engine.model_fields_set]  # fmt: skip
     if group.train is not None:
-        words += [_word(f, getattr(group.train, f)) for f in TRAIN_KEYS.values()
-                  if f in group.train.model_fields_set]  # fmt: skip
+        words += _train_words(group.train, run_train)
     text = ";".join(words)
     back = own_fields(Brackets(text, text), run_train, None, group.members, text)
     for part in ("engine", "train"):
@@ -267,6 +295,25 @@ def bracket_text(group: GroupLayouts, run_train: TrainLayout,
             raise SpecError(f"group {group.members}'s {part} is not what --groups keys give: "
                             f"no key says its {what}{fix}")  # fmt: skip
     return text
+
+
+def _train_words(train: TrainLayout, run_train: TrainLayout) -> list[str]:
+    """The trainer keys of a group's trainer layout ``train``: each :data:`TRAIN_KEYS` field it
+    gives, but a field :func:`own_fields` takes from the run's trainer layout (not a
+    ``PASS_FIELDS`` one) at the run's value, and a schedule its ``virtual-stages`` key
+    implies (both come back alike without the word)."""
+    from rlmcost.deployment.given import PASS_FIELDS
+
+    given, out = train.model_fields_set, []
+    for f in TRAIN_KEYS.values():
+        value = getattr(train, f)
+        if f not in given or (f not in PASS_FIELDS and value == getattr(run_train, f)):
+            continue
+        if f == "schedule" and f"virtual-stages={train.virtual_stages}" in out and \
+                value == ("interleaved" if train.virtual_stages > 1 else "1f1b"):  # fmt: skip
+            continue
+        out.append(_word(f, value))
+    return out
 
 
 def _runs_alike(mine: TrainLayout | None, again: TrainLayout | None, run_train: TrainLayout,

@@ -5,8 +5,8 @@ invocation kind runs:
 
 * ``train`` (a :class:`TrainLayout`): the trainer's layout (FSDP/ZeRO or Megatron
   TP/PP/CP/EP/SP), checkpointing, micro-batch or per-GPU token budget (dynamic batching), CPU
-  offload of optimizer states, parameters or gradients; ``forward`` the same for the
-  log-prob/reference/reward/value forwards (default: the trainer's layout without offload);
+  offload of optimizer states, parameters or gradients; ``forward`` the forwards' layout
+  over the trainer's (without offload) field by field (``given.forward_over_train``);
 * ``engine`` (an :class:`EngineSpec`): the inference engine of generation (vLLM, SGLang) with
   its own TP/PP per replica, its memory reservation (``gpu_memory_utilization``), the most
   sequences it runs at once, its KV block size, and whether it sleeps (frees its memory) while
@@ -47,7 +47,7 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
     EngineSpec,
 )
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
-from rlmcost.deployment.given import GIVEN
+from rlmcost.deployment.given import GIVEN, forward_over_train
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype, TrainerKernels
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
@@ -63,8 +63,7 @@ from rlmcost.deployment.trainer_only import check_forwards
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
 
-GIB = 1024**3
-MIB = 1024**2
+GIB, MIB = 1024**3, 1024**2
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -282,7 +281,7 @@ class Deployment(BaseModel):
     staleness: int | None = Field(default=None, ge=0)
     groups: tuple[GroupLayouts, ...] = Field(default=())
     train: TrainLayout = Field(default_factory=TrainLayout)
-    forward: TrainLayout | None = None
+    forward: TrainLayout | None = None  # over train: given.forward_over_train
     engine: EngineSpec = Field(default_factory=EngineSpec)
     lora: LoraSpec | None = None
     offload_idle: bool = Field(default=False, description="idle models wait in host memory")
@@ -318,6 +317,7 @@ class Deployment(BaseModel):
         if self.ideal and (self.lora is not None or self.train.offload):
             raise ValueError("ideal=True is the paper's iteration without deployment effects; "
                              "drop lora/offload or set ideal to false")
+        forward_over_train(self)  # the fields a forward layout does not give: the trainer's
         check_forwards(self)  # a forward layout's trainer-only field: refused, not ignored
         return self
 
@@ -359,12 +359,12 @@ def following_batching(forward: dict[str, Any] | None,
     """A forward layout's batching fields when it is the trainer's layout with only its own
     batching (and no offload): the part to keep when the trainer's layout changes; None for a
     forward layout of its own (or none)."""
-    if forward is None:
-        return None
     def rest(layout: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in layout.items() if k not in (*BATCHING, "offload")}
 
-    return {k: forward[k] for k in BATCHING} if rest(forward) == rest(train) else None
+    if forward is None or rest(forward) != rest(train):
+        return None
+    return {k: forward.get(k, train.get(k)) for k in BATCHING}  # not given: the trainer's
 
 
 def forwards_follow_trainer(data: dict[str, Any], batching: dict[str, Any] | None = None) -> None:

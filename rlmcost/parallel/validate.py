@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout, PipelineSchedule, ZeroStage
-from rlmcost.parallel.moe_capacity import capacity_note, check_capacity
+from rlmcost.parallel.moe_capacity import check_capacity
 from rlmcost.parallel.pipeline_split import (
     layout_note,
     split_problem,
@@ -145,11 +145,7 @@ def check_layout(
                 f"try one of {_show(divisors(n_exp))}"
             )
     check_expert_grid(arch, layout)
-    check_capacity(layout)
-    capacity = capacity_note(layout.moe_capacity_factor, layout.moe_pad_to_capacity)
-    if capacity is not None:  # a dense model has no expert capacity (no effect)
-        notes.append(capacity if arch.is_moe else f"MoE capacity factor "
-                     f"{layout.moe_capacity_factor:g}: {arch.name} is dense, no effect")
+    check_capacity(layout)  # its note: perf.moe_notes (train_step_time's notes)
     check_zero_shard(layout)
     return notes
 

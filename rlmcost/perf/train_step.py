@@ -54,7 +54,7 @@ from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.megatron_pipe import overlapped_p2p_s, overlaps_p2p
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
-from rlmcost.perf.moe_permute import UNFUSED_PERMUTE_NOTE
+from rlmcost.perf.moe_notes import moe_notes
 from rlmcost.perf.policy_worker import worker_kernels
 from rlmcost.perf.selective_ac import SelectiveRecompute, recomputed_mms
 from rlmcost.perf.step_pass import (
@@ -253,9 +253,7 @@ def train_step_time(
         notes.append(TRAIN_METRICS_NOTE)
     if options.composer_optimizer:
         notes.append(COMPOSER_OPTIMIZER_NOTE)
-    if not options.moe_permute_fusion:  # priced on MoE layers only (perf.moe_permute)
-        notes.append(UNFUSED_PERMUTE_NOTE if arch.is_moe else f"moe_permute_fusion off: "
-                     f"{arch.name} is dense, no MoE permutation to price (no effect)")
+    notes += moe_notes((layout,), options, arch)  # capacity, unfused permutation (MoE only)
     if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
         notes.append(PREFETCH_NOTES[options.fsdp_backward_prefetch])
     return StepTime(

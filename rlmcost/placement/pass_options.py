@@ -31,11 +31,11 @@ from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
-from rlmcost.parallel.moe_capacity import capacity_note, check_pad_dispatcher
+from rlmcost.parallel.moe_capacity import check_pad_dispatcher
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
-from rlmcost.perf.moe_permute import UNFUSED_PERMUTE_NOTE
+from rlmcost.perf.moe_notes import moe_notes
 from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
@@ -161,19 +161,10 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[st
             out.append(DISPATCHER_NOTES[opt.ep_dispatcher])
     layouts = [deployment.train, deployment.forward_layout()]
     layouts += [lay for g in deployment.groups for lay in (g.train, g.forward) if lay is not None]
-    given = dict.fromkeys(n for lay in layouts if (n := capacity_note(
-        lay.moe_capacity_factor, lay.moe_pad_to_capacity)) is not None)  # (parallel.moe_capacity)
     unfused = not deployment.ideal and not deployment.train.moe_permute_fusion
-    priced = unfused and not (step_options(deployment) or StepOptions()).moe_permute_fusion
-    if moe:  # the unfused note where priced: a Hugging Face trainer runs no Megatron-core permute
-        out += [*given, *([UNFUSED_PERMUTE_NOTE] if priced else [])]
-        if unfused and not priced:
-            out.append(f"moe_permute_fusion off: {deployment.framework}'s trainer runs the "
-                       "Hugging Face model at this layout (no Megatron-core permutation), no "
-                       "effect")
-    elif given or unfused:  # a dense query: nothing routed, nothing priced
-        out.append("MoE fields (capacity factor, moe_permute_fusion) given on dense models: "
-                   "no routed experts, no effect")
+    options = (step_options(deployment) or StepOptions()) if unfused else None
+    out += moe_notes(layouts, options, moe=moe, unfused=unfused,
+                     framework=deployment.framework)  # (perf.moe_notes)
     if realhf:
         out.append("trainer realhf (--trainer-kernels realhf): AReaL v0.3's ReaLModel, attention "
                    "by FlashAttention-2 (a pre-FlashAttention-3 kernel, 0.35 of peak on Hopper: "
