@@ -76,3 +76,25 @@ def test_slime_runs_the_mixer_replicated_and_adam_on_the_cpu_by_pytorch() -> Non
     assert (TORCH_CPU_ADAM_OVER_DEEPSPEED.low, TORCH_CPU_ADAM_OVER_DEEPSPEED.high) == (5.0, 7.0)
     ds = cpu_adam_s(3_000_000_000, 8)
     assert cpu_adam_s(3_000_000_000, 8, pytorch=True) == ds * 6.0
+
+
+def test_the_engine_decode_matches_the_miles_page_measurements() -> None:
+    # radixark/miles docs/models/qwen/qwen3-8.md (bb6f7dbd) section 5.3, one Qwen3.8-27B SGLang
+    # engine per H200: 553-690 tok/s at 11-12 running requests, 1855 tok/s at 39 (contexts not
+    # published: 2,000-4,000 tokens each, the page's mean response 4585 half-way)
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+    from rlmcost.specs.workload import Workload
+
+    engine = Engine(ARCH, Device(H200, Workload().compute_dtype))
+    for running, low, high in ((11, 553, 690), (39, 1855, 1855)):
+        for ctx in (2000, 4000):
+            rate = running / engine.decode_step_s(running, running * ctx)
+            assert 0.8 * low < rate < 1.2 * high, (running, ctx, rate)
+    # the linear layers' state, not a KV cache: 48 x 48 x 128 x 128 fp32 = 151 MB a sequence
+    from rlmcost.perf.linear_decode import STATE_BYTES, linear_state_s
+
+    gaps = 48 * engine.device.defaults.kernel_gap_s
+    per_seq = linear_state_s(ARCH, ARCH, engine.device, 1, 2) - gaps
+    assert STATE_BYTES == 4
+    assert per_seq > engine.device.memory_s(2 * 48 * 48 * 128 * 128 * 4) * 0.99
