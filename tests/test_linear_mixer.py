@@ -98,3 +98,19 @@ def test_the_engine_decode_matches_the_miles_page_measurements() -> None:
     per_seq = linear_state_s(ARCH, ARCH, engine.device, 1, 2) - gaps
     assert STATE_BYTES == 4
     assert per_seq > engine.device.memory_s(2 * 48 * 48 * 128 * 128 * 4) * 0.99
+
+
+def test_the_mixer_parameters_add_up_to_transformers_count() -> None:
+    # transformers Qwen3_5ForCausalLM of the miles row's config: 26,895,998,464 parameters
+    # (tests/test_slime_rl_rows.py builds it); embedding and head 2 V d, per layer two norms,
+    # 16 gated attention layers (q_proj d -> 2 x 24 x 256, k/v d -> 4 x 256, o 6144 -> d, q/k
+    # norms), 48 mixers, 64 SwiGLU MLPs, the final norm
+    from rlmcost.perf.linear_mixer import mixer_params, replicated_params_ratio
+
+    d, v = 5120, 248320
+    attn = d * 12288 + 2 * d * 1024 + 6144 * d + 2 * 256
+    total = 2 * v * d + 64 * 2 * d + d + 48 * mixer_params(ARCH) + 16 * attn + 64 * 3 * d * 17408
+    assert total == 26_895_998_464
+    # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters
+    ratio = replicated_params_ratio(ARCH, 4)
+    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, 1) == 1

@@ -40,6 +40,7 @@ attention core is the fused one's.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from rlmcost.parallel.comm import Collective
@@ -159,3 +160,33 @@ def add_linear_mixers(c: StepContext, stage: PipelineStage, out: StagePass) -> N
             getattr(out, side)[k] += n * v
     out.bwd["recompute"] += n * rec_s
     out.flops += n * (delta.flops + rec_flops)
+
+
+def mixer_params(arch: Arch) -> int:
+    """Parameters of one whole Gated DeltaNet mixer (transformers ``Qwen3_5GatedDeltaNet``;
+    miles_plugins/models/qwen3_5.py at bb6f7dbd): in_proj_qkv, in_proj_z, in_proj_b, in_proj_a,
+    out_proj, the depthwise conv's K weights per q, k, v channel, dt_bias and A_log per value
+    head and the gated norm's d_v weights."""
+    d, hv = int(arch.d_model), int(arch.linear_value_heads)
+    kd = int(arch.linear_key_heads) * int(arch.linear_key_head_dim)
+    vd = hv * int(arch.linear_value_head_dim)
+    conv = int(arch.linear_conv_kernel) * (2 * kd + vd)
+    return d * (2 * kd + vd) + d * vd + 2 * d * hv + vd * d + conv + 2 * hv + vd // hv
+
+
+def replicated_params_ratio(arch: Arch, tp: int) -> Fraction:
+    """How many times as many parameters a TP rank holds when the linear-attention mixers
+    are whole on every rank (module docstring) as when they split by ``tp``: the rank's
+    parameters (:func:`~rlmcost.perf.step_pass.stage_param_counts`, one stage) plus the other
+    ranks' (tp - 1) / tp of every mixer. What a rank's CPU Adam steps grows by that much
+    (:meth:`rlmcost.placement.group_offload.GroupOffload.host_adam_s`)."""
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.shard import stages
+    from rlmcost.perf.step_pass import stage_param_counts
+
+    n = int(arch.n_linear_layers)
+    if tp == 1 or not n or arch.is_mla:
+        return Fraction(1)
+    layout = Layout(tp=tp)
+    rank = sum(stage_param_counts(arch, layout, stages(arch, layout)[0]))
+    return Fraction(rank + n * mixer_params(arch) * (tp - 1) // tp, rank)
