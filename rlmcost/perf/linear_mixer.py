@@ -94,7 +94,7 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     Gated DeltaNet's projections, chunked core and elementwise kernels in, and under
     replication the reduce-scatters (or all-reduces) the mixer does not run."""
     from rlmcost.parallel.shard import tp_shard
-    from rlmcost.perf.step_pass import StagePass, gemm_fwd_bwd_s
+    from rlmcost.perf.step_pass import AttentionKernel, StagePass, gemm_fwd_bwd_s
 
     arch, lay, dev, opt = c.arch, c.layout, c.device, c.options
     t, T, x, d = lay.tp, c.tokens, c.workload.activation_dtype.bytes, int(arch.d_model)
@@ -113,9 +113,9 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     q, kv = int(sh.q_width), int(sh.kv_width)
     gemm(T, q + 2 * kv, d, -1)  # the attention block _layer priced
     gemm(T, d, q, -1)
-    attn = attention_fwd_flops(c)
-    out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.dropout)
-    out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.dropout)
+    attn, fa2 = attention_fwd_flops(c), opt.attention is AttentionKernel.FLASH2
+    out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.dropout, fa2)
+    out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.dropout, fa2)
     out.flops -= 3 * attn
     for n in (2 * kd + vd, vd, hv, hv):  # in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
         gemm(T, n, d, +1)
