@@ -53,9 +53,10 @@ def test_hf_trainers_run_flashattention2_and_megatron_trainers_fa3_class() -> No
     # OpenRLHF (--flash_attn -> flash_attention_2) and TRL (transformers' sdpa) always
     assert kernel("openrlhf") is AttentionKernel.FLASH2
     assert kernel("trl") is AttentionKernel.FLASH2
-    # slime trains with Megatron-core only: rlmcost's defaults
+    # slime trains with Megatron-core only: rlmcost's defaults, but for its Qwen3.5 spec's
+    # Gated DeltaNet run whole on each TP rank (rlmcost.perf.linear_mixer)
     assert kernel("slime") is AttentionKernel.FLASH
-    assert step_options(Deployment(framework="slime")) is None
+    assert step_options(Deployment(framework="slime")) == StepOptions(linear_mixer_replicated=True)
 
 
 def test_flashattention2_on_hopper_takes_035_and_other_parts_keep_their_figure() -> None:

@@ -83,11 +83,12 @@ def test_a_framework_deployment_with_ep_applies_it() -> None:
     assert step_options(nemo).moe_rank_imbalance == EP_RANK_IMBALANCE_RATIO.value  # type: ignore[union-attr]
     assert MOE_IMBALANCE_NOTE in worker_notes(nemo, kl=False)
     plain = Deployment(framework="slime", train={"ep": 8})
-    assert step_options(plain) == StepOptions(moe_rank_imbalance=EP_RANK_IMBALANCE_RATIO.value)
+    assert step_options(plain) == StepOptions(moe_rank_imbalance=EP_RANK_IMBALANCE_RATIO.value,
+                                              linear_mixer_replicated=True)  # slime's GDN
     # the paper's idealized run routes evenly; no EP, nothing to apply
     ideal = Deployment(framework="nemo-rl", train={"ep": 8}, ideal=True)
     assert not expert_parallel(ideal) and step_options(ideal) is None
-    assert step_options(Deployment(framework="slime")) is None
+    assert step_options(Deployment(framework="slime")).moe_rank_imbalance == 1.0  # type: ignore[union-attr]
     assert MOE_IMBALANCE_NOTE not in worker_notes(Deployment(framework="nemo-rl"), kl=False)
 
 

@@ -46,7 +46,7 @@ def test_fsdp2_copy_bytes_count_copy_out_twice_and_the_fp32_copy_in() -> None:
 def test_nemo_rl_passes_fsdp2_with_fp32_reduction_and_others_do_not() -> None:
     assert step_options(Deployment(framework="nemo-rl")).fsdp2_reduce_bytes == 4
     assert step_options(Deployment(framework="verl")).fsdp2_reduce_bytes == 0
-    assert step_options(Deployment(framework="slime")) is None
+    assert step_options(Deployment(framework="slime")).fsdp2_reduce_bytes == 0
     assert step_options(Deployment(framework="nemo-rl", ideal=True)) is None
 
 

@@ -140,6 +140,19 @@ def test_the_miles_row_through_the_slime_importer() -> None:
     assert actor["linear_layers"] == 48 and actor["head_dim"] == 256
 
 
+def test_the_miles_row_carries_the_published_truncated_share() -> None:
+    # radixark/miles docs/models/qwen/qwen3-8.md (bb6f7dbd) section 4.2: "Mean response length
+    # 4585 tokens, 33 % truncated at the 8192 cap"; the mean counts the truncated responses
+    from rlmcost.placement.lengths import parse_length_dist, rest_mean
+
+    f = flags(MILES)
+    assert f["--length-dist"] == "lognormal:4585,0.67,8192,0.33"
+    assert round(rest_mean(4585, 8192, 0.33)) == 2808  # the other 67 %: (4585 - 0.33 x 8192) / 0.67
+    lengths = parse_length_dist(f["--length-dist"]).lengths(256, 8192)
+    assert sum(1 for n in lengths if n == 8192) >= round(0.33 * 256)
+    assert abs(sum(lengths) / 256 - 4585) < 0.01 * 4585
+
+
 def test_the_qwen3_5_config_matches_transformers() -> None:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")

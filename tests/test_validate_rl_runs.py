@@ -108,6 +108,8 @@ def test_the_published_workload_is_the_runs(report):
             frac = RESPONSE_MEAN_OVER_MAX_FRACTION.value * t_max
             mean = round(min(frac, RESPONSE_MEAN_CEILING_TOKENS.value))
         clip = f",{RESPONSE_CLIP_FRACTION.value:g}" if t_max >= LONG_CAP_TOKENS else ""
+        if rec.get("response_clip_fraction") is not None:  # published: the run's own share
+            clip = f",{rec['response_clip_fraction']:g}"
         assert w.length_dist == (
             f"lognormal:{mean},{RESPONSE_LENGTH_LOG_SIGMA.value:g},{t_max}{clip}"
         )
@@ -125,7 +127,10 @@ def test_long_caps_carry_the_truncated_share_and_say_so(report):
             continue
         said = [c for c in r.recipe.choices if c.startswith("response lengths ")]
         assert len(said) == 1, r.recipe.id
-        if r.recipe.id in long_ids:
+        if r.recipe.record.get("response_clip_fraction") is not None:  # published (miles)
+            assert r.run.workload.length_dist.count(",") == 3, r.recipe.id
+            assert "the published truncated share" in said[0], r.recipe.id
+        elif r.recipe.id in long_ids:
             assert r.run.workload.length_dist.count(",") == 3, r.recipe.id
             assert "RESPONSE_CLIP_FRACTION" in said[0] and "0.001..0.05" in said[0]
         else:

@@ -146,7 +146,11 @@ class Behaviour:
     it with VPP > 1 (verl/models/mcore/config_converter.py line 49 @b178a3cd), slime runs
     Megatron-LM's arguments (on by default); NeMo RL builds Megatron-Bridge's ``ConfigContainer``
     without a ``comm_overlap`` (nemo_rl/models/megatron/setup.py @7ea279abf), which leaves
-    Megatron-core's ``ModelParallelConfig.overlap_p2p_comm = False``."""
+    Megatron-core's ``ModelParallelConfig.overlap_p2p_comm = False``.
+    ``linear_mixer_tp_replicated``: its Megatron trainer runs a hybrid model's Gated DeltaNet
+    whole on every TP rank (:mod:`rlmcost.perf.linear_mixer`). ``host_adam``: the CPU Adam
+    of its optimizer offload, ``deepspeed`` (DeepSpeedCPUAdam) or ``torch`` (PyTorch's
+    ``torch.optim.AdamW`` on CPU tensors, :func:`rlmcost.perf.data_parallel.cpu_adam_s`)."""
 
     colocated: str
     apart: str
@@ -181,6 +185,8 @@ class Behaviour:
     stream_version_gate: bool = False
     env_workers: int = 0
     megatron_overlap_p2p: bool = True
+    linear_mixer_tp_replicated: bool = False
+    host_adam: str = "deepspeed"
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,13 @@ def import_slime(
     r = Reader(args, WHERE)
     q = ImportedQuery("slime", "train_async.py arguments" if is_async else "train.py arguments")
     q.note(f"read as slime's {ARGUMENTS} and slime/ray/placement_group.py define them")
-    layers = _model(r, q, model).n_layers
+    spec = _model(r, q, model)
+    layers = spec.n_layers
+    if spec.linear_layers:  # (rlmcost.perf.linear_mixer; Behaviour.linear_mixer_tp_replicated)
+        q.note(f"{spec.linear_layers} Gated DeltaNet layers: slime's Megatron spec runs them as "
+               "nn.Linear layers inside HuggingfaceAttention, the input gathered over the TP "
+               "group and every head on every TP rank (slime_plugins/models/qwen3_5.py, "
+               "hf_attention.py; miles the same), priced so (rlmcost.perf.linear_mixer)")
     has_ref = _algorithm(r, q)
     steps = _workload(r, q, prompt_len)
     steps = layout(r, q, steps)

@@ -152,7 +152,9 @@ def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
                         "the CPU optimizer at fraction 1 (all states on the host) only")
     offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
     q.note("--optimizer-cpu-offload: Megatron's hybrid CPU optimizer, fp32 main parameters "
-           "and Adam states on the host, the step on the CPU (--offload optimizer)")
+           "and Adam states on the host, the step on the CPU by torch.optim.AdamW, not "
+           "DeepSpeedCPUAdam (megatron/core/optimizer/__init__.py 'from torch.optim import "
+           "AdamW as CPUAdam'; rlmcost.perf.data_parallel.cpu_adam_s) (--offload optimizer)")
 
 
 def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> None:

@@ -61,6 +61,7 @@ from rlmcost.perf.fsdp_prefetch import (
 from rlmcost.perf.megatron_loop import embedding_bucket_params
 from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
+from rlmcost.perf.rl_constants import Constant
 from rlmcost.perf.step_pass import StagePass, StepContext, stage_param_counts
 
 
@@ -162,17 +163,36 @@ def _bucketed_extra_s(comm_s: float, edge_s: float, compute_s: float, slowdown: 
     return edge_s + overlapped_extra_s(comm_s - edge_s, compute_s, slowdown)
 
 
-def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value") -> float:
+TORCH_CPU_ADAM_OVER_DEEPSPEED = Constant(6.0, 5.0, 7.0, "deepspeed.ai/tutorials/zero-offload")
+"""How many times as long PyTorch's CPU Adam takes as DeepSpeedCPUAdam for the same step.
+
+DeepSpeed's ZeRO-Offload tutorial (deepspeed.ai/tutorials/zero-offload, 'ZeRO-Offload
+Overview'): "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch implementation";
+value the middle, low and high the ends. Megatron-core's optimizer offload
+(``--optimizer-cpu-offload``, ``HybridDeviceOptimizer``) steps its host parameters with
+``torch.optim.AdamW`` (megatron/core/optimizer/__init__.py: ``from torch.optim import AdamW as
+CPUAdam``), one sub-optimizer per parameter with ``--overlap-cpu-optimizer-d2h-h2d``
+(megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py).
+"""
+
+
+def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value",
+               pytorch: bool = False) -> float:  # fmt: skip
     """Seconds of one CPU Adam step (DeepSpeedCPUAdam, ZeRO-Offload) on a host that updates
     ``params_per_device`` for each of its ``devices_per_host`` GPUs: memory-bound on the
-    host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`).
+    host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`);
+    ``pytorch``: PyTorch's CPU AdamW instead (Megatron-core's optimizer offload), that times
+    :data:`TORCH_CPU_ADAM_OVER_DEEPSPEED` as long.
 
     >>> round(cpu_adam_s(1_000_000_000, 8), 2)  # 8 B parameters on one host
     1.12
+    >>> round(cpu_adam_s(1_000_000_000, 8, pytorch=True), 2)
+    6.72
     """
     from rlmcost.perf.rl_constants import CPU_ADAM_HOST_S_PER_PARAM
 
-    return params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
+    s = params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
+    return s * TORCH_CPU_ADAM_OVER_DEEPSPEED.at(end) if pytorch else s
 
 
 def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float]:

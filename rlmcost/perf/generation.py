@@ -112,6 +112,7 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     weight_streaming_device,
 )
 from rlmcost.perf.fused_moe import fused_moe_device
+from rlmcost.perf.linear_decode import gate_gemms_s, linear_gemms_delta_s, linear_state_s
 from rlmcost.perf.speculative import Speculation
 
 
@@ -201,7 +202,7 @@ class Engine:
                 ds = int(sh.d_shared_expert) * int(arch.n_shared_experts)
                 layer += dev.gemm_s(m, (p - 1) * ds, d) + dev.gemm_s(m, d, ds)
             total += moe * layer
-        return total
+        return total + linear_gemms_delta_s(arch, sh, dev, m) + gate_gemms_s(arch, sh, dev, m)
 
     def _elementwise_s(self, m: int) -> float:
         """Norms, residual adds, FFN activation and RoPE of ``m`` tokens over all layers."""
@@ -247,7 +248,7 @@ class Engine:
     def _attention_per_context_token(self) -> tuple[float, float]:
         """(compute, memory) seconds of decode attention per cached token, all layers."""
         sh, dev = self.shard, self.device
-        layers = int(self.arch.n_layers)
+        layers = int(self.arch.n_softmax_layers)  # linear-attention layers cache no KV
         if self.arch.is_mla:
             f, b = dk.mla_decode_attention_per_token(self.arch, self.tp, self.kv_bytes)
             flops, nbytes = f * layers, b * layers
@@ -269,6 +270,7 @@ class Engine:
         c, m = self._attention_per_context_token
         gap = self.device.defaults.kernel_gap_s
         attention = max(c, m) * context_tokens + int(self.arch.n_layers) * gap
+        attention += linear_state_s(self.arch, self.shard, self.device, active, self.x)
         return DecodeStep(
             gemm_s=self._gemms(active),
             attention_s=attention,

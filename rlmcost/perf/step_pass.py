@@ -40,9 +40,8 @@ collective by the alpha-beta model (``perf.collectives``):
     (spanning ETP x EP of Megatron-core's expert grid), forward and backward; with ETP > 1, the
     dispatched tokens' all-gather and the outputs' reduce-scatter over the ETP group (Megatron-core
     ``MoEAlltoAllTokenDispatcher``); **exposed**; across nodes: :mod:`~rlmcost.perf.ep_dispatch`.
-  - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V and
-    their gradients backward), each **hidden behind** the attention of one block; only the excess is
-    exposed.
+  - CP (ring attention, Liu et al. 2023): P_c - 1 hops of the K, V block per layer forward (K, V,
+    their gradients backward), each **hidden behind** one block's attention; the excess exposed.
   - PP: per micro-batch and chunk the boundary activations forward and gradients backward, p2p
     (1 / P_t over the NIC, then an NVLink all-gather: Narayanan et al. 2021 §4.1, or SP), exposed
     (Megatron's interleaved ``overlap_p2p_comm``: :mod:`~rlmcost.perf.megatron_pipe`). Bubbles:
@@ -76,6 +75,7 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
+from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
@@ -124,6 +124,7 @@ class StepOptions:
     fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
     fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
     hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
+    linear_mixer_replicated: bool = False  # Gated DeltaNet whole on each TP rank (linear_mixer)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
@@ -192,12 +193,10 @@ class StepContext:
     ) -> StepContext:  # fmt: skip
         """The context of one rank running its ``share`` of the batch (sequences of
         ``seq_len`` tokens) on ``device``."""
-        return cls(
-            arch=arch, layout=layout, seq=seq_len,
-            micro_batch=share.micro_batch, tokens=share.tokens_per_micro_batch,
-            positions=share.tokens_per_sequence, device=device, options=options,
-            workload=workload, gpus_per_node=device.hardware.gpus_per_node,
-        )  # fmt: skip
+        return cls(arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,
+                   tokens=share.tokens_per_micro_batch, positions=share.tokens_per_sequence,
+                   device=device, options=options, workload=workload,
+                   gpus_per_node=device.hardware.gpus_per_node)  # fmt: skip
 
     def comm(self, kind: Collective, payload: float, ranks: int, dims: tuple[str, ...]) -> float:
         intra = group_is_intra_node(self.layout, dims, self.gpus_per_node)
@@ -349,6 +348,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
                 getattr(out, side)[k] += count * v
         out.bwd["recompute"] += count * rec_s
         out.flops += count * (layer.flops + rec_flops)
+    add_linear_mixers(c, stage, out)
     arch, lay, dev, x = c.arch, c.layout, c.device, c.workload.activation_dtype.bytes
     t, T, d = lay.tp, c.tokens, int(arch.d_model)
     act = T * d * x

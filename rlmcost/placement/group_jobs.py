@@ -45,7 +45,6 @@ from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import Mode, data_share
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.deepspeed_chat import hybrid_engine_launch_s
 from rlmcost.perf.eager_launch import eager_launch_s
 from rlmcost.perf.efficiency import Device
@@ -154,7 +153,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     time = ideal.scaled(1 + bubble)
     host_s = steps * g.offload_traffic_bytes(task) / g.s.host_bytes_per_s
     per_host = min(g.gpus, g.s.hardware.host_gpus)
-    cpu_s = steps * cpu_adam_s(g.host_adam_params(task), per_host)  # after the transfer
+    cpu_s = steps * g.host_adam_s(task, per_host)  # after the transfer
     if host_s:  # exposed: the step waits for its states (ZeRO-Offload overlaps little)
         time = PhaseTime(time.compute_s, time.memory_s, time.bound_s + host_s,
                          time.compute_bound_s)  # fmt: skip

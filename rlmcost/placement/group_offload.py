@@ -13,7 +13,9 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Offload
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.zero import optimizer_bytes_per_param
+from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.host_offload import applies_to, pageable_offload_s
+from rlmcost.perf.linear_mixer import replicated_params_ratio
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
@@ -56,6 +58,21 @@ class GroupOffload(GroupTasks):
         if before is None or Offload.OPTIMIZER not in self.train_offload():
             return 0
         return before.optimizer // optimizer_bytes_per_param(self.workload(task).stored_dtype)
+
+    def host_adam_s(self, task: Task, per_host: int) -> float:
+        """Seconds of one host CPU Adam step over :meth:`host_adam_params` on each of the
+        host's ``per_host`` devices: DeepSpeedCPUAdam, or PyTorch's AdamW where the framework's
+        optimizer offload runs it (``Behaviour.host_adam``; :func:`~rlmcost.perf.
+        data_parallel.cpu_adam_s`); with a framework's linear-attention mixers whole on every
+        TP rank, their other ranks' share too (:func:`~rlmcost.perf.linear_mixer.
+        replicated_params_ratio`)."""
+        beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
+        pytorch = beh is not None and beh.host_adam == "torch"
+        params = self.host_adam_params(task)
+        if params and beh is not None and beh.linear_mixer_tp_replicated:  # whole on each rank
+            ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index].tp)
+            params = int(params * ratio)
+        return cpu_adam_s(params, per_host, pytorch=pytorch)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the

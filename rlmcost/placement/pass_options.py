@@ -62,7 +62,9 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     'nemo-rl-distributed-logprob'
     >>> step_options(Deployment(framework="verl")).attention.value  # its FSDP workers
     'flash2'
-    >>> step_options(Deployment(framework="slime")) is None
+    >>> step_options(Deployment(framework="slime")).linear_mixer_replicated  # its Qwen3.5 spec
+    True
+    >>> step_options(Deployment()) is None
     True
     """
     beh = None if deployment.ideal else behaviour(deployment.framework)
@@ -79,13 +81,16 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     if overlap is None:  # the framework's interleaved p2p (perf.megatron_pipe)
         overlap = beh is None or beh.megatron_overlap_p2p
     fused = deployment.ideal or hf or deployment.train.moe_permute_fusion  # (perf.moe_permute)
+    rep = beh is not None and beh.linear_mixer_tp_replicated  # (perf.linear_mixer)
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
-                      pp_overlap_p2p=overlap, moe_permute_fusion=fused)
+                      pp_overlap_p2p=overlap, moe_permute_fusion=fused,
+                      linear_mixer_replicated=rep)  # fmt: skip
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
-        plain = not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
+        plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
+                 and not rep)  # fmt: skip
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),

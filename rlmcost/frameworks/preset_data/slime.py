@@ -94,5 +94,11 @@ PRESET = Preset(
     ),
     Behaviour("ipc", "nccl", True, "slime/backends/megatron_utils/update_weight_utils.py"
               " (CUDA IPC to SGLang when --colocate, NCCL broadcast otherwise); a Ray "
-              "driver (slime/ray/)"),
+              "driver (slime/ray/); Qwen3.5's Gated DeltaNet as nn.Linear layers inside "
+              "HuggingfaceAttention, gathered over TP and run whole on each rank "
+              "(slime_plugins/models/qwen3_5.py, hf_attention.py @624b824a; radixark/miles "
+              "miles_plugins/models/ @bb6f7dbd); --optimizer-cpu-offload is Megatron-core's "
+              "HybridDeviceOptimizer with torch.optim.AdamW as its CPU optimizer "
+              "(megatron/core/optimizer/__init__.py: 'from torch.optim import AdamW as CPUAdam')",
+              linear_mixer_tp_replicated=True, host_adam="torch"),
 )

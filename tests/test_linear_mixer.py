@@ -1,0 +1,116 @@
+"""The Gated DeltaNet layers of a hybrid model in a training pass (rlmcost.perf.linear_mixer),
+slime's / miles's TP-replicated mixer and Megatron-core's CPU AdamW (rlmcost.perf.data_parallel).
+
+Sources: radixark/miles miles_plugins/models/qwen3_5.py and hf_attention.py at bb6f7dbd (the
+mixer from nn.Linear, gathered over TP, run whole on every rank); THUDM/slime
+slime_plugins/models/ at 624b824a (the same); Qwen3.5-27B's shape from the miles row of
+rl_runs.json; DeepSpeed's ZeRO-Offload tutorial ("DeepSpeedCPUAdam is 5X-7X faster than the
+standard PyTorch implementation"); Megatron-core's ``from torch.optim import AdamW as CPUAdam``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rlmcost.deployment.spec import Deployment
+from rlmcost.parallel.layout import Layout
+from rlmcost.parallel.shard import stages
+from rlmcost.perf.data_parallel import TORCH_CPU_ADAM_OVER_DEEPSPEED, cpu_adam_s
+from rlmcost.perf.linear_mixer import linear_mixer_delta
+from rlmcost.perf.rl_step import _context, forward_time
+from rlmcost.perf.step_pass import StepOptions, stage_pass
+from rlmcost.placement.pass_options import step_options
+from rlmcost.reports.rl_runs import load_runs, model_spec
+from rlmcost.specs import ModelSpec, get_hardware
+
+MILES = {r["id"]: r for r in load_runs()["runs"]}["miles-docs-qwen3.8-27b-grpo-colocate-8gpu"]
+ARCH = ModelSpec.model_validate(model_spec("q", MILES["model_config"], "hf")).arch()
+H200 = get_hardware("h200")
+TP4 = Layout(tp=4, sp=True, dp=2)
+REPLICATED = StepOptions(linear_mixer_replicated=True)
+
+
+def _gemm_flops(options: StepOptions, layout: Layout = TP4) -> int:
+    c, _ = _context(ARCH, layout, 1, 8192, H200, None, options)
+    return linear_mixer_delta(c).flops
+
+
+def test_the_replicated_mixer_runs_every_head_on_every_rank() -> None:
+    # Qwen3.5-27B: H_k 16, H_v 48, d_k = d_v = 128, d 5120 -> in_proj_qkv 10240, in_proj_z
+    # 6144, in_proj_b / _a 48 each, out_proj 6144 -> 5120: 115,834,880 projection weights
+    d, kd, vd, hv = 5120, 16 * 128, 48 * 128, 48
+    proj = d * (2 * kd + vd) + d * vd + 2 * d * hv + vd * d
+    assert proj == 115_834_880
+    tokens = 8192
+    shared, rep = _gemm_flops(StepOptions()), _gemm_flops(REPLICATED)
+    # the two differ by the projections' and the delta rule's FLOPs the other 3 ranks' heads
+    # would have done: 6 x T x (3/4 of the projections) + 3 x T x 6 x (36 heads) x d_k d_v
+    assert rep - shared == 6 * tokens * (proj - proj // 4) + 3 * tokens * 6 * 36 * 128 * 128
+
+
+def test_replication_lengthens_the_forward_and_tp1_is_unchanged() -> None:
+    base = forward_time(ARCH, TP4, 16, 4785, H200).time_s
+    rep = forward_time(ARCH, TP4, 16, 4785, H200, options=REPLICATED).time_s
+    # ~5.6 B of the 26.9 B parameters are mixer projections: whole on each of 4 ranks, the
+    # rank's GEMM work grows from ~6.7 B to ~10.9 B parameters per token
+    assert 1.2 < rep / base < 1.7
+    one = Layout(dp=8)
+    assert forward_time(ARCH, one, 16, 4785, H200, options=REPLICATED).time_s == forward_time(
+        ARCH, one, 16, 4785, H200).time_s
+
+
+def test_the_linear_layers_replace_attention_in_the_stage_pass() -> None:
+    c, _ = _context(ARCH, TP4, 1, 8192, H200, None, REPLICATED)
+    with_mixers = stage_pass(c, stages(ARCH, TP4)[0])
+    as_attention = stage_pass(replace(c, arch=ARCH.with_(linear_layers=0)), stages(ARCH, TP4)[0])
+    delta = linear_mixer_delta(c)
+    # 48 of the 64 layers (full_attention_interval 4); full recompute off in this layout
+    assert with_mixers.flops - as_attention.flops == 48 * delta.flops
+
+
+def test_slime_runs_the_mixer_replicated_and_adam_on_the_cpu_by_pytorch() -> None:
+    assert step_options(Deployment(framework="slime")).linear_mixer_replicated
+    nemo = step_options(Deployment(framework="nemo-rl")) or StepOptions()
+    assert not nemo.linear_mixer_replicated
+    # DeepSpeed tutorial: DeepSpeedCPUAdam 5-7x faster than PyTorch's; value the middle
+    assert (TORCH_CPU_ADAM_OVER_DEEPSPEED.low, TORCH_CPU_ADAM_OVER_DEEPSPEED.high) == (5.0, 7.0)
+    ds = cpu_adam_s(3_000_000_000, 8)
+    assert cpu_adam_s(3_000_000_000, 8, pytorch=True) == ds * 6.0
+
+
+def test_the_engine_decode_matches_the_miles_page_measurements() -> None:
+    # radixark/miles docs/models/qwen/qwen3-8.md (bb6f7dbd) section 5.3, one Qwen3.8-27B SGLang
+    # engine per H200: 553-690 tok/s at 11-12 running requests, 1855 tok/s at 39 (contexts not
+    # published: 2,000-4,000 tokens each, the page's mean response 4585 half-way)
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+    from rlmcost.specs.workload import Workload
+
+    engine = Engine(ARCH, Device(H200, Workload().compute_dtype))
+    for running, low, high in ((11, 553, 690), (39, 1855, 1855)):
+        for ctx in (2000, 4000):
+            rate = running / engine.decode_step_s(running, running * ctx)
+            assert 0.8 * low < rate < 1.2 * high, (running, ctx, rate)
+    # the linear layers' state, not a KV cache: 48 x 48 x 128 x 128 fp32 = 151 MB a sequence
+    from rlmcost.perf.linear_decode import STATE_BYTES, linear_state_s
+
+    gaps = 48 * engine.device.defaults.kernel_gap_s
+    per_seq = linear_state_s(ARCH, ARCH, engine.device, 1, 2) - gaps
+    assert STATE_BYTES == 4
+    assert per_seq > engine.device.memory_s(2 * 48 * 48 * 128 * 128 * 4) * 0.99
+
+
+def test_the_mixer_parameters_add_up_to_transformers_count() -> None:
+    # transformers Qwen3_5ForCausalLM of the miles row's config: 26,895,998,464 parameters
+    # (tests/test_slime_rl_rows.py builds it); embedding and head 2 V d, per layer two norms,
+    # 16 gated attention layers (q_proj d -> 2 x 24 x 256, k/v d -> 4 x 256, o 6144 -> d, q/k
+    # norms), 48 mixers, 64 SwiGLU MLPs, the final norm
+    from rlmcost.perf.linear_mixer import mixer_params, replicated_params_ratio
+
+    d, v = 5120, 248320
+    attn = d * 12288 + 2 * d * 1024 + 6144 * d + 2 * 256
+    total = 2 * v * d + 64 * 2 * d + d + 48 * mixer_params(ARCH) + 16 * attn + 64 * 3 * d * 17408
+    assert total == 26_895_998_464
+    # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters
+    ratio = replicated_params_ratio(ARCH, 4)
+    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, 1) == 1
