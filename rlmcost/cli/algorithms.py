@@ -91,6 +91,9 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
             _plot(result, plot)
         if opts["json_out"]:
             out = result.to_json()
+            from rlmcost.cli.algorithms_render import deployment_line
+
+            out["notes"].append(deployment_line(result.run))  # the text's last line, as data
             if timeline:
                 from rlmcost.reports.timeline import timeline_json
 
