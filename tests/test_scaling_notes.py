@@ -79,3 +79,18 @@ def test_the_tail_note_states_the_longest_drawn() -> None:
     fixed = estimate("ppo", "llama-2-7b", gpus=8, response_len=1024).notes
     assert not any(x.startswith("length tail: ") for x in fixed)
     assert any(x.startswith("every response is T = 1024 tokens") for x in fixed)
+
+
+def test_a_weight_sync_that_crosses_nodes_between_groups_is_named() -> None:
+    # verl's asynchronous GRPO (engines and trainer on groups of their own): on 8 GPUs the
+    # refit stays inside one H100 node, on 16 the engines' group spans two and the NCCL refit
+    # crosses nodes (rlmcost.placement.transfer.sync_span_gpus), so the weight sync grows; the
+    # groups' own notes list only transfers inside a group, the sync note names it
+    runs = [estimate("grpo", "llama-3.1-8b", hardware="h100", gpus=n, batch=n, group=4,
+                     response_len=1024, framework="verl", placement="async")
+            for n in (8, 16)]  # fmt: skip
+    sync = [_phases(e)["weight sync"] for e in runs]
+    assert sync[1] > sync[0]
+    _check(runs)
+    assert not any(n.startswith("exposed communication between device groups")
+                   for n in runs[0].notes)  # fmt: skip
