@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup, count_of, frozen_at
 
 
@@ -37,7 +38,8 @@ def length_note(setup: Setup, response_len: int, phases: Iterable[str]) -> str |
     if gen is None:
         return None
     n = int(count_of(gen.invocation.sequences, frozen_at(setup.values)))
-    drawn = dist.lengths(n, response_len)
+    # the groups' own lengths of the task, kept per query (GroupSizes.lengths, same key)
+    drawn = per_query(setup, ("lengths", n), lambda: dist.lengths(n, setup.response))
     named = ", ".join(dict.fromkeys(phases))
     return (f"length tail: {n:,} responses per iteration at the midpoint quantiles of "
             f"--length-dist {dist.describe(response_len)}, mean {sum(drawn) / n:,.0f} and "
