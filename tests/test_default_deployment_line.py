@@ -49,3 +49,25 @@ def test_ppo_lists_only_the_options_the_preset_applies_to_it() -> None:
     assert "--reward rule" not in flags and "--recompute-logprobs" in flags
     assert "not applied to ppo: --reward rule)" in line
     assert "Reward: reward model llama-3.2-1b" in text
+
+
+def test_the_flagless_json_names_the_default_deployment_too() -> None:
+    """--json carries the same deployment line among its notes (the text prints it last), so
+    a script reading the JSON learns which default deployment was assumed, not only
+    ``deployment.framework``."""
+    import json
+
+    query = ["grpo", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "16", "-B", "128", "-K", "16",
+             "-S", "1", "-T", "1060", "--json"]  # fmt: skip
+    res = CliRunner().invoke(app, query)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["deployment"]["framework"] == "nemo-rl"
+    lines = [n for n in out["notes"] if n.startswith("deployment: ")]
+    assert len(lines) == 1
+    assert "(the default deployment: NeMo RL: DTensor (FSDP2)" in lines[0]
+    assert get_preset("nemo-rl").for_params(8_030_261_248).flags() in lines[0]
+    bare = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                                    "--framework", "none", "--json"])  # fmt: skip
+    assert bare.exit_code == 0, bare.output
+    assert any("rlmcost's bare layout" in n for n in json.loads(bare.stdout)["notes"])

@@ -174,3 +174,66 @@ def test_no_bracket_of_a_help_text_is_eaten_by_rich_markup():
         eaten += [f"{key} {opt}: {part}" for part in re.findall(r"\[[^\]]*\]", plain)
                   if part not in shown[key]]  # fmt: skip
     assert not eaten
+
+
+def _breakdown_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Phases and breakdown keys")
+    return readme[start:readme.index("\n## ", start)]
+
+
+def _notebook_text(name: str) -> str:
+    nb = json.loads((ROOT / "notebooks" / name).read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+# queries whose jobs show every phase and part the output can name: PPO under NeMo RL's defaults
+# (offload, controller, values, reward), CPU Adam (OpenRLHF, --offload optimizer), a hybrid
+# placement's reshard, a streamed rollout's re-prefills (--partial-rollout)
+_QUERIES = [
+    "ppo -m llama-2-7b --gpus 16 --framework nemo-rl",
+    "grpo -m llama-3.1-8b --gpus 16 --framework openrlhf --offload optimizer",
+    "grpo -m llama-3.1-8b --gpus 16 --placement hybrid",
+    "grpo -m llama-3.1-8b --gpus 16 --framework verl --placement async --partial-rollout "
+    "--length-dist reasoning -T 4096",
+]
+
+
+def test_every_phase_and_breakdown_key_is_in_the_readme_and_notebook_04():
+    """Issue 18: each term the output names is in the README and notebook 04. The names come
+    from the output itself (the phases and each job's predicted_breakdown_s of these queries)
+    and from the training step's part tables (rlmcost.perf.step_pass COMPUTE_PARTS and
+    COMM_PARTS, whose keys the training job writes as compute_*_s and exposed_*_s)."""
+    import shlex
+
+    from rlmcost import evaluate
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.perf.step_pass import COMM_PARTS, COMPUTE_PARTS
+
+    phases: set[str] = set()
+    keys = {f"compute_{k}_s" for k in COMPUTE_PARTS} | {f"exposed_{k}_s" for k in COMM_PARTS}
+    for query in _QUERIES:
+        command, *argv = shlex.split(query)
+        ev = evaluate(run_from_argv(command, argv)).evaluation
+        phases |= {p.name for p in ev.phases}
+        keys |= {k for g in ev.groups for j in g.jobs for k in j.predicted_parts_s}
+    assert {"reshard", "offload", "controller", "weight sync"} <= phases  # the queries reach them
+    assert {"cpu_adam_s", "reprefill_s", "reference_swap_s"} <= keys
+    section, notebook = _breakdown_section(), _notebook_text("04_placement.ipynb")
+    assert sorted(n for n in phases | keys if f"`{n}`" not in section) == []
+    assert sorted(n for n in phases | keys if f"`{n}`" not in notebook) == []
+
+
+@pytest.mark.parametrize("command", ["ppo", "grpo"])
+def test_every_option_of_the_rl_commands_is_in_notebook_04(command):
+    """Issue 18: each choice is in --help and in notebook 04. The options are `rlmcost
+    COMMAND --help`'s own (typer's click command); an option counts where notebook 04 names it
+    whole (``--sleep`` inside ``--no-sleep`` does not)."""
+    import re
+
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, command)  # type: ignore[attr-defined]
+    notebook = _notebook_text("04_placement.ipynb")
+    options = [o for p in cmd.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")]
+    missing = [o for o in options if re.search(re.escape(o) + r"(?![\w-])", notebook) is None]
+    assert missing == []

@@ -435,3 +435,20 @@ def test_verl_example_fits_at_its_logged_lengths_not_at_the_maxima():
              "2", "--gpu-memory-utilization", "0.6", "--sleep", "--hardware", "h100-sxm"]
     assert _json([*query, "--json"])["fits"] is False
     assert _json([*query, "--length-dist", "lognormal:289,0.38,1024", "--json"])["fits"] is True
+
+
+def test_a_verdict_at_the_maxima_says_so_and_how_to_give_the_lengths():
+    # the same verl example (above): its DOES NOT FIT is at every sequence's maxima, which the
+    # hints now say, naming --length-dist (issue 18 audit: a published example that fits at
+    # its real lengths); a spread distribution drops the line
+    r = runner.invoke(app, ["import", "verl", str(VERL)])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "DOES NOT FIT" in text
+    assert "memory at the maximum lengths" in text
+    assert "--length-dist lognormal:MEAN,SIGMA,MAX" in text
+    r = runner.invoke(app, ["grpo", "-m", "qwen2.5-7b", "--gpus", "8", "--micro-batch", "40",
+                            "-T", "1024", "-S", "512", "--framework", "verl", "--ckpt", "full",
+                            "--length-dist", "lognormal:900,0.3,1024"])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "memory at the maximum lengths" not in " ".join(r.output.split())

@@ -90,7 +90,9 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         if plot:
             _plot(result, plot)
         if opts["json_out"]:
-            out = result.to_json()
+            from rlmcost.cli.deployment_line import evaluation_json
+
+            out = evaluation_json(result)
             if timeline:
                 from rlmcost.reports.timeline import timeline_json
 

@@ -323,27 +323,9 @@ def render_evaluation(e: Any) -> None:
         render_estimate(e.evaluation, rerun)
     else:
         render(e, rerun)
+    from rlmcost.cli.deployment_line import deployment_line
+
     note(deployment_line(run))
-
-
-def deployment_line(run: Any) -> str:
-    """Which framework's defaults and semantics the Run follows, and how to change them."""
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
-    from rlmcost.run.defaults import actor_params
-
-    fw = run.deployment.framework
-    if run.deployment.ideal:
-        return "deployment: the paper's idealized iteration (--ideal)."
-    if fw is None:
-        return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
-    default = ""
-    if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
-        p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
-        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name)
-        default = f" (the default deployment: {p.summary}; {flags})"
-    return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
-            "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
 
 
 def render_timeline(e: Any) -> None:

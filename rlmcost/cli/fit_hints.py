@@ -14,6 +14,12 @@ def render_hints(run: Any, e: Any) -> None:
     from rlmcost.units import format_bytes
 
     found = suggestions(run, e)
+    dist = getattr(getattr(e, "run", None), "workload", None)
+    if dist is not None and dist.length_dist in (None, "fixed") and not e.deployment.ideal:
+        print("  memory at the maximum lengths (every prompt at --prompt-len, every response at "
+              "--response-len: --length-dist fixed, the default): a run whose responses are "
+              "shorter may fit; give their spread with --length-dist "
+              "lognormal:MEAN,SIGMA,MAX.")  # fmt: skip
     for s in found:
         print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
     if not found:

@@ -38,7 +38,9 @@ def run(
 
     result = evaluate_view(the_run, meta, compare_sized, evaluate_sized)
     if json_out:
-        print_json(result.to_json())
+        from rlmcost.cli.deployment_line import evaluation_json
+
+        print_json(evaluation_json(result))
         return
     _render(result)
 

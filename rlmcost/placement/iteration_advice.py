@@ -12,7 +12,7 @@ from rlmcost.deployment.spec import Overhead
 from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup
-from rlmcost.placement.jobs import GroupEstimate
+from rlmcost.placement.jobs import GroupEstimate, Transfer
 
 EXPOSED_NOTE_SHARE = 0.01
 """A job whose exposed communication is at least this share of its predicted time is named in
@@ -63,6 +63,25 @@ def _group_notes(g: GroupEstimate, gpus_per_node: int) -> tuple[str, ...]:
                      "not with the GPUs (more GPUs at the same per-GPU batch lengthen it): "
                      + "; ".join(host))  # fmt: skip
     return tuple(notes)
+
+
+def sync_notes(syncs: Sequence[Transfer], total_gpus: int, gpus_per_node: int,
+               mixed: bool) -> list[str]:  # fmt: skip
+    """The weight syncs between groups that cross nodes, named where they can grow with GPUs:
+    groups that together span more than a node, or sit on different accelerators (which never
+    share a node), copy over the inter-node link (:func:`rlmcost.placement.transfer.
+    sync_span_gpus`, which times them). The groups' own notes (:func:`exposed_notes`) list
+    only the transfers inside a group, so without this a weight sync that moved across nodes
+    as GPUs were added grew unnamed (issue 18 audit: verl async GRPO, 8 -> 16 GPUs)."""
+    if total_gpus <= gpus_per_node and not mixed:
+        return []
+    terms = [f"{tr.phase} on {tr.what} {tr.predicted:.3g} s ({tr.bytes_per_device:,} B per "
+             "device across nodes)" for tr in syncs if tr.bytes_per_device]  # fmt: skip
+    if not terms:
+        return []
+    return ["exposed communication between device groups across nodes, which grows as the "
+            "groups span more nodes (adding GPUs can make the weight sync slower): "
+            + "; ".join(terms)]  # fmt: skip
 
 
 def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:

@@ -1,0 +1,38 @@
+"""The last line of an algorithm command's report: which framework's defaults the Run follows
+(for the default deployment, its summary and the flags that set it by hand), and the same
+line in the ``--json`` notes. Light to import (no rich): the JSON path loads it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def evaluation_json(result: Any) -> dict[str, Any]:
+    """``result.to_json()``; for an evaluation, its notes end with :func:`deployment_line`, as
+    the text ends with it (an algorithm command, `rlmcost run` and `rlmcost import` alike)."""
+    from rlmcost.evaluation.view import Evaluation
+
+    out = result.to_json()
+    if isinstance(result, Evaluation):
+        out["notes"].append(deployment_line(result.run))
+    return out
+
+
+def deployment_line(run: Any) -> str:
+    """Which framework's defaults and semantics the Run follows, and how to change them."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
+    from rlmcost.run.defaults import actor_params
+
+    fw = run.deployment.framework
+    if run.deployment.ideal:
+        return "deployment: the paper's idealized iteration (--ideal)."
+    if fw is None:
+        return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
+    default = ""
+    if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
+        p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
+        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name)
+        default = f" (the default deployment: {p.summary}; {flags})"
+    return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
+            "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
