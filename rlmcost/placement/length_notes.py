@@ -21,12 +21,12 @@ from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup, count_of, frozen_at
 
 
-def length_note(setup: Setup, response_len: int, phases: Iterable[str]) -> str | None:
+def length_note(setup: Setup, response_len: int, groups: Iterable[Any]) -> str | None:
     """The note on response lengths: with ``fixed`` (the default) that every response is T and
     how to spread them; with a spread, the tail as drawn for this batch (mean and longest of
-    the generated responses) and the phases it lengthens (``phases``: the evaluation's phases
-    that generate, score or train on the responses). None for an offline algorithm or the
-    paper's idealized iteration."""
+    the generated responses) and the phases it lengthens (:func:`response_phases` of the
+    evaluation's ``groups``: those that generate, score or train on the responses). None for
+    an offline algorithm or the paper's idealized iteration."""
     if setup.alg.offline or setup.deployment.ideal:
         return None
     dist = setup.lengths
@@ -40,7 +40,7 @@ def length_note(setup: Setup, response_len: int, phases: Iterable[str]) -> str |
     n = int(count_of(gen.invocation.sequences, frozen_at(setup.values)))
     # the groups' own lengths of the task, kept per query (GroupSizes.lengths, same key)
     drawn = per_query(setup, ("lengths", n), lambda: dist.lengths(n, setup.response))
-    named = ", ".join(dict.fromkeys(phases))
+    named = ", ".join(dict.fromkeys(response_phases(groups)))
     return (f"length tail: {n:,} responses per iteration at the midpoint quantiles of "
             f"--length-dist {dist.describe(response_len)}, mean {sum(drawn) / n:,.0f} and "
             f"longest {max(drawn):,} tokens; a larger batch (also more GPUs at the same "
