@@ -162,8 +162,20 @@ def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, lis
             f"DP x TP x CP; etp defaults to tp): use a multiple of {unit} GPUs"
             + ("" if layout.expert_tp == 1 else " or --etp 1")
         )
-    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp={rest} must divide it"
+    fix = (f"use --dp {gpus // rest}" if gpus % rest == 0
+           else divide_fix(gpus, layout.tp, layout.pp, layout.cp))  # fmt: skip
     raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
+
+
+def divide_fix(gpus: int, tp: int, pp: int, cp: int) -> str:
+    """How to mend model-parallel degrees whose product does not divide the GPUs: a GPU count
+    that it divides, or the TP degrees that divide the GPUs at the same PP and CP."""
+    rest, others = tp * pp * cp, pp * cp
+    fix = f"tp*pp*cp={rest} must divide the {gpus} GPUs: give a multiple of {rest} GPUs"
+    if gpus % others == 0:
+        tps = [t for t in range(1, gpus // others + 1) if gpus // others % t == 0][:8]
+        fix += f" or --tp {', '.join(map(str, tps[:-1]))} or {tps[-1]}" if len(tps) > 1 else ""
+    return fix
 
 
 def with_image_tokens(
