@@ -59,6 +59,7 @@ def test_json_is_the_library_result():
         (["ppo", "--model", "8b", "--gpus", "12", "--tp", "8"], "multiple of 8 GPUs or --tp 1"),
         (["ppo"], "give --model"),
         (["ppo", "--model", "nope"], "unknown model"),
+        (["grpo", "--model", "8b", "--reward", "rul"], "did you mean --reward rule"),
         (["ppo", "--model", "8b", "--ref-precomputed"], "cannot be precomputed"),
     ],
 )

@@ -135,7 +135,17 @@ def _model_of(role: Role, model: str | ModelSpec) -> ModelSpec:
         return get_model(model)
     except SpecError as exc:
         flag = _ROLE_FLAGS.get(role, f"the {role} model")
+        if role is Role.REWARD and isinstance(model, str) and _near_rule(model):
+            raise SpecError(f"{flag} {model!r}: neither a model nor 'rule'; did you mean "
+                            "--reward rule (a rule-based verifier)?") from None  # fmt: skip
         raise SpecError(f"{flag} {model!r}: {exc}") from None
+
+
+def _near_rule(text: str) -> bool:
+    """``text`` a misspelling of ``rule``, the --reward keyword of a verifier (difflib)."""
+    from difflib import get_close_matches
+
+    return bool(get_close_matches(text.strip().lower(), ["rule"], n=1, cutoff=0.6))
 
 
 def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
