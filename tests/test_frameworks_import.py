@@ -435,3 +435,16 @@ def test_verl_example_fits_at_its_logged_lengths_not_at_the_maxima():
              "2", "--gpu-memory-utilization", "0.6", "--sleep", "--hardware", "h100-sxm"]
     assert _json([*query, "--json"])["fits"] is False
     assert _json([*query, "--length-dist", "lognormal:289,0.38,1024", "--json"])["fits"] is True
+
+
+def test_an_ignored_key_near_a_read_one_is_named_as_a_typo():
+    # a newcomer's override typo: the warning names the key the importer reads
+    q = import_verl(str(VERL), ["data.max_response_lenght=2048", "trainer.project_name=x"])
+    assert "data.max_response_lenght" in q.ignored
+    assert q.near == {"data.max_response_lenght": "data.max_response_length"}
+    r = runner.invoke(app, ["import", "verl", str(VERL), "data.max_response_lenght=2048"])
+    assert r.exit_code == 0, r.output
+    assert "data.max_response_lenght (did you mean data.max_response_length?)" in r.output
+    o = import_openrlhf([*_orlhf_args(), "--rollout_batch_sizee", "512"])
+    assert o.near == {"--rollout_batch_sizee": "--rollout_batch_size"}
+    assert import_verl(str(VERL), []).near == {}  # the example's own keys: no false alarm
