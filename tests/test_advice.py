@@ -228,3 +228,15 @@ def test_the_logits_hint_is_evaluated_without_a_crash():
             "--response-len", "130000")  # fmt: skip
     assert r.exit_code == 0 and r.exception is None, r.output
     assert "largest term: logits" in r.stdout and "--logits" in r.stdout
+
+
+def test_an_engine_short_of_kv_room_is_told_its_rollout_tp():
+    # README's tour line: Qwen3-30B-A3B's 61 GB of bf16 weights in a TP 1 engine under NeMo RL's
+    # 0.6 reservation (47.5 GiB) leave no KV cache; an engine over 2 GPUs fits on the same 8
+    r = run("grpo", "-m", "qwen3-30b-a3b", "--gpus", "8", "--tp", "4", "--ep", "8", "--etp", "1")
+    assert r.exit_code == 0, r.output
+    assert "fits with --rollout-tp 2" in r.output
+    assert "give more GPUs" not in r.output
+    fixed = run("grpo", "-m", "qwen3-30b-a3b", "--gpus", "8", "--tp", "4", "--ep", "8", "--etp",
+                "1", "--rollout-tp", "2", "--json")  # fmt: skip
+    assert json.loads(fixed.stdout)["fits"] is True

@@ -56,9 +56,10 @@ def test_json_is_the_library_result():
         (["ppo", "--model", "8b", "--oversample", "2"], "--oversample applies to dapo"),
         (["dapo", "--model", "8b", "--oversample", "abc"], "is not a number"),
         (["ppo", "--model", "8b", "--tp", "3"], "tp=3 must divide"),
-        (["ppo", "--model", "8b", "--gpus", "12", "--tp", "8"], "must divide it"),
+        (["ppo", "--model", "8b", "--gpus", "12", "--tp", "8"], "multiple of 8 GPUs or --tp 1"),
         (["ppo"], "give --model"),
         (["ppo", "--model", "nope"], "unknown model"),
+        (["grpo", "--model", "8b", "--reward", "rul"], "did you mean --reward rule"),
         (["ppo", "--model", "8b", "--ref-precomputed"], "cannot be precomputed"),
     ],
 )

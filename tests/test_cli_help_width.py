@@ -105,3 +105,26 @@ def test_a_query_loads_no_help_renderer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("argv, summary", [
+    ([], "Run the Table III micro-kernels (GEMM, attention, MLP, block fwd/bwd, prefill, decode, "
+         "MoE, copy, collectives)"),
+    (["import"], "OpenRLHF's command line, e.g. `rlmcost import openrlhf -- --pretrain M "
+                 "--rollout_batch_size 1024"),
+])  # fmt: skip
+def test_a_group_lists_each_summary_unbroken(argv, summary):
+    # the summaries' docstrings wrap in the source; typer's rich listing kept those breaks
+    wide = 400
+    r = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": str(wide)}, terminal_width=wide)
+    assert r.exit_code == 0, r.output
+    assert any(summary in line for line in r.output.splitlines()), r.output
+
+
+@pytest.mark.parametrize("argv", [["ppo", "-m", "8b", "--tp"], ["import", "verl", "x.yaml",
+                                                                 "--verl-version"]])
+def test_an_option_without_its_value_names_the_help(argv):
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 2
+    assert "requires an argument" in r.output and f"rlmcost {argv[0]}" in r.output
+    assert "--help`)" in r.output and "Traceback" not in r.output

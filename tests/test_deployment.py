@@ -57,7 +57,9 @@ def test_deployment_round_trips_through_json_and_yaml(tmp_path):
         ({"engine": {"gpu_memory_utilization": 0}}, "must be in (0, 1]"),
         ({"train": {"offload": "optimizer,disk"}}, "unknown offload 'disk'"),
         ({"lora": {"rank": 8, "targets": ["mlp"]}}, "unknown LoRA target 'mlp'"),
-        ({"tp": 2}, "Extra inputs are not permitted"),
+        ({"tp": 2}, "'tp' is not a field; did you mean 'engine.tp', 'forward.tp' or 'train.tp'?"),
+        ({"train": {"zeroo": 3}}, "field 'train.zeroo' is not a field; did you mean 'zero'?"),
+        ({"engine": {"xyzzy": 1}}, "the fields here: block_size, context_length,"),
         ({"ideal": True, "lora": {"rank": 8}}, "ideal=True"),
     ],
 )
@@ -392,3 +394,12 @@ def test_max_num_seqs_caps_the_sequences_an_engine_replica_runs():
     assert rollout(capped)["slots_per_replica"] == 8
     assert rollout(capped)["waves"] == 8
     assert capped["deployment"]["engine"]["max_num_seqs"] == 8
+
+
+def test_a_run_file_key_typo_names_the_nearest_field():
+    # a newcomer's Run file: 'promts' for workload.prompts
+    from rlmcost import Run
+
+    typo = r"'workload.promts' is not a field; did you mean 'prompts'"
+    with pytest.raises(SpecError, match=typo):
+        Run.from_yaml("algorithm: {name: grpo}\nmodels: {actor: 8b}\nworkload: {promts: 64}\n")

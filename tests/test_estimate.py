@@ -191,7 +191,7 @@ def test_gpus_fill_data_parallelism_and_mismatches_are_errors():
     e = estimate("grpo", "8b", layout=Layout(tp=8), gpus=16)
     assert (e.layout.dp, e.gpus) == (2, 16)
     assert any("dp = gpus" in n for n in e.notes)
-    with pytest.raises(SpecError, match="must divide it"):
+    with pytest.raises(SpecError, match="divide the 12 GPUs: give a multiple of 8 GPUs or --tp 1"):
         estimate("grpo", "8b", layout=Layout(tp=8), gpus=12)
     with pytest.raises(SpecError, match="tp=3 must divide"):
         estimate("grpo", "8b", layout=Layout(tp=3))

@@ -37,3 +37,13 @@ def test_the_hint_carries_the_workload_and_runs() -> None:
 def test_an_explicit_framework_is_carried() -> None:
     cmd = _hint(["grpo", "-m", "70b", "--gpus", "4", "--framework", "verl"])
     assert " --framework verl --min-gpus" in cmd
+
+
+def test_a_cut_list_of_families_that_never_fit_says_so() -> None:
+    # the table shows 12 families; the plan of 70B on 8..128 GPUs has 27 that never fit
+    res = CliRunner().invoke(app, ["plan", "grpo", "-m", "70b", "--gpus", "8..128", "--min-gpus"],
+                             env={"COLUMNS": "200"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    total = re.search(r"families that never fit \((\d+);", res.output)
+    assert total and int(total.group(1)) > 12
+    assert "the first 12; --json 'never_fit' has every one" in res.output

@@ -452,3 +452,16 @@ def test_a_verdict_at_the_maxima_says_so_and_how_to_give_the_lengths():
                             "--length-dist", "lognormal:900,0.3,1024"])  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "memory at the maximum lengths" not in " ".join(r.output.split())
+
+
+def test_an_ignored_key_near_a_read_one_is_named_as_a_typo():
+    # a newcomer's override typo: the warning names the key the importer reads
+    q = import_verl(str(VERL), ["data.max_response_lenght=2048", "trainer.project_name=x"])
+    assert "data.max_response_lenght" in q.ignored
+    assert q.near == {"data.max_response_lenght": "data.max_response_length"}
+    r = runner.invoke(app, ["import", "verl", str(VERL), "data.max_response_lenght=2048"])
+    assert r.exit_code == 0, r.output
+    assert "data.max_response_lenght (did you mean data.max_response_length?)" in r.output
+    o = import_openrlhf([*_orlhf_args(), "--rollout_batch_sizee", "512"])
+    assert o.near == {"--rollout_batch_sizee": "--rollout_batch_size"}
+    assert import_verl(str(VERL), []).near == {}  # the example's own keys: no false alarm

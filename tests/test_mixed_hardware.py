@@ -269,3 +269,16 @@ def test_the_deployment_file_names_group_hardware(tmp_path) -> None:  # noqa: AN
                       env={"COLUMNS": "400"})  # fmt: skip
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert r.exit_code == 2 and len(lines) == 1 and "unknown hardware 'tpu'" in lines[0]
+
+
+def test_an_unpriced_accelerator_names_the_price_that_mends_it() -> None:
+    from rlmcost.cli.algorithms_render import cost_text
+
+    class _Ev:  # what cost_text reads of an evaluation: its cost_json()
+        def cost_json(self) -> dict:
+            return {"per_iteration_usd": None, "per_million_tokens_usd": None,
+                    "usd_per_gpu_hour": {"h20": None, "h100-sxm": 3.78}}  # fmt: skip
+
+    text = cost_text(_Ev())
+    assert "not priced" in text and "give --price h20=USD)" in text
+    assert "h100-sxm=USD" not in text  # a priced accelerator needs no --price

@@ -126,3 +126,14 @@ def test_the_algorithm_commands_can_forward_to_a_placement():
     assert out["length_distribution"] == "uniform:8,64"
     text = run(*args)
     assert text.exit_code == 0 and "async" in text.stdout
+
+
+def test_the_caption_names_the_deployments_model_states():
+    # the default NeMo RL preset stores fp32 weights and gradients (FSDP2 mixed precision); the
+    # bare layout bf16 ones with Adam's fp32 master copy: the caption said bf16 for both
+    default = " ".join(run("placements", "-m", "gpt-2", "--gpus", "2").stdout.split())
+    bare = " ".join(run("placements", "-m", "gpt-2", "--gpus", "2", "--framework", "none")
+                    .stdout.split())  # fmt: skip
+    assert "Trainers: fp32 weights and gradients (bf16 compute copy per unit)" in default
+    assert "Trainers: bf16 weights and gradients, fp32 Adam master weights" in bare
+    assert "fp32 Adam states (12 B/param)" not in default

@@ -86,6 +86,7 @@ def test_context_parallel_for_long_traces():
         (["-m", "no-such-model"], ["unknown model"]),
         (["-m", "llama-3.1-8b", "--hardware", "tpu-v9"], ["unknown hardware"]),
         (["-m", "llama-3.1-8b", "--gpus", "12"], ["gpus=12"]),
+        (["-m", "llama-3.1-8b", "--gpus", "6", "--tp", "4"], ["a multiple of 4 GPUs", "--tp 1"]),
     ],
 )
 def test_bad_layouts_are_one_line_errors(args, words):

@@ -5,6 +5,7 @@ only the values given (:class:`App`)."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from typing import Any
 
@@ -41,11 +42,28 @@ class _UnsetFirst:
 _UNSET_FIRST = _UnsetFirst()
 
 
+def summary_line(help_text: str | None) -> str | None:
+    """The first paragraph of ``help_text`` on one line: what a group's help lists for a
+    command. typer 0.29's rich mode keeps a docstring's line breaks there
+    (``typer.rich_utils._make_command_help`` joins them only outside rich markup), so a summary
+    wrapped in its source broke mid-sentence in `rlmcost --help`."""
+    if not help_text or help_text.startswith("\b"):
+        return None
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())
+
+
 class HelpCommand(TyperCommand):
     """A typer command whose help prints each option's names and metavar whole, however
     narrow the terminal (rlmcost.cli._help; rich loads only when the help prints), whose
-    options build their conversion only when given a value (:class:`_UnsetFirst`), and that
-    refuses an option given twice with different values (rlmcost.cli._repeats)."""
+    options build their conversion only when given a value (:class:`_UnsetFirst`), that
+    refuses an option given twice with different values (rlmcost.cli._repeats), whose parse
+    errors name its help, and whose summary in a group's help is one line
+    (:func:`summary_line`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.short_help is None:
+            self.short_help = summary_line(self.help)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from rlmcost.cli._help import option_entries
@@ -62,7 +80,11 @@ class HelpCommand(TyperCommand):
         for param in self.params:
             if getattr(param, "_runtime_param", False) is None:  # typer's: not built yet
                 param._runtime_param = _UNSET_FIRST  # type: ignore[attr-defined]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as exc:  # click's parser raises some without the context
+            exc.ctx = exc.ctx or ctx  # (a value missing after an option): name the help
+            raise
 
 
 class App(typer.Typer):

@@ -25,7 +25,7 @@ import typer.main
 from typer.core import TyperCommand
 from typer.models import CommandInfo, TyperInfo
 
-from rlmcost.cli._app import App, OneLineErrors, UsageError
+from rlmcost.cli._app import App, OneLineErrors, UsageError, summary_line
 
 _OWN_COMMANDS = {
     "models": "listings",
@@ -168,7 +168,7 @@ def _listed(name: str | None, help_text: str | None, info: CommandInfo | TyperIn
     return TyperCommand(
         name=name,
         help=help_text,
-        short_help=info.short_help,
+        short_help=info.short_help or summary_line(help_text),
         hidden=bool(info.hidden),
         deprecated=bool(info.deprecated),
         rich_help_panel=info.rich_help_panel,

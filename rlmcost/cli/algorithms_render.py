@@ -195,14 +195,15 @@ def fleet(e: Any) -> str:
 
 def cost_text(ev: Any) -> str:
     """`` $0.58 per iteration, $0.56 per 1M trained tokens (USD per GPU-hour: h20 1.2, ...)``,
-    or the reason there is none."""
+    or, where an accelerator has no price, ``Cost: not priced`` and the ``--price`` to give."""
     if ev is None:
         return ""
     c = ev.cost_json()
     prices = ", ".join(f"{hw} {p:g}" if p is not None else f"{hw} none"
                        for hw, p in c["usd_per_gpu_hour"].items())  # fmt: skip
     if c["per_iteration_usd"] is None:
-        return f" Cost: no price for every accelerator (USD per GPU-hour: {prices}; --price)."
+        unpriced = ",".join(f"{hw}=USD" for hw, p in c["usd_per_gpu_hour"].items() if p is None)
+        return f" Cost: not priced (USD per GPU-hour: {prices}; give --price {unpriced})."
     per_m = c["per_million_tokens_usd"]
     tokens = f", ${per_m:,.3f} per 1M trained tokens" if per_m is not None else ""
     return (f" Cost: ${c['per_iteration_usd']:,.4f} per iteration{tokens} (USD per GPU-hour: "

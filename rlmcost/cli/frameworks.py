@@ -185,8 +185,9 @@ def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:
     for line in q.notes:
         note(f"note: {line}")
     if q.ignored:
+        keys = [k + (f" (did you mean {q.near[k]}?)" if k in q.near else "") for k in q.ignored]
         note(f"warning: ignored {len(q.ignored)} key(s) rlmcost does not read: "
-             f"{', '.join(q.ignored)}")  # fmt: skip
+             f"{', '.join(keys)}")  # fmt: skip
     estimate = json.loads(_algorithm_command(q.algorithm, [*argv, "--json"], capture=True))
     query = q.to_json()
     if json_out:

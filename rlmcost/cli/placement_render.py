@@ -12,12 +12,21 @@ from rlmcost.errors import SpecError
 from rlmcost.placement.kinds import Config
 
 CAPTION = (
-    "bf16 weights/gradients/activations/KV cache, fp32 Adam states (12 B/param) and logits; "
     "memory = peak per device over the groups active in the stage; time = predicted (kernel "
     "efficiency by shape, exposed communication, bubbles, the engine's decode steps); time >= "
     "= roofline lower bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference "
     "and weight sync/resharding at link bandwidth; no other communication); FLOP = add or mul."
 )
+
+
+def _caption(e: Any) -> str:
+    """:data:`CAPTION` after the dtypes of ``e``'s deployment: its trainers' model states (the
+    default NeMo RL preset stores fp32 weights and gradients, not bf16), activations, KV cache."""
+    from rlmcost.cli.algorithms_render import _states
+
+    w = e.workload
+    return (f"Trainers: {_states(e)}; activations, KV cache: {w.activation_dtype}/{w.kv_dtype}; "
+            f"fp32 logits; " + CAPTION)  # fmt: skip
 
 
 def _groups_text(e: Any) -> str:
@@ -69,7 +78,7 @@ def render_comparison(c: Any) -> None:
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
         f"{first.lengths.describe(w.response_len)}. * = fastest that fits; back to back = the "
-        "stages' times summed (a synchronous loop). " + CAPTION,
+        "stages' times summed (a synchronous loop). " + _caption(first),
         right=(2, 3, 4, 5, 6, 7, 8, 10),
     )
     if best is not None:
@@ -136,7 +145,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
         ["stage", "work", "depth", "peak mem/device", "time", "time >=", "groups"],
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
-        f"{e.lengths.describe(w.response_len)}. " + CAPTION,
+        f"{e.lengths.describe(w.response_len)}. " + _caption(e),
         right=(1, 2, 3, 4, 5),
     )
     from rlmcost.cli.algorithms_render import render_phases

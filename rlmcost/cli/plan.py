@@ -361,6 +361,8 @@ def _render(r: Any) -> None:
             ["family", "binding term", "bytes"],
             [(f["family"], f["binding_term"], format_bytes(int(f.get("binding_term_bytes", 0))))
              for f in shown],  # fmt: skip
+            caption=(f"the first {len(shown)}; --json 'never_fit' has every one"
+                     if len(shown) < len(r.failures) else ""),  # fmt: skip
         )
     if not r.rows:
         note("error-free search, but nothing fits: raise --gpus or widen the space "

@@ -172,7 +172,9 @@ def train(**opts: Any) -> None:
     dp = opts["dp"]
     if dp is None:
         if gpus is not None and gpus % rest:
-            raise SpecError(f"tp*pp*cp={rest} must divide --gpus {gpus}")
+            from rlmcost.deployment.resolve import divide_fix
+
+            raise SpecError(divide_fix(gpus, deg["tp"], deg["pp"], deg["cp"]))
         dp = gpus // rest if gpus is not None else dp_unit(deg["tp"], deg["cp"], deg["ep"],
                                                             opts["etp"])  # fmt: skip
     layout = Layout(

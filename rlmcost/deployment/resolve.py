@@ -135,7 +135,17 @@ def _model_of(role: Role, model: str | ModelSpec) -> ModelSpec:
         return get_model(model)
     except SpecError as exc:
         flag = _ROLE_FLAGS.get(role, f"the {role} model")
+        if role is Role.REWARD and isinstance(model, str) and _near_rule(model):
+            raise SpecError(f"{flag} {model!r}: neither a model nor 'rule'; did you mean "
+                            "--reward rule (a rule-based verifier)?") from None  # fmt: skip
         raise SpecError(f"{flag} {model!r}: {exc}") from None
+
+
+def _near_rule(text: str) -> bool:
+    """``text`` a misspelling of ``rule``, the --reward keyword of a verifier (difflib)."""
+    from difflib import get_close_matches
+
+    return bool(get_close_matches(text.strip().lower(), ["rule"], n=1, cutoff=0.6))
 
 
 def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
@@ -162,8 +172,20 @@ def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, lis
             f"DP x TP x CP; etp defaults to tp): use a multiple of {unit} GPUs"
             + ("" if layout.expert_tp == 1 else " or --etp 1")
         )
-    fix = f"use --dp {gpus // rest}" if gpus % rest == 0 else f"tp*pp*cp={rest} must divide it"
+    fix = (f"use --dp {gpus // rest}" if gpus % rest == 0
+           else divide_fix(gpus, layout.tp, layout.pp, layout.cp))  # fmt: skip
     raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
+
+
+def divide_fix(gpus: int, tp: int, pp: int, cp: int) -> str:
+    """How to mend model-parallel degrees whose product does not divide the GPUs: a GPU count
+    that it divides, or the TP degrees that divide the GPUs at the same PP and CP."""
+    rest, others = tp * pp * cp, pp * cp
+    fix = f"tp*pp*cp={rest} must divide the {gpus} GPUs: give a multiple of {rest} GPUs"
+    if gpus % others == 0:
+        tps = [t for t in range(1, gpus // others + 1) if gpus // others % t == 0][:8]
+        fix += f" or --tp {', '.join(map(str, tps[:-1]))} or {tps[-1]}" if len(tps) > 1 else ""
+    return fix
 
 
 def with_image_tokens(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.deployment.given import forwards_given, layered
-from rlmcost.deployment.kinds import LogitsMode, Offload
+from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
@@ -80,10 +80,20 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
         # (ring attention; Liu et al. 2023, arXiv:2310.01889), taking them from DP
         cp = layout.cp * 2
         out.append((f"--cp {cp}", layout.with_(cp=cp, dp=layout.dp // 2), with_train(cp=cp)))
+    engine_tp = (dep.engine.tp or layout.tp) * 2
+    if not dep.ideal and dep.engine.kind in _RESERVING and engine_tp <= gpus_per_node:
+        # an engine replica over twice the GPUs holds half the weights per GPU, which leaves
+        # its reservation room for the KV cache (fewer replicas; the trainer keeps its GPUs)
+        engine = dep.engine.model_copy(update={"tp": engine_tp})
+        out.append((f"--rollout-tp {engine_tp}", layout, dep.model_copy(update={"engine": engine})))
     tp = layout.tp * 2
     if tp <= gpus_per_node and layout.dp % 2 == 0:
         out.append((f"--tp {tp}", layout.with_(tp=tp, dp=layout.dp // 2), with_train(tp=tp)))
     return out
+
+
+_RESERVING = (EngineKind.VLLM, EngineKind.SGLANG)
+"""Engines with a memory reservation of their own, laid out by --rollout-tp."""
 
 
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
@@ -107,7 +117,8 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
         lay, d = layout, dep
         chosen: dict[str, str] = {}  # flag -> its last (for --offload: the longest) value
         for f, candidate_layout, candidate in tried:
-            if f.startswith(("--tp", "--cp")):  # these take GPUs from DP: one at a time
+            if f.startswith(("--tp", "--cp", "--rollout-tp")):  # one at a time: --tp, --cp
+                # take GPUs from DP, an engine's TP is not merged (_merge keeps the engine)
                 continue
             lay = _merge_layout(lay, candidate_layout)
             d = _merge(d, candidate)

@@ -261,3 +261,13 @@ class Reader:
             k for k in self.flat
             if k not in self.read and not any(k == p or k.startswith(p + ".") for p in ignore)
         )  # fmt: skip
+
+    def near_misses(self, ignore: tuple[str, ...] = ()) -> dict[str, str]:
+        """Each unread key that is a near spelling of a key the importer asked for (difflib
+        ratio >= 0.9: ``data.max_response_lenght`` -> ``data.max_response_length``), for the
+        warning that lists the ignored keys: a typo, not a key rlmcost has no use for."""
+        from difflib import get_close_matches
+
+        asked = sorted(self.read)
+        near = {k: get_close_matches(k, asked, n=1, cutoff=0.9) for k in self.unread(ignore)}
+        return {k: close[0] for k, close in near.items() if close}

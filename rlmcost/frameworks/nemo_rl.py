@@ -86,7 +86,7 @@ def import_nemo_rl(
     _engine(r, q)
     environment_workers(r, q)
     _async(r, q)
-    q.ignored = r.unread(IGNORED)
+    q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q
 
 

@@ -142,6 +142,7 @@ def import_openrlhf(argv: list[str]) -> ImportedQuery:
     _layout(r, q)
     _placement(r, q, has_ref)
     q.ignored = [f"--{k}" for k in r.unread(tuple(IGNORED))]
+    q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(IGNORED)).items()}
     return q
 
 

@@ -42,6 +42,7 @@ class ImportedQuery:
     conversions: list[Conversion] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    near: dict[str, str] = field(default_factory=dict)  # an ignored key -> the key it is near
 
     def set(self, flag: str, value: Any = None) -> None:
         """Add ``flag`` (with ``value``; None for a switch), replacing an earlier setting of

@@ -97,6 +97,7 @@ def import_slime(
     _old_logprobs(r, q, steps)
     placement(r, q, is_async, has_ref)
     q.ignored = [f"--{k}" for k in r.unread(tuple(COST_FREE))]
+    q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(COST_FREE)).items()}
     return q
 
 

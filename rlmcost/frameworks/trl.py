@@ -134,7 +134,7 @@ def import_trl_rules(
     engine = _engine(r, q, procs, v, rules)
     if v.before(GENERATE_PER_BATCH):
         _per_micro_step(q, rules, v, engine, per_device * (1 if engine == "hf" else procs), accum)
-    q.ignored = r.unread(IGNORED)
+    q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q, rules
 
 

@@ -110,7 +110,7 @@ def import_verl(path: str | Path, overrides: list[str] | None = None,
     _workload(r, q)
     _layout(r, q)
     engine(r, q, parse_verl_version(verl_version), device)
-    q.ignored = r.unread(IGNORED)
+    q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q
 
 
