@@ -47,3 +47,17 @@ def test_a_cut_list_of_families_that_never_fit_says_so() -> None:
     total = re.search(r"families that never fit \((\d+);", res.output)
     assert total and int(total.group(1)) > 12
     assert "the first 12; --json 'never_fit' has every one" in res.output
+
+
+def test_a_problem_alone_gets_no_length_hint() -> None:
+    # the engine's reservation too small for its KV cache (a problem, no memory over the
+    # capacity): the hint that memory is at the maximum lengths would mislead, so it is absent;
+    # a query over the capacity at fixed lengths keeps it (the verl example's test)
+    res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.1-8b", "--gpus", "8", "-H", "h100",
+                                   "--gpu-memory-utilization", "0.12"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "problem: actor generate" in text and "leaves 0.00 GiB for the KV cache" in text
+    assert "memory at the maximum lengths" not in text
+    res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.1-70b", "--gpus", "8", "-H", "h100"])
+    assert "memory at the maximum lengths" in " ".join(res.output.split())

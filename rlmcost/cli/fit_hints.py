@@ -15,7 +15,10 @@ def render_hints(run: Any, e: Any) -> None:
 
     found = suggestions(run, e)
     dist = getattr(getattr(e, "run", None), "workload", None)
-    if dist is not None and dist.length_dist in (None, "fixed") and not e.deployment.ideal:
+    ev = getattr(e, "evaluation", None)  # memory over a capacity, not only a problem
+    over = e.shortfall_bytes > 0 or (ev is not None and ev.shortfall_bytes > 0)
+    if over and dist is not None and dist.length_dist in (None, "fixed") and \
+            not e.deployment.ideal:  # fmt: skip
         print("  memory at the maximum lengths (every prompt at --prompt-len, every response at "
               "--response-len: --length-dist fixed, the default): a run whose responses are "
               "shorter may fit; give their spread with --length-dist "
