@@ -98,9 +98,10 @@ class Query:
     def context_notes(self) -> tuple[str | None, ...]:
         """Each model's note on the context it is run at (``ModelSpec.context_note``), per
         invocation that runs a model, in the algorithm's order."""
-        n = self.workload.prompt_len + self.workload.response_len
+        s = self.workload.prompt_len
+        n = s + self.workload.response_len
         return self.kept("context notes", lambda: tuple(
-            self.specs[inv.role].context_note(n) for inv in self.alg.invocations
+            self.specs[inv.role].context_note(n, s) for inv in self.alg.invocations
             if inv.kind is not Kind.VERIFY and inv.role in self.specs
         ))  # fmt: skip
 

@@ -251,19 +251,30 @@ class ModelSpec(BaseModel):
                 f"n_kv_heads={self.n_heads} (= n_heads)"
             )
 
-    def context_note(self, tokens: int) -> str | None:
+    def context_note(self, tokens: int, prompt: int | None = None) -> str | None:
         """None when ``tokens`` positions fit the model, else a note for the output: past
         learned position embeddings (GPT-2, GPT-3) the real model cannot run at all (the costs
-        extrapolate its shape); past ``max_context`` of a RoPE model it runs, untrained."""
+        extrapolate its shape); past ``max_context`` of a RoPE model it runs, untrained. With
+        ``prompt`` (the prompt's tokens of the ``tokens``), the note names the longest
+        response that stays within the model's positions.
+
+        >>> from rlmcost.specs.registry import get_model
+        >>> get_model("llama-2-7b").context_note(5120, 1024).split("; ")[-1]
+        '--response-len 3072 or less stays within it'
+        """
+        limit = self.n_positions or self.max_context
+        within = "" if prompt is None or not limit or prompt >= limit else \
+            f"; --response-len {limit - prompt} or less stays within it"  # fmt: skip
         if self.n_positions and tokens > self.n_positions:
             return (
                 f"{self.name} has {self.n_positions} learned positions but sequences here have "
-                f"{tokens} tokens: the real model cannot run this; the costs extrapolate its shape"
+                f"{tokens} tokens: the real model cannot run this; the costs extrapolate its "
+                f"shape{within}"
             )
         if self.max_context and tokens > self.max_context:
             return (
                 f"{self.name}: {tokens} tokens per sequence exceed its trained context of "
-                f"{self.max_context} (RoPE runs, quality is not guaranteed)"
+                f"{self.max_context} (RoPE runs, quality is not guaranteed){within}"
             )
         return None
 
