@@ -205,3 +205,11 @@ def test_rlmcost_run_on_an_output_without_a_run_is_one_line(tmp_path):
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert len(res.output.strip().splitlines()) == 1
     assert "output of `rlmcost train`, which holds no Run" in res.output
+
+
+def test_schema_of_run_says_which_schema_its_output_takes():
+    # `rlmcost run FILE --json` reprints its command's output (REPRINTS): the error says so
+    res = runner.invoke(app, ["schema", "run"])
+    assert res.exit_code != 0
+    assert "under that command's schema" in res.output and "rlmcost schema ppo" in res.output
+    assert "Traceback" not in res.output

@@ -223,6 +223,12 @@ def output_models(command: str) -> tuple[type[BaseModel], ...]:
     outputs = {"compare": (ComparisonOut,),
                "placements": (PlacementsOut, PlacementDetailOut, SymbolicPlacementsOut),
                **schema_tools.OUTPUTS, **schema_listings.OUTPUTS}  # fmt: skip
+    if name == "run":  # tests/test_schema_all.py REPRINTS
+        raise SpecError(
+            "`rlmcost run FILE --json` prints the output of the command that FILE's Run came "
+            "from, under that command's schema: `rlmcost schema ALGORITHM` (e.g. `rlmcost "
+            "schema ppo`; the output's `command` key names it)"
+        )
     if name not in outputs:
         words = [c for c in schema_commands() if c not in algorithms() and c not in IMPORT_COMMANDS]
         frameworks = ", ".join(c.split()[1] for c in IMPORT_COMMANDS)
