@@ -124,5 +124,6 @@ class OneLineErrors(TyperGroup):
 
 
 def _fail(message: str) -> None:
+    sys.stdout.flush()  # what was printed before the error stays before it under 2>&1
     print(f"error: {message}", file=sys.stderr)
     sys.exit(2)

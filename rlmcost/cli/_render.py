@@ -32,7 +32,9 @@ def print_table(
 
 
 def note(message: str) -> None:
-    """A remark for people on stderr (keeps stdout clean for --json)."""
+    """A remark for people on stderr (keeps stdout clean for --json), after what stdout holds
+    so far (a pipe buffers stdout: with ``2>&1`` the note would cut into its last lines)."""
     import sys
 
+    sys.stdout.flush()
     print(message, file=sys.stderr)
