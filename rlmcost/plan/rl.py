@@ -54,6 +54,7 @@ from rlmcost.plan.rl_candidates import (
 )
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
+from rlmcost.plan.space import check_given_tp
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -171,15 +172,19 @@ def plan_rl(
         raise SpecError(f"--top {top} must be a positive integer")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
+    check_given_tp(base, space.tp, space.rollout_tp)  # --tp 3 on 64 heads: one line up front
     if obj is Objective.COST:
         require_prices(base, space.pool)
+    notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
-        counts_gpus = tuple(g for g in counts_gpus if g <= pool_total(space.pool)) or \
-            (pool_total(space.pool),)  # fmt: skip
+        have, asked = pool_total(space.pool), counts_gpus
+        counts_gpus = tuple(g for g in asked if g <= have) or (have,)
+        if counts_gpus != asked:
+            notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
+                         f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
     per_topology: list[dict[str, Any]] = []
     parts = _parts(base, bases, space)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from rlmcost.compiled.blocks_gen import ArchNumbers
+    from rlmcost.run.spec import Run
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -54,6 +55,32 @@ def engine_tp_degrees(a: ArchNumbers, limit: int) -> list[int]:
     """Generation-engine TP degrees up to ``limit``: powers of two dividing the query heads
     (vLLM's rule; a TP above the KV heads replicates them, ``check_layout(replicate_kv)``)."""
     return [t for t in powers_of_two(limit) if a.n_heads % t == 0]
+
+
+def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...] | None
+                   ) -> None:  # fmt: skip
+    """SpecError, before any search, for a given trainer TP (``--tp``) or engine TP
+    (``--rollout-tp``) the actor's shape rules out, naming those it allows (the rules of
+    :func:`tp_degrees` and :func:`engine_tp_degrees`, as `rlmcost ppo --tp 3` refuses them:
+    :func:`rlmcost.parallel.validate.check_layout`); the search would otherwise evaluate none
+    of its candidates and report only that nothing fits."""
+    from rlmcost.compiled import arch_numbers
+    from rlmcost.errors import SpecError
+    from rlmcost.specs import get_model
+
+    spec = get_model(base.models.actor)
+    a = arch_numbers(spec)
+    shape = f"{spec.name}'s heads={a.n_heads}"
+    for t in tps or ():
+        if t not in tp_degrees(a, t):
+            raise SpecError(f"--tp {t}: the trainer's TP must divide {shape}, kv heads="
+                            f"{a.n_kv_heads} and FFN widths (Megatron-LM's split); try one "
+                            f"of {', '.join(map(str, tp_degrees(a, 16)))}")  # fmt: skip
+    for t in etps or ():
+        if a.n_heads % t:
+            ok = [str(v) for v in range(1, 17) if a.n_heads % v == 0]
+            raise SpecError(f"--rollout-tp {t}: the engine's TP must divide {shape} (vLLM); "
+                            f"try one of {', '.join(ok)}")  # fmt: skip
 
 
 def ep_degrees(a: ArchNumbers, limit: int) -> list[int]:
