@@ -77,3 +77,12 @@ def test_estimate_takes_a_price_for_a_mixed_hardware_query() -> None:
     assert j["cost"]["usd_per_gpu_hour"] == {"h20": 1.2, "h100-sxm": 3.78}
     with pytest.raises(SpecError, match="positive number of USD per GPU-hour"):
         rlmcost.estimate("grpo", "qwen2.5-32b", price={"h20": -1})
+
+
+def test_one_accelerator_families_on_a_pool_too_small_for_them_say_why() -> None:
+    # the pool's largest type has 8 GPUs; async and combined run on one type (plan.pool)
+    res = runner.invoke(app, ["plan", "ppo", "-m", "8b", "--hardware", "h20:8,h100:8",
+                              "--placements", "async,combined", "--gpus", "16"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "run on one accelerator type (at most 8 GPUs here)" in res.output
+    assert "raise --gpus" not in res.output  # more GPUs cannot help here

@@ -42,7 +42,7 @@ from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner, runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
-from rlmcost.plan.pool import hbm_limits, pool_total, require_prices
+from rlmcost.plan.pool import hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
@@ -221,11 +221,7 @@ def plan_rl(
             f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
             for b, sp in parts))  # fmt: skip
     if total.valid == 0:
-        raise SpecError(
-            f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
-            f"{counts_gpus[-1]} GPU(s): every count is below one trainer replica (tp*pp) plus "
-            "one engine replica; raise --gpus"
-        )
+        raise SpecError(no_valid(actor_spec(base).name, counts_gpus, space.pool))
     skipped = (f"{total.bounded} skipped by the time lower bound, "
                if not min_gpus else "")  # fmt: skip
     rule = "" if min_gpus else " or the engine replica rule"
