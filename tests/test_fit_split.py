@@ -13,7 +13,10 @@ from __future__ import annotations
 import random
 from itertools import product
 
+import pytest
+
 from rlmcost.cli.validate import run_from_argv
+from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.placement.fit_split import fitting_splits, least_fitting
 
@@ -79,3 +82,59 @@ def test_combined_70b_on_32_h100_fits_off_the_coarse_lattice():
     assert e.fits, [(g.name, g.gpus, g.fits) for g in e.groups]
     assert any("least fitting count" in n for n in e.notes)
     assert sum(g.gpus for g in e.groups) == 32
+
+
+def _exists(fits: list[dict[int, bool]], gpus: int) -> bool:
+    """Whether some split of ``gpus`` gives every group a count it fits on (a subset-sum over
+    the groups' fitting counts)."""
+    reach = {0}
+    for fit in fits:
+        reach = {t + n for t in reach for n, ok in fit.items() if ok and t + n <= gpus}
+    return gpus in reach
+
+
+SAVERS = ["--tp", "2", "--ckpt", "full", "--offload", "optimizer", "--rollout-tp", "4"]
+GRID = [(m, cfg, f) for m in ("llama-3.1-8b", "qwen3-30b-a3b", "llama-3.1-70b")
+        for cfg in ("disaggregated", "async", "combined") for f in ((), tuple(SAVERS))]
+
+
+@pytest.mark.parametrize(("model", "cfg", "flags"), GRID,
+                         ids=[f"{m}-{c}-{'savers' if f else 'as-given'}" for m, c, f in GRID])
+def test_the_split_search_fits_whenever_a_split_on_the_units_fits(model, cfg, flags,
+                                                                  monkeypatch):  # fmt: skip
+    """Over 8, 16 and 32 H100s, dense and MoE, as given (TP per model) and with the memory
+    savers: the split the evaluation picks fits whenever any split on the groups' own units
+    fits. Independent of the search (its lattice, grain, coarse-to-fine pass and fallback):
+    each group estimated on every count it can take, then a subset sum over the counts it
+    fits on. (A built-in configuration runs on one accelerator type: plan.pool.)"""
+    import rlmcost.evaluation.deployment as dep
+    from rlmcost.placement.allocate import group_unit
+    from rlmcost.placement.group_jobs import estimate_group
+
+    seen: list = []
+    real = dep.allocate
+    monkeypatch.setattr(dep, "allocate", lambda s, g: seen.append(s) or real(s, g))
+    for gpus in (8, 16, 32):
+        seen.clear()
+        argv = ["-m", model, "--placement", cfg, "--gpus", str(gpus), *flags]
+        try:
+            e = evaluate_deployment(run_from_argv("ppo", argv))
+        except SpecError as exc:  # fewer GPUs than the groups' units
+            # (allocate.group_unit takes the trainer's TP for a generate task, so with
+            # --rollout-tp 4 --tp 2 on 8 GPUs the split search tries a rollout group of 2 and
+            # says so, where "needs at least" would be right: reported, not fixed here)
+            assert "needs at least" in str(exc) or "not a multiple of" in str(exc)
+            continue
+        setup = seen[-1]
+        groups = setup.placement.groups
+        units = [group_unit(setup, g.name) for g in groups]
+        fits = []
+        for g, u in zip(groups, units, strict=True):
+            fit = {}
+            for n in range(u, gpus - (sum(units) - u) + 1, u):
+                try:
+                    fit[n] = estimate_group(setup, g, n).fits
+                except SpecError:
+                    fit[n] = False
+            fits.append(fit)
+        assert e.fits == _exists(fits, gpus), (model, cfg, gpus, [g.gpus for g in e.groups])
