@@ -86,3 +86,14 @@ def test_one_accelerator_families_on_a_pool_too_small_for_them_say_why() -> None
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "run on one accelerator type (at most 8 GPUs here)" in res.output
     assert "raise --gpus" not in res.output  # more GPUs cannot help here
+
+
+@pytest.mark.parametrize(("groups", "fragment"), [
+    ("rollout=?[tp=3],actor+reference=?,critic+reward=?", "--groups rollout=?[tp=3]: the engine"),
+    ("rollout=?,actor+reference=?[tp=3],critic+reward=?", "actor+reference=?[tp=3]: the trainer"),
+])  # fmt: skip
+def test_a_bracket_tp_the_actor_rules_out_is_one_line(groups: str, fragment: str) -> None:
+    # Llama-3.1-70B: 64 heads, 8 KV heads (its config.json); before: 'nothing fits: raise --gpus'
+    res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8", "--groups", groups])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert fragment in res.output

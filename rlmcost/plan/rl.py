@@ -172,7 +172,7 @@ def plan_rl(
         raise SpecError(f"--top {top} must be a positive integer")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
-    check_given_tp(base, space.tp, space.rollout_tp)  # --tp 3 on 64 heads: one line up front
+    check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
     if obj is Objective.COST:
         require_prices(base, space.pool)
     notes: list[str] = []

@@ -57,11 +57,12 @@ def engine_tp_degrees(a: ArchNumbers, limit: int) -> list[int]:
     return [t for t in powers_of_two(limit) if a.n_heads % t == 0]
 
 
-def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...] | None
-                   ) -> None:  # fmt: skip
-    """SpecError, before any search, for a given trainer TP (``--tp``) or engine TP
-    (``--rollout-tp``) the actor's shape rules out, naming those it allows (the rules of
-    :func:`tp_degrees` and :func:`engine_tp_degrees`, as `rlmcost ppo --tp 3` refuses them:
+def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...] | None,
+                   groups: str | None = None) -> None:  # fmt: skip
+    """SpecError, before any search, for a given trainer TP (``--tp``, a ``--groups`` bracket's
+    ``tp=`` on a group that trains) or engine TP (``--rollout-tp``, ``rollout=?[tp=3]``) the
+    actor's shape rules out, naming those it allows (the rules of :func:`tp_degrees` and
+    :func:`engine_tp_degrees`, as `rlmcost ppo --tp 3` refuses them:
     :func:`rlmcost.parallel.validate.check_layout`); the search would otherwise evaluate none
     of its candidates and report only that nothing fits."""
     from rlmcost.compiled import arch_numbers
@@ -71,16 +72,37 @@ def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...]
     spec = get_model(base.models.actor)
     a = arch_numbers(spec)
     shape = f"{spec.name}'s heads={a.n_heads}"
-    for t in tps or ():
-        if t not in tp_degrees(a, t):
-            raise SpecError(f"--tp {t}: the trainer's TP must divide {shape}, kv heads="
+    given = [(f"--tp {t}", t, False) for t in tps or ()]
+    given += [(f"--rollout-tp {t}", t, True) for t in etps or ()]
+    given += _bracket_tps(groups)
+    for label, t, engine in given:
+        if engine and a.n_heads % t:
+            ok = [str(v) for v in range(1, 17) if a.n_heads % v == 0]
+            raise SpecError(f"{label}: the engine's TP must divide {shape} (vLLM); try one "
+                            f"of {', '.join(ok)}")  # fmt: skip
+        if not engine and t not in tp_degrees(a, t):
+            raise SpecError(f"{label}: the trainer's TP must divide {shape}, kv heads="
                             f"{a.n_kv_heads} and FFN widths (Megatron-LM's split); try one "
                             f"of {', '.join(map(str, tp_degrees(a, 16)))}")  # fmt: skip
-    for t in etps or ():
-        if a.n_heads % t:
-            ok = [str(v) for v in range(1, 17) if a.n_heads % v == 0]
-            raise SpecError(f"--rollout-tp {t}: the engine's TP must divide {shape} (vLLM); "
-                            f"try one of {', '.join(ok)}")  # fmt: skip
+
+
+def _bracket_tps(groups: str | None) -> list[tuple[str, int, bool]]:
+    """The ``tp=`` of each ``--groups`` bracket on the engines (``rollout``) or a group of the
+    actor: (how to name it, TP, whether it is the engines'); a malformed value is left to the
+    groups' own parser, another model's group to the evaluation."""
+    from rlmcost.placement.groups import _split_top
+
+    out = []
+    for chunk in _split_top(groups or ""):
+        head, _, keys = chunk.strip().rstrip("]").partition("[")
+        for kv in keys.split(";") if keys else ():
+            k, _, v = kv.partition("=")
+            member = head.partition("=")[0].strip()
+            roles = {w.partition(":")[0].strip() for w in member.split("+")}
+            if k.strip() == "tp" and v.strip().isdigit() and int(v) > 0 and (
+                    member == "rollout" or "actor" in roles):  # the actor's shape decides
+                out.append((f"--groups {head}[tp={int(v)}]", int(v), member == "rollout"))
+    return out
 
 
 def ep_degrees(a: ArchNumbers, limit: int) -> list[int]:
