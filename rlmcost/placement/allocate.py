@@ -166,6 +166,8 @@ def allocate(setup: Setup, gpus: int | None) -> PlacementEstimate:
         best, first_error, note = _coarse_to_fine(setup, fine, units, gpus, group)
         if best is not None:
             best = (best[0], replace(best[1], notes=(*best[1].notes, note)))
+    if (best is None or best[0][0]) and _count(gpus, units) > MAX_SPLITS:  # a coarser lattice
+        best = _off_lattice(setup, gpus, units, group, best, _grain(fine))
     if best is None:
         need = ", ".join(f"{g.name} x{u}" for g, u in zip(groups, units, strict=True))
         raise first_error or SpecError(
@@ -236,6 +238,20 @@ def _coarse_to_fine(setup: Setup, fine: list[tuple[int, ...]], units: list[int],
                 f"GPUs, every split in steps of {step}, then in steps of {_grain(fine)} within "
                 f"{step} of the best")  # fmt: skip
     return best, first_error, note
+
+
+def _off_lattice(setup: Setup, gpus: int, units: list[int], group: Group, best: Best | None,
+                 grain: int) -> Best | None:  # fmt: skip
+    """``best``, or a fitting split off the lattice of steps of ``grain`` when it has none
+    (:mod:`rlmcost.placement.fit_split`: each group's least fitting count), with a note."""
+    from rlmcost.placement.fit_split import fitting_splits
+
+    found, _ = _best(setup, fitting_splits(gpus, units, group, COARSE_SPLITS), group, best)
+    if found is None or found is best or found[0][0]:
+        return best
+    note = (f"group sizes: no split of {gpus} GPUs in steps of {grain} fits; a fitting one "
+            "was found from each group's least fitting count on its own model-parallel size")
+    return found[0], replace(found[1], notes=(*found[1].notes, note))
 
 
 def _grain(lattice: list[tuple[int, ...]]) -> int:

@@ -38,22 +38,23 @@ def parse_gpus(text: str | int | list[int] | tuple[int, ...]) -> tuple[int, ...]
     else:
         s = str(text).replace(" ", "")
         fix = "give a count (32), a list (8,16,32) or a range (8..64)"
-        try:
-            if ".." in s:
-                lo_s, hi_s = s.split("..", 1)
-                lo, hi = int(lo_s), int(hi_s)
-                if lo < 1 or hi < lo:
-                    raise SpecError(f"--gpus {text}: the range must be 1 <= low <= high; {fix}")
-                out = [lo]
-                while out[-1] * 2 <= hi:
-                    out.append(out[-1] * 2)
-                if out[-1] != hi:
-                    out.append(hi)
-                counts = tuple(out)
-            else:
-                counts = tuple(int(v) for v in s.split(",") if v)
+        lo_s, dots, hi_s = s.partition("..")
+        try:  # an empty word ('8,,16', '8..') is no count
+            nums = [int(w) for w in ((lo_s, hi_s) if dots else s.split(","))]
         except ValueError:
             raise SpecError(f"--gpus {text!r} is not a GPU budget; {fix}") from None
+        if dots:
+            lo, hi = nums
+            if lo < 1 or hi < lo:
+                raise SpecError(f"--gpus {text}: the range must be 1 <= low <= high; {fix}")
+            out = [lo]
+            while out[-1] * 2 <= hi:
+                out.append(out[-1] * 2)
+            if out[-1] != hi:
+                out.append(hi)
+            counts = tuple(out)
+        else:
+            counts = tuple(nums)
     if not counts or any(c < 1 for c in counts):
         raise SpecError(f"--gpus {text}: GPU counts must be positive integers, e.g. 8..64")
     from rlmcost.specs.limits import MAX_GPUS, check_count

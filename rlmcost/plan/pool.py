@@ -62,6 +62,23 @@ def pool_total(pool: Pool) -> int:
     return sum(n for _, n in pool)
 
 
+def no_valid(actor: str, counts: tuple[int, ...], pool: Pool) -> str:
+    """The plan's error when no candidate is valid on ``counts`` GPUs: too few GPUs for one
+    trainer and one engine replica; on a ``pool`` whose largest type has fewer GPUs than the
+    budget, that the one-accelerator families cannot span it (module docstring)."""
+    what = f"no valid deployment of {actor} on {counts[0]}..{counts[-1]} GPU(s)"
+    most = max((n for _, n in pool), default=0)
+    if pool and counts[-1] > most:
+        have = ",".join(f"{h}:{n}" for h, n in pool)
+        return (f"{what} of the pool {have}: the co-located family and the Table IX "
+                f"configurations run on one accelerator type (at most {most} GPUs here), and "
+                "no family of groups apart was valid either; give --gpus up to "
+                f"{most}, or --placements split,roles,async-split,async-roles (each group on "
+                "its own type)")  # fmt: skip
+    return (f"{what}: every count is below one trainer replica (tp*pp) plus one engine "
+            "replica; raise --gpus")  # fmt: skip
+
+
 def hbm_limits(base: Run, cands: list[Any]) -> Any:
     """Per candidate, the largest datasheet HBM among its accelerators and the base Run's
     (looser is safe): the memory lower bound of :func:`~rlmcost.plan.rl_candidates.

@@ -42,7 +42,7 @@ from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner, runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
-from rlmcost.plan.pool import hbm_limits, pool_total, require_prices
+from rlmcost.plan.pool import hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
@@ -54,6 +54,7 @@ from rlmcost.plan.rl_candidates import (
 )
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
+from rlmcost.plan.space import check_given_tp
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -171,15 +172,19 @@ def plan_rl(
         raise SpecError(f"--top {top} must be a positive integer")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
+    check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
     if obj is Objective.COST:
         require_prices(base, space.pool)
+    notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
-        counts_gpus = tuple(g for g in counts_gpus if g <= pool_total(space.pool)) or \
-            (pool_total(space.pool),)  # fmt: skip
+        have, asked = pool_total(space.pool), counts_gpus
+        counts_gpus = tuple(g for g in asked if g <= have) or (have,)
+        if counts_gpus != asked:
+            notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
+                         f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
     per_topology: list[dict[str, Any]] = []
     parts = _parts(base, bases, space)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
@@ -216,11 +221,7 @@ def plan_rl(
             f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
             for b, sp in parts))  # fmt: skip
     if total.valid == 0:
-        raise SpecError(
-            f"no valid deployment of {actor_spec(base).name} on {counts_gpus[0]}.."
-            f"{counts_gpus[-1]} GPU(s): every count is below one trainer replica (tp*pp) plus "
-            "one engine replica; raise --gpus"
-        )
+        raise SpecError(no_valid(actor_spec(base).name, counts_gpus, space.pool))
     skipped = (f"{total.bounded} skipped by the time lower bound, "
                if not min_gpus else "")  # fmt: skip
     rule = "" if min_gpus else " or the engine replica rule"

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from rlmcost.compiled.blocks_gen import ArchNumbers
+    from rlmcost.run.spec import Run
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -54,6 +55,54 @@ def engine_tp_degrees(a: ArchNumbers, limit: int) -> list[int]:
     """Generation-engine TP degrees up to ``limit``: powers of two dividing the query heads
     (vLLM's rule; a TP above the KV heads replicates them, ``check_layout(replicate_kv)``)."""
     return [t for t in powers_of_two(limit) if a.n_heads % t == 0]
+
+
+def check_given_tp(base: Run, tps: tuple[int, ...] | None, etps: tuple[int, ...] | None,
+                   groups: str | None = None) -> None:  # fmt: skip
+    """SpecError, before any search, for a given trainer TP (``--tp``, a ``--groups`` bracket's
+    ``tp=`` on a group that trains) or engine TP (``--rollout-tp``, ``rollout=?[tp=3]``) the
+    actor's shape rules out, naming those it allows (the rules of :func:`tp_degrees` and
+    :func:`engine_tp_degrees`, as `rlmcost ppo --tp 3` refuses them:
+    :func:`rlmcost.parallel.validate.check_layout`); the search would otherwise evaluate none
+    of its candidates and report only that nothing fits."""
+    from rlmcost.compiled import arch_numbers
+    from rlmcost.errors import SpecError
+    from rlmcost.specs import get_model
+
+    spec = get_model(base.models.actor)
+    a = arch_numbers(spec)
+    shape = f"{spec.name}'s heads={a.n_heads}"
+    given = [(f"--tp {t}", t, False) for t in tps or ()]
+    given += [(f"--rollout-tp {t}", t, True) for t in etps or ()]
+    given += _bracket_tps(groups)
+    for label, t, engine in given:
+        if engine and a.n_heads % t:
+            ok = [str(v) for v in range(1, 17) if a.n_heads % v == 0]
+            raise SpecError(f"{label}: the engine's TP must divide {shape} (vLLM); try one "
+                            f"of {', '.join(ok)}")  # fmt: skip
+        if not engine and t not in tp_degrees(a, t):
+            raise SpecError(f"{label}: the trainer's TP must divide {shape}, kv heads="
+                            f"{a.n_kv_heads} and FFN widths (Megatron-LM's split); try one "
+                            f"of {', '.join(map(str, tp_degrees(a, 16)))}")  # fmt: skip
+
+
+def _bracket_tps(groups: str | None) -> list[tuple[str, int, bool]]:
+    """The ``tp=`` of each ``--groups`` bracket on the engines (``rollout``) or a group of the
+    actor: (how to name it, TP, whether it is the engines'); a malformed value is left to the
+    groups' own parser, another model's group to the evaluation."""
+    from rlmcost.placement.groups import _split_top
+
+    out = []
+    for chunk in _split_top(groups or ""):
+        head, _, keys = chunk.strip().rstrip("]").partition("[")
+        for kv in keys.split(";") if keys else ():
+            k, _, v = kv.partition("=")
+            member = head.partition("=")[0].strip()
+            roles = {w.partition(":")[0].strip() for w in member.split("+")}
+            if k.strip() == "tp" and v.strip().isdigit() and int(v) > 0 and (
+                    member == "rollout" or "actor" in roles):  # the actor's shape decides
+                out.append((f"--groups {head}[tp={int(v)}]", int(v), member == "rollout"))
+    return out
 
 
 def ep_degrees(a: ArchNumbers, limit: int) -> list[int]:

@@ -67,9 +67,12 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     :class:`~rlmcost.parallel.layout.Layout`; its dp is the cluster's), or ``tp`` (None with
     no layout: TP per model), ``pp``, ``zero``, ``micro_batch``. Deployment: ``deployment``,
     ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (idle models in
-    host memory). Cluster: ``hardware``,
-    ``gpus``, ``calibration``, ``host_bandwidth_bytes_per_s``. Also ``options`` (an
-    :class:`~rlmcost.algorithms.options.Options`) and ``counting`` (attention FLOPs).
+    host memory). Cluster: ``hardware``, ``gpus``, ``calibration``,
+    ``host_bandwidth_bytes_per_s``, ``price`` (USD per GPU-hour by accelerator,
+    ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
+    :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price`` take them). Also
+    ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting``
+    (attention FLOPs).
     """
     _check_kinds(algorithm, base, fields)
     data = base.to_json() if base is not None else {
@@ -236,6 +239,11 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
     host = f.pop("host_bandwidth_bytes_per_s", None)
     if host is not None:
         c["host_bandwidth_gb_per_s"] = host / 1e9
+    price = f.pop("price", None)  # as rlmcost.plan(price=...) and --price take it
+    if price is not None:
+        from rlmcost.specs.prices import check_prices, parse_prices
+
+        c["prices"] = parse_prices(price) if isinstance(price, str) else check_prices(price)
 
 
 def _options_data(opts: Options) -> dict[str, Any]:

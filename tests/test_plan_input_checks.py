@@ -1,0 +1,99 @@
+"""Inputs the planner used to take silently (audit of issue 20): a GPU list with an empty
+entry, a TP the actor's shape rules out, a budget above a pool's GPUs; and the price of a
+mixed-hardware query through the API (``rlmcost.estimate(..., price=...)``, as
+``rlmcost.plan`` and ``--price`` take it).
+
+References: Llama-3.1-70B's config.json (64 query heads, 8 KV heads); the cost by hand,
+predicted seconds x sum(GPUs x USD per GPU-hour) / 3600 (rlmcost.specs.prices' definition),
+with the H100 SXM at its cited list price, 3.78 USD per GPU-hour (data/prices.json).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import rlmcost
+from rlmcost.cli import app
+from rlmcost.errors import SpecError
+from rlmcost.plan.kinds import parse_gpus
+from rlmcost.specs.prices import list_prices
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("text", ["8,,16", "8,", ",8", "8.."])
+def test_a_gpu_list_with_an_empty_entry_is_refused(text: str) -> None:
+    with pytest.raises(SpecError, match="not a GPU budget"):
+        parse_gpus(text)
+    res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", text])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "error: --gpus" in res.output
+
+
+def test_the_range_error_says_what_is_wrong() -> None:
+    with pytest.raises(SpecError, match="1 <= low <= high"):
+        parse_gpus("64..8")
+    assert parse_gpus("8..48") == (8, 16, 32, 48)  # the lower end, doubling, the upper end
+
+
+@pytest.mark.parametrize(("flag", "value", "fragment"), [
+    ("--rollout-tp", "3", "try one of 1, 2, 4, 8, 16"),  # 64 heads: the engine's divisors
+    ("--tp", "3", "try one of 1, 2, 4, 8"),  # 8 KV heads bound the trainer's TP
+    ("--tp", "16", "kv heads=8"),
+    ("--tp", "2,3", "--tp 3"),
+])  # fmt: skip
+def test_a_tp_the_actor_rules_out_is_one_line_before_the_search(flag: str, value: str,
+                                                                fragment: str) -> None:
+    res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8", flag, value])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert fragment in res.output
+    assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1
+
+
+def test_a_budget_above_the_pool_is_said() -> None:
+    res = runner.invoke(app, [
+        "plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "--hardware", "h20:4,h100:4",
+        "--gpus", "16", "--tp", "1", "--rollout-tp", "1", "--micro-batch", "1", "--ckpt",
+        "full", "--placements", "baseline,split", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert "--gpus 16: more than the pool's 8 GPUs; searched 8" in out["notes"]
+    assert out["rows"] and all(r["gpus"] <= 8 for r in out["rows"])
+
+
+def test_estimate_takes_a_price_for_a_mixed_hardware_query() -> None:
+    groups = "rollout=16@h20[tp=4],actor+reference=8@h100"
+    run = rlmcost.run_of("grpo", "qwen2.5-32b", groups=groups, reward="rule", price="h20=1.2")
+    assert run.cluster.prices == {"h20": 1.2}
+    e = rlmcost.estimate("grpo", "qwen2.5-32b", groups=groups, reward="rule",
+                         price={"h20": 1.2})  # fmt: skip
+    j = e.to_json()
+    # by hand: 16 H20 at the given 1.2 and 8 H100 SXM at the cited list price, per hour
+    usd_per_s = (16 * 1.2 + 8 * list_prices()["h100-sxm"]) / 3600
+    assert j["cost"]["per_iteration_usd"] == pytest.approx(j["iteration"]["time_s"] * usd_per_s)
+    assert j["cost"]["usd_per_gpu_hour"] == {"h20": 1.2, "h100-sxm": 3.78}
+    with pytest.raises(SpecError, match="positive number of USD per GPU-hour"):
+        rlmcost.estimate("grpo", "qwen2.5-32b", price={"h20": -1})
+
+
+def test_one_accelerator_families_on_a_pool_too_small_for_them_say_why() -> None:
+    # the pool's largest type has 8 GPUs; async and combined run on one type (plan.pool)
+    res = runner.invoke(app, ["plan", "ppo", "-m", "8b", "--hardware", "h20:8,h100:8",
+                              "--placements", "async,combined", "--gpus", "16"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "run on one accelerator type (at most 8 GPUs here)" in res.output
+    assert "raise --gpus" not in res.output  # more GPUs cannot help here
+
+
+@pytest.mark.parametrize(("groups", "fragment"), [
+    ("rollout=?[tp=3],actor+reference=?,critic+reward=?", "--groups rollout=?[tp=3]: the engine"),
+    ("rollout=?,actor+reference=?[tp=3],critic+reward=?", "actor+reference=?[tp=3]: the trainer"),
+])  # fmt: skip
+def test_a_bracket_tp_the_actor_rules_out_is_one_line(groups: str, fragment: str) -> None:
+    # Llama-3.1-70B: 64 heads, 8 KV heads (its config.json); before: 'nothing fits: raise --gpus'
+    res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8", "--groups", groups])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert fragment in res.output
