@@ -115,3 +115,18 @@ def test_small_lattices_are_searched_whole():
     assert not any(n.startswith("group sizes") for n in searched.notes)
     assert _sizes(searched) == _sizes(every)
     assert searched.iteration_time_s == every.iteration_time_s
+
+
+def test_an_engines_own_tp_sizes_its_group():
+    # PPO 8B disaggregated on 8 GPUs, trainer TP 2, engine TP 4: the actor's group generates
+    # at TP 4, so its counts are multiples of 4 (the layout its estimate checks): the split
+    # needs 4 + 2 + 2 + 2 = 10 GPUs. Before, the unit took the trainer's TP for generation,
+    # the search gave the actor 2 GPUs and the error named a size nobody asked for.
+    from rlmcost.errors import SpecError
+
+    run = run_from_argv("ppo", ["--model", "8b", "--placement", "disaggregated", "--gpus", "8",
+                                "--rollout-tp", "4", "--tp", "2"])  # fmt: skip
+    with pytest.raises(SpecError, match=r"actor 4 \+ .* = 10 GPUs, got 8"):
+        evaluate_deployment(run)
+    ok = evaluate_deployment(run.replace(cluster={"gpus": 10}))
+    assert {g.name: g.gpus for g in ok.groups}["actor"] % 4 == 0

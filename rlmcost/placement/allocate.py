@@ -29,11 +29,10 @@ from math import gcd, lcm
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
-from rlmcost.parallel.layout import dp_unit
 from rlmcost.placement.assign import check_gpus
 from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.group_jobs import estimate_group
-from rlmcost.placement.inputs import Setup
+from rlmcost.placement.inputs import Setup, engine_for, replica_layout
 from rlmcost.placement.iteration import combine
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -55,18 +54,21 @@ def ranking_time_s(est: PlacementEstimate) -> float:
 
 
 def group_unit(setup: Setup, name: str) -> int:
-    """The model-parallel size every GPU count of group ``name`` must be a multiple of."""
+    """The model-parallel size every GPU count of group ``name`` must be a multiple of: over
+    its tasks, the least common multiple of each one's replica (``tp * pp * cp * dp_unit`` of
+    :func:`rlmcost.placement.inputs.replica_layout`, the layout the group's estimate checks
+    its count against), so an engine's own TP sizes its group, not the trainer's."""
+    grp = setup.placement.group(name)
+    trains = any(t.group == name and t.kind is Kind.TRAIN for t in setup.tasks)
+    eng = engine_for(setup, name)
+    dep, hybrid = setup.deployment, setup.placement.hybrid
     unit = 1
     for t in setup.tasks:
         if t.group != name:
             continue
-        base = setup.placement.group(name).layout(t.kind) or setup.base
-        tp = setup.tp[t.role]
-        if setup.placement.hybrid:
-            split = {Kind.GENERATE: tp, Kind.FORWARD: tp * base.pp, Kind.TRAIN: 1}[t.kind]
-        else:
-            split = tp * base.pp * base.cp * dp_unit(tp, base.cp, base.ep, base.etp)
-        unit = lcm(unit, split)
+        r = replica_layout(grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep, dep.ideal,
+                           hybrid, setup.tp[t.role], t.kind)  # fmt: skip
+        unit = lcm(unit, r.tp * r.pp * r.cp * r.dp_unit)
     return unit
 
 

@@ -209,14 +209,16 @@ def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
     return frozenset(t.group for t in tasks if t.kind is Kind.TRAIN)
 
 
-def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
-            engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
-            gpus: int, tp: int, arch: Arch, role: Role, kind: Kind) -> Layout:  # fmt: skip
-    """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout,
-    whether the group trains, the group's engine (kind, TP, PP, EP), the deployment's
-    ``ideal``, the placement's ``hybrid``, the GPU count, and per task its model's TP and
-    Arch, role and kind."""
-    group = grp.name
+def replica_layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
+                   engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool,
+                   hybrid: bool, tp: int, kind: Kind) -> Layout:  # fmt: skip
+    """The layout of one replica of a task of ``kind`` on group ``grp`` (:func:`_layout`
+    before data parallelism fills the group): the group's own layout for the kind when given;
+    an engine's own TP, PP and EP for generation (the trainer's layout for HF generate or an
+    unpinned Hybrid Engine); under hybrid execution TP for generate, TP/PP for forward, ZeRO-3
+    over the group for train; else the user's layout at the model's TP ``tp``. What a group's
+    GPU count must be a multiple of (:func:`rlmcost.placement.allocate.group_unit`) is this
+    layout's tp * pp * cp * dp_unit."""
     given = grp.layout(kind)
     settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
     base = given or user.with_(**settings)
@@ -240,6 +242,19 @@ def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
         }[kind]
     elif given is None:
         base = base.with_(tp=t)
+    return base
+
+
+def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
+            engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
+            gpus: int, tp: int, arch: Arch, role: Role, kind: Kind) -> Layout:  # fmt: skip
+    """:func:`layouts_for` of what it reads of the Setup: the group, the user's layout,
+    whether the group trains, the group's engine (kind, TP, PP, EP), the deployment's
+    ``ideal``, the placement's ``hybrid``, the GPU count, and per task its model's TP and
+    Arch, role and kind."""
+    group = grp.name
+    base = replica_layout(grp, user, trains, engine, engine_tp, engine_pp, engine_ep, ideal,
+                          hybrid, tp, kind)  # fmt: skip
     split = base.tp * base.pp * base.cp  # EP is folded inside dp*tp*cp (Megatron-core)
     unit = split * base.dp_unit  # ... when etp*ep divides tp*cp*dp
     if gpus % unit:
