@@ -141,7 +141,8 @@ def _batching(r: Reader, q: ImportedQuery, steps: int | None, dp: int) -> int:
 def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     """Megatron's ``--optimizer-cpu-offload`` (hybrid CPU optimizer, megatron/core/optimizer/
     cpu_offloading/hybrid_optimizer.py): at ``--optimizer-offload-fraction`` 1 (Megatron's
-    default) the fp32 main parameters and Adam states live on the host and step there:
+    default) the fp32 main parameters and Adam states live on the host and step there, by
+    ``torch.optim.AdamW(fused=True)`` (rlmcost.placement.pass_options.host_adam_impl):
     rlmcost's ``--offload optimizer``; a smaller fraction is not modelled (an error)."""
     if not r.flag("optimizer-cpu-offload", False):
         r.raw("optimizer-offload-fraction")
@@ -152,9 +153,10 @@ def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
                         "the CPU optimizer at fraction 1 (all states on the host) only")
     offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
     q.note("--optimizer-cpu-offload: Megatron's hybrid CPU optimizer, fp32 main parameters "
-           "and Adam states on the host, the step on the CPU by torch.optim.AdamW, not "
-           "DeepSpeedCPUAdam (megatron/core/optimizer/__init__.py 'from torch.optim import "
-           "AdamW as CPUAdam'; rlmcost.perf.data_parallel.cpu_adam_s) (--offload optimizer)")
+           "and Adam states on the host, the step on the CPU by torch.optim.AdamW with "
+           "fused=True, torch's fused CPU kernel (megatron/core/optimizer/__init__.py 'from "
+           "torch.optim import AdamW as CPUAdam'; rlmcost.perf.data_parallel."
+           "TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED) (--offload optimizer)")
 
 
 def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> None:

@@ -214,7 +214,7 @@ def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
     q.note(f"{key}.optimizer_cpu_offload with optimizer_offload_fraction 1: megatron-core's "
            "hybrid CPU optimizer keeps fp32 main parameters and Adam states on the host and "
-           "steps on the CPU (--offload optimizer)")  # fmt: skip
+           "steps on the CPU by torch.optim.AdamW(fused=True) (--offload optimizer)")  # fmt: skip
 
 
 def _layout(r: Reader, q: ImportedQuery) -> None:
