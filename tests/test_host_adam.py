@@ -10,11 +10,16 @@ for-loop on CPU tensors; DeepSpeed's ZeRO-Offload (OpenRLHF, TRL) runs DeepSpeed
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.verl import import_verl
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.data_parallel import TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED, cpu_adam_s
 from rlmcost.placement.pass_options import host_adam_impl
@@ -85,3 +90,46 @@ def test_megatrons_group_level_fused_flag_reaches_torchs_fused_cpu_kernel() -> N
         torch._fused_adamw_ = real
     assert calls == ["cpu"]
     assert float(p.detach()[0]) < 0  # the step moved the parameter against its gradient
+
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+NEMO_MEG = ["policy.dtensor_cfg.enabled=false", "policy.megatron_cfg.enabled=true"]
+NEMO_OPT = "policy.megatron_cfg.optimizer"
+VERL_MEG = ["actor_rollout_ref.actor.strategy=megatron",
+            "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+            "actor_rollout_ref.actor.megatron.param_offload=true",
+            "actor_rollout_ref.actor.megatron.optimizer_offload=true"]  # fmt: skip
+VERL_OPT = "+actor_rollout_ref.actor.optim.override_optimizer_config"
+
+
+def _offload(q: ImportedQuery) -> str:
+    return str(dict(q.flags)["--offload"])
+
+
+def test_nemo_rl_megatron_cpu_optimizer_keeps_the_states_on_the_host() -> None:
+    # nemo_rl/models/megatron/setup.py @7ea279abf passes megatron_cfg.optimizer to Megatron-
+    # core's OptimizerConfig; colocated, offload_after_refit still moves the weights and frees
+    # the gradient buffers (grpo.py refit_policy_generation)
+    assert _offload(import_nemo_rl(DATA / "nemo_rl_grpo_math.yaml", NEMO_MEG)) == \
+        "optimizer-idle,params-idle,grads-idle"  # fmt: skip
+    whole = [*NEMO_MEG, f"{NEMO_OPT}.optimizer_cpu_offload=true",
+             f"{NEMO_OPT}.optimizer_offload_fraction=1.0"]  # fmt: skip
+    q = import_nemo_rl(DATA / "nemo_rl_grpo_math.yaml", whole)
+    assert _offload(q) == "optimizer,params-idle,grads-idle"
+    assert any("torch.optim.AdamW(fused=True)" in n for n in q.notes)
+    apart = [*whole, "policy.generation.colocated.enabled=false",
+             "policy.generation.colocated.resources.gpus_per_node=4"]  # fmt: skip
+    assert _offload(import_nemo_rl(DATA / "nemo_rl_grpo_math.yaml", apart)) == "optimizer"
+
+
+def test_a_split_cpu_optimizer_is_refused_and_fraction_zero_stays_on_the_gpu() -> None:
+    half = [*NEMO_MEG, f"{NEMO_OPT}.optimizer_cpu_offload=true",
+            f"{NEMO_OPT}.optimizer_offload_fraction=0.5"]  # fmt: skip
+    with pytest.raises(SpecError, match="optimizer_offload_fraction 0.5"):
+        import_nemo_rl(DATA / "nemo_rl_grpo_math.yaml", half)
+    # verl passes override_optimizer_config into OptimizerConfig, whose fraction defaults to
+    # 0.0 (megatron/core/optimizer/optimizer_config.py, core_v0.12.2 and core_v0.13.0): no
+    # parameter goes to the CPU; megatron.optimizer_offload's between-phases move stays
+    q = import_verl(DATA / "verl_grpo.yaml", [*VERL_MEG, f"{VERL_OPT}.optimizer_cpu_offload=true"])
+    assert _offload(q) == "params-idle,optimizer-idle"
+    assert any("keeps every state on the GPU" in n for n in q.notes)

@@ -1,0 +1,56 @@
+"""Megatron-core's hybrid CPU optimizer as the importers read it: slime's and miles's
+``--optimizer-cpu-offload`` with ``--optimizer-offload-fraction``, verl's
+``optim.override_optimizer_config.optimizer_cpu_offload`` and NeMo RL's
+``megatron_cfg.optimizer.optimizer_cpu_offload`` with ``optimizer_offload_fraction``, all
+passed to Megatron-core's ``OptimizerConfig``.
+
+``HybridDeviceOptimizer`` (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py) moves
+the first ``offload_fraction`` of the rank's parameters (by count) to pinned host memory as fp32
+copies and steps them there with ``torch.optim.AdamW(fused=True)``
+(megatron/core/optimizer/__init__.py; :data:`rlmcost.perf.data_parallel.
+TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`), the rest on the GPU. At fraction 1 that is rlmcost's
+``--offload optimizer`` (host-resident states, CPU step); a smaller fraction splits the
+states, which rlmcost does not model."""
+
+from __future__ import annotations
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.result import ImportedQuery
+
+
+def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object,
+                         key: str) -> bool:  # fmt: skip
+    """Set ``offload`` to the hybrid CPU optimizer at ``fraction`` (given as ``key``, e.g.
+    ``"slime arguments: --optimizer-offload-fraction"``); True where the states step on the
+    host. At 1 its between-phases ``optimizer-idle`` becomes ``optimizer``, with a note; at 0
+    ``offload`` stays (every parameter stays with the GPU optimizer: ``offload_threshold`` 0 in
+    ``_get_sub_optimizer_param_groups``), with a note; an error in between. Megatron-core's
+    ``OptimizerConfig`` defaults the fraction to 0.0 (megatron/core/optimizer/
+    optimizer_config.py, core_v0.12.2 to 1dcf0daf), Megatron-LM's ``--optimizer-offload-
+    fraction`` to 1.0 (megatron/training/arguments.py).
+
+    >>> from rlmcost.frameworks.result import ImportedQuery
+    >>> off = ["params-idle", "optimizer-idle"]
+    >>> hybrid_cpu_optimizer(ImportedQuery("slime", "x"), off, 1.0, "f")
+    True
+    >>> off
+    ['params-idle', 'optimizer']
+    """
+    try:
+        value: float | None = float(fraction)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = None
+    if value == 0.0:
+        q.note(f"{key} 0: Megatron-core's hybrid CPU optimizer keeps every state on the GPU "
+               "and steps there (no CPU Adam)")  # fmt: skip
+        return False
+    if value != 1.0:
+        raise SpecError(f"{key} {fraction!r}: rlmcost models Megatron-core's hybrid CPU "
+                        "optimizer at fraction 1 (all states on the host) only; set it to 1 "
+                        "or turn the CPU offload off")  # fmt: skip
+    offload[:] = [x for x in offload if x not in ("optimizer-idle", "optimizer")] + ["optimizer"]
+    q.note("Megatron-core's hybrid CPU optimizer at offload fraction 1: fp32 main parameters "
+           "and Adam states on the host, stepped there by torch.optim.AdamW(fused=True), "
+           "torch's fused CPU kernel (megatron/core/optimizer/__init__.py; rlmcost.perf."
+           "data_parallel.TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED) (--offload optimizer)")
+    return True
