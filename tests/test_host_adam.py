@@ -10,6 +10,7 @@ for-loop on CPU tensors; DeepSpeed's ZeRO-Offload (OpenRLHF, TRL) runs DeepSpeed
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.nemo_rl import import_nemo_rl
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.slime import import_slime
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.perf.data_parallel import TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED, cpu_adam_s
@@ -133,3 +135,31 @@ def test_a_split_cpu_optimizer_is_refused_and_fraction_zero_stays_on_the_gpu() -
     q = import_verl(DATA / "verl_grpo.yaml", [*VERL_MEG, f"{VERL_OPT}.optimizer_cpu_offload=true"])
     assert _offload(q) == "params-idle,optimizer-idle"
     assert any("keeps every state on the GPU" in n for n in q.notes)
+
+
+def _slime(name: str) -> list[str]:
+    lines = [ln for ln in (DATA / f"slime_{name}.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    return [a for ln in lines for a in shlex.split(ln)]
+
+
+def test_megatron_lm_refuses_cpu_offload_without_precision_aware_optimizer() -> None:
+    # megatron/training/arguments.py @1dcf0daf (slime's pin): optimizer_cpu_offload asserts
+    # use_precision_aware_optimizer ("the hybrid device optimizer reuses the code path")
+    args = _slime("qwen3-30B-A3B")
+    assert "optimizer" in _offload(import_slime(args)).split(",")
+    with pytest.raises(SpecError, match="--use-precision-aware-optimizer"):
+        import_slime([a for a in args if a != "--use-precision-aware-optimizer"])
+
+
+def test_verl_without_precision_aware_optimizer_notes_the_gpu_main_shard() -> None:
+    # distrib_optimizer.py (core_v0.13.0): without it the fp32 main shards are built on the
+    # GPU and the hybrid optimizer copies them; verl's DeepSeek-V3 script sets it True
+    whole = [*VERL_MEG, f"{VERL_OPT}.optimizer_cpu_offload=true",
+             f"{VERL_OPT}.optimizer_offload_fraction=1.0"]  # fmt: skip
+    q = import_verl(DATA / "verl_grpo.yaml", whole)
+    assert any("fp32 main-parameter shard on the GPU" in n for n in q.notes)
+    q = import_verl(DATA / "verl_grpo.yaml",
+                    [*whole, f"{VERL_OPT}.use_precision_aware_optimizer=true"])  # fmt: skip
+    assert not any("fp32 main-parameter shard on the GPU" in n for n in q.notes)
+    assert _offload(q) == "params-idle,optimizer"

@@ -18,8 +18,8 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
 
 
-def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object,
-                         key: str) -> bool:  # fmt: skip
+def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object, key: str,
+                         precision_aware: bool = True) -> bool:  # fmt: skip
     """Set ``offload`` to the hybrid CPU optimizer at ``fraction`` (given as ``key``, e.g.
     ``"slime arguments: --optimizer-offload-fraction"``); True where the states step on the
     host. At 1 its between-phases ``optimizer-idle`` becomes ``optimizer``, with a note; at 0
@@ -27,7 +27,11 @@ def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object,
     ``_get_sub_optimizer_param_groups``), with a note; an error in between. Megatron-core's
     ``OptimizerConfig`` defaults the fraction to 0.0 (megatron/core/optimizer/
     optimizer_config.py, core_v0.12.2 to 1dcf0daf), Megatron-LM's ``--optimizer-offload-
-    fraction`` to 1.0 (megatron/training/arguments.py).
+    fraction`` to 1.0 (megatron/training/arguments.py). Without ``precision_aware``
+    (``use_precision_aware_optimizer``) DistributedOptimizer builds fp32 main-parameter shards on
+    the GPU and hands those to the hybrid optimizer, which copies them to the host
+    (megatron/core/optimizer/distrib_optimizer.py ``_build_model_and_main_param_groups``,
+    core_v0.13.0): the GPU keeps 4 bytes a parameter of its shard, noted, not priced.
 
     >>> from rlmcost.frameworks.result import ImportedQuery
     >>> off = ["params-idle", "optimizer-idle"]
@@ -49,6 +53,10 @@ def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object,
                         "optimizer at fraction 1 (all states on the host) only; set it to 1 "
                         "or turn the CPU offload off")  # fmt: skip
     offload[:] = [x for x in offload if x not in ("optimizer-idle", "optimizer")] + ["optimizer"]
+    if not precision_aware:
+        q.note("hybrid CPU optimizer without use_precision_aware_optimizer: DistributedOptimizer "
+               "keeps its fp32 main-parameter shard on the GPU as well (4 bytes a parameter of "
+               "the shard, distrib_optimizer.py); rlmcost prices the states all on the host")
     q.note("Megatron-core's hybrid CPU optimizer at offload fraction 1: fp32 main parameters "
            "and Adam states on the host, stepped there by torch.optim.AdamW(fused=True), "
            "torch's fused CPU kernel (megatron/core/optimizer/__init__.py; rlmcost.perf."

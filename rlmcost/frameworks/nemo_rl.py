@@ -189,7 +189,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         zero = "1" if dist else "0"
         if r.flag(f"{c}.optimizer.optimizer_cpu_offload", False):  # via Megatron-Bridge
             key = f"{c}.optimizer.optimizer_offload_fraction"  # OptimizerConfig's default 0
-            if hybrid_cpu_optimizer(q, [], r.raw(key, 0.0), f"{r.where}: {key}"):
+            aware = r.flag(f"{c}.optimizer.use_precision_aware_optimizer", False)
+            if hybrid_cpu_optimizer(q, [], r.raw(key, 0.0), f"{r.where}: {key}", aware):
                 q.set("--offload", "optimizer")
         ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "

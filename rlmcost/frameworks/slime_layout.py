@@ -145,6 +145,9 @@ def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     if not r.flag("optimizer-cpu-offload", False):
         r.raw("optimizer-offload-fraction")
         return
+    if not r.flag("use-precision-aware-optimizer", False):  # megatron/training/arguments.py
+        raise SpecError(f"{WHERE}: --optimizer-cpu-offload needs --use-precision-aware-"
+                        "optimizer (Megatron-LM's argument check refuses it without)")
     fraction = r.number("optimizer-offload-fraction", 1.0)
     hybrid_cpu_optimizer(q, offload, fraction, f"{WHERE}: --optimizer-offload-fraction")
 

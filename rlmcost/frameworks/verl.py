@@ -202,7 +202,9 @@ def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     if not r.flag(f"{key}.optimizer_cpu_offload", False):
         return
     fraction = r.raw(f"{key}.optimizer_offload_fraction", 0.0)  # OptimizerConfig's default
-    hybrid_cpu_optimizer(q, offload, fraction, f"{r.where}: {key}.optimizer_offload_fraction")
+    aware = r.flag(f"{key}.use_precision_aware_optimizer", False)  # OptimizerConfig's default
+    hybrid_cpu_optimizer(q, offload, fraction, f"{r.where}: {key}.optimizer_offload_fraction",
+                         aware)  # fmt: skip
 
 
 def _layout(r: Reader, q: ImportedQuery) -> None:
