@@ -15,7 +15,24 @@ states, which rlmcost does not model."""
 from __future__ import annotations
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.result import ImportedQuery
+
+
+def optimizer_config_cpu_offload(r: Reader, q: ImportedQuery, prefix: str,
+                                 offload: list[str]) -> bool:  # fmt: skip
+    """The hybrid CPU optimizer of a framework that hands ``prefix``'s keys to Megatron-core's
+    ``OptimizerConfig`` (verl's ``optim.override_optimizer_config``:
+    verl/utils/megatron/optimizer.py ``init_megatron_optim_config`` @b178a3cd; NeMo RL's
+    ``megatron_cfg.optimizer`` through Megatron-Bridge: nemo_rl/models/megatron/setup.py
+    @7ea279abf), at that dataclass's defaults (``optimizer_cpu_offload`` False,
+    ``optimizer_offload_fraction`` 0.0, ``use_precision_aware_optimizer`` False):
+    :func:`hybrid_cpu_optimizer`; False where it is off."""
+    if not r.flag(f"{prefix}.optimizer_cpu_offload", False):
+        return False
+    key = f"{prefix}.optimizer_offload_fraction"
+    aware = r.flag(f"{prefix}.use_precision_aware_optimizer", False)
+    return hybrid_cpu_optimizer(q, offload, r.raw(key, 0.0), f"{r.where}: {key}", aware)
 
 
 def hybrid_cpu_optimizer(q: ImportedQuery, offload: list[str], fraction: object, key: str,

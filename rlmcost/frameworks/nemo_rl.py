@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
-from rlmcost.frameworks.cpu_optimizer import hybrid_cpu_optimizer
+from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
@@ -32,25 +32,28 @@ __all__ = ["import_nemo_rl", "packed_tokens_per_gpu"]
 
 _MEG = "policy.megatron_cfg"
 IGNORED = (
-    "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps", "grpo.normalize_rewards",
-    "grpo.use_leave_one_out_baseline", "grpo.val_period", "grpo.val_at_start",
-    "grpo.overlong_filtering", "grpo.max_val_samples", "grpo.val_batch_size", "grpo.seed",
-    "loss_fn", "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
-    "policy.logprob_batch_size", "policy.logprob_chunk_size", "policy.dtensor_cfg._v2",
-    "policy.dtensor_cfg.custom_parallel_plan", f"{_MEG}.empty_unused_memory_level",
-    f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype", f"{_MEG}.freeze_moe_router",
-    f"{_MEG}.moe_router_load_balancing_type", f"{_MEG}.moe_router_bias_update_rate",
-    f"{_MEG}.apply_rope_fusion", f"{_MEG}.defer_fp32_logits", f"{_MEG}.optimizer",
-    f"{_MEG}.scheduler", f"{_MEG}.distributed_data_parallel_config", f"{_MEG}.fp8_cfg",
-    f"{_MEG}.env_vars", "policy.dtensor_cfg.env_vars",
-    "policy.dynamic_batching.logprob_mb_tokens", "policy.dynamic_batching.sequence_length_round",
-    "policy.sequence_packing.logprob_mb_tokens", "policy.sequence_packing.algorithm",
-    "policy.sequence_packing.sequence_length_round", "policy.make_sequence_length_divisible_by",
-    "policy.dynamic_batching.train_mb_tokens", "policy.sequence_packing.train_mb_tokens",
-    "policy.max_grad_norm", "policy.optimizer", "policy.scheduler", "policy.generation.temperature",
-    "policy.generation.top_p", "policy.generation.top_k", "policy.generation.stop_token_ids",
-    "policy.generation.stop_strings", "policy.generation.vllm_cfg.max_model_len",
-    "policy.generation.vllm_cfg.use_deep_gemm",
+    "grpo.max_rollout_turns", "grpo.max_num_epochs", "grpo.max_num_steps",
+    "grpo.normalize_rewards", "grpo.use_leave_one_out_baseline", "grpo.val_period",
+    "grpo.val_at_start", "grpo.overlong_filtering", "grpo.max_val_samples",
+    "grpo.val_batch_size", "grpo.seed", "loss_fn",
+    "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
+    "policy.logprob_batch_size", "policy.logprob_chunk_size",
+    "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
+    f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
+    f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
+    f"{_MEG}.moe_router_bias_update_rate",
+    "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
+    "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
+    "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
+    "policy.megatron_cfg.env_vars", "policy.dtensor_cfg.env_vars",
+    "policy.dynamic_batching.logprob_mb_tokens",
+    "policy.dynamic_batching.sequence_length_round", "policy.sequence_packing.logprob_mb_tokens",
+    "policy.sequence_packing.algorithm", "policy.sequence_packing.sequence_length_round",
+    "policy.make_sequence_length_divisible_by", "policy.dynamic_batching.train_mb_tokens",
+    "policy.sequence_packing.train_mb_tokens", "policy.max_grad_norm", "policy.optimizer",
+    "policy.scheduler", "policy.generation.temperature", "policy.generation.top_p",
+    "policy.generation.top_k", "policy.generation.stop_token_ids", "policy.generation.stop_strings",
+    "policy.generation.vllm_cfg.max_model_len", "policy.generation.vllm_cfg.use_deep_gemm",
     "policy.generation.vllm_cfg.num_last_layers_in_bf16",
     "policy.generation.vllm_cfg.num_first_layers_in_bf16", "policy.generation.vllm_kwargs",
     "policy.generation.vllm_cfg.expert_parallel_size", "data", "env", "logger",
@@ -187,11 +190,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
-        if r.flag(f"{c}.optimizer.optimizer_cpu_offload", False):  # via Megatron-Bridge
-            key = f"{c}.optimizer.optimizer_offload_fraction"  # OptimizerConfig's default 0
-            aware = r.flag(f"{c}.optimizer.use_precision_aware_optimizer", False)
-            if hybrid_cpu_optimizer(q, [], r.raw(key, 0.0), f"{r.where}: {key}", aware):
-                q.set("--offload", "optimizer")
+        if optimizer_config_cpu_offload(r, q, f"{c}.optimizer", []):  # via Megatron-Bridge
+            q.set("--offload", "optimizer")
         ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
-from rlmcost.frameworks.cpu_optimizer import hybrid_cpu_optimizer
+from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
@@ -195,16 +195,10 @@ def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     """Megatron's hybrid CPU optimizer (``optim.override_optimizer_config.optimizer_cpu_offload``
     with ``optimizer_offload_fraction``; verl passes it to megatron-core's OptimizerConfig,
     examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh):
-    :func:`rlmcost.frameworks.cpu_optimizer.hybrid_cpu_optimizer`. Unlike
+    :func:`rlmcost.frameworks.cpu_optimizer.optimizer_config_cpu_offload`. Unlike
     ``megatron.optimizer_offload`` (``offload_megatron_optimizer``: the states to the host
     between phases, back for ``update_actor``, the step on the GPU)."""
-    key = f"{ACTOR}.optim.override_optimizer_config"
-    if not r.flag(f"{key}.optimizer_cpu_offload", False):
-        return
-    fraction = r.raw(f"{key}.optimizer_offload_fraction", 0.0)  # OptimizerConfig's default
-    aware = r.flag(f"{key}.use_precision_aware_optimizer", False)  # OptimizerConfig's default
-    hybrid_cpu_optimizer(q, offload, fraction, f"{r.where}: {key}.optimizer_offload_fraction",
-                         aware)  # fmt: skip
+    optimizer_config_cpu_offload(r, q, f"{ACTOR}.optim.override_optimizer_config", offload)
 
 
 def _layout(r: Reader, q: ImportedQuery) -> None:
