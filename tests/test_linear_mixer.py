@@ -75,7 +75,7 @@ def test_slime_runs_the_mixer_replicated_and_adam_on_the_cpu_by_pytorch() -> Non
     # DeepSpeed tutorial: DeepSpeedCPUAdam 5-7x faster than PyTorch's; value the middle
     assert (TORCH_CPU_ADAM_OVER_DEEPSPEED.low, TORCH_CPU_ADAM_OVER_DEEPSPEED.high) == (5.0, 7.0)
     ds = cpu_adam_s(3_000_000_000, 8)
-    assert cpu_adam_s(3_000_000_000, 8, pytorch=True) == ds * 6.0
+    assert cpu_adam_s(3_000_000_000, 8, impl="torch") == ds * 6.0
 
 
 def test_the_engine_decode_matches_the_miles_page_measurements() -> None:

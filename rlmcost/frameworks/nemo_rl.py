@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
@@ -189,6 +190,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
+        if optimizer_config_cpu_offload(r, q, f"{c}.optimizer", []):  # via Megatron-Bridge
+            q.set("--offload", "optimizer")
         ckpt = _megatron_recompute(r, q, c)
         q.note("log-probs and loss: DistributedLogprob's fp32 log-softmax "
                "(nemo_rl/distributed/model_utils.py; rlmcost.perf.logprob_head: 46 B forward, "
@@ -323,10 +326,10 @@ def _engine(r: Reader, q: ImportedQuery) -> None:
         for key in ("gpus_per_node", "num_nodes"):
             r.raw(f"{g}.colocated.resources.{key}")
         q.set("--sleep")
-        if offload is None:  # grpo.py refit_policy_generation, colocated_inference
-            megatron = r.flag("policy.megatron_cfg.enabled", False)
-            q.set("--offload", "optimizer-idle,params-idle" + (",grads-idle" if megatron
-                                                                else ""))  # fmt: skip
+        if offload in (None, "optimizer"):  # grpo.py refit_policy_generation, colocated
+            megatron = r.flag("policy.megatron_cfg.enabled", False)  # (CPU optimizer: stays)
+            q.set("--offload", f"{offload or 'optimizer-idle'},params-idle" + (
+                ",grads-idle" if megatron else ""))  # fmt: skip
         return
     if offload is None:
         q.set("--offload", "")  # apart: the policy keeps its states (no refit offload)

@@ -149,8 +149,11 @@ class Behaviour:
     Megatron-core's ``ModelParallelConfig.overlap_p2p_comm = False``.
     ``linear_mixer_tp_replicated``: its Megatron trainer runs a hybrid model's Gated DeltaNet
     whole on every TP rank (:mod:`rlmcost.perf.linear_mixer`). ``host_adam``: the CPU Adam
-    of its optimizer offload, ``deepspeed`` (DeepSpeedCPUAdam) or ``torch`` (PyTorch's
-    ``torch.optim.AdamW`` on CPU tensors, :func:`rlmcost.perf.data_parallel.cpu_adam_s`)."""
+    of its Hugging Face trainer's optimizer offload, ``deepspeed`` (DeepSpeedCPUAdam: DeepSpeed's
+    ZeRO-Offload) or ``torch`` (``torch.optim.AdamW`` on CPU tensors with neither ``foreach``
+    nor ``fused``: the for-loop); a Megatron-core trainer's is torch's fused AdamW whatever this
+    says (:func:`rlmcost.placement.pass_options.host_adam_impl`,
+    :func:`rlmcost.perf.data_parallel.cpu_adam_s`)."""
 
     colocated: str
     apart: str

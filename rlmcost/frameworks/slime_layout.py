@@ -14,6 +14,7 @@ from __future__ import annotations
 from rlmcost.choices import EpDispatcher
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.cpu_optimizer import hybrid_cpu_optimizer
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import MEGATRON_DEFAULT, import_dispatcher
@@ -139,22 +140,16 @@ def _batching(r: Reader, q: ImportedQuery, steps: int | None, dp: int) -> int:
 
 
 def _optimizer_offload(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
-    """Megatron's ``--optimizer-cpu-offload`` (hybrid CPU optimizer, megatron/core/optimizer/
-    cpu_offloading/hybrid_optimizer.py): at ``--optimizer-offload-fraction`` 1 (Megatron's
-    default) the fp32 main parameters and Adam states live on the host and step there:
-    rlmcost's ``--offload optimizer``; a smaller fraction is not modelled (an error)."""
+    """Megatron's ``--optimizer-cpu-offload`` at ``--optimizer-offload-fraction`` (Megatron's
+    default 1): :func:`rlmcost.frameworks.cpu_optimizer.hybrid_cpu_optimizer`."""
     if not r.flag("optimizer-cpu-offload", False):
         r.raw("optimizer-offload-fraction")
         return
+    if not r.flag("use-precision-aware-optimizer", False):  # megatron/training/arguments.py
+        raise SpecError(f"{WHERE}: --optimizer-cpu-offload needs --use-precision-aware-"
+                        "optimizer (Megatron-LM's argument check refuses it without)")
     fraction = r.number("optimizer-offload-fraction", 1.0)
-    if fraction != 1.0:
-        raise SpecError(f"{WHERE}: --optimizer-offload-fraction {fraction:g}: rlmcost models "
-                        "the CPU optimizer at fraction 1 (all states on the host) only")
-    offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
-    q.note("--optimizer-cpu-offload: Megatron's hybrid CPU optimizer, fp32 main parameters "
-           "and Adam states on the host, the step on the CPU by torch.optim.AdamW, not "
-           "DeepSpeedCPUAdam (megatron/core/optimizer/__init__.py 'from torch.optim import "
-           "AdamW as CPUAdam'; rlmcost.perf.data_parallel.cpu_adam_s) (--offload optimizer)")
+    hybrid_cpu_optimizer(q, offload, fraction, f"{WHERE}: --optimizer-offload-fraction")
 
 
 def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> None:

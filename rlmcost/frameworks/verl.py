@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
@@ -193,28 +194,11 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
 def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     """Megatron's hybrid CPU optimizer (``optim.override_optimizer_config.optimizer_cpu_offload``
     with ``optimizer_offload_fraction``; verl passes it to megatron-core's OptimizerConfig,
-    examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh): at fraction 1 the fp32 main
-    parameters and Adam states live on the host and the step runs on the CPU (megatron-core
-    optimizer/cpu_offloading/hybrid_optimizer.py), which is rlmcost's ``--offload optimizer``
-    (host-resident states, CPU Adam); a fraction below 1 splits them, which rlmcost does not
-    model (an error naming the key)."""
-    key = f"{ACTOR}.optim.override_optimizer_config"
-    if not r.flag(f"{key}.optimizer_cpu_offload", False):
-        return
-    fraction = r.raw(f"{key}.optimizer_offload_fraction", 1.0)
-    try:
-        whole = float(fraction) == 1.0
-    except (TypeError, ValueError):
-        whole = False
-    if not whole:
-        raise SpecError(
-            f"{r.where}: {key}.optimizer_offload_fraction {fraction!r}: rlmcost models the "
-            "hybrid CPU optimizer at fraction 1 (all states on the host) only"
-        )
-    offload[:] = [x for x in offload if x != "optimizer-idle"] + ["optimizer"]
-    q.note(f"{key}.optimizer_cpu_offload with optimizer_offload_fraction 1: megatron-core's "
-           "hybrid CPU optimizer keeps fp32 main parameters and Adam states on the host and "
-           "steps on the CPU (--offload optimizer)")  # fmt: skip
+    examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh):
+    :func:`rlmcost.frameworks.cpu_optimizer.optimizer_config_cpu_offload`. Unlike
+    ``megatron.optimizer_offload`` (``offload_megatron_optimizer``: the states to the host
+    between phases, back for ``update_actor``, the step on the GPU)."""
+    optimizer_config_cpu_offload(r, q, f"{ACTOR}.optim.override_optimizer_config", offload)
 
 
 def _layout(r: Reader, q: ImportedQuery) -> None:

@@ -164,35 +164,69 @@ def _bucketed_extra_s(comm_s: float, edge_s: float, compute_s: float, slowdown: 
 
 
 TORCH_CPU_ADAM_OVER_DEEPSPEED = Constant(6.0, 5.0, 7.0, "deepspeed.ai/tutorials/zero-offload")
-"""How many times as long PyTorch's CPU Adam takes as DeepSpeedCPUAdam for the same step.
+"""How many times as long PyTorch's for-loop CPU AdamW takes as DeepSpeedCPUAdam for one step.
 
 DeepSpeed's ZeRO-Offload tutorial (deepspeed.ai/tutorials/zero-offload, 'ZeRO-Offload
 Overview'): "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch implementation";
-value the middle, low and high the ends. Megatron-core's optimizer offload
-(``--optimizer-cpu-offload``, ``HybridDeviceOptimizer``) steps its host parameters with
-``torch.optim.AdamW`` (megatron/core/optimizer/__init__.py: ``from torch.optim import AdamW as
-CPUAdam``), one sub-optimizer per parameter with ``--overlap-cpu-optimizer-d2h-h2d``
-(megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py).
+value the middle, low and high the ends. Measured here: benchmarks/bench_cpu_adam.py (torch
+2.13 ``foreach=False`` against DeepSpeed 0.19.8, 2-core Xeon VM, 33.5 M fp32 parameters in 4
+tensors) 5.5-7.0 x in five of six runs (9.3 x in a noisy one). The for-loop runs where torch
+steps CPU tensors with neither ``foreach`` nor ``fused`` set (its foreach default is CUDA-only:
+``torch.optim.optimizer._default_to_fused_or_foreach``): verl's FSDP2 ``offload_policy``
+(verl/workers/config/optimizer.py ``build_optimizer`` @b178a3cd: ``AdamW(params, lr,
+weight_decay, betas)``), NeMo RL's DTensor ``cpu_offload`` (examples/configs/grpo_math_1B.yaml
+@7ea279abf: ``torch.optim.AdamW`` without either flag; distillation_math.yaml sets both False).
 """
+
+TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED = Constant(1.0, 0.6, 1.5,
+                                               "benchmarks/bench_cpu_adam.py; pytorch PR 123074")
+"""How many times as long torch's fused CPU AdamW (``fused=True``) takes as DeepSpeedCPUAdam.
+
+Both are one vectorized, multi-threaded pass over the same 28 bytes a parameter (fp32
+parameter, gradient, m, v read; parameter, m, v written), memory-bound alike. Measured here:
+benchmarks/bench_cpu_adam.py (torch 2.13 against DeepSpeed 0.19.8, 2-core Xeon VM) 0.98-1.07 x
+in four of six runs of 33.5 M parameters in 4 tensors, 1.5-1.8 x in two noisy ones, 0.6-0.7 x
+at 64-1,024 tensors: value 1, low and high the spread. pytorch/pytorch PR 123074 (the CPU
+kernel, torch 2.4) reports fused 5.1 x faster than the for-loop on a 56-core Sapphire Rapids,
+against DeepSpeed's 5-7 x (:data:`TORCH_CPU_ADAM_OVER_DEEPSPEED`): 1.0-1.4 x. Megatron-core's
+optimizer offload (``--optimizer-cpu-offload``, ``HybridDeviceOptimizer``) runs it:
+megatron/core/optimizer/__init__.py imports ``from torch.optim import AdamW as CPUAdam`` and
+passes ``fused=True`` among the defaults ("used to improve the performance of the cpu
+optimizer") since NVIDIA/Megatron-LM 60007c93 (2025-02, the feature's first commit), as at
+slime's pin 1dcf0daf (docker/Dockerfile MEGATRON_COMMIT), in radixark/Megatron-LM (miles),
+core_v0.12.2 and core_v0.13.0 (verl's images) and 14346b65 (NeMo RL 7ea279abf's
+Megatron-Bridge 8c46dc42 submodule); hybrid_optimizer.py copies the group (``fused``
+included) into each CPU optimizer, whose ``step`` reads ``group["fused"]``. One optimizer per
+parameter (``--overlap-cpu-optimizer-d2h-h2d``) costs no more at 8 M parameters a tensor
+(the benchmark's ``--per-tensor 4``: 0.95 x DeepSpeed beside 1.05 x for one optimizer).
+"""
+
+HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEPSPEED,
+                            "torch-fused": TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED}  # fmt: skip
+"""Each host Adam implementation's time over DeepSpeedCPUAdam's (None: itself)."""
 
 
 def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value",
-               pytorch: bool = False) -> float:  # fmt: skip
+               impl: str = "deepspeed") -> float:  # fmt: skip
     """Seconds of one CPU Adam step (DeepSpeedCPUAdam, ZeRO-Offload) on a host that updates
     ``params_per_device`` for each of its ``devices_per_host`` GPUs: memory-bound on the
     host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`);
-    ``pytorch``: PyTorch's CPU AdamW instead (Megatron-core's optimizer offload), that times
-    :data:`TORCH_CPU_ADAM_OVER_DEEPSPEED` as long.
+    ``impl``: ``torch`` for torch's for-loop AdamW (:data:`TORCH_CPU_ADAM_OVER_DEEPSPEED` as
+    long), ``torch-fused`` for its fused CPU kernel (Megatron-core's optimizer offload,
+    :data:`TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`).
 
     >>> round(cpu_adam_s(1_000_000_000, 8), 2)  # 8 B parameters on one host
     1.12
-    >>> round(cpu_adam_s(1_000_000_000, 8, pytorch=True), 2)
+    >>> round(cpu_adam_s(1_000_000_000, 8, impl="torch"), 2)
     6.72
     """
     from rlmcost.perf.rl_constants import CPU_ADAM_HOST_S_PER_PARAM
 
+    if impl not in HOST_ADAM_OVER_DEEPSPEED:
+        raise SpecError(f"host Adam {impl!r}: use one of {', '.join(HOST_ADAM_OVER_DEEPSPEED)}")
     s = params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
-    return s * TORCH_CPU_ADAM_OVER_DEEPSPEED.at(end) if pytorch else s
+    ratio = HOST_ADAM_OVER_DEEPSPEED[impl]
+    return s if ratio is None else s * ratio.at(end)
 
 
 def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float]:

@@ -20,7 +20,7 @@ from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.group_train import group_deployment
-from rlmcost.placement.pass_options import param_pageable_directions
+from rlmcost.placement.pass_options import host_adam_impl, param_pageable_directions
 
 
 class GroupOffload(GroupTasks):
@@ -61,18 +61,18 @@ class GroupOffload(GroupTasks):
 
     def host_adam_s(self, task: Task, per_host: int) -> float:
         """Seconds of one host CPU Adam step over :meth:`host_adam_params` on each of the
-        host's ``per_host`` devices: DeepSpeedCPUAdam, or PyTorch's AdamW where the framework's
-        optimizer offload runs it (``Behaviour.host_adam``; :func:`~rlmcost.perf.
-        data_parallel.cpu_adam_s`); with a framework's linear-attention mixers whole on every
-        TP rank, their other ranks' share too (:func:`~rlmcost.perf.linear_mixer.
-        replicated_params_ratio`)."""
+        host's ``per_host`` devices by the CPU Adam the framework's trainer runs
+        (:func:`~rlmcost.placement.pass_options.host_adam_impl`: DeepSpeedCPUAdam, torch's
+        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`); with a
+        framework's linear-attention mixers whole on every TP rank, their other ranks' share
+        too (:func:`~rlmcost.perf.linear_mixer.replicated_params_ratio`)."""
         beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
-        pytorch = beh is not None and beh.host_adam == "torch"
+        impl = host_adam_impl(beh, self._trainer_view.train)
         params = self.host_adam_params(task)
         if params and beh is not None and beh.linear_mixer_tp_replicated:  # whole on each rank
             ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index].tp)
             params = int(params * ratio)
-        return cpu_adam_s(params, per_host, pytorch=pytorch)
+        return cpu_adam_s(params, per_host, impl=impl)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the

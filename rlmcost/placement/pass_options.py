@@ -54,6 +54,18 @@ def runs_hf_model(beh: Behaviour, train: TrainLayout) -> bool:
     return beh.hf_trainer == "always"
 
 
+def host_adam_impl(beh: Behaviour | None, train: TrainLayout) -> str:
+    """The CPU Adam that the framework's optimizer offload runs at layout ``train``
+    (:func:`rlmcost.perf.data_parallel.cpu_adam_s`): its Hugging Face trainer's
+    (:func:`runs_hf_model`) ``Behaviour.host_adam``; a Megatron-core trainer's is torch's fused
+    CPU AdamW whatever the framework (``HybridDeviceOptimizer``:
+    :data:`~rlmcost.perf.data_parallel.TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`); DeepSpeedCPUAdam
+    without a framework."""
+    if beh is None:
+        return "deepspeed"
+    return beh.host_adam if runs_hf_model(beh, train) else "torch-fused"
+
+
 def step_options(deployment: Deployment) -> StepOptions | None:
     """The framework's pass options, None where they are rlmcost's defaults.
 

@@ -220,8 +220,11 @@ PRESET = Preset(
               "ConfigContainer has no comm_overlap (nemo_rl/models/megatron/setup.py "
               "@7ea279abf; no comm_overlap, overlap_p2p_comm nor VP key at v0.3.0-v0.7.0: "
               "rlmcost.frameworks.p2p_overlap), so Megatron-core's overlap_p2p_comm False: "
-              "the interleaved schedule's pipeline sends exposed",
-              env_workers=8, megatron_overlap_p2p=False,
+              "the interleaved schedule's pipeline sends exposed; the DTensor worker's "
+              "cpu_offload steps the host shards with policy.optimizer, torch.optim.AdamW "
+              "without foreach or fused in examples/configs/grpo_math_1B.yaml @7ea279abf "
+              "(both False in distillation_math.yaml): the for-loop",
+              host_adam="torch", env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
               sharded_per_rank=True, stream_version_gate=True,

@@ -98,7 +98,8 @@ PRESET = Preset(
               "HuggingfaceAttention, gathered over TP and run whole on each rank "
               "(slime_plugins/models/qwen3_5.py, hf_attention.py @624b824a; radixark/miles "
               "miles_plugins/models/ @bb6f7dbd); --optimizer-cpu-offload is Megatron-core's "
-              "HybridDeviceOptimizer with torch.optim.AdamW as its CPU optimizer "
-              "(megatron/core/optimizer/__init__.py: 'from torch.optim import AdamW as CPUAdam')",
-              linear_mixer_tp_replicated=True, host_adam="torch"),
+              "HybridDeviceOptimizer with torch.optim.AdamW(fused=True) as its CPU optimizer "
+              "(megatron/core/optimizer/__init__.py @1dcf0daf, slime's docker/Dockerfile pin: "
+              "'from torch.optim import AdamW as CPUAdam', fused=True in its defaults)",
+              linear_mixer_tp_replicated=True),
 )

@@ -163,8 +163,11 @@ PRESET = Preset(
               "backward (CopySlices), none kept past it (rlmcost.placement.head_peak); "
               "dynamic batching splits a rank's batch by its unpadded lengths "
               "(verl/utils/seqlen_balancing.py rearrange_micro_batches; "
-              "rlmcost.placement.packed_lengths)",
-              grads_offload_frees=True, grads_freed_after_update=True,
+              "rlmcost.placement.packed_lengths); under FSDP2's offload_policy the "
+              "optimizer steps the host shards with torch.optim.AdamW(params, lr, "
+              "weight_decay, betas), neither foreach nor fused: the for-loop "
+              "(verl/workers/config/optimizer.py build_optimizer @b178a3cd)",
+              host_adam="torch", grads_offload_frees=True, grads_freed_after_update=True,
               low_memory_train_copies=4, logits_freed_before_layers=True,
               budget_packs_lengths=True,
               param_offload_pageable=2, megatron_param_offload_pageable=1,
