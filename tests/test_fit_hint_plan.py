@@ -37,3 +37,15 @@ def test_the_hint_carries_the_workload_and_runs() -> None:
 def test_an_explicit_framework_is_carried() -> None:
     cmd = _hint(["grpo", "-m", "70b", "--gpus", "4", "--framework", "verl"])
     assert " --framework verl --min-gpus" in cmd
+
+
+def test_no_length_hint_where_the_states_alone_exceed_the_device() -> None:
+    # PPO on Llama-3.1-70B on 8 H100s: the Training peak is over by 131 GiB, the optimizer its
+    # largest term; weights, gradients and Adam states alone exceed 80 GB whatever the lengths,
+    # so "a run whose responses are shorter may fit" would be false (its LENGTH_TERMS:
+    # activations, KV cache, logits, rollout buffers, overhead are less than the shortfall)
+    res = CliRunner().invoke(app, ["ppo", "-m", "70b", "--gpus", "8"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "DOES NOT FIT" in text and "largest term: optimizer" in text
+    assert "memory at the maximum lengths" not in text
