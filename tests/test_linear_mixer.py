@@ -11,6 +11,7 @@ standard PyTorch implementation"); Megatron-core's ``from torch.optim import Ada
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.layout import Layout
@@ -112,5 +113,20 @@ def test_the_mixer_parameters_add_up_to_transformers_count() -> None:
     total = 2 * v * d + 64 * 2 * d + d + 48 * mixer_params(ARCH) + 16 * attn + 64 * 3 * d * 17408
     assert total == 26_895_998_464
     # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters
-    ratio = replicated_params_ratio(ARCH, 4)
-    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, 1) == 1
+    ratio = replicated_params_ratio(ARCH, Layout(tp=4))
+    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, Layout()) == 1
+
+
+def test_the_replicated_share_is_of_the_ranks_own_parameters() -> None:
+    # Qwen3-Next-80B-A3B (512 routed experts, 36 Gated DeltaNet layers) at TP 2: under EP 8
+    # the rank holds 1/8 of the routed experts, so the mixers' other half is a far larger
+    # share of what its CPU Adam steps than at EP 1 (before, the ratio assumed EP 1 and PP 1
+    # whatever the layout: 1.015 for both, 1.100 at EP 8)
+    from rlmcost.perf.linear_mixer import replicated_params_ratio
+    from rlmcost.specs import get_model
+
+    arch = get_model("qwen3-next-80b-a3b").arch()
+    ep1 = replicated_params_ratio(arch, Layout(tp=2)) - 1
+    ep8 = replicated_params_ratio(arch, Layout(tp=2, ep=8)) - 1
+    assert 0 < ep1 and ep8 > 5 * ep1
+    assert isinstance(ep8, Fraction)  # exact: a ratio of integer parameter counts
