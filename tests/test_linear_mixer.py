@@ -130,3 +130,22 @@ def test_the_replicated_share_is_of_the_ranks_own_parameters() -> None:
     ep8 = replicated_params_ratio(arch, Layout(tp=2, ep=8)) - 1
     assert 0 < ep1 and ep8 > 5 * ep1
     assert isinstance(ep8, Fraction)  # exact: a ratio of integer parameter counts
+
+
+def test_prefill_attends_over_the_softmax_layers_only() -> None:
+    # a prefill chunk of 2,048 tokens of a longer prompt attends its prefix (pairs grow with the
+    # prompt): on Qwen3.5-27B only its 16 gated full-attention layers do, the 48 Gated DeltaNet
+    # layers run the chunked delta rule over the chunk whatever the prompt (linear_decode), so
+    # the prompt-dependent part is 16/64 of the same shape with every layer softmax (before,
+    # every layer attended: the ratio was 1)
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+    from rlmcost.specs import Workload
+
+    dense = replace(ARCH, linear_layers=0)
+    growth = []
+    for arch in (ARCH, dense):
+        engine = Engine(arch, Device(H200, Workload().compute_dtype))
+        growth.append(engine.chunk_s(2048, 65536) - engine.chunk_s(2048, 16384))
+    assert growth[1] > 0
+    assert abs(growth[0] / growth[1] - 16 / 64) < 1e-6
