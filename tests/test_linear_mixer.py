@@ -166,3 +166,24 @@ def test_a_hybrid_model_under_every_framework_holds_its_bounds(framework: str) -
     assert e is not None and e.iteration_time_s >= e.iteration_time_lower_bound_s > 0
     for p in e.phases:
         assert p.time_s >= p.time_lower_bound_s * (1 - 1e-9), (p.name, p)
+
+
+def test_a_generations_cache_is_the_softmax_layers_kv_and_the_linear_layers_state() -> None:
+    # Qwen3.5-27B, one sequence of 8,192 positions in bf16: 16 softmax layers x 2 x 4 KV heads
+    # x 256 x 8,192 positions, plus 48 Gated DeltaNet layers' state (48 x 128 x 128 recurrent,
+    # 3 x 10,240 conv) once: blocks.memory_kv_cache's count (before, the invocation's memory
+    # cached keys and values on all 64 layers: 2,147,483,648 B, 3.5 x); the compiled twin alike
+    from rlmcost.blocks.memory import memory_kv_cache
+    from rlmcost.compiled.memory import memory_per_rank as compiled_memory
+    from rlmcost.parallel.breakdown import Mode
+    from rlmcost.parallel.memory import memory_per_rank
+    from rlmcost.specs import Workload
+
+    kv = 16 * 2 * 4 * 256 * 8192 + 48 * (48 * 128 * 128 + 3 * (2 * 16 * 128 + 48 * 128))
+    assert kv * 2 == int(memory_kv_cache(ARCH, 8192)) * 2 == 615_317_504
+    assert memory_per_rank(ARCH, Layout(), Mode.GENERATE, 1, 8192, Workload()).kv_cache == kv * 2
+    spec = ModelSpec.model_validate(model_spec("q", MILES["model_config"], "hf"))
+    for layout in (Layout(tp=4), Layout(tp=2, pp=2)):
+        exact = memory_per_rank(ARCH, layout, Mode.GENERATE, 3, 5000, Workload())
+        assert compiled_memory(spec.model_dump(), layout, Mode.GENERATE, 3, 5000,
+                               Workload()) == exact  # fmt: skip
