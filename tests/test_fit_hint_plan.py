@@ -51,13 +51,23 @@ def test_a_cut_list_of_families_that_never_fit_says_so() -> None:
 
 def test_a_problem_alone_gets_no_length_hint() -> None:
     # the engine's reservation too small for its KV cache (a problem, no memory over the
-    # capacity): the hint that memory is at the maximum lengths would mislead, so it is absent;
-    # a query over the capacity at fixed lengths keeps it (the verl example's test)
+    # capacity): the hint that memory is at the maximum lengths would mislead, so it is absent
+    # (a query over the capacity by its lengths keeps it: test_frameworks_import's verl example)
     res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.1-8b", "--gpus", "8", "-H", "h100",
                                    "--gpu-memory-utilization", "0.12"])  # fmt: skip
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "problem: actor generate" in text and "leaves 0.00 GiB for the KV cache" in text
     assert "memory at the maximum lengths" not in text
-    res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.1-70b", "--gpus", "8", "-H", "h100"])
-    assert "memory at the maximum lengths" in " ".join(res.output.split())
+
+
+def test_no_length_hint_where_the_states_alone_exceed_the_device() -> None:
+    # PPO on Llama-3.1-70B on 8 H100s: the Training peak is over by 131 GiB, the optimizer its
+    # largest term; weights, gradients and Adam states alone exceed 80 GB whatever the lengths,
+    # so "a run whose responses are shorter may fit" would be false (its LENGTH_TERMS:
+    # activations, KV cache, logits, rollout buffers, overhead are less than the shortfall)
+    res = CliRunner().invoke(app, ["ppo", "-m", "70b", "--gpus", "8"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "DOES NOT FIT" in text and "largest term: optimizer" in text
+    assert "memory at the maximum lengths" not in text

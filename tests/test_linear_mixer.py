@@ -11,6 +11,9 @@ standard PyTorch implementation"); Megatron-core's ``from torch.optim import Ada
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
+
+import pytest
 
 from rlmcost.deployment.spec import Deployment
 from rlmcost.parallel.layout import Layout
@@ -112,5 +115,75 @@ def test_the_mixer_parameters_add_up_to_transformers_count() -> None:
     total = 2 * v * d + 64 * 2 * d + d + 48 * mixer_params(ARCH) + 16 * attn + 64 * 3 * d * 17408
     assert total == 26_895_998_464
     # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters
-    ratio = replicated_params_ratio(ARCH, 4)
-    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, 1) == 1
+    ratio = replicated_params_ratio(ARCH, Layout(tp=4))
+    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, Layout()) == 1
+
+
+def test_the_replicated_share_is_of_the_ranks_own_parameters() -> None:
+    # Qwen3-Next-80B-A3B (512 routed experts, 36 Gated DeltaNet layers) at TP 2: under EP 8
+    # the rank holds 1/8 of the routed experts, so the mixers' other half is a far larger
+    # share of what its CPU Adam steps than at EP 1 (before, the ratio assumed EP 1 and PP 1
+    # whatever the layout: 1.015 for both, 1.100 at EP 8)
+    from rlmcost.perf.linear_mixer import replicated_params_ratio
+    from rlmcost.specs import get_model
+
+    arch = get_model("qwen3-next-80b-a3b").arch()
+    ep1 = replicated_params_ratio(arch, Layout(tp=2)) - 1
+    ep8 = replicated_params_ratio(arch, Layout(tp=2, ep=8)) - 1
+    assert 0 < ep1 and ep8 > 5 * ep1
+    assert isinstance(ep8, Fraction)  # exact: a ratio of integer parameter counts
+
+
+def test_prefill_attends_over_the_softmax_layers_only() -> None:
+    # a prefill chunk of 2,048 tokens of a longer prompt attends its prefix (pairs grow with the
+    # prompt): on Qwen3.5-27B only its 16 gated full-attention layers do, the 48 Gated DeltaNet
+    # layers run the chunked delta rule over the chunk whatever the prompt (linear_decode), so
+    # the prompt-dependent part is 16/64 of the same shape with every layer softmax (before,
+    # every layer attended: the ratio was 1)
+    from rlmcost.perf.efficiency import Device
+    from rlmcost.perf.generation import Engine
+    from rlmcost.specs import Workload
+
+    dense = replace(ARCH, linear_layers=0)
+    growth = []
+    for arch in (ARCH, dense):
+        engine = Engine(arch, Device(H200, Workload().compute_dtype))
+        growth.append(engine.chunk_s(2048, 65536) - engine.chunk_s(2048, 16384))
+    assert growth[1] > 0
+    assert abs(growth[0] / growth[1] - 16 / 64) < 1e-6
+
+
+@pytest.mark.parametrize("framework", ["none", "nemo-rl", "verl", "openrlhf", "trl", "slime"])
+def test_a_hybrid_model_under_every_framework_holds_its_bounds(framework: str) -> None:
+    # Qwen3-Next-80B-A3B (36 Gated DeltaNet of 48 layers) under each framework's defaults:
+    # it evaluates, and every phase's prediction is at least its roofline bound (the bound's
+    # work counts the linear layers' recurrent core, blocks.work; the passes price them by
+    # perf.linear_mixer and the engine by perf.linear_decode)
+    from rlmcost.reports.estimate import estimate
+
+    e = estimate("grpo", "qwen3-next-80b-a3b", hardware="h200", gpus=16, response_len=2048,
+                 length_dist="lognormal:900,0.6,2048", framework=framework).evaluation  # fmt: skip
+    assert e is not None and e.iteration_time_s >= e.iteration_time_lower_bound_s > 0
+    for p in e.phases:
+        assert p.time_s >= p.time_lower_bound_s * (1 - 1e-9), (p.name, p)
+
+
+def test_a_generations_cache_is_the_softmax_layers_kv_and_the_linear_layers_state() -> None:
+    # Qwen3.5-27B, one sequence of 8,192 positions in bf16: 16 softmax layers x 2 x 4 KV heads
+    # x 256 x 8,192 positions, plus 48 Gated DeltaNet layers' state (48 x 128 x 128 recurrent,
+    # 3 x 10,240 conv) once: blocks.memory_kv_cache's count (before, the invocation's memory
+    # cached keys and values on all 64 layers: 2,147,483,648 B, 3.5 x); the compiled twin alike
+    from rlmcost.blocks.memory import memory_kv_cache
+    from rlmcost.compiled.memory import memory_per_rank as compiled_memory
+    from rlmcost.parallel.breakdown import Mode
+    from rlmcost.parallel.memory import memory_per_rank
+    from rlmcost.specs import Workload
+
+    kv = 16 * 2 * 4 * 256 * 8192 + 48 * (48 * 128 * 128 + 3 * (2 * 16 * 128 + 48 * 128))
+    assert kv * 2 == int(memory_kv_cache(ARCH, 8192)) * 2 == 615_317_504
+    assert memory_per_rank(ARCH, Layout(), Mode.GENERATE, 1, 8192, Workload()).kv_cache == kv * 2
+    spec = ModelSpec.model_validate(model_spec("q", MILES["model_config"], "hf"))
+    for layout in (Layout(tp=4), Layout(tp=2, pp=2)):
+        exact = memory_per_rank(ARCH, layout, Mode.GENERATE, 3, 5000, Workload())
+        assert compiled_memory(spec.model_dump(), layout, Mode.GENERATE, 3, 5000,
+                               Workload()) == exact  # fmt: skip

@@ -18,7 +18,7 @@ def render_hints(run: Any, e: Any) -> None:
     ev = getattr(e, "evaluation", None)  # memory over a capacity, not only a problem
     over = e.shortfall_bytes > 0 or (ev is not None and ev.shortfall_bytes > 0)
     if over and dist is not None and dist.length_dist in (None, "fixed") and \
-            not e.deployment.ideal:  # fmt: skip
+            not e.deployment.ideal and lengths_may_fit(e):  # fmt: skip
         print("  memory at the maximum lengths (every prompt at --prompt-len, every response at "
               "--response-len: --length-dist fixed, the default): a run whose responses are "
               "shorter may fit; give their spread with --length-dist "
@@ -31,6 +31,19 @@ def render_hints(run: Any, e: Any) -> None:
         more = "" if e.grouped else ", or place the models on groups (--groups)"
         print(f"  {what}: give more GPUs (--gpus){more}; `{plan_command(e)}` finds the "
               "fewest GPUs with a fitting deployment.")  # fmt: skip
+
+
+LENGTH_TERMS = ("activations", "kv_cache", "logits", "rollout", "overhead")
+"""Memory terms that shorter sequences can shrink (``MemoryBreakdown``; ``overhead`` for its
+allocator slack): what a stage over capacity could give back at shorter lengths, at most."""
+
+
+def lengths_may_fit(e: Any) -> bool:
+    """Whether shorter sequences could make ``e`` fit: no stage over capacity is over by at
+    least its peak's :data:`LENGTH_TERMS` (the weights, gradients and optimizer alone exceed
+    the device whatever the lengths, e.g. PPO on Llama-3-70B on 8 H100s)."""
+    return all(s.shortfall_bytes < sum(getattr(s.peak.memory, t) for t in LENGTH_TERMS)
+               for s in e.stages.values() if not s.fits)  # fmt: skip
 
 
 def plan_command(e: Any) -> str:

@@ -246,14 +246,28 @@ def memory_per_stage(
             act = ceil(total)
         else:
             act = buffer_bytes
-        kv = (n_dense + n_moe) * kv_per_token_layer * per_shard * per_seq
-        kv = kv if mode is Mode.GENERATE else 0
+        kv = 0
+        if mode is Mode.GENERATE:  # linear layers: a state per sequence (parallel.memory)
+            n_lin = a.linear_layers * (n_dense + n_moe) // a.n_layers
+            kv = (n_dense + n_moe - n_lin) * kv_per_token_layer * per_shard * per_seq
+            kv += n_lin * _linear_state(a, tp) * per_shard * dt.kv
         logits = 0
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens
             logits = positions * vocab_per_rank * dt.logits
         out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
     return out
+
+
+def _linear_state(a: Any, tp: int) -> int:
+    """Elements one linear-attention layer keeps per sequence on a TP rank: the recurrent
+    state H_v / P_t x d_k x d_v and the conv state (K - 1) x (2 H_k d_k + H_v d_v) / P_t
+    (``Arch.linear_state_width`` of ``parallel.shard.tp_shard``)."""
+    if not a.linear_layers:
+        return 0
+    hv, hk = a.linear_value_heads // tp, a.linear_key_heads // tp
+    dk, dv = a.linear_key_head_dim, a.linear_value_head_dim
+    return hv * dk * dv + (a.linear_conv_kernel - 1) * (2 * hk * dk + hv * dv)
 
 
 @memoized()

@@ -300,19 +300,30 @@ def bracket_text(group: GroupLayouts, run_train: TrainLayout,
 def _train_words(train: TrainLayout, run_train: TrainLayout) -> list[str]:
     """The trainer keys of a group's trainer layout ``train``: each :data:`TRAIN_KEYS` field it
     gives, but a field :func:`own_fields` takes from the run's trainer layout (not a
-    ``PASS_FIELDS`` one) at the run's value, and a schedule its ``virtual-stages`` key
-    implies (both come back alike without the word)."""
+    ``PASS_FIELDS`` one) at the run's value, and a schedule the words imply (a
+    ``virtual-stages`` word's, else the run's): both come back alike without the word. At
+    least one word where it gives any (without one the group would have no trainer layout of
+    its own), and the schedule wherever the words would imply another (``virtual-stages=2``
+    sets ``interleaved`` unless ``schedule`` is given)."""
     from rlmcost.deployment.given import PASS_FIELDS
 
-    given, out = train.model_fields_set, []
+    given = train.model_fields_set
+    out: list[str] = []
+    same: list[str] = []
     for f in TRAIN_KEYS.values():
+        if f not in given or f == "schedule":
+            continue
         value = getattr(train, f)
-        if f not in given or (f not in PASS_FIELDS and value == getattr(run_train, f)):
-            continue
-        if f == "schedule" and f"virtual-stages={train.virtual_stages}" in out and \
-                value == ("interleaved" if train.virtual_stages > 1 else "1f1b"):  # fmt: skip
-            continue
-        out.append(_word(f, value))
+        at_run = f not in PASS_FIELDS and value == getattr(run_train, f)
+        (same if at_run else out).append(_word(f, value))
+    if not out and same:  # one word at the run's value: the group keeps a layout of its own
+        out.append(next((w for w in same if not w.startswith("virtual-stages=")), same[0]))
+    if "schedule" in given:
+        v = next((w for w in out if w.startswith("virtual-stages=")), None)
+        implied = run_train.schedule if v is None else \
+            ("interleaved" if train.virtual_stages > 1 else "1f1b")  # fmt: skip
+        if train.schedule != implied or not out:
+            out.append(_word("schedule", train.schedule))
     return out
 
 

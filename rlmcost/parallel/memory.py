@@ -20,10 +20,13 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   (:mod:`rlmcost.parallel.pipeline`), plus under full recomputation one layer rebuilt for one
   micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
   (``blocks.memory_inference_buffer``) for one micro-batch.
-* kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's layers,
-  h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``. MLA (DeepSeek-V2/V3)
-  caches the latent d_c + d_rope per token and layer, one shared "head" that TP does not split:
-  every TP rank holds all of it, as vLLM does (SGLang's DP attention avoids that copy).
+* kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's softmax
+  layers, h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``; its
+  linear-attention layers (``Arch.linear_layers_of``) keep no keys or values but a fixed state
+  per sequence, ``Arch.linear_state_width`` / P_t (``blocks.memory_kv_cache``'s count). MLA
+  (DeepSeek-V2/V3) caches the latent d_c + d_rope per token and layer, one shared "head" that
+  TP does not split: every TP rank holds all of it, as vLLM does (SGLang's DP attention avoids
+  that copy).
 * logits: the last stage's logits of one micro-batch (TRAIN/FORWARD: every position; GENERATE:
   one position per sequence), V / P_t vocabulary columns, in ``workload.logits_dtype`` (fp32).
 * buffers: under ZeRO-3 the all-gathered parameters of two units (the one computing and the
@@ -184,10 +187,15 @@ def memory_per_stage(
         else:
             act = _inference_buffer_bytes(arch, layout, share.tokens_per_micro_batch, workload)
         if mode is Mode.GENERATE:
-            # 2 h_kv d_h / P_t per token and layer; MLA's latent is not split over TP
-            kv_width = int(tp_shard(arch, layout.tp).kv_cache_width)
+            # 2 h_kv d_h / P_t per token and softmax layer; MLA's latent is not split over TP;
+            # a linear-attention layer its fixed state per sequence, no keys or values
+            sh = tp_shard(arch, layout.tp)
             tokens = share.sequences * share.tokens_per_sequence
-            kv = stage.layers * kv_width * tokens * workload.kv_dtype.bytes
+            n_lin = int(arch.linear_layers_of(stage.dense_layers + stage.moe_layers))
+            kv = (stage.layers - n_lin) * int(sh.kv_cache_width) * tokens
+            if n_lin:
+                kv += n_lin * int(sh.linear_state_width) * share.sequences
+            kv *= workload.kv_dtype.bytes
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes

@@ -112,7 +112,12 @@ from rlmcost.perf.engine_step import (  # noqa: F401 - re-exported
     weight_streaming_device,
 )
 from rlmcost.perf.fused_moe import fused_moe_device
-from rlmcost.perf.linear_decode import gate_gemms_s, linear_gemms_delta_s, linear_state_s
+from rlmcost.perf.linear_decode import (
+    gate_gemms_s,
+    linear_gemms_delta_s,
+    linear_prefill_core_s,
+    linear_state_s,
+)
 from rlmcost.perf.speculative import Speculation
 
 
@@ -357,7 +362,7 @@ class Engine:
         if tokens < 1 or prompt < 1:
             raise SpecError(f"prefill chunk of {tokens} tokens / prompt {prompt} is empty")
         sh, dev = self.shard, self.device
-        layers = int(self.arch.n_layers)
+        layers = int(self.arch.n_softmax_layers)  # linear layers: their core (linear_decode)
         prompts = -(-tokens // prompt)
         pairs = (
             prompts * prompt * (prompt + 1) // 2
@@ -371,6 +376,7 @@ class Engine:
         gpu = (
             self._layer_gemms_s(tokens) + attention + kv_write + self._elementwise_s(tokens)
             + self._tp_s(tokens) + self._head_s(prompts)
+            + linear_prefill_core_s(self.arch, sh, dev, tokens, self.x)
         )  # fmt: skip
         total = max(gpu, self.options.launch_s) + self.options.step_overhead_s
         self._chunk_cache[key] = total

@@ -19,6 +19,13 @@ step of an engine (SGLang's hybrid linear-attention backend, vLLM's GDN layer):
 * **no KV cache read**: decode attention reads the cache of the softmax layers only
   (:attr:`rlmcost.arch.Arch.n_softmax_layers`; ``Engine._attention_per_context_token``).
 
+In a **prefill** chunk the linear-attention layers run fla's chunked delta rule over the
+chunk's tokens (SGLang's and vLLM's GDN prefill call ``chunk_gated_delta_rule``) in place of
+the softmax attention over the prompt's pairs, and write no KV cache: the chunk's attention and
+KV writes are the softmax layers' (:attr:`~rlmcost.arch.Arch.n_softmax_layers`) and the core is
+:func:`linear_prefill_core_s`, the training pass's forward kernels
+(:func:`rlmcost.perf.linear_mixer.core_bytes_per_token_head`).
+
 The attention layers' output gate (``attn_output_gate``: q_proj d -> 2 h d_h, the queries and
 their sigmoid gate; transformers ``Qwen3NextAttention``) streams its half of q_proj too:
 :func:`gate_gemms_s`.
@@ -58,6 +65,23 @@ def gate_gemms_s(arch: Arch, shard: Arch, dev: Device, m: int) -> float:
     if not arch.attn_output_gate or arch.is_mla:
         return 0.0
     return int(arch.n_softmax_layers) * dev.gemm_s(m, int(shard.q_width), int(arch.d_model))
+
+
+def linear_prefill_core_s(arch: Arch, shard: Arch, dev: Device, tokens: int, x: int) -> float:
+    """Seconds of fla's chunked delta rule over ``tokens`` prefill tokens, all linear-attention
+    layers, on one TP rank: the forward kernels' bytes per token and value head
+    (:func:`~rlmcost.perf.linear_mixer.core_bytes_per_token_head`, activations of ``x``
+    bytes), as :func:`~rlmcost.perf.linear_mixer.linear_mixer_delta` prices the training
+    forward's core."""
+    from rlmcost.perf.linear_mixer import CORE_FWD_KERNELS, core_bytes_per_token_head
+
+    n = int(arch.n_linear_layers)
+    if not n or arch.is_mla:
+        return 0.0
+    hv, dk, dv = int(shard.linear_value_heads), int(arch.linear_key_head_dim), int(
+        arch.linear_value_head_dim)  # fmt: skip
+    core = tokens * hv * core_bytes_per_token_head(dk, dv, x)
+    return n * dev.elementwise_s(core, CORE_FWD_KERNELS)
 
 
 def linear_state_s(arch: Arch, shard: Arch, dev: Device, active: int, x: int) -> float:

@@ -49,6 +49,7 @@ from rlmcost.perf.selective_ac import SelectiveRecompute, attention_fwd_flops
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
+    from rlmcost.parallel.layout import Layout
     from rlmcost.parallel.shard import PipelineStage
     from rlmcost.perf.step_pass import StagePass, StepContext
 
@@ -174,19 +175,19 @@ def mixer_params(arch: Arch) -> int:
     return d * (2 * kd + vd) + d * vd + 2 * d * hv + vd * d + conv + 2 * hv + vd // hv
 
 
-def replicated_params_ratio(arch: Arch, tp: int) -> Fraction:
+def replicated_params_ratio(arch: Arch, layout: Layout) -> Fraction:
     """How many times as many parameters a TP rank holds when the linear-attention mixers
-    are whole on every rank (module docstring) as when they split by ``tp``: the rank's
-    parameters (:func:`~rlmcost.perf.step_pass.stage_param_counts`, one stage) plus the other
-    ranks' (tp - 1) / tp of every mixer. What a rank's CPU Adam steps grows by that much
-    (:meth:`rlmcost.placement.group_offload.GroupOffload.host_adam_s`)."""
-    from rlmcost.parallel.layout import Layout
+    are whole on every rank (module docstring) as when they split by ``layout.tp``: the
+    rank's parameters over its pipeline (:func:`~rlmcost.perf.step_pass.stage_param_counts`
+    of each stage, the routed experts split by the layout's EP and ETP) plus the other ranks'
+    (tp - 1) / tp of every mixer. What a rank's CPU Adam steps grows by that much
+    (:meth:`rlmcost.placement.group_offload.GroupOffload.host_adam_s`); a ratio of the rank's
+    own counts, so the data-parallel sharding of the optimizer cancels."""
     from rlmcost.parallel.shard import stages
     from rlmcost.perf.step_pass import stage_param_counts
 
-    n = int(arch.n_linear_layers)
+    n, tp = int(arch.n_linear_layers), layout.tp
     if tp == 1 or not n or arch.is_mla:
         return Fraction(1)
-    layout = Layout(tp=tp)
-    rank = sum(stage_param_counts(arch, layout, stages(arch, layout)[0]))
+    rank = sum(sum(stage_param_counts(arch, layout, s)) for s in stages(arch, layout))
     return Fraction(rank + n * mixer_params(arch) * (tp - 1) // tp, rank)

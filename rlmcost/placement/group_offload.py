@@ -70,7 +70,7 @@ class GroupOffload(GroupTasks):
         impl = host_adam_impl(beh, self._trainer_view.train)
         params = self.host_adam_params(task)
         if params and beh is not None and beh.linear_mixer_tp_replicated:  # whole on each rank
-            ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index].tp)
+            ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index])
             params = int(params * ratio)
         return cpu_adam_s(params, per_host, impl=impl)
 

@@ -263,14 +263,17 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
     return out
 
 
-def _driver_data(g: GroupModel, t: Task, what: str, nbytes: int,
-                 seconds: Callable[[str], float], source: str) -> Transfer:  # fmt: skip
+def _driver_data(g: GroupModel, t: Task, what: str, nbytes: int, seconds: Callable[[str], float],
+                 source: str, how: str = "") -> Transfer:  # fmt: skip
     """A controller transfer of ``nbytes`` of a call's data through the driver, timed in the
-    call's phase (``seconds(end)``: its time at an interval end; ``source``: the rates')."""
+    call's phase (``seconds(end)``: its time at an interval end; ``source``: the rates').
+    ``how`` tells its unit apart from another transfer of the same call's data (the padded
+    batch and the per-rank shards of one task are two units: one name would be one unit of
+    the schedule, the other's seconds lost from the iteration)."""
     return Transfer("controller", f"driver data of {t.label()}: {what}", g.group.name, nbytes,
                     -(-nbytes // g.gpus), 0.0, t.stage, t.index, predicted_s=seconds("value"),
                     spread=spread_of(seconds, source), phase_name=phase_of(t)[0],
-                    unit=f"driver data of {t.label()}")  # fmt: skip
+                    unit=f"driver data of {t.label()}{how}")  # fmt: skip
 
 
 def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list[Transfer]:
@@ -297,7 +300,8 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
                 f"rank ({replicas} per shard){back}, {nbytes / 1e9:.1f} GB; the longer of the "
                 "pickling and the network")  # fmt: skip
         out.append(_driver_data(g, t, what, nbytes, seconds,
-                                "DATAPROTO_SERDE and RAY_CROSS_NODE rates"))  # fmt: skip
+                                "DATAPROTO_SERDE and RAY_CROSS_NODE rates",
+                                how=", per rank"))  # fmt: skip
     return out
 
 
