@@ -53,6 +53,10 @@ TARGET = inspect.Parameter(
         "layout search for pre-training/SFT).")],
 )  # fmt: skip
 
+TOPOLOGY_ROWS = 40
+"""Rows of the "best of each topology" table (the 70B PPO plan on 32 A100 has 26 topologies,
+OpenRLHF's three-group split among them); --json has every one."""
+
 
 def _own_options() -> dict[str, tuple[Any, Any]]:
     """The search's options: budget, objective, the space's value lists, where it runs."""
@@ -345,12 +349,13 @@ def _render(r: Any) -> None:
             right=right,
         )
     if len(r.per_topology) > 1:
-        shown_t = r.per_topology[:15]
+        shown_t = r.per_topology[:TOPOLOGY_ROWS]
+        cut = f"the first {len(shown_t)}; " if len(shown_t) < len(r.per_topology) else ""
         print_table(
             f"best of each topology ({len(r.per_topology)}; GPUs, family and groups)",
             cols + nums,
             [[i + 1, *lay(x), *values(x)] for i, x in enumerate(shown_t)],
-            caption="each topology's fastest fitting deployment the search evaluated; "
+            caption=f"{cut}each topology's fastest fitting deployment the search evaluated; "
             "--json 'best_per_topology' has every one with its command",
             right=right,
         )
