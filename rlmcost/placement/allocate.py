@@ -27,12 +27,11 @@ from dataclasses import replace
 from functools import lru_cache
 from math import gcd, lcm
 
-from rlmcost.algorithms.kinds import Kind
 from rlmcost.errors import SpecError
 from rlmcost.placement.assign import check_gpus
 from rlmcost.placement.estimate import PlacementEstimate
 from rlmcost.placement.group_jobs import estimate_group
-from rlmcost.placement.inputs import Setup, engine_for, replica_layout
+from rlmcost.placement.inputs import Setup, replica_layout
 from rlmcost.placement.iteration import combine
 from rlmcost.placement.jobs import GroupEstimate
 
@@ -58,17 +57,11 @@ def group_unit(setup: Setup, name: str) -> int:
     its tasks, the least common multiple of each one's replica (``tp * pp * cp * dp_unit`` of
     :func:`rlmcost.placement.inputs.replica_layout`, the layout the group's estimate checks
     its count against), so an engine's own TP sizes its group, not the trainer's."""
-    grp = setup.placement.group(name)
-    trains = any(t.group == name and t.kind is Kind.TRAIN for t in setup.tasks)
-    eng = engine_for(setup, name)
-    dep, hybrid = setup.deployment, setup.placement.hybrid
     unit = 1
     for t in setup.tasks:
-        if t.group != name:
-            continue
-        r = replica_layout(grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep, dep.ideal,
-                           hybrid, setup.tp[t.role], t.kind)  # fmt: skip
-        unit = lcm(unit, r.tp * r.pp * r.cp * r.dp_unit)
+        if t.group == name:
+            r = replica_layout(setup, t)
+            unit = lcm(unit, r.tp * r.pp * r.cp * r.dp_unit)
     return unit
 
 

@@ -209,9 +209,20 @@ def _training_groups(tasks: tuple[Task, ...]) -> frozenset[str]:
     return frozenset(t.group for t in tasks if t.kind is Kind.TRAIN)
 
 
-def replica_layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
-                   engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool,
-                   hybrid: bool, tp: int, kind: Kind) -> Layout:  # fmt: skip
+def replica_layout(setup: Setup, task: Task) -> Layout:
+    """The layout of one replica of ``task`` on its group (:func:`_replica` of the Setup's
+    group, user layout, engine, ``ideal``, ``hybrid`` and the task's model TP and kind)."""
+    grp = setup.placement.group(task.group)
+    eng = engine_for(setup, task.group)
+    trains = task.group in _training_groups(setup.tasks)
+    return _replica(grp, setup.base, trains, eng.kind, eng.tp, eng.pp, eng.ep,
+                    setup.deployment.ideal, setup.placement.hybrid, setup.tp[task.role],
+                    task.kind)  # fmt: skip
+
+
+def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
+             engine_tp: int | None, engine_pp: int, engine_ep: int, ideal: bool, hybrid: bool,
+             tp: int, kind: Kind) -> Layout:  # fmt: skip
     """The layout of one replica of a task of ``kind`` on group ``grp`` (:func:`_layout`
     before data parallelism fills the group): the group's own layout for the kind when given;
     an engine's own TP, PP and EP for generation (the trainer's layout for HF generate or an
@@ -253,8 +264,8 @@ def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
     ``ideal``, the placement's ``hybrid``, the GPU count, and per task its model's TP and
     Arch, role and kind."""
     group = grp.name
-    base = replica_layout(grp, user, trains, engine, engine_tp, engine_pp, engine_ep, ideal,
-                          hybrid, tp, kind)  # fmt: skip
+    base = _replica(grp, user, trains, engine, engine_tp, engine_pp, engine_ep, ideal, hybrid,
+                    tp, kind)  # fmt: skip
     split = base.tp * base.pp * base.cp  # EP is folded inside dp*tp*cp (Megatron-core)
     unit = split * base.dp_unit  # ... when etp*ep divides tp*cp*dp
     if gpus % unit:
