@@ -15,7 +15,7 @@ from rlmcost.parallel import memory as symbolic
 from rlmcost.parallel.breakdown import stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.parallel.validate import check_layout
-from rlmcost.specs import Workload
+from rlmcost.specs import ModelSpec, Workload
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
@@ -164,3 +164,39 @@ def test_stage_params_equal_the_symbolic_stage_params(data, model, head):
         assert stage_params(arch, layout, stage, head) == symbolic.stage_params(
             arch, layout, stage, head
         )
+
+
+def _hybrids() -> list:
+    """Hybrid models with Gated DeltaNet layers: the built-in Qwen3-Next-80B-A3B (MoE, 36 of
+    48 layers linear) and a small dense one of Qwen3.5's kind (gated attention, H_k < H_v)."""
+    from rlmcost.specs import get_model
+
+    small = ModelSpec(
+        name="hybrid-dense", n_layers=8, d_model=256, d_ff=512, n_heads=4, n_kv_heads=2,
+        head_dim=64, vocab=1003, qk_norm=True, attn_output_gate=True, linear_layers=6,
+        linear_key_heads=4, linear_value_heads=8, linear_key_head_dim=32,
+        linear_value_head_dim=32, linear_conv_kernel=4,
+    )  # fmt: skip
+    return [get_model("qwen3-next-80b-a3b"), small]
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    model=st.sampled_from(_hybrids()),
+    mode=st.sampled_from([symbolic.Mode.TRAIN, symbolic.Mode.FORWARD]),
+    replicated=st.booleans(),
+)  # fmt: skip
+def test_twin_equals_the_symbolic_model_with_the_mixers_whole(data, model, mode, replicated):
+    arch = model.arch()
+    layout = data.draw(layouts(model))
+    assume(_valid(arch, layout))
+    want = symbolic.memory_per_stage(arch, layout, mode, 8, 1000, None, Head.LM, replicated)
+    got = twin.memory_per_stage(arch, layout, mode, 8, 1000, None, Head.LM, replicated)
+    # Independent: the sympy blocks of the whole mixer and of the attention's TP shard.
+    assert [g.to_json() for g in got] == [w.to_json() for w in want]
+    split = twin.memory_per_stage(arch, layout, mode, 8, 1000)
+    # whole on each rank: never fewer weight bytes than split over P_t, equal at P_t = 1
+    assert all(g.weights >= s.weights for g, s in zip(got, split, strict=True))
+    if layout.tp == 1:
+        assert got == split

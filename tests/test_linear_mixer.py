@@ -108,30 +108,43 @@ def test_the_mixer_parameters_add_up_to_transformers_count() -> None:
     # (tests/test_slime_rl_rows.py builds it); embedding and head 2 V d, per layer two norms,
     # 16 gated attention layers (q_proj d -> 2 x 24 x 256, k/v d -> 4 x 256, o 6144 -> d, q/k
     # norms), 48 mixers, 64 SwiGLU MLPs, the final norm
-    from rlmcost.perf.linear_mixer import mixer_params, replicated_params_ratio
+    from rlmcost.parallel.breakdown import stage_params
+    from rlmcost.perf.linear_mixer import mixer_params
 
     d, v = 5120, 248320
     attn = d * 12288 + 2 * d * 1024 + 6144 * d + 2 * 256
     total = 2 * v * d + 64 * 2 * d + d + 48 * mixer_params(ARCH) + 16 * attn + 64 * 3 * d * 17408
     assert total == 26_895_998_464
-    # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters
-    ratio = replicated_params_ratio(ARCH, Layout(tp=4))
-    assert 1.6 < ratio < 1.65 and replicated_params_ratio(ARCH, Layout()) == 1
+    # whole on each of 4 TP ranks, the 48 mixers' other 3/4 join the rank's ~6.7 B parameters,
+    # all but the gated norm's d_v = 128 weights, which every rank holds whole either way
+    tp4 = Layout(tp=4)
+    split = stage_params(ARCH, tp4, stages(ARCH, tp4)[0]).dense
+    whole = stage_params(ARCH, tp4, stages(ARCH, tp4)[0], linear_mixer_replicated=True).dense
+    assert whole - split == 48 * (mixer_params(ARCH) - 128) * 3 // 4
+    assert 1.6 < whole / split < 1.65
+    one = Layout()
+    assert stage_params(ARCH, one, stages(ARCH, one)[0], linear_mixer_replicated=True) == \
+        stage_params(ARCH, one, stages(ARCH, one)[0])  # fmt: skip
 
 
 def test_the_replicated_share_is_of_the_ranks_own_parameters() -> None:
     # Qwen3-Next-80B-A3B (512 routed experts, 36 Gated DeltaNet layers) at TP 2: under EP 8
     # the rank holds 1/8 of the routed experts, so the mixers' other half is a far larger
-    # share of what its CPU Adam steps than at EP 1 (before, the ratio assumed EP 1 and PP 1
-    # whatever the layout: 1.015 for both, 1.100 at EP 8)
-    from rlmcost.perf.linear_mixer import replicated_params_ratio
+    # share of the rank's parameters (what its CPU Adam steps) than at EP 1
+    from rlmcost.parallel.breakdown import stage_params
     from rlmcost.specs import get_model
 
     arch = get_model("qwen3-next-80b-a3b").arch()
-    ep1 = replicated_params_ratio(arch, Layout(tp=2)) - 1
-    ep8 = replicated_params_ratio(arch, Layout(tp=2, ep=8)) - 1
+
+    def extra(layout: Layout) -> Fraction:
+        stage = stages(arch, layout)[0]
+        split, whole = (stage_params(arch, layout, stage, linear_mixer_replicated=r)
+                        for r in (False, True))  # fmt: skip
+        assert whole.expert == split.expert  # the routed experts split as before
+        return Fraction(whole.dense + whole.expert, split.dense + split.expert) - 1
+
+    ep1, ep8 = extra(Layout(tp=2)), extra(Layout(tp=2, ep=8))
     assert 0 < ep1 and ep8 > 5 * ep1
-    assert isinstance(ep8, Fraction)  # exact: a ratio of integer parameter counts
 
 
 def test_prefill_attends_over_the_softmax_layers_only() -> None:

@@ -197,3 +197,35 @@ def test_per_family_bases_keep_the_exhaustive_top_k_and_their_frameworks() -> No
         assert r["run"]["deployment"]["framework"] == want[r["family"]].deployment.framework
     assert {r["family"] for r in every.rows} >= {"baseline", "async-split", "roles"}
     assert any("roles under openrlhf" in n for n in every.notes)
+
+
+def test_the_screen_stays_below_slimes_whole_mixers() -> None:
+    """slime's trainer holds a hybrid model's Gated DeltaNet whole on every TP rank
+    (miles_plugins/models/hf_attention.py @bb6f7dbd; rlmcost.parallel.memory
+    ``linear_mixer_replicated``); the screen sweeps the mixers split over P_t, so its
+    trainer weights stay at most the evaluation's, strictly below at TP > 1."""
+    small = {"name": "hybrid-small", "n_layers": 8, "d_model": 1024, "d_ff": 2816,
+             "n_heads": 8, "n_kv_heads": 2, "head_dim": 128, "vocab": 32000, "qk_norm": True,
+             "attn_output_gate": True, "linear_layers": 6, "linear_key_heads": 8,
+             "linear_value_heads": 16, "linear_key_head_dim": 64, "linear_value_head_dim": 64,
+             "linear_conv_kernel": 4}  # fmt: skip
+    base = Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": small},
+        "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 1024},
+        "deployment": {"framework": "slime"}, "cluster": {"hardware": "h100-sxm"}})  # fmt: skip
+    space = RLSpace(placements=("baseline", "split"), tp=(1, 2, 4), rollout_tp=(1, 2),
+                    micro_batch=(1,), zero=(ZeroStage.OS,), fractions=(0.5,))  # fmt: skip
+    q, below = None, 0
+    for c in (c for g in (4, 8) for c in candidates(base, space, g)):
+        try:  # independent: the exact evaluation of the candidate's Run
+            e = evaluate_deployment(candidate_run(base, c))
+        except SpecError:
+            continue
+        q = q or query(base, e)
+        s = screen(q, candidate_arrays([c]))
+        assert s.memory[0] <= e.peak_memory_bytes_per_device, c
+        jobs = [j for g in e.to_json()["groups"] for j in g["jobs"] if j["what"] == "actor train"]
+        trained = jobs[0]["memory_breakdown_bytes"]["weights"]
+        assert s.parts[0][0] <= trained, c
+        below += c.tp > 1 and s.parts[0][0] < trained
+    assert below >= 12, below  # 48 of the candidates at TP 2 and 4

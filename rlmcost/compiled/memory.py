@@ -189,11 +189,14 @@ def memory_per_stage(
     seq_len: int,
     workload: Any | None = None,
     head: Head = Head.LM,
+    linear_mixer_replicated: bool = False,
 ) -> list[MemoryBreakdown]:
     """:func:`memory_per_rank` for a rank of every pipeline stage, first to last.
 
     ``arch``: an ``Arch``, a ``ModelSpec``, a mapping of their fields or ``ArchNumbers``;
-    ``workload``: a ``specs.Workload`` for its dtypes (default ``Workload()``'s) or ``Dtypes``.
+    ``workload``: a ``specs.Workload`` for its dtypes (default ``Workload()``'s) or ``Dtypes``;
+    ``linear_mixer_replicated``: the Gated DeltaNet mixers whole on every TP rank
+    (``parallel.memory.memory_per_rank``).
     """
     a = arch_numbers(arch)
     mode = Mode(mode)
@@ -228,7 +231,8 @@ def memory_per_stage(
     layers = stage_layers(a, layout)
     for s, (n_dense, n_moe) in enumerate(layers):
         last = s == layout.pp - 1
-        p = stage_params(a, layout, PipelineStage(s, layout.pp, n_dense, n_moe), head)
+        stage = PipelineStage(s, layout.pp, n_dense, n_moe)
+        p = stage_params(a, layout, stage, head, linear_mixer_replicated)
         dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train)
         ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train)
         buffers = 2 * p.largest_unit * w if cast_units else 0
@@ -279,6 +283,7 @@ def memory_per_rank(
     seq_len: int,
     workload: Any | None = None,
     head: Head = Head.LM,
+    linear_mixer_replicated: bool = False,
 ) -> MemoryBreakdown:
     """Peak bytes on the most loaded rank: the stage of :func:`memory_per_stage` with the
     largest total (the first of equals), as ``parallel.memory.memory_per_rank``.
@@ -290,6 +295,7 @@ def memory_per_rank(
     (True, True)
     """
     return max(
-        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head),
+        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head,
+                         linear_mixer_replicated),
         key=lambda b: b.total,
     )

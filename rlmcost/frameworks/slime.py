@@ -89,7 +89,8 @@ def import_slime(
         q.note(f"{spec.linear_layers} Gated DeltaNet layers: slime's Megatron spec runs them as "
                "nn.Linear layers inside HuggingfaceAttention, the input gathered over the TP "
                "group and every head on every TP rank (slime_plugins/models/qwen3_5.py, "
-               "hf_attention.py; miles the same), priced so (rlmcost.perf.linear_mixer)")
+               "hf_attention.py; miles the same), priced so (rlmcost.perf.linear_mixer) and "
+               "held whole in each rank's weights, gradients and optimizer states")
     has_ref = _algorithm(r, q)
     steps = _workload(r, q, prompt_len)
     steps = layout(r, q, steps)

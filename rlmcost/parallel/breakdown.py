@@ -109,13 +109,16 @@ def data_share(layout: Layout, sequences: int, seq_len: int) -> DataShare:
 
 
 def stage_params(
-    arch: Any, layout: Layout, stage: PipelineStage, head: Head = Head.LM
-) -> StageParams:
+    arch: Any, layout: Layout, stage: PipelineStage, head: Head = Head.LM,
+    linear_mixer_replicated: bool = False,
+) -> StageParams:  # fmt: skip
     """Parameter elements on one rank of ``stage``, numerically (the twin of
     ``parallel.memory.stage_params``; the generated blocks, exact ints): its
     layers' TP shards, E/P_e routed experts each split over ETP ranks (Megatron-core's expert
     grid), the embedding on the first stage, the final norm and head on the last (a tied
-    embedding's own copy when the stages differ)."""
+    embedding's own copy when the stages differ); ``linear_mixer_replicated``: each
+    linear-attention layer's whole Gated DeltaNet (slime's and miles's trainer,
+    :mod:`rlmcost.perf.linear_mixer`)."""
     a, tp = arch_numbers(arch), layout.tp
     units = [0]
     dense = 0
@@ -133,7 +136,11 @@ def stage_params(
     # the stage's share of linear-attention layers, as rlmcost.arch.Arch.linear_layers_of
     n_linear = a.linear_layers * (stage.dense_layers + stage.moe_layers) // a.n_layers
     if n_linear:  # Gated DeltaNet layers: their mixer in place of attention
-        dense += n_linear * g.params_linear_mixer_delta(a, tp)
+        if linear_mixer_replicated:  # the whole mixer less the attention shard it replaces
+            whole = g.params_linear_mixer_delta(a, 1) + g.params_attention_per_layer(a, 1)
+            dense += n_linear * (whole - g.params_attention_per_layer(a, tp))
+        else:
+            dense += n_linear * g.params_linear_mixer_delta(a, tp)
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         embedding = g.params_embedding(a, tp)
         dense += embedding + a.encoder_params

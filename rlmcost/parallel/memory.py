@@ -4,8 +4,11 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
 
 * weights / gradients / optimizer: the rank's share of the parameters (its pipeline stage's
   layers, 1/P_t of each split matrix, E/P_e routed experts each split over ETP ranks; norms
-  and the router replicated) in ``workload.weight_dtype``, gradients in the same dtype, Adam's
-  K = 12 bytes of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
+  and the router replicated; with ``linear_mixer_replicated`` a linear-attention layer's
+  Gated DeltaNet whole, as slime's and miles's Megatron trainer builds it from plain
+  ``nn.Linear`` on every TP rank: :mod:`rlmcost.perf.linear_mixer`) in
+  ``workload.weight_dtype``, gradients in the same dtype, Adam's K = 12 bytes of fp32 master
+  weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
   Megatron's distributed optimizer, ``megatron/core/optimizer/distrib_optimizer.py``, which
   shards over the data-parallel group of each parameter) shards each parameter's states over
   the ranks that hold a replica of it: the dense parameters over P_d P_c ranks, the routed
@@ -76,10 +79,16 @@ def _fraction(x: object) -> Fraction:
     return Fraction(int(r.p), int(r.q))
 
 
-def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -> StageParams:
+def stage_params(
+    arch: Arch, layout: Layout, stage: PipelineStage, head: Head,
+    linear_mixer_replicated: bool = False,
+) -> StageParams:  # fmt: skip
     """Parameter elements on one rank of ``stage``: its layers' TP shards, E/P_e routed experts
     each split over ETP ranks, the embedding on the first stage, the final norm and head on the
-    last (a tied embedding's copy too, when the stages differ)."""
+    last (a tied embedding's copy too, when the stages differ). ``linear_mixer_replicated``:
+    each linear-attention layer holds its whole Gated DeltaNet in place of its attention
+    block's TP shard (slime's and miles's ``HuggingfaceAttention``: miles_plugins/models/
+    hf_attention.py and qwen3_5.py at bb6f7dbd; :mod:`rlmcost.perf.linear_mixer`)."""
     shard = tp_shard(arch, layout.tp)
     units = [0]
     dense = stage.dense_layers * _int(bl.params_layer_dense(shard)) if stage.dense_layers else 0
@@ -96,7 +105,12 @@ def stage_params(arch: Arch, layout: Layout, stage: PipelineStage, head: Head) -
         units.append(moe_dense + routed_here)
     n_linear = arch.linear_layers_of(stage.dense_layers + stage.moe_layers)
     if n_linear:  # Gated DeltaNet layers: their mixer in place of attention
-        dense += _int(n_linear * bl.params_linear_mixer_delta(shard))
+        if linear_mixer_replicated:  # the whole mixer less the attention shard it replaces
+            whole = bl.params_linear_attention_per_layer(arch)
+            mixer = whole - bl.params_attention_per_layer(shard)
+        else:
+            mixer = bl.params_linear_mixer_delta(shard)
+        dense += _int(n_linear * mixer)
     if stage.first:  # the embedding; an encoder (vision tower) whole, not TP-split (an upper bound)
         emb = _int(bl.params_embedding(shard))
         dense += emb + _int(arch.encoder_params)
@@ -162,6 +176,7 @@ def memory_per_stage(
     seq_len: int,
     workload: Workload | None = None,
     head: Head = Head.LM,
+    linear_mixer_replicated: bool = False,
 ) -> list[MemoryBreakdown]:
     """:func:`memory_per_rank` for a rank of every pipeline stage, first to last."""
     workload = workload or Workload()
@@ -177,7 +192,7 @@ def memory_per_stage(
     vocab_per_rank = split_up(int(arch.vocab), layout.tp) if head is Head.LM else 1
     out = []
     for stage in stages(arch, layout):
-        p = stage_params(arch, layout, stage, head)
+        p = stage_params(arch, layout, stage, head, linear_mixer_replicated)
         dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, stored, train)
         expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train)
         buffers = 2 * p.largest_unit * w_dtype.bytes if cast_units else 0
@@ -221,6 +236,7 @@ def memory_per_rank(
     seq_len: int,
     workload: Workload | None = None,
     head: Head = Head.LM,
+    linear_mixer_replicated: bool = False,
 ) -> MemoryBreakdown:
     """Peak bytes on the most loaded rank for one invocation over `sequences` sequences (the whole
     invocation's batch, split over layout.dp) of `seq_len` tokens (GENERATE: final context S+T).
@@ -233,6 +249,10 @@ def memory_per_rank(
 
     The most loaded rank is the pipeline stage with the largest total (TP, CP and data ranks of
     one stage are alike). ``arch`` must be numeric (a ``ModelSpec.arch()``).
+    ``linear_mixer_replicated``: a hybrid model's Gated DeltaNet mixers whole on every TP rank
+    (:func:`stage_params`), in its weights, gradients, optimizer states and ZeRO-3 shards; the
+    caller says where it applies (a framework's trainer, ``Behaviour.linear_mixer_tp_replicated``;
+    an inference engine splits the heads).
 
     >>> from rlmcost.specs import get_model
     >>> m = memory_per_rank(get_model("llama-3.1-8b").arch(), Layout(), Mode.TRAIN, 1, 4096)
@@ -240,6 +260,7 @@ def memory_per_rank(
     (True, True)
     """
     return max(
-        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head),
+        memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head,
+                         linear_mixer_replicated),
         key=lambda b: b.total,
     )

@@ -3,7 +3,9 @@
   - DP / ZeRO-0/1/2 gradient reduction (all-reduce, or reduce-scatter): **overlapped** with
     the backward of the last micro-batch when ``overlap_grad_reduce`` (PyTorch DDP, Megatron
     ``overlap_grad_reduce``; Li et al. 2020, arXiv 2006.15704), only the excess exposed;
-    else fully exposed after the flush. The reduce moves ``grad_reduce_bytes`` per parameter
+    else fully exposed after the flush (a TP-replicated Gated DeltaNet, ``StepOptions.
+    linear_mixer_replicated``, reduced whole by every TP rank's data-parallel group:
+    :mod:`~rlmcost.perf.linear_mixer`). The reduce moves ``grad_reduce_bytes`` per parameter
     (0: the weight dtype's): Megatron-core reduces its gradient buffer, fp32 where
     ``accumulate_allreduce_grads_in_fp32`` (forced on for bf16 by Megatron-LM's
     megatron/training/arguments.py @f2e5db402: "bfloat16 requires gradient accumulation and
@@ -58,6 +60,7 @@ from rlmcost.perf.fsdp_prefetch import (
     fsdp1_post_backward_bytes,
     zero3_backward_extra_s,
 )
+from rlmcost.perf.linear_mixer import rank_param_counts
 from rlmcost.perf.megatron_loop import embedding_bucket_params
 from rlmcost.perf.overlap_contention import overlapped_extra_s
 from rlmcost.perf.policy_worker import fsdp2_copy_bytes
@@ -90,7 +93,7 @@ def zero_per_micro_batch(c: StepContext, stage: PipelineStage, p: StagePass) -> 
     lay, w = c.layout, c.workload.weight_dtype.bytes
     if lay.zero not in (ZeroStage.OS_G, ZeroStage.OS_G_P):
         return
-    dense, expert = stage_param_counts(c.arch, lay, stage)
+    dense, expert = rank_param_counts(c, stage)
     fsdp2 = c.options.fsdp2_reduce_bytes if lay.zero is ZeroStage.OS_G_P else 0
     r = fsdp2 or c.options.grad_reduce_bytes or w
     ag = rs = 0.0
@@ -130,7 +133,7 @@ def dp_after_flush(
     if lay.zero is ZeroStage.OS_G_P:
         return 0.0
     g = opt.grad_reduce_bytes or w
-    dense, expert = stage_param_counts(c.arch, lay, stage)
+    dense, expert = rank_param_counts(c, stage)
     edge = embedding_bucket_params(c, stage)  # a bucket that cannot hide (perf.megatron_loop)
     reduce = gather = reduce_edge = gather_edge = 0.0
     for grp, params in _grouped_params(lay, dense, expert):

@@ -31,18 +31,24 @@ reduce-scatter of the forward and one of the backward are gone (without SP: the 
 each). Otherwise (Megatron-core's own GDN, an engine) the heads split over P_t as
 :func:`rlmcost.parallel.shard.tp_shard` splits them.
 
+The replicated mixer's parameters are whole on every rank in its memory too (weights,
+gradients and optimizer states: ``parallel.memory.stage_params`` with
+``linear_mixer_replicated``, which ``placement.group_own.GroupTasks.mixer_replicated`` passes
+for the trainer's passes, so a CPU Adam steps them whole) and in its data-parallel gradient
+reduce (:func:`rank_param_counts`: each TP rank's DP group reduces its own copy).
+
 What the delta leaves out: the attention layers' output gate (``attn_output_gate``, q_proj d
--> 2 h d_h) is not priced by ``_layer`` either; the mixer's parameters replicated over TP are
-not added to the rank's memory, gradient reduce or optimizer shard (:mod:`rlmcost.parallel.
-memory` splits them by P_t); with a materialized (non-fused) attention kernel the subtracted
-attention core is the fused one's.
+-> 2 h d_h) is not priced by ``_layer`` either; the GPU optimizer step's shard
+(``perf.data_parallel.optimizer_step_s``) still splits the mixers by P_t; with a materialized
+(non-fused) attention kernel the subtracted attention core is the fused one's.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
+from functools import cache
 from typing import TYPE_CHECKING
 
+from rlmcost.choices import Head
 from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.layout import Checkpointing
 from rlmcost.perf.selective_ac import SelectiveRecompute, attention_fwd_flops
@@ -175,19 +181,21 @@ def mixer_params(arch: Arch) -> int:
     return d * (2 * kd + vd) + d * vd + 2 * d * hv + vd * d + conv + 2 * hv + vd // hv
 
 
-def replicated_params_ratio(arch: Arch, layout: Layout) -> Fraction:
-    """How many times as many parameters a TP rank holds when the linear-attention mixers
-    are whole on every rank (module docstring) as when they split by ``layout.tp``: the
-    rank's parameters over its pipeline (:func:`~rlmcost.perf.step_pass.stage_param_counts`
-    of each stage, the routed experts split by the layout's EP and ETP) plus the other ranks'
-    (tp - 1) / tp of every mixer. What a rank's CPU Adam steps grows by that much
-    (:meth:`rlmcost.placement.group_offload.GroupOffload.host_adam_s`); a ratio of the rank's
-    own counts, so the data-parallel sharding of the optimizer cancels."""
-    from rlmcost.parallel.shard import stages
+def rank_param_counts(c: StepContext, stage: PipelineStage) -> tuple[int, int]:
+    """(dense, routed-expert) parameter elements one rank of ``stage`` holds and reduces over
+    its data-parallel group: :func:`~rlmcost.perf.step_pass.stage_param_counts`, with
+    the mixers whole under ``StepOptions.linear_mixer_replicated`` (module docstring;
+    :func:`~rlmcost.parallel.breakdown.stage_params`, the memory model's count)."""
     from rlmcost.perf.step_pass import stage_param_counts
 
-    n, tp = int(arch.n_linear_layers), layout.tp
-    if tp == 1 or not n or arch.is_mla:
-        return Fraction(1)
-    rank = sum(sum(stage_param_counts(arch, layout, s)) for s in stages(arch, layout))
-    return Fraction(rank + n * mixer_params(arch) * (tp - 1) // tp, rank)
+    if not c.options.linear_mixer_replicated or not c.arch.n_linear_layers:
+        return stage_param_counts(c.arch, c.layout, stage)
+    return _replicated_counts(c.arch, c.layout, stage)
+
+
+@cache
+def _replicated_counts(arch: Arch, layout: Layout, stage: PipelineStage) -> tuple[int, int]:
+    from rlmcost.parallel.breakdown import stage_params
+
+    p = stage_params(arch, layout, stage, Head.LM, linear_mixer_replicated=True)
+    return p.dense, p.expert

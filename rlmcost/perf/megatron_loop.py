@@ -68,7 +68,7 @@ from rlmcost.parallel.comm import Collective, group_ranks
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.collectives import host_link_bytes_per_s
-from rlmcost.perf.step_pass import stage_param_counts
+from rlmcost.perf.linear_mixer import rank_param_counts
 
 if TYPE_CHECKING:
     from rlmcost.parallel.shard import PipelineStage
@@ -126,7 +126,7 @@ def _grad_buffer(c: StepContext, stage: PipelineStage) -> tuple[int, int]:
     without ``megatron_loop`` or under ZeRO-3 (not Megatron-core's DDP)."""
     if not c.options.megatron_loop or c.layout.zero is ZeroStage.OS_G_P:
         return 0, 0
-    dense, expert = stage_param_counts(c.arch, c.layout, stage)
+    dense, expert = rank_param_counts(c, stage)
     return dense + expert, c.options.grad_reduce_bytes or c.workload.weight_dtype.bytes
 
 

@@ -51,7 +51,8 @@ class GroupModel(GroupMemory):
         return Roofline(self.s.hardware, gpus, wl.compute_dtype, self.s.efficiency)
 
     def weights_read(self, task: Task) -> int:
-        """Weight bytes a device multiplies with in one pass: its TP/PP shard, gathered when
+        """Weight bytes a device multiplies with in one pass: its TP/PP shard (a framework's
+        TP-replicated Gated DeltaNet whole, :meth:`mixer_replicated`), gathered when
         ZeRO-3 shards it (the bytes the HBM streams). A decode step passes every pipeline
         stage in turn, so generation streams the whole TP shard however many stages hold it.
         Kept per task."""
@@ -64,7 +65,8 @@ class GroupModel(GroupMemory):
         return self.kept[key]
 
     def _raw(self, task: Task, layout: Layout) -> MemoryBreakdown:
-        """The paper's breakdown of the task in ``layout`` (no deployment terms)."""
+        """The paper's breakdown of the task in ``layout`` (no deployment terms; the
+        framework's replicated mixers, :meth:`mixer_replicated`)."""
         return memory_per_rank(
             self.s.arch(task.role),
             layout,
@@ -73,6 +75,7 @@ class GroupModel(GroupMemory):
             self.seq_len(task),
             self.workload(task),
             task.invocation.model_head,
+            self.mixer_replicated(task),
         )
 
     def load_factor(self, task: Task) -> Fraction:

@@ -15,7 +15,6 @@ from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.perf.data_parallel import cpu_adam_s
 from rlmcost.perf.host_offload import applies_to, pageable_offload_s
-from rlmcost.perf.linear_mixer import replicated_params_ratio
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
@@ -63,16 +62,12 @@ class GroupOffload(GroupTasks):
         """Seconds of one host CPU Adam step over :meth:`host_adam_params` on each of the
         host's ``per_host`` devices by the CPU Adam the framework's trainer runs
         (:func:`~rlmcost.placement.pass_options.host_adam_impl`: DeepSpeedCPUAdam, torch's
-        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`); with a
-        framework's linear-attention mixers whole on every TP rank, their other ranks' share
-        too (:func:`~rlmcost.perf.linear_mixer.replicated_params_ratio`)."""
+        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`); a
+        framework's linear-attention mixers whole on every TP rank are in those states
+        already (:meth:`~rlmcost.placement.group_own.GroupTasks.mixer_replicated`)."""
         beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
         impl = host_adam_impl(beh, self._trainer_view.train)
-        params = self.host_adam_params(task)
-        if params and beh is not None and beh.linear_mixer_tp_replicated:  # whole on each rank
-            ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index])
-            params = int(params * ratio)
-        return cpu_adam_s(params, per_host, impl=impl)
+        return cpu_adam_s(self.host_adam_params(task), per_host, impl=impl)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the

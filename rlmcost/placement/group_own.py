@@ -3,7 +3,8 @@
 Every invocation runs on its group's devices in the layout its kind gets there
 (``inputs.layouts_for``; a per-GPU token budget sets its micro-batch). Its own memory per device
 is ``parallel.memory.memory_per_rank`` (compiled: bf16 weights, gradients, activations and KV
-cache, fp32 Adam states and logits) on the most loaded pipeline stage, with the deployment's
+cache, fp32 Adam states and logits; a framework's TP-replicated Gated DeltaNet whole,
+:meth:`GroupTasks.mixer_replicated`) on the most loaded pipeline stage, with the deployment's
 terms (:mod:`rlmcost.deployment.memory`: logits peak, LoRA adapters, offload) unless ideal.
 What the rest of the group adds is :mod:`rlmcost.placement.group_memory`.
 """
@@ -217,8 +218,9 @@ class GroupTasks(GroupSizes):
         layout, seq = memory_inputs(self, task, n)  # verl: micro-batches of the real lengths
         workload = self.workload(task)
         per_stage = memory_per_stage(
-            arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head
-        )
+            arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head,
+            self.mixer_replicated(task),
+        )  # fmt: skip
         if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
             share = data_share(layout, n, seq)
             tower = tower_activation_bytes(
@@ -246,6 +248,18 @@ class GroupTasks(GroupSizes):
         self._mem[key] = m
         self._host[key] = best.host
         return m, best.host, self._before_offload.get(task.index)
+
+    def mixer_replicated(self, task: Task) -> bool:
+        """Whether the task's model states hold each linear-attention layer's Gated DeltaNet
+        whole on every TP rank: a training or forward pass on the trainer of a framework that
+        builds the mixer from plain ``nn.Linear`` (``Behaviour.linear_mixer_tp_replicated``:
+        slime's and miles's ``HuggingfaceAttention``, :mod:`rlmcost.perf.linear_mixer`), as
+        its pass time prices it (:func:`~rlmcost.placement.pass_options.step_options`); an
+        engine's generation splits the heads over its TP."""
+        if task.kind is Kind.GENERATE or self.s.deployment.ideal:
+            return False
+        beh = behaviour(self.s.deployment.framework)
+        return beh is not None and beh.linear_mixer_tp_replicated
 
     def known_own(self, task: Task, own: MemoryBreakdown, host: int) -> None:
         """Take ``own(task)`` and its host bytes as already computed for the same task in
