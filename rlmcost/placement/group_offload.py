@@ -63,7 +63,8 @@ class GroupOffload(GroupTasks):
         """Seconds of one host CPU Adam step over :meth:`host_adam_params` on each of the
         host's ``per_host`` devices by the CPU Adam the framework's trainer runs
         (:func:`~rlmcost.placement.pass_options.host_adam_impl`: DeepSpeedCPUAdam, torch's
-        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`); with a
+        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`) on the
+        threads its Ray actor runs (``Behaviour.host_adam_threads``); with a
         framework's linear-attention mixers whole on every TP rank, their other ranks' share
         too (:func:`~rlmcost.perf.linear_mixer.replicated_params_ratio`)."""
         beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
@@ -72,7 +73,8 @@ class GroupOffload(GroupTasks):
         if params and beh is not None and beh.linear_mixer_tp_replicated:  # whole on each rank
             ratio = replicated_params_ratio(self.s.arch(task.role), self.layouts[task.index])
             params = int(params * ratio)
-        return cpu_adam_s(params, per_host, impl=impl)
+        threads = 0 if beh is None else beh.host_adam_threads
+        return cpu_adam_s(params, per_host, impl=impl, threads=threads)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the
