@@ -214,3 +214,25 @@ def test_verl_without_precision_aware_optimizer_notes_the_gpu_main_shard() -> No
                     [*whole, f"{VERL_OPT}.use_precision_aware_optimizer=true"])  # fmt: skip
     assert not any("fp32 main-parameter shard on the GPU" in n for n in q.notes)
     assert _offload(q) == "params-idle,optimizer"
+
+
+
+def test_openrlhfs_adam_offload_runs_on_one_thread_a_rank() -> None:
+    # openrlhf/trainer/ray/launcher.py @dbdd43b0: num_cpus=num_gpus_per_actor, so Ray's
+    # OMP_NUM_THREADS=1 and DeepSpeedCPUAdam's omp parallel for runs one thread: the step is
+    # CPU_ADAM_THREAD_S_PER_PARAM a parameter of the rank's shard, not the 8 ranks' share of
+    # the host's bandwidth (8 x CPU_ADAM_HOST_S_PER_PARAM, 1.7 x faster)
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    argv = ["--framework", "openrlhf", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "8", "--prompt-len", "200", "--response-len", "1024", "--hardware",
+            "h100-sxm", "--gpus", "8", "--zero", "2", "--offload", "optimizer"]  # fmt: skip
+    est = evaluate_deployment(run_from_argv("rlvr", argv))
+    (job,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
+    shard = int(job.own.gradients) // 2  # ZeRO-2: the rank's 1/8 of the bf16 gradients
+    steps = job.predicted_parts_s["optimizer_steps"]
+    cpu = job.predicted_parts_s["cpu_adam_s"]
+    assert cpu == pytest.approx(steps * shard * CPU_ADAM_THREAD_S_PER_PARAM.value, rel=1e-6)
+    assert cpu > steps * shard * 8 * CPU_ADAM_HOST_S_PER_PARAM.value
