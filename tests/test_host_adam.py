@@ -236,3 +236,17 @@ def test_openrlhfs_adam_offload_runs_on_one_thread_a_rank() -> None:
     cpu = job.predicted_parts_s["cpu_adam_s"]
     assert cpu == pytest.approx(steps * shard * CPU_ADAM_THREAD_S_PER_PARAM.value, rel=1e-6)
     assert cpu > steps * shard * 8 * CPU_ADAM_HOST_S_PER_PARAM.value
+
+
+def test_openrlhfs_rows_state_the_one_thread_cpu_adam() -> None:
+    # rl_runs.json: the OpenRLHF rows run --adam_offload (benchmark/README.md @dbdd43b0)
+    import json
+
+    from rlmcost.reports.rl_runs_frameworks import openrlhf
+
+    data = Path(__file__).parents[1] / "rlmcost" / "perf" / "data" / "rl_runs.json"
+    runs = [r for r in json.loads(data.read_text())["runs"] if r["framework"] == "openrlhf"]
+    assert runs and all(r["framework_settings"].get("--adam_offload") for r in runs)
+    for r in runs:
+        choices = openrlhf(r)[2]
+        assert any("DeepSpeedCPUAdam on one thread a rank" in c for c in choices)
