@@ -212,10 +212,12 @@ which follow ``OMP_NUM_THREADS`` (torch's ``set_num_threads`` sets the same coun
 here: benchmarks/bench_cpu_adam.py ``--threads 1`` under ``OMP_NUM_THREADS=1`` (DeepSpeed
 0.19.8, torch 2.13, 33.5 M fp32 parameters in 4 tensors, one vCPU of a 2-vCPU KVM Xeon with
 AVX-512) 1.87 and 1.92 ns a parameter at load average 1.4-1.7 (value; torch's fused AdamW
-1.88 beside it), 2.62-3.39 in three runs at load 3-7 (the other vCPU's work sharing the
-core's memory path: high); 134 M parameters 2.62. This VM's core, not the runs' hosts'
-(Xeons of the same AVX-512 class; no published per-core figure found): 28 B a parameter
-at 1.9 ns is 15 GB/s, one core's streaming rate.
+1.88 beside it), 2.18-3.39 in four runs at load 3-7 (the other vCPU's work sharing the
+core's memory path: high); 134 M parameters 2.62. Threads scale it linearly (the loop splits
+its tiles evenly) until the host's bandwidth bounds it: an assumption, not measured here (2
+threads on this loaded 2-vCPU VM ran 2.6-5.7 ns, slower than one). This VM's core, not the
+runs' hosts' (Xeons of the same AVX-512 class; no published per-core figure found): 28 B a
+parameter at 1.9 ns is 15 GB/s, one core's streaming rate.
 """
 
 HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEPSPEED,
