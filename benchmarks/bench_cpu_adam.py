@@ -54,11 +54,16 @@ def main() -> None:
     ap.add_argument("--params", type=int, default=1 << 25)
     ap.add_argument("--tensors", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: as "
+                    "started; run under OMP_NUM_THREADS=N for the thread count a Ray actor gets)")
     ap.add_argument("--per-tensor", type=int, default=0, help="also time torch-fused with one "
                     "optimizer per tensor over this many tensors (Megatron-core's overlap)")
     a = ap.parse_args()
     import torch
     from deepspeed.ops.adam import DeepSpeedCPUAdam
+
+    if a.threads:
+        torch.set_num_threads(a.threads)  # omp_set_num_threads: DeepSpeed's OpenMP loop too
 
     kw = {"lr": 1e-3, "weight_decay": 0.1, "betas": (0.9, 0.98)}
     makers: dict[str, Callable[[list[Any]], list[Any]]] = {

@@ -23,7 +23,12 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime import import_slime
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.parallel.layout import ZeroStage
-from rlmcost.perf.data_parallel import TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED, cpu_adam_s
+from rlmcost.perf.data_parallel import (
+    CPU_ADAM_THREAD_S_PER_PARAM,
+    TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED,
+    cpu_adam_s,
+)
+from rlmcost.perf.rl_constants import CPU_ADAM_HOST_S_PER_PARAM
 from rlmcost.placement.pass_options import host_adam_impl
 
 FSDP = TrainLayout(zero=ZeroStage.OS_G_P)
@@ -59,6 +64,52 @@ def test_fused_cpu_adamw_takes_deepspeeds_time() -> None:
     f = TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED
     # the measured spread (0.6-0.7 x at many tensors, 1.5 x in a noisy run) brackets 1
     assert f.low < 1.0 < f.high < 6.0 * f.low
+
+
+@pytest.mark.parametrize(
+    ("framework", "threads"),
+    [
+        # openrlhf/trainer/ray/launcher.py @dbdd43b0: num_cpus=num_gpus_per_actor (<= 1)
+        ("openrlhf", 1),
+        # slime/ray/placement_group.py @624b824a: num_gpus_per_actor=0.4, num_cpus the same
+        ("slime", 1),
+        # verl/single_controller/ray/base.py @b178a3cd: num_gpus, no num_cpus
+        ("verl", 1),
+        # NeMo RL ray.sub @7ea279abf: export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
+        ("nemo-rl", 16),
+        # TRL runs no Ray actors: not limited here
+        ("trl", 0),
+    ],
+)
+def test_each_ray_frameworks_rank_runs_the_threads_ray_gives_it(framework: str,
+                                                                 threads: int) -> None:
+    # ray/_private/utils.py set_omp_num_threads_if_unset: max(floor(num_cpus), 1), 1 when
+    # the actor has no num_cpus, unless OMP_NUM_THREADS is already set
+    beh = behaviour(framework)
+    assert beh is not None and beh.host_adam_threads == threads
+
+
+def test_one_thread_a_rank_is_slower_than_the_hosts_bandwidth_share() -> None:
+    # 1 B parameters a rank, 8 ranks a host: the bandwidth share is 8 x 0.14 ns a parameter
+    # (CPU_ADAM_HOST_S_PER_PARAM), one thread's DeepSpeedCPUAdam is about 2 ns
+    # (benchmarks/bench_cpu_adam.py --threads 1): the thread bounds the step
+    n = 1_000_000_000
+    host = n * 8 * CPU_ADAM_HOST_S_PER_PARAM.value
+    one = n * CPU_ADAM_THREAD_S_PER_PARAM.value
+    assert one > host
+    assert cpu_adam_s(n, 8, threads=1) == pytest.approx(one)
+    assert cpu_adam_s(n, 8, threads=1, impl="torch-fused") == pytest.approx(one * 1.0)
+    assert cpu_adam_s(n, 8, threads=1, impl="torch") == pytest.approx(one * 6.0)
+    # enough threads, and the host's bandwidth bounds it again, as with no limit
+    assert cpu_adam_s(n, 8, threads=16) == cpu_adam_s(n, 8) == pytest.approx(host)
+    # more threads never make it slower
+    times = [cpu_adam_s(n, 8, threads=t) for t in (1, 2, 4, 8, 16, 64)]
+    assert times == sorted(times, reverse=True)
+
+
+def test_a_negative_thread_count_is_a_spec_error() -> None:
+    with pytest.raises(SpecError, match="host Adam threads -1"):
+        cpu_adam_s(1, 1, threads=-1)
 
 
 def test_an_unknown_cpu_adam_is_a_spec_error() -> None:
@@ -163,3 +214,39 @@ def test_verl_without_precision_aware_optimizer_notes_the_gpu_main_shard() -> No
                     [*whole, f"{VERL_OPT}.use_precision_aware_optimizer=true"])  # fmt: skip
     assert not any("fp32 main-parameter shard on the GPU" in n for n in q.notes)
     assert _offload(q) == "params-idle,optimizer"
+
+
+
+def test_openrlhfs_adam_offload_runs_on_one_thread_a_rank() -> None:
+    # openrlhf/trainer/ray/launcher.py @dbdd43b0: num_cpus=num_gpus_per_actor, so Ray's
+    # OMP_NUM_THREADS=1 and DeepSpeedCPUAdam's omp parallel for runs one thread: the step is
+    # CPU_ADAM_THREAD_S_PER_PARAM a parameter of the rank's shard, not the 8 ranks' share of
+    # the host's bandwidth (8 x CPU_ADAM_HOST_S_PER_PARAM, 1.7 x faster)
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    argv = ["--framework", "openrlhf", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "8", "--prompt-len", "200", "--response-len", "1024", "--hardware",
+            "h100-sxm", "--gpus", "8", "--zero", "2", "--offload", "optimizer"]  # fmt: skip
+    est = evaluate_deployment(run_from_argv("rlvr", argv))
+    (job,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
+    shard = int(job.own.gradients) // 2  # ZeRO-2: the rank's 1/8 of the bf16 gradients
+    steps = job.predicted_parts_s["optimizer_steps"]
+    cpu = job.predicted_parts_s["cpu_adam_s"]
+    assert cpu == pytest.approx(steps * shard * CPU_ADAM_THREAD_S_PER_PARAM.value, rel=1e-6)
+    assert cpu > steps * shard * 8 * CPU_ADAM_HOST_S_PER_PARAM.value
+
+
+def test_openrlhfs_rows_state_the_one_thread_cpu_adam() -> None:
+    # rl_runs.json: the OpenRLHF rows run --adam_offload (benchmark/README.md @dbdd43b0)
+    import json
+
+    from rlmcost.reports.rl_runs_frameworks import openrlhf
+
+    data = Path(__file__).parents[1] / "rlmcost" / "perf" / "data" / "rl_runs.json"
+    runs = [r for r in json.loads(data.read_text())["runs"] if r["framework"] == "openrlhf"]
+    assert runs and all(r["framework_settings"].get("--adam_offload") for r in runs)
+    for r in runs:
+        choices = openrlhf(r)[2]
+        assert any("DeepSpeedCPUAdam on one thread a rank" in c for c in choices)

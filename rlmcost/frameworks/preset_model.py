@@ -153,7 +153,12 @@ class Behaviour:
     ZeRO-Offload) or ``torch`` (``torch.optim.AdamW`` on CPU tensors with neither ``foreach``
     nor ``fused``: the for-loop); a Megatron-core trainer's is torch's fused AdamW whatever this
     says (:func:`rlmcost.placement.pass_options.host_adam_impl`,
-    :func:`rlmcost.perf.data_parallel.cpu_adam_s`)."""
+    :func:`rlmcost.perf.data_parallel.cpu_adam_s`). ``host_adam_threads``: the OpenMP threads
+    each training rank's process runs that CPU Adam on (0: not limited, the host's bandwidth
+    bounds it): a Ray actor gets ``OMP_NUM_THREADS = max(floor(num_cpus), 1)`` unless the
+    variable is already set (ray/_private/utils.py ``set_omp_num_threads_if_unset``, called
+    by _raylet.pyx ``execute_task`` before it loads the actor's class); torch and
+    DeepSpeedCPUAdam's ``omp parallel for`` follow it."""
 
     colocated: str
     apart: str
@@ -190,6 +195,7 @@ class Behaviour:
     megatron_overlap_p2p: bool = True
     linear_mixer_tp_replicated: bool = False
     host_adam: str = "deepspeed"
+    host_adam_threads: int = 0
 
 
 @dataclass(frozen=True)

@@ -204,16 +204,38 @@ parameter (``--overlap-cpu-optimizer-d2h-h2d``) costs no more at 8 M parameters 
 (the benchmark's ``--per-tensor 4``: 0.95 x DeepSpeed beside 1.05 x for one optimizer).
 """
 
+CPU_ADAM_THREAD_S_PER_PARAM = Constant(1.9e-9, 1.87e-9, 3.4e-9,
+                                       "benchmarks/bench_cpu_adam.py --threads 1")
+"""Seconds per parameter of one DeepSpeedCPUAdam step on one thread (one core).
+
+A rank whose process runs a few OpenMP threads cannot reach the host's memory bandwidth
+(:data:`~rlmcost.perf.rl_constants.CPU_ADAM_HOST_S_PER_PARAM`): csrc/adam/cpu_adam_impl.cpp
+splits the step with ``#pragma omp parallel for`` over ``omp_get_max_threads()`` threads,
+which follow ``OMP_NUM_THREADS`` (torch's ``set_num_threads`` sets the same count). Measured
+here: benchmarks/bench_cpu_adam.py ``--threads 1`` under ``OMP_NUM_THREADS=1`` (DeepSpeed
+0.19.8, torch 2.13, 33.5 M fp32 parameters in 4 tensors, one vCPU of a 2-vCPU KVM Xeon with
+AVX-512) 1.87 and 1.92 ns a parameter at load average 1.4-1.7 (value; torch's fused AdamW
+1.88 beside it), 2.18-3.39 in four runs at load 3-7 (the other vCPU's work sharing the
+core's memory path: high); 134 M parameters 2.62. Threads scale it linearly (the loop splits
+its tiles evenly) until the host's bandwidth bounds it: an assumption, not measured here (2
+threads on this loaded 2-vCPU VM ran 2.6-5.7 ns, slower than one). This VM's core, not the
+runs' hosts' (Xeons of the same AVX-512 class; no published per-core figure found): 28 B a
+parameter at 1.9 ns is 15 GB/s, one core's streaming rate.
+"""
+
 HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEPSPEED,
                             "torch-fused": TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED}  # fmt: skip
 """Each host Adam implementation's time over DeepSpeedCPUAdam's (None: itself)."""
 
 
 def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value",
-               impl: str = "deepspeed") -> float:  # fmt: skip
+               impl: str = "deepspeed", threads: int = 0) -> float:  # fmt: skip
     """Seconds of one CPU Adam step (DeepSpeedCPUAdam, ZeRO-Offload) on a host that updates
     ``params_per_device`` for each of its ``devices_per_host`` GPUs: memory-bound on the
-    host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`);
+    host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`), or, where
+    each rank's process runs ``threads`` OpenMP threads (a Ray actor's ``OMP_NUM_THREADS``:
+    ``Behaviour.host_adam_threads``; 0: not limited), bound by those threads
+    (:data:`CPU_ADAM_THREAD_S_PER_PARAM` / ``threads``), whichever is slower;
     ``impl``: ``torch`` for torch's for-loop AdamW (:data:`TORCH_CPU_ADAM_OVER_DEEPSPEED` as
     long), ``torch-fused`` for its fused CPU kernel (Megatron-core's optimizer offload,
     :data:`TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`).
@@ -227,7 +249,11 @@ def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value"
 
     if impl not in HOST_ADAM_OVER_DEEPSPEED:
         raise SpecError(f"host Adam {impl!r}: use one of {', '.join(HOST_ADAM_OVER_DEEPSPEED)}")
+    if threads < 0:
+        raise SpecError(f"host Adam threads {threads}: give a count >= 1, or 0 for unlimited")
     s = params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
+    if threads:
+        s = max(s, params_per_device * CPU_ADAM_THREAD_S_PER_PARAM.at(end) / threads)
     ratio = HOST_ADAM_OVER_DEEPSPEED[impl]
     return s if ratio is None else s * ratio.at(end)
 

@@ -62,12 +62,14 @@ class GroupOffload(GroupTasks):
         """Seconds of one host CPU Adam step over :meth:`host_adam_params` on each of the
         host's ``per_host`` devices by the CPU Adam the framework's trainer runs
         (:func:`~rlmcost.placement.pass_options.host_adam_impl`: DeepSpeedCPUAdam, torch's
-        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`); a
-        framework's linear-attention mixers whole on every TP rank are in those states
-        already (:meth:`~rlmcost.placement.group_own.GroupTasks.mixer_replicated`)."""
+        for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`) on the
+        threads its Ray actor runs (``Behaviour.host_adam_threads``); a framework's
+        linear-attention mixers whole on every TP rank are in those states already
+        (:meth:`~rlmcost.placement.group_own.GroupTasks.mixer_replicated`)."""
         beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
         impl = host_adam_impl(beh, self._trainer_view.train)
-        return cpu_adam_s(self.host_adam_params(task), per_host, impl=impl)
+        threads = 0 if beh is None else beh.host_adam_threads
+        return cpu_adam_s(self.host_adam_params(task), per_host, impl=impl, threads=threads)
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the

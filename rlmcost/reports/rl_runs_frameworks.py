@@ -340,6 +340,10 @@ def openrlhf(record: Record) -> Mapped:
                        f"{ENGINE_UTILIZATION_ARG_DATE}, PR 677)")
     if "--micro_train_batch_size" not in record["framework_settings"]:
         choices.append("--micro_train_batch_size: OpenRLHF's default 4 (not published)")
+    if record["framework_settings"].get("--adam_offload"):
+        choices.append("--adam_offload's DeepSpeedCPUAdam on one thread a rank: Ray's "
+                       "OMP_NUM_THREADS at num_cpus=num_gpus_per_actor (launcher.py @dbdd43b0), "
+                       "CPU_ADAM_THREAD_S_PER_PARAM measured on another Xeon core")
     if logits_mode(code) == "materialized":
         q.set("--logits", "materialized")
         choices.append(f"--logits materialized: log_probs_from_logits of {code} (a log_softmax "

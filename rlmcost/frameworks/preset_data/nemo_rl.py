@@ -223,8 +223,11 @@ PRESET = Preset(
               "the interleaved schedule's pipeline sends exposed; the DTensor worker's "
               "cpu_offload steps the host shards with policy.optimizer, torch.optim.AdamW "
               "without foreach or fused in examples/configs/grpo_math_1B.yaml @7ea279abf "
-              "(both False in distillation_math.yaml): the for-loop",
-              host_adam="torch", env_workers=8, megatron_overlap_p2p=False,
+              "(both False in distillation_math.yaml): the for-loop, on 16 threads a rank: "
+              "ray.sub @7ea279abf exports OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} before "
+              "ray start, which Ray keeps (at v0.3.0-v0.6.0 ray.sub sets none and the "
+              "workers, given num_gpus and no num_cpus, got Ray's 1)",
+              host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
               sharded_per_rank=True, stream_version_gate=True,

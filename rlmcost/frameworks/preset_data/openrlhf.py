@@ -108,10 +108,13 @@ PRESET = Preset(
     ),
     Behaviour("ipc", "nccl", True, "openrlhf/trainer/ray/ppo_actor.py "
               "_broadcast_to_vllm (NCCL broadcast to the engines; CUDA IPC handles with "
-              "--colocate_all_models); Ray actors driven by one trainer; "
+              "--colocate_all_models); Ray actors driven by one trainer, each with "
+              "num_cpus=num_gpus_per_actor (1, or 0.75/0.25 colocated: openrlhf/trainer/ray/"
+              "launcher.py @dbdd43b0; 0.2-1 at 3c3be623), so Ray's OMP_NUM_THREADS is 1 and "
+              "--adam_offload's DeepSpeedCPUAdam runs on one thread a rank; "
               "openrlhf/models/actor.py and utils/deepspeed (HF models under DeepSpeed)",
               deepspeed_hf_trainer=True, hf_trainer="always", hf_eager=True,
-              liger_logits=True,
+              liger_logits=True, host_adam_threads=1,
               hf_source="openrlhf/models/actor.py @dbdd43b0: attn_implementation "
               "'flash_attention_2' with --flash_attn (else 'eager': not priced); "
               "openrlhf/cli/train_ppo_ray.py @3c3be623: --ds.attn_implementation default "

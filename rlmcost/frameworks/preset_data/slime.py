@@ -100,6 +100,10 @@ PRESET = Preset(
               "miles_plugins/models/ @bb6f7dbd); --optimizer-cpu-offload is Megatron-core's "
               "HybridDeviceOptimizer with torch.optim.AdamW(fused=True) as its CPU optimizer "
               "(megatron/core/optimizer/__init__.py @1dcf0daf, slime's docker/Dockerfile pin: "
-              "'from torch.optim import AdamW as CPUAdam', fused=True in its defaults)",
-              linear_mixer_tp_replicated=True),
+              "'from torch.optim import AdamW as CPUAdam', fused=True in its defaults), on "
+              "one thread a rank: the training actors take num_cpus=num_gpus_per_actor=0.4 "
+              "(slime/ray/placement_group.py allocate_train_group, slime/ray/actor_group.py "
+              "@624b824a; miles/ray/placement_group.py, miles/ray/train/actor_factory.py "
+              "@31f1ca96), so Ray sets OMP_NUM_THREADS=1; neither sets it itself",
+              linear_mixer_tp_replicated=True, host_adam_threads=1),
 )

@@ -166,8 +166,12 @@ PRESET = Preset(
               "rlmcost.placement.packed_lengths); under FSDP2's offload_policy the "
               "optimizer steps the host shards with torch.optim.AdamW(params, lr, "
               "weight_decay, betas), neither foreach nor fused: the for-loop "
-              "(verl/workers/config/optimizer.py build_optimizer @b178a3cd)",
-              host_adam="torch", grads_offload_frees=True, grads_freed_after_update=True,
+              "(verl/workers/config/optimizer.py build_optimizer @b178a3cd) on one thread a "
+              "rank: RayClassWithInitArgs gives the workers num_gpus and no num_cpus "
+              "(verl/single_controller/ray/base.py @b178a3cd), so Ray sets OMP_NUM_THREADS=1 "
+              "(PPO_RAY_RUNTIME_ENV, verl/trainer/constants_ppo.py, sets none)",
+              host_adam="torch", host_adam_threads=1, grads_offload_frees=True,
+              grads_freed_after_update=True,
               low_memory_train_copies=4, logits_freed_before_layers=True,
               budget_packs_lengths=True,
               param_offload_pageable=2, megatron_param_offload_pageable=1,
