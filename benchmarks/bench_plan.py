@@ -11,15 +11,27 @@ Run: PYTHONPATH=. python benchmarks/bench_plan.py
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from rlmcost.plan.rl import plan_rl
+from rlmcost.cli.plan_query import parsed, rl_plan
 from rlmcost.plan.train import plan_train
 from rlmcost.reports.estimate import run_of
+
+PPO_70B = ["ppo", "-m", "llama-3.1-70b", "-H", "a100-80gb"]
+"""`rlmcost plan ppo -m 70b -H a100-80gb`: the query of README's planner figures."""
+
+
+def cli_plan(argv: list[str], compute: Any = None) -> Any:
+    """What `rlmcost plan ARGV` searches (:func:`rlmcost.cli.plan_query.rl_plan` of the
+    options the command parses: each family under the framework that launches it, as the
+    command evaluates it), on ``compute`` (default this process), without the printing."""
+    target, opts = parsed(argv)
+    return rl_plan(target, opts, compute)
 
 
 def main() -> None:
     # first, while no other query has warmed this process's caches (the workers' are cold)
-    dask_speedup(run_of("ppo", "llama-3.1-70b", hardware="a100-80gb"))
+    dask_speedup(PPO_70B)
     t0 = time.perf_counter()
     r = plan_train("gpt-3-175b", 64, seq=2048, batch=1536)
     t = time.perf_counter() - t0
@@ -36,34 +48,35 @@ def main() -> None:
     print(f"  wider: 8..512 GPUs: {big.notes[-1]}")
 
     screen_rate()
-    base = run_of("grpo", "qwen2.5-32b", hardware="h100-sxm", response_len=8192)
-    t0 = time.perf_counter()
-    rl = plan_rl(base, "8..64")
-    t = time.perf_counter() - t0
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    rl = cli_plan(["grpo", "-m", "qwen2.5-32b", "-H", "h100-sxm", "-T", "8192", "--gpus",
+                   "8..64"])  # fmt: skip
+    t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     c = rl.counts
-    print(f"RL search, grpo qwen2.5-32b on 8..64 x h100-sxm, T=8192: {c.enumerated} enumerated,"
-          f" {c.valid} valid, {c.pruned} pruned, {c.evaluated} evaluated, {c.fitting} fit; "
-          f"{t:.1f} s ({c.evaluated / t:.0f} evaluations/s)")
+    print(f"RL search, plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64: "
+          f"{c.enumerated} enumerated, {c.valid} valid, {c.pruned} pruned, {c.evaluated} "
+          f"evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU; "
+          f"{c.evaluated / t:.0f} evaluations/s)")
     print(f"  best: {rl.best['time_s']:.1f} s/iteration: {rl.best['command']}")
     print("  Pareto front: " + ", ".join(f"{x['gpus']} GPUs {x['time_s']:.0f} s"
                                          for x in rl.front))
-    base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
     t0 = time.perf_counter()
-    rl = plan_rl(base, 32)
+    rl = cli_plan([*PPO_70B, "--gpus", "32"])
     t = time.perf_counter() - t0
     c = rl.counts
-    print(f"RL search, ppo llama-3.1-70b on 32 x a100-80gb: {c.valid} valid, {c.pruned} pruned, "
-          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['family']} "
-          f"{rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
+    print(f"RL search, plan ppo -m 70b -H a100-80gb --gpus 32: {c.valid} valid, {c.pruned} "
+          f"pruned, {c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best "
+          f"{rl.best['family']} {rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
 
     t0, cpu0 = time.perf_counter(), time.process_time()
-    rl = plan_rl(base, "8..1024")
+    rl = cli_plan([*PPO_70B, "--gpus", "8..1024"])
     t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     c = rl.counts
-    print(f"RL search, ppo llama-3.1-70b on 8..1024 x a100-80gb, every default family: "
-          f"{c.valid} valid, {c.pruned} pruned, {c.bounded} skipped by the time bound, "
-          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU); best "
-          f"{rl.best['gpus']} GPUs {rl.best['family']} {rl.best['time_s']:.1f} s")
+    print(f"RL search, plan ppo -m 70b -H a100-80gb --gpus 8..1024 (every default family, "
+          f"each under its launcher's preset): {c.valid} valid, {c.pruned} pruned, "
+          f"{c.bounded} skipped by the time bound, {c.evaluated} evaluated, {c.fitting} fit; "
+          f"{t:.1f} s ({cpu:.1f} s of CPU); best {rl.best['gpus']} GPUs {rl.best['family']} "
+          f"{rl.best['time_s']:.1f} s")
 
     from rlmcost.plan.sizing import compare_sized
     from rlmcost.reports.placement import placement_run
@@ -121,8 +134,9 @@ def screen_rate(n: int = 1_000_000) -> None:
           f"({len(cands) / (t3 - t2) / 1e6:.2f} M candidates/s)")
 
 
-def dask_speedup(base: object, workers: int = 2, budget: str = "16..64") -> None:
-    """The same plan in this process and on a local Dask cluster of ``workers``
+def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> None:
+    """The same plan, `rlmcost plan QUERY --gpus BUDGET` as the command searches it
+    (:func:`cli_plan`), in this process and on a local Dask cluster of ``workers``
     single-threaded processes (started apart; each side warmed by the same 8-GPU plan, the
     memoized caches of this process emptied first): the speed-up, the efficiency (speed-up
     / workers), each worker's busy time (wall seconds inside its tasks) and CPU time (of its
@@ -148,26 +162,26 @@ def dask_speedup(base: object, workers: int = 2, budget: str = "16..64") -> None
     memo.clear_all()  # as warm as the workers will be: the same 8-GPU plan first
     _row.cache_clear()
     here = Runner()
-    plan_rl(base, 8, compute=Compute(use=here))  # type: ignore[arg-type]
+    cli_plan([*query, "--gpus", "8"], Compute(use=here))
     here.stats.clear()
     t0, cpu0 = time.perf_counter(), time.process_time()
-    local = plan_rl(base, budget, compute=Compute(use=here))  # type: ignore[arg-type]
+    local = cli_plan([*query, "--gpus", budget], Compute(use=here))
     t_local, cpu_local = time.perf_counter() - t0, time.process_time() - cpu0
     evaluating, evaluating_cpu = here.stats["local"].busy_s, here.stats["local"].cpu_s
     t0 = time.perf_counter()
     run = DaskRunner(workers=workers)
     t_start = time.perf_counter() - t0
     try:
-        plan_rl(base, 8, compute=Compute(use=run))  # type: ignore[arg-type]  # warm
+        cli_plan([*query, "--gpus", "8"], Compute(use=run))  # warm
         run.stats.clear()
         t0 = time.perf_counter()
-        dist = plan_rl(base, budget, compute=Compute(use=run))  # type: ignore[arg-type]
+        dist = cli_plan([*query, "--gpus", budget], Compute(use=run))
         t_dist = time.perf_counter() - t0
     finally:
         run.close()
     same = [r["run"] for r in dist.rows] == [r["run"] for r in local.rows]
     speedup = t_local / t_dist
-    print(f"Dask, ppo llama-3.1-70b on {budget} x a100-80gb: one process {t_local:.2f} s "
+    print(f"Dask, plan {' '.join(query)} --gpus {budget}: one process {t_local:.2f} s "
           f"({local.counts.evaluated} evaluated, {evaluating:.2f} s of it evaluating); "
           f"{workers} warm workers {t_dist:.2f} s ({dist.counts.evaluated} evaluated); "
           f"speed-up {speedup:.2f}x, efficiency {100 * speedup / workers:.0f} % (speed-up / "
