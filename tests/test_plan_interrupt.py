@@ -76,6 +76,14 @@ def test_an_interrupted_rl_plan_prints_its_rows_and_exits_130(
     assert "best:" in text.stdout and "interrupted (Ctrl-C)" in text.stderr
 
 
+def test_an_rl_plan_interrupted_before_any_row_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    _raise_after(0, rl_candidates.evaluate_chunk, monkeypatch, rl_candidates, "evaluate_chunk")
+    res = runner.invoke(app, RL)
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    assert "interrupted before a deployment that fits was found" in res.stderr
+    assert "nothing fits" not in res.stderr
+
+
 def test_an_interrupted_train_plan_prints_its_rows_and_exits_130(
         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     full = runner.invoke(app, [*TRAIN, "--json"])

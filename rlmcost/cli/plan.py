@@ -294,7 +294,9 @@ def _render(r: Any) -> None:
             caption=(f"the first {len(shown)}; --json 'never_fit' has every one"
                      if len(shown) < len(r.failures) else ""),  # fmt: skip
         )
-    if not r.rows:
+    if not r.rows and r.interrupted:
+        note("interrupted before a deployment that fits was found")
+    elif not r.rows:
         note("error-free search, but nothing fits: raise --gpus or widen the space "
              "(--zero, --ckpt, --tp)")
     for line in r.notes:
