@@ -5,6 +5,36 @@ core), RL searches over the topology families (co-located, engines apart, OpenRL
 groups, async) up to PPO 70B on 8..1024 A100s, Dask's speed-up at 2 workers, and the sizing
 of the seven built-in configurations of `rlmcost placements`.
 
+The RL searches, Dask's included, are what `rlmcost plan ...` runs: its command line parsed by
+the command's own options and searched by the function the command calls
+(:func:`rlmcost.cli.plan_query.rl_plan`), so each family is evaluated under the framework that
+launches it (OpenRLHF's role groups under OpenRLHF's preset, slime's async split under
+slime's, the rest under NeMo RL's: :data:`rlmcost.plan.families.LAUNCHED_BY`). Until
+December 2026 they called ``plan_rl`` on one base Run, every family under NeMo RL's preset,
+which is not what the command searches.
+
+Figures, two runs (December 2026, a 2-core machine shared with other jobs, load average 5.9-7.2
+throughout, so wall times are inflated and only the CPU times and counts compare; the earlier
+one-base benchmark's run on the same machine in brackets):
+
+* `plan ppo -m 70b -H a100-80gb --gpus 8..1024`: 26,368 valid, 13,800 pruned, 6,090 skipped
+  by the time bound, 6,478 evaluated, 5,036 fit (the counts of README and of the command's
+  --json), 13.8 / 12.5 s of CPU, 30.6 / 19.3 s wall; best 1024 GPUs async-split 22.6 s
+  [one base: 4,286 skipped, 8,282 evaluated, 5,713 fit, 16.1 s of CPU; async-split 22.0 s].
+* `plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64`: 2,852 evaluated, 1,776 fit,
+  6.3 / 6.2 s of CPU; best slime async 32+32 GPUs 163.6 s [one base: 2,833 evaluated, 1,258
+  fit; NeMo RL async 197.0 s].
+* `plan ppo -m 70b -H a100-80gb --gpus 32`: 1,308 evaluated, 470 fit, best co-located 81.2 s
+  [one base: 254 fit, async-split 67.2 s].
+* Dask, the same 70B plan on 16..64 GPUs, 2 warm workers: one process 7.4 / 7.2 s of CPU
+  (3,329 evaluated) [5.3 s], the workers' evaluations 9.9 / 9.1 s of CPU, 1.38 / 1.32x one
+  process's [1.70x]; wall 0.73 / 0.62x one process (the workers got about a fifth of a core
+  each beside the other jobs); same rows as one process; Amdahl on the CPU times bounds 4
+  workers on 4 free cores at 2.70 / 2.83x [2.25x].
+* GPT-3 175B training layouts on 64 H100: 24,192 enumerated, 7,344 valid, 0.36 / 0.62 s; best
+  tp=4 pp=8 SP ZeRO-1 interleaved v=6, 92.50 s per step, MFU 57.8 %. The RL screen: 3.1-3.9 M
+  random candidates/s on one core (under the load; README's 6-21 M on a quieter machine).
+
 Run: PYTHONPATH=. python benchmarks/bench_plan.py
 """
 
