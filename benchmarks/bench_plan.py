@@ -5,21 +5,63 @@ core), RL searches over the topology families (co-located, engines apart, OpenRL
 groups, async) up to PPO 70B on 8..1024 A100s, Dask's speed-up at 2 workers, and the sizing
 of the seven built-in configurations of `rlmcost placements`.
 
+The RL searches, Dask's included, are what `rlmcost plan ...` runs: its command line parsed by
+the command's own options and searched by the function the command calls
+(:func:`rlmcost.cli.plan_query.rl_plan`), so each family is evaluated under the framework that
+launches it (OpenRLHF's role groups under OpenRLHF's preset, slime's async split under
+slime's, the rest under NeMo RL's: :data:`rlmcost.plan.families.LAUNCHED_BY`). Until
+December 2026 they called ``plan_rl`` on one base Run, every family under NeMo RL's preset,
+which is not what the command searches.
+
+Figures, two runs (December 2026, a 2-core machine shared with other jobs, load average 5.9-7.2
+throughout, so wall times are inflated and only the CPU times and counts compare; the earlier
+one-base benchmark's run on the same machine in brackets):
+
+* `plan ppo -m 70b -H a100-80gb --gpus 8..1024`: 26,368 valid, 13,800 pruned, 6,090 skipped
+  by the time bound, 6,478 evaluated, 5,036 fit (the counts of README and of the command's
+  --json), 13.8 / 12.5 s of CPU, 30.6 / 19.3 s wall; best 1024 GPUs async-split 22.6 s
+  [one base: 4,286 skipped, 8,282 evaluated, 5,713 fit, 16.1 s of CPU; async-split 22.0 s].
+* `plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64`: 2,852 evaluated, 1,776 fit,
+  6.3 / 6.2 s of CPU; best slime async 32+32 GPUs 163.6 s [one base: 2,833 evaluated, 1,258
+  fit; NeMo RL async 197.0 s].
+* `plan ppo -m 70b -H a100-80gb --gpus 32`: 1,308 evaluated, 470 fit, best co-located 81.2 s
+  [one base: 254 fit, async-split 67.2 s].
+* Dask, the same 70B plan on 16..64 GPUs, 2 warm workers: one process 7.4 / 7.2 s of CPU
+  (3,329 evaluated) [5.3 s], the workers' evaluations 9.9 / 9.1 s of CPU, 1.38 / 1.32x one
+  process's [1.70x]; wall 0.73 / 0.62x one process (the workers got about a fifth of a core
+  each beside the other jobs); same rows as one process; Amdahl on the CPU times bounds 4
+  workers on 4 free cores at 2.70 / 2.83x [2.25x].
+* GPT-3 175B training layouts on 64 H100: 24,192 enumerated, 7,344 valid, 0.36 / 0.62 s; best
+  tp=4 pp=8 SP ZeRO-1 interleaved v=6, 92.50 s per step, MFU 57.8 %. The RL screen: 3.1-3.9 M
+  random candidates/s on one core (under the load; README's 6-21 M on a quieter machine).
+
 Run: PYTHONPATH=. python benchmarks/bench_plan.py
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from rlmcost.plan.rl import plan_rl
+from rlmcost.cli.plan_query import parsed, rl_plan
 from rlmcost.plan.train import plan_train
 from rlmcost.reports.estimate import run_of
+
+PPO_70B = ["ppo", "-m", "llama-3.1-70b", "-H", "a100-80gb"]
+"""`rlmcost plan ppo -m 70b -H a100-80gb`: the query of README's planner figures."""
+
+
+def cli_plan(argv: list[str], compute: Any = None) -> Any:
+    """What `rlmcost plan ARGV` searches (:func:`rlmcost.cli.plan_query.rl_plan` of the
+    options the command parses: each family under the framework that launches it, as the
+    command evaluates it), on ``compute`` (default this process), without the printing."""
+    target, opts = parsed(argv)
+    return rl_plan(target, opts, compute)
 
 
 def main() -> None:
     # first, while no other query has warmed this process's caches (the workers' are cold)
-    dask_speedup(run_of("ppo", "llama-3.1-70b", hardware="a100-80gb"))
+    dask_speedup(PPO_70B)
     t0 = time.perf_counter()
     r = plan_train("gpt-3-175b", 64, seq=2048, batch=1536)
     t = time.perf_counter() - t0
@@ -36,34 +78,35 @@ def main() -> None:
     print(f"  wider: 8..512 GPUs: {big.notes[-1]}")
 
     screen_rate()
-    base = run_of("grpo", "qwen2.5-32b", hardware="h100-sxm", response_len=8192)
-    t0 = time.perf_counter()
-    rl = plan_rl(base, "8..64")
-    t = time.perf_counter() - t0
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    rl = cli_plan(["grpo", "-m", "qwen2.5-32b", "-H", "h100-sxm", "-T", "8192", "--gpus",
+                   "8..64"])  # fmt: skip
+    t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     c = rl.counts
-    print(f"RL search, grpo qwen2.5-32b on 8..64 x h100-sxm, T=8192: {c.enumerated} enumerated,"
-          f" {c.valid} valid, {c.pruned} pruned, {c.evaluated} evaluated, {c.fitting} fit; "
-          f"{t:.1f} s ({c.evaluated / t:.0f} evaluations/s)")
+    print(f"RL search, plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64: "
+          f"{c.enumerated} enumerated, {c.valid} valid, {c.pruned} pruned, {c.evaluated} "
+          f"evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU; "
+          f"{c.evaluated / t:.0f} evaluations/s)")
     print(f"  best: {rl.best['time_s']:.1f} s/iteration: {rl.best['command']}")
     print("  Pareto front: " + ", ".join(f"{x['gpus']} GPUs {x['time_s']:.0f} s"
                                          for x in rl.front))
-    base = run_of("ppo", "llama-3.1-70b", hardware="a100-80gb")
     t0 = time.perf_counter()
-    rl = plan_rl(base, 32)
+    rl = cli_plan([*PPO_70B, "--gpus", "32"])
     t = time.perf_counter() - t0
     c = rl.counts
-    print(f"RL search, ppo llama-3.1-70b on 32 x a100-80gb: {c.valid} valid, {c.pruned} pruned, "
-          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best {rl.best['family']} "
-          f"{rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
+    print(f"RL search, plan ppo -m 70b -H a100-80gb --gpus 32: {c.valid} valid, {c.pruned} "
+          f"pruned, {c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s; best "
+          f"{rl.best['family']} {rl.best['groups'] or 'all'} {rl.best['time_s']:.1f} s")
 
     t0, cpu0 = time.perf_counter(), time.process_time()
-    rl = plan_rl(base, "8..1024")
+    rl = cli_plan([*PPO_70B, "--gpus", "8..1024"])
     t, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     c = rl.counts
-    print(f"RL search, ppo llama-3.1-70b on 8..1024 x a100-80gb, every default family: "
-          f"{c.valid} valid, {c.pruned} pruned, {c.bounded} skipped by the time bound, "
-          f"{c.evaluated} evaluated, {c.fitting} fit; {t:.1f} s ({cpu:.1f} s of CPU); best "
-          f"{rl.best['gpus']} GPUs {rl.best['family']} {rl.best['time_s']:.1f} s")
+    print(f"RL search, plan ppo -m 70b -H a100-80gb --gpus 8..1024 (every default family, "
+          f"each under its launcher's preset): {c.valid} valid, {c.pruned} pruned, "
+          f"{c.bounded} skipped by the time bound, {c.evaluated} evaluated, {c.fitting} fit; "
+          f"{t:.1f} s ({cpu:.1f} s of CPU); best {rl.best['gpus']} GPUs {rl.best['family']} "
+          f"{rl.best['time_s']:.1f} s")
 
     from rlmcost.plan.sizing import compare_sized
     from rlmcost.reports.placement import placement_run
@@ -121,8 +164,9 @@ def screen_rate(n: int = 1_000_000) -> None:
           f"({len(cands) / (t3 - t2) / 1e6:.2f} M candidates/s)")
 
 
-def dask_speedup(base: object, workers: int = 2, budget: str = "16..64") -> None:
-    """The same plan in this process and on a local Dask cluster of ``workers``
+def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> None:
+    """The same plan, `rlmcost plan QUERY --gpus BUDGET` as the command searches it
+    (:func:`cli_plan`), in this process and on a local Dask cluster of ``workers``
     single-threaded processes (started apart; each side warmed by the same 8-GPU plan, the
     memoized caches of this process emptied first): the speed-up, the efficiency (speed-up
     / workers), each worker's busy time (wall seconds inside its tasks) and CPU time (of its
@@ -148,26 +192,26 @@ def dask_speedup(base: object, workers: int = 2, budget: str = "16..64") -> None
     memo.clear_all()  # as warm as the workers will be: the same 8-GPU plan first
     _row.cache_clear()
     here = Runner()
-    plan_rl(base, 8, compute=Compute(use=here))  # type: ignore[arg-type]
+    cli_plan([*query, "--gpus", "8"], Compute(use=here))
     here.stats.clear()
     t0, cpu0 = time.perf_counter(), time.process_time()
-    local = plan_rl(base, budget, compute=Compute(use=here))  # type: ignore[arg-type]
+    local = cli_plan([*query, "--gpus", budget], Compute(use=here))
     t_local, cpu_local = time.perf_counter() - t0, time.process_time() - cpu0
     evaluating, evaluating_cpu = here.stats["local"].busy_s, here.stats["local"].cpu_s
     t0 = time.perf_counter()
     run = DaskRunner(workers=workers)
     t_start = time.perf_counter() - t0
     try:
-        plan_rl(base, 8, compute=Compute(use=run))  # type: ignore[arg-type]  # warm
+        cli_plan([*query, "--gpus", "8"], Compute(use=run))  # warm
         run.stats.clear()
         t0 = time.perf_counter()
-        dist = plan_rl(base, budget, compute=Compute(use=run))  # type: ignore[arg-type]
+        dist = cli_plan([*query, "--gpus", budget], Compute(use=run))
         t_dist = time.perf_counter() - t0
     finally:
         run.close()
     same = [r["run"] for r in dist.rows] == [r["run"] for r in local.rows]
     speedup = t_local / t_dist
-    print(f"Dask, ppo llama-3.1-70b on {budget} x a100-80gb: one process {t_local:.2f} s "
+    print(f"Dask, plan {' '.join(query)} --gpus {budget}: one process {t_local:.2f} s "
           f"({local.counts.evaluated} evaluated, {evaluating:.2f} s of it evaluating); "
           f"{workers} warm workers {t_dist:.2f} s ({dist.counts.evaluated} evaluated); "
           f"speed-up {speedup:.2f}x, efficiency {100 * speedup / workers:.0f} % (speed-up / "

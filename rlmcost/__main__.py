@@ -25,8 +25,9 @@ def main() -> None:
     :data:`INTERRUPTED_CODE` and one line on stderr (module docstring). A command's exit code
     130 is typer's for a Ctrl-C during the command (``typer.core._main``: ``Exit(130)`` from the
     KeyboardInterrupt, which the command line's group, ``cli._app.OneLineErrors``, runs
-    without standalone mode, so it returns the code and the exception is gone); no command of
-    rlmcost exits with 130 otherwise."""
+    without standalone mode, so it returns the code and the exception is gone); the only
+    other 130 is `rlmcost plan`'s after a search that a Ctrl-C ended early, once its partial
+    result is printed (``interrupted`` in its --json), which gets the same line."""
     try:
         from rlmcost.cli import main as run
 

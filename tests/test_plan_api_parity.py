@@ -53,3 +53,17 @@ def test_with_a_framework_the_families_are_those_it_launches_as_in_the_cli():
     cli, api = _cli_rows(["--framework", "openrlhf"]), _api_rows(framework="openrlhf")
     assert api == cli
     assert _frameworks(api[0]) == _frameworks(api[1]) == {"openrlhf"}
+
+
+def test_the_cli_query_searched_as_bench_plan_does_gives_the_cli_rows():
+    """benchmarks/bench_plan.py times `rlmcost plan ...` by parsing its command line as the
+    command does and searching what the command searches (rlmcost.cli.plan_query): the same
+    rows and topologies as the CLI's own JSON, each family under its launcher."""
+    from rlmcost.cli.plan_query import parsed, rl_plan
+
+    target, opts = parsed(["grpo", "-m", "llama-3.2-1b", "--gpus", "8", *FLAGS, "--top", "40"])
+    r = rl_plan(target, opts)
+    bench = ([(x["command"], x["time_s"]) for x in r.rows],
+             [(x["command"], x["time_s"]) for x in r.per_topology])  # fmt: skip
+    assert bench == _cli_rows([])
+    assert {"openrlhf", "slime", "nemo-rl"} <= _frameworks(bench[1])

@@ -3,11 +3,13 @@
 The options the plan shares with the query commands (models, workload, algorithm knobs,
 framework, hardware) come from the flag table (:mod:`rlmcost.cli._flags`) and build the
 plan's base :class:`~rlmcost.run.Run` in the one place every command builds its Run
-(:func:`rlmcost.cli._run.run_from_options`); the search's own options (the GPU budget, the
+(:func:`rlmcost.cli._run.run_from_options`, through :mod:`rlmcost.cli.plan_query`, which
+benchmarks/bench_plan.py calls too); the search's own options (the GPU budget, the
 objective, the value lists of the space, Dask) are declared here. One library call
 (:func:`rlmcost.plan.rl.plan_rl`, :func:`rlmcost.plan.rl.max_response_len` or
 :func:`rlmcost.plan.train.plan_train`), then the top rows, the Pareto front and the families
-that never fit are rendered. A progress bar goes to stderr.
+that never fit are rendered. A progress bar goes to stderr. A search that Ctrl-C ended early
+prints its partial result (``interrupted`` in --json) and exits with Ctrl-C's code, 130.
 """
 
 # No `from __future__ import annotations`: typer reads the Annotated options at run time.
@@ -20,17 +22,8 @@ import typer
 
 from rlmcost.cli._flags import flag_table, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.cli.plan_query import SHARED, TRAIN_SHARED
 from rlmcost.run.schema_envelope import versioned
-
-SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
-          "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
-          "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
-          "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
-          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out")  # fmt: skip
-"""The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
-
-TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
-"""Of those, the ones `rlmcost plan train` reads."""
 
 _HELPS = {
     "batch": "Prompts B (RL; default 64) or sequences per step (train; default 8 per GPU).",
@@ -124,27 +117,33 @@ def plan(target: str, **opts: Any) -> None:
     from rlmcost.plan.kinds import parse_objective
 
     obj = parse_objective(opts["objective"])
-    space = _space_fields(opts)
     with _progress(opts["json_out"]) as progress:
         compute = Compute(opts["workers"], opts["cluster"], progress)
         if target == "train":
-            result = _plan_train(opts, obj, space, compute)
+            result = _plan_train(opts, obj, compute)
         else:
-            result = _plan_rl(target, opts, obj, space, compute)
+            result = _plan_rl(target, opts, compute)
     if result is None:
         return
     if opts["json_out"]:
         run = result.base.to_json() if result.base is not None else None
         print_json(versioned("plan", result.to_json(), run=run))
-        return
-    _render(result)
+    else:
+        _render(result)
+    if result.interrupted:  # a partial result: Ctrl-C's exit code, after it is printed
+        import signal
+
+        # 128 + SIGINT, rlmcost.__main__.INTERRUPTED_CODE (not imported: it imports the CLI),
+        # which then adds the line `interrupted` on stderr
+        raise typer.Exit(128 + int(signal.SIGINT))
 
 
 plan.__signature__ = signature(options(), [TARGET])  # type: ignore[attr-defined]
 
 
-def _plan_train(opts: dict[str, Any], obj: Any, space: dict[str, Any], compute: Any) -> Any:
+def _plan_train(opts: dict[str, Any], obj: Any, compute: Any) -> Any:
     from rlmcost.cli._run import require_model
+    from rlmcost.cli.plan_query import space_fields
     from rlmcost.errors import SpecError
     from rlmcost.plan.train import plan_train
 
@@ -163,33 +162,17 @@ def _plan_train(opts: dict[str, Any], obj: Any, space: dict[str, Any], compute: 
                         "--seq, --hardware and the space's lists")  # fmt: skip
     return plan_train(require_model(opts), opts["gpus"], hardware=opts["hardware"],
                       seq=opts["seq"], batch=opts["batch"], objective=obj, top=opts["top"],
-                      space=space, compute=compute)  # fmt: skip
+                      space=space_fields(opts), compute=compute)  # fmt: skip
 
 
-def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
-             compute: Any) -> Any:  # fmt: skip
-    from dataclasses import replace
-
-    from rlmcost.cli._run import run_from_options
-    from rlmcost.plan.kinds import parse_gpus, parse_ints, parse_pool
-    from rlmcost.plan.rl import RLSpace, plan_rl
+def _plan_rl(target: str, opts: dict[str, Any], compute: Any) -> Any:
+    from rlmcost.cli.plan_query import rl_plan, rl_query
+    from rlmcost.plan.kinds import parse_gpus
     from rlmcost.plan.rl import max_response_len as longest
 
-    pool = parse_pool(opts["hardware"])  # h20:32,h100:16: the search assigns the groups
-    shared = {k: opts[k] for k in SHARED}
-    if pool:
-        shared["hardware"] = pool[0][0]
-    base = run_from_options(shared, target)
-    rl_space = RLSpace(**space, pool=pool)
-    if opts["rollout_tp"] is not None:
-        rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
-    if opts["cp"] is not None:
-        rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
-    rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
-    bases = _launchers(shared, target, rl_space.placements, base)
     if not opts["max_response_len"]:
-        return plan_rl(base, opts["gpus"], objective=obj, top=opts["top"], space=rl_space,
-                       min_gpus=opts["min_gpus"], compute=compute, bases=bases)  # fmt: skip
+        return rl_plan(target, opts, compute)
+    base, rl_space, bases = rl_query(target, opts)
     n = max(parse_gpus(opts["gpus"]))
     t, row = longest(base, n, space=rl_space, progress=compute.progress, bases=bases)
     if opts["json_out"]:
@@ -205,64 +188,6 @@ def _plan_rl(target: str, opts: dict[str, Any], obj: Any, space: dict[str, Any],
               f"({why}).")  # fmt: skip
         print(f"  {row['command'] or _NO_LINE}")
     return None
-
-
-def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
-               base: Any) -> dict[str, Any] | None:  # fmt: skip
-    """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
-    launch -> the base Run of the framework that does, built from the same options as
-    `rlmcost <algorithm> --framework X` would (:func:`rlmcost.plan.families.launcher_bases`);
-    None with ``--framework``."""
-    from rlmcost.cli._run import run_from_options
-    from rlmcost.frameworks.presets import FrameworkChoice
-    from rlmcost.plan.families import launcher_bases
-
-    if shared.get("framework") is not None or shared.get("ideal"):
-        return None
-    return launcher_bases(base, families, lambda fw: run_from_options(
-        {**shared, "framework": FrameworkChoice(fw)}, target))
-
-
-def _families(opts: dict[str, Any]) -> tuple[str, ...]:
-    """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
-    else none beside ``--groups``; else those ``--framework`` launches; else the default ones."""
-    from rlmcost.errors import SpecError
-    from rlmcost.plan.families import searched_families
-
-    for name, example in (("placements", "baseline,roles"), ("groups", "rollout=?,actor=?")):
-        if opts[name] is not None and not opts[name].replace(",", "").strip():
-            raise SpecError(f"--{name} is empty: give a list such as --{name} {example}, "
-                            "or leave the option out")  # fmt: skip
-    placements = None if opts["placements"] is None else tuple(
-        p.strip() for p in opts["placements"].split(",") if p.strip())
-    fw = opts["framework"]
-    return searched_families(placements, opts["groups"], None if fw is None else str(fw))
-
-
-def _space_fields(opts: dict[str, Any]) -> dict[str, Any]:
-    """The space's value lists the options give (``--tp 1,2,4`` ...)."""
-    from rlmcost.errors import SpecError
-    from rlmcost.parallel.layout import Checkpointing, ZeroStage
-    from rlmcost.plan.kinds import parse_ints
-
-    out: dict[str, Any] = {}
-    for name in ("tp", "pp", "micro_batch"):
-        values = parse_ints(opts[name], name.replace("_", "-"))
-        if values is not None:
-            out[name] = values
-    for name, enum in (("zero", ZeroStage), ("ckpt", Checkpointing)):
-        text = opts[name]
-        if text is None:
-            continue
-        have = ", ".join(m.value for m in enum)
-        try:
-            out[name] = tuple(enum(w.strip()) for w in text.split(",") if w.strip())
-        except ValueError:
-            raise SpecError(f"--{name} {text!r}: use any of {have}, comma-separated") from None
-        if not out[name]:
-            raise SpecError(f"--{name} {text!r} names no value; use any of {have}, "
-                            "comma-separated")  # fmt: skip
-    return out
 
 
 @contextmanager
@@ -369,7 +294,9 @@ def _render(r: Any) -> None:
             caption=(f"the first {len(shown)}; --json 'never_fit' has every one"
                      if len(shown) < len(r.failures) else ""),  # fmt: skip
         )
-    if not r.rows:
+    if not r.rows and r.interrupted:
+        note("interrupted before a deployment that fits was found")
+    elif not r.rows:
         note("error-free search, but nothing fits: raise --gpus or widen the space "
              "(--zero, --ckpt, --tp)")
     for line in r.notes:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,9 @@ Batch = tuple[list[Any], list[Any]]
 IN_FLIGHT = 2
 """Tasks sent ahead per worker on Dask: one runs while the next is on its way, so a worker
 does not wait for the client between two tasks."""
+
+_PENDING = object()
+"""An item of :meth:`Runner.map_until_interrupted` whose result has not come back."""
 
 
 @dataclass(frozen=True)
@@ -82,15 +86,32 @@ class Runner:
             progress: Progress | None = None) -> list[Any]:  # fmt: skip
         """``[fn(x) for x in items]``, ``progress`` told after each batch."""
         out: list[Any] = [None] * len(items)
-        done = 0
-        for batch, results in self.stream(_each, list(enumerate(items)), shared=fn,
-                                          total=len(items)):  # fmt: skip
-            for (i, _), r in zip(batch, results, strict=True):
-                out[i] = r
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(items))
+        self._fill(out, fn, items, progress)
         return out
+
+    def map_until_interrupted(self, fn: Callable[[Any], Any], items: Sequence[Any],
+                              progress: Progress | None = None) -> tuple[list[Any], bool]:
+        """:meth:`map`, but a KeyboardInterrupt (Ctrl-C) ends it: the results of the items
+        done by then, in the order of ``items``, and whether it was interrupted."""
+        out: list[Any] = [_PENDING] * len(items)
+        try:
+            self._fill(out, fn, items, progress)
+        except KeyboardInterrupt:
+            return [r for r in out if r is not _PENDING], True
+        return out, False
+
+    def _fill(self, out: list[Any], fn: Callable[[Any], Any], items: Sequence[Any],
+              progress: Progress | None) -> None:  # fmt: skip
+        """``out[i] = fn(items[i])`` as each batch is done, ``progress`` told after each."""
+        done = 0
+        with closing(self.stream(_each, list(enumerate(items)), shared=fn,
+                                 total=len(items))) as batches:  # fmt: skip
+            for batch, results in batches:
+                for (i, _), r in zip(batch, results, strict=True):
+                    out[i] = r
+                done += len(batch)
+                if progress is not None:
+                    progress(done, len(items))
 
     def stream(self, fn: Callable[[Any, list[Any]], list[Any]], items: Iterable[Any], *,
                shared: Any = None, key: Callable[[Any], Hashable] | None = None,

@@ -151,8 +151,8 @@ def plan_rl(
     family's name (or ``groups``) -> the base Run it is evaluated under (its framework's
     preset under the same query; :data:`~rlmcost.plan.families.LAUNCHED_BY`), the others
     under ``base``; each row's Run and command are then its family's. Ctrl-C (a
-    KeyboardInterrupt) during the evaluations ends the search with the rows found so far and
-    a note that says so.
+    KeyboardInterrupt) during the evaluations ends the search with the rows found so far, a
+    note that says so and ``interrupted`` set on the result.
 
     >>> from rlmcost.run import Run
     >>> base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
@@ -186,6 +186,7 @@ def plan_rl(
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
     per_topology: list[dict[str, Any]] = []
+    interrupted = False
     parts = _parts(base, bases, space)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
     for b, _ in parts[1:]:
@@ -210,9 +211,11 @@ def plan_rl(
                 failures.update(found.failures)
                 notes += found.notes
                 tops.update(found.per_topology)
-                if found.interrupted and parts[i + 1:]:  # Ctrl-C stops the whole search
-                    notes.append("not searched after the interruption: " + ", ".join(
-                        n for _, later in parts[i + 1:] for n in later.only))  # fmt: skip
+                interrupted = found.interrupted
+                if interrupted:  # Ctrl-C stops the whole search
+                    if parts[i + 1:]:
+                        notes.append("not searched after the interruption: " + ", ".join(
+                            n for _, later in parts[i + 1:] for n in later.only))  # fmt: skip
                     break
             notes += bounded_note(total, obj, top)
             per_topology = rank(list(tops.values()), obj)
@@ -254,6 +257,7 @@ def plan_rl(
         runner=name,
         base=base,
         per_topology=per_topology,
+        interrupted=interrupted,
     )
 
 

@@ -90,6 +90,7 @@ class PlanResult:
     runner: str = "local process"
     base: Run | None = None  # an RL plan's fixed part; each row's Run is this with its deployment
     per_topology: list[dict[str, Any]] = field(default_factory=list)  # RL: best of each topology
+    interrupted: bool = False  # Ctrl-C ended the search early: the rows are the best found so far
 
     @property
     def best(self) -> dict[str, Any] | None:
@@ -117,5 +118,6 @@ class PlanResult:
             "never_fit": self.failures,
             "best_per_topology": self.per_topology,
             "runner": self.runner,
+            "interrupted": self.interrupted,
             "notes": self.notes,
         }

@@ -8,7 +8,9 @@ The fitting candidates are ordered by the objective on the roofline bound; the b
 of each GPU count are then evaluated exactly by `rlmcost train`'s own function
 (:func:`rlmcost.reports.train.train_report`: exact memory, predicted step time with
 communication, bubbles and the optimizer) and ranked by the objective on the prediction. Each
-row carries the `rlmcost train` command that reproduces it.
+row carries the `rlmcost train` command that reproduces it. A Ctrl-C (KeyboardInterrupt)
+during the exact evaluations ends the search with the rows evaluated so far, a note and
+``PlanResult.interrupted`` set; one during the sweep ends it with nothing to show.
 """
 
 from __future__ import annotations
@@ -101,8 +103,11 @@ def plan_train(
         resolved = {**query, "spec": spec}  # the rows evaluate the spec, not the name again
         items = [(resolved, cands.layout(int(i)), int(cands.gpus[i]), float(bound[i]))
                  for i in chosen]  # fmt: skip
-        rows = run.map(report_row, items)
+        rows, interrupted = run.map_until_interrupted(report_row, items, compute.progress)
         name = run.name
+    if interrupted:
+        notes.append(f"the search was interrupted (Ctrl-C) after {len(rows)} of {len(items)} "
+                     "exact evaluations: the rows are the best found so far")  # fmt: skip
     counts.evaluated = len(rows)
     rows = [r for r in rows if r["fits"]]
     counts.fitting = int(fits.sum())
@@ -123,6 +128,7 @@ def plan_train(
         failures=failures,
         notes=notes,
         runner=name,
+        interrupted=interrupted,
     )
 
 

@@ -191,6 +191,9 @@ class PlanOut(Versioned):
         description="RL plans: the best fitting row of each topology (GPUs, family, groups) the "
         "search evaluated, best first; train plans: empty")
     runner: str
+    interrupted: bool = Field(
+        description="a Ctrl-C ended the search early: the rows are the best found so far (the "
+        "command exits with 130 after printing them); schema 2.2")
     notes: list[str]
 
 

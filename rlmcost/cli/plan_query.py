@@ -1,0 +1,136 @@
+"""`rlmcost plan`'s query from its options: the space's value lists, and for an RL algorithm
+the base Run, the space and the base Run of each family another framework launches.
+
+:mod:`rlmcost.cli.plan` searches what :func:`rl_query` returns; so does
+``benchmarks/bench_plan.py``, from a command line :func:`parsed` reads as the command does, so
+the benchmark times exactly what `rlmcost plan ...` runs (each family under its launcher's
+preset: :data:`rlmcost.plan.families.LAUNCHED_BY`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmcost.plan.distributed import Compute
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.plan.search import PlanResult
+    from rlmcost.run.spec import Run
+
+SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
+          "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
+          "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
+          "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
+          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out")  # fmt: skip
+"""The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
+
+TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
+"""Of those, the ones `rlmcost plan train` reads."""
+
+
+def parsed(argv: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The target and the options `rlmcost plan ARGV` hands its command: click's own parsing
+    of the command's options, the defaults filled in as on the command line."""
+    import typer
+    import typer.main
+
+    from rlmcost.cli import app
+
+    group: Any = typer.main.get_command(app)  # a group (rlmcost.cli._lazy.LazyCommands)
+    with typer.Context(group, info_name="rlmcost") as ctx:
+        command = group.get_command(ctx, "plan")
+        opts = dict(command.make_context("plan", list(argv), parent=ctx).params)
+    return opts.pop("target"), opts
+
+
+def rl_plan(target: str, opts: dict[str, Any], compute: Compute | None = None) -> PlanResult:
+    """`rlmcost plan TARGET`'s RL search (all but ``--max-response-len``) on ``compute``
+    (default this process): :func:`rlmcost.plan.rl.plan_rl` of :func:`rl_query`."""
+    from rlmcost.plan.rl import plan_rl
+
+    base, space, bases = rl_query(target, opts)
+    return plan_rl(base, opts["gpus"], objective=opts["objective"], top=opts["top"],
+                   space=space, min_gpus=opts["min_gpus"], compute=compute,
+                   bases=bases)  # fmt: skip
+
+
+def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str, Run] | None]:
+    """The RL plan's base Run, space and per-family base Runs (``plan_rl``'s ``bases``; None
+    with ``--framework``) from `rlmcost plan TARGET`'s options ``opts``."""
+    from dataclasses import replace
+
+    from rlmcost.cli._run import run_from_options
+    from rlmcost.plan.kinds import parse_ints, parse_pool
+    from rlmcost.plan.rl import RLSpace
+
+    pool = parse_pool(opts["hardware"])  # h20:32,h100:16: the search assigns the groups
+    shared = {k: opts[k] for k in SHARED}
+    if pool:
+        shared["hardware"] = pool[0][0]
+    base = run_from_options(shared, target)
+    rl_space = RLSpace(**space_fields(opts), pool=pool)
+    if opts["rollout_tp"] is not None:
+        rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
+    if opts["cp"] is not None:
+        rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
+    rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
+    return base, rl_space, _launchers(shared, target, rl_space.placements, base)
+
+
+def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
+               base: Any) -> dict[str, Any] | None:  # fmt: skip
+    """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
+    launch -> the base Run of the framework that does, built from the same options as
+    `rlmcost <algorithm> --framework X` would (:func:`rlmcost.plan.families.launcher_bases`);
+    None with ``--framework``."""
+    from rlmcost.cli._run import run_from_options
+    from rlmcost.frameworks.presets import FrameworkChoice
+    from rlmcost.plan.families import launcher_bases
+
+    if shared.get("framework") is not None or shared.get("ideal"):
+        return None
+    return launcher_bases(base, families, lambda fw: run_from_options(
+        {**shared, "framework": FrameworkChoice(fw)}, target))
+
+
+def _families(opts: dict[str, Any]) -> tuple[str, ...]:
+    """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
+    else none beside ``--groups``; else those ``--framework`` launches; else the default ones."""
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.families import searched_families
+
+    for name, example in (("placements", "baseline,roles"), ("groups", "rollout=?,actor=?")):
+        if opts[name] is not None and not opts[name].replace(",", "").strip():
+            raise SpecError(f"--{name} is empty: give a list such as --{name} {example}, "
+                            "or leave the option out")  # fmt: skip
+    placements = None if opts["placements"] is None else tuple(
+        p.strip() for p in opts["placements"].split(",") if p.strip())
+    fw = opts["framework"]
+    return searched_families(placements, opts["groups"], None if fw is None else str(fw))
+
+
+def space_fields(opts: dict[str, Any]) -> dict[str, Any]:
+    """The space's value lists the options give (``--tp 1,2,4`` ...)."""
+    from rlmcost.errors import SpecError
+    from rlmcost.parallel.layout import Checkpointing, ZeroStage
+    from rlmcost.plan.kinds import parse_ints
+
+    out: dict[str, Any] = {}
+    for name in ("tp", "pp", "micro_batch"):
+        values = parse_ints(opts[name], name.replace("_", "-"))
+        if values is not None:
+            out[name] = values
+    for name, enum in (("zero", ZeroStage), ("ckpt", Checkpointing)):
+        text = opts[name]
+        if text is None:
+            continue
+        have = ", ".join(m.value for m in enum)
+        try:
+            out[name] = tuple(enum(w.strip()) for w in text.split(",") if w.strip())
+        except ValueError:
+            raise SpecError(f"--{name} {text!r}: use any of {have}, comma-separated") from None
+        if not out[name]:
+            raise SpecError(f"--{name} {text!r} names no value; use any of {have}, "
+                            "comma-separated")  # fmt: skip
+    return out

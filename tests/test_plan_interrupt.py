@@ -1,0 +1,136 @@
+"""`rlmcost plan` ended by Ctrl-C: the partial result is printed (text and --json, whose
+``interrupted`` is true), then the command exits with 130, Ctrl-C's code, and the console
+script adds the one line ``interrupted`` on stderr (rlmcost.__main__). The interrupt is
+simulated by an evaluation that raises KeyboardInterrupt after K candidates (in this process)
+or sends the process a real SIGINT (a subprocess through the console script's entry point)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import rlmcost.plan.rl_candidates as rl_candidates
+import rlmcost.plan.train as train
+from rlmcost.__main__ import INTERRUPTED_CODE
+from rlmcost.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+RL = ["plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "16", "-K", "4",
+      "--gpus", "2..4", "--placements", "baseline,split", "--micro-batch", "1",
+      "--ckpt", "full", "--top", "100"]  # fmt: skip
+TRAIN = ["plan", "train", "-m", "gpt-2", "--gpus", "2..4", "--top", "50"]
+K = 3
+
+
+def _raise_after(k: int, real: Any, monkeypatch: pytest.MonkeyPatch, where: Any,
+                 name: str) -> list[int]:  # fmt: skip
+    """Replace ``where.name`` by ``real`` that raises KeyboardInterrupt on its (k+1)-th call."""
+    calls = [0]
+
+    def fake(item: Any) -> Any:
+        if calls[0] == k:
+            raise KeyboardInterrupt
+        calls[0] += 1
+        return real(item)
+
+    monkeypatch.setattr(where, name, fake)
+    return calls
+
+
+def test_an_interrupted_rl_plan_prints_its_rows_and_exits_130(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    full = runner.invoke(app, [*RL, "--json"])
+    assert full.exit_code == 0, full.output
+    whole = json.loads(full.stdout)
+    assert whole["interrupted"] is False and whole["counts"]["evaluated"] > K
+    calls = _raise_after(K, rl_candidates.evaluate_chunk, monkeypatch, rl_candidates,
+                         "evaluate_chunk")  # fmt: skip
+    res = runner.invoke(app, [*RL, "--json"])
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    out = json.loads(res.stdout)
+    assert calls[0] == K
+    assert out["interrupted"] is True
+    # the K candidates evaluated before the Ctrl-C, and only they (the local runner takes
+    # one candidate per task)
+    assert out["counts"]["evaluated"] == K
+    assert 1 <= len(out["rows"]) <= K
+    assert any("interrupted (Ctrl-C)" in n for n in out["notes"])
+    # each row is one of the uninterrupted search's (--top 100 lists every fitting one),
+    # with the same prediction
+    assert len(whole["rows"]) == whole["counts"]["fitting"]
+    seen = {r["command"]: r["time_s"] for r in whole["rows"]}
+    assert {r["command"]: r["time_s"] for r in out["rows"]}.items() <= seen.items()
+    monkeypatch.undo()
+    _raise_after(K, rl_candidates.evaluate_chunk, monkeypatch, rl_candidates, "evaluate_chunk")
+    text = runner.invoke(app, RL)
+    assert text.exit_code == INTERRUPTED_CODE
+    assert "best:" in text.stdout and "interrupted (Ctrl-C)" in text.stderr
+
+
+def test_an_rl_plan_interrupted_before_any_row_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    _raise_after(0, rl_candidates.evaluate_chunk, monkeypatch, rl_candidates, "evaluate_chunk")
+    res = runner.invoke(app, RL)
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    assert "interrupted before a deployment that fits was found" in res.stderr
+    assert "nothing fits" not in res.stderr
+
+
+def test_an_interrupted_train_plan_prints_its_rows_and_exits_130(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    full = runner.invoke(app, [*TRAIN, "--json"])
+    assert full.exit_code == 0, full.output
+    assert json.loads(full.stdout)["interrupted"] is False
+    _raise_after(K, train.report_row, monkeypatch, train, "report_row")
+    res = runner.invoke(app, [*TRAIN, "--json"])
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    out = json.loads(res.stdout)
+    assert out["interrupted"] is True
+    assert out["counts"]["evaluated"] == K
+    assert 1 <= len(out["rows"]) <= K
+    assert any(f"after {K} of" in n for n in out["notes"])
+
+
+def test_the_plan_schema_requires_the_interrupted_key() -> None:
+    res = runner.invoke(app, ["schema", "plan"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)["$defs"]["PlanOut"]
+    assert plan["properties"]["interrupted"]["type"] == "boolean"
+    assert "interrupted" in plan["required"]
+
+
+_SCRIPT = """
+import os, signal, sys
+import rlmcost.plan.rl_candidates as rc
+real, calls = rc.evaluate_chunk, [0]
+def fake(item):
+    calls[0] += 1
+    if calls[0] == {k}:
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C during the K-th evaluation
+    return real(item)
+rc.evaluate_chunk = fake
+sys.argv = {argv!r}
+from rlmcost.__main__ import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT"), reason="needs SIGINT")
+def test_a_real_sigint_through_the_console_entry_point() -> None:
+    script = _SCRIPT.format(k=K, argv=["rlmcost", *RL, "--json"])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=300, check=False)  # fmt: skip
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == INTERRUPTED_CODE
+    assert r.stderr == "interrupted\n"
+    out = json.loads(r.stdout)
+    assert out["interrupted"] is True and out["rows"]
