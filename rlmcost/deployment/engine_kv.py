@@ -1,0 +1,93 @@
+"""What an inference engine's KV cache holds for the layers that are not plain full attention:
+sliding-window layers and the recurrent state of Gated DeltaNet layers.
+
+**Sliding-window layers** (``Arch.sliding_window``; Mistral-7B-v0.1, Phi-3, Gemma 2/3):
+
+* vLLM (V1, v0.10.0 on): the hybrid KV cache manager gives each kind of layer its own group
+  (``HybridKVCacheCoordinator``, vllm/v1/core/kv_cache_coordinator.py) and the sliding
+  layers' ``SlidingWindowManager`` (vllm/v1/core/single_type_kv_cache_manager.py,
+  ``remove_skipped_blocks``) frees the blocks wholly outside the window as a request
+  decodes: a sliding layer holds its last W - 1 positions (plus up to one partly skipped
+  block; rlmcost counts per token, as ``blocks.window.cached_positions`` does). On by
+  default (``SchedulerConfig.disable_hybrid_kv_cache_manager`` False); a model whose layers
+  are all sliding (Mistral-7B-v0.1) had the window manager already in V1 before it.
+* SGLang: the SWA pool (``SWAKVPool``, python/sglang/srt/mem_cache/swa_memory_pool.py, the
+  full and sliding layers in pools of their own, ``--disable-hybrid-swa-memory`` off by
+  default) serves only the architectures ``is_hybrid_swa_model`` lists
+  (python/sglang/srt/configs/model_config.py: Llama 4, GPT-OSS, MiMo-V2, Step-3.5, Gemma
+  4); every other model, Gemma 2/3, Mistral and Phi-3 of rlmcost's registry among them, gets
+  the one ``MHATokenToKVPool`` whose every layer holds every token: the whole context.
+* Hugging Face ``generate`` and DeepSpeed-Chat's Hybrid Engine: counted at the whole context
+  as before (the padded static batch's cache; transformers' ``DynamicSlidingWindowLayer``
+  trims it only in recent versions).
+
+**The Gated DeltaNet recurrent state** (H_v d_k d_v per layer and sequence):
+
+* vLLM: ``CacheConfig.mamba_ssm_cache_dtype`` "auto" (vllm/config/cache.py, v0.10.2 on,
+  when Qwen3-Next arrived) falls back to ``mamba_cache_dtype`` "auto", the model's dtype
+  (``MambaStateDtypeCalculator.gated_delta_net_state_dtype``,
+  vllm/model_executor/layers/mamba/mamba_utils.py): bf16 for a bf16 checkpoint;
+* SGLang: ``ServerArgs.mamba_ssm_dtype`` "float32" (python/sglang/srt/server_args.py), the
+  temporal state of its ``MambaPool`` (radixark/miles docs/models/qwen/qwen3-8.md at bb6f7dbd,
+  section 5.3, measures it: "48 v-heads x 128 x 128 x FP32 x 48 layers ~ 151 MB");
+* Hugging Face ``generate`` (and DeepSpeed's, on the same modelling code): fp32, the final
+  state fla's ``chunk_gated_delta_rule`` / ``fused_recurrent_gated_delta_rule`` return (and
+  transformers' torch fallback computes in float32), which ``Qwen3NextDynamicCache`` stores
+  as it comes (transformers models/qwen3_next/modeling_qwen3_next.py);
+* the conv state stays in the model's dtype in all of them (vLLM ``mamba_cache_dtype``,
+  SGLang's conv dtype), counted in the KV dtype as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.choices import Dtype
+from rlmcost.deployment.kinds import EngineKind
+from rlmcost.perf.engine_step import window_read
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+
+SGLANG_MAMBA_SSM_DTYPE = Dtype.FP32
+"""SGLang's ``--mamba-ssm-dtype`` default (python/sglang/srt/server_args.py ``mamba_ssm_dtype:
+str = "float32"``)."""
+
+
+def keeps_window(kind: EngineKind) -> bool:
+    """The engine's KV cache holds a sliding-window layer's window only (module docstring):
+    vLLM's hybrid KV cache manager; SGLang (for the models outside its hybrid-SWA list),
+    Hugging Face and DeepSpeed hold the whole context."""
+    return EngineKind(kind) is EngineKind.VLLM
+
+
+def state_dtype(kind: EngineKind, model_dtype: Dtype) -> Dtype:
+    """The dtype of a Gated DeltaNet layer's recurrent state in ``kind``'s cache (module
+    docstring): vLLM's "auto", the model's dtype; fp32 in SGLang and Hugging Face.
+
+    >>> [str(state_dtype(k, Dtype.BF16)) for k in (EngineKind.SGLANG, EngineKind.VLLM)]
+    ['fp32', 'bf16']
+    """
+    return model_dtype if EngineKind(kind) is EngineKind.VLLM else SGLANG_MAMBA_SSM_DTYPE
+
+
+
+def reads_window(kind: EngineKind) -> bool:
+    """The engine's decode attention reads a sliding layer's window only: vLLM's
+    FlashAttention backend passes ``window_size`` (vllm/v1/attention/backends/flash_attn.py),
+    SGLang's RadixAttention its ``sliding_window_size`` (Gemma 2/3); Hugging Face and
+    DeepSpeed's ``generate`` are counted at the whole cache, as before."""
+    return EngineKind(kind) in (EngineKind.VLLM, EngineKind.SGLANG)
+
+
+def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, prompt: int,
+                  context: int) -> dict[str, Any]:  # fmt: skip
+    """``EngineOptions`` fields for ``kind``'s cache (:mod:`rlmcost.perf.engine_step`): the
+    recurrent state's bytes (:func:`state_dtype`) and, with a window the engine reads only,
+    the sliding layers' read per context token over a rollout from ``prompt`` to ``context``
+    tokens (:func:`~rlmcost.perf.engine_step.window_read`; the task's longest response)."""
+    out: dict[str, Any] = {"state_bytes": state_dtype(kind, model_dtype).bytes}
+    if arch.sliding_window is not None and reads_window(kind):
+        response = max(context - prompt, 1)
+        out["window_read"] = window_read(int(arch.sliding_window), prompt, response)
+    return out
