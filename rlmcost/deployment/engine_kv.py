@@ -3,14 +3,19 @@ sliding-window layers and the recurrent state of Gated DeltaNet layers.
 
 **Sliding-window layers** (``Arch.sliding_window``; Mistral-7B-v0.1, Phi-3, Gemma 2/3):
 
-* vLLM (V1, v0.10.0 on): the hybrid KV cache manager gives each kind of layer its own group
-  (``HybridKVCacheCoordinator``, vllm/v1/core/kv_cache_coordinator.py) and the sliding
-  layers' ``SlidingWindowManager`` (vllm/v1/core/single_type_kv_cache_manager.py,
-  ``remove_skipped_blocks``) frees the blocks wholly outside the window as a request
-  decodes: a sliding layer holds its last W - 1 positions (plus up to one partly skipped
-  block; rlmcost counts per token, as ``blocks.window.cached_positions`` does). On by
-  default (``SchedulerConfig.disable_hybrid_kv_cache_manager`` False); a model whose layers
-  are all sliding (Mistral-7B-v0.1) had the window manager already in V1 before it.
+* vLLM (V1): the hybrid KV cache manager (vllm-project/vllm#17996, mid-2025) gives each kind
+  of layer its own group (``HybridKVCacheCoordinator``, vllm/v1/core/kv_cache_coordinator.py)
+  and the sliding layers' ``SlidingWindowManager`` (vllm/v1/core/
+  single_type_kv_cache_manager.py, ``remove_skipped_blocks``) frees the blocks wholly outside
+  the window as a request decodes: a sliding layer holds its last W - 1 positions (plus up
+  to one partly skipped block; rlmcost counts per token, as
+  ``blocks.window.cached_positions`` does). On by default
+  (``SchedulerConfig.disable_hybrid_kv_cache_manager`` False; vLLM turns it off with a KV
+  transfer connector, which no modelled framework sets); a model whose layers all slide
+  (Mistral-7B-v0.1) had the window manager in V1 since vllm-project/vllm#14097 (v0.8).
+  Assumption: the pool admits by one sequence's bytes at its final context per token
+  (``GroupMemory.engine_pool``), as for the Gated DeltaNet state, so a sequence short of
+  the window is counted at the window's average.
 * SGLang: the SWA pool (``SWAKVPool``, python/sglang/srt/mem_cache/swa_memory_pool.py, the
   full and sliding layers in pools of their own, ``--disable-hybrid-swa-memory`` off by
   default) serves only the architectures ``is_hybrid_swa_model`` lists
@@ -40,6 +45,7 @@ sliding-window layers and the recurrent state of Gated DeltaNet layers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import Dtype
@@ -80,14 +86,20 @@ def reads_window(kind: EngineKind) -> bool:
     return EngineKind(kind) in (EngineKind.VLLM, EngineKind.SGLANG)
 
 
-def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, prompt: int,
-                  context: int) -> dict[str, Any]:  # fmt: skip
-    """``EngineOptions`` fields for ``kind``'s cache (:mod:`rlmcost.perf.engine_step`): the
-    recurrent state's bytes (:func:`state_dtype`) and, with a window the engine reads only,
-    the sliding layers' read per context token over a rollout from ``prompt`` to ``context``
-    tokens (:func:`~rlmcost.perf.engine_step.window_read`; the task's longest response)."""
-    out: dict[str, Any] = {"state_bytes": state_dtype(kind, model_dtype).bytes}
+def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
+                  lengths: Callable[[], tuple[int, int]]) -> dict[str, Any]:  # fmt: skip
+    """``EngineOptions`` fields for ``kind``'s cache (:mod:`rlmcost.perf.engine_step`), none
+    for the ``ideal`` deployment or a model of full-attention layers only: a Gated DeltaNet
+    state's bytes (:func:`state_dtype`) and, with a window the engine reads only, the sliding
+    layers' read per context token over a rollout from ``prompt`` to ``context`` tokens
+    (``lengths()``; :func:`~rlmcost.perf.engine_step.window_read`)."""
+    out: dict[str, Any] = {}
+    if ideal:
+        return out
+    if arch.linear_layers:
+        out["state_bytes"] = state_dtype(kind, model_dtype).bytes
     if arch.sliding_window is not None and reads_window(kind):
-        response = max(context - prompt, 1)
-        out["window_read"] = window_read(int(arch.sliding_window), prompt, response)
+        prompt, context = lengths()
+        out["window_read"] = window_read(int(arch.sliding_window), prompt,
+                                         max(context - prompt, 1))  # fmt: skip
     return out

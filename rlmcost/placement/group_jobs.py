@@ -223,9 +223,8 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     an ``AsyncLLM`` whose output processing runs beside the engine core), absent on SGLang (its
     overlap scheduler) and static batchers (no per-request state); host terms at the
     hardware's host speed (``engine_host.host_options``), eager launches too; cache: engine_kv."""
-    layout = g.layouts[task.index]
-    wl = g.workload(task)
-    arch = g.s.arch(task.role)
+    layout, wl, arch = g.layouts[task.index], g.workload(task), g.s.arch(task.role)
+    inv = task.invocation
     launch = hybrid_engine_launch_s(arch) if g.engine.kind.hybrid_engine else 0.0
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         launch = eager_launch_s(arch)
@@ -236,8 +235,8 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
         chunk_tokens=batched_tokens(g) if vllm else CHUNK_TOKENS,
-        **({} if g.s.deployment.ideal else cache_options(g.engine.kind, arch, g.s.workload
-           .weight_dtype, g._int_at(task.invocation.prompt, g.longest(task)), g.seq_len(task))),
+        **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
+                        lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
