@@ -17,7 +17,7 @@ import pytest
 from rlmcost import blocks as bl
 from rlmcost.choices import Dtype
 from rlmcost.compiled.memory import memory_per_rank as compiled_memory
-from rlmcost.deployment.engine_kv import cache_options, keeps_window, state_dtype
+from rlmcost.deployment.engine_kv import cache_options, keeps_window, reads_window, state_dtype
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.parallel.breakdown import Mode
 from rlmcost.parallel.layout import Layout
@@ -86,6 +86,12 @@ def test_each_engine_keeps_its_own_cache():
     assert state_dtype(EngineKind.HF, Dtype.BF16) is Dtype.FP32
     assert keeps_window(EngineKind.VLLM)
     assert not keeps_window(EngineKind.SGLANG) and not keeps_window(EngineKind.HF)
+    # decode reads: vLLM every window; SGLang Gemma's (gemma2.py / gemma3_causal.py pass
+    # sliding_window_size), not Mistral's (llama.py passes none); HF the whole cache
+    gemma, mistral = get_model("gemma-2-9b").arch(), get_model("mistral-7b").arch()
+    assert reads_window(EngineKind.VLLM, gemma) and reads_window(EngineKind.VLLM, mistral)
+    assert reads_window(EngineKind.SGLANG, gemma) and not reads_window(EngineKind.SGLANG, mistral)
+    assert not reads_window(EngineKind.HF, gemma)
 
 
 def test_window_read_is_the_decode_sums_ratio():

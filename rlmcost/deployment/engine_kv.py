@@ -78,12 +78,18 @@ def state_dtype(kind: EngineKind, model_dtype: Dtype) -> Dtype:
 
 
 
-def reads_window(kind: EngineKind) -> bool:
-    """The engine's decode attention reads a sliding layer's window only: vLLM's
-    FlashAttention backend passes ``window_size`` (vllm/v1/attention/backends/flash_attn.py),
-    SGLang's RadixAttention its ``sliding_window_size`` (Gemma 2/3); Hugging Face and
-    DeepSpeed's ``generate`` are counted at the whole cache, as before."""
-    return EngineKind(kind) in (EngineKind.VLLM, EngineKind.SGLANG)
+def reads_window(kind: EngineKind, arch: Arch) -> bool:
+    """The engine's decode attention reads a sliding layer's window only: vLLM's attention
+    backends take every layer's window (``window_size`` in vllm/v1/attention/backends/
+    flash_attn.py); SGLang's only where the model file hands RadixAttention a
+    ``sliding_window_size`` (python/sglang/srt/models/gemma2.py, gemma3_causal.py: the
+    models that interleave sliding and full layers), not llama.py, which serves Mistral and
+    Phi-3 there and attends over the whole cache; Hugging Face and DeepSpeed's ``generate``
+    are counted at the whole cache, as before."""
+    kind = EngineKind(kind)
+    if kind is EngineKind.SGLANG:
+        return bool(arch.full_attention_layers)
+    return kind is EngineKind.VLLM
 
 
 def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
@@ -98,7 +104,7 @@ def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
         return out
     if arch.linear_layers:
         out["state_bytes"] = state_dtype(kind, model_dtype).bytes
-    if arch.sliding_window is not None and reads_window(kind):
+    if arch.sliding_window is not None and reads_window(kind, arch):
         prompt, context = lengths()
         out["window_read"] = window_read(int(arch.sliding_window), prompt,
                                          max(context - prompt, 1))  # fmt: skip

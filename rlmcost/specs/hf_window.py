@@ -88,7 +88,7 @@ def window_note(fields: dict[str, Any], n_layers: int) -> list[str]:
         f"KV cache of the building blocks follow the window as transformers keeps it (a decode "
         f"step attends min(c, {window}) keys, the cache holds the last {window - 1} positions); "
         "generation holds it as the engine allocates it (vLLM frees the blocks outside the "
-        "window, SGLang and Hugging Face hold the whole context) and vLLM's and SGLang's "
-        "decode read the window only (rlmcost.deployment.engine_kv); a training step's "
+        "window, SGLang and Hugging Face hold the whole context) and vLLM's decode (SGLang's "
+        "for Gemma) reads the window only (rlmcost.deployment.engine_kv); a training step's "
         "attention follows the window: rlmcost.perf.attention_shapes.causal_pairs"
     ]
