@@ -17,7 +17,13 @@ import pytest
 from rlmcost import blocks as bl
 from rlmcost.choices import Dtype
 from rlmcost.compiled.memory import memory_per_rank as compiled_memory
-from rlmcost.deployment.engine_kv import cache_options, keeps_window, reads_window, state_dtype
+from rlmcost.deployment.engine_kv import (
+    cache_options,
+    keeps_window,
+    read_workload,
+    reads_window,
+    state_dtype,
+)
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.parallel.breakdown import Mode
 from rlmcost.parallel.layout import Layout
@@ -92,6 +98,12 @@ def test_each_engine_keeps_its_own_cache():
     assert reads_window(EngineKind.VLLM, gemma) and reads_window(EngineKind.VLLM, mistral)
     assert reads_window(EngineKind.SGLANG, gemma) and not reads_window(EngineKind.SGLANG, mistral)
     assert not reads_window(EngineKind.HF, gemma)
+    # the rollout's roofline counts the KV bytes a step reads: SGLang's Gemma at its window
+    # (it holds the whole context), Mistral's whole; the ideal deployment as before
+    wl = Workload()
+    assert read_workload(EngineKind.SGLANG, gemma, wl, False).kv_window
+    assert not read_workload(EngineKind.SGLANG, mistral, wl, False).kv_window
+    assert read_workload(EngineKind.SGLANG, gemma, wl, True) is wl
 
 
 def test_window_read_is_the_decode_sums_ratio():

@@ -54,6 +54,7 @@ from rlmcost.perf.engine_step import window_read
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
+    from rlmcost.specs.workload import Workload
 
 SGLANG_MAMBA_SSM_DTYPE = Dtype.FP32
 """SGLang's ``--mamba-ssm-dtype`` default (python/sglang/srt/server_args.py ``mamba_ssm_dtype:
@@ -109,3 +110,15 @@ def cache_options(kind: EngineKind, arch: Arch, model_dtype: Dtype, ideal: bool,
         out["window_read"] = window_read(int(arch.sliding_window), prompt,
                                          max(context - prompt, 1))  # fmt: skip
     return out
+
+
+def read_workload(kind: EngineKind, arch: Arch, workload: Workload, ideal: bool) -> Workload:
+    """``workload`` with the sliding layers at their window where the engine's decode reads
+    only the window (:func:`reads_window`): the KV bytes per context token a decode step
+    reads, for the rollout's roofline (``DecodeCost.kv_bytes_per_token``). SGLang holds a
+    Gemma's whole context but reads its window: the bound counts the reads (averaged at the
+    final context, at most what the decode reads, so still a lower bound). Unchanged for the
+    ``ideal`` deployment."""
+    if ideal or workload.kv_window or arch.sliding_window is None or not reads_window(kind, arch):
+        return workload
+    return workload.model_copy(update={"kv_window": True})

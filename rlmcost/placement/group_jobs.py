@@ -38,7 +38,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.compiled.blocks import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
-from rlmcost.deployment.engine_kv import cache_options
+from rlmcost.deployment.engine_kv import cache_options, read_workload
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
@@ -306,7 +306,7 @@ def _generate(
     memory = g.with_residents(task, own)
     one_seq = memory_per_rank(
         arch, layout.with_(pp=1), Mode.GENERATE, replicas, g.seq_len(task),
-        g.workload(task), inv.model_head,
+        read_workload(g.engine.kind, arch, g.workload(task), g.s.deployment.ideal), inv.model_head,
     )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
     tokens = -(-g.seq_len(task) // layout.cp)
     f0, f1 = decode_flops(arch)
