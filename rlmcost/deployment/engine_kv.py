@@ -13,9 +13,9 @@ sliding-window layers and the recurrent state of Gated DeltaNet layers.
   (``SchedulerConfig.disable_hybrid_kv_cache_manager`` False; vLLM turns it off with a KV
   transfer connector, which no modelled framework sets); a model whose layers all slide
   (Mistral-7B-v0.1) had the window manager in V1 since vllm-project/vllm#14097 (v0.8).
-  Assumption: the pool admits by one sequence's bytes at its final context per token
-  (``GroupMemory.engine_pool``), as for the Gated DeltaNet state, so a sequence short of
-  the window is counted at the window's average.
+  Assumption: the pool admits by one sequence's bytes at its final context, per token
+  (``GroupMemory.engine_pool``), as for the Gated DeltaNet state: a sequence still shorter
+  than that context is counted at its average, less than its sliding layers hold then.
 * SGLang: the SWA pool (``SWAKVPool``, python/sglang/srt/mem_cache/swa_memory_pool.py, the
   full and sliding layers in pools of their own, ``--disable-hybrid-swa-memory`` off by
   default) serves only the architectures ``is_hybrid_swa_model`` lists
