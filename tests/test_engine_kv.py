@@ -164,3 +164,12 @@ def test_a_vllm_deployment_holds_and_reads_the_window(monkeypatch):
     assert on.timeline.preemptions < off.timeline.preemptions
     assert on.predicted_s < off.predicted_s
     assert generation("sglang", True).predicted_s == generation("sglang", False).predicted_s
+
+
+def test_the_evaluation_says_what_the_engine_keeps():
+    from rlmcost.reports.estimate import estimate
+
+    e = estimate("grpo", "gemma-2-9b", hardware="h100-sxm", gpus=8, response_len=2048)
+    assert any(n.startswith("sliding-window layers on vllm") for n in e.notes)
+    plain = estimate("grpo", "llama-3.1-8b", hardware="h100-sxm", gpus=8, response_len=2048)
+    assert not any("engine_kv" in n for n in plain.notes)

@@ -122,3 +122,26 @@ def read_workload(kind: EngineKind, arch: Arch, workload: Workload, ideal: bool)
     if ideal or workload.kv_window or arch.sliding_window is None or not reads_window(kind, arch):
         return workload
     return workload.model_copy(update={"kv_window": True})
+
+
+def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list[str]:
+    """What the generating engines' caches do with the models' sliding windows and Gated
+    DeltaNet states (this module), one note each; none for the ideal deployment."""
+    if ideal:
+        return []
+    names = "/".join(sorted(EngineKind(k).value for k in kinds))
+    out = []
+    if any(a.sliding_window is not None for a in archs):
+        out.append(
+            f"sliding-window layers on {names}: vLLM holds their last W - 1 positions (its hybrid "
+            "KV cache manager frees the blocks outside the window) and reads only those; SGLang "
+            "and Hugging Face hold the whole context, SGLang reads the window for Gemma 2/3 "
+            "(rlmcost.deployment.engine_kv)"
+        )
+    if any(a.linear_layers for a in archs):
+        out.append(
+            f"Gated DeltaNet recurrent state on {names}: vLLM in the model's dtype "
+            "(mamba_ssm_cache_dtype auto), SGLang in fp32 (--mamba-ssm-dtype float32), Hugging "
+            "Face in fp32; the conv state in the KV dtype (rlmcost.deployment.engine_kv)"
+        )
+    return out
