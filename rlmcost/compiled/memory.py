@@ -58,6 +58,8 @@ class Dtypes:
     logits: int = Dtype.FP32.bytes
     compute: Dtype = Dtype.BF16
     param: int | None = None
+    state: int | None = None  # a linear layer's recurrent state (None: kv)
+    kv_window: bool = False  # sliding layers keep their window (Workload.kv_window)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -65,6 +67,7 @@ class Dtypes:
         if workload is None:
             return _DEFAULT
         param = getattr(workload, "param_dtype", None)
+        state = getattr(workload, "state_dtype", None)
         return cls(
             workload.weight_dtype.bytes,
             workload.activation_dtype.bytes,
@@ -72,6 +75,8 @@ class Dtypes:
             workload.logits_dtype.bytes,
             workload.compute_dtype,
             None if param is None else param.bytes,
+            None if state is None else state.bytes,
+            bool(getattr(workload, "kv_window", False)),
         )
 
 
@@ -252,15 +257,27 @@ def memory_per_stage(
             act = buffer_bytes
         kv = 0
         if mode is Mode.GENERATE:  # linear layers: a state per sequence (parallel.memory)
-            n_lin = a.linear_layers * (n_dense + n_moe) // a.n_layers
-            kv = (n_dense + n_moe - n_lin) * kv_per_token_layer * per_shard * per_seq
-            kv += n_lin * _linear_state(a, tp) * per_shard * dt.kv
+            n = n_dense + n_moe
+            n_lin = a.linear_layers * n // a.n_layers
+            n_sw = max(a.n_layers - a.full_attention_layers, 0) * n // a.n_layers if (
+                dt.kv_window and a.swa) else 0  # fmt: skip
+            kept = min(per_seq, -(-(a.sliding_window - 1) // layout.cp)) if n_sw else 0
+            kv = ((n - n_lin - n_sw) * per_seq + n_sw * kept) * kv_per_token_layer * per_shard
+            if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
+                rec = _recurrent(a, tp)
+                kv += n_lin * per_shard * (
+                    rec * (dt.state or dt.kv) + (_linear_state(a, tp) - rec) * dt.kv)  # fmt: skip
         logits = 0
         if last:
             positions = per_shard if mode is Mode.GENERATE else mb_tokens
             logits = positions * vocab_per_rank * dt.logits
         out.append(MemoryBreakdown(dw + ew, dg + eg, do + eo, act, kv, logits, buffers))
     return out
+
+
+def _recurrent(a: Any, tp: int) -> int:
+    """H_v d_k d_v / P_t: the recurrent part of :func:`_linear_state`."""
+    return a.linear_value_heads // tp * a.linear_key_head_dim * a.linear_value_head_dim
 
 
 def _linear_state(a: Any, tp: int) -> int:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
+from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
@@ -220,6 +221,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
+    if not alg.offline:  # what the engines' caches hold of windows and Gated DeltaNet states
+        archs = q.kept("archs", lambda: [spec.arch() for spec in q.specs.values()])
+        _extend(notes, engine_notes({e.kind for e in engines}, archs, dep.ideal))
     if moe:
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):

@@ -24,9 +24,14 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
   (``blocks.memory_inference_buffer``) for one micro-batch.
 * kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's softmax
-  layers, h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``; its
+  layers, h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``; a
+  sliding-window layer at its last W - 1 positions where the engine frees the rest
+  (``workload.kv_window``: vLLM, :mod:`rlmcost.deployment.engine_kv`;
+  ``blocks.window.cached_positions``' count), else at the whole context; its
   linear-attention layers (``Arch.linear_layers_of``) keep no keys or values but a fixed state
-  per sequence, ``Arch.linear_state_width`` / P_t (``blocks.memory_kv_cache``'s count). MLA
+  per sequence, ``Arch.linear_state_width`` / P_t (``blocks.memory_kv_cache``'s count), the
+  recurrent H_v d_k d_v of it in ``workload.linear_state_dtype`` (the engine's: SGLang fp32,
+  vLLM the model's), the conv state in the KV dtype. MLA
   (DeepSeek-V2/V3) caches the latent d_c + d_rope per token and layer, one shared "head" that
   TP does not split: every TP rank holds all of it, as vLLM does (SGLang's DP attention avoids
   that copy).
@@ -205,12 +210,18 @@ def memory_per_stage(
             # 2 h_kv d_h / P_t per token and softmax layer; MLA's latent is not split over TP;
             # a linear-attention layer its fixed state per sequence, no keys or values
             sh = tp_shard(arch, layout.tp)
-            tokens = share.sequences * share.tokens_per_sequence
+            per_seq = share.tokens_per_sequence
             n_lin = int(arch.linear_layers_of(stage.dense_layers + stage.moe_layers))
-            kv = (stage.layers - n_lin) * int(sh.kv_cache_width) * tokens
-            if n_lin:
-                kv += n_lin * int(sh.linear_state_width) * share.sequences
-            kv *= workload.kv_dtype.bytes
+            n_sw = _sliding_kept(arch, stage.layers, workload)
+            positions = (stage.layers - n_lin - n_sw) * per_seq
+            if n_sw:  # a sliding layer at its last W - 1 positions (CP: 1 / P_c of them)
+                positions += n_sw * min(per_seq, -(-(_int(arch.sliding_window) - 1) // layout.cp))
+            kv = positions * int(sh.kv_cache_width) * share.sequences * workload.kv_dtype.bytes
+            if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
+                conv = int(sh.linear_state_width) - _recurrent_width(sh)
+                kv += n_lin * share.sequences * (
+                    _recurrent_width(sh) * workload.linear_state_dtype.bytes
+                    + conv * workload.kv_dtype.bytes)  # fmt: skip
         if stage.last:
             positions = share.sequences if mode is Mode.GENERATE else share.tokens_per_micro_batch
             logits = positions * vocab_per_rank * workload.logits_dtype.bytes
@@ -226,6 +237,20 @@ def memory_per_stage(
             )
         )
     return out
+
+
+def _sliding_kept(arch: Arch, layers: int, workload: Workload) -> int:
+    """Sliding-window layers among a stage's ``layers`` whose KV cache keeps the window only
+    (``workload.kv_window``, the engine's choice: :mod:`rlmcost.deployment.engine_kv`), in
+    proportion as ``Arch.linear_layers_of`` counts linear ones; 0 otherwise."""
+    if not workload.kv_window or not arch.has_window:
+        return 0
+    return int(arch.n_sliding_layers) * layers // int(arch.n_layers)
+
+
+def _recurrent_width(shard: Arch) -> int:
+    """H_v d_k d_v / P_t: the recurrent part of ``Arch.linear_state_width`` on a TP rank."""
+    return int(shard.linear_value_heads * shard.linear_key_head_dim * shard.linear_value_head_dim)
 
 
 def memory_per_rank(

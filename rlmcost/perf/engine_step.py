@@ -27,6 +27,8 @@ class EngineOptions:
     per_sequence_s: float = VLLM_HOST_S_PER_SEQUENCE.value
     launch_s: float = 0.0  # eager host launch time of a step's kernels (perf.eager_launch)
     overlapped_s_per_sequence: float = 0.0  # host work beside the GPU (perf.engine_host)
+    state_bytes: int = 4  # a Gated DeltaNet recurrent state element (deployment.engine_kv)
+    window_read: float = 1.0  # a sliding layer's KV read per context token (window_read)
 
     def __post_init__(self) -> None:
         if self.launch_s < 0:
@@ -38,8 +40,30 @@ class EngineOptions:
                             "be non-negative")  # fmt: skip
         if self.per_sequence_s < 0:
             raise SpecError(f"per_sequence_s={self.per_sequence_s} must be non-negative")
+        if self.state_bytes < 1 or not 0 < self.window_read <= 1:
+            raise SpecError(f"state_bytes={self.state_bytes} must be positive and "
+                            f"window_read={self.window_read} in (0, 1]")  # fmt: skip
         if self.chunk_tokens < 1:
             raise SpecError(f"chunk_tokens={self.chunk_tokens} must be a positive integer")
+
+
+def window_read(window: int, prompt: int, response: int) -> float:
+    """The keys a sliding-window layer reads over one sequence's decode, as a fraction of a
+    full layer's: sum_{c=S+1}^{S+T} min(c, W) / sum_{c=S+1}^{S+T} c (``blocks.window.
+    attended_keys_sum``'s two sums, in integers). The engines' decode kernels read the window
+    only (vLLM's FlashAttention ``window_size``, SGLang's ``sliding_window_size``); priced per
+    context token, this ratio makes a rollout of equal lengths exact.
+
+    >>> window_read(4096, 1024, 1024), window_read(4096, 4096, 4096) < 0.67
+    (1.0, True)
+    """
+
+    def p(n: int) -> int:  # sum_{i=1}^{n} min(i, W)
+        a = min(n, window)
+        return a * (a + 1) // 2 + (n - a) * window
+
+    full = response * prompt + response * (response + 1) // 2
+    return (p(prompt + response) - p(prompt)) / full if full else 1.0
 
 
 @dataclass(frozen=True)

@@ -253,7 +253,9 @@ class Engine:
     def _attention_per_context_token(self) -> tuple[float, float]:
         """(compute, memory) seconds of decode attention per cached token, all layers."""
         sh, dev = self.shard, self.device
-        layers = int(self.arch.n_softmax_layers)  # linear-attention layers cache no KV
+        layers: float = int(self.arch.n_softmax_layers)  # linear-attention layers: no KV
+        if self.arch.has_window:  # the sliding layers read their window (engine_step)
+            layers -= int(self.arch.n_sliding_layers) * (1 - self.options.window_read)
         if self.arch.is_mla:
             f, b = dk.mla_decode_attention_per_token(self.arch, self.tp, self.kv_bytes)
             flops, nbytes = f * layers, b * layers
@@ -275,7 +277,8 @@ class Engine:
         c, m = self._attention_per_context_token
         gap = self.device.defaults.kernel_gap_s
         attention = max(c, m) * context_tokens + int(self.arch.n_layers) * gap
-        attention += linear_state_s(self.arch, self.shard, self.device, active, self.x)
+        attention += linear_state_s(self.arch, self.shard, self.device, active, self.x,
+                                    self.options.state_bytes)  # fmt: skip
         return DecodeStep(
             gemm_s=self._gemms(active),
             attention_s=attention,

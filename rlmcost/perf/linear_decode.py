@@ -15,7 +15,9 @@ step of an engine (SGLang's hybrid linear-attention backend, vLLM's GDN layer):
   :func:`linear_state_s`, per sequence in flight, whatever its context. The recurrent state is
   fp32 by default in SGLang (radixark/miles docs/models/qwen/qwen3-8.md at bb6f7dbd, section
   5.3: "48 v-heads x 128 x 128 x FP32 x 48 layers ~ 151 MB per in-flight sequence";
-  ``--sglang-mamba-ssm-dtype bfloat16`` halves it): :data:`STATE_BYTES`;
+  ``--sglang-mamba-ssm-dtype bfloat16`` halves it); vLLM's ``mamba_ssm_cache_dtype`` "auto"
+  keeps it in the model's dtype (:mod:`rlmcost.deployment.engine_kv`): the engine's
+  ``EngineOptions.state_bytes``, :data:`STATE_BYTES` by default;
 * **no KV cache read**: decode attention reads the cache of the softmax layers only
   (:attr:`rlmcost.arch.Arch.n_softmax_layers`; ``Engine._attention_per_context_token``).
 
@@ -40,8 +42,9 @@ if TYPE_CHECKING:
     from rlmcost.perf.efficiency import Device
 
 STATE_BYTES = 4
-"""Bytes per element of the recurrent state in the engine: fp32, SGLang's default
-``mamba_ssm_dtype`` as the miles Qwen3.8 page measures it (module docstring)."""
+"""Bytes per element of the recurrent state where no engine says otherwise: fp32, SGLang's
+default ``mamba_ssm_dtype`` as the miles Qwen3.8 page measures it (module docstring); vLLM's
+``mamba_ssm_cache_dtype`` "auto" is the model's dtype (:mod:`rlmcost.deployment.engine_kv`)."""
 
 
 def linear_gemms_delta_s(arch: Arch, shard: Arch, dev: Device, m: int) -> float:
@@ -84,9 +87,11 @@ def linear_prefill_core_s(arch: Arch, shard: Arch, dev: Device, tokens: int, x: 
     return n * dev.elementwise_s(core, CORE_FWD_KERNELS)
 
 
-def linear_state_s(arch: Arch, shard: Arch, dev: Device, active: int, x: int) -> float:
+def linear_state_s(arch: Arch, shard: Arch, dev: Device, active: int, x: int,
+                   state_bytes: int = STATE_BYTES) -> float:
     """Seconds one decode step spends reading and writing back the linear-attention states of
-    ``active`` sequences on one TP rank: the recurrent state in :data:`STATE_BYTES`, the conv
+    ``active`` sequences on one TP rank: the recurrent state in ``state_bytes`` (the engine's:
+    :func:`rlmcost.deployment.engine_kv.state_dtype`; SGLang's fp32 by default), the conv
     state in ``x`` bytes, each once in and once out per layer, plus one kernel gap per layer.
 
     >>> 48 * 48 * 128 * 128 * 4  # the miles page's "151 MB per in-flight sequence"
@@ -99,5 +104,5 @@ def linear_state_s(arch: Arch, shard: Arch, dev: Device, active: int, x: int) ->
         arch.linear_value_head_dim)  # fmt: skip
     conv = (int(arch.linear_conv_kernel) - 1) * (
         2 * int(shard.linear_key_heads) * dk + hv * dv)  # fmt: skip
-    per_layer = 2 * active * (hv * dk * dv * STATE_BYTES + conv * x)
+    per_layer = 2 * active * (hv * dk * dv * state_bytes + conv * x)
     return n * dev.elementwise_s(per_layer, 1)

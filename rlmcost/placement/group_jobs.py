@@ -25,8 +25,7 @@ faster than its blog's rate and waits for every ZeRO-3 gather (:func:`dschat_flo
 realhf no faster than its paper's (``group_realhf``); vLLM admits by paged KV blocks and
 preempts (``placement.paged``; recomputations join the work), SGLang by token slots against
 its ``new_token_ratio`` reservation and retracts (``placement.sglang_admit``; the same way).
-
-The group's transfers (resharding, refit, sleep/wake, controller, offload) are ``group_transfers``.
+The group's transfers (resharding, refit, sleep/wake, controller, offload): ``group_transfers``.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.compiled.blocks import work_head_per_token, work_prefill
 from rlmcost.compiled.memory import memory_per_rank
+from rlmcost.deployment.engine_kv import cache_options, read_workload
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized
@@ -222,21 +222,21 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     ``LLM.generate`` in process, a floor under the step when it streams (``partial_rollout``:
     an ``AsyncLLM`` whose output processing runs beside the engine core), absent on SGLang (its
     overlap scheduler) and static batchers (no per-request state); host terms at the
-    hardware's host speed (``engine_host.host_options``), eager launches too."""
-    layout = g.layouts[task.index]
-    wl = g.workload(task)
-    arch = g.s.arch(task.role)
+    hardware's host speed (``engine_host.host_options``), eager launches too; cache: engine_kv."""
+    layout, wl, arch = g.layouts[task.index], g.workload(task), g.s.arch(task.role)
+    inv = task.invocation
     launch = hybrid_engine_launch_s(arch) if g.engine.kind.hybrid_engine else 0.0
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         launch = eager_launch_s(arch)
     vllm = g.engine.kind is EngineKind.VLLM
-    in_process = not g.s.deployment.partial_rollout
-    host = host_options(g.s.hardware.host_time_factor, in_process, vllm)
+    host = host_options(g.s.hardware.host_time_factor, not g.s.deployment.partial_rollout, vllm)
     options = EngineOptions(
         step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
         chunk_tokens=batched_tokens(g) if vllm else CHUNK_TOKENS,
+        **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
+                        lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip
     return _engine(
         arch, Device(g.s.hardware, wl.compute_dtype), layout.tp, layout.ep, wl.kv_dtype.bytes,
@@ -306,7 +306,7 @@ def _generate(
     memory = g.with_residents(task, own)
     one_seq = memory_per_rank(
         arch, layout.with_(pp=1), Mode.GENERATE, replicas, g.seq_len(task),
-        g.s.workload, inv.model_head,
+        read_workload(g.engine.kind, arch, g.workload(task), g.s.deployment.ideal), inv.model_head,
     )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
     tokens = -(-g.seq_len(task) // layout.cp)
     f0, f1 = decode_flops(arch)

@@ -16,6 +16,7 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.compiled.memory import memory_per_stage
+from rlmcost.deployment.engine_kv import keeps_window, state_dtype
 from rlmcost.deployment.given import layered
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
 from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
@@ -273,7 +274,9 @@ class GroupTasks(GroupSizes):
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
         precision); generation holds and multiplies its weights in the engine's ``dtype``
         (:class:`~rlmcost.deployment.spec.EngineSpec`; FP8 W8A8 at the FP8 peak), its KV cache
-        and activations in the workload's; every other in the workload's weight dtype. Kept
+        and activations in the workload's, a Gated DeltaNet state and the sliding-window
+        layers as the engine keeps them (:mod:`rlmcost.deployment.engine_kv`:
+        ``state_dtype``, ``kv_window``); every other in the workload's weight dtype. Kept
         per task."""
         key = ("workload", task.index)
         try:
@@ -287,10 +290,20 @@ class GroupTasks(GroupSizes):
         if self.s.deployment.ideal:
             return wl
         if task.kind is Kind.GENERATE:
-            dtype = engine_for(self.s, self.group.name).dtype
-            if dtype is None or dtype == wl.weight_dtype:
-                return wl
-            return _with(wl, weight_dtype=dtype, compute_dtype=dtype)
+            engine = engine_for(self.s, self.group.name)
+            dtype = engine.dtype or wl.weight_dtype
+            update: dict[str, Any] = {}
+            if dtype != wl.weight_dtype:
+                update.update(weight_dtype=dtype, compute_dtype=dtype)
+            # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
+            # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
+            arch = self.s.arch(task.role)
+            state = state_dtype(engine.kind, wl.weight_dtype)
+            if arch.linear_layers and state != wl.kv_dtype:
+                update["state_dtype"] = state
+            if arch.has_window and keeps_window(engine.kind):
+                update["kv_window"] = True
+            return _with(wl, **update) if update else wl
         if task.kind is not Kind.TRAIN:
             return wl
         stored = self.train_layout().param_dtype

@@ -87,7 +87,8 @@ def window_note(fields: dict[str, Any], n_layers: int) -> list[str]:
         f"sliding-window attention ({window} tokens, {layers}): attention FLOPs, depth and the "
         f"KV cache of the building blocks follow the window as transformers keeps it (a decode "
         f"step attends min(c, {window}) keys, the cache holds the last {window - 1} positions); "
-        "the per-rank KV memory, the rollout timeline and the engine's predicted times still "
-        f"treat it as full attention, an upper bound beyond {window} tokens (a training step's "
-        "attention follows the window: rlmcost.perf.attention_shapes.causal_pairs)"
+        "generation holds it as the engine allocates it (vLLM frees the blocks outside the "
+        "window, SGLang and Hugging Face hold the whole context) and vLLM's decode (SGLang's "
+        "for Gemma) reads the window only (rlmcost.deployment.engine_kv); a training step's "
+        "attention follows the window: rlmcost.perf.attention_shapes.causal_pairs"
     ]

@@ -25,6 +25,18 @@ class Workload(BaseModel):
     kv_dtype: Dtype = Field(default=Dtype.BF16, description="KV cache")
     logits_dtype: Dtype = Field(default=Dtype.FP32, description="logits for log-probs")
     compute_dtype: Dtype = Field(default=Dtype.BF16, description="GEMM dtype for peak FLOP/s")
+    state_dtype: Dtype | None = Field(
+        default=None,
+        description="generation: the recurrent state of linear-attention (Gated DeltaNet) "
+        "layers (None: kv_dtype); the engine's (vLLM: the model dtype, SGLang: fp32; "
+        "rlmcost.deployment.engine_kv)",
+    )
+    kv_window: bool = Field(
+        default=False,
+        description="generation: a sliding-window layer's KV cache holds its window only "
+        "(vLLM's hybrid KV cache manager frees the blocks outside it); false: every layer "
+        "at the whole context (rlmcost.deployment.engine_kv)",
+    )
     param_dtype: Dtype | None = Field(
         default=None,
         description="what a trainer stores its parameters and gradients in (None: "
@@ -36,6 +48,12 @@ class Workload(BaseModel):
         """The dtype of a trainer's resident parameters and gradients: ``param_dtype``, else
         ``weight_dtype``."""
         return self.param_dtype or self.weight_dtype
+
+    @property
+    def linear_state_dtype(self) -> Dtype:
+        """The dtype of a linear-attention layer's recurrent state in generation:
+        ``state_dtype``, else ``kv_dtype``."""
+        return self.state_dtype or self.kv_dtype
 
     @property
     def mixed_storage(self) -> bool:
