@@ -146,14 +146,14 @@ def test_a_vllm_deployment_holds_and_reads_the_window(monkeypatch):
     # context (keeps_window off); SGLang, which allocates the whole context, does not move
     from rlmcost import evaluate, memo
     from rlmcost.algorithms.kinds import Kind
-    from rlmcost.placement import group_own
+    from rlmcost.placement import task_workload
     from rlmcost.reports.estimate import estimate
 
     run = estimate("grpo", "gemma-2-9b", hardware="h100-sxm", gpus=2, batch=64, group=4,
                    response_len=8192, prompt_len=1024).run  # fmt: skip
 
     def generation(engine: str, window: bool):  # noqa: ANN202
-        monkeypatch.setattr(group_own, "keeps_window", lambda k: window and keeps_window(k))
+        monkeypatch.setattr(task_workload, "keeps_window", lambda k: window and keeps_window(k))
         with memo.plain():  # nothing kept between the two
             e = evaluate(run.replace(deployment={"engine": {"kind": engine}}))
         return e.evaluation.jobs_of(Kind.GENERATE)[0]

@@ -16,7 +16,6 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.compiled.memory import memory_per_stage
-from rlmcost.deployment.engine_kv import keeps_window, state_dtype
 from rlmcost.deployment.given import layered
 from rlmcost.deployment.memory import Placed, offloaded, with_logits_peak, with_lora
 from rlmcost.deployment.spec import LoraSpec, Offload, TrainLayout
@@ -24,7 +23,7 @@ from rlmcost.deployment.terms import lora_params
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.memo import memoized, per_object
+from rlmcost.memo import per_object
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
@@ -37,17 +36,12 @@ from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
+from rlmcost.placement.task_workload import task_workload
 from rlmcost.placement.vision import tower_activation_bytes
 from rlmcost.specs.workload import Workload
 
 MODE = {Kind.GENERATE: Mode.GENERATE, Kind.FORWARD: Mode.FORWARD, Kind.TRAIN: Mode.TRAIN}
 _STAGE_ORDER = {s: i for i, s in enumerate(Stage)}
-
-
-@memoized()
-def _with(wl: Workload, **update: Any) -> Workload:
-    """``wl.model_copy(update=update)``, kept per workload and update."""
-    return wl.model_copy(update=update)
 
 
 @per_object()
@@ -286,28 +280,7 @@ class GroupTasks(GroupSizes):
             return out
 
     def _workload(self, task: Task) -> Workload:
-        wl = self.s.workload
-        if self.s.deployment.ideal:
-            return wl
-        if task.kind is Kind.GENERATE:
-            engine = engine_for(self.s, self.group.name)
-            dtype = engine.dtype or wl.weight_dtype
-            update: dict[str, Any] = {}
-            if dtype != wl.weight_dtype:
-                update.update(weight_dtype=dtype, compute_dtype=dtype)
-            # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
-            # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
-            arch = self.s.arch(task.role)
-            state = state_dtype(engine.kind, wl.weight_dtype)
-            if arch.linear_layers and state != wl.kv_dtype:
-                update["state_dtype"] = state
-            if arch.has_window and keeps_window(engine.kind):
-                update["kv_window"] = True
-            return _with(wl, **update) if update else wl
-        if task.kind is not Kind.TRAIN:
-            return wl
-        stored = self.train_layout().param_dtype
-        return wl if stored is None else _with(wl, param_dtype=stored)
+        return task_workload(self.s, self.group.name, task, self.train_layout().param_dtype)
 
     def train_layout(self) -> TrainLayout:
         """The group's own trainer layout over the deployment's, else the deployment's."""

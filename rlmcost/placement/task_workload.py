@@ -1,0 +1,52 @@
+"""The dtypes and cache layout one task of a device group runs with (its :class:`Workload`):
+a training task's stored parameter dtype, an engine's weight dtype and what its cache holds
+(:mod:`rlmcost.deployment.engine_kv`). Split from :mod:`rlmcost.placement.group_own` by
+purpose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmcost.algorithms.kinds import Kind
+from rlmcost.choices import Dtype
+from rlmcost.deployment.engine_kv import keeps_window, state_dtype
+from rlmcost.memo import memoized
+from rlmcost.placement.device_groups import Task
+from rlmcost.placement.inputs import Setup, engine_for
+from rlmcost.specs.workload import Workload
+
+
+@memoized()
+def _with(wl: Workload, **update: Any) -> Workload:
+    """``wl.model_copy(update=update)``, kept per workload and update."""
+    return wl.model_copy(update=update)
+
+
+def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None) -> Workload:
+    """The workload ``task`` runs with on group ``group``
+    (:meth:`~rlmcost.placement.group_own.GroupTasks.workload`): generation in its engine's
+    weight dtype, the Gated DeltaNet state in the engine's dtype and sliding layers at their
+    window where the engine keeps them so; training with its parameters stored in ``stored``
+    (the trainer's ``param_dtype``; None: the workload's); the paper's idealized iteration and
+    every other task the query's workload."""
+    wl = setup.workload
+    if setup.deployment.ideal:
+        return wl
+    if task.kind is Kind.GENERATE:
+        engine = engine_for(setup, group)
+        dtype = engine.dtype or wl.weight_dtype
+        update: dict[str, Any] = {}
+        if dtype != wl.weight_dtype:
+            update.update(weight_dtype=dtype, compute_dtype=dtype)
+        # the engine's cache (engine_kv): the Gated DeltaNet state in its dtype (vLLM's
+        # "auto": the checkpoint's, FP8 weights or not), sliding layers at their window
+        arch = setup.arch(task.role)
+        state = state_dtype(engine.kind, wl.weight_dtype)
+        if arch.linear_layers and state != wl.kv_dtype:
+            update["state_dtype"] = state
+        if arch.has_window and keeps_window(engine.kind):
+            update["kv_window"] = True
+        return _with(wl, **update) if update else wl
+    if task.kind is not Kind.TRAIN:
+        return wl
+    return wl if stored is None else _with(wl, param_dtype=stored)
