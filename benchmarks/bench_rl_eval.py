@@ -244,6 +244,28 @@ allocations; the group keys (a pydantic hash and ``__eq__`` per model field and 
 settings: the planner's candidates are new objects each) and ``combine`` (weight syncs,
 eight schedule evaluations, notes) are each about a quarter of what a kept deployment costs;
 the 928 estimates are unchanged (about 615 us each).
+
+Ninth round (December 2026, this version against the eighth round's ac69173 in the same
+minutes, two runs each, a quiet machine): plain 159 -> 129-141/s; fast, every 8th 1,590 ->
+1,245-1,303/s; sweep one call each 2,050-2,062 -> 1,435-1,512/s; again with every group kept
+5,465-5,531 -> 4,104-4,214/s; evaluate_many 2,210-2,231 -> 1,683-1,745/s; planner rows
+1,174-1,221 -> 883-904/s. The features priced since (a group's own engine and trainer
+settings and their given fields in the keys, NeMo RL's per-rank driver data, the math
+environment, MoE capacity and permutation, engine caches, CPU Adam threads, length and sync
+notes) cost about a quarter, no single one: bisected, each merge took 1-8 %; Python calls in the
+sweep's 928 estimates 4.62 M -> 5.45 M, in the kept sweep 1.89 M -> 2.30 M. What this round cut:
+a transfer whose text states its numbers (the driver data's bytes and ranks per shard, a
+reshard's target sizes, the environment's responses) names its schedule unit without them
+(``Transfer.unit``), so the sweep builds 22 schedule templates, not 84 (each about 6 ms to
+build: the cycles, their dominance and two compiled functions); the length note reads the
+jobs' phases only when the lengths spread (48,000 calls); ``presets.behaviour`` is kept per
+name. Against this session's start (49d49a8, same minutes): sweep one call each 1,446-1,449
+-> 1,496-1,512/s, kept 4,243-4,276 -> 4,104-4,165/s, evaluate_many and planner rows equal within
+the noise, with the features above added. Measured and left: pydantic's ``__eq__`` on the
+deployment's models (63,000 calls in the sweep, equal-but-distinct candidates' fields) and
+its hash (85,000); a faster ``__eq__`` showed no gain above the noise. The 5,000/s target for
+the one-call sweep needs the group estimate (about 1.2 ms each now) and the kept path (about
+240 us) both cut several-fold: a vectorized group estimate, not more of these rounds.
 """
 
 from __future__ import annotations
