@@ -264,8 +264,9 @@ name. Against this session's start (49d49a8, same minutes): sweep one call each 
 the noise, with the features above added. Measured and left: pydantic's ``__eq__`` on the
 deployment's models (63,000 calls in the sweep, equal-but-distinct candidates' fields) and
 its hash (85,000); a faster ``__eq__`` showed no gain above the noise. The 5,000/s target for
-the one-call sweep needs the group estimate (about 1.2 ms each now) and the kept path (about
-240 us) both cut several-fold: a vectorized group estimate, not more of these rounds.
+the one-call sweep needs the group estimate (about 1.5 ms each now, the collector's passes
+included) and the kept path (about 240 us) both cut several-fold: a vectorized group
+estimate, not more of these rounds.
 """
 
 from __future__ import annotations
