@@ -134,3 +134,29 @@ def test_a_real_sigint_through_the_console_entry_point() -> None:
     assert r.stderr == "interrupted\n"
     out = json.loads(r.stdout)
     assert out["interrupted"] is True and out["rows"]
+
+
+def test_a_min_gpus_search_interrupted_keeps_the_counts_searched_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # --min-gpus walks the budget 1, 2, 4, ...: a Ctrl-C at 2 GPUs keeps what 1 GPU showed
+    # (nothing fits there under NeMo RL's fp32 states) and says the larger counts went unsearched
+    import rlmcost.plan.rl as rl
+
+    real = rl._search_count
+
+    def at_two(base: Any, space: Any, gpus: int, *args: Any, **kw: Any) -> Any:
+        if gpus == 2:
+            raise KeyboardInterrupt
+        return real(base, space, gpus, *args, **kw)
+
+    monkeypatch.setattr(rl, "_search_count", at_two)
+    args = ["plan", "grpo", "-m", "llama-3.1-8b", "-H", "h100", "--reward", "rule", "-B", "16",
+            "-K", "4", "--gpus", "1..8", "--min-gpus", "--placements", "baseline",
+            "--json"]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    out = json.loads(res.stdout)
+    assert out["interrupted"] is True and out["rows"] == []
+    assert any("interrupted (Ctrl-C) at 2 GPUs: nothing fits on up to 1 GPUs" in n
+               for n in out["notes"])  # fmt: skip
+    assert not any(n.startswith("nothing fits on up to 8") for n in out["notes"])

@@ -194,14 +194,23 @@ def plan_rl(
     with compute.runner() as run:
         name = run.name
         if min_gpus:
-            for g in counts_gpus:
-                for b, sp in parts:
-                    ph = _search_count(b, sp, g, run, compute.progress, first_fit=True)
-                    _add(total, ph.counts)
-                    rows += ph.rows
-                    failures.update(ph.failures)
-                if rows:
-                    break
+            searched: list[int] = []  # the counts searched whole
+            try:
+                for g in counts_gpus:
+                    for b, sp in parts:
+                        ph = _search_count(b, sp, g, run, compute.progress, first_fit=True)
+                        _add(total, ph.counts)
+                        rows += ph.rows
+                        failures.update(ph.failures)
+                    searched.append(g)
+                    if rows:
+                        break
+            except KeyboardInterrupt:  # Ctrl-C: the counts searched whole stand
+                interrupted = True
+                at = counts_gpus[len(searched)]
+                notes.append(f"the search was interrupted (Ctrl-C) at {at} GPUs: "
+                             + (f"nothing fits on up to {searched[-1]} GPUs, the larger counts "
+                                "not searched" if searched else "no GPU count searched whole"))
         else:
             tops: dict[str, dict[str, Any]] = {}
             for i, (b, sp) in enumerate(parts):  # the top k of the union: of each part's
@@ -234,7 +243,7 @@ def plan_rl(
         "exactly, "
         f"{total.fitting} fit ({time.perf_counter() - start:.1f} s, {name})"
     )  # fmt: skip
-    if min_gpus:
+    if min_gpus and not interrupted:
         notes.append(
             f"smallest GPU count with a fitting deployment: {rows[0]['gpus']}" if rows
             else f"nothing fits on up to {counts_gpus[-1]} GPUs; raise --gpus"
