@@ -15,10 +15,8 @@ def render_hints(run: Any, e: Any) -> None:
 
     found = suggestions(run, e)
     dist = getattr(getattr(e, "run", None), "workload", None)
-    ev = getattr(e, "evaluation", None)  # memory over a capacity, not only a problem
-    over = e.shortfall_bytes > 0 or (ev is not None and ev.shortfall_bytes > 0)
-    if over and dist is not None and dist.length_dist in (None, "fixed") and \
-            not e.deployment.ideal and lengths_may_fit(e):  # fmt: skip
+    if dist is not None and dist.length_dist in (None, "fixed") and not e.deployment.ideal \
+            and lengths_may_fit(e):  # fmt: skip
         print("  memory at the maximum lengths (every prompt at --prompt-len, every response at "
               "--response-len: --length-dist fixed, the default): a run whose responses are "
               "shorter may fit; give their spread with --length-dist "
@@ -41,9 +39,15 @@ allocator slack): what a stage over capacity could give back at shorter lengths,
 def lengths_may_fit(e: Any) -> bool:
     """Whether shorter sequences could make ``e`` fit: no stage over capacity is over by at
     least its peak's :data:`LENGTH_TERMS` (the weights, gradients and optimizer alone exceed
-    the device whatever the lengths, e.g. PPO on Llama-3-70B on 8 H100s)."""
+    the device whatever the lengths, e.g. PPO on Llama-3-70B on 8 H100s); with no stage over,
+    whether a group is over its own device (mixed hardware), not a problem alone (an engine
+    reservation without KV room, which lengths do not cause)."""
+    over = [s for s in e.stages.values() if not s.fits]
+    if not over:
+        ev = getattr(e, "evaluation", None)
+        return ev is not None and ev.shortfall_bytes > 0
     return all(s.shortfall_bytes < sum(getattr(s.peak.memory, t) for t in LENGTH_TERMS)
-               for s in e.stages.values() if not s.fits)  # fmt: skip
+               for s in over)  # fmt: skip
 
 
 def plan_command(e: Any) -> str:
