@@ -160,3 +160,63 @@ def test_a_min_gpus_search_interrupted_keeps_the_counts_searched_whole(
     assert any("interrupted (Ctrl-C) at 2 GPUs: nothing fits on up to 1 GPUs" in n
                for n in out["notes"])  # fmt: skip
     assert not any(n.startswith("nothing fits on up to 8") for n in out["notes"])
+
+
+LONGEST = ["plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "16", "-K", "4",
+           "--gpus", "1", "--placements", "baseline", "--max-response-len"]  # fmt: skip
+
+
+def _longest_interrupted_at(k: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The (k+1)-th response length the search tries raises KeyboardInterrupt."""
+    import rlmcost.plan.rl as rl
+
+    real, calls = rl._search_count, [0]
+
+    def fake(*args: Any, **kw: Any) -> Any:
+        if calls[0] == k:
+            raise KeyboardInterrupt
+        calls[0] += 1
+        return real(*args, **kw)
+
+    monkeypatch.setattr(rl, "_search_count", fake)
+
+
+def test_an_interrupted_longest_response_search_prints_what_it_settled(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # uninterrupted: 10,240 tokens fit on one H100 and 11,264 do not (doubling 1,024 ->
+    # 16,384, then bisection); the search tries 1,024 and 2,048 first (both fit)
+    full = runner.invoke(app, [*LONGEST, "--json"])
+    assert full.exit_code == 0, full.output
+    whole = json.loads(full.stdout)
+    assert whole["interrupted"] is False
+    t, above = whole["max_response_len"], whole["not_fitting"]
+    assert above is not None and 2048 < t < above <= t + 1024
+    _longest_interrupted_at(2, monkeypatch)  # Ctrl-C while 4,096 tokens are tried
+    res = runner.invoke(app, [*LONGEST, "--json"])
+    assert res.exit_code == INTERRUPTED_CODE, res.output
+    out = json.loads(res.stdout)
+    assert out["interrupted"] is True
+    assert out["max_response_len"] == 2048 and out["not_fitting"] is None
+    assert out["deployment"]["fits"] is True and "-T 2048" in out["deployment"]["command"]
+    monkeypatch.undo()
+    _longest_interrupted_at(2, monkeypatch)
+    text = runner.invoke(app, LONGEST)
+    assert text.exit_code == INTERRUPTED_CODE
+    assert "2,048 tokens at least (the search was interrupted)" in text.stdout
+    assert "interrupted (Ctrl-C): 2,048 tokens fit" in text.stderr
+    monkeypatch.undo()
+    _longest_interrupted_at(0, monkeypatch)  # before the first length was settled
+    first = runner.invoke(app, LONGEST)
+    assert first.exit_code == INTERRUPTED_CODE
+    assert "before a response length that fits was found" in first.stderr
+    assert "no deployment fits" not in first.stderr
+
+
+def test_the_longest_response_moved_module_keeps_its_old_import_path() -> None:
+    import rlmcost.plan.longest as longest
+    import rlmcost.plan.rl as rl
+
+    assert rl.max_response_len is longest.max_response_len
+    assert rl.response_limit is longest.response_limit
+    with pytest.raises(AttributeError):
+        rl.no_such_name  # noqa: B018

@@ -36,6 +36,9 @@ _HELPS = {
     "nemo-rl).",
 }
 
+# 128 + SIGINT: rlmcost.__main__.INTERRUPTED_CODE (not imported: it imports the CLI), which
+# then adds the line `interrupted` on stderr
+_INTERRUPTED = 130
 _NO_LINE = "no command line says it: `rlmcost run` its Run (--json lists it)"
 
 TARGET = inspect.Parameter(
@@ -131,11 +134,7 @@ def plan(target: str, **opts: Any) -> None:
     else:
         _render(result)
     if result.interrupted:  # a partial result: Ctrl-C's exit code, after it is printed
-        import signal
-
-        # 128 + SIGINT, rlmcost.__main__.INTERRUPTED_CODE (not imported: it imports the CLI),
-        # which then adds the line `interrupted` on stderr
-        raise typer.Exit(128 + int(signal.SIGINT))
+        raise typer.Exit(_INTERRUPTED)
 
 
 plan.__signature__ = signature(options(), [TARGET])  # type: ignore[attr-defined]
@@ -168,26 +167,50 @@ def _plan_train(opts: dict[str, Any], obj: Any, compute: Any) -> Any:
 def _plan_rl(target: str, opts: dict[str, Any], compute: Any) -> Any:
     from rlmcost.cli.plan_query import rl_plan, rl_query
     from rlmcost.plan.kinds import parse_gpus
-    from rlmcost.plan.rl import max_response_len as longest
+    from rlmcost.plan.longest import LongestInterrupted, longest_response
 
     if not opts["max_response_len"]:
         return rl_plan(target, opts, compute)
     base, rl_space, bases = rl_query(target, opts)
     n = max(parse_gpus(opts["gpus"]))
-    t, row = longest(base, n, space=rl_space, progress=compute.progress, bases=bases)
-    if opts["json_out"]:
-        print_json(versioned("plan", {"gpus": n, "max_response_len": t, "deployment": row}))
+    try:
+        t, row, above = longest_response(base, n, space=rl_space, progress=compute.progress,
+                                         bases=bases)  # fmt: skip
+        _print_longest(base, n, opts["json_out"], t, row, above, interrupted=False)
+    except LongestInterrupted as stop:  # Ctrl-C: what was settled, then Ctrl-C's exit code
+        _print_longest(base, n, opts["json_out"], stop.tokens, stop.row, stop.not_fitting,
+                       interrupted=True)  # fmt: skip
+        raise typer.Exit(_INTERRUPTED) from None
+    return None
+
+
+def _print_longest(base: Any, n: int, json_out: bool, t: int, row: dict[str, Any] | None,
+                   not_fitting: int | None, *, interrupted: bool) -> None:  # fmt: skip
+    """`plan --max-response-len`'s answer (text or --json); an interrupted search gives the
+    range it had narrowed the answer to."""
+    from rlmcost.plan.longest import response_limit
+
+    if json_out:
+        print_json(versioned("plan", {"gpus": n, "max_response_len": t, "deployment": row,
+                                      "not_fitting": not_fitting,
+                                      "interrupted": interrupted}))  # fmt: skip
+        return
+    hw = base.cluster.hardware
+    if interrupted:
+        left = (f"{not_fitting:,} tokens do not fit" if not_fitting is not None
+                else "the longer lengths were not tried")  # fmt: skip
+        note(f"interrupted (Ctrl-C): {t:,} tokens fit on {n} x {hw}; {left}" if row is not None
+             else "interrupted (Ctrl-C) before a response length that fits was found")
     elif row is None:
         note(f"no deployment fits even 1024 response tokens on {n} GPUs")
-    else:
-        from rlmcost.plan.rl import response_limit
-
-        why = ("stopped by the model's trained context less the prompt"
-               if t == response_limit(base) else "stopped by memory")  # fmt: skip
-        print(f"longest response that fits on {n} x {base.cluster.hardware}: {t:,} tokens "
-              f"({why}).")  # fmt: skip
-        print(f"  {row['command'] or _NO_LINE}")
-    return None
+        return
+    if row is None:
+        return
+    why = ("stopped by the model's trained context less the prompt"
+           if t == response_limit(base) else "stopped by memory")  # fmt: skip
+    print(f"longest response that fits on {n} x {hw}: {t:,} tokens"
+          + (" at least (the search was interrupted)." if interrupted else f" ({why})."))
+    print(f"  {row['command'] or _NO_LINE}")
 
 
 @contextmanager

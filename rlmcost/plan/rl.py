@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.plan.distributed import Compute, Progress, Runner, runner
+from rlmcost.plan.distributed import Compute, Progress, Runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
 from rlmcost.plan.pool import hbm_limits, no_valid, pool_total, require_prices
@@ -59,7 +59,7 @@ from rlmcost.plan.space import check_given_tp
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
-__all__ = ["RLSpace", "max_response_len", "plan_rl", "response_limit"]
+__all__ = ["RLSpace", "plan_rl"]
 
 # -- the search ------------------------------------------------------------------------------
 
@@ -325,67 +325,12 @@ def check_base(base: Run) -> None:
     get_hardware(base.cluster.hardware)
 
 
-def response_limit(base: Run) -> int:
-    """The longest response the actor's trained context leaves after the prompt (the
-    :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
-    from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
-    from rlmcost.evaluation.advice import DEFAULT_CONTEXT_CAP
 
-    context = actor_spec(base).max_context or DEFAULT_CONTEXT_CAP
-    return max(1, context - (base.workload.prompt_len or DEFAULT_PROMPT_LEN))
+def __getattr__(name: str) -> Any:
+    """``max_response_len`` and ``response_limit`` live in :mod:`rlmcost.plan.longest` (kept
+    importable from here, where they were)."""
+    if name in ("max_response_len", "response_limit"):
+        from rlmcost.plan import longest
 
-
-def max_response_len(
-    base: Run,
-    gpus: int,
-    *,
-    space: RLSpace | None = None,
-    step: int = 1024,
-    limit: int | None = None,
-    progress: Progress | None = None,
-    bases: Mapping[str, Run] | None = None,
-) -> tuple[int, dict[str, Any] | None]:
-    """The longest response (a multiple of ``step`` tokens, or ``limit`` itself; ``limit``
-    defaults to :func:`response_limit`, the model's context less the prompt) for which some
-    deployment of ``space`` fits on ``gpus`` devices, and that deployment's row; (0, None)
-    when not even min(step, limit) tokens fit. Doubling, then bisection. ``bases``: as
-    :func:`plan_rl`'s."""
-    space = space or RLSpace()
-    limit = response_limit(base) if limit is None else limit
-    parts = _parts(base, bases, space)
-    for b, _ in parts:
-        check_base(b)
-
-    def fitting(t: int) -> dict[str, Any] | None:
-        for b, sp in parts:
-            one = b.replace(workload={"response_len": t})
-            ph = _search_count(one, sp, gpus, _LOCAL, progress, first_fit=True)
-            if ph.rows:
-                return ph.rows[0]
-        return None
-
-    lo = min(step, limit)
-    best = fitting(lo)
-    if best is None:
-        return 0, None
-    hi = None
-    while hi is None and lo < limit:
-        t = min(2 * lo, limit)  # the limit itself is tried before stopping there
-        row = fitting(t)
-        if row is None:
-            hi = t
-        else:
-            lo, best = t, row
-    while hi is not None and hi - lo > step:
-        mid = (lo + hi) // 2 // step * step
-        if mid <= lo:
-            break
-        row = fitting(mid)
-        if row is None:
-            hi = mid
-        else:
-            lo, best = mid, row
-    return lo, best
-
-
-_LOCAL = runner()
+        return getattr(longest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -205,6 +205,13 @@ class PlanLongestOut(Versioned):
     gpus: int
     max_response_len: int = Field(description="tokens; 0 when not even the first step fits")
     deployment: PlanRowOut | None
+    not_fitting: int | None = Field(
+        description="tokens: the shortest response length tried that no deployment fits "
+        "(the answer lies below it); null when every length tried fits; schema 2.3")
+    interrupted: bool = Field(
+        description="a Ctrl-C ended the search early: max_response_len fits, not_fitting "
+        "does not, the lengths between were not settled (the command exits with 130); "
+        "schema 2.3")
 
 
 # -- rlmcost blocks --------------------------------------------------------------------------
