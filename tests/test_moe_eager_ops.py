@@ -96,5 +96,8 @@ def test_gpt_oss_rows_state_what_ran():
         text = " ".join(r["assumptions"])
         assert r["options"]["moe_act_clamp"] is True
         assert "cuDNN 9.13.1.26" in text and "TE 2.9" in text and "_apply_bias" in text
-        if "b200-gpt" in r["id"]:
+        if "-b200-gpt" in r["id"]:
             assert "EP 64" in text and "8047" in text and "13722" in text
+            assert r["layout"]["ep"] == 64  # the container's preset (the row says why)
+        if "-gb200-gpt" in r["id"]:
+            assert "gaod/r0.2.0_test" in text and "hybridep" in text and "no CUDA graphs" in text

@@ -75,6 +75,14 @@ def test_every_bf16_row_is_transcribed(system, model, gpus, gbs, mbs, seq, tp, p
         assert system == "gb300" and "GB300 is not a built-in" in r["not_predicted"]
         return
     lay = r["layout"]
+    # DGX-B200 runs the container's preset EP 64 against the printed EP 8: its only column
+    # taken against the page, and the row says why (the preset's EP dated by the later
+    # containers' rows: NVIDIA-NeMo/Megatron-Bridge 9d3647ff2, first EP 8 on 2026-03-20)
+    if (system, model) == ("b200", "gpt-oss-120b"):
+        assert ep == 8 and lay["ep"] == 64 and "the page prints EP 8" in r["setup"]
+        assert any(a.startswith("EP 64, not the page's printed EP 8") and "9d3647ff2" in a
+                   and "GPT_OSS_120B_B200_BF16_BASE_CONFIG" in a for a in r["assumptions"])
+        ep = lay["ep"]
     assert (lay["tp"], lay["pp"], lay["ep"], lay["micro_batch"]) == (tp, pp, ep, mbs)
     assert lay["dp"] == dp and r["batch"] == gbs and r["model"]["seq"] == seq
     assert r["dtype"] == "bf16" and r["metric"] == "tokens_per_s_per_gpu"
@@ -142,3 +150,28 @@ def test_source_lists_what_it_leaves_out():
     for figure in ("3848", "18347", "6131"):  # the GB300 BF16 rows
         assert figure in left
     assert "FP8" in left
+
+
+def test_deepseek_row_recomputes_the_mla_up_projections():
+    # DEEPSEEK_V3_GB200_BASE_CONFIG recompute_modules ['mla_up_proj'] (NVIDIA-NeMo/Megatron-
+    # Bridge scripts/performance/configs/deepseek/workload_base_configs.py @4a82e1651): the q
+    # and kv up-projections of every layer rerun before its backward (Megatron-core
+    # multi_latent_attention.py qkv_up_checkpoint @cba6b0ed); DeepSeek-V3's q_b 1536 -> 128 x
+    # 192 and kv_b 512 -> 128 x (128 + 128) (its config.json)
+    from rlmcost.perf.attention_shapes import mla_up_weights
+    from rlmcost.perf.validate import predict_row
+
+    arch = get_model("deepseek-v3").arch()
+    assert mla_up_weights(arch) == 1536 * 128 * 192 + 512 * 128 * 256
+    (row,) = [r for r in _predicted().values() if "deepseek-v3" in r["id"]]
+    assert row["layout"]["ckpt"] == "selective"
+    assert row["options"]["recompute_modules"] == ["mla_up_proj"]
+    step = predict_row(row).step
+    plain = dict(row, layout=dict(row["layout"], ckpt="none"))
+    base = predict_row(plain).step
+    # the rerun GEMMs: 2 FLOPs per weight and token, 61 layers, the whole batch
+    extra = 2 * mla_up_weights(arch) * 61 * row["batch"] * row["model"]["seq"]
+    assert step.hardware_flops - base.hardware_flops == extra
+    # each is a forward GEMM already in the layer: a few % of the step, not more
+    assert 0 < step.compute_s["recompute"] < 0.05 * step.step_s
+    assert base.compute_s["recompute"] == 0 and step.step_s > base.step_s

@@ -155,8 +155,10 @@ def test_megatron_recompute_modules_rerun_their_forward():
     # Megatron's default ["core_attn"] is the Korthikanti selective recomputation
     default = train_step_time(QWEN, lay, 256, 4096, hw, w, StepOptions())
     assert attn == pytest.approx(default.compute_s["recompute"])
+    # MLA's up-projections (mla_up_proj) are priced for MLA models: nothing to rerun here
+    assert rec("mla_up_proj") == 0.0
     with pytest.raises(SpecError, match="not priced"):
-        rec("mla_up_proj")
+        rec("mlp_gdn")  # not one of Megatron-core's modules rlmcost prices
 
 
 def _implied_imbalance(seq: str, cp: int) -> float:

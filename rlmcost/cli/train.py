@@ -72,7 +72,7 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "--recompute-modules, given by --recompute-modules).")], "attention-core"),
         "recompute_modules": (Annotated[str, typer.Option(
             help="With --selective modules: Megatron-core's recomputed modules, comma-separated "
-            "(core_attn, layernorm, moe_act, moe, shared_experts, mlp; "
+            "(core_attn, layernorm, moe_act, moe, shared_experts, mlp, mla_up_proj; "
             "rlmcost.perf.selective_ac).")], "core_attn"),
         "ep_dispatcher": (Annotated[str, typer.Option(
             help="How MoE tokens cross nodes: alltoall (NCCL all-to-all), deepep (DeepEP: "

@@ -5,8 +5,12 @@ pair and the projections of multi-head latent attention (MLA, DeepSeek-V2/V3), s
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
+
+if TYPE_CHECKING:
+    from rlmcost.perf.step_pass import StagePass
 
 
 def pair_flops(arch: Arch, heads: int) -> int:
@@ -42,17 +46,45 @@ def causal_pairs(arch: Arch, seq: int) -> int:
     return (full * (n - sliding) + window * sliding) // n
 
 
-def mla_projections(arch: Arch, heads: int, tokens: int, gemm: Callable[..., None]) -> None:
+def mla_projections(
+    arch: Arch, heads: int, tokens: int, gemm: Callable[..., None],
+    up: Callable[..., None] | None = None,
+) -> None:  # fmt: skip
     """MLA's GEMMs as training runs them (no absorption): q_a d -> d_cq, q_b d_cq -> h d_qk (or
     q_proj d -> h d_qk), kv_a d -> d_c + d_rope, kv_b d_c -> h (d_nope + d_v), o h d_v -> d
-    (arXiv:2405.04434 §2.1.2; Megatron-core ``MLASelfAttention``: down-projections not TP-split)."""
+    (arXiv:2405.04434 §2.1.2; Megatron-core ``MLASelfAttention``: down-projections not TP-split).
+    ``up`` (default ``gemm``) takes the two up-projections, q_b and kv_b: what Megatron-core's
+    ``--recompute-modules mla_up_proj`` reruns (``qkv_up_proj_and_rope_apply`` under
+    ``qkv_up_checkpoint``, megatron/core/transformer/multi_latent_attention.py @cba6b0ed)."""
+    up = up or gemm
     d, dc = int(arch.d_model), int(arch.kv_lora_rank or 0)
     qk, dv, rope = int(arch.head_dim), int(arch.v_head_dim), int(arch.qk_rope_head_dim)
     if arch.q_lora_rank is None:
         gemm(tokens, heads * qk, d)
     else:
         gemm(tokens, int(arch.q_lora_rank), d)
-        gemm(tokens, heads * qk, int(arch.q_lora_rank))
+        up(tokens, heads * qk, int(arch.q_lora_rank))
     gemm(tokens, dc + rope, d)
-    gemm(tokens, heads * (qk - rope + dv), dc)
+    up(tokens, heads * (qk - rope + dv), dc)
     gemm(tokens, d, heads * dv)
+
+
+def module_gemm(out: StagePass, name: str, gemm: Callable[..., None]) -> Callable[..., None]:
+    """``gemm`` that also books its forward seconds and FLOPs in ``out`` as Megatron-core's
+    recompute module ``name`` (:mod:`~rlmcost.perf.selective_ac`)."""
+
+    def run(m: int, n: int, k: int) -> None:
+        g, f = out.fwd["gemm"], out.flops
+        gemm(m, n, k)
+        out.modules[name] += out.fwd["gemm"] - g
+        out.module_flops[name] = out.module_flops.get(name, 0) + (out.flops - f) // 3
+
+    return run
+
+
+def mla_up_weights(arch: Arch) -> int:
+    """Weights of one layer's MLA up-projections, q_b d_cq -> h d_qk (when q is compressed) and
+    kv_b d_c -> h (d_nope + d_v): what ``--recompute-modules mla_up_proj`` reruns per token."""
+    h, qk = int(arch.n_heads), int(arch.head_dim)
+    kv = int(arch.kv_lora_rank or 0) * h * (qk - int(arch.qk_rope_head_dim) + int(arch.v_head_dim))
+    return kv + (int(arch.q_lora_rank) * h * qk if arch.q_lora_rank is not None else 0)

@@ -91,22 +91,25 @@ the comparison):
   2.8), priced as ``flash`` with the window's pairs; the clamped quick-GEGLU is one compiled
   kernel after an eager clamp and concatenation, and the second projection's bias a per-expert
   Python loop (both now priced, :mod:`~rlmcost.perf.moe_eager_ops`: H100 +41.5 -> +24.0 %, GB200
-  +49.6 -> +44.9 %, B200 +127.7 -> +115.8 %); the first projection's bias is TE's GEMM epilogue
-  (no kernel). Left as is: hidden 2880 (22.5 tiles of 128 as M or N: ``Device.gemm_s``'s tile
-  model pads them; as K 45 x 64), 64-dim heads (within cuDNN's d <= 128), YaRN RoPE (priced as one
-  elementwise pass on q and k), and ``torch.tensor(linear_offset, device=...)`` in
-  ``weighted_bias_quick_geglu_impl``, a blocking host-to-device copy per call (no sourced time for
-  the queue it drains; TEGroupedMLP's ``tokens_per_expert.tolist()`` already syncs once a layer).
-  The missing time per layer pass is now 11.4 ms (H100, 99 passes), 29.7 ms (B200, 72), 4.4 ms
-  (GB200, 720). The B200 row is the page's own outlier: the container's preset for DGX-B200 BF16
-  (scripts/performance/configs/gpt_oss/workload_base_configs.py @046518960) is EP 64, and the
-  page's later containers give 8047 tokens/s/GPU at EP 64 (26.02) and 13722 at EP 8 (26.02.01);
-  rlmcost at EP 64 (all-to-all over the 8 nodes' InfiniBand) predicts 9839 (+19.8 %) for the 25.11
-  batch and 9862 (+22.6 %) for 26.02's, at EP 8 21864 for 26.02.01's (+59.3 %). The row keeps the
-  printed EP 8 and says so. GB200's figure matches a later branch's preset (gaod/r0.2.0_test
-  2afd5bc6f: seq 8192, GBS 1280, MBS 1, EP 64, ``moe_flex_dispatcher_backend`` hybridep), so that
-  run may have used HybridEP rather than the alltoall priced; not priced (a test branch, not the
-  release). Its prediction is host-floor bound (:mod:`~rlmcost.perf.moe_host`), so GPU-side
+  +49.6 -> +44.9 %, B200 +127.7 -> +115.8 % at EP 8); the first projection's bias is TE's GEMM
+  epilogue (no kernel). Left as is: hidden 2880 (22.5 tiles of 128 as M or N:
+  ``Device.gemm_s``'s tile model pads them; as K 45 x 64), 64-dim heads (within cuDNN's
+  d <= 128), YaRN RoPE (priced as one elementwise pass on q and k), and
+  ``torch.tensor(linear_offset, device=...)`` in ``weighted_bias_quick_geglu_impl``, a blocking
+  host-to-device copy per call (no sourced time for the queue it drains; TEGroupedMLP's
+  ``tokens_per_expert.tolist()`` already syncs once a layer).
+  The missing time per layer pass is now 11.4 ms (H100, 99 passes), 4.4 ms (GB200, 720). The
+  B200 row runs the container's preset EP 64 (scripts/performance/configs/gpt_oss/
+  workload_base_configs.py @046518960, GPT_OSS_120B_B200_BF16_BASE_CONFIG), not the page's
+  printed EP 8: the B200 preset first took EP 8 on 2026-03-20 (Megatron-Bridge 9d3647ff2, with
+  HybridEP), after which the page shows 13722 tokens/s/GPU at EP 8 (26.02.01) against 8047 at
+  EP 64 (26.02) beside 25.11's 8213; at EP 64 (all-to-all over the 8 nodes' InfiniBand)
+  rlmcost predicts 9839 (+19.8 %; 17727, +115.8 %, at the printed EP 8), 9862 (+22.6 %) for
+  26.02's batch, and at EP 8 21864 for 26.02.01's (+59.3 %). GB200's figure matches a later
+  branch's settings (gaod/r0.2.0_test 2afd5bc6f: seq 8192, GBS 1280, MBS 1, EP 64,
+  ``moe_flex_dispatcher_backend`` hybridep, no CUDA graphs), so that run may have used HybridEP
+  rather than the alltoall priced; not priced (a test branch, not the release).
+  GB200's prediction touches the host floor (:mod:`~rlmcost.perf.moe_host`), so GPU-side
   kernels move it little.
 * the MoE permutation without TE's fusion (issue 18, :mod:`~rlmcost.perf.moe_permute`), per row:
   off in Pai-Megatron-Patch issues 643 and 658 (``run_mcore_qwen3.sh`` passes no

@@ -34,7 +34,11 @@
     routed and shared experts), ``shared_experts``, ``mlp`` (a dense layer's FFN). Their
     forward seconds and FLOPs are the step pass's own (``StagePass.modules``, the busiest
     rank's share of an uneven MoE layer included); ``moe`` covers ``moe_act`` and
-    ``shared_experts``, which are then not counted twice.
+    ``shared_experts``, which are then not counted twice; ``mla_up_proj`` (multi-head latent
+    attention's q and kv up-projection GEMMs, rerun with the q/kv norms and RoPE under
+    ``qkv_up_checkpoint``: megatron/core/transformer/multi_latent_attention.py @cba6b0ed; the
+    GEMMs priced, the norms and RoPE on the latent and head widths left out, under 1 % of the
+    layer's forward in DeepSeek-V3).
 """
 
 from __future__ import annotations
@@ -60,8 +64,9 @@ class SelectiveRecompute(StrEnum):
     MODULES = "modules"  # Megatron-core --recompute-modules (StepOptions.recompute_modules)
 
 
-MEGATRON_MODULES = ("core_attn", "layernorm", "moe_act", "moe", "shared_experts", "mlp")
-"""The ``--recompute-modules`` choices priced (Megatron-core's; MLA's and GDN's are not)."""
+MEGATRON_MODULES = ("core_attn", "layernorm", "moe_act", "moe", "shared_experts", "mlp",
+                    "mla_up_proj")  # fmt: skip
+"""The ``--recompute-modules`` choices priced (Megatron-core's; GDN's are not)."""
 
 
 def megatron_modules(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
@@ -76,6 +81,7 @@ def megatron_modules(c: StepContext, layer: StagePass, moe: bool) -> tuple[float
         s, flops = layer.fwd["attention"], attention_fwd_flops(c)
     ffn = "moe" if moe else "mlp"
     parts = {"layernorm", ffn} if ffn in mods else {"layernorm", "moe_act", "shared_experts"}
+    parts.add("mla_up_proj")
     for name in parts & mods:
         s += layer.modules[name]
         flops += layer.module_flops.get(name, 0)

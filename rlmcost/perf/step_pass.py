@@ -69,7 +69,7 @@ from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
-from rlmcost.perf.attention_shapes import causal_pairs, mla_projections, pair_flops
+from rlmcost.perf.attention_shapes import causal_pairs, mla_projections, module_gemm, pair_flops
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.efficiency import Device
@@ -235,8 +235,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         out.fwd["gemm"], out.bwd["gemm"] = out.fwd["gemm"] + f, out.bwd["gemm"] + b
         out.flops += 6 * m * n * k * batch
 
-    if arch.is_mla:
-        mla_projections(arch, int(sh.n_heads), T, gemm)
+    if arch.is_mla:  # its up-projections also a Megatron module (selective_ac)
+        mla_projections(arch, int(sh.n_heads), T, gemm, module_gemm(out, "mla_up_proj", gemm))
     else:
         gemm(T, q + 2 * kv, d)
         gemm(T, d, q)

@@ -43,7 +43,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
-from rlmcost.perf.attention_shapes import pair_flops
+from rlmcost.perf.attention_shapes import mla_up_weights, pair_flops
 from rlmcost.perf.composer_optimizer import COMPOSER_OPTIMIZER_NOTE, composer_optimizer_s
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.deepspeed_pipe import serial_p2p_s
@@ -291,7 +291,8 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
         moe, dense = int(arch.n_moe_layers) if arch.is_moe else 0, int(arch.n_dense_layers)
         ffn = moe * _ffn_weights(arch, True) * ("moe" in mods)
         ffn += dense * _ffn_weights(arch, False) * ("mlp" in mods)
-        return attention * ("core_attn" in mods) + 2 * tokens * ffn
+        up = mla_up_weights(arch) * int(arch.n_layers) * ("mla_up_proj" in mods and arch.is_mla)
+        return attention * ("core_attn" in mods) + 2 * tokens * (ffn + up)
     if ckpt is Checkpointing.SELECTIVE:  # every second mm of each dense block (perf.selective_ac)
         mms = recomputed_mms(arch, 1, sequences * c.seq)
         return int(arch.n_layers) * sum(2 * m * n * k for m, n, k in mms)
