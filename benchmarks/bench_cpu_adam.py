@@ -1,6 +1,7 @@
 """Seconds per parameter of one CPU AdamW step, DeepSpeedCPUAdam against torch's, measured here.
 
 Run: DS_ACCELERATOR=cpu python benchmarks/bench_cpu_adam.py [--params 33554432] [--tensors 4]
+[--threads 1,2,4,8,16]
 (needs ``pip install deepspeed`` and a C++ compiler: DeepSpeed builds its cpu_adam op on first
 use; not an rlmcost dependency).
 
@@ -54,32 +55,39 @@ def main() -> None:
     ap.add_argument("--params", type=int, default=1 << 25)
     ap.add_argument("--tensors", type=int, default=4)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: as "
-                    "started; run under OMP_NUM_THREADS=N for the thread count a Ray actor gets)")
+    ap.add_argument("--threads", type=str, default="0", help="torch.set_num_threads, or a "
+                    "comma list to sweep (1,2,4,8,16) in one process (0: as started; run under "
+                    "OMP_NUM_THREADS=N for the thread count a Ray actor gets)")
     ap.add_argument("--per-tensor", type=int, default=0, help="also time torch-fused with one "
                     "optimizer per tensor over this many tensors (Megatron-core's overlap)")
     a = ap.parse_args()
     import torch
-    from deepspeed.ops.adam import DeepSpeedCPUAdam
-
-    if a.threads:
-        torch.set_num_threads(a.threads)  # omp_set_num_threads: DeepSpeed's OpenMP loop too
 
     kw = {"lr": 1e-3, "weight_decay": 0.1, "betas": (0.9, 0.98)}
-    makers: dict[str, Callable[[list[Any]], list[Any]]] = {
-        "deepspeed": lambda ps: [DeepSpeedCPUAdam(ps, adamw_mode=True, **kw)],
-        "torch-fused": lambda ps: [torch.optim.AdamW(ps, fused=True, **kw)],
-        "torch-forloop": lambda ps: [torch.optim.AdamW(ps, foreach=False, **kw)],
-    }
-    ns = {k: _ns_per_param(m, a.params, a.tensors, a.reps) for k, m in makers.items()}
-    if a.per_tensor:
-        ns["torch-fused per tensor"] = _ns_per_param(
-            lambda ps: [torch.optim.AdamW([p], fused=True, **kw) for p in ps], a.params,
-            a.per_tensor, a.reps)  # fmt: skip
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {a.params:,} fp32 "
-          f"parameters in {a.tensors} tensors")  # fmt: skip
-    for k, v in ns.items():
-        print(f"{k:>24}: {v:6.2f} ns/param, {v / ns['deepspeed']:5.2f} x deepspeed")
+    makers: dict[str, Callable[[list[Any]], list[Any]]] = {}
+    try:
+        from deepspeed.ops.adam import DeepSpeedCPUAdam
+
+        makers["deepspeed"] = lambda ps: [DeepSpeedCPUAdam(ps, adamw_mode=True, **kw)]
+    except ImportError:  # a machine without DeepSpeed: torch's two, ratios to torch-fused
+        print("deepspeed not installed: torch's optimizers only")
+    makers["torch-fused"] = lambda ps: [torch.optim.AdamW(ps, fused=True, **kw)]
+    makers["torch-forloop"] = lambda ps: [torch.optim.AdamW(ps, foreach=False, **kw)]
+    ref = next(iter(makers))
+    for threads in [int(t) for t in a.threads.split(",")]:
+        if threads:
+            torch.set_num_threads(threads)  # omp_set_num_threads: DeepSpeed's OpenMP loop too
+        ns = {k: _ns_per_param(m, a.params, a.tensors, a.reps) for k, m in makers.items()}
+        if a.per_tensor:
+            ns["torch-fused per tensor"] = _ns_per_param(
+                lambda ps: [torch.optim.AdamW([p], fused=True, **kw) for p in ps], a.params,
+                a.per_tensor, a.reps)  # fmt: skip
+        n = torch.get_num_threads()
+        print(f"torch {torch.__version__}, {n} threads, {a.params:,} fp32 "
+              f"parameters in {a.tensors} tensors")  # fmt: skip
+        for k, v in ns.items():
+            print(f"{k:>24}: {v:6.2f} ns/param, {v * n:6.2f} ns/param x threads, "
+                  f"{v / ns[ref]:5.2f} x {ref}")  # fmt: skip
 
 
 if __name__ == "__main__":
