@@ -193,3 +193,20 @@ def test_a_selected_cpu_run_keeps_its_reference_kernels():
     assert {k.name for k in report.kernels} == {"gemm", "copy", "moe_ffn"}
     assert not report.mismatches
     assert set(report.profile().compute_efficiency) == {"gemm", "moe"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kernel_class == "attention"],
+                         ids=lambda c: f"{c.name}-{c.label}")
+def test_gqa_attention_without_a_countable_enable_gqa_repeats_kv(case, monkeypatch) -> None:
+    """Where the installed torch's FlopCounterMode cannot count a grouped-query sdpa (torch
+    2.11's sdpa_flop_count asserts equal heads: seen on the H100 device), the fused path
+    repeats K/V to the query heads first (transformers' repeat_kv): the same output and the
+    same counted FLOPs as the analytic count (rlmcost.blocks)."""
+    from rlmcost.calibrate import modules
+
+    q, kv = torch.randn(1, 6, 5, 16), torch.randn(1, 2, 5, 16)
+    fused = modules.attend(q, kv, kv, causal=True)
+    monkeypatch.setattr(modules, "sdpa_gqa_countable", lambda: False)
+    count = measure.count_flops(lambda where: kernels.build(case, where, torch.float32), "cpu")
+    assert count.flops == case.flops
+    assert torch.allclose(modules.attend(q, kv, kv, causal=True), fused, atol=1e-5)

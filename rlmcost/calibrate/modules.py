@@ -12,6 +12,7 @@ This module imports torch; import it only after :func:`~rlmcost.calibrate.device
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import SupportsInt
 
 import torch
@@ -26,6 +27,24 @@ def _int(x: SupportsInt) -> int:
     return int(x)  # Arch fields are plain ints for micro-kernels
 
 
+@cache
+def sdpa_gqa_countable() -> bool:
+    """Whether this torch's ``FlopCounterMode`` counts a grouped-query
+    ``scaled_dot_product_attention`` (``enable_gqa=True``): torch 2.11's ``sdpa_flop_count``
+    asserts equal head counts (``"query/key/value shapes are incompatible"``), so there the
+    fused path repeats K/V to the query heads first, as transformers' sdpa attention does where
+    ``enable_gqa`` is unusable (``repeat_kv``; the copy is in the measured time)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    q, kv = torch.zeros(1, 4, 2, 8, device="meta"), torch.zeros(1, 2, 2, 8, device="meta")
+    try:
+        with FlopCounterMode(display=False):
+            F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+    except (AssertionError, RuntimeError, TypeError):
+        return False
+    return True
+
+
 def attend(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, eager: bool = False
 ) -> torch.Tensor:
@@ -36,11 +55,13 @@ def attend(
     matmuls around a masked softmax. A causal mask aligns the last query with the last key.
     """
     h, h_kv = q.shape[1], k.shape[1]
-    if not eager:
+    if not eager and (h == h_kv or sdpa_gqa_countable()):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=h != h_kv)
-    if h != h_kv:
+    if h != h_kv:  # transformers' repeat_kv (its sdpa path too where enable_gqa cannot run)
         k = k.repeat_interleave(h // h_kv, dim=1)
         v = v.repeat_interleave(h // h_kv, dim=1)
+    if not eager:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
     if causal:
         s_q, s_k = q.shape[-2], k.shape[-2]
