@@ -28,15 +28,18 @@ def _int(x: SupportsInt) -> int:
 
 
 @cache
-def sdpa_gqa_countable() -> bool:
+def sdpa_gqa_countable(device: str = "cpu", dtype: torch.dtype = torch.float32) -> bool:
     """Whether this torch's ``FlopCounterMode`` counts a grouped-query
-    ``scaled_dot_product_attention`` (``enable_gqa=True``): torch 2.11's ``sdpa_flop_count``
-    asserts equal head counts (``"query/key/value shapes are incompatible"``), so there the
-    fused path repeats K/V to the query heads first, as transformers' sdpa attention does where
-    ``enable_gqa`` is unusable (``repeat_kv``; the copy is in the measured time)."""
+    ``scaled_dot_product_attention`` (``enable_gqa=True``) on ``device`` in ``dtype`` (the
+    backend the dispatcher picks there is what the counter sees): torch 2.11's CUDA
+    ``sdpa_flop_count`` asserts equal head counts ("query/key/value shapes are incompatible"),
+    so there the fused path repeats K/V to the query heads first, as transformers' sdpa
+    attention does where ``enable_gqa`` is unusable (``repeat_kv``; the copy is in the measured
+    time)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    q, kv = torch.zeros(1, 4, 2, 8, device="meta"), torch.zeros(1, 2, 2, 8, device="meta")
+    q = torch.zeros(1, 4, 2, 64, device=device, dtype=dtype)
+    kv = torch.zeros(1, 2, 2, 64, device=device, dtype=dtype)
     try:
         with FlopCounterMode(display=False):
             F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
@@ -55,7 +58,7 @@ def attend(
     matmuls around a masked softmax. A causal mask aligns the last query with the last key.
     """
     h, h_kv = q.shape[1], k.shape[1]
-    if not eager and (h == h_kv or sdpa_gqa_countable()):
+    if not eager and (h == h_kv or sdpa_gqa_countable(q.device.type, q.dtype)):
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=h != h_kv)
     if h != h_kv:  # transformers' repeat_kv (its sdpa path too where enable_gqa cannot run)
         k = k.repeat_interleave(h // h_kv, dim=1)
