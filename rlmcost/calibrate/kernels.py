@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from rlmcost.calibrate.modules import Block, Mlp, MoeFfn, TinyLM, attend
+from rlmcost.calibrate.modules import Block, Mlp, MoeFfn, TinyLM, attend, sdpa_gqa_countable
 from rlmcost.calibrate.plan import KernelCase
 from rlmcost.choices import FfnKind
 
@@ -139,6 +139,9 @@ _BUILDERS: dict[str, Callable[[KernelCase, Any, Any], Kernel]] = {
 
 
 def build(case: KernelCase, device: Any, dtype: Any, seed: int = 0) -> Kernel:
-    """The kernel of ``case`` on ``device`` in ``dtype``, inputs drawn with ``seed``."""
+    """The kernel of ``case`` on ``device`` in ``dtype``, inputs drawn with ``seed``. The
+    grouped-query sdpa probe runs here, before any FLOP counter is entered (its own FLOPs
+    would count otherwise)."""
+    sdpa_gqa_countable(torch.device(device).type, dtype)
     torch.manual_seed(seed)
     return _BUILDERS[case.name](case, torch.device(device), dtype)

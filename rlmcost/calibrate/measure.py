@@ -75,8 +75,9 @@ def count_flops(
     where = torch.device(device).type
     if not hidden:
         return FlopCount(int(counter.get_total_flops()), where)
+    kernel = build("meta")  # built (and its device probed) outside the counter
     with FlopCounterMode(display=False) as counter:
-        build("meta")()
+        kernel()
     note = (
         f"{', '.join(hidden)} has no FlopCounterMode formula (counts 0); "
         "counted through its math decomposition on meta"
