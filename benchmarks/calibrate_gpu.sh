@@ -9,8 +9,9 @@
 #   2. the CUDA-only tests (FLOP counts of every kernel on the GPU, bf16);
 #   3. `rlmcost calibrate --device cuda --quick --json`  (sanity: every FLOP count matches);
 #   4. `rlmcost calibrate --device cuda --out <dir>/<hardware>.json --json`  (the full profile);
-#   5. copies the profile to rlmcost/calibrate/profiles/<hardware>.json (the one shipped copy)
-#      (the built-in profile the time model picks for that hardware).
+#   5. copies the profile to benchmarks/profiles/<hardware>.json (measured profiles, checked
+#      against the default efficiencies by tests; not built-ins: rlmcost/calibrate/profiles/
+#      README.md says why).
 # Everything printed also lands in <dir>/*.txt and *.json, so $OUT brings the results back.
 # Collectives need two or more GPUs (NCCL); with one GPU they are skipped with a note.
 set -uo pipefail
@@ -38,10 +39,10 @@ COLUMNS=160 timeout 480 rlmcost calibrate --device cuda --out "$OUT_DIR/$HW.json
 status=$?
 echo "exit $status" | tee -a "$OUT_DIR/steps.txt"; cat "$OUT_DIR/full.txt"
 
-log "5/5 install the profile"
+log "5/5 keep the profile"
 if [ "$status" -eq 0 ] && [ -f "$OUT_DIR/$HW.json" ]; then
-  cp "$OUT_DIR/$HW.json" "rlmcost/calibrate/profiles/$HW.json"
-  python -c "from rlmcost.calibrate import load_profile; from rlmcost.specs import get_hardware; p = load_profile('rlmcost/calibrate/profiles/$HW.json', get_hardware('$HW')); print('ok:', p.name, sorted(p.compute_efficiency))" | tee -a "$OUT_DIR/steps.txt"
+  mkdir -p benchmarks/profiles && cp "$OUT_DIR/$HW.json" "benchmarks/profiles/$HW.json"
+  python -c "from rlmcost.calibrate import load_profile; from rlmcost.specs import get_hardware; p = load_profile('benchmarks/profiles/$HW.json', get_hardware('$HW')); print('ok:', p.name, sorted(p.compute_efficiency))" | tee -a "$OUT_DIR/steps.txt"
 else
-  log "full calibration failed; profile not installed"
+  log "full calibration failed; profile not kept"
 fi

@@ -220,7 +220,14 @@ core's memory path: high); 134 M parameters 2.62. Threads scale it linearly (the
 its tiles evenly) until the host's bandwidth bounds it: an assumption, not measured here (2
 threads on this loaded 2-vCPU VM ran 2.6-5.7 ns, slower than one). This VM's core, not the
 runs' hosts' (Xeons of the same AVX-512 class; no published per-core figure found): 28 B a
-parameter at 1.9 ns is 15 GB/s, one core's streaming rate.
+parameter at 1.9 ns is 15 GB/s, one core's streaming rate. A server core is faster: on the
+16-core Xeon host of an H100 device (Intel family 6 model 207, 300 MB L3, KVM; torch 2.11
+fused AdamW, DeepSpeed not installed there; the benchmark's ``--threads 1,2,4,8,16``,
+December 2026) one thread alone took 1.02 ns, and 8 ranks of one thread each at once (Ray's
+case on an 8-GPU host) 1.06-1.47 ns (mean 1.30), 16 at once 1.21-2.62 (mean 1.9); one process
+on 2, 4, 8, 16 threads 0.69, 0.41, 0.29, 0.21 ns (sublinear: the host bound below takes over).
+The value stays this VM's (the hosts of the A800/A100 runs it prices are of an older class;
+an H100-era host's rank is about 1.1-1.3 ns, a next step: the rate by host CPU).
 """
 
 HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEPSPEED,
