@@ -20,9 +20,10 @@ Figures are printed as GB/s of bytes read; nothing is asserted.
 
 Figures, one H100 SXM 80GB HBM3 (PyTorch 2.11.0+cu130, Triton 3.6): streaming read, best of the
 sweep, 2.904 TB/s on 132 SMs, 2.425 on 78, 2.222 on 66, 1.502 on 39 (rlmcost.perf.sm_bandwidth
-takes them). cuBLAS batch-1 linears on all SMs: Qwen3-8B's shapes 2.80 TB/s in all (2.10-2.86
-by shape), Qwen3-32B's 2.83 (2.54-2.88), the same through cuBLASLt; kernel
-``nvjet_sm90_tst_256x8_64x6_2x1_v_bz_TNT`` (the weights on wgmma's M, the token padded to 8).
+takes them; a second run 2.444 on 78, 2.914 on 132). cuBLAS batch-1 linears on all SMs:
+Qwen3-8B's shapes 2.80 TB/s in all (2.10-2.86 by shape), Qwen3-32B's 2.83 (2.54-2.88), the
+same through cuBLASLt; kernel ``nvjet_sm90_tst_256x8_64x6_2x1_v_bz_TNT`` (the weights on
+wgmma's M, the token padded to 8).
 With 54 SMs carved out the cuBLASLt figures did not fall (2.76 / 2.81 TB/s): that kernel did not
 take the carve-out, so the restricted linear rows measure nothing about 78 SMs.
 """

@@ -18,6 +18,7 @@ SMs   TB/s read   GB/s per SM
 132     2.904         22.0  (0.87 of 3.35 TB/s: the HBM bound, as PyTorch's own kernels)
 ====  ==========  =============
 
+(a second run of the committed script: 2.444 TB/s on 78 SMs, 2.914 on 132, within 1 %.)
 So 78 Hopper SMs drew 2.43 TB/s, 0.61 of the H20's 4.0 TB/s (:data:`H20_STREAM_EFFICIENCY`),
 where an H100's whole die reaches the 0.87-0.91 the Hopper profiles take
 (:mod:`~rlmcost.perf.elementwise_bw`). The per-SM rate falls as more SMs share the H100's HBM
