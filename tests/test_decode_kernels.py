@@ -122,7 +122,8 @@ def test_h20_batch_one_moe_rows_within_a_quarter_with_the_alignment(monkeypatch)
     speed_benchmark.md @7a2f61ff): Qwen3-30B-A3B 137.18 tokens/s at 1 input token. A
     regression guard, stated as one: with the measured alignment the 1- and 6144-token rows are
     within 25 % of their published times; priced as one more launch gap (2 us, the former
-    pricing) each is at least 28 % too fast."""
+    pricing) each is at least 24 % too fast (28 % before the H20's memory-bound kernels took what
+    its 78 SMs draw, rlmcost.perf.sm_bandwidth)."""
     from rlmcost.perf import decode_kernels as dk
     from rlmcost.perf.rl_constants import Constant
     from rlmcost.perf.validate_engine import load_table, predict
@@ -132,7 +133,7 @@ def test_h20_batch_one_moe_rows_within_a_quarter_with_the_alignment(monkeypatch)
     assert len(rows) == 2
     assert all(abs(predict(r, "sglang").error) < 0.25 for r in rows)
     monkeypatch.setattr(dk, "MOE_ALIGN_S", Constant(2e-6, 1e-6, 3e-6, "a launch gap"))
-    assert all(predict(r, "sglang").error < -0.28 for r in rows)
+    assert all(predict(r, "sglang").error < -0.24 for r in rows)
 
 
 def test_expected_experts_touched_matches_the_hand_computed_uniform_case():

@@ -45,7 +45,8 @@ Per accelerator (:data:`DEFAULT_PROFILES`) four numbers, each with its source:
   on A100 (NVIDIA developer forum thread "Trouble to Reach Peak Bandwidth of A100": 1.80 of
   2.04 TB/s, and "the maximum memory bandwidth achieved by any kernel was around 90 %" in
   the NVIDIA GTC talk cited there); 0.9 for NVIDIA parts, 0.8 assumed for AMD; Hopper parts
-  cite PyTorch's bf16 elementwise kernels measured on an H100 (:mod:`~rlmcost.perf.elementwise_bw`);
+  cite PyTorch's bf16 elementwise kernels measured on an H100 (:mod:`~rlmcost.perf.elementwise_bw`),
+  the H20 what its 78 SMs can draw (:mod:`~rlmcost.perf.sm_bandwidth`: 0.61);
 * ``flash_attention_efficiency``: FLOP/s of a FlashAttention-class fused causal attention,
   forward + backward, over peak, counting the backward as 2.5 x the forward (the convention of
   Dao 2023, FlashAttention-2, arXiv 2307.08691, §4.1 and Fig. 6: about 190 of 312 TFLOP/s on
@@ -109,6 +110,7 @@ from rlmcost.perf.gemm_tile_cost import (
     skinny_gemm_flops,
 )  # fmt: skip
 from rlmcost.perf.power_cap import power_capped  # noqa: F401 - re-exported
+from rlmcost.perf.sm_bandwidth import H20_STREAM_EFFICIENCY, H20_STREAM_SOURCE
 
 if TYPE_CHECKING:
     from rlmcost.specs import HardwareSpec
@@ -264,7 +266,7 @@ DEFAULT_PROFILES: dict[str, AcceleratorProfile] = {
         _profile("h20", 78, "H20 product brief / nvidia-smi reports: 78 SMs (a cut Hopper die)",
                  _H200_GEMM[0], _H200_GEMM[1] + " (carried to H20: assumption; its 148 "
                  "TFLOP/s peak is compute-capped, so GEMMs run nearer it)", 0.55,
-                 f"{_FA3} (carried to H20)"),
+                 f"{_FA3} (carried to H20)", H20_STREAM_EFFICIENCY, H20_STREAM_SOURCE),
         _profile("gb200", 148, "NVIDIA Blackwell architecture technical brief: 148 SMs",
                  *_GB200_GEMM, 0.55, f"{_FA3} (carried to Blackwell)"),
         _profile("l40s", 142, "NVIDIA Ada Lovelace architecture whitepaper: 142 SMs (L40S)",

@@ -69,7 +69,11 @@ bf16 weights: a third of the H20's bandwidth. The engine model's GEMMs of one su
 9.5, 17.3 and 39.4 ms with 64 padded rows at the H20's sustained GEMM rate, and 5.3, 9.7 and
 21.8 ms (the weights' streaming time: 16 padded rows do not bind) without. On H100-class parts
 64 rows stay under the weights' streaming time (Llama-3.1-8B: 2 x 64 x 7.5e9 FLOPs at 0.711 of
-989 TFLOP/s, 1.4 ms, against 5.8 ms), so there the term does not bind."""
+989 TFLOP/s, 1.4 ms, against 5.8 ms), so there the term does not bind. A doubt, measured:
+cuBLAS 13 (PyTorch 2.11 on an H100) runs a batch-1 bf16 linear as
+``nvjet_sm90_tst_256x8_64x6_2x1_v_bz_TNT``, the operands swapped and the token padded to 8
+(``benchmarks/bench_decode_gemv.py``); the Qwen rows ran cuBLAS 12.4 (PyTorch 2.6.0+cu124),
+whose batch-1 kernel on the H20 is not known here."""
 
 WGMMA_PARTS = frozenset({"h100-sxm", "h100-pcie", "h200", "h800", "h100-hbm2e-500w", "h20",
                          "b200", "gb200"})  # fmt: skip
