@@ -107,6 +107,28 @@ def test_one_thread_a_rank_is_slower_than_the_hosts_bandwidth_share() -> None:
     assert times == sorted(times, reverse=True)
 
 
+def test_a_dgx_h100_hosts_thread_is_the_measured_xeon_core() -> None:
+    # DGX H100/H200 datasheets: 2x Xeon Platinum 8480C; benchmarks/bench_cpu_adam.py on an H100
+    # device's Xeon: 1.02 ns a parameter on one thread. 8 ranks of one thread each: the host's
+    # bandwidth share (8 x 0.14 ns) is then the slower bound, where a generic host's thread
+    # (1.9 ns) binds
+    from rlmcost.perf.data_parallel import CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU
+    from rlmcost.specs import get_hardware
+
+    for name in ("h100-sxm", "h200"):
+        assert get_hardware(name).host_cpu == "intel-sapphire-rapids"
+    for name in ("a100-80gb", "a800-80gb", "h20", "gb200"):
+        assert get_hardware(name).host_cpu is None
+    xeon = CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU["intel-sapphire-rapids"]
+    assert xeon.value == 1.02e-9 < CPU_ADAM_THREAD_S_PER_PARAM.value
+    n = 1_000_000_000
+    host = n * 8 * CPU_ADAM_HOST_S_PER_PARAM.value
+    assert cpu_adam_s(n, 8, threads=1, host_cpu="intel-sapphire-rapids") == pytest.approx(host)
+    assert cpu_adam_s(n, 4, threads=1, host_cpu="intel-sapphire-rapids") == pytest.approx(
+        n * 1.02e-9)  # fmt: skip
+    assert cpu_adam_s(n, 8, threads=1, host_cpu=None) == pytest.approx(n * 1.9e-9)
+
+
 def test_a_negative_thread_count_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match="host Adam threads -1"):
         cpu_adam_s(1, 1, threads=-1)
@@ -228,7 +250,8 @@ def test_openrlhfs_adam_offload_runs_on_one_thread_a_rank() -> None:
 
     argv = ["--framework", "openrlhf", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
             "--group", "8", "--prompt-len", "200", "--response-len", "1024", "--hardware",
-            "h100-sxm", "--gpus", "8", "--zero", "2", "--offload", "optimizer"]  # fmt: skip
+            "a800-80gb", "--gpus", "8", "--zero", "2", "--offload", "optimizer"]  # fmt: skip
+    # the A800 hosts of OpenRLHF's rows: no known CPU class, the generic thread rate
     est = evaluate_deployment(run_from_argv("rlvr", argv))
     (job,) = [j for g in est.groups for j in g.jobs if j.task.invocation.kind is Kind.TRAIN]
     shard = int(job.own.gradients) // 2  # ZeRO-2: the rank's 1/8 of the bf16 gradients

@@ -81,8 +81,10 @@ def test_the_host_adam_steps_the_rank_whole_mixer_once() -> None:
     threads = behaviour("slime").host_adam_threads
     assert threads == 1
     parts = _miles_jobs()["actor train"]["predicted_breakdown_s"]
+    # the page's H200 host: a DGX H200's Xeon (HardwareSpec.host_cpu)
     assert parts["cpu_adam_s"] == cpu_adam_s(-(-WHOLE // 2), 8, impl="torch-fused",
-                                             threads=threads)  # fmt: skip
+                                             threads=threads,
+                                             host_cpu="intel-sapphire-rapids")  # fmt: skip
 
 
 def _flush_s(options: StepOptions) -> float:

@@ -226,9 +226,23 @@ fused AdamW, DeepSpeed not installed there; the benchmark's ``--threads 1,2,4,8,
 December 2026) one thread alone took 1.02 ns, and 8 ranks of one thread each at once (Ray's
 case on an 8-GPU host) 1.06-1.47 ns (mean 1.30), 16 at once 1.21-2.62 (mean 1.9); one process
 on 2, 4, 8, 16 threads 0.69, 0.41, 0.29, 0.21 ns (sublinear: the host bound below takes over).
-The value stays this VM's (the hosts of the A800/A100 runs it prices are of an older class;
-an H100-era host's rank is about 1.1-1.3 ns, a next step: the rate by host CPU).
+The value stays this VM's for hosts of no known class (the A800/A100 runs' hosts are of an
+older one); a DGX H100/H200 host's Xeon takes the device's figure
+(:data:`CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU`).
 """
+
+CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU = {
+    "intel-sapphire-rapids": Constant(1.02e-9, 1.02e-9, 1.47e-9,
+                                      "benchmarks/bench_cpu_adam.py on an H100 device's Xeon"),
+}
+"""One thread's CPU Adam seconds per parameter on a host CPU class
+(``HardwareSpec.host_cpu``; others take :data:`CPU_ADAM_THREAD_S_PER_PARAM`).
+``intel-sapphire-rapids``: the DGX H100/H200's Xeon Platinum 8480C, measured on the 16-core
+Xeon host of an H100 device (family 6 model 207, Emerald Rapids: the same Golden Cove core,
+more L3; an assumption that it streams as the 8480C does): torch's fused AdamW (DeepSpeed's
+time, :data:`TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`) 1.02 ns a parameter on one thread alone
+(value, low), 1.06-1.47 ns for each of 8 single-thread processes at once (high: Ray's 8 ranks
+of an 8-GPU host; the host bound, :func:`cpu_adam_s`, prices their sharing)."""
 
 HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEPSPEED,
                             "torch-fused": TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED}  # fmt: skip
@@ -236,13 +250,15 @@ HOST_ADAM_OVER_DEEPSPEED = {"deepspeed": None, "torch": TORCH_CPU_ADAM_OVER_DEEP
 
 
 def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value",
-               impl: str = "deepspeed", threads: int = 0) -> float:  # fmt: skip
+               impl: str = "deepspeed", threads: int = 0,
+               host_cpu: str | None = None) -> float:  # fmt: skip
     """Seconds of one CPU Adam step (DeepSpeedCPUAdam, ZeRO-Offload) on a host that updates
     ``params_per_device`` for each of its ``devices_per_host`` GPUs: memory-bound on the
     host's DRAM (``CPU_ADAM_HOST_S_PER_PARAM``, :mod:`rlmcost.perf.rl_constants`), or, where
     each rank's process runs ``threads`` OpenMP threads (a Ray actor's ``OMP_NUM_THREADS``:
     ``Behaviour.host_adam_threads``; 0: not limited), bound by those threads
-    (:data:`CPU_ADAM_THREAD_S_PER_PARAM` / ``threads``), whichever is slower;
+    (:data:`CPU_ADAM_THREAD_S_PER_PARAM` / ``threads``, or the rate of the ``host_cpu`` class
+    in :data:`CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU`), whichever is slower;
     ``impl``: ``torch`` for torch's for-loop AdamW (:data:`TORCH_CPU_ADAM_OVER_DEEPSPEED` as
     long), ``torch-fused`` for its fused CPU kernel (Megatron-core's optimizer offload,
     :data:`TORCH_FUSED_CPU_ADAM_OVER_DEEPSPEED`).
@@ -260,7 +276,8 @@ def cpu_adam_s(params_per_device: int, devices_per_host: int, end: str = "value"
         raise SpecError(f"host Adam threads {threads}: give a count >= 1, or 0 for unlimited")
     s = params_per_device * devices_per_host * CPU_ADAM_HOST_S_PER_PARAM.at(end)
     if threads:
-        s = max(s, params_per_device * CPU_ADAM_THREAD_S_PER_PARAM.at(end) / threads)
+        rate = CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU.get(host_cpu or "", CPU_ADAM_THREAD_S_PER_PARAM)
+        s = max(s, params_per_device * rate.at(end) / threads)
     ratio = HOST_ADAM_OVER_DEEPSPEED[impl]
     return s if ratio is None else s * ratio.at(end)
 

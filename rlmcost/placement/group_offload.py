@@ -63,13 +63,15 @@ class GroupOffload(GroupTasks):
         host's ``per_host`` devices by the CPU Adam the framework's trainer runs
         (:func:`~rlmcost.placement.pass_options.host_adam_impl`: DeepSpeedCPUAdam, torch's
         for-loop or fused AdamW; :func:`~rlmcost.perf.data_parallel.cpu_adam_s`) on the
-        threads its Ray actor runs (``Behaviour.host_adam_threads``); a framework's
+        threads its Ray actor runs (``Behaviour.host_adam_threads``) at the rate of the host's
+        CPU class (``HardwareSpec.host_cpu``); a framework's
         linear-attention mixers whole on every TP rank are in those states already
         (:meth:`~rlmcost.placement.group_own.GroupTasks.mixer_replicated`)."""
         beh = None if self.s.deployment.ideal else behaviour(self.s.deployment.framework)
         impl = host_adam_impl(beh, self._trainer_view.train)
         threads = 0 if beh is None else beh.host_adam_threads
-        return cpu_adam_s(self.host_adam_params(task), per_host, impl=impl, threads=threads)
+        return cpu_adam_s(self.host_adam_params(task), per_host, impl=impl, threads=threads,
+                          host_cpu=self.s.hardware.host_cpu)  # fmt: skip
 
     def phase_traffic_bytes(self, task: Task) -> int:
         """Host-link bytes per device and iteration of the between-phases offload of the

@@ -343,7 +343,8 @@ def openrlhf(record: Record) -> Mapped:
     if record["framework_settings"].get("--adam_offload"):
         choices.append("--adam_offload's DeepSpeedCPUAdam on one thread a rank: Ray's "
                        "OMP_NUM_THREADS at num_cpus=num_gpus_per_actor (launcher.py @dbdd43b0), "
-                       "CPU_ADAM_THREAD_S_PER_PARAM measured on another Xeon core")
+                       "CPU_ADAM_THREAD_S_PER_PARAM: a 2-vCPU VM's core, the A800 hosts' CPU "
+                       "class unknown")
     if logits_mode(code) == "materialized":
         q.set("--logits", "materialized")
         choices.append(f"--logits materialized: log_probs_from_logits of {code} (a log_softmax "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from rlmcost.choices import Dtype
@@ -55,6 +57,13 @@ class HardwareSpec(BaseModel):
     host_time_source: str | None = Field(
         default=None, description="where host_time_factor comes from"
     )
+    host_cpu: Literal["intel-sapphire-rapids"] | None = Field(
+        default=None,
+        description="the CPU class of the platform's reference host where its per-core rates "
+        "are measured (rlmcost.perf.data_parallel.CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU); None: "
+        "the generic rates",
+    )  # fmt: skip
+    host_cpu_source: str | None = Field(default=None, description="where host_cpu comes from")
     source: str = Field(description="datasheet the numbers come from")
 
     @property
