@@ -196,3 +196,30 @@ def test_the_verl_importer_reads_the_override_and_the_bridge():
     bridge = [*megatron, f"+{m}.vanilla_mbridge=false"]
     assert dict(import_verl(verl, bridge).flags)["--grad-reduce-dtype"] == "param"
     assert "--grad-reduce-dtype" not in dict(import_verl(verl).flags)  # FSDP workers
+
+
+def _train(*flags: str) -> dict:
+    out = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8",
+                              "--zero", "1", "--no-overlap-grad-reduce", "--json", *flags])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_rlmcost_train_takes_megatron_lms_buffer_by_hand():
+    # Megatron-LM pre-training in bf16 reduces in fp32 (arguments.py validate_args): ZeRO-1
+    # over 8 ranks holds 4 B of gradients per parameter, the reduce-scatter moves 4 B, the
+    # all-gather of the updated bf16 parameters 2 B
+    fp32, param = _train("--grad-reduce-dtype", "fp32"), _train()
+    assert fp32["memory_per_rank_bytes"]["gradients"] == 4 * LLAMA8B
+    assert param["memory_per_rank_bytes"]["gradients"] == 2 * LLAMA8B
+    assert (fp32["dtypes"]["gradients"], param["dtypes"]["gradients"]) == ("fp32", "bf16")
+
+    def payload(report: dict, collective: str) -> int:
+        return next(c["payload_bytes"] for c in report["communication"]
+                    if c["strategy"] == "dp" and c["collective"] == collective)
+
+    assert payload(fp32, "reduce-scatter") == 2 * payload(param, "reduce-scatter") == 4 * LLAMA8B
+    assert payload(fp32, "all-gather") == payload(param, "all-gather") == 2 * LLAMA8B
+    assert fp32["step_time_s"] > param["step_time_s"]  # the exposed reduce-scatter, doubled
+    bad = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "--grad-reduce-dtype", "fp64"])
+    assert bad.exit_code != 0 and "param, fp32" in bad.output
