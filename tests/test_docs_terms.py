@@ -36,6 +36,8 @@ def _help_of(command: str) -> dict[str, str]:
         ("--max-num-seqs", ("128", "async_engine", "vLLM PR 37393")),
         # ModelSpec.mtp_layers: the config key it is read from
         ("--speculative-draft", ("num_nextn_predict_layers", "error")),
+        # rlmcost/placement/grad_buffer.py: Megatron-core's DDP config key and its choices
+        ("--grad-reduce-dtype", ("grad_reduce_in_fp32", "fp32", "param", "4 B/param")),
     ],
 )
 def test_new_flags_help_names_value_and_source(flag, words):
@@ -73,7 +75,7 @@ def _table_terms() -> str:
      "verl fully-async step", "DeepSpeed blocking pipeline p2p", "embedding gradient",
      "busiest EP rank", "prefix sharing", "KV admission", "environment step",
      "MoE capacity factor", "--moe-pad-to-capacity", "virtual pipeline",
-     "sliding-window attention", "unfused MoE permutation"],
+     "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -92,7 +94,8 @@ def _notebook_code(name: str) -> str:
      "version gate", "pageable_offload_s", "moe_rank_imbalance", "for_params",
      "HYBRID_ENGINE_LAUNCH_S_PER_LAYER", "pp_serial_p2p", "embedding_grad_bytes",
      "--no-prefix-caching", "host work", "'eager': False", "--groups rollout=8,actor=8",
-     "'moe_capacity_factor': 1.25", "virtual_pipeline_model_parallel_size"],
+     "'moe_capacity_factor': 1.25", "virtual_pipeline_model_parallel_size",
+     "'grad_reduce_dtype': 'param'"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")

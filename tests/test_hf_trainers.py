@@ -56,7 +56,9 @@ def test_hf_trainers_run_flashattention2_and_megatron_trainers_fa3_class() -> No
     # slime trains with Megatron-core only: rlmcost's defaults, but for its Qwen3.5 spec's
     # Gated DeltaNet run whole on each TP rank (rlmcost.perf.linear_mixer)
     assert kernel("slime") is AttentionKernel.FLASH
-    assert step_options(Deployment(framework="slime")) == StepOptions(linear_mixer_replicated=True)
+    # and its Megatron-LM gradient buffer in fp32 (rlmcost.placement.grad_buffer)
+    assert step_options(Deployment(framework="slime")) == \
+        StepOptions(linear_mixer_replicated=True, grad_reduce_bytes=4)  # fmt: skip
 
 
 def test_flashattention2_on_hopper_takes_035_and_other_parts_keep_their_figure() -> None:

@@ -84,7 +84,8 @@ def test_a_framework_deployment_with_ep_applies_it() -> None:
     assert MOE_IMBALANCE_NOTE in worker_notes(nemo, kl=False)
     plain = Deployment(framework="slime", train={"ep": 8})
     assert step_options(plain) == StepOptions(moe_rank_imbalance=EP_RANK_IMBALANCE_RATIO.value,
-                                              linear_mixer_replicated=True)  # slime's GDN
+                                              linear_mixer_replicated=True,  # slime's GDN
+                                              grad_reduce_bytes=4)  # its fp32 gradient buffer
     # the paper's idealized run routes evenly; no EP, nothing to apply
     ideal = Deployment(framework="nemo-rl", train={"ep": 8}, ideal=True)
     assert not expert_parallel(ideal) and step_options(ideal) is None

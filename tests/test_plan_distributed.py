@@ -250,15 +250,17 @@ def test_ctrl_c_on_dask_keeps_the_rows_found_so_far(cluster: str) -> None:
     from rlmcost.plan.rl_candidates import RLSpace
     from rlmcost.run.spec import Run
 
-    # verl's deployment: its top rows leave some candidates' bounds above the top 5 (under
-    # NeMo RL's, the FSDP2 copies and eager layers of perf.policy_worker lift the top rows above
-    # every bound of this space, and branch and bound has nothing to skip)
+    # verl's deployment at micro-batches 1 and 2: its top rows leave some candidates' bounds
+    # above the top 5 (under NeMo RL's, the FSDP2 copies and eager layers of perf.policy_worker
+    # lift the top rows above every bound of this space, and branch and bound has nothing to
+    # skip; at micro-batch 1 alone neither since verl's Megatron candidates reduce their
+    # gradients in fp32, rlmcost.placement.grad_buffer)
     base = Run.from_data({"algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
                           "workload": {"prompts": 64, "samples_per_prompt": 8,
                                        "response_len": 2048},
                           "deployment": {"framework": "verl"}})  # fmt: skip
     space = RLSpace(placements=("baseline", "split"), tp=(1, 2, 4), rollout_tp=(1, 2, 4),
-                    micro_batch=(1,), fractions=(0.5,))  # fmt: skip
+                    micro_batch=(1, 2), fractions=(0.5,))  # fmt: skip
     calls: list[tuple[int, int]] = []
 
     def progress(done: int, total: int) -> None:

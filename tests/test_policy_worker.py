@@ -152,9 +152,12 @@ def test_the_terms_are_stated_where_they_apply() -> None:
     assert "reduced in 4 B" in notes[1]
     assert "eagerly" in notes[2] and "fp32 output casts" in notes[2]
     assert "dtensor_policy_worker.py" in notes[2] and "FlashAttention-2" in notes[2]
-    # Megatron-core (ZeRO-1) without a reference: nothing; slime and the idealized run: nothing
-    assert worker_notes(Deployment(framework="nemo-rl", train={"zero": "1"}), kl=False) == ()
-    assert worker_notes(Deployment(framework="slime"), kl=True) == ()
+    # Megatron-core (ZeRO-1) without a reference: its gradient buffer's dtype alone (the
+    # parameters'; slime's fp32: rlmcost.placement.grad_buffer); the idealized run: nothing
+    (grads,) = worker_notes(Deployment(framework="nemo-rl", train={"zero": "1"}), kl=False)
+    assert grads.startswith("gradients:") and "parameters' dtype" in grads
+    (grads,) = worker_notes(Deployment(framework="slime"), kl=True)
+    assert grads.startswith("gradients:") and "fp32 buffer" in grads
     assert worker_notes(Deployment(framework="nemo-rl", ideal=True), kl=True) == ()
     # verl's FSDP workers: its micro-batches' memory (rlmcost.placement.packed_lengths,
     # head_peak), then the Hugging Face note with its own source, no FSDP2 cast

@@ -18,7 +18,7 @@ from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import EngineKind, LogitsMode, RouterDtype, TrainerKernels
+from rlmcost.deployment.kinds import EngineKind, GradReduce, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
 
 
@@ -49,6 +49,7 @@ DEPLOYMENT_OPTIONS = (
     "freeze_vision_tower",
     "offload",
     "param_dtype",
+    "grad_reduce_dtype",
     "expandable_segments",
     "offload_idle",
     "init_load",
@@ -271,19 +272,18 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "param_dtype": (
-            Annotated[
-                ParamDtype | None,
-                typer.Option(
-                    help="What the trainer stores its parameters and gradients in: bf16 "
-                    "(Adam keeps an fp32 master copy, 2 + 2 + 12 B/param) or fp32 (FSDP mixed "
-                    "precision: bf16 compute copy per unit, Adam m and v only, 4 + 4 + 8 "
-                    "B/param; verl's actor, NeMo RL's DTensor policy). Default: --framework's.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "param_dtype": (Annotated[ParamDtype | None, typer.Option(
+            help="What the trainer stores its parameters and gradients in: bf16 (Adam keeps an "
+            "fp32 master copy, 2 + 2 + 12 B/param) or fp32 (FSDP mixed precision: bf16 compute "
+            "copy per unit, Adam m and v only, 4 + 4 + 8 B/param; verl's actor, NeMo RL's "
+            "DTensor policy). Default: --framework's.", rich_help_panel=p)], None),  # fmt: skip
+        "grad_reduce_dtype": (Annotated[GradReduce | None, typer.Option(
+            help="A Megatron-core trainer's gradient buffer, where micro-batches accumulate and "
+            "the data-parallel reduce runs: fp32 (grad_reduce_in_fp32: 4 B/param, whole on each "
+            "rank under --zero 1; Megatron-LM for bf16, so slime and miles, and verl) or param "
+            "(the parameters' dtype; NeMo RL's configs). Default: --framework's "
+            "(rlmcost.placement.grad_buffer); without one, param.", rich_help_panel=p)],
+            None),  # fmt: skip
         "expandable_segments": (
             Annotated[
                 bool | None,

@@ -133,6 +133,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["offload"] = opts["offload"]
     if opts.get("param_dtype") is not None:
         train["param_dtype"] = str(opts["param_dtype"])
+    if opts.get("grad_reduce_dtype") is not None:
+        train["grad_reduce_dtype"] = str(opts["grad_reduce_dtype"])
     if opts.get("expandable_segments") is not None:
         data["overhead"]["expandable_segments"] = opts["expandable_segments"]
     batching = following_batching(data.get("forward"), base_deployment(opts).to_json()["train"])

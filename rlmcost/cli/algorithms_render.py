@@ -296,12 +296,14 @@ def _dtypes(e: Any) -> str:
 
 
 def _states(e: Any) -> str:
-    """The trainers' model states in words (the deployment's ``train.param_dtype``)."""
+    """The trainers' model states in words (the deployment's ``train.param_dtype`` and its
+    trainer's gradient buffer, :func:`~rlmcost.placement.grad_buffer.grad_dtype`)."""
     from rlmcost.parallel.zero import states_in_words
+    from rlmcost.placement.grad_buffer import grad_dtype
 
     d = e.deployment
     stored = None if d is None or d.ideal else d.train.param_dtype
-    return states_in_words(e.workload.weight_dtype, stored)
+    return states_in_words(e.workload.weight_dtype, stored, None if d is None else grad_dtype(d))
 
 
 def render_evaluation(e: Any) -> None:

@@ -103,6 +103,11 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "dtype where it differs, the pre-divide by gradient_predivide_factor: 4 bytes per "
             "parameter and micro-batch in bf16, 14 with an fp32 reduce; torch 2.0 "
             "_runtime_utils.py _post_backward_hook; rlmcost.perf.fsdp_prefetch).")], False),
+        "grad_reduce_dtype": (Annotated[str, typer.Option(
+            help="The gradient buffer micro-batches accumulate into and the data-parallel "
+            "reduce moves: param (the weights' dtype; default) or fp32 (Megatron-core's "
+            "grad_reduce_in_fp32, which Megatron-LM turns on for bf16: 4 B/param, whole on "
+            "each rank under --zero 1; rlmcost.placement.grad_buffer).")], "param"),
         "offload_optimizer": (Annotated[bool, typer.Option(
             "--offload-optimizer",
             help="Adam on the host (ZeRO-Offload): gradients and weights cross the host "
@@ -151,6 +156,10 @@ def train(**opts: Any) -> None:
         raise SpecError(f"--ep-dispatcher {opts['ep_dispatcher']!r} is not one of: "
                         f"{', '.join(dispatchers)}")  # fmt: skip
     check_pad_dispatcher(bool(opts.get("moe_pad_to_capacity")), opts["ep_dispatcher"])
+    if opts["grad_reduce_dtype"] not in ("param", "fp32"):
+        raise SpecError(f"--grad-reduce-dtype {opts['grad_reduce_dtype']!r} is not one of: "
+                        "param, fp32")  # fmt: skip
+    fp32_grads = opts["grad_reduce_dtype"] == "fp32"
     host = opts["host_link_gb_s"]
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
@@ -164,6 +173,7 @@ def train(**opts: Any) -> None:
         fsdp1_post_backward=opts["fsdp1_post_backward"],
         offload_optimizer=opts["offload_optimizer"],
         host_link_bytes_per_s=host * 1e9 if host is not None else None,
+        grad_reduce_bytes=4 if fp32_grads else 0,
     )
     calibration = opts["calibration"]
     measured = load_profile(calibration, get_hardware(hardware)) if calibration else None
@@ -183,9 +193,12 @@ def train(**opts: Any) -> None:
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
         zero_shard=opts["zero_shard"],
     ).with_(**layout_split(opts), **capacity_fields(opts))  # fmt: skip
+    from rlmcost.choices import Dtype
+    from rlmcost.specs import Workload
+
     report = train_report(
         model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,
-        calibration=measured,
+        calibration=measured, workload=Workload(grad_dtype=Dtype.FP32) if fp32_grads else None,
     )  # fmt: skip
     if opts["json_out"]:
         print_json(report.to_json())
@@ -215,7 +228,7 @@ def _render(report: "TrainReport") -> None:
         ["component", "bytes", "dtype"],
         [
             ("weights", format_bytes(m.weights), str(w.weight_dtype)),
-            ("gradients", format_bytes(m.gradients), str(w.weight_dtype)),
+            ("gradients", format_bytes(m.gradients), str(w.gradient_dtype)),
             ("optimizer", format_bytes(m.optimizer), "fp32 master + m + v (12 B/param)"),
             ("activations", format_bytes(m.activations), f"{w.activation_dtype}, {lay.ckpt}"),
             ("logits", format_bytes(m.logits), str(w.logits_dtype)),

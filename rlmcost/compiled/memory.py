@@ -50,7 +50,8 @@ class Dtypes:
     """Bytes per element of what memory holds, and the GEMM dtype whose peak bounds compute;
     the defaults are ``specs.Workload()``'s (bf16 weights, gradients, activations, KV cache
     and compute; fp32 logits). ``param``: a trainer's stored parameters and gradients
-    (``Workload.param_dtype``; None: ``weight``)."""
+    (``Workload.param_dtype``; None: ``weight``); ``grad``: its gradients where they are wider
+    (``Workload.grad_dtype``; None: ``param``)."""
 
     weight: int = Dtype.BF16.bytes
     activation: int = Dtype.BF16.bytes
@@ -60,6 +61,7 @@ class Dtypes:
     param: int | None = None
     state: int | None = None  # a linear layer's recurrent state (None: kv)
     kv_window: bool = False  # sliding layers keep their window (Workload.kv_window)
+    grad: int | None = None  # a trainer's gradient buffer (Workload.grad_dtype; None: param)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -68,6 +70,7 @@ class Dtypes:
             return _DEFAULT
         param = getattr(workload, "param_dtype", None)
         state = getattr(workload, "state_dtype", None)
+        grad = getattr(workload, "grad_dtype", None)
         return cls(
             workload.weight_dtype.bytes,
             workload.activation_dtype.bytes,
@@ -77,6 +80,7 @@ class Dtypes:
             None if param is None else param.bytes,
             None if state is None else state.bytes,
             bool(getattr(workload, "kv_window", False)),
+            None if grad is None else grad.bytes,
         )
 
 
@@ -158,15 +162,16 @@ def _split_up(x: int, parts: int) -> int:
 
 
 def _model_states(
-    n_params: int, zero: ZeroStage, shards: int, w: int, trainable: bool
+    n_params: int, zero: ZeroStage, shards: int, w: int, trainable: bool, gb: int | None = None
 ) -> tuple[int, int, int]:
     """(weights, gradients, optimizer) bytes: ``parallel.zero.model_state_bytes_per_rank``
-    (Rajbhandari et al. 2020, Table 1; K = 12 fp32 bytes, 8 when the weights are fp32)."""
+    (Rajbhandari et al. 2020, Table 1; K = 12 fp32 bytes, 8 when the weights are fp32;
+    gradients of ``gb`` bytes, None: ``w``)."""
     sharded = _split_up(n_params, shards)
     weights = w * (sharded if zero is ZeroStage.OS_G_P else n_params)
     if not trainable:
         return weights, 0, 0
-    grads = w * (sharded if zero in (ZeroStage.OS_G, ZeroStage.OS_G_P) else n_params)
+    grads = (gb or w) * (sharded if zero in (ZeroStage.OS_G, ZeroStage.OS_G_P) else n_params)
     k = 8 if w == 4 else 12
     return weights, grads, k * (n_params if zero is ZeroStage.NONE else sharded)
 
@@ -238,8 +243,8 @@ def memory_per_stage(
         last = s == layout.pp - 1
         stage = PipelineStage(s, layout.pp, n_dense, n_moe)
         p = stage_params(a, layout, stage, head, linear_mixer_replicated)
-        dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train)
-        ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train)
+        dw, dg, do = _model_states(p.dense, zero, layout.zero_group, stored, train, dt.grad)
+        ew, eg, eo = _model_states(p.expert, zero, layout.expert_zero_group, stored, train, dt.grad)
         buffers = 2 * p.largest_unit * w if cast_units else 0
         if train:
             kept = n_dense * saved[False] + n_moe * saved[True]

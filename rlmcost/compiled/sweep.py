@@ -267,7 +267,7 @@ def sweep_train_steps(
     def states(p_dense: Any, p_expert: Any) -> tuple[Any, Any, Any]:
         sd, se = np.ceil(p_dense / d_shards), np.ceil(p_expert / e_shards)
         weights = w * (np.where(z3, sd, p_dense) + np.where(z3, se, p_expert))
-        grads = w * (np.where(z2, sd, p_dense) + np.where(z2, se, p_expert))
+        grads = (dt.grad or w) * (np.where(z2, sd, p_dense) + np.where(z2, se, p_expert))
         opt = k_opt * (np.where(z0, p_dense, sd) + np.where(z0, p_expert, se))
         return weights, grads, opt
 

@@ -93,6 +93,32 @@ class RouterDtype(StrEnum):
     FP64 = "fp64"  # DGEMMs and fp64 casts: NeMo RL's base config
 
 
+class GradReduce(StrEnum):
+    """The dtype of a Megatron-core trainer's gradient buffer, in which its micro-batches
+    accumulate and its data-parallel reduce runs (``DistributedDataParallelConfig.
+    grad_reduce_in_fp32``; :mod:`rlmcost.placement.grad_buffer` has the frameworks' choices)."""
+
+    FP32 = "fp32"  # grad_reduce_in_fp32 true: 4 B a parameter (Megatron-LM's bf16 runs)
+    PARAM = "param"  # false: the parameters' dtype (NeMo RL's configs)
+
+
+def parse_offloads(v: object) -> object:
+    """``TrainLayout.offload`` from a comma-separated string or a list of words: the
+    :class:`Offload` values in order, once each; ValueError naming the choices otherwise."""
+    if isinstance(v, str):
+        v = [w for w in v.split(",") if w.strip()]
+    if not isinstance(v, list | tuple):
+        return v
+    out = []
+    for w in v:
+        word = str(w).strip().lower()
+        if word not in {o.value for o in Offload}:
+            raise ValueError(f"unknown offload '{w}'; use any of "
+                             f"{', '.join(o.value for o in Offload)} (comma-separated)")
+        out.append(Offload(word))
+    return tuple(dict.fromkeys(out))
+
+
 class TrainerKernels(StrEnum):
     """The trainer's implementation where no ``--framework`` preset says
     (:mod:`rlmcost.placement.pass_options`)."""

@@ -68,10 +68,11 @@ def with_lora(
     """``m`` of a LoRA-trained model: ``adapters`` parameters on the rank beside the frozen
     base (weight dtype); when it trains, gradients and mixed-precision Adam states of the
     adapters only, sharded over the data-parallel replicas like the dense parameters (in the
-    trainer's stored dtype, ``workload.param_dtype``, when it has one)."""
+    trainer's stored dtype, ``workload.param_dtype``, when it has one; the gradients in
+    ``workload.grad_dtype`` where it is wider)."""
     stored = workload.stored_dtype if train else workload.weight_dtype
     states = model_state_bytes_per_rank(
-        adapters, layout.zero, layout.zero_group, stored, train
+        adapters, layout.zero, layout.zero_group, stored, train, workload.gradient_dtype
     )
     if not train:
         return replace(m, weights=m.weights + states.weights)

@@ -49,7 +49,14 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
 from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.given import GIVEN, forward_over_train
 from rlmcost.deployment.init import InitLoad
-from rlmcost.deployment.kinds import LogitsMode, Offload, RouterDtype, TrainerKernels
+from rlmcost.deployment.kinds import (
+    GradReduce,
+    LogitsMode,
+    Offload,
+    RouterDtype,
+    TrainerKernels,
+    parse_offloads,
+)
 from rlmcost.deployment.overhead import (  # noqa: F401 - re-exported
     ALLOCATOR_SLACK,
     ALLOCATOR_SLACK_EXPANDABLE,
@@ -132,6 +139,9 @@ class TrainLayout(BaseModel):
         "its parameters and gradients in (None: the weight dtype, with an fp32 master copy in "
         "Adam); fp32: FSDP mixed precision, bf16 compute copy per unit, Adam m and v only "
         "(verl's actor, NeMo RL's DTensor policy)")  # fmt: skip
+    grad_reduce_dtype: GradReduce | None = Field(default=None, description="a Megatron-core "
+        "trainer's gradient buffer: fp32 (grad_reduce_in_fp32) or param (its parameters' "
+        "dtype); None: the framework's (rlmcost.placement.grad_buffer)")  # fmt: skip
     pp_overlap_p2p: bool | None = Field(default=None, description="interleaved schedule's "
         "overlap_p2p_comm (None: the framework's, Behaviour.megatron_overlap_p2p; perf."
         "megatron_pipe)")  # fmt: skip
@@ -155,20 +165,7 @@ class TrainLayout(BaseModel):
     @field_validator("offload", mode="before")
     @classmethod
     def _offload_list(cls, v: object) -> object:
-        if isinstance(v, str):
-            v = [w for w in v.split(",") if w.strip()]
-        if isinstance(v, list | tuple):
-            out = []
-            for w in v:
-                word = str(w).strip().lower()
-                if word not in {o.value for o in Offload}:
-                    raise ValueError(
-                        f"unknown offload '{w}'; use any of "
-                        f"{', '.join(o.value for o in Offload)} (comma-separated)"
-                    )
-                out.append(Offload(word))
-            return tuple(dict.fromkeys(out))
-        return v
+        return parse_offloads(v)
 
     def layout(self, dp: int = 1, micro_batch: int | None = None) -> Layout:
         """The intra-model :class:`~rlmcost.parallel.layout.Layout` with ``dp`` replicas."""
@@ -314,9 +311,10 @@ class Deployment(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Deployment:
-        if self.ideal and (self.lora is not None or self.train.offload):
+        if self.ideal and (self.lora is not None or self.train.offload
+                           or self.train.grad_reduce_dtype is not None):  # fmt: skip
             raise ValueError("ideal=True is the paper's iteration without deployment effects; "
-                             "drop lora/offload or set ideal to false")
+                             "drop lora/offload/grad_reduce_dtype or set ideal to false")
         forward_over_train(self)  # the fields a forward layout does not give: the trainer's
         check_forwards(self)  # a forward layout's trainer-only field: refused, not ignored
         return self

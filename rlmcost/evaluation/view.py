@@ -174,6 +174,13 @@ class Evaluation:
         d = self.deployment
         return None if d.ideal else d.train.param_dtype
 
+    def _grad_dtype(self) -> Any:
+        """The trainer's gradient buffer where wider than its parameters (Megatron-core's
+        fp32 buffer: :func:`~rlmcost.placement.grad_buffer.grad_dtype`; None: theirs)."""
+        from rlmcost.placement.grad_buffer import grad_dtype
+
+        return grad_dtype(self.deployment)
+
     def _optimizer_words(self) -> str:
         from rlmcost.parallel.zero import optimizer_bytes_per_param
 
@@ -199,6 +206,8 @@ class Evaluation:
                 "logits": str(w.logits_dtype),
                 "optimizer": self._optimizer_words(),
                 "trained_parameters": str(self._stored_dtype() or w.weight_dtype),
+                "trained_gradients": str(self._grad_dtype() or self._stored_dtype()
+                                         or w.weight_dtype),  # fmt: skip
                 "compute": str(w.compute_dtype),
             },
         }

@@ -41,11 +41,9 @@ IGNORED = (
     "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
     f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
     f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
-    f"{_MEG}.moe_router_bias_update_rate",
-    "policy.megatron_cfg.apply_rope_fusion", "policy.megatron_cfg.defer_fp32_logits",
-    "policy.megatron_cfg.optimizer", "policy.megatron_cfg.scheduler",
-    "policy.megatron_cfg.distributed_data_parallel_config", "policy.megatron_cfg.fp8_cfg",
-    "policy.megatron_cfg.env_vars", "policy.dtensor_cfg.env_vars",
+    f"{_MEG}.moe_router_bias_update_rate", f"{_MEG}.apply_rope_fusion", f"{_MEG}.scheduler",
+    f"{_MEG}.defer_fp32_logits", f"{_MEG}.optimizer", f"{_MEG}.fp8_cfg", f"{_MEG}.env_vars",
+    f"{_MEG}.distributed_data_parallel_config", "policy.dtensor_cfg.env_vars",
     "policy.dynamic_batching.logprob_mb_tokens",
     "policy.dynamic_batching.sequence_length_round", "policy.sequence_packing.logprob_mb_tokens",
     "policy.sequence_packing.algorithm", "policy.sequence_packing.sequence_length_round",
@@ -188,6 +186,8 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
             raise SpecError(f"{r.where}: policy.precision {precision!r}: use bfloat16, "
                             "float16 or float32")  # fmt: skip
         q.set("--param-dtype", stored)  # Megatron: model in the precision, fp32 main params
+        fp32 = r.flag(f"{c}.distributed_data_parallel_config.grad_reduce_in_fp32", False)
+        q.set("--grad-reduce-dtype", "fp32" if fp32 else "param")  # setup.py (grad_buffer)
         dist = r.flag(f"{c}.optimizer.use_distributed_optimizer", True)
         zero = "1" if dist else "0"
         if optimizer_config_cpu_offload(r, q, f"{c}.optimizer", []):  # via Megatron-Bridge

@@ -158,7 +158,10 @@ class Behaviour:
     bounds it): a Ray actor gets ``OMP_NUM_THREADS = max(floor(num_cpus), 1)`` unless the
     variable is already set (ray/_private/utils.py ``set_omp_num_threads_if_unset``, called
     by _raylet.pyx ``execute_task`` before it loads the actor's class); torch and
-    DeepSpeedCPUAdam's ``omp parallel for`` follow it."""
+    DeepSpeedCPUAdam's ``omp parallel for`` follow it. ``megatron_grad_reduce``: the dtype of
+    its Megatron-core trainer's gradient buffer by default (``fp32``: ``grad_reduce_in_fp32``;
+    ``param``: the parameters' dtype), the importers reading the run's own key
+    (:mod:`rlmcost.placement.grad_buffer`, where the sources are)."""
 
     colocated: str
     apart: str
@@ -196,6 +199,7 @@ class Behaviour:
     linear_mixer_tp_replicated: bool = False
     host_adam: str = "deepspeed"
     host_adam_threads: int = 0
+    megatron_grad_reduce: str = "param"
 
 
 @dataclass(frozen=True)

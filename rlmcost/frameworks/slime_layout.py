@@ -68,6 +68,7 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     r.flag("bf16", False)
     q.convert("--fp16" if fp16 else "(slime sets bf16 = not fp16)", "--param-dtype",
               "fp16" if fp16 else "bf16", f"16-bit model, fp32 main params ({_MEGATRON})")
+    _grad_buffer(r, q, fp16)
     q.set("--ckpt", _recompute(r, q))
     dp = gpus // (tp * pp * cp)
     steps = _batching(r, q, steps, dp)
@@ -88,6 +89,34 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
     if r.flag("use-rollout-routing-replay", False):
         q.set("--routing-replay")
     return steps
+
+
+def _grad_buffer(r: Reader, q: ImportedQuery, fp16: bool) -> None:
+    """Megatron-core's gradient buffer as Megatron-LM's ``validate_args`` sets it
+    (megatron/training/arguments.py @1dcf0daf lines 710-723; rlmcost.placement.grad_buffer):
+    for bf16 fp32 unless ``--grad-reduce-in-bf16`` or ``--main-grads-dtype bf16``, which
+    Megatron refuses beside ``--accumulate-allreduce-grads-in-fp32``; for fp16 fp32 only with
+    ``--accumulate-allreduce-grads-in-fp32``."""
+    given = r.flag("accumulate-allreduce-grads-in-fp32", False)
+    bf16_reduce = r.flag("grad-reduce-in-bf16", False)
+    main = r.text("main-grads-dtype", "fp32", ("fp32", "bf16"))
+    if fp16:
+        fp32, how = given, "--fp16: fp32 only with --accumulate-allreduce-grads-in-fp32"
+    elif given and main == "bf16":
+        raise SpecError(f"{WHERE}: --main-grads-dtype bf16 with "
+                        "--accumulate-allreduce-grads-in-fp32: Megatron-LM's validate_args "
+                        "refuses it (main grads can only be fp32 then); drop one")  # fmt: skip
+    else:
+        fp32 = not bf16_reduce and main == "fp32"
+        how = "bf16: Megatron-LM turns accumulate_allreduce_grads_in_fp32 on unless " \
+            "--grad-reduce-in-bf16 or --main-grads-dtype bf16"  # fmt: skip
+    words = [f for f, on in (("--accumulate-allreduce-grads-in-fp32", given),
+                             ("--grad-reduce-in-bf16", bf16_reduce),
+                             (f"--main-grads-dtype {main}", main != "fp32")) if on]
+    q.convert(" ".join(words) or "(Megatron-LM's default)", "--grad-reduce-dtype",
+              "fp32" if fp32 else "param", f"Megatron-core's gradient buffer, {how} "
+              "(megatron/training/arguments.py validate_args, training.py get_model "
+              "grad_reduce_in_fp32 @1dcf0daf)")  # fmt: skip
 
 
 def _recompute(r: Reader, q: ImportedQuery) -> str:

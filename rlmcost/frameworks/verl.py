@@ -201,6 +201,20 @@ def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     optimizer_config_cpu_offload(r, q, f"{ACTOR}.optim.override_optimizer_config", offload)
 
 
+def _grad_buffer(r: Reader, q: ImportedQuery, m: str) -> None:
+    """The Megatron workers' gradient buffer (rlmcost.placement.grad_buffer): fp32 from verl's
+    own ``get_model`` and mbridge's (``use_mbridge`` with ``vanilla_mbridge``, the default),
+    Megatron-core's param dtype from Megatron-Bridge's provider (``vanilla_mbridge: false``),
+    ``megatron.override_ddp_config.grad_reduce_in_fp32`` over either (verl/utils/
+    megatron_utils.py @b178a3cd; ISEEKYAN/mbridge mbridge/core/util.py @10cb17f5)."""
+    bridge = r.flag(f"{m}.use_mbridge", True) and not r.flag(f"{m}.vanilla_mbridge", True)
+    key = f"{m}.override_ddp_config.grad_reduce_in_fp32"
+    fp32 = r.flag(key, not bridge)
+    q.convert(key if r.raw(key) is not None else f"(verl's default, {m}.vanilla_mbridge "
+              f"{str(not bridge).lower()})", "--grad-reduce-dtype", "fp32" if fp32 else "param",
+              "Megatron-core's gradient buffer (DistributedDataParallelConfig.grad_reduce_in_fp32)")
+
+
 def _layout(r: Reader, q: ImportedQuery) -> None:
     gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
     q.convert("trainer.n_gpus_per_node x trainer.nnodes", "--gpus", gpus, "GPUs in all")
@@ -237,6 +251,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         _cpu_optimizer(r, q, offload)
         sp_size, dp = 1, gpus // (tp * pp * cp)
         q.set("--param-dtype", "bf16")  # Megatron: bf16 model, fp32 main params in Adam
+        _grad_buffer(r, q, m)
     else:
         q.set("--zero", "3")
         fsdp = f"{ACTOR}.fsdp_config"

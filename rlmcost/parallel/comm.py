@@ -29,7 +29,9 @@ under full checkpointing):
 * PP: per micro-batch and model chunk, the stage-boundary activations forward and their
   gradient backward (b s d, / P_t with SP), point-to-point.
 * DP / ZeRO (Rajbhandari et al. 2020, §7): the gradients of the rank's parameters over the
-  ranks that replicate them, in the weight dtype: the dense parameters over P_d P_c, the
+  ranks that replicate them, in the weight dtype (the reduces in ``workload.grad_dtype``
+  where the gradient buffer is wider: Megatron-core's fp32 ``grad_reduce_in_fp32``,
+  :mod:`rlmcost.placement.grad_buffer`): the dense parameters over P_d P_c, the
   routed experts over the expert-DP group (``Layout.expert_dp``). ZeRO-0: one all-reduce
   per iteration; ZeRO-1: reduce-scatter and all-gather of the updated parameters, once; ZeRO-2: the
   reduce-scatter after every micro-batch (gradients live only as shards); ZeRO-3: per
@@ -269,28 +271,29 @@ def _stage_traffic(
         add("pp", Collective.P2P, 2, sends, act // (t if layout.sp else 1), ("pp",))
     params = stage_params(arch, layout, stage, Head.LM)
     w = workload.weight_dtype.bytes
+    r = (workload.grad_dtype or workload.weight_dtype).bytes  # a wider gradient buffer's reduce
     dense_group, expert_group = zero_groups(layout, experts=True)
     for strategy, n_params, g in (
         ("dp", params.dense, dense_group),
         ("dp-experts", params.expert, expert_group),
     ):
         dims, ranks = g.dims, g.ranks
-        grads = n_params * w
+        grads, weights = n_params * r, n_params * w
         z = layout.zero
         if z is ZeroStage.NONE:
             add(strategy, Collective.ALL_REDUCE, ranks, 1, grads, dims)
         elif z is ZeroStage.OS:
             add(strategy, Collective.REDUCE_SCATTER, ranks, 1, grads, dims)
-            add(strategy, Collective.ALL_GATHER, ranks, 1, grads, dims)
+            add(strategy, Collective.ALL_GATHER, ranks, 1, weights, dims)
         elif z is ZeroStage.OS_G:
             add(strategy, Collective.REDUCE_SCATTER, ranks, n_mb, grads, dims)
-            add(strategy, Collective.ALL_GATHER, ranks, 1, grads, dims)
+            add(strategy, Collective.ALL_GATHER, ranks, 1, weights, dims)
         else:
-            add(strategy, Collective.ALL_GATHER, ranks, 2 * n_mb, grads, dims)
+            add(strategy, Collective.ALL_GATHER, ranks, 2 * n_mb, weights, dims)
             add(strategy, Collective.REDUCE_SCATTER, ranks, n_mb, grads, dims)
         if g.replicas > 1:  # hybrid sharding: the gradient shard across the replicas
             calls = 1 if z is ZeroStage.OS else n_mb
-            shard = -(-n_params // ranks) * w
+            shard = -(-n_params // ranks) * r
             add(strategy, Collective.ALL_REDUCE, g.replicas, calls, shard, g.replica_dims)
     return out
 

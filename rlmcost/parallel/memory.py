@@ -7,8 +7,9 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   and the router replicated; with ``linear_mixer_replicated`` a linear-attention layer's
   Gated DeltaNet whole, as slime's and miles's Megatron trainer builds it from plain
   ``nn.Linear`` on every TP rank: :mod:`rlmcost.perf.linear_mixer`) in
-  ``workload.weight_dtype``, gradients in the same dtype, Adam's K = 12 bytes of fp32 master
-  weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
+  ``workload.weight_dtype``, gradients in the same dtype (``workload.grad_dtype`` where a
+  trainer keeps a wider buffer: Megatron-core's fp32 ``grad_reduce_in_fp32``), Adam's K = 12
+  bytes of fp32 master weights and moments (:mod:`rlmcost.parallel.zero`). ZeRO (or
   Megatron's distributed optimizer, ``megatron/core/optimizer/distrib_optimizer.py``, which
   shards over the data-parallel group of each parameter) shards each parameter's states over
   the ranks that hold a replica of it: the dense parameters over P_d P_c ranks, the routed
@@ -191,6 +192,7 @@ def memory_per_stage(
     train = mode is Mode.TRAIN
     w_dtype = workload.weight_dtype
     stored = workload.stored_dtype if train else w_dtype
+    grads = workload.gradient_dtype if train else None
     cast_units = layout.zero is ZeroStage.OS_G_P or (train and stored != w_dtype)
     replicas_dense = layout.zero_group  # P_d P_c, or a hybrid shard's P_z
     replicas_expert = layout.expert_zero_group
@@ -198,8 +200,10 @@ def memory_per_stage(
     out = []
     for stage in stages(arch, layout):
         p = stage_params(arch, layout, stage, head, linear_mixer_replicated)
-        dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, stored, train)
-        expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train)
+        dense = model_state_bytes_per_rank(p.dense, layout.zero, replicas_dense, stored, train,
+                                           grads)  # fmt: skip
+        expert = model_state_bytes_per_rank(p.expert, layout.zero, replicas_expert, stored, train,
+                                            grads)  # fmt: skip
         buffers = 2 * p.largest_unit * w_dtype.bytes if cast_units else 0
         kv = logits = 0
         if train:

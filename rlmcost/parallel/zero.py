@@ -18,6 +18,15 @@ Two conventions, told apart by their names:
   the unit (``torch/distributed/fsdp/_fully_shard/_fsdp_api.py`` ``MixedPrecisionPolicy``:
   the sharded parameter stays in its own dtype and is cast to ``param_dtype`` for the
   all-gather). Callers pass the stored dtype as ``weight_dtype``.
+* gradients in a wider dtype than the weights (``grad_dtype``): Megatron-core's
+  ``DistributedDataParallel`` keeps one contiguous gradient buffer per dtype, fp32 where
+  ``DistributedDataParallelConfig.grad_reduce_in_fp32`` (``megatron/core/distributed/
+  distributed_data_parallel.py`` @1dcf0daf: ``grad_dtype = torch.float if
+  self.ddp_config.grad_reduce_in_fp32 else param.dtype``); the distributed optimizer (ZeRO-1)
+  shards the fp32 main parameters and Adam states, not that buffer: each data-parallel rank
+  holds the whole buffer of its parameters and the reduce-scatter writes its shard into it
+  (``distrib_optimizer.py``, ``param_and_grad_buffer.py``). The gradients take
+  ``grad_dtype`` under the stage's sharding (whole under ZeRO-0/1, the shard under 2/3).
 """
 
 from __future__ import annotations
@@ -60,29 +69,35 @@ def optimizer_bytes_per_param(weight_dtype: Dtype) -> int:
     return 8 if weight_dtype.bytes == 4 else 12
 
 
-def states_in_words(weight_dtype: Dtype, param_dtype: Dtype | None = None) -> str:
+def states_in_words(
+    weight_dtype: Dtype, param_dtype: Dtype | None = None, grad_dtype: Dtype | None = None
+) -> str:
     """A trainer's model states and their bytes per parameter, in words: ``weight_dtype``
     weights and gradients with Adam's fp32 master copy, or, stored in ``param_dtype``
-    (FSDP mixed precision), weights and gradients in it with a per-unit compute copy.
+    (FSDP mixed precision), weights and gradients in it with a per-unit compute copy;
+    gradients in ``grad_dtype`` where it differs (Megatron-core's fp32 gradient buffer).
 
     >>> states_in_words(Dtype.BF16, Dtype.FP32)
     'fp32 weights and gradients (bf16 compute copy per unit), Adam m, v in fp32 (4 + 4 + 8 B/param)'
+    >>> states_in_words(Dtype.BF16, None, Dtype.FP32)
+    'bf16 weights, fp32 gradients, fp32 Adam master weights, m, v (2 + 4 + 12 B/param)'
     """
     stored = param_dtype or weight_dtype
+    grads = grad_dtype or stored
     k = optimizer_bytes_per_param(stored)
-    b = stored.bytes
+    b, g = stored.bytes, grads.bytes
+    both = f"{stored} weights and gradients" if grads == stored else \
+        f"{stored} weights, {grads} gradients"  # fmt: skip
     if stored == weight_dtype:
         adam = "fp32 Adam m, v" if k == 8 else "fp32 Adam master weights, m, v"
-        return f"{stored} weights and gradients, {adam} ({b} + {b} + {k} B/param)"
-    return (
-        f"{stored} weights and gradients ({weight_dtype} compute copy per unit), Adam m, v in "
-        f"fp32 ({b} + {b} + {k} B/param)"
-    )
+        return f"{both}, {adam} ({b} + {g} + {k} B/param)"
+    return (f"{both} ({weight_dtype} compute copy per unit), Adam m, v in fp32 "
+            f"({b} + {g} + {k} B/param)")
 
 
 @dataclass(frozen=True)
 class ModelStateBytes:
-    """Model-state bytes on one rank: weights, gradients (in the weight dtype) and optimizer."""
+    """Model-state bytes on one rank: weights, gradients and optimizer."""
 
     weights: int
     gradients: int
@@ -99,16 +114,20 @@ def model_state_bytes_per_rank(
     shard_degree: int,
     weight_dtype: Dtype = Dtype.BF16,
     trainable: bool = True,
+    grad_dtype: Dtype | None = None,
 ) -> ModelStateBytes:
     """Mixed-precision Adam model states of ``n_params`` replicated parameters on one rank.
 
     Rajbhandari et al. 2020, Table 1: baseline (2 + 2 + K) Psi, P_os 2 Psi + 2 Psi + K Psi/N_d,
-    P_os+g 2 Psi + (2 + K) Psi/N_d, P_os+g+p (2 + 2 + K) Psi/N_d. Gradients take the weight
-    dtype. ``trainable=False`` (a frozen model): weights only, still sharded under ZeRO-3.
+    P_os+g 2 Psi + (2 + K) Psi/N_d, P_os+g+p (2 + 2 + K) Psi/N_d. Gradients take
+    ``grad_dtype`` (None: the weight dtype; module docstring), sharded as the stage shards
+    them. ``trainable=False`` (a frozen model): weights only, still sharded under ZeRO-3.
 
     >>> m = model_state_bytes_per_rank(7_500_000_000, ZeroStage.OS_G_P, 64)
     >>> m.total / 1e9
     1.875
+    >>> model_state_bytes_per_rank(1000, ZeroStage.OS, 4, grad_dtype=Dtype.FP32).gradients
+    4000
     """
     n = shard_degree
     w = weight_dtype.bytes
@@ -116,6 +135,7 @@ def model_state_bytes_per_rank(
     weights = w * params_w
     if not trainable:
         return ModelStateBytes(weights, 0, 0)
-    grads = w * (split_up(n_params, n) if zero in (ZeroStage.OS_G, ZeroStage.OS_G_P) else n_params)
+    g = (grad_dtype or weight_dtype).bytes
+    grads = g * (split_up(n_params, n) if zero in (ZeroStage.OS_G, ZeroStage.OS_G_P) else n_params)
     opt_params = n_params if zero is ZeroStage.NONE else split_up(n_params, n)
     return ModelStateBytes(weights, grads, optimizer_bytes_per_param(weight_dtype) * opt_params)

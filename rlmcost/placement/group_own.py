@@ -29,6 +29,7 @@ from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.group_train import group_trainer, kind_spec
@@ -235,7 +236,7 @@ class GroupTasks(GroupSizes):
             m = with_terms(
                 m,
                 weights=m.weights + w * d,
-                gradients=m.gradients + (w * d if train else 0),
+                gradients=m.gradients + (workload.gradient_dtype.bytes * d if train else 0),
                 optimizer=m.optimizer + (k * d if train else 0),
             )
         if task.kind is Kind.GENERATE:  # a speculative engine's draft (placement.speculative)
@@ -266,8 +267,10 @@ class GroupTasks(GroupSizes):
     def workload(self, task: Task) -> Workload:
         """The dtypes ``task`` runs with: a training task stores its parameters and gradients
         in its trainer's ``param_dtype`` (:meth:`train_layout`; fp32 under FSDP mixed
-        precision); generation holds and multiplies its weights in the engine's ``dtype``
-        (:class:`~rlmcost.deployment.spec.EngineSpec`; FP8 W8A8 at the FP8 peak), its KV cache
+        precision), its gradients in Megatron-core's fp32 buffer where its framework keeps one
+        (:func:`~rlmcost.placement.grad_buffer.grad_dtype`); generation holds and multiplies
+        its weights in the engine's ``dtype`` (:class:`~rlmcost.deployment.spec.EngineSpec`;
+        FP8 W8A8 at the FP8 peak), its KV cache
         and activations in the workload's, a Gated DeltaNet state and the sliding-window
         layers as the engine keeps them (:mod:`rlmcost.deployment.engine_kv`:
         ``state_dtype``, ``kv_window``); every other in the workload's weight dtype. Kept
@@ -280,7 +283,9 @@ class GroupTasks(GroupSizes):
             return out
 
     def _workload(self, task: Task) -> Workload:
-        return task_workload(self.s, self.group.name, task, self.train_layout().param_dtype)
+        train = self.train_layout()
+        grads = grad_dtype(self.s.deployment, train) if task.kind is Kind.TRAIN else None
+        return task_workload(self.s, self.group.name, task, train.param_dtype, grads)
 
     def train_layout(self) -> TrainLayout:
         """The group's own trainer layout over the deployment's, else the deployment's."""

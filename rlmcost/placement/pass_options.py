@@ -11,7 +11,9 @@ layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger'
 (``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`), whether it fuses the MoE
 permutation (``TrainLayout.moe_permute_fusion``, :mod:`rlmcost.perf.moe_permute`), whether
 its interleaved schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
-:mod:`rlmcost.perf.megatron_pipe`). Which trainers, with the file
+:mod:`rlmcost.perf.megatron_pipe`), the dtype its data-parallel reduce moves (Megatron-core's
+gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`).
+Which trainers, with the file
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
 TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
 paper's idealized iteration and frameworks without a preset take rlmcost's defaults (None), unless
@@ -94,15 +96,18 @@ def step_options(deployment: Deployment) -> StepOptions | None:
         overlap = beh is None or beh.megatron_overlap_p2p
     fused = deployment.ideal or hf or deployment.train.moe_permute_fusion  # (perf.moe_permute)
     rep = beh is not None and beh.linear_mixer_tp_replicated  # (perf.linear_mixer)
+    from rlmcost.placement.grad_buffer import grad_reduce_bytes  # it imports runs_hf_model
+
+    reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
-                      linear_mixer_replicated=rep)  # fmt: skip
+                      linear_mixer_replicated=rep, grad_reduce_bytes=reduce)  # fmt: skip
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
-                 and not rep)  # fmt: skip
+                 and not rep and not reduce)  # fmt: skip
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
@@ -194,6 +199,10 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[st
                    "of the training and forward passes at the batch's width, prompt + longest "
                    "response, in time and memory, attention included (an upper bound: "
                    "FlashAttention-2 unpads inside the attention; rlmcost.placement.dynamic_bsz)")
+    from rlmcost.placement.grad_buffer import grad_buffer_note
+
+    grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
+    out += [grads] if grads else []
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:

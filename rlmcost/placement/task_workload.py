@@ -22,13 +22,15 @@ def _with(wl: Workload, **update: Any) -> Workload:
     return wl.model_copy(update=update)
 
 
-def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None) -> Workload:
+def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
+                  grads: Dtype | None = None) -> Workload:  # fmt: skip
     """The workload ``task`` runs with on group ``group``
     (:meth:`~rlmcost.placement.group_own.GroupTasks.workload`): generation in its engine's
     weight dtype, the Gated DeltaNet state in the engine's dtype and sliding layers at their
     window where the engine keeps them so; training with its parameters stored in ``stored``
-    (the trainer's ``param_dtype``; None: the workload's); the paper's idealized iteration and
-    every other task the query's workload."""
+    (the trainer's ``param_dtype``; None: the workload's) and its gradients in ``grads``
+    (Megatron-core's fp32 buffer, :mod:`rlmcost.placement.grad_buffer`; None: the stored
+    dtype); the paper's idealized iteration and every other task the query's workload."""
     wl = setup.workload
     if setup.deployment.ideal:
         return wl
@@ -49,4 +51,7 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None) ->
         return _with(wl, **update) if update else wl
     if task.kind is not Kind.TRAIN:
         return wl
-    return wl if stored is None else _with(wl, param_dtype=stored)
+    update = {"param_dtype": stored} if stored is not None else {}
+    if grads is not None and grads != (stored or wl.stored_dtype):
+        update["grad_dtype"] = grads
+    return _with(wl, **update) if update else wl

@@ -116,7 +116,7 @@ class TrainReport:
             "communication_time_s": self.communication_time_s,
             "dtypes": {
                 "weights": str(self.workload.weight_dtype),
-                "gradients": str(self.workload.weight_dtype),
+                "gradients": str(self.workload.gradient_dtype),
                 "optimizer": "fp32 (master, m, v)",
                 "activations": str(self.workload.activation_dtype),
                 "logits": str(self.workload.logits_dtype),

@@ -29,7 +29,8 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "
                 "zero": "--zero",
                 "ckpt": "--ckpt", "micro_batch": "--micro-batch",
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
-                "param_dtype": "--param-dtype"}  # fmt: skip
+                "param_dtype": "--param-dtype",
+                "grad_reduce_dtype": "--grad-reduce-dtype"}  # fmt: skip
 _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",

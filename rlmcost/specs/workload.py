@@ -43,6 +43,19 @@ class Workload(BaseModel):
         "weight_dtype); fp32 under FSDP mixed precision, weight_dtype the compute copy",
     )
 
+    grad_dtype: Dtype | None = Field(
+        default=None,
+        description="what a trainer accumulates and reduces its gradients in (None: the "
+        "stored dtype); fp32: a Megatron-core gradient buffer with grad_reduce_in_fp32 "
+        "(rlmcost.placement.grad_buffer)",
+    )
+
+    @property
+    def gradient_dtype(self) -> Dtype:
+        """The dtype of a trainer's resident gradients: ``grad_dtype``, else
+        :attr:`stored_dtype`."""
+        return self.grad_dtype or self.stored_dtype
+
     @property
     def stored_dtype(self) -> Dtype:
         """The dtype of a trainer's resident parameters and gradients: ``param_dtype``, else

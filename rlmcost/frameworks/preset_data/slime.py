@@ -105,5 +105,6 @@ PRESET = Preset(
               "(slime/ray/placement_group.py allocate_train_group, slime/ray/actor_group.py "
               "@624b824a; miles/ray/placement_group.py, miles/ray/train/actor_factory.py "
               "@31f1ca96), so Ray sets OMP_NUM_THREADS=1; neither sets it itself",
-              linear_mixer_tp_replicated=True, host_adam_threads=1),
+              linear_mixer_tp_replicated=True, host_adam_threads=1,
+              megatron_grad_reduce="fp32"),  # Megatron-LM's validate_args (grad_buffer)
 )
