@@ -97,6 +97,46 @@ def test_only_nemo_rl_copies_its_optimizer_pageable():
     assert verl is not None and not verl.optimizer_offload_pageable and verl.grads_offload_frees
 
 
+def test_slimes_offload_train_releases_the_gradient_buffers(monkeypatch) -> None:
+    """slime's --offload-train sets disable_grad_buffers_cpu_backup (slime/utils/arguments.py
+    slime_validate_args since 1c8107312; miles since 4a7025605): the grad buffers live in a
+    torch_memory_saver region without CPU backup, so between phases they are released, not
+    copied: against the same trainer copying them, its offload is shorter by the gradients'
+    round trip over the host link (2 x bytes / 64 GB/s, the H100's PCIe Gen5 x16)."""
+    from dataclasses import replace
+
+    import rlmcost.placement.group_offload as go
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.memo import plain
+
+    slime = behaviour("slime")
+    assert slime is not None and slime.grads_offload_frees
+    argv = ["--framework", "slime", "--model", "qwen2.5-7b", "--no-kl", "--batch", "32",
+            "--group", "4", "--prompt-len", "200", "--response-len", "1024", "--hardware",
+            "h100-sxm", "--gpus", "8", "--tp", "2", "--offload", "params-idle,grads-idle",
+            "--offload-idle"]  # fmt: skip
+
+    def train_job() -> object:
+        with plain():  # nothing kept between the two behaviours
+            est = evaluate_deployment(run_from_argv("rlvr", argv))
+        (job,) = [j for g in est.groups for j in g.jobs
+                  if j.task.invocation.kind.name == "TRAIN"]  # fmt: skip
+        return job
+
+    freed = train_job()
+    real = go.behaviour
+    monkeypatch.setattr(go, "behaviour", lambda name: replace(real(name),
+                                                               grads_offload_frees=False))
+    copied = train_job()
+    monkeypatch.undo()
+    grads = int(freed.own.gradients)  # type: ignore[attr-defined]
+    assert grads > 0
+    gap = (copied.predicted_parts_s["offload_s"]  # type: ignore[attr-defined]
+           - freed.predicted_parts_s["offload_s"])  # type: ignore[attr-defined]
+    assert gap == pytest.approx(2 * grads / 64e9, rel=1e-9)
+
+
 def test_a_coherent_c2c_host_keeps_the_link_rate():
     """The rate was measured on PCIe (DGX-H100) hosts; GB200's NVLink-C2C host is left at its
     link's rate (a stated choice), H100/H200/B200 PCIe Gen5 hosts take it."""

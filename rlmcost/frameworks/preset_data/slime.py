@@ -104,7 +104,12 @@ PRESET = Preset(
               "one thread a rank: the training actors take num_cpus=num_gpus_per_actor=0.4 "
               "(slime/ray/placement_group.py allocate_train_group, slime/ray/actor_group.py "
               "@624b824a; miles/ray/placement_group.py, miles/ray/train/actor_factory.py "
-              "@31f1ca96), so Ray sets OMP_NUM_THREADS=1; neither sets it itself",
-              linear_mixer_tp_replicated=True, host_adam_threads=1,
+              "@31f1ca96), so Ray sets OMP_NUM_THREADS=1; neither sets it itself; "
+              "--offload-train sets disable_grad_buffers_cpu_backup, so the gradient buffers "
+              "are allocated in a torch_memory_saver region with enable_cpu_backup=False and "
+              "released, not copied, between phases (slime/utils/arguments.py "
+              "slime_validate_args and docker/patch/latest/megatron.patch since 1c8107312, "
+              "2026-05-19; miles/utils/arguments.py since 4a7025605, 2026-03-10)",
+              linear_mixer_tp_replicated=True, host_adam_threads=1, grads_offload_frees=True,
               megatron_grad_reduce="fp32"),  # Megatron-LM's validate_args (grad_buffer)
 )
