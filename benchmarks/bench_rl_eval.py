@@ -21,7 +21,7 @@ earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
-[--profile-estimates] [--steady]
+[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady]
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -367,7 +367,10 @@ def _profile_estimates(runs: Sequence[Any], warmed: Callable[[], None]) -> None:
     stats = pstats.Stats(prof)
     calls = stats.total_calls  # type: ignore[attr-defined]
     print(f"{count[0]} group estimates profiled: {calls / max(count[0], 1):,.0f} Python calls each")
-    stats.sort_stats("tottime").print_stats(25)
+    if "--callers" in sys.argv:  # --callers REGEX: who calls the functions it matches
+        stats.print_callers(sys.argv[sys.argv.index("--callers") + 1])
+    top = next((int(a[6:]) for a in sys.argv if a.startswith("--top=")), 25)
+    stats.sort_stats("cumulative" if "--cum" in sys.argv else "tottime").print_stats(top)
 
 
 def main() -> None:

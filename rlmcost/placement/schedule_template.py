@@ -41,14 +41,31 @@ class Template:
     keys: tuple[str, ...]
     graph: tuple[Edge, ...]
     cycles: tuple[Cycle, ...]
-    means: Callable[[Sequence[Any]], list[Any]]
+    ranked: tuple[Cycle, ...]  # the cycles in the order ``_critical`` prefers among equals
+    ranked_means: Callable[[Sequence[Any]], list[Any]]  # their means, in that order
+    position: tuple[int, ...]  # cycle i's place in ``ranked``
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
     largest: Callable[[Sequence[Any]], Any]  # the largest mean, over :func:`undominated`
 
+    def means(self, weights: Sequence[Any]) -> list[Any]:
+        """Every cycle's mean, in :attr:`cycles` order."""
+        ranked = self.ranked_means(weights)
+        return [ranked[p] for p in self.position]
+
     def period(self, weights: Sequence[Any]) -> Period:
-        """:func:`period` of numeric ``weights`` (one per unit, in order)."""
+        """:func:`period` of numeric ``weights`` (one per unit, in order). For weights >= 0
+        of one type (all floats or all ints, none NaN, as schedule weights are) the means
+        in :attr:`ranked` order, where the first mean equal to the largest is the cycle
+        ``_critical`` picks among the cycles of that mean (the smallest shift, then the
+        last keys, then the first found): the same cycle and number, without the tie-break's
+        sort; other weights take ``_critical`` itself."""
+        kinds = set(map(type, weights))
+        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0 and _no_nan(weights):
+            means = self.ranked_means(weights)
+            i = means.index(max(means))
+            return Period(means[i], self.ranked[i], self.cycles)
         return _critical(self.cycles, self.means(weights))
 
     def value(self, weights: Sequence[Any]) -> Any:
@@ -70,6 +87,21 @@ class Template:
 _FLOATS, _INTS = {float}, {int}  # weights of one type (Template.value)
 
 
+def _no_nan(weights: Sequence[Any]) -> bool:
+    """No NaN among ``weights`` (>= 0 but for a NaN, which ``min`` may pass over): their sum
+    is then a number (additions of numbers >= 0 give no NaN, and a NaN stays one)."""
+    total = sum(weights)
+    return bool(total == total)
+
+
+def _tie_order(cycles: Sequence[Cycle]) -> tuple[int, ...]:
+    """The cycles' indices in the order ``schedule._critical`` prefers among cycles of one
+    mean (``max`` by (-shift, keys), the first of equals): the smallest shift, then the last
+    keys, equals in their order (a stable sort, descending)."""
+    return tuple(sorted(range(len(cycles)), key=lambda i: (-cycles[i].shift, cycles[i].keys),
+                        reverse=True))  # fmt: skip
+
+
 @lru_cache(maxsize=4096)
 def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Template:
     """The :class:`Template` of ``shape`` (:func:`edges`' graph, its simple cycles, the
@@ -79,7 +111,11 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
     cycles = _simple_cycles(keys, graph)
     last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
     index = {k: str(i) for k, i in last.items()}
-    means = _means_function(keys, cycles, index)
+    order = _tie_order(cycles)
+    ranked = tuple(cycles[i] for i in order)
+    position = [0] * len(order)
+    for place, i in enumerate(order):
+        position[i] = place
     parts: dict[Stage, dict[str, list[int]]] = {}
     for i, (_, resource, stage, _) in enumerate(shape):
         if stage is not None:
@@ -87,7 +123,8 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
     largest = _means_function(keys, undominated(cycles), index, largest=True)
-    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
+    return Template(keys, graph, cycles, ranked, _means_function(keys, ranked, index),
+                    tuple(position), spans, {k: r for k, r, _, _ in shape},
                     _spans_function(spans), largest)  # fmt: skip
 
 
