@@ -100,7 +100,11 @@ def test_a_template_picks_the_same_critical_cycle_among_ties(seed):
         weights = [u.weight for u in weighted]
         for k in (0, 1, 2):
             got = _outcome(lambda: template(shape, k, links).period(weights))  # noqa: B023
-            assert got == _outcome(lambda: period(weighted, edges(weighted, k, links)))  # noqa: B023
+            want = _outcome(lambda: period(weighted, edges(weighted, k, links)))  # noqa: B023
+            assert got == want
+            if all(type(w) is int for w in weights):  # kept per template: twice the same
+                plan = template(shape, k, links)
+                assert repr(plan.value(weights)) == repr(plan.value(list(weights))) == want[1]
 
 
 def _outcome(compute):
