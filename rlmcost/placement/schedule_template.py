@@ -8,12 +8,12 @@ bit for bit to :func:`rlmcost.placement.schedule.period` and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
-from rlmcost.memo import enabled
+from rlmcost.memo import enabled, table
 from rlmcost.placement.schedule import (
     Cycle,
     Edge,
@@ -49,9 +49,6 @@ class Template:
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
     largest: Callable[[Sequence[Any]], Any]  # the largest mean, over :func:`undominated`
-    int_values: dict[tuple[int, ...], Any] = field(default_factory=dict, compare=False,
-                                                   repr=False)  # :meth:`value` of int weights
-
     def means(self, weights: Sequence[Any]) -> list[Any]:
         """Every cycle's mean, in :attr:`cycles` order."""
         ranked = self.ranked_means(weights)
@@ -63,33 +60,45 @@ class Template:
         in :attr:`ranked` order, where the first mean equal to the largest is the cycle
         ``_critical`` picks among the cycles of that mean (the smallest shift, then the
         last keys, then the first found): the same cycle and number, without the tie-break's
-        sort; other weights take ``_critical`` itself."""
-        kinds = set(map(type, weights))
-        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0 and _no_nan(weights):
-            means = self.ranked_means(weights)
-            i = means.index(max(means))
-            return Period(means[i], self.ranked[i], self.cycles)
-        return _critical(self.cycles, self.means(weights))
+        sort; other weights take ``_critical`` itself. Kept (:meth:`_recall`)."""
+        return self._recall("period", weights)
 
     def value(self, weights: Sequence[Any]) -> Any:
         """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
         all sums starting from 0, so the tie-break of :meth:`period` does not change it),
         over the cycles no other dominates (:func:`undominated`: the same number for weights
         >= 0 of one type, all floats or all ints, as schedule weights are; others take every
-        cycle). Integer weights (the units' depths: 22 distinct among the planner sweep's
-        3,264 deployments) are kept per template by their values (none inside
+        cycle). Kept (:meth:`_recall`)."""
+        return self._recall("value", weights)
+
+    def _recall(self, what: str, weights: Sequence[Any]) -> Any:
+        """:meth:`period` or :meth:`value` (``what``) of ``weights``, kept (:data:`KEPT`) per
+        template by the weights' values where they are all ints or all floats (an equal tuple
+        of one type gives the same sums; the planner sweep's 3,264 deployments weigh their
+        depths 22 ways and their bounds 1,520; none kept inside
         :func:`rlmcost.memo.plain`)."""
         kinds = set(map(type, weights))
-        if kinds == _INTS and enabled():  # depths: kept per template (few distinct)
-            key = tuple(weights)
-            try:
-                return self.int_values[key]
-            except KeyError:
-                if len(self.int_values) >= MAX_INT_VALUES:
-                    self.int_values.clear()
-                out = self.int_values[key] = self._value(weights, kinds)
-                return out
-        return self._value(weights, kinds)
+        one = kinds == _FLOATS or kinds == _INTS
+        if not one or not enabled():
+            return self._period(weights, kinds) if what == "period" else \
+                self._value(weights, kinds)  # fmt: skip
+        key = (id(self), what, kinds == _INTS, tuple(weights))
+        hit = KEPT.get(key)
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        out = self._period(weights, kinds) if what == "period" else \
+            self._value(weights, kinds)  # fmt: skip
+        if len(KEPT) >= MAX_KEPT:
+            KEPT.clear()
+        KEPT[key] = (self, out)
+        return out
+
+    def _period(self, weights: Sequence[Any], kinds: set[type]) -> Period:
+        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0 and _no_nan(weights):
+            means = self.ranked_means(weights)
+            i = means.index(max(means))
+            return Period(means[i], self.ranked[i], self.cycles)
+        return _critical(self.cycles, self.means(weights))
 
     def _value(self, weights: Sequence[Any], kinds: set[type]) -> Any:
         if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0:
@@ -102,8 +111,12 @@ class Template:
 
 
 _FLOATS, _INTS = {float}, {int}  # weights of one type (Template.value)
-MAX_INT_VALUES = 1024
-"""Integer weights whose value a template keeps before its table starts over."""
+KEPT: dict[tuple[Any, ...], tuple[Template, Any]] = table()
+"""Templates' periods and values by the weights' values (``Template._recall``; the template
+kept beside its value, so that its id is not reused); emptied by
+:func:`rlmcost.memo.clear_all`."""
+MAX_KEPT = 65536
+"""Periods and values kept before the table starts over."""
 
 
 def _no_nan(weights: Sequence[Any]) -> bool:
