@@ -270,40 +270,43 @@ included) and the kept path (about 240 us) both cut several-fold: a vectorized g
 estimate, not more of these rounds.
 
 Tenth round (December 2026, against main 58df34d in the same minutes, two alternating runs each,
-a machine at a load of about 3 and about a third slower than the ninth round's: main's sweep
-one call each ran 980-1,008/s where the ninth round measured 1,435-1,512/s): plain 82-83 ->
-82-85/s; fast, every 8th 778-794 -> 825-835/s; sweep one call each 980-1,008 -> 1,024/s; again
-with every group kept 2,538-2,583 -> 2,601-2,610/s; evaluate_many 1,062-1,114 -> 1,096-1,115/s;
-planner rows 579-603 -> 595-608/s: the sparse sweep 4-7 % faster, the one-call sweep 2-4 %, the
-kept one 1-3 %, the batch and the planner's rows within the noise. Not met: 5,000/s, for any
-variant. What it cut: a schedule template's period (the bound's critical cycle, once per
-deployment) took every cycle's mean and then ``_critical``'s tie-break,
-a sort by (mean, -shift, keys) over the tied cycles, which 2,848 of the sweep's 3,264 periods
-need (2,752 have two cycles at the largest mean); the template now writes the means out in
-that tie-break order, so the first mean equal to the largest is the critical cycle (weights >=
-0 of one type, no NaN; others take ``_critical`` itself): 35.2 -> 25.7 us a period over the
-sweep's 3,264 (same process), the same cycle and number (checked on every period of the sweep,
-and on integer and partly zero weights). Every result is the same (``validate --rl --json``,
-the 8,256 candidates' ``to_json`` of PPO 70B and GRPO 8B on 16 and 32 A100, one sha256).
-Where the time goes now on this machine, from the counts (cProfile, exact) and the two sweeps:
-a group estimate about 2.1 ms (the sweep's 3.2 s less the kept sweep's 1.25 s over 928) and
-2,308 Python calls (1,874 in the seventh round: the terms priced since), of which the first
-evaluations of the memoized passes (202 ``train_time``, 110 ``forward_time``, 669
-``memory_per_stage``) about a fifth and the rest a flat spread (no function above 4 % of its
-own time); a deployment with every group kept about 390 us and 714 calls: the group keys about
-29 % (the Setup part 13 %, which part a group reads 7 %), ``combine`` 38 % (the templates'
-period, values and spans 15 % of the whole, weight syncs 4 %), ``evaluate_in``'s notes and own
-work a quarter, ``query_of`` 3 %; pydantic ``__eq__`` 19 and its hash 21 per deployment (the
-candidates' fields are equal, distinct objects); the collector's two full passes 0.22-0.23 s of
-the one-call sweep (7 %). What did not help, measured: interning the deployment's groups (a
-tuple of pydantic models) with its model fields in the Setup part, so that the parts of one
-deployment compare it by identity: pydantic ``__eq__`` in the kept sweep 61,681 -> 71,784 and
-its hash 69,184 -> 79,360 (most deployments key one Setup part, so the interning adds a hash
-and a compare): reverted. ``--profile-estimates`` takes ``--cum`` (cumulative order), ``--top=N``
-and ``--callers REGEX``. The target stays out of reach of more of these cuts: with the spread
-this flat, 5,000/s one call each needs a group estimate near 0.3 ms and a kept deployment near
-100 us, a rewrite of the group model (a group's jobs as a few tuple operations, or every
-candidate's group at once in numpy) and of the key and combine path, not a tenth of them.
+the machine at a load of 3-4.5, about a third slower than in the ninth round: main's sweep one
+call each ran 967-1,008/s where the ninth round measured 1,435-1,512/s): plain 79-82 -> 82-85/s;
+fast, every 8th 781 -> 847-848/s; sweep one call each 967-977 -> 1,038-1,040/s; again with every
+group kept 2,454-2,562 -> 2,476-2,531/s (within the noise; this sweep now forgets the
+templates' kept periods first, or it would find every one); evaluate_many 1,059-1,076 ->
+1,098-1,156/s; planner rows 566-574 -> 565-588/s: the sweeps that compute group estimates 4-8 %
+faster. 5,000/s is not met, for any variant. What it cut, each result the same bit for bit
+(``validate --rl --json``; the 8,256 candidates' ``to_json`` of PPO 70B and GRPO 8B on 16 and
+32 A100, one sha256; ``tests/test_fast_equal.py``): a schedule template's period (the bound's
+critical cycle) took every cycle's mean, then ``_critical``'s tie-break, a sort over the
+cycles at the largest mean, which 2,848 of the sweep's 3,264 periods need (2,752 have two);
+the template now writes its means in that tie-break order, the first mean equal to the
+largest being the critical cycle (weights >= 0 of one type, no NaN; others as before): 35.2
+-> 25.7 us a period (same process); a template's periods and values are kept by the weights'
+values and type (``schedule_template.KEPT``, emptied by ``memo.clear_all``): the sweep's
+3,264 deployments have 1,520 distinct bounds and 22 distinct depth vectors (4 values and a
+period per deployment, about 11 and 26 us each); NeMo RL's per-rank driver data is kept per
+query by the task, bytes, replicas, group, GPUs and cross-node fraction (236 distinct
+Transfers of the sweep's 3,232), and a group's pass options per group model (1.7 ``step_options``
+a group estimate, each a walk of the framework's behaviour): Python calls per group estimate
+(``--profile-estimates``, exact) 2,308 -> 2,121. Where the time goes now: a group estimate
+about 2 ms on this machine, 2,121 calls, of which the first evaluations of the memoized passes
+(202 ``train_time``, 110 ``forward_time``, 669 ``memory_per_stage``) about a fifth and the rest
+a flat spread (no function above 4 % of its own time: the jobs' set-up, memory beside each
+task, transfers, the start-up peak); a deployment with every group kept about 390 us and 714
+calls: group keys 22-29 % (the Setup part 13 %: each deployment's pydantic fields interned),
+``combine`` 38 % before this round's cuts (the templates about 40 % of it), ``evaluate_in``'s
+notes and own work about a quarter, ``query_of`` 3 %; pydantic ``__eq__`` 19 and its hash 21 per
+deployment (the candidates' fields are equal, distinct objects); the collector's two full
+passes 0.22-0.23 s of the one-call sweep (7 %). What did not help, measured: interning the
+deployment's groups (a tuple of pydantic models) with its model fields in the Setup part:
+pydantic ``__eq__`` in the kept sweep 61,681 -> 71,784 and its hash 69,184 -> 79,360 (most
+deployments key one Setup part, so the interning adds a hash and a compare): reverted.
+``--profile-estimates`` takes ``--cum``, ``--top=N`` and ``--callers REGEX``. With the spread
+this flat, 5,000/s one call each needs a group estimate near 0.3 ms and a kept deployment
+near 100 us: a rewrite of the group model (a group's jobs as a few tuple operations, or every
+candidate's group at once in numpy) and of the key and ``combine`` path, not more such cuts.
 """
 
 from __future__ import annotations
