@@ -11,7 +11,8 @@ deployments of another GPU count (none of those timed). Each deployment is evalu
   group estimates, memoized passes; few groups recur among them);
 * fast, sweep: all deployments in the planner's order, one call each (``evaluate_deployment``),
   then the same sweep again with every group estimate kept (what a deployment costs beyond
-  its new groups: the schedule, the lookups, the result), and as one batch
+  its new groups: the schedule, the lookups, the result; the schedules' periods and values
+  kept by their weights forgotten first), and as one batch
   (``evaluate_many``) after the caches are emptied;
 * planner rows: the same candidates as the planner evaluates them, rows and all
   (``rl_candidates.evaluate_chunk``: the Run of each candidate, its evaluation, its row).
@@ -21,7 +22,7 @@ earlier deployment, ``placement.group_key``).
 
 Rates are per second of this process's CPU time (the machine is shared; wall time printed
 beside it). Run: PYTHONPATH=. python benchmarks/bench_rl_eval.py [--profile]
-[--profile-estimates] [--steady]
+[--profile-estimates [--cum] [--top=N] [--callers REGEX]] [--steady]
 
 Figures (2 shared cores, Python 3.11, December 2026; noisy by about 10 %, before -> after this
 version, measured in the same minutes, two runs each): plain 163-167 -> 164-169/s; fast, every
@@ -267,6 +268,45 @@ its hash (85,000); a faster ``__eq__`` showed no gain above the noise. The 5,000
 the one-call sweep needs the group estimate (about 1.5 ms each now, the collector's passes
 included) and the kept path (about 240 us) both cut several-fold: a vectorized group
 estimate, not more of these rounds.
+
+Tenth round (December 2026, against main 58df34d in the same minutes, two alternating runs each,
+the machine at a load of 3-4.5, about a third slower than in the ninth round: main's sweep one
+call each ran 967-1,008/s where the ninth round measured 1,435-1,512/s): plain 79-82 -> 82-85/s;
+fast, every 8th 781 -> 847-848/s; sweep one call each 967-977 -> 1,038-1,040/s; again with every
+group kept 2,454-2,562 -> 2,476-2,531/s (within the noise; this sweep now forgets the
+templates' kept periods first, or it would find every one); evaluate_many 1,059-1,076 ->
+1,098-1,156/s; planner rows 566-574 -> 565-588/s: the sweeps that compute group estimates 4-8 %
+faster. 5,000/s is not met, for any variant. What it cut, each result the same bit for bit
+(``validate --rl --json``; the 8,256 candidates' ``to_json`` of PPO 70B and GRPO 8B on 16 and
+32 A100, one sha256; ``tests/test_fast_equal.py``): a schedule template's period (the bound's
+critical cycle) took every cycle's mean, then ``_critical``'s tie-break, a sort over the
+cycles at the largest mean, which 2,848 of the sweep's 3,264 periods need (2,752 have two);
+the template now writes its means in that tie-break order, the first mean equal to the
+largest being the critical cycle (weights >= 0 of one type, no NaN; others as before): 35.2
+-> 25.7 us a period (same process); a template's periods and values are kept by the weights'
+values and type (``schedule_template.KEPT``, emptied by ``memo.clear_all``): the sweep's
+3,264 deployments have 1,520 distinct bounds and 22 distinct depth vectors (4 values and a
+period per deployment, about 11 and 26 us each); NeMo RL's per-rank driver data is kept per
+query by the task, bytes, replicas, group, GPUs and cross-node fraction (236 distinct
+Transfers of the sweep's 3,232), and a group's pass options per group model (1.7 ``step_options``
+a group estimate, each a walk of the framework's behaviour): Python calls per group estimate
+(``--profile-estimates``, exact) 2,308 -> 2,121. Where the time goes now: a group estimate
+about 2 ms on this machine, 2,121 calls, of which the first evaluations of the memoized passes
+(202 ``train_time``, 110 ``forward_time``, 669 ``memory_per_stage``) about a fifth and the rest
+a flat spread (no function above 4 % of its own time: the jobs' set-up, memory beside each
+task, transfers, the start-up peak); a deployment with every group kept about 390 us and 714
+calls: group keys 22-29 % (the Setup part 13 %: each deployment's pydantic fields interned),
+``combine`` 38 % before this round's cuts (the templates about 40 % of it), ``evaluate_in``'s
+notes and own work about a quarter, ``query_of`` 3 %; pydantic ``__eq__`` 19 and its hash 21 per
+deployment (the candidates' fields are equal, distinct objects); the collector's two full
+passes 0.22-0.23 s of the one-call sweep (7 %). What did not help, measured: interning the
+deployment's groups (a tuple of pydantic models) with its model fields in the Setup part:
+pydantic ``__eq__`` in the kept sweep 61,681 -> 71,784 and its hash 69,184 -> 79,360 (most
+deployments key one Setup part, so the interning adds a hash and a compare): reverted.
+``--profile-estimates`` takes ``--cum``, ``--top=N`` and ``--callers REGEX``. With the spread
+this flat, 5,000/s one call each needs a group estimate near 0.3 ms and a kept deployment
+near 100 us: a rewrite of the group model (a group's jobs as a few tuple operations, or every
+candidate's group at once in numpy) and of the key and ``combine`` path, not more such cuts.
 """
 
 from __future__ import annotations
@@ -281,6 +321,7 @@ from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.placement import query as resolved
+from rlmcost.placement import schedule_template
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates, evaluate_chunk
 from rlmcost.reports.estimate import run_of
@@ -367,7 +408,10 @@ def _profile_estimates(runs: Sequence[Any], warmed: Callable[[], None]) -> None:
     stats = pstats.Stats(prof)
     calls = stats.total_calls  # type: ignore[attr-defined]
     print(f"{count[0]} group estimates profiled: {calls / max(count[0], 1):,.0f} Python calls each")
-    stats.sort_stats("tottime").print_stats(25)
+    if "--callers" in sys.argv:  # --callers REGEX: who calls the functions it matches
+        stats.print_callers(sys.argv[sys.argv.index("--callers") + 1])
+    top = next((int(a[6:]) for a in sys.argv if a.startswith("--top=")), 25)
+    stats.sort_stats("cumulative" if "--cum" in sys.argv else "tottime").print_stats(top)
 
 
 def main() -> None:
@@ -392,6 +436,10 @@ def main() -> None:
     kept = _kept()
     after = _timed("fast, all in order, one call each", len(runs), lambda: _each(runs))
     computed = _kept() - kept
+    # the same deployments again: their schedules' periods and values, kept by the weights,
+    # would all be found; forgotten, so that the sweep prices what a new deployment of kept
+    # group estimates costs
+    schedule_template.KEPT.clear()
     _timed("fast, all in order again (every group kept)", len(runs), lambda: _each(runs))
     groups = sum(len(e.groups) for e in evaluate_many(runs) if not isinstance(e, SpecError))
     print(f"group estimates computed in the sweep: {computed} for {groups} groups")

@@ -190,6 +190,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def table() -> dict[Any, Any]:
+    """A new dict that :func:`clear_all` empties (a cache kept outside the decorators)."""
+    out: dict[Any, Any] = {}
+    _CACHES.append(out)
+    return out
+
+
 def clear_all() -> None:
     """Empty every memoized function's cache (e.g. before timing a cold evaluation)."""
     for c in _CACHES:

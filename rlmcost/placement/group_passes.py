@@ -147,8 +147,15 @@ def _padded(lengths: tuple[int, ...], capacity: int, dp: int, chunks: int
 
 
 def _options(g: GroupModel):  # noqa: ANN202 - StepOptions | None
-    """The pass options of the group's jobs (its own trainer settings: ``group_train``)."""
-    return step_options(group_deployment(g.s.deployment, g.group.name))
+    """The pass options of the group's jobs (its own trainer settings: ``group_train``), kept
+    per group model (every forward and update of the group, and a step's log-prob head, read
+    them)."""
+    try:
+        return g.kept[("pass options",)]
+    except KeyError:
+        out = step_options(group_deployment(g.s.deployment, g.group.name))
+        g.kept["pass options",] = out
+        return out
 
 
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from functools import partial
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.compiled.blocks import params
@@ -30,6 +31,7 @@ from rlmcost.perf.refit import Refit, controller_s, refit_s, sleep_wake_s, sprea
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_cost import GroupModel
+from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
 from rlmcost.placement.speculative import draft_weight_bytes
@@ -282,7 +284,10 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
     :mod:`rlmcost.perf.nemo_rl_dispatch`): the job's sequences padded to its longest, once per
     rank of a shard (the layout's GPUs over its data-parallel degree), a forward's log-probs
     back from each, through the driver; timed in the call's own phase (``grpo.py``'s timers
-    wrap the policy's calls)."""
+    wrap the policy's calls). Each transfer is a function of the task, its bytes, its
+    replicas, the group's name and GPUs and the cross-node fraction alone: kept per query
+    under these (the planner's sweep builds 236 distinct of 3,232), one object shared by
+    the group estimates that make it."""
     out = []
     for job in jobs:
         t = job.task
@@ -291,18 +296,23 @@ def _sharded_call_data(g: GroupModel, jobs: Sequence[Job], cross: float) -> list
         lengths = packing(g, t)[0]
         replicas = job.layout.n_gpus // job.layout.dp
         nbytes = sharded_call_bytes(len(lengths), max(lengths), replicas, t.kind is Kind.TRAIN)
-        back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
-
-        def seconds(end: str, nbytes: int = nbytes) -> float:
-            return dispatch_s(nbytes, cross, end)
-
-        what = (f"each data-parallel shard padded to the longest sequence, pickled once per "
-                f"rank ({replicas} per shard){back}, {nbytes / 1e9:.1f} GB; the longer of the "
-                "pickling and the network")  # fmt: skip
-        out.append(_driver_data(g, t, what, nbytes, seconds,
-                                "DATAPROTO_SERDE and RAY_CROSS_NODE rates",
-                                how=", per rank"))  # fmt: skip
+        key = ("sharded call data", t, nbytes, replicas, g.group.name, g.gpus, cross)
+        out.append(per_query(g.s, key, partial(_sharded_call, g, t, nbytes, replicas, cross)))
     return out
+
+
+def _sharded_call(g: GroupModel, t: Task, nbytes: int, replicas: int, cross: float) -> Transfer:
+    """:func:`_sharded_call_data`'s transfer of task ``t``."""
+    back = ", every rank's log-probs back" if t.kind is Kind.FORWARD else ""
+
+    def seconds(end: str) -> float:
+        return dispatch_s(nbytes, cross, end)
+
+    what = (f"each data-parallel shard padded to the longest sequence, pickled once per "
+            f"rank ({replicas} per shard){back}, {nbytes / 1e9:.1f} GB; the longer of the "
+            "pickling and the network")  # fmt: skip
+    return _driver_data(g, t, what, nbytes, seconds, "DATAPROTO_SERDE and RAY_CROSS_NODE rates",
+                        how=", per rank")  # fmt: skip
 
 
 def _forward_param_trip(g: GroupModel, t: Task) -> Transfer:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
+from rlmcost.memo import enabled, table
 from rlmcost.placement.schedule import (
     Cycle,
     Edge,
@@ -41,23 +42,65 @@ class Template:
     keys: tuple[str, ...]
     graph: tuple[Edge, ...]
     cycles: tuple[Cycle, ...]
-    means: Callable[[Sequence[Any]], list[Any]]
+    ranked: tuple[Cycle, ...]  # the cycles in the order ``_critical`` prefers among equals
+    ranked_means: Callable[[Sequence[Any]], list[Any]]  # their means, in that order
+    position: tuple[int, ...]  # cycle i's place in ``ranked``
     spans: tuple[tuple[Stage, tuple[tuple[int, ...], ...]], ...]
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
     largest: Callable[[Sequence[Any]], Any]  # the largest mean, over :func:`undominated`
+    def means(self, weights: Sequence[Any]) -> list[Any]:
+        """Every cycle's mean, in :attr:`cycles` order."""
+        ranked = self.ranked_means(weights)
+        return [ranked[p] for p in self.position]
 
     def period(self, weights: Sequence[Any]) -> Period:
-        """:func:`period` of numeric ``weights`` (one per unit, in order)."""
-        return _critical(self.cycles, self.means(weights))
+        """:func:`period` of numeric ``weights`` (one per unit, in order). For weights >= 0
+        of one type (all floats or all ints, none NaN, as schedule weights are) the means
+        in :attr:`ranked` order, where the first mean equal to the largest is the cycle
+        ``_critical`` picks among the cycles of that mean (the smallest shift, then the
+        last keys, then the first found): the same cycle and number, without the tie-break's
+        sort; other weights take ``_critical`` itself. Kept (:meth:`_recall`)."""
+        return self._recall("period", weights)
 
     def value(self, weights: Sequence[Any]) -> Any:
         """``period(weights).value``: the largest cycle mean (equal means are equal numbers,
         all sums starting from 0, so the tie-break of :meth:`period` does not change it),
         over the cycles no other dominates (:func:`undominated`: the same number for weights
         >= 0 of one type, all floats or all ints, as schedule weights are; others take every
-        cycle)."""
+        cycle). Kept (:meth:`_recall`)."""
+        return self._recall("value", weights)
+
+    def _recall(self, what: str, weights: Sequence[Any]) -> Any:
+        """:meth:`period` or :meth:`value` (``what``) of ``weights``, kept (:data:`KEPT`) per
+        template by the weights' values where they are all ints or all floats (an equal tuple
+        of one type gives the same sums; the planner sweep's 3,264 deployments weigh their
+        depths 22 ways and their bounds 1,520; none kept inside
+        :func:`rlmcost.memo.plain`)."""
         kinds = set(map(type, weights))
+        one = kinds == _FLOATS or kinds == _INTS
+        if not one or not enabled():
+            return self._period(weights, kinds) if what == "period" else \
+                self._value(weights, kinds)  # fmt: skip
+        key = (id(self), what, kinds == _INTS, tuple(weights))
+        hit = KEPT.get(key)
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        out = self._period(weights, kinds) if what == "period" else \
+            self._value(weights, kinds)  # fmt: skip
+        if len(KEPT) >= MAX_KEPT:
+            KEPT.clear()
+        KEPT[key] = (self, out)
+        return out
+
+    def _period(self, weights: Sequence[Any], kinds: set[type]) -> Period:
+        if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0 and _no_nan(weights):
+            means = self.ranked_means(weights)
+            i = means.index(max(means))
+            return Period(means[i], self.ranked[i], self.cycles)
+        return _critical(self.cycles, self.means(weights))
+
+    def _value(self, weights: Sequence[Any], kinds: set[type]) -> Any:
         if (kinds == _FLOATS or kinds == _INTS) and min(weights) >= 0:
             return self.largest(weights)
         return max(self.means(weights))
@@ -68,6 +111,27 @@ class Template:
 
 
 _FLOATS, _INTS = {float}, {int}  # weights of one type (Template.value)
+KEPT: dict[tuple[Any, ...], tuple[Template, Any]] = table()
+"""Templates' periods and values by the weights' values (``Template._recall``; the template
+kept beside its value, so that its id is not reused); emptied by
+:func:`rlmcost.memo.clear_all`."""
+MAX_KEPT = 65536
+"""Periods and values kept before the table starts over."""
+
+
+def _no_nan(weights: Sequence[Any]) -> bool:
+    """No NaN among ``weights`` (>= 0 but for a NaN, which ``min`` may pass over): their sum
+    is then a number (additions of numbers >= 0 give no NaN, and a NaN stays one)."""
+    total = sum(weights)
+    return bool(total == total)
+
+
+def _tie_order(cycles: Sequence[Cycle]) -> tuple[int, ...]:
+    """The cycles' indices in the order ``schedule._critical`` prefers among cycles of one
+    mean (``max`` by (-shift, keys), the first of equals): the smallest shift, then the last
+    keys, equals in their order (a stable sort, descending)."""
+    return tuple(sorted(range(len(cycles)), key=lambda i: (-cycles[i].shift, cycles[i].keys),
+                        reverse=True))  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
@@ -79,7 +143,11 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
     cycles = _simple_cycles(keys, graph)
     last = {k: i for i, k in enumerate(keys)}  # a repeated key weighs as its last unit
     index = {k: str(i) for k, i in last.items()}
-    means = _means_function(keys, cycles, index)
+    order = _tie_order(cycles)
+    ranked = tuple(cycles[i] for i in order)
+    position = [0] * len(order)
+    for place, i in enumerate(order):
+        position[i] = place
     parts: dict[Stage, dict[str, list[int]]] = {}
     for i, (_, resource, stage, _) in enumerate(shape):
         if stage is not None:
@@ -87,7 +155,8 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
     largest = _means_function(keys, undominated(cycles), index, largest=True)
-    return Template(keys, graph, cycles, means, spans, {k: r for k, r, _, _ in shape},
+    return Template(keys, graph, cycles, ranked, _means_function(keys, ranked, index),
+                    tuple(position), spans, {k: r for k, r, _, _ in shape},
                     _spans_function(spans), largest)  # fmt: skip
 
 
