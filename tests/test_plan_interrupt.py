@@ -235,3 +235,13 @@ def test_a_longest_search_that_fits_nothing_names_the_length_it_tried() -> None:
     text = runner.invoke(app, args)
     assert text.exit_code == 0
     assert "no deployment fits even 500 response tokens on 1 GPUs" in text.stderr
+
+
+def test_a_prompt_that_fills_the_context_is_a_clear_error() -> None:
+    # Llama-3.1-8B's trained context is 131,072 tokens (its config.json); a 200,000-token
+    # prompt leaves no response to search for (was: "no deployment fits even 1 response tokens")
+    res = runner.invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--prompt-len",
+                              "200000", "--max-response-len"])  # fmt: skip
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "--prompt-len 200,000 leaves no response tokens" in res.output
+    assert "131,072 tokens" in res.output
