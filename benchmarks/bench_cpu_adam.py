@@ -2,8 +2,8 @@
 
 Run: DS_ACCELERATOR=cpu python benchmarks/bench_cpu_adam.py [--params 33554432] [--tensors 4]
 [--threads 1,2,4,8,16]
-(needs ``pip install deepspeed`` and a C++ compiler: DeepSpeed builds its cpu_adam op on first
-use; not an rlmcost dependency).
+(DeepSpeedCPUAdam where ``pip install deepspeed`` and a C++ compiler are there: DeepSpeed builds
+its cpu_adam op on first use; not an rlmcost dependency; without it torch's two alone).
 
 Three implementations step the same fp32 parameters with fp32 gradients (28 bytes a parameter
 moved: parameter, gradient, m and v read, parameter, m and v written):

@@ -55,7 +55,12 @@ def test_the_0843_ms_gelu_row_is_an_a100_2_to_28_row() -> None:
 
 
 def test_hopper_profiles_use_the_measured_figure() -> None:
-    for name in HOPPER:
+    # the H20 excepted: its 78 SMs draw 0.61 of its 4.0 TB/s (rlmcost.perf.sm_bandwidth,
+    # tests/test_sm_bandwidth.py), not what an H100's 132 SMs draw of its 3.35
+    from rlmcost.perf.sm_bandwidth import H20_STREAM_EFFICIENCY
+
+    assert DEFAULT_PROFILES["h20"].hbm_efficiency == H20_STREAM_EFFICIENCY
+    for name in set(HOPPER) - {"h20"}:
         p = DEFAULT_PROFILES[name]
         assert p.hbm_efficiency == eb.HOPPER_ELEMENTWISE_EFFICIENCY
         assert eb.HOPPER_ELEMENTWISE_LOW <= p.hbm_efficiency <= eb.HOPPER_ELEMENTWISE_HIGH

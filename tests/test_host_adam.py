@@ -273,3 +273,23 @@ def test_openrlhfs_rows_state_the_one_thread_cpu_adam() -> None:
     for r in runs:
         choices = openrlhf(r)[2]
         assert any("DeepSpeedCPUAdam on one thread a rank" in c for c in choices)
+
+
+def test_the_output_states_the_host_cpu_class_where_its_rate_prices_cpu_adam() -> None:
+    # a discrete choice (HardwareSpec.host_cpu: h100-sxm's DGX H100 Xeon) is stated as a note
+    # where it prices the step: a Ray trainer's CPU Adam on its bounded threads (OpenRLHF: 1)
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    argv = ["--framework", "openrlhf", "--model", "qwen2.5-7b", "--no-kl", "--batch", "64",
+            "--group", "8", "--gpus", "8", "--zero", "2"]  # fmt: skip
+
+    def adam_notes(hardware: str, offload: str = "optimizer") -> list[str]:
+        more = ["--hardware", hardware, "--offload", offload]
+        notes = evaluate_deployment(run_from_argv("rlvr", [*argv, *more])).notes
+        return [n for n in notes if n.startswith("CPU Adam on")]
+
+    (note,) = adam_notes("h100-sxm")
+    assert "1 thread(s) a rank at 1.02 ns" in note and "Xeon Platinum 8480C" in note
+    assert adam_notes("a800-80gb") == []  # no known class: the generic rate
+    assert adam_notes("h100-sxm", "params-idle") == []  # no CPU Adam: parameters only

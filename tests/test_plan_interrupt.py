@@ -220,3 +220,28 @@ def test_the_longest_response_moved_module_keeps_its_old_import_path() -> None:
     assert rl.response_limit is longest.response_limit
     with pytest.raises(AttributeError):
         rl.no_such_name  # noqa: B018
+
+
+def test_a_longest_search_that_fits_nothing_names_the_length_it_tried() -> None:
+    # Llama-3.1-405B's context 131,072 less a 130,572-token prompt leaves 500 response tokens
+    # (plan.longest.response_limit): the first length tried is 500, not 1,024, and on one H100
+    # no deployment holds the model at all
+    args = ["plan", "grpo", "-m", "405b", "--gpus", "1", "--prompt-len", "130572",
+            "--max-response-len"]  # fmt: skip
+    res = runner.invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert (out["max_response_len"], out["not_fitting"], out["deployment"]) == (0, 500, None)
+    text = runner.invoke(app, args)
+    assert text.exit_code == 0
+    assert "no deployment fits even 500 response tokens on 1 GPUs" in text.stderr
+
+
+def test_a_prompt_that_fills_the_context_is_a_clear_error() -> None:
+    # Llama-3.1-8B's trained context is 131,072 tokens (its config.json); a 200,000-token
+    # prompt leaves no response to search for (was: "no deployment fits even 1 response tokens")
+    res = runner.invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--prompt-len",
+                              "200000", "--max-response-len"])  # fmt: skip
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "--prompt-len 200,000 leaves no response tokens" in res.output
+    assert "131,072 tokens" in res.output

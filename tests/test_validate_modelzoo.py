@@ -155,8 +155,11 @@ def test_megatron_recompute_modules_rerun_their_forward():
     # Megatron's default ["core_attn"] is the Korthikanti selective recomputation
     default = train_step_time(QWEN, lay, 256, 4096, hw, w, StepOptions())
     assert attn == pytest.approx(default.compute_s["recompute"])
-    # MLA's up-projections (mla_up_proj) are priced for MLA models: nothing to rerun here
-    assert rec("mla_up_proj") == 0.0
+    # MLA's up-projections (mla_up_proj) on a model without MLA: Megatron-core's
+    # TransformerConfig.__post_init__ raises "mla_up_proj in recompute_modules is only supported
+    # with multi_latent_attention" (megatron/core/transformer/transformer_config.py @d98e8a64)
+    with pytest.raises(SpecError, match="mla_up_proj needs multi-head latent attention"):
+        rec("mla_up_proj")
     with pytest.raises(SpecError, match="not priced"):
         rec("mlp_gdn")  # not one of Megatron-core's modules rlmcost prices
 

@@ -202,7 +202,7 @@ def _print_longest(base: Any, n: int, json_out: bool, t: int, row: dict[str, Any
         note(f"interrupted (Ctrl-C): {t:,} tokens fit on {n} x {hw}; {left}" if row is not None
              else "interrupted (Ctrl-C) before a response length that fits was found")
     elif row is None:
-        note(f"no deployment fits even 1024 response tokens on {n} GPUs")
+        note(f"no deployment fits even {not_fitting or 1024:,} response tokens on {n} GPUs")
         return
     if row is None:
         return

@@ -39,6 +39,7 @@ from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
+from rlmcost.placement.group_offload import offload_notes
 from rlmcost.placement.group_train import any_router_fp64, group_worker_notes
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
@@ -181,10 +182,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     engines = {engine_for(setup, t.group) for t in tasks if t.kind is Kind.GENERATE} or {dep.engine}
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
-    if plan.offload or dep.train.offload:
-        notes.append(
-            f"offload over the host link at {host / 1e9:g} GB/s per direction (assumed)"
-        )
+    if plan.offload or dep.train.offload:  # the host link; a known host CPU's Adam rate
+        _extend(notes, offload_notes(host, hw, dep))
     if alg.offline:
         notes.append(
             f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "

@@ -76,6 +76,9 @@ def megatron_modules(c: StepContext, layer: StagePass, moe: bool) -> tuple[float
     if unknown := mods - set(MEGATRON_MODULES):
         raise SpecError(f"recompute modules {sorted(unknown)} are not priced; choose from "
                         f"{', '.join(MEGATRON_MODULES)}")  # fmt: skip
+    if "mla_up_proj" in mods and not c.arch.is_mla:  # Megatron-core's TransformerConfig check
+        raise SpecError("recompute module mla_up_proj needs multi-head latent attention "
+                        f"(MLA); {c.arch.name} has none")  # fmt: skip
     s, flops = 0.0, 0
     if "core_attn" in mods:
         s, flops = layer.fwd["attention"], attention_fwd_flops(c)

@@ -8,18 +8,41 @@ by purpose."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import Offload
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.zero import optimizer_bytes_per_param
-from rlmcost.perf.data_parallel import cpu_adam_s
+from rlmcost.perf.data_parallel import CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU, cpu_adam_s
 from rlmcost.perf.host_offload import applies_to, pageable_offload_s
 from rlmcost.placement.breakdown_ops import STATES, only
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.group_own import GroupTasks
 from rlmcost.placement.group_train import group_deployment
 from rlmcost.placement.pass_options import host_adam_impl, param_pageable_directions
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.specs import HardwareSpec
+
+
+def offload_notes(host_bytes_per_s: float, hw: HardwareSpec, dep: Deployment) -> list[str]:
+    """The notes of an offloading deployment: the host link's rate (assumed) and, where the
+    framework's CPU Adam runs on a bounded number of threads a rank on a host of a known CPU
+    class (``HardwareSpec.host_cpu``), the thread rate that class takes."""
+    notes = [f"offload over the host link at {host_bytes_per_s / 1e9:g} GB/s per direction "
+             "(assumed)"]  # fmt: skip
+    rate = CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU.get(hw.host_cpu or "")
+    beh = None if dep.ideal else behaviour(dep.framework)
+    threads = 0 if beh is None else beh.host_adam_threads
+    if rate is not None and threads and Offload.OPTIMIZER in dep.train.offload:
+        notes.append(f"CPU Adam on {threads} thread(s) a rank at {rate.value * 1e9:g} ns a "
+                     f"parameter a thread, {hw.name}'s host CPU class {hw.host_cpu} "
+                     f"({hw.host_cpu_source}; rlmcost.perf.data_parallel."
+                     "CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU), or the host's DRAM bandwidth "
+                     "shared by its ranks where that is slower")  # fmt: skip
+    return notes
 
 
 class GroupOffload(GroupTasks):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Progress, runner
 from rlmcost.plan.rl_candidates import RLSpace, actor_spec
 
@@ -48,12 +49,19 @@ class LongestInterrupted(KeyboardInterrupt):
 
 def response_limit(base: Run) -> int:
     """The longest response the actor's trained context leaves after the prompt (the
-    :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none)."""
+    :data:`~rlmcost.evaluation.advice.DEFAULT_CONTEXT_CAP` when the model states none); a
+    prompt that fills it is a :class:`~rlmcost.errors.SpecError`."""
     from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
     from rlmcost.evaluation.advice import DEFAULT_CONTEXT_CAP
 
-    context = actor_spec(base).max_context or DEFAULT_CONTEXT_CAP
-    return max(1, context - (base.workload.prompt_len or DEFAULT_PROMPT_LEN))
+    spec = actor_spec(base)
+    context = spec.max_context or DEFAULT_CONTEXT_CAP
+    prompt = base.workload.prompt_len or DEFAULT_PROMPT_LEN
+    if prompt >= context:
+        raise SpecError(f"--prompt-len {prompt:,} leaves no response tokens within "
+                        f"{spec.name}'s trained context of {context:,} tokens; give a "
+                        "shorter prompt")  # fmt: skip
+    return context - prompt
 
 
 def max_response_len(
