@@ -25,9 +25,12 @@ where an H100's whole die reaches the 0.87-0.91 the Hopper profiles take
 (38.5 GB/s at 39 SMs, 31.1 at 78); the H20's faster HBM is less loaded at 78 SMs, so its SMs
 may draw up to the 39-SM rate: 78 x 38.5 = 3.0 TB/s, 0.75 (:data:`H20_STREAM_HIGH`). The
 value is the measurement at the H20's own SM count (an assumption: the H20's HBM3 latency is
-the H100's; no published H20 copy figure was found). The other Hopper parts keep their
-figure: 132 SMs draw at least 0.87 of an H100's bandwidth (above) and 4.3 TB/s, 0.9, of an
-H200's (a device-to-device copy on an H200 through PyTorch, read plus written bytes).
+the H100's; no published H20 copy figure was found). The kernel runs one program per SM, at
+most 32 warps: half the 64 warps a Hopper SM can hold, so a kernel with more warps resident per
+SM may keep more bytes in flight and draw more (unmeasured; the high end covers it). The other
+Hopper parts keep their figure: 132 SMs draw at least 0.87 of an H100's bandwidth (above) and
+4.3 TB/s, 0.9, of an H200's (a device-to-device copy on an H200 through PyTorch, read plus
+written bytes).
 
 The same run's cuBLAS batch-1 ``torch.nn.functional.linear`` of Qwen3-8B and -32B's decode
 shapes streamed 2.80-2.83 TB/s (0.84 of 3.35) on all 132 SMs, kernel
