@@ -136,8 +136,13 @@ def test_a_slime_query_holds_fp32_gradients_beside_bf16_weights():
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--framework", "verl", "--grad-reduce-dtype", "fp32"], "Hugging Face model"),
-    (["--framework", "openrlhf", "--grad-reduce-dtype", "fp32"], "Hugging Face model"),
+    # each names where the framework's Megatron-core trainer is (Behaviour.hf_trainer): verl's
+    # with TP, PP or EP, NeMo RL's under ZeRO 0/1, none for OpenRLHF's DeepSpeed trainer
+    (["--framework", "verl", "--grad-reduce-dtype", "fp32"], "(--tp, --pp or --ep above 1)"),
+    (["--framework", "nemo-rl", "--tp", "2", "--zero", "3", "--grad-reduce-dtype", "fp32"],
+     "Hugging Face model at this layout; drop it or choose its Megatron trainer (--zero 1"),
+    (["--framework", "openrlhf", "--tp", "2", "--grad-reduce-dtype", "fp32"],
+     "drop it (it has no Megatron-core trainer)"),
     (["--ideal", "--grad-reduce-dtype", "fp32"], "grad_reduce_dtype"),
     (["--grad-reduce-dtype", "fp64"], "fp64"),
 ])  # fmt: skip
