@@ -203,6 +203,17 @@ def test_the_verl_importer_reads_the_override_and_the_bridge():
     assert "--grad-reduce-dtype" not in dict(import_verl(verl).flags)  # FSDP workers
 
 
+def test_a_verl_megatron_config_without_tp_pp_or_ep_still_runs():
+    # verl's preset prices a layout without TP, PP or EP as its FSDP worker (Behaviour.
+    # hf_trainer "fsdp"), where --grad-reduce-dtype is refused: the importer leaves it out and
+    # says so, and the imported query evaluates
+    q = import_verl(DATA / "verl_grpo.yaml", ["actor_rollout_ref.actor.strategy=megatron"])
+    assert "--grad-reduce-dtype" not in dict(q.flags)
+    assert any("gradient buffer (fp32 here) is not priced" in n for n in q.notes)
+    out = runner.invoke(app, [q.algorithm, *q.argv(), "--json"])
+    assert out.exit_code == 0, out.output
+
+
 def _train(*flags: str) -> dict:
     out = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8",
                               "--zero", "1", "--no-overlap-grad-reduce", "--json", *flags])
