@@ -239,3 +239,13 @@ def test_rlmcost_train_takes_megatron_lms_buffer_by_hand():
     assert fp32["step_time_s"] > param["step_time_s"]  # the exposed reduce-scatter, doubled
     bad = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "--grad-reduce-dtype", "fp64"])
     assert bad.exit_code != 0 and "param, fp32" in bad.output
+
+
+def test_an_offloaded_optimizer_takes_the_buffers_gradients_to_the_host():
+    # the reduced gradient shard goes to the host in the buffer's dtype (Megatron-core's CPU
+    # optimizer copies the fp32 main grads), the updated bf16 weights come back: 2 more bytes
+    # a parameter of the ZeRO-1 shard (Llama-3.1-8B / 8) at the given 20 GB/s
+    flags = ("--offload-optimizer", "--host-link-gb-s", "20")
+    fp32 = _train("--grad-reduce-dtype", "fp32", *flags)["step_time"]["offload_s"]
+    param = _train(*flags)["step_time"]["offload_s"]
+    assert fp32 - param == pytest.approx(2 * (LLAMA8B // 8) / 20e9, rel=1e-9)
