@@ -136,8 +136,13 @@ def test_a_slime_query_holds_fp32_gradients_beside_bf16_weights():
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--framework", "verl", "--grad-reduce-dtype", "fp32"], "Hugging Face model"),
-    (["--framework", "openrlhf", "--grad-reduce-dtype", "fp32"], "Hugging Face model"),
+    # each names where the framework's Megatron-core trainer is (Behaviour.hf_trainer): verl's
+    # with TP, PP or EP, NeMo RL's under ZeRO 0/1, none for OpenRLHF's DeepSpeed trainer
+    (["--framework", "verl", "--grad-reduce-dtype", "fp32"], "(--tp, --pp or --ep above 1)"),
+    (["--framework", "nemo-rl", "--tp", "2", "--zero", "3", "--grad-reduce-dtype", "fp32"],
+     "Hugging Face model at this layout; drop it or choose its Megatron trainer (--zero 1"),
+    (["--framework", "openrlhf", "--tp", "2", "--grad-reduce-dtype", "fp32"],
+     "drop it (it has no Megatron-core trainer)"),
     (["--ideal", "--grad-reduce-dtype", "fp32"], "grad_reduce_dtype"),
     (["--grad-reduce-dtype", "fp64"], "fp64"),
 ])  # fmt: skip
@@ -198,6 +203,17 @@ def test_the_verl_importer_reads_the_override_and_the_bridge():
     assert "--grad-reduce-dtype" not in dict(import_verl(verl).flags)  # FSDP workers
 
 
+def test_a_verl_megatron_config_without_tp_pp_or_ep_still_runs():
+    # verl's preset prices a layout without TP, PP or EP as its FSDP worker (Behaviour.
+    # hf_trainer "fsdp"), where --grad-reduce-dtype is refused: the importer leaves it out and
+    # says so, and the imported query evaluates
+    q = import_verl(DATA / "verl_grpo.yaml", ["actor_rollout_ref.actor.strategy=megatron"])
+    assert "--grad-reduce-dtype" not in dict(q.flags)
+    assert any("gradient buffer (fp32 here) is not priced" in n for n in q.notes)
+    out = runner.invoke(app, [q.algorithm, *q.argv(), "--json"])
+    assert out.exit_code == 0, out.output
+
+
 def _train(*flags: str) -> dict:
     out = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "8",
                               "--zero", "1", "--no-overlap-grad-reduce", "--json", *flags])
@@ -223,3 +239,13 @@ def test_rlmcost_train_takes_megatron_lms_buffer_by_hand():
     assert fp32["step_time_s"] > param["step_time_s"]  # the exposed reduce-scatter, doubled
     bad = runner.invoke(app, ["train", "-m", "llama-3.1-8b", "--grad-reduce-dtype", "fp64"])
     assert bad.exit_code != 0 and "param, fp32" in bad.output
+
+
+def test_an_offloaded_optimizer_takes_the_buffers_gradients_to_the_host():
+    # the reduced gradient shard goes to the host in the buffer's dtype (Megatron-core's CPU
+    # optimizer copies the fp32 main grads), the updated bf16 weights come back: 2 more bytes
+    # a parameter of the ZeRO-1 shard (Llama-3.1-8B / 8) at the given 20 GB/s
+    flags = ("--offload-optimizer", "--host-link-gb-s", "20")
+    fp32 = _train("--grad-reduce-dtype", "fp32", *flags)["step_time"]["offload_s"]
+    param = _train(*flags)["step_time"]["offload_s"]
+    assert fp32 - param == pytest.approx(2 * (LLAMA8B // 8) / 20e9, rel=1e-9)

@@ -137,6 +137,21 @@ def test_slimes_offload_train_releases_the_gradient_buffers(monkeypatch) -> None
     assert gap == pytest.approx(2 * grads / 64e9, rel=1e-9)
 
 
+def test_the_output_states_that_slimes_gradient_offload_frees():
+    """The freed gradient buffers are a discrete choice the output states (a worker note),
+    once: slime's with grads-idle, not without it; NeMo RL's inside its optimizer note."""
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.placement.pass_options import worker_notes
+
+    def freed(framework: str, offload: str) -> list[str]:
+        d = Deployment(framework=framework, train={"tp": 2, "zero": "1", "offload": offload})
+        return [n for n in worker_notes(d, kl=False) if "freed" in n or "released" in n]
+
+    assert len(freed("slime", "params-idle,grads-idle,optimizer-idle")) == 1
+    assert freed("slime", "params-idle,optimizer-idle") == []
+    assert len(freed("nemo-rl", "params-idle,grads-idle,optimizer-idle")) == 1
+
+
 def test_a_coherent_c2c_host_keeps_the_link_rate():
     """The rate was measured on PCIe (DGX-H100) hosts; GB200's NVLink-C2C host is left at its
     link's rate (a stated choice), H100/H200/B200 PCIe Gen5 hosts take it."""

@@ -201,15 +201,23 @@ def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
     optimizer_config_cpu_offload(r, q, f"{ACTOR}.optim.override_optimizer_config", offload)
 
 
-def _grad_buffer(r: Reader, q: ImportedQuery, m: str) -> None:
+def _grad_buffer(r: Reader, q: ImportedQuery, m: str, degrees: tuple[int, ...]) -> None:
     """The Megatron workers' gradient buffer (rlmcost.placement.grad_buffer): fp32 from verl's
     own ``get_model`` and mbridge's (``use_mbridge`` with ``vanilla_mbridge``, the default),
     Megatron-core's param dtype from Megatron-Bridge's provider (``vanilla_mbridge: false``),
     ``megatron.override_ddp_config.grad_reduce_in_fp32`` over either (verl/utils/
-    megatron_utils.py @b178a3cd; ISEEKYAN/mbridge mbridge/core/util.py @10cb17f5)."""
+    megatron_utils.py @b178a3cd; ISEEKYAN/mbridge mbridge/core/util.py @10cb17f5). Not set
+    where ``degrees`` (TP, PP, EP) are all 1: rlmcost's verl preset prices that layout as its
+    FSDP worker (``Behaviour.hf_trainer``), which holds no such buffer (a note says so)."""
     bridge = r.flag(f"{m}.use_mbridge", True) and not r.flag(f"{m}.vanilla_mbridge", True)
     key = f"{m}.override_ddp_config.grad_reduce_in_fp32"
     fp32 = r.flag(key, not bridge)
+    if max(degrees) == 1:
+        q.note(f"{ACTOR}.strategy megatron with tensor, pipeline and expert parallel sizes 1: "
+               "rlmcost's verl preset runs its FSDP worker at that layout (Behaviour."
+               f"hf_trainer), so Megatron-core's gradient buffer ({'fp32' if fp32 else 'bf16'} "
+               "here) is not priced")  # fmt: skip
+        return
     q.convert(key if r.raw(key) is not None else f"(verl's default, {m}.vanilla_mbridge "
               f"{str(not bridge).lower()})", "--grad-reduce-dtype", "fp32" if fp32 else "param",
               "Megatron-core's gradient buffer (DistributedDataParallelConfig.grad_reduce_in_fp32)")
@@ -251,7 +259,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         _cpu_optimizer(r, q, offload)
         sp_size, dp = 1, gpus // (tp * pp * cp)
         q.set("--param-dtype", "bf16")  # Megatron: bf16 model, fp32 main params in Adam
-        _grad_buffer(r, q, m)
+        _grad_buffer(r, q, m, (tp, pp, ep))
     else:
         q.set("--zero", "3")
         fsdp = f"{ACTOR}.fsdp_config"

@@ -43,8 +43,9 @@
   Megatron-LM), reads and writes fp32 master weights, m and v (24 B), writes the 16-bit
   weights (2 B), and reads the gradient again for the global norm: 26 + 2 g bytes per
   parameter. ``offload_optimizer`` (ZeRO-Offload, Ren et al. 2021) instead moves the
-  gradients to the host and the updated 16-bit weights back at host-link bandwidth,
-  exposed; the CPU's Adam time is not modelled.
+  reduced gradients to the host (in the reduce's dtype, ``grad_reduce_bytes``: a Megatron-core
+  fp32 buffer's 4 B) and the updated 16-bit weights back at host-link bandwidth, exposed,
+  then the host's Adam step (:func:`cpu_adam_s`).
 """
 
 from __future__ import annotations
@@ -293,6 +294,7 @@ def optimizer_step_s(c: StepContext, stage: PipelineStage) -> tuple[float, float
     if opt.offload_optimizer:  # the shard's traffic, then its CPU Adam step
         bw = host_link_bytes_per_s(c.device.hardware, opt.host_link_bytes_per_s)
         per_host = min(lay.n_gpus, c.device.hardware.gpus_per_node)
-        return 0.0, 2 * shard * w / bw + cpu_adam_s(shard, per_host)
+        moved = shard * ((opt.grad_reduce_bytes or w) + w)  # gradients out, weights back
+        return 0.0, moved / bw + cpu_adam_s(shard, per_host)
     g = opt.main_grad_bytes
     return c.device.elementwise_s(shard * (26 + 2 * g), 3), 0.0

@@ -54,6 +54,13 @@ if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
 
 
+_MEGATRON_AT = {"fsdp": " or choose its Megatron trainer (--tp, --pp or --ep above 1)",
+                "zero3": " or choose its Megatron trainer (--zero 1 or 0)",
+                "always": " (it has no Megatron-core trainer)"}
+"""Where a framework's trainer is Megatron-core's, by ``Behaviour.hf_trainer`` (the end of
+:func:`grad_reduce`'s error)."""
+
+
 def grad_reduce(deployment: Deployment, train: TrainLayout | None = None) -> GradReduce | None:
     """The gradient buffer of the trainer at layout ``train`` (None: the deployment's): the
     layout's ``grad_reduce_dtype``, else its framework's Megatron-core trainer's
@@ -75,10 +82,10 @@ def grad_reduce(deployment: Deployment, train: TrainLayout | None = None) -> Gra
     beh = behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, train)
     given = train.grad_reduce_dtype
-    if given is not None and hf:
+    if given is not None and hf and beh is not None:
         raise SpecError(f"--grad-reduce-dtype is Megatron-core's gradient buffer, but "
                         f"{deployment.framework}'s trainer runs a Hugging Face model at this "
-                        "layout; drop it or choose its Megatron trainer (e.g. --tp 2)")
+                        f"layout; drop it{_MEGATRON_AT.get(beh.hf_trainer, '')}")  # fmt: skip
     if given is not None or beh is None or hf:
         return given
     return GradReduce(beh.megatron_grad_reduce)

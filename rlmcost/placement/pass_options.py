@@ -257,6 +257,11 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[st
                    "link's rate, unmeasured" + ("; gradient buffers freed, not copied"
                                          if beh.grads_offload_frees else "")
                    + " (rlmcost.perf.host_offload)")  # fmt: skip
+    if beh.grads_offload_frees and Offload.GRADS_IDLE in deployment.train.offload and not \
+            (beh.optimizer_offload_pageable and Offload.OPTIMIZER_IDLE in deployment.train.offload):
+        out.append(f"gradient offload as {deployment.framework} runs it: the gradient buffers "
+                   "released between phases and re-zeroed for the update, not copied: no host "
+                   "traffic (rlmcost.perf.host_offload)")  # fmt: skip
     ways = param_pageable_directions(beh, deployment)
     if ways and Offload.PARAMS_IDLE in deployment.train.offload:
         rate = PAGEABLE_OFFLOAD_BYTES_PER_S.value / 1e9
