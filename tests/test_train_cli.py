@@ -153,6 +153,10 @@ def test_offload_uses_the_host_link():
     from rlmcost.perf.rl_constants import CPU_ADAM_HOST_S_PER_PARAM
 
     assert cpu == pytest.approx(8_030_261_248 * CPU_ADAM_HOST_S_PER_PARAM.value, rel=1e-3)
+    # and the note says the host's Adam step is in it (it said "not included")
+    notes = run_json(*base)["notes"]
+    assert any("then the host's Adam step" in n for n in notes)
+    assert not any("not included" in n for n in notes)
 
 
 def test_bad_attention_kernel_is_a_one_line_error():

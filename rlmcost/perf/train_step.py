@@ -246,7 +246,8 @@ def train_step_time(
     peak = device.peak_flops_per_s
     notes = []
     if options.offload_optimizer:
-        notes.append("offload: the host's Adam step is not included, only the transfers")
+        notes.append("offload: the states' transfers over the host link, then the host's Adam "
+                     "step at its memory bandwidth (rlmcost.perf.data_parallel.cpu_adam_s)")
     if compute.get("host", 0.0) > 0:
         notes.append(MOE_HOST_NOTE)
     if options.train_metrics:
