@@ -64,23 +64,14 @@ def response_limit(base: Run) -> int:
     return context - prompt
 
 
-def max_response_len(
-    base: Run,
-    gpus: int,
-    *,
-    space: RLSpace | None = None,
-    step: int = 1024,
-    limit: int | None = None,
-    progress: Progress | None = None,
-    bases: Mapping[str, Run] | None = None,
-) -> tuple[int, dict[str, Any] | None]:
+def max_response_len(base: Run, gpus: int, **options: Any) -> tuple[int, dict[str, Any] | None]:
     """The longest response (a multiple of ``step`` tokens, or ``limit`` itself; ``limit``
     defaults to :func:`response_limit`, the model's context less the prompt) for which some
     deployment of ``space`` fits on ``gpus`` devices, and that deployment's row; (0, None)
-    when not even min(step, limit) tokens fit. ``bases``: as
-    :func:`rlmcost.plan.rl.plan_rl`'s. Raises :class:`LongestInterrupted` on a Ctrl-C."""
-    found = longest_response(base, gpus, space=space, step=step, limit=limit,
-                             progress=progress, bases=bases)  # fmt: skip
+    when not even min(step, limit) tokens fit. ``options``: :func:`longest_response`'s
+    (``space``, ``step``, ``limit``, ``progress``, ``bases``). Raises
+    :class:`LongestInterrupted` on a Ctrl-C."""
+    found = longest_response(base, gpus, **options)
     return found.tokens, found.row
 
 
