@@ -293,6 +293,7 @@ def test_smaller_micro_batches_or_token_budgets_never_raise_activations(mb, budg
         (["--offload", "optimizer,disk"], "unknown offload 'disk'"),
         (["--offload", "params"], "needs ZeRO-3"),
         (["--rollout-tp", "3"], "not a multiple of tp*pp*cp = 3"),
+        (["--rollout-tp", "3"], "or a smaller --rollout-tp/--rollout-pp"),  # the engine's knob
         (["--gpus", "12", "--rollout-tp", "12"], "tp=12 must divide"),
         (["--framework", "verl", "--max-tokens-per-gpu", "100"], "which verl refuses"),
         (["--lora-targets", "q"], "needs --lora-rank"),

@@ -273,9 +273,11 @@ def _layout(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
             f"tp*pp*cp*{base.dp_unit} = {unit} (etp*ep = {base.expert_tp}*{base.ep} must "
             "divide tp*cp*dp)"
         )  # fmt: skip
+        knobs = "--rollout-tp/--rollout-pp" if kind is Kind.GENERATE and not ideal \
+            and engine_tp is not None else "--tp/--pp/--ep"  # fmt: skip
         raise SpecError(
             f"group {group} has {gpus} GPUs, not a multiple of {why} for {role} {kind}; "
-            f"give it a multiple of {unit} GPUs or a smaller --tp/--pp/--ep"
+            f"give it a multiple of {unit} GPUs (--gpus) or a smaller {knobs}"
         )
     layout = base.with_(dp=gpus // split)
     _checked(arch, layout, gpus, kind is Kind.GENERATE)
