@@ -85,8 +85,11 @@ def longest_response(
     progress: Progress | None = None,
     bases: Mapping[str, Run] | None = None,
 ) -> Longest:
-    """:func:`max_response_len` with the shortest length found not to fit: doubling from
-    min(step, limit), then bisection to one step."""
+    """The longest response (a multiple of ``step`` tokens, or ``limit`` itself; ``limit``
+    defaults to :func:`response_limit`) for which some deployment of ``space`` fits on
+    ``gpus`` devices, its row, and the shortest length tried that does not fit: doubling from
+    min(step, limit), then bisection to one step. ``bases``: as
+    :func:`rlmcost.plan.rl.plan_rl`'s. Raises :class:`LongestInterrupted` on a Ctrl-C."""
     from rlmcost.plan.rl import _parts, _search_count, check_base
 
     space = space or RLSpace()
