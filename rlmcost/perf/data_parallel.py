@@ -226,7 +226,9 @@ parameter at 1.9 ns is 15 GB/s, one core's streaming rate. A server core is fast
 fused AdamW, DeepSpeed not installed there; the benchmark's ``--threads 1,2,4,8,16``,
 December 2026) one thread alone took 1.02 ns, and 8 ranks of one thread each at once (Ray's
 case on an 8-GPU host) 1.06-1.47 ns (mean 1.30), 16 at once 1.21-2.62 (mean 1.9); one process
-on 2, 4, 8, 16 threads 0.69, 0.41, 0.29, 0.21 ns (sublinear: the host bound below takes over).
+on 2, 4, 8, 16 threads 0.69, 0.41, 0.29, 0.21 ns (sublinear: the host bound below takes over;
+8 and 16 processes at once streamed 0.163 and 0.119 ns a parameter for the whole slice, either
+side of CPU_ADAM_HOST_S_PER_PARAM's 0.14, which was not fitted to them).
 The value stays this VM's for hosts of no known class (the A800/A100 runs' hosts are of an
 older one); a DGX H100/H200 host's Xeon takes the device's figure
 (:data:`CPU_ADAM_THREAD_S_PER_PARAM_BY_CPU`).

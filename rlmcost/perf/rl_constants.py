@@ -261,10 +261,6 @@ bandwidth, 28 B / 200 GB/s (two-socket 8-channel DDR4-3200, 409.6 GB/s peak at ~
 NUMA ranks: DeepSpeed's --bind_cores_to_rank tutorial change reports 1.3x on a whole ZeRO-Offload
 step). Seconds per parameter for the whole host: ranks sharing a host share its bandwidth, so time =
 params on the host x this, independent of core count once the channels are saturated.
-Checked (not fitted) on the 16-core Xeon slice of an H100 device (benchmarks/bench_cpu_adam.py,
-torch 2.11 fused AdamW, December 2026): 8 and 16 single-thread processes at once streamed
-0.163 and 0.119 ns a parameter for the whole slice (6.2 and 8.4 parameters a ns), either side
-of the value.
 """
 
 PCIE_GEN4_X16_PINNED_BYTES_PER_S = Constant(25e9, 20e9, 28.8e9, "BaM issue 54 (A100)")
