@@ -74,6 +74,36 @@ def test_floor_adds_only_what_the_gpu_parts_do_not_cover() -> None:
     assert busy.fwd["host"] == 0.0 and busy.bwd["host"] == 0.0
 
 
+def test_full_recomputation_reruns_the_forward_host_share_in_the_backward() -> None:
+    # Megatron-core's full recomputation reruns each layer's forward, its token dispatcher's
+    # host sync included, inside the backward (megatron/core/transformer/transformer_block.py
+    # checkpointed_forward @d98e8a64dd): the backward's host time is the whole 9 ms (3 ms of
+    # rerun forward + 6 ms), against 2 ms of backward and 1 ms of recomputed GPU work
+    p = StagePass()
+    p.fwd["gemm"], p.bwd["gemm"] = 1e-3, 2e-3
+    floor_host_bound(p, 9e-3, 1e-3, Checkpointing.FULL)
+    assert p.fwd["host"] == pytest.approx(2e-3) and p.bwd["host"] == pytest.approx(6e-3)
+    assert p.bwd_s + 1e-3 == pytest.approx(9e-3)
+    # without full recomputation the recomputed seconds are not the floor's
+    q = StagePass()
+    q.fwd["gemm"], q.bwd["gemm"] = 1e-3, 2e-3
+    floor_host_bound(q, 9e-3, 1e-3, Checkpointing.SELECTIVE)
+    assert q.bwd["host"] == pytest.approx(4e-3)
+
+
+def test_host_bound_step_under_full_recomputation_pays_the_forward_share_twice() -> None:
+    # the Megatron-Bridge DGX-B200 micro-batch-1 layout, host-bound: with --ckpt full each
+    # micro-batch's 48 MoE layers take at least (1 + 1/3) x the measured host time
+    arch = get_model("qwen3-30b-a3b").arch()
+    hw = get_hardware("b200")
+    lay = Layout(dp=8, ep=8, micro_batch=1, ckpt=Checkpointing.FULL, zero=ZeroStage.OS)
+    step = train_step_time(arch, lay, 512, 4096, hw)
+    floor = step.micro_batches * 48 * MOE_LAYER_HOST_S.value * (1 + FORWARD_SHARE_RATIO)
+    assert floor <= step.step_s <= 1.05 * floor
+    off = train_step_time(arch, lay, 512, 4096, hw, options=OFF)
+    assert off.step_s < floor
+
+
 def test_large_micro_batches_are_left_unchanged() -> None:
     # the NeMo AutoModel Qwen3-30B-A3B row's shape (8 H100, EP 8, 4 x 4096 tokens per
     # micro-batch, full recompute): its layers' kernels outlast the host floor

@@ -42,7 +42,16 @@ Applied to every MoE layer, whatever the framework: other eager MoE implementati
 no lighter on the host (Hugging Face transformers' sparse MoE blocks loop over the hit experts
 in Python, one host read per layer to find them). The floor is below the GPU time of large
 micro-batches, which it leaves unchanged (Qwen3-30B-A3B on 4 x 4096 tokens, Qwen3-235B-A22B at
-4096 tokens on GB200 are near it); recomputation and dense layers are not floored. The figure is
+4096 tokens on GB200 are near it); dense layers are not floored.
+
+**Full recomputation.** Under ``--recompute-granularity full`` (NeMo RL's
+``activation_checkpointing: true``: ``recompute_method`` uniform, ``recompute_num_layers`` 1,
+nemo_rl/models/megatron/setup.py at v0.7.0) Megatron-core reruns each layer's forward inside
+its backward (megatron/core/transformer/transformer_block.py ``checkpointed_forward`` @d98e8a64dd),
+the MoE layer's token dispatcher and its host sync included, so the host issues the forward's
+work again before the backward's: the backward then lasts at least the whole host time (the
+forward share again plus the backward's), against the recomputed forward's and the backward's
+GPU time together. Selective recomputation (Megatron's ``moe`` module) is not floored. The figure is
 from a DGX-B200 (x86 host); other hosts are assumed alike. NeMo RL's fp64 router
 (``moe_router_dtype``, :mod:`~rlmcost.perf.moe_router`) and Megatron-core's unfused permutation
 (``moe_permute_fusion: false``: argsort, index_select and atomic scatter-adds,
@@ -69,6 +78,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost.parallel.layout import Checkpointing
 from rlmcost.perf.rl_constants import Constant
 
 if TYPE_CHECKING:
@@ -92,12 +102,19 @@ MOE_HOST_NOTE = (
 """The output's note on the floor (evaluation.deployment adds it for MoE models)."""
 
 
-def floor_host_bound(layer: StagePass, host_s: float) -> None:
+def floor_host_bound(layer: StagePass, host_s: float, recompute_s: float = 0.0,
+                     ckpt: Checkpointing = Checkpointing.NONE) -> None:  # fmt: skip
     """Add to ``layer`` (one MoE layer's pass) the host time its GPU parts do not cover, as
-    part ``host``: forward max(0, share x host_s - fwd), backward likewise with the rest."""
+    part ``host``: forward max(0, share x host_s - fwd), backward likewise with the rest; under
+    full recomputation (``ckpt``) the backward max(0, host_s - bwd - ``recompute_s``), the
+    rerun forward's host share on the backward's host time and its GPU seconds beside the
+    backward's (module docstring)."""
     if host_s <= 0:
         return
     fwd_host = FORWARD_SHARE_RATIO * host_s
     fwd, bwd = layer.fwd_s, layer.bwd_s
     layer.fwd["host"] += max(0.0, fwd_host - fwd)
-    layer.bwd["host"] += max(0.0, host_s - fwd_host - bwd)
+    if ckpt is Checkpointing.FULL:
+        layer.bwd["host"] += max(0.0, host_s - bwd - recompute_s)
+    else:
+        layer.bwd["host"] += max(0.0, host_s - fwd_host - bwd)

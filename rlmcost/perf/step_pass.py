@@ -342,7 +342,7 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         layer = _layer(c, moe)
         rec_s, rec_flops = recompute(c, layer, moe)
         if moe:
-            floor_host_bound(layer, c.options.moe_layer_host_s)
+            floor_host_bound(layer, c.options.moe_layer_host_s, rec_s, c.layout.ckpt)
         for side in ("fwd", "bwd"):
             for k, v in getattr(layer, side).items():
                 getattr(out, side)[k] += count * v
