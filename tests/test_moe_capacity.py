@@ -293,8 +293,15 @@ def test_the_permutation_moves_the_kept_or_padded_copies(fused: bool) -> None:
     grown = more * 3 * 768 * x + 2 * 2 * more * d * x
     unf = [unfused_permute_s(c, True)[0] for c in (c0, c2)]
     assert (unf[1] > unf[0]) is not fused  # the atomic adds over the padded copies
+    # the all-to-all dispatcher's sort by local expert (16 local experts) over the received
+    # rows, padded too (perf.moe_sort_chunks: the transposed [EP, local, capacity] block)
+    from rlmcost.perf.moe_sort_chunks import local_sort_s
+
+    sort = [local_sort_s(c, True, r)[0] for c, r in ((c0, 32_768), (c2, 65_536))]
+    assert sort[1] > sort[0] > 0
     got = _layer(c2, True).fwd["elementwise"] - _layer(c0, True).fwd["elementwise"]
-    assert got == pytest.approx(dev.memory_s(grown) + unf[1] - unf[0], rel=1e-9)
+    expected = dev.memory_s(grown) + unf[1] - unf[0] + sort[1] - sort[0]
+    assert got == pytest.approx(expected, rel=1e-9)
 
 
 def test_train_says_what_the_moe_flags_do_on_a_moe_and_a_dense_model() -> None:

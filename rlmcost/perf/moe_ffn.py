@@ -98,7 +98,9 @@ the comparison):
   ``torch.tensor(linear_offset, device=...)`` in ``weighted_bias_quick_geglu_impl``, a blocking
   host-to-device copy per call (no sourced time for the queue it drains; TEGroupedMLP's
   ``tokens_per_expert.tolist()`` already syncs once a layer).
-  The missing time per layer pass is now 11.4 ms (H100, 99 passes), 4.4 ms (GB200, 720). The
+  The all-to-all dispatcher's sort by local expert and back (:mod:`~rlmcost.perf.moe_sort_chunks`)
+  moves them +24.0 -> +21.4 % (H100), +44.9 -> +43.3 % (GB200), +19.8 -> +18.6 % (B200); the
+  missing time per layer pass is now 10.4 ms (H100, 99 passes), 4.3 ms (GB200, 720). The
   B200 row runs the container's preset EP 64 (scripts/performance/configs/gpt_oss/
   workload_base_configs.py @046518960, GPT_OSS_120B_B200_BF16_BASE_CONFIG), not the page's
   printed EP 8: the B200 preset first took EP 8 on 2026-03-20 (Megatron-Bridge 9d3647ff2, with
@@ -110,7 +112,28 @@ the comparison):
   ``moe_flex_dispatcher_backend`` hybridep, no CUDA graphs), so that run may have used HybridEP
   rather than the alltoall priced; not priced (a test branch, not the release).
   GB200's prediction touches the host floor (:mod:`~rlmcost.perf.moe_host`), so GPU-side
-  kernels move it little.
+  kernels move it little. Checked again (issue 18, gptoss), not priced: (1) the miss is per
+  token, not per pass: the page's 26.02 GB200 row (GBS 1280, MBS 4, seq 4096, EP 64, the V2
+  preset at Megatron-Bridge b19588a05: alltoall, no CUDA graphs) runs 15,784 tokens/s/GPU beside
+  25.11's 15,876 at MBS 1 and seq 8192, 1.76 and 1.75 us per token and layer at 16,384 and 8,192
+  tokens per pass, so neither a host floor per pass nor attention's length term carries it;
+  rlmcost predicts 26,122 there (+65.5 %), about 1.1 us per token and layer. H100 (26.02: MBS 1,
+  5,993; 25.11: MBS 4) splits into about 4.8 ms per pass and 3.3 us per token (rlmcost 2.6).
+  (2) Attention is 7 % of GB200's step: 64-dim heads run at 0.82 x the per-FLOP rate of 128-dim
+  ones in FlashAttention-3's H100 figures (arXiv 2407.08608 Figs. 5-6 as transcribed: forward
+  497 vs 648, backward 474 vs 561 TFLOP/s at 16k), and on Blackwell the forward's exponentials
+  (the SFUs unchanged from H100: the FlashAttention-4 post, together.ai; 16 exp2 per clock per
+  SM in the CUDA C++ Programming Guide's throughput table) bound it near the priced time (about
+  0.25 against 0.21 ms per layer at 8,192 tokens): at most 2 points;
+  the 128-key window's layers hold 3 % of the pairs at seq 8192, so even computed as whole
+  causal tiles they add at most 7 points at 8192 and half that at 4096. (3) HybridEP, which the
+  25.11 GB200 branch set and NVIDIA later called not performant on GPT-OSS (a13dad2a7): the 26.02
+  run without it shows the same rate. (4) GB300 with CUDA graphs over attention, router and
+  preprocessing and no recomputation (26.02, 19,412) is 23 % above GB200, while rlmcost's floor
+  does not bind at 16,384 tokens: host time beyond the floor, per segment between the dispatcher's
+  and the clamp's blocking copies, may remain; no measurement splits it. What is left is a
+  Blackwell-wide per-token part (the GEMMs' rate at hidden 2880, the memory-bound kernels' rate
+  on Blackwell, the NVL72 all-to-all) for which no sourced figure was found.
 * the MoE permutation without TE's fusion (issue 18, :mod:`~rlmcost.perf.moe_permute`), per row:
   off in Pai-Megatron-Patch issues 643 and 658 (``run_mcore_qwen3.sh`` passes no
   ``--moe-permute-fusion``; Megatron-core's default ``False``, transformer_config.py @6a6cd47883)

@@ -43,7 +43,7 @@ Applies to every dispatcher alike: the all-gather, all-to-all and flex (DeepEP) 
 @6a6cd47883, lines 281-308, 592-793 and 1111-1128); the bookkeeping is counted over the rank's
 own n tokens and all E experts (a choice; the all-gather dispatcher's local map is n_group x
 E_local, a small share either way). ``sort_chunks_by_idxs`` (the local experts' second
-permutation after the all-to-all) moves the same bytes fused or not and is priced neither way.
+permutation after the all-to-all, fused or not): :mod:`~rlmcost.perf.moe_sort_chunks`.
 Under a capacity factor the atomic adds run over the copies kept, or padded to capacity
 (:func:`~rlmcost.perf.moe_ffn.permuted_rows`, as the fused pair's bytes); the bookkeeping (the
 sort over the whole routing map, the index math) stays at the dropless count (a choice: a small

@@ -22,9 +22,9 @@ collective by the alpha-beta model (``perf.collectives``):
 * **Memory-bound kernels** per layer forward (bytes read + written per token, activation dtype,
   d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each, plus a 1-byte
   dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t), RoPE on q and k, MoE
-  token permutation (unfused: :mod:`~rlmcost.perf.moe_permute`); the log-softmax over fp32
-  logits (``logprob_head``, :mod:`~rlmcost.perf.logprob_head`). Backward moves twice the forward
-  bytes (reads the output gradient and the saved input, writes the input gradient).
+  token permutation (unfused: :mod:`~rlmcost.perf.moe_permute`; by local expert:
+  :mod:`~rlmcost.perf.moe_sort_chunks`); the log-softmax over fp32 logits (``logprob_head``).
+  Backward moves twice the forward bytes (reads output gradient, saved input; writes input's).
 * **MoE terms**: host floor (``host``), :mod:`~rlmcost.perf.moe_host`; fp64 router (NeMo RL's)
   :mod:`~rlmcost.perf.moe_router`; busiest EP rank's load :mod:`~rlmcost.perf.moe_imbalance`.
 * **Recomputation** (:mod:`~rlmcost.perf.selective_ac`): ``full`` reruns each layer's forward
@@ -79,7 +79,7 @@ from rlmcost.perf.linear_mixer import add_linear_mixers
 from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
 from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
-from rlmcost.perf.moe_permute import unfused_permute_s
+from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
 from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
 from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
 from rlmcost.specs.workload import Workload
@@ -293,7 +293,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     if not arch.n_positions:  # RoPE on q and k
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
-    unf_f, unf_b = unfused_permute_s(c, moe)  # moe_permute_fusion off (perf.moe_permute)
+    unf_f, unf_b = dispatcher_permute_s(c, moe, act_widths[0][0] if moe else 0)  # unfused, sort
     if moe:  # permute the rank's expert token copies to experts and back (TE's fused pair)
         permute = 2 * 2 * permuted_rows(c) * d * x  # kept copies under a capacity
         fwd_bytes, kernels = fwd_bytes + permute, kernels + 2
