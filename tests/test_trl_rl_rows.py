@@ -108,3 +108,53 @@ def test_each_change_on_its_own_day() -> None:
     rec = with_code(TRL_BETA_ZERO_DATE)
     rec["framework_settings"]["config"]["beta"] = 0.04
     assert "--kl" in flags(rec)
+
+
+# open-r1 issue 251 (2025-02-09): the README's next recipe (config_simple_rl.yaml at 0da0f7c)
+# on 8 x H100 SXM, unmodified: progress '9/468 [10:25<...]' and 'completion_length' 639.025
+ISSUE_251_ID = "trl-open-r1-issue251-qwen2.5-math-7b-grpo-8gpu"
+ISSUE_251 = next(r for r in load_runs()["runs"] if r["id"] == ISSUE_251_ID)
+
+
+def test_issue_251_steps_are_trl_after_pr_2776() -> None:
+    # 468 steps only if per_device_train_batch_size counts completions (PR 2776, 2025-02-06):
+    # 7,500 MATH problems (arXiv 2103.03874) x 7 generations / (7 processes x 2) micro-steps,
+    # // 8 accumulation steps; counting prompts (before PR 2776) it would be 67
+    cfg = ISSUE_251["framework_settings"]["config"]
+    n, per_dev, accum = cfg["num_generations"], cfg["per_device_train_batch_size"], 8
+    assert (n, per_dev, cfg["gradient_accumulation_steps"]) == (7, 2, accum)
+    assert 7500 * n // (7 * per_dev) // accum == 468 == ISSUE_251["framework_settings"]["ppo_steps"]
+    assert math.ceil(7500 / (7 * per_dev)) // accum != 468
+    assert ISSUE_251["framework_settings"]["code_date"] >= TRL_COMPLETIONS_PER_DEVICE_DATE
+    # the elapsed 10:25 over the first 9 steps
+    assert published_step_s(ISSUE_251) == pytest.approx(625 / 9, abs=0.01)
+    assert ISSUE_251["mean_response_len"] == 639
+
+
+def test_issue_251_through_the_trl_importer() -> None:
+    f = flags(ISSUE_251)
+    # 2 completions per device; one vLLM call per micro-step of 2 x 7 processes (before PR 3283)
+    assert f["--micro-batch"] == 2 and f["--sequences-per-call"] == 14
+    # 8 micro-steps x 14 completions = 112 = 16 prompts x 7
+    assert (f["--batch"], f["--group"]) == (16, 7) == (ISSUE_251["prompts_per_step"],
+                                                      ISSUE_251["samples_per_prompt"])  # fmt: skip
+    assert "--kl" in f and f["--groups"] == "rollout=1[tp=1],actor+reference=7"
+
+
+def test_the_readme_hours_were_not_remeasured_for_the_next_recipe() -> None:
+    # open-r1 README.md at db19392 keeps 'takes about 3 hours' for config_simple_rl: 3 h over
+    # its 468 steps is 23 s a step, a third of the 69.4 s issue 251 measured on the same GPUs
+    readme_step = 3.0 * 3600 / ISSUE_251["framework_settings"]["ppo_steps"]
+    assert readme_step == pytest.approx(23.08, abs=0.01)
+    assert readme_step < 0.35 * published_step_s(ISSUE_251)
+
+
+def test_issue_251_is_predicted_within_its_interval() -> None:
+    # an independent measured step of the stack the README row ran (TRL before PR 3283, vLLM
+    # 0.7.1 on one H100, ZeRO-2 on seven): rlmcost 75.1 s against 69.4 s, +8 %
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.reports.rl_runs_rows import evaluate_recipe
+
+    row = evaluate_recipe(recipe(ISSUE_251), run_from_argv)
+    assert row.status == "ok" and row.inside
+    assert row.error is not None and abs(row.error) < 0.15

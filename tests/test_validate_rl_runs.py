@@ -73,11 +73,12 @@ def test_every_run_has_a_row_in_data_order(report):
     # context-parallel row; + its v0.7 section (commit c31fb937): 23 of 27 GRPO rows (the 4
     # Nemotron-3-Super rows out); + AMD's MI300 reproduction of verl's 7B fully-async 16:16 run and
     # its colocated baseline (ROCm/rocm-blogs verl/README.md @593d88df); + TRL: open-r1's
-    # README (commit 571661a1) GRPO run of Qwen2.5-Math-7B on 8 H100; + slime: issue 385's
+    # README (commit 571661a1) GRPO run of Qwen2.5-Math-7B on 8 H100 and issue 251's run of the
+    # README's next recipe on 8 H100 SXM; + slime: issue 385's
     # Qwen3-0.6B colocated run on 16 H200 and SkyPilot's coding-agent benchmark (sync, 3
     # engines; not expressible: a 20-turn agent); + miles (slime's fork): the Qwen3.8-27B page's
     # measured step on 8 H200 (radixark/miles bb6f7dbd)
-    assert len(report.rows) == 102
+    assert len(report.rows) == 103
 
 
 def test_every_row_is_predicted_or_says_why_not(report):
