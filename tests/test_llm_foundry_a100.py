@@ -44,13 +44,13 @@ def test_each_row_is_its_h100_rows_configuration_on_another_gpu():
         }
 
 
-def test_recompute_rows_are_predicted_within_ten_percent_on_a100():
+def test_recompute_rows_are_predicted_within_five_percent_on_a100():
     # the stack as rlmcost prices it, on the GPU the model's other rows (Narayanan 2021,
-    # Korthikanti 2022) validate: the three full-recompute rows within 11 % (10 % before the
-    # eager block's backward, perf.eager_block, moved 13b-s4096 from -9.9 % to -10.1 %; 11.5 %
-    # since Composer's training metrics, perf.train_metrics, moved 30b from -10.9 % to -11.0 %)
+    # Korthikanti 2022) validate: the three full-recompute rows within 5 % since the
+    # non-reentrant checkpoint's early stop (perf.ckpt_early_stop) took the down projection off
+    # the recomputed forward (-6.5 / -10.4 / -8.7 % to +0.1 / -3.8 / -1.5 %; 11.5 % before)
     v = validate("llm_foundry_a100")
     by_id = {r["id"]: r for r in load_table()["rows"]}
     full = [r for r in v.rows if by_id[r.id]["layout"]["ckpt"] == "full"]
     assert len(full) == 3
-    assert all(abs(r.error) < 0.115 for r in full), [(r.id, r.error) for r in full]
+    assert all(abs(r.error) < 0.05 for r in full), [(r.id, r.error) for r in full]

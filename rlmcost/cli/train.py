@@ -74,6 +74,11 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             help="With --selective modules: Megatron-core's recomputed modules, comma-separated "
             "(core_attn, layernorm, moe_act, moe, shared_experts, mlp, mla_up_proj; "
             "rlmcost.perf.selective_ac).")], "core_attn"),
+        "recompute_early_stop": (Annotated[bool, typer.Option(
+            help="Under --ckpt full: PyTorch's non-reentrant checkpoint (use_reentrant=False, "
+            "checkpoint_wrapper NO_REENTRANT), whose early stop ends each dense layer's rerun "
+            "before the FFN's down projection (llm-foundry's MPT runs; off: the whole forward "
+            "again, as Megatron's reentrant checkpoint; rlmcost.perf.ckpt_early_stop).")], False),
         "ep_dispatcher": (Annotated[str, typer.Option(
             help="How MoE tokens cross nodes: alltoall (NCCL all-to-all), deepep (DeepEP: "
             "once per remote node, then NVLink) or allgather (Megatron-core's default: "
@@ -164,6 +169,7 @@ def train(**opts: Any) -> None:
     options = StepOptions(
         attention=AttentionKernel(opts["attention"]),
         selective=SelectiveRecompute(opts["selective"]),
+        recompute_early_stop=opts["recompute_early_stop"],
         recompute_modules=tuple(m.strip() for m in opts["recompute_modules"].split(",") if m),
         ep_dispatcher=EpDispatcher(opts["ep_dispatcher"]),
         moe_permute_fusion=opts["moe_permute_fusion"],

@@ -2,7 +2,9 @@
 :mod:`~rlmcost.perf.step_pass`).
 
 * ``full`` reruns the layer's whole forward (GEMMs, kernels, TP and EP collectives) before its
-  backward (Chen et al. 2016; Megatron-LM ``--recompute-granularity full``).
+  backward (Chen et al. 2016; Megatron-LM ``--recompute-granularity full``); under PyTorch's
+  non-reentrant checkpoint with its early stop (``StepOptions.recompute_early_stop``) a dense
+  layer's rerun ends before the FFN's down projection (:mod:`~rlmcost.perf.ckpt_early_stop`).
 * ``selective`` comes in two kinds, a :class:`SelectiveRecompute` of the trainer
   (``StepOptions.selective``):
 
@@ -50,6 +52,7 @@ from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.attention_shapes import causal_pairs, pair_flops
+from rlmcost.perf.ckpt_early_stop import early_stop_skip
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -132,8 +135,9 @@ def recompute(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
     ckpt = c.layout.ckpt
     if ckpt is Checkpointing.NONE:
         return 0.0, 0
-    if ckpt is Checkpointing.FULL:
-        return layer.fwd_s, layer.flops // 3
+    if ckpt is Checkpointing.FULL:  # less the tail torch's early stop skips (ckpt_early_stop)
+        skip_s, skip_flops = early_stop_skip(c, moe)
+        return layer.fwd_s - skip_s, layer.flops // 3 - skip_flops
     if c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return layer.fwd["attention"], attention_fwd_flops(c)
     if c.options.selective is SelectiveRecompute.MODULES:

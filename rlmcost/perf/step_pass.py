@@ -131,6 +131,7 @@ class StepOptions:
     train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
     composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
+    recompute_early_stop: bool = False  # torch non-reentrant ckpt's early stop (ckpt_early_stop)
     recompute_modules: tuple[str, ...] = ("core_attn",)  # Megatron's, selective "modules"
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
@@ -262,8 +263,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     out.module_flops[name] = (out.flops - f0) // 3
 
     # attention core
-    heads, dh = int(sh.n_heads), int(arch.head_dim)
-    b, s_loc, s = c.micro_batch, c.positions, c.seq
+    heads, dh, b, s_loc, s = int(sh.n_heads), int(arch.head_dim), c.micro_batch, c.positions, c.seq
     attn_fwd_flops = pair_flops(arch, heads) * (b * causal_pairs(arch, s) // lay.cp)
     if opt.attention.fused:
         fa2 = opt.attention is AttentionKernel.FLASH2
@@ -382,8 +382,8 @@ def stage_pass(c: StepContext, stage: PipelineStage) -> StagePass:
         out.bwd["pp"] += v * send
     if not c.options.fused_grad_accumulation:
         dense, expert = stage_param_counts(arch, lay, stage)
-        g = c.options.main_grad_bytes
-        out.bwd["elementwise"] += dev.elementwise_s((dense + expert) * (2 + 2 * g))
+        g = 2 + 2 * c.options.main_grad_bytes  # read the 16-bit grad and g, write g
+        out.bwd["elementwise"] += dev.elementwise_s((dense + expert) * g)
     return out
 
 

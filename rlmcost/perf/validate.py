@@ -239,6 +239,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         megatron_loop=o.get("megatron_loop", False),
         logprob_head=logprob_head(o.get("logprob_head", FUSED.name)),
         selective=SelectiveRecompute(o.get("selective", SelectiveRecompute.ATTENTION_CORE)),
+        recompute_early_stop=o.get("recompute_early_stop", False),
         recompute_modules=tuple(o.get("recompute_modules", ("core_attn",))),
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
         moe_act_clamp=o.get("moe_act_clamp", False),

@@ -1,0 +1,86 @@
+"""Full recomputation under PyTorch's non-reentrant checkpoint: the early stop
+(``StepOptions.recompute_early_stop``).
+
+``torch.utils.checkpoint.checkpoint(fn, use_reentrant=False)`` (and ``checkpoint_wrapper`` of
+``torch.distributed.algorithms._checkpoint`` with ``CheckpointImpl.NO_REENTRANT``) reruns ``fn``
+when the backward first unpacks one of the region's saved tensors, and by default **stops the
+rerun as soon as every tensor the backward needs has been saved again**: the recomputation's
+pack hook counts the saved tensors and raises ``_StopRecomputationError`` at the last one
+(``_CheckpointFrame.early_stop``, ``torch/utils/checkpoint.py``; on by default since
+pytorch/pytorch PR 96866, "Make early stop the default for checkpoint and expose a way to
+disable", merged 2023-03, so in torch 2.1; ``set_checkpoint_early_stop`` switches it off).
+Autograd saves an op's inputs when it builds the op's node, before the kernel runs (inputs are
+saved before the call, outputs after, ``tools/autograd/gen_variable_type.py``), so the op whose
+inputs are the region's last saved tensors never runs again, nor do the ops after it.
+
+For a dense Transformer layer checkpointed whole, the last saved tensors are the inputs of the
+FFN's down projection (its activation's output and its weight); what follows saves nothing (the
+residual add). So the recomputed forward stops before the down-projection GEMM: per token and
+layer the GEMM's ``2 d d_ff / P_t`` FLOPs, the residual add's ``3 d`` bytes and, with TP, the
+FFN's output all-reduce (reduce-scatter under SP) are not rerun: a third of an MPT layer's
+forward GEMM FLOPs (``4 d^2`` of ``12 d^2``). Checked by
+``tests/test_ckpt_early_stop.py``, which counts the backward's FLOPs
+(``torch.utils.flop_counter``) of an MPT and a Llama block under the checkpoint with and without
+the early stop. A MoE layer's last saved tensors are its combine's (routing weights and the
+experts' outputs), after every expert GEMM: nothing priced is skipped there.
+
+Who runs it:
+
+* llm-foundry's MPT benchmarks (the rows of ``llm_foundry_h100`` / ``llm_foundry_a100``):
+  ``scripts/train/yamls/pretrain/mpt-*.yaml`` @061f2c7ce set ``activation_checkpointing_reentrant:
+  false``; Composer's ``prepare_fsdp_module`` (``composer/trainer/dist_strategy.py`` @784f50be,
+  the runs' Composer) wraps each ``MPTBlock`` (``activation_checkpointing_fn``,
+  ``llmfoundry/models/mpt/modeling_mpt.py``) inside its FSDP unit with
+  ``checkpoint_wrapper(..., checkpoint_impl=CheckpointImpl.NO_REENTRANT)``; ``MPTBlock.forward``
+  (``llmfoundry/models/layers/blocks.py``) ends ``x + resid_ffn_dropout(ffn(norm_2(x)))`` with
+  ``MPTMLP.forward`` = ``down_proj(act(up_proj(x)))``. The checkpoint sits inside the FSDP unit,
+  whose pre-backward hook has gathered the parameters before the rerun: no second all-gather.
+* Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
+  ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
+  (Composer's default ``activation_checkpointing_reentrant: true``): the option stays off.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.parallel.comm import Collective
+from rlmcost.parallel.shard import tp_shard
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+    from rlmcost.perf.step_pass import StepContext
+
+
+EARLY_STOP_NOTE = (
+    "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "
+    "default): each dense layer's rerun ends before the FFN's down projection, which is not "
+    "recomputed (rlmcost.perf.ckpt_early_stop)"
+)
+
+
+def skipped_flops_per_token(arch: Arch, tp: int) -> int:
+    """FLOPs per token and dense layer that the early stop does not rerun: the FFN's
+    down-projection GEMM on a rank of TP degree ``tp`` (module docstring).
+
+    >>> from rlmcost.perf.validate import gpt_arch
+    >>> skipped_flops_per_token(gpt_arch(24, 2048, 16, 50368, 2048), 1) == 2 * 2048 * 8192
+    True
+    """
+    return 2 * int(arch.d_model) * int(tp_shard(arch, tp).d_ff)
+
+
+def early_stop_skip(c: StepContext, moe: bool) -> tuple[float, int]:
+    """Seconds and FLOPs of one layer's forward that a full recomputation under the early stop
+    does not rerun (module docstring); nothing for a MoE layer or with the option off."""
+    if moe or not c.options.recompute_early_stop:
+        return 0.0, 0
+    arch, lay, dev, T = c.arch, c.layout, c.device, c.tokens
+    x, d = c.workload.activation_dtype.bytes, int(arch.d_model)
+    ff = int(tp_shard(arch, lay.tp).d_ff)
+    dd = d // lay.tp if lay.sp else d
+    s = dev.gemm_s(T, d, ff) + dev.elementwise_s(T * 3 * dd * x)  # down projection, residual add
+    if lay.tp > 1:
+        kind = Collective.REDUCE_SCATTER if lay.sp else Collective.ALL_REDUCE
+        s += c.comm(kind, T * d * x, lay.tp, ("tp",))
+    return s, T * skipped_flops_per_token(arch, lay.tp)
