@@ -2,12 +2,14 @@
 
 ``rlmcost validate`` carries 13 rows of llm-foundry's 'H100 80GB BF16' table and 7 of its
 'A100 80GB' table (``published.json``, sources ``llm_foundry_h100`` / ``llm_foundry_a100``). This
-script predicts every BF16 row of both tables the same way (the row template of
-``llm-foundry-{h100,a100-80gb}-mpt-1b-s2048-8gpu``: Composer FSDP1 FULL_SHARD, FlashAttention in
-Triton of 2022, eager MPT blocks, bf16 reduce, Composer's optimizer and train metrics; only the
-model, sequence, GPUs, micro-batch, global batch and checkpointing change) and prints, for each
-H100 configuration that the A100 table also ran on 8 GPUs, both errors and their difference with
-the predicted step's attention share. It prints; it asserts nothing.
+script predicts every BF16 row of both tables (all 128, MPT-125M to MPT-70B) the same way (the
+row template of ``llm-foundry-{h100,a100-80gb}-mpt-1b-s2048-8gpu``: Composer FSDP1 FULL_SHARD,
+FlashAttention in Triton of 2022, eager MPT blocks, bf16 reduce, Composer's optimizer and train
+metrics; only the model, sequence, GPUs, micro-batch, global batch and checkpointing change) and
+prints, for each H100 configuration that the A100 table also ran on 8 GPUs, both errors and
+their difference with the predicted step's attention share. A configuration the record ran
+twice (the A100 125M and 350M rows at seq 2048, micro-batch 32) enters the comparison with the
+mean of its two errors. It prints; it asserts nothing.
 
 Data: ``benchmarks/data/llm_foundry_h100new_bf16.csv``: the amp_bf16 rows of
 ``scripts/train/benchmarking/h100new.csv`` in mosaicml/llm-foundry at 568e61d2f (the parent of
@@ -33,6 +35,7 @@ TEMPLATE = {
     "a100_80gb": "llm-foundry-a100-80gb-mpt-1b-s2048-8gpu",
 }
 SHAPES = {  # scripts/train/yamls/pretrain/mpt-*.yaml: n_layers, d_model, n_heads
+    "125m": (12, 768, 12), "350m": (24, 1024, 16),
     "760m": (24, 1536, 12), "1b": (24, 2048, 16), "3b": (32, 2560, 20), "7b": (32, 4096, 32),
     "13b": (40, 5120, 40), "30b": (48, 7168, 64), "70b": (80, 8192, 64),
 }  # fmt: skip
@@ -57,11 +60,12 @@ def _row(r: dict[str, str], templates: dict[str, dict[str, Any]]) -> dict[str, A
 
 def main() -> None:
     templates = {r["id"]: r for r in load_table()["rows"]}
-    errors: dict[tuple[str, str], tuple[float, float]] = {}  # (gpu, id) -> (error, attn share)
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (gpu, id) -> (error, attn)
     with DATA.open() as f:
         for r in csv.DictReader(f):
             row = _row(r, templates)
             if row is None:
+                print(f"{r['GPU']} {r['Model']}: not priced (no shape or template)")
                 continue
             try:
                 p = predict_row(row)
@@ -69,7 +73,8 @@ def main() -> None:
                 print(f"{r['GPU']} {row['id']}: not predicted ({e})")
                 continue
             attn = p.step.compute_s.get("attention", 0.0) / p.step.step_s
-            errors[(r["GPU"], row["id"])] = (p.error, attn)
+            runs.setdefault((r["GPU"], row["id"]), []).append((p.error, attn))
+    errors = {k: (sum(e for e, _ in v) / len(v), v[0][1]) for k, v in runs.items()}
     print(f"{'configuration':28s} {'H100':>7s} {'A100':>7s} {'excess':>7s} {'attn':>5s}")
     pairs = []
     for (gpu, key), (err, attn) in sorted(errors.items()):
@@ -82,7 +87,7 @@ def main() -> None:
         pairs.append((attn, err - a100[0]))
         print(f"{key:28s} {err:+7.1%} {a100[0]:+7.1%} {err - a100[0]:+7.1%} {attn:5.0%}")
     for gpu in TEMPLATE:
-        e = [v[0] for (g, _), v in errors.items() if g == gpu]
+        e = [err for (g, _), v in runs.items() if g == gpu for err, _ in v]
         print(f"{gpu}: {len(e)} rows, mean error {sum(e) / len(e):+.1%}, "
               f"mean |error| {sum(map(abs, e)) / len(e):.1%}")  # fmt: skip
     if len(pairs) > 1:  # least squares: excess = a + b x attention share

@@ -75,7 +75,8 @@ def _table_terms() -> str:
      "verl fully-async step", "DeepSpeed blocking pipeline p2p", "embedding gradient",
      "busiest EP rank", "prefix sharing", "KV admission", "environment step",
      "MoE capacity factor", "--moe-pad-to-capacity", "virtual pipeline",
-     "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer"],
+     "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer",
+     "MoE sort by local expert"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -99,6 +100,14 @@ def _notebook_code(name: str) -> str:
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")
+
+
+@pytest.mark.parametrize("command", ["grpo", "train"])
+def test_ep_dispatcher_help_names_the_sort_by_local_expert(command):
+    """The dispatcher decides the sort by local expert (alltoall only,
+    rlmcost.perf.moe_sort_chunks), so its help says so, not only how tokens cross nodes."""
+    text = _help_of(command)["--ep-dispatcher"]
+    assert "rlmcost.perf.moe_sort_chunks" in text and "local expert" in text
 
 
 def test_help_states_the_pageable_rate_and_the_ep_imbalance_as_their_constants():

@@ -181,3 +181,14 @@ def test_qwen3_235b_gb200_row_reaches_the_floor_and_nears_the_figure() -> None:
     assert row.published == 4916
     assert row.step.compute_s.get("host", 0.0) > 0
     assert abs(row.error) <= 0.10
+
+
+def test_the_note_states_the_full_recomputation_choice() -> None:
+    # the floor's rerun forward share under full recomputation is a modelling choice, so the
+    # output says it (rlmcost.perf.moe_host module docstring, 'Full recomputation')
+    from rlmcost.perf.moe_host import MOE_HOST_NOTE
+
+    lay = Layout(dp=8, ep=8, micro_batch=1, ckpt=Checkpointing.FULL, zero=ZeroStage.OS)
+    step = train_step_time(get_model("qwen3-30b-a3b").arch(), lay, 64, 4096, get_hardware("b200"))
+    assert MOE_HOST_NOTE in step.notes
+    assert "--ckpt full the backward reruns" in MOE_HOST_NOTE

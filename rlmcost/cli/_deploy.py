@@ -188,9 +188,11 @@ def deployment_options() -> dict[str, Any]:
             rich_help_panel=p)], None),  # fmt: skip
         "ep_dispatcher": (Annotated[EpDispatcher | None, typer.Option(
             help="The trainer's MoE token dispatcher (Megatron-core moe_token_dispatcher_type): "
-            "alltoall (NCCL all-to-all; default), deepep (flex + DeepEP: once per remote node, "
-            "then NVLink) or allgather (Megatron-core's own default: all-gather over the "
-            "expert-TP x EP group, reduce-scatter back; rlmcost.perf.ep_dispatch).",
+            "alltoall (NCCL all-to-all; default; at EP > 1 with several local experts it also "
+            "sorts the received tokens by local expert and back: rlmcost.perf.moe_sort_chunks), "
+            "deepep (flex + DeepEP: once per remote node, then NVLink) or allgather "
+            "(Megatron-core's own default: all-gather over the expert-TP x EP group, "
+            "reduce-scatter back; rlmcost.perf.ep_dispatch).",
             rich_help_panel=p)], None),  # fmt: skip
         "moe_permute_fusion": (Annotated[bool | None, typer.Option(
             "--moe-permute-fusion/--no-moe-permute-fusion", help="TE's fused MoE permute "

@@ -80,9 +80,11 @@ def _own_time() -> dict[str, tuple[Any, Any]]:
             "before the FFN's down projection (llm-foundry's MPT runs; off: the whole forward "
             "again, as Megatron's reentrant checkpoint; rlmcost.perf.ckpt_early_stop).")], False),
         "ep_dispatcher": (Annotated[str, typer.Option(
-            help="How MoE tokens cross nodes: alltoall (NCCL all-to-all), deepep (DeepEP: "
-            "once per remote node, then NVLink) or allgather (Megatron-core's default: "
-            "all-gather over expert-TP x EP; rlmcost.perf.ep_dispatch).")], "alltoall"),
+            help="How MoE tokens reach their experts: alltoall (NCCL all-to-all, then at EP > 1 "
+            "a sort of the received tokens by local expert and back where a rank holds several: "
+            "rlmcost.perf.moe_sort_chunks), "
+            "deepep (DeepEP: once per remote node, then NVLink) or allgather (Megatron-core's "
+            "default: all-gather over expert-TP x EP; rlmcost.perf.ep_dispatch).")], "alltoall"),
         "moe_permute_fusion": (Annotated[bool, typer.Option(
             help="TE's fused MoE permute (Megatron-core moe_permute_fusion); off: Megatron-"
             "core's default unfused kernels, atomic scatter-adds each way "

@@ -96,8 +96,9 @@ FORWARD_SHARE_RATIO = 1 / 3
 
 MOE_HOST_NOTE = (
     f"MoE layers: each pass lasts at least the host's {MOE_LAYER_HOST_S.value * 1e3:.1f} ms per "
-    "layer forward and backward (1/3 of it forward), Megatron-core's eager MoE layer measured "
-    "host-bound by Megatron-Bridge (rlmcost.perf.moe_host); small micro-batches reach it"
+    "layer forward and backward (1/3 of it forward; under --ckpt full the backward reruns that "
+    "third), Megatron-core's eager MoE layer measured host-bound by Megatron-Bridge "
+    "(rlmcost.perf.moe_host); small micro-batches reach it"
 )
 """The output's note on the floor (evaluation.deployment adds it for MoE models)."""
 
