@@ -5,8 +5,10 @@ Sources: verl's FSDP workers call ``gradient_checkpointing_enable(gradient_check
 {"use_reentrant": False})`` (verl/workers/fsdp_workers.py @b178a3cd, since PR 114, 5a94e14d of
 2025-01-18); OpenRLHF passes ``{"use_reentrant": args.actor.gradient_checkpointing_reentrant}``,
 a ``store_true`` flag, default False (openrlhf/trainer/ray/ppo_actor.py, cli/train_ppo_ray.py
-@3c3be623); TRL's GRPOTrainer before PR 4811 (40d8759d, 2026-01-14) and DeepSpeed-Chat left
-transformers' reentrant default; Megatron trainers rerun the whole layer. What the early stop
+@3c3be623); TRL's GRPOConfig sets use_reentrant False unless given since PR 4811 (40d8759d,
+2026-01-14), before which it, like DeepSpeed-Chat, left transformers' reentrant default, and
+forces it True for PEFT under ZeRO-3 since PR 4951 (f11b4c3f); Megatron trainers rerun the
+whole layer. What the early stop
 skips is checked against torch's FLOP counter in tests/test_ckpt_early_stop.py."""
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.openrlhf import import_openrlhf
+from rlmcost.frameworks.trl import import_trl
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
 from rlmcost.placement.pass_options import step_options
@@ -43,7 +46,7 @@ def _early(framework: str | None, **train: object) -> bool:
     ("verl", {"zero": "3"}, True),  # FSDP workers: use_reentrant=False
     ("verl", {"tp": 2, "zero": "1"}, False),  # its Megatron backend: Megatron's checkpoint
     ("openrlhf", {"zero": "3"}, True),  # gradient_checkpointing_reentrant default False
-    ("trl", {"zero": "2"}, False),  # transformers' reentrant default
+    ("trl", {"zero": "2"}, True),  # current TRL: use_reentrant False (PR 4811)
     ("nemo-rl", {"zero": "3"}, False),  # DTensor: per-module wrapping, not modelled
     ("slime", {"tp": 2}, False),  # Megatron-LM
     (None, {}, False),  # no framework: rlmcost's default
@@ -132,3 +135,26 @@ def test_the_fast_path_keys_on_the_option_and_commands_keep_it() -> None:
     words = [to_command(r) for r in runs]
     assert "recompute-early-stop" not in words[0]
     assert "--no-recompute-early-stop" in words[1] and " --recompute-early-stop" in words[2]
+
+
+def test_trls_given_kwargs_and_peft_under_zero3(tmp_path: Path) -> None:
+    """open-r1's recipes give ``gradient_checkpointing_kwargs: {use_reentrant: false}``
+    (rl_runs.json's TRL rows): early stop even on TRL of 2025-02; PEFT under ZeRO-3 forces
+    the reentrant checkpoint from TRL 0.28.0 (grpo_trainer.py @f2cd5771)."""
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text(json.dumps({"model_name_or_path": "qwen2.5-7b", "use_vllm": True,
+                               "num_processes": 4, "gradient_checkpointing": True}))
+    kw = "gradient_checkpointing_kwargs.use_reentrant"
+
+    def off(version: str | None, *overrides: str, launch: Path | None = None) -> bool:
+        q = import_trl(cfg, list(overrides), launch, version)
+        return "--no-recompute-early-stop" in dict(q.flags)
+
+    assert off("2025-02-05") and not off("2025-02-05", f"{kw}=false")
+    assert not off(None) and off(None, f"{kw}=true")
+    z3 = tmp_path / "zero3.yaml"
+    z3.write_text(json.dumps({"num_processes": 4, "distributed_type": "DEEPSPEED",
+                              "deepspeed_config": {"zero_stage": 3}}))  # fmt: skip
+    assert off(None, "use_peft=true", launch=z3) and off("0.28.0", "use_peft=true", launch=z3)
+    assert not off("0.27.0", "use_peft=true", launch=z3)
+    assert not off(None, launch=z3)

@@ -199,7 +199,7 @@ def deployment_options() -> dict[str, Any]:
             "--recompute-early-stop/--no-recompute-early-stop", help="Under --ckpt full: "
             "torch's non-reentrant checkpoint's early stop, each dense layer's rerun ends before "
             "the FFN's down projection (rlmcost.perf.ckpt_early_stop); default: --framework's "
-            "(verl's FSDP and OpenRLHF's trainers on), off without one.",
+            "(verl FSDP, OpenRLHF and TRL on), off without one.",
             rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (
             Annotated[

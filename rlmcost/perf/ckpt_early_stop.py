@@ -45,10 +45,16 @@ Who runs it:
   args.actor.gradient_checkpointing_reentrant}`` (``openrlhf/trainer/ray/ppo_actor.py``
   @3c3be623; the flag is ``store_true``, default False, ``openrlhf/cli/train_ppo_ray.py``; as
   ``--gradient_checkpointing_use_reentrant`` since ca5f3199 of 2024-02, which the importer
-  reads). Not TRL before PR 4811 (40d8759d, 2026-01-14, first in v0.27.0): its GRPOTrainer
-  left ``gradient_checkpointing_kwargs`` None and transformers < 5 then passes
-  ``use_reentrant=True``; nor DeepSpeed-Chat (``gradient_checkpointing_enable()``, the same
-  default); NeMo RL's DTensor worker wraps attention and MLP apart (not sourced here: off).
+  reads); TRL's GRPOTrainer since PR 4811 (40d8759d, 2026-01-14, first in v0.27.0:
+  ``GRPOConfig.__post_init__`` ``setdefault("use_reentrant", False)`` under transformers < 5),
+  but reentrant for PEFT under DeepSpeed ZeRO-3 (PR 4951, f11b4c3f, v0.28.0); before PR 4811
+  ``gradient_checkpointing_kwargs`` stayed None and transformers < 5 passes
+  ``use_reentrant=True``, unless the recipe gives it (open-r1's give ``use_reentrant: false``;
+  ``rlmcost import trl`` reads the key and ``--trl-version``). Not DeepSpeed-Chat
+  (``gradient_checkpointing_enable()``, transformers' reentrant default) nor NeMo RL's DTensor
+  worker, which wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
+  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf): there the early stop would
+  skip ``o_proj`` and ``down_proj`` but also no residual is rerun; not modelled (off).
   The trainer layout's ``recompute_early_stop`` (``--recompute-early-stop``) sets it for a run.
 * Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
   ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
