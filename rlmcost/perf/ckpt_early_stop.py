@@ -55,6 +55,10 @@ Who runs it:
   worker, which wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
   apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf): there the early stop would
   skip ``o_proj`` and ``down_proj`` but also no residual is rerun; not modelled (off).
+  Nor AReaL v0.3's realhf ``ReaLModel`` (``--trainer-kernels realhf``; ``torch.utils.checkpoint
+  .checkpoint(..., use_reentrant=True)``, ``realhf/impl/model/nn/real_llm_base.py`` @v0.3.0);
+  AReaL's later FSDP engine passes ``use_reentrant=False`` (``areal/engine/fsdp_engine.py``
+  @4aef98d8), but rlmcost has no AReaL preset: ``--recompute-early-stop`` states it.
   The trainer layout's ``recompute_early_stop`` (``--recompute-early-stop``) sets it for a run.
 * Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
   ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
