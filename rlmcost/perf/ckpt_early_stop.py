@@ -53,8 +53,9 @@ Who runs it:
   ``rlmcost import trl`` reads the key and ``--trl-version``). Not DeepSpeed-Chat
   (``gradient_checkpointing_enable()``, transformers' reentrant default) nor NeMo RL's DTensor
   worker, which wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
-  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf): there the early stop would
-  skip ``o_proj`` and ``down_proj`` but also no residual is rerun; not modelled (off).
+  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf; at v0.3.0 the ``mlp`` alone):
+  there the early stop would skip ``o_proj`` and ``down_proj``, and no residual add is rerun;
+  neither the per-module rerun nor its early stop is modelled (off).
   Nor AReaL v0.3's realhf ``ReaLModel`` (``--trainer-kernels realhf``; ``torch.utils.checkpoint
   .checkpoint(..., use_reentrant=True)``, ``realhf/impl/model/nn/real_llm_base.py`` @v0.3.0);
   AReaL's later FSDP engine passes ``use_reentrant=False`` (``areal/engine/fsdp_engine.py``
