@@ -61,6 +61,7 @@ BOUNDARIES = [
     (tv.BETA_ZERO, "0.18.2", "0.19.0"),
     (tv.CHECKPOINTING, "0.21.0", "0.22.0"),
     (tv.VLLM_IS_CORRECTION, "0.22.2", "0.23.0"),
+    (tv.NON_REENTRANT, "0.26.2", "0.27.0"),
     (tv.COLOCATE_DEFAULT, "0.29.1", "1.0.0"),
 ]
 
@@ -81,6 +82,8 @@ def effect(rule: tv.Rule, f: dict) -> bool:
         return bool(f["--ckpt"] == "none")
     if rule is tv.VLLM_IS_CORRECTION:
         return "--no-recompute-logprobs" in f
+    if rule is tv.NON_REENTRANT:  # transformers' reentrant checkpoint: no early stop
+        return "--no-recompute-early-stop" in f
     if rule is tv.COLOCATE_DEFAULT:  # server: vLLM on GPUs of its own beside the 4 processes
         return "--groups" in f and f["--gpus"] == 5
     raise AssertionError(rule)

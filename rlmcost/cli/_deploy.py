@@ -33,19 +33,11 @@ DEPLOY_PANEL = "Deployment (how the run is launched)"
 
 DEPLOYMENT_OPTIONS = (
     "deployment_file",
-    "micro_batch",
-    "max_tokens_per_gpu",
-    "forward_max_tokens_per_gpu",
-    "forward_micro_batch",
+    "micro_batch", "max_tokens_per_gpu",
+    "forward_max_tokens_per_gpu", "forward_micro_batch",
     "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
-    "pp_overlap_p2p",
-    "trainer_kernels",
-    "ckpt",
-    "cp",
-    "ep",
-    "etp",
-    "zero_shard",
-    "sp",
+    "pp_overlap_p2p", "recompute_early_stop",
+    "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
     "freeze_vision_tower",
     "offload",
     "param_dtype",
@@ -204,6 +196,12 @@ def deployment_options() -> dict[str, Any]:
             "(--virtual-stages > 1): Megatron's overlap_p2p_comm, the steady 1F1B's pipeline "
             "sends behind the opposite pass (rlmcost.perf.megatron_pipe); default: "
             "--framework's (verl and slime on, NeMo RL off), on without one.",
+            rich_help_panel=p)], None),  # fmt: skip
+        "recompute_early_stop": (Annotated[bool | None, typer.Option(
+            "--recompute-early-stop/--no-recompute-early-stop", help="Under --ckpt full: "
+            "torch's non-reentrant checkpoint's early stop, each dense layer's rerun ends before "
+            "the FFN's down projection (rlmcost.perf.ckpt_early_stop); default: --framework's "
+            "(verl FSDP, OpenRLHF and TRL on), off without one.",
             rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (
             Annotated[

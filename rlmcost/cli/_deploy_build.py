@@ -119,8 +119,9 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("moe_permute_fusion") is not None:
         train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
-    if opts.get("pp_overlap_p2p") is not None:
-        train["pp_overlap_p2p"] = opts["pp_overlap_p2p"]
+    for key in ("pp_overlap_p2p", "recompute_early_stop"):
+        if opts.get(key) is not None:
+            train[key] = opts[key]
     if opts.get("trainer_kernels") is not None:
         train["kernels"] = str(opts["trainer_kernels"])
     if opts.get("ckpt") is not None:

@@ -145,6 +145,8 @@ class TrainLayout(BaseModel):
     pp_overlap_p2p: bool | None = Field(default=None, description="interleaved schedule's "
         "overlap_p2p_comm (None: the framework's, Behaviour.megatron_overlap_p2p; perf."
         "megatron_pipe)")  # fmt: skip
+    recompute_early_stop: bool | None = Field(default=None, description="torch non-reentrant "
+        "checkpoint's early stop (None: the framework's; rlmcost.perf.ckpt_early_stop)")
     freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
         "tower is not trained (no backward through it; verl actor.freeze_vision_tower)")
 

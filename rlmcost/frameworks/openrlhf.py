@@ -44,6 +44,7 @@ ARGS: dict[str, Any] = {
     "colocate_all_models": _SWITCH, "vllm_num_engines": int, "vllm_tensor_parallel_size": int,
     "vllm_gpu_memory_utilization": float, "vllm_enable_sleep": _SWITCH, "async_train": _SWITCH,
     "zero_stage": int, "gradient_checkpointing": _SWITCH, "adam_offload": _SWITCH,
+    "gradient_checkpointing_use_reentrant": _SWITCH,
     "ds_tensor_parallel_size": int, "ring_attn_size": int, "packing_samples": _SWITCH,
     "use_dynamic_batch": _SWITCH, "train_max_tokens_per_gpu": int, "lora_rank": int,
     "target_modules": ("list", None), "rollout_batch_size": int, "micro_rollout_batch_size": int,
@@ -70,7 +71,7 @@ IGNORED = {
     "kl_estimator", "kl_target", "kl_horizon", "max_norm", "l2", "ptx_coef", "adam_betas",
     "reward_clip_range", "dynamic_filtering_reward_range", "overlong_buffer_len",
     "overlong_penalty_factor", "no_advantage_std_norm", "entropy_loss_coef", "lora_alpha",
-    "lora_dropout", "gradient_checkpointing_use_reentrant", "overlap_comm", "grad_accum_dtype",
+    "lora_dropout", "overlap_comm", "grad_accum_dtype",
     "disable_fast_tokenizer", "zpg", "value_head_prefix", "save_value_network", "num_episodes",
     "local_rank", "freezing_actor_steps", "aux_loss_coef", "max_len", "vllm_generate_batch_size",
     "rollout_tasks_per_gpu", "async_queue_size", "eval_temperature", "eval_n_samples_per_prompt",
@@ -225,7 +226,12 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     cp = r.integer("ring_attn_size", 1)
     if cp > 1:
         q.convert(f"--ring_attn_size {cp}", "--cp", cp, "ring attention: context parallelism")
-    q.set("--ckpt", "full" if r.flag("gradient_checkpointing", False) else "none")
+    ckpt = r.flag("gradient_checkpointing", False)
+    q.set("--ckpt", "full" if ckpt else "none")
+    if r.flag("gradient_checkpointing_use_reentrant", False) and ckpt:  # (perf.ckpt_early_stop)
+        q.convert("--gradient_checkpointing_use_reentrant", "--no-recompute-early-stop", None,
+                  "torch's reentrant checkpoint: the whole layer rerun, no early stop",
+                  default=False)
     if r.flag("adam_offload", False):
         q.set("--offload", DEEPSPEED_ADAM_OFFLOAD)
         q.note(f"--adam_offload: DeepSpeed offload_optimizer (openrlhf/utils/deepspeed_utils.py "

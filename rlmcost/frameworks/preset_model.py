@@ -109,6 +109,10 @@ class Behaviour:
     ``hf_output_cast`` FSDP2's fp32 output casts around them; ``liger_logits``: its ``--logits
     fused`` means Liger's model patch, which fuses those layers too (no eager term then);
     ``hf_source``: the files that pick its attention implementation and kernels.
+    ``hf_ckpt_early_stop``: with full recomputation that trainer checkpoints each decoder layer
+    under torch's non-reentrant checkpoint (``use_reentrant=False``), whose early stop skips
+    the rerun's FFN down projection (:mod:`rlmcost.perf.ckpt_early_stop`, where the sources
+    are; ``TrainLayout.recompute_early_stop`` given: the run's own).
     ``packed_loss_per_sequence``: under sequence packing its trainer calls the loss once per
     packed sequence unless ``TrainLayout.fused_loss`` (NeMo RL ``SequencePackingLossWrapper``;
     :mod:`rlmcost.perf.policy_worker`). ``pp_pads_packed_bins``: under sequence packing with
@@ -180,6 +184,7 @@ class Behaviour:
     hf_output_cast: bool = False
     liger_logits: bool = False
     hf_source: str = ""
+    hf_ckpt_early_stop: bool = False
     packed_loss_per_sequence: bool = False
     pp_pads_packed_bins: bool = False
     optimizer_offload_pageable: bool = False

@@ -30,6 +30,8 @@ from rlmcost.frameworks.trl_versions import (
     CHECKPOINTING,
     COLOCATE_DEFAULT,
     GENERATE_PER_BATCH,
+    NON_REENTRANT,
+    PEFT_ZERO3_REENTRANT,
     PROMPTS_PER_DEVICE,
     VLLM_IS_CORRECTION,
     VLLM_MODE,
@@ -106,7 +108,7 @@ def import_trl_rules(
     if not model:
         raise SpecError(f"{where}: set model_name_or_path (the policy model)")
     q.set("--model", model)
-    procs, zero, offload = _launch(r, q, accelerate)
+    procs, zero, offload, deepspeed = _launch(r, q, accelerate)
     per_device, accum = _batches(r, q, procs, v, rules)
     q.set("--zero", zero)
     if offload:
@@ -116,6 +118,8 @@ def import_trl_rules(
         _rule(q, rules, f"gradient_checkpointing off (transformers' default): GRPOConfig's "
               f"default in {v.label}, before {v.pr(CHECKPOINTING)} made it True")  # fmt: skip
     q.set("--ckpt", "full" if ckpt else "none")
+    if ckpt:
+        _reentrant(r, q, v, rules, deepspeed and zero == "3" and r.flag("use_peft", False))
     liger = r.flag("use_liger_loss", False) or r.flag("use_liger_kernel", False)
     q.set("--logits", "fused" if liger else "low-memory")  # selective_log_softmax, row by row
     if r.flag("use_peft", False):
@@ -136,6 +140,32 @@ def import_trl_rules(
         _per_micro_step(q, rules, v, engine, per_device * (1 if engine == "hf" else procs), accum)
     q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q, rules
+
+
+def _reentrant(r: Reader, q: ImportedQuery, v: TrlVersion, rules: list[str],
+               peft_zero3: bool) -> None:  # fmt: skip
+    """``--no-recompute-early-stop`` where GRPOTrainer's checkpoint is reentrant (the
+    preset's, the current TRL's, is not: :mod:`rlmcost.perf.ckpt_early_stop`): the given
+    ``gradient_checkpointing_kwargs.use_reentrant``, else transformers' True before
+    :data:`~rlmcost.frameworks.trl_versions.NON_REENTRANT` (GRPOConfig ``__post_init__`` at
+    40d8759d: ``setdefault("use_reentrant", False)`` under transformers < 5), and from
+    :data:`~rlmcost.frameworks.trl_versions.PEFT_ZERO3_REENTRANT` on True whatever is given
+    with PEFT under ZeRO-3 (``grpo_trainer.py`` at f2cd5771)."""
+    key = "gradient_checkpointing_kwargs.use_reentrant"
+    if peft_zero3 and not v.before(PEFT_ZERO3_REENTRANT):
+        q.note(f"PEFT under ZeRO-3: GRPOTrainer forces use_reentrant=True ({v.label}, "
+               f"{v.pr(PEFT_ZERO3_REENTRANT)}): no checkpoint early stop")  # fmt: skip
+        reentrant = True
+    elif r.has(key):
+        reentrant = r.flag(key, True)
+    else:
+        reentrant = v.before(NON_REENTRANT)
+        if reentrant:
+            _rule(q, rules, f"reentrant activation checkpointing (transformers' use_reentrant="
+                  f"True, no early stop): {v.label}, before {v.pr(NON_REENTRANT)} made "
+                  "use_reentrant=False GRPOConfig's default")  # fmt: skip
+    if reentrant:
+        q.set("--no-recompute-early-stop")
 
 
 def _rule(q: ImportedQuery, rules: list[str], text: str) -> None:
@@ -160,11 +190,12 @@ def _per_micro_step(q: ImportedQuery, rules: list[str], v: TrlVersion, engine: s
           f"{v.pr(GENERATE_PER_BATCH)} generated once per gradient-accumulation batch")  # fmt: skip
 
 
-def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, list[str]]:
-    """Processes (= GPUs of the trainer), ZeRO stage and offload from the accelerate config;
-    ``num_processes`` in the recipe itself (open-r1 puts it there) must agree."""
+def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, list[str], bool]:
+    """Processes (= GPUs of the trainer), ZeRO stage, offload and whether DeepSpeed runs it,
+    from the accelerate config; ``num_processes`` in the recipe itself (open-r1 puts it there)
+    must agree."""
     procs = r.integer("num_processes", None)
-    zero, offload = "0", []
+    zero, offload, kind = "0", [], "NO"
     if accelerate is not None:
         aw = f"accelerate config {Path(accelerate).name}"
         a = Reader(flatten(load_mapping(accelerate, "accelerate config"), aw), aw)
@@ -198,7 +229,7 @@ def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, lis
     if procs is None:
         procs = 1
         q.note("no num_processes (give --accelerate FILE): one training process")
-    return procs, zero, offload
+    return procs, zero, offload, kind == "DEEPSPEED"
 
 
 def _batches(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion,

@@ -35,6 +35,14 @@ VLLM_IS_CORRECTION     3867      2025-09-03  0.23.0 (09-09)      old log-probs o
                                                                  vLLM, for importance sampling
                                                                  (vllm_importance_sampling_
                                                                  correction, default True)
+NON_REENTRANT          4811      2026-01-14  0.27.0 (01-15)      gradient_checkpointing_kwargs
+                       40d8759d                                  None (transformers < 5 passes
+                                                                 use_reentrant=True) ->
+                                                                 use_reentrant False unless
+                                                                 given: torch's early stop
+                                                                 (perf.ckpt_early_stop)
+PEFT_ZERO3_REENTRANT   4951      2026-02-06  0.28.0              PEFT + ZeRO-3 + checkpointing
+                       f11b4c3f                                  forced to use_reentrant=True
 COLOCATE_DEFAULT       5255      2026-03-14  1.0.0 (2026-03-30)  vllm_mode server -> colocate
 =====================  ========  ==========  ==================  =================================
 
@@ -84,6 +92,8 @@ GENERATE_PER_BATCH = Rule(3283, "2025-04-17", (0, 17, 0))
 BETA_ZERO = Rule(3516, "2025-05-30", (0, 19, 0))
 CHECKPOINTING = Rule(3510, "2025-08-09", (0, 22, 0))
 VLLM_IS_CORRECTION = Rule(3867, "2025-09-03", (0, 23, 0))
+NON_REENTRANT = Rule(4811, "2026-01-14", (0, 27, 0))
+PEFT_ZERO3_REENTRANT = Rule(4951, "2026-02-06", (0, 28, 0))
 COLOCATE_DEFAULT = Rule(5255, "2026-03-14", (1, 0, 0))
 
 MULTI_STEP = Rule(2899, "2025-02-20", (0, 16, 0))

@@ -30,7 +30,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
-from rlmcost.frameworks.verl_versions import parse_verl_version
+from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
 ARR = "actor_rollout_ref"
@@ -110,7 +110,13 @@ def import_verl(path: str | Path, overrides: list[str] | None = None,
     _algorithm(r, q)
     _workload(r, q)
     _layout(r, q)
-    engine(r, q, parse_verl_version(verl_version), device)
+    day = parse_verl_version(verl_version)
+    engine(r, q, day, device)
+    fsdp_full = all(f in q.flags for f in (("--ckpt", "full"), ("--zero", "3")))  # FSDP workers
+    if day is not None and day < NON_REENTRANT and fsdp_full:
+        q.convert(f"--verl-version {verl_version}", "--no-recompute-early-stop", None,
+                  "verl before PR 114 checkpoints its FSDP workers' layers with transformers' "
+                  "reentrant default: no early stop (rlmcost.perf.ckpt_early_stop)", False)
     q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
     return q
 

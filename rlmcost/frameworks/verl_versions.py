@@ -77,6 +77,12 @@ first in v0.6.0 (module doc)."""
 DEFAULT_256 = "2026-01-23"
 """verl PR 4280 (e9405d70b): ``rollout.yaml`` ``max_num_seqs`` 1024 -> 256 (module doc)."""
 
+NON_REENTRANT = "2025-01-18"
+"""verl PR 114 (5a94e14df, "set use_reentrant=False when enable gradient checkpointing"), first
+in v0.2: its FSDP workers' ``gradient_checkpointing_enable`` passes ``use_reentrant=False``;
+before it transformers' default, reentrant (no early stop: :mod:`rlmcost.perf.ckpt_early_stop`).
+"""
+
 VLLM_PINS = (
     ("2025-03-27", "0.8.2"), ("2025-04-21", "0.8.3"), ("2025-05-14", "0.8.5"),
     ("2025-07-28", "0.9.1"),

@@ -35,6 +35,32 @@ Who runs it:
   (``llmfoundry/models/layers/blocks.py``) ends ``x + resid_ffn_dropout(ffn(norm_2(x)))`` with
   ``MPTMLP.forward`` = ``down_proj(act(up_proj(x)))``. The checkpoint sits inside the FSDP unit,
   whose pre-backward hook has gathered the parameters before the rerun: no second all-gather.
+* RL trainers that run a Hugging Face model (``Behaviour.hf_ckpt_early_stop``; transformers'
+  ``gradient_checkpointing_enable`` checkpoints each decoder layer whole, so the skip is the
+  one above): verl's FSDP workers, ``actor_module.gradient_checkpointing_enable(
+  gradient_checkpointing_kwargs={"use_reentrant": False})`` (``verl/workers/fsdp_workers.py``
+  @b178a3cd, actor and critic; since PR 114, 5a94e14d of 2025-01-18, first in v0.2: v0.1
+  called it without kwargs, transformers' reentrant default, which the importer's
+  ``--verl-version`` keeps); OpenRLHF's actor and critic, ``{"use_reentrant":
+  args.actor.gradient_checkpointing_reentrant}`` (``openrlhf/trainer/ray/ppo_actor.py``
+  @3c3be623; the flag is ``store_true``, default False, ``openrlhf/cli/train_ppo_ray.py``; as
+  ``--gradient_checkpointing_use_reentrant`` since ca5f3199 of 2024-02, which the importer
+  reads); TRL's GRPOTrainer since PR 4811 (40d8759d, 2026-01-14, first in v0.27.0:
+  ``GRPOConfig.__post_init__`` ``setdefault("use_reentrant", False)`` under transformers < 5),
+  but reentrant for PEFT under DeepSpeed ZeRO-3 (PR 4951, f11b4c3f, v0.28.0); before PR 4811
+  ``gradient_checkpointing_kwargs`` stayed None and transformers < 5 passes
+  ``use_reentrant=True``, unless the recipe gives it (open-r1's give ``use_reentrant: false``;
+  ``rlmcost import trl`` reads the key and ``--trl-version``). Not DeepSpeed-Chat
+  (``gradient_checkpointing_enable()``, transformers' reentrant default) nor NeMo RL's DTensor
+  worker, which wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
+  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf; at v0.3.0 the ``mlp`` alone):
+  there the early stop would skip ``o_proj`` and ``down_proj``, and no residual add is rerun;
+  neither the per-module rerun nor its early stop is modelled (off).
+  Nor AReaL v0.3's realhf ``ReaLModel`` (``--trainer-kernels realhf``; ``torch.utils.checkpoint
+  .checkpoint(..., use_reentrant=True)``, ``realhf/impl/model/nn/real_llm_base.py`` @v0.3.0);
+  AReaL's later FSDP engine passes ``use_reentrant=False`` (``areal/engine/fsdp_engine.py``
+  @4aef98d8), but rlmcost has no AReaL preset: ``--recompute-early-stop`` states it.
+  The trainer layout's ``recompute_early_stop`` (``--recompute-early-stop``) sets it for a run.
 * Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
   ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
   (Composer's default ``activation_checkpointing_reentrant: true``): the option stays off.

@@ -12,7 +12,10 @@ layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger'
 permutation (``TrainLayout.moe_permute_fusion``, :mod:`rlmcost.perf.moe_permute`), whether
 its interleaved schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
 :mod:`rlmcost.perf.megatron_pipe`), the dtype its data-parallel reduce moves (Megatron-core's
-gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`).
+gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`),
+whether its Hugging Face trainer's full recomputation stops early as torch's non-reentrant
+checkpoint does (``Behaviour.hf_ckpt_early_stop``, :mod:`rlmcost.perf.ckpt_early_stop`; the
+trainer layout's ``recompute_early_stop`` where given).
 Which trainers, with the file
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
 TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
@@ -32,8 +35,9 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.moe_capacity import check_pad_dispatcher
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
@@ -99,15 +103,18 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     from rlmcost.placement.grad_buffer import grad_reduce_bytes  # it imports runs_hf_model
 
     reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
+    early = deployment.train.recompute_early_stop  # given: the run's (perf.ckpt_early_stop)
+    early = (hf and beh is not None and beh.hf_ckpt_early_stop) if early is None else early
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
-                      linear_mixer_replicated=rep, grad_reduce_bytes=reduce)  # fmt: skip
+                      linear_mixer_replicated=rep, grad_reduce_bytes=reduce,
+                      recompute_early_stop=early)  # fmt: skip
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
-                 and not rep and not reduce)  # fmt: skip
+                 and not rep and not reduce and not early)  # fmt: skip
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
@@ -203,6 +210,9 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True) -> tuple[st
 
     grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
     out += [grads] if grads else []
+    early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
+    if early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
+        out.append(EARLY_STOP_NOTE)
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:

@@ -114,7 +114,7 @@ PRESET = Preset(
               "--adam_offload's DeepSpeedCPUAdam runs on one thread a rank; "
               "openrlhf/models/actor.py and utils/deepspeed (HF models under DeepSpeed)",
               deepspeed_hf_trainer=True, hf_trainer="always", hf_eager=True,
-              liger_logits=True, host_adam_threads=1,
+              liger_logits=True, host_adam_threads=1, hf_ckpt_early_stop=True,
               hf_source="openrlhf/models/actor.py @dbdd43b0: attn_implementation "
               "'flash_attention_2' with --flash_attn (else 'eager': not priced); "
               "openrlhf/cli/train_ppo_ray.py @3c3be623: --ds.attn_implementation default "

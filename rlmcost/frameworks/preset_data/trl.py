@@ -98,7 +98,7 @@ PRESET = Preset(
               "_move_model_to_vllm: llm.load_weights in the trainer's process "
               "(vllm_mode=colocate), trl/extras/vllm_client.py update_named_param (NCCL "
               "to the server); accelerate processes, no controller",
-              hf_trainer="always", hf_eager=True, liger_logits=True,
+              hf_trainer="always", hf_eager=True, liger_logits=True, hf_ckpt_early_stop=True,
               hf_source="trl/trainer/grpo_trainer.py @000bb3db: AutoModelForCausalLM."
               "from_pretrained(model, **model_init_kwargs), no attn_implementation: "
               "transformers' default sdpa (PyTorch's flash backend is FlashAttention-2); "

@@ -176,7 +176,7 @@ PRESET = Preset(
               budget_packs_lengths=True,
               param_offload_pageable=2, megatron_param_offload_pageable=1,
               padded_batch=True, megatron_colocated="per-tensor", engine_sleep_level=2,
-              hf_trainer="fsdp", hf_eager=True,
+              hf_trainer="fsdp", hf_eager=True, hf_ckpt_early_stop=True,
               megatron_grad_reduce="fp32",  # megatron_utils.get_model, mbridge (grad_buffer)
               hf_source="verl/workers/fsdp_workers.py @b178a3cd: attn_implementation = "
               "override_model_config.get('attn_implementation', 'flash_attention_2'); "

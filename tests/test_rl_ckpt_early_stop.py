@@ -1,0 +1,160 @@
+"""The RL frameworks' trainers run torch's non-reentrant checkpoint as their sources do
+(rlmcost.perf.ckpt_early_stop, ``Behaviour.hf_ckpt_early_stop``).
+
+Sources: verl's FSDP workers call ``gradient_checkpointing_enable(gradient_checkpointing_kwargs=
+{"use_reentrant": False})`` (verl/workers/fsdp_workers.py @b178a3cd, since PR 114, 5a94e14d of
+2025-01-18); OpenRLHF passes ``{"use_reentrant": args.actor.gradient_checkpointing_reentrant}``,
+a ``store_true`` flag, default False (openrlhf/trainer/ray/ppo_actor.py, cli/train_ppo_ray.py
+@3c3be623); TRL's GRPOConfig sets use_reentrant False unless given since PR 4811 (40d8759d,
+2026-01-14), before which it, like DeepSpeed-Chat, left transformers' reentrant default, and
+forces it True for PEFT under ZeRO-3 since PR 4951 (f11b4c3f); Megatron trainers rerun the
+whole layer. What the early stop
+skips is checked against torch's FLOP counter in tests/test_ckpt_early_stop.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+from verl_rows import CONFIG, QWEN_DAPO
+
+from rlmcost import memo
+from rlmcost.cli import app
+from rlmcost.deployment.spec import Deployment, TrainLayout
+from rlmcost.evaluation.batch import evaluate_many
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.frameworks.openrlhf import import_openrlhf
+from rlmcost.frameworks.trl import import_trl
+from rlmcost.frameworks.verl import import_verl
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
+from rlmcost.placement.pass_options import step_options
+from rlmcost.reports.estimate import run_of
+from rlmcost.run.command import to_command
+from rlmcost.run.spec import Run
+
+runner = CliRunner()
+
+
+def _early(framework: str | None, **train: object) -> bool:
+    opt = step_options(Deployment(framework=framework, train=TrainLayout(**train)))
+    return opt is not None and opt.recompute_early_stop
+
+
+@pytest.mark.parametrize(("framework", "train", "early"), [
+    ("verl", {"zero": "3"}, True),  # FSDP workers: use_reentrant=False
+    ("verl", {"tp": 2, "zero": "1"}, False),  # its Megatron backend: Megatron's checkpoint
+    ("openrlhf", {"zero": "3"}, True),  # gradient_checkpointing_reentrant default False
+    ("trl", {"zero": "2"}, True),  # current TRL: use_reentrant False (PR 4811)
+    ("nemo-rl", {"zero": "3"}, False),  # DTensor: per-module wrapping, not modelled
+    ("slime", {"tp": 2}, False),  # Megatron-LM
+    (None, {}, False),  # no framework: rlmcost's default
+])  # fmt: skip
+def test_each_framework_runs_its_trainers_checkpoint(framework: str | None, train: dict,
+                                                     early: bool) -> None:  # fmt: skip
+    assert _early(framework, **train) is early
+
+
+def test_the_layouts_field_overrides_the_framework() -> None:
+    assert not _early("verl", zero="3", recompute_early_stop=False)
+    assert _early(None, recompute_early_stop=True)
+
+
+def _update_s(extra: list[str]) -> tuple[float, list[str]]:
+    result = runner.invoke(app, ["rlvr", *QWEN_DAPO, "--json", *extra])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    phases = {p["name"]: p["time_s"] for p in out["phases"]}
+    return phases["update actor"], out["notes"]
+
+
+def test_verls_update_skips_the_down_projection_and_says_so() -> None:
+    """The verl row's update (--ckpt full, FSDP): faster with the early stop than with the
+    whole layer rerun, by less than a ninth of the forward's share (the down projection is a
+    third of the layer's GEMM FLOPs and the rerun a quarter of the step's), and noted."""
+    on, notes_on = _update_s([])
+    off, notes_off = _update_s(["--no-recompute-early-stop"])
+    assert on < off < on * (1 + 1 / 9)
+    assert EARLY_STOP_NOTE in notes_on and EARLY_STOP_NOTE not in notes_off
+
+
+def test_without_full_recomputation_the_option_changes_nothing() -> None:
+    i = QWEN_DAPO.index("--ckpt")
+    args = [*QWEN_DAPO[:i], "--ckpt", "none", *QWEN_DAPO[i + 2:]]
+    r1 = runner.invoke(app, ["rlvr", *args, "--json"])
+    r2 = runner.invoke(app, ["rlvr", *args, "--json", "--no-recompute-early-stop"])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
+    one, two = json.loads(r1.stdout), json.loads(r2.stdout)
+    assert one["phases"] == two["phases"] and EARLY_STOP_NOTE not in one["notes"]
+
+
+def test_openrlhfs_reentrant_flag_is_read(tmp_path: Path) -> None:
+    args = ["--pretrain", "meta-llama/Llama-3.1-8B", "--actor_num_gpus_per_node", "8",
+            "--vllm_num_engines", "8", "--remote_rm_url", "http://rm", "--gradient_checkpointing",
+            "--zero_stage", "3"]
+    assert "--no-recompute-early-stop" not in dict(import_openrlhf(args).flags)
+    q = import_openrlhf([*args, "--gradient_checkpointing_use_reentrant"])
+    assert "--no-recompute-early-stop" in dict(q.flags)
+
+
+def test_verl_before_pr_114_checkpoints_reentrantly(tmp_path: Path) -> None:
+    f = tmp_path / "run.yaml"
+    f.write_text(json.dumps(CONFIG))
+    assert "--no-recompute-early-stop" in dict(import_verl(f, [], "0.1").flags)
+    assert "--no-recompute-early-stop" not in dict(import_verl(f, [], "0.2").flags)
+    assert "--no-recompute-early-stop" not in dict(import_verl(f, [], None).flags)
+    off = ["actor_rollout_ref.model.enable_gradient_checkpointing=false"]
+    assert "--no-recompute-early-stop" not in dict(import_verl(f, off, "0.1").flags)
+
+
+def _runs() -> list[Run]:
+    data = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).to_json()
+    out = []
+    for early in (None, False, True):
+        d = json.loads(json.dumps(data))
+        d["deployment"].update(framework="verl")
+        for layout in ("train", "forward"):  # the forwards on the trainer's layout
+            d["deployment"][layout].update(zero="3", ckpt="full", recompute_early_stop=early)
+        out.append(Run.from_data(d))
+    return out
+
+
+def test_the_fast_path_keys_on_the_option_and_commands_keep_it() -> None:
+    """Deployments that differ only in recompute_early_stop keep no estimate for each other
+    (placement.group_key: the trainer layout is in the key) and equal their plain
+    evaluation; verl's default is on, so False differs from None. The command
+    of each Run states the field it gives."""
+    runs = _runs()
+    fast = [json.dumps(e.to_json(), sort_keys=True, default=repr) for e in evaluate_many(runs)]
+    with memo.plain():
+        plain = [json.dumps(evaluate_deployment(r).to_json(), sort_keys=True, default=repr)
+                 for r in runs]  # fmt: skip
+    assert fast == plain
+    assert fast[0] != fast[1]
+    words = [to_command(r) for r in runs]
+    assert "recompute-early-stop" not in words[0]
+    assert "--no-recompute-early-stop" in words[1] and " --recompute-early-stop" in words[2]
+
+
+def test_trls_given_kwargs_and_peft_under_zero3(tmp_path: Path) -> None:
+    """open-r1's recipes give ``gradient_checkpointing_kwargs: {use_reentrant: false}``
+    (rl_runs.json's TRL rows): early stop even on TRL of 2025-02; PEFT under ZeRO-3 forces
+    the reentrant checkpoint from TRL 0.28.0 (grpo_trainer.py @f2cd5771)."""
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text(json.dumps({"model_name_or_path": "qwen2.5-7b", "use_vllm": True,
+                               "num_processes": 4, "gradient_checkpointing": True}))
+    kw = "gradient_checkpointing_kwargs.use_reentrant"
+
+    def off(version: str | None, *overrides: str, launch: Path | None = None) -> bool:
+        q = import_trl(cfg, list(overrides), launch, version)
+        return "--no-recompute-early-stop" in dict(q.flags)
+
+    assert off("2025-02-05") and not off("2025-02-05", f"{kw}=false")
+    assert not off(None) and off(None, f"{kw}=true")
+    z3 = tmp_path / "zero3.yaml"
+    z3.write_text(json.dumps({"num_processes": 4, "distributed_type": "DEEPSPEED",
+                              "deepspeed_config": {"zero_stage": 3}}))  # fmt: skip
+    assert off(None, "use_peft=true", launch=z3) and off("0.28.0", "use_peft=true", launch=z3)
+    assert not off("0.27.0", "use_peft=true", launch=z3)
+    assert not off(None, launch=z3)
