@@ -172,3 +172,22 @@ def test_a100_recompute_rows_move_up_by_the_skipped_gemm():
         whole = copy.deepcopy(row)
         whole["options"]["recompute_early_stop"] = False
         assert predict_row(whole).error + 0.05 < predict_row(row).error
+
+
+def test_cli_flag_needs_full_recomputation():
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    runner, base = CliRunner(), ["train", "-m", "llama-3.1-8b", "--gpus", "8", "--json"]
+    for ckpt in ([], ["--ckpt", "none"], ["--ckpt", "selective"]):  # nothing to stop: an error
+        bad = runner.invoke(app, [*base, *ckpt, "--recompute-early-stop"])
+        assert bad.exit_code == 2 and "Traceback" not in bad.output, bad.output
+        assert bad.output.strip().startswith("error: --recompute-early-stop")
+    runs = [runner.invoke(app, [*base, "--ckpt", "full", *flag])
+            for flag in ([], ["--recompute-early-stop"])]  # fmt: skip
+    off, on = (json.loads(r.stdout) for r in runs)
+    assert EARLY_STOP_NOTE in on["notes"] and EARLY_STOP_NOTE not in off["notes"]
+    assert on["step_time_s"] < off["step_time_s"]
