@@ -131,7 +131,7 @@ def test_h100_rows_are_predicted_fast_most_at_small_hidden():
     # defaults, perf.tp_overlap), Megatron's unfused cross-entropy, the dropout run's pre-FA3
     # attention, the fp32 gradient reduce, Hopper's per-tile GEMM cost
     # (efficiency.HOPPER_GEMM_K_OVERHEAD) and Megatron-LM's loop (perf.megatron_loop)
-    # modelled, the 1.7B and 7.1B rows (hidden 2048-4096, all compute) are still 16-18 %
+    # modelled, the 1.7B and 7.1B rows (hidden 2048-4096, all compute) are still 15-17 %
     # fast, where the A100 rows of the same code base (narayanan2021, korthikanti2022) are
     # within 7 %; the 32B row (TP 8, the largest DP exposure: its fp32 reduce-scatter over
     # one NIC per rank) is 17 % slow at the assumed micro-batch 1, which its published figure
