@@ -260,7 +260,7 @@ def test_dp_traffic_of_the_pp1_rows_is_the_distributed_optimizers(monkeypatch):
     # over the 48 data-parallel ranks: 4 + 2 bytes a parameter of the rank. A DP group of
     # TP-8 ranks has one member per node, so each reduce runs on that rank's own 400 Gb/s NIC
     # (the eight TP ranks' groups use the eight NICs at once); TP 4 puts two members in a
-    # node (two NICs), TP 1 eight (bounded by NVLink).
+    # node (two NICs), TP 1 eight (8 x 50 GB/s, under NVLink's 450).
     from rlmcost.parallel.comm import Collective
     from rlmcost.perf.collectives import link
 
