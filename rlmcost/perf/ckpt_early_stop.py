@@ -43,6 +43,9 @@ Who runs it:
 * Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
   ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
   (Composer's default ``activation_checkpointing_reentrant: true``): the option stays off.
+  Nor where the down projection is a custom ``torch.autograd.Function`` (TransformerEngine's or
+  Megatron-core's linear layers, a ``torch.compile``'d block): a Function's saved tensors are
+  packed when its forward has returned, so that GEMM (and a collective inside it) runs again.
 """
 
 from __future__ import annotations
