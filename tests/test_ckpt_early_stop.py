@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
-from rlmcost.perf.ckpt_early_stop import skipped_flops_per_token
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE, skipped_flops_per_token
 from rlmcost.perf.train_step import StepOptions, train_step_time
 from rlmcost.perf.validate import gpt_arch, load_table, predict_row
 from rlmcost.specs import get_hardware, get_model
@@ -72,7 +72,26 @@ def _blocks():
             m = self.n2(x)
             return x + self.down(F.silu(self.gate(m)) * self.up(m))
 
-    return {"mpt": Mpt(), "llama": Llama()}
+    class Dropped(Mpt):  # a hidden dropout after the down projection saves its mask last
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop = nn.Dropout(0.1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = x + self.out(attend(self.wqkv(self.n1(x))))
+            return x + self.drop(self.down(F.gelu(self.up(self.n2(x)))))
+
+    class Gemma(Llama):  # Gemma2DecoderLayer: post_feedforward_layernorm before the residual
+        def __init__(self) -> None:
+            super().__init__()
+            self.post = nn.RMSNorm(D)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = x + self.out(attend(self.wqkv(self.n1(x))))
+            m = self.n2(x)
+            return x + self.post(self.down(F.gelu(self.gate(m)) * self.up(m)))
+
+    return {"mpt": Mpt(), "llama": Llama(), "dropout": Dropped(), "post-norm": Gemma()}
 
 
 @pytest.mark.parametrize("kind", ["mpt", "llama"])
@@ -84,11 +103,32 @@ def test_torch_early_stop_skips_exactly_the_down_projection(kind):
     assert early > 0  # the rest of the forward is rerun
 
 
-def _mpt_13b(early_stop: bool, ckpt: Checkpointing = Checkpointing.FULL):
-    arch = gpt_arch(40, 5120, 40, 50368, 4096)  # MPT-13B (llm_foundry_a100's 13b-s4096 row)
+@pytest.mark.parametrize("kind", ["dropout", "post-norm"])
+def test_torch_early_stop_reruns_the_down_projection_when_an_op_after_it_saves(kind):
+    # the dropout's mask (an output, saved after its kernel) or the post-FFN norm's input (the
+    # down projection's output) is the last saved tensor: the GEMM runs again
+    block = _blocks()[kind]
+    assert _recomputed_flops(block, False) == _recomputed_flops(block, True) > 2 * T * D * FF
+
+
+def _mpt_13b(early_stop: bool, ckpt: Checkpointing = Checkpointing.FULL, dropout: bool = False,
+             arch=None):  # fmt: skip
+    arch = arch or gpt_arch(40, 5120, 40, 50368, 4096)  # MPT-13B (llm_foundry_a100's 13b-s4096)
     layout = Layout(dp=8, zero=ZeroStage.OS_G_P, micro_batch=10, ckpt=ckpt)
-    opts = StepOptions(recompute_early_stop=early_stop)
+    opts = StepOptions(recompute_early_stop=early_stop, dropout=dropout)
     return train_step_time(arch, layout, 240, 4096, get_hardware("a100-80gb"), options=opts)
+
+
+@pytest.mark.parametrize("kind", ["dropout", "post-norm"])
+def test_early_stop_skips_only_the_residual_add_after_a_saving_op(kind):
+    arch = get_model("gemma-2-2b").arch() if kind == "post-norm" else None  # norms_per_layer 4
+    dropout = kind == "dropout"
+    off, on = (_mpt_13b(on, dropout=dropout, arch=arch) for on in (False, True))
+    assert on.hardware_flops == off.hardware_flops and on.model_flops == off.model_flops
+    saved = off.compute_s["recompute"] - on.compute_s["recompute"]
+    assert 0 < saved < 0.02 * off.compute_s["recompute"]  # the add, not a third of the GEMMs
+    assert LATE_STOP_NOTE in on.notes and EARLY_STOP_NOTE not in on.notes
+    assert EARLY_STOP_NOTE in _mpt_13b(True).notes
 
 
 def test_early_stop_takes_the_down_projections_off_the_recomputed_flops():
@@ -132,3 +172,22 @@ def test_a100_recompute_rows_move_up_by_the_skipped_gemm():
         whole = copy.deepcopy(row)
         whole["options"]["recompute_early_stop"] = False
         assert predict_row(whole).error + 0.05 < predict_row(row).error
+
+
+def test_cli_flag_needs_full_recomputation():
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    runner, base = CliRunner(), ["train", "-m", "llama-3.1-8b", "--gpus", "8", "--json"]
+    for ckpt in ([], ["--ckpt", "none"], ["--ckpt", "selective"]):  # nothing to stop: an error
+        bad = runner.invoke(app, [*base, *ckpt, "--recompute-early-stop"])
+        assert bad.exit_code == 2 and "Traceback" not in bad.output, bad.output
+        assert bad.output.strip().startswith("error: --recompute-early-stop")
+    runs = [runner.invoke(app, [*base, "--ckpt", "full", *flag])
+            for flag in ([], ["--recompute-early-stop"])]  # fmt: skip
+    off, on = (json.loads(r.stdout) for r in runs)
+    assert EARLY_STOP_NOTE in on["notes"] and EARLY_STOP_NOTE not in off["notes"]
+    assert on["step_time_s"] < off["step_time_s"]

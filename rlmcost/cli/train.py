@@ -166,6 +166,9 @@ def train(**opts: Any) -> None:
     if opts["grad_reduce_dtype"] not in ("param", "fp32"):
         raise SpecError(f"--grad-reduce-dtype {opts['grad_reduce_dtype']!r} is not one of: "
                         "param, fp32")  # fmt: skip
+    if opts["recompute_early_stop"] and opts["ckpt"] is not Checkpointing.FULL:
+        raise SpecError("--recompute-early-stop prices full recomputation's rerun; it needs "
+                        "--ckpt full (there is no rerun to stop otherwise)")  # fmt: skip
     fp32_grads = opts["grad_reduce_dtype"] == "fp32"
     host = opts["host_link_gb_s"]
     options = StepOptions(

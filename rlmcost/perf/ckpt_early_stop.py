@@ -22,7 +22,12 @@ forward GEMM FLOPs (``4 d^2`` of ``12 d^2``). Checked by
 ``tests/test_ckpt_early_stop.py``, which counts the backward's FLOPs
 (``torch.utils.flop_counter``) of an MPT and a Llama block under the checkpoint with and without
 the early stop. A MoE layer's last saved tensors are its combine's (routing weights and the
-experts' outputs), after every expert GEMM: nothing priced is skipped there.
+experts' outputs), after every expert GEMM: nothing priced is skipped there. Nor is the down
+projection skipped where an op after it saves a tensor: the hidden dropout (``StepOptions.dropout``:
+``native_dropout`` saves its mask, an output, after its kernel) or a post-FFN norm (Gemma 2/3's
+``post_feedforward_layernorm``, ``Arch.norms_per_layer`` 4: the norm saves its input, the down
+projection's output); the rerun then ends at that op and only the residual add after it is not
+rerun (torch's FLOP counter again, ``tests/test_ckpt_early_stop.py``).
 
 Who runs it:
 
@@ -64,6 +69,9 @@ Who runs it:
 * Not Megatron-LM / Megatron-core (``tensor_parallel.checkpoint``, a reentrant
   ``torch.autograd.Function`` that reruns the whole forward) nor torch's reentrant checkpoint
   (Composer's default ``activation_checkpointing_reentrant: true``): the option stays off.
+  Nor where the down projection is a custom ``torch.autograd.Function`` (TransformerEngine's or
+  Megatron-core's linear layers, a ``torch.compile``'d block): a Function's saved tensors are
+  packed when its forward has returned, so that GEMM (and a collective inside it) runs again.
 """
 
 from __future__ import annotations
@@ -75,7 +83,7 @@ from rlmcost.parallel.shard import tp_shard
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
-    from rlmcost.perf.step_pass import StepContext
+    from rlmcost.perf.step_pass import StepContext, StepOptions
 
 
 EARLY_STOP_NOTE = (
@@ -83,6 +91,25 @@ EARLY_STOP_NOTE = (
     "default): each dense layer's rerun ends before the FFN's down projection, which is not "
     "recomputed (rlmcost.perf.ckpt_early_stop)"
 )
+LATE_STOP_NOTE = (
+    "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "
+    "default): each dense layer's rerun ends at the op after the FFN's down projection that "
+    "saves a tensor (the hidden dropout's mask or the post-FFN norm's input), so only the "
+    "residual add is not recomputed (rlmcost.perf.ckpt_early_stop)"
+)
+
+
+def skips_down_projection(arch: Arch, options: StepOptions) -> bool:
+    """Whether the early stop ends a dense layer's rerun before its down projection: the option
+    is on and nothing after that GEMM saves a tensor (no hidden dropout, no post-FFN norm;
+    module docstring)."""
+    post_norm = int(arch.norms_per_layer) > 2  # Gemma 2/3's post-attention and post-FFN norms
+    return options.recompute_early_stop and not options.dropout and not post_norm
+
+
+def early_stop_note(arch: Arch, options: StepOptions) -> str:
+    """The output's note on the early stop (where it ends the rerun)."""
+    return EARLY_STOP_NOTE if skips_down_projection(arch, options) else LATE_STOP_NOTE
 
 
 def skipped_flops_per_token(arch: Arch, tp: int) -> int:
@@ -98,14 +125,19 @@ def skipped_flops_per_token(arch: Arch, tp: int) -> int:
 
 def early_stop_skip(c: StepContext, moe: bool) -> tuple[float, int]:
     """Seconds and FLOPs of one layer's forward that a full recomputation under the early stop
-    does not rerun (module docstring); nothing for a MoE layer or with the option off."""
+    does not rerun (module docstring): the residual add, and before it the down projection and
+    its TP collective unless an op between saves a tensor; nothing for a MoE layer or with the
+    option off."""
     if moe or not c.options.recompute_early_stop:
         return 0.0, 0
     arch, lay, dev, T = c.arch, c.layout, c.device, c.tokens
     x, d = c.workload.activation_dtype.bytes, int(arch.d_model)
-    ff = int(tp_shard(arch, lay.tp).d_ff)
     dd = d // lay.tp if lay.sp else d
-    s = dev.gemm_s(T, d, ff) + dev.elementwise_s(T * 3 * dd * x)  # down projection, residual add
+    add = dev.elementwise_s(T * 3 * dd * x)  # the residual add (step_pass: 3 d bytes per token)
+    if not skips_down_projection(arch, c.options):
+        return add, 0
+    ff = int(tp_shard(arch, lay.tp).d_ff)
+    s = dev.gemm_s(T, d, ff) + add  # down projection, residual add
     if lay.tp > 1:
         kind = Collective.REDUCE_SCATTER if lay.sp else Collective.ALL_REDUCE
         s += c.comm(kind, T * d * x, lay.tp, ("tp",))

@@ -44,7 +44,11 @@ from rlmcost.parallel.pipeline import bubble_fraction
 from rlmcost.parallel.shard import stages
 from rlmcost.parallel.validate import check_layout
 from rlmcost.perf.attention_shapes import mla_up_weights, pair_flops
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, skipped_flops_per_token
+from rlmcost.perf.ckpt_early_stop import (
+    early_stop_note,
+    skipped_flops_per_token,
+    skips_down_projection,
+)
 from rlmcost.perf.composer_optimizer import COMPOSER_OPTIMIZER_NOTE, composer_optimizer_s
 from rlmcost.perf.data_parallel import dp_after_flush, optimizer_step_s, zero_per_micro_batch
 from rlmcost.perf.deepspeed_pipe import serial_p2p_s
@@ -256,7 +260,7 @@ def train_step_time(
     if options.composer_optimizer:
         notes.append(COMPOSER_OPTIMIZER_NOTE)
     if options.recompute_early_stop and layout.ckpt is Checkpointing.FULL:
-        notes.append(EARLY_STOP_NOTE)
+        notes.append(early_stop_note(arch, options))
     notes += moe_notes((layout,), options, arch)  # capacity, unfused permutation (MoE only)
     if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
         notes.append(PREFETCH_NOTES[options.fsdp_backward_prefetch])
@@ -303,5 +307,5 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     head = 2 * int(arch.d_model) * int(arch.vocab) * sequences * c.seq
     rerun_head = c.options.checkpoint_embeddings  # perf.deepspeed_pipe: the head runs again
     skip = int(arch.n_dense_layers) * skipped_flops_per_token(arch, 1) * sequences * c.seq
-    skip *= c.options.recompute_early_stop  # the tail torch's early stop skips (ckpt_early_stop)
+    skip *= skips_down_projection(arch, c.options)  # torch's early stop (ckpt_early_stop)
     return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head) - skip
