@@ -280,9 +280,12 @@ def test_a_runs_command_line_states_the_switch():
 
 
 def test_a_streaming_rollout_shares_the_prompt_too():
-    # verl's fully-async partial rollout: the stream's timelines prefill a group's prompt once
+    # verl's fully-async partial rollout: the stream's timelines prefill a group's prompt once.
+    # The split is given: searched, each side picks its own (fits, then fastest), and the
+    # generation phases of two splits do not compare.
     args = ["grpo", "-m", "llama-3.1-8b", "--partial-rollout", "--framework", "verl", "--gpus",
-            "16", "--placement", "async", "--staleness", "1", "-S", "2048", "--json"]
+            "16", "--placement", "async", "--staleness", "1", "-S", "2048",
+            "--groups", "rollout=8,actor=8", "--json"]
     on = json.loads(CliRunner().invoke(app, args).output)
     off = json.loads(CliRunner().invoke(app, [*args, "--no-prefix-caching"]).output)
     def generation_s(out: dict) -> float:
