@@ -80,6 +80,21 @@ the comparison):
   layer, not per slot, at 4,096 (2,048) rows per local expert (TE PR 2045's shape class; the
   issue's image pai-megatron-patch:25.04 does not say its TE: on TE 2.2's rates, 1.21-1.54 x
   slower than priced, the grouped GEMMs would carry part of it).
+  Re-checked after the three per-token terms (eager expert kernels, unfused permutation, the
+  local-expert sort) took micro-batch 4 to +13.4 / +9.1 % (TP 1 / 2) and micro-batch 1 to
+  -2.9 / -19.0 %: nothing is charged twice. Megatron-core at the issue's commit (Pai 2b201af's
+  Megatron-LM-250624 = @6a6cd47883) reruns ``MoELayer.forward``'s router, dispatch, experts
+  and combine once under full recomputation or the ``moe`` module, keeping no routing across
+  the two forwards; rlmcost charges the all-to-alls three times per layer, as that code runs
+  them (tests/test_moe_recompute_dispatch.py). The host floor does not bind on these rows.
+  The micro-batch-4 excess is the unfused permutation's atomic scatter-adds (4.9-5.1 s of the
+  step; fused, the rows would read +1.5 / -2.2 %): the rows ran it unfused (the example script
+  passes no ``--moe-permute-fusion``, default off at @6a6cd47883), and no faster rate than PR
+  175760's was found (tile-ai/TileOPs PR 608's PyTorch ``scatter_add_`` unpermute reference
+  reaches 0.22-0.25 TB/s on H200 by its own count, top-2 at 512-2048 tokens, with its
+  ``zeros`` inside the timed loop per TileOPs PR 733: slower still, not a rate). Fitting a
+  per-token scale and a time per slot to each TP's two rows gives 0.84 and 5.6 ms (TP 1),
+  0.84 and 4.7 ms (TP 2): one consistent split, unsourced, not applied.
 * GPT-OSS 120B on Megatron-Bridge 25.11, BF16 (``validate`` source ``megatron_bridge``,
   tests/test_validate_bridge_rows.py: 128 experts of width 2880, top-4, expert biases, half the
   layers on a 128-key window, no CUDA graphs, alltoall, forced balance) is predicted fast on every
