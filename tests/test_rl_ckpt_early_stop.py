@@ -28,7 +28,7 @@ from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.openrlhf import import_openrlhf
 from rlmcost.frameworks.trl import import_trl
 from rlmcost.frameworks.verl import import_verl
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE
 from rlmcost.placement.pass_options import step_options
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.command import to_command
@@ -77,6 +77,18 @@ def test_verls_update_skips_the_down_projection_and_says_so() -> None:
     off, notes_off = _update_s(["--no-recompute-early-stop"])
     assert on < off < on * (1 + 1 / 9)
     assert EARLY_STOP_NOTE in notes_on and EARLY_STOP_NOTE not in notes_off
+
+
+def test_a_post_ffn_norm_model_is_noted_where_its_rerun_ends() -> None:
+    """Gemma 2's post-FFN norm saves after the down projection, so torch's early stop reruns
+    that GEMM and skips only the residual add (perf.ckpt_early_stop, checked there with the
+    FLOP counter); the RL query's note says so, not that the projection is skipped."""
+    args = ["grpo", "-m", "gemma-2-2b", "--framework", "verl", "--gpus", "8", "--ckpt", "full",
+            "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert LATE_STOP_NOTE in notes and EARLY_STOP_NOTE not in notes
 
 
 def test_without_full_recomputation_the_option_changes_nothing() -> None:

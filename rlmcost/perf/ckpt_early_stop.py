@@ -99,12 +99,17 @@ LATE_STOP_NOTE = (
 )
 
 
+def post_ffn_saves(arch: Arch) -> bool:
+    """Whether an op after a dense layer's FFN down projection saves a tensor of its own (Gemma
+    2/3's post-FFN norm, ``norms_per_layer`` 4), so that the early stop's rerun ends after it."""
+    return int(arch.norms_per_layer) > 2
+
+
 def skips_down_projection(arch: Arch, options: StepOptions) -> bool:
     """Whether the early stop ends a dense layer's rerun before its down projection: the option
     is on and nothing after that GEMM saves a tensor (no hidden dropout, no post-FFN norm;
     module docstring)."""
-    post_norm = int(arch.norms_per_layer) > 2  # Gemma 2/3's post-attention and post-FFN norms
-    return options.recompute_early_stop and not options.dropout and not post_norm
+    return options.recompute_early_stop and not options.dropout and not post_ffn_saves(arch)
 
 
 def early_stop_note(arch: Arch, options: StepOptions) -> str:
