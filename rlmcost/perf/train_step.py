@@ -307,5 +307,5 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     head = 2 * int(arch.d_model) * int(arch.vocab) * sequences * c.seq
     rerun_head = c.options.checkpoint_embeddings  # perf.deepspeed_pipe: the head runs again
     skip = (int(arch.n_dense_layers) * skipped_flops_per_token(arch, 1) * sequences * c.seq
-            if skips_down_projection(arch, c.options) else 0)  # torch's early stop (ckpt_early_stop)
+            if skips_down_projection(arch, c.options) else 0)  # torch's early stop
     return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head) - skip
