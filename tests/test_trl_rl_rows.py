@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import pytest
 
@@ -151,10 +152,32 @@ def test_the_readme_hours_were_not_remeasured_for_the_next_recipe() -> None:
 
 def test_issue_251_is_predicted_within_its_interval() -> None:
     # an independent measured step of the stack the README row ran (TRL before PR 3283, vLLM
-    # 0.7.1 on one H100, ZeRO-2 on seven): rlmcost 75.1 s against 69.4 s, +8 %
+    # 0.7.1 on one H100, ZeRO-2 on seven): rlmcost 74.9 s against 69.4 s, +7.9 %
     from rlmcost.cli.validate import run_from_argv
     from rlmcost.reports.rl_runs_rows import evaluate_recipe
 
     row = evaluate_recipe(recipe(ISSUE_251), run_from_argv)
     assert row.status == "ok" and row.inside
     assert row.error is not None and abs(row.error) < 0.15
+    # the README row's doubt quotes this prediction (validate --rl prints the doubt): the
+    # figure it states is the one rlmcost gives
+    doubt = next(a for a in RECORD["assumptions"] if "open-r1 issue 251 (row" in a)
+    quoted = re.search(r"rlmcost predicts ([\d.]+) s \(([+-][\d.]+) %\)", doubt)
+    assert quoted is not None and row.predicted_s is not None
+    assert float(quoted[1]) == round(row.predicted_s, 1)
+    assert float(quoted[2]) == round(100 * row.error, 1)
+
+
+def test_the_readme_rows_doubt_quotes_its_prediction() -> None:
+    # validate --rl prints the row's doubt beside its prediction: the step and update it quotes
+    # are the ones rlmcost gives (they moved with the checkpoint's early stop, perf.ckpt_early_stop)
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.reports.rl_runs_rows import evaluate_recipe
+
+    row = evaluate_recipe(recipe(RECORD), run_from_argv)
+    doubt = next(a for a in RECORD["assumptions"] if a.startswith("doubt (issue 18): the step"))
+    step = re.search(r"of the predicted ([\d.]+) s", doubt)
+    update = re.search(r"after the update \(([\d.]+) s\)", doubt)
+    assert step is not None and update is not None and row.predicted_s is not None
+    assert float(step[1]) == round(row.predicted_s, 1)
+    assert float(update[1]) == round(dict(row.predicted_phases_s)["update actor"], 1)
