@@ -13,7 +13,12 @@ import copy
 import pytest
 
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE, skipped_flops_per_token
+from rlmcost.perf.ckpt_early_stop import (
+    EARLY_STOP_NOTE,
+    LATE_STOP_NOTE,
+    NO_DENSE_NOTE,
+    skipped_flops_per_token,
+)
 from rlmcost.perf.train_step import StepOptions, train_step_time
 from rlmcost.perf.validate import gpt_arch, load_table, predict_row
 from rlmcost.specs import get_hardware, get_model
@@ -152,6 +157,8 @@ def test_early_stop_changes_nothing_without_full_recompute_or_on_moe_layers():
     runs = [train_step_time(arch, layout, 64, 4096, h100, options=StepOptions(
         recompute_early_stop=on)) for on in (False, True)]  # fmt: skip
     assert runs[0].step_s == runs[1].step_s and runs[0].hardware_flops == runs[1].hardware_flops
+    # and the note says so (it said the down projection was not recomputed)
+    assert NO_DENSE_NOTE in runs[1].notes and EARLY_STOP_NOTE not in runs[1].notes
 
 
 def test_llm_foundry_rows_run_the_non_reentrant_checkpoint():

@@ -28,7 +28,7 @@ from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.openrlhf import import_openrlhf
 from rlmcost.frameworks.trl import import_trl
 from rlmcost.frameworks.verl import import_verl
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE, NO_DENSE_NOTE
 from rlmcost.placement.pass_options import step_options
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.command import to_command
@@ -89,6 +89,21 @@ def test_a_post_ffn_norm_model_is_noted_where_its_rerun_ends() -> None:
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["notes"]
     assert LATE_STOP_NOTE in notes and EARLY_STOP_NOTE not in notes
+
+
+def test_a_model_without_dense_layers_is_noted_as_rerun_whole() -> None:
+    """Qwen3-30B-A3B has a MoE FFN in every layer, whose last saved tensors are the combine's
+    (perf.ckpt_early_stop): the early stop skips nothing priced, so verl's update takes the
+    same time either way, and the note says the whole forward is recomputed (it said the down
+    projection was skipped)."""
+    args = ["grpo", "-m", "qwen3-30b-a3b", "--framework", "verl", "--gpus", "16", "--ckpt",
+            "full", "--json"]
+    on, off = (runner.invoke(app, [*args, *extra]) for extra in ([], ["--no-recompute-early-stop"]))
+    assert on.exit_code == 0 and off.exit_code == 0, on.output + off.output
+    one, two = json.loads(on.stdout), json.loads(off.stdout)
+    assert one["phases"] == two["phases"]
+    assert NO_DENSE_NOTE in one["notes"] and EARLY_STOP_NOTE not in one["notes"]
+    assert NO_DENSE_NOTE not in two["notes"]
 
 
 def test_without_full_recomputation_the_option_changes_nothing() -> None:

@@ -40,7 +40,7 @@ from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.group_offload import offload_notes
-from rlmcost.placement.group_train import any_router_fp64, group_worker_notes, post_ffn_cases
+from rlmcost.placement.group_train import any_router_fp64, group_worker_notes, stop_notes
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
@@ -213,10 +213,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
                     if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
-    late = q.kept("post-FFN saves", lambda: post_ffn_cases(s.arch() for s in q.specs.values()))
+    stops = q.kept("early stops", lambda: stop_notes(s.arch() for s in q.specs.values()))
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits, dep.groups, given_fields(dep.groups), moe, late),
-                          lambda: group_worker_notes(dep, kl, moe, late)))  # fmt: skip
+                           dep.logits, dep.groups, given_fields(dep.groups), moe, stops),
+                          lambda: group_worker_notes(dep, kl, moe, stops)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))

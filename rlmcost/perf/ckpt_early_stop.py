@@ -98,6 +98,13 @@ LATE_STOP_NOTE = (
     "residual add is not recomputed (rlmcost.perf.ckpt_early_stop)"
 )
 
+NO_DENSE_NOTE = (
+    "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "
+    "default): the model has no dense layer, and a MoE layer's last saved tensors are its "
+    "combine's, after every expert GEMM, so each layer's forward is priced as rerun whole (the "
+    "residual add after the combine, not rerun, left in; rlmcost.perf.ckpt_early_stop)"
+)
+
 
 def post_ffn_saves(arch: Arch) -> bool:
     """Whether an op after a dense layer's FFN down projection saves a tensor of its own (Gemma
@@ -112,9 +119,18 @@ def skips_down_projection(arch: Arch, options: StepOptions) -> bool:
     return options.recompute_early_stop and not options.dropout and not post_ffn_saves(arch)
 
 
+def stop_note(arch: Arch, dropout: bool = False) -> str:
+    """The output's note on where the early stop ends ``arch``'s layers' rerun (with the hidden
+    dropout where ``dropout``): nothing skipped without a dense layer, only the residual add
+    where an op after the down projection saves a tensor, else from the down projection on."""
+    if int(arch.n_dense_layers) == 0:
+        return NO_DENSE_NOTE
+    return LATE_STOP_NOTE if dropout or post_ffn_saves(arch) else EARLY_STOP_NOTE
+
+
 def early_stop_note(arch: Arch, options: StepOptions) -> str:
-    """The output's note on the early stop (where it ends the rerun)."""
-    return EARLY_STOP_NOTE if skips_down_projection(arch, options) else LATE_STOP_NOTE
+    """The output's note on the early stop (where it ends the rerun, :func:`stop_note`)."""
+    return stop_note(arch, options.dropout)
 
 
 def skipped_flops_per_token(arch: Arch, tp: int) -> int:

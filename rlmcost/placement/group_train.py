@@ -35,7 +35,7 @@ from rlmcost.deployment.given import PASS_FIELDS, layered, overrides
 from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.memo import per_object
-from rlmcost.perf.ckpt_early_stop import post_ffn_saves
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, stop_note
 from rlmcost.placement.pass_options import router_fp64, worker_notes
 
 if TYPE_CHECKING:
@@ -127,16 +127,17 @@ def group_deployments(dep: Deployment) -> tuple[Deployment, ...]:
 
 
 def group_worker_notes(dep: Deployment, kl: bool, moe: bool = True,
-                       late: tuple[bool, ...] = (False,)) -> tuple[str, ...]:  # fmt: skip
+                       stops: tuple[str, ...] = (EARLY_STOP_NOTE,)) -> tuple[str, ...]:  # fmt: skip
     """``pass_options.worker_notes`` of the deployment and of its groups' views, once each."""
     views = group_deployments(dep)
-    return tuple(dict.fromkeys(n for d in views for n in worker_notes(d, kl, moe, late)))
+    return tuple(dict.fromkeys(n for d in views for n in worker_notes(d, kl, moe, stops)))
 
 
-def post_ffn_cases(archs: Iterable[Arch]) -> tuple[bool, ...]:
-    """Whether each kind of the query's models saves a tensor after its FFN's down projection
-    (``perf.ckpt_early_stop.post_ffn_saves``), once each: where the early stop ends, noted."""
-    return tuple(sorted({post_ffn_saves(a) for a in archs}))
+def stop_notes(archs: Iterable[Arch]) -> tuple[str, ...]:
+    """Where the checkpoint's early stop ends the rerun of each kind of the query's models
+    (``perf.ckpt_early_stop.stop_note``: no dense layer, an op saving after the FFN's down
+    projection, or neither), once each: the notes that say so."""
+    return tuple(sorted({stop_note(a) for a in archs}))
 
 
 def any_router_fp64(dep: Deployment) -> bool:

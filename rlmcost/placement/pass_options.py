@@ -37,7 +37,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.moe_capacity import check_pad_dispatcher
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
@@ -171,7 +171,7 @@ def _fp64_router(deployment: Deployment, hf: bool) -> bool:
 
 
 def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
-                 late: tuple[bool, ...] = (False,)) -> tuple[str, ...]:  # fmt: skip
+                 stops: tuple[str, ...] = (EARLY_STOP_NOTE,)) -> tuple[str, ...]:  # fmt: skip
     """The notes that state the framework's policy-worker terms a query is priced with
     (:mod:`rlmcost.perf.policy_worker`): the reference swap (with a reference forward, ``kl``),
     the per-sequence loss of packed training, the padding of packed micro-batches under
@@ -181,9 +181,9 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     Face trainer's attention kernel and eager layers, its optimizer offload through
     pageable memory (:mod:`rlmcost.perf.host_offload`), and with expert parallelism the busiest
     EP rank's load (:mod:`rlmcost.perf.moe_imbalance`). ``moe``: whether a model of the query
-    has routed experts (without, the MoE fields are said to have no effect). ``late``: for the
-    query's models, whether an op after the FFN's down projection saves a tensor
-    (``ckpt_early_stop.post_ffn_saves``), which says where the checkpoint's early stop ends."""
+    has routed experts (without, the MoE fields are said to have no effect). ``stops``: for the
+    query's models, the notes on where the checkpoint's early stop ends their rerun
+    (``ckpt_early_stop.stop_note``), given where that early stop runs."""
     beh = None if deployment.ideal else behaviour(deployment.framework)
     out, realhf = [], realhf_kernels(deployment)
     if expert_parallel(deployment):
@@ -215,7 +215,7 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     out += [grads] if grads else []
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
     if early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
-        out += [LATE_STOP_NOTE if saves else EARLY_STOP_NOTE for saves in late]
+        out += stops
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:
