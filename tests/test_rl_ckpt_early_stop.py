@@ -22,13 +22,14 @@ from verl_rows import CONFIG, QWEN_DAPO
 
 from rlmcost import memo
 from rlmcost.cli import app
-from rlmcost.deployment.spec import Deployment, TrainLayout
+from rlmcost.deployment.spec import Deployment, LoraSpec, TrainLayout
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.frameworks.openrlhf import import_openrlhf
 from rlmcost.frameworks.trl import import_trl
 from rlmcost.frameworks.verl import import_verl
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LATE_STOP_NOTE, NO_DENSE_NOTE
+from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.pass_options import step_options
 from rlmcost.reports.estimate import run_of
 from rlmcost.run.command import to_command
@@ -58,7 +59,38 @@ def test_each_framework_runs_its_trainers_checkpoint(framework: str | None, trai
 
 def test_the_layouts_field_overrides_the_framework() -> None:
     assert not _early("verl", zero="3", recompute_early_stop=False)
-    assert _early(None, recompute_early_stop=True)
+    assert _early(None, ckpt="full", recompute_early_stop=True)
+
+
+@pytest.mark.parametrize("ckpt", ["none", "selective"])
+def test_asking_for_the_early_stop_without_full_recomputation_is_an_error(ckpt: str) -> None:
+    """The early stop belongs to full recomputation; asked for without it, it would change
+    nothing, so the query says how to mend it rather than price it silently."""
+    result = runner.invoke(app, ["grpo", "-m", "llama-3.1-8b", "--gpus", "8", "--ckpt", ckpt,
+                                 "--recompute-early-stop"])
+    assert result.exit_code != 0, result.output
+    assert "add --ckpt full" in result.output and "Traceback" not in result.output
+    assert _early("verl", zero="3", ckpt=ckpt, recompute_early_stop=False) is False
+
+
+def test_trls_preset_trains_adapters_under_zero3_reentrantly() -> None:
+    """TRL's GRPOTrainer forces use_reentrant=True for PEFT under ZeRO-3 (PR 4951, f11b4c3f,
+    0.28.0; the importer's rule): the preset with --lora-rank and --zero 3 prices the whole
+    rerun and says why; without adapters, or under ZeRO-2, the early stop stays."""
+    lora = LoraSpec(rank=16)
+    dep = Deployment(framework="trl", lora=lora, train=TrainLayout(zero="3", ckpt="full"))
+    opt = step_options(dep)
+    assert opt is not None and not opt.recompute_early_stop
+    assert _early("trl", zero="3", ckpt="full")
+    dep2 = Deployment(framework="trl", lora=lora, train=TrainLayout(zero="2", ckpt="full"))
+    assert (step_options(dep2) or StepOptions()).recompute_early_stop
+    args = ["grpo", "-m", "llama-3.1-8b", "--gpus", "8", "--framework", "trl", "--zero", "3",
+            "--ckpt", "full", "--lora-rank", "16", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert EARLY_STOP_NOTE not in notes
+    assert any("forces a reentrant checkpoint" in n for n in notes)
 
 
 def _update_s(extra: list[str]) -> tuple[float, list[str]]:

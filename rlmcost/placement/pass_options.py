@@ -72,6 +72,33 @@ def host_adam_impl(beh: Behaviour | None, train: TrainLayout) -> str:
     return beh.host_adam if runs_hf_model(beh, train) else "torch-fused"
 
 
+def peft_zero3_reentrant(deployment: Deployment, beh: Behaviour | None) -> bool:
+    """Whether the framework's trainer forces a reentrant checkpoint because the run trains
+    adapters under ZeRO-3 (``Behaviour.peft_zero3_reentrant``: TRL's GRPOTrainer from PR 4951,
+    0.28.0, ``grpo_trainer.py`` @f2cd5771; the TRL importer's rule, ``frameworks.trl``)."""
+    return (beh is not None and beh.peft_zero3_reentrant and deployment.lora is not None
+            and deployment.train.zero is ZeroStage.OS_G_P)
+
+
+def _early_stop(deployment: Deployment, beh: Behaviour | None, hf: bool) -> bool:
+    """Whether full recomputation stops early (:mod:`rlmcost.perf.ckpt_early_stop`): the run's
+    ``TrainLayout.recompute_early_stop`` where given, else the framework's Hugging Face trainer
+    (``Behaviour.hf_ckpt_early_stop``) unless it forces a reentrant checkpoint
+    (:func:`peft_zero3_reentrant`). Given true where no trainer layout recomputes in full, it
+    is an error (it would change nothing)."""
+    given = deployment.train.recompute_early_stop
+    if given:
+        layouts = [deployment.train] + [g.train for g in deployment.groups if g.train]
+        if all(lay.ckpt is not Checkpointing.FULL for lay in layouts):
+            raise SpecError("--recompute-early-stop is the early stop of full recomputation, "
+                            f"but the trainer runs --ckpt {deployment.train.ckpt.value}: add "
+                            "--ckpt full, or drop --recompute-early-stop")  # fmt: skip
+    if given is not None:
+        return given
+    return hf and beh is not None and beh.hf_ckpt_early_stop and \
+        not peft_zero3_reentrant(deployment, beh)  # fmt: skip
+
+
 def step_options(deployment: Deployment) -> StepOptions | None:
     """The framework's pass options, None where they are rlmcost's defaults.
 
@@ -103,8 +130,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     from rlmcost.placement.grad_buffer import grad_reduce_bytes  # it imports runs_hf_model
 
     reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
-    early = deployment.train.recompute_early_stop  # given: the run's (perf.ckpt_early_stop)
-    early = (hf and beh is not None and beh.hf_ckpt_early_stop) if early is None else early
+    early = _early_stop(deployment, beh, hf)  # torch's checkpoint (perf.ckpt_early_stop)
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
                       linear_mixer_replicated=rep, grad_reduce_bytes=reduce,
@@ -216,6 +242,12 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
     if early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
         out += stops
+    elif deployment.train.recompute_early_stop is None and peft_zero3_reentrant(deployment, beh) \
+            and deployment.train.ckpt is Checkpointing.FULL:  # fmt: skip
+        out.append(f"adapters under ZeRO-3: {deployment.framework}'s trainer forces a "
+                   "reentrant checkpoint (use_reentrant=True; TRL PR 4951, 0.28.0), so full "
+                   "recomputation reruns the whole layer, no early stop "
+                   "(rlmcost.perf.ckpt_early_stop)")  # fmt: skip
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:

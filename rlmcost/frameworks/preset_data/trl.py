@@ -99,6 +99,7 @@ PRESET = Preset(
               "(vllm_mode=colocate), trl/extras/vllm_client.py update_named_param (NCCL "
               "to the server); accelerate processes, no controller",
               hf_trainer="always", hf_eager=True, liger_logits=True, hf_ckpt_early_stop=True,
+              peft_zero3_reentrant=True,
               hf_source="trl/trainer/grpo_trainer.py @000bb3db: AutoModelForCausalLM."
               "from_pretrained(model, **model_init_kwargs), no attn_implementation: "
               "transformers' default sdpa (PyTorch's flash backend is FlashAttention-2); "
