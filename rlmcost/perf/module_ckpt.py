@@ -68,7 +68,7 @@ MODULE_NOTE = (
     "skips the attention's output projection, the FFN's down projection (not a MoE block's) "
     "and the residual adds; each layer keeps its norms' and modules' inputs, norms + 2 "
     "d-wide tensors per token instead of one, and rebuilds one module at a time; a hybrid "
-    "layer (linear-attention mixer) is priced as a whole-layer checkpoint "
+    "layer (linear-attention mixer) is priced as a whole-layer checkpoint stopped early "
     "(rlmcost.perf.module_ckpt)"
 )
 MODULE_WHOLE_NOTE = (
