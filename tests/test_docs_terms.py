@@ -76,7 +76,7 @@ def _table_terms() -> str:
      "busiest EP rank", "prefix sharing", "KV admission", "environment step",
      "MoE capacity factor", "--moe-pad-to-capacity", "virtual pipeline",
      "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer",
-     "MoE sort by local expert"],
+     "MoE sort by local expert", "per-module checkpoint"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()
@@ -96,7 +96,7 @@ def _notebook_code(name: str) -> str:
      "HYBRID_ENGINE_LAUNCH_S_PER_LAYER", "pp_serial_p2p", "embedding_grad_bytes",
      "--no-prefix-caching", "host work", "'eager': False", "--groups rollout=8,actor=8",
      "'moe_capacity_factor': 1.25", "virtual_pipeline_model_parallel_size",
-     "'grad_reduce_dtype': 'param'"],
+     "'grad_reduce_dtype': 'param'", "module_ckpt=True"],
 )
 def test_notebook_04_shows_switch(switch):
     assert switch in _notebook_code("04_placement.ipynb")

@@ -200,9 +200,10 @@ def deployment_options() -> dict[str, Any]:
         "recompute_early_stop": (Annotated[bool | None, typer.Option(
             "--recompute-early-stop/--no-recompute-early-stop", help="Under --ckpt full: "
             "torch's non-reentrant checkpoint's early stop, each dense layer's rerun ends before "
-            "the FFN's down projection (rlmcost.perf.ckpt_early_stop); default: --framework's "
-            "(verl FSDP, OpenRLHF and TRL on; TRL off with --lora-rank under --zero 3), off "
-            "without one; an error without --ckpt full.", rich_help_panel=p)], None),  # fmt: skip
+            "the FFN's down projection (rlmcost.perf.ckpt_early_stop; NeMo RL's DTensor worker "
+            "per module: rlmcost.perf.module_ckpt); default: --framework's (verl FSDP, OpenRLHF, "
+            "TRL and NeMo RL on; TRL off with --lora-rank under --zero 3), off without one; an "
+            "error without --ckpt full.", rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (
             Annotated[
                 TrainerKernels | None,

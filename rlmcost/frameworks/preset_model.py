@@ -112,7 +112,9 @@ class Behaviour:
     ``hf_ckpt_early_stop``: with full recomputation that trainer checkpoints each decoder layer
     under torch's non-reentrant checkpoint (``use_reentrant=False``), whose early stop skips
     the rerun's FFN down projection (:mod:`rlmcost.perf.ckpt_early_stop`, where the sources
-    are; ``TrainLayout.recompute_early_stop`` given: the run's own); ``peft_zero3_reentrant``:
+    are; ``TrainLayout.recompute_early_stop`` given: the run's own); ``hf_module_ckpt``: that
+    checkpoint wraps each layer's attention, MLP and two norms apart, not the layer whole
+    (NeMo RL's DTensor worker; :mod:`rlmcost.perf.module_ckpt`); ``peft_zero3_reentrant``:
     except with adapters (``Deployment.lora``) under ZeRO-3, where the trainer forces
     ``use_reentrant=True`` (TRL's GRPOTrainer from PR 4951, 0.28.0: no early stop).
     ``packed_loss_per_sequence``: under sequence packing its trainer calls the loss once per
@@ -187,6 +189,7 @@ class Behaviour:
     liger_logits: bool = False
     hf_source: str = ""
     hf_ckpt_early_stop: bool = False
+    hf_module_ckpt: bool = False
     peft_zero3_reentrant: bool = False
     packed_loss_per_sequence: bool = False
     pp_pads_packed_bins: bool = False

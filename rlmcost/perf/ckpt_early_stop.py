@@ -55,12 +55,12 @@ Who runs it:
   but reentrant for PEFT under DeepSpeed ZeRO-3 (PR 4951, f11b4c3f, v0.28.0); before PR 4811
   ``gradient_checkpointing_kwargs`` stayed None and transformers < 5 passes
   ``use_reentrant=True``, unless the recipe gives it (open-r1's give ``use_reentrant: false``;
-  ``rlmcost import trl`` reads the key and ``--trl-version``). Not DeepSpeed-Chat
-  (``gradient_checkpointing_enable()``, transformers' reentrant default) nor NeMo RL's DTensor
-  worker, which wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
-  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf; at v0.3.0 the ``mlp`` alone):
-  there the early stop would skip ``o_proj`` and ``down_proj``, and no residual add is rerun;
-  neither the per-module rerun nor its early stop is modelled (off).
+  ``rlmcost import trl`` reads the key and ``--trl-version``). NeMo RL's DTensor worker
+  runs it too, but wraps each layer's ``self_attn``, ``mlp`` and norms in ``checkpoint_wrapper``
+  apart (``nemo_rl/models/dtensor/parallelize.py`` @7ea279abf): the early stop then skips
+  ``o_proj`` as well as ``down_proj``, and no residual add is rerun (``Behaviour.hf_module_ckpt``,
+  :mod:`rlmcost.perf.module_ckpt`). Not DeepSpeed-Chat (``gradient_checkpointing_enable()``,
+  transformers' reentrant default).
   Nor AReaL v0.3's realhf ``ReaLModel`` (``--trainer-kernels realhf``; ``torch.utils.checkpoint
   .checkpoint(..., use_reentrant=True)``, ``realhf/impl/model/nn/real_llm_base.py`` @v0.3.0);
   AReaL's later FSDP engine passes ``use_reentrant=False`` (``areal/engine/fsdp_engine.py``

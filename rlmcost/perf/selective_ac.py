@@ -4,7 +4,10 @@
 * ``full`` reruns the layer's whole forward (GEMMs, kernels, TP and EP collectives) before its
   backward (Chen et al. 2016; Megatron-LM ``--recompute-granularity full``); under PyTorch's
   non-reentrant checkpoint with its early stop (``StepOptions.recompute_early_stop``) a dense
-  layer's rerun ends before the FFN's down projection (:mod:`~rlmcost.perf.ckpt_early_stop`).
+  layer's rerun ends before the FFN's down projection (:mod:`~rlmcost.perf.ckpt_early_stop`);
+  NeMo RL's DTensor worker checkpoints each layer's modules apart (``StepOptions.module_ckpt``:
+  the projections before their outputs and the residual adds not rerun,
+  :mod:`~rlmcost.perf.module_ckpt`).
 * ``selective`` comes in two kinds, a :class:`SelectiveRecompute` of the trainer
   (``StepOptions.selective``):
 
@@ -53,6 +56,7 @@ from rlmcost.parallel.layout import Checkpointing
 from rlmcost.parallel.shard import tp_shard
 from rlmcost.perf.attention_shapes import causal_pairs, pair_flops
 from rlmcost.perf.ckpt_early_stop import early_stop_skip
+from rlmcost.perf.module_ckpt import module_skip, per_module
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -136,7 +140,8 @@ def recompute(c: StepContext, layer: StagePass, moe: bool) -> tuple[float, int]:
     if ckpt is Checkpointing.NONE:
         return 0.0, 0
     if ckpt is Checkpointing.FULL:  # less the tail torch's early stop skips (ckpt_early_stop)
-        skip_s, skip_flops = early_stop_skip(c, moe)
+        per_mod = c.options.module_ckpt and per_module(c.arch)  # NeMo RL's modules (module_ckpt)
+        skip_s, skip_flops = module_skip(c, moe) if per_mod else early_stop_skip(c, moe)
         return layer.fwd_s - skip_s, layer.flops // 3 - skip_flops
     if c.options.selective is SelectiveRecompute.ATTENTION_CORE:
         return layer.fwd["attention"], attention_fwd_flops(c)

@@ -132,6 +132,7 @@ class StepOptions:
     composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     recompute_early_stop: bool = False  # torch non-reentrant ckpt's early stop (ckpt_early_stop)
+    module_ckpt: bool = False  # NeMo RL DTensor's ckpt of each layer's modules apart (module_ckpt)
     recompute_modules: tuple[str, ...] = ("core_attn",)  # Megatron's, selective "modules"
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
@@ -166,8 +167,7 @@ class StagePass:
         return self.fwd_s + self.bwd_s
 
     def compute(self, side: str) -> float:
-        d = self.fwd if side == "fwd" else self.bwd
-        return sum(d[k] for k in COMPUTE_PARTS)
+        return sum((self.fwd if side == "fwd" else self.bwd)[k] for k in COMPUTE_PARTS)
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from rlmcost.perf.fsdp_prefetch import PREFETCH_NOTES
 from rlmcost.perf.interval import TEACHER_FORCED
 from rlmcost.perf.megatron_loop import bucket_kernels_s, grad_zero_s, loop_per_micro_batch
 from rlmcost.perf.megatron_pipe import overlapped_p2p_s, overlaps_p2p
+from rlmcost.perf.module_ckpt import module_note, module_skipped_flops_per_token, per_module
 from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.moe_notes import moe_notes
 from rlmcost.perf.policy_worker import worker_kernels
@@ -259,7 +260,9 @@ def train_step_time(
         notes.append(TRAIN_METRICS_NOTE)
     if options.composer_optimizer:
         notes.append(COMPOSER_OPTIMIZER_NOTE)
-    if options.recompute_early_stop and layout.ckpt is Checkpointing.FULL:
+    if options.module_ckpt and layout.ckpt is Checkpointing.FULL and per_module(arch):
+        notes.append(module_note(options))  # NeMo RL's modules apart (perf.module_ckpt)
+    elif options.recompute_early_stop and layout.ckpt is Checkpointing.FULL:
         notes.append(early_stop_note(arch, options))
     notes += moe_notes((layout,), options, arch)  # capacity, unfused permutation (MoE only)
     if layout.zero is ZeroStage.OS_G_P and options.fsdp_backward_prefetch in PREFETCH_NOTES:
@@ -308,4 +311,6 @@ def _recompute_flops_global(c: StepContext, sequences: int) -> int:
     rerun_head = c.options.checkpoint_embeddings  # perf.deepspeed_pipe: the head runs again
     skip = (int(arch.n_dense_layers) * skipped_flops_per_token(arch, 1) * sequences * c.seq
             if skips_down_projection(arch, c.options) else 0)  # torch's early stop
+    if c.options.module_ckpt and per_module(arch):  # NeMo RL's modules apart (perf.module_ckpt)
+        skip = module_skipped_flops_per_token(arch, c.options) * sequences * c.seq
     return model_flops_train(arch, sequences, c.seq) // 3 - (0 if rerun_head else head) - skip

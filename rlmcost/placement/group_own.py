@@ -25,7 +25,7 @@ from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import per_object
 from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown, Mode, data_share
-from rlmcost.parallel.layout import Layout, ZeroStage
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
@@ -35,6 +35,7 @@ from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.group_train import group_trainer, kind_spec
 from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
+from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module_stages
 from rlmcost.placement.packed_lengths import memory_inputs
 from rlmcost.placement.speculative import with_draft
 from rlmcost.placement.task_workload import task_workload
@@ -217,6 +218,9 @@ class GroupTasks(GroupSizes):
             arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head,
             self.mixer_replicated(task),
         )  # fmt: skip
+        if task.kind is Kind.TRAIN and layout.ckpt is Checkpointing.FULL and \
+                module_ckpt_applies(self.s.deployment, self.train_layout(), layout, arch):
+            per_stage = per_module_stages(per_stage, arch, layout, n, seq, workload)  # NeMo RL
         if task.kind is Kind.TRAIN:  # the vision tower's saved activations, first stage
             share = data_share(layout, n, seq)
             tower = tower_activation_bytes(

@@ -15,8 +15,9 @@ its interleaved schedule overlaps the pipeline sends (``Behaviour.megatron_overl
 gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`),
 whether its Hugging Face trainer's full recomputation stops early as torch's non-reentrant
 checkpoint does (``Behaviour.hf_ckpt_early_stop``, :mod:`rlmcost.perf.ckpt_early_stop`; the
-trainer layout's ``recompute_early_stop`` where given).
-Which trainers, with the file
+trainer layout's ``recompute_early_stop`` where given) and whether it checkpoints each layer's
+modules apart (``Behaviour.hf_module_ckpt``: NeMo RL's DTensor worker,
+:mod:`rlmcost.perf.module_ckpt`). Which trainers, with the file
 that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
 TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
 paper's idealized iteration and frameworks without a preset take rlmcost's defaults (None), unless
@@ -40,6 +41,7 @@ from rlmcost.parallel.moe_capacity import check_pad_dispatcher
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
+from rlmcost.perf.module_ckpt import module_note
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
 from rlmcost.perf.moe_notes import moe_notes
 from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
@@ -131,16 +133,17 @@ def step_options(deployment: Deployment) -> StepOptions | None:
 
     reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
     early = _early_stop(deployment, beh, hf)  # torch's checkpoint (perf.ckpt_early_stop)
+    module = hf and beh is not None and beh.hf_module_ckpt  # NeMo RL's (perf.module_ckpt)
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
                       linear_mixer_replicated=rep, grad_reduce_bytes=reduce,
-                      recompute_early_stop=early)  # fmt: skip
+                      recompute_early_stop=early, module_ckpt=module)  # fmt: skip
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
-                 and not rep and not reduce and not early)  # fmt: skip
+                 and not rep and not reduce and not early and not module)  # fmt: skip
         return None if plain else moe
     eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
@@ -240,7 +243,9 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
     out += [grads] if grads else []
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
-    if early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
+    if early and early.module_ckpt and deployment.train.ckpt is Checkpointing.FULL:
+        out.append(module_note(early))  # NeMo RL's modules apart (perf.module_ckpt)
+    elif early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
         out += stops
     elif deployment.train.recompute_early_stop is None and peft_zero3_reentrant(deployment, beh) \
             and deployment.train.ckpt is Checkpointing.FULL:  # fmt: skip

@@ -226,7 +226,10 @@ PRESET = Preset(
               "(both False in distillation_math.yaml): the for-loop, on 16 threads a rank: "
               "ray.sub @7ea279abf exports OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} before "
               "ray start, which Ray keeps (at v0.3.0-v0.6.0 ray.sub sets none and the "
-              "workers, given num_gpus and no num_cpus, got Ray's 1)",
+              "workers, given num_gpus and no num_cpus, got Ray's 1); with dtensor_cfg."
+              "activation_checkpointing the DTensor worker wraps each layer's mlp, self_attn "
+              "and two norms in checkpoint_wrapper apart (non-reentrant; nemo_rl/models/"
+              "dtensor/parallelize.py _parallelize_model @7ea279abf)",
               host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
@@ -234,6 +237,7 @@ PRESET = Preset(
               logprob_head="nemo-rl-distributed-logprob",
               reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
               hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
+              hf_ckpt_early_stop=True, hf_module_ckpt=True,  # parallelize.py (perf.module_ckpt)
               hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
               "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
               "sequence packing, else None (transformers' sdpa); no Liger, no "
