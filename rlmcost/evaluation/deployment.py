@@ -215,7 +215,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     stops = q.kept("early stops", lambda: stop_notes(s.arch() for s in q.specs.values()))
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
-                           dep.logits, dep.groups, given_fields(dep.groups), moe, stops),
+                           dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
                           lambda: group_worker_notes(dep, kl, moe, stops)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them

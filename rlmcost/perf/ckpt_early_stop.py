@@ -27,7 +27,14 @@ projection skipped where an op after it saves a tensor: the hidden dropout (``St
 ``native_dropout`` saves its mask, an output, after its kernel) or a post-FFN norm (Gemma 2/3's
 ``post_feedforward_layernorm``, ``Arch.norms_per_layer`` 4: the norm saves its input, the down
 projection's output); the rerun then ends at that op and only the residual add after it is not
-rerun (torch's FLOP counter again, ``tests/test_ckpt_early_stop.py``).
+rerun (torch's FLOP counter again, ``tests/test_ckpt_early_stop.py``). Nor under a LoRA adapter
+on the down projection (``StepOptions.peft_lora``, the Hugging Face trainers' adapters): PEFT's
+``lora.Linear.forward`` (``peft/tuners/lora/layer.py``; NeMo Automodel's ``LinearLoRA`` the same
+order) runs the frozen ``base_layer(x)`` first and then ``lora_B(lora_A(dropout(x)))``, whose
+``lora_B`` saves its input after the base GEMM, so the rerun runs that GEMM and ends before
+``lora_B``: only the residual add (and the adapter's rank-r GEMM, not priced) is skipped (torch's
+FLOP counter on such a layer, ``tests/test_rl_ckpt_early_stop.py``); likewise ``o_proj`` under a
+per-module checkpoint (:mod:`rlmcost.perf.module_ckpt`).
 
 Who runs it:
 
@@ -98,6 +105,13 @@ LATE_STOP_NOTE = (
     "residual add is not recomputed (rlmcost.perf.ckpt_early_stop)"
 )
 
+LORA_STOP_NOTE = (
+    "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "
+    "default): a LoRA adapter on the FFN's down projection saves its lora_B input after the "
+    "base GEMM (PEFT's lora.Linear), so each dense layer's rerun runs that GEMM and only the "
+    "residual add is not recomputed (rlmcost.perf.ckpt_early_stop)"
+)
+
 NO_DENSE_NOTE = (
     "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "
     "default): the model has no dense layer, and a MoE layer's last saved tensors are its "
@@ -114,9 +128,10 @@ def post_ffn_saves(arch: Arch) -> bool:
 
 def skips_down_projection(arch: Arch, options: StepOptions) -> bool:
     """Whether the early stop ends a dense layer's rerun before its down projection: the option
-    is on and nothing after that GEMM saves a tensor (no hidden dropout, no post-FFN norm;
-    module docstring)."""
-    return options.recompute_early_stop and not options.dropout and not post_ffn_saves(arch)
+    is on and nothing after that GEMM saves a tensor (no hidden dropout, no post-FFN norm, no
+    LoRA adapter on it; module docstring)."""
+    return options.recompute_early_stop and not options.dropout and not post_ffn_saves(arch) \
+        and "down" not in options.peft_lora  # fmt: skip
 
 
 def stop_note(arch: Arch, dropout: bool = False) -> str:
@@ -129,8 +144,10 @@ def stop_note(arch: Arch, dropout: bool = False) -> str:
 
 
 def early_stop_note(arch: Arch, options: StepOptions) -> str:
-    """The output's note on the early stop (where it ends the rerun, :func:`stop_note`)."""
-    return stop_note(arch, options.dropout)
+    """The output's note on the early stop (where it ends the rerun, :func:`stop_note`; a LoRA
+    adapter on the down projection ends it after that GEMM: :data:`LORA_STOP_NOTE`)."""
+    note = stop_note(arch, options.dropout)
+    return LORA_STOP_NOTE if note == EARLY_STOP_NOTE and "down" in options.peft_lora else note
 
 
 def skipped_flops_per_token(arch: Arch, tp: int) -> int:

@@ -22,8 +22,11 @@ the forward):
   saves last: its rerun is whole, as under a whole-layer checkpoint. With the early stop off
   (``--no-recompute-early-stop``) every wrapped module is rerun whole, the adds still not. A
   hidden dropout inside a module (``StepOptions.dropout``) saves its mask after the
-  projection, which then runs again. The wrapped norms' last multiply (by the weight) is not
-  rerun either; it is not priced apart (the norms are memory-bound kernels of the layer).
+  projection, which then runs again; so does a LoRA adapter on ``o_proj`` or ``down_proj``
+  (``StepOptions.peft_lora``: its ``lora_B`` saves after the base GEMM,
+  :mod:`rlmcost.perf.ckpt_early_stop`), whose base GEMM is then rerun. The wrapped norms'
+  last multiply (by the weight) is not rerun either; it is not priced apart (the norms are
+  memory-bound kernels of the layer).
 * **Memory.** A checkpointed module keeps its inputs for its rerun (the non-reentrant
   checkpoint's recompute closure holds them), so a layer keeps each wrapped norm's input (the
   residual stream before the attention and before the MLP) and each wrapped module's input
@@ -96,6 +99,15 @@ def _stops_early(options: StepOptions) -> bool:
     return options.recompute_early_stop and not options.dropout
 
 
+def _skipped(options: StepOptions, moe: bool) -> tuple[str, ...]:
+    """The output projections whose rerun the early stop skips: ``o`` and, but in a MoE block,
+    ``down``, less those a LoRA adapter covers (its ``lora_B`` saves after the base GEMM:
+    :mod:`rlmcost.perf.ckpt_early_stop`); none without the early stop."""
+    if not _stops_early(options):
+        return ()
+    return tuple(p for p in ("o", "down")[:1 if moe else 2] if p not in options.peft_lora)
+
+
 def module_skipped_flops_per_token(arch: Arch, options: StepOptions) -> int:
     """FLOPs per token of the whole model (no TP) that the per-module rerun leaves out: every
     layer's attention output projection and every dense layer's FFN down projection.
@@ -107,11 +119,9 @@ def module_skipped_flops_per_token(arch: Arch, options: StepOptions) -> int:
     >>> module_skipped_flops_per_token(a, on) == 32 * (2 * 4096 * 4096 + 2 * 4096 * 14336)
     True
     """
-    if not _stops_early(options):
-        return 0
-    d = int(arch.d_model)
-    return 2 * d * (int(arch.n_layers) * int(arch.v_width)
-                    + int(arch.n_dense_layers) * int(arch.d_ff))  # fmt: skip
+    skip, d = _skipped(options, False), int(arch.d_model)
+    return 2 * d * (int(arch.n_layers) * int(arch.v_width) * ("o" in skip)
+                    + int(arch.n_dense_layers) * int(arch.d_ff) * ("down" in skip))  # fmt: skip
 
 
 def module_skip(c: StepContext, moe: bool) -> tuple[float, int]:
@@ -122,10 +132,11 @@ def module_skip(c: StepContext, moe: bool) -> tuple[float, int]:
     x, d = c.workload.activation_dtype.bytes, int(arch.d_model)
     dd = d // lay.tp if lay.sp else d
     s = dev.elementwise_s(2 * T * 3 * dd * x, 2)  # the residual adds (step_pass: 3 d bytes each)
-    if not _stops_early(c.options):
+    skip = _skipped(c.options, moe)
+    if not skip:
         return s, 0
     sh = tp_shard(arch, lay.tp)
-    widths = [int(sh.v_width)] + ([] if moe else [int(sh.d_ff)])  # o_proj, down_proj
+    widths = [int(sh.v_width) if p == "o" else int(sh.d_ff) for p in skip]  # o_proj, down_proj
     s += sum(dev.gemm_s(T, d, w) for w in widths)
     if lay.tp > 1:
         kind = Collective.REDUCE_SCATTER if lay.sp else Collective.ALL_REDUCE

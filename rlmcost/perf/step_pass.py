@@ -132,6 +132,7 @@ class StepOptions:
     composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
     selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
     recompute_early_stop: bool = False  # torch non-reentrant ckpt's early stop (ckpt_early_stop)
+    peft_lora: tuple[str, ...] = ()  # PEFT LoRA targets: their base GEMMs rerun (the same)
     module_ckpt: bool = False  # NeMo RL DTensor's ckpt of each layer's modules apart (module_ckpt)
     recompute_modules: tuple[str, ...] = ("core_attn",)  # Megatron's, selective "modules"
     tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
@@ -188,10 +189,8 @@ class StepContext:
     gpus_per_node: int
 
     @classmethod
-    def of(
-        cls, arch: Arch, layout: Layout, seq_len: int, share: DataShare, device: Device,
-        options: StepOptions, workload: Workload,
-    ) -> StepContext:  # fmt: skip
+    def of(cls, arch: Arch, layout: Layout, seq_len: int, share: DataShare, device: Device,
+           options: StepOptions, workload: Workload) -> StepContext:  # fmt: skip
         """The context of one rank running its ``share`` of the batch (sequences of
         ``seq_len`` tokens) on ``device``."""
         return cls(arch=arch, layout=layout, seq=seq_len, micro_batch=share.micro_batch,

@@ -38,7 +38,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.moe_capacity import check_pad_dispatcher
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE
+from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LORA_STOP_NOTE
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.module_ckpt import module_note
@@ -137,7 +137,8 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
                       linear_mixer_replicated=rep, grad_reduce_bytes=reduce,
-                      recompute_early_stop=early, module_ckpt=module)  # fmt: skip
+                      recompute_early_stop=early, module_ckpt=module,
+                      peft_lora=deployment.lora.targets if early and deployment.lora else ())
     if realhf_kernels(deployment):
         return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
                        attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
@@ -243,10 +244,15 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
     out += [grads] if grads else []
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
+    lora = [p for p in ("o", "down") if early and p in early.peft_lora]  # rerun base GEMMs
     if early and early.module_ckpt and deployment.train.ckpt is Checkpointing.FULL:
         out.append(module_note(early))  # NeMo RL's modules apart (perf.module_ckpt)
+        out += [f"LoRA adapters on {' and '.join(p + '_proj' for p in lora)}: each lora_B "
+                "saves its input after the base GEMM (PEFT's lora.Linear), so the modules' "
+                "rerun runs those projections too (rlmcost.perf.ckpt_early_stop)"] if lora \
+            and early.recompute_early_stop else []  # fmt: skip
     elif early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
-        out += stops
+        out += [LORA_STOP_NOTE if n == EARLY_STOP_NOTE and "down" in lora else n for n in stops]
     elif deployment.train.recompute_early_stop is None and peft_zero3_reentrant(deployment, beh) \
             and deployment.train.ckpt is Checkpointing.FULL:  # fmt: skip
         out.append(f"adapters under ZeRO-3: {deployment.framework}'s trainer forces a "
