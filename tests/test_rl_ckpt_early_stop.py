@@ -218,3 +218,15 @@ def test_trls_given_kwargs_and_peft_under_zero3(tmp_path: Path) -> None:
     assert off(None, "use_peft=true", launch=z3) and off("0.28.0", "use_peft=true", launch=z3)
     assert not off("0.27.0", "use_peft=true", launch=z3)
     assert not off(None, launch=z3)
+
+
+def test_a_frozen_models_kind_names_no_early_stop() -> None:
+    """Only trained models recompute: a Gemma 2 reward model (a post-FFN norm) beside a Llama
+    actor and critic adds no note on where Gemma's rerun ends; a Gemma critic does."""
+    base = ["ppo", "-m", "llama-3.2-1b", "--framework", "verl", "--gpus", "8", "--ckpt",
+            "full", "--json"]
+    for role, late in (("--reward", False), ("--critic", True)):
+        result = runner.invoke(app, [*base, role, "gemma-2-2b"])
+        assert result.exit_code == 0, result.output
+        notes = json.loads(result.stdout)["notes"]
+        assert EARLY_STOP_NOTE in notes and (LATE_STOP_NOTE in notes) is late

@@ -213,7 +213,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
                     if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
-    stops = q.kept("early stops", lambda: stop_notes(s.arch() for s in q.specs.values()))
+    stops = q.kept("early stops", lambda: stop_notes(q.specs))  # of the trained models
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
                            dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
                           lambda: group_worker_notes(dep, kl, moe, stops)))  # fmt: skip

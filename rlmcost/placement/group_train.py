@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.given import PASS_FIELDS, layered, overrides
 from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
@@ -39,10 +39,10 @@ from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, stop_note
 from rlmcost.placement.pass_options import router_fp64, worker_notes
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Mapping
 
-    from rlmcost.arch import Arch
     from rlmcost.deployment.spec import Deployment
+    from rlmcost.specs.model import ModelSpec
 
 
 def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> TrainLayout:
@@ -133,11 +133,13 @@ def group_worker_notes(dep: Deployment, kl: bool, moe: bool = True,
     return tuple(dict.fromkeys(n for d in views for n in worker_notes(d, kl, moe, stops)))
 
 
-def stop_notes(archs: Iterable[Arch]) -> tuple[str, ...]:
-    """Where the checkpoint's early stop ends the rerun of each kind of the query's models
-    (``perf.ckpt_early_stop.stop_note``: no dense layer, an op saving after the FFN's down
-    projection, or neither), once each: the notes that say so."""
-    return tuple(sorted({stop_note(a) for a in archs}))
+def stop_notes(specs: Mapping[Role, ModelSpec]) -> tuple[str, ...]:
+    """Where the checkpoint's early stop ends the rerun of each kind of the query's trained
+    models (actor, critics: the frozen ones never recompute; ``perf.ckpt_early_stop.stop_note``:
+    no dense layer, an op saving after the FFN's down projection, or neither), once each: the
+    notes that say so."""
+    trained = (Role.ACTOR, Role.CRITIC, Role.COST_CRITIC)
+    return tuple(sorted({stop_note(s.arch()) for r, s in specs.items() if r in trained}))
 
 
 def any_router_fp64(dep: Deployment) -> bool:
