@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,23 +45,34 @@ QUERY = ["ppo", "--model", "70b", "--tp", "8", "--json"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _env(**extra: str) -> dict[str, str]:
+def _env(root: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHONPYCACHEPREFIX")}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(root)
     env.update(extra)
     return env
 
 
-def wall_times(args: list[str], repeat: int, env: dict[str, str]) -> list[float]:
-    """Wall seconds of fresh ``python -m rlmcost ARGS`` processes (run in the checkout: -m
-    puts the working directory first on the path)."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
-                       capture_output=True, cwd=ROOT)  # fmt: skip
-        times.append(time.perf_counter() - t0)
-    return times
+def _run(args: list[str], env: dict[str, str], root: Path) -> float:
+    """Wall seconds of one fresh ``python -m rlmcost ARGS`` process (run in the checkout
+    ``root``: -m puts the working directory first on the path)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
+                   capture_output=True, cwd=root)  # fmt: skip
+    return time.perf_counter() - t0
+
+
+def instructions(args: list[str], env: dict[str, str], root: Path) -> int | None:
+    """The instructions one process executes (valgrind's callgrind, ``Collected``; string
+    hashing seeded so two runs count alike), or None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg",
+                            sys.executable, "-m", "rlmcost", *args],
+                           env={**env, "PYTHONHASHSEED": "0"}, capture_output=True,
+                           text=True, check=True, cwd=root)  # fmt: skip
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    return int(m[1]) if m else None
 
 
 def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[str, int]:
@@ -77,23 +89,52 @@ def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[st
     return best
 
 
+def _line(label: str, t: list[float]) -> str:
+    return f"{label:24s} median {statistics.median(t):.3f} s, min {min(t):.3f} s (n={len(t)})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="another checkout, timed with pyc alternately with this one",
+    )
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each tree's instructions with pyc (valgrind)",
+    )
     ap.add_argument("query", nargs="*", default=QUERY)
     a = ap.parse_args()
     if any((ROOT / "rlmcost").rglob("__pycache__")):
         sys.exit("rlmcost/ has __pycache__ folders: remove them to time a start without pyc")
-    no_pyc = _env(PYTHONDONTWRITEBYTECODE="1")
+    trees = [ROOT, *([a.against.resolve()] if a.against else [])]
+    no_pyc = _env(ROOT, PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryDirectory() as prefix:
-        pyc = _env(PYTHONPYCACHEPREFIX=prefix)
-        pyc.pop("PYTHONDONTWRITEBYTECODE", None)
-        wall_times(a.query, 1, pyc)  # fills the cache
-        for label, env in (("without pyc", no_pyc), ("with pyc", pyc)):
-            t = wall_times(a.query, a.repeat, env)
-            print(f"{label:12s} median {statistics.median(t):.3f} s, min {min(t):.3f} s "
-                  f"(n={len(t)})")  # fmt: skip
+        pyc = {}
+        for i, root in enumerate(trees):
+            pyc[root] = _env(root, PYTHONPYCACHEPREFIX=f"{prefix}/{i}")
+            pyc[root].pop("PYTHONDONTWRITEBYTECODE", None)
+            _run(a.query, pyc[root], root)  # fills the cache
+        print(_line("without pyc", [_run(a.query, no_pyc, ROOT) for _ in range(a.repeat)]))
+        times: dict[Path, list[float]] = {root: [] for root in trees}
+        bare = []
+        for _ in range(a.repeat):  # alternated: the trees and the bare interpreter
+            for root in trees:
+                times[root].append(_run(a.query, pyc[root], root))
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            bare.append(time.perf_counter() - t0)
+        for root in trees:
+            name = "with pyc" + (f" ({root.name})" if a.against else "")
+            count = instructions(a.query, pyc[root], root) if a.instructions else None
+            print(_line(name, times[root]) + (f", {count / 1e6:,.0f} M instructions"
+                                              if count else ""))  # fmt: skip
+        print(_line("python -c pass", bare))
     best = import_self_us(a.query, max(3, a.repeat // 2), no_pyc)
     print(f"imports without pyc: {sum(best.values()) / 1000:.1f} ms self in all; top {a.top}:")
     for name, us in sorted(best.items(), key=lambda kv: -kv[1])[: a.top]:
