@@ -1,13 +1,18 @@
 """Cold start of one CLI query, with and without bytecode caches, and its top imports.
 
-Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [-- ppo --model 70b ...]
-(with the real interpreter, not a version manager's shim, which adds its own start-up).
+Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [--against DIR]
+[--instructions] [-- ppo --model 70b ...] (with the real interpreter, not a version manager's
+shim, which adds its own start-up).
 
 * without pyc: rlmcost's sources are compiled in every run, as after a fresh ``pip install -e .``
   where PYTHONDONTWRITEBYTECODE=1 (installed dependencies keep their pyc); a __pycache__ under
   rlmcost/ would hide that cost, so the script refuses to run while one exists.
 * with pyc: every module reads its bytecode from a scratch PYTHONPYCACHEPREFIX, filled by one
-  warm-up run (the source tree is left alone).
+  warm-up run (the source tree is left alone). ``--against DIR`` times another checkout (an
+  older commit's worktree) the same way, its runs alternated with this tree's and with a bare
+  ``python -c pass``, so that a shared machine's load weighs on all alike.
+* ``--instructions``: each tree's instructions for one query with pyc (valgrind's callgrind,
+  PYTHONHASHSEED=0): the same count run after run, whatever the machine's load or speed.
 
 The import table is ``python -X importtime``: the self time of each module (its compile and
 its module-level code), the least over the runs. Timings are printed, never asserted.
@@ -26,6 +31,36 @@ measured: the exec of the generated dataclass methods at import (about a quarter
 instructions); pydantic's model classes, ~28 ms; the collector during the imports, ~12 ms
 (0.243 -> 0.230 s with it off for the whole run, which a planner's sweep cannot afford); the
 interpreter with this machine's site hooks, 36 ms (``python -c pass``).
+
+Round of 2026-12-06 (another VM: 2 vCPUs, shared, load 2-4; ``python -c pass`` 0.044 s quiet,
+where the round above had 0.036 s), main at f9935cf against 06cf184 (the round above's
+"after"); the tree's sources unchanged by this round. Instructions with pyc: 1,582 M (06cf184)
+-> 1,617 M (main), +2.2 %: the one more dataclass on the path
+(``perf.moe_permute.UnfusedPermute``: its six generated methods, ~10 M), the class statements
+and bytecode of 16 more modules (MoE permutation and notes, linear mixers, the checkpoint's
+early stop, the gradient buffer, length notes; ~10 M) and the rest (~15 M): the new terms' work
+in the query and module-level code. Wall with pyc, alternated, n=20 at load ~2.8: 0.399 s
+(06cf184) -> 0.407 s (main) medians, least 0.380 -> 0.390 s (CPU time 0.394 -> 0.400 s); at
+load ~3.8 (``--repeat 10``): 0.898 -> 0.932 s, ``python -c pass`` 0.106 s. The 0.3 s target is
+not met on this VM, by the code of 06cf184 either. Where main's 1,617 M instructions go, step
+by step (callgrind): the interpreter and site, 146 M; + ``rlmcost.cli`` with typer, 284 M; +
+pydantic (typer's option adapters), 592 M; + the command's and the evaluation's modules (~200
+of rlmcost's, their pydantic models and dataclasses), 1,421 M; + the command (typer builds the
+one command of ~100 options and parses, the Run is validated, one exact evaluation and the
+modules it loads, the JSON), 1,617 M. Across them: the generated methods of 150 dataclasses (91
+rlmcost's, all frozen: ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
+``__delattr__``), compiled from their source text at every start, 587 M (36 %); class
+statements (pydantic's model construction among them) 413 M; unmarshalling bytecode 103 M; the
+collector 31 M (all of it with the collector off for the whole run). Measured and not kept: the
+collector paused while the command's modules import (-3.7 M), a gen0 threshold of 10,000 or
+50,000 (-14 M), pydantic's ``defer_build`` on every model (+33 M: the query validates every
+model class it loads, so each is built anyway), the 26 modules the query loads but never calls
+into or whose dataclasses it never makes, lazy: ~11 ms of 335 ms of import self time in all,
+most of them imported for a constant or a function a called module needs. CPython 3.13, which
+makes a dataclass's methods in one ``exec``, builds a frozen dataclass of 8 fields no faster
+than 3.11.7 (0.97 vs 0.95 ms beyond a plain class): the cost is compiling the methods' text
+(per class of 8 fields: ``__init__`` 0.19 ms, ``__setattr__`` and ``__delattr__`` 0.26 ms,
+``__eq__`` 0.13, ``__repr__`` 0.12, ``__hash__`` 0.09).
 """
 
 from __future__ import annotations
