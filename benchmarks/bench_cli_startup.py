@@ -56,10 +56,11 @@ collector paused while the command's modules import (-3.7 M), a gen0 threshold o
 50,000 (-14 M), pydantic's ``defer_build`` on every model (+33 M: the query validates every
 model class it loads, so each is built anyway), the 26 modules the query loads but never calls
 into or whose dataclasses it never makes, lazy: ~11 ms of 335 ms of import self time in all,
-most of them imported for a constant or a function a called module needs. CPython 3.13, which
-makes a dataclass's methods in one ``exec``, builds a frozen dataclass of 8 fields no faster
-than 3.11.7 (0.97 vs 0.95 ms beyond a plain class): the cost is compiling the methods' text
-(per class of 8 fields: ``__init__`` 0.19 ms, ``__setattr__`` and ``__delattr__`` 0.26 ms,
+most of them imported for a constant or a function a called module needs (the newest,
+placement.groups with deployment.group_brackets and perf.moe_permute: 6.4 M). CPython 3.13,
+which makes a dataclass's methods in one ``exec``, builds a frozen dataclass of 8 fields no
+faster than 3.11.7 (0.97 vs 0.95 ms beyond a plain class): the cost is compiling the methods'
+text (per class of 8 fields: ``__init__`` 0.19 ms, ``__setattr__`` and ``__delattr__`` 0.26 ms,
 ``__eq__`` 0.13, ``__repr__`` 0.12, ``__hash__`` 0.09).
 """
 
