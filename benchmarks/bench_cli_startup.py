@@ -1,13 +1,18 @@
 """Cold start of one CLI query, with and without bytecode caches, and its top imports.
 
-Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [-- ppo --model 70b ...]
-(with the real interpreter, not a version manager's shim, which adds its own start-up).
+Run: python benchmarks/bench_cli_startup.py [--repeat 10] [--top 10] [--against DIR]
+[--instructions] [-- ppo --model 70b ...] (with the real interpreter, not a version manager's
+shim, which adds its own start-up).
 
 * without pyc: rlmcost's sources are compiled in every run, as after a fresh ``pip install -e .``
   where PYTHONDONTWRITEBYTECODE=1 (installed dependencies keep their pyc); a __pycache__ under
   rlmcost/ would hide that cost, so the script refuses to run while one exists.
 * with pyc: every module reads its bytecode from a scratch PYTHONPYCACHEPREFIX, filled by one
-  warm-up run (the source tree is left alone).
+  warm-up run (the source tree is left alone). ``--against DIR`` times another checkout (an
+  older commit's worktree) the same way, its runs alternated with this tree's and with a bare
+  ``python -c pass``, so that a shared machine's load weighs on all alike.
+* ``--instructions``: each tree's instructions for one query with pyc (valgrind's callgrind,
+  PYTHONHASHSEED=0): the same count run after run, whatever the machine's load or speed.
 
 The import table is ``python -X importtime``: the self time of each module (its compile and
 its module-level code), the least over the runs. Timings are printed, never asserted.
@@ -26,6 +31,37 @@ measured: the exec of the generated dataclass methods at import (about a quarter
 instructions); pydantic's model classes, ~28 ms; the collector during the imports, ~12 ms
 (0.243 -> 0.230 s with it off for the whole run, which a planner's sweep cannot afford); the
 interpreter with this machine's site hooks, 36 ms (``python -c pass``).
+
+Round of 2026-12-06 (another VM: 2 vCPUs, shared, load 2-4; ``python -c pass`` 0.044 s quiet,
+where the round above had 0.036 s), main at f9935cf against 06cf184 (the round above's
+"after"); the tree's sources unchanged by this round. Instructions with pyc: 1,582 M (06cf184)
+-> 1,617 M (main), +2.2 %: the one more dataclass on the path
+(``perf.moe_permute.UnfusedPermute``: its six generated methods, ~10 M), the class statements
+and bytecode of 16 more modules (MoE permutation and notes, linear mixers, the checkpoint's
+early stop, the gradient buffer, length notes; ~10 M) and the rest (~15 M): the new terms' work
+in the query and module-level code. Wall with pyc, alternated, n=20 at load ~2.8: 0.399 s
+(06cf184) -> 0.407 s (main) medians, least 0.380 -> 0.390 s (CPU time 0.394 -> 0.400 s); at
+load ~3.8 (``--repeat 10``): 0.898 -> 0.932 s, ``python -c pass`` 0.106 s. The 0.3 s target is
+not met on this VM, by the code of 06cf184 either. Where main's 1,617 M instructions go, step
+by step (callgrind): the interpreter and site, 146 M; + ``rlmcost.cli`` with typer, 284 M; +
+pydantic (typer's option adapters), 592 M; + the command's and the evaluation's modules (~200
+of rlmcost's, their pydantic models and dataclasses), 1,421 M; + the command (typer builds the
+one command of ~100 options and parses, the Run is validated, one exact evaluation and the
+modules it loads, the JSON), 1,617 M. Across them: the generated methods of 150 dataclasses (91
+rlmcost's, all frozen: ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
+``__delattr__``), compiled from their source text at every start, 587 M (36 %); class
+statements (pydantic's model construction among them) 413 M; unmarshalling bytecode 103 M; the
+collector 31 M (all of it with the collector off for the whole run). Measured and not kept: the
+collector paused while the command's modules import (-3.7 M), a gen0 threshold of 10,000 or
+50,000 (-14 M), pydantic's ``defer_build`` on every model (+33 M: the query validates every
+model class it loads, so each is built anyway), the 26 modules the query loads but never calls
+into or whose dataclasses it never makes, lazy: ~11 ms of 335 ms of import self time in all,
+most of them imported for a constant or a function a called module needs (the newest,
+placement.groups with deployment.group_brackets and perf.moe_permute: 6.4 M). CPython 3.13,
+which makes a dataclass's methods in one ``exec``, builds a frozen dataclass of 8 fields no
+faster than 3.11.7 (0.97 vs 0.95 ms beyond a plain class): the cost is compiling the methods'
+text (per class of 8 fields: ``__init__`` 0.19 ms, ``__setattr__`` and ``__delattr__`` 0.26 ms,
+``__eq__`` 0.13, ``__repr__`` 0.12, ``__hash__`` 0.09).
 """
 
 from __future__ import annotations
@@ -33,6 +69,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,23 +81,34 @@ QUERY = ["ppo", "--model", "70b", "--tp", "8", "--json"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _env(**extra: str) -> dict[str, str]:
+def _env(root: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHONPYCACHEPREFIX")}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(root)
     env.update(extra)
     return env
 
 
-def wall_times(args: list[str], repeat: int, env: dict[str, str]) -> list[float]:
-    """Wall seconds of fresh ``python -m rlmcost ARGS`` processes (run in the checkout: -m
-    puts the working directory first on the path)."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
-                       capture_output=True, cwd=ROOT)  # fmt: skip
-        times.append(time.perf_counter() - t0)
-    return times
+def _run(args: list[str], env: dict[str, str], root: Path) -> float:
+    """Wall seconds of one fresh ``python -m rlmcost ARGS`` process (run in the checkout
+    ``root``: -m puts the working directory first on the path)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "rlmcost", *args], check=True, env=env,
+                   capture_output=True, cwd=root)  # fmt: skip
+    return time.perf_counter() - t0
+
+
+def instructions(args: list[str], env: dict[str, str], root: Path) -> int | None:
+    """The instructions one process executes (valgrind's callgrind, ``Collected``; string
+    hashing seeded so two runs count alike), or None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory() as out:
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg",
+                            sys.executable, "-m", "rlmcost", *args],
+                           env={**env, "PYTHONHASHSEED": "0"}, capture_output=True,
+                           text=True, check=True, cwd=root)  # fmt: skip
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    return int(m[1]) if m else None
 
 
 def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[str, int]:
@@ -77,23 +125,52 @@ def import_self_us(args: list[str], repeat: int, env: dict[str, str]) -> dict[st
     return best
 
 
+def _line(label: str, t: list[float]) -> str:
+    return f"{label:24s} median {statistics.median(t):.3f} s, min {min(t):.3f} s (n={len(t)})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="another checkout, timed with pyc alternately with this one",
+    )
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each tree's instructions with pyc (valgrind)",
+    )
     ap.add_argument("query", nargs="*", default=QUERY)
     a = ap.parse_args()
     if any((ROOT / "rlmcost").rglob("__pycache__")):
         sys.exit("rlmcost/ has __pycache__ folders: remove them to time a start without pyc")
-    no_pyc = _env(PYTHONDONTWRITEBYTECODE="1")
+    trees = [ROOT, *([a.against.resolve()] if a.against else [])]
+    no_pyc = _env(ROOT, PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryDirectory() as prefix:
-        pyc = _env(PYTHONPYCACHEPREFIX=prefix)
-        pyc.pop("PYTHONDONTWRITEBYTECODE", None)
-        wall_times(a.query, 1, pyc)  # fills the cache
-        for label, env in (("without pyc", no_pyc), ("with pyc", pyc)):
-            t = wall_times(a.query, a.repeat, env)
-            print(f"{label:12s} median {statistics.median(t):.3f} s, min {min(t):.3f} s "
-                  f"(n={len(t)})")  # fmt: skip
+        pyc = {}
+        for i, root in enumerate(trees):
+            pyc[root] = _env(root, PYTHONPYCACHEPREFIX=f"{prefix}/{i}")
+            pyc[root].pop("PYTHONDONTWRITEBYTECODE", None)
+            _run(a.query, pyc[root], root)  # fills the cache
+        print(_line("without pyc", [_run(a.query, no_pyc, ROOT) for _ in range(a.repeat)]))
+        times: dict[Path, list[float]] = {root: [] for root in trees}
+        bare = []
+        for _ in range(a.repeat):  # alternated: the trees and the bare interpreter
+            for root in trees:
+                times[root].append(_run(a.query, pyc[root], root))
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            bare.append(time.perf_counter() - t0)
+        for root in trees:
+            name = "with pyc" + (f" ({root.name})" if a.against else "")
+            count = instructions(a.query, pyc[root], root) if a.instructions else None
+            print(_line(name, times[root]) + (f", {count / 1e6:,.0f} M instructions"
+                                              if count else ""))  # fmt: skip
+        print(_line("python -c pass", bare))
     best = import_self_us(a.query, max(3, a.repeat // 2), no_pyc)
     print(f"imports without pyc: {sum(best.values()) / 1000:.1f} ms self in all; top {a.top}:")
     for name, us in sorted(best.items(), key=lambda kv: -kv[1])[: a.top]:
