@@ -12,19 +12,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from fast_plain import fast_and_plain
 from typer.testing import CliRunner
 
-from rlmcost import memo
 from rlmcost.cli import app
 from rlmcost.deployment.spec import Deployment, LoraSpec, TrainLayout
-from rlmcost.evaluation.batch import evaluate_many
-from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LORA_STOP_NOTE, skips_down_projection
 from rlmcost.perf.module_ckpt import module_skipped_flops_per_token
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.pass_options import step_options
-from rlmcost.reports.estimate import run_of
-from rlmcost.run.spec import Run
 from rlmcost.specs import get_model
 
 D, FF, T, R = 64, 256, 32, 4  # width, FFN width, tokens, adapter rank
@@ -128,17 +124,13 @@ def test_an_rl_query_with_an_adapter_on_the_down_projection_prices_and_notes_it(
 def test_the_fast_path_keys_on_the_adapters() -> None:
     """Deployments differing only in their adapters' targets keep no notes or passes for each
     other: the fast evaluation equals the plain one."""
-    data = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).to_json()
-    runs = []
-    for targets in ("q,v", "all-linear", None):
-        d = json.loads(json.dumps(data))
-        d["deployment"].update(framework="verl",
-                               lora={"rank": 16, "targets": targets} if targets else None)
-        for layout in ("train", "forward"):
-            d["deployment"][layout].update(zero="3", ckpt="full")
-        runs.append(Run.from_data(d))
-    fast = [json.dumps(e.to_json(), sort_keys=True, default=repr) for e in evaluate_many(runs)]
-    with memo.plain():
-        plain = [json.dumps(evaluate_deployment(r).to_json(), sort_keys=True, default=repr)
-                 for r in runs]  # fmt: skip
+
+    def variant(targets: str | None):
+        def edit(dep: dict) -> None:
+            dep.update(framework="verl", lora={"rank": 16, "targets": targets} if targets else None)
+            for layout in ("train", "forward"):
+                dep[layout].update(zero="3", ckpt="full")
+        return edit
+
+    fast, plain = fast_and_plain([variant(t) for t in ("q,v", "all-linear", None)])
     assert fast == plain and len(set(fast)) == 3

@@ -264,22 +264,15 @@ def test_the_fast_path_equals_the_plain_evaluation():
     (the trainer layout is in ``placement.group_key``'s keys, StepOptions in the passes') and
     equal their plain evaluation: NeMo RL per module with and without the early stop, and
     verl's whole layer, on one query."""
-    from rlmcost import memo
-    from rlmcost.evaluation.batch import evaluate_many
-    from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.reports.estimate import run_of
-    from rlmcost.run.spec import Run
+    from fast_plain import fast_and_plain
 
-    data = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).to_json()
-    runs = []
-    for framework, early in (("nemo-rl", None), ("nemo-rl", False), ("verl", None)):
-        d = json.loads(json.dumps(data))
-        d["deployment"].update(framework=framework)
-        for layout in ("train", "forward"):
-            d["deployment"][layout].update(zero="3", ckpt="full", recompute_early_stop=early)
-        runs.append(Run.from_data(d))
-    fast = [json.dumps(e.to_json(), sort_keys=True, default=repr) for e in evaluate_many(runs)]
-    with memo.plain():
-        plain = [json.dumps(evaluate_deployment(r).to_json(), sort_keys=True, default=repr)
-                 for r in runs]  # fmt: skip
+    def variant(framework: str, early: bool | None):
+        def edit(dep: dict) -> None:
+            dep.update(framework=framework)
+            for layout in ("train", "forward"):
+                dep[layout].update(zero="3", ckpt="full", recompute_early_stop=early)
+        return edit
+
+    fast, plain = fast_and_plain([variant("nemo-rl", None), variant("nemo-rl", False),
+                                  variant("verl", None)])
     assert fast == plain and len(set(fast)) == 3

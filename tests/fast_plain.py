@@ -1,0 +1,31 @@
+"""Variants of one small GRPO query evaluated on the fast path and the plain one, shared by the
+tests that check a new deployment field keys the kept estimates (tests/test_module_ckpt.py,
+tests/test_lora_early_stop.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from rlmcost import memo
+from rlmcost.evaluation.batch import evaluate_many
+from rlmcost.evaluation.deployment import evaluate_deployment
+from rlmcost.reports.estimate import run_of
+from rlmcost.run.spec import Run
+
+
+def fast_and_plain(edits: list[Callable[[dict[str, Any]], None]]) -> tuple[list[str], list[str]]:
+    """The JSON of GRPO on Llama-3.2-1B, 8 H100, with each of ``edits`` applied to its Run's
+    data, evaluated together on the fast path (``evaluate_many``) and one by one plainly."""
+    data = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).to_json()
+    runs = []
+    for edit in edits:
+        d = json.loads(json.dumps(data))
+        edit(d["deployment"])
+        runs.append(Run.from_data(d))
+    fast = [json.dumps(e.to_json(), sort_keys=True, default=repr) for e in evaluate_many(runs)]
+    with memo.plain():
+        plain = [json.dumps(evaluate_deployment(r).to_json(), sort_keys=True, default=repr)
+                 for r in runs]  # fmt: skip
+    return fast, plain
