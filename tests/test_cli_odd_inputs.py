@@ -1,0 +1,44 @@
+"""Odd inputs a multi-flag sweep of the command line turned up, each once a traceback or a
+silently wrong number: now a one-line error (exit 2) that names the input to mend.
+
+The checks are test_cli_robustness's (:func:`_check`: no traceback, exit 0 or 2, one
+``error: ...`` line). The framework configs are the ones tests/data/frameworks holds, each
+given one override of the framework's own ``key=value`` syntax.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_cli_robustness import _refused
+
+DATA = Path(__file__).parent / "data" / "frameworks"
+VERL = str(DATA / "verl_grpo.yaml")
+NEMO = str(DATA / "nemo_rl_grpo_math.yaml")
+
+CASES = [
+    # (argv, a word the error must hold)
+    # a key set to null or left empty where the framework reads a number (verl multiplies
+    # trainer.n_gpus_per_node by trainer.nnodes; NeMo RL compares the parallel sizes with 1):
+    # a TypeError inside the importer before
+    (["import", "verl", VERL, "trainer.nnodes="], "'trainer.nnodes' must be a whole number"),
+    (["import", "nemo-rl", NEMO, "policy.dtensor_cfg.tensor_parallel_size=null"],
+     "'policy.dtensor_cfg.tensor_parallel_size' must be a whole number"),
+    (["import", "nemo-rl", NEMO, "policy.generation.vllm_cfg.pipeline_parallel_size="],
+     "pipeline_parallel_size"),
+    (["import", "nemo-rl", NEMO, "policy.generation.vllm_cfg.gpu_memory_utilization=null"],
+     "gpu_memory_utilization"),
+    # the reference's micro-batch, compared with the old-log-prob forward's: int() of a list
+    # or of '1e9' (YAML 1.1 reads it as text) raised before
+    (["import", "verl", VERL, "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=[]"],
+     "log_prob_micro_batch_size_per_gpu' must be a whole number"),
+    (["import", "verl", VERL, "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1e9"],
+     "'1e9'"),
+]
+
+
+@pytest.mark.parametrize(("args", "word"), CASES, ids=[" ".join(a[:2] + a[3:]) for a, _ in CASES])
+def test_odd_inputs_are_one_line_errors_naming_the_input(args, word, tmp_path, monkeypatch):
+    line = _refused(args, tmp_path, monkeypatch)
+    assert word in line, line
