@@ -16,6 +16,8 @@ from test_cli_robustness import _refused
 DATA = Path(__file__).parent / "data" / "frameworks"
 VERL = str(DATA / "verl_grpo.yaml")
 NEMO = str(DATA / "nemo_rl_grpo_math.yaml")
+TRL = str(DATA / "trl_grpo.yaml")
+ACCELERATE = (DATA / "trl_accelerate_zero3.yaml").read_text()
 
 CASES = [
     # (argv, a word the error must hold)
@@ -36,6 +38,26 @@ CASES = [
     (["import", "verl", VERL, "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1e9"],
      "'1e9'"),
 ]
+
+ACCELERATE_EDITS = [
+    # (the accelerate config's line, its replacement, a word the error must hold): a
+    # distributed_type accelerate does not know (DistributedType refuses it) or that launches no
+    # GPU data parallelism, and ZeRO-Infinity's nvme offload, were read as DDP / no offload
+    ("distributed_type: DEEPSPEED", "distributed_type: DEEPSPPED", "'DEEPSPPED' is not one of"),
+    ("distributed_type: DEEPSPEED", "distributed_type: XLA", "distributed_type"),
+    ("offload_param_device: none", "offload_param_device: nvme", "offload_param_device"),
+    ("offload_optimizer_device: none", "offload_optimizer_device: nvme", "'nvme'"),
+]
+
+
+@pytest.mark.parametrize(("line", "edit", "word"), ACCELERATE_EDITS,
+                         ids=[e for _, e, _ in ACCELERATE_EDITS])  # fmt: skip
+def test_accelerate_configs_trl_cannot_launch_are_errors(line, edit, word, tmp_path, monkeypatch):
+    assert line in ACCELERATE
+    path = tmp_path / "accelerate.yaml"
+    path.write_text(ACCELERATE.replace(line, edit))
+    refused = _refused(["import", "trl", TRL, "--accelerate", str(path)], tmp_path, monkeypatch)
+    assert word in refused, refused
 
 
 @pytest.mark.parametrize(("args", "word"), CASES, ids=[" ".join(a[:2] + a[3:]) for a, _ in CASES])
