@@ -8,10 +8,11 @@ given one override of the framework's own ``key=value`` syntax.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from test_cli_robustness import _refused
+from test_cli_robustness import _refused, invoke
 
 DATA = Path(__file__).parent / "data" / "frameworks"
 VERL = str(DATA / "verl_grpo.yaml")
@@ -64,3 +65,52 @@ def test_accelerate_configs_trl_cannot_launch_are_errors(line, edit, word, tmp_p
 def test_odd_inputs_are_one_line_errors_naming_the_input(args, word, tmp_path, monkeypatch):
     line = _refused(args, tmp_path, monkeypatch)
     assert word in line, line
+
+
+RUN_EDITS = [
+    # (a dotted path of a saved Run, the value put there, a word the error must hold): the
+    # framework defaults read these parts before the Run's validation did (a TypeError or
+    # AttributeError there), and a KV block of 10^12 tokens filled memory in the paged
+    # admission (rlmcost.deployment.engine.MAX_BLOCK_SIZE)
+    ("deployment.forward", 3, "'deployment.forward' must be a mapping"),
+    ("deployment.engine", [], "'deployment.engine' must be a mapping"),
+    ("deployment", "verl", "'deployment' must be a mapping"),
+    ("algorithm.name", True, "'algorithm.name' must be an algorithm's name"),
+    ("workload.prompts", "many", "'workload.prompts' must be a whole number"),
+    ("workload.samples_per_prompt", 2.5, "'workload.samples_per_prompt' must be a whole"),
+    ("deployment.engine.block_size", 10**12, "block_size"),
+]
+
+
+def _saved_run() -> dict:
+    """The Run a query saves with --json (gpt-2, GRPO: a framework preset's defaults)."""
+    r = invoke(["grpo", "-m", "gpt-2", "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["run"]
+
+
+@pytest.mark.parametrize(("path", "value", "word"), RUN_EDITS, ids=[p for p, _, _ in RUN_EDITS])
+def test_saved_runs_with_malformed_parts_are_errors(path, value, word, tmp_path, monkeypatch):
+    run = _saved_run()
+    *head, last = path.split(".")
+    part = run
+    for key in head:
+        part = part[key]
+    part[last] = value
+    file = tmp_path / "run.json"
+    file.write_text(json.dumps(run))
+    line = _refused(["run", str(file)], tmp_path, monkeypatch)
+    assert word in line, line
+
+
+def test_whole_counts_given_as_text_or_float_still_run(tmp_path):
+    """The Run's fields take 64, 64.0 and "64" alike (pydantic's lax integers); the framework
+    defaults read them the same way: the same estimate as the saved Run's."""
+    run = _saved_run()
+    run["workload"] = {"prompts": "64", "samples_per_prompt": 8.0}
+    file = tmp_path / "run.json"
+    file.write_text(json.dumps(run))
+    r = invoke(["run", str(file), "--json"])
+    assert r.exit_code == 0, r.output
+    again = invoke(["grpo", "-m", "gpt-2", "-B", "64", "-K", "8", "--json"])
+    assert json.loads(r.stdout)["stages"] == json.loads(again.stdout)["stages"]

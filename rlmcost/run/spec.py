@@ -330,7 +330,7 @@ class Run(BaseModel):
         if not isinstance(data, Mapping):
             raise SpecError(f"{where}: a Run is a mapping of algorithm, models, workload, "
                             f"deployment, cluster; got {type(data).__name__}")  # fmt: skip
-        return build(cls, with_framework_defaults(dict(data)), where, flags)
+        return build(cls, with_framework_defaults(dict(data), where), where, flags)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
