@@ -114,3 +114,20 @@ def test_whole_counts_given_as_text_or_float_still_run(tmp_path):
     assert r.exit_code == 0, r.output
     again = invoke(["grpo", "-m", "gpt-2", "-B", "64", "-K", "8", "--json"])
     assert json.loads(r.stdout)["stages"] == json.loads(again.stdout)["stages"]
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    # a forward layout's capacity factor (TrainLayout.moe_capacity_factor) was taken as given:
+    # nan and inf went into the --json output (not JSON), -3 into the output's capacity note
+    ("forward: {moe_capacity_factor: .nan}", "'forward.moe_capacity_factor': Input should be "
+                                             "a finite number"),
+    ("forward: {moe_capacity_factor: -3}", "'forward.moe_capacity_factor': Input should be "
+                                           "greater than 0"),
+    ("train: {moe_capacity_factor: .inf}", "'train.moe_capacity_factor'"),
+])  # fmt: skip
+def test_deployment_capacity_factors_are_finite_and_positive(text, word, tmp_path, monkeypatch):
+    file = tmp_path / "deployment.yaml"
+    file.write_text(text + "\n")
+    line = _refused(["grpo", "-m", "qwen1.5-moe-a2.7b", "--deployment", str(file), "--json"],
+                    tmp_path, monkeypatch)  # fmt: skip
+    assert word in line, line
