@@ -131,3 +131,13 @@ def test_deployment_capacity_factors_are_finite_and_positive(text, word, tmp_pat
     line = _refused(["grpo", "-m", "qwen1.5-moe-a2.7b", "--deployment", str(file), "--json"],
                     tmp_path, monkeypatch)  # fmt: skip
     assert word in line, line
+
+
+def test_more_optimizer_steps_than_samples_is_an_error(tmp_path, monkeypatch):
+    """slime's global batch is rollout_batch_size x n_samples_per_prompt //
+    num_steps_per_rollout (slime/utils/arguments.py): more steps than the rollout's 32 x 8
+    samples leave 0 per step (a ZeroDivisionError in the importer before)."""
+    argv = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "32", "--n-samples-per-prompt",
+            "8", "--colocate", "--actor-num-gpus-per-node", "8", "--num-steps-per-rollout", "1000"]
+    line = _refused(["import", "slime", "--", *argv], tmp_path, monkeypatch)
+    assert "--num-steps-per-rollout" in line and "at most 256" in line, line
