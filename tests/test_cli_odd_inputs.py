@@ -141,3 +141,12 @@ def test_more_optimizer_steps_than_samples_is_an_error(tmp_path, monkeypatch):
             "8", "--colocate", "--actor-num-gpus-per-node", "8", "--num-steps-per-rollout", "1000"]
     line = _refused(["import", "slime", "--", *argv], tmp_path, monkeypatch)
     assert "--num-steps-per-rollout" in line and "at most 256" in line, line
+
+
+def test_a_run_file_that_is_no_mapping_is_called_a_run_file(tmp_path, monkeypatch):
+    """A Run file holding a list: the error says a Run's fields are wanted (it said
+    "deployment fields", the --deployment file's words)."""
+    file = tmp_path / "run.yaml"
+    file.write_text("- 1\n- 2\n")
+    line = _refused(["run", str(file)], tmp_path, monkeypatch)
+    assert "must hold a mapping of Run fields" in line, line
