@@ -118,6 +118,13 @@ def test_config_json_loads_like_the_builtin(tmp_path):
         ({**LLAMA_CFG, "num_key_value_heads": 5}, "must divide"),
         ({**LLAMA_CFG, "num_hidden_layers": -1}, "n_layers"),
         ({**LLAMA_CFG, "hidden_size": "big"}, "hidden_size='big' is implausible"),
+        # transformers refuses these head splits (rlmcost.specs.hf_plausible.WHOLE_HEADS):
+        # GPT2Attention raises for 768 / 7 heads, LlamaConfig.validate_architecture for
+        # 4100 / 32 (a head_dim given does not help); rlmcost costed head_dim 109 and 128
+        (dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=7, n_positions=1024,
+              vocab_size=50257), "hidden_size=768 is not a multiple of num_attention_heads=7"),
+        ({**LLAMA_CFG, "hidden_size": 4100}, "num_attention_heads=32, which transformers"),
+        ({**LLAMA_CFG, "hidden_size": 4100, "head_dim": 128}, "refuses for model_type 'llama'"),
     ],
 )
 def test_bad_config_json(tmp_path, cfg, fragment):

@@ -39,6 +39,13 @@ ENGINE_MAX_NUM_SEQS = 256
 ENGINE_BLOCK_SIZE = 16
 """vLLM's default KV block size in tokens (EngineArgs ``block_size``)."""
 
+MAX_BLOCK_SIZE = 4096
+"""Largest KV block a Run may name, in tokens: a bound on the input, not an engine constant.
+vLLM's CacheConfig takes 1..256 (``BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]``,
+vllm/config/cache.py) and enlarges the attention blocks of hybrid attention/Mamba models to
+the state's page (hundreds of tokens); past a few thousand the paged admission's per-block
+lists (rlmcost.placement.paged) would fill memory instead of answering."""
+
 
 HYBRID_ENGINE_GATHER_LAYERS = 8
 """DeepSpeed-Chat step-3 main.py's ``--tp_gather_partition_size`` default (DeepSpeedExamples
@@ -103,7 +110,8 @@ class EngineSpec(BaseModel):
         "pool and so its default running cap (deployment.sglang_limits); None = the "
         "checkpoint's context (ModelSpec.max_context)"
     )
-    block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, description="KV block [tokens]")
+    block_size: int = Field(default=ENGINE_BLOCK_SIZE, ge=1, le=MAX_BLOCK_SIZE,
+                            description="KV block [tokens]")  # fmt: skip
     max_num_batched_tokens: int | None = Field(
         default=None, ge=1, description="vLLM's token budget per step, the size of the forward "
         "its start-up memory profile runs (rlmcost.deployment.vllm_profile); None = vLLM's "

@@ -9,8 +9,9 @@ from typing import Any
 from rlmcost.errors import SpecError
 
 
-def parse_document(text: str, where: str) -> dict[str, Any]:
-    """A JSON or safe-YAML mapping from ``text``; SpecError naming ``where`` otherwise."""
+def parse_document(text: str, where: str, what: str = "deployment fields") -> dict[str, Any]:
+    """A JSON or safe-YAML mapping from ``text``; SpecError naming ``where`` and ``what`` the
+    mapping holds otherwise."""
     try:
         data = json.loads(text)
     except ValueError:
@@ -25,6 +26,6 @@ def parse_document(text: str, where: str) -> dict[str, Any]:
             raise SpecError(f"{where} is neither JSON nor safe YAML ({first})") from None
     if not isinstance(data, dict):
         raise SpecError(
-            f"{where} must hold a mapping of deployment fields, got {type(data).__name__}"
+            f"{where} must hold a mapping of {what}, got {type(data).__name__}"
         )
     return data

@@ -125,8 +125,8 @@ class TrainLayout(BaseModel):
         "dispatcher (Megatron-core moe_token_dispatcher_type; rlmcost.perf.ep_dispatch)")
     moe_permute_fusion: bool = Field(default=True, description="TE's fused MoE permute "
         "(moe_permute_fusion); False: unfused (rlmcost.perf.moe_permute)")
-    moe_capacity_factor: float | None = Field(default=None, description="MoE capacity factor "
-        "(moe_expert_capacity_factor; None = dropless; rlmcost.parallel.moe_capacity)")
+    moe_capacity_factor: float | None = Field(default=None, gt=0, allow_inf_nan=False,
+        description="MoE capacity factor (moe_expert_capacity_factor; None = dropless)")
     moe_pad_to_capacity: bool = Field(default=False, description="every expert computes its "
         "capacity (Megatron-core moe_pad_expert_input_to_capacity; needs the factor)")
     kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"

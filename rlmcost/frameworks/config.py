@@ -184,10 +184,11 @@ class Reader:
         return self._resolve(target, self.flat[target], depth + 1)
 
     def integer(self, key: str, default: int | None, lo: int = 1, hi: int = MAX_COUNT) -> Any:
-        """A whole number in [lo, hi] (None stays None when the default allows it)."""
+        """A whole number in [lo, hi] (None stays None when the default allows it; a key set
+        to null or left empty where the framework reads a number is an error)."""
         v = self.raw(key, default)
         if v is None:
-            return None
+            return self._unset(key, default, "a whole number")
         if isinstance(v, float) and v.is_integer():
             v = int(v)
         if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
@@ -199,10 +200,10 @@ class Reader:
         return v
 
     def fraction(self, key: str, default: float | None) -> Any:
-        """A number in (0, 1]."""
+        """A number in (0, 1] (None as :meth:`integer` takes it)."""
         v = self.raw(key, default)
         if v is None:
-            return None
+            return self._unset(key, default, "a fraction in (0, 1]")
         if isinstance(v, str):
             try:
                 v = float(v)
@@ -211,6 +212,14 @@ class Reader:
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 1:
             raise SpecError(f"{self.where}: '{key}' must be a fraction in (0, 1], got {v!r}")
         return float(v)
+
+    def _unset(self, key: str, default: Any, what: str) -> None:
+        """None for a key whose default is None (unset); else a SpecError: the key is set to
+        null or left empty (``key=``) where the framework reads a value of its own."""
+        if default is None:
+            return None
+        raise SpecError(f"{self.where}: '{key}' must be {what}, got null (or nothing after "
+                        f"'='); give one, or drop the key for its default {default!r}")  # fmt: skip
 
     def number(self, key: str, default: float) -> float:
         """A finite number >= 0 (coefficients)."""

@@ -261,6 +261,9 @@ def _workload(r: Reader, q: ImportedQuery, prompt_len: int | None) -> int | None
     gbs = r.integer("global-batch-size", None)
     per = r.integer("num-steps-per-rollout", None)
     if per is not None:
+        if per > samples:  # slime's global batch samples // per would be 0 samples
+            raise SpecError(f"{WHERE}: --num-steps-per-rollout {per:,} is more than the "
+                            f"{samples:,} samples of a rollout; give at most {samples:,}")
         derived = samples // per
         if gbs is not None and gbs != derived:
             raise SpecError(f"{WHERE}: --global-batch-size {gbs} is not rollout_batch_size x "

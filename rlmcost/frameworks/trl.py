@@ -70,6 +70,11 @@ ACCELERATE_READ = (
     "fsdp_config.fsdp_offload_params", "deepspeed_config.zero3_init_flag",
     "fsdp_config.fsdp_cpu_ram_efficient_loading",
 )  # fmt: skip
+DISTRIBUTED_TYPES = ("NO", "MULTI_GPU", "DEEPSPEED", "FSDP")
+"""accelerate's DistributedType values (accelerate/utils/dataclasses.py) of the GPU launches read:
+DEEPSPEED and FSDP shard the model states, NO and MULTI_GPU (DDP) replicate them; another value
+(a typo, which accelerate refuses, or an XLA, Megatron-LM or CPU launch) is an error, as is an
+offload device other than none and cpu (ZeRO-Infinity's nvme is not modelled)."""
 
 
 def import_trl(
@@ -204,14 +209,15 @@ def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, lis
             raise SpecError(f"{r.where}: num_processes={procs} but {aw} launches {launch}; "
                             "make them agree")  # fmt: skip
         procs = launch
-        kind = a.text("distributed_type", "NO")
+        kind = a.text("distributed_type", "NO", DISTRIBUTED_TYPES)
         if kind == "DEEPSPEED":
             zero = str(a.integer("deepspeed_config.zero_stage", 0, lo=0, hi=3))
-            if a.text("deepspeed_config.offload_optimizer_device", "none") == "cpu":
+            devices = ("none", "cpu")
+            if a.text("deepspeed_config.offload_optimizer_device", "none", devices) == "cpu":
                 # ZeRO-Offload keeps the gradient partition on the host as well
                 # (frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD, DeepSpeed stage3.py)
                 offload += DEEPSPEED_ADAM_OFFLOAD.split(",")
-            if a.text("deepspeed_config.offload_param_device", "none") == "cpu":
+            if a.text("deepspeed_config.offload_param_device", "none", devices) == "cpu":
                 offload.append("params")
             # accelerate DeepSpeedPlugin: zero3_init_flag defaults to is_zero3(); on,
             # from_pretrained builds the model inside deepspeed.zero.Init

@@ -85,8 +85,8 @@ def forward_batching(r: Reader, q: ImportedQuery) -> None:
                       "--forward-micro-batch", per_gpu,
                       "sequences per micro-batch per GPU of the log-prob forwards")  # fmt: skip
         key, mine = "ref.log_prob_micro_batch_size_per_gpu", per_gpu
-    ref = r.raw(f"actor_rollout_ref.{key}")
-    if ref is not None and mine is not None and int(ref) != int(mine):
+    ref = r.integer(f"actor_rollout_ref.{key}", None)
+    if ref is not None and mine is not None and ref != int(mine):
         q.note(f"actor_rollout_ref.{key} {ref}: the reference forward batched as the "
                f"old-log-prob forward ({mine}); rlmcost gives every forward one batching")
 

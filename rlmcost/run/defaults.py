@@ -21,6 +21,7 @@ mini-batches.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,13 @@ DEFAULT_ACTOR = ModelsSpec.model_fields["actor"].default
 _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 
 
-def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring)."""
+def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[str, Any]:
+    """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
+    SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.deployment.spec import BATCHING, forwards_follow_trainer
 
+    _check_shape(data, where)
     dep = dict(data.get("deployment") or {})
     name = framework_name(dep["framework"] if "framework" in dep else None,
                           bool(dep.get("ideal")))  # fmt: skip
@@ -72,6 +75,40 @@ def with_framework_defaults(data: dict[str, Any]) -> dict[str, Any]:
         if n <= batch or n % batch == 0:  # else NeMo RL drops samples: one step, all of them
             algo["global_batch"] = batch
     return {**data, "deployment": out, "algorithm": algo}
+
+
+_SECTIONS = ("algorithm", "models", "workload", "deployment", "cluster",
+             "deployment.train", "deployment.forward", "deployment.engine")  # fmt: skip
+
+
+def _check_shape(data: dict[str, Any], where: str) -> None:
+    """SpecError unless each of :data:`_SECTIONS` is absent, null or a mapping, the algorithm's
+    name a string and the workload's counts whole numbers (as a Run's fields take them: 64,
+    64.0 or "64"): the defaults read them before the Run's own validation does."""
+    for path in _SECTIONS:
+        head, _, tail = path.partition(".")
+        v = data.get(head)
+        if tail and isinstance(v, Mapping):
+            v = v.get(tail)
+        if v is not None and not isinstance(v, Mapping):
+            raise SpecError(f"{where}: '{path}' must be a mapping of its fields, got "
+                            f"{type(v).__name__} {v!r:.40}")  # fmt: skip
+    name = (data.get("algorithm") or {}).get("name")
+    if name is not None and not isinstance(name, str):
+        raise SpecError(f"{where}: 'algorithm.name' must be an algorithm's name (see "
+                        f"`rlmcost algorithms`), got {name!r:.40}")  # fmt: skip
+    workload = data.get("workload") or {}
+    for key in ("prompts", "samples_per_prompt"):
+        v = workload.get(key)
+        if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+            continue
+        whole = str(v).strip().isdigit() if isinstance(v, str) else (
+            isinstance(v, float) and v.is_integer())  # fmt: skip
+        if not whole:
+            raise SpecError(f"{where}: 'workload.{key}' must be a whole number, got {v!r:.40}")
+        workload = {**workload, key: int(v)}
+    if workload:
+        data["workload"] = workload
 
 
 def actor_params(actor: object) -> int | None:

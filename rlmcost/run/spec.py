@@ -330,7 +330,7 @@ class Run(BaseModel):
         if not isinstance(data, Mapping):
             raise SpecError(f"{where}: a Run is a mapping of algorithm, models, workload, "
                             f"deployment, cluster; got {type(data).__name__}")  # fmt: skip
-        return build(cls, with_framework_defaults(dict(data)), where, flags)
+        return build(cls, with_framework_defaults(dict(data), where), where, flags)
 
     @classmethod
     def from_json(cls, text: str) -> Run:
@@ -359,7 +359,7 @@ def require_run(run: object, where: str) -> Run:
 
 
 def _document(text: str, where: str) -> dict[str, Any]:
-    data = parse_document(text, where)
+    data = parse_document(text, where, "Run fields (or a query's --json output)")
     if "run" in data and isinstance(data["run"], dict):  # a command's --json output
         data = data["run"]
     return data
@@ -377,7 +377,7 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
     except UnicodeDecodeError:
         raise SpecError(f"run file {p} is not UTF-8 text; give a YAML or JSON Run (or a "
                         "command's --json output)") from None
-    data = parse_document(text, str(p))
+    data = parse_document(text, str(p), "Run fields (or a query's --json output)")
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data
     if "schema_version" in data:  # the output of a command that evaluates no Run

@@ -13,8 +13,9 @@ counted in ``encoder_params`` (:mod:`rlmcost.specs.hf_vision`); qwen3_next mixes
 and gated full-attention layers (:mod:`rlmcost.specs.hf_linear`).
 
 Before anything is built, every size is checked to be an integer in a plausible range
-(:data:`LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5, "big") is a one-line
-SpecError, not an evaluation.
+(:data:`rlmcost.specs.hf_plausible.LIMITS`), so an absurd config (hidden_size 1e40, -1, 4096.5,
+"big") is a one-line SpecError, not an evaluation; so is a head split that transformers refuses
+(:func:`rlmcost.specs.hf_plausible.check_heads`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
+from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_vision import (
     vision_flops_per_patch,
     vision_note,
@@ -41,51 +43,6 @@ SUPPORTED = (
     "qwen2_vl", "qwen2_5_vl", "qwen3_next",
 )  # fmt: skip
 UNSUPPORTED: dict[str, str] = {}
-
-#: key -> (smallest, largest) plausible value. Upper bounds are ~10-100x the largest published
-#: models (Llama-3.1-405B: d = 16384, 126 layers; Gemma 3: V = 262208; GLM-4.5: 160 experts).
-LIMITS: dict[str, tuple[int, int]] = {
-    "hidden_size": (1, 2**20),
-    "n_embd": (1, 2**20),
-    "intermediate_size": (1, 2**22),
-    "n_inner": (1, 2**22),
-    "moe_intermediate_size": (1, 2**22),
-    "shared_expert_intermediate_size": (0, 2**22),
-    "num_hidden_layers": (1, 10**4),
-    "n_layer": (1, 10**4),
-    "num_attention_heads": (1, 2**14),
-    "n_head": (1, 2**14),
-    "num_key_value_heads": (1, 2**14),
-    "head_dim": (1, 2**14),
-    "vocab_size": (1, 10**7),
-    "max_position_embeddings": (0, 2**30),
-    "n_positions": (1, 2**30),
-    "num_experts": (1, 2**16),
-    "num_local_experts": (1, 2**16),
-    "n_routed_experts": (1, 2**16),
-    "num_experts_per_tok": (1, 2**16),
-    "n_shared_experts": (0, 2**10),
-    "first_k_dense_replace": (0, 10**4),
-    "decoder_sparse_step": (1, 10**4),
-    "q_lora_rank": (1, 2**20),
-    "kv_lora_rank": (1, 2**20),
-    "qk_nope_head_dim": (1, 2**14),
-    "qk_rope_head_dim": (1, 2**14),
-    "v_head_dim": (1, 2**14),
-    "sliding_window": (0, 2**30),
-    "max_window_layers": (0, 10**4),
-    "sliding_window_pattern": (1, 10**4),
-    "num_nextn_predict_layers": (0, 10**4),
-    "mtp_num_hidden_layers": (0, 10**4),
-    "linear_num_key_heads": (1, 2**14),
-    "linear_num_value_heads": (1, 2**14),
-    "linear_key_head_dim": (1, 2**14),
-    "linear_value_head_dim": (1, 2**14),
-    "linear_conv_kernel_dim": (1, 2**10),
-    "full_attention_interval": (1, 10**4),
-}
-FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "use_qk_norm", "use_sliding_window",
-         "use_bidirectional_attention")  # fmt: skip
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
 #: keys out of ``text_config`` (tests check them against transformers).
@@ -105,25 +62,6 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
 HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256}
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
-
-
-def check_plausible(cfg: dict[str, Any], path: str) -> None:
-    """SpecError unless every size in ``cfg`` is an integer in :data:`LIMITS` and every flag
-    a boolean (null counts as absent)."""
-    for key, (lo, hi) in LIMITS.items():
-        v = cfg.get(key)
-        if v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            shown = f"{v:g}" if isinstance(v, float) else repr(v)
-            raise SpecError(
-                f"{path}: {key}={shown} is implausible (expected an integer in {lo}..{hi}); "
-                "is this a transformers config.json?"
-            )
-    for key in FLAGS:
-        v = cfg.get(key)
-        if v is not None and not isinstance(v, bool):
-            raise SpecError(f"{path}: {key}={v!r} must be true or false")
 
 
 def _need(cfg: dict[str, Any], key: str, path: str) -> Any:
@@ -320,6 +258,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     else:
         fields = _llama_like(cfg, mt, path)
         _moe(cfg, mt, fields, path)
+    check_heads(mt, fields["d_model"], fields["n_heads"], path)
     if mt in ("qwen2", "qwen2_moe"):
         fields.update(qkv_bias=True, out_bias=False)
     if mt in ("qwen3", "qwen3_moe"):
