@@ -5,7 +5,8 @@ code), flattened to dotted keys (``actor_rollout_ref.rollout.n``), overridden by
 ``key=value`` arguments in Hydra's syntax (verl, NeMo RL: ``a.b=3``, ``+a.b=3``,
 ``++a.b=3``, ``~a.b``), and read through a :class:`Reader` that checks each value's type and
 range, resolves the OmegaConf references the frameworks' configs use (``${a.b}``,
-``${mul:x,y}``) and records which keys were read, so that the rest can be listed as ignored.
+``${mul:x,y}``, ``${oc.select:a.b,default}``: verl's generated configs) and records which keys
+were read, so that the rest can be listed as ignored.
 Every problem is a one-line :class:`~rlmcost.errors.SpecError`.
 """
 
@@ -126,6 +127,18 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
     return out
 
 
+def _scalar(text: str) -> Any:
+    """A resolver argument as OmegaConf's grammar reads it: ``null``, booleans and numbers as
+    YAML scalars, anything else as its text (quotes stripped)."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text.strip()
+    return value if value is None or isinstance(value, (bool, int, float, str)) else text.strip()
+
+
 @dataclass
 class Reader:
     """Typed, recorded access to a flattened config (``where`` names it in errors)."""
@@ -173,10 +186,16 @@ class Reader:
                                     "whole number")  # fmt: skip
                 product *= v
             return product
+        if expr.startswith("oc.select:"):  # OmegaConf's: the key's value, else the default
+            target, comma, fallback = expr[len("oc.select:"):].partition(",")
+            target = target.strip().lstrip(".")
+            if target in self.flat:
+                return self._resolve(target, self.flat[target], depth + 1)
+            return _scalar(fallback) if comma else None
         if ":" in expr:
             raise SpecError(
-                f"{self.where}: '{key}' uses the resolver ${{{expr}}}; only ${{a.b}} references "
-                "and ${mul:...} are read (set the key to a number)"
+                f"{self.where}: '{key}' uses the resolver ${{{expr}}}; only ${{a.b}} references, "
+                "${mul:...} and ${oc.select:...} are read (set the key to a number)"
             )
         target = expr.lstrip(".")
         if target not in self.flat:
