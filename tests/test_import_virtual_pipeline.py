@@ -183,14 +183,14 @@ def test_nemo_rl_guard_key_is_not_copied_and_conflicts_are_refused() -> None:
 
 def test_verl_ref_default_reference_is_the_actors() -> None:
     # verl/trainer/config/ref/megatron_ref.yaml:23: the ref's size is an oc.select of the
-    # actor's, a resolver the Reader refuses to evaluate: no note, no error
+    # actor's, which the Reader evaluates as OmegaConf does: no note, no error
     ref = f"${{oc.select:{VERL_VPP},null}}"
     key = "actor_rollout_ref.ref.megatron.virtual_pipeline_model_parallel_size"
     q = import_verl(VERL, [*VERL_MEG, f"{VERL_VPP}=2", f"+{key}='{ref}'"])
     assert dict(q.flags)["--virtual-stages"] == 2
     assert not any(n.startswith("ref.") for n in q.notes)
-    with pytest.raises(SpecError, match="resolver"):  # the Reader does refuse it
-        Reader({key: ref}, "x").integer(key, None)
+    assert Reader({key: ref}, "x").integer(key, None) is None  # the actor's unset: null
+    assert Reader({key: ref, VERL_VPP: 2}, "x").integer(key, None) == 2  # else the actor's
 
 
 def test_virtual_stages_given_is_not_overridden_by_a_layout_strings_stages() -> None:

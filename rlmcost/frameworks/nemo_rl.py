@@ -16,12 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
+from rlmcost.frameworks.config import Reader, apply_overrides, flatten
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
+from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_env import environment_workers
 from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
 from rlmcost.frameworks.result import ImportedQuery
@@ -64,14 +65,11 @@ def import_nemo_rl(
 ) -> ImportedQuery:
     """The rlmcost query of a NeMo RL GRPO config; ``prompt_len`` splits the total length."""
     where = f"NeMo RL config {Path(path).name}"
-    data = load_mapping(path, "NeMo RL config")
-    if "defaults" in data:
-        raise SpecError(
-            f"{where} inherits from {data['defaults']!r} (defaults:); merge it into one file "
-            "or import the base config with key=value overrides"
-        )
+    data, bases = load_with_defaults(Path(path))  # its defaults: as NeMo RL merges them
     r = Reader(apply_overrides(flatten(data, where), overrides or [], where), where)
     q = ImportedQuery("nemo-rl", str(path))
+    if bases:
+        q.note(f"defaults: merged as NeMo RL does (nemo_rl/utils/config.py): {', '.join(bases)}")
     q.algorithm = "rlvr"
     q.note("NeMo RL rewards come from environments (verifiers): rlmcost's rlvr")
     model = r.text("policy.model_name", None)
