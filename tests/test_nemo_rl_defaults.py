@@ -64,3 +64,11 @@ def test_bad_inheritance_is_one_line(tmp_path: Path, files: dict[str, str], mess
         (tmp_path / name).write_text(text)
     with pytest.raises(SpecError, match=message):
         load_with_defaults(tmp_path / "r.yaml")
+
+
+def test_async_colocated_inference_is_refused_as_not_modelled() -> None:
+    """NeMo RL PR 2884 (8863ebeff) lets async GRPO share the trainers' GPUs with Megatron
+    generation (the recipe grpo-nanov3-30BA3B-4n4g-megatron_async_colocated.yaml); rlmcost
+    does not model that mode and says so rather than pricing another."""
+    with pytest.raises(SpecError, match="PR 2884.*not modelled"):
+        import_nemo_rl(BASE, ["grpo.async_grpo.enabled=true"])

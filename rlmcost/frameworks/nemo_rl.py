@@ -373,8 +373,10 @@ def _async(r: Reader, q: ImportedQuery) -> None:
                    "the synchronous iteration")  # fmt: skip
         return
     if r.flag("policy.generation.colocated.enabled", True):
-        raise SpecError(f"{r.where}: async_grpo.enabled needs policy.generation.colocated."
-                        "enabled false (grpo.py refuses colocated inference for async GRPO)")
+        raise SpecError(f"{r.where}: async GRPO colocated with inference (NeMo RL PR 2884, "
+                        "8863ebeff, Megatron generation backend only) is not modelled; set "
+                        "policy.generation.colocated.enabled false (grpo.py before it refuses "
+                        "colocated inference for async GRPO)")  # fmt: skip
     age = r.integer(f"{a}.max_trajectory_age_steps", 1)
     q.convert(f"{a}.max_trajectory_age_steps={age}", "--staleness", age,
               "trajectories up to that many steps old; --placement async")  # fmt: skip
