@@ -168,15 +168,23 @@ def early_stop_skip(c: StepContext, moe: bool) -> tuple[float, int]:
     option off."""
     if moe or not c.options.recompute_early_stop:
         return 0.0, 0
-    arch, lay, dev, T = c.arch, c.layout, c.device, c.tokens
-    x, d = c.workload.activation_dtype.bytes, int(arch.d_model)
+    down = [int(tp_shard(c.arch, c.layout.tp).d_ff)] if skips_down_projection(c.arch, c.options) \
+        else []  # fmt: skip
+    return rerun_tail_skip(c, down, 1)
+
+
+def rerun_tail_skip(c: StepContext, widths: list[int], adds: int) -> tuple[float, int]:
+    """Seconds and FLOPs a rerun leaves out of one layer's forward: ``adds`` residual adds (3 d
+    bytes a token each, as ``step_pass`` prices them) and the output projections of the
+    rank's input ``widths`` (d outputs each) with their TP all-reduces (reduce-scatters under
+    SP); shared by the whole-layer early stop and the per-module checkpoint
+    (:mod:`rlmcost.perf.module_ckpt`)."""
+    lay, dev, T = c.layout, c.device, c.tokens
+    x, d = c.workload.activation_dtype.bytes, int(c.arch.d_model)
     dd = d // lay.tp if lay.sp else d
-    add = dev.elementwise_s(T * 3 * dd * x)  # the residual add (step_pass: 3 d bytes per token)
-    if not skips_down_projection(arch, c.options):
-        return add, 0
-    ff = int(tp_shard(arch, lay.tp).d_ff)
-    s = dev.gemm_s(T, d, ff) + add  # down projection, residual add
-    if lay.tp > 1:
+    s = dev.elementwise_s(adds * T * 3 * dd * x, adds)
+    s += sum(dev.gemm_s(T, d, w) for w in widths)
+    if lay.tp > 1 and widths:
         kind = Collective.REDUCE_SCATTER if lay.sp else Collective.ALL_REDUCE
-        s += c.comm(kind, T * d * x, lay.tp, ("tp",))
-    return s, T * skipped_flops_per_token(arch, lay.tp)
+        s += len(widths) * c.comm(kind, T * d * x, lay.tp, ("tp",))
+    return s, sum(2 * T * d * w for w in widths)

@@ -58,8 +58,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
+from rlmcost.perf.ckpt_early_stop import rerun_tail_skip
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -128,17 +128,6 @@ def module_skip(c: StepContext, moe: bool) -> tuple[float, int]:
     """Seconds and FLOPs of one layer's forward that the per-module rerun does not run
     (module docstring): the two residual adds; with the early stop, the attention's output
     projection and, in a dense layer, the down projection, with their TP collectives."""
-    arch, lay, dev, T = c.arch, c.layout, c.device, c.tokens
-    x, d = c.workload.activation_dtype.bytes, int(arch.d_model)
-    dd = d // lay.tp if lay.sp else d
-    s = dev.elementwise_s(2 * T * 3 * dd * x, 2)  # the residual adds (step_pass: 3 d bytes each)
-    skip = _skipped(c.options, moe)
-    if not skip:
-        return s, 0
-    sh = tp_shard(arch, lay.tp)
-    widths = [int(sh.v_width) if p == "o" else int(sh.d_ff) for p in skip]  # o_proj, down_proj
-    s += sum(dev.gemm_s(T, d, w) for w in widths)
-    if lay.tp > 1:
-        kind = Collective.REDUCE_SCATTER if lay.sp else Collective.ALL_REDUCE
-        s += len(widths) * c.comm(kind, T * d * x, lay.tp, ("tp",))
-    return s, sum(2 * T * d * w for w in widths)
+    sh = tp_shard(c.arch, c.layout.tp)
+    widths = [int(sh.v_width) if p == "o" else int(sh.d_ff) for p in _skipped(c.options, moe)]
+    return rerun_tail_skip(c, widths, 2)  # o_proj, down_proj; the adds
