@@ -17,7 +17,12 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.deployment.spec import Deployment, LoraSpec, TrainLayout
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LORA_STOP_NOTE, skips_down_projection
+from rlmcost.perf.ckpt_early_stop import (
+    EARLY_STOP_NOTE,
+    LORA_STOP_NOTE,
+    lora_rerun_note,
+    skips_down_projection,
+)
 from rlmcost.perf.module_ckpt import module_skipped_flops_per_token
 from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.pass_options import step_options
@@ -134,3 +139,13 @@ def test_the_fast_path_keys_on_the_adapters() -> None:
 
     fast, plain = fast_and_plain([variant(t) for t in ("q,v", "all-linear", None)])
     assert fast == plain and len(set(fast)) == 3
+
+
+def test_nemo_rls_per_module_rerun_notes_the_adapted_projections() -> None:
+    """Under NeMo RL's per-module checkpoint, all-linear adapters keep o_proj and down_proj in
+    the rerun, and the output says which."""
+    args = ["grpo", "-m", "llama-3.2-1b", "--framework", "nemo-rl", "--gpus", "8", "--ckpt",
+            "full", "--lora-rank", "8", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert lora_rerun_note(["o", "down"]) in json.loads(result.stdout)["notes"]

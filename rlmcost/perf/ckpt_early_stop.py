@@ -89,6 +89,8 @@ from rlmcost.parallel.comm import Collective
 from rlmcost.parallel.shard import tp_shard
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rlmcost.arch import Arch
     from rlmcost.perf.step_pass import StepContext, StepOptions
 
@@ -111,6 +113,22 @@ LORA_STOP_NOTE = (
     "base GEMM (PEFT's lora.Linear), so each dense layer's rerun runs that GEMM and only the "
     "residual add is not recomputed (rlmcost.perf.ckpt_early_stop)"
 )
+
+PEFT_ZERO3_NOTE = (
+    "adapters under ZeRO-3: {framework}'s trainer forces a reentrant checkpoint "
+    "(use_reentrant=True; TRL PR 4951, 0.28.0), so full recomputation reruns the whole layer, "
+    "no early stop (rlmcost.perf.ckpt_early_stop)"
+)
+
+
+def lora_rerun_note(projections: Sequence[str]) -> str:
+    """The note that LoRA adapters keep these output ``projections`` (``o``, ``down``) in a
+    per-module rerun (module docstring)."""
+    names = " and ".join(p + "_proj" for p in projections)
+    return (f"LoRA adapters on {names}: each lora_B saves its input after the base GEMM "
+            "(PEFT's lora.Linear), so the modules' rerun runs those projections too "
+            "(rlmcost.perf.ckpt_early_stop)")  # fmt: skip
+
 
 NO_DENSE_NOTE = (
     "full recomputation as PyTorch's non-reentrant checkpoint runs it (early stop, on by "

@@ -38,7 +38,12 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.moe_capacity import check_pad_dispatcher
-from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, LORA_STOP_NOTE
+from rlmcost.perf.ckpt_early_stop import (
+    EARLY_STOP_NOTE,
+    LORA_STOP_NOTE,
+    PEFT_ZERO3_NOTE,
+    lora_rerun_note,
+)
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.module_ckpt import module_note
@@ -244,21 +249,15 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
     grads = grad_buffer_note(deployment)  # Megatron-core's gradient buffer, or the flag's
     out += [grads] if grads else []
     early = step_options(deployment)  # torch's checkpoint early stop (perf.ckpt_early_stop)
-    lora = [p for p in ("o", "down") if early and p in early.peft_lora]  # rerun base GEMMs
-    if early and early.module_ckpt and deployment.train.ckpt is Checkpointing.FULL:
-        out.append(module_note(early))  # NeMo RL's modules apart (perf.module_ckpt)
-        out += [f"LoRA adapters on {' and '.join(p + '_proj' for p in lora)}: each lora_B "
-                "saves its input after the base GEMM (PEFT's lora.Linear), so the modules' "
-                "rerun runs those projections too (rlmcost.perf.ckpt_early_stop)"] if lora \
-            and early.recompute_early_stop else []  # fmt: skip
-    elif early and early.recompute_early_stop and deployment.train.ckpt is Checkpointing.FULL:
+    full = deployment.train.ckpt is Checkpointing.FULL
+    lora = [p for p in ("o", "down") if early and p in early.peft_lora]  # only under the stop
+    if early and early.module_ckpt and full:
+        out += [module_note(early)] + ([lora_rerun_note(lora)] if lora else [])
+    elif early and early.recompute_early_stop and full:
         out += [LORA_STOP_NOTE if n == EARLY_STOP_NOTE and "down" in lora else n for n in stops]
-    elif deployment.train.recompute_early_stop is None and peft_zero3_reentrant(deployment, beh) \
-            and deployment.train.ckpt is Checkpointing.FULL:  # fmt: skip
-        out.append(f"adapters under ZeRO-3: {deployment.framework}'s trainer forces a "
-                   "reentrant checkpoint (use_reentrant=True; TRL PR 4951, 0.28.0), so full "
-                   "recomputation reruns the whole layer, no early stop "
-                   "(rlmcost.perf.ckpt_early_stop)")  # fmt: skip
+    elif full and deployment.train.recompute_early_stop is None and \
+            peft_zero3_reentrant(deployment, beh):  # fmt: skip
+        out.append(PEFT_ZERO3_NOTE.format(framework=deployment.framework))
     if beh is None:
         return tuple(out)
     if beh.reference_swap and kl:
