@@ -4,8 +4,11 @@ what frameworks run").
 Independent references: NeMo RL examples/configs/grpo_math_1B.yaml (Qwen2.5-1.5B:
 train_micro_batch_size 4, logprob_batch_size 4, train_global_batch_size 512) and
 grpo_math_8B.yaml (Llama-3.1-8B-Instruct: 1, 2, 512), unchanged from v0.3.0 to v0.7.0 (read at
-the tags in the NeMo RL repository); dtensor_policy_worker.py train(): num_global_batches =
-total // gbs. Parameter counts: transformers' configs as rlmcost's model specs hold them.
+the tags in the NeMo RL repository), and the DTensor recipe for Qwen2.5-32B,
+recipes/llm/grpo-qwen2.5-32b-32n8g-fsdp2tp8-actckpt.v3.yaml (train_micro_batch_size 1,
+logprob_batch_size from grpo_math_1B.yaml's ${policy.train_micro_batch_size} at v0.6.0-v0.7.0,
+activation_checkpointing true, vllm_cfg.tensor_parallel_size 4); dtensor_policy_worker.py
+train(): num_global_batches = total // gbs. Parameter counts: transformers' configs as rlmcost's model specs hold them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from typer.testing import CliRunner
 
 from rlmcost.cli import app
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.presets import NEMO_RL_8B_EXAMPLE_FROM, get_preset
+from rlmcost.frameworks.presets import (
+    NEMO_RL_8B_EXAMPLE_FROM,
+    NEMO_RL_32B_EXAMPLE_FROM,
+    get_preset,
+)
 from rlmcost.run import Run
 from rlmcost.run.defaults import actor_params
 
@@ -35,6 +42,10 @@ def test_the_threshold_sits_between_the_two_examples_on_a_log_scale() -> None:
     assert (small, large) == (1_543_714_304, 8_030_261_248)
     mean = (small * large) ** 0.5  # 3.52e9: each actor takes the example nearer it
     assert abs(NEMO_RL_8B_EXAMPLE_FROM - mean) / mean < 0.01
+    small, large = large, actor_params("qwen2.5-32b")
+    assert large == 32_763_876_352
+    mean = (small * large) ** 0.5  # 16.22e9
+    assert abs(NEMO_RL_32B_EXAMPLE_FROM - mean) / mean < 0.01
 
 
 @pytest.mark.parametrize(("model", "train", "forward"), [
@@ -42,7 +53,11 @@ def test_the_threshold_sits_between_the_two_examples_on_a_log_scale() -> None:
     ("qwen2.5-3b", 4, 4),  # 3.09 B: nearer 1.5 B
     ("qwen3-4b", 1, 2),  # 4.02 B: nearer 8 B
     ("llama-3.1-8b", 1, 2),  # grpo_math_8B.yaml's own model
-    ("qwen3-30b-a3b", 1, 2),
+    ("qwen2.5-14b", 1, 2),  # 14.8 B: nearer 8 B
+    ("gemma-3-27b", 1, 1),  # 27.0 B: nearer 32 B
+    ("qwen3-30b-a3b", 1, 1),  # 30.5 B in all (NeMo RL sizes by the checkpoint)
+    ("qwen2.5-32b", 1, 1),  # the 32 B recipe's own model
+    ("llama-3.1-70b", 1, 1),  # no larger DTensor example: the 32 B recipe's
 ])  # fmt: skip
 def test_the_default_deployment_takes_the_nearer_examples_micro_batches(
     model: str, train: int, forward: int
@@ -53,6 +68,39 @@ def test_the_default_deployment_takes_the_nearer_examples_micro_batches(
     run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": model}})
     assert run.deployment.train.micro_batch == train
     assert run.deployment.forward is not None and run.deployment.forward.micro_batch == forward
+
+
+@pytest.mark.parametrize(("model", "ckpt", "rollout_tp"), [
+    ("llama-3.1-8b", "none", 1),  # grpo_math_8B.yaml: no checkpointing, vLLM TP 1
+    ("qwen2.5-32b", "full", 4),  # the 32 B recipe: activation_checkpointing, vLLM TP 4
+    ("llama-3.1-70b", "full", 4),
+])  # fmt: skip
+def test_the_32b_recipe_checkpoints_and_shards_the_engine(
+    model: str, ckpt: str, rollout_tp: int
+) -> None:
+    dep = _run_json("grpo", "-m", model, "--gpus", "32")["deployment"]
+    assert dep["train"]["ckpt"] == ckpt
+    assert dep["engine"]["tp"] == rollout_tp
+
+
+def test_a_70b_grpo_fits_32_h100_with_the_default_deployment() -> None:
+    """The 8 B example's vLLM TP 1 cannot hold Llama-3.1-70B's 141 GB of bf16 weights in one
+    80 GB GPU (the engine's 0.6 reservation left no KV cache: "does not fit"); the 32 B
+    recipe's TP 4 holds 35 GB a GPU."""
+    out = _run_json("grpo", "-m", "llama-3.1-70b", "-H", "h100", "--gpus", "32", "-B", "64",
+                    "-K", "16", "-S", "512", "-T", "2048")  # fmt: skip
+    assert out["fits"] is True
+
+
+def test_the_tiers_replace_the_presets_fields_not_each_other() -> None:
+    preset = get_preset("nemo-rl")
+    small, mid, large = (preset.for_params(n).flags() for n in (10**9, 8 * 10**9, 70 * 10**9))
+    assert "--micro-batch 4" in small and "--rollout-tp 1" in small and "--ckpt none" in small
+    assert "--micro-batch 1" in mid and "--forward-micro-batch 2" in mid
+    assert "--rollout-tp 1" in mid and "--ckpt none" in mid
+    assert "--forward-micro-batch 1" in large and "--rollout-tp 4" in large
+    assert "--ckpt full" in large
+    assert preset.for_params(None) is preset
 
 
 def test_given_micro_batches_win_over_the_sized_defaults() -> None:

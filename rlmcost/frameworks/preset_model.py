@@ -227,24 +227,27 @@ class Sized:
 @dataclass(frozen=True)
 class Preset:
     """A framework's defaults (:class:`Default`) and conventions (notes); ``sized``: the
-    defaults its example for larger models changes (:meth:`for_params`)."""
+    defaults its examples for larger models change, by ascending ``min_params``
+    (:meth:`for_params`)."""
 
     framework: Framework
     summary: str
     defaults: tuple[Default, ...]
     conventions: tuple[str, ...]
     behaviour: Behaviour | None = None
-    sized: Sized | None = None
+    sized: tuple[Sized, ...] = ()
 
     def for_params(self, params: int | None) -> Preset:
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
-        it is): :attr:`sized`'s defaults in place of the same fields' from its threshold up."""
-        s = self.sized
-        if s is None or params is None or params < s.min_params:
+        it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
+        the same fields' (a tier names every field it changes from the preset's own)."""
+        tiers = [s for s in self.sized if params is not None and params >= s.min_params]
+        if not tiers:
             return self
+        s = max(tiers, key=lambda t: t.min_params)
         by_field = {d.field: d for d in s.defaults}
         return replace(self, defaults=tuple(by_field.get(d.field, d) for d in self.defaults),
-                       summary=f"{self.summary} ({s.example})", sized=None)  # fmt: skip
+                       summary=f"{self.summary} ({s.example})", sized=())  # fmt: skip
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),

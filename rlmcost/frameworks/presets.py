@@ -27,7 +27,10 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.preset_data import nemo_rl, openrlhf, slime, trl, verl
-from rlmcost.frameworks.preset_data.nemo_rl import NEMO_RL_8B_EXAMPLE_FROM
+from rlmcost.frameworks.preset_data.nemo_rl import (
+    NEMO_RL_8B_EXAMPLE_FROM,
+    NEMO_RL_32B_EXAMPLE_FROM,
+)
 from rlmcost.frameworks.preset_model import (
     DEFAULT_FRAMEWORK,
     OPTION_FIELDS,
@@ -42,8 +45,8 @@ from rlmcost.frameworks.preset_model import (
 
 __all__ = [
     "DEFAULT_FRAMEWORK", "OPTION_FIELDS", "PRESETS", "Behaviour", "Default", "Framework",
-    "FrameworkChoice", "NEMO_RL_8B_EXAMPLE_FROM", "Preset", "Sized", "behaviour",
-    "framework_name", "get_preset", "preset_options",
+    "FrameworkChoice", "NEMO_RL_8B_EXAMPLE_FROM", "NEMO_RL_32B_EXAMPLE_FROM", "Preset",
+    "Sized", "behaviour", "framework_name", "get_preset", "preset_options",
 ]  # fmt: skip
 
 PRESETS: dict[Framework, Preset] = {

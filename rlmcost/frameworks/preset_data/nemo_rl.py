@@ -1,7 +1,8 @@
 """NeMo RL's preset: its defaults, conventions and behaviour, each with its source.
 
-Sources: NeMo RL ``examples/configs/grpo_math_1B.yaml`` (and ``grpo_math_8B.yaml`` for the
-larger-model micro-batches, :data:`NEMO_RL_8B_EXAMPLE_FROM`),
+Sources: NeMo RL ``examples/configs/grpo_math_1B.yaml`` (``grpo_math_8B.yaml`` for the
+larger-model micro-batches, :data:`NEMO_RL_8B_EXAMPLE_FROM`, and the DTensor recipe for
+Qwen2.5-32B from :data:`NEMO_RL_32B_EXAMPLE_FROM`),
 ``nemo_rl/models/policy/workers/dtensor_policy_worker.py`` and the files each entry names.
 Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 """
@@ -20,6 +21,19 @@ NEMO_RL_8B_EXAMPLE_FROM = 3_500_000_000
 trains Qwen2.5-1.5B: 4 and 4): the geometric mean of the two examples' sizes, Qwen2.5-1.5B's
 1.54 B and Llama-3.1-8B's 8.03 B parameters (3.52 B), rounded; an actor takes the example
 nearer it on a log scale."""
+
+_NEMO_32B_YAML = ("NeMo RL examples/configs/recipes/llm/grpo-qwen2.5-32b-32n8g-fsdp2tp8-"
+                  "actckpt.v3.yaml (v0.6.0-v0.7.0, 7ea279abf; defaults: grpo_math_1B.yaml)")
+
+NEMO_RL_32B_EXAMPLE_FROM = 16_200_000_000
+"""Actors from which NeMo RL's defaults take its DTensor recipe for Qwen2.5-32B
+(grpo-qwen2.5-32b-32n8g-fsdp2tp8-actckpt.v3.yaml: activation checkpointing, vLLM TP 4,
+micro-batches of 1) instead of grpo_math_8B.yaml's: the geometric mean of Llama-3.1-8B's
+8.03 B and Qwen2.5-32B's 32.76 B parameters (16.22 B), rounded down. NeMo RL has no GRPO
+example with the DTensor policy above 32 B (its 70B example, grpo_math_70B_megatron.yaml, trains
+with Megatron-core: a different preset), so a 70 B actor takes the 32 B recipe's: vLLM at TP
+4 holds 35 GB of a Llama-3.1-70B's bf16 weights per GPU, where the 8 B example's TP 1 cannot
+hold them at all."""
 
 PRESET = Preset(
     Framework.NEMO_RL,
@@ -243,16 +257,37 @@ PRESET = Preset(
               "sequence packing, else None (transformers' sdpa); no Liger, no "
               "torch.compile; FSDP2 MixedPrecisionPolicy(output_dtype=float32) "
               "(nemo_rl/models/dtensor/parallelize.py)"),
-    sized=Sized(
-        NEMO_RL_8B_EXAMPLE_FROM,
-        (
-            Default("train.micro_batch", 1, "--micro-batch 1",
-                    f"{_NEMO_8B_YAML}: policy.train_micro_batch_size: 1"),
-            Default("forward.micro_batch", 2, "--forward-micro-batch 2",
-                    f"{_NEMO_8B_YAML}: policy.logprob_batch_size: 2 (packed: "
-                    "logprob_mb_tokens = max_total_sequence_length x 2)"),
+    sized=(
+        Sized(
+            NEMO_RL_8B_EXAMPLE_FROM,
+            (
+                Default("train.micro_batch", 1, "--micro-batch 1",
+                        f"{_NEMO_8B_YAML}: policy.train_micro_batch_size: 1"),
+                Default("forward.micro_batch", 2, "--forward-micro-batch 2",
+                        f"{_NEMO_8B_YAML}: policy.logprob_batch_size: 2 (packed: "
+                        "logprob_mb_tokens = max_total_sequence_length x 2)"),
+            ),
+            "micro-batches of grpo_math_8B.yaml, NeMo RL's example for Llama-3.1-8B-Instruct, "
+            "for an actor of >= 3.5 B parameters",
         ),
-        "micro-batches of grpo_math_8B.yaml, NeMo RL's example for Llama-3.1-8B-Instruct, "
-        "for an actor of >= 3.5 B parameters",
+        Sized(
+            NEMO_RL_32B_EXAMPLE_FROM,
+            (
+                Default("train.micro_batch", 1, "--micro-batch 1",
+                        f"{_NEMO_32B_YAML}: policy.train_micro_batch_size: 1"),
+                Default("forward.micro_batch", 1, "--forward-micro-batch 1",
+                        f"{_NEMO_32B_YAML}: policy.logprob_batch_size unset, grpo_math_1B.yaml's "
+                        "${policy.train_micro_batch_size} (2 at v0.3.1-v0.5.0)"),
+                Default("train.ckpt", "full", "--ckpt full",
+                        f"{_NEMO_32B_YAML}: dtensor_cfg.activation_checkpointing: true"),
+                Default("engine.tp", 4, "--rollout-tp 4",
+                        f"{_NEMO_32B_YAML}: generation.vllm_cfg.tensor_parallel_size: 4"),
+            ),
+            "grpo-qwen2.5-32b-32n8g-fsdp2tp8-actckpt.v3.yaml, NeMo RL's DTensor recipe for "
+            "Qwen2.5-32B, for an actor of >= 16.2 B parameters: activation checkpointing, "
+            "vLLM TP 4, micro-batches of 1; its trainer TP 8 is the query's --tp, its dynamic "
+            "batching taken as grpo_math_1B.yaml's sequence packing at the same token budget "
+            "(max_total_sequence_length per micro-batch)",
+        ),
     ),  # fmt: skip
 )
