@@ -134,7 +134,7 @@ def _given(args: tuple[str, ...]) -> dict[str, str]:
          "full", "--micro-batch", "4"),
         ("grpo", "-m", "8b", "--gpus", "8", "--zero", "3", "--ckpt", "full", "--offload-idle",
          "--response-len", "32768"),
-        (*GROUPS_70B, "--offload", "optimizer"),
+        (*GROUPS_70B, "--offload", "optimizer", "--ckpt", "none"),
         (*GROUPS_70B, "--ckpt", "full"),
     ],
 )
@@ -155,7 +155,8 @@ def test_a_hint_never_names_a_flag_already_set(args):
 
 
 def test_groups_are_offered_checkpointing_and_the_hint_fits():
-    r = run(*GROUPS_70B, "--offload", "optimizer")
+    # without checkpointing (the preset checkpoints from 16.2 B: the 32 B recipe's)
+    r = run(*GROUPS_70B, "--offload", "optimizer", "--ckpt", "none")
     hints = _hints(r.stdout)
     # the activations of 8-way ZeRO-3 PPO bind here: checkpointing is tried with --groups too
     assert {"--ckpt": "full"} in hints, r.stdout
@@ -231,9 +232,11 @@ def test_the_logits_hint_is_evaluated_without_a_crash():
 
 
 def test_an_engine_short_of_kv_room_is_told_its_rollout_tp():
-    # README's tour line: Qwen3-30B-A3B's 61 GB of bf16 weights in a TP 1 engine under NeMo RL's
-    # 0.6 reservation (47.5 GiB) leave no KV cache; an engine over 2 GPUs fits on the same 8
-    r = run("grpo", "-m", "qwen3-30b-a3b", "--gpus", "8", "--tp", "4", "--ep", "8", "--etp", "1")
+    # Qwen3-30B-A3B's 61 GB of bf16 weights in a TP 1 engine (grpo_math_8B.yaml's; the preset
+    # takes the 32 B recipe's TP 4 from 16.2 B) under NeMo RL's 0.6 reservation (47.5 GiB) leave
+    # no KV cache; an engine over 2 GPUs fits on the same 8
+    r = run("grpo", "-m", "qwen3-30b-a3b", "--gpus", "8", "--tp", "4", "--ep", "8", "--etp", "1",
+            "--rollout-tp", "1")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "fits with --rollout-tp 2" in r.output
     assert "give more GPUs" not in r.output

@@ -98,7 +98,10 @@ def test_train_takes_the_capacity_flags() -> None:
 
 
 RL = ["grpo", "-m", "qwen3-30b-a3b", "--framework", "nemo-rl", "--gpus", "16", "--tp", "2",
-      "--ep", "8", "--zero", "1", "--json"]  # fmt: skip (ZeRO-1: NeMo RL's Megatron trainer)
+      "--ep", "8", "--zero", "1", "--forward-micro-batch", "2", "--json"]  # fmt: skip
+# ZeRO-1: NeMo RL's Megatron trainer. Log-prob micro-batches of 2 sequences (grpo_math_8B.yaml's;
+# the preset's 32 B recipe takes 1 from 16.2 B): at one packed sequence a forward of this MoE
+# model sits on the host floor, where the capacity factor does not move it.
 
 
 def test_rl_commands_take_the_capacity_flags_and_cap_the_imbalance() -> None:
@@ -160,7 +163,7 @@ def test_fast_path_keys_follow_the_capacity() -> None:
             "algorithm": {"name": "grpo", "rule_reward": True},
             "models": {"actor": "qwen3-30b-a3b"},
             "workload": {"prompts": 16, "samples_per_prompt": 4},
-            "deployment": {"framework": "nemo-rl",
+            "deployment": {"framework": "nemo-rl", "forward": {"micro_batch": 2},
                            "train": {"tp": 2, "ep": 8, "zero": "1", **train}},
             "cluster": {"hardware": "h100-sxm", "gpus": 16},
         })  # fmt: skip
