@@ -327,14 +327,14 @@ def _price_table(fleet: tuple[str, ...], given: dict[str, float] | None
                  ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
     from rlmcost.specs.prices import missing_price, prices_for
 
-    names = list(fleet)
-    return missing_price(names, given), prices_for(names, given)
+    return missing_price(list(fleet), given), prices_for(list(fleet), given)
 
 
 def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | None,
           alg: Algorithm) -> tuple[Placement, tuple[Task, ...]]:  # fmt: skip
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
-    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle)
+    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
+                 colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
     return plan, plan.tasks(alg)
 
 

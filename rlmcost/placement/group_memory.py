@@ -39,6 +39,8 @@ _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "e
                                                                    "overhead"))
 assert TERMS[:3] == STATES  # GroupMemory.states: a model's states are the first three terms
 _NO_TRANSIENTS = (0,) * (len(TERMS) - len(STATES))
+_PAGED = (EngineKind.VLLM, EngineKind.SGLANG, EngineKind.MEGATRON)
+"""Engines with a KV pool that admits sequences as blocks or token slots free up."""
 
 
 def _transients(m: MemoryBreakdown) -> tuple[int, ...]:
@@ -340,7 +342,7 @@ class GroupMemory(GroupEngine):
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
         slots = engine_slots(
-            pool, one.kv_cache, tokens, eng.block_size, running_cap(self, task), share
+            pool, one.kv_cache, tokens, eng.kv_block_tokens, running_cap(self, task), share
         )
         if slots == 0:
             self.problems.append(
@@ -362,11 +364,11 @@ class GroupMemory(GroupEngine):
         Either shares a prompt group's cached prompt where the engine caches prefixes
         (:mod:`rlmcost.placement.prefix_share`). None for static batchers."""
         kind = self.engine.kind
-        if self.engine_task is not task or kind not in (EngineKind.VLLM, EngineKind.SGLANG):
+        if self.engine_task is not task or kind not in _PAGED:
             return None
         one, pool = engine_budget(self, task)
         cp = self.layouts[task.index].cp
-        block = self.engine.block_size if kind is EngineKind.VLLM else 1
+        block = 1 if kind is EngineKind.SGLANG else self.engine.kv_block_tokens
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
         k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
         share = engine_share(self.engine, k, block * cp, self.s.counting)
