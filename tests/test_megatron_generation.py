@@ -150,9 +150,10 @@ def test_the_reshard_recipe_gets_an_inference_layout(tmp_path: Path) -> None:
     assert f["--offload"] == "optimizer-idle,params-idle,grads-idle"
 
 
-def _estimate(tmp_path: Path, body: str, generation: str = MCORE):  # noqa: ANN202
-    q = import_nemo_rl(_recipe(tmp_path, body, generation), ["policy.model_name=qwen3-30b-a3b"],
-                       1024)  # fmt: skip
+def _estimate(tmp_path: Path, body: str, generation: str = MCORE,
+              more: tuple[str, ...] = ()):  # noqa: ANN202
+    q = import_nemo_rl(_recipe(tmp_path, body, generation),
+                       ["policy.model_name=qwen3-30b-a3b", *more], 1024)  # fmt: skip
     return evaluate_deployment(run_from_argv(q.algorithm, q.argv() + ["--hardware", "h100"]))
 
 
@@ -218,3 +219,30 @@ def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: s
                                    *argv])  # fmt: skip
     assert out.exit_code == 2 and "Traceback" not in out.output
     assert match in " ".join(out.output.split())
+
+
+def test_a_pool_smaller_than_one_sequence_names_its_knob() -> None:
+    out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
+                                   "--engine", "megatron", "--kv-buffer-gib", "0.001"])  # fmt: skip
+    assert out.exit_code == 0 and "Traceback" not in out.output
+    assert "raise --kv-buffer-gib" in " ".join(out.output.split())
+
+
+def test_an_engine_apart_is_refitted(tmp_path: Path) -> None:
+    # grpo-llama3.2-1b-instruct-2n8g-megatron_generation-noncolocated.yaml: generation on one
+    # node of its own (colocated.enabled false, resources 8 x 1) of two; here 2 x 4 of 4 x 4
+    body = SYNC.replace("    backend: megatron\n", """\
+    backend: megatron
+    colocated:
+      enabled: false
+      resources:
+        gpus_per_node: 4
+        num_nodes: 2
+""")
+    f = _flags(tmp_path, body)
+    assert f["--groups"] == "rollout=8[tp=2;ep=8],actor+reference=8"  # the training layout
+    # grpo_math_1B.yaml's expert_tensor_parallel_size 1 (line 217; the fixture has none)
+    e = _estimate(tmp_path, body, MCORE, ("policy.megatron_cfg.expert_tensor_parallel_size=1",))
+    assert any(t.kind == "weight-sync" for t in e.syncs)  # the reshard copy service's refit
+    (gen,) = _jobs(e, Kind.GENERATE)
+    assert (gen.layout.tp, gen.layout.ep, gen.layout.expert_tp) == (2, 8, 1)

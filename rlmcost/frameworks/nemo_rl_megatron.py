@@ -61,6 +61,11 @@ def megatron_generation(r: Reader, q: ImportedQuery) -> tuple[int, str]:
         q.note("generation.backend megatron, colocated: the engine decodes from the policy's "
                "own weights in its training layout (config.py dedicated_inference_megatron_cfg "
                "None): no second copy, no refit")  # fmt: skip
+    else:
+        q.note("generation.backend megatron, not colocated: a policy of its own on the "
+               "generation GPUs in the merged layout (megatron_generation.py "
+               "effective_megatron_cfg), refitted by Megatron-core's reshard copy service "
+               "(refit_backend); priced as nemo-rl's refit of engines apart")  # fmt: skip
     _settings(r, q)
     tp = merged["tensor_model_parallel_size"]
     layout = ";".join(f"{name}={merged[k]}" for k, name in _LAYOUT

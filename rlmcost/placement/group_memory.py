@@ -341,16 +341,18 @@ class GroupMemory(GroupEngine):
         layout = self.layouts[task.index]
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
-        slots = engine_slots(
-            pool, one.kv_cache, tokens, eng.kv_block_tokens, running_cap(self, task), share
-        )
+        slots = engine_slots(pool, one.kv_cache, tokens, eng.kv_block_tokens,
+                             running_cap(self, task), share)  # fmt: skip
         if slots == 0:
             self.problems.append(
                 f"{task.label()} on {self.group.name}: the engine's reservation "
                 f"({self.engine_fraction:g} of the device, {self.reservation / 2**30:.1f} GiB) "
                 f"leaves {max(pool, 0) / 2**30:.2f} GiB for the KV cache, less than one "
                 f"sequence's {one.kv_cache / 2**30:.2f} GiB; raise --gpu-memory-utilization or "
-                "--rollout-tp"
+                "--rollout-tp" if eng.kind is not EngineKind.MEGATRON else f"{task.label()} on "
+                f"{self.group.name}: the engine's KV pool ({pool / 2**30:.2f} GiB, "
+                "--kv-buffer-gib) holds less than "
+                f"one sequence's {one.kv_cache / 2**30:.2f} GiB; raise --kv-buffer-gib"
             )
             return 1, one
         return slots, with_terms(one, kv_cache=pool)

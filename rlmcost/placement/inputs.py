@@ -242,11 +242,13 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
         # of its own (deployment.megatron_engine): the trainer's layout
         base = base.with_(tp=t)
     elif kind is Kind.GENERATE and given is None and not ideal:
-        # the inference engine's own layout per replica (ds-hybrid: its inference TP)
+        # the inference engine's own layout per replica (ds-hybrid: its inference TP); a
+        # Megatron engine's keeps the policy's expert TP (NeMo RL merged_inference_megatron_cfg)
         base = Layout(
             tp=int(settings.get("tp", engine_tp or t)),  # type: ignore[call-overload]
             pp=int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
             ep=int(settings.get("ep", engine_ep)),  # type: ignore[call-overload]
+            etp=user.etp if engine is EngineKind.MEGATRON else None,
         )
     elif hybrid and given is None:
         base = {
