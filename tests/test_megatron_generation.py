@@ -246,3 +246,15 @@ def test_an_engine_apart_is_refitted(tmp_path: Path) -> None:
     assert any(t.kind == "weight-sync" for t in e.syncs)  # the reshard copy service's refit
     (gen,) = _jobs(e, Kind.GENERATE)
     assert (gen.layout.tp, gen.layout.ep, gen.layout.expert_tp) == (2, 8, 1)
+
+
+def test_the_nemo_rl_preset_on_the_megatron_engine() -> None:
+    # grpo_math_1B.yaml: the vllm_cfg defaults (TP 1, 0.6) size vLLM only; Megatron-core's
+    # pool persists (kv_cache_management_mode persist): no sleep
+    import json
+
+    out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
+                                   "--framework", "nemo-rl", "--engine", "megatron", "--json"])
+    engine = json.loads(out.stdout)["run"]["deployment"]["engine"]
+    assert (engine["kind"], engine["sleep"], engine["tp"]) == ("megatron", False, None)
+    assert engine["gpu_memory_utilization"] is None and engine["kv_buffer_gib"] is None
