@@ -65,7 +65,9 @@ def _plain(run: Run) -> str:
 
 
 ENGINE = st.fixed_dictionaries({}, optional={
-    "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid", "ds-hybrid-unpinned"]),
+    "kind": st.sampled_from(["vllm", "sglang", "hf", "ds-hybrid", "ds-hybrid-unpinned",
+                             "megatron"]),
+    "kv_buffer_gib": st.sampled_from([None, 4.0]),  # megatron only (deployment.megatron_engine)
     "sleep": st.booleans(),
     "gpu_memory_utilization": st.sampled_from([0.3, 0.5, 0.9]),
     "max_num_seqs": st.sampled_from([None, 16, 256]),

@@ -66,9 +66,10 @@ def test_bad_inheritance_is_one_line(tmp_path: Path, files: dict[str, str], mess
         load_with_defaults(tmp_path / "r.yaml")
 
 
-def test_async_colocated_inference_is_refused_as_not_modelled() -> None:
+def test_async_colocated_inference_needs_megatron_generation() -> None:
     """NeMo RL PR 2884 (8863ebeff) lets async GRPO share the trainers' GPUs with Megatron
-    generation (the recipe grpo-nanov3-30BA3B-4n4g-megatron_async_colocated.yaml); rlmcost
-    does not model that mode and says so rather than pricing another."""
-    with pytest.raises(SpecError, match="PR 2884.*not modelled"):
+    generation only (grpo.py ``async_grpo_train`` asserts a ``MegatronGeneration``); on vLLM
+    the importer refuses as NeMo RL does (tests/test_megatron_generation.py imports the
+    Megatron recipe)."""
+    with pytest.raises(SpecError, match="only on the Megatron generation backend"):
         import_nemo_rl(BASE, ["grpo.async_grpo.enabled=true"])

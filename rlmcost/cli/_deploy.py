@@ -51,7 +51,7 @@ DEPLOYMENT_OPTIONS = (
     "engine",
     "gpu_memory_utilization",
     "rollout_tp",
-    "rollout_pp",
+    "rollout_pp", "rollout_ep",
     "rollout_dtype",
     "enforce_eager",
     "prefix_caching",
@@ -65,7 +65,7 @@ DEPLOYMENT_OPTIONS = (
     "speculative_tokens",
     "speculative_draft",
     "speculative_acceptance",
-    "refit",
+    "refit", "kv_buffer_gib",
     "no_sleep",
     "logits",
     "routing_replay",
@@ -129,10 +129,10 @@ def deployment_options() -> dict[str, Any]:
                 EngineKind | None,
                 typer.Option(
                     help="What generates the rollouts: vllm/sglang (an engine with its own "
-                    "reservation and continuous batching), hf (HF generate on the training "
-                    "model: TRL use_vllm false, OpenRLHF without engines) or ds-hybrid "
-                    "(DeepSpeed-Chat's Hybrid Engine; ds-hybrid-unpinned: with "
-                    "--unpin_actor_parameters, each layer gathered per decode step); hf and "
+                    "reservation and continuous batching), megatron (NeMo RL's Megatron-core "
+                    "engine: the policy's own weights and layout, a --kv-buffer-gib pool), hf "
+                    "(HF generate on the training model) or ds-hybrid (DeepSpeed-Chat's Hybrid "
+                    "Engine; ds-hybrid-unpinned: each layer gathered per decode step); hf and "
                     "ds-hybrid run static batches of --max-num-seqs. Default: vllm.",
                     rich_help_panel=p,
                 ),

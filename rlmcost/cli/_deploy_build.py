@@ -152,6 +152,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         engine["tp"] = opts["rollout_tp"]
     if opts.get("rollout_pp") is not None:
         engine["pp"] = opts["rollout_pp"]
+    if opts.get("rollout_ep") is not None:
+        engine["ep"] = opts["rollout_ep"]
     if opts.get("enforce_eager") is not None:
         engine["eager"] = bool(opts["enforce_eager"])
     if opts.get("prefix_caching") is not None:
@@ -175,6 +177,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
             engine[key] = opts[key]
     if opts.get("refit") is not None:
         engine["refit"] = str(opts["refit"])
+    if opts.get("kv_buffer_gib") is not None:
+        engine["kv_buffer_gib"] = opts["kv_buffer_gib"]
     if opts.get("no_sleep") is not None:
         engine["sleep"] = not opts["no_sleep"]
     if opts.get("lora_rank") is not None:
@@ -214,7 +218,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
 
 GENERATION_FLAGS = {
     "engine": "--engine", "gpu_memory_utilization": "--gpu-memory-utilization",
-    "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp",
+    "rollout_tp": "--rollout-tp", "rollout_pp": "--rollout-pp", "rollout_ep": "--rollout-ep",
     "rollout_dtype": "--rollout-dtype", "enforce_eager": "--enforce-eager/--cuda-graphs",
     "prefix_caching": "--prefix-caching/--no-prefix-caching",
     "max_num_seqs": "--max-num-seqs", "sequences_per_call": "--sequences-per-call",
@@ -222,6 +226,7 @@ GENERATION_FLAGS = {
     "tp_gather_layers": "--tp-gather-layers", "speculative_tokens": "--speculative-tokens",
     "speculative_draft": "--speculative-draft",
     "speculative_acceptance": "--speculative-acceptance", "refit": "--refit",
+    "kv_buffer_gib": "--kv-buffer-gib",
 }  # fmt: skip
 """The options that set the generation engine, which an offline algorithm (DPO and its kin)
 does not run (:func:`unused_generation_flags`). ``--sleep/--no-sleep`` is left out: every

@@ -48,6 +48,13 @@ def engine_options(p: str) -> dict[str, Any]:
                                                min=1, rich_help_panel=p)],
             None,
         ),
+        "rollout_ep": (
+            Annotated[int | None, typer.Option(
+                help="Engine expert parallelism per replica (an MoE model's experts over that "
+                "many GPUs; NeMo RL mcore_generation_config.expert_model_parallel_size).",
+                min=1, rich_help_panel=p)],
+            None,
+        ),
         "enforce_eager": (
             Annotated[
                 bool | None,
@@ -248,6 +255,20 @@ def engine_options(p: str) -> dict[str, Any]:
                     "(rlmcost/perf/areal_sync.py). Default: the framework's refit (NCCL "
                     "broadcast, per-tensor export), else a copy over the links. An engine "
                     "sharing the trainer's GPUs keeps the framework's refit.",
+                    rich_help_panel=p,
+                ),
+            ],
+            None,
+        ),
+        "kv_buffer_gib": (
+            Annotated[
+                float | None,
+                typer.Option(
+                    help="--engine megatron: its KV pool per GPU in GiB (Megatron-core "
+                    "buffer_size_gb; default NeMo RL's 10), allocated whatever else the "
+                    "device holds; kept beside the trainer under --no-sleep "
+                    "(kv_cache_management_mode persist, NeMo RL's default).",
+                    min=0.0,
                     rich_help_panel=p,
                 ),
             ],

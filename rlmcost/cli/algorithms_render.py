@@ -108,11 +108,14 @@ def _memory_caption(e: Any) -> str:
             f"logits: one {w.logits_dtype} tensor. The paper's idealized iteration (--ideal): "
             "KV cache at the exact need, no engine reservation or overhead; datasheet capacity."
         )
+    engine = ("Generation runs in Megatron-core's engine on the policy's weights, its KV "
+              "cache a pool of --kv-buffer-gib per GPU" if d.engine.kind == "megatron" else
+              "Generation runs in an engine that reserves --gpu-memory-utilization of the "
+              "device (its KV cache is what is left after weights and workspace)")  # fmt: skip
     return text + (
         f"logits: the log-prob peak ({d.logits}: {w.activation_dtype} logits, "
-        f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). Generation runs "
-        "in an engine that reserves --gpu-memory-utilization of the device (its KV cache is "
-        "what is left after weights and workspace); engine: its reservation while another "
+        f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). {engine}; "
+        "engine: its reservation while another "
         f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
         f"context, communicator buffers, allocator slack ({_slack(d)}). Capacity: what the "
         "device gives programs."

@@ -161,6 +161,40 @@ class EngineSpec(BaseModel):
         default=None, description="probability each draft token is accepted, in [0, 1] "
         "(None = MTP_ACCEPTANCE for mtp; a draft model needs one)"
     )
+    kv_buffer_gib: float | None = Field(
+        default=None, gt=0, description="--engine megatron: its KV pool per GPU in GiB "
+        "(Megatron-core InferenceConfig.buffer_size_gb, NeMo RL "
+        "mcore_generation_config.buffer_size_gb); None = NeMo RL's 10 "
+        "(deployment.megatron_engine)"
+    )
+
+    @model_validator(mode="after")
+    def _megatron_settings(self) -> EngineSpec:
+        megatron = self.kind is EngineKind.MEGATRON
+        if self.kv_buffer_gib is not None and not megatron:
+            raise ValueError(f"--kv-buffer-gib sizes Megatron-core's KV pool; the engine here "
+                             f"is {self.kind}: add --engine megatron or drop --kv-buffer-gib")
+        if megatron and self.gpu_memory_utilization is not None:
+            raise ValueError("--gpu-memory-utilization with --engine megatron: Megatron-core "
+                             "reserves no fraction of the device, its KV pool is "
+                             "--kv-buffer-gib (buffer_size_gb) per GPU; drop "
+                             "--gpu-memory-utilization")  # fmt: skip
+        if megatron and self.dtype is not None:
+            raise ValueError(f"engine dtype {self.dtype} with --engine megatron: it decodes "
+                             "from the policy's own weights; --rollout-dtype applies to vLLM "
+                             "and SGLang engines")  # fmt: skip
+        return self
+
+    @property
+    def kv_block_tokens(self) -> int:
+        """Tokens per KV block: ``block_size``, except that a Megatron engine left at vLLM's
+        default takes Megatron-core's ``block_size_tokens`` (:data:`~rlmcost.deployment.
+        megatron_engine.MEGATRON_BLOCK_SIZE_TOKENS`)."""
+        from rlmcost.deployment.megatron_engine import MEGATRON_BLOCK_SIZE_TOKENS
+
+        if self.kind is EngineKind.MEGATRON and self.block_size == ENGINE_BLOCK_SIZE:
+            return MEGATRON_BLOCK_SIZE_TOKENS
+        return self.block_size
 
     @model_validator(mode="after")
     def _speculation(self) -> EngineSpec:
@@ -189,10 +223,13 @@ class EngineSpec(BaseModel):
     def shares_prefix(self) -> bool:
         """Whether the engine shares a group's cached prompt: ``prefix_caching``, else its
         default (:data:`~rlmcost.perf.rl_constants.VLLM_PREFIX_CACHING_ENABLED` for vLLM;
-        SGLang's radix cache is on unless ``--disable-radix-cache``, server_args.py); never
+        SGLang's radix cache is on unless ``--disable-radix-cache``, server_args.py; off for
+        Megatron-core unless given: grpo_math_1B.yaml ``enable_prefix_caching: false``); never
         for static batchers (HF generate, DeepSpeed-Chat's Hybrid Engine)."""
         from rlmcost.perf.rl_constants import VLLM_PREFIX_CACHING_ENABLED
 
+        if self.kind is EngineKind.MEGATRON:  # NeMo RL: enable_prefix_caching false
+            return bool(self.prefix_caching)
         if self.kind not in (EngineKind.VLLM, EngineKind.SGLANG):
             return False
         if self.prefix_caching is not None:

@@ -126,7 +126,9 @@ def read_workload(kind: EngineKind, arch: Arch, workload: Workload, ideal: bool)
 
 def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list[str]:
     """What the generating engines' caches do with the models' sliding windows and Gated
-    DeltaNet states (this module), one note each; none for the ideal deployment."""
+    DeltaNet states (this module), one note each, and what a Megatron engine is priced as
+    (:data:`~rlmcost.deployment.megatron_engine.MEGATRON_NOTE`); none for the ideal
+    deployment."""
     if ideal:
         return []
     names = "/".join(sorted(EngineKind(k).value for k in kinds))
@@ -144,4 +146,8 @@ def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list
             "(mamba_ssm_cache_dtype auto), SGLang in fp32 (--mamba-ssm-dtype float32), Hugging "
             "Face in fp32; the conv state in the KV dtype (rlmcost.deployment.engine_kv)"
         )
+    if EngineKind.MEGATRON in kinds:
+        from rlmcost.deployment.megatron_engine import MEGATRON_NOTE
+
+        out.append(MEGATRON_NOTE)
     return out

@@ -54,13 +54,19 @@ class EngineKind(StrEnum):
     ``ds-hybrid-unpinned``: the same engine under ZeRO-3 with ``pin_parameters`` false
     (DeepSpeed-Chat's ``--unpin_actor_parameters``): nothing gathered ahead, each layer's
     parameters gathered over the trainer's ZeRO-3 group in every forward, so every decode step
-    (deepspeed/runtime/hybrid_engine.py ``_zero3_forward``), in the trainer's layout."""
+    (deepspeed/runtime/hybrid_engine.py ``_zero3_forward``), in the trainer's layout;
+    ``megatron``: Megatron-core's ``DynamicInferenceEngine`` as NeMo RL's Megatron generation
+    backend runs it (``policy.generation.backend: megatron``;
+    :mod:`rlmcost.deployment.megatron_engine`): continuous batching over a paged KV pool of a
+    fixed size, CUDA graphs; colocated it serves the policy's own weights in the training
+    layout (no copy, no refit), or a dedicated inference layout resharded into at each wake."""
 
     VLLM = "vllm"
     SGLANG = "sglang"
     HF = "hf"
     DS_HYBRID = "ds-hybrid"
     DS_HYBRID_UNPINNED = "ds-hybrid-unpinned"
+    MEGATRON = "megatron"
 
     @property
     def static(self) -> bool:

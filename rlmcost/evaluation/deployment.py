@@ -320,21 +320,17 @@ def _prices(fleet: tuple[str, ...], given: dict[str, float] | None
 @memo.memoized()
 def _kept_prices(fleet: tuple[str, ...], given: tuple[tuple[str, float], ...] | None
                  ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
-    return _price_table(fleet, None if given is None else dict(given))
-
-
-def _price_table(fleet: tuple[str, ...], given: dict[str, float] | None
-                 ) -> tuple[str | None, dict[str, float]]:  # fmt: skip
     from rlmcost.specs.prices import missing_price, prices_for
 
-    names = list(fleet)
-    return missing_price(names, given), prices_for(names, given)
+    table = None if given is None else dict(given)
+    return missing_price(list(fleet), table), prices_for(list(fleet), table)
 
 
 def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | None,
           alg: Algorithm) -> tuple[Placement, tuple[Task, ...]]:  # fmt: skip
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
-    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle)
+    plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
+                 colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
     return plan, plan.tasks(alg)
 
 
@@ -343,7 +339,8 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     if not dep.groups:
         return None
     own = [g.engine and g.engine.tp and merged_engine(dep.engine, g.engine) for g in dep.groups]
-    generate = tuple((e.tp, e.pp, e.ep) if e else None for e in own)
+    generate = tuple((e.tp, e.pp, e.ep, dep.train.etp if e.kind == "megatron" else None)
+                     if e else None for e in own)  # Megatron: the policy's expert TP
     run = (dep.train, dep.forward_layout(), given_fields(dep.groups))  # layered reads them
     return _parsed_groups(tuple(dep.groups), generate, run)
 
@@ -364,7 +361,7 @@ def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...],
         layouts = [(kind, layered(own, base).layout()) for kind, own, base in
                    ((Kind.TRAIN, g.train, run[0]), (Kind.FORWARD, forward, run[1])) if own]
         if gen is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2])))
+            layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2], etp=gen[3])))
         out.append(replace(parsed, layouts=tuple(layouts)))
     return tuple(out)
 

@@ -23,8 +23,8 @@ from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
+from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
-from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.virtual_pipeline import nemo_rl_virtual_stages
@@ -80,7 +80,7 @@ def import_nemo_rl(
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)
     _layout(r, q)
-    _engine(r, q)
+    import_engine(r, q)
     environment_workers(r, q)
     _async(r, q)
     q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
@@ -259,106 +259,17 @@ def _megatron_recompute(r: Reader, q: ImportedQuery, c: str) -> str | bool:
     return "selective"
 
 
-ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
-                    "fp8": "fp8"}  # fmt: skip
-"""``vllm_cfg.precision`` -> ``--rollout-dtype`` (bfloat16, the default, needs no flag)."""
-
-
-def _engine_precision(r: Reader, q: ImportedQuery, v: str) -> None:
-    """``vllm_cfg.precision``: NeMo RL's FP8 generation runs vLLM's FP8 W8A8 quantization
-    (block-wise 128 x 128 E4M3 weights, dynamic activation scales), the weights re-quantized
-    at each refit (nemo_rl/models/generation/vllm/quantization/fp8.py, ``init_fp8``,
-    ``FP8_BLOCK_QUANT_KWARGS``). The LM head and any ``num_first_layers_in_bf16`` /
-    ``num_last_layers_in_bf16`` stay in bf16 there; rlmcost counts every layer in FP8 (the LM
-    head is 6.5 % of Llama-3.1-8B's parameters)."""
-    precision = str(r.raw(f"{v}.precision", "bfloat16")).lower()
-    if precision not in ENGINE_PRECISION:
-        raise SpecError(f"{r.where}: {v}.precision {precision!r}: use bfloat16, float16 or fp8")
-    dtype = ENGINE_PRECISION[precision]
-    if dtype is not None:
-        q.set("--rollout-dtype", dtype)
-    kept = sum(r.integer(f"{v}.num_{end}_layers_in_bf16", 0, lo=0) for end in ("first", "last"))
-    if dtype == "fp8" and kept:
-        q.note(f"vllm_cfg keeps {kept} layer(s) in bf16; rlmcost counts every layer in FP8")
-
-
-_MTP_METHODS = ("deepseek_mtp", "mtp")
-"""vLLM ``speculative_config.method`` values that draft with the checkpoint's MTP layer
-(vllm/config/speculative.py: ``deepseek_mtp``, folded into ``mtp`` in later releases)."""
-
-
-def _speculative(r: Reader, q: ImportedQuery, key: str) -> None:
-    """vLLM's ``speculative_config`` passed through ``vllm_kwargs`` (the DeepSeek-V3 recipes
-    at v0.7.0: method deepseek_mtp, num_speculative_tokens 1; commit 2369c0aec)."""
-    n = r.integer(f"{key}.num_speculative_tokens", 0, lo=0)
-    if not n:
-        return
-    method = r.text(f"{key}.method", None)
-    if method in _MTP_METHODS:
-        q.set("--speculative-tokens", n)
-        q.note(f"speculative_config method {method}: {n} draft token(s) per step from the "
-               "checkpoint's MTP layer, acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report "
-               "§5.4.3)")  # fmt: skip
-    else:
-        q.note(f"speculative_config method {method!r}: only MTP drafts are read; give "
-               "--speculative-tokens, --speculative-draft and --speculative-acceptance")
-
-
-def _engine(r: Reader, q: ImportedQuery) -> None:
-    g = "policy.generation"
-    backend = r.text(f"{g}.backend", "vllm")
-    if backend != "vllm":
-        q.note(f"generation.backend {backend}: rlmcost models a vLLM-style engine (nearest)")
-    v = f"{g}.vllm_cfg"
-    tp = r.integer(f"{v}.tensor_parallel_size", 1)
-    q.set("--rollout-tp", tp)
-    if (pp := r.integer(f"{v}.pipeline_parallel_size", 1)) > 1:
-        q.set("--rollout-pp", pp)
-    q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
-    _engine_precision(r, q, v)
-    engine_switches(r, q, v)
-    _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
-    engine_max_num_seqs(r, q, g)
-    offload = dict(q.flags).get("--offload")
-    if r.flag(f"{g}.colocated.enabled", True):
-        for key in ("gpus_per_node", "num_nodes"):
-            r.raw(f"{g}.colocated.resources.{key}")
-        q.set("--sleep")
-        if offload in (None, "optimizer"):  # grpo.py refit_policy_generation, colocated
-            megatron = r.flag("policy.megatron_cfg.enabled", False)  # (CPU optimizer: stays)
-            q.set("--offload", f"{offload or 'optimizer-idle'},params-idle" + (
-                ",grads-idle" if megatron else ""))  # fmt: skip
-        return
-    if offload is None:
-        q.set("--offload", "")  # apart: the policy keeps its states (no refit offload)
-    gpus = dict(q.flags)["--gpus"]
-    per_node = r.integer(f"{g}.colocated.resources.gpus_per_node", None)
-    nodes = r.integer(f"{g}.colocated.resources.num_nodes", None)
-    if per_node is None:
-        raise SpecError(f"{r.where}: generation.colocated.enabled is false: set "
-                        "generation.colocated.resources.gpus_per_node")  # fmt: skip
-    rollout = per_node * (nodes or 1)
-    if rollout >= gpus:
-        raise SpecError(f"{r.where}: {rollout} generation GPUs leave none of the cluster's "
-                        f"{gpus} for training")  # fmt: skip
-    q.set("--no-sleep")
-    roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
-    groups = f"rollout={rollout}[tp={tp}],{roles}={gpus - rollout}"
-    q.convert(
-        "generation.colocated.resources",
-        "--groups",
-        groups,
-        "generation on GPUs of its own (colocated.enabled false), training on the rest",
-    )
-
-
 def _async(r: Reader, q: ImportedQuery) -> None:
     """``grpo.async_grpo`` (NeMo RL v0.5.0 nemo_rl/algorithms/grpo.py ``async_grpo_train`` and
     nemo_rl/algorithms/async_utils.py ``AsyncTrajectoryCollector``; docs/guides/async-grpo.md).
 
-    The collector generates on its own GPUs (colocated inference is refused) for training
-    steps up to ``max_trajectory_age_steps`` ahead: ``--placement async --staleness`` age.
-    With ``in_flight_weight_updates`` and vLLM's ``async_engine`` it does not wait for the
+    The collector generates for training steps up to ``max_trajectory_age_steps`` ahead:
+    ``--placement async --staleness`` age, on GPUs of its own or, with the Megatron
+    generation backend, on the policy's (PR 2884 at 8863ebeff: ``async_grpo_train`` asserts
+    that colocated async GRPO runs a ``MegatronGeneration``; the engine stands down for each
+    training step and wakes after it: ``--groups`` of one group, the step their sum).
+    With ``in_flight_weight_updates`` and vLLM's ``async_engine`` (or Megatron-core's engine,
+    which serves requests as they come) it does not wait for the
     generations in flight at a refit (``prepare_for_refit``): they continue under the new
     weights while new prompt groups start as old ones finish, up to ``num_prompts_per_step x
     max_trajectory_age_steps`` in flight (``_inflight_sema``): the engines stream across steps
@@ -372,15 +283,23 @@ def _async(r: Reader, q: ImportedQuery) -> None:
             q.note("vllm_cfg.async_engine without async GRPO: requests served as they come, "
                    "the synchronous iteration")  # fmt: skip
         return
+    megatron = dict(q.flags).get("--engine") == "megatron"
     if r.flag("policy.generation.colocated.enabled", True):
-        raise SpecError(f"{r.where}: async GRPO colocated with inference (NeMo RL PR 2884, "
-                        "8863ebeff, Megatron generation backend only) is not modelled; set "
-                        "policy.generation.colocated.enabled false (grpo.py before it refuses "
-                        "colocated inference for async GRPO)")  # fmt: skip
+        if not megatron:
+            raise SpecError(f"{r.where}: async GRPO colocated with inference runs only on the "
+                            "Megatron generation backend (grpo.py async_grpo_train: 'Colocated "
+                            "async GRPO is only supported for the Megatron generation "
+                            "backend'); set policy.generation.backend megatron or "
+                            "policy.generation.colocated.enabled false")  # fmt: skip
+        roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
+        q.convert("generation.colocated.enabled=true", "--groups",
+                  f"{roles}={dict(q.flags)['--gpus']}", "one group: the engine and the policy "
+                  "share the GPUs, the engine standing down for each training step")
     age = r.integer(f"{a}.max_trajectory_age_steps", 1)
     q.convert(f"{a}.max_trajectory_age_steps={age}", "--staleness", age,
               "trajectories up to that many steps old; --placement async")  # fmt: skip
     q.set("--placement", "async")
+    vllm_async = vllm_async or megatron  # Megatron-core's engine serves requests as they come
     in_flight = r.flag(f"{a}.in_flight_weight_updates", False)
     recompute = r.flag(f"{a}.recompute_kv_cache_after_weight_updates", False)
     if in_flight and vllm_async:

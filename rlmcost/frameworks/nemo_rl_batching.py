@@ -81,7 +81,3 @@ def _logprob_batching(r: Reader, q: ImportedQuery, key: str | None, cp: int) -> 
               if per_gpu != budget else ""), "--forward-max-tokens-per-gpu", per_gpu,
               "tokens per log-prob micro-batch per GPU")  # fmt: skip
 
-
-ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
-                    "fp8": "fp8"}  # fmt: skip
-"""``vllm_cfg.precision`` -> ``--rollout-dtype`` (bfloat16, the default, needs no flag)."""

@@ -284,7 +284,10 @@ class Preset:
         fields, such as ``--packing`` for training and the forwards, once). ``applied``: the
         algorithm options the preset implies for one algorithm
         (:func:`rlmcost.frameworks.presets.preset_options`); an option default it does not
-        apply (PPO keeps its reward model) is left out."""
+        apply (PPO keeps its reward model) is left out, and so is a default of an engine other
+        than the preset's."""
+        kind = next((str(d.value) for d in self.defaults if d.field == "engine.kind"), "vllm")
         return " ".join(dict.fromkeys(d.flag for d in self.defaults
-                                      if applied is None or d.field not in OPTION_FIELDS
-                                      or applied.get(d.field) == d.value))  # fmt: skip
+                                      if (not d.engines or kind in d.engines)
+                                      and (applied is None or d.field not in OPTION_FIELDS
+                                           or applied.get(d.field) == d.value)))  # fmt: skip

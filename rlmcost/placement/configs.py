@@ -80,7 +80,8 @@ def _per_model_and_side(alg: Algorithm) -> tuple[DeviceGroup, ...]:
 
 
 def _check_rollout_apart(alg: Algorithm, placement: Placement) -> None:
-    """Asynchrony overlaps rollout with training, so they must sit on different groups."""
+    """Asynchrony overlaps rollout with training, so they must sit on different groups (but on
+    NeMo RL's Megatron generation: :func:`build`'s ``colocated``)."""
     tasks = placement.tasks(alg)
     gen = {t.group for t in tasks if t.kind is Kind.GENERATE and t.role is Role.ACTOR}
     train = {t.group for t in tasks if t.kind is Kind.TRAIN and t.role is Role.ACTOR}
@@ -89,7 +90,9 @@ def _check_rollout_apart(alg: Algorithm, placement: Placement) -> None:
         raise SpecError(
             f"--placement {placement.name}: the actor generates and trains on the same group "
             f"({', '.join(sorted(shared))}), so rollout cannot overlap training; give the "
-            "rollout its own group, e.g. --groups rollout=16,actor+reference=32,critic+reward=16"
+            "rollout its own group, e.g. --groups rollout=16,actor+reference=32,critic+reward=16, "
+            "or generate with --engine megatron, which stands down for each training step "
+            "(NeMo RL's async GRPO colocated with Megatron generation, PR 2884)"
         )
 
 
@@ -101,8 +104,15 @@ def build(
     staleness: int | None = None,
     groups: tuple[DeviceGroup, ...] | None = None,
     offload: bool = False,
+    colocated: bool = False,
 ) -> Placement:
     """The placement of ``alg`` under ``config`` (None: the user's ``groups``, synchronous).
+
+    ``colocated``: the engine may generate on the actor's training GPUs under async (NeMo RL's
+    async GRPO colocated with Megatron generation, PR 2884 at 8863ebeff: the engine stands
+    down for each training step, ``blocks_training``, and its samples in flight resume after
+    it), so the actor's generation and training may share a group; without it that is an
+    error (rollout must overlap training).
 
     ``staleness``: k for async and combined (default 1; k >= 1 required); an error for any
     other configuration unless 0. ``groups`` (``--groups``): the user's device groups; they
@@ -158,7 +168,7 @@ def build(
             offload=offload,
         )
         placement.tasks(alg)  # every invocation placed exactly once
-        if cfg in _ASYNC:
+        if cfg in _ASYNC and not colocated:
             _check_rollout_apart(alg, placement)
         return placement
     assert cfg is not None

@@ -8,7 +8,9 @@ or the dummy sampler's logits, whichever is larger, plus the memory outside PyTo
 last stage only; it is taken on every stage here (the most loaded stage's forward beside it),
 an upper bound for the other stages. Other engines (SGLang) keep rlmcost's earlier
 workspace: one sequence's prefill transients and sampler logits (SGLang's
-``mem_fraction_static`` reservation is not profiled the same way; not modelled).
+``mem_fraction_static`` reservation is not profiled the same way; not modelled). Megatron-core
+(:mod:`rlmcost.deployment.megatron_engine`) allocates a pool of ``buffer_size_gb`` whatever
+else the device holds: its weights are the trainer's, its workspace beside the pool.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import MEGATRON_MAX_TOKENS, kv_buffer_bytes, max_requests
 from rlmcost.deployment.sglang_limits import max_running_requests
 from rlmcost.deployment.terms import kv_pool_bytes, pool_tokens
 from rlmcost.deployment.vllm_profile import (
@@ -38,6 +41,8 @@ def batched_tokens(g: GroupMemory) -> int:
     """The engine's ``max_num_batched_tokens``: given, else vLLM's offline default for the
     group's device (:func:`~rlmcost.deployment.vllm_profile.llm_class_defaults`)."""
     given = g.engine.max_num_batched_tokens
+    if given is None and g.engine.kind is EngineKind.MEGATRON:
+        return MEGATRON_MAX_TOKENS  # Megatron-core max_tokens (deployment.megatron_engine)
     return given if given is not None else llm_class_defaults(
         g.s.capacity_bytes, g.s.hardware.name
     )[1]
@@ -53,6 +58,8 @@ def engine_budget(g: GroupMemory, task: Task) -> tuple[MemoryBreakdown, int]:
     ``overhead`` (:func:`~rlmcost.deployment.terms.overhead_bytes`), counted once."""
     replicas = g.replicas(task)
     one = g.own(task, replicas)
+    if g.engine.kind is EngineKind.MEGATRON:  # a pool of buffer_size_gb (megatron_engine)
+        return one, kv_buffer_bytes(g.engine.kv_buffer_gib)
     if g.engine.kind is not EngineKind.VLLM:
         workspace = one.activations + one.logits + one.buffers
         return one, kv_pool_bytes(g.reservation, one.weights, workspace)
@@ -79,13 +86,18 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     :meth:`~rlmcost.placement.group_memory.GroupMemory.engine_pool` counts them, and its
     context length: ``engine.context_length``, else the checkpoint's ``max_context``, else
     (unknown) the task's sequence length; vLLM's is 256 (and so for the engine's other
-    tasks)."""
+    tasks). Megatron-core's: its ``max_requests`` from the pool's blocks
+    (:func:`~rlmcost.deployment.megatron_engine.max_requests`)."""
     eng = g.engine
-    if eng.max_num_seqs is not None or eng.kind is not EngineKind.SGLANG \
+    if eng.max_num_seqs is not None or eng.kind not in (EngineKind.SGLANG, EngineKind.MEGATRON) \
             or g.engine_task is not task:  # fmt: skip
         return eng.max_seqs
     one, pool = engine_budget(g, task)
     cp = g.layouts[task.index].cp
+    if eng.kind is EngineKind.MEGATRON:
+        block = eng.kv_block_tokens
+        tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), block)
+        return max_requests(tokens // block, g.layouts[task.index].tp)
     tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), 1) * cp
     context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
     return max_running_requests(tokens, context)

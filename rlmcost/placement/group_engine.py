@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.compiled.blocks import params
+from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import kv_buffer_bytes
 from rlmcost.deployment.spec import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION, EngineSpec
 from rlmcost.deployment.terms import refit_buffer_bytes, reservation_bytes
 from rlmcost.memo import kept_property
@@ -42,12 +44,31 @@ class GroupEngine(GroupOffload):
 
     @kept_property
     def reservation(self) -> int:
+        """The engine's bytes per device beside the trainer when it does not sleep: vLLM's
+        ``gpu_memory_utilization`` of the device; Megatron-core's KV pool of
+        ``buffer_size_gb`` (:mod:`rlmcost.deployment.megatron_engine`: it serves the trainer's
+        weights, or offloads its own inference copy while the trainer runs)."""
+        if self.engine.kind is EngineKind.MEGATRON:
+            return kv_buffer_bytes(self.engine.kv_buffer_gib)
         return reservation_bytes(self.engine_fraction, self.s.capacity_bytes)
 
     @kept_property
     def engine_weights(self) -> int:
+        """The engine's own weights per device: none for a Megatron engine that serves the
+        trainer's weights in their layout (:mod:`rlmcost.deployment.megatron_engine`)."""
         task = self.engine_task
-        return 0 if task is None else self.own(task, self.replicas(task)).weights
+        if task is None or self.serves_trainer_weights(task):
+            return 0
+        return self.own(task, self.replicas(task)).weights
+
+    def serves_trainer_weights(self, task: Task) -> bool:
+        """``task`` generates on a Megatron engine from the weights its model trains with
+        here, in the same layout (NeMo RL's ``_gen_model``: the training model itself)."""
+        if self.engine.kind is not EngineKind.MEGATRON:
+            return False
+        train = next((t for t in self.tasks if t.role is task.role and t.kind is Kind.TRAIN),
+                     None)  # fmt: skip
+        return train is not None and self.layouts[train.index] == self.layouts[task.index]
 
     def refit_extra(self, task: Task, own: MemoryBreakdown, generating: int) -> int:
         """What the engine's refit adds to its generation peak of ``generating`` bytes per
@@ -58,7 +79,11 @@ class GroupEngine(GroupOffload):
         engine is refitted with its weights woken and its KV pool not yet allocated (vLLM
         ``wake_up(tags=["weights"])`` before ``tags=["kv_cache"]``: verl's sharding manager,
         NeMo RL ``prepare_for_generation``), so the buffer raises the peak only past the
-        pool and workspace it precedes."""
+        pool and workspace it precedes. A Megatron engine is not refitted (it serves the
+        trainer's weights, or reshards on the same ranks: :mod:`rlmcost.deployment.
+        megatron_engine`): nothing."""
+        if self.engine.kind is EngineKind.MEGATRON:
+            return 0
         arch = self.s.arch(task.role)
         d, w = int(arch.d_model), self.s.workload.weight_dtype.bytes
         widths = (int(arch.vocab), int(arch.d_ff), int(arch.q_width), int(arch.d_expert))

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.placement.prefix_share import PrefixShare, engine_share
 
@@ -133,10 +134,33 @@ def framework_stream(setup: Setup, lengths: tuple[int, ...], replicas: int, dept
             if beh is not None and beh.stream_group_gate else None)  # fmt: skip
     eng = engine or d.engine  # the group's own (inputs.engine_for), else the run's
     share = None if d.ideal else engine_share(eng, gate.unit if gate else k,
-                                              eng.block_size, setup.counting)  # fmt: skip
+                                              eng.kv_block_tokens, setup.counting)  # fmt: skip
     if beh is None:
         return StreamRules(share=share)
-    return StreamRules(gate, not beh.stream_keeps_kv, beh.stream_version_gate, share)
+    return StreamRules(gate, not beh.stream_keeps_kv,
+                       beh.stream_version_gate and not _colocated(setup), share)  # fmt: skip
+
+
+def colocated_note(setup: Setup) -> list[str]:
+    """The note of an asynchronous run whose actor generates and trains on one group."""
+    if not _colocated(setup):
+        return []
+    return ["asynchronous on shared GPUs (NeMo RL's async GRPO colocated with Megatron "
+            "generation, PR 2884): the engine stands down for each training step and wakes "
+            "after it (grpo.py async_grpo_train: blocks_training, finish_generation(release_gpu"
+            "=True); the wait for it is NeMo RL's exposed_generation), so a step is its "
+            "generation, the forwards and the update in sequence on the same GPUs: their sum, "
+            "not their max; the samples in flight resume after the step"]  # fmt: skip
+
+
+def _colocated(setup: Setup) -> bool:
+    """The actor generates and trains on one group (NeMo RL's async GRPO colocated with
+    Megatron generation, PR 2884): the engine stands down for every training step
+    (grpo.py ``async_grpo_train``: ``blocks_training``, ``finish_generation(release_gpu=
+    True)``), so the group's own sequence, not a version gate, orders its generation."""
+    where = {t.kind: t.group for t in setup.tasks
+             if t.role is Role.ACTOR and t.kind in (Kind.GENERATE, Kind.TRAIN)}  # fmt: skip
+    return len(where) == 2 and where[Kind.GENERATE] == where[Kind.TRAIN]
 
 
 def admit_grouped(lengths: list[int], slots: int, gate: GroupGate) -> tuple[list[int], list[int]]:

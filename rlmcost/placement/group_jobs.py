@@ -214,7 +214,8 @@ def _forward(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
 
 def engine_model(g: GroupModel, task: Task) -> Engine:
     """The generation replica's engine model (its TP and EP degrees; vLLM prefills in chunks of
-    its ``max_num_batched_tokens``, :func:`~rlmcost.placement.engine_budget.batched_tokens`); HF
+    its ``max_num_batched_tokens``, Megatron-core of its ``max_tokens``: :func:`~rlmcost.
+    placement.engine_budget.batched_tokens`); HF
     ``generate`` and an engine with ``enforce_eager`` run eager kernels: a step lasts at least
     their launch time (``eager_launch_s``, dense and MoE layers apart; the Hybrid Engine's
     measured, ``deepspeed_chat.hybrid_engine_launch_s``); vLLM's per-request host work is on
@@ -234,7 +235,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
         step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
-        chunk_tokens=batched_tokens(g) if vllm else CHUNK_TOKENS,
+        chunk_tokens=batched_tokens(g) if vllm or g.engine.kind == "megatron" else CHUNK_TOKENS,
         **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
                         lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip

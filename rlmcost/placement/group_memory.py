@@ -39,6 +39,8 @@ _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "e
                                                                    "overhead"))
 assert TERMS[:3] == STATES  # GroupMemory.states: a model's states are the first three terms
 _NO_TRANSIENTS = (0,) * (len(TERMS) - len(STATES))
+_PAGED = (EngineKind.VLLM, EngineKind.SGLANG, EngineKind.MEGATRON)
+"""Engines with a KV pool that admits sequences as blocks or token slots free up."""
 
 
 def _transients(m: MemoryBreakdown) -> tuple[int, ...]:
@@ -339,16 +341,18 @@ class GroupMemory(GroupEngine):
         layout = self.layouts[task.index]
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
-        slots = engine_slots(
-            pool, one.kv_cache, tokens, eng.block_size, running_cap(self, task), share
-        )
+        slots = engine_slots(pool, one.kv_cache, tokens, eng.kv_block_tokens,
+                             running_cap(self, task), share)  # fmt: skip
         if slots == 0:
             self.problems.append(
                 f"{task.label()} on {self.group.name}: the engine's reservation "
                 f"({self.engine_fraction:g} of the device, {self.reservation / 2**30:.1f} GiB) "
                 f"leaves {max(pool, 0) / 2**30:.2f} GiB for the KV cache, less than one "
                 f"sequence's {one.kv_cache / 2**30:.2f} GiB; raise --gpu-memory-utilization or "
-                "--rollout-tp"
+                "--rollout-tp" if eng.kind is not EngineKind.MEGATRON else f"{task.label()} on "
+                f"{self.group.name}: the engine's KV pool ({pool / 2**30:.2f} GiB, "
+                "--kv-buffer-gib) holds less than "
+                f"one sequence's {one.kv_cache / 2**30:.2f} GiB; raise --kv-buffer-gib"
             )
             return 1, one
         return slots, with_terms(one, kv_cache=pool)
@@ -362,11 +366,11 @@ class GroupMemory(GroupEngine):
         Either shares a prompt group's cached prompt where the engine caches prefixes
         (:mod:`rlmcost.placement.prefix_share`). None for static batchers."""
         kind = self.engine.kind
-        if self.engine_task is not task or kind not in (EngineKind.VLLM, EngineKind.SGLANG):
+        if self.engine_task is not task or kind not in _PAGED:
             return None
         one, pool = engine_budget(self, task)
         cp = self.layouts[task.index].cp
-        block = self.engine.block_size if kind is EngineKind.VLLM else 1
+        block = 1 if kind is EngineKind.SGLANG else self.engine.kv_block_tokens
         tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
         k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
         share = engine_share(self.engine, k, block * cp, self.s.counting)

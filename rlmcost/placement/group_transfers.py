@@ -34,6 +34,7 @@ from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_passes import packing
 from rlmcost.placement.jobs import Job, Transfer, phase_of
+from rlmcost.placement.megatron_suspend import megatron_suspend
 from rlmcost.placement.speculative import draft_weight_bytes
 from rlmcost.placement.transfer import (
     group_link_bytes_per_s,
@@ -48,7 +49,8 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
     dep = g.s.deployment
     beh = None if dep.ideal else behaviour(dep.framework)
     engine = g.engine_task
-    refit_here = beh is not None and engine is not None and g.trains_here(engine.role)
+    refit_here = beh is not None and engine is not None and g.trains_here(engine.role) \
+        and g.engine.kind is not EngineKind.MEGATRON  # it reshards on its ranks, or shares
     for job in jobs:
         t = job.task
         if refit_here and t is engine:
@@ -78,7 +80,9 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
                     unit=f"{t.role}: training layout -> {t.kind} layout",
                 )
             )
-    if engine is not None and g.engine.sleep and len(g.tasks) > 1:
+    if engine is not None and g.engine.kind is EngineKind.MEGATRON:
+        out += megatron_suspend(g, engine)
+    elif engine is not None and g.engine.sleep and len(g.tasks) > 1:
         # vLLM sleep mode level 1: weights to host after generation, back before it; level 2
         # (the framework's Behaviour) discards them, the refit reloads them
         w = g.engine_weights

@@ -53,7 +53,7 @@ from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
-from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, framework_stream
+from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, colocated_note, framework_stream
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction, sync_notes
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
@@ -278,6 +278,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         notes += overlap_notes(float(per_p), busy,
                                {g.name: g.gpus for g in groups}, placement.staleness,
                                in_turn)  # fmt: skip
+        notes += colocated_note(setup)
     if setup.deployment.partial_rollout:
         rules = framework_stream(setup, (1,), 1, 1)
         notes.append(

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Overhead
 from rlmcost.memo import per_instance
 from rlmcost.placement.group_memory import switches
-from rlmcost.placement.inputs import Setup
+from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.jobs import GroupEstimate, Transfer
 
 EXPOSED_NOTE_SHARE = 0.01
@@ -101,6 +102,8 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     ov = dep.overhead  # by its values: a pydantic model hashes and compares in Python
     key = (type(ov), tuple(ov.__dict__.items()))
     for g in groups:
+        if engine_for(setup, g.name).kind is EngineKind.MEGATRON:
+            continue  # no fraction: its pool is buffer_size_gb (deployment.megatron_engine)
         f = _group_fraction(g, key)
         if f is None:
             continue

@@ -31,7 +31,8 @@ _TRAIN_FLAGS = {"tp": "--tp", "pp": "--pp", "cp": "--cp", "ep": "--ep", "etp": "
                 "max_tokens_per_gpu": "--max-tokens-per-gpu",
                 "param_dtype": "--param-dtype",
                 "grad_reduce_dtype": "--grad-reduce-dtype"}  # fmt: skip
-_ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout-dtype",
+_ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep",
+                 "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
                  "context_length": "--context-length",
@@ -41,7 +42,7 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "dtype": "--rollout
                  "speculative_tokens": "--speculative-tokens",
                  "speculative_draft": "--speculative-draft",
                  "speculative_acceptance": "--speculative-acceptance",
-                 "refit": "--refit"}  # fmt: skip
+                 "refit": "--refit", "kv_buffer_gib": "--kv-buffer-gib"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "calibration": "--calibration"}  # fmt: skip

@@ -12,6 +12,9 @@ from __future__ import annotations
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
+_VLLM_CFG = ("vllm", "sglang")
+"""The engines a ``generation.vllm_cfg`` default sizes (not Megatron-core's, which takes the
+policy's layout and its own ``buffer_size_gb``)."""
 _NEMO_DTENSOR = "nemo_rl/models/policy/workers/dtensor_policy_worker.py"
 _NEMO_8B_YAML = "NeMo RL examples/configs/grpo_math_8B.yaml (v0.3.0-v0.7.0)"
 
@@ -134,12 +137,14 @@ PRESET = Preset(
             1,
             "--rollout-tp 1",
             f"{_NEMO_YAML}: generation.vllm_cfg.tensor_parallel_size: 1",
+            engines=_VLLM_CFG,
         ),
         Default(
             "engine.gpu_memory_utilization",
             0.6,
             "--gpu-memory-utilization 0.6",
             f"{_NEMO_YAML}: generation.vllm_cfg.gpu_memory_utilization: 0.6",
+            engines=_VLLM_CFG,
         ),
         Default(
             "engine.max_num_seqs",
@@ -160,6 +165,15 @@ PRESET = Preset(
             "--sleep",
             f"{_NEMO_YAML}: generation.colocated.enabled: true (vLLM sleeps while "
             "the policy trains)",
+        ),
+        Default(
+            "engine.sleep",
+            False,
+            "--no-sleep",
+            f"{_NEMO_YAML}: generation.mcore_generation_config.kv_cache_management_mode: "
+            "persist (Megatron-core keeps its KV pool on the GPU while the policy trains; "
+            "rlmcost.deployment.megatron_engine)",
+            engines=("megatron",),
         ),
         Default(
             "offload_idle",
@@ -281,7 +295,8 @@ PRESET = Preset(
                 Default("train.ckpt", "full", "--ckpt full",
                         f"{_NEMO_32B_YAML}: dtensor_cfg.activation_checkpointing: true"),
                 Default("engine.tp", 4, "--rollout-tp 4",
-                        f"{_NEMO_32B_YAML}: generation.vllm_cfg.tensor_parallel_size: 4"),
+                        f"{_NEMO_32B_YAML}: generation.vllm_cfg.tensor_parallel_size: 4",
+                        engines=_VLLM_CFG),
             ),
             "grpo-qwen2.5-32b-32n8g-fsdp2tp8-actckpt.v3.yaml, NeMo RL's DTensor recipe for "
             "Qwen2.5-32B, for an actor of >= 16.2 B parameters: activation checkpointing, "

@@ -1,0 +1,124 @@
+"""NeMo RL import: the generation engine (``policy.generation``) and where it runs.
+
+Split from :mod:`rlmcost.frameworks.nemo_rl` (the importer), which calls
+:func:`import_engine`.
+"""
+
+from __future__ import annotations
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.nemo_rl_megatron import megatron_generation
+from rlmcost.frameworks.nemo_rl_vllm import engine_max_num_seqs, engine_switches
+from rlmcost.frameworks.result import ImportedQuery
+
+ENGINE_PRECISION = {"bfloat16": None, "bf16": None, "float16": "fp16", "fp16": "fp16",
+                    "fp8": "fp8"}  # fmt: skip
+"""``vllm_cfg.precision`` -> ``--rollout-dtype`` (bfloat16, the default, needs no flag)."""
+
+
+def _engine_precision(r: Reader, q: ImportedQuery, v: str) -> None:
+    """``vllm_cfg.precision``: NeMo RL's FP8 generation runs vLLM's FP8 W8A8 quantization
+    (block-wise 128 x 128 E4M3 weights, dynamic activation scales), the weights re-quantized
+    at each refit (nemo_rl/models/generation/vllm/quantization/fp8.py, ``init_fp8``,
+    ``FP8_BLOCK_QUANT_KWARGS``). The LM head and any ``num_first_layers_in_bf16`` /
+    ``num_last_layers_in_bf16`` stay in bf16 there; rlmcost counts every layer in FP8 (the LM
+    head is 6.5 % of Llama-3.1-8B's parameters)."""
+    precision = str(r.raw(f"{v}.precision", "bfloat16")).lower()
+    if precision not in ENGINE_PRECISION:
+        raise SpecError(f"{r.where}: {v}.precision {precision!r}: use bfloat16, float16 or fp8")
+    dtype = ENGINE_PRECISION[precision]
+    if dtype is not None:
+        q.set("--rollout-dtype", dtype)
+    kept = sum(r.integer(f"{v}.num_{end}_layers_in_bf16", 0, lo=0) for end in ("first", "last"))
+    if dtype == "fp8" and kept:
+        q.note(f"vllm_cfg keeps {kept} layer(s) in bf16; rlmcost counts every layer in FP8")
+
+
+_MTP_METHODS = ("deepseek_mtp", "mtp")
+"""vLLM ``speculative_config.method`` values that draft with the checkpoint's MTP layer
+(vllm/config/speculative.py: ``deepseek_mtp``, folded into ``mtp`` in later releases)."""
+
+
+def _speculative(r: Reader, q: ImportedQuery, key: str) -> None:
+    """vLLM's ``speculative_config`` passed through ``vllm_kwargs`` (the DeepSeek-V3 recipes
+    at v0.7.0: method deepseek_mtp, num_speculative_tokens 1; commit 2369c0aec)."""
+    n = r.integer(f"{key}.num_speculative_tokens", 0, lo=0)
+    if not n:
+        return
+    method = r.text(f"{key}.method", None)
+    if method in _MTP_METHODS:
+        q.set("--speculative-tokens", n)
+        q.note(f"speculative_config method {method}: {n} draft token(s) per step from the "
+               "checkpoint's MTP layer, acceptance 0.85 (MTP_ACCEPTANCE, DeepSeek-V3 report "
+               "§5.4.3)")  # fmt: skip
+    else:
+        q.note(f"speculative_config method {method!r}: only MTP drafts are read; give "
+               "--speculative-tokens, --speculative-draft and --speculative-acceptance")
+
+
+def import_engine(r: Reader, q: ImportedQuery) -> None:
+    """``policy.generation``: the engine (vLLM's ``vllm_cfg``, or Megatron-core's with
+    ``backend: megatron``, :mod:`rlmcost.frameworks.nemo_rl_megatron`) and where it runs:
+    on the policy's GPUs (``colocated.enabled``, its sleep and the policy's offload around
+    it) or on GPUs of its own (``colocated.resources``, ``--groups``)."""
+    g = "policy.generation"
+    backend = r.text(f"{g}.backend", "vllm")
+    megatron = backend == "megatron"
+    if megatron:
+        tp, layout = megatron_generation(r, q)
+    else:
+        if backend != "vllm":
+            q.note(f"generation.backend {backend}: rlmcost models a vLLM-style engine (nearest)")
+        tp = _vllm_engine(r, q, g)
+        layout = f"tp={tp}"
+    offload = dict(q.flags).get("--offload")
+    if r.flag(f"{g}.colocated.enabled", True):
+        for key in ("gpus_per_node", "num_nodes"):
+            r.raw(f"{g}.colocated.resources.{key}")
+        if not megatron:
+            q.set("--sleep")
+        if offload in (None, "optimizer"):  # grpo.py refit_policy_generation, colocated
+            trainer = r.flag("policy.megatron_cfg.enabled", False)  # (CPU optimizer: stays)
+            params = not megatron or "--rollout-tp" in dict(q.flags)  # megatron: shared
+            q.set("--offload", f"{offload or 'optimizer-idle'}" + (",params-idle" if params
+                  else "") + (",grads-idle" if trainer else ""))  # fmt: skip
+        return
+    if offload is None:
+        q.set("--offload", "")  # apart: the policy keeps its states (no refit offload)
+    gpus = dict(q.flags)["--gpus"]
+    per_node = r.integer(f"{g}.colocated.resources.gpus_per_node", None)
+    nodes = r.integer(f"{g}.colocated.resources.num_nodes", None)
+    if per_node is None:
+        raise SpecError(f"{r.where}: generation.colocated.enabled is false: set "
+                        "generation.colocated.resources.gpus_per_node")  # fmt: skip
+    rollout = per_node * (nodes or 1)
+    if rollout >= gpus:
+        raise SpecError(f"{r.where}: {rollout} generation GPUs leave none of the cluster's "
+                        f"{gpus} for training")  # fmt: skip
+    q.set("--no-sleep")
+    roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
+    groups = f"rollout={rollout}[{layout}],{roles}={gpus - rollout}"
+    q.convert(
+        "generation.colocated.resources",
+        "--groups",
+        groups,
+        "generation on GPUs of its own (colocated.enabled false), training on the rest",
+    )
+
+
+
+
+def _vllm_engine(r: Reader, q: ImportedQuery, g: str) -> int:
+    """``{g}.vllm_cfg`` and ``vllm_kwargs``: the vLLM engine's settings; its TP."""
+    v = f"{g}.vllm_cfg"
+    tp = r.integer(f"{v}.tensor_parallel_size", 1)
+    q.set("--rollout-tp", tp)
+    if (pp := r.integer(f"{v}.pipeline_parallel_size", 1)) > 1:
+        q.set("--rollout-pp", pp)
+    q.set("--gpu-memory-utilization", r.fraction(f"{v}.gpu_memory_utilization", 0.6))
+    _engine_precision(r, q, v)
+    engine_switches(r, q, v)
+    _speculative(r, q, f"{g}.vllm_kwargs.speculative_config")
+    engine_max_num_seqs(r, q, g)
+    return tp
