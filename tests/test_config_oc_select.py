@@ -60,3 +60,36 @@ trainer: {n_gpus_per_node: 8, nnodes: 1}
     written.write_text(base % ("true", "4"))
     one, two = import_verl(given, []), import_verl(written, [])
     assert one.flags == two.flags and ("--group", 4) in one.flags
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("critic.forward", "${.ppo}", 32768),  # a sibling (verl's critic.forward_max_token_len_per_gpu)
+    ("critic.micro", "${oc.select:.mb,null}", 2),  # verl's critic ppo_micro_batch_size_per_gpu
+    ("critic.opt.x", "${..ppo}", 32768),  # the parent's sibling
+    ("t.dyn.tokens", "${mul:${..seq}, ${..mb}}", 8192 * 4),  # NeMo RL's teacher dynamic batching
+    ("t.gen.vllm.len", "${...seq}", 8192),  # distillation_math.yaml's vllm_cfg.max_model_len
+    ("critic.forward", "${ppo}", 1),  # no dot: from the root
+    ("critic.micro", "${oc.select:.unset,3}", 3),
+    ("critic.micro", "${oc.select:name,vllm}", "vllm"),  # a missing ??? selects the default
+])  # fmt: skip
+def test_relative_references_start_at_the_keys_parent(key: str, value: str,
+                                                      expected: object) -> None:  # fmt: skip
+    """OmegaConf's relative interpolation (``${.x}``, ``${..x}``; the grammar's leading dots,
+    also in ``oc.select``'s key): verl's critic.yaml @b178a3cd5 (``forward_max_token_len_per_gpu:
+    ${.ppo_max_token_len_per_gpu}``, ``${oc.select:.ppo_micro_batch_size,null}``) and NeMo RL's
+    distillation_math.yaml @7ea279abf (``${mul:${..max_total_sequence_length}, ...}``,
+    ``${...max_total_sequence_length}``); the values are OmegaConf 2.3's for the same tree."""
+    flat = {"ppo": 1, "name": "???", "critic.ppo": 32768, "critic.mb": 2, "t.seq": 8192,
+            "t.mb": 4, key: value}  # fmt: skip
+    assert _reader(**flat).raw(key) == expected
+
+
+def test_a_reference_above_the_top_or_to_a_mapping_is_an_error() -> None:
+    with pytest.raises(SpecError, match="above the config's top level"):
+        _reader(**{"a.b": "${...x}", "x": 1}).raw("a.b")
+    # OmegaConf selects the mapping itself (verl's rollout.mtp: ${oc.select:...model.mtp,null}),
+    # not the default; rlmcost reads values only and says so
+    with pytest.raises(SpecError, match="mapping 'm.mtp'"):
+        _reader(**{"m.mtp.enable": True, "r.mtp": "${oc.select:m.mtp,null}"}).raw("r.mtp")
+    with pytest.raises(SpecError, match="mapping 'm.mtp'"):
+        _reader(**{"m.mtp.enable": True, "r.mtp": "${m.mtp}"}).raw("r.mtp")

@@ -188,8 +188,8 @@ class Reader:
             return product
         if expr.startswith("oc.select:"):  # OmegaConf's: the key's value, else the default
             target, comma, fallback = expr[len("oc.select:"):].partition(",")
-            target = target.strip().lstrip(".")
-            if target in self.flat:
+            target = self._target(key, target.strip(), expr)
+            if target in self.flat and self.flat[target] != "???":  # ??? selects the default
                 return self._resolve(target, self.flat[target], depth + 1)
             return _scalar(fallback) if comma else None
         if ":" in expr:
@@ -197,10 +197,27 @@ class Reader:
                 f"{self.where}: '{key}' uses the resolver ${{{expr}}}; only ${{a.b}} references, "
                 "${mul:...} and ${oc.select:...} are read (set the key to a number)"
             )
-        target = expr.lstrip(".")
+        target = self._target(key, expr, expr)
         if target not in self.flat:
             raise SpecError(f"{self.where}: '{key}' refers to ${{{expr}}}, which is not set")
         return self._resolve(target, self.flat[target], depth + 1)
+
+    def _target(self, key: str, ref: str, expr: str) -> str:
+        """The dotted key that ``ref``, in ``key``'s value, names, as OmegaConf reads it: from
+        the root, or with leading dots from ``key``'s parent (``.x`` a sibling, ``..x`` a
+        sibling of the parent); SpecError for a mapping, which rlmcost reads as keys, not as a
+        value."""
+        dots = len(ref) - len(ref.lstrip("."))
+        parent = key.split(".")[:-1]
+        if dots - 1 > len(parent):
+            raise SpecError(f"{self.where}: '{key}' refers to ${{{expr}}}, above the config's "
+                            "top level")  # fmt: skip
+        target = ".".join([*parent[: len(parent) - max(dots - 1, 0)], ref[dots:]] if dots
+                          else [ref])  # fmt: skip
+        if target not in self.flat and any(k.startswith(target + ".") for k in self.flat):
+            raise SpecError(f"{self.where}: '{key}' refers through ${{{expr}}} to the mapping "
+                            f"'{target}'; rlmcost reads a value here (set the key to one)")
+        return target
 
     def integer(self, key: str, default: int | None, lo: int = 1, hi: int = MAX_COUNT) -> Any:
         """A whole number in [lo, hi] (None stays None when the default allows it; a key set
