@@ -93,3 +93,25 @@ def test_a_reference_above_the_top_or_to_a_mapping_is_an_error() -> None:
         _reader(**{"m.mtp.enable": True, "r.mtp": "${oc.select:m.mtp,null}"}).raw("r.mtp")
     with pytest.raises(SpecError, match="mapping 'm.mtp'"):
         _reader(**{"m.mtp.enable": True, "r.mtp": "${m.mtp}"}).raw("r.mtp")
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ("policy=5", {"policy": 5, "x": None}),  # a value replaces the mapping whole
+    ("policy=null", {"policy": None, "x": None}),
+    ("policy={}", {"policy.a": 1, "policy.b.c": 2, "x": None}),  # a mapping merges: nothing
+    ("policy={a: 3}", {"policy.a": 3, "policy.b.c": 2, "x": None}),  # its other keys kept
+    ("policy={b: {e: 5}}", {"policy.a": 1, "policy.b.c": 2, "policy.b.e": 5, "x": None}),
+    ("policy.a={z: 1}", {"policy.a.z": 1, "policy.b.c": 2, "x": None}),  # a value -> a mapping
+    ("x={y: 1}", {"policy.a": 1, "policy.b.c": 2, "x.y": 1}),
+    ("~policy.b", {"policy.a": 1, "x": None}),
+])  # fmt: skip
+def test_overrides_merge_and_replace_as_hydra_applies_them(override: str,
+                                                           expected: dict) -> None:  # fmt: skip
+    """``key=value`` on the command line after a verl or NeMo RL config, as Hydra 1.3 applies
+    it (``ConfigLoaderImpl._apply_overrides_to_config``: ``OmegaConf.update(..., merge=True)``;
+    each expected tree is what Hydra 1.3.2 with OmegaConf 2.3 made of {policy: {a: 1, b: {c:
+    2}}, x: null}): a mapping merges into the mapping there, a value replaces it."""
+    from rlmcost.frameworks.config import apply_overrides
+
+    flat = {"policy.a": 1, "policy.b.c": 2, "x": None}
+    assert apply_overrides(flat, [override], "test config") == expected

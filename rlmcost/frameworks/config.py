@@ -96,7 +96,10 @@ def flatten(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> dict[str, Any]:
     """Hydra-style ``key=value`` overrides (``+``/``++`` prefixes add, ``~key`` deletes); the
-    value is read as a YAML scalar or flow list (``[a, b]``), safely."""
+    value is read as a YAML scalar, flow list (``[a, b]``) or flow mapping, safely. As Hydra
+    applies them (``OmegaConf.update(cfg, key, value, merge=True)``,
+    ``hydra/_internal/config_loader_impl.py`` 1.3): a mapping is merged into the mapping at
+    ``key`` (its other keys kept), a value replaces whatever is there (a mapping whole)."""
     import yaml
 
     out = dict(flat)
@@ -117,12 +120,16 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
             value = raw  # Hydra reads unquoted text as a string
-        if isinstance(value, dict):
+        if isinstance(value, dict):  # merged into the mapping there (Hydra's merge=True)
+            for sub, v in flatten(value, where).items():
+                name = f"{key}.{sub}"
+                for end in [i for i, ch in enumerate(name) if ch == "."]:
+                    out.pop(name[:end], None)  # a value on the way replaced by a mapping
+                out[name] = v
+            out.pop(key, None)
+        else:  # a value replaces the mapping there, if any
             for k in [k for k in out if k.startswith(key + ".")]:
                 del out[k]
-            for sub, v in flatten(value, where).items():
-                out[f"{key}.{sub}"] = v
-        else:
             out[key] = value
     return out
 
