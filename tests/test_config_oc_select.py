@@ -115,3 +115,16 @@ def test_overrides_merge_and_replace_as_hydra_applies_them(override: str,
 
     flat = {"policy.a": 1, "policy.b.c": 2, "x": None}
     assert apply_overrides(flat, [override], "test config") == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("${oc.select:a.c,[]}", []),  # verl's ${oc.select:...profiler.ranks,[]}
+    ("${oc.select:a.c,${a.n}}", None),  # a default referring to a null: null, not 'None'
+    ("${oc.select:a.c,${a.l}}", [1, 2]),
+    ("p_${a.n}", "p_None"),  # inside text: str(), as OmegaConf writes it
+])  # fmt: skip
+def test_resolver_arguments_keep_their_types(value: str, expected: object) -> None:
+    """OmegaConf 2.3 resolves each of these over {a: {n: null, l: [1, 2]}} to the value
+    given: a resolver's argument keeps the type of a nested reference's value or of a flow
+    list, where a string interpolation writes the value out."""
+    assert _reader(**{"a.n": None, "a.l": [1, 2], "x": value}).raw("x") == expected

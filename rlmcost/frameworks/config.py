@@ -135,15 +135,17 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
 
 
 def _scalar(text: str) -> Any:
-    """A resolver argument as OmegaConf's grammar reads it: ``null``, booleans and numbers as
-    YAML scalars, anything else as its text (quotes stripped)."""
+    """A resolver argument as OmegaConf's grammar reads it: ``null``, booleans, numbers and
+    lists (``[]``: verl's ``${oc.select:...profiler.ranks,[]}``) as YAML reads them, anything
+    else as its text (quotes stripped)."""
     import yaml
 
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text.strip()
-    return value if value is None or isinstance(value, (bool, int, float, str)) else text.strip()
+    return value if value is None or isinstance(value, (bool, int, float, str, list)) \
+        else text.strip()  # fmt: skip
 
 
 @dataclass
@@ -177,7 +179,9 @@ class Reader:
             resolved = self._reference(key, m.group(1), depth)
             if m.span() == (0, len(text)):
                 return self._resolve(key, resolved, depth + 1)
-            text = text[: m.start()] + str(resolved) + text[m.end() :]
+            inside = text.rfind("${", 0, m.start()) > text.rfind("}", 0, m.start())  # an argument
+            shown = "null" if inside and resolved is None else str(resolved)  # None, not 'None'
+            text = text[: m.start()] + shown + text[m.end() :]
         raise SpecError(f"{self.where}: '{key}' has too many ${{...}} references")
 
     def _reference(self, key: str, expr: str, depth: int) -> Any:
