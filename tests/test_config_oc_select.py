@@ -60,3 +60,71 @@ trainer: {n_gpus_per_node: 8, nnodes: 1}
     written.write_text(base % ("true", "4"))
     one, two = import_verl(given, []), import_verl(written, [])
     assert one.flags == two.flags and ("--group", 4) in one.flags
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("critic.forward", "${.ppo}", 32768),  # a sibling (verl's critic.forward_max_token_len_per_gpu)
+    ("critic.micro", "${oc.select:.mb,null}", 2),  # verl's critic ppo_micro_batch_size_per_gpu
+    ("critic.opt.x", "${..ppo}", 32768),  # the parent's sibling
+    ("t.dyn.tokens", "${mul:${..seq}, ${..mb}}", 8192 * 4),  # NeMo RL's teacher dynamic batching
+    ("t.gen.vllm.len", "${...seq}", 8192),  # distillation_math.yaml's vllm_cfg.max_model_len
+    ("critic.forward", "${ppo}", 1),  # no dot: from the root
+    ("critic.micro", "${oc.select:.unset,3}", 3),
+    ("critic.micro", "${oc.select:name,vllm}", "vllm"),  # a missing ??? selects the default
+])  # fmt: skip
+def test_relative_references_start_at_the_keys_parent(key: str, value: str,
+                                                      expected: object) -> None:  # fmt: skip
+    """OmegaConf's relative interpolation (``${.x}``, ``${..x}``; the grammar's leading dots,
+    also in ``oc.select``'s key): verl's critic.yaml @b178a3cd5 (``forward_max_token_len_per_gpu:
+    ${.ppo_max_token_len_per_gpu}``, ``${oc.select:.ppo_micro_batch_size,null}``) and NeMo RL's
+    distillation_math.yaml @7ea279abf (``${mul:${..max_total_sequence_length}, ...}``,
+    ``${...max_total_sequence_length}``); the values are OmegaConf 2.3's for the same tree."""
+    flat = {"ppo": 1, "name": "???", "critic.ppo": 32768, "critic.mb": 2, "t.seq": 8192,
+            "t.mb": 4, key: value}  # fmt: skip
+    assert _reader(**flat).raw(key) == expected
+
+
+def test_a_reference_above_the_top_or_to_a_mapping_is_an_error() -> None:
+    with pytest.raises(SpecError, match="above the config's top level"):
+        _reader(**{"a.b": "${...x}", "x": 1}).raw("a.b")
+    # OmegaConf selects the mapping itself (verl's rollout.mtp: ${oc.select:...model.mtp,null}),
+    # not the default; rlmcost reads values only and says so
+    with pytest.raises(SpecError, match="mapping 'm.mtp'"):
+        _reader(**{"m.mtp.enable": True, "r.mtp": "${oc.select:m.mtp,null}"}).raw("r.mtp")
+    with pytest.raises(SpecError, match="mapping 'm.mtp'"):
+        _reader(**{"m.mtp.enable": True, "r.mtp": "${m.mtp}"}).raw("r.mtp")
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ("policy=5", {"policy": 5, "x": None}),  # a value replaces the mapping whole
+    ("policy=null", {"policy": None, "x": None}),
+    ("policy={}", {"policy.a": 1, "policy.b.c": 2, "x": None}),  # a mapping merges: nothing
+    ("policy={a: 3}", {"policy.a": 3, "policy.b.c": 2, "x": None}),  # its other keys kept
+    ("policy={b: {e: 5}}", {"policy.a": 1, "policy.b.c": 2, "policy.b.e": 5, "x": None}),
+    ("policy.a={z: 1}", {"policy.a.z": 1, "policy.b.c": 2, "x": None}),  # a value -> a mapping
+    ("x={y: 1}", {"policy.a": 1, "policy.b.c": 2, "x.y": 1}),
+    ("~policy.b", {"policy.a": 1, "x": None}),
+])  # fmt: skip
+def test_overrides_merge_and_replace_as_hydra_applies_them(override: str,
+                                                           expected: dict) -> None:  # fmt: skip
+    """``key=value`` on the command line after a verl or NeMo RL config, as Hydra 1.3 applies
+    it (``ConfigLoaderImpl._apply_overrides_to_config``: ``OmegaConf.update(..., merge=True)``;
+    each expected tree is what Hydra 1.3.2 with OmegaConf 2.3 made of {policy: {a: 1, b: {c:
+    2}}, x: null}): a mapping merges into the mapping there, a value replaces it."""
+    from rlmcost.frameworks.config import apply_overrides
+
+    flat = {"policy.a": 1, "policy.b.c": 2, "x": None}
+    assert apply_overrides(flat, [override], "test config") == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("${oc.select:a.c,[]}", []),  # verl's ${oc.select:...profiler.ranks,[]}
+    ("${oc.select:a.c,${a.n}}", None),  # a default referring to a null: null, not 'None'
+    ("${oc.select:a.c,${a.l}}", [1, 2]),
+    ("p_${a.n}", "p_None"),  # inside text: str(), as OmegaConf writes it
+])  # fmt: skip
+def test_resolver_arguments_keep_their_types(value: str, expected: object) -> None:
+    """OmegaConf 2.3 resolves each of these over {a: {n: null, l: [1, 2]}} to the value
+    given: a resolver's argument keeps the type of a nested reference's value or of a flow
+    list, where a string interpolation writes the value out."""
+    assert _reader(**{"a.n": None, "a.l": [1, 2], "x": value}).raw("x") == expected

@@ -57,6 +57,8 @@ def test_deployment_round_trips_through_json_and_yaml(tmp_path):
         ({"engine": {"gpu_memory_utilization": 0}}, "must be in (0, 1]"),
         ({"train": {"offload": "optimizer,disk"}}, "unknown offload 'disk'"),
         ({"lora": {"rank": 8, "targets": ["mlp"]}}, "unknown LoRA target 'mlp'"),
+        ({"lora": {"rank": 8, "targets": []}}, "name no projection"),  # adapters on nothing
+        ({"lora": {"rank": 8, "targets": ",,"}}, "name no projection"),
         ({"tp": 2}, "'tp' is not a field; did you mean 'engine.tp', 'forward.tp' or 'train.tp'?"),
         ({"train": {"zeroo": 3}}, "field 'train.zeroo' is not a field; did you mean 'zero'?"),
         ({"engine": {"xyzzy": 1}}, "the fields here: block_size, context_length,"),
@@ -297,6 +299,7 @@ def test_smaller_micro_batches_or_token_budgets_never_raise_activations(mb, budg
         (["--gpus", "12", "--rollout-tp", "12"], "tp=12 must divide"),
         (["--framework", "verl", "--max-tokens-per-gpu", "100"], "which verl refuses"),
         (["--lora-targets", "q"], "needs --lora-rank"),
+        (["--lora-rank", "8", "--lora-targets", ",,"], "name no projection"),
         (["--deployment", "/nonexistent.yaml"], "cannot read deployment file"),
     ],
 )

@@ -249,3 +249,21 @@ def test_every_option_of_the_rl_commands_is_in_notebook_04(command):
     options = [o for p in cmd.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")]
     missing = [o for o in options if re.search(re.escape(o) + r"(?![\w-])", notebook) is None]
     assert missing == []
+
+
+def test_notebook_04s_option_table_quotes_the_help():
+    """Notebook 04's table of the other RL options quotes each option's `--help` entry (whole,
+    or its start up to a sentence's end), of `rlmcost ppo` or `rlmcost grpo`: an entry the help
+    has since changed (a default, a framework that now sets it) does not stand stale."""
+    import re
+
+    helps = [_help_of(c) for c in ("ppo", "grpo")]
+    rows = re.findall(r"^\| `(--[^`]+)` \| (.*) \|$", _notebook_text("04_placement.ipynb"), re.M)
+    assert len(rows) > 50
+    stale = []
+    for names, text in rows:
+        quoted = text.replace("\\|", "|").rstrip(". ")
+        entries = [h[names.split(" / ")[0]] for h in helps if names.split(" / ")[0] in h]
+        if not any(e.rstrip(". ") == quoted or e.startswith(quoted) for e in entries):
+            stale.append(names)
+    assert stale == []

@@ -220,6 +220,32 @@ def test_trls_given_kwargs_and_peft_under_zero3(tmp_path: Path) -> None:
     assert not off(None, launch=z3)
 
 
+def test_trl_peft_kept_non_reentrant_is_stated_over_the_presets_rule(tmp_path: Path) -> None:
+    """GRPOTrainer forces use_reentrant=True for PEFT only under DeepSpeed ZeRO-3 and from
+    PR 4951 (``grpo_trainer.py`` @f2cd5771: ``args.deepspeed_plugin.zero_stage == 3``); TRL's
+    preset applies that rule to any --zero 3 with adapters, so an imported run whose checkpoint
+    stays non-reentrant (adapters under FSDP, or TRL 0.27.0 under DeepSpeed) gives
+    --recompute-early-stop and is priced with the early stop, not as the preset's rule."""
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text(json.dumps({"model_name_or_path": "qwen2.5-7b", "use_vllm": True,
+                               "gradient_checkpointing": True, "use_peft": True}))
+    fsdp, z3 = tmp_path / "fsdp.yaml", tmp_path / "zero3.yaml"
+    fsdp.write_text(json.dumps({"num_processes": 4, "distributed_type": "FSDP"}))
+    z3.write_text(json.dumps({"num_processes": 4, "distributed_type": "DEEPSPEED",
+                              "deepspeed_config": {"zero_stage": 3}}))  # fmt: skip
+
+    def early(launch: Path, version: str | None) -> bool | None:
+        flags = dict(import_trl(cfg, [], launch, version).flags)
+        return True if "--recompute-early-stop" in flags else \
+            False if "--no-recompute-early-stop" in flags else None  # fmt: skip
+
+    assert early(fsdp, None) is True and early(z3, "0.27.0") is True
+    assert early(z3, None) is False and early(z3, "0.28.0") is False
+    given = TrainLayout(zero="3", ckpt="full", recompute_early_stop=True)  # the flag, priced
+    opt = step_options(Deployment(framework="trl", lora=LoraSpec(rank=16), train=given))
+    assert opt is not None and opt.recompute_early_stop
+
+
 def test_a_frozen_models_kind_names_no_early_stop() -> None:
     """Only trained models recompute: a Gemma 2 reward model (a post-FFN norm) beside a Llama
     actor and critic adds no note on where Gemma's rerun ends; a Gemma critic does."""

@@ -188,6 +188,7 @@ class TrainLayout(BaseModel):
 
 
 LORA_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
+_LORA_USE = f"use any of {', '.join(LORA_ALL_LINEAR)} or all-linear"
 
 
 class LoraSpec(BaseModel):
@@ -212,11 +213,10 @@ class LoraSpec(BaseModel):
         for w in cast("Iterable[object]", v):  # pydantic passes a list or tuple here
             word = aliases.get(str(w), str(w))
             if word not in LORA_ALL_LINEAR:
-                raise ValueError(
-                    f"unknown LoRA target '{w}'; use any of {', '.join(LORA_ALL_LINEAR)} "
-                    "or all-linear"
-                )
+                raise ValueError(f"unknown LoRA target '{w}'; {_LORA_USE}")
             out.append(word)
+        if not out:  # adapters on no projection would train nothing
+            raise ValueError(f"LoRA targets name no projection; {_LORA_USE}")
         return tuple(dict.fromkeys(out))
 
 

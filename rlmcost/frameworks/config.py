@@ -96,7 +96,10 @@ def flatten(data: dict[str, Any], where: str) -> dict[str, Any]:
 
 def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> dict[str, Any]:
     """Hydra-style ``key=value`` overrides (``+``/``++`` prefixes add, ``~key`` deletes); the
-    value is read as a YAML scalar or flow list (``[a, b]``), safely."""
+    value is read as a YAML scalar, flow list (``[a, b]``) or flow mapping, safely. As Hydra
+    applies them (``OmegaConf.update(cfg, key, value, merge=True)``,
+    ``hydra/_internal/config_loader_impl.py`` 1.3): a mapping is merged into the mapping at
+    ``key`` (its other keys kept), a value replaces whatever is there (a mapping whole)."""
     import yaml
 
     out = dict(flat)
@@ -117,26 +120,32 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
             value = raw  # Hydra reads unquoted text as a string
-        if isinstance(value, dict):
+        if isinstance(value, dict):  # merged into the mapping there (Hydra's merge=True)
+            for sub, v in flatten(value, where).items():
+                name = f"{key}.{sub}"
+                for end in [i for i, ch in enumerate(name) if ch == "."]:
+                    out.pop(name[:end], None)  # a value on the way replaced by a mapping
+                out[name] = v
+            out.pop(key, None)
+        else:  # a value replaces the mapping there, if any
             for k in [k for k in out if k.startswith(key + ".")]:
                 del out[k]
-            for sub, v in flatten(value, where).items():
-                out[f"{key}.{sub}"] = v
-        else:
             out[key] = value
     return out
 
 
 def _scalar(text: str) -> Any:
-    """A resolver argument as OmegaConf's grammar reads it: ``null``, booleans and numbers as
-    YAML scalars, anything else as its text (quotes stripped)."""
+    """A resolver argument as OmegaConf's grammar reads it: ``null``, booleans, numbers and
+    lists (``[]``: verl's ``${oc.select:...profiler.ranks,[]}``) as YAML reads them, anything
+    else as its text (quotes stripped)."""
     import yaml
 
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text.strip()
-    return value if value is None or isinstance(value, (bool, int, float, str)) else text.strip()
+    return value if value is None or isinstance(value, (bool, int, float, str, list)) \
+        else text.strip()  # fmt: skip
 
 
 @dataclass
@@ -170,7 +179,9 @@ class Reader:
             resolved = self._reference(key, m.group(1), depth)
             if m.span() == (0, len(text)):
                 return self._resolve(key, resolved, depth + 1)
-            text = text[: m.start()] + str(resolved) + text[m.end() :]
+            inside = text.rfind("${", 0, m.start()) > text.rfind("}", 0, m.start())  # an argument
+            shown = "null" if inside and resolved is None else str(resolved)  # None, not 'None'
+            text = text[: m.start()] + shown + text[m.end() :]
         raise SpecError(f"{self.where}: '{key}' has too many ${{...}} references")
 
     def _reference(self, key: str, expr: str, depth: int) -> Any:
@@ -188,8 +199,8 @@ class Reader:
             return product
         if expr.startswith("oc.select:"):  # OmegaConf's: the key's value, else the default
             target, comma, fallback = expr[len("oc.select:"):].partition(",")
-            target = target.strip().lstrip(".")
-            if target in self.flat:
+            target = self._target(key, target.strip(), expr)
+            if target in self.flat and self.flat[target] != "???":  # ??? selects the default
                 return self._resolve(target, self.flat[target], depth + 1)
             return _scalar(fallback) if comma else None
         if ":" in expr:
@@ -197,10 +208,27 @@ class Reader:
                 f"{self.where}: '{key}' uses the resolver ${{{expr}}}; only ${{a.b}} references, "
                 "${mul:...} and ${oc.select:...} are read (set the key to a number)"
             )
-        target = expr.lstrip(".")
+        target = self._target(key, expr, expr)
         if target not in self.flat:
             raise SpecError(f"{self.where}: '{key}' refers to ${{{expr}}}, which is not set")
         return self._resolve(target, self.flat[target], depth + 1)
+
+    def _target(self, key: str, ref: str, expr: str) -> str:
+        """The dotted key that ``ref``, in ``key``'s value, names, as OmegaConf reads it: from
+        the root, or with leading dots from ``key``'s parent (``.x`` a sibling, ``..x`` a
+        sibling of the parent); SpecError for a mapping, which rlmcost reads as keys, not as a
+        value."""
+        dots = len(ref) - len(ref.lstrip("."))
+        parent = key.split(".")[:-1]
+        if dots - 1 > len(parent):
+            raise SpecError(f"{self.where}: '{key}' refers to ${{{expr}}}, above the config's "
+                            "top level")  # fmt: skip
+        target = ".".join([*parent[: len(parent) - max(dots - 1, 0)], ref[dots:]] if dots
+                          else [ref])  # fmt: skip
+        if target not in self.flat and any(k.startswith(target + ".") for k in self.flat):
+            raise SpecError(f"{self.where}: '{key}' refers through ${{{expr}}} to the mapping "
+                            f"'{target}'; rlmcost reads a value here (set the key to one)")
+        return target
 
     def integer(self, key: str, default: int | None, lo: int = 1, hi: int = MAX_COUNT) -> Any:
         """A whole number in [lo, hi] (None stays None when the default allows it; a key set

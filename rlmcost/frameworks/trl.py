@@ -124,7 +124,7 @@ def import_trl_rules(
               f"default in {v.label}, before {v.pr(CHECKPOINTING)} made it True")  # fmt: skip
     q.set("--ckpt", "full" if ckpt else "none")
     if ckpt:
-        _reentrant(r, q, v, rules, deepspeed and zero == "3" and r.flag("use_peft", False))
+        _reentrant(r, q, v, rules, deepspeed, zero == "3" and r.flag("use_peft", False))
     liger = r.flag("use_liger_loss", False) or r.flag("use_liger_kernel", False)
     q.set("--logits", "fused" if liger else "low-memory")  # selective_log_softmax, row by row
     if r.flag("use_peft", False):
@@ -148,16 +148,17 @@ def import_trl_rules(
 
 
 def _reentrant(r: Reader, q: ImportedQuery, v: TrlVersion, rules: list[str],
-               peft_zero3: bool) -> None:  # fmt: skip
+               deepspeed: bool, sharded_peft: bool) -> None:  # fmt: skip
     """``--no-recompute-early-stop`` where GRPOTrainer's checkpoint is reentrant (the
     preset's, the current TRL's, is not: :mod:`rlmcost.perf.ckpt_early_stop`): the given
     ``gradient_checkpointing_kwargs.use_reentrant``, else transformers' True before
     :data:`~rlmcost.frameworks.trl_versions.NON_REENTRANT` (GRPOConfig ``__post_init__`` at
     40d8759d: ``setdefault("use_reentrant", False)`` under transformers < 5), and from
     :data:`~rlmcost.frameworks.trl_versions.PEFT_ZERO3_REENTRANT` on True whatever is given
-    with PEFT under ZeRO-3 (``grpo_trainer.py`` at f2cd5771)."""
+    with PEFT (``sharded_peft``: ZeRO-3) under ``deepspeed`` (``grpo_trainer.py`` @f2cd5771);
+    else ``--recompute-early-stop`` for such adapters, over the preset's DeepSpeed rule."""
     key = "gradient_checkpointing_kwargs.use_reentrant"
-    if peft_zero3 and not v.before(PEFT_ZERO3_REENTRANT):
+    if deepspeed and sharded_peft and not v.before(PEFT_ZERO3_REENTRANT):
         q.note(f"PEFT under ZeRO-3: GRPOTrainer forces use_reentrant=True ({v.label}, "
                f"{v.pr(PEFT_ZERO3_REENTRANT)}): no checkpoint early stop")  # fmt: skip
         reentrant = True
@@ -171,6 +172,10 @@ def _reentrant(r: Reader, q: ImportedQuery, v: TrlVersion, rules: list[str],
                   "use_reentrant=False GRPOConfig's default")  # fmt: skip
     if reentrant:
         q.set("--no-recompute-early-stop")
+    elif sharded_peft:  # not the preset's PEFT-under-ZeRO-3 rule
+        q.set("--recompute-early-stop")
+        q.note(f"PEFT under ZeRO-3, early stop kept: GRPOTrainer forces use_reentrant=True only "
+               f"under DeepSpeed ZeRO-3 from {v.pr(PEFT_ZERO3_REENTRANT)}")  # fmt: skip
 
 
 def _rule(q: ImportedQuery, rules: list[str], text: str) -> None:
