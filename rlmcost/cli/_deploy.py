@@ -36,7 +36,7 @@ DEPLOYMENT_OPTIONS = (
     "micro_batch", "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu", "forward_micro_batch",
     "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
-    "pp_overlap_p2p", "recompute_early_stop",
+    "pp_overlap_p2p", "recompute_early_stop", "module_ckpt",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
     "freeze_vision_tower",
     "offload",
@@ -204,19 +204,18 @@ def deployment_options() -> dict[str, Any]:
             "per module: rlmcost.perf.module_ckpt); default: --framework's (verl FSDP, OpenRLHF, "
             "TRL and NeMo RL on; TRL off with --lora-rank under --zero 3), off without one; an "
             "error without --ckpt full.", rich_help_panel=p)], None),  # fmt: skip
-        "trainer_kernels": (
-            Annotated[
-                TrainerKernels | None,
-                typer.Option(
-                    help="The trainer's implementation without a --framework preset: fused "
-                    "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
-                    "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
-                    "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "module_ckpt": (Annotated[bool | None, typer.Option(
+            "--module-ckpt/--no-module-ckpt", help="Under --ckpt full: each layer's attention, "
+            "MLP and norms checkpointed apart (NeMo RL's DTensor v1 worker; rlmcost.perf."
+            "module_ckpt), or each layer whole (off: the v2 worker's transformers models); "
+            "default: --framework's (NeMo RL on), off without one.", rich_help_panel=p)],
+            None),  # fmt: skip
+        "trainer_kernels": (Annotated[TrainerKernels | None, typer.Option(
+            help="The trainer's implementation without a --framework preset: fused "
+            "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
+            "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
+            "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
+            rich_help_panel=p)], None),  # fmt: skip
         "ckpt": (Annotated[Checkpointing | None, typer.Option(
             help="Activation checkpointing (default none).", rich_help_panel=p)], None),
         "cp": (

@@ -143,10 +143,11 @@ class TrainLayout(BaseModel):
         "trainer's gradient buffer: fp32 (grad_reduce_in_fp32) or param (its parameters' "
         "dtype); None: the framework's (rlmcost.placement.grad_buffer)")  # fmt: skip
     pp_overlap_p2p: bool | None = Field(default=None, description="interleaved schedule's "
-        "overlap_p2p_comm (None: the framework's, Behaviour.megatron_overlap_p2p; perf."
-        "megatron_pipe)")  # fmt: skip
+        "overlap_p2p_comm (None: the framework's; rlmcost.perf.megatron_pipe)")
     recompute_early_stop: bool | None = Field(default=None, description="torch non-reentrant "
         "checkpoint's early stop (None: the framework's; rlmcost.perf.ckpt_early_stop)")
+    module_ckpt: bool | None = Field(default=None, description="full recomputation per module "
+        "(None: the framework's; rlmcost.perf.module_ckpt); False: each layer whole")
     freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
         "tower is not trained (no backward through it; verl actor.freeze_vision_tower)")
 
@@ -390,9 +391,8 @@ def load_deployment(path: str | Path) -> Deployment:
     try:
         text = p.read_text()
     except OSError as exc:
-        raise SpecError(
-            f"cannot read deployment file {p}: {exc.strerror}; check the path"
-        ) from None
+        raise SpecError(f"cannot read deployment file {p}: {exc.strerror}; check the path") \
+            from None
     except UnicodeDecodeError:
         raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
                         "deployment") from None

@@ -13,7 +13,8 @@ deployment-wide ``Deployment.train`` alone; here they come from the group where 
 * batching (:data:`PASS_FIELDS`): ``max_tokens_per_gpu``, ``packing``, ``padded``
   (``group_own._apply_token_budget``, ``packed_lengths``, ``dynamic_bsz``, ``group_passes``);
 * the trainer's passes (``pass_options.step_options``): ``fused_loss``, ``router_dtype``,
-  ``ep_dispatcher``, ``moe_permute_fusion``, ``kernels``, ``recompute_early_stop``.
+  ``ep_dispatcher``, ``moe_permute_fusion``, ``kernels``, ``recompute_early_stop``,
+  ``module_ckpt``.
 
 Rule (a stated choice, the engine's): of these fields, the ones a group's layout gives are
 the group's, whatever their value; the others are the deployment's, so a group that gives
