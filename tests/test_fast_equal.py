@@ -89,6 +89,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "pp_overlap_p2p": st.sampled_from([None, True, False]),
     "recompute_early_stop": st.sampled_from([None, True, False]),  # perf.ckpt_early_stop
     "module_ckpt": st.sampled_from([None, True, False]),  # perf.module_ckpt
+    "disable_dropout": st.booleans(),  # placement.model_dropout
     "moe_capacity_factor": st.sampled_from([None, 1.0, 1.25]),  # parallel.moe_capacity
     "moe_pad_to_capacity": st.booleans(),  # without a factor: refused on both paths
 })
@@ -572,7 +573,7 @@ def _layout_fields() -> Any:
 def _forward_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """``fields`` less those a forward layout does not take (its offload, refused; the
     trainer's p2p overlap and checkpoint early stop: deployment.trainer_only)."""
-    drop = ("offload", "pp_overlap_p2p", "recompute_early_stop", "module_ckpt")
+    drop = ("offload", "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "disable_dropout")
     return {k: v for k, v in fields.items() if k not in drop}
 
 

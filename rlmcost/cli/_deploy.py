@@ -38,7 +38,7 @@ DEPLOYMENT_OPTIONS = (
     "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
     "pp_overlap_p2p", "recompute_early_stop", "module_ckpt",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
-    "freeze_vision_tower",
+    "freeze_vision_tower", "disable_dropout",
     "offload",
     "param_dtype",
     "grad_reduce_dtype",
@@ -139,32 +139,14 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "forward_micro_batch": (
-            Annotated[
-                int | None,
-                typer.Option(
-                    help="Sequences per micro-batch of the forwards (NeMo RL "
-                    "logprob_batch_size, verl log_prob_micro_batch_size_per_gpu); default: "
-                    "the trainer's.",
-                    min=1,
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "packing": (
-            Annotated[
-                bool | None,
-                typer.Option(
-                    "--packing/--no-packing",
-                    help="Sequence packing: a micro-batch holds --micro-batch x (prompt + "
-                    "response) tokens of packed sequences (NeMo RL sequence_packing; "
-                    "default: --framework's).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "forward_micro_batch": (Annotated[int | None, typer.Option(
+            help="Sequences per micro-batch of the forwards (NeMo RL logprob_batch_size, verl "
+            "log_prob_micro_batch_size_per_gpu); default: the trainer's.", min=1,
+            rich_help_panel=p)], None),  # fmt: skip
+        "packing": (Annotated[bool | None, typer.Option(
+            "--packing/--no-packing", help="Sequence packing: a micro-batch holds --micro-batch "
+            "x (prompt + response) tokens of packed sequences (NeMo RL sequence_packing; "
+            "default: --framework's).", rich_help_panel=p)], None),  # fmt: skip
         "fused_loss": (Annotated[bool | None, typer.Option(
             "--fused-loss/--no-fused-loss", help="Under --packing, the loss runs once per "
             "packed micro-batch (NeMo RL sequence_packing.fuse_loss); default: once per "
@@ -258,6 +240,13 @@ def deployment_options() -> dict[str, Any]:
                 rich_help_panel=p)],
             False,
         ),
+        "disable_dropout": (Annotated[bool, typer.Option(
+            "--disable-dropout", help="The trainer sets the model's dropout to 0 (TRL "
+            "disable_dropout). Default: training steps run the model config's dropout "
+            "(GPT-2's resid_pdrop and attn_pdrop: dropout kernels, and the checkpoint's "
+            "early stop ends after the saved mask; rlmcost.placement.model_dropout); "
+            "log-prob forwards run in eval mode, without it.", rich_help_panel=p)],
+            False),  # fmt: skip
         "offload": (
             Annotated[
                 str | None,

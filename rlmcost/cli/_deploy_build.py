@@ -130,6 +130,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["sp"] = True
     if opts.get("freeze_vision_tower"):
         train["freeze_vision_tower"] = True
+    if opts.get("disable_dropout"):
+        train["disable_dropout"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
     if opts.get("param_dtype") is not None:

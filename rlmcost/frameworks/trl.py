@@ -56,7 +56,7 @@ IGNORED = (
     "vllm_server_timeout", "vllm_group_port", "vllm_max_model_length", "vllm_dtype",
     "mask_truncated_completions", "shuffle_dataset",
     "remove_unused_columns", "ds3_gather_for_generation", "sync_ref_model",
-    "ref_model_mixup_alpha", "ref_model_sync_steps", "disable_dropout", "run_name",
+    "ref_model_mixup_alpha", "ref_model_sync_steps", "run_name",
     "model_init_kwargs", "trust_remote_code", "lora_alpha", "lora_dropout", "wandb_entity",
     "wandb_project", "callbacks", "benchmarks", "code_language", "dataset_prompt_column",
     "num_generations_eval", "generation_kwargs", "top_entropy_quantile",
@@ -125,6 +125,8 @@ def import_trl_rules(
     q.set("--ckpt", "full" if ckpt else "none")
     if ckpt:
         _reentrant(r, q, v, rules, deepspeed and zero == "3" and r.flag("use_peft", False))
+    if r.flag("disable_dropout", False):  # grpo_trainer.py disable_dropout_in_model (PR 3234)
+        q.set("--disable-dropout")
     liger = r.flag("use_liger_loss", False) or r.flag("use_liger_kernel", False)
     q.set("--logits", "fused" if liger else "low-memory")  # selective_log_softmax, row by row
     if r.flag("use_peft", False):

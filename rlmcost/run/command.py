@@ -169,6 +169,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--sp")
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
+    if t.disable_dropout:
+        words.append("--disable-dropout")
     words.append("--packing" if t.packing else "--no-packing")
     if t.fused_loss:
         words.append("--fused-loss")
