@@ -57,7 +57,8 @@ def test_v2_runs_a_transformers_model_reentrant_whole_layers() -> None:
     # NeMo RL's _maybe_set_force_hf builds the transformers class (setup.py v0.7.0)
     flags, notes = _import(CKPT, f"+{C}._v2=true")
     assert "--no-module-ckpt" in flags and "--no-recompute-early-stop" in flags
-    assert REENTRANT_NOTE.format(model="qwen2.5-7b", forced="") in notes
+    why = "NeMo RL's _maybe_set_force_hf turns Automodel's Qwen2 class off"
+    assert REENTRANT_NOTE.format(model="qwen2.5-7b", why=why) in notes
     for model in ("llama-3.1-8b", "qwen3-8b", "gemma-2-9b", "mixtral-8x7b"):  # no own class
         flags, _ = _import(CKPT, f"+{C}._v2=true", f"policy.model_name={model}")
         assert "--no-recompute-early-stop" in flags, model
@@ -73,7 +74,15 @@ def test_v2_runs_automodels_moe_classes_whole_layers_stopped_early() -> None:
     assert AUTOMODEL_NOTE.format(model="qwen3-30b-a3b") in notes
     flags, notes = _import(CKPT, *model, f"+{C}.automodel_kwargs.force_hf=true")
     assert "--no-recompute-early-stop" in flags  # force_hf: the transformers class
-    assert any("automodel_kwargs.force_hf" in n for n in notes)
+    assert REENTRANT_NOTE.format(model="qwen3-30b-a3b", why="automodel_kwargs.force_hf") in notes
+    with pytest.raises(SpecError, match="refuses tensor parallelism"):  # moe/parallelizer.py
+        _import(*model, f"{C}.tensor_parallel_size=2")
+    flags, _ = _import(*model, f"{C}.tensor_parallel_size=2",
+                       f"+{C}.automodel_kwargs.force_hf=true")  # the transformers class
+    assert flags["--tp"] == 2
+    flags, notes = _import(CKPT, "policy.model_name=qwen3-8b", f"+{C}._v2=true")
+    assert REENTRANT_NOTE.format(model="qwen3-8b",
+                                 why="NeMo Automodel has no class of its own") in notes
 
 
 def test_without_checkpointing_the_worker_changes_nothing() -> None:

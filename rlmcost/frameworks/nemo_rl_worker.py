@@ -32,7 +32,10 @@ v0.5.0), whose parallelizer checkpoints by the model's class:
   adapters implement it), parallelized by ``nemo_automodel/components/moe/parallelizer.py``
   ``apply_ac``: each block in ``checkpoint_wrapper`` (non-reentrant, early stop on), a
   whole-layer checkpoint: ``--no-module-ckpt``. Their own layer kernels (Automodel's MoE
-  backends) are priced as the Hugging Face model's: stated.
+  backends) are priced as the Hugging Face model's: stated. That parallelizer asserts
+  ``tp_axis_name is None or world_mesh[tp_axis_name].size() == 1``: the import refuses
+  ``tensor_parallel_size`` > 1 with such a class (NeMo RL v0.5.0's v2 worker asserted the
+  same, ``dtensor_policy_worker_v2.py``).
 
 Before v0.6.0 (Automodel 277a8a8d at v0.4.0, 1d42deb9 at v0.5.0) the parallelizer has no
 transformers branch: every model the default strategy parallelizes is wrapped per module as
@@ -60,11 +63,14 @@ V1_NOTE = ("policy.dtensor_cfg._v2 false (NeMo RL's code default): the DTensor v
            "each layer's modules checkpointed apart (rlmcost.perf.module_ckpt)")  # fmt: skip
 REENTRANT_NOTE = (
     "policy.dtensor_cfg._v2: the DTensor v2 worker builds {model} from its transformers class "
-    "(no NeMo Automodel class{forced}), which NeMo Automodel checkpoints by "
-    "gradient_checkpointing_enable(use_reentrant=True): each layer rerun whole, no early stop "
-    "(parallelizer.py @24b47e85, NeMo RL v0.6.0 on; v0.4.0-v0.5.0 wrap per module as v1: "
-    "give --module-ckpt --recompute-early-stop)"
+    "({why}), which NeMo Automodel checkpoints by gradient_checkpointing_enable("
+    "use_reentrant=True): each layer rerun whole, no early stop (parallelizer.py @24b47e85, "
+    "NeMo RL v0.6.0 on; v0.4.0-v0.5.0 wrap per module as v1: give --module-ckpt "
+    "--recompute-early-stop)"
 )
+FORCED_HF = {"llama": "Llama", "qwen2": "Qwen2"}
+"""Automodel classes NeMo RL turns off (``_maybe_set_force_hf``: their state-dict adapters
+lack ``convert_single_tensor_to_hf``, module docstring)."""
 AUTOMODEL_NOTE = (
     "policy.dtensor_cfg._v2: the DTensor v2 worker builds {model} from NeMo Automodel's own "
     "class, each block in a non-reentrant checkpoint_wrapper (moe/parallelizer.py apply_ac "
@@ -75,25 +81,33 @@ AUTOMODEL_NOTE = (
 
 def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
     """Read ``policy.dtensor_cfg._v2`` (and ``automodel_kwargs.force_hf``) and, under full
-    recomputation (``ckpt``), set the checkpoint the worker runs (module docstring)."""
+    recomputation (``ckpt``), set the checkpoint the worker runs (module docstring). An
+    Automodel MoE class under tensor parallelism is refused, as Automodel refuses it."""
     c = "policy.dtensor_cfg"
     v2 = r.flag(f"{c}._v2", False)
     forced = r.flag(f"{c}.automodel_kwargs.force_hf", False)
+    model = str(dict(q.flags)["--model"])
+    own = v2 and not forced and _model_type(model) in AUTOMODEL_CLASSES
+    if own and r.integer(f"{c}.tensor_parallel_size", 1) > 1:
+        raise SpecError(f"{r.where}: the DTensor v2 worker builds {model} from NeMo Automodel's "
+                        "own MoE class, whose parallelizer refuses tensor parallelism "
+                        "(components/moe/parallelizer.py parallelize_model @24b47e85); set "
+                        f"{c}.automodel_kwargs.force_hf=true or tensor_parallel_size 1")
     if not ckpt:
         return
     if not v2:
         q.note(V1_NOTE)
         return
-    model = dict(q.flags)["--model"]
-    model_type = _model_type(str(model))
-    if model_type in AUTOMODEL_CLASSES and not forced:
-        q.set("--no-module-ckpt")
+    q.set("--no-module-ckpt")
+    if own:
         q.note(AUTOMODEL_NOTE.format(model=model))
         return
-    q.set("--no-module-ckpt")
     q.set("--no-recompute-early-stop")
-    q.note(REENTRANT_NOTE.format(model=model, forced=": automodel_kwargs.force_hf" if forced
-                                 else ""))  # fmt: skip
+    kind = FORCED_HF.get(_model_type(model) or "")
+    why = ("automodel_kwargs.force_hf" if forced else
+           f"NeMo RL's _maybe_set_force_hf turns Automodel's {kind} class off" if kind else
+           "NeMo Automodel has no class of its own")  # fmt: skip
+    q.note(REENTRANT_NOTE.format(model=model, why=why))
 
 
 def _model_type(model: str) -> str | None:
