@@ -85,6 +85,11 @@ def test_v2_runs_automodels_moe_classes_whole_layers_stopped_early() -> None:
                                  why="NeMo Automodel has no class of its own") in notes
 
 
+def test_an_unknown_models_class_is_not_guessed() -> None:
+    flags, notes = _import(CKPT, f"+{C}._v2=true", "policy.model_name=org/NotAModel-1B")
+    assert "--no-module-ckpt" not in flags and any("unknown to rlmcost" in n for n in notes)
+
+
 def test_without_checkpointing_the_worker_changes_nothing() -> None:
     flags, notes = _import(f"+{C}._v2=true")
     assert flags["--ckpt"] == "none" and "--no-module-ckpt" not in flags

@@ -87,7 +87,8 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
     v2 = r.flag(f"{c}._v2", False)
     forced = r.flag(f"{c}.automodel_kwargs.force_hf", False)
     model = str(dict(q.flags)["--model"])
-    own = v2 and not forced and _model_type(model) in AUTOMODEL_CLASSES
+    mt = _model_type(model)
+    own = v2 and not forced and mt in AUTOMODEL_CLASSES
     if own and r.integer(f"{c}.tensor_parallel_size", 1) > 1:
         raise SpecError(f"{r.where}: the DTensor v2 worker builds {model} from NeMo Automodel's "
                         "own MoE class, whose parallelizer refuses tensor parallelism "
@@ -98,12 +99,17 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
     if not v2:
         q.note(V1_NOTE)
         return
+    if mt is None and not forced:  # the class, and so the checkpoint, unknown
+        q.note(f"policy.dtensor_cfg._v2: the v2 worker checkpoints by {model}'s class (NeMo "
+               "Automodel's or transformers'), unknown to rlmcost: give policy.model_name a "
+               "config.json (rlmcost.frameworks.nemo_rl_worker)")  # fmt: skip
+        return
     q.set("--no-module-ckpt")
     if own:
         q.note(AUTOMODEL_NOTE.format(model=model))
         return
     q.set("--no-recompute-early-stop")
-    kind = FORCED_HF.get(_model_type(model) or "")
+    kind = FORCED_HF.get(mt or "")
     why = ("automodel_kwargs.force_hf" if forced else
            f"NeMo RL's _maybe_set_force_hf turns Automodel's {kind} class off" if kind else
            "NeMo Automodel has no class of its own")  # fmt: skip
