@@ -19,14 +19,17 @@ without dropout.
 
 So a training step of a model whose config has a hidden dropout is timed with
 ``StepOptions.dropout`` on: its dropout kernels, its attention with dropout (GPT-2's
-``attn_pdrop`` equals ``resid_pdrop``; a pre-FlashAttention-3 kernel) and the checkpoint's
-early stop ending after the mask saved behind the down projection
+``attn_pdrop`` equals ``resid_pdrop``; a pre-FlashAttention-3 kernel) and the checkpoint's early
+stop ending after the mask saved behind the down projection
 (:func:`~rlmcost.perf.ckpt_early_stop.skips_down_projection`; under NeMo RL's per-module
-checkpoint GPT-2's dropouts sit inside the modules, after ``c_proj``: neither projection's
-rerun is skipped, :mod:`rlmcost.perf.module_ckpt`). The masks' bytes are not counted (the
-memory model's convention, :mod:`rlmcost.parallel.activations`). Not where a framework runs
-Megatron-core (its own ``hidden_dropout`` from the converted config, not read), nor in the
-paper's ideal run. A config with attention dropout alone is priced without it (stated).
+checkpoint GPT-2's dropouts sit inside the modules, after ``c_proj``: neither projection's rerun
+is skipped, :mod:`rlmcost.perf.module_ckpt`; Phi-3's sit outside its modules, priced the same,
+not apart). The attention dropout is priced with the hidden one (GPT-2's are equal); Phi-3's
+attention_dropout 0 beside a hidden dropout is priced as on (stated in the note). The masks'
+bytes are not counted (the memory model's convention, :mod:`rlmcost.parallel.activations`). Not
+where a framework runs Megatron-core (its own ``hidden_dropout`` from the converted config, not
+read), nor in the paper's ideal run. A config with attention dropout alone is priced without it
+(stated).
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ DROPOUT_NOTE = (
     "{model}'s dropout (config hidden {hidden:g}, attention {attention:g}) in its training "
     "steps, as the trainer runs it in training mode: dropout kernels, attention with "
     "dropout (a pre-FlashAttention-3 kernel) and, under full recomputation, the rerun "
-    "through the down projection, whose mask is saved after it; log-prob forwards in eval "
-    "mode, none; masks' bytes not counted (rlmcost.placement.model_dropout)"
+    "through the down projection, whose mask is saved after it (per module, through the "
+    "attention's output projection too); log-prob forwards in eval mode, none; masks' bytes "
+    "not counted (rlmcost.placement.model_dropout)"
 )
 ATTENTION_ONLY_NOTE = (
     "{model}'s config sets attention dropout {attention:g} alone: not modelled, its training "
