@@ -1,6 +1,6 @@
 """Variants of one small GRPO query evaluated on the fast path and the plain one, shared by the
 tests that check a new deployment field keys the kept estimates (tests/test_module_ckpt.py,
-tests/test_lora_early_stop.py)."""
+tests/test_lora_early_stop.py, tests/test_model_dropout.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from rlmcost.reports.estimate import run_of
 from rlmcost.run.spec import Run
 
 
-def fast_and_plain(edits: list[Callable[[dict[str, Any]], None]]) -> tuple[list[str], list[str]]:
-    """The JSON of GRPO on Llama-3.2-1B, 8 H100, with each of ``edits`` applied to its Run's
-    data, evaluated together on the fast path (``evaluate_many``) and one by one plainly."""
-    data = run_of("grpo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).to_json()
+def fast_and_plain(edits: list[Callable[[dict[str, Any]], None]],
+                   model: str = "llama-3.2-1b") -> tuple[list[str], list[str]]:  # fmt: skip
+    """The JSON of GRPO on ``model`` (Llama-3.2-1B), 8 H100, with each of ``edits`` applied to
+    its Run's data, evaluated together on the fast path (``evaluate_many``) and one by one
+    plainly."""
+    data = run_of("grpo", model, hardware="h100-sxm", gpus=8).to_json()
     runs = []
     for edit in edits:
         d = json.loads(json.dumps(data))

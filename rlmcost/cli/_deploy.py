@@ -36,9 +36,9 @@ DEPLOYMENT_OPTIONS = (
     "micro_batch", "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu", "forward_micro_batch",
     "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
-    "pp_overlap_p2p", "recompute_early_stop",
+    "pp_overlap_p2p", "recompute_early_stop", "module_ckpt",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
-    "freeze_vision_tower",
+    "freeze_vision_tower", "disable_dropout",
     "offload",
     "param_dtype",
     "grad_reduce_dtype",
@@ -139,32 +139,14 @@ def deployment_options() -> dict[str, Any]:
             ],
             None,
         ),
-        "forward_micro_batch": (
-            Annotated[
-                int | None,
-                typer.Option(
-                    help="Sequences per micro-batch of the forwards (NeMo RL "
-                    "logprob_batch_size, verl log_prob_micro_batch_size_per_gpu); default: "
-                    "the trainer's.",
-                    min=1,
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
-        "packing": (
-            Annotated[
-                bool | None,
-                typer.Option(
-                    "--packing/--no-packing",
-                    help="Sequence packing: a micro-batch holds --micro-batch x (prompt + "
-                    "response) tokens of packed sequences (NeMo RL sequence_packing; "
-                    "default: --framework's).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "forward_micro_batch": (Annotated[int | None, typer.Option(
+            help="Sequences per micro-batch of the forwards (NeMo RL logprob_batch_size, verl "
+            "log_prob_micro_batch_size_per_gpu); default: the trainer's.", min=1,
+            rich_help_panel=p)], None),  # fmt: skip
+        "packing": (Annotated[bool | None, typer.Option(
+            "--packing/--no-packing", help="Sequence packing: a micro-batch holds --micro-batch "
+            "x (prompt + response) tokens of packed sequences (NeMo RL sequence_packing; "
+            "default: --framework's).", rich_help_panel=p)], None),  # fmt: skip
         "fused_loss": (Annotated[bool | None, typer.Option(
             "--fused-loss/--no-fused-loss", help="Under --packing, the loss runs once per "
             "packed micro-batch (NeMo RL sequence_packing.fuse_loss); default: once per "
@@ -204,19 +186,18 @@ def deployment_options() -> dict[str, Any]:
             "per module: rlmcost.perf.module_ckpt); default: --framework's (verl FSDP, OpenRLHF, "
             "TRL and NeMo RL on; TRL off with --lora-rank under --zero 3), off without one; an "
             "error without --ckpt full.", rich_help_panel=p)], None),  # fmt: skip
-        "trainer_kernels": (
-            Annotated[
-                TrainerKernels | None,
-                typer.Option(
-                    help="The trainer's implementation without a --framework preset: fused "
-                    "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
-                    "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
-                    "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "module_ckpt": (Annotated[bool | None, typer.Option(
+            "--module-ckpt/--no-module-ckpt", help="Under --ckpt full: each layer's attention, "
+            "MLP and norms checkpointed apart (NeMo RL's DTensor v1 worker; rlmcost.perf."
+            "module_ckpt), or each layer whole (off: the v2 worker's transformers models); "
+            "default: --framework's (NeMo RL on), off without one.", rich_help_panel=p)],
+            None),  # fmt: skip
+        "trainer_kernels": (Annotated[TrainerKernels | None, typer.Option(
+            help="The trainer's implementation without a --framework preset: fused "
+            "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
+            "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
+            "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
+            rich_help_panel=p)], None),  # fmt: skip
         "ckpt": (Annotated[Checkpointing | None, typer.Option(
             help="Activation checkpointing (default none).", rich_help_panel=p)], None),
         "cp": (
@@ -259,6 +240,13 @@ def deployment_options() -> dict[str, Any]:
                 rich_help_panel=p)],
             False,
         ),
+        "disable_dropout": (Annotated[bool, typer.Option(
+            "--disable-dropout", help="The trainer sets the model's dropout to 0 (TRL "
+            "disable_dropout). Default: training steps run the model config's dropout "
+            "(GPT-2's resid_pdrop and attn_pdrop: dropout kernels, and the checkpoint's "
+            "early stop ends after the saved mask; rlmcost.placement.model_dropout); "
+            "log-prob forwards run in eval mode, without it.", rich_help_panel=p)],
+            False),  # fmt: skip
         "offload": (
             Annotated[
                 str | None,

@@ -119,7 +119,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("moe_permute_fusion") is not None:
         train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
-    for key in ("pp_overlap_p2p", "recompute_early_stop"):
+    for key in ("pp_overlap_p2p", "recompute_early_stop", "module_ckpt"):
         if opts.get(key) is not None:
             train[key] = opts[key]
     if opts.get("trainer_kernels") is not None:
@@ -130,6 +130,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["sp"] = True
     if opts.get("freeze_vision_tower"):
         train["freeze_vision_tower"] = True
+    if opts.get("disable_dropout"):
+        train["disable_dropout"] = True
     if opts.get("offload") is not None:
         train["offload"] = opts["offload"]
     if opts.get("param_dtype") is not None:

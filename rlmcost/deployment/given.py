@@ -32,7 +32,7 @@ def _given_only(value: BaseModel | None, handler: SerializerFunctionWrapHandler)
 
 PASS_FIELDS = ("max_tokens_per_gpu", "packing", "padded", "fused_loss", "router_dtype",
                "ep_dispatcher", "moe_permute_fusion", "kernels",
-               "recompute_early_stop")  # fmt: skip
+               "recompute_early_stop", "module_ckpt", "disable_dropout")  # fmt: skip
 """The trainer fields a group's own trainer layout gives over the deployment's for its jobs,
 the others the deployment's (``placement.group_train``, where they are read)."""
 

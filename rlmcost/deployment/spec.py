@@ -109,15 +109,13 @@ class TrainLayout(BaseModel):
     max_tokens_per_gpu: int | None = Field(default=None, ge=1, description="dynamic batching: "
         "tokens per micro-batch per GPU (None = micro_batch sequences); verl "
         "ppo_max_token_len_per_gpu, OpenRLHF packing")  # fmt: skip
-    packing: bool = Field(default=False, description="sequence packing: a micro-batch holds "
-        "micro_batch x (prompt + response) tokens of packed sequences (NeMo RL "
-        "sequence_packing.train_mb_tokens)")  # fmt: skip
+    packing: bool = Field(default=False, description="sequence packing: micro_batch x (prompt "
+        "+ response) packed tokens a micro-batch (NeMo RL sequence_packing.train_mb_tokens)")
     padded: bool = Field(default=False, description="each sequence padded to the batch's "
         "width (prompt + longest response) in training and forwards: verl's FSDP workers "
         "without use_remove_padding (rlmcost.placement.dynamic_bsz)")  # fmt: skip
     fused_loss: bool = Field(default=False, description="packed micro-batch's loss in one "
-        "call (NeMo RL sequence_packing.fuse_loss, v0.6 on); False: one loss call per packed "
-        "sequence, NeMo RL's default (rlmcost.perf.policy_worker)")  # fmt: skip
+        "call (NeMo RL sequence_packing.fuse_loss); False: per sequence (perf.policy_worker)")
     router_dtype: RouterDtype = Field(default=RouterDtype.FP32, description="MoE router "
         "dtype: fp32 (16-bit GEMM, fp32 logits; Megatron-core's default None prices alike), "
         "fp64 (NeMo RL moe_router_dtype; rlmcost.perf.moe_router)")  # fmt: skip
@@ -143,10 +141,13 @@ class TrainLayout(BaseModel):
         "trainer's gradient buffer: fp32 (grad_reduce_in_fp32) or param (its parameters' "
         "dtype); None: the framework's (rlmcost.placement.grad_buffer)")  # fmt: skip
     pp_overlap_p2p: bool | None = Field(default=None, description="interleaved schedule's "
-        "overlap_p2p_comm (None: the framework's, Behaviour.megatron_overlap_p2p; perf."
-        "megatron_pipe)")  # fmt: skip
+        "overlap_p2p_comm (None: the framework's; rlmcost.perf.megatron_pipe)")
     recompute_early_stop: bool | None = Field(default=None, description="torch non-reentrant "
         "checkpoint's early stop (None: the framework's; rlmcost.perf.ckpt_early_stop)")
+    module_ckpt: bool | None = Field(default=None, description="full recomputation per module "
+        "(None: the framework's; rlmcost.perf.module_ckpt); False: each layer whole")
+    disable_dropout: bool = Field(default=False, description="the trainer sets the model's "
+        "dropout to 0 (TRL disable_dropout); False: its config's (placement.model_dropout)")
     freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
         "tower is not trained (no backward through it; verl actor.freeze_vision_tower)")
 
@@ -390,9 +391,8 @@ def load_deployment(path: str | Path) -> Deployment:
     try:
         text = p.read_text()
     except OSError as exc:
-        raise SpecError(
-            f"cannot read deployment file {p}: {exc.strerror}; check the path"
-        ) from None
+        raise SpecError(f"cannot read deployment file {p}: {exc.strerror}; check the path") \
+            from None
     except UnicodeDecodeError:
         raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
                         "deployment") from None

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
 
 TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "moe_permute_fusion", "kernels",
-                "pp_overlap_p2p", "grad_reduce_dtype", "recompute_early_stop")  # fmt: skip
+                "pp_overlap_p2p", "grad_reduce_dtype", "recompute_early_stop",
+                "module_ckpt", "disable_dropout")  # fmt: skip
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

@@ -40,7 +40,7 @@ from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.group_offload import offload_notes
-from rlmcost.placement.group_train import any_router_fp64, group_worker_notes, stop_notes
+from rlmcost.placement.group_train import any_router_fp64, group_worker_notes, train_notes
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
@@ -158,23 +158,12 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append(f"tp per model (smallest leaving half the HBM free of weights): {shown}")
     host = q.host_bytes_per_s
     setup = Setup(
-        alg=alg,
-        placement=plan,
-        tasks=tasks,
-        specs=specs,
-        hardware=hw,
-        workload=wl,
-        values=q.values,
-        base=trainer.models,
-        tp=tps,
-        lengths=q.lengths,
-        host_bytes_per_s=host,
-        efficiency=efficiency or PEAK,
-        deployment=dep,
-        counting=run.attention,
+        alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
+        values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
+        efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
         devices=_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
         groups_seen=q.groups_seen,
-    )
+    )  # fmt: skip
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
@@ -213,7 +202,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
                     if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
-    stops = q.kept("early stops", lambda: stop_notes(q.specs))  # of the trained models
+    stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
+                          lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
+    _extend(notes, drops)  # their config's dropout (placement.model_dropout)
     _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
                            dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
                           lambda: group_worker_notes(dep, kl, moe, stops)))  # fmt: skip

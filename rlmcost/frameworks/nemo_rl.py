@@ -25,6 +25,7 @@ from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
+from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.virtual_pipeline import nemo_rl_virtual_stages
@@ -39,7 +40,7 @@ IGNORED = (
     "grpo.val_batch_size", "grpo.seed", "loss_fn",
     "checkpointing", "policy.tokenizer", "policy.generation_batch_size",
     "policy.logprob_batch_size", "policy.logprob_chunk_size",
-    "policy.dtensor_cfg._v2", "policy.dtensor_cfg.custom_parallel_plan",
+    "policy.dtensor_cfg.custom_parallel_plan",
     f"{_MEG}.empty_unused_memory_level", f"{_MEG}.converter_type", f"{_MEG}.pipeline_dtype",
     f"{_MEG}.freeze_moe_router", f"{_MEG}.moe_router_load_balancing_type",
     f"{_MEG}.moe_router_bias_update_rate", f"{_MEG}.apply_rope_fusion", f"{_MEG}.scheduler",
@@ -159,15 +160,14 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         c = "policy.dtensor_cfg"
         tp = r.integer(f"{c}.tensor_parallel_size", 1)
         cp = r.integer(f"{c}.context_parallel_size", 1)
-        pp = ep = 1
-        etp = None
+        pp, ep, etp = 1, 1, None
         sp = r.flag(f"{c}.sequence_parallel", False)
         zero = "3"
         ckpt: str | bool = r.flag(f"{c}.activation_checkpointing", False)
+        dtensor_worker(r, q, ckpt is True)  # v1 or v2 (_v2), and its checkpoint (nemo_rl_worker)
         if r.flag(f"{c}.cpu_offload", False):
             q.set("--offload", "optimizer,params,grads")
-        # dtensor_policy_worker.py loads the model in float32 whatever policy.precision
-        # (the compute dtype of its MixedPrecisionPolicy)
+        # both workers load the model in float32 whatever policy.precision (nemo_rl_worker)
         q.set("--param-dtype", "fp32")
         r.text("policy.precision", "bfloat16")
     else:

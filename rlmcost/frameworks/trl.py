@@ -1,19 +1,18 @@
 """TRL import: a GRPO config (``trl/trainer/grpo_config.py`` GRPOConfig, transformers
-TrainingArguments, TRL's ModelConfig and ScriptArguments keys, as `trl grpo --config` and
-open-r1's recipes take them) plus the accelerate config of the launch, as an rlmcost query.
+TrainingArguments, TRL's ModelConfig and ScriptArguments keys, as `trl grpo --config` and open-r1's
+recipes take them) plus the accelerate config of the launch, as an rlmcost query.
 
-Units (GRPOConfig's docstring): ``per_device_train_batch_size`` counts completions per device
-per step (``--micro-batch``); one generation batch is per_device_train_batch_size x
-num_processes x steps_per_generation completions (``generation_batch_size``), which
-``num_generations`` must divide: it holds generation_batch / num_generations prompts
-(``--batch``) of num_generations completions each (``--group``); the optimizer steps once per
-gradient_accumulation_steps micro-steps, so steps_per_generation / gradient_accumulation_steps
-times per generation batch (``--mini-batches``); ``num_iterations`` (mu) passes
-(``--epochs``).
+Units (GRPOConfig's docstring): ``per_device_train_batch_size`` counts completions per device per
+step (``--micro-batch``); one generation batch is per_device_train_batch_size x num_processes x
+steps_per_generation completions (``generation_batch_size``), which ``num_generations`` must divide:
+it holds generation_batch / num_generations prompts (``--batch``) of num_generations completions
+each (``--group``); the optimizer steps once per gradient_accumulation_steps micro-steps, so
+steps_per_generation / gradient_accumulation_steps times per generation batch (``--mini-batches``);
+``num_iterations`` (mu) passes (``--epochs``).
 
-These are the current TRL's meanings; ``version`` (``--trl-version``: a release or the day of
-the TRL code) applies the older ones of :mod:`rlmcost.frameworks.trl_versions`, each applied
-rule stated in the notes with its PR (and returned by :func:`import_trl_rules`).
+These are the current TRL's meanings; ``version`` (``--trl-version``: a release or the day of the
+TRL code) applies the older ones of :mod:`rlmcost.frameworks.trl_versions`, each applied rule stated
+in the notes with its PR (and returned by :func:`import_trl_rules`).
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ IGNORED = (
     "vllm_server_timeout", "vllm_group_port", "vllm_max_model_length", "vllm_dtype",
     "mask_truncated_completions", "shuffle_dataset",
     "remove_unused_columns", "ds3_gather_for_generation", "sync_ref_model",
-    "ref_model_mixup_alpha", "ref_model_sync_steps", "disable_dropout", "run_name",
+    "ref_model_mixup_alpha", "ref_model_sync_steps", "run_name",
     "model_init_kwargs", "trust_remote_code", "lora_alpha", "lora_dropout", "wandb_entity",
     "wandb_project", "callbacks", "benchmarks", "code_language", "dataset_prompt_column",
     "num_generations_eval", "generation_kwargs", "top_entropy_quantile",
@@ -125,6 +124,8 @@ def import_trl_rules(
     q.set("--ckpt", "full" if ckpt else "none")
     if ckpt:
         _reentrant(r, q, v, rules, deepspeed, zero == "3" and r.flag("use_peft", False))
+    if r.flag("disable_dropout", False):  # grpo_trainer.py disable_dropout_in_model (PR 3234)
+        q.set("--disable-dropout")
     liger = r.flag("use_liger_loss", False) or r.flag("use_liger_kernel", False)
     q.set("--logits", "fused" if liger else "low-memory")  # selective_log_softmax, row by row
     if r.flag("use_peft", False):
@@ -392,8 +393,7 @@ def _legacy_engine(r: Reader, q: ImportedQuery, v: TrlVersion, rules: list[str],
     ``cuda:{num_processes}``, the GPU after the training processes'."""
     if r.has("vllm_device"):
         q.note("vllm_device (TRL < 0.16, PR 3094 moved generation to `trl vllm-serve`): vLLM on "
-               "a GPU of its own beside the training processes, with vllm_gpu_memory_utilization "
-               "of it")  # fmt: skip
+               "a GPU of its own beside the training processes at vllm_gpu_memory_utilization")
     else:
         _rule(q, rules, f"use_vllm: vLLM in the main process on a GPU of its own (vllm_device's "
               f"default auto: cuda:{procs}) at vllm_gpu_memory_utilization {frac}: {v.label}, "

@@ -48,15 +48,16 @@ COLOCATE_DEFAULT       5255      2026-03-14  1.0.0 (2026-03-30)  vllm_mode serve
 
 Keys that first exist in a later release (:data:`KEYS_ADDED`) are dropped for an older one, as
 TRL's parser drops config keys it does not know (:meth:`TrlVersion.absent_keys`), each with a
-note: num_iterations (PR 2899, e5ae703d, 0.16.0),
-steps_per_generation and generation_batch_size (PR 3388, cf5183db, 0.18.0), vllm_mode and
-vllm_tensor_parallel_size (PR 3394, 18596cf2, 0.18.0, which brought colocate and
-vllm_gpu_memory_utilization's default 0.3), vllm_importance_sampling_correction (PR 3867) and
-vllm_enable_sleep_mode (PR 3968, edbe8234, 0.23.0); vllm_device (removed by PR 3394) for a
-later one. Changes that move no priced work are left out: ``loss_type`` ('bnpo' from 0.17.0,
-'dapo' from 0.22.0), ``epsilon``, ``scale_rewards``, ``mask_truncated_completions`` reweight
-or mask the same tokens; ``max_prompt_length`` (default None from 0.26.0, gone in 0.28.0)
-changes which tokens a prompt keeps, stated in the import's notes.
+note: num_iterations (PR 2899, e5ae703d, 0.16.0), steps_per_generation and generation_batch_size
+(PR 3388, cf5183db, 0.18.0), vllm_mode and vllm_tensor_parallel_size (PR 3394, 18596cf2, 0.18.0,
+which brought colocate and vllm_gpu_memory_utilization's default 0.3),
+vllm_importance_sampling_correction (PR 3867) and vllm_enable_sleep_mode (PR 3968, edbe8234,
+0.23.0), disable_dropout (PR 3234, 47b9515f, 0.17.0: rlmcost's ``--disable-dropout``,
+:mod:`rlmcost.placement.model_dropout`); vllm_device (removed by PR 3394) for a later one.
+Changes that move no priced work are left out: ``loss_type`` ('bnpo' from 0.17.0, 'dapo' from
+0.22.0), ``epsilon``, ``scale_rewards``, ``mask_truncated_completions`` reweight or mask the
+same tokens; ``max_prompt_length`` (default None from 0.26.0, gone in 0.28.0) changes which
+tokens a prompt keeps, stated in the import's notes.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ MULTI_STEP = Rule(2899, "2025-02-20", (0, 16, 0))
 DECOUPLED_GENERATION = Rule(3388, "2025-05-06", (0, 18, 0))
 VLLM_MODE = Rule(3394, "2025-05-01", (0, 18, 0))
 VLLM_SLEEP = Rule(3968, "2025-09-01", (0, 23, 0))
+DISABLE_DROPOUT = Rule(3234, "2025-04-09", (0, 17, 0))
 
 KEYS_ADDED = {
     "num_iterations": MULTI_STEP,
@@ -109,6 +111,7 @@ KEYS_ADDED = {
     "vllm_tensor_parallel_size": VLLM_MODE,
     "vllm_importance_sampling_correction": VLLM_IS_CORRECTION,
     "vllm_enable_sleep_mode": VLLM_SLEEP,
+    "disable_dropout": DISABLE_DROPOUT,
 }
 """GRPOConfig keys and the rule that added them (module docstring)."""
 

@@ -24,7 +24,8 @@ forward GEMM FLOPs (``4 d^2`` of ``12 d^2``). Checked by
 the early stop. A MoE layer's last saved tensors are its combine's (routing weights and the
 experts' outputs), after every expert GEMM: nothing priced is skipped there. Nor is the down
 projection skipped where an op after it saves a tensor: the hidden dropout (``StepOptions.dropout``:
-``native_dropout`` saves its mask, an output, after its kernel) or a post-FFN norm (Gemma 2/3's
+``native_dropout`` saves its mask, an output, after its kernel; on the RL side the trained
+model's config's, :mod:`rlmcost.placement.model_dropout`) or a post-FFN norm (Gemma 2/3's
 ``post_feedforward_layernorm``, ``Arch.norms_per_layer`` 4: the norm saves its input, the down
 projection's output); the rerun then ends at that op and only the residual add after it is not
 rerun (torch's FLOP counter again, ``tests/test_ckpt_early_stop.py``). Nor under a LoRA adapter

@@ -43,15 +43,16 @@ Not modelled: a hybrid layer with a linear-attention mixer (``Arch.linear_layers
 wraps its ``mlp`` and norms but not the mixer, which has no ``self_attn``) is priced as a
 whole-layer checkpoint with the early stop, and said so.
 
-NeMo RL's DTensor v2 worker (``dtensor_cfg._v2: true``, the examples' default from v0.5.0)
-builds the model with NeMo Automodel, whose ``FSDP2`` parallelizer
-(``nemo_automodel/components/distributed/parallelizer.py`` @24b47e85, the Automodel that
-NeMo RL v0.7.0 and @7ea279abf pin, lines 233-283) checkpoints differently by model class:
-Automodel's own classes (its registry's ``LlamaForCausalLM``, ``Qwen2ForCausalLM``, ...) get
-the same per-module wrapping; a transformers ``GradientCheckpointingLayer`` class (transformers
->= 5.5 pinned at v0.7.0) gets ``gradient_checkpointing_enable(gradient_checkpointing_kwargs=
-{"use_reentrant": True})``, a reentrant whole-layer checkpoint (no early stop: the rerun
-rlmcost prices without this option). rlmcost's NeMo RL preset is the v1 worker's.
+NeMo RL's DTensor v2 worker (``dtensor_cfg._v2: true``, the examples' setting from v0.4.0)
+builds the model with NeMo Automodel, which checkpoints by model class from Automodel 92635e74
+(NeMo RL v0.6.0's pin; 24b47e85 at v0.7.0 and @7ea279abf): a transformers
+``GradientCheckpointingLayer`` class (every dense model, Llama and Qwen2 included: NeMo RL
+turns their Automodel classes off by ``force_hf``) gets a reentrant whole-layer checkpoint (no
+early stop), Automodel's MoE classes a non-reentrant whole-layer one (early stop on); before
+v0.6.0 Automodel wraps per module as v1. rlmcost's NeMo RL preset is the v1 worker's (NeMo
+RL's code default); ``rlmcost import nemo-rl`` reads ``_v2`` and sets
+``TrainLayout.module_ckpt`` (``--no-module-ckpt``) as :mod:`rlmcost.frameworks.nemo_rl_worker`
+states with its sources; ``--module-ckpt`` / ``--no-module-ckpt`` set it for any run.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from rlmcost.perf.step_pass import StepContext, StepOptions
 
 MODULE_NOTE = (
-    "full recomputation as NeMo RL's DTensor worker runs it: each layer's self_attn, mlp and "
+    "full recomputation as NeMo RL's DTensor v1 worker runs it: each layer's self_attn, mlp and "
     "two norms in a checkpoint_wrapper apart (non-reentrant, early stop on), so the rerun "
     "skips the attention's output projection, the FFN's down projection (not a MoE block's) "
     "and the residual adds; each layer keeps its norms' and modules' inputs, norms + 2 "
@@ -75,7 +76,7 @@ MODULE_NOTE = (
     "(rlmcost.perf.module_ckpt)"
 )
 MODULE_WHOLE_NOTE = (
-    "full recomputation as NeMo RL's DTensor worker runs it: each layer's self_attn, mlp and "
+    "full recomputation as NeMo RL's DTensor v1 worker runs it: each layer's self_attn, mlp and "
     "two norms in a checkpoint_wrapper apart, the early stop off: each module rerun whole, "
     "the residual adds not; each layer keeps its norms' and modules' inputs, norms + 2 d-wide "
     "tensors per token instead of one, and rebuilds one module at a time; a hybrid layer "

@@ -20,11 +20,13 @@ from rlmcost.perf.efficiency import Device
 from rlmcost.perf.nemo_rl_packing import chunks_of, padded_share
 from rlmcost.perf.policy_worker import packed_loss_s, reference_swap_s
 from rlmcost.perf.rl_step import Packed, forward_time, packed, train_logprob_head_s, train_time
+from rlmcost.perf.step_pass import StepOptions
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
+from rlmcost.placement.model_dropout import trains_with_dropout
 from rlmcost.placement.pass_options import step_options
 
 
@@ -158,6 +160,22 @@ def _options(g: GroupModel):  # noqa: ANN202 - StepOptions | None
         return out
 
 
+def _train_options(g: GroupModel, task: Task):  # noqa: ANN202 - StepOptions | None
+    """:func:`_options` with the trained model's config dropout where its training steps run
+    it (:mod:`rlmcost.placement.model_dropout`; forwards run in eval mode, without)."""
+    spec = g.s.specs[task.role]
+    if not spec.hidden_dropout:
+        return _options(g)
+    try:
+        return g.kept[("train options", task.role)]
+    except KeyError:
+        out = _options(g)
+        if trains_with_dropout(group_deployment(g.s.deployment, g.group.name), spec):
+            out = replace(out or StepOptions(), dropout=True)
+        g.kept["train options", task.role] = out
+        return out
+
+
 def predict_forward(g: GroupModel, task: Task):  # noqa: ANN201 - rl_step.ForwardTime
     p = pass_packing(g, task)
     return forward_time(
@@ -175,7 +193,7 @@ def predict_train(g: GroupModel, task: Task):  # noqa: ANN201 - (StepTime, Packe
     per_step = replace(p, sequences=-(-p.sequences // steps))
     step = train_time(
         g.s.arch(task.role), packed_layout(g, task, p.seq_len), per_step.sequences,
-        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, _options(g),
+        p.seq_len, g.s.hardware, g.s.workload, inv.model_head, _train_options(g, task),
     )  # fmt: skip
     return step, per_step
 

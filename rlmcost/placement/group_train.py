@@ -13,7 +13,8 @@ deployment-wide ``Deployment.train`` alone; here they come from the group where 
 * batching (:data:`PASS_FIELDS`): ``max_tokens_per_gpu``, ``packing``, ``padded``
   (``group_own._apply_token_budget``, ``packed_lengths``, ``dynamic_bsz``, ``group_passes``);
 * the trainer's passes (``pass_options.step_options``): ``fused_loss``, ``router_dtype``,
-  ``ep_dispatcher``, ``moe_permute_fusion``, ``kernels``, ``recompute_early_stop``.
+  ``ep_dispatcher``, ``moe_permute_fusion``, ``kernels``, ``recompute_early_stop``,
+  ``module_ckpt``, ``disable_dropout`` (``model_dropout``).
 
 Rule (a stated choice, the engine's): of these fields, the ones a group's layout gives are
 the group's, whatever their value; the others are the deployment's, so a group that gives
@@ -36,6 +37,7 @@ from rlmcost.deployment.group_engine import engine_overrides
 from rlmcost.deployment.spec import TrainLayout
 from rlmcost.memo import per_object
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, stop_note
+from rlmcost.placement.model_dropout import dropout_note, trains_with_dropout
 from rlmcost.placement.pass_options import router_fp64, worker_notes
 
 if TYPE_CHECKING:
@@ -133,13 +135,16 @@ def group_worker_notes(dep: Deployment, kl: bool, moe: bool = True,
     return tuple(dict.fromkeys(n for d in views for n in worker_notes(d, kl, moe, stops)))
 
 
-def stop_notes(specs: Mapping[Role, ModelSpec]) -> tuple[str, ...]:
-    """Where the checkpoint's early stop ends the rerun of each kind of the query's trained
-    models (actor, critics: the frozen ones never recompute; ``perf.ckpt_early_stop.stop_note``:
-    no dense layer, an op saving after the FFN's down projection, or neither), once each: the
-    notes that say so."""
-    trained = (Role.ACTOR, Role.CRITIC, Role.COST_CRITIC)
-    return tuple(sorted({stop_note(s.arch()) for r, s in specs.items() if r in trained}))
+def train_notes(specs: Mapping[Role, ModelSpec], dep: Deployment) -> tuple[tuple[str, ...], ...]:
+    """Of the query's trained models (actor, critics: the frozen ones never recompute), once
+    each: where the checkpoint's early stop ends their rerun (``perf.ckpt_early_stop.stop_note``:
+    no dense layer, an op saving after the FFN's down projection, their config's dropout as
+    ``dep`` trains it, or neither), and what their config's dropout does
+    (``model_dropout.dropout_note``)."""
+    trained = [s for r, s in specs.items() if r in (Role.ACTOR, Role.CRITIC, Role.COST_CRITIC)]
+    stops = {stop_note(s.arch(), trains_with_dropout(dep, s)) for s in trained}
+    drops = dict.fromkeys(n for s in trained if (n := dropout_note(dep, s)) is not None)
+    return tuple(sorted(stops)), tuple(drops)
 
 
 def any_router_fp64(dep: Deployment) -> bool:

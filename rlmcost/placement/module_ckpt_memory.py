@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import saved_bytes, stage_layers
-from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.breakdown import MemoryBreakdown, data_share
 from rlmcost.parallel.layout import Checkpointing, Layout
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.perf.module_ckpt import per_module
 from rlmcost.placement.breakdown_ops import with_terms
-from rlmcost.placement.pass_options import runs_hf_model
+from rlmcost.placement.pass_options import module_ckpt_on
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment, TrainLayout
@@ -43,16 +42,14 @@ if TYPE_CHECKING:
 
 def module_ckpt_applies(deployment: Deployment, train: TrainLayout, layout: Layout,
                         arch: Any) -> bool:  # fmt: skip
-    """Whether a training task in ``layout`` keeps its activations per module: the framework's
-    Hugging Face trainer at the trainer layout ``train`` (the group's, else the deployment's;
-    :func:`~rlmcost.placement.pass_options.runs_hf_model`) wraps each layer's modules apart,
-    ``layout`` recomputes in full and the model's layers are all modelled so
-    (``perf.module_ckpt.per_module``); never the paper's ideal run."""
+    """Whether a training task in ``layout`` keeps its activations per module: the trainer
+    layout ``train`` (the group's, else the deployment's) wraps each layer's modules apart
+    (:func:`~rlmcost.placement.pass_options.module_ckpt_on`), ``layout`` recomputes in full
+    and the model's layers are all modelled so (``perf.module_ckpt.per_module``); never the
+    paper's ideal run."""
     if deployment.ideal or layout.ckpt is not Checkpointing.FULL:
         return False
-    beh = behaviour(deployment.framework)
-    return (beh is not None and beh.hf_module_ckpt and runs_hf_model(beh, train)
-            and per_module(arch))  # fmt: skip
+    return module_ckpt_on(deployment, train) and per_module(arch)
 
 
 def kept_bytes_per_token_layer(a: Any, tp: int, sp: bool, act_bytes: int) -> Fraction:

@@ -106,6 +106,31 @@ def _early_stop(deployment: Deployment, beh: Behaviour | None, hf: bool) -> bool
         not peft_zero3_reentrant(deployment, beh)  # fmt: skip
 
 
+def module_ckpt_on(deployment: Deployment, train: TrainLayout) -> bool:
+    """Whether full recomputation checkpoints each layer's modules apart
+    (:mod:`rlmcost.perf.module_ckpt`) at the trainer layout ``train`` (the group's, else the
+    deployment's): its ``module_ckpt`` where given, else the framework's Hugging Face trainer's
+    (``Behaviour.hf_module_ckpt``, NeMo RL's DTensor v1 worker); never in the paper's ideal
+    run. Given true where no trainer layout recomputes in full, or where the framework's
+    trainer runs Megatron-core at ``train``, it is an error (it would change nothing)."""
+    given = train.module_ckpt
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    hf = beh is not None and runs_hf_model(beh, train)
+    if given:
+        layouts = [deployment.train] + [g.train for g in deployment.groups if g.train]
+        if all(lay.ckpt is not Checkpointing.FULL for lay in layouts):
+            raise SpecError("--module-ckpt is a form of full recomputation, but the trainer "
+                            f"runs --ckpt {train.ckpt.value}: add --ckpt full, or drop "
+                            "--module-ckpt")  # fmt: skip
+        if beh is not None and not hf:
+            raise SpecError(f"--module-ckpt wraps a Hugging Face model's modules, but "
+                            f"{deployment.framework}'s trainer runs Megatron-core at this "
+                            "layout (a whole-layer recomputation); drop --module-ckpt")
+    if given is not None:
+        return given and not deployment.ideal
+    return hf and beh is not None and beh.hf_module_ckpt
+
+
 def step_options(deployment: Deployment) -> StepOptions | None:
     """The framework's pass options, None where they are rlmcost's defaults.
 
@@ -138,7 +163,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
 
     reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
     early = _early_stop(deployment, beh, hf)  # torch's checkpoint (perf.ckpt_early_stop)
-    module = hf and beh is not None and beh.hf_module_ckpt  # NeMo RL's (perf.module_ckpt)
+    module = module_ckpt_on(deployment, deployment.train)  # NeMo RL's (perf.module_ckpt)
     moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
                       pp_overlap_p2p=overlap, moe_permute_fusion=fused,
                       linear_mixer_replicated=rep, grad_reduce_bytes=reduce,

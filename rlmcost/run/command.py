@@ -57,6 +57,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "train.moe_permute_fusion": "--moe-permute-fusion",
                      "train.pp_overlap_p2p": "--pp-overlap-p2p",
                      "train.recompute_early_stop": "--recompute-early-stop",
+                     "train.module_ckpt": "--module-ckpt",
                      "train.moe_capacity_factor": "--moe-capacity-factor",
                      "train.moe_pad_to_capacity": "--moe-pad-to-capacity",
                      "train.kernels": "--trainer-kernels"}  # fmt: skip
@@ -169,6 +170,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--sp")
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
+    if t.disable_dropout:
+        words.append("--disable-dropout")
     words.append("--packing" if t.packing else "--no-packing")
     if t.fused_loss:
         words.append("--fused-loss")
@@ -184,6 +187,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append("--pp-overlap-p2p" if t.pp_overlap_p2p else "--no-pp-overlap-p2p")
     if t.recompute_early_stop is not None:
         words.append(f"--{'' if t.recompute_early_stop else 'no-'}recompute-early-stop")
+    if t.module_ckpt is not None:
+        words.append(f"--{'' if t.module_ckpt else 'no-'}module-ckpt")
     if t.moe_capacity_factor is not None:
         words += ["--moe-capacity-factor", repr(t.moe_capacity_factor)]
     if t.moe_pad_to_capacity:

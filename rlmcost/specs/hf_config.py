@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.specs.hf_dropout import dropout_fields
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_vision import (
@@ -275,7 +276,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
                 "elementwise work is"
             )
     window = window_fields(cfg, mt, int(fields["n_layers"]), path)
-    fields.update(window)
+    fields.update(window, **dropout_fields(cfg, mt, path))  # (specs.hf_dropout)
     notes += window_note(window, int(fields["n_layers"]))
     if mt == "phi3":  # fused qkv_proj and gate_up_proj, no biases
         fields.update(qkv_bias=False, out_bias=False, mlp_bias=False)

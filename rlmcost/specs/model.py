@@ -57,6 +57,11 @@ class ModelSpec(BaseModel):
     norms_per_layer: int = Field(
         default=2, ge=2, le=4, description="norms per layer: 2 (pre-attn, pre-FFN); 4 (Gemma 2/3)"
     )
+    hidden_dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout after the "
+        "attention's and FFN's output projections, in training (GPT-2 resid_pdrop; specs."
+        "hf_dropout)")  # fmt: skip
+    attention_dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout on the "
+        "attention probabilities, in training (attn_pdrop, attention_dropout)")
     notes: tuple[str, ...] = Field(
         default=(),
         description="what the costs approximate for this model (sliding windows, soft-capping, "
@@ -309,7 +314,8 @@ class ModelSpec(BaseModel):
 
         fields = self.model_dump(
             exclude={"aliases", "hf_ids", "family", "model_type", "source", "max_context", "notes",
-                     "mtp_layers", *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
+                     "mtp_layers", "hidden_dropout", "attention_dropout",  # placement.model_dropout
+                     *VISION_FIELDS}  # the tower's FLOPs: rlmcost.placement.vision
         )  # fmt: skip
         return Arch(**fields)
 

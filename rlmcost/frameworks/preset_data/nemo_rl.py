@@ -40,8 +40,8 @@ hold them at all."""
 
 PRESET = Preset(
     Framework.NEMO_RL,
-    "NeMo RL: DTensor (FSDP2) policy and vLLM colocated on the same GPUs, the reference "
-    "kept in host memory",
+    "NeMo RL: DTensor (FSDP2) policy, its v1 worker (dtensor_cfg._v2 false), and vLLM "
+    "colocated on the same GPUs, the reference kept in host memory",
     (
         Default(
             "train.zero",
@@ -255,9 +255,11 @@ PRESET = Preset(
               "ray.sub @7ea279abf exports OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} before "
               "ray start, which Ray keeps (at v0.3.0-v0.6.0 ray.sub sets none and the "
               "workers, given num_gpus and no num_cpus, got Ray's 1); with dtensor_cfg."
-              "activation_checkpointing the DTensor worker wraps each layer's mlp, self_attn "
-              "and two norms in checkpoint_wrapper apart (non-reentrant; nemo_rl/models/"
-              "dtensor/parallelize.py _parallelize_model @7ea279abf)",
+              "activation_checkpointing the DTensor worker, v1 here (dtensor_cfg._v2 false, "
+              "lm_policy.py's default; the examples set _v2 true from v0.4.0, which rlmcost "
+              "import nemo-rl reads: frameworks.nemo_rl_worker), wraps each layer's mlp, "
+              "self_attn and two norms in checkpoint_wrapper apart (non-reentrant; nemo_rl/"
+              "models/dtensor/parallelize.py _parallelize_model @7ea279abf)",
               host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
