@@ -36,7 +36,7 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
     >>> run = Run.from_data({"models": {"actor": "70b"}, "deployment": {"train": {"tp": 8}}})
     >>> e = evaluate(run)
     >>> e.gpus, e.fits, str(e.dominant_stage)
-    (8, False, 'generation')
+    (8, False, 'training')
     """
     from rlmcost.run.spec import require_run
 

@@ -44,7 +44,7 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
     >>> from rlmcost.parallel.layout import Layout
     >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
     >>> e.gpus, e.fits, e.dominant_stage
-    (8, False, <Stage.GENERATION: 'generation'>)
+    (8, False, <Stage.TRAINING: 'training'>)
     """
     efficiency = fields.pop("efficiency", None)
     if "base" not in fields:  # the defaults of a new query; a base Run keeps its own
