@@ -145,7 +145,7 @@ def test_nemo_rls_per_module_rerun_notes_the_adapted_projections() -> None:
     """Under NeMo RL's per-module checkpoint, all-linear adapters keep o_proj and down_proj in
     the rerun, and the output says which."""
     args = ["grpo", "-m", "llama-3.2-1b", "--framework", "nemo-rl", "--gpus", "8", "--ckpt",
-            "full", "--lora-rank", "8", "--json"]
+            "full", "--module-ckpt", "--lora-rank", "8", "--json"]  # the v1 worker's modules
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert lora_rerun_note(["o", "down"]) in json.loads(result.stdout)["notes"]

@@ -183,20 +183,30 @@ def _train(framework: str | None, **train: object) -> Deployment:
 
 
 def test_only_nemo_rls_dtensor_worker_wraps_modules():
-    nemo = step_options(_train("nemo-rl", zero="3", ckpt="full"))
+    # the preset prices NeMo RL's v2 worker (the examples' _v2: true): whole layers, reentrant;
+    # --module-ckpt the v1 worker's modules, its non-reentrant checkpoint_wrapper stopping early
+    v2 = step_options(_train("nemo-rl", zero="3", ckpt="full"))
+    assert v2 is None or not (v2.module_ckpt or v2.recompute_early_stop)
+    nemo = step_options(_train("nemo-rl", zero="3", ckpt="full", module_ckpt=True))
     assert nemo is not None and nemo.module_ckpt and nemo.recompute_early_stop
     assert not step_options(_train("nemo-rl", zero="1", tp=2, ckpt="full")).module_ckpt  # Megatron
     assert not step_options(_train("verl", zero="3", ckpt="full")).module_ckpt  # whole layers
-    off = step_options(_train("nemo-rl", zero="3", ckpt="full", recompute_early_stop=False))
+    off = step_options(_train("nemo-rl", zero="3", ckpt="full", module_ckpt=True,
+                              recompute_early_stop=False))  # fmt: skip
     assert off.module_ckpt and not off.recompute_early_stop
-    full, z3 = Layout(dp=8, zero=ZeroStage.OS_G_P, ckpt=Checkpointing.FULL), TrainLayout(zero="3")
-    assert module_ckpt_applies(_train("nemo-rl"), z3, full, LLAMA)
+    full = Layout(dp=8, zero=ZeroStage.OS_G_P, ckpt=Checkpointing.FULL)
+    z3 = TrainLayout(zero="3", ckpt="full", module_ckpt=True)
+    dep = _train("nemo-rl", zero="3", ckpt="full", module_ckpt=True)
+    assert module_ckpt_applies(dep, z3, full, LLAMA)
+    plain = TrainLayout(zero="3", ckpt="full")
+    assert not module_ckpt_applies(_train("nemo-rl", zero="3", ckpt="full"), plain, full, LLAMA)
     assert not module_ckpt_applies(_train("nemo-rl"), TrainLayout(zero="1", tp=2), full, LLAMA)
     none = full.with_(ckpt=Checkpointing.NONE)
-    assert not module_ckpt_applies(_train("nemo-rl"), z3, none, LLAMA)
-    assert not module_ckpt_applies(Deployment(framework="nemo-rl", ideal=True), z3, full, LLAMA)
+    assert not module_ckpt_applies(dep, z3, none, LLAMA)
+    assert not module_ckpt_applies(Deployment(framework="nemo-rl", ideal=True), plain, full,
+                                   LLAMA)  # fmt: skip
     hybrid = get_model("qwen3-next-80b-a3b").arch()  # linear-attention mixers: not modelled
-    assert not module_ckpt_applies(_train("nemo-rl"), z3, full, hybrid)
+    assert not module_ckpt_applies(dep, z3, full, hybrid)
 
 
 def _step(arch, options: StepOptions, **layout: object):
@@ -246,7 +256,8 @@ def test_nemo_rl_query_prices_and_notes_it():
         act = out["stages"]["training"]["memory_breakdown_bytes"]["activations"]
         return update, act, out["notes"]
 
-    on, off, none = run("--ckpt", "full"), run("--ckpt", "full", "--no-recompute-early-stop"), \
+    on, off, none = run("--ckpt", "full", "--module-ckpt"), \
+        run("--ckpt", "full", "--module-ckpt", "--no-recompute-early-stop"), \
         run("--ckpt", "none")  # fmt: skip
     assert on[0] < off[0] and MODULE_NOTE in on[2] and MODULE_WHOLE_NOTE in off[2]
     assert on[1] == off[1] < none[1]  # the same inputs kept, fewer than without checkpoints

@@ -146,9 +146,14 @@ def test_module_ckpt_given_overrides_the_preset_and_is_checked() -> None:
     def dep(**train: object) -> Deployment:
         return Deployment(framework="nemo-rl", train=TrainLayout(**train))
 
-    on = step_options(dep(zero="3", ckpt="full"))
+    # the preset prices the v2 worker (the examples' _v2: true): whole layers, reentrant
+    v2 = step_options(dep(zero="3", ckpt="full"))
+    assert v2 is None or (not v2.module_ckpt and not v2.recompute_early_stop)
+    # --module-ckpt: the v1 worker's non-reentrant checkpoint_wrapper, its early stop on
+    on = step_options(dep(zero="3", ckpt="full", module_ckpt=True))
     off = step_options(dep(zero="3", ckpt="full", module_ckpt=False, recompute_early_stop=False))
-    assert on.module_ckpt and not off.module_ckpt and not off.recompute_early_stop
+    assert on.module_ckpt and on.recompute_early_stop
+    assert not off.module_ckpt and not off.recompute_early_stop
     assert module_ckpt_on(Deployment(train=TrainLayout(ckpt="full", module_ckpt=True)),
                           TrainLayout(ckpt="full", module_ckpt=True))  # fmt: skip
     with pytest.raises(SpecError, match="--ckpt full"):
@@ -180,5 +185,6 @@ def test_v2_prices_the_rerun_whole() -> None:
         update = {p["name"]: p["time_s"] for p in out["phases"]}["update actor"]
         return update, out["stages"]["training"]["memory_breakdown_bytes"]["activations"]
 
-    v1, v2 = run(), run("--no-module-ckpt", "--no-recompute-early-stop")
+    v1, v2 = run("--module-ckpt"), run("--no-module-ckpt", "--no-recompute-early-stop")
     assert v1[0] < v2[0] and v2[1] < v1[1]
+    assert run() == v2  # the preset's worker: v2 (grpo_math_1B.yaml's _v2: true)

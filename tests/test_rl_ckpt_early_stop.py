@@ -48,7 +48,8 @@ def _early(framework: str | None, **train: object) -> bool:
     ("verl", {"tp": 2, "zero": "1"}, False),  # its Megatron backend: Megatron's checkpoint
     ("openrlhf", {"zero": "3"}, True),  # gradient_checkpointing_reentrant default False
     ("trl", {"zero": "2"}, True),  # current TRL: use_reentrant False (PR 4811)
-    ("nemo-rl", {"zero": "3"}, True),  # DTensor: checkpoint_wrapper per module (module_ckpt)
+    ("nemo-rl", {"zero": "3"}, False),  # DTensor v2 (the examples'): reentrant whole layers
+    ("nemo-rl", {"zero": "3", "ckpt": "full", "module_ckpt": True}, True),  # v1: per module
     ("nemo-rl", {"tp": 2, "zero": "1"}, False),  # its Megatron backend
     ("slime", {"tp": 2}, False),  # Megatron-LM
     (None, {}, False),  # no framework: rlmcost's default

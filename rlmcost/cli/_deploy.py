@@ -183,14 +183,15 @@ def deployment_options() -> dict[str, Any]:
             "--recompute-early-stop/--no-recompute-early-stop", help="Under --ckpt full: "
             "torch's non-reentrant checkpoint's early stop, each dense layer's rerun ends before "
             "the FFN's down projection (rlmcost.perf.ckpt_early_stop; NeMo RL's DTensor worker "
-            "per module: rlmcost.perf.module_ckpt); default: --framework's (verl FSDP, OpenRLHF, "
-            "TRL and NeMo RL on; TRL off with --lora-rank under --zero 3), off without one; an "
-            "error without --ckpt full.", rich_help_panel=p)], None),  # fmt: skip
+            "per module: rlmcost.perf.module_ckpt); default: --framework's (verl FSDP, OpenRLHF "
+            "and TRL on, TRL off with --lora-rank under --zero 3; NeMo RL's v2 worker off, on "
+            "with --module-ckpt), off without one; an error without --ckpt full.",
+            rich_help_panel=p)], None),  # fmt: skip
         "module_ckpt": (Annotated[bool | None, typer.Option(
             "--module-ckpt/--no-module-ckpt", help="Under --ckpt full: each layer's attention, "
             "MLP and norms checkpointed apart (NeMo RL's DTensor v1 worker; rlmcost.perf."
-            "module_ckpt), or each layer whole (off: the v2 worker's transformers models); "
-            "default: --framework's (NeMo RL on), off without one.", rich_help_panel=p)],
+            "module_ckpt, its early stop on), or each layer whole (off: the v2 worker's "
+            "transformers models, the NeMo RL preset's); default off.", rich_help_panel=p)],
             None),  # fmt: skip
         "trainer_kernels": (Annotated[TrainerKernels | None, typer.Option(
             help="The trainer's implementation without a --framework preset: fused "

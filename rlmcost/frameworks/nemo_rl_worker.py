@@ -60,7 +60,8 @@ AUTOMODEL_CLASSES = frozenset({"qwen3_moe", "deepseek_v3", "glm4_moe", "qwen3_ne
 class (module docstring: registry and adapters at Automodel 92635e74 and 24b47e85)."""
 
 V1_NOTE = ("policy.dtensor_cfg._v2 false (NeMo RL's code default): the DTensor v1 worker, "
-           "each layer's modules checkpointed apart (rlmcost.perf.module_ckpt)")  # fmt: skip
+           "each layer's modules checkpointed apart, non-reentrant (--module-ckpt; "
+           "rlmcost.perf.module_ckpt)")  # fmt: skip
 REENTRANT_NOTE = (
     "policy.dtensor_cfg._v2: the DTensor v2 worker builds {model} from its transformers class "
     "({why}), which NeMo Automodel checkpoints by gradient_checkpointing_enable("
@@ -96,7 +97,8 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
                         f"{c}.automodel_kwargs.force_hf=true or tensor_parallel_size 1")
     if not ckpt:
         return
-    if not v2:
+    if not v2:  # the preset prices the v2 worker (the examples' _v2: true)
+        q.set("--module-ckpt")
         q.note(V1_NOTE)
         return
     if mt is None and not forced:  # the class, and so the checkpoint, unknown
@@ -106,6 +108,7 @@ def dtensor_worker(r: Reader, q: ImportedQuery, ckpt: bool) -> None:
         return
     q.set("--no-module-ckpt")
     if own:
+        q.set("--recompute-early-stop")  # the preset's transformers classes rerun whole
         q.note(AUTOMODEL_NOTE.format(model=model))
         return
     q.set("--no-recompute-early-stop")

@@ -91,17 +91,21 @@ def _early_stop(deployment: Deployment, beh: Behaviour | None, hf: bool) -> bool
     """Whether full recomputation stops early (:mod:`rlmcost.perf.ckpt_early_stop`): the run's
     ``TrainLayout.recompute_early_stop`` where given, else the framework's Hugging Face trainer
     (``Behaviour.hf_ckpt_early_stop``) unless it forces a reentrant checkpoint
-    (:func:`peft_zero3_reentrant`). Given true where no trainer layout recomputes in full, it
-    is an error (it would change nothing)."""
+    (:func:`peft_zero3_reentrant`); on where a trainer layout is given ``module_ckpt``
+    (NeMo RL's v1 worker wraps its modules in torch's non-reentrant ``checkpoint_wrapper``).
+    Given true where no trainer layout recomputes in full, it is an error (it would change
+    nothing)."""
     given = deployment.train.recompute_early_stop
+    layouts = [deployment.train] + [g.train for g in deployment.groups if g.train]
     if given:
-        layouts = [deployment.train] + [g.train for g in deployment.groups if g.train]
         if all(lay.ckpt is not Checkpointing.FULL for lay in layouts):
             raise SpecError("--recompute-early-stop is the early stop of full recomputation, "
                             f"but the trainer runs --ckpt {deployment.train.ckpt.value}: add "
                             "--ckpt full, or drop --recompute-early-stop")  # fmt: skip
     if given is not None:
         return given
+    if any(lay.module_ckpt for lay in layouts):
+        return True
     return hf and beh is not None and beh.hf_ckpt_early_stop and \
         not peft_zero3_reentrant(deployment, beh)  # fmt: skip
 

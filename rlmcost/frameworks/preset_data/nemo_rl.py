@@ -40,8 +40,8 @@ hold them at all."""
 
 PRESET = Preset(
     Framework.NEMO_RL,
-    "NeMo RL: DTensor (FSDP2) policy, its v1 worker (dtensor_cfg._v2 false), and vLLM "
-    "colocated on the same GPUs, the reference kept in host memory",
+    "NeMo RL: DTensor (FSDP2) policy, its v2 worker (dtensor_cfg._v2 true, as the examples "
+    "set it), and vLLM colocated on the same GPUs, the reference kept in host memory",
     (
         Default(
             "train.zero",
@@ -255,11 +255,17 @@ PRESET = Preset(
               "ray.sub @7ea279abf exports OMP_NUM_THREADS=${OMP_NUM_THREADS:-16} before "
               "ray start, which Ray keeps (at v0.3.0-v0.6.0 ray.sub sets none and the "
               "workers, given num_gpus and no num_cpus, got Ray's 1); with dtensor_cfg."
-              "activation_checkpointing the DTensor worker, v1 here (dtensor_cfg._v2 false, "
-              "lm_policy.py's default; the examples set _v2 true from v0.4.0, which rlmcost "
-              "import nemo-rl reads: frameworks.nemo_rl_worker), wraps each layer's mlp, "
-              "self_attn and two norms in checkpoint_wrapper apart (non-reentrant; nemo_rl/"
-              "models/dtensor/parallelize.py _parallelize_model @7ea279abf)",
+              "activation_checkpointing the DTensor v2 worker (dtensor_cfg._v2: true in "
+              "examples/configs/grpo_math_1B.yaml from v0.4.0, which every example and recipe "
+              "inherits; lm_policy.py's v1 only where it is absent) builds the model with NeMo "
+              "Automodel, whose parallelizer checkpoints a transformers class's layers whole "
+              "with torch's reentrant checkpoint (gradient_checkpointing_enable(use_reentrant="
+              "True), Automodel parallelizer.py @24b47e85, NeMo RL v0.6.0-v0.7.0's pins; Llama "
+              "and Qwen2 run as transformers classes, NeMo RL's _maybe_set_force_hf): no early "
+              "stop, no per-module wrap (--module-ckpt prices the v1 worker's, nemo_rl/models/"
+              "dtensor/parallelize.py; Automodel's own MoE classes wrap each block "
+              "non-reentrantly, whose dense layers' early stop is not taken here: "
+              "frameworks.nemo_rl_worker, which rlmcost import nemo-rl applies per model)",
               host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
@@ -267,7 +273,7 @@ PRESET = Preset(
               logprob_head="nemo-rl-distributed-logprob",
               reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
               hf_output_cast=True, packed_loss_per_sequence=True, pp_pads_packed_bins=True,
-              hf_ckpt_early_stop=True, hf_module_ckpt=True,  # parallelize.py (perf.module_ckpt)
+              hf_ckpt_early_stop=False, hf_module_ckpt=False,  # v2: reentrant, whole layers
               hf_source="nemo_rl/models/policy/dtensor_policy_worker.py v0.3.0 "
               "(policy/workers/ at v0.7.0): attn_implementation 'flash_attention_2' with "
               "sequence packing, else None (transformers' sdpa); no Liger, no "
