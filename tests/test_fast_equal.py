@@ -195,7 +195,7 @@ def test_a_trainer_group_reads_whether_the_engine_is_deepspeed_chats() -> None:
 
 def test_a_colocated_groups_updates_are_shared_across_engines_not_trainers() -> None:
     """A colocated group's forwards and updates (their own bytes and a training job's
-    numbers, ``group_key.role_key``) are kept for the deployments that differ only in how the
+    numbers, ``group_key.task_key``) are kept for the deployments that differ only in how the
     group generates (its engine), never for ones whose trainer differs (offload, ZeRO,
     micro-batch, hybrid shard, LoRA): every Run of a grid over both equals its plain
     evaluation, and the kept training numbers are one per trainer setting, not one per engine

@@ -61,7 +61,7 @@ from rlmcost.placement.group_dschat import (
     dschat_group,
 )
 from rlmcost.placement.group_gate import framework_stream
-from rlmcost.placement.group_key import forward_key, per_query, recall, role_key
+from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
     packed_loss_s_of,
@@ -120,7 +120,7 @@ def _job(g: GroupModel, task: Task) -> Job:
             tokens=packing(g, task)[2],
         )  # fmt: skip
     own = g.own(task)
-    shared = None if g.s.groups_seen is None else role_key(g, task, layout)  # None: not shared
+    shared = None if g.s.groups_seen is None else task_key(g, task, layout)  # None: not shared
     if shared is None:
         numbers = _train(g, task, work)
     else:
@@ -137,7 +137,7 @@ def _train(g: GroupModel, task: Task, work: int) -> tuple[Any, ...]:
     """A training job's own numbers: its time (the roofline bound with the pipeline bubble
     and the exposed offload traffic), the bound without the bubble, the bubble fraction,
     micro-batches, prediction, prediction without the bubble and its parts (kept per
-    ``group_key.role_key``: the memory beside it is the group's)."""
+    ``group_key.task_key``: the memory beside it is the group's)."""
     layout = g.layouts[task.index]
     inv = task.invocation
     own = g.own(task)

@@ -48,9 +48,7 @@ kept estimate.
 Finer than a group: :func:`forward_key` keys a forward job's own numbers (its own bytes, time
 and prediction; not the memory beside it) on the task in its final layout and the deployment
 seen through the forwards' layout, so groups that differ only in how they train share their
-forwards; :func:`role_key` a task's own bytes and a training job's numbers; both on what the
-task reads of its group (``placement.task_reads``), so groups of other members share them;
-:func:`per_query` keeps values of the query alone (response lengths, packings).
+forwards; :func:`per_query` keeps values of the query alone (response lengths, packings).
 """
 
 from __future__ import annotations
@@ -70,7 +68,6 @@ from rlmcost.memo import per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_train import PASS_FIELDS, given_key
 from rlmcost.placement.inputs import Setup, engine_for
-from rlmcost.placement.task_reads import composition, unnamed_group, unnamed_settings
 
 _DEFAULT_ENGINE = EngineSpec()
 _FORWARD_READS = tuple(k for k in TRAINER_ONLY if k in PASS_FIELDS)
@@ -264,9 +261,8 @@ def _unnamed(placement: Any) -> Any:
 def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     """What a forward job's own numbers (its own bytes, roofline time, prediction; not the
     memory beside it, which the whole group sets) depend on beyond the query, on the group of
-    model ``g`` (a ``GroupModel``): the task (its invocation and value head) in its final
-    layout, what it reads of its group (``task_reads``: the group less its name and members,
-    the tasks around it that it reads), and the deployment with the forwards' layout
+    model ``g`` (a ``GroupModel``): the task in its final layout on its group, and the
+    deployment with the forwards' layout
     (``Deployment.forward_layout``) in place of the trainer's and the forward's and without
     the engine: a forward reads the trainer's layout only through the forwards' (the token
     budget of its packed micro-batches; its layout, ZeRO stage and budget are in ``layout``),
@@ -276,43 +272,28 @@ def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     forward under this key with NeMo RL's reference swap seconds beside it
     (``group_passes.reference_swap_s_of``: the actor trainer's weights per rank, its
     ``param_dtype`` and shard, which this key does not hold)."""
-    return ("forward", task.index, task.value_head, layout, _kept_part(g, "forward"),
-            composition(g, task.role))  # fmt: skip
-
-
-def role_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...] | None:
-    """What a training or forward task's own bytes and host bytes (``GroupTasks.own``) and a
-    training job's numbers (``group_jobs._train``: time, prediction and parts; not the memory
-    beside it) depend on beyond the query, on the group of model ``g``: the task (its
-    invocation and value head) in its final layout, what it reads of its group
-    (``task_reads``), and :func:`group_key`'s Setup part without the run-wide engine
-    settings, which only a group's generation reads (module docstring). So groups that differ
-    in the models beside the task (``actor`` and ``actor+reference`` on 8 GPUs) or only in how
-    they generate share them. None on DeepSpeed-Chat's Hybrid Engine (whose engine a trainer
-    reads, ``GroupTasks.shares_base``)."""
-    part = _kept_part(g, "role")
-    return None if part is None else ("role", task.index, task.value_head, layout, part,
-                                      composition(g, task.role))  # fmt: skip
+    return ("forward", task, layout, _kept_part(g, "forward"))
 
 
 def task_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...] | None:
-    """What the other models add beside a training or forward task on the group of model
-    ``g`` (``GroupMemory._beside``; not the rest of the memory beside it) depends on beyond
-    the query: :func:`group_key` without the run-wide engine settings, which only the group's
-    generation reads (module docstring), and with the task in its final layout. So a
-    colocated group's tasks are shared by the deployments that differ only in how the group
-    generates. None where no other group estimate can share them: a group that generates
-    nothing (its :func:`group_key` holds no engine either) or one on DeepSpeed-Chat's Hybrid
-    Engine (whose engine a trainer reads, ``GroupTasks.shares_base``)."""
+    """What a training or forward task's own numbers on the group of model ``g`` (its own
+    bytes and host bytes, ``GroupTasks.own``; what the other models add beside it,
+    ``GroupMemory._beside``; a training job's time and prediction, ``group_jobs``; not the
+    rest of the memory beside it) depend on beyond the query: :func:`group_key` without the
+    run-wide engine settings, which only the group's generation reads (module docstring), and
+    with the task in its final layout. So a colocated group's forwards and updates are shared
+    by the deployments that differ only in how the group generates. None where no other
+    group estimate can share them: a group that generates nothing (its :func:`group_key`
+    holds no engine either) or one on DeepSpeed-Chat's Hybrid Engine (whose engine a
+    trainer reads, ``GroupTasks.shares_base``)."""
     part = _kept_part(g, "task")
     return None if part is None else (task, layout, part)
 
 
 def _kept_part(g: Any, which: str) -> Any:
-    """The group's part of :func:`forward_key`, :func:`role_key` or :func:`task_key`
-    (``which``; None: a role or task key shares nothing), made once per group model
-    (``g.kept``) and interned per query, so keys holding it hash it once and compare it by
-    identity."""
+    """The group's part of :func:`forward_key` or :func:`task_key` (``which``; None: a
+    task key shares nothing), made once per group model (``g.kept``) and interned per query,
+    so keys holding it hash it once and compare it by identity."""
     name = ("key part", which)
     if name in g.kept:
         return g.kept[name]
@@ -326,12 +307,8 @@ def _kept_part(g: Any, which: str) -> Any:
     own = _shared(setup.groups_seen, _own(setup, group.name,
                                           "forward" if which == "forward" else "no engine"))
     if which == "forward":
-        kept = _Part((_setup_part(setup, "forward"), tasks.value[2:], unnamed_group(group),
-                      unnamed_settings(own), g.gpus, hybrid))  # fmt: skip
-    elif which == "role":  # the tasks beside are in role_key (task_reads)
-        kept = None if hybrid else _Part((_setup_part(setup, "no engine"), tasks.value[2:],
-                                          unnamed_group(group), unnamed_settings(own),
-                                          g.gpus))  # fmt: skip
+        kept = _Part((_setup_part(setup, "forward"), tasks, _group_part(group), own, g.gpus,
+                      hybrid))  # fmt: skip
     elif not hybrid and any(t.kind is Kind.GENERATE for t in g.tasks):
         # the TP degrees of the group's models, as group_key: the other models' layouts
         # beside a task (GroupMemory._beside) read them

@@ -30,7 +30,7 @@ from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.grad_buffer import grad_dtype
-from rlmcost.placement.group_key import per_query, role_key
+from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.group_train import group_trainer, kind_spec
 from rlmcost.placement.head_peak import head_apart, train_copies
@@ -196,8 +196,8 @@ class GroupTasks(GroupSizes):
             return self._mem[key]
         tk = None
         if sequences is None and task.kind is not Kind.GENERATE and self.s.groups_seen is not None:
-            # kept for the groups that give the task the same inputs (``group_key.role_key``)
-            tk = role_key(self, task, self.layouts[task.index])
+            # kept for the groups of the same key but for the engine (``group_key.task_key``)
+            tk = task_key(self, task, self.layouts[task.index])
         if tk is not None:
             self._mem[key], self._host[key], before = per_query(self.s, ("own", tk),
                                                                 lambda: self._own(task, None))
