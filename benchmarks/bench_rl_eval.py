@@ -348,6 +348,37 @@ import); 32 generator expressions built as lists (a warning; each fully consumed
 ``--profile-estimates`` replaces ``group_jobs.recall``, which compiled callers bind directly.
 Not kept: the speed-up is the size of two of the rounds above, for a 10-minute build,
 ``mypyc_attr`` markers on a dozen classes and a second, unequal path to test.
+
+Twelfth round, measured and left: a task's numbers shared by groups of other members. Which
+sub-results of the sweep's 928 computed group estimates recur (calls against distinct results,
+exact): a training job's numbers (``group_jobs._train``) 640 for 416, a task's own bytes
+(``GroupTasks._own``) 1,304 for 489, a forward's numbers 312 for 79, a generation job 304 for
+68, the memory beside a task (``with_residents``) 3,536 for 738, the transfers 928 for 257, the
+start-up peak 928 for 86. The first three recur because the split families put the same task
+in the same layout on the same GPU count in groups of other members (``actor=8``,
+``actor+reference=8``, ``actor+reward+reference+critic=8``), while their keys
+(``group_key.task_key``, ``forward_key``) hold the group's name, members and tasks. Keyed
+instead on what a task reads of its group (the tasks of its own model, whether the actor runs
+and trains there, whether its model trains there, whether the group generates on the Hybrid
+Engine; the group and its own settings less name and members: commit 3eb7b33, reverted after
+it): ``_train`` 640 -> 456, ``_own`` 1,304 -> 1,048, ``_forward`` 312 -> 240 calls, Python calls
+per estimate 2,222 -> 2,143, every result the same (``validate --rl --json`` byte for byte;
+the ``to_json`` of 12,512 planner candidates: PPO 70B and GRPO 8B on 16 and 32 A100, PPO 8B
+under verl and OpenRLHF and GRPO Qwen3-30B-A3B under verl on 16 H100). Timed (the one-call
+sweep and ``evaluate_many`` alone, best of 3 sweeps per process, three alternating processes
+each, load 2-5 on the two cores): against its parent 857-957 -> 849-936/s one call each,
+895-994 -> 879-1,031/s ``evaluate_many``; against main 874-914 -> 858-956/s and 946-966 ->
+935-972/s: within the noise, short of the 5 % asked, so not kept. The saved calls are the
+cheap repeats: the passes behind them (``train_time``, ``forward_time``, ``memory_per_stage``)
+were memoized already, so a repeated ``_train`` costs about a third of a first one. What
+recurs besides is what the whole group sets (the memory beside each task, generation's slots
+and KV pool, transfers, the start-up peak: their inputs are the group's residents). Also
+measured: the key parts cost 46 us a group model for the forwards' (the Setup part rebuilt
+per deployment; 880 in the sweep) and 16 us for the colocated tasks'; ``engine_budget`` runs
+twice per generation job. 5,000/s one call each is not met (about 900/s on this machine, a
+loaded one); ``tests/test_fast_membership.py`` keeps the membership grid that round checked
+(LoRA's shared base, NeMo RL's reference swap, a parameter offload's round trips) equal to
+the plain evaluation.
 """
 
 from __future__ import annotations
