@@ -211,8 +211,13 @@ def test_max_requests_follows_megatron_core() -> None:
 @pytest.mark.parametrize(("argv", "match"), [
     (["--engine", "megatron", "--gpu-memory-utilization", "0.5"], "drop --gpu-memory-util"),
     (["--kv-buffer-gib", "4"], "add --engine megatron"),
+    (["--engine", "megatron", "--zero", "1", "--kv-buffer-gib", "inf"], "finite number"),
     (["--engine", "megatron", "--rollout-dtype", "fp8"], "policy's own weights"),
     (["--placement", "async", "--groups", "actor+reference=8"], "--engine megatron"),
+    # megatron_cfg.enabled is required (nemo_rl/models/generation/megatron); its worker
+    # gathers whole weights before decoding ("Incompatible with FSDP2", megatron_worker.py)
+    (["--engine", "megatron"], "give --zero 1"),  # the nemo-rl preset's ZeRO-3 DTensor policy
+    (["--engine", "megatron", "--zero", "3", "--rollout-tp", "2"], "give --zero 1"),
 ])
 def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: str) -> None:
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
@@ -223,7 +228,8 @@ def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: s
 
 def test_a_pool_smaller_than_one_sequence_names_its_knob() -> None:
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
-                                   "--engine", "megatron", "--kv-buffer-gib", "0.001"])  # fmt: skip
+                                   "--engine", "megatron", "--kv-buffer-gib", "0.001",
+                                   "--zero", "1"])  # fmt: skip
     assert out.exit_code == 0 and "Traceback" not in out.output
     assert "raise --kv-buffer-gib" in " ".join(out.output.split())
 
@@ -254,7 +260,14 @@ def test_the_nemo_rl_preset_on_the_megatron_engine() -> None:
     import json
 
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
-                                   "--framework", "nemo-rl", "--engine", "megatron", "--json"])
-    engine = json.loads(out.stdout)["run"]["deployment"]["engine"]
+                                   "--framework", "nemo-rl", "--engine", "megatron", "--zero", "1",
+                                   "--json"])  # fmt: skip
+    data = json.loads(out.stdout)
+    engine = data["run"]["deployment"]["engine"]
     assert (engine["kind"], engine["sleep"], engine["tp"]) == ("megatron", False, None)
     assert engine["gpu_memory_utilization"] is None and engine["kv_buffer_gib"] is None
+    # the deployment line's flags are this engine's defaults, not vLLM's (the line is the last
+    # note, as the text ends with it)
+    flags = data["notes"][-1].split("as flags: ")[1].split(")")[0].split()
+    assert "--no-sleep" in flags and "--sleep" not in flags
+    assert not {"--rollout-tp", "--gpu-memory-utilization", "--max-num-seqs"} & set(flags)

@@ -27,6 +27,7 @@ from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
@@ -320,6 +321,7 @@ def _kept_prices(fleet: tuple[str, ...], given: tuple[tuple[str, float], ...] | 
 def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | None,
           alg: Algorithm) -> tuple[Placement, tuple[Task, ...]]:  # fmt: skip
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
+    check_policy(dep)  # a Megatron engine's trainer (deployment.megatron_engine)
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
     return plan, plan.tasks(alg)
