@@ -271,3 +271,32 @@ def test_the_nemo_rl_preset_on_the_megatron_engine() -> None:
     flags = data["notes"][-1].split("as flags: ")[1].split(")")[0].split()
     assert "--no-sleep" in flags and "--sleep" not in flags
     assert not {"--rollout-tp", "--gpu-memory-utilization", "--max-num-seqs"} & set(flags)
+
+
+def _cli(argv: list[str]):  # noqa: ANN202 - the evaluation of a grpo command line
+    return evaluate_deployment(run_from_argv("grpo", ["--hardware", "h100", "--engine",
+                                                      "megatron", "--zero", "1", *argv]))
+
+
+_MOE = ["-m", "qwen3-30b-a3b", "--gpus", "16", "--tp", "2", "--ep", "8"]
+
+
+@pytest.mark.parametrize(("argv", "engine", "dedicated"), [
+    (["-m", "8b", "--gpus", "8"], ["--rollout-tp", "1"], False),  # the trainer's TP 1
+    (_MOE, ["--rollout-tp", "2", "--rollout-ep", "8"], False),  # the trainer's TP and EP
+    (_MOE, ["--rollout-ep", "4"], True),  # EP 4 alone: a layout of its own (it was ignored)
+])  # fmt: skip
+def test_an_inference_layout_of_its_own_only_where_it_differs(argv: list[str], engine: list[str],
+                                                              dedicated: bool) -> None:
+    # config.py dedicated_inference_megatron_cfg: None (the training model shared) unless the
+    # merged tensor/pipeline/expert parallel sizes differ from training's (or CP > 1)
+    e = _cli(argv + engine)
+    (gen,), (train,) = _jobs(e, Kind.GENERATE), _jobs(e, Kind.TRAIN)
+    moved = [t for g in e.groups for t in g.transfers if "-> generate layout" in t.what
+             or "suspend/resume" in t.what]  # fmt: skip
+    assert bool(moved) is dedicated
+    if dedicated:
+        assert gen.layout.ep == 4
+    else:
+        assert gen.layout == train.layout  # the policy's own model, as when none is given
+        assert gen.memory == _jobs(_cli(argv), Kind.GENERATE)[0].memory

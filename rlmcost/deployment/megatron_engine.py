@@ -61,8 +61,9 @@ MEGATRON_MAX_TOKENS = 16384
 
 MEGATRON_NOTE = (
     "--engine megatron (Megatron-core's dynamic engine, NeMo RL's Megatron generation): it "
-    "decodes from the policy's own weights in their training layout unless given "
-    "--rollout-tp (no second copy, no refit; with --rollout-tp a dedicated inference copy, "
+    "decodes from the policy's own weights in their training layout unless given other "
+    "degrees (no second copy, no refit; with --rollout-tp/-pp/-ep other than the trainer's, "
+    "or under context parallelism, a dedicated inference copy, "
     "resharded into at each wake and kept in host memory while training), in a KV pool of "
     "--kv-buffer-gib per GPU (buffer_size_gb, default 10 GiB) that stays on the GPU while the "
     "trainer runs under --no-sleep (kv_cache_management_mode persist, NeMo RL's) and goes to "
