@@ -300,3 +300,15 @@ def test_an_inference_layout_of_its_own_only_where_it_differs(argv: list[str], e
     else:
         assert gen.layout == train.layout  # the policy's own model, as when none is given
         assert gen.memory == _jobs(_cli(argv), Kind.GENERATE)[0].memory
+
+
+def test_host_memory_holds_what_the_engine_parks_there() -> None:
+    # megatron_worker.py finish_generation: a dedicated inference copy backed to host memory
+    # (_offload_inference_model, torch_memory_saver with a CPU backup) whatever the pool's
+    # mode; kv_cache_management_mode offload (--sleep): the pool to host memory (Megatron-core
+    # KVCacheManagementMode.OFFLOAD). 8 GPUs per H100 node.
+    host = {tuple(a): _cli(_MOE + a).host_memory_bytes_per_node
+            for a in ([], ["--sleep"], ["--rollout-ep", "4"])}  # fmt: skip
+    assert host[("--sleep",)] - host[()] == 8 * kv_buffer_bytes(10)
+    copy = _jobs(_cli(_MOE + ["--rollout-ep", "4"]), Kind.GENERATE)[0].own.weights
+    assert host[("--rollout-ep", "4")] - host[()] == 8 * copy

@@ -61,6 +61,17 @@ class GroupEngine(GroupOffload):
             return 0
         return self.own(task, self.replicas(task)).weights
 
+    @kept_property
+    def engine_parked(self) -> int:
+        """The engine's bytes per device in host memory while the group's other tasks run: a
+        sleeping engine's weights (vLLM sleep level 1); a Megatron engine's dedicated inference
+        copy, which it always backs to host memory (megatron_worker.py
+        ``_offload_inference_model``), and under offload mode (``sleep``) its KV pool
+        (:mod:`rlmcost.placement.megatron_suspend`)."""
+        if self.engine.kind is EngineKind.MEGATRON:
+            return self.engine_weights + (self.reservation if self.engine.sleep else 0)
+        return self.engine_weights if self.engine.sleep else 0
+
     def serves_trainer_weights(self, task: Task) -> bool:
         """``task`` generates on a Megatron engine from the weights its model trains with
         here, in the same layout (NeMo RL's ``_gen_model``: the training model itself)."""
