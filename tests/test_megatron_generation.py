@@ -312,3 +312,18 @@ def test_host_memory_holds_what_the_engine_parks_there() -> None:
     assert host[("--sleep",)] - host[()] == 8 * kv_buffer_bytes(10)
     copy = _jobs(_cli(_MOE + ["--rollout-ep", "4"]), Kind.GENERATE)[0].own.weights
     assert host[("--rollout-ep", "4")] - host[()] == 8 * copy
+
+
+def test_the_trainers_batching_is_no_second_model_and_cp_is_pinned_to_one() -> None:
+    # config.py dedicated_inference_megatron_cfg compares the TP/PP/EP/expert-TP/CP sizes:
+    # a token budget that packs 4 sequences per training micro-batch leaves the model shared
+    def moved(e) -> list:  # noqa: ANN001
+        return [t for g in e.groups for t in g.transfers if "-> generate layout" in t.what
+                or "suspend/resume" in t.what]  # fmt: skip
+
+    budget = _cli(["-m", "8b", "--gpus", "8", "--max-tokens-per-gpu", "8192"])
+    assert _jobs(budget, Kind.TRAIN)[0].layout.micro_batch > 1 and not moved(budget)
+    # "Inference never uses CP, so CP is pinned to 1 (CP>1 training therefore always differs)"
+    cp = _cli(["-m", "8b", "--gpus", "8", "--cp", "2", "-T", "4096"])
+    (gen,) = _jobs(cp, Kind.GENERATE)
+    assert (gen.layout.cp, gen.layout.tp, gen.layout.dp) == (1, 1, 8) and moved(cp)

@@ -79,7 +79,18 @@ class GroupEngine(GroupOffload):
             return False
         train = next((t for t in self.tasks if t.role is task.role and t.kind is Kind.TRAIN),
                      None)  # fmt: skip
-        return train is not None and self.layouts[train.index] == self.layouts[task.index]
+        return train is not None and self.same_model(task, train)
+
+    def same_model(self, task: Task, train: Task) -> bool:
+        """``task`` runs the model ``train`` trains in its layout: the same layout, or, for a
+        Megatron engine's generation, the same parallel degrees (NeMo RL
+        ``dedicated_inference_megatron_cfg`` compares TP, PP, EP, expert TP and CP; the
+        trainer's micro-batch or recomputation is no second model)."""
+        a, b = self.layouts[task.index], self.layouts[train.index]
+        if task.kind is Kind.GENERATE and self.engine.kind is EngineKind.MEGATRON:
+            return all(getattr(a, k) == getattr(b, k)
+                       for k in ("dp", "tp", "pp", "cp", "ep", "expert_tp"))  # fmt: skip
+        return a == b
 
     def refit_extra(self, task: Task, own: MemoryBreakdown, generating: int) -> int:
         """What the engine's refit adds to its generation peak of ``generating`` bytes per

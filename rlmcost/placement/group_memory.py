@@ -197,7 +197,7 @@ class GroupMemory(GroupEngine):
         return (
             train is not None
             and task.kind is not Kind.TRAIN
-            and self.layouts[task.index] != self.layouts[train.index]
+            and not self.same_model(task, train)
         )
 
     def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:

@@ -236,12 +236,14 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
     t = settings.get("tp", tp)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
-    own = (int(settings.get("tp", engine_tp or t)), int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
-           int(settings.get("ep", engine_ep)))  # type: ignore[call-overload]
-    # Megatron-core without an inference layout of its own: none given, or the trainer's
-    # degrees given (NeMo RL dedicated_inference_megatron_cfg: None unless they differ or CP > 1)
-    shared = engine is EngineKind.MEGATRON and ((engine_tp, engine_pp, engine_ep) == (None, 1, 1)
-                                                or own == (t, base.pp, base.ep) and base.cp == 1)
+    mega = engine is EngineKind.MEGATRON  # none given: the policy's degrees (merged config)
+    trainer = (int(t), base.pp, base.ep)  # type: ignore[call-overload]
+    own = trainer if mega and (engine_tp, engine_pp, engine_ep) == (None, 1, 1) else (
+        int(settings.get("tp", engine_tp or t)), int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
+        int(settings.get("ep", engine_ep)))  # type: ignore[call-overload]
+    # Megatron-core on the policy's own model unless the degrees differ or the policy runs CP
+    # (NeMo RL dedicated_inference_megatron_cfg: inference pins CP to 1)
+    shared = mega and own == trainer and base.cp == 1
     if kind is Kind.GENERATE and given is None and (engine.in_trainer_layout or shared):
         # HF generate / an unpinned Hybrid Engine / a Megatron engine on the policy's weights
         # (deployment.megatron_engine): the trainer's layout
