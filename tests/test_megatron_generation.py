@@ -327,3 +327,14 @@ def test_the_trainers_batching_is_no_second_model_and_cp_is_pinned_to_one() -> N
     cp = _cli(["-m", "8b", "--gpus", "8", "--cp", "2", "-T", "4096"])
     (gen,) = _jobs(cp, Kind.GENERATE)
     assert (gen.layout.cp, gen.layout.tp, gen.layout.dp) == (1, 1, 8) and moved(cp)
+
+
+def test_the_command_line_reproduces_a_dedicated_megatron_layout() -> None:
+    # `rlmcost run FILE --command` (Run.to_command): --rollout-ep and --kv-buffer-gib are flags
+    import shlex
+
+    run = run_from_argv("grpo", [*_MOE, "--zero", "1", "--engine", "megatron", "--rollout-ep",
+                                 "4", "--kv-buffer-gib", "4.5", "--sleep"])  # fmt: skip
+    words = shlex.split(run.to_command())
+    assert words[words.index("--rollout-ep") + 1] == "4"
+    assert run_from_argv("grpo", words[words.index("grpo") + 1:]) == run
