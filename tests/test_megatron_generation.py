@@ -226,6 +226,13 @@ def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: s
     assert match in " ".join(out.output.split())
 
 
+def test_an_algorithm_that_generates_nothing_reads_no_engine() -> None:
+    # DPO trains on a fixed preference set: no generation, so no engine's rule applies
+    out = CliRunner().invoke(app, ["dpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
+                                   "--engine", "megatron"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+
+
 def test_a_pool_smaller_than_one_sequence_names_its_knob() -> None:
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
                                    "--engine", "megatron", "--kv-buffer-gib", "0.001",

@@ -321,10 +321,12 @@ def _kept_prices(fleet: tuple[str, ...], given: tuple[tuple[str, float], ...] | 
 def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | None,
           alg: Algorithm) -> tuple[Placement, tuple[Task, ...]]:  # fmt: skip
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
-    check_policy(dep)  # a Megatron engine's trainer (deployment.megatron_engine)
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
-    return plan, plan.tasks(alg)
+    tasks = plan.tasks(alg)
+    if any(t.kind is Kind.GENERATE for t in tasks):  # a Megatron engine's trainer
+        check_policy(dep)  # (deployment.megatron_engine)
+    return plan, tasks
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
