@@ -104,6 +104,9 @@ def test_a_reference_above_the_top_or_to_a_mapping_is_an_error() -> None:
     ("policy.a={z: 1}", {"policy.a.z": 1, "policy.b.c": 2, "x": None}),  # a value -> a mapping
     ("x={y: 1}", {"policy.a": 1, "policy.b.c": 2, "x.y": 1}),
     ("~policy.b", {"policy.a": 1, "x": None}),
+    # OmegaConf.update: "if next_root is a primitive ... replace it with an empty map"
+    ("+x.y=1", {"policy.a": 1, "policy.b.c": 2, "x.y": 1}),
+    ("+policy.a.z=1", {"policy.a.z": 1, "policy.b.c": 2, "x": None}),
 ])  # fmt: skip
 def test_overrides_merge_and_replace_as_hydra_applies_them(override: str,
                                                            expected: dict) -> None:  # fmt: skip

@@ -211,8 +211,13 @@ def test_max_requests_follows_megatron_core() -> None:
 @pytest.mark.parametrize(("argv", "match"), [
     (["--engine", "megatron", "--gpu-memory-utilization", "0.5"], "drop --gpu-memory-util"),
     (["--kv-buffer-gib", "4"], "add --engine megatron"),
+    (["--engine", "megatron", "--zero", "1", "--kv-buffer-gib", "inf"], "finite number"),
     (["--engine", "megatron", "--rollout-dtype", "fp8"], "policy's own weights"),
     (["--placement", "async", "--groups", "actor+reference=8"], "--engine megatron"),
+    # megatron_cfg.enabled is required (nemo_rl/models/generation/megatron); its worker
+    # gathers whole weights before decoding ("Incompatible with FSDP2", megatron_worker.py)
+    (["--engine", "megatron"], "give --zero 1"),  # the nemo-rl preset's ZeRO-3 DTensor policy
+    (["--engine", "megatron", "--zero", "3", "--rollout-tp", "2"], "give --zero 1"),
 ])
 def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: str) -> None:
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
@@ -221,9 +226,17 @@ def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: s
     assert match in " ".join(out.output.split())
 
 
+def test_an_algorithm_that_generates_nothing_reads_no_engine() -> None:
+    # DPO trains on a fixed preference set: no generation, so no engine's rule applies
+    out = CliRunner().invoke(app, ["dpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
+                                   "--engine", "megatron"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+
+
 def test_a_pool_smaller_than_one_sequence_names_its_knob() -> None:
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
-                                   "--engine", "megatron", "--kv-buffer-gib", "0.001"])  # fmt: skip
+                                   "--engine", "megatron", "--kv-buffer-gib", "0.001",
+                                   "--zero", "1"])  # fmt: skip
     assert out.exit_code == 0 and "Traceback" not in out.output
     assert "raise --kv-buffer-gib" in " ".join(out.output.split())
 
@@ -254,7 +267,81 @@ def test_the_nemo_rl_preset_on_the_megatron_engine() -> None:
     import json
 
     out = CliRunner().invoke(app, ["grpo", "-m", "qwen3-1.7b", "--gpus", "8", "-H", "h100",
-                                   "--framework", "nemo-rl", "--engine", "megatron", "--json"])
-    engine = json.loads(out.stdout)["run"]["deployment"]["engine"]
+                                   "--framework", "nemo-rl", "--engine", "megatron", "--zero", "1",
+                                   "--json"])  # fmt: skip
+    data = json.loads(out.stdout)
+    engine = data["run"]["deployment"]["engine"]
     assert (engine["kind"], engine["sleep"], engine["tp"]) == ("megatron", False, None)
     assert engine["gpu_memory_utilization"] is None and engine["kv_buffer_gib"] is None
+    # the deployment line's flags are this engine's defaults, not vLLM's (the line is the last
+    # note, as the text ends with it)
+    flags = data["notes"][-1].split("as flags: ")[1].split(")")[0].split()
+    assert "--no-sleep" in flags and "--sleep" not in flags
+    assert not {"--rollout-tp", "--gpu-memory-utilization", "--max-num-seqs"} & set(flags)
+
+
+def _cli(argv: list[str]):  # noqa: ANN202 - the evaluation of a grpo command line
+    return evaluate_deployment(run_from_argv("grpo", ["--hardware", "h100", "--engine",
+                                                      "megatron", "--zero", "1", *argv]))
+
+
+_MOE = ["-m", "qwen3-30b-a3b", "--gpus", "16", "--tp", "2", "--ep", "8"]
+
+
+@pytest.mark.parametrize(("argv", "engine", "dedicated"), [
+    (["-m", "8b", "--gpus", "8"], ["--rollout-tp", "1"], False),  # the trainer's TP 1
+    (_MOE, ["--rollout-tp", "2", "--rollout-ep", "8"], False),  # the trainer's TP and EP
+    (_MOE, ["--rollout-ep", "4"], True),  # EP 4 alone: a layout of its own (it was ignored)
+])  # fmt: skip
+def test_an_inference_layout_of_its_own_only_where_it_differs(argv: list[str], engine: list[str],
+                                                              dedicated: bool) -> None:
+    # config.py dedicated_inference_megatron_cfg: None (the training model shared) unless the
+    # merged tensor/pipeline/expert parallel sizes differ from training's (or CP > 1)
+    e = _cli(argv + engine)
+    (gen,), (train,) = _jobs(e, Kind.GENERATE), _jobs(e, Kind.TRAIN)
+    moved = [t for g in e.groups for t in g.transfers if "-> generate layout" in t.what
+             or "suspend/resume" in t.what]  # fmt: skip
+    assert bool(moved) is dedicated
+    if dedicated:
+        assert gen.layout.ep == 4
+    else:
+        assert gen.layout == train.layout  # the policy's own model, as when none is given
+        assert gen.memory == _jobs(_cli(argv), Kind.GENERATE)[0].memory
+
+
+def test_host_memory_holds_what_the_engine_parks_there() -> None:
+    # megatron_worker.py finish_generation: a dedicated inference copy backed to host memory
+    # (_offload_inference_model, torch_memory_saver with a CPU backup) whatever the pool's
+    # mode; kv_cache_management_mode offload (--sleep): the pool to host memory (Megatron-core
+    # KVCacheManagementMode.OFFLOAD). 8 GPUs per H100 node.
+    host = {tuple(a): _cli(_MOE + a).host_memory_bytes_per_node
+            for a in ([], ["--sleep"], ["--rollout-ep", "4"])}  # fmt: skip
+    assert host[("--sleep",)] - host[()] == 8 * kv_buffer_bytes(10)
+    copy = _jobs(_cli(_MOE + ["--rollout-ep", "4"]), Kind.GENERATE)[0].own.weights
+    assert host[("--rollout-ep", "4")] - host[()] == 8 * copy
+
+
+def test_the_trainers_batching_is_no_second_model_and_cp_is_pinned_to_one() -> None:
+    # config.py dedicated_inference_megatron_cfg compares the TP/PP/EP/expert-TP/CP sizes:
+    # a token budget that packs 4 sequences per training micro-batch leaves the model shared
+    def moved(e) -> list:  # noqa: ANN001
+        return [t for g in e.groups for t in g.transfers if "-> generate layout" in t.what
+                or "suspend/resume" in t.what]  # fmt: skip
+
+    budget = _cli(["-m", "8b", "--gpus", "8", "--max-tokens-per-gpu", "8192"])
+    assert _jobs(budget, Kind.TRAIN)[0].layout.micro_batch > 1 and not moved(budget)
+    # "Inference never uses CP, so CP is pinned to 1 (CP>1 training therefore always differs)"
+    cp = _cli(["-m", "8b", "--gpus", "8", "--cp", "2", "-T", "4096"])
+    (gen,) = _jobs(cp, Kind.GENERATE)
+    assert (gen.layout.cp, gen.layout.tp, gen.layout.dp) == (1, 1, 8) and moved(cp)
+
+
+def test_the_command_line_reproduces_a_dedicated_megatron_layout() -> None:
+    # `rlmcost run FILE --command` (Run.to_command): --rollout-ep and --kv-buffer-gib are flags
+    import shlex
+
+    run = run_from_argv("grpo", [*_MOE, "--zero", "1", "--engine", "megatron", "--rollout-ep",
+                                 "4", "--kv-buffer-gib", "4.5", "--sleep"])  # fmt: skip
+    words = shlex.split(run.to_command())
+    assert words[words.index("--rollout-ep") + 1] == "4"
+    assert run_from_argv("grpo", words[words.index("grpo") + 1:]) == run

@@ -32,7 +32,8 @@ def deployment_line(run: Any) -> str:
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
-        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name)
+        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name,
+                             str(run.deployment.engine.kind))  # the run's engine's defaults
         default = f" (the default deployment: {p.summary}; {flags})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip

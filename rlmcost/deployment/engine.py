@@ -162,7 +162,8 @@ class EngineSpec(BaseModel):
         "(None = MTP_ACCEPTANCE for mtp; a draft model needs one)"
     )
     kv_buffer_gib: float | None = Field(
-        default=None, gt=0, description="--engine megatron: its KV pool per GPU in GiB "
+        default=None, gt=0, allow_inf_nan=False, description="--engine megatron: its KV pool "
+        "per GPU in GiB "
         "(Megatron-core InferenceConfig.buffer_size_gb, NeMo RL "
         "mcore_generation_config.buffer_size_gb); None = NeMo RL's 10 "
         "(deployment.megatron_engine)"

@@ -38,6 +38,15 @@ What rlmcost prices, and how it differs from vLLM:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from rlmcost.deployment.kinds import EngineKind
+from rlmcost.errors import SpecError
+from rlmcost.parallel.layout import ZeroStage
+
+if TYPE_CHECKING:
+    from rlmcost.deployment.spec import Deployment
+
 MEGATRON_KV_BUFFER_GIB = 10.0
 """NeMo RL's ``mcore_generation_config.buffer_size_gb`` (examples/configs/grpo_math_1B.yaml at
 7ea279abf: 10; Megatron-core's own ``InferenceConfig.buffer_size_gb`` default is 20): the KV
@@ -52,8 +61,9 @@ MEGATRON_MAX_TOKENS = 16384
 
 MEGATRON_NOTE = (
     "--engine megatron (Megatron-core's dynamic engine, NeMo RL's Megatron generation): it "
-    "decodes from the policy's own weights in their training layout unless given "
-    "--rollout-tp (no second copy, no refit; with --rollout-tp a dedicated inference copy, "
+    "decodes from the policy's own weights in their training layout unless given other "
+    "degrees (no second copy, no refit; with --rollout-tp/-pp/-ep other than the trainer's, "
+    "or under context parallelism, a dedicated inference copy, "
     "resharded into at each wake and kept in host memory while training), in a KV pool of "
     "--kv-buffer-gib per GPU (buffer_size_gb, default 10 GiB) that stays on the GPU while the "
     "trainer runs under --no-sleep (kv_cache_management_mode persist, NeMo RL's) and goes to "
@@ -88,3 +98,20 @@ def max_requests(blocks: int, tp: int) -> int:
     """
     n = (blocks - 1) // tp * tp
     return max(1, n // REQUEST_ROUNDER * REQUEST_ROUNDER)
+
+
+def check_policy(dep: Deployment) -> None:
+    """SpecError where a Megatron engine would generate from a trainer that shards its
+    parameters (``--zero 3``). The engine wraps NeMo RL's Megatron policy: the backend needs
+    ``policy.megatron_cfg.enabled`` (the import refuses it otherwise), whose distributed
+    optimizer keeps whole parameters per TP/PP rank, and ``prepare_for_generation`` gathers
+    them once before decoding ("Incompatible with FSDP2 or Megatron-FSDP for inference",
+    megatron_worker.py at 7ea279abf). A ZeRO-3 trainer (NeMo RL's DTensor policy) would be
+    priced gathering each layer at every decode step."""
+    engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
+    layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
+    if EngineKind.MEGATRON in engines and any(t.zero is ZeroStage.OS_G_P for t in layouts):
+        raise SpecError("--engine megatron generates on NeMo RL's Megatron policy "
+                        "(megatron_cfg.enabled: Megatron-core with its distributed optimizer), "
+                        "not on a ZeRO-3 / FSDP2 trainer (its DTensor policy): give --zero 1 "
+                        "(or --zero 0), or another engine")  # fmt: skip

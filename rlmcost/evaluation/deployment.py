@@ -27,6 +27,7 @@ from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
@@ -322,7 +323,10 @@ def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | 
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
-    return plan, plan.tasks(alg)
+    tasks = plan.tasks(alg)
+    if any(t.kind is Kind.GENERATE for t in tasks):  # a Megatron engine's trainer
+        check_policy(dep)  # (deployment.megatron_engine)
+    return plan, tasks
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:

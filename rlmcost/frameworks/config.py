@@ -120,6 +120,8 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
             value = raw  # Hydra reads unquoted text as a string
+        for end in [i for i, ch in enumerate(key) if ch == "."]:  # OmegaConf.update: a value
+            out.pop(key[:end], None)  # on the way to the key is replaced by a mapping
         if isinstance(value, dict):  # merged into the mapping there (Hydra's merge=True)
             for sub, v in flatten(value, where).items():
                 name = f"{key}.{sub}"

@@ -272,22 +272,28 @@ class Preset:
         """The preset's value of an algorithm option (None: the framework leaves it default)."""
         return next((d.value for d in self.defaults if d.field == name), None)
 
-    def flags_line(self, applied: dict[str, Any], algorithm: str) -> str:
-        """``as flags: ...`` (:meth:`flags` under ``applied``) and the option defaults the preset
-        leaves out for ``algorithm`` (e.g. ``--reward rule`` for PPO)."""
+    def flags_line(self, applied: dict[str, Any], algorithm: str,
+                   engine: str | None = None) -> str:  # fmt: skip
+        """``as flags: ...`` (:meth:`flags` under ``applied``, for the run's ``engine``) and the
+        option defaults the preset leaves out for ``algorithm`` (e.g. ``--reward rule`` for
+        PPO)."""
         left = [d.flag for d in self.defaults if d.field in applied and d.value != applied[d.field]]
         tail = f"; not applied to {algorithm}: {' '.join(left)}" if left else ""
-        return f"as flags: {self.flags(applied)}{tail}"
+        return f"as flags: {self.flags(applied, engine)}{tail}"
 
-    def flags(self, applied: dict[str, Any] | None = None) -> str:
+    def flags(self, applied: dict[str, Any] | None = None, engine: str | None = None) -> str:
         """The preset written as the flags that set the same by hand (a flag that sets several
         fields, such as ``--packing`` for training and the forwards, once). ``applied``: the
         algorithm options the preset implies for one algorithm
         (:func:`rlmcost.frameworks.presets.preset_options`); an option default it does not
         apply (PPO keeps its reward model) is left out, and so is a default of an engine other
-        than the preset's."""
-        kind = next((str(d.value) for d in self.defaults if d.field == "engine.kind"), "vllm")
-        return " ".join(dict.fromkeys(d.flag for d in self.defaults
-                                      if (not d.engines or kind in d.engines)
+        than ``engine`` (None: the preset's), of which, as :meth:`deployment_data` merges them,
+        an engine's own default of a field stands for the general one (``--no-sleep`` for
+        Megatron-core)."""
+        kind = engine or next((str(d.value) for d in self.defaults if d.field == "engine.kind"),
+                              "vllm")  # fmt: skip
+        use = [d for d in self.defaults if not d.engines or kind in d.engines]
+        last = {d.field: d for d in use}  # the later default of a field wins, as in the data
+        return " ".join(dict.fromkeys(d.flag for d in use if last[d.field] is d
                                       and (applied is None or d.field not in OPTION_FIELDS
                                            or applied.get(d.field) == d.value)))  # fmt: skip

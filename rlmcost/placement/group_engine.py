@@ -61,6 +61,17 @@ class GroupEngine(GroupOffload):
             return 0
         return self.own(task, self.replicas(task)).weights
 
+    @kept_property
+    def engine_parked(self) -> int:
+        """The engine's bytes per device in host memory while the group's other tasks run: a
+        sleeping engine's weights (vLLM sleep level 1); a Megatron engine's dedicated inference
+        copy, which it always backs to host memory (megatron_worker.py
+        ``_offload_inference_model``), and under offload mode (``sleep``) its KV pool
+        (:mod:`rlmcost.placement.megatron_suspend`)."""
+        if self.engine.kind is EngineKind.MEGATRON:
+            return self.engine_weights + (self.reservation if self.engine.sleep else 0)
+        return self.engine_weights if self.engine.sleep else 0
+
     def serves_trainer_weights(self, task: Task) -> bool:
         """``task`` generates on a Megatron engine from the weights its model trains with
         here, in the same layout (NeMo RL's ``_gen_model``: the training model itself)."""
@@ -68,7 +79,18 @@ class GroupEngine(GroupOffload):
             return False
         train = next((t for t in self.tasks if t.role is task.role and t.kind is Kind.TRAIN),
                      None)  # fmt: skip
-        return train is not None and self.layouts[train.index] == self.layouts[task.index]
+        return train is not None and self.same_model(task, train)
+
+    def same_model(self, task: Task, train: Task) -> bool:
+        """``task`` runs the model ``train`` trains in its layout: the same layout, or, for a
+        Megatron engine's generation, the same parallel degrees (NeMo RL
+        ``dedicated_inference_megatron_cfg`` compares TP, PP, EP, expert TP and CP; the
+        trainer's micro-batch or recomputation is no second model)."""
+        a, b = self.layouts[task.index], self.layouts[train.index]
+        if task.kind is Kind.GENERATE and self.engine.kind is EngineKind.MEGATRON:
+            return all(getattr(a, k) == getattr(b, k)
+                       for k in ("dp", "tp", "pp", "cp", "ep", "expert_tp"))  # fmt: skip
+        return a == b
 
     def refit_extra(self, task: Task, own: MemoryBreakdown, generating: int) -> int:
         """What the engine's refit adds to its generation peak of ``generating`` bytes per

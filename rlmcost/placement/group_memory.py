@@ -197,7 +197,7 @@ class GroupMemory(GroupEngine):
         return (
             train is not None
             and task.kind is not Kind.TRAIN
-            and self.layouts[task.index] != self.layouts[train.index]
+            and not self.same_model(task, train)
         )
 
     def with_residents(self, task: Task, own: MemoryBreakdown) -> MemoryBreakdown:
@@ -275,7 +275,7 @@ class GroupMemory(GroupEngine):
     def host_bytes(self, task: Task) -> int:
         """Host memory per device while ``task`` runs: offloaded trainer states of the
         group's models (kept there, or waiting there between phases), idle models under
-        ``offload_idle``, a sleeping engine's weights."""
+        ``offload_idle``, what the engine parks there (``GroupEngine.engine_parked``)."""
         if self.s.deployment.ideal:
             return 0
         total = self._host_kept
@@ -287,8 +287,8 @@ class GroupMemory(GroupEngine):
                 away = self.phase_offloaded(role, task)
                 if away is not None:
                     total += sum(away)
-        if self.engine_task is not None and task.kind is not Kind.GENERATE and self.engine.sleep:
-            total += self.engine_weights
+        if self.engine_task is not None and task.kind is not Kind.GENERATE:
+            total += self.engine_parked  # a sleeping engine's weights, a Megatron engine's copy
         return total + self.rollout_buffers(task).host
 
     @kept_property

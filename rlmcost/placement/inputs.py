@@ -226,9 +226,9 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
     """The layout of one replica of a task of ``kind`` on group ``grp`` (:func:`_layout`
     before data parallelism fills the group): the group's own layout for the kind when given;
     an engine's own TP, PP and EP for generation (the trainer's layout for HF generate, an
-    unpinned Hybrid Engine or a Megatron engine given no TP); under hybrid execution TP for
-    generate, TP/PP for forward, ZeRO-3 over the group for train; else the user's layout at
-    the model's TP ``tp``. What a group's GPU count must be a multiple of
+    unpinned Hybrid Engine or a Megatron engine given no degrees or the trainer's); under
+    hybrid execution TP for generate, TP/PP for forward, ZeRO-3 over the group for train; else
+    the user's layout at the model's TP ``tp``. What a group's GPU count must be a multiple of
     (:func:`rlmcost.placement.allocate.group_unit`) is this layout's tp * pp * cp * dp_unit."""
     given = grp.layout(kind)
     settings = {k: v for k, v in grp.settings if k != "offload"}  # offload: group_own
@@ -236,20 +236,23 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
     t = settings.get("tp", tp)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
-    if kind is Kind.GENERATE and given is None and (engine.in_trainer_layout or (
-            engine is EngineKind.MEGATRON and engine_tp is None)):  # fmt: skip
-        # HF generate / an unpinned Hybrid Engine / Megatron-core without an inference layout
-        # of its own (deployment.megatron_engine): the trainer's layout
+    mega = engine is EngineKind.MEGATRON  # none given: the policy's degrees (merged config)
+    trainer = (int(t), base.pp, base.ep)  # type: ignore[call-overload]
+    own = trainer if mega and (engine_tp, engine_pp, engine_ep) == (None, 1, 1) else (
+        int(settings.get("tp", engine_tp or t)), int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
+        int(settings.get("ep", engine_ep)))  # type: ignore[call-overload]
+    # Megatron-core on the policy's own model unless the degrees differ or the policy runs CP
+    # (NeMo RL dedicated_inference_megatron_cfg: inference pins CP to 1)
+    shared = mega and own == trainer and base.cp == 1
+    if kind is Kind.GENERATE and given is None and (engine.in_trainer_layout or shared):
+        # HF generate / an unpinned Hybrid Engine / a Megatron engine on the policy's weights
+        # (deployment.megatron_engine): the trainer's layout
         base = base.with_(tp=t)
     elif kind is Kind.GENERATE and given is None and not ideal:
         # the inference engine's own layout per replica (ds-hybrid: its inference TP); a
         # Megatron engine's keeps the policy's expert TP (NeMo RL merged_inference_megatron_cfg)
-        base = Layout(
-            tp=int(settings.get("tp", engine_tp or t)),  # type: ignore[call-overload]
-            pp=int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
-            ep=int(settings.get("ep", engine_ep)),  # type: ignore[call-overload]
-            etp=user.etp if engine is EngineKind.MEGATRON else None,
-        )
+        base = Layout(tp=own[0], pp=own[1], ep=own[2],
+                      etp=user.etp if engine is EngineKind.MEGATRON else None)
     elif hybrid and given is None:
         base = {
             Kind.GENERATE: base.with_(tp=t, pp=1, zero=ZeroStage.NONE),

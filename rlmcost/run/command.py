@@ -213,8 +213,8 @@ def _deployment_flags(run: Run) -> list[str]:
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     if e.max_num_seqs is None and _preset_caps(d.framework, str(e.kind)):
         words += ["--max-num-seqs", "0"]  # the engine's own default over the preset's cap
-    if e.block_size != e0.block_size or e.ep != e0.ep:
-        raise SpecError("no flag sets the engine's block size or EP; use `rlmcost run FILE`")
+    if e.block_size != e0.block_size:  # EP: --rollout-ep (_ENGINE_FLAGS)
+        raise SpecError("no flag sets the engine's block size; use `rlmcost run FILE`")
     words.append("--sleep" if e.sleep else "--no-sleep")
     words += ["--enforce-eager"] if e.eager else []
     if e.prefix_caching is not None:
