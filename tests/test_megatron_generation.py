@@ -345,3 +345,29 @@ def test_the_command_line_reproduces_a_dedicated_megatron_layout() -> None:
     words = shlex.split(run.to_command())
     assert words[words.index("--rollout-ep") + 1] == "4"
     assert run_from_argv("grpo", words[words.index("grpo") + 1:]) == run
+
+
+def test_only_nemo_rl_generates_with_megatron_core() -> None:
+    """NeMo RL is the only framework with a preset whose generation backend can be
+    Megatron-core (nemo_rl/models/generation/megatron/ at 7ea279abf); another framework's
+    preset with --engine megatron is a one-line error naming the fix (its vLLM sizes had met
+    the engine's own check: "drop --gpu-memory-utilization", a flag never given)."""
+    from rlmcost.deployment.megatron_engine import check_framework
+    from rlmcost.deployment.spec import Deployment
+    from rlmcost.run import Run
+
+    for fw in ("verl", "openrlhf", "trl", "slime"):
+        res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8", "--framework",
+                                       fw, "--engine", "megatron", "--zero", "1"])
+        assert res.exit_code != 0 and "Traceback" not in res.output
+        assert "NeMo RL's Megatron-core generation backend" in res.output, fw
+        assert "gpu-memory-utilization" not in res.output
+    with pytest.raises(SpecError, match="verl does not run it"):  # the API's Run the same
+        Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": "llama-3.2-1b"},
+                       "deployment": {"framework": "verl", "engine": {"kind": "megatron"},
+                                      "train": {"zero": "1"}}})  # fmt: skip
+    check_framework("nemo-rl")
+    check_framework(None)
+    with pytest.raises(SpecError, match="--framework nemo-rl"):
+        check_framework("verl")
+    assert Deployment(framework="verl").engine.kind.value == "vllm"
