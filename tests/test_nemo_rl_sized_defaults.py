@@ -8,7 +8,8 @@ the tags in the NeMo RL repository), and the DTensor recipe for Qwen2.5-32B,
 recipes/llm/grpo-qwen2.5-32b-32n8g-fsdp2tp8-actckpt.v3.yaml (train_micro_batch_size 1,
 logprob_batch_size from grpo_math_1B.yaml's ${policy.train_micro_batch_size} at v0.6.0-v0.7.0,
 activation_checkpointing true, vllm_cfg.tensor_parallel_size 4); dtensor_policy_worker.py
-train(): num_global_batches = total // gbs. Parameter counts: transformers' configs as rlmcost's model specs hold them.
+train(): num_global_batches = total // gbs. Parameter counts: transformers' configs as rlmcost's
+model specs hold them.
 """
 
 from __future__ import annotations
