@@ -255,3 +255,33 @@ def test_deepspeed_chat_rows_train_without_their_configs_dropout() -> None:
     ev = evaluate(run)
     note = DISABLED_NOTE.format(model=actor.name, hidden=0.1, attention=0.0)
     assert note in ev.notes
+
+
+def test_hidden_masks_in_the_training_memory() -> None:
+    """The masks the OPT / Phi-3 layers save above (2 d bytes per token and layer) held for
+    every layer without recomputation, for the rebuilt layer alone under full recomputation,
+    and for every layer under a per-module checkpoint when the dropout sits outside the
+    modules (Phi-3's in the decoder layer; GPT-2's inside its modules are rerun)."""
+    from rlmcost.parallel.layout import Checkpointing
+    from rlmcost.placement.dropout_memory import hidden_mask_bytes
+
+    gpt2 = get_model("gpt-2")  # 12 layers, d 768
+    per_layer = HIDDEN_DROPOUTS_PER_LAYER * MASK_BYTES * 768 * 2 * 1024  # micro-batch 2 x 1024
+    none, full = (Layout(micro_batch=2, ckpt=c) for c in (Checkpointing.NONE, Checkpointing.FULL))
+    assert hidden_mask_bytes(gpt2, none, 4, 1024, False) == [12 * per_layer]
+    assert hidden_mask_bytes(gpt2, full, 4, 1024, False) == [per_layer]
+    assert hidden_mask_bytes(gpt2, full, 4, 1024, True) == [per_layer]  # rerun in the module
+    phi = gpt2.model_copy(update={"model_type": "phi3"})
+    assert hidden_mask_bytes(phi, full, 4, 1024, True) == [12 * per_layer]
+    sp = Layout(micro_batch=2, tp=4, sp=True)  # d / P_t wide under SP
+    assert hidden_mask_bytes(gpt2, sp, 4, 1024, False) == [12 * per_layer // 4]
+
+
+def test_rl_training_memory_holds_the_masks() -> None:
+    def training_bytes(*extra: str) -> int:
+        res = runner.invoke(app, ["grpo", "-m", "gpt-2", "-H", "h100-sxm", "--gpus", "8",
+                                  "--framework", "verl", "--ckpt", "none", "--json", *extra])
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout)["device_memory_bytes"]["training"]
+
+    assert training_bytes() > training_bytes("--disable-dropout")

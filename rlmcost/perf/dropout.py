@@ -32,10 +32,10 @@
   checkpoint's early stop the rerun runs through the down projection
   (:func:`~rlmcost.perf.ckpt_early_stop.skips_down_projection`).
 
-Memory: the masks are not counted (the memory model's convention,
-:mod:`rlmcost.parallel.activations`: Korthikanti et al.'s count less them); per token and layer
-they are ``2 d`` bytes of hidden masks and, materialized, ``h s / P_t`` of attention mask (fused
-kernels save none). Under full recomputation only one layer's are live at a time.
+Memory: the training rows' convention leaves the masks out (:mod:`rlmcost.parallel.activations`:
+Korthikanti et al.'s count less them); on the RL side a Hugging Face model's hidden masks, ``2 d``
+bytes per token and layer, are added to its training activations
+(:mod:`rlmcost.placement.dropout_memory`); the fused attention kernels save none.
 """
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ not apart); an attention dropout (``StepOptions.attention_dropout``) as the atte
 with dropout (in-kernel, a pre-FlashAttention-3 kernel; with the scores in HBM, a dropout
 kernel over them), which changes nothing of the early stop. Each is on where its own config
 probability is above 0: Phi-3's hidden dropout without its attention_dropout 0, OPT's
-``dropout`` 0.1 without its ``attention_dropout`` 0.0. The masks' bytes are not counted (the
-memory model's convention, :mod:`rlmcost.parallel.activations`). Not where a framework runs
+``dropout`` 0.1 without its ``attention_dropout`` 0.0. The hidden dropout's saved masks (1 byte
+per element) are added to the training activations (:mod:`rlmcost.placement.dropout_memory`).
+Not where a framework runs
 Megatron-core (its own ``hidden_dropout`` from the converted config, not read), nor in the
 paper's ideal run, nor where the trainer sets the dropout to 0 (``--disable-dropout``: TRL's
 ``disable_dropout``; DeepSpeed-Chat's release, whose ``create_hf_model`` sets
@@ -52,8 +53,8 @@ if TYPE_CHECKING:
 DROPOUT_NOTE = (
     "{model}'s dropout (config hidden {hidden:g}, attention {attention:g}) in its training "
     "steps, as the trainer runs it in training mode: {kinds}; log-prob forwards in eval "
-    "mode, none; masks' bytes not counted (rlmcost.perf.dropout, "
-    "rlmcost.placement.model_dropout)"
+    "mode, none; the hidden masks' bytes (1 per element) in the training activations "
+    "(rlmcost.perf.dropout, rlmcost.placement.dropout_memory)"
 )
 HIDDEN_PART = (
     "the hidden one as the model's own dropout kernels and, under full recomputation, the "

@@ -34,6 +34,10 @@ HIDDEN_KEYS = {"gpt2": ("resid_pdrop", 0.1), "phi3": ("resid_pdrop", 0.0),
                "opt": ("dropout", 0.1)}  # fmt: skip
 """model_type -> (key, the config class's default) of the dropout after the output
 projections (module docstring); other types have none."""
+INSIDE_MODULES = frozenset({"gpt2"})
+"""model_types whose hidden dropouts sit inside the attention and MLP modules (GPT-2's
+``resid_dropout`` and ``GPT2MLP.dropout``), so a per-module checkpoint reruns them; the others'
+are the decoder layer's own (Phi-3, OPT)."""
 ATTENTION_KEYS = {"gpt2": ("attn_pdrop", 0.1)}
 """model_type -> (key, default) of the attention dropout where it is not
 ``attention_dropout`` (default 0.0)."""
