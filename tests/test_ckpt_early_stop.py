@@ -120,7 +120,7 @@ def _mpt_13b(early_stop: bool, ckpt: Checkpointing = Checkpointing.FULL, dropout
              arch=None):  # fmt: skip
     arch = arch or gpt_arch(40, 5120, 40, 50368, 4096)  # MPT-13B (llm_foundry_a100's 13b-s4096)
     layout = Layout(dp=8, zero=ZeroStage.OS_G_P, micro_batch=10, ckpt=ckpt)
-    opts = StepOptions(recompute_early_stop=early_stop, dropout=dropout)
+    opts = StepOptions(recompute_early_stop=early_stop, hidden_dropout=dropout)
     return train_step_time(arch, layout, 240, 4096, get_hardware("a100-80gb"), options=opts)
 
 

@@ -160,10 +160,11 @@ def test_attention_dropout_on_hopper_runs_at_flashattention2_speed():
     assert (drop - gap) / (plain - gap) == pytest.approx(0.55 / 0.35, rel=1e-12)
     a100 = Device(get_hardware("a100-80gb"))
     assert a100.flash_attention_s(flops, False, True) == a100.flash_attention_s(flops, False)
-    # the training pass reads the row's dropout option: attention only moves
+    # the training pass reads the attention dropout: attention only moves (the hidden
+    # dropout's masks do not touch the kernel)
     arch = gpt_arch(4, 2048, 16, 32000, 4096)
-    on = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(dropout=True))
-    off = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(dropout=False))
+    on = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(attention_dropout=True))
+    off = train_step_time(arch, Layout(), 2, 4096, H100, options=StepOptions(hidden_dropout=True))
     assert on.compute_s["attention"] > 1.5 * off.compute_s["attention"]
     assert on.compute_s["gemm"] == off.compute_s["gemm"]
 

@@ -73,10 +73,11 @@ def test_torch_reruns_the_down_projection_under_dropout() -> None:
     assert eval_skip == 2 * T * FF * D and train_skip == 0
     gpt2 = get_model("gpt-2").arch()
     assert skips_down_projection(gpt2, StepOptions(recompute_early_stop=True))
-    assert not skips_down_projection(gpt2, StepOptions(recompute_early_stop=True, dropout=True))
+    assert not skips_down_projection(gpt2, StepOptions(recompute_early_stop=True,
+                                                         hidden_dropout=True))
     lay = Layout(dp=8, zero=ZeroStage.OS_G_P, micro_batch=1, ckpt=Checkpointing.FULL)
     on, off = (train_step_time(gpt2, lay, 64, 1024, get_hardware("h100-sxm"),
-                               options=StepOptions(recompute_early_stop=True, dropout=drop))
+                               options=StepOptions(recompute_early_stop=True, hidden_dropout=drop))
                for drop in (True, False))  # fmt: skip
     assert on.hardware_flops - off.hardware_flops == \
         12 * skipped_flops_per_token(gpt2, 1) * 64 * 1024  # fmt: skip

@@ -243,10 +243,12 @@ def deployment_options() -> dict[str, Any]:
         ),
         "disable_dropout": (Annotated[bool, typer.Option(
             "--disable-dropout", help="The trainer sets the model's dropout to 0 (TRL "
-            "disable_dropout). Default: training steps run the model config's dropout "
-            "(GPT-2's resid_pdrop and attn_pdrop: dropout kernels, and the checkpoint's "
-            "early stop ends after the saved mask; rlmcost.placement.model_dropout); "
-            "log-prob forwards run in eval mode, without it.", rich_help_panel=p)],
+            "disable_dropout; DeepSpeed-Chat's release). Default: training steps run the model "
+            "config's dropout, each kind where it acts (hidden, GPT-2's and Phi-3's "
+            "resid_pdrop, OPT's dropout: the model's own dropout kernels, and the "
+            "checkpoint's early stop ends after the saved mask; attention: inside the "
+            "attention kernel, a pre-FA3 kernel on Hopper; rlmcost.perf.dropout); log-prob "
+            "forwards run in eval mode, without it.", rich_help_panel=p)],
             False),  # fmt: skip
         "offload": (
             Annotated[

@@ -23,9 +23,11 @@ forward GEMM FLOPs (``4 d^2`` of ``12 d^2``). Checked by
 (``torch.utils.flop_counter``) of an MPT and a Llama block under the checkpoint with and without
 the early stop. A MoE layer's last saved tensors are its combine's (routing weights and the
 experts' outputs), after every expert GEMM: nothing priced is skipped there. Nor is the down
-projection skipped where an op after it saves a tensor: the hidden dropout (``StepOptions.dropout``:
-``native_dropout`` saves its mask, an output, after its kernel; on the RL side the trained
-model's config's, :mod:`rlmcost.placement.model_dropout`) or a post-FFN norm (Gemma 2/3's
+projection skipped where an op after it saves a tensor: the hidden dropout
+(``StepOptions.hidden_dropout``: ``native_dropout`` saves its mask, an output, after its
+kernel; the attention dropout, before the output projection, changes nothing here,
+:mod:`rlmcost.perf.dropout`; on the RL side the trained model's config's,
+:mod:`rlmcost.placement.model_dropout`) or a post-FFN norm (Gemma 2/3's
 ``post_feedforward_layernorm``, ``Arch.norms_per_layer`` 4: the norm saves its input, the down
 projection's output); the rerun then ends at that op and only the residual add after it is not
 rerun (torch's FLOP counter again, ``tests/test_ckpt_early_stop.py``). Nor under a LoRA adapter
@@ -149,8 +151,8 @@ def skips_down_projection(arch: Arch, options: StepOptions) -> bool:
     """Whether the early stop ends a dense layer's rerun before its down projection: the option
     is on and nothing after that GEMM saves a tensor (no hidden dropout, no post-FFN norm, no
     LoRA adapter on it; module docstring)."""
-    return options.recompute_early_stop and not options.dropout and not post_ffn_saves(arch) \
-        and "down" not in options.peft_lora  # fmt: skip
+    return options.recompute_early_stop and not options.hidden_dropout \
+        and not post_ffn_saves(arch) and "down" not in options.peft_lora  # fmt: skip
 
 
 def stop_note(arch: Arch, dropout: bool = False) -> str:
@@ -165,7 +167,7 @@ def stop_note(arch: Arch, dropout: bool = False) -> str:
 def early_stop_note(arch: Arch, options: StepOptions) -> str:
     """The output's note on the early stop (where it ends the rerun, :func:`stop_note`; a LoRA
     adapter on the down projection ends it after that GEMM: :data:`LORA_STOP_NOTE`)."""
-    note = stop_note(arch, options.dropout)
+    note = stop_note(arch, options.hidden_dropout)
     return LORA_STOP_NOTE if note == EARLY_STOP_NOTE and "down" in options.peft_lora else note
 
 

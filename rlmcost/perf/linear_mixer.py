@@ -121,8 +121,8 @@ def linear_mixer_delta(c: StepContext) -> StagePass:
     gemm(T, q + 2 * kv, d, -1)  # the attention block _layer priced
     gemm(T, d, q, -1)
     attn, fa2 = attention_fwd_flops(c), opt.attention is AttentionKernel.FLASH2
-    out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.dropout, fa2)
-    out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.dropout, fa2)
+    out.fwd["attention"] -= dev.flash_attention_s(attn, False, opt.attention_dropout, fa2)
+    out.bwd["attention"] -= dev.flash_attention_s(attn, True, opt.attention_dropout, fa2)
     out.flops -= 3 * attn
     for n in (2 * kd + vd, vd, hv, hv):  # in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
         gemm(T, n, d, +1)

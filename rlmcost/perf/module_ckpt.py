@@ -21,7 +21,7 @@ the forward):
   and are never rerun. A MoE block (the ``mlp`` of a MoE layer) ends with its combine, which
   saves last: its rerun is whole, as under a whole-layer checkpoint. With the early stop off
   (``--no-recompute-early-stop``) every wrapped module is rerun whole, the adds still not. A
-  hidden dropout inside a module (``StepOptions.dropout``) saves its mask after the
+  hidden dropout inside a module (``StepOptions.hidden_dropout``) saves its mask after the
   projection, which then runs again; so does a LoRA adapter on ``o_proj`` or ``down_proj``
   (``StepOptions.peft_lora``: its ``lora_B`` saves after the base GEMM,
   :mod:`rlmcost.perf.ckpt_early_stop`), whose base GEMM is then rerun. The wrapped norms'
@@ -97,7 +97,7 @@ def module_note(options: StepOptions) -> str:
 
 def _stops_early(options: StepOptions) -> bool:
     """Whether each module's rerun ends before its output projection (module docstring)."""
-    return options.recompute_early_stop and not options.dropout
+    return options.recompute_early_stop and not options.hidden_dropout
 
 
 def _skipped(options: StepOptions, moe: bool) -> tuple[str, ...]:

@@ -20,8 +20,9 @@ collective by the alpha-beta model (``perf.collectives``):
   before fused attention): batched QK^T and PV GEMMs over the full s x s scores, a fused
   scale-mask-softmax and a dropout kernel reading and writing the scores in HBM.
 * **Memory-bound kernels** per layer forward (bytes read + written per token, activation dtype,
-  d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each, plus a 1-byte
-  dropout mask with ``dropout``), the FFN activation (2 or 3 x d_ff / P_t), RoPE on q and k, MoE
+  d-wide tensors / P_t under SP): two norms (2 d each), two residual adds (3 d each, plus a
+  1-byte mask with ``hidden_dropout`` fused into them, or eager dropout kernels:
+  :mod:`~rlmcost.perf.dropout`), the FFN activation (2 or 3 x d_ff / P_t), RoPE on q and k, MoE
   token permutation (unfused: :mod:`~rlmcost.perf.moe_permute`; by local expert:
   :mod:`~rlmcost.perf.moe_sort_chunks`); the log-softmax over fp32 logits (``logprob_head``).
   Backward moves twice the forward bytes (reads output gradient, saved input; writes input's).
@@ -59,7 +60,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cache
 
 from rlmcost.arch import Arch
@@ -70,76 +70,17 @@ from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_p
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.shard import PipelineStage, tp_shard
 from rlmcost.perf.attention_shapes import causal_pairs, mla_projections, module_gemm, pair_flops
-from rlmcost.perf.collectives import Algorithm, collective_time_s, link
+from rlmcost.perf.collectives import collective_time_s, link
 from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
+from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
 from rlmcost.perf.efficiency import Device
-from rlmcost.perf.ep_dispatch import EpDispatcher
-from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
 from rlmcost.perf.linear_mixer import add_linear_mixers
-from rlmcost.perf.logprob_head import FUSED, LogprobHead
 from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
-from rlmcost.perf.moe_host import MOE_LAYER_HOST_S, floor_host_bound
+from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
-from rlmcost.perf.overlap_contention import OVERLAP_COMPUTE_SLOWDOWN
-from rlmcost.perf.selective_ac import SelectiveRecompute, recompute
+from rlmcost.perf.selective_ac import recompute
+from rlmcost.perf.step_options import AttentionKernel, StepOptions
 from rlmcost.specs.workload import Workload
-
-
-class AttentionKernel(StrEnum):
-    FLASH = "flash"  # fused, causal pairs only, the device's best kernel (FA3/cuDNN on Hopper)
-    FLASH2 = "flash2"  # the same on a pre-FA3 kernel: FlashAttention-2, SDPA's flash backend
-    MATERIALIZED = "materialized"  # s x s scores in HBM: softmax and dropout kernels
-
-    @property
-    def fused(self) -> bool:
-        return self is not AttentionKernel.MATERIALIZED
-
-
-@dataclass(frozen=True)
-class StepOptions:
-    """How the framework runs the step (defaults: a current Megatron-core / FSDP setup)."""
-
-    attention: AttentionKernel = AttentionKernel.FLASH
-    dropout: bool = False  # attention and hidden dropout kernels (GPT-3-era training)
-    overlap_grad_reduce: bool = True
-    overlap_param_gather: bool = True
-    pp_scatter_gather: bool = True  # PP sends 1/P_t over the NIC, NVLink all-gather after
-    pp_grad_scatter_gather: bool = True  # gradients too (off: DeepSpeed 2021, module doc)
-    checkpoint_embeddings: bool = False  # full ckpt reruns embedding, head (deepspeed_pipe)
-    pp_serial_p2p: bool = False  # each PP send / recv a blocking call (DeepSpeed 2021, the same)
-    pp_overlap_p2p: bool = True  # Megatron's interleaved sends behind compute (megatron_pipe)
-    offload_optimizer: bool = False
-    host_link_bytes_per_s: float | None = None  # default: the spec's, else PCIe Gen4 x16
-    main_grad_bytes: int = 4  # gradient buffer micro-batches accumulate into, the optimizer reads
-    fused_grad_accumulation: bool = True  # weight-gradient GEMMs accumulate into main grads
-    algorithm: Algorithm = Algorithm.AUTO
-    logprob_head: LogprobHead = FUSED  # the log-softmax over fp32 logits (perf.logprob_head)
-    moe_layer_host_s: float = MOE_LAYER_HOST_S.value  # a MoE layer's host floor (perf.moe_host)
-    router_fp64: bool = False  # MoE router GEMM and casts in fp64 (perf.moe_router)
-    moe_act_clamp: bool = False  # clamped GLU: eager clamp + cat (perf.moe_eager_ops)
-    moe_permute_fusion: bool = True  # TE's fused MoE permute; off: unfused (perf.moe_permute)
-    moe_rank_imbalance: float = 1.0  # busiest / mean EP rank's token copies (perf.moe_imbalance)
-    ep_dispatcher: EpDispatcher = EpDispatcher.ALLTOALL  # across nodes (perf.ep_dispatch)
-    fsdp2_reduce_bytes: int = 0  # ZeRO-3 as FSDP2 with this reduce dtype (perf.policy_worker)
-    fsdp_backward_prefetch: BackwardPrefetch = BackwardPrefetch.PRE  # FSDP1's (fsdp_prefetch)
-    fsdp1_post_backward: bool = False  # FSDP1's gradient cast and pre-divide (fsdp_prefetch)
-    hf_eager: bool = False  # eager Hugging Face layers' unfused kernels (perf.policy_worker)
-    linear_mixer_replicated: bool = False  # Gated DeltaNet whole on each TP rank (linear_mixer)
-    hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
-    fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
-    torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
-    train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
-    composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)
-    selective: SelectiveRecompute = SelectiveRecompute.ATTENTION_CORE  # perf.selective_ac
-    recompute_early_stop: bool = False  # torch non-reentrant ckpt's early stop (ckpt_early_stop)
-    peft_lora: tuple[str, ...] = ()  # PEFT LoRA targets: their base GEMMs rerun (the same)
-    module_ckpt: bool = False  # NeMo RL DTensor's ckpt of each layer's modules apart (module_ckpt)
-    recompute_modules: tuple[str, ...] = ("core_attn",)  # Megatron's, selective "modules"
-    tp_comm_overlap: bool = False  # SP collectives behind the GEMMs (perf.tp_overlap)
-    grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
-    megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
-    overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
-
 
 COMPUTE_PARTS = ("gemm", "attention", "elementwise", "recompute", "host")
 COMM_PARTS = ("tp", "sp", "cp", "ep", "pp", "dp")
@@ -266,8 +207,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     attn_fwd_flops = pair_flops(arch, heads) * (b * causal_pairs(arch, s) // lay.cp)
     if opt.attention.fused:
         fa2 = opt.attention is AttentionKernel.FLASH2
-        f = dev.flash_attention_s(attn_fwd_flops, False, opt.dropout, fa2)
-        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.dropout, fa2)
+        f = dev.flash_attention_s(attn_fwd_flops, False, opt.attention_dropout, fa2)
+        bw = dev.flash_attention_s(attn_fwd_flops, True, opt.attention_dropout, fa2)
         out.flops += 3 * attn_fwd_flops
     else:
         f1, b1 = gemm_fwd_bwd_s(dev, s_loc, s, dh, b * heads)  # scores
@@ -276,7 +217,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
         scores = b * heads * s_loc * s
         softmax_f = dev.elementwise_s(2 * scores * x)
         softmax_b = dev.elementwise_s(3 * scores * x)
-        drop_f = drop_b = dev.elementwise_s(scores * (2 * x + 1)) if opt.dropout else 0.0
+        drop_f = drop_b = dev.elementwise_s(attention_dropout_bytes(scores, x)) \
+            if opt.attention_dropout else 0.0  # fmt: skip
         f = f1 + f2 + softmax_f + drop_f
         bw = b1 + b2 + softmax_b + drop_b
         out.flops += 3 * pair_flops(arch, heads) * b * s_loc * s
@@ -284,8 +226,8 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
 
     # memory-bound kernels (bytes per token, forward)
     dd = d // t if lay.sp else d
-    mask = dd if opt.dropout else 0
-    fwd_bytes, kernels = T * (2 * 2 * dd * x + 2 * (3 * dd * x + mask)), 4  # 2 norms, 2 adds
+    masks = fused_mask_bytes(T, dd, opt.hidden_dropout and opt.dropout_add_fused)  # perf.dropout
+    fwd_bytes, kernels = T * (2 * 2 * dd * x + 2 * 3 * dd * x) + masks, 4  # 2 norms, 2 adds
     for tokens, width in act_widths:
         fwd_bytes += tokens * (p * width) * x  # activation: reads (p-1) inputs, writes 1
         kernels += 1
@@ -302,6 +244,7 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     mods["layernorm"] = dev.elementwise_s(T * 2 * 2 * dd * x, 2)
     out.fwd["elementwise"] += dev.elementwise_s(fwd_bytes, kernels) + unf_f
     out.bwd["elementwise"] += dev.elementwise_s(2 * fwd_bytes, 2 * kernels) + unf_b
+    add_eager_dropout(c, out, dd)  # a Hugging Face model's own dropout kernels (perf.dropout)
 
     # TP / SP collectives: 2 per layer forward, 2 backward (all-reduce or AG + RS pairs); a
     # MoE layer whose experts are not split over the TP group (ETP != TP) has the attention's

@@ -219,7 +219,8 @@ def predict_row(row: dict[str, Any]) -> Row:
     o = row["options"]
     options = StepOptions(
         attention=AttentionKernel(o["attention"]),
-        dropout=o["dropout"],
+        hidden_dropout=o["dropout"],  # Megatron-LM's --hidden-dropout and
+        attention_dropout=o["dropout"],  # --attention-dropout, both 0.1 by default
         overlap_grad_reduce=o["overlap_grad_reduce"],
         fused_grad_accumulation=o["fused_grad_accumulation"],
         main_grad_bytes=o.get("main_grad_bytes", 4),

@@ -29,6 +29,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
+from rlmcost.placement.dropout_memory import with_dropout_masks
 from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
@@ -229,6 +230,7 @@ class GroupTasks(GroupSizes):
             )  # fmt: skip
             first = per_stage[0]
             per_stage[0] = with_terms(first, activations=first.activations + tower)
+            per_stage = with_dropout_masks(self, task, per_stage, layout, n, seq)  # its masks
         placed = [self._deployed(task, m, layout, data_share(layout, n, seq)) for m in per_stage]
         best = max(placed, key=lambda p: p.device.total)
         m = best.device

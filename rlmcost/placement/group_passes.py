@@ -26,7 +26,7 @@ from rlmcost.placement.dynamic_bsz import padded_width, split_of, split_packed
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
-from rlmcost.placement.model_dropout import trains_with_dropout
+from rlmcost.placement.model_dropout import train_dropout
 from rlmcost.placement.pass_options import step_options
 
 
@@ -161,17 +161,20 @@ def _options(g: GroupModel):  # noqa: ANN202 - StepOptions | None
 
 
 def _train_options(g: GroupModel, task: Task):  # noqa: ANN202 - StepOptions | None
-    """:func:`_options` with the trained model's config dropout where its training steps run
-    it (:mod:`rlmcost.placement.model_dropout`; forwards run in eval mode, without)."""
+    """:func:`_options` with the trained model's config dropout, hidden and attention apart,
+    where its training steps run it (:mod:`rlmcost.placement.model_dropout`; forwards run in
+    eval mode, without)."""
     spec = g.s.specs[task.role]
-    if not spec.hidden_dropout:
+    if not (spec.hidden_dropout or spec.attention_dropout):
         return _options(g)
     try:
         return g.kept[("train options", task.role)]
     except KeyError:
         out = _options(g)
-        if trains_with_dropout(group_deployment(g.s.deployment, g.group.name), spec):
-            out = replace(out or StepOptions(), dropout=True)
+        hidden, attention = train_dropout(group_deployment(g.s.deployment, g.group.name), spec)
+        if hidden or attention:  # the model's own nn.Dropout kernels (perf.dropout)
+            out = replace(out or StepOptions(), hidden_dropout=hidden,
+                          attention_dropout=attention, dropout_add_fused=False)
         g.kept["train options", task.role] = out
         return out
 

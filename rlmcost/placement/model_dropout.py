@@ -17,19 +17,26 @@ dropout configuration"; ``configure_dropout`` sets ``dropout``, ``attention_drop
 log-prob, reference and value forwards run in eval mode (``model.eval()``: the same files),
 without dropout.
 
-So a training step of a model whose config has a hidden dropout is timed with
-``StepOptions.dropout`` on: its dropout kernels, its attention with dropout (GPT-2's
-``attn_pdrop`` equals ``resid_pdrop``; a pre-FlashAttention-3 kernel) and the checkpoint's early
-stop ending after the mask saved behind the down projection
+So a training step of a model whose config has a dropout is timed with it, each kind where it
+acts (:mod:`rlmcost.perf.dropout`): a hidden dropout (``StepOptions.hidden_dropout``) as the
+Hugging Face model's own ``nn.functional.dropout`` kernels (``dropout_add_fused`` off: GPT-2's
+``resid_dropout``, Phi-3's ``resid_attn_dropout`` / ``resid_mlp_dropout``, OPT's two
+``dropout`` calls in ``OPTDecoderLayer.forward``), and the checkpoint's early stop ending after
+the mask saved behind the down projection
 (:func:`~rlmcost.perf.ckpt_early_stop.skips_down_projection`; under NeMo RL's per-module
 checkpoint GPT-2's dropouts sit inside the modules, after ``c_proj``: neither projection's rerun
 is skipped, :mod:`rlmcost.perf.module_ckpt`; Phi-3's sit outside its modules, priced the same,
-not apart). The attention dropout is priced with the hidden one (GPT-2's are equal); Phi-3's
-attention_dropout 0 beside a hidden dropout is priced as on (stated in the note). The masks'
-bytes are not counted (the memory model's convention, :mod:`rlmcost.parallel.activations`). Not
-where a framework runs Megatron-core (its own ``hidden_dropout`` from the converted config, not
-read), nor in the paper's ideal run. A config with attention dropout alone is priced without it
-(stated).
+not apart); an attention dropout (``StepOptions.attention_dropout``) as the attention kernel
+with dropout (in-kernel, a pre-FlashAttention-3 kernel; with the scores in HBM, a dropout
+kernel over them), which changes nothing of the early stop. Each is on where its own config
+probability is above 0: Phi-3's hidden dropout without its attention_dropout 0, OPT's
+``dropout`` 0.1 without its ``attention_dropout`` 0.0. The hidden dropout's saved masks (1 byte
+per element) are added to the training activations (:mod:`rlmcost.placement.dropout_memory`).
+Not where a framework runs
+Megatron-core (its own ``hidden_dropout`` from the converted config, not read), nor in the
+paper's ideal run, nor where the trainer sets the dropout to 0 (``--disable-dropout``: TRL's
+``disable_dropout``; DeepSpeed-Chat's release, whose ``create_hf_model`` sets
+``model_config.dropout = 0.0``, :mod:`rlmcost.reports.rl_runs_dschat`).
 """
 
 from __future__ import annotations
@@ -45,29 +52,43 @@ if TYPE_CHECKING:
 
 DROPOUT_NOTE = (
     "{model}'s dropout (config hidden {hidden:g}, attention {attention:g}) in its training "
-    "steps, as the trainer runs it in training mode: dropout kernels, attention with "
-    "dropout (a pre-FlashAttention-3 kernel) and, under full recomputation, the rerun "
-    "through the down projection, whose mask is saved after it (per module, through the "
-    "attention's output projection too); log-prob forwards in eval mode, none; masks' bytes "
-    "not counted (rlmcost.placement.model_dropout)"
+    "steps, as the trainer runs it in training mode: {kinds}; log-prob forwards in eval "
+    "mode, none; the hidden masks' bytes (1 per element) in the training activations "
+    "(rlmcost.perf.dropout, rlmcost.placement.dropout_memory)"
 )
-ATTENTION_ONLY_NOTE = (
-    "{model}'s config sets attention dropout {attention:g} alone: not modelled, its training "
-    "steps priced without dropout (rlmcost.placement.model_dropout)"
+HIDDEN_PART = (
+    "the hidden one as the model's own dropout kernels and, under full recomputation, the "
+    "rerun through the down projection, whose mask is saved after it (per module, through "
+    "the attention's output projection too)"
+)
+ATTENTION_PART = (
+    "the attention one inside the attention kernel (a pre-FlashAttention-3 kernel; with "
+    "the scores in HBM, a dropout kernel over them)"
 )
 DISABLED_NOTE = (
-    "{model}'s config dropout set to 0 by the trainer (--disable-dropout, TRL "
-    "disable_dropout): priced without (rlmcost.placement.model_dropout)"
+    "{model}'s config dropout set to 0 by the trainer (--disable-dropout: TRL "
+    "disable_dropout, DeepSpeed-Chat's create_hf_model): priced without "
+    "(rlmcost.placement.model_dropout)"
 )
+
+
+def train_dropout(deployment: Deployment, spec: ModelSpec) -> tuple[bool, bool]:
+    """(hidden, attention): which of ``spec``'s config dropouts its training steps run under
+    ``deployment`` (the group's view where a group gives its own trainer layout; module
+    docstring), each where its probability is above 0."""
+    if deployment.ideal or deployment.train.disable_dropout or \
+            not (spec.hidden_dropout or spec.attention_dropout):  # fmt: skip
+        return False, False
+    beh = behaviour(deployment.framework)
+    if beh is not None and not runs_hf_model(beh, deployment.train):
+        return False, False
+    return spec.hidden_dropout > 0, spec.attention_dropout > 0
 
 
 def trains_with_dropout(deployment: Deployment, spec: ModelSpec) -> bool:
-    """Whether ``spec``'s training steps run its hidden dropout under ``deployment`` (the
-    group's view where a group gives its own trainer layout; module docstring)."""
-    if deployment.ideal or deployment.train.disable_dropout or not spec.hidden_dropout:
-        return False
-    beh = behaviour(deployment.framework)
-    return beh is None or runs_hf_model(beh, deployment.train)
+    """Whether ``spec``'s training steps run its hidden dropout (the one that moves the
+    checkpoint's early stop) under ``deployment`` (:func:`train_dropout`)."""
+    return train_dropout(deployment, spec)[0]
 
 
 def dropout_note(deployment: Deployment, spec: ModelSpec) -> str | None:
@@ -77,12 +98,12 @@ def dropout_note(deployment: Deployment, spec: ModelSpec) -> str | None:
         return None
     args = {"model": spec.name, "hidden": spec.hidden_dropout,
             "attention": spec.attention_dropout}  # fmt: skip
-    if trains_with_dropout(deployment, spec):
-        return DROPOUT_NOTE.format(**args)
+    hidden, attention = train_dropout(deployment, spec)
+    if hidden or attention:
+        kinds = [part for on, part in ((hidden, HIDDEN_PART), (attention, ATTENTION_PART)) if on]
+        return DROPOUT_NOTE.format(kinds="; ".join(kinds), **args)
     if deployment.train.disable_dropout:
         return DISABLED_NOTE.format(**args)
-    if not spec.hidden_dropout:
-        return ATTENTION_ONLY_NOTE.format(**args)
     return (f"{spec.name}'s config dropout: {deployment.framework}'s Megatron-core trainer "
             "at this layout takes its own (not read), priced without "
             "(rlmcost.placement.model_dropout)")  # fmt: skip

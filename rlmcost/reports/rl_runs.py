@@ -58,6 +58,7 @@ from rlmcost.placement.length_defaults import (  # noqa: F401 - LONG_CAP_TOKENS 
     default_mean_response,
     lognormal_spelling,
 )
+from rlmcost.specs.hf_dropout import dropout_fields
 
 DSCHAT_EPOCH_PROMPTS = 264_292
 """Prompts in one epoch of DeepSpeed-Chat's step-3 benchmark (DeepSpeedExamples
@@ -254,7 +255,8 @@ def model_spec(name: str, cfg: Mapping[str, Any], hf_id: str) -> dict[str, Any]:
     """A :class:`~rlmcost.specs.ModelSpec` (as data) from the run's ``model_config``: a llama
     family model as transformers' LlamaConfig builds it (RoPE, gated SiLU FFN, RMSNorm, no
     biases); an OPT model as OPTForCausalLM builds it (learned positions, ReLU FFN of two
-    projections, LayerNorm, biases, the output projection tied to the embedding); a qwen3_5
+    projections, LayerNorm, biases, the output projection tied to the embedding, OPTConfig's
+    ``dropout`` and ``attention_dropout``: :mod:`rlmcost.specs.hf_dropout`); a qwen3_5
     model as Qwen3_5TextConfig builds it (:func:`_gated_delta_net`)."""
     family = str(cfg.get("family", ""))
     base = {
@@ -275,6 +277,7 @@ def model_spec(name: str, cfg: Mapping[str, Any], hf_id: str) -> dict[str, Any]:
             **base, "model_type": "opt", "ffn_kind": "plain", "norm": "layernorm",
             "qkv_bias": True, "out_bias": True, "mlp_bias": True, "tie_embeddings": True,
             "n_positions": cfg["max_position"] + OPT_POSITION_OFFSET, "notes": notes,
+            **dropout_fields(cfg, "opt", f"rl_runs.json model_config of {hf_id}"),
         }  # fmt: skip
     if family == "qwen3_5":
         return {**base, **_gated_delta_net(cfg)}

@@ -36,7 +36,7 @@ def deepspeed_chat(record: Record) -> Mapped:
                         ("--epochs", s["--ppo_epochs"]), ("--engine", "ds-hybrid"),
                         ("--rollout-tp", tp), ("--max-num-seqs", micro * tp),
                         ("--tp-gather-layers", s.get("--tp_gather_partition_size", 8)),
-                        ("--logits", "materialized")):  # fmt: skip
+                        ("--logits", "materialized"), ("--disable-dropout", None)):  # fmt: skip
         q.set(flag, value)
     choices = [
         "--framework none with every field given (no DeepSpeed-Chat preset)",
@@ -56,6 +56,16 @@ def deepspeed_chat(record: Record) -> Mapped:
         "ppo_trainer.py generate_experience); KL to the reference in the reward (--kl)",
         "logits materialised in fp32 (DeepSpeed-Chat's gather_log_probs on full logits)",
         "critic and reward OPT-350M (step-2 reward model); dtype fp16",
+        "trained without dropout (--disable-dropout): the release the blog's tables come from "
+        "(DeepSpeedExamples e468799f, 2023-04-11) builds every model through "
+        "training/utils/model/model_utils.py create_hf_model, which sets model_config.dropout "
+        "= 0.0 over OPTConfig's 0.1 (the rows' model_config), and OPT's attention_dropout and "
+        "activation_dropout are 0.0 (rlhf_engine.py: actor, reference, critic and reward "
+        "alike); later code keeps the config's unless told, and its OPT step-3 scripts tell "
+        "the actor's only (--disable_actor_dropout from 3a77097a, --actor_dropout 0.0 from "
+        "4bf1924b's configure_dropout), so there the OPT-350M critic would train with 0.1, "
+        "which moves no row: the training steps sit at the blog's measured rate "
+        "(rlmcost.placement.model_dropout)",
         "training steps no faster than DeepSpeed-Chat's measured rate: its FLOPs "
         "(dschat/utils/perf.py calculate_flops) at DSCHAT_TRAIN_PEAK_FRACTION of the peak "
         "(blog Figure 6; rlmcost/perf/deepspeed_chat.py), the Hybrid Engine's trainer; the "

@@ -9,6 +9,11 @@ Which keys, and the config class's default where a config.json leaves one out (t
   (not a layer's: left out).
 * ``phi3``: ``resid_pdrop`` (0.0): ``Phi3DecoderLayer.resid_attn_dropout`` /
   ``resid_mlp_dropout`` after ``o_proj`` / ``down_proj``; ``attention_dropout`` (0.0).
+* ``opt``: ``dropout`` (0.1): ``OPTDecoderLayer.forward``'s ``nn.functional.dropout`` after
+  ``out_proj`` and after ``fc2``, outside the modules; ``attention_dropout`` (0.0) on the
+  probabilities (``OPTAttention``); ``activation_dropout`` (0.0) between ``fc1`` and ``fc2`` and
+  the decoder's embedding dropout not read (rlmcost reads OPT configs from ``rl_runs.json``'s
+  ``model_config``: :func:`rlmcost.reports.rl_runs.model_spec`).
 * every other supported type (Llama, Mistral, Qwen2/3, their MoE, Mixtral, Gemma 2/3,
   DeepSeek-V2/V3, GLM-4-MoE, Qwen3-Next): ``attention_dropout`` (0.0) alone; no hidden
   dropout.
@@ -20,19 +25,25 @@ to the forwards RL frameworks run in eval mode: :mod:`rlmcost.placement.model_dr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rlmcost.errors import SpecError
 
-HIDDEN_KEYS = {"gpt2": ("resid_pdrop", 0.1), "phi3": ("resid_pdrop", 0.0)}
+HIDDEN_KEYS = {"gpt2": ("resid_pdrop", 0.1), "phi3": ("resid_pdrop", 0.0),
+               "opt": ("dropout", 0.1)}  # fmt: skip
 """model_type -> (key, the config class's default) of the dropout after the output
 projections (module docstring); other types have none."""
+INSIDE_MODULES = frozenset({"gpt2"})
+"""model_types whose hidden dropouts sit inside the attention and MLP modules (GPT-2's
+``resid_dropout`` and ``GPT2MLP.dropout``), so a per-module checkpoint reruns them; the others'
+are the decoder layer's own (Phi-3, OPT)."""
 ATTENTION_KEYS = {"gpt2": ("attn_pdrop", 0.1)}
 """model_type -> (key, default) of the attention dropout where it is not
 ``attention_dropout`` (default 0.0)."""
 
 
-def dropout_fields(cfg: dict[str, Any], mt: str, path: str) -> dict[str, float]:
+def dropout_fields(cfg: Mapping[str, Any], mt: str, path: str) -> dict[str, float]:
     """``hidden_dropout`` and ``attention_dropout`` of a config of ``model_type`` ``mt``
     (module docstring); SpecError for a probability outside [0, 1).
 
