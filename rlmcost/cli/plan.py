@@ -251,12 +251,13 @@ def _render(r: Any) -> None:
 
         def lay(x: dict[str, Any]) -> list[Any]:
             fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
-            frac = x["gpu_memory_utilization"]
+            frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
+            mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
             return [x["gpus"], fam, where, x["tp"], x["pp"],
                     f"{x['cp']}{' +sp' if x['sp'] else ''}", x["zero"], x["ckpt"],
-                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"],
-                    "-" if frac is None else f"{frac:g}"]  # fmt: skip
+                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"] or "trainer's",
+                    mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
                                      for x in r.rows)  # fmt: skip
@@ -283,6 +284,9 @@ def _render(r: Any) -> None:
         cols + nums,
         [[i + 1, *lay(x), *values(x)] for i, x in enumerate(r.rows)],
         caption="time = predicted iteration (train: step); bound = roofline lower bound; "
+        "engine mem = the engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
+        "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron generation in the "
+        "trainer's layout; "
         "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
         "tokens. Reproduce a row with its command (--json lists them).",
         right=right,
