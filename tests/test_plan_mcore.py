@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -177,3 +178,31 @@ def test_async_sizing_weighs_async_on_one_group() -> None:
     vllm = run.replace(deployment={"engine": {"kind": "vllm", "kv_buffer_gib": None}})
     assert sizing_space(vllm).placements == ("async",)
     assert not any("one group" in n for n in sized(vllm)[1].notes)
+
+
+def test_an_moe_actor_searches_expert_parallelism() -> None:
+    """Megatron-core's expert_model_parallel_size divides the routed experts (Qwen3-30B-A3B's
+    config.json: num_experts 128): EP 1..8 within a node, each candidate's Run carrying it;
+    a given --ep that does not divide them is one line."""
+    base = QUERIES["moe"][0]
+    cands = candidates(base, SPACE, 8)
+    assert {c.ep for c in cands} == {1, 2, 4, 8}
+    c = next(c for c in cands if c.ep == 4)
+    assert candidate_run(base, c).deployment.train.ep == 4
+    with pytest.raises(SpecError, match="divides the experts"):
+        candidates(QUERIES["8b-persist"][0], RLSpace(ep=(3,)), 8)
+    bad = runner.invoke(app, ["plan", "grpo", "-m", "qwen2.5-7b", "--gpus", "8", "--ep", "3"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_megatron_trains_with_the_distributed_optimizer_by_default() -> None:
+    """NeMo RL's Megatron generation wraps its Megatron policy (megatron_generation.py
+    effective_megatron_cfg @7ea279abf), whose optimizer is Megatron's distributed one
+    (use_distributed_optimizer true: ZeRO-1); the plan's default ZeRO-3 stays for vLLM."""
+    base = QUERIES["8b-persist"][0]
+    space = RLSpace(placements=("baseline",), tp=(1,), micro_batch=(1,))
+    assert {c.zero for c in candidates(base, space, 8)} == {ZeroStage.OS}
+    vllm = base.replace(deployment={"engine": {"kind": "vllm"}})
+    assert {c.zero for c in candidates(vllm, space, 8)} == {ZeroStage.OS_G_P}
+    given = replace(space, zero=(ZeroStage.OS_G_P,))  # --zero 3 searches what it gives
+    assert {c.zero for c in candidates(base, given, 8)} == {ZeroStage.OS_G_P}

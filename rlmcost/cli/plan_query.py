@@ -75,6 +75,8 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
         rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
     if opts["cp"] is not None:
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
+    if opts["ep"] is not None:
+        rl_space = replace(rl_space, ep=parse_ints(opts["ep"], "ep"))
     rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
     return base, rl_space, _launchers(shared, target, rl_space.placements, base)
 

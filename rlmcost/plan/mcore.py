@@ -20,10 +20,13 @@ The families of the other frameworks (OpenRLHF's role groups, slime's engines ap
 or SGLang engines and are refused with this engine; ``async-colocated`` is refused with any
 other engine (the evaluation's own rule: rollout overlapping training needs groups apart).
 
-The layout space of each family is the trainer's (TP, PP, CP, ZeRO, ...) and, where the
-engine shares the trainer's group, its layout: the trainer's (:data:`SHARED_LAYOUT`) or a
-dedicated TP; and the KV pool per GPU, ``--kv-buffer-gib``, over :data:`POOL_CHOICES_GIB`
-unless the base Run gives one. Light to import (no numpy).
+The layout space of each family is the trainer's (TP, PP, CP, ZeRO-1 by default,
+:func:`trainer_zeros`, ...; for an MoE actor
+its expert parallelism too, :func:`expert_degrees`: Megatron-core's
+``expert_model_parallel_size``, which the Megatron engine keeps when it shares the layout)
+and, where the engine shares the trainer's group, its layout: the trainer's
+(:data:`SHARED_LAYOUT`) or a dedicated TP; and the KV pool per GPU, ``--kv-buffer-gib``, over
+:data:`POOL_CHOICES_GIB` unless the base Run gives one. Light to import (no numpy).
 """
 
 from __future__ import annotations
@@ -119,3 +122,38 @@ def engine_fields(rollout_tp: int, fraction: float | None, pool: float | None) -
     if pool is not None:
         out["kv_buffer_gib"] = pool
     return out
+
+
+def expert_degrees(base: Run, given: tuple[int, ...] | None, experts: int,
+                   node: int) -> tuple[int, ...]:  # fmt: skip
+    """The trainer's EP degrees a candidate tries: ``given`` (``--ep``); else, for an MoE actor
+    (``experts`` routed experts) generating on a Megatron engine, every power of two up to a
+    node that divides the experts (Megatron-core's rule: EP divides the experts); else the base
+    Run's own. SpecError for a given degree that does not divide the experts."""
+    if given:
+        bad = [e for e in given if e > 1 and (not experts or experts % e)]
+        if bad:
+            what = f"{experts} routed experts" if experts else "no routed experts (dense)"
+            raise SpecError(f"--ep {','.join(map(str, bad))}: the actor has {what}; an EP "
+                            "degree divides the experts")  # fmt: skip
+        return given
+    if not is_megatron(base) or not experts:
+        return (base.deployment.train.ep,)
+    from rlmcost.plan.space import powers_of_two
+
+    return tuple(e for e in powers_of_two(node) if experts % e == 0)
+
+
+def trainer_zeros(base: Run, zeros: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """The ZeRO stages a candidate tries: ``zeros`` (``--zero``) where given; else ZeRO-3
+    (FSDP, as verl and OpenRLHF) or, for a Megatron engine, Megatron's distributed optimizer,
+    ZeRO-1: NeMo RL's Megatron generation runs on its Megatron policy
+    (``megatron_generation.py`` ``effective_megatron_cfg``: colocated, the training model's
+    ``megatron_cfg``; the DTensor policy has no Megatron model to wrap), whose
+    ``optimizer.use_distributed_optimizer`` defaults to true (``rlmcost import nemo-rl`` reads
+    it as ``--zero 1``)."""
+    from rlmcost.parallel.layout import ZeroStage
+
+    if zeros is not None:
+        return zeros
+    return (ZeroStage.OS,) if is_megatron(base) else (ZeroStage.OS_G_P,)

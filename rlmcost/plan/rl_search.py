@@ -65,7 +65,7 @@ class _State:
     kth: tuple[Any, ...] = (float("inf"), float("inf"))  # the k-th best row's key so far
     pos: int = 0  # candidates of the order drawn (evaluated or skipped)
 
-SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "sp",
+SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "ep", "sp",
              "zero", "ckpt", "micro_batch", "offload", "gpu_memory_utilization", "time_s")
 """What two rows share when :func:`collapse` merges them: all but the engine's TP and a
 Megatron engine's KV pool (``kv_buffer_gib``)."""

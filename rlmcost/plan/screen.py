@@ -77,10 +77,11 @@ their own, synchronous or asynchronous; a Table IX configuration (split unknown)
 under staleness (``async-colocated``)."""
 
 FIELDS = ("gpus", "train_gpus", "rollout_gpus", "kind", "tp", "pp", "cp", "sp", "zero", "ckpt",
-          "micro_batch", "offload", "rollout_tp", "own", "kv_pool")  # fmt: skip
+          "micro_batch", "offload", "rollout_tp", "own", "kv_pool", "ep")  # fmt: skip
 """The arrays :func:`screen` reads (``zero``/``ckpt``: enum codes, ``compiled.sweep.codes``;
 ``own``: a group with a layout of its own, which the memory bound leaves alone; ``kv_pool``:
-a Megatron engine's KV pool per GPU on the actor's training group, bytes, 0 elsewhere)."""
+a Megatron engine's KV pool per GPU on the actor's training group, bytes, 0 elsewhere;
+``ep``: the trainer's EP where the plan searches it, 0 for the base Run's)."""
 
 MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "engine weights",
                 "engine KV pool")  # fmt: skip
@@ -294,16 +295,19 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     shared = c["rollout_tp"] == 0  # a Megatron engine in the trainer's layout (plan.mcore)
     etp = engine_tp(c)
     # the trainer's terms depend on its layout alone: sweep each distinct layout once
-    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch")
+    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch", "ep")
     key = np.zeros(gpus.shape, dtype=np.int64)
-    for name, bits in zip(layout, (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
-        key = (key << bits) | c[name].astype(np.int64)
+    for name, bits in zip(layout[:-1], (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
+        key = (key << bits) | c[name].astype(np.int64)  # 63 bits
+    if c["ep"].any():  # a searched EP: keyed on the distinct layouts' index (no overflow)
+        key = (distinct(key)[0].astype(np.int64) << 16) | c["ep"].astype(np.int64)
     back, first = distinct(key)
     u = {name: c[name].ravel()[first] for name in layout}
     tp, pp, cp = u["tp"].astype(f64), u["pp"].astype(f64), u["cp"].astype(f64)
     dp = u["train_gpus"].astype(f64) / (tp * pp * cp)  # the most replicas (EP folded in)
+    ep = np.where(u["ep"] == 0, q.ep, u["ep"])  # the base Run's where not searched
     s = sweep_train_steps(q.arch, q.hardware, sequences=dp, seq_len=q.seq_len, dp=dp, tp=tp,
-                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
+                          pp=pp, cp=cp, ep=ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
                           ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
     weights, activations = s.weights[back], s.activations[back]
@@ -368,7 +372,8 @@ def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
             else 0  # fmt: skip
         rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
                      zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
-                     c.rollout_tp, c.family == "groups" and "[" in c.groups, kv))  # fmt: skip
+                     c.rollout_tp, c.family == "groups" and "[" in c.groups, kv,
+                     c.ep or 0))  # fmt: skip
     table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
     return {name: table[:, i] for i, name in enumerate(FIELDS)}
 

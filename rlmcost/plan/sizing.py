@@ -194,8 +194,9 @@ def colocated_note(run: Run, e: PlacementEstimate) -> str | None:
     pool = f" --kv-buffer-gib {best['kv_buffer_gib']:g}" if best["kv_buffer_gib"] else ""
     engine = f" --rollout-tp {best['rollout_tp']}" if best["rollout_tp"] else ""
     t_ = run.deployment.train  # the layout the search changed, as flags
-    if best["ckpt"] != str(t_.ckpt):
-        engine += f" --ckpt {best['ckpt']}"
+    for key, flag in (("zero", "--zero"), ("ckpt", "--ckpt"), ("micro_batch", "--micro-batch")):
+        if str(best[key]) != str(getattr(t_, key)):
+            engine += f" {flag} {best[key]}"
     kinds = best["run"]["deployment"]["train"]["offload"]
     if kinds != [str(k) for k in t_.offload]:
         engine += " --offload " + (",".join(kinds) or "''")
