@@ -154,6 +154,9 @@ def _verdict(e: Any, run: Any) -> None:
             if frac is not None:
                 print(f"largest engine reservation that still fits: --gpu-memory-utilization "
                       f"{frac:.2f}.")  # fmt: skip
+            from rlmcost.cli.fit_hints import render_pool_hints
+
+            render_pool_hints(run, e)
         host = e.host_memory_bytes_per_node
         if host:
             print(f"host memory per node for offloaded states: {format_bytes(host)}.")

@@ -1,6 +1,7 @@
 """What to change when a deployment does not fit: the single changes that make it fit (each
 evaluated: :func:`rlmcost.evaluation.advice.suggestions`), or the flags tried and the planner's
-query for the fewest GPUs that fit (`rlmcost plan ... --min-gpus`)."""
+query for the fewest GPUs that fit (`rlmcost plan ... --min-gpus`); and, for one that fits on
+a Megatron engine, how far its KV pool goes (:func:`render_pool_hints`)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,22 @@ def plan_command(e: Any) -> str:
     fw = "" if fw == DEFAULT_FRAMEWORK.value else f" --framework {fw}"  # the default: per family
     return (f"rlmcost plan {e.algorithm.name} -m {e.model} -H {e.hardware.name} -B {i['B']}{k} "
             f"-S {i['S']} -T {i['T']}{dist}{fw} --min-gpus")  # fmt: skip
+
+
+def render_pool_hints(run: Any, e: Any) -> None:
+    """For ``e`` (an estimate that fits) on a Megatron engine: the largest ``--kv-buffer-gib``
+    that still fits (checked by evaluating it with ``run``) and the longest response the pool
+    admits (:mod:`rlmcost.evaluation.pool_advice`); nothing for other engines."""
+    from rlmcost.evaluation.pool_advice import largest_pool_gib, megatron, pool_response_len
+
+    if not megatron(e) or not e.fits:
+        return
+    gib = largest_pool_gib(run, e)
+    if gib is not None:
+        print(f"largest KV pool that still fits: --kv-buffer-gib {gib:g} (Megatron-core "
+              "buffer_size_gb per GPU).")  # fmt: skip
+    admitted = pool_response_len(e)
+    if admitted is not None:
+        t, pool = admitted
+        print(f"longest response the KV pool admits: {t:,} tokens (one sequence's KV blocks "
+              f"within --kv-buffer-gib {pool:g} per GPU; a larger pool admits longer).")

@@ -208,6 +208,10 @@ def render_estimate(e: Any, run: Any = None) -> None:
     if e.host_memory_bytes_per_node:
         print("host memory per node for offloaded states: "
               f"{format_bytes(e.host_memory_bytes_per_node)}.")  # fmt: skip
+    if e.fits and run is not None:
+        from rlmcost.cli.fit_hints import render_pool_hints
+
+        render_pool_hints(run, run())
     if not e.fits:
         failing = [g for g in e.groups if not g.fits]
         bad = ", ".join(

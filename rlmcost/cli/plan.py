@@ -85,14 +85,20 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             help="Micro-batches, e.g. 1,2,4.")], None),
         "rollout_tp": (Annotated[str | None, typer.Option(
             help="RL: engine TP degrees.")], None),
+        "ep": (Annotated[str | None, typer.Option(
+            help="RL: the trainer's expert-parallel degrees (MoE), e.g. 1,2,4,8 (default: the "
+            "query's --ep; with --engine megatron every power of two up to a node dividing the "
+            "experts).")], None),
         "cp": (Annotated[str | None, typer.Option(
             help="RL: context-parallel degrees (ring attention), e.g. 1,2,4 (default: up to "
             "a node from 16K tokens of prompt plus response, else 1).")], None),
         "placements": (Annotated[str | None, typer.Option(
             help="RL: topology families, any of baseline (co-located), split (engines "
             "apart), roles (OpenRLHF's role groups), async-split, async-roles (the same, "
-            "overlapped with staleness), ac-shared, disaggregated, hybrid, fusion, async, "
-            "combined (default baseline,split,roles,async-split,async-roles).")], None),
+            "overlapped with staleness), async-stream, async-colocated (async on one group, "
+            "--engine megatron only), ac-shared, disaggregated, hybrid, fusion, async, "
+            "combined (default baseline,split,roles,async-split,async-roles; with --engine "
+            "megatron NeMo RL's baseline,split,async-colocated).")], None),
         "groups": (Annotated[str | None, typer.Option(
             help="RL: device groups whose counts the search picks: ? for a count to "
             "search, e.g. rollout=?,actor+reference=? or rollout=?\\[tp=4;gmu=0.8],actor=16"
@@ -152,7 +158,7 @@ def _plan_train(opts: dict[str, Any], obj: Any, compute: Any) -> Any:
     table = options()
     rl_only = [name for name in SHARED if name not in TRAIN_SHARED
                and opts[name] != table[name][1]]  # fmt: skip
-    for name in ("rollout_tp", "placements", "groups", "cp"):
+    for name in ("rollout_tp", "placements", "groups", "cp", "ep"):
         if opts[name] is not None:
             rl_only.append(name)
     if rl_only:
@@ -251,12 +257,13 @@ def _render(r: Any) -> None:
 
         def lay(x: dict[str, Any]) -> list[Any]:
             fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
-            frac = x["gpu_memory_utilization"]
+            frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
+            mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
             return [x["gpus"], fam, where, x["tp"], x["pp"],
                     f"{x['cp']}{' +sp' if x['sp'] else ''}", x["zero"], x["ckpt"],
-                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"],
-                    "-" if frac is None else f"{frac:g}"]  # fmt: skip
+                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"] or "trainer's",
+                    mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
                                      for x in r.rows)  # fmt: skip
@@ -283,6 +290,9 @@ def _render(r: Any) -> None:
         cols + nums,
         [[i + 1, *lay(x), *values(x)] for i, x in enumerate(r.rows)],
         caption="time = predicted iteration (train: step); bound = roofline lower bound; "
+        "engine mem = the engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
+        "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron generation in the "
+        "trainer's layout; "
         "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
         "tokens. Reproduce a row with its command (--json lists them).",
         right=right,

@@ -22,7 +22,8 @@ SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
           "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
-          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out")  # fmt: skip
+          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out", "engine",
+          "kv_buffer_gib")  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
@@ -74,6 +75,8 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
         rl_space = replace(rl_space, rollout_tp=parse_ints(opts["rollout_tp"], "rollout-tp"))
     if opts["cp"] is not None:
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
+    if opts["ep"] is not None:
+        rl_space = replace(rl_space, ep=parse_ints(opts["ep"], "ep"))
     rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
     return base, rl_space, _launchers(shared, target, rl_space.placements, base)
 
@@ -96,7 +99,8 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
 
 def _families(opts: dict[str, Any]) -> tuple[str, ...]:
     """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
-    else none beside ``--groups``; else those ``--framework`` launches; else the default ones."""
+    else none beside ``--groups``; else NeMo RL's with ``--engine megatron``; else those
+    ``--framework`` launches; else the default ones."""
     from rlmcost.errors import SpecError
     from rlmcost.plan.families import searched_families
 
@@ -106,8 +110,9 @@ def _families(opts: dict[str, Any]) -> tuple[str, ...]:
                             "or leave the option out")  # fmt: skip
     placements = None if opts["placements"] is None else tuple(
         p.strip() for p in opts["placements"].split(",") if p.strip())
-    fw = opts["framework"]
-    return searched_families(placements, opts["groups"], None if fw is None else str(fw))
+    fw, engine = opts["framework"], opts["engine"]
+    return searched_families(placements, opts["groups"], None if fw is None else str(fw),
+                             None if engine is None else str(engine))  # fmt: skip
 
 
 def space_fields(opts: dict[str, Any]) -> dict[str, Any]:

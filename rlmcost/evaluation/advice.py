@@ -97,16 +97,20 @@ _RESERVING = (EngineKind.VLLM, EngineKind.SGLANG)
 
 
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
-    """Up to ``limit`` single changes that make ``estimate`` fit, each evaluated with ``run``;
-    when none does, all of them at once (but --tp and --cp, which take GPUs from DP) if that
-    fits. No change names a flag at the value already in effect."""
+    """Up to ``limit`` single changes that make ``estimate`` fit, each evaluated with ``run``
+    (a Megatron engine's smaller KV pool or ``--sleep`` among them:
+    :func:`rlmcost.evaluation.pool_advice.pool_changes`); when none does, all of them at once
+    (but --tp and --cp, which take GPUs from DP, and the engine's changes) if that fits. No
+    change names a flag at the value already in effect."""
+    from rlmcost.evaluation.pool_advice import pool_changes
+
     layout: Layout = estimate.layout
     dep: Deployment = estimate.deployment
     worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
     found: list[Suggestion] = []
     tried: list[tuple[str, Layout, Deployment]] = []
-    for flags, lay, d in _candidates(layout, dep, estimate.hardware.gpus_per_node,
-                                     worst.binding_term):  # fmt: skip
+    for flags, lay, d in [*pool_changes(estimate), *_candidates(
+            layout, dep, estimate.hardware.gpus_per_node, worst.binding_term)]:  # fmt: skip
         result = _try(run, lay, d)
         tried.append((flags, lay, d))
         if result is not None and result.fits:
@@ -117,8 +121,9 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
         lay, d = layout, dep
         chosen: dict[str, str] = {}  # flag -> its last (for --offload: the longest) value
         for f, candidate_layout, candidate in tried:
-            if f.startswith(("--tp", "--cp", "--rollout-tp")):  # one at a time: --tp, --cp
-                # take GPUs from DP, an engine's TP is not merged (_merge keeps the engine)
+            if f.startswith(("--tp", "--cp", "--rollout-tp", "--kv-buffer-gib", "--sleep")):
+                # --tp, --cp take GPUs from DP; the engine's changes are not merged (_merge
+                # keeps the engine)
                 continue
             lay = _merge_layout(lay, candidate_layout)
             d = _merge(d, candidate)
@@ -133,9 +138,12 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
 
 def tried_flags(estimate: Any) -> list[str]:
     """The flags :func:`suggestions` tries on ``estimate`` (for saying what did not help)."""
+    from rlmcost.evaluation.pool_advice import pool_changes
+
     worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
-    cands = _candidates(estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
-                        worst.binding_term)  # fmt: skip
+    cands = [*pool_changes(estimate), *_candidates(
+        estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
+        worst.binding_term)]  # fmt: skip
     return list(dict.fromkeys(f.partition(" ")[0] for f, _, _ in cands))
 
 

@@ -36,7 +36,9 @@ def plan(
     hardware=hardware, **kwargs)``: the workload ``batch``, ``group``, ``prompt_len``,
     ``response_len``, ``length_dist``, the models ``reward`` (or ``"rule"``), ``critic``,
     ``ref``, ``judge``, ``options``; and the search's ``space``, ``min_gpus``, ``workers``,
-    ``cluster``; ``hardware`` may be a pool, ``"h20:32,h100:16"`` (:mod:`rlmcost.plan.pool`),
+    ``cluster``; ``engine`` (``"megatron"``: NeMo RL's Megatron generation, its families and
+    KV pools searched, :mod:`rlmcost.plan.mcore`) and ``kv_buffer_gib`` (its pool, kept);
+    ``hardware`` may be a pool, ``"h20:32,h100:16"`` (:mod:`rlmcost.plan.pool`),
     and ``price`` USD per GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``
     (:mod:`rlmcost.specs.prices`; ``objective="cost"`` ranks by USD per iteration);
     :func:`~rlmcost.plan.rl.plan_rl` takes a whole base Run; the families and the base Run of
@@ -96,6 +98,9 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     if searched:
         raise SpecError(f"the plan searches {', '.join(searched)}; give their values in "
                         "space=RLSpace(...) instead")  # fmt: skip
+    engine = _engine(kwargs)
+    if engine:  # the engine the base Run holds (its framework's defaults then follow it)
+        kwargs["deployment"] = {"engine": engine}
     pool = parse_pool(hardware)
     one = pool[0][0] if pool else hardware
     base = run_of(algorithm, model, hardware=one, **kwargs)
@@ -108,7 +113,8 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     framework = kwargs.get("framework")
     if space.placements == DEFAULT_FAMILIES:  # the families as `rlmcost plan` picks them
         space = replace(space, placements=searched_families(
-            None, space.groups, None if framework is None else str(framework)))
+            None, space.groups, None if framework is None else str(framework),
+            engine.get("kind")))
     search["space"] = replace(space, pool=pool) if pool else space
     bases = None
     if framework is None and not base.deployment.ideal:  # each family under its launcher
@@ -116,3 +122,16 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
             run_of(algorithm, model, hardware=one, framework=fw, **kwargs)))
     return plan_rl(priced(base), gpus, objective=objective, top=top, compute=compute,
                    bases=bases, **search)
+
+
+def _engine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The base Run's engine fields of :func:`plan`'s ``engine`` and ``kv_buffer_gib``
+    keywords (taken out of ``kwargs``), as ``--engine`` and ``--kv-buffer-gib`` give them."""
+    out: dict[str, Any] = {}
+    if kwargs.get("engine") is not None:
+        out["kind"] = str(kwargs["engine"])
+    if kwargs.get("kv_buffer_gib") is not None:
+        out["kv_buffer_gib"] = kwargs["kv_buffer_gib"]
+    kwargs.pop("engine", None)
+    kwargs.pop("kv_buffer_gib", None)
+    return out

@@ -27,6 +27,11 @@ search then sizes its groups (:func:`group_counts`) and lays out each group. The
   ``async``, ``combined``; :mod:`rlmcost.placement.configs`), whose group sizes the
   evaluation's split search picks for each layout (:mod:`rlmcost.placement.allocate`).
 
+* ``async-colocated``: every model and the engine on one group, rollout overlapping training
+  on the same GPUs (NeMo RL's async GRPO colocated with Megatron generation; a base Run with
+  ``--engine megatron`` only, :mod:`rlmcost.plan.mcore`, which also names the families searched
+  for that engine).
+
 ``--groups rollout=?,actor+reference=?`` is a family of its own (``groups``): the counts
 marked ``?`` are searched, the others kept.
 
@@ -50,7 +55,8 @@ if TYPE_CHECKING:
     from rlmcost.run.spec import Run
 
 ROLLOUT = "rollout"
-OWN = ("baseline", "split", "roles", "async-split", "async-roles", "async-stream")
+OWN = ("baseline", "split", "roles", "async-split", "async-roles", "async-stream",
+       "async-colocated")
 """The families this module builds (the Table IX configurations come from placement/)."""
 
 DEFAULT_FAMILIES = ("baseline", "split", "roles", "async-split", "async-roles")
@@ -136,15 +142,25 @@ def framework_families(name: str | None) -> tuple[str, ...]:
 
 
 def searched_families(placements: tuple[str, ...] | None, groups: str | None,
-                      framework: str | None) -> tuple[str, ...]:
+                      framework: str | None, engine: str | None = None) -> tuple[str, ...]:
     """The families a plan searches, as `rlmcost plan` and :func:`rlmcost.plan` choose them:
     ``placements`` where given; else none beside ``groups`` (the groups are the family);
+    else, for ``engine`` ``megatron``, NeMo RL's with it
+    (:data:`~rlmcost.plan.mcore.MEGATRON_FAMILIES`; SpecError under another framework);
     else those ``framework`` launches (:func:`framework_families`); else
     :data:`DEFAULT_FAMILIES`."""
+    from rlmcost.plan.mcore import MEGATRON, MEGATRON_FAMILIES
+
     if placements is not None:
         return placements
     if groups is not None:
         return ()
+    if engine is not None and str(engine) == MEGATRON:
+        if framework not in (None, "none", "nemo-rl"):
+            raise SpecError(f"--engine megatron with --framework {framework}: Megatron "
+                            "generation is NeMo RL's (--framework nemo-rl); the plan searches "
+                            "its topologies, " + ", ".join(MEGATRON_FAMILIES))  # fmt: skip
+        return MEGATRON_FAMILIES
     if framework is not None and str(framework) != "none":
         return framework_families(str(framework))
     return DEFAULT_FAMILIES
@@ -157,7 +173,11 @@ def launcher_bases(base: Run, families: tuple[str, ...],
     (its knobs: KL, recomputed log-probs, the reward kind) held at ``base``'s, so every row
     answers the same question and only the deployment differs; None when no family needs
     another framework. Callers apply it without a framework of their own (nor the ideal
-    run): `rlmcost plan` and :func:`rlmcost.plan` alike."""
+    run): `rlmcost plan` and :func:`rlmcost.plan` alike. SpecError for a family ``base``'s
+    engine cannot run (:func:`rlmcost.plan.mcore.check_families`)."""
+    from rlmcost.plan.mcore import check_families
+
+    check_families(base, families)
     runs: dict[str, Run] = {}
     algorithm = base.to_json()["algorithm"]
     for fw in dict.fromkeys(LAUNCHED_BY[f] for f in families if f in LAUNCHED_BY):
@@ -209,6 +229,10 @@ def families(alg: Algorithm, names: tuple[str, ...]) -> list[Family]:
                     continue  # e.g. GRPO's rollout / actor+reference: the split itself
                 out.append(Family(name, "async" if stale else None, members,
                                   (None,) * len(members), stale=stale))  # fmt: skip
+        elif name == "async-colocated":
+            from rlmcost.plan.mcore import family
+
+            out.append(family(every_model))
         elif name in table_ix:
             out.append(Family(name, name, stale=name in ("async", "combined")))
         else:
@@ -280,6 +304,8 @@ def group_counts(fam: Family, gpus: int, units: tuple[int, ...],
         return []
     if not free:
         return [tuple(n for n in fixed if n is not None)] if left == 0 else []
+    if len(fam.members) == 1:  # one group (async-colocated): every GPU
+        return [(left,)] if left % units[0] == 0 else []
     if exhaustive or fam.name == "groups":
         from rlmcost.placement.allocate import MAX_SPLITS, splits
 
@@ -322,7 +348,8 @@ def _shared(fam: Family, gpus: int, units: tuple[int, ...], shares: tuple[float,
     return sorted(out)
 
 
-STALE_FAMILIES = ("async-split", "async-roles", "async-stream", "async", "combined")
+STALE_FAMILIES = ("async-split", "async-roles", "async-stream", "async-colocated", "async",
+                  "combined")
 """The families whose rollout overlaps training (the others run the synchronous loop)."""
 
 

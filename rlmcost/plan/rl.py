@@ -251,8 +251,8 @@ def plan_rl(
     ranked, merged = collapse(rank(rows, obj))
     if merged:
         notes.append(f"{merged} fitting row(s) that differ from another only in the engine's "
-                     "TP, with the same predicted time, were merged into it (the smaller "
-                     "engine TP kept)")  # fmt: skip
+                     "TP or KV pool, with the same predicted time, were merged into it (the "
+                     "smaller engine TP, then pool, kept)")  # fmt: skip
     pool = {"hardware": ",".join(f"{h}:{n}" for h, n in space.pool)} if space.pool else {}
     return PlanResult(
         query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl", **pool},

@@ -13,7 +13,7 @@ reproduces it (``run.to_command()``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,8 @@ from rlmcost.plan.families import (
 )
 from rlmcost.plan.pool import cost_fields
 from rlmcost.plan.rl_base import run_of_text, text_of
+from rlmcost.plan.rl_rows import binding_term, groups_of
+from rlmcost.plan.rl_space import context_degrees, node_gpus
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -40,19 +42,10 @@ if TYPE_CHECKING:
 SPLIT = "split"
 """The family of engines apart from the trainers (``--groups rollout=R,<the models>=N-R``)."""
 
-LONG_SEQUENCE_TOKENS = 16384
-"""Prompt plus response from which the default space adds context parallelism (CP degrees
-up to a node) and sequence parallelism: ring attention splits one sequence's activations
-over CP ranks (Liu et al. 2023, arXiv:2310.01889; OpenRLHF ``--ring_attn_size``, verl
-``ulysses_sequence_parallel_size``) at the price of exchanging K/V blocks, which shorter
-sequences need not pay. A bound of the search space, not a cost constant: give
-``RLSpace.cp`` (``--cp``) to search CP at any length."""
-
-
 @dataclass(frozen=True)
 class RLSpace:
     """The value lists of the RL search (module docstring). None: every valid value (CP and
-    SP: searched from :data:`LONG_SEQUENCE_TOKENS` on, else off)."""
+    SP: searched from :data:`~rlmcost.plan.rl_space.LONG_SEQUENCE_TOKENS` on, else off)."""
 
     placements: tuple[str, ...] = DEFAULT_FAMILIES  # families (rlmcost.plan.families)
     rollout_shares: tuple[float, ...] = (0.25, 0.5, 0.75)  # engines' share of the GPUs
@@ -62,10 +55,12 @@ class RLSpace:
     pp: tuple[int, ...] = (1,)
     cp: tuple[int, ...] | None = None  # context parallelism (ring attention)
     sp: tuple[bool, ...] | None = None  # sequence parallelism (with TP > 1)
-    zero: tuple[ZeroStage, ...] = (ZeroStage.OS_G_P,)  # FSDP, as verl and OpenRLHF
+    zero: tuple[ZeroStage, ...] | None = None  # None: ZeRO-3 (FSDP, as verl and OpenRLHF);
+    # for a Megatron engine ZeRO-1, its policy's distributed optimizer (plan.mcore)
     ckpt: tuple[Checkpointing, ...] = (Checkpointing.NONE, Checkpointing.FULL)
     micro_batch: tuple[int, ...] = (1, 2)
     offload: tuple[bool, ...] = (False, True)  # optimizer states in host memory
+    ep: tuple[int, ...] | None = None  # trainer EP (MoE): the base's, or searched (plan.mcore)
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
     exhaustive: bool = False  # every split of the GPUs among the groups, not the shares
@@ -95,6 +90,8 @@ class RLCandidate:
     rollout_tp: int
     fraction: float | None  # None: the engine's default for where it runs
     hardware: tuple[str, ...] = ()  # a pool's accelerator(s): one, or one per group
+    kv_gib: float | None = None  # a Megatron engine's KV pool per GPU (plan.mcore); else None
+    ep: int | None = None  # the trainer's EP where searched (None: the base Run's)
 
     @property
     def topology(self) -> str:
@@ -108,6 +105,7 @@ class RLCandidate:
         if self.hardware and not self.groups:
             where += f"@{self.hardware[0]}"
         cp = f" cp={self.cp}" if self.cp > 1 else ""
+        cp += f" ep={self.ep}" if self.ep is not None else ""
         return f"gpus={self.gpus} {self.family} {where} tp={self.tp} pp={self.pp}{cp}"
 
 
@@ -128,6 +126,9 @@ def _algorithm(base: Run) -> Any:
 
 def space_families(base: Run, space: RLSpace) -> list[Family]:
     """The families of ``space`` for ``base``'s algorithm (its ``groups`` family last)."""
+    from rlmcost.plan.mcore import check_families
+
+    check_families(base, (*space.placements, *space.only))  # what the base's engine can run
     fams = families(_algorithm(base), space.placements)  # ``only`` keeps the variants
     if space.groups:  # of the whole set
         fams.append(free_groups(space.groups))
@@ -147,32 +148,6 @@ def _check_covered(alg: Any, fam: Family) -> None:
     build(None, alg, groups=parse_groups(text)).tasks(alg)
 
 
-def seq_tokens(base: Run) -> int:
-    """Prompt plus response tokens of ``base`` (the algorithm's defaults where unset)."""
-    from rlmcost.algorithms.options import DEFAULT_PROMPT_LEN
-
-    w = base.workload
-    return (w.prompt_len or DEFAULT_PROMPT_LEN) + (w.response_len or DEFAULT_PROMPT_LEN)
-
-
-def context_degrees(base: Run, space: RLSpace, node: int) -> tuple[tuple[int, ...],
-                                                                  tuple[bool, ...]]:  # fmt: skip
-    """CP degrees and SP settings of ``space`` (defaults: :data:`LONG_SEQUENCE_TOKENS`)."""
-    long = seq_tokens(base) >= LONG_SEQUENCE_TOKENS
-    cps = space.cp or (tuple(powers_of_two(node)) if long else (base.deployment.train.cp,))
-    sps = space.sp or ((False, True) if long else (base.deployment.train.sp,))
-    return cps, sps
-
-
-def node_gpus(base: Run, space: RLSpace) -> int:
-    """GPUs in one node: the base Run's accelerator's, or the fewest of the pool's (TP stays
-    within a node on every accelerator)."""
-    from rlmcost.specs import get_hardware
-
-    names = [hw for hw, _ in space.pool] or [base.cluster.hardware]
-    return min(get_hardware(n).gpus_per_node for n in names)
-
-
 # -- enumeration -----------------------------------------------------------------------------
 
 
@@ -181,8 +156,16 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     heads, FFN widths and layers (:mod:`rlmcost.plan.space`), TP within a node, every group
     holding whole replicas (the engines' TP; tp*pp*cp times ``parallel.layout.dp_unit`` of
     the base Run's ep and etp for the trainers, EP being folded inside dp*tp*cp), its
-    families' group counts (:func:`~rlmcost.plan.families.group_counts`)."""
+    families' group counts (:func:`~rlmcost.plan.families.group_counts`); a Megatron engine's
+    layouts and KV pools (:mod:`rlmcost.plan.mcore`) in place of a vLLM reservation."""
     from rlmcost.compiled import arch_numbers
+    from rlmcost.plan.mcore import (
+        SHARED_LAYOUT,
+        engine_tps,
+        expert_degrees,
+        pools,
+        trainer_zeros,
+    )
     from rlmcost.plan.pool import assignments
 
     a = arch_numbers(actor_spec(base))
@@ -191,35 +174,41 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     tps = space.tp or tuple(t for t in powers_of_two(node) if t in tp_degrees(a, node))
     etps = space.rollout_tp or tuple(engine_tp_degrees(a, node))
     cps, sps = context_degrees(base, space, node)
+    kv, zeros = pools(base), trainer_zeros(base, space.zero)
+    eps = expert_degrees(base, space.ep, a.n_experts, node)
+    searched_ep = eps != (train.ep,)
     out: list[RLCandidate] = []
     for fam in space_families(base, space):
-        fractions = space.fractions if fam.placement == "baseline" else (None,)
-        for tp, pp, cp, sp, etp in product(tps, space.pp, cps, sps, etps):
-            unit = tp * pp * cp * dp_unit(tp, cp, train.ep, train.etp)
+        fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
+        fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None)
+        for tp, pp, cp, sp, etp, ep in product(tps, space.pp, cps, sps, fam_etps, eps):
+            unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
             if tp > node or etp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
             if tp not in tp_degrees(a, tp) or etp > gpus:
                 continue
-            units = tuple(etp if m == ROLLOUT else unit for m in fam.members)
+            if etp == tp and pp == 1 and SHARED_LAYOUT in fam_etps:
+                continue  # Megatron's inference layout at the trainer's sizes: the shared one
+            units = tuple(max(etp, 1) if m == ROLLOUT else unit for m in fam.members)
             for counts in group_counts(fam, gpus, units, space.rollout_shares,
                                        space.actor_shares, space.exhaustive,
                                        space.split_limit):  # fmt: skip
                 if fam.members:
                     train_gpus = counts[fam.trainer_index()]
                 else:  # one group, or the evaluation's split: at most all but one per group
-                    if gpus % unit or (fam.placement == "baseline" and gpus % etp):
+                    if gpus % unit or (fam.placement == "baseline" and etp and gpus % etp):
                         continue
                     train_gpus = gpus
                 for hw in assignments(len(fam.members), counts, gpus, space.pool,
                                       fam.hardware):  # fmt: skip
                     groups = fam.text(counts, hw) if fam.members else ""
-                    for zero, ckpt, mb, off, f in product(space.zero, space.ckpt,
-                                                          space.micro_batch, space.offload,
-                                                          fractions):  # fmt: skip
+                    for zero, ckpt, mb, off, f, pool in product(
+                            zeros, space.ckpt, space.micro_batch, space.offload, fractions,
+                            kv):  # fmt: skip
                         out.append(RLCandidate(
                             gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,
                             pp, cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
-                            hw,
+                            hw, pool, ep if searched_ep else None,
                         ))  # fmt: skip
     return out
 
@@ -228,17 +217,25 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
     """The product of the value lists and families (before the validity rules) on ``gpus``
     devices (a family with groups counted once per share, or per split of the GPUs in
     steps of one when every split is searched; with a pool, once per accelerator of each
-    group)."""
+    group; a Megatron engine once per KV pool and per engine layout, its trainer's among
+    them)."""
+    from rlmcost.compiled import arch_numbers
+    from rlmcost.plan.mcore import engine_tps, expert_degrees, pools, trainer_zeros
+
     node = node_gpus(base, space)
     cps, sps = context_degrees(base, space, node)
     n_tp = len(space.tp or powers_of_two(node))
-    n_etp = len(space.rollout_tp or powers_of_two(node))
-    per = n_tp * len(space.pp) * len(space.zero) * len(space.ckpt) * len(space.micro_batch)
-    per *= len(space.offload) * n_etp * len(cps) * len(sps)
+    etps = tuple(space.rollout_tp or powers_of_two(node))
+    kv = pools(base)
+    n_zero = len(trainer_zeros(base, space.zero))
+    per = n_tp * len(space.pp) * n_zero * len(space.ckpt) * len(space.micro_batch)
+    per *= len(space.offload) * len(cps) * len(sps) * len(kv) * len(expert_degrees(
+        base, space.ep, arch_numbers(actor_spec(base)).n_experts, node))
     total = 0
     for fam in space_families(base, space):
-        if not fam.members:
-            shares = 1
+        n_etp = len(engine_tps(base, fam, etps, space.rollout_tp is not None))
+        if len(fam.members) < 2:  # one group: all the GPUs
+            shares = len(space.fractions) if fam.placement == "baseline" and kv == (None,) else 1
         elif space.exhaustive or fam.name == "groups":
             ones = (1,) * len(fam.members)
             shares = max(1, len(group_counts(fam, gpus, ones, (), (), True,
@@ -246,7 +243,7 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
         else:
             shares = len(space.rollout_shares) * len(space.actor_shares)
         kinds = max(1, len(space.pool)) ** max(1, len(fam.members))  # a pool's assignments
-        total += per * kinds * (len(space.fractions) if fam.placement == "baseline" else shares)
+        total += per * n_etp * kinds * shares
     return total
 
 
@@ -282,10 +279,12 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
     where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
     every model)."""
     from rlmcost.evaluation.query import groups_from_text
+    from rlmcost.plan.mcore import engine_fields
 
     train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
              "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
-             "offload": ["optimizer"] if c.offload else []}  # fmt: skip
+             "offload": ["optimizer"] if c.offload else [],
+             **({} if c.ep is None else {"ep": c.ep})}  # fmt: skip
     trainer = None  # bracket trainer keys go over the candidate's trainer layout
     if c.groups and "[" in c.groups:
         from rlmcost.deployment.spec import TrainLayout
@@ -301,8 +300,7 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
             c.hardware[_trainer_index(c.groups)]  # fmt: skip
     deployment = {
         "train": train,
-        "engine": {"tp": c.rollout_tp, **({} if c.fraction is None else
-                                          {"gpu_memory_utilization": c.fraction})},
+        "engine": engine_fields(c.rollout_tp, c.fraction, c.kv_gib),
         "placement": c.placement,
         "groups": groups,
         "staleness": (base.deployment.staleness or 1) if c.stale else None,
@@ -327,19 +325,6 @@ def command(run: Run) -> str | None:
         return None
 
 
-def binding_term(e: Any) -> tuple[str, int]:
-    """What keeps an estimate from fitting: the group's problem, else the largest memory term
-    of the peak job of the group with the largest shortfall."""
-    g = max(e.groups, key=lambda g: (g.shortfall_bytes, bool(g.problems)))
-    if g.problems and not g.shortfall_bytes:
-        return g.problems[0], 0
-    job = max(g.jobs, key=lambda j: j.memory.total)
-    m = job.memory
-    names = [f.name for f in fields(m) if isinstance(getattr(m, f.name), int)]
-    name = max(names, key=lambda n: getattr(m, n))
-    return f"{name} ({job.task.label()} on {g.name})", int(getattr(m, name))
-
-
 def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
     """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
     Run's JSON, written once per base, and the candidate)."""
@@ -356,10 +341,12 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     t = e.iteration_time_s
     row = {
         "gpus": c.gpus, "family": c.family, "placement": c.placement or "groups",
-        "groups": c.groups or _groups_of(e), "staleness": run.deployment.staleness or 0,
-        "tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero), "ckpt": str(c.ckpt),
+        "groups": c.groups or groups_of(e), "staleness": run.deployment.staleness or 0,
+        "tp": c.tp, "pp": c.pp, "cp": c.cp, "ep": run.deployment.train.ep, "sp": c.sp,
+        "zero": str(c.zero), "ckpt": str(c.ckpt),
         "micro_batch": c.micro_batch, "offload": "optimizer" if c.offload else "",
         "rollout_tp": c.rollout_tp, "gpu_memory_utilization": c.fraction,
+        "kv_buffer_gib": c.kv_gib,
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
         "time_s": t, "time_lower_bound_s": e.iteration_time_lower_bound_s,
         "tokens_per_s_per_gpu": e.tokens_per_s_per_gpu, "mfu": e.mfu,
@@ -370,14 +357,6 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
         row["shortfall_bytes"] = e.shortfall_bytes
     return row
-
-
-def _groups_of(e: Any) -> str:
-    """The groups an evaluation sized (a Table IX configuration's split), as ``--groups``
-    spells counts; "" for one group."""
-    if len(e.groups) < 2:
-        return ""
-    return ",".join(f"{g.name}={g.gpus}" for g in e.groups)
 
 
 def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:

@@ -65,9 +65,10 @@ class _State:
     kth: tuple[Any, ...] = (float("inf"), float("inf"))  # the k-th best row's key so far
     pos: int = 0  # candidates of the order drawn (evaluated or skipped)
 
-SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "sp",
+SAME_TIME = ("gpus", "family", "placement", "groups", "staleness", "tp", "pp", "cp", "ep", "sp",
              "zero", "ckpt", "micro_batch", "offload", "gpu_memory_utilization", "time_s")
-"""What two rows share when :func:`collapse` merges them: all but the engine's TP."""
+"""What two rows share when :func:`collapse` merges them: all but the engine's TP and a
+Megatron engine's KV pool (``kv_buffer_gib``)."""
 
 
 @dataclass
@@ -83,21 +84,27 @@ class Found:
 
 
 def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """``rows`` (ranked) with those that differ only in the engine's TP and have the same
-    predicted time merged into one, at the first one's place, the smallest engine TP kept;
-    and how many were merged away."""
+    """``rows`` (ranked) with those that differ only in the engine's TP or KV pool and have the
+    same predicted time merged into one, at the first one's place, the smallest engine TP (a
+    Megatron engine in the trainer's layout, 0, first), then the smallest pool kept; and how
+    many were merged away."""
     out: list[dict[str, Any]] = []
     where: dict[tuple, int] = {}
     for r in rows:
         sig = signature(r)
         if sig in where:
             i = where[sig]
-            if r["rollout_tp"] < out[i]["rollout_tp"]:
+            if _engine_size(r) < _engine_size(out[i]):
                 out[i] = r
             continue
         where[sig] = len(out)
         out.append(r)
     return out, len(rows) - len(out)
+
+
+def _engine_size(row: dict[str, Any]) -> tuple[int, float]:
+    """What :func:`collapse` keeps the smallest of: the engine's TP, then its KV pool."""
+    return row["rollout_tp"], row.get("kv_buffer_gib") or 0.0
 
 
 def signature(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -164,6 +171,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     from rlmcost.plan.screen import (
         MEMORY_TERMS,
         candidate_arrays,
+        engine_tp,
         query,
         rejected,
         screen,
@@ -207,8 +215,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]), space.pool)
         part = {k: v[at] for k, v in sub.items()}
         tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
-                             part["rollout_gpus"].astype(np.float64),
-                             part["rollout_tp"].astype(np.float64),
+                             part["rollout_gpus"].astype(np.float64), engine_tp(part),
                              part["train_gpus"].astype(np.float64))  # fmt: skip
         tokens[at] = q.tokens
         out[at] = rejected(q, part)

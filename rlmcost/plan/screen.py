@@ -9,7 +9,9 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
 * memory: the trainer's model states (weights, gradients, and the optimizer unless
   offloaded, sharded over the most data-parallel replicas its group can have) plus the
   activations of one sequence per replica, from the compiled training-step sweep
-  (:func:`rlmcost.compiled.sweep_train_steps`), and one engine shard's weights; every
+  (:func:`rlmcost.compiled.sweep_train_steps`), plus a Megatron engine's KV pool where it
+  stays beside the trainer on the trainer's group (``--no-sleep``), and one engine shard's
+  weights; every
   evaluation holds at least the larger of the two on some device (the Table IX
   configurations, whose trainers the evaluation lays out, only the engine's);
 * time: a roofline over the iteration's work W (the project's exact FLOP count of
@@ -39,7 +41,15 @@ evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never go
     refit);
   - engines apart, asynchronous (``async-*``): the largest of decode, W_gen / (R x peak) and
     W_train / ((GPUs - R) x peak) (the period is at least each group's busy time);
-  - the Table IX configurations (their split is the evaluation's): the first two only.
+  - the Table IX configurations (their split is the evaluation's): the first two only;
+  - one group under staleness (``async-colocated``, NeMo RL's async GRPO colocated with
+    Megatron generation): the group's layout-free units plus W_train / (GPUs x peak) (its
+    generation, forwards and update run one after another on the same GPUs; no decode steps,
+    as a sample in flight may resume across a step).
+
+A Megatron engine in the trainer's own layout (engine TP :data:`~rlmcost.plan.mcore.
+SHARED_LAYOUT`) holds no weights of its own (the memory bound's engine term is 0) and reads
+the trainer's TP x PP shard per decode step at least; the replica rule leaves it alone.
 
 ``tests/test_plan_screen.py`` checks both bounds against the exact evaluation on random
 candidates (hypothesis). Numbers are float64 (bytes exact below 2^53); the throughput of the
@@ -53,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan.families import ROLLOUT
+from rlmcost.plan.screen_refit import distinct, refit_apart_s
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,16 +71,20 @@ if TYPE_CHECKING:
     from rlmcost.plan.rl_candidates import RLCandidate
     from rlmcost.run.spec import Run
 
-ONE, APART, APART_STALE, OTHER = 0, 1, 2, 3
+ONE, APART, APART_STALE, OTHER, ONE_STALE = 0, 1, 2, 3, 4
 """The family kinds of the time bound (module docstring): one group; engines on R GPUs of
-their own, synchronous or asynchronous; a Table IX configuration (split unknown)."""
+their own, synchronous or asynchronous; a Table IX configuration (split unknown); one group
+under staleness (``async-colocated``)."""
 
 FIELDS = ("gpus", "train_gpus", "rollout_gpus", "kind", "tp", "pp", "cp", "sp", "zero", "ckpt",
-          "micro_batch", "offload", "rollout_tp", "own")  # fmt: skip
+          "micro_batch", "offload", "rollout_tp", "own", "kv_pool", "ep")  # fmt: skip
 """The arrays :func:`screen` reads (``zero``/``ckpt``: enum codes, ``compiled.sweep.codes``;
-``own``: a group with a layout of its own, which the memory bound leaves alone)."""
+``own``: a group with a layout of its own, which the memory bound leaves alone; ``kv_pool``:
+a Megatron engine's KV pool per GPU on the actor's training group, bytes, 0 elsewhere;
+``ep``: the trainer's EP where the plan searches it, 0 for the base Run's)."""
 
-MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "engine weights")
+MEMORY_TERMS = ("weights", "gradients", "optimizer", "activations", "engine weights",
+                "engine KV pool")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,7 @@ class Query:
     group_s: float  # the generating group's layout-free units (controller, refit), predicted
     refit_apart: str | None  # the framework's refit into engines on GPUs of their own
     pool: tuple[Any, ...] = ()  # a pool's accelerators (HardwareSpec): bounds take the fastest
+    kv_kept: bool = False  # a Megatron engine's KV pool stays beside training (no --sleep)
 
     engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
 
@@ -196,7 +212,19 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         group_s=_group_s(estimate),
         refit_apart=_refit_apart(estimate),
         pool=tuple(get_hardware(h) for h, _ in pool),
+        kv_kept=_kv_kept(base),
     )  # fmt: skip
+
+
+def _kv_kept(base: Run) -> bool:
+    """Whether ``base``'s engine is Megatron-core's with its pool kept on the GPU while the
+    trainer runs (``kv_cache_management_mode: persist``, ``--no-sleep``: the train job holds
+    it as its ``engine`` term, :meth:`~rlmcost.placement.group_engine.GroupEngine.
+    reservation`)."""
+    from rlmcost.plan.mcore import is_megatron
+
+    d = base.deployment
+    return is_megatron(base) and not d.engine.sleep and not d.ideal
 
 
 def _refit_apart(estimate: Any) -> str | None:
@@ -250,29 +278,10 @@ def rejected(q: Query, c: dict[str, np.ndarray]) -> np.ndarray:
     if not q.sequences:
         return np.zeros(c["gpus"].shape, dtype=bool)
     engines = np.where(c["kind"] == ONE, c["gpus"], c["rollout_gpus"])
-    replicas = engines // c["rollout_tp"]
-    return (c["kind"] != OTHER) & (replicas > q.sequences)
-
-
-LARGE_SCREEN = 100_000
-"""Candidates from which :func:`distinct` hashes (pandas) rather than sorts (numpy)."""
-
-
-def distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For integer keys (1-D): each key's index among the distinct keys, and a position of
-    each distinct key (hashing, one pass, for large screens; a sort for small ones, which
-    keeps pandas out of the queries that size a few configurations)."""
-    import numpy as np
-
-    if key.size < LARGE_SCREEN:
-        uniq, index, back = np.unique(key, return_index=True, return_inverse=True)
-        return np.asarray(back).reshape(-1), np.asarray(index, dtype=np.int64)
-    import pandas as pd
-
-    back, uniq = pd.factorize(key)
-    first = np.empty(len(uniq), dtype=np.int64)
-    first[back] = np.arange(key.size)  # the last of each: all of them alike
-    return np.asarray(back), first
+    etp = c["rollout_tp"]
+    replicas = engines // np.maximum(etp, 1)  # a Megatron engine in the trainer's layout: 0
+    return (c["kind"] != OTHER) & (c["kind"] != ONE_STALE) & (etp > 0) & \
+        (replicas > q.sequences)  # fmt: skip
 
 
 def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
@@ -283,18 +292,22 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
 
     f64 = np.float64
     gpus = c["gpus"].astype(f64)
-    etp = c["rollout_tp"].astype(f64)
+    shared = c["rollout_tp"] == 0  # a Megatron engine in the trainer's layout (plan.mcore)
+    etp = engine_tp(c)
     # the trainer's terms depend on its layout alone: sweep each distinct layout once
-    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch")
+    layout = ("train_gpus", "tp", "pp", "cp", "sp", "zero", "ckpt", "micro_batch", "ep")
     key = np.zeros(gpus.shape, dtype=np.int64)
-    for name, bits in zip(layout, (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
-        key = (key << bits) | c[name].astype(np.int64)
+    for name, bits in zip(layout[:-1], (24, 8, 8, 8, 1, 2, 2, 10), strict=True):
+        key = (key << bits) | c[name].astype(np.int64)  # 63 bits
+    if c["ep"].any():  # a searched EP: keyed on the distinct layouts' index (no overflow)
+        key = (distinct(key)[0].astype(np.int64) << 16) | c["ep"].astype(np.int64)
     back, first = distinct(key)
     u = {name: c[name].ravel()[first] for name in layout}
     tp, pp, cp = u["tp"].astype(f64), u["pp"].astype(f64), u["cp"].astype(f64)
     dp = u["train_gpus"].astype(f64) / (tp * pp * cp)  # the most replicas (EP folded in)
+    ep = np.where(u["ep"] == 0, q.ep, u["ep"])  # the base Run's where not searched
     s = sweep_train_steps(q.arch, q.hardware, sequences=dp, seq_len=q.seq_len, dp=dp, tp=tp,
-                          pp=pp, cp=cp, ep=q.ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
+                          pp=pp, cp=cp, ep=ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
                           ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
     weights, activations = s.weights[back], s.activations[back]
@@ -304,12 +317,21 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
     mine = c["kind"] != OTHER
     weights, gradients, optimizer, activations = (x * mine for x in (weights, gradients,
                                                                      optimizer, activations))
-    trainer = weights + gradients + optimizer + activations
-    engine = q.engine_weight_bytes / etp  # one engine shard's weights
+    kv = c["kv_pool"].astype(f64) * float(q.kv_kept)  # beside the trainer, on its group
+    trainer = weights + gradients + optimizer + activations + kv
+    engine = np.where(shared, 0.0, q.engine_weight_bytes / etp)  # one engine shard's weights
     memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
-    parts = (weights, gradients, optimizer, activations, engine)
+    parts = (weights, gradients, optimizer, activations, engine, kv)
     return Screen(memory, parts, time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64),
                                             etp, c["train_gpus"].astype(f64)))  # fmt: skip
+
+
+def engine_tp(c: dict[str, np.ndarray]) -> np.ndarray:
+    """The engine TP per candidate of ``c`` as the bounds take it: its own, or the trainer's TP
+    x PP for a Megatron engine in the trainer's layout (its shard per device at least)."""
+    import numpy as np
+
+    return np.where(c["rollout_tp"] == 0, c["tp"] * c["pp"], c["rollout_tp"]).astype(np.float64)
 
 
 def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray,
@@ -330,43 +352,9 @@ def time_bound(q: Query, kind: np.ndarray, gpus: np.ndarray, rollout: np.ndarray
     stale = np.maximum(np.maximum(decode, q.work_gen / (np.maximum(rollout, 1.0) * peak)),
                        apart_train)  # fmt: skip
     other = decode
-    by_kind = np.choose(np.asarray(kind, dtype=np.int64), [one, sync, stale, other])
+    one_stale = q.group_s + q.work_train / (gpus * peak)
+    by_kind = np.choose(np.asarray(kind, dtype=np.int64), [one, sync, stale, other, one_stale])
     return np.maximum(everything, by_kind)
-
-
-def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.ndarray,
-                  etp: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Predicted seconds of the actor's weight sync into engines on R GPUs of their own
-    (``placement/weight_syncs.py`` ``weight_syncs``: ``perf/refit.py`` ``refit_s`` of the
-    model's bytes over the sending nodes' lanes, each engine rank loading its TP shard), which
-    a synchronous iteration waits for before the next generation; 0 without such a refit."""
-    import numpy as np
-
-    from rlmcost.choices import Dtype
-    from rlmcost.perf.packed_refit import fp8_requant_s
-    from rlmcost.perf.refit import Refit, refit_s
-
-    if q.refit_apart is None:
-        return np.zeros(gpus.shape)
-    nbytes = int(q.refit_bytes)
-    gpn = q.hardware.gpus_per_node
-    cross = gpus > gpn
-    lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
-    mech = Refit(q.refit_apart)
-    # through shared storage the full model is saved once and reloaded by every server;
-    # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
-    whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
-    part = np.full(lanes.shape, nbytes) if whole else -(-nbytes // lanes)
-    shard = -(-nbytes // etp)
-    # few distinct (lanes, engine TP, cross-node): the exact function once for each
-    key = (lanes.astype(np.int64) * 4096 + etp.astype(np.int64)) * 2 + cross
-    back, first = distinct(key)
-    p, sh, cr = part.ravel()[first], shard.ravel()[first], cross.ravel()[first]
-    each = np.array([refit_s(mech, int(p[i]), engine_shard_bytes=int(sh[i]),
-                             cross_node=bool(cr[i])) for i in range(len(first))])  # fmt: skip
-    if mech is Refit.PACKED_NCCL and q.engine_dtype is Dtype.FP8:  # every rank re-quantizes
-        each = each + fp8_requant_s(nbytes // q.dtypes.weight_dtype.bytes, q.hardware)
-    return each[back]
 
 
 def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
@@ -374,13 +362,18 @@ def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
     (:data:`~rlmcost.plan.screen.FIELDS`)."""
     import numpy as np
 
+    from rlmcost.deployment.megatron_engine import kv_buffer_bytes
+
     zeros, ckpts = list(ZeroStage), list(Checkpointing)
     rows = []
     for c in cands:
         kind, rollout = _kind(c)
+        kv = kv_buffer_bytes(c.kv_gib) if c.kv_gib is not None and kind in (ONE, ONE_STALE) \
+            else 0  # fmt: skip
         rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
                      zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
-                     c.rollout_tp, c.family == "groups" and "[" in c.groups))  # fmt: skip
+                     c.rollout_tp, c.family == "groups" and "[" in c.groups, kv,
+                     c.ep or 0))  # fmt: skip
     table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
     return {name: table[:, i] for i, name in enumerate(FIELDS)}
 
@@ -389,6 +382,8 @@ def _kind(c: RLCandidate) -> tuple[int, int]:
     """The time bound's family kind of ``c`` and its engines' GPUs (0 where none apart)."""
     if c.family == "baseline":
         return ONE, 0
+    if c.family == "async-colocated":
+        return ONE_STALE, 0
     if not c.groups:  # a Table IX configuration: the evaluation sizes its groups
         return OTHER, 0
     first, _, rest = c.groups.partition(",")

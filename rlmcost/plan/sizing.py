@@ -1,6 +1,9 @@
 """Sizing the built-in configurations (`rlmcost placements`, ``--placement``) by the plan's
 search: fits first, then fastest, saying so when nothing fits; an asynchronous
-configuration is compared with the best synchronous split of the same GPUs."""
+configuration is compared with the best synchronous split of the same GPUs and, generating
+with NeMo RL's Megatron engine (``--engine megatron``), with async on one group of the same
+GPUs (NeMo RL's async GRPO colocated with Megatron generation, PR 2884;
+:mod:`rlmcost.plan.mcore`), which its search also sizes."""
 
 from __future__ import annotations
 
@@ -34,14 +37,19 @@ def sizing_space(run: Run) -> Any:
     offers: verl ``enable_gradient_checkpointing``, OpenRLHF ``--gradient_checkpointing``
     and ``--adam_offload``), every TP within a node when the run takes TP per model, every
     engine TP and the engine reservations of :class:`~rlmcost.plan.rl_candidates.RLSpace`
-    beside its own."""
+    beside its own (a Megatron engine: its trainer's layout and every TP, its KV pool or the
+    plan's, :func:`rlmcost.plan.mcore.pools`; its async on one group beside the async
+    split)."""
     from rlmcost.parallel.layout import Checkpointing
+    from rlmcost.plan.mcore import ASYNC_COLOCATED, is_megatron
     from rlmcost.plan.rl_candidates import RLSpace
 
     t, eng = run.deployment.train, run.deployment.engine
     frac = eng.gpu_memory_utilization
+    name = run.deployment.placement or "baseline"
+    one = (ASYNC_COLOCATED,) if name == "async" and is_megatron(run) else ()
     return RLSpace(
-        placements=(run.deployment.placement or "baseline",),
+        placements=(name, *one),
         tp=None if run.tp_per_model else (t.tp,), pp=(t.pp,), cp=(t.cp,), sp=(t.sp,),
         zero=(t.zero,), ckpt=tuple(dict.fromkeys((t.ckpt, Checkpointing.FULL))),
         micro_batch=(t.micro_batch,),
@@ -63,7 +71,12 @@ def evaluate_sized(run: Run) -> Any:
     run, e = sized(run)
     result = evaluate(run)
     extra = tuple(n for n in e.notes if n not in result.notes)
-    return with_fields(result, notes=result.notes + extra) if extra else result
+    if not extra:
+        return result
+    placed = result.evaluation  # the placement's report prints its own notes
+    if placed is not None:
+        placed = with_fields(placed, notes=(*placed.notes, *extra))
+    return with_fields(result, notes=result.notes + extra, evaluation=placed)
 
 
 def sized(run: Run) -> tuple[Run, PlacementEstimate]:
@@ -108,9 +121,9 @@ def sized(run: Run) -> tuple[Run, PlacementEstimate]:
                          "plan's search); shown as given: raise --gpus")  # fmt: skip
     assert e is not None
     if e.placement.staleness and e.fits:
-        note = async_note(run, e)
-        if note:
-            notes.append(note)
+        for note in (async_note(run, e), colocated_note(run, e)):
+            if note:
+                notes.append(note)
     return run, replace(e, notes=(*notes, *e.notes)) if notes else e
 
 
@@ -159,3 +172,39 @@ def _groups_data(text: str, run: Run) -> list[dict[str, Any]]:
     from rlmcost.evaluation.query import groups_from_text
 
     return [g.model_dump(mode="json") for g in groups_from_text(text, run.deployment.train)]
+
+
+def colocated_note(run: Run, e: PlacementEstimate) -> str | None:
+    """For the asynchronous ``run`` (estimate ``e``) on groups apart, generating with a
+    Megatron engine: how async on one group of the same GPUs compares (NeMo RL PR 2884: the
+    engine stands down for each training step, the step the sum of its phases; the fastest of
+    :func:`sizing_space`'s layouts, ``async-colocated`` of :mod:`rlmcost.plan.mcore`), with
+    the flags that run it; None for other engines, user groups or when none of it fits."""
+    from rlmcost.plan.mcore import ASYNC_COLOCATED, is_megatron
+    from rlmcost.plan.rl import plan_rl
+
+    if not is_megatron(run) or run.deployment.groups or len(e.groups) < 2:
+        return None
+    gpus = sum(g.gpus for g in e.groups)
+    space = replace(sizing_space(run), placements=(ASYNC_COLOCATED,))
+    best = plan_rl(run, gpus, space=space, top=1).best
+    if best is None:
+        return None
+    t, one = ranking_time_s(e), best["time_s"]
+    pool = f" --kv-buffer-gib {best['kv_buffer_gib']:g}" if best["kv_buffer_gib"] else ""
+    engine = f" --rollout-tp {best['rollout_tp']}" if best["rollout_tp"] else ""
+    t_ = run.deployment.train  # the layout the search changed, as flags
+    for key, flag in (("zero", "--zero"), ("ckpt", "--ckpt"), ("micro_batch", "--micro-batch")):
+        if str(best[key]) != str(getattr(t_, key)):
+            engine += f" {flag} {best[key]}"
+    kinds = best["run"]["deployment"]["train"]["offload"]
+    if kinds != [str(k) for k in t_.offload]:
+        engine += " --offload " + (",".join(kinds) or "''")
+    how = (f"--placement async --groups {best['groups']} --tp {best['tp']}{engine}{pool}, the "
+           "engine standing down for each step on the same GPUs (NeMo RL's async GRPO "
+           "colocated with Megatron generation, PR 2884)")  # fmt: skip
+    if one < t:
+        return (f"{e.placement.name} ({t:.3g} s) on groups apart is slower than async on one "
+                f"group of the same {gpus} GPUs ({one:.3g} s): {how}")  # fmt: skip
+    return (f"async on one group of the same {gpus} GPUs takes {one:.3g} s, slower than "
+            f"{e.placement.name}'s groups apart ({t:.3g} s): {how}")
