@@ -216,7 +216,7 @@ def test_max_requests_follows_megatron_core() -> None:
     (["--placement", "async", "--groups", "actor+reference=8"], "--engine megatron"),
     # megatron_cfg.enabled is required (nemo_rl/models/generation/megatron); its worker
     # gathers whole weights before decoding ("Incompatible with FSDP2", megatron_worker.py)
-    (["--engine", "megatron"], "give --zero 1"),  # the nemo-rl preset's ZeRO-3 DTensor policy
+    (["--engine", "megatron", "--zero", "3"], "give --zero 1"),  # the DTensor (FSDP2) policy
     (["--engine", "megatron", "--zero", "3", "--rollout-tp", "2"], "give --zero 1"),
 ])
 def test_combinations_nemo_rl_refuses_are_clear_errors(argv: list[str], match: str) -> None:
@@ -371,3 +371,24 @@ def test_only_nemo_rl_generates_with_megatron_core() -> None:
     with pytest.raises(SpecError, match="--framework nemo-rl"):
         check_framework("verl")
     assert Deployment(framework="verl").engine.kind.value == "vllm"
+
+
+def test_the_nemo_rl_preset_runs_the_megatron_policy_under_its_engine() -> None:
+    """NeMo RL's Megatron generation decodes on its Megatron policy (megatron_generation.py
+    effective_megatron_cfg @7ea279abf), configured as examples/configs/grpo_math_1B_megatron.yaml
+    (v0.4.0-v0.7.0): use_distributed_optimizer true (ZeRO-1), bf16 with fp32 main parameters.
+    Under --engine megatron the preset takes those, not its DTensor worker's ZeRO-3 and fp32
+    parameters (which the engine refuses); a given --zero still wins."""
+    import json
+
+    res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8", "--engine",
+                                   "megatron", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    train = json.loads(res.stdout)["run"]["deployment"]["train"]
+    assert (train["zero"], train["param_dtype"]) == ("1", "bf16")
+    vllm = json.loads(CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                                               "--json"]).stdout)["run"]["deployment"]["train"]
+    assert (vllm["zero"], vllm["param_dtype"]) == ("3", "fp32")
+    res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8", "--engine",
+                                   "megatron", "--zero", "0", "--json"])  # fmt: skip
+    assert json.loads(res.stdout)["run"]["deployment"]["train"]["zero"] == "0"

@@ -50,7 +50,10 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
     def with_train(**changes: Any) -> Deployment:
         return dep.model_copy(update={"train": train.model_copy(update=changes)})
 
-    if layout.zero is not ZeroStage.OS_G_P and layout.dp > 1:
+    megatron = EngineKind.MEGATRON in (dep.engine.kind, *(g.engine.kind for g in dep.groups
+                                                          if g.engine is not None))  # fmt: skip
+    if layout.zero is not ZeroStage.OS_G_P and layout.dp > 1 and not megatron:
+        # (a Megatron engine decodes on the Megatron policy: no ZeRO-3, megatron_engine)
         z3 = layout.with_(zero=ZeroStage.OS_G_P)
         out.append(("--zero 3", z3, with_train(zero=ZeroStage.OS_G_P)))
     if not dep.ideal:

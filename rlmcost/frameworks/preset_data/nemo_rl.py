@@ -25,6 +25,7 @@ trains Qwen2.5-1.5B: 4 and 4): the geometric mean of the two examples' sizes, Qw
 1.54 B and Llama-3.1-8B's 8.03 B parameters (3.52 B), rounded; an actor takes the example
 nearer it on a log scale."""
 
+_NEMO_MCORE_YAML = "NeMo RL examples/configs/grpo_math_1B_megatron.yaml (v0.4.0-v0.7.0)"
 _NEMO_32B_YAML = ("NeMo RL examples/configs/recipes/llm/grpo-qwen2.5-32b-32n8g-fsdp2tp8-"
                   "actckpt.v3.yaml (v0.6.0-v0.7.0, 7ea279abf; defaults: grpo_math_1B.yaml)")
 
@@ -173,6 +174,23 @@ PRESET = Preset(
             f"{_NEMO_YAML}: generation.mcore_generation_config.kv_cache_management_mode: "
             "persist (Megatron-core keeps its KV pool on the GPU while the policy trains; "
             "rlmcost.deployment.megatron_engine)",
+            engines=("megatron",),
+        ),
+        Default(
+            "train.zero",
+            "1",
+            "--zero 1",
+            f"{_NEMO_MCORE_YAML}: megatron_cfg.enabled: true, optimizer."
+            "use_distributed_optimizer: true (generation.backend megatron decodes on the "
+            "Megatron policy: megatron_generation.py effective_megatron_cfg @7ea279abf)",
+            engines=("megatron",),
+        ),
+        Default(
+            "train.param_dtype",
+            "bf16",
+            "--param-dtype bf16",
+            f"{_NEMO_MCORE_YAML}: megatron_cfg.optimizer.bf16: true, params_dtype float32 "
+            "(the model in bf16, fp32 main parameters in the distributed optimizer)",
             engines=("megatron",),
         ),
         Default(
