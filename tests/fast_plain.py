@@ -1,6 +1,8 @@
 """Variants of one small GRPO query evaluated on the fast path and the plain one, shared by the
 tests that check a new deployment field keys the kept estimates (tests/test_module_ckpt.py,
-tests/test_lora_early_stop.py, tests/test_model_dropout.py)."""
+tests/test_lora_early_stop.py, tests/test_model_dropout.py), and the text of an evaluation or
+its error that the fast-vs-plain tests compare (tests/test_fast_equal.py,
+tests/test_fast_membership.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlmcost import memo
+from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.reports.estimate import run_of
@@ -31,3 +34,19 @@ def fast_and_plain(edits: list[Callable[[dict[str, Any]], None]],
         plain = [json.dumps(evaluate_deployment(r).to_json(), sort_keys=True, default=repr)
                  for r in runs]  # fmt: skip
     return fast, plain
+
+
+def result_text(result: Any) -> str:
+    """An evaluation's JSON, or a SpecError's message, as one comparable string."""
+    if isinstance(result, SpecError):
+        return f"SpecError: {result}"
+    return json.dumps(result.to_json(), sort_keys=True, default=repr)
+
+
+def plain_text(run: Run) -> str:
+    """:func:`result_text` of ``run`` evaluated with nothing kept (``memo.plain``)."""
+    with memo.plain():
+        try:
+            return result_text(evaluate_deployment(run))
+        except SpecError as exc:
+            return result_text(exc)

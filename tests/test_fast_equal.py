@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fast_plain import plain_text, result_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,20 +49,6 @@ def _runs(i: int) -> tuple[Run, tuple[Run, ...]]:
     base = run_of(alg, model, hardware=hw)
     space = RLSpace(micro_batch=(1, 2), fractions=(0.5, 0.9))
     return base, tuple(candidate_run(base, c) for c in candidates(base, space, gpus))
-
-
-def _text(result: Any) -> str:
-    if isinstance(result, SpecError):
-        return f"SpecError: {result}"
-    return json.dumps(result.to_json(), sort_keys=True, default=repr)
-
-
-def _plain(run: Run) -> str:
-    with memo.plain():
-        try:
-            return _text(evaluate_deployment(run))
-        except SpecError as exc:
-            return _text(exc)
 
 
 ENGINE = st.fixed_dictionaries({}, optional={
@@ -123,14 +110,14 @@ def test_random_deployments_equal_plain(query: int, picks: list[tuple[int, dict]
     _, runs = _runs(query)
     chosen = [_vary(runs[i % len(runs)], change) for i, change in picks]
     chosen = [r for r in chosen if r is not None]
-    fast = [_text(e) for e in evaluate_many(chosen)]
-    assert fast == [_plain(r) for r in chosen]
+    fast = [result_text(e) for e in evaluate_many(chosen)]
+    assert fast == [plain_text(r) for r in chosen]
     # and again one by one, warm: kept groups give the same numbers as the first time
     for r, f in zip(chosen, fast, strict=True):
         try:
-            again = _text(evaluate_deployment(r))
+            again = result_text(evaluate_deployment(r))
         except SpecError as exc:
-            again = _text(exc)
+            again = result_text(exc)
         assert again == f
 
 
@@ -138,8 +125,8 @@ def test_a_query_sweep_equals_plain() -> None:
     """Every 7th planner candidate of one query, in the planner's order (groups shared)."""
     _, runs = _runs(1)
     some = list(runs[::7])
-    fast = [_text(e) for e in evaluate_many(some)]
-    assert fast == [_plain(r) for r in some]
+    fast = [result_text(e) for e in evaluate_many(some)]
+    assert fast == [plain_text(r) for r in some]
     assert sum(not f.startswith("SpecError") for f in fast) > len(some) // 2
 
 
@@ -165,8 +152,8 @@ def test_groups_differing_in_another_group_equal_plain() -> None:
         "deployment": {"framework": "verl", "groups": [r, t]},
         "cluster": {"hardware": "h100-sxm"},
     }) for r in rollouts for t in trainers]  # fmt: skip
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
     assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
 
 
@@ -192,8 +179,8 @@ def test_a_trainer_group_reads_whether_the_engine_is_deepspeed_chats() -> None:
     hybrid, vllm = run({"kind": "ds-hybrid-unpinned", "max_num_seqs": 16}), run({})
     for order in ((hybrid, vllm), (vllm, hybrid)):
         memo.clear_all()
-        fast = [_text(e) for e in evaluate_many(list(order))]
-        assert fast == [_plain(r) for r in order]
+        fast = [result_text(e) for e in evaluate_many(list(order))]
+        assert fast == [plain_text(r) for r in order]
         assert not fast[0].startswith("SpecError") and not fast[1].startswith("SpecError")
 
 
@@ -225,8 +212,8 @@ def test_a_colocated_groups_updates_are_shared_across_engines_not_trainers() -> 
     memo.clear_all()
     resolved._QUERIES.clear()
     fast = evaluate_many(runs)
-    texts = [_text(e) for e in fast]
-    assert texts == [_plain(r) for r in runs]
+    texts = [result_text(e) for e in fast]
+    assert texts == [plain_text(r) for r in runs]
     assert not any(t.startswith("SpecError") for t in texts)
     seen = next(iter(resolved._QUERIES.values())).groups_seen or {}
     kept = [k for k in seen if isinstance(k, tuple) and k[0] == "query" and k[1][0] == "train"]
@@ -256,9 +243,9 @@ def test_every_placement_equals_plain() -> None:
     group estimate's units as built once (``placement.iteration_units``): both equal the
     evaluation that keeps nothing, across queries (``same_query=False``) and warm again."""
     runs = _placements_runs()
-    fast = [_text(e) for e in evaluate_many(runs, same_query=False)]
-    assert fast == [_plain(r) for r in runs]
-    assert [_text(e) for e in evaluate_many(runs, same_query=False)] == fast
+    fast = [result_text(e) for e in evaluate_many(runs, same_query=False)]
+    assert fast == [plain_text(r) for r in runs]
+    assert [result_text(e) for e in evaluate_many(runs, same_query=False)] == fast
     assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
 
 
@@ -316,7 +303,7 @@ def test_a_synchronous_and_an_overlapped_loop_share_their_groups_part() -> None:
     assert all(g is h for g, h in zip(sync.groups, stale.groups, strict=True))
     # overlapping rollout with training only removes constraints (placement.iteration)
     assert stale.iteration_time_s <= sync.iteration_time_s
-    assert [_text(e) for e in (sync, stale, again)] == [_plain(r) for r in runs]
+    assert [result_text(e) for e in (sync, stale, again)] == [plain_text(r) for r in runs]
 
 
 def test_kept_property_computes_once_per_object() -> None:
@@ -350,7 +337,7 @@ def test_many_needs_one_query() -> None:
     with pytest.raises(SpecError, match="not a deployment of Run 0's query"):
         evaluate_many([a, b])
     out = evaluate_many([a, b], same_query=False)
-    assert [_text(x) for x in out] == [_plain(a), _plain(b)]
+    assert [result_text(x) for x in out] == [plain_text(a), plain_text(b)]
 
 
 def test_memoized_keys_tell_types_apart() -> None:
@@ -492,8 +479,8 @@ def test_speculative_engines_equal_plain() -> None:
         "cluster": {"hardware": "h100-sxm", "gpus": 8},
     }) for p in ("hybrid", "async", "disaggregated", "baseline", "fusion")
         for n in (0, 1, 0, 2)]  # fmt: skip
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
     assert sum(not f.startswith("SpecError") for f in fast) > len(runs) // 2
 
 
@@ -513,8 +500,8 @@ def test_trainer_kernels_key_the_forwards_too() -> None:
         "cluster": {"hardware": "h100-sxm"},
     }) for forward in (None, {"max_tokens_per_gpu": 8192})
         for kernels in ("fused", "realhf")]  # fmt: skip
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
     assert len(set(fast)) == len(fast)
 
 
@@ -534,8 +521,8 @@ def test_forwards_keyed_on_the_trainer_fields_they_read() -> None:
         d["deployment"]["forward"] = dict(d["deployment"]["train"], ep_dispatcher="alltoall",
                                           micro_batch=2)  # fmt: skip
         runs.append(Run.from_data(d))
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
     assert len(set(fast)) == 3
 
 
@@ -552,8 +539,8 @@ def test_forwards_keyed_on_the_trainers_permute_fusion() -> None:
                                         moe_permute_fusion=fused)  # fmt: skip
         d["deployment"]["forward"] = dict(d["deployment"]["train"], micro_batch=2)
         runs.append(Run.from_data(d))
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
     assert len(set(fast)) == 2
 
 
@@ -609,9 +596,9 @@ def test_random_group_layouts_giving_other_fields_equal_plain(framework: str | N
     batch evaluated together (kept group estimates, forwards, parsed groups) equals each Run
     evaluated plain, and each Run read back from its JSON."""
     chosen = [r for r in (_grouped(framework, *p) for p in picks) if r is not None]
-    fast = [_text(e) for e in evaluate_many(chosen)]
-    assert fast == [_plain(r) for r in chosen]
-    assert fast == [_plain(Run.from_data(r.to_json())) for r in chosen]
+    fast = [result_text(e) for e in evaluate_many(chosen)]
+    assert fast == [plain_text(r) for r in chosen]
+    assert fast == [plain_text(Run.from_data(r.to_json())) for r in chosen]
 
 
 def test_nemo_rls_reference_swap_keyed_on_the_trainers_weights() -> None:
@@ -624,8 +611,8 @@ def test_nemo_rls_reference_swap_keyed_on_the_trainers_weights() -> None:
     runs = [_grouped("nemo-rl", {}, forward, None, None),
             _grouped("nemo-rl", {"param_dtype": None}, forward, None, None)]  # fmt: skip
     assert None not in runs
-    fast = [_text(e) for e in evaluate_many(runs)]
-    assert fast == [_plain(r) for r in runs]
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
 
     def swap(text: str) -> float:
         jobs = [j for g in json.loads(text)["groups"] for j in g["jobs"]]

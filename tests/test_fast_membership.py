@@ -13,13 +13,12 @@ framework sources."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from fast_plain import plain_text, result_text
+
 from rlmcost import memo
-from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
-from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.placement import query as resolved
 from rlmcost.run.spec import Run
 
@@ -44,20 +43,6 @@ def _run(split: tuple[str, str], framework: str, lora: bool, offload: list[str])
     })  # fmt: skip
 
 
-def _text(result: Any) -> str:
-    if isinstance(result, SpecError):
-        return f"SpecError: {result}"
-    return json.dumps(result.to_json(), sort_keys=True, default=repr)
-
-
-def _plain(run: Run) -> str:
-    with memo.plain():
-        try:
-            return _text(evaluate_deployment(run))
-        except SpecError as exc:
-            return _text(exc)
-
-
 def _reference_weights(e: Any) -> int:
     return next(j.own.weights for g in e.groups for j in g.jobs if j.task.role == "reference")
 
@@ -69,8 +54,8 @@ def test_groups_of_other_members_equal_plain() -> None:
         memo.clear_all()
         resolved._QUERIES.clear()
         results = evaluate_many(runs)
-        fast = [_text(e) for e in results]
-        assert fast == [_plain(r) for r in runs]
+        fast = [result_text(e) for e in results]
+        assert fast == [plain_text(r) for r in runs]
         assert not any(f.startswith("SpecError") for f in fast)
         # under LoRA (runs 6 and 7: no offload) the reference alone holds weights of its
         # own, beside the actor none (the grid reaches what it says it does)
