@@ -243,5 +243,5 @@ def test_a_prompt_that_fills_the_context_is_a_clear_error() -> None:
     res = runner.invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--prompt-len",
                               "200000", "--max-response-len"])  # fmt: skip
     assert res.exit_code != 0 and "Traceback" not in res.output
-    assert "--prompt-len 200,000 leaves no response tokens" in res.output
+    assert "which --prompt-len 200,000 fills" in res.output and "--max-response-len" in res.output
     assert "131,072 tokens" in res.output

@@ -58,9 +58,9 @@ def response_limit(base: Run) -> int:
     context = spec.max_context or DEFAULT_CONTEXT_CAP
     prompt = base.workload.prompt_len or DEFAULT_PROMPT_LEN
     if prompt >= context:
-        raise SpecError(f"--prompt-len {prompt:,} leaves no response tokens within "
-                        f"{spec.name}'s trained context of {context:,} tokens; give a "
-                        "shorter prompt")  # fmt: skip
+        raise SpecError(f"--max-response-len searches responses within {spec.name}'s "
+                        f"trained context of {context:,} tokens, which --prompt-len {prompt:,} "
+                        "fills; give a shorter prompt")  # fmt: skip
     return context - prompt
 
 
