@@ -291,10 +291,9 @@ def _async(r: Reader, q: ImportedQuery) -> None:
                             "async GRPO is only supported for the Megatron generation "
                             "backend'); set policy.generation.backend megatron or "
                             "policy.generation.colocated.enabled false")  # fmt: skip
-        roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
         q.convert("generation.colocated.enabled=true", "--groups",
-                  f"{roles}={dict(q.flags)['--gpus']}", "one group: the engine and the policy "
-                  "share the GPUs, the engine standing down for each training step")
+                  f"{q.trainer_roles()}={dict(q.flags)['--gpus']}", "one group: the engine and "
+                  "the policy share the GPUs, the engine standing down for each training step")
     age = r.integer(f"{a}.max_trajectory_age_steps", 1)
     q.convert(f"{a}.max_trajectory_age_steps={age}", "--staleness", age,
               "trajectories up to that many steps old; --placement async")  # fmt: skip

@@ -96,15 +96,9 @@ def import_engine(r: Reader, q: ImportedQuery) -> None:
     if rollout >= gpus:
         raise SpecError(f"{r.where}: {rollout} generation GPUs leave none of the cluster's "
                         f"{gpus} for training")  # fmt: skip
-    q.set("--no-sleep")
-    roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
-    groups = f"rollout={rollout}[{layout}],{roles}={gpus - rollout}"
-    q.convert(
-        "generation.colocated.resources",
-        "--groups",
-        groups,
-        "generation on GPUs of its own (colocated.enabled false), training on the rest",
-    )
+    q.engines_apart("generation.colocated.resources", f"rollout={rollout}[{layout}]",
+                    gpus - rollout, "generation on GPUs of its own (colocated.enabled false), "
+                    "training on the rest")  # fmt: skip
 
 
 

@@ -63,6 +63,18 @@ class ImportedQuery:
         if text not in self.notes:
             self.notes.append(text)
 
+    def trainer_roles(self) -> str:
+        """The models on the policy's trainer GPUs: the actor, with the reference where the
+        query keeps a KL penalty (``--kl``), as the frameworks place it."""
+        return "actor+reference" if "--kl" in dict(self.flags) else "actor"
+
+    def engines_apart(self, given: str, rollout: str, train_gpus: int, how: str) -> None:
+        """Generation on GPUs of its own (``rollout``: its ``--groups`` entry, e.g.
+        ``rollout=8[tp=2]``), training on ``train_gpus`` others: ``--groups`` converted from
+        ``given``; the engines never sleep (nothing else runs on their GPUs)."""
+        self.set("--no-sleep")
+        self.convert(given, "--groups", f"{rollout},{self.trainer_roles()}={train_gpus}", how)
+
     def argv(self) -> list[str]:
         """The algorithm command's arguments (without the command name)."""
         out = ["--framework", self.framework]

@@ -373,15 +373,8 @@ def _engine(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion, rules: list[
                "--gpu_memory_utilization default 0.9 (trl/scripts/vllm_serve.py) and "
                "vllm_tensor_parallel_size GPUs assumed")  # fmt: skip
     q.set("--gpu-memory-utilization", frac)
-    q.set("--no-sleep")
-    roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
-    groups = f"rollout={tp}[tp={tp}],{roles}={procs}"
-    q.convert(
-        "vLLM server GPUs + num_processes",
-        "--groups",
-        groups,
-        "generation on its own GPUs, training on the accelerate processes' GPUs",
-    )
+    q.engines_apart("vLLM server GPUs + num_processes", f"rollout={tp}[tp={tp}]", procs,
+                    "generation on its own GPUs, training on the accelerate processes' GPUs")
     q.set("--gpus", tp + procs)
     return mode
 

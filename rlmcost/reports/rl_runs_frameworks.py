@@ -224,9 +224,9 @@ def verl(record: Record) -> Mapped:
     choices += [f"{c.flag} {c.value}: {c.how}" for c in q.conversions if c.flag == "--max-num-seqs"]
     if async_keys:
         q.set("--gpus", record["gpus"])
-        roles = "actor+reference" if "--kl" in dict(q.flags) else "actor"
         tp = dict(q.flags)["--rollout-tp"]
-        q.set("--groups", f"rollout={rollout}[tp={tp}],{roles}={record['gpus'] - rollout}")
+        q.set("--groups", f"rollout={rollout}[tp={tp}],{q.trainer_roles()}="
+                          f"{record['gpus'] - rollout}")  # fmt: skip
         q.set("--placement", "async")
         q.set("--staleness", 1)
         q.set("--no-sleep")
