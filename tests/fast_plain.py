@@ -50,3 +50,18 @@ def plain_text(run: Run) -> str:
             return result_text(evaluate_deployment(run))
         except SpecError as exc:
             return result_text(exc)
+
+
+def fresh_fast_equals_plain(runs: list[Run]) -> list[Any]:
+    """Evaluate ``runs`` together on the fast path from empty caches (every memo table and
+    the kept queries cleared) and assert each equals its plain evaluation and none is an
+    error; the fast results, for the caller's own checks."""
+    from rlmcost.placement import query as resolved
+
+    memo.clear_all()
+    resolved._QUERIES.clear()
+    results = evaluate_many(runs)
+    texts = [result_text(e) for e in results]
+    assert texts == [plain_text(r) for r in runs]
+    assert not any(t.startswith("SpecError") for t in texts)
+    return results

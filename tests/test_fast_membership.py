@@ -15,11 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fast_plain import plain_text, result_text
+from fast_plain import fresh_fast_equals_plain
 
-from rlmcost import memo
-from rlmcost.evaluation.batch import evaluate_many
-from rlmcost.placement import query as resolved
 from rlmcost.run.spec import Run
 
 SPLITS = (
@@ -51,12 +48,7 @@ def test_groups_of_other_members_equal_plain() -> None:
     for framework in ("openrlhf", "nemo-rl"):  # one query each
         runs = [_run(s, framework, lora, off) for lora in (False, True)
                 for off in ([], ["params-idle"]) for s in SPLITS]  # fmt: skip
-        memo.clear_all()
-        resolved._QUERIES.clear()
-        results = evaluate_many(runs)
-        fast = [result_text(e) for e in results]
-        assert fast == [plain_text(r) for r in runs]
-        assert not any(f.startswith("SpecError") for f in fast)
+        results = fresh_fast_equals_plain(runs)
         # under LoRA (runs 6 and 7: no offload) the reference alone holds weights of its
         # own, beside the actor none (the grid reaches what it says it does)
         assert _reference_weights(results[6]) > 0 == _reference_weights(results[7])
