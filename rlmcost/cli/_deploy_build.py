@@ -42,10 +42,6 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
 
     preset = get_preset(framework).for_params(actor_params(opts.get("model") or DEFAULT_ACTOR))
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
-    if engine == "megatron":
-        from rlmcost.deployment.megatron_engine import check_framework
-
-        check_framework(framework)  # before the preset's vLLM sizes meet it
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
         forwards_follow_trainer(data)

@@ -254,7 +254,13 @@ class Preset:
         with ``framework`` naming it; ``engine``: the engine kind the run uses (None: the
         preset's, else vLLM), which drops the defaults of other engines (``Default.engines``).
         A ``forward`` layout the preset gives by its batching starts from its trainer layout
-        (without offload), as a framework's forwards do."""
+        (without offload), as a framework's forwards do. ``--engine megatron`` under a framework
+        that does not generate with it is a SpecError (:func:`~rlmcost.deployment.
+        megatron_engine.check_framework`)."""
+        if engine == "megatron":  # before the preset's vLLM sizes meet that engine's checks
+            from rlmcost.deployment.megatron_engine import check_framework
+
+            check_framework(self.framework.value)
         data: dict[str, Any] = {"framework": self.framework.value}
         kind = engine or next((str(d.value) for d in self.defaults if d.field == "engine.kind"),
                               "vllm")  # fmt: skip

@@ -53,10 +53,6 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     else:
         actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
         kind = (dep.get("engine") or {}).get("kind")
-        if str(kind) == "megatron":
-            from rlmcost.deployment.megatron_engine import check_framework
-
-            check_framework(name)  # before the preset's vLLM sizes meet the engine
         preset = get_preset(name).for_params(actor_params(actor))
         out = {**merge(preset.deployment_data(str(kind) if kind else None), dep),
                "framework": name}  # the preset's name, in lower case
