@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.preset_model import check_megatron_framework
 from rlmcost.parallel.layout import ZeroStage
 
 if TYPE_CHECKING:
@@ -100,17 +101,6 @@ def max_requests(blocks: int, tp: int) -> int:
     return max(1, n // REQUEST_ROUNDER * REQUEST_ROUNDER)
 
 
-def check_framework(framework: str | None) -> None:
-    """SpecError where ``framework`` (a preset's name, None for rlmcost's bare layout) has no
-    Megatron-core generation engine: of the frameworks with a preset only NeMo RL generates
-    with it (``policy.generation.backend: megatron``, nemo_rl/models/generation/megatron/ at
-    7ea279abf); verl, OpenRLHF, TRL and slime generate with vLLM, SGLang or HF."""
-    if framework is not None and framework != "nemo-rl":
-        raise SpecError(f"--engine megatron is NeMo RL's Megatron-core generation backend "
-                        f"(policy.generation.backend: megatron); {framework} does not run it: "
-                        "give --framework nemo-rl (or none), or another --engine")
-
-
 def check_policy(dep: Deployment) -> None:
     """SpecError where a Megatron engine would generate from a trainer that shards its
     parameters (``--zero 3``). The engine wraps NeMo RL's Megatron policy: the backend needs
@@ -122,7 +112,7 @@ def check_policy(dep: Deployment) -> None:
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
     if EngineKind.MEGATRON in engines and not dep.ideal:
-        check_framework(dep.framework)
+        check_megatron_framework(dep.framework)
     if EngineKind.MEGATRON in engines and any(t.zero is ZeroStage.OS_G_P for t in layouts):
         raise SpecError("--engine megatron generates on NeMo RL's Megatron policy "
                         "(megatron_cfg.enabled: Megatron-core with its distributed optimizer), "

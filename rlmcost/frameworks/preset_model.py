@@ -255,12 +255,9 @@ class Preset:
         preset's, else vLLM), which drops the defaults of other engines (``Default.engines``).
         A ``forward`` layout the preset gives by its batching starts from its trainer layout
         (without offload), as a framework's forwards do. ``--engine megatron`` under a framework
-        that does not generate with it is a SpecError (:func:`~rlmcost.deployment.
-        megatron_engine.check_framework`)."""
+        that does not generate with it is a SpecError (:func:`check_megatron_framework`)."""
         if engine == "megatron":  # before the preset's vLLM sizes meet that engine's checks
-            from rlmcost.deployment.megatron_engine import check_framework
-
-            check_framework(self.framework.value)
+            check_megatron_framework(self.framework.value)
         data: dict[str, Any] = {"framework": self.framework.value}
         kind = engine or next((str(d.value) for d in self.defaults if d.field == "engine.kind"),
                               "vllm")  # fmt: skip
@@ -303,3 +300,16 @@ class Preset:
         return " ".join(dict.fromkeys(d.flag for d in use if last[d.field] is d
                                       and (applied is None or d.field not in OPTION_FIELDS
                                            or applied.get(d.field) == d.value)))  # fmt: skip
+
+
+def check_megatron_framework(framework: str | None) -> None:
+    """SpecError where ``framework`` (a preset's name, None for rlmcost's bare layout) has no
+    Megatron-core generation engine: of the frameworks with a preset only NeMo RL generates
+    with it (``policy.generation.backend: megatron``, nemo_rl/models/generation/megatron/ at
+    7ea279abf); verl, OpenRLHF, TRL and slime generate with vLLM, SGLang or HF."""
+    from rlmcost.errors import SpecError
+
+    if framework is not None and framework != "nemo-rl":
+        raise SpecError(f"--engine megatron is NeMo RL's Megatron-core generation backend "
+                        f"(policy.generation.backend: megatron); {framework} does not run it: "
+                        "give --framework nemo-rl (or none), or another --engine")
