@@ -10,6 +10,7 @@ arithmetic from the sources' numbers holds."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -133,3 +134,22 @@ def test_miles_doubt_splits_the_gap_by_phase():
     assert f"({ms:.1f} ms a decode step)" in doubt
     assert f"8,192 x {ms:.1f} ms = {8192 * ms / 1e3:.0f} s" in doubt
     assert f"{1e3 * pub['generation_s'] / 8192:.1f} ms a step" in doubt
+
+
+def test_1p5b_doubt_gives_the_colocated_reading():
+    # arXiv 2505.24298 §6.1 gives the 3/4 inference split "for AReaL", §6.2 a "synchronous
+    # variant of AReaL" without one: the same run colocated on all its GPUs is further off
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    rcp = recipe(RUNS[SYNC_1P5B])
+    assert rcp.query is not None
+    argv = rcp.query.argv()
+    at = argv.index("--groups")
+    argv = [rcp.query.algorithm, *argv[:at], "--placement", "hybrid", *argv[at + 2 :], "--json"]
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    colocated = json.loads(res.stdout)["iteration"]["time_s"]
+    assert f"is predicted at {colocated:.1f} s, further off" in _doubt(SYNC_1P5B)
+    assert colocated < _evaluate(RUNS[SYNC_1P5B])[0]
