@@ -3,8 +3,8 @@ not add up: AReaL's synchronous 1.5B and 7B rows (blog/AReaL_v0_3.md Table 2, ar
 Table 1 and Figures 5c and 6b, assets/paper.pdf at inclusionAI/AReaL 4aef98d8) and miles's
 Qwen3.8-27B step (radixark/miles docs/models/qwen/qwen3-8.md at bb6f7dbd, sections 4.2 and 5.3).
 
-`validate --rl` prints each doubt beside its prediction: the figures a doubt quotes are the ones
-rlmcost gives (a change that moves them fails here, and the doubt is revised), and its
+`validate --rl --json` gives each doubt beside its prediction: the figures a doubt quotes are the
+ones rlmcost gives (a change that moves them fails here, and the doubt is revised), and its
 arithmetic from the sources' numbers holds."""
 
 from __future__ import annotations
