@@ -39,10 +39,11 @@ def test_gb200_host_factor_is_te_issue_2053s_ratio_and_x86_hosts_are_1():
 def test_host_options_by_engine_path():
     f = 2.75
     # Source: host_options docstring (LLM.generate in process; AsyncLLM streamed; not vLLM)
-    assert host_options(f, True, True) == pytest.approx((STEP_OVERHEAD_S * f, PER_SEQ, 0.0))
-    assert host_options(f, False, True) == pytest.approx((STEP_OVERHEAD_S * f, 0.0, PER_SEQ * f))
-    assert host_options(f, True, False) == pytest.approx((STEP_OVERHEAD_S * f, 0.0, 0.0))
-    assert host_options(1.0, False, True) == pytest.approx((STEP_OVERHEAD_S, 0.0, PER_SEQ))
+    assert host_options(f, True, "vllm") == pytest.approx((STEP_OVERHEAD_S * f, PER_SEQ, 0.0))
+    assert host_options(f, False, "vllm") == pytest.approx((STEP_OVERHEAD_S * f, 0.0,
+                                                            PER_SEQ * f))  # fmt: skip
+    assert host_options(f, True, "sglang") == pytest.approx((STEP_OVERHEAD_S * f, 0.0, 0.0))
+    assert host_options(1.0, False, "vllm") == pytest.approx((STEP_OVERHEAD_S, 0.0, PER_SEQ))
 
 
 def _engine(overlapped: float, spec: bool = False) -> Engine:

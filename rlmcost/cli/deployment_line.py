@@ -21,6 +21,7 @@ def evaluation_json(result: Any) -> dict[str, Any]:
 def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
     from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.nemo_rl_megatron import engine_summary
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
     from rlmcost.run.defaults import actor_params
 
@@ -32,8 +33,9 @@ def deployment_line(run: Any) -> str:
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
+        engine = str(run.deployment.engine.kind)
         flags = p.flags_line(preset_options(fw, get_algorithm(name)), name,
-                             str(run.deployment.engine.kind))  # the run's engine's defaults
-        default = f" (the default deployment: {p.summary}; {flags})"
+                             engine)  # the run's engine's defaults
+        default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import MAMBA_STATE_SHARE
 from rlmcost.perf.engine_step import window_read
 
 if TYPE_CHECKING:
@@ -70,12 +71,17 @@ def keeps_window(kind: EngineKind) -> bool:
 
 def state_dtype(kind: EngineKind, model_dtype: Dtype) -> Dtype:
     """The dtype of a Gated DeltaNet layer's recurrent state in ``kind``'s cache (module
-    docstring): vLLM's "auto", the model's dtype; fp32 in SGLang and Hugging Face.
+    docstring): vLLM's "auto", the model's dtype; Megatron-core's the model's too
+    (``MambaInferenceStateConfig.from_model``: ``ssm_states_dtype = model.config.params_dtype``
+    unless given, megatron/core/inference/config.py at d98e8a64d; NeMo RL passes one only with
+    ``mcore_generation_config.mamba_inference_ssm_states_dtype``, which grpo_math_1B.yaml
+    leaves out); fp32 in SGLang and Hugging Face.
 
     >>> [str(state_dtype(k, Dtype.BF16)) for k in (EngineKind.SGLANG, EngineKind.VLLM)]
     ['fp32', 'bf16']
     """
-    return model_dtype if EngineKind(kind) is EngineKind.VLLM else SGLANG_MAMBA_SSM_DTYPE
+    own = (EngineKind.VLLM, EngineKind.MEGATRON)
+    return model_dtype if EngineKind(kind) in own else SGLANG_MAMBA_SSM_DTYPE
 
 
 
@@ -143,8 +149,10 @@ def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list
     if any(a.linear_layers for a in archs):
         out.append(
             f"Gated DeltaNet recurrent state on {names}: vLLM in the model's dtype "
-            "(mamba_ssm_cache_dtype auto), SGLang in fp32 (--mamba-ssm-dtype float32), Hugging "
-            "Face in fp32; the conv state in the KV dtype (rlmcost.deployment.engine_kv)"
+            "(mamba_ssm_cache_dtype auto), Megatron-core in it too (params_dtype) and in "
+            f"{MAMBA_STATE_SHARE:.0%} of its KV pool (NeMo RL's mamba_memory_ratio), SGLang in "
+            "fp32 (--mamba-ssm-dtype float32), Hugging Face in fp32; the conv state in the KV "
+            "dtype (rlmcost.deployment.engine_kv)"
         )
     if EngineKind.MEGATRON in kinds:
         from rlmcost.deployment.megatron_engine import MEGATRON_NOTE

@@ -30,10 +30,28 @@ What rlmcost prices, and how it differs from vLLM:
   the pool allocated on the GPU while the trainer runs (CUDA graphs stay valid): rlmcost's
   ``sleep`` false, the pool beside training; ``offload`` moves it to host memory and back at
   each suspend/resume: ``sleep`` true.
-* **Decode.** In the engine's layout (the training one when shared: its TP and EP), with CUDA
-  graphs unless ``cuda_graph_impl: none`` (``--enforce-eager``); no vLLM host time per
-  sequence (its scheduler is not vLLM's; no measurement: none priced, stated); prefix caching
-  off unless ``enable_prefix_caching`` (grpo_math_1B.yaml: false).
+* **Decode.** In the engine's layout (the training one when shared: its TP and EP; a
+  dedicated one takes the policy's PP and EP where only its TP is given:
+  :func:`megatron_degrees`), with CUDA graphs unless ``cuda_graph_impl: none``
+  (``--enforce-eager``); its own measured host time per sequence and step on the step's path
+  (``rlmcost.perf.engine_host.MEGATRON_HOST_S_PER_SEQUENCE``: NeMo RL's ``LEGACY`` async
+  scheduling), not vLLM's; prefix caching off unless ``enable_prefix_caching``
+  (grpo_math_1B.yaml: false).
+* **A full pool.** A decoding request that needs a block the pool cannot give is paused
+  (it keeps its blocks and skips the step); paused requests keep blocks only within
+  ``paused_buffer_size_gb``, which NeMo RL leaves unset (a budget of 0 blocks), so in the same
+  step the engine evicts the right-most (most recently added) paused ones until the rest can
+  resume: their blocks freed, each request checkpointed as prompt + tokens generated so far
+  and put back at the head of the waiting queue, which is admitted from its head, first come
+  first served, only while nothing is paused (``DynamicInferenceContext``'s
+  ``evict_overflow_paused_requests`` and ``check_availability``; dynamic_engine.py
+  ``post_process_requests``, ``schedule_non_chunked_prefill``). That is vLLM's recompute
+  preemption (newest first, re-prefilled when readmitted, first come first served):
+  rlmcost's paged admission
+  (:mod:`rlmcost.placement.paged`), its preemptions the engine's evictions.
+* **Hybrid models.** A model with recurrent layers (Gated DeltaNet or Mamba) keeps their
+  states in :data:`MAMBA_STATE_SHARE` of the pool, which also caps the requests
+  (:func:`hybrid_pool`, :mod:`rlmcost.placement.megatron_pool`).
 """
 
 from __future__ import annotations
@@ -64,15 +82,28 @@ MEGATRON_NOTE = (
     "--engine megatron (Megatron-core's dynamic engine, NeMo RL's Megatron generation): it "
     "decodes from the policy's own weights in their training layout unless given other "
     "degrees (no second copy, no refit; with --rollout-tp/-pp/-ep other than the trainer's, "
-    "or under context parallelism, a dedicated inference copy, "
+    "or under context parallelism, a dedicated inference copy, whose --rollout-pp/-ep left "
+    "at 1 are the trainer's as NeMo RL merges mcore_generation_config over megatron_cfg, "
     "resharded into at each wake and kept in host memory while training), in a KV pool of "
     "--kv-buffer-gib per GPU (buffer_size_gb, default 10 GiB) that stays on the GPU while the "
     "trainer runs under --no-sleep (kv_cache_management_mode persist, NeMo RL's) and goes to "
-    "host memory and back under --sleep (offload); CUDA graphs unless --enforce-eager; no "
-    "per-sequence host time priced (vLLM's is measured, Megatron-core's is not) "
+    "host memory and back under --sleep (offload); CUDA graphs unless --enforce-eager; a "
+    "host time of 1.45 us per sequence and step on the step's path (Megatron-LM PR 6467's "
+    "post-sampling chain at batch 256; async_sched_mode LEGACY), not vLLM's 73 us; a full "
+    "pool pauses the request it cannot extend and, with paused_buffer_size_gb unset, evicts "
+    "the newest paused ones to be re-prefilled from the head of the queue: priced as "
+    "vLLM's recompute preemption (the timeline's preemptions are these evictions) "
     "(rlmcost.deployment.megatron_engine)"
 )
 """The note an estimate with a Megatron engine carries: what is priced and how."""
+
+MAMBA_STATE_SHARE = 0.1
+"""The share of the KV pool Megatron-core gives a hybrid model's recurrent (Mamba or Gated
+DeltaNet) states as NeMo RL builds it: ``mamba_memory_ratio = 0.1 + 0.1 *
+num_speculative_tokens`` for a hybrid model (nemo_rl/models/generation/megatron/
+megatron_worker.py ``_initialize_inference_engine`` at 7ea279abf); ``DynamicInferenceContext``
+then holds ``int(buffer * ratio // state_per_request)`` requests' states and pages the KV cache
+in ``int(buffer * (1 - ratio))`` bytes (:func:`hybrid_pool`)."""
 
 REQUEST_ROUNDER = 4
 """``DynamicInferenceContext.REQUEST_ROUNDER``: ``max_requests`` is a multiple of it."""
@@ -88,17 +119,49 @@ def kv_buffer_bytes(gib: float | None) -> int:
     return int((MEGATRON_KV_BUFFER_GIB if gib is None else gib) * 1024**3)
 
 
-def max_requests(blocks: int, tp: int) -> int:
+def max_requests(blocks: int, tp: int, states: int | None = None) -> int:
     """Sequences the engine runs at once when ``max_requests`` is unset: the pool's ``blocks``
-    less the dummy one, rounded down to a multiple of ``tp`` and of :data:`REQUEST_ROUNDER`
-    (dynamic_context.py); at least 1 (a pool of fewer blocks fails there; rlmcost's paged
-    admission reports it).
+    less the dummy one (at most ``states``, the requests whose recurrent states a hybrid
+    model's share holds: :func:`hybrid_pool`), rounded down to a multiple of ``tp`` and of
+    :data:`REQUEST_ROUNDER` (dynamic_context.py); at least 1 (a pool of fewer blocks fails
+    there; rlmcost's paged admission reports it).
 
-    >>> max_requests(1000, 2)
-    996
+    >>> max_requests(1000, 2), max_requests(1000, 2, 130)
+    (996, 128)
     """
-    n = (blocks - 1) // tp * tp
-    return max(1, n // REQUEST_ROUNDER * REQUEST_ROUNDER)
+    n = blocks - 1 if states is None else min(blocks - 1, states)
+    return max(1, n // tp * tp // REQUEST_ROUNDER * REQUEST_ROUNDER)
+
+
+def hybrid_pool(pool: int, state_per_request: int, speculative: int = 0) -> tuple[int, int]:
+    """``(kv_bytes, states)`` of a hybrid model's pool of ``pool`` bytes per GPU: the bytes
+    paged into KV blocks and the requests whose recurrent states (``state_per_request`` bytes
+    each, per GPU) fit, as ``DynamicInferenceContext.__init__`` splits them by
+    ``mamba_memory_ratio`` (dynamic_context.py at d98e8a64d, in its float arithmetic;
+    NeMo RL's ratio: :data:`MAMBA_STATE_SHARE` plus as much per speculative token).
+
+    >>> hybrid_pool(10 * 2**30, 2**20)  # 1 MiB of state per request in a 10 GiB pool
+    (9663676416, 1024)
+    """
+    ratio = MAMBA_STATE_SHARE + MAMBA_STATE_SHARE * speculative
+    states = int(pool * ratio // state_per_request)
+    return int(pool * (1.0 - ratio)), states
+
+
+def megatron_degrees(pp: int, ep: int, train_pp: int, train_ep: int) -> tuple[int, int]:
+    """The engine's pipeline and expert degrees: each given one (above 1), else the policy's.
+    NeMo RL builds the inference ``megatron_cfg`` as the policy's ``megatron_cfg`` with
+    ``mcore_generation_config`` over it (config.py ``merged_inference_megatron_cfg`` at
+    7ea279abf), so a key the generation config leaves out, such as
+    ``expert_model_parallel_size`` beside a ``tensor_model_parallel_size``, keeps the
+    trainer's value: ``--rollout-tp 4`` under ``--ep 8`` decodes at TP 4 and EP 8. A degree of
+    1 counts as not given (an inference EP of 1 under a trainer's EP above 1 is not expressed;
+    stated in :data:`MEGATRON_NOTE`).
+
+    >>> megatron_degrees(1, 1, 2, 8), megatron_degrees(1, 4, 1, 8)
+    ((2, 8), (1, 4))
+    """
+    return (pp if pp > 1 else train_pp), (ep if ep > 1 else train_ep)
 
 
 def check_policy(dep: Deployment) -> None:

@@ -27,7 +27,7 @@ from rlmcost.deployment.engine_kv import engine_notes
 from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
-from rlmcost.deployment.megatron_engine import check_policy
+from rlmcost.deployment.megatron_engine import check_policy, megatron_degrees
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
@@ -334,8 +334,10 @@ def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
     if not dep.groups:
         return None
     own = [g.engine and g.engine.tp and merged_engine(dep.engine, g.engine) for g in dep.groups]
-    generate = tuple((e.tp, e.pp, e.ep, dep.train.etp if e.kind == "megatron" else None)
-                     if e else None for e in own)  # Megatron: the policy's expert TP
+    t = dep.train
+    generate = tuple((e.tp, *megatron_degrees(e.pp, e.ep, t.pp, t.ep), t.etp)
+                     if e and e.kind == "megatron" else (e.tp, e.pp, e.ep, None) if e else None
+                     for e in own)  # Megatron: the policy's PP, EP, expert TP unless given
     run = (dep.train, dep.forward_layout(), given_fields(dep.groups))  # layered reads them
     return _parsed_groups(tuple(dep.groups), generate, run)
 

@@ -44,6 +44,29 @@ would move by up to +45 points (NeMo RL v0.6 Qwen3-30B-A3B 8-step off-policy fro
 """
 
 
+MEGATRON_HOST_S_PER_SEQUENCE = 372.4e-6 / 256
+"""Megatron-core's dynamic engine: host seconds per sequence in flight per decode step, on the
+step's critical path as NeMo RL runs it.
+
+Measured figure: NVIDIA/Megatron-LM PR 6467 (2026-08, a Qwen3-30B-A3B decode campaign, split
+from PR 6064) times the host phases of one steady-state decode step at batch 256 in the real
+engine methods: the post-sampling chain (``update_requests``, ``post_process_requests`` and the
+bookkeeping after sampling) takes 372.4 us per step, 1.45 us per sequence; taken as growing
+with the sequences (its largest item, ``post_process_requests``, 211 us, is a loop over the
+requests; the one batch measured does not separate a fixed part). It is on the step's path
+because NeMo RL leaves ``InferenceConfig.async_sched_mode`` at ``LEGACY`` ("Resolve requests
+before preparing the next forward pass", megatron/core/inference/config.py at d98e8a64d;
+nemo_rl/models/generation/megatron/megatron_worker.py ``_initialize_inference_engine`` at
+7ea279abf passes none), in or out of a streaming rollout; under ``ASYNC`` the same PR finds
+cutting 184 us of it moves throughput by +0.09 % (within noise): hidden there. The decode's
+kernels run as CUDA-graph replays (NeMo RL's ``cuda_graph_impl: local``, ``num_cuda_graphs:
+4``, grpo_math_1B.yaml), priced with :data:`STEP_OVERHEAD_S` per step as for vLLM; with
+``cuda_graph_impl: none`` (``--enforce-eager``) the eager launches
+(:mod:`rlmcost.perf.eager_launch`). A fiftieth of vLLM's :data:`VLLM_HOST_S_PER_SEQUENCE`:
+Megatron-core keeps its per-request state in preallocated tensors, where vLLM builds Python
+objects per request and step."""
+
+
 class HostTerms(NamedTuple):
     """An engine's host seconds per decode step, the
     :class:`~rlmcost.perf.engine_step.EngineOptions` fields of the same names."""
@@ -53,7 +76,7 @@ class HostTerms(NamedTuple):
     overlapped_s_per_sequence: float
 
 
-def host_options(host_time_factor: float, in_process: bool, vllm: bool) -> HostTerms:
+def host_options(host_time_factor: float, in_process: bool, kind: str) -> HostTerms:
     """An engine's host terms per decode step (:class:`HostTerms`), on a host whose single-threaded
     PyTorch work takes ``host_time_factor`` times as long as on the x86 hosts the constants
     were measured on (``HardwareSpec.host_time_factor``: GB200's Grace 2.75, the CPU time of a
@@ -90,10 +113,16 @@ def host_options(host_time_factor: float, in_process: bool, vllm: bool) -> HostT
       ``vllm/v1/engine/core.py`` ``step``, is not separated by the sources and taken as 0);
       it takes the factor. On x86 hosts the floor stays under the GPU's step in every
       validated run; on Grace it binds where the GPU's step is short (Qwen3-30B-A3B at TP 1).
+    * Megatron-core (``kind`` megatron): :data:`MEGATRON_HOST_S_PER_SEQUENCE` per sequence in
+      flight on the step's path, in and out of a streaming rollout, at its x86 value (as vLLM's
+      in-process figure; unmeasured on Grace).
     * not vLLM (SGLang's overlap scheduler, static batchers): the fixed overhead only.
     """
     f = host_time_factor
     per_seq = VLLM_HOST_S_PER_SEQUENCE.value
+    vllm = kind == "vllm"  # an EngineKind value (deployment.kinds)
+    if kind == "megatron":
+        return HostTerms(STEP_OVERHEAD_S * f, MEGATRON_HOST_S_PER_SEQUENCE, 0.0)
     return HostTerms(
         step_overhead_s=STEP_OVERHEAD_S * f,
         per_sequence_s=per_seq if vllm and in_process else 0.0,

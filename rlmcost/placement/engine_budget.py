@@ -31,6 +31,9 @@ from rlmcost.deployment.vllm_profile import (
 )
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.placement.breakdown_ops import with_terms
+from rlmcost.placement.megatron_pool import kv_terms, state_cap
+
+__all__ = ["batched_tokens", "engine_budget", "kv_terms", "running_cap"]
 
 if TYPE_CHECKING:
     from rlmcost.placement.device_groups import Task
@@ -96,8 +99,8 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     cp = g.layouts[task.index].cp
     if eng.kind is EngineKind.MEGATRON:
         block = eng.kv_block_tokens
-        tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), block)
-        return max_requests(tokens // block, g.layouts[task.index].tp)
+        tokens = pool_tokens(*kv_terms(g, task, one, pool), -(-g.seq_len(task) // cp), block)
+        return max_requests(tokens // block, g.layouts[task.index].tp, state_cap(g, task))
     tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), 1) * cp
     context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
     return max_running_requests(tokens, context)

@@ -221,7 +221,7 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     measured, ``deepspeed_chat.hybrid_engine_launch_s``); vLLM's per-request host work is on
     the step's critical path (``VLLM_HOST_S_PER_SEQUENCE``) when the framework calls
     ``LLM.generate`` in process, a floor under the step when it streams (``partial_rollout``:
-    an ``AsyncLLM`` whose output processing runs beside the engine core), absent on SGLang (its
+    an ``AsyncLLM``), Megatron-core's own on the path either way, absent on SGLang (its
     overlap scheduler) and static batchers (no per-request state); host terms at the
     hardware's host speed (``engine_host.host_options``), eager launches too; cache: engine_kv."""
     layout, wl, arch = g.layouts[task.index], g.workload(task), g.s.arch(task.role)
@@ -229,13 +229,13 @@ def engine_model(g: GroupModel, task: Task) -> Engine:
     launch = hybrid_engine_launch_s(arch) if g.engine.kind.hybrid_engine else 0.0
     if g.engine.kind is EngineKind.HF or (g.engine.eager and not g.s.deployment.ideal):
         launch = eager_launch_s(arch)
-    vllm = g.engine.kind is EngineKind.VLLM
-    host = host_options(g.s.hardware.host_time_factor, not g.s.deployment.partial_rollout, vllm)
+    kind = g.engine.kind
+    host = host_options(g.s.hardware.host_time_factor, not g.s.deployment.partial_rollout, kind)
     options = EngineOptions(
         step_overhead_s=host.step_overhead_s, per_sequence_s=host.per_sequence_s,
         overlapped_s_per_sequence=host.overlapped_s_per_sequence,
         launch_s=launch * g.s.hardware.host_time_factor,
-        chunk_tokens=batched_tokens(g) if vllm or g.engine.kind == "megatron" else CHUNK_TOKENS,
+        chunk_tokens=batched_tokens(g) if kind in ("vllm", "megatron") else CHUNK_TOKENS,
         **cache_options(g.engine.kind, arch, g.s.workload.weight_dtype, g.s.deployment.ideal,
                         lambda: (g._int_at(inv.prompt, g.longest(task)), g.seq_len(task))),
     )  # fmt: skip

@@ -25,7 +25,7 @@ from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.breakdown_ops import STATES, TERMS, breakdown, with_terms
 from rlmcost.placement.device_groups import Task
-from rlmcost.placement.engine_budget import engine_budget, running_cap
+from rlmcost.placement.engine_budget import engine_budget, kv_terms, running_cap
 from rlmcost.placement.group_batch import rollout_buffers_of
 from rlmcost.placement.group_engine import GroupEngine
 from rlmcost.placement.group_key import per_query, task_key
@@ -341,7 +341,7 @@ class GroupMemory(GroupEngine):
         layout = self.layouts[task.index]
         tokens = -(-self.seq_len(task) // layout.cp)
         eng = self.engine
-        slots = engine_slots(pool, one.kv_cache, tokens, eng.kv_block_tokens,
+        slots = engine_slots(*kv_terms(self, task, one, pool), tokens, eng.kv_block_tokens,
                              running_cap(self, task), share)  # fmt: skip
         if slots == 0:
             self.problems.append(
@@ -371,7 +371,7 @@ class GroupMemory(GroupEngine):
         one, pool = engine_budget(self, task)
         cp = self.layouts[task.index].cp
         block = 1 if kind is EngineKind.SGLANG else self.engine.kv_block_tokens
-        tokens = pool_tokens(pool, one.kv_cache, -(-self.seq_len(task) // cp), block)
+        tokens = pool_tokens(*kv_terms(self, task, one, pool), -(-self.seq_len(task) // cp), block)
         k = self.s.workload.samples_per_prompt  # a group's samples share its prompt
         share = engine_share(self.engine, k, block * cp, self.s.counting)
         if kind is EngineKind.SGLANG:

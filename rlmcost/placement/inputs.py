@@ -29,6 +29,7 @@ from rlmcost.compiled.blocks import work_head_per_token
 from rlmcost.compiled.invocation import invocation_depth, work_poly_in_t
 from rlmcost.deployment.group_engine import group_engine
 from rlmcost.deployment.kinds import EngineKind
+from rlmcost.deployment.megatron_engine import megatron_degrees
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
 from rlmcost.memo import memoized, per_object
@@ -236,11 +237,12 @@ def _replica(grp: DeviceGroup, user: Layout, trains: bool, engine: EngineKind,
     t = settings.get("tp", tp)
     if not trains and given is None:  # an inference-only group: engines replicate per TP group
         base = base.with_(zero=ZeroStage.NONE)
-    mega = engine is EngineKind.MEGATRON  # none given: the policy's degrees (merged config)
+    mega = engine is EngineKind.MEGATRON
     trainer = (int(t), base.pp, base.ep)  # type: ignore[call-overload]
-    own = trainer if mega and (engine_tp, engine_pp, engine_ep) == (None, 1, 1) else (
-        int(settings.get("tp", engine_tp or t)), int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
-        int(settings.get("ep", engine_ep)))  # type: ignore[call-overload]
+    if mega:  # a degree not given is the policy's (NeMo RL merged_inference_megatron_cfg)
+        engine_pp, engine_ep = megatron_degrees(engine_pp, engine_ep, base.pp, base.ep)
+    own = (int(settings.get("tp", engine_tp or t)), int(settings.get("pp", engine_pp)),  # type: ignore[call-overload]
+           int(settings.get("ep", engine_ep)))  # type: ignore[call-overload]
     # Megatron-core on the policy's own model unless the degrees differ or the policy runs CP
     # (NeMo RL dedicated_inference_megatron_cfg: inference pins CP to 1)
     shared = mega and own == trainer and base.cp == 1

@@ -127,6 +127,7 @@ class Query:
     refit_apart: str | None  # the framework's refit into engines on GPUs of their own
     pool: tuple[Any, ...] = ()  # a pool's accelerators (HardwareSpec): bounds take the fastest
     kv_kept: bool = False  # a Megatron engine's KV pool stays beside training (no --sleep)
+    engine_ep: int = 0  # a Megatron engine's --rollout-ep (0: not one; its PP, EP the trainer's)
 
     engine_dtype: Any = None  # the engine's own dtype (EngineSpec.dtype), None: the workload's
 
@@ -213,6 +214,7 @@ def query(base: Run, estimate: Any | None = None, pool: tuple[Any, ...] = ()) ->
         refit_apart=_refit_apart(estimate),
         pool=tuple(get_hardware(h) for h, _ in pool),
         kv_kept=_kv_kept(base),
+        engine_ep=base.deployment.engine.ep * (str(base.deployment.engine.kind) == "megatron"),
     )  # fmt: skip
 
 
@@ -319,7 +321,9 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
                                                                      optimizer, activations))
     kv = c["kv_pool"].astype(f64) * float(q.kv_kept)  # beside the trainer, on its group
     trainer = weights + gradients + optimizer + activations + kv
-    engine = np.where(shared, 0.0, q.engine_weight_bytes / etp)  # one engine shard's weights
+    ep = np.maximum(np.where(c["ep"] == 0, q.ep, c["ep"]), q.engine_ep) * c["pp"]
+    split = etp * ep if q.engine_ep else etp  # Megatron: the trainer's PP and EP (merged cfg)
+    engine = np.where(shared, 0.0, q.engine_weight_bytes / split)  # one engine shard's weights
     memory = np.where(c["own"].astype(bool), 0.0, np.maximum(trainer, engine))
     parts = (weights, gradients, optimizer, activations, engine, kv)
     return Screen(memory, parts, time_bound(q, c["kind"], gpus, c["rollout_gpus"].astype(f64),
