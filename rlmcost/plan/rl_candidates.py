@@ -59,7 +59,7 @@ class RLSpace:
     # for a Megatron engine ZeRO-1, its policy's distributed optimizer (plan.mcore)
     ckpt: tuple[Checkpointing, ...] = (Checkpointing.NONE, Checkpointing.FULL)
     micro_batch: tuple[int, ...] = (1, 2)
-    offload: tuple[bool, ...] = (False, True)  # optimizer states in host memory
+    offload: tuple[bool, ...] = (False, True)  # optimizer in host memory (plan.offloads)
     ep: tuple[int, ...] | None = None  # trainer EP (MoE): the base's, or searched (plan.mcore)
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
