@@ -48,6 +48,16 @@ QUERIES = {
         "workload": {"prompts": 8, "samples_per_prompt": 4, "response_len": 2048,
                      "length_dist": "lognormal:700,0.67,2048"},
         "deployment": {"partial_rollout": True}}), (2, 4, 16)),
+    "grpo-8b-nemo-rl": (Run.from_data({  # NeMo RL's colocated offload: optimizer/params-idle
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 8, "response_len": 1024},
+        "deployment": {"framework": "nemo-rl"}, "cluster": {"hardware": "h100-sxm"}}), (8, 16)),
+    "ppo-8b-verl-idle": (Run.from_data({  # verl param_offload and optimizer_offload
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 2, "response_len": 1024},
+        "deployment": {"framework": "verl",
+                       "train": {"offload": ["optimizer-idle", "params-idle"]}},
+        "cluster": {"hardware": "a100-80gb"}}), (8, 16)),
     "grpo-moe": (Run.from_data({
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},

@@ -59,7 +59,7 @@ class RLSpace:
     # for a Megatron engine ZeRO-1, its policy's distributed optimizer (plan.mcore)
     ckpt: tuple[Checkpointing, ...] = (Checkpointing.NONE, Checkpointing.FULL)
     micro_batch: tuple[int, ...] = (1, 2)
-    offload: tuple[bool, ...] = (False, True)  # optimizer states in host memory
+    offload: tuple[bool, ...] = (False, True)  # optimizer in host memory (plan.offloads)
     ep: tuple[int, ...] | None = None  # trainer EP (MoE): the base's, or searched (plan.mcore)
     rollout_tp: tuple[int, ...] | None = None  # engine TP: powers of two dividing the heads
     fractions: tuple[float, ...] = (0.5, 0.9)  # engine reservation beside a trainer
@@ -86,7 +86,7 @@ class RLCandidate:
     zero: ZeroStage
     ckpt: Checkpointing
     micro_batch: int
-    offload: bool
+    offload: tuple[str, ...]  # the trainer's offload list (rlmcost.plan.offloads)
     rollout_tp: int
     fraction: float | None  # None: the engine's default for where it runs
     hardware: tuple[str, ...] = ()  # a pool's accelerator(s): one, or one per group
@@ -180,6 +180,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     out: list[RLCandidate] = []
     for fam in space_families(base, space):
         fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
+        offs = _offloads(base, space, zeros, fam)
         fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None)
         for tp, pp, cp, sp, etp, ep in product(tps, space.pp, cps, sps, fam_etps, eps):
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
@@ -202,14 +203,30 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                 for hw in assignments(len(fam.members), counts, gpus, space.pool,
                                       fam.hardware):  # fmt: skip
                     groups = fam.text(counts, hw) if fam.members else ""
-                    for zero, ckpt, mb, off, f, pool in product(
-                            zeros, space.ckpt, space.micro_batch, space.offload, fractions,
-                            kv):  # fmt: skip
+                    for zero, ckpt, mb, off, f, pool in ((z, k, m, o, f, p) for z, k, m in
+                            product(zeros, space.ckpt, space.micro_batch) for o, f, p in
+                            product(offs[z], fractions, kv)):  # fmt: skip
                         out.append(RLCandidate(
                             gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,
                             pp, cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
                             hw, pool, ep if searched_ep else None,
                         ))  # fmt: skip
+    return out
+
+
+def _offloads(base: Run, space: RLSpace, zeros: tuple[Any, ...],
+              fam: Family) -> dict[Any, list[tuple[str, ...]]]:  # fmt: skip
+    """Each ZeRO stage of ``zeros`` -> the trainer's offload lists, one per offload choice of
+    ``space`` that the framework of ``base`` runs for family ``fam`` (its engines colocated
+    with the actor's trainer unless a rollout group of their own:
+    :func:`rlmcost.plan.offloads.candidate_offload`), in the space's order."""
+    from rlmcost.plan.offloads import candidate_offload
+
+    colocated = not fam.members or ROLLOUT in fam.members[fam.trainer_index()].split("+")
+    out: dict[Any, list[tuple[str, ...]]] = {}
+    for zero in zeros:
+        kinds = (candidate_offload(base, on, ZeroStage(zero), colocated) for on in space.offload)
+        out[zero] = list(dict.fromkeys(k for k in kinds if k is not None))
     return out
 
 
@@ -274,7 +291,8 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
 # -- the candidate's Run and its exact evaluation --------------------------------------------
 def candidate_run(base: Run, c: RLCandidate) -> Run:
     """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
-    trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, optimizer offload),
+    trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, its offload list: the
+    base Run's with the optimizer axis set, :mod:`rlmcost.plan.offloads`),
     engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
     where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
     every model)."""
@@ -283,7 +301,7 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
 
     train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
              "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
-             "offload": ["optimizer"] if c.offload else [],
+             "offload": list(c.offload),
              **({} if c.ep is None else {"ep": c.ep})}  # fmt: skip
     trainer = None  # bracket trainer keys go over the candidate's trainer layout
     if c.groups and "[" in c.groups:
@@ -344,7 +362,7 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         "groups": c.groups or groups_of(e), "staleness": run.deployment.staleness or 0,
         "tp": c.tp, "pp": c.pp, "cp": c.cp, "ep": run.deployment.train.ep, "sp": c.sp,
         "zero": str(c.zero), "ckpt": str(c.ckpt),
-        "micro_batch": c.micro_batch, "offload": "optimizer" if c.offload else "",
+        "micro_batch": c.micro_batch, "offload": ",".join(c.offload),
         "rollout_tp": c.rollout_tp, "gpu_memory_utilization": c.fraction,
         "kv_buffer_gib": c.kv_gib,
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,

@@ -6,13 +6,13 @@ checkpointing, micro-batch, offload, engine TP) and the query's constants (:clas
 and returns, per candidate, bytes per device and seconds per iteration that the exact
 evaluation (:func:`~rlmcost.evaluation.deployment.evaluate_deployment`) never goes below:
 
-* memory: the trainer's model states (weights, gradients, and the optimizer unless
-  offloaded, sharded over the most data-parallel replicas its group can have) plus the
-  activations of one sequence per replica, from the compiled training-step sweep
-  (:func:`rlmcost.compiled.sweep_train_steps`), plus a Megatron engine's KV pool where it
-  stays beside the trainer on the trainer's group (``--no-sleep``), and one engine shard's
-  weights; every
-  evaluation holds at least the larger of the two on some device (the Table IX
+* memory: the trainer's model states (weights, gradients and the optimizer, each unless kept
+  in host memory through the step, :mod:`rlmcost.plan.offloads`; a between-phases offload
+  leaves them all in the update) sharded over the most data-parallel replicas its group can
+  have, plus the activations of one sequence per replica, from the compiled training-step
+  sweep (:func:`rlmcost.compiled.sweep_train_steps`), plus a Megatron engine's KV pool where
+  it stays beside the trainer on the trainer's group (``--no-sleep``), and one engine shard's
+  weights; every evaluation holds at least the larger of the two on some device (the Table IX
   configurations, whose trainers the evaluation lays out, only the engine's);
 * time: a roofline over the iteration's work W (the project's exact FLOP count of
   generation, assessment and training, :attr:`PlacementEstimate.work_flops`, which no
@@ -79,6 +79,8 @@ under staleness (``async-colocated``)."""
 FIELDS = ("gpus", "train_gpus", "rollout_gpus", "kind", "tp", "pp", "cp", "sp", "zero", "ckpt",
           "micro_batch", "offload", "rollout_tp", "own", "kv_pool", "ep")  # fmt: skip
 """The arrays :func:`screen` reads (``zero``/``ckpt``: enum codes, ``compiled.sweep.codes``;
+``offload``: bits 1, 2, 4 for the optimizer, gradients and parameters kept on the host
+(:func:`rlmcost.plan.offloads.mask`; a between-phases offload leaves the update's peak);
 ``own``: a group with a layout of its own, which the memory bound leaves alone; ``kv_pool``:
 a Megatron engine's KV pool per GPU on the actor's training group, bytes, 0 elsewhere;
 ``ep``: the trainer's EP where the plan searches it, 0 for the base Run's)."""
@@ -312,9 +314,11 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
                           pp=pp, cp=cp, ep=ep, etp=q.etp, sp=u["sp"], zero=u["zero"],
                           ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
-    weights, activations = s.weights[back], s.activations[back]
-    gradients = s.gradients[back] * (not q.lora)
-    optimizer = np.where(c["offload"].astype(bool) | q.lora, 0.0, s.optimizer[back])
+    kept = c["offload"].astype(np.int64)  # bits of the states kept on the host (plan.offloads)
+    weights = np.where(kept & 4, 0.0, s.weights[back])
+    activations = s.activations[back]
+    gradients = np.where((kept & 2) | q.lora, 0.0, s.gradients[back])
+    optimizer = np.where((kept & 1) | q.lora, 0.0, s.optimizer[back])
     # a Table IX configuration lays its trainer out itself (MoE: not as the candidate says)
     mine = c["kind"] != OTHER
     weights, gradients, optimizer, activations = (x * mine for x in (weights, gradients,
@@ -367,6 +371,7 @@ def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
     import numpy as np
 
     from rlmcost.deployment.megatron_engine import kv_buffer_bytes
+    from rlmcost.plan.offloads import mask
 
     zeros, ckpts = list(ZeroStage), list(Checkpointing)
     rows = []
@@ -375,7 +380,7 @@ def candidate_arrays(cands: list[RLCandidate]) -> dict[str, Any]:
         kv = kv_buffer_bytes(c.kv_gib) if c.kv_gib is not None and kind in (ONE, ONE_STALE) \
             else 0  # fmt: skip
         rows.append((c.gpus, c.train_gpus, rollout, kind, c.tp, c.pp, c.cp, c.sp,
-                     zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, c.offload,
+                     zeros.index(c.zero), ckpts.index(c.ckpt), c.micro_batch, mask(c.offload),
                      c.rollout_tp, c.family == "groups" and "[" in c.groups, kv,
                      c.ep or 0))  # fmt: skip
     table = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))

@@ -129,7 +129,7 @@ def sized(run: Run) -> tuple[Run, PlacementEstimate]:
 
 def _changes(row: dict[str, Any]) -> str:
     groups = f"groups {row['groups']}, " if row["groups"] else ""
-    off = "optimizer offloaded" if row["offload"] else "no offload"
+    off = f"offload {row['offload']}" if row["offload"] else "no offload"
     return (f"{groups}tp {row['tp']}, ckpt {row['ckpt']}, {off}, engine tp "
             f"{row['rollout_tp']}")  # fmt: skip
 
