@@ -315,14 +315,11 @@ def screen(q: Query, c: dict[str, np.ndarray]) -> Screen:
                           ckpt=u["ckpt"], micro_batch=u["micro_batch"],
                           workload=q.dtypes)  # fmt: skip
     kept = c["offload"].astype(np.int64)  # bits of the states kept on the host (plan.offloads)
-    weights = np.where(kept & 4, 0.0, s.weights[back])
-    activations = s.activations[back]
-    gradients = np.where((kept & 2) | q.lora, 0.0, s.gradients[back])
-    optimizer = np.where((kept & 1) | q.lora, 0.0, s.optimizer[back])
-    # a Table IX configuration lays its trainer out itself (MoE: not as the candidate says)
-    mine = c["kind"] != OTHER
-    weights, gradients, optimizer, activations = (x * mine for x in (weights, gradients,
-                                                                     optimizer, activations))
+    mine = c["kind"] != OTHER  # a Table IX configuration lays its trainer out itself
+    weights = np.where(kept & 4, 0.0, s.weights[back]) * mine
+    activations = s.activations[back] * mine
+    gradients = np.where((kept & 2) | q.lora, 0.0, s.gradients[back]) * mine
+    optimizer = np.where((kept & 1) | q.lora, 0.0, s.optimizer[back]) * mine
     kv = c["kv_pool"].astype(f64) * float(q.kv_kept)  # beside the trainer, on its group
     trainer = weights + gradients + optimizer + activations + kv
     ep = np.maximum(np.where(c["ep"] == 0, q.ep, c["ep"]), q.engine_ep) * c["pp"]
