@@ -169,7 +169,11 @@ class Behaviour:
     DeepSpeedCPUAdam's ``omp parallel for`` follow it. ``megatron_grad_reduce``: the dtype of
     its Megatron-core trainer's gradient buffer by default (``fp32``: ``grad_reduce_in_fp32``;
     ``param``: the parameters' dtype), the importers reading the run's own key
-    (:mod:`rlmcost.placement.grad_buffer`, where the sources are)."""
+    (:mod:`rlmcost.placement.grad_buffer`, where the sources are). ``phase_offload_colocated``:
+    its between-phases offloads (``*-idle``) run only on a trainer whose generation is colocated
+    (NeMo RL: ``offload_before_refit`` / ``offload_after_refit`` under ``colocated_inference``,
+    ``nemo_rl/algorithms/grpo.py`` ``refit_policy_generation`` @7ea279abf); a group without an
+    engine keeps its states (:meth:`rlmcost.placement.group_own.GroupTasks.train_offload`)."""
 
     colocated: str
     apart: str
@@ -211,6 +215,7 @@ class Behaviour:
     host_adam: str = "deepspeed"
     host_adam_threads: int = 0
     megatron_grad_reduce: str = "param"
+    phase_offload_colocated: bool = False
 
 
 @dataclass(frozen=True)

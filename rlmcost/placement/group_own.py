@@ -33,7 +33,7 @@ from rlmcost.placement.dropout_memory import with_dropout_masks
 from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.group_train import group_trainer, kind_spec
+from rlmcost.placement.group_train import group_trainer, kind_spec, phase_offloads_run
 from rlmcost.placement.head_peak import head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module_stages
@@ -332,7 +332,9 @@ class GroupTasks(GroupSizes):
 
     def train_offload(self) -> tuple[Offload, ...]:
         """What the group's trainer keeps in host memory: the group's ``[offload=...]``, else
-        its own trainer layout's offload, else the deployment's (``train.offload``); kept."""
+        its own trainer layout's offload, else the deployment's (``train.offload``) less the
+        ``-idle`` kinds on a group without an engine under ``Behaviour.phase_offload_colocated``
+        (NeMo RL runs them beside colocated generation only); kept."""
         if ("offload",) not in self.kept:
             self.kept[("offload",)] = self._train_offload()
         return self.kept[("offload",)]
@@ -341,7 +343,8 @@ class GroupTasks(GroupSizes):
         given = dict(self.group.settings).get("offload")
         if given is not None:
             return tuple(Offload(w) for w in str(given).split(","))
-        return group_trainer(self.s.deployment, self.group.name).offload
+        return phase_offloads_run(self.s.deployment, self.train_layout().offload,
+                                  any(t.kind is Kind.GENERATE for t in self.tasks))
 
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,

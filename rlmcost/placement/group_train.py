@@ -34,16 +34,19 @@ from typing import TYPE_CHECKING
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.given import PASS_FIELDS, layered, overrides
 from rlmcost.deployment.group_engine import engine_overrides
-from rlmcost.deployment.spec import TrainLayout
+from rlmcost.deployment.kinds import PHASE_OFFLOADS
+from rlmcost.deployment.spec import Offload, TrainLayout
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.memo import per_object
 from rlmcost.perf.ckpt_early_stop import EARLY_STOP_NOTE, stop_note
 from rlmcost.placement.model_dropout import dropout_note, trains_with_dropout
 from rlmcost.placement.pass_options import router_fp64, worker_notes
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from rlmcost.deployment.spec import Deployment
+    from rlmcost.placement.jobs import GroupEstimate
     from rlmcost.specs.model import ModelSpec
 
 
@@ -55,6 +58,36 @@ def _merged(base: TrainLayout, own: TrainLayout | None, micro_batch: bool) -> Tr
         return base
     update = overrides(base, own, (*PASS_FIELDS, "micro_batch") if micro_batch else PASS_FIELDS)
     return base.model_copy(update=update) if update else base
+
+
+def phase_offloads_run(dep: Deployment, offload: tuple[Offload, ...],
+                       generates: bool) -> tuple[Offload, ...]:  # fmt: skip
+    """``offload`` as a group's trainer runs it: without the between-phases kinds
+    (:data:`~rlmcost.deployment.kinds.PHASE_OFFLOADS`) on a group that does not generate
+    where the framework moves the states only around a colocated engine's refit
+    (``Behaviour.phase_offload_colocated``: NeMo RL, ``nemo_rl/algorithms/grpo.py``
+    ``refit_policy_generation``, ``offload_before_refit`` / ``offload_after_refit`` under
+    ``colocated_inference`` @7ea279abf)."""
+    beh = behaviour(dep.framework)
+    if generates or beh is None or not beh.phase_offload_colocated:
+        return offload
+    return tuple(o for o in offload if o not in PHASE_OFFLOADS)
+
+
+def offloads_apart_note(dep: Deployment, groups: Sequence[GroupEstimate]) -> list[str]:
+    """The note naming the training groups whose between-phases offloads
+    :func:`phase_offloads_run` leaves out (none: no note)."""
+    names = [g.name for g in groups
+             if any(j.task.kind is Kind.TRAIN for j in g.jobs)
+             and (off := group_trainer(dep, g.name).offload)
+             and phase_offloads_run(dep, off, any(j.task.kind is Kind.GENERATE for j in g.jobs))
+             != off]  # fmt: skip
+    if not names:
+        return []
+    return [f"{dep.framework} moves a policy's states to the host between phases only beside "
+            "colocated generation (nemo_rl/algorithms/grpo.py refit_policy_generation: "
+            "offload_before_refit under colocated_inference): the -idle offloads are not run "
+            f"on {', '.join(names)}, whose GPUs hold no engine"]
 
 
 @per_object()

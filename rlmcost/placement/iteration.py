@@ -54,6 +54,7 @@ from rlmcost.placement.estimate import (
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
 from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, colocated_note, framework_stream
+from rlmcost.placement.group_train import offloads_apart_note
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction, sync_notes
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
@@ -255,7 +256,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     notes += static.wave_notes
     hardware = {g.name: setup.hardware_of(g.name) for g in groups}
     per_node = min(h.gpus_per_node for h in hardware.values())
-    notes += exposed_notes(groups, per_node)
+    notes += exposed_notes(groups, per_node) + offloads_apart_note(setup.deployment, groups)
     notes += sync_notes(syncs, sum(g.gpus for g in groups), per_node,
                         len({h.name for h in hardware.values()}) > 1)  # fmt: skip
     if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:

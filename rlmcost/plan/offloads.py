@@ -22,7 +22,9 @@ frameworks skip or change a combination (:func:`candidate_offload`):
   colocated (nemo_rl/algorithms/grpo.py ``refit_policy_generation``: ``offload_before_refit`` /
   ``offload_after_refit`` under ``colocated_inference``; the importer gives ``--offload ''``
   with generation apart, ``rlmcost/frameworks/nemo_rl_engine.py`` ``import_engine``): with the
-  engines on GPUs of their own its between-phases kinds are dropped.
+  engines on GPUs of their own its between-phases kinds are dropped
+  (``Behaviour.phase_offload_colocated``, as the evaluation does:
+  ``placement.group_train.phase_offloads_run``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from rlmcost.frameworks.presets import behaviour
 from rlmcost.parallel.layout import ZeroStage
 
 if TYPE_CHECKING:
@@ -71,10 +74,6 @@ HOST_OPTIMIZER: dict[str | None, tuple[tuple[str, ...] | None, tuple[str, ...] |
 }
 """Each framework's way to keep the optimizer in host memory (the kinds its importer sets)."""
 
-COLOCATED_ONLY = ("nemo-rl",)
-"""Frameworks whose between-phases offload runs only beside colocated generation."""
-
-
 def host_optimizer(framework: str | None, zero: ZeroStage) -> tuple[str, ...] | None:
     """The kinds ``framework`` keeps on the host for an optimizer in host memory under ZeRO
     stage ``zero`` (None: it cannot; an unknown framework: the bare layout's)."""
@@ -110,7 +109,8 @@ def candidate_offload(base: Run, on: bool, zero: ZeroStage,
         if spelling is None or d.ideal:
             return None
         kinds = [k for k in kinds if k not in {IDLE[s] for s in spelling}] + list(spelling)
-    if framework in COLOCATED_ONLY and not colocated:
+    beh = behaviour(framework)
+    if not colocated and beh is not None and beh.phase_offload_colocated:
         kinds = [k for k in kinds if k not in IDLE.values()]
     if "params" in kinds and zero is not ZeroStage.OS_G_P:
         return None

@@ -287,6 +287,7 @@ PRESET = Preset(
               host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
+              phase_offload_colocated=True,
               sharded_per_rank=True, stream_version_gate=True,
               logprob_head="nemo-rl-distributed-logprob",
               reference_swap=True, fsdp2_reduce_bytes=4, hf_trainer="zero3", hf_eager=True,
