@@ -111,7 +111,7 @@ def to_command(run: Run, command: str | None = None) -> str:
         if getattr(a, field) is not None:
             words += [flag, str(getattr(a, field))]
     words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
-    words += [] if a.kl else ["--no-kl"]
+    words += ["--no-kl"] if not a.kl else ["--kl"] if _preset_drops_kl(run) else []
     words += ["--ref-precomputed"] if a.ref_precomputed else []
     words += ["--reward", "rule"] if a.rule_reward else []
     w = run.workload
@@ -255,6 +255,18 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     if framework is None:
         return False
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
+
+
+def _preset_drops_kl(run: Run) -> bool:
+    """The framework's preset runs the algorithm without its reference (verl's, slime's and
+    TRL's KL coefficient 0: :func:`~rlmcost.frameworks.presets.preset_options`), so a Run
+    that keeps the KL says ``--kl``."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.presets import preset_options
+
+    framework = run.deployment.framework
+    return framework is not None and not preset_options(
+        framework, get_algorithm(run.algorithm.name))["kl"]
 
 
 def _preset_caps(framework: str | None, kind: str) -> bool:
