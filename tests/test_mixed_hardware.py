@@ -211,6 +211,9 @@ def test_plain_hardware_still_plans_as_before() -> None:
         (["grpo", "-m", "8b", "--price", "h20=abc"], "is not HARDWARE=USD"),
         (["grpo", "-m", "8b", "--price", "tpu=1"], "unknown hardware 'tpu'"),
         (["grpo", "-m", "8b", "--price", "h100=0"], "positive number"),
+        # one accelerator priced twice (the same name or an alias): not the last one silently
+        (["grpo", "-m", "8b", "--price", "h100=1,h100=2"], "h100 given twice"),
+        (["grpo", "-m", "8b", "--price", "h100=1,h100-sxm=2"], "h100-sxm given twice"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h20:x,h100:8"], "is not NAME:GPUS"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h2x:8,h100:8"], "unknown hardware"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h20:8,h100:8", "--objective", "cost"],

@@ -48,6 +48,8 @@ def check_prices(prices: dict[str, float] | None) -> dict[str, float]:
             canonical = hardware_name(str(name))
         except SpecError as exc:
             raise SpecError(f"price for {exc}") from None
+        if canonical in out:
+            raise SpecError(f"price for {canonical} given twice ({name}={value!r}); give it once")
         if isinstance(value, bool) or not isinstance(value, int | float) or \
                 not math.isfinite(value) or value <= 0:  # fmt: skip
             raise SpecError(
@@ -77,6 +79,8 @@ def parse_prices(text: str | None) -> dict[str, float]:
     out: dict[str, Any] = {}
     for item in s.split(","):
         name, eq, value = item.partition("=")
+        if name.strip() in out:
+            raise SpecError(f"--price {text!r}: {name.strip()} given twice; give it once")
         try:
             out[name.strip()] = float(value)
         except ValueError:
