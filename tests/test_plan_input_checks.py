@@ -97,3 +97,16 @@ def test_a_bracket_tp_the_actor_rules_out_is_one_line(groups: str, fragment: str
     res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8", "--groups", groups])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert fragment in res.output
+
+
+def test_a_cost_objective_for_training_layouts_is_one_line() -> None:
+    """`plan train` prices nothing (its rows have no $ columns): --objective cost was a
+    KeyError traceback from the bound's preselection; it is refused up front, in the CLI and
+    the library, naming gpu-hours (the same order on one accelerator)."""
+    res = runner.invoke(app, ["plan", "train", "-m", "llama-3.2-1b", "--gpus", "8",
+                              "--objective", "cost"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "gpu-hours" in lines[0], res.output
+    with pytest.raises(SpecError, match="gpu-hours"):
+        rlmcost.plan("train", "llama-3.2-1b", 8, objective="cost")
