@@ -110,3 +110,13 @@ def test_a_cost_objective_for_training_layouts_is_one_line() -> None:
     assert len(lines) == 1 and "gpu-hours" in lines[0], res.output
     with pytest.raises(SpecError, match="gpu-hours"):
         rlmcost.plan("train", "llama-3.2-1b", 8, objective="cost")
+
+
+@pytest.mark.parametrize("price", [[1.2], 1.2, ("h20", 1.2)])
+def test_a_price_that_is_not_a_mapping_is_one_line(price: object) -> None:
+    """``price=[1.2]`` was an AttributeError ('list' object has no attribute 'items') from
+    both rlmcost.estimate and rlmcost.plan; a SpecError says what a price is."""
+    with pytest.raises(SpecError, match="mapping hardware -> USD per GPU-hour"):
+        rlmcost.estimate("grpo", "llama-3.2-1b", price=price)
+    with pytest.raises(SpecError, match="mapping hardware -> USD per GPU-hour"):
+        rlmcost.plan("grpo", "llama-3.2-1b", 8, price=price)

@@ -42,6 +42,9 @@ def check_prices(prices: dict[str, float] | None) -> dict[str, float]:
     positive number; SpecError naming the bad entry and the known hardware otherwise."""
     from rlmcost.specs.registry import hardware_name
 
+    if prices is not None and not isinstance(prices, dict):
+        raise SpecError(f"prices {prices!r:.60}: give a mapping hardware -> USD per GPU-hour, "
+                        "e.g. {'h20': 1.2}, or the text h20=1.2")  # fmt: skip
     out: dict[str, float] = {}
     for name, value in (prices or {}).items():
         try:
