@@ -120,3 +120,22 @@ def test_a_price_that_is_not_a_mapping_is_one_line(price: object) -> None:
         rlmcost.estimate("grpo", "llama-3.2-1b", price=price)
     with pytest.raises(SpecError, match="mapping hardware -> USD per GPU-hour"):
         rlmcost.plan("grpo", "llama-3.2-1b", 8, price=price)
+
+
+def test_groups_that_keep_more_gpus_than_the_budget_say_so() -> None:
+    """`--groups rollout=12,actor+reference=?` on 8 GPUs was refused as "every count is below
+    one trainer replica (tp*pp) plus one engine replica", which names neither the groups nor
+    the 13 GPUs they need (12 kept, at least 1 for the '?' group)."""
+    res = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                              "--groups", "rollout=12,actor+reference=?"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "needs at least 13 GPUs" in lines[0], res.output
+    # at the budget they fit in, the same groups plan
+    ok = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "16", "--reward",
+                             "rule", "-B", "16", "-K", "4", "--groups",
+                             "rollout=12,actor+reference=?", "--tp", "1", "--rollout-tp", "1",
+                             "--micro-batch", "1", "--ckpt", "full", "--json"])  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert {r["groups"] for r in json.loads(ok.stdout)["rows"]} == {
+        "rollout=12,actor+reference=4"}  # fmt: skip
