@@ -139,3 +139,19 @@ def test_groups_that_keep_more_gpus_than_the_budget_say_so() -> None:
     assert ok.exit_code == 0, ok.output
     assert {r["groups"] for r in json.loads(ok.stdout)["rows"]} == {
         "rollout=12,actor+reference=4"}  # fmt: skip
+
+
+def test_the_longest_response_on_a_pool_names_the_rows_accelerators() -> None:
+    """`--max-response-len` on the pool h20:4,h100:4 printed "fits on 8 x h20" (the base
+    Run's hardware) for a deployment on 4 H20 and 4 H100; the line names the row's GPUs."""
+    args = ["plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "8", "-K", "4",
+            "--hardware", "h20:4,h100:4", "--gpus", "8", "--placements", "split",
+            "--tp", "1", "--rollout-tp", "1", "--micro-batch", "1", "--ckpt", "full",
+            "--max-response-len"]  # fmt: skip
+    res = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    row = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["deployment"]
+    (line,) = [ln for ln in res.output.splitlines() if ln.startswith("longest response")]
+    assert line.startswith(f"longest response that fits on {row['hardware']}: "), line
+    # engines apart on a pool of 4 + 4: each group on its own type, never 8 of one
+    assert "4 x h20" in line and "4 x h100-sxm" in line, line
