@@ -285,3 +285,28 @@ def test_an_unpriced_accelerator_names_the_price_that_mends_it() -> None:
     text = cost_text(_Ev())
     assert "not priced" in text and "give --price h20=USD)" in text
     assert "h100-sxm=USD" not in text  # a priced accelerator needs no --price
+
+
+def test_groups_on_faster_accelerators_than_the_run_keep_the_exhaustive_top_rows() -> None:
+    """Branch and bound skips a candidate only when its time bound is worse than the k-th
+    exact row; the bound took the base Run's L40S peak and HBM bandwidth for groups that run
+    on an H200 and a B200, so it exceeded their exact times and the top 10 missed a row
+    (rollout=8/actor+reference=8 at TP 1 and engine TP 1, 13.18 s). Independent: every
+    candidate of the space evaluated exactly, the fitting ones sorted by time."""
+    from rlmcost.plan.rl_candidates import candidate_run, candidates
+
+    base = Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "cluster": {"hardware": "l40s"}})  # fmt: skip
+    space = RLSpace(placements=(), groups="rollout=?@h200,actor+reference=?@b200", tp=(1, 2),
+                    rollout_tp=(1, 2), micro_batch=(1,), ckpt=(Checkpointing.FULL,),
+                    offload=(False,))  # fmt: skip
+    got = [(r["time_s"], r["groups"], r["tp"], r["rollout_tp"])
+           for r in plan_rl(base, 16, space=space, top=10).rows]  # fmt: skip
+    every = []
+    for c in candidates(base, space, 16):
+        e = evaluate_deployment(candidate_run(base, c))
+        if e.fits:
+            every.append((e.iteration_time_s, c.groups, c.tp, c.rollout_tp))
+    assert got == sorted(every)[:10]
