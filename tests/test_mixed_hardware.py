@@ -260,6 +260,22 @@ def test_a_pool_row_reproduces_as_a_single_query() -> None:
         assert single["cost"]["per_iteration_usd"] == row["cost_per_iteration_usd"]
 
 
+def test_a_price_of_many_digits_round_trips_through_the_command() -> None:
+    """``Run.to_command`` wrote prices with ``:g`` (6 significant digits): --price
+    h20=1.2345678 came back as 1.23457 and the command's cost differed from the run's."""
+    from rlmcost.cli.validate import run_from_argv
+
+    run = _run([{"members": "rollout", "gpus": 8, "hardware": "h20"},
+                {"members": "actor+reference", "gpus": 8, "hardware": "h100"}],
+               prices={"h20": 1.2345678, "h100": 2.5})  # fmt: skip
+    line = run.to_command()
+    assert "--price h20=1.2345678,h100-sxm=2.5" in line, line
+    import shlex
+
+    again = run_from_argv("grpo", shlex.split(line)[2:])
+    assert again.cluster.prices == run.cluster.prices
+
+
 def test_the_deployment_file_names_group_hardware(tmp_path) -> None:  # noqa: ANN001
     path = tmp_path / "dep.yaml"
     path.write_text("groups:\n  - {members: rollout, gpus: 8, hardware: H20}\n"

@@ -125,14 +125,21 @@ def to_command(run: Run, command: str | None = None) -> str:
     for field, flag in _CLUSTER_FLAGS.items():
         value = getattr(c, field)
         if value is not None and value != getattr(base.cluster, field):
-            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+            words += [flag, _number(value) if isinstance(value, float) else str(value)]
     if c.prices:
-        words += ["--price", ",".join(f"{hw}={p:g}" for hw, p in c.prices.items())]
+        words += ["--price", ",".join(f"{hw}={_number(p)}" for hw, p in c.prices.items())]
     if run.attention != base.attention:
         words += ["--attention", str(run.attention)]
     import shlex  # to_command only: the flag table's readers (field_flags) need no quoting
 
     return shlex.join(words)
+
+
+def _number(value: float) -> str:
+    """``value`` in as few digits as read back the same float (``2``, ``1.2345678``; ``:g``
+    alone keeps 6 significant digits, so a price of 1.2345678 came back as 1.23457)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def _text(value: Any, role: str) -> str:
