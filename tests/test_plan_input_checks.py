@@ -155,3 +155,19 @@ def test_the_longest_response_on_a_pool_names_the_rows_accelerators() -> None:
     assert line.startswith(f"longest response that fits on {row['hardware']}: "), line
     # engines apart on a pool of 4 + 4: each group on its own type, never 8 of one
     assert "4 x h20" in line and "4 x h100-sxm" in line, line
+
+
+@pytest.mark.parametrize(("groups", "fragment"), [
+    ("rollout=?@b200,actor+reference=?", "puts a group on b200, which the pool"),
+    ("rollout=12@h20,actor+reference=?", "keeps at least 12 GPUs on h20"),
+])  # fmt: skip
+def test_groups_the_pool_cannot_hold_say_why(groups: str, fragment: str) -> None:
+    """On the pool h20:8,h100:8 a group kept on a B200 or 12 GPUs kept on the H20 left no
+    valid candidate, and the error advised --gpus up to 8 or other --placements, neither of
+    which is the cause."""
+    res = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--hardware",
+                              "h20:8,h100:8", "--gpus", "16", "--groups", groups],
+                        env={"COLUMNS": "400"})  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and fragment in lines[0], res.output

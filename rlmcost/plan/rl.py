@@ -42,7 +42,7 @@ from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
-from rlmcost.plan.pool import hbm_limits, no_valid, pool_total, require_prices
+from rlmcost.plan.pool import check_groups, hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
@@ -182,7 +182,7 @@ def plan_rl(
         if counts_gpus != asked:
             notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
                          f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
-    _check_fixed_counts(space, counts_gpus)
+    check_groups(space.groups, space.pool, counts_gpus)  # kept counts and accelerators
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
@@ -269,21 +269,6 @@ def plan_rl(
         per_topology=per_topology,
         interrupted=interrupted,
     )
-
-
-def _check_fixed_counts(space: RLSpace, counts: tuple[int, ...]) -> None:
-    """SpecError when ``--groups`` keeps more GPUs (each ``?`` group at least one) than the
-    largest count searched, rather than the search's "below one replica" error."""
-    if not space.groups:
-        return
-    from rlmcost.plan.families import free_groups
-
-    fixed = free_groups(space.groups).fixed
-    least = sum(n or 1 for n in fixed)
-    if least > max(counts):
-        raise SpecError(f"--groups {space.groups!r} needs at least {least} GPUs (the counts it "
-                        f"keeps, 1 per '?' group) but --gpus searches at most {max(counts)}; "
-                        "raise --gpus or lower the kept counts")  # fmt: skip
 
 
 def _parts(base: Run, bases: Mapping[str, Run] | None,
