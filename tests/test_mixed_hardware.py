@@ -218,6 +218,10 @@ def test_plain_hardware_still_plans_as_before() -> None:
         (["plan", "grpo", "-m", "8b", "--hardware", "h2x:8,h100:8"], "unknown hardware"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h20:8,h100:8", "--objective", "cost"],
          "--price h20=USD"),
+        # a group kept on the unpriced H20 (no pool): every row's cost was None, the ranking
+        # "best by cost" arbitrary
+        (["plan", "grpo", "-m", "8b", "--gpus", "8", "--groups", "rollout=?@h20,actor+reference=?",
+          "--objective", "cost"], "--price h20=USD"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], fragment: str) -> None:

@@ -130,12 +130,17 @@ def hbm_limits(base: Run, cands: list[Any]) -> Any:
     return np.array([largest(c) for c in cands], dtype=float)
 
 
-def require_prices(base: Run, pool: Pool) -> None:
-    """SpecError when an accelerator the plan may use has no price (``--objective cost``)."""
+def require_prices(base: Run, pool: Pool, groups: str | None = None) -> None:
+    """SpecError when an accelerator the plan may use has no price (``--objective cost``):
+    the pool's, else the base Run's, and those ``--groups`` names (``rollout=?@h20``)."""
     from rlmcost.specs import get_hardware
     from rlmcost.specs.prices import prices_for
 
     names = [hw for hw, _ in pool] or [get_hardware(base.cluster.hardware).name]
+    if groups:
+        from rlmcost.plan.families import free_groups
+
+        names += [h for h in free_groups(groups).hardware if h is not None and h not in names]
     have = prices_for(names, base.cluster.prices)
     missing = [n for n in names if n not in have]
     if missing:

@@ -174,7 +174,7 @@ def plan_rl(
     space_families(base, space)  # unknown families, bad --groups: one line up front
     check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
     if obj is Objective.COST:
-        require_prices(base, space.pool)
+        require_prices(base, space.pool, space.groups)
     notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
         have, asked = pool_total(space.pool), counts_gpus
