@@ -330,3 +330,20 @@ def test_groups_on_faster_accelerators_than_the_run_keep_the_exhaustive_top_rows
         if e.fits:
             every.append((e.iteration_time_s, c.groups, c.tp, c.rollout_tp))
     assert got == sorted(every)[:10]
+
+
+def test_an_async_split_on_two_accelerators_offers_no_gpu_second_balance() -> None:
+    """The async note balanced the groups by GPU-seconds (rollout 7, actor+reference 9 of
+    rollout=8@h20, actor+reference=8@h100): an H20's GPU-second is not an H100's, and the
+    split named no accelerator. On one accelerator the balance stays."""
+    def split_note(groups: list[dict]) -> str:
+        run = _run(groups).replace(deployment={"placement": "async", "staleness": 1})
+        (note,) = [n for n in evaluate_deployment(run).notes if n.startswith("GPU split")]
+        return note
+
+    mixed = split_note([{"members": "rollout", "gpus": 8, "hardware": "h20"},
+                        {"members": "actor+reference", "gpus": 8, "hardware": "h100"}])
+    assert "on different accelerators" in mixed and "balanced by GPU-seconds it" not in mixed
+    one = split_note([{"members": "rollout", "gpus": 8},
+                      {"members": "actor+reference", "gpus": 8}])  # fmt: skip
+    assert "balanced by GPU-seconds it would be" in one
