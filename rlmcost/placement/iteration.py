@@ -275,7 +275,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
         notes += [gate_note] if gate_note else []
-        kinds = {placement.group(g.name).hardware or setup.hardware.name for g in groups}
+        kinds = {d.hardware or setup.hardware.name for d in placement.groups}  # mixed?
         notes += overlap_notes(float(per_p), busy, {g.name: g.gpus for g in groups},
                                placement.staleness, in_turn, mixed=len(kinds) > 1)  # fmt: skip
         notes += colocated_note(setup)
