@@ -96,6 +96,25 @@ def test_compare_side_by_side():
     assert [a["algorithm"] for a in json.loads(r.stdout)["algorithms"]] == ["ppo", "dpo"]
 
 
+def test_compare_gives_each_algorithms_cost():
+    """README: every report gives USD per iteration and per 1M trained tokens; compare's
+    table had them in --json only. Each column's figures are its --json cost (time x 4 GPUs
+    x 2.0 USD per GPU-hour / 3600 per iteration)."""
+    args = ("compare", "ppo", "grpo", "--model", "gpt-2", "--gpus", "4", "-B", "8", "-S", "64",
+            "-T", "64", "--price", "h100=2")  # fmt: skip
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    out = json.loads(run(*args, "--json").stdout)["algorithms"]
+    for label, key in (("USD per iteration", "per_iteration_usd"),
+                       ("USD per 1M tokens", "per_million_tokens_usd")):  # fmt: skip
+        line = next(ln for ln in r.stdout.splitlines() if label in ln)
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        assert cells == [label, *(f"{a['cost'][key]:,.4f}" for a in out)]
+    for a in out:
+        assert a["cost"]["per_iteration_usd"] == pytest.approx(
+            a["iteration"]["time_s"] * 4 * 2.0 / 3600)  # fmt: skip
+
+
 def test_algorithms_lists_every_algorithm():
     r = run("algorithms", "--json")
     assert r.exit_code == 0

@@ -211,10 +211,17 @@ def test_plain_hardware_still_plans_as_before() -> None:
         (["grpo", "-m", "8b", "--price", "h20=abc"], "is not HARDWARE=USD"),
         (["grpo", "-m", "8b", "--price", "tpu=1"], "unknown hardware 'tpu'"),
         (["grpo", "-m", "8b", "--price", "h100=0"], "positive number"),
+        # one accelerator priced twice (the same name or an alias): not the last one silently
+        (["grpo", "-m", "8b", "--price", "h100=1,h100=2"], "h100 given twice"),
+        (["grpo", "-m", "8b", "--price", "h100=1,h100-sxm=2"], "h100-sxm given twice"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h20:x,h100:8"], "is not NAME:GPUS"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h2x:8,h100:8"], "unknown hardware"),
         (["plan", "grpo", "-m", "8b", "--hardware", "h20:8,h100:8", "--objective", "cost"],
          "--price h20=USD"),
+        # a group kept on the unpriced H20 (no pool): every row's cost was None, the ranking
+        # "best by cost" arbitrary
+        (["plan", "grpo", "-m", "8b", "--gpus", "8", "--groups", "rollout=?@h20,actor+reference=?",
+          "--objective", "cost"], "--price h20=USD"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], fragment: str) -> None:
@@ -257,6 +264,22 @@ def test_a_pool_row_reproduces_as_a_single_query() -> None:
         assert single["cost"]["per_iteration_usd"] == row["cost_per_iteration_usd"]
 
 
+def test_a_price_of_many_digits_round_trips_through_the_command() -> None:
+    """``Run.to_command`` wrote prices with ``:g`` (6 significant digits): --price
+    h20=1.2345678 came back as 1.23457 and the command's cost differed from the run's."""
+    from rlmcost.cli.validate import run_from_argv
+
+    run = _run([{"members": "rollout", "gpus": 8, "hardware": "h20"},
+                {"members": "actor+reference", "gpus": 8, "hardware": "h100"}],
+               prices={"h20": 1.2345678, "h100": 2.5})  # fmt: skip
+    line = run.to_command()
+    assert "--price h20=1.2345678,h100-sxm=2.5" in line, line
+    import shlex
+
+    again = run_from_argv("grpo", shlex.split(line)[2:])
+    assert again.cluster.prices == run.cluster.prices
+
+
 def test_the_deployment_file_names_group_hardware(tmp_path) -> None:  # noqa: ANN001
     path = tmp_path / "dep.yaml"
     path.write_text("groups:\n  - {members: rollout, gpus: 8, hardware: H20}\n"
@@ -282,3 +305,45 @@ def test_an_unpriced_accelerator_names_the_price_that_mends_it() -> None:
     text = cost_text(_Ev())
     assert "not priced" in text and "give --price h20=USD)" in text
     assert "h100-sxm=USD" not in text  # a priced accelerator needs no --price
+
+
+def test_groups_on_faster_accelerators_than_the_run_keep_the_exhaustive_top_rows() -> None:
+    """Branch and bound skips a candidate only when its time bound is worse than the k-th
+    exact row; the bound took the base Run's L40S peak and HBM bandwidth for groups that run
+    on an H200 and a B200, so it exceeded their exact times and the top 10 missed a row
+    (rollout=8/actor+reference=8 at TP 1 and engine TP 1, 13.18 s). Independent: every
+    candidate of the space evaluated exactly, the fitting ones sorted by time."""
+    from rlmcost.plan.rl_candidates import candidate_run, candidates
+
+    base = Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "cluster": {"hardware": "l40s"}})  # fmt: skip
+    space = RLSpace(placements=(), groups="rollout=?@h200,actor+reference=?@b200", tp=(1, 2),
+                    rollout_tp=(1, 2), micro_batch=(1,), ckpt=(Checkpointing.FULL,),
+                    offload=(False,))  # fmt: skip
+    got = [(r["time_s"], r["groups"], r["tp"], r["rollout_tp"])
+           for r in plan_rl(base, 16, space=space, top=10).rows]  # fmt: skip
+    every = []
+    for c in candidates(base, space, 16):
+        e = evaluate_deployment(candidate_run(base, c))
+        if e.fits:
+            every.append((e.iteration_time_s, c.groups, c.tp, c.rollout_tp))
+    assert got == sorted(every)[:10]
+
+
+def test_an_async_split_on_two_accelerators_offers_no_gpu_second_balance() -> None:
+    """The async note balanced the groups by GPU-seconds (rollout 7, actor+reference 9 of
+    rollout=8@h20, actor+reference=8@h100): an H20's GPU-second is not an H100's, and the
+    split named no accelerator. On one accelerator the balance stays."""
+    def split_note(groups: list[dict]) -> str:
+        run = _run(groups).replace(deployment={"placement": "async", "staleness": 1})
+        (note,) = [n for n in evaluate_deployment(run).notes if n.startswith("GPU split")]
+        return note
+
+    mixed = split_note([{"members": "rollout", "gpus": 8, "hardware": "h20"},
+                        {"members": "actor+reference", "gpus": 8, "hardware": "h100"}])
+    assert "on different accelerators" in mixed and "balanced by GPU-seconds it" not in mixed
+    one = split_note([{"members": "rollout", "gpus": 8},
+                      {"members": "actor+reference", "gpus": 8}])  # fmt: skip
+    assert "balanced by GPU-seconds it would be" in one

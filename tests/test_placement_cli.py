@@ -137,3 +137,19 @@ def test_the_caption_names_the_deployments_model_states():
     assert "Trainers: fp32 weights and gradients (bf16 compute copy per unit)" in default
     assert "Trainers: bf16 weights and gradients, fp32 Adam master weights" in bare
     assert "fp32 Adam states (12 B/param)" not in default
+
+
+def test_the_side_by_side_table_gives_each_placements_cost():
+    """README: every report gives USD per iteration; the placements table had it in --json
+    only. Each row's $/iter is its --json cost (time x 4 GPUs x 2.0 USD per GPU-hour)."""
+    args = ("placements", "-m", "gpt-2", "--gpus", "4", "-B", "8", "-S", "64", "-T", "64",
+            "--price", "h100=2")  # fmt: skip
+    r = runner.invoke(app, list(args), env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "$/iter" in r.output
+    out = json.loads(run(*args, "--json").stdout)
+    for p in out["placements"]:
+        usd = p["cost"]["per_iteration_usd"]
+        assert usd == pytest.approx(p["iteration_time_s"] * 4 * 2.0 / 3600)
+        line = next(ln for ln in r.output.splitlines() if ln.startswith(f"│ {p['placement']} "))
+        assert f"{usd:,.4f}" in line, line

@@ -97,3 +97,77 @@ def test_a_bracket_tp_the_actor_rules_out_is_one_line(groups: str, fragment: str
     res = runner.invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8", "--groups", groups])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert fragment in res.output
+
+
+def test_a_cost_objective_for_training_layouts_is_one_line() -> None:
+    """`plan train` prices nothing (its rows have no $ columns): --objective cost was a
+    KeyError traceback from the bound's preselection; it is refused up front, in the CLI and
+    the library, naming gpu-hours (the same order on one accelerator)."""
+    res = runner.invoke(app, ["plan", "train", "-m", "llama-3.2-1b", "--gpus", "8",
+                              "--objective", "cost"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "gpu-hours" in lines[0], res.output
+    with pytest.raises(SpecError, match="gpu-hours"):
+        rlmcost.plan("train", "llama-3.2-1b", 8, objective="cost")
+
+
+@pytest.mark.parametrize("price", [[1.2], 1.2, ("h20", 1.2)])
+def test_a_price_that_is_not_a_mapping_is_one_line(price: object) -> None:
+    """``price=[1.2]`` was an AttributeError ('list' object has no attribute 'items') from
+    both rlmcost.estimate and rlmcost.plan; a SpecError says what a price is."""
+    with pytest.raises(SpecError, match="mapping hardware -> USD per GPU-hour"):
+        rlmcost.estimate("grpo", "llama-3.2-1b", price=price)
+    with pytest.raises(SpecError, match="mapping hardware -> USD per GPU-hour"):
+        rlmcost.plan("grpo", "llama-3.2-1b", 8, price=price)
+
+
+def test_groups_that_keep_more_gpus_than_the_budget_say_so() -> None:
+    """`--groups rollout=12,actor+reference=?` on 8 GPUs was refused as "every count is below
+    one trainer replica (tp*pp) plus one engine replica", which names neither the groups nor
+    the 13 GPUs they need (12 kept, at least 1 for the '?' group)."""
+    res = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                              "--groups", "rollout=12,actor+reference=?"])  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "needs at least 13 GPUs" in lines[0], res.output
+    # at the budget they fit in, the same groups plan
+    ok = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "16", "--reward",
+                             "rule", "-B", "16", "-K", "4", "--groups",
+                             "rollout=12,actor+reference=?", "--tp", "1", "--rollout-tp", "1",
+                             "--micro-batch", "1", "--ckpt", "full", "--json"])  # fmt: skip
+    assert ok.exit_code == 0, ok.output
+    assert {r["groups"] for r in json.loads(ok.stdout)["rows"]} == {
+        "rollout=12,actor+reference=4"}  # fmt: skip
+
+
+def test_the_longest_response_on_a_pool_names_the_rows_accelerators() -> None:
+    """`--max-response-len` on the pool h20:4,h100:4 printed "fits on 8 x h20" (the base
+    Run's hardware) for a deployment on 4 H20 and 4 H100; the line names the row's GPUs."""
+    args = ["plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "-B", "8", "-K", "4",
+            "--hardware", "h20:4,h100:4", "--gpus", "8", "--placements", "split",
+            "--tp", "1", "--rollout-tp", "1", "--micro-batch", "1", "--ckpt", "full",
+            "--max-response-len"]  # fmt: skip
+    res = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    row = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["deployment"]
+    (line,) = [ln for ln in res.output.splitlines() if ln.startswith("longest response")]
+    assert line.startswith(f"longest response that fits on {row['hardware']}: "), line
+    # engines apart on a pool of 4 + 4: each group on its own type, never 8 of one
+    assert "4 x h20" in line and "4 x h100-sxm" in line, line
+
+
+@pytest.mark.parametrize(("groups", "fragment"), [
+    ("rollout=?@b200,actor+reference=?", "puts a group on b200, which the pool"),
+    ("rollout=12@h20,actor+reference=?", "keeps at least 12 GPUs on h20"),
+])  # fmt: skip
+def test_groups_the_pool_cannot_hold_say_why(groups: str, fragment: str) -> None:
+    """On the pool h20:8,h100:8 a group kept on a B200 or 12 GPUs kept on the H20 left no
+    valid candidate, and the error advised --gpus up to 8 or other --placements, neither of
+    which is the cause."""
+    res = runner.invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--hardware",
+                              "h20:8,h100:8", "--gpus", "16", "--groups", groups],
+                        env={"COLUMNS": "400"})  # fmt: skip
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and fragment in lines[0], res.output

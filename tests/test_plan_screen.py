@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.parallel.layout import ZeroStage
+from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl import plan_rl
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
@@ -239,3 +239,28 @@ def test_the_screen_stays_below_slimes_whole_mixers() -> None:
         assert s.parts[0][0] <= trained, c
         below += c.tp > 1 and s.parts[0][0] < trained
     assert below >= 12, below  # 48 of the candidates at TP 2 and 4
+
+
+def test_the_refit_bound_counts_a_gb200_racks_hosts() -> None:
+    """OpenRLHF's NCCL refit into engines apart crosses nodes from each sending host over its
+    own NICs (placement/weight_syncs.py: lanes = sending hosts, HardwareSpec.host_gpus, 4 on a
+    GB200 NVL72 rack of 72 GPUs). The screen counted lanes by the 72-GPU node, one lane for 22
+    trainers, so its bound (12.49 s) exceeded the exact iteration (11.47 s) of rollout=122
+    (engine TP 2), actor+reference=22 on 144 GB200s, and branch and bound could skip a top
+    row."""
+    base = Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "gb200"}})  # fmt: skip
+    space = RLSpace(placements=(), groups="rollout=?,actor+reference=?", tp=(1,),
+                    rollout_tp=(2,), micro_batch=(1,), offload=(False,),
+                    ckpt=(Checkpointing.FULL,))  # fmt: skip
+    cands = [c for c in candidates(base, space, 144) if c.groups in (
+        "rollout=122,actor+reference=22", "rollout=124,actor+reference=20",
+        "rollout=126,actor+reference=18")]  # fmt: skip
+    assert len(cands) == 3
+    q = query(base, evaluate_deployment(candidate_run(base, cands[0])))
+    s = screen(q, candidate_arrays(cands))
+    for c, bound in zip(cands, s.time, strict=True):
+        e = evaluate_deployment(candidate_run(base, c))  # independent: the exact evaluation
+        assert bound <= e.iteration_time_s, (c.groups, bound, e.iteration_time_s)

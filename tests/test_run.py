@@ -36,6 +36,8 @@ QUERIES = [
     ("ppo", "-m", "gpt-2", "-B", "8", "-S", "64", "-T", "64", "--zero", "3",
      "--groups", "rollout=2[tp=1],actor+reference=1,critic+reward=1"),
     ("grpo", "-m", "qwen2.5-7b", "--framework", "verl", "--gpus", "8", "-T", "256"),
+    # a KL over a preset whose default is --no-kl (verl, slime, TRL): the command says --kl
+    ("grpo", "-m", "qwen2.5-7b", "--framework", "slime", "--kl", "--gpus", "8", "-T", "256"),
     ("compare", "ppo", "grpo", "dpo", "-m", "gpt-2", "-B", "8", "-S", "64", "-T", "64"),
     ("placements", "-m", "gpt-2", "-B", "8", "-S", "64", "-T", "64", "--gpus", "4"),
     ("placements", "-m", "gpt-2", "-B", "8", "-S", "64", "-T", "64", "--gpus", "4",

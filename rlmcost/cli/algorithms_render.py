@@ -268,6 +268,8 @@ def render_comparison(c: Any) -> None:
     rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
     rows.append(("Iteration time", *(format_seconds(e.time_s) for e in es)))
     rows.append(("Iteration time >=", *(format_seconds(e.time_lower_bound_s) for e in es)))
+    rows.append(("USD per iteration", *(_usd(e, "per_iteration_usd") for e in es)))
+    rows.append(("USD per 1M tokens", *(_usd(e, "per_million_tokens_usd") for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
     rows.append(
         ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
@@ -282,13 +284,21 @@ def render_comparison(c: Any) -> None:
     )
 
 
+def _usd(e: Any, key: str) -> str:
+    """``e``'s cost ``key`` (``cost_json``) as text; ``-`` where no price is known."""
+    ev = e.evaluation
+    value = ev.cost_json()[key] if ev is not None else None
+    return "-" if value is None else f"{value:,.4f}"
+
+
 def _compare_caption(e: Any) -> str:
     i = e.inputs()
     return (
         f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
         "algorithm (its default unless given). Critic/reward/reference = the actor's model "
         "unless given. All models co-located; time = roofline lower bound, "
-        f"{e.calibration}; {_dtypes(e)}."
+        f"{e.calibration}; {_dtypes(e)}; USD at --price or the cited list price per GPU-hour "
+        "(-: not priced)."
     )
 
 

@@ -54,6 +54,7 @@ def render_comparison(c: Any) -> None:
             format_bytes(e.peak_memory_bytes_per_device),
             "yes" if e.fits else f"NO +{format_bytes(e.shortfall_bytes)}",
             format_bytes(e.weight_sync_bytes),
+            "-" if e.cost_per_iteration_usd is None else f"{e.cost_per_iteration_usd:,.4f}",
         )
         for e in es
     ]
@@ -74,12 +75,15 @@ def render_comparison(c: Any) -> None:
             "peak mem/dev",
             "fits",
             "weight sync",
+            "$/iter",
         ],  # fmt: skip
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
         f"{first.lengths.describe(w.response_len)}. * = fastest that fits; back to back = the "
-        "stages' times summed (a synchronous loop). " + _caption(first),
-        right=(2, 3, 4, 5, 6, 7, 8, 10),
+        "stages' times summed (a synchronous loop); $/iter = USD per iteration (predicted "
+        "seconds x GPUs x USD per GPU-hour, --price or the cited list price; -: not priced). "
+        + _caption(first),
+        right=(2, 3, 4, 5, 6, 7, 8, 10, 11),
     )
     if best is not None:
         print(

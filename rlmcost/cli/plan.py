@@ -201,11 +201,12 @@ def _print_longest(base: Any, n: int, json_out: bool, t: int, row: dict[str, Any
                                       "not_fitting": not_fitting,
                                       "interrupted": interrupted}))  # fmt: skip
         return
-    hw = base.cluster.hardware
+    # the row's own GPUs (a pool: "4 x h20 + 4 x h100-sxm"), not the base Run's hardware
+    where = row["hardware"] if row is not None else f"{n} x {base.cluster.hardware}"
     if interrupted:
         left = (f"{not_fitting:,} tokens do not fit" if not_fitting is not None
                 else "the longer lengths were not tried")  # fmt: skip
-        note(f"interrupted (Ctrl-C): {t:,} tokens fit on {n} x {hw}; {left}" if row is not None
+        note(f"interrupted (Ctrl-C): {t:,} tokens fit on {where}; {left}" if row is not None
              else "interrupted (Ctrl-C) before a response length that fits was found")
     elif row is None:
         note(f"no deployment fits even {not_fitting or 1024:,} response tokens on {n} GPUs")
@@ -214,7 +215,7 @@ def _print_longest(base: Any, n: int, json_out: bool, t: int, row: dict[str, Any
         return
     why = ("stopped by the model's trained context less the prompt"
            if t == response_limit(base) else "stopped by memory")  # fmt: skip
-    print(f"longest response that fits on {n} x {hw}: {t:,} tokens"
+    print(f"longest response that fits on {where}: {t:,} tokens"
           + (" at least (the search was interrupted)." if interrupted else f" ({why})."))
     print(f"  {row['command'] or _NO_LINE}")
 

@@ -276,9 +276,9 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
                 busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
         notes += [gate_note] if gate_note else []
-        notes += overlap_notes(float(per_p), busy,
-                               {g.name: g.gpus for g in groups}, placement.staleness,
-                               in_turn)  # fmt: skip
+        kinds = {d.hardware or setup.hardware.name for d in placement.groups}  # mixed?
+        notes += overlap_notes(float(per_p), busy, {g.name: g.gpus for g in groups},
+                               placement.staleness, in_turn, mixed=len(kinds) > 1)  # fmt: skip
         notes += colocated_note(setup)
     if setup.deployment.partial_rollout:
         rules = framework_stream(setup, (1,), 1, 1)

@@ -51,10 +51,13 @@ def overlap_notes(
     gpus: Mapping[str, int],
     staleness: int,
     in_turn_s: float | None = None,
+    mixed: bool = False,
 ) -> list[str]:
     """Notes for an iteration of ``period_s`` predicted seconds whose groups are busy
     ``busy_s`` each (their units' predicted seconds summed) on ``gpus`` each; ``in_turn_s``:
-    the same groups and units without overlap (staleness 0), the saving's reference."""
+    the same groups and units without overlap (staleness 0), the saving's reference;
+    ``mixed``: the groups run on different accelerators, whose GPU-seconds do not add, so no
+    split balanced by them is offered."""
     if not staleness or len(busy_s) < 2 or period_s <= 0:
         return []
     bottleneck = max(busy_s, key=lambda g: busy_s[g])
@@ -83,7 +86,13 @@ def overlap_notes(
     total = sum(gpus.values())
     gpu_s = {g: busy_s[g] * gpus[g] for g in busy_s}
     spread = sum(gpu_s.values()) / total
-    if spread > 0:
+    if spread > 0 and mixed:
+        notes.append(
+            f"GPU split: {', '.join(f'{g} {gpus[g]}' for g in gpus)} of {total}, on different "
+            "accelerators: a GPU-second of one is not one of another, so no split balanced by "
+            "GPU-seconds is offered (`rlmcost plan --hardware` searches the split over a pool)"
+        )
+    elif spread > 0:
         split = ", ".join(f"{g} {total * gpu_s[g] / sum(gpu_s.values()):.0f}" for g in gpu_s)
         notes.append(
             f"GPU split: {', '.join(f'{g} {gpus[g]}' for g in gpus)} of {total}; balanced by "

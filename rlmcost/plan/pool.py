@@ -57,6 +57,37 @@ def assignments(n_groups: int, counts: tuple[int, ...], gpus: int, pool: Pool,
     return out
 
 
+def check_groups(groups: str | None, pool: Pool, counts: tuple[int, ...]) -> None:
+    """SpecError up front when ``--groups`` keeps more GPUs (each ``?`` group at least one)
+    than the largest count searched, puts a group on an accelerator the pool lacks, or keeps
+    more of one accelerator than the pool has: the search would find nothing valid and say
+    only that (with advice about the families that does not apply)."""
+    if not groups:
+        return
+    from rlmcost.plan.families import free_groups
+
+    fam = free_groups(groups)
+    least = sum(n or 1 for n in fam.fixed)
+    if least > max(counts):
+        raise SpecError(f"--groups {groups!r} needs at least {least} GPUs (the counts it "
+                        f"keeps, 1 per '?' group) but --gpus searches at most {max(counts)}; "
+                        "raise --gpus or lower the kept counts")  # fmt: skip
+    if not pool:
+        return
+    have, text = dict(pool), ",".join(f"{h}:{n}" for h, n in pool)
+    kept = fam.hardware or (None,) * len(fam.fixed)
+    for name in dict.fromkeys(h for h in kept if h is not None):
+        if name not in have:
+            raise SpecError(f"--groups {groups!r} puts a group on {name}, which the pool "
+                            f"--hardware {text} does not have; add {name}:GPUS to --hardware "
+                            f"or drop @{name}")  # fmt: skip
+        on = sum(n or 1 for n, h in zip(fam.fixed, kept, strict=True) if h == name)
+        if on > have[name]:
+            raise SpecError(f"--groups {groups!r} keeps at least {on} GPUs on {name} (1 per "
+                            f"'?' group) but the pool --hardware {text} has {have[name]} of "
+                            "it")  # fmt: skip
+
+
 def pool_total(pool: Pool) -> int:
     """GPUs in the pool."""
     return sum(n for _, n in pool)
@@ -99,12 +130,17 @@ def hbm_limits(base: Run, cands: list[Any]) -> Any:
     return np.array([largest(c) for c in cands], dtype=float)
 
 
-def require_prices(base: Run, pool: Pool) -> None:
-    """SpecError when an accelerator the plan may use has no price (``--objective cost``)."""
+def require_prices(base: Run, pool: Pool, groups: str | None = None) -> None:
+    """SpecError when an accelerator the plan may use has no price (``--objective cost``):
+    the pool's, else the base Run's, and those ``--groups`` names (``rollout=?@h20``)."""
     from rlmcost.specs import get_hardware
     from rlmcost.specs.prices import prices_for
 
     names = [hw for hw, _ in pool] or [get_hardware(base.cluster.hardware).name]
+    if groups:
+        from rlmcost.plan.families import free_groups
+
+        names += [h for h in free_groups(groups).hardware if h is not None and h not in names]
     have = prices_for(names, base.cluster.prices)
     missing = [n for n in names if n not in have]
     if missing:

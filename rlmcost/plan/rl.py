@@ -42,7 +42,7 @@ from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
 from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
-from rlmcost.plan.pool import hbm_limits, no_valid, pool_total, require_prices
+from rlmcost.plan.pool import check_groups, hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
@@ -174,7 +174,7 @@ def plan_rl(
     space_families(base, space)  # unknown families, bad --groups: one line up front
     check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
     if obj is Objective.COST:
-        require_prices(base, space.pool)
+        require_prices(base, space.pool, space.groups)
     notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
         have, asked = pool_total(space.pool), counts_gpus
@@ -182,6 +182,7 @@ def plan_rl(
         if counts_gpus != asked:
             notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
                          f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
+    check_groups(space.groups, space.pool, counts_gpus)  # kept counts and accelerators
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}

@@ -190,7 +190,8 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         return found
     hbm = get_hardware(base.cluster.hardware).hbm_bytes
     arrays = candidate_arrays(cands)
-    s = screen(query(base, pool=space.pool), arrays)
+    pool = bound_pool(space)  # the accelerators any candidate's group may run on
+    s = screen(query(base, pool=pool), arrays)
     keep = s.memory <= hbm_limits(base, cands)  # a pool: the largest HBM of its accelerators
     counts.pruned = int((~keep).sum())
     out = np.flatnonzero(~keep)
@@ -212,7 +213,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     names = np.array([cands[i].family for i in todo])
     for name in dict.fromkeys(names.tolist()):  # the work differs by family (ac-shared)
         at = np.flatnonzero(names == name)
-        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]), space.pool)
+        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]), pool)
         part = {k: v[at] for k, v in sub.items()}
         tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
                              part["rollout_gpus"].astype(np.float64), engine_tp(part),
@@ -234,6 +235,19 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo]), run, obj, top,
             progress, hbm)  # fmt: skip
     return found
+
+
+def bound_pool(space: RLSpace) -> tuple[tuple[str, int], ...]:
+    """The screen's pool: ``--hardware``'s and the accelerators ``--groups`` names
+    (``rollout=?@h200``), so that the time bound takes the fastest a group may run on, not
+    the base Run's hardware (a bound above the exact time would skip a top row)."""
+    if not space.groups:
+        return space.pool
+    from rlmcost.plan.families import free_groups
+
+    named = [h for h in free_groups(space.groups).hardware if h is not None]
+    have = {h for h, _ in space.pool}
+    return (*space.pool, *((h, 0) for h in dict.fromkeys(named) if h not in have))
 
 
 def _probe(base: Run, some: list[RLCandidate]) -> Any:

@@ -50,7 +50,11 @@ def refit_apart_s(q: Query, gpus: np.ndarray, train: np.ndarray, rollout: np.nda
     nbytes = int(q.refit_bytes)
     gpn = q.hardware.gpus_per_node
     cross = gpus > gpn
-    lanes = np.where(cross, np.minimum(-(-train // gpn), -(-np.maximum(rollout, 1) // gpn)), 1)
+    # each host sends its own part over its own NICs (a GB200 NVL72 rack is 18 hosts of 4
+    # GPUs, HardwareSpec.host_gpus, as weight_syncs counts them); a pool's smallest host
+    # gives the most lanes, the shortest sync, as a lower bound must
+    host = min(h.host_gpus for h in (q.hardware, *q.pool))
+    lanes = np.where(cross, np.minimum(-(-train // host), -(-np.maximum(rollout, 1) // host)), 1)
     mech = Refit(q.refit_apart)
     # through shared storage the full model is saved once and reloaded by every server;
     # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)

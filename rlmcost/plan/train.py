@@ -60,6 +60,9 @@ def plan_train(
 
     start = time.perf_counter()
     obj = parse_objective(objective)
+    if obj is Objective.COST:
+        raise SpecError("--objective cost: `plan train` prices no rows (one accelerator: "
+                        "cost ranks as --objective gpu-hours); cost is for the RL plans")
     counts_gpus = parse_gpus(gpus)
     if top < 1:
         raise SpecError(f"--top {top} must be a positive integer")

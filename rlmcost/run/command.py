@@ -111,7 +111,7 @@ def to_command(run: Run, command: str | None = None) -> str:
         if getattr(a, field) is not None:
             words += [flag, str(getattr(a, field))]
     words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
-    words += [] if a.kl else ["--no-kl"]
+    words += ["--no-kl"] if not a.kl else ["--kl"] if _preset_drops_kl(run) else []
     words += ["--ref-precomputed"] if a.ref_precomputed else []
     words += ["--reward", "rule"] if a.rule_reward else []
     w = run.workload
@@ -125,14 +125,21 @@ def to_command(run: Run, command: str | None = None) -> str:
     for field, flag in _CLUSTER_FLAGS.items():
         value = getattr(c, field)
         if value is not None and value != getattr(base.cluster, field):
-            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+            words += [flag, _number(value) if isinstance(value, float) else str(value)]
     if c.prices:
-        words += ["--price", ",".join(f"{hw}={p:g}" for hw, p in c.prices.items())]
+        words += ["--price", ",".join(f"{hw}={_number(p)}" for hw, p in c.prices.items())]
     if run.attention != base.attention:
         words += ["--attention", str(run.attention)]
     import shlex  # to_command only: the flag table's readers (field_flags) need no quoting
 
     return shlex.join(words)
+
+
+def _number(value: float) -> str:
+    """``value`` in as few digits as read back the same float (``2``, ``1.2345678``; ``:g``
+    alone keeps 6 significant digits, so a price of 1.2345678 came back as 1.23457)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def _text(value: Any, role: str) -> str:
@@ -255,6 +262,18 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     if framework is None:
         return False
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
+
+
+def _preset_drops_kl(run: Run) -> bool:
+    """The framework's preset runs the algorithm without its reference (verl's, slime's and
+    TRL's KL coefficient 0: :func:`~rlmcost.frameworks.presets.preset_options`), so a Run
+    that keeps the KL says ``--kl``."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.presets import preset_options
+
+    framework = run.deployment.framework
+    return framework is not None and not preset_options(
+        framework, get_algorithm(run.algorithm.name))["kl"]
 
 
 def _preset_caps(framework: str | None, kind: str) -> bool:

@@ -42,12 +42,17 @@ def check_prices(prices: dict[str, float] | None) -> dict[str, float]:
     positive number; SpecError naming the bad entry and the known hardware otherwise."""
     from rlmcost.specs.registry import hardware_name
 
+    if prices is not None and not isinstance(prices, dict):
+        raise SpecError(f"prices {prices!r:.60}: give a mapping hardware -> USD per GPU-hour, "
+                        "e.g. {'h20': 1.2}, or the text h20=1.2")  # fmt: skip
     out: dict[str, float] = {}
     for name, value in (prices or {}).items():
         try:
             canonical = hardware_name(str(name))
         except SpecError as exc:
             raise SpecError(f"price for {exc}") from None
+        if canonical in out:
+            raise SpecError(f"price for {canonical} given twice ({name}={value!r}); give it once")
         if isinstance(value, bool) or not isinstance(value, int | float) or \
                 not math.isfinite(value) or value <= 0:  # fmt: skip
             raise SpecError(
@@ -77,6 +82,8 @@ def parse_prices(text: str | None) -> dict[str, float]:
     out: dict[str, Any] = {}
     for item in s.split(","):
         name, eq, value = item.partition("=")
+        if name.strip() in out:
+            raise SpecError(f"--price {text!r}: {name.strip()} given twice; give it once")
         try:
             out[name.strip()] = float(value)
         except ValueError:
