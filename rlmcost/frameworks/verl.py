@@ -373,8 +373,8 @@ def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
     else:
         q.convert(f"{ACTOR}.ppo_micro_batch_size_per_gpu={per_gpu}", "--micro-batch", per_gpu,
                   "sequences per GPU per forward/backward (already per GPU)")  # fmt: skip
-    mini = dict(q.flags)["--mini-batches"]
-    samples = dict(q.flags)["--batch"] * dict(q.flags)["--group"] // mini
+    flags = dict(q.flags)  # --mini-batches 1 is the command's default, left out of the query
+    samples = flags["--batch"] * flags["--group"] // flags.get("--mini-batches", 1)
     if samples % dp or (samples // dp) % per_gpu:
         raise SpecError(
             f"{r.where}: a mini-batch of {samples:,} sequences over {dp} data-parallel ranks "
