@@ -36,3 +36,62 @@ def test_verl_one_mini_batch_per_step_checks_the_micro_batch_split(tmp_path) -> 
     on_8 = [a.replace("n_gpus_per_node=2", "n_gpus_per_node=8") for a in VERL_LORA_3B]
     with pytest.raises(SpecError, match="does not split into micro-batches of 40"):
         import_verl(empty, on_8)
+
+
+def _openrlhf(name: str) -> list[str]:
+    """An OpenRLHF launch's arguments from tests/data/frameworks (one option a line)."""
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "frameworks" / name).read_text()
+    return shlex.split(" ".join(ln for ln in text.splitlines() if not ln.startswith("#")))
+
+
+def test_openrlhf_dotted_arguments_read_as_the_flat_ones() -> None:
+    """train_prorlv2_math_hybrid_engine.sh in its dotted form (@3c3be623, OpenRLHF ed62d0e2 on)
+    and its flat form (@v0.10.1): the same launch, the same query; before, the dotted one was
+    refused for want of --pretrain."""
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    dotted = import_openrlhf(_openrlhf("openrlhf_prorlv2_3c3be623.args"))
+    flat = import_openrlhf(_openrlhf("openrlhf_prorlv2_v0.10.1.args"))
+    assert dotted.flags == flat.flags
+    flags = dict(dotted.flags)
+    # the script: --rollout.batch_size 512, --rollout.n_samples_per_prompt 16,
+    # --train.batch_size 1024, --vllm.num_engines 8, --vllm.gpu_memory_utilization 0.75
+    assert (flags["--batch"], flags["--group"], flags["--mini-batches"]) == (512, 16, 8)
+    assert (flags["--gpus"], flags["--gpu-memory-utilization"]) == (8, 0.75)
+    assert any("dotted arguments" in n for n in dotted.notes)
+    assert not any(k.startswith("--ds.") or k.startswith("--actor.") for k in dotted.ignored)
+
+
+def test_openrlhf_max_len_and_max_new_tokens_set_the_lengths() -> None:
+    """Since OpenRLHF d0e088b6 (v0.10.0) --max_len bounds prompt + response and
+    --max_new_tokens the response (train_prorlv2_math_hybrid_engine.sh: 9216 and 8192, where it
+    gave --prompt_max_len 1024 --generate_max_len 8192 before); they were ignored, the lengths
+    left at 1024 each."""
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    flags = dict(import_openrlhf(_openrlhf("openrlhf_prorlv2_v0.10.1.args")).flags)
+    assert (flags["--prompt-len"], flags["--response-len"]) == (1024, 8192)
+    base = [a for a in _openrlhf("openrlhf_prorlv2_v0.10.1.args")]
+    i = base.index("--max_new_tokens")
+    no_cap = base[:i] + base[i + 2:]  # train_ppo_ray_hybrid_engine.sh @v0.10.1: --max_len only
+    q = import_openrlhf(no_cap)
+    assert (dict(q.flags)["--prompt-len"], dict(q.flags)["--response-len"]) == (4608, 4608)
+    assert any("--max_len 9216 bounds prompt + response" in n for n in q.notes)
+
+
+def test_openrlhf_agent_function_is_the_reward() -> None:
+    """train_reinforce_baseline_hybrid_engine.sh @3c3be623 scores with --train.agent_func_path
+    and names no reward model: OpenRLHF sets remote_rm_url to 'agent' (train_ppo_ray.py, v0.8.0
+    on); the importer asked for --reward_pretrain."""
+    from rlmcost.frameworks.openrlhf import import_openrlhf
+
+    argv = [a for a in _openrlhf("openrlhf_prorlv2_3c3be623.args")]
+    i = argv.index("--reward.remote_url")
+    argv[i:i + 2] = ["--train.agent_func_path", "examples/python/agent_func.py"]
+    q = import_openrlhf(argv)
+    assert q.algorithm == "rlvr"
+    assert "--reward" not in dict(q.flags)
+    assert any("--agent_func_path" in n for n in q.notes)

@@ -82,7 +82,7 @@ MODULE_LAYER = {
        for m in ("argv", "config", "cpu_optimizer", "megatron_split", "moe_capacity",
                  "moe_dispatcher", "nemo_rl", "nemo_rl_batching", "nemo_rl_defaults", "nemo_rl_env",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_vllm", "nemo_rl_worker",
-                 "openrlhf", "p2p_overlap", "result", "slime",
+                 "openrlhf", "openrlhf_layouts", "p2p_overlap", "result", "slime",
                  "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches",
                  "verl_engine", "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",
