@@ -95,3 +95,24 @@ def test_openrlhf_agent_function_is_the_reward() -> None:
     assert q.algorithm == "rlvr"
     assert "--reward" not in dict(q.flags)
     assert any("--agent_func_path" in n for n in q.notes)
+
+
+def test_trl_accelerate_keys_that_change_the_cost_are_listed_when_not_read() -> None:
+    """TRL's context_parallel_2gpu.yaml (@f2cd5771) runs accelerate's context parallelism
+    (parallelism_config_cp_size 2) and FSDP's own activation checkpointing: neither is read,
+    and both were dropped without a word; now each is an ignored key. open-r1's zero3.yaml
+    (tests/data/frameworks/trl_accelerate_zero3.yaml) leaves none."""
+    from pathlib import Path
+
+    from rlmcost.frameworks.trl import import_trl
+
+    data = Path(__file__).parent / "data" / "frameworks"
+    q = import_trl(data / "trl_grpo.yaml", ["num_processes=2", "num_generations=8"],
+                   data / "trl_accelerate_context_parallel_2gpu.yaml")
+    where = "accelerate config trl_accelerate_context_parallel_2gpu.yaml"
+    assert f"{where}: parallelism_config.parallelism_config_cp_size=2" in q.ignored
+    assert f"{where}: fsdp_config.fsdp_activation_checkpointing=True" in q.ignored
+    assert dict(q.flags)["--zero"] == "3"
+    zero3 = import_trl(data / "trl_grpo.yaml", [], data / "trl_accelerate_zero3.yaml")
+    assert not [k for k in zero3.ignored if k.startswith("accelerate config")]
+
