@@ -116,3 +116,26 @@ def test_trl_accelerate_keys_that_change_the_cost_are_listed_when_not_read() -> 
     zero3 = import_trl(data / "trl_grpo.yaml", [], data / "trl_accelerate_zero3.yaml")
     assert not [k for k in zero3.ignored if k.startswith("accelerate config")]
 
+
+def test_nemo_rl_v02_fsdp1_config_is_refused_by_name(tmp_path) -> None:
+    """NeMo RL v0.2.0's examples/configs/grpo_math_8B.yaml sets dtensor_cfg.enabled False and
+    has no megatron_cfg: that release's FSDP1 worker (nemo_reinforcer/models/policy/
+    hf_policy.py, fsdp1_policy_worker.py); v0.3.0 on refuses it (lm_policy.py). The error
+    names it."""
+    import pytest
+
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    cfg = tmp_path / "grpo_math_8B.yaml"
+    cfg.write_text(
+        "grpo: {num_prompts_per_step: 64, num_generations_per_prompt: 32}\n"
+        "policy:\n  model_name: meta-llama/Llama-3.1-8B-Instruct\n"
+        "  train_global_batch_size: 512\n  train_micro_batch_size: 1\n"
+        "  max_total_sequence_length: 4096\n  dtensor_cfg: {enabled: false}\n"
+        "  generation: {backend: vllm, vllm_cfg: {tensor_parallel_size: 1}}\n"
+        "cluster: {gpus_per_node: 8, num_nodes: 1}\n"
+    )
+    with pytest.raises(SpecError, match="FSDP1 worker"):
+        import_nemo_rl(cfg, [])
+

@@ -154,8 +154,11 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     dtensor = r.flag("policy.dtensor_cfg.enabled", True)
     megatron = r.flag("policy.megatron_cfg.enabled", False)
     if dtensor == megatron:
+        fsdp1 = "" if dtensor else (" (with neither, NeMo RL before v0.3.0 trained with its "
+                                    "FSDP1 worker, fsdp1_policy_worker.py, which rlmcost does "
+                                    "not model; v0.3.0 on refuses it)")  # fmt: skip
         raise SpecError(f"{r.where}: enable exactly one of policy.dtensor_cfg and "
-                        "policy.megatron_cfg")  # fmt: skip
+                        f"policy.megatron_cfg{fsdp1}")  # fmt: skip
     if dtensor:
         c = "policy.dtensor_cfg"
         tp = r.integer(f"{c}.tensor_parallel_size", 1)
