@@ -139,3 +139,21 @@ def test_nemo_rl_v02_fsdp1_config_is_refused_by_name(tmp_path) -> None:
     with pytest.raises(SpecError, match="FSDP1 worker"):
         import_nemo_rl(cfg, [])
 
+
+def test_verl_local_checkpoint_path_read_by_its_folder_name(tmp_path) -> None:
+    """verl examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh @b178a3cd trains
+    actor_rollout_ref.model.path=$HOME/verl/models/Qwen3-235B-A22B: a folder absent here whose
+    name is a built-in model, read as slime's importer reads --hf-checkpoint (it was an unknown
+    model); a Hugging Face id stays as given, and an unknown folder name keeps the path."""
+    from rlmcost.frameworks.verl import import_verl
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("{}\n")
+    base = [a for a in VERL_LORA_3B if "model.path" not in a and "lora" not in a]
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/root/models/Qwen3-235B-A22B"])
+    assert dict(q.flags)["--model"] == "qwen3-235b-a22b"
+    assert any("not on this machine" in n for n in q.notes)
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=Qwen/Qwen3-8B"])
+    assert dict(q.flags)["--model"] == "Qwen/Qwen3-8B"
+    q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/gpt-oss-20b-bf16"])
+    assert dict(q.flags)["--model"] == "/m/gpt-oss-20b-bf16"
