@@ -157,3 +157,28 @@ def test_verl_local_checkpoint_path_read_by_its_folder_name(tmp_path) -> None:
     assert dict(q.flags)["--model"] == "Qwen/Qwen3-8B"
     q = import_verl(empty, [*base, "actor_rollout_ref.model.path=/m/gpt-oss-20b-bf16"])
     assert dict(q.flags)["--model"] == "/m/gpt-oss-20b-bf16"
+
+
+def test_miles_lora_rank_and_targets_are_read() -> None:
+    """miles examples/lora/run-qwen3-4B-megatron-lora.sh @31f1ca96 trains a rank-32 LoRA on
+    all linear layers (--lora-rank 32 --target-modules all-linear); the importer listed both as
+    ignored and priced full fine-tuning. Megatron names map as miles' lora_utils.py maps them."""
+    import shlex
+    from pathlib import Path
+
+    import pytest
+
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.slime import import_slime
+
+    text = (Path(__file__).parent / "data" / "frameworks" /
+            "slime_miles-qwen3-4B-lora.args").read_text()  # fmt: skip
+    argv = shlex.split(" ".join(ln for ln in text.splitlines() if not ln.startswith("#")))
+    q = import_slime(argv)
+    assert (dict(q.flags)["--lora-rank"], dict(q.flags)["--lora-targets"]) == (32, "all-linear")
+    assert not [k for k in q.ignored if "lora" in k or "target" in k]
+    i = argv.index("--target-modules")
+    q = import_slime([*argv[:i], "--target-modules", "linear_qkv,linear_fc2", *argv[i + 2:]])
+    assert dict(q.flags)["--lora-targets"] == "q,k,v,down"
+    with pytest.raises(SpecError, match="without --target-modules"):
+        import_slime([*argv[:i], *argv[i + 2:]])
