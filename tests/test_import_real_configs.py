@@ -182,3 +182,30 @@ def test_miles_lora_rank_and_targets_are_read() -> None:
     assert dict(q.flags)["--lora-targets"] == "q,k,v,down"
     with pytest.raises(SpecError, match="without --target-modules"):
         import_slime([*argv[:i], *argv[i + 2:]])
+
+
+def test_nemo_rl_lora_recipe_prices_the_adapter() -> None:
+    """NeMo RL recipes/llm/grpo-qwen3-8B-base-1n8g-fsdp2-lora.yaml @7ea279abf enables
+    dtensor_cfg.lora_cfg (dim 128; grpo_math_1B.yaml's match_all_linear true): the importer
+    listed the keys as ignored and priced full fine-tuning. The Megatron workers' peft block
+    (grpo_math_1B_megatron.yaml: target_modules [], every linear layer) is read too; a
+    target list keeps its projections (Megatron-Bridge names: linear_qkv is q, k and v)."""
+    from pathlib import Path
+
+    from rlmcost.frameworks.nemo_rl import import_nemo_rl
+
+    nemo = Path(__file__).parent / "data" / "frameworks" / "nemo_rl_grpo_math.yaml"
+    lora = ["policy.dtensor_cfg.lora_cfg.enabled=true", "policy.dtensor_cfg.lora_cfg.dim=128",
+            "policy.dtensor_cfg.lora_cfg.match_all_linear=true"]
+    flags = dict(import_nemo_rl(nemo, lora).flags)
+    assert (flags["--lora-rank"], flags["--lora-targets"]) == (128, "all-linear")
+    assert "--lora-rank" not in dict(import_nemo_rl(nemo, []).flags)
+    some = [*lora[:2], "policy.dtensor_cfg.lora_cfg.match_all_linear=false",
+            "policy.dtensor_cfg.lora_cfg.target_modules=[q_proj,v_proj]"]
+    assert dict(import_nemo_rl(nemo, some).flags)["--lora-targets"] == "q,v"
+    meg = ["policy.dtensor_cfg.enabled=false", "policy.megatron_cfg.enabled=true",
+           "policy.megatron_cfg.peft.enabled=true", "policy.megatron_cfg.peft.dim=16"]
+    flags = dict(import_nemo_rl(nemo, meg).flags)
+    assert (flags["--lora-rank"], flags["--lora-targets"]) == (16, "all-linear")
+    qkv = [*meg, "policy.megatron_cfg.peft.target_modules=[linear_qkv]"]
+    assert dict(import_nemo_rl(nemo, qkv).flags)["--lora-targets"] == "q,k,v"

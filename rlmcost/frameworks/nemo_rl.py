@@ -25,6 +25,7 @@ from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
+from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
@@ -232,6 +233,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp)
     q.set("--logits", "materialized")
+    nemo_rl_lora(r, q, megatron)
 
 
 def _router_dtype(r: Reader, q: ImportedQuery, c: str) -> None:
