@@ -63,6 +63,8 @@ def test_openrlhf_dotted_arguments_read_as_the_flat_ones() -> None:
     assert (flags["--gpus"], flags["--gpu-memory-utilization"]) == (8, 0.75)
     assert any("dotted arguments" in n for n in dotted.notes)
     assert not any(k.startswith("--ds.") or k.startswith("--actor.") for k in dotted.ignored)
+    assert "--ref.num_nodes" in dotted.ignored  # named as given (colocate_all: not read)
+    assert "--ref_num_nodes" in flat.ignored
 
 
 def test_openrlhf_max_len_and_max_new_tokens_set_the_lengths() -> None:

@@ -23,7 +23,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import SWITCH as _SWITCH
 from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
-from rlmcost.frameworks.openrlhf_layouts import DOTTED_COST_FREE, lengths, undot
+from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE, lengths, undot
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -149,7 +149,8 @@ def import_openrlhf(argv: list[str]) -> ImportedQuery:
     _workload(r, q)
     _layout(r, q)
     _placement(r, q, has_ref)
-    q.ignored = [f"--{k}" for k in r.unread(tuple(IGNORED))]
+    named = {flat: f"--{d}" for d, flat in DOTTED.items()} if dotted else {}  # as given
+    q.ignored = [named.get(k, f"--{k}") for k in r.unread(tuple(IGNORED))]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(IGNORED)).items()}
     return q
 
