@@ -79,11 +79,12 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("argv", "config", "cpu_optimizer", "megatron_split", "moe_capacity",
-                 "moe_dispatcher", "nemo_rl", "nemo_rl_batching", "nemo_rl_defaults", "nemo_rl_env",
+       for m in ("argv", "config", "cpu_optimizer", "megatron_split", "miles_lora", "model_path",
+                 "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_batching",
+                 "nemo_rl_defaults", "nemo_rl_env", "nemo_rl_lora",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_vllm", "nemo_rl_worker",
-                 "openrlhf", "p2p_overlap", "result", "slime",
-                 "slime_args", "slime_layout", "trl", "units", "verl", "verl_batches",
+                 "openrlhf", "openrlhf_layouts", "p2p_overlap", "result", "slime",
+                 "slime_args", "slime_layout", "trl", "trl_launch", "units", "verl", "verl_batches",
                  "verl_engine", "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",
     "rlmcost.cli": "cli",

@@ -25,6 +25,7 @@ from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
 from rlmcost.frameworks.nemo_rl_defaults import load_with_defaults
 from rlmcost.frameworks.nemo_rl_engine import import_engine
 from rlmcost.frameworks.nemo_rl_env import environment_workers
+from rlmcost.frameworks.nemo_rl_lora import nemo_rl_lora
 from rlmcost.frameworks.nemo_rl_worker import dtensor_worker
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
@@ -154,8 +155,11 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     dtensor = r.flag("policy.dtensor_cfg.enabled", True)
     megatron = r.flag("policy.megatron_cfg.enabled", False)
     if dtensor == megatron:
+        fsdp1 = "" if dtensor else (" (with neither, NeMo RL before v0.3.0 trained with its "
+                                    "FSDP1 worker, fsdp1_policy_worker.py, which rlmcost does "
+                                    "not model; v0.3.0 on refuses it)")  # fmt: skip
         raise SpecError(f"{r.where}: enable exactly one of policy.dtensor_cfg and "
-                        "policy.megatron_cfg")  # fmt: skip
+                        f"policy.megatron_cfg{fsdp1}")  # fmt: skip
     if dtensor:
         c = "policy.dtensor_cfg"
         tp = r.integer(f"{c}.tensor_parallel_size", 1)
@@ -229,6 +233,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--ckpt", "full" if ckpt is True else ckpt or "none")
     batching(r, q, cp)
     q.set("--logits", "materialized")
+    nemo_rl_lora(r, q, megatron)
 
 
 def _router_dtype(r: Reader, q: ImportedQuery, c: str) -> None:

@@ -23,6 +23,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import SWITCH as _SWITCH
 from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE, lengths, undot
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -54,7 +55,8 @@ ARGS: dict[str, Any] = {
     "advantage_estimator": str, "init_kl_coef": float, "use_kl_loss": _SWITCH,
     "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
     "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH, "actor_init_on_gpu": _SWITCH,
-    "enforce_eager": _SWITCH, "enable_prefix_caching": _SWITCH,
+    "enforce_eager": _SWITCH, "enable_prefix_caching": _SWITCH, "max_len": int,
+    "max_new_tokens": int, "agent_func_path": str,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse types."""
 
@@ -73,11 +75,11 @@ IGNORED = {
     "overlong_penalty_factor", "no_advantage_std_norm", "entropy_loss_coef", "lora_alpha",
     "lora_dropout", "overlap_comm", "grad_accum_dtype",
     "disable_fast_tokenizer", "zpg", "value_head_prefix", "save_value_network", "num_episodes",
-    "local_rank", "freezing_actor_steps", "aux_loss_coef", "max_len", "vllm_generate_batch_size",
+    "local_rank", "freezing_actor_steps", "aux_loss_coef", "vllm_generate_batch_size",
     "rollout_tasks_per_gpu", "async_queue_size", "eval_temperature", "eval_n_samples_per_prompt",
     "policy_loss_type", "dual_clip", "ring_head_stride", "enable_vllm_is_correction",
-    "vllm_is_truncated_threshold", "perf", "use_ms", "agent_func_path", "runtime-env-json",
-}  # fmt: skip
+    "vllm_is_truncated_threshold", "perf", "use_ms", "runtime-env-json",
+} | DOTTED_COST_FREE  # fmt: skip
 """Arguments that change no cost (paths, logging, optimizer, sampling): ignored silently."""
 
 _ESTIMATORS = {
@@ -134,15 +136,21 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
 
 
 def import_openrlhf(argv: list[str]) -> ImportedQuery:
-    """The rlmcost query of an OpenRLHF ``train_ppo_ray`` command line."""
-    args = parse_args(argv)
+    """The rlmcost query of an OpenRLHF ``train_ppo_ray`` command line (flat names, or the
+    dotted ones of OpenRLHF v0.10.2 on: :mod:`rlmcost.frameworks.openrlhf_layouts`)."""
+    tokens, dotted = undot(argv)
+    args = parse_args(tokens)
     r = Reader(args, "OpenRLHF arguments")
     q = ImportedQuery("openrlhf", "train_ppo_ray arguments")
+    if dotted:
+        q.note("OpenRLHF's dotted arguments (v0.10.2 on, e.g. --actor.model_name_or_path) read "
+               "as their earlier flat names (--pretrain), which the conversions name")
     has_ref = _models(r, q)
     _workload(r, q)
     _layout(r, q)
     _placement(r, q, has_ref)
-    q.ignored = [f"--{k}" for k in r.unread(tuple(IGNORED))]
+    named = {flat: f"--{d}" for d, flat in DOTTED.items()} if dotted else {}  # as given
+    q.ignored = [named.get(k, f"--{k}") for k in r.unread(tuple(IGNORED))]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(IGNORED)).items()}
     return q
 
@@ -159,6 +167,10 @@ def _models(r: Reader, q: ImportedQuery) -> bool:
     q.set("--model", pretrain)
     remote = r.text("remote_rm_url", None)
     rm = r.text("reward_pretrain", None)
+    if r.text("agent_func_path", None):  # train_ppo_ray.py (v0.8.0 on): remote_rm_url = "agent"
+        q.note("--agent_func_path: the agent function scores the samples (OpenRLHF sets "
+               "remote_rm_url to 'agent' and builds no reward model)")  # fmt: skip
+        remote, rm = "agent", None
     if remote:
         if rm:
             raise SpecError("OpenRLHF arguments: --remote_rm_url and --reward_pretrain both "
@@ -208,9 +220,7 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
     q.convert(
         f"--max_epochs {epochs}", "--epochs", epochs, "passes over each step's samples", default=1
     )
-    s, t = r.integer("prompt_max_len", 1024), r.integer("generate_max_len", 1024)
-    q.convert(f"--prompt_max_len {s}", "--prompt-len", s, "tokens (the maximum)")
-    q.convert(f"--generate_max_len {t}", "--response-len", t, "tokens (the maximum)")
+    lengths(r, q)  # --prompt_max_len / --generate_max_len, or --max_len / --max_new_tokens
     r.integer("micro_rollout_batch_size", 8)  # per-GPU forward batch: the trainer's here
     if r.flag("packing_samples", False):
         q.note("--packing_samples: sequences packed without padding; rlmcost's sequences are "

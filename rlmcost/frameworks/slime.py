@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
+from rlmcost.frameworks.miles_lora import miles_lora
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.slime_args import ARGS, ARGUMENTS, COST_FREE, CRITIC, SHAPE, WHERE
 from rlmcost.frameworks.slime_layout import layout, placement
@@ -97,6 +98,7 @@ def import_slime(
     slime_virtual_stages(r, q, layers)
     _old_logprobs(r, q, steps)
     placement(r, q, is_async, has_ref)
+    miles_lora(r, q)
     q.ignored = [f"--{k}" for k in r.unread(tuple(COST_FREE))]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(COST_FREE)).items()}
     return q

@@ -76,10 +76,13 @@ ARGS: dict[str, Any] = {
     "sglang-speculative-num-draft-tokens": int, "sglang-server-concurrency": int,
     "sglang-max-running-requests": int, "sglang-ep-size": int, "sglang-dp-size": int,
     "sglang-enable-dp-attention": SWITCH,
+    # LoRA (radixark/miles miles/utils/arguments.py @31f1ca96; not in slime)
+    "lora-rank": int, "target-modules": str,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse kinds."""
 
 COST_FREE = {
+    "lora-alpha", "lora-dropout",  # miles: the adapter's scale and dropout
     # paths, data and bookkeeping
     "ref-load", "load", "save", "save-interval", "save-hf", "prompt-data", "input-key",
     "label-key", "metadata-key", "tool-key", "apply-chat-template", "apply-chat-template-kwargs",

@@ -18,12 +18,11 @@ in the notes with its PR (and returned by :func:`import_trl_rules`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
-from rlmcost.frameworks.openrlhf import DEEPSPEED_ADAM_OFFLOAD
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frameworks.trl_launch import launch
 from rlmcost.frameworks.trl_versions import (
     BETA_ZERO,
     CHECKPOINTING,
@@ -63,19 +62,6 @@ IGNORED = (
 )  # fmt: skip
 """Keys that change no cost (paths, logging, optimizer, sampling): ignored silently."""
 
-ACCELERATE_READ = (
-    "num_processes", "distributed_type", "deepspeed_config.zero_stage",
-    "deepspeed_config.offload_optimizer_device", "deepspeed_config.offload_param_device",
-    "fsdp_config.fsdp_offload_params", "deepspeed_config.zero3_init_flag",
-    "fsdp_config.fsdp_cpu_ram_efficient_loading",
-)  # fmt: skip
-DISTRIBUTED_TYPES = ("NO", "MULTI_GPU", "DEEPSPEED", "FSDP")
-"""accelerate's DistributedType values (accelerate/utils/dataclasses.py) of the GPU launches read:
-DEEPSPEED and FSDP shard the model states, NO and MULTI_GPU (DDP) replicate them; another value
-(a typo, which accelerate refuses, or an XLA, Megatron-LM or CPU launch) is an error, as is an
-offload device other than none and cpu (ZeRO-Infinity's nvme is not modelled)."""
-
-
 def import_trl(
     path: str | Path,
     overrides: list[str] | None = None,
@@ -112,7 +98,7 @@ def import_trl_rules(
     if not model:
         raise SpecError(f"{where}: set model_name_or_path (the policy model)")
     q.set("--model", model)
-    procs, zero, offload, deepspeed = _launch(r, q, accelerate)
+    procs, zero, offload, deepspeed, accel_ignored = launch(r, q, accelerate)
     per_device, accum = _batches(r, q, procs, v, rules)
     q.set("--zero", zero)
     if offload:
@@ -144,7 +130,7 @@ def import_trl_rules(
     engine = _engine(r, q, procs, v, rules)
     if v.before(GENERATE_PER_BATCH):
         _per_micro_step(q, rules, v, engine, per_device * (1 if engine == "hf" else procs), accum)
-    q.ignored, q.near = r.unread(IGNORED), r.near_misses(IGNORED)
+    q.ignored, q.near = r.unread(IGNORED) + accel_ignored, r.near_misses(IGNORED)
     return q, rules
 
 
@@ -199,49 +185,6 @@ def _per_micro_step(q: ImportedQuery, rules: list[str], v: TrlVersion, engine: s
     _rule(q, rules, f"generation once per micro-step, {accum} {calls} = {per_call} completions "
           f"{each}, one after another (--sequences-per-call {per_call}): {v.label}, before "
           f"{v.pr(GENERATE_PER_BATCH)} generated once per gradient-accumulation batch")  # fmt: skip
-
-
-def _launch(r: Reader, q: ImportedQuery, accelerate: Any) -> tuple[int, str, list[str], bool]:
-    """Processes (= GPUs of the trainer), ZeRO stage, offload and whether DeepSpeed runs it,
-    from the accelerate config; ``num_processes`` in the recipe itself (open-r1 puts it there)
-    must agree."""
-    procs = r.integer("num_processes", None)
-    zero, offload, kind = "0", [], "NO"
-    if accelerate is not None:
-        aw = f"accelerate config {Path(accelerate).name}"
-        a = Reader(flatten(load_mapping(accelerate, "accelerate config"), aw), aw)
-        launch = a.integer("num_processes", 1)
-        if procs is not None and procs != launch:
-            raise SpecError(f"{r.where}: num_processes={procs} but {aw} launches {launch}; "
-                            "make them agree")  # fmt: skip
-        procs = launch
-        kind = a.text("distributed_type", "NO", DISTRIBUTED_TYPES)
-        if kind == "DEEPSPEED":
-            zero = str(a.integer("deepspeed_config.zero_stage", 0, lo=0, hi=3))
-            devices = ("none", "cpu")
-            if a.text("deepspeed_config.offload_optimizer_device", "none", devices) == "cpu":
-                # ZeRO-Offload keeps the gradient partition on the host as well
-                # (frameworks.openrlhf.DEEPSPEED_ADAM_OFFLOAD, DeepSpeed stage3.py)
-                offload += DEEPSPEED_ADAM_OFFLOAD.split(",")
-            if a.text("deepspeed_config.offload_param_device", "none", devices) == "cpu":
-                offload.append("params")
-            # accelerate DeepSpeedPlugin: zero3_init_flag defaults to is_zero3(); on,
-            # from_pretrained builds the model inside deepspeed.zero.Init
-            if zero == "3" and a.flag("deepspeed_config.zero3_init_flag", True):
-                q.set("--init-load", "sharded")
-        elif kind == "FSDP":
-            zero = "3"
-            if a.flag("fsdp_config.fsdp_offload_params", False):
-                offload += ["params", "grads", "optimizer"]
-            # accelerate FullyShardedDataParallelPlugin: rank 0 loads, the rest on meta
-            if a.flag("fsdp_config.fsdp_cpu_ram_efficient_loading", False):
-                q.set("--init-load", "host-rank0")
-        q.convert(f"{aw}: distributed_type={kind}", "--zero", zero, "sharding of the model "
-                  "states (DeepSpeed stage, FSDP = 3, DDP = 0)")  # fmt: skip
-    if procs is None:
-        procs = 1
-        q.note("no num_processes (give --accelerate FILE): one training process")
-    return procs, zero, offload, kind == "DEEPSPEED"
 
 
 def _batches(r: Reader, q: ImportedQuery, procs: int, v: TrlVersion,

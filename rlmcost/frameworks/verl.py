@@ -23,6 +23,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
+from rlmcost.frameworks.model_path import model_of_path
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.p2p_overlap import import_overlap
@@ -136,11 +137,11 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     actor_path = r.text(f"{MODEL}.path", None)
     if not actor_path:
         raise SpecError(f"{r.where}: set {MODEL}.path (the actor model)")
-    q.set("--model", actor_path)
+    q.set("--model", model_of_path(q, f"{MODEL}.path", actor_path))
     if reward_model:
         rm = r.text("reward_model.model.path", None)
         if rm and rm != actor_path:
-            q.set("--reward", rm)
+            q.set("--reward", model_of_path(q, "reward_model.model.path", rm))
     elif alg == "grpo":
         alg = "rlvr"
         q.note("reward_model.enable false: a reward function scores responses; rlmcost's rlvr "
@@ -155,7 +156,7 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     if alg in ("ppo", "vapo"):
         critic = r.text("critic.model.path", actor_path)
         if critic != actor_path:
-            q.set("--critic", critic)
+            q.set("--critic", model_of_path(q, "critic.model.path", critic))
     q.algorithm = alg
     kl_loss = r.flag(f"{ACTOR}.use_kl_loss", False)
     kl_reward = r.flag("algorithm.use_kl_in_reward", False)
@@ -373,8 +374,8 @@ def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
     else:
         q.convert(f"{ACTOR}.ppo_micro_batch_size_per_gpu={per_gpu}", "--micro-batch", per_gpu,
                   "sequences per GPU per forward/backward (already per GPU)")  # fmt: skip
-    mini = dict(q.flags)["--mini-batches"]
-    samples = dict(q.flags)["--batch"] * dict(q.flags)["--group"] // mini
+    flags = dict(q.flags)  # --mini-batches 1 is the command's default, left out of the query
+    samples = flags["--batch"] * flags["--group"] // flags.get("--mini-batches", 1)
     if samples % dp or (samples // dp) % per_gpu:
         raise SpecError(
             f"{r.where}: a mini-batch of {samples:,} sequences over {dp} data-parallel ranks "

@@ -1,0 +1,163 @@
+"""OpenRLHF's later command-line layouts, read by :mod:`rlmcost.frameworks.openrlhf`.
+
+* Lengths (OpenRLHF d0e088b6, 2026-03-24, v0.10.0 on): ``--prompt_max_len`` and
+  ``--generate_max_len`` gave way to ``--max_len``, the whole sequence (prompt + response,
+  default 2048; the vLLM engines' ``max_model_len`` and the samples' truncation,
+  ``openrlhf/trainer/ppo_utils/samples_generator.py``), and ``--max_new_tokens``, the response
+  cap (default None: vLLM generates up to ``max_len`` less the prompt):
+  :func:`lengths`.
+* Dotted names (OpenRLHF ed62d0e2, 2026-04-19, "dotted config hierarchy", v0.10.2 on):
+  ``--actor.model_name_or_path``, ``--rollout.batch_size``, ``--vllm.num_engines``,
+  ``--ds.zero_stage``, ... replace the flat names one for one (``openrlhf/cli/
+  train_ppo_ray.py`` @3c3be623): :func:`undot` renames them to the flat names the importer
+  reads, so either layout gives the same query. A dotted name with no flat counterpart (new
+  settings: ``--actor.optim muon``, ``--train.enable_ema``, ``--ds.load_in_4bit``, ...) keeps
+  its name and is listed among the ignored keys.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.errors import SpecError
+
+if TYPE_CHECKING:
+    from rlmcost.frameworks.config import Reader
+    from rlmcost.frameworks.result import ImportedQuery
+
+_ROLES = ("actor", "critic", "ref", "reward")
+DOTTED: dict[str, str] = {
+    **{f"{m}.num_nodes": f"{m}_num_nodes" for m in _ROLES},
+    **{f"{m}.num_gpus_per_node": f"{m}_num_gpus_per_node" for m in _ROLES},
+    "train.colocate_actor_ref": "colocate_actor_ref",
+    "train.colocate_critic_reward": "colocate_critic_reward",
+    "train.colocate_all": "colocate_all_models",
+    "vllm.num_engines": "vllm_num_engines", "vllm.tensor_parallel_size":
+    "vllm_tensor_parallel_size", "vllm.gpu_memory_utilization": "vllm_gpu_memory_utilization",
+    "vllm.enable_sleep": "vllm_enable_sleep", "vllm.enforce_eager": "enforce_eager",
+    "vllm.enable_prefix_caching": "enable_prefix_caching", "vllm.sync_backend":
+    "vllm_sync_backend", "vllm.sync_with_ray": "vllm_sync_with_ray",
+    "train.async_enable": "async_train", "train.async_queue_size": "async_queue_size",
+    "ds.zero_stage": "zero_stage", "ds.adam_offload": "adam_offload", "ds.zpg": "zpg",
+    "ds.use_liger_kernel": "use_liger_kernel", "ds.grad_accum_dtype": "grad_accum_dtype",
+    "ds.overlap_comm": "overlap_comm", "ds.tensor_parallel_size": "ds_tensor_parallel_size",
+    "ds.packing_samples": "packing_samples", "ds.ring_attn_size": "ring_attn_size",
+    "ds.ring_attn_head_stride": "ring_head_stride", "ds.enable_sleep": "deepspeed_enable_sleep",
+    "ds.value_head_prefix": "value_head_prefix", "ds.attn_implementation": "attn_implementation",
+    "ds.lora.rank": "lora_rank", "ds.lora.alpha": "lora_alpha", "ds.lora.dropout":
+    "lora_dropout", "ds.lora.target_modules": "target_modules",
+    "actor.gradient_checkpointing_enable": "gradient_checkpointing",
+    "actor.gradient_checkpointing_reentrant": "gradient_checkpointing_use_reentrant",
+    "train.dynamic_batch_enable": "use_dynamic_batch",
+    "train.max_tokens_per_gpu": "train_max_tokens_per_gpu",
+    "rollout.batch_size": "rollout_batch_size", "rollout.micro_batch_size":
+    "micro_rollout_batch_size", "rollout.n_samples_per_prompt": "n_samples_per_prompt",
+    "rollout.max_new_tokens": "max_new_tokens", "rollout.vllm_generate_batch_size":
+    "vllm_generate_batch_size", "rollout.temperature": "temperature", "rollout.top_p": "top_p",
+    "train.batch_size": "train_batch_size", "train.micro_batch_size": "micro_train_batch_size",
+    "train.max_epochs": "max_epochs", "train.num_episodes": "num_episodes",
+    "train.seed": "seed", "train.full_determinism_enable": "full_determinism",
+    "train.agent_func_path": "agent_func_path", "data.max_len": "max_len",
+    "actor.model_name_or_path": "pretrain", "critic.model_name_or_path": "critic_pretrain",
+    "reward.model_name_or_path": "reward_pretrain", "reward.remote_url": "remote_rm_url",
+    "ref.offload": "ref_reward_offload", "reward.offload": "ref_reward_offload",
+    "algo.advantage.estimator": "advantage_estimator", "algo.kl.init_coef": "init_kl_coef",
+    "algo.kl.use_loss": "use_kl_loss", "algo.kl.estimator": "kl_estimator",
+    "algo.kl.target": "kl_target", "algo.kl.horizon": "kl_horizon",
+    "algo.advantage.lambd": "lambd", "algo.advantage.gamma": "gamma",
+    "algo.advantage.no_std_norm": "no_advantage_std_norm",
+    "algo.dynamic_filtering_enable": "dynamic_filtering",
+    "algo.dynamic_filtering_range": "dynamic_filtering_reward_range",
+    "actor.eps_clip": "eps_clip", "actor.eps_clip_low_high": "eps_clip_low_high",
+    "actor.dual_clip": "dual_clip", "critic.value_clip": "value_clip",
+    "actor.policy_loss_type": "policy_loss_type", "actor.aux_loss_coef": "aux_loss_coef",
+    "actor.entropy_coef": "entropy_loss_coef", "critic.freezing_steps": "freezing_actor_steps",
+    "critic.save_value_network": "save_value_network",
+    "reward.clip_range": "reward_clip_range", "reward.normalize_enable": "normalize_reward",
+    "reward.overlong_buffer_len": "overlong_buffer_len",
+    "reward.overlong_penalty_factor": "overlong_penalty_factor",
+    "actor.adam.lr": "actor_learning_rate", "critic.adam.lr": "critic_learning_rate",
+    **{f"{m}.adam.betas": "adam_betas" for m in ("actor", "critic")},
+    **{f"{m}.adam.weight_decay": "l2" for m in ("actor", "critic")},
+    **{f"{m}.lr_scheduler": "lr_scheduler" for m in ("actor", "critic")},
+    **{f"{m}.lr_warmup_ratio": "lr_warmup_ratio" for m in ("actor", "critic")},
+    **{f"{m}.max_norm": "max_norm" for m in ("actor", "critic")},
+    "ckpt.output_dir": "save_path", "ckpt.path": "ckpt_path", "ckpt.save_steps": "save_steps",
+    "ckpt.save_hf": "save_hf_ckpt", "ckpt.disable_ds": "disable_ds_ckpt",
+    "ckpt.max_num": "max_ckpt_num", "ckpt.max_mem": "max_ckpt_mem",
+    "ckpt.load_enable": "load_checkpoint", "eval.steps": "eval_steps",
+    "logger.logging_steps": "logging_steps", "logger.tensorboard_dir": "use_tensorboard",
+    "logger.wandb.key": "use_wandb", "logger.wandb.org": "wandb_org",
+    "logger.wandb.group": "wandb_group", "logger.wandb.project": "wandb_project",
+    "logger.wandb.run_name": "wandb_run_name", "data.prompt_dataset": "prompt_data",
+    "data.prompt_probs": "prompt_data_probs", "data.prompt_split": "prompt_split",
+    "data.max_samples": "max_samples", "data.input_key": "input_key",
+    "data.label_key": "label_key", "data.input_template": "input_template",
+    "data.apply_chat_template": "apply_chat_template",
+    "data.disable_fast_tokenizer": "disable_fast_tokenizer", "eval.dataset": "eval_dataset",
+    "eval.split": "eval_split", "eval.temperature": "eval_temperature",
+    "eval.n_samples_per_prompt": "eval_n_samples_per_prompt",
+}  # fmt: skip
+"""Each dotted argument of ``train_ppo_ray.py`` @3c3be623 (OpenRLHF ed62d0e2 on) that has a
+flat one before it, and that flat name (``--ref.offload`` and ``--reward.offload`` both the
+earlier ``--ref_reward_offload``, rlmcost's ``--offload-idle``)."""
+
+DOTTED_COST_FREE = frozenset({
+    "actor.adam.eps", "critic.adam.eps", "actor.min_lr_ratio", "critic.min_lr_ratio",
+    "ckpt.best_metric_key", "ds.use_universal_ckpt", "data.dataloader_num_workers",
+    "data.image_key", "data.max_images_per_prompt", "reward.stop_properly_penalty_coef",
+})  # fmt: skip
+"""Dotted arguments with no flat counterpart that change no cost (optimizer constants,
+checkpoint and data-loading settings): ignored silently, as the flat layout's."""
+
+
+def undot(tokens: list[str]) -> tuple[list[str], bool]:
+    """``tokens`` with each dotted ``--name`` of :data:`DOTTED` renamed to its flat name
+    (``--name=value`` kept inline; ``--ds.param_dtype bf16``, the default, as ``--bf16``), and
+    whether any was dotted."""
+    out: list[str] = []
+    dotted = False
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name, eq, inline = tok[2:].partition("=") if tok.startswith("--") else ("", "", "")
+        if "." in name:
+            dotted = True
+        if name == "ds.param_dtype":
+            value = inline if eq else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            if value == "bf16":  # train_ppo_ray.py: choices bf16 (default) and fp16
+                out.append("--bf16")
+                i += 1 if eq else 2
+                continue
+        out.append(f"--{DOTTED[name]}{eq}{inline}" if name in DOTTED else tok)
+        i += 1
+    return out, dotted
+
+
+def lengths(r: Reader, q: ImportedQuery) -> None:
+    """``--prompt-len`` and ``--response-len``: ``--prompt_max_len`` / ``--generate_max_len``
+    (defaults 1024 each) where either is given (OpenRLHF before d0e088b6), else ``--max_len``
+    L (default 2048) and ``--max_new_tokens`` N: a response of N tokens after a prompt of
+    L - N; without N the response takes what the prompt leaves, and rlmcost takes half of L
+    for each (a choice, in a note)."""
+    if r.raw("prompt_max_len") is not None or r.raw("generate_max_len") is not None:
+        s, t = r.integer("prompt_max_len", 1024), r.integer("generate_max_len", 1024)
+        q.convert(f"--prompt_max_len {s}", "--prompt-len", s, "tokens (the maximum)")
+        q.convert(f"--generate_max_len {t}", "--response-len", t, "tokens (the maximum)")
+        return
+    total = r.integer("max_len", 2048)
+    new = r.integer("max_new_tokens", None)
+    if new is None:
+        t = total // 2
+        s = total - t
+        q.note(f"--max_len {total} bounds prompt + response and no --max_new_tokens bounds the "
+               f"response: rlmcost takes a {s}-token prompt and a {t}-token response")
+    elif new >= total:
+        raise SpecError(f"{r.where}: --max_new_tokens {new} leaves no prompt within --max_len "
+                        f"{total} (prompt + response); give a larger --max_len")
+    else:
+        t, s = new, total - new
+    q.convert(f"--max_len {total}", "--prompt-len", s,
+              f"tokens: prompt + response {total} less the response's {t}")  # fmt: skip
+    q.convert(f"--max_new_tokens {new}" if new is not None else f"--max_len {total}",
+              "--response-len", t, "tokens (the maximum)")  # fmt: skip
