@@ -236,3 +236,33 @@ def test_checkpoint_folder_config_and_cli_options(tmp_path: Path) -> None:
     out = json.loads(result.stdout[result.stdout.index("{") :])
     assert out["estimate"]["model"] == "qwen3-1.7b"
     assert "--prompt-len" in out["query"]["argv"] and "300" in out["query"]["argv"]
+
+
+def test_quantized_rollout_checkpoint(tmp_path) -> None:
+    # slime docs/en/advanced/low-precision.md @624b824a8: --hf-checkpoint names a blockwise FP8
+    # checkpoint SGLang serves while Megatron trains BF16 -> --rollout-dtype fp8; an INT4 one
+    # has no rollout dtype here: priced at the trained dtype, said in a note
+    base = ["--rollout-batch-size", "8", "--n-samples-per-prompt", "4",
+            "--actor-num-gpus-per-node", "4", "--rollout-num-gpus-per-engine", "2",
+            "--rollout-num-gpus", "4"]  # fmt: skip
+    fp8 = import_slime(["--hf-checkpoint", "/root/Qwen3-4B-FP8", *base])
+    assert _flags(fp8)["--model"] == "qwen3-4b" and _flags(fp8)["--rollout-dtype"] == "fp8"
+    assert any(c.flag == "--rollout-dtype" and "folder name" in c.how for c in fp8.conversions)
+    int4 = import_slime(["--hf-checkpoint", "/root/Qwen3-4B-INT4", *base])
+    assert _flags(int4)["--model"] == "qwen3-4b" and "--rollout-dtype" not in _flags(int4)
+    assert any("a int4 rollout checkpoint" in n for n in int4.notes)
+    plain = import_slime(["--hf-checkpoint", "/root/Qwen3-4B", *base])
+    assert "--rollout-dtype" not in _flags(plain)
+    # a checkpoint on this machine: its config.json's quantization_config decides
+    ckpt = tmp_path / "qwen3-4b-rl"
+    ckpt.mkdir()
+    config = {
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 2560,
+        "intermediate_size": 9728, "num_hidden_layers": 36, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+        "max_position_embeddings": 40960, "tie_word_embeddings": True,
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+    (ckpt / "config.json").write_text(json.dumps(config))
+    local = import_slime(["--hf-checkpoint", str(ckpt), *base])
+    assert _flags(local)["--rollout-dtype"] == "fp8"
+    assert any("config.json quantization_config" in c.how for c in local.conversions)

@@ -79,7 +79,8 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("argv", "config", "cpu_optimizer", "megatron_split", "miles_lora", "model_path",
+       for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "megatron_split", "miles_lora",
+                 "model_path",
                  "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_batching",
                  "nemo_rl_defaults", "nemo_rl_env", "nemo_rl_lora",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_vllm", "nemo_rl_worker",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import parse_argv
+from rlmcost.frameworks.ckpt_quant import rollout_quant, split_quantized
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.miles_lora import miles_lora
 from rlmcost.frameworks.result import ImportedQuery
@@ -141,6 +142,7 @@ def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> ModelS
             spec = same[0]
             q.convert("--num-layers, --hidden-size, ... (Megatron model arguments)", "--model",
                       spec.name, "the built-in model of that shape")  # fmt: skip
+    rollout_quant(q, ckpt)  # the rollout serves --hf-checkpoint whatever the model says
     bad = _mismatch(spec, shape, gqa)
     if bad:
         q.note(f"the Megatron model arguments differ from {spec.name}: {bad}; rlmcost costs "
@@ -149,15 +151,17 @@ def _model(r: Reader, q: ImportedQuery, given: str | ModelSpec | None) -> ModelS
 
 
 def _builtin(name: str) -> ModelSpec | None:
-    """The built-in model of that name or Hugging Face id, else None."""
+    """The built-in model of that name or Hugging Face id, or of that name without a
+    quantized checkpoint's suffix (``Qwen3-4B-FP8``: :mod:`~rlmcost.frameworks.ckpt_quant`),
+    else None."""
     from rlmcost.specs.registry import get_model
 
-    if not name:
-        return None
-    try:
-        return get_model(name)
-    except SpecError:
-        return None
+    for n in dict.fromkeys((name, split_quantized(name)[0])):
+        try:
+            return get_model(n) if n else None
+        except SpecError:
+            continue
+    return None
 
 
 def _mismatch(spec: Any, shape: dict[str, Any], gqa: bool) -> str:
