@@ -215,9 +215,11 @@ class Behaviour:
 
 @dataclass(frozen=True)
 class Sized:
-    """The defaults of a framework's example for larger models, which replace the preset's
-    (same fields) for an actor of at least ``min_params`` parameters: the example nearest the
-    actor in size. ``example``: that example, in words."""
+    """The defaults of a framework's example for larger models, for an actor of at least
+    ``min_params`` parameters (the example nearest the actor in size): each replaces the
+    preset's default of the same field, or adds the field where the preset has none (verl's
+    token budget per GPU, which its small-model defaults leave unset). ``example``: that
+    example, in words."""
 
     min_params: int
     defaults: tuple[Default, ...]
@@ -240,14 +242,23 @@ class Preset:
     def for_params(self, params: int | None) -> Preset:
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
         it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
-        the same fields' (a tier names every field it changes from the preset's own)."""
-        tiers = [s for s in self.sized if params is not None and params >= s.min_params]
-        if not tiers:
+        the same fields' (a tier names every field it changes from the preset's own), and
+        after them the tier's fields the preset does not set."""
+        s = self.tier(params)
+        if s is None:
             return self
-        s = max(tiers, key=lambda t: t.min_params)
         by_field = {d.field: d for d in s.defaults}
-        return replace(self, defaults=tuple(by_field.get(d.field, d) for d in self.defaults),
-                       summary=f"{self.summary} ({s.example})", sized=())  # fmt: skip
+        own = {d.field for d in self.defaults}
+        defaults = (*(by_field.get(d.field, d) for d in self.defaults),
+                    *(d for d in s.defaults if d.field not in own))  # fmt: skip
+        return replace(self, defaults=defaults, summary=f"{self.summary} ({s.example})",
+                       sized=())  # fmt: skip
+
+    def tier(self, params: int | None) -> Sized | None:
+        """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:
+        none, or the size unknown)."""
+        tiers = [s for s in self.sized if params is not None and params >= s.min_params]
+        return max(tiers, key=lambda t: t.min_params) if tiers else None
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),
