@@ -217,6 +217,18 @@ def test_smaller_actors_keep_the_presets_defaults(framework: str, model: str) ->
     assert _run_json(*args)["deployment"] == _run_json(*args, "--no-sized-defaults")["deployment"]
 
 
+@pytest.mark.parametrize("framework", ["verl", "openrlhf", "trl", "slime"])
+def test_a_mixture_of_experts_actor_keeps_the_presets_defaults(framework: str) -> None:
+    """Every tier's example trains a dense model (Qwen2.5-32B, Qwen2-72B, Llama-3-70B,
+    Qwen2.5-72B, Qwen3-32B); its layout (slime's Megatron TP 8, which must divide the KV heads:
+    Qwen3-30B-A3B has 4) is not a MoE actor's."""
+    preset = get_preset(framework)
+    params = actor_params("qwen3-30b-a3b")
+    assert preset.tier(params) is not None and preset.tier(params, moe=True) is None
+    args = ["grpo", "-m", "qwen3-30b-a3b", "--framework", framework, "--gpus", "8"]
+    assert _run_json(*args)["deployment"] == _run_json(*args, "--no-sized-defaults")["deployment"]
+
+
 def test_a_tier_adds_a_field_the_preset_does_not_set() -> None:
     base = Default("train.zero", "3", "--zero 3", "base")
     added = Default("train.max_tokens_per_gpu", 24000, "--max-tokens-per-gpu 24000", "tier")

@@ -38,12 +38,13 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
-    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_params
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params
     from rlmcost.run.spec import merge
 
     sized = opts.get("sized_defaults", True)  # --no-sized-defaults: the preset at any size
-    params = actor_params(opts.get("model") or DEFAULT_ACTOR) if sized else None
-    preset = get_preset(framework).for_params(params)
+    actor = opts.get("model") or DEFAULT_ACTOR
+    params = actor_params(actor) if sized else None
+    preset = get_preset(framework).for_params(params, actor_moe(actor))
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:

@@ -22,7 +22,7 @@ def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
-    from rlmcost.run.defaults import actor_params
+    from rlmcost.run.defaults import actor_moe, actor_params
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -31,12 +31,14 @@ def deployment_line(run: Any) -> str:
         return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
-        p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
+        actor = run.models.actor
+        p = get_preset(fw).for_params(actor_params(actor), actor_moe(actor))
+        name = run.algorithm.name
         flags = p.flags_line(preset_options(fw, get_algorithm(name)), name,
                              str(run.deployment.engine.kind))  # the run's engine's defaults
         default = f" (the default deployment: {p.summary}; {flags})"
     else:  # a larger actor's tier: which of the framework's examples the run follows
-        tier = get_preset(fw).tier(actor_params(run.models.actor))
+        tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
         if tier is not None and _follows(run.deployment, tier):
             default = f" (its defaults for larger actors: {tier.example})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "

@@ -219,11 +219,14 @@ class Sized:
     ``min_params`` parameters (the example nearest the actor in size): each replaces the
     preset's default of the same field, or adds the field where the preset has none (verl's
     token budget per GPU, which its small-model defaults leave unset). ``example``: that
-    example, in words."""
+    example, in words. ``dense_only``: the example trains a dense model, whose layout (a
+    Megatron TP that must divide the KV heads, no expert parallelism) a mixture-of-experts
+    actor does not take: it keeps the preset's defaults."""
 
     min_params: int
     defaults: tuple[Default, ...]
     example: str
+    dense_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,12 +242,13 @@ class Preset:
     behaviour: Behaviour | None = None
     sized: tuple[Sized, ...] = ()
 
-    def for_params(self, params: int | None) -> Preset:
+    def for_params(self, params: int | None, moe: bool = False) -> Preset:
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
         it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
         the same fields' (a tier names every field it changes from the preset's own), and
-        after them the tier's fields the preset does not set."""
-        s = self.tier(params)
+        after them the tier's fields the preset does not set. ``moe``: the actor is a
+        mixture of experts (a ``dense_only`` tier passes it by)."""
+        s = self.tier(params, moe)
         if s is None:
             return self
         by_field = {d.field: d for d in s.defaults}
@@ -254,10 +258,12 @@ class Preset:
         return replace(self, defaults=defaults, summary=f"{self.summary} ({s.example})",
                        sized=())  # fmt: skip
 
-    def tier(self, params: int | None) -> Sized | None:
+    def tier(self, params: int | None, moe: bool = False) -> Sized | None:
         """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:
-        none, or the size unknown)."""
-        tiers = [s for s in self.sized if params is not None and params >= s.min_params]
+        none, or the size unknown); ``moe``: a mixture-of-experts actor, which no
+        ``dense_only`` tier takes."""
+        tiers = [s for s in self.sized if params is not None and params >= s.min_params
+                 and not (moe and s.dense_only)]  # fmt: skip
         return max(tiers, key=lambda t: t.min_params) if tiers else None
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:

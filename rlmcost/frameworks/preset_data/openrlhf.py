@@ -155,6 +155,7 @@ PRESET = Preset(
             "examples/scripts/train_ppo_llama_ray_70b.sh, OpenRLHF's example for "
             "Llama-3-70B, for an actor of >= 23.8 B parameters: ZeRO-3 with Adam offload, "
             "gradient checkpointing, micro-batch 1, vLLM TP 2",
+            dense_only=True,
         ),
     ),  # fmt: skip
 )

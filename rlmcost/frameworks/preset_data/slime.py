@@ -152,6 +152,7 @@ PRESET = Preset(
             "scripts/run-qwen3-32B.sh, slime's example for Qwen3-32B, for an actor of >= 11.5 "
             "B parameters: Megatron TP 8 with SP, full recomputation, 20,480 tokens per GPU, "
             "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate)",
+            dense_only=True,
         ),
     ),  # fmt: skip
 )

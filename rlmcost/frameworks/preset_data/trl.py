@@ -137,6 +137,7 @@ PRESET = Preset(
             "an actor of >= 23.5 B parameters: DeepSpeed ZeRO-3, micro-batch 4, vLLM TP 8; its "
             "server on a node of its own is --groups rollout=8[tp=8],actor=32 --gpus 40 "
             "--gpu-memory-utilization 0.9 (trl/scripts/vllm_serve.py's default)",
+            dense_only=True,
         ),
     ),  # fmt: skip
 )

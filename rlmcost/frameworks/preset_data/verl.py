@@ -218,6 +218,7 @@ PRESET = Preset(
             "examples/ppo_trainer/run_qwen2.5-32b.sh, verl's example for Qwen2.5-32B, for an "
             "actor of >= 15.8 B parameters: vLLM TP 4, micro-batches of 8 (training) and 16 "
             "(log-probs)",
+            dense_only=True,
         ),
         Sized(
             VERL_72B_EXAMPLE_FROM,
@@ -240,6 +241,7 @@ PRESET = Preset(
             "examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh, verl's GRPO example for "
             "Qwen2-72B on 32 GPUs, for an actor of >= 48.8 B parameters: vLLM TP 16 at 0.6, "
             "parameters and optimizer in host memory between phases, 24,000 tokens per GPU",
+            dense_only=True,
         ),
     ),  # fmt: skip
 )
