@@ -83,12 +83,13 @@ HAND = {
     # NeMo RL examples/configs/grpo_math_1B.yaml: 32 prompts x 16 = 512 samples = one global
     # batch of 512 (--mini-batches 1, stated); sequence packing at 512 x 4 = 2048 tokens per
     # GPU, the log-prob forwards at logprob_batch_size 4 packed to 512 x 4 = 2048 tokens; 512
-    # total tokens split 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01).
+    # total tokens split 256 + 256; FSDP2, vLLM colocated at 0.6, reference kept (KL 0.01);
+    # train_micro_batch_size 4, the file's own (not the 8B example's 1 for a 7 B actor).
     "nemo-rl": (
         ["import", "nemo-rl", str(NEMO), "--json"],
         "rlvr --framework nemo-rl --model qwen2.5-7b --batch 32 --group 16 --prompt-len 256 "
         "--response-len 256 --gpus 8 --max-tokens-per-gpu 2048 --forward-micro-batch 4 "
-        "--forward-max-tokens-per-gpu 2048 --mini-batches 1",
+        "--forward-max-tokens-per-gpu 2048 --mini-batches 1 --micro-batch 4",
     ),
 }
 
@@ -402,7 +403,7 @@ def test_a_later_setting_replaces_an_earlier_one_under_any_name() -> None:
     q.set("--cuda-graphs")
     q.set("--enforce-eager")
     assert q.argv() == ["--framework", "verl", "--tp", "2", "--no-sleep", "-m", "70b",
-                        "--enforce-eager"]  # fmt: skip
+                        "--enforce-eager", "--no-sized-defaults"]  # fmt: skip
 
 
 @pytest.mark.parametrize("args", EXAMPLE_IMPORTS, ids=["openrlhf", "trl", "nemo-rl"])

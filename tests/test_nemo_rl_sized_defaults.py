@@ -110,10 +110,13 @@ def test_given_micro_batches_win_over_the_sized_defaults() -> None:
     assert (dep["train"]["micro_batch"], dep["forward"]["micro_batch"]) == (3, 5)
 
 
-def test_other_presets_have_no_sized_defaults() -> None:
+def test_other_presets_keep_their_defaults_below_their_examples_for_larger_models() -> None:
+    """verl, OpenRLHF, TRL and slime take their larger examples' defaults from 11.5 B
+    parameters on (tests/test_preset_tiers.py); a 1 B actor keeps each preset as it is."""
     for name in ("verl", "openrlhf", "trl", "slime"):
         preset = get_preset(name)
-        assert preset.for_params(10**12) is preset
+        assert preset.for_params(10**9) is preset
+        assert preset.for_params(10**12) is not preset
 
 
 @pytest.mark.parametrize(("b", "k", "steps"), [

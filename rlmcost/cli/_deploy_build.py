@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def base_deployment(opts: dict[str, Any]) -> Deployment:
     """What the flags start from: rlmcost's defaults, then the ``--framework`` preset's (for
-    the ``--model``'s size: :meth:`~rlmcost.frameworks.preset_model.Preset.for_params`), then
+    the ``--model``'s size: :meth:`~rlmcost.frameworks.preset_model.Preset.for_params`;
+    at any size under ``--no-sized-defaults``), then
     the ``--deployment`` file's fields (each overrides the one before). A ``--framework``
     flag names the deployment's framework over a file's own ``framework`` (the preset and
     implied options are the flag's, so the Run and its command say the same)."""
@@ -37,10 +38,13 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
-    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_params
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params
     from rlmcost.run.spec import merge
 
-    preset = get_preset(framework).for_params(actor_params(opts.get("model") or DEFAULT_ACTOR))
+    sized = opts.get("sized_defaults", True)  # --no-sized-defaults: the preset at any size
+    actor = opts.get("model") or DEFAULT_ACTOR
+    params = actor_params(actor) if sized else None
+    preset = get_preset(framework).for_params(params, actor_moe(actor))
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:

@@ -162,6 +162,16 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "rlmcost's bare layout. See `rlmcost frameworks`.",
             ),
         ] = None,
+        sized_defaults: Annotated[
+            bool,
+            typer.Option(
+                "--sized-defaults/--no-sized-defaults",
+                help="Take --framework's defaults for the actor's size: from a size on, those "
+                "of its example for larger models (verl's Qwen2-72B script: rollout TP 16, "
+                "host offload; `rlmcost frameworks` lists each). --no-sized-defaults keeps "
+                "its own defaults at any size, as `rlmcost import` states a config.",
+            ),
+        ] = True,
         ref_precomputed: Annotated[
             bool,
             typer.Option(

@@ -23,7 +23,7 @@ def deployment_line(run: Any) -> str:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.nemo_rl_megatron import engine_summary
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
-    from rlmcost.run.defaults import actor_params
+    from rlmcost.run.defaults import actor_moe, actor_params
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -32,10 +32,36 @@ def deployment_line(run: Any) -> str:
         return "deployment: rlmcost's bare layout (--framework none): no framework's defaults."
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
-        p, name = get_preset(fw).for_params(actor_params(run.models.actor)), run.algorithm.name
-        engine = str(run.deployment.engine.kind)
+        actor = run.models.actor
+        p = get_preset(fw).for_params(actor_params(actor), actor_moe(actor))
+        name, engine = run.algorithm.name, str(run.deployment.engine.kind)
         flags = p.flags_line(preset_options(fw, get_algorithm(name)), name,
                              engine)  # the run's engine's defaults
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
+    else:  # a larger actor's tier: which of the framework's examples the run follows
+        tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
+        if tier is not None and _follows(run.deployment, tier):
+            default = f" (its defaults for larger actors: {tier.example})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
+
+
+def _follows(dep: Any, tier: Any) -> bool:
+    """Whether the Deployment ``dep`` has every value of the preset tier ``tier`` (a
+    :class:`~rlmcost.frameworks.preset_model.Sized`) that applies to its engine: a run taken
+    at the framework's own defaults (``--no-sized-defaults``, `rlmcost import`) or flagged
+    otherwise does not follow the tier's example."""
+    from rlmcost.frameworks.preset_model import OPTION_FIELDS
+
+    kind = str(dep.engine.kind)
+    for d in tier.defaults:
+        if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
+            continue
+        node = dep
+        for part in d.field.split("."):
+            node = getattr(node, part, None)
+        value = tuple(str(v) for v in node) if isinstance(node, tuple | list) else node
+        want = tuple(d.value) if isinstance(d.value, tuple | list) else d.value
+        if str(value) != str(want):
+            return False
+    return True

@@ -260,27 +260,30 @@ def frameworks_command(
     if json_out:
         print_json(versioned("frameworks", {"frameworks": [
             {"framework": p.framework.value, "summary": p.summary,
-             "defaults": [{"field": d.field, "value": d.value, "flag": d.flag,
-                           "source": d.source} for d in p.defaults],
-             "conventions": list(p.conventions)}
+             "defaults": [_default_json(d) for d in p.defaults],
+             "conventions": list(p.conventions),
+             "sized": [{"min_params": s.min_params, "example": s.example,
+                        "defaults": [_default_json(d) for d in s.defaults]} for s in p.sized]}
             for p in PRESETS.values()
         ]}))  # fmt: skip
         return
     for p in PRESETS.values():
-        print_table(
-            f"--framework {p.framework.value}: {p.summary}",
-            ["setting", "value", "flag", "source"],
-            [
-                (
-                    d.field,
-                    _v(list(d.value) if isinstance(d.value, tuple) else d.value),
-                    d.flag,
-                    d.source,
-                )
-                for d in p.defaults
-            ],  # fmt: skip
-            caption=" ".join(p.conventions),
-        )
+        tables: list[tuple[str, tuple[Any, ...], str]] = [
+            (f"--framework {p.framework.value}: {p.summary}", p.defaults,
+             " ".join(p.conventions))]  # fmt: skip
+        tables += [(f"--framework {p.framework.value}, an actor of >= {s.min_params / 1e9:g} B "
+                    f"parameters (--no-sized-defaults: the table above): {s.example}",
+                    s.defaults, "") for s in p.sized]  # fmt: skip
+        for title, defaults, caption in tables:
+            print_table(title, ["setting", "value", "flag", "source"],
+                        [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),
+                          d.flag, d.source) for d in defaults], caption=caption)  # fmt: skip
+
+
+def _default_json(d: Any) -> dict[str, Any]:
+    """A preset :class:`~rlmcost.frameworks.preset_model.Default` as `rlmcost frameworks
+    --json` lists it."""
+    return {"field": d.field, "value": d.value, "flag": d.flag, "source": d.source}
 
 
 PANEL = "Frameworks: presets and config import"

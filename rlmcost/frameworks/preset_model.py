@@ -220,13 +220,18 @@ class Behaviour:
 
 @dataclass(frozen=True)
 class Sized:
-    """The defaults of a framework's example for larger models, which replace the preset's
-    (same fields) for an actor of at least ``min_params`` parameters: the example nearest the
-    actor in size. ``example``: that example, in words."""
+    """The defaults of a framework's example for larger models, for an actor of at least
+    ``min_params`` parameters (the example nearest the actor in size): each replaces the
+    preset's default of the same field, or adds the field where the preset has none (verl's
+    token budget per GPU, which its small-model defaults leave unset). ``example``: that
+    example, in words. ``dense_only``: the example trains a dense model, whose layout (a
+    Megatron TP that must divide the KV heads, no expert parallelism) a mixture-of-experts
+    actor does not take: it keeps the preset's defaults."""
 
     min_params: int
     defaults: tuple[Default, ...]
     example: str
+    dense_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -242,17 +247,29 @@ class Preset:
     behaviour: Behaviour | None = None
     sized: tuple[Sized, ...] = ()
 
-    def for_params(self, params: int | None) -> Preset:
+    def for_params(self, params: int | None, moe: bool = False) -> Preset:
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
         it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
-        the same fields' (a tier names every field it changes from the preset's own)."""
-        tiers = [s for s in self.sized if params is not None and params >= s.min_params]
-        if not tiers:
+        the same fields' (a tier names every field it changes from the preset's own), and
+        after them the tier's fields the preset does not set. ``moe``: the actor is a
+        mixture of experts (a ``dense_only`` tier passes it by)."""
+        s = self.tier(params, moe)
+        if s is None:
             return self
-        s = max(tiers, key=lambda t: t.min_params)
         by_field = {d.field: d for d in s.defaults}
-        return replace(self, defaults=tuple(by_field.get(d.field, d) for d in self.defaults),
-                       summary=f"{self.summary} ({s.example})", sized=())  # fmt: skip
+        own = {d.field for d in self.defaults}
+        defaults = (*(by_field.get(d.field, d) for d in self.defaults),
+                    *(d for d in s.defaults if d.field not in own))  # fmt: skip
+        return replace(self, defaults=defaults, summary=f"{self.summary} ({s.example})",
+                       sized=())  # fmt: skip
+
+    def tier(self, params: int | None, moe: bool = False) -> Sized | None:
+        """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:
+        none, or the size unknown); ``moe``: a mixture-of-experts actor, which no
+        ``dense_only`` tier takes."""
+        tiers = [s for s in self.sized if params is not None and params >= s.min_params
+                 and not (moe and s.dense_only)]  # fmt: skip
+        return max(tiers, key=lambda t: t.min_params) if tiers else None
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:
         """The Deployment fields the preset sets, nested (``{"engine": {"sleep": True}}``),

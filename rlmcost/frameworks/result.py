@@ -76,13 +76,16 @@ class ImportedQuery:
         self.convert(given, "--groups", f"{rollout},{self.trainer_roles()}={train_gpus}", how)
 
     def argv(self) -> list[str]:
-        """The algorithm command's arguments (without the command name)."""
+        """The algorithm command's arguments (without the command name): the framework's
+        own defaults at any actor size (``--no-sized-defaults``), under the flags the config
+        gives, since a field the importer leaves to the preset is the framework's argument
+        default, not its larger-model example's."""
         out = ["--framework", self.framework]
         for flag, value in self.flags:
             out.append(flag)
             if value is not None:
                 out.append(_text(value))
-        return out
+        return [*out, "--no-sized-defaults"]
 
     def command(self) -> str:
         """The query as a shell command line."""

@@ -53,7 +53,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     else:
         actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
         kind = (dep.get("engine") or {}).get("kind")
-        preset = get_preset(name).for_params(actor_params(actor))
+        preset = get_preset(name).for_params(actor_params(actor), actor_moe(actor))
         out = {**merge(preset.deployment_data(str(kind) if kind else None), dep),
                "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
@@ -126,6 +126,31 @@ def actor_params(actor: object) -> int | None:
         return _spec_params(actor if isinstance(actor, ModelSpec) else str(actor))
     except (SpecError, ValueError):
         return None
+
+
+def actor_moe(actor: object) -> bool:
+    """Whether a Run's actor (a name, a spec or its data) is a mixture of experts, which a
+    preset's tier from a dense example passes by (``Sized.dense_only``); False where it does
+    not resolve."""
+    from rlmcost.specs import ModelSpec, get_model
+
+    try:
+        if isinstance(actor, dict):
+            actor = ModelSpec.model_validate(actor)
+        if isinstance(actor, ModelSpec):
+            return actor.n_experts > 0
+        if isinstance(actor, str) and not Path(actor).exists():
+            return _named_moe(actor)
+        return get_model(str(actor)).n_experts > 0
+    except (SpecError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=256)
+def _named_moe(name: str) -> bool:
+    from rlmcost.specs import get_model
+
+    return get_model(name).n_experts > 0
 
 
 @lru_cache(maxsize=256)

@@ -136,6 +136,14 @@ class PresetDefaultOut(BaseModel):
     source: str = Field(description="where the framework sets it")
 
 
+class PresetTierOut(BaseModel):
+    model_config = _CLOSED
+
+    min_params: int = Field(description="the actor's parameters from which the tier applies")
+    example: str = Field(description="the framework's example for larger models it follows")
+    defaults: list[PresetDefaultOut] = Field(description="what it changes or adds (schema 2.7)")
+
+
 class FrameworkOut(BaseModel):
     model_config = _CLOSED
 
@@ -143,6 +151,8 @@ class FrameworkOut(BaseModel):
     summary: str
     defaults: list[PresetDefaultOut]
     conventions: list[str]
+    sized: list[PresetTierOut] = Field(description="the defaults of its examples for larger "
+                                       "actors, by ascending min_params (schema 2.7)")
 
 
 class FrameworksOut(Versioned):

@@ -1,15 +1,27 @@
 """OpenRLHF's preset: its defaults, conventions and behaviour, each with its source.
 
 Sources: OpenRLHF ``openrlhf/cli/train_ppo_ray.py`` (argparse defaults) and the files each
-entry names (``openrlhf/models/actor.py``, ``openrlhf/trainer/ray/ppo_actor.py``, ...). Data
+entry names (``openrlhf/models/actor.py``, ``openrlhf/trainer/ray/ppo_actor.py``, ...); for
+larger actors (``sized``, from :data:`OPENRLHF_70B_EXAMPLE_FROM`) its Llama-3-70B example. Data
 only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
 
-from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
+_ORLHF_70B = ("OpenRLHF examples/scripts/train_ppo_llama_ray_70b.sh (@c250c21a, 2025-08-15; "
+              "removed with other examples in 34ba2900, 2026-01-05; 32 GPUs: vLLM 4 x TP 2, "
+              "actor 8, critic 8, reference 4, reward 4)")
+
+OPENRLHF_70B_EXAMPLE_FROM = 23_800_000_000
+"""Actors from which OpenRLHF's preset takes its Llama-3-70B example
+(examples/scripts/train_ppo_llama_ray_70b.sh: ZeRO-3, Adam offload, gradient checkpointing,
+micro-batch 1, vLLM TP 2) instead of its argument defaults: the geometric mean of the 8 B
+model of its main PPO example (examples/scripts/train_ppo_llama_ray.sh, Llama-3-8B: 8.03 B)
+and Llama-3-70B's 70.55 B parameters (23.80 B); an actor takes the example nearer it on a log
+scale. OpenRLHF has no example between the two."""
 
 PRESET = Preset(
     Framework.OPENRLHF,
@@ -121,4 +133,29 @@ PRESET = Preset(
               "flash_attention_2, --ds.use_liger_kernel default False "
               "(AutoLigerKernelForCausalLM when on: --logits fused); the model in bf16 "
               "under DeepSpeed's bf16 engine, no casts"),
+    sized=(
+        Sized(
+            OPENRLHF_70B_EXAMPLE_FROM,
+            (
+                Default("train.zero", "3", "--zero 3", f"{_ORLHF_70B}: --zero_stage 3"),
+                Default("init_load", "sharded", "--init-load sharded",
+                        "openrlhf/models/actor.py: under --zero_stage 3 HfDeepSpeedConfig "
+                        "builds the model inside deepspeed.zero.Init, each rank its shard"),
+                Default("train.ckpt", "full", "--ckpt full",
+                        f"{_ORLHF_70B}: --gradient_checkpointing"),
+                Default("train.micro_batch", 1, "--micro-batch 1",
+                        f"{_ORLHF_70B}: --micro_train_batch_size 1"),
+                Default("train.offload", ("optimizer", "grads"), "--offload optimizer,grads",
+                        f"{_ORLHF_70B}: --adam_offload (DeepSpeed offload_optimizer, "
+                        "openrlhf/utils/deepspeed_utils.py get_train_ds_config: CPU Adam, "
+                        "the gradient partition on the host too)"),
+                Default("engine.tp", 2, "--rollout-tp 2",
+                        f"{_ORLHF_70B}: --vllm_tensor_parallel_size 2"),
+            ),
+            "examples/scripts/train_ppo_llama_ray_70b.sh, OpenRLHF's example for "
+            "Llama-3-70B, for an actor of >= 23.8 B parameters: ZeRO-3 with Adam offload, "
+            "gradient checkpointing, micro-batch 1, vLLM TP 2",
+            dense_only=True,
+        ),
+    ),  # fmt: skip
 )

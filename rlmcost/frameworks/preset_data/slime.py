@@ -1,14 +1,25 @@
 """slime's preset: its defaults, conventions and behaviour, each with its source.
 
 Sources: slime ``slime/utils/arguments.py`` (THUDM/slime), Megatron-LM's argument defaults and
-the files each entry names. Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
+the files each entry names; for larger actors (``sized``, from :data:`SLIME_32B_EXAMPLE_FROM`)
+its Qwen3-32B example. Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
 
-from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _SLIME_ARGS = "slime/utils/arguments.py"
+_SLIME_32B = "slime scripts/run-qwen3-32B.sh (THUDM/slime @624b824a; 8 GPUs, --colocate)"
+
+SLIME_32B_EXAMPLE_FROM = 11_500_000_000
+"""Actors from which slime's preset takes its Qwen3-32B example (scripts/run-qwen3-32B.sh:
+Megatron TP 8 with sequence parallelism, full recomputation, a token budget of 20,480 per GPU,
+the CPU optimizer, SGLang engines of TP 8 at mem_fraction_static 0.7 colocated with the
+trainer, which --colocate offloads between phases) instead of its argument defaults: the
+geometric mean of its quick-start example's Qwen3-4B (scripts/run-qwen3-4B.sh: 4.02 B) and
+Qwen3-32B's 32.76 B parameters (11.48 B), rounded; an actor takes the example nearer it on a
+log scale. slime has no dense example above 32 B: a 70 B actor takes the 32 B one's."""
 
 PRESET = Preset(
     Framework.SLIME,
@@ -112,4 +123,36 @@ PRESET = Preset(
               "2026-05-19; miles/utils/arguments.py since 4a7025605, 2026-03-10)",
               linear_mixer_tp_replicated=True, host_adam_threads=1, grads_offload_frees=True,
               megatron_grad_reduce="fp32"),  # Megatron-LM's validate_args (grad_buffer)
+    sized=(
+        Sized(
+            SLIME_32B_EXAMPLE_FROM,
+            (
+                Default("train.tp", 8, "--tp 8",
+                        f"{_SLIME_32B}: --tensor-model-parallel-size 8"),
+                Default("train.sp", True, "--sp", f"{_SLIME_32B}: --sequence-parallel"),
+                Default("train.ckpt", "full", "--ckpt full",
+                        f"{_SLIME_32B}: --recompute-granularity full, --recompute-method "
+                        "uniform, --recompute-num-layers 1"),
+                Default("train.max_tokens_per_gpu", 20480, "--max-tokens-per-gpu 20480",
+                        f"{_SLIME_32B}: --use-dynamic-batch-size, --max-tokens-per-gpu 20480"),
+                Default("train.offload", ("params-idle", "grads-idle", "optimizer"),
+                        "--offload params-idle,grads-idle,optimizer",
+                        f"{_SLIME_32B}: --colocate (offload_train: the trainer's states "
+                        "between phases, slime/utils/arguments.py) and --optimizer-cpu-offload "
+                        "(Megatron-core's HybridDeviceOptimizer at fraction 1)"),
+                Default("engine.tp", 8, "--rollout-tp 8",
+                        f"{_SLIME_32B}: --rollout-num-gpus-per-engine 8"),
+                Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
+                        f"{_SLIME_32B}: --sglang-mem-fraction-static 0.7",
+                        engines=("sglang",)),
+                Default("engine.sleep", True, "--sleep",
+                        f"{_SLIME_32B}: --colocate (offload_rollout: the engines release "
+                        "their memory while the trainer runs)"),
+            ),
+            "scripts/run-qwen3-32B.sh, slime's example for Qwen3-32B, for an actor of >= 11.5 "
+            "B parameters: Megatron TP 8 with SP, full recomputation, 20,480 tokens per GPU, "
+            "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate)",
+            dense_only=True,
+        ),
+    ),  # fmt: skip
 )

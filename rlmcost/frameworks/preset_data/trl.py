@@ -1,15 +1,27 @@
 """TRL's preset: its defaults, conventions and behaviour, each with its source.
 
 Sources: TRL ``trl/trainer/grpo_config.py`` and ``trl/trainer/grpo_trainer.py``, transformers
-``TrainingArguments`` and accelerate's launch defaults. Data only; the lookups are in
-:mod:`rlmcost.frameworks.presets`.
+``TrainingArguments`` and accelerate's launch defaults; for larger actors (``sized``, from
+:data:`TRL_72B_EXAMPLE_FROM`) its documentation's Qwen2.5-72B example. Data only; the lookups
+are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
 
-from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _TRL_CFG = "trl/trainer/grpo_config.py"
+_TRL_72B = ("TRL docs/source/grpo_trainer.md 'GRPO at scale: train a 70B+ Model on multiple "
+            "nodes' (@f2cd5771, since f713f614e; Qwen2.5-72B, training on 4 nodes x 8 GPUs, "
+            "trl vllm-serve on a fifth)")
+
+TRL_72B_EXAMPLE_FROM = 23_500_000_000
+"""Actors from which TRL's preset takes its documentation's Qwen2.5-72B example ("GRPO at
+scale": accelerate with examples/accelerate_configs/deepspeed_zero3.yaml,
+per_device_train_batch_size 4, ``trl vllm-serve --tensor_parallel_size 8``) instead of its
+defaults: the geometric mean of the Qwen2.5-7B of docs/source/vllm_integration.md's server
+examples (7.62 B) and Qwen2.5-72B's 72.71 B parameters (23.53 B), rounded down; an actor
+takes the example nearer it on a log scale."""
 
 PRESET = Preset(
     Framework.TRL,
@@ -105,4 +117,27 @@ PRESET = Preset(
               "transformers' default sdpa (PyTorch's flash backend is FlashAttention-2); "
               "use_liger_kernel default False (transformers TrainingArguments; on: "
               "--logits fused); autocast's casts of an fp32-loaded model not priced"),
+    sized=(
+        Sized(
+            TRL_72B_EXAMPLE_FROM,
+            (
+                Default("train.zero", "3", "--zero 3",
+                        f"{_TRL_72B}: --config_file examples/accelerate_configs/"
+                        "deepspeed_zero3.yaml (zero_stage: 3, offload_optimizer_device and "
+                        "offload_param_device: none)"),
+                Default("init_load", "sharded", "--init-load sharded",
+                        "examples/accelerate_configs/deepspeed_zero3.yaml: zero3_init_flag: "
+                        "true, from_pretrained builds the model inside deepspeed.zero.Init"),
+                Default("train.micro_batch", 4, "--micro-batch 4",
+                        f"{_TRL_72B}: GRPOConfig(per_device_train_batch_size=4)"),
+                Default("engine.tp", 8, "--rollout-tp 8",
+                        f"{_TRL_72B}: trl vllm-serve --tensor_parallel_size 8"),
+            ),
+            "docs/source/grpo_trainer.md's 'GRPO at scale' example, TRL's for Qwen2.5-72B, for "
+            "an actor of >= 23.5 B parameters: DeepSpeed ZeRO-3, micro-batch 4, vLLM TP 8; its "
+            "server on a node of its own is --groups rollout=8[tp=8],actor=32 --gpus 40 "
+            "--gpu-memory-utilization 0.9 (trl/scripts/vllm_serve.py's default)",
+            dense_only=True,
+        ),
+    ),  # fmt: skip
 )

@@ -2,15 +2,35 @@
 
 Sources: verl ``verl/trainer/config/ppo_trainer.yaml`` (volcengine/verl, 2025) and the files
 each entry names (``verl/workers/fsdp_workers.py``, ``verl/utils/fsdp_utils.py``,
-``verl/workers/sharding_manager/fsdp_vllm.py``, ...). Data only; the lookups are in
-:mod:`rlmcost.frameworks.presets`.
+``verl/workers/sharding_manager/fsdp_vllm.py``, ...); for larger actors (``sized``) its example
+scripts for Qwen2.5-32B (from :data:`VERL_32B_EXAMPLE_FROM`) and Qwen2-72B (from
+:data:`VERL_72B_EXAMPLE_FROM`). Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
 
-from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset
+from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
+_VERL_32B = "verl examples/ppo_trainer/run_qwen2.5-32b.sh (@b178a3cd5; 4 nodes x 8 GPUs)"
+_VERL_72B = ("verl examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh (@b178a3cd5, "
+             "since c62e7ac7b; 4 nodes x 8 H800)")
+
+VERL_32B_EXAMPLE_FROM = 15_800_000_000
+"""Actors from which verl's preset takes its Qwen2.5-32B example (examples/ppo_trainer/
+run_qwen2.5-32b.sh: vLLM TP 4, micro-batches of 8 and 16) instead of its defaults, which its
+7B examples keep (examples/grpo_trainer/run_qwen2-7b.sh: rollout TP 2, as ppo_trainer.yaml):
+the geometric mean of Qwen2-7B's 7.62 B and Qwen2.5-32B's 32.76 B parameters (15.80 B); an
+actor takes the example nearer it on a log scale."""
+
+VERL_72B_EXAMPLE_FROM = 48_800_000_000
+"""Actors from which verl's preset takes its Qwen2-72B GRPO example (examples/tuning/70b/
+qwen2-70b_grpo_32_h800_fsdp_vllm.sh: vLLM TP 16, the actor's and reference's parameters and
+the optimizer in host memory between phases, a token budget of 24,000 per GPU) instead of the
+32 B one: the geometric mean of Qwen2.5-32B's 32.76 B and Qwen2-72B's 72.71 B parameters
+(48.81 B), rounded down. A Llama-3.1-70B (70.55 B) takes it: the 32 B example's vLLM TP 4
+holds 35 GB of its bf16 weights per GPU under verl's 0.5 reservation (40 GB of an 80 GB
+GPU), which leaves its KV cache 5 GB."""
 
 PRESET = Preset(
     Framework.VERL,
@@ -184,4 +204,44 @@ PRESET = Preset(
               "use_liger False, use_fused_kernels False; the importer reads neither as "
               "layer fusion); actor.use_torch_compile compiles the entropy only "
               "(verl/workers/actor/dp_actor.py); MixedPrecisionPolicy without output_dtype"),
+    sized=(
+        Sized(
+            VERL_32B_EXAMPLE_FROM,
+            (
+                Default("train.micro_batch", 8, "--micro-batch 8",
+                        f"{_VERL_32B}: actor.ppo_micro_batch_size_per_gpu=8"),
+                Default("forward.micro_batch", 16, "--forward-micro-batch 16",
+                        f"{_VERL_32B}: rollout.log_prob_micro_batch_size_per_gpu=16"),
+                Default("engine.tp", 4, "--rollout-tp 4",
+                        f"{_VERL_32B}: rollout.tensor_model_parallel_size=4"),
+            ),
+            "examples/ppo_trainer/run_qwen2.5-32b.sh, verl's example for Qwen2.5-32B, for an "
+            "actor of >= 15.8 B parameters: vLLM TP 4, micro-batches of 8 (training) and 16 "
+            "(log-probs)",
+            dense_only=True,
+        ),
+        Sized(
+            VERL_72B_EXAMPLE_FROM,
+            (
+                Default("train.offload", ("params-idle", "optimizer-idle"),
+                        "--offload params-idle,optimizer-idle",
+                        f"{_VERL_72B}: actor.fsdp_config.param_offload=True, "
+                        "optimizer_offload=True"),
+                Default("offload_idle", True, "--offload-idle",
+                        f"{_VERL_72B}: ref.fsdp_config.param_offload=True"),
+                Default("train.max_tokens_per_gpu", 24000, "--max-tokens-per-gpu 24000",
+                        f"{_VERL_72B}: actor.use_dynamic_bsz=True, "
+                        "ppo_max_token_len_per_gpu=24000 (the log-prob forwards' budget "
+                        "follows it: rollout.log_prob_max_token_len_per_gpu, ppo_trainer.yaml)"),
+                Default("engine.tp", 16, "--rollout-tp 16",
+                        f"{_VERL_72B}: rollout.tensor_model_parallel_size=16"),
+                Default("engine.gpu_memory_utilization", 0.6, "--gpu-memory-utilization 0.6",
+                        f"{_VERL_72B}: rollout.gpu_memory_utilization=0.6"),
+            ),
+            "examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh, verl's GRPO example for "
+            "Qwen2-72B on 32 GPUs, for an actor of >= 48.8 B parameters: vLLM TP 16 at 0.6, "
+            "parameters and optimizer in host memory between phases, 24,000 tokens per GPU",
+            dense_only=True,
+        ),
+    ),  # fmt: skip
 )
