@@ -105,7 +105,7 @@ def test_the_planners_screen_prices_a_disk_refit_as_the_exact_path():
     from rlmcost.specs.registry import get_hardware
 
     q = SimpleNamespace(refit_apart="disk", refit_bytes=R1_DISTILL_1P5B_BF16_BYTES,
-                        hardware=get_hardware("h800"))
+                        hardware=get_hardware("h800"), pool=())  # one accelerator type
     gpus, train, rollout, etp = (np.array([128, 16]), np.array([32, 8]), np.array([96, 8]),
                                  np.array([1, 1]))  # fmt: skip
     out = refit_apart_s(q, gpus, train, rollout, etp)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ def evaluation_json(result: Any) -> dict[str, Any]:
 def deployment_line(run: Any) -> str:
     """Which framework's defaults and semantics the Run follows, and how to change them."""
     from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.frameworks.nemo_rl_megatron import engine_summary
+    from rlmcost.frameworks.engine_summary import engine_summary
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
     from rlmcost.run.defaults import actor_moe, actor_params
 
