@@ -386,9 +386,14 @@ def test_the_nemo_rl_preset_runs_the_megatron_policy_under_its_engine() -> None:
     assert res.exit_code == 0, res.output
     train = json.loads(res.stdout)["run"]["deployment"]["train"]
     assert (train["zero"], train["param_dtype"]) == ("1", "bf16")
+    # offload_before_refit of the Megatron policy: the optimizer out, the gradient buffers
+    # freed; the parameters stay for the engine decoding with them (as the importer reads
+    # the sync colocated recipe, test_the_sync_colocated_recipe_runs_the_megatron_engine)
+    assert train["offload"] == ["optimizer-idle", "grads-idle"]
     vllm = json.loads(CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8",
                                                "--json"]).stdout)["run"]["deployment"]["train"]
     assert (vllm["zero"], vllm["param_dtype"]) == ("3", "fp32")
+    assert vllm["offload"] == ["optimizer-idle", "params-idle"]
     res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8", "--engine",
                                    "megatron", "--zero", "0", "--json"])  # fmt: skip
     assert json.loads(res.stdout)["run"]["deployment"]["train"]["zero"] == "0"

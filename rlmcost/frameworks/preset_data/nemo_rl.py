@@ -186,6 +186,18 @@ PRESET = Preset(
             engines=("megatron",),
         ),
         Default(
+            "train.offload",
+            ("optimizer-idle", "grads-idle"),
+            "--offload optimizer-idle,grads-idle",
+            "nemo_rl/models/policy/workers/megatron_policy_worker.py offload_before_refit "
+            "(the optimizer states to the CPU, the gradient buffers freed) under "
+            "grpo.py refit_policy_generation's colocated_inference @7ea279abf; the "
+            "parameters stay, since the Megatron engine decodes with them "
+            "(rlmcost.frameworks.nemo_rl_engine.import_engine: --rollout-tp, a dedicated "
+            "inference layout, adds params-idle)",
+            engines=("megatron",),
+        ),
+        Default(
             "train.param_dtype",
             "bf16",
             "--param-dtype bf16",
