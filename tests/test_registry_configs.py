@@ -401,6 +401,8 @@ BASE = PUBLIC_CONFIGS["qwen3-8b"]
         ({"tie_word_embeddings": "yes"}, "tie_word_embeddings='yes' must be true or false"),
         ({"model_type": "glm4_moe", "n_routed_experts": 10**9}, "n_routed_experts"),
         ({"model_type": "gemma3", "text_config": [1]}, "text_config object"),
+        ({"model_type": "gpt_oss"}, "gpt_oss config has no 'num_local_experts'"),
+        ({"model_type": "kimi_k2"}, "config has no 'qk_nope_head_dim'"),
     ],
 )
 def test_implausible_configs_are_rejected_in_one_line(tmp_path, change, fragment):
