@@ -87,10 +87,12 @@ def test_deepseek_r1_script_multi_node() -> None:
 
 def test_glm4_9b_script_engines_apart() -> None:
     # scripts/run-glm4-9B.sh: 4 actor GPUs beside --rollout-num-gpus 4 (engines of 2), CP 2;
-    # GLM-Z1-9B-0414 is no built-in model: the import names it, --model overrides
-    with pytest.raises(SpecError, match="--hf-checkpoint /root/GLM-Z1-9B-0414/"):
-        import_slime(_args("glm4-9B"))
-    q = import_slime(_args("glm4-9B"), model="qwen2.5-7b")
+    # GLM-Z1-9B-0414 is the built-in glm-4-9b-0414, whose shape the script's Megatron model
+    # arguments (scripts/models/glm4-9B.sh) confirm: no note of a difference
+    own = import_slime(_args("glm4-9B"))
+    assert _flags(own)["--model"] == "glm-4-9b-0414"
+    assert not any("Megatron model arguments differ" in n for n in own.notes)
+    q = import_slime(_args("glm4-9B"), model="qwen2.5-7b")  # --model overrides
     f = _flags(q)
     assert f["--groups"] == "rollout=4[tp=2],actor+reference=4" and f["--gpus"] == 8
     assert (f["--tp"], f["--cp"]) == (2, 2) and "--no-sleep" in f
@@ -266,3 +268,36 @@ def test_quantized_rollout_checkpoint(tmp_path) -> None:
     local = import_slime(["--hf-checkpoint", str(ckpt), *base])
     assert _flags(local)["--rollout-dtype"] == "fp8"
     assert any("config.json quantization_config" in c.how for c in local.conversions)
+
+
+LAUNCH = ("python3 train.py --actor-num-nodes 1 --actor-num-gpus-per-node 8 --colocate "
+          "--rollout-batch-size 32 --n-samples-per-prompt 8 --rollout-max-response-len 1024 "
+          "--global-batch-size 256 --tensor-model-parallel-size 8").split()  # fmt: skip
+#: THUDM/slime scripts/models/*.sh @624b824a, the shape arguments the import checks, with the
+#: script's --hf-checkpoint folder
+SLIME_MODELS = {
+    "mimo-7b": "--hf-checkpoint /root/MiMo-7B-RL --num-layers 36 --hidden-size 4096 "
+    "--ffn-hidden-size 11008 --num-attention-heads 32 --group-query-attention "
+    "--num-query-groups 8 --vocab-size 151680",
+    "moonlight-16b-a3b": "--hf-checkpoint /root/Moonlight-16B-A3B --num-layers 27 "
+    "--hidden-size 2048 --ffn-hidden-size 11264 --num-attention-heads 16 --vocab-size 163840 "
+    "--multi-latent-attention --kv-lora-rank 512 --num-experts 64 --moe-ffn-hidden-size 1408 "
+    "--moe-router-topk 6",
+    "kimi-k2": "--hf-checkpoint /root/Kimi-K2-Instruct --num-layers 61 --hidden-size 7168 "
+    "--ffn-hidden-size 18432 --num-attention-heads 64 --vocab-size 163840 "
+    "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --num-experts 384 "
+    "--moe-ffn-hidden-size 2048 --moe-router-topk 8",
+    "kimi-k2-thinking": "--hf-checkpoint /root/Kimi-K2-Thinking --num-layers 61 "
+    "--hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 64 --vocab-size 163840 "
+    "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --num-experts 384 "
+    "--moe-ffn-hidden-size 2048 --moe-router-topk 8",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLIME_MODELS))
+def test_slime_model_scripts_agree_with_the_builtins(name: str) -> None:
+    # slime's Megatron model arguments for these checkpoints are the built-in's shape: the
+    # checkpoint folder resolves to it and no difference is noted
+    q = import_slime(LAUNCH + SLIME_MODELS[name].split())
+    assert _flags(q)["--model"] == name
+    assert not any("Megatron model arguments differ" in n for n in q.notes)

@@ -188,3 +188,13 @@ def test_v2_prices_the_rerun_whole() -> None:
     v1, v2 = run("--module-ckpt"), run("--no-module-ckpt", "--no-recompute-early-stop")
     assert v1[0] < v2[0] and v2[1] < v1[1]
     assert run() == v2  # the preset's worker: v2 (grpo_math_1B.yaml's _v2: true)
+
+
+@pytest.mark.parametrize("model", ["gpt-oss-20b", "moonlight-16b-a3b", "kimi-k2"])
+def test_v2_runs_automodels_gpt_oss_and_deepseek_v3_classes(model: str) -> None:
+    # Automodel's registry (nemo_automodel/_transformers/registry.py @24b47e85) maps
+    # GptOssForCausalLM and DeepseekV3ForCausalLM (Moonlight's and Kimi-K2's architectures) to
+    # its own MoE classes, whose adapters implement convert_single_tensor_to_hf
+    flags, notes = _import(CKPT, f"policy.model_name={model}", f"+{C}._v2=true")
+    assert "--no-module-ckpt" in flags and "--no-recompute-early-stop" not in flags
+    assert AUTOMODEL_NOTE.format(model=model) in notes

@@ -21,6 +21,7 @@ from rlmcost import blocks as bl
 from rlmcost.errors import SpecError
 from rlmcost.specs import get_model, models
 from rlmcost.specs.hf_config import GEMMA3_TEXT_DEFAULTS, SUPPORTED, load_config, spec_from_config
+from rlmcost.specs.hf_families import READ_AS, gpt_oss_uncounted
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -83,6 +84,25 @@ def glm4_moe(L, d, ff, d_e, E, dense, qk_norm):
                 tie_word_embeddings=False)  # fmt: skip
 
 
+def gpt_oss(L, E):
+    # openai/gpt-oss-20b and -120b config.json (verl tests/utils/test_flops_counter.py @b178a3cd
+    # carries the 20b's): alternating sliding (128) and full attention, experts of width 2880
+    return _cfg("gpt_oss", L, 2880, 2880, 64, 8, 201088, 131072, head_dim=64,
+                num_local_experts=E, num_experts_per_tok=4, sliding_window=128,
+                layer_types=["sliding_attention", "full_attention"] * (L // 2),
+                attention_bias=True, tie_word_embeddings=False)  # fmt: skip
+
+
+def kimi_k2(ctx):
+    # moonshotai/Kimi-K2-Instruct config.json; slime scripts/models/kimi-k2.sh @624b824a gives
+    # the same sizes (61 layers, 7168, 384 experts top-8, q_lora 1536, kv_lora 512)
+    return _cfg("kimi_k2", 61, 7168, 18432, 64, 64, 163840, ctx, moe_intermediate_size=2048,
+                n_shared_experts=1, n_routed_experts=384, num_experts_per_tok=8,
+                first_k_dense_replace=1, q_lora_rank=1536, kv_lora_rank=512,
+                qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                num_nextn_predict_layers=0, tie_word_embeddings=False)  # fmt: skip
+
+
 GPT2 = dict(model_type="gpt2", n_layer=12, n_embd=768, n_head=12, n_positions=1024,
             vocab_size=50257)  # fmt: skip
 
@@ -108,6 +128,7 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
     "mixtral-8x22b": _cfg("mixtral", 56, 6144, 16384, 48, 8, 32768, 65536, num_local_experts=8,
                           num_experts_per_tok=2, sliding_window=None),
     "qwen2.5-0.5b": qwen2(24, 896, 4864, 14, 2, 151936, 32768, True),
+    "qwen2-0.5b": qwen2(24, 896, 4864, 14, 2, 151936, 131072, True),
     "qwen2.5-1.5b": qwen2(28, 1536, 8960, 12, 2, 151936, 32768, True),
     "qwen2.5-3b": qwen2(36, 2048, 11008, 16, 2, 151936, 32768, True),
     "deepseek-r1-distill-qwen-1.5b": qwen2(28, 1536, 8960, 12, 2, 151936, 131072, False),
@@ -180,6 +201,45 @@ PUBLIC_CONFIGS: dict[str, dict[str, Any]] = {
                              num_experts_per_tok=6, first_k_dense_replace=1, q_lora_rank=None,
                              kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
                              v_head_dim=128, tie_word_embeddings=False),
+    # deepseek-ai/deepseek-llm-7b-base/-chat config.json (LlamaForCausalLM)
+    "deepseek-llm-7b": llama(30, 4096, 11008, 32, 32, V=102400, ctx=4096),
+    # OpenRLHF/Llama-3-8b-sft-mixture config.json: Meta-Llama-3-8B's shape, 8192 positions
+    "llama-3-8b-sft-mixture": llama(32, 4096, 14336, 32, 8, ctx=8192, rope_theta=500000.0),
+    # Qwen/Qwen2.5-Math-1.5B and -7B config.json: 4096 positions, rope_theta 10000
+    "qwen2.5-math-1.5b": {**qwen2(28, 1536, 8960, 12, 2, 151936, 4096, True),
+                          "rope_theta": 10000.0, "max_window_layers": 21},
+    "qwen2.5-math-7b": {**qwen2(28, 3584, 18944, 28, 4, 152064, 4096, False),
+                        "rope_theta": 10000.0},
+    # Qwen/Qwen2.5-Coder-7B(-Instruct) and -14B(-Instruct) config.json: 32768 positions
+    "qwen2.5-coder-7b": qwen2(28, 3584, 18944, 28, 4, 152064, 32768, False),
+    "qwen2.5-coder-14b": qwen2(48, 5120, 13824, 40, 8, 152064, 32768, False),
+    # Qwen/Qwen2-72B-Instruct config.json: 32768 positions (Qwen2.5-72B: 131072)
+    "qwen2-72b-instruct": qwen2(80, 8192, 29568, 64, 8, 152064, 32768, False),
+    # XiaomiMiMo/MiMo-7B-RL config.json (model_type mimo; slime scripts/models/mimo-7B-rl.sh
+    # @624b824a: 36 layers, 4096, 11008, 32 heads, 8 groups, vocab 151680, MTP 1)
+    "mimo-7b": _cfg("mimo", 36, 4096, 11008, 32, 8, 151680, 32768, attention_bias=True,
+                    num_nextn_predict_layers=1, sliding_window=32768, use_sliding_window=False,
+                    tie_word_embeddings=False),
+    # THUDM/GLM-Z1-9B-0414 config.json (slime scripts/models/glm4-9B.sh @624b824a: 40 layers,
+    # 4096, 13696, 32 heads, 2 groups, qkv bias, vocab 151552, post-attn and post-mlp norms)
+    "glm-4-9b-0414": _cfg("glm4", 40, 4096, 13696, 32, 2, 151552, 32768, head_dim=128,
+                          attention_bias=True, partial_rotary_factor=0.5,
+                          tie_word_embeddings=False),
+    "gpt-oss-20b": gpt_oss(24, 32),
+    "gpt-oss-120b": gpt_oss(36, 128),
+    # moonshotai/Moonlight-16B-A3B config.json (DeepSeek-V3 architecture; slime
+    # scripts/models/moonlight.sh @624b824a: 27 layers, 2048, 64 experts top-6, 2 shared of
+    # 1408, no q_lora, kv_lora 512, vocab 163840)
+    "moonlight-16b-a3b": _cfg("deepseek_v3", 27, 2048, 11264, 16, 16, 163840, 8192,
+                              moe_intermediate_size=1408, n_shared_experts=2,
+                              n_routed_experts=64, num_experts_per_tok=6,
+                              first_k_dense_replace=1, q_lora_rank=None, kv_lora_rank=512,
+                              qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                              tie_word_embeddings=False),
+    "kimi-k2": kimi_k2(131072),
+    # moonshotai/Kimi-K2-Thinking: the same sizes, YaRN factor 64 over 4096 positions
+    # (slime scripts/models/kimi-k2-thinking.sh @624b824a: --rotary-scaling-factor 64.0)
+    "kimi-k2-thinking": kimi_k2(262144),
 }
 
 #: Hugging Face ids that resolve to a built-in of another name, with their own public configs:
@@ -198,6 +258,11 @@ VARIANT_CONFIGS: dict[str, dict[str, Any]] = {
     "meta-llama/Llama-3.3-70B-Instruct": llama(80, 8192, 28672, 64, 8),
     "microsoft/Phi-3.5-mini-instruct": phi3(32, 3072, 8192, 32, 32, 32064, 131072, window=262144),
     "Qwen/Qwen3-Coder-30B-A3B-Instruct": qwen3_moe(48, 2048, 6144, 32, 4, 128, 8, 768, 262144),
+    "Qwen/Qwen2.5-Coder-0.5B": qwen2(24, 896, 4864, 14, 2, 151936, 32768, True),
+    "Qwen/Qwen2-0.5B-Instruct": qwen2(24, 896, 4864, 14, 2, 151936, 32768, True),
+    "Qwen/Qwen2-1.5B-Instruct": qwen2(28, 1536, 8960, 12, 2, 151936, 32768, True),
+    # OpenRLHF's reward models: the sft-mixture decoder (the score head is the role's)
+    "OpenRLHF/Llama-3-8b-rm-mixture": llama(32, 4096, 14336, 32, 8, ctx=8192),
 }
 # fmt: on
 
@@ -220,7 +285,10 @@ GEMMA3_4B_MULTIMODAL = {
 
 def _transformers_params(cfg: dict[str, Any]) -> int:
     kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
-    config = transformers.AutoConfig.for_model(cfg["model_type"], **kwargs)
+    # transformers has no kimi_k2 (DeepseekV3ForCausalLM in its config.json) and no mimo (remote
+    # code: a Qwen2 decoder plus MTP layers, which every model type's count leaves out)
+    model_type = READ_AS.get(cfg["model_type"], cfg["model_type"])
+    config = transformers.AutoConfig.for_model(model_type, **kwargs)
     extra = {}
     if any(cfg.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts")):
         extra["experts_implementation"] = "batched_mm"
@@ -245,7 +313,15 @@ def test_config_json_loads_to_the_builtin_shape(name):
 def test_parameter_count_equals_transformers(name):
     # independent: sum(p.numel()) of the transformers class built from the public config (meta)
     expected = _transformers_params(PUBLIC_CONFIGS[name])
-    assert int(bl.params(get_model(name).arch())) == expected
+    spec = get_model(name)
+    if spec.model_type == "gpt_oss":
+        # less what blocks.params leaves out and the notes say: experts' and router's biases
+        # and the attention sinks (GptOssExperts, GptOssTopKRouter, GptOssAttention.sinks)
+        a = spec.arch()
+        expected -= gpt_oss_uncounted(a.n_layers, a.d_model, a.n_heads, a.n_experts, a.d_expert)
+        assert any(f"{_transformers_params(PUBLIC_CONFIGS[name]) - expected:,}" in n
+                   for n in spec.notes)  # fmt: skip
+    assert int(bl.params(spec.arch())) == expected
 
 
 @pytest.mark.parametrize("hf_id", sorted(VARIANT_CONFIGS))
@@ -325,6 +401,8 @@ BASE = PUBLIC_CONFIGS["qwen3-8b"]
         ({"tie_word_embeddings": "yes"}, "tie_word_embeddings='yes' must be true or false"),
         ({"model_type": "glm4_moe", "n_routed_experts": 10**9}, "n_routed_experts"),
         ({"model_type": "gemma3", "text_config": [1]}, "text_config object"),
+        ({"model_type": "gpt_oss"}, "gpt_oss config has no 'num_local_experts'"),
+        ({"model_type": "kimi_k2"}, "config has no 'qk_nope_head_dim'"),
     ],
 )
 def test_implausible_configs_are_rejected_in_one_line(tmp_path, change, fragment):
@@ -333,3 +411,87 @@ def test_implausible_configs_are_rejected_in_one_line(tmp_path, change, fragment
     with pytest.raises(SpecError) as exc:
         load_config(p)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("name", sorted(set(PUBLIC_CONFIGS) - {"mistral-nemo-12b"}))
+def test_builtin_context_is_the_configs(name):
+    # max_position_embeddings of the public config is the built-in's max_context (what a
+    # prompt + response is checked against); Mistral-Nemo's config says 1024000, its card 128k
+    loaded = spec_from_config(PUBLIC_CONFIGS[name], name=name)
+    assert get_model(name).max_context == loaded.max_context
+
+
+@pytest.mark.parametrize(
+    "hf_id, name",
+    [("deepseek-ai/deepseek-llm-7b-chat", "deepseek-llm-7b"),
+     ("Qwen/Qwen2.5-Math-7B", "qwen2.5-math-7b"),
+     ("Qwen/Qwen2.5-Math-1.5B-Instruct", "qwen2.5-math-1.5b"),
+     ("Qwen/Qwen2-72B-Instruct", "qwen2-72b-instruct"),
+     ("Qwen/Qwen2.5-Coder-7B-Instruct", "qwen2.5-coder-7b"),
+     ("Qwen/Qwen2.5-Coder-0.5B", "qwen2.5-0.5b"),
+     ("Qwen/Qwen2-0.5B", "qwen2-0.5b"),
+     ("OpenRLHF/Llama-3-8b-sft-mixture", "llama-3-8b-sft-mixture"),
+     ("openai/gpt-oss-20b", "gpt-oss-20b"),
+     ("moonshotai/Moonlight-16B-A3B-Instruct", "moonlight-16b-a3b"),
+     ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+     ("XiaomiMiMo/MiMo-7B-RL", "mimo-7b"),
+     ("THUDM/GLM-Z1-9B-0414", "glm-4-9b-0414")],
+)  # fmt: skip
+def test_framework_example_models_resolve(hf_id, name):
+    # the models of verl, NeMo RL, slime, miles, OpenRLHF and TRL examples (e.g. verl
+    # examples/ppo_trainer/run_deepseek7b_llm.sh, slime scripts/run-glm4-9B.sh)
+    assert get_model(hf_id).name == name
+
+
+def test_context_sets_same_layer_models_apart():
+    # Qwen2.5-Math-7B has Qwen2.5-7B's layers but 4096 positions (its config.json), so it is a
+    # built-in of its own: a 16k response is refused for it, not for Qwen2.5-7B
+    assert get_model("qwen2.5-math-7b").arch() == get_model("qwen2.5-7b").arch().with_(
+        name="qwen2.5-math-7b"
+    )
+    assert (get_model("qwen2.5-math-7b").max_context, get_model("qwen2.5-7b").max_context) == (
+        4096, 131072)  # fmt: skip
+
+
+def test_kimi_k2_reads_as_deepseek_v3():
+    # the kimi_k2 config is DeepSeek-V3's architecture (DeepseekV3ForCausalLM): the same
+    # config with model_type deepseek_v3 gives the same shape; model_type says what it was
+    kimi = spec_from_config(PUBLIC_CONFIGS["kimi-k2"], name="k")
+    as_v3 = spec_from_config({**PUBLIC_CONFIGS["kimi-k2"], "model_type": "deepseek_v3"}, name="k")
+    assert kimi.arch() == as_v3.arch() and kimi.model_type == "kimi_k2"
+
+
+def test_mimo_notes_its_left_out_mtp_layer():
+    spec = get_model("mimo-7b")
+    assert spec.mtp_layers == 1 and any("multi-token-prediction" in n for n in spec.notes)
+
+
+@pytest.mark.parametrize("mt", ["nemotron_h", "minimax_m2"])
+def test_unmodelled_types_say_why_in_one_line(tmp_path, mt):
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**BASE, "model_type": mt}))
+    with pytest.raises(SpecError, match=f"model_type '{mt}' is not supported: ") as exc:
+        load_config(p)
+    assert "\n" not in str(exc.value)
+
+
+def test_gpt_oss_default_layer_types_alternate(tmp_path):
+    # GptOssConfig: layer_types defaults to sliding when (i + 1) % 2, so half the layers are
+    # full attention when config.json leaves the list out
+    cfg = {k: v for k, v in PUBLIC_CONFIGS["gpt-oss-20b"].items() if k != "layer_types"}
+    spec = spec_from_config(cfg, name="g")
+    ref = transformers.GptOssConfig(num_hidden_layers=24)
+    assert spec.full_attention_layers == ref.layer_types.count("full_attention") == 12
+    assert spec.sliding_window == 128
+
+
+@pytest.mark.parametrize(
+    "hf_id",
+    ["Qwen/Qwen2.5-Coder-0.5B", "Qwen/Qwen2-0.5B-Instruct", "Qwen/Qwen2-1.5B-Instruct",
+     "OpenRLHF/Llama-3-8b-rm-mixture"],
+)  # fmt: skip
+def test_variant_has_the_builtins_context(hf_id):
+    # these ids share their built-in's max_position_embeddings too (their config.json), so the
+    # prompt + response check is theirs
+    loaded = spec_from_config(VARIANT_CONFIGS[hf_id], name="variant")
+    assert loaded.max_context == get_model(hf_id).max_context

@@ -28,8 +28,10 @@ v0.5.0), whose parallelizer checkpoints by the model's class:
   v0.7.0) sets ``force_hf`` where the class's state-dict adapter lacks
   ``convert_single_tensor_to_hf``, which Llama's and Qwen2's lack at both pins (their
   ``state_dict_adapter.py``): those two run as transformers classes. The MoE classes keep
-  theirs (:data:`AUTOMODEL_CLASSES`: Qwen3-MoE, DeepSeek-V3, GLM-4-MoE, Qwen3-Next; their
-  adapters implement it), parallelized by ``nemo_automodel/components/moe/parallelizer.py``
+  theirs (:data:`AUTOMODEL_CLASSES`: Qwen3-MoE, DeepSeek-V3 (and Kimi-K2, whose config.json
+  names ``DeepseekV3ForCausalLM``), GLM-4-MoE, Qwen3-Next, GPT-OSS (``GptOssForCausalLM``,
+  components/models/gpt_oss/, an ``MoEFSDPSyncMixin`` as DeepSeek-V3's); their adapters
+  implement it), parallelized by ``nemo_automodel/components/moe/parallelizer.py``
   ``apply_ac``: each block in ``checkpoint_wrapper`` (non-reentrant, early stop on), a
   whole-layer checkpoint: ``--no-module-ckpt``. Their own layer kernels (Automodel's MoE
   backends) are priced as the Hugging Face model's: stated. That parallelizer asserts
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
     from rlmcost.frameworks.config import Reader
     from rlmcost.frameworks.result import ImportedQuery
 
-AUTOMODEL_CLASSES = frozenset({"qwen3_moe", "deepseek_v3", "glm4_moe", "qwen3_next"})
+AUTOMODEL_CLASSES = frozenset({"qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "qwen3_next",
+                               "gpt_oss"})  # fmt: skip
 """The ``model_type`` of rlmcost's models whose NeMo RL v2 worker runs NeMo Automodel's own
 class (module docstring: registry and adapters at Automodel 92635e74 and 24b47e85)."""
 

@@ -2,7 +2,8 @@
 
 Supported ``model_type``: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, gpt2,
 glm4_moe (GLM-4.5/4.6), gemma2, gemma3 (the language model of the multimodal checkpoint, from
-its ``text_config``), gemma3_text and phi3 (Phi-3, Phi-3.5, Phi-4). Parameter counts equal
+its ``text_config``), gemma3_text, phi3 (Phi-3, Phi-3.5, Phi-4), glm4 and gpt_oss; kimi_k2
+and mimo read as deepseek_v3 and qwen2 (:mod:`rlmcost.specs.hf_families`). Parameter counts equal
 ``sum(p.numel())`` of the transformers class built from the same config (tests/
 test_registry_configs.py). Sliding-window attention is read as transformers reads it
 (:mod:`rlmcost.specs.hf_window`). What the costs approximate (layers transformers does not
@@ -26,6 +27,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.specs.hf_dropout import dropout_fields
+from rlmcost.specs.hf_families import READ_AS, family_fields
 from rlmcost.specs.hf_linear import LINEAR_NOTE, linear_attention_fields
 from rlmcost.specs.hf_plausible import check_heads, check_plausible
 from rlmcost.specs.hf_vision import (
@@ -41,9 +43,14 @@ from rlmcost.specs.validation import build
 SUPPORTED = (
     "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "mixtral", "gpt2",
     "glm4_moe", "gemma2", "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
-    "qwen2_vl", "qwen2_5_vl", "qwen3_next",
+    "qwen2_vl", "qwen2_5_vl", "qwen3_next", "glm4", "gpt_oss", "mimo", "kimi_k2",
 )  # fmt: skip
-UNSUPPORTED: dict[str, str] = {}
+UNSUPPORTED: dict[str, str] = {
+    "nemotron_h": "its Mamba-2 layers (NVIDIA Nemotron-H, Nemotron-3 Nano) have no cost model "
+    "in rlmcost (only attention and Gated DeltaNet mixers)",
+    "minimax_m2": "its q/k RMSNorms span every head's width (transformers MiniMaxM2Attention: "
+    "q_norm over heads x head_dim), which ModelSpec's per-head qk_norm cannot say",
+}
 
 #: ``transformers.Gemma3TextConfig()`` defaults: the multimodal Gemma 3 checkpoints leave these
 #: keys out of ``text_config`` (tests check them against transformers).
@@ -60,7 +67,8 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = dict(
     tie_word_embeddings=True,
 )
 #: head_dim when a config omits it: the config class's default, else hidden_size / heads.
-HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256}
+HEAD_DIM_DEFAULT = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "qwen3_next": 256,
+                    "glm4": 128, "gpt_oss": 64}
 #: tie_word_embeddings when a config omits it (the config classes' defaults).
 TIE_DEFAULT = {"gemma2": True, "gemma3_text": True, "gpt2": True}
 
@@ -226,6 +234,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             f"{path}: model_type {mt!r} is not supported; supported: {', '.join(SUPPORTED)}"
         )
     notes: list[str] = []
+    declared, mt = mt, READ_AS.get(mt, mt)  # (specs.hf_families)
     if mt == "gemma3":
         text = cfg.get("text_config")
         if not isinstance(text, dict):
@@ -259,6 +268,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
     else:
         fields = _llama_like(cfg, mt, path)
         _moe(cfg, mt, fields, path)
+        notes += family_fields(cfg, mt, fields, path)
     check_heads(mt, fields["d_model"], fields["n_heads"], path)
     if mt in ("qwen2", "qwen2_moe"):
         fields.update(qkv_bias=True, out_bias=False)
@@ -285,6 +295,11 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             "the multi-token-prediction layer (mtp_num_hidden_layers) is left out, as in "
             "transformers"
         )
+    if declared == "mimo" and cfg.get("num_nextn_predict_layers"):
+        notes.append(
+            "the multi-token-prediction layers (num_nextn_predict_layers) are left out: MiMo's "
+            "decoder is costed as Qwen2's, as verl's FLOP counter does"
+        )
     if mt == "glm4_moe" and cfg.get("num_nextn_predict_layers"):
         notes.append(
             "the multi-token-prediction layer (num_nextn_predict_layers) is left out, as in "
@@ -309,6 +324,7 @@ def _spec_from_config(cfg: dict[str, Any], name: str, path: str) -> ModelSpec:
             encoder_window_patches=shape["window"],
         )
         mt = vl
+    mt = declared if declared in READ_AS else mt
     mtp = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 0
     fields.update(name=name, model_type=mt, family=mt, source=f"config.json at {path}", notes=notes,
                   mtp_layers=mtp)  # fmt: skip
