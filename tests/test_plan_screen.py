@@ -18,7 +18,7 @@ from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl import plan_rl
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
-from rlmcost.plan.rl_search import collapse
+from rlmcost.plan.rl_search import bound_pool, collapse
 from rlmcost.plan.screen import candidate_arrays, query, rejected, screen
 from rlmcost.run.spec import Run
 
@@ -62,36 +62,95 @@ QUERIES = {
         "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "qwen3-30b-a3b"},
         "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
         "cluster": {"hardware": "h100-sxm"}}), (8, 16)),
+    # GB200 NVL72: one NVLink domain of 72 GPUs, 4 GPUs a host (HardwareSpec.host_gpus)
+    "grpo-8b-gb200-openrlhf": (Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "gb200"}}),
+        (8, 72, 144)),
+    "ppo-8b-gb200": (Run.from_data({
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},
+        "cluster": {"hardware": "gb200"}}), (4, 76)),
+    # groups pinned to an accelerator (--groups "rollout=?@h20,actor+reference=?@h100")
+    "grpo-8b-groups-at": (Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "cluster": {"hardware": "h100-sxm"}}), (8, 16, 24)),
+    "ppo-8b-groups-at-openrlhf": (Run.from_data({
+        "algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 32, "samples_per_prompt": 2, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "a100-80gb"}}),
+        (16, 32)),
+    "grpo-8b-groups-at-gb200": (Run.from_data({  # engines on H20 nodes, trainer on the rack
+        "algorithm": {"name": "grpo", "rule_reward": True}, "models": {"actor": "llama-3.1-8b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4, "response_len": 1024},
+        "deployment": {"framework": "openrlhf"}, "cluster": {"hardware": "gb200"}}),
+        (16, 80, 144)),
 }  # fmt: skip
 SPACE = RLSpace(placements=ALL, tp=(1, 2, 4), rollout_tp=(1, 2, 4), micro_batch=(1, 2),
                 zero=(ZeroStage.OS_G, ZeroStage.OS_G_P), fractions=(0.5, 0.9))  # fmt: skip
+SPACES = {
+    "grpo-8b-groups-at": replace(SPACE, placements=(),
+                                 groups="rollout=?@h20,actor+reference=?@h100-sxm"),
+    "ppo-8b-groups-at-openrlhf": replace(
+        SPACE, placements=(), groups="rollout=?@h20,actor+reference=?@h100-sxm,"
+        "critic+reward=?@a100-80gb"),
+    "grpo-8b-groups-at-gb200": replace(SPACE, placements=(),
+                                       groups="rollout=?@h20,actor+reference=?@gb200"),
+}  # fmt: skip
+"""A query's space where it is not :data:`SPACE`: groups pinned to accelerators (the screen
+then bounds at the fastest of them, :func:`rlmcost.plan.rl_search.bound_pool`)."""
+
+
+def _space(name: str) -> RLSpace:
+    base = QUERIES[name][0]
+    if base.deployment.partial_rollout:  # family_base drops it on the synchronous families
+        return replace(SPACE, placements=("async-split", "async-roles", "async", "combined"))
+    return SPACES.get(name, SPACE)
 
 
 @cache
 def _pool(name: str) -> tuple:
     base, budget = QUERIES[name]
-    space = SPACE
-    if base.deployment.partial_rollout:  # family_base drops it on the synchronous families
-        space = replace(SPACE, placements=("async-split", "async-roles", "async", "combined"))
-    return base, [c for g in budget for c in candidates(base, space, g)]
+    return base, [c for g in budget for c in candidates(base, _space(name), g)]
 
 
 @cache
 def _probe(name: str, family: str):  # noqa: ANN202 - an estimate or None
     """The screen's constants from an exact evaluation of another member of the family."""
     base, pool = _pool(name)
+    where = bound_pool(_space(name))
     for c in pool:
         if c.family == family:
             try:
-                return query(base, evaluate_deployment(candidate_run(base, c)))
+                return query(base, evaluate_deployment(candidate_run(base, c)), where)
             except SpecError:
                 continue
-    return query(base)
+    return query(base, pool=where)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(QUERIES)), pick=st.integers(0, 10**9))
 def test_the_screen_never_exceeds_the_exact_evaluation(name: str, pick: int) -> None:
+    _bounds_hold(name, pick)
+
+
+WIDER = ("grpo-8b-gb200-openrlhf", "ppo-8b-gb200", "grpo-8b-groups-at",
+         "ppo-8b-groups-at-openrlhf", "grpo-8b-groups-at-gb200")  # fmt: skip
+"""GB200 NVL72 racks (72 GPUs an NVLink domain, 4 a host) and groups pinned with ``@``."""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(WIDER), pick=st.integers(0, 10**9))
+def test_the_screen_never_exceeds_the_exact_evaluation_on_racks_and_pinned_groups(
+        name: str, pick: int) -> None:  # fmt: skip
+    _bounds_hold(name, pick)
+
+
+def _bounds_hold(name: str, pick: int) -> None:
+    """The screen's memory and time bounds of one candidate of ``name`` are at most its exact
+    evaluation's peak and iteration, and the replica rule passes what the evaluation runs."""
     base, pool = _pool(name)
     c = pool[pick % len(pool)]
     q = _probe(name, c.family)

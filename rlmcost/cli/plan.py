@@ -67,7 +67,8 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
         "top": (Annotated[int, typer.Option(help="Rows to print.", min=1)], 10),
         "min_gpus": (Annotated[bool, typer.Option(
             "--min-gpus", help="Smallest GPU count of the budget with any fitting "
-            "deployment.")], False),
+            "deployment; its rows are that count's best by --objective (cost: the cheapest "
+            "on the fewest GPUs; without --min-gpus: the cheapest over the budget).")], False),
         "max_response_len": (Annotated[bool, typer.Option(
             "--max-response-len", help="Longest response (multiple of 1024 tokens) that fits "
             "on the largest GPU count of the budget.")], False),
@@ -323,13 +324,16 @@ def _render(r: Any) -> None:
         print_table(
             f"families that never fit ({len(r.failures)}; leanest member's binding term)",
             ["family", "binding term", "bytes"],
-            [(f["family"], f["binding_term"], format_bytes(int(f.get("binding_term_bytes", 0))))
-             for f in shown],  # fmt: skip
+            [(f["family"], f["binding_term"], "invalid" if f.get("invalid")
+              else format_bytes(int(f.get("binding_term_bytes", 0)))) for f in shown],  # fmt: skip
             caption=(f"the first {len(shown)}; --json 'never_fit' has every one"
                      if len(shown) < len(r.failures) else ""),  # fmt: skip
         )
     if not r.rows and r.interrupted:
         note("interrupted before a deployment that fits was found")
+    elif not r.rows and r.failures and all(f.get("invalid") for f in r.failures):
+        note("error-free search, but every family is invalid (the binding term says why), "
+             "none short of memory: more GPUs do not mend it")
     elif not r.rows:
         note("error-free search, but nothing fits: raise --gpus or widen the space "
              "(--zero, --ckpt, --tp)")

@@ -85,8 +85,8 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
                base: Any) -> dict[str, Any] | None:  # fmt: skip
     """Without ``--framework`` (nor ``--ideal``): each family the default framework cannot
     launch -> the base Run of the framework that does, built from the same options as
-    `rlmcost <algorithm> --framework X` would (:func:`rlmcost.plan.families.launcher_bases`);
-    None with ``--framework``."""
+    `rlmcost <algorithm> --framework X` would (:func:`rlmcost.plan.families.launcher_bases`;
+    empty where none is needed); None with ``--framework`` or ``--ideal``."""
     from rlmcost.cli._run import run_from_options
     from rlmcost.frameworks.presets import FrameworkChoice
     from rlmcost.plan.families import launcher_bases
@@ -94,7 +94,7 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
     if shared.get("framework") is not None or shared.get("ideal"):
         return None
     return launcher_bases(base, families, lambda fw: run_from_options(
-        {**shared, "framework": FrameworkChoice(fw)}, target))
+        {**shared, "framework": FrameworkChoice(fw)}, target)) or {}
 
 
 def _families(opts: dict[str, Any]) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import check_policy, megatron_degrees
-from rlmcost.deployment.resolve import resolve_layout
+from rlmcost.deployment.resolve import engine_filled_gpus, resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
@@ -89,8 +89,10 @@ def trainer_layout(run: Run) -> TrainerLayout:
     (:func:`~rlmcost.deployment.resolve.resolve_layout`); with ``tp_per_model`` the TP of
     each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
     c = run.cluster
-    return _trainer_layout(run.deployment.train, c.dp or 1, c.gpus, run.tp_per_model,
-                           run.grouped, bool(run.deployment.groups))  # fmt: skip
+    gpus, note = (c.gpus, None) if c.gpus is not None else engine_filled_gpus(run)
+    out = _trainer_layout(run.deployment.train, c.dp or 1, gpus, run.tp_per_model,
+                          run.grouped, bool(run.deployment.groups))  # fmt: skip
+    return out if note is None else replace(out, notes=(note, *out.notes))
 
 
 @memo.memoized()

@@ -119,7 +119,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     bases = None
     if framework is None and not base.deployment.ideal:  # each family under its launcher
         bases = launcher_bases(base, search["space"].placements, lambda fw: priced(
-            run_of(algorithm, model, hardware=one, framework=fw, **kwargs)))
+            run_of(algorithm, model, hardware=one, framework=fw, **kwargs))) or {}
     return plan_rl(priced(base), gpus, objective=objective, top=top, compute=compute,
                    bases=bases, **search)
 

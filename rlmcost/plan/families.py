@@ -62,6 +62,10 @@ OWN = ("baseline", "split", "roles", "async-split", "async-roles", "async-stream
 DEFAULT_FAMILIES = ("baseline", "split", "roles", "async-split", "async-roles")
 """What `rlmcost plan` searches without ``--placements`` or ``--framework``."""
 
+APART = ("split", "roles", "async-split", "async-roles", "async-stream")
+"""The families of device groups apart, whose groups a pool may put on different accelerators
+(:mod:`rlmcost.plan.pool`); the others run on one."""
+
 FRAMEWORK_FAMILIES: dict[str, tuple[str, ...]] = {
     # verl runs actor, rollout and reference in one worker group (hybrid engine):
     # verl/trainer/config/ppo_trainer.yaml actor_rollout_ref; its 3D-HybridEngine reshards

@@ -93,19 +93,34 @@ def pool_total(pool: Pool) -> int:
     return sum(n for _, n in pool)
 
 
-def no_valid(actor: str, counts: tuple[int, ...], pool: Pool) -> str:
+def no_valid(actor: str, counts: tuple[int, ...], pool: Pool,
+             framework: str | None = None) -> str:  # fmt: skip
     """The plan's error when no candidate is valid on ``counts`` GPUs: too few GPUs for one
     trainer and one engine replica; on a ``pool`` whose largest type has fewer GPUs than the
-    budget, that the one-accelerator families cannot span it (module docstring)."""
+    budget, that the one-accelerator families cannot span it, and the families of groups
+    apart that ``framework`` launches (:data:`~rlmcost.plan.families.FRAMEWORK_FAMILIES`;
+    None: the default ones) as the way to span it, or, where it launches none, the
+    frameworks that do."""
+    from rlmcost.plan.families import APART, DEFAULT_FAMILIES, FRAMEWORK_FAMILIES
+
     what = f"no valid deployment of {actor} on {counts[0]}..{counts[-1]} GPU(s)"
     most = max((n for _, n in pool), default=0)
     if pool and counts[-1] > most:
         have = ",".join(f"{h}:{n}" for h, n in pool)
-        return (f"{what} of the pool {have}: the co-located family and the Table IX "
-                f"configurations run on one accelerator type (at most {most} GPUs here), and "
-                "no family of groups apart was valid either; give --gpus up to "
-                f"{most}, or --placements split,roles,async-split,async-roles (each group on "
-                "its own type)")  # fmt: skip
+        head = (f"{what} of the pool {have}: the co-located family and the Table IX "
+                f"configurations run on one accelerator type (at most {most} GPUs here)")
+        fw = None if framework in (None, "none") else str(framework)
+        launched = FRAMEWORK_FAMILIES.get(fw or "", DEFAULT_FAMILIES)
+        apart = [f for f in launched if f in APART]
+        if apart:
+            return (f"{head}, and no family of groups apart was valid either; give --gpus "
+                    f"up to {most}, or --placements {','.join(apart)} (each group on its "
+                    "own type" + (f"; what --framework {fw} launches)" if fw else ")"))
+        others = "; ".join(f"{name}: {', '.join(f for f in fams if f in APART)}"
+                           for name, fams in FRAMEWORK_FAMILIES.items() if name != fw)
+        return (f"{head}, and --framework {fw} launches only {', '.join(launched)}, none "
+                f"with groups apart; give --gpus up to {most}, or a framework whose groups "
+                f"apart can each take a type ({others})")  # fmt: skip
     return (f"{what}: every count is below one trainer replica (tp*pp) plus one engine "
             "replica; raise --gpus")  # fmt: skip
 

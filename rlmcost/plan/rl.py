@@ -24,7 +24,10 @@ Each candidate is checked in two steps:
    candidate whose bound is worse than the k-th best exact row is skipped, so the top k are
    exact), and ranked by the objective on the predicted iteration. ``--min-gpus`` takes each
    GPU count in turn, the leanest candidates by the memory bound first, and stops at the
-   first that fits.
+   first count where one fits; that count's candidates then go through branch and bound by
+   the objective, so its rows are the best on the fewest GPUs (``--objective cost``: the
+   cheapest deployment on the fewest GPUs; a larger count may be cheaper, search ``--gpus``
+   without ``--min-gpus`` for the cheapest overall)
 
 What the plan holds fixed is a base Run (the algorithm and its knobs, the models, the
 workload, the hardware). Every row embeds its candidate's Run (``rlmcost run`` on it
@@ -123,13 +126,20 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
 def _failed(failures: dict[str, dict[str, Any]], key: str, r: dict[str, Any],
             hbm: int) -> None:  # fmt: skip
     """Record the evaluated row ``r`` that did not fit under ``key`` (its family), keeping
-    the least short one."""
+    the least short one; a member that runs out of memory before one that is invalid (a
+    layout the evaluation rejects or an engine setting that leaves no room for one
+    sequence: no memory term, ``invalid`` and the reason as the binding term)."""
     prev = failures.get(key)
     short = r.get("shortfall_bytes", 0)
-    if prev is None or prev.get("evaluated") is None or short < prev["shortfall_bytes"]:
-        failures[key] = {"family": key, "evaluated": True, "binding_term": r["binding_term"],
-                         "binding_term_bytes": r.get("binding_term_bytes", 0),
-                         "shortfall_bytes": short, "hbm_bytes": hbm}  # fmt: skip
+    rank = (bool(r.get("invalid")), short)
+    if prev is not None:
+        if rank[0] and not prev.get("invalid"):  # a memory term (or its bound) says more
+            return
+        if prev.get("evaluated") and rank >= (prev["invalid"], prev["shortfall_bytes"]):
+            return
+    failures[key] = {"family": key, "evaluated": True, "binding_term": r["binding_term"],
+                     "binding_term_bytes": r.get("binding_term_bytes", 0),
+                     "shortfall_bytes": short, "hbm_bytes": hbm, "invalid": rank[0]}  # fmt: skip
 
 
 def plan_rl(
@@ -146,11 +156,13 @@ def plan_rl(
     """The best deployments of the base Run ``base`` on the budget ``gpus`` (module
     docstring): its algorithm, models, workload and hardware fixed; its deployment and GPUs
     searched over ``space``. ``min_gpus``: stop at the smallest GPU count with any fitting
-    deployment (the rows are that count's). ``compute``: where the evaluations run
-    (:class:`~rlmcost.plan.distributed.Compute`; default this process). ``bases``: a
+    deployment (the rows are that count's best by ``objective``). ``compute``: where the
+    evaluations run (:class:`~rlmcost.plan.distributed.Compute`; default this process).
+    ``bases``: a
     family's name (or ``groups``) -> the base Run it is evaluated under (its framework's
     preset under the same query; :data:`~rlmcost.plan.families.LAUNCHED_BY`), the others
-    under ``base``; each row's Run and command are then its family's. Ctrl-C (a
+    under ``base``; each row's Run and command are then its family's; None: ``base``'s
+    framework was asked for (``--framework``), advice names only what it launches. Ctrl-C (a
     KeyboardInterrupt) during the evaluations ends the search with the rows found so far, a
     note that says so and ``interrupted`` set on the result.
 
@@ -195,23 +207,9 @@ def plan_rl(
     with compute.runner() as run:
         name = run.name
         if min_gpus:
-            searched: list[int] = []  # the counts searched whole
-            try:
-                for g in counts_gpus:
-                    for b, sp in parts:
-                        ph = _search_count(b, sp, g, run, compute.progress, first_fit=True)
-                        _add(total, ph.counts)
-                        rows += ph.rows
-                        failures.update(ph.failures)
-                    searched.append(g)
-                    if rows:
-                        break
-            except KeyboardInterrupt:  # Ctrl-C: the counts searched whole stand
-                interrupted = True
-                at = counts_gpus[len(searched)]
-                notes.append(f"the search was interrupted (Ctrl-C) at {at} GPUs: "
-                             + (f"nothing fits on up to {searched[-1]} GPUs, the larger counts "
-                                "not searched" if searched else "no GPU count searched whole"))
+            rows, failures, per_topology, more, interrupted = _fewest(
+                parts, counts_gpus, run, compute.progress, obj, top, total)  # fmt: skip
+            notes += more
         else:
             tops: dict[str, dict[str, Any]] = {}
             for i, (b, sp) in enumerate(parts):  # the top k of the union: of each part's
@@ -227,26 +225,26 @@ def plan_rl(
                         notes.append("not searched after the interruption: " + ", ".join(
                             n for _, later in parts[i + 1:] for n in later.only))  # fmt: skip
                     break
-            notes += bounded_note(total, obj, top)
             per_topology = rank(list(tops.values()), obj)
+        notes += bounded_note(total, obj, top)
     if len({b.deployment.framework for b, _ in parts}) > 1:
         notes.append("each family evaluated under the framework that launches it: " + "; ".join(
             f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
             for b, sp in parts))  # fmt: skip
     if total.valid == 0:
-        raise SpecError(no_valid(actor_spec(base).name, counts_gpus, space.pool))
-    skipped = (f"{total.bounded} skipped by the time lower bound, "
-               if not min_gpus else "")  # fmt: skip
-    rule = "" if min_gpus else " or the engine replica rule"
+        fw = base.deployment.framework if bases is None else None  # --framework
+        raise SpecError(no_valid(actor_spec(base).name, counts_gpus, space.pool, fw))
     notes.insert(0,
         f"{total.enumerated} candidates enumerated, {total.valid} valid, {total.pruned} "
-        f"pruned by the memory lower bound{rule}, {skipped}{total.evaluated} evaluated "
-        "exactly, "
+        f"pruned by the memory lower bound or the engine replica rule, {total.bounded} skipped "
+        f"by the time lower bound, {total.evaluated} evaluated exactly, "
         f"{total.fitting} fit ({time.perf_counter() - start:.1f} s, {name})"
     )  # fmt: skip
     if min_gpus and not interrupted:
         notes.append(
-            f"smallest GPU count with a fitting deployment: {rows[0]['gpus']}" if rows
+            f"smallest GPU count with a fitting deployment: {rows[0]['gpus']}; its rows are "
+            f"the best by {obj} of every deployment on that count (larger counts, which may "
+            "do better, not searched)" if rows
             else f"nothing fits on up to {counts_gpus[-1]} GPUs; raise --gpus"
         )  # fmt: skip
     ranked, merged = collapse(rank(rows, obj))
@@ -269,6 +267,47 @@ def plan_rl(
         per_topology=per_topology,
         interrupted=interrupted,
     )
+
+
+def _fewest(parts: list[tuple[Run, RLSpace]], counts_gpus: tuple[int, ...], run: Runner,
+            progress: Progress | None, obj: Objective, top: int,
+            total: Counts) -> tuple[list, dict, list, list[str], bool]:  # fmt: skip
+    """``--min-gpus``: each GPU count in turn, its leanest candidates by the memory bound first
+    until one fits (:func:`_search_count`); at the first count where one does, branch and bound
+    over all of that count's candidates by ``obj`` (so ``--objective cost`` gives the cheapest
+    deployment on the fewest GPUs, not the first that fit). Returns the rows, the failures,
+    the best of each topology, notes and whether Ctrl-C ended it; adds to ``total``."""
+    failures: dict[str, dict[str, Any]] = {}
+    searched: list[int] = []  # the counts searched whole
+    try:
+        for g in counts_gpus:
+            phases = [_search_count(b, sp, g, run, progress, first_fit=True) for b, sp in parts]
+            if not any(ph.rows for ph in phases):
+                for ph in phases:
+                    _add(total, ph.counts)
+                    failures.update(ph.failures)
+                searched.append(g)
+                continue
+            rows: list[dict[str, Any]] = []
+            tops: dict[str, dict[str, Any]] = {}
+            notes: list[str] = []
+            for b, sp in parts:  # the fewest GPUs: every candidate of the count by obj
+                found = branch_and_bound(b, sp, (g,), run, obj, top, progress)
+                _add(total, found.counts)
+                rows += found.rows
+                failures.update(found.failures)
+                tops.update(found.per_topology)
+                notes += found.notes
+                if found.interrupted:
+                    return rows, failures, [], notes, True
+            return rows, failures, rank(list(tops.values()), obj), notes, False
+    except KeyboardInterrupt:  # Ctrl-C: the counts searched whole stand
+        at = counts_gpus[len(searched)]
+        return [], failures, [], [
+            f"the search was interrupted (Ctrl-C) at {at} GPUs: "
+            + (f"nothing fits on up to {searched[-1]} GPUs, the larger counts not searched"
+               if searched else "no GPU count searched whole")], True  # fmt: skip
+    return [], failures, [], [], False
 
 
 def _parts(base: Run, bases: Mapping[str, Run] | None,

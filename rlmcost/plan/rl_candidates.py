@@ -374,6 +374,7 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     if not e.fits:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
         row["shortfall_bytes"] = e.shortfall_bytes
+        row["invalid"] = not row["binding_term_bytes"]  # a problem, no memory term
     return row
 
 
@@ -385,8 +386,8 @@ def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
         return evaluate_row(base, c)
     except SpecError as exc:  # a combination the evaluation rejects: never fits, say why
         run = candidate_run(base, c)
-        return {"fits": False, "binding_term": f"rejected: {exc}", "gpus": c.gpus,
-                "command": command(run), "run": run.to_json()}  # fmt: skip
+        return {"fits": False, "binding_term": f"rejected: {exc}", "invalid": True,
+                "gpus": c.gpus, "command": command(run), "run": run.to_json()}  # fmt: skip
 
 
 def evaluate_chunk(item: tuple[Run, list[RLCandidate]]) -> list[dict[str, Any]]:

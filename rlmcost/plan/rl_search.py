@@ -226,7 +226,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
                 "family": c.key, "binding_term": f"rejected: {q.sequences} sequences cannot "
                 f"feed {c.gpus if c.family == 'baseline' else sub['rollout_gpus'][i]} GPUs of "
                 f"engines at TP {c.rollout_tp} (screen)", "binding_term_bytes": 0,
-                "hbm_bytes": hbm})  # fmt: skip
+                "hbm_bytes": hbm, "invalid": True})  # fmt: skip
     counts.pruned += int(out.sum())
     todo, tlb, tokens, sub = todo[~out], tlb[~out], tokens[~out], {k: v[~out]
                                                                   for k, v in sub.items()}

@@ -115,7 +115,7 @@ class PlanResult:
             "counts": self.counts.to_json(),
             "seconds": self.seconds,
             "candidates_per_s": self.candidates_per_s,
-            "never_fit": self.failures,
+            "never_fit": [{**f, "invalid": bool(f.get("invalid"))} for f in self.failures],
             "best_per_topology": self.per_topology,
             "runner": self.runner,
             "interrupted": self.interrupted,

@@ -156,9 +156,13 @@ class NeverFitOut(BaseModel):
     family: str
     binding_term: str
     binding_term_bytes: float = Field(
-        description="the binding term's bytes (a lower bound for pruned families)"
+        description="the binding term's bytes (a lower bound for pruned families); 0 where "
+        "invalid"
     )
     hbm_bytes: int
+    invalid: bool = Field(default=False, description="every member is invalid (a layout the "
+                          "framework or the evaluation rejects, an engine setting that leaves "
+                          "no room for one sequence): binding_term says why; no memory term")
 
 
 class PlanCountsOut(BaseModel):
