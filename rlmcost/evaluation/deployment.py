@@ -28,7 +28,7 @@ from rlmcost.deployment.given import forwards_given, given_fields, layered
 from rlmcost.deployment.group_engine import merged_engine
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import check_policy, megatron_degrees
-from rlmcost.deployment.resolve import engine_filled_gpus, resolve_layout
+from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Layout
@@ -53,6 +53,7 @@ from rlmcost.placement.query import _host_bandwidth, query_of
 from rlmcost.placement.query import query_key as query_key
 from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.placement.speculative import speculation_notes
+from rlmcost.run.default_gpus import engine_filled_gpus
 from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
