@@ -43,8 +43,9 @@ def test_an_explicit_framework_is_carried() -> None:
 
 
 def test_a_cut_list_of_families_that_never_fit_says_so() -> None:
-    # the table shows 12 families; the plan of 70B on 8..128 GPUs has 27 that never fit
-    res = CliRunner().invoke(app, ["plan", "grpo", "-m", "70b", "--gpus", "8..128", "--min-gpus"],
+    # the table shows 12 families; the PPO plan of 70B on 8..128 GPUs has 32 that never fit
+    # (four models on few GPUs; GRPO's has 10 since the presets offload as their frameworks do)
+    res = CliRunner().invoke(app, ["plan", "ppo", "-m", "70b", "--gpus", "8..128", "--min-gpus"],
                              env={"COLUMNS": "200"})  # fmt: skip
     assert res.exit_code == 0, res.output
     total = re.search(r"families that never fit \((\d+);", res.output)

@@ -202,8 +202,10 @@ def test_the_printed_plan_shows_openrlhfs_split_among_the_topologies() -> None:
     """Issue 20: `rlmcost plan ppo -m 70b -H a100-80gb --gpus 32` lists OpenRLHF's
     three-group split in its printed output, not only in --json (the table showed the first
     15 of 26 topologies, the split 18th)."""
+    # a terminal as wide as the table (about 306 columns with the offload lists and the cost
+    # columns), so that no groups cell wraps
     res = CliRunner().invoke(app, ["plan", "ppo", "-m", "70b", "-H", "a100-80gb", "--gpus",
-                                   "32"], env={"COLUMNS": "250"})  # fmt: skip
+                                   "32"], env={"COLUMNS": "320"})  # fmt: skip
     assert res.exit_code == 0, res.output
     table = res.output[res.output.index("best of each topology"):]
     assert any("roles" in line and "rollout=16,actor+reference=8,critic+reward=8" in line
