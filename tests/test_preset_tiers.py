@@ -262,3 +262,26 @@ def test_the_output_names_the_example_only_where_the_run_follows_it() -> None:
     for extra in (["--no-sized-defaults"], ["--rollout-tp", "4"]):
         line = next(n for n in _run_json(*args, *extra)["notes"] if n.startswith("deployment:"))
         assert "run-qwen3-32B" not in line
+
+
+@pytest.mark.parametrize("argv", [
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32"],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32", "--offload", ""],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "slime", "--gpus", "32",
+     "--no-sized-defaults"],
+    ["ppo", "-m", "llama-3.1-70b", "--framework", "openrlhf", "--gpus", "32",
+     "--no-sized-defaults"],
+])  # fmt: skip
+def test_a_tiered_runs_command_gives_the_same_run(argv: list[str]) -> None:
+    """Run.to_command of a run whose actor reaches a tier re-runs as the same Run: a tier's
+    field left at the framework's own value (verl's 72 B offloads dropped by --offload '';
+    slime's and OpenRLHF's own defaults, as `rlmcost import` states a config) stays so, not
+    the tier's (the command said --offload nothing and the re-run took the example's
+    params-idle,optimizer-idle)."""
+    import shlex
+
+    from rlmcost.run import Run
+
+    first = _run_json(*argv)["run"]
+    again = _run_json(*shlex.split(Run.from_data(first).to_command())[1:])["run"]
+    assert again == first

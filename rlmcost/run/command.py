@@ -155,6 +155,8 @@ def _deployment_flags(run: Run) -> list[str]:
 
     d = run.deployment
     words = ["--framework", d.framework or "none"]
+    if _reaches_tier(run):  # the flags below state the fields against the preset's own
+        words.append("--no-sized-defaults")
     fwd = d.forward
     if fwd is not None and fwd.packing == d.train.packing and fwd == d.train.model_copy(
         update={"offload": (), "max_tokens_per_gpu": fwd.max_tokens_per_gpu,
@@ -262,6 +264,23 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     if framework is None:
         return False
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
+
+
+def _reaches_tier(run: Run) -> bool:
+    """The run's actor reaches a size tier of its framework's preset
+    (:meth:`~rlmcost.frameworks.preset_model.Preset.tier`), so its command says
+    ``--no-sized-defaults``: the flags are written against the preset's own defaults
+    (:func:`_preset_sets`), and a tier's field the run leaves at the preset's value (verl's
+    72 B offloads dropped, ``--offload ''``; an imported config's fields) would otherwise come
+    back as the tier's."""
+    from rlmcost.frameworks.presets import get_preset
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    framework = run.deployment.framework
+    if framework is None or not get_preset(framework).sized:
+        return False
+    actor = run.models.actor
+    return get_preset(framework).tier(actor_params(actor), actor_moe(actor)) is not None
 
 
 def _preset_drops_kl(run: Run) -> bool:
