@@ -155,7 +155,7 @@ def _deployment_flags(run: Run) -> list[str]:
 
     d = run.deployment
     words = ["--framework", d.framework or "none"]
-    if _reaches_tier(run):  # the flags below state the fields against the preset's own
+    if _leaves_tier(run):  # the flags below state the fields against the preset's own
         words.append("--no-sized-defaults")
     fwd = d.forward
     if fwd is not None and fwd.packing == d.train.packing and fwd == d.train.model_copy(
@@ -175,8 +175,8 @@ def _deployment_flags(run: Run) -> list[str]:
         value = getattr(t, field)
         if value is not None and not (run.tp_per_model and field == "tp"):
             words += [flag, str(value)]
-    if t.sp:
-        words.append("--sp")
+    if t.sp or _preset_sets(d.framework, "train.sp"):
+        words.append("--sp" if t.sp else "--no-sp")
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
     if t.disable_dropout:
@@ -232,7 +232,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--engine", str(e.kind)]
     if d.lora is not None:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
-    words += ["--offload-idle"] if d.offload_idle else []
+    if d.offload_idle or _preset_sets(d.framework, "offload_idle"):  # NeMo RL's reference
+        words.append("--offload-idle" if d.offload_idle else "--no-offload-idle")
     if d.init_load != "sharded" or _preset_sets(d.framework, "init_load"):
         words += ["--init-load", str(d.init_load)]
     words += ["--logits", str(d.logits)]
@@ -266,13 +267,15 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
 
 
-def _reaches_tier(run: Run) -> bool:
+def _leaves_tier(run: Run) -> bool:
     """The run's actor reaches a size tier of its framework's preset
-    (:meth:`~rlmcost.frameworks.preset_model.Preset.tier`), so its command says
-    ``--no-sized-defaults``: the flags are written against the preset's own defaults
-    (:func:`_preset_sets`), and a tier's field the run leaves at the preset's value (verl's
-    72 B offloads dropped, ``--offload ''``; an imported config's fields) would otherwise come
-    back as the tier's."""
+    (:meth:`~rlmcost.frameworks.preset_model.Preset.tier`) whose values the run does not all
+    have, so its command says ``--no-sized-defaults``: the flags are written against the
+    preset's own defaults (:func:`_preset_sets`), and a tier's field the run leaves at the
+    preset's value (verl's 72 B offloads dropped by ``--offload ''``; an imported config's
+    fields) would otherwise come back as the tier's. A run with every value of its tier
+    re-runs the same without it."""
+    from rlmcost.cli.deployment_line import follows_tier
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
 
@@ -280,7 +283,8 @@ def _reaches_tier(run: Run) -> bool:
     if framework is None or not get_preset(framework).sized:
         return False
     actor = run.models.actor
-    return get_preset(framework).tier(actor_params(actor), actor_moe(actor)) is not None
+    tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
+    return tier is not None and not follows_tier(run.deployment, tier)
 
 
 def _preset_drops_kl(run: Run) -> bool:
