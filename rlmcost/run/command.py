@@ -219,7 +219,7 @@ def _deployment_flags(run: Run) -> list[str]:
     for field, flag in _ENGINE_FLAGS.items():
         value = getattr(e, field)
         if value is not None and value != getattr(e0, field):
-            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+            words += [flag, _number(value) if isinstance(value, float) else str(value)]
     if e.max_num_seqs is None and _preset_caps(d.framework, str(e.kind)):
         words += ["--max-num-seqs", "0"]  # the engine's own default over the preset's cap
     if e.block_size != e0.block_size:  # EP: --rollout-ep (_ENGINE_FLAGS)
