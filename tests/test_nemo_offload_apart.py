@@ -56,3 +56,14 @@ def test_other_frameworks_keep_their_idle_offloads_apart():
     jobs = _jobs(r, "actor")
     assert _adam(jobs["old log-prob"]) == 0 < _adam(jobs["update actor"])
     assert not any("not run on" in n for n in r["notes"])
+
+
+def test_a_groups_own_offload_runs_and_the_note_does_not_deny_it():
+    """A trainer group's bracket offload is run as given (GroupTasks.train_offload), so the
+    note does not say the -idle offloads are not run there (it said so while the group's
+    Adam states went to the host through the forwards)."""
+    r = _json("--framework", "nemo-rl", "--groups",
+              "rollout=8,actor+reference=8[offload=optimizer-idle]")  # fmt: skip
+    jobs = _jobs(r, "actor+reference")
+    assert _adam(jobs["old log-prob"]) == 0 < _adam(jobs["update actor"])
+    assert not any("not run on" in n for n in r["notes"])

@@ -262,3 +262,48 @@ def test_the_output_names_the_example_only_where_the_run_follows_it() -> None:
     for extra in (["--no-sized-defaults"], ["--rollout-tp", "4"]):
         line = next(n for n in _run_json(*args, *extra)["notes"] if n.startswith("deployment:"))
         assert "run-qwen3-32B" not in line
+
+
+@pytest.mark.parametrize("argv", [
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32"],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32", "--offload", ""],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "slime", "--gpus", "32",
+     "--no-sized-defaults"],
+    ["ppo", "-m", "llama-3.1-70b", "--framework", "openrlhf", "--gpus", "32",
+     "--no-sized-defaults"],
+])  # fmt: skip
+def test_a_tiered_runs_command_gives_the_same_run(argv: list[str]) -> None:
+    """Run.to_command of a run whose actor reaches a tier re-runs as the same Run: a tier's
+    field left at the framework's own value (verl's 72 B offloads dropped by --offload '';
+    slime's and OpenRLHF's own defaults, as `rlmcost import` states a config) stays so, not
+    the tier's (the command said --offload nothing and the re-run took the example's
+    params-idle,optimizer-idle)."""
+    import shlex
+
+    from rlmcost.run import Run
+
+    first = _run_json(*argv)["run"]
+    again = _run_json(*shlex.split(Run.from_data(first).to_command())[1:])["run"]
+    assert again == first
+
+
+def test_a_flag_turns_off_what_a_preset_turns_on() -> None:
+    """slime's 32 B tier turns sequence parallelism on (scripts/run-qwen3-32B.sh
+    --sequence-parallel) and NeMo RL keeps its reference in host memory (offload_idle): an
+    explicit --no-sp / --no-offload-idle overrides each, as every flag overrides a preset's
+    default (there was no such flag: SP stayed on at any slime actor of >= 11.5 B), and a Run
+    without them says so in its command (a NeMo RL Run with offload_idle false wrote nothing
+    and re-ran with the reference offloaded)."""
+    import shlex
+
+    from rlmcost.run import Run
+
+    slime = ["grpo", "-m", "llama-3.1-70b", "--framework", "slime", "--gpus", "32"]
+    assert _run_json(*slime)["run"]["deployment"]["train"]["sp"] is True
+    assert _run_json(*slime, "--no-sp")["run"]["deployment"]["train"]["sp"] is False
+    nemo = ["grpo", "-m", "llama-3.1-8b", "--framework", "nemo-rl", "--gpus", "8"]
+    assert _run_json(*nemo)["run"]["deployment"]["offload_idle"] is True
+    first = _run_json(*nemo, "--no-offload-idle")["run"]
+    assert first["deployment"]["offload_idle"] is False
+    again = _run_json(*shlex.split(Run.from_data(first).to_command())[1:])["run"]
+    assert again == first

@@ -152,3 +152,21 @@ def test_a_saved_yaml_run_evaluates_like_its_command(tmp_path):
     a = json.loads(cli("run", str(path), "--json").stdout)
     b = json.loads(cli(*shlex.split(run.to_command())[1:], "--json").stdout)
     assert a == b and a["gpus"] == 2
+
+
+@pytest.mark.parametrize(("flags", "field"), [
+    (["--gpu-memory-utilization", "0.61234567"], "gpu_memory_utilization"),
+    (["--engine", "megatron", "--kv-buffer-gib", "10.1234567"], "kv_buffer_gib"),
+])  # fmt: skip
+def test_an_engine_float_of_many_digits_round_trips_through_the_command(
+    flags: list[str], field: str
+) -> None:
+    """``Run.to_command`` wrote the engine's float flags with ``:g`` (6 significant digits):
+    --gpu-memory-utilization 0.61234567 came back as 0.612346, a smaller KV cache than the
+    run's (the prices' and cluster floats' fix, a674a76, left the engine's)."""
+    from rlmcost.cli.validate import run_from_argv
+
+    run = run_from_argv("grpo", ["-m", "llama-3.1-8b", "--gpus", "8", *flags])
+    again = run_from_argv("grpo", shlex.split(run.to_command())[2:])
+    assert getattr(again.deployment.engine, field) == getattr(run.deployment.engine, field)
+    assert again == run

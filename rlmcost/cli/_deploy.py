@@ -230,9 +230,10 @@ def deployment_options() -> dict[str, Any]:
             None,
         ),
         "sp": (
-            Annotated[bool, typer.Option("--sp", help="Sequence parallelism inside TP.",
-                                         rich_help_panel=p)],
-            False,
+            Annotated[bool | None, typer.Option(
+                "--sp/--no-sp", help="Sequence parallelism inside TP (default: off, or "
+                "--framework's: slime's 32 B example sets it).", rich_help_panel=p)],
+            None,
         ),
         "freeze_vision_tower": (
             Annotated[bool, typer.Option(
@@ -291,14 +292,15 @@ def deployment_options() -> dict[str, Any]:
         ),
         "offload_idle": (
             Annotated[
-                bool,
+                bool | None,
                 typer.Option(
-                    "--offload-idle",
-                    help="Idle models (reference, reward, ...) wait in host memory between uses.",
+                    "--offload-idle/--no-offload-idle",
+                    help="Idle models (reference, reward, ...) wait in host memory between "
+                    "uses (default: no, or --framework's: NeMo RL's reference does).",
                     rich_help_panel=p,
                 ),
             ],
-            False,
+            None,
         ),
         "init_load": (
             Annotated[

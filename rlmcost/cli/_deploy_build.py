@@ -130,8 +130,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         train["kernels"] = str(opts["trainer_kernels"])
     if opts.get("ckpt") is not None:
         train["ckpt"] = str(opts["ckpt"])
-    if opts.get("sp"):
-        train["sp"] = True
+    if opts.get("sp") is not None:
+        train["sp"] = bool(opts["sp"])
     if opts.get("freeze_vision_tower"):
         train["freeze_vision_tower"] = True
     if opts.get("disable_dropout"):
@@ -194,8 +194,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
         from rlmcost.errors import SpecError
 
         raise SpecError("--lora-targets needs --lora-rank R (the adapters' rank)")
-    if opts.get("offload_idle"):
-        data["offload_idle"] = True
+    if opts.get("offload_idle") is not None:
+        data["offload_idle"] = bool(opts["offload_idle"])
     if opts.get("init_on_gpu") and opts.get("init_load") not in (None, "gpu"):
         from rlmcost.errors import SpecError
 

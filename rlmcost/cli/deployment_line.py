@@ -40,13 +40,13 @@ def deployment_line(run: Any) -> str:
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
     else:  # a larger actor's tier: which of the framework's examples the run follows
         tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
-        if tier is not None and _follows(run.deployment, tier):
+        if tier is not None and follows_tier(run.deployment, tier):
             default = f" (its defaults for larger actors: {tier.example})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
 
 
-def _follows(dep: Any, tier: Any) -> bool:
+def follows_tier(dep: Any, tier: Any) -> bool:
     """Whether the Deployment ``dep`` has every value of the preset tier ``tier`` (a
     :class:`~rlmcost.frameworks.preset_model.Sized`) that applies to its engine: a run taken
     at the framework's own defaults (``--no-sized-defaults``, `rlmcost import`) or flagged

@@ -199,7 +199,7 @@ def train(**opts: Any) -> None:
         dp = gpus // rest if gpus is not None else dp_unit(deg["tp"], deg["cp"], deg["ep"],
                                                             opts["etp"])  # fmt: skip
     layout = Layout(
-        dp=dp, **deg, etp=opts["etp"], sp=opts["sp"], zero=opts["zero"] or ZeroStage.NONE,
+        dp=dp, **deg, etp=opts["etp"], sp=bool(opts["sp"]), zero=opts["zero"] or ZeroStage.NONE,
         ckpt=opts["ckpt"] or Checkpointing.NONE, micro_batch=opts["micro_batch"] or 1,
         schedule=opts["schedule"], virtual_stages=opts["virtual_stages"],
         zero_shard=opts["zero_shard"],

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from rlmcost.deployment.spec import Deployment
+    from rlmcost.placement.device_groups import Placement
     from rlmcost.placement.jobs import GroupEstimate
     from rlmcost.specs.model import ModelSpec
 
@@ -74,11 +75,15 @@ def phase_offloads_run(dep: Deployment, offload: tuple[Offload, ...],
     return tuple(o for o in offload if o not in PHASE_OFFLOADS)
 
 
-def offloads_apart_note(dep: Deployment, groups: Sequence[GroupEstimate]) -> list[str]:
+def offloads_apart_note(dep: Deployment, groups: Sequence[GroupEstimate],
+                        placement: Placement) -> list[str]:  # fmt: skip
     """The note naming the training groups whose between-phases offloads
-    :func:`phase_offloads_run` leaves out (none: no note)."""
+    :func:`phase_offloads_run` leaves out (none: no note); a group of ``placement`` whose
+    ``--groups`` brackets give its offload runs it as given
+    (:meth:`~rlmcost.placement.group_own.GroupTasks.train_offload`), so is not named."""
     names = [g.name for g in groups
              if any(j.task.kind is Kind.TRAIN for j in g.jobs)
+             and dict(placement.group(g.name).settings).get("offload") is None
              and (off := group_trainer(dep, g.name).offload)
              and phase_offloads_run(dep, off, any(j.task.kind is Kind.GENERATE for j in g.jobs))
              != off]  # fmt: skip

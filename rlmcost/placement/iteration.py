@@ -256,7 +256,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     notes += static.wave_notes
     hardware = {g.name: setup.hardware_of(g.name) for g in groups}
     per_node = min(h.gpus_per_node for h in hardware.values())
-    notes += exposed_notes(groups, per_node) + offloads_apart_note(setup.deployment, groups)
+    notes += exposed_notes(groups, per_node)
+    notes += offloads_apart_note(setup.deployment, groups, setup.placement)
     notes += sync_notes(syncs, sum(g.gpus for g in groups), per_node,
                         len({h.name for h in hardware.values()}) > 1)  # fmt: skip
     if fusion is not None and fusion.inter_stage_s == 0 and setup.lengths.is_fixed:

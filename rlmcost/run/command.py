@@ -155,6 +155,8 @@ def _deployment_flags(run: Run) -> list[str]:
 
     d = run.deployment
     words = ["--framework", d.framework or "none"]
+    if _leaves_tier(run):  # the flags below state the fields against the preset's own
+        words.append("--no-sized-defaults")
     fwd = d.forward
     if fwd is not None and fwd.packing == d.train.packing and fwd == d.train.model_copy(
         update={"offload": (), "max_tokens_per_gpu": fwd.max_tokens_per_gpu,
@@ -173,8 +175,8 @@ def _deployment_flags(run: Run) -> list[str]:
         value = getattr(t, field)
         if value is not None and not (run.tp_per_model and field == "tp"):
             words += [flag, str(value)]
-    if t.sp:
-        words.append("--sp")
+    if t.sp or _preset_sets(d.framework, "train.sp"):
+        words.append("--sp" if t.sp else "--no-sp")
     if t.freeze_vision_tower:
         words.append("--freeze-vision-tower")
     if t.disable_dropout:
@@ -217,7 +219,7 @@ def _deployment_flags(run: Run) -> list[str]:
     for field, flag in _ENGINE_FLAGS.items():
         value = getattr(e, field)
         if value is not None and value != getattr(e0, field):
-            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+            words += [flag, _number(value) if isinstance(value, float) else str(value)]
     if e.max_num_seqs is None and _preset_caps(d.framework, str(e.kind)):
         words += ["--max-num-seqs", "0"]  # the engine's own default over the preset's cap
     if e.block_size != e0.block_size:  # EP: --rollout-ep (_ENGINE_FLAGS)
@@ -230,7 +232,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words += ["--engine", str(e.kind)]
     if d.lora is not None:
         words += ["--lora-rank", str(d.lora.rank), "--lora-targets", ",".join(d.lora.targets)]
-    words += ["--offload-idle"] if d.offload_idle else []
+    if d.offload_idle or _preset_sets(d.framework, "offload_idle"):  # NeMo RL's reference
+        words.append("--offload-idle" if d.offload_idle else "--no-offload-idle")
     if d.init_load != "sharded" or _preset_sets(d.framework, "init_load"):
         words += ["--init-load", str(d.init_load)]
     words += ["--logits", str(d.logits)]
@@ -262,6 +265,26 @@ def _preset_sets(framework: str | None, field: str) -> bool:
     if framework is None:
         return False
     return any(d.field == field and d.value for d in get_preset(framework).defaults)
+
+
+def _leaves_tier(run: Run) -> bool:
+    """The run's actor reaches a size tier of its framework's preset
+    (:meth:`~rlmcost.frameworks.preset_model.Preset.tier`) whose values the run does not all
+    have, so its command says ``--no-sized-defaults``: the flags are written against the
+    preset's own defaults (:func:`_preset_sets`), and a tier's field the run leaves at the
+    preset's value (verl's 72 B offloads dropped by ``--offload ''``; an imported config's
+    fields) would otherwise come back as the tier's. A run with every value of its tier
+    re-runs the same without it."""
+    from rlmcost.cli.deployment_line import follows_tier
+    from rlmcost.frameworks.presets import get_preset
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    framework = run.deployment.framework
+    if framework is None or not get_preset(framework).sized:
+        return False
+    actor = run.models.actor
+    tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
+    return tier is not None and not follows_tier(run.deployment, tier)
 
 
 def _preset_drops_kl(run: Run) -> bool:
