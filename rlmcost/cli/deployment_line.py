@@ -40,28 +40,7 @@ def deployment_line(run: Any) -> str:
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
     else:  # a larger actor's tier: which of the framework's examples the run follows
         tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
-        if tier is not None and follows_tier(run.deployment, tier):
+        if tier is not None and tier.followed_by(run.deployment):
             default = f" (its defaults for larger actors: {tier.example})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
-
-
-def follows_tier(dep: Any, tier: Any) -> bool:
-    """Whether the Deployment ``dep`` has every value of the preset tier ``tier`` (a
-    :class:`~rlmcost.frameworks.preset_model.Sized`) that applies to its engine: a run taken
-    at the framework's own defaults (``--no-sized-defaults``, `rlmcost import`) or flagged
-    otherwise does not follow the tier's example."""
-    from rlmcost.frameworks.preset_model import OPTION_FIELDS
-
-    kind = str(dep.engine.kind)
-    for d in tier.defaults:
-        if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
-            continue
-        node = dep
-        for part in d.field.split("."):
-            node = getattr(node, part, None)
-        value = tuple(str(v) for v in node) if isinstance(node, tuple | list) else node
-        want = tuple(d.value) if isinstance(d.value, tuple | list) else d.value
-        if str(value) != str(want):
-            return False
-    return True

@@ -233,6 +233,23 @@ class Sized:
     example: str
     dense_only: bool = False
 
+    def followed_by(self, dep: Any) -> bool:
+        """Whether the Deployment ``dep`` has every value of this tier that applies to its
+        engine: a run taken at the framework's own defaults (``--no-sized-defaults``,
+        `rlmcost import`) or flagged otherwise does not follow the tier's example."""
+        kind = str(dep.engine.kind)
+        for d in self.defaults:
+            if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
+                continue
+            node = dep
+            for part in d.field.split("."):
+                node = getattr(node, part, None)
+            value = tuple(str(v) for v in node) if isinstance(node, tuple | list) else node
+            want = tuple(d.value) if isinstance(d.value, tuple | list) else d.value
+            if str(value) != str(want):
+                return False
+        return True
+
 
 @dataclass(frozen=True)
 class Preset:

@@ -275,7 +275,6 @@ def _leaves_tier(run: Run) -> bool:
     preset's value (verl's 72 B offloads dropped by ``--offload ''``; an imported config's
     fields) would otherwise come back as the tier's. A run with every value of its tier
     re-runs the same without it."""
-    from rlmcost.cli.deployment_line import follows_tier
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
 
@@ -284,7 +283,7 @@ def _leaves_tier(run: Run) -> bool:
         return False
     actor = run.models.actor
     tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
-    return tier is not None and not follows_tier(run.deployment, tier)
+    return tier is not None and not tier.followed_by(run.deployment)
 
 
 def _preset_drops_kl(run: Run) -> bool:
