@@ -89,6 +89,7 @@ SLIME_32B_ARGS = """
     --expert-tensor-parallel-size 1 --recompute-granularity full --recompute-method uniform
     --recompute-num-layers 1 --use-dynamic-batch-size --max-tokens-per-gpu 20480
     --rollout-num-gpus-per-engine 8 --sglang-mem-fraction-static 0.7
+    --use-kl-loss --kl-loss-coef 0.00 --kl-loss-type low_var_kl
 """  # run-qwen3-32B.sh
 
 _KEYS = ("train.tp", "train.sp", "train.zero", "train.ckpt", "train.micro_batch",
@@ -96,9 +97,10 @@ _KEYS = ("train.tp", "train.sp", "train.zero", "train.ckpt", "train.micro_batch"
          "engine.gpu_memory_utilization", "engine.sleep", "offload_idle", "init_load")  # fmt: skip
 
 
-def _fields(dep) -> dict[str, object]:
-    data = dep.to_json()
-    out: dict[str, object] = {}
+def _fields(run) -> dict[str, object]:
+    """The Run's deployment fields of :data:`_KEYS` and its algorithm's KL (a tier's option)."""
+    data = run.deployment.to_json()
+    out: dict[str, object] = {"kl": run.algorithm.kl}
     for key in _KEYS:
         node = data
         for part in key.split("."):
@@ -150,18 +152,21 @@ def test_the_tier_gives_what_the_imported_example_gives(
         q = import_verl(empty, lines.split())
     else:
         q = import_slime(SLIME_32B_ARGS.split(), None, None)
-    imported = _fields(run_from_argv(q.algorithm, q.argv()).deployment)
+    imported = _fields(run_from_argv(q.algorithm, q.argv()))
     preset = _fields(run_from_argv(argv[0], [*argv[1:], "-m", model, "--gpus", "32",
-                                             "--framework", framework]).deployment)  # fmt: skip
+                                             "--framework", framework]))  # fmt: skip
     for key in _tier_fields(framework, actor_params(model)):
         assert preset[key] == imported[key], key
+    # the examples keep a KL loss against a reference (verl use_kl_loss=True, slime
+    # --use-kl-loss), which the frameworks' own defaults leave out
+    assert preset["kl"] == imported["kl"] == (model != "qwen2.5-32b")
 
 
 def test_openrlhfs_tier_is_its_70b_examples() -> None:
     q = import_openrlhf(OPENRLHF_70B_ARGS.split())
-    imported = _fields(run_from_argv(q.algorithm, q.argv()).deployment)
+    imported = _fields(run_from_argv(q.algorithm, q.argv()))
     preset = _fields(run_from_argv("ppo", ["-m", "llama-3-70b", "--framework", "openrlhf",
-                                           "--gpus", "32"]).deployment)  # fmt: skip
+                                           "--gpus", "32"]))  # fmt: skip
     for key in _tier_fields("openrlhf", actor_params("llama-3-70b")):
         assert preset[key] == imported[key], key
     assert (preset["train.zero"], preset["train.offload"]) == ("3", ["optimizer", "grads"])
@@ -172,7 +177,7 @@ def test_trls_tier_is_its_docs_72b_example() -> None:
     deepspeed_zero3.yaml (zero_stage: 3, no offload, zero3_init_flag: true),
     GRPOConfig(per_device_train_batch_size=4), `trl vllm-serve --tensor_parallel_size 8`."""
     dep = _fields(run_from_argv("grpo", ["-m", "qwen2.5-72b", "--framework", "trl",
-                                         "--gpus", "32"]).deployment)  # fmt: skip
+                                         "--gpus", "32"]))  # fmt: skip
     assert dep["train.zero"] == "3" and dep["train.offload"] == []
     assert dep["init_load"] == "sharded"
     assert (dep["train.micro_batch"], dep["engine.tp"]) == (4, 8)
@@ -271,6 +276,11 @@ def test_the_output_names_the_example_only_where_the_run_follows_it() -> None:
      "--no-sized-defaults"],
     ["ppo", "-m", "llama-3.1-70b", "--framework", "openrlhf", "--gpus", "32",
      "--no-sized-defaults"],
+    # the tier's KL (verl's 72 B example keeps use_kl_loss; verl's own default drops it)
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32", "--no-kl"],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "verl", "--gpus", "32", "--kl",
+     "--no-sized-defaults"],
+    ["grpo", "-m", "llama-3.1-70b", "--framework", "slime", "--gpus", "32"],
 ])  # fmt: skip
 def test_a_tiered_runs_command_gives_the_same_run(argv: list[str]) -> None:
     """Run.to_command of a run whose actor reaches a tier re-runs as the same Run: a tier's

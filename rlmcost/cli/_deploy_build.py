@@ -38,13 +38,9 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
-    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params
     from rlmcost.run.spec import merge
 
-    sized = opts.get("sized_defaults", True)  # --no-sized-defaults: the preset at any size
-    actor = opts.get("model") or DEFAULT_ACTOR
-    params = actor_params(actor) if sized else None
-    preset = get_preset(framework).for_params(params, actor_moe(actor))
+    preset = get_preset(framework).for_params(*query_actor_size(opts))
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
@@ -53,6 +49,17 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
         data = merge(data, _file_fields(opts["deployment_file"]))
         data["framework"] = framework  # the preset's name (the flag's over a file's other)
     return build(Deployment, data, f"deployment (--framework {framework})")
+
+
+def query_actor_size(opts: dict[str, Any]) -> tuple[int | None, bool]:
+    """The query's actor's parameters and whether it is a mixture of experts, as a preset's
+    size tiers read them (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`); no
+    size under ``--no-sized-defaults`` (the preset at any size)."""
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_moe, actor_params
+
+    actor = opts.get("model") or DEFAULT_ACTOR
+    sized = opts.get("sized_defaults", True)
+    return (actor_params(actor) if sized else None), actor_moe(actor)
 
 
 def query_framework(opts: dict[str, Any]) -> str | None:

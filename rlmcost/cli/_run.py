@@ -41,10 +41,10 @@ def options_data(opts: dict[str, Any], alg: Any) -> dict[str, Any]:
     :func:`~rlmcost.frameworks.presets.preset_options`:
     log-prob recomputation, KL, the reward kind), else rlmcost's default. ``--reward rule``
     is a verifier, ``--reward MODEL`` a reward model, none the framework's kind."""
-    from rlmcost.cli._deploy_build import query_framework
+    from rlmcost.cli._deploy_build import query_actor_size, query_framework
     from rlmcost.frameworks.presets import preset_options
 
-    preset = preset_options(query_framework(opts), alg)
+    preset = preset_options(query_framework(opts), alg, *query_actor_size(opts))
     recompute = opts.get("recompute_logprobs")
     no_kl = opts.get("no_kl")
     reward = (opts.get("reward") or "").strip().lower()

@@ -33,9 +33,10 @@ def deployment_line(run: Any) -> str:
     default = ""
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         actor = run.models.actor
-        p = get_preset(fw).for_params(actor_params(actor), actor_moe(actor))
+        size = (actor_params(actor), actor_moe(actor))
+        p = get_preset(fw).for_params(*size)
         name, engine = run.algorithm.name, str(run.deployment.engine.kind)
-        flags = p.flags_line(preset_options(fw, get_algorithm(name)), name,
+        flags = p.flags_line(preset_options(fw, get_algorithm(name), *size), name,
                              engine)  # the run's engine's defaults
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
     else:  # a larger actor's tier: which of the framework's examples the run follows

@@ -58,7 +58,8 @@ PRESETS: dict[Framework, Preset] = {
 }
 
 
-def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[str, Any]:
+def preset_options(framework: str | Framework | None, alg: Any = None,
+                   params: int | None = None, moe: bool = False) -> dict[str, Any]:  # fmt: skip
     """The algorithm options ``recompute_logprobs``, ``kl``, ``rule_reward`` and
     ``global_batch`` (samples per optimizer step; None: one mini-batch) a framework implies
     for ``alg`` (an :class:`~rlmcost.algorithms.model.Algorithm`; None: for any
@@ -68,13 +69,16 @@ def preset_options(framework: str | Framework | None, alg: Any = None) -> dict[s
     online algorithm with one), so ``dpo --framework verl`` keeps DPO's reference. The
     reward kind (a verifier instead of a reward model) applies to the critic-free online
     algorithms (GRPO and its family), whose framework examples train on math with a rule
-    verifier; PPO keeps its reward model (RLHF) unless ``--reward rule``.
+    verifier; PPO keeps its reward model (RLHF) unless ``--reward rule``. ``params`` /
+    ``moe``: the actor's size and kind, whose size tier's options replace the preset's
+    (:meth:`~rlmcost.frameworks.preset_model.Preset.for_params`: verl's 72 B example keeps a
+    KL loss; None: the preset's own, as under ``--no-sized-defaults``).
     """
     out: dict[str, Any] = {"recompute_logprobs": False, "kl": True, "rule_reward": False,
                            "global_batch": None}  # fmt: skip
     if framework is None or str(framework).lower() == "none":
         return out
-    preset = get_preset(framework)
+    preset = get_preset(framework).for_params(params, moe)
     if alg is None:
         out["recompute_logprobs"] = bool(preset.option("recompute_logprobs"))
         return out

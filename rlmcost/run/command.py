@@ -288,14 +288,19 @@ def _leaves_tier(run: Run) -> bool:
 
 def _preset_drops_kl(run: Run) -> bool:
     """The framework's preset runs the algorithm without its reference (verl's, slime's and
-    TRL's KL coefficient 0: :func:`~rlmcost.frameworks.presets.preset_options`), so a Run
-    that keeps the KL says ``--kl``."""
+    TRL's KL coefficient 0: :func:`~rlmcost.frameworks.presets.preset_options`; of the size
+    tier the command keeps), so a Run that keeps the KL says ``--kl``."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.presets import preset_options
+    from rlmcost.run.defaults import actor_moe, actor_params
 
     framework = run.deployment.framework
-    return framework is not None and not preset_options(
-        framework, get_algorithm(run.algorithm.name))["kl"]
+    if framework is None:
+        return False
+    actor = run.models.actor  # the tier's options, unless the command leaves the tier
+    params = None if _leaves_tier(run) else actor_params(actor)
+    return not preset_options(framework, get_algorithm(run.algorithm.name), params,
+                              actor_moe(actor))["kl"]  # fmt: skip
 
 
 def _preset_caps(framework: str | None, kind: str) -> bool:

@@ -66,7 +66,9 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     if name is None:
         return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
-    implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"))
+    actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
+    implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"),
+                             actor_params(actor), actor_moe(actor))  # its size tier's
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
     batch = implied["global_batch"]
     if batch is not None and algo.get("mini_batches") is None and algo.get("global_batch") is None:

@@ -148,10 +148,19 @@ PRESET = Preset(
                 Default("engine.sleep", True, "--sleep",
                         f"{_SLIME_32B}: --colocate (offload_rollout: the engines release "
                         "their memory while the trainer runs)"),
+                Default("kl", True, "--kl",
+                        f"{_SLIME_32B}: --use-kl-loss --kl-loss-coef 0.00 (slime still loads "
+                        "the reference, --ref-load, and runs its forward: "
+                        "slime/ray/placement_group.py with_ref)"),
+                Default("offload_idle", True, "--offload-idle",
+                        f"{_SLIME_32B}: the reference's weights wait in host memory and are "
+                        "copied into the actor's model for its forward (slime's "
+                        "weights_backuper 'ref' tag, slime/backends/megatron_utils/actor.py)"),
             ),
             "scripts/run-qwen3-32B.sh, slime's example for Qwen3-32B, for an actor of >= 11.5 "
             "B parameters: Megatron TP 8 with SP, full recomputation, 20,480 tokens per GPU, "
-            "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate)",
+            "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate), the reference loaded "
+            "(--use-kl-loss)",
             dense_only=True,
         ),
     ),  # fmt: skip

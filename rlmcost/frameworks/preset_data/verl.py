@@ -237,10 +237,14 @@ PRESET = Preset(
                         f"{_VERL_72B}: rollout.tensor_model_parallel_size=16"),
                 Default("engine.gpu_memory_utilization", 0.6, "--gpu-memory-utilization 0.6",
                         f"{_VERL_72B}: rollout.gpu_memory_utilization=0.6"),
+                Default("kl", True, "--kl",
+                        f"{_VERL_72B}: actor.use_kl_loss=True, kl_loss_coef=0.001 "
+                        "(low_var_kl): a reference forward every step"),
             ),
             "examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh, verl's GRPO example for "
             "Qwen2-72B on 32 GPUs, for an actor of >= 48.8 B parameters: vLLM TP 16 at 0.6, "
-            "parameters and optimizer in host memory between phases, 24,000 tokens per GPU",
+            "parameters and optimizer in host memory between phases, 24,000 tokens per GPU, "
+            "a KL loss against the reference",
             dense_only=True,
         ),
     ),  # fmt: skip
