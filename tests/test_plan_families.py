@@ -210,3 +210,16 @@ def test_the_printed_plan_shows_openrlhfs_split_among_the_topologies() -> None:
     table = res.output[res.output.index("best of each topology"):]
     assert any("roles" in line and "rollout=16,actor+reference=8,critic+reward=8" in line
                for line in table.splitlines())  # fmt: skip
+
+
+def test_a_megatron_only_framework_searches_its_distributed_optimizer() -> None:
+    """slime trains with Megatron-LM, whose distributed optimizer shards the optimizer states
+    alone (slime sets use_distributed_optimizer: `rlmcost import slime` reads it as --zero 1);
+    it has no ZeRO-3, so its plan rows (and their commands) say --zero 1, where the rows had
+    taken the FSDP frameworks' ZeRO-3."""
+    res = CliRunner().invoke(app, ["plan", "grpo", "-m", "qwen3-4b", "--framework", "slime",
+                                   "--gpus", "8", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rows"]
+    assert rows and {r["zero"] for r in rows} == {"1"}
+    assert all("--zero 1" in r["command"] for r in rows)

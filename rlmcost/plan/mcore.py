@@ -151,9 +151,15 @@ def trainer_zeros(base: Run, zeros: tuple[Any, ...] | None) -> tuple[Any, ...]:
     (``megatron_generation.py`` ``effective_megatron_cfg``: colocated, the training model's
     ``megatron_cfg``; the DTensor policy has no Megatron model to wrap), whose
     ``optimizer.use_distributed_optimizer`` defaults to true (``rlmcost import nemo-rl`` reads
-    it as ``--zero 1``)."""
+    it as ``--zero 1``). A framework whose trainer is always Megatron-core (slime and miles:
+    ``Behaviour.hf_trainer`` empty) shards the optimizer alone as well: Megatron-LM's
+    distributed optimizer, which slime turns on (``rlmcost import slime`` reads it as
+    ``--zero 1``); it has no ZeRO-3."""
+    from rlmcost.frameworks.presets import behaviour
     from rlmcost.parallel.layout import ZeroStage
 
     if zeros is not None:
         return zeros
-    return (ZeroStage.OS,) if is_megatron(base) else (ZeroStage.OS_G_P,)
+    beh = behaviour(base.deployment.framework)
+    megatron_only = beh is not None and not beh.hf_trainer
+    return (ZeroStage.OS,) if is_megatron(base) or megatron_only else (ZeroStage.OS_G_P,)
