@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.preset_model import check_megatron_framework
+from rlmcost.frameworks.preset_model import check_megatron_framework, check_megatron_trainer
 from rlmcost.parallel.layout import ZeroStage
 
 if TYPE_CHECKING:
@@ -174,6 +174,8 @@ def check_policy(dep: Deployment) -> None:
     priced gathering each layer at every decode step."""
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
+    if not dep.ideal:  # a trainer its framework cannot shard so
+        check_megatron_trainer(dep.framework, tuple(str(t.zero) for t in layouts))
     if EngineKind.MEGATRON in engines and not dep.ideal:
         check_megatron_framework(dep.framework)
     if EngineKind.MEGATRON in engines and any(t.zero is ZeroStage.OS_G_P for t in layouts):

@@ -140,8 +140,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     where = dep.placement if run.grouped else "baseline"
     user_groups = _groups(dep)  # with their engines' layouts, merged over the run's engine
-    plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle),
+    mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
+    plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
                          lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
+    if any(t.kind is Kind.GENERATE for t in tasks):  # every deployment: not kept with the plan
+        check_policy(dep)  # its trainer and engine (deployment.megatron_engine)
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
@@ -326,10 +329,7 @@ def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | 
     """The placement of the deployment's ``groups`` (``configs.build``) and its tasks."""
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
-    tasks = plan.tasks(alg)
-    if any(t.kind is Kind.GENERATE for t in tasks):  # a Megatron engine's trainer
-        check_policy(dep)  # (deployment.megatron_engine)
-    return plan, tasks
+    return plan, plan.tasks(alg)
 
 
 def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
