@@ -22,9 +22,8 @@ frameworks skip or change a combination (:func:`candidate_offload`):
   colocated (nemo_rl/algorithms/grpo.py ``refit_policy_generation``: ``offload_before_refit`` /
   ``offload_after_refit`` under ``colocated_inference``; the importer gives ``--offload ''``
   with generation apart, ``rlmcost/frameworks/nemo_rl_engine.py`` ``import_engine``): with the
-  engines on GPUs of their own its between-phases kinds are dropped
-  (``Behaviour.phase_offload_colocated``, as the evaluation does:
-  ``placement.group_train.phase_offloads_run``).
+  engines on GPUs of their own its between-phases kinds are dropped by the evaluation's own
+  rule (``placement.group_train.phase_offloads_run``, ``Behaviour.phase_offload_colocated``).
 """
 
 from __future__ import annotations
@@ -32,8 +31,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from rlmcost.frameworks.presets import behaviour
+from rlmcost.deployment.kinds import Offload
 from rlmcost.parallel.layout import ZeroStage
+from rlmcost.placement.group_train import phase_offloads_run
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -109,9 +109,7 @@ def candidate_offload(base: Run, on: bool, zero: ZeroStage,
         if spelling is None or d.ideal:
             return None
         kinds = [k for k in kinds if k not in {IDLE[s] for s in spelling}] + list(spelling)
-    beh = behaviour(framework)
-    if not colocated and beh is not None and beh.phase_offload_colocated:
-        kinds = [k for k in kinds if k not in IDLE.values()]
+    kinds = [str(o) for o in phase_offloads_run(d, tuple(Offload(k) for k in kinds), colocated)]
     if "params" in kinds and zero is not ZeroStage.OS_G_P:
         return None
     return tuple(dict.fromkeys(kinds))
