@@ -48,12 +48,13 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
                           bool(dep.get("ideal")))  # fmt: skip
     if "framework" in dep and dep["framework"] is None:
         name = None
+    actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
+    size = (actor_params(actor), actor_moe(actor)) if name is not None else (None, False)
     if name is None:
         out = {**dep, "framework": None}
     else:
-        actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
         kind = (dep.get("engine") or {}).get("kind")
-        preset = get_preset(name).for_params(actor_params(actor), actor_moe(actor))
+        preset = get_preset(name).for_params(*size)
         out = {**merge(preset.deployment_data(str(kind) if kind else None), dep),
                "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
@@ -66,9 +67,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     if name is None:
         return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
-    actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
-    implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"),
-                             actor_params(actor), actor_moe(actor))  # its size tier's
+    implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"), *size)  # its tier's
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
     batch = implied["global_batch"]
     if batch is not None and algo.get("mini_batches") is None and algo.get("global_batch") is None:
