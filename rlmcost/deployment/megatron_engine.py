@@ -171,7 +171,9 @@ def check_policy(dep: Deployment) -> None:
     optimizer keeps whole parameters per TP/PP rank, and ``prepare_for_generation`` gathers
     them once before decoding ("Incompatible with FSDP2 or Megatron-FSDP for inference",
     megatron_worker.py at 7ea279abf). A ZeRO-3 trainer (NeMo RL's DTensor policy) would be
-    priced gathering each layer at every decode step."""
+    priced gathering each layer at every decode step. Also a ZeRO-3 trainer under a framework
+    that trains with Megatron-core alone (slime: :func:`~rlmcost.frameworks.preset_model.
+    check_megatron_trainer`)."""
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
     if not dep.ideal:  # a trainer its framework cannot shard so
