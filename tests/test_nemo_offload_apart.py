@@ -38,6 +38,8 @@ def test_apart_trainer_keeps_its_states():
                for k in ("offload_s", "pageable_offload_s"))  # fmt: skip
     assert _adam(jobs["old log-prob"]) == _adam(jobs["update actor"]) > 0
     assert any("not run on actor+reference" in n for n in r["notes"])
+    # and no note prices the pageable optimizer round trip the run leaves out
+    assert not any(n.startswith("optimizer offload as") for n in r["notes"])
 
 
 def test_colocated_policy_offloads_between_phases():
@@ -46,6 +48,7 @@ def test_colocated_policy_offloads_between_phases():
     assert r["stages"]["assessment"]["memory_breakdown_bytes"]["optimizer"] == 0
     assert r["stages"]["training"]["memory_breakdown_bytes"]["optimizer"] > 0
     assert not any("not run on" in n for n in r["notes"])
+    assert any(n.startswith("optimizer offload as nemo-rl runs it") for n in r["notes"])
 
 
 def test_other_frameworks_keep_their_idle_offloads_apart():

@@ -225,10 +225,12 @@ def test_a_megatron_only_framework_searches_its_distributed_optimizer() -> None:
     assert all("--zero 1" in r["command"] for r in rows)
 
 
-def test_zero3_under_slime_is_refused_clearly() -> None:
+@pytest.mark.parametrize("alg", ["grpo", "dpo"])
+def test_zero3_under_slime_is_refused_clearly(alg: str) -> None:
     """By hand too: `--framework slime --zero 3` is a one-line error naming --zero 1 (slime's
-    Megatron-LM trainer has no ZeRO-3), not a price of a deployment slime cannot launch."""
-    res = CliRunner().invoke(app, ["grpo", "-m", "qwen3-4b", "--framework", "slime",
+    Megatron-LM trainer has no ZeRO-3), not a price of a deployment slime cannot launch; DPO
+    too, which generates nothing (the check had run only beside a generation)."""
+    res = CliRunner().invoke(app, [alg, "-m", "qwen3-4b", "--framework", "slime",
                                    "--zero", "3"])  # fmt: skip
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "it has no ZeRO-3: give --zero 1" in " ".join(res.output.split())

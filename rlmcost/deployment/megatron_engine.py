@@ -164,7 +164,7 @@ def megatron_degrees(pp: int, ep: int, train_pp: int, train_ep: int) -> tuple[in
     return (pp if pp > 1 else train_pp), (ep if ep > 1 else train_ep)
 
 
-def check_policy(dep: Deployment) -> None:
+def check_policy(dep: Deployment, generates: bool = True) -> None:
     """SpecError where a Megatron engine would generate from a trainer that shards its
     parameters (``--zero 3``). The engine wraps NeMo RL's Megatron policy: the backend needs
     ``policy.megatron_cfg.enabled`` (the import refuses it otherwise), whose distributed
@@ -173,11 +173,14 @@ def check_policy(dep: Deployment) -> None:
     megatron_worker.py at 7ea279abf). A ZeRO-3 trainer (NeMo RL's DTensor policy) would be
     priced gathering each layer at every decode step. Also a ZeRO-3 trainer under a framework
     that trains with Megatron-core alone (slime: :func:`~rlmcost.frameworks.preset_model.
-    check_megatron_trainer`)."""
+    check_megatron_trainer`), whether or not the run generates (DPO trains too); the engine's
+    checks only where a task generates (``generates``)."""
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
     if not dep.ideal:  # a trainer its framework cannot shard so
         check_megatron_trainer(dep.framework, tuple(str(t.zero) for t in layouts))
+    if not generates:
+        return
     if EngineKind.MEGATRON in engines and not dep.ideal:
         check_megatron_framework(dep.framework)
     if EngineKind.MEGATRON in engines and any(t.zero is ZeroStage.OS_G_P for t in layouts):

@@ -41,7 +41,12 @@ from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
 from rlmcost.placement.group_offload import offload_notes
-from rlmcost.placement.group_train import any_router_fp64, group_worker_notes, train_notes
+from rlmcost.placement.group_train import (
+    any_router_fp64,
+    group_worker_notes,
+    idle_view,
+    train_notes,
+)
 from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
@@ -143,8 +148,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
     plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
                          lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
-    if any(t.kind is Kind.GENERATE for t in tasks):  # every deployment: not kept with the plan
-        check_policy(dep)  # its trainer and engine (deployment.megatron_engine)
+    # every deployment (not kept with the plan): its trainer, and its engine where one generates
+    check_policy(dep, any(t.kind is Kind.GENERATE for t in tasks))  # deployment.megatron_engine
     dep = _canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
@@ -160,9 +165,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             tps[role] = given_tp
             continue
         tps[role] = q.auto_tp(role)
-    if given_tp is None:
-        shown = ", ".join(f"{r}={t}" for r, t in tps.items())
-        notes.append(f"tp per model (smallest leaving half the HBM free of weights): {shown}")
+    if given_tp is None:  # the smallest tp per model leaving half the HBM free of weights
+        notes.append("tp per model (smallest leaving half the HBM free of weights): "
+                     + ", ".join(f"{r}={t}" for r, t in tps.items()))
     host = q.host_bytes_per_s
     setup = Setup(
         alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
@@ -178,13 +183,12 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     engines = {engine_for(setup, t.group) for t in tasks if t.kind is Kind.GENERATE} or {dep.engine}
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
-    if plan.offload or dep.train.offload:  # the host link; a known host CPU's Adam rate
-        _extend(notes, offload_notes(host, hw, dep))
+    view = idle_view(dep, result.groups, plan)  # no offload its groups leave out (group_train)
+    if plan.offload or view.train.offload:  # the host link; a known host CPU's Adam rate
+        _extend(notes, offload_notes(host, hw, view))
     if alg.offline:
-        notes.append(
-            f"{alg.name} is offline (Table IV †): its responses come from a fixed dataset "
-            "generated before training, so the loop has no Generation stage"
-        )
+        notes.append(f"{alg.name} is offline (Table IV †): its responses come from a fixed "
+                     "dataset generated before training, so the loop has no Generation stage")
     elif any(e.kind is EngineKind.VLLM for e in engines):
         notes.append(
             f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
@@ -212,9 +216,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
                           lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
     _extend(notes, drops)  # their config's dropout (placement.model_dropout)
-    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, dep.train, dep.forward,
+    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, view.train, dep.forward,
                            dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
-                          lambda: group_worker_notes(dep, kl, moe, stops)))  # fmt: skip
+                          lambda: group_worker_notes(view, kl, moe, stops)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
@@ -373,10 +377,8 @@ def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deplo
     if all(g.members == p.name and g.hardware == p.hardware
            for g, p in zip(dep.groups, groups, strict=False)):  # fmt: skip
         return dep  # spelled so already (the planner's candidates)
-    renamed = tuple(
-        g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
-        for g, parsed in zip(dep.groups, groups, strict=False)
-    )
+    renamed = tuple(g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
+                    for g, parsed in zip(dep.groups, groups, strict=False))  # fmt: skip
     return dep.model_copy(update={"groups": renamed})
 
 

@@ -75,18 +75,38 @@ def phase_offloads_run(dep: Deployment, offload: tuple[Offload, ...],
     return tuple(o for o in offload if o not in PHASE_OFFLOADS)
 
 
-def offloads_apart_note(dep: Deployment, groups: Sequence[GroupEstimate],
-                        placement: Placement) -> list[str]:  # fmt: skip
-    """The note naming the training groups whose between-phases offloads
-    :func:`phase_offloads_run` leaves out (none: no note); a group of ``placement`` whose
-    ``--groups`` brackets give its offload runs it as given
-    (:meth:`~rlmcost.placement.group_own.GroupTasks.train_offload`), so is not named."""
-    names = [g.name for g in groups
-             if any(j.task.kind is Kind.TRAIN for j in g.jobs)
-             and dict(placement.group(g.name).settings).get("offload") is None
+def _apart(dep: Deployment, groups: Sequence[GroupEstimate],
+           placement: Placement) -> tuple[list[str], int]:  # fmt: skip
+    """The training groups whose between-phases offloads :func:`phase_offloads_run` leaves
+    out (a group of ``placement`` whose ``--groups`` brackets give its offload runs it as
+    given: :meth:`~rlmcost.placement.group_own.GroupTasks.train_offload`), and how many
+    groups train."""
+    trainers = [g for g in groups if any(j.task.kind is Kind.TRAIN for j in g.jobs)]
+    names = [g.name for g in trainers
+             if dict(placement.group(g.name).settings).get("offload") is None
              and (off := group_trainer(dep, g.name).offload)
              and phase_offloads_run(dep, off, any(j.task.kind is Kind.GENERATE for j in g.jobs))
              != off]  # fmt: skip
+    return names, len(trainers)
+
+
+def idle_view(dep: Deployment, groups: Sequence[GroupEstimate],
+              placement: Placement) -> Deployment:  # fmt: skip
+    """``dep`` as its notes see it: without the between-phases offloads where no training
+    group runs them (every one apart from the engines, :func:`_apart`), so that no note
+    prices an offload the run leaves out; ``dep`` itself otherwise."""
+    names, trainers = _apart(dep, groups, placement)
+    if not names or len(names) < trainers:
+        return dep
+    kept = phase_offloads_run(dep, dep.train.offload, False)
+    return dep.model_copy(update={"train": dep.train.model_copy(update={"offload": kept})})
+
+
+def offloads_apart_note(dep: Deployment, groups: Sequence[GroupEstimate],
+                        placement: Placement) -> list[str]:  # fmt: skip
+    """The note naming the training groups whose between-phases offloads
+    :func:`phase_offloads_run` leaves out (none: no note), as :func:`_apart`."""
+    names = _apart(dep, groups, placement)[0]
     if not names:
         return []
     return [f"{dep.framework} moves a policy's states to the host between phases only beside "
