@@ -14,7 +14,8 @@ its overrides or arguments had been typed.
 
 A word with a variable the script does not give is an error naming the variable, except as the
 value of a key or argument that changes no cost (a data path: the importer's cost-free list),
-which keeps the variable unexpanded, with a note.
+an argument the importer does not read (listed as ignored), or a model's folder whose last
+part is written out; these keep the variable unexpanded, with a note.
 """
 
 from __future__ import annotations
@@ -150,12 +151,12 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -> ImportedQuery:
     """The query of an OpenRLHF launch script (train_ppo_ray)."""
-    from rlmcost.frameworks.openrlhf import IGNORED, import_openrlhf
+    from rlmcost.frameworks.openrlhf import ARGS, IGNORED, import_openrlhf
     from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE
 
     launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
-    _need_argv(launch, lambda n: n in IGNORED or DOTTED.get(n) in IGNORED or
-               n in DOTTED_COST_FREE, OPENRLHF_MODEL_PATHS)  # fmt: skip
+    _need_argv(launch, lambda n: DOTTED.get(n, n) in IGNORED or n in DOTTED_COST_FREE or
+               DOTTED.get(n, n) not in ARGS, OPENRLHF_MODEL_PATHS)  # fmt: skip
     q = import_openrlhf(launch.words)
     q.source = str(launch.script)
     q.notes[:0] = [*launch.notes, *_kept(launch)]
@@ -166,10 +167,10 @@ def import_slime_script(path: str | Path, extra: list[str], env: list[str],
                         model: str | ModelSpec | None, prompt_len: int | None) -> ImportedQuery:
     """The query of a slime (or miles) launch script (train.py / train_async.py)."""
     from rlmcost.frameworks.slime import import_slime
-    from rlmcost.frameworks.slime_args import COST_FREE
+    from rlmcost.frameworks.slime_args import ARGS, COST_FREE
 
     launch = read_launch(path, SLIME_ENTRIES, extra, parse_env(env))
-    _need_argv(launch, lambda n: n in COST_FREE, ("hf-checkpoint",))
+    _need_argv(launch, lambda n: n in COST_FREE or n not in ARGS, ("hf-checkpoint",))
     q = import_slime([launch.entry, *launch.words], model, prompt_len)
     q.source = str(launch.script)
     q.notes[:0] = [*launch.notes, *_kept(launch)]

@@ -248,8 +248,8 @@ class _Reader:
                 if value[:1].isspace() and cur:
                     fields.append("".join(cur))
                     cur = []
-            if not pieces:
-                started = started or quoted
+            if not pieces:  # "$@" with no words is no word; "$EMPTY" is one
+                started = started or (quoted and not isinstance(value, list))
                 continue
             cur.append(pieces[0])
             if len(pieces) > 1:
@@ -278,9 +278,14 @@ class _Reader:
             return list(self.extra)
         if name == "BASH_SOURCE" or name == "0":
             return str(path)
-        if name.isdigit() or name in "#?$!":
-            raise Unresolved(name, "is a positional or special parameter")
-        current = self.vars.get(name)
+        if name in "?$!":
+            raise Unresolved(name, "is a special parameter of the running shell")
+        current: Value | None = self.vars.get(name)
+        if name.isdigit() or name == "#":  # the script's arguments: the words given for $@
+            self.used_args = True
+            n = int(name) if name != "#" else 0
+            current = str(len(self.extra)) if name == "#" else \
+                self.extra[n - 1] if n <= len(self.extra) else None  # fmt: skip
         unset = current is None or (colon and current in ("", []))
         if op in ("-", "=") and unset:
             current = "".join(self.expand(_default_word(arg), path, split=False))
@@ -292,7 +297,8 @@ class _Reader:
             raise Unresolved(name, f"is read with ${{{name}{colon}{op}...}}, which rlmcost does "
                              "not follow")  # fmt: skip
         if current is None:
-            raise Unresolved(name, "is not set in the script")
+            raise Unresolved(name, "is not set in the script" if not name.isdigit() else
+                             f"is the script's argument {name}, not given")  # fmt: skip
         if index in ("@", "*"):
             out = current if isinstance(current, list) else self.env_words(name, current)
             return [str(len(out))] if length else out
