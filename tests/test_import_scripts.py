@@ -204,3 +204,22 @@ def test_cli_reads_scripts_and_env(tmp_path) -> None:
                               str(SCRIPTS / "openrlhf_train_ppo_ray_hybrid_engine.sh")])
     assert res.exit_code == 0, res.output
     assert "never run" in res.output
+
+
+def test_unexpanded_values_only_where_no_cost_reads_them(tmp_path) -> None:
+    """slime: a data path (--prompt-data, cost-free) and a model folder whose name is written
+    out (--hf-checkpoint $BASE/Qwen3-4B: its folder name is the model) keep their variable;
+    a batch size does not."""
+    args = [ln for ln in (DATA / "frameworks" / "slime_qwen3-4B.args").read_text().splitlines()
+            if ln and not ln.startswith("#")][1:]  # fmt: skip
+    body = " \\\n  ".join(ln.replace("/root/Qwen3-4B", "$BASE/Qwen3-4B", 1)
+                          .replace("/root/dapo-math-17k", "$DATA") for ln in args)
+    script = tmp_path / "run.sh"
+    script.write_text(f"python3 train.py \\\n  {body}\n")
+    q = import_slime_script(script, [], [], None, None)
+    assert "--model" in dict(q.flags)
+    assert any("$BASE, $DATA not given" in n for n in q.notes), q.notes
+    script.write_text(f"python3 train.py \\\n  {body} --rollout-batch-size $BS\n")
+    with pytest.raises(SpecError, match=r"\$BS in '\$BS' is not set in the script"):
+        import_slime_script(script, [], [], None, None)
+    assert import_slime_script(script, [], ["BS=64"], None, None).flags != q.flags

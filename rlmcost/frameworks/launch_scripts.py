@@ -188,14 +188,17 @@ def _need_argv(launch: Launch, cost_free: Callable[[str], bool], paths: tuple[st
     """:func:`_need` for ``--name value`` words: a value is cost-free by its option's name, or
     a model's folder (an option of ``paths``) whose name is known."""
     for i in launch.unresolved:
-        owner = next((w for w in reversed(launch.words[:i]) if w.startswith("--")), "")
-        name, eq, _ = owner[2:].partition("=")
         word = launch.words[i]
-        if word.startswith("-") and not eq or not owner:
-            _need(launch, i)
+        owner = next((w for w in reversed(launch.words[:i]) if w.startswith("-")), "")
+        if word.startswith("--") and "=" in word:  # --name=$VALUE
+            name = word[2:].split("=", 1)[0]
+        elif word.startswith("-") or not owner.startswith("--") or "=" in owner:
+            _need(launch, i)  # an option itself, or a word no option takes
+            continue
         else:
-            _need(launch, i, lambda w, n=name: cost_free(n) or  # type: ignore[misc]
-                  (n in paths and _folder(w)))  # fmt: skip
+            name = owner[2:]
+        _need(launch, i, lambda w, n=name: cost_free(n) or  # type: ignore[misc]
+              (n in paths and _folder(w)))  # fmt: skip
 
 
 def _folder(word: str) -> bool:
