@@ -109,15 +109,17 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
         overrides.append(word)
         i += 1
     config, notes = _verl_base(launch, options.get("path", "config"),
-                               options.get("name", "ppo_trainer"))  # fmt: skip
+                               options.get("name", "ppo_trainer"), options)  # fmt: skip
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
                             overrides, verl_version, hardware)  # fmt: skip
     q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
     return q
 
 
-def _verl_base(launch: Launch, folder: str, name: str) -> tuple[dict[str, Any], list[str]]:
-    """The base config of ``--config-path folder --config-name name`` and its notes."""
+def _verl_base(launch: Launch, folder: str, name: str,
+               given: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The base config of ``--config-path folder --config-name name`` (``given``: the options
+    the script gives) and its notes."""
     from rlmcost.frameworks.config import load_mapping
 
     name = name.removesuffix(".yaml")
@@ -126,8 +128,10 @@ def _verl_base(launch: Launch, folder: str, name: str) -> tuple[dict[str, Any], 
             raise SpecError(f"script {launch.script.name}: --config-name {name} in verl's own "
                             f"config folder is not one rlmcost reads ({', '.join(VERL_BUILTIN)})"
                             "; import that config's YAML: rlmcost import verl FILE.yaml")
-        return VERL_BUILTIN[name], [f"--config-name {name}: verl's own {name}.yaml "
-                                    "(verl/trainer/config @b178a3cd)"]  # fmt: skip
+        how = f"--config-name {name}" if "name" in given else "no --config-name (main_ppo.py's " \
+            "default)"  # fmt: skip
+        return VERL_BUILTIN[name], [f"{how}: verl's own {name}.yaml (verl/trainer/config "
+                                    "@b178a3cd)"]  # fmt: skip
     file = Path(folder) / f"{name}.yaml"
     if not file.is_file():
         raise SpecError(f"script {launch.script.name}: its config {file} is not there; give the "
