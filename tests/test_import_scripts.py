@@ -255,3 +255,10 @@ def test_verl_config_folder_of_the_script_with_hydra_defaults(tmp_path) -> None:
         "actor_rollout_ref.actor.ppo_mini_batch_size=256",
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32"], None, "h100")
     assert q.flags == typed.flags
+
+
+def test_an_assignment_before_a_command_is_that_command_s_only(tmp_path) -> None:
+    """`A=2 echo hi` sets A for echo alone (bash); `export B=3` for the script."""
+    script = tmp_path / "run.sh"
+    script.write_text("A=1\nA=2 echo hi\nexport B=3\npython3 -m verl.trainer.main_ppo a=$A b=$B\n")
+    assert read_launch(script, ("verl.trainer.main_ppo",), [], {}).words == ["a=1", "b=3"]

@@ -140,11 +140,15 @@ class _Reader:
             i = 1
             while i < len(words) and _text(words[i]).startswith("-"):
                 i += 1
+        assigns = []
         while i < len(words) and words[i][0][0] == "lit" and \
                 (m := ASSIGN.match(words[i][0][1])):  # fmt: skip
-            self.assign(m, words[i], cmd.arrays.get(i), cmd, path)
+            assigns.append((m, i))
             i += 1
         rest = words[i:]
+        if not rest or lead in _DECLARE:  # `VAR=1 cmd`: VAR is cmd's environment only
+            for m, k in assigns:
+                self.assign(m, words[k], cmd.arrays.get(k), cmd, path)
         if not rest or lead in _DECLARE:
             return
         name = _text(rest[0])
