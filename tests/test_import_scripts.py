@@ -180,7 +180,7 @@ def test_shell_words_assignments_arithmetic_and_arrays(tmp_path) -> None:
     script = tmp_path / "run.sh"
     script.write_text(
         "#!/bin/bash\nset -x\nexport A=3 # three\nB=${B:-4}\nC=${UNSET:=x y}\n"
-        "ARR=(\n  --one 1  # a comment\n  \"--two words\"\n)\nARR+=(--three)\n"
+        "ARR=(\n  --one 1  # a comment\n# --dropped 2\n\n  \"--two words\"\n)\nARR+=(--three)\n"
         "if [ -z \"$A\" ]; then\n  Z=99\nfi\n"
         "python3 -m verl.trainer.main_ppo \\\n  n=$((A * B + 10 / 4 - -7 % 3)) "
         "'q=$A' \"c=$C\" ${ARR[@]} \"${ARR[@]}\" n2=${#ARR[@]} z=$Z $@ 2>&1 | tee log\n")
@@ -189,7 +189,7 @@ def test_shell_words_assignments_arithmetic_and_arrays(tmp_path) -> None:
                             "--three", "--one", "1", "--two words", "--three", "n2=4", "z=$Z",
                             "x=1"]  # fmt: skip
     # Z is set under the if: its value is unknown, the word kept as written
-    assert "set under a condition (line 12)" in launch.unresolved[13].why
+    assert "set under a condition (line 14)" in launch.unresolved[13].why
 
 
 def test_cli_reads_scripts_and_env(tmp_path) -> None:

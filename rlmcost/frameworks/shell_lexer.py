@@ -154,7 +154,9 @@ class _Lexer:
         items: list[list[Part]] = []
         while True:
             sep = self.skip_blank()
-            if sep not in (None, "\n"):
+            while sep == "\n":  # blank and comment lines inside the array
+                sep = self.skip_blank()
+            if sep is not None:
                 raise self.error(f"{sep!r} inside an array")
             if self.i >= len(self.s):
                 raise self.error("an array ( ... ) does not close")
