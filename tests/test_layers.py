@@ -79,12 +79,13 @@ MODULE_LAYER = {
     # of frameworks' configs are views.
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
-       for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "megatron_split", "miles_lora",
-                 "model_path",
+       for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "launch_scripts",
+                 "megatron_split", "miles_lora", "model_path",
                  "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_batching",
                  "nemo_rl_defaults", "nemo_rl_env", "nemo_rl_lora",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_vllm", "nemo_rl_worker",
-                 "openrlhf", "openrlhf_layouts", "p2p_overlap", "result", "slime",
+                 "openrlhf", "openrlhf_layouts", "p2p_overlap", "result", "shell_arith",
+                 "shell_lexer", "shell_script", "slime",
                  "slime_args", "slime_layout", "trl", "trl_launch", "units", "verl", "verl_batches",
                  "verl_engine", "verl_versions", "virtual_pipeline")},
     "rlmcost.tables": "tables",

@@ -43,7 +43,13 @@ Overrides = Annotated[
         help="Overrides in the framework's dotted syntax: key=value, +key=value, ~key."
     ),  # fmt: skip
 ]
-
+Env = Annotated[
+    list[str] | None,
+    typer.Option("--env", metavar="VAR=VALUE",
+                 help="A launch script's variable that the script does not give (a command's "
+                      "output, the environment): its value throughout the script, which is "
+                      "read as data, never run. Repeatable."),
+]  # fmt: skip
 
 
 def _prompt_len(why: str) -> Any:
@@ -60,7 +66,9 @@ SLIME_PROMPT_LEN = _prompt_len("where --rollout-max-prompt-len is not given (sli
 
 @import_app.command("verl")
 def import_verl_command(
-    config: Annotated[str, typer.Argument(help="verl config YAML (ppo_trainer.yaml keys).")],
+    config: Annotated[str, typer.Argument(
+        help="verl config YAML (ppo_trainer.yaml keys), or a launch script (.sh) that runs "
+             "verl.trainer.main_ppo: its key=value overrides, --config-name and $@ read.")],
     overrides: Overrides = None,
     verl_version: Annotated[
         str | None,
@@ -72,15 +80,23 @@ def import_verl_command(
             "pinned and on --hardware), each stated with its PR. Default: the current verl."
         ),
     ] = None,
+    env: Env = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
     """A verl config (keys of verl/trainer/config/ppo_trainer.yaml) and verl's key=value
-    overrides, e.g. `rlmcost import verl run.yaml actor_rollout_ref.rollout.n=8`."""
+    overrides, e.g. `rlmcost import verl run.yaml actor_rollout_ref.rollout.n=8`, or verl's
+    launch script with the overrides for its $@ (`rlmcost import verl run_qwen3-8b.sh
+    trainer.nnodes=2`)."""
+    from rlmcost.frameworks.launch_scripts import VERL_ENTRIES, import_verl_script, is_script
     from rlmcost.frameworks.verl import import_verl
 
-    _run("verl", import_verl(config, overrides or [], verl_version, hardware), hardware,
-         json_out)
+    if is_script(config, VERL_ENTRIES):
+        q = import_verl_script(config, overrides or [], env or [], verl_version, hardware)
+    else:
+        _no_env(env)
+        q = import_verl(config, overrides or [], verl_version, hardware)
+    _run("verl", q, hardware, json_out)
 
 
 @import_app.command(
@@ -90,17 +106,26 @@ def import_verl_command(
 def import_openrlhf_command(
     args: Annotated[
         list[str] | None,
-        typer.Argument(help="The train_ppo_ray (or train_grpo_ray) arguments, after `--`."),
+        typer.Argument(help="The train_ppo_ray (or train_grpo_ray) arguments, after `--`; "
+                            "or a launch script (.sh) and the arguments for its $@."),
     ] = None,
+    env: Env = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
     """OpenRLHF's command line, e.g. `rlmcost import openrlhf -- --pretrain M
     --rollout_batch_size 1024 --n_samples_per_prompt 8 ...` (a `python -m
     openrlhf.cli.train_ppo_ray` prefix is skipped)."""
+    from rlmcost.frameworks.launch_scripts import OPENRLHF_ENTRIES, import_openrlhf_script
     from rlmcost.frameworks.openrlhf import import_openrlhf
 
-    _run("openrlhf", import_openrlhf(args or []), hardware, json_out)
+    argv = args or []
+    if _script(argv, OPENRLHF_ENTRIES):
+        q = import_openrlhf_script(argv[0], argv[1:], env or [])
+    else:
+        _no_env(env)
+        q = import_openrlhf(argv)
+    _run("openrlhf", q, hardware, json_out)
 
 
 @import_app.command("trl")
@@ -153,7 +178,8 @@ def import_nemo_rl_command(
 def import_slime_command(
     args: Annotated[
         list[str] | None,
-        typer.Argument(help="The train.py (or train_async.py) arguments, after `--`."),
+        typer.Argument(help="The train.py (or train_async.py) arguments, after `--`; or a "
+                            "launch script (.sh; miles's too) and the arguments for its $@."),
     ] = None,
     model: Annotated[
         str | None,
@@ -165,6 +191,7 @@ def import_slime_command(
         ),  # fmt: skip
     ] = None,
     prompt_len: Annotated[int | None, SLIME_PROMPT_LEN] = None,
+    env: Env = None,
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
@@ -172,9 +199,30 @@ def import_slime_command(
     /root/Qwen3-4B --rollout-batch-size 32 --n-samples-per-prompt 8 --colocate ...`
     (everything up to train.py or train_async.py is skipped; train_async.py trains one step
     behind the rollout)."""
+    from rlmcost.frameworks.launch_scripts import SLIME_ENTRIES, import_slime_script
     from rlmcost.frameworks.slime import import_slime
 
-    _run("slime", import_slime(args or [], model, prompt_len), hardware, json_out)
+    argv = args or []
+    if _script(argv, SLIME_ENTRIES):
+        q = import_slime_script(argv[0], argv[1:], env or [], model, prompt_len)
+    else:
+        _no_env(env)
+        q = import_slime(argv, model, prompt_len)
+    _run("slime", q, hardware, json_out)
+
+
+def _script(argv: list[str], entries: tuple[str, ...]) -> bool:
+    """Whether the command line is a launch script's path (and the words for its $@)."""
+    from rlmcost.frameworks.launch_scripts import is_script
+
+    return bool(argv) and not argv[0].startswith("-") and is_script(argv[0], entries)
+
+
+def _no_env(env: list[str] | None) -> None:
+    if env:
+        from rlmcost.errors import SpecError
+
+        raise SpecError("--env sets a launch script's variables; give the script (.sh) first")
 
 
 def _run(framework: str, q: Any, hardware: str, json_out: bool) -> None:

@@ -18,6 +18,7 @@ Keys absent from the file take ppo_trainer.yaml's defaults (the verl preset's va
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
@@ -100,14 +101,21 @@ def import_verl(path: str | Path, overrides: list[str] | None = None,
     """The query of a verl config file and ``key=value`` overrides under verl ``verl_version``
     on ``hardware`` (a built-in accelerator; None: not given, where an engine default that
     depends on the GPU is stated for large GPUs, :mod:`rlmcost.frameworks.verl_engine`)."""
+    where = f"verl config {Path(path).name}"
+    return import_verl_mapping(load_mapping(path, "verl config"), where, str(path),
+                               overrides or [], verl_version, hardware)  # fmt: skip
+
+
+def import_verl_mapping(config: dict[str, Any], where: str, source: str, overrides: list[str],
+                        verl_version: str | None, hardware: str | None) -> ImportedQuery:
+    """:func:`import_verl` of a config already read (``where``: its name in errors;
+    ``source``: what the query names; a launch script's base config)."""
     from rlmcost.specs import get_hardware
 
     device = get_hardware(hardware) if hardware is not None else None
-    where = f"verl config {Path(path).name}"
-    flat = apply_overrides(flatten(load_mapping(path, "verl config"), where), overrides or [],
-                           where)  # fmt: skip
+    flat = apply_overrides(flatten(config, where), overrides, where)
     r = Reader(flat, where)
-    q = ImportedQuery("verl", str(path))
+    q = ImportedQuery("verl", source)
     _algorithm(r, q)
     _workload(r, q)
     _layout(r, q)

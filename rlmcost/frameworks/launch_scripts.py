@@ -1,0 +1,224 @@
+"""Launch scripts as `rlmcost import` input: the command a verl, OpenRLHF or slime (miles)
+script launches, read by :mod:`rlmcost.frameworks.shell_script` (never run) and imported as if
+its overrides or arguments had been typed.
+
+* verl (``python3 -m verl.trainer.main_ppo``): ``--config-path``/``--config-name`` (Hydra's
+  ``-cp``/``-cn``) pick the base config, the ``key=value`` words are the overrides. main_ppo.py
+  is ``@hydra.main(config_path="config", config_name="ppo_trainer")`` (verl/trainer/main_ppo.py
+  @b178a3cd): a relative config path is verl's own verl/trainer/config, whose ppo_trainer
+  (the importer's defaults) and ppo_megatron_trainer (the same with
+  ``actor_rollout_ref.actor.strategy: megatron``, its Megatron workers) are read; an absolute
+  one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base.
+* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments.
+* slime and miles (``train.py`` / ``train_async.py``): the words from it on are the command.
+
+A word with a variable the script does not give is an error naming the variable, except as the
+value of a key or argument that changes no cost (a data path: the importer's cost-free list),
+an argument the importer does not read (listed as ignored), or a model's folder whose last
+part is written out; these keep the variable unexpanded, with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.shell_script import MAX_SCRIPT_BYTES, Launch, read_launch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rlmcost.frameworks.result import ImportedQuery
+    from rlmcost.specs.model import ModelSpec
+
+VERL_ENTRIES = ("verl.trainer.main_ppo",)
+OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
+SLIME_ENTRIES = ("train.py", "train_async.py")
+
+VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
+                    "reward_model.model.path")
+OPENRLHF_MODEL_PATHS = ("pretrain", "reward_pretrain", "critic_pretrain",
+                        "actor.model_name_or_path", "reward.model_name_or_path",
+                        "critic.model_name_or_path")
+"""The keys whose value is a model's folder: a variable in its parent folders is not read."""
+
+VERL_BUILTIN: dict[str, dict[str, Any]] = {
+    "ppo_trainer": {},
+    "ppo_megatron_trainer": {"actor_rollout_ref": {"actor": {"strategy": "megatron"}}},
+}
+"""verl's own trainer configs (verl/trainer/config @b178a3cd) as the keys they set apart from
+the importer's defaults (ppo_trainer.yaml's): ppo_megatron_trainer.yaml's actor is
+megatron_actor.yaml, ``strategy: megatron``."""
+
+
+def is_script(path: str | Path, entries: tuple[str, ...]) -> bool:
+    """Whether ``path`` is a shell script: a ``.sh``/``.bash`` name, a ``#!`` line naming a
+    shell, or (not a ``.py``/YAML/JSON name) text that names one of ``entries``."""
+    p = Path(path)
+    if p.suffix in (".sh", ".bash"):
+        return True
+    if p.suffix in (".py", ".yaml", ".yml", ".json") or not p.is_file():
+        return False
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(MAX_SCRIPT_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    first = head.split("\n", 1)[0]
+    return (first.startswith("#!") and "sh" in first) or any(e in head for e in entries)
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    """``--env VAR=VALUE`` items as a mapping; SpecError for an item not of that shape."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise SpecError(f"--env {item!r}: give VAR=VALUE (e.g. --env NUM_GPUS=8)")
+        out[name] = value
+    return out
+
+
+def import_verl_script(path: str | Path, extra: list[str], env: list[str],
+                       verl_version: str | None, hardware: str | None) -> ImportedQuery:
+    """The query of a verl launch script (``extra``: the words for its ``$@``; ``env``:
+    ``VAR=VALUE`` items)."""
+    from rlmcost.frameworks.verl import IGNORED, import_verl_mapping
+
+    launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
+    overrides: list[str] = []
+    options: dict[str, str] = {}
+    words, i = launch.words, 0
+    while i < len(words):
+        word = words[i]
+        name, eq, inline = word.partition("=")
+        if name in ("--config-path", "-cp", "--config-name", "-cn"):
+            _need(launch, i if eq else i + 1)
+            if not eq and i + 1 >= len(words):
+                raise SpecError(f"script {launch.script.name}: {name} has no value")
+            options[name.lstrip("-")[-4:]] = inline if eq else words[i + 1]
+            i += 1 if eq else 2
+            continue
+        if word.startswith("-"):
+            raise SpecError(f"script {launch.script.name} line {launch.line}: verl's option "
+                            f"{word!r} is not read; give key=value overrides")  # fmt: skip
+        _need(launch, i, lambda w: _under(w.split("=", 1)[0].lstrip("+~"), IGNORED) or
+              (w.split("=", 1)[0].lstrip("+") in VERL_MODEL_PATHS and _folder(w)))
+        overrides.append(word)
+        i += 1
+    config, notes = _verl_base(launch, options.get("path", "config"),
+                               options.get("name", "ppo_trainer"), options)  # fmt: skip
+    q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
+                            overrides, verl_version, hardware)  # fmt: skip
+    q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
+    return q
+
+
+def _verl_base(launch: Launch, folder: str, name: str,
+               given: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """The base config of ``--config-path folder --config-name name`` (``given``: the options
+    the script gives) and its notes."""
+    from rlmcost.frameworks.config import load_mapping
+
+    name = name.removesuffix(".yaml")
+    if not Path(folder).is_absolute():  # relative to verl/trainer/main_ppo.py: verl's own
+        if name not in VERL_BUILTIN:
+            raise SpecError(f"script {launch.script.name}: --config-name {name} in verl's own "
+                            f"config folder is not one rlmcost reads ({', '.join(VERL_BUILTIN)})"
+                            "; import that config's YAML: rlmcost import verl FILE.yaml")
+        how = f"--config-name {name}" if "name" in given else "no --config-name (main_ppo.py's " \
+            "default)"  # fmt: skip
+        return VERL_BUILTIN[name], [f"{how}: verl's own {name}.yaml (verl/trainer/config "
+                                    "@b178a3cd)"]  # fmt: skip
+    file = Path(folder) / f"{name}.yaml"
+    if not file.is_file():
+        raise SpecError(f"script {launch.script.name}: its config {file} is not there; give the "
+                        "folder with --env (the variable of --config-path) or import the YAML")
+    data = dict(load_mapping(file, "verl config"))
+    data.pop("hydra", None)
+    defaults = data.pop("defaults", None) or []
+    bases = [d for d in defaults if isinstance(d, str) and d in VERL_BUILTIN]
+    base = VERL_BUILTIN[bases[0]] if bases else {}
+    merged = _merge(base, data)
+    return merged, [f"--config-path {folder} --config-name {name}: {file} read over verl's "
+                    f"{bases[0] if bases else 'ppo_trainer'}.yaml (its Hydra defaults)"]
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -> ImportedQuery:
+    """The query of an OpenRLHF launch script (train_ppo_ray)."""
+    from rlmcost.frameworks.openrlhf import ARGS, IGNORED, import_openrlhf
+    from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE
+
+    launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+    _need_argv(launch, lambda n: DOTTED.get(n, n) in IGNORED or n in DOTTED_COST_FREE or
+               DOTTED.get(n, n) not in ARGS, OPENRLHF_MODEL_PATHS)  # fmt: skip
+    q = import_openrlhf(launch.words)
+    q.source = str(launch.script)
+    q.notes[:0] = [*launch.notes, *_kept(launch)]
+    return q
+
+
+def import_slime_script(path: str | Path, extra: list[str], env: list[str],
+                        model: str | ModelSpec | None, prompt_len: int | None) -> ImportedQuery:
+    """The query of a slime (or miles) launch script (train.py / train_async.py)."""
+    from rlmcost.frameworks.slime import import_slime
+    from rlmcost.frameworks.slime_args import ARGS, COST_FREE
+
+    launch = read_launch(path, SLIME_ENTRIES, extra, parse_env(env))
+    _need_argv(launch, lambda n: n in COST_FREE or n not in ARGS, ("hf-checkpoint",))
+    q = import_slime([launch.entry, *launch.words], model, prompt_len)
+    q.source = str(launch.script)
+    q.notes[:0] = [*launch.notes, *_kept(launch)]
+    return q
+
+
+def _need(launch: Launch, i: int, cost_free: Callable[[str], bool] | None = None) -> None:
+    """SpecError where word ``i`` kept a variable unexpanded and is not ``cost_free``."""
+    exc = launch.unresolved.get(i)
+    if exc is not None and not (cost_free and cost_free(launch.words[i])):
+        raise launch.error(exc, launch.words[i])
+
+
+def _need_argv(launch: Launch, cost_free: Callable[[str], bool], paths: tuple[str, ...]) -> None:
+    """:func:`_need` for ``--name value`` words: a value is cost-free by its option's name, or
+    a model's folder (an option of ``paths``) whose name is known."""
+    for i in launch.unresolved:
+        word = launch.words[i]
+        owner = next((w for w in reversed(launch.words[:i]) if w.startswith("-")), "")
+        if word.startswith("--") and "=" in word:  # --name=$VALUE
+            name = word[2:].split("=", 1)[0]
+        elif word.startswith("-") or not owner.startswith("--") or "=" in owner:
+            _need(launch, i)  # an option itself, or a word no option takes
+            continue
+        else:
+            name = owner[2:]
+        _need(launch, i, lambda w, n=name: cost_free(n) or  # type: ignore[misc]
+              (n in paths and _folder(w)))  # fmt: skip
+
+
+def _folder(word: str) -> bool:
+    """A path whose last part is known (``$HOME/models/Qwen3-4B``): the importers read a
+    model's folder name (:mod:`rlmcost.frameworks.model_path`)."""
+    return "$" not in word.rstrip("/").rsplit("/", 1)[-1].rsplit("=", 1)[-1]
+
+
+def _kept(launch: Launch) -> list[str]:
+    if not launch.unresolved:
+        return []
+    names = sorted({f"${e.var}" for e in launch.unresolved.values()})
+    return [f"{', '.join(names)} not given: kept unexpanded in "
+            f"{', '.join(launch.words[i] for i in sorted(launch.unresolved))} (values rlmcost "
+            "does not read)"]
+
+
+def _under(key: str, prefixes: tuple[str, ...]) -> bool:
+    return any(key == p or key.startswith(p + ".") for p in prefixes)

@@ -1,0 +1,273 @@
+"""Shell text as simple commands: the lexer of :mod:`rlmcost.frameworks.shell_script`.
+
+Quoting as the shell does it (single quotes literal, double quotes with ``$`` expansions and
+``\\`` escapes), backslash-newline continuations, comments, the separators ``;`` ``&&`` ``||``
+``|`` ``&`` and newlines, redirections (``2>&1``, ``> file``, ``&>/dev/null``) and
+here-documents dropped, arrays ``NAME=( ... )`` kept whole. Each word is a list of
+:data:`Part`; nothing is expanded or run here. The depth of ``if``/``for``/``while``/``case``
+and ``{ ... }``/function bodies is followed so that a command inside one is marked
+conditional.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rlmcost.errors import SpecError
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_OPEN = {"if", "for", "while", "until", "case", "select", "{"}
+_CLOSE = {"fi", "done", "esac", "}"}
+_LEAD = {"then", "do", "else", "elif", "!", "time"}
+
+Part = tuple[str, str, bool]
+"""A piece of a word: (kind, text, quoted); kind is ``lit``, ``var`` (the text inside
+``${...}`` or after ``$``), ``cmd`` (``$(...)``/backquotes) or ``arith`` (``$((...))``)."""
+
+
+@dataclass
+class Command:
+    """A simple command: its words (each a list of parts), line and whether it runs only
+    under a condition (inside ``if``/loops/functions, or after ``&&``/``||``)."""
+
+    words: list[list[Part]]
+    line: int
+    conditional: bool
+    arrays: dict[int, list[list[Part]]] = field(default_factory=dict)  # word i: NAME=( ... )
+
+
+def commands(text: str, where: str) -> list[Command]:
+    """The simple commands of shell ``text`` (``where`` names it in errors)."""
+    return _Lexer(text, where).commands()
+
+
+class _Lexer:
+    """Shell text -> :class:`Command` list (quoting, continuations, comments, operators)."""
+
+    def __init__(self, text: str, where: str) -> None:
+        self.s, self.i, self.line, self.where = text, 0, 1, where
+        self.out: list[Command] = []
+        self.depth = 0
+        self.heredocs: list[str] = []
+
+    def error(self, what: str) -> SpecError:
+        return SpecError(f"{self.where} line {self.line}: {what}; rlmcost reads the script as "
+                         "data and cannot follow it there")  # fmt: skip
+
+    def commands(self) -> list[Command]:
+        words: list[list[Part]] = []
+        arrays: dict[int, list[list[Part]]] = {}
+        start, after_logic = self.line, False
+        while True:
+            sep = self.skip_blank()
+            if sep is not None or self.i >= len(self.s):
+                if words:
+                    self.emit(words, arrays, start, after_logic)
+                    words, arrays = [], {}
+                after_logic = sep in ("&&", "||")
+                if self.i >= len(self.s):
+                    return self.out
+                start = self.line
+                continue
+            if not words:
+                start = self.line
+            if self.s[self.i] in "<>" or (self.s.startswith("&>", self.i)):
+                self.redirect()
+                continue
+            word = self.word(False)
+            if self.s.startswith("(", self.i) and len(word) == 1 and word[0][0] == "lit" \
+                    and ASSIGN.fullmatch(word[0][1]):  # fmt: skip
+                self.i += 1
+                arrays[len(words)] = self.array()
+            elif self.s[self.i: self.i + 1] in ("<", ">") and len(word) == 1 \
+                    and word[0][1].isdigit():  # fmt: skip
+                continue  # a file descriptor: 2>&1
+            words.append(word)
+
+    def emit(self, words: list[list[Part]], arrays: dict[int, list[list[Part]]], line: int,
+             after_logic: bool) -> None:
+        first = words[0][0][1] if len(words[0]) == 1 and words[0][0][0] == "lit" else ""
+        while first in _LEAD and len(words) > 1:
+            words = words[1:]
+            arrays = {i - 1: a for i, a in arrays.items()}
+            first = words[0][0][1] if len(words[0]) == 1 and words[0][0][0] == "lit" else ""
+        if first in _CLOSE:
+            self.depth = max(self.depth - 1, 0)
+            return
+        function = len(words) >= 2 and words[-1] == [("lit", "{", False)] and (
+            first == "function" or (len(words) == 2 and words[0][-1][1].endswith("()")))
+        self.out.append(Command(words, line, self.depth > 0 or after_logic, arrays))
+        if first in _OPEN or function:
+            self.depth += 1
+
+    def skip_blank(self) -> str | None:
+        """Skip blanks, comments and continuations; the separator met (``\\n``, ``;``, ``&&``,
+        ``||``, ``|``, ``&``), if any."""
+        s = self.s
+        while self.i < len(s):
+            c = s[self.i]
+            if c in " \t\r":
+                self.i += 1
+            elif s.startswith("\\\n", self.i):
+                self.i, self.line = self.i + 2, self.line + 1
+            elif c == "#":
+                while self.i < len(s) and s[self.i] != "\n":
+                    self.i += 1
+            elif c == "\n":
+                self.i, self.line = self.i + 1, self.line + 1
+                self.skip_heredocs()
+                return "\n"
+            elif c in ";|&" and not s.startswith("&>", self.i):
+                op = s[self.i: self.i + 2] if s[self.i: self.i + 2] in ("&&", "||", ";;") else c
+                self.i += len(op)
+                return op
+            else:
+                return None
+        return None
+
+    def skip_heredocs(self) -> None:
+        for delim in self.heredocs:
+            while self.i < len(self.s):
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                text, self.i, self.line = self.s[self.i: end], end + 1, self.line + 1
+                if text.strip() == delim:
+                    break
+        self.heredocs = []
+
+    def redirect(self) -> None:
+        m = re.compile(r"&>>?|<<<|<<-?|<>|[<>]>?&?").match(self.s, self.i)
+        assert m is not None  # called at < or > or &>
+        self.i = m.end()
+        op = m.group()
+        if op.endswith("&") and re.match(r"[0-9-]", self.s[self.i: self.i + 1]):
+            self.i += 1
+            return
+        self.skip_blank()
+        target = self.word(False)
+        if op.startswith("<<") and op != "<<<":
+            self.heredocs.append("".join(t for _, t, _ in target))
+
+    def array(self) -> list[list[Part]]:
+        items: list[list[Part]] = []
+        while True:
+            sep = self.skip_blank()
+            while sep == "\n":  # blank and comment lines inside the array
+                sep = self.skip_blank()
+            if sep is not None:
+                raise self.error(f"{sep!r} inside an array")
+            if self.i >= len(self.s):
+                raise self.error("an array ( ... ) does not close")
+            if self.s[self.i] == ")":
+                self.i += 1
+                return items
+            items.append(self.word(False, True))
+
+    def word(self, in_dq: bool, in_array: bool = False) -> list[Part]:
+        """One word (``in_dq``: the inside of a double-quoted string, up to its quote;
+        ``in_array``: an element of ``NAME=( ... )``, up to its ``)``)."""
+        parts: list[Part] = []
+        buf: list[str] = []
+        s = self.s
+
+        def flush() -> None:
+            if buf:
+                parts.append(("lit", "".join(buf), in_dq))
+                buf.clear()
+
+        while self.i < len(s):
+            c = s[self.i]
+            if in_dq and c == '"':
+                break
+            if not in_dq and (c in " \t\r\n;&|<>" or (c == ")" and in_array)):
+                break
+            if c == "(" and not in_dq and not parts and ASSIGN.fullmatch("".join(buf)):
+                break  # NAME=( ... ): the array follows
+            if c == "\\":
+                nxt = s[self.i + 1: self.i + 2]
+                if nxt == "\n":
+                    self.i, self.line = self.i + 2, self.line + 1
+                    continue
+                if in_dq and nxt not in ('"', "\\", "$", "`"):
+                    buf.append("\\")
+                buf.append(nxt)
+                self.i += 2
+            elif c == "'" and not in_dq:
+                end = s.find("'", self.i + 1)
+                if end < 0:
+                    raise self.error("a ' quote does not close")
+                flush()
+                parts.append(("lit", s[self.i + 1: end], True))
+                self.line += s.count("\n", self.i, end)
+                self.i = end + 1
+            elif c == '"' and not in_dq:
+                flush()
+                self.i += 1
+                inner = self.word(True)
+                if self.i >= len(s):
+                    raise self.error('a " quote does not close')
+                self.i += 1
+                parts += inner or [("lit", "", True)]
+            elif c == "$" and self.i + 1 < len(s) and (s[self.i + 1] in "({@*#?$!" or
+                                                         _NAME.match(s, self.i + 1) or
+                                                         s[self.i + 1].isdigit()):  # fmt: skip
+                flush()
+                parts.append(self.dollar(in_dq))
+            elif c == "`":
+                end = s.find("`", self.i + 1)
+                if end < 0:
+                    raise self.error("a ` quote does not close")
+                flush()
+                parts.append(("cmd", s[self.i + 1: end], in_dq))
+                self.i = end + 1
+            else:
+                if c == "\n":
+                    self.line += 1
+                buf.append(c)
+                self.i += 1
+        flush()
+        return parts
+
+    def dollar(self, in_dq: bool) -> Part:
+        s, i = self.s, self.i + 1
+        if s.startswith("((", i):
+            end = self.closing(i + 2, "(", ")", 2)
+            self.i = end + 2
+            return ("arith", s[i + 2: end], in_dq)
+        if s[i] == "(":
+            end = self.closing(i + 1, "(", ")", 1)
+            self.i = end + 1
+            return ("cmd", s[i + 1: end], in_dq)
+        if s[i] == "{":
+            end = self.closing(i + 1, "{", "}", 1)
+            self.i = end + 1
+            return ("var", s[i + 1: end], in_dq)
+        m = _NAME.match(s, i)
+        self.i = m.end() if m else i + 1
+        return ("var", m.group() if m else s[i], in_dq)
+
+    def closing(self, start: int, open_: str, close: str, width: int) -> int:
+        """The index of the ``close`` (``width`` of them) that ends a nest opened before
+        ``start``, quotes skipped."""
+        depth, i, s = 1, start, self.s
+        while i < len(s):
+            c = s[i]
+            if c == "'" and open_ == "(":
+                i = s.find("'", i + 1)
+                if i < 0:
+                    break
+            elif c == "\\":
+                i += 1
+            elif c == open_:
+                depth += 1
+            elif c == close:
+                depth -= 1
+                if depth == 0 and s.startswith(close * width, i):
+                    self.line += s.count("\n", start, i)
+                    return i
+                if depth == 0:
+                    break
+            i += 1
+        raise self.error(f"a ${open_} does not close")

@@ -1,0 +1,367 @@
+"""A framework's launch script read as data: the command it launches, its words expanded.
+
+The script is never run. Its text is split into simple commands (backslash-newline
+continuations, comments, quoting as the shell does it, ``;``/``&&``/``||``/``|``/``&``,
+redirections and here-documents dropped); assignments (``VAR=value``, ``export VAR=value``,
+``VAR+=value``, arrays ``NAME=( ... )``) are kept in order and expanded when made: ``$VAR``,
+``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
+``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
+parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
+script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way.
+The one command substitution read is the script's-folder idiom
+``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``; any other ``$(...)`` or backquote, an
+assignment under ``if``/``for``/``while``/``case``/``&&``/``||`` or in a function, a
+positional ``$1`` and an unset variable have no value: such a value is an error naming the
+variable (:class:`Unresolved`) where the launch command needs it, and ``--env VAR=VALUE`` gives
+it (a variable given so keeps that value throughout; the script's own assignments of it are
+skipped). The launch is the last command that names one of the framework's entry points.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlmcost.errors import SpecError
+from rlmcost.frameworks.shell_arith import Unresolved, integer
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+
+MAX_SCRIPT_BYTES = 1 << 20
+"""Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
+
+MAX_SOURCE_DEPTH = 8
+"""Deepest chain of ``source`` followed (a script sourcing itself would never end)."""
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(:?)([-=+?])(.*))?",
+                    re.S)  # fmt: skip
+_SCRIPT_DIR = re.compile(r"dirname\b.*(BASH_SOURCE|\$0)", re.S)
+_SOURCE = ("source", ".")
+_DECLARE = ("export", "declare", "typeset", "local", "readonly")
+
+
+@dataclass
+class Launch:
+    """The launch command: the words after its entry point, the entry word, the words that
+    kept a variable unexpanded (index -> the :class:`Unresolved`) and the sourced files that
+    were not there."""
+
+    script: Path
+    entry: str
+    words: list[str]
+    line: int
+    unresolved: dict[int, Unresolved]
+    notes: list[str]
+    missing: list[str]
+
+    def error(self, exc: Unresolved, word: str) -> SpecError:
+        """The one-line error for a value the launch needs that the script does not give."""
+        return _error(self.script.name, self.line, exc, self.missing, f" in {word!r}")
+
+
+def _error(name: str, line: int, exc: Unresolved, missing: list[str], where: str) -> SpecError:
+    hint = ""
+    if missing and "is not set" in exc.why:
+        hint = f" (it may come from {missing[0]}, which is not there to read)"
+    given = f"--env {exc.var}=VALUE" if _NAME.fullmatch(exc.var) else "a copy of the script " \
+        "that writes the value"  # fmt: skip
+    return SpecError(f"script {name} line {line}: ${exc.var}{where} {exc.why}{hint}; give it "
+                     f"with {given}")  # fmt: skip
+
+
+def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
+                env: dict[str, str]) -> Launch:
+    """The last command of the script at ``path`` that names one of ``entries`` (a word
+    equal to one, or whose file name is one), expanded with ``extra`` as ``$@`` and ``env``
+    fixed. SpecError where there is none or its words cannot be read."""
+    reader = _Reader(Path(path), extra, env)
+    reader.run(reader.script, entries, 0)
+    if reader.launch is None:
+        raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
+                        "give the framework's launch script")  # fmt: skip
+    if isinstance(reader.launch, Exception):
+        raise reader.launch
+    launch = reader.launch
+    if reader.launches > 1:
+        launch.notes.append(f"the script launches {reader.launches} times; the last, line "
+                            f"{launch.line}, is read")  # fmt: skip
+    if extra and not reader.used_args:
+        launch.words += extra
+        launch.notes.append(f"the script does not pass $@; {' '.join(extra)} appended to its "
+                            "command")  # fmt: skip
+    return launch
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_SCRIPT_BYTES:
+            raise SpecError(f"{what} {path} is {size:,} bytes; scripts over "
+                            f"{MAX_SCRIPT_BYTES:,} bytes are not read")  # fmt: skip
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read {what} {path}: {exc.strerror}; check the path") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{what} {path} is not UTF-8 text; give a shell script") from None
+
+
+
+ONE, MANY = "\x00", "\x01"
+"""Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
+``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
+
+_MARK = re.compile("([\x00\x01])([^\x00\x01]*)\\1")
+Value = str | list[str]
+"""A variable's value: text or an array (unknown parts held as placeholder marks)."""
+
+
+class _Reader:
+    """The script's variables as its commands set them, in order, and its launch command."""
+
+    def __init__(self, script: Path, extra: list[str], env: dict[str, str]) -> None:
+        self.script = script.resolve() if script.exists() else script
+        self.extra, self.env = extra, env
+        self.vars: dict[str, Value] = dict(env)
+        self.failures: dict[str, Unresolved] = {}  # a placeholder's variable -> why
+        self.launch: Launch | Exception | None = None
+        self.launches, self.used_args = 0, False
+        self.missing: list[str] = []  # sourced files that are not there
+
+    def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        where = f"script {path.name}"
+        for cmd in commands(_read_text(path, "script"), where):
+            self.command(cmd, path, entries, depth)
+
+    def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        words, i = cmd.words, 0
+        lead = _text(words[0])
+        if lead in _DECLARE:
+            i = 1
+            while i < len(words) and _text(words[i]).startswith("-"):
+                i += 1
+        assigns = []
+        while i < len(words) and words[i][0][0] == "lit" and \
+                (m := ASSIGN.match(words[i][0][1])):  # fmt: skip
+            assigns.append((m, i))
+            i += 1
+        rest = words[i:]
+        if not rest or lead in _DECLARE:  # `VAR=1 cmd`: VAR is cmd's environment only
+            for m, k in assigns:
+                self.assign(m, words[k], cmd.arrays.get(k), cmd, path)
+        if not rest or lead in _DECLARE:
+            return
+        name = _text(rest[0])
+        if name == "unset" and not cmd.conditional:
+            for w in rest[1:]:
+                if _text(w) not in self.env:
+                    self.vars.pop(_text(w), None)
+        elif name in _SOURCE and len(rest) > 1:
+            self.source(rest[1], cmd, path, entries, depth)
+        elif any(e in _text(w) for w in rest for e in entries):
+            self.candidate(rest, cmd, path, entries)
+
+    def assign(self, m: re.Match[str], word: list[Part], array: list[list[Part]] | None,
+               cmd: Command, path: Path) -> None:
+        name, append = m.group(1), bool(m.group(2))
+        if name in self.env:
+            return
+        value: Value
+        if cmd.conditional:
+            self.failures[name] = Unresolved(name, f"is set under a condition (line {cmd.line})")
+            value = [MANY + name + MANY] if array is not None else ONE + name + ONE
+        elif array is not None:
+            value = [f for w in array for f in self.expand(w, path)]
+        else:
+            first = ("lit", word[0][1][m.end():], word[0][2])
+            value = "".join(self.expand([first, *word[1:]], path, split=False))
+            mark = _MARK.search(value)
+            if mark is not None and not _NAME.fullmatch(mark.group(2)):  # a command's output
+                self.failures[name] = Unresolved(name, f"is set from {_shown(mark.group())} "
+                                                 f"(line {cmd.line})")  # fmt: skip
+                value = ONE + name + ONE
+        old = self.vars.get(name) if append else None
+        if isinstance(old, list):
+            value = old + (value if isinstance(value, list) else [value])
+        elif isinstance(old, str):
+            value = old + value if isinstance(value, str) else [old, *value]
+        self.vars[name] = value
+
+    def source(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
+               depth: int) -> None:
+        target = Path("".join(self.expand(word, path, split=False)))
+        if _MARK.search(str(target)):
+            self.missing.append(f"{_shown(str(target))} (line {cmd.line})")
+            return
+        if not target.is_absolute():
+            target = path.parent / target
+        if not target.is_file() or depth >= MAX_SOURCE_DEPTH:
+            self.missing.append(f"{target} (line {cmd.line})")
+            return
+        self.run(target, entries, depth + 1)
+
+    def candidate(self, rest: list[list[Part]], cmd: Command, path: Path,
+                  entries: tuple[str, ...]) -> None:
+        """A command naming an entry point: expanded now, read if it is the last."""
+        words = [f for w in rest for f in self.expand(w, path)]
+        at = next((k for k, w in enumerate(words) if w in entries or Path(w).name in entries),
+                  None)  # fmt: skip
+        if at is None:
+            return
+        self.launches += 1
+        unresolved: dict[int, Unresolved] = {}
+        for k, w in enumerate(words[at + 1:]):
+            for mark, var in _MARK.findall(w):
+                if mark == MANY:  # several words, or none: their place is unknown
+                    self.launch = _error(path.name, cmd.line, self.failures[var], self.missing,
+                                         "")  # fmt: skip
+                    return
+                unresolved.setdefault(k, self.failures[var])
+        notes = [f"read {path.name} line {cmd.line} as data, never run: the command it launches"
+                 f" ({words[at]}) with its variables expanded"]  # fmt: skip
+        if cmd.conditional:
+            notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
+                         "runs")  # fmt: skip
+        self.launch = Launch(self.script, words[at], [_shown(w) for w in words[at + 1:]],
+                             cmd.line, unresolved, notes, self.missing)
+
+    def expand(self, word: list[Part], path: Path, split: bool = True) -> list[str]:
+        """The fields of ``word`` (``split``: unquoted expansions split on blanks, as in a
+        command's words; an assignment's value is one string)."""
+        fields: list[str] = []
+        cur: list[str] = []
+        started = False
+        for kind, text, quoted in word:
+            if kind == "lit":
+                cur.append(text)
+                started = True
+                continue
+            value: str | list[str]
+            try:
+                value = self.value(kind, text, path)
+            except Unresolved as exc:
+                self.failures.setdefault(exc.var, exc)
+                many = kind == "var" and re.search(r"\[[@*]\]$|^[@*]$", text.strip())
+                value = [MANY + exc.var + MANY] if many else ONE + exc.var + ONE
+            if isinstance(value, list):  # ${NAME[@]}: one field each when quoted
+                pieces = value if quoted else [p for v in value for p in _split(v)]
+            elif quoted or not split:
+                pieces = [value]
+            else:
+                pieces = _split(value)
+                if value[:1].isspace() and cur:
+                    fields.append("".join(cur))
+                    cur = []
+            if not pieces:  # "$@" with no words is no word; "$EMPTY" is one
+                started = started or (quoted and not isinstance(value, list))
+                continue
+            cur.append(pieces[0])
+            if len(pieces) > 1:
+                fields.append("".join(cur))
+                fields += pieces[1:-1]
+                cur = [pieces[-1]]
+            started = True
+        if cur or started:
+            fields.append("".join(cur))
+        return fields
+
+    def value(self, kind: str, text: str, path: Path) -> str | list[str]:
+        if kind == "cmd":
+            if _SCRIPT_DIR.search(text):
+                return str(path.parent)
+            raise Unresolved(f"({text.strip()[:40]})", "is a command's output")
+        if kind == "arith":
+            return str(self.arith(text, path))
+        m = _BRACE.fullmatch(text.strip())
+        if m is None:
+            raise Unresolved(f"{{{text}}}", "is an expansion rlmcost does not read")
+        length, name, index, colon, op, arg = m.group(1), m.group(2), m.group(4), m.group(5), \
+            m.group(6), m.group(7)  # fmt: skip
+        if name in ("@", "*"):
+            self.used_args = True
+            return list(self.extra)
+        if name == "BASH_SOURCE" or name == "0":
+            return str(path)
+        if name in "?$!":
+            raise Unresolved(name, "is a special parameter of the running shell")
+        current: Value | None = self.vars.get(name)
+        if name.isdigit() or name == "#":  # the script's arguments: the words given for $@
+            self.used_args = True
+            n = int(name) if name != "#" else 0
+            current = str(len(self.extra)) if name == "#" else \
+                self.extra[n - 1] if n <= len(self.extra) else None  # fmt: skip
+        unset = current is None or (colon and current in ("", []))
+        if op in ("-", "=") and unset:
+            current = "".join(self.expand(_default_word(arg), path, split=False))
+            if op == "=" and name not in self.env:
+                self.vars[name] = current
+        elif op == "+":
+            current = "" if unset else "".join(self.expand(_default_word(arg), path, False))
+        elif op:
+            raise Unresolved(name, f"is read with ${{{name}{colon}{op}...}}, which rlmcost does "
+                             "not follow")  # fmt: skip
+        if current is None:
+            raise Unresolved(name, "is not set in the script" if not name.isdigit() else
+                             f"is the script's argument {name}, not given")  # fmt: skip
+        if index in ("@", "*"):
+            out = current if isinstance(current, list) else self.env_words(name, current)
+            return [str(len(out))] if length else out
+        if isinstance(current, list):  # $NAME / ${NAME[0]}: an element
+            k = int(index) if index and index.isdigit() else 0
+            current = current[k] if k < len(current) else ""
+        elif index not in (None, "0"):
+            raise Unresolved(f"{name}[{index}]", "is not an array element the script sets")
+        return str(len(current)) if length else current
+
+    def env_words(self, name: str, value: str) -> list[str]:
+        """An array given with --env: its words, quoted as a shell would read them."""
+        import shlex
+
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise SpecError(f"--env {name}: {exc}; quote its words as a shell would") from None
+
+    def arith(self, text: str, path: Path) -> int:
+        """``$((text))``: the shell's integer arithmetic over numbers and variables."""
+        from rlmcost.frameworks.shell_lexer import commands as lex
+
+        inner = lex(f'"{text}"', "arithmetic") if "$" in text else []
+        expr = "".join(self.expand(inner[0].words[0], path, False)) if inner else text
+        if (mark := _MARK.search(expr)) is not None:
+            raise self.failures[mark.group(2)]
+        expr = _NAME.sub(lambda m: self.number(m.group()), expr)
+        return integer(expr, text)
+
+    def number(self, name: str) -> str:
+        value = self.vars.get(name, "0")  # the shell reads an unset name as 0
+        text = value[0] if isinstance(value, list) and value else value or "0"
+        if isinstance(text, str) and (mark := _MARK.search(text)) is not None:
+            raise self.failures[mark.group(2)]
+        if not isinstance(text, str) or not re.fullmatch(r"\s*-?\d+\s*", text):
+            raise Unresolved(name, f"is {text!r}, not a whole number, in $((...))")
+        return f"({text.strip()})"
+
+
+def _split(value: str) -> list[str]:
+    """Unquoted ``value`` split on blanks, each placeholder mark whole."""
+    return re.findall(r"(?:[\x00\x01][^\x00\x01]*[\x00\x01]|\S)+", value)
+
+
+def _shown(word: str) -> str:
+    """``word`` with each placeholder mark written as the shell's ``$VAR`` / ``$(cmd)``."""
+    return _MARK.sub(lambda m: "$" + m.group(2), word)
+
+
+def _text(word: list[Part]) -> str:
+    """A word's literal text (expansions as written), for matching names and messages."""
+    return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
+                   for k, t, _ in word)  # fmt: skip
+
+
+def _default_word(arg: str) -> list[Part]:
+    """The word after ``:-``/``:=`` in ``${VAR:-word}``, its own expansions kept."""
+    from rlmcost.frameworks.shell_lexer import commands as lex
+
+    found = lex(f'"{arg}"', "a default value")
+    return found[0].words[0] if found else [("lit", "", True)]
