@@ -139,7 +139,9 @@ def _compare(names: list[str], **opts: Any) -> None:
         from rlmcost.errors import SpecError
 
         raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
-    result = compare_runs(run_from_options(opts, names[0]), names)
+    given = {k for k, flag in (("rule_reward", "reward"), ("recompute_logprobs",
+             "recompute_logprobs"), ("kl", "no_kl")) if opts.get(flag) is not None}  # fmt: skip
+    result = compare_runs(run_from_options(opts, names[0]), names, frozenset(given))
     for line in result.notes():
         note(f"note: {line}")
     if opts["json_out"]:
