@@ -144,6 +144,15 @@ def test_compare_gives_each_algorithm_what_its_own_command_gives(tmp_path):
     assert "verifier" in given["ppo"][1]
 
 
+def test_sp_at_tp_1_says_it_changes_nothing():
+    # Megatron-LM megatron/training/arguments.py turns sequence parallelism off at TP 1 (a
+    # warning); --sp at --tp 1 had been taken without a word, every number as without it
+    r = run("grpo", *SMALL, "--sp")
+    assert r.exit_code == 0 and "--sp has no effect at --tp 1" in r.output, r.output
+    assert _times("grpo", *SMALL, "--sp") == _times("grpo", *SMALL)
+    assert "--sp has no effect" not in run("grpo", *SMALL, "--sp", "--tp", "2").output
+
+
 def test_algorithms_lists_every_algorithm():
     r = run("algorithms", "--json")
     assert r.exit_code == 0

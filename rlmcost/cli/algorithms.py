@@ -87,6 +87,11 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         result = _evaluate(opts, alg)
         if unused:
             note(f"note: {unused}")
+        if opts.get("sp") and result.layout.tp == 1 and not result.grouped:
+            # Megatron-LM megatron/training/arguments.py: "Disabling sequence parallelism
+            # because tensor model parallelism is disabled" (a warning, SP set off at TP 1)
+            note("note: --sp has no effect at --tp 1: sequence parallelism splits the "
+                 "activations over the tensor-parallel group (give --tp > 1)")
         if plot:
             _plot(result, plot)
         if opts["json_out"]:
