@@ -40,3 +40,12 @@ def __getattr__(name: str) -> object:
 
         return importlib.import_module(_LAZY_MODULES[name])
     raise AttributeError(f"module 'rlmcost' has no attribute {name!r}")
+
+
+__all__ = [*_LAZY, *_LAZY_MODULES]
+
+
+def __dir__() -> list[str]:
+    """The lazy API with the module's own names, so ``dir(rlmcost)`` and a notebook's tab
+    completion list ``Run``, ``evaluate``, ``estimate``, ``compare``, ``plan`` ..."""
+    return sorted({*globals(), *__all__})

@@ -175,6 +175,18 @@ def test_the_printed_capacity_is_the_one_the_check_uses():
     assert format_bytes(out["hbm_bytes_per_device"]) not in r.stdout
 
 
+def test_a_mixed_pools_capacity_is_the_binding_groups_device():
+    # the engines on 8 H100s, the trainer on 8 H20s (96 GB HBM3, rlmcost hardware: NVIDIA's
+    # H20 datasheet), 8,192-token responses: the trainer's peak passes an H100's capacity but
+    # not an H20's, so the capacity printed beside that peak is the H20's
+    args = ("grpo", "-m", "8b", "-T", "8192", "--groups", "rollout=8@h100,actor+reference=8@h20")
+    out = json.loads(run(*args, "--json").stdout)
+    h100 = json.loads(run("grpo", "-m", "8b", "--gpus", "8", "--json").stdout)
+    peak = max(out["device_memory_bytes"].values())
+    assert out["fits"] is True and peak > h100["capacity_bytes_per_device"]
+    assert peak <= out["capacity_bytes_per_device"] > h100["capacity_bytes_per_device"]
+
+
 def _host_line(out: str) -> str:
     m = re.search(r"host memory per node for offloaded states: (.*)\.", out)
     assert m is not None, out

@@ -83,3 +83,11 @@ def test_a_deployment_mapping_is_taken_as_its_fields():
     assert a == rlmcost.run_of("grpo", "gpt-2", deployment=dep)
     partial = rlmcost.run_of("grpo", "gpt-2", deployment={"train": {"micro_batch": 2}})
     assert partial.deployment.train.micro_batch == 2
+
+
+def test_the_lazy_api_is_listed_and_resolves():
+    # the README's entry points (rlmcost.Run, evaluate, estimate, compare, plan, load_run):
+    # dir(rlmcost) had listed none of them (loaded on first use), so tab completion showed none
+    for name in ("Run", "evaluate", "estimate", "compare", "plan", "load_run", "Evaluation"):
+        assert name in dir(rlmcost) and name in rlmcost.__all__
+    assert all(getattr(rlmcost, name) is not None for name in rlmcost.__all__)

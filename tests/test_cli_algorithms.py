@@ -115,6 +115,44 @@ def test_compare_gives_each_algorithms_cost():
             a["iteration"]["time_s"] * 4 * 2.0 / 3600)  # fmt: skip
 
 
+# a small query (gpt-2 on 4 GPUs) under the default framework, NeMo RL: GRPO takes its
+# verifier, PPO its reward model (README, "The default deployment"; preset_options)
+SMALL = ("--model", "gpt-2", "--gpus", "4", "-B", "8", "-S", "64", "-T", "64")
+
+
+def _times(*args: str) -> dict[str, tuple[float, str]]:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    rows = out["algorithms"] if out["command"] == "compare" else [out]
+    return {a["algorithm"]: (a["iteration"]["time_s"], a["reward"]) for a in rows}
+
+
+def test_compare_gives_each_algorithm_what_its_own_command_gives(tmp_path):
+    alone = {**_times("ppo", *SMALL), **_times("grpo", *SMALL), **_times("dpo", *SMALL)}
+    assert "verifier" in alone["grpo"][1] and "reward model" in alone["ppo"][1]
+    for order in (("ppo", "grpo", "dpo"), ("grpo", "ppo", "dpo")):
+        assert _times("compare", *order, *SMALL) == alone, order  # not the first one's reward
+        saved = tmp_path / "compare.json"
+        saved.write_text(run("compare", *order, *SMALL, "--json").stdout)
+        assert _times("run", str(saved)) == alone  # its embedded Run re-evaluated
+        line = run("run", str(saved), "--command").stdout.split()
+        assert line[1:2 + len(order)] == ["compare", *order]  # every algorithm it compared
+        assert _times(*line[1:]) == alone
+    # a reward the query gives is every algorithm's
+    given = _times("compare", "grpo", "ppo", *SMALL, "--reward", "rule")
+    assert "verifier" in given["ppo"][1]
+
+
+def test_sp_at_tp_1_says_it_changes_nothing():
+    # Megatron-LM megatron/training/arguments.py turns sequence parallelism off at TP 1 (a
+    # warning); --sp at --tp 1 had been taken without a word, every number as without it
+    r = run("grpo", *SMALL, "--sp")
+    assert r.exit_code == 0 and "--sp has no effect at --tp 1" in r.output, r.output
+    assert _times("grpo", *SMALL, "--sp") == _times("grpo", *SMALL)
+    assert "--sp has no effect" not in run("grpo", *SMALL, "--sp", "--tp", "2").output
+
+
 def test_algorithms_lists_every_algorithm():
     r = run("algorithms", "--json")
     assert r.exit_code == 0

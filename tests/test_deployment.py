@@ -407,3 +407,19 @@ def test_a_run_file_key_typo_names_the_nearest_field():
     typo = r"'workload.promts' is not a field; did you mean 'prompts'"
     with pytest.raises(SpecError, match=typo):
         Run.from_yaml("algorithm: {name: grpo}\nmodels: {actor: 8b}\nworkload: {promts: 64}\n")
+
+
+@pytest.mark.parametrize("flags", [
+    ("--rollout-tp", "2"), ("--gpu-memory-utilization", "0.3"), ("--max-num-seqs", "8"),
+    ("--framework", "verl"),
+])  # fmt: skip
+def test_ideal_refuses_the_engine_and_framework_flags_it_would_ignore(flags):
+    # --ideal is the paper's iteration (no engine reservation, no framework terms): these had
+    # changed no number (36.25 s for grpo -m 8b --gpus 8 --ideal with or without each)
+    r = runner.invoke(app, ["grpo", "-m", "8b", "--gpus", "8", "--ideal", *flags])
+    assert r.exit_code == 2 and "--ideal" in r.output and flags[0] in r.output, r.output
+    assert "Traceback" not in r.output
+    # its own command line (--framework none) still runs
+    ok = runner.invoke(app, ["grpo", "-m", "gpt-2", "--gpus", "1", "--ideal",
+                                  "--framework", "none", "--json"])  # fmt: skip
+    assert ok.exit_code == 0, ok.output

@@ -245,9 +245,13 @@ def test_epochs_and_mini_batches():
 def test_compare_drops_what_does_not_apply():
     c = compare(["ppo", "grpo", "dpo"], model="gpt-2", group=4, critic="gpt-2")
     assert [e.algorithm.name for e in c.estimates] == ["ppo", "grpo", "dpo"]
-    # the default deployment (NeMo RL) recomputes old log-probs: DPO has none to recompute
-    assert c.dropped == {"ppo": (), "grpo": ("critic",),
-                         "dpo": ("group", "critic", "recompute_logprobs")}
+    # the default deployment (NeMo RL) recomputes old log-probs for the online algorithms and
+    # not for DPO, which has none: each takes its own (own_options), nothing to drop
+    assert c.dropped == {"ppo": (), "grpo": ("critic",), "dpo": ("group", "critic")}
+    from rlmcost.algorithms.options import Options
+
+    given = compare(["ppo", "dpo"], model="gpt-2", options=Options(recompute_logprobs=True))
+    assert given.dropped["dpo"] == ("recompute_logprobs",)  # given, and DPO cannot
     assert c.estimates[0].inputs()["K"] == 4 and c.estimates[1].inputs()["K"] == 4
     out = c.to_json()
     assert len(out["algorithms"]) == 3 and any("dpo" in n for n in out["notes"])

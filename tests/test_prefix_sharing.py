@@ -96,6 +96,44 @@ def test_a_group_whose_samples_all_left_prefills_its_prompt_again():
     assert hits(segs, 10, None) == [0] * 5 and hits(segs, 10, PrefixShare(1, 4)) == [0] * 5
 
 
+def _hits_by_definition(segs, prompt, share):  # noqa: ANN001, ANN202
+    """hits' docstring read literally: a segment hits when a sibling segment started before it
+    (or in the same step before it, in (start, seq) order, where ``same_step``) and ends
+    after its start; every pair compared."""
+    order = sorted(range(len(segs)), key=lambda k: (segs[k][1], segs[k][0]))
+    rank = {k: r for r, k in enumerate(order)}
+    out = []
+    for k, (seq, start, _end, _ctx) in enumerate(segs):
+        runs = any(
+            j != k and sq // share.group == seq // share.group and e > start
+            and (s < start or (share.same_step and s == start and rank[j] < rank[k]))
+            for j, (sq, s, e, _c) in enumerate(segs)
+        )
+        out.append(share.hit(prompt) if runs else 0)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    spans=st.lists(st.tuples(st.integers(0, 12), st.integers(1, 6)), min_size=1, max_size=30),
+    group=st.integers(2, 5),
+    same_step=st.booleans(),
+)
+def test_hits_is_its_rule_over_every_pair(spans, group, same_step):
+    # segments of samples 0, 1, 2 ... in turn (a sample may come back: readmitted later)
+    segs = [(i % (2 * group), s, s + n, 10) for i, (s, n) in enumerate(spans)]
+    share = PrefixShare(group, 4, same_step=same_step)
+    assert hits(segs, 10, share) == _hits_by_definition(segs, 10, share)
+
+
+def test_hits_of_a_large_group_in_one_pass():
+    # GRPO at K = 4096 (one group of 4096 samples over 20,000 segments): the check runs once
+    # per segment, not once per earlier sibling (it took minutes a query at K >= 1024)
+    segs = [(k % 4096, k // 40, k // 40 + 3, 10) for k in range(20000)]
+    out = hits(segs, 10, PrefixShare(4096, 4))
+    assert out[0] == 0 and set(out[1:]) == {8}
+
+
 def _segments(s):  # noqa: ANN001
     return segments(s), s.preemptions
 

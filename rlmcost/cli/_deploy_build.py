@@ -259,10 +259,20 @@ def unused_generation_flags(opts: dict[str, Any], algorithm: str, offline: bool)
 
 def _check_engine_flags(opts: dict[str, Any], engine: dict[str, Any]) -> None:
     """SpecError for an engine option given where it would be ignored without a word: a
-    draft or an acceptance without draft tokens, or Hybrid Engine layer gathering on
-    another engine (``engine``: the engine's fields as the flags left them)."""
+    draft or an acceptance without draft tokens, Hybrid Engine layer gathering on another
+    engine, or any engine option or framework under ``--ideal``, the paper's iteration,
+    which has no engine to set (``engine``: the engine's fields as the flags left them)."""
     from rlmcost.deployment.kinds import EngineKind
     from rlmcost.errors import SpecError
+
+    if opts.get("ideal"):
+        given = [flag for key, flag in GENERATION_FLAGS.items() if opts.get(key) is not None]
+        if str(opts.get("framework") or "none").lower() != "none":
+            given.append(f"--framework {opts['framework']}")
+        if given:
+            raise SpecError(f"--ideal is the paper's iteration, with no engine or framework to "
+                            f"set: {', '.join(given)} would change nothing; drop "
+                            f"{'it' if len(given) == 1 else 'them'} or --ideal")  # fmt: skip
 
     if not engine.get("speculative_tokens"):
         for key in ("speculative_draft", "speculative_acceptance"):

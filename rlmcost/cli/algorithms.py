@@ -87,6 +87,11 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
         result = _evaluate(opts, alg)
         if unused:
             note(f"note: {unused}")
+        if opts.get("sp") and result.layout.tp == 1 and not result.grouped:
+            # Megatron-LM megatron/training/arguments.py: "Disabling sequence parallelism
+            # because tensor model parallelism is disabled" (a warning, SP set off at TP 1)
+            note("note: --sp has no effect at --tp 1: sequence parallelism splits the "
+                 "activations over the tensor-parallel group (give --tp > 1)")
         if plot:
             _plot(result, plot)
         if opts["json_out"]:
@@ -139,7 +144,9 @@ def _compare(names: list[str], **opts: Any) -> None:
         from rlmcost.errors import SpecError
 
         raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
-    result = compare_runs(run_from_options(opts, names[0]), names)
+    given = {k for k, flag in (("rule_reward", "reward"), ("recompute_logprobs",
+             "recompute_logprobs"), ("kl", "no_kl")) if opts.get(flag) is not None}  # fmt: skip
+    result = compare_runs(run_from_options(opts, names[0]), names, frozenset(given))
     for line in result.notes():
         note(f"note: {line}")
     if opts["json_out"]:

@@ -32,7 +32,12 @@ def run(
 
     the_run, meta = load_run(file)
     if command:
-        print(the_run.to_command(view_command(the_run, meta)))
+        line = the_run.to_command(view_command(the_run, meta))
+        head = f"rlmcost compare {the_run.algorithm.name}"
+        others = [n for n in meta.get("compared") or () if n != the_run.algorithm.name]
+        if line.startswith(head + " ") and others:  # every algorithm the comparison ran
+            line = " ".join([head, *others]) + line[len(head):]
+        print(line)
         return
     from rlmcost.plan.sizing import compare_sized, evaluate_sized  # as the commands size
 

@@ -80,7 +80,11 @@ class Evaluation:
 
     @property
     def capacity_bytes(self) -> int:
-        return next(iter(self.stages.values())).hbm_bytes
+        """What one device of the binding stage gives programs: the stage nearest its device's
+        capacity (or furthest past it), so on a mixed pool (``--groups ...@h20,...@h100``) the
+        capacity beside the peak and the shortfall is the device that peak is on."""
+        return max(self.stages.values(),
+                   key=lambda s: s.memory_bytes_per_device - s.hbm_bytes).hbm_bytes  # fmt: skip
 
     @property
     def work_flops(self) -> int:

@@ -115,13 +115,20 @@ def hits(segments: Sequence[tuple[int, int, int, int]], prompt: int,
     out = [0] * len(segments)
     if share is None or share.group == 1:
         return out
-    seen: dict[int, list[tuple[int, int]]] = {}  # group -> (start, end) of its segments so far
+    # Segments run in (start, seq) order, so a group's earlier ones started at or before this
+    # one: a sibling runs at its admission when the latest end among those that started
+    # before it (or, ``same_step``, at its step too) is past its start. Per group: that end
+    # over the earlier steps, the step it has reached and the latest end at that step.
+    seen: dict[int, tuple[int, int, int]] = {}
+    hit = share.hit(prompt)
     for k in sorted(range(len(segments)), key=lambda k: segments[k][1:2] + segments[k][:1]):
         seq, start, end, context = segments[k]
-        mine = seen.setdefault(seq // share.group, [])
-        if any(e > start and (s < start or share.same_step) for s, e in mine):
-            out[k] = share.hit(prompt)
-        mine.append((start, end))
+        before, step, at_step = seen.get(seq // share.group, (-1, start, -1))
+        if step < start:
+            before, step, at_step = max(before, at_step), start, -1
+        if max(before, at_step if share.same_step else -1) > start:
+            out[k] = hit
+        seen[seq // share.group] = (before, step, max(at_step, end))
     return out
 
 

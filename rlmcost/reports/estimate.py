@@ -330,15 +330,40 @@ def applicable(alg: Algorithm, run: Run) -> tuple[Run, list[str]]:
     return run.replace(algorithm=changes, models=models, workload=workload), dropped
 
 
-def compare_runs(run: Run, algorithms: list[str]) -> Comparison:
-    """``run`` evaluated for each of ``algorithms``; inputs that do not apply to one of them
-    are left out for it and listed in the notes."""
+def own_options(run: Run, alg: Algorithm, given: frozenset[str] = frozenset()) -> Run:
+    """``run`` (built for ``run.algorithm.name``) as ``alg`` runs it under the run's framework:
+    each option the framework implies (:func:`~rlmcost.frameworks.presets.preset_options`: the
+    reward kind, the KL, log-prob recomputation) that the run holds at its own algorithm's
+    implied value and ``given`` does not name takes ``alg``'s, so GRPO keeps NeMo RL's verifier
+    beside PPO's reward model whichever `compare` names first; a reward model the run names
+    keeps the reward model."""
+    from rlmcost.frameworks.presets import preset_options
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    fw = run.deployment.framework
+    if fw is None or alg.name == run.algorithm.name:
+        return run
+    actor = run.models.actor
+    size = (actor_params(actor), actor_moe(actor))
+    mine = preset_options(fw, get_algorithm(run.algorithm.name), *size)
+    theirs = preset_options(fw, alg, *size)
+    given = given | ({"rule_reward"} if run.models.reward is not None else set())
+    changes = {k: theirs[k] for k in ("recompute_logprobs", "kl", "rule_reward")
+               if k not in given and getattr(run.algorithm, k) == mine[k] != theirs[k]}
+    return run.replace(algorithm=changes) if changes else run
+
+
+def compare_runs(run: Run, algorithms: list[str],
+                 given: frozenset[str] = frozenset()) -> Comparison:  # fmt: skip
+    """``run`` evaluated for each of ``algorithms``, with each one's framework-implied options
+    (:func:`own_options`; ``given``: the options the query gave, kept for all); inputs that do
+    not apply to one of them are left out for it and listed in the notes."""
     if not algorithms:
         raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
     estimates, dropped = [], {}
     for name in dict.fromkeys(algorithms):
         alg = get_algorithm(name)
-        one, gone = applicable(alg, run)
+        one, gone = applicable(alg, own_options(run, alg, given))
         estimates.append(evaluate(one))
         dropped[alg.name] = tuple(gone)
     base = run.replace(algorithm={"name": get_algorithm(algorithms[0]).name})
@@ -350,5 +375,8 @@ def compare(algorithms: list[str], **fields: Any) -> Comparison:
     if not algorithms:
         raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
     model = fields.pop("model", None)
-    return compare_runs(run_of(algorithms[0], model, **fields), algorithms)
+    given = {"rule_reward"} if fields.get("reward") is not None else set()
+    if fields.get("options") is not None:  # an Options gives every option
+        given |= {"recompute_logprobs", "kl", "rule_reward"}
+    return compare_runs(run_of(algorithms[0], model, **fields), algorithms, frozenset(given))
 

@@ -110,10 +110,11 @@ def to_command(run: Run, command: str | None = None) -> str:
     for field, flag in _ALGO_FLAGS.items():
         if getattr(a, field) is not None:
             words += [flag, str(getattr(a, field))]
-    words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
+    if not _compare_implied(run, cmd, "recompute_logprobs"):
+        words += ["--recompute-logprobs"] if a.recompute_logprobs else ["--no-recompute-logprobs"]
     words += ["--no-kl"] if not a.kl else ["--kl"] if _preset_drops_kl(run) else []
     words += ["--ref-precomputed"] if a.ref_precomputed else []
-    words += ["--reward", "rule"] if a.rule_reward else []
+    words += ["--reward", "rule"] if a.rule_reward and not _compare_implied(run, cmd) else []
     w = run.workload
     for field, flag in _WORKLOAD_FLAGS.items():
         if getattr(w, field) is not None:
@@ -284,6 +285,22 @@ def _leaves_tier(run: Run) -> bool:
     actor = run.models.actor
     tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
     return tier is not None and not tier.followed_by(run.deployment)
+
+
+def _compare_implied(run: Run, command: str, field: str = "rule_reward") -> bool:
+    """Whether `compare`'s first algorithm holds ``field`` (an option a framework implies) at
+    its framework's value (:func:`rlmcost.reports.estimate.own_options`): the line leaves
+    its flag out, so each compared algorithm takes its own, as the comparison ran."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.frameworks.presets import preset_options
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    if command != "compare" or run.deployment.framework is None:
+        return False
+    actor = run.models.actor
+    implied = preset_options(run.deployment.framework, get_algorithm(run.algorithm.name),
+                             actor_params(actor), actor_moe(actor))  # fmt: skip
+    return bool(getattr(run.algorithm, field) == implied[field])
 
 
 def _preset_drops_kl(run: Run) -> bool:
