@@ -10,6 +10,8 @@ step log: prompt_length/mean 104.9 (max 175), response_length/mean 239 under a 2
 
 from __future__ import annotations
 
+import pytest
+
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
@@ -77,3 +79,45 @@ def test_gradients_stay_when_the_end_of_the_backward_is_larger():
     assert grads_after_head(large, None, arch, layout, share, wl) is large
     zero1 = Layout(dp=8, zero=ZeroStage.OS)
     assert grads_after_head(large, verl, arch, zero1, share, wl) is large
+
+
+def _micro_batch_peaks(n: int, vocab: int) -> tuple[int, int, int]:
+    """Peak live bytes of the backward of two micro-batches of one mini-batch as verl runs
+    them (CPU PyTorch): ``zero_grad()`` (set_to_none) first, layers under non-reentrant
+    checkpointing, the head's in-place division on the squeezed logits, a log-softmax loss;
+    and the parameters' gradient bytes. The second micro-batch accumulates into the first
+    one's gradients."""
+    torch = pytest.importorskip("torch")
+    from live_bytes import live_mode
+    from torch.utils.checkpoint import checkpoint
+
+    d = 32
+    layers = torch.nn.ModuleList(torch.nn.Linear(d, d, bias=False) for _ in range(4))
+    head = torch.nn.Linear(d, vocab, bias=False)
+    params = [*layers.parameters(), *head.parameters()]
+    opt = torch.optim.SGD(params, lr=0.0)
+    labels = torch.randint(0, vocab, (n,))
+    peaks = []
+    live = live_mode()
+    with live:
+        opt.zero_grad()
+        for _ in range(2):
+            h = torch.randn(1, n, d, requires_grad=True)
+            for layer in layers:
+                h = checkpoint(layer, h, use_reentrant=False)
+            logits_rmpad = head(h).squeeze(0)
+            logits_rmpad.div_(1.0)
+            loss = -torch.log_softmax(logits_rmpad, -1).gather(-1, labels[:, None]).sum()
+            del logits_rmpad, h
+            live.peak = 0
+            loss.backward()
+            peaks.append(live.peak)
+    return peaks[0], peaks[1], sum(p.numel() * p.element_size() for p in params)
+
+
+def test_first_micro_batch_backward_peaks_without_gradients():
+    """Measured: the second micro-batch's backward peak is the first's plus every parameter's
+    gradient (which the first built only as its backward went below the head), so a
+    mini-batch of one micro-batch peaks without them (grads_after_head)."""
+    first, second, grads = _micro_batch_peaks(256, 2048)
+    assert second - first == grads
