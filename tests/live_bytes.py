@@ -24,11 +24,12 @@ def live_mode() -> Any:
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
             out = func(*args, **(kwargs or {}))
+            # freed storages first: a new one may reuse a freed one's address
+            self.refs = {k: v for k, v in self.refs.items() if not v[0].expired()}
             for t in out if isinstance(out, (tuple, list)) else (out,):
                 if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes():
                     s = t.untyped_storage()
                     self.refs.setdefault(s.data_ptr(), (StorageWeakRef(s), s.nbytes()))
-            self.refs = {k: v for k, v in self.refs.items() if not v[0].expired()}
             self.peak = max(self.peak, sum(b for _, b in self.refs.values()))
             return out
 
