@@ -164,4 +164,5 @@ def test_the_terms_are_stated_where_they_apply() -> None:
     mem, verl = worker_notes(Deployment(framework="verl", train={"zero": "3"}), kl=True)
     assert "Karmarkar-Karp" in mem and "heaviest rank's share" in mem
     assert "4 logits buffers" in mem
+    assert "no gradient shard where a rank's mini-batch is one micro-batch" in mem
     assert "fsdp_workers.py" in verl and "eagerly" in verl and "output casts" not in verl

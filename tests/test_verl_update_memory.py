@@ -9,8 +9,6 @@ gradient shards are freed between updates; Megatron-core's gradient buffer is pe
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from verl_rows import QWEN_DAPO
 
@@ -64,24 +62,7 @@ def _head_peaks(n: int, vocab: int) -> tuple[int, int]:
     ``inplace_backward=True`` (its autograd.Function: saves the logits, the backward writes
     the gradient into them; the triton kernels keep fp32 in registers, here row by row)."""
     torch = pytest.importorskip("torch")
-    from torch.multiprocessing.reductions import StorageWeakRef
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Live(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.refs: dict[int, tuple[Any, int]] = {}
-            self.peak = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-            out = func(*args, **(kwargs or {}))
-            for t in out if isinstance(out, (tuple, list)) else (out,):
-                if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes():
-                    s = t.untyped_storage()
-                    self.refs.setdefault(s.data_ptr(), (StorageWeakRef(s), s.nbytes()))
-            self.refs = {k: v for k, v in self.refs.items() if not v[0].expired()}
-            self.peak = max(self.peak, sum(b for _, b in self.refs.values()))
-            return out
+    from live_bytes import live_mode
 
     class CrossEntropy(torch.autograd.Function):
         @staticmethod
@@ -102,7 +83,7 @@ def _head_peaks(n: int, vocab: int) -> tuple[int, int]:
     head = torch.nn.Linear(8, vocab, bias=False).to(torch.bfloat16)
     hidden = torch.randn(1, n, 8, dtype=torch.bfloat16, requires_grad=True)
     labels = torch.randint(0, vocab, (n,))
-    live = Live()
+    live = live_mode()
     with live:
         logits_rmpad = head(hidden).squeeze(0)
         logits_rmpad.div_(1.0)

@@ -34,7 +34,7 @@ from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
 from rlmcost.placement.group_train import group_trainer, kind_spec, phase_offloads_run
-from rlmcost.placement.head_peak import head_apart, train_copies
+from rlmcost.placement.head_peak import grads_after_head, head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module_stages
 from rlmcost.placement.packed_lengths import memory_inputs
@@ -319,6 +319,7 @@ class GroupTasks(GroupSizes):
             m = with_logits_peak(m, tokens, vocab, train, dep, self.s.workload, copies)
             if train:
                 m = head_apart(m, beh, arch, layout, tokens, self.workload(task))
+                m = grads_after_head(m, beh, arch, layout, share, self.workload(task))
         if dep.lora is not None and task.role in self.s.trained_roles \
                 and not self.lora_fused(task):  # fmt: skip
             m = with_lora(m, self.adapters(task), layout, train, self.workload(task))

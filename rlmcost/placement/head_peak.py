@@ -22,6 +22,15 @@ Behaviour`):
   (:func:`rlmcost.parallel.activations.saved_bytes_per_token_layer` without checkpointing) is
   then never beside them: the transients peak at the larger of the two, not their sum
   (verl: ``_forward_micro_batch`` returns only the entropy and the log-probs).
+* ``grads_freed_after_update``, within the update: verl's ``update_policy`` calls
+  ``actor_optimizer.zero_grad()`` (set_to_none, PyTorch >= 2.0) at the start of every
+  mini-batch (verl/workers/actor/dp_actor.py @c62e7ac7b line 273, the 70 B tuning examples'
+  commit; @b178a3cd5 line 560), so a mini-batch's first micro-batch starts its backward with
+  no gradient at all; FSDP reduce-scatters each unit's gradient into its shard after the
+  unit's backward (torch/distributed/fsdp ``_post_backward_hook``), while that unit's saved
+  input is freed. When a rank's mini-batch is one micro-batch (:func:`grads_after_head`) the
+  head's peak holds no gradient shard, and the backward's later states hold at most the
+  gradients, one layer's input and its rebuilt activations.
 """
 
 from __future__ import annotations
@@ -32,8 +41,8 @@ from fractions import Fraction
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import saved_bytes
 from rlmcost.frameworks.preset_model import Behaviour
-from rlmcost.parallel.breakdown import MemoryBreakdown
-from rlmcost.parallel.layout import Checkpointing, Layout
+from rlmcost.parallel.breakdown import DataShare, MemoryBreakdown
+from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.specs.workload import Workload
 
 
@@ -75,3 +84,28 @@ def head_apart(
         return m
     apart = min(rebuilt_layer_bytes(arch, layout, tokens, workload), m.logits, m.activations)
     return replace(m, activations=m.activations - apart)
+
+
+def grads_after_head(
+    m: MemoryBreakdown, beh: Behaviour | None, arch: object, layout: Layout, share: DataShare,
+    workload: Workload,
+) -> MemoryBreakdown:  # fmt: skip
+    """``m`` (a training rank's breakdown at the head's backward, :func:`head_apart` applied)
+    without its gradient shard where the framework's FSDP trainer sets the gradients to None
+    at each mini-batch (``Behaviour.grads_freed_after_update``, module doc), the rank's
+    mini-batch is one micro-batch (``share.micro_batches``: the update's data share is one
+    mini-batch's) and the layout shards the gradients per unit (ZeRO-3 / FSDP full or hybrid
+    shard). The backward's peak is then the head's (activations + logits, no gradient) unless
+    the whole gradient shard with one layer's input and its rebuilt activations, the end of
+    the backward, is larger: then ``m`` unchanged (every term at once, an upper bound).
+    Several micro-batches: the later ones hold the earlier ones' gradients, ``m`` unchanged."""
+    if beh is None or not beh.grads_freed_after_update or not m.gradients \
+            or share.micro_batches != 1 or layout.zero != ZeroStage.OS_G_P \
+            or not hf_trainer(beh, layout):  # fmt: skip
+        return m
+    tokens = share.tokens_per_micro_batch
+    one_input = m.activations // max(1, int(arch_numbers(arch).n_layers))
+    end = m.gradients + rebuilt_layer_bytes(arch, layout, tokens, workload) + one_input
+    if end > m.activations + m.logits:
+        return m
+    return replace(m, gradients=0)

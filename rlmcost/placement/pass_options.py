@@ -322,7 +322,11 @@ def worker_notes(deployment: Deployment, kl: bool, moe: bool = True,
                    "sequences at the prompt + the mean response; the head's backward holding "
                    f"{beh.low_memory_train_copies} logits buffers"
                    + (", apart from the rebuilt layer" if beh.logits_freed_before_layers
-                      else "") + " (rlmcost.placement.packed_lengths, head_peak)")  # fmt: skip
+                      else "")
+                   + (", and no gradient shard where a rank's mini-batch is one micro-batch "
+                      "(zero_grad to None at each mini-batch)" if beh.grads_freed_after_update
+                      and deployment.train.zero is ZeroStage.OS_G_P else "")
+                   + " (rlmcost.placement.packed_lengths, head_peak)")  # fmt: skip
     opt = step_options(deployment)
     if opt is not None and opt.attention is AttentionKernel.FLASH2 and not realhf:
         out.append(f"{deployment.framework}'s trainer runs the Hugging Face model: attention "
