@@ -383,13 +383,15 @@ def from_placement(
 
 
 def _resident_states(result: PlacementEstimate) -> MemoryBreakdown:
-    """What the busiest group's devices hold between invocations: every model resident there
-    (weights; gradients and Adam states of the ones it trains)."""
+    """What the busiest group's devices hold while a CPU verifier runs: each model's states
+    present between its phases (``GroupEstimate.verifier``, :mod:`rlmcost.placement.
+    group_idle`: weights; gradients and Adam states of the ones it trains, less what waits in
+    host memory), else every model resident there."""
     from dataclasses import fields
 
     best = EMPTY
     for g in result.groups:
-        parts = list(g.resident.values())
+        parts = [g.verifier] if g.verifier is not None else list(g.resident.values())
         held = MemoryBreakdown(
             **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
         )

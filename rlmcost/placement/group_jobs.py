@@ -61,6 +61,7 @@ from rlmcost.placement.group_dschat import (
     dschat_group,
 )
 from rlmcost.placement.group_gate import framework_stream
+from rlmcost.placement.group_idle import verifier_states
 from rlmcost.placement.group_key import forward_key, per_query, recall, task_key
 from rlmcost.placement.group_passes import (
     packed_layout,
@@ -373,18 +374,11 @@ def estimate(g: GroupModel) -> GroupEstimate:
     jobs = tuple(job(g, t) for t in g.tasks)
     init = group_init(g, jobs)  # adds "does not fit at init" to g.problems
     return GroupEstimate(
-        g.group.name,
-        g.gpus,
-        jobs,
-        g.residents,
-        g.shadows,
-        tuple(transfers(g, jobs)),
-        g.s.capacity_bytes,
-        tuple(dict.fromkeys(g.problems)),
-        {j.task.index: g.host_bytes(j.task) for j in jobs},
-        g.s.hardware.name,
-        init,
-    )
+        g.group.name, g.gpus, jobs, g.residents, g.shadows, tuple(transfers(g, jobs)),
+        g.s.capacity_bytes, tuple(dict.fromkeys(g.problems)),
+        {j.task.index: g.host_bytes(j.task) for j in jobs}, g.s.hardware.name, init,
+        verifier_states(g),
+    )  # fmt: skip
 
 
 def _at_least(t: PhaseTime, seconds: float) -> PhaseTime:

@@ -184,6 +184,7 @@ class GroupEstimate:
     host_bytes_per_device: dict[int, int] = field(default_factory=dict)  # per task index
     hardware: str = ""  # the accelerator's canonical name (the group's own or the run's)
     init: InitPeak | None = None  # start-up memory per device (placement.init_peak)
+    verifier: MemoryBreakdown | None = None  # states held while a CPU verifier runs (group_idle)
 
     @property
     def host_peak_bytes_per_device(self) -> int:
