@@ -4,7 +4,9 @@
 Sources: vLLM's hybrid KV cache manager (vllm/v1/core/single_type_kv_cache_manager.py
 ``SlidingWindowManager.remove_skipped_blocks``, v0.10.0 on) frees a sliding layer's blocks
 outside its window; SGLang's ``SWAKVPool`` serves only ``is_hybrid_swa_model``'s
-architectures (python/sglang/srt/configs/model_config.py), not Gemma 2/3, Mistral or Phi-3;
+architectures (python/sglang/srt/configs/model_config.py), not Gemma 2/3, Mistral or Phi-3,
+and sizes the sliding layers' pool at ``swa_full_tokens_ratio`` 0.8 of the full one's tokens
+(python/sglang/srt/model_executor/pool_configurator.py ``HybridSWAPoolConfigurator``);
 vLLM's ``CacheConfig.mamba_ssm_cache_dtype`` "auto" (vllm/config/cache.py) is the model's
 dtype, SGLang's ``ServerArgs.mamba_ssm_dtype`` "float32" (python/sglang/srt/server_args.py).
 Reference counts by hand from the registry's config.json shapes.
@@ -23,6 +25,7 @@ from rlmcost.deployment.engine_kv import (
     read_workload,
     reads_window,
     state_dtype,
+    swa_pool,
 )
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.parallel.breakdown import Mode
@@ -173,3 +176,49 @@ def test_the_evaluation_says_what_the_engine_keeps():
     assert any(n.startswith("sliding-window layers on vllm") for n in e.notes)
     plain = estimate("grpo", "llama-3.1-8b", hardware="h100-sxm", gpus=8, response_len=2048)
     assert not any("engine_kv" in n for n in plain.notes)
+
+
+def test_sglang_holds_gpt_oss_sliding_layers_in_its_swa_pool():
+    # GPT-OSS 120B: 18 full and 18 sliding layers, 8 KV heads x 64, TP 2 (4 heads a rank),
+    # bf16: 1,024 B a layer and token. SGLang's pool_configurator.py charges a full-pool token
+    # the full layers' KV + 0.8 x the sliding layers' (swa_full_tokens_ratio, server_args.py):
+    # per sequence of 10,001 positions 18 x 10,001 + ceil(0.8 x 18 x 10,001) slots
+    spec = get_model("gpt-oss-120b")
+    arch = spec.arch()
+    pooled = Workload(kv_swa_pool=True)
+    kv = memory_per_rank(arch, Layout(tp=2), Mode.GENERATE, 3, 10_001, pooled).kv_cache
+    assert kv == 3 * (18 * 10_001 + 144_015) * 1024
+    whole = memory_per_rank(arch, Layout(tp=2), Mode.GENERATE, 3, 10_001, Workload()).kv_cache
+    assert whole == 3 * 36 * 10_001 * 1024
+    for layout in (Layout(), Layout(tp=2), Layout(tp=2, pp=2)):
+        exact = memory_per_rank(arch, layout, Mode.GENERATE, 5, 7_777, pooled)
+        assert compiled_memory(spec.model_dump(), layout, Mode.GENERATE, 5, 7_777, pooled) == exact
+    # only SGLang, only its hybrid-SWA list (GptOssForCausalLM), not Gemma 2/3 or Mistral
+    assert swa_pool(EngineKind.SGLANG, spec.model_type)
+    assert not swa_pool(EngineKind.VLLM, spec.model_type)
+    for name in ("gemma-2-9b", "gemma-3-12b", "mistral-7b"):
+        assert not swa_pool(EngineKind.SGLANG, get_model(name).model_type)
+
+
+def test_an_sglang_deployment_of_gpt_oss_admits_more_with_the_swa_pool(monkeypatch):
+    # GPT-OSS 20B on 4 H100, 64 x 8 responses of 16,384 tokens, the pool binding: with the
+    # SWA pool (24 layers' KV a slot -> 12 + 0.8 x 12) the engine preempts less and finishes
+    # sooner than with every layer at the whole context
+    from rlmcost import evaluate, memo
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.placement import task_workload
+    from rlmcost.reports.estimate import estimate
+
+    run = estimate("grpo", "gpt-oss-20b", hardware="h100-sxm", gpus=4, batch=64, group=8,
+                   response_len=16384, prompt_len=1024).run  # fmt: skip
+
+    def generation(pool: bool):  # noqa: ANN202
+        monkeypatch.setattr(task_workload, "swa_pool", lambda k, m: pool and swa_pool(k, m))
+        with memo.plain():
+            e = evaluate(run.replace(deployment={"engine": {"kind": "sglang"}}))
+        return e.evaluation.jobs_of(Kind.GENERATE)[0]
+
+    on, off = generation(True), generation(False)
+    assert on.timeline is not None and off.timeline is not None
+    assert on.timeline.preemptions < off.timeline.preemptions
+    assert on.predicted_s < off.predicted_s

@@ -32,6 +32,7 @@ from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, Zer
 from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.pipeline_split import split_problem, stage_dense_moe, uses_megatron_split
 from rlmcost.parallel.shard import PipelineStage
+from rlmcost.specs.workload import SGLANG_SWA_FULL_TOKENS_RATIO
 
 __all__ = [
     "MemoryBreakdown",
@@ -62,6 +63,7 @@ class Dtypes:
     state: int | None = None  # a linear layer's recurrent state (None: kv)
     kv_window: bool = False  # sliding layers keep their window (Workload.kv_window)
     grad: int | None = None  # a trainer's gradient buffer (Workload.grad_dtype; None: param)
+    kv_swa_pool: bool = False  # SGLang's SWA pool (Workload.kv_swa_pool)
 
     @classmethod
     def of(cls, workload: Any | None) -> Dtypes:
@@ -81,6 +83,7 @@ class Dtypes:
             None if state is None else state.bytes,
             bool(getattr(workload, "kv_window", False)),
             None if grad is None else grad.bytes,
+            bool(getattr(workload, "kv_swa_pool", False)),
         )
 
 
@@ -267,7 +270,11 @@ def memory_per_stage(
             n_sw = max(a.n_layers - a.full_attention_layers, 0) * n // a.n_layers if (
                 dt.kv_window and a.swa) else 0  # fmt: skip
             kept = min(per_seq, -(-(a.sliding_window - 1) // layout.cp)) if n_sw else 0
-            kv = ((n - n_lin - n_sw) * per_seq + n_sw * kept) * kv_per_token_layer * per_shard
+            n_pool = max(a.n_layers - a.full_attention_layers, 0) * n // a.n_layers if (
+                dt.kv_swa_pool and not dt.kv_window and a.swa) else 0  # fmt: skip
+            num, den = SGLANG_SWA_FULL_TOKENS_RATIO  # SGLang's SWA pool, rounded up
+            pos = (n - n_lin - n_sw - n_pool) * per_seq + n_sw * kept
+            kv = (pos + -(-(n_pool * per_seq * num) // den)) * kv_per_token_layer * per_shard
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
                 rec = _recurrent(a, tp)
                 kv += n_lin * per_shard * (

@@ -22,6 +22,17 @@ sliding-window layers and the recurrent state of Gated DeltaNet layers.
   (python/sglang/srt/configs/model_config.py: Llama 4, GPT-OSS, MiMo-V2, Step-3.5, Gemma
   4); every other model, Gemma 2/3, Mistral and Phi-3 of rlmcost's registry among them, gets
   the one ``MHATokenToKVPool`` whose every layer holds every token: the whole context.
+  The SWA pool is sized with the full one, not per request: ``HybridSWAPoolConfigurator``
+  (python/sglang/srt/model_executor/pool_configurator.py) charges each full-pool token the
+  full layers' KV plus ``swa_full_tokens_ratio`` (0.8, server_args.py) times the sliding
+  layers' KV, and the scheduler admits by the full pool's tokens; a request's sliding layers
+  are evicted to its window, so with responses longer than the window the full pool binds.
+  rlmcost counts a sliding layer of GPT-OSS (``model_type`` ``gpt_oss``, the one registry
+  type on that list: :data:`SGLANG_HYBRID_SWA_TYPES`) at 0.8 of the context's positions,
+  rounded up (``Workload.kv_swa_pool``; :func:`swa_pool`): 32.4 layers' KV per context token
+  for GPT-OSS 120B's 18 full and 18 sliding layers, not 36. (``SWAChunkCapPoolConfigurator``,
+  which sizes the SWA pool from ``--max-running-requests`` with the radix cache off, is not
+  modelled: no modelled framework sets both.)
 * Hugging Face ``generate`` and DeepSpeed-Chat's Hybrid Engine: counted at the whole context
   as before (the padded static batch's cache; transformers' ``DynamicSlidingWindowLayer``
   trims it only in recent versions).
@@ -60,6 +71,20 @@ if TYPE_CHECKING:
 SGLANG_MAMBA_SSM_DTYPE = Dtype.FP32
 """SGLang's ``--mamba-ssm-dtype`` default (python/sglang/srt/server_args.py ``mamba_ssm_dtype:
 str = "float32"``)."""
+
+
+SGLANG_HYBRID_SWA_TYPES = frozenset({"gpt_oss"})
+"""Registry ``model_type`` values whose architecture SGLang's ``is_hybrid_swa_model`` lists
+(``GptOssForCausalLM``; python/sglang/srt/configs/model_config.py): its SWA pool serves them."""
+
+
+def swa_pool(kind: EngineKind, model_type: str) -> bool:
+    """SGLang keeps the model's sliding layers in its hybrid SWA pool (module docstring).
+
+    >>> swa_pool(EngineKind.SGLANG, "gpt_oss"), swa_pool(EngineKind.SGLANG, "gemma2")
+    (True, False)
+    """
+    return EngineKind(kind) is EngineKind.SGLANG and model_type in SGLANG_HYBRID_SWA_TYPES
 
 
 def keeps_window(kind: EngineKind) -> bool:
@@ -144,6 +169,7 @@ def engine_notes(kinds: set[EngineKind], archs: list[Arch], ideal: bool) -> list
             f"sliding-window layers on {names}: vLLM holds their last W - 1 positions (its hybrid "
             "KV cache manager frees the blocks outside the window) and reads only those; SGLang "
             "and Hugging Face hold the whole context, SGLang reads the window for Gemma 2/3 "
+            "and GPT-OSS and holds GPT-OSS's in its SWA pool at 0.8 of the full layers' slots "
             "(rlmcost.deployment.engine_kv)"
         )
     if any(a.linear_layers for a in archs):

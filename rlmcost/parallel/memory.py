@@ -72,7 +72,7 @@ from rlmcost.parallel.pipeline import in_flight_layer_microbatches
 from rlmcost.parallel.shard import PipelineStage, split, split_up, stages, tp_shard
 from rlmcost.parallel.validate import check_layout
 from rlmcost.parallel.zero import model_state_bytes_per_rank
-from rlmcost.specs.workload import Workload
+from rlmcost.specs.workload import SGLANG_SWA_FULL_TOKENS_RATIO, Workload
 
 
 def _int(x: object) -> int:
@@ -217,9 +217,13 @@ def memory_per_stage(
             per_seq = share.tokens_per_sequence
             n_lin = int(arch.linear_layers_of(stage.dense_layers + stage.moe_layers))
             n_sw = _sliding_kept(arch, stage.layers, workload)
-            positions = (stage.layers - n_lin - n_sw) * per_seq
+            n_pool = _sliding_pooled(arch, stage.layers, workload)
+            positions = (stage.layers - n_lin - n_sw - n_pool) * per_seq
             if n_sw:  # a sliding layer at its last W - 1 positions (CP: 1 / P_c of them)
                 positions += n_sw * min(per_seq, -(-(_int(arch.sliding_window) - 1) // layout.cp))
+            if n_pool:  # SGLang's SWA pool: ratio x the full layers' slots, rounded up
+                num, den = SGLANG_SWA_FULL_TOKENS_RATIO
+                positions += -(-(n_pool * per_seq * num) // den)
             kv = positions * int(sh.kv_cache_width) * share.sequences * workload.kv_dtype.bytes
             if n_lin:  # the recurrent state in the engine's dtype, the conv state in the KV's
                 conv = int(sh.linear_state_width) - _recurrent_width(sh)
@@ -248,6 +252,15 @@ def _sliding_kept(arch: Arch, layers: int, workload: Workload) -> int:
     (``workload.kv_window``, the engine's choice: :mod:`rlmcost.deployment.engine_kv`), in
     proportion as ``Arch.linear_layers_of`` counts linear ones; 0 otherwise."""
     if not workload.kv_window or not arch.has_window:
+        return 0
+    return int(arch.n_sliding_layers) * layers // int(arch.n_layers)
+
+
+def _sliding_pooled(arch: Arch, layers: int, workload: Workload) -> int:
+    """Sliding-window layers among a stage's ``layers`` in SGLang's hybrid SWA pool
+    (``workload.kv_swa_pool``: :mod:`rlmcost.deployment.engine_kv`), counted as
+    :func:`_sliding_kept` counts; 0 otherwise."""
+    if not workload.kv_swa_pool or workload.kv_window or not arch.has_window:
         return 0
     return int(arch.n_sliding_layers) * layers // int(arch.n_layers)
 

@@ -109,7 +109,7 @@ the comparison):
   +49.6 -> +44.9 %, B200 +127.7 -> +115.8 % at EP 8); the first projection's bias is TE's GEMM
   epilogue (no kernel). Left as is: hidden 2880 (22.5 tiles of 128 as M or N:
   ``Device.gemm_s``'s tile model pads them; as K 45 x 64), 64-dim heads (within cuDNN's
-  d <= 128), YaRN RoPE (priced as one elementwise pass on q and k), and
+  d <= 128), and
   ``torch.tensor(linear_offset, device=...)`` in ``weighted_bias_quick_geglu_impl``, a blocking
   host-to-device copy per call (no sourced time for the queue it drains; TEGroupedMLP's
   ``tokens_per_expert.tolist()`` already syncs once a layer).
@@ -149,6 +149,15 @@ the comparison):
   and the clamp's blocking copies, may remain; no measurement splits it. What is left is a
   Blackwell-wide per-token part (the GEMMs' rate at hidden 2880, the memory-bound kernels' rate
   on Blackwell, the NVL72 all-to-all) for which no sourced figure was found.
+  YaRN RoPE runs unfused (Megatron-Bridge turns ``apply_rope_fusion`` off for ``yarn``, and
+  Megatron-core's fused path refuses YaRN's mscale): priced kernel by kernel
+  (:mod:`~rlmcost.perf.megatron_rope`), H100 +21.4 -> +18.8 %, GB200 +43.3 -> +41.0 %, B200
+  +18.6 -> +17.4 %. Found and not priced, each under 1 % of these steps: GPTOSSProvider's
+  ``bias_dropout_fusion`` False (Megatron-core's unfused ``_bias_dropout_add_func``,
+  fusions/fused_bias_dropout.py @cba6b0ed: the attention output's bias add a kernel of its own,
+  2 d x bytes a token), and the GQA query's ``reshape`` copy out of the split QKV output
+  (``get_query_key_value_tensors``, transformer/attention.py @cba6b0ed), common to every
+  Megatron-core GQA row.
 * the MoE permutation without TE's fusion (issue 18, :mod:`~rlmcost.perf.moe_permute`), per row:
   off in Pai-Megatron-Patch issues 643 and 658 (``run_mcore_qwen3.sh`` passes no
   ``--moe-permute-fusion``; Megatron-core's default ``False``, transformer_config.py @6a6cd47883)

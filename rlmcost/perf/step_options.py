@@ -61,6 +61,7 @@ class StepOptions:
     linear_mixer_replicated: bool = False  # Gated DeltaNet whole on each TP rank (linear_mixer)
     hf_output_cast: bool = False  # FSDP2 output_dtype=float32 casts around them (the same)
     fused_rope: bool = False  # the eager layers' RoPE one fused kernel (realhf; the same)
+    rope_unfused: bool = False  # Megatron-core's eager RoPE, YaRN's mscale (perf.megatron_rope)
     torch_eager_block: bool = False  # llm-foundry MPT's eager backward kernels (perf.eager_block)
     train_metrics: int = 0  # Composer's cross-entropy training metrics (perf.train_metrics)
     composer_optimizer: bool = False  # DecoupledAdamW + FSDP1 clip (perf.composer_optimizer)

@@ -75,6 +75,7 @@ from rlmcost.perf.deepspeed_pipe import recomputes_embeddings
 from rlmcost.perf.dropout import add_eager_dropout, attention_dropout_bytes, fused_mask_bytes
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.linear_mixer import add_linear_mixers
+from rlmcost.perf.megatron_rope import price_unfused_rope
 from rlmcost.perf.moe_ffn import ep_comm_s, permuted_rows, routed_experts
 from rlmcost.perf.moe_host import floor_host_bound
 from rlmcost.perf.moe_sort_chunks import dispatcher_permute_s
@@ -231,9 +232,11 @@ def _layer(c: StepContext, moe: bool) -> StagePass:
     for tokens, width in act_widths:
         fwd_bytes += tokens * (p * width) * x  # activation: reads (p-1) inputs, writes 1
         kernels += 1
-    if not arch.n_positions:  # RoPE on q and k
+    if not arch.n_positions and not opt.rope_unfused:  # RoPE on q and k, one fused pass
         fwd_bytes += T * 2 * (q + kv) * x
         kernels += 1
+    elif not arch.n_positions:
+        price_unfused_rope(c, q, kv, out)  # Megatron-core's eager kernels (perf.megatron_rope)
     unf_f, unf_b = dispatcher_permute_s(c, moe, act_widths[0][0] if moe else 0)  # unfused, sort
     if moe:  # permute the rank's expert token copies to experts and back (TE's fused pair)
         permute = 2 * 2 * permuted_rows(c) * d * x  # kept copies under a capacity

@@ -244,6 +244,7 @@ def predict_row(row: dict[str, Any]) -> Row:
         recompute_modules=tuple(o.get("recompute_modules", ("core_attn",))),
         moe_rank_imbalance=float(o.get("moe_rank_imbalance", 1.0)),
         moe_act_clamp=o.get("moe_act_clamp", False),
+        rope_unfused=o.get("rope_unfused", False),
         ep_dispatcher=EpDispatcher(o.get("ep_dispatcher", EpDispatcher.ALLTOALL)),
         moe_permute_fusion=o.get("moe_permute_fusion", True),
     )

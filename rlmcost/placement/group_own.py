@@ -279,8 +279,8 @@ class GroupTasks(GroupSizes):
         FP8 W8A8 at the FP8 peak), its KV cache
         and activations in the workload's, a Gated DeltaNet state and the sliding-window
         layers as the engine keeps them (:mod:`rlmcost.deployment.engine_kv`:
-        ``state_dtype``, ``kv_window``); every other in the workload's weight dtype. Kept
-        per task."""
+        ``state_dtype``, ``kv_window``, ``kv_swa_pool``); every other in the workload's
+        weight dtype. Kept per task."""
         key = ("workload", task.index)
         try:
             return self.kept[key]

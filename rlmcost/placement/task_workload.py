@@ -9,7 +9,7 @@ from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.choices import Dtype
-from rlmcost.deployment.engine_kv import keeps_window, state_dtype
+from rlmcost.deployment.engine_kv import keeps_window, state_dtype, swa_pool
 from rlmcost.memo import memoized
 from rlmcost.placement.device_groups import Task
 from rlmcost.placement.inputs import Setup, engine_for
@@ -48,6 +48,8 @@ def task_workload(setup: Setup, group: str, task: Task, stored: Dtype | None,
             update["state_dtype"] = state
         if arch.has_window and keeps_window(engine.kind):
             update["kv_window"] = True
+        elif arch.has_window and swa_pool(engine.kind, setup.specs[task.role].model_type):
+            update["kv_swa_pool"] = True  # SGLang's hybrid SWA pool
         return _with(wl, **update) if update else wl
     if task.kind is not Kind.TRAIN:
         return wl

@@ -6,6 +6,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rlmcost.choices import Dtype
 
+SGLANG_SWA_FULL_TOKENS_RATIO = (4, 5)
+"""SGLang's ``--swa-full-tokens-ratio`` default 0.8 as (numerator, denominator): its hybrid SWA
+pool gives the sliding layers 0.8 token slots per full-layer slot (python/sglang/srt/
+server_args.py ``swa_full_tokens_ratio: float = 0.8``; model_executor/pool_configurator.py
+``HybridSWAPoolConfigurator``: bytes per full-pool token = full layers' KV + ratio x sliding
+layers' KV)."""
+
 
 class Workload(BaseModel):
     """B prompts x K samples, S prompt tokens and T response tokens each, and the dtypes."""
@@ -36,6 +43,12 @@ class Workload(BaseModel):
         description="generation: a sliding-window layer's KV cache holds its window only "
         "(vLLM's hybrid KV cache manager frees the blocks outside it); false: every layer "
         "at the whole context (rlmcost.deployment.engine_kv)",
+    )
+    kv_swa_pool: bool = Field(
+        default=False,
+        description="generation: SGLang's hybrid SWA pool (GPT-OSS): the sliding-window "
+        "layers' slots sized at swa_full_tokens_ratio 0.8 of the full layers' per token "
+        "(rlmcost.deployment.engine_kv)",
     )
     param_dtype: Dtype | None = Field(
         default=None,
