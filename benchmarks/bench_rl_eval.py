@@ -15,7 +15,9 @@ deployments of another GPU count (none of those timed). Each deployment is evalu
   kept by their weights forgotten first), and as one batch
   (``evaluate_many``) after the caches are emptied;
 * planner rows: the same candidates as the planner evaluates them, rows and all
-  (``rl_candidates.evaluate_chunk``: the Run of each candidate, its evaluation, its row).
+  (``rl_candidates.evaluate_chunk``: the Run of each candidate, its evaluation, its row of
+  numbers; the command and Run JSON are written for the rows a plan shows alone,
+  ``plan.rl_rows.with_runs``).
 
 It also prints how many group estimates the sweep computed (the rest were shared with an
 earlier deployment, ``placement.group_key``).
@@ -379,6 +381,34 @@ twice per generation job. 5,000/s one call each is not met (about 900/s on this 
 loaded one); ``tests/test_fast_membership.py`` keeps the membership grid that round checked
 (LoRA's shared base, NeMo RL's reference swap, a parameter offload's round trips) equal to
 the plain evaluation.
+
+Thirteenth round: the planner's rows beyond the evaluation (December 2026, against main
+00f7ec1 in the same minutes, the machine at a load of 6-7). cProfile of ``evaluate_chunk``
+over the 3,264 candidates (every group estimate kept): of 10.1 s profiled, the evaluation 3.4 s,
+the candidate's Run (``candidate_run``: ``Run.replace``, the framework defaults and pydantic's
+validation) 3.4 s, the row's command (``Run.to_command``: it builds a second Run) 2.3 s and its
+``run.to_json()`` 0.3 s; 8.29 M -> 5.90 M Python calls. A plan shows a few dozen of its rows
+(the top rows, the Pareto front, the best of each topology, ``--min-gpus``' and the longest
+response's row), so an exact row now holds its numbers alone (what a Dask worker returns,
+about 650 bytes pickled, 3,100 with its command and Run); the search keeps each fitting row's
+base Run and candidate (``rl_rows.SourcedRow``) and ``rl_rows.with_runs`` writes the command
+and Run of the rows shown
+(``candidate_run`` is deterministic: the Run the evaluation saw); a split's ``--groups`` text is
+parsed once per text (20 texts among the 3,008 grouped candidates, about 150 us each:
+``rl_runs._groups_data``). Every output the same: ``plan --json`` byte for byte but the timings
+(PPO 70B on 32 A100; GRPO 8B ``--framework verl`` on 8 and 16 H100; GRPO Qwen2.5-32B
+``--hardware h20:32,h100:16 --objective cost``; PPO 8B ``--min-gpus`` on 4..32 A100) and the
+text output; ``--workers 2`` gives the in-process rows. Planner rows (this line alone, two runs
+each, alternating) 461-470 -> 632-690/s, the whole benchmark once each 433 -> 622/s (its sweep
+one call each 832 -> 897/s and evaluate_many 967 -> 984/s in the same minutes: the load); `plan
+ppo -m 70b -H a100-80gb --gpus 32` 4.54-4.72 -> 3.99-4.12 s of user CPU (1,272 evaluated); the
+8..1024 plan of ``bench_plan.py`` 22.9-23.0 -> 19.6-20.1 s of CPU (5,958 evaluated; 59-60 s
+wall under the load, 65 before). What is left between a row and ``evaluate_many``: the
+candidate's Run, about 600 us (the framework defaults about two fifths: the preset's tier,
+options and deployment looked up per Run, ``run/defaults.py``; pydantic's validation of the
+whole Run about two fifths, the Deployment most of it; the base's ``to_json`` and the merges
+the rest). A Run built from validated parts (``model_copy`` of the base's sections, the
+preset's lookups kept per actor) would cut most of it; not done here.
 """
 
 from __future__ import annotations

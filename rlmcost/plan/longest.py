@@ -91,6 +91,7 @@ def longest_response(
     min(step, limit), then bisection to one step. ``bases``: as
     :func:`rlmcost.plan.rl.plan_rl`'s. Raises :class:`LongestInterrupted` on a Ctrl-C."""
     from rlmcost.plan.rl import _parts, _search_count, check_base
+    from rlmcost.plan.rl_rows import with_run
 
     space = space or RLSpace()
     limit = response_limit(base) if limit is None else limit
@@ -103,7 +104,7 @@ def longest_response(
             one = b.replace(workload={"response_len": t})
             ph = _search_count(one, sp, gpus, _LOCAL, progress, first_fit=True)
             if ph.rows:
-                return ph.rows[0]
+                return with_run(ph.rows[0])  # its command and Run: the row shown
         return None
 
     lo, best, hi = 0, None, None

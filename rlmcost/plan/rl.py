@@ -30,8 +30,9 @@ Each candidate is checked in two steps:
    without ``--min-gpus`` for the cheapest overall)
 
 What the plan holds fixed is a base Run (the algorithm and its knobs, the models, the
-workload, the hardware). Every row embeds its candidate's Run (``rlmcost run`` on it
-reproduces the row) and the `rlmcost <algorithm> ...` command line that does the same.
+workload, the hardware). Every row shown embeds its candidate's Run (``rlmcost run`` on it
+reproduces the row) and the `rlmcost <algorithm> ...` command line that does the same
+(written for the rows shown alone: :mod:`rlmcost.plan.rl_rows`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from rlmcost.plan.rl_candidates import (
     lower_bounds,
     space_families,
 )
+from rlmcost.plan.rl_rows import SourcedRow, with_runs
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
@@ -110,7 +112,8 @@ def _search_count(base: Run, space: RLSpace, gpus: int, run: Runner,
         if first_fit and any(r["fits"] for r in rows):
             break
     counts.evaluated = len(rows)
-    fitting = [r for r in rows if r["fits"]]
+    fitting: list[dict[str, Any]] = [SourcedRow(r, base, cands[j])
+                                     for j, r in zip(order, rows, strict=False) if r["fits"]]
     counts.fitting = len(fitting)
     for j, r in zip(order, rows, strict=False):
         if r["fits"]:
@@ -253,11 +256,12 @@ def plan_rl(
                      "TP or KV pool, with the same predicted time, were merged into it (the "
                      "smaller engine TP, then pool, kept)")  # fmt: skip
     pool = {"hardware": ",".join(f"{h}:{n}" for h, n in space.pool)} if space.pool else {}
+    shown, front, per_topology = with_runs(ranked[:top], pareto(ranked), per_topology)
     return PlanResult(
         query={**query_fields(base), "gpus": list(counts_gpus), "kind": "rl", **pool},
         objective=obj,
-        rows=ranked[:top],
-        front=pareto(ranked),
+        rows=shown,
+        front=front,
         counts=total,
         seconds=time.perf_counter() - start,
         failures=sorted(failures.values(), key=lambda f: f["family"]),

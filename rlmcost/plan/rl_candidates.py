@@ -7,8 +7,8 @@ count, :func:`candidate_run` the Run of each (``base.replace(deployment=..., clu
 :func:`lower_bounds` the vectorized necessary condition of step 1 of :mod:`rlmcost.plan.rl`,
 fed from the base Run's fields, and :func:`evaluate_row` the exact evaluation of step 2
 (:func:`~rlmcost.evaluation.deployment.evaluate_deployment` of the candidate's Run, the one
-evaluation every query uses) as a row that embeds its Run and the command line that
-reproduces it (``run.to_command()``).
+evaluation every query uses) as a row of its numbers; the rows a plan shows add the Run and
+the command line that reproduces it (:func:`rlmcost.plan.rl_rows.with_run`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from rlmcost.plan.families import (
 from rlmcost.plan.pool import cost_fields
 from rlmcost.plan.rl_base import run_of_text, text_of
 from rlmcost.plan.rl_rows import binding_term, groups_of
+from rlmcost.plan.rl_runs import candidate_run
 from rlmcost.plan.rl_space import context_degrees, node_gpus
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
@@ -289,63 +290,10 @@ def lower_bounds(base: Run, cands: list[RLCandidate]) -> tuple[Any, Any, Any]:
 
 
 # -- the candidate's Run and its exact evaluation --------------------------------------------
-def candidate_run(base: Run, c: RLCandidate) -> Run:
-    """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
-    trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, its offload list: the
-    base Run's with the optimizer axis set, :mod:`rlmcost.plan.offloads`),
-    engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
-    where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
-    every model)."""
-    from rlmcost.evaluation.query import groups_from_text
-    from rlmcost.plan.mcore import engine_fields
-
-    train = {"tp": c.tp, "pp": c.pp, "cp": c.cp, "sp": c.sp, "zero": str(c.zero),
-             "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
-             "offload": list(c.offload),
-             **({} if c.ep is None else {"ep": c.ep})}  # fmt: skip
-    trainer = None  # bracket trainer keys go over the candidate's trainer layout
-    if c.groups and "[" in c.groups:
-        from rlmcost.deployment.spec import TrainLayout
-        from rlmcost.run.spec import merge
-
-        trainer = TrainLayout.model_validate(merge(base.deployment.train.model_dump(mode="json"),
-                                                   train))  # fmt: skip
-    groups = [g.model_dump(mode="json") for g in groups_from_text(c.groups, trainer)] \
-        if c.groups else []  # fmt: skip
-    cluster: dict[str, Any] = {"gpus": c.gpus, "dp": None}
-    if c.hardware:  # a pool: the co-located family's accelerator, or the actor trainer's
-        cluster["hardware"] = c.hardware[0] if len(c.hardware) == 1 else \
-            c.hardware[_trainer_index(c.groups)]  # fmt: skip
-    deployment = {
-        "train": train,
-        "engine": engine_fields(c.rollout_tp, c.fraction, c.kv_gib),
-        "placement": c.placement,
-        "groups": groups,
-        "staleness": (base.deployment.staleness or 1) if c.stale else None,
-    }  # fmt: skip
-    return base.replace(deployment=deployment, cluster=cluster, tp_per_model=False)
-
-
-def _trainer_index(groups: str) -> int:
-    """The group of ``--groups`` text that trains the actor (the families' rule)."""
-    from rlmcost.placement.groups import _split_top
-
-    members = tuple(g.split("=", 1)[0] for g in _split_top(groups))
-    return Family("groups", None, members).trainer_index()
-
-
-def command(run: Run) -> str | None:
-    """The `rlmcost <algorithm>` line that evaluates ``run`` alone (None when no command line
-    can say it, e.g. a full model spec: ``rlmcost run`` on the row's Run reproduces it)."""
-    try:
-        return run.to_command()
-    except SpecError:
-        return None
-
-
 def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
-    """One candidate evaluated exactly, as a plan row with its Run (memoized on the base
-    Run's JSON, written once per base, and the candidate)."""
+    """One candidate evaluated exactly, as a plan row of its numbers (memoized on the base
+    Run's JSON, written once per base, and the candidate); the rows shown add the Run and
+    the command that reproduce it (:func:`rlmcost.plan.rl_rows.with_run`)."""
     return _row(text_of(base), c)
 
 
@@ -368,8 +316,7 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
         "time_s": t, "time_lower_bound_s": e.iteration_time_lower_bound_s,
         "tokens_per_s_per_gpu": e.tokens_per_s_per_gpu, "mfu": e.mfu,
-        "gpu_hours": gpu_hours(t, c.gpus), **cost_fields(e), "command": command(run),
-        "run": run.to_json(),
+        "gpu_hours": gpu_hours(t, c.gpus), **cost_fields(e),
     }  # fmt: skip
     if not e.fits:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
@@ -385,9 +332,8 @@ def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:
     try:
         return evaluate_row(base, c)
     except SpecError as exc:  # a combination the evaluation rejects: never fits, say why
-        run = candidate_run(base, c)
         return {"fits": False, "binding_term": f"rejected: {exc}", "invalid": True,
-                "gpus": c.gpus, "command": command(run), "run": run.to_json()}  # fmt: skip
+                "gpus": c.gpus}
 
 
 def evaluate_chunk(item: tuple[Run, list[RLCandidate]]) -> list[dict[str, Any]]:

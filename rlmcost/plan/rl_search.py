@@ -271,6 +271,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
     (``bounds``: their time bounds, objective bound keys and memory bounds)."""
     from rlmcost.plan.rl import _failed
+    from rlmcost.plan.rl_rows import SourcedRow
 
     counts, key = found.counts, sort_key(obj)
     _, prim, sec, memory = bounds
@@ -323,6 +324,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                         _failed(found.failures, c.key, r, hbm)
                         continue
                     counts.fitting += 1
+                    r = SourcedRow(r, base, c)  # its Run and command written if shown
                     rows.append((p, r))
                     ranking.add(p, r)
                     fit.add(c.key)
