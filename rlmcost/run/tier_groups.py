@@ -1,0 +1,98 @@
+"""The device groups a Run takes from its framework's size tier (:class:`~rlmcost.frameworks.
+tier_placement.TierPlacement`) when it names no placement and no groups: the example's
+groups scaled to the Run's GPUs (:func:`~rlmcost.frameworks.tier_placement.scale`).
+
+:func:`data_groups` fills a Run's data (:func:`rlmcost.run.defaults.with_framework_defaults`:
+the CLI, the Run API and a deployment file alike; a Run's data with a ``groups`` key, even
+empty, keeps it, so ``to_json -> from_data`` is the identity); :func:`placement_line` says in
+the deployment line which groups a Run took, or why it stayed co-located.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmcost.errors import SpecError
+
+APART = ("vllm", "sglang")
+"""Engines that run on GPUs of their own (HF generate and DeepSpeed-Chat's hybrid engine run
+on the trainer's model, Megatron-core generation on the trainer's GPUs)."""
+
+
+def split(tier: Any, roles: tuple[str, ...], gpus: int | None, engine: dict[str, Any],
+          train: dict[str, Any]) -> tuple[list[tuple[str, int, str]] | None, str]:  # fmt: skip
+    """The tier's groups (None: none, with the reason) for the model ``roles``, ``gpus``
+    GPUs, the ``engine`` and trainer (``train``) fields of a deployment's data."""
+    from rlmcost.frameworks.tier_placement import scale
+
+    if gpus is None:
+        return None, "the GPUs are not given (--gpus)"
+    kind = str(engine.get("kind") or "vllm")
+    if kind not in APART:
+        return None, f"--engine {kind} generates on the trainers' GPUs"
+    tp = engine.get("tp") or train.get("tp") or 1
+    replica = int(tp) * int(engine.get("pp") or 1)
+    trainer = int(train.get("tp") or 1) * int(train.get("pp") or 1) * int(train.get("cp") or 1)
+    return scale(tier.placement, roles, int(gpus), replica, trainer)
+
+
+def algo_roles(algo: dict[str, Any]) -> tuple[str, ...]:
+    """The model roles of a Run's algorithm data with its options (no reference without
+    the KL or with it precomputed, no reward model with a rule-based reward), as
+    :func:`rlmcost.algorithms.options.configure` keeps them."""
+    from rlmcost.algorithms.catalog import get_algorithm
+
+    roles = [str(r) for r in get_algorithm(algo.get("name") or "ppo").model_roles]
+    if algo.get("kl") is False or algo.get("ref_precomputed"):
+        roles = [r for r in roles if r != "reference"]
+    if algo.get("rule_reward"):
+        roles = [r for r in roles if r != "reward"]
+    return tuple(roles)
+
+
+def data_groups(tier: Any, data: dict[str, Any], dep: dict[str, Any]) -> list[dict[str, Any]]:
+    """The groups of a Run's ``data`` whose deployment (``dep``, the preset's fields filled)
+    names neither groups nor a placement, from ``tier`` (a size tier with a placement):
+    empty where the split does not hold (co-located). A problem with the data is left to
+    the Run's own validation (no groups here)."""
+    from rlmcost.evaluation.query import groups_from_text
+    from rlmcost.frameworks.tier_placement import groups_text
+
+    try:
+        roles = algo_roles(dict(data.get("algorithm") or {}))
+        gpus = (data.get("cluster") or {}).get("gpus")
+        groups, _ = split(tier, roles, None if gpus is None else int(gpus),
+                          dict(dep.get("engine") or {}), dict(dep.get("train") or {}))
+        if groups is None:
+            return []
+        return [g.model_dump(mode="json", exclude_defaults=True)
+                for g in groups_from_text(groups_text(groups))]  # fmt: skip
+    except (SpecError, ValueError, TypeError):
+        return []
+
+
+def placement_line(run: Any, tier: Any) -> str:
+    """What the deployment line says of the tier's groups for ``run`` (which follows the
+    tier): the example's groups it took, or why it stayed co-located; empty where the run
+    names its own placement or groups."""
+    from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.options import configure
+    from rlmcost.frameworks.tier_placement import RULE, groups_text
+
+    p, d = tier.placement, run.deployment
+    if p is None or d.placement is not None:
+        return ""
+    roles = tuple(str(r) for r in configure(get_algorithm(run.algorithm.name),
+                                            run.options()).model_roles)  # fmt: skip
+    dj = d.to_json()
+    groups, why = split(tier, roles, run.cluster.gpus, dj["engine"], dj["train"])
+    if d.groups:
+        have = [(g.members, g.gpus) for g in d.groups]  # a bracket's keys: in the engine
+        if groups is None or [(m, n) for m, n, _ in groups] != have:
+            return ""
+        return (f"; placed as its example ({p.text}): --groups {groups_text(groups)} "
+                f"({RULE}; --placement baseline: co-located)")
+    if groups is not None:
+        return ""
+    return (f"; co-located: its example's groups ({p.text}) do not hold here, as {why} "
+            f"({RULE})")
