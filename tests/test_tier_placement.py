@@ -25,7 +25,7 @@ TRL = get_preset("trl").sized[0]
 def _cli(*args: str) -> dict:
     r = runner.invoke(app, [*args, "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def _groups(out: dict) -> list[tuple[str, int]]:
@@ -150,3 +150,18 @@ def test_frameworks_lists_the_tier_placement() -> None:
         "rollout=8,actor=8,critic=8,reference=4,reward=4"  # fmt: skip
     assert tiers["trl"][0]["placement"]["gpus"] == 40
     assert all(s["placement"] is None for s in tiers["verl"])
+
+
+def test_compare_gives_each_algorithm_its_own_tier_groups() -> None:
+    # PPO takes the script's five groups; GRPO (no critic) the four it keeps; DPO generates
+    # nothing (no engines): co-located
+    out = _cli("compare", "ppo", "grpo", "dpo", "-m", "70b", "-H", "h100", "--gpus", "32",
+               "--framework", "openrlhf")  # fmt: skip
+    groups = [[(g["members"], g["gpus"]) for g in e["run"]["deployment"]["groups"]]
+              for e in out["algorithms"]]  # fmt: skip
+    assert groups[0] == [("rollout", 8), ("actor", 8), ("critic", 8), ("reference", 4),
+                         ("reward", 4)]  # fmt: skip
+    assert groups[1] == [("rollout", 10), ("actor", 12), ("reference", 5), ("reward", 5)]
+    assert groups[2] == []
+    ppo = _cli("ppo", "-m", "70b", "-H", "h100", "--gpus", "32", "--framework", "openrlhf")
+    assert out["algorithms"][0]["iteration"] == ppo["iteration"]

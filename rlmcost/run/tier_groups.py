@@ -19,12 +19,15 @@ APART = ("vllm", "sglang")
 on the trainer's model, Megatron-core generation on the trainer's GPUs)."""
 
 
-def split(tier: Any, roles: tuple[str, ...], gpus: int | None, engine: dict[str, Any],
+def split(tier: Any, roles: tuple[str, ...] | None, gpus: int | None, engine: dict[str, Any],
           train: dict[str, Any]) -> tuple[list[tuple[str, int, str]] | None, str]:  # fmt: skip
-    """The tier's groups (None: none, with the reason) for the model ``roles``, ``gpus``
-    GPUs, the ``engine`` and trainer (``train``) fields of a deployment's data."""
+    """The tier's groups (None: none, with the reason) for the model ``roles`` (None: an
+    algorithm that generates nothing), ``gpus`` GPUs, the ``engine`` and trainer (``train``)
+    fields of a deployment's data."""
     from rlmcost.frameworks.tier_placement import scale
 
+    if roles is None:
+        return None, "the algorithm generates nothing (no engines)"
     if gpus is None:
         return None, "the GPUs are not given (--gpus)"
     kind = str(engine.get("kind") or "vllm")
@@ -36,13 +39,18 @@ def split(tier: Any, roles: tuple[str, ...], gpus: int | None, engine: dict[str,
     return scale(tier.placement, roles, int(gpus), replica, trainer)
 
 
-def algo_roles(algo: dict[str, Any]) -> tuple[str, ...]:
+def algo_roles(algo: dict[str, Any]) -> tuple[str, ...] | None:
     """The model roles of a Run's algorithm data with its options (no reference without
     the KL or with it precomputed, no reward model with a rule-based reward), as
-    :func:`rlmcost.algorithms.options.configure` keeps them."""
+    :func:`rlmcost.algorithms.options.configure` keeps them; None for an algorithm that
+    generates nothing (DPO: no engines to place)."""
     from rlmcost.algorithms.catalog import get_algorithm
+    from rlmcost.algorithms.kinds import Kind
 
-    roles = [str(r) for r in get_algorithm(algo.get("name") or "ppo").model_roles]
+    alg = get_algorithm(algo.get("name") or "ppo")
+    if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
+        return None
+    roles = [str(r) for r in alg.model_roles]
     if algo.get("kl") is False or algo.get("ref_precomputed"):
         roles = [r for r in roles if r != "reference"]
     if algo.get("rule_reward"):
@@ -71,28 +79,68 @@ def data_groups(tier: Any, data: dict[str, Any], dep: dict[str, Any]) -> list[di
         return []
 
 
+def run_split(run: Any, tier: Any) -> tuple[list[tuple[str, int, str]] | None, str]:
+    """:func:`split` of a Run under its size ``tier``."""
+    a = run.algorithm
+    dj = run.deployment.to_json()
+    roles = algo_roles({"name": a.name, "kl": a.kl, "ref_precomputed": a.ref_precomputed,
+                        "rule_reward": a.rule_reward})  # fmt: skip
+    return split(tier, roles, run.cluster.gpus, dj["engine"], dj["train"])
+
+
+def run_tier(run: Any) -> Any:
+    """The size tier with a placement that ``run`` follows (None: none, or not followed)."""
+    from rlmcost.frameworks.presets import get_preset
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    d = run.deployment
+    if d.framework is None or d.ideal:
+        return None
+    actor = run.models.actor
+    tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
+    ok = tier is not None and tier.placement is not None and tier.followed_by(d)
+    return tier if ok else None
+
+
+def tier_placed(run: Any) -> bool:
+    """``run``'s device groups are the ones its framework's size tier gives it."""
+    tier = run_tier(run)
+    d = run.deployment
+    if tier is None or d.placement is not None or not d.groups:
+        return False
+    groups, _ = run_split(run, tier)
+    return groups is not None and [(m, n) for m, n, _ in groups] == \
+        [(g.members, g.gpus) for g in d.groups]  # fmt: skip (a bracket's keys: in the engine)
+
+
+def retier(before: Any, after: Any) -> Any:
+    """``after`` (``before`` changed: another algorithm, `rlmcost compare`) with its size
+    tier's groups in place of ``before``'s where those were ``before``'s tier's."""
+    if not tier_placed(before):
+        return after
+    from rlmcost.run.spec import Run
+
+    data = after.to_json()
+    del data["deployment"]["groups"]
+    return Run.from_data(data)
+
+
 def placement_line(run: Any, tier: Any) -> str:
     """What the deployment line says of the tier's groups for ``run`` (which follows the
     tier): the example's groups it took, or why it stayed co-located; empty where the run
     names its own placement or groups."""
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.algorithms.options import configure
     from rlmcost.frameworks.tier_placement import RULE, groups_text
 
     p, d = tier.placement, run.deployment
     if p is None or d.placement is not None:
         return ""
-    roles = tuple(str(r) for r in configure(get_algorithm(run.algorithm.name),
-                                            run.options()).model_roles)  # fmt: skip
-    dj = d.to_json()
-    groups, why = split(tier, roles, run.cluster.gpus, dj["engine"], dj["train"])
+    groups, why = run_split(run, tier)
     if d.groups:
-        have = [(g.members, g.gpus) for g in d.groups]  # a bracket's keys: in the engine
-        if groups is None or [(m, n) for m, n, _ in groups] != have:
+        if not tier_placed(run) or groups is None:
             return ""
         return (f"; placed as its example ({p.text}): --groups {groups_text(groups)} "
                 f"({RULE}; --placement baseline: co-located)")
-    if groups is not None:
+    if groups is not None or why.startswith("the algorithm"):
         return ""
     return (f"; co-located: its example's groups ({p.text}) do not hold here, as {why} "
             f"({RULE})")
