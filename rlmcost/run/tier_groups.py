@@ -63,20 +63,20 @@ def data_groups(tier: Any, data: dict[str, Any], dep: dict[str, Any]) -> list[di
     names neither groups nor a placement, from ``tier`` (a size tier with a placement):
     empty where the split does not hold (co-located). A problem with the data is left to
     the Run's own validation (no groups here)."""
-    from rlmcost.evaluation.query import groups_from_text
-    from rlmcost.frameworks.tier_placement import groups_text
+    from rlmcost.deployment.group_brackets import Brackets
 
     try:
         roles = algo_roles(dict(data.get("algorithm") or {}))
         gpus = (data.get("cluster") or {}).get("gpus")
         groups, _ = split(tier, roles, None if gpus is None else int(gpus),
                           dict(dep.get("engine") or {}), dict(dep.get("train") or {}))
-        if groups is None:
-            return []
-        return [g.model_dump(mode="json", exclude_defaults=True)
-                for g in groups_from_text(groups_text(groups))]  # fmt: skip
     except (SpecError, ValueError, TypeError):
         return []
+    # a tier's brackets set engine keys only (TRL's server at gmu=0.9), kept as the group's
+    # own engine fields, as `--groups rollout=8[gmu=0.9]` keeps them
+    return [{"members": m, "gpus": n,
+             **({"engine": Brackets(s, tier.placement.text).engine} if s else {})}
+            for m, n, s in groups or ()]  # fmt: skip
 
 
 def run_split(run: Any, tier: Any) -> tuple[list[tuple[str, int, str]] | None, str]:
