@@ -168,8 +168,10 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "--sized-defaults/--no-sized-defaults",
                 help="Take --framework's defaults for the actor's size: from a size on, those "
                 "of its example for larger models (verl's Qwen2-72B script: rollout TP 16, "
-                "host offload; `rlmcost frameworks` lists each). --no-sized-defaults keeps "
-                "its own defaults at any size, as `rlmcost import` states a config.",
+                "host offload; OpenRLHF's and TRL's 70B examples' device groups, scaled to "
+                "--gpus, where no --placement nor --groups is given; `rlmcost frameworks` "
+                "lists each). --no-sized-defaults keeps its own defaults at any size, "
+                "co-located, as `rlmcost import` states a config.",
             ),
         ] = True,
         ref_precomputed: Annotated[

@@ -119,7 +119,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "calibration": opts.get("calibration"),
         "prices": parse_prices(opts.get("price")) or None,
     }
-    data = {
+    data: dict[str, Any] = {
         "algorithm": algo,
         "models": models,
         "workload": workload,
@@ -128,6 +128,22 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "attention": str(opts.get("attention") or "full"),
         "tp_per_model": placements and opts.get("tp") is None and base.tp == 1,
     }
+    if not placements and _tier_may_place(opts):  # the Run's defaults place it as its tier
+        del data["deployment"]["groups"]
     from rlmcost.run.command import field_flags
 
     return Run.from_data(data, flags=field_flags())
+
+
+def _tier_may_place(opts: dict[str, Any]) -> bool:
+    """The query leaves its device groups to its framework's size tier
+    (:mod:`rlmcost.run.tier_groups`): it names no ``--groups``, ``--placement`` nor a
+    deployment file's groups or placement, and keeps the sized defaults. `rlmcost
+    placements` compares placements, and `rlmcost plan` searches them: neither takes it."""
+    from rlmcost.cli._deploy_build import _file_fields
+
+    if opts.get("groups") is not None or opts.get("placement") is not None or \
+            not opts.get("sized_defaults", True):  # fmt: skip
+        return False
+    path = opts.get("deployment_file")
+    return not path or not {"groups", "placement"} & set(_file_fields(path))

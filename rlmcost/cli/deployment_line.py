@@ -42,6 +42,9 @@ def deployment_line(run: Any) -> str:
     else:  # a larger actor's tier: which of the framework's examples the run follows
         tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
         if tier is not None and tier.followed_by(run.deployment):
-            default = f" (its defaults for larger actors: {tier.example})"
+            from rlmcost.run.tier_groups import placement_line
+
+            placed = placement_line(run, tier)
+            default = f" (its defaults for larger actors: {tier.example}{placed})"
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip

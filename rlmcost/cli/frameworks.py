@@ -311,21 +311,47 @@ def frameworks_command(
              "defaults": [_default_json(d) for d in p.defaults],
              "conventions": list(p.conventions),
              "sized": [{"min_params": s.min_params, "example": s.example,
-                        "defaults": [_default_json(d) for d in s.defaults]} for s in p.sized]}
+                        "defaults": [_default_json(d) for d in s.defaults],
+                        "placement": _placement_json(s.placement)} for s in p.sized]}
             for p in PRESETS.values()
         ]}))  # fmt: skip
         return
     for p in PRESETS.values():
-        tables: list[tuple[str, tuple[Any, ...], str]] = [
+        tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
         tables += [(f"--framework {p.framework.value}, an actor of >= {s.min_params / 1e9:g} B "
                     f"parameters (--no-sized-defaults: the table above): {s.example}",
-                    s.defaults, "") for s in p.sized]  # fmt: skip
-        for title, defaults, caption in tables:
-            print_table(title, ["setting", "value", "flag", "source"],
-                        [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),
-                          d.flag, d.source) for d in defaults], caption=caption)  # fmt: skip
+                    s.defaults, _placement_row(s.placement)) for s in p.sized]  # fmt: skip
+        for title, defaults, extra in tables:
+            rows = [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),
+                     d.flag, d.source) for d in defaults]  # fmt: skip
+            caption = extra if isinstance(extra, str) else ""
+            if not isinstance(extra, str):
+                rows.append(extra)
+            print_table(title, ["setting", "value", "flag", "source"], rows, caption=caption)
+
+
+def _placement_row(p: Any) -> tuple[str, str, str, str] | str:
+    """A size tier's device groups as a row of its table (``""``: none, co-located)."""
+    if p is None:
+        return ""
+    from rich.markup import escape  # a group's [brackets] are not rich markup
+
+    from rlmcost.frameworks.tier_placement import RULE
+
+    return ("groups (no --groups, --placement)", escape(f"{p.text} of {p.gpus} GPUs"),
+            escape(f"--groups {p.text} --gpus {p.gpus}"),
+            f"{p.source}; scaled to --gpus: {RULE}; co-located where that does not hold")
+
+
+def _placement_json(p: Any) -> dict[str, Any] | None:
+    """A size tier's device groups as `rlmcost frameworks --json` lists them."""
+    if p is None:
+        return None
+    from rlmcost.frameworks.tier_placement import RULE
+
+    return {"groups": p.text, "gpus": p.gpus, "rule": RULE, "source": p.source}
 
 
 def _default_json(d: Any) -> dict[str, Any]:

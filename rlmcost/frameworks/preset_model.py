@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from rlmcost.frameworks.tier_placement import TierPlacement
 
 class Framework(StrEnum):
     """RL post-training frameworks with a preset (values are the CLI spellings)."""
@@ -226,12 +228,16 @@ class Sized:
     token budget per GPU, which its small-model defaults leave unset). ``example``: that
     example, in words. ``dense_only``: the example trains a dense model, whose layout (a
     Megatron TP that must divide the KV heads, no expert parallelism) a mixture-of-experts
-    actor does not take: it keeps the preset's defaults."""
+    actor does not take: it keeps the preset's defaults. ``placement``: the example's device
+    groups (a :class:`~rlmcost.frameworks.tier_placement.TierPlacement`; None: co-located),
+    which a Run naming no placement nor groups takes, scaled to its GPUs
+    (:mod:`rlmcost.run.tier_groups`)."""
 
     min_params: int
     defaults: tuple[Default, ...]
     example: str
     dense_only: bool = False
+    placement: TierPlacement | None = None
 
     def followed_by(self, dep: Any) -> bool:
         """Whether the Deployment ``dep`` has every value of this tier that applies to its

@@ -327,7 +327,9 @@ def applicable(alg: Algorithm, run: Run) -> tuple[Run, list[str]]:
         if drop:
             changes[field] = field == "kl"  # back to the default
             dropped.append(field)
-    return run.replace(algorithm=changes, models=models, workload=workload), dropped
+    from rlmcost.run.tier_groups import retier  # a size tier's groups: the algorithm's own
+
+    return retier(run, run.replace(algorithm=changes, models=models, workload=workload)), dropped
 
 
 def own_options(run: Run, alg: Algorithm, given: frozenset[str] = frozenset()) -> Run:

@@ -11,7 +11,11 @@ partial Run consistent:
 * a trainer micro-batch given without a token budget drops the preset's budget (a
   micro-batch given by hand is what runs);
 * a forward layout the preset gives only by its budget follows the given trainer layout
-  (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`).
+  (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`);
+* a Run that names neither ``groups`` (the key absent) nor a placement takes the device
+  groups of its preset's size tier where the tier has them (OpenRLHF's and TRL's examples
+  for 70 B actors run the engines apart), scaled to its GPUs
+  (:func:`~rlmcost.run.tier_groups.data_groups`; empty where the split does not hold).
 
 The algorithm options a framework implies (log-prob recomputation, KL, the reward kind;
 :func:`~rlmcost.frameworks.presets.preset_options`) fill the ones the data leaves out, and so
@@ -75,6 +79,12 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         n = samples(algo.get("name") or "ppo", wl.get("prompts"), wl.get("samples_per_prompt"))
         if n <= batch or n % batch == 0:  # else NeMo RL drops samples: one step, all of them
             algo["global_batch"] = batch
+    tier = get_preset(name).tier(*size)
+    if tier is not None and tier.placement is not None and "groups" not in dep and \
+            not dep.get("placement") and not dep.get("ideal"):  # fmt: skip
+        from rlmcost.run.tier_groups import data_groups
+
+        out["groups"] = data_groups(tier, {**data, "algorithm": algo}, out)
     return {**data, "deployment": out, "algorithm": algo}
 
 

@@ -31,7 +31,7 @@ class Versioned(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.7"]
+    schema_version: Literal["2.8"]
     command: str
 
 
@@ -194,7 +194,7 @@ class SymbolicPlacementsOut(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.7"]
+    schema_version: Literal["2.8"]
     command: Literal["placements"]
     symbolic: Literal[True]
     rows: list[SymbolicPlacementRowOut]

@@ -136,12 +136,24 @@ class PresetDefaultOut(BaseModel):
     source: str = Field(description="where the framework sets it")
 
 
+class PresetPlacementOut(BaseModel):
+    model_config = _CLOSED
+
+    groups: str = Field(description="the example's device groups, in --groups syntax")
+    gpus: int = Field(description="the example's GPUs in all")
+    rule: str = Field(description="how the groups scale to a query's --gpus")
+    source: str = Field(description="the example that runs them")
+
+
 class PresetTierOut(BaseModel):
     model_config = _CLOSED
 
     min_params: int = Field(description="the actor's parameters from which the tier applies")
     example: str = Field(description="the framework's example for larger models it follows")
     defaults: list[PresetDefaultOut] = Field(description="what it changes or adds (schema 2.7)")
+    placement: PresetPlacementOut | None = Field(description="the example's device groups, "
+        "which a query naming no --groups nor --placement takes (None: co-located; schema "
+        "2.8)")  # fmt: skip
 
 
 class FrameworkOut(BaseModel):

@@ -9,6 +9,7 @@ only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 from __future__ import annotations
 
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
+from rlmcost.frameworks.tier_placement import TierPlacement
 
 _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
 _ORLHF_70B = ("OpenRLHF examples/scripts/train_ppo_llama_ray_70b.sh (@c250c21a, 2025-08-15; "
@@ -156,6 +157,13 @@ PRESET = Preset(
             "Llama-3-70B, for an actor of >= 23.8 B parameters: ZeRO-3 with Adam offload, "
             "gradient checkpointing, micro-batch 1, vLLM TP 2",
             dense_only=True,
+            placement=TierPlacement(
+                (("rollout", 8, ""), ("actor", 8, ""), ("critic", 8, ""), ("reference", 4, ""),
+                 ("reward", 4, "")),
+                f"{_ORLHF_70B}: --vllm_num_engines 4 x --vllm_tensor_parallel_size 2, "
+                "--actor_num_gpus_per_node 8, --critic_num_gpus_per_node 8, "
+                "--ref_num_gpus_per_node 4, --reward_num_gpus_per_node 4 (1 node each), "
+                "no --colocate_* flag: each model on GPUs of its own"),
         ),
     ),  # fmt: skip
 )

@@ -9,6 +9,7 @@ are in :mod:`rlmcost.frameworks.presets`.
 from __future__ import annotations
 
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
+from rlmcost.frameworks.tier_placement import TierPlacement
 
 _TRL_CFG = "trl/trainer/grpo_config.py"
 _TRL_72B = ("TRL docs/source/grpo_trainer.md 'GRPO at scale: train a 70B+ Model on multiple "
@@ -134,10 +135,16 @@ PRESET = Preset(
                         f"{_TRL_72B}: trl vllm-serve --tensor_parallel_size 8"),
             ),
             "docs/source/grpo_trainer.md's 'GRPO at scale' example, TRL's for Qwen2.5-72B, for "
-            "an actor of >= 23.5 B parameters: DeepSpeed ZeRO-3, micro-batch 4, vLLM TP 8; its "
-            "server on a node of its own is --groups rollout=8[tp=8],actor=32 --gpus 40 "
-            "--gpu-memory-utilization 0.9 (trl/scripts/vllm_serve.py's default)",
+            "an actor of >= 23.5 B parameters: DeepSpeed ZeRO-3, micro-batch 4, vLLM TP 8 "
+            "served on GPUs of its own",
             dense_only=True,
+            placement=TierPlacement(
+                (("rollout", 8, "gmu=0.9"), ("actor", 32, "")),
+                f"{_TRL_72B}: srun --nodes=4 accelerate launch --num_processes 32 (training), "
+                "srun --nodes=1 trl vllm-serve --tensor_parallel_size 8 (vllm_mode='server'); "
+                "trl/scripts/vllm_serve.py ScriptArguments.gpu_memory_utilization default 0.9; "
+                "a reference (beta > 0) stays in the training processes",
+                rest_with_actor=True),
         ),
     ),  # fmt: skip
 )
