@@ -262,3 +262,83 @@ def test_an_assignment_before_a_command_is_that_command_s_only(tmp_path) -> None
     script = tmp_path / "run.sh"
     script.write_text("A=1\nA=2 echo hi\nexport B=3\npython3 -m verl.trainer.main_ppo a=$A b=$B\n")
     assert read_launch(script, ("verl.trainer.main_ppo",), [], {}).words == ["a=1", "b=3"]
+
+
+def test_every_missing_variable_is_named_in_one_line(tmp_path) -> None:
+    """Each value the launch needs that the script does not give is named at once, with the
+    --env items for all of them; a cost-free one (trainer.project_name) is not asked for."""
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo trainer.nnodes=$NODES "
+                      "trainer.project_name=$NAME trainer.n_gpus_per_node=$(nproc) "
+                      "data.train_batch_size=$BS ${EXTRA[@]}\n")  # fmt: skip
+    res = runner.invoke(app, ["import", "verl", str(script)])
+    err = res.output.strip().splitlines()
+    assert res.exit_code != 0 and len(err) == 1, res.output
+    assert err[0].endswith("give them with --env NODES=VALUE --env BS=VALUE --env EXTRA=VALUE "
+                           "and a copy of the script that writes the value of $(nproc)"), err[0]
+    assert "$NAME" not in err[0]
+    # slime's --name value words: the batch size and the GPU count, not the data path
+    script.write_text("python3 train.py --prompt-data $DATA --rollout-batch-size $BS "
+                      "--actor-num-gpus-per-node $GPUS\n")  # fmt: skip
+    with pytest.raises(SpecError, match=r"\$BS .*; \$GPUS .*give them with --env BS=VALUE "
+                                        r"--env GPUS=VALUE$"):  # fmt: skip
+        import_slime_script(script, [], [], None, None)
+
+
+def test_read_a_splits_a_here_string_as_bash_does(tmp_path) -> None:
+    """`read -ra NAME <<< WORD` (miles' scripts): NAME is WORD's words (bash 5 gives the
+    words asserted); from a command's output it has no value, and the error says where."""
+    script = tmp_path / "run.sh"
+    script.write_text('LINE="--a 1  --b two"\nread -ra ARGS <<< "${LINE}"\n'
+                      'read -r X\nOUT="$(python3 helper.py m)"\nread -ra MORE <<< "$OUT"\n'
+                      'python3 train.py "${ARGS[@]}" n=${#ARGS[@]} x=$X ${MORE[@]}\n')
+    launch = read_launch(script, ("train.py",), [], {"MORE": "--c 3"})
+    assert launch.words == ["--a", "1", "--b", "two", "n=4", "x=$X", "--c", "3"]
+    assert "is read (read, line 3) from the script's input" in launch.unresolved[5].why
+    bare = read_launch(script, ("train.py",), [], {})
+    assert bare.unresolved[6].why == ("is read (read -a, line 5) from $OUT, which is set from "
+                                      "$(python3 helper.py m) (line 4)")  # fmt: skip
+    assert 6 in bare.many
+
+
+MILES_LORA = SCRIPTS / "miles_run-qwen3-4B-megatron-lora.sh"
+# radixark/miles scripts/models/qwen3-4B.py @31f1ca96: model_args()'s string, as
+# miles/utils/external_utils/model_args_utils.py prints it (one line) for MODEL_ARGS_LINE
+MILES_QWEN3_4B = ("--swiglu --num-layers 36 --hidden-size 2560 --ffn-hidden-size 9728 "
+                  "--num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+                  "--use-rotary-position-embeddings --disable-bias-linear --normalization "
+                  "RMSNorm --norm-epsilon 1e-6 --rotary-base 1000000 --vocab-size 151936 "
+                  "--kv-channels 128 --qk-layernorm")  # fmt: skip
+
+
+def test_miles_script_imports_with_its_model_args_given() -> None:
+    """`rlmcost import miles` is slime's importer. miles examples/lora/
+    run-qwen3-4B-megatron-lora.sh @31f1ca96 reads MODEL_ARGS from a Python helper's output:
+    without it, one line names the helper's command; with its output (--env MODEL_ARGS_LINE or
+    MODEL_ARGS) the launch is the bash expansion (tests/data/frameworks/
+    slime_miles-qwen3-4B-lora.args, whose MODEL_ARGS were empty) with the model's arguments
+    where "${MODEL_ARGS[@]}" stands, and the same query as those arguments typed."""
+    from rlmcost.frameworks.slime import import_slime
+
+    res = runner.invoke(app, ["import", "miles", str(MILES_LORA)])
+    err = res.output.strip().splitlines()
+    assert res.exit_code != 0 and len(err) == 1, res.output
+    assert "$MODEL_ARGS in '$MODEL_ARGS' is read (read -a, line 35) from $MODEL_ARGS_LINE, " \
+        "which is set from $(python3 \"${REPO_ROOT}/miles/utils/external_utils/" \
+        "model_args_utils.py\" \"qwen3-4B\")" in err[0] and \
+        err[0].endswith("--env MODEL_ARGS=VALUE"), err[0]  # fmt: skip
+    lines = [ln for ln in (DATA / "frameworks" / "slime_miles-qwen3-4B-lora.args").read_text()
+             .splitlines() if ln and not ln.startswith("#")]  # fmt: skip
+    bash = shlex.split(" ".join(lines))
+    bash[7:7] = MILES_QWEN3_4B.split()  # after --colocate, where the script puts them
+    launch = read_launch(MILES_LORA, ("train.py",), [], {"MODEL_ARGS_LINE": MILES_QWEN3_4B})
+    assert ["python3", launch.entry, *launch.words] == bash
+    for env in (f"MODEL_ARGS_LINE={MILES_QWEN3_4B}", f"MODEL_ARGS={MILES_QWEN3_4B}"):
+        q = import_slime_script(MILES_LORA, [], [env], None, None)
+        assert q.flags == import_slime(bash).flags
+        assert (dict(q.flags)["--lora-rank"], dict(q.flags)["--lora-targets"]) == \
+            (32, "all-linear")  # fmt: skip
+    res = runner.invoke(app, ["import", "miles", str(MILES_LORA), "--env",
+                              f"MODEL_ARGS_LINE={MILES_QWEN3_4B}", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "--lora-rank 32" in json.loads(res.stdout)["query"]["command"]
