@@ -32,6 +32,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
+from rlmcost.frameworks.verl_lora import verl_lora
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -118,8 +119,8 @@ def import_verl_mapping(config: dict[str, Any], where: str, source: str, overrid
     q = ImportedQuery("verl", source)
     _algorithm(r, q)
     _workload(r, q)
-    _layout(r, q)
     day = parse_verl_version(verl_version)
+    _layout(r, q, day)
     engine(r, q, day, device)
     fsdp_full = all(f in q.flags for f in (("--ckpt", "full"), ("--zero", "3")))  # FSDP workers
     if day is not None and day < NON_REENTRANT and fsdp_full:
@@ -238,7 +239,7 @@ def _grad_buffer(r: Reader, q: ImportedQuery, m: str, degrees: tuple[int, ...]) 
               "Megatron-core's gradient buffer (DistributedDataParallelConfig.grad_reduce_in_fp32)")
 
 
-def _layout(r: Reader, q: ImportedQuery) -> None:
+def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
     gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
     q.convert("trainer.n_gpus_per_node x trainer.nnodes", "--gpus", gpus, "GPUs in all")
     strategy = r.text(f"{ACTOR}.strategy", "fsdp", ("fsdp", "fsdp2", "megatron"))
@@ -311,11 +312,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
     _micro_batch(r, q, dp, sp_size)
     forward_batching(r, q)
-    rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
-    if rank:
-        q.set("--lora-rank", rank)
-        targets = r.words(f"{MODEL}.target_modules", "all-linear")
-        q.set("--lora-targets", ",".join(targets))
+    verl_lora(r, q, MODEL, strategy == "megatron", day)
     if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
         q.set("--offload-idle")
     if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
