@@ -342,3 +342,25 @@ def test_miles_script_imports_with_its_model_args_given() -> None:
                               f"MODEL_ARGS_LINE={MILES_QWEN3_4B}", "--json"])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "--lora-rank 32" in json.loads(res.stdout)["query"]["command"]
+
+
+def test_profiling_and_logging_keys_are_cost_free(tmp_path) -> None:
+    """verl examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_nsys.sh @b178a3cd5's profiling
+    keys (global_profiler.*, the workers' profiler.*; ppo_trainer.yaml's sections) and the
+    rollout's metrics (rollout.prometheus.*) change no step's cost: not listed as ignored,
+    their unset $PROFILE_RANKS kept unexpanded."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        'PROFILE_STEPS="[1,2,5]"\nDISCRETE=True\n'
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=qwen2.5-7b "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 "
+        "actor_rollout_ref.actor.profiler.enable=True "
+        "actor_rollout_ref.actor.profiler.ranks=$PROFILE_RANKS "
+        "critic.profiler.all_ranks=$PROFILE_RANKS_ALL global_profiler.tool=nsys "
+        "global_profiler.profile_continuous_steps=True global_profiler.steps=$PROFILE_STEPS "
+        "global_profiler.global_tool_config.nsys.discrete=$DISCRETE "
+        "actor_rollout_ref.rollout.prometheus.enable=True trainer.logger='[console,wandb]' "
+        "trainer.save_freq=20 actor_rollout_ref.actor.data_loader_seed=1\n")
+    q = import_verl_script(script, [], [], None, "h100")
+    assert q.ignored == [] and q.near == {}, q.ignored
+    assert any("$PROFILE_RANKS, $PROFILE_RANKS_ALL not given" in n for n in q.notes), q.notes

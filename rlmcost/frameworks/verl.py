@@ -86,9 +86,18 @@ IGNORED = (
     "trainer.test_freq", "trainer.critic_warmup", "trainer.default_hdfs_dir",
     "trainer.del_local_ckpt_after_load", "trainer.default_local_dir",
     "trainer.max_actor_ckpt_to_keep", "trainer.max_critic_ckpt_to_keep",
-    "trainer.ray_wait_register_center_timeout", "ray_init",
+    "trainer.ray_wait_register_center_timeout", "ray_init", "ray_kwargs", "global_profiler",
+    f"{ACTOR}.profiler", f"{ROLLOUT}.profiler", "critic.profiler", "reward_model.profiler",
+    f"{ROLLOUT}.prometheus", f"{ROLLOUT}.trace", f"{ROLLOUT}.skip_dump_dir",
+    "trainer.esi_redundant_time", f"{ACTOR}.data_loader_seed", "critic.data_loader_seed",
+    f"{ACTOR}.fsdp_config.seed", f"{MODEL}.tokenizer_path", f"{MODEL}.custom_chat_template",
+    "data.dataloader_num_workers", "data.trust_remote_code", "data.validation_shuffle",
+    "data.train_max_samples", "data.val_max_samples", "data.sampler", "data.tool_config_path",
 )  # fmt: skip
-"""Keys that change no cost (optimizer, sampling, logging, paths): ignored without warning."""
+"""Keys that change no step's cost (optimizer, sampling, logging and metrics, profiling,
+checkpoint and validation frequencies, seeds, paths, the data loader; checked against
+ppo_trainer.yaml @b178a3cd: ``global_profiler``, the workers' ``profiler``, the rollout's
+``prometheus``/``trace``): not listed as ignored."""
 
 _ESTIMATORS = {
     "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
