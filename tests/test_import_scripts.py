@@ -364,3 +364,38 @@ def test_profiling_and_logging_keys_are_cost_free(tmp_path) -> None:
     q = import_verl_script(script, [], [], None, "h100")
     assert q.ignored == [] and q.near == {}, q.ignored
     assert any("$PROFILE_RANKS, $PROFILE_RANKS_ALL not given" in n for n in q.notes), q.notes
+
+
+def test_openrlhf_reward_function_path_keeps_its_folder_variable(tmp_path) -> None:
+    """OpenRLHF examples/scripts/train_prorlv2_math_hybrid_engine.sh @3c3be623's shape:
+    REWARD_FUNC_PATH="${WORK_DIR}/examples/python/math_reward_func.py" for --reward.remote_url
+    (WORK_DIR here from $(pwd), unknown): the importer reads only that a function scores, so
+    the folder's variable is kept, as a model's folder's is."""
+    text = (SCRIPTS / "openrlhf_train_ppo_ray_hybrid_engine.sh").read_text()
+    text = text.replace("--reward.model_name_or_path OpenRLHF/Llama-3-8b-rm-700k",
+                        '--reward.remote_url "$WORK_DIR/examples/python/math_reward_func.py"')
+    script = tmp_path / "run.sh"
+    script.write_text('WORK_DIR="$(pwd)"\n' + text)
+    q = import_openrlhf_script(script, [], [])
+    assert any("$WORK_DIR not given" in n for n in q.notes), q.notes
+    assert "--reward" not in dict(q.flags)
+
+
+def test_folder_idioms_resolve_as_bash_does(tmp_path) -> None:
+    """$(dirname WORD) and $(cd DIR && pwd) over the script's own path (bash 5 prints the
+    folders asserted): slime's SLIME_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+    &>/dev/null && pwd)", OpenRLHF's WORK_DIR=$(cd "$SCRIPT_DIR/../.." && pwd); a relative
+    cd (the folder it starts from) has no value."""
+    root = tmp_path / "repo"
+    (root / "examples" / "x").mkdir(parents=True)
+    script = root / "examples" / "x" / "run.sh"
+    script.write_text(
+        'SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"\n'
+        'SLIME_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." &>/dev/null && pwd)"\n'
+        'WORK_DIR=$(cd "$SCRIPT_DIR/../.." && pwd)\nUP=$(dirname "$0")\nREL=$(cd ../.. && pwd)\n'
+        "python3 train.py a=$SCRIPT_DIR b=$SLIME_DIR c=$WORK_DIR d=$UP e=$REL\n")
+    launch = read_launch(script, ("train.py",), [], {})
+    here = str(script.parent.resolve())
+    top = str(root.resolve())
+    assert launch.words[:4] == [f"a={here}", f"b={top}", f"c={top}", f"d={here}"]
+    assert "is set from $(cd ../.. && pwd)" in launch.unresolved[4].why

@@ -42,8 +42,10 @@ VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
                     "reward_model.model.path")
 OPENRLHF_MODEL_PATHS = ("pretrain", "reward_pretrain", "critic_pretrain",
                         "actor.model_name_or_path", "reward.model_name_or_path",
-                        "critic.model_name_or_path")
-"""The keys whose value is a model's folder: a variable in its parent folders is not read."""
+                        "critic.model_name_or_path", "remote_rm_url", "reward.remote_url")
+"""The keys whose value is a model's folder (or OpenRLHF's reward function file, whose value
+the importer reads only as given or not, and ``agent``): a variable in its parent folders is
+not read."""
 
 VERL_BUILTIN: dict[str, dict[str, Any]] = {
     "ppo_trainer": {},

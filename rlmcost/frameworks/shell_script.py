@@ -8,13 +8,14 @@ redirections and here-documents dropped); assignments (``VAR=value``, ``export V
 ``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
 parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
 script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way;
-``read -a NAME <<< WORD`` makes NAME WORD's words. The one command substitution read is the
-script's-folder idiom ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``; any other ``$(...)``
-or backquote, an assignment under ``if``/``for``/``while``/``case``/``&&``/``||`` or in a
-function, a positional ``$1`` and an unset variable have no value: where the launch command
-needs such values, one error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE``
-gives each (a variable given so keeps that value throughout; the script's own assignments of
-it are skipped). The launch is the last command that names one of the framework's entry points.
+``read -a NAME <<< WORD`` makes NAME WORD's words. The command substitutions read are the
+folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
+any other ``$(...)`` or backquote, an assignment under ``if``/``for``/``while``/``case``/
+``&&``/``||`` or in a function, a positional ``$1`` and an unset variable have no value: where
+the launch command needs such values, one error names them all (:meth:`Launch.require`), and
+``--env VAR=VALUE`` gives each (a variable given so keeps that value throughout; the script's
+own assignments of it are skipped). The launch is the last command that names one of the
+framework's entry points.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer
 from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+from rlmcost.frameworks.shell_paths import path_output
 
 MAX_SCRIPT_BYTES = 1 << 20
 """Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
@@ -36,7 +38,6 @@ MAX_SOURCE_DEPTH = 8
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(:?)([-=+?])(.*))?",
                     re.S)  # fmt: skip
-_SCRIPT_DIR = re.compile(r"dirname\b.*(BASH_SOURCE|\$0)", re.S)
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
 
@@ -299,10 +300,8 @@ class _Reader:
         return fields
 
     def value(self, kind: str, text: str, path: Path) -> str | list[str]:
-        if kind == "cmd":
-            if _SCRIPT_DIR.search(text):
-                return str(path.parent)
-            raise Unresolved(f"({text.strip()[:100]})", "is a command's output")
+        if kind == "cmd":  # the folder idioms (rlmcost.frameworks.shell_paths) or unknown
+            return path_output(text, lambda w: "".join(self.expand(w, path, split=False)))
         if kind == "arith":
             return str(self.arith(text, path))
         m = _BRACE.fullmatch(text.strip())
