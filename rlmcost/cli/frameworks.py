@@ -176,6 +176,7 @@ def import_nemo_rl_command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def import_slime_command(
+    ctx: typer.Context,
     args: Annotated[
         list[str] | None,
         typer.Argument(help="The train.py (or train_async.py) arguments, after `--`; or a "
@@ -208,7 +209,7 @@ def import_slime_command(
     else:
         _no_env(env)
         q = import_slime(argv, model, prompt_len)
-    _run("slime", q, hardware, json_out)
+    _run("miles" if ctx.info_name == "miles" else "slime", q, hardware, json_out)
 
 
 import_app.command(
