@@ -262,3 +262,140 @@ def test_an_assignment_before_a_command_is_that_command_s_only(tmp_path) -> None
     script = tmp_path / "run.sh"
     script.write_text("A=1\nA=2 echo hi\nexport B=3\npython3 -m verl.trainer.main_ppo a=$A b=$B\n")
     assert read_launch(script, ("verl.trainer.main_ppo",), [], {}).words == ["a=1", "b=3"]
+
+
+def test_every_missing_variable_is_named_in_one_line(tmp_path) -> None:
+    """Each value the launch needs that the script does not give is named at once, with the
+    --env items for all of them; a cost-free one (trainer.project_name) is not asked for."""
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo trainer.nnodes=$NODES "
+                      "trainer.project_name=$NAME trainer.n_gpus_per_node=$(nproc) "
+                      "data.train_batch_size=$BS ${EXTRA[@]}\n")  # fmt: skip
+    res = runner.invoke(app, ["import", "verl", str(script)])
+    err = res.output.strip().splitlines()
+    assert res.exit_code != 0 and len(err) == 1, res.output
+    assert err[0].endswith("give them with --env NODES=VALUE --env BS=VALUE --env EXTRA=VALUE "
+                           "and a copy of the script that writes the value of $(nproc)"), err[0]
+    assert "$NAME" not in err[0]
+    # slime's --name value words: the batch size and the GPU count, not the data path
+    script.write_text("python3 train.py --prompt-data $DATA --rollout-batch-size $BS "
+                      "--actor-num-gpus-per-node $GPUS\n")  # fmt: skip
+    with pytest.raises(SpecError, match=r"\$BS .*; \$GPUS .*give them with --env BS=VALUE "
+                                        r"--env GPUS=VALUE$"):  # fmt: skip
+        import_slime_script(script, [], [], None, None)
+
+
+def test_read_a_splits_a_here_string_as_bash_does(tmp_path) -> None:
+    """`read -ra NAME <<< WORD` (miles' scripts): NAME is WORD's words (bash 5 gives the
+    words asserted); from a command's output it has no value, and the error says where."""
+    script = tmp_path / "run.sh"
+    script.write_text('LINE="--a 1  --b two"\nread -ra ARGS <<< "${LINE}"\n'
+                      'read -r X\nOUT="$(python3 helper.py m)"\nread -ra MORE <<< "$OUT"\n'
+                      'python3 train.py "${ARGS[@]}" n=${#ARGS[@]} x=$X ${MORE[@]}\n')
+    launch = read_launch(script, ("train.py",), [], {"MORE": "--c 3"})
+    assert launch.words == ["--a", "1", "--b", "two", "n=4", "x=$X", "--c", "3"]
+    assert "is read (read, line 3) from the script's input" in launch.unresolved[5].why
+    bare = read_launch(script, ("train.py",), [], {})
+    assert bare.unresolved[6].why == ("is read (read -a, line 5) from $OUT, which is set from "
+                                      "$(python3 helper.py m) (line 4)")  # fmt: skip
+    assert 6 in bare.many
+
+
+MILES_LORA = SCRIPTS / "miles_run-qwen3-4B-megatron-lora.sh"
+# radixark/miles scripts/models/qwen3-4B.py @31f1ca96: model_args()'s string, as
+# miles/utils/external_utils/model_args_utils.py prints it (one line) for MODEL_ARGS_LINE
+MILES_QWEN3_4B = ("--swiglu --num-layers 36 --hidden-size 2560 --ffn-hidden-size 9728 "
+                  "--num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+                  "--use-rotary-position-embeddings --disable-bias-linear --normalization "
+                  "RMSNorm --norm-epsilon 1e-6 --rotary-base 1000000 --vocab-size 151936 "
+                  "--kv-channels 128 --qk-layernorm")  # fmt: skip
+
+
+def test_miles_script_imports_with_its_model_args_given() -> None:
+    """`rlmcost import miles` is slime's importer. miles examples/lora/
+    run-qwen3-4B-megatron-lora.sh @31f1ca96 reads MODEL_ARGS from a Python helper's output:
+    without it, one line names the helper's command; with its output (--env MODEL_ARGS_LINE or
+    MODEL_ARGS) the launch is the bash expansion (tests/data/frameworks/
+    slime_miles-qwen3-4B-lora.args, whose MODEL_ARGS were empty) with the model's arguments
+    where "${MODEL_ARGS[@]}" stands, and the same query as those arguments typed."""
+    from rlmcost.frameworks.slime import import_slime
+
+    res = runner.invoke(app, ["import", "miles", str(MILES_LORA)])
+    err = res.output.strip().splitlines()
+    assert res.exit_code != 0 and len(err) == 1, res.output
+    assert "$MODEL_ARGS in '$MODEL_ARGS' is read (read -a, line 35) from $MODEL_ARGS_LINE, " \
+        "which is set from $(python3 \"${REPO_ROOT}/miles/utils/external_utils/" \
+        "model_args_utils.py\" \"qwen3-4B\")" in err[0] and \
+        err[0].endswith("--env MODEL_ARGS=VALUE"), err[0]  # fmt: skip
+    lines = [ln for ln in (DATA / "frameworks" / "slime_miles-qwen3-4B-lora.args").read_text()
+             .splitlines() if ln and not ln.startswith("#")]  # fmt: skip
+    bash = shlex.split(" ".join(lines))
+    bash[7:7] = MILES_QWEN3_4B.split()  # after --colocate, where the script puts them
+    launch = read_launch(MILES_LORA, ("train.py",), [], {"MODEL_ARGS_LINE": MILES_QWEN3_4B})
+    assert ["python3", launch.entry, *launch.words] == bash
+    for env in (f"MODEL_ARGS_LINE={MILES_QWEN3_4B}", f"MODEL_ARGS={MILES_QWEN3_4B}"):
+        q = import_slime_script(MILES_LORA, [], [env], None, None)
+        assert q.flags == import_slime(bash).flags
+        assert (dict(q.flags)["--lora-rank"], dict(q.flags)["--lora-targets"]) == \
+            (32, "all-linear")  # fmt: skip
+    res = runner.invoke(app, ["import", "miles", str(MILES_LORA), "--env",
+                              f"MODEL_ARGS_LINE={MILES_QWEN3_4B}", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "--lora-rank 32" in json.loads(res.stdout)["query"]["command"]
+
+
+def test_profiling_and_logging_keys_are_cost_free(tmp_path) -> None:
+    """verl examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_nsys.sh @b178a3cd5's profiling
+    keys (global_profiler.*, the workers' profiler.*; ppo_trainer.yaml's sections) and the
+    rollout's metrics (rollout.prometheus.*) change no step's cost: not listed as ignored,
+    their unset $PROFILE_RANKS kept unexpanded."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        'PROFILE_STEPS="[1,2,5]"\nDISCRETE=True\n'
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=qwen2.5-7b "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 "
+        "actor_rollout_ref.actor.profiler.enable=True "
+        "actor_rollout_ref.actor.profiler.ranks=$PROFILE_RANKS "
+        "critic.profiler.all_ranks=$PROFILE_RANKS_ALL global_profiler.tool=nsys "
+        "global_profiler.profile_continuous_steps=True global_profiler.steps=$PROFILE_STEPS "
+        "global_profiler.global_tool_config.nsys.discrete=$DISCRETE "
+        "actor_rollout_ref.rollout.prometheus.enable=True trainer.logger='[console,wandb]' "
+        "trainer.save_freq=20 actor_rollout_ref.actor.data_loader_seed=1\n")
+    q = import_verl_script(script, [], [], None, "h100")
+    assert q.ignored == [] and q.near == {}, q.ignored
+    assert any("$PROFILE_RANKS, $PROFILE_RANKS_ALL not given" in n for n in q.notes), q.notes
+
+
+def test_openrlhf_reward_function_path_keeps_its_folder_variable(tmp_path) -> None:
+    """OpenRLHF examples/scripts/train_prorlv2_math_hybrid_engine.sh @3c3be623's shape:
+    REWARD_FUNC_PATH="${WORK_DIR}/examples/python/math_reward_func.py" for --reward.remote_url
+    (WORK_DIR here from $(pwd), unknown): the importer reads only that a function scores, so
+    the folder's variable is kept, as a model's folder's is."""
+    text = (SCRIPTS / "openrlhf_train_ppo_ray_hybrid_engine.sh").read_text()
+    text = text.replace("--reward.model_name_or_path OpenRLHF/Llama-3-8b-rm-700k",
+                        '--reward.remote_url "$WORK_DIR/examples/python/math_reward_func.py"')
+    script = tmp_path / "run.sh"
+    script.write_text('WORK_DIR="$(pwd)"\n' + text)
+    q = import_openrlhf_script(script, [], [])
+    assert any("$WORK_DIR not given" in n for n in q.notes), q.notes
+    assert "--reward" not in dict(q.flags)
+
+
+def test_folder_idioms_resolve_as_bash_does(tmp_path) -> None:
+    """$(dirname WORD) and $(cd DIR && pwd) over the script's own path (bash 5 prints the
+    folders asserted): slime's SLIME_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+    &>/dev/null && pwd)", OpenRLHF's WORK_DIR=$(cd "$SCRIPT_DIR/../.." && pwd); a relative
+    cd (the folder it starts from) has no value."""
+    root = tmp_path / "repo"
+    (root / "examples" / "x").mkdir(parents=True)
+    script = root / "examples" / "x" / "run.sh"
+    script.write_text(
+        'SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"\n'
+        'SLIME_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." &>/dev/null && pwd)"\n'
+        'WORK_DIR=$(cd "$SCRIPT_DIR/../.." && pwd)\nUP=$(dirname "$0")\nREL=$(cd ../.. && pwd)\n'
+        "python3 train.py a=$SCRIPT_DIR b=$SLIME_DIR c=$WORK_DIR d=$UP e=$REL\n")
+    launch = read_launch(script, ("train.py",), [], {})
+    here = str(script.parent.resolve())
+    top = str(root.resolve())
+    assert launch.words[:4] == [f"a={here}", f"b={top}", f"c={top}", f"d={here}"]
+    assert "is set from $(cd ../.. && pwd)" in launch.unresolved[4].why

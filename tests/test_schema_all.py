@@ -69,6 +69,7 @@ CASES = [
                     str(DATA / "trl_accelerate_zero3.yaml"), "--json"]),
     ("import nemo-rl", ["import", "nemo-rl", str(DATA / "nemo_rl_grpo_math.yaml"), "--json"]),
     ("import slime", ["import", "slime", "--json", "--", *_slime_args()]),
+    ("import miles", ["import", "miles", "--json", "--", *_slime_args()]),
     ("calibrate", ["calibrate", "--quick", "--ranks", "1", "--kernel", "gemm", "--json"]),
 ]  # fmt: skip
 PARAMS = [
@@ -172,7 +173,7 @@ def test_an_unknown_command_is_one_line_naming_the_commands(command):
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: no schema for '{' '.join(command)}'")
     assert "models" in lines[0]
-    assert "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl, slime)" in lines[0]
+    assert "import [FRAMEWORK] (verl, openrlhf, trl, nemo-rl, slime, miles)" in lines[0]
 
 
 def test_bytes_and_flops_are_exact_integers_in_the_schema():

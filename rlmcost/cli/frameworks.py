@@ -1,4 +1,4 @@
-"""`rlmcost import verl|openrlhf|trl|nemo-rl|slime` and `rlmcost frameworks`.
+"""`rlmcost import verl|openrlhf|trl|nemo-rl|slime|miles` and `rlmcost frameworks`.
 
 ``import`` reads a framework's config (``rlmcost.frameworks``), prints the equivalent
 algorithm command (so the flags can be learned), each batch knob's unit conversion, the
@@ -176,6 +176,7 @@ def import_nemo_rl_command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def import_slime_command(
+    ctx: typer.Context,
     args: Annotated[
         list[str] | None,
         typer.Argument(help="The train.py (or train_async.py) arguments, after `--`; or a "
@@ -208,7 +209,18 @@ def import_slime_command(
     else:
         _no_env(env)
         q = import_slime(argv, model, prompt_len)
-    _run("slime", q, hardware, json_out)
+    _run("miles" if ctx.info_name == "miles" else "slime", q, hardware, json_out)
+
+
+import_app.command(
+    "miles",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    help="miles' command line or launch script (radixark/miles, a fork of slime: train.py's "
+    "arguments are slime's, with miles' --lora-rank/--target-modules): the same as `rlmcost "
+    "import slime`. Its scripts read the model's arguments from a Python helper's output "
+    "(read -ra MODEL_ARGS <<< ...): give them with --env MODEL_ARGS=\"$(python3 "
+    "miles/utils/external_utils/model_args_utils.py MODEL)\".",
+)(import_slime_command)
 
 
 def _script(argv: list[str], entries: tuple[str, ...]) -> bool:

@@ -12,7 +12,8 @@ its overrides or arguments had been typed.
 * OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments.
 * slime and miles (``train.py`` / ``train_async.py``): the words from it on are the command.
 
-A word with a variable the script does not give is an error naming the variable, except as the
+The words with a variable the script does not give are one error naming every such variable
+(and the ``--env`` items that give them), except as the
 value of a key or argument that changes no cost (a data path: the importer's cost-free list),
 an argument the importer does not read (listed as ignored), or a model's folder whose last
 part is written out; these keep the variable unexpanded, with a note.
@@ -41,8 +42,10 @@ VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
                     "reward_model.model.path")
 OPENRLHF_MODEL_PATHS = ("pretrain", "reward_pretrain", "critic_pretrain",
                         "actor.model_name_or_path", "reward.model_name_or_path",
-                        "critic.model_name_or_path")
-"""The keys whose value is a model's folder: a variable in its parent folders is not read."""
+                        "critic.model_name_or_path", "remote_rm_url", "reward.remote_url")
+"""The keys whose value is a model's folder (or OpenRLHF's reward function file, whose value
+the importer reads only as given or not, and ``agent``): a variable in its parent folders is
+not read."""
 
 VERL_BUILTIN: dict[str, dict[str, Any]] = {
     "ppo_trainer": {},
@@ -90,12 +93,13 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
     launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
     overrides: list[str] = []
     options: dict[str, str] = {}
+    needed: list[int] = []
     words, i = launch.words, 0
     while i < len(words):
         word = words[i]
         name, eq, inline = word.partition("=")
         if name in ("--config-path", "-cp", "--config-name", "-cn"):
-            _need(launch, i if eq else i + 1)
+            needed += _need(launch, i if eq else i + 1)
             if not eq and i + 1 >= len(words):
                 raise SpecError(f"script {launch.script.name}: {name} has no value")
             options[name.lstrip("-")[-4:]] = inline if eq else words[i + 1]
@@ -104,10 +108,11 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
         if word.startswith("-"):
             raise SpecError(f"script {launch.script.name} line {launch.line}: verl's option "
                             f"{word!r} is not read; give key=value overrides")  # fmt: skip
-        _need(launch, i, lambda w: _under(w.split("=", 1)[0].lstrip("+~"), IGNORED) or
-              (w.split("=", 1)[0].lstrip("+") in VERL_MODEL_PATHS and _folder(w)))
+        needed += _need(launch, i, lambda w: _under(w.split("=", 1)[0].lstrip("+~"), IGNORED)
+                        or (w.split("=", 1)[0].lstrip("+") in VERL_MODEL_PATHS and _folder(w)))
         overrides.append(word)
         i += 1
+    launch.require(needed)
     config, notes = _verl_base(launch, options.get("path", "config"),
                                options.get("name", "ppo_trainer"), options)  # fmt: skip
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
@@ -181,28 +186,32 @@ def import_slime_script(path: str | Path, extra: list[str], env: list[str],
     return q
 
 
-def _need(launch: Launch, i: int, cost_free: Callable[[str], bool] | None = None) -> None:
-    """SpecError where word ``i`` kept a variable unexpanded and is not ``cost_free``."""
-    exc = launch.unresolved.get(i)
-    if exc is not None and not (cost_free and cost_free(launch.words[i])):
-        raise launch.error(exc, launch.words[i])
+def _need(launch: Launch, i: int, cost_free: Callable[[str], bool] | None = None) -> list[int]:
+    """``[i]`` where word ``i`` kept a variable unexpanded and is not ``cost_free`` (or stands
+    for an unknown number of words), else ``[]``."""
+    if i not in launch.unresolved:
+        return []
+    cheap = i not in launch.many and cost_free is not None and cost_free(launch.words[i])
+    return [] if cheap else [i]
 
 
 def _need_argv(launch: Launch, cost_free: Callable[[str], bool], paths: tuple[str, ...]) -> None:
-    """:func:`_need` for ``--name value`` words: a value is cost-free by its option's name, or
-    a model's folder (an option of ``paths``) whose name is known."""
+    """:func:`_need` for ``--name value`` words (a value is cost-free by its option's name, or
+    a model's folder, an option of ``paths``, whose name is known); one error for them all."""
+    needed: list[int] = []
     for i in launch.unresolved:
         word = launch.words[i]
         owner = next((w for w in reversed(launch.words[:i]) if w.startswith("-")), "")
         if word.startswith("--") and "=" in word:  # --name=$VALUE
             name = word[2:].split("=", 1)[0]
         elif word.startswith("-") or not owner.startswith("--") or "=" in owner:
-            _need(launch, i)  # an option itself, or a word no option takes
+            needed += _need(launch, i)  # an option itself, or a word no option takes
             continue
         else:
             name = owner[2:]
-        _need(launch, i, lambda w, n=name: cost_free(n) or  # type: ignore[misc]
-              (n in paths and _folder(w)))  # fmt: skip
+        needed += _need(launch, i, lambda w, n=name: cost_free(n) or  # type: ignore[misc]
+                        (n in paths and _folder(w)))  # fmt: skip
+    launch.require(needed)
 
 
 def _folder(word: str) -> bool:

@@ -46,17 +46,27 @@ def nemo_rl_lora(r: Reader, q: ImportedQuery, megatron: bool) -> None:
         targets, exclude = ["*"], []
     elif not megatron and not targets and not exclude:
         targets = ["*_proj"]  # ModuleMatcher.__post_init__'s default
-    last = [p.rsplit(".", 1)[-1] for p in targets]
-    hit = [n for n in names if any(fnmatchcase(n, p) for p in last)] if targets else [
-        n for n in names if not any(fnmatchcase(n, p.rsplit(".", 1)[-1]) for p in exclude)]
-    if not hit:
-        raise SpecError(f"{r.where}: {c} enabled but its modules match none of the decoder "
-                        f"layer's projections ({', '.join(names)}), the ones rlmcost prices")
-    out: list[str] = []
-    for n in hit:
-        out += [t for t in TARGETS[n] if t not in out]
+    out = matched_targets(names, targets, exclude, f"{r.where}: {c} enabled but")
     q.set("--lora-rank", rank)
     q.set("--lora-targets", "all-linear" if len(out) == 7 else ",".join(out))
     for key in ("alpha", "dropout", "dropout_position", "lora_A_init", "use_triton",
                 "lora_A_init_method", "lora_B_init_method", "a2a_experimental", "lora_dtype"):
         r.raw(f"{c}.{key}")  # the adapter's scale, dropout, initialisation and kernels
+
+
+def matched_targets(names: tuple[str, ...], targets: list[str], exclude: list[str],
+                    where: str) -> list[str]:
+    """rlmcost's ``--lora-targets`` projections of the modules of ``names`` that ``targets``
+    match (shell-style, on the module's own name: a pattern's last dotted part), or where no
+    target is given every one that ``exclude`` does not; SpecError (``where``: its start)
+    where none does."""
+    last = [p.rsplit(".", 1)[-1] for p in targets]
+    hit = [n for n in names if any(fnmatchcase(n, p) for p in last)] if targets else [
+        n for n in names if not any(fnmatchcase(n, p.rsplit(".", 1)[-1]) for p in exclude)]
+    if not hit:
+        raise SpecError(f"{where} its modules match none of the decoder layer's projections "
+                        f"({', '.join(names)}), the ones rlmcost prices")  # fmt: skip
+    out: list[str] = []
+    for n in hit:
+        out += [t for t in TARGETS[n] if t not in out]
+    return out

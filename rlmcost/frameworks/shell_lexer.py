@@ -3,10 +3,10 @@
 Quoting as the shell does it (single quotes literal, double quotes with ``$`` expansions and
 ``\\`` escapes), backslash-newline continuations, comments, the separators ``;`` ``&&`` ``||``
 ``|`` ``&`` and newlines, redirections (``2>&1``, ``> file``, ``&>/dev/null``) and
-here-documents dropped, arrays ``NAME=( ... )`` kept whole. Each word is a list of
-:data:`Part`; nothing is expanded or run here. The depth of ``if``/``for``/``while``/``case``
-and ``{ ... }``/function bodies is followed so that a command inside one is marked
-conditional.
+here-documents dropped (a here-string's word, ``<<< WORD``, kept for ``read``), arrays
+``NAME=( ... )`` kept whole. Each word is a list of :data:`Part`; nothing is expanded or
+run here. The depth of ``if``/``for``/``while``/``case`` and ``{ ... }``/function bodies is
+followed so that a command inside one is marked conditional.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class Command:
     line: int
     conditional: bool
     arrays: dict[int, list[list[Part]]] = field(default_factory=dict)  # word i: NAME=( ... )
+    here: list[Part] | None = None  # the word of a here-string, ``<<< WORD``
 
 
 def commands(text: str, where: str) -> list[Command]:
@@ -59,13 +60,14 @@ class _Lexer:
     def commands(self) -> list[Command]:
         words: list[list[Part]] = []
         arrays: dict[int, list[list[Part]]] = {}
+        here: list[Part] | None = None
         start, after_logic = self.line, False
         while True:
             sep = self.skip_blank()
             if sep is not None or self.i >= len(self.s):
                 if words:
-                    self.emit(words, arrays, start, after_logic)
-                    words, arrays = [], {}
+                    self.emit(words, arrays, start, after_logic, here)
+                words, arrays, here = [], {}, None
                 after_logic = sep in ("&&", "||")
                 if self.i >= len(self.s):
                     return self.out
@@ -74,7 +76,7 @@ class _Lexer:
             if not words:
                 start = self.line
             if self.s[self.i] in "<>" or (self.s.startswith("&>", self.i)):
-                self.redirect()
+                here = self.redirect() or here
                 continue
             word = self.word(False)
             if self.s.startswith("(", self.i) and len(word) == 1 and word[0][0] == "lit" \
@@ -87,7 +89,7 @@ class _Lexer:
             words.append(word)
 
     def emit(self, words: list[list[Part]], arrays: dict[int, list[list[Part]]], line: int,
-             after_logic: bool) -> None:
+             after_logic: bool, here: list[Part] | None) -> None:
         first = words[0][0][1] if len(words[0]) == 1 and words[0][0][0] == "lit" else ""
         while first in _LEAD and len(words) > 1:
             words = words[1:]
@@ -98,7 +100,7 @@ class _Lexer:
             return
         function = len(words) >= 2 and words[-1] == [("lit", "{", False)] and (
             first == "function" or (len(words) == 2 and words[0][-1][1].endswith("()")))
-        self.out.append(Command(words, line, self.depth > 0 or after_logic, arrays))
+        self.out.append(Command(words, line, self.depth > 0 or after_logic, arrays, here))
         if first in _OPEN or function:
             self.depth += 1
 
@@ -137,18 +139,22 @@ class _Lexer:
                     break
         self.heredocs = []
 
-    def redirect(self) -> None:
+    def redirect(self) -> list[Part] | None:
+        """Skip a redirection; the word of a here-string (``<<< WORD``), kept for ``read``."""
         m = re.compile(r"&>>?|<<<|<<-?|<>|[<>]>?&?").match(self.s, self.i)
         assert m is not None  # called at < or > or &>
         self.i = m.end()
         op = m.group()
         if op.endswith("&") and re.match(r"[0-9-]", self.s[self.i: self.i + 1]):
             self.i += 1
-            return
+            return None
         self.skip_blank()
         target = self.word(False)
-        if op.startswith("<<") and op != "<<<":
+        if op == "<<<":
+            return target
+        if op.startswith("<<"):
             self.heredocs.append("".join(t for _, t, _ in target))
+        return None
 
     def array(self) -> list[list[Part]]:
         items: list[list[Part]] = []

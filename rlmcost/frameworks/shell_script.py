@@ -7,14 +7,15 @@ redirections and here-documents dropped); assignments (``VAR=value``, ``export V
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
 ``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
 parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
-script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way.
-The one command substitution read is the script's-folder idiom
-``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``; any other ``$(...)`` or backquote, an
-assignment under ``if``/``for``/``while``/``case``/``&&``/``||`` or in a function, a
-positional ``$1`` and an unset variable have no value: such a value is an error naming the
-variable (:class:`Unresolved`) where the launch command needs it, and ``--env VAR=VALUE`` gives
-it (a variable given so keeps that value throughout; the script's own assignments of it are
-skipped). The launch is the last command that names one of the framework's entry points.
+script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way;
+``read -a NAME <<< WORD`` makes NAME WORD's words. The command substitutions read are the
+folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
+any other ``$(...)`` or backquote, an assignment under ``if``/``for``/``while``/``case``/
+``&&``/``||`` or in a function, a positional ``$1`` and an unset variable have no value: where
+the launch command needs such values, one error names them all (:meth:`Launch.require`), and
+``--env VAR=VALUE`` gives each (a variable given so keeps that value throughout; the script's
+own assignments of it are skipped). The launch is the last command that names one of the
+framework's entry points.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer
 from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+from rlmcost.frameworks.shell_paths import path_output
 
 MAX_SCRIPT_BYTES = 1 << 20
 """Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
@@ -36,7 +38,6 @@ MAX_SOURCE_DEPTH = 8
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(:?)([-=+?])(.*))?",
                     re.S)  # fmt: skip
-_SCRIPT_DIR = re.compile(r"dirname\b.*(BASH_SOURCE|\$0)", re.S)
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
 
@@ -44,8 +45,8 @@ _DECLARE = ("export", "declare", "typeset", "local", "readonly")
 @dataclass
 class Launch:
     """The launch command: the words after its entry point, the entry word, the words that
-    kept a variable unexpanded (index -> the :class:`Unresolved`) and the sourced files that
-    were not there."""
+    kept a variable unexpanded (index -> the :class:`Unresolved`; ``many``: those that stand
+    for an unknown number of words) and the sourced files that were not there."""
 
     script: Path
     entry: str
@@ -54,20 +55,30 @@ class Launch:
     unresolved: dict[int, Unresolved]
     notes: list[str]
     missing: list[str]
+    many: set[int]
 
-    def error(self, exc: Unresolved, word: str) -> SpecError:
-        """The one-line error for a value the launch needs that the script does not give."""
-        return _error(self.script.name, self.line, exc, self.missing, f" in {word!r}")
-
-
-def _error(name: str, line: int, exc: Unresolved, missing: list[str], where: str) -> SpecError:
-    hint = ""
-    if missing and "is not set" in exc.why:
-        hint = f" (it may come from {missing[0]}, which is not there to read)"
-    given = f"--env {exc.var}=VALUE" if _NAME.fullmatch(exc.var) else "a copy of the script " \
-        "that writes the value"  # fmt: skip
-    return SpecError(f"script {name} line {line}: ${exc.var}{where} {exc.why}{hint}; give it "
-                     f"with {given}")  # fmt: skip
+    def require(self, needed: list[int]) -> None:
+        """SpecError, one line, naming every variable of the words ``needed`` (indices of
+        :attr:`unresolved`) and the ``--env`` items that give them all."""
+        if not needed:
+            return
+        first: dict[str, int] = {}
+        for i in sorted(needed):
+            first.setdefault(self.unresolved[i].var, i)
+        causes = [f"${v} in {self.words[i]!r} {self.unresolved[i].why}" for v, i in first.items()]
+        unset = [k for k, c in enumerate(causes) if c.endswith("is not set in the script")]
+        if self.missing and unset:
+            causes[unset[0]] += f" (it may come from {self.missing[0]}, which is not there to read)"
+        names = [v for v in first if _NAME.fullmatch(v)]
+        give = []
+        if names:
+            give.append(f"{'it' if len(names) == 1 else 'them'} with "
+                        f"{' '.join(f'--env {v}=VALUE' for v in names)}")  # fmt: skip
+        if len(names) < len(first):
+            give.append("a copy of the script that writes the value of " +
+                        ", ".join(f"${v}" for v in first if v not in names))  # fmt: skip
+        raise SpecError(f"script {self.script.name} line {self.line}: {'; '.join(causes)}; give "
+                        f"{' and '.join(give)}")  # fmt: skip
 
 
 def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
@@ -80,8 +91,6 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
-    if isinstance(reader.launch, Exception):
-        raise reader.launch
     launch = reader.launch
     if reader.launches > 1:
         launch.notes.append(f"the script launches {reader.launches} times; the last, line "
@@ -106,7 +115,6 @@ def _read_text(path: Path, what: str) -> str:
         raise SpecError(f"{what} {path} is not UTF-8 text; give a shell script") from None
 
 
-
 ONE, MANY = "\x00", "\x01"
 """Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
 ``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
@@ -124,7 +132,7 @@ class _Reader:
         self.extra, self.env = extra, env
         self.vars: dict[str, Value] = dict(env)
         self.failures: dict[str, Unresolved] = {}  # a placeholder's variable -> why
-        self.launch: Launch | Exception | None = None
+        self.launch: Launch | None = None
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
 
@@ -156,6 +164,8 @@ class _Reader:
             for w in rest[1:]:
                 if _text(w) not in self.env:
                     self.vars.pop(_text(w), None)
+        elif name == "read":
+            self.read([_text(w) for w in rest[1:]], cmd, path)
         elif name in _SOURCE and len(rest) > 1:
             self.source(rest[1], cmd, path, entries, depth)
         elif any(e in _text(w) for w in rest for e in entries):
@@ -187,6 +197,31 @@ class _Reader:
             value = old + value if isinstance(value, str) else [old, *value]
         self.vars[name] = value
 
+    def read(self, args: list[str], cmd: Command, path: Path) -> None:
+        """``read -a NAME <<< WORD`` (``-r``, ``-ra``): NAME the array of WORD's blank-separated
+        words, as bash splits them at its default IFS (miles' launch scripts read the model's
+        arguments so: ``read -ra MODEL_ARGS <<< "${MODEL_ARGS_LINE}"``). Another ``read``
+        reads its input, which the script does not hold: its names have no value."""
+        array, i = False, 0
+        while i < len(args) and args[i].startswith("-"):
+            array = array or args[i].endswith("a")
+            i += 1 + (args[i][-1:] in "dnNptu")  # an option with its own value
+        names = args[i:i + 1] if array else args[i:]
+        how = f"is read (read{' -a' if array else ''}, line {cmd.line})"
+        for name in (n for n in names if _NAME.fullmatch(n) and n not in self.env):
+            value = "".join(self.expand(cmd.here, path, split=False)) if cmd.here else None
+            mark = _MARK.search(value or "")
+            why = f"{how} under a condition" if cmd.conditional else f"{how} from the " \
+                "script's input" if value is None or not array else None  # fmt: skip
+            if why is None and mark is not None:
+                cause = self.failures.get(mark.group(2))
+                why = f"{how} from {_shown(value or '')}{f', which {cause.why}' if cause else ''}"
+            if why is None:
+                self.vars[name] = (value or "").split()
+                continue
+            self.failures[name] = Unresolved(name, why)
+            self.vars[name] = [MANY + name + MANY] if array else ONE + name + ONE
+
     def source(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
                depth: int) -> None:
         target = Path("".join(self.expand(word, path, split=False)))
@@ -210,20 +245,19 @@ class _Reader:
             return
         self.launches += 1
         unresolved: dict[int, Unresolved] = {}
+        many: set[int] = set()  # several words, or none: the words after have no known place
         for k, w in enumerate(words[at + 1:]):
             for mark, var in _MARK.findall(w):
-                if mark == MANY:  # several words, or none: their place is unknown
-                    self.launch = _error(path.name, cmd.line, self.failures[var], self.missing,
-                                         "")  # fmt: skip
-                    return
                 unresolved.setdefault(k, self.failures[var])
+                if mark == MANY:
+                    many.add(k)
         notes = [f"read {path.name} line {cmd.line} as data, never run: the command it launches"
                  f" ({words[at]}) with its variables expanded"]  # fmt: skip
         if cmd.conditional:
             notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
                          "runs")  # fmt: skip
         self.launch = Launch(self.script, words[at], [_shown(w) for w in words[at + 1:]],
-                             cmd.line, unresolved, notes, self.missing)
+                             cmd.line, unresolved, notes, self.missing, many)
 
     def expand(self, word: list[Part], path: Path, split: bool = True) -> list[str]:
         """The fields of ``word`` (``split``: unquoted expansions split on blanks, as in a
@@ -266,10 +300,8 @@ class _Reader:
         return fields
 
     def value(self, kind: str, text: str, path: Path) -> str | list[str]:
-        if kind == "cmd":
-            if _SCRIPT_DIR.search(text):
-                return str(path.parent)
-            raise Unresolved(f"({text.strip()[:40]})", "is a command's output")
+        if kind == "cmd":  # the folder idioms (rlmcost.frameworks.shell_paths) or unknown
+            return path_output(text, lambda w: "".join(self.expand(w, path, split=False)))
         if kind == "arith":
             return str(self.arith(text, path))
         m = _BRACE.fullmatch(text.strip())

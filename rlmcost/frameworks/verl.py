@@ -32,6 +32,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
+from rlmcost.frameworks.verl_lora import verl_lora
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -85,9 +86,18 @@ IGNORED = (
     "trainer.test_freq", "trainer.critic_warmup", "trainer.default_hdfs_dir",
     "trainer.del_local_ckpt_after_load", "trainer.default_local_dir",
     "trainer.max_actor_ckpt_to_keep", "trainer.max_critic_ckpt_to_keep",
-    "trainer.ray_wait_register_center_timeout", "ray_init",
+    "trainer.ray_wait_register_center_timeout", "ray_init", "ray_kwargs", "global_profiler",
+    f"{ACTOR}.profiler", f"{ROLLOUT}.profiler", "critic.profiler", "reward_model.profiler",
+    f"{ROLLOUT}.prometheus", f"{ROLLOUT}.trace", f"{ROLLOUT}.skip_dump_dir",
+    "trainer.esi_redundant_time", f"{ACTOR}.data_loader_seed", "critic.data_loader_seed",
+    f"{ACTOR}.fsdp_config.seed", f"{MODEL}.tokenizer_path", f"{MODEL}.custom_chat_template",
+    "data.dataloader_num_workers", "data.trust_remote_code", "data.validation_shuffle",
+    "data.train_max_samples", "data.val_max_samples", "data.sampler", "data.tool_config_path",
 )  # fmt: skip
-"""Keys that change no cost (optimizer, sampling, logging, paths): ignored without warning."""
+"""Keys that change no step's cost (optimizer, sampling, logging and metrics, profiling,
+checkpoint and validation frequencies, seeds, paths, the data loader; checked against
+ppo_trainer.yaml @b178a3cd: ``global_profiler``, the workers' ``profiler``, the rollout's
+``prometheus``/``trace``): not listed as ignored."""
 
 _ESTIMATORS = {
     "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
@@ -118,8 +128,8 @@ def import_verl_mapping(config: dict[str, Any], where: str, source: str, overrid
     q = ImportedQuery("verl", source)
     _algorithm(r, q)
     _workload(r, q)
-    _layout(r, q)
     day = parse_verl_version(verl_version)
+    _layout(r, q, day)
     engine(r, q, day, device)
     fsdp_full = all(f in q.flags for f in (("--ckpt", "full"), ("--zero", "3")))  # FSDP workers
     if day is not None and day < NON_REENTRANT and fsdp_full:
@@ -238,7 +248,7 @@ def _grad_buffer(r: Reader, q: ImportedQuery, m: str, degrees: tuple[int, ...]) 
               "Megatron-core's gradient buffer (DistributedDataParallelConfig.grad_reduce_in_fp32)")
 
 
-def _layout(r: Reader, q: ImportedQuery) -> None:
+def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
     gpus = r.integer("trainer.n_gpus_per_node", 8) * r.integer("trainer.nnodes", 1)
     q.convert("trainer.n_gpus_per_node x trainer.nnodes", "--gpus", gpus, "GPUs in all")
     strategy = r.text(f"{ACTOR}.strategy", "fsdp", ("fsdp", "fsdp2", "megatron"))
@@ -311,11 +321,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
     _micro_batch(r, q, dp, sp_size)
     forward_batching(r, q)
-    rank = r.integer(f"{MODEL}.lora_rank", 0, lo=0, hi=65536)
-    if rank:
-        q.set("--lora-rank", rank)
-        targets = r.words(f"{MODEL}.target_modules", "all-linear")
-        q.set("--lora-targets", ",".join(targets))
+    verl_lora(r, q, MODEL, strategy == "megatron", day)
     if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
         q.set("--offload-idle")
     if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py

@@ -23,7 +23,7 @@ TOOL_COMMANDS = ("models", "hardware", "blocks", "algorithms", "train", "calibra
 """The commands other than the queries whose ``--json`` output has a schema."""
 
 IMPORT_COMMANDS = ("import verl", "import openrlhf", "import trl", "import nemo-rl",
-                   "import slime")  # fmt: skip
+                   "import slime", "import miles")  # fmt: skip
 """`rlmcost import FRAMEWORK`: one output shape for every framework."""
 
 
