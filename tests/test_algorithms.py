@@ -142,6 +142,14 @@ def test_unknown_algorithm_suggests_close_names():
         get_algorithm("gpro")
 
 
+def test_a_comma_list_of_algorithms_says_compare_takes_them_space_separated():
+    # `rlmcost compare grpo,ppo`: the names are the catalog's, the list the mistake
+    with pytest.raises(SpecError, match=r"compare` takes them space-separated \(grpo ppo\)"):
+        get_algorithm("grpo,ppo")
+    with pytest.raises(SpecError, match="did you mean"):
+        get_algorithm("grpo,pop")  # not every part is an algorithm: the close names
+
+
 # --------------------------------------------------------------------------------------------
 # Table IV identities (seed paper §II-E, §II-F)
 # --------------------------------------------------------------------------------------------

@@ -84,3 +84,16 @@ def test_the_suggested_fix_is_accepted(bad, pattern, fix):
     fixed = fix(bad, found)
     again = run(*fixed)
     assert again.exit_code == 0, (fixed, again.output)
+
+
+def test_a_pool_given_to_one_run_points_to_groups_and_plan():
+    # `--hardware h20:4,h100:4` is a pool, which only `plan` searches (README "a pool"); one
+    # run gives each group its device with --groups ROLE=N@HW
+    r = run("grpo", "-m", "gpt-2", "--hardware", "h20:4,h100:4")
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    assert '--groups "rollout=4@h20,actor=4@h100"' in text
+    assert "rlmcost plan ALGORITHM --hardware h20:4,h100:4" in text
+    assert "did you mean" not in text
+    r = run("grpo", "-m", "gpt-2", "--hardware", "h20:4")
+    assert r.exit_code == 2 and "--hardware h20 --gpus 4" in " ".join(r.output.split())

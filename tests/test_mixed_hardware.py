@@ -140,6 +140,23 @@ def test_the_mixed_query_from_the_cli() -> None:
     assert evaluate_deployment(again).cost_per_iteration_usd == cost["per_iteration_usd"]
 
 
+def test_the_top_level_device_is_the_binding_stages_on_a_mixed_pool() -> None:
+    # --hardware a100-80gb names no group's device: hardware, hbm_bytes_per_device and
+    # capacity_bytes_per_device all name the device the binding stage's peak is on (hardware.json)
+    out = _cli("grpo", "-m", "llama-3.1-8b", "--reward", "rule", "-B", "16", "-K", "4",
+               "--framework", "none", "--hardware", "a100-80gb",
+               "--groups", "rollout=8@h20,actor+reference=8@h100")  # fmt: skip
+    stages = out["stages"]
+    assert {s["hardware"] for s in stages.values()} == {"h20", "h100-sxm"}
+    binding = max(stages.values(), key=lambda s: s["shortfall_bytes"] - s["headroom_bytes"])
+    for view in (out, out["placement_detail"]):
+        assert view["hardware"] == binding["hardware"]
+        assert view["hbm_bytes_per_device"] == get_hardware(view["hardware"]).hbm_bytes
+        assert view["capacity_bytes_per_device"] == \
+            binding["memory_bytes_per_device"] + binding["headroom_bytes"] - \
+            binding["shortfall_bytes"]  # fmt: skip
+
+
 POOL_SPACE = RLSpace(placements=("baseline", "split"), tp=(1,), rollout_tp=(1,),
                      micro_batch=(1,), ckpt=(Checkpointing.FULL,), offload=(False,),
                      fractions=(0.5,), rollout_shares=(0.5,))  # fmt: skip

@@ -118,6 +118,19 @@ def test_partial_model_names_are_errors_with_candidates(query, offered):
     assert set(offered) <= set(suggested(str(exc.value)))
 
 
+def test_a_size_is_matched_as_a_word_not_inside_another_number():
+    # '1b' starts a word of llama-3.2-1b and gemma-3-1b (models.json); inside DeepSeek-V3's
+    # alias '671b' it is part of another number, offered only when nothing better is
+    with pytest.raises(SpecError) as exc:
+        get_model("1b")
+    offered = suggested(str(exc.value))
+    assert {"llama-3.2-1b", "gemma-3-1b"} <= set(offered)
+    assert "deepseek-v3" not in offered and "deepseek-r1" not in offered
+    with pytest.raises(SpecError) as exc:
+        get_model("71b")  # found only inside '671b': still offered
+    assert "deepseek-v3" in suggested(str(exc.value))
+
+
 def test_long_candidate_lists_are_cut_with_a_count():
     with pytest.raises(SpecError, match=r"\(and \d+ more\)\?"):
         get_model("q")

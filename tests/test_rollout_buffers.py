@@ -149,10 +149,23 @@ def test_a_sample_over_the_token_budget_runs_alone_in_its_micro_batch(framework)
         assert a["memory_breakdown_bytes"]["activations"] == b["memory_breakdown_bytes"][
             "activations"] > 0
         assert a["memory_bytes_per_device"] == b["memory_bytes_per_device"]
+    # the output says the budget batched nothing (a silent micro-batch 1 otherwise)
+    said = [n for n in over["notes"] if n.startswith("--max-tokens-per-gpu 1000 is below one")]
+    assert len(said) == 1 and "give at least 2048" in said[0], over["notes"]
+    assert not any("is below one sequence" in n for n in exact["notes"])
     # a budget that holds two sequences doubles the micro-batch
     two = run_json(*base, "--max-tokens-per-gpu", "4096")
     act = two["stages"]["training"]["memory_breakdown_bytes"]["activations"]
     assert act > exact["stages"]["training"]["memory_breakdown_bytes"]["activations"]
+
+
+def test_the_default_frameworks_budget_below_one_sequence_is_said():
+    # the default framework (nemo-rl) does not refuse it (frameworks.buffers.OVER_BUDGET_REFUSED
+    # names verl alone): the update runs one 1024 + 1024-token sequence per micro-batch
+    out = run_json("grpo", "-m", "8b", "--gpus", "8", "--max-tokens-per-gpu", "100")
+    said = [n for n in out["notes"] if "is below one sequence" in n]
+    assert len(said) == 1 and "(2,048 tokens per GPU of a 2,048-token sequence)" in said[0]
+    assert "update actor" in said[0]
 
 
 def test_nemo_rl_carries_the_routes_in_the_narrowest_integer_on_device_and_host():

@@ -179,3 +179,16 @@ def test_validate_command():
     assert text.exit_code == 0 and "MFU" in text.stdout and "mean |error|" in text.stdout
     bad = runner.invoke(app, ["validate", "--source", "nobody"])
     assert bad.exit_code == 2 and bad.output.startswith("error: ")
+
+
+def test_the_communication_table_is_labelled_a_bound_below_the_steps_exposed_tp():
+    # the table times bytes / the datasheet link (450 GB/s NVLink, hardware.json); the step
+    # times each TP all-reduce at NCCL's bus efficiency with per-step latency
+    # (rlmcost.perf.collectives): TP is all exposed, so the step's TP is the larger
+    args = ["-m", "70b", "--tp", "8", "--gpus", "64", "--ckpt", "none"]
+    out = run_json(*args)
+    (tp,) = [t for t in out["communication"] if t["strategy"] == "tp"]
+    assert out["step_time"]["exposed_communication_s"]["tp"] > tp["time_s"]
+    text = " ".join(runner.invoke(app, ["train", *args], env={"COLUMNS": "100"}).stdout.split())
+    assert "time >=" in text and "a lower bound" in text
+    assert "exposed comm can exceed this" in text and "link-bandwidth bound" in text

@@ -370,6 +370,10 @@ def get_algorithm(name: str | Algorithm) -> Algorithm:
     key = name.strip().lower().replace("_", "-")
     if key in table:
         return table[key]
+    parts = [p for p in key.replace(",", " ").split() if p]
+    if len(parts) > 1 and all(p in table for p in parts):  # a list where one name goes
+        raise SpecError(f"'{name}' names {len(parts)} algorithms: `rlmcost compare` takes them "
+                        f"space-separated ({' '.join(parts)}), other commands one")  # fmt: skip
     close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise SpecError(f"unknown algorithm '{name}'; {hint}see `rlmcost algorithms`")

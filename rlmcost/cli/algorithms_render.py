@@ -137,7 +137,7 @@ def _verdict(e: Any, run: Any) -> None:
     """Fits or not, the binding term, and answers checked by evaluating them."""
     from rlmcost.units import format_bytes
 
-    cap = f"{format_bytes(e.capacity_bytes)} of one {e.hardware.name}"
+    cap = f"{format_bytes(e.capacity_bytes)} of one {e.device.name}"
     ev = e.evaluation
     for problem in ev.problems if ev is not None else ():
         print(f"problem: {problem}")

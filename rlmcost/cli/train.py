@@ -255,7 +255,7 @@ def _render(report: "TrainReport") -> None:
     )
     print_table(
         "communication per rank per iteration",
-        ["strategy", "collective", "ranks", "calls", "bytes sent", "link", "time"],
+        ["strategy", "collective", "ranks", "calls", "bytes sent", "link", "time >="],
         [
             (
                 t.strategy,
@@ -281,8 +281,12 @@ def _render(report: "TrainReport") -> None:
                 format_seconds(r.communication_time_s),
             )
         ],  # fmt: skip
-        caption="Ring algorithms; time = bytes / per-direction link bandwidth, no overlap. "
-        "TP innermost, then CP, EP, DP, PP.",
+        caption="Ring algorithms; time >= = bytes / per-direction link bandwidth, no "
+        "overlap, no latency: a lower bound. The predicted step below times each collective "
+        "at NCCL's bus efficiency with its per-step latency (rlmcost.perf.collectives; a "
+        "calibration's measured rates), so its exposed comm can exceed this"
+        + ("; the recomputed forward's collectives count here and in its recomputation row"
+           if str(lay.ckpt) != "none" else "") + ". TP innermost, then CP, EP, DP, PP.",
         right=(2, 3, 4, 6),
     )
     print_table(
@@ -330,7 +334,9 @@ def _render_step(r: "TrainReport") -> None:
         caption=f"Efficiencies: {st.efficiency_source}. MFU = model FLOPs / (step x GPUs x "
         f"dense peak); model FLOPs = exact matrix products of forward + backward, attention "
         f"full S x S, no recomputation ({st.model_flops:.3e} FLOP). Exposed comm = what "
-        "overlap does not hide (TP/SP, EP all exposed; CP, DP/ZeRO behind compute). "
+        "overlap does not hide (TP/SP, EP all exposed; CP, DP/ZeRO behind compute), each "
+        "collective at the bus efficiency and latency NCCL reaches, not the communication "
+        "table's link-bandwidth bound. "
         f"Interval: {TEACHER_FORCED.low:g}-{TEACHER_FORCED.high:g} x the step "
         f"({TEACHER_FORCED.source}), never below the roofline bound.",
         right=(1,),

@@ -51,7 +51,7 @@ from rlmcost.placement.groups import DeviceGroup, parse_groups
 from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
-from rlmcost.placement.length_notes import length_note
+from rlmcost.placement.length_notes import length_note, over_budget_note
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
 from rlmcost.placement.query import _host_bandwidth, query_of
@@ -205,7 +205,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
             "launches and a streamed engine's per-sequence floor take it; the in-process "
             "per-sequence time keeps its x86 value (rlmcost.perf.engine_host.host_options)"
         )
-    _extend(notes, (length_note(setup, wl.response_len, result.groups),))
+    _extend(notes, (length_note(setup, wl.response_len, result.groups),
+                    over_budget_note(result.groups)))  # fmt: skip
     _extend(notes, speculation_notes(dep))
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch

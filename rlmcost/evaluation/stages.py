@@ -16,12 +16,15 @@ logits).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.algorithms.model import Invocation
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.timing import PhaseTime
+
+if TYPE_CHECKING:
+    from rlmcost.placement.estimate import PlacementEstimate
 
 EMPTY = MemoryBreakdown(0, 0, 0, 0, 0, 0, 0)
 
@@ -73,6 +76,7 @@ class StageEstimate:
     # with several device groups the stage's invocations overlap: its span on the critical
     # path (bound, predicted) and depth come from the schedule instead of the sums
     span: tuple[float, float, int] | None = None
+    hardware: str = ""  # the peak's accelerator on several groups ("": the run's)
 
     @property
     def work_flops(self) -> int:
@@ -153,6 +157,7 @@ class StageEstimate:
             "work_flops": self.work_flops,
             "depth": self.depth,
             "depth_disaggregated": self.depth_disaggregated,
+            "hardware": self.hardware,
             "memory_bytes_per_device": self.memory_bytes_per_device,
             "device_memory_bytes": self.memory_bytes_per_device,
             "allocated_bytes_per_device": self.allocated_bytes_per_device,
@@ -171,3 +176,25 @@ class StageEstimate:
             "invocations": [i.to_json() for i in self.invocations],
         }
 
+
+def binding(stages: dict[Any, StageEstimate]) -> StageEstimate:
+    """The stage nearest its device's capacity (or furthest past it): on a mixed pool the
+    device its peak is on gives the capacity and the device ``--json`` names."""
+    return max(stages.values(), key=lambda s: s.memory_bytes_per_device - s.hbm_bytes)
+
+
+def resident_states(result: PlacementEstimate) -> MemoryBreakdown:
+    """What the busiest group's devices hold while a CPU verifier runs: each model's states
+    present between its phases (``GroupEstimate.verifier``, :mod:`rlmcost.placement.
+    group_idle`: weights; gradients and Adam states of the ones it trains, less what waits in
+    host memory), else every model resident there."""
+    from dataclasses import fields
+
+    best = EMPTY
+    for g in result.groups:
+        parts = [g.verifier] if g.verifier is not None else list(g.resident.values())
+        held = MemoryBreakdown(
+            **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
+        )
+        best = max(best, held, key=lambda m: m.total)
+    return best

@@ -21,8 +21,7 @@ from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import Options
 from rlmcost.choices import AttnCounting
 from rlmcost.deployment.spec import Deployment
-from rlmcost.evaluation.stages import EMPTY, InvocationEstimate, StageEstimate
-from rlmcost.parallel.breakdown import MemoryBreakdown
+from rlmcost.evaluation.stages import InvocationEstimate, StageEstimate, binding, resident_states
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate
@@ -83,8 +82,16 @@ class Evaluation:
         """What one device of the binding stage gives programs: the stage nearest its device's
         capacity (or furthest past it), so on a mixed pool (``--groups ...@h20,...@h100``) the
         capacity beside the peak and the shortfall is the device that peak is on."""
-        return max(self.stages.values(),
-                   key=lambda s: s.memory_bytes_per_device - s.hbm_bytes).hbm_bytes  # fmt: skip
+        return binding(self.stages).hbm_bytes
+
+    @property
+    def device(self) -> HardwareSpec:
+        """The binding stage's accelerator (:attr:`capacity_bytes`'s): on a mixed pool the
+        one its peak is on, not the run's ``--hardware``; else the run's."""
+        from rlmcost.specs import get_hardware
+
+        name = binding(self.stages).hardware
+        return self.hardware if name in ("", self.hardware.name) else get_hardware(name)
 
     @property
     def work_flops(self) -> int:
@@ -228,7 +235,7 @@ class Evaluation:
             "run": self.run.to_json() if self.run is not None else None,
             "algorithm": self.algorithm.name,
             "model": self.model,
-            "hardware": self.hardware.name,
+            "hardware": self.device.name,
             "gpus": self.gpus,
             "stages": {str(s): e.to_json() for s, e in self.stages.items()},
             "iteration": {
@@ -247,7 +254,7 @@ class Evaluation:
             "fits": self.fits,
             "shortfall_bytes": self.shortfall_bytes,
             "problems": list(ev.problems) if ev is not None else [],
-            "hbm_bytes_per_device": self.hardware.hbm_bytes,
+            "hbm_bytes_per_device": self.device.hbm_bytes,
             "capacity_bytes_per_device": self.capacity_bytes,
             "device_memory_bytes": {str(s): e.memory_bytes_per_device
                                     for s, e in self.stages.items()},  # fmt: skip
@@ -323,6 +330,7 @@ def from_placement(
     jobs = {j.task.index: j for g in result.groups for j in g.jobs}
     host = {i: b for g in result.groups for i, b in g.host_bytes_per_device.items()}
     cap = {j.task.index: g.hbm_bytes for g in result.groups for j in g.jobs}  # its own device
+    device = {j.task.index: g.hardware for g in result.groups for j in g.jobs}
     before: dict[int, float] = {}
     before_pred: dict[int, float] = {}
     for tr in (t for g in result.groups for t in g.transfers):
@@ -339,7 +347,7 @@ def from_placement(
             job = jobs.get(index)
             if job is None:  # a CPU verifier: no FLOPs; the devices hold the resident states
                 n = int(count(inv.sequences, result_values(result)))
-                held = _resident_states(result)
+                held = resident_states(result)
                 invs.append(InvocationEstimate(inv, "-", n, 0, 0, held, PhaseTime(), 0))
                 continue
             transfer_s += before.get(index, 0.0)
@@ -361,6 +369,7 @@ def from_placement(
         stages[stage] = StageEstimate(
             stage, tuple(invs), hbm, transfer_s=transfer_s,
             transfer_predicted_s=transfer_pred, span=span,
+            hardware=device[peak] if peak is not None else result.groups[0].hardware,
         )  # fmt: skip
     total_s = sum(s.time.bound_s for s in stages.values()) or 1.0
     stages = {k: replace(s, share=s.time.bound_s / total_s) for k, s in stages.items()}
@@ -380,23 +389,6 @@ def from_placement(
         evaluation=result,
         run=run,
     )
-
-
-def _resident_states(result: PlacementEstimate) -> MemoryBreakdown:
-    """What the busiest group's devices hold while a CPU verifier runs: each model's states
-    present between its phases (``GroupEstimate.verifier``, :mod:`rlmcost.placement.
-    group_idle`: weights; gradients and Adam states of the ones it trains, less what waits in
-    host memory), else every model resident there."""
-    from dataclasses import fields
-
-    best = EMPTY
-    for g in result.groups:
-        parts = [g.verifier] if g.verifier is not None else list(g.resident.values())
-        held = MemoryBreakdown(
-            **{f.name: sum(getattr(p, f.name) for p in parts) for f in fields(MemoryBreakdown)}
-        )
-        best = max(best, held, key=lambda m: m.total)
-    return best
 
 
 def result_values(result: PlacementEstimate) -> dict[str, Any]:

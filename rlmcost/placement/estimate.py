@@ -240,11 +240,19 @@ class PlacementEstimate:
         """The stages' times one after another (what a synchronous loop takes)."""
         return sum(s.time_lower_bound_s for s in self.stages.values())
 
+    @property
+    def binding(self) -> GroupEstimate:
+        """The group nearest its device's capacity (or furthest past it): on a mixed pool the
+        device ``--json``'s ``hardware``, ``hbm_bytes_per_device`` and capacity name."""
+        return max(self.groups, key=lambda g: g.peak_memory_bytes_per_device - g.hbm_bytes)
+
     def to_json(self) -> dict[str, Any]:
+        binding = self.binding
+        device = self.hardware_of(binding.name)
         return {
             "placement": self.placement.name,
             "algorithm": self.algorithm.name,
-            "hardware": self.hardware.name,
+            "hardware": device.name,
             "gpus": self.gpus,
             "gpus_per_hardware": self.fleet,
             "cost": self.cost_json(),
@@ -276,8 +284,8 @@ class PlacementEstimate:
                 else None
             ),
             "peak_memory_bytes_per_device": self.peak_memory_bytes_per_device,
-            "hbm_bytes_per_device": self.hardware.hbm_bytes,
-            "capacity_bytes_per_device": self.groups[0].hbm_bytes,
+            "hbm_bytes_per_device": device.hbm_bytes,
+            "capacity_bytes_per_device": binding.hbm_bytes,
             "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
             "recommended_gpu_memory_utilization": self.recommended_gpu_memory_utilization,
             "problems": list(self.problems),

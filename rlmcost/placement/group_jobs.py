@@ -377,7 +377,8 @@ def estimate(g: GroupModel) -> GroupEstimate:
         g.group.name, g.gpus, jobs, g.residents, g.shadows, tuple(transfers(g, jobs)),
         g.s.capacity_bytes, tuple(dict.fromkeys(g.problems)),
         {j.task.index: g.host_bytes(j.task) for j in jobs}, g.s.hardware.name, init,
-        verifier_states(g),
+        verifier_states(g), tuple((j.phase, *g.kept[("over budget", j.task.index)])
+                                  for j in jobs if ("over budget", j.task.index) in g.kept),
     )  # fmt: skip
 
 

@@ -185,6 +185,8 @@ class GroupTasks(GroupSizes):
                     f"{dep.framework} refuses ({refused}); give at least {per_gpu} or "
                     "shorter sequences"
                 )
+            if budget < per_gpu:  # alone past the budget: said in a note (length_notes)
+                self.kept[("over budget", t.index)] = (budget, per_gpu, seq)
             micro_batch = max(1, budget // per_gpu)
             if layout.micro_batch != micro_batch:  # else the same layout
                 self.layouts[t.index] = layout.with_(micro_batch=micro_batch)

@@ -185,6 +185,7 @@ class GroupEstimate:
     hardware: str = ""  # the accelerator's canonical name (the group's own or the run's)
     init: InitPeak | None = None  # start-up memory per device (placement.init_peak)
     verifier: MemoryBreakdown | None = None  # states held while a CPU verifier runs (group_idle)
+    over_budget: tuple[tuple[str, int, int, int], ...] = ()  # phase, budget, per GPU, tokens
 
     @property
     def host_peak_bytes_per_device(self) -> int:

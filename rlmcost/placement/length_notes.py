@@ -53,3 +53,20 @@ def response_phases(groups: Iterable[Any]) -> list[str]:
     """The phases of the jobs that generate, score or train on the responses, in order."""
     kinds = (Kind.GENERATE, Kind.FORWARD, Kind.TRAIN)
     return [j.phase for g in groups for j in g.jobs if j.task.kind in kinds]
+
+
+def over_budget_note(groups: Iterable[Any]) -> str | None:
+    """The note for a per-GPU token budget below one sequence under a framework that does
+    not refuse it (:data:`~rlmcost.frameworks.buffers.OVER_BUDGET_REFUSED` lists those that
+    do): each sequence runs alone in a micro-batch of its own past the budget, so the budget
+    batches nothing (``GroupEstimate.over_budget``, set by ``GroupTasks._apply_token_budget``)."""
+    over = {phase: (budget, per_gpu, seq) for g in groups
+            for phase, budget, per_gpu, seq in g.over_budget}  # fmt: skip
+    if not over:
+        return None
+    budget, per_gpu, seq = max(over.values(), key=lambda v: v[1])
+    return (f"--max-tokens-per-gpu {budget} is below one sequence ({per_gpu:,} tokens per GPU "
+            f"of a {seq:,}-token sequence) in {', '.join(over)}: each sequence runs alone in a "
+            "micro-batch of its own past the budget (micro-batch 1, as slime's "
+            "build_dp_schedule runs an over-cap sample); give at least "
+            f"{per_gpu} for the budget to batch sequences")

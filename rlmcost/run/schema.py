@@ -74,6 +74,7 @@ class StageOut(TimeOut):
     host_memory_bytes_per_device: int
     memory_breakdown_bytes: dict[str, int]
     binding_term: str
+    hardware: str  # the accelerator of the stage's peak (its group's own on a mixed pool)
     peak_invocation: str
     fits: bool
     shortfall_bytes: int
@@ -103,7 +104,7 @@ class EvaluationOut(Envelope):
 
     algorithm: str
     model: str
-    hardware: str
+    hardware: str  # the binding stage's accelerator (as hbm_ and capacity_bytes_per_device)
     gpus: int
     stages: dict[str, StageOut]
     iteration: IterationOut

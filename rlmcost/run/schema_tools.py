@@ -58,7 +58,9 @@ class TrafficOut(BaseModel):
     bytes_per_rank: int = Field(description="bytes each rank sends over the iteration")
     link: Literal["intra-node", "inter-node"]
     bandwidth_bytes_per_s: float | None = Field(description="per direction; None: untimed")
-    time_s: float | None
+    time_s: float | None = Field(description="a lower bound: bytes / bandwidth_bytes_per_s, no "
+                                 "latency or bus efficiency (step_time's exposed_communication_s "
+                                 "times collectives as NCCL runs them)")  # fmt: skip
 
 
 class StepTimeOut(BaseModel):
@@ -111,7 +113,8 @@ class TrainOut(Versioned):
     bubble_fraction: float
     communication: list[TrafficOut]
     communication_bytes_per_rank: int
-    communication_time_s: float
+    communication_time_s: float = Field(description="the communication rows' time_s summed: "
+                                        "a link-bandwidth lower bound")  # fmt: skip
     dtypes: dict[str, str] = Field(description="the dtype each byte count assumes")
     step_time_s: float
     tflops_per_gpu: float

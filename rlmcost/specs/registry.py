@@ -90,13 +90,16 @@ def _or(names: list[str]) -> str:
 def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
     """Names of the specs ``query`` may have meant, for an error message (never resolved).
 
-    Specs one of whose names contains the normalized query, those starting with it first;
-    failing that, difflib's close matches among names and aliases.
+    Specs one of whose names contains the normalized query, ranked by :func:`_rank`: the
+    name starting with it first, then a word of a name starting with it ('1b' in
+    'llama-3.2-1b'); a query found only inside a word ('1b' in DeepSeek-V3's '671b') is
+    offered only when nothing better is. Failing all, difflib's close matches among names
+    and aliases.
     """
     q = _norm(query)
-    hits = [s for s in specs if any(q in k for k in keys(s))]
-    hits.sort(key=lambda s: not _norm(s.name).startswith(q))
-    names = [s.name for s in hits]
+    ranked = sorted((r, i, s) for i, s in enumerate(specs) if (r := _rank(q, s)) is not None)
+    best = ranked[0][0] if ranked else 0
+    names = [s.name for r, _, s in ranked if r < 2 or best == 2]
     if not names:
         by_key: dict[str, str] = {}
         spec: ModelSpec | HardwareSpec
@@ -106,6 +109,24 @@ def candidates(query: str, specs: tuple[S, ...]) -> list[str]:
         close = difflib.get_close_matches(q, list(by_key), n=3, cutoff=0.6)
         names = list(dict.fromkeys(by_key[c] for c in close))
     return names
+
+
+def _rank(q: str, spec: ModelSpec | HardwareSpec) -> int | None:
+    """How well normalized ``q`` matches ``spec``: 0 its name starts with ``q``, 1 ``q``
+    starts a word of one of its names ('-', '_', ' ', '.', '/' or a letter-digit change
+    begin a word), 2 ``q`` is found inside a word only, None not found."""
+    if not any(q in k for k in keys(spec)):
+        return None
+    if _norm(spec.name).startswith(q):
+        return 0
+    for raw in (spec.name, *spec.aliases, *getattr(spec, "hf_ids", ())):
+        n = raw.lower()
+        for i, ch in enumerate(n):
+            prev = n[i - 1] if i else " "
+            starts = not prev.isalnum() or prev.isdigit() != ch.isdigit()
+            if starts and ch.isalnum() and _norm(n[i:]).startswith(q):
+                return 1
+    return 2
 
 
 def _resolve(query: str, specs: tuple[S, ...], index: dict[str, S], kind: str, listing: str) -> S:
