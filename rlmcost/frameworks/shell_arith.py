@@ -5,13 +5,24 @@ expression is parsed by :func:`ast.parse` and walked; nothing is evaluated by Py
 
 from __future__ import annotations
 
+_BITS = 1 << 64
+"""bash's arithmetic is signed 64-bit: every result wraps (``$((2**64))`` is 0)."""
+
 
 class Unresolved(Exception):
-    """A value the script's text does not give: ``var`` names it, ``why`` says why."""
+    """A value the script's text does not give: ``var`` names it (cut to 200 characters),
+    ``why`` says why."""
 
     def __init__(self, var: str, why: str) -> None:
+        var = var if len(var) <= 200 else var[:197] + "..."
         super().__init__(f"${var} {why}")
         self.var, self.why = var, why
+
+
+def _wrap(v: int) -> int:
+    """``v`` as bash's signed 64-bit integer."""
+    v %= _BITS
+    return v - _BITS if v >= _BITS >> 1 else v
 
 
 def integer(expr: str, text: str) -> int:
@@ -21,7 +32,7 @@ def integer(expr: str, text: str) -> int:
 
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         raise Unresolved(f"(({text.strip()}))", "is arithmetic rlmcost does not read") from None
     return _evaluate(tree.body, text)
 
@@ -31,21 +42,21 @@ def _evaluate(node: object, text: str) -> int:
     import ast
 
     if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
+        return _wrap(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         v = _evaluate(node.operand, text)
-        return -v if isinstance(node.op, ast.USub) else v
+        return _wrap(-v) if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
         a, b = _evaluate(node.left, text), _evaluate(node.right, text)
         op = node.op
         if isinstance(op, ast.Add | ast.Sub | ast.Mult):
-            return a + b if isinstance(op, ast.Add) else a - b if isinstance(op, ast.Sub) \
-                else a * b  # fmt: skip
+            return _wrap(a + b if isinstance(op, ast.Add) else a - b if isinstance(op, ast.Sub)
+                         else a * b)  # fmt: skip
         if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod) and b == 0:
             raise Unresolved(f"(({text.strip()}))", "divides by zero")
         if isinstance(op, ast.Div | ast.FloorDiv | ast.Mod):
             q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C's truncation
-            return q if not isinstance(op, ast.Mod) else a - b * q
-        if isinstance(op, ast.Pow) and 0 <= b <= 64:
-            return int(a**b)
+            return _wrap(q if not isinstance(op, ast.Mod) else a - b * q)
+        if isinstance(op, ast.Pow) and b >= 0:
+            return _wrap(pow(a, b, _BITS))  # bounded: bash's wrapped power
     raise Unresolved(f"(({text.strip()}))", "is arithmetic rlmcost does not read")

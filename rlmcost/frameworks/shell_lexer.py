@@ -277,3 +277,13 @@ class _Lexer:
                     break
             i += 1
         raise self.error(f"a ${open_} does not close")
+
+
+def env_words(name: str, value: str) -> list[str]:
+    """An array given with --env: its words, quoted as a shell would read them."""
+    import shlex  # only here: a numeric query never loads it (tests/test_cli_startup)
+
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise SpecError(f"--env {name}: {exc}; quote its words as a shell would") from None

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer
-from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, env_words
 from rlmcost.frameworks.shell_paths import path_output
 
 MAX_SCRIPT_BYTES = 1 << 20
@@ -87,7 +87,11 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     equal to one, or whose file name is one), expanded with ``extra`` as ``$@`` and ``env``
     fixed. SpecError where there is none or its words cannot be read."""
     reader = _Reader(Path(path), extra, env)
-    reader.run(reader.script, entries, 0)
+    try:
+        reader.run(reader.script, entries, 0)
+    except RecursionError:  # ${A:-${A:-...}} thousands deep
+        raise SpecError(f"script {reader.script.name}: expansions nested too deep to read; "
+                        "give the launch command's words") from None
     if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
@@ -195,6 +199,9 @@ class _Reader:
             value = old + (value if isinstance(value, list) else [value])
         elif isinstance(old, str):
             value = old + value if isinstance(value, str) else [old, *value]
+        if len(value) + sum(map(len, value if isinstance(value, list) else [])) > MAX_SCRIPT_BYTES:
+            raise SpecError(f"script {path.name}: ${name} grows past {MAX_SCRIPT_BYTES:,} "
+                            f"characters (line {cmd.line}); launch scripts hold a few KiB")
         self.vars[name] = value
 
     def read(self, args: list[str], cmd: Command, path: Path) -> None:
@@ -336,7 +343,7 @@ class _Reader:
             raise Unresolved(name, "is not set in the script" if not name.isdigit() else
                              f"is the script's argument {name}, not given")  # fmt: skip
         if index in ("@", "*"):
-            out = current if isinstance(current, list) else self.env_words(name, current)
+            out = current if isinstance(current, list) else env_words(name, current)
             return [str(len(out))] if length else out
         if isinstance(current, list):  # $NAME / ${NAME[0]}: an element
             k = int(index) if index and index.isdigit() else 0
@@ -344,15 +351,6 @@ class _Reader:
         elif index not in (None, "0"):
             raise Unresolved(f"{name}[{index}]", "is not an array element the script sets")
         return str(len(current)) if length else current
-
-    def env_words(self, name: str, value: str) -> list[str]:
-        """An array given with --env: its words, quoted as a shell would read them."""
-        import shlex
-
-        try:
-            return shlex.split(value)
-        except ValueError as exc:
-            raise SpecError(f"--env {name}: {exc}; quote its words as a shell would") from None
 
     def arith(self, text: str, path: Path) -> int:
         """``$((text))``: the shell's integer arithmetic over numbers and variables."""
