@@ -52,3 +52,21 @@ def test_hostile_scripts_end_in_one_line(tmp_path: Path, name: str, text: str,
     assert "Traceback" not in res.output and res.exception is None or \
         isinstance(res.exception, SystemExit)  # fmt: skip
     assert said in " ".join(res.output.split())
+
+
+
+def test_an_array_never_set_is_asked_for_and_may_be_given_empty(tmp_path: Path) -> None:
+    """``"${EVAL_ARGS[@]}"`` of an array the script never sets is asked for, not taken as no
+    words: bash gives no words, or a scalar's of the same name from the environment (arrays are
+    not exported, scalars are); ``--env EVAL_ARGS=`` gives none (slime's scripts comment out
+    ``EVAL_ARGS=(...)`` and still pass it; THUDM/slime @624b824a scripts/run-qwen3-4B.sh)."""
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.shell_script import read_launch
+
+    script = tmp_path / "run.sh"
+    script.write_text('python3 -m verl.trainer.main_ppo "${EVAL_ARGS[@]}" trainer.nnodes=1\n')
+    launch = read_launch(script, ("verl.trainer.main_ppo",), [], {})
+    with pytest.raises(SpecError, match="--env EVAL_ARGS=VALUE"):
+        launch.require(sorted(launch.unresolved))
+    given = read_launch(script, ("verl.trainer.main_ppo",), [], {"EVAL_ARGS": ""})
+    assert given.words == ["trainer.nnodes=1"] and not given.unresolved
