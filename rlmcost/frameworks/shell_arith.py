@@ -31,10 +31,9 @@ def integer(expr: str, text: str) -> int:
     import ast
 
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except (SyntaxError, RecursionError, MemoryError):
+        return _evaluate(ast.parse(expr.strip(), mode="eval").body, text)
+    except (SyntaxError, RecursionError, MemoryError):  # RecursionError: nested thousands deep
         raise Unresolved(f"(({text.strip()}))", "is arithmetic rlmcost does not read") from None
-    return _evaluate(tree.body, text)
 
 
 def _evaluate(node: object, text: str) -> int:
