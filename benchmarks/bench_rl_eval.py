@@ -409,6 +409,37 @@ options and deployment looked up per Run, ``run/defaults.py``; pydantic's valida
 whole Run about two fifths, the Deployment most of it; the base's ``to_json`` and the merges
 the rest). A Run built from validated parts (``model_copy`` of the base's sections, the
 preset's lookups kept per actor) would cut most of it; not done here.
+
+Fourteenth round: a candidate's Run from validated parts (December 2026, against main cf00762
+in the same minutes, a load average of about 2). ``candidate_run`` is now
+``rlmcost.run.replacing.replaced(base, **plan.rl_runs.candidate_sections(base, c))``: the same
+data as ``Run.replace`` (the same functions merge the sections and lay the framework's defaults
+under them), but each section and each nested layout (trainer and forward layouts, engine,
+groups, overheads, the algorithm, models, workload and cluster) validated once per distinct
+value, keyed on its ``marshal`` bytes (exact types: 1, 1.0 and True apart; anything not plain
+data refused), and handed to pydantic as model instances, which it keeps as they are; the
+Deployment's and the Run's own validators still run on each Run, and anything the parts reject
+goes ``Run.replace``'s whole way (its error word for word). The base's JSON and its sections'
+parts are kept for the last base (by identity). The framework's look-ups (``run/defaults.py``:
+the sized preset, its tier, its deployment data per engine kind, its implied options per
+algorithm) are kept per what they read; ``actor_moe`` reads a name as ``actor_params`` does (no
+file check unless it looks like a path). 3,264 PPO 70B candidates on 32 A100: 364-367 ->
+193-194 us a Run (the collector off); 48 trainer and forward layouts, 13 engines, 37 groups
+validated in all. Shared layouts also cut the evaluation's own pydantic ``__eq__`` calls
+(66,544 -> 752 in the sweep: dict look-ups meet the same instance), so the one-call sweep moved
+too. Two runs each, alternating: planner rows 701-705 -> 848-852/s (the sweep one call each
+944-962 -> 1,033-1,037/s, evaluate_many 1,053-1,075 -> 1,132-1,138/s); ``bench_plan.py``'s
+8..1024 plan 12.2-12.3 -> 10.8 s of CPU (5,958 evaluated), its Dask query's one process
+6.70-6.84 -> 5.94-5.96 s of CPU; `plan ppo -m 70b -H a100-80gb --gpus 32` 3.75-3.78 -> 3.42 s
+of user CPU. ``plan --json`` byte for byte but the timings (PPO 70B on 32 A100; GRPO 8B
+``--framework verl`` on 8 and 16; GRPO Qwen2.5-32B ``--hardware h20:32,h100:16 --objective cost
+--price h20=1.2``; PPO 8B ``--min-gpus``; PPO 70B ``--framework openrlhf`` and GRPO 70B
+``--framework trl`` on 32) and the text output; ``tests/test_run_replacing.py`` (hypothesis)
+keeps ``replaced`` equal to ``Run.replace`` (``==`` and ``to_json``) on random candidates of
+six bases and on random changes with bad values (the same error). What is left of a Run: the
+framework defaults' merges and copies (about 45 us), the sections' merge with a forward layout
+following the trainer's (about 35 us), the parts' keys and the Deployment's validator (the
+forward layout over the trainer's).
 """
 
 from __future__ import annotations

@@ -16,7 +16,17 @@ if TYPE_CHECKING:
 
 
 def candidate_run(base: Run, c: RLCandidate) -> Run:
-    """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base`` with the candidate's
+    """The :class:`~rlmcost.run.Run` of candidate ``c``: ``base.replace`` of its sections
+    (:func:`candidate_sections`), built from validated parts
+    (:func:`rlmcost.run.replacing.replaced`: the same Run for a fraction of its cost)."""
+    from rlmcost.run.replacing import replaced
+
+    return replaced(base, **candidate_sections(base, c))
+
+
+def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
+    """The sections candidate ``c`` changes in ``base`` (:meth:`Run.replace
+    <rlmcost.run.spec.Run.replace>`'s keywords): the candidate's
     trainer layout (TP, PP, CP, SP, ZeRO, checkpointing, micro-batch, its offload list: the
     base Run's with the optimizer axis set, :mod:`rlmcost.plan.offloads`),
     engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
@@ -51,7 +61,7 @@ def candidate_run(base: Run, c: RLCandidate) -> Run:
         "groups": groups,
         "staleness": (base.deployment.staleness or 1) if c.stale else None,
     }  # fmt: skip
-    return base.replace(deployment=deployment, cluster=cluster, tp_per_model=False)
+    return {"deployment": deployment, "cluster": cluster, "tp_per_model": False}
 
 
 def _trainer_index(groups: str) -> int:

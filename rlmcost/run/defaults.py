@@ -43,7 +43,6 @@ _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[str, Any]:
     """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
     SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
-    from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.deployment.spec import BATCHING, forwards_follow_trainer
 
     _check_shape(data, where)
@@ -58,8 +57,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         out = {**dep, "framework": None}
     else:
         kind = (dep.get("engine") or {}).get("kind")
-        preset = get_preset(name).for_params(*size)
-        out = {**merge(preset.deployment_data(str(kind) if kind else None), dep),
+        out = {**merge(_preset_data(name, *size, str(kind) if kind else None), dep),
                "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
@@ -71,7 +69,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     if name is None:
         return {**data, "deployment": out}
     algo = dict(data.get("algorithm") or {})
-    implied = preset_options(name, get_algorithm(algo.get("name") or "ppo"), *size)  # its tier's
+    implied = _implied(name, algo.get("name") or "ppo", *size)  # its tier's
     algo.update({k: implied[k] for k in _IMPLIED if k not in algo})
     batch = implied["global_batch"]
     if batch is not None and algo.get("mini_batches") is None and algo.get("global_batch") is None:
@@ -79,13 +77,56 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         n = samples(algo.get("name") or "ppo", wl.get("prompts"), wl.get("samples_per_prompt"))
         if n <= batch or n % batch == 0:  # else NeMo RL drops samples: one step, all of them
             algo["global_batch"] = batch
-    tier = get_preset(name).tier(*size)
+    tier = _tier(name, *size)
     if tier is not None and tier.placement is not None and "groups" not in dep and \
             not dep.get("placement") and not dep.get("ideal"):  # fmt: skip
         from rlmcost.run.tier_groups import data_groups
 
         out["groups"] = data_groups(tier, {**data, "algorithm": algo}, out)
     return {**data, "deployment": out, "algorithm": algo}
+
+
+# The framework's look-ups, kept per what they read (the framework, the actor's size and
+# kind, the engine kind, the algorithm's name): every Run built reads them, the candidates
+# of a plan thousands of times with the same inputs.
+@lru_cache(maxsize=256)
+def _sized(name: str, params: int | None, moe: bool) -> Any:
+    """``get_preset(name).for_params(params, moe)``."""
+    return get_preset(name).for_params(params, moe)
+
+
+@lru_cache(maxsize=256)
+def _tier(name: str, params: int | None, moe: bool) -> Any:
+    """``get_preset(name).tier(params, moe)``."""
+    return get_preset(name).tier(params, moe)
+
+
+@lru_cache(maxsize=256)
+def _kept_data(name: str, params: int | None, moe: bool, kind: str | None) -> Any:
+    """The sized preset's ``deployment_data(kind)``, kept (read through :func:`_preset_data`)."""
+    return _sized(name, params, moe).deployment_data(kind)
+
+
+def _preset_data(name: str, params: int | None, moe: bool, kind: str | None) -> dict[str, Any]:
+    """A copy of :func:`_kept_data` (its mappings and lists new: the merge and the rules
+    after it change them)."""
+    return _json_copy(_kept_data(name, params, moe, kind))
+
+
+@lru_cache(maxsize=256)
+def _implied(name: str, algorithm: str, params: int | None, moe: bool) -> dict[str, Any]:
+    """``preset_options`` of the sized preset for ``algorithm`` (read, never changed)."""
+    from rlmcost.algorithms.catalog import get_algorithm
+
+    return preset_options(name, get_algorithm(algorithm), params, moe)
+
+
+def _json_copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _json_copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_copy(x) for x in v]
+    return v
 
 
 _SECTIONS = ("algorithm", "models", "workload", "deployment", "cluster",
@@ -150,7 +191,8 @@ def actor_moe(actor: object) -> bool:
             actor = ModelSpec.model_validate(actor)
         if isinstance(actor, ModelSpec):
             return actor.n_experts > 0
-        if isinstance(actor, str) and not Path(actor).exists():
+        if isinstance(actor, str) and not (("/" in actor or actor.endswith(".json"))
+                                           and Path(actor).exists()):  # as actor_params reads it
             return _named_moe(actor)
         return get_model(str(actor)).n_experts > 0
     except (SpecError, ValueError):

@@ -303,26 +303,9 @@ class Run(BaseModel):
 
     def replace(self, **sections: Any) -> Run:
         """A copy with fields changed, nested by section (validated like a new Run)."""
-        from rlmcost.deployment.spec import following_batching
-        from rlmcost.run.defaults import forward_follows  # a kept forward's trainer-only fields
+        from rlmcost.run.replacing import replaced_data
 
-        data, dep = self.to_json(), sections.get("deployment")
-        if isinstance(dep, dict) and "train" in dep and "forward" not in dep:
-            d = data["deployment"]
-            batching = following_batching(d["forward"], d["train"])
-            if batching is not None:  # the forwards ran on the trainer's layout: they follow it
-                d["forward"] = None
-                sections = {**sections, "deployment": {**dep, "forward": batching}}
-        if isinstance(dep, dict):
-            forward_follows(data["deployment"].get("forward"), dep.get("train"), dep.get("forward"))
-        for key, value in sections.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = merge(data[key], value)
-            elif isinstance(value, BaseModel):
-                data[key] = value.model_dump(mode="json")
-            else:
-                data[key] = value
-        return Run.from_data(data)
+        return Run.from_data(replaced_data(self.to_json(), sections))
 
     # -- files ----------------------------------------------------------------------------------
 
