@@ -157,9 +157,12 @@ def _verdict(e: Any, run: Any) -> None:
             from rlmcost.cli.fit_hints import render_pool_hints
 
             render_pool_hints(run, e)
-        host = e.host_memory_bytes_per_node
-        if host:
-            print(f"host memory per node for offloaded states: {format_bytes(host)}.")
+        if e.host_memory_bytes_per_node:
+            from rlmcost.cli.placement_render import host_memory_line
+
+            ev = e.evaluation
+            print(host_memory_line(ev) if ev is not None else "host memory per node for "
+                  f"offloaded states: {format_bytes(e.host_memory_bytes_per_node)}.")  # fmt: skip
         return
     worst = max(e.stages.values(), key=lambda s: s.shortfall_bytes)
     bad = [s.stage.label for s in e.stages.values() if not s.fits]

@@ -33,6 +33,19 @@ def _groups_text(e: Any) -> str:
     return ", ".join(f"{g.name}={g.gpus}" for g in e.groups)
 
 
+def host_memory_line(e: Any) -> str:
+    """The line of ``e``'s host memory per node (a PlacementEstimate): on groups of several
+    accelerators, whose node the figure is (the busiest; a node holds one accelerator)."""
+    from rlmcost.units import format_bytes
+
+    host = format_bytes(e.host_memory_bytes_per_node)
+    line = f"host memory per node for offloaded states: {host}"
+    if len(e.fleet) > 1:
+        hw = e.host_memory_node
+        line += f" (the busiest node: {hw.host_gpus} x {hw.name})"
+    return line + "."
+
+
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
     from rlmcost.units import format_bytes, format_seconds
@@ -210,8 +223,7 @@ def render_estimate(e: Any, run: Any = None) -> None:
             f"and {format_seconds(e.fusion.intra_stage_s)} of pipeline bubbles off the path."
         )
     if e.host_memory_bytes_per_node:
-        print("host memory per node for offloaded states: "
-              f"{format_bytes(e.host_memory_bytes_per_node)}.")  # fmt: skip
+        print(host_memory_line(e))
     if e.fits and run is not None:
         from rlmcost.cli.fit_hints import render_pool_hints
 

@@ -188,24 +188,42 @@ class PlacementEstimate:
     def problems(self) -> tuple[str, ...]:
         return tuple(p for g in self.groups for p in g.problems)
 
+    def host_nodes(self) -> dict[tuple[str, int], int]:
+        """Host bytes of each node, keyed by (its accelerator, its index among that
+        accelerator's nodes): the sum, over the node's devices, of each device's host bytes
+        (its group's peak). The groups on one accelerator take consecutive devices of its
+        nodes in their order, filling a node before the next (the packing of a Ray placement
+        group with strategy "PACK", which OpenRLHF's openrlhf/cli/train_ppo_ray.py creates for
+        its co-located models); one group of n devices thus puts min(n, host_gpus) x its bytes
+        per device on a node, and two small groups on one node add up. Groups on different
+        accelerators (``--groups rollout=8@h20,...``) are on different machines and share no
+        node, each node as wide as its own accelerator's host (``HardwareSpec.host_gpus``: a
+        GB200 compute tray of 4 GPUs, not the rack)."""
+        nodes: dict[tuple[str, int], int] = {}
+        first: dict[str, int] = {}  # each accelerator's next free device
+        for g in self.groups:
+            hw = self.hardware_of(g.name)
+            start = first.get(hw.name, 0)
+            for device in range(start, start + g.gpus):
+                node = (hw.name, device // hw.host_gpus)
+                nodes[node] = nodes.get(node, 0) + g.host_peak_bytes_per_device
+            first[hw.name] = start + g.gpus
+        return nodes
+
     @property
     def host_memory_bytes_per_node(self) -> int:
-        """Host memory of the busiest node: the sum, over the devices of one node, of each
-        device's host bytes (its group's peak). The groups take consecutive devices in their
-        order, filling a node before the next (the packing of a Ray placement group with
-        strategy "PACK", which OpenRLHF's openrlhf/cli/train_ppo_ray.py creates for its
-        co-located models); one group of n devices thus puts min(n, host_gpus) x its bytes
-        per device on a node, and two small groups on one node add up. A node here is one
-        host (``HardwareSpec.host_gpus``: a GB200 compute tray of 4 GPUs, not the rack)."""
-        per_node = self.hardware.host_gpus
-        nodes: dict[int, int] = {}
-        first = 0
-        for g in self.groups:
-            for device in range(first, first + g.gpus):
-                node = device // per_node
-                nodes[node] = nodes.get(node, 0) + g.host_peak_bytes_per_device
-            first += g.gpus
-        return max(nodes.values(), default=0)
+        """Host memory of the busiest node (:meth:`host_nodes`), whichever accelerator's."""
+        return max(self.host_nodes().values(), default=0)
+
+    @property
+    def host_memory_node(self) -> HardwareSpec:
+        """The accelerator of the busiest node (:meth:`host_nodes`; the run's without one)."""
+        nodes = self.host_nodes()
+        if not nodes:
+            return self.hardware
+        name = max(nodes, key=lambda k: nodes[k])[0]
+        return next(self.hardware_of(g.name) for g in self.groups
+                    if self.hardware_of(g.name).name == name)  # fmt: skip
 
     @property
     def work_flops(self) -> int:
