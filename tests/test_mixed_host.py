@@ -1,4 +1,4 @@
-"""Host memory per node on groups of several accelerators
+"""Host memory per node and the planner hint on groups of several accelerators
 (``--groups rollout=8@h20,actor+reference=8@h100``). A node holds one accelerator: groups on
 different accelerators are different machines (an H20 server and an H100 server; NVIDIA's
 HGX H20 and DGX H100 are 8-GPU boards), each node as wide as its own accelerator's host
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 from typer.testing import CliRunner
 
@@ -69,3 +70,18 @@ def test_the_line_names_the_busiest_node_on_a_mixed_run() -> None:
     one = runner.invoke(app, [*PPO_8B, "--groups", "rollout=8,actor+reference=4,critic+reward=4"])
     assert "busiest node" not in one.output  # one accelerator: the line as before
 
+
+def test_a_mixed_run_that_does_not_fit_names_the_plan_over_its_pool() -> None:
+    # 70B GRPO on 2 H20 + 2 H100: nothing the advice tries fits; the planner query searches
+    # the run's pool (plan --hardware NAME:GPUS,...: rlmcost.plan.pool), not the run's -H alone
+    res = runner.invoke(app, ["grpo", "-m", "70b", "-B", "32", "-K", "4", "--rollout-tp", "2",
+                              "--groups", "rollout=2@h20,actor+reference=2@h100"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    found = re.search(r"`(rlmcost plan [^`]+)` finds the fewest GPUs of the run's pool", text)
+    assert found, text[-800:]
+    cmd = found.group(1)
+    assert " --hardware h20:2,h100-sxm:2 " in cmd and " -H " not in cmd
+    ran = runner.invoke(app, shlex.split(cmd)[1:])  # the query runs as printed
+    assert ran.exit_code == 0, ran.output
+    assert "rollout=2@" in ran.output  # it searched splits of the pool's accelerators

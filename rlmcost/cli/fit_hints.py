@@ -28,8 +28,10 @@ def render_hints(run: Any, e: Any) -> None:
         tried = tried_flags(e)
         what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
         more = "" if e.grouped else ", or place the models on groups (--groups)"
-        print(f"  {what}: give more GPUs (--gpus){more}; `{plan_command(e)}` finds the "
-              "fewest GPUs with a fitting deployment.")  # fmt: skip
+        cmd = plan_command(e)
+        where = " of the run's pool (raise a count to search more)" if "--hardware" in cmd else ""
+        print(f"  {what}: give more GPUs (--gpus){more}; `{cmd}` finds the fewest GPUs"
+              f"{where} with a fitting deployment.")  # fmt: skip
 
 
 LENGTH_TERMS = ("activations", "kv_cache", "logits", "rollout", "overhead")
@@ -62,8 +64,20 @@ def plan_command(e: Any) -> str:
     dist = f" --length-dist {length}" if length is not None else ""
     fw = DEFAULT_FRAMEWORK.value if run is None else run.deployment.framework or "none"
     fw = "" if fw == DEFAULT_FRAMEWORK.value else f" --framework {fw}"  # the default: per family
-    return (f"rlmcost plan {e.algorithm.name} -m {e.model} -H {e.hardware.name} -B {i['B']}{k} "
+    return (f"rlmcost plan {e.algorithm.name} -m {e.model} {plan_hardware(e)} -B {i['B']}{k} "
             f"-S {i['S']} -T {i['T']}{dist}{fw} --min-gpus")  # fmt: skip
+
+
+def plan_hardware(e: Any) -> str:
+    """The planner's hardware for ``e``: ``-H`` the run's accelerator, or, where its groups
+    run on others (``--groups rollout=8@h20,actor+reference=8@h100``), the run's pool,
+    ``--hardware h20:8,h100-sxm:8`` (each accelerator's GPUs, which `plan` splits among the
+    groups: :mod:`rlmcost.plan.pool`)."""
+    ev = getattr(e, "evaluation", None)
+    fleet = ev.fleet if ev is not None else {}
+    if not fleet or list(fleet) == [e.hardware.name]:
+        return f"-H {e.hardware.name}"
+    return "--hardware " + ",".join(f"{name}:{n}" for name, n in fleet.items())
 
 
 def render_pool_hints(run: Any, e: Any) -> None:
