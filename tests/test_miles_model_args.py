@@ -131,7 +131,8 @@ def test_a_scripts_prefix_and_variables_reach_the_model_file(tmp_path) -> None:
     ("def model_args(n):\n    return f'--num-layers {n}'\n", "parameter n with no default"),
     ("def model_args():\n    return ''\n", "returning no words"),
     ("X = 1\n", "no def model_args()"),
-])  # fmt: skip
+    ("def model_args():\n    return " + "+".join(["'a '"] * 2000) + "\n", "nested too deep"),
+], ids=lambda v: v[:40])  # fmt: skip
 def test_what_is_not_read_is_one_line_naming_the_helper(tmp_path, monkeypatch, text,
                                                         says) -> None:  # fmt: skip
     """A model file the reader does not follow is never run (nothing it would write appears)

@@ -45,7 +45,11 @@ def helper_output(words: list[str], notes: list[str]) -> str | None:
         and helper.parts[-4:] == HELPER and words[2] and "/" not in words[2] else None  # fmt: skip
     if file is None or not file.is_file():
         return None
-    line = _ModelFile(file, env, words, 0).args({})
+    model = _ModelFile(file, env, words, 0)
+    try:
+        line = model.args({})
+    except RecursionError:  # parsed, but deeper than the interpreter walks
+        raise model.fail(None, "an expression nested too deep") from None
     given = f" (with {', '.join(f'{k}={v}' for k, v in env.items())})" if env else ""
     notes.append(f"MODEL_ARGS: {file} read as data, never run, as {'/'.join(HELPER)} prints "
                  f"it{given}; os.environ.get takes its default")  # fmt: skip
