@@ -80,7 +80,7 @@ MODULE_LAYER = {
     "rlmcost.frameworks": "deployment",
     **{f"rlmcost.frameworks.{m}": "views"
        for m in ("argv", "ckpt_quant", "config", "cpu_optimizer", "launch_scripts",
-                 "megatron_split", "miles_lora", "model_path",
+                 "megatron_split", "miles_lora", "miles_model_args", "model_path",
                  "moe_capacity", "moe_dispatcher", "nemo_rl", "nemo_rl_batching",
                  "nemo_rl_defaults", "nemo_rl_env", "nemo_rl_lora",
                  "nemo_rl_engine", "nemo_rl_megatron", "nemo_rl_vllm", "nemo_rl_worker",

@@ -139,6 +139,7 @@ class _Reader:
         self.launch: Launch | None = None
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
+        self.read_notes: list[str] = []  # what a command substitution read (miles' model)
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -259,7 +260,7 @@ class _Reader:
                 if mark == MANY:
                     many.add(k)
         notes = [f"read {path.name} line {cmd.line} as data, never run: the command it launches"
-                 f" ({words[at]}) with its variables expanded"]  # fmt: skip
+                 f" ({words[at]}) with its variables expanded", *self.read_notes]  # fmt: skip
         if cmd.conditional:
             notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
                          "runs")  # fmt: skip
@@ -308,7 +309,8 @@ class _Reader:
 
     def value(self, kind: str, text: str, path: Path) -> str | list[str]:
         if kind == "cmd":  # the folder idioms (rlmcost.frameworks.shell_paths) or unknown
-            return path_output(text, lambda w: "".join(self.expand(w, path, split=False)))
+            return path_output(text, lambda w: "".join(self.expand(w, path, split=False)),
+                               self.read_notes)  # fmt: skip
         if kind == "arith":
             return str(self.arith(text, path))
         m = _BRACE.fullmatch(text.strip())
