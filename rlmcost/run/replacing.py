@@ -17,6 +17,7 @@ what it says on that path, word for word.
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -130,58 +131,31 @@ def _deployment(data: dict[str, Any], known: Known) -> Any:
     return Deployment(**fields)
 
 
-def _algorithm() -> type[BaseModel]:
-    from rlmcost.run.spec import AlgorithmSpec
+def _lazy(path: str) -> Callable[[], type[BaseModel]]:
+    """The class at ``module.Name``, imported when first called and kept
+    (:mod:`rlmcost.run.spec` imports this module)."""
+    module, _, name = path.rpartition(".")
+    kept: list[type[BaseModel]] = []
 
-    return AlgorithmSpec
+    def load() -> type[BaseModel]:
+        if not kept:
+            from importlib import import_module
 
+            kept.append(getattr(import_module(module), name))
+        return kept[0]
 
-def _models() -> type[BaseModel]:
-    from rlmcost.run.spec import ModelsSpec
-
-    return ModelsSpec
-
-
-def _workload() -> type[BaseModel]:
-    from rlmcost.run.spec import WorkloadSpec
-
-    return WorkloadSpec
+    return load
 
 
-def _cluster() -> type[BaseModel]:
-    from rlmcost.run.spec import ClusterSpec
-
-    return ClusterSpec
-
-
-def _train() -> type[BaseModel]:
-    from rlmcost.deployment.spec import TrainLayout
-
-    return TrainLayout
-
-
-def _engine() -> type[BaseModel]:
-    from rlmcost.deployment.engine import EngineSpec
-
-    return EngineSpec
-
-
-def _lora() -> type[BaseModel]:
-    from rlmcost.deployment.spec import LoraSpec
-
-    return LoraSpec
-
-
-def _overhead() -> type[BaseModel]:
-    from rlmcost.deployment.overhead import Overhead
-
-    return Overhead
-
-
-_RUN_PARTS = {"algorithm": _algorithm, "models": _models, "workload": _workload,
-              "cluster": _cluster}  # fmt: skip
-_DEPLOYMENT_PARTS = {"train": _train, "forward": _train, "engine": _engine, "lora": _lora,
-                     "overhead": _overhead}  # fmt: skip
+_RUN_PARTS = {key: _lazy(f"rlmcost.run.spec.{name}") for key, name in (
+    ("algorithm", "AlgorithmSpec"), ("models", "ModelsSpec"), ("workload", "WorkloadSpec"),
+    ("cluster", "ClusterSpec"))}  # fmt: skip
+_DEPLOYMENT_PARTS = {key: _lazy(path) for key, path in (
+    ("train", "rlmcost.deployment.spec.TrainLayout"),
+    ("forward", "rlmcost.deployment.spec.TrainLayout"),
+    ("engine", "rlmcost.deployment.engine.EngineSpec"),
+    ("lora", "rlmcost.deployment.spec.LoraSpec"),
+    ("overhead", "rlmcost.deployment.overhead.Overhead"))}  # fmt: skip
 
 _PARTS: dict[tuple[type[BaseModel], bytes], BaseModel] = {}
 _MAX_PARTS = 4096
