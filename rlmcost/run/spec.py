@@ -37,6 +37,7 @@ from rlmcost.deployment.spec import Deployment, parse_document
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
+from rlmcost.specs.registry import pool_hint
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -235,23 +236,6 @@ class ClusterSpec(BaseModel):
             return check_prices(v)
         except SpecError as exc:
             raise ValueError(str(exc)) from None
-
-
-def pool_hint(text: str) -> str:
-    """The error for a pool of accelerators given as one run's hardware: `plan` searches a
-    pool; one mixed-hardware run gives each group its device (``--groups ROLE=N@HW``)."""
-    items = [i.partition(":") for i in text.replace(" ", "").split(",") if i]
-    roles = ("rollout", "actor", "critic", "reference")
-    groups = ",".join(f"{r}={n if n.isdigit() else 8}@{hw}"
-                      for r, (hw, _, n) in zip(roles, items, strict=False))  # fmt: skip
-    if len(items) == 1 and items[0][2].isdigit():
-        return (f"hardware {text!r}: one run's accelerator is a name without a count; give "
-                f"--hardware {items[0][0]} --gpus {items[0][2]}")
-    if len(items) < 2:
-        groups = "rollout=8@h20,actor=8@h100"
-    return (f"hardware {text!r} is a pool of accelerators, which `rlmcost plan ALGORITHM "
-            f"--hardware {text}` searches; one run names one --hardware, or each group's "
-            f"device with --groups \"{groups}\"")
 
 
 class Run(BaseModel):

@@ -198,3 +198,20 @@ def hardware_name(query: str) -> str:
     except SpecError:
         known = ", ".join(h.name for h in hardware())
         raise SpecError(f"unknown hardware {query.strip()!r}; use one of: {known}") from None
+
+
+def pool_hint(text: str) -> str:
+    """The error for a pool of accelerators given as one run's hardware: `plan` searches a
+    pool; one mixed-hardware run gives each group its device (``--groups ROLE=N@HW``)."""
+    items = [i.partition(":") for i in text.replace(" ", "").split(",") if i]
+    roles = ("rollout", "actor", "critic", "reference")
+    groups = ",".join(f"{r}={n if n.isdigit() else 8}@{hw}"
+                      for r, (hw, _, n) in zip(roles, items, strict=False))  # fmt: skip
+    if len(items) == 1 and items[0][2].isdigit():
+        return (f"hardware {text!r}: one run's accelerator is a name without a count; give "
+                f"--hardware {items[0][0]} --gpus {items[0][2]}")
+    if len(items) < 2:
+        groups = "rollout=8@h20,actor=8@h100"
+    return (f"hardware {text!r} is a pool of accelerators, which `rlmcost plan ALGORITHM "
+            f"--hardware {text}` searches; one run names one --hardware, or each group's "
+            f"device with --groups \"{groups}\"")
