@@ -40,22 +40,22 @@ def split(tier: Any, roles: tuple[str, ...] | None, gpus: int | None, engine: di
 
 
 def algo_roles(algo: dict[str, Any]) -> tuple[str, ...] | None:
-    """The model roles of a Run's algorithm data with its options (no reference without
-    the KL or with it precomputed, no reward model with a rule-based reward), as
-    :func:`rlmcost.algorithms.options.configure` keeps them; None for an algorithm that
-    generates nothing (DPO: no engines to place)."""
+    """The model roles of a Run's algorithm data with its options applied
+    (:func:`rlmcost.algorithms.options.configure`: no reference without the KL or with it
+    precomputed, no reward model with a rule-based reward); None for an algorithm that
+    generates nothing (DPO: no engines to place). SpecError for options the algorithm
+    refuses."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.kinds import Kind
+    from rlmcost.algorithms.options import Options, configure
 
     alg = get_algorithm(algo.get("name") or "ppo")
     if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
         return None
-    roles = [str(r) for r in alg.model_roles]
-    if algo.get("kl") is False or algo.get("ref_precomputed"):
-        roles = [r for r in roles if r != "reference"]
-    if algo.get("rule_reward"):
-        roles = [r for r in roles if r != "reward"]
-    return tuple(roles)
+    options = Options(kl=algo.get("kl") is not False,
+                      ref_precomputed=bool(algo.get("ref_precomputed")),
+                      rule_reward=bool(algo.get("rule_reward")))  # fmt: skip
+    return tuple(str(r) for r in configure(alg, options).model_roles)
 
 
 def data_groups(tier: Any, data: dict[str, Any], dep: dict[str, Any]) -> list[dict[str, Any]]:
