@@ -345,8 +345,11 @@ def render_evaluation(e: Any) -> None:
         render_estimate(e.evaluation, rerun)
     else:
         render(e, rerun)
-    from rlmcost.cli.deployment_line import deployment_line
+    from rlmcost.cli.deployment_line import deployment_line, split_note
 
+    line = split_note(e)
+    if line:
+        note(f"note: {line}")
     note(deployment_line(run))
 
 

@@ -1,6 +1,7 @@
-"""The last line of an algorithm command's report: which framework's defaults the Run follows
-(for the default deployment, its summary and the flags that set it by hand), and the same
-line in the ``--json`` notes. Light to import (no rich): the JSON path loads it."""
+"""The last lines of an algorithm command's report: which framework's defaults the Run follows
+(for the default deployment, its summary and the flags that set it by hand), after a note
+where its framework example's groups are slower than co-locating, and the same lines in the
+``--json`` notes. Light to import (no rich): the JSON path loads it."""
 
 from __future__ import annotations
 
@@ -14,8 +15,17 @@ def evaluation_json(result: Any) -> dict[str, Any]:
 
     out = result.to_json()
     if isinstance(result, Evaluation):
-        out["notes"].append(deployment_line(result.run))
+        line = split_note(result)
+        out["notes"].extend([*([line] if line else []), deployment_line(result.run)])
     return out
+
+
+def split_note(result: Any) -> str | None:
+    """Where an evaluation's framework example's groups are slower than co-locating the models
+    on the same GPUs, the note saying so (:mod:`rlmcost.evaluation.split_advice`)."""
+    from rlmcost.evaluation.split_advice import colocated_note
+
+    return colocated_note(result.run, result.time_s)
 
 
 def deployment_line(run: Any) -> str:
