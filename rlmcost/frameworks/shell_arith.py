@@ -11,12 +11,13 @@ _BITS = 1 << 64
 
 class Unresolved(Exception):
     """A value the script's text does not give: ``var`` names it (cut to 200 characters),
-    ``why`` says why."""
+    ``why`` says why; ``start``: the value is the folder the script is started from
+    (``$(pwd)``, ``$PWD``), which :mod:`rlmcost.frameworks.shell_checkout` may find."""
 
-    def __init__(self, var: str, why: str) -> None:
+    def __init__(self, var: str, why: str, start: bool = False) -> None:
         var = var if len(var) <= 200 else var[:197] + "..."
         super().__init__(f"${var} {why}")
-        self.var, self.why = var, why
+        self.var, self.why, self.start = var, why, start
 
 
 def _wrap(v: int) -> int:

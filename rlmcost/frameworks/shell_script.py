@@ -7,9 +7,12 @@ redirections and here-documents dropped); assignments (``VAR=value``, ``export V
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
 ``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
 parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
-script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way;
-``read -a NAME <<< WORD`` makes NAME WORD's words. The command substitutions read are the
-folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
+script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder; a path of
+the framework's container that is not there, in the checkout holding the script:
+:mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c "..."``) reads
+STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words.
+The command substitutions read are the folder idioms
+``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
 any other ``$(...)`` or backquote, an assignment under ``if``/``for``/``while``/``case``/
 ``&&``/``||`` or in a function, a positional ``$1`` and an unset variable have no value: where
 the launch command needs such values, one error names them all (:meth:`Launch.require`), and
@@ -21,11 +24,12 @@ framework's entry points.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer
+from rlmcost.frameworks.shell_checkout import container_path
+from rlmcost.frameworks.shell_launch import Launch
 from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, env_words
 from rlmcost.frameworks.shell_paths import path_output
 
@@ -40,45 +44,6 @@ _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(
                     re.S)  # fmt: skip
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
-
-
-@dataclass
-class Launch:
-    """The launch command: the words after its entry point, the entry word, the words that
-    kept a variable unexpanded (index -> the :class:`Unresolved`; ``many``: those that stand
-    for an unknown number of words) and the sourced files that were not there."""
-
-    script: Path
-    entry: str
-    words: list[str]
-    line: int
-    unresolved: dict[int, Unresolved]
-    notes: list[str]
-    missing: list[str]
-    many: set[int]
-
-    def require(self, needed: list[int]) -> None:
-        """SpecError, one line, naming every variable of the words ``needed`` (indices of
-        :attr:`unresolved`) and the ``--env`` items that give them all."""
-        if not needed:
-            return
-        first: dict[str, int] = {}
-        for i in sorted(needed):
-            first.setdefault(self.unresolved[i].var, i)
-        causes = [f"${v} in {self.words[i]!r} {self.unresolved[i].why}" for v, i in first.items()]
-        unset = [k for k, c in enumerate(causes) if c.endswith("is not set in the script")]
-        if self.missing and unset:
-            causes[unset[0]] += f" (it may come from {self.missing[0]}, which is not there to read)"
-        names = [v for v in first if _NAME.fullmatch(v)]
-        give = []
-        if names:
-            give.append(f"{'it' if len(names) == 1 else 'them'} with "
-                        f"{' '.join(f'--env {v}=VALUE' for v in names)}")  # fmt: skip
-        if len(names) < len(first):
-            give.append("a copy of the script that writes the value of " +
-                        ", ".join(f"${v}" for v in first if v not in names))  # fmt: skip
-        raise SpecError(f"script {self.script.name} line {self.line}: {'; '.join(causes)}; give "
-                        f"{' and '.join(give)}")  # fmt: skip
 
 
 def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
@@ -173,8 +138,31 @@ class _Reader:
             self.read([_text(w) for w in rest[1:]], cmd, path)
         elif name in _SOURCE and len(rest) > 1:
             self.source(rest[1], cmd, path, entries, depth)
+        elif (inner := _shell_c(rest)) is not None:
+            self.inline(rest[inner], cmd, path, entries, depth)
         elif any(e in _text(w) for w in rest for e in entries):
             self.candidate(rest, cmd, path, entries)
+
+    def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
+               depth: int) -> None:
+        """``bash -c STRING`` (after ``srun ...`` or not): STRING's commands read as the
+        script's own, as the shell runs them: the outer shell expands a double-quoted STRING,
+        the inner one reads the result (OpenRLHF's train_ppo_ray_slurm.sh launches so)."""
+        if depth >= MAX_SOURCE_DEPTH:
+            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
+                            f"{MAX_SOURCE_DEPTH} deep; give the launch command's words")
+        text = _MARK.sub(self.alias, "".join(self.expand(word, path, split=False)))
+        for inner in commands(text, f"script {path.name} line {cmd.line} (bash -c)"):
+            inner.line += cmd.line - 1
+            inner.conditional = inner.conditional or cmd.conditional
+            self.command(inner, path, entries, depth + 1)
+
+    def alias(self, mark: re.Match[str]) -> str:
+        """A placeholder mark as a name the inner shell's lexer keeps in one word."""
+        var = mark.group(2)
+        name = var if _NAME.fullmatch(var) else "cmd_" + re.sub(r"\W", "_", var).strip("_")
+        self.failures.setdefault(name, self.failures[var])
+        return mark.group(1) + name + mark.group(1)
 
     def assign(self, m: re.Match[str], word: list[Part], array: list[list[Part]] | None,
                cmd: Command, path: Path) -> None:
@@ -192,8 +180,9 @@ class _Reader:
             value = "".join(self.expand([first, *word[1:]], path, split=False))
             mark = _MARK.search(value)
             if mark is not None and not _NAME.fullmatch(mark.group(2)):  # a command's output
+                start = mark.group() == value and self.failures[mark.group(2)].start
                 self.failures[name] = Unresolved(name, f"is set from {_shown(mark.group())} "
-                                                 f"(line {cmd.line})")  # fmt: skip
+                                                 f"(line {cmd.line})", start)  # fmt: skip
                 value = ONE + name + ONE
         old = self.vars.get(name) if append else None
         if isinstance(old, list):
@@ -238,6 +227,10 @@ class _Reader:
             return
         if not target.is_absolute():
             target = path.parent / target
+        if not target.is_file() and (found := container_path(target, path)) is not None:
+            self.read_notes.append(f"source {target} (line {cmd.line}, not there) read as "
+                                   f"{found}, the same file of the checkout holding the script")
+            target = found
         if not target.is_file() or depth >= MAX_SOURCE_DEPTH:
             self.missing.append(f"{target} (line {cmd.line})")
             return
@@ -343,7 +336,7 @@ class _Reader:
                              "not follow")  # fmt: skip
         if current is None:
             raise Unresolved(name, "is not set in the script" if not name.isdigit() else
-                             f"is the script's argument {name}, not given")  # fmt: skip
+                             f"is the script's argument {name}, not given", name == "PWD")
         if index in ("@", "*"):
             out = current if isinstance(current, list) else env_words(name, current)
             return [str(len(out))] if length else out
@@ -383,6 +376,14 @@ def _split(value: str) -> list[str]:
 def _shown(word: str) -> str:
     """``word`` with each placeholder mark written as the shell's ``$VAR`` / ``$(cmd)``."""
     return _MARK.sub(lambda m: "$" + m.group(2), word)
+
+
+def _shell_c(rest: list[list[Part]]) -> int | None:
+    """The index of the string a ``bash -c STRING`` (``sh``, ``-lc``) in ``rest`` runs."""
+    for k, w in enumerate(rest[:-2]):
+        if Path(_text(w)).name in ("bash", "sh") and re.fullmatch(r"-[a-z]*c", _text(rest[k + 1])):
+            return k + 2
+    return None
 
 
 def _text(word: list[Part]) -> str:
