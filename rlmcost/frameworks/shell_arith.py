@@ -20,6 +20,22 @@ class Unresolved(Exception):
         self.var, self.why, self.start = var, why, start
 
 
+def whole(name: str, value: str | list[str] | None, failures: dict[str, Unresolved]) -> str:
+    """``name``'s value in ``$((...))``, in parentheses: an unset name is 0 as in the shell, an
+    array its first element; :class:`Unresolved` for a value not known (``failures``: a
+    placeholder mark's variable -> why) or not a whole number."""
+    import re
+
+    if isinstance(value, list):
+        value = value[0] if value else None
+    text = value or "0"
+    if (mark := re.search("([\x00\x01])([^\x00\x01]*)\\1", text)) is not None:
+        raise failures[mark.group(2)]
+    if not re.fullmatch(r"\s*-?\d+\s*", text):
+        raise Unresolved(name, f"is {text!r}, not a whole number, in $((...))")
+    return f"({text.strip()})"
+
+
 def _wrap(v: int) -> int:
     """``v`` as bash's signed 64-bit integer."""
     v %= _BITS

@@ -5,20 +5,20 @@ continuations, comments, quoting as the shell does it, ``;``/``&&``/``||``/``|``
 redirections and here-documents dropped); assignments (``VAR=value``, ``export VAR=value``,
 ``VAR+=value``, arrays ``NAME=( ... )``) are kept in order and expanded when made: ``$VAR``,
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
-``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
-parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
-script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder; a path of
-the framework's container that is not there, in the checkout holding the script:
+``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and parentheses
+over numbers and known variables; no eval) and ``$@``/``${@:N}`` (the words given after the
+script). An ``if`` whose condition the script's values decide takes one arm
+(:mod:`.shell_test`). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder;
+a path of the framework's container that is not there, in the checkout holding the script:
 :mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c "..."``) reads
-STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words.
-The command substitutions read are the folder idioms
-``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
-any other ``$(...)`` or backquote, an assignment under ``if``/``for``/``while``/``case``/
-``&&``/``||`` or in a function, a positional ``$1`` and an unset variable have no value: where
-the launch command needs such values, one error names them all (:meth:`Launch.require`), and
-``--env VAR=VALUE`` gives each (a variable given so keeps that value throughout; the script's
-own assignments of it are skipped). The launch is the last command that names one of the
-framework's entry points.
+STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words. The
+command substitutions read are the folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." &&
+pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an assignment under an
+undecided ``if``, ``for``/``while``/``case``/``&&``/``||`` or in a function, a positional
+``$1`` and an unset variable have no value: where the launch command needs such values, one
+error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a variable
+given so keeps that value throughout; the script's own assignments of it are skipped). The
+launch is the last command that names one of the framework's entry points.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ import re
 from pathlib import Path
 
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.shell_arith import Unresolved, integer
+from rlmcost.frameworks.shell_arith import Unresolved, integer, whole
 from rlmcost.frameworks.shell_checkout import container_path
 from rlmcost.frameworks.shell_launch import Launch
-from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, env_words
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, default_word, env_words
 from rlmcost.frameworks.shell_paths import path_output
+from rlmcost.frameworks.shell_test import Branches, condition
 
 MAX_SCRIPT_BYTES = 1 << 20
 """Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
@@ -105,6 +106,7 @@ class _Reader:
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
+        self.branches = Branches()
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -112,6 +114,12 @@ class _Reader:
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        if (state := self.branches.state(cmd.arms)) is False:
+            return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
+        cmd.conditional = cmd.conditional or state is None
+        if cmd.test is not None:  # [[ ]] does not split its words
+            self.branches.read(cmd, state and condition([f for w in cmd.words for f in self.expand(
+                w, path, _text(cmd.words[0]) != "[[")]))  # fmt: skip
         words, i = cmd.words, 0
         lead = _text(words[0])
         if lead in _DECLARE:
@@ -253,7 +261,8 @@ class _Reader:
                 if mark == MANY:
                     many.add(k)
         notes = [f"read {path.name} line {cmd.line} as data, never run: the command it launches"
-                 f" ({words[at]}) with its variables expanded", *self.read_notes]  # fmt: skip
+                 f" ({words[at]}) with its variables expanded", *self.read_notes,
+                 *self.branches.notes()]  # fmt: skip
         if cmd.conditional:
             notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
                          "runs")  # fmt: skip
@@ -307,6 +316,9 @@ class _Reader:
         if kind == "arith":
             return str(self.arith(text, path))
         m = _BRACE.fullmatch(text.strip())
+        if (at := re.fullmatch(r"[@*]:(\d+)(?::(\d+))?", text.strip())) is not None:
+            self.used_args, first = True, max(int(at.group(1)) - 1, 0)  # ${@:2}: $2 on
+            return self.extra[first:first + int(at.group(2)) if at.group(2) else None]
         if m is None:
             raise Unresolved(f"{{{text}}}", "is an expansion rlmcost does not read")
         length, name, index, colon, op, arg = m.group(1), m.group(2), m.group(4), m.group(5), \
@@ -326,12 +338,12 @@ class _Reader:
                 self.extra[n - 1] if n <= len(self.extra) else None  # fmt: skip
         unset = current is None or (colon and current in ("", []))
         if op in ("-", "=") and unset:
-            current = "".join(self.expand(_default_word(arg), path, split=False))
+            current = "".join(self.expand(default_word(arg), path, split=False))
             if op == "=" and name not in self.env:
                 self.vars[name] = current
         elif op == "+":
-            current = "" if unset else "".join(self.expand(_default_word(arg), path, False))
-        elif op:
+            current = "" if unset else "".join(self.expand(default_word(arg), path, False))
+        elif op == "?":  # ${VAR:-d} / ${VAR:=d} of a set VAR: its value
             raise Unresolved(name, f"is read with ${{{name}{colon}{op}...}}, which rlmcost does "
                              "not follow")  # fmt: skip
         if current is None:
@@ -355,17 +367,9 @@ class _Reader:
         expr = "".join(self.expand(inner[0].words[0], path, False)) if inner else text
         if (mark := _MARK.search(expr)) is not None:
             raise self.failures[mark.group(2)]
-        expr = _NAME.sub(lambda m: self.number(m.group()), expr)
+        expr = _NAME.sub(lambda m: whole(m.group(), self.vars.get(m.group()), self.failures),
+                         expr)  # fmt: skip
         return integer(expr, text)
-
-    def number(self, name: str) -> str:
-        value = self.vars.get(name, "0")  # the shell reads an unset name as 0
-        text = value[0] if isinstance(value, list) and value else value or "0"
-        if isinstance(text, str) and (mark := _MARK.search(text)) is not None:
-            raise self.failures[mark.group(2)]
-        if not isinstance(text, str) or not re.fullmatch(r"\s*-?\d+\s*", text):
-            raise Unresolved(name, f"is {text!r}, not a whole number, in $((...))")
-        return f"({text.strip()})"
 
 
 def _split(value: str) -> list[str]:
@@ -390,11 +394,3 @@ def _text(word: list[Part]) -> str:
     """A word's literal text (expansions as written), for matching names and messages."""
     return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
                    for k, t, _ in word)  # fmt: skip
-
-
-def _default_word(arg: str) -> list[Part]:
-    """The word after ``:-``/``:=`` in ``${VAR:-word}``, its own expansions kept."""
-    from rlmcost.frameworks.shell_lexer import commands as lex
-
-    found = lex(f'"{arg}"', "a default value")
-    return found[0].words[0] if found else [("lit", "", True)]
