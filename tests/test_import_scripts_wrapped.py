@@ -141,3 +141,13 @@ def test_a_missing_file_inside_the_checkout_is_not_moved(tmp_path) -> None:
                       "python3 train.py ${MODEL_ARGS[@]}\n")
     launch = read_launch(script, ("train.py",), [], {})
     assert launch.missing and launch.unresolved
+
+
+def test_openrlhf_dpo_script_names_what_it_runs() -> None:
+    """OpenRLHF examples/scripts/train_dpo_llama.sh @3c3be623 runs openrlhf.cli.train_dpo (its
+    command in a here-document): not imported; the one-line error names DPO and the query that
+    prices it, not "no command runs"."""
+    with pytest.raises(SpecError, match=r"runs openrlhf.cli.train_dpo: DPO \(`rlmcost dpo "
+                                        r"--framework openrlhf`") as exc:  # fmt: skip
+        import_openrlhf_script(SCRIPTS / "openrlhf_train_dpo_llama.sh", [], [])
+    assert "\n" not in str(exc.value)

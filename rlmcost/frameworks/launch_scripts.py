@@ -38,6 +38,16 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERL_ENTRIES = ("verl.trainer.main_ppo",)
 OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
 SLIME_ENTRIES = ("train.py", "train_async.py")
+OPENRLHF_OFFLINE = {
+    "openrlhf.cli.train_dpo": "DPO (`rlmcost dpo --framework openrlhf`, its options by hand: "
+                              "--train.batch_size pairs as -B, --data.max_len as -S + -T)",
+    "openrlhf.cli.train_sft": "supervised fine-tuning, which rlmcost does not price",
+    "openrlhf.cli.train_rm": "reward-model training, which rlmcost does not price",
+    "openrlhf.cli.serve_rm": "a reward model served, no training",
+}  # fmt: skip
+"""OpenRLHF's entry points other than its RL trainer (openrlhf/cli @3c3be623): their scripts
+are not imported (their DeepSpeed command sits in a here-document, and no importer maps their
+arguments); the error names what each runs."""
 
 VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
                     "reward_model.model.path")
@@ -190,7 +200,17 @@ def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -
     from rlmcost.frameworks.openrlhf import ARGS, IGNORED, import_openrlhf
     from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE
 
-    launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+    try:
+        launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+    except SpecError as exc:
+        head = Path(path).read_text("utf-8", "replace")[:MAX_SCRIPT_BYTES] \
+            if "no command runs" in str(exc) else ""  # fmt: skip
+        other = next((e for e in OPENRLHF_OFFLINE if e in head), None)
+        if other is None:
+            raise
+        raise SpecError(f"script {Path(path).name} runs {other}: {OPENRLHF_OFFLINE[other]}; "
+                        "rlmcost import openrlhf reads the RL trainer's scripts "
+                        f"({', '.join(OPENRLHF_ENTRIES)})") from None
     _need_argv(launch, lambda n: DOTTED.get(n, n) in IGNORED or n in DOTTED_COST_FREE or
                DOTTED.get(n, n) not in ARGS, OPENRLHF_MODEL_PATHS)  # fmt: skip
     q = import_openrlhf(launch.words)
