@@ -8,8 +8,10 @@ its overrides or arguments had been typed.
   @b178a3cd): a relative config path is verl's own verl/trainer/config, whose ppo_trainer
   (the importer's defaults) and ppo_megatron_trainer (the same with
   ``actor_rollout_ref.actor.strategy: megatron``, its Megatron workers) are read; an absolute
-  one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base.
-* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments.
+  one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base; one
+  under ``$(pwd)`` is taken in the checkout holding the script (:mod:`.shell_checkout`).
+* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments (its DPO,
+  SFT and RM scripts are one error naming what they run).
 * slime and miles (``train.py`` / ``train_async.py``): the words from it on are the command.
 
 The words with a variable the script does not give are one error naming every such variable
