@@ -116,8 +116,10 @@ class _Lexer:
             self.frames.append((self.ifs, 0))
             self.testing, before = (self.ifs, 0), None
             words, arrays, first = words[1:], {i - 1: a for i, a in arrays.items()}, ""
-        if self.testing is not None and first != "then":  # (part of) an if's condition
-            self.out.append(Command(words, line, True, arrays, here, outer, self.testing, before))
+        if self.testing is not None and first != "then":  # (part of) an if's condition; in a
+            # loop or function body (read once, where it is defined) it is not decided
+            self.out.append(Command(words, line, None in self.frames, arrays, here, outer,
+                                    self.testing, before))  # fmt: skip
             return
         while first in _LEAD and len(words) > 1:
             self.testing = None if first == "then" else self.testing

@@ -118,8 +118,8 @@ class _Reader:
             return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
         cmd.conditional = cmd.conditional or state is None
         if cmd.test is not None:  # [[ ]] does not split its words
-            self.branches.read(cmd, state and condition([f for w in cmd.words for f in self.expand(
-                w, path, _text(cmd.words[0]) != "[[")]))  # fmt: skip
+            self.branches.read(cmd, None if cmd.conditional else condition([f for w in cmd.words
+                               for f in self.expand(w, path, _text(cmd.words[0]) != "[[")]))
         words, i = cmd.words, 0
         lead = _text(words[0])
         if lead in _DECLARE:
