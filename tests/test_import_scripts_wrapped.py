@@ -151,3 +151,21 @@ def test_openrlhf_dpo_script_names_what_it_runs() -> None:
                                         r"--framework openrlhf`") as exc:  # fmt: skip
         import_openrlhf_script(SCRIPTS / "openrlhf_train_dpo_llama.sh", [], [])
     assert "\n" not in str(exc.value)
+
+
+def test_bash_c_ifs_are_apart_from_the_script_s(tmp_path) -> None:
+    """The string's own if is decided apart from the script's first if (both numbered 1 by
+    their own lexers): bash gives --a 2 --b 3 (A exported to the inner shell)."""
+    script = tmp_path / "run.sh"
+    script.write_text("if [ 1 -eq 2 ]; then export A=1; else export A=2; fi\n"
+                      "bash -c 'if [ 1 -eq 1 ]; then B=3; fi; python3 train.py --a $A --b $B'\n")
+    assert read_launch(script, ("train.py",), [], {}).words == ["--a", "2", "--b", "3"]
+
+
+def test_bash_c_of_a_huge_value_many_times_is_one_line(tmp_path) -> None:
+    """A 512 KiB value run by bash -c on 20 lines: past 8 MiB read in all, one line (no hang)."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"A='{'x ' * (1 << 18)}'\n" + 'bash -c "$A"\n' * 20)
+    with pytest.raises(SpecError, match=r"past 8,388,608 characters in all") as exc:
+        read_launch(script, ("train.py",), [], {})
+    assert "\n" not in str(exc.value)

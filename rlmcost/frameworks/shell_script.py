@@ -106,7 +106,7 @@ class _Reader:
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
-        self.branches = Branches()
+        self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -153,16 +153,20 @@ class _Reader:
 
     def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
                depth: int) -> None:
-        """``bash -c STRING`` (after ``srun ...`` or not): STRING's commands read as the
-        script's own, as the shell runs them: the outer shell expands a double-quoted STRING,
-        the inner one reads the result (OpenRLHF's train_ppo_ray_slurm.sh launches so)."""
-        if depth >= MAX_SOURCE_DEPTH:
-            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
-                            f"{MAX_SOURCE_DEPTH} deep; give the launch command's words")
+        """``bash -c STRING`` (``srun ... bash -c``): STRING's commands read as the script's, as
+        the shell runs them: the outer shell expands a double-quoted STRING, the inner one reads
+        the result (OpenRLHF's train_ppo_ray_slurm.sh launches so); its ifs numbered apart."""
         text = _MARK.sub(self.alias, "".join(self.expand(word, path, split=False)))
+        self.inlined, shift = self.inlined + len(text) + 1, (self.inlined + len(text) + 1) << 32
+        if depth >= MAX_SOURCE_DEPTH or self.inlined > 8 * MAX_SCRIPT_BYTES:
+            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
+                            f"{MAX_SOURCE_DEPTH} deep or past {8 * MAX_SCRIPT_BYTES:,} "
+                            "characters in all; give the launch command's words")  # fmt: skip
         for inner in commands(text, f"script {path.name} line {cmd.line} (bash -c)"):
             inner.line += cmd.line - 1
             inner.conditional = inner.conditional or cmd.conditional
+            inner.arms = tuple((b + shift, a) for b, a in inner.arms)
+            inner.test = inner.test and (inner.test[0] + shift, inner.test[1])
             self.command(inner, path, entries, depth + 1)
 
     def alias(self, mark: re.Match[str]) -> str:
