@@ -99,8 +99,7 @@ IGNORED = (
 """Keys that change no step's cost (optimizer, sampling, logging and metrics, profiling,
 checkpoint and validation frequencies, seeds, paths, the data loader; checked against
 ppo_trainer.yaml @b178a3cd: ``global_profiler``, the workers' ``profiler``, the rollout's
-``prometheus``/``trace``; rollout.yaml's ``multi_turn.tool_config_path`` and
-``interaction_config_path``, files the multi-turn rollout reads): not listed as ignored."""
+``prometheus``/``trace``, its multi-turn config files): not listed as ignored."""
 
 _ESTIMATORS = {
     "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
