@@ -188,8 +188,8 @@ def test_shell_words_assignments_arithmetic_and_arrays(tmp_path) -> None:
     assert launch.words == ["n=18", "q=$A", "c=x y", "--one", "1", "--two", "words",
                             "--three", "--one", "1", "--two words", "--three", "n2=4", "z=$Z",
                             "x=1"]  # fmt: skip
-    # Z is set under the if: its value is unknown, the word kept as written
-    assert "set under a condition (line 14)" in launch.unresolved[13].why
+    # Z is set under an if whose condition fails (A is 3): bash leaves Z unset
+    assert launch.unresolved[13].why == "is not set in the script"
 
 
 def test_cli_reads_scripts_and_env(tmp_path) -> None:
@@ -227,27 +227,34 @@ def test_unexpanded_values_only_where_no_cost_reads_them(tmp_path) -> None:
 
 def test_verl_config_folder_of_the_script_with_hydra_defaults(tmp_path) -> None:
     """verl examples/sglang_multiturn/run_qwen2.5-3b_megatron_gsm8k_multiturn.sh @b178a3cd5's
-    shape: PROJECT_DIR="$(pwd)", --config-path="$PROJECT_DIR/..." (given with --env), a YAML
+    shape: PROJECT_DIR="$(pwd)", --config-path="$PROJECT_DIR/..." (given with --env, or the
+    folder above the script that holds the config), a YAML
     whose Hydra defaults name ppo_megatron_trainer (config/gsm8k_multiturn_megatron_grpo.yaml,
     trimmed)."""
     from rlmcost.frameworks.verl import import_verl
 
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "multiturn.yaml").write_text(
+    repo = tmp_path / "repo"  # the checkout: its config/ and the script
+    (repo / "config").mkdir(parents=True)
+    (repo / "config" / "multiturn.yaml").write_text(
         "hydra:\n  searchpath:\n    - file://verl/trainer/config\n"
         "defaults:\n  - ppo_megatron_trainer\n  - _self_\n"
         "data:\n  max_prompt_length: 1024\n  max_response_length: 1024\n"
         "  train_batch_size: 256\n")
-    script = tmp_path / "run.sh"
+    script = repo / "run.sh"
     script.write_text(
         'PROJECT_DIR="$(pwd)"\nCONFIG_PATH="$PROJECT_DIR/config"\n'
         'python3 -m verl.trainer.main_ppo --config-path="$CONFIG_PATH" '
         "--config-name='multiturn' actor_rollout_ref.model.path=qwen2.5-3b "
         "actor_rollout_ref.actor.ppo_mini_batch_size=256 "
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32 $@\n")
+    elsewhere = tmp_path / "other" / "run.sh"  # no folder above it holds config/
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(script.read_text())
     with pytest.raises(SpecError, match=r"\$PROJECT_DIR .* is set from \$\(pwd\)"):
-        import_verl_script(script, [], [], None, "h100")
-    q = import_verl_script(script, [], [f"PROJECT_DIR={tmp_path}"], None, "h100")
+        import_verl_script(elsewhere, [], [], None, "h100")
+    q = import_verl_script(elsewhere, [], [f"PROJECT_DIR={repo}"], None, "h100")
+    # in its checkout, $(pwd) is the folder above the script holding config/multiturn.yaml
+    assert import_verl_script(script, [], [], None, "h100").flags == q.flags
     typed = import_verl(_empty(tmp_path), [
         "actor_rollout_ref.actor.strategy=megatron", "data.max_prompt_length=1024",
         "data.max_response_length=1024", "data.train_batch_size=256",

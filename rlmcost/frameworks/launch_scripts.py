@@ -8,8 +8,10 @@ its overrides or arguments had been typed.
   @b178a3cd): a relative config path is verl's own verl/trainer/config, whose ppo_trainer
   (the importer's defaults) and ppo_megatron_trainer (the same with
   ``actor_rollout_ref.actor.strategy: megatron``, its Megatron workers) are read; an absolute
-  one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base.
-* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments.
+  one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base; one
+  under ``$(pwd)`` is taken in the checkout holding the script (:mod:`.shell_checkout`).
+* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments (its DPO,
+  SFT and RM scripts are one error naming what they run).
 * slime and miles (``train.py`` / ``train_async.py``): the words from it on are the command.
 
 The words with a variable the script does not give are one error naming every such variable
@@ -34,9 +36,20 @@ if TYPE_CHECKING:
     from rlmcost.frameworks.result import ImportedQuery
     from rlmcost.specs.model import ModelSpec
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERL_ENTRIES = ("verl.trainer.main_ppo",)
 OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
 SLIME_ENTRIES = ("train.py", "train_async.py")
+OPENRLHF_OFFLINE = {
+    "openrlhf.cli.train_dpo": "DPO (`rlmcost dpo --framework openrlhf`, its options by hand: "
+                              "--train.batch_size pairs as -B, --data.max_len as -S + -T)",
+    "openrlhf.cli.train_sft": "supervised fine-tuning, which rlmcost does not price",
+    "openrlhf.cli.train_rm": "reward-model training, which rlmcost does not price",
+    "openrlhf.cli.serve_rm": "a reward model served, no training",
+}  # fmt: skip
+"""OpenRLHF's entry points other than its RL trainer (openrlhf/cli @3c3be623): their scripts
+are not imported (their DeepSpeed command sits in a here-document, and no importer maps their
+arguments); the error names what each runs."""
 
 VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
                     "reward_model.model.path")
@@ -93,15 +106,16 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
     launch = read_launch(path, VERL_ENTRIES, extra, parse_env(env))
     overrides: list[str] = []
     options: dict[str, str] = {}
+    at: dict[str, int] = {}
     needed: list[int] = []
     words, i = launch.words, 0
     while i < len(words):
         word = words[i]
         name, eq, inline = word.partition("=")
         if name in ("--config-path", "-cp", "--config-name", "-cn"):
-            needed += _need(launch, i if eq else i + 1)
             if not eq and i + 1 >= len(words):
                 raise SpecError(f"script {launch.script.name}: {name} has no value")
+            at[name.lstrip("-")[-4:]] = i if eq else i + 1
             options[name.lstrip("-")[-4:]] = inline if eq else words[i + 1]
             i += 1 if eq else 2
             continue
@@ -112,13 +126,38 @@ def import_verl_script(path: str | Path, extra: list[str], env: list[str],
                         or (w.split("=", 1)[0].lstrip("+") in VERL_MODEL_PATHS and _folder(w)))
         overrides.append(word)
         i += 1
-    launch.require(needed)
+    if "path" in at and (found := _from_start(launch, at["path"], options.get("name"))):
+        options["path"] = found
+    else:
+        needed += _need(launch, at["path"]) if "path" in at else []
+    launch.require(needed + (_need(launch, at["name"]) if "name" in at else []))
     config, notes = _verl_base(launch, options.get("path", "config"),
                                options.get("name", "ppo_trainer"), options)  # fmt: skip
     q = import_verl_mapping(config, f"verl script {launch.script.name}", str(launch.script),
                             overrides, verl_version, hardware)  # fmt: skip
     q.notes[:0] = [*launch.notes, *notes, *_kept(launch)]
     return q
+
+
+def _from_start(launch: Launch, k: int, name: str | None) -> str | None:
+    """The config folder of word ``k`` written ``$DIR/rest``, ``$DIR`` the folder the script is
+    started from (``$(pwd)``), in the checkout holding the script where that holds
+    ``rest/NAME.yaml`` (:func:`~rlmcost.frameworks.shell_checkout.start_folder`); else None."""
+    from rlmcost.frameworks.shell_checkout import start_folder
+
+    why = launch.unresolved.get(k)
+    m = re.fullmatch(r"\$(\(pwd\)|\w+)(/[^$]*)", launch.words[k].split("=", 1)[-1])
+    if why is None or not why.start or k in launch.many or m is None or m.group(1) != why.var \
+            or name is None or "$" in name:  # fmt: skip
+        return None
+    file = f"{m.group(2).strip('/')}/{name.removesuffix('.yaml')}.yaml"
+    if (folder := start_folder(launch.script, file)) is None:
+        return None
+    give = f"; give --env {why.var}=DIR for another" if _NAME.fullmatch(why.var) else ""
+    launch.notes.append(f"${why.var} {why.why}, the folder the script is started from: read as "
+                        f"{folder}, the checkout holding the script, which holds {file}{give}")
+    del launch.unresolved[k]
+    return f"{folder}/{m.group(2).strip('/')}"
 
 
 def _verl_base(launch: Launch, folder: str, name: str,
@@ -163,7 +202,17 @@ def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -
     from rlmcost.frameworks.openrlhf import ARGS, IGNORED, import_openrlhf
     from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE
 
-    launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+    try:
+        launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+    except SpecError as exc:
+        head = Path(path).read_text("utf-8", "replace")[:MAX_SCRIPT_BYTES] \
+            if "no command runs" in str(exc) else ""  # fmt: skip
+        other = next((e for e in OPENRLHF_OFFLINE if e in head), None)
+        if other is None:
+            raise
+        raise SpecError(f"script {Path(path).name} runs {other}: {OPENRLHF_OFFLINE[other]}; "
+                        "rlmcost import openrlhf reads the RL trainer's scripts "
+                        f"({', '.join(OPENRLHF_ENTRIES)})") from None
     _need_argv(launch, lambda n: DOTTED.get(n, n) in IGNORED or n in DOTTED_COST_FREE or
                DOTTED.get(n, n) not in ARGS, OPENRLHF_MODEL_PATHS)  # fmt: skip
     q = import_openrlhf(launch.words)

@@ -11,12 +11,29 @@ _BITS = 1 << 64
 
 class Unresolved(Exception):
     """A value the script's text does not give: ``var`` names it (cut to 200 characters),
-    ``why`` says why."""
+    ``why`` says why; ``start``: the value is the folder the script is started from
+    (``$(pwd)``, ``$PWD``), which :mod:`rlmcost.frameworks.shell_checkout` may find."""
 
-    def __init__(self, var: str, why: str) -> None:
+    def __init__(self, var: str, why: str, start: bool = False) -> None:
         var = var if len(var) <= 200 else var[:197] + "..."
         super().__init__(f"${var} {why}")
-        self.var, self.why = var, why
+        self.var, self.why, self.start = var, why, start
+
+
+def whole(name: str, value: str | list[str] | None, failures: dict[str, Unresolved]) -> str:
+    """``name``'s value in ``$((...))``, in parentheses: an unset name is 0 as in the shell, an
+    array its first element; :class:`Unresolved` for a value not known (``failures``: a
+    placeholder mark's variable -> why) or not a whole number."""
+    import re
+
+    if isinstance(value, list):
+        value = value[0] if value else None
+    text = value or "0"
+    if (mark := re.search("([\x00\x01])([^\x00\x01]*)\\1", text)) is not None:
+        raise failures[mark.group(2)]
+    if not re.fullmatch(r"\s*-?\d+\s*", text):
+        raise Unresolved(name, f"is {text!r}, not a whole number, in $((...))")
+    return f"({text.strip()})"
 
 
 def _wrap(v: int) -> int:

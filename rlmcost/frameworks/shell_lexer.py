@@ -5,8 +5,9 @@ Quoting as the shell does it (single quotes literal, double quotes with ``$`` ex
 ``|`` ``&`` and newlines, redirections (``2>&1``, ``> file``, ``&>/dev/null``) and
 here-documents dropped (a here-string's word, ``<<< WORD``, kept for ``read``), arrays
 ``NAME=( ... )`` kept whole. Each word is a list of :data:`Part`; nothing is expanded or
-run here. The depth of ``if``/``for``/``while``/``case`` and ``{ ... }``/function bodies is
-followed so that a command inside one is marked conditional.
+run here. The blocks ``for``/``while``/``case`` and ``{ ... }``/function bodies are followed
+so that a command inside one is marked conditional; an ``if``'s arms (``then``/``elif``/
+``else``) and the commands of each condition are marked for :mod:`.shell_test` to decide.
 """
 
 from __future__ import annotations
@@ -30,13 +31,19 @@ Part = tuple[str, str, bool]
 @dataclass
 class Command:
     """A simple command: its words (each a list of parts), line and whether it runs only
-    under a condition (inside ``if``/loops/functions, or after ``&&``/``||``)."""
+    under a condition (inside loops/``case``/functions, or after ``&&``/``||``); ``arms``: the
+    ``(if, arm)`` of each ``if`` it sits in (arm 0 the ``then`` part, then each ``elif``/
+    ``else``); ``test``: the ``(if, arm)`` whose condition it is part of (an ``else`` is a
+    test of one word, ``else``), ``joined`` the operator before it there (``&&``/``||``/``|``)."""
 
     words: list[list[Part]]
     line: int
     conditional: bool
     arrays: dict[int, list[list[Part]]] = field(default_factory=dict)  # word i: NAME=( ... )
     here: list[Part] | None = None  # the word of a here-string, ``<<< WORD``
+    arms: tuple[tuple[int, int], ...] = ()
+    test: tuple[int, int] | None = None
+    joined: str | None = None
 
 
 def commands(text: str, where: str) -> list[Command]:
@@ -50,7 +57,9 @@ class _Lexer:
     def __init__(self, text: str, where: str) -> None:
         self.s, self.i, self.line, self.where = text, 0, 1, where
         self.out: list[Command] = []
-        self.depth = 0
+        self.frames: list[tuple[int, int] | None] = []  # open blocks: an if's (id, arm) or None
+        self.testing: tuple[int, int] | None = None  # the if arm whose condition is being read
+        self.ifs = 0
         self.heredocs: list[str] = []
 
     def error(self, what: str) -> SpecError:
@@ -61,14 +70,14 @@ class _Lexer:
         words: list[list[Part]] = []
         arrays: dict[int, list[list[Part]]] = {}
         here: list[Part] | None = None
-        start, after_logic = self.line, False
+        start, before = self.line, None
         while True:
             sep = self.skip_blank()
             if sep is not None or self.i >= len(self.s):
                 if words:
-                    self.emit(words, arrays, start, after_logic, here)
+                    self.emit(words, arrays, start, before, here)
                 words, arrays, here = [], {}, None
-                after_logic = sep in ("&&", "||")
+                before = sep
                 if self.i >= len(self.s):
                     return self.out
                 start = self.line
@@ -89,20 +98,45 @@ class _Lexer:
             words.append(word)
 
     def emit(self, words: list[list[Part]], arrays: dict[int, list[list[Part]]], line: int,
-             after_logic: bool, here: list[Part] | None) -> None:
-        first = words[0][0][1] if len(words[0]) == 1 and words[0][0][0] == "lit" else ""
+             before: str | None, here: list[Part] | None) -> None:
+        first = _lit(words[0])
+        outer = tuple(f for f in self.frames[:-1] if f is not None)
+        if first in ("elif", "else") and self.frames and self.frames[-1] is not None:
+            arm = (self.frames[-1][0], self.frames[-1][1] + 1)
+            self.frames[-1], self.testing = arm, arm if first == "elif" else None
+            if first == "else":
+                self.out.append(Command(words[:1], line, False, arms=outer, test=arm))
+            if len(words) == 1:
+                return
+            words, arrays, first = words[1:], {i - 1: a for i, a in arrays.items()}, ""
+            before = None
+        elif first == "if" and len(words) > 1:
+            self.ifs += 1
+            outer = tuple(f for f in self.frames if f is not None)
+            self.frames.append((self.ifs, 0))
+            self.testing, before = (self.ifs, 0), None
+            words, arrays, first = words[1:], {i - 1: a for i, a in arrays.items()}, ""
+        if self.testing is not None and first != "then":  # (part of) an if's condition; in a
+            # loop or function body (read once, where it is defined) it is not decided
+            self.out.append(Command(words, line, None in self.frames, arrays, here, outer,
+                                    self.testing, before))  # fmt: skip
+            return
         while first in _LEAD and len(words) > 1:
+            self.testing = None if first == "then" else self.testing
             words = words[1:]
             arrays = {i - 1: a for i, a in arrays.items()}
-            first = words[0][0][1] if len(words[0]) == 1 and words[0][0][0] == "lit" else ""
-        if first in _CLOSE:
-            self.depth = max(self.depth - 1, 0)
+            first = _lit(words[0])
+        if first in _CLOSE or first == "then":
+            self.testing = None
+            if first != "then" and self.frames:
+                self.frames.pop()
             return
         function = len(words) >= 2 and words[-1] == [("lit", "{", False)] and (
             first == "function" or (len(words) == 2 and words[0][-1][1].endswith("()")))
-        self.out.append(Command(words, line, self.depth > 0 or after_logic, arrays, here))
+        self.out.append(Command(words, line, None in self.frames or before in ("&&", "||"),
+                                arrays, here, tuple(f for f in self.frames if f is not None)))
         if first in _OPEN or function:
-            self.depth += 1
+            self.frames.append(None)
 
     def skip_blank(self) -> str | None:
         """Skip blanks, comments and continuations; the separator met (``\\n``, ``;``, ``&&``,
@@ -277,6 +311,16 @@ class _Lexer:
                     break
             i += 1
         raise self.error(f"a ${open_} does not close")
+
+
+def _lit(word: list[Part]) -> str:
+    return word[0][1] if len(word) == 1 and word[0][0] == "lit" else ""
+
+
+def default_word(arg: str) -> list[Part]:
+    """The word after ``:-``/``:=`` in ``${VAR:-word}``, its own expansions kept."""
+    found = commands(f'"{arg}"', "a default value")
+    return found[0].words[0] if found else [("lit", "", True)]
 
 
 def env_words(name: str, value: str) -> list[str]:

@@ -29,7 +29,8 @@ def path_output(text: str, expand: Callable[[list[Part]], str], notes: list[str]
     :class:`Unresolved` where it is not one of the idioms or its folder is not known."""
     from rlmcost.frameworks.shell_lexer import commands
 
-    unknown = Unresolved(f"({text.strip()[:100]})", "is a command's output")
+    unknown = Unresolved(f"({text.strip()[:100]})", "is a command's output",
+                         text.strip() == "pwd")  # fmt: skip
     try:
         cmds = commands(text, "a command substitution")
     except SpecError:

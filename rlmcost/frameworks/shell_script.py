@@ -5,29 +5,34 @@ continuations, comments, quoting as the shell does it, ``;``/``&&``/``||``/``|``
 redirections and here-documents dropped); assignments (``VAR=value``, ``export VAR=value``,
 ``VAR+=value``, arrays ``NAME=( ... )``) are kept in order and expanded when made: ``$VAR``,
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
-``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and
-parentheses over numbers and known variables; no eval) and ``$@`` (the words given after the
-script). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder) the same way;
-``read -a NAME <<< WORD`` makes NAME WORD's words. The command substitutions read are the
-folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`);
-any other ``$(...)`` or backquote, an assignment under ``if``/``for``/``while``/``case``/
-``&&``/``||`` or in a function, a positional ``$1`` and an unset variable have no value: where
-the launch command needs such values, one error names them all (:meth:`Launch.require`), and
-``--env VAR=VALUE`` gives each (a variable given so keeps that value throughout; the script's
-own assignments of it are skipped). The launch is the last command that names one of the
-framework's entry points.
+``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and parentheses
+over numbers and known variables; no eval) and ``$@``/``${@:N}`` (the words given after the
+script). An ``if`` whose condition the script's values decide takes one arm
+(:mod:`.shell_test`). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder;
+a path of the framework's container that is not there, in the checkout holding the script:
+:mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c "..."``) reads
+STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words. The
+command substitutions read are the folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." &&
+pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an assignment under an
+undecided ``if``, ``for``/``while``/``case``/``&&``/``||`` or in a function, a positional
+``$1`` and an unset variable have no value: where the launch command needs such values, one
+error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a variable
+given so keeps that value throughout; the script's own assignments of it are skipped). The
+launch is the last command that names one of the framework's entry points.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.shell_arith import Unresolved, integer
-from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, env_words
+from rlmcost.frameworks.shell_arith import Unresolved, integer, whole
+from rlmcost.frameworks.shell_checkout import container_path
+from rlmcost.frameworks.shell_launch import Launch
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, default_word, env_words
 from rlmcost.frameworks.shell_paths import path_output
+from rlmcost.frameworks.shell_test import Branches, condition
 
 MAX_SCRIPT_BYTES = 1 << 20
 """Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
@@ -40,45 +45,6 @@ _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(
                     re.S)  # fmt: skip
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
-
-
-@dataclass
-class Launch:
-    """The launch command: the words after its entry point, the entry word, the words that
-    kept a variable unexpanded (index -> the :class:`Unresolved`; ``many``: those that stand
-    for an unknown number of words) and the sourced files that were not there."""
-
-    script: Path
-    entry: str
-    words: list[str]
-    line: int
-    unresolved: dict[int, Unresolved]
-    notes: list[str]
-    missing: list[str]
-    many: set[int]
-
-    def require(self, needed: list[int]) -> None:
-        """SpecError, one line, naming every variable of the words ``needed`` (indices of
-        :attr:`unresolved`) and the ``--env`` items that give them all."""
-        if not needed:
-            return
-        first: dict[str, int] = {}
-        for i in sorted(needed):
-            first.setdefault(self.unresolved[i].var, i)
-        causes = [f"${v} in {self.words[i]!r} {self.unresolved[i].why}" for v, i in first.items()]
-        unset = [k for k, c in enumerate(causes) if c.endswith("is not set in the script")]
-        if self.missing and unset:
-            causes[unset[0]] += f" (it may come from {self.missing[0]}, which is not there to read)"
-        names = [v for v in first if _NAME.fullmatch(v)]
-        give = []
-        if names:
-            give.append(f"{'it' if len(names) == 1 else 'them'} with "
-                        f"{' '.join(f'--env {v}=VALUE' for v in names)}")  # fmt: skip
-        if len(names) < len(first):
-            give.append("a copy of the script that writes the value of " +
-                        ", ".join(f"${v}" for v in first if v not in names))  # fmt: skip
-        raise SpecError(f"script {self.script.name} line {self.line}: {'; '.join(causes)}; give "
-                        f"{' and '.join(give)}")  # fmt: skip
 
 
 def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
@@ -140,6 +106,7 @@ class _Reader:
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
+        self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -147,6 +114,12 @@ class _Reader:
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        if (state := self.branches.state(cmd.arms)) is False:
+            return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
+        cmd.conditional = cmd.conditional or state is None
+        if cmd.test is not None:  # [[ ]] does not split its words
+            self.branches.read(cmd, None if cmd.conditional else condition([f for w in cmd.words
+                               for f in self.expand(w, path, _text(cmd.words[0]) != "[[")]))
         words, i = cmd.words, 0
         lead = _text(words[0])
         if lead in _DECLARE:
@@ -173,8 +146,35 @@ class _Reader:
             self.read([_text(w) for w in rest[1:]], cmd, path)
         elif name in _SOURCE and len(rest) > 1:
             self.source(rest[1], cmd, path, entries, depth)
+        elif (inner := _shell_c(rest)) is not None:
+            self.inline(rest[inner], cmd, path, entries, depth)
         elif any(e in _text(w) for w in rest for e in entries):
             self.candidate(rest, cmd, path, entries)
+
+    def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
+               depth: int) -> None:
+        """``bash -c STRING`` (``srun ... bash -c``): STRING's commands read as the script's, as
+        the shell runs them: the outer shell expands a double-quoted STRING, the inner one reads
+        the result (OpenRLHF's train_ppo_ray_slurm.sh launches so); its ifs numbered apart."""
+        text = _MARK.sub(self.alias, "".join(self.expand(word, path, split=False)))
+        self.inlined, shift = self.inlined + len(text) + 1, (self.inlined + len(text) + 1) << 32
+        if depth >= MAX_SOURCE_DEPTH or self.inlined > 8 * MAX_SCRIPT_BYTES:
+            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
+                            f"{MAX_SOURCE_DEPTH} deep or past {8 * MAX_SCRIPT_BYTES:,} "
+                            "characters in all; give the launch command's words")  # fmt: skip
+        for inner in commands(text, f"script {path.name} line {cmd.line} (bash -c)"):
+            inner.line += cmd.line - 1
+            inner.conditional = inner.conditional or cmd.conditional
+            inner.arms = tuple((b + shift, a) for b, a in inner.arms)
+            inner.test = inner.test and (inner.test[0] + shift, inner.test[1])
+            self.command(inner, path, entries, depth + 1)
+
+    def alias(self, mark: re.Match[str]) -> str:
+        """A placeholder mark as a name the inner shell's lexer keeps in one word."""
+        var = mark.group(2)
+        name = var if _NAME.fullmatch(var) else "cmd_" + re.sub(r"\W", "_", var).strip("_")
+        self.failures.setdefault(name, self.failures[var])
+        return mark.group(1) + name + mark.group(1)
 
     def assign(self, m: re.Match[str], word: list[Part], array: list[list[Part]] | None,
                cmd: Command, path: Path) -> None:
@@ -192,8 +192,9 @@ class _Reader:
             value = "".join(self.expand([first, *word[1:]], path, split=False))
             mark = _MARK.search(value)
             if mark is not None and not _NAME.fullmatch(mark.group(2)):  # a command's output
+                start = mark.group() == value and self.failures[mark.group(2)].start
                 self.failures[name] = Unresolved(name, f"is set from {_shown(mark.group())} "
-                                                 f"(line {cmd.line})")  # fmt: skip
+                                                 f"(line {cmd.line})", start)  # fmt: skip
                 value = ONE + name + ONE
         old = self.vars.get(name) if append else None
         if isinstance(old, list):
@@ -238,6 +239,10 @@ class _Reader:
             return
         if not target.is_absolute():
             target = path.parent / target
+        if not target.is_file() and (found := container_path(target, path)) is not None:
+            self.read_notes.append(f"source {target} (line {cmd.line}, not there) read as "
+                                   f"{found}, the same file of the checkout holding the script")
+            target = found
         if not target.is_file() or depth >= MAX_SOURCE_DEPTH:
             self.missing.append(f"{target} (line {cmd.line})")
             return
@@ -260,7 +265,8 @@ class _Reader:
                 if mark == MANY:
                     many.add(k)
         notes = [f"read {path.name} line {cmd.line} as data, never run: the command it launches"
-                 f" ({words[at]}) with its variables expanded", *self.read_notes]  # fmt: skip
+                 f" ({words[at]}) with its variables expanded", *self.read_notes,
+                 *self.branches.notes()]  # fmt: skip
         if cmd.conditional:
             notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
                          "runs")  # fmt: skip
@@ -314,6 +320,9 @@ class _Reader:
         if kind == "arith":
             return str(self.arith(text, path))
         m = _BRACE.fullmatch(text.strip())
+        if (at := re.fullmatch(r"[@*]:(\d+)(?::(\d+))?", text.strip())) is not None:
+            self.used_args, first = True, max(int(at.group(1)) - 1, 0)  # ${@:2}: $2 on
+            return self.extra[first:first + int(at.group(2)) if at.group(2) else None]
         if m is None:
             raise Unresolved(f"{{{text}}}", "is an expansion rlmcost does not read")
         length, name, index, colon, op, arg = m.group(1), m.group(2), m.group(4), m.group(5), \
@@ -333,17 +342,17 @@ class _Reader:
                 self.extra[n - 1] if n <= len(self.extra) else None  # fmt: skip
         unset = current is None or (colon and current in ("", []))
         if op in ("-", "=") and unset:
-            current = "".join(self.expand(_default_word(arg), path, split=False))
+            current = "".join(self.expand(default_word(arg), path, split=False))
             if op == "=" and name not in self.env:
                 self.vars[name] = current
         elif op == "+":
-            current = "" if unset else "".join(self.expand(_default_word(arg), path, False))
-        elif op:
+            current = "" if unset else "".join(self.expand(default_word(arg), path, False))
+        elif op == "?":  # ${VAR:-d} / ${VAR:=d} of a set VAR: its value
             raise Unresolved(name, f"is read with ${{{name}{colon}{op}...}}, which rlmcost does "
                              "not follow")  # fmt: skip
         if current is None:
             raise Unresolved(name, "is not set in the script" if not name.isdigit() else
-                             f"is the script's argument {name}, not given")  # fmt: skip
+                             f"is the script's argument {name}, not given", name == "PWD")
         if index in ("@", "*"):
             out = current if isinstance(current, list) else env_words(name, current)
             return [str(len(out))] if length else out
@@ -362,17 +371,9 @@ class _Reader:
         expr = "".join(self.expand(inner[0].words[0], path, False)) if inner else text
         if (mark := _MARK.search(expr)) is not None:
             raise self.failures[mark.group(2)]
-        expr = _NAME.sub(lambda m: self.number(m.group()), expr)
+        expr = _NAME.sub(lambda m: whole(m.group(), self.vars.get(m.group()), self.failures),
+                         expr)  # fmt: skip
         return integer(expr, text)
-
-    def number(self, name: str) -> str:
-        value = self.vars.get(name, "0")  # the shell reads an unset name as 0
-        text = value[0] if isinstance(value, list) and value else value or "0"
-        if isinstance(text, str) and (mark := _MARK.search(text)) is not None:
-            raise self.failures[mark.group(2)]
-        if not isinstance(text, str) or not re.fullmatch(r"\s*-?\d+\s*", text):
-            raise Unresolved(name, f"is {text!r}, not a whole number, in $((...))")
-        return f"({text.strip()})"
 
 
 def _split(value: str) -> list[str]:
@@ -385,15 +386,15 @@ def _shown(word: str) -> str:
     return _MARK.sub(lambda m: "$" + m.group(2), word)
 
 
+def _shell_c(rest: list[list[Part]]) -> int | None:
+    """The index of the string a ``bash -c STRING`` (``sh``, ``-lc``) in ``rest`` runs."""
+    for k, w in enumerate(rest[:-2]):
+        if Path(_text(w)).name in ("bash", "sh") and re.fullmatch(r"-[a-z]*c", _text(rest[k + 1])):
+            return k + 2
+    return None
+
+
 def _text(word: list[Part]) -> str:
     """A word's literal text (expansions as written), for matching names and messages."""
     return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
                    for k, t, _ in word)  # fmt: skip
-
-
-def _default_word(arg: str) -> list[Part]:
-    """The word after ``:-``/``:=`` in ``${VAR:-word}``, its own expansions kept."""
-    from rlmcost.frameworks.shell_lexer import commands as lex
-
-    found = lex(f'"{arg}"', "a default value")
-    return found[0].words[0] if found else [("lit", "", True)]

@@ -94,11 +94,12 @@ IGNORED = (
     f"{ACTOR}.fsdp_config.seed", f"{MODEL}.tokenizer_path", f"{MODEL}.custom_chat_template",
     "data.dataloader_num_workers", "data.trust_remote_code", "data.validation_shuffle",
     "data.train_max_samples", "data.val_max_samples", "data.sampler", "data.tool_config_path",
+    f"{ROLLOUT}.multi_turn.tool_config_path", f"{ROLLOUT}.multi_turn.interaction_config_path",
 )  # fmt: skip
 """Keys that change no step's cost (optimizer, sampling, logging and metrics, profiling,
 checkpoint and validation frequencies, seeds, paths, the data loader; checked against
 ppo_trainer.yaml @b178a3cd: ``global_profiler``, the workers' ``profiler``, the rollout's
-``prometheus``/``trace``): not listed as ignored."""
+``prometheus``/``trace``, its multi-turn config files): not listed as ignored."""
 
 _ESTIMATORS = {
     "gae": "ppo", "grpo": "grpo", "rloo": "rloo", "remax": "remax",
