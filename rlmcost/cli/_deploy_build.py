@@ -38,9 +38,11 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_layers
     from rlmcost.run.spec import merge
 
-    preset = get_preset(framework).for_params(*query_actor_size(opts))
+    preset = get_preset(framework).for_params(*query_actor_size(opts), actor_layers(
+        opts.get("model") or DEFAULT_ACTOR))  # a tier's first/last-stage layers: Default.layers
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
@@ -108,6 +110,8 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
 
     data = base_deployment(opts).to_json()
     train = data["train"]
+    if pp != train.get("pp", 1):  # a preset's split (a size tier's) is for its own PP
+        train["pp_split"] = None
     train.update(tp=tp, pp=pp, zero=str(zero))
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp", "zero_shard"):
         if opts.get(key) is not None:
