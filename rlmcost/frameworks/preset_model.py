@@ -245,6 +245,7 @@ class Sized:
     dense_only: bool = False
     placement: TierPlacement | None = None
     moe_only: bool = False
+    summary: str = ""  # the preset's summary under this tier ("": the preset's own)
 
     def followed_by(self, dep: Any, layers: int | None = None) -> bool:
         """Whether the Deployment ``dep`` has every value of this tier that applies to its
@@ -296,8 +297,8 @@ class Preset:
         own = {d.field for d in self.defaults}
         defaults = (*(by_field.get(d.field, d) for d in self.defaults),
                     *(d for d in takes if d.field not in own))  # fmt: skip
-        return replace(self, defaults=defaults, summary=f"{self.summary} ({s.example})",
-                       sized=())  # fmt: skip
+        summary = f"{s.summary or self.summary} ({s.example})"
+        return replace(self, defaults=defaults, summary=summary, sized=())
 
     def tier(self, params: int | None, moe: bool = False) -> Sized | None:
         """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:

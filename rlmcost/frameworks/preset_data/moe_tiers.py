@@ -107,7 +107,8 @@ def _nemo_tier(recipe: str, layout: _Keys, split: _Keys, layers: int, rollout_tp
         Default("recompute_logprobs", False, "--no-recompute-logprobs",
                 f"{src}: loss_fn.force_on_policy_ratio: true (grpo.py skip_prev_logprobs: no "
                 "old-policy log-prob forward)"),
-    ), example, moe_only=True)
+    ), example, moe_only=True, summary="NeMo RL: Megatron-core policy (megatron_cfg) and vLLM "
+        "colocated on the same GPUs, the reference kept in host memory")
 
 
 NEMO_RL_MOE = (
