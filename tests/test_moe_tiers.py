@@ -209,6 +209,10 @@ def test_a_tier_layout_the_gpus_cannot_hold_names_its_example() -> None:
     text = " ".join(res.output.split())
     assert "scripts/run-qwen3-32B.sh" in text and "give a multiple of 8 GPUs or --tp 1, 2 or 4" \
         in text  # fmt: skip
+    # Mixtral-8x22B (141 B, 8 experts) reaches the 235 B tier, whose EP 16 it cannot take
+    res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "nemo-rl"])
+    text = " ".join(res.output.split())
+    assert "grpo-qwen3-235b-16n8g.yaml" in text and "ep=16 must divide the 8 experts" in text
     # the user's own layout wins: its checks, not the example's
     ok = _invoke("grpo", "-m", "qwen2.5-32b", "--framework", "slime", "--gpus", "4", "--tp", "4",
                  "--rollout-tp", "4")

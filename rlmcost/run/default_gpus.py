@@ -50,25 +50,26 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
 
 
 def run_gpus(run: Run) -> tuple[int | None, str | None]:
-    """The GPUs of ``run`` and the note that says how they were chosen: ``cluster.gpus``
-    (checked against its size tier's layout: :func:`check_tier_gpus`), else
-    :func:`engine_filled_gpus`."""
-    if run.cluster.gpus is None:
-        return engine_filled_gpus(run)
-    check_tier_gpus(run, run.cluster.gpus)
-    return run.cluster.gpus, None
+    """The GPUs of ``run`` and the note that says how they were chosen: ``cluster.gpus``, else
+    :func:`engine_filled_gpus`; checked against its size tier's layout first
+    (:func:`check_tier_layout`)."""
+    gpus, note = ((run.cluster.gpus, None) if run.cluster.gpus is not None
+                  else engine_filled_gpus(run))  # fmt: skip
+    check_tier_layout(run, gpus)
+    return gpus, note
 
 
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep")
 
 
-def check_tier_gpus(run: Run, gpus: int) -> None:
+def check_tier_layout(run: Run, gpus: int | None) -> None:
     """SpecError where ``run`` trains in the layout its framework's size tier gave it (every
     degree of ``train.tp/pp/cp/ep`` the tier sets, at the tier's value: a degree the user
-    gave otherwise is the user's layout, whose own checks apply) and ``gpus`` does not hold
-    whole replicas of it (tp*pp*cp, times the data-parallel unit an expert grid needs): the
-    error names the example the layout came from and how to mend it."""
-    from rlmcost.deployment.resolve import divide_fix
+    gave otherwise is the user's layout, whose own checks apply) and that layout does not
+    hold: ``gpus`` not whole replicas of it (tp*pp*cp, times the data-parallel ranks an
+    expert grid needs), or the actor's heads or experts not divided by its TP or EP (the
+    engine's TP too, where it is the tier's). The error names the example the layout came
+    from and how to mend it."""
     from rlmcost.errors import SpecError
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
@@ -85,18 +86,44 @@ def check_tier_gpus(run: Run, gpus: int) -> None:
              if x.field[len("train."):] in _LAYOUT_FIELDS and x.field.startswith("train.")}
     if not given or any(getattr(t, f) != v for f, v in given.items()):
         return
+    engine_tp = next((x.value for x in tier.defaults if x.field == "engine.tp"), None)
+    problem = _tier_problem(run, gpus, d.engine.tp if d.engine.tp == engine_tp else None)
+    if problem is None:
+        return
+    degrees = " ".join(f"--{f} {getattr(t, f)}" for f in _LAYOUT_FIELDS if getattr(t, f) > 1)
+    raise SpecError(
+        f"{d.framework}'s layout for this actor ({degrees}) comes from its example "
+        f"{tier.example.split(',')[0]} and does not hold here: {problem}; or give your own "
+        "--tp/--pp/--cp/--ep (--rollout-tp), or --no-sized-defaults (the framework's defaults "
+        "at any size)"
+    )
+
+
+def _tier_problem(run: Run, gpus: int | None, engine_tp: int | None) -> str | None:
+    """What :func:`check_tier_layout` refuses, in words (None: nothing)."""
+    from rlmcost.deployment.resolve import divide_fix
+    from rlmcost.errors import SpecError
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.validate import check_layout
+    from rlmcost.run.defaults import actor_spec
+
+    t = run.deployment.train
     lay = t.layout()
     split = lay.tp * lay.pp * lay.cp
     unit = split * lay.dp_unit
-    if gpus % unit == 0:
-        return
-    degrees = " ".join(f"--{f} {getattr(t, f)}" for f in _LAYOUT_FIELDS if getattr(t, f) > 1)
-    need = (divide_fix(gpus, t.tp, t.pp, t.cp) if unit == split else
-            f"give --gpus a multiple of {unit} (tp*pp*cp = {split}, times {lay.dp_unit} "
-            f"data-parallel ranks for the expert grid: etp*ep = {lay.expert_tp}*{lay.ep} must "
-            "divide tp*cp*dp)")  # fmt: skip
-    raise SpecError(
-        f"{d.framework}'s layout for this actor ({degrees}) comes from its example "
-        f"{tier.example.split(',')[0]} and does not fit {gpus} GPUs: {need}; or give your own "
-        "--tp/--pp/--cp/--ep, or --no-sized-defaults (the framework's defaults at any size)"
-    )
+    if gpus is not None and gpus % unit:
+        return (f"{gpus} GPUs: " + divide_fix(gpus, t.tp, t.pp, t.cp) if unit == split else
+                f"{gpus} GPUs: give --gpus a multiple of {unit} (tp*pp*cp = {split}, times "
+                f"{lay.dp_unit} data-parallel ranks for the expert grid: etp*ep = "
+                f"{lay.expert_tp}*{lay.ep} must divide tp*cp*dp)")  # fmt: skip
+    spec = actor_spec(run.models.actor)
+    if spec is None:
+        return None
+    arch = spec.arch()
+    try:
+        check_layout(arch, lay.with_(dp=lay.dp_unit), unit)
+        if engine_tp is not None:
+            check_layout(arch, Layout(tp=engine_tp), engine_tp, replicate_kv=True)
+    except SpecError as exc:
+        return f"{spec.name}: {exc}"
+    return None

@@ -192,18 +192,20 @@ def actor_moe(actor: object) -> bool:
     """Whether a Run's actor (a name, a spec or its data) is a mixture of experts, which a
     preset's tier from a dense example passes by (``Sized.dense_only``); False where it does
     not resolve."""
-    spec = _actor_spec(actor)
+    spec = actor_spec(actor)
     return spec is not None and spec.n_experts > 0
 
 
 def actor_layers(actor: object) -> int | None:
     """The decoder layers of a Run's actor, which a tier's default for its example's model
     alone reads (``Default.layers``); None where it does not resolve."""
-    spec = _actor_spec(actor)
+    spec = actor_spec(actor)
     return None if spec is None else spec.n_layers
 
 
-def _actor_spec(actor: object) -> Any:
+def actor_spec(actor: object) -> Any:
+    """The ModelSpec of a Run's actor (a name, a spec or its data); None where it does not
+    resolve."""
     from rlmcost.specs import ModelSpec, get_model
 
     try:
