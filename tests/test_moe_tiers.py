@@ -187,7 +187,7 @@ def test_large_moe_actors_fit_with_their_frameworks_example(framework, model, gp
     assert _tier(framework, model).example.split(",")[0] in line
 
 
-def test_a_split_is_the_examples_models_and_the_users_pp_drops_it() -> None:
+def test_a_split_is_the_examples_models_and_the_users_layout_replaces_the_tiers() -> None:
     assert actor_layers("qwen3-235b-a22b") == 94
     dep = _invoke("grpo", "-m", "qwen3-235b-a22b", "--framework", "nemo-rl", "--gpus", "128")
     assert dep["run"]["deployment"]["train"]["pp_split"]["first_layers"] == 11
@@ -196,6 +196,10 @@ def test_a_split_is_the_examples_models_and_the_users_pp_drops_it() -> None:
     own = _invoke("grpo", "-m", "qwen3-235b-a22b", "--framework", "nemo-rl", "--gpus", "128",
                   "--pp", "4")  # fmt: skip
     assert own["run"]["deployment"]["train"]["pp_split"] is None
+    # a layout degree of the user's lays the trainer out whole: not the tier's PP 16 / EP 16
+    mine = _invoke("grpo", "-m", "deepseek-v3", "-H", "h200", "--gpus", "64", "--tp", "8",
+                   "--dp", "8", "--zero", "3")["run"]["deployment"]["train"]  # fmt: skip
+    assert (mine["tp"], mine["pp"], mine["ep"], mine["pp_split"]) == (8, 1, 1, None)
 
 
 def test_a_tier_layout_the_gpus_cannot_hold_names_its_example() -> None:

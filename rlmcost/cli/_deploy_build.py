@@ -106,12 +106,15 @@ def _file_fields(path: str) -> dict[str, Any]:
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
     from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
+    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()
     train = data["train"]
-    if pp != train.get("pp", 1):  # a preset's split (a size tier's) is for its own PP
-        train["pp_split"] = None
+    if any(opts.get(k) is not None for k in ("tp", "pp", "cp", "ep", "dp")):
+        bare = Deployment().train  # the user's layout, whole (LAYOUT_FIELDS)
+        train.update({k: getattr(bare, k) for k in LAYOUT_FIELDS})
+        tp, pp = opts.get("tp") or bare.tp, opts.get("pp") or bare.pp
     train.update(tp=tp, pp=pp, zero=str(zero))
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp", "zero_shard"):
         if opts.get(key) is not None:

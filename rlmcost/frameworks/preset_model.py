@@ -61,6 +61,12 @@ OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward", "global_batch")
 """Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
 not Deployment fields."""
 
+LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "etp", "sp", "pp_split")
+"""The trainer's parallel layout (``train.*``), which a size tier sets as one unit: a query
+that gives any degree itself (``--tp/--pp/--cp/--ep/--dp``) lays the trainer out whole, the
+fields it leaves out at rlmcost's defaults, not the tier's (DeepSeek-V3's tier's PP 16 and EP
+16 under ``--tp 8 --dp 8 --gpus 64``)."""
+
 
 @dataclass(frozen=True)
 class Default:

@@ -9,9 +9,9 @@ has stays as it is, so ``to_json -> from_data`` is the identity), with two rules
 partial Run consistent:
 
 * a trainer micro-batch given without a token budget drops the preset's budget (a
-  micro-batch given by hand is what runs), and a pipeline degree other than the preset's,
-  given without a split, the preset's split (a size tier's first/last-stage layers are for
-  its example's PP);
+  micro-batch given by hand is what runs), and a layout degree given (``train.tp/pp/cp/ep``
+  or ``cluster.dp``) the preset's whole layout (a size tier's PP, EP, SP and split:
+  :data:`~rlmcost.frameworks.preset_model.LAYOUT_FIELDS`);
 * a forward layout the preset gives only by its budget follows the given trainer layout
   (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`);
 * a Run that names neither ``groups`` (the key absent) nor a placement takes the device
@@ -45,7 +45,8 @@ _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[str, Any]:
     """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
     SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
-    from rlmcost.deployment.spec import BATCHING, forwards_follow_trainer
+    from rlmcost.deployment.spec import BATCHING, TrainLayout, forwards_follow_trainer
+    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
 
     _check_shape(data, where)
     dep = dict(data.get("deployment") or {})
@@ -60,14 +61,15 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         out = {**dep, "framework": None}
     else:
         kind = (dep.get("engine") or {}).get("kind")
-        preset = _preset_data(name, *size, str(kind) if kind else None, layers)
-        own_pp = (preset.get("train") or {}).get("pp", 1)
-        out = {**merge(preset, dep), "framework": name}  # the preset's name, in lower case
+        out = {**merge(_preset_data(name, *size, str(kind) if kind else None, layers), dep),
+               "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
-        if train.get("pp", own_pp) != own_pp and "pp_split" not in train:
-            out["train"]["pp_split"] = None  # the preset's split is for its own PP
+        if any(k in train for k in LAYOUT_FIELDS[:4]) or \
+                (data.get("cluster") or {}).get("dp") is not None:  # fmt: skip
+            bare = TrainLayout()  # the Run's own layout, whole
+            out["train"].update({k: getattr(bare, k) for k in LAYOUT_FIELDS if k not in train})
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
         forwards_follow_trainer(out)
     elif name is not None:  # a forward layout of the Run's own over the preset's

@@ -15,7 +15,9 @@ model's: a default with ``layers`` applies to an actor of that many decoder laye
 actor of another depth takes Megatron-core's even split (rlmcost's, the first ranks one layer
 more where PP does not divide the layers). Speculative drafts from a checkpoint's MTP layer
 (NeMo RL's and slime's DeepSeek examples) are the checkpoint's, not the layout's: left out
-(``--speculative-tokens``). Data only.
+(``--speculative-tokens``). The gradient buffer's dtype is each framework's own
+(``Behaviour.megatron_grad_reduce``: NeMo RL bf16, verl and slime fp32), as the examples leave
+it, not a tier value. Data only.
 """
 
 from __future__ import annotations
@@ -82,8 +84,6 @@ def _nemo_tier(recipe: str, layout: _Keys, split: _Keys, layers: int, rollout_tp
                "use_distributed_optimizer: true"),
               ("param_dtype", "bf16", "policy.precision: bfloat16 (Megatron-core: the model in "
                "bf16, fp32 main parameters in the distributed optimizer)"),
-              ("grad_reduce_dtype", "param", f"{_NEMO_BASE} megatron_cfg."
-               "distributed_data_parallel_config.grad_reduce_in_fp32: false"),
               ("ckpt", "full", "megatron_cfg.activation_checkpointing: true"),
               ("micro_batch", 1, "policy.train_micro_batch_size: 1 (packed: train_mb_tokens = "
                "max_total_sequence_length, split over CP)"),
@@ -147,9 +147,7 @@ _VERL_671B = _VERL.format("run_deepseek671b_math_megatron_80gb.sh")
 _MCORE = "actor_rollout_ref.actor.megatron"
 _OVERRIDE = f"+{_MCORE}.override_transformer_config"
 _VERL_COMMON = (("zero", "1", "ppo_megatron_trainer.yaml: megatron.use_distributed_optimizer"),
-                ("param_dtype", "bf16", "ppo_megatron_trainer.yaml: bf16 Megatron-core model"),
-                ("grad_reduce_dtype", "fp32", "verl's default (megatron.vanilla_mbridge: "
-                 "grad_reduce_in_fp32)"))  # fmt: skip
+                ("param_dtype", "bf16", "ppo_megatron_trainer.yaml: bf16 Megatron-core model"))
 
 
 def _verl_engine(src: str, tp: int, fraction: float) -> tuple[Default, ...]:
@@ -219,7 +217,6 @@ VERL_MOE = (
 _SLIME_235B = "slime scripts/run-qwen3-235B-A22B.sh @624b824a"
 _SLIME_671B = "slime scripts/run-deepseek-r1.sh @624b824a"
 _SLIME_COMMON = (("param_dtype", "bf16", "Megatron-LM --bf16 (slime's default)"),
-                 ("grad_reduce_dtype", "fp32", "--accumulate-allreduce-grads-in-fp32"),
                  ("sp", True, "--sequence-parallel"),
                  ("etp", 1, "--expert-tensor-parallel-size 1"),
                  ("ckpt", "full", "--recompute-granularity full --recompute-method uniform "
