@@ -38,9 +38,11 @@ def base_deployment(opts: dict[str, Any]) -> Deployment:
             return Deployment()
         dep = load_deployment(opts["deployment_file"])
         return dep.model_copy(update={"framework": None}) if flagged and dep.framework else dep
+    from rlmcost.run.defaults import DEFAULT_ACTOR, actor_layers
     from rlmcost.run.spec import merge
 
-    preset = get_preset(framework).for_params(*query_actor_size(opts))
+    preset = get_preset(framework).for_params(*query_actor_size(opts), actor_layers(
+        opts.get("model") or DEFAULT_ACTOR))  # a tier's first/last-stage layers: Default.layers
     engine = str(opts["engine"]) if opts.get("engine") is not None else None
     data = merge(Deployment().to_json(), preset.deployment_data(engine))
     if data.get("forward") is not None:
@@ -104,10 +106,15 @@ def _file_fields(path: str) -> dict[str, Any]:
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
     from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
+    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()
     train = data["train"]
+    if any(opts.get(k) is not None for k in ("tp", "pp", "cp", "ep", "dp")):
+        bare = Deployment().train  # the user's layout, whole (LAYOUT_FIELDS)
+        train.update({k: getattr(bare, k) for k in LAYOUT_FIELDS})
+        tp, pp = opts.get("tp") or bare.tp, opts.get("pp") or bare.pp
     train.update(tp=tp, pp=pp, zero=str(zero))
     for key in ("micro_batch", "max_tokens_per_gpu", "cp", "ep", "etp", "zero_shard"):
         if opts.get(key) is not None:

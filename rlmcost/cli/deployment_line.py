@@ -33,7 +33,7 @@ def deployment_line(run: Any) -> str:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.frameworks.engine_summary import engine_summary
     from rlmcost.frameworks.presets import DEFAULT_FRAMEWORK, get_preset, preset_options
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params
 
     fw = run.deployment.framework
     if run.deployment.ideal:
@@ -44,14 +44,14 @@ def deployment_line(run: Any) -> str:
     if fw == DEFAULT_FRAMEWORK.value:  # say what the default deployment is, as flags
         actor = run.models.actor
         size = (actor_params(actor), actor_moe(actor))
-        p = get_preset(fw).for_params(*size)
+        p = get_preset(fw).for_params(*size, actor_layers(actor))
         name, engine = run.algorithm.name, str(run.deployment.engine.kind)
         flags = p.flags_line(preset_options(fw, get_algorithm(name), *size), name,
                              engine)  # the run's engine's defaults
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
     else:  # a larger actor's tier: which of the framework's examples the run follows
         tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
-        if tier is not None and tier.followed_by(run.deployment):
+        if tier is not None and tier.followed_by(run.deployment, actor_layers(run.models.actor)):
             from rlmcost.run.tier_groups import placement_line
 
             placed = placement_line(run, tier)

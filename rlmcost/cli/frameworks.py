@@ -323,6 +323,7 @@ def frameworks_command(
              "defaults": [_default_json(d) for d in p.defaults],
              "conventions": list(p.conventions),
              "sized": [{"min_params": s.min_params, "example": s.example,
+                        "actors": _actors(s),
                         "defaults": [_default_json(d) for d in s.defaults],
                         "placement": _placement_json(s.placement)} for s in p.sized]}
             for p in PRESETS.values()
@@ -332,7 +333,8 @@ def frameworks_command(
         tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
-        tables += [(f"--framework {p.framework.value}, an actor of >= {s.min_params / 1e9:g} B "
+        tables += [(f"--framework {p.framework.value}, {_ACTORS[_actors(s)]} of >= "
+                    f"{s.min_params / 1e9:g} B "
                     f"parameters (--no-sized-defaults: the table above): {s.example}",
                     s.defaults, _placement_row(s.placement)) for s in p.sized]  # fmt: skip
         for title, defaults, extra in tables:
@@ -368,8 +370,19 @@ def _placement_json(p: Any) -> dict[str, Any] | None:
 
 def _default_json(d: Any) -> dict[str, Any]:
     """A preset :class:`~rlmcost.frameworks.preset_model.Default` as `rlmcost frameworks
-    --json` lists it."""
-    return {"field": d.field, "value": d.value, "flag": d.flag, "source": d.source}
+    --json` lists it (``layers``: the decoder layers of the only actors it applies to, or
+    None: any)."""
+    return {"field": d.field, "value": d.value, "flag": d.flag, "source": d.source,
+            "layers": d.layers or None}
+
+
+_ACTORS = {"any": "an actor", "dense": "a dense actor", "moe": "a mixture-of-experts actor"}
+
+
+def _actors(s: Any) -> str:
+    """Which actors a size tier takes: ``dense`` (``Sized.dense_only``), ``moe``
+    (``moe_only``) or ``any``."""
+    return "dense" if s.dense_only else "moe" if s.moe_only else "any"
 
 
 PANEL = "Frameworks: presets and config import"

@@ -83,12 +83,8 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
         # (ring attention; Liu et al. 2023, arXiv:2310.01889), taking them from DP
         cp = layout.cp * 2
         out.append((f"--cp {cp}", layout.with_(cp=cp, dp=layout.dp // 2), with_train(cp=cp)))
-    engine_tp = (dep.engine.tp or layout.tp) * 2
-    if not dep.ideal and dep.engine.kind in _RESERVING and engine_tp <= gpus_per_node:
-        # an engine replica over twice the GPUs holds half the weights per GPU, which leaves
-        # its reservation room for the KV cache (fewer replicas; the trainer keeps its GPUs)
-        engine = dep.engine.model_copy(update={"tp": engine_tp})
-        out.append((f"--rollout-tp {engine_tp}", layout, dep.model_copy(update={"engine": engine})))
+    if not dep.ideal and dep.engine.kind in _RESERVING:
+        out += _engine_tps(layout, dep)
     tp = layout.tp * 2
     if tp <= gpus_per_node and layout.dp % 2 == 0:
         out.append((f"--tp {tp}", layout.with_(tp=tp, dp=layout.dp // 2), with_train(tp=tp)))
@@ -97,6 +93,23 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
 
 _RESERVING = (EngineKind.VLLM, EngineKind.SGLANG)
 """Engines with a memory reservation of their own, laid out by --rollout-tp."""
+
+
+def _engine_tps(layout: Layout, dep: Deployment) -> list[tuple[str, Layout, Deployment]]:
+    """``--rollout-tp`` at each power of two above the engine's TP up to the GPUs it runs on
+    (the trainer's, co-located): a replica over more GPUs holds less of the weights per GPU,
+    which leaves its reservation room for the KV cache (fewer replicas; the trainer keeps its
+    GPUs). vLLM and SGLang run TP across nodes (NeMo RL's recipes: vLLM TP 16 and 32 over
+    8-GPU nodes, examples/configs/recipes/llm/performance/grpo-qwen3-235b-16n8g.yaml and
+    grpo-deepseek-v3-32n8g.yaml @7ea279abf), so the degrees go past one node;
+    :func:`suggestions` keeps the smallest that fits."""
+    out = []
+    engine_tp = (dep.engine.tp or layout.tp) * 2
+    while engine_tp <= layout.n_gpus:
+        engine = dep.engine.model_copy(update={"tp": engine_tp})
+        out.append((f"--rollout-tp {engine_tp}", layout, dep.model_copy(update={"engine": engine})))
+        engine_tp *= 2
+    return out
 
 
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
@@ -114,6 +127,9 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
     tried: list[tuple[str, Layout, Deployment]] = []
     for flags, lay, d in [*pool_changes(estimate), *_candidates(
             layout, dep, estimate.hardware.gpus_per_node, worst.binding_term)]:  # fmt: skip
+        if flags.startswith("--rollout-tp") and any(f.flags.startswith("--rollout-tp")
+                                                    for f in found):  # the smallest that fits
+            continue
         result = _try(run, lay, d)
         tried.append((flags, lay, d))
         if result is not None and result.fits:

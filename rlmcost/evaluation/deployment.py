@@ -58,7 +58,7 @@ from rlmcost.placement.query import _host_bandwidth, query_of
 from rlmcost.placement.query import query_key as query_key
 from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.placement.speculative import speculation_notes
-from rlmcost.run.default_gpus import engine_filled_gpus
+from rlmcost.run.default_gpus import run_gpus
 from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
@@ -95,7 +95,7 @@ def trainer_layout(run: Run) -> TrainerLayout:
     (:func:`~rlmcost.deployment.resolve.resolve_layout`); with ``tp_per_model`` the TP of
     each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
     c = run.cluster
-    gpus, note = (c.gpus, None) if c.gpus is not None else engine_filled_gpus(run)
+    gpus, note = run_gpus(run)  # given (checked against a size tier's layout) or filled
     out = _trainer_layout(run.deployment.train, c.dp or 1, gpus, run.tp_per_model,
                           run.grouped, bool(run.deployment.groups))  # fmt: skip
     return out if note is None else replace(out, notes=(note, *out.notes))

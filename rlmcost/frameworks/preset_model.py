@@ -61,6 +61,12 @@ OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward", "global_batch")
 """Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
 not Deployment fields."""
 
+LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "etp", "sp", "pp_split")
+"""The trainer's parallel layout (``train.*``), which a size tier sets as one unit: a query
+that gives any degree itself (``--tp/--pp/--cp/--ep/--dp``) lays the trainer out whole, the
+fields it leaves out at rlmcost's defaults, not the tier's (DeepSeek-V3's tier's PP 16 and EP
+16 under ``--tp 8 --dp 8 --gpus 64``)."""
+
 
 @dataclass(frozen=True)
 class Default:
@@ -71,6 +77,9 @@ class Default:
     hand (what an explicit flag overrides). ``engines``: the engine kinds whose setting it is
     (empty: any); under another ``--engine`` the field keeps rlmcost's default, the engine's
     own (NeMo RL's ``max_num_seqs`` 1024 is vLLM's ``LLM_CLASS`` default, not SGLang's).
+    ``layers``: the decoder layers of the example's model, for a value that fits that model
+    alone (a pipeline's first/last-stage layers): an actor of other depth keeps the field's
+    default (Megatron-core's even split; 0: any actor, :meth:`Preset.for_params`).
     """
 
     field: str
@@ -78,6 +87,7 @@ class Default:
     flag: str
     source: str
     engines: tuple[str, ...] = ()
+    layers: int = 0
 
 
 @dataclass(frozen=True)
@@ -228,7 +238,9 @@ class Sized:
     token budget per GPU, which its small-model defaults leave unset). ``example``: that
     example, in words. ``dense_only``: the example trains a dense model, whose layout (a
     Megatron TP that must divide the KV heads, no expert parallelism) a mixture-of-experts
-    actor does not take: it keeps the preset's defaults. ``placement``: the example's device
+    actor does not take: it keeps the preset's defaults; ``moe_only``, its mirror: the example
+    trains a mixture of experts (expert parallelism), which a dense actor does not take.
+    ``placement``: the example's device
     groups (a :class:`~rlmcost.frameworks.tier_placement.TierPlacement`; None: co-located),
     which a Run naming no placement nor groups takes, scaled to its GPUs
     (:mod:`rlmcost.run.tier_groups`)."""
@@ -238,14 +250,18 @@ class Sized:
     example: str
     dense_only: bool = False
     placement: TierPlacement | None = None
+    moe_only: bool = False
+    summary: str = ""  # the preset's summary under this tier ("": the preset's own)
 
-    def followed_by(self, dep: Any) -> bool:
+    def followed_by(self, dep: Any, layers: int | None = None) -> bool:
         """Whether the Deployment ``dep`` has every value of this tier that applies to its
-        engine: a run taken at the framework's own defaults (``--no-sized-defaults``,
-        `rlmcost import`) or flagged otherwise does not follow the tier's example."""
+        engine (and to an actor of ``layers`` decoder layers: ``Default.layers``): a run
+        taken at the framework's own defaults (``--no-sized-defaults``, `rlmcost import`) or
+        flagged otherwise does not follow the tier's example."""
         kind = str(dep.engine.kind)
         for d in self.defaults:
-            if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines):
+            if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines) or \
+                    (d.layers and d.layers != layers):  # fmt: skip
                 continue
             node = dep
             for part in d.field.split("."):
@@ -270,28 +286,32 @@ class Preset:
     behaviour: Behaviour | None = None
     sized: tuple[Sized, ...] = ()
 
-    def for_params(self, params: int | None, moe: bool = False) -> Preset:
+    def for_params(self, params: int | None, moe: bool = False,
+                   layers: int | None = None) -> Preset:  # fmt: skip
         """The preset for an actor of ``params`` parameters (None: unknown, the preset as
         it is): the defaults of the largest :attr:`sized` tier the actor reaches in place of
         the same fields' (a tier names every field it changes from the preset's own), and
         after them the tier's fields the preset does not set. ``moe``: the actor is a
-        mixture of experts (a ``dense_only`` tier passes it by)."""
+        mixture of experts (a ``dense_only`` tier passes it by, a ``moe_only`` one takes
+        it alone); ``layers``: its decoder layers (a tier's default for another depth,
+        ``Default.layers``, is left out)."""
         s = self.tier(params, moe)
         if s is None:
             return self
-        by_field = {d.field: d for d in s.defaults}
+        takes = [d for d in s.defaults if not d.layers or d.layers == layers]
+        by_field = {d.field: d for d in takes}
         own = {d.field for d in self.defaults}
         defaults = (*(by_field.get(d.field, d) for d in self.defaults),
-                    *(d for d in s.defaults if d.field not in own))  # fmt: skip
-        return replace(self, defaults=defaults, summary=f"{self.summary} ({s.example})",
-                       sized=())  # fmt: skip
+                    *(d for d in takes if d.field not in own))  # fmt: skip
+        summary = f"{s.summary or self.summary} ({s.example})"
+        return replace(self, defaults=defaults, summary=summary, sized=())
 
     def tier(self, params: int | None, moe: bool = False) -> Sized | None:
         """The largest :attr:`sized` tier an actor of ``params`` parameters reaches (None:
         none, or the size unknown); ``moe``: a mixture-of-experts actor, which no
-        ``dense_only`` tier takes."""
+        ``dense_only`` tier takes (and a dense one no ``moe_only`` tier)."""
         tiers = [s for s in self.sized if params is not None and params >= s.min_params
-                 and not (moe and s.dense_only)]  # fmt: skip
+                 and not (s.dense_only if moe else s.moe_only)]  # fmt: skip
         return max(tiers, key=lambda t: t.min_params) if tiers else None
 
     def deployment_data(self, engine: str | None = None) -> dict[str, Any]:

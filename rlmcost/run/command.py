@@ -277,14 +277,14 @@ def _leaves_tier(run: Run) -> bool:
     fields) would otherwise come back as the tier's. A run with every value of its tier
     re-runs the same without it."""
     from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.defaults import actor_layers, actor_moe, actor_params
 
     framework = run.deployment.framework
     if framework is None or not get_preset(framework).sized:
         return False
     actor = run.models.actor
     tier = get_preset(framework).tier(actor_params(actor), actor_moe(actor))
-    return tier is not None and not tier.followed_by(run.deployment)
+    return tier is not None and not tier.followed_by(run.deployment, actor_layers(actor))
 
 
 def _compare_implied(run: Run, command: str, field: str = "rule_reward") -> bool:

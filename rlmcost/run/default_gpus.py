@@ -13,13 +13,15 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
     """The GPUs of a co-located Run that names neither ``cluster.gpus`` nor ``cluster.dp``
     (nor a placement, groups or ``tp_per_model``), and the note that says so: None (the
     trainer's layout, tp*pp*cp GPUs) unless the engine's replica, its own TP times its PP (a
-    Megatron engine's: times the trainer's PP), does not divide that; then their least
-    common multiple, the fewest GPUs that hold whole trainer and engine replicas (data
-    parallelism fills the rest), as a framework needs: verl builds its rollout mesh only
-    when the world size is a multiple of the replica (verl/workers/fsdp_workers.py
-    @b178a3cd: ``assert self.world_size % infer_world_size == 0``, infer_world_size =
-    rollout TP x DP x PP), so ``--framework verl`` (rollout TP 2) runs on 2 GPUs, not 1. An
-    offline algorithm (no generation) and the idealized iteration keep the trainer's."""
+    Megatron engine's: times the trainer's PP), does not divide that, or an expert grid
+    needs more data-parallel ranks (``Layout.dp_unit``: etp*ep must divide tp*cp*dp); then
+    the least common multiple of the two, the fewest GPUs that hold whole trainer and
+    engine replicas (data parallelism fills the rest), as a framework needs: verl builds
+    its rollout mesh only when the world size is a multiple of the replica
+    (verl/workers/fsdp_workers.py @b178a3cd: ``assert self.world_size % infer_world_size ==
+    0``, infer_world_size = rollout TP x DP x PP), so ``--framework verl`` (rollout TP 2)
+    runs on 2 GPUs, not 1. An offline algorithm (no generation) and the idealized
+    iteration keep the trainer's."""
     from math import lcm
 
     from rlmcost.algorithms.catalog import get_algorithm
@@ -37,9 +39,91 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
         return None, None
     replica = e.tp * (t.pp if e.kind is EngineKind.MEGATRON else e.pp)
     trainer = t.tp * t.pp * t.cp
-    if trainer % replica == 0:
+    unit = trainer * t.layout().dp_unit  # an expert grid's data-parallel ranks (resolve)
+    if unit == trainer and trainer % replica == 0:
         return None, None
-    gpus = lcm(trainer, replica)
+    gpus = lcm(unit, replica)
+    grid = "" if unit == trainer else f" times {unit // trainer} for the expert grid"
     return gpus, (f"GPUs not given: {gpus}, the fewest that hold whole replicas of both the "
-                  f"trainer (tp*pp*cp = {trainer}) and the engine ({replica} GPUs: rollout "
-                  f"TP {e.tp}); give --gpus to choose")  # fmt: skip
+                  f"trainer (tp*pp*cp = {trainer}{grid}) and the engine ({replica} GPUs: "
+                  f"rollout TP {e.tp}); give --gpus to choose")  # fmt: skip
+
+
+def run_gpus(run: Run) -> tuple[int | None, str | None]:
+    """The GPUs of ``run`` and the note that says how they were chosen: ``cluster.gpus``, else
+    :func:`engine_filled_gpus`; checked against its size tier's layout first
+    (:func:`check_tier_layout`)."""
+    gpus, note = ((run.cluster.gpus, None) if run.cluster.gpus is not None
+                  else engine_filled_gpus(run))  # fmt: skip
+    check_tier_layout(run, gpus)
+    return gpus, note
+
+
+_LAYOUT_FIELDS = ("tp", "pp", "cp", "ep")
+
+
+def check_tier_layout(run: Run, gpus: int | None) -> None:
+    """SpecError where ``run`` trains in the layout its framework's size tier gave it (every
+    degree of ``train.tp/pp/cp/ep`` the tier sets, at the tier's value: a degree the user
+    gave otherwise is the user's layout, whose own checks apply) and that layout does not
+    hold: ``gpus`` not whole replicas of it (tp*pp*cp, times the data-parallel ranks an
+    expert grid needs), or the actor's heads or experts not divided by its TP or EP (the
+    engine's TP too, where it is the tier's). The error names the example the layout came
+    from and how to mend it."""
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.presets import get_preset
+    from rlmcost.run.defaults import actor_moe, actor_params
+
+    d = run.deployment
+    if d.framework is None or d.ideal or run.grouped or run.tp_per_model:
+        return
+    actor = run.models.actor
+    tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
+    if tier is None:
+        return
+    t = d.train
+    given = {x.field[len("train."):]: x.value for x in tier.defaults
+             if x.field[len("train."):] in _LAYOUT_FIELDS and x.field.startswith("train.")}
+    if not given or any(getattr(t, f) != v for f, v in given.items()):
+        return
+    engine_tp = next((x.value for x in tier.defaults if x.field == "engine.tp"), None)
+    problem = _tier_problem(run, gpus, d.engine.tp if d.engine.tp == engine_tp else None)
+    if problem is None:
+        return
+    degrees = " ".join(f"--{f} {getattr(t, f)}" for f in _LAYOUT_FIELDS if getattr(t, f) > 1)
+    raise SpecError(
+        f"{d.framework}'s layout for this actor ({degrees}) comes from its example "
+        f"{tier.example.split(',')[0]} and does not hold here: {problem}; or give your own "
+        "--tp/--pp/--cp/--ep (--rollout-tp), or --no-sized-defaults (the framework's defaults "
+        "at any size)"
+    )
+
+
+def _tier_problem(run: Run, gpus: int | None, engine_tp: int | None) -> str | None:
+    """What :func:`check_tier_layout` refuses, in words (None: nothing)."""
+    from rlmcost.deployment.resolve import divide_fix
+    from rlmcost.errors import SpecError
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.parallel.validate import check_layout
+    from rlmcost.run.defaults import actor_spec
+
+    t = run.deployment.train
+    lay = t.layout()
+    split = lay.tp * lay.pp * lay.cp
+    unit = split * lay.dp_unit
+    if gpus is not None and gpus % unit:
+        return (f"{gpus} GPUs: " + divide_fix(gpus, t.tp, t.pp, t.cp) if unit == split else
+                f"{gpus} GPUs: give --gpus a multiple of {unit} (tp*pp*cp = {split}, times "
+                f"{lay.dp_unit} data-parallel ranks for the expert grid: etp*ep = "
+                f"{lay.expert_tp}*{lay.ep} must divide tp*cp*dp)")  # fmt: skip
+    spec = actor_spec(run.models.actor)
+    if spec is None:
+        return None
+    arch = spec.arch()
+    try:
+        check_layout(arch, lay.with_(dp=lay.dp_unit), unit)
+        if engine_tp is not None:
+            check_layout(arch, Layout(tp=engine_tp), engine_tp, replicate_kv=True)
+    except SpecError as exc:
+        return f"{spec.name}: {exc}"
+    return None

@@ -9,7 +9,9 @@ has stays as it is, so ``to_json -> from_data`` is the identity), with two rules
 partial Run consistent:
 
 * a trainer micro-batch given without a token budget drops the preset's budget (a
-  micro-batch given by hand is what runs);
+  micro-batch given by hand is what runs), and a layout degree given (``train.tp/pp/cp/ep``
+  or ``cluster.dp``) the preset's whole layout (a size tier's PP, EP, SP and split:
+  :data:`~rlmcost.frameworks.preset_model.LAYOUT_FIELDS`);
 * a forward layout the preset gives only by its budget follows the given trainer layout
   (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`);
 * a Run that names neither ``groups`` (the key absent) nor a placement takes the device
@@ -43,7 +45,8 @@ _IMPLIED = ("recompute_logprobs", "kl", "rule_reward")
 def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[str, Any]:
     """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
     SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
-    from rlmcost.deployment.spec import BATCHING, forwards_follow_trainer
+    from rlmcost.deployment.spec import BATCHING, TrainLayout, forwards_follow_trainer
+    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
 
     _check_shape(data, where)
     dep = dict(data.get("deployment") or {})
@@ -53,15 +56,20 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         name = None
     actor = (data.get("models") or {}).get("actor", DEFAULT_ACTOR)
     size = (actor_params(actor), actor_moe(actor)) if name is not None else (None, False)
+    layers = actor_layers(actor) if name is not None else None
     if name is None:
         out = {**dep, "framework": None}
     else:
         kind = (dep.get("engine") or {}).get("kind")
-        out = {**merge(_preset_data(name, *size, str(kind) if kind else None), dep),
+        out = {**merge(_preset_data(name, *size, str(kind) if kind else None, layers), dep),
                "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
+        if any(k in train for k in LAYOUT_FIELDS[:4]) or \
+                (data.get("cluster") or {}).get("dp") is not None:  # fmt: skip
+            bare = TrainLayout()  # the Run's own layout, whole
+            out["train"].update({k: getattr(bare, k) for k in LAYOUT_FIELDS if k not in train})
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
         forwards_follow_trainer(out)
     elif name is not None:  # a forward layout of the Run's own over the preset's
@@ -90,9 +98,9 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
 # kind, the engine kind, the algorithm's name): every Run built reads them, the candidates
 # of a plan thousands of times with the same inputs.
 @lru_cache(maxsize=256)
-def _sized(name: str, params: int | None, moe: bool) -> Any:
-    """``get_preset(name).for_params(params, moe)``."""
-    return get_preset(name).for_params(params, moe)
+def _sized(name: str, params: int | None, moe: bool, layers: int | None = None) -> Any:
+    """``get_preset(name).for_params(params, moe, layers)``."""
+    return get_preset(name).for_params(params, moe, layers)
 
 
 @lru_cache(maxsize=256)
@@ -102,15 +110,17 @@ def _tier(name: str, params: int | None, moe: bool) -> Any:
 
 
 @lru_cache(maxsize=256)
-def _kept_data(name: str, params: int | None, moe: bool, kind: str | None) -> Any:
+def _kept_data(name: str, params: int | None, moe: bool, kind: str | None,
+               layers: int | None) -> Any:  # fmt: skip
     """The sized preset's ``deployment_data(kind)``, kept (read through :func:`_preset_data`)."""
-    return _sized(name, params, moe).deployment_data(kind)
+    return _sized(name, params, moe, layers).deployment_data(kind)
 
 
-def _preset_data(name: str, params: int | None, moe: bool, kind: str | None) -> dict[str, Any]:
+def _preset_data(name: str, params: int | None, moe: bool, kind: str | None,
+                 layers: int | None = None) -> dict[str, Any]:  # fmt: skip
     """A copy of :func:`_kept_data` (its mappings and lists new: the merge and the rules
     after it change them)."""
-    return _json_copy(_kept_data(name, params, moe, kind))
+    return _json_copy(_kept_data(name, params, moe, kind, layers))
 
 
 @lru_cache(maxsize=256)
@@ -184,26 +194,40 @@ def actor_moe(actor: object) -> bool:
     """Whether a Run's actor (a name, a spec or its data) is a mixture of experts, which a
     preset's tier from a dense example passes by (``Sized.dense_only``); False where it does
     not resolve."""
+    spec = actor_spec(actor)
+    return spec is not None and spec.n_experts > 0
+
+
+def actor_layers(actor: object) -> int | None:
+    """The decoder layers of a Run's actor, which a tier's default for its example's model
+    alone reads (``Default.layers``); None where it does not resolve."""
+    spec = actor_spec(actor)
+    return None if spec is None else spec.n_layers
+
+
+def actor_spec(actor: object) -> Any:
+    """The ModelSpec of a Run's actor (a name, a spec or its data); None where it does not
+    resolve."""
     from rlmcost.specs import ModelSpec, get_model
 
     try:
         if isinstance(actor, dict):
             actor = ModelSpec.model_validate(actor)
         if isinstance(actor, ModelSpec):
-            return actor.n_experts > 0
+            return actor
         if isinstance(actor, str) and not (("/" in actor or actor.endswith(".json"))
                                            and Path(actor).exists()):  # as actor_params reads it
-            return _named_moe(actor)
-        return get_model(str(actor)).n_experts > 0
+            return _named_spec(actor)
+        return get_model(str(actor))
     except (SpecError, ValueError):
-        return False
+        return None
 
 
 @lru_cache(maxsize=256)
-def _named_moe(name: str) -> bool:
+def _named_spec(name: str) -> Any:
     from rlmcost.specs import get_model
 
-    return get_model(name).n_experts > 0
+    return get_model(name)
 
 
 @lru_cache(maxsize=256)

@@ -134,6 +134,9 @@ class PresetDefaultOut(BaseModel):
     value: Any
     flag: str = Field(description="the flag that sets the same by hand")
     source: str = Field(description="where the framework sets it")
+    layers: int | None = Field(default=None, description="the decoder layers of the only "
+        "actors it applies to (a pipeline split for the example's model; None: any; "
+        "schema 2.9)")  # fmt: skip
 
 
 class PresetPlacementOut(BaseModel):
@@ -150,6 +153,8 @@ class PresetTierOut(BaseModel):
 
     min_params: int = Field(description="the actor's parameters from which the tier applies")
     example: str = Field(description="the framework's example for larger models it follows")
+    actors: Literal["any", "dense", "moe"] = Field(default="any", description="the actors "
+        "it takes: any, dense ones alone or mixtures of experts alone (schema 2.9)")
     defaults: list[PresetDefaultOut] = Field(description="what it changes or adds (schema 2.7)")
     placement: PresetPlacementOut | None = Field(description="the example's device groups, "
         "which a query naming no --groups nor --placement takes (None: co-located; schema "

@@ -9,6 +9,7 @@ Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 
 from __future__ import annotations
 
+from rlmcost.frameworks.preset_data.moe_tiers import NEMO_RL_MOE
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _NEMO_YAML = "NeMo RL examples/configs/grpo_math_1B.yaml"
@@ -343,5 +344,6 @@ PRESET = Preset(
             "batching taken as grpo_math_1B.yaml's sequence packing at the same token budget "
             "(max_total_sequence_length per micro-batch)",
         ),
+        *NEMO_RL_MOE,
     ),  # fmt: skip
 )

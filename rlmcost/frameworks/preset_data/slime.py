@@ -7,6 +7,7 @@ its Qwen3-32B example. Data only; the lookups are in :mod:`rlmcost.frameworks.pr
 
 from __future__ import annotations
 
+from rlmcost.frameworks.preset_data.moe_tiers import SLIME_MOE
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _SLIME_ARGS = "slime/utils/arguments.py"
@@ -163,5 +164,6 @@ PRESET = Preset(
             "(--use-kl-loss)",
             dense_only=True,
         ),
+        *SLIME_MOE,
     ),  # fmt: skip
 )

@@ -9,6 +9,7 @@ scripts for Qwen2.5-32B (from :data:`VERL_32B_EXAMPLE_FROM`) and Qwen2-72B (from
 
 from __future__ import annotations
 
+from rlmcost.frameworks.preset_data.moe_tiers import VERL_MOE
 from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Preset, Sized
 
 _VERL_YAML = "verl/trainer/config/ppo_trainer.yaml"
@@ -247,5 +248,6 @@ PRESET = Preset(
             "a KL loss against the reference",
             dense_only=True,
         ),
+        *VERL_MOE,
     ),  # fmt: skip
 )
