@@ -123,8 +123,12 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
                 waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
                              "prompt tokens per group)")  # fmt: skip
             if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
+                what = (f"the engine's cap on running requests (--max-num-seqs: vLLM "
+                        f"max_num_seqs, SGLang max_running_requests), not its KV cache, holds "
+                        f"at most {tl.slots}" if tl.capped else
+                        f"the paged KV cache holds at most {tl.slots}")  # fmt: skip
                 waves.append(
-                    f"{j.task.label()} on {g.name}: the paged KV cache holds at most {tl.slots} "
+                    f"{j.task.label()} on {g.name}: {what} "
                     f"of each replica's {tl.sequences} sequences in flight"
                     + (f", {tl.preemptions} preemptions (recomputed)" if tl.preemptions else "")
                 )
