@@ -295,11 +295,13 @@ def _usd(e: Any, key: str) -> str:
 
 
 def _compare_caption(e: Any) -> str:
-    i = e.inputs()
+    i, dep = e.inputs(), e.run.deployment
+    placed = ("All models co-located" if not e.run.grouped else "Models on the deployment's "
+              "groups" if dep.groups else f"Placement {dep.placement}")  # fmt: skip
     return (
         f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
         "algorithm (its default unless given). Critic/reward/reference = the actor's model "
-        "unless given. All models co-located; time = roofline lower bound, "
+        f"unless given. {placed}; Iteration time = predicted; time >= = roofline lower bound, "
         f"{e.calibration}; {_dtypes(e)}; USD at --price or the cited list price per GPU-hour "
         "(-: not priced)."
     )
