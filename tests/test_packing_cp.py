@@ -7,7 +7,11 @@ shard into DP shards here as Sequence packing allows for CP"), so a GPU holds
 ``micro_batch x seq_len / cp`` tokens, as the importer converts it
 (``rlmcost.frameworks.nemo_rl_batching.packed_tokens_per_gpu``). The default budget had been
 ``micro_batch x seq_len`` per GPU whatever ``--cp``, so ``--cp 4`` packed four sequences per
-micro-batch and left the trainer's activations, logits and the fit unchanged.
+micro-batch and left the trainer's activations, logits and the fit unchanged. NeMo RL packs
+under CP on its Megatron policy (``--zero 1``; nemo_rl/models/megatron/train.py: "Context
+Parallelism (CP>1) requires sequence packing"); its DTensor policy (``--zero 3``) refuses the
+pair (dtensor_policy_worker.py, automodel/setup.py @7ea279abf: "Context parallel is not
+supported for sequence packing"), and so does rlmcost.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from rlmcost.cli import app
 from rlmcost.deployment import TrainLayout
 
 QUERY = ["grpo", "-m", "qwen2.5-7b", "--gpus", "16", "-S", "32768", "-T", "4096", "-B", "16",
-         "-K", "8", "--json"]  # fmt: skip
+         "-K", "8", "--zero", "1", "--json"]  # fmt: skip  (NeMo RL's Megatron policy packs)
 
 
 def _training(*extra: str) -> dict:
@@ -38,7 +42,7 @@ def test_packed_budget_is_the_bin_over_the_cp_ranks() -> None:
 
 
 def test_cp_splits_the_packed_trainer_as_the_importer_does() -> None:
-    # the default deployment packs (NeMo RL); its micro-batch is one 36,864-token sequence,
+    # NeMo RL packs (the default deployment); its micro-batch is one 36,864-token sequence,
     # so under CP 4 a GPU holds 9,216 tokens of it: what an imported train_mb_tokens=36864
     # with context_parallel_size 4 gives (--max-tokens-per-gpu 9216)
     one, four = _training(), _training("--cp", "4")
@@ -47,3 +51,13 @@ def test_cp_splits_the_packed_trainer_as_the_importer_does() -> None:
     act1 = one["memory_breakdown_bytes"]["activations"]
     act4 = four["memory_breakdown_bytes"]["activations"]
     assert act4 < act1 / 3  # a quarter of each sequence's tokens per GPU (no longer equal)
+
+
+def test_nemo_rl_dtensor_refuses_cp_with_packing() -> None:
+    out = CliRunner().invoke(app, [*QUERY[:-3], "--cp", "4"])  # the default: --zero 3, packed
+    assert out.exit_code != 0
+    assert "refuses context parallelism with sequence packing" in out.output
+    assert "give --no-packing, or --zero 1" in out.output
+    for mend in (["--no-packing"], ["--zero", "1"], ["--framework", "none", "--zero", "3"]):
+        res = CliRunner().invoke(app, [*QUERY[:-3], "--cp", "4", *mend, "--json"])
+        assert res.exit_code == 0, res.output

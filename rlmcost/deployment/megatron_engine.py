@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.nemo_rl_worker import check_dtensor_packing
 from rlmcost.frameworks.preset_model import check_megatron_framework, check_megatron_trainer
 from rlmcost.parallel.layout import ZeroStage
 
@@ -173,12 +174,16 @@ def check_policy(dep: Deployment, generates: bool = True) -> None:
     megatron_worker.py at 7ea279abf). A ZeRO-3 trainer (NeMo RL's DTensor policy) would be
     priced gathering each layer at every decode step. Also a ZeRO-3 trainer under a framework
     that trains with Megatron-core alone (slime: :func:`~rlmcost.frameworks.preset_model.
-    check_megatron_trainer`), whether or not the run generates (DPO trains too); the engine's
-    checks only where a task generates (``generates``)."""
+    check_megatron_trainer`), whether or not the run generates (DPO trains too), and NeMo
+    RL's DTensor policy packing under context parallelism, which it refuses
+    (:func:`~rlmcost.frameworks.nemo_rl_worker.check_dtensor_packing`); the engine's checks
+    only where a task generates (``generates``)."""
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
-    if not dep.ideal:  # a trainer its framework cannot shard so
+    if not dep.ideal:  # a trainer its framework cannot shard so; DTensor's packing under CP
         check_megatron_trainer(dep.framework, tuple(str(t.zero) for t in layouts))
+        forwards = [dep.forward] + [g.forward for g in dep.groups]
+        check_dtensor_packing(dep.framework, (*layouts, *forwards))
     if not generates:
         return
     if EngineKind.MEGATRON in engines and not dep.ideal:
