@@ -46,3 +46,14 @@ def test_the_kv_cache_is_named_where_it_binds() -> None:
     (note,) = _held("grpo", "-m", "qwen2.5-1.5b", "--gpus", "8", "-T", "16384",
                     "--gpu-memory-utilization", "0.3", "--max-num-seqs", "1024")  # fmt: skip
     assert "the paged KV cache holds at most" in note and "preemptions (recomputed)" in note
+
+
+def test_calls_of_fewer_sequences_are_named() -> None:
+    # TRL 0.16.1 hands vLLM 112 completions a call, one call after another
+    # (tests/data/frameworks/trl_grpo.yaml as `rlmcost import trl` reads it: 16 calls of
+    # per_device_train_batch_size 16 x 7 processes); the KV cache would hold more
+    (note,) = _held("rlvr", "--framework", "trl", "--model", "qwen2.5-7b", "--batch", "256",
+                    "--group", "7", "--prompt-len", "512", "--response-len", "1024", "--gpus",
+                    "8", "--sequences-per-call", "112", "--max-num-seqs", "1024")  # fmt: skip
+    assert "its calls, one after another (--sequences-per-call), not the KV cache, hold at " \
+        "most 112 of each replica's" in note  # fmt: skip
