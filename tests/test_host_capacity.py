@@ -67,3 +67,12 @@ def test_the_planner_looks_past_a_host_that_cannot_hold_the_states() -> None:
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)["rows"]
     assert rows and all(r["gpus"] == 16 for r in rows)
+
+
+def test_tables_say_the_host_not_the_device_is_short() -> None:
+    # the devices hold the run (no device shortfall): the fits cell names the host's excess
+    args = [a for a in PPO if a not in ("--placement", "baseline", "--json")]
+    res = CliRunner().invoke(app, ["compare", *args, "--gpus", "8"])
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "fits" in ln)
+    assert "NO (host +" in line and "NO (+0 B)" not in line

@@ -250,6 +250,7 @@ def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu:
 
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
+    from rlmcost.cli.placement_render import fit_text
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
     es = c.estimates
@@ -275,7 +276,7 @@ def render_comparison(c: Any) -> None:
     rows.append(("USD per 1M tokens", *(_usd(e, "per_million_tokens_usd") for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
     rows.append(
-        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
+        ("fits", *(fit_text(e, paren=True) for e in es))
     )
     first = es[0]
     print_table(

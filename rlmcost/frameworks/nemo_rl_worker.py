@@ -139,14 +139,17 @@ def check_dtensor_packing(framework: str | None, layouts: tuple[Any, ...]) -> No
     both its workers refuse: ``dtensor_policy_worker.py`` (v1) and, for v2,
     ``nemo_rl/models/automodel/setup.py`` @7ea279abf raise "Context parallel is not supported
     for sequence packing". ``layouts``: the run's trainer and forward layouts
-    (``TrainLayout``)."""
+    (``TrainLayout``), its one worker's: any of them packed under any one's CP.
+
+    A mixed-precision Megatron policy (``--zero 1``/``0``) alone is allowed."""
     if framework != "nemo-rl":
         return
-    for t in layouts:
-        if t is not None and str(t.zero) == "3" and t.packing and t.cp > 1:
-            raise SpecError(
-                f"--cp {t.cp} with --packing: NeMo RL's DTensor (FSDP2, --zero 3) policy "
-                "refuses context parallelism with sequence packing (dtensor_policy_worker.py: "
-                "'Context parallel is not supported for sequence packing'); give --no-packing, "
-                "or --zero 1 for its Megatron policy, which packs and splits the bins over CP"
-            )
+    given = [t for t in layouts if t is not None]  # one worker: one packing and CP setting
+    cp = max((t.cp for t in given), default=1)
+    if any(str(t.zero) == "3" for t in given) and cp > 1 and any(t.packing for t in given):
+        raise SpecError(
+            f"--cp {cp} with --packing: NeMo RL's DTensor (FSDP2, --zero 3) policy refuses "
+            "context parallelism with sequence packing (dtensor_policy_worker.py: 'Context "
+            "parallel is not supported for sequence packing'); give --no-packing, or --zero 1 "
+            "for its Megatron policy, which packs and splits the bins over CP"
+        )
