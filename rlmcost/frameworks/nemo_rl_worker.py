@@ -49,7 +49,7 @@ output and ``CPUOffloadPolicy`` under ``cpu_offload`` (setup.py lines 480-490).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
 
@@ -131,25 +131,3 @@ def _model_type(model: str) -> str | None:
         return get_model(model).model_type
     except SpecError:
         return None
-
-
-def check_dtensor_packing(framework: str | None, layouts: tuple[Any, ...]) -> None:
-    """SpecError where NeMo RL's DTensor policy (its ZeRO-3 / FSDP2 trainer; its Megatron
-    policy shards the optimizer alone) would pack sequences under context parallelism, which
-    both its workers refuse: ``dtensor_policy_worker.py`` (v1) and, for v2,
-    ``nemo_rl/models/automodel/setup.py`` @7ea279abf raise "Context parallel is not supported
-    for sequence packing". ``layouts``: the run's trainer and forward layouts
-    (``TrainLayout``), its one worker's: any of them packed under any one's CP.
-
-    A mixed-precision Megatron policy (``--zero 1``/``0``) alone is allowed."""
-    if framework != "nemo-rl":
-        return
-    given = [t for t in layouts if t is not None]  # one worker: one packing and CP setting
-    cp = max((t.cp for t in given), default=1)
-    if any(str(t.zero) == "3" for t in given) and cp > 1 and any(t.packing for t in given):
-        raise SpecError(
-            f"--cp {cp} with --packing: NeMo RL's DTensor (FSDP2, --zero 3) policy refuses "
-            "context parallelism with sequence packing (dtensor_policy_worker.py: 'Context "
-            "parallel is not supported for sequence packing'); give --no-packing, or --zero 1 "
-            "for its Megatron policy, which packs and splits the bins over CP"
-        )

@@ -55,7 +55,7 @@ def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
         cluster["hardware"] = c.hardware[0] if len(c.hardware) == 1 else \
             c.hardware[_trainer_index(c.groups)]  # fmt: skip
     if c.cp > 1 and base.deployment.framework == "nemo-rl" and str(c.zero) == "3":
-        # NeMo RL's DTensor policy refuses CP with packing (nemo_rl_worker.
+        # NeMo RL's DTensor policy refuses CP with packing (megatron_engine.
         # check_dtensor_packing); its DTensor CP recipes disable packing
         # (dapo-qwen2.5-7b-16n4g-fsdp2cp2.v2.yaml over dapo-qwen2.5-7b.v2.yaml @7ea279abf)
         train["packing"] = False
