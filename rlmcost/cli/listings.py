@@ -89,7 +89,6 @@ def hardware(json_out: JsonOpt = False) -> None:
             "intra-node/dir",
             "NIC/dir",
             "host link/dir",
-            "host DRAM",
         ],
         [
             (
@@ -102,25 +101,14 @@ def hardware(json_out: JsonOpt = False) -> None:
                 r["intra_h"],
                 r["inter_h"],
                 r["host_link_h"],
-                _host_dram(r),
             )
             for r in rows
         ],
         caption="Dense (not sparse) peaks; HBM in decimal GB as datasheets print it; usable = "
         "what torch.cuda.get_device_properties reports (fit checks use it); links per "
-        "direction; host link = CPU<->GPU; host DRAM = one host's, for its GPUs (offloaded "
-        "states are checked against it; -: not known, not checked). Sources: `rlmcost "
-        "hardware --json`.",
-        right=(1, 2, 3, 4, 5, 6, 7, 8, 9),
+        "direction; host link = CPU<->GPU. Sources: `rlmcost hardware --json`.",
+        right=(1, 2, 3, 4, 5, 6, 7, 8),
     )
-
-
-def _host_dram(row: dict) -> str:
-    """A host's DRAM and its GPUs (``host_memory_bytes``), or ``-`` where not known."""
-    from rlmcost.units import format_bytes
-
-    b = row.get("host_memory_bytes")
-    return "-" if b is None else format_bytes(b)
 
 
 def register(app: typer.Typer) -> None:

@@ -241,12 +241,8 @@ def render_estimate(e: Any, run: Any = None) -> None:
         from rlmcost.cli.fit_hints import render_pool_hints
 
         render_pool_hints(run, run())
-    if e.host_problem:
-        print(f"DOES NOT FIT: {e.host_problem}.")
     if not e.fits:
         failing = [g for g in e.groups if not g.fits]
-        if not failing:  # the devices hold it, a node's host does not (said above)
-            print("  the times assume it fit.")
         bad = ", ".join(
             f"{g.name} (+{format_bytes(g.shortfall_bytes)})" if g.shortfall_bytes
             else f"{g.name} ({'; '.join(g.problems)})"
@@ -254,8 +250,9 @@ def render_estimate(e: Any, run: Any = None) -> None:
         )  # fmt: skip
         caps = " / ".join(dict.fromkeys(f"{format_bytes(g.hbm_bytes)} per device of one "
                                         f"{g.hardware or e.hardware.name}" for g in failing))
-        if failing:  # the capacity the check uses: what a device gives programs
-            print(f"DOES NOT FIT in {caps}: {bad}; the times assume it fit.")
+        print(  # the capacity the check uses: what a device gives programs
+            f"DOES NOT FIT in {caps}: {bad}; the times assume it fit."
+        )
         if run is not None:
             from rlmcost.cli.fit_hints import render_hints
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
@@ -187,34 +186,7 @@ class PlacementEstimate:
 
     @property
     def problems(self) -> tuple[str, ...]:
-        host = self.host_problem
-        return tuple(p for g in self.groups for p in g.problems) + ((host,) if host else ())
-
-    @cached_property
-    def host_excess_bytes(self) -> int:
-        """Bytes by which the fullest node's host memory (:meth:`host_nodes`) exceeds its
-        host's DRAM (``HardwareSpec.host_memory_bytes``, where known); 0 when it holds."""
-        caps = {self.hardware_of(g.name).name: self.hardware_of(g.name).host_memory_bytes
-                for g in self.groups}  # fmt: skip
-        if not any(caps.values()):
-            return 0
-        return max((b - (caps[hw] or b) for (hw, _), b in self.host_nodes().items()), default=0)
-
-    @property
-    def host_problem(self) -> str | None:
-        """What keeps the offloaded states out of one host's DRAM, and how to mend it; None
-        when every node's host holds them (or its DRAM is not known)."""
-        excess = self.host_excess_bytes
-        if excess <= 0:
-            return None
-        from rlmcost.units import format_bytes
-
-        hw, b = self.host_memory_node, self.host_memory_bytes_per_node
-        return (f"host memory per node {format_bytes(b)} exceeds the "
-                f"{format_bytes(b - excess)} DRAM of one {hw.name} host "
-                f"({(hw.host_memory_source or '').split(';')[0]}) "
-                f"by {format_bytes(excess)}: offload fewer states (--offload), keep idle models "
-                "on the GPUs (--no-offload-idle), or spread the run over more nodes (--gpus)")
+        return tuple(p for g in self.groups for p in g.problems)
 
     def host_nodes(self) -> dict[tuple[str, int], int]:
         """Host bytes of each node, keyed by (its accelerator, its index among that
@@ -259,7 +231,7 @@ class PlacementEstimate:
 
     @property
     def fits(self) -> bool:
-        return all(g.fits for g in self.groups) and self.host_problem is None
+        return all(g.fits for g in self.groups)
 
     @property
     def shortfall_bytes(self) -> int:

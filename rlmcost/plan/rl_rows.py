@@ -25,11 +25,8 @@ if TYPE_CHECKING:
 
 def binding_term(e: Any) -> tuple[str, int]:
     """What keeps an estimate from fitting: the group's problem, else the largest memory term
-    of the peak job of the group with the largest shortfall; where every group fits, the host
-    memory a node lacks."""
+    of the peak job of the group with the largest shortfall."""
     g = max(e.groups, key=lambda g: (g.shortfall_bytes, bool(g.problems)))
-    if g.fits and e.host_problem:  # the GPUs hold it; a node's host does not
-        return "host memory per node", e.host_excess_bytes
     if g.problems and not g.shortfall_bytes:
         return g.problems[0], 0
     job = max(g.jobs, key=lambda j: j.memory.total)

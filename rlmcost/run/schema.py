@@ -31,7 +31,7 @@ class Versioned(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.9"]
+    schema_version: Literal["2.8"]
     command: str
 
 
@@ -195,7 +195,7 @@ class SymbolicPlacementsOut(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.9"]
+    schema_version: Literal["2.8"]
     command: Literal["placements"]
     symbolic: Literal[True]
     rows: list[SymbolicPlacementRowOut]

@@ -47,14 +47,6 @@ class HardwareSpec(BaseModel):
     gpus_per_host_source: str | None = Field(
         default=None, description="where gpus_per_host comes from"
     )
-    host_memory_bytes: int | None = Field(
-        default=None, gt=0,
-        description="DRAM of one host (its host_gpus GPUs share it) [B], of the platform's "
-        "reference system; None: not known, not checked",
-    )  # fmt: skip
-    host_memory_source: str | None = Field(
-        default=None, description="where host_memory_bytes comes from"
-    )
     host_time_factor: float = Field(
         default=1.0, gt=0,
         description="seconds a host-bound, single-threaded framework task (Python and PyTorch "
