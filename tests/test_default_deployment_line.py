@@ -6,6 +6,8 @@ examples/configs/grpo_math_1B.yaml)."""
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
@@ -71,3 +73,21 @@ def test_the_flagless_json_names_the_default_deployment_too() -> None:
                                     "--framework", "none", "--json"])  # fmt: skip
     assert bare.exit_code == 0, bare.output
     assert any("rlmcost's bare layout" in n for n in json.loads(bare.stdout)["notes"])
+
+
+def test_a_split_placement_is_said_beside_the_co_located_summary() -> None:
+    # the summary says "vLLM colocated on the same GPUs" (the preset's own placement, NeMo RL's
+    # generation.colocated.enabled: true); a query that gives models GPUs of their own says so,
+    # or the line contradicts its own device-group table. The Table IX placements that keep
+    # every model on all GPUs (fusion, hybrid; ac-shared) add nothing.
+    def line(*extra: str) -> str:
+        res = CliRunner().invoke(app, ["grpo", "-m", "llama-3.2-1b", "--gpus", "8", *extra,
+                                       "--json"])  # fmt: skip
+        assert res.exit_code == 0, res.output
+        return json.loads(res.output)["notes"][-1]
+
+    split = "; the models placed on the GPUs {} gives, not co-located"
+    assert split.format("--placement async") in line("--placement", "async", "--staleness", "1")
+    assert split.format("--groups") in line("--groups", "rollout=4,actor+reference=4")
+    for same in ([], ["--placement", "fusion"], ["--placement", "hybrid"]):
+        assert "not co-located" not in line(*same)

@@ -250,6 +250,7 @@ def render_phases(phases: Any, total_s: float, tokens_per_s_per_gpu: float, mfu:
 
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
+    from rlmcost.cli.placement_render import fit_text
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
     es = c.estimates
@@ -275,7 +276,7 @@ def render_comparison(c: Any) -> None:
     rows.append(("USD per 1M tokens", *(_usd(e, "per_million_tokens_usd") for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
     rows.append(
-        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
+        ("fits", *(fit_text(e, paren=True) for e in es))
     )
     first = es[0]
     print_table(
@@ -295,11 +296,13 @@ def _usd(e: Any, key: str) -> str:
 
 
 def _compare_caption(e: Any) -> str:
-    i = e.inputs()
+    i, dep = e.inputs(), e.run.deployment
+    placed = ("All models co-located" if not e.run.grouped else "Models on the deployment's "
+              "groups" if dep.groups else f"Placement {dep.placement}")  # fmt: skip
     return (
         f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
         "algorithm (its default unless given). Critic/reward/reference = the actor's model "
-        "unless given. All models co-located; time = roofline lower bound, "
+        f"unless given. {placed}; Iteration time = predicted; time >= = roofline lower bound, "
         f"{e.calibration}; {_dtypes(e)}; USD at --price or the cited list price per GPU-hour "
         "(-: not priced)."
     )

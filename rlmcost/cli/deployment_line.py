@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+_SPLIT = ("disaggregated", "async", "combined")
+"""Table IX placements that give models GPUs of their own (the others co-locate them)."""
+
 
 def evaluation_json(result: Any) -> dict[str, Any]:
     """``result.to_json()``; for an evaluation, its notes end with :func:`deployment_line`, as
@@ -49,6 +52,10 @@ def deployment_line(run: Any) -> str:
         flags = p.flags_line(preset_options(fw, get_algorithm(name), *size), name,
                              engine)  # the run's engine's defaults
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
+        dep = run.deployment  # the summary's co-located engine, where the query splits GPUs
+        if len(dep.groups) > 1 or dep.placement in _SPLIT:
+            how = "--groups" if dep.groups else f"--placement {dep.placement}"
+            default += f"; the models placed on the GPUs {how} gives, not co-located"
     else:  # a larger actor's tier: which of the framework's examples the run follows
         tier = get_preset(fw).tier(actor_params(run.models.actor), actor_moe(run.models.actor))
         if tier is not None and tier.followed_by(run.deployment, actor_layers(run.models.actor)):

@@ -46,6 +46,19 @@ def host_memory_line(e: Any) -> str:
     return line + "."
 
 
+def fit_text(e: Any, paren: bool = False) -> str:
+    """``yes``, or ``NO`` with the bytes a device lacks, or a node's host where the devices
+    hold it (``PlacementEstimate.host_excess_bytes``; ``e``: it or an Evaluation of it)."""
+    from rlmcost.units import format_bytes
+
+    if e.fits:
+        return "yes"
+    pe = getattr(e, "evaluation", e)
+    host = getattr(pe, "host_excess_bytes", 0) if not e.shortfall_bytes else 0
+    short = f"host +{format_bytes(host)}" if host > 0 else f"+{format_bytes(e.shortfall_bytes)}"
+    return f"NO ({short})" if paren else f"NO {short}"
+
+
 def render_comparison(c: Any) -> None:
     from rlmcost.algorithms.kinds import Stage
     from rlmcost.units import format_bytes, format_seconds
@@ -65,7 +78,7 @@ def render_comparison(c: Any) -> None:
             format_seconds(e.iteration_time_lower_bound_s),
             format_seconds(e.stage_sum_s),
             format_bytes(e.peak_memory_bytes_per_device),
-            "yes" if e.fits else f"NO +{format_bytes(e.shortfall_bytes)}",
+            fit_text(e),
             format_bytes(e.weight_sync_bytes),
             "-" if e.cost_per_iteration_usd is None else f"{e.cost_per_iteration_usd:,.4f}",
         )

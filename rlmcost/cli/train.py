@@ -325,7 +325,7 @@ def _render_step(r: "TrainReport") -> None:
         ("step time interval", " - ".join(format_seconds(t) for t in st.interval_s)),
         ("TFLOP/s per GPU", f"{st.tflops_per_gpu:.1f}"),
         ("MFU", f"{100 * st.mfu:.1f} %"),
-        ("roofline bound (peak, no comm)", format_seconds(st.roofline_bound_s)),
+        ("roofline bound (peak, causal attention, no comm)", format_seconds(st.roofline_bound_s)),
     ]
     print_table(
         f"predicted step time (stage {st.slowest_stage} sets the pace)",

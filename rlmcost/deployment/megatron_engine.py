@@ -56,7 +56,7 @@ What rlmcost prices, and how it differs from vLLM:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.errors import SpecError
@@ -173,12 +173,16 @@ def check_policy(dep: Deployment, generates: bool = True) -> None:
     megatron_worker.py at 7ea279abf). A ZeRO-3 trainer (NeMo RL's DTensor policy) would be
     priced gathering each layer at every decode step. Also a ZeRO-3 trainer under a framework
     that trains with Megatron-core alone (slime: :func:`~rlmcost.frameworks.preset_model.
-    check_megatron_trainer`), whether or not the run generates (DPO trains too); the engine's
-    checks only where a task generates (``generates``)."""
+    check_megatron_trainer`), whether or not the run generates (DPO trains too), and NeMo
+    RL's DTensor policy packing under context parallelism, which it refuses
+    (:func:`check_dtensor_packing`); the engine's checks
+    only where a task generates (``generates``)."""
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
-    if not dep.ideal:  # a trainer its framework cannot shard so
+    if not dep.ideal:  # a trainer its framework cannot shard so; DTensor's packing under CP
         check_megatron_trainer(dep.framework, tuple(str(t.zero) for t in layouts))
+        forwards = [dep.forward] + [g.forward for g in dep.groups]
+        check_dtensor_packing(dep.framework, (*layouts, *forwards))
     if not generates:
         return
     if EngineKind.MEGATRON in engines and not dep.ideal:
@@ -188,3 +192,25 @@ def check_policy(dep: Deployment, generates: bool = True) -> None:
                         "(megatron_cfg.enabled: Megatron-core with its distributed optimizer), "
                         "not on a ZeRO-3 / FSDP2 trainer (its DTensor policy): give --zero 1 "
                         "(or --zero 0), or another engine")  # fmt: skip
+
+
+def check_dtensor_packing(framework: str | None, layouts: tuple[Any, ...]) -> None:
+    """SpecError where NeMo RL's DTensor policy (its ZeRO-3 / FSDP2 trainer; its Megatron
+    policy shards the optimizer alone) would pack sequences under context parallelism, which
+    both its workers refuse: ``dtensor_policy_worker.py`` (v1) and, for v2,
+    ``nemo_rl/models/automodel/setup.py`` @7ea279abf raise "Context parallel is not supported
+    for sequence packing". ``layouts``: the run's trainer and forward layouts
+    (``TrainLayout``), its one worker's: any of them packed under any one's CP.
+
+    A mixed-precision Megatron policy (``--zero 1``/``0``) alone is allowed."""
+    if framework != "nemo-rl":
+        return
+    given = [t for t in layouts if t is not None]  # one worker: one packing and CP setting
+    cp = max((t.cp for t in given), default=1)
+    if any(str(t.zero) == "3" for t in given) and cp > 1 and any(t.packing for t in given):
+        raise SpecError(
+            f"--cp {cp} with --packing: NeMo RL's DTensor (FSDP2, --zero 3) policy refuses "
+            "context parallelism with sequence packing (dtensor_policy_worker.py: 'Context "
+            "parallel is not supported for sequence packing'); give --no-packing, or --zero 1 "
+            "for its Megatron policy, which packs and splits the bins over CP"
+        )

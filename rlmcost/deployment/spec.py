@@ -158,9 +158,9 @@ class TrainLayout(BaseModel):
 
     def token_budget(self, seq_len: int) -> int | None:
         """Tokens per micro-batch per GPU for sequences of at most ``seq_len`` tokens:
-        ``max_tokens_per_gpu`` (dynamic batching), else ``micro_batch x seq_len`` over CP under
-        packing (NeMo RL's ``max_total_sequence_length x train_micro_batch_size`` a packed
-        micro-batch, split by CP: nemo_rl_batching), else None (padded micro-batches)."""
+        ``max_tokens_per_gpu`` (dynamic batching), else under packing NeMo RL's bin (``micro_batch
+        x seq_len``) over the ``cp`` ranks (``nemo_rl_batching.packed_tokens_per_gpu``), else
+        None (``micro_batch`` padded sequences)."""
         if self.max_tokens_per_gpu is not None:
             return self.max_tokens_per_gpu
         return -(-self.micro_batch * seq_len // self.cp) if self.packing else None

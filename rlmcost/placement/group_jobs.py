@@ -31,6 +31,7 @@ The group's transfers (resharding, refit, sleep/wake, controller, offload): ``gr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
@@ -327,7 +328,7 @@ def _generate(
     call = g.engine.sequences_per_call
     order = admission_order(len(mine))  # lengths unknown ahead; ``timeline`` admits so too
     arrival = tuple(mine[i] for i in order)
-    rounds = None  # calls larger than the slots: continuous batching inside, one after another
+    rounds, by_call = None, False  # calls larger than the slots: continuous batching inside
     # vLLM / SGLang: KV blocks / tokens admit, preempt or retract (a stream keeps its slots)
     paged = None if g.s.deployment.partial_rollout else g.engine_pool(task)
     cap = max(1, min(len(mine) * depth, running_cap(g, task)))
@@ -339,12 +340,14 @@ def _generate(
     elif call is not None and call > slots and not g.s.deployment.ideal:
         rounds = call
     elif call is not None and not g.s.deployment.ideal:  # calls one after another
-        slots = max(1, min(slots, call))
+        by_call, slots = call <= slots, max(1, min(slots, call))
         mine = _unadmitted(static_batches(arrival, slots), order)
     tl = timeline(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
         engine_model(g, task), rounds, paged,
     )  # fmt: skip
+    if by_call and tl.capped:  # the calls' size, not the engine's running cap, bound
+        tl = replace(tl, capped="call")
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)
     latency, parts = None, {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}

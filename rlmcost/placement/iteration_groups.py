@@ -123,8 +123,13 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
                 waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
                              "prompt tokens per group)")  # fmt: skip
             if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
+                what = {"running": "the engine's cap on running requests (--max-num-seqs: "
+                        "vLLM max_num_seqs, SGLang max_running_requests), not its KV cache, "
+                        "holds", "call": "its calls, one after another (--sequences-per-call),"
+                        " not the KV cache, hold"}.get(tl.capped, "the paged KV cache holds")
+                what = f"{what} at most {tl.slots}"
                 waves.append(
-                    f"{j.task.label()} on {g.name}: the paged KV cache holds at most {tl.slots} "
+                    f"{j.task.label()} on {g.name}: {what} "
                     f"of each replica's {tl.sequences} sequences in flight"
                     + (f", {tl.preemptions} preemptions (recomputed)" if tl.preemptions else "")
                 )

@@ -40,8 +40,9 @@ def check_partial_rollout(partial: bool, staleness: int, in_flight: int = 1) -> 
     if partial and not staleness:
         raise SpecError(
             "--partial-rollout streams generation across weight updates, which only an "
-            "asynchronous run has: add --placement async (or combined) with --staleness k >= 1, "
-            "or drop --partial-rollout"
+            "asynchronous run has: add --placement async (or combined) with --staleness k >= 1 "
+            "(`rlmcost compare`, which has neither flag: a --deployment file's `placement: "
+            "async` and `staleness: k`), or drop --partial-rollout"
         )
 
 

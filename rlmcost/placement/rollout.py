@@ -164,6 +164,7 @@ class Timeline:
     shared_flops: int = 0  # prefill FLOPs a group's cached prompt spared (``prefix_share``)
     shared_tokens: int = 0  # prompt tokens a group's samples share (0: no prefix caching)
     paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
+    capped: str = ""  # paged, ``slots`` (not the KV) bound: "running" (its cap) or "call"
 
     @property
     def time_s(self) -> float:
@@ -371,6 +372,8 @@ def timeline(
         shared_flops=pre.shared_flops,
         shared_tokens=pre.shared_tokens,
         paged=paged is not None,
+        capped="" if paged is None or preemptions else "call" if call and peak >= min(call, n)
+        else "running" if peak >= slots else "",
     )
 
 

@@ -31,7 +31,7 @@ def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
     base Run's with the optimizer axis set, :mod:`rlmcost.plan.offloads`),
     engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
     where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
-    every model)."""
+    every model); under NeMo RL's DTensor policy, CP unpacked, as its recipes run it."""
     from rlmcost.evaluation.query import groups_from_text
     from rlmcost.plan.mcore import engine_fields
 
@@ -54,14 +54,34 @@ def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
     if c.hardware:  # a pool: the co-located family's accelerator, or the actor trainer's
         cluster["hardware"] = c.hardware[0] if len(c.hardware) == 1 else \
             c.hardware[_trainer_index(c.groups)]  # fmt: skip
+    if c.cp > 1 and base.deployment.framework == "nemo-rl" and str(c.zero) == "3":
+        # NeMo RL's DTensor policy refuses CP with packing (megatron_engine.
+        # check_dtensor_packing); its DTensor CP recipes disable packing
+        # (dapo-qwen2.5-7b-16n4g-fsdp2cp2.v2.yaml over dapo-qwen2.5-7b.v2.yaml @7ea279abf)
+        train["packing"] = False
     deployment = {
         "train": train,
+        **({"forward": _unpacked_forward(base, train)} if train.get("packing") is False else {}),
         "engine": engine_fields(c.rollout_tp, c.fraction, c.kv_gib),
         "placement": c.placement,
         "groups": groups,
         "staleness": (base.deployment.staleness or 1) if c.stale else None,
     }  # fmt: skip
     return {"deployment": deployment, "cluster": cluster, "tp_per_model": False}
+
+
+def _unpacked_forward(base: Run, train: dict[str, Any]) -> dict[str, Any] | None:
+    """The forward layout of a candidate whose trainer layout ``train`` (over the base's)
+    drops packing: that layout without offload, with the base forwards' own batching unpacked
+    (what ``replaced_data`` makes of a forward that follows its trainer, packing aside)."""
+    from rlmcost.run.spec import merge
+
+    fwd = base.deployment.forward
+    if fwd is None:
+        return None
+    layout = merge(base.deployment.train.model_dump(mode="json"), train)
+    return {**layout, "offload": [], "micro_batch": fwd.micro_batch,
+            "max_tokens_per_gpu": fwd.max_tokens_per_gpu, "packing": False}  # fmt: skip
 
 
 def _trainer_index(groups: str) -> int:
