@@ -43,7 +43,9 @@ def host_memory_line(e: Any) -> str:
     if len(e.fleet) > 1:
         hw = e.host_memory_node
         line += f" (the busiest node: {hw.host_gpus} x {hw.name})"
-    return line + "."
+    cap = e.host_memory_capacity_bytes_per_node
+    return line + (f" of its host's {format_bytes(cap)}." if cap is not None
+                   else "; its host's memory is unknown, not checked.")  # fmt: skip
 
 
 def render_comparison(c: Any) -> None:
@@ -237,9 +239,10 @@ def render_estimate(e: Any, run: Any = None) -> None:
         )  # fmt: skip
         caps = " / ".join(dict.fromkeys(f"{format_bytes(g.hbm_bytes)} per device of one "
                                         f"{g.hardware or e.hardware.name}" for g in failing))
-        print(  # the capacity the check uses: what a device gives programs
-            f"DOES NOT FIT in {caps}: {bad}; the times assume it fit."
-        )
+        if failing:  # the capacity the check uses: what a device gives programs
+            print(f"DOES NOT FIT in {caps}: {bad}; the times assume it fit.")
+        for problem in e.host_check.problems:  # a node over its host's memory
+            print(f"DOES NOT FIT: {problem}; the times assume it fit.")
         if run is not None:
             from rlmcost.cli.fit_hints import render_hints
 

@@ -1,0 +1,125 @@
+"""Host memory as a capacity: the offloaded states of each node against its host's memory.
+
+A deployment that offloads (ZeRO-Offload's optimizer, parameters and gradients; an engine's
+weights asleep; a reference kept in host memory) holds, on every node, the host bytes of each
+of its devices (:meth:`~rlmcost.placement.estimate.PlacementEstimate.host_nodes`: groups packed
+onto consecutive devices of their accelerator's hosts). Those bytes must fit in the node's
+host memory, as the devices' bytes must fit in HBM: a node over it does not run (the kernel's
+OOM killer ends the rank, or the pinned allocation fails). :func:`host_check` compares the
+busiest node of each accelerator with its host's memory:
+
+* the Run's ``cluster.host_memory_gib`` (``--host-memory-gib``: GiB per host, the same for
+  every accelerator of the run; servers differ), else
+* ``HardwareSpec.host_memory_bytes``, the memory of the platform's reference system (DGX
+  H100: 2 TB per 8 GPUs; a GB200 NVL72 compute tray: 960 GB per 4), decimal as vendors print
+  it, with its source (``host_memory_source``), else
+* unknown (a platform with no reference system: HGX H20, H800, L40S, MI300X ...): not
+  checked, and a note says so.
+
+The whole host memory is the capacity: nothing is taken off for the OS, the framework's
+processes or the data loader, so a node that passes may still be tight (stated in the
+problem and README). Exact ints; the bytes are the devices' host bytes as the memory model
+counts them (``GroupEstimate.host_bytes_per_device``: fp32 master weights and Adam states, the
+gradients' dtype, the engine's weights asleep, at each device's peak).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rlmcost.specs import HardwareSpec
+
+GIB = 2**30
+
+HOST_FLAG = "--host-memory-gib"
+"""The flag (and ``cluster.host_memory_gib`` the Run field) that gives a host's memory."""
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    """The host memory check of one evaluation: the problems of the nodes over their host's
+    memory (one per accelerator) and the note of those not checked (capacity unknown)."""
+
+    problems: tuple[str, ...]
+    unchecked: str | None
+    binding: tuple[str, int] | None  # (term, bytes) of the node furthest over, for plan rows
+
+
+def node_bytes(groups: Iterable[tuple[HardwareSpec, int, int]]) -> dict[tuple[str, int], int]:
+    """Host bytes of each node, keyed by (its accelerator, its index among that accelerator's
+    nodes), from the groups in order as (accelerator, GPUs, host bytes per device): each
+    accelerator's groups take consecutive devices of its hosts (``HardwareSpec.host_gpus``),
+    filling one before the next; a node holds, per group, its devices there x the group's
+    bytes per device.
+
+    >>> from rlmcost.specs import get_hardware
+    >>> h = get_hardware("h100")
+    >>> node_bytes([(h, 4, 10), (h, 8, 1)])
+    {('h100-sxm', 0): 44, ('h100-sxm', 1): 4}
+    """
+    nodes: dict[tuple[str, int], int] = {}
+    first: dict[str, int] = {}  # each accelerator's next free device
+    for hw, gpus, per_device in groups:
+        start, width = first.get(hw.name, 0), hw.host_gpus
+        end = start + gpus
+        for node in range(start // width, (end - 1) // width + 1):
+            devices = min(end, (node + 1) * width) - max(start, node * width)
+            key = (hw.name, node)
+            nodes[key] = nodes.get(key, 0) + devices * per_device
+        first[hw.name] = end
+    return nodes
+
+
+def host_capacity(hw: HardwareSpec, given_gib: float | None) -> tuple[int | None, str]:
+    """Bytes one host of ``hw`` holds and where that comes from: the Run's
+    ``host_memory_gib`` (GiB per host), else the reference system's (decimal), else None."""
+    if given_gib is not None:
+        return round(given_gib * GIB), f"{HOST_FLAG} {given_gib:g} (the Run's host_memory_gib)"
+    if hw.host_memory_bytes is None:
+        return None, ""
+    system = (hw.host_memory_source or "").partition(":")[0]
+    return hw.host_memory_bytes, f"{hw.name}'s reference host, {system} (`rlmcost hardware`)"
+
+
+def host_check(nodes: dict[tuple[str, int], int], hardware: Callable[[str], HardwareSpec],
+               given_gib: float | None) -> HostCheck:  # fmt: skip
+    """:class:`HostCheck` of ``nodes`` (:func:`node_bytes`), each accelerator's busiest node
+    against its host's memory (:func:`host_capacity`; ``hardware`` gives an accelerator by
+    name)."""
+    from rlmcost.units import format_bytes
+
+    busiest: dict[str, int] = {}
+    for (name, _), b in nodes.items():
+        busiest[name] = max(busiest.get(name, 0), b)
+    problems: list[str] = []
+    unknown: list[str] = []
+    binding: tuple[str, int] | None = None
+    worst = 0
+    for name, held in busiest.items():
+        if not held:
+            continue
+        hw = hardware(name)
+        cap, source = host_capacity(hw, given_gib)
+        if cap is None:
+            unknown.append(f"a node of {hw.host_gpus} x {name} holds {format_bytes(held)}")
+            continue
+        if held <= cap:
+            continue
+        problems.append(
+            f"host memory: a node of {hw.host_gpus} x {name} holds {format_bytes(held)} of "
+            f"offloaded states ({held / 1e12:.2f} TB), over its host's {format_bytes(cap)} "
+            f"({cap / 1e12:.2f} TB: {source}; all of it, none kept for the OS and processes); "
+            f"give more GPUs (more nodes share the offloaded states), offload less (--offload), "
+            f"or {HOST_FLAG} for your servers' host memory"
+        )
+        if held - cap > worst:
+            worst, binding = held - cap, (f"host memory per node ({name})", held)
+    unchecked = None
+    if unknown:
+        unchecked = (
+            f"host memory not checked: {'; '.join(unknown)} of offloaded states, but its "
+            f"platform has no reference system whose host memory rlmcost knows (HGX boards go "
+            f"into servers of many sizes); give {HOST_FLAG} N (GiB per host) to check it"
+        )
+    return HostCheck(tuple(problems), unchecked, binding)
