@@ -78,18 +78,24 @@ def test_node_bytes_pack_groups_onto_hosts() -> None:
 
 
 def test_host_check_capacity_override_and_unknown() -> None:
-    by_name = {h.name: h for h in (get_hardware("h100"), get_hardware("h20"))}
-    over = host_check({("h100-sxm", 0): 2 * TB + 1}, by_name.__getitem__, None)
-    assert len(over.problems) == 1 and over.binding == ("host memory per node (h100-sxm)",
-                                                        2 * TB + 1)  # fmt: skip
-    assert host_check({("h100-sxm", 0): 2 * TB}, by_name.__getitem__, None).problems == ()
+    h100, h20 = get_hardware("h100"), get_hardware("h20")
+    over = host_check([(h100, 8, TB // 4 + 1)], None)  # 8 x (250 GB + 1 B) on one 2 TB host
+    assert len(over.problems) == 1
+    assert over.binding == ("host memory per node (h100-sxm)", 2 * TB + 8)
+    assert host_check([(h100, 8, TB // 4)], None).problems == ()  # exactly full
+    # two groups sharing a host add up: 4 x 300 GB + 4 x 250 GB + 4 B = 2.2 TB
+    assert host_check([(h100, 4, 3 * TB // 10), (h100, 4, TB // 4 + 1)], None).problems
+    # a full host at the larger group's 300 GB would be 2.4 TB, but the node holds 4 of each:
+    # 4 x 300 GB + 4 x 200 GB = 2 TB, which fits
+    assert host_check([(h100, 4, 3 * TB // 10), (h100, 4, TB // 5)], None).problems == ()
     # --host-memory-gib: GiB per host, for every accelerator
-    assert host_check({("h100-sxm", 0): 2 * TB + 1}, by_name.__getitem__, 2000).problems == ()
-    assert host_check({("h100-sxm", 0): 2001 * GIB}, by_name.__getitem__, 2000).problems
+    assert host_check([(h100, 8, TB // 4 + 1)], 2000).problems == ()  # 2,147 GB
+    assert host_check([(h100, 8, 251 * GIB)], 2000).problems  # 2,008 GiB > 2,000
     # H20 (HGX board, no reference host): not checked, said in a note; an override checks it
-    unknown = host_check({("h20", 0): 10 * TB}, by_name.__getitem__, None)
+    unknown = host_check([(h20, 8, TB)], None)
     assert unknown.problems == () and "not checked" in (unknown.unchecked or "")
-    assert host_check({("h20", 0): 10 * TB}, by_name.__getitem__, 1000).problems
+    assert host_check([(h20, 8, TB)], 1000).problems
+    assert host_check([(h20, 8, 0)], None) == host_check([], None)  # nothing offloaded
 
 
 def test_the_235b_query_on_one_node_exceeds_its_host() -> None:

@@ -197,11 +197,12 @@ class PlacementEstimate:
     def host_check(self) -> HostCheck:
         """The busiest node of each accelerator against its host's memory
         (:mod:`rlmcost.placement.host_memory`; kept: the inputs never change)."""
-        return host_check(self.host_nodes(), self._hardware_named, self.host_memory_gib)
+        return host_check(self._host_groups(), self.host_memory_gib)
 
-    def _hardware_named(self, name: str) -> HardwareSpec:
-        return next(hw for hw in (*self.group_hardware.values(), self.hardware)
-                    if hw.name == name)  # fmt: skip
+    def _host_groups(self) -> list[tuple[HardwareSpec, int, int]]:
+        """Each group as the host check reads it: accelerator, GPUs, host bytes per device."""
+        return [(self.hardware_of(g.name), g.gpus, g.host_peak_bytes_per_device)
+                for g in self.groups]  # fmt: skip
 
     def host_nodes(self) -> dict[tuple[str, int], int]:
         """Host bytes of each node, keyed by (its accelerator, its index among that
@@ -214,8 +215,7 @@ class PlacementEstimate:
         accelerators (``--groups rollout=8@h20,...``) are on different machines and share no
         node, each node as wide as its own accelerator's host (``HardwareSpec.host_gpus``: a
         GB200 compute tray of 4 GPUs, not the rack)."""
-        return node_bytes((self.hardware_of(g.name), g.gpus, g.host_peak_bytes_per_device)
-                          for g in self.groups)  # fmt: skip
+        return node_bytes(self._host_groups())
 
     @property
     def host_memory_bytes_per_node(self) -> int:

@@ -25,7 +25,7 @@ gradients' dtype, the engine's weights asleep, at each device's peak).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rlmcost.specs import HardwareSpec
@@ -74,47 +74,47 @@ def node_bytes(groups: Iterable[tuple[HardwareSpec, int, int]]) -> dict[tuple[st
 def host_capacity(hw: HardwareSpec, given_gib: float | None) -> tuple[int | None, str]:
     """Bytes one host of ``hw`` holds and where that comes from: the Run's
     ``host_memory_gib`` (GiB per host), else the reference system's (decimal), else None."""
-    if given_gib is not None:
-        return round(given_gib * GIB), f"{HOST_FLAG} {given_gib:g} (the Run's host_memory_gib)"
-    if hw.host_memory_bytes is None:
+    cap = _capacity(hw, given_gib)
+    if cap is None:
         return None, ""
+    if given_gib is not None:
+        return cap, f"{HOST_FLAG} {given_gib:g} (the Run's host_memory_gib)"
     system = (hw.host_memory_source or "").partition(":")[0]
-    return hw.host_memory_bytes, f"{hw.name}'s reference host, {system} (`rlmcost hardware`)"
+    return cap, f"{hw.name}'s reference host, {system} (`rlmcost hardware`)"
 
 
-def host_check(nodes: dict[tuple[str, int], int], hardware: Callable[[str], HardwareSpec],
-               given_gib: float | None) -> HostCheck:  # fmt: skip
-    """:class:`HostCheck` of ``nodes`` (:func:`node_bytes`), each accelerator's busiest node
-    against its host's memory (:func:`host_capacity`; ``hardware`` gives an accelerator by
-    name)."""
-    from rlmcost.units import format_bytes
+def _capacity(hw: HardwareSpec, given_gib: float | None) -> int | None:
+    return round(given_gib * GIB) if given_gib is not None else hw.host_memory_bytes
 
-    busiest: dict[str, int] = {}
-    for (name, _), b in nodes.items():
-        busiest[name] = max(busiest.get(name, 0), b)
+
+Group = tuple[HardwareSpec, int, int]
+"""A group as the check reads it: its accelerator, GPUs and host bytes per device."""
+
+
+def host_check(groups: list[Group], given_gib: float | None) -> HostCheck:
+    """:class:`HostCheck` of ``groups`` (in order, :func:`node_bytes`), each accelerator's
+    busiest node against its host's memory (:func:`host_capacity`). An accelerator whose
+    full host at its largest bytes per device fits is not packed node by node (the busiest
+    node holds at most that)."""
+    most: dict[str, tuple[HardwareSpec, int]] = {}
+    for hw, _, per_device in groups:
+        if per_device > most.get(hw.name, (hw, 0))[1]:
+            most[hw.name] = (hw, per_device)
     problems: list[str] = []
     unknown: list[str] = []
     binding: tuple[str, int] | None = None
     worst = 0
-    for name, held in busiest.items():
-        if not held:
-            continue
-        hw = hardware(name)
-        cap, source = host_capacity(hw, given_gib)
+    for name, (hw, per_device) in most.items():
+        cap = _capacity(hw, given_gib)
+        if cap is not None and hw.host_gpus * per_device <= cap:
+            continue  # even a full host of the largest fits
+        held = max(node_bytes(g for g in groups if g[0].name == name).values())
         if cap is None:
-            unknown.append(f"a node of {hw.host_gpus} x {name} holds {format_bytes(held)}")
-            continue
-        if held <= cap:
-            continue
-        problems.append(
-            f"host memory: a node of {hw.host_gpus} x {name} holds {format_bytes(held)} of "
-            f"offloaded states ({held / 1e12:.2f} TB), over its host's {format_bytes(cap)} "
-            f"({cap / 1e12:.2f} TB: {source}; all of it, none kept for the OS and processes); "
-            f"give more GPUs (more nodes share the offloaded states), offload less (--offload), "
-            f"or {HOST_FLAG} for your servers' host memory"
-        )
-        if held - cap > worst:
-            worst, binding = held - cap, (f"host memory per node ({name})", held)
+            unknown.append(f"a node of {hw.host_gpus} x {name} holds {_gib(held)}")
+        elif held > cap:
+            problems.append(_problem(hw, held, cap, host_capacity(hw, given_gib)[1]))
+            if held - cap > worst:
+                worst, binding = held - cap, (f"host memory per node ({name})", held)
     unchecked = None
     if unknown:
         unchecked = (
@@ -123,3 +123,20 @@ def host_check(nodes: dict[tuple[str, int], int], hardware: Callable[[str], Hard
             f"into servers of many sizes); give {HOST_FLAG} N (GiB per host) to check it"
         )
     return HostCheck(tuple(problems), unchecked, binding)
+
+
+def _gib(n: int) -> str:
+    from rlmcost.units import format_bytes
+
+    return format_bytes(n)
+
+
+def _problem(hw: HardwareSpec, held: int, cap: int, source: str) -> str:
+    """The problem line of a node of ``hw`` holding ``held`` bytes over ``cap``."""
+    return (
+        f"host memory: a node of {hw.host_gpus} x {hw.name} holds {_gib(held)} of offloaded "
+        f"states ({held / 1e12:.2f} TB), over its host's {_gib(cap)} ({cap / 1e12:.2f} TB: "
+        f"{source}; all of it, none kept for the OS and processes); give more GPUs (more "
+        f"nodes share the offloaded states), offload less (--offload), or {HOST_FLAG} for "
+        f"your servers' host memory"
+    )
