@@ -275,7 +275,8 @@ def render_comparison(c: Any) -> None:
     rows.append(("USD per 1M tokens", *(_usd(e, "per_million_tokens_usd") for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
     rows.append(
-        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})" for e in es))
+        ("fits", *("yes" if e.fits else f"NO (+{format_bytes(e.shortfall_bytes)})"
+                   if e.shortfall_bytes else "NO (a problem)" for e in es))  # fmt: skip
     )
     first = es[0]
     print_table(

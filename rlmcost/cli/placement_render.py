@@ -67,7 +67,8 @@ def render_comparison(c: Any) -> None:
             format_seconds(e.iteration_time_lower_bound_s),
             format_seconds(e.stage_sum_s),
             format_bytes(e.peak_memory_bytes_per_device),
-            "yes" if e.fits else f"NO +{format_bytes(e.shortfall_bytes)}",
+            "yes" if e.fits else f"NO +{format_bytes(e.shortfall_bytes)}" if e.shortfall_bytes
+            else "NO (problem)",  # fmt: skip
             format_bytes(e.weight_sync_bytes),
             "-" if e.cost_per_iteration_usd is None else f"{e.cost_per_iteration_usd:,.4f}",
         )
