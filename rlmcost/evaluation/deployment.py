@@ -207,8 +207,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         )
     _extend(notes, (length_note(setup, wl.response_len, result.groups),
                     over_budget_note(result.groups)))  # fmt: skip
-    _extend(notes, speculation_notes(dep))
-    _extend(notes, (result.host_check.unchecked,))  # host memory of no known reference host
+    _extend(notes, (*speculation_notes(dep), result.host_check.unchecked))  # unknown hosts
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
     _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs

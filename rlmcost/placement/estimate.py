@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
+from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
+from rlmcost.memo import kept_property
 from rlmcost.placement.device_groups import Placement
 from rlmcost.placement.host_memory import HostCheck, host_capacity, host_check, node_bytes
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
@@ -193,16 +194,30 @@ class PlacementEstimate:
         problems, then each node over its host's memory (:attr:`host_check`)."""
         return tuple(p for g in self.groups for p in g.problems) + self.host_check.problems
 
-    @cached_property
+    @kept_property
     def host_check(self) -> HostCheck:
         """The busiest node of each accelerator against its host's memory
-        (:mod:`rlmcost.placement.host_memory`; kept: the inputs never change)."""
-        return host_check(self._host_groups(), self.host_memory_gib)
+        (:mod:`rlmcost.placement.host_memory`), kept per estimate and, for the deployments of
+        a query that share their group estimates (``placement.group_key``), per those
+        estimates in order (by identity, each kept beside its check) and the host memory
+        given (nothing kept inside ``memo.plain``)."""
+        given = self.host_memory_gib
+        if not memo.enabled():
+            return host_check(self._host_groups(), given)
+        key = (*map(id, self.groups), given)
+        hit = _HOST_KEPT.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], self.groups, strict=True)):
+            return hit[1]
+        out = host_check(self._host_groups(), given)
+        if len(_HOST_KEPT) >= 4096:
+            _HOST_KEPT.clear()
+        _HOST_KEPT[key] = (self.groups, out)
+        return out
 
     def _host_groups(self) -> list[tuple[HardwareSpec, int, int]]:
         """Each group as the host check reads it: accelerator, GPUs, host bytes per device."""
-        return [(self.hardware_of(g.name), g.gpus, g.host_peak_bytes_per_device)
-                for g in self.groups]  # fmt: skip
+        hw, run = self.group_hardware, self.hardware
+        return [(hw.get(g.name, run), g.gpus, g.host_peak_bytes_per_device) for g in self.groups]
 
     def host_nodes(self) -> dict[tuple[str, int], int]:
         """Host bytes of each node, keyed by (its accelerator, its index among that
@@ -246,7 +261,7 @@ class PlacementEstimate:
     @property
     def fits(self) -> bool:
         """Every group within its devices' memory and every node within its host's."""
-        return all(g.fits for g in self.groups) and not self.host_check.problems
+        return all(g.fits for g in self.groups) and not self.host_check.over
 
     @property
     def shortfall_bytes(self) -> int:
@@ -330,6 +345,8 @@ class PlacementEstimate:
             "notes": list(self.notes),
         }
 
+
+_HOST_KEPT = memo.table()  # group estimates' ids and host memory -> (them, their check)
 
 MFU_CONVENTION = (
     "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "

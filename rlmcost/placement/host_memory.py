@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rlmcost.specs import HardwareSpec
 
@@ -38,12 +39,41 @@ HOST_FLAG = "--host-memory-gib"
 
 @dataclass(frozen=True)
 class HostCheck:
-    """The host memory check of one evaluation: the problems of the nodes over their host's
-    memory (one per accelerator) and the note of those not checked (capacity unknown)."""
+    """The host memory check of one evaluation: each accelerator's busiest node over its
+    host's memory (``over``: accelerator, bytes held, capacity) or on a host of unknown memory
+    (``unknown``: accelerator, bytes held), and the Run's host memory per host. The lines are
+    written when read (most evaluations ask only whether anything is over)."""
 
-    problems: tuple[str, ...]
-    unchecked: str | None
-    binding: tuple[str, int] | None  # (term, bytes) of the node furthest over, for plan rows
+    over: tuple[tuple[HardwareSpec, int, int], ...] = ()
+    unknown: tuple[tuple[HardwareSpec, int], ...] = ()
+    given_gib: float | None = None
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """One line per node over its host: its bytes, the capacity, its source, the mends."""
+        return tuple(_problem(hw, held, cap, host_capacity(hw, self.given_gib)[1])
+                     for hw, held, cap in self.over)  # fmt: skip
+
+    @property
+    def binding(self) -> tuple[str, int] | None:
+        """(term, bytes) of the node furthest over its host, for the planner's rows."""
+        if not self.over:
+            return None
+        hw, held, _ = max(self.over, key=lambda o: o[1] - o[2])
+        return f"host memory per node ({hw.name})", held
+
+    @property
+    def unchecked(self) -> str | None:
+        """The note of the nodes whose host's memory is unknown, not checked."""
+        if not self.unknown:
+            return None
+        nodes = "; ".join(f"a node of {hw.host_gpus} x {hw.name} holds {_gib(held)}"
+                          for hw, held in self.unknown)  # fmt: skip
+        return (
+            f"host memory not checked: {nodes} of offloaded states, but its platform has no "
+            f"reference system whose host memory rlmcost knows (HGX boards go into servers of "
+            f"many sizes); give {HOST_FLAG} N (GiB per host) to check it"
+        )
 
 
 def node_bytes(groups: Iterable[tuple[HardwareSpec, int, int]]) -> dict[tuple[str, int], int]:
@@ -93,36 +123,34 @@ Group = tuple[HardwareSpec, int, int]
 
 def host_check(groups: list[Group], given_gib: float | None) -> HostCheck:
     """:class:`HostCheck` of ``groups`` (in order, :func:`node_bytes`), each accelerator's
-    busiest node against its host's memory (:func:`host_capacity`). An accelerator whose
-    full host at its largest bytes per device fits is not packed node by node (the busiest
-    node holds at most that)."""
-    most: dict[str, tuple[HardwareSpec, int]] = {}
-    for hw, _, per_device in groups:
-        if per_device > most.get(hw.name, (hw, 0))[1]:
-            most[hw.name] = (hw, per_device)
-    problems: list[str] = []
-    unknown: list[str] = []
-    binding: tuple[str, int] | None = None
-    worst = 0
-    for name, (hw, per_device) in most.items():
+    busiest node against its host's memory (:func:`host_capacity`). Where the sum over its
+    groups of min(GPUs, host) x bytes per device (at most what its busiest node holds: a
+    group's devices on one node) fits, its nodes are not packed one by one."""
+    bound: dict[str, list[Any]] = {}  # accelerator -> [spec, bound, groups with bytes]
+    for hw, gpus, per_device in groups:
+        if per_device:
+            b = bound.setdefault(hw.name, [hw, 0, 0])
+            b[1] += min(gpus, hw.host_gpus) * per_device
+            b[2] += 1
+    if not bound:
+        return _NOTHING
+    over: list[tuple[HardwareSpec, int, int]] = []
+    unknown: list[tuple[HardwareSpec, int]] = []
+    for name, (hw, most, n) in bound.items():
         cap = _capacity(hw, given_gib)
-        if cap is not None and hw.host_gpus * per_device <= cap:
-            continue  # even a full host of the largest fits
-        held = max(node_bytes(g for g in groups if g[0].name == name).values())
+        if cap is not None and most <= cap:
+            continue
+        # one group: its first node holds min(GPUs, host) of its devices, the bound itself
+        held = most if n == 1 else max(node_bytes(g for g in groups if g[0].name == name)
+                                       .values())  # fmt: skip
         if cap is None:
-            unknown.append(f"a node of {hw.host_gpus} x {name} holds {_gib(held)}")
+            unknown.append((hw, held))
         elif held > cap:
-            problems.append(_problem(hw, held, cap, host_capacity(hw, given_gib)[1]))
-            if held - cap > worst:
-                worst, binding = held - cap, (f"host memory per node ({name})", held)
-    unchecked = None
-    if unknown:
-        unchecked = (
-            f"host memory not checked: {'; '.join(unknown)} of offloaded states, but its "
-            f"platform has no reference system whose host memory rlmcost knows (HGX boards go "
-            f"into servers of many sizes); give {HOST_FLAG} N (GiB per host) to check it"
-        )
-    return HostCheck(tuple(problems), unchecked, binding)
+            over.append((hw, held, cap))
+    return HostCheck(tuple(over), tuple(unknown), given_gib) if over or unknown else _NOTHING
+
+
+_NOTHING = HostCheck()
 
 
 def _gib(n: int) -> str:
