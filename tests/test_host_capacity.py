@@ -88,6 +88,10 @@ def test_host_check_capacity_override_and_unknown() -> None:
     # a full host at the larger group's 300 GB would be 2.4 TB, but the node holds 4 of each:
     # 4 x 300 GB + 4 x 200 GB = 2 TB, which fits
     assert host_check([(h100, 4, 3 * TB // 10), (h100, 4, TB // 5)], None).problems == ()
+    # an 8-GPU group after a 4-GPU group that offloads nothing spans two hosts, 4 GPUs each:
+    # 4 x 300 GB, which fits, where all 8 on one host (2.4 TB) would not
+    assert host_check([(h100, 4, 0), (h100, 8, 3 * TB // 10)], None).problems == ()
+    assert host_check([(h100, 8, 3 * TB // 10)], None).problems
     # --host-memory-gib: GiB per host, for every accelerator
     assert host_check([(h100, 8, TB // 4 + 1)], 2000).problems == ()  # 2,147 GB
     assert host_check([(h100, 8, 251 * GIB)], 2000).problems  # 2,008 GiB > 2,000

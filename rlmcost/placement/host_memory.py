@@ -124,23 +124,20 @@ Group = tuple[HardwareSpec, int, int]
 def host_check(groups: list[Group], given_gib: float | None) -> HostCheck:
     """:class:`HostCheck` of ``groups`` (in order, :func:`node_bytes`), each accelerator's
     busiest node against its host's memory (:func:`host_capacity`). Where the sum over its
-    groups of min(GPUs, host) x bytes per device (at most what its busiest node holds: a
-    group's devices on one node) fits, its nodes are not packed one by one."""
-    bound: dict[str, list[Any]] = {}  # accelerator -> [spec, bound, groups with bytes]
+    groups of min(GPUs, host) x bytes per device fits (no node holds more: a group has at
+    most that many devices on one node), its nodes are not packed one by one."""
+    bound: dict[str, list[Any]] = {}  # accelerator -> [spec, bound, its groups]
     for hw, gpus, per_device in groups:
-        if per_device:
-            b = bound.setdefault(hw.name, [hw, 0, 0])
-            b[1] += min(gpus, hw.host_gpus) * per_device
-            b[2] += 1
-    if not bound:
-        return _NOTHING
+        b = bound.setdefault(hw.name, [hw, 0, 0])
+        b[1] += min(gpus, hw.host_gpus) * per_device
+        b[2] += 1
     over: list[tuple[HardwareSpec, int, int]] = []
     unknown: list[tuple[HardwareSpec, int]] = []
     for name, (hw, most, n) in bound.items():
         cap = _capacity(hw, given_gib)
-        if cap is not None and most <= cap:
+        if not most or (cap is not None and most <= cap):
             continue
-        # one group: its first node holds min(GPUs, host) of its devices, the bound itself
+        # its only group: from device 0, its first node holds min(GPUs, host) of its devices
         held = most if n == 1 else max(node_bytes(g for g in groups if g[0].name == name)
                                        .values())  # fmt: skip
         if cap is None:
