@@ -94,9 +94,16 @@ CHANGE = st.fixed_dictionaries({}, optional={
 })
 
 
-def _vary(run: Run, change: dict[str, Any]) -> Run | None:
+HOST_GIB = st.sampled_from([None, 1.0, 64.0, 4096.0])
+"""The Run's host memory per host (``cluster.host_memory_gib``; None: the reference system's):
+1 GiB fails every offloading deployment's host check (placement.host_memory), which the
+kept group estimates must not carry over to a Run with more."""
+
+
+def _vary(run: Run, change: dict[str, Any], host_gib: float | None = None) -> Run | None:
     try:
-        return run.replace(deployment=change)
+        run = run.replace(deployment=change)
+        return run if host_gib is None else run.replace(cluster={"host_memory_gib": host_gib})
     except (SpecError, ValueError):
         return None
 
@@ -104,11 +111,12 @@ def _vary(run: Run, change: dict[str, Any]) -> Run | None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     query=st.integers(0, len(QUERIES) - 1),
-    picks=st.lists(st.tuples(st.integers(0, 10**6), CHANGE), min_size=1, max_size=6),
+    picks=st.lists(st.tuples(st.integers(0, 10**6), CHANGE, HOST_GIB), min_size=1, max_size=6),
 )
-def test_random_deployments_equal_plain(query: int, picks: list[tuple[int, dict]]) -> None:
+def test_random_deployments_equal_plain(query: int,
+                                        picks: list[tuple[int, dict, float | None]]) -> None:
     _, runs = _runs(query)
-    chosen = [_vary(runs[i % len(runs)], change) for i, change in picks]
+    chosen = [_vary(runs[i % len(runs)], change, host) for i, change, host in picks]
     chosen = [r for r in chosen if r is not None]
     fast = [result_text(e) for e in evaluate_many(chosen)]
     assert fast == [plain_text(r) for r in chosen]
@@ -231,6 +239,21 @@ def _placements_runs() -> list[Run]:
                     "prices": {} if sleep else {"h100-sxm": 2.5}},
     }) for p in ("fusion", "hybrid", "async", "disaggregated", "baseline", "combined")
         for dist in (None, "lognormal:512,0.8,1024") for sleep in (True, False)]  # fmt: skip
+
+
+def test_host_memory_is_read_per_run_not_kept_with_the_groups() -> None:
+    """Runs of one query that differ only in their host memory per host share their group
+    estimates (the groups do not read it) but not their fit: with 1 GiB per host an
+    offloading deployment's node is over it, with the reference host (a DGX H100's 2 TB) it
+    is not; fast and plain agree, in either order."""
+    base = run_of("ppo", "llama-3.2-1b", hardware="h100-sxm", gpus=8).replace(
+        deployment={"train": {"zero": "3", "offload": ["optimizer"]}})
+    runs = [base, base.replace(cluster={"host_memory_gib": 1.0}), base,
+            base.replace(cluster={"host_memory_gib": 1.0})]  # fmt: skip
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
+    fits = [json.loads(f)["fits"] for f in fast]
+    assert fits == [True, False, True, False]
 
 
 def test_every_placement_equals_plain() -> None:

@@ -65,10 +65,15 @@ def test_the_line_names_the_busiest_node_on_a_mixed_run() -> None:
                               "rollout=8,actor+reference=4@h20,critic+reward=4@h100"],
                         env={"COLUMNS": "200"})  # fmt: skip
     assert res.exit_code == 0, res.output
+    # an HGX H20 server has no reference host: its memory unknown (placement/host_memory.py)
     assert re.search(r"host memory per node for offloaded states: [\d.]+ GiB "
-                     r"\(the busiest node: 8 x h20\)\.", res.output)  # fmt: skip
+                     r"\(the busiest node: 8 x h20\); its host's memory is unknown, not "
+                     r"checked\.", res.output)  # fmt: skip
     one = runner.invoke(app, [*PPO_8B, "--groups", "rollout=8,actor+reference=4,critic+reward=4"])
     assert "busiest node" not in one.output  # one accelerator: the line as before
+    # a DGX H100's 2 TB (NVIDIA DGX BasePOD reference architecture)
+    assert re.search(r"host memory per node for offloaded states: [\d.]+ GiB of its host's "
+                     r"1\.82 TiB\.", one.output)  # fmt: skip
 
 
 def test_a_mixed_run_that_does_not_fit_names_the_plan_over_its_pool() -> None:

@@ -240,6 +240,16 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 min=1e-3,
             ),
         ] = None,
+        host_memory_gib: Annotated[
+            float | None,
+            typer.Option(
+                help="Host (CPU) memory of one host in GiB, for every accelerator of the run "
+                "(default: the reference system's, e.g. 1862 for a DGX H100's 2 TB; unknown "
+                "for HGX-only platforms). A node whose offloaded states exceed it does not "
+                "fit.",
+                min=1e-3,
+            ),
+        ] = None,
         price: Annotated[
             str | None,
             typer.Option(

@@ -116,6 +116,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "gpus": gpus,
         "dp": opts.get("dp"),
         "host_bandwidth_gb_per_s": host,
+        "host_memory_gib": opts.get("host_memory_gib"),
         "calibration": opts.get("calibration"),
         "prices": parse_prices(opts.get("price")) or None,
     }

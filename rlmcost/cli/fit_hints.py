@@ -64,6 +64,8 @@ def plan_command(e: Any) -> str:
     dist = f" --length-dist {length}" if length is not None else ""
     fw = DEFAULT_FRAMEWORK.value if run is None else run.deployment.framework or "none"
     fw = "" if fw == DEFAULT_FRAMEWORK.value else f" --framework {fw}"  # the default: per family
+    host = None if run is None else run.cluster.host_memory_gib  # the servers' host memory
+    fw += "" if host is None else f" --host-memory-gib {host:g}"
     return (f"rlmcost plan {e.algorithm.name} -m {e.model} {plan_hardware(e)} -B {i['B']}{k} "
             f"-S {i['S']} -T {i['T']}{dist}{fw} --min-gpus")  # fmt: skip
 

@@ -89,6 +89,7 @@ def hardware(json_out: JsonOpt = False) -> None:
             "intra-node/dir",
             "NIC/dir",
             "host link/dir",
+            "host mem/GPUs",
         ],
         [
             (
@@ -101,13 +102,16 @@ def hardware(json_out: JsonOpt = False) -> None:
                 r["intra_h"],
                 r["inter_h"],
                 r["host_link_h"],
+                r["host_memory_h"],
             )
             for r in rows
         ],
         caption="Dense (not sparse) peaks; HBM in decimal GB as datasheets print it; usable = "
         "what torch.cuda.get_device_properties reports (fit checks use it); links per "
-        "direction; host link = CPU<->GPU. Sources: `rlmcost hardware --json`.",
-        right=(1, 2, 3, 4, 5, 6, 7, 8),
+        "direction; host link = CPU<->GPU; host mem = the reference system's host memory per "
+        "host of that many GPUs (decimal; - unknown: not checked, --host-memory-gib). "
+        "Sources: `rlmcost hardware --json`.",
+        right=(1, 2, 3, 4, 5, 6, 7, 8, 9),
     )
 
 

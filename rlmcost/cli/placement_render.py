@@ -43,20 +43,27 @@ def host_memory_line(e: Any) -> str:
     if len(e.fleet) > 1:
         hw = e.host_memory_node
         line += f" (the busiest node: {hw.host_gpus} x {hw.name})"
-    return line + "."
+    cap = e.host_memory_capacity_bytes_per_node
+    return line + (f" of its host's {format_bytes(cap)}." if cap is not None
+                   else "; its host's memory is unknown, not checked.")  # fmt: skip
 
 
 def fit_text(e: Any, paren: bool = False) -> str:
-    """``yes``, or ``NO`` with the bytes a device lacks, or a node's host where the devices
-    hold it (``PlacementEstimate.host_excess_bytes``; ``e``: it or an Evaluation of it)."""
+    """``yes``, or ``NO`` with the bytes a device lacks, or, where the devices hold the run, the
+    bytes its busiest node's host lacks (``host +BYTES``), else the problem (``e``: a
+    PlacementEstimate or an Evaluation of one)."""
     from rlmcost.units import format_bytes
 
     if e.fits:
         return "yes"
-    pe = getattr(e, "evaluation", e)
-    host = getattr(pe, "host_excess_bytes", 0) if not e.shortfall_bytes else 0
-    short = f"host +{format_bytes(host)}" if host > 0 else f"+{format_bytes(e.shortfall_bytes)}"
-    return f"NO ({short})" if paren else f"NO {short}"
+    if e.shortfall_bytes:
+        short = f"+{format_bytes(e.shortfall_bytes)}"
+    else:
+        pe = getattr(e, "evaluation", None) or e
+        cap = getattr(pe, "host_memory_capacity_bytes_per_node", None)
+        over = 0 if cap is None else pe.host_memory_bytes_per_node - cap
+        short = f"host +{format_bytes(over)}" if over > 0 else "a problem"
+    return f"NO ({short})" if paren or short == "a problem" else f"NO {short}"
 
 
 def render_comparison(c: Any) -> None:
@@ -250,9 +257,10 @@ def render_estimate(e: Any, run: Any = None) -> None:
         )  # fmt: skip
         caps = " / ".join(dict.fromkeys(f"{format_bytes(g.hbm_bytes)} per device of one "
                                         f"{g.hardware or e.hardware.name}" for g in failing))
-        print(  # the capacity the check uses: what a device gives programs
-            f"DOES NOT FIT in {caps}: {bad}; the times assume it fit."
-        )
+        if failing:  # the capacity the check uses: what a device gives programs
+            print(f"DOES NOT FIT in {caps}: {bad}; the times assume it fit.")
+        for problem in e.host_check.problems:  # a node over its host's memory
+            print(f"DOES NOT FIT: {problem}; the times assume it fit.")
         if run is not None:
             from rlmcost.cli.fit_hints import render_hints
 

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
           "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
-          "hardware", "calibration", "host_bandwidth", "attention", "logits", "no_sleep",
-          "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out", "engine",
-          "kv_buffer_gib")  # fmt: skip
+          "hardware", "calibration", "host_bandwidth", "host_memory_gib", "attention", "logits",
+          "no_sleep", "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out",
+          "engine", "kv_buffer_gib")  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")

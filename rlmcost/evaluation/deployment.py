@@ -174,7 +174,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
         efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
         devices=_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
-        groups_seen=q.groups_seen,
+        groups_seen=q.groups_seen, host_memory_gib=run.cluster.host_memory_gib,
     )  # fmt: skip
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
@@ -207,7 +207,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         )
     _extend(notes, (length_note(setup, wl.response_len, result.groups),
                     over_budget_note(result.groups)))  # fmt: skip
-    _extend(notes, speculation_notes(dep))
+    _extend(notes, (*speculation_notes(dep), result.host_check.unchecked))  # unknown hosts
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
     _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs

@@ -259,6 +259,8 @@ class Evaluation:
             "device_memory_bytes": {str(s): e.memory_bytes_per_device
                                     for s, e in self.stages.items()},  # fmt: skip
             "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
+            "host_memory_capacity_bytes_per_node": ev.host_memory_capacity_bytes_per_node
+            if ev is not None else None,  # fmt: skip
             "recommended_gpu_memory_utilization": (
                 ev.recommended_gpu_memory_utilization if ev is not None else None
             ),

@@ -5,12 +5,13 @@ among them. Each group needs a multiple of its layouts' model-parallel size (tp 
 for the ZeRO-3 training layout); the search considers every split in steps of a common grain
 (the smallest power of two, at least that size, that keeps the splits to at most
 ``MAX_SPLITS``) and keeps the one with the shortest iteration (predicted; the bound for the
-paper's idealized iteration, :func:`ranking_time_s`) among those whose groups all fit in HBM,
-else the one short of the fewest bytes. A group's estimate depends only on its own GPU count,
-so each (group, count) is evaluated once (``group_jobs.estimate_group``) and the splits only
-recombine them; whether a split fits, and by how much it falls short, are its groups' own, so
-a split that cannot beat the best so far on them is not recombined. User groups
-(``--groups``) are taken as given.
+paper's idealized iteration, :func:`ranking_time_s`) among those that fit (every group in
+HBM, every node in its host's memory: :mod:`rlmcost.placement.host_memory`), else the one
+short of the fewest bytes. A group's estimate depends only on its own GPU count, so each
+(group, count) is evaluated once (``group_jobs.estimate_group``) and the splits only
+recombine them; whether its groups fit, and by how much they fall short, are their own, and
+a split fits only if its groups do, so a split that cannot beat the best so far on them is
+not recombined. User groups (``--groups``) are taken as given.
 
 What is pruned, from 1,024 GPUs or 4 groups on: a lattice of more than ``COARSE_SPLITS``
 splits is searched coarse to fine (:func:`_coarse_to_fine`, said in the estimate's notes):
@@ -179,10 +180,10 @@ Best = tuple[tuple[bool, int, float], PlacementEstimate]
 def _best(setup: Setup, counts_list: Iterable[tuple[int, ...]], group: Group,
           best: Best | None = None) -> tuple[Best | None, SpecError | None]:  # fmt: skip
     """The best of ``counts_list`` (and ``best``): fits first, then the fewest bytes short,
-    then the shortest iteration; the first in order on a tie. Whether a split fits and by
-    how much it falls short are its groups' own (``PlacementEstimate.fits``,
-    ``shortfall_bytes``), so a split that cannot beat the incumbent on them is not combined
-    (the same choice as combining every split)."""
+    then the shortest iteration; the first in order on a tie. By how much a split falls short
+    is its groups' own (``PlacementEstimate.shortfall_bytes``) and it fits only where they
+    do (``PlacementEstimate.fits`` adds its nodes' host memory), so a split that cannot beat
+    the incumbent on its groups is not combined (the same choice as combining every split)."""
     first_error: SpecError | None = None
     for counts in counts_list:
         parts = [group(i, n) for i, n in enumerate(counts)]

@@ -14,10 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
+from rlmcost.memo import kept_property
 from rlmcost.placement.device_groups import Placement
+from rlmcost.placement.host_memory import HostCheck, host_capacity, host_check, node_bytes
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
@@ -107,6 +110,7 @@ class PlacementEstimate:
     tokens_per_iteration: int = 0  # prompt + response tokens the actor trains on
     group_hardware: Mapping[str, HardwareSpec] = field(default_factory=dict)  # group -> own
     prices: Mapping[str, float] = field(default_factory=dict)  # hardware -> USD per GPU-hour
+    host_memory_gib: float | None = None  # the Run's host memory per host (None: the specs')
 
     @property
     def gpus(self) -> int:
@@ -186,7 +190,34 @@ class PlacementEstimate:
 
     @property
     def problems(self) -> tuple[str, ...]:
-        return tuple(p for g in self.groups for p in g.problems)
+        """What keeps the iteration from running beside the devices' memory: each group's
+        problems, then each node over its host's memory (:attr:`host_check`)."""
+        return tuple(p for g in self.groups for p in g.problems) + self.host_check.problems
+
+    @kept_property
+    def host_check(self) -> HostCheck:
+        """The busiest node of each accelerator against its host's memory
+        (:mod:`rlmcost.placement.host_memory`), kept per estimate and, for the deployments of
+        a query that share their group estimates (``placement.group_key``), per those
+        estimates in order (by identity, each kept beside its check) and the host memory
+        given (nothing kept inside ``memo.plain``)."""
+        given = self.host_memory_gib
+        if not memo.enabled():
+            return host_check(self._host_groups(), given)
+        key = (*map(id, self.groups), given)
+        hit = _HOST_KEPT.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], self.groups, strict=True)):
+            return hit[1]
+        out = host_check(self._host_groups(), given)
+        if len(_HOST_KEPT) >= 4096:
+            _HOST_KEPT.clear()
+        _HOST_KEPT[key] = (self.groups, out)
+        return out
+
+    def _host_groups(self) -> list[tuple[HardwareSpec, int, int]]:
+        """Each group as the host check reads it: accelerator, GPUs, host bytes per device."""
+        hw, run = self.group_hardware, self.hardware
+        return [(hw.get(g.name, run), g.gpus, g.host_peak_bytes_per_device) for g in self.groups]
 
     def host_nodes(self) -> dict[tuple[str, int], int]:
         """Host bytes of each node, keyed by (its accelerator, its index among that
@@ -199,16 +230,7 @@ class PlacementEstimate:
         accelerators (``--groups rollout=8@h20,...``) are on different machines and share no
         node, each node as wide as its own accelerator's host (``HardwareSpec.host_gpus``: a
         GB200 compute tray of 4 GPUs, not the rack)."""
-        nodes: dict[tuple[str, int], int] = {}
-        first: dict[str, int] = {}  # each accelerator's next free device
-        for g in self.groups:
-            hw = self.hardware_of(g.name)
-            start = first.get(hw.name, 0)
-            for device in range(start, start + g.gpus):
-                node = (hw.name, device // hw.host_gpus)
-                nodes[node] = nodes.get(node, 0) + g.host_peak_bytes_per_device
-            first[hw.name] = start + g.gpus
-        return nodes
+        return node_bytes(self._host_groups())
 
     @property
     def host_memory_bytes_per_node(self) -> int:
@@ -226,12 +248,20 @@ class PlacementEstimate:
                     if self.hardware_of(g.name).name == name)  # fmt: skip
 
     @property
+    def host_memory_capacity_bytes_per_node(self) -> int | None:
+        """Host memory of the busiest node's host (the Run's ``host_memory_gib``, else its
+        accelerator's reference system, :func:`~rlmcost.placement.host_memory.host_capacity`);
+        None: unknown, not checked."""
+        return host_capacity(self.host_memory_node, self.host_memory_gib)[0]
+
+    @property
     def work_flops(self) -> int:
         return sum(s.work_flops for s in self.stages.values())
 
     @property
     def fits(self) -> bool:
-        return all(g.fits for g in self.groups)
+        """Every group within its devices' memory and every node within its host's."""
+        return all(g.fits for g in self.groups) and not self.host_check.over
 
     @property
     def shortfall_bytes(self) -> int:
@@ -305,6 +335,7 @@ class PlacementEstimate:
             "hbm_bytes_per_device": device.hbm_bytes,
             "capacity_bytes_per_device": binding.hbm_bytes,
             "host_memory_bytes_per_node": self.host_memory_bytes_per_node,
+            "host_memory_capacity_bytes_per_node": self.host_memory_capacity_bytes_per_node,
             "recommended_gpu_memory_utilization": self.recommended_gpu_memory_utilization,
             "problems": list(self.problems),
             "deployment": self.deployment.to_json(),
@@ -314,6 +345,8 @@ class PlacementEstimate:
             "notes": list(self.notes),
         }
 
+
+_HOST_KEPT = memo.table()  # group estimates' ids and host memory -> (them, their check)
 
 MFU_CONVENTION = (
     "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "

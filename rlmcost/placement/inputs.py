@@ -72,6 +72,7 @@ class Setup:
     deployment: Deployment = IDEAL  # engine, offload, LoRA, overheads (ideal: the paper's)
     counting: AttnCounting = AttnCounting.FULL  # teacher-forced attention FLOPs
     devices: Mapping[str, GroupDevice] = field(default_factory=dict)  # groups' own hardware
+    host_memory_gib: float | None = None  # host memory per host (None: each spec's reference)
 
     def on(self, group: DeviceGroup) -> Setup:
         """The inputs as ``group`` sees them: its own accelerator (``@h20``: memory capacity,

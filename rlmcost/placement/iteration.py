@@ -327,6 +327,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         phases=_phases(static, syncs),
         tokens_per_iteration=static.trained_tokens,
         group_hardware=hardware,
+        host_memory_gib=setup.host_memory_gib,
     )
 
 

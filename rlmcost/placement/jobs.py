@@ -187,7 +187,7 @@ class GroupEstimate:
     verifier: MemoryBreakdown | None = None  # states held while a CPU verifier runs (group_idle)
     over_budget: tuple[tuple[str, int, int, int], ...] = ()  # phase, budget, per GPU, tokens
 
-    @property
+    @cached_property
     def host_peak_bytes_per_device(self) -> int:
         return max(self.host_bytes_per_device.values(), default=0)
 

@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 
 def binding_term(e: Any) -> tuple[str, int]:
     """What keeps an estimate from fitting: the group's problem, else the largest memory term
-    of the peak job of the group with the largest shortfall."""
+    of the peak job of the group with the largest shortfall; with every group within its
+    devices, the node furthest over its host's memory (its host bytes)."""
     g = max(e.groups, key=lambda g: (g.shortfall_bytes, bool(g.problems)))
     if g.problems and not g.shortfall_bytes:
         return g.problems[0], 0
+    if not g.shortfall_bytes and e.host_check.binding is not None:
+        return e.host_check.binding
     job = max(g.jobs, key=lambda j: j.memory.total)
     m = job.memory
     names = [f.name for f in fields(m) if isinstance(getattr(m, f.name), int)]

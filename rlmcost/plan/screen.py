@@ -51,9 +51,9 @@ A Megatron engine in the trainer's own layout (engine TP :data:`~rlmcost.plan.mc
 SHARED_LAYOUT`) holds no weights of its own (the memory bound's engine term is 0) and reads
 the trainer's TP x PP shard per decode step at least; the replica rule leaves it alone.
 
-``tests/test_plan_screen.py`` checks both bounds against the exact evaluation on random
-candidates (hypothesis). Numbers are float64 (bytes exact below 2^53); the throughput of the
-screen is printed by ``benchmarks/bench_plan.py``.
+Host memory is not screened (it only prunes less; the exact evaluation drops a node over its
+host, :mod:`rlmcost.placement.host_memory`). ``tests/test_plan_screen.py`` checks both bounds
+on random candidates; float64 (bytes exact below 2^53); throughput: benchmarks/bench_plan.py.
 """
 
 from __future__ import annotations

@@ -58,12 +58,19 @@ def hardware_listing() -> list[dict[str, Any]]:
             hbm_capacity_bytes=hw.hbm_capacity_bytes,
             hbm_usable_h=format_bytes(hw.hbm_usable_bytes),
             host_link_h=format_bandwidth(hw.host_link_bandwidth_bytes_per_s),
+            host_memory_h="-" if hw.host_memory_bytes is None else _decimal(
+                hw.host_memory_bytes) + f" / {hw.host_gpus}",  # fmt: skip
             hbm_bw_h=format_bandwidth(hw.hbm_bandwidth_bytes_per_s),
             intra_h=format_bandwidth(hw.intra_node_bandwidth_bytes_per_s),
             inter_h=format_bandwidth(hw.inter_node_bandwidth_bytes_per_s),
         )
         rows.append(row)
     return rows
+
+
+def _decimal(n: int) -> str:
+    """Bytes in decimal units as datasheets print them: ``2 TB``, ``960 GB``."""
+    return f"{n / 1e12:g} TB" if n >= 10**12 else f"{n / 1e9:g} GB"
 
 
 def algorithm_listing() -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep
                  "refit": "--refit", "kv_buffer_gib": "--kv-buffer-gib"}  # fmt: skip
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
+                  "host_memory_gib": "--host-memory-gib",
                   "calibration": "--calibration"}  # fmt: skip
 
 _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",

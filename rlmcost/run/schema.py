@@ -117,6 +117,7 @@ class EvaluationOut(Envelope):
     capacity_bytes_per_device: int
     device_memory_bytes: dict[str, int]
     host_memory_bytes_per_node: int
+    host_memory_capacity_bytes_per_node: int | None = None  # its host's; None: unknown
     recommended_gpu_memory_utilization: float | None
     summary: str
     citation: str
@@ -165,6 +166,7 @@ class PlacementOut(BaseModel):
     peak_memory_bytes_per_device: int
     capacity_bytes_per_device: int
     host_memory_bytes_per_node: int
+    host_memory_capacity_bytes_per_node: int | None = None  # its host's; None: unknown
     fits: bool
     shortfall_bytes: int
     notes: list[str]

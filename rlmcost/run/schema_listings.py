@@ -54,7 +54,7 @@ HardwareRowOut = _spec_row(
     "capacities, links per direction, each with its source) and formatted figures (``*_h``).",
     hbm_capacity_bytes=(int, Field(description="what fit checks fill: the usable bytes")),
     **dict.fromkeys(("bf16_h", "fp8_h", "hbm_h", "hbm_usable_h", "host_link_h", "hbm_bw_h",
-                     "intra_h", "inter_h"), (str, ...)),  # fmt: skip
+                     "intra_h", "inter_h", "host_memory_h"), (str, ...)),  # fmt: skip
 )
 
 

@@ -192,6 +192,8 @@ class ClusterSpec(BaseModel):
     host_bandwidth_gb_per_s: float | None = Field(
         default=None, gt=0, description="host link GB/s per direction (None: the device's)"
     )
+    host_memory_gib: float | None = Field(default=None, gt=0, description="host memory per "
+        "host in GiB, every accelerator's (None: the reference system's)")  # fmt: skip
     calibration: str | None = Field(default=None, description="profile path (None: the one "
                                     "shipped for the hardware)")  # fmt: skip
     prices: dict[str, float] = Field(
@@ -208,14 +210,16 @@ class ClusterSpec(BaseModel):
             raise ValueError(pool_hint(v))
         return v
 
-    @field_validator("host_bandwidth_gb_per_s")
+    @field_validator("host_bandwidth_gb_per_s", "host_memory_gib")
     @classmethod
-    def _finite(cls, v: float | None) -> float | None:
+    def _finite(cls, v: float | None, info: ValidationInfo) -> float | None:
         import math
 
         if v is not None and not math.isfinite(v):
-            raise ValueError(f"host bandwidth {v} GB/s per direction must be a finite number, "
-                             "e.g. 64 (PCIe 5.0 x16)")  # fmt: skip
+            what = ("host bandwidth {} GB/s per direction", "e.g. 64 (PCIe 5.0 x16)") \
+                if info.field_name == "host_bandwidth_gb_per_s" else \
+                ("host memory {} GiB per host", "e.g. 1862 (a 2 TB DGX H100)")  # fmt: skip
+            raise ValueError(f"{what[0].format(v)} must be a finite number, {what[1]}")
         return v
 
     @field_validator("gpus", "dp")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlmcost.choices import Dtype
 
@@ -64,7 +64,24 @@ class HardwareSpec(BaseModel):
         "the generic rates",
     )  # fmt: skip
     host_cpu_source: str | None = Field(default=None, description="where host_cpu comes from")
+    host_memory_bytes: int | None = Field(
+        default=None, gt=0,
+        description="host (CPU) memory of the platform's reference system per host, i.e. per "
+        "host_gpus GPUs [B, decimal as vendors print it]: what the offloaded states of a node "
+        "must fit in (the whole of it: nothing taken off for the OS and the processes); None "
+        "= no reference system, unknown, not checked",
+    )  # fmt: skip
+    host_memory_source: str | None = Field(
+        default=None, description="where host_memory_bytes comes from"
+    )
     source: str = Field(description="datasheet the numbers come from")
+
+    @model_validator(mode="after")
+    def _host_memory_sourced(self) -> HardwareSpec:
+        if self.host_memory_bytes is not None and not self.host_memory_source:
+            raise ValueError(f"hardware {self.name}: host_memory_bytes needs its "
+                             "host_memory_source (the reference system's datasheet)")  # fmt: skip
+        return self
 
     @property
     def host_gpus(self) -> int:
