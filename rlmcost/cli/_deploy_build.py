@@ -111,8 +111,11 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
 
     data = base_deployment(opts).to_json()
     train = data["train"]
-    if any(opts.get(k) is not None for k in ("tp", "pp", "cp", "ep", "dp")):
-        bare = Deployment().train  # the user's layout, whole (LAYOUT_FIELDS)
+    other_zero = opts.get("zero") is not None and str(opts["zero"]) != str(train.get("zero"))
+    if any(opts.get(k) is not None for k in ("tp", "pp", "cp", "ep", "dp")) or other_zero:
+        # the user's layout, whole (LAYOUT_FIELDS); a ZeRO stage other than the preset's is
+        # another trainer (NeMo RL's DTensor policy under --zero 3, verl's FSDP workers)
+        bare = Deployment().train
         train.update({k: getattr(bare, k) for k in LAYOUT_FIELDS})
         tp, pp = opts.get("tp") or bare.tp, opts.get("pp") or bare.pp
     train.update(tp=tp, pp=pp, zero=str(zero))

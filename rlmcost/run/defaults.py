@@ -10,7 +10,9 @@ partial Run consistent:
 
 * a trainer micro-batch given without a token budget drops the preset's budget (a
   micro-batch given by hand is what runs), and a layout degree given (``train.tp/pp/cp/ep``
-  or ``cluster.dp``) the preset's whole layout (a size tier's PP, EP, SP and split:
+  or ``cluster.dp``, or a ZeRO stage other than the preset's: another trainer, e.g. NeMo RL's
+  DTensor policy under ``zero: 3`` beside a size tier's Megatron layout) the preset's whole
+  layout (a size tier's PP, EP, SP and split:
   :data:`~rlmcost.frameworks.preset_model.LAYOUT_FIELDS`);
 * a forward layout the preset gives only by its budget follows the given trainer layout
   (:func:`~rlmcost.deployment.spec.forwards_follow_trainer`);
@@ -66,8 +68,11 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
+        preset_zero = (_preset_data(name, *size, str(kind) if kind else None, layers)
+                       .get("train") or {}).get("zero")
         if any(k in train for k in LAYOUT_FIELDS[:4]) or \
-                (data.get("cluster") or {}).get("dp") is not None:  # fmt: skip
+                (data.get("cluster") or {}).get("dp") is not None or \
+                ("zero" in train and str(train["zero"]) != str(preset_zero)):  # fmt: skip
             bare = TrainLayout()  # the Run's own layout, whole
             out["train"].update({k: getattr(bare, k) for k in LAYOUT_FIELDS if k not in train})
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
