@@ -165,3 +165,22 @@ def test_compare_gives_each_algorithm_its_own_tier_groups() -> None:
     assert groups[2] == []
     ppo = _cli("ppo", "-m", "70b", "-H", "h100", "--gpus", "32", "--framework", "openrlhf")
     assert out["algorithms"][0]["iteration"] == ppo["iteration"]
+
+
+def test_gpus_not_given_run_the_example_as_it_is() -> None:
+    # TRL's "GRPO at scale" example (docs/source/grpo_trainer.md @f2cd5771): `trl vllm-serve`
+    # TP 8 on one node of 8 GPUs, 32 training processes; slime's run-qwen3-235B-A22B.sh
+    # (@624b824a): 64 rollout GPUs at SGLang TP 32 and 64 training GPUs. A query naming no
+    # --gpus takes the example's own groups (it had stayed co-located, and slime's 235 B did
+    # not fit on the 64 GPUs the co-located engine replica rule chose)
+    import rlmcost
+    from rlmcost.cli.deployment_line import deployment_line
+
+    trl = rlmcost.run_of("grpo", "llama-3.1-70b", hardware="h100", framework="trl")
+    assert [(g.members, g.gpus) for g in trl.deployment.groups] == [("rollout", 8),
+                                                                    ("actor", 32)]
+    assert "the GPUs not given (--gpus): the example's 40" in deployment_line(trl)
+    slime = rlmcost.run_of("grpo", "qwen3-235b-a22b", hardware="h100", framework="slime")
+    assert [(g.members, g.gpus) for g in slime.deployment.groups] == [("rollout", 64),
+                                                                      ("actor", 64)]
+    assert rlmcost.evaluate(slime).fits

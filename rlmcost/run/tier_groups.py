@@ -22,14 +22,14 @@ on the trainer's model, Megatron-core generation on the trainer's GPUs)."""
 def split(tier: Any, roles: tuple[str, ...] | None, gpus: int | None, engine: dict[str, Any],
           train: dict[str, Any]) -> tuple[list[tuple[str, int, str]] | None, str]:  # fmt: skip
     """The tier's groups (None: none, with the reason) for the model ``roles`` (None: an
-    algorithm that generates nothing), ``gpus`` GPUs, the ``engine`` and trainer (``train``)
-    fields of a deployment's data."""
+    algorithm that generates nothing), ``gpus`` GPUs (None: not given, the example's own), the
+    ``engine`` and trainer (``train``) fields of a deployment's data."""
     from rlmcost.frameworks.tier_placement import scale
 
     if roles is None:
         return None, "the algorithm generates nothing (no engines)"
-    if gpus is None:
-        return None, "the GPUs are not given (--gpus)"
+    if gpus is None:  # the example's own GPUs: a query naming none runs the example as it is
+        gpus = tier.placement.gpus
     kind = str(engine.get("kind") or "vllm")
     if kind not in APART:
         return None, f"--engine {kind} generates on the trainers' GPUs"
@@ -138,8 +138,10 @@ def placement_line(run: Any, tier: Any) -> str:
     if d.groups:
         if not tier_placed(run) or groups is None:
             return ""
+        own = (f"; the GPUs not given (--gpus): the example's {p.gpus}"
+               if run.cluster.gpus is None else "")
         return (f"; placed as its example ({p.text}): --groups {groups_text(groups)} "
-                f"({RULE}; --placement baseline: co-located)")
+                f"({RULE}{own}; --placement baseline: co-located)")
     if groups is not None or why.startswith("the algorithm"):
         return ""
     return (f"; co-located: its example's groups ({p.text}) do not hold here, as {why} "
