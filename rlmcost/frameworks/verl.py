@@ -290,8 +290,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
     else:
         q.set("--zero", "3")
         fsdp = f"{ACTOR}.fsdp_config"
-        # verl/workers/fsdp_workers.py: model_dtype None loads the actor in torch.float32;
-        # MixedPrecision(param_dtype=bf16) computes in bf16
+        # verl/workers/fsdp_workers.py: model_dtype None loads fp32; bf16 MixedPrecision compute
         stored = r.text(f"{fsdp}.model_dtype", "fp32")
         dtype = {"fp32": "fp32", "float32": "fp32", "bf16": "bf16", "bfloat16": "bf16",
                  "fp16": "fp16", "float16": "fp16"}.get(str(stored).lower())  # fmt: skip
@@ -324,7 +323,8 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
     _micro_batch(r, q, dp, sp_size)
     forward_batching(r, q)
     verl_lora(r, q, MODEL, strategy == "megatron", day)
-    if r.flag(f"{ARR}.ref.fsdp_config.param_offload", False):
+    if r.flag(f"{ARR}.ref.{'megatron' if strategy == 'megatron' else 'fsdp_config'}.param_offload",
+              False):  # fmt: skip (megatron_workers.py _ref_is_offload_param)
         q.set("--offload-idle")
     if r.flag(f"{ACTOR}.freeze_vision_tower", False):  # verl/workers/config/actor.py
         q.set("--freeze-vision-tower")

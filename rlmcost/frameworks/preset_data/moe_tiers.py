@@ -184,6 +184,9 @@ VERL_MOE = (
             _QWEN3_235B_LAYERS),
         *_verl_engine(_VERL_235B, 8, 0.85),
         Default("engine.eager", True, "--enforce-eager", f"{_VERL_235B}: rollout.enforce_eager"),
+        Default("offload_idle", True, "--offload-idle", f"{_VERL_235B}: actor_rollout_ref.ref."
+                "megatron.param_offload=${offload} (True; megatron_workers.py "
+                "_ref_is_offload_param)"),
         Default("engine.max_num_batched_tokens", 11680, "--max-num-batched-tokens 11680",
                 f"{_VERL_235B}: rollout.max_num_batched_tokens = 2048 + 9632"),
     ), "examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh, verl's Megatron example for "
@@ -206,6 +209,8 @@ VERL_MOE = (
         Default("forward.max_tokens_per_gpu", 18432, "--forward-max-tokens-per-gpu 18432",
                 f"{_VERL_671B}: rollout.log_prob_max_token_len_per_gpu = 3 x 6144"),
         *_verl_engine(_VERL_671B, 32, 0.8),
+        Default("offload_idle", True, "--offload-idle", f"{_VERL_671B}: actor_rollout_ref.ref."
+                "megatron.param_offload=$REF_PARAM_OFFLOAD (COMMON_PARAM_OFFLOAD: True)"),
     ), "examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh, verl's Megatron example "
        "for DeepSeek-V3 on 256 GPUs, for a mixture of experts of >= 397 B parameters: PP 16 (4 "
        "layers first, 1 last for 61 layers), EP 16, full recomputation, parameters, gradients "
