@@ -131,15 +131,20 @@ def test_dpo_cost_reads_the_arguments_that_change_it() -> None:
             "openrlhf.cli.train_dpo", "--model.model_name_or_path", "Qwen/Qwen2.5-7B"]  # fmt: skip
     q = import_openrlhf_argv([*base, "--ds.ring_attn_size", "2", "--ds.packing_samples",
                               "--ds.adam_offload", "--ref.offload", "--ds.lora.rank", "16",
+                              "--ds.zero_stage", "3",
                               "--model.beta", "0.5", "--model.nll_loss_coef", "0.2",
                               "--data.chosen_key", "c", "--ds.not_an_arg", "1"], None)
     flags = dict(q.flags)
     assert (flags["--gpus"], flags["--cp"], flags["--lora-rank"]) == (8, 2, 16)
     assert flags["--offload"] == "optimizer,grads" and "--offload-idle" in flags
-    # argparse defaults: batch 128 pairs, micro 8 pairs (16 sequences), max_len 512, ZeRO-2
-    assert (flags["--batch"], flags["--micro-batch"], flags["--zero"]) == (128, 16, "2")
+    # argparse defaults: batch 128 pairs, micro 8 pairs (16 sequences), max_len 512
+    assert (flags["--batch"], flags["--micro-batch"], flags["--zero"]) == (128, 16, "3")
     assert flags["--prompt-len"] + flags["--response-len"] == 512
     assert q.ignored == ["--ds.not_an_arg"]
+    # ZeRO-2 (the default): the reference runs at stage 0, where DeepSpeed offloads nothing
+    two = import_openrlhf_argv([*base, "--ref.offload"], None)
+    assert dict(two.flags)["--zero"] == "2" and "--offload-idle" not in dict(two.flags)
+    assert any("--ref.offload: no effect" in n for n in two.notes)
     with pytest.raises(SpecError, match="QLoRA"):
         import_openrlhf_argv([*base, "--ds.load_in_4bit"], None)
     with pytest.raises(SpecError, match="give --model.model_name_or_path"):
@@ -175,3 +180,6 @@ def test_nonrl_slurm_script_runs_the_dpo_script_it_sources() -> None:
     q = import_openrlhf_script(NONRL, [], ["SLURM_NNODES=2"])
     dpo = dict(import_openrlhf_script(DPO, [], [], 16).flags)
     assert dict(q.flags) == dpo and dpo["--gpus"] == 16
+    # the sourced script's deepspeed launch (under its undecided if) and the torchrun one;
+    # ``echo $training_commands`` prints the command, launches nothing
+    assert "the script launches 2 times; the last, line 37, is read" in q.notes

@@ -129,11 +129,14 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if (rank := r.integer("ds.lora.rank", 0, lo=0, hi=65536)) > 0:
         q.set("--lora-rank", rank)
         q.set("--lora-targets", ",".join(r.words("ds.lora.target_modules", "all-linear")))
+        q.note("--ds.lora.rank: train_dpo.py loads the reference as a model of its own (ref_model "
+               "= Actor(...), no adapters), while rlmcost's --lora-rank runs it on the actor's "
+               "base weights: the memory is low by the reference's weights (its ZeRO shard)")
     if r.flag("ds.load_in_4bit", False):
         raise SpecError(f"{r.where}: --ds.load_in_4bit (QLoRA's 4-bit base weights) is not "
                         "priced by rlmcost; drop it for the bf16 estimate")  # fmt: skip
-    if r.flag("ref.offload", False):  # get_ds_eval_config(offload=True): offload_param cpu
-        q.set("--offload-idle")
+    if r.flag("ref.offload", False):
+        _ref_offload(q, zero)
     q.set("--logits", "fused" if r.flag("ds.use_liger_kernel", False) else "low-memory")
     attn = r.text("ds.attn_implementation", "flash_attention_2")
     if "flash" not in attn:
@@ -145,6 +148,21 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if r.text("optim", "adam", ("adam", "muon")) == "muon":
         q.note("--optim muon: priced as Adam (Muon keeps one momentum buffer, not Adam's two; "
                "an over-estimate of the optimizer's memory)")  # fmt: skip
+
+
+def _ref_offload(q: ImportedQuery, zero: int) -> None:
+    """``--ref.offload``: the reference's DeepSpeed eval config with ``offload_param`` on the
+    CPU (openrlhf/utils/deepspeed/deepspeed.py ``get_ds_eval_config``, deepspeed_utils.py
+    ``get_eval_ds_config`` @3c3be623), at ZeRO-3 when training is, else stage 0, where DeepSpeed
+    offloads no parameters (``offload_param`` is ZeRO-3's)."""
+    if zero != 3:
+        q.note(f"--ref.offload: no effect at --ds.zero_stage {zero} (the reference runs at ZeRO "
+               "stage 0, and DeepSpeed offloads parameters only under ZeRO-3)")  # fmt: skip
+        return
+    q.set("--offload-idle")
+    q.note("--ref.offload: the reference's parameters in host memory (ZeRO-3 offload_param), "
+           "streamed in for each of its forwards; rlmcost moves them once per iteration "
+           "(--offload-idle), less host traffic than DeepSpeed's per micro-batch")  # fmt: skip
 
 
 def import_openrlhf_argv(argv: list[str], gpus: int | None) -> ImportedQuery:

@@ -46,6 +46,7 @@ _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(
                     re.S)  # fmt: skip
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
+_SAY = ("echo", "printf")  # print the words, launch nothing (train_nonrl_slurm.sh logs its command)
 
 
 def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
@@ -136,7 +137,7 @@ class _Reader:
             self.source(rest[1], cmd, path, entries, depth)
         elif (inner := _shell_c(rest)) is not None:
             self.inline(rest[inner], cmd, path, entries, depth)
-        elif any(e in t for t in self.mentions(rest) for e in entries):
+        elif name not in _SAY and any(e in t for t in self.mentions(rest) for e in entries):
             self.candidate(rest, cmd, path, entries)
 
     def mentions(self, rest: list[list[Part]]) -> list[str]:
