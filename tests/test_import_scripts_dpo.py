@@ -183,3 +183,18 @@ def test_nonrl_slurm_script_runs_the_dpo_script_it_sources() -> None:
     # the sourced script's deepspeed launch (under its undecided if) and the torchrun one;
     # ``echo $training_commands`` prints the command, launches nothing
     assert "the script launches 2 times; the last, line 37, is read" in q.notes
+
+
+def test_flat_arguments_of_earlier_openrlhf_read_as_their_dotted_names(tmp_path) -> None:
+    """OpenRLHF examples/scripts/train_dpo_llama.sh @c1ba971c, the same run in train_dpo.py's
+    flat arguments (--pretrain, --train_batch_size, --micro_train_batch_size, --max_len,
+    --zero_stage, --gradient_checkpointing, ...; dotted from ed62d0e2): the same query; a
+    flat cost argument with an unknown value is asked for."""
+    old = Path(__file__).parent / "data" / "scripts" / "openrlhf_train_dpo_llama_c1ba971c.sh"
+    q = import_openrlhf_script(old, [], [], 8)
+    assert q.flags == import_openrlhf_script(DPO, [], [], 8).flags and q.ignored == []
+    assert any("--pretrain as --model.model_name_or_path" in n for n in q.notes)
+    script = tmp_path / "dpo.sh"
+    script.write_text(old.read_text().replace("--train_batch_size 256", "--train_batch_size $BS"))
+    with pytest.raises(SpecError, match=r"\$BS .*--env BS=VALUE"):
+        import_openrlhf_script(script, [], [], 8)

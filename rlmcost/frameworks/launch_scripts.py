@@ -231,10 +231,10 @@ def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str],
 def _openrlhf_dpo(launch: Launch, gpus: int | None) -> ImportedQuery:
     """A train_dpo launch: its arguments, and its GPUs from the launcher's words or ``gpus``
     (:func:`~rlmcost.frameworks.openrlhf_dpo.dpo_gpus`)."""
-    from rlmcost.frameworks.openrlhf_dpo import ARGS, COST_FREE, dpo_gpus, import_openrlhf_dpo
+    from rlmcost.frameworks.openrlhf_dpo import dpo_gpus, import_openrlhf_dpo, reads
 
-    _need_argv(launch, lambda n: _under(n, COST_FREE) or n not in ARGS,
-               ("model.model_name_or_path", "ref.model_name_or_path"))  # fmt: skip
+    _need_argv(launch, lambda n: not reads(n), ("model.model_name_or_path", "pretrain",
+               "ref.model_name_or_path", "ref_pretrain"))  # fmt: skip
     count, how = dpo_gpus(launch.launcher, gpus, f"script {launch.script.name} line {launch.line}")
     q = import_openrlhf_dpo(launch.words, count, how)
     q.source = str(launch.script)

@@ -59,16 +59,60 @@ forward computes anyway), the optimizer's constants; ``ds.zpg``, ``ds.grad_accum
 ``ds.overlap_comm`` as the train_ppo_ray importer takes them (:data:`~rlmcost.frameworks.
 openrlhf.IGNORED`). Read nowhere, listed nowhere."""
 
+FLAT: dict[str, str] = {
+    "pretrain": "model.model_name_or_path", "ref_pretrain": "ref.model_name_or_path",
+    "ref_offload": "ref.offload", "max_len": "data.max_len", "train_batch_size":
+    "train.batch_size", "micro_train_batch_size": "train.micro_batch_size", "zero_stage":
+    "ds.zero_stage", "param_dtype": "ds.param_dtype", "gradient_checkpointing":
+    "model.gradient_checkpointing_enable", "gradient_checkpointing_use_reentrant":
+    "model.gradient_checkpointing_reentrant", "adam_offload": "ds.adam_offload",
+    "attn_implementation": "ds.attn_implementation", "packing_samples": "ds.packing_samples",
+    "ring_attn_size": "ds.ring_attn_size", "ds_tensor_parallel_size": "ds.tensor_parallel_size",
+    "lora_rank": "ds.lora.rank", "target_modules": "ds.lora.target_modules", "load_in_4bit":
+    "ds.load_in_4bit", "use_liger_kernel": "ds.use_liger_kernel", "deepcompile": "ds.deepcompile",
+    "ipo": "model.ipo_enable",
+}  # fmt: skip
+"""train_dpo.py's flat arguments before OpenRLHF's dotted ones (ed62d0e2, 2026-04-19;
+openrlhf/cli/train_dpo.py @c1ba971c, and @45de3db2 with ``--bf16`` and ``--flash_attn``) that
+change cost, and the dotted name each became: read as it."""
+
+FLAT_COST_FREE = (
+    "save_path", "save_steps", "save_hf_ckpt", "disable_ds_ckpt", "logging_steps", "eval_steps",
+    "ckpt_path", "max_ckpt_num", "max_ckpt_mem", "use_ds_universal_ckpt", "load_checkpoint",
+    "max_norm", "seed", "full_determinism", "disable_fast_tokenizer", "dataloader_num_workers",
+    "learning_rate", "lr_warmup_ratio", "lr_scheduler", "min_lr_ratio", "zpg",
+    "grad_accum_dtype", "overlap_comm", "max_epochs", "l2", "beta", "label_smoothing",
+    "aux_loss_coef", "nll_loss_coef", "adam_betas", "ring_head_stride", "lora_alpha",
+    "lora_dropout", "dataset", "dataset_probs", "eval_dataset", "dataset_split", "eval_split",
+    "max_samples", "prompt_key", "chosen_key", "rejected_key", "input_template",
+    "apply_chat_template", "tokenizer_chat_template", "use_wandb", "wandb_org", "wandb_group",
+    "wandb_project", "wandb_run_name", "use_tensorboard", "bf16", "flash_attn",
+)  # fmt: skip
+"""The flat arguments that change no cost, as :data:`COST_FREE` (``--bf16``: bf16, the
+dotted layout's default; ``--flash_attn``: FlashAttention, what rlmcost prices)."""
+
 _LAUNCHERS = ("deepspeed", "torchrun")
 ENTRY = "openrlhf.cli.train_dpo"
 
 
+def reads(name: str) -> bool:
+    """Whether the importer reads train_dpo.py's argument ``name`` (dotted or flat): a value
+    it does not read may stay unknown."""
+    return FLAT.get(name, name) in ARGS
+
+
 def import_openrlhf_dpo(argv: list[str], gpus: int, how: str) -> ImportedQuery:
-    """The ``rlmcost dpo`` query of train_dpo.py's arguments ``argv`` on ``gpus`` GPUs
-    (``how``: where that count comes from)."""
-    r = Reader(parse_argv(argv, ARGS, "OpenRLHF train_dpo arguments"),
+    """The ``rlmcost dpo`` query of train_dpo.py's arguments ``argv`` (dotted, or the flat
+    ones before them: :data:`FLAT`) on ``gpus`` GPUs (``how``: where that count comes from)."""
+    names = {t[2:].partition("=")[0] for t in argv if t.startswith("--")}
+    tokens = [f"--{FLAT[n]}{t[2 + len(n):]}" if t.startswith("--") and
+              (n := t[2:].partition("=")[0]) in FLAT else t for t in argv]  # fmt: skip
+    r = Reader(parse_argv(tokens, ARGS, "OpenRLHF train_dpo arguments"),
                "OpenRLHF train_dpo arguments")  # fmt: skip
     q = ImportedQuery("openrlhf", "train_dpo arguments", algorithm="dpo")
+    if flat := sorted(names & set(FLAT)):
+        q.note(f"train_dpo.py's flat arguments (before OpenRLHF v0.10.2) read as their dotted "
+               f"names: {', '.join(f'--{n} as --{FLAT[n]}' for n in flat)}")
     model = r.text("model.model_name_or_path", None)
     if not model:
         raise SpecError(f"{r.where}: give --model.model_name_or_path MODEL (the policy)")
@@ -83,8 +127,8 @@ def import_openrlhf_dpo(argv: list[str], gpus: int, how: str) -> ImportedQuery:
     _layout(r, q)
     q.convert(how, "--gpus", gpus, "GPUs of the DeepSpeed job (each runs the actor and the "
               "reference, ZeRO over all of them)")  # fmt: skip
-    q.ignored = [f"--{k}" for k in r.unread(COST_FREE)]
-    q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(COST_FREE).items()}
+    q.ignored = [f"--{k}" for k in r.unread(COST_FREE + FLAT_COST_FREE)]
+    q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(COST_FREE + FLAT_COST_FREE).items()}
     return q
 
 
