@@ -77,6 +77,7 @@ def test_an_unknown_value_in_a_here_document_keeps_its_variable(tmp_path) -> Non
     ("read -r -d '' C <<EOF\n--a 1\n", "a here-document <<EOF does not end"),
     ("read -r -d '' C <<EOF\n--a 1\n  EOF\n", "a here-document <<EOF does not end"),  # indented
     ("A=" + "x" * 600_000 + "\nread -r -d '' C <<EOF\n$A $A\nEOF\n", "grows past 1,048,576"),
+    ("read -r -d '' C <<EOF\n" + "--a 1\n" * 200_000 + "EOF\n", "scripts over 1,048,576 bytes"),
 ])  # fmt: skip
 def test_hostile_here_documents_end_in_one_line(tmp_path, text: str, said: str) -> None:
     script = tmp_path / "bad.sh"
