@@ -109,8 +109,13 @@ def test_dpo_script_imports_as_its_arguments_typed() -> None:
 
 def test_dpo_import_runs_the_query_typed_by_hand() -> None:
     """The import's Run (its --json ``run``) is that of ``rlmcost dpo`` with the flags the
-    query states; 8 x H100 hold it (ZeRO-3 over 8: a 8 B policy and its reference) and the
-    step's time lies between its roofline bound and an hour."""
+    query states; 8 x H100 hold it and the step's time lies between its roofline bound and an
+    hour. Independent floors: the work is at least 6 FLOP per parameter and token for the
+    policy's forward and backward and 2 for the reference's forward (Kaplan et al. 2020,
+    arXiv:2001.08361 §2.1, C = 6N; the 0.53 B-parameter input embedding of Llama-3-8B's
+    8.03 B is a lookup), over 2 x 256 sequences of 8192 tokens; the training peak per device
+    is at least ZeRO-3's 16 bytes per parameter over 8 GPUs (Rajbhandari et al. 2020,
+    arXiv:1910.02054 §5: bf16 weights and gradients, fp32 master weights and Adam m, v)."""
     res = runner.invoke(app, ["import", "openrlhf", str(DPO), "--gpus", "8", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -123,6 +128,9 @@ def test_dpo_import_runs_the_query_typed_by_hand() -> None:
     assert est["algorithm"] == "dpo" and est["fits"] and est["gpus"] == 8
     it = est["iteration"]
     assert it["time_lower_bound_s"] < it["time_s"] < 3600
+    params, embedding, tokens = 8_030_261_248, 128_256 * 4096, 2 * 256 * 8192
+    assert it["work_flops"] >= 8 * (params - embedding) * tokens
+    assert est["device_memory_bytes"]["training"] >= 16 * params // 8
 
 
 def test_dpo_cost_reads_the_arguments_that_change_it() -> None:
