@@ -143,13 +143,14 @@ def test_a_missing_file_inside_the_checkout_is_not_moved(tmp_path) -> None:
     assert launch.missing and launch.unresolved
 
 
-def test_openrlhf_dpo_script_names_what_it_runs() -> None:
-    """OpenRLHF examples/scripts/train_dpo_llama.sh @3c3be623 runs openrlhf.cli.train_dpo (its
-    command in a here-document): not imported; the one-line error names DPO and the query that
-    prices it, not "no command runs"."""
-    with pytest.raises(SpecError, match=r"runs openrlhf.cli.train_dpo: DPO \(`rlmcost dpo "
-                                        r"--framework openrlhf`") as exc:  # fmt: skip
-        import_openrlhf_script(SCRIPTS / "openrlhf_train_dpo_llama.sh", [], [])
+def test_openrlhf_sft_script_names_what_it_runs() -> None:
+    """OpenRLHF examples/scripts/train_sft.sh @3c3be623 runs openrlhf.cli.train_sft (its
+    command in a here-document, read): not imported; the one-line error names what it runs,
+    not "no command runs"."""
+    script = SCRIPTS / "openrlhf_checkout" / "examples" / "scripts" / "train_sft.sh"
+    with pytest.raises(SpecError, match=r"runs openrlhf.cli.train_sft: supervised fine-tuning, "
+                                        r"which rlmcost does not price") as exc:  # fmt: skip
+        import_openrlhf_script(script, [], [])
     assert "\n" not in str(exc.value)
 
 

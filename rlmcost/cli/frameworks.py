@@ -106,25 +106,30 @@ def import_verl_command(
 def import_openrlhf_command(
     args: Annotated[
         list[str] | None,
-        typer.Argument(help="The train_ppo_ray (or train_grpo_ray) arguments, after `--`; "
-                            "or a launch script (.sh) and the arguments for its $@."),
+        typer.Argument(help="The train_ppo_ray (or train_grpo_ray, or train_dpo) arguments, "
+                            "after `--`; or a launch script (.sh) and the arguments for its $@."),
     ] = None,
     env: Env = None,
+    gpus: Annotated[int | None, typer.Option(min=1, help="The GPUs of a train_dpo launch whose "
+                    "launcher does not say (deepspeed without --num_gpus or --include runs on "
+                    "every GPU of its machine).")] = None,  # fmt: skip
     hardware: Hardware = DEFAULT_HARDWARE,
     json_out: JsonOut = False,
 ) -> None:
     """OpenRLHF's command line, e.g. `rlmcost import openrlhf -- --pretrain M
     --rollout_batch_size 1024 --n_samples_per_prompt 8 ...` (a `python -m
-    openrlhf.cli.train_ppo_ray` prefix is skipped)."""
+    openrlhf.cli.train_ppo_ray` prefix is skipped); a DPO launch (`deepspeed --num_gpus 8
+    --module openrlhf.cli.train_dpo ...`, or its script) as `rlmcost dpo`."""
+    from rlmcost.frameworks.launch_scripts import OPENRLHF_DPO as DPO
     from rlmcost.frameworks.launch_scripts import OPENRLHF_ENTRIES, import_openrlhf_script
-    from rlmcost.frameworks.openrlhf import import_openrlhf
+    from rlmcost.frameworks.openrlhf_dpo import import_openrlhf_argv
 
     argv = args or []
-    if _script(argv, OPENRLHF_ENTRIES):
-        q = import_openrlhf_script(argv[0], argv[1:], env or [])
+    if _script(argv, OPENRLHF_ENTRIES + DPO):
+        q = import_openrlhf_script(argv[0], argv[1:], env or [], gpus)
     else:
         _no_env(env)
-        q = import_openrlhf(argv)
+        q = import_openrlhf_argv(argv, gpus)
     _run("openrlhf", q, hardware, json_out)
 
 

@@ -10,8 +10,10 @@ its overrides or arguments had been typed.
   ``actor_rollout_ref.actor.strategy: megatron``, its Megatron workers) are read; an absolute
   one is a folder whose ``NAME.yaml`` is read, its Hydra ``defaults`` naming either base; one
   under ``$(pwd)`` is taken in the checkout holding the script (:mod:`.shell_checkout`).
-* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments (its DPO,
-  SFT and RM scripts are one error naming what they run).
+* OpenRLHF (``openrlhf.cli.train_ppo_ray``): the words after it are the arguments; its DPO
+  trainer's (``openrlhf.cli.train_dpo``, built in a here-document and launched as ``deepspeed
+  --module $training_commands``) with the launcher's GPUs (:mod:`.openrlhf_dpo`); its SFT and
+  RM scripts are one error naming what they run.
 * slime and miles (``train.py`` / ``train_async.py``): the words from it on are the command.
 
 The words with a variable the script does not give are one error naming every such variable
@@ -40,16 +42,14 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 VERL_ENTRIES = ("verl.trainer.main_ppo",)
 OPENRLHF_ENTRIES = ("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_grpo_ray")
 SLIME_ENTRIES = ("train.py", "train_async.py")
+OPENRLHF_DPO = ("openrlhf.cli.train_dpo",)
 OPENRLHF_OFFLINE = {
-    "openrlhf.cli.train_dpo": "DPO (`rlmcost dpo --framework openrlhf`, its options by hand: "
-                              "--train.batch_size pairs as -B, --data.max_len as -S + -T)",
     "openrlhf.cli.train_sft": "supervised fine-tuning, which rlmcost does not price",
     "openrlhf.cli.train_rm": "reward-model training, which rlmcost does not price",
     "openrlhf.cli.serve_rm": "a reward model served, no training",
 }  # fmt: skip
-"""OpenRLHF's entry points other than its RL trainer (openrlhf/cli @3c3be623): their scripts
-are not imported (their DeepSpeed command sits in a here-document, and no importer maps their
-arguments); the error names what each runs."""
+"""OpenRLHF's entry points that rlmcost does not price (openrlhf/cli @3c3be623): their scripts
+are not imported; the error names what each runs."""
 
 VERL_MODEL_PATHS = ("actor_rollout_ref.model.path", "critic.model.path",
                     "reward_model.model.path")
@@ -197,13 +197,15 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -> ImportedQuery:
-    """The query of an OpenRLHF launch script (train_ppo_ray)."""
+def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str],
+                           gpus: int | None = None) -> ImportedQuery:
+    """The query of an OpenRLHF launch script (train_ppo_ray, or train_dpo on the launcher's
+    GPUs, else ``gpus``)."""
     from rlmcost.frameworks.openrlhf import ARGS, IGNORED, import_openrlhf
     from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE
 
     try:
-        launch = read_launch(path, OPENRLHF_ENTRIES, extra, parse_env(env))
+        launch = read_launch(path, OPENRLHF_ENTRIES + OPENRLHF_DPO, extra, parse_env(env))
     except SpecError as exc:
         head = Path(path).read_text("utf-8", "replace")[:MAX_SCRIPT_BYTES] \
             if "no command runs" in str(exc) else ""  # fmt: skip
@@ -212,10 +214,29 @@ def import_openrlhf_script(path: str | Path, extra: list[str], env: list[str]) -
             raise
         raise SpecError(f"script {Path(path).name} runs {other}: {OPENRLHF_OFFLINE[other]}; "
                         "rlmcost import openrlhf reads the RL trainer's scripts "
-                        f"({', '.join(OPENRLHF_ENTRIES)})") from None
+                        f"({', '.join(OPENRLHF_ENTRIES + OPENRLHF_DPO)})") from None
+    if launch.entry in OPENRLHF_DPO:
+        return _openrlhf_dpo(launch, gpus)
+    if gpus is not None:
+        raise SpecError(f"script {launch.script.name}: --gpus is for a DPO script's launcher; "
+                        f"{launch.entry}'s arguments give each model's GPUs")  # fmt: skip
     _need_argv(launch, lambda n: DOTTED.get(n, n) in IGNORED or n in DOTTED_COST_FREE or
                DOTTED.get(n, n) not in ARGS, OPENRLHF_MODEL_PATHS)  # fmt: skip
     q = import_openrlhf(launch.words)
+    q.source = str(launch.script)
+    q.notes[:0] = [*launch.notes, *_kept(launch)]
+    return q
+
+
+def _openrlhf_dpo(launch: Launch, gpus: int | None) -> ImportedQuery:
+    """A train_dpo launch: its arguments, and its GPUs from the launcher's words or ``gpus``
+    (:func:`~rlmcost.frameworks.openrlhf_dpo.dpo_gpus`)."""
+    from rlmcost.frameworks.openrlhf_dpo import dpo_gpus, import_openrlhf_dpo, reads
+
+    _need_argv(launch, lambda n: not reads(n), ("model.model_name_or_path", "pretrain",
+               "ref.model_name_or_path", "ref_pretrain"))  # fmt: skip
+    count, how = dpo_gpus(launch.launcher, gpus, f"script {launch.script.name} line {launch.line}")
+    q = import_openrlhf_dpo(launch.words, count, how)
     q.source = str(launch.script)
     q.notes[:0] = [*launch.notes, *_kept(launch)]
     return q

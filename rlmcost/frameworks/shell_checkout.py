@@ -1,14 +1,14 @@
 """The checkout a framework's launch script lies in, for the paths it names on another layout.
 
-The frameworks' scripts name files of their own repository two ways the script's text does not
-resolve: from the folder they are started in (verl's multi-turn examples,
-``PROJECT_DIR="$(pwd)"`` under "make sure your current working directory is the root of the
-project", examples/sglang_multiturn @b178a3cd) and at the path of the framework's container
-(slime's ``source "/root/slime/scripts/models/qwen3-4B.sh"``, examples/retool @624b824a, where
-the Docker image keeps the checkout). Read as data, such a path is taken in the checkout that
-holds the script: the folder above the script in which the rest of the path is there. A path
-whose rest is in no folder above the script keeps its error (``--env`` gives the variable); a
-note names the folder taken.
+The files a script reads (:func:`read_text`). The frameworks' scripts name files of their own
+repository two ways the script's text does not resolve: from the folder they are started in
+(verl's multi-turn examples, ``PROJECT_DIR="$(pwd)"`` under "make sure your current working
+directory is the root of the project", examples/sglang_multiturn @b178a3cd) and at the path of
+the framework's container (slime's ``source "/root/slime/scripts/models/qwen3-4B.sh"``,
+examples/retool @624b824a, where the Docker image keeps the checkout). Read as data, such a path
+is taken in the checkout that holds the script: the folder above the script in which the rest
+of the path is there. A path whose rest is in no folder above the script keeps its error
+(``--env`` gives the variable); a note names the folder taken.
 """
 
 from __future__ import annotations
@@ -49,3 +49,20 @@ def container_path(missing: Path, script: Path) -> Path | None:
             if (folder / tail).is_file():
                 return folder / tail
     return None
+
+
+def read_text(path: Path, what: str, limit: int) -> str:
+    """The text of the file a script reads (itself or one it sources), at most ``limit`` bytes;
+    SpecError, one line, for a larger, unreadable or non-UTF-8 file."""
+    from rlmcost.errors import SpecError
+
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise SpecError(f"{what} {path} is {size:,} bytes; scripts over {limit:,} bytes are "
+                            "not read")  # fmt: skip
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read {what} {path}: {exc.strerror}; check the path") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{what} {path} is not UTF-8 text; give a shell script") from None

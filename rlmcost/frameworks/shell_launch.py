@@ -5,7 +5,7 @@ error naming every value the script does not give."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlmcost.errors import SpecError
@@ -18,7 +18,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Launch:
     """The launch command: the words after its entry point, the entry word, the words that
     kept a variable unexpanded (index -> the :class:`Unresolved`; ``many``: those that stand
-    for an unknown number of words) and the sourced files that were not there."""
+    for an unknown number of words), the sourced files that were not there and the words
+    before the entry point (its launcher: ``deepspeed --num_gpus 8 --module``)."""
 
     script: Path
     entry: str
@@ -28,6 +29,7 @@ class Launch:
     notes: list[str]
     missing: list[str]
     many: set[int]
+    launcher: list[str] = field(default_factory=list)
 
     def require(self, needed: list[int]) -> None:
         """SpecError, one line, naming every variable of the words ``needed`` (indices of

@@ -2,8 +2,10 @@
 
 Quoting as the shell does it (single quotes literal, double quotes with ``$`` expansions and
 ``\\`` escapes), backslash-newline continuations, comments, the separators ``;`` ``&&`` ``||``
-``|`` ``&`` and newlines, redirections (``2>&1``, ``> file``, ``&>/dev/null``) and
-here-documents dropped (a here-string's word, ``<<< WORD``, kept for ``read``), arrays
+``|`` ``&`` and newlines, redirections (``2>&1``, ``> file``, ``&>/dev/null``) dropped, a
+command's input kept for ``read``: a here-string's word (``<<< WORD``) or a here-document's text
+(``<<EOF``: its ``$`` expansions and ``\\`` escapes as in double quotes, ``"`` and ``'``
+literal, backslash-newline joined; ``<<'EOF'``: literal; ``<<-EOF``: leading tabs cut), arrays
 ``NAME=( ... )`` kept whole. Each word is a list of :data:`Part`; nothing is expanded or
 run here. The blocks ``for``/``while``/``case`` and ``{ ... }``/function bodies are followed
 so that a command inside one is marked conditional; an ``if``'s arms (``then``/``elif``/
@@ -25,7 +27,8 @@ _LEAD = {"then", "do", "else", "elif", "!", "time"}
 
 Part = tuple[str, str, bool]
 """A piece of a word: (kind, text, quoted); kind is ``lit``, ``var`` (the text inside
-``${...}`` or after ``$``), ``cmd`` (``$(...)``/backquotes) or ``arith`` (``$((...))``)."""
+``${...}`` or after ``$``), ``cmd`` (``$(...)``/backquotes), ``arith`` (``$((...))``) or, as a
+command's input, ``doc`` (a here-document's text to expand: :func:`doc_parts`)."""
 
 
 @dataclass
@@ -40,7 +43,7 @@ class Command:
     line: int
     conditional: bool
     arrays: dict[int, list[list[Part]]] = field(default_factory=dict)  # word i: NAME=( ... )
-    here: list[Part] | None = None  # the word of a here-string, ``<<< WORD``
+    here: list[Part] | None = None  # its input: ``<<< WORD`` (with its newline) or ``<<EOF``
     arms: tuple[tuple[int, int], ...] = ()
     test: tuple[int, int] | None = None
     joined: str | None = None
@@ -60,7 +63,9 @@ class _Lexer:
         self.frames: list[tuple[int, int] | None] = []  # open blocks: an if's (id, arm) or None
         self.testing: tuple[int, int] | None = None  # the if arm whose condition is being read
         self.ifs = 0
-        self.heredocs: list[str] = []
+        self.heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, quoted, <<-) queued
+        self.doc: list[Part] | None = None  # the last here-document's text, once read
+        self.in_doc, self.emitted, self.doc_by = False, 0, -1  # doc_by: the command it feeds
 
     def error(self, what: str) -> SpecError:
         return SpecError(f"{self.where} line {self.line}: {what}; rlmcost reads the script as "
@@ -75,8 +80,10 @@ class _Lexer:
             sep = self.skip_blank()
             if sep is not None or self.i >= len(self.s):
                 if words:
-                    self.emit(words, arrays, start, before, here)
-                words, arrays, here = [], {}, None
+                    doc = self.doc if sep == "\n" and self.doc_by == self.emitted else None
+                    self.emit(words, arrays, start, before, doc or here)
+                    self.emitted += 1
+                words, arrays, here, self.doc = [], {}, None, None
                 before = sep
                 if self.i >= len(self.s):
                     return self.out
@@ -164,13 +171,23 @@ class _Lexer:
         return None
 
     def skip_heredocs(self) -> None:
-        for delim in self.heredocs:
-            while self.i < len(self.s):
+        """Read the here-documents queued on the line just ended; the last one's text is the
+        command's input (:attr:`doc`). One that never meets its delimiter line is an error."""
+        for delim, quoted, tabs in self.heredocs:
+            lines, first = [], self.line
+            while True:
+                if self.i >= len(self.s):
+                    self.line = first
+                    raise self.error(f"a here-document <<{delim} does not end (no line "
+                                     f"{delim!r} before the end)")  # fmt: skip
                 end = self.s.find("\n", self.i)
                 end = len(self.s) if end < 0 else end
                 text, self.i, self.line = self.s[self.i: end], end + 1, self.line + 1
-                if text.strip() == delim:
+                text = text.lstrip("\t") if tabs else text
+                if text.rstrip("\r") == delim:
                     break
+                lines.append(text + "\n")
+            self.doc = [("lit" if quoted else "doc", "".join(lines), True)]  # doc: doc_parts
         self.heredocs = []
 
     def redirect(self) -> list[Part] | None:
@@ -184,10 +201,12 @@ class _Lexer:
             return None
         self.skip_blank()
         target = self.word(False)
-        if op == "<<<":
-            return target
+        if op == "<<<":  # the word and a newline: a command's input
+            return [*target, ("lit", "\n", True)]
         if op.startswith("<<"):
-            self.heredocs.append("".join(t for _, t, _ in target))
+            quoted = any(q for _, _, q in target) or "\\" in self.s[m.end(): self.i]
+            self.heredocs.append(("".join(t for _, t, _ in target), quoted, op == "<<-"))
+            self.doc_by = self.emitted
         return None
 
     def array(self) -> list[list[Part]]:
@@ -219,7 +238,7 @@ class _Lexer:
 
         while self.i < len(s):
             c = s[self.i]
-            if in_dq and c == '"':
+            if in_dq and c == '"' and not self.in_doc:
                 break
             if not in_dq and (c in " \t\r\n;&|<>" or (c == ")" and in_array)):
                 break
@@ -230,7 +249,7 @@ class _Lexer:
                 if nxt == "\n":
                     self.i, self.line = self.i + 2, self.line + 1
                     continue
-                if in_dq and nxt not in ('"', "\\", "$", "`"):
+                if in_dq and (nxt not in ('"', "\\", "$", "`") or (nxt == '"' and self.in_doc)):
                     buf.append("\\")
                 buf.append(nxt)
                 self.i += 2
@@ -311,6 +330,15 @@ class _Lexer:
                     break
             i += 1
         raise self.error(f"a ${open_} does not close")
+
+
+def doc_parts(body: str, where: str, line: int) -> list[Part]:
+    """A here-document's text with an unquoted delimiter (a ``doc`` part, lexed only where a
+    command reads it) as the shell reads it: expansions and the ``\\$`` ``\\``` ``\\\\``
+    escapes of double quotes, ``"`` literal, backslash-newline joined; nothing split."""
+    inner = _Lexer(body, where)
+    inner.in_doc, inner.line = True, line
+    return inner.word(True) or [("lit", "", True)]
 
 
 def _lit(word: list[Part]) -> str:

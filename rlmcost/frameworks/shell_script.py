@@ -28,10 +28,11 @@ from pathlib import Path
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer, whole
-from rlmcost.frameworks.shell_checkout import container_path
+from rlmcost.frameworks.shell_checkout import container_path, read_text
 from rlmcost.frameworks.shell_launch import Launch
 from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, default_word, env_words
 from rlmcost.frameworks.shell_paths import path_output
+from rlmcost.frameworks.shell_read import ReadArgs, input_parts, line_of, read_fields
 from rlmcost.frameworks.shell_test import Branches, condition
 
 MAX_SCRIPT_BYTES = 1 << 20
@@ -45,6 +46,7 @@ _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(
                     re.S)  # fmt: skip
 _SOURCE = ("source", ".")
 _DECLARE = ("export", "declare", "typeset", "local", "readonly")
+_SAY = ("echo", "printf")  # print the words, launch nothing (train_nonrl_slurm.sh logs its command)
 
 
 def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
@@ -72,19 +74,6 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     return launch
 
 
-def _read_text(path: Path, what: str) -> str:
-    try:
-        size = path.stat().st_size
-        if size > MAX_SCRIPT_BYTES:
-            raise SpecError(f"{what} {path} is {size:,} bytes; scripts over "
-                            f"{MAX_SCRIPT_BYTES:,} bytes are not read")  # fmt: skip
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"cannot read {what} {path}: {exc.strerror}; check the path") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{what} {path} is not UTF-8 text; give a shell script") from None
-
-
 ONE, MANY = "\x00", "\x01"
 """Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
 ``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
@@ -110,7 +99,7 @@ class _Reader:
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
-        for cmd in commands(_read_text(path, "script"), where):
+        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), where):
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
@@ -148,8 +137,15 @@ class _Reader:
             self.source(rest[1], cmd, path, entries, depth)
         elif (inner := _shell_c(rest)) is not None:
             self.inline(rest[inner], cmd, path, entries, depth)
-        elif any(e in _text(w) for w in rest for e in entries):
+        elif name not in _SAY and any(e in t for t in self.mentions(rest) for e in entries):
             self.candidate(rest, cmd, path, entries)
+
+    def mentions(self, rest: list[list[Part]]) -> list[str]:
+        """The words' text and the values of the variables they name: an entry point may sit
+        in one (OpenRLHF's ``deepspeed --module $training_commands``)."""
+        named = [self.vars.get(m.group(2), "") for w in rest for k, t, _ in w if k == "var"
+                 and (m := _BRACE.fullmatch(t.strip()))]  # fmt: skip
+        return [*map(_text, rest), *(v if isinstance(v, str) else " ".join(v) for v in named)]
 
     def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
                depth: int) -> None:
@@ -207,29 +203,27 @@ class _Reader:
         self.vars[name] = value
 
     def read(self, args: list[str], cmd: Command, path: Path) -> None:
-        """``read -a NAME <<< WORD`` (``-r``, ``-ra``): NAME the array of WORD's blank-separated
-        words, as bash splits them at its default IFS (miles' launch scripts read the model's
-        arguments so: ``read -ra MODEL_ARGS <<< "${MODEL_ARGS_LINE}"``). Another ``read``
-        reads its input, which the script does not hold: its names have no value."""
-        array, i = False, 0
-        while i < len(args) and args[i].startswith("-"):
-            array = array or args[i].endswith("a")
-            i += 1 + (args[i][-1:] in "dnNptu")  # an option with its own value
-        names = args[i:i + 1] if array else args[i:]
-        how = f"is read (read{' -a' if array else ''}, line {cmd.line})"
-        for name in (n for n in names if _NAME.fullmatch(n) and n not in self.env):
-            value = "".join(self.expand(cmd.here, path, split=False)) if cmd.here else None
-            mark = _MARK.search(value or "")
-            why = f"{how} under a condition" if cmd.conditional else f"{how} from the " \
-                "script's input" if value is None or not array else None  # fmt: skip
-            if why is None and mark is not None:
-                cause = self.failures.get(mark.group(2))
-                why = f"{how} from {_shown(value or '')}{f', which {cause.why}' if cause else ''}"
-            if why is None:
-                self.vars[name] = (value or "").split()
+        """``read`` (:mod:`.shell_read`) of the input the command gives: a here-string (miles:
+        ``read -ra MODEL_ARGS <<< "${MODEL_ARGS_LINE}"``) or a here-document (OpenRLHF:
+        ``read -r -d '' training_commands <<EOF``). A ``read`` of the script's own input, or
+        under a condition, leaves its names without a value; an array read from an unknown
+        value too (a scalar keeps the unknown part, as an assignment does)."""
+        how, here = ReadArgs(args), input_parts(cmd.here, f"script {path.name}", cmd.line + 1)
+        text = line_of("".join(self.expand(here, path, split=False)), how) \
+            if here and not how.counted else None  # fmt: skip
+        what = f"is read (read{' -a' if how.array else ''}, line {cmd.line})"
+        why = f"{what} under a condition" if cmd.conditional else \
+            f"{what} from the script's input" if text is None else None  # fmt: skip
+        if why is None and how.array and (mark := _MARK.search(text or "")) is not None:
+            cause = self.failures.get(mark.group(2))
+            why = f"{what} from {_shown(text or '')}{f', which {cause.why}' if cause else ''}"
+        values = read_fields(text or "", how) if why is None else {}
+        for name in (n for n in how.names if _NAME.fullmatch(n) and n not in self.env):
+            if name in values:
+                self.vars[name] = values[name]
                 continue
-            self.failures[name] = Unresolved(name, why)
-            self.vars[name] = [MANY + name + MANY] if array else ONE + name + ONE
+            self.failures[name] = Unresolved(name, why or what)
+            self.vars[name] = [MANY + name + MANY] if how.array else ONE + name + ONE
 
     def source(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
                depth: int) -> None:
@@ -271,14 +265,15 @@ class _Reader:
             notes.append(f"the launch at line {cmd.line} runs under a condition; read as if it "
                          "runs")  # fmt: skip
         self.launch = Launch(self.script, words[at], [_shown(w) for w in words[at + 1:]],
-                             cmd.line, unresolved, notes, self.missing, many)
+                             cmd.line, unresolved, notes, self.missing, many,
+                             [_shown(w) for w in words[:at]])
 
     def expand(self, word: list[Part], path: Path, split: bool = True) -> list[str]:
         """The fields of ``word`` (``split``: unquoted expansions split on blanks, as in a
         command's words; an assignment's value is one string)."""
         fields: list[str] = []
         cur: list[str] = []
-        started = False
+        started, size = False, 0
         for kind, text, quoted in word:
             if kind == "lit":
                 cur.append(text)
@@ -291,6 +286,10 @@ class _Reader:
                 self.failures.setdefault(exc.var, exc)
                 many = kind == "var" and re.search(r"\[[@*]\]$|^[@*]$", text.strip())
                 value = [MANY + exc.var + MANY] if many else ONE + exc.var + ONE
+            size += len(value) if isinstance(value, str) else sum(map(len, value))
+            if size > MAX_SCRIPT_BYTES:  # "$A$A$A..." (a here-document of them)
+                raise SpecError(f"script {path.name}: a word's expansion grows past "
+                                f"{MAX_SCRIPT_BYTES:,} characters; launch scripts hold a few KiB")
             if isinstance(value, list):  # ${NAME[@]}: one field each when quoted
                 pieces = value if quoted else [p for v in value for p in _split(v)]
             elif quoted or not split:
