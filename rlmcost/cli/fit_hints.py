@@ -28,7 +28,8 @@ def render_hints(run: Any, e: Any) -> None:
         print(host_hint(e))
     elif not found:
         tried = tried_flags(e)
-        what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
+        what = (f"no change of {', '.join(tried)}, alone or combined, makes it fit" if tried
+                else "no change to try")  # fmt: skip
         more = "" if e.grouped else ", or place the models on groups (--groups)"
         cmd = plan_command(e)
         where = " of the run's pool (raise a count to search more)" if "--hardware" in cmd else ""
