@@ -148,8 +148,12 @@ def _verdict(e: Any, run: Any) -> None:
             from rlmcost.evaluation.advice import max_response_len
 
             longest = max_response_len(run, e)
-            print(f"longest response that still fits: {longest.response_len:,} tokens "
-                  f"(--response-len; {longest.describe()}).")  # fmt: skip
+            if longest.stopped_by == "past context":
+                print(f"longest response: none searched past the run's {longest.response_len:,}"
+                      f" tokens, which fit; {longest.describe()}.")  # fmt: skip
+            else:
+                print(f"longest response that still fits: {longest.response_len:,} tokens "
+                      f"(--response-len; {longest.describe()}).")  # fmt: skip
             frac = e.to_json()["recommended_gpu_memory_utilization"]
             if frac is not None:
                 print(f"largest engine reservation that still fits: --gpu-memory-utilization "

@@ -11,7 +11,7 @@ from typing import Any
 def render_hints(run: Any, e: Any) -> None:
     """The changes that make ``e`` (an estimate that does not fit) fit, each evaluated by
     ``run``; or the flags tried when none does."""
-    from rlmcost.evaluation.advice import suggestions, tried_flags
+    from rlmcost.evaluation.advice import host_bound, suggestions, tried_flags
     from rlmcost.units import format_bytes
 
     found = suggestions(run, e)
@@ -24,14 +24,37 @@ def render_hints(run: Any, e: Any) -> None:
               "lognormal:MEAN,SIGMA,MAX.")  # fmt: skip
     for s in found:
         print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
-    if not found:
+    if not found and host_bound(e):
+        print(host_hint(e))
+    elif not found:
         tried = tried_flags(e)
-        what = f"no change of {', '.join(tried)} makes it fit" if tried else "no change to try"
+        what = (f"no change of {', '.join(tried)}, alone or combined, makes it fit" if tried
+                else "no change to try")  # fmt: skip
         more = "" if e.grouped else ", or place the models on groups (--groups)"
         cmd = plan_command(e)
         where = " of the run's pool (raise a count to search more)" if "--hardware" in cmd else ""
         print(f"  {what}: give more GPUs (--gpus){more}; `{cmd}` finds the fewest GPUs"
               f"{where} with a fitting deployment.")  # fmt: skip
+
+
+def host_hint(e: Any) -> str:
+    """What to do for ``e``, whose devices hold it but whose hosts do not, when no smaller
+    offload fits (:func:`~rlmcost.evaluation.advice.host_changes`): more GPUs, over which
+    ZeRO-3 and data parallelism spread the offloaded states and more nodes share them (the
+    planner's query finds how many), and the host memory of the user's servers, which is a
+    figure to state, not a mend (:mod:`rlmcost.placement.host_memory`)."""
+    from rlmcost.evaluation.advice import tried_flags
+    from rlmcost.placement.host_memory import HOST_FLAG
+
+    tried = ", ".join(tried_flags(e))
+    what = f"no change of {tried} fits both the devices and the host" if tried else \
+        "nothing offloaded to keep on the devices"  # fmt: skip
+    given = getattr(getattr(e, "run", None), "cluster", None)
+    own = "" if given is None or given.host_memory_gib is None else " (as given)"
+    return (f"  host memory, not the devices, is short: {what}; give more GPUs (--gpus: more "
+            f"nodes share the offloaded states); `{plan_command(e)}` finds the fewest GPUs with "
+            f"a fitting deployment. {HOST_FLAG} N states your servers' host memory per node "
+            f"where it differs from the reference host{own}: the servers' figure, not a fix.")
 
 
 LENGTH_TERMS = ("activations", "kv_cache", "logits", "rollout", "overhead")

@@ -194,8 +194,12 @@ def train(**opts: Any) -> None:
     if dp is None:
         if gpus is not None and gpus % rest:
             from rlmcost.deployment.resolve import divide_fix
+            from rlmcost.parallel.validate import tp_widths
+            from rlmcost.run.defaults import actor_spec
 
-            raise SpecError(divide_fix(gpus, deg["tp"], deg["pp"], deg["cp"]))
+            spec = actor_spec(model)  # its heads and widths take the TP degrees named
+            widths = () if spec is None else tp_widths(spec.arch())
+            raise SpecError(divide_fix(gpus, deg["tp"], deg["pp"], deg["cp"], widths))
         dp = gpus // rest if gpus is not None else dp_unit(deg["tp"], deg["cp"], deg["ep"],
                                                             opts["etp"])  # fmt: skip
     layout = Layout(

@@ -148,11 +148,13 @@ def _near_rule(text: str) -> bool:
     return bool(get_close_matches(text.strip().lower(), ["rule"], n=1, cutoff=0.6))
 
 
-def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, list[str]]:
+def resolve_layout(layout: Layout | None, gpus: int | None, widths: tuple[int, ...] = ()
+                   ) -> tuple[Layout, list[str]]:  # fmt: skip
     """The layout for ``gpus`` devices: when ``gpus`` is given and the layout's degrees
     multiply to fewer, data parallelism fills the rest (dp = gpus / (tp pp cp), stated). EP
     is folded inside dp*tp*cp (Megatron-core; :mod:`rlmcost.parallel.layout`): it adds no
-    GPUs, and the GPU count must be a multiple of tp*pp*cp times ``Layout.dp_unit``."""
+    GPUs, and the GPU count must be a multiple of tp*pp*cp times ``Layout.dp_unit``. The
+    error's TP degrees are those ``widths`` take (:func:`divide_fix`)."""
     layout = layout or Layout()
     notes: list[str] = []
     if gpus is None or gpus == layout.n_gpus:
@@ -173,18 +175,24 @@ def resolve_layout(layout: Layout | None, gpus: int | None) -> tuple[Layout, lis
             + ("" if layout.expert_tp == 1 else " or --etp 1")
         )
     fix = (f"use --dp {gpus // rest}" if gpus % rest == 0
-           else divide_fix(gpus, layout.tp, layout.pp, layout.cp))  # fmt: skip
+           else divide_fix(gpus, layout.tp, layout.pp, layout.cp, widths))  # fmt: skip
     raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
 
 
-def divide_fix(gpus: int, tp: int, pp: int, cp: int) -> str:
+def divide_fix(gpus: int, tp: int, pp: int, cp: int, widths: tuple[int, ...] = ()) -> str:
     """How to mend model-parallel degrees whose product does not divide the GPUs: a GPU count
-    that it divides, or the TP degrees that divide the GPUs at the same PP and CP."""
+    that it divides, or the TP degrees that divide the GPUs at the same PP and CP and, where
+    ``widths`` are given (the model's heads, KV heads and FFN widths:
+    :func:`~rlmcost.parallel.validate.tp_widths`), each of them too (Llama-3.1-8B's 8 KV heads
+    take no TP 7 on 7 GPUs)."""
     rest, others = tp * pp * cp, pp * cp
     fix = f"tp*pp*cp={rest} must divide the {gpus} GPUs: give a multiple of {rest} GPUs"
     if gpus % others == 0:
-        tps = [t for t in range(1, gpus // others + 1) if gpus // others % t == 0][:8]
-        fix += f" or --tp {', '.join(map(str, tps[:-1]))} or {tps[-1]}" if len(tps) > 1 else ""
+        tps = [t for t in range(1, gpus // others + 1) if gpus // others % t == 0
+               and t != tp and all(w % t == 0 for w in widths)][:8]  # fmt: skip
+        if tps:
+            fix += f" or --tp {' or '.join(map(str, tps))}" if len(tps) < 3 else \
+                f" or --tp {', '.join(map(str, tps[:-1]))} or {tps[-1]}"  # fmt: skip
     return fix
 
 

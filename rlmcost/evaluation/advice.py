@@ -18,6 +18,7 @@ from rlmcost.deployment.given import forwards_given, layered
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
+from rlmcost.evaluation.advice_search import _try, combined, degree_changes
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 
@@ -40,10 +41,12 @@ class Suggestion:
         }
 
 
-def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: str) -> list:
+def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: str,
+                widths: tuple[int, ...] = ()) -> list:  # fmt: skip
     """(flags, layout, deployment) changes worth trying, cheapest first. Each names a flag
     whose value differs from the one in effect (``--offload`` gives its whole new list: the
-    kinds already offloaded plus the new one)."""
+    kinds already offloaded plus the new one); the degrees last, each one the model's
+    ``widths`` take (:func:`~rlmcost.evaluation.advice_search.degree_changes`)."""
     out: list[tuple[str, Layout, Deployment]] = []
     train = dep.train
 
@@ -78,16 +81,9 @@ def _candidates(layout: Layout, dep: Deployment, gpus_per_node: int, binding: st
         out.append(("--logits fused", layout, fused))
     if not dep.offload_idle:
         out.append(("--offload-idle", layout, dep.model_copy(update={"offload_idle": True})))
-    if layout.dp % 2 == 0 and binding in ("activations", "logits"):
-        # context parallelism splits each sequence's activations over 2x the ranks
-        # (ring attention; Liu et al. 2023, arXiv:2310.01889), taking them from DP
-        cp = layout.cp * 2
-        out.append((f"--cp {cp}", layout.with_(cp=cp, dp=layout.dp // 2), with_train(cp=cp)))
     if not dep.ideal and dep.engine.kind in _RESERVING:
-        out += _engine_tps(layout, dep)
-    tp = layout.tp * 2
-    if tp <= gpus_per_node and layout.dp % 2 == 0:
-        out.append((f"--tp {tp}", layout.with_(tp=tp, dp=layout.dp // 2), with_train(tp=tp)))
+        out += _engine_tps(layout, dep, widths[:2])
+    out += degree_changes(layout, dep, gpus_per_node, binding, widths)
     return out
 
 
@@ -95,19 +91,25 @@ _RESERVING = (EngineKind.VLLM, EngineKind.SGLANG)
 """Engines with a memory reservation of their own, laid out by --rollout-tp."""
 
 
-def _engine_tps(layout: Layout, dep: Deployment) -> list[tuple[str, Layout, Deployment]]:
+def _engine_tps(layout: Layout, dep: Deployment, heads: tuple[int, ...] = ()
+                ) -> list[tuple[str, Layout, Deployment]]:  # fmt: skip
     """``--rollout-tp`` at each power of two above the engine's TP up to the GPUs it runs on
     (the trainer's, co-located): a replica over more GPUs holds less of the weights per GPU,
     which leaves its reservation room for the KV cache (fewer replicas; the trainer keeps its
     GPUs). vLLM and SGLang run TP across nodes (NeMo RL's recipes: vLLM TP 16 and 32 over
     8-GPU nodes, examples/configs/recipes/llm/performance/grpo-qwen3-235b-16n8g.yaml and
     grpo-deepseek-v3-32n8g.yaml @7ea279abf), so the degrees go past one node;
-    :func:`suggestions` keeps the smallest that fits."""
+    :func:`suggestions` keeps the smallest that fits. Each degree divides the query heads
+    and divides or is a multiple of the KV heads (``heads``: vLLM replicates KV heads past
+    their count, ``parallel.validate.check_layout``)."""
     out = []
     engine_tp = (dep.engine.tp or layout.tp) * 2
+    h, kv = (*heads, 0, 0)[:2]
     while engine_tp <= layout.n_gpus:
         engine = dep.engine.model_copy(update={"tp": engine_tp})
-        out.append((f"--rollout-tp {engine_tp}", layout, dep.model_copy(update={"engine": engine})))
+        if not h or (h % engine_tp == 0 and (kv % engine_tp == 0 or engine_tp % kv == 0)):
+            out.append((f"--rollout-tp {engine_tp}", layout,
+                        dep.model_copy(update={"engine": engine})))  # fmt: skip
         engine_tp *= 2
     return out
 
@@ -115,88 +117,101 @@ def _engine_tps(layout: Layout, dep: Deployment) -> list[tuple[str, Layout, Depl
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
     """Up to ``limit`` single changes that make ``estimate`` fit, each evaluated with ``run``
     (a Megatron engine's smaller KV pool or ``--sleep`` among them:
-    :func:`rlmcost.evaluation.pool_advice.pool_changes`); when none does, all of them at once
-    (but --tp and --cp, which take GPUs from DP, and the engine's changes) if that fits. No
-    change names a flag at the value already in effect."""
-    from rlmcost.evaluation.pool_advice import pool_changes
-
-    layout: Layout = estimate.layout
-    dep: Deployment = estimate.deployment
-    worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
+    :func:`rlmcost.evaluation.pool_advice.pool_changes`; of a degree ladder, ``--rollout-tp``,
+    ``--cp``, ``--tp``, the smallest that fits); when none does, the combinations that fit
+    (:func:`~rlmcost.evaluation.advice_search.combined`). A deployment whose devices hold it
+    but whose hosts do not is offered less offload (:func:`host_changes`). No change names a
+    flag at the value already in effect."""
     found: list[Suggestion] = []
     tried: list[tuple[str, Layout, Deployment]] = []
-    for flags, lay, d in [*pool_changes(estimate), *_candidates(
-            layout, dep, estimate.hardware.gpus_per_node, worst.binding_term)]:  # fmt: skip
-        if flags.startswith("--rollout-tp") and any(f.flags.startswith("--rollout-tp")
-                                                    for f in found):  # the smallest that fits
-            continue
+    for flags, lay, d in _all_candidates(estimate):
+        name = flags.partition(" ")[0]
+        if name in _LADDERS and any(f.flags.startswith(name + " ") for f in found):
+            continue  # the smallest that fits
         result = _try(run, lay, d)
         tried.append((flags, lay, d))
         if result is not None and result.fits:
             found.append(_suggestion(flags, result))
         if len(found) >= limit:
             return found
-    if not found and len(tried) >= 2:  # everything at once: the strongest combination
-        lay, d = layout, dep
-        chosen: dict[str, str] = {}  # flag -> its last (for --offload: the longest) value
-        for f, candidate_layout, candidate in tried:
-            if f.startswith(("--tp", "--cp", "--rollout-tp", "--kv-buffer-gib", "--sleep")):
-                # --tp, --cp take GPUs from DP; the engine's changes are not merged (_merge
-                # keeps the engine)
-                continue
-            lay = _merge_layout(lay, candidate_layout)
-            d = _merge(d, candidate)
-            name, _, value = f.partition(" ")
-            chosen[name] = value
-        result = _try(run, lay, d)
-        if result is not None and result.fits:
-            text = " ".join(f"{k} {v}".strip() for k, v in chosen.items())
-            found.append(_suggestion(text, result))
+    if not found and not host_bound(estimate):
+        found = [_suggestion(f, r) for f, r in combined(run, estimate.layout,
+                                                        estimate.deployment, tried, limit)]
     return found
+
+
+_LADDERS = ("--rollout-tp", "--cp", "--tp")
+"""Changes tried at rising degrees, of which the advice keeps the smallest that fits."""
+
+
+def _all_candidates(estimate: Any) -> list[tuple[str, Layout, Deployment]]:
+    """Every change :func:`suggestions` tries on ``estimate``, in order: on a deployment over
+    its hosts' memory alone, :func:`host_changes`; else the pool's and :func:`_candidates`."""
+    from rlmcost.evaluation.pool_advice import pool_changes
+
+    if host_bound(estimate):
+        return host_changes(estimate)
+    worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
+    return [*pool_changes(estimate), *_candidates(
+        estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
+        worst.binding_term, _widths(estimate))]  # fmt: skip
+
+
+def _widths(estimate: Any) -> tuple[int, ...]:
+    """The widths the actor's training TP must divide (``parallel.validate.tp_widths``)."""
+    from rlmcost.parallel.validate import tp_widths
+
+    return tp_widths(_actor_spec(estimate).arch())
+
+
+def _actor_spec(estimate: Any) -> Any:
+    """The actor's resolved spec (a config.json has no registry name)."""
+    from rlmcost.algorithms.kinds import Role
+
+    ev = getattr(estimate, "evaluation", None)
+    if ev is not None and Role.ACTOR in ev.specs:
+        return ev.specs[Role.ACTOR]
+    from rlmcost.specs import get_model
+
+    return get_model(estimate.model)
+
+
+def host_bound(estimate: Any) -> bool:
+    """Whether ``estimate``'s devices hold it but a node's host does not hold its offloaded
+    states (:mod:`rlmcost.placement.host_memory`): more TP or checkpointing does not help."""
+    ev = getattr(estimate, "evaluation", None)
+    return (ev is not None and all(s.fits for s in estimate.stages.values())
+            and bool(ev.host_check.over))  # fmt: skip
+
+
+def host_changes(estimate: Any) -> list[tuple[str, Layout, Deployment]]:
+    """What lowers a node's host memory: each offloaded trainer state kept on the GPU instead
+    (``--offload`` without it), the idle models kept on the GPU (``--no-offload-idle``), and,
+    where there are two or more, all of them at once; for :func:`suggestions` to evaluate
+    (the devices must then hold them). More GPUs (nodes share the states) are the planner's
+    (``plan --min-gpus``, :func:`rlmcost.cli.fit_hints.host_hint`)."""
+    dep: Deployment = estimate.deployment
+    off = dep.train.offload
+
+    def kept(rest: tuple[Offload, ...], idle: bool) -> Deployment:
+        train = dep.train.model_copy(update={"offload": rest})
+        return dep.model_copy(update={"train": train, "offload_idle": idle})
+
+    out = [(f"--offload {','.join(rest) or repr('')}", estimate.layout,
+            kept(rest, dep.offload_idle)) for rest in
+           (tuple(k for k in off if k is not kind) for kind in reversed(off))]  # fmt: skip
+    if dep.offload_idle:
+        out.append(("--no-offload-idle", estimate.layout, kept(off, False)))
+    if len(out) >= 2:
+        flags = ("--offload '' " if off else "") + ("--no-offload-idle" if dep.offload_idle
+                                                    else "")  # fmt: skip
+        out.append((flags.strip(), estimate.layout, kept((), False)))
+    return out
 
 
 def tried_flags(estimate: Any) -> list[str]:
     """The flags :func:`suggestions` tries on ``estimate`` (for saying what did not help)."""
-    from rlmcost.evaluation.pool_advice import pool_changes
-
-    worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
-    cands = [*pool_changes(estimate), *_candidates(
-        estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
-        worst.binding_term)]  # fmt: skip
-    return list(dict.fromkeys(f.partition(" ")[0] for f, _, _ in cands))
-
-
-def _merge_layout(a: Layout, b: Layout) -> Layout:
-    return a.with_(
-        zero=max(a.zero, b.zero, key=lambda z: int(z.value)),
-        ckpt=b.ckpt if b.ckpt is Checkpointing.FULL else a.ckpt,
-        micro_batch=min(a.micro_batch, b.micro_batch),
-    )
-
-
-def _merge(a: Deployment, b: Deployment) -> Deployment:
-    train = a.train.model_copy(
-        update={
-            "zero": max(a.train.zero, b.train.zero, key=lambda z: int(z.value)),
-            "offload": tuple(dict.fromkeys((*a.train.offload, *b.train.offload))),
-            "ckpt": b.train.ckpt if b.train.ckpt is Checkpointing.FULL else a.train.ckpt,
-            "micro_batch": min(a.train.micro_batch, b.train.micro_batch),
-        }
-    )
-    return a.model_copy(
-        update={
-            "train": train,
-            "offload_idle": a.offload_idle or b.offload_idle,
-            "logits": b.logits if b.logits is LogitsMode.FUSED else a.logits,
-        }
-    )
-
-
-def _try(run: Run, layout: Layout, deployment: Deployment) -> Any:
-    try:
-        return run(layout=layout, deployment=deployment)
-    except SpecError:
-        return None
+    return list(dict.fromkeys(f.partition(" ")[0] for f, _, _ in _all_candidates(estimate)))
 
 
 def _suggestion(flags: str, result: Any) -> Suggestion:
@@ -212,15 +227,22 @@ DEFAULT_CONTEXT_CAP = 131_072
 class Longest:
     """The longest response that still fits and what stopped the search there: ``memory``
     (a longer one does not fit), ``context`` (prompt + response reach the actor's trained
-    context, or :data:`DEFAULT_CONTEXT_CAP` when it states none) or ``token budget`` (prompt +
-    response reach ``--max-tokens-per-gpu`` x CP, the longest sequence a micro-batch holds)."""
+    context, or :data:`DEFAULT_CONTEXT_CAP` when it states none), ``past context`` (the run's
+    own prompt + response, ``sequence_tokens``, are already past that context: no longer
+    response is searched, the run's is the answer) or ``token budget`` (prompt + response
+    reach ``--max-tokens-per-gpu`` x CP, the longest sequence a micro-batch holds)."""
 
     response_len: int
     stopped_by: str
     limit_tokens: int  # the sequence limit (prompt + response) of ``stopped_by``; 0 = memory
+    sequence_tokens: int = 0  # the run's prompt + response (``past context``)
 
     def describe(self) -> str:
         """The stop in words, for the CLI."""
+        if self.stopped_by == "past context":
+            return (f"its prompt + response, {self.sequence_tokens:,} tokens, are already past "
+                    f"the model's trained context of {self.limit_tokens:,} tokens (RoPE runs "
+                    "past it, quality is not guaranteed)")  # fmt: skip
         if self.stopped_by == "context":
             return f"stopped by the model's trained context, {self.limit_tokens:,} tokens"
         if self.stopped_by == "token budget":
@@ -288,6 +310,8 @@ def max_response_len(run: Run, estimate: Any, granularity: int = 256) -> Longest
         except SpecError:
             return False
 
+    if cap < current and reason == "context":  # already past it: a longest beyond it is none
+        return Longest(current, "past context", limits[reason], prompt + current)
     if cap <= current or fits(cap):
         return Longest(max(current, cap), reason, limits[reason])
     lo, hi = current, cap

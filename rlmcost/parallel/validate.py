@@ -23,6 +23,20 @@ def _common_divisors(*xs: int) -> list[int]:
     return [i for i in divisors(min(xs)) if all(x % i == 0 for x in xs)]
 
 
+def tp_widths(arch: Arch) -> tuple[int, ...]:
+    """The widths a training TP degree must divide (:func:`check_layout`'s rule, Megatron-LM's
+    split): the query and key/value heads and the FFN widths (a MoE model's expert and shared
+    expert widths, its dense layers' FFN where it has some)."""
+    out = [int(arch.n_heads), int(arch.n_kv_heads)]
+    if not arch.is_moe or arch.first_dense_layers:
+        out.append(int(arch.d_ff))
+    if arch.is_moe:
+        out.append(int(arch.d_expert))
+        if arch.n_shared_experts:
+            out.append(int(arch.d_shared_expert))
+    return tuple(out)
+
+
 def _show(xs: list[int], limit: int = 8) -> str:
     return ", ".join(map(str, xs[:limit])) + (", ..." if len(xs) > limit else "")
 

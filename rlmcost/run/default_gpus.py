@@ -56,7 +56,25 @@ def run_gpus(run: Run) -> tuple[int | None, str | None]:
     gpus, note = ((run.cluster.gpus, None) if run.cluster.gpus is not None
                   else engine_filled_gpus(run))  # fmt: skip
     check_tier_layout(run, gpus)
+    check_divides(run, gpus)
     return gpus, note
+
+
+def check_divides(run: Run, gpus: int | None) -> None:
+    """SpecError where ``gpus`` hold no whole trainer replicas (tp*pp*cp), as the evaluation's
+    :func:`~rlmcost.deployment.resolve.resolve_layout` refuses them, its mend naming only the
+    TP degrees the actor's heads, KV heads and FFN widths take
+    (:func:`~rlmcost.parallel.validate.tp_widths`)."""
+    t = run.deployment.train
+    if gpus is None or run.tp_per_model or gpus % (t.tp * t.pp * t.cp) == 0:
+        return
+    from rlmcost.deployment.resolve import resolve_layout
+    from rlmcost.parallel.validate import tp_widths
+    from rlmcost.run.defaults import actor_spec
+
+    spec = actor_spec(run.models.actor)
+    widths = () if spec is None else tp_widths(spec.arch())
+    resolve_layout(t.layout(dp=run.cluster.dp or 1), gpus, widths)
 
 
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep")
@@ -104,19 +122,20 @@ def _tier_problem(run: Run, gpus: int | None, engine_tp: int | None) -> str | No
     from rlmcost.deployment.resolve import divide_fix
     from rlmcost.errors import SpecError
     from rlmcost.parallel.layout import Layout
-    from rlmcost.parallel.validate import check_layout
+    from rlmcost.parallel.validate import check_layout, tp_widths
     from rlmcost.run.defaults import actor_spec
 
     t = run.deployment.train
     lay = t.layout()
     split = lay.tp * lay.pp * lay.cp
     unit = split * lay.dp_unit
+    spec = actor_spec(run.models.actor)
     if gpus is not None and gpus % unit:
-        return (f"{gpus} GPUs: " + divide_fix(gpus, t.tp, t.pp, t.cp) if unit == split else
+        widths = () if spec is None else tp_widths(spec.arch())
+        return (f"{gpus} GPUs: " + divide_fix(gpus, t.tp, t.pp, t.cp, widths) if unit == split else
                 f"{gpus} GPUs: give --gpus a multiple of {unit} (tp*pp*cp = {split}, times "
                 f"{lay.dp_unit} data-parallel ranks for the expert grid: etp*ep = "
                 f"{lay.expert_tp}*{lay.ep} must divide tp*cp*dp)")  # fmt: skip
-    spec = actor_spec(run.models.actor)
     if spec is None:
         return None
     arch = spec.arch()
