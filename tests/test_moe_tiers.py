@@ -217,6 +217,13 @@ def test_a_tier_layout_the_gpus_cannot_hold_names_its_example() -> None:
     res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "nemo-rl"])
     text = " ".join(res.output.split())
     assert "grpo-qwen3-235b-16n8g.yaml" in text and "ep=16 must divide the 8 experts" in text
+    # slime's 235 B tier places its own groups (rollout 64, actor 64): its layout is checked
+    # the same way (EP 16 from scripts/run-qwen3-235B-A22B.sh's --expert-model-parallel-size
+    # 16), not left to a bare "tp=32 must divide heads=48" from the rollout group
+    res = runner.invoke(app, ["grpo", "-m", "mixtral-8x22b", "--framework", "slime"])
+    text = " ".join(res.output.split())
+    assert res.exit_code != 0 and "scripts/run-qwen3-235B-A22B.sh" in text
+    assert "ep=16 must divide the 8 experts" in text and "--no-sized-defaults" in text
     # the user's own layout wins: its checks, not the example's
     ok = _invoke("grpo", "-m", "qwen2.5-32b", "--framework", "slime", "--gpus", "4", "--tp", "4",
                  "--rollout-tp", "4")

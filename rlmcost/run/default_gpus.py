@@ -86,14 +86,18 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     gave otherwise is the user's layout, whose own checks apply) and that layout does not
     hold: ``gpus`` not whole replicas of it (tp*pp*cp, times the data-parallel ranks an
     expert grid needs), or the actor's heads or experts not divided by its TP or EP (the
-    engine's TP too, where it is the tier's). The error names the example the layout came
-    from and how to mend it."""
+    engine's TP too, where it is the tier's). A Run on the tier's own device groups
+    (:func:`~rlmcost.run.tier_groups.tier_placed`: slime's 235 B example) is checked the same
+    way but for the GPUs, which the tier's split sizes. The error names the example the
+    layout came from and how to mend it."""
     from rlmcost.errors import SpecError
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
+    from rlmcost.run.tier_groups import tier_placed
 
     d = run.deployment
-    if d.framework is None or d.ideal or run.grouped or run.tp_per_model:
+    placed = run.grouped and tier_placed(run)  # the tier's own groups: sized by its scale
+    if d.framework is None or d.ideal or (run.grouped and not placed) or run.tp_per_model:
         return
     actor = run.models.actor
     tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
@@ -105,7 +109,8 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     if not given or any(getattr(t, f) != v for f, v in given.items()):
         return
     engine_tp = next((x.value for x in tier.defaults if x.field == "engine.tp"), None)
-    problem = _tier_problem(run, gpus, d.engine.tp if d.engine.tp == engine_tp else None)
+    problem = _tier_problem(run, None if placed else gpus,
+                            d.engine.tp if d.engine.tp == engine_tp else None)
     if problem is None:
         return
     degrees = " ".join(f"--{f} {getattr(t, f)}" for f in _LAYOUT_FIELDS if getattr(t, f) > 1)
