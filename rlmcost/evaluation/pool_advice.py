@@ -167,5 +167,5 @@ def _kv_one(estimate: Any, job: Any, tokens: int) -> int:
 
     arch = estimate.evaluation.specs[Role.ACTOR].arch()
     wl = read_workload(estimate.deployment.engine.kind, arch, estimate.workload, False)
-    layout = job.layout.with_(pp=1)
+    layout = job.layout.one_stage()
     return int(memory_per_rank(arch, layout, Mode.GENERATE, layout.dp, tokens, wl).kv_cache)

@@ -131,6 +131,13 @@ class Layout:
         """Ranks that split one replica's dense weights: P_t P_p."""
         return self.tp * self.pp
 
+    def one_stage(self) -> Layout:
+        """This layout on one pipeline stage: PP 1 without virtual stages or Megatron-core's
+        uneven split (``pp_first_layers`` ... ``pp_layout``), which need PP >= 2. A decode
+        step passes every stage in turn, so generation reads and caches as one stage does."""
+        return self.with_(pp=1, virtual_stages=1, pp_first_layers=None, pp_last_layers=None,
+                          pp_embedding_slot=False, pp_loss_slot=False, pp_layout=None)
+
     def with_(self, **changes: Any) -> Layout:
         """``dataclasses.replace`` (every field is an init field, none derived, no
         ``__post_init__``), without its per-call field walk or the frozen ``__init__``'s

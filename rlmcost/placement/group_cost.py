@@ -60,7 +60,7 @@ class GroupModel(GroupMemory):
         if key not in self.kept:
             layout = self.layouts[task.index].with_(zero=ZeroStage.NONE)
             if task.kind is Kind.GENERATE:
-                layout = layout.with_(pp=1)
+                layout = layout.one_stage()
             self.kept[key] = self._raw(task, layout).weights
         return self.kept[key]
 

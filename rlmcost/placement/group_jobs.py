@@ -308,7 +308,7 @@ def _generate(
         own = g.own(task, slots * replicas)
     memory = g.with_residents(task, own)
     one_seq = memory_per_rank(
-        arch, layout.with_(pp=1), Mode.GENERATE, replicas, g.seq_len(task),
+        arch, layout.one_stage(), Mode.GENERATE, replicas, g.seq_len(task),
         read_workload(g.engine.kind, arch, g.workload(task), g.s.deployment.ideal), inv.model_head,
     )  # the KV cache a step reads passes every pipeline stage too  # fmt: skip
     tokens = -(-g.seq_len(task) // layout.cp)

@@ -94,7 +94,7 @@ def _draft_bytes(g: GroupTasks, task: Task, spec: Speculation, sequences: int) -
     The MTP block's weights: one layer's (a two-layer and a one-layer model of its shape,
     differenced, so the shared embedding and head drop out) plus its replicated [d, 2d]
     projection in the engine's weight dtype."""
-    layout = g.layouts[task.index].with_(pp=1)
+    layout = g.layouts[task.index].one_stage()
     wl, seq = g.workload(task), g.seq_len(task)
 
     def mem(arch: Arch) -> MemoryBreakdown:

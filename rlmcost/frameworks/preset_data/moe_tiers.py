@@ -251,7 +251,8 @@ SLIME_MOE = (
         *_slime_engine(_SLIME_235B, 32),
         Default("engine.dtype", "fp8", "--rollout-dtype fp8",
                 f"{_SLIME_235B}: --hf-checkpoint Qwen3-235B-A22B-FP8 (SGLang serves the FP8 "
-                "checkpoint; the trainer loads bf16, --ref-load ..._torch_dist)"),
+                "checkpoint; the trainer loads bf16, --ref-load ..._torch_dist)",
+                engines=("sglang", "vllm")),
     ), "scripts/run-qwen3-235B-A22B.sh, slime's example for Qwen3-235B-A22B on 128 GPUs, for "
        "a mixture of experts of >= 84.7 B parameters: Megatron TP 4 with SP, PP 4 (22 layers "
        "last for 94 layers), CP 2, EP 16, full recomputation, 16,384 tokens per GPU, the CPU "
