@@ -234,6 +234,13 @@ def test_unset_gpus_hold_the_expert_grid() -> None:
     out = _invoke("grpo", "-m", "qwen3-235b-a22b", "--framework", "nemo-rl", "-H", "h100")
     assert out["gpus"] == 128  # tp*pp*cp = 32, EP 16 inside dp*tp*cp: dp 4
     assert any("expert grid" in n for n in out["notes"])
+    # an engine given no TP (HF generate, NeMo RL's Megatron-core generation on the policy's
+    # layout) holds the same grid: 128, not the trainer's 32 (which the evaluation refuses)
+    for engine in ("hf", "megatron"):
+        out = _invoke("grpo", "-m", "qwen3-235b-a22b", "--framework", "nemo-rl", "-H", "h100",
+                      "--engine", engine)  # fmt: skip
+        assert out["gpus"] == 128
+        assert any("expert grid" in n and "both" not in n for n in out["notes"])
 
 
 def test_the_fit_advice_finds_an_engine_tp_past_one_node() -> None:

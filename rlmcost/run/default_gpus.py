@@ -20,8 +20,9 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
     its rollout mesh only when the world size is a multiple of the replica
     (verl/workers/fsdp_workers.py @b178a3cd: ``assert self.world_size % infer_world_size ==
     0``, infer_world_size = rollout TP x DP x PP), so ``--framework verl`` (rollout TP 2)
-    runs on 2 GPUs, not 1. An offline algorithm (no generation) and the idealized
-    iteration keep the trainer's."""
+    runs on 2 GPUs, not 1. An engine given no TP (HF generate, a Megatron engine on the
+    policy's layout) still takes the expert grid's ranks. An offline algorithm (no
+    generation) and the idealized iteration keep the trainer's."""
     from math import lcm
 
     from rlmcost.algorithms.catalog import get_algorithm
@@ -32,21 +33,22 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
     if c.gpus is not None or c.dp is not None or run.grouped or run.tp_per_model or d.ideal:
         return None, None
     e, t = d.engine, d.train
-    if e.tp is None:
-        return None, None
     alg = get_algorithm(run.algorithm.name)
     if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
         return None, None
-    replica = e.tp * (t.pp if e.kind is EngineKind.MEGATRON else e.pp)
+    # an engine given no TP (HF generate, a Megatron engine on the policy) is one replica a GPU
+    replica = (e.tp or 1) * (t.pp if e.kind is EngineKind.MEGATRON else e.pp)
     trainer = t.tp * t.pp * t.cp
     unit = trainer * t.layout().dp_unit  # an expert grid's data-parallel ranks (resolve)
     if unit == trainer and trainer % replica == 0:
         return None, None
     gpus = lcm(unit, replica)
     grid = "" if unit == trainer else f" times {unit // trainer} for the expert grid"
-    return gpus, (f"GPUs not given: {gpus}, the fewest that hold whole replicas of both the "
-                  f"trainer (tp*pp*cp = {trainer}{grid}) and the engine ({replica} GPUs: "
-                  f"rollout TP {e.tp}); give --gpus to choose")  # fmt: skip
+    both, engine = ("", "") if e.tp is None else \
+        ("both ", f" and the engine ({replica} GPUs: rollout TP {e.tp})")  # fmt: skip
+    return gpus, (f"GPUs not given: {gpus}, the fewest that hold whole replicas of {both}the "
+                  f"trainer (tp*pp*cp = {trainer}{grid}){engine}; give --gpus to "
+                  "choose")  # fmt: skip
 
 
 def run_gpus(run: Run) -> tuple[int | None, str | None]:
