@@ -241,6 +241,9 @@ def test_unset_gpus_hold_the_expert_grid() -> None:
                       "--engine", engine)  # fmt: skip
         assert out["gpus"] == 128
         assert any("expert grid" in n and "both" not in n for n in out["notes"])
+    # an algorithm that generates nothing (DPO) trains in the same grid: 128, not 32
+    out = _invoke("dpo", "-m", "qwen3-235b-a22b", "--framework", "nemo-rl", "-H", "h100")
+    assert out["gpus"] == 128
 
 
 def test_the_fit_advice_finds_an_engine_tp_past_one_node() -> None:

@@ -21,8 +21,9 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
     (verl/workers/fsdp_workers.py @b178a3cd: ``assert self.world_size % infer_world_size ==
     0``, infer_world_size = rollout TP x DP x PP), so ``--framework verl`` (rollout TP 2)
     runs on 2 GPUs, not 1. An engine given no TP (HF generate, a Megatron engine on the
-    policy's layout) still takes the expert grid's ranks. An offline algorithm (no
-    generation) and the idealized iteration keep the trainer's."""
+    policy's layout) still takes the expert grid's ranks, as does an algorithm that
+    generates nothing (DPO: the trainer's alone). The idealized iteration keeps the
+    trainer's."""
     from math import lcm
 
     from rlmcost.algorithms.catalog import get_algorithm
@@ -34,18 +35,19 @@ def engine_filled_gpus(run: Run) -> tuple[int | None, str | None]:
         return None, None
     e, t = d.engine, d.train
     alg = get_algorithm(run.algorithm.name)
-    if alg.offline or not any(i.kind is Kind.GENERATE for i in alg.invocations):
-        return None, None
+    generates = not alg.offline and any(i.kind is Kind.GENERATE for i in alg.invocations)
+    tp = e.tp if generates else None  # no engine (DPO): the trainer's expert grid alone
     # an engine given no TP (HF generate, a Megatron engine on the policy) is one replica a GPU
-    replica = (e.tp or 1) * (t.pp if e.kind is EngineKind.MEGATRON else e.pp)
+    replica = 1 if not generates else \
+        (tp or 1) * (t.pp if e.kind is EngineKind.MEGATRON else e.pp)  # fmt: skip
     trainer = t.tp * t.pp * t.cp
     unit = trainer * t.layout().dp_unit  # an expert grid's data-parallel ranks (resolve)
     if unit == trainer and trainer % replica == 0:
         return None, None
     gpus = lcm(unit, replica)
     grid = "" if unit == trainer else f" times {unit // trainer} for the expert grid"
-    both, engine = ("", "") if e.tp is None else \
-        ("both ", f" and the engine ({replica} GPUs: rollout TP {e.tp})")  # fmt: skip
+    both, engine = ("", "") if tp is None else \
+        ("both ", f" and the engine ({replica} GPUs: rollout TP {tp})")  # fmt: skip
     return gpus, (f"GPUs not given: {gpus}, the fewest that hold whole replicas of {both}the "
                   f"trainer (tp*pp*cp = {trainer}{grid}){engine}; give --gpus to "
                   "choose")  # fmt: skip
