@@ -105,6 +105,20 @@ def test_gpus_that_cannot_hold_the_split_stay_co_located_and_say_so() -> None:
     assert "co-located: its example's groups (rollout=8[gmu=0.9],actor=32) do not hold" in line
 
 
+def test_the_actor_group_holds_whole_expert_grids() -> None:
+    """slime's 235 B tier (scripts/run-qwen3-235B-A22B.sh @624b824a: TP 4, PP 4, CP 2, EP 16,
+    ETP 1): a trainer replica is tp*pp*cp = 32 GPUs times the 2 data-parallel ranks that
+    etp*ep = 16 needs inside tp*cp*dp (Megatron-core), 64 GPUs. The split keeps the actor's
+    group a multiple of 64: 192 GPUs give rollout 64 + actor 128 (not 96 + 96, which the
+    evaluation refuses), and 64 GPUs, too few for both, stay co-located."""
+    out = _cli("grpo", "-m", "qwen3-235b-a22b", "--framework", "slime", "--gpus", "192")
+    assert _groups(out) == [("rollout", 64), ("actor", 128)]
+    out = _cli("grpo", "-m", "qwen3-235b-a22b", "--framework", "slime", "--gpus", "64")
+    assert _groups(out) == []
+    line = next(n for n in out["notes"] if n.startswith("deployment:"))
+    assert "not whole trainer replicas of 64" in line
+
+
 @pytest.mark.parametrize("fw,alg", [("openrlhf", "ppo"), ("trl", "grpo")])
 def test_command_and_run_file_round_trip(fw: str, alg: str, tmp_path) -> None:
     out = _cli(alg, "-m", "70b", "-H", "h100", "--gpus", "32", "--framework", fw)

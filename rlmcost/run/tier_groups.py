@@ -25,6 +25,7 @@ def split(tier: Any, roles: tuple[str, ...] | None, gpus: int | None, engine: di
     algorithm that generates nothing), ``gpus`` GPUs (None: not given, the example's own), the
     ``engine`` and trainer (``train``) fields of a deployment's data."""
     from rlmcost.frameworks.tier_placement import scale
+    from rlmcost.parallel.layout import dp_unit
 
     if roles is None:
         return None, "the algorithm generates nothing (no engines)"
@@ -35,7 +36,12 @@ def split(tier: Any, roles: tuple[str, ...] | None, gpus: int | None, engine: di
         return None, f"--engine {kind} generates on the trainers' GPUs"
     tp = engine.get("tp") or train.get("tp") or 1
     replica = int(tp) * int(engine.get("pp") or 1)
-    trainer = int(train.get("tp") or 1) * int(train.get("pp") or 1) * int(train.get("cp") or 1)
+    tp, cp = int(train.get("tp") or 1), int(train.get("cp") or 1)
+    etp = train.get("etp")
+    # whole trainer replicas: tp*pp*cp times the data-parallel ranks an expert grid needs
+    # (Layout.dp_unit: etp*ep must divide tp*cp*dp, Megatron-core's parallel_state)
+    grid = dp_unit(tp, cp, int(train.get("ep") or 1), None if etp is None else int(etp))
+    trainer = tp * int(train.get("pp") or 1) * cp * grid
     return scale(tier.placement, roles, int(gpus), replica, trainer)
 
 
