@@ -3,6 +3,7 @@ replicas (:func:`engine_filled_gpus`)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -84,6 +85,14 @@ def check_divides(run: Run, gpus: int | None) -> None:
 _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep")
 
 
+@cache
+def _places(framework: str) -> bool:
+    """``framework`` has a size tier with device groups of its own (TRL, OpenRLHF, slime)."""
+    from rlmcost.frameworks.presets import get_preset
+
+    return any(s.placement is not None for s in get_preset(framework).sized)
+
+
 def check_tier_layout(run: Run, gpus: int | None) -> None:
     """SpecError where ``run`` trains in the layout its framework's size tier gave it (every
     degree of ``train.tp/pp/cp/ep`` the tier sets, at the tier's value: a degree the user
@@ -97,12 +106,18 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     from rlmcost.errors import SpecError
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
-    from rlmcost.run.tier_groups import tier_placed
 
     d = run.deployment
-    placed = run.grouped and tier_placed(run)  # the tier's own groups: sized by its scale
-    if d.framework is None or d.ideal or (run.grouped and not placed) or run.tp_per_model:
+    if d.framework is None or d.ideal or run.tp_per_model:
         return
+    placed = run.grouped  # the tier's own groups (sized by its split), else the user's: none
+    if placed and not _places(d.framework):
+        return
+    if placed:
+        from rlmcost.run.tier_groups import tier_placed
+
+        if not tier_placed(run):
+            return
     actor = run.models.actor
     tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
     if tier is None:
