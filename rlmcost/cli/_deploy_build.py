@@ -106,13 +106,13 @@ def _file_fields(path: str) -> dict[str, Any]:
 def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deployment:
     """The Deployment the options describe (SpecError for bad values or combinations)."""
     from rlmcost.deployment.spec import Deployment, following_batching, forwards_follow_trainer
-    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
+    from rlmcost.frameworks.preset_model import LAYOUT_DEGREES, LAYOUT_FIELDS
     from rlmcost.specs.validation import build
 
     data = base_deployment(opts).to_json()
     train = data["train"]
     other_zero = opts.get("zero") is not None and str(opts["zero"]) != str(train.get("zero"))
-    if any(opts.get(k) is not None for k in ("tp", "pp", "cp", "ep", "dp")) or other_zero:
+    if any(opts.get(k) is not None for k in (*LAYOUT_DEGREES, "dp")) or other_zero:
         # the user's layout, whole (LAYOUT_FIELDS); a ZeRO stage other than the preset's is
         # another trainer (NeMo RL's DTensor policy under --zero 3, verl's FSDP workers)
         bare = Deployment().train

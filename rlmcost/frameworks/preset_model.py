@@ -61,7 +61,11 @@ OPTION_FIELDS = ("recompute_logprobs", "kl", "rule_reward", "global_batch")
 """Preset fields that are algorithm options (:class:`~rlmcost.algorithms.options.Options`),
 not Deployment fields."""
 
-LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "etp", "sp", "pp_split")
+LAYOUT_DEGREES = ("tp", "pp", "cp", "ep")
+"""The trainer's parallel degrees (``train.*``): one given by a query lays its trainer out
+whole (:data:`LAYOUT_FIELDS`)."""
+
+LAYOUT_FIELDS = (*LAYOUT_DEGREES, "etp", "sp", "pp_split")
 """The trainer's parallel layout (``train.*``), which a size tier sets as one unit: a query
 that gives any degree itself (``--tp/--pp/--cp/--ep/--dp``) lays the trainer out whole, the
 fields it leaves out at rlmcost's defaults, not the tier's (DeepSeek-V3's tier's PP 16 and EP

@@ -82,9 +82,6 @@ def check_divides(run: Run, gpus: int | None) -> None:
     resolve_layout(t.layout(dp=run.cluster.dp or 1), gpus, widths)
 
 
-_LAYOUT_FIELDS = ("tp", "pp", "cp", "ep")
-
-
 @cache
 def _places(framework: str) -> bool:
     """``framework`` has a size tier with device groups of its own (TRL, OpenRLHF, slime)."""
@@ -104,6 +101,7 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     way but for the GPUs, which the tier's split sizes. The error names the example the
     layout came from and how to mend it."""
     from rlmcost.errors import SpecError
+    from rlmcost.frameworks.preset_model import LAYOUT_DEGREES
     from rlmcost.frameworks.presets import get_preset
     from rlmcost.run.defaults import actor_moe, actor_params
 
@@ -113,26 +111,26 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     placed = run.grouped  # the tier's own groups (sized by its split), else the user's: none
     if placed and not _places(d.framework):
         return
-    if placed:
-        from rlmcost.run.tier_groups import tier_placed
-
-        if not tier_placed(run):
-            return
     actor = run.models.actor
     tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
     if tier is None:
         return
     t = d.train
     given = {x.field[len("train."):]: x.value for x in tier.defaults
-             if x.field[len("train."):] in _LAYOUT_FIELDS and x.field.startswith("train.")}
+             if x.field[len("train."):] in LAYOUT_DEGREES and x.field.startswith("train.")}
     if not given or any(getattr(t, f) != v for f, v in given.items()):
         return
+    if placed:  # after the cheap tests: tier_placed writes the deployment's JSON
+        from rlmcost.run.tier_groups import tier_placed
+
+        if not tier_placed(run):
+            return
     engine_tp = next((x.value for x in tier.defaults if x.field == "engine.tp"), None)
     problem = _tier_problem(run, None if placed else gpus,
                             d.engine.tp if d.engine.tp == engine_tp else None)
     if problem is None:
         return
-    degrees = " ".join(f"--{f} {getattr(t, f)}" for f in _LAYOUT_FIELDS if getattr(t, f) > 1)
+    degrees = " ".join(f"--{f} {getattr(t, f)}" for f in LAYOUT_DEGREES if getattr(t, f) > 1)
     raise SpecError(
         f"{d.framework}'s layout for this actor ({degrees}) comes from its example "
         f"{tier.example.split(',')[0]} and does not hold here: {problem}; or give your own "

@@ -48,7 +48,7 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     """``data`` (a Run's, possibly partial) over its framework's defaults (module docstring);
     SpecError naming ``where`` when a part it reads has the wrong shape (:func:`_check_shape`)."""
     from rlmcost.deployment.spec import BATCHING, TrainLayout, forwards_follow_trainer
-    from rlmcost.frameworks.preset_model import LAYOUT_FIELDS
+    from rlmcost.frameworks.preset_model import LAYOUT_DEGREES, LAYOUT_FIELDS
 
     _check_shape(data, where)
     dep = dict(data.get("deployment") or {})
@@ -63,14 +63,13 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         out = {**dep, "framework": None}
     else:
         kind = (dep.get("engine") or {}).get("kind")
-        out = {**merge(_preset_data(name, *size, str(kind) if kind else None, layers), dep),
-               "framework": name}  # the preset's name, in lower case
+        preset = _preset_data(name, *size, str(kind) if kind else None, layers)
+        preset_zero = (preset.get("train") or {}).get("zero")
+        out = {**merge(preset, dep), "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
             out["train"]["max_tokens_per_gpu"] = None
-        preset_zero = (_preset_data(name, *size, str(kind) if kind else None, layers)
-                       .get("train") or {}).get("zero")
-        if any(k in train for k in LAYOUT_FIELDS[:4]) or \
+        if any(k in train for k in LAYOUT_DEGREES) or \
                 (data.get("cluster") or {}).get("dp") is not None or \
                 ("zero" in train and str(train["zero"]) != str(preset_zero)):  # fmt: skip
             bare = TrainLayout()  # the Run's own layout, whole
