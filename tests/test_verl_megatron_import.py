@@ -73,3 +73,47 @@ def test_fsdp_recompute_follows_enable_gradient_checkpointing() -> None:
     assert _flags([])["--ckpt"] == "full"
     off = ["actor_rollout_ref.model.enable_gradient_checkpointing=false"]
     assert _flags(off)["--ckpt"] == "none"
+
+
+TF = f"+{A}.megatron.override_transformer_config"
+
+
+def _recompute(*keys: str) -> tuple[str, list[str]]:
+    q = import_verl(VERL, [*MEGATRON, *(f"{TF}.{k}" for k in keys)])
+    return str(dict(q.flags)["--ckpt"]), [n for n in q.notes if "recompute" in n]
+
+
+def test_megatron_full_recompute_needs_the_method_and_layers_megatron_core_checks() -> None:
+    # megatron/core/transformer/transformer_config.py @core_v0.15.0 __post_init__: under full,
+    # recompute_method must be uniform or block and recompute_num_layers given (ValueError)
+    with pytest.raises(SpecError, match="recompute_method"):
+        _recompute("recompute_granularity=full")
+    with pytest.raises(SpecError, match="recompute_method"):
+        _recompute("recompute_granularity=full", "recompute_method=uniform")
+    with pytest.raises(SpecError, match="recompute_method"):
+        _recompute("recompute_granularity=full", "recompute_num_layers=1")
+    # uniform x 1 layer: each layer's input kept, one layer rerun: rlmcost's full, no caveat
+    assert _recompute("recompute_granularity=full", "recompute_method=uniform",
+                      "recompute_num_layers=1") == ("full", [])  # fmt: skip
+
+
+def test_megatron_chunked_or_block_recompute_is_said_where_rlmcost_counts_otherwise() -> None:
+    ckpt, notes = _recompute("recompute_granularity=full", "recompute_method=uniform",
+                             "recompute_num_layers=4")  # fmt: skip
+    assert ckpt == "full" and len(notes) == 1 and "one input per 4 layers" in notes[0]
+    ckpt, notes = _recompute("recompute_granularity=full", "recompute_method=block",
+                             "recompute_num_layers=2")  # fmt: skip
+    assert ckpt == "full" and len(notes) == 1 and "first 2 layers of each pipeline" in notes[0]
+
+
+def test_megatron_selective_recompute_reads_its_modules() -> None:
+    # verl's engine/megatron.yaml default recompute_modules [core_attn]: the attention core,
+    # rlmcost's --ckpt selective (Korthikanti et al. 2022 §4.3)
+    assert _recompute("recompute_granularity=selective") == ("selective", [])
+    ckpt, notes = _recompute("recompute_granularity=selective",
+                             "recompute_modules=[moe_act,layernorm]")  # fmt: skip
+    assert ckpt == "selective" and len(notes) == 1 and "moe_act, layernorm rerun" in notes[0]
+    with pytest.raises(SpecError, match="not among Megatron-core's modules"):
+        _recompute("recompute_granularity=selective", "recompute_modules=[attention]")
+    with pytest.raises(SpecError, match="must be null under selective"):
+        _recompute("recompute_granularity=selective", "recompute_num_layers=2")

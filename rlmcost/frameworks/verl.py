@@ -33,6 +33,7 @@ from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_lora import verl_lora
+from rlmcost.frameworks.verl_recompute import verl_recompute
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -316,7 +317,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
     if offload:
         q.set("--offload", ",".join(offload))
     padding(r, q, strategy)
-    q.set("--ckpt", _recompute(r, q, strategy))
+    q.set("--ckpt", verl_recompute(r, q, strategy))
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
@@ -340,27 +341,6 @@ def _fsdp_size(r: Reader, q: ImportedQuery, world: int) -> None:
     if 0 < size < world:
         q.convert(f"{ACTOR}.fsdp_config.fsdp_size={size}", "--zero-shard", size,
                   f"FSDP shards over {size} of the {world} GPUs, replicated (HSDP)")
-
-
-def _recompute(r: Reader, q: ImportedQuery, strategy: str) -> str:
-    """--ckpt as each backend reads it. FSDP: ``model.enable_gradient_checkpointing`` (default
-    True, verl/trainer/config/model/hf_model.yaml; verl/workers/fsdp_workers.py calls
-    gradient_checkpointing_enable). Megatron: verl/workers/megatron_workers.py never reads that
-    key; it passes ``megatron.override_transformer_config`` to TransformerConfig, whose
-    ``recompute_granularity`` defaults to null (config/engine/megatron.yaml at b178a3c): none
-    unless a script sets it (run_deepseek671b_math_megatron_96gb.sh sets full)."""
-    if strategy != "megatron":
-        return "full" if r.flag(f"{MODEL}.enable_gradient_checkpointing", True) else "none"
-    key = f"{ACTOR}.megatron.override_transformer_config.recompute_granularity"
-    granularity = r.text(key, None, ("full", "selective"))
-    r.raw(f"{MODEL}.enable_gradient_checkpointing")  # read, but not by Megatron workers
-    for name in ("recompute_method", "recompute_num_layers", "recompute_modules"):
-        r.raw(key.replace("recompute_granularity", name))  # uniform x 1 layer: every layer
-    if granularity is None:
-        q.note(f"{key} null (verl's default): Megatron recomputes no activations "
-               "(model.enable_gradient_checkpointing is FSDP-only)")  # fmt: skip
-        return "none"
-    return granularity
 
 
 def _micro_batch(r: Reader, q: ImportedQuery, dp: int, sp_size: int) -> None:
