@@ -13,6 +13,17 @@ Two conventions, told apart by their names:
   On GPT layers it equals Korthikanti's count less the dropout masks (2 sbh bytes) and the
   softmax terms (5 a s^2 b), plus the fp32 log-sum-exp FlashAttention keeps (4 a s b).
 
+Against Megatron-core's own layer (NVIDIA/Megatron-LM @core_v0.15.0 with Transformer Engine
+2.10, verl's pin), two terms differ and partly cancel: a fused SwiGLU (``bias_activation_fusion``:
+fusions/fused_bias_swiglu.py ``SwiGLUFunction`` / ``WeightedSwiGLUFunction``) saves its input
+alone, so the gated FFN keeps 3 d_ff (MoE: 3 d_expert per copy, plus its fp32 routing weight)
+where the unfused Hugging Face MLP keeps the 4 counted here; and a per-head q/k RMSNorm
+(Qwen3's qk-norm; TENorm, transformer_engine_spec_provider.py) saves its inputs, (h + h_kv) d_h
+not counted here. On Qwen3-235B-A22B at TP 4 with SP, bytes a token and layer: 6,136 fewer
+(a d_expert per copy less, its fp32 weight more), 4,352 more (q and k) and their fp32 1 / rms,
+about 56,200 in all against the 58,048 here (-3 %, the router's top-k bookkeeping and the
+permutation's row map aside; tests/test_verl_megatron_activations.py).
+
 Checkpointing (seed paper §III-G2): ``selective`` recomputes the attention core (Korthikanti
 §4.3); with fused attention that frees only the core's own fp32 log-sum-exp, since its inputs
 q, k, v and its output are saved by the projections around it. ``full`` keeps each layer's
