@@ -54,7 +54,6 @@ runner = CliRunner()
 DATA = Path(__file__).parent / "data" / "frameworks"
 NOW = DATA / "verl_run_qwen3-235b_megatron_96gb.sh"  # @b178a3cd, no recomputation
 RAN = DATA / "verl_run_qwen3-235b_megatron_96gb_pr3019.sh"  # @65c59c71, full recomputation
-GIB = 2**30
 
 
 def _training(script: Path) -> dict:
@@ -77,9 +76,10 @@ def test_the_examples_activations_are_megatrons_1f1b_peak_of_verls_micro_batches
     training = _training(NOW)
     assert training["memory_breakdown_bytes"]["activations"] == 7 * 12 * 11680 * 58048
     assert training["fits"] is False
-    # 95.0 GiB of an H20 (96 GB): 2.66 GiB short, less than what the activations' count differs
-    # from Megatron-core's own (2.7 % of 53.0 GiB) plus the allocator's 2 % slack
-    assert 2.5 * GIB < training["shortfall_bytes"] < 2.8 * GIB
+    # 2.66 GiB short of an H20's 95.0 GiB (96 GB): within 3 % of the device, the size of the
+    # per-layer count's difference from Megatron-core's own: at the device's edge
+    short = training["shortfall_bytes"]
+    assert 0 < short < 0.03 * (training["memory_bytes_per_device"] - short)
 
 
 def test_the_version_verl_ran_on_four_h20_nodes_fits() -> None:
