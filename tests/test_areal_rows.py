@@ -180,3 +180,19 @@ def test_areal_notes_give_the_trainer_at_figure_6a(record):
     notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
     assert f"{flops / 1e18:.2f} EFLOP" in notes
     assert f"{flops / (gpus * 989.4e12 * 0.40):.0f} s on {gpus} training GPUs" in notes
+
+
+def test_synchronous_1p5b_note_gives_the_other_synchronous_figures():
+    """By hand, sources in rlmcost.reports.rl_runs_areal_checks: AReaL v0.2's synchronous PPO at
+    173k tokens/s (blog/AReaL_v0_2.md, thpt_comparison.png, 1.5B-128GPU) takes Fig. 5c's
+    128.7k x 590.4 s = 76.0M tokens in 439 s; batched generation at 0.64M / 0.62M tokens/s on
+    128 / 64 GPUs (blog/AReaL_v0_3.md Fig. 2) makes 8,192 x 8,252 response tokens in 106-109 s.
+    Only the synchronous 1.5B row carries the note."""
+    for record in AREAL:
+        notes = " ".join(recipe(record).query.notes)  # type: ignore[union-attr]
+        if "qwen-1.5b-sync" not in record["id"]:
+            assert "other synchronous measurements" not in notes
+            continue
+        assert "at 173k tokens/s end to end" in notes
+        assert "439 s for this step's 76.0M tokens" in notes  # 128.7k x 590.4 / 173k = 439.2
+        assert "8,192 x 8,252 response tokens in 106-109 s" in notes  # 67.6M / 0.64M, / 0.62M

@@ -29,6 +29,22 @@ ABLATION_MAX_NEW_TOKENS = 8192
 """The staleness ablation's generation cap: blog/AReaL_v0_3.md at tag v0.3.0, the note under
 Table 3: "batch_size=512, n_rollouts=16, n_mini_batch=4, max_new_tokens=8192"."""
 
+V02_SYNC_1P5B_TOKENS_PER_S = 173e3
+"""End-to-end RL training throughput of AReaL v0.2's synchronous PPO, 1.5B model on 128 H800,
+tokens/s: blog/AReaL_v0_2.md "Training Speed Comparison" (assets/figures/thpt_comparison.png at
+inclusionAI/AReaL 4aef98d8, bar 1.5B-128GPU, v0.2: 173k). That system is realhf's synchronous
+loop of model function calls (training/main_sync_ppo.py at 23df2682a: no rollout workers, no
+generation-server manager), AReaL-boba's 128-GPU configs splitting the GPUs in half
+(examples/configs/1.5B-distill/ppo-1.5B-distill-gpus-128.yaml: allocation_mode
+sglang.d64p1m1+d32p2m1). The figure does not state its workload."""
+
+FIG2_BATCHED_GEN_TOKENS_PER_S = {64: 0.62e6, 128: 0.64e6}
+"""Batched generation throughput of a 1.5B LRM by GPU count, tokens/s: blog/AReaL_v0_3.md
+Fig. 2 left, "Strong scaling of batched generation throughput" (assets/figures/
+gen_scaling_trend.png at 4aef98d8: 0.13, 0.23, 0.40, 0.62, 0.64 M at 8, 16, 32, 64, 128 GPUs),
+generation that waits for the longest output ("the generation step must wait until the finish
+of the longest output within a batch", the same section). No workload stated."""
+
 ABLATION_AIME24 = {0: 42.0, 4: 42.2}
 """AIME24 of the ablation's eta = 0 and eta = 4 (+ decoupled objective) runs (blog Table 3,
 paper Table 2), equal to Table 2's synchronous and asynchronous 1.5B rows."""
@@ -63,6 +79,8 @@ def published_checks(record: Mapping[str, Any], size: str, gen_gpus: int, sync: 
             f"trainer and generation, so that side takes {tokens / 1e6:.1f}M / "
             f"{FIG5C_TOKENS_PER_S[-1] / 1e3:.1f}k = {trainer_s:.0f} s per step; compare the "
             "predicted generation and old log-prob + update phases")  # fmt: skip
+        if sync:
+            notes.append(_other_sync_note(tokens, seqs, int(record["mean_response_len"])))
     notes.append(_trainer_rate_note(record, size, int(record["gpus"]) - gen_gpus, sync))
     mean = record.get("mean_response_len")
     assumed = ""
@@ -115,3 +133,19 @@ def _trainer_rate_note(record: Mapping[str, Any], size: str, gpus: int, sync: bo
             f"({'update' if sync else 'old log-probs + update'}) are {flops / 1e18:.2f} EFLOP "
             f"in that count, {realhf_floor_s(flops, gpus, peak):.0f} s on {gpus} training "
             f"GPUs ({size})")  # fmt: skip
+
+
+def _other_sync_note(tokens: float, seqs: int, mean: int) -> str:
+    """The 1.5B synchronous row's step at :data:`V02_SYNC_1P5B_TOKENS_PER_S` and its generation
+    at :data:`FIG2_BATCHED_GEN_TOKENS_PER_S`, over the row's ``tokens`` per step (Fig. 5c) and
+    ``seqs`` x ``mean`` response tokens."""
+    gen = [seqs * mean / FIG2_BATCHED_GEN_TOKENS_PER_S[g] for g in (128, 64)]
+    return (f"other synchronous measurements: AReaL v0.2's synchronous PPO (realhf's loop of "
+            f"model function calls, half the 128 GPUs on SGLang) ran this model on 128 H800 at "
+            f"{V02_SYNC_1P5B_TOKENS_PER_S / 1e3:.0f}k tokens/s end to end (blog/AReaL_v0_2.md "
+            f"'Training Speed Comparison'), {tokens / V02_SYNC_1P5B_TOKENS_PER_S:.0f} s for this "
+            f"step's {tokens / 1e6:.1f}M tokens; batched generation of a 1.5B LRM waiting for "
+            f"its longest output reaches {FIG2_BATCHED_GEN_TOKENS_PER_S[64] / 1e6:.2f}M tokens/s "
+            f"on 64 GPUs and {FIG2_BATCHED_GEN_TOKENS_PER_S[128] / 1e6:.2f}M on 128 "
+            f"(blog/AReaL_v0_3.md Fig. 2), this step's {seqs:,} x {mean:,} response tokens in "
+            f"{gen[0]:.0f}-{gen[1]:.0f} s; neither figure states its workload")  # fmt: skip
