@@ -5,7 +5,8 @@ The space (:class:`RLSpace`), for each GPU count: the families of device groups 
 overlapped under staleness, the Table IX configurations, ``--groups`` with free counts),
 each group's GPU count, the trainer's layout (TP within a node dividing heads, KV heads and
 FFN width; PP; CP and SP for long sequences; ZeRO stage; checkpointing; micro-batch;
-optimizer offload); the engine's TP and memory reservation.
+optimizer offload); the engine's TP and memory reservation; under a large-MoE size tier, each
+trainer the framework runs for the actor (:mod:`rlmcost.plan.trainers`).
 
 Each candidate is checked in two steps:
 
