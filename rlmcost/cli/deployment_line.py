@@ -52,6 +52,7 @@ def deployment_line(run: Any) -> str:
         flags = p.flags_line(preset_options(fw, get_algorithm(name), *size), name,
                              engine)  # the run's engine's defaults
         default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
+        default += trainer_left(run, get_preset(fw), size)
         dep = run.deployment  # the summary's co-located engine, where the query splits GPUs
         if len(dep.groups) > 1 or dep.placement in _SPLIT:
             how = "--groups" if dep.groups else f"--placement {dep.placement}"
@@ -63,5 +64,39 @@ def deployment_line(run: Any) -> str:
 
             placed = placement_line(run, tier)
             default = f" (its defaults for larger actors: {tier.example}{placed})"
+        elif tier is not None:  # the tier's trainer left: say which one is evaluated
+            size = (actor_params(run.models.actor), actor_moe(run.models.actor))
+            left = trainer_left(run, get_preset(fw), size)
+            default = f" ({left[2:]})" if left else ""
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
+
+
+def trainer_left(run: Any, preset: Any, size: tuple[int | None, bool]) -> str:
+    """Where ``run``'s trainer is not its size tier's (a degree or a ZeRO stage given lays
+    the trainer out whole: ``rlmcost.run.defaults``), the clause that says which trainer is
+    evaluated: its ZeRO stage and degrees beside the example's, and, at the preset's own ZeRO
+    stage, the preset's own trainer (NeMo RL's DTensor policy under ``--zero 3``); "" where the
+    run follows its tier's layout or its actor has no tier."""
+    tier = preset.tier(*size)
+    if tier is None:
+        return ""
+    want = {d.field[len("train."):]: d.value for d in tier.defaults
+            if d.field in {f"train.{k}" for k in _DEGREES}}  # fmt: skip
+    t = run.deployment.train
+    if not want or all(str(getattr(t, k)) == str(v) for k, v in want.items()):
+        return ""
+
+    def said(values: dict[str, Any]) -> str:
+        return ", ".join(f"{_DEGREES[k]} {values.get(k, 1)}" for k in _DEGREES)
+
+    own = next((d.value for d in preset.defaults if d.field == "train.zero"), None)
+    whose = ""
+    if own is not None and str(own) == str(t.zero) and str(own) != str(want.get("zero")):
+        whose = f": {preset.framework.value}'s own trainer ({preset.summary.split(', ')[0]})"
+    return (f"; evaluated with the trainer the query lays out ({said(t.model_dump())}{whose}), "
+            f"not that example's ({said(want)})")
+
+
+_DEGREES = {"zero": "ZeRO", "tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP"}
+"""The trainer fields the deployment line compares with a size tier's (:func:`trainer_left`)."""

@@ -5,7 +5,8 @@ The space (:class:`RLSpace`), for each GPU count: the families of device groups 
 overlapped under staleness, the Table IX configurations, ``--groups`` with free counts),
 each group's GPU count, the trainer's layout (TP within a node dividing heads, KV heads and
 FFN width; PP; CP and SP for long sequences; ZeRO stage; checkpointing; micro-batch;
-optimizer offload); the engine's TP and memory reservation.
+optimizer offload); the engine's TP and memory reservation; under a large-MoE size tier, each
+trainer the framework runs for the actor (:mod:`rlmcost.plan.trainers`).
 
 Each candidate is checked in two steps:
 
@@ -60,6 +61,7 @@ from rlmcost.plan.rl_rows import SourcedRow, with_runs
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
+from rlmcost.plan.trainers import trainer_parts, trainers_note
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -203,7 +205,9 @@ def plan_rl(
     failures: dict[str, dict[str, Any]] = {}
     per_topology: list[dict[str, Any]] = []
     interrupted = False
-    parts = _parts(base, bases, space)
+    parts = [p for b, sp in _parts(base, bases, space)
+             for p in trainer_parts(b, sp, counts_gpus[-1])]  # a large-MoE tier's trainers
+    notes += trainers_note(parts)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
     for b, _ in parts[1:]:
         check_base(b)
@@ -232,8 +236,8 @@ def plan_rl(
         notes += bounded_note(total, obj, top)
     if len({b.deployment.framework for b, _ in parts}) > 1:
         notes.append("each family evaluated under the framework that launches it: " + "; ".join(
-            f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
-            for b, sp in parts))  # fmt: skip
+            dict.fromkeys(f"{', '.join(sp.only)} under {b.deployment.framework or 'none'}"
+                          for b, sp in parts)))  # fmt: skip
     if total.valid == 0:
         fw = base.deployment.framework if bases is None else None  # --framework
         raise SpecError(no_valid(actor_spec(base).name, counts_gpus, space.pool, fw))

@@ -53,7 +53,7 @@ class RLSpace:
     actor_shares: tuple[float, ...] = (0.5,)  # the actor's group's share of the rest
     groups: str | None = None  # --groups with counts to search ("rollout=?,actor=?")
     tp: tuple[int, ...] | None = None  # trainer TP: powers of two within a node, valid
-    pp: tuple[int, ...] = (1,)
+    pp: tuple[int, ...] | None = None  # None: 1 (under a large-MoE tier, plan.trainers)
     cp: tuple[int, ...] | None = None  # context parallelism (ring attention)
     sp: tuple[bool, ...] | None = None  # sequence parallelism (with TP > 1)
     zero: tuple[ZeroStage, ...] | None = None  # None: ZeRO-3 (FSDP, as verl and OpenRLHF);
@@ -68,6 +68,7 @@ class RLSpace:
     split_limit: int | None = None  # exhaustive: at most this many splits (None: allocate's)
     pool: tuple[tuple[str, int], ...] = ()  # accelerators and GPUs available (plan.pool)
     only: tuple[str, ...] = ()  # of placements (and "groups"), those searched (empty: all)
+    trainer: str = ""  # the trainer searched under a large-MoE tier (plan.trainers; "": one)
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,14 @@ class RLCandidate:
     hardware: tuple[str, ...] = ()  # a pool's accelerator(s): one, or one per group
     kv_gib: float | None = None  # a Megatron engine's KV pool per GPU (plan.mcore); else None
     ep: int | None = None  # the trainer's EP where searched (None: the base Run's)
+    trainer: str = ""  # under a large-MoE tier, which of its trainers (plan.trainers)
 
     @property
     def topology(self) -> str:
         """GPUs, family and groups: what a row of the best per topology stands for."""
-        return f"gpus={self.gpus} {self.family} {self.groups or self.placement or self.family}"
+        where = self.groups or self.placement or self.family
+        return f"gpus={self.gpus} {self.family} {where}" + (f" {self.trainer}" if self.trainer
+                                                             else "")  # fmt: skip
 
     @property
     def key(self) -> str:
@@ -107,6 +111,7 @@ class RLCandidate:
             where += f"@{self.hardware[0]}"
         cp = f" cp={self.cp}" if self.cp > 1 else ""
         cp += f" ep={self.ep}" if self.ep is not None else ""
+        cp += f" {self.trainer}" if self.trainer else ""
         return f"gpus={self.gpus} {self.family} {where} tp={self.tp} pp={self.pp}{cp}"
 
 
@@ -183,9 +188,11 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
         fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
         offs = _offloads(base, space, zeros, fam)
         fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None)
-        for tp, pp, cp, sp, etp, ep in product(tps, space.pp, cps, sps, fam_etps, eps):
+        for tp, pp, cp, sp, etp, ep in product(tps, space.pp or (1,), cps, sps, fam_etps, eps):
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
-            if tp > node or etp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
+            if etp > node and etp not in (space.rollout_tp or ()):  # across nodes: given only
+                continue
+            if tp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
             if tp not in tp_degrees(a, tp) or etp > gpus:
                 continue
@@ -210,7 +217,7 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                         out.append(RLCandidate(
                             gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,
                             pp, cp, sp, ZeroStage(zero), Checkpointing(ckpt), mb, off, etp, f,
-                            hw, pool, ep if searched_ep else None,
+                            hw, pool, ep if searched_ep else None, space.trainer,
                         ))  # fmt: skip
     return out
 
@@ -246,7 +253,7 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
     etps = tuple(space.rollout_tp or powers_of_two(node))
     kv = pools(base)
     n_zero = len(trainer_zeros(base, space.zero))
-    per = n_tp * len(space.pp) * n_zero * len(space.ckpt) * len(space.micro_batch)
+    per = n_tp * len(space.pp or (1,)) * n_zero * len(space.ckpt) * len(space.micro_batch)
     per *= len(space.offload) * len(cps) * len(sps) * len(kv) * len(expert_degrees(
         base, space.ep, arch_numbers(actor_spec(base)).n_experts, node))
     total = 0

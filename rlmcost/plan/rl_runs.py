@@ -31,7 +31,8 @@ def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
     base Run's with the optimizer axis set, :mod:`rlmcost.plan.offloads`),
     engine TP and reservation, placement and groups (staleness: the base Run's, default 1,
     where rollout overlaps training), and GPUs (dp fills them; the trainer's TP holds for
-    every model); under NeMo RL's DTensor policy, CP unpacked, as its recipes run it."""
+    every model); under NeMo RL's DTensor policy, CP unpacked, as its recipes run it; at a PP
+    other than the base's, Megatron-core's even split (no ``pp_split``)."""
     from rlmcost.evaluation.query import groups_from_text
     from rlmcost.plan.mcore import engine_fields
 
@@ -39,6 +40,8 @@ def candidate_sections(base: Run, c: RLCandidate) -> dict[str, Any]:
              "ckpt": str(c.ckpt), "micro_batch": c.micro_batch,
              "offload": list(c.offload),
              **({} if c.ep is None else {"ep": c.ep})}  # fmt: skip
+    if c.pp != base.deployment.train.pp:  # a tier's first/last-stage split is its PP's alone
+        train["pp_split"] = None  # Megatron-core's even split
     trainer = None  # bracket trainer keys go over the candidate's trainer layout
     if c.groups and "[" in c.groups:
         from rlmcost.deployment.spec import TrainLayout

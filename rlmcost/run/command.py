@@ -35,6 +35,7 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep
                  "dtype": "--rollout-dtype",
                  "gpu_memory_utilization": "--gpu-memory-utilization",
                  "max_num_seqs": "--max-num-seqs",
+                 "max_num_batched_tokens": "--max-num-batched-tokens",
                  "context_length": "--context-length",
                  "schedule_policy": "--schedule-policy",
                  "sequences_per_call": "--sequences-per-call",
