@@ -188,10 +188,10 @@ def _caption(e: Any) -> str:
     knobs = "".join(f", {k}={v}" for k, v in i.items() if k not in ("B", "K", "S", "T", "dtypes"))
     k = f", K={i['K']}" if i["K"] is not None else ""
     others = {str(r): m for r, m in e.models.items() if str(r) != "actor"}
-    models = ", ".join(f"{r}={m}" for r, m in others.items()) or "none"
+    models = "".join(f", {r}={m}" for r, m in others.items()) or " only"
     return (
         f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
-        f"algorithm). Models: actor={e.model}, {models}. Reward: {e.reward}. "
+        f"algorithm). Models: actor={e.model}{models}. Reward: {e.reward}. "
         f"{_dtypes(e)}. Placement: all models co-located on the same "
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "

@@ -57,9 +57,10 @@ OpenRLHF's three-group split among them); --json has every one."""
 def _own_options() -> dict[str, tuple[Any, Any]]:
     """The search's options: budget, objective, the space's value lists, where it runs."""
     return {
-        "gpus": (Annotated[str, typer.Option(
+        "gpus": (Annotated[str | None, typer.Option(
             help="GPU budget: a count (64), a list (8,16,32) or a range (8..64: 8, 16, 32, "
-            "64).")], "8..64"),
+            "64). Default: the --groups' sum where each group keeps its count, else "
+            "8..64.")], None),
         "objective": (Annotated[str, typer.Option(
             help="Rank by: time (fastest), gpus (fewest), gpu-hours (per iteration), "
             "throughput (tokens/s/GPU) or cost (USD per iteration at --price or the cited "
@@ -123,10 +124,12 @@ def plan(target: str, **opts: Any) -> None:
     GPU budget, pruned by a memory lower bound, evaluated exactly, ranked by the objective;
     prints the top rows (each with the command that reproduces it), the Pareto front (GPUs
     vs predicted time) and, for families that never fit, the binding memory term."""
+    from rlmcost.cli.plan_query import gpu_budget
     from rlmcost.plan.distributed import Compute
     from rlmcost.plan.kinds import parse_objective
 
     obj = parse_objective(opts["objective"])
+    opts["gpus"] = gpu_budget(opts)
     with _progress(opts["json_out"]) as progress:
         compute = Compute(opts["workers"], opts["cluster"], progress)
         if target == "train":
