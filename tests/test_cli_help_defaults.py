@@ -70,3 +70,32 @@ def test_algorithm_docstring_names_the_default_deployment():
     assert "nemo-rl's preset (the default deployment" in (grpo.help or "")
     assert "engine replica" in (grpo.help or "")
     assert "engine replica" not in (dpo.help or "")  # DPO generates nothing
+
+
+def test_caption_of_an_actor_alone_says_so():
+    """slime's GRPO preset runs no reference (use_kl_loss off: `rlmcost frameworks`) and a
+    verifier: the actor is the only model, and the caption said "Models: actor=X, none."."""
+    import rlmcost
+    from rlmcost.cli.algorithms_render import _caption
+
+    alone = _caption(rlmcost.estimate("grpo", "llama-3.2-1b", gpus=1, framework="slime"))
+    assert "Models: actor=llama-3.2-1b only." in alone and ", none." not in alone
+    kl = _caption(rlmcost.estimate("grpo", "llama-3.2-1b", gpus=1))  # nemo-rl: a KL reference
+    assert "Models: actor=llama-3.2-1b, reference=llama-3.2-1b." in kl
+
+
+def test_compare_lists_the_models_each_algorithm_runs():
+    """`compare`'s caption said "Critic/reward/reference = the actor's model" while GRPO under
+    the default preset scores with a verifier (no reward model): a row names the roles each
+    algorithm runs (`Estimate.models`)."""
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    r = CliRunner().invoke(app, ["compare", "ppo", "grpo", "-m", "llama-3.2-1b"],
+                           env={"COLUMNS": "200"}, terminal_width=200)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.output.splitlines() if line.startswith("│ models"))
+    assert "actor, reward, reference, critic" in row  # PPO: all four
+    assert row.rstrip(" │").endswith("actor, reference")  # GRPO: a verifier, no reward model
+    assert "Critic/reward/reference" not in r.output
