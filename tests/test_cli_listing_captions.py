@@ -1,4 +1,5 @@
-"""`rlmcost placements`' caption says what its "back to back" and "weight sync" columns hold.
+"""Captions that define their columns: `rlmcost placements` ("back to back", "weight sync") and
+`rlmcost hardware` (HBM and usable).
 
 "back to back" is the stages' roofline bounds summed (`PlacementEstimate.stage_sum_s`: 8.04 s
 for PPO 8B on 16 H100 where the predicted iteration is 30.4 s), and "weight sync" the bytes sent
@@ -26,3 +27,18 @@ def test_the_columns_are_defined_as_computed():
     text = " ".join(r.output.split())
     assert "back to back = the stages' bounds (>=) summed" in text
     assert "weight sync = bytes sent between device groups" in text
+
+
+def test_hardware_caption_explains_usable_above_the_datasheet_reading():
+    """`rlmcost hardware` prints an 80 GB H100 as "80 GB (74.5 GiB)" beside a usable 79.2 GiB
+    (torch's report, rlmcost.specs): the caption says which one fit checks use and why the
+    usable figure can be the larger."""
+    from rlmcost.specs import get_hardware
+
+    h100 = get_hardware("h100-sxm")
+    assert h100.hbm_usable_bytes > h100.hbm_bytes  # the datasheet's 80 GB read as 10^9 B
+    r = CliRunner().invoke(app, ["hardware"], env={"COLUMNS": "400"}, terminal_width=400)
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "fit checks use it, not the datasheet's figure" in text
+    assert "exceeds where its datasheet's GB are nearer GiB" in text
