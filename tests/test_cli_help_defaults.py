@@ -99,3 +99,17 @@ def test_compare_lists_the_models_each_algorithm_runs():
     assert "actor, reward, reference, critic" in row  # PPO: all four
     assert row.rstrip(" │").endswith("actor, reference")  # GRPO: a verifier, no reward model
     assert "Critic/reward/reference" not in r.output
+
+
+def test_validate_source_help_names_every_rl_framework():
+    """`validate --source` takes each framework of rl_runs.json; its help left out miles."""
+    import json
+    from pathlib import Path
+
+    import rlmcost
+
+    data = Path(rlmcost.__file__).parent / "perf" / "data" / "rl_runs.json"
+    frameworks = {r["framework"] for r in json.loads(data.read_text())["runs"]}
+    text = _helps("validate")["--source"]
+    assert "miles" in frameworks
+    assert [f for f in sorted(frameworks) if f not in text] == []
