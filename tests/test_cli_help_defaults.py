@@ -113,3 +113,14 @@ def test_validate_source_help_names_every_rl_framework():
     text = _helps("validate")["--source"]
     assert "miles" in frameworks
     assert [f for f in sorted(frameworks) if f not in text] == []
+
+
+def test_plan_hardware_help_gives_the_pool_syntax():
+    """`plan --hardware h20:32,h100:16` searches a pool (rlmcost.plan.kinds.parse_pool); its help
+    said only "Accelerator", as the algorithm commands' does."""
+    from rlmcost.plan.kinds import parse_pool
+
+    text = _helps("plan")["--hardware"]
+    assert "NAME:GPUS" in text and "h20:32,h100:16" in text
+    assert parse_pool("h20:32,h100:16") == (("h20", 32), ("h100-sxm", 16))
+    assert "NAME:GPUS" not in _helps("grpo")["--hardware"]  # one accelerator there

@@ -27,6 +27,10 @@ from rlmcost.run.schema_envelope import versioned
 
 _HELPS = {
     "batch": "Prompts B (RL; default 64) or sequences per step (train; default 8 per GPU).",
+    "hardware": "Accelerator (see `rlmcost hardware`), or for RL a pool of several with the GPUs "
+    "available of each, NAME:GPUS,... (h20:32,h100:16): each candidate's GPUs come from it (a "
+    "co-located family on one type; groups apart, each group on one type), no count above "
+    "the pool's total; --price for a type without a list price.",
     "framework": "Start from a framework's defaults (see `rlmcost frameworks`) and search "
     "only the topologies it launches (verl: co-located, hybrid; openrlhf: role groups, "
     "co-located, async; trl and nemo-rl: co-located, engines apart; slime: engines apart, "
