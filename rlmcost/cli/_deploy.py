@@ -17,6 +17,7 @@ from rlmcost.choices import EpDispatcher
 from rlmcost.cli._deploy_engine import engine_options
 from rlmcost.cli._deploy_pipeline import RL_PIPELINE_OPTIONS, rl_pipeline_options
 from rlmcost.cli._moe_capacity import MOE_CAPACITY_OPTIONS, moe_capacity_options
+from rlmcost.cli._parse import framework_default
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import EngineKind, GradReduce, LogitsMode, RouterDtype, TrainerKernels
 from rlmcost.parallel.layout import Checkpointing
@@ -94,7 +95,7 @@ def deployment_options() -> dict[str, Any]:
         "micro_batch": (
             Annotated[
                 int | None,
-                typer.Option(help="Sequences per micro-batch (default 1).", min=1,
+                typer.Option(help="Sequences per micro-batch. " + framework_default("1"), min=1,
                              rich_help_panel=p),
             ],
             None,
@@ -104,7 +105,8 @@ def deployment_options() -> dict[str, Any]:
                 int | None,
                 typer.Option(
                     help="Dynamic batching: tokens per micro-batch per GPU (verl "
-                    "ppo_max_token_len_per_gpu); must hold one sequence.",
+                    "ppo_max_token_len_per_gpu); must hold one sequence. "
+                    + framework_default("none (--micro-batch sequences)"),
                     min=1,
                     rich_help_panel=p,
                 ),
@@ -117,7 +119,7 @@ def deployment_options() -> dict[str, Any]:
                 typer.Option(
                     help="Token budget per micro-batch per GPU of the log-prob, reference, "
                     "reward and value forwards (verl log_prob_max_token_len_per_gpu, NeMo RL "
-                    "logprob_mb_tokens); default: the trainer's.",
+                    "logprob_mb_tokens). " + framework_default("the trainer's"),
                     min=1,
                     rich_help_panel=p,
                 ),
@@ -133,7 +135,7 @@ def deployment_options() -> dict[str, Any]:
                     "engine: the policy's own weights and layout, a --kv-buffer-gib pool), hf "
                     "(HF generate on the training model) or ds-hybrid (DeepSpeed-Chat's Hybrid "
                     "Engine; ds-hybrid-unpinned: each layer gathered per decode step); hf and "
-                    "ds-hybrid run static batches of --max-num-seqs. Default: vllm.",
+                    "ds-hybrid run static batches of --max-num-seqs. " + framework_default("vllm"),
                     rich_help_panel=p,
                 ),
             ],
@@ -141,7 +143,7 @@ def deployment_options() -> dict[str, Any]:
         ),
         "forward_micro_batch": (Annotated[int | None, typer.Option(
             help="Sequences per micro-batch of the forwards (NeMo RL logprob_batch_size, verl "
-            "log_prob_micro_batch_size_per_gpu); default: the trainer's.", min=1,
+            "log_prob_micro_batch_size_per_gpu). " + framework_default("the trainer's"), min=1,
             rich_help_panel=p)], None),  # fmt: skip
         "packing": (Annotated[bool | None, typer.Option(
             "--packing/--no-packing", help="Sequence packing: a micro-batch holds --micro-batch "
@@ -149,8 +151,9 @@ def deployment_options() -> dict[str, Any]:
             "default: --framework's).", rich_help_panel=p)], None),  # fmt: skip
         "fused_loss": (Annotated[bool | None, typer.Option(
             "--fused-loss/--no-fused-loss", help="Under --packing, the loss runs once per "
-            "packed micro-batch (NeMo RL sequence_packing.fuse_loss); default: once per "
-            "sequence, NeMo RL's default.", rich_help_panel=p)], None),  # fmt: skip
+            "packed micro-batch (NeMo RL sequence_packing.fuse_loss; its default: once per "
+            "sequence). " + framework_default("once per sequence"), rich_help_panel=p)],
+            None),  # fmt: skip
         "padded": (Annotated[bool | None, typer.Option(
             "--padded/--no-padded", help="Each sequence padded to the batch's width (prompt + "
             "longest response) in training and forwards (verl without use_remove_padding); "
@@ -162,11 +165,11 @@ def deployment_options() -> dict[str, Any]:
             rich_help_panel=p)], None),  # fmt: skip
         "ep_dispatcher": (Annotated[EpDispatcher | None, typer.Option(
             help="The trainer's MoE token dispatcher (Megatron-core moe_token_dispatcher_type): "
-            "alltoall (NCCL all-to-all; default; at EP > 1 with several local experts it also "
+            "alltoall (NCCL all-to-all; at EP > 1 with several local experts it also "
             "sorts the received tokens by local expert and back: rlmcost.perf.moe_sort_chunks), "
             "deepep (flex + DeepEP: once per remote node, then NVLink) or allgather "
             "(Megatron-core's own default: all-gather over the expert-TP x EP group, "
-            "reduce-scatter back; rlmcost.perf.ep_dispatch).",
+            "reduce-scatter back; rlmcost.perf.ep_dispatch). " + framework_default("alltoall"),
             rich_help_panel=p)], None),  # fmt: skip
         "moe_permute_fusion": (Annotated[bool | None, typer.Option(
             "--moe-permute-fusion/--no-moe-permute-fusion", help="TE's fused MoE permute "
@@ -200,25 +203,25 @@ def deployment_options() -> dict[str, Any]:
             "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
             rich_help_panel=p)], None),  # fmt: skip
         "ckpt": (Annotated[Checkpointing | None, typer.Option(
-            help="Activation checkpointing (default none).", rich_help_panel=p)], None),
-        "cp": (
-            Annotated[int | None, typer.Option(help="Context-parallel degree.", min=1,
-                                               rich_help_panel=p)],
-            None,
-        ),
+            help="Activation checkpointing. " + framework_default("none"), rich_help_panel=p)],
+            None),
+        "cp": (Annotated[int | None, typer.Option(
+            help="Context-parallel degree. " + framework_default("1"), min=1,
+            rich_help_panel=p)], None),  # fmt: skip
         "ep": (
             Annotated[int | None, typer.Option(
                 help="Expert-parallel degree (MoE), folded inside dp*tp*cp as Megatron-core "
                 "folds it: no extra GPUs (TP 4 x EP 8 runs on 8 GPUs with --etp 1); etp*ep "
                 "must divide tp*cp*dp. Above 1 each MoE layer runs at the busiest EP "
-                "rank's load, 1.30 x the mean (rlmcost.perf.moe_imbalance; not with --ideal).",
+                "rank's load, 1.30 x the mean (rlmcost.perf.moe_imbalance; not with --ideal). "
+                + framework_default("1"),
                 min=1, rich_help_panel=p)],
             None,
         ),
         "etp": (
             Annotated[int | None, typer.Option(
                 help="Expert tensor-parallel degree: ranks that split each routed expert "
-                "(default: tp, Megatron-core's; NeMo RL and slime use 1).", min=1,
+                "(NeMo RL and slime use 1). " + framework_default("tp, Megatron-core's"), min=1,
                 rich_help_panel=p)],
             None,
         ),
@@ -259,7 +262,8 @@ def deployment_options() -> dict[str, Any]:
                     "(params needs --zero 3), or between phases (back on the GPU for the "
                     "update, verl/NeMo RL): optimizer-idle,params-idle,grads-idle. NeMo RL's "
                     "optimizer states and verl's FSDP2 parameters move through pageable "
-                    "host memory at 4.18 GB/s (rlmcost.perf.host_offload).",
+                    "host memory at 4.18 GB/s (rlmcost.perf.host_offload). "
+                    + framework_default("none"),
                     rich_help_panel=p,
                 ),
             ],
@@ -346,10 +350,10 @@ def deployment_options() -> dict[str, Any]:
             Annotated[
                 LogitsMode | None,
                 typer.Option(
-                    help="Log-prob logits: materialized (default: bf16 logits, fp32 upcast "
-                    "and log-softmax), low-memory (row-by-row / fused cross-entropy: the "
-                    "logits only, as verl, TRL, OpenRLHF) or fused (chunked linear + "
-                    "cross-entropy).",
+                    help="Log-prob logits: materialized (bf16 logits, fp32 upcast and "
+                    "log-softmax), low-memory (row-by-row / fused cross-entropy: the logits "
+                    "only, as verl, TRL, OpenRLHF) or fused (chunked linear + cross-entropy). "
+                    + framework_default("materialized"),
                              rich_help_panel=p),
             ],
             None,

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._parse import framework_default
+
 
 class EngineRefit(StrEnum):
     """``--refit``: a weight update other than the framework's (``EngineSpec.refit``)."""
@@ -32,15 +34,17 @@ def engine_options(p: str) -> dict[str, Any]:
                 float | None,
                 typer.Option(
                     help="Generation engine's memory reservation, a fraction in (0, 1] "
-                    "(default 0.5 beside a trainer as verl, 0.9 on its own GPUs as vLLM).",
+                    "(verl 0.5 beside its trainer, NeMo RL 0.6, vLLM's own 0.9). "
+                    + framework_default("0.5 beside a trainer, 0.9 on the engine's own GPUs"),
                     rich_help_panel=p,
                 ),
             ],
             None,
         ),
         "rollout_tp": (
-            Annotated[int | None, typer.Option(help="Engine TP per replica (default --tp).",
-                                               min=1, rich_help_panel=p)],
+            Annotated[int | None, typer.Option(
+                help="Engine TP per replica. " + framework_default("--tp"), min=1,
+                rich_help_panel=p)],
             None,
         ),
         "rollout_pp": (
@@ -62,7 +66,7 @@ def engine_options(p: str) -> dict[str, Any]:
                     "--enforce-eager/--cuda-graphs",
                     help="The engine decodes without CUDA graphs (vLLM enforce_eager): a step "
                     "lasts at least its host launch time per layer (rlmcost.perf."
-                    "eager_launch). Default: CUDA graphs.",
+                    "eager_launch). " + framework_default("CUDA graphs"),
                     rich_help_panel=p,
                 ),
             ],
@@ -75,8 +79,8 @@ def engine_options(p: str) -> dict[str, Any]:
                     "--prefix-caching/--no-prefix-caching",
                     help="The engine caches a prompt group's shared prompt: prefilled once, "
                     "its KV blocks held once while a sample runs (vLLM enable_prefix_caching, "
-                    "SGLang's radix cache; rlmcost.placement.prefix_share). Default: on for "
-                    "vllm and sglang.",
+                    "SGLang's radix cache; rlmcost.placement.prefix_share). "
+                    + framework_default("on for vllm and sglang"),
                     rich_help_panel=p,
                 ),
             ],
@@ -88,8 +92,8 @@ def engine_options(p: str) -> dict[str, Any]:
                 typer.Option(
                     help="Engine weights and GEMMs: bf16, fp16 or fp8 (vLLM's online FP8 "
                     "W8A8 quantization, NeMo RL vllm_cfg.precision fp8: weights at 1 B/param, "
-                    "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). Default: "
-                    "the workload's dtype.",
+                    "GEMMs at the FP8 peak; KV cache and refit keep their dtypes). "
+                    + framework_default("the workload's dtype"),
                     rich_help_panel=p,
                 ),
             ],
@@ -160,9 +164,10 @@ def engine_options(p: str) -> dict[str, Any]:
                 typer.Option(
                     help="vLLM's token budget per step (max_num_batched_tokens): prefill "
                     "chunks and the forward its start-up memory profile runs, whose peak comes "
-                    "out of the KV pool (rlmcost.deployment.vllm_profile). Default: vLLM's "
-                    "offline one, 16384 on GPUs of >= 70 GiB other than A100, else 8192 (verl: "
-                    "8192; NeMo RL's async engine: 2048, set by `rlmcost import nemo-rl`).",
+                    "out of the KV pool (rlmcost.deployment.vllm_profile); NeMo RL's async engine "
+                    "runs 2048, set by `rlmcost import nemo-rl`. " + framework_default(
+                        "vLLM's offline one, 16384 on GPUs of >= 70 GiB other than A100, "
+                        "else 8192"),
                     min=1,
                     rich_help_panel=p,
                 ),

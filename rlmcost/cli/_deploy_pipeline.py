@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rlmcost.cli._parse import framework_default
 from rlmcost.parallel.layout import PipelineSchedule
 
 PIPELINE_SPLIT_OPTIONS = ("pp_first_layers", "pp_last_layers", "pp_embedding_slot",
@@ -22,24 +23,33 @@ RL_PIPELINE_OPTIONS = (*PIPELINE_SPLIT_OPTIONS, "virtual_stages")
 """The algorithm commands' pipeline options: the split and ``--virtual-stages``."""
 
 
-def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
-    """The typer parameters (name -> (annotation, default)), in the help panel ``p``."""
+def pipeline_split_options(p: str | None = None, preset: bool = False) -> dict[str, Any]:
+    """The typer parameters (name -> (annotation, default)), in the help panel ``p``;
+    ``preset``: the command follows a framework preset (the algorithm commands), whose size
+    tiers set these, so each help names whose default it takes."""
+
+    def end(bare: str) -> str:
+        return f" {framework_default(bare)}" if preset else ""
+
     return {
         "pp_first_layers": (Annotated[int | None, typer.Option(
             help="Layers on the first pipeline rank, the middle ranks sharing the rest evenly "
             "(Megatron-core --decoder-first-pipeline-num-layers, NeMo RL "
-            "num_layers_in_first_pipeline_stage).", min=1, rich_help_panel=p)], None),
+            "num_layers_in_first_pipeline_stage)." + end("an even split"), min=1,
+            rich_help_panel=p)], None),
         "pp_last_layers": (Annotated[int | None, typer.Option(
-            help="Layers on the last pipeline rank (--decoder-last-pipeline-num-layers).",
+            help="Layers on the last pipeline rank (--decoder-last-pipeline-num-layers)."
+            + end("an even split"),
             min=1, rich_help_panel=p)], None),
         "pp_embedding_slot": (Annotated[bool | None, typer.Option(
             "--pp-embedding-slot/--no-pp-embedding-slot", help="The embedding counts as one "
             "layer of the pipeline split: the first rank holds one layer fewer (Megatron-core "
-            "--account-for-embedding-in-pipeline-split).", rich_help_panel=p)], None),
+            "--account-for-embedding-in-pipeline-split)." + end("off"), rich_help_panel=p)],
+            None),
         "pp_loss_slot": (Annotated[bool | None, typer.Option(
             "--pp-loss-slot/--no-pp-loss-slot", help="The output layer and loss count as one "
             "layer: the last rank holds one layer fewer (--account-for-loss-in-pipeline-split)"
-            ".", rich_help_panel=p)], None),
+            "." + end("off"), rich_help_panel=p)], None),
         "pp_layout": (Annotated[str | None, typer.Option(
             help="Megatron-core --pipeline-model-parallel-layout: E embedding, t layer, m MTP, "
             "L loss, | a stage boundary, (..)*n repeats, over pp x v virtual stages, e.g. "
@@ -50,7 +60,8 @@ def pipeline_split_options(p: str | None = None) -> dict[str, Any]:
 
 def rl_pipeline_options(p: str | None = None) -> dict[str, Any]:
     """:func:`pipeline_split_options` and the algorithm commands' ``--virtual-stages``."""
-    return {**pipeline_split_options(p), "virtual_stages": (Annotated[int | None, typer.Option(
+    split = pipeline_split_options(p, preset=True)
+    return {**split, "virtual_stages": (Annotated[int | None, typer.Option(
         help="Model chunks per pipeline rank (Megatron's virtual_pipeline_model_parallel_size): "
         "v > 1 runs the interleaved 1F1B (rlmcost.perf.megatron_pipe), the layers divisible "
         "by pp x v; 1: 1F1B. Default: a --pp-layout's stages / pp, else 1.", min=1,

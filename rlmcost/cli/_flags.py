@@ -24,7 +24,7 @@ from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
 from rlmcost.choices import AttnCounting
 from rlmcost.cli._deploy import deployment_options
-from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP
+from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, framework_default
 from rlmcost.frameworks.preset_model import FrameworkChoice
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.kinds import Config
@@ -82,8 +82,11 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         reward: Annotated[
             str | None,
             typer.Option(
-                help="Reward model (also cost model / PRM) (default: the actor's), or `rule`: "
-                "a rule-based verifier, no reward model (most GRPO/DAPO runs)."
+                help="Reward model (also cost model / PRM), or `rule`: a rule-based verifier, "
+                "no reward model (most GRPO/DAPO runs). Default: the actor's model; `rule` for "
+                "GRPO and its family under a framework whose preset scores with a verifier "
+                "(`rlmcost frameworks`: rule_reward; nemo-rl's, the default deployment, "
+                "does); PPO keeps its reward model."
             ),
         ] = None,
         ref: Annotated[
@@ -125,7 +128,8 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             typer.Option(
                 help="Samples (B x K) per optimizer step: N_mini = B x K / this (one step "
                 "under it), as NeMo RL's policy.train_global_batch_size counts them (its "
-                "preset: 512, where it divides B x K). Not with --mini-batches.",
+                "preset: 512, where it divides B x K). Not with --mini-batches. "
+                + framework_default("none (--mini-batches steps per epoch)"),
                 **Pos,
             ),
         ] = None,
@@ -189,10 +193,12 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             typer.Option(help="GPUs (default: tp*pp*dp; when larger, dp fills the rest).", **Pos),
         ] = None,
         tp: Annotated[
-            int | None, typer.Option(help="Tensor-parallel degree (default 1).", **Pos)
+            int | None,
+            typer.Option(help="Tensor-parallel degree. " + framework_default("1"), **Pos),
         ] = None,
         pp: Annotated[
-            int | None, typer.Option(help="Pipeline-parallel degree (default 1).", **Pos)
+            int | None,
+            typer.Option(help="Pipeline-parallel degree. " + framework_default("1"), **Pos),
         ] = None,
         dp: Annotated[
             int | None,
@@ -200,7 +206,8 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         ] = None,
         zero: Annotated[
             ZeroStage | None,
-            typer.Option(help="ZeRO stage over the data-parallel ranks (default 0; 3 = FSDP)."),
+            typer.Option(help="ZeRO stage over the data-parallel ranks (3 = FSDP). "
+                        + framework_default("0")),
         ] = None,
         attention: Annotated[
             AttnCounting,

@@ -50,3 +50,13 @@ LENGTH_HELP = (
     "numbers). Exact quantiles, deterministic."
 )
 """Help of --groups and --length-dist: `rlmcost placements` and the algorithm commands."""
+
+
+def framework_default(bare: str) -> str:
+    """The end of the help of an option a framework preset sets: whose value a query takes
+    when the flag is not given. Without --framework an algorithm command follows the default
+    deployment's preset (:data:`rlmcost.frameworks.preset_model.DEFAULT_FRAMEWORK`) and `plan`
+    each family's framework, as their --framework help says; so the value of rlmcost's bare
+    layout, ``bare``, is the default only under ``--framework none``."""
+    return (f"Default: the preset's of the framework the query follows (see --framework; "
+            f"`rlmcost frameworks`); {bare} under --framework none.")  # fmt: skip

@@ -115,14 +115,20 @@ def _algorithm_command(alg: Algorithm):  # noqa: ANN202 - a typer command
     knobs = ", ".join(f"{k.flag} (default {k.default})" for k in KNOBS if k.name in alg.names)
     run.__doc__ = (
         f"{alg.summary}.\n\n{alg.citation}. Prints per stage (Generation, Assessment, "
-        "Training): work, depth, memory per device with its breakdown, whether it fits, and "
-        "a roofline lower bound of time with each stage's share.\n\n"
+        "Training): work, depth, memory per device with its breakdown, whether it fits, the "
+        "predicted time with its range and the roofline lower bound, each stage's share; then "
+        "the phases as frameworks time them, the memory per stage and the cost.\n\n"
         f"Defaults: B={DEFAULT_BATCH}"
         + (f", K={alg.default_group}" if "K" in alg.names else "")
-        + f", S=T={DEFAULT_LEN}, {DEFAULT_HW}, gpus = tp*pp*dp, critic/reward/reference = "
-        "the actor's model"
+        + f", S=T={DEFAULT_LEN}, {DEFAULT_HW}, gpus = tp*pp*cp*dp ("
+        + ("" if alg.offline else "at least one engine replica, or ")
+        + "the grid the preset's example for the actor's size needs), each other model the "
+        "actor's"
         + (f"; knobs: {knobs}" if knobs else "")
-        + ". All models co-located on the same GPUs."
+        + ". The deployment: nemo-rl's preset (the default deployment; `rlmcost frameworks`), "
+        "all models co-located on the same GPUs; --framework NAME for another framework's, "
+        "none for rlmcost's bare layout (the value an option's help gives for --framework "
+        "none)."
     )
     return run
 

@@ -188,10 +188,10 @@ def _caption(e: Any) -> str:
     knobs = "".join(f", {k}={v}" for k, v in i.items() if k not in ("B", "K", "S", "T", "dtypes"))
     k = f", K={i['K']}" if i["K"] is not None else ""
     others = {str(r): m for r, m in e.models.items() if str(r) != "actor"}
-    models = ", ".join(f"{r}={m}" for r, m in others.items()) or "none"
+    models = "".join(f", {r}={m}" for r, m in others.items()) or " only"
     return (
         f"B={i['B']}{k}, S={i['S']}, T={i['T']}{knobs} (defaults: B=64, S=T=1024, K per "
-        f"algorithm). Models: actor={e.model}, {models}. Reward: {e.reward}. "
+        f"algorithm). Models: actor={e.model}{models}. Reward: {e.reward}. "
         f"{_dtypes(e)}. Placement: all models co-located on the same "
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
@@ -279,9 +279,8 @@ def render_comparison(c: Any) -> None:
     rows.append(("USD per iteration", *(_usd(e, "per_iteration_usd") for e in es)))
     rows.append(("USD per 1M tokens", *(_usd(e, "per_million_tokens_usd") for e in es)))
     rows.append(("K (responses/prompt)", *(str(e.inputs()["K"] or "-") for e in es)))
-    rows.append(
-        ("fits", *(fit_text(e, paren=True) for e in es))
-    )
+    rows.append(("models", *(", ".join(str(r) for r in e.models) for e in es)))
+    rows.append(("fits", *(fit_text(e, paren=True) for e in es)))
     first = es[0]
     print_table(
         f"Side by side on {first.model}, {first.gpus} x {first.hardware.name}",
@@ -305,10 +304,11 @@ def _compare_caption(e: Any) -> str:
               "groups" if dep.groups else f"Placement {dep.placement}")  # fmt: skip
     return (
         f"B={i['B']}, S={i['S']}, T={i['T']} (defaults: B=64, S=T=1024); K and knobs per "
-        "algorithm (its default unless given). Critic/reward/reference = the actor's model "
-        f"unless given. {placed}; Iteration time = predicted; time >= = roofline lower bound, "
-        f"{e.calibration}; {_dtypes(e)}; USD at --price or the cited list price per GPU-hour "
-        "(-: not priced)."
+        "algorithm (its default unless given). models: the roles each algorithm runs under "
+        "its framework's preset, each the actor's model unless given (no reward: a verifier, or "
+        f"an offline method's data). {placed}; Iteration time = predicted; time >= = roofline "
+        f"lower bound, {e.calibration}; {_dtypes(e)}; USD at --price or the cited list price "
+        "per GPU-hour (-: not priced)."
     )
 
 

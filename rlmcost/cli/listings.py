@@ -106,8 +106,10 @@ def hardware(json_out: JsonOpt = False) -> None:
             )
             for r in rows
         ],
-        caption="Dense (not sparse) peaks; HBM in decimal GB as datasheets print it; usable = "
-        "what torch.cuda.get_device_properties reports (fit checks use it); links per "
+        caption="Dense (not sparse) peaks; HBM: the datasheet's figure read as decimal GB (in "
+        "GiB beside it), which a device's own report exceeds where its datasheet's GB are "
+        "nearer GiB; usable = what torch.cuda.get_device_properties reports (fit checks use "
+        "it, not the datasheet's figure); links per "
         "direction; host link = CPU<->GPU; host mem = the reference system's host memory per "
         "host of that many GPUs (decimal; - unknown: not checked, --host-memory-gib). "
         "Sources: `rlmcost hardware --json`.",

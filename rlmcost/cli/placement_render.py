@@ -113,7 +113,10 @@ def render_comparison(c: Any) -> None:
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "
         f"{first.lengths.describe(w.response_len)}. * = fastest that fits; back to back = the "
-        "stages' times summed (a synchronous loop); $/iter = USD per iteration (predicted "
+        "stages' bounds (>=) summed (a synchronous loop's bound); weight sync = bytes sent "
+        "between device groups (an engine refitted on its trainer's GPUs moves none between "
+        "groups: its refit shows in `rlmcost ALGORITHM --placement NAME`'s transfers); $/iter = "
+        "USD per iteration (predicted "
         "seconds x GPUs x USD per GPU-hour, --price or the cited list price; -: not priced). "
         + _caption(first),
         right=(2, 3, 4, 5, 6, 7, 8, 10, 11),

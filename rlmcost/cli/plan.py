@@ -27,6 +27,10 @@ from rlmcost.run.schema_envelope import versioned
 
 _HELPS = {
     "batch": "Prompts B (RL; default 64) or sequences per step (train; default 8 per GPU).",
+    "hardware": "Accelerator (see `rlmcost hardware`), or for RL a pool of several with the GPUs "
+    "available of each, NAME:GPUS,... (h20:32,h100:16): each candidate's GPUs come from it (a "
+    "co-located family on one type; groups apart, each group on one type), no count above "
+    "the pool's total; --price for a type without a list price.",
     "framework": "Start from a framework's defaults (see `rlmcost frameworks`) and search "
     "only the topologies it launches (verl: co-located, hybrid; openrlhf: role groups, "
     "co-located, async; trl and nemo-rl: co-located, engines apart; slime: engines apart, "
@@ -57,9 +61,10 @@ OpenRLHF's three-group split among them); --json has every one."""
 def _own_options() -> dict[str, tuple[Any, Any]]:
     """The search's options: budget, objective, the space's value lists, where it runs."""
     return {
-        "gpus": (Annotated[str, typer.Option(
+        "gpus": (Annotated[str | None, typer.Option(
             help="GPU budget: a count (64), a list (8,16,32) or a range (8..64: 8, 16, 32, "
-            "64).")], "8..64"),
+            "64). Default: the --groups' sum where each group keeps its count, else "
+            "8..64.")], None),
         "objective": (Annotated[str, typer.Option(
             help="Rank by: time (fastest), gpus (fewest), gpu-hours (per iteration), "
             "throughput (tokens/s/GPU) or cost (USD per iteration at --price or the cited "
@@ -123,10 +128,12 @@ def plan(target: str, **opts: Any) -> None:
     GPU budget, pruned by a memory lower bound, evaluated exactly, ranked by the objective;
     prints the top rows (each with the command that reproduces it), the Pareto front (GPUs
     vs predicted time) and, for families that never fit, the binding memory term."""
+    from rlmcost.cli.plan_query import gpu_budget
     from rlmcost.plan.distributed import Compute
     from rlmcost.plan.kinds import parse_objective
 
     obj = parse_objective(opts["objective"])
+    opts["gpus"] = gpu_budget(opts)
     with _progress(opts["json_out"]) as progress:
         compute = Compute(opts["workers"], opts["cluster"], progress)
         if target == "train":

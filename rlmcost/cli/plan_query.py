@@ -29,6 +29,33 @@ SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
 """Of those, the ones `rlmcost plan train` reads."""
 
+DEFAULT_BUDGET = "8..64"
+"""`rlmcost plan`'s GPU budget where neither --gpus nor --groups that keep every count give
+one."""
+
+
+def gpu_budget(opts: dict[str, Any]) -> str:
+    """The GPU budget of `rlmcost plan`'s options ``opts``: --gpus; without it, the sum of
+    --groups where every group keeps its count (``rollout=16@h20,actor+reference=8@h100``
+    runs on 24 GPUs, which the default 8..64 does not search), else :data:`DEFAULT_BUDGET`.
+    SpecError where --gpus leaves out the sum of such groups: the search would find no valid
+    deployment and advise raising --gpus."""
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.families import free_groups
+    from rlmcost.plan.kinds import parse_gpus
+
+    given, groups = opts.get("gpus"), opts.get("groups")
+    fixed = free_groups(groups).fixed if groups else ()
+    total = sum(n for n in fixed if n is not None) if fixed and None not in fixed else None
+    if given is None:
+        return str(total) if total is not None else DEFAULT_BUDGET
+    if total is not None and total not in parse_gpus(given):
+        counts = ", ".join(str(n) for n in parse_gpus(given))
+        raise SpecError(f"--groups {groups!r} keeps every count, {total} GPUs in all, which "
+                        f"--gpus {given} ({counts}) does not search; give --gpus {total}, "
+                        "leave --gpus out, or write '?' for the counts to search")  # fmt: skip
+    return str(given)
+
 
 def parsed(argv: Sequence[str]) -> tuple[str, dict[str, Any]]:
     """The target and the options `rlmcost plan ARGV` hands its command: click's own parsing
@@ -42,6 +69,7 @@ def parsed(argv: Sequence[str]) -> tuple[str, dict[str, Any]]:
     with typer.Context(group, info_name="rlmcost") as ctx:
         command = group.get_command(ctx, "plan")
         opts = dict(command.make_context("plan", list(argv), parent=ctx).params)
+    opts["gpus"] = gpu_budget(opts)
     return opts.pop("target"), opts
 
 

@@ -33,6 +33,18 @@ _HELPS = {
     "model": "Built-in name or alias (see `rlmcost models`) or a config.json path.",
     "gpus": "GPUs of the job (default: dp*tp*pp*cp; EP is folded inside dp*tp*cp).",
     "dp": "Data-parallel degree (default: gpus / (tp*pp*cp), else 1).",
+    "tp": "Tensor-parallel degree (default 1).",
+    "pp": "Pipeline-parallel degree (default 1).",
+    "cp": "Context-parallel degree (default 1).",
+    "ep": "Expert-parallel degree (MoE), folded inside dp*tp*cp as Megatron-core folds it: no "
+    "extra GPUs (TP 4 x EP 8 runs on 8 GPUs with --etp 1); etp*ep must divide tp*cp*dp; "
+    "tokens routed evenly (default 1).",
+    "etp": "Expert tensor-parallel degree: ranks that split each routed expert (default: tp, "
+    "Megatron-core's).",
+    "sp": "Sequence parallelism inside TP (default off).",
+    "zero": "ZeRO stage over the data-parallel ranks (default 0; 3 = FSDP).",
+    "ckpt": "Activation checkpointing (default none).",
+    "micro_batch": "Sequences per micro-batch (default 1).",
     "calibration": "Measured profile (JSON from `rlmcost calibrate --out FILE`) that replaces "
     "the default per-accelerator efficiencies of the step-time prediction.",
 }

@@ -26,9 +26,9 @@ def validate(
     source: Annotated[
         str | None,
         typer.Option(
-            help="Only the rows of one source (narayanan2021, korthikanti2022, nemo_rl_v0.4); "
-            "with --rl a framework (nemo-rl, verl, openrlhf, deepspeed-chat, areal, trl, slime) "
-            "or a source of rl_runs.json."
+            help="Only the rows of one source (e.g. narayanan2021, korthikanti2022, "
+            "nemo_rl_v0.4; an unknown name lists them); with --rl a framework (nemo-rl, verl, "
+            "openrlhf, deepspeed-chat, areal, trl, slime, miles) or a source of rl_runs.json."
         ),
     ] = None,
     rl: Annotated[
