@@ -23,7 +23,9 @@ def render_hints(run: Any, e: Any) -> None:
               "shorter may fit; give their spread with --length-dist "
               "lognormal:MEAN,SIGMA,MAX.")  # fmt: skip
     for s in found:
-        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device.")
+        via = f" {s.framework_flags}." if s.framework_flags else ""
+        print(f"  fits with {s.flags}: peak {format_bytes(s.peak_bytes_per_device)} per device."
+              f"{via}")  # fmt: skip
     if not found and host_bound(e):
         print(host_hint(e))
     elif not found:

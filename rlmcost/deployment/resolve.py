@@ -174,9 +174,17 @@ def resolve_layout(layout: Layout | None, gpus: int | None, widths: tuple[int, .
             f"DP x TP x CP; etp defaults to tp): use a multiple of {unit} GPUs"
             + ("" if layout.expert_tp == 1 else " or --etp 1")
         )
-    fix = (f"use --dp {gpus // rest}" if gpus % rest == 0
-           else divide_fix(gpus, layout.tp, layout.pp, layout.cp, widths))  # fmt: skip
-    raise SpecError(f"{product} = {layout.n_gpus} but gpus = {gpus}; {fix}")
+    degrees = (f"tp*pp*cp = {layout.tp}*{layout.pp}*{layout.cp} (the degrees in effect: "
+               "given, or the framework's defaults)")  # fmt: skip
+    if layout.dp == 1:  # dp not given: derived as gpus / (tp*pp*cp), not a whole number
+        raise SpecError(f"--gpus {gpus}: dp is derived as gpus / (tp*pp*cp) when --dp is not "
+                        f"given, and {degrees} does not divide {gpus}; "
+                        + divide_fix(gpus, layout.tp, layout.pp, layout.cp, widths))
+    fix = (f"use --dp {gpus // rest}, or leave --dp out (derived: gpus / (tp*pp*cp))"
+           if gpus % rest == 0 else "leave --dp out (derived: gpus / (tp*pp*cp)) and "
+           + divide_fix(gpus, layout.tp, layout.pp, layout.cp, widths))  # fmt: skip
+    raise SpecError(f"{product} = {layout.n_gpus} (dp given by --dp; tp, pp, cp given or the "
+                    f"framework's defaults) but --gpus {gpus}; {fix}")
 
 
 def divide_fix(gpus: int, tp: int, pp: int, cp: int, widths: tuple[int, ...] = ()) -> str:

@@ -27,17 +27,21 @@ Run = Callable[..., Any]  # keyword changes -> an Estimate
 
 @dataclass(frozen=True)
 class Suggestion:
-    """A change that makes the deployment fit: its flags and the peak memory it leaves."""
+    """A change that makes the deployment fit: its flags, the peak memory it leaves, and the
+    framework's own switches for its engine changes (``framework_flags``, with their source:
+    :func:`rlmcost.evaluation.engine_advice.framework_switches`; empty where none)."""
 
     flags: str
     peak_bytes_per_device: int
     time_lower_bound_s: float
+    framework_flags: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "flags": self.flags,
             "peak_bytes_per_device": self.peak_bytes_per_device,
             "time_lower_bound_s": self.time_lower_bound_s,
+            "framework_flags": self.framework_flags,
         }
 
 
@@ -116,9 +120,11 @@ def _engine_tps(layout: Layout, dep: Deployment, heads: tuple[int, ...] = ()
 
 def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
     """Up to ``limit`` single changes that make ``estimate`` fit, each evaluated with ``run``
-    (a Megatron engine's smaller KV pool or ``--sleep`` among them:
-    :func:`rlmcost.evaluation.pool_advice.pool_changes`; of a degree ladder, ``--rollout-tp``,
-    ``--cp``, ``--tp``, the smallest that fits); when none does, the combinations that fit
+    (first a vLLM or SGLang engine's ``--sleep`` or smaller ``--gpu-memory-utilization``:
+    :func:`rlmcost.evaluation.engine_advice.engine_changes`; a Megatron engine's smaller KV
+    pool or ``--sleep``: :func:`rlmcost.evaluation.pool_advice.pool_changes`; of a degree
+    ladder, ``--rollout-tp``, ``--cp``, ``--tp``, the smallest that fits); when none does,
+    the combinations that fit
     (:func:`~rlmcost.evaluation.advice_search.combined`). A deployment whose devices hold it
     but whose hosts do not is offered less offload (:func:`host_changes`). No change names a
     flag at the value already in effect."""
@@ -129,14 +135,18 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
         if name in _LADDERS and any(f.flags.startswith(name + " ") for f in found):
             continue  # the smallest that fits
         result = _try(run, lay, d)
-        tried.append((flags, lay, d))
+        if result is not None:  # a change the framework refuses is left out of combinations
+            tried.append((flags, lay, d))
         if result is not None and result.fits:
-            found.append(_suggestion(flags, result))
+            found.append(_suggestion(flags, result, estimate.deployment))
         if len(found) >= limit:
             return found
     if not found and not host_bound(estimate):
-        found = [_suggestion(f, r) for f, r in combined(run, estimate.layout,
-                                                        estimate.deployment, tried, limit)]
+        from rlmcost.evaluation.engine_advice import reserving, sleep_offered
+
+        sleep = sleep_offered(estimate) if reserving(estimate) else None
+        found = [_suggestion(f, r, estimate.deployment) for f, r in combined(run, estimate.layout,
+                                                        estimate.deployment, tried, limit, sleep)]
     return found
 
 
@@ -147,12 +157,13 @@ _LADDERS = ("--rollout-tp", "--cp", "--tp")
 def _all_candidates(estimate: Any) -> list[tuple[str, Layout, Deployment]]:
     """Every change :func:`suggestions` tries on ``estimate``, in order: on a deployment over
     its hosts' memory alone, :func:`host_changes`; else the pool's and :func:`_candidates`."""
+    from rlmcost.evaluation.engine_advice import engine_changes
     from rlmcost.evaluation.pool_advice import pool_changes
 
     if host_bound(estimate):
         return host_changes(estimate)
     worst = max(estimate.stages.values(), key=lambda s: s.shortfall_bytes)
-    return [*pool_changes(estimate), *_candidates(
+    return [*engine_changes(estimate), *pool_changes(estimate), *_candidates(
         estimate.layout, estimate.deployment, estimate.hardware.gpus_per_node,
         worst.binding_term, _widths(estimate))]  # fmt: skip
 
@@ -214,9 +225,12 @@ def tried_flags(estimate: Any) -> list[str]:
     return list(dict.fromkeys(f.partition(" ")[0] for f, _, _ in _all_candidates(estimate)))
 
 
-def _suggestion(flags: str, result: Any) -> Suggestion:
+def _suggestion(flags: str, result: Any, before: Deployment) -> Suggestion:
+    from rlmcost.evaluation.engine_advice import framework_switches
+
     peak = max(s.memory_bytes_per_device for s in result.stages.values())
-    return Suggestion(flags, peak, result.time_lower_bound_s)
+    return Suggestion(flags, peak, result.time_lower_bound_s,
+                      framework_switches(flags, result.deployment, before))
 
 
 DEFAULT_CONTEXT_CAP = 131_072

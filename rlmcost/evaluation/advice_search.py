@@ -29,7 +29,7 @@ DEGREE_FLAGS = ("--cp ", "--tp ")
 """The changes that take GPUs from data parallelism (a degree ladder each: the smallest that
 fits is kept, and the combination search starts from each)."""
 
-APART = (*DEGREE_FLAGS, "--rollout-tp", "--kv-buffer-gib", "--sleep")
+APART = (*DEGREE_FLAGS, "--rollout-tp", "--kv-buffer-gib", "--sleep", "--gpu-memory-utilization")
 """Changes not merged into the combination of the others: the degrees (each tried under it in
 turn) and the engine's (``_merge`` keeps the engine)."""
 
@@ -99,15 +99,25 @@ def dtensor_packing(dep: Deployment) -> bool:
 
 
 def combined(run: Callable[..., Any], layout: Layout, dep: Deployment, tried: list[Change],
-             limit: int) -> list[tuple[str, Any]]:  # fmt: skip
+             limit: int, sleep: bool | None = None) -> list[tuple[str, Any]]:  # fmt: skip
     """When no single change fits: (flags, evaluation) of the combinations that fit, found by
-    a bounded search. First every state change at once (``--zero``, ``--offload``, ``--ckpt``,
+    a bounded search. On a vLLM or SGLang engine (``sleep`` not None: whether ``--sleep`` is
+    offered), first its own changes with the state changes, pared
+    (:func:`rlmcost.evaluation.engine_advice.engine_combined`: what users of co-located
+    engines change first, at most 2 + 2 x state changes evaluations). Then every state change
+    at once (``--zero``, ``--offload``, ``--ckpt``,
     ``--micro-batch``, ``--logits``, ``--offload-idle``: the strongest combination without
     taking GPUs from DP); then, for CP and for TP, the smallest degree of ``tried`` under
     which all of them fit, pared to the pairs of that degree and one state change that fit
     (all of them where no pair does). At most 1 + degrees + state changes evaluations."""
     states = [c for c in tried if not c[0].startswith(APART)]
-    lay, d, text = _all_of(layout, dep, states)
+    if sleep is not None:
+        from rlmcost.evaluation.engine_advice import engine_combined
+
+        engine = engine_combined(lambda lay, d: _try(run, lay, d), layout, dep, states, sleep)
+        if engine:
+            return engine
+    lay, d, text = merged(layout, dep, states)
     if len(states) >= 2:
         result = _try(run, lay, d)
         if _fits(result):
@@ -115,7 +125,7 @@ def combined(run: Callable[..., Any], layout: Layout, dep: Deployment, tried: li
     found: list[tuple[str, Any]] = []
     for kind in DEGREE_FLAGS:
         for flags, degree_layout, degree_dep in (c for c in tried if c[0].startswith(kind)):
-            lay, d, text = _all_of(degree_layout, degree_dep, states)
+            lay, d, text = merged(degree_layout, degree_dep, states)
             result = _try(run, lay, d)
             if not states or not _fits(result):
                 continue
@@ -127,8 +137,8 @@ def combined(run: Callable[..., Any], layout: Layout, dep: Deployment, tried: li
     return found[:limit]
 
 
-def _all_of(layout: Layout, dep: Deployment, changes: list[Change]) -> tuple[Layout, Deployment,
-                                                                              str]:  # fmt: skip
+def merged(layout: Layout, dep: Deployment, changes: list[Change]) -> tuple[Layout, Deployment,
+                                                                             str]:  # fmt: skip
     """``changes`` merged over ``layout`` and ``dep``, and their flags (each flag once, at its
     last value: ``--offload``'s last is its longest list)."""
     chosen: dict[str, str] = {}
@@ -137,6 +147,8 @@ def _all_of(layout: Layout, dep: Deployment, changes: list[Change]) -> tuple[Lay
         dep = _merge(dep, candidate)
         name, _, value = f.partition(" ")
         chosen[name] = value
+    if "--offload" in chosen:  # the whole list the changes leave (each names the kinds in
+        chosen["--offload"] = ",".join(dep.train.offload)  # effect plus its own)
     return layout, dep, " ".join(f"{k} {v}".strip() for k, v in chosen.items())
 
 

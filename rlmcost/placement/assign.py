@@ -51,7 +51,9 @@ def assign(alg: Algorithm, placement: Placement) -> tuple[Task, ...]:
             raise SpecError(
                 f"{alg.name}: {where} {'is' if len(missing) == 1 else 'are'} in no group; "
                 f"place {'it' if len(missing) == 1 else 'them'}, e.g. --groups ...,{absent}=8 "
-                "(any GPU count; the groups must add up to --gpus)"
+                "(any GPU count; where --gpus is given, the groups must add up to it)"
+                + ("; or score with a rule-based verifier, --reward rule (no reward model "
+                   "to place)" if any(u.role is Role.REWARD for u in missing) else "")
             )
         best = max(s for s, _, _ in hits)
         top = [(g, m) for s, g, m in hits if s == best]
