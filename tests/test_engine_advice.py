@@ -85,7 +85,9 @@ def test_a_framework_without_sleep_for_its_engine_is_not_offered_it():
     r = run("ppo", "-m", "8b", "-H", "a100-80gb", "--framework", "openrlhf", "--groups",
             "actor+rollout=8,critic+reference+reward=8")  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert not any(f[0].startswith("--sleep") for f in _fixes(r.stdout))
+    fixes = _fixes(r.stdout)
+    assert fixes and not any("--sleep" in f[0] for f in fixes), r.stdout
+    assert "--vllm_gpu_memory_utilization" in fixes[0][2]  # its reservation, not its sleep
 
 
 def test_the_engine_search_is_bounded():
@@ -124,3 +126,13 @@ def test_a_reward_model_in_no_group_is_offered_the_rule_verifier():
     assert r.exit_code != 0 and "reward forward in assessment is in no group" in text
     assert "where --gpus is given" in text and "--reward rule" in text
     assert run(*args, "--reward", "rule").exit_code == 0
+
+
+def test_a_megatron_pool_change_names_nemo_rl_s_keys():
+    # NeMo RL's Megatron generation: kv_cache_management_mode persist (its default) keeps the
+    # pool beside training (rlmcost.deployment.megatron_engine); its keys for the pool's changes
+    r = run("grpo", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "16", "--engine", "megatron",
+            "--zero", "1", "--kv-buffer-gib", "30")  # fmt: skip
+    via = {f[0].split()[0]: f[2] for f in _fixes(r.stdout)}
+    assert "kv_cache_management_mode: offload" in via["--sleep"]
+    assert "buffer_size_gb: " in via["--kv-buffer-gib"]

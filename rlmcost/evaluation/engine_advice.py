@@ -27,6 +27,7 @@ Change = tuple[str, Layout, Deployment]  # (flags, layout, deployment)
 
 SLEEP_FLAG = "--sleep"
 FRACTION_FLAG = "--gpu-memory-utilization"
+POOL_FLAG = "--kv-buffer-gib"  # a Megatron engine's (rlmcost.evaluation.pool_advice)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,11 @@ SWITCHES: dict[tuple[str, EngineKind], Switch] = {
         "offload_before_refit, offload_after_refit)",
         idle=(Offload.OPTIMIZER_IDLE, Offload.PARAMS_IDLE),
         idle_flag=""),
+    ("nemo-rl", EngineKind.MEGATRON): Switch(
+        "policy.generation.mcore_generation_config.kv_cache_management_mode: offload",
+        "policy.generation.mcore_generation_config.buffer_size_gb: {f}",
+        "NeMo RL's mcore_generation_config, Megatron-core's inference config.py: "
+        "rlmcost.deployment.megatron_engine"),
     ("slime", EngineKind.SGLANG): Switch(
         "--offload-rollout (on with --colocate)",
         "--sglang-mem-fraction-static {f}",
@@ -91,7 +97,8 @@ SWITCHES: dict[tuple[str, EngineKind], Switch] = {
         idle_flag="--offload-train (on with --colocate)"),
 }
 """(framework, engine) -> its switches; a pair not here has no sleep of its own (NeMo RL's
-generation backends are vLLM and Megatron-core, OpenRLHF and TRL run vLLM alone)."""
+generation backends are vLLM and Megatron-core, OpenRLHF and TRL run vLLM alone). A Megatron
+engine's pool and sleep are offered by :mod:`rlmcost.evaluation.pool_advice`, named here."""
 
 
 def _switch(dep: Deployment) -> Switch | None:
@@ -189,8 +196,9 @@ def framework_switches(flags: str, dep: Deployment, before: Deployment) -> str:
     if switch.idle_flag and set(switch.idle) <= set(dep.train.offload) and not set(
             switch.idle) <= set(before.train.offload):  # fmt: skip
         said.append(switch.idle_flag)
-    if FRACTION_FLAG in words:
-        said.append(switch.fraction.format(f=words[words.index(FRACTION_FLAG) + 1]))
+    for flag in (FRACTION_FLAG, POOL_FLAG):  # the reservation: a fraction or a pool in GiB
+        if flag in words:
+            said.append(switch.fraction.format(f=words[words.index(flag) + 1]))
     if not said:
         return ""
     return f"{dep.framework}: {', '.join(said)} ({switch.source})"
