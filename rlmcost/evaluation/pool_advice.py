@@ -110,19 +110,12 @@ def pool_changes(estimate: Any) -> list[tuple[str, Any, Any]]:
         engine = dep.engine.model_copy(update={"kv_buffer_gib": gib})
         out.append((f"--kv-buffer-gib {gib:g}", estimate.layout,
                     dep.model_copy(update={"engine": engine})))  # fmt: skip
-    if not dep.engine.sleep and _beside_others(estimate):
+    from rlmcost.evaluation.engine_advice import beside_others
+
+    if not dep.engine.sleep and beside_others(estimate):
         engine = dep.engine.model_copy(update={"sleep": True})
         out.append(("--sleep", estimate.layout, dep.model_copy(update={"engine": engine})))
     return out
-
-
-def _beside_others(estimate: Any) -> bool:
-    """Whether a phase other than generation holds the engine's pool (its group also runs
-    the trainer or the forwards, and the pool stays)."""
-    from rlmcost.algorithms.kinds import Kind
-
-    return any(j.memory.engine > 0 for g in estimate.evaluation.groups for j in g.jobs
-               if j.task.kind is not Kind.GENERATE)  # fmt: skip
 
 
 def pool_response_len(estimate: Any) -> tuple[int, float] | None:
