@@ -12,10 +12,10 @@ generation, ``placement/version_gate.py`` ``stretch`` >= 1), and a framework's r
 engines apart stalls the engines while the weights load: they take no decode step meanwhile
 (``placement/iteration.py``). So every iteration of such a candidate lasts at least the larger
 of its engines' units and their generation plus the refit (the screen's
-:func:`~rlmcost.plan.screen_refit.refit_apart_s`, whose value for one candidate is the
-evaluation's refit; the controller's units on the engines' group may overlap the refit in a
-synchronous loop, the screen's own rule, so they are not added to it), predicted, synchronous
-or not.
+:func:`~rlmcost.plan.screen_refit.refit_apart_s`, the refit's seconds as
+``placement/weight_syncs.py`` predicts them; the controller's units on the engines' group may
+overlap the refit in a synchronous loop, the screen's own rule, so they are not added to it),
+predicted, synchronous or not.
 
 The screen cannot know the generation's prediction before an evaluation: its decode term is a
 roofline, the engine's weights read once per step for the longest response, which it takes at
@@ -24,11 +24,11 @@ sample per iteration). Under a large-MoE tier those candidates then all bound at
 controller's seconds (about 3 s for NeMo RL's 235 B on 128 H100) while the engines' group is
 busy about 51 s, so none was ever skipped. The first evaluation of a candidate with given
 engines says their units and generation (:func:`engines_busy_s`, kept with the row:
-:class:`ExactRow`);
-each later candidate with the same engines (:meth:`EngineFloors.key`) is then skipped where
-that floor places it past the k-th row. The search keeps the screen's order, so the rows are
-those of the screen's bound alone; only fewer candidates are evaluated. Light to import (no
-numpy at import).
+:class:`ExactRow`); each later candidate with the same engines (:meth:`EngineFloors.key`) is
+then skipped where that floor places it past the k-th row. The search keeps the screen's
+order, so the top rows are those of the screen's bound alone; fewer candidates are evaluated
+(the Pareto front and the best of each topology, over the rows evaluated, may miss a row they
+had). Light to import (no numpy at import).
 """
 
 from __future__ import annotations
@@ -90,7 +90,6 @@ class EngineFloors:
         self.refit_s = refit_s
         self.bound_keys = bound_keys
         self.learned: dict[int, tuple[float, float]] = {}
-        self.skipped = 0
 
     @staticmethod
     def key(c: RLCandidate, megatron: bool) -> tuple[Any, ...]:
@@ -118,7 +117,4 @@ class EngineFloors:
             return False
         units, generation = busy
         prim, sec = self.bound_keys(j, max(units, generation + float(self.refit_s[j])))
-        if (prim, sec) > kth:
-            self.skipped += 1
-            return True
-        return False
+        return (prim, sec) > kth
