@@ -82,9 +82,14 @@ def _own_options() -> dict[str, tuple[Any, Any]]:
             help="TP degrees to search, e.g. 1,2,4,8 (default: every valid one within a "
             "node).")], None),
         "pp": (Annotated[str | None, typer.Option(
-            help="PP degrees to search (RL default 1).")], None),
+            help="PP degrees to search (RL default: 1; under a framework's large-MoE size "
+            "tier, its Megatron-core trainer every power of two up to its example's PP and "
+            "NeMo RL's DTensor policy 1).")], None),
         "zero": (Annotated[str | None, typer.Option(
-            help="ZeRO stages, e.g. 1,3 (RL default 3).")], None),
+            help="ZeRO stages, e.g. 1,3 (RL default: 3, FSDP; 1, the distributed optimizer, "
+            "with --engine megatron and for slime and miles; under a framework's large-MoE "
+            "size tier 1 for its Megatron-core trainer and 3 for NeMo RL's DTensor policy, "
+            "both searched: --zero picks one).")], None),
         "ckpt": (Annotated[str | None, typer.Option(
             help="Checkpointing, e.g. none,full.")], None),
         "micro_batch": (Annotated[str | None, typer.Option(
@@ -261,8 +266,9 @@ def _render(r: Any) -> None:
                     x["ckpt"], x["micro_batch"], sched]  # fmt: skip
     else:
         pooled = r.query.get("hardware") if ":" in str(r.query.get("hardware")) else None
-        cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", "zero", "ckpt", "mb",
-                "offload", "engine tp", "engine mem"]  # fmt: skip
+        ep = any(x.get("ep", 1) != 1 for x in (*r.rows, *r.front, *r.per_topology))
+        cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", *(["ep"] if ep else []),
+                "zero", "ckpt", "mb", "offload", "engine tp", "engine mem"]  # fmt: skip
 
         def lay(x: dict[str, Any]) -> list[Any]:
             fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
@@ -270,7 +276,8 @@ def _render(r: Any) -> None:
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
             mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
             return [x["gpus"], fam, where, x["tp"], x["pp"],
-                    f"{x['cp']}{' +sp' if x['sp'] else ''}", x["zero"], x["ckpt"],
+                    f"{x['cp']}{' +sp' if x['sp'] else ''}", *([x["ep"]] if ep else []),
+                    x["zero"], x["ckpt"],
                     x["micro_batch"], x["offload"] or "-", x["rollout_tp"] or "trainer's",
                     mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]

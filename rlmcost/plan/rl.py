@@ -23,7 +23,9 @@ Each candidate is checked in two steps:
    :class:`~rlmcost.run.Run`: the base Run with the candidate's deployment and GPUs),
    memoized, best bound first, in branch and bound (:mod:`rlmcost.plan.rl_search`: a
    candidate whose bound is worse than the k-th best exact row is skipped, so the top k are
-   exact), and ranked by the objective on the predicted iteration. ``--min-gpus`` takes each
+   exact; with engines apart the bound grows, once one candidate with the same engines is
+   evaluated, to their predicted units plus the refit: :mod:`rlmcost.plan.engine_floor`),
+   and ranked by the objective on the predicted iteration. ``--min-gpus`` takes each
    GPU count in turn, the leanest candidates by the memory bound first, and stops at the
    first count where one fits; that count's candidates then go through branch and bound by
    the objective, so its rows are the best on the fewest GPUs (``--objective cost``: the

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, ZeroStage, dp_unit
+from rlmcost.plan.engine_floor import ExactRow, engines_busy_s
 from rlmcost.plan.families import (
     DEFAULT_FAMILIES,
     ROLLOUT,
@@ -329,7 +330,7 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
         row["shortfall_bytes"] = e.shortfall_bytes
         row["invalid"] = not row["binding_term_bytes"]  # a problem, no memory term
-    return row
+    return ExactRow(row, engines_busy_s(e))  # its engines' units: branch and bound's floor
 
 
 def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:

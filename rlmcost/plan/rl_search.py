@@ -9,8 +9,11 @@ batches; a candidate is skipped, never evaluated, when its objective bound is wo
 the k-th best exact row found so far (rows that :func:`collapse` merges count once): it
 cannot be among the top k. Since every exact row is at least its bound, the top k are those
 of evaluating every survivor; the Pareto front is over the rows evaluated (the notes say
-so). A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, with a note
-saying the search was interrupted.
+so). With engines apart, a candidate is skipped likewise by its engines' floor once a
+candidate with the same engines has been evaluated: their predicted units, or their
+generation plus the refit (:mod:`rlmcost.plan.engine_floor`; the order stays the screen's).
+A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, with a note saying
+the search was interrupted.
 
 Past the top k, each topology (GPUs, family, groups: :attr:`RLCandidate.topology`) without a
 fitting row yet has up to :data:`PER_TOPOLOGY_TRIES` of its candidates evaluated, the leanest
@@ -166,9 +169,12 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     (module docstring), with the counts and the families that never fit."""
     import numpy as np
 
+    from rlmcost.plan.engine_floor import EngineFloors
     from rlmcost.plan.pool import hbm_limits
     from rlmcost.plan.rl_candidates import candidates, enumerated_size
     from rlmcost.plan.screen import (
+        APART,
+        APART_STALE,
         MEMORY_TERMS,
         candidate_arrays,
         engine_tp,
@@ -177,6 +183,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         screen,
         time_bound,
     )
+    from rlmcost.plan.screen_refit import refit_apart_s
     from rlmcost.specs import get_hardware
 
     found = Found(Counts())
@@ -209,6 +216,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
     sub = {k: v[todo] for k, v in arrays.items()}
     tlb = np.zeros(len(todo))
     tokens = np.zeros(len(todo))
+    refit = np.zeros(len(todo))  # the refit into engines apart (the engines' floor)
     out = np.zeros(len(todo), dtype=bool)
     names = np.array([cands[i].family for i in todo])
     for name in dict.fromkeys(names.tolist()):  # the work differs by family (ac-shared)
@@ -219,6 +227,8 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
                              part["rollout_gpus"].astype(np.float64), engine_tp(part),
                              part["train_gpus"].astype(np.float64))  # fmt: skip
         tokens[at] = q.tokens
+        refit[at] = refit_apart_s(q, part["gpus"], part["train_gpus"], part["rollout_gpus"],
+                                  engine_tp(part))  # fmt: skip
         out[at] = rejected(q, part)
         for i in at[out[at]]:
             c = cands[todo[i]]
@@ -228,12 +238,19 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
                 f"engines at TP {c.rollout_tp} (screen)", "binding_term_bytes": 0,
                 "hbm_bytes": hbm, "invalid": True})  # fmt: skip
     counts.pruned += int(out.sum())
-    todo, tlb, tokens, sub = todo[~out], tlb[~out], tokens[~out], {k: v[~out]
-                                                                  for k, v in sub.items()}
+    todo, tlb, tokens, refit = todo[~out], tlb[~out], tokens[~out], refit[~out]
+    sub = {k: v[~out] for k, v in sub.items()}
     prim, sec = bound_keys(obj, sub["gpus"], tlb, tokens)
     order = np.lexsort((sec, prim))
-    _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo]), run, obj, top,
-            progress, hbm)  # fmt: skip
+
+    def keys_at(j: int, t: float) -> tuple[float, float]:  # survivor j's keys at bound t
+        p, q = bound_keys(obj, sub["gpus"][j:j + 1], np.array([t]), tokens[j:j + 1])
+        return float(p[0]), float(q[0])
+
+    apart = (sub["kind"] == APART) | (sub["kind"] == APART_STALE)
+    floors = EngineFloors(base, [cands[i] for i in todo], apart, refit, keys_at)
+    _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo], floors), run,
+            obj, top, progress, hbm)  # fmt: skip
     return found
 
 
@@ -266,15 +283,16 @@ def _probe(base: Run, some: list[RLCandidate]) -> Any:
 
 
 def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order: Any,
-            bounds: tuple[Any, Any, Any, Any], run: Runner, obj: Objective, top: int,
+            bounds: tuple[Any, Any, Any, Any, Any], run: Runner, obj: Objective, top: int,
             progress: Progress | None, hbm: int) -> None:  # fmt: skip
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
-    (``bounds``: their time bounds, objective bound keys and memory bounds)."""
+    (``bounds``: their time bounds, objective bound keys, memory bounds and engines' floors,
+    :class:`~rlmcost.plan.engine_floor.EngineFloors`)."""
     from rlmcost.plan.rl import _failed
     from rlmcost.plan.rl_rows import SourcedRow
 
     counts, key = found.counts, sort_key(obj)
-    _, prim, sec, memory = bounds
+    _, prim, sec, memory, floors = bounds
     state = _State()
     ranking = Ranking(key, top)
     unknown: set[str] = set()  # families with skipped candidates: fit not known
@@ -299,6 +317,9 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 state.pos = n
                 break
             state.pos += 1
+            if floors.beyond(j, state.kth):  # its engines' floor, learned: past the k-th too
+                skipped.append(state.pos - 1)
+                continue
             yield state.pos - 1, cand(state.pos - 1)
         by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
@@ -320,6 +341,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
             for batch, results in batches:
                 for (p, c), r in zip(batch, results, strict=True):
                     counts.evaluated += 1
+                    floors.learn(int(order[p]), r)
                     if not r["fits"]:
                         _failed(found.failures, c.key, r, hbm)
                         continue
@@ -354,5 +376,7 @@ def bounded_note(counts: Counts, obj: Objective, top: int) -> list[str]:
         return []
     return [f"branch and bound: candidates were evaluated in the order of their {obj} bound; "
             f"{counts.bounded} whose bound could not place them among the top {top} were "
-            "skipped (every exact row is at least its bound); the Pareto front is over the "
+            "skipped (every exact row is at least its bound: the screen's, or with engines "
+            "apart the predicted units of the same engines, or their generation plus the "
+            "refit, once one candidate with them was evaluated); the Pareto front is over the "
             "rows evaluated"]  # fmt: skip
