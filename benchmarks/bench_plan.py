@@ -22,9 +22,11 @@ one-base benchmark's run on the same machine in brackets):
   --json), 13.8 / 12.5 s of CPU, 30.6 / 19.3 s wall; best 1024 GPUs async-split 22.6 s
   [one base: 4,286 skipped, 8,282 evaluated, 5,713 fit, 16.1 s of CPU; async-split 22.0 s].
 * Since the engines' floor (rlmcost/plan/engine_floor.py), alternating with the tree before it
-  in the same minutes (load average about 7, CPU of ``cli_plan``): the 70B 8..1024 search 9,202
-  skipped, 2,836 evaluated, 2,233 fit, 10.2 s [6,058, 5,980, 4,749; 16.4-17.3 s], the same top
-  rows; the 32B search 1,141 evaluated, 4.3-4.4 s [2,695; 6.2-6.3 s]; the 70B on 32 GPUs 1,209
+  in the same minutes (load average about 7, CPU of ``cli_plan``): the 70B 8..1024 search 8,149
+  skipped, 3,889 evaluated, 3,072 fit, 12.7 s [6,058, 5,980, 4,749; 16.4-17.3 s], the same top
+  rows and Pareto front (a candidate is skipped by its floor only where it is also no faster
+  than the front at its GPU count); the 32B search 1,548 evaluated, 5.8 s [2,695; 6.2-6.3 s];
+  the 70B on 32 GPUs 1,209
   evaluated, 2.7 s [1,272; 2.7 s]; `plan grpo -m qwen3-235b-a22b --framework nemo-rl -H h100
   --gpus 128` (not run here) 1,530 evaluated, 11.0-11.1 s [2,144; 23.3-23.7 s].
 * `plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64`: 2,852 evaluated, 1,776 fit,

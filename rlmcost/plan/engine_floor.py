@@ -108,13 +108,22 @@ class EngineFloors:
         if k >= 0 and busy is not None and k not in self.learned:
             self.learned[k] = busy
 
-    def beyond(self, j: int, kth: tuple[Any, ...]) -> bool:
-        """Whether survivor ``j``'s engines' floor places it past the k-th row's key
-        ``kth`` (the exact row is at least the floor: it cannot be among the top k)."""
+    def floor_s(self, j: int) -> float | None:
+        """Survivor ``j``'s engines' floor in seconds (its exact iteration is at least this),
+        None until a candidate with the same engines has been evaluated."""
         k = self.keys[j]
         busy = self.learned.get(k) if k >= 0 else None
         if busy is None:
-            return False
+            return None
         units, generation = busy
-        prim, sec = self.bound_keys(j, max(units, generation + float(self.refit_s[j])))
-        return (prim, sec) > kth
+        return max(units, generation + float(self.refit_s[j]))
+
+    def beyond(self, j: int, kth: tuple[Any, ...], front_s: float) -> bool:
+        """Whether survivor ``j``'s engines' floor places it past the k-th row's key ``kth``
+        (the exact row is at least the floor: it cannot be among the top k) and at or past
+        ``front_s``, the fastest fitting row found on as many GPUs or fewer (it cannot join
+        the Pareto front over GPUs and time either)."""
+        floor = self.floor_s(j)
+        if floor is None or floor < front_s:
+            return False
+        return self.bound_keys(j, floor) > kth

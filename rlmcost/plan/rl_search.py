@@ -11,7 +11,9 @@ cannot be among the top k. Since every exact row is at least its bound, the top 
 of evaluating every survivor; the Pareto front is over the rows evaluated (the notes say
 so). With engines apart, a candidate is skipped likewise by its engines' floor once a
 candidate with the same engines has been evaluated: their predicted units, or their
-generation plus the refit (:mod:`rlmcost.plan.engine_floor`; the order stays the screen's).
+generation plus the refit (:mod:`rlmcost.plan.engine_floor`; the order stays the screen's),
+where that floor is also no faster than the fastest fitting row found on as many GPUs or
+fewer (so the floor changes neither the top k nor the Pareto front over GPUs and time).
 A KeyboardInterrupt (Ctrl-C) ends the loop: the rows found so far stand, with a note saying
 the search was interrupted.
 
@@ -301,6 +303,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     fit: set[str] = set()  # families with a fitting row
     covered: set[str] = set()  # topologies with a fitting row
     skipped: list[int] = []  # positions past the top k's bound, not evaluated (yet)
+    fastest: dict[int, float] = {}  # GPUs -> the fastest fitting row's time (the front)
 
     def cand(p: int) -> RLCandidate:
         return cands[int(todo[int(order[p])])]
@@ -317,7 +320,9 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                 state.pos = n
                 break
             state.pos += 1
-            if floors.beyond(j, state.kth):  # its engines' floor, learned: past the k-th too
+            front_s = min((t for g, t in fastest.items() if g <= cand(state.pos - 1).gpus),
+                          default=float("inf"))  # the front's time at its GPU count so far
+            if floors.beyond(j, state.kth, front_s):  # its engines' floor: past both too
                 skipped.append(state.pos - 1)
                 continue
             yield state.pos - 1, cand(state.pos - 1)
@@ -351,6 +356,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
                     ranking.add(p, r)
                     fit.add(c.key)
                     covered.add(c.topology)
+                    fastest[c.gpus] = min(fastest.get(c.gpus, float("inf")), r["time_s"])
                     best = found.per_topology.get(c.topology)
                     if best is None or key(r) < key(best):
                         found.per_topology[c.topology] = r
