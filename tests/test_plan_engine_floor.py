@@ -124,7 +124,7 @@ def test_with_rejected_candidates_the_floor_keeps_the_exhaustive_rows() -> None:
     to sample), each survivor's floor takes its own refit: the top 5 by each objective with a
     bound equal those of evaluating every survivor (the floor had once read the refit of
     another candidate, past the rejected ones, and skipped a top row of PPO 70B on 1,024
-    A100s)."""
+    A100s), and so does the Pareto front over GPUs and time."""
     base = QUERIES["grpo-1b-stream-slime"][0]()
     space = replace(SMALL, placements=("split", "async-split"), rollout_tp=(1, 2),
                     micro_batch=(1,))  # fmt: skip
@@ -137,6 +137,9 @@ def test_with_rejected_candidates_the_floor_keeps_the_exhaustive_rows() -> None:
         assert fast.counts.bounded > 0 and every.counts.bounded == 0
         assert every.counts.pruned > memory_pruned  # the replica rule rejected some
         assert [r["run"] for r in fast.rows] == [r["run"] for r in every.rows[:5]], objective
+        if objective == "time":  # the floor skips nothing that would join the front
+            assert [(r["gpus"], r["time_s"]) for r in fast.front] == \
+                [(r["gpus"], r["time_s"]) for r in every.front]
 
 
 def test_each_survivors_floor_takes_its_own_refit(monkeypatch) -> None:  # noqa: ANN001
@@ -169,3 +172,26 @@ def _safe(base: Run, c: RLCandidate):  # noqa: ANN202 - an estimate or None
         return evaluate_deployment(candidate_run(base, c))
     except SpecError:
         return None
+
+
+
+def test_the_floor_keeps_the_pareto_front(monkeypatch) -> None:  # noqa: ANN001
+    """`plan grpo -m qwen2.5-32b -H h100-sxm -T 8192 --gpus 8..64`: skipping on the k-th row
+    alone, the engines' floor had dropped the fastest rows at 16 and 32 GPUs from the Pareto
+    front over GPUs and time (596.0 / 310.0 s shown where 545.0 / 283.4 s fit); the front is
+    now that of the same search without the floor (independent: the floor switched off)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    args = ["plan", "grpo", "-m", "qwen2.5-32b", "-H", "h100-sxm", "-T", "8192", "--gpus",
+            "8..64", "--json"]  # fmt: skip
+    fast = json.loads(CliRunner().invoke(app, args).stdout)
+    monkeypatch.setattr(EngineFloors, "floor_s", lambda self, j: None)
+    plain = json.loads(CliRunner().invoke(app, args).stdout)
+    assert fast["counts"]["evaluated"] < plain["counts"]["evaluated"]  # the floor skipped
+    assert [(r["gpus"], r["time_s"]) for r in fast["pareto"]] == \
+        [(r["gpus"], r["time_s"]) for r in plain["pareto"]]
+    assert [r["command"] for r in fast["rows"]] == [r["command"] for r in plain["rows"]]
