@@ -19,18 +19,18 @@ the notes). Without a placement or groups the Run is the co-located baseline.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.engine_kv import engine_notes
-from rlmcost.deployment.given import forwards_given, given_fields, layered
-from rlmcost.deployment.group_engine import merged_engine
+from rlmcost.deployment.given import given_fields
 from rlmcost.deployment.kinds import EngineKind
-from rlmcost.deployment.megatron_engine import check_policy, megatron_degrees
+from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
+from rlmcost.evaluation.user_groups import canonical, device_groups_of, group_devices
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.areal_sync import HANDOFF_NOTE
@@ -47,19 +47,18 @@ from rlmcost.placement.group_train import (
     idle_view,
     train_notes,
 )
-from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
+from rlmcost.placement.groups import DeviceGroup
+from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.length_notes import length_note, over_budget_note
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
-from rlmcost.placement.query import _host_bandwidth, query_of
 from rlmcost.placement.query import query_key as query_key
+from rlmcost.placement.query import query_of
 from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.placement.speculative import speculation_notes
 from rlmcost.run.default_gpus import run_gpus
-from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
 if TYPE_CHECKING:
@@ -144,13 +143,13 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     dep = run.deployment
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     where = dep.placement if run.grouped else "baseline"
-    user_groups = _groups(dep)  # with their engines' layouts, merged over the run's engine
+    user_groups = device_groups_of(dep)  # with their engines' layouts, merged over the run's engine
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
     plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
                          lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
     # every deployment (not kept with the plan): its trainer, and its engine where one generates
     check_policy(dep, any(t.kind is Kind.GENERATE for t in tasks))  # deployment.megatron_engine
-    dep = _canonical(dep, user_groups)
+    dep = canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
@@ -173,7 +172,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
         values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
         efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
-        devices=_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
+        devices=group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
         groups_seen=q.groups_seen, host_memory_gib=run.cluster.host_memory_gib,
     )  # fmt: skip
     gpus = trainer.gpus
@@ -210,8 +209,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, (*speculation_notes(dep), result.host_check.unchecked))  # unknown hosts
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
-    _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs
-                    if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
+    _extend(notes, (n for g in result.groups for n in _hybrid_notes_of(g)))
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
@@ -225,8 +223,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     if not alg.offline:  # what the engines' caches hold of windows and Gated DeltaNet states
-        archs = q.kept("archs", lambda: [spec.arch() for spec in q.specs.values()])
-        _extend(notes, engine_notes({e.kind for e in engines}, archs, dep.ideal))
+        kinds = frozenset(e.kind for e in engines)  # the query's models: kept per query
+        _extend(notes, q.kept(("engine notes", kinds, dep.ideal), lambda: engine_notes(
+            set(kinds), [spec.arch() for spec in q.specs.values()], dep.ideal)))
     if moe:
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):
@@ -287,6 +286,14 @@ def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
 
 
 @memo.per_instance
+def _hybrid_notes_of(g: GroupEstimate) -> tuple[str, ...]:
+    """The hybrid-sharding note of each training job of group estimate ``g`` whose layout
+    shards ZeRO within a replica group (``parallel.zero_groups``), kept per estimate."""
+    return tuple(hybrid_note(j.layout) for j in g.jobs
+                 if j.task.kind is Kind.TRAIN and hybrid(j.layout))  # fmt: skip
+
+
+@memo.per_instance
 def _idle_ranks_of(g: GroupEstimate) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`_idle_rank_notes` of one group estimate: its training jobs' notes and its
     forwards' (kept per estimate, which the deployments of a query share)."""
@@ -335,66 +342,3 @@ def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | 
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
     return plan, plan.tasks(alg)
-
-
-def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
-    """The deployment's device groups, with their per-kind layouts (None: no groups)."""
-    if not dep.groups:
-        return None
-    own = [g.engine and g.engine.tp and merged_engine(dep.engine, g.engine) for g in dep.groups]
-    t = dep.train
-    generate = tuple((e.tp, *megatron_degrees(e.pp, e.ep, t.pp, t.ep), t.etp)
-                     if e and e.kind == "megatron" else (e.tp, e.pp, e.ep, None) if e else None
-                     for e in own)  # Megatron: the policy's PP, EP, expert TP unless given
-    run = (dep.train, dep.forward_layout(), given_fields(dep.groups))  # layered reads them
-    return _parsed_groups(tuple(dep.groups), generate, run)
-
-
-@memo.memoized()
-def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...],
-                   run: tuple[Any, Any, Any]) -> tuple[DeviceGroup, ...]:  # fmt: skip
-    """:func:`_groups` of the deployment's groups, each with the TP, PP, EP of its engine merged
-    over the run's (``generate``; None: none of its own) laying out its generation, its own
-    layouts over the run's trainer and forward layouts (``run``, with the fields each gives;
-    ``deployment.given.layered``), its forwards by its trainer layout where it gives no forward
-    layout (kept on these: the planner repeats them)."""
-    out = []
-    for g, gen in zip(groups, generate, strict=True):
-        at, brackets = f"@{g.hardware}" * bool(g.hardware), f"[{g.settings}]" * bool(g.settings)
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
-        forward = g.forward or (g.train and forwards_given(g.train))
-        layouts = [(kind, layered(own, base).layout()) for kind, own, base in
-                   ((Kind.TRAIN, g.train, run[0]), (Kind.FORWARD, forward, run[1])) if own]
-        if gen is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2], etp=gen[3])))
-        out.append(replace(parsed, layouts=tuple(layouts)))
-    return tuple(out)
-
-
-def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deployment:
-    """``dep`` with its groups' members spelled as the parsed groups name them."""
-    if not dep.groups or groups is None:
-        return dep
-    if all(g.members == p.name and g.hardware == p.hardware
-           for g, p in zip(dep.groups, groups, strict=False)):  # fmt: skip
-        return dep  # spelled so already (the planner's candidates)
-    renamed = tuple(g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
-                    for g, parsed in zip(dep.groups, groups, strict=False))  # fmt: skip
-    return dep.model_copy(update={"groups": renamed})
-
-
-def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
-             given_host: float | None) -> dict[str, GroupDevice]:  # fmt: skip
-    """The accelerators groups name other than the run's (``@h20``), each with the calibration
-    profile shipped for it (else datasheet peaks; the Run's ``calibration`` file is the run
-    hardware's) and its host link (the Run's ``host_bandwidth_gb_per_s`` when given)."""
-    out: dict[str, GroupDevice] = {}
-    for g in groups or ():
-        if g.hardware is None or g.hardware == hw.name or g.hardware in out:
-            continue
-        from rlmcost.calibrate import resolve_profile  # only for a group's own accelerator
-
-        own = get_hardware(g.hardware)
-        host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
-        out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)
-    return out
