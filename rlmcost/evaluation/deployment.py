@@ -147,8 +147,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
     plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
                          lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
-    # every deployment (not kept with the plan): its trainer, and its engine where one generates
-    check_policy(dep, any(t.kind is Kind.GENERATE for t in tasks))  # deployment.megatron_engine
+    # not kept with the plan: its trainer, and its engine where one generates (by the sections
+    generates = any(t.kind is Kind.GENERATE for t in tasks)  # it reads, their identities)
+    memo.by_identities(_POLICY, (dep.engine, dep.train, dep.forward, *dep.groups),
+                       lambda: check_policy(dep, generates),  # deployment.megatron_engine
+                       also=(dep.ideal, dep.framework, generates))  # fmt: skip
     dep = canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
@@ -215,8 +218,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
                           lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
     _extend(notes, drops)  # their config's dropout (placement.model_dropout)
-    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, view.train, dep.forward,
-                           dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
+    parts = (view.train, dep.forward, dep.logits, dep.lora, *dep.groups)  # by their identities
+    read = memo.by_identities(_READ, parts, lambda: memo.Hashed(
+        (*parts, given_fields(dep.groups))))  # with the fields each group's layouts give
+    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, read, moe, stops),
                           lambda: group_worker_notes(view, kl, moe, stops)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
@@ -241,6 +246,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     out = object.__new__(PlacementEstimate)
     out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
     return out
+
+
+_READ = memo.table()  # the worker notes' sections of a deployment, hashed once
+_POLICY = memo.table()  # the sections of the deployments whose trainer and engine passed
 
 
 def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:

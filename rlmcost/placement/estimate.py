@@ -127,11 +127,16 @@ class PlacementEstimate:
     @property
     def fleet(self) -> dict[str, int]:
         """GPUs per accelerator, in the groups' order: ``{"h20": 16, "h100-sxm": 8}``."""
+        return dict(self._fleet)
+
+    @kept_property
+    def _fleet(self) -> tuple[tuple[str, int], ...]:
+        """:attr:`fleet`'s items, kept per estimate (a plan's row reads it six times)."""
         out: dict[str, int] = {}
         for g in self.groups:
             name = self.hardware_of(g.name).name
             out[name] = out.get(name, 0) + g.gpus
-        return out
+        return tuple(out.items())
 
     @property
     def fleet_text(self) -> str:

@@ -64,7 +64,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
 from rlmcost.deployment.trainer_only import TRAINER_ONLY
 from rlmcost.errors import SpecError
-from rlmcost.memo import per_object
+from rlmcost.memo import Hashed, per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_train import PASS_FIELDS, given_key
 from rlmcost.placement.inputs import Setup, engine_for
@@ -145,23 +145,9 @@ def _kinds_of(tasks: tuple[Task, ...], name: str) -> frozenset[Kind]:
     return frozenset(t.kind for t in _tasks_part(tasks, name).value[0])
 
 
-class _Part:
-    """A Setup's part of a group key, hashed once; equal parts are one object per query
-    (``recall`` interns them), so a kept estimate is found by identity."""
-
-    __slots__ = ("_hash", "value")
-
-    def __init__(self, value: tuple[Any, ...]) -> None:
-        self.value = value
-        self._hash = hash(value)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, _Part) and self._hash == other._hash and self.value == other.value
-        )
+_Part = Hashed
+"""A Setup's part of a group key, hashed once; equal parts are one object per query
+(``recall`` interns them), so a kept estimate is found by identity."""
 
 
 _LAST: list[Any] = [(None, {})]  # (the Setup last keyed, its parts): allocate asks many times
