@@ -30,7 +30,6 @@ from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
-from rlmcost.evaluation.user_groups import canonical, device_groups_of, group_devices
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.areal_sync import HANDOFF_NOTE
@@ -58,6 +57,7 @@ from rlmcost.placement.query import query_key as query_key
 from rlmcost.placement.query import query_of
 from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.placement.speculative import speculation_notes
+from rlmcost.placement.user_groups import canonical, device_groups_of, group_devices
 from rlmcost.run.default_gpus import run_gpus
 from rlmcost.timing import PEAK, Efficiency
 
