@@ -101,9 +101,17 @@ def _apart_of(dep: Deployment, groups: Sequence[GroupEstimate],
     names = tuple(g.name for g in trainers  # a group that generates runs them (the rule)
                   if not _kinds(g)[1]
                   and dict(placement.group(g.name).settings).get("offload") is None
-                  and (off := group_trainer(dep, g.name).offload)
+                  and (off := _trainer_offload(dep, g.name))
                   and phase_offloads_run(dep, off, False) != off)  # fmt: skip
     return names, len(trainers)
+
+
+def _trainer_offload(dep: Deployment, group: str) -> tuple[Offload, ...]:
+    """:func:`group_trainer`'s offload (the deployment's where the group gives no trainer
+    layout: no table looked up)."""
+    own = dep.group(group)
+    return dep.train.offload if own is None or own.train is None else \
+        group_trainer(dep, group).offload  # fmt: skip
 
 
 @memo.per_instance
