@@ -440,6 +440,39 @@ six bases and on random changes with bad values (the same error). What is left o
 framework defaults' merges and copies (about 45 us), the sections' merge with a forward layout
 following the trainer's (about 35 us), the parts' keys and the Deployment's validator (the
 forward layout over the trainer's).
+
+Fifteenth round: the per-deployment checks added since (host memory, a size tier's layout, the
+Megatron trainer and DTensor packing, NeMo RL's offloads apart from the engines) kept per what
+they read (December 2026, against main 7fedefb in the same minutes, four alternating runs each
+in two sittings, a load of 3-7 on the two cores, noisy by 5-10 %): plain 78-85 -> 82-85/s;
+fast, every 8th 724-800 -> 803-841/s; sweep one call each 902-965 -> 975-1,046/s; again with
+every group kept 2,220-2,314 -> 2,535-2,717/s; evaluate_many 1,017-1,066 -> 1,052-1,131/s;
+planner rows 733-806 -> 783-849/s. Per deployment (collector off, best of 7 kept sweeps / 3
+fresh ones, four alternating processes each): kept 428-440 -> 353-367 us, one call each 901-919
+-> 839-890 us; Python calls in the kept sweep 2,622,861 -> 2,157,469 (804 -> 661 a deployment),
+in the one-call sweep 5,960,781 -> 5,528,350. What each check cost (us a deployment, warm,
+before -> after, the function alone): the offloads-apart rule 25 (asked twice: the iteration's
+note and the notes' view) -> 17 for both, once per evaluation and none under a framework
+without the rule (its flag read first; a group estimate's task kinds kept on it); the tier
+check 7.6 -> 1.9 (its imports after the cheap exits, the tier looked up per framework and actor
+size); the Megatron-trainer and packing check 10.4 -> a look-up (kept by the identities of the
+sections it reads, ``memo.by_identities``: the planner's candidates share their validated
+sections); a deployment's device groups 10.0 -> 4.1 (the same); the host check 0.3 (kept per
+group estimates already; nothing to cut). Beside them: a group's engine is the deployment's
+without a table where the group gives none (``inputs.engine_for``, nine calls a deployment), a
+group's task kinds per placement (``group_key._reads``), each deployment field's interned key
+part by identity, the worker notes' key and ``query_key`` hashed once per their sections'
+identities (``memo.Hashed``: no pydantic hash and no models JSON dump per deployment), the
+hybrid-sharding notes per group estimate, the engines' notes per query, an estimate's fleet
+kept (a plan row reads it six times). Every result the same: ``validate --rl --json`` byte for
+byte; the ``to_json`` (or error) of 14,448 planner candidates, one sha256 (PPO 70B and GRPO 8B
+on 16 and 32 A100, GRPO Qwen3-235B-A22B under NeMo RL's tier on 128 H100 (every one refused:
+its error text), PPO 70B with ``host_memory_gib`` 256, whose rows are all host-bound);
+``tests/test_fast_*.py``. Left: the group estimates (about 430 us of a one-call deployment),
+the kept path's flat spread (``combine``'s schedule values about a third of it, group keys a
+sixth: the Setup part's fields, a tuple of about 25 pairs hashed and compared per part), and
+the planner row's Run (``run/defaults.py``: the preset's data copied per Run, 24 ``_json_copy``
+calls).
 """
 
 from __future__ import annotations

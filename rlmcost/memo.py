@@ -15,7 +15,7 @@ keeps its own value and hands out copies.
 
 :func:`per_object` keeps a value derived from an object that is never changed (a group's
 estimate) by the object's identity, with no hashing of the object (:func:`per_instance` on the
-object itself); :class:`kept_property` an
+object itself, :func:`by_identities` by several objects' identities); :class:`kept_property` an
 attribute computed once per object; :func:`collector_paused` pauses the cyclic garbage
 collector over a batch of evaluations that keeps its results.
 """
@@ -188,6 +188,47 @@ def collector_paused() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+def by_identities(kept: dict[Any, Any], objs: tuple[Any, ...], compute: Callable[[], T],
+                  most: int = 4096, also: tuple[Any, ...] = ()) -> T:  # fmt: skip
+    """``compute()`` kept in ``kept`` (a :func:`table`) by the identities of ``objs`` (held
+    beside the value, so that no id is reused), for a value derived from objects never changed
+    after they are made (a Run's validated sections, which the planner's candidates share; a
+    deployment's group estimates), with no hashing of them (a pydantic model hashes its
+    fields in Python at each ``hash``) and hashable values ``also``; ``most`` values at once
+    (1: the last call's, for two readers of one evaluation); nothing kept inside
+    :func:`plain`. An exception is not kept (raised again at each call)."""
+    if _PLAIN[0]:
+        return compute()
+    key = (*map(id, objs), also)
+    hit = kept.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+        return hit[1]
+    out = compute()
+    if len(kept) >= most:
+        kept.clear()
+    kept[key] = (objs, out)
+    return out
+
+
+class Hashed:
+    """A value as a key, hashed once: compared by identity first, then by hash and value (a
+    key part made once per object, e.g. by :func:`by_identities`, that many keys hold)."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: tuple[Any, ...]) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Hashed) and self._hash == other._hash and self.value == other.value
+        )
 
 
 def table() -> dict[Any, Any]:

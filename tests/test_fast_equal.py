@@ -564,7 +564,7 @@ def test_forwards_keyed_on_the_trainers_permute_fusion() -> None:
 
 # a group's own trainer and forward layouts: each field given or not, often at the default or
 # the run's value, so equal layouts that give different fields meet in one batch
-# (deployment.given.layered; placement.group_key, evaluation.deployment._parsed_groups)
+# (deployment.given.layered; placement.group_key, placement.user_groups._parsed_groups)
 LAYOUT_FIELDS = {"tp": [1, 2], "zero": ["0", "3"], "ckpt": ["none", "full"],
                  "micro_batch": [1, 2], "max_tokens_per_gpu": [None, 4096],
                  "packing": [False, True], "padded": [False, True],

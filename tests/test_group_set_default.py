@@ -215,7 +215,7 @@ def _plain(run: Run) -> list[tuple[Any, ...]]:
 def test_groups_that_give_a_field_or_not_keep_the_fast_path_equal() -> None:
     """Equal group settings that differ in which fields they give, evaluated together, equal
     each alone: the kept group estimates (placement.group_key), the parsed groups' engine
-    layouts (evaluation.deployment._parsed_groups) and the placement kept per query
+    layouts (placement.user_groups._parsed_groups) and the placement kept per query
     (evaluation.deployment.evaluate_in, keyed on the parsed groups: also the same group
     under another run-wide engine PP) tell them apart."""
     runs = [

@@ -180,7 +180,7 @@ def check_policy(dep: Deployment, generates: bool = True) -> None:
     engines = [dep.engine.kind] + [g.engine.kind for g in dep.groups if g.engine is not None]
     layouts = [dep.train] + [g.train for g in dep.groups if g.train is not None]
     if not dep.ideal:  # a trainer its framework cannot shard so; DTensor's packing under CP
-        check_megatron_trainer(dep.framework, tuple(str(t.zero) for t in layouts))
+        check_megatron_trainer(dep.framework, layouts)
         forwards = [dep.forward] + [g.forward for g in dep.groups]
         check_dtensor_packing(dep.framework, (*layouts, *forwards))
     if not generates:
@@ -207,7 +207,7 @@ def check_dtensor_packing(framework: str | None, layouts: tuple[Any, ...]) -> No
         return
     given = [t for t in layouts if t is not None]  # one worker: one packing and CP setting
     cp = max((t.cp for t in given), default=1)
-    if any(str(t.zero) == "3" for t in given) and cp > 1 and any(t.packing for t in given):
+    if cp > 1 and any(str(t.zero) == "3" for t in given) and any(t.packing for t in given):
         raise SpecError(
             f"--cp {cp} with --packing: NeMo RL's DTensor (FSDP2, --zero 3) policy refuses "
             "context parallelism with sequence packing (dtensor_policy_worker.py: 'Context "

@@ -19,15 +19,14 @@ the notes). Without a placement or groups the Run is the co-located baseline.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.engine_kv import engine_notes
-from rlmcost.deployment.given import forwards_given, given_fields, layered
-from rlmcost.deployment.group_engine import merged_engine
+from rlmcost.deployment.given import given_fields
 from rlmcost.deployment.kinds import EngineKind
-from rlmcost.deployment.megatron_engine import check_policy, megatron_degrees
+from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
@@ -47,19 +46,19 @@ from rlmcost.placement.group_train import (
     idle_view,
     train_notes,
 )
-from rlmcost.placement.groups import DeviceGroup, parse_groups
-from rlmcost.placement.inputs import GroupDevice, Setup, engine_for
+from rlmcost.placement.groups import DeviceGroup
+from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.length_notes import length_note, over_budget_note
 from rlmcost.placement.query import _QUERIES as _QUERIES  # re-exported: defined here before
 from rlmcost.placement.query import Query as Query
-from rlmcost.placement.query import _host_bandwidth, query_of
 from rlmcost.placement.query import query_key as query_key
+from rlmcost.placement.query import query_of
 from rlmcost.placement.query import spec_params as spec_params
 from rlmcost.placement.speculative import speculation_notes
+from rlmcost.placement.user_groups import canonical, device_groups_of, group_devices
 from rlmcost.run.default_gpus import run_gpus
-from rlmcost.specs import HardwareSpec, get_hardware
 from rlmcost.timing import PEAK, Efficiency
 
 if TYPE_CHECKING:
@@ -144,13 +143,16 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     dep = run.deployment
     alg, wl, specs, hw, efficiency = q.alg, q.workload, q.specs, q.hardware, q.efficiency
     where = dep.placement if run.grouped else "baseline"
-    user_groups = _groups(dep)  # with their engines' layouts, merged over the run's engine
+    user_groups = device_groups_of(dep)  # with their engines' layouts, merged over the run's engine
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
     plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
                          lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
-    # every deployment (not kept with the plan): its trainer, and its engine where one generates
-    check_policy(dep, any(t.kind is Kind.GENERATE for t in tasks))  # deployment.megatron_engine
-    dep = _canonical(dep, user_groups)
+    # not kept with the plan: its trainer, and its engine where one generates (by the sections
+    generates = any(t.kind is Kind.GENERATE for t in tasks)  # it reads, their identities)
+    memo.by_identities(_POLICY, (dep.engine, dep.train, dep.forward, *dep.groups),
+                       lambda: check_policy(dep, generates),  # deployment.megatron_engine
+                       also=(dep.ideal, dep.framework, generates))  # fmt: skip
+    dep = canonical(dep, user_groups)
     trainer = trainer_layout(run)
     notes: list[str] = []
     if plan.shared_backbone and specs[Role.CRITIC].name != specs[Role.ACTOR].name:
@@ -173,7 +175,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
         values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
         efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
-        devices=_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
+        devices=group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
         groups_seen=q.groups_seen, host_memory_gib=run.cluster.host_memory_gib,
     )  # fmt: skip
     gpus = trainer.gpus
@@ -210,23 +212,25 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, (*speculation_notes(dep), result.host_check.unchecked))  # unknown hosts
     _extend(notes, (_unused_refit_note(setup, result), _handoff_note(setup, result)))
     _extend(notes, _idle_rank_notes(result))  # dp wider than the batch
-    _extend(notes, (hybrid_note(j.layout) for g in result.groups for j in g.jobs
-                    if j.task.kind is Kind.TRAIN and hybrid(j.layout)))  # fmt: skip
+    _extend(notes, (n for g in result.groups for n in _hybrid_notes_of(g)))
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
     stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
                           lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
     _extend(notes, drops)  # their config's dropout (placement.model_dropout)
-    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, view.train, dep.forward,
-                           dep.logits, dep.groups, given_fields(dep.groups), moe, stops, dep.lora),
+    parts = (view.train, dep.forward, dep.logits, dep.lora, *dep.groups)  # by their identities
+    read = memo.by_identities(_READ, parts, lambda: memo.Hashed(
+        (*parts, given_fields(dep.groups))))  # with the fields each group's layouts give
+    _extend(notes, q.kept(("worker notes", dep.ideal, dep.framework, kl, read, moe, stops),
                           lambda: group_worker_notes(view, kl, moe, stops)))  # fmt: skip
     _extend(notes, q.context_notes())
     for g in result.groups:  # an engine wider than the KV heads replicates them
         _extend(notes, q.kv_notes(g, setup))
     _extend(notes, q.spec_notes())  # decode convention (MLA) and the spec's approximations
     if not alg.offline:  # what the engines' caches hold of windows and Gated DeltaNet states
-        archs = q.kept("archs", lambda: [spec.arch() for spec in q.specs.values()])
-        _extend(notes, engine_notes({e.kind for e in engines}, archs, dep.ideal))
+        kinds = frozenset(e.kind for e in engines)  # the query's models: kept per query
+        _extend(notes, q.kept(("engine notes", kinds, dep.ideal), lambda: engine_notes(
+            set(kinds), [spec.arch() for spec in q.specs.values()], dep.ideal)))
     if moe:
         notes.append(MOE_HOST_NOTE)
         if any_router_fp64(dep):
@@ -242,6 +246,10 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     out = object.__new__(PlacementEstimate)
     out.__dict__.update(result.__dict__, notes=tuple(notes) + result.notes, prices=prices)
     return out
+
+
+_READ = memo.table()  # the worker notes' sections of a deployment, hashed once
+_POLICY = memo.table()  # the sections of the deployments whose trainer and engine passed
 
 
 def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:
@@ -284,6 +292,14 @@ def _idle_rank_notes(result: PlacementEstimate) -> list[str]:
     by group (:func:`_idle_ranks_of`: kept per group estimate)."""
     parts = [_idle_ranks_of(g) for g in result.groups]
     return [n for kind in (0, 1) for p in parts for n in p[kind]]
+
+
+@memo.per_instance
+def _hybrid_notes_of(g: GroupEstimate) -> tuple[str, ...]:
+    """The hybrid-sharding note of each training job of group estimate ``g`` whose layout
+    shards ZeRO within a replica group (``parallel.zero_groups``), kept per estimate."""
+    return tuple(hybrid_note(j.layout) for j in g.jobs
+                 if j.task.kind is Kind.TRAIN and hybrid(j.layout))  # fmt: skip
 
 
 @memo.per_instance
@@ -335,66 +351,3 @@ def _plan(groups: tuple[DeviceGroup, ...] | None, dep: Deployment, where: str | 
     plan = build(where, alg, staleness=dep.staleness, groups=groups, offload=dep.offload_idle,
                  colocated=dep.engine.kind is EngineKind.MEGATRON)  # fmt: skip
     return plan, plan.tasks(alg)
-
-
-def _groups(dep: Deployment) -> tuple[DeviceGroup, ...] | None:
-    """The deployment's device groups, with their per-kind layouts (None: no groups)."""
-    if not dep.groups:
-        return None
-    own = [g.engine and g.engine.tp and merged_engine(dep.engine, g.engine) for g in dep.groups]
-    t = dep.train
-    generate = tuple((e.tp, *megatron_degrees(e.pp, e.ep, t.pp, t.ep), t.etp)
-                     if e and e.kind == "megatron" else (e.tp, e.pp, e.ep, None) if e else None
-                     for e in own)  # Megatron: the policy's PP, EP, expert TP unless given
-    run = (dep.train, dep.forward_layout(), given_fields(dep.groups))  # layered reads them
-    return _parsed_groups(tuple(dep.groups), generate, run)
-
-
-@memo.memoized()
-def _parsed_groups(groups: tuple[Any, ...], generate: tuple[Any, ...],
-                   run: tuple[Any, Any, Any]) -> tuple[DeviceGroup, ...]:  # fmt: skip
-    """:func:`_groups` of the deployment's groups, each with the TP, PP, EP of its engine merged
-    over the run's (``generate``; None: none of its own) laying out its generation, its own
-    layouts over the run's trainer and forward layouts (``run``, with the fields each gives;
-    ``deployment.given.layered``), its forwards by its trainer layout where it gives no forward
-    layout (kept on these: the planner repeats them)."""
-    out = []
-    for g, gen in zip(groups, generate, strict=True):
-        at, brackets = f"@{g.hardware}" * bool(g.hardware), f"[{g.settings}]" * bool(g.settings)
-        (parsed,) = parse_groups(f"{g.members}={g.gpus}{at}{brackets}")
-        forward = g.forward or (g.train and forwards_given(g.train))
-        layouts = [(kind, layered(own, base).layout()) for kind, own, base in
-                   ((Kind.TRAIN, g.train, run[0]), (Kind.FORWARD, forward, run[1])) if own]
-        if gen is not None:
-            layouts.append((Kind.GENERATE, Layout(tp=gen[0], pp=gen[1], ep=gen[2], etp=gen[3])))
-        out.append(replace(parsed, layouts=tuple(layouts)))
-    return tuple(out)
-
-
-def _canonical(dep: Deployment, groups: tuple[DeviceGroup, ...] | None) -> Deployment:
-    """``dep`` with its groups' members spelled as the parsed groups name them."""
-    if not dep.groups or groups is None:
-        return dep
-    if all(g.members == p.name and g.hardware == p.hardware
-           for g, p in zip(dep.groups, groups, strict=False)):  # fmt: skip
-        return dep  # spelled so already (the planner's candidates)
-    renamed = tuple(g.model_copy(update={"members": parsed.name, "hardware": parsed.hardware})
-                    for g, parsed in zip(dep.groups, groups, strict=False))  # fmt: skip
-    return dep.model_copy(update={"groups": renamed})
-
-
-def _devices(groups: tuple[DeviceGroup, ...] | None, hw: HardwareSpec,
-             given_host: float | None) -> dict[str, GroupDevice]:  # fmt: skip
-    """The accelerators groups name other than the run's (``@h20``), each with the calibration
-    profile shipped for it (else datasheet peaks; the Run's ``calibration`` file is the run
-    hardware's) and its host link (the Run's ``host_bandwidth_gb_per_s`` when given)."""
-    out: dict[str, GroupDevice] = {}
-    for g in groups or ():
-        if g.hardware is None or g.hardware == hw.name or g.hardware in out:
-            continue
-        from rlmcost.calibrate import resolve_profile  # only for a group's own accelerator
-
-        own = get_hardware(g.hardware)
-        host = _host_bandwidth(own, given_host * 1e9 if given_host is not None else None)
-        out[own.name] = GroupDevice(own, resolve_profile(None, own) or PEAK, host)
-    return out

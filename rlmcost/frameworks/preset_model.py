@@ -384,16 +384,16 @@ def check_megatron_framework(framework: str | None) -> None:
                         "give --framework nemo-rl (or none), or another --engine")
 
 
-def check_megatron_trainer(framework: str | None, zeros: tuple[str, ...]) -> None:
+def check_megatron_trainer(framework: str | None, layouts: list[Any]) -> None:
     """SpecError where a framework whose trainer is always Megatron-core (``Behaviour.
     hf_trainer`` empty: slime, which trains with Megatron-LM and turns its distributed
-    optimizer on) is given ZeRO-3 (``zeros``: the trainer layouts' stages): Megatron's
+    optimizer on) is given ZeRO-3 (in one of ``layouts``, the trainer layouts): Megatron's
     distributed optimizer shards the optimizer states alone, and slime runs no FSDP."""
     from rlmcost.errors import SpecError
     from rlmcost.frameworks.presets import behaviour
 
     beh = behaviour(framework)
-    if beh is not None and not beh.hf_trainer and "3" in zeros:
+    if beh is not None and not beh.hf_trainer and any(str(t.zero) == "3" for t in layouts):
         raise SpecError(f"{framework} trains with Megatron-LM, whose distributed optimizer "
                         "shards the optimizer states alone (--zero 1); it has no ZeRO-3: give "
                         "--zero 1 or --zero 0")  # fmt: skip

@@ -127,11 +127,16 @@ class PlacementEstimate:
     @property
     def fleet(self) -> dict[str, int]:
         """GPUs per accelerator, in the groups' order: ``{"h20": 16, "h100-sxm": 8}``."""
+        return dict(self._fleet)
+
+    @kept_property
+    def _fleet(self) -> tuple[tuple[str, int], ...]:
+        """:attr:`fleet`'s items, kept per estimate (a plan's row reads it six times)."""
         out: dict[str, int] = {}
         for g in self.groups:
             name = self.hardware_of(g.name).name
             out[name] = out.get(name, 0) + g.gpus
-        return out
+        return tuple(out.items())
 
     @property
     def fleet_text(self) -> str:
@@ -202,17 +207,8 @@ class PlacementEstimate:
         estimates in order (by identity, each kept beside its check) and the host memory
         given (nothing kept inside ``memo.plain``)."""
         given = self.host_memory_gib
-        if not memo.enabled():
-            return host_check(self._host_groups(), given)
-        key = (*map(id, self.groups), given)
-        hit = _HOST_KEPT.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], self.groups, strict=True)):
-            return hit[1]
-        out = host_check(self._host_groups(), given)
-        if len(_HOST_KEPT) >= 4096:
-            _HOST_KEPT.clear()
-        _HOST_KEPT[key] = (self.groups, out)
-        return out
+        return memo.by_identities(_HOST_KEPT, self.groups,
+                                  lambda: host_check(self._host_groups(), given), also=(given,))
 
     def _host_groups(self) -> list[tuple[HardwareSpec, int, int]]:
         """Each group as the host check reads it: accelerator, GPUs, host bytes per device."""
@@ -346,7 +342,7 @@ class PlacementEstimate:
         }
 
 
-_HOST_KEPT = memo.table()  # group estimates' ids and host memory -> (them, their check)
+_HOST_KEPT = memo.table()  # the group estimates and host memory -> their check
 
 MFU_CONVENTION = (
     "iteration work (exact matrix-product FLOPs of generation, assessment and training; FLOP = "

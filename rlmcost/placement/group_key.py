@@ -64,7 +64,7 @@ from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.spec import EngineSpec, TrainLayout
 from rlmcost.deployment.trainer_only import TRAINER_ONLY
 from rlmcost.errors import SpecError
-from rlmcost.memo import per_object
+from rlmcost.memo import Hashed, per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_train import PASS_FIELDS, given_key
 from rlmcost.placement.inputs import Setup, engine_for
@@ -122,7 +122,7 @@ def _reads(setup: Setup, group: DeviceGroup) -> str:
 
 
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
-    kinds = {t.kind for t in _tasks_part(setup.tasks, group.name).value[0]}
+    kinds = _kinds_of(setup.tasks, group.name)
     if Kind.GENERATE not in kinds:
         # but whether the engine is DeepSpeed-Chat's Hybrid Engine (a LoRA reference's own
         # weights, ``GroupTasks.shares_base``): then the group reads the engine
@@ -139,23 +139,15 @@ def _reads_of(setup: Setup, group: DeviceGroup) -> str:
     return part
 
 
-class _Part:
-    """A Setup's part of a group key, hashed once; equal parts are one object per query
-    (``recall`` interns them), so a kept estimate is found by identity."""
+@per_object()
+def _kinds_of(tasks: tuple[Task, ...], name: str) -> frozenset[Kind]:
+    """The kinds of group ``name``'s tasks (kept per task tuple: a placement's)."""
+    return frozenset(t.kind for t in _tasks_part(tasks, name).value[0])
 
-    __slots__ = ("_hash", "value")
 
-    def __init__(self, value: tuple[Any, ...]) -> None:
-        self.value = value
-        self._hash = hash(value)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, _Part) and self._hash == other._hash and self.value == other.value
-        )
+_Part = Hashed
+"""A Setup's part of a group key, hashed once; equal parts are one object per query
+(``recall`` interns them), so a kept estimate is found by identity."""
 
 
 _LAST: list[Any] = [(None, {})]  # (the Setup last keyed, its parts): allocate asks many times
@@ -245,12 +237,18 @@ def _constants(seen: dict[Any, Any] | None, part: str) -> dict[str, Any]:
 def _interned(seen: dict[Any, Any] | None, value: Any) -> Any:
     """``value`` as a key part: a field of the deployment that is a model (its layouts, engine,
     LoRA, overheads) as one :class:`_Part` per equal value in the query's ``seen``, hashed and
-    compared once per deployment, so that the parts made of it compare by identity; other
-    values (and everything inside :func:`rlmcost.memo.plain`) as they are."""
+    compared once per object (the planner's candidates share their validated sections), so
+    that the parts made of it compare by identity; other values (and everything inside
+    :func:`rlmcost.memo.plain`) as they are."""
     if seen is None or not isinstance(value, BaseModel):
         return value
+    hit = seen.get(("field id", id(value)))  # the same object (a Run's shared section)
+    if hit is not None and hit[0] is value:
+        return hit[1]
     made = _Part(("field", value))
-    return seen.setdefault(made, made)
+    made = seen.setdefault(made, made)
+    seen["field id", id(value)] = (value, made)  # the object kept beside: its id not reused
+    return made
 
 
 def _unnamed(placement: Any) -> Any:

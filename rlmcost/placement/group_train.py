@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.deployment.given import PASS_FIELDS, layered, overrides
 from rlmcost.deployment.group_engine import engine_overrides
@@ -76,18 +77,48 @@ def phase_offloads_run(dep: Deployment, offload: tuple[Offload, ...],
 
 
 def _apart(dep: Deployment, groups: Sequence[GroupEstimate],
-           placement: Placement) -> tuple[list[str], int]:  # fmt: skip
+           placement: Placement) -> tuple[tuple[str, ...], int]:  # fmt: skip
     """The training groups whose between-phases offloads :func:`phase_offloads_run` leaves
     out (a group of ``placement`` whose ``--groups`` brackets give its offload runs it as
     given: :meth:`~rlmcost.placement.group_own.GroupTasks.train_offload`), and how many
-    groups train."""
-    trainers = [g for g in groups if any(j.task.kind is Kind.TRAIN for j in g.jobs)]
-    names = [g.name for g in trainers
-             if dict(placement.group(g.name).settings).get("offload") is None
-             and (off := group_trainer(dep, g.name).offload)
-             and phase_offloads_run(dep, off, any(j.task.kind is Kind.GENERATE for j in g.jobs))
-             != off]  # fmt: skip
+    groups train. Nothing under a framework that runs them everywhere (the rule's flag, read
+    first); the last call's answer is kept by the identities of what it read (the iteration's
+    note and the notes' view of one evaluation ask the same)."""
+    beh = behaviour(dep.framework)
+    if beh is None or not beh.phase_offload_colocated:
+        return (), 0  # phase_offloads_run leaves every offload as it is
+    return memo.by_identities(_APART, (dep, placement, *groups),
+                              lambda: _apart_of(dep, groups, placement), most=1)  # fmt: skip
+
+
+_APART = memo.table()  # the last call's
+
+
+def _apart_of(dep: Deployment, groups: Sequence[GroupEstimate],
+              placement: Placement) -> tuple[tuple[str, ...], int]:  # fmt: skip
+    """:func:`_apart`, computed."""
+    trainers = [g for g in groups if _kinds(g)[0]]
+    names = tuple(g.name for g in trainers  # a group that generates runs them (the rule)
+                  if not _kinds(g)[1]
+                  and dict(placement.group(g.name).settings).get("offload") is None
+                  and (off := _trainer_offload(dep, g.name))
+                  and phase_offloads_run(dep, off, False) != off)  # fmt: skip
     return names, len(trainers)
+
+
+def _trainer_offload(dep: Deployment, group: str) -> tuple[Offload, ...]:
+    """:func:`group_trainer`'s offload (the deployment's where the group gives no trainer
+    layout: no table looked up)."""
+    own = dep.group(group)
+    return dep.train.offload if own is None or own.train is None else \
+        group_trainer(dep, group).offload  # fmt: skip
+
+
+@memo.per_instance
+def _kinds(g: GroupEstimate) -> tuple[bool, bool]:
+    """Whether group estimate ``g`` trains and whether it generates (kept per estimate)."""
+    kinds = {j.task.kind for j in g.jobs}
+    return Kind.TRAIN in kinds, Kind.GENERATE in kinds
 
 
 def idle_view(dep: Deployment, groups: Sequence[GroupEstimate],

@@ -158,8 +158,10 @@ def auto_tp(arch: Arch, hardware: HardwareSpec, weight_bytes: int) -> int:
 
 def engine_for(setup: Setup, group: str) -> EngineSpec:
     """The generation engine's settings on ``group``: the deployment's with the group's own
-    fields over it (``deployment.group_engine``)."""
-    return group_engine(setup.deployment, group)
+    fields over it (``deployment.group_engine``; the deployment's where it gives none)."""
+    dep = setup.deployment
+    own = dep.group(group)
+    return dep.engine if own is None or own.engine is None else group_engine(dep, group)
 
 
 def layouts_for(setup: Setup, group: str, tasks: Sequence[Task], gpus: int) -> dict[int, Layout]:

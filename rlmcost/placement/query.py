@@ -136,11 +136,16 @@ class Query:
 _QUERIES: dict[Any, Query] = {}
 
 
-def query_key(run: Run) -> tuple[Any, ...]:
-    """The fields of ``run`` its query consists of (the section comment above)."""
+def query_key(run: Run) -> memo.Hashed:
+    """The fields of ``run`` its query consists of (the section comment above), hashed once;
+    kept by the identities of its sections (the planner's candidates share them)."""
     c = run.cluster
-    return (run.algorithm, run.models.model_dump_json(), run.workload, c.hardware,
-            c.calibration, c.host_bandwidth_gb_per_s, run.attention)  # fmt: skip
+    also = (c.hardware, c.calibration, c.host_bandwidth_gb_per_s, run.attention)
+    return memo.by_identities(_KEYS, (run.algorithm, run.models, run.workload), lambda: memo.Hashed(
+        (run.algorithm, run.models.model_dump_json(), run.workload, *also)), also=also)
+
+
+_KEYS = memo.table()
 
 
 def query_of(run: Run, efficiency: Efficiency | None = None) -> Query:

@@ -100,19 +100,18 @@ def check_tier_layout(run: Run, gpus: int | None) -> None:
     (:func:`~rlmcost.run.tier_groups.tier_placed`: slime's 235 B example) is checked the same
     way but for the GPUs, which the tier's split sizes. The error names the example the
     layout came from and how to mend it."""
-    from rlmcost.errors import SpecError
-    from rlmcost.frameworks.preset_model import LAYOUT_DEGREES
-    from rlmcost.frameworks.presets import get_preset
-    from rlmcost.run.defaults import actor_moe, actor_params
-
     d = run.deployment
     if d.framework is None or d.ideal or run.tp_per_model:
         return
     placed = run.grouped  # the tier's own groups (sized by its split), else the user's: none
     if placed and not _places(d.framework):
         return
+    from rlmcost.errors import SpecError
+    from rlmcost.frameworks.preset_model import LAYOUT_DEGREES
+    from rlmcost.run.defaults import _tier, actor_moe, actor_params
+
     actor = run.models.actor
-    tier = get_preset(d.framework).tier(actor_params(actor), actor_moe(actor))
+    tier = _tier(d.framework, actor_params(actor), actor_moe(actor))  # kept per these
     if tier is None:
         return
     t = d.train
