@@ -77,3 +77,4 @@ def test_nemo_rl_import_of_the_dapo_recipe_is_within_the_model_context() -> None
 def test_nemo_rl_override_out_of_range_is_refused() -> None:
     with pytest.raises(SpecError, match="max_position_embeddings"):
         import_nemo_rl(NEMO, ["policy.hf_config_overrides.max_position_embeddings=-5"])
+
