@@ -30,10 +30,12 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer, whole
 from rlmcost.frameworks.shell_checkout import container_path, read_text
 from rlmcost.frameworks.shell_launch import Launch
-from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, default_word, env_words
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+from rlmcost.frameworks.shell_nested import Functions, inline
 from rlmcost.frameworks.shell_paths import path_output
 from rlmcost.frameworks.shell_read import ReadArgs, input_parts, line_of, read_fields
 from rlmcost.frameworks.shell_test import Branches, condition
+from rlmcost.frameworks.shell_words import default_word, env_words
 
 MAX_SCRIPT_BYTES = 1 << 20
 """Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
@@ -60,6 +62,8 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     except RecursionError:  # ${A:-${A:-...}} thousands deep
         raise SpecError(f"script {reader.script.name}: expansions nested too deep to read; "
                         "give the launch command's words") from None
+    if reader.launch is None:
+        reader.functions.uncalled(reader, entries)
     if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
@@ -96,6 +100,7 @@ class _Reader:
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
         self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
+        self.functions = Functions()
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -103,12 +108,15 @@ class _Reader:
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        if self.functions.keep(cmd):
+            return  # a function's body: read where the script calls it (.shell_nested)
         if (state := self.branches.state(cmd.arms)) is False:
             return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
         cmd.conditional = cmd.conditional or state is None
         if cmd.test is not None:  # [[ ]] does not split its words
             self.branches.read(cmd, None if cmd.conditional else condition([f for w in cmd.words
-                               for f in self.expand(w, path, _text(cmd.words[0]) != "[[")]))
+                               for f in self.expand(w, path, _text(cmd.words[0]) not in
+                               ("[[", "case"))]))  # fmt: skip
         words, i = cmd.words, 0
         lead = _text(words[0])
         if lead in _DECLARE:
@@ -136,7 +144,9 @@ class _Reader:
         elif name in _SOURCE and len(rest) > 1:
             self.source(rest[1], cmd, path, entries, depth)
         elif (inner := _shell_c(rest)) is not None:
-            self.inline(rest[inner], cmd, path, entries, depth)
+            inline(self, rest[inner], cmd, path, entries, depth)
+        elif name in self.functions.bodies:
+            self.functions.call(self, rest, cmd, path, entries, depth)
         elif name not in _SAY and any(e in t for t in self.mentions(rest) for e in entries):
             self.candidate(rest, cmd, path, entries)
 
@@ -146,24 +156,6 @@ class _Reader:
         named = [self.vars.get(m.group(2), "") for w in rest for k, t, _ in w if k == "var"
                  and (m := _BRACE.fullmatch(t.strip()))]  # fmt: skip
         return [*map(_text, rest), *(v if isinstance(v, str) else " ".join(v) for v in named)]
-
-    def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
-               depth: int) -> None:
-        """``bash -c STRING`` (``srun ... bash -c``): STRING's commands read as the script's, as
-        the shell runs them: the outer shell expands a double-quoted STRING, the inner one reads
-        the result (OpenRLHF's train_ppo_ray_slurm.sh launches so); its ifs numbered apart."""
-        text = _MARK.sub(self.alias, "".join(self.expand(word, path, split=False)))
-        self.inlined, shift = self.inlined + len(text) + 1, (self.inlined + len(text) + 1) << 32
-        if depth >= MAX_SOURCE_DEPTH or self.inlined > 8 * MAX_SCRIPT_BYTES:
-            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
-                            f"{MAX_SOURCE_DEPTH} deep or past {8 * MAX_SCRIPT_BYTES:,} "
-                            "characters in all; give the launch command's words")  # fmt: skip
-        for inner in commands(text, f"script {path.name} line {cmd.line} (bash -c)"):
-            inner.line += cmd.line - 1
-            inner.conditional = inner.conditional or cmd.conditional
-            inner.arms = tuple((b + shift, a) for b, a in inner.arms)
-            inner.test = inner.test and (inner.test[0] + shift, inner.test[1])
-            self.command(inner, path, entries, depth + 1)
 
     def alias(self, mark: re.Match[str]) -> str:
         """A placeholder mark as a name the inner shell's lexer keeps in one word."""
