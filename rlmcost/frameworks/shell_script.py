@@ -7,18 +7,19 @@ redirections and here-documents dropped); assignments (``VAR=value``, ``export V
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
 ``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and parentheses
 over numbers and known variables; no eval) and ``$@``/``${@:N}`` (the words given after the
-script). An ``if`` whose condition the script's values decide takes one arm
-(:mod:`.shell_test`). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder;
-a path of the framework's container that is not there, in the checkout holding the script:
-:mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c "..."``) reads
-STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words. The
-command substitutions read are the folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." &&
-pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an assignment under an
-undecided ``if``, ``for``/``while``/``case``/``&&``/``||`` or in a function, a positional
-``$1`` and an unset variable have no value: where the launch command needs such values, one
-error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a variable
-given so keeps that value throughout; the script's own assignments of it are skipped). The
-launch is the last command that names one of the framework's entry points.
+script). An ``if`` whose condition, or a ``case`` whose word, the script's values decide takes
+one arm (:mod:`.shell_test`); a function's body runs where the script calls it, ``$1``... the
+call's words (:mod:`.shell_nested`). ``source FILE`` / ``. FILE`` reads FILE (relative to the
+script's folder; a path of the framework's container that is not there, in the checkout holding
+the script: :mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c
+"..."``) reads STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME
+WORD's words. The command substitutions read are the folder idioms ``$(cd "$(dirname
+"${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an
+assignment under an undecided ``if`` or ``case``, ``for``/``while``/``&&``/``||``, a positional
+``$1`` not given and an unset variable have no value: where the launch command needs such
+values, one error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a
+variable given so keeps that value throughout; the script's own assignments of it are skipped).
+The launch is the last command that names one of the framework's entry points.
 """
 
 from __future__ import annotations
