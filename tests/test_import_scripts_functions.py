@@ -112,3 +112,23 @@ def test_a_one_line_function_body_is_its_own(tmp_path) -> None:
     """``f() { X=2; }`` (bash: the braces' words are the body) then ``f``: --x 2."""
     text = 'X=1\nf() { X=2; }\nfunction g { Y=$1; }\nf\ng 5\npython3 train.py --x $X --y $Y\n'
     assert _launch(tmp_path, text).words == ["--x", "2", "--y", "5"]
+
+
+def test_miles_weight_transfer_modes() -> None:
+    """miles' --update-weight-transfer-mode (miles/utils/arguments.py @31f1ca961: broadcast,
+    p2p, disk-delta; p2p and disk-delta refused with --colocate): p2p was an ignored key; now
+    a note (timed as the broadcast), disk-delta the disk refit with its delta bound."""
+    from rlmcost.frameworks.slime import import_slime
+
+    base = ["--hf-checkpoint", "Qwen3-4B", "--rollout-batch-size", "8", "--n-samples-per-prompt",
+            "4", "--actor-num-gpus-per-node", "4", "--rollout-num-gpus", "4",
+            "--rollout-num-gpus-per-engine", "2"]  # fmt: skip
+    plain = import_slime(base)
+    p2p = import_slime([*base, "--update-weight-transfer-mode", "p2p"])
+    assert p2p.flags == plain.flags and p2p.ignored == []
+    assert any("point-to-point RDMA" in n for n in p2p.notes)
+    delta = import_slime([*base, "--update-weight-transfer-mode", "disk-delta"])
+    assert dict(delta.flags)["--refit"] == "disk"
+    assert any("disk-delta" in n and "an upper bound" in n for n in delta.notes)
+    with pytest.raises(SpecError, match="not compatible with --colocate"):
+        import_slime([*base, "--colocate", "--update-weight-transfer-mode", "p2p"])
