@@ -132,3 +132,19 @@ def test_miles_weight_transfer_modes() -> None:
     assert any("disk-delta" in n and "an upper bound" in n for n in delta.notes)
     with pytest.raises(SpecError, match="not compatible with --colocate"):
         import_slime([*base, "--colocate", "--update-weight-transfer-mode", "p2p"])
+
+
+def test_an_exit_the_script_reaches_ends_it(tmp_path) -> None:
+    """miles' run-*-profile.sh start with ``if [ $# -lt 3 ]; then echo "Usage: ..."; exit 1;
+    fi``: without its arguments bash exits there, so the error says so (before, it named the
+    arrays the undecided ``$mode`` tests left unknown). An exit under an unknown condition, or
+    after the launch, changes nothing."""
+    text = ('if [ $# -lt 1 ]; then\n  echo "Usage: $0 <MODE>"\n  exit 1\nfi\nMODE="$1"\n'
+            'python3 train.py --mode $MODE\n')  # fmt: skip
+    script = tmp_path / "run.sh"
+    script.write_text(text)
+    with pytest.raises(SpecError, match="exits at line 3 before it launches .with 0 argument"):
+        read_launch(script, ("train.py",), [], {})
+    assert read_launch(script, ("train.py",), ["p2p"], {}).words == ["--mode", "p2p"]
+    later = _launch(tmp_path, "[ -f /x ] && exit 1\npython3 train.py --a 1\nexit 0\n")
+    assert later.words == ["--a", "1"]

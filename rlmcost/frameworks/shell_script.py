@@ -65,6 +65,10 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
                         "give the launch command's words") from None
     if reader.launch is None:
         reader.functions.uncalled(reader, entries)
+    if reader.launch is None and reader.exited:
+        raise SpecError(f"script {reader.script.name} exits at line {reader.exited} before it "
+                        f"launches (with {len(extra)} argument(s): a check of its arguments?); "
+                        "give the words it expects after it")  # fmt: skip
     if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
@@ -101,7 +105,7 @@ class _Reader:
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
         self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
-        self.functions = Functions()
+        self.functions, self.exited = Functions(), 0  # exited: the line of an exit reached
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
         where = f"script {path.name}"
@@ -109,8 +113,8 @@ class _Reader:
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
-        if self.functions.keep(cmd):
-            return  # a function's body: read where the script calls it (.shell_nested)
+        if self.exited or self.functions.keep(cmd):
+            return  # past an exit, or a function's body: read where called (.shell_nested)
         if (state := self.branches.state(cmd.arms)) is False:
             return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
         cmd.conditional = cmd.conditional or state is None
@@ -136,7 +140,9 @@ class _Reader:
         if not rest or lead in _DECLARE:
             return
         name = _text(rest[0])
-        if name == "unset" and not cmd.conditional:
+        if name == "exit" and not cmd.conditional:  # bash stops here: nothing after it runs
+            self.exited = cmd.line
+        elif name == "unset" and not cmd.conditional:
             for w in rest[1:]:
                 if _text(w) not in self.env:
                     self.vars.pop(_text(w), None)
