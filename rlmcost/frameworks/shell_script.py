@@ -66,9 +66,11 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     if reader.launch is None:
         reader.functions.uncalled(reader, entries)
     if reader.launch is None and reader.exited:
-        raise SpecError(f"script {reader.script.name} exits at line {reader.exited} before it "
-                        f"launches (with {len(extra)} argument(s): a check of its arguments?); "
-                        "give the words it expects after it")  # fmt: skip
+        at, test = reader.exited
+        raise SpecError(f"script {reader.script.name} exits at line {at} before it launches" + (
+            f" (the if at line {test} holds with {len(extra)} argument(s) given and the "
+            "environment's variables unset)" if test else "") + "; give the arguments it expects "
+            "after it, or --env VAR=VALUE for a variable it checks")  # fmt: skip
     if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
@@ -104,12 +106,12 @@ class _Reader:
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
-        self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
-        self.functions, self.exited = Functions(), 0  # exited: the line of an exit reached
+        self.branches, self.functions = Branches(), Functions()
+        self.inlined = 0  # characters read by bash -c
+        self.exited: tuple[int, int] | None = None  # an exit reached: its line, its if's line
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
-        where = f"script {path.name}"
-        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), where):
+        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), f"script {path.name}"):
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
@@ -141,7 +143,7 @@ class _Reader:
             return
         name = _text(rest[0])
         if name == "exit" and not cmd.conditional:  # bash stops here: nothing after it runs
-            self.exited = cmd.line
+            self.exited = (cmd.line, self.branches.lines.get(cmd.arms[-1][0], 0) if cmd.arms else 0)
         elif name == "unset" and not cmd.conditional:
             for w in rest[1:]:
                 if _text(w) not in self.env:
