@@ -143,7 +143,8 @@ def test_an_exit_the_script_reaches_ends_it(tmp_path) -> None:
             'python3 train.py --mode $MODE\n')  # fmt: skip
     script = tmp_path / "run.sh"
     script.write_text(text)
-    with pytest.raises(SpecError, match="exits at line 3 before it launches .the if at line 1 holds with 0 argument"):
+    with pytest.raises(SpecError, match=r"exits at line 3 before it launches \(the if at line 1 "
+                       "holds with 0 argument"):  # fmt: skip
         read_launch(script, ("train.py",), [], {})
     assert read_launch(script, ("train.py",), ["p2p"], {}).words == ["--mode", "p2p"]
     later = _launch(tmp_path, "[ -f /x ] && exit 1\npython3 train.py --a 1\nexit 0\n")

@@ -13,15 +13,29 @@ ran once without arguments, under a condition, where no other command launches t
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_lexer import Command, Part, commands
+from rlmcost.frameworks.shell_words import MARK, MAX_SCRIPT_BYTES, MAX_SOURCE_DEPTH, word_text
 
-if TYPE_CHECKING:
-    from rlmcost.frameworks.shell_script import _Reader
+
+class _Reader(Protocol):
+    """What this module needs of :class:`rlmcost.frameworks.shell_script._Reader`."""
+
+    script: Path
+    extra: list[str]
+    used_args: bool
+    inlined: int
+
+    def alias(self, mark: re.Match[str]) -> str: ...
+
+    def expand(self, word: list[Part], path: Path, split: bool = True) -> list[str]: ...
+
+    def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None: ...
 
 _SHIFT = 64
 """A call's ifs are numbered from ``call << _SHIFT`` (``bash -c``'s from characters << 32)."""
@@ -32,9 +46,7 @@ def inline(reader: _Reader, word: list[Part], cmd: Command, path: Path,
     """``bash -c STRING`` (``srun ... bash -c``): STRING's commands read as the script's, as
     the shell runs them: the outer shell expands a double-quoted STRING, the inner one reads
     the result (OpenRLHF's train_ppo_ray_slurm.sh launches so); its ifs numbered apart."""
-    from rlmcost.frameworks.shell_script import _MARK, MAX_SCRIPT_BYTES, MAX_SOURCE_DEPTH
-
-    text = _MARK.sub(reader.alias, "".join(reader.expand(word, path, split=False)))
+    text = MARK.sub(reader.alias, "".join(reader.expand(word, path, split=False)))
     reader.inlined += len(text) + 1
     shift = reader.inlined << 32
     if depth >= MAX_SOURCE_DEPTH or reader.inlined > 8 * MAX_SCRIPT_BYTES:
@@ -71,9 +83,7 @@ class Functions:
              entries: tuple[str, ...], depth: int) -> None:  # fmt: skip
         """The call ``rest`` (the function's name and its words) at ``cmd``: the body's
         commands read with the words as the positional parameters, then the script's back."""
-        from rlmcost.frameworks.shell_script import MAX_SOURCE_DEPTH, _text
-
-        name = _text(rest[0])
+        name = word_text(rest[0])
         if depth >= MAX_SOURCE_DEPTH:
             raise SpecError(f"script {path.name} line {cmd.line}: function {name} calls nest "
                             f"more than {MAX_SOURCE_DEPTH} deep; give the launch command's "

@@ -36,13 +36,16 @@ from rlmcost.frameworks.shell_nested import Functions, inline
 from rlmcost.frameworks.shell_paths import path_output
 from rlmcost.frameworks.shell_read import ReadArgs, input_parts, line_of, read_fields
 from rlmcost.frameworks.shell_test import Branches, condition
-from rlmcost.frameworks.shell_words import default_word, env_words
-
-MAX_SCRIPT_BYTES = 1 << 20
-"""Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
-
-MAX_SOURCE_DEPTH = 8
-"""Deepest chain of ``source`` followed (a script sourcing itself would never end)."""
+from rlmcost.frameworks.shell_words import (
+    MANY,
+    MAX_SCRIPT_BYTES,
+    MAX_SOURCE_DEPTH,
+    ONE,
+    default_word,
+    env_words,
+)
+from rlmcost.frameworks.shell_words import MARK as _MARK
+from rlmcost.frameworks.shell_words import word_text as _text
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(:?)([-=+?])(.*))?",
@@ -85,11 +88,6 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     return launch
 
 
-ONE, MANY = "\x00", "\x01"
-"""Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
-``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
-
-_MARK = re.compile("([\x00\x01])([^\x00\x01]*)\\1")
 Value = str | list[str]
 """A variable's value: text or an array (unknown parts held as placeholder marks)."""
 
@@ -392,9 +390,3 @@ def _shell_c(rest: list[list[Part]]) -> int | None:
         if Path(_text(w)).name in ("bash", "sh") and re.fullmatch(r"-[a-z]*c", _text(rest[k + 1])):
             return k + 2
     return None
-
-
-def _text(word: list[Part]) -> str:
-    """A word's literal text (expansions as written), for matching names and messages."""
-    return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
-                   for k, t, _ in word)  # fmt: skip

@@ -1,10 +1,32 @@
 """Words the launch-script reader builds from text: a here-document's parts, a default value's
-word, an array given with ``--env`` (:mod:`rlmcost.frameworks.shell_script`)."""
+word, an array given with ``--env``, a word's text; the reader's limits and the placeholder
+marks of values it does not know (:mod:`rlmcost.frameworks.shell_script`)."""
 
 from __future__ import annotations
 
+import re
+
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_lexer import Part, _Lexer, commands
+
+MAX_SCRIPT_BYTES = 1 << 20
+"""Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
+
+MAX_SOURCE_DEPTH = 8
+"""Deepest chain of ``source`` (or of function calls) followed (a script sourcing itself
+would never end)."""
+
+ONE, MANY = "\x00", "\x01"
+"""Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
+``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
+
+MARK = re.compile("([\x00\x01])([^\x00\x01]*)\\1")
+
+
+def word_text(word: list[Part]) -> str:
+    """A word's literal text (expansions as written), for matching names and messages."""
+    return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
+                   for k, t, _ in word)  # fmt: skip
 
 
 def doc_parts(body: str, where: str, line: int) -> list[Part]:
