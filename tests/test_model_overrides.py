@@ -78,3 +78,12 @@ def test_nemo_rl_override_out_of_range_is_refused() -> None:
     with pytest.raises(SpecError, match="max_position_embeddings"):
         import_nemo_rl(NEMO, ["policy.hf_config_overrides.max_position_embeddings=-5"])
 
+
+
+def test_a_run_file_carries_the_override_and_says_it_on_its_command_line() -> None:
+    from rlmcost.run.spec import Run
+
+    ref = "Qwen/Qwen2.5-Math-7B[max_position_embeddings=16384]"
+    run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": ref}})
+    assert f"--model '{ref}'" in run.to_command()
+    assert Run.from_yaml(run.to_yaml()).models.actor == ref
