@@ -87,3 +87,34 @@ def test_a_run_file_carries_the_override_and_says_it_on_its_command_line() -> No
     run = Run.from_data({"algorithm": {"name": "grpo"}, "models": {"actor": ref}})
     assert f"--model '{ref}'" in run.to_command()
     assert Run.from_yaml(run.to_yaml()).models.actor == ref
+
+
+# NVIDIA-NeMo/RL examples/configs/recipes/llm/grpo-qwen2.5-1.5B-4n8g-megatron-yarn-256k.yaml
+# @7ea279abf: max_total_sequence_length 262144 and
+#   hf_config_overrides:
+#     rope_scaling:
+#       rope_type: yarn
+#       factor: ${div:${policy.max_total_sequence_length},
+#         ${policy.hf_config_overrides.rope_scaling.original_max_position_embeddings}}
+#       original_max_position_embeddings: 131072
+# (NeMo RL's div resolver: nemo_rl/utils/config.py, a / b)
+YARN = ["policy.max_total_sequence_length=262144",
+        "policy.hf_config_overrides.rope_scaling.rope_type=yarn",
+        "policy.hf_config_overrides.rope_scaling.factor=${div:${policy.max_total_sequence_"
+        "length},${policy.hf_config_overrides.rope_scaling.original_max_position_embeddings}}",
+        "policy.hf_config_overrides.rope_scaling.original_max_position_embeddings=131072",
+        ]  # fmt: skip
+
+
+def test_nemo_rl_yarn_rope_scaling_sets_the_context() -> None:
+    """YaRN's context is original positions x factor (262,144 here): the import said the
+    sequences passed the checkpoint's context, and ${div:...} was not read."""
+    q = import_nemo_rl(NEMO, YARN, prompt_len=1024)
+    assert dict(q.flags)["--model"] == "qwen2.5-7b[max_position_embeddings=262144]"
+    assert any("YaRN over 131,072 original positions x factor 2" in n for n in q.notes)
+    explicit = import_nemo_rl(NEMO, [*YARN, "policy.hf_config_overrides.max_position_embeddings="
+                                     "200000"], prompt_len=1024)  # fmt: skip
+    assert dict(explicit.flags)["--model"].endswith("[max_position_embeddings=200000]")
+    zero = [*YARN[:2], "policy.hf_config_overrides.rope_scaling.factor=${div:4,0}", YARN[3]]
+    with pytest.raises(SpecError, match="divides '4,0'; give two numbers, the second not 0"):
+        import_nemo_rl(NEMO, zero, prompt_len=1024)
