@@ -207,3 +207,36 @@ def test_flat_arguments_of_earlier_openrlhf_read_as_their_dotted_names(tmp_path)
     script.write_text(old.read_text().replace("--train_batch_size 256", "--train_batch_size $BS"))
     with pytest.raises(SpecError, match=r"\$BS .*--env BS=VALUE"):
         import_openrlhf_script(script, [], [], 8)
+
+
+@pytest.mark.parametrize(("script", "ipo", "smooth"), [
+    (DPO, "--model.ipo_enable", "--model.label_smoothing"),
+    (Path(__file__).parent / "data" / "scripts" / "openrlhf_train_dpo_llama_c1ba971c.sh",
+     "--ipo", "--label_smoothing"),
+])  # fmt: skip
+def test_the_scripts_ipo_and_cdpo_options_set_the_loss(script, ipo, smooth, tmp_path) -> None:
+    """train_dpo_llama.sh (@3c3be623; @c1ba971c in the flat names) comments its loss options:
+    ``# --model.ipo_enable [for IPO]``, ``# --model.label_smoothing 0.1 [for cDPO]``.
+    openrlhf/models/loss.py DPOLoss @3c3be623: ipo -> ``(logits - 1/(2 beta))**2``, else
+    DPO's logsigmoid mixed by the label smoothing; the same passes either way. Taken: IPO is
+    ``rlmcost ipo`` (the same estimate as dpo's), cDPO ``rlmcost dpo`` with a note; before,
+    ``--ipo`` was a note on a dpo query and the label smoothing read nowhere."""
+    def launch(*extra: str) -> object:
+        path = tmp_path / f"dpo{len(extra)}.sh"
+        text = script.read_text()
+        path.write_text(text.replace("\nEOF\n", " \\\n   " + " ".join(extra) + "\nEOF\n", 1))
+        return import_openrlhf_script(path, [], [], 8)
+
+    plain, as_ipo = launch(), launch(ipo)
+    assert (plain.algorithm, as_ipo.algorithm) == ("dpo", "ipo")
+    assert as_ipo.flags == plain.flags and as_ipo.command().startswith("rlmcost ipo ")
+    cdpo = launch(smooth, "0.1")
+    assert cdpo.algorithm == "dpo" and cdpo.flags == plain.flags and cdpo.ignored == []
+    assert any("label_smoothing 0.1: cDPO" in n for n in cdpo.notes)
+    both = launch(ipo, smooth, "0.1")
+    assert both.algorithm == "ipo" and any("does not use it" in n for n in both.notes)
+    ran = [runner.invoke(app, ["ipo" if q is as_ipo else "dpo", *q.argv(), "--json"])
+           for q in (plain, as_ipo)]  # fmt: skip
+    assert all(r.exit_code == 0 for r in ran), ran[1].output
+    times = [json.loads(r.stdout)["iteration"]["time_s"] for r in ran]
+    assert times[0] == times[1]  # IPO: DPO's invocations (rlmcost.algorithms)

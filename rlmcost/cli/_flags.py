@@ -244,7 +244,6 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
             typer.Option(
                 help="Host link GB/s per direction (default: the device's, e.g. 64 for PCIe 5, "
                 "32 for A100).",
-                min=1e-3,
             ),
         ] = None,
         host_memory_gib: Annotated[
@@ -254,7 +253,6 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "(default: the reference system's, e.g. 1862 for a DGX H100's 2 TB; unknown "
                 "for HGX-only platforms). A node whose offloaded states exceed it does not "
                 "fit.",
-                min=1e-3,
             ),
         ] = None,
         price: Annotated[

@@ -5,8 +5,8 @@ code), flattened to dotted keys (``actor_rollout_ref.rollout.n``), overridden by
 ``key=value`` arguments in Hydra's syntax (verl, NeMo RL: ``a.b=3``, ``+a.b=3``,
 ``++a.b=3``, ``~a.b``), and read through a :class:`Reader` that checks each value's type and
 range, resolves the OmegaConf references the frameworks' configs use (``${a.b}``,
-``${mul:x,y}``, ``${oc.select:a.b,default}``: verl's generated configs) and records which keys
-were read, so that the rest can be listed as ignored.
+``${mul:x,y}``, ``${div:x,y}``, ``${oc.select:a.b,default}``: verl's generated configs, NeMo
+RL's recipes) and records which keys were read, so that the rest can be listed as ignored.
 Every problem is a one-line :class:`~rlmcost.errors.SpecError`.
 """
 
@@ -33,6 +33,7 @@ MAX_COUNT = 1 << 40
 """Largest batch size, GPU count or length accepted (beyond this a value is a typo)."""
 
 _REF = re.compile(r"\$\{([^{}]*)\}")
+_NUMBER = re.compile(r"-?\d+(\.\d*)?([eE][-+]?\d+)?")
 
 
 def load_mapping(path: str | Path, what: str) -> dict[str, Any]:
@@ -199,6 +200,15 @@ class Reader:
                                     "whole number")  # fmt: skip
                 product *= v
             return product
+        if expr.startswith("div:"):  # NeMo RL's resolver (nemo_rl/utils/config.py: a / b)
+            parts = [self._resolve(key, p.strip(), depth + 1) for p in expr[4:].split(",")]
+            nums = [float(v) if isinstance(v, str) and _NUMBER.fullmatch(v.strip()) else v
+                    for v in parts]  # fmt: skip
+            if len(nums) != 2 or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                         for v in nums) or not nums[1]:  # fmt: skip
+                raise SpecError(f"{self.where}: '{key}' divides {expr[4:]!r}; give two numbers, "
+                                "the second not 0")  # fmt: skip
+            return nums[0] / nums[1]
         if expr.startswith("oc.select:"):  # OmegaConf's: the key's value, else the default
             target, comma, fallback = expr[len("oc.select:"):].partition(",")
             target = self._target(key, target.strip(), expr)
@@ -208,7 +218,7 @@ class Reader:
         if ":" in expr:
             raise SpecError(
                 f"{self.where}: '{key}' uses the resolver ${{{expr}}}; only ${{a.b}} references, "
-                "${mul:...} and ${oc.select:...} are read (set the key to a number)"
+                "${mul:...}, ${div:...} and ${oc.select:...} are read (set the key to a number)"
             )
         target = self._target(key, expr, expr)
         if target not in self.flat:

@@ -19,6 +19,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split
+from rlmcost.frameworks.model_overrides import overridden_model
 from rlmcost.frameworks.moe_capacity import import_nemo_rl_capacity
 from rlmcost.frameworks.moe_dispatcher import NEMO_RL_DEFAULT, import_dispatcher
 from rlmcost.frameworks.nemo_rl_batching import batching, packed_tokens_per_gpu
@@ -77,7 +78,7 @@ def import_nemo_rl(
     model = r.text("policy.model_name", None)
     if not model:
         raise SpecError(f"{where}: set policy.model_name (the policy model)")
-    q.set("--model", model)
+    q.set("--model", overridden_model(r, q, model, "policy.hf_config_overrides"))
     q.set("--kl" if r.number("loss_fn.reference_policy_kl_penalty", 0.01) > 0 else "--no-kl")
     _on_policy_ratio(r, q)
     _workload(r, q, prompt_len)

@@ -38,7 +38,7 @@ ARGS: dict[str, Any] = {
     "ds.attn_implementation": str, "ds.packing_samples": SWITCH, "ds.ring_attn_size": int,
     "ds.tensor_parallel_size": int, "ds.lora.rank": int, "ds.lora.target_modules": ("list", None),
     "ds.load_in_4bit": SWITCH, "ds.use_liger_kernel": SWITCH, "ds.deepcompile": SWITCH,
-    "optim": str, "model.ipo_enable": SWITCH,
+    "optim": str, "model.ipo_enable": SWITCH, "model.label_smoothing": float,
 }  # fmt: skip
 """The train_dpo.py arguments the importer reads, with their argparse types."""
 
@@ -48,7 +48,7 @@ COST_FREE = (
     "data.dataset_split", "data.max_samples", "data.prompt_key", "data.chosen_key",
     "data.rejected_key", "data.input_template", "data.apply_chat_template",
     "data.tokenizer_chat_template", "data.disable_fast_tokenizer", "data.dataloader_num_workers",
-    "local_rank", "model.beta", "model.label_smoothing", "model.aux_loss_coef",
+    "local_rank", "model.beta", "model.aux_loss_coef",
     "model.nll_loss_coef", "muon", "adam", "lr_scheduler", "lr_warmup_ratio", "min_lr_ratio",
     "max_norm", "ds.ring_attn_head_stride", "ds.lora.alpha", "ds.lora.dropout", "ds.zpg",
     "ds.grad_accum_dtype", "ds.overlap_comm", "use_ms",
@@ -70,7 +70,7 @@ FLAT: dict[str, str] = {
     "ring_attn_size": "ds.ring_attn_size", "ds_tensor_parallel_size": "ds.tensor_parallel_size",
     "lora_rank": "ds.lora.rank", "target_modules": "ds.lora.target_modules", "load_in_4bit":
     "ds.load_in_4bit", "use_liger_kernel": "ds.use_liger_kernel", "deepcompile": "ds.deepcompile",
-    "ipo": "model.ipo_enable",
+    "ipo": "model.ipo_enable", "label_smoothing": "model.label_smoothing",
 }  # fmt: skip
 """train_dpo.py's flat arguments before OpenRLHF's dotted ones (ed62d0e2, 2026-04-19;
 openrlhf/cli/train_dpo.py @c1ba971c, and @45de3db2 with ``--bf16`` and ``--flash_attn``) that
@@ -81,7 +81,7 @@ FLAT_COST_FREE = (
     "ckpt_path", "max_ckpt_num", "max_ckpt_mem", "use_ds_universal_ckpt", "load_checkpoint",
     "max_norm", "seed", "full_determinism", "disable_fast_tokenizer", "dataloader_num_workers",
     "learning_rate", "lr_warmup_ratio", "lr_scheduler", "min_lr_ratio", "zpg",
-    "grad_accum_dtype", "overlap_comm", "max_epochs", "l2", "beta", "label_smoothing",
+    "grad_accum_dtype", "overlap_comm", "max_epochs", "l2", "beta",
     "aux_loss_coef", "nll_loss_coef", "adam_betas", "ring_head_stride", "lora_alpha",
     "lora_dropout", "dataset", "dataset_probs", "eval_dataset", "dataset_split", "eval_split",
     "max_samples", "prompt_key", "chosen_key", "rejected_key", "input_template",
@@ -120,9 +120,7 @@ def import_openrlhf_dpo(argv: list[str], gpus: int, how: str) -> ImportedQuery:
     ref = r.text("ref.model_name_or_path", None)
     if ref and ref != model:  # train_dpo.py: an empty one is the policy's
         q.set("--ref", ref)
-    if r.flag("model.ipo_enable", False):
-        q.note("--model.ipo_enable: IPO's loss over DPO's invocations (rlmcost's ipo costs the "
-               "same)")  # fmt: skip
+    _loss(r, q)
     _workload(r, q)
     _layout(r, q)
     q.convert(how, "--gpus", gpus, "GPUs of the DeepSpeed job (each runs the actor and the "
@@ -130,6 +128,28 @@ def import_openrlhf_dpo(argv: list[str], gpus: int, how: str) -> ImportedQuery:
     q.ignored = [f"--{k}" for k in r.unread(COST_FREE + FLAT_COST_FREE)]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(COST_FREE + FLAT_COST_FREE).items()}
     return q
+
+
+def _loss(r: Reader, q: ImportedQuery) -> None:
+    """The preference loss (openrlhf/models/loss.py ``DPOLoss`` @3c3be623, built in
+    openrlhf/trainer/dpo_trainer.py from ``--model.ipo_enable`` and ``--model.label_smoothing``):
+    with ``ipo`` the squared IPO loss ``(logits - 1/(2 beta))^2`` (label smoothing unused), else
+    DPO's ``-logsigmoid(beta logits)``, mixed with ``-logsigmoid(-beta logits)`` by the label
+    smoothing (cDPO, conservative DPO, e > 0). Each runs the same passes over the same pairs
+    (policy and reference forwards of chosen and rejected, one policy backward): ``rlmcost
+    ipo`` for IPO (DPO's invocations), ``rlmcost dpo`` for cDPO, the loss's elementwise terms
+    beside the passes not priced."""
+    smoothing = r.number("model.label_smoothing", 0.0)  # any value runs (no check in OpenRLHF)
+    if r.flag("model.ipo_enable", False):
+        q.algorithm = "ipo"
+        q.note("--model.ipo_enable: IPO's squared loss (DPOLoss ipo=True) over DPO's passes: "
+               "rlmcost ipo")  # fmt: skip
+        if smoothing:
+            q.note(f"--model.label_smoothing {smoothing:g} with --model.ipo_enable: OpenRLHF's "
+                   "IPO loss does not use it (DPOLoss)")  # fmt: skip
+    elif smoothing:
+        q.note(f"--model.label_smoothing {smoothing:g}: cDPO (conservative DPO, DPOLoss), the "
+               "same passes as DPO: rlmcost's dpo")  # fmt: skip
 
 
 def _workload(r: Reader, q: ImportedQuery) -> None:

@@ -7,9 +7,11 @@ command's input kept for ``read``: a here-string's word (``<<< WORD``) or a here
 (``<<EOF``: its ``$`` expansions and ``\\`` escapes as in double quotes, ``"`` and ``'``
 literal, backslash-newline joined; ``<<'EOF'``: literal; ``<<-EOF``: leading tabs cut), arrays
 ``NAME=( ... )`` kept whole. Each word is a list of :data:`Part`; nothing is expanded or
-run here. The blocks ``for``/``while``/``case`` and ``{ ... }``/function bodies are followed
-so that a command inside one is marked conditional; an ``if``'s arms (``then``/``elif``/
-``else``) and the commands of each condition are marked for :mod:`.shell_test` to decide.
+run here. The blocks ``for``/``while`` and ``{ ... }`` are followed so that a command inside
+one is marked conditional; an ``if``'s arms (``then``/``elif``/``else``) and the commands of
+each condition are marked for :mod:`.shell_test` to decide, and so are a ``case``'s arms, each
+pattern a test ``case WORD PATTERN`` (quoted glob characters escaped). A function's body is
+marked with its name (:attr:`Command.function`), conditional only within it (run where called).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rlmcost.errors import SpecError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_BLANKS = re.compile(r"[ \t]*")
 _OPEN = {"if", "for", "while", "until", "case", "select", "{"}
 _CLOSE = {"fi", "done", "esac", "}"}
 _LEAD = {"then", "do", "else", "elif", "!", "time"}
@@ -36,8 +39,8 @@ class Command:
     """A simple command: its words (each a list of parts), line and whether it runs only
     under a condition (inside loops/``case``/functions, or after ``&&``/``||``); ``arms``: the
     ``(if, arm)`` of each ``if`` it sits in (arm 0 the ``then`` part, then each ``elif``/
-    ``else``); ``test``: the ``(if, arm)`` whose condition it is part of (an ``else`` is a
-    test of one word, ``else``), ``joined`` the operator before it there (``&&``/``||``/``|``)."""
+    ``else``; a ``case``'s arms alike); ``test``: the ``(if, arm)`` whose condition it is part
+    of (an ``else``: one word, ``else``), ``joined`` the operator before it (``&&``/``||``)."""
 
     words: list[list[Part]]
     line: int
@@ -47,6 +50,8 @@ class Command:
     arms: tuple[tuple[int, int], ...] = ()
     test: tuple[int, int] | None = None
     joined: str | None = None
+    function: str | None = None  # the function whose body holds it (run where called)
+    defines: str | None = None  # the function this command's ``NAME() {`` opens
 
 
 def commands(text: str, where: str) -> list[Command]:
@@ -62,10 +67,12 @@ class _Lexer:
         self.out: list[Command] = []
         self.frames: list[tuple[int, int] | None] = []  # open blocks: an if's (id, arm) or None
         self.testing: tuple[int, int] | None = None  # the if arm whose condition is being read
-        self.ifs = 0
+        self.ifs, self.pattern_next = 0, False  # ifs (and cases) so far; a case's patterns next
         self.heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, quoted, <<-) queued
         self.doc: list[Part] | None = None  # the last here-document's text, once read
         self.in_doc, self.emitted, self.doc_by = False, 0, -1  # doc_by: the command it feeds
+        self.fn: list[tuple[str, int]] = []  # open function bodies: (name, index of its frame)
+        self.cases: dict[int, list[Part]] = {}  # a case's if id -> its word
 
     def error(self, what: str) -> SpecError:
         return SpecError(f"{self.where} line {self.line}: {what}; rlmcost reads the script as "
@@ -79,6 +86,9 @@ class _Lexer:
         while True:
             sep = self.skip_blank()
             if sep is not None or self.i >= len(self.s):
+                if sep == ";;" and self.frames and self.frames[-1] is not None and \
+                        self.frames[-1][0] in self.cases:  # fmt: skip
+                    self.pattern_next = True
                 if words:
                     doc = self.doc if sep == "\n" and self.doc_by == self.emitted else None
                     self.emit(words, arrays, start, before, doc or here)
@@ -91,6 +101,8 @@ class _Lexer:
                 continue
             if not words:
                 start = self.line
+                if self.pattern_next and self.case_arm():
+                    continue
             if self.s[self.i] in "<>" or (self.s.startswith("&>", self.i)):
                 here = self.redirect() or here
                 continue
@@ -103,6 +115,44 @@ class _Lexer:
                     and word[0][1].isdigit():  # fmt: skip
                 continue  # a file descriptor: 2>&1
             words.append(word)
+            if len(words) == 3 and _lit(words[0]) == "case" and _lit(words[2]) == "in":
+                self.ifs, self.pattern_next = self.ifs + 1, True
+                self.cases[self.ifs] = words[1]
+                self.frames.append((self.ifs, -1))  # its arms: 0, 1, ... as patterns open them
+                words, arrays = [], {}
+
+    def add(self, cmd: Command) -> None:
+        """Append ``cmd``, marked with the function whose body holds it."""
+        cmd.function = self.fn[-1][0] if self.fn else None
+        self.out.append(cmd)
+
+    def cond(self) -> bool:
+        """Whether a command here runs under a condition (in a block of its function's body)."""
+        return None in self.frames[self.fn[-1][1] + 1 if self.fn else 0:]
+
+    def case_arm(self) -> bool:
+        """At a case arm: ``esac`` closes it; ``(P|Q)`` opens its next arm, tests ``case W P``."""
+        at, line = self.i, self.line
+        if _lit(self.word(False)) == "esac":
+            self.frames.pop()
+            self.pattern_next = False
+            return True
+        self.i, self.line = at, line
+        case, arm = self.frames[-1] or (0, 0)
+        self.i += self.s.startswith("(", self.i)
+        outer, joined, c = tuple(f for f in self.frames[:-1] if f is not None), None, "|"
+        while c == "|":
+            self.i = _BLANKS.match(self.s, self.i).end()  # type: ignore[union-attr]
+            pattern = [(k, _glob(t) if k == "lit" and q else t, q)
+                       for k, t, q in self.word(False, True)]  # fmt: skip
+            self.add(Command([[("lit", "case", False)], self.cases[case], pattern], self.line,
+                             self.cond(), arms=outer, test=(case, arm + 1), joined=joined))
+            self.i = _BLANKS.match(self.s, self.i).end()  # type: ignore[union-attr]
+            self.i, c, joined = self.i + 1, self.s[self.i: self.i + 1], "||"
+        if c != ")":
+            raise self.error("a case pattern does not end with ')'")
+        self.frames[-1], self.pattern_next = (case, arm + 1), False
+        return True
 
     def emit(self, words: list[list[Part]], arrays: dict[int, list[list[Part]]], line: int,
              before: str | None, here: list[Part] | None) -> None:
@@ -112,7 +162,7 @@ class _Lexer:
             arm = (self.frames[-1][0], self.frames[-1][1] + 1)
             self.frames[-1], self.testing = arm, arm if first == "elif" else None
             if first == "else":
-                self.out.append(Command(words[:1], line, False, arms=outer, test=arm))
+                self.add(Command(words[:1], line, False, arms=outer, test=arm))
             if len(words) == 1:
                 return
             words, arrays, first = words[1:], {i - 1: a for i, a in arrays.items()}, ""
@@ -123,27 +173,36 @@ class _Lexer:
             self.frames.append((self.ifs, 0))
             self.testing, before = (self.ifs, 0), None
             words, arrays, first = words[1:], {i - 1: a for i, a in arrays.items()}, ""
-        if self.testing is not None and first != "then":  # (part of) an if's condition; in a
-            # loop or function body (read once, where it is defined) it is not decided
-            self.out.append(Command(words, line, None in self.frames, arrays, here, outer,
-                                    self.testing, before))  # fmt: skip
+        if self.testing is not None and first != "then":  # (part of) an if's condition
+            self.add(Command(words, line, self.cond(), arrays, here, outer, self.testing,
+                             before))  # fmt: skip
             return
         while first in _LEAD and len(words) > 1:
             self.testing = None if first == "then" else self.testing
-            words = words[1:]
-            arrays = {i - 1: a for i, a in arrays.items()}
+            words, arrays = words[1:], {i - 1: a for i, a in arrays.items()}
             first = _lit(words[0])
         if first in _CLOSE or first == "then":
-            self.testing = None
+            self.testing, self.pattern_next = None, self.pattern_next and first != "esac"
             if first != "then" and self.frames:
                 self.frames.pop()
+            if self.fn and self.fn[-1][1] >= len(self.frames):
+                self.fn.pop()
+            return
+        k = 2 if first == "function" else 1  # f() { body; } on one line: the body apart
+        if len(words) > k + 1 and _lit(words[k]) == "{" and (k == 2 or first[-2:] == "()"):
+            self.emit(words[: k + 1], {}, line, before, None)
+            self.emit(words[k + 1:], {i - k - 1: a for i, a in arrays.items()}, line, None, here)
             return
         function = len(words) >= 2 and words[-1] == [("lit", "{", False)] and (
             first == "function" or (len(words) == 2 and words[0][-1][1].endswith("()")))
-        self.out.append(Command(words, line, None in self.frames or before in ("&&", "||"),
-                                arrays, here, tuple(f for f in self.frames if f is not None)))
+        name = _lit(words[1] if first == "function" else words[0]).removesuffix("()")
+        self.add(Command(words, line, self.cond() or before in ("&&", "||"), arrays, here,
+                         tuple(f for f in self.frames if f is not None),
+                         defines=name if function and name else None))  # fmt: skip
         if first in _OPEN or function:
             self.frames.append(None)
+        if function and name:
+            self.fn.append((name, len(self.frames) - 1))
 
     def skip_blank(self) -> str | None:
         """Skip blanks, comments and continuations; the separator met (``\\n``, ``;``, ``&&``,
@@ -332,30 +391,10 @@ class _Lexer:
         raise self.error(f"a ${open_} does not close")
 
 
-def doc_parts(body: str, where: str, line: int) -> list[Part]:
-    """A here-document's text with an unquoted delimiter (a ``doc`` part, lexed only where a
-    command reads it) as the shell reads it: expansions and the ``\\$`` ``\\``` ``\\\\``
-    escapes of double quotes, ``"`` literal, backslash-newline joined; nothing split."""
-    inner = _Lexer(body, where)
-    inner.in_doc, inner.line = True, line
-    return inner.word(True) or [("lit", "", True)]
+def _glob(text: str) -> str:
+    """Quoted text of a case pattern: its glob characters matched literally (``[*]``)."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def _lit(word: list[Part]) -> str:
     return word[0][1] if len(word) == 1 and word[0][0] == "lit" else ""
-
-
-def default_word(arg: str) -> list[Part]:
-    """The word after ``:-``/``:=`` in ``${VAR:-word}``, its own expansions kept."""
-    found = commands(f'"{arg}"', "a default value")
-    return found[0].words[0] if found else [("lit", "", True)]
-
-
-def env_words(name: str, value: str) -> list[str]:
-    """An array given with --env: its words, quoted as a shell would read them."""
-    import shlex  # only here: a numeric query never loads it (tests/test_cli_startup)
-
-    try:
-        return shlex.split(value)
-    except ValueError as exc:
-        raise SpecError(f"--env {name}: {exc}; quote its words as a shell would") from None

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from rlmcost.frameworks.shell_lexer import Part, doc_parts
+from rlmcost.frameworks.shell_lexer import Part
+from rlmcost.frameworks.shell_words import doc_parts
 
 _WORD = re.compile(r"(?:[\x00\x01][^\x00\x01]*[\x00\x01]|\S)+")
 """A blank-free run, each placeholder mark of :mod:`.shell_script` whole."""

@@ -7,18 +7,19 @@ redirections and here-documents dropped); assignments (``VAR=value``, ``export V
 ``${VAR}``, ``${VAR:-default}``, ``${VAR:=default}`` (with and without the colon),
 ``"${NAME[@]}"``, ``${#NAME[@]}``, ``$((a*b))`` integer arithmetic (+ - * / % ** and parentheses
 over numbers and known variables; no eval) and ``$@``/``${@:N}`` (the words given after the
-script). An ``if`` whose condition the script's values decide takes one arm
-(:mod:`.shell_test`). ``source FILE`` / ``. FILE`` reads FILE (relative to the script's folder;
-a path of the framework's container that is not there, in the checkout holding the script:
-:mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c "..."``) reads
-STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME WORD's words. The
-command substitutions read are the folder idioms ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." &&
-pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an assignment under an
-undecided ``if``, ``for``/``while``/``case``/``&&``/``||`` or in a function, a positional
-``$1`` and an unset variable have no value: where the launch command needs such values, one
-error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a variable
-given so keeps that value throughout; the script's own assignments of it are skipped). The
-launch is the last command that names one of the framework's entry points.
+script). An ``if`` whose condition, or a ``case`` whose word, the script's values decide takes
+one arm (:mod:`.shell_test`); a function's body runs where the script calls it, ``$1``... the
+call's words (:mod:`.shell_nested`). ``source FILE`` / ``. FILE`` reads FILE (relative to the
+script's folder; a path of the framework's container that is not there, in the checkout holding
+the script: :mod:`.shell_checkout`) the same way; ``bash -c STRING`` (``srun ... bash -c
+"..."``) reads STRING's commands as the script's own; ``read -a NAME <<< WORD`` makes NAME
+WORD's words. The command substitutions read are the folder idioms ``$(cd "$(dirname
+"${BASH_SOURCE[0]}")/.." && pwd)`` (:mod:`.shell_paths`); any other ``$(...)`` or backquote, an
+assignment under an undecided ``if`` or ``case``, ``for``/``while``/``&&``/``||``, a positional
+``$1`` not given and an unset variable have no value: where the launch command needs such
+values, one error names them all (:meth:`Launch.require`), and ``--env VAR=VALUE`` gives each (a
+variable given so keeps that value throughout; the script's own assignments of it are skipped).
+The launch is the last command that names one of the framework's entry points.
 """
 
 from __future__ import annotations
@@ -30,16 +31,21 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.shell_arith import Unresolved, integer, whole
 from rlmcost.frameworks.shell_checkout import container_path, read_text
 from rlmcost.frameworks.shell_launch import Launch
-from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands, default_word, env_words
+from rlmcost.frameworks.shell_lexer import ASSIGN, Command, Part, commands
+from rlmcost.frameworks.shell_nested import Functions, inline
 from rlmcost.frameworks.shell_paths import path_output
 from rlmcost.frameworks.shell_read import ReadArgs, input_parts, line_of, read_fields
 from rlmcost.frameworks.shell_test import Branches, condition
-
-MAX_SCRIPT_BYTES = 1 << 20
-"""Largest script read (1 MiB; the frameworks' launch scripts are a few KiB)."""
-
-MAX_SOURCE_DEPTH = 8
-"""Deepest chain of ``source`` followed (a script sourcing itself would never end)."""
+from rlmcost.frameworks.shell_words import (
+    MANY,
+    MAX_SCRIPT_BYTES,
+    MAX_SOURCE_DEPTH,
+    ONE,
+    default_word,
+    env_words,
+)
+from rlmcost.frameworks.shell_words import MARK as _MARK
+from rlmcost.frameworks.shell_words import word_text as _text
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACE = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$])(\[([^\]]*)\])?(?:(:?)([-=+?])(.*))?",
@@ -61,6 +67,14 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
         raise SpecError(f"script {reader.script.name}: expansions nested too deep to read; "
                         "give the launch command's words") from None
     if reader.launch is None:
+        reader.functions.uncalled(reader, entries)
+    if reader.launch is None and reader.exited:
+        at, test = reader.exited
+        raise SpecError(f"script {reader.script.name} exits at line {at} before it launches" + (
+            f" (the if at line {test} holds with {len(extra)} argument(s) given and the "
+            "environment's variables unset)" if test else "") + "; give the arguments it expects "
+            "after it, or --env VAR=VALUE for a variable it checks")  # fmt: skip
+    if reader.launch is None:
         raise SpecError(f"script {reader.script.name}: no command runs {' or '.join(entries)}; "
                         "give the framework's launch script")  # fmt: skip
     launch = reader.launch
@@ -74,11 +88,6 @@ def read_launch(path: str | Path, entries: tuple[str, ...], extra: list[str],
     return launch
 
 
-ONE, MANY = "\x00", "\x01"
-"""Placeholder marks: ``ONE + var + ONE`` stands for one word's worth of an unknown value,
-``MANY + var + MANY`` for an unknown number of words (an array, ``$@``)."""
-
-_MARK = re.compile("([\x00\x01])([^\x00\x01]*)\\1")
 Value = str | list[str]
 """A variable's value: text or an array (unknown parts held as placeholder marks)."""
 
@@ -95,20 +104,24 @@ class _Reader:
         self.launches, self.used_args = 0, False
         self.missing: list[str] = []  # sourced files that are not there
         self.read_notes: list[str] = []  # what a command substitution read (miles' model)
-        self.branches, self.inlined = Branches(), 0  # inlined: characters read by bash -c
+        self.branches, self.functions = Branches(), Functions()
+        self.inlined = 0  # characters read by bash -c
+        self.exited: tuple[int, int] | None = None  # an exit reached: its line, its if's line
 
     def run(self, path: Path, entries: tuple[str, ...], depth: int) -> None:
-        where = f"script {path.name}"
-        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), where):
+        for cmd in commands(read_text(path, "script", MAX_SCRIPT_BYTES), f"script {path.name}"):
             self.command(cmd, path, entries, depth)
 
     def command(self, cmd: Command, path: Path, entries: tuple[str, ...], depth: int) -> None:
+        if self.exited or self.functions.keep(cmd):
+            return  # past an exit, or a function's body: read where called (.shell_nested)
         if (state := self.branches.state(cmd.arms)) is False:
             return  # an arm of an if that the script does not take (rlmcost.frameworks.shell_test)
         cmd.conditional = cmd.conditional or state is None
         if cmd.test is not None:  # [[ ]] does not split its words
             self.branches.read(cmd, None if cmd.conditional else condition([f for w in cmd.words
-                               for f in self.expand(w, path, _text(cmd.words[0]) != "[[")]))
+                               for f in self.expand(w, path, _text(cmd.words[0]) not in
+                               ("[[", "case"))]))  # fmt: skip
         words, i = cmd.words, 0
         lead = _text(words[0])
         if lead in _DECLARE:
@@ -127,7 +140,9 @@ class _Reader:
         if not rest or lead in _DECLARE:
             return
         name = _text(rest[0])
-        if name == "unset" and not cmd.conditional:
+        if name == "exit" and not cmd.conditional:  # bash stops here: nothing after it runs
+            self.exited = (cmd.line, self.branches.lines.get(cmd.arms[-1][0], 0) if cmd.arms else 0)
+        elif name == "unset" and not cmd.conditional:
             for w in rest[1:]:
                 if _text(w) not in self.env:
                     self.vars.pop(_text(w), None)
@@ -136,7 +151,9 @@ class _Reader:
         elif name in _SOURCE and len(rest) > 1:
             self.source(rest[1], cmd, path, entries, depth)
         elif (inner := _shell_c(rest)) is not None:
-            self.inline(rest[inner], cmd, path, entries, depth)
+            inline(self, rest[inner], cmd, path, entries, depth)
+        elif name in self.functions.bodies:
+            self.functions.call(self, rest, cmd, path, entries, depth)
         elif name not in _SAY and any(e in t for t in self.mentions(rest) for e in entries):
             self.candidate(rest, cmd, path, entries)
 
@@ -146,24 +163,6 @@ class _Reader:
         named = [self.vars.get(m.group(2), "") for w in rest for k, t, _ in w if k == "var"
                  and (m := _BRACE.fullmatch(t.strip()))]  # fmt: skip
         return [*map(_text, rest), *(v if isinstance(v, str) else " ".join(v) for v in named)]
-
-    def inline(self, word: list[Part], cmd: Command, path: Path, entries: tuple[str, ...],
-               depth: int) -> None:
-        """``bash -c STRING`` (``srun ... bash -c``): STRING's commands read as the script's, as
-        the shell runs them: the outer shell expands a double-quoted STRING, the inner one reads
-        the result (OpenRLHF's train_ppo_ray_slurm.sh launches so); its ifs numbered apart."""
-        text = _MARK.sub(self.alias, "".join(self.expand(word, path, split=False)))
-        self.inlined, shift = self.inlined + len(text) + 1, (self.inlined + len(text) + 1) << 32
-        if depth >= MAX_SOURCE_DEPTH or self.inlined > 8 * MAX_SCRIPT_BYTES:
-            raise SpecError(f"script {path.name} line {cmd.line}: bash -c nested more than "
-                            f"{MAX_SOURCE_DEPTH} deep or past {8 * MAX_SCRIPT_BYTES:,} "
-                            "characters in all; give the launch command's words")  # fmt: skip
-        for inner in commands(text, f"script {path.name} line {cmd.line} (bash -c)"):
-            inner.line += cmd.line - 1
-            inner.conditional = inner.conditional or cmd.conditional
-            inner.arms = tuple((b + shift, a) for b, a in inner.arms)
-            inner.test = inner.test and (inner.test[0] + shift, inner.test[1])
-            self.command(inner, path, entries, depth + 1)
 
     def alias(self, mark: re.Match[str]) -> str:
         """A placeholder mark as a name the inner shell's lexer keeps in one word."""
@@ -391,9 +390,3 @@ def _shell_c(rest: list[list[Part]]) -> int | None:
         if Path(_text(w)).name in ("bash", "sh") and re.fullmatch(r"-[a-z]*c", _text(rest[k + 1])):
             return k + 2
     return None
-
-
-def _text(word: list[Part]) -> str:
-    """A word's literal text (expansions as written), for matching names and messages."""
-    return "".join(t if k == "lit" else f"${{{t}}}" if k == "var" else f"$({t})"
-                   for k, t, _ in word)  # fmt: skip

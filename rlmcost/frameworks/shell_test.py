@@ -3,14 +3,17 @@ reads it (never run): a condition made of ``[ ... ]``, ``[[ ... ]]`` or ``test``
 the script gives (``-z``/``-n``, ``=``/``==``/``!=``, ``-eq``/``-ne``/``-lt``/``-le``/``-gt``/
 ``-ge``, ``!``, ``true``/``false``), joined by ``&&``/``||``, is decided as bash's ``test``
 builtin decides it; the first arm whose condition holds is taken (an ``else`` holds), the
-others are skipped. A condition with a value the script does not give (a command's status, a
-file test, a variable set outside it, a glob pattern in ``[[ ]]``) leaves every arm of that
-``if`` from there on as before: each runs only under a condition, its values unknown. verl's
+others are skipped. A ``case`` arm is taken where its word matches one of its patterns
+(``fnmatch``'s globs ``*``, ``?``, ``[...]``: bash's, without extglob), the first that
+matches. A condition with a value the script does not give (a command's status, a file test,
+a variable set outside it, a glob pattern in ``[[ ]]``) leaves every arm of that ``if`` (or
+``case``) from there on as before: each runs only under a condition, its values unknown. verl's
 ``if [[ $backend == "megatron" ]]`` (examples/gspo_trainer/run_qwen30b_gspo.sh @b178a3cd) and
 miles' ``if [ "$MODE" = "pure" ]`` with ``MODE=${MODE:-pure}`` are decided so."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,6 +32,8 @@ def condition(words: list[str]) -> bool | None:
         negate, words = not negate, words[1:]
     if not words or any(m in w for w in words for m in _UNKNOWN):
         return None
+    if words[0] == "case" and len(words) == 3:  # a case arm's pattern (shell_lexer)
+        return fnmatchcase(words[1], words[2]) != negate
     if words[0] in ("true", ":", "false") and len(words) == 1:
         return (words[0] != "false") != negate
     if words[0] == "[" and words[-1] == "]":

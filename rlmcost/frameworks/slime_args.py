@@ -34,7 +34,7 @@ ARGS: dict[str, Any] = {
     "actor-num-nodes": int, "actor-num-gpus-per-node": int, "rollout-num-gpus": int,
     "rollout-num-gpus-per-engine": int, "num-gpus-per-node": int, "colocate": SWITCH,
     "rollout-external-engine-addrs": ("list", None), "update-weight-transport": str,
-    "update-weight-mode": str,
+    "update-weight-mode": str, "update-weight-transfer-mode": str,
     "offload": SWITCH, "offload-train": NEGATABLE, "offload-rollout": NEGATABLE,
     # model
     "hf-checkpoint": str, **{k: int for k in SHAPE}, "group-query-attention": SWITCH,

@@ -233,6 +233,7 @@ def placement(r: Reader, q: ImportedQuery, is_async: bool, has_ref: bool) -> Non
         if rollout != gpus:
             q.note(f"--colocate with {rollout} engine GPUs and {gpus} actor GPUs: rlmcost "
                    f"puts the engines on all {max(rollout, gpus)} (it colocates on every GPU)")
+        _miles_transfer(r, q)  # broadcast only (miles refuses the others with --colocate)
         q.convert("actor_num_nodes x actor_num_gpus_per_node" + (
             " and --rollout-num-gpus" if rollout != gpus else ""), "--gpus",
             max(gpus, rollout), f"engines and trainer on the same GPUs (--colocate; "
@@ -287,13 +288,32 @@ def _weight_transport(r: Reader, q: ImportedQuery) -> None:
     the changed tensors are written, but each host still reloads its full local checkpoint, so
     the full write is an upper bound. ``nccl`` (the default) is rlmcost's broadcast."""
     mode = r.text("update-weight-mode", "full", ("full", "delta"))
-    if r.text("update-weight-transport", "nccl", ("nccl", "disk")) != "disk":
+    given = "--update-weight-transport disk"
+    if _miles_transfer(r, q) == "disk-delta":  # miles' name for a delta through the disk
+        mode, given = "delta", "--update-weight-transfer-mode disk-delta"
+    elif r.text("update-weight-transport", "nccl", ("nccl", "disk")) != "disk":
         return
     q.set("--refit", "disk")
-    q.note("--update-weight-transport disk: a checkpoint through shared storage, reloaded by "
-           "every engine (--refit disk)" + ("; --update-weight-mode delta writes only the "
-           "changed tensors, rlmcost the full checkpoint (an upper bound)"
-           if mode == "delta" else ""))  # fmt: skip
+    q.note(f"{given}: a checkpoint through shared storage, reloaded by every engine (--refit "
+           "disk)" + ("; a delta writes only the changed tensors, rlmcost the full checkpoint "
+                      "(an upper bound)" if mode == "delta" else ""))  # fmt: skip
+
+
+def _miles_transfer(r: Reader, q: ImportedQuery) -> str:
+    """miles' ``--update-weight-transfer-mode`` (radixark/miles miles/utils/arguments.py and
+    miles/backends/megatron_utils/actor.py @31f1ca961; engines apart only): ``broadcast``
+    (the default, slime's NCCL broadcast), ``disk-delta`` (the changed bytes through
+    ``--update-weight-disk-dir``, each engine reloading its host-local checkpoint: as slime's
+    disk transport with delta mode) or ``p2p`` (``UpdateWeightP2P``: RDMA from the training
+    ranks straight to the engines' GPUs), which rlmcost times as the broadcast."""
+    how = r.text("update-weight-transfer-mode", "broadcast", ("broadcast", "p2p", "disk-delta"))
+    if how != "broadcast" and r.flag("colocate", False):
+        raise SpecError(f"{r.where}: --update-weight-transfer-mode {how} is not compatible with "
+                        "--colocate (miles/utils/arguments.py); use broadcast or drop --colocate")
+    if how == "p2p":
+        q.note("--update-weight-transfer-mode p2p: miles' point-to-point RDMA weight transfer "
+               "(UpdateWeightP2P), timed as slime's NCCL broadcast (not modelled apart)")
+    return str(how)
 
 
 SERVER_CONCURRENCY = 512

@@ -210,17 +210,26 @@ class ClusterSpec(BaseModel):
             raise ValueError(pool_hint(v))
         return v
 
-    @field_validator("host_bandwidth_gb_per_s", "host_memory_gib")
+    @field_validator("host_bandwidth_gb_per_s", "host_memory_gib", mode="before")
     @classmethod
-    def _finite(cls, v: float | None, info: ValidationInfo) -> float | None:
+    def _finite(cls, v: Any, info: ValidationInfo) -> Any:
+        """A positive, finite amount; NaN (no amount at all), infinity and a value <= 0 each
+        say what is wrong with them before the range check would."""
         import math
 
-        if v is not None and not math.isfinite(v):
-            what = ("host bandwidth {} GB/s per direction", "e.g. 64 (PCIe 5.0 x16)") \
-                if info.field_name == "host_bandwidth_gb_per_s" else \
-                ("host memory {} GiB per host", "e.g. 1862 (a 2 TB DGX H100)")  # fmt: skip
-            raise ValueError(f"{what[0].format(v)} must be a finite number, {what[1]}")
-        return v
+        try:
+            x = float(v) if v is not None and not isinstance(v, bool) else None
+        except (TypeError, ValueError):
+            return v  # not a number: the float field's own error
+        if x is None or (math.isfinite(x) and x > 0):
+            return v
+        what = ("host bandwidth {} GB/s per direction", "e.g. 64 (PCIe 5.0 x16)") \
+            if info.field_name == "host_bandwidth_gb_per_s" else \
+            ("host memory {} GiB per host", "e.g. 1862 (a 2 TB DGX H100)")  # fmt: skip
+        why = "is not a number (NaN: no amount; comparisons with it are all false)" \
+            if math.isnan(x) else "must be a finite number" if math.isinf(x) else \
+            "must be positive"  # fmt: skip
+        raise ValueError(f"{what[0].format(v)} {why}; give an amount above 0, {what[1]}")
 
     @field_validator("gpus", "dp")
     @classmethod

@@ -160,9 +160,13 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
     Face ids of the same shape (base, instruct, distilled: 'Qwen/Qwen2.5-7B-Instruct',
     'deepseek-ai/DeepSeek-R1-Distill-Qwen-7B') resolve to one spec. Size aliases: 7b ->
     llama-2-7b, 13b -> llama-2-13b, 8b / 70b / 405b -> llama-3.1-*, 175b -> gpt-3-175b.
+    ``NAME[max_position_embeddings=N]``: the model with that config.json override, as a
+    framework applies it (:mod:`rlmcost.specs.model_overrides`).
     """
     if isinstance(query, ModelSpec):
         return query
+    if query.endswith("]"):  # NAME[max_position_embeddings=N]: rlmcost.specs.model_overrides
+        return _overridden(query)
     q = _norm(query)
     index = _model_index()
     if query.endswith(".json") or (q not in index and is_path(query)):
@@ -178,6 +182,18 @@ def get_model(query: str | ModelSpec) -> ModelSpec:
                 f"existing path; {hint}or pass the checkpoint's config.json (see `rlmcost models`)"
             )
     return _resolve(query, models(), index, "model", "models")
+
+
+def _overridden(query: str) -> ModelSpec:
+    """A reference with config.json overrides: its model with them applied."""
+    from rlmcost.specs.model_overrides import split_overrides
+
+    base, fields = split_overrides(query)
+    spec = get_model(base)
+    if spec.n_positions and fields.get("max_context", 0) > spec.n_positions:
+        raise SpecError(f"model {query!r}: {spec.name} has {spec.n_positions} learned position "
+                        "embeddings; max_position_embeddings cannot raise them")  # fmt: skip
+    return spec.model_copy(update=fields)
 
 
 def get_hardware(query: str | HardwareSpec) -> HardwareSpec:
