@@ -118,3 +118,22 @@ def test_nemo_rl_yarn_rope_scaling_sets_the_context() -> None:
     zero = [*YARN[:2], "policy.hf_config_overrides.rope_scaling.factor=${div:4,0}", YARN[3]]
     with pytest.raises(SpecError, match="divides '4,0'; give two numbers, the second not 0"):
         import_nemo_rl(NEMO, zero, prompt_len=1024)
+
+
+def test_verl_override_config_carries_the_context_onto_the_model() -> None:
+    """verl hands ``actor_rollout_ref.model.override_config`` to the model's config
+    (verl/workers/fsdp_workers.py @b178a3cd lines 356-369: ``override_config_kwargs.update``,
+    ``update_model_config``); its DAPO scripts raise Qwen2.5-Math-7B's 4,096 positions with
+    ``+actor_rollout_ref.model.override_config.max_position_embeddings=32768``
+    (examples/gmpo_trainer/test_dapo_7b_math.sh, verl/experimental/fully_async_policy/shell/
+    dapo_7b_math_fsdp2_16_16.sh). The importer had listed the key as read and dropped it."""
+    from rlmcost.frameworks.verl import import_verl
+
+    verl = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+    given = ["actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-7B",
+             "+actor_rollout_ref.model.override_config.max_position_embeddings=32768"]
+    model = dict(import_verl(verl, given).flags)["--model"]
+    assert model == "Qwen/Qwen2.5-Math-7B[max_position_embeddings=32768]"
+    assert get_model(model).max_context == 32768
+    plain = import_verl(verl, given[:1])
+    assert dict(plain.flags)["--model"] == "Qwen/Qwen2.5-Math-7B"

@@ -24,6 +24,7 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.config import Reader, apply_overrides, flatten, load_mapping
 from rlmcost.frameworks.cpu_optimizer import optimizer_config_cpu_offload
 from rlmcost.frameworks.megatron_split import set_split, transformer_config_keys
+from rlmcost.frameworks.model_overrides import overridden_model
 from rlmcost.frameworks.model_path import model_of_path
 from rlmcost.frameworks.moe_capacity import import_capacity
 from rlmcost.frameworks.moe_dispatcher import VERL_DEFAULT, import_dispatcher
@@ -158,7 +159,8 @@ def _algorithm(r: Reader, q: ImportedQuery) -> None:
     actor_path = r.text(f"{MODEL}.path", None)
     if not actor_path:
         raise SpecError(f"{r.where}: set {MODEL}.path (the actor model)")
-    q.set("--model", model_of_path(q, f"{MODEL}.path", actor_path))
+    actor = model_of_path(q, f"{MODEL}.path", actor_path)  # with its config.json overrides:
+    q.set("--model", overridden_model(r, q, actor, f"{MODEL}.override_config"))  # fsdp_workers
     if reward_model:
         rm = r.text("reward_model.model.path", None)
         if rm and rm != actor_path:
