@@ -167,3 +167,17 @@ def test_a_moe_actor_that_does_not_fit_is_offered_what_fits() -> None:
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "DOES NOT FIT" in text and "fits with --offload" in text
+
+
+def test_an_actor_the_examples_layout_cannot_hold_is_told_the_mends() -> None:
+    """Qwen3-Next-80B-A3B (2 KV heads) under slime's Qwen3-30B-A3B example's TP 4, and a small
+    actor on 1 GPU under slime's Qwen3-4B example's TP 2: an error naming the example and the
+    mends, never a silently different layout (rlmcost.run.default_gpus.check_tier_layout)."""
+    for argv in (["-m", "qwen3-next-80b-a3b", "--gpus", "16"], ["-m", "qwen3-0.6b", "--gpus", "1"]):
+        res = runner.invoke(app, ["grpo", *argv, "--framework", "slime"])
+        assert res.exit_code != 0
+        text = " ".join(res.output.split())
+        assert "comes from its example" in text and "--no-sized-defaults" in text
+        mended = _run_json("grpo", *argv, "--framework", "slime", "--tp", "1",
+                           "--rollout-tp", "1")  # the mends named run  # fmt: skip
+        assert mended["run"]["deployment"]["train"]["tp"] == 1
