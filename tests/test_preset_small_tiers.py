@@ -181,3 +181,23 @@ def test_an_actor_the_examples_layout_cannot_hold_is_told_the_mends() -> None:
         mended = _run_json("grpo", *argv, "--framework", "slime", "--tp", "1",
                            "--rollout-tp", "1")  # the mends named run  # fmt: skip
         assert mended["run"]["deployment"]["train"]["tp"] == 1
+
+
+def test_deepspeed_sleep_is_read_as_deepspeed_offloads_its_states() -> None:
+    """OpenRLHF --deepspeed_enable_sleep (openrlhf/utils/deepspeed/deepspeed_utils.py
+    offload_deepspeed_states @c250c21a): the ZeRO-3 optimizer states and gradient buffers to
+    the host between phases; nothing more under --adam_offload (it returns: the states are
+    there already); NotImplementedError under another ZeRO stage. It had been read and
+    dropped: the trainers' states stayed counted on the GPUs while vLLM ran (75.9 GiB for the
+    example on 8 A100-80GB, 48.0 with them offloaded)."""
+    from rlmcost.errors import SpecError
+
+    args = OPENRLHF_8B_HYBRID_ARGS.split()
+    assert dict(import_openrlhf(args).flags)["--offload"] == "optimizer-idle,grads-idle"
+    adam = dict(import_openrlhf([*args, "--adam_offload"]).flags)["--offload"]
+    assert adam == "optimizer,grads"
+    i = args.index("--zero_stage")
+    with pytest.raises(SpecError, match="needs --zero_stage 3"):
+        import_openrlhf([*args[:i], "--zero_stage", "2", *args[i + 2:]])
+    without = [a for a in args if a != "--deepspeed_enable_sleep"]
+    assert "--offload" not in dict(import_openrlhf(without).flags)

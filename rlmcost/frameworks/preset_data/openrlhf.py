@@ -163,9 +163,13 @@ PRESET = Preset(
                         f"{_ORLHF_8B}: --vllm_gpu_memory_utilization 0.5"),
                 Default("engine.sleep", True, "--sleep",
                         f"{_ORLHF_8B}: --colocate_all_models --vllm_enable_sleep (the engines "
-                        "release their memory while the models train; --deepspeed_enable_sleep "
-                        "offloads the trainers' ZeRO-3 states as vLLM runs: not priced, their "
-                        "states stay counted on the GPUs)"),
+                        "release their memory while the models train)"),
+                Default("train.offload", ("optimizer-idle", "grads-idle"),
+                        "--offload optimizer-idle,grads-idle",
+                        f"{_ORLHF_8B}: --deepspeed_enable_sleep (offload_deepspeed_states: the "
+                        "actor's and critic's ZeRO-3 optimizer states and gradients in host "
+                        "memory between their training phases, openrlhf/utils/deepspeed/"
+                        "deepspeed_utils.py)"),
                 Default("engine.eager", True, "--enforce-eager",
                         f"{_ORLHF_8B}: --enforce_eager"),
             ),
@@ -173,7 +177,8 @@ PRESET = Preset(
             "example for Llama-3-8B (its README's quick start), for a dense actor of < 23.8 B "
             "parameters and any mixture of experts: every model and the vLLM engines on the same "
             "GPUs (--colocate_all_models), ZeRO-3, gradient checkpointing, micro-batch 4, vLLM "
-            "TP 2 at 0.5 with sleep",
+            "TP 2 at 0.5 with sleep, the trainers' optimizer states and gradients in host memory "
+            "between phases (--deepspeed_enable_sleep)",
             summary="OpenRLHF: DeepSpeed ZeRO-3 trainers and vLLM engines on the same GPUs, "
             "each asleep while the other runs (Ray Hybrid Engine)",
         ),
