@@ -73,12 +73,12 @@ def test_algorithm_docstring_names_the_default_deployment():
 
 
 def test_caption_of_an_actor_alone_says_so():
-    """slime's GRPO preset runs no reference (use_kl_loss off: `rlmcost frameworks`) and a
-    verifier: the actor is the only model, and the caption said "Models: actor=X, none."."""
+    """TRL's GRPO preset runs no reference (beta 0.0: `rlmcost frameworks`) and a verifier:
+    the actor is the only model, and the caption said "Models: actor=X, none."."""
     import rlmcost
     from rlmcost.cli.algorithms_render import _caption
 
-    alone = _caption(rlmcost.estimate("grpo", "llama-3.2-1b", gpus=1, framework="slime"))
+    alone = _caption(rlmcost.estimate("grpo", "llama-3.2-1b", gpus=1, framework="trl"))
     assert "Models: actor=llama-3.2-1b only." in alone and ", none." not in alone
     kl = _caption(rlmcost.estimate("grpo", "llama-3.2-1b", gpus=1))  # nemo-rl: a KL reference
     assert "Models: actor=llama-3.2-1b, reference=llama-3.2-1b." in kl

@@ -69,7 +69,10 @@ HAND = {
         "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 -S 1024 -T 1024 "
         "--mini-batches 8 --micro-batch 16 --zero 3 --offload optimizer,grads --ckpt full "
         "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8 "
-        "--init-load sharded",  # ZeRO-3: HfDeepSpeedConfig, deepspeed.zero.Init
+        "--init-load sharded "  # ZeRO-3: HfDeepSpeedConfig, deepspeed.zero.Init
+        # what the script leaves out is OpenRLHF's argument default (vLLM at 0.95, awake), not
+        # the Hybrid Engine example's that --framework openrlhf takes for an 8 B actor
+        "--no-sized-defaults",
     ),
     # open-r1 recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml with accelerate zero3.yaml:
     # 16 per device x 7 processes x 16 accumulation = 1792 completions / 7 generations = 256

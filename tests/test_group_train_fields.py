@@ -24,7 +24,8 @@ from rlmcost.run import Run
 
 DENSE = "llama-3.2-1b"
 MOE = "qwen1.5-moe-a2.7b"
-WITH_REFERENCE = ("nemo-rl", None)  # their GRPO keeps a KL reference
+WITH_REFERENCE = ("nemo-rl", None, "slime")  # their GRPO keeps a KL reference (slime's
+# small-actor example, scripts/run-qwen3-4B.sh: --use-kl-loss)
 
 
 def _run(framework: str | None, model: str, train: dict[str, Any], own: dict[str, Any] | None,

@@ -172,10 +172,16 @@ def test_a_hybrid_model_under_every_framework_holds_its_bounds(framework: str) -
     # it evaluates, and every phase's prediction is at least its roofline bound (the bound's
     # work counts the linear layers' recurrent core, blocks.work; the passes price them by
     # perf.linear_mixer and the engine by perf.linear_decode)
+    # (slime's Qwen3-30B-A3B example's TP 4 does not divide its 2 KV heads, an error naming the
+    # mends: tests/test_preset_small_tiers.py; the query gives TP 2, as slime's own
+    # scripts/run-qwen3-next-80B-A3B.sh @624b824a does)
+    from rlmcost.parallel.layout import Layout
     from rlmcost.reports.estimate import estimate
 
+    layout = {"layout": Layout(tp=2)} if framework == "slime" else {}
     e = estimate("grpo", "qwen3-next-80b-a3b", hardware="h200", gpus=16, response_len=2048,
-                 length_dist="lognormal:900,0.6,2048", framework=framework).evaluation  # fmt: skip
+                 length_dist="lognormal:900,0.6,2048", framework=framework,
+                 **layout).evaluation  # fmt: skip
     assert e is not None and e.iteration_time_s >= e.iteration_time_lower_bound_s > 0
     for p in e.phases:
         assert p.time_s >= p.time_lower_bound_s * (1 - 1e-9), (p.name, p)

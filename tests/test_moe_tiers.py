@@ -92,11 +92,15 @@ def test_only_a_mixture_of_experts_actor_takes_the_moe_tiers(framework: str) -> 
     assert big_dense is not None and big_dense > MOE_671B_EXAMPLE_FROM
     tier = preset.tier(big_dense, moe=False)
     assert tier is None or not tier.moe_only
-    # the 30B-A3B class keeps what it had: NeMo RL's DTensor 32 B recipe, verl's and slime's
-    # own defaults (their dense tiers pass a mixture of experts by)
+    # the 30B-A3B class: NeMo RL's DTensor 32 B recipe, verl's own defaults (its dense tiers
+    # pass a mixture of experts by), slime's scripts/run-qwen3-30B-A3B.sh (a moe_only tier:
+    # tests/test_preset_small_tiers.py)
     small = preset.tier(actor_params("qwen3-30b-a3b"), moe=True)
-    assert (small is None) == (framework != "nemo-rl")
-    assert small is None or "qwen2.5-32b" in small.example
+    assert (small is None) == (framework == "verl")
+    if framework == "nemo-rl":
+        assert small is not None and "qwen2.5-32b" in small.example
+    if framework == "slime":
+        assert small is not None and small.moe_only and "run-qwen3-30B-A3B.sh" in small.example
 
 
 def test_moe_only_mirrors_dense_only_and_a_split_keeps_to_its_models_depth() -> None:

@@ -111,12 +111,15 @@ def test_given_micro_batches_win_over_the_sized_defaults() -> None:
 
 
 def test_other_presets_keep_their_defaults_below_their_examples_for_larger_models() -> None:
-    """verl, OpenRLHF, TRL and slime take their larger examples' defaults from 11.5 B
-    parameters on (tests/test_preset_tiers.py); a 1 B actor keeps each preset as it is."""
+    """verl and TRL take their larger examples' defaults from 15.8 / 23.5 B parameters on
+    (tests/test_preset_tiers.py); a 1 B actor keeps each preset as it is. OpenRLHF and slime
+    take an example at any size (their small-actor ones: tests/test_preset_small_tiers.py),
+    a larger one from 23.8 / 11.5 B."""
     for name in ("verl", "openrlhf", "trl", "slime"):
         preset = get_preset(name)
-        assert preset.for_params(10**9) is preset
-        assert preset.for_params(10**12) is not preset
+        small = preset.for_params(10**9)
+        assert (small is preset) == (name in ("verl", "trl"))
+        assert preset.for_params(10**12) not in (preset, small)
 
 
 @pytest.mark.parametrize(("b", "k", "steps"), [

@@ -211,27 +211,46 @@ def test_the_examples_fit_with_the_preset_and_not_with_its_small_model_defaults(
 
 
 @pytest.mark.parametrize(("framework", "model"), [
-    ("verl", "qwen2.5-7b"), ("verl", "qwen2.5-14b"), ("openrlhf", "llama-3-8b"),
-    ("openrlhf", "qwen2.5-14b"), ("trl", "qwen2.5-7b"), ("trl", "qwen2.5-14b"),
-    ("slime", "qwen3-8b"), ("slime", "qwen3-4b"),
+    ("verl", "qwen2.5-7b"), ("verl", "qwen2.5-14b"), ("trl", "qwen2.5-7b"), ("trl", "qwen2.5-14b"),
+    ("openrlhf", "llama-3-8b"), ("openrlhf", "qwen2.5-14b"), ("slime", "qwen3-8b"),
+    ("slime", "qwen3-4b"),
 ])  # fmt: skip
-def test_smaller_actors_keep_the_presets_defaults(framework: str, model: str) -> None:
+def test_smaller_actors_take_the_frameworks_small_example(framework: str, model: str) -> None:
+    """verl and TRL keep their own defaults below their large-actor examples; OpenRLHF and
+    slime take their examples for small actors (train_ppo_llama_ray_hybrid_engine.sh,
+    run-qwen3-4B.sh: tests/test_preset_small_tiers.py), whose engines sleep beside the
+    trainers where the argument defaults keep them awake."""
     preset = get_preset(framework)
-    assert preset.for_params(actor_params(model)) is preset
     args = ["grpo", "-m", model, "--framework", framework, "--gpus", "8"]
-    assert _run_json(*args)["deployment"] == _run_json(*args, "--no-sized-defaults")["deployment"]
+    if framework in ("verl", "trl"):
+        assert preset.for_params(actor_params(model)) is preset
+        assert _run_json(*args)["deployment"] == \
+            _run_json(*args, "--no-sized-defaults")["deployment"]  # fmt: skip
+        return
+    tier = preset.tier(actor_params(model))
+    assert tier is not None and tier.min_params == 0
+    dep = _run_json(*args)["run"]["deployment"]
+    assert dep["engine"]["sleep"] is True
+    assert _run_json(*args, "--no-sized-defaults")["run"]["deployment"]["engine"]["sleep"] is False
 
 
 @pytest.mark.parametrize("framework", ["verl", "openrlhf", "trl", "slime"])
-def test_a_mixture_of_experts_actor_keeps_the_presets_defaults(framework: str) -> None:
-    """Every tier's example trains a dense model (Qwen2.5-32B, Qwen2-72B, Llama-3-70B,
-    Qwen2.5-72B, Qwen3-32B); its layout (slime's Megatron TP 8, which must divide the KV heads:
-    Qwen3-30B-A3B has 4) is not a MoE actor's."""
+def test_a_mixture_of_experts_actor_passes_the_dense_tiers_by(framework: str) -> None:
+    """Every large-actor tier's example trains a dense model (Qwen2.5-32B, Qwen2-72B,
+    Llama-3-70B, Qwen2.5-72B, Qwen3-32B); its layout (slime's Megatron TP 8, which must divide
+    the KV heads: Qwen3-30B-A3B has 4) is not a MoE actor's. A 30B-A3B actor keeps verl's and
+    TRL's own defaults, OpenRLHF's small-actor example (no MoE example of its own) and takes
+    slime's run-qwen3-30B-A3B.sh."""
     preset = get_preset(framework)
     params = actor_params("qwen3-30b-a3b")
-    assert preset.tier(params) is not None and preset.tier(params, moe=True) is None
-    args = ["grpo", "-m", "qwen3-30b-a3b", "--framework", framework, "--gpus", "8"]
-    assert _run_json(*args)["deployment"] == _run_json(*args, "--no-sized-defaults")["deployment"]
+    dense, moe = preset.tier(params), preset.tier(params, moe=True)
+    assert dense is not None and dense.dense_only and (moe is None or not moe.dense_only)
+    expected = {"verl": None, "trl": None, "openrlhf": 0, "slime": 22_000_000_000}[framework]
+    assert (None if moe is None else moe.min_params) == expected
+    if moe is None:
+        args = ["grpo", "-m", "qwen3-30b-a3b", "--framework", framework, "--gpus", "8"]
+        assert _run_json(*args)["deployment"] == \
+            _run_json(*args, "--no-sized-defaults")["deployment"]  # fmt: skip
 
 
 def test_a_tier_adds_a_field_the_preset_does_not_set() -> None:

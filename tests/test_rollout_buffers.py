@@ -83,7 +83,9 @@ def test_buffers_scale_with_the_batch_and_shard_over_data_parallel_ranks():
 SLIME_COLOCATED = ("grpo", "-m", "qwen3-8b", "--gpus", "8", "--hardware", "h100-sxm",
                    "--framework", "slime", "--sleep", "--zero", "1",
                    "--offload", "params-idle,optimizer-idle,grads-idle", "-S", "1024",
-                   "-T", "4096")  # fmt: skip
+                   "-T", "4096", "--no-sized-defaults")  # fmt: skip
+# (slime's argument defaults under those flags: TP 1, no reference; not its Qwen3-4B example's
+# TP 2 and KL reference that --framework slime takes for an 8 B actor)
 
 
 def _training(d: dict) -> dict:
@@ -120,9 +122,11 @@ def test_routing_replay_keeps_the_routed_experts_in_host_memory():
 
 
 def test_the_timeline_shows_the_rollout_term_where_it_is_resident():
-    d = run_json("grpo", "-m", "qwen3-8b", "--gpus", "8", "--framework", "slime", "--timeline")
+    d = run_json("grpo", "-m", "qwen3-8b", "--gpus", "8", "--framework", "slime", "--timeline",
+                 "--no-sized-defaults")  # fmt: skip
     entries = {e["what"]: e for e in d["memory_timeline"][0]["entries"]}
-    # 512 samples / 8 DP ranks = 64 per GPU of 1024 + 1024 tokens (slime: no reference)
+    # 512 samples / 8 DP ranks = 64 per GPU of 1024 + 1024 tokens (slime's argument defaults:
+    # TP 1, no reference)
     fwd = 8 * 2048 + 4 * 1024 + 4 + 2 * 4 * 1024
     assert entries["actor forward"]["terms_bytes"]["rollout"] == 64 * fwd
     assert entries["actor train"]["terms_bytes"]["rollout"] == 64 * (fwd + 2 * 4 * 1024)

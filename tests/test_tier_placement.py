@@ -18,7 +18,7 @@ from rlmcost.frameworks.presets import get_preset
 from rlmcost.frameworks.tier_placement import scale
 
 runner = CliRunner()
-ORLHF = get_preset("openrlhf").sized[0]
+ORLHF = get_preset("openrlhf").sized[-1]  # the 70 B example's (the small one has no groups)
 TRL = get_preset("trl").sized[0]
 
 
@@ -160,7 +160,8 @@ def test_smaller_actors_and_other_frameworks_stay_co_located() -> None:
 def test_frameworks_lists_the_tier_placement() -> None:
     out = _cli("frameworks")
     tiers = {f["framework"]: f["sized"] for f in out["frameworks"]}
-    assert tiers["openrlhf"][0]["placement"]["groups"] == \
+    assert tiers["openrlhf"][0]["placement"] is None  # the Hybrid Engine example: co-located
+    assert tiers["openrlhf"][-1]["placement"]["groups"] == \
         "rollout=8,actor=8,critic=8,reference=4,reward=4"  # fmt: skip
     assert tiers["trl"][0]["placement"]["gpus"] == 40
     assert all(s["placement"] is None for s in tiers["verl"])

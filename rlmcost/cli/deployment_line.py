@@ -63,13 +63,28 @@ def deployment_line(run: Any) -> str:
             from rlmcost.run.tier_groups import placement_line
 
             placed = placement_line(run, tier)
-            default = f" (its defaults for larger actors: {tier.example}{placed})"
+            default = f" (its example for this actor's size: {tier.example}{placed})"
         elif tier is not None:  # the tier's trainer left: say which one is evaluated
             size = (actor_params(run.models.actor), actor_moe(run.models.actor))
             left = trainer_left(run, get_preset(fw), size)
             default = f" ({left[2:]})" if left else ""
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
-            "--framework NAME for another framework, none for rlmcost's bare layout.")  # fmt: skip
+            "--framework NAME for another framework, none for rlmcost's bare layout."
+            + untested_moe(fw, run.models.actor))  # fmt: skip
+
+
+def untested_moe(framework: str, actor: Any) -> str:
+    """Where ``actor`` is a mixture of experts and ``framework`` has no example that trains one
+    (:data:`~rlmcost.frameworks.preset_data.moe_tiers.MOE_NO_EXAMPLE`), the clause that says its
+    defaults here are not a setup the framework runs; "" otherwise."""
+    from rlmcost.frameworks.preset_data.moe_tiers import MOE_NO_EXAMPLE
+    from rlmcost.run.defaults import actor_moe
+
+    if framework not in MOE_NO_EXAMPLE or not actor_moe(actor):
+        return ""
+    return (f" For a mixture of experts these defaults are not a setup {framework} is known "
+            f"to run: {MOE_NO_EXAMPLE[framework]}; where it does not fit, the advice above says "
+            "what does.")
 
 
 def trainer_left(run: Any, preset: Any, size: tuple[int | None, bool]) -> str:

@@ -338,9 +338,9 @@ def frameworks_command(
         tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
-        tables += [(f"--framework {p.framework.value}, {_ACTORS[_actors(s)]} of >= "
-                    f"{s.min_params / 1e9:g} B "
-                    f"parameters (--no-sized-defaults: the table above): {s.example}",
+        tables += [(f"--framework {p.framework.value}, {_ACTORS[_actors(s)]} of "
+                    f"{f'>= {s.min_params / 1e9:g} B parameters' if s.min_params else 'any size'}"
+                    f" (--no-sized-defaults: the table above): {s.example}",
                     s.defaults, _placement_row(s.placement)) for s in p.sized]  # fmt: skip
         for title, defaults, extra in tables:
             rows = [(d.field, _v(list(d.value) if isinstance(d.value, tuple) else d.value),

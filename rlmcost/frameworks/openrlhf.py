@@ -281,6 +281,31 @@ def _init_load(r: Reader, q: ImportedQuery) -> None:
                "the Ray actors load on the host (--init-load host-each, sharded under ZeRO-3)")
 
 
+DEEPSPEED_SLEEP_OFFLOAD = "optimizer-idle,grads-idle"
+"""``--deepspeed_enable_sleep`` as rlmcost's ``--offload``: the actor's and critic's ZeRO-3
+optimizer states (fp32 master weights, m, v) and gradient buffers go to pinned host memory
+after each training phase and come back before the next (``offload_deepspeed_states``:
+optim_states, contiguous_grad_buffer, hp_params, lp_grads; the bf16 parameter shards stay;
+openrlhf/utils/deepspeed/deepspeed_utils.py, trainer/ray/ppo_actor.py and ppo_critic.py,
+trainer/ppo_trainer.py ``ppo_train`` @c250c21a)."""
+
+
+def _deepspeed_sleep(r: Reader, q: ImportedQuery) -> None:
+    """``--deepspeed_enable_sleep``: nothing under ``--adam_offload`` (the states are on the
+    host already: ``offload_deepspeed_states`` returns), ZeRO-3 only (it raises
+    NotImplementedError under another stage), else :data:`DEEPSPEED_SLEEP_OFFLOAD`."""
+    if not r.flag("deepspeed_enable_sleep", False) or "--offload" in dict(q.flags):
+        return
+    if dict(q.flags).get("--zero") != "3":
+        raise SpecError("OpenRLHF arguments: --deepspeed_enable_sleep needs --zero_stage 3 "
+                        "(openrlhf/utils/deepspeed/deepspeed_utils.py offload_deepspeed_states "
+                        "raises NotImplementedError under another stage)")  # fmt: skip
+    q.set("--offload", DEEPSPEED_SLEEP_OFFLOAD)
+    q.note("--deepspeed_enable_sleep: the trainers' ZeRO-3 optimizer states and gradients wait "
+           "in host memory while the other models and the engines run (DeepSpeed "
+           f"offload_states; --offload {DEEPSPEED_SLEEP_OFFLOAD})")  # fmt: skip
+
+
 def _gpus(r: Reader, role: str) -> int:
     return r.integer(f"{role}_num_nodes", 1) * r.integer(f"{role}_num_gpus_per_node", 8)
 
@@ -295,7 +320,7 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
     util = r.fraction("vllm_gpu_memory_utilization", 0.95)
     colocate_all = r.flag("colocate_all_models", False)
     sleep = r.flag("vllm_enable_sleep", False) and colocate_all
-    r.flag("deepspeed_enable_sleep", False)
+    _deepspeed_sleep(r, q)
     if r.flag("async_train", False):
         q.note("--async_train: generation overlaps training one step behind; rlmcost's "
                "groups model the synchronous iteration (see --placement async)")  # fmt: skip

@@ -36,6 +36,18 @@ MOE_671B_EXAMPLE_FROM = 397_000_000_000
 example instead of its 235 B one: the geometric mean of Qwen3-235B-A22B's 235.09 B and
 DeepSeek-V3's 671.03 B parameters (397.18 B), rounded down; Kimi-K2 (1.03 T) takes it."""
 
+MOE_NO_EXAMPLE = {
+    "openrlhf": "OpenRLHF's examples train no mixture of experts with RL (examples/scripts "
+                "@c250c21a and @3c3be623; its one MoE example is SFT, examples/test_scripts/"
+                "train_sft_moe.sh, README.md @3c3be623), so its dense example's settings apply",
+    "trl": "TRL documents no training setup for a mixture of experts (docs/source/"
+           "grpo_trainer.md @f2cd5771 names MoE models only as tested with tool calling), so "
+           "its dense defaults apply",
+}
+"""Frameworks with no example that trains a mixture of experts with RL, with the sources
+searched: a mixture-of-experts actor takes their dense defaults, and the deployment line says
+so (:func:`rlmcost.cli.deployment_line.untested_moe`)."""
+
 _QWEN3_235B_LAYERS = 94
 _DEEPSEEK_V3_LAYERS = 61
 _ONLY = "applied to an actor of the example's {} layers alone, else the even split"
@@ -237,7 +249,40 @@ def _slime_engine(src: str, tp: int) -> tuple[Default, ...]:
                     f"{src}: --sglang-mem-fraction-static 0.7", engines=("sglang",)))
 
 
+SLIME_30B_A3B_EXAMPLE_FROM = 22_000_000_000
+"""Mixtures of experts from which slime's preset takes its Qwen3-30B-A3B example
+(scripts/run-qwen3-30B-A3B.sh) instead of its dense defaults: the geometric mean of its next
+smaller MoE example's model, Moonlight-16B-A3B (scripts/run-moonlight-16B-A3B.sh: 15.96 B), and
+Qwen3-30B-A3B's 30.53 B parameters (22.07 B), rounded down, as the dense tiers' thresholds lie
+between two examples; up to :data:`MOE_235B_EXAMPLE_FROM`."""
+
+_SLIME_30B = "slime scripts/run-qwen3-30B-A3B.sh @624b824a"
+
 SLIME_MOE = (
+    Sized(SLIME_30B_A3B_EXAMPLE_FROM, (
+        *_megatron(_SLIME_30B, (
+            ("param_dtype", "bf16", "Megatron-LM --bf16 (slime's default)"),
+            ("sp", True, "--sequence-parallel"),
+            ("tp", 4, "--tensor-model-parallel-size 4"),
+            ("ep", 8, "--expert-model-parallel-size 8"),
+            ("etp", 1, "--expert-tensor-parallel-size 1"),
+            ("ckpt", "full", "--recompute-granularity full --recompute-method uniform "
+             "--recompute-num-layers 1"),
+            ("max_tokens_per_gpu", 20480, "--use-dynamic-batch-size --max-tokens-per-gpu 20480"),
+            ("offload", ("params-idle", "grads-idle", "optimizer"), "--colocate (offload_train) "
+             "and --optimizer-cpu-offload (Megatron-core's CPU optimizer)")), (), 0),
+        *_slime_engine(_SLIME_30B, 8),
+        Default("engine.sleep", True, "--sleep", f"{_SLIME_30B}: --colocate (offload_rollout)"),
+        Default("kl", True, "--kl", f"{_SLIME_30B}: --use-kl-loss --kl-loss-coef 0.00 (the "
+                "reference loaded, --ref-load, its forward run)"),
+        Default("offload_idle", True, "--offload-idle", f"{_SLIME_30B}: the reference's "
+                "weights in host memory, copied in for its forward (weights_backuper 'ref')"),
+    ), "scripts/run-qwen3-30B-A3B.sh, slime's example for Qwen3-30B-A3B on 8 GPUs, for a "
+       "mixture of experts of >= 22 B parameters: Megatron TP 4 with SP, EP 8, full "
+       "recomputation, 20,480 tokens per GPU, the CPU optimizer, SGLang TP 8 at 0.7 on the same "
+       "GPUs (--colocate), a KL loss", moe_only=True,
+       summary="slime: Megatron trainer and SGLang engines on the same GPUs, each offloaded "
+       "while the other runs (--colocate)"),
     Sized(MOE_235B_EXAMPLE_FROM, (
         *_megatron(_SLIME_235B, (*_SLIME_COMMON,
             ("tp", 4, "--tensor-model-parallel-size 4"),

@@ -1,9 +1,15 @@
 """OpenRLHF's preset: its defaults, conventions and behaviour, each with its source.
 
 Sources: OpenRLHF ``openrlhf/cli/train_ppo_ray.py`` (argparse defaults) and the files each
-entry names (``openrlhf/models/actor.py``, ``openrlhf/trainer/ray/ppo_actor.py``, ...); for
-larger actors (``sized``, from :data:`OPENRLHF_70B_EXAMPLE_FROM`) its Llama-3-70B example. Data
-only; the lookups are in :mod:`rlmcost.frameworks.presets`.
+entry names (``openrlhf/models/actor.py``, ``openrlhf/trainer/ray/ppo_actor.py``, ...). An
+actor of any size runs as one of OpenRLHF's examples (``sized``; ``--no-sized-defaults``: the
+argument defaults, as `rlmcost import` reads a command line): under
+:data:`OPENRLHF_70B_EXAMPLE_FROM` its README's Hybrid Engine example for Llama-3-8B (every model
+and the engines on the same GPUs, both asleep while the other runs), from it its Llama-3-70B
+example (each model on GPUs of its own). OpenRLHF's README says why two: "Using hybrid engine
+... rather than distributed RLHF when there are enough GPU memory ... For a large base model, if
+an OOM occurs, do not use any --colocate_xxxx options" (README.md 'Performance Tuning Guide'
+@c250c21a). Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,11 @@ _ORLHF_ARGS = "openrlhf/cli/train_ppo_ray.py"
 _ORLHF_70B = ("OpenRLHF examples/scripts/train_ppo_llama_ray_70b.sh (@c250c21a, 2025-08-15; "
               "removed with other examples in 34ba2900, 2026-01-05; 32 GPUs: vLLM 4 x TP 2, "
               "actor 8, critic 8, reference 4, reward 4)")
+
+_ORLHF_8B = ("OpenRLHF examples/scripts/train_ppo_llama_ray_hybrid_engine.sh (@c250c21a, "
+             "2025-08-15: README.md's 'PPO/REINFORCE++ with Ray and vLLM' quick start, 8 GPUs, "
+             "--colocate_all_models; its successor train_ppo_ray_hybrid_engine.sh @3c3be623 "
+             "the same with --train.colocate_all)")
 
 OPENRLHF_70B_EXAMPLE_FROM = 23_800_000_000
 """Actors from which OpenRLHF's preset takes its Llama-3-70B example
@@ -136,6 +147,42 @@ PRESET = Preset(
               "under DeepSpeed's bf16 engine, no casts"),
     sized=(
         Sized(
+            0,
+            (
+                Default("train.zero", "3", "--zero 3", f"{_ORLHF_8B}: --zero_stage 3"),
+                Default("init_load", "sharded", "--init-load sharded",
+                        "openrlhf/models/actor.py: under --zero_stage 3 HfDeepSpeedConfig "
+                        "builds the model inside deepspeed.zero.Init, each rank its shard"),
+                Default("train.ckpt", "full", "--ckpt full",
+                        f"{_ORLHF_8B}: --gradient_checkpointing"),
+                Default("train.micro_batch", 4, "--micro-batch 4",
+                        f"{_ORLHF_8B}: --micro_train_batch_size 4"),
+                Default("engine.tp", 2, "--rollout-tp 2",
+                        f"{_ORLHF_8B}: --vllm_num_engines 4 --vllm_tensor_parallel_size 2"),
+                Default("engine.gpu_memory_utilization", 0.5, "--gpu-memory-utilization 0.5",
+                        f"{_ORLHF_8B}: --vllm_gpu_memory_utilization 0.5"),
+                Default("engine.sleep", True, "--sleep",
+                        f"{_ORLHF_8B}: --colocate_all_models --vllm_enable_sleep (the engines "
+                        "release their memory while the models train)"),
+                Default("train.offload", ("optimizer-idle", "grads-idle"),
+                        "--offload optimizer-idle,grads-idle",
+                        f"{_ORLHF_8B}: --deepspeed_enable_sleep (offload_deepspeed_states: the "
+                        "actor's and critic's ZeRO-3 optimizer states and gradients in host "
+                        "memory between their training phases, openrlhf/utils/deepspeed/"
+                        "deepspeed_utils.py)"),
+                Default("engine.eager", True, "--enforce-eager",
+                        f"{_ORLHF_8B}: --enforce_eager"),
+            ),
+            "examples/scripts/train_ppo_llama_ray_hybrid_engine.sh, OpenRLHF's Hybrid Engine "
+            "example for Llama-3-8B (its README's quick start), for a dense actor of < 23.8 B "
+            "parameters and any mixture of experts: every model and the vLLM engines on the same "
+            "GPUs (--colocate_all_models), ZeRO-3, gradient checkpointing, micro-batch 4, vLLM "
+            "TP 2 at 0.5 with sleep, the trainers' optimizer states and gradients in host memory "
+            "between phases (--deepspeed_enable_sleep)",
+            summary="OpenRLHF: DeepSpeed ZeRO-3 trainers and vLLM engines on the same GPUs, "
+            "each asleep while the other runs (Ray Hybrid Engine)",
+        ),
+        Sized(
             OPENRLHF_70B_EXAMPLE_FROM,
             (
                 Default("train.zero", "3", "--zero 3", f"{_ORLHF_70B}: --zero_stage 3"),
@@ -157,6 +204,8 @@ PRESET = Preset(
             "Llama-3-70B, for an actor of >= 23.8 B parameters: ZeRO-3 with Adam offload, "
             "gradient checkpointing, micro-batch 1, vLLM TP 2",
             dense_only=True,
+            summary="OpenRLHF: DeepSpeed ZeRO-3 trainers and vLLM engines on GPUs of their own "
+            "(Ray)",
             placement=TierPlacement(
                 (("rollout", 8, ""), ("actor", 8, ""), ("critic", 8, ""), ("reference", 4, ""),
                  ("reward", 4, "")),

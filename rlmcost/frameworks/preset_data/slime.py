@@ -1,8 +1,12 @@
 """slime's preset: its defaults, conventions and behaviour, each with its source.
 
 Sources: slime ``slime/utils/arguments.py`` (THUDM/slime), Megatron-LM's argument defaults and
-the files each entry names; for larger actors (``sized``, from :data:`SLIME_32B_EXAMPLE_FROM`)
-its Qwen3-32B example. Data only; the lookups are in :mod:`rlmcost.frameworks.presets`.
+the files each entry names. An actor of any size runs as one of slime's examples (``sized``;
+``--no-sized-defaults``: the argument defaults, as `rlmcost import` reads a command line): under
+:data:`SLIME_32B_EXAMPLE_FROM` its Qwen3-4B example (scripts/run-qwen3-4B.sh, the engines and
+the trainer on the same GPUs under --colocate), from it its Qwen3-32B example; mixtures of
+experts take its MoE examples (:mod:`rlmcost.frameworks.preset_data.moe_tiers`). Data only; the
+lookups are in :mod:`rlmcost.frameworks.presets`.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from rlmcost.frameworks.preset_model import Behaviour, Default, Framework, Prese
 
 _SLIME_ARGS = "slime/utils/arguments.py"
 _SLIME_32B = "slime scripts/run-qwen3-32B.sh (THUDM/slime @624b824a; 8 GPUs, --colocate)"
+_COLOCATED = ("slime: Megatron trainer and SGLang engines on the same GPUs, each offloaded "
+              "while the other runs (--colocate)")
+_SLIME_4B = "slime scripts/run-qwen3-4B.sh (THUDM/slime @624b824a; 8 GPUs, --colocate)"
 
 SLIME_32B_EXAMPLE_FROM = 11_500_000_000
 """Actors from which slime's preset takes its Qwen3-32B example (scripts/run-qwen3-32B.sh:
@@ -126,6 +133,46 @@ PRESET = Preset(
               megatron_grad_reduce="fp32"),  # Megatron-LM's validate_args (grad_buffer)
     sized=(
         Sized(
+            0,
+            (
+                Default("train.tp", 2, "--tp 2",
+                        f"{_SLIME_4B}: --tensor-model-parallel-size 2"),
+                Default("train.sp", True, "--sp", f"{_SLIME_4B}: --sequence-parallel"),
+                Default("train.ckpt", "full", "--ckpt full",
+                        f"{_SLIME_4B}: --recompute-granularity full, --recompute-method "
+                        "uniform, --recompute-num-layers 1"),
+                Default("train.max_tokens_per_gpu", 9216, "--max-tokens-per-gpu 9216",
+                        f"{_SLIME_4B}: --use-dynamic-batch-size, --max-tokens-per-gpu 9216"),
+                Default("train.offload", ("optimizer-idle", "params-idle", "grads-idle"),
+                        "--offload optimizer-idle,params-idle,grads-idle",
+                        f"{_SLIME_4B}: --colocate (offload_train: the trainer's parameters, "
+                        "gradients and optimizer states leave the GPUs while the engines run; "
+                        "slime/utils/arguments.py)"),
+                Default("engine.tp", 2, "--rollout-tp 2",
+                        f"{_SLIME_4B}: --rollout-num-gpus-per-engine 2"),
+                Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
+                        f"{_SLIME_4B}: --sglang-mem-fraction-static 0.7",
+                        engines=("sglang",)),
+                Default("engine.sleep", True, "--sleep",
+                        f"{_SLIME_4B}: --colocate (offload_rollout: the engines release "
+                        "their memory while the trainer runs)"),
+                Default("kl", True, "--kl",
+                        f"{_SLIME_4B}: --use-kl-loss --kl-loss-coef 0.00 (slime still loads "
+                        "the reference, --ref-load, and runs its forward: "
+                        "slime/ray/placement_group.py with_ref)"),
+                Default("offload_idle", True, "--offload-idle",
+                        f"{_SLIME_4B}: the reference's weights wait in host memory and are "
+                        "copied into the actor's model for its forward (weights_backuper "
+                        "'ref' tag, slime/backends/megatron_utils/actor.py)"),
+            ),
+            "scripts/run-qwen3-4B.sh, slime's example for Qwen3-4B, for an actor of < 11.5 B "
+            "parameters (a mixture of experts of < 22 B): Megatron TP 2 with SP, full "
+            "recomputation, 9,216 tokens per GPU, SGLang TP 2 at 0.7 on the same GPUs "
+            "(--colocate: each side's memory released while the other runs), the reference "
+            "loaded (--use-kl-loss)",
+            summary=_COLOCATED,
+        ),
+        Sized(
             SLIME_32B_EXAMPLE_FROM,
             (
                 Default("train.tp", 8, "--tp 8",
@@ -163,6 +210,7 @@ PRESET = Preset(
             "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate), the reference loaded "
             "(--use-kl-loss)",
             dense_only=True,
+            summary=_COLOCATED,
         ),
         *SLIME_MOE,
     ),  # fmt: skip
