@@ -12,9 +12,10 @@ from rlmcost.cli import app
 runner = CliRunner()
 
 ORLHF = ("ppo", "-m", "8b", "-H", "a100-80gb", "--gpus", "8", "--framework", "openrlhf",
-         "--groups", "actor+critic+reference+reward=8")  # fmt: skip
+         "--no-sized-defaults", "--groups", "actor+critic+reference+reward=8")  # fmt: skip
 """Every model and OpenRLHF's vLLM engine (0.95 of the device, no sleep: openrlhf/cli/
-train_ppo_ray.py defaults) on one group of 8 A100s: --colocate_all_models."""
+train_ppo_ray.py defaults, not the Hybrid Engine example the preset takes for an 8 B actor:
+--no-sized-defaults) on one group of 8 A100s: --colocate_all_models."""
 
 
 def run(*args: str):
@@ -82,8 +83,8 @@ def test_a_framework_without_sleep_for_its_engine_is_not_offered_it():
     fixes = _fixes(r.stdout)
     assert fixes and not any("--sleep" in f[0] for f in fixes), r.stdout
     assert all(f[2] == "" for f in fixes)  # no NeMo RL switch for an SGLang engine
-    r = run("ppo", "-m", "8b", "-H", "a100-80gb", "--framework", "openrlhf", "--groups",
-            "actor+rollout=8,critic+reference+reward=8")  # fmt: skip
+    r = run("ppo", "-m", "8b", "-H", "a100-80gb", "--framework", "openrlhf",
+            "--no-sized-defaults", "--groups", "actor+rollout=8,critic+reference+reward=8")
     assert r.exit_code == 0, r.output
     fixes = _fixes(r.stdout)
     assert fixes and not any("--sleep" in f[0] for f in fixes), r.stdout
