@@ -71,7 +71,8 @@ def _tp_options(spec) -> list[int]:
     model=models,
     sizes=st.fixed_dictionaries(
         {n: st.integers(1, 5000) for n in ("context", "seqs", "seq", "prompt", "response",
-                                             "tokens")} | {"act_bytes": st.sampled_from([1, 2, 4])}
+                                             "tokens")} | {"act_bytes": st.sampled_from([1, 2, 4]),
+                                                           "fused_glu": st.sampled_from([0, 1])}
     ),
 )  # fmt: skip
 def test_every_generated_function_equals_its_symbolic_block(data, model, sizes):

@@ -40,15 +40,18 @@ def _valid(arch, layout) -> bool:
     head=st.sampled_from(list(Head)),
     dtypes=st.sampled_from([Workload(), Workload(weight_dtype=Dtype.FP32,
                                                  activation_dtype=Dtype.FP32, kv_dtype=Dtype.FP8)]),
+    fused_glu=st.booleans(),
 )  # fmt: skip
 def test_twin_equals_the_symbolic_model_component_by_component(
-    data, model, mode, sequences, seq_len, head, dtypes
+    data, model, mode, sequences, seq_len, head, dtypes, fused_glu
 ):
     arch = model.arch()
     layout = data.draw(layouts(model))
     assume(_valid(arch, layout))
-    want = symbolic.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head)
-    got = twin.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head)
+    want = symbolic.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head, False,
+                                     fused_glu)  # fmt: skip
+    got = twin.memory_per_stage(arch, layout, mode, sequences, seq_len, dtypes, head, False,
+                                fused_glu)  # fmt: skip
     # Independent: the symbolic core (sympy blocks, parallel.zero/shard/activations) per stage.
     assert [g.to_json() for g in got] == [w.to_json() for w in want]
     assert all(type(v) is int for g in got for v in g.to_json().values())

@@ -163,7 +163,8 @@ def test_a_head_only_slice_has_no_sliding_layers():
 @pytest.mark.parametrize("spec", [*SPECS, get_model("gemma-2-2b")], ids=spec_id)
 def test_every_generated_function_equals_its_symbolic_block_with_a_window(spec):
     arch, a = spec.arch(), arch_numbers(spec)
-    sizes = dict(context=23, seqs=3, seq=19, prompt=11, response=17, tokens=29, act_bytes=2)
+    sizes = dict(context=23, seqs=3, seq=19, prompt=11, response=17, tokens=29, act_bytes=2,
+                 fused_glu=1)
     exact = {k: sp.Integer(v) for k, v in sizes.items()}
     symbolic = SimpleNamespace(tp=1, vocab_tp=arch.vocab, **exact)
     for block in generate.blocks():

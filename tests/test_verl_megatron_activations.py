@@ -21,17 +21,20 @@ Each factor of the figure comes from a source apart from rlmcost's own code:
   top 8; bf16): the norm and QKV inputs 2 x 2 x 4096 / 4 = 4,096; q, k, v 2 x (8192 + 2 x 512)
   / 4 = 4,608; the attention output 2 x 8192 / 4 = 4,096; the fp32 log-sum-exp 4 x 64 / 4 = 64;
   the FFN norm and router inputs 2 x 2 x 4096 / 4 = 4,096; the 8 dispatched copies 2 x 8 x 4096
-  / 4 = 16,384; gate, up, act and down input 2 x 4 x 8 x 1536 / 4 = 24,576; the fp32 router
-  logits 4 x 128 / 4 = 128. Sum 58,048 (Korthikanti et al. 2022, arXiv:2205.05198 §4, with the
-  terms rlmcost.parallel.activations lists).
+  / 4 = 16,384; the fp32 router logits 4 x 128 / 4 = 128 (Korthikanti et al. 2022,
+  arXiv:2205.05198 §4, with the terms rlmcost.parallel.activations lists); and as Megatron-core
+  (core_v0.15.0, Transformer Engine 2.10) keeps them, the two terms an unfused count of 58,048
+  (gate, up, act and down input 2 x 4 x 8 x 1536 / 4 = 24,576; no q/k norm) has otherwise:
+  the example's fused SwiGLU (``bias_activation_fusion=True``, also mbridge's Qwen3-MoE
+  default) saves each copy's input and the down projection's, 2 x 3 x 8 x 1536 / 4 = 18,432
+  (fusions/fused_bias_swiglu.py ``WeightedSwiGLUFunction``), and its fp32 routing weight,
+  4 x 8 / 4 = 8; Qwen3's q and k RMSNorms (TENorm ``q_layernorm`` / ``k_layernorm``) save their
+  inputs, 2 x (8192 + 512) / 4 = 4,352, and their fp32 1 / rms a head, 4 x 68 / 4 = 68.
+  Sum 56,332.
 
-Megatron-core's own MoE layer (core_v0.15.0, Transformer Engine 2.10) keeps about 56.2 KB of
-it, 3 % less: its fused SwiGLU (``bias_activation_fusion``, the example's) saves its input alone
-(fusions/fused_bias_swiglu.py ``WeightedSwiGLUFunction``), a d_expert per copy fewer (-6,144
-bytes), while the per-head RMSNorms on q and k (Qwen3's qk-norm, TENorm) save their inputs
-(+4,352 and fp32 1 / rms); rlmcost.parallel.activations' docstring. By that count the peak
-stage allocates 93.1 GiB (rlmcost: 94.8 GiB), 1.9 GiB under the H20's 95.0 GiB before the CUDA
-context, communicators and allocator slack (rlmcost: 2.9 GiB): at the device's edge either way.
+By that count the peak stage allocates 93.2 GiB of weights, gradients and activations (51.5 GiB
+of them activations; 53.0 GiB by the unfused count), 1.8 GiB under the H20's 95.0 GiB before the
+CUDA context, communicators and allocator slack (rlmcost: 2.9 GiB): at the device's edge.
 
 The version of the script whose 4-node run verl's PR #3019 (65c59c71) shows recomputed every
 layer (``recompute_granularity=full``, ``recompute_method=uniform``, ``recompute_num_layers=1``);
@@ -63,21 +66,25 @@ def _training(script: Path) -> dict:
     return out["estimate"]["stages"]["training"]
 
 
-def test_a_moe_layer_token_keeps_the_korthikanti_terms_on_a_tp4_sp_rank() -> None:
+def test_a_moe_layer_token_keeps_megatron_cores_terms_on_a_tp4_sp_rank() -> None:
     arch = get_model("qwen3-235b-a22b").arch()
     attention = 4096 + 4608 + 4096 + 64
-    ffn = 4096 + 16384 + 24576 + 128
-    assert saved_bytes_per_token_layer(arch, 4, True, moe=True) == attention + ffn == 58048
+    qk_norms = 4352 + 68
+    ffn = 4096 + 16384 + 128
+    fused = saved_bytes_per_token_layer(arch, 4, True, moe=True, fused_glu=True)
+    assert fused == attention + qk_norms + ffn + 18432 + 8 == 56332
+    unfused = saved_bytes_per_token_layer(arch.with_(qk_norm=False), 4, True, moe=True)
+    assert unfused == attention + ffn + 24576 == 58048  # the count before either term
 
 
 def test_the_examples_activations_are_megatrons_1f1b_peak_of_verls_micro_batches() -> None:
     """Stage 1 (12 layers, 7 micro-batches in flight) holds the device's peak: its weights and
     fp32 gradient buffer are a layer larger than the first stage's (11 layers, 8 in flight)."""
     training = _training(NOW)
-    assert training["memory_breakdown_bytes"]["activations"] == 7 * 12 * 11680 * 58048
+    assert training["memory_breakdown_bytes"]["activations"] == 7 * 12 * 11680 * 56332
     assert training["fits"] is False
-    # 2.66 GiB short of an H20's 95.0 GiB (96 GB): within 3 % of the device, the size of the
-    # per-layer count's difference from Megatron-core's own: at the device's edge
+    # 1.06 GiB short of an H20's 95.0 GiB (96 GB) with rlmcost's 2.9 GiB of CUDA context,
+    # communicators and allocator slack: within 3 % of the device, at its edge
     short = training["shortfall_bytes"]
     assert 0 < short < 0.03 * (training["memory_bytes_per_device"] - short)
 
@@ -87,6 +94,6 @@ def test_the_version_verl_ran_on_four_h20_nodes_fits() -> None:
     the 8 micro-batches of the first stage's 12 layers (94 - 10 on the last = 84 over 7), plus
     one layer rebuilt for one micro-batch."""
     training = _training(RAN)
-    kept = 8 * 12 * 11680 * 2048 + 11680 * 58048
+    kept = 8 * 12 * 11680 * 2048 + 11680 * 56332
     assert training["memory_breakdown_bytes"]["activations"] == kept
     assert training["fits"] is True

@@ -59,7 +59,9 @@ def memory_activations_paper(arch: Arch, tokens: Expr) -> sp.Expr:
     return sp.expand(tokens * arch.n_layers * arch.d_model)
 
 
-def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> sp.Expr:
+def activation_bytes_per_token_layer(
+    arch: Arch, dtype: Dtype = Dtype.BF16, fused_glu: Expr = False
+) -> sp.Expr:
     """Bytes one token's layer saves for backward, no recomputation, fused attention.
 
     Adapted from Korthikanti et al. 2022 (arXiv:2205.05198, §4.1: 34 s b h + 5 a s^2 b per
@@ -71,9 +73,19 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
       log-sum-exp h -> 4 bytes;
     * FFN norm input d and FFN input d -> x each; each further norm (Gemma 2/3's post-attention
       and post-FFN norms, ``norms_per_layer`` = 4) saves its input d -> x;
+    * q/k RMSNorms (``qk_norm``: Qwen3, Gemma 3): their inputs, the projected q and k before
+      the norm, (h + h_kv) d_h -> x, and the norm's 1 / rms of each head's row, h + h_kv -> 4
+      bytes (fp32 in Transformer Engine's and Liger's RMSNorm and in transformers' eager one);
+      the d-wide norms' 1 / rms (4 bytes a token each) is left out;
     * plain FFN: activation input and down-projection input, 2 d_ff;
-      gated FFN: gate, up, act(gate) and down-projection input, 4 d_ff (MoE: per routed and
-      shared expert copy of the token, plus the router logits E in fp32).
+      gated FFN, unfused (``fused_glu`` false: transformers' ``down_proj(act_fn(gate_proj(x)) *
+      up_proj(x))`` under autograd): gate, up, act(gate) and down-projection input, 4 d_ff;
+      fused (``fused_glu`` true: Megatron-core's ``SwiGLUFunction`` / ``WeightedSwiGLUFunction``,
+      Liger's ``LigerSiLUMulFunction``): the kernel's input, gate and up, and the
+      down-projection input, 3 d_ff, and in a MoE layer each routed copy's routing weight,
+      which ``WeightedSwiGLUFunction`` saves, in fp32 as the router's (MoE: per routed and
+      shared expert copy of the token, plus the router logits E in fp32). ``fused_glu`` may be
+      a 0/1 symbol (the generated functions' size).
 
     A lower bound of what unfused code keeps: transformers' eager Llama-family layers on the
     SDPA path save 6 % (fp32) to 26 % (bf16: fp32 RMSNorm temporaries, unfused RoPE) more,
@@ -93,20 +105,30 @@ def activation_bytes_per_token_layer(arch: Arch, dtype: Dtype = Dtype.BF16) -> s
     else:
         attn = x * (2 * arch.d_model + arch.q_width + 2 * arch.kv_width + arch.q_width)
         attn += 4 * arch.n_heads
+    if arch.qk_norm:  # the q and k norms' inputs and their fp32 1 / rms per head
+        attn += x * (arch.q_width + arch.kv_width) + 4 * (arch.n_heads + arch.n_kv_heads)
     norms = x * arch.norms_per_layer * arch.d_model
-    inner = 2 if arch.ffn_kind.projections == 2 else 4
+    gated = arch.ffn_kind.projections != 2
+    fused = glu_flag(fused_glu)
+    inner = 4 - fused if gated else 2
 
     def ffn(moe: bool) -> sp.Expr:
         if not moe:
             return sp.sympify(x * inner * arch.d_ff)
         width = arch.top_k * arch.d_expert + arch.n_shared_experts * arch.d_shared_expert
         copies = x * arch.d_model * arch.top_k  # the dispatched copies of the token
-        return sp.sympify(x * inner * width + copies + 4 * arch.n_experts)
+        weights = 4 * arch.top_k * fused if gated else 0  # WeightedSwiGLUFunction's
+        return sp.sympify(x * inner * width + copies + 4 * arch.n_experts + weights)
 
     total = arch.n_dense_layers * (attn + norms + ffn(False))
     if arch.is_moe:
         total += arch.n_moe_layers * (attn + norms + ffn(True))
     return sp.expand(total / arch.n_layers)
+
+
+def glu_flag(fused_glu: Expr) -> Expr:
+    """``fused_glu`` as 0/1 (a bool) or as given (a 0/1 symbol), for sympy's arithmetic."""
+    return int(fused_glu) if isinstance(fused_glu, bool) else fused_glu
 
 
 def _mla_saved_widths(arch: Arch) -> Expr:

@@ -187,10 +187,12 @@ def _saved(ckpt: Checkpointing, sp: bool, moe: bool) -> Callable[..., Any]:
 
 
 def saved_bytes(
-    a: g.ArchNumbers, tp: Any, sp: bool, ckpt: Checkpointing, moe: bool, act_bytes: Any
+    a: g.ArchNumbers, tp: Any, sp: bool, ckpt: Checkpointing, moe: bool, act_bytes: Any,
+    fused_glu: bool = False,
 ) -> Any:
-    """``parallel.activations.saved_bytes_per_token_layer`` (bytes, exact; arrays elementwise)."""
-    return _saved(Checkpointing(ckpt), bool(sp), bool(moe))(a, tp, act_bytes)
+    """``parallel.activations.saved_bytes_per_token_layer`` (bytes, exact; arrays elementwise;
+    ``fused_glu``: the trainer's gated FFN a fused SwiGLU)."""
+    return _saved(Checkpointing(ckpt), bool(sp), bool(moe))(a, tp, act_bytes, int(fused_glu))
 
 
 @memoized(copy=list)
@@ -203,13 +205,15 @@ def memory_per_stage(
     workload: Any | None = None,
     head: Head = Head.LM,
     linear_mixer_replicated: bool = False,
+    fused_glu: bool = False,
 ) -> list[MemoryBreakdown]:
     """:func:`memory_per_rank` for a rank of every pipeline stage, first to last.
 
     ``arch``: an ``Arch``, a ``ModelSpec``, a mapping of their fields or ``ArchNumbers``;
     ``workload``: a ``specs.Workload`` for its dtypes (default ``Workload()``'s) or ``Dtypes``;
     ``linear_mixer_replicated``: the Gated DeltaNet mixers whole on every TP rank
-    (``parallel.memory.memory_per_rank``).
+    (``parallel.memory.memory_per_rank``); ``fused_glu``: the trainer's gated FFN a fused SwiGLU,
+    3 d_ff kept not 4 (:mod:`rlmcost.placement.glu_kernel` says which trainers).
     """
     a = arch_numbers(arch)
     mode = Mode(mode)
@@ -230,8 +234,10 @@ def memory_per_stage(
 
     if train:
         x = dt.activation
-        saved = {m: saved_bytes(a, tp, sp_on, layout.ckpt, m, x) for m in (False, True)}
-        rebuilt = {m: saved_bytes(a, tp, sp_on, Checkpointing.NONE, m, x) for m in (False, True)}
+        glu = bool(fused_glu)
+        saved = {m: saved_bytes(a, tp, sp_on, layout.ckpt, m, x, glu) for m in (False, True)}
+        rebuilt = {m: saved_bytes(a, tp, sp_on, Checkpointing.NONE, m, x, glu)
+                   for m in (False, True)}  # fmt: skip
         final_norm_input = Fraction(x * a.d_model, tp if sp_on else 1)
     else:
         buffer = Fraction(g.memory_inference_buffer(a, 1, tp))
@@ -313,6 +319,7 @@ def memory_per_rank(
     workload: Any | None = None,
     head: Head = Head.LM,
     linear_mixer_replicated: bool = False,
+    fused_glu: bool = False,
 ) -> MemoryBreakdown:
     """Peak bytes on the most loaded rank: the stage of :func:`memory_per_stage` with the
     largest total (the first of equals), as ``parallel.memory.memory_per_rank``.
@@ -325,6 +332,6 @@ def memory_per_rank(
     """
     return max(
         memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head,
-                         linear_mixer_replicated),
+                         linear_mixer_replicated, fused_glu),
         key=lambda b: b.total,
     )

@@ -13,16 +13,18 @@ Two conventions, told apart by their names:
   On GPT layers it equals Korthikanti's count less the dropout masks (2 sbh bytes) and the
   softmax terms (5 a s^2 b), plus the fp32 log-sum-exp FlashAttention keeps (4 a s b).
 
-Against Megatron-core's own layer (NVIDIA/Megatron-LM @core_v0.15.0 with Transformer Engine
-2.10, verl's pin), two terms differ and partly cancel: a fused SwiGLU (``bias_activation_fusion``:
-fusions/fused_bias_swiglu.py ``SwiGLUFunction`` / ``WeightedSwiGLUFunction``) saves its input
-alone, so the gated FFN keeps 3 d_ff (MoE: 3 d_expert per copy, plus its fp32 routing weight)
-where the unfused Hugging Face MLP keeps the 4 counted here; and a per-head q/k RMSNorm
-(Qwen3's qk-norm; TENorm, transformer_engine_spec_provider.py) saves its inputs, (h + h_kv) d_h
-not counted here. On Qwen3-235B-A22B at TP 4 with SP, bytes a token and layer: 6,136 fewer
-(a d_expert per copy less, its fp32 weight more), 4,352 more (q and k) and their fp32 1 / rms,
-about 56,200 in all against the 58,048 here (-3 %, the router's top-k bookkeeping and the
-permutation's row map aside; tests/test_verl_megatron_activations.py).
+The gated FFN as the trainer's kernels keep it (``fused_glu``, ``blocks``' docstring): 4 d_ff
+unfused (a Hugging Face model's MLP under autograd), 3 d_ff under a fused SwiGLU, Megatron-core's
+``bias_activation_fusion`` (NVIDIA/Megatron-LM @core_v0.15.0 megatron/core/fusions/
+fused_bias_swiglu.py: ``SwiGLUFunction`` saves its input alone, ``WeightedSwiGLUFunction`` its
+input and the routed copy's weight; moe/experts.py ``TEGroupedMLP``) or Liger's patch
+(``LigerSiLUMulFunction``). Which trainer runs which: :mod:`rlmcost.placement.glu_kernel`. A
+per-head q/k RMSNorm (``Arch.qk_norm``; Megatron-core's TENorm ``q_layernorm`` /
+``k_layernorm``, transformers' ``Qwen3RMSNorm``) saves its input and fp32 1 / rms, counted for
+every trainer. On Qwen3-235B-A22B at TP 4 with SP under Megatron-core, bytes a token and layer:
+58,048 - 6,144 (a d_expert per copy) + 8 (the copies' fp32 weights) + 4,352 (q and k before
+their norms) + 68 (their 1 / rms) = 56,332 (tests/test_verl_megatron_activations.py), the
+router's top-k bookkeeping and the permutation's row map aside.
 
 Checkpointing (seed paper §III-G2): ``selective`` recomputes the attention core (Korthikanti
 §4.3); with fused attention that frees only the core's own fp32 log-sum-exp, since its inputs
@@ -37,6 +39,7 @@ import sympy as sp
 
 from rlmcost import blocks as bl
 from rlmcost.arch import Arch, Size
+from rlmcost.blocks.memory import glu_flag
 from rlmcost.choices import AttnCounting, Dtype
 from rlmcost.logs import clog2
 from rlmcost.parallel.layout import Checkpointing
@@ -84,16 +87,21 @@ def _moe_view(arch: Arch) -> Arch:
     return arch.with_(first_dense_layers=0)
 
 
-def _replicated_bytes_per_token_layer(arch: Arch, moe: bool, dtype: Dtype) -> sp.Expr:
+def _replicated_bytes_per_token_layer(
+    arch: Arch, moe: bool, dtype: Dtype, fused_glu: Size = False
+) -> sp.Expr:
     """Token-wise tensors of full width that TP without SP keeps on every rank [bytes].
 
     Attention-norm input, QKV input, FFN-norm input, FFN input (4 d); MoE: the top-k
-    dispatched copies (k d) and the fp32 router logits (E).
+    dispatched copies (k d), the fp32 router logits (E) and, under a fused gated FFN, the
+    copies' fp32 routing weights (k).
     """
     x = dtype.bytes
     rep = x * 4 * arch.d_model
     if moe:
         rep += x * arch.top_k * arch.d_model + 4 * arch.n_experts
+        if arch.ffn_kind.projections != 2:
+            rep += 4 * arch.top_k * glu_flag(fused_glu)
     return sp.sympify(rep)
 
 
@@ -104,12 +112,14 @@ def saved_bytes_per_token_layer(
     ckpt: Checkpointing = Checkpointing.NONE,
     moe: bool = False,
     dtype: Dtype = Dtype.BF16,
+    fused_glu: Size = False,
 ) -> sp.Expr:
     """Bytes one token's layer keeps for the backward pass on one TP rank.
 
     ``moe`` selects a MoE layer of a MoE arch (else a dense layer). Under expert parallelism
     with balanced routing a rank processes k expert copies of as many tokens as it owns, so EP
-    does not change this count.
+    does not change this count. ``fused_glu``: the trainer's gated FFN is a fused SwiGLU
+    (3 d_ff kept, not 4; module docstring).
 
     >>> from rlmcost.arch import CANONICAL
     >>> from rlmcost.symbols import P_t
@@ -121,9 +131,10 @@ def saved_bytes_per_token_layer(
     if ckpt is Checkpointing.FULL:
         layer_input = dtype.bytes * arch.d_model
         return sp.sympify(layer_input / tp if sequence_parallel else layer_input)
-    kept = bl.activation_bytes_per_token_layer(shard, dtype)
+    kept = bl.activation_bytes_per_token_layer(shard, dtype, fused_glu)
     if sequence_parallel:
-        kept -= _replicated_bytes_per_token_layer(shard, moe, dtype) * (1 - sp.Integer(1) / tp)
+        rep = _replicated_bytes_per_token_layer(shard, moe, dtype, fused_glu)
+        kept -= rep * (1 - sp.Integer(1) / tp)
     if ckpt is Checkpointing.SELECTIVE:
         kept -= 4 * shard.n_heads  # the core's fp32 log-sum-exp
     return sp.expand(kept)

@@ -20,9 +20,10 @@ The numeric counterpart of the tables' memory column (§III-G), with mixed-preci
   experts over the expert-DP group divided by the P_d P_c / P_z replicas.
 * activations: TRAIN keeps the faithful per-layer bytes
   (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`, TP/SP/CP-sharded,
-  per ``layout.ckpt``) of every micro-batch the pipeline schedule has in flight on the stage
-  (:mod:`rlmcost.parallel.pipeline`), plus under full recomputation one layer rebuilt for one
-  micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
+  per ``layout.ckpt``; ``fused_glu``: the trainer's gated FFN a fused SwiGLU, 3 d_ff kept
+  not 4, :mod:`rlmcost.placement.glu_kernel`) of every micro-batch the pipeline schedule has
+  in flight on the stage (:mod:`rlmcost.parallel.pipeline`), plus under full recomputation
+  one layer rebuilt for one micro-batch. FORWARD and GENERATE keep the transient buffer of one layer
   (``blocks.memory_inference_buffer``) for one micro-batch.
 * kv_cache (GENERATE): every sequence the rank owns at its final context, its stage's softmax
   layers, h_kv / P_t heads, 1 / P_c of the positions, in ``workload.kv_dtype``; a
@@ -131,7 +132,8 @@ def stage_params(
 
 
 def _activation_bytes_train(
-    arch: Arch, layout: Layout, stage: PipelineStage, share: DataShare, workload: Workload
+    arch: Arch, layout: Layout, stage: PipelineStage, share: DataShare, workload: Workload,
+    fused_glu: bool = False,
 ) -> int:
     dtype = workload.activation_dtype
     tp, sp_on, ckpt = layout.tp, layout.sp, layout.ckpt
@@ -140,10 +142,12 @@ def _activation_bytes_train(
         total = 0
         if stage.dense_layers:
             total += stage.dense_layers * saved_bytes_per_token_layer(
-                arch, tp, sp_on, c, False, dtype
+                arch, tp, sp_on, c, False, dtype, fused_glu
             )
         if stage.moe_layers:
-            total += stage.moe_layers * saved_bytes_per_token_layer(arch, tp, sp_on, c, True, dtype)
+            total += stage.moe_layers * saved_bytes_per_token_layer(
+                arch, tp, sp_on, c, True, dtype, fused_glu
+            )
         return _fraction(total)
 
     kept = per_token(ckpt)
@@ -155,7 +159,7 @@ def _activation_bytes_train(
     total = in_flight * share.tokens_per_micro_batch * kept
     if ckpt is Checkpointing.FULL:  # one layer rebuilt for one micro-batch during its backward
         rebuilt = [
-            saved_bytes_per_token_layer(arch, tp, sp_on, Checkpointing.NONE, moe, dtype)
+            saved_bytes_per_token_layer(arch, tp, sp_on, Checkpointing.NONE, moe, dtype, fused_glu)
             for moe, n in ((False, stage.dense_layers), (True, stage.moe_layers))
             if n
         ]
@@ -183,6 +187,7 @@ def memory_per_stage(
     workload: Workload | None = None,
     head: Head = Head.LM,
     linear_mixer_replicated: bool = False,
+    fused_glu: bool = False,
 ) -> list[MemoryBreakdown]:
     """:func:`memory_per_rank` for a rank of every pipeline stage, first to last."""
     workload = workload or Workload()
@@ -207,7 +212,7 @@ def memory_per_stage(
         buffers = 2 * p.largest_unit * w_dtype.bytes if cast_units else 0
         kv = logits = 0
         if train:
-            act = _activation_bytes_train(arch, layout, stage, share, workload)
+            act = _activation_bytes_train(arch, layout, stage, share, workload, fused_glu)
         else:
             act = _inference_buffer_bytes(arch, layout, share.tokens_per_micro_batch, workload)
         if mode is Mode.GENERATE:
@@ -279,6 +284,7 @@ def memory_per_rank(
     workload: Workload | None = None,
     head: Head = Head.LM,
     linear_mixer_replicated: bool = False,
+    fused_glu: bool = False,
 ) -> MemoryBreakdown:
     """Peak bytes on the most loaded rank for one invocation over `sequences` sequences (the whole
     invocation's batch, split over layout.dp) of `seq_len` tokens (GENERATE: final context S+T).
@@ -294,7 +300,8 @@ def memory_per_rank(
     ``linear_mixer_replicated``: a hybrid model's Gated DeltaNet mixers whole on every TP rank
     (:func:`stage_params`), in its weights, gradients, optimizer states and ZeRO-3 shards; the
     caller says where it applies (a framework's trainer, ``Behaviour.linear_mixer_tp_replicated``;
-    an inference engine splits the heads).
+    an inference engine splits the heads). ``fused_glu``: the trainer's gated FFN is a fused
+    SwiGLU (:func:`~rlmcost.parallel.activations.saved_bytes_per_token_layer`).
 
     >>> from rlmcost.specs import get_model
     >>> m = memory_per_rank(get_model("llama-3.1-8b").arch(), Layout(), Mode.TRAIN, 1, 4096)
@@ -303,6 +310,6 @@ def memory_per_rank(
     """
     return max(
         memory_per_stage(arch, layout, mode, sequences, seq_len, workload, head,
-                         linear_mixer_replicated),
+                         linear_mixer_replicated, fused_glu),
         key=lambda b: b.total,
     )

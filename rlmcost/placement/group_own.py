@@ -30,6 +30,7 @@ from rlmcost.parallel.zero import optimizer_bytes_per_param
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.dropout_memory import with_dropout_masks
+from rlmcost.placement.glu_kernel import fused_glu
 from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
@@ -219,7 +220,7 @@ class GroupTasks(GroupSizes):
         workload = self.workload(task)
         per_stage = memory_per_stage(
             arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head,
-            self.mixer_replicated(task),
+            self.mixer_replicated(task), fused_glu(self.s.deployment, self.train_layout(), arch),
         )  # fmt: skip
         if task.kind is Kind.TRAIN and layout.ckpt is Checkpointing.FULL and \
                 module_ckpt_applies(self.s.deployment, self.train_layout(), layout, arch):

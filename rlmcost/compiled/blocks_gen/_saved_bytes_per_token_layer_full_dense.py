@@ -8,11 +8,17 @@ from __future__ import annotations
 from rlmcost.compiled.blocks_gen import ArchNumbers, Num
 
 
-def saved_bytes_per_token_layer_full_dense(a: ArchNumbers, tp: Num = 1, act_bytes: Num = 2) -> Num:
+def saved_bytes_per_token_layer_full_dense(
+    a: ArchNumbers,
+    tp: Num = 1,
+    act_bytes: Num = 2,
+    fused_glu: Num = 0,
+) -> Num:
     """Bytes one token's dense layer keeps for the backward on a TP rank, checkpointing full,
     sequence parallelism off (parallel.activations.saved_bytes_per_token_layer) [bytes].
 
     tp: P_t tensor-parallel degree (1 = off); act_bytes: bytes per activation element (2 =
-    bf16).
+    bf16); fused_glu: 1: the gated FFN a fused SwiGLU (3 d_ff kept), 0: unfused (4 d_ff).
+    Independent of fused_glu.
     """
     return act_bytes*(a.d_model)

@@ -9,11 +9,17 @@ from rlmcost.compiled.blocks_gen import ArchNumbers, Num
 from rlmcost.compiled.runtime import div
 
 
-def saved_bytes_per_token_layer_full_sp_moe(a: ArchNumbers, tp: Num = 1, act_bytes: Num = 2) -> Num:
+def saved_bytes_per_token_layer_full_sp_moe(
+    a: ArchNumbers,
+    tp: Num = 1,
+    act_bytes: Num = 2,
+    fused_glu: Num = 0,
+) -> Num:
     """Bytes one token's MoE layer keeps for the backward on a TP rank, checkpointing full,
     sequence parallelism on (parallel.activations.saved_bytes_per_token_layer) [bytes].
 
     tp: P_t tensor-parallel degree (1 = off); act_bytes: bytes per activation element (2 =
-    bf16).
+    bf16); fused_glu: 1: the gated FFN a fused SwiGLU (3 d_ff kept), 0: unfused (4 d_ff).
+    Independent of fused_glu.
     """
     return div(act_bytes*(a.d_model), tp)

@@ -13,15 +13,19 @@ def saved_bytes_per_token_layer_selective_sp_dense(
     a: ArchNumbers,
     tp: Num = 1,
     act_bytes: Num = 2,
+    fused_glu: Num = 0,
 ) -> Num:
     """Bytes one token's dense layer keeps for the backward on a TP rank, checkpointing selective,
     sequence parallelism on (parallel.activations.saved_bytes_per_token_layer) [bytes].
 
     tp: P_t tensor-parallel degree (1 = off); act_bytes: bytes per activation element (2 =
-    bf16).
+    bf16); fused_glu: 1: the gated FFN a fused SwiGLU (3 d_ff kept), 0: unfused (4 d_ff).
     """
-    return (div(act_bytes*(-2*a.d_ff*a.ffn_kind_plain + 4*a.d_ff + 4*a.d_model
-               + 2*a.head_dim*a.n_heads + 2*a.head_dim*a.n_kv_heads
-               + a.mla*(-2*a.head_dim*a.n_kv_heads + 2*a.n_heads*a.v_head_dim))
-               + tp*(act_bytes*a.d_model*a.norms_per_layer - 2*act_bytes*a.d_model
-               + a.mla*(2*act_bytes*a.kv_lora_rank + 2*act_bytes*a.q_lora_rank*a.qlora)), tp))
+    return (div(act_bytes*(-a.d_ff*fused_glu + 4*a.d_ff + 4*a.d_model
+               + a.ffn_kind_plain*(a.d_ff*fused_glu - 2*a.d_ff) + 2*a.head_dim*a.n_heads
+               + 2*a.head_dim*a.n_kv_heads + a.mla*(-2*a.head_dim*a.n_kv_heads
+               + 2*a.n_heads*a.v_head_dim) + a.qk_norm*(a.head_dim*a.n_heads
+               + a.head_dim*a.n_kv_heads)) + tp*(act_bytes*a.d_model*a.norms_per_layer
+               - 2*act_bytes*a.d_model + a.mla*(2*act_bytes*a.kv_lora_rank
+               + 2*act_bytes*a.q_lora_rank*a.qlora)) + a.qk_norm*(4*a.n_heads + 4*a.n_kv_heads),
+               tp))

@@ -223,14 +223,14 @@ def blocks() -> list[Block]:
                 name = (f"saved_bytes_per_token_layer_{ckpt.value}"
                         f"{'_sp' if seq_par else ''}_{'moe' if moe else 'dense'}")  # fmt: skip
                 out.append(
-                    Block(name, ("tp", "act_bytes"),
+                    Block(name, ("tp", "act_bytes", "fused_glu"),
                           lambda a, s, c=ckpt, q=seq_par, m=moe:
                               act.saved_bytes_per_token_layer(a, s.tp, q, c, m,
-                                                              _dtype(s.act_bytes)),
+                                                              _dtype(s.act_bytes), s.fused_glu),
                           f"Bytes one token's {'MoE' if moe else 'dense'} layer keeps for the "
                           f"backward on a TP rank, checkpointing {ckpt.value}, sequence "
                           f"parallelism {'on' if seq_par else 'off'} "
                           "(parallel.activations.saved_bytes_per_token_layer) [bytes].",
-                          (("tp", 1), ("act_bytes", 2)))
+                          (("tp", 1), ("act_bytes", 2), ("fused_glu", 0)))
                 )  # fmt: skip
     return out

@@ -40,7 +40,8 @@ TRIGGERS = {"moe": "n_experts", "shared": "n_shared_experts", "mla": "kv_lora_ra
 """The field whose zero-test each structural flag stands for. A block that zero-tests another
 field (``arch.is_zero``) stops the generator: that field needs a structural flag here."""
 
-SIZES = ("tp", "context", "seqs", "seq", "prompt", "response", "tokens", "act_bytes")
+SIZES = ("tp", "context", "seqs", "seq", "prompt", "response", "tokens", "act_bytes",
+         "fused_glu")
 """Size arguments a generated function may take, in signature order."""
 
 SIZE_DOCS = {
@@ -52,6 +53,7 @@ SIZE_DOCS = {
     "response": "response tokens T",
     "tokens": "token positions",
     "act_bytes": "bytes per activation element (2 = bf16)",
+    "fused_glu": "1: the gated FFN a fused SwiGLU (3 d_ff kept), 0: unfused (4 d_ff)",
 }
 
 

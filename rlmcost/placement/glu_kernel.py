@@ -1,0 +1,62 @@
+"""Whether a deployment's trainer runs its gated FFN as a fused SwiGLU, which keeps 3 d_ff
+elements a token for the backward where the unfused MLP keeps 4
+(``parallel.activations.saved_bytes_per_token_layer``'s ``fused_glu``).
+
+* A Megatron-core trainer fuses it where its ``TransformerConfig.bias_activation_fusion`` is on
+  (megatron/core/transformer/mlp.py ``bias_swiglu_impl``, moe/experts.py
+  ``weighted_bias_swiglu_impl``; fusions/fused_bias_swiglu.py ``SwiGLUFunction`` /
+  ``WeightedSwiGLUFunction`` save their input, and the routed copy's weight, alone;
+  NVIDIA/Megatron-LM @core_v0.15.0, 0d7e02bd). The config's own default is off
+  (transformer_config.py), so it is what each framework sets:
+
+  - slime (and miles): Megatron-LM's command line, whose ``--no-bias-swiglu-fusion`` leaves
+    ``bias_swiglu_fusion`` on by default (megatron/training/arguments.py), read through
+    ``core_transformer_config_from_args`` (slime/backends/megatron_utils/model_provider.py
+    @624b824a): on;
+  - NeMo RL's Megatron worker: ``megatron_cfg.setdefault("bias_activation_fusion", True)``
+    (nemo_rl/models/megatron/setup.py @7ea279ab; examples/configs/grpo_math_1B.yaml): on;
+  - verl's Megatron workers: the model bridge's config (mbridge, verl's default
+    ``use_mbridge``; ISEEKYAN/mbridge @10cb17f5): ``bias_activation_fusion=True`` for the
+    MoE models (mbridge/models/qwen2moe.py, qwen3moe.py, deepseek_v3.py, glm4moe.py; verl's
+    own verl/models/mcore/config_converter.py @b178a3cd alike), the config's default for the
+    dense ones (llama.py, qwen2.py, qwen3.py): on for a MoE model only. (mbridge's Mixtral
+    bridge leaves the default too; counted fused here with the other MoE models.)
+
+* A Hugging Face model's trainer (``pass_options.runs_hf_model``) runs transformers' MLP,
+  ``down_proj(act_fn(gate_proj(x)) * up_proj(x))`` (4 d_ff saved under autograd), unless
+  Liger's model patch replaces it (``Behaviour.liger_logits`` with ``--logits fused``, as
+  :mod:`rlmcost.placement.pass_options` reads it): ``LigerSwiGLUMLP``, whose
+  ``LigerSiLUMulFunction`` saves gate and up alone (linkedin/Liger-Kernel
+  src/liger_kernel/ops/swiglu.py @06e2af7d).
+
+* The paper's idealized run and a deployment without a framework preset: unfused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlmcost.deployment.kinds import LogitsMode
+from rlmcost.frameworks.preset_model import Framework
+from rlmcost.frameworks.presets import behaviour
+from rlmcost.placement.pass_options import runs_hf_model
+
+if TYPE_CHECKING:
+    from rlmcost.arch import Arch
+    from rlmcost.deployment.spec import Deployment, TrainLayout
+
+#: Which models each framework's Megatron-core trainer runs with ``bias_activation_fusion``
+#: (module docstring): ``"all"`` or ``"moe"`` (MoE models only).
+MEGATRON_GLU_FUSION = {Framework.SLIME: "all", Framework.NEMO_RL: "all", Framework.VERL: "moe"}
+
+
+def fused_glu(deployment: Deployment, train: TrainLayout, arch: Arch) -> bool:
+    """Whether the trainer of ``deployment`` at layout ``train`` (the group's) runs ``arch``'s
+    gated FFN as a fused SwiGLU (module docstring)."""
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    if beh is None:
+        return False
+    if runs_hf_model(beh, train):
+        return beh.liger_logits and deployment.logits is LogitsMode.FUSED
+    fusion = MEGATRON_GLU_FUSION.get(Framework(str(deployment.framework).lower()))
+    return fusion == "all" or (fusion == "moe" and arch.is_moe)
