@@ -31,21 +31,12 @@ def _qwen3(dtype):
     return torch, cfg
 
 
-def _saved_bytes(torch, module, *inputs):
+def _saved_bytes(module, *inputs):
     """Bytes autograd keeps for backward in ``module(*inputs)``, parameters excluded, each
-    storage once."""
-    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
-    seen: dict[int, int] = {}
+    storage once (tests/torch_models.py)."""
+    import torch_models as tm  # tests/ is on sys.path under pytest; needs torch
 
-    def pack(t):
-        s = t.untyped_storage()
-        if s.data_ptr() not in params:
-            seen[s.data_ptr()] = max(seen.get(s.data_ptr(), 0), s.nbytes())
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        module(*inputs)
-    return sum(seen.values())
+    return tm.saved_tensor_bytes(module, lambda: module(*inputs))[0]
 
 
 def _ffn_bytes_per_width(fused: bool) -> sp.Expr:
@@ -62,7 +53,7 @@ def test_transformers_mlp_saves_its_input_and_four_d_ff_as_the_unfused_count():
 
     mlp = Qwen3MLP(cfg).to(torch.bfloat16)
     x = torch.randn(2, 37, cfg.hidden_size, dtype=torch.bfloat16, requires_grad=True)
-    saved = _saved_bytes(torch, mlp, x)
+    saved = _saved_bytes(mlp, x)
     per_width = _ffn_bytes_per_width(False)
     assert per_width == 2 * 4
     assert saved == TOKENS * (2 * cfg.hidden_size + per_width * cfg.intermediate_size)

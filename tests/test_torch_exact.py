@@ -137,19 +137,9 @@ def test_kv_cache_bytes_equal_the_cache_transformers_allocates(family):
 def saved_for_backward_bytes(model, batch, seq):
     """Bytes autograd keeps for backward in one forward (saved_tensors_hooks), parameters and
     the logits excluded, each storage counted once."""
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen: dict[int, int] = {}
-
-    def pack(t):
-        s = t.untyped_storage()
-        if s.data_ptr() not in params:
-            seen[s.data_ptr()] = max(seen.get(s.data_ptr(), 0), s.nbytes())
-        return t
-
     ids = torch.randint(0, model.config.vocab_size, (batch, seq))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(ids, use_cache=False)
-    return sum(seen.values()) - out.logits.numel() * out.logits.element_size()
+    saved, out = tm.saved_tensor_bytes(model, lambda: model(ids, use_cache=False))
+    return saved - out.logits.numel() * out.logits.element_size()
 
 
 @pytest.mark.parametrize("family", ["llama", "llama-gqa", "qwen2"])

@@ -546,3 +546,20 @@ def expected_decode_step(model_or_cfg: Any, batch: int, context: int) -> int:
         2 * batch * (k["L"] * k["P_layer"] + k["P_head"])
         + 4 * k["L"] * batch * k["h"] * k["dh"] * context
     )
+
+
+def saved_tensor_bytes(module: torch.nn.Module, run: Callable[[], Any]) -> tuple[int, Any]:
+    """Bytes autograd keeps for the backward while ``run()`` executes (``saved_tensors_hooks``),
+    ``module``'s parameters excluded, each storage counted once; and ``run()``'s result."""
+    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    seen: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        s = t.untyped_storage()
+        if s.data_ptr() not in params:
+            seen[s.data_ptr()] = max(seen.get(s.data_ptr(), 0), s.nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = run()
+    return sum(seen.values()), out
