@@ -57,3 +57,46 @@ def test_calls_of_fewer_sequences_are_named() -> None:
                     "8", "--sequences-per-call", "112", "--max-num-seqs", "1024")  # fmt: skip
     assert "its calls, one after another (--sequences-per-call), not the KV cache, hold at " \
         "most 112 of each replica's" in note  # fmt: skip
+
+
+# An 8B model's SGLang engine on 4 GPUs of its own at a 0.15 reservation: the weights and
+# workspace leave no KV pool (the problem line: 0.00 GiB for the KV cache)
+SGLANG_SMALL_POOL = ["grpo", "-m", "llama-3.1-8b", "--reward", "rule", "--framework", "none",
+                     "--engine", "sglang", "--gpus", "8", "--groups",
+                     "rollout=4,actor+reference=4", "--gpu-memory-utilization", "0.15", "-T",
+                     "4096"]  # fmt: skip
+
+
+def test_a_cap_that_follows_from_the_kv_pool_names_the_pool() -> None:
+    """SGLang sets max_running_requests from its KV pool where --max-running-requests is not
+    given (managers/tp_worker.py: ``max_total_num_tokens // 2``, capped by the request pool:
+    rlmcost.deployment.sglang_limits); a pool with no room runs one request at a time. The
+    note had blamed ``--max-num-seqs``, "not its KV cache", beside a problem line reporting
+    0.00 GiB of KV cache; it names the pool and the reservation that sizes it
+    (``--mem-fraction-static``, slime's ``--sglang-mem-fraction-static``)."""
+    out = CliRunner().invoke(app, [*SGLANG_SMALL_POOL, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert any("leaves 0.00 GiB for the KV cache" in p for p in data["problems"])
+    (note,) = [n for n in data["notes"] if "sequences in flight" in n]
+    assert note.startswith("actor generate on rollout: the KV pool (what "
+                           "--gpu-memory-utilization: SGLang's --mem-fraction-static, slime's "
+                           "--sglang-mem-fraction-static, leaves after the weights")
+    assert "max_running_requests that follows from it" in note
+    assert "hold at most 1 of each replica's 128 sequences" in note  # 64 x 8 / 4 replicas
+    assert "not its KV cache" not in note
+    # given, the cap is the flag's: named as before
+    roomy = [w if w != "0.15" else "0.6" for w in SGLANG_SMALL_POOL]
+    (note,) = _held(*roomy, "--max-num-seqs", "2")
+    assert "cap on running requests (--max-num-seqs" in note and "at most 2 of" in note
+
+
+def test_megatrons_cap_from_its_pool_names_the_pool() -> None:
+    """Megatron-core's max_requests follows from its KV pool's blocks
+    (rlmcost.deployment.megatron_engine, NeMo RL's buffer_size_gb = --kv-buffer-gib): a
+    0.1 GiB pool, below one 4K-token sequence of an 8B model, runs one request at a time."""
+    (note,) = _held("grpo", "-m", "llama-3.1-8b", "--reward", "rule", "--framework", "nemo-rl",
+                    "--engine", "megatron", "--gpus", "8", "--kv-buffer-gib", "0.1", "-T",
+                    "4096")  # fmt: skip
+    assert "the KV pool (--kv-buffer-gib) and Megatron-core's max_requests" in note
+    assert "hold at most 1 of each replica's" in note and "not its KV cache" not in note

@@ -270,12 +270,14 @@ def _render(r: Any) -> None:
         cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", *(["ep"] if ep else []),
                 "zero", "ckpt", "mb", "offload", "engine tp", "engine mem"]  # fmt: skip
 
+        from rich.markup import escape  # a group's [tp=4] is not rich markup
+
         def lay(x: dict[str, Any]) -> list[Any]:
             fam = x["family"] + (f" k={x['staleness']}" if x["staleness"] else "")
             frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
             mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
-            return [x["gpus"], fam, where, x["tp"], x["pp"],
+            return [x["gpus"], fam, escape(where), x["tp"], x["pp"],
                     f"{x['cp']}{' +sp' if x['sp'] else ''}", *([x["ep"]] if ep else []),
                     x["zero"], x["ckpt"],
                     x["micro_batch"], x["offload"] or "-", x["rollout_tp"] or "trainer's",
@@ -299,7 +301,7 @@ def _render(r: Any) -> None:
         return out
 
     q = r.query
-    what = f"{q.get('algorithm', 'train')} {q['model']} on {q['hardware']}"
+    what = f"{q.get('algorithm', 'train')} {q['model']} on {_fleet(r)}"
     right = tuple(range(len(cols), len(cols) + len(nums)))
     print_table(
         f"plan: {what}, best by {r.objective}",
@@ -353,6 +355,20 @@ def _render(r: Any) -> None:
              "(--zero, --ckpt, --tp)")
     for line in r.notes:
         note(f"note: {line}")
+
+
+def _fleet(r: Any) -> str:
+    """What the plan's rows run on: their one fleet where they share it (``16 x h20 + 8 x
+    h100-sxm``: ``--groups`` that keep their counts and accelerators); else the accelerators
+    they use where several (``--groups rollout=?@h20,...``), the pool, or the hardware."""
+    fleets = list(dict.fromkeys(x["hardware"] for x in (*r.rows, *r.front, *r.per_topology)
+                                if x.get("hardware")))  # fmt: skip
+    if len(fleets) == 1:
+        return str(fleets[0])
+    names = dict.fromkeys(part.partition(" x ")[2] for f in fleets for part in f.split(" + "))
+    if len(names) > 1 and ":" not in str(r.query["hardware"]):
+        return " + ".join(names)
+    return str(r.query["hardware"])
 
 
 def register(app: typer.Typer) -> None:

@@ -33,7 +33,10 @@ from rlmcost.parallel.breakdown import MemoryBreakdown, Mode
 from rlmcost.placement.breakdown_ops import with_terms
 from rlmcost.placement.megatron_pool import kv_terms, state_cap
 
-__all__ = ["batched_tokens", "engine_budget", "kv_terms", "running_cap"]
+__all__ = ["batched_tokens", "cap_source", "engine_budget", "kv_terms", "running_cap"]
+
+RUNNING = "running"
+""":func:`cap_source` of a cap given (``--max-num-seqs``) or fixed (vLLM's 256)."""
 
 if TYPE_CHECKING:
     from rlmcost.placement.device_groups import Task
@@ -92,8 +95,7 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     tasks). Megatron-core's: its ``max_requests`` from the pool's blocks
     (:func:`~rlmcost.deployment.megatron_engine.max_requests`)."""
     eng = g.engine
-    if eng.max_num_seqs is not None or eng.kind not in (EngineKind.SGLANG, EngineKind.MEGATRON) \
-            or g.engine_task is not task:  # fmt: skip
+    if cap_source(g, task) == RUNNING:
         return eng.max_seqs
     one, pool = engine_budget(g, task)
     cp = g.layouts[task.index].cp
@@ -104,3 +106,17 @@ def running_cap(g: GroupMemory, task: Task) -> int:
     tokens = pool_tokens(pool, one.kv_cache, -(-g.seq_len(task) // cp), 1) * cp
     context = eng.context_length or g.s.specs[task.role].max_context or g.seq_len(task)
     return max_running_requests(tokens, context)
+
+
+def cap_source(g: GroupMemory, task: Task) -> str:
+    """What :func:`running_cap` follows from, as the rollout note names it: :data:`RUNNING`
+    where ``max_num_seqs`` is given or the engine's default is a number (vLLM's); else the
+    engine's KV pool, ``"sglang-pool"`` (SGLang's ``max_running_requests`` from the pool's
+    token slots and the context length: ``--mem-fraction-static``, here
+    ``--gpu-memory-utilization``) or ``"megatron-pool"`` (Megatron-core's ``max_requests`` from
+    the pool's blocks: ``--kv-buffer-gib``)."""
+    eng = g.engine
+    if eng.max_num_seqs is not None or eng.kind not in (EngineKind.SGLANG, EngineKind.MEGATRON) \
+            or g.engine_task is not task:  # fmt: skip
+        return RUNNING
+    return "sglang-pool" if eng.kind is EngineKind.SGLANG else "megatron-pool"

@@ -53,7 +53,7 @@ from rlmcost.perf.engine_host import host_options
 from rlmcost.perf.engine_step import CHUNK_TOKENS
 from rlmcost.perf.generation import Engine, EngineOptions
 from rlmcost.placement.device_groups import DeviceGroup, Task
-from rlmcost.placement.engine_budget import batched_tokens, running_cap
+from rlmcost.placement.engine_budget import RUNNING, batched_tokens, cap_source, running_cap
 from rlmcost.placement.group_cost import GroupModel
 from rlmcost.placement.group_dschat import (
     dschat_floor_s,
@@ -346,8 +346,8 @@ def _generate(
         arch, prompt, mine, slots, cost, g.roofline(layout.n_gpus // replicas, task),
         engine_model(g, task), rounds, paged,
     )  # fmt: skip
-    if by_call and tl.capped:  # the calls' size, not the engine's running cap, bound
-        tl = replace(tl, capped="call")
+    if tl.capped and (by_call or tl.capped == RUNNING):  # the calls, or what the cap is of
+        tl = replace(tl, capped="call" if by_call else cap_source(g, task))
     time = tl.time
     pred = max(tl.predicted_s, time.bound_s)
     latency, parts = None, {"decode_s": tl.predicted_decode_s, "prefill_s": tl.predicted_prefill_s}

@@ -24,6 +24,24 @@ from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.prefix_share import PREFIX_NOTE
 
+CAPPED = {
+    "running": "the engine's cap on running requests (--max-num-seqs: vLLM max_num_seqs, "
+    "SGLang max_running_requests), not its KV cache, holds",
+    "call": "its calls, one after another (--sequences-per-call), not the KV cache, hold",
+    # SGLang's max_running_requests where not given: min(pool tokens / 2, the request rows of
+    # the context length) (deployment.sglang_limits); its pool is what mem_fraction_static
+    # leaves of the device after the weights and workspace (placement.engine_budget)
+    "sglang-pool": "the KV pool (what --gpu-memory-utilization: SGLang's --mem-fraction-static, "
+    "slime's --sglang-mem-fraction-static, leaves after the weights and workspace) and "
+    "SGLang's max_running_requests that follows from it (no --max-num-seqs given) hold",
+    # Megatron-core's max_requests from the pool's blocks (deployment.megatron_engine)
+    "megatron-pool": "the KV pool (--kv-buffer-gib) and Megatron-core's max_requests that "
+    "follows from its blocks (no --max-num-seqs given) hold",
+}
+"""The rollout note's limit on the sequences in flight per replica, by ``Timeline.capped``
+(:func:`rlmcost.placement.engine_budget.cap_source`; otherwise the paged KV cache's blocks or
+token slots admit them)."""
+
 
 @dataclass(frozen=True)
 class IterationGroups:
@@ -123,11 +141,7 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
                 waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
                              "prompt tokens per group)")  # fmt: skip
             if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
-                what = {"running": "the engine's cap on running requests (--max-num-seqs: "
-                        "vLLM max_num_seqs, SGLang max_running_requests), not its KV cache, "
-                        "holds", "call": "its calls, one after another (--sequences-per-call),"
-                        " not the KV cache, hold"}.get(tl.capped, "the paged KV cache holds")
-                what = f"{what} at most {tl.slots}"
+                what = f"{CAPPED.get(tl.capped, 'the paged KV cache holds')} at most {tl.slots}"
                 waves.append(
                     f"{j.task.label()} on {g.name}: {what} "
                     f"of each replica's {tl.sequences} sequences in flight"

@@ -164,7 +164,8 @@ class Timeline:
     shared_flops: int = 0  # prefill FLOPs a group's cached prompt spared (``prefix_share``)
     shared_tokens: int = 0  # prompt tokens a group's samples share (0: no prefix caching)
     paged: bool = False  # admitted by KV blocks / tokens (:mod:`.paged`, :mod:`.sglang_admit`)
-    capped: str = ""  # paged, ``slots`` (not the KV) bound: "running" (its cap) or "call"
+    capped: str = ""  # paged, ``slots`` bound: "running" (its cap), "call", or "sglang-pool" /
+    # "megatron-pool" (a cap the KV pool sets: ``engine_budget.cap_source``)
 
     @property
     def time_s(self) -> float:

@@ -59,9 +59,12 @@ def assignments(n_groups: int, counts: tuple[int, ...], gpus: int, pool: Pool,
 
 def check_groups(groups: str | None, pool: Pool, counts: tuple[int, ...]) -> None:
     """SpecError up front when ``--groups`` keeps more GPUs (each ``?`` group at least one)
-    than the largest count searched, puts a group on an accelerator the pool lacks, or keeps
-    more of one accelerator than the pool has: the search would find nothing valid and say
-    only that (with advice about the families that does not apply)."""
+    than the largest count searched, keeps every count and the GPU counts searched leave out
+    their sum (``rollout=16@h20,actor+reference=8@h100`` runs on 24 GPUs alone: the CLI's
+    default budget is that sum, :func:`rlmcost.cli.plan_query.gpu_budget`, the library's
+    ``gpus`` is checked here), puts a group on an accelerator the pool lacks, or keeps more of
+    one accelerator than the pool has: the search would find nothing valid and say only that
+    (with advice about the families that does not apply)."""
     if not groups:
         return
     from rlmcost.plan.families import free_groups
@@ -72,6 +75,12 @@ def check_groups(groups: str | None, pool: Pool, counts: tuple[int, ...]) -> Non
         raise SpecError(f"--groups {groups!r} needs at least {least} GPUs (the counts it "
                         f"keeps, 1 per '?' group) but --gpus searches at most {max(counts)}; "
                         "raise --gpus or lower the kept counts")  # fmt: skip
+    if None not in fam.fixed and least not in counts:
+        searched = ", ".join(map(str, counts))
+        raise SpecError(f"--groups {groups!r} keeps every count, {least} GPUs in all, which "
+                        f"the GPU counts searched ({searched}) leave out; search {least} "
+                        "GPUs (--gpus, the plan's gpus), or write '?' for the counts to "
+                        "search")  # fmt: skip
     if not pool:
         return
     have, text = dict(pool), ",".join(f"{h}:{n}" for h, n in pool)

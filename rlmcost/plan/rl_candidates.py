@@ -33,7 +33,7 @@ from rlmcost.plan.pool import cost_fields
 from rlmcost.plan.rl_base import run_of_text, text_of
 from rlmcost.plan.rl_rows import binding_term, groups_of
 from rlmcost.plan.rl_runs import candidate_run
-from rlmcost.plan.rl_space import context_degrees, node_gpus
+from rlmcost.plan.rl_space import context_degrees, groups_engine_tp, node_gpus
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -184,14 +184,17 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     kv, zeros = pools(base), trainer_zeros(base, space.zero)
     eps = expert_degrees(base, space.ep, a.n_experts, node)
     searched_ep = eps != (train.ep,)
+    alg = _algorithm(base)
     out: list[RLCandidate] = []
     for fam in space_families(base, space):
         fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
         offs = _offloads(base, space, zeros, fam)
-        fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None)
+        own = groups_engine_tp(alg, fam)  # rollout=?[tp=4]: the TP that runs, alone
+        fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None) if own is None \
+            else (own,)  # fmt: skip
         for tp, pp, cp, sp, etp, ep in product(tps, space.pp or (1,), cps, sps, fam_etps, eps):
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
-            if etp > node and etp not in (space.rollout_tp or ()):  # across nodes: given only
+            if etp > node and etp not in (*(space.rollout_tp or ()), own):  # across: given only
                 continue
             if tp > node or unit > gpus or pp > a.n_layers or (sp and tp == 1):
                 continue
@@ -257,9 +260,11 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
     per = n_tp * len(space.pp or (1,)) * n_zero * len(space.ckpt) * len(space.micro_batch)
     per *= len(space.offload) * len(cps) * len(sps) * len(kv) * len(expert_degrees(
         base, space.ep, arch_numbers(actor_spec(base)).n_experts, node))
-    total = 0
+    total, alg = 0, _algorithm(base)
     for fam in space_families(base, space):
-        n_etp = len(engine_tps(base, fam, etps, space.rollout_tp is not None))
+        own = groups_engine_tp(alg, fam)  # one engine TP where the brackets fix it
+        n_etp = 1 if own is not None else len(engine_tps(base, fam, etps,
+                                                         space.rollout_tp is not None))
         if len(fam.members) < 2:  # one group: all the GPUs
             shares = len(space.fractions) if fam.placement == "baseline" and kv == (None,) else 1
         elif space.exhaustive or fam.name == "groups":

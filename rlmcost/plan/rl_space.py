@@ -1,14 +1,16 @@
-"""The RL space's values that depend on the base Run: the GPUs of a node (TP stays inside one)
-and the context-parallel degrees, searched from :data:`LONG_SEQUENCE_TOKENS` of prompt plus
-response (:mod:`rlmcost.plan.rl_candidates`)."""
+"""The RL space's values that depend on the base Run: the GPUs of a node (TP stays inside one),
+the context-parallel degrees, searched from :data:`LONG_SEQUENCE_TOKENS` of prompt plus
+response, and the engine TP a ``--groups`` family's brackets fix (:func:`groups_engine_tp`)
+(:mod:`rlmcost.plan.rl_candidates`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.plan.space import powers_of_two
 
 if TYPE_CHECKING:
+    from rlmcost.plan.families import Family
     from rlmcost.plan.rl_candidates import RLSpace
     from rlmcost.run.spec import Run
 
@@ -45,3 +47,27 @@ def node_gpus(base: Run, space: RLSpace) -> int:
 
     names = [hw for hw, _ in space.pool] or [base.cluster.hardware]
     return min(get_hardware(n).gpus_per_node for n in names)
+
+
+def groups_engine_tp(alg: Any, fam: Family) -> int | None:
+    """The engine TP a ``--groups`` family's brackets fix (None where the run-wide one is
+    read): a group's ``tp=`` sets its engine's layout too (``rollout=?[tp=4]`` generates at
+    TP 4 whatever ``--rollout-tp`` says: :func:`rlmcost.placement.inputs._replica`), so where
+    every group that generates under ``alg`` gives its own ``tp=``, no group reads the
+    run-wide engine TP and the search tries the TP that runs alone (the group generating the
+    actor's rollouts: its TP is the one the row shows and its command sets)."""
+    from rlmcost.algorithms.kinds import Kind, Role
+    from rlmcost.placement.configs import build
+    from rlmcost.placement.groups import parse_groups
+
+    if not fam.members or not any("tp=" in s for s in fam.settings):
+        return None
+    text = ",".join(f"{m}=1" + (f"[{s}]" if s else "")
+                    for m, s in zip(fam.members, fam.settings, strict=True))  # fmt: skip
+    placement = build(None, alg, groups=parse_groups(text))
+    own = {g.name: dict(g.settings).get("tp") for g in placement.groups}
+    makers = [t for t in placement.tasks(alg) if t.kind is Kind.GENERATE]
+    if not makers or any(own[t.group] is None for t in makers):
+        return None
+    actor = next((t for t in makers if t.role is Role.ACTOR), makers[0])
+    return int(own[actor.group])  # type: ignore[call-overload]
