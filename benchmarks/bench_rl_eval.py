@@ -473,6 +473,38 @@ the kept path's flat spread (``combine``'s schedule values about a third of it, 
 sixth: the Setup part's fields, a tuple of about 25 pairs hashed and compared per part), and
 the planner row's Run (``run/defaults.py``: the preset's data copied per Run, 24 ``_json_copy``
 calls).
+
+Sixteenth round: a group estimate found by identities, the preset's data read, not copied
+(December 2026, against main 708e733 in the same minutes, three alternating runs each, a load of
+3-4 on the two cores): plain 86 -> 86/s; fast, every 8th 838-856 -> 862-865/s; sweep one call
+each 1,047-1,082 -> 1,077-1,097/s; again with every group kept 2,616-2,693 -> 3,281-3,290/s;
+evaluate_many 1,130-1,158 -> 1,176-1,203/s; planner rows 851-865 -> 885-900/s. Per deployment
+(collector off, best of 7 kept sweeps / 3 fresh ones, three alternating processes each): kept
+345-349 -> 302-311 us, one call each 831-841 -> 800-802 us; a group key and its look-up
+(``group_key.recall`` over the kept sweep's 10,432 groups, in order) 53.3-53.7 -> 27.1-27.3 us a
+deployment; a candidate's Run 193-195 -> 186 us. Python calls in the kept sweep 2,157,180 ->
+1,638,588 (661 -> 502 a deployment). What it cut: ``recall`` finds an estimate first by the
+identities of what its key is made of (``memo.by_identities`` in the query's ``groups_seen``:
+the Setup part, the placement's tasks, the group, its own settings and the models' TP degrees as
+objects; the GPUs, the part and the TP values as values) and builds, hashes and compares the key
+only on a miss (2,424 entries for the sweep's 10,432 look-ups); the Setup part
+(``placement/setup_part.py``) is kept per query by the identities of the fields each part reads
+(the planner's candidates share their validated sections; the framework's name, a new string per
+Run, by value: 372 entries), and which part a group reads by the tasks, the group, the run's
+engine and the group's own settings (592); an unnamed placement is one part per equal value (a
+synchronous and an overlapped loop share it); ``memo.by_identities`` no longer checks the
+identities of a hit (an entry holds its objects, so no other object can take their ids);
+``run/defaults.py`` hands the sized preset's kept data to the merge (which makes new mappings
+where the Run gives a section) and replaces, not changes, a mapping a rule changes, where it
+copied the whole preset per Run. Every result the same: ``validate --rl --json`` byte for byte;
+the ``to_json`` of the 14,448 planner candidates' Runs and of their evaluations (or errors), one
+sha256 (PPO 70B and GRPO 8B on 16 and 32 A100, GRPO Qwen3-235B-A22B under NeMo RL's tier on 128
+H100, PPO 70B with ``host_memory_gib`` 256); ``tests/test_fast_*.py``, ``test_run*.py``. The
+one-call sweep keeps 6,600 more tracked objects (119,874 -> 126,468; three full passes of the
+collector either way). Left: ``iteration.combine`` is now over half of a kept deployment
+(cProfile: its own work about a sixth, the schedule values kept by their weights about a fifth,
+the weight syncs, phases and notes the rest), ``evaluate_in``'s own work and notes about a
+tenth; the group estimates (about 500 us of a one-call deployment) as before.
 """
 
 from __future__ import annotations

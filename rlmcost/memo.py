@@ -198,12 +198,14 @@ def by_identities(kept: dict[Any, Any], objs: tuple[Any, ...], compute: Callable
     deployment's group estimates), with no hashing of them (a pydantic model hashes its
     fields in Python at each ``hash``) and hashable values ``also``; ``most`` values at once
     (1: the last call's, for two readers of one evaluation); nothing kept inside
-    :func:`plain`. An exception is not kept (raised again at each call)."""
+    :func:`plain`. An exception is not kept (raised again at each call). A key's ids are the
+    objects' own: each entry holds its objects, so while it is kept no other object can take
+    one of their ids (no identity check on a hit)."""
     if _PLAIN[0]:
         return compute()
     key = (*map(id, objs), also)
     hit = kept.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+    if hit is not None:
         return hit[1]
     out = compute()
     if len(kept) >= most:

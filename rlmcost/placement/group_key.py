@@ -55,25 +55,24 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel
-
 from rlmcost.algorithms.kinds import Kind
-from rlmcost.deployment.spec import EngineSpec, TrainLayout
+from rlmcost.deployment.spec import TrainLayout
 from rlmcost.deployment.trainer_only import TRAINER_ONLY
 from rlmcost.errors import SpecError
-from rlmcost.memo import Hashed, per_object
+from rlmcost.memo import by_identities, per_object
 from rlmcost.placement.device_groups import DeviceGroup, Task
 from rlmcost.placement.group_train import PASS_FIELDS, given_key
 from rlmcost.placement.inputs import Setup, engine_for
+from rlmcost.placement.setup_part import Part as _Part
+from rlmcost.placement.setup_part import group_part as _group_part
+from rlmcost.placement.setup_part import setup_part as _setup_part
+from rlmcost.placement.setup_part import table as _table
 
-_DEFAULT_ENGINE = EngineSpec()
 _FORWARD_READS = tuple(k for k in TRAINER_ONLY if k in PASS_FIELDS)
 _TRAIN = tuple(TrainLayout.model_fields)  # a group's trainer layout over the run's: every field
 """The merged trainer fields (``group_train``) a forward's passes read (its pass options)."""
-_DEFAULT_TRAIN = TrainLayout()
 
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
@@ -114,11 +113,14 @@ def _tasks_part(tasks: tuple[Task, ...], name: str) -> _Part:
 
 def _reads(setup: Setup, group: DeviceGroup) -> str:
     """Which part of the Setup ``group`` reads (module docstring): "no engine", "no trainer"
-    or "all"; kept per Setup and group name."""
-    kept = _parts_of(setup)
-    if ("reads", group.name) not in kept:
-        kept["reads", group.name] = _reads_of(setup, group)
-    return kept["reads", group.name]
+    or "all"; kept per query by the identities of what it reads (the placement's tasks, the
+    group, the run's engine and the group's own settings; whether the run is ideal)."""
+    seen, dep = setup.groups_seen, setup.deployment
+    if seen is None:
+        return _reads_of(setup, group)
+    return by_identities(_table(seen, "reads"), (setup.tasks, group, dep.engine,
+                                                 dep.group(group.name)),
+                         lambda: _reads_of(setup, group), also=(dep.ideal,))  # fmt: skip
 
 
 def _reads_of(setup: Setup, group: DeviceGroup) -> str:
@@ -143,117 +145,6 @@ def _reads_of(setup: Setup, group: DeviceGroup) -> str:
 def _kinds_of(tasks: tuple[Task, ...], name: str) -> frozenset[Kind]:
     """The kinds of group ``name``'s tasks (kept per task tuple: a placement's)."""
     return frozenset(t.kind for t in _tasks_part(tasks, name).value[0])
-
-
-_Part = Hashed
-"""A Setup's part of a group key, hashed once; equal parts are one object per query
-(``recall`` interns them), so a kept estimate is found by identity."""
-
-
-_LAST: list[Any] = [(None, {})]  # (the Setup last keyed, its parts): allocate asks many times
-
-
-def _parts_of(setup: Setup) -> dict[Any, Any]:
-    """The key parts kept for ``setup`` (one tuple read and written whole: threads that key
-    different Setups never see each other's parts)."""
-    last = _LAST[0]
-    if last[0] is not setup:
-        last = (setup, {})
-        _LAST[0] = last
-    return last[1]
-_GROUPS: dict[int, tuple[Any, _Part]] = {}  # by id, the object kept beside its part
-MAX_GROUP_PARTS = 4096
-"""Device groups whose key part is kept by identity before the table starts over."""
-
-
-def _by_identity(obj: Any, make: Callable[[Any], Any]) -> _Part:
-    """``_Part((make(obj),))``, hashed once per object ``obj`` (the placements, their task
-    tuples and groups are memoized objects that every deployment of a query shares)."""
-    hit = _GROUPS.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    part = _Part((make(obj),))
-    if len(_GROUPS) >= MAX_GROUP_PARTS:
-        _GROUPS.clear()
-    _GROUPS[id(obj)] = (obj, part)
-    return part
-
-
-def _group_part(group: DeviceGroup) -> _Part:
-    return _by_identity(group, lambda g: g)
-
-
-def _setup_part(setup: Setup, part: str) -> _Part:
-    parts = _parts_of(setup)
-    if ("part", part) not in parts:
-        dep = setup.deployment
-        base = None if part in ("forward", "no trainer") else setup.base
-        placement = _by_identity(setup.placement, _unnamed)
-        seen = setup.groups_seen
-        if ("fields",) not in parts:  # the deployment's fields in order (extra="forbid")
-            parts["fields",] = {k: _interned(seen, v) if isinstance(v, BaseModel) else v
-                                for k, v in dep.__dict__.items()}  # fmt: skip
-        values = dict(parts["fields",])
-        # with the part's replaced ones (``model_copy(update=...)`` without the copy); those
-        # that are the same for every deployment interned once per query
-        if part == "forward":
-            values.update({k: _interned(seen, v) for k, v in _replaced(part, dep).items()})
-        else:
-            values.update(_constants(seen, part))
-        fields = tuple(values.items())
-        made = _Part((placement, base, fields))
-        parts["part", part] = made if seen is None else seen.setdefault(made, made)  # interned
-    return parts["part", part]
-
-
-def _replaced(part: str, dep: Any) -> dict[str, Any]:
-    """The deployment's fields that Setup part ``part`` replaces (module docstring; ``dep``
-    is read for "forward" only): the schedule's fields always, the engine where the group
-    reads none, the trainer's layout where it reads none."""
-    update: dict[str, Any] = {"placement": None, "staleness": None, "groups": None}
-    if part == "no engine":
-        update["engine"] = _DEFAULT_ENGINE
-    elif part == "forward":  # a forward job's own numbers (forward_key)
-        # the trainer's fields the forwards' passes read (deployment.trainer_only)
-        trainer = tuple(getattr(dep.train, k) for k in TRAINER_ONLY)
-        update.update(engine=_DEFAULT_ENGINE, train=trainer, forward=dep.forward_layout())
-    elif part == "no trainer":
-        update.update(train=_DEFAULT_TRAIN, forward=None)
-    return update
-
-
-def _constants(seen: dict[Any, Any] | None, part: str) -> dict[str, Any]:
-    """:func:`_replaced` of a part other than "forward" (the same values for every
-    deployment), interned (:func:`_interned`) once per query."""
-    key = ("constant fields", part)
-    kept = seen.get(key) if seen is not None else None
-    if kept is None:
-        kept = {k: _interned(seen, v) for k, v in _replaced(part, None).items()}
-        if seen is not None:
-            seen[key] = kept
-    return kept
-
-
-def _interned(seen: dict[Any, Any] | None, value: Any) -> Any:
-    """``value`` as a key part: a field of the deployment that is a model (its layouts, engine,
-    LoRA, overheads) as one :class:`_Part` per equal value in the query's ``seen``, hashed and
-    compared once per object (the planner's candidates share their validated sections), so
-    that the parts made of it compare by identity; other values (and everything inside
-    :func:`rlmcost.memo.plain`) as they are."""
-    if seen is None or not isinstance(value, BaseModel):
-        return value
-    hit = seen.get(("field id", id(value)))  # the same object (a Run's shared section)
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    made = _Part(("field", value))
-    made = seen.setdefault(made, made)
-    seen["field id", id(value)] = (value, made)  # the object kept beside: its id not reused
-    return made
-
-
-def _unnamed(placement: Any) -> Any:
-    """The placement less its name, staleness and groups (module docstring)."""
-    return replace(placement, name="", staleness=0, groups=())
 
 
 def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
@@ -355,19 +246,35 @@ def _shared(seen: dict[Any, Any] | None, value: Any) -> Any:
 def recall(setup: Setup, group: DeviceGroup, gpus: int,
            compute: Callable[[], Any]) -> Any:  # fmt: skip
     """``compute()`` (the group's estimate), or the one kept in ``setup.groups_seen`` under
-    :func:`group_key`; a SpecError is kept and raised again (a fresh copy each time)."""
+    :func:`group_key`; a SpecError is kept and raised again (a fresh copy each time). Found
+    first by the identities of what the key is made of (its Setup part, kept per query; the
+    placement's tasks, the group, its own settings, the models' TP degrees; the GPUs and the
+    part as values), which the deployments of a query share more often than not: no key
+    built, hashed and compared then."""
     seen = setup.groups_seen
     if seen is None:
         return compute()
+    part = _reads(setup, group)
+    objs = (_setup_part(setup, part), setup.tasks, group,
+            setup.deployment.group(group.name), *setup.tp)  # fmt: skip
+    out = by_identities(_table(seen, "estimates"), objs,
+                        lambda: _found(seen, setup, group, gpus, compute),
+                        most=16384, also=(gpus, part, *setup.tp.values()))  # fmt: skip
+    if isinstance(out, SpecError):
+        raise copy.copy(out).with_traceback(None)
+    return out
+
+
+def _found(seen: dict[Any, Any], setup: Setup, group: DeviceGroup, gpus: int,
+           compute: Callable[[], Any]) -> Any:  # fmt: skip
+    """The estimate kept under :func:`group_key`, else ``compute()`` kept (or its SpecError)."""
     key = group_key(setup, group, gpus)
     try:
-        out = seen[key]
+        return seen[key]
     except KeyError:
         try:
             out = compute()
         except SpecError as exc:
             out = exc
         seen[_stored(seen, key)] = out
-    if isinstance(out, SpecError):
-        raise copy.copy(out).with_traceback(None)
-    return out
+        return out

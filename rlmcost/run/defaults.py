@@ -68,15 +68,18 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
         out = {**merge(preset, dep), "framework": name}  # the preset's name, in lower case
         train = dep.get("train") or {}
         if "micro_batch" in train and "max_tokens_per_gpu" not in train:
-            out["train"]["max_tokens_per_gpu"] = None
+            out["train"] = {**out["train"], "max_tokens_per_gpu": None}  # a new mapping
         if any(k in train for k in LAYOUT_DEGREES) or \
                 (data.get("cluster") or {}).get("dp") is not None or \
                 ("zero" in train and str(train["zero"]) != str(preset_zero)):  # fmt: skip
             bare = TrainLayout()  # the Run's own layout, whole
-            out["train"].update({k: getattr(bare, k) for k in LAYOUT_FIELDS if k not in train})
+            out["train"] = {**out["train"], **{k: getattr(bare, k) for k in LAYOUT_FIELDS
+                                               if k not in train}}  # fmt: skip
     if "forward" not in dep or set(dep["forward"] or {}) <= set(BATCHING):
         forwards_follow_trainer(out)
     elif name is not None:  # a forward layout of the Run's own over the preset's
+        if isinstance(out.get("forward"), dict):
+            out["forward"] = dict(out["forward"])  # changed in place below: a new mapping
         forward_follows(out.get("forward"), out.get("train"), dep["forward"], reset=True)
     if name is None:
         return {**data, "deployment": out}
@@ -122,9 +125,12 @@ def _kept_data(name: str, params: int | None, moe: bool, kind: str | None,
 
 def _preset_data(name: str, params: int | None, moe: bool, kind: str | None,
                  layers: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """A copy of :func:`_kept_data` (its mappings and lists new: the merge and the rules
-    after it change them)."""
-    return _json_copy(_kept_data(name, params, moe, kind, layers))
+    """:func:`_kept_data`, read only: the merge over it makes new mappings where the Run's
+    data gives a section, and the rules after it replace a mapping they change
+    (:func:`with_framework_defaults`), so what the Run does not give is the kept preset's
+    own mappings and lists, shared by every Run built over it (pydantic's validation, the
+    one reader of the result, copies them into the Run's models)."""
+    return _kept_data(name, params, moe, kind, layers)
 
 
 @lru_cache(maxsize=256)
@@ -133,14 +139,6 @@ def _implied(name: str, algorithm: str, params: int | None, moe: bool) -> dict[s
     from rlmcost.algorithms.catalog import get_algorithm
 
     return preset_options(name, get_algorithm(algorithm), params, moe)
-
-
-def _json_copy(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _json_copy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_json_copy(x) for x in v]
-    return v
 
 
 _SECTIONS = ("algorithm", "models", "workload", "deployment", "cluster",
