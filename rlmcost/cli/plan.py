@@ -277,11 +277,17 @@ def _render(r: Any) -> None:
             frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
             mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
-            return [x["gpus"], fam, escape(where), x["tp"], x["pp"],
-                    f"{x['cp']}{' +sp' if x['sp'] else ''}", *([x["ep"]] if ep else []),
-                    x["zero"], x["ckpt"],
-                    x["micro_batch"], x["offload"] or "-", x["rollout_tp"] or "trainer's",
-                    mem]  # fmt: skip
+            own = _bracket_values(x["groups"])  # a group's own value: marked *
+
+            def cell(field: str, text: Any) -> str:
+                return f"{text}*" if own.get(field, {str(x[field])}) - {str(x[field])} \
+                    else str(text)  # fmt: skip
+
+            return [x["gpus"], fam, escape(where), cell("tp", x["tp"]), cell("pp", x["pp"]),
+                    cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}"),
+                    *([x["ep"]] if ep else []), cell("zero", x["zero"]),
+                    cell("ckpt", x["ckpt"]), cell("micro_batch", x["micro_batch"]),
+                    x["offload"] or "-", x["rollout_tp"] or "trainer's", mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
                                      for x in r.rows)  # fmt: skip
@@ -310,7 +316,8 @@ def _render(r: Any) -> None:
         caption="time = predicted iteration (train: step); bound = roofline lower bound; "
         "engine mem = the engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
         "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron generation in the "
-        "trainer's layout; "
+        "trainer's layout; * a group's brackets give it a value of its own (the groups "
+        "column), the one shown is what the other groups run; "
         "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
         "tokens. Reproduce a row with its command (--json lists them).",
         right=right,
@@ -355,6 +362,24 @@ def _render(r: Any) -> None:
              "(--zero, --ckpt, --tp)")
     for line in r.notes:
         note(f"note: {line}")
+
+
+def _bracket_values(groups: str) -> dict[str, set[str]]:
+    """Trainer layout field -> the values the brackets of ``groups`` (a row's ``--groups``
+    text) give the groups that train or run forwards (a group that only generates: its
+    ``tp=`` is its engine's, the row's engine tp)."""
+    if "[" not in groups:
+        return {}
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.placement.groups import parse_groups
+
+    out: dict[str, set[str]] = {}
+    for g in parse_groups(groups):
+        if all(m.kind is Kind.GENERATE for m in g.members):
+            continue
+        for field, value in g.settings:
+            out.setdefault(field, set()).add(str(value))
+    return out
 
 
 def _fleet(r: Any) -> str:

@@ -53,6 +53,7 @@ from rlmcost.plan.pool import check_groups, hbm_limits, no_valid, pool_total, re
 from rlmcost.plan.rl_candidates import (
     RLSpace,
     actor_spec,
+    bracket_notes,
     candidates,
     enumerated_size,
     evaluate_item,
@@ -211,6 +212,7 @@ def plan_rl(
              for p in trainer_parts(b, sp, counts_gpus[-1])]  # a large-MoE tier's trainers
     notes += trainers_note(parts)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
+    notes += bracket_notes(base, space)  # --rollout-tp beside a group's own tp=
     for b, _ in parts[1:]:
         check_base(b)
     with compute.runner() as run:

@@ -33,7 +33,13 @@ from rlmcost.plan.pool import cost_fields
 from rlmcost.plan.rl_base import run_of_text, text_of
 from rlmcost.plan.rl_rows import binding_term, groups_of
 from rlmcost.plan.rl_runs import candidate_run
-from rlmcost.plan.rl_space import context_degrees, groups_engine_tp, node_gpus
+from rlmcost.plan.rl_space import (
+    context_degrees,
+    engine_tp_note,
+    groups_engine_tp,
+    groups_trainer_fixed,
+    node_gpus,
+)
 from rlmcost.plan.search import gpu_hours
 from rlmcost.plan.space import engine_tp_degrees, powers_of_two, tp_degrees
 
@@ -188,11 +194,13 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     out: list[RLCandidate] = []
     for fam in space_families(base, space):
         fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
-        offs = _offloads(base, space, zeros, fam)
+        lists = _family_lists(alg, fam, base, space, (tps, cps, zeros))
+        offs = _offloads(base, space, lists["zero"], fam)
         own = groups_engine_tp(alg, fam)  # rollout=?[tp=4]: the TP that runs, alone
         fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None) if own is None \
             else (own,)  # fmt: skip
-        for tp, pp, cp, sp, etp, ep in product(tps, space.pp or (1,), cps, sps, fam_etps, eps):
+        for tp, pp, cp, sp, etp, ep in product(lists["tp"], lists["pp"], lists["cp"], sps,
+                                               fam_etps, eps):  # fmt: skip
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
             if etp > node and etp not in (*(space.rollout_tp or ()), own):  # across: given only
                 continue
@@ -216,7 +224,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                                       fam.hardware):  # fmt: skip
                     groups = fam.text(counts, hw) if fam.members else ""
                     for zero, ckpt, mb, off, f, pool in ((z, k, m, o, f, p) for z, k, m in
-                            product(zeros, space.ckpt, space.micro_batch) for o, f, p in
+                            product(lists["zero"], lists["ckpt"], lists["micro_batch"])
+                            for o, f, p in
                             product(offs[z], fractions, kv)):  # fmt: skip
                         out.append(RLCandidate(
                             gpus, fam.name, fam.placement, groups, fam.stale, train_gpus, tp,
@@ -224,6 +233,29 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
                             hw, pool, ep if searched_ep else None, space.trainer,
                         ))  # fmt: skip
     return out
+
+
+def _family_lists(alg: Any, fam: Family, base: Run, space: RLSpace,
+                  searched: tuple[tuple[Any, ...], ...]) -> dict[str, tuple[Any, ...]]:
+    """The trainer layout values family ``fam`` tries: ``searched`` (the TP, CP and ZeRO lists
+    of the query) and the space's PP, checkpointing and micro-batch lists, each field a
+    ``--groups`` bracket fixes for every group that reads it replaced by that one value
+    (:func:`~rlmcost.plan.rl_space.groups_trainer_fixed`: the value that runs, shown and
+    commanded; the others evaluated alike)."""
+    tps, cps, zeros = searched
+    lists = {"tp": tps, "pp": space.pp or (1,), "cp": cps, "zero": zeros,
+             "ckpt": space.ckpt, "micro_batch": space.micro_batch}  # fmt: skip
+    for field, value in groups_trainer_fixed(alg, fam, base).items():
+        lists[field] = (value,)
+    return lists
+
+
+def bracket_notes(base: Run, space: RLSpace) -> list[str]:
+    """The ``--groups`` family's note where ``--rollout-tp`` meets a generating group's own
+    ``tp=`` (:func:`~rlmcost.plan.rl_space.engine_tp_note`: the bracket wins)."""
+    if not space.groups:
+        return []
+    return engine_tp_note(_algorithm(base), free_groups(space.groups), space.rollout_tp)
 
 
 def _offloads(base: Run, space: RLSpace, zeros: tuple[Any, ...],
@@ -253,15 +285,18 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
 
     node = node_gpus(base, space)
     cps, sps = context_degrees(base, space, node)
-    n_tp = len(space.tp or powers_of_two(node))
+    tps = tuple(space.tp or powers_of_two(node))
     etps = tuple(space.rollout_tp or powers_of_two(node))
     kv = pools(base)
-    n_zero = len(trainer_zeros(base, space.zero))
-    per = n_tp * len(space.pp or (1,)) * n_zero * len(space.ckpt) * len(space.micro_batch)
-    per *= len(space.offload) * len(cps) * len(sps) * len(kv) * len(expert_degrees(
+    zeros = trainer_zeros(base, space.zero)
+    per = len(space.offload) * len(sps) * len(kv) * len(expert_degrees(
         base, space.ep, arch_numbers(actor_spec(base)).n_experts, node))
     total, alg = 0, _algorithm(base)
     for fam in space_families(base, space):
+        lists = _family_lists(alg, fam, base, space, (tps, cps, zeros))  # a bracket's: one
+        n_layout = 1
+        for values in lists.values():
+            n_layout *= len(values)
         own = groups_engine_tp(alg, fam)  # one engine TP where the brackets fix it
         n_etp = 1 if own is not None else len(engine_tps(base, fam, etps,
                                                          space.rollout_tp is not None))
@@ -274,7 +309,7 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
         else:
             shares = len(space.rollout_shares) * len(space.actor_shares)
         kinds = max(1, len(space.pool)) ** max(1, len(fam.members))  # a pool's assignments
-        total += per * n_etp * kinds * shares
+        total += per * n_layout * n_etp * kinds * shares
     return total
 
 

@@ -1,7 +1,7 @@
 """The RL space's values that depend on the base Run: the GPUs of a node (TP stays inside one),
 the context-parallel degrees, searched from :data:`LONG_SEQUENCE_TOKENS` of prompt plus
-response, and the engine TP a ``--groups`` family's brackets fix (:func:`groups_engine_tp`)
-(:mod:`rlmcost.plan.rl_candidates`)."""
+response, and the engine TP and trainer layout fields a ``--groups`` family's brackets fix
+(:func:`groups_engine_tp`, :func:`groups_trainer_fixed`) (:mod:`rlmcost.plan.rl_candidates`)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,24 @@ def node_gpus(base: Run, space: RLSpace) -> int:
     return min(get_hardware(n).gpus_per_node for n in names)
 
 
+TRAINER_FIELDS = ("tp", "pp", "cp", "zero", "ckpt", "micro_batch")
+"""The trainer layout fields a plan searches run-wide that a ``--groups`` bracket may give a
+group of its own (keys ``tp pp cp zero ckpt mb``: ``deployment.group_brackets.LAYOUT_KEYS``)."""
+
+
+def _family_tasks(alg: Any, fam: Family) -> tuple[dict[str, dict[str, Any]], list[Any]]:
+    """Each group's bracket settings (Layout field -> value) and the tasks of ``alg`` placed on
+    ``fam``'s groups (one GPU each: the counts do not move a task)."""
+    from rlmcost.placement.configs import build
+    from rlmcost.placement.groups import parse_groups
+
+    text = ",".join(f"{m}=1" + (f"[{s}]" if s else "")
+                    for m, s in zip(fam.members, fam.settings, strict=True))  # fmt: skip
+    placement = build(None, alg, groups=parse_groups(text))
+    own = {g.name: dict(g.settings) for g in placement.groups}
+    return own, list(placement.tasks(alg))
+
+
 def groups_engine_tp(alg: Any, fam: Family) -> int | None:
     """The engine TP a ``--groups`` family's brackets fix (None where the run-wide one is
     read): a group's ``tp=`` sets its engine's layout too (``rollout=?[tp=4]`` generates at
@@ -57,17 +75,65 @@ def groups_engine_tp(alg: Any, fam: Family) -> int | None:
     run-wide engine TP and the search tries the TP that runs alone (the group generating the
     actor's rollouts: its TP is the one the row shows and its command sets)."""
     from rlmcost.algorithms.kinds import Kind, Role
-    from rlmcost.placement.configs import build
-    from rlmcost.placement.groups import parse_groups
 
     if not fam.members or not any("tp=" in s for s in fam.settings):
         return None
-    text = ",".join(f"{m}=1" + (f"[{s}]" if s else "")
-                    for m, s in zip(fam.members, fam.settings, strict=True))  # fmt: skip
-    placement = build(None, alg, groups=parse_groups(text))
-    own = {g.name: dict(g.settings).get("tp") for g in placement.groups}
-    makers = [t for t in placement.tasks(alg) if t.kind is Kind.GENERATE]
-    if not makers or any(own[t.group] is None for t in makers):
+    own, tasks = _family_tasks(alg, fam)
+    makers = [t for t in tasks if t.kind is Kind.GENERATE]
+    if not makers or any(own[t.group].get("tp") is None for t in makers):
         return None
     actor = next((t for t in makers if t.role is Role.ACTOR), makers[0])
-    return int(own[actor.group])  # type: ignore[call-overload]
+    return int(own[actor.group]["tp"])
+
+
+def groups_trainer_fixed(alg: Any, fam: Family, base: Run) -> dict[str, Any]:
+    """Trainer layout field -> the value a ``--groups`` family's brackets fix for it: where
+    every group that trains or runs forwards under ``alg`` gives the field in its brackets
+    (alike), no task reads the run-wide value (a group's bracket goes over the run's trainer
+    layout: :func:`rlmcost.plan.rl_runs.candidate_sections`, ``placement.inputs._replica``),
+    so the search tries that value alone and the row shows and commands the value that runs
+    (``actor+reference=?[tp=2]`` under GRPO: TP 2, not 1, 2, 4 and 8 evaluated alike). A
+    group that only generates reads the run-wide TP too where its engine runs in the
+    trainer's layout (HF generate, an unpinned Hybrid Engine, a Megatron engine on the
+    policy's weights). Fields some such group leaves to the run-wide value stay searched; the
+    rows mark the groups' own values (``rlmcost plan``'s table)."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.plan.mcore import is_megatron
+
+    if not fam.members or not any(fam.settings):
+        return {}
+    own, tasks = _family_tasks(alg, fam)
+    readers = {t.group for t in tasks if t.kind is not Kind.GENERATE}
+    kind = base.deployment.engine.kind
+    trainer_engine = kind.in_trainer_layout or is_megatron(base)
+    makers = {t.group for t in tasks if t.kind is Kind.GENERATE} if trainer_engine else set()
+    out: dict[str, Any] = {}
+    for field in TRAINER_FIELDS:
+        groups = readers | makers if field == "tp" else readers
+        values = {own[g].get(field) for g in groups}
+        if groups and len(values) == 1 and None not in values:
+            out[field] = values.pop()
+    return out
+
+
+def engine_tp_note(alg: Any, fam: Family, given: tuple[int, ...] | None) -> list[str]:
+    """A note where ``--rollout-tp`` (``given``) meets a group's bracket ``tp=`` on a group
+    that generates: the bracket wins, as the Run's layout reads it
+    (:func:`rlmcost.placement.inputs._replica`: ``settings.get("tp", engine_tp or t)``, the
+    group's own over the run-wide engine TP), so that group generates at its own TP whatever
+    the flag lists; a note, not an error, since the flag still sets the engine TP of every
+    other family searched and of a generating group without ``tp=``."""
+    from rlmcost.algorithms.kinds import Kind
+
+    if not given or not fam.members or not any("tp=" in s for s in fam.settings):
+        return []
+    own, tasks = _family_tasks(alg, fam)
+    fixed = {t.group: int(own[t.group]["tp"]) for t in tasks
+             if t.kind is Kind.GENERATE and own[t.group].get("tp") is not None}  # fmt: skip
+    odd = {g: tp for g, tp in fixed.items() if tp not in given}
+    if not odd:
+        return []
+    where = ", ".join(f"{g}[tp={tp}]" for g, tp in odd.items())
+    return [f"--rollout-tp {','.join(map(str, given))}: --groups {where} generates at its "
+            "bracket's TP whatever the flag says (a group's own tp= goes over the run-wide "
+            "engine TP); the flag's TP applies to the other groups and families"]
