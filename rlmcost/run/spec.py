@@ -213,23 +213,10 @@ class ClusterSpec(BaseModel):
     @field_validator("host_bandwidth_gb_per_s", "host_memory_gib", mode="before")
     @classmethod
     def _finite(cls, v: Any, info: ValidationInfo) -> Any:
-        """A positive, finite amount; NaN (no amount at all), infinity and a value <= 0 each
-        say what is wrong with them before the range check would."""
-        import math
+        """A positive, finite amount (:func:`rlmcost.run.amounts.positive_amount`)."""
+        from rlmcost.run.amounts import positive_amount
 
-        try:
-            x = float(v) if v is not None and not isinstance(v, bool) else None
-        except (TypeError, ValueError):
-            return v  # not a number: the float field's own error
-        if x is None or (math.isfinite(x) and x > 0):
-            return v
-        what = ("host bandwidth {} GB/s per direction", "e.g. 64 (PCIe 5.0 x16)") \
-            if info.field_name == "host_bandwidth_gb_per_s" else \
-            ("host memory {} GiB per host", "e.g. 1862 (a 2 TB DGX H100)")  # fmt: skip
-        why = "is not a number (NaN: no amount; comparisons with it are all false)" \
-            if math.isnan(x) else "must be a finite number" if math.isinf(x) else \
-            "must be positive"  # fmt: skip
-        raise ValueError(f"{what[0].format(v)} {why}; give an amount above 0, {what[1]}")
+        return positive_amount(v, str(info.field_name))
 
     @field_validator("gpus", "dp")
     @classmethod
