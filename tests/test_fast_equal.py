@@ -78,6 +78,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "pp_overlap_p2p": st.sampled_from([None, True, False]),
     "recompute_early_stop": st.sampled_from([None, True, False]),  # perf.ckpt_early_stop
     "module_ckpt": st.sampled_from([None, True, False]),  # perf.module_ckpt
+    "swiglu_fusion": st.sampled_from([None, True, False]),  # placement.glu_kernel
     "disable_dropout": st.booleans(),  # placement.model_dropout
     "moe_capacity_factor": st.sampled_from([None, 1.0, 1.25]),  # parallel.moe_capacity
     "moe_pad_to_capacity": st.booleans(),  # without a factor: refused on both paths
@@ -569,7 +570,8 @@ LAYOUT_FIELDS = {"tp": [1, 2], "zero": ["0", "3"], "ckpt": ["none", "full"],
                  "micro_batch": [1, 2], "max_tokens_per_gpu": [None, 4096],
                  "packing": [False, True], "padded": [False, True],
                  "offload": [[], ["optimizer"]], "pp_overlap_p2p": [None, False],
-                 "recompute_early_stop": [None, False], "module_ckpt": [None, False]}  # fmt: skip
+                 "recompute_early_stop": [None, False], "module_ckpt": [None, False],
+                 "swiglu_fusion": [None, True]}  # fmt: skip
 
 
 def _layout_fields() -> Any:
@@ -580,7 +582,8 @@ def _layout_fields() -> Any:
 def _forward_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """``fields`` less those a forward layout does not take (its offload, refused; the
     trainer's p2p overlap and checkpoint early stop: deployment.trainer_only)."""
-    drop = ("offload", "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "disable_dropout")
+    drop = ("offload", "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "disable_dropout",
+            "swiglu_fusion")
     return {k: v for k, v in fields.items() if k not in drop}
 
 

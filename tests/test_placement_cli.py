@@ -106,7 +106,7 @@ def test_symbolic_rows_need_no_model():
     r = run("placements", "--symbolic", "--placement", "async", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["schema_version"] == "2.9" and out["symbolic"] is True
+    assert out["schema_version"] == "2.10" and out["symbolic"] is True
     rows = out["rows"]
     assert [x["stage"] for x in rows] == ["generation", "assessment", "training", "iteration"]
     assert (

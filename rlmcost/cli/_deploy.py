@@ -37,7 +37,7 @@ DEPLOYMENT_OPTIONS = (
     "micro_batch", "max_tokens_per_gpu",
     "forward_max_tokens_per_gpu", "forward_micro_batch",
     "packing", "fused_loss", "padded", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
-    "pp_overlap_p2p", "recompute_early_stop", "module_ckpt",
+    "pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion",
     "trainer_kernels", "ckpt", "cp", "ep", "etp", "zero_shard", "sp",
     "freeze_vision_tower", "disable_dropout",
     "offload",
@@ -80,18 +80,10 @@ def deployment_options() -> dict[str, Any]:
     """The typer parameters (name -> (annotation, default)) of the deployment options."""
     p = DEPLOY_PANEL
     return {
-        "deployment_file": (
-            Annotated[
-                str | None,
-                typer.Option(
-                    "--deployment",
-                    help="A deployment file (YAML or JSON, see `--json`'s `deployment` key); "
-                    "flags override its fields, --framework its framework.",
-                    rich_help_panel=p,
-                ),
-            ],
-            None,
-        ),
+        "deployment_file": (Annotated[str | None, typer.Option(
+            "--deployment", help="A deployment file (YAML or JSON, see `--json`'s `deployment` "
+            "key); flags override its fields, --framework its framework.", rich_help_panel=p)],
+            None),  # fmt: skip
         "micro_batch": (
             Annotated[
                 int | None,
@@ -196,6 +188,12 @@ def deployment_options() -> dict[str, Any]:
             "module_ckpt, its early stop on), or each layer whole (off: the v2 worker's "
             "transformers models, the NeMo RL preset's); default off.", rich_help_panel=p)],
             None),  # fmt: skip
+        "swiglu_fusion": (Annotated[bool | None, typer.Option(
+            "--swiglu-fusion/--no-swiglu-fusion", help="A Megatron-core trainer's fused SwiGLU "
+            "(TransformerConfig.bias_activation_fusion: 3 d_ff kept a token for the backward, "
+            "not 4; rlmcost.placement.glu_kernel); default: --framework's (slime, NeMo RL on; "
+            "verl for MoE models), off without one; an error on a Hugging Face trainer.",
+            rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (Annotated[TrainerKernels | None, typer.Option(
             help="The trainer's implementation without a --framework preset: fused "
             "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "

@@ -140,7 +140,7 @@ def build_deployment(opts: dict[str, Any], tp: int, pp: int, zero: Any) -> Deplo
     if opts.get("moe_permute_fusion") is not None:
         train["moe_permute_fusion"] = opts["moe_permute_fusion"]
     train.update(capacity_fields(opts))  # forwards that follow the trainer take it too
-    for key in ("pp_overlap_p2p", "recompute_early_stop", "module_ckpt"):
+    for key in ("pp_overlap_p2p", "recompute_early_stop", "module_ckpt", "swiglu_fusion"):
         if opts.get(key) is not None:
             train[key] = opts[key]
     if opts.get("trainer_kernels") is not None:

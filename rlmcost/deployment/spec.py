@@ -76,8 +76,7 @@ _STRICT = ConfigDict(frozen=True, extra="forbid")
 
 
 def _degree(v: int | None, info: ValidationInfo) -> int | None:
-    """A parallel degree, at most :data:`~rlmcost.specs.limits.MAX_GPUS` (a bound on the
-    input: the layout checks walk the degree's divisors)."""
+    """A degree, at most ``specs.limits.MAX_GPUS`` (the layout checks walk its divisors)."""
     from rlmcost.specs.limits import MAX_GPUS, check_count
 
     if v is not None:
@@ -146,6 +145,8 @@ class TrainLayout(BaseModel):
         "checkpoint's early stop (None: the framework's; rlmcost.perf.ckpt_early_stop)")
     module_ckpt: bool | None = Field(default=None, description="full recomputation per module "
         "(None: the framework's; rlmcost.perf.module_ckpt); False: each layer whole")
+    swiglu_fusion: bool | None = Field(default=None, description="a Megatron-core trainer's "
+        "TransformerConfig.bias_activation_fusion (None: the framework's; placement.glu_kernel)")
     disable_dropout: bool = Field(default=False, description="the trainer sets the model's "
         "dropout to 0 (TRL disable_dropout); False: its config's (placement.model_dropout)")
     freeze_vision_tower: bool = Field(default=False, description="a vision-language model's "
@@ -182,9 +183,8 @@ class TrainLayout(BaseModel):
 
     @property
     def split(self) -> int:
-        """The GPU granularity of the layout: tp * pp * cp times the smallest dp whose
-        tp*cp*dp ranks hold the etp*ep expert grid (``parallel.layout.dp_unit``); every GPU
-        count the layout runs on is a multiple of it."""
+        """The GPU granularity of the layout, of which every GPU count it runs on is a multiple:
+        tp*pp*cp times the least dp whose ranks hold the etp*ep grid (``layout.dp_unit``)."""
         return self.tp * self.pp * self.cp * dp_unit(self.tp, self.cp, self.ep, self.etp)
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 TRAINER_ONLY = ("fused_loss", "router_dtype", "ep_dispatcher", "moe_permute_fusion", "kernels",
                 "pp_overlap_p2p", "grad_reduce_dtype", "recompute_early_stop",
-                "module_ckpt", "disable_dropout")  # fmt: skip
+                "module_ckpt", "disable_dropout", "swiglu_fusion")  # fmt: skip
 """Fields read from the trainer's layout alone (module docstring)."""
 
 

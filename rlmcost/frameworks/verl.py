@@ -33,6 +33,7 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
+from rlmcost.frameworks.verl_glu import import_glu_fusion
 from rlmcost.frameworks.verl_lora import verl_lora
 from rlmcost.frameworks.verl_recompute import verl_recompute
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
@@ -276,6 +277,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
         import_capacity(r, q, f"{o}moe_expert_capacity_factor",
                         f"{o}moe_pad_expert_input_to_capacity", how)  # fmt: skip
         import_overlap(r, q, f"{m}.override_transformer_config.overlap_p2p_comm")
+        import_glu_fusion(r, q, f"{o}bias_activation_fusion", (tp, pp, ep))  # verl_glu
         if not r.flag(f"{o}moe_permute_fusion", True):  # absent: the bridge's (Megatron-Bridge
             q.set("--no-moe-permute-fusion")  # providers True; examples/ set it: perf.moe_permute)
         set_split(r, q, pp, transformer_config_keys(f"{m}.override_transformer_config."))

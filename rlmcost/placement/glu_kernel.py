@@ -30,6 +30,14 @@ elements a token for the backward where the unfused MLP keeps 4
   src/liger_kernel/ops/swiglu.py @06e2af7d).
 
 * The paper's idealized run and a deployment without a framework preset: unfused.
+
+``TrainLayout.swiglu_fusion`` (``--swiglu-fusion/--no-swiglu-fusion``), where given, is the
+Megatron-core trainer's ``bias_activation_fusion`` over the framework's: verl's scripts set it
+with ``actor.megatron.override_transformer_config.bias_activation_fusion``, which mbridge's
+``set_extra_args`` lays over the bridge's own config (mbridge/core/llm_bridge.py
+``_build_base_config``, ``base_config.update(self.extra_args)`` @10cb17f5), so it turns the
+fusion on for a dense model and off for a MoE one (read by :mod:`rlmcost.frameworks.verl_glu`).
+It is refused where the layout's trainer runs a Hugging Face model (no such config there).
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import LogitsMode
+from rlmcost.errors import SpecError
 from rlmcost.frameworks.preset_model import Framework
 from rlmcost.frameworks.presets import behaviour
 from rlmcost.placement.pass_options import runs_hf_model
@@ -52,11 +61,20 @@ MEGATRON_GLU_FUSION = {Framework.SLIME: "all", Framework.NEMO_RL: "all", Framewo
 
 def fused_glu(deployment: Deployment, train: TrainLayout, arch: Arch) -> bool:
     """Whether the trainer of ``deployment`` at layout ``train`` (the group's) runs ``arch``'s
-    gated FFN as a fused SwiGLU (module docstring)."""
-    beh = None if deployment.ideal else behaviour(deployment.framework)
-    if beh is None:
+    gated FFN as a fused SwiGLU (module docstring): ``train.swiglu_fusion`` where given, else
+    the framework's."""
+    if deployment.ideal:
         return False
-    if runs_hf_model(beh, train):
+    beh, given = behaviour(deployment.framework), train.swiglu_fusion
+    if beh is not None and runs_hf_model(beh, train):
+        if given is not None:
+            raise SpecError(
+                f"--{'' if given else 'no-'}swiglu-fusion sets a Megatron-core trainer's "
+                f"bias_activation_fusion, but {deployment.framework} trains this layout (TP, PP "
+                "and EP 1, or ZeRO-3) as a Hugging Face model: drop it (Liger's fused SwiGLU "
+                "comes with --logits fused where the framework applies it)")
         return beh.liger_logits and deployment.logits is LogitsMode.FUSED
+    if given is not None or beh is None:
+        return bool(given)
     fusion = MEGATRON_GLU_FUSION.get(Framework(str(deployment.framework).lower()))
     return fusion == "all" or (fusion == "moe" and arch.is_moe)

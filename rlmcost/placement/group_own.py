@@ -214,13 +214,13 @@ class GroupTasks(GroupSizes):
         """:meth:`own` computed (kept in ``_mem`` and ``_host``): the bytes, the host bytes and
         the bytes before offload (None: no offload)."""
         key = (task.index, sequences)
-        arch = self.s.arch(task.role)
-        n = sequences or self.batch(task)
+        arch, n = self.s.arch(task.role), sequences or self.batch(task)
         layout, seq = memory_inputs(self, task, n)  # verl: micro-batches of the real lengths
-        workload = self.workload(task)
+        workload = self.workload(task)  # the trainer's kernels' gated FFN: training alone reads
+        glu = task.kind is Kind.TRAIN and fused_glu(self.s.deployment, self.train_layout(), arch)
         per_stage = memory_per_stage(
             arch, layout, MODE[task.kind], n, seq, workload, task.invocation.model_head,
-            self.mixer_replicated(task), fused_glu(self.s.deployment, self.train_layout(), arch),
+            self.mixer_replicated(task), glu,
         )  # fmt: skip
         if task.kind is Kind.TRAIN and layout.ckpt is Checkpointing.FULL and \
                 module_ckpt_applies(self.s.deployment, self.train_layout(), layout, arch):
@@ -315,14 +315,14 @@ class GroupTasks(GroupSizes):
         arch = self.s.arch(task.role)
         train = task.kind is Kind.TRAIN
         if task.kind is not Kind.GENERATE and task.invocation.model_head is Head.LM:
-            vocab = -(-int(arch.vocab) // layout.tp)
-            beh = behaviour(dep.framework)
+            vocab, beh = -(-int(arch.vocab) // layout.tp), behaviour(dep.framework)
             copies = train_copies(beh, layout)
             tokens = share.tokens_per_micro_batch
             m = with_logits_peak(m, tokens, vocab, train, dep, self.s.workload, copies)
-            if train:
-                m = head_apart(m, beh, arch, layout, tokens, self.workload(task))
-                m = grads_after_head(m, beh, arch, layout, share, self.workload(task))
+            if train:  # the rebuilt layer as memory_per_stage prices it (fused_glu)
+                glu, wl = fused_glu(dep, self.train_layout(), arch), self.workload(task)
+                m = head_apart(m, beh, arch, layout, tokens, wl, glu)
+                m = grads_after_head(m, beh, arch, layout, share, wl, glu)
         if dep.lora is not None and task.role in self.s.trained_roles \
                 and not self.lora_fused(task):  # fmt: skip
             m = with_lora(m, self.adapters(task), layout, train, self.workload(task))

@@ -60,35 +60,40 @@ def train_copies(beh: Behaviour | None, layout: Layout) -> int:
     return beh.low_memory_train_copies if beh is not None and hf_trainer(beh, layout) else 2
 
 
-def rebuilt_layer_bytes(arch: object, layout: Layout, tokens: int, workload: Workload) -> int:
+def rebuilt_layer_bytes(arch: object, layout: Layout, tokens: int, workload: Workload,
+                        fused_glu: bool = False) -> int:  # fmt: skip
     """One decoder layer's saved activations for ``tokens`` positions without checkpointing
     (the larger of a dense and a MoE layer where the model has both), as
-    ``parallel.memory`` adds it under full checkpointing (rounded down)."""
+    ``parallel.memory`` adds it under full checkpointing (rounded down), with the trainer's
+    gated FFN as its kernels keep it (``fused_glu``: :func:`~rlmcost.placement.glu_kernel.
+    fused_glu`, the choice ``parallel.memory`` is given)."""
     a = arch_numbers(arch)
     kinds = [False] + ([True] if a.n_experts else [])
     x = workload.activation_dtype.bytes
-    per = max(Fraction(saved_bytes(a, layout.tp, layout.sp, Checkpointing.NONE, m, x))
+    per = max(Fraction(saved_bytes(a, layout.tp, layout.sp, Checkpointing.NONE, m, x, fused_glu))
               for m in kinds)  # fmt: skip
     return int(tokens * per)
 
 
 def head_apart(
     m: MemoryBreakdown, beh: Behaviour | None, arch: object, layout: Layout, tokens: int,
-    workload: Workload,
+    workload: Workload, fused_glu: bool = False,
 ) -> MemoryBreakdown:  # fmt: skip
     """``m`` (a training rank's breakdown with its logits peak) with the rebuilt layer taken
     out of its activations up to the logits peak, where the framework frees the logits before
-    the layers' backward (module doc): activations + logits = kept + max(rebuilt, logits)."""
+    the layers' backward (module doc): activations + logits = kept + max(rebuilt, logits)
+    (``fused_glu``: :func:`rebuilt_layer_bytes`')."""
     if beh is None or not beh.logits_freed_before_layers or not m.logits \
             or layout.ckpt is not Checkpointing.FULL or not hf_trainer(beh, layout):  # fmt: skip
         return m
-    apart = min(rebuilt_layer_bytes(arch, layout, tokens, workload), m.logits, m.activations)
+    rebuilt = rebuilt_layer_bytes(arch, layout, tokens, workload, fused_glu)
+    apart = min(rebuilt, m.logits, m.activations)
     return replace(m, activations=m.activations - apart)
 
 
 def grads_after_head(
     m: MemoryBreakdown, beh: Behaviour | None, arch: object, layout: Layout, share: DataShare,
-    workload: Workload,
+    workload: Workload, fused_glu: bool = False,
 ) -> MemoryBreakdown:  # fmt: skip
     """``m`` (a training rank's breakdown at the head's backward, :func:`head_apart` applied)
     without its gradient shard where the framework's FSDP trainer sets the gradients to None
@@ -98,14 +103,16 @@ def grads_after_head(
     shard). The backward's peak is then the head's (activations + logits, no gradient) unless
     the whole gradient shard with one layer's input and its rebuilt activations, the end of
     the backward, is larger: then ``m`` unchanged (every term at once, an upper bound).
-    Several micro-batches: the later ones hold the earlier ones' gradients, ``m`` unchanged."""
+    Several micro-batches: the later ones hold the earlier ones' gradients, ``m`` unchanged.
+    ``fused_glu``: :func:`rebuilt_layer_bytes`'."""
     if beh is None or not beh.grads_freed_after_update or not m.gradients \
             or share.micro_batches != 1 or layout.zero != ZeroStage.OS_G_P \
             or not hf_trainer(beh, layout):  # fmt: skip
         return m
     tokens = share.tokens_per_micro_batch
     one_input = m.activations // max(1, int(arch_numbers(arch).n_layers))
-    end = m.gradients + rebuilt_layer_bytes(arch, layout, tokens, workload) + one_input
+    end = m.gradients + rebuilt_layer_bytes(arch, layout, tokens, workload, fused_glu) \
+        + one_input
     if end > m.activations + m.logits:
         return m
     return replace(m, gradients=0)

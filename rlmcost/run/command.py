@@ -60,6 +60,7 @@ _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets
                      "train.pp_overlap_p2p": "--pp-overlap-p2p",
                      "train.recompute_early_stop": "--recompute-early-stop",
                      "train.module_ckpt": "--module-ckpt",
+                     "train.swiglu_fusion": "--swiglu-fusion",
                      "train.moe_capacity_factor": "--moe-capacity-factor",
                      "train.moe_pad_to_capacity": "--moe-pad-to-capacity",
                      "train.kernels": "--trainer-kernels"}  # fmt: skip
@@ -201,6 +202,8 @@ def _deployment_flags(run: Run) -> list[str]:
         words.append(f"--{'' if t.recompute_early_stop else 'no-'}recompute-early-stop")
     if t.module_ckpt is not None:
         words.append(f"--{'' if t.module_ckpt else 'no-'}module-ckpt")
+    if t.swiglu_fusion is not None:
+        words.append(f"--{'' if t.swiglu_fusion else 'no-'}swiglu-fusion")
     if t.moe_capacity_factor is not None:
         words += ["--moe-capacity-factor", repr(t.moe_capacity_factor)]
     if t.moe_pad_to_capacity:
