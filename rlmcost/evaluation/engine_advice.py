@@ -16,7 +16,7 @@ combination in it), and checked by evaluating it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rlmcost.deployment.kinds import EngineKind, Offload
@@ -46,23 +46,19 @@ class Switch:
     idle_flag: str = ""
 
 
+_VERL = Switch(
+    "actor_rollout_ref.rollout.free_cache_engine=True",
+    "actor_rollout_ref.rollout.gpu_memory_utilization={f}",
+    "verl/trainer/config/ppo_trainer.yaml: rollout.free_cache_engine, "
+    "rollout.gpu_memory_utilization, actor.fsdp_config",
+    idle=(Offload.PARAMS_IDLE, Offload.OPTIMIZER_IDLE),
+    idle_flag="actor_rollout_ref.actor.fsdp_config.param_offload=True optimizer_offload=True")
+"""verl's switches, the same keys for its vLLM and SGLang rollouts."""
+
 SWITCHES: dict[tuple[str, EngineKind], Switch] = {
-    ("verl", EngineKind.VLLM): Switch(
-        "actor_rollout_ref.rollout.free_cache_engine=True",
-        "actor_rollout_ref.rollout.gpu_memory_utilization={f}",
-        "verl/trainer/config/ppo_trainer.yaml: rollout.free_cache_engine, "
-        "rollout.gpu_memory_utilization, actor.fsdp_config",
-        idle=(Offload.PARAMS_IDLE, Offload.OPTIMIZER_IDLE),
-        idle_flag="actor_rollout_ref.actor.fsdp_config.param_offload=True "
-                  "optimizer_offload=True"),
-    ("verl", EngineKind.SGLANG): Switch(
-        "actor_rollout_ref.rollout.free_cache_engine=True",
-        "actor_rollout_ref.rollout.gpu_memory_utilization={f}",
-        "verl/trainer/config/ppo_trainer.yaml: rollout.free_cache_engine, "
-        "rollout.gpu_memory_utilization (SGLang's mem_fraction_static), actor.fsdp_config",
-        idle=(Offload.PARAMS_IDLE, Offload.OPTIMIZER_IDLE),
-        idle_flag="actor_rollout_ref.actor.fsdp_config.param_offload=True "
-                  "optimizer_offload=True"),
+    ("verl", EngineKind.VLLM): _VERL,
+    ("verl", EngineKind.SGLANG): replace(_VERL, source=_VERL.source.replace(
+        "gpu_memory_utilization,", "gpu_memory_utilization (SGLang's mem_fraction_static),")),
     ("openrlhf", EngineKind.VLLM): Switch(
         "--vllm_enable_sleep with --colocate_all_models (--vllm.enable_sleep, "
         "--train.colocate_all since ed62d0e2)",
