@@ -83,8 +83,8 @@ class Template:
             return self._period(weights, kinds) if what == "period" else \
                 self._value(weights, kinds)  # fmt: skip
         key = (id(self), what, kinds == _INTS, tuple(weights))
-        hit = KEPT.get(key)  # the entry holds its template: no other can take its id
-        if hit is not None:
+        hit = KEPT.get(key)
+        if hit is not None and hit[0] is self:
             return hit[1]
         out = self._period(weights, kinds) if what == "period" else \
             self._value(weights, kinds)  # fmt: skip
