@@ -45,10 +45,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rlmcost.deployment.kinds import LogitsMode
-from rlmcost.errors import SpecError
 from rlmcost.frameworks.preset_model import Framework
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.placement.pass_options import runs_hf_model
+from rlmcost.placement.pass_options import check_swiglu_fusion, runs_hf_model
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -67,12 +66,7 @@ def fused_glu(deployment: Deployment, train: TrainLayout, arch: Arch) -> bool:
         return False
     beh, given = behaviour(deployment.framework), train.swiglu_fusion
     if beh is not None and runs_hf_model(beh, train):
-        if given is not None:
-            raise SpecError(
-                f"--{'' if given else 'no-'}swiglu-fusion sets a Megatron-core trainer's "
-                f"bias_activation_fusion, but {deployment.framework} trains this layout (TP, PP "
-                "and EP 1, or ZeRO-3) as a Hugging Face model: drop it (Liger's fused SwiGLU "
-                "comes with --logits fused where the framework applies it)")
+        check_swiglu_fusion(deployment, train, True)
         return beh.liger_logits and deployment.logits is LogitsMode.FUSED
     if given is not None or beh is None:
         return bool(given)

@@ -135,6 +135,19 @@ def module_ckpt_on(deployment: Deployment, train: TrainLayout) -> bool:
     return hf and beh is not None and beh.hf_module_ckpt
 
 
+def check_swiglu_fusion(deployment: Deployment, train: TrainLayout, hf: bool) -> None:
+    """SpecError where ``train.swiglu_fusion`` is given to a trainer that runs a Hugging Face
+    model (``hf``): it is a Megatron-core trainer's ``bias_activation_fusion``
+    (:mod:`rlmcost.placement.glu_kernel`)."""
+    given = train.swiglu_fusion
+    if hf and given is not None:
+        raise SpecError(
+            f"--{'' if given else 'no-'}swiglu-fusion sets a Megatron-core trainer's "
+            f"bias_activation_fusion, but {deployment.framework} trains this layout (TP, PP "
+            "and EP 1, or ZeRO-3) as a Hugging Face model: drop it (Liger's fused SwiGLU "
+            "comes with --logits fused where the framework applies it)")
+
+
 def step_options(deployment: Deployment) -> StepOptions | None:
     """The framework's pass options, None where they are rlmcost's defaults.
 
@@ -154,6 +167,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     imb = EP_RANK_IMBALANCE_RATIO.value if expert_parallel(deployment) else 1.0
     disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
     check_pad_dispatcher(deployment.train.moe_pad_to_capacity, disp)  # Megatron-core refuses
+    check_swiglu_fusion(deployment, deployment.train, hf)  # first: as the memory model meets it
     if hf and deployment.train.moe_capacity_factor is not None:
         raise SpecError(f"--moe-capacity-factor is Megatron-core's, but {deployment.framework}'s "
                         "trainer runs a Hugging Face model at this layout (no capacity); drop "
