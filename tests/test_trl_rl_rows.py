@@ -181,3 +181,32 @@ def test_the_readme_rows_doubt_quotes_its_prediction() -> None:
     assert step is not None and update is not None and row.predicted_s is not None
     assert float(step[1]) == round(row.predicted_s, 1)
     assert float(update[1]) == round(dict(row.predicted_phases_s)["update actor"], 1)
+
+
+def test_the_audit_quotes_the_prompt_lengths_predictions() -> None:
+    # open-r1 grpo.py@571661a1 lines 155-159: a prompt is the system prompt and one MATH problem;
+    # at per_device_train_batch_size 1 a process holds one prompt (TRL grpo_trainer.py@724acb97
+    # lines 402 and 447), so none is padded to max_prompt_length. The row keeps the cap (the mean
+    # is not published) and its audit note states what shorter prompts give: those figures are
+    # rlmcost's, and each falls below the cap's prediction
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.reports.rl_runs_rows import evaluate_recipe
+
+    assert RECORD["framework_settings"]["config"]["per_device_train_batch_size"] == 1
+    assert RECORD["prompt_len"] == RECORD["framework_settings"]["config"]["max_prompt_length"]
+    (note,) = [a for a in RECORD["assumptions"] if a.startswith("audit (issue 18)")]
+    assert "grpo.py:155-159" in note and ":447 repeat_interleave" in note
+    said = re.search(r"the row predicts ([\d.]+), ([\d.]+) or ([\d.]+) s \(([^)]*)\) and issue "
+                     r"251's row ([\d.]+), ([\d.]+) or ([\d.]+) s \(([^)]*)\)", note)  # fmt: skip
+    assert said is not None
+    for rec, times, errors in ((RECORD, said.group(1, 2, 3), said[4]),
+                               (ISSUE_251, said.group(5, 6, 7), said[8])):  # fmt: skip
+        at_cap = evaluate_recipe(recipe(rec), run_from_argv).predicted_s
+        assert at_cap is not None
+        for prompt, t, e in zip((100, 200, 300), times, errors.split(", "), strict=True):
+            shorter = copy.deepcopy(rec)
+            shorter["prompt_len"] = prompt
+            row = evaluate_recipe(recipe(shorter), run_from_argv)
+            assert row.predicted_s is not None and row.error is not None
+            assert float(t) == round(row.predicted_s, 1) < at_cap
+            assert float(e.rstrip(" %")) == round(100 * row.error, 1)
