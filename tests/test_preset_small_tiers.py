@@ -170,9 +170,11 @@ def test_a_moe_actor_that_does_not_fit_is_offered_what_fits() -> None:
 
 
 def test_an_actor_the_examples_layout_cannot_hold_is_told_the_mends() -> None:
-    """Qwen3-Next-80B-A3B (2 KV heads) under slime's Qwen3-30B-A3B example's TP 4, and a small
-    actor on 1 GPU under slime's Qwen3-4B example's TP 2: an error naming the example and the
-    mends, never a silently different layout (rlmcost.run.default_gpus.check_tier_layout)."""
+    """Qwen3-Next-80B-A3B on 16 GPUs under its own example's TP 2 x PP 4 x CP 4 = 32
+    (scripts/run-qwen3-next-80B-A3B.sh; before that tier, the 30B-A3B example's TP 4 over its 2
+    KV heads), and a small actor on 1 GPU under slime's Qwen3-4B example's TP 2: an error
+    naming the example and the mends, never a silently different layout
+    (rlmcost.run.default_gpus.check_tier_layout)."""
     for argv in (["-m", "qwen3-next-80b-a3b", "--gpus", "16"], ["-m", "qwen3-0.6b", "--gpus", "1"]):
         res = runner.invoke(app, ["grpo", *argv, "--framework", "slime"])
         assert res.exit_code != 0
