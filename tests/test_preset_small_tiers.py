@@ -16,6 +16,7 @@ does, written apart from the presets), and the preset's tier must give the same 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -34,6 +35,7 @@ from rlmcost.frameworks.slime import import_slime
 from rlmcost.run.defaults import actor_params
 
 runner = CliRunner()
+DATA = Path(__file__).parent / "data" / "frameworks"
 
 OPENRLHF_8B_HYBRID_ARGS = """
     --ref_num_nodes 1 --ref_num_gpus_per_node 8 --reward_num_nodes 1 --reward_num_gpus_per_node 8
@@ -109,6 +111,21 @@ def test_the_tier_gives_what_the_imported_example_gives(framework, model, moe, a
     assert tier.followed_by(got.deployment)  # the imported example is the tier's, whole
     # both examples co-locate the engines with the trainers and put them to sleep in turn
     assert got.deployment.engine.sleep and not got.deployment.groups
+
+
+def test_slimes_glm4_9b_example_trains_as_its_4b_one() -> None:
+    """Why scripts/run-glm4-9B.sh (@624b824a, tests/data/frameworks/slime_glm4-9B.args) is not
+    a tier of its own (rlmcost/frameworks/preset_data/slime.py): its TP, SP and recomputation
+    are the 4B tier's, and its --max-tokens-per-gpu times its CP is the 4B tier's token bin
+    (slime/utils/dp_schedule.py: max_per_bin = max_tokens_per_gpu * cp_size)."""
+    lines = [ln for ln in (DATA / "slime_glm4-9B.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    f = dict(import_slime(" ".join(lines).split()[2:], None, None).flags)
+    tier = {d.field: d.value for d in get_preset("slime").tier(actor_params("glm-4-9b-0414"))
+            .defaults}  # type: ignore[union-attr]  # fmt: skip
+    assert (f["--tp"], "--sp" in f, f["--ckpt"]) == (tier["train.tp"], tier["train.sp"],
+                                                    tier["train.ckpt"]) == (2, True, "full")
+    assert f["--max-tokens-per-gpu"] * f["--cp"] == tier["train.max_tokens_per_gpu"] == 9216
 
 
 def test_the_thresholds_sit_between_two_examples_on_a_log_scale() -> None:
