@@ -301,3 +301,23 @@ def test_slime_model_scripts_agree_with_the_builtins(name: str) -> None:
     q = import_slime(LAUNCH + SLIME_MODELS[name].split())
     assert _flags(q)["--model"] == name
     assert not any("Megatron model arguments differ" in n for n in q.notes)
+
+
+def test_no_bias_swiglu_fusion_turns_the_fused_swiglu_off() -> None:
+    """Megatron-LM's ``--no-bias-swiglu-fusion`` (store_false, dest bias_swiglu_fusion, on by
+    default: megatron/training/arguments.py), which core_transformer_config_from_args hands to
+    TransformerConfig.bias_activation_fusion: the trainer keeps the unfused act(gate) * up, 4
+    d_ff a token for the backward instead of the fused SwiGLUFunction's 3
+    (rlmcost.placement.glu_kernel). It had been an ignored key, the fusion left on."""
+    from rlmcost.cli.validate import run_from_argv
+    from rlmcost.evaluation.deployment import evaluate_deployment
+
+    args = _args("qwen3-4B")[2:]
+    plain, off = import_slime(args), import_slime([*args, "--no-bias-swiglu-fusion"])
+    assert "--no-swiglu-fusion" in _flags(off) and "--no-swiglu-fusion" not in _flags(plain)
+    assert off.ignored == [] and "--swiglu-fusion" not in _flags(off)
+    runs = [run_from_argv(q.algorithm, q.argv()) for q in (plain, off)]
+    assert [r.deployment.train.swiglu_fusion for r in runs] == [None, False]
+    fused, unfused = (max(j.memory.activations for g in evaluate_deployment(r).groups
+                          for j in g.jobs) for r in runs)  # fmt: skip
+    assert unfused > fused  # one more d_ff a token kept in the recomputed layer's backward

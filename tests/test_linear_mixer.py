@@ -172,9 +172,9 @@ def test_a_hybrid_model_under_every_framework_holds_its_bounds(framework: str) -
     # it evaluates, and every phase's prediction is at least its roofline bound (the bound's
     # work counts the linear layers' recurrent core, blocks.work; the passes price them by
     # perf.linear_mixer and the engine by perf.linear_decode)
-    # (slime's Qwen3-30B-A3B example's TP 4 does not divide its 2 KV heads, an error naming the
-    # mends: tests/test_preset_small_tiers.py; the query gives TP 2, as slime's own
-    # scripts/run-qwen3-next-80B-A3B.sh @624b824a does)
+    # (slime's tier, its scripts/run-qwen3-next-80B-A3B.sh @624b824a, lays it out as TP 2 x PP
+    # 4 x CP 4 = 32 GPUs, which these 16 do not hold, an error naming the mends:
+    # tests/test_preset_small_tiers.py; the query gives the example's TP 2)
     from rlmcost.parallel.layout import Layout
     from rlmcost.reports.estimate import estimate
 

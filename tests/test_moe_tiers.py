@@ -10,8 +10,10 @@ each key as the framework does, written apart from the presets):
   recipes at v0.7.0, whose keys read here are those of @7ea279abf);
 - verl examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh and
   run_deepseek671b_math_megatron_80gb.sh (volcengine/verl @b178a3cd; tests/data/frameworks);
-- slime scripts/run-qwen3-235B-A22B.sh (tests/data/frameworks/slime_qwen3-235B-A22B) and
-  run-deepseek-r1.sh (tests/data/frameworks/slime_deepseek-r1.args; THUDM/slime @624b824a).
+- slime scripts/run-qwen3-235B-A22B.sh (tests/data/frameworks/slime_qwen3-235B-A22B),
+  run-deepseek-r1.sh (tests/data/frameworks/slime_deepseek-r1.args) and
+  run-qwen3-next-80B-A3B.sh (tests/data/frameworks/slime_qwen3-next-80B-A3B.args; THUDM/slime
+  @624b824a).
 Published step time: NeMo RL docs/about/performance-summary.md, v0.7 H100 BF16 table, GRPO
 Qwen3-235B-A22B on 128 H100: 367 s (the rl_runs.json row's "published").
 """
@@ -27,7 +29,12 @@ from typer.testing import CliRunner
 from rlmcost.cli import app
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
-from rlmcost.frameworks.preset_data.moe_tiers import MOE_235B_EXAMPLE_FROM, MOE_671B_EXAMPLE_FROM
+from rlmcost.frameworks.preset_data.moe_tiers import (
+    MOE_235B_EXAMPLE_FROM,
+    MOE_671B_EXAMPLE_FROM,
+    SLIME_80B_A3B_EXAMPLE_FROM,
+    SLIME_235B_EXAMPLE_FROM,
+)
 from rlmcost.frameworks.preset_model import OPTION_FIELDS, Default, Framework, Preset, Sized
 from rlmcost.frameworks.presets import get_preset
 from rlmcost.frameworks.slime import import_slime
@@ -76,6 +83,9 @@ def _tier(framework: str, model: str) -> Sized:
 @pytest.mark.parametrize(("small", "large", "threshold"), [
     ("qwen3-30b-a3b", "qwen3-235b-a22b", MOE_235B_EXAMPLE_FROM),
     ("qwen3-235b-a22b", "deepseek-v3", MOE_671B_EXAMPLE_FROM),
+    # slime's, with its scripts/run-qwen3-next-80B-A3B.sh between 30B-A3B and 235B-A22B
+    ("qwen3-30b-a3b", "qwen3-next-80b-a3b", SLIME_80B_A3B_EXAMPLE_FROM),
+    ("qwen3-next-80b-a3b", "qwen3-235b-a22b", SLIME_235B_EXAMPLE_FROM),
 ])  # fmt: skip
 def test_each_threshold_is_the_geometric_mean_of_two_examples(small, large, threshold) -> None:
     mean = (actor_params(small) * actor_params(large)) ** 0.5
@@ -176,10 +186,36 @@ def test_slimes_tiers_are_its_scripts_as_the_importer_reads_them() -> None:
     _same(_tier("slime", "deepseek-r1"), tiered["run"], imported)
 
 
+def test_slimes_80b_a3b_tier_is_its_script_as_the_importer_reads_it() -> None:
+    """scripts/run-qwen3-next-80B-A3B.sh (its MTP draft's --sglang-speculative-* flags left
+    out, as the tier leaves them): the tier's fields are the imported script's, and on the
+    script's 32 GPUs and lengths (8 prompts x 8, 32,768 response tokens) the two runs are
+    evaluated alike. Under the 30B-A3B example it had been an error (TP 4 over 2 KV heads)."""
+    words = (DATA / "slime_qwen3-next-80B-A3B.args").read_text().split("\n", 3)[3].split()
+    keep = [w for i, w in enumerate(words) if not w.startswith("--sglang-speculative")
+            and not (i and words[i - 1].startswith("--sglang-speculative"))]  # fmt: skip
+    q = import_slime(keep[2:], None, None)
+    imported = run_from_argv(q.algorithm, q.argv())
+    tiered = run_from_argv("rlvr", ["-m", "qwen3-next-80b-a3b", "--framework", "slime",
+                                    "--gpus", "32", "-B", "8", "-K", "8", "-T", "32768"])
+    tier = _tier("slime", "qwen3-next-80b-a3b")
+    assert "run-qwen3-next-80B-A3B.sh" in tier.example
+    _same(tier, json.loads(tiered.to_json_text()), json.loads(imported.to_json_text()))
+    assert tier.followed_by(imported.deployment, 48) and not imported.algorithm.kl
+    assert (tiered.deployment.train.tp, tiered.deployment.train.pp_split.last_layers) == (2, 9)
+    mine, theirs = evaluate_deployment(tiered), evaluate_deployment(imported)
+    assert mine.iteration_time_s == pytest.approx(theirs.iteration_time_s, rel=1e-9)
+    # the 30B-A3B class keeps its example, and 2-KV-head Qwen3-Next takes TP 2, on 32 GPUs
+    assert "run-qwen3-30B-A3B.sh" in _tier("slime", "mixtral-8x7b").example
+    out = _invoke("grpo", "-m", "qwen3-next-80b-a3b", "--framework", "slime")
+    assert out["gpus"] == 32 and out["fits"] is True
+
+
 @pytest.mark.parametrize(("framework", "model", "gpus"), [
     ("nemo-rl", "qwen3-235b-a22b", "128"), ("nemo-rl", "qwen3-235b-a22b", "256"),
     ("slime", "qwen3-235b-a22b", "128"), ("nemo-rl", "deepseek-v3", "256"),
     ("verl", "deepseek-v3", "256"), ("slime", "deepseek-v3", "128"),
+    ("slime", "qwen3-next-80b-a3b", "32"),
 ])  # fmt: skip
 def test_large_moe_actors_fit_with_their_frameworks_example(framework, model, gpus) -> None:
     """Issue 18's queries: before these tiers every one was "does not fit" (NeMo RL's 235 B on

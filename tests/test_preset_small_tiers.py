@@ -16,6 +16,7 @@ does, written apart from the presets), and the preset's tier must give the same 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -34,6 +35,7 @@ from rlmcost.frameworks.slime import import_slime
 from rlmcost.run.defaults import actor_params
 
 runner = CliRunner()
+DATA = Path(__file__).parent / "data" / "frameworks"
 
 OPENRLHF_8B_HYBRID_ARGS = """
     --ref_num_nodes 1 --ref_num_gpus_per_node 8 --reward_num_nodes 1 --reward_num_gpus_per_node 8
@@ -111,6 +113,21 @@ def test_the_tier_gives_what_the_imported_example_gives(framework, model, moe, a
     assert got.deployment.engine.sleep and not got.deployment.groups
 
 
+def test_slimes_glm4_9b_example_trains_as_its_4b_one() -> None:
+    """Why scripts/run-glm4-9B.sh (@624b824a, tests/data/frameworks/slime_glm4-9B.args) is not
+    a tier of its own (rlmcost/frameworks/preset_data/slime.py): its TP, SP and recomputation
+    are the 4B tier's, and its --max-tokens-per-gpu times its CP is the 4B tier's token bin
+    (slime/utils/dp_schedule.py: max_per_bin = max_tokens_per_gpu * cp_size)."""
+    lines = [ln for ln in (DATA / "slime_glm4-9B.args").read_text().splitlines()
+             if ln and not ln.startswith("#")]  # fmt: skip
+    f = dict(import_slime(" ".join(lines).split()[2:], None, None).flags)
+    tier = {d.field: d.value for d in get_preset("slime").tier(actor_params("glm-4-9b-0414"))
+            .defaults}  # type: ignore[union-attr]  # fmt: skip
+    assert (f["--tp"], "--sp" in f, f["--ckpt"]) == (tier["train.tp"], tier["train.sp"],
+                                                    tier["train.ckpt"]) == (2, True, "full")
+    assert f["--max-tokens-per-gpu"] * f["--cp"] == tier["train.max_tokens_per_gpu"] == 9216
+
+
 def test_the_thresholds_sit_between_two_examples_on_a_log_scale() -> None:
     # slime's MoE examples: scripts/run-moonlight-16B-A3B.sh and run-qwen3-30B-A3B.sh
     mean = (actor_params("moonlight-16b-a3b") * actor_params("qwen3-30b-a3b")) ** 0.5
@@ -170,9 +187,11 @@ def test_a_moe_actor_that_does_not_fit_is_offered_what_fits() -> None:
 
 
 def test_an_actor_the_examples_layout_cannot_hold_is_told_the_mends() -> None:
-    """Qwen3-Next-80B-A3B (2 KV heads) under slime's Qwen3-30B-A3B example's TP 4, and a small
-    actor on 1 GPU under slime's Qwen3-4B example's TP 2: an error naming the example and the
-    mends, never a silently different layout (rlmcost.run.default_gpus.check_tier_layout)."""
+    """Qwen3-Next-80B-A3B on 16 GPUs under its own example's TP 2 x PP 4 x CP 4 = 32
+    (scripts/run-qwen3-next-80B-A3B.sh; before that tier, the 30B-A3B example's TP 4 over its 2
+    KV heads), and a small actor on 1 GPU under slime's Qwen3-4B example's TP 2: an error
+    naming the example and the mends, never a silently different layout
+    (rlmcost.run.default_gpus.check_tier_layout)."""
     for argv in (["-m", "qwen3-next-80b-a3b", "--gpus", "16"], ["-m", "qwen3-0.6b", "--gpus", "1"]):
         res = runner.invoke(app, ["grpo", *argv, "--framework", "slime"])
         assert res.exit_code != 0

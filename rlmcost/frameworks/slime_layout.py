@@ -88,6 +88,12 @@ def layout(r: Reader, q: ImportedQuery, steps: int | None) -> int:
                          "layout": "pipeline-model-parallel-layout"})  # fmt: skip
     if r.flag("use-rollout-routing-replay", False):
         q.set("--routing-replay")
+    if r.flag("no-bias-swiglu-fusion", False):  # Megatron-LM's store_false, on unless given
+        q.convert("--no-bias-swiglu-fusion", "--no-swiglu-fusion", None, "Megatron-LM's "
+                  "bias_swiglu_fusion off (megatron/training/arguments.py), which "
+                  "core_transformer_config_from_args passes on as TransformerConfig."
+                  "bias_activation_fusion: the unfused act(gate) * up keeps 4 d_ff a token for "
+                  "the backward, not 3 (rlmcost.placement.glu_kernel)", default=False)
     return steps
 
 

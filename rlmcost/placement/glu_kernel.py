@@ -12,7 +12,8 @@ elements a token for the backward where the unfused MLP keeps 4
   - slime (and miles): Megatron-LM's command line, whose ``--no-bias-swiglu-fusion`` leaves
     ``bias_swiglu_fusion`` on by default (megatron/training/arguments.py), read through
     ``core_transformer_config_from_args`` (slime/backends/megatron_utils/model_provider.py
-    @624b824a): on;
+    @624b824a): on (a script's ``--no-bias-swiglu-fusion`` imports as ``--no-swiglu-fusion``:
+    :mod:`rlmcost.frameworks.slime_layout`);
   - NeMo RL's Megatron worker: ``megatron_cfg.setdefault("bias_activation_fusion", True)``
     (nemo_rl/models/megatron/setup.py @7ea279ab; examples/configs/grpo_math_1B.yaml): on;
   - verl's Megatron workers: the model bridge's config (mbridge, verl's default

@@ -5,10 +5,12 @@ framework's dense tiers. Every value is the example's, the key and the file @ co
 source; the importers read the same examples to the same values (tests/test_moe_tiers.py).
 
 Thresholds, geometric means between two examples' sizes as the dense tiers' are (rlmcost's
-parameter counts: Qwen3-30B-A3B 30.53 B, Qwen3-235B-A22B 235.09 B, DeepSeek-V3 671.03 B):
-:data:`MOE_235B_EXAMPLE_FROM` and :data:`MOE_671B_EXAMPLE_FROM`. A mixture of experts under the
-first (the 30B-A3B class, Qwen3-Next-80B) keeps what it had: the frameworks' 30B-A3B examples
-are not tiers here.
+parameter counts: Qwen3-30B-A3B 30.53 B, Qwen3-Next-80B-A3B 79.67 B, Qwen3-235B-A22B 235.09 B,
+DeepSeek-V3 671.03 B): :data:`MOE_235B_EXAMPLE_FROM` and :data:`MOE_671B_EXAMPLE_FROM`. A
+mixture of experts under the first (the 30B-A3B class, Qwen3-Next-80B) keeps what it had under
+NeMo RL and verl; slime's tiers also take its 30B-A3B and Qwen3-Next-80B-A3B examples
+(:data:`SLIME_30B_A3B_EXAMPLE_FROM`, :data:`SLIME_80B_A3B_EXAMPLE_FROM`), and so its 235 B one
+from :data:`SLIME_235B_EXAMPLE_FROM`.
 
 Pipeline first/last-stage layer counts (and verl's embedding/loss slots) are the example's
 model's: a default with ``layers`` applies to an actor of that many decoder layers alone; an
@@ -29,7 +31,8 @@ MOE_235B_EXAMPLE_FROM = 84_700_000_000
 """Mixture-of-experts actors from which a framework's preset takes its Qwen3-235B-A22B example:
 the geometric mean of Qwen3-30B-A3B's 30.53 B and Qwen3-235B-A22B's 235.09 B parameters
 (84.72 B), rounded down. GLM-4.5-Air (107 B), gpt-oss-120b, Mixtral-8x22B, DeepSeek-V2 and
-GLM-4.5 (353 B) take it too."""
+GLM-4.5 (353 B) take it too (under slime, with an 80B-A3B example between, from
+:data:`SLIME_235B_EXAMPLE_FROM`)."""
 
 MOE_671B_EXAMPLE_FROM = 397_000_000_000
 """Mixture-of-experts actors from which a framework's preset takes its DeepSeek-V3 / R1 (671 B)
@@ -242,11 +245,12 @@ _SLIME_COMMON = (("param_dtype", "bf16", "Megatron-LM --bf16 (slime's default)")
                   "16384"))  # fmt: skip
 
 
-def _slime_engine(src: str, tp: int) -> tuple[Default, ...]:
+def _slime_engine(src: str, tp: int, fraction: float = 0.7) -> tuple[Default, ...]:
     return (Default("engine.tp", tp, f"--rollout-tp {tp}",
                     f"{src}: --rollout-num-gpus-per-engine {tp}"),
-            Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
-                    f"{src}: --sglang-mem-fraction-static 0.7", engines=("sglang",)))
+            Default("engine.gpu_memory_utilization", fraction,
+                    f"--gpu-memory-utilization {fraction}",
+                    f"{src}: --sglang-mem-fraction-static {fraction}", engines=("sglang",)))
 
 
 SLIME_30B_A3B_EXAMPLE_FROM = 22_000_000_000
@@ -254,9 +258,26 @@ SLIME_30B_A3B_EXAMPLE_FROM = 22_000_000_000
 (scripts/run-qwen3-30B-A3B.sh) instead of its dense defaults: the geometric mean of its next
 smaller MoE example's model, Moonlight-16B-A3B (scripts/run-moonlight-16B-A3B.sh: 15.96 B), and
 Qwen3-30B-A3B's 30.53 B parameters (22.07 B), rounded down, as the dense tiers' thresholds lie
-between two examples; up to :data:`MOE_235B_EXAMPLE_FROM`."""
+between two examples; up to :data:`SLIME_80B_A3B_EXAMPLE_FROM`."""
+
+SLIME_80B_A3B_EXAMPLE_FROM = 49_300_000_000
+"""Mixtures of experts from which slime's preset takes its Qwen3-Next-80B-A3B example
+(scripts/run-qwen3-next-80B-A3B.sh) instead of its Qwen3-30B-A3B one: the geometric mean of
+Qwen3-30B-A3B's 30.53 B and Qwen3-Next-80B-A3B's 79.67 B parameters (49.32 B), rounded down;
+Mixtral-8x7B (46.7 B) stays under it."""
+
+SLIME_235B_EXAMPLE_FROM = 136_800_000_000
+"""Mixtures of experts from which slime's preset takes its Qwen3-235B-A22B example: the
+geometric mean of Qwen3-Next-80B-A3B's 79.67 B and Qwen3-235B-A22B's 235.09 B parameters
+(136.86 B), rounded down, slime's next smaller MoE example being its 80B-A3B one (the other
+frameworks' :data:`MOE_235B_EXAMPLE_FROM` lies between 30B-A3B and 235B-A22B). GLM-4.5-Air
+(106.9 B) and gpt-oss-120b (116.8 B) take the 80B-A3B example; Mixtral-8x22B (140.6 B) this."""
 
 _SLIME_30B = "slime scripts/run-qwen3-30B-A3B.sh @624b824a"
+_SLIME_80B = "slime scripts/run-qwen3-next-80B-A3B.sh @624b824a"
+_QWEN3_NEXT_LAYERS = 48
+_COLOCATED = ("slime: Megatron trainer and SGLang engines on the same GPUs, each offloaded "
+              "while the other runs (--colocate)")
 
 SLIME_MOE = (
     Sized(SLIME_30B_A3B_EXAMPLE_FROM, (
@@ -280,10 +301,31 @@ SLIME_MOE = (
     ), "scripts/run-qwen3-30B-A3B.sh, slime's example for Qwen3-30B-A3B on 8 GPUs, for a "
        "mixture of experts of >= 22 B parameters: Megatron TP 4 with SP, EP 8, full "
        "recomputation, 20,480 tokens per GPU, the CPU optimizer, SGLang TP 8 at 0.7 on the same "
-       "GPUs (--colocate), a KL loss", moe_only=True,
-       summary="slime: Megatron trainer and SGLang engines on the same GPUs, each offloaded "
-       "while the other runs (--colocate)"),
-    Sized(MOE_235B_EXAMPLE_FROM, (
+       "GPUs (--colocate), a KL loss", moe_only=True, summary=_COLOCATED),
+    Sized(SLIME_80B_A3B_EXAMPLE_FROM, (
+        *_megatron(_SLIME_80B, (*_SLIME_COMMON[:4],
+            ("tp", 2, "--tensor-model-parallel-size 2"),
+            ("pp", 4, "--pipeline-model-parallel-size 4"),
+            ("cp", 4, "--context-parallel-size \"${CP_SIZE}\" (CP_SIZE default 4)"),
+            ("ep", 8, "--expert-model-parallel-size 8"),
+            ("max_tokens_per_gpu", 8192, "--use-dynamic-batch-size --max-tokens-per-gpu 8192"),
+            ("ep_dispatcher", "deepep", "--moe-token-dispatcher-type flex --moe-enable-deepep"),
+            ("offload", ("params-idle", "grads-idle", "optimizer"), "--colocate (offload_train) "
+             "and --optimizer-cpu-offload (Megatron-core's CPU optimizer)")),
+            (("last_layers", 9, "--decoder-last-pipeline-num-layers 9"),), _QWEN3_NEXT_LAYERS),
+        *_slime_engine(_SLIME_80B, 8, 0.8),
+        Default("engine.max_num_seqs", 256, "--max-num-seqs 256",
+                f"{_SLIME_80B}: --sglang-max-running-requests 256", engines=("sglang",)),
+        Default("engine.sleep", True, "--sleep", f"{_SLIME_80B}: --colocate (offload_rollout)"),
+        Default("kl", False, "--no-kl", f"{_SLIME_80B}: --kl-loss-coef 0.00 --kl-coef 0.00 "
+                "without --use-kl-loss (no reference: slime/ray/placement_group.py "
+                "with_ref=kl_coef != 0 or use_kl_loss)"),
+    ), "scripts/run-qwen3-next-80B-A3B.sh, slime's example for Qwen3-Next-80B-A3B on 32 GPUs, "
+       "for a mixture of experts of >= 49.3 B parameters: Megatron TP 2 with SP, PP 4 (9 layers "
+       "last for 48 layers), CP 4, EP 8 over DeepEP, full recomputation, 8,192 tokens per GPU, "
+       "the CPU optimizer, SGLang TP 8 at 0.8 on the same GPUs (--colocate; its MTP draft left "
+       "out), no reference", moe_only=True, summary=_COLOCATED),
+    Sized(SLIME_235B_EXAMPLE_FROM, (
         *_megatron(_SLIME_235B, (*_SLIME_COMMON,
             ("tp", 4, "--tensor-model-parallel-size 4"),
             ("pp", 4, "--pipeline-model-parallel-size 4"),
@@ -299,7 +341,7 @@ SLIME_MOE = (
                 "checkpoint; the trainer loads bf16, --ref-load ..._torch_dist)",
                 engines=("sglang", "vllm")),
     ), "scripts/run-qwen3-235B-A22B.sh, slime's example for Qwen3-235B-A22B on 128 GPUs, for "
-       "a mixture of experts of >= 84.7 B parameters: Megatron TP 4 with SP, PP 4 (22 layers "
+       "a mixture of experts of >= 136.8 B parameters: Megatron TP 4 with SP, PP 4 (22 layers "
        "last for 94 layers), CP 2, EP 16, full recomputation, 16,384 tokens per GPU, the CPU "
        "optimizer; SGLang TP 32 at 0.7 serving FP8 weights on half the GPUs",
        moe_only=True, placement=TierPlacement(

@@ -27,7 +27,15 @@ the CPU optimizer, SGLang engines of TP 8 at mem_fraction_static 0.7 colocated w
 trainer, which --colocate offloads between phases) instead of its argument defaults: the
 geometric mean of its quick-start example's Qwen3-4B (scripts/run-qwen3-4B.sh: 4.02 B) and
 Qwen3-32B's 32.76 B parameters (11.48 B), rounded; an actor takes the example nearer it on a
-log scale. slime has no dense example above 32 B: a 70 B actor takes the 32 B one's."""
+log scale. slime has no dense example above 32 B: a 70 B actor takes the 32 B one's.
+
+slime's GLM-Z1-9B example (scripts/run-glm4-9B.sh @624b824a) is not a tier: its Megatron TP 2
+with SP and full recomputation (uniform, 1 layer) are the Qwen3-4B example's, and its 4,608
+tokens per GPU under CP 2 bin the same 9,216 tokens a micro-batch as the 4B example's 9,216 at
+CP 1 (slime/utils/dp_schedule.py: ``max_per_bin = max_tokens_per_gpu * cp_size``); the rest is
+its device split (SGLang TP 2 on --rollout-num-gpus 4 beside the trainer's 4, no --colocate),
+under which an 8 B actor on 4 GPUs, or with a critic, would fall back to co-located engines
+that never sleep (tests/test_preset_small_tiers.py checks the first two against the script)."""
 
 PRESET = Preset(
     Framework.SLIME,
