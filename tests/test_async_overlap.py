@@ -177,7 +177,8 @@ def test_async_without_groups_searches_the_fastest_fitting_split():
 
 @pytest.mark.parametrize(("row", "gen_s", "update_s"), [
     # verl docs/advance/fully_async.md, 7B table, fully_async_policy rows: gen, update_actor
-    ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-16-16", 21.26, 313.81),
+    # (16:16 as the doc first gave it, volcengine/verl 6f0b21c53)
+    ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-16-16", 21.26, 269.80),
     ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-32-32", 28.46, 156.98),
     ("verl-fully-async-doc-qwen2.5-math-7b-dapo-fully-async-64-64", 33.14, 113.16),
 ])  # fmt: skip
