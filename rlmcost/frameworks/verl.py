@@ -35,7 +35,7 @@ from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, 
 from rlmcost.frameworks.verl_engine import engine
 from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
 from rlmcost.frameworks.verl_lora import verl_lora
-from rlmcost.frameworks.verl_recompute import verl_recompute
+from rlmcost.frameworks.verl_recompute import critic_notes, verl_recompute
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -69,12 +69,12 @@ IGNORED = (
     f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
     "critic.grad_clip", "critic.cliprange_value", "critic.shuffle", "critic.model.external_lib",
     "critic.model.override_config", "critic.model.tokenizer_path", "critic.model.fsdp_config",
-    "critic.model.enable_gradient_checkpointing", "critic.model.use_remove_padding",
+    "critic.model.use_remove_padding",
     "critic.forward_micro_batch_size", "critic.forward_micro_batch_size_per_gpu",
     "critic.forward_max_token_len_per_gpu", "critic.ppo_max_token_len_per_gpu",
     "critic.ppo_micro_batch_size", "critic.ppo_micro_batch_size_per_gpu",
     "critic.ppo_mini_batch_size", "critic.ppo_epochs", "critic.use_dynamic_bsz",
-    "critic.ulysses_sequence_parallel_size", "critic.strategy", "reward_model.strategy",
+    "critic.ulysses_sequence_parallel_size", "reward_model.strategy",
     "reward_model.model.input_tokenizer", "reward_model.model.external_lib",
     "reward_model.model.use_remove_padding", "reward_model.model.fsdp_config",
     "reward_model.micro_batch_size", "reward_model.micro_batch_size_per_gpu",
@@ -318,6 +318,7 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
         q.set("--offload", ",".join(offload))
     padding(r, q, strategy)
     q.set("--ckpt", verl_recompute(r, q, strategy))
+    critic_notes(r, q, strategy, q.algorithm in ("ppo", "vapo"))  # the actor's layout (ibid.)
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
