@@ -70,7 +70,7 @@ TRAIN = st.fixed_dictionaries({}, optional={
     "max_tokens_per_gpu": st.sampled_from([4096, 16384]),
     "packing": st.booleans(),
     "offload": st.sampled_from([[], ["optimizer"], ["grads"], ["optimizer-idle"]]),
-    "kernels": st.sampled_from(["fused", "realhf"]),
+    "kernels": st.sampled_from(["fused", "realhf", "liger"]),  # liger: HF trainers only
     "ep_dispatcher": st.sampled_from(["alltoall", "deepep", "allgather"]),
     "moe_permute_fusion": st.booleans(),  # perf.moe_permute
     "padded": st.booleans(),
@@ -522,6 +522,23 @@ def test_trainer_kernels_key_the_forwards_too() -> None:
     fast = [result_text(e) for e in evaluate_many(runs)]
     assert fast == [plain_text(r) for r in runs]
     assert len(set(fast)) == len(fast)
+
+
+def test_liger_kernels_key_the_trainer_and_forwards() -> None:
+    """``train.kernels`` liger (verl's ``model.use_liger``: Liger's fused layers on its FSDP
+    trainer, placement.pass_options ``liger_layers``, placement.glu_kernel) moves the forwards
+    and the update: deployments that differ only in it keep nothing for each other."""
+    runs = [Run.from_data({
+        "algorithm": {"name": "grpo", "rule_reward": True, "kl": False,
+                      "recompute_logprobs": True},
+        "models": {"actor": "llama-3.2-1b"},
+        "workload": {"prompts": 16, "samples_per_prompt": 4},
+        "deployment": {"framework": "verl", "train": {"kernels": kernels, "zero": "3"}},
+        "cluster": {"hardware": "h100-sxm"},
+    }) for kernels in ("fused", "liger")]  # fmt: skip
+    fast = [result_text(e) for e in evaluate_many(runs)]
+    assert fast == [plain_text(r) for r in runs]
+    assert len(set(fast)) == len(fast) and not fast[1].startswith("SpecError")
 
 
 def test_forwards_keyed_on_the_trainer_fields_they_read() -> None:

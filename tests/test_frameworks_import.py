@@ -68,6 +68,7 @@ HAND = {
         ["import", "openrlhf", "--json", "--", *_orlhf_args()],
         "ppo --framework openrlhf --model llama-3.1-8b --batch 1024 --group 1 -S 1024 -T 1024 "
         "--mini-batches 8 --micro-batch 16 --zero 3 --offload optimizer,grads --ckpt full "
+        "--forward-micro-batch 32 "  # --micro_rollout_batch_size 32: the forwards' chunks
         "--rollout-tp 2 --groups rollout=4[tp=2],actor+reference=2,critic+reward=2 --gpus 8 "
         "--init-load sharded "  # ZeRO-3: HfDeepSpeedConfig, deepspeed.zero.Init
         # what the script leaves out is OpenRLHF's argument default (vLLM at 0.95, awake), not

@@ -63,8 +63,9 @@ def test_openrlhf_dotted_arguments_read_as_the_flat_ones() -> None:
     assert (flags["--gpus"], flags["--gpu-memory-utilization"]) == (8, 0.75)
     assert any("dotted arguments" in n for n in dotted.notes)
     assert not any(k.startswith("--ds.") or k.startswith("--actor.") for k in dotted.ignored)
-    assert "--ref.num_nodes" in dotted.ignored  # named as given (colocate_all: not read)
-    assert "--ref_num_nodes" in flat.ignored
+    # colocate_all: the reference's GPUs read and checked against the actor's (train_ppo_ray.py
+    # asserts them equal where init_kl_coef > 0), no longer listed as ignored
+    assert "--ref.num_nodes" not in dotted.ignored and "--ref_num_nodes" not in flat.ignored
 
 
 def test_openrlhf_max_len_and_max_new_tokens_set_the_lengths() -> None:

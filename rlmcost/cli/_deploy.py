@@ -195,10 +195,12 @@ def deployment_options() -> dict[str, Any]:
             "verl for MoE models), off without one; an error on a Hugging Face trainer.",
             rich_help_panel=p)], None),  # fmt: skip
         "trainer_kernels": (Annotated[TrainerKernels | None, typer.Option(
-            help="The trainer's implementation without a --framework preset: fused "
-            "(Megatron-core / TE kernels; default) or realhf (AReaL v0.3's ReaLModel: "
+            help="The trainer's implementation: fused (Megatron-core / TE kernels; default) "
+            "or, without a --framework preset, realhf (AReaL v0.3's ReaLModel: "
             "FlashAttention-2, eager fp32 RMSNorm and SiLU x up, fused RoPE, and its "
-            "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate).",
+            "steps no faster than the rate AReaL measured; rlmcost.perf.realhf_rate); liger: "
+            "a --framework's Hugging Face trainer under Liger's patch (verl model.use_liger: "
+            "fused RMSNorm, RoPE and SwiGLU, 3 d_ff kept a token; logits as --logits says).",
             rich_help_panel=p)], None),  # fmt: skip
         "ckpt": (Annotated[Checkpointing | None, typer.Option(
             help="Activation checkpointing. " + framework_default("none"), rich_help_panel=p)],

@@ -126,8 +126,10 @@ def parse_offloads(v: object) -> object:
 
 
 class TrainerKernels(StrEnum):
-    """The trainer's implementation where no ``--framework`` preset says
-    (:mod:`rlmcost.placement.pass_options`)."""
+    """The trainer's implementation where no ``--framework`` preset says, or (``liger``) the
+    Liger patch over a preset's Hugging Face trainer (:mod:`rlmcost.placement.pass_options`)."""
 
     FUSED = "fused"  # Megatron-core / TE: fused norms, cuDNN / FlashAttention-3-class attention
     REALHF = "realhf"  # AReaL v0.3's ReaLModel: FA2, eager norms (perf.policy_worker), its rate
+    LIGER = "liger"  # a Hugging Face trainer's layers under Liger's patch: fused RMSNorm, RoPE,
+    # SwiGLU (placement.glu_kernel), its logits as --logits says (verl model.use_liger)

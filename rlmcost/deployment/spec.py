@@ -126,8 +126,8 @@ class TrainLayout(BaseModel):
         description="MoE capacity factor (moe_expert_capacity_factor; None = dropless)")
     moe_pad_to_capacity: bool = Field(default=False, description="every expert computes its "
         "capacity (Megatron-core moe_pad_expert_input_to_capacity; needs the factor)")
-    kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (Megatron-"
-        "core/TE) or realhf (AReaL v0.3's ReaLModel at its rate: perf.realhf_rate)")  # fmt: skip
+    kernels: TrainerKernels = Field(default=TrainerKernels.FUSED, description="fused (TE), "
+        "realhf (perf.realhf_rate) or liger (Liger's patch: placement.pass_options)")  # fmt: skip
     schedule: PipelineSchedule = Field(default=PipelineSchedule.ONE_F_ONE_B)
     virtual_stages: int = Field(default=1, ge=1)
     pp_split: PipelineSplit | None = Field(default=None, description="Megatron-core's split")

@@ -23,7 +23,15 @@ from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import SWITCH as _SWITCH
 from rlmcost.frameworks.argv import parse_argv
 from rlmcost.frameworks.config import Reader
-from rlmcost.frameworks.openrlhf_layouts import DOTTED, DOTTED_COST_FREE, lengths, undot
+from rlmcost.frameworks.openrlhf_layouts import (
+    DOTTED,
+    DOTTED_COST_FREE,
+    LATER_ARGS,
+    LATER_COST_FREE,
+    later_options,
+    lengths,
+    undot,
+)
 from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 
@@ -56,7 +64,7 @@ ARGS: dict[str, Any] = {
     "ref_reward_offload": _SWITCH, "use_liger_kernel": _SWITCH, "bf16": _SWITCH,
     "deepspeed_enable_sleep": _SWITCH, "dynamic_filtering": _SWITCH, "actor_init_on_gpu": _SWITCH,
     "enforce_eager": _SWITCH, "enable_prefix_caching": _SWITCH, "max_len": int,
-    "max_new_tokens": int, "agent_func_path": str,
+    "max_new_tokens": int, "agent_func_path": str, **LATER_ARGS,
 }  # fmt: skip
 """The arguments the importer reads, with their argparse types."""
 
@@ -79,7 +87,7 @@ IGNORED = {
     "rollout_tasks_per_gpu", "async_queue_size", "eval_temperature", "eval_n_samples_per_prompt",
     "policy_loss_type", "dual_clip", "ring_head_stride", "enable_vllm_is_correction",
     "vllm_is_truncated_threshold", "perf", "use_ms", "runtime-env-json",
-} | DOTTED_COST_FREE  # fmt: skip
+} | DOTTED_COST_FREE | LATER_COST_FREE  # fmt: skip
 """Arguments that change no cost (paths, logging, optimizer, sampling): ignored silently."""
 
 _ESTIMATORS = {
@@ -247,7 +255,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.note(f"--adam_offload: DeepSpeed offload_optimizer (openrlhf/utils/deepspeed_utils.py "
                f"get_train_ds_config), CPU Adam with the gradient partition on the host too "
                f"(--offload {DEEPSPEED_ADAM_OFFLOAD})")  # fmt: skip
-    if r.flag("use_dynamic_batch", False):
+    if dynamic := r.flag("use_dynamic_batch", False):
         budget = r.integer("train_max_tokens_per_gpu", 16192)
         q.convert(f"--train_max_tokens_per_gpu {budget}", "--max-tokens-per-gpu", budget,
                   "tokens per micro-batch per GPU (--use_dynamic_batch)")  # fmt: skip
@@ -262,6 +270,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if r.flag("ref_reward_offload", False):
         q.set("--offload-idle")
     q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "low-memory")
+    later_options(r, q, dynamic)  # the forwards' batching, later keys (openrlhf_layouts)
     r.flag("bf16", False)
     _init_load(r, q)
 
@@ -341,6 +350,9 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
         q.set("--engine", "hf")
         q.set("--max-num-seqs", r.integer("micro_rollout_batch_size", 8, lo=1))
     if colocate_all:
+        if has_ref and _gpus(r, "ref") != actor:  # train_ppo_ray.py asserts it (init_coef > 0)
+            raise SpecError("OpenRLHF arguments: --colocate_all_models needs the same GPUs for "
+                            "ref and actor (ref_num_nodes x ref_num_gpus_per_node)")  # fmt: skip
         if engines and engines * vtp != actor:
             raise SpecError(
                 f"OpenRLHF arguments: --colocate_all_models needs vllm_num_engines x "

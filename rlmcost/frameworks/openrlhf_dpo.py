@@ -39,8 +39,11 @@ ARGS: dict[str, Any] = {
     "ds.tensor_parallel_size": int, "ds.lora.rank": int, "ds.lora.target_modules": ("list", None),
     "ds.load_in_4bit": SWITCH, "ds.use_liger_kernel": SWITCH, "ds.deepcompile": SWITCH,
     "optim": str, "model.ipo_enable": SWITCH, "model.label_smoothing": float,
+    "ds.experts_implementation": str, "torch_compile": SWITCH, "disable_trace_cache": SWITCH,
 }  # fmt: skip
-"""The train_dpo.py arguments the importer reads, with their argparse types."""
+"""The train_dpo.py arguments the importer reads, with their argparse types
+(``--ds.experts_implementation`` from ed62d0e2; the flat ``--torch_compile``, 56ec94af to
+fad661fa, and ``--disable_trace_cache``, to feec1b9b, have no dotted name)."""
 
 COST_FREE = (
     "ckpt", "logger", "eval", "ds.use_universal_ckpt", "train.seed",
@@ -71,10 +74,12 @@ FLAT: dict[str, str] = {
     "lora_rank": "ds.lora.rank", "target_modules": "ds.lora.target_modules", "load_in_4bit":
     "ds.load_in_4bit", "use_liger_kernel": "ds.use_liger_kernel", "deepcompile": "ds.deepcompile",
     "ipo": "model.ipo_enable", "label_smoothing": "model.label_smoothing",
+    "use_linger_kernel": "ds.use_liger_kernel",
 }  # fmt: skip
 """train_dpo.py's flat arguments before OpenRLHF's dotted ones (ed62d0e2, 2026-04-19;
 openrlhf/cli/train_dpo.py @c1ba971c, and @45de3db2 with ``--bf16`` and ``--flash_attn``) that
-change cost, and the dotted name each became: read as it."""
+change cost, and the dotted name each became: read as it (``--use_linger_kernel``, the name
+of 71f139b8, fixed the same day in 244d96b6, as ``--use_liger_kernel``)."""
 
 FLAT_COST_FREE = (
     "save_path", "save_steps", "save_hf_ckpt", "disable_ds_ckpt", "logging_steps", "eval_steps",
@@ -86,7 +91,8 @@ FLAT_COST_FREE = (
     "lora_dropout", "dataset", "dataset_probs", "eval_dataset", "dataset_split", "eval_split",
     "max_samples", "prompt_key", "chosen_key", "rejected_key", "input_template",
     "apply_chat_template", "tokenizer_chat_template", "use_wandb", "wandb_org", "wandb_group",
-    "wandb_project", "wandb_run_name", "use_tensorboard", "bf16", "flash_attn",
+    "wandb_project", "wandb_run_name", "use_tensorboard", "bf16", "flash_attn", "train_split",
+    "universal_ckpt",
 )  # fmt: skip
 """The flat arguments that change no cost, as :data:`COST_FREE` (``--bf16``: bf16, the
 dotted layout's default; ``--flash_attn``: FlashAttention, what rlmcost prices)."""
@@ -206,9 +212,15 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if "flash" not in attn:
         q.note(f"--ds.attn_implementation {attn}: rlmcost prices fused (FlashAttention) "
                "attention, no score matrix held")  # fmt: skip
-    if r.flag("ds.deepcompile", False):
-        q.note("--ds.deepcompile: DeepSpeed's compiled ZeRO passes are not modelled; priced "
-               "as eager DeepSpeed")  # fmt: skip
+    if r.flag("ds.deepcompile", False) or r.flag("torch_compile", False):
+        q.note("--ds.deepcompile / --torch_compile: DeepSpeed's compiled passes are not "
+               "modelled; priced as eager DeepSpeed")  # fmt: skip
+    if r.flag("disable_trace_cache", False):  # openrlhf/utils/deepspeed_utils.py @3b116caf
+        q.note("--disable_trace_cache: ZeRO-3 without parameter prefetch (prefetch bucket and "
+               "live parameters 0) is not modelled; priced with DeepSpeed's prefetch")
+    if (impl := r.text("ds.experts_implementation", None)) is not None:
+        q.note(f"--ds.experts_implementation {impl}: transformers' MoE expert kernels are not "
+               "told apart; rlmcost prices grouped expert GEMMs")  # fmt: skip
     if r.text("optim", "adam", ("adam", "muon")) == "muon":
         q.note("--optim muon: priced as Adam (Muon keeps one momentum buffer, not Adam's two; "
                "an over-estimate of the optimizer's memory)")  # fmt: skip

@@ -13,13 +13,19 @@
   reads, so either layout gives the same query. A dotted name with no flat counterpart (new
   settings: ``--actor.optim muon``, ``--train.enable_ema``, ``--ds.load_in_4bit``, ...) keeps
   its name and is listed among the ignored keys.
+* Later keys (:data:`LATER_ARGS`, :func:`later_options`): the forwards' own batching
+  (``--rollout_max_tokens_per_gpu``, f9a1676b 2025-07-14, ``--rollout.max_tokens_per_gpu`` from
+  ed62d0e2; ``--micro_rollout_batch_size``), ``--freeze_visual_encoder`` and the keys rlmcost
+  does not price, each said in a note (EMA copy, partial rollout, DeepCompile, the MoE experts'
+  implementation) or refused (4-bit base weights).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frameworks.argv import SWITCH
 
 if TYPE_CHECKING:
     from rlmcost.frameworks.config import Reader
@@ -97,6 +103,13 @@ DOTTED: dict[str, str] = {
     "data.disable_fast_tokenizer": "disable_fast_tokenizer", "eval.dataset": "eval_dataset",
     "eval.split": "eval_split", "eval.temperature": "eval_temperature",
     "eval.n_samples_per_prompt": "eval_n_samples_per_prompt",
+    "rollout.max_tokens_per_gpu": "rollout_max_tokens_per_gpu",
+    "actor.freeze_visual_encoder": "freeze_visual_encoder", "train.enable_ema": "enable_ema",
+    "train.ema_beta": "ema_beta", "train.partial_rollout_enable": "partial_rollout",
+    "ds.deepcompile": "deepcompile", "ds.load_in_4bit": "load_in_4bit",
+    "algo.advantage.is_correction_enable": "enable_vllm_is_correction",
+    "algo.advantage.is_correction_threshold": "vllm_is_truncated_threshold",
+    "algo.advantage.is_correction_type": "vllm_is_correction_type",
 }  # fmt: skip
 """Each dotted argument of ``train_ppo_ray.py`` @3c3be623 (OpenRLHF ed62d0e2 on) that has a
 flat one before it, and that flat name (``--ref.offload`` and ``--reward.offload`` both the
@@ -109,6 +122,72 @@ DOTTED_COST_FREE = frozenset({
 })  # fmt: skip
 """Dotted arguments with no flat counterpart that change no cost (optimizer constants,
 checkpoint and data-loading settings): ignored silently, as the flat layout's."""
+
+LATER_COST_FREE = frozenset({
+    "vllm_is_correction_type", "use_icepop", "ema_beta", "use_ds_universal_ckpt",
+    "stop_properly_penalty_coef", "best_metric_key", "dataloader_num_workers", "image_key",
+    "max_images_per_prompt",
+})  # fmt: skip
+"""Flat arguments of train_ppo_ray.py between 2025-07 and ed62d0e2 (@c1ba971c) that change no
+cost, ignored silently: the vLLM importance-sampling correction's kind (``--use_icepop``, then
+``--vllm_is_correction_type``: a clamp or mask on the loss's ratio over the log-probs the
+engine returns, openrlhf/models/loss.py ``PolicyLoss``), the EMA's coefficient (its copy is
+said under ``--enable_ema``), checkpoint, reward-shaping and data-loading settings."""
+
+LATER_ARGS: dict[str, Any] = {
+    "rollout_max_tokens_per_gpu": int, "freeze_visual_encoder": SWITCH, "enable_ema": SWITCH,
+    "partial_rollout": SWITCH, "deepcompile": SWITCH, "load_in_4bit": SWITCH,
+    "ds.experts_implementation": str,
+}  # fmt: skip
+"""The later arguments :func:`later_options` reads (flat names; ``--ds.experts_implementation``
+has none), with their argparse types (train_ppo_ray.py @c1ba971c and @3c3be623)."""
+
+
+def later_options(r: Reader, q: ImportedQuery, dynamic: bool) -> None:
+    """The forwards' batching and the later keys (module docstring). ``dynamic``: under
+    ``--use_dynamic_batch`` the experience maker splits a rank's samples by
+    ``--rollout_max_tokens_per_gpu`` (default: the training budget, train_ppo_ray.py
+    ``if args.rollout.max_tokens_per_gpu is None``), else into ``--micro_rollout_batch_size``
+    chunks, one forward each on a data-parallel rank (openrlhf/trainer/ppo_utils/
+    experience_maker.py ``split_rollout_samples`` @3c3be623); the DeepSpeed micro-batch is then
+    1 and ``--micro_train_batch_size`` unused (openrlhf/utils/deepspeed/deepspeed.py)."""
+    train = r.integer("train_max_tokens_per_gpu", 16192)
+    budget = r.integer("rollout_max_tokens_per_gpu", None)
+    given = r.integer("micro_rollout_batch_size", 8)
+    if dynamic:
+        r.raw("micro_train_batch_size")
+        if budget is not None and budget != train:
+            q.convert(f"--rollout_max_tokens_per_gpu {budget}", "--forward-max-tokens-per-gpu",
+                      budget, "tokens per micro-batch per GPU of the log-prob, reference, "
+                      "reward and value forwards (--use_dynamic_batch)")  # fmt: skip
+    elif r.raw("micro_rollout_batch_size") is not None and \
+            given != r.integer("micro_train_batch_size", 4):  # fmt: skip
+        q.convert(f"--micro_rollout_batch_size {given}", "--forward-micro-batch", given,
+                  "samples per forward per GPU of the log-prob, reference, reward and value "
+                  "passes (one chunk per data-parallel rank)")  # fmt: skip
+    if r.flag("freeze_visual_encoder", False):
+        q.convert("--freeze_visual_encoder", "--freeze-vision-tower", None, "every parameter "
+                  "outside language_model and lm_head frozen (openrlhf/models/actor.py): the "
+                  "vision tower and its projector, no backward through them", default=False)
+    if r.flag("load_in_4bit", False):
+        raise SpecError(f"{r.where}: --load_in_4bit (QLoRA's 4-bit base weights) is not "
+                        "priced by rlmcost; drop it for the bf16 estimate")  # fmt: skip
+    for key, what in (("enable_ema", "--enable_ema: the actor's EMA copy (a second Actor, "
+                       "offloaded, updated after each step: trainer/ray/ppo_actor.py) is not "
+                       "priced"), ("partial_rollout", "--partial_rollout (with --async_train): "
+                       "vLLM pauses for the weight sync and the samples in flight resume under "
+                       "the new weights (trainer/ppo_trainer_async.py); rlmcost's "
+                       "--partial-rollout, with --placement async, prices that, not this "
+                       "synchronous query"),
+                      ("deepcompile", "--deepcompile: DeepSpeed's compiled ZeRO passes are "
+                       "not modelled; priced as eager DeepSpeed")):  # fmt: skip
+        if r.flag(key, False):
+            q.note(what)
+    if (impl := r.text("ds.experts_implementation", None)) is not None:
+        q.note(f"--ds.experts_implementation {impl}: transformers' MoE expert kernels "
+               "(eager, batched_mm, grouped_mm, deepgemm) are not told apart; rlmcost prices "
+               "grouped expert GEMMs")  # fmt: skip
+
 
 
 def undot(tokens: list[str]) -> tuple[list[str], bool]:

@@ -33,9 +33,9 @@ from rlmcost.frameworks.result import ImportedQuery
 from rlmcost.frameworks.units import whole_steps
 from rlmcost.frameworks.verl_batches import dynamic_sampling, forward_batching, padding
 from rlmcost.frameworks.verl_engine import engine
-from rlmcost.frameworks.verl_glu import import_glu_fusion
+from rlmcost.frameworks.verl_glu import import_glu_fusion, import_liger
 from rlmcost.frameworks.verl_lora import verl_lora
-from rlmcost.frameworks.verl_recompute import verl_recompute
+from rlmcost.frameworks.verl_recompute import critic_notes, verl_recompute
 from rlmcost.frameworks.verl_versions import NON_REENTRANT, parse_verl_version
 from rlmcost.frameworks.virtual_pipeline import verl_virtual_stages
 
@@ -58,7 +58,7 @@ IGNORED = (
     "critic.megatron.dist_checkpointing_path", f"{ACTOR}.fsdp_config.wrap_policy",
     f"{ACTOR}.fsdp_config.reshard_after_forward",
     f"{ARR}.hybrid_engine", f"{MODEL}.external_lib", f"{MODEL}.override_config",
-    f"{MODEL}.use_liger", f"{MODEL}.return_last_hidden_state", f"{MODEL}.lora_alpha",
+    f"{MODEL}.return_last_hidden_state", f"{MODEL}.lora_alpha",
     f"{MODEL}.trust_remote_code", f"{ARR}.ref", f"{ROLLOUT}.temperature",
     f"{ROLLOUT}.top_k", f"{ROLLOUT}.top_p", f"{ROLLOUT}.use_fire_sampling",
     f"{ROLLOUT}.prompt_length", f"{ROLLOUT}.response_length", f"{ROLLOUT}.dtype",
@@ -69,12 +69,12 @@ IGNORED = (
     f"{ROLLOUT}.seed", "critic.optim", "critic.rollout_n", "critic.checkpoint",
     "critic.grad_clip", "critic.cliprange_value", "critic.shuffle", "critic.model.external_lib",
     "critic.model.override_config", "critic.model.tokenizer_path", "critic.model.fsdp_config",
-    "critic.model.enable_gradient_checkpointing", "critic.model.use_remove_padding",
+    "critic.model.use_remove_padding",
     "critic.forward_micro_batch_size", "critic.forward_micro_batch_size_per_gpu",
     "critic.forward_max_token_len_per_gpu", "critic.ppo_max_token_len_per_gpu",
     "critic.ppo_micro_batch_size", "critic.ppo_micro_batch_size_per_gpu",
     "critic.ppo_mini_batch_size", "critic.ppo_epochs", "critic.use_dynamic_bsz",
-    "critic.ulysses_sequence_parallel_size", "critic.strategy", "reward_model.strategy",
+    "critic.ulysses_sequence_parallel_size", "reward_model.strategy",
     "reward_model.model.input_tokenizer", "reward_model.model.external_lib",
     "reward_model.model.use_remove_padding", "reward_model.model.fsdp_config",
     "reward_model.micro_batch_size", "reward_model.micro_batch_size_per_gpu",
@@ -216,10 +216,6 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
     q.convert(f"data.max_prompt_length={s}", "--prompt-len", s, "tokens (the maximum; rlmcost "
               "takes every prompt at this length)")  # fmt: skip
     q.convert(f"data.max_response_length={t}", "--response-len", t, "tokens (the maximum)")
-    if r.flag(f"{MODEL}.use_liger", False):
-        q.note("model.use_liger: Liger fuses the FSDP workers' RMSNorm, RoPE and SwiGLU; "
-               "rlmcost still prices verl's Hugging Face layers eager (rlmcost.perf."
-               "policy_worker), an overestimate of the training and log-prob passes")
 
 
 def _cpu_optimizer(r: Reader, q: ImportedQuery, offload: list[str]) -> None:
@@ -322,9 +318,11 @@ def _layout(r: Reader, q: ImportedQuery, day: str | None) -> None:
         q.set("--offload", ",".join(offload))
     padding(r, q, strategy)
     q.set("--ckpt", verl_recompute(r, q, strategy))
+    critic_notes(r, q, strategy, q.algorithm in ("ppo", "vapo"))  # the actor's layout (ibid.)
     fused = r.flag(f"{MODEL}.use_fused_kernels", False) or r.flag(f"{MODEL}.use_fused_loss",
                                                                    False)  # fmt: skip
     q.set("--logits", "fused" if fused else "low-memory")  # logprobs_from_logits: no fp32 copy
+    import_liger(r, q, MODEL, strategy, q.algorithm in ("ppo", "vapo"))  # verl_glu
     _micro_batch(r, q, dp, sp_size)
     forward_batching(r, q)
     verl_lora(r, q, MODEL, strategy == "megatron", day)

@@ -1,5 +1,7 @@
 """verl's ``actor.megatron.override_transformer_config.bias_activation_fusion`` as
-``--swiglu-fusion`` / ``--no-swiglu-fusion`` (the trainer layout's ``swiglu_fusion``).
+``--swiglu-fusion`` / ``--no-swiglu-fusion`` (the trainer layout's ``swiglu_fusion``), and the
+FSDP workers' ``actor_rollout_ref.model.use_liger`` as ``--trainer-kernels liger``
+(:func:`import_liger`).
 
 verl hands every ``override_transformer_config`` key to Megatron-core's ``TransformerConfig``
 over the model's own config: on its default path through mbridge's ``set_extra_args``
@@ -47,3 +49,38 @@ def import_glu_fusion(r: Reader, q: ImportedQuery, key: str, degrees: tuple[int,
     q.convert(f"{key}={str(on).lower()}", "--swiglu-fusion" if on else "--no-swiglu-fusion",
               None, f"Megatron-core's SwiGLU {kept} (TransformerConfig.bias_activation_fusion "
               "over the model bridge's; rlmcost.placement.glu_kernel)", default=False)
+
+
+def import_liger(r: Reader, q: ImportedQuery, model: str, strategy: str,
+                 critic: bool) -> None:  # fmt: skip
+    """``{model}.use_liger`` (verl/trainer/config/model/hf_model.yaml, default False) as
+    ``--trainer-kernels liger`` under the FSDP workers. They patch the actor's and the
+    reference's Hugging Face model with Liger's defaults after ``from_pretrained``
+    (``_apply_liger_kernel_to_instance(model=...)``, verl/workers/fsdp_workers.py
+    ``_build_model_optimizer`` and verl/workers/engine/fsdp/transformer_impl.py @b178a3cd):
+    ``LigerRMSNorm``, Liger's RoPE, ``LigerSwiGLUMLP`` (3 d_ff a token kept for the backward, not
+    4: :mod:`rlmcost.placement.glu_kernel`) and ``lce_forward`` as the model's forward
+    (linkedin/Liger-Kernel src/liger_kernel/transformers/monkey_patch.py
+    ``apply_liger_kernel_to_llama`` @ead96b61). That forward skips the logits only in training
+    with labels (``skip_logits = self.training and (labels is not None or ...)``,
+    transformers/model/llama.py); verl's actor passes none (verl/workers/actor/dp_actor.py
+    ``_forward_micro_batch`` calls the model with input_ids and position_ids, then
+    ``logprobs_from_logits`` on ``output.logits``), so the logits stay materialized and
+    ``--logits`` stays as ``use_fused_kernels`` sets it. verl's critic carries no such key
+    (``FSDPCriticModelCfg``, verl/workers/config/critic.py) and its ``CriticWorker`` applies no
+    Liger; its Megatron workers read none (verl/workers/megatron_workers.py)."""
+    key = f"{model}.use_liger"
+    if not r.flag(key, False):
+        return
+    if strategy == "megatron":
+        q.note(f"{key}=true: verl's Megatron workers do not read it (no Liger patch on a "
+               "Megatron-core model); not priced")  # fmt: skip
+        return
+    q.convert(f"{key}=true", "--trainer-kernels", "liger", "Liger's patch on the FSDP actor "
+              "and reference: fused RMSNorm, RoPE and SwiGLU (3 d_ff a token kept, not 4), no "
+              "eager layers; verl's actor passes no labels, so Liger's forward still "
+              "materializes the logits (--logits unchanged)")  # fmt: skip
+    if critic:
+        q.note(f"{key}: verl's critic is built without Liger (CriticWorker, fsdp_workers.py), "
+               "but rlmcost trains every model at the one trainer layout: the critic's "
+               "passes are priced with Liger's layers too (understated)")  # fmt: skip

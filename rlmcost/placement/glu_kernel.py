@@ -25,10 +25,12 @@ elements a token for the backward where the unfused MLP keeps 4
 
 * A Hugging Face model's trainer (``pass_options.runs_hf_model``) runs transformers' MLP,
   ``down_proj(act_fn(gate_proj(x)) * up_proj(x))`` (4 d_ff saved under autograd), unless
-  Liger's model patch replaces it (``Behaviour.liger_logits`` with ``--logits fused``, as
-  :mod:`rlmcost.placement.pass_options` reads it): ``LigerSwiGLUMLP``, whose
-  ``LigerSiLUMulFunction`` saves gate and up alone (linkedin/Liger-Kernel
-  src/liger_kernel/ops/swiglu.py @06e2af7d).
+  Liger's model patch replaces it (``Behaviour.liger_logits`` with ``--logits fused``, or
+  ``--trainer-kernels liger``: :func:`rlmcost.placement.pass_options.liger_layers`):
+  ``LigerSwiGLUMLP``, whose ``LigerSiLUMulFunction`` saves gate and up alone
+  (linkedin/Liger-Kernel src/liger_kernel/ops/swiglu.py @06e2af7d). verl's FSDP workers
+  apply that patch with ``model.use_liger`` (``_apply_liger_kernel_to_instance``,
+  verl/workers/fsdp_workers.py @b178a3cd; read by :mod:`rlmcost.frameworks.verl`).
 
 * The paper's idealized run and a deployment without a framework preset: unfused.
 
@@ -45,10 +47,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rlmcost.deployment.kinds import LogitsMode
 from rlmcost.frameworks.preset_model import Framework
 from rlmcost.frameworks.presets import behaviour
-from rlmcost.placement.pass_options import check_swiglu_fusion, runs_hf_model
+from rlmcost.placement.pass_options import check_swiglu_fusion, liger_layers, runs_hf_model
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -66,9 +67,12 @@ def fused_glu(deployment: Deployment, train: TrainLayout, arch: Arch) -> bool:
     if deployment.ideal:
         return False
     beh, given = behaviour(deployment.framework), train.swiglu_fusion
-    if beh is not None and runs_hf_model(beh, train):
+    hf = beh is not None and runs_hf_model(beh, train)
+    if hf:
         check_swiglu_fusion(deployment, train, True)
-        return beh.liger_logits and deployment.logits is LogitsMode.FUSED
+    liger = liger_layers(deployment, train, hf)  # SpecError: liger without a Hugging Face model
+    if hf:
+        return liger
     if given is not None or beh is None:
         return bool(given)
     fusion = MEGATRON_GLU_FUSION.get(Framework(str(deployment.framework).lower()))

@@ -7,23 +7,23 @@ there): today the log-softmax its log-prob and loss heads run over fp32 logits
 (``Behaviour.hf_trainer``, :func:`runs_hf_model`), that model's attention kernel (``flash2``:
 FlashAttention-2 or SDPA, a pre-FA3 kernel on Hopper; :mod:`rlmcost.perf.efficiency`) and its eager
 layers (``Behaviour.hf_eager``, :mod:`rlmcost.perf.policy_worker`) unless Liger's patch fuses them
-(``Behaviour.liger_logits`` with ``--logits fused``), and a Megatron trainer's MoE token dispatcher
-(``TrainLayout.ep_dispatcher``, :mod:`rlmcost.perf.ep_dispatch`), whether it fuses the MoE
-permutation (``TrainLayout.moe_permute_fusion``, :mod:`rlmcost.perf.moe_permute`), whether
-its interleaved schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
+(``Behaviour.liger_logits`` with ``--logits fused``, or ``--trainer-kernels liger``), and a
+Megatron trainer's MoE token dispatcher (``TrainLayout.ep_dispatcher``,
+:mod:`rlmcost.perf.ep_dispatch`), whether it fuses the MoE permutation
+(``TrainLayout.moe_permute_fusion``, :mod:`rlmcost.perf.moe_permute`), whether its interleaved
+schedule overlaps the pipeline sends (``Behaviour.megatron_overlap_p2p``,
 :mod:`rlmcost.perf.megatron_pipe`), the dtype its data-parallel reduce moves (Megatron-core's
-gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`),
-whether its Hugging Face trainer's full recomputation stops early as torch's non-reentrant
-checkpoint does (``Behaviour.hf_ckpt_early_stop``, :mod:`rlmcost.perf.ckpt_early_stop`; the
-trainer layout's ``recompute_early_stop`` where given) and whether it checkpoints each layer's
-modules apart (``Behaviour.hf_module_ckpt``: NeMo RL's DTensor worker,
-:mod:`rlmcost.perf.module_ckpt`). Which trainers, with the file
-that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3), verl's FSDP workers (no
-TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN / FA3-class ``flash``. The
-paper's idealized iteration and frameworks without a preset take rlmcost's defaults (None), unless
-the deployment sets its trainer's layers (``TrainLayout.kernels`` ``realhf``,
-:func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager norms with a
-fused RoPE).
+gradient buffer, ``Behaviour.megatron_grad_reduce``: :mod:`rlmcost.placement.grad_buffer`), whether
+its Hugging Face trainer's full recomputation stops early as torch's non-reentrant checkpoint does
+(``Behaviour.hf_ckpt_early_stop``, :mod:`rlmcost.perf.ckpt_early_stop`; the trainer layout's
+``recompute_early_stop`` where given) and whether it checkpoints each layer's modules apart
+(``Behaviour.hf_module_ckpt``: NeMo RL's DTensor worker, :mod:`rlmcost.perf.module_ckpt`). Which
+trainers, with the file that shows it (``Behaviour.hf_source``): NeMo RL's DTensor worker (ZeRO-3),
+verl's FSDP workers (no TP/PP/EP), OpenRLHF and TRL; their Megatron-core trainers keep the cuDNN /
+FA3-class ``flash``. The paper's idealized iteration and frameworks without a preset take rlmcost's
+defaults (None), unless the deployment sets its trainer's layers (``TrainLayout.kernels``
+``realhf``, :func:`realhf_kernels`: AReaL v0.3's realhf ``ReaLModel``, FlashAttention-2 and eager
+norms with a fused RoPE).
 """
 
 from __future__ import annotations
@@ -148,6 +148,22 @@ def check_swiglu_fusion(deployment: Deployment, train: TrainLayout, hf: bool) ->
             "comes with --logits fused where the framework applies it)")
 
 
+def liger_layers(deployment: Deployment, train: TrainLayout, hf: bool) -> bool:
+    """Whether the trainer at layout ``train`` runs Liger's fused RMSNorm, RoPE and SwiGLU:
+    ``train.kernels`` liger (verl's ``model.use_liger``), or the preset's ``--logits fused``
+    where that means Liger's patch (``Behaviour.liger_logits``). SpecError where liger is given
+    to a trainer that runs no Hugging Face model (``hf``): Liger patches transformers' classes."""
+    beh = None if deployment.ideal else behaviour(deployment.framework)
+    given = train.kernels is TrainerKernels.LIGER
+    if given and not hf and not deployment.ideal:
+        raise SpecError(f"--trainer-kernels liger patches a Hugging Face model, but the "
+                        f"{deployment.framework or 'bare'} trainer at this layout runs none "
+                        "(Megatron-core or rlmcost's fused layers; verl's FSDP workers run one "
+                        "at TP, PP and EP 1): drop it")  # fmt: skip
+    fused = beh is not None and beh.liger_logits and deployment.logits is LogitsMode.FUSED
+    return hf and (given or fused)
+
+
 def step_options(deployment: Deployment) -> StepOptions | None:
     """The framework's pass options, None where they are rlmcost's defaults.
 
@@ -168,6 +184,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     disp = EpDispatcher.ALLTOALL if deployment.ideal or hf else deployment.train.ep_dispatcher
     check_pad_dispatcher(deployment.train.moe_pad_to_capacity, disp)  # Megatron-core refuses
     check_swiglu_fusion(deployment, deployment.train, hf)  # first: as the memory model meets it
+    liger = liger_layers(deployment, deployment.train, hf)  # (placement.glu_kernel)
     if hf and deployment.train.moe_capacity_factor is not None:
         raise SpecError(f"--moe-capacity-factor is Megatron-core's, but {deployment.framework}'s "
                         "trainer runs a Hugging Face model at this layout (no capacity); drop "
@@ -194,7 +211,7 @@ def step_options(deployment: Deployment) -> StepOptions | None:
         plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
                  and not rep and not reduce and not early and not module)  # fmt: skip
         return None if plain else moe
-    eager = hf and beh.hf_eager and not (beh.liger_logits and deployment.logits is LogitsMode.FUSED)
+    eager = hf and beh.hf_eager and not liger
     return replace(moe, logprob_head=logprob_head(beh.logprob_head),
                    fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
                    attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,

@@ -202,8 +202,8 @@ PRESET = Preset(
               hf_source="verl/workers/fsdp_workers.py @b178a3cd: attn_implementation = "
               "override_model_config.get('attn_implementation', 'flash_attention_2'); "
               "Liger only with model.use_liger (verl/trainer/config/model/hf_model.yaml: "
-              "use_liger False, use_fused_kernels False; the importer reads neither as "
-              "layer fusion); actor.use_torch_compile compiles the entropy only "
+              "use_liger False, use_fused_kernels False; the importer reads use_liger as "
+              "--trainer-kernels liger); actor.use_torch_compile compiles the entropy only "
               "(verl/workers/actor/dp_actor.py); MixedPrecisionPolicy without output_dtype"),
     sized=(
         Sized(
