@@ -94,3 +94,20 @@ def test_dpo_later_and_earlier_names() -> None:
     assert any("--torch_compile" in n for n in flat.notes)
     with pytest.raises(SpecError, match="model.model_name_or_path"):
         import_openrlhf_argv([*base, "--actor.model_name_or_path", "Qwen/Qwen2.5-7B"], None)
+
+
+def test_micro_batch_defaults_follow_the_argument_layout() -> None:
+    """train_ppo_ray.py's defaults: --micro_train_batch_size 4 and --micro_rollout_batch_size 8
+    until a2978694 (2026-04-11), 1 and 1 from it (``--train.micro_batch_size`` /
+    ``--rollout.micro_batch_size`` default 1 at 3c3be623); the dotted names came later
+    (ed62d0e2), so a dotted command line without them trains micro-batches of 1."""
+    dotted = dict(import_openrlhf(BASE).flags)
+    assert dotted["--micro-batch"] == 1
+    assert "--forward-micro-batch" not in dotted
+    flat = ["--pretrain", "Qwen/Qwen2.5-7B", "--remote_rm_url", "http://rm"]
+    assert dict(import_openrlhf(flat).flags)["--micro-batch"] == 4
+    # only the rollout's given: compared with the layout's own training default
+    q = import_openrlhf([*BASE, "--rollout.micro_batch_size", "4"])
+    assert dict(q.flags)["--forward-micro-batch"] == 4
+    assert "--forward-micro-batch" not in dict(
+        import_openrlhf([*flat, "--micro_rollout_batch_size", "4"]).flags)

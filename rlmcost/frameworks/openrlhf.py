@@ -30,6 +30,7 @@ from rlmcost.frameworks.openrlhf_layouts import (
     LATER_COST_FREE,
     later_options,
     lengths,
+    micro_defaults,
     undot,
 )
 from rlmcost.frameworks.result import ImportedQuery
@@ -154,9 +155,9 @@ def import_openrlhf(argv: list[str]) -> ImportedQuery:
         q.note("OpenRLHF's dotted arguments (v0.10.2 on, e.g. --actor.model_name_or_path) read "
                "as their earlier flat names (--pretrain), which the conversions name")
     has_ref = _models(r, q)
-    _workload(r, q)
-    _layout(r, q)
-    _placement(r, q, has_ref)
+    _workload(r, q, dotted)
+    _layout(r, q, dotted)
+    _placement(r, q, has_ref, dotted)
     named = {flat: f"--{d}" for d, flat in DOTTED.items()} if dotted else {}  # as given
     q.ignored = [named.get(k, f"--{k}") for k in r.unread(tuple(IGNORED))]
     q.near = {f"--{k}": f"--{v}" for k, v in r.near_misses(tuple(IGNORED)).items()}
@@ -207,7 +208,7 @@ def _models(r: Reader, q: ImportedQuery) -> bool:
     return has_ref
 
 
-def _workload(r: Reader, q: ImportedQuery) -> None:
+def _workload(r: Reader, q: ImportedQuery, dotted: bool) -> None:
     prompts = r.integer("rollout_batch_size", 1024)
     n = r.integer("n_samples_per_prompt", 1)
     train = r.integer("train_batch_size", 128)
@@ -229,13 +230,13 @@ def _workload(r: Reader, q: ImportedQuery) -> None:
         f"--max_epochs {epochs}", "--epochs", epochs, "passes over each step's samples", default=1
     )
     lengths(r, q)  # --prompt_max_len / --generate_max_len, or --max_len / --max_new_tokens
-    r.integer("micro_rollout_batch_size", 8)  # per-GPU forward batch: the trainer's here
+    r.integer("micro_rollout_batch_size", micro_defaults(dotted)[1])  # the per-GPU forwards
     if r.flag("packing_samples", False):
         q.note("--packing_samples: sequences packed without padding; rlmcost's sequences are "
                "S + T tokens without padding already")  # fmt: skip
 
 
-def _layout(r: Reader, q: ImportedQuery) -> None:
+def _layout(r: Reader, q: ImportedQuery, dotted: bool) -> None:
     zero = r.integer("zero_stage", 2, lo=0, hi=3)
     q.set("--zero", str(zero))
     tp = r.integer("ds_tensor_parallel_size", 1)
@@ -260,7 +261,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
         q.convert(f"--train_max_tokens_per_gpu {budget}", "--max-tokens-per-gpu", budget,
                   "tokens per micro-batch per GPU (--use_dynamic_batch)")  # fmt: skip
     else:
-        micro = r.integer("micro_train_batch_size", 4)
+        micro = r.integer("micro_train_batch_size", micro_defaults(dotted)[0])
         q.convert(f"--micro_train_batch_size {micro}", "--micro-batch", micro,
                   "samples per GPU per forward/backward (already per GPU)")  # fmt: skip
     rank = r.integer("lora_rank", 0, lo=0, hi=65536)
@@ -270,7 +271,7 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if r.flag("ref_reward_offload", False):
         q.set("--offload-idle")
     q.set("--logits", "fused" if r.flag("use_liger_kernel", False) else "low-memory")
-    later_options(r, q, dynamic)  # the forwards' batching, later keys (openrlhf_layouts)
+    later_options(r, q, dynamic, dotted)  # the forwards' batching, later keys
     r.flag("bf16", False)
     _init_load(r, q)
 
@@ -319,7 +320,7 @@ def _gpus(r: Reader, role: str) -> int:
     return r.integer(f"{role}_num_nodes", 1) * r.integer(f"{role}_num_gpus_per_node", 8)
 
 
-def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
+def _placement(r: Reader, q: ImportedQuery, has_ref: bool, dotted: bool) -> None:
     """GPUs and groups as train_ppo_ray places them: each model on its own
     ``*_num_nodes x *_num_gpus_per_node`` GPUs (a Ray actor group), ``vllm_num_engines x
     vllm_tensor_parallel_size`` engine GPUs beside them; without engines (unset or 0) the actor
@@ -348,7 +349,8 @@ def _placement(r: Reader, q: ImportedQuery, has_ref: bool) -> None:
                "--micro_rollout_batch_size, no reservation; openrlhf/models/actor.py "
                "Actor.generate)")  # fmt: skip
         q.set("--engine", "hf")
-        q.set("--max-num-seqs", r.integer("micro_rollout_batch_size", 8, lo=1))
+        q.set("--max-num-seqs", r.integer("micro_rollout_batch_size", micro_defaults(dotted)[1],
+                                          lo=1))
     if colocate_all:
         if has_ref and _gpus(r, "ref") != actor:  # train_ppo_ray.py asserts it (init_coef > 0)
             raise SpecError("OpenRLHF arguments: --colocate_all_models needs the same GPUs for "

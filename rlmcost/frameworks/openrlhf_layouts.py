@@ -143,7 +143,15 @@ LATER_ARGS: dict[str, Any] = {
 has none), with their argparse types (train_ppo_ray.py @c1ba971c and @3c3be623)."""
 
 
-def later_options(r: Reader, q: ImportedQuery, dynamic: bool) -> None:
+def micro_defaults(dotted: bool) -> tuple[int, int]:
+    """train_ppo_ray.py's defaults of ``--micro_train_batch_size`` and
+    ``--micro_rollout_batch_size``: 4 and 8 until a2978694 (2026-04-11), 1 and 1 from it. The
+    dotted names came after (ed62d0e2, 2026-04-19), so a dotted command line has 1 and 1; a flat
+    one is read with 4 and 8 (the flat scripts of the eight days between cannot be told apart)."""
+    return (1, 1) if dotted else (4, 8)
+
+
+def later_options(r: Reader, q: ImportedQuery, dynamic: bool, dotted: bool = False) -> None:
     """The forwards' batching and the later keys (module docstring). ``dynamic``: under
     ``--use_dynamic_batch`` the experience maker splits a rank's samples by
     ``--rollout_max_tokens_per_gpu`` (default: the training budget, train_ppo_ray.py
@@ -153,7 +161,8 @@ def later_options(r: Reader, q: ImportedQuery, dynamic: bool) -> None:
     1 and ``--micro_train_batch_size`` unused (openrlhf/utils/deepspeed/deepspeed.py)."""
     train = r.integer("train_max_tokens_per_gpu", 16192)
     budget = r.integer("rollout_max_tokens_per_gpu", None)
-    given = r.integer("micro_rollout_batch_size", 8)
+    train_mb, rollout_mb = micro_defaults(dotted)
+    given = r.integer("micro_rollout_batch_size", rollout_mb)
     if dynamic:
         r.raw("micro_train_batch_size")
         if budget is not None and budget != train:
@@ -161,7 +170,7 @@ def later_options(r: Reader, q: ImportedQuery, dynamic: bool) -> None:
                       budget, "tokens per micro-batch per GPU of the log-prob, reference, "
                       "reward and value forwards (--use_dynamic_batch)")  # fmt: skip
     elif r.raw("micro_rollout_batch_size") is not None and \
-            given != r.integer("micro_train_batch_size", 4):  # fmt: skip
+            given != r.integer("micro_train_batch_size", train_mb):  # fmt: skip
         q.convert(f"--micro_rollout_batch_size {given}", "--forward-micro-batch", given,
                   "samples per forward per GPU of the log-prob, reference, reward and value "
                   "passes (one chunk per data-parallel rank)")  # fmt: skip
