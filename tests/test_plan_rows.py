@@ -39,12 +39,12 @@ def test_exact_rows_hold_their_numbers_alone_and_pickle_small() -> None:
     assert all(len(pickle.dumps(r)) < run_bytes for r in rows)
 
 
-def test_a_shown_row_is_its_numbers_then_its_command_and_run() -> None:
+def test_a_shown_row_is_its_numbers_its_groups_then_its_command_and_run() -> None:
     c = next(c for c in candidates(BASE, SPACE, 4) if c.groups)
     row = SourcedRow(evaluate_row(BASE, c), BASE, c)
     shown = with_run(row)
     run = row_run(BASE, c)
-    assert list(shown) == [*row, "command", "run"]
+    assert list(shown) == [*row, "group_layouts", "command", "run"]
     assert shown["run"] == run.to_json() == candidate_run(BASE, c).to_json()
     assert shown["command"] == command(run) == run.to_command()
     assert evaluate_deployment(run).iteration_time_s == shown["time_s"]
