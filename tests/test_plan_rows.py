@@ -66,6 +66,32 @@ def test_every_row_a_plan_shows_holds_the_run_its_numbers_came_from() -> None:
         assert row["command"] == Run.from_data(row["run"]).to_command()
 
 
+def test_every_bracketed_row_is_reproduced_by_its_command() -> None:
+    """Rows of ``--groups`` whose brackets give the actor's group its own TP, EP, offload and
+    micro-batch (pinned: rlmcost.plan.rl_space.groups_trainer_fixed): each row's command, run
+    through the command line, predicts the row's time and peak memory per device."""
+    import json
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    space = RLSpace(placements=(), groups="rollout=?,actor+reference=?[tp=2;ep=1;offload=optimizer"
+                    ";mb=2]", rollout_tp=(1, 2), fractions=(0.5,))  # fmt: skip
+    r = plan_rl(BASE, "4", space=space, top=3)
+    shown = list({id(x): x for x in (*r.rows, *r.front, *r.per_topology)}.values())
+    assert shown and {(x["tp"], x["ep"], x["offload"], x["micro_batch"]) for x in shown} == {
+        (2, 1, "optimizer", 2)}  # fmt: skip
+    for row in shown:
+        res = CliRunner().invoke(app, [*shlex.split(row["command"])[1:], "--json"])
+        assert res.exit_code == 0, res.output
+        got = json.loads(res.output)
+        peak = max(g["peak_memory_bytes_per_device"] for g in got["placement_detail"]["groups"])
+        assert (got["iteration"]["time_s"], peak) == (row["time_s"],
+                                                      row["memory_bytes_per_device"])
+
+
 def test_a_splits_groups_parsed_once_are_those_parsed_per_candidate() -> None:
     grouped = [c for c in candidates(BASE, SPACE, 4) if c.groups]
     assert len({c.groups for c in grouped}) > 1
