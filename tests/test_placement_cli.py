@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rlmcost.cli import app
+from rlmcost.run.schema_envelope import SCHEMA_VERSION
 
 runner = CliRunner()
 
@@ -106,7 +107,7 @@ def test_symbolic_rows_need_no_model():
     r = run("placements", "--symbolic", "--placement", "async", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["schema_version"] == "2.10" and out["symbolic"] is True
+    assert out["schema_version"] == SCHEMA_VERSION and out["symbolic"] is True
     rows = out["rows"]
     assert [x["stage"] for x in rows] == ["generation", "assessment", "training", "iteration"]
     assert (

@@ -101,11 +101,68 @@ def test_a_critic_without_the_bracket_keeps_the_search_and_marks_the_row() -> No
     ("ppo", "rollout=?,actor+reference=?[tp=2],critic=?", {}),
     ("ppo", "rollout=?,actor+reference=?[tp=2;ckpt=full],critic=?[tp=2;ckpt=full]",
      {"tp": 2, "ckpt": "full"}),
+    ("grpo", "rollout=?,actor+reference=?[ep=2]", {"ep": 2}),
+    ("grpo", "rollout=?[ep=2],actor+reference=?", {}),  # the engine's EP under vLLM
+    ("grpo", "rollout=?,actor=?[ep=2],reference=?", {}),  # the reference's forwards: run-wide
+    ("grpo", "rollout=?,actor+reference=?[offload=optimizer]", {"offload": "optimizer"}),
+    # the offload is the trainer's alone: a group that runs forwards only does not read it
+    ("grpo", "rollout=?,actor=?[offload=optimizer,params],reference=?",
+     {"offload": "optimizer,params"}),
+    ("ppo", "rollout=?,actor+reference=?[offload=optimizer],critic=?", {}),  # the critic trains
 ])  # fmt: skip
 def test_the_trainer_fields_a_family_fixes(alg: str, groups: str, fixed: dict) -> None:
     base = run_of(alg, "llama-3.2-1b", reward="rule")
     got = groups_trainer_fixed(_algorithm(base), free_groups(groups), base)
     assert {k: v if isinstance(v, int) else str(v) for k, v in got.items()} == fixed
+
+
+@pytest.mark.parametrize("engine", ["hf", "megatron"])
+def test_a_group_generating_in_the_trainers_layout_reads_its_pp_and_ep(engine: str) -> None:
+    """HF generate runs in the trainer's layout at the group's TP, and a Megatron engine
+    given no PP or EP takes the policy's (placement.inputs._replica, megatron_degrees): a
+    rollout group without the bracket reads the run-wide PP and EP, which stay searched."""
+    groups = "rollout=?,actor+reference=?[pp=2;ep=1;mb=2]"
+    fam = free_groups(groups)
+    vllm = run_of("grpo", "llama-3.2-1b", reward="rule")
+    assert groups_trainer_fixed(_algorithm(vllm), fam, vllm) == {"pp": 2, "ep": 1,
+                                                                 "micro_batch": 2}
+    base = run_of("grpo", "llama-3.2-1b", reward="rule", deployment={"engine": {"kind": engine},
+                  "train": {"zero": "1"}})  # fmt: skip
+    assert groups_trainer_fixed(_algorithm(base), fam, base) == {"micro_batch": 2}
+
+
+def test_the_row_shows_and_commands_the_groups_ep() -> None:
+    """A MoE actor's group at EP 2 (qwen3-30b-a3b: 128 routed experts): the rows had shown
+    EP 1, 2 and 4 with identical times and commanded --ep 1."""
+    out = _plan("grpo", "-m", "30b-a3b", "--ep", "1,2,4", "--groups",
+                "rollout=8,actor+reference=8[ep=2]", "--top", "3")  # fmt: skip
+    rows = out["rows"]
+    assert rows and {r["ep"] for r in rows} == {2}
+    assert all(" --ep 2 " in r["command"] for r in rows)
+    e = evaluate_deployment(Run.from_data(rows[0]["run"]))
+    assert {j.layout.ep for g in e.groups for j in g.jobs if j.task.kind != "generate"} == {2}
+    assert _command_time(rows[0]["command"]) == pytest.approx(rows[0]["time_s"], rel=1e-12)
+    # one EP, not three: 4 trainer TPs x 4 engine TPs x ckpt x mb x offload (had 384)
+    assert out["counts"]["enumerated"] == 4 * 4 * 2 * 2 * 2
+
+
+def test_the_row_shows_and_commands_the_groups_offload() -> None:
+    """``actor+reference=8[offload=optimizer]``: the actor trains with its optimizer on the
+    host whatever the run-wide --offload; the rows had shown '' and the framework's FSDP CPU
+    offload (optimizer,params,grads) with identical times and commanded --offload ''."""
+    out = _plan("grpo", "-m", "8b", "--groups", "rollout=16,actor+reference=8[offload=optimizer]",
+                "--top", "2")  # fmt: skip
+    rows = out["rows"]
+    assert rows and {r["offload"] for r in rows} == {"optimizer"}
+    assert all(" --offload optimizer " in r["command"] for r in rows)
+    res = runner.invoke(app, [*shlex.split(rows[0]["command"])[1:], "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert got["iteration"]["time_s"] == pytest.approx(rows[0]["time_s"], rel=1e-12)
+    peak = max(g["peak_memory_bytes_per_device"] for g in got["placement_detail"]["groups"])
+    assert peak == rows[0]["memory_bytes_per_device"]
+    # the offload on, not on and off: 4 trainer TPs x 4 engine TPs x ckpt x mb (had 128)
+    assert out["counts"]["enumerated"] == 4 * 4 * 2 * 2
 
 
 def test_rollout_tp_beside_a_generating_groups_tp_is_a_note() -> None:

@@ -60,3 +60,17 @@ def test_plan_help_says_what_pp_and_zero_search_under_a_tier() -> None:
     assert "up to its example's PP" in pp and "DTensor policy 1" in pp
     assert "RL default: 3" in zero and "1 for its Megatron-core trainer" in zero
     assert "3 for NeMo RL's DTensor policy" in zero and "--engine megatron" in zero
+
+
+def test_a_groups_own_ep_and_offload_are_marked(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bracket's ``ep=`` shows the ep column though every row's run-wide EP is 1, and its
+    ``offload=`` marks the offload cell where it differs from the row's (the kinds in any
+    order: ``params,optimizer`` is ``optimizer,params``, not marked)."""
+    groups = "rollout=64,actor=32[ep=2;offload=params,optimizer],reference=32"
+    table = _table([{**ROW, "groups": groups, "ep": 1},
+                    {**ROW, "groups": groups, "ep": 1, "offload": "optimizer,params"}],
+                   capsys)  # fmt: skip
+    head = table[0]
+    cells = [dict(zip(head, r, strict=True)) for r in table[1:] if r[0] in ("1", "2")][:2]
+    assert [(c["ep"], c["offload"]) for c in cells] == [("1*", "optimizer*"),
+                                                        ("1*", "optimizer,params")]

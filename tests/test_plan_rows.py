@@ -39,12 +39,12 @@ def test_exact_rows_hold_their_numbers_alone_and_pickle_small() -> None:
     assert all(len(pickle.dumps(r)) < run_bytes for r in rows)
 
 
-def test_a_shown_row_is_its_numbers_then_its_command_and_run() -> None:
+def test_a_shown_row_is_its_numbers_its_groups_then_its_command_and_run() -> None:
     c = next(c for c in candidates(BASE, SPACE, 4) if c.groups)
     row = SourcedRow(evaluate_row(BASE, c), BASE, c)
     shown = with_run(row)
     run = row_run(BASE, c)
-    assert list(shown) == [*row, "command", "run"]
+    assert list(shown) == [*row, "group_layouts", "command", "run"]
     assert shown["run"] == run.to_json() == candidate_run(BASE, c).to_json()
     assert shown["command"] == command(run) == run.to_command()
     assert evaluate_deployment(run).iteration_time_s == shown["time_s"]
@@ -64,6 +64,32 @@ def test_every_row_a_plan_shows_holds_the_run_its_numbers_came_from() -> None:
         assert (e.iteration_time_s, e.peak_memory_bytes_per_device) == (
             row["time_s"], row["memory_bytes_per_device"])  # fmt: skip
         assert row["command"] == Run.from_data(row["run"]).to_command()
+
+
+def test_every_bracketed_row_is_reproduced_by_its_command() -> None:
+    """Rows of ``--groups`` whose brackets give the actor's group its own TP, EP, offload and
+    micro-batch (pinned: rlmcost.plan.rl_space.groups_trainer_fixed): each row's command, run
+    through the command line, predicts the row's time and peak memory per device."""
+    import json
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    space = RLSpace(placements=(), groups="rollout=?,actor+reference=?[tp=2;ep=1;offload=optimizer"
+                    ";mb=2]", rollout_tp=(1, 2), fractions=(0.5,))  # fmt: skip
+    r = plan_rl(BASE, "4", space=space, top=3)
+    shown = list({id(x): x for x in (*r.rows, *r.front, *r.per_topology)}.values())
+    assert shown and {(x["tp"], x["ep"], x["offload"], x["micro_batch"]) for x in shown} == {
+        (2, 1, "optimizer", 2)}  # fmt: skip
+    for row in shown:
+        res = CliRunner().invoke(app, [*shlex.split(row["command"])[1:], "--json"])
+        assert res.exit_code == 0, res.output
+        got = json.loads(res.output)
+        peak = max(g["peak_memory_bytes_per_device"] for g in got["placement_detail"]["groups"])
+        assert (got["iteration"]["time_s"], peak) == (row["time_s"],
+                                                      row["memory_bytes_per_device"])
 
 
 def test_a_splits_groups_parsed_once_are_those_parsed_per_candidate() -> None:

@@ -266,7 +266,10 @@ def _render(r: Any) -> None:
                     x["ckpt"], x["micro_batch"], sched]  # fmt: skip
     else:
         pooled = r.query.get("hardware") if ":" in str(r.query.get("hardware")) else None
-        ep = any(x.get("ep", 1) != 1 for x in (*r.rows, *r.front, *r.per_topology))
+        from rlmcost.plan.rl_groups import bracket_values, spelled
+
+        ep = any(x.get("ep", 1) != 1 or "ep" in bracket_values(x["groups"])
+                 for x in (*r.rows, *r.front, *r.per_topology))  # fmt: skip
         cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", *(["ep"] if ep else []),
                 "zero", "ckpt", "mb", "offload", "engine tp", "engine mem"]  # fmt: skip
 
@@ -277,17 +280,18 @@ def _render(r: Any) -> None:
             frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
             mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
-            own = _bracket_values(x["groups"])  # a group's own value: marked *
+            own = bracket_values(x["groups"])  # a group's own value: marked *
 
             def cell(field: str, text: Any) -> str:
-                return f"{text}*" if own.get(field, {str(x[field])}) - {str(x[field])} \
-                    else str(text)  # fmt: skip
+                runs = {spelled(field, x[field])}
+                return f"{text}*" if own.get(field, runs) - runs else str(text)
 
             return [x["gpus"], fam, escape(where), cell("tp", x["tp"]), cell("pp", x["pp"]),
                     cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}"),
-                    *([x["ep"]] if ep else []), cell("zero", x["zero"]),
+                    *([cell("ep", x["ep"])] if ep else []), cell("zero", x["zero"]),
                     cell("ckpt", x["ckpt"]), cell("micro_batch", x["micro_batch"]),
-                    x["offload"] or "-", x["rollout_tp"] or "trainer's", mem]  # fmt: skip
+                    cell("offload", x["offload"] or "-"), x["rollout_tp"] or "trainer's",
+                    mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
                                      for x in r.rows)  # fmt: skip
@@ -362,24 +366,6 @@ def _render(r: Any) -> None:
              "(--zero, --ckpt, --tp)")
     for line in r.notes:
         note(f"note: {line}")
-
-
-def _bracket_values(groups: str) -> dict[str, set[str]]:
-    """Trainer layout field -> the values the brackets of ``groups`` (a row's ``--groups``
-    text) give the groups that train or run forwards (a group that only generates: its
-    ``tp=`` is its engine's, the row's engine tp)."""
-    if "[" not in groups:
-        return {}
-    from rlmcost.algorithms.kinds import Kind
-    from rlmcost.placement.groups import parse_groups
-
-    out: dict[str, set[str]] = {}
-    for g in parse_groups(groups):
-        if all(m.kind is Kind.GENERATE for m in g.members):
-            continue
-        for field, value in g.settings:
-            out.setdefault(field, set()).add(str(value))
-    return out
 
 
 def _fleet(r: Any) -> str:

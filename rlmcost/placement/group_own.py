@@ -34,7 +34,7 @@ from rlmcost.placement.glu_kernel import fused_glu
 from rlmcost.placement.grad_buffer import grad_dtype
 from rlmcost.placement.group_key import per_query, task_key
 from rlmcost.placement.group_sizes import GroupSizes, counts_table
-from rlmcost.placement.group_train import group_trainer, kind_spec, phase_offloads_run
+from rlmcost.placement.group_train import group_trainer, kind_spec, trainer_offload_run
 from rlmcost.placement.head_peak import grads_after_head, head_apart, train_copies
 from rlmcost.placement.inputs import Setup, engine_for, layouts_for
 from rlmcost.placement.module_ckpt_memory import module_ckpt_applies, per_module_stages
@@ -344,11 +344,8 @@ class GroupTasks(GroupSizes):
         return self.kept[("offload",)]
 
     def _train_offload(self) -> tuple[Offload, ...]:
-        given = dict(self.group.settings).get("offload")
-        if given is not None:
-            return tuple(Offload(w) for w in str(given).split(","))
-        return phase_offloads_run(self.s.deployment, self.train_layout().offload,
-                                  any(t.kind is Kind.GENERATE for t in self.tasks))
+        return trainer_offload_run(self.s.deployment, self.group,
+                                   any(t.kind is Kind.GENERATE for t in self.tasks))
 
     def adapters(self, task: Task) -> int:
         """LoRA parameters on one rank of the task's layout: attention adapters on every layer,

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from rlmcost.deployment.spec import Deployment
-    from rlmcost.placement.device_groups import Placement
+    from rlmcost.placement.device_groups import DeviceGroup, Placement
     from rlmcost.placement.jobs import GroupEstimate
     from rlmcost.specs.model import ModelSpec
 
@@ -74,6 +74,18 @@ def phase_offloads_run(dep: Deployment, offload: tuple[Offload, ...],
     if generates or beh is None or not beh.phase_offload_colocated:
         return offload
     return tuple(o for o in offload if o not in PHASE_OFFLOADS)
+
+
+def trainer_offload_run(dep: Deployment, group: DeviceGroup,
+                        generates: bool) -> tuple[Offload, ...]:  # fmt: skip
+    """What the trainer on ``group`` keeps in host memory: the group's ``[offload=...]``,
+    else its own trainer layout's offload (:func:`group_trainer`: the deployment's where it
+    gives none) as :func:`phase_offloads_run` runs it on a group that generates (``generates``)
+    or not (``GroupTasks.train_offload``; a plan row's groups, ``plan.rl_groups``)."""
+    given = dict(group.settings).get("offload")
+    if given is not None:
+        return tuple(Offload(w) for w in str(given).split(","))
+    return phase_offloads_run(dep, group_trainer(dep, group.name).offload, generates)
 
 
 def _apart(dep: Deployment, groups: Sequence[GroupEstimate],

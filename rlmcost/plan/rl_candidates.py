@@ -36,8 +36,9 @@ from rlmcost.plan.rl_runs import candidate_run
 from rlmcost.plan.rl_space import (
     context_degrees,
     engine_tp_note,
+    family_lists,
+    family_offloads,
     groups_engine_tp,
-    groups_trainer_fixed,
     node_gpus,
 )
 from rlmcost.plan.search import gpu_hours
@@ -189,18 +190,17 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     cps, sps = context_degrees(base, space, node)
     kv, zeros = pools(base), trainer_zeros(base, space.zero)
     eps = expert_degrees(base, space.ep, a.n_experts, node)
-    searched_ep = eps != (train.ep,)
     alg = _algorithm(base)
     out: list[RLCandidate] = []
     for fam in space_families(base, space):
         fractions = space.fractions if fam.placement == "baseline" and kv == (None,) else (None,)
-        lists = _family_lists(alg, fam, base, space, (tps, cps, zeros))
-        offs = _offloads(base, space, lists["zero"], fam)
+        lists = family_lists(alg, fam, base, space, (tps, cps, zeros, eps))
+        offs, searched_ep = family_offloads(base, fam, lists), lists["ep"] != (train.ep,)
         own = groups_engine_tp(alg, fam)  # rollout=?[tp=4]: the TP that runs, alone
         fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None) if own is None \
             else (own,)  # fmt: skip
         for tp, pp, cp, sp, etp, ep in product(lists["tp"], lists["pp"], lists["cp"], sps,
-                                               fam_etps, eps):  # fmt: skip
+                                               fam_etps, lists["ep"]):  # fmt: skip
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
             if etp > node and etp not in (*(space.rollout_tp or ()), own):  # across: given only
                 continue
@@ -235,43 +235,12 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
     return out
 
 
-def _family_lists(alg: Any, fam: Family, base: Run, space: RLSpace,
-                  searched: tuple[tuple[Any, ...], ...]) -> dict[str, tuple[Any, ...]]:
-    """The trainer layout values family ``fam`` tries: ``searched`` (the TP, CP and ZeRO lists
-    of the query) and the space's PP, checkpointing and micro-batch lists, each field a
-    ``--groups`` bracket fixes for every group that reads it replaced by that one value
-    (:func:`~rlmcost.plan.rl_space.groups_trainer_fixed`: the value that runs, shown and
-    commanded; the others evaluated alike)."""
-    tps, cps, zeros = searched
-    lists = {"tp": tps, "pp": space.pp or (1,), "cp": cps, "zero": zeros,
-             "ckpt": space.ckpt, "micro_batch": space.micro_batch}  # fmt: skip
-    for field, value in groups_trainer_fixed(alg, fam, base).items():
-        lists[field] = (value,)
-    return lists
-
-
 def bracket_notes(base: Run, space: RLSpace) -> list[str]:
     """The ``--groups`` family's note where ``--rollout-tp`` meets a generating group's own
     ``tp=`` (:func:`~rlmcost.plan.rl_space.engine_tp_note`: the bracket wins)."""
     if not space.groups:
         return []
     return engine_tp_note(_algorithm(base), free_groups(space.groups), space.rollout_tp)
-
-
-def _offloads(base: Run, space: RLSpace, zeros: tuple[Any, ...],
-              fam: Family) -> dict[Any, list[tuple[str, ...]]]:  # fmt: skip
-    """Each ZeRO stage of ``zeros`` -> the trainer's offload lists, one per offload choice of
-    ``space`` that the framework of ``base`` runs for family ``fam`` (its engines colocated
-    with the actor's trainer unless a rollout group of their own:
-    :func:`rlmcost.plan.offloads.candidate_offload`), in the space's order."""
-    from rlmcost.plan.offloads import candidate_offload
-
-    colocated = not fam.members or ROLLOUT in fam.members[fam.trainer_index()].split("+")
-    out: dict[Any, list[tuple[str, ...]]] = {}
-    for zero in zeros:
-        kinds = (candidate_offload(base, on, ZeroStage(zero), colocated) for on in space.offload)
-        out[zero] = list(dict.fromkeys(k for k in kinds if k is not None))
-    return out
 
 
 def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
@@ -289,11 +258,11 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
     etps = tuple(space.rollout_tp or powers_of_two(node))
     kv = pools(base)
     zeros = trainer_zeros(base, space.zero)
-    per = len(space.offload) * len(sps) * len(kv) * len(expert_degrees(
-        base, space.ep, arch_numbers(actor_spec(base)).n_experts, node))
+    eps = expert_degrees(base, space.ep, arch_numbers(actor_spec(base)).n_experts, node)
+    per = len(sps) * len(kv)
     total, alg = 0, _algorithm(base)
     for fam in space_families(base, space):
-        lists = _family_lists(alg, fam, base, space, (tps, cps, zeros))  # a bracket's: one
+        lists = family_lists(alg, fam, base, space, (tps, cps, zeros, eps))  # a bracket's: one
         n_layout = 1
         for values in lists.values():
             n_layout *= len(values)

@@ -1,6 +1,7 @@
 """What a plan row says of its exact evaluation beyond the numbers: the term that keeps one
 that does not fit from fitting, the groups an evaluation sized (a Table IX configuration's
-split), and the candidate's Run and the command line that reproduces it.
+split), what each group of a row runs (:mod:`rlmcost.plan.rl_groups`), and the candidate's
+Run and the command line that reproduces it.
 
 A row's Run (``run.to_json()``) and command (``run.to_command()``) cost as much as its
 evaluation's kept path (about a millisecond together), and a plan shows a few dozen of the
@@ -68,15 +69,21 @@ class SourcedRow(dict[str, Any]):
 
 
 def with_run(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` (a :class:`SourcedRow`) as a plan shows it: its numbers, then the command line
-    that reproduces it and its candidate's Run (the base Run's JSON read back, as the
-    evaluation read it: ``rl_runs.row_run``); a row without a source as it is."""
+    """``row`` (a :class:`SourcedRow`) as a plan shows it: its numbers, what each of its
+    device groups runs (``group_layouts``: :func:`rlmcost.plan.rl_groups.group_layouts` of
+    its Run evaluated again, about a millisecond where this process ran the search and keeps
+    its group estimates), then the command line that reproduces it and its candidate's Run
+    (the base Run's JSON read back, as the evaluation read it: ``rl_runs.row_run``); a row
+    without a source as it is."""
     if not isinstance(row, SourcedRow):
         return row
+    from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.plan.rl_groups import group_layouts
     from rlmcost.plan.rl_runs import row_run
 
     run = row_run(*row.source)
-    return {**row, "command": command(run), "run": run.to_json()}
+    return {**row, "group_layouts": group_layouts(evaluate_deployment(run)),
+            "command": command(run), "run": run.to_json()}  # fmt: skip
 
 
 def with_runs(*lists: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -1,7 +1,9 @@
 """The RL space's values that depend on the base Run: the GPUs of a node (TP stays inside one),
 the context-parallel degrees, searched from :data:`LONG_SEQUENCE_TOKENS` of prompt plus
-response, and the engine TP and trainer layout fields a ``--groups`` family's brackets fix
-(:func:`groups_engine_tp`, :func:`groups_trainer_fixed`) (:mod:`rlmcost.plan.rl_candidates`)."""
+response, the engine TP and trainer layout fields a ``--groups`` family's brackets fix
+(:func:`groups_engine_tp`, :func:`groups_trainer_fixed`), and the trainer layout values and
+offload lists each family tries (:func:`family_lists`, :func:`family_offloads`)
+(:mod:`rlmcost.plan.rl_candidates`)."""
 
 from __future__ import annotations
 
@@ -49,9 +51,16 @@ def node_gpus(base: Run, space: RLSpace) -> int:
     return min(get_hardware(n).gpus_per_node for n in names)
 
 
-TRAINER_FIELDS = ("tp", "pp", "cp", "zero", "ckpt", "micro_batch")
+TRAINER_FIELDS = ("tp", "pp", "cp", "ep", "zero", "ckpt", "micro_batch", "offload")
 """The trainer layout fields a plan searches run-wide that a ``--groups`` bracket may give a
-group of its own (keys ``tp pp cp zero ckpt mb``: ``deployment.group_brackets.LAYOUT_KEYS``)."""
+group of its own (keys ``tp pp cp ep zero ckpt mb offload``:
+``deployment.group_brackets.LAYOUT_KEYS``)."""
+
+ENGINE_READS = ("tp", "pp", "cp", "ep")
+"""The fields a group that only generates reads of the run-wide layout where its engine runs
+in the trainer's (``placement.inputs._replica``: HF generate and an unpinned Hybrid Engine
+take the trainer's layout at the group's TP; a Megatron engine takes the policy's PP and EP
+where it gives none, ``megatron_degrees``, and shares the policy's layout at CP 1 only)."""
 
 
 def _family_tasks(alg: Any, fam: Family) -> tuple[dict[str, dict[str, Any]], list[Any]]:
@@ -88,15 +97,19 @@ def groups_engine_tp(alg: Any, fam: Family) -> int | None:
 
 def groups_trainer_fixed(alg: Any, fam: Family, base: Run) -> dict[str, Any]:
     """Trainer layout field -> the value a ``--groups`` family's brackets fix for it: where
-    every group that trains or runs forwards under ``alg`` gives the field in its brackets
-    (alike), no task reads the run-wide value (a group's bracket goes over the run's trainer
-    layout: :func:`rlmcost.plan.rl_runs.candidate_sections`, ``placement.inputs._replica``),
-    so the search tries that value alone and the row shows and commands the value that runs
-    (``actor+reference=?[tp=2]`` under GRPO: TP 2, not 1, 2, 4 and 8 evaluated alike). A
-    group that only generates reads the run-wide TP too where its engine runs in the
-    trainer's layout (HF generate, an unpinned Hybrid Engine, a Megatron engine on the
-    policy's weights). Fields some such group leaves to the run-wide value stay searched; the
-    rows mark the groups' own values (``rlmcost plan``'s table)."""
+    every group that reads the field under ``alg`` gives it in its brackets (alike), no task
+    reads the run-wide value (a group's bracket goes over the run's trainer layout:
+    :func:`rlmcost.plan.rl_runs.candidate_sections`, ``placement.inputs._replica``), so the
+    search tries that value alone and the row shows and commands the value that runs
+    (``actor+reference=?[tp=2]`` under GRPO: TP 2, not 1, 2, 4 and 8 evaluated alike). The
+    groups that train or run forwards read every field but the offload, which the groups
+    that train alone read (``placement.group_own.GroupTasks.train_offload``: a group's
+    ``[offload=...]``, else the run's); a group that only generates reads
+    :data:`ENGINE_READS` where its engine runs in the trainer's layout (HF generate, an
+    unpinned Hybrid Engine, a Megatron engine on the policy's weights). Fields some such group
+    leaves to the run-wide value stay searched; the rows mark the groups' own values
+    (``rlmcost plan``'s table). The values are the brackets' (``offload``: its text,
+    ``optimizer,params``)."""
     from rlmcost.algorithms.kinds import Kind
     from rlmcost.plan.mcore import is_megatron
 
@@ -104,15 +117,55 @@ def groups_trainer_fixed(alg: Any, fam: Family, base: Run) -> dict[str, Any]:
         return {}
     own, tasks = _family_tasks(alg, fam)
     readers = {t.group for t in tasks if t.kind is not Kind.GENERATE}
+    trainers = {t.group for t in tasks if t.kind is Kind.TRAIN}
     kind = base.deployment.engine.kind
     trainer_engine = kind.in_trainer_layout or is_megatron(base)
     makers = {t.group for t in tasks if t.kind is Kind.GENERATE} if trainer_engine else set()
     out: dict[str, Any] = {}
     for field in TRAINER_FIELDS:
-        groups = readers | makers if field == "tp" else readers
+        groups = trainers if field == "offload" else \
+            readers | makers if field in ENGINE_READS else readers  # fmt: skip
         values = {own[g].get(field) for g in groups}
         if groups and len(values) == 1 and None not in values:
             out[field] = values.pop()
+    return out
+
+
+def family_lists(alg: Any, fam: Family, base: Run, space: RLSpace,
+                 searched: tuple[tuple[Any, ...], ...]) -> dict[str, tuple[Any, ...]]:
+    """The trainer layout values family ``fam`` tries: ``searched`` (the TP, CP, ZeRO and EP
+    lists of the query) and the space's PP, checkpointing, micro-batch and offload lists (the
+    offload's: whether the optimizer lives in host memory, :func:`family_offloads`), each
+    field a ``--groups`` bracket fixes for every group that reads it replaced by that one
+    value (:func:`groups_trainer_fixed`: the value that runs, shown and commanded; the others
+    evaluated alike; the offload's: its list of kinds)."""
+    tps, cps, zeros, eps = searched
+    lists = {"tp": tps, "pp": space.pp or (1,), "cp": cps, "ep": eps, "zero": zeros,
+             "ckpt": space.ckpt, "micro_batch": space.micro_batch,
+             "offload": space.offload}  # fmt: skip
+    for field, value in groups_trainer_fixed(alg, fam, base).items():
+        lists[field] = (tuple(str(value).split(",")),) if field == "offload" else (value,)
+    return lists
+
+
+def family_offloads(base: Run, fam: Family,
+                    lists: dict[str, tuple[Any, ...]]) -> dict[Any, list[tuple[str, ...]]]:
+    """Each ZeRO stage of ``lists`` (:func:`family_lists`) -> the trainer's offload lists: the
+    one a bracket fixes, else one per offload choice of the space that the framework of
+    ``base`` runs for family ``fam`` (its engines colocated with the actor's trainer unless a
+    rollout group of their own: :func:`rlmcost.plan.offloads.candidate_offload`), in the
+    space's order."""
+    from rlmcost.parallel.layout import ZeroStage
+    from rlmcost.plan.families import ROLLOUT
+    from rlmcost.plan.offloads import candidate_offload
+
+    colocated = not fam.members or ROLLOUT in fam.members[fam.trainer_index()].split("+")
+    out: dict[Any, list[tuple[str, ...]]] = {}
+    for zero in lists["zero"]:
+        kinds = (on if isinstance(on, tuple) else
+                 candidate_offload(base, on, ZeroStage(zero), colocated)
+                 for on in lists["offload"])  # fmt: skip
+        out[zero] = list(dict.fromkeys(k for k in kinds if k is not None))
     return out
 
 

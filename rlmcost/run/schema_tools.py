@@ -126,6 +126,28 @@ class TrainOut(Versioned):
 # -- rlmcost plan ----------------------------------------------------------------------------
 
 
+class PlanGroupOut(BaseModel):
+    """What one device group of an RL plan row runs (``plan.rl_groups.group_layouts``): the
+    layouts its evaluation priced its jobs with, where a group's ``--groups`` brackets (or a
+    hybrid placement's rule) replace the row's run-wide values on it; schema 2.11."""
+
+    model_config = _OPEN
+
+    name: str = Field(description="the group's members, 'actor+reference' ('all': co-located)")
+    gpus: int
+    hardware: str = Field(description="the group's accelerator")
+    train: dict[str, Any] | None = Field(
+        description="its train jobs' layout: dp, tp, pp, cp, ep, sp, zero, ckpt, micro_batch "
+        "and offload (what its trainer keeps in host memory, comma-separated, '' none); None "
+        "where it trains nothing")
+    forward: dict[str, Any] | None = Field(
+        description="its forward jobs' layout (log-probs, values, rewards): dp, tp, pp, cp, "
+        "ep, sp, zero, micro_batch; None where it runs none")
+    engine: dict[str, Any] | None = Field(
+        description="its generation: the engine kind and its dp (replicas), tp, pp, ep; None "
+        "where it generates nothing")
+
+
 class PlanRowOut(BaseModel):
     """One evaluated deployment (RL: placement, groups, trainer and engine layout; train: the
     parallel layout) with its figures and the command that evaluates it alone."""
@@ -147,6 +169,9 @@ class PlanRowOut(BaseModel):
         "3600, summed over the accelerators); None without a price")
     cost_per_million_tokens_usd: float | None = Field(
         default=None, description="RL: USD per 10^6 trained prompt + response tokens")
+    group_layouts: list[PlanGroupOut] | None = Field(
+        default=None, description="RL: what each device group runs, its own bracket values "
+        "included (the row's tp ... offload and rollout_tp are the run-wide ones); schema 2.11")
     command: str = Field(description="the rlmcost command line that reproduces the row")
     run: Run | None = Field(default=None, description="the row's Run, where it has one")
 

@@ -1,0 +1,104 @@
+"""What each device group of an RL plan row runs, and the values its ``--groups`` brackets give.
+
+A row's ``tp``, ``pp``, ``cp``, ``ep``, ``zero``, ``ckpt``, ``micro_batch`` and ``offload`` are
+the run-wide trainer layout of its Run, and ``rollout_tp`` the run-wide engine TP; a group's
+bracket goes over them on that group (``placement.inputs._replica``,
+``placement.group_own.GroupTasks.train_offload``), a hybrid placement trains at TP 1 under
+ZeRO-3 over its group, and a group apart from the engines under NeMo RL leaves out the
+between-phases offloads. :func:`group_layouts` says, per group of the row's evaluation, what
+its jobs run (the row's ``group_layouts`` in ``--json``): read from the evaluation's own jobs,
+the layout each train, forward and generate job was priced with, and the offload its trainer
+keeps on the host. :func:`bracket_values` gives the values the brackets of a row's
+``--groups`` text give (``rlmcost plan``'s table marks a cell one of them replaces, ``1*``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmcost.parallel.layout import Layout
+    from rlmcost.placement.estimate import PlacementEstimate
+
+TRAINED = ("dp", "tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch")
+"""The fields of a group's ``train`` entry (its ``offload`` besides), named as a row names them
+(``dp``: the data-parallel replicas filling the group)."""
+
+FORWARD = ("dp", "tp", "pp", "cp", "ep", "sp", "zero", "micro_batch")
+"""The fields of a group's ``forward`` entry (a forward pass holds no recomputation)."""
+
+ENGINE = ("dp", "tp", "pp", "ep")
+"""The fields of a group's ``engine`` entry besides its ``kind`` (``dp``: its replicas)."""
+
+
+def _fields(layout: Layout, names: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(layout, name)
+        out[name] = value if isinstance(value, (bool, int)) else str(value)
+    return out
+
+
+def group_layouts(e: PlacementEstimate) -> list[dict[str, Any]]:
+    """Per group of evaluation ``e``: its name, GPUs and accelerator, and what its jobs run
+    (None where it runs no job of the kind): ``train``, the layout of its train jobs with the
+    offload list its trainer keeps on the host (comma-separated, as a row's ``offload``;
+    :func:`~rlmcost.placement.group_train.trainer_offload_run`); ``forward``, its forward
+    jobs' (log-probs, values, rewards); ``engine``, its generation's engine kind and layout.
+    A plan's Runs give every model the trainer's TP (``tp_per_model`` off), so the jobs of one
+    kind on a group share one layout: the first job's is the group's."""
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.deployment.group_engine import group_engine
+    from rlmcost.placement.group_train import trainer_offload_run
+
+    dep = e.deployment
+    out = []
+    for g in e.groups:
+        first: dict[Any, Layout] = {}
+        for j in g.jobs:
+            first.setdefault(j.task.kind, j.layout)
+        train = first.get(Kind.TRAIN)
+        fwd = first.get(Kind.FORWARD)
+        gen = first.get(Kind.GENERATE)
+        entry: dict[str, Any] = {"name": g.name, "gpus": g.gpus, "hardware": g.hardware,
+                                 "train": None, "forward": None, "engine": None}  # fmt: skip
+        if train is not None:
+            offload = trainer_offload_run(dep, e.placement.group(g.name), gen is not None)
+            entry["train"] = {**_fields(train, TRAINED),
+                              "offload": ",".join(str(o) for o in offload)}  # fmt: skip
+        if fwd is not None:
+            entry["forward"] = _fields(fwd, FORWARD)
+        if gen is not None:
+            own = dep.group(g.name)
+            kind = dep.engine.kind if own is None or own.engine is None else \
+                group_engine(dep, g.name).kind  # fmt: skip
+            entry["engine"] = {"kind": str(kind), **_fields(gen, ENGINE)}
+        out.append(entry)
+    return out
+
+
+def bracket_values(groups: str) -> dict[str, set[str]]:
+    """Trainer layout field -> the values the brackets of ``groups`` (a row's ``--groups``
+    text) give the groups that train or run forwards (a group that only generates: its
+    ``tp=`` and ``ep=`` are its engine's, the row's engine tp), as :func:`spelled` writes
+    them."""
+    if "[" not in groups:
+        return {}
+    from rlmcost.algorithms.kinds import Kind
+    from rlmcost.placement.groups import parse_groups
+
+    out: dict[str, set[str]] = {}
+    for g in parse_groups(groups):
+        if all(m.kind is Kind.GENERATE for m in g.members):
+            continue
+        for field, value in g.settings:
+            out.setdefault(field, set()).add(spelled(field, value))
+    return out
+
+
+def spelled(field: str, value: Any) -> str:
+    """A trainer layout value as :func:`bracket_values` compares it: its text, an offload
+    list's kinds in a fixed order (``params,optimizer`` is ``optimizer,params``)."""
+    if field == "offload":
+        return ",".join(sorted(k for k in str(value).split(",") if k))
+    return str(value)
