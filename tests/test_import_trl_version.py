@@ -161,12 +161,13 @@ def test_hf_generation_per_micro_step_is_per_process(cfg: Path) -> None:
 
 ROW = "trl-open-r1-readme-qwen2.5-math-7b-grpo-8gpu"
 # The row's command before the mapper used the importer's rules (rlmcost validate --rl --json
-# at 6d966c4, the three rules copied in reports/rl_runs_trl.py), less the workload's flags
+# at 6d966c4, the three rules copied in reports/rl_runs_trl.py), less the workload's flags; the
+# prompt length is since the row's counted prompt (165 tokens, not the cap 512: test_trl_rl_rows)
 ROW_COMMAND = (
     "rlmcost rlvr --framework trl --model qwen2.5-7b --micro-batch 8 --no-recompute-logprobs "
     "--zero 2 --ckpt full --logits low-memory --kl --rollout-tp 1 --gpu-memory-utilization 0.7 "
     "--no-sleep --groups 'rollout=1[tp=1],actor+reference=7' --sequences-per-call 56 "
-    "--batch 112 --group 8 --prompt-len 512 --response-len 1024 --hardware h100-sxm --gpus 8 "
+    "--batch 112 --group 8 --prompt-len 165 --response-len 1024 --hardware h100-sxm --gpus 8 "
 )
 
 

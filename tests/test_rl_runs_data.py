@@ -62,6 +62,11 @@ def test_run_fields(run: dict) -> None:
     if "mean_response_len_range" in run:
         lo, hi = run["mean_response_len_range"]
         assert 0 < lo <= run["mean_response_len"] <= hi <= run["max_response_len"]
+    # a prompt length another source gives (prompt_len_source) has its range, the interval's ends
+    assert ("prompt_len_range" in run) == bool(run.get("prompt_len_source"))
+    if "prompt_len_range" in run:
+        lo, hi = run["prompt_len_range"]
+        assert 0 < lo <= run["prompt_len"] <= hi
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r["id"])

@@ -183,30 +183,82 @@ def test_the_readme_rows_doubt_quotes_its_prediction() -> None:
     assert float(update[1]) == round(dict(row.predicted_phases_s)["update actor"], 1)
 
 
+# The prompt's count (the README row's prompt-length assumption): open-r1 grpo.py SYSTEM_PROMPT
+# (lines 105-110 at 571661a1) under Qwen2.5-Math's ChatML template, in Qwen2.5 tokens, and MATH's
+# problems. Counted outside the tests (no tokenizer files ship here): SYSTEM_PROMPT 83 tokens;
+# the 5,000 test problems (microsoft/ToRA src/data/math/test.jsonl at 213c1c99) 68.73 on average.
+SYSTEM_PROMPT_TOKENS = 83
+# '<|im_start|>' 'system' '\n', '<|im_end|>' '\n', the same for the user turn, and the generation
+# prompt '<|im_start|>' 'assistant' '\n' (QwenLM/Qwen2.5-Math evaluation/utils.py:141-144)
+TEMPLATE_TOKENS = 3 + 2 + 3 + 2 + 3
+MATH_TEST_MEAN_PROBLEM_TOKENS = 68.73
+# Hugging Face cards of hendrycks/competition_math (and DigitalLearningGmbH/MATH-lighteval):
+# num_bytes per split, problem + level + type + solution, with Arrow's 4 offset bytes per string
+CARD_TRAIN_BYTES, CARD_TEST_BYTES = 5_984_772, 3_732_833
+OFFSET_BYTES_A_ROW = 4 * 4
+
+
+def test_the_prompt_length_is_the_counted_prompt() -> None:
+    per_train = (CARD_TRAIN_BYTES - OFFSET_BYTES_A_ROW * 7500) / 7500
+    per_test = (CARD_TEST_BYTES - OFFSET_BYTES_A_ROW * 5000) / 5000
+    scale = per_train / per_test  # a training example's text against a test one's
+    assert scale == pytest.approx(1.0704, abs=1e-4)
+    fixed = SYSTEM_PROMPT_TOKENS + TEMPLATE_TOKENS
+    assert fixed == 96
+    mean = fixed + MATH_TEST_MEAN_PROBLEM_TOKENS
+    low = fixed + MATH_TEST_MEAN_PROBLEM_TOKENS / scale
+    high = fixed + MATH_TEST_MEAN_PROBLEM_TOKENS * scale
+    for rec in (RECORD, ISSUE_251):
+        assert rec["prompt_len"] == round(mean) == 165
+        assert rec["prompt_len_range"][0] == round(low) == 160
+        assert "68.73" in rec["prompt_len_source"] and "96 tokens" in rec["prompt_len_source"]
+    assert RECORD["prompt_len_range"][1] == round(high) == 170
+    # issue 251: one process of 7 holds completions of both of a micro-step's prompts and pads to
+    # the longer; the mean of the longer of two of the counted prompts is 194.5
+    assert ISSUE_251["prompt_len_range"][1] == 195
+    (how,) = [a for a in RECORD["assumptions"] if a.startswith("prompt length 165")]
+    for part in ("lines 105-110 at 571661a1", "arXiv 2412.15115", "213c1c99", "3,732,833",
+                 "5,984,772", "83 tokens", "68.73", "1.0704"):  # fmt: skip
+        assert part in how, part
+
+
+def test_the_interval_spans_the_prompt_range() -> None:
+    from rlmcost.reports.rl_runs import assumed_length_dists, assumed_workloads
+
+    dists = assumed_length_dists(RECORD)
+    ends = assumed_workloads(RECORD)
+    assert [e["prompt_len"] for e in ends] == RECORD["prompt_len_range"]
+    assert [e.get("length_dist") for e in ends] == list(dists or (None, None))
+    said = " ".join(recipe(RECORD).choices)
+    assert "prompt length 165 (interval 160..170)" in said
+    no_range = {k: v for k, v in RECORD.items() if not k.startswith("prompt_len_")}
+    assert assumed_workloads(no_range) == tuple({"length_dist": d} for d in dists)
+
+
 def test_the_audit_quotes_the_prompt_lengths_predictions() -> None:
     # open-r1 grpo.py@571661a1 lines 155-159: a prompt is the system prompt and one MATH problem;
     # at per_device_train_batch_size 1 a process holds one prompt (TRL grpo_trainer.py@724acb97
-    # lines 402 and 447), so none is padded to max_prompt_length. The row keeps the cap (the mean
-    # is not published) and its audit note states what shorter prompts give: those figures are
-    # rlmcost's, and each falls below the cap's prediction
+    # lines 402 and 447), so none is padded to max_prompt_length. The audit note quotes what the
+    # cap gave and what the count gives: those figures are rlmcost's, and the count's are lower
     from rlmcost.cli.validate import run_from_argv
     from rlmcost.reports.rl_runs_rows import evaluate_recipe
 
     assert RECORD["framework_settings"]["config"]["per_device_train_batch_size"] == 1
-    assert RECORD["prompt_len"] == RECORD["framework_settings"]["config"]["max_prompt_length"]
+    cap = RECORD["framework_settings"]["config"]["max_prompt_length"]
+    assert RECORD["prompt_len"] < cap
     (note,) = [a for a in RECORD["assumptions"] if a.startswith("audit (issue 18)")]
     assert "grpo.py:155-159" in note and ":447 repeat_interleave" in note
-    said = re.search(r"the row predicts ([\d.]+), ([\d.]+) or ([\d.]+) s \(([^)]*)\) and issue "
-                     r"251's row ([\d.]+), ([\d.]+) or ([\d.]+) s \(([^)]*)\)", note)  # fmt: skip
+    said = re.search(r"predicting ([\d.]+) s \(([+-][\d.]+) %\) where the cap gave ([\d.]+) s "
+                     r"\(([+-][\d.]+) %\), and issue 251's row ([\d.]+) s \(([+-][\d.]+) %\) "
+                     r"where the cap gave ([\d.]+) s \(([+-][\d.]+) %\)", note)  # fmt: skip
     assert said is not None
-    for rec, times, errors in ((RECORD, said.group(1, 2, 3), said[4]),
-                               (ISSUE_251, said.group(5, 6, 7), said[8])):  # fmt: skip
-        at_cap = evaluate_recipe(recipe(rec), run_from_argv).predicted_s
-        assert at_cap is not None
-        for prompt, t, e in zip((100, 200, 300), times, errors.split(", "), strict=True):
-            shorter = copy.deepcopy(rec)
-            shorter["prompt_len"] = prompt
-            row = evaluate_recipe(recipe(shorter), run_from_argv)
+    for rec, quoted in ((RECORD, said.group(1, 2, 3, 4)), (ISSUE_251, said.group(5, 6, 7, 8))):
+        at_cap = copy.deepcopy(rec)
+        at_cap["prompt_len"] = cap
+        rows = [evaluate_recipe(recipe(r), run_from_argv) for r in (rec, at_cap)]
+        got = []
+        for row in rows:
             assert row.predicted_s is not None and row.error is not None
-            assert float(t) == round(row.predicted_s, 1) < at_cap
-            assert float(e.rstrip(" %")) == round(100 * row.error, 1)
+            got += [round(row.predicted_s, 1), round(100 * row.error, 1)]
+        assert [float(q) for q in quoted] == got
+        assert got[0] < got[2]

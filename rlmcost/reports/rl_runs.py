@@ -9,7 +9,9 @@ mapping per framework elsewhere (DeepSpeed-Chat, AReaL; :mod:`rlmcost.reports.rl
 The published workload is then set on top, the same for every run:
 
 * B, K, S, T: ``prompts_per_step``, ``samples_per_prompt``, ``prompt_len``,
-  ``max_response_len``; the accelerator and GPU count;
+  ``max_response_len``; the accelerator and GPU count; a prompt length the source does not
+  publish but another source gives (``prompt_len_source``) comes with its ``prompt_len_range``,
+  whose ends the interval spans;
 * response lengths: ``lognormal:MEAN,SIGMA,MAX`` with SIGMA the one global
   :data:`~rlmcost.perf.rl_constants.RESPONSE_LENGTH_LOG_SIGMA` and MAX the maximum response; MEAN
   is the run's ``mean_response_len`` (published by the run's source, or, with its
@@ -206,6 +208,18 @@ def assumed_length_dists(record: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(lognormal_spelling(m, t_max, c) for m, c in zip(means, clips, strict=True))
 
 
+def assumed_workloads(record: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The workload at the low and the high end of the row's assumed inputs (the interval spans
+    them): the ``--length-dist`` ends of :func:`assumed_length_dists`, each paired with the same
+    end of a sourced prompt length's ``prompt_len_range`` where the run gives one."""
+    dists = assumed_length_dists(record)
+    prompts = record.get("prompt_len_range")
+    if not prompts:
+        return tuple({"length_dist": d} for d in dists)
+    return tuple({"prompt_len": int(p), **({"length_dist": dists[i]} if dists else {})}
+                 for i, p in enumerate(prompts))  # fmt: skip
+
+
 def length_dist(record: Mapping[str, Any]) -> tuple[str, str]:
     """The run's ``--length-dist`` and the choice behind it, in words (module docstring)."""
     t_max = int(record["max_response_len"])
@@ -313,6 +327,10 @@ def workload(record: Mapping[str, Any], q: ImportedQuery) -> list[str]:
                       ("--hardware", "hardware"), ("--gpus", "gpus")):  # fmt: skip
         q.set(flag, record[key])
     q.set("--length-dist", dist)
+    if record.get("prompt_len_source"):  # its citation, up to the figure's details
+        lo, hi = record["prompt_len_range"]
+        cite = str(record["prompt_len_source"]).split(":")[0]
+        return [how, f"prompt length {record['prompt_len']} (interval {lo}..{hi}) from {cite}"]
     return [how]
 
 

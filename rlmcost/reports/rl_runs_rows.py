@@ -30,7 +30,7 @@ from rlmcost.reports.rl_runs import (
     PHASES,
     STAGE_PHASES,
     Recipe,
-    assumed_length_dists,
+    assumed_workloads,
     load_runs,
     published_step_s,
     recipes,
@@ -335,8 +335,8 @@ def _evaluate(recipe: Recipe, build: Build) -> RlRunRow:
     )  # fmt: skip
     problems = tuple(ev.evaluation.problems) if ev.evaluation is not None else ()
     interval = ev.time_interval_s
-    for dist in assumed_length_dists(recipe.record):  # the unpublished mean's spread
-        other = evaluate(run.replace(workload={"length_dist": dist})).time_interval_s
+    for ends in assumed_workloads(recipe.record):  # the assumed inputs' spreads
+        other = evaluate(run.replace(workload=ends)).time_interval_s
         interval = (min(interval[0], other[0]), max(interval[1], other[1]))
     untimed = untimed_s(recipe, predicted)
     interval = (interval[0] - untimed, interval[1] - untimed)
