@@ -14,24 +14,14 @@ def render(e: Any, run: Any = None) -> None:
     """The estimate as tables; ``run`` re-runs the query with changes (for the advice)."""
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
-    lay = e.layout
+    lay = e.layout  # cp and ep where > 1: tp x pp x cp x dp is the GPUs of the title
+    more = "".join(f", {k}={getattr(lay, k)}" for k in ("cp", "ep") if getattr(lay, k) > 1)
     title = (f"{e.algorithm.name} on {e.model}: one iteration, {fleet(e)} "
-             f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})")  # fmt: skip
-    rows = []
-    for s in e.stages.values():
-        rows.append(
-            (
-                s.stage.label,
-                format_flops(s.work_flops),
-                f"{s.depth:,}",
-                format_bytes(s.memory_bytes_per_device),
-                "yes" if s.fits else "NO",
-                format_seconds(s.time_s),
-                format_seconds(s.time.bound_s),
-                s.time.bound,
-                f"{s.share:.0%}",
-            )
-        )
+             f"(tp={lay.tp}, pp={lay.pp}{more}, dp={lay.dp}, zero={lay.zero})")  # fmt: skip
+    rows = [(s.stage.label, format_flops(s.work_flops), f"{s.depth:,}",
+             format_bytes(s.memory_bytes_per_device), "yes" if s.fits else "NO",
+             format_seconds(s.time_s), format_seconds(s.time.bound_s), s.time.bound,
+             f"{s.share:.0%}") for s in e.stages.values()]  # fmt: skip
     rows.append(
         (
             "Iteration",
