@@ -73,3 +73,14 @@ def test_library_framework_hint() -> None:
     assert framework_hint("zzz") == ""
     with pytest.raises(SpecError, match="import miles"):
         get_preset("miles")
+
+
+@pytest.mark.parametrize("name", ["slime", "miles"])
+def test_import_without_arguments_says_what_to_give(name: str) -> None:
+    """A bare `rlmcost import slime|miles` said the Megatron model arguments matched 70 models
+    (there were none); `import miles`'s errors told a miles user to run `import slime`."""
+    line = _run("import", name, code=2).strip().splitlines()[-1]
+    assert line.startswith("error: give the train.py arguments after `--`")
+    assert f"rlmcost import {name} --" in line
+    line = _run("import", "miles", "--", "--lr", "1e-6", code=2).strip().splitlines()[-1]
+    assert "rlmcost import miles --model" in line and "import slime" not in line
