@@ -84,3 +84,14 @@ def test_import_without_arguments_says_what_to_give(name: str) -> None:
     assert f"rlmcost import {name} --" in line
     line = _run("import", "miles", "--", "--lr", "1e-6", code=2).strip().splitlines()[-1]
     assert "rlmcost import miles --model" in line and "import slime" not in line
+
+
+def test_offline_memory_caption_names_no_engine() -> None:
+    """DPO (Table IV: offline, no Generation stage) had its memory caption say generation
+    runs in an engine reserving --gpu-memory-utilization, and TRL's 'no --sleep'."""
+    text = " ".join(_run("dpo", "-m", "llama-3.2-1b", "--gpus", "8", "--framework", "trl")
+                    .split())  # fmt: skip
+    assert "No engine: an offline method generates nothing" in text
+    assert "reserves --gpu-memory-utilization" not in text and "no --sleep" not in text
+    text = " ".join(_run("grpo", "-m", "llama-3.2-1b", "--gpus", "8").split())
+    assert "Generation runs in an engine that reserves --gpu-memory-utilization" in text

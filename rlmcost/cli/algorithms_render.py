@@ -102,13 +102,15 @@ def _memory_caption(e: Any) -> str:
               "cache a pool of --kv-buffer-gib per GPU" if d.engine.kind == "megatron" else
               "Generation runs in an engine that reserves --gpu-memory-utilization of the "
               "device (its KV cache is what is left after weights and workspace)")  # fmt: skip
+    engine += ("; engine: its reservation while another model runs "
+               f"({'it sleeps' if d.engine.sleep else 'no --sleep'})")  # fmt: skip
+    if e.algorithm.offline:  # no Generation stage: no engine to reserve or sleep
+        engine = "No engine: an offline method generates nothing (its responses are its data)"
     return text + (
         f"logits: the log-prob peak ({d.logits}: {w.activation_dtype} logits, "
         f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). {engine}; "
-        "engine: its reservation while another "
-        f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
-        f"context, communicator buffers, allocator slack ({_slack(d)}). Capacity: what the "
-        "device gives programs."
+        f"overhead: CUDA context, communicator buffers, allocator slack ({_slack(d)}). "
+        "Capacity: what the device gives programs."
     )
 
 
