@@ -9,6 +9,7 @@ PP 4, CP 4, EP 8 on 32 GPUs: 2 x 4 x 4 x dp 1 = 32); the choices are the options
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -95,3 +96,14 @@ def test_offline_memory_caption_names_no_engine() -> None:
     assert "reserves --gpu-memory-utilization" not in text and "no --sleep" not in text
     text = " ".join(_run("grpo", "-m", "llama-3.2-1b", "--gpus", "8").split())
     assert "Generation runs in an engine that reserves --gpu-memory-utilization" in text
+
+
+def test_frameworks_lists_the_presets_named() -> None:
+    """`rlmcost frameworks` printed every preset's tables (1,600+ lines) with no way to ask
+    for one; a name not a preset is one error with the nearest name."""
+    out = _run("frameworks", "slime", "--json")
+    assert [f["framework"] for f in json.loads(out)["frameworks"]] == ["slime"]
+    text = _run("frameworks", "slime")
+    assert "--framework slime:" in text and "--framework verl" not in text
+    line = _run("frameworks", "slimee", code=2).strip().splitlines()[-1]
+    assert "did you mean 'slime'?" in line

@@ -317,25 +317,26 @@ def _v(value: Any) -> str:
 
 
 def frameworks_command(
+    names: Annotated[list[str] | None, typer.Argument(metavar="FRAMEWORK",
+        help="The frameworks to list, e.g. slime (default: every preset).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Each framework preset of `--framework`: its defaults, the flags that set the same by
-    hand, and where the framework sets them."""
-    from rlmcost.frameworks.presets import PRESETS
+    hand, and where the framework sets them (`rlmcost frameworks slime`: one)."""
+    from rlmcost.frameworks.presets import PRESETS, get_preset
 
+    presets = [get_preset(n) for n in names] if names else list(PRESETS.values())
     if json_out:
         print_json(versioned("frameworks", {"frameworks": [
             {"framework": p.framework.value, "summary": p.summary,
              "defaults": [_default_json(d) for d in p.defaults],
              "conventions": list(p.conventions),
-             "sized": [{"min_params": s.min_params, "example": s.example,
-                        "actors": _actors(s),
+             "sized": [{"min_params": s.min_params, "example": s.example, "actors": _actors(s),
                         "defaults": [_default_json(d) for d in s.defaults],
                         "placement": _placement_json(s.placement)} for s in p.sized]}
-            for p in PRESETS.values()
-        ]}))  # fmt: skip
+            for p in presets]}))  # fmt: skip
         return
-    for p in PRESETS.values():
+    for p in presets:
         tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
