@@ -4,8 +4,10 @@ only the values given (:class:`App`)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
+import re
 import sys
 from typing import Any
 
@@ -112,7 +114,7 @@ class OneLineErrors(TyperGroup):
             sys.exit(2)
         except UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-            _fail(exc.format_message().replace("\n", " ").strip() + where)
+            _fail(choice_message(exc.format_message().replace("\n", " ").strip()) + where)
         except typer.Abort:
             print("aborted", file=sys.stderr)
             sys.exit(1)
@@ -121,6 +123,39 @@ class OneLineErrors(TyperGroup):
         except BrokenPipeError:
             sys.exit(0)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+_CHOICE = re.compile(r"Invalid value for '(?P<opt>--[a-z0-9-]+)'(?: / '-\w')?: (?:Value error, )?"
+                     r"'(?P<value>.*)' is not one of (?P<choices>'.*')\.$")
+"""typer's message for a value outside an option's choices (its ``_param_types`` enum check
+through pydantic: ``Invalid value for '--framework': Value error, 'verll' is not one of
+'verl', ... .``)."""
+
+_MEANT = {"--placement": {"colocate": "baseline", "colocated": "baseline",
+                          "split": "disaggregated", "separate": "disaggregated"}}
+"""Words for an option's values that are not its choices: the `placements` summary's
+'colocate, split or overlap' as the placement that does it (rlmcost.placement.kinds)."""
+
+
+def choice_message(text: str) -> str:
+    """``text`` for a value outside an option's choices said as ``--framework 'verll' is not
+    one of 'verl', ...; did you mean 'verl'?`` (the nearest choice, difflib; for --framework,
+    :func:`rlmcost.frameworks.presets.framework_hint`); any other message as it is."""
+    m = _CHOICE.match(text)
+    if m is None:
+        return text
+    opt, value = m["opt"], m["value"]
+    choices = re.findall(r"'([^']*)'", m["choices"])
+    if opt == "--framework":
+        from rlmcost.frameworks.presets import framework_hint
+
+        hint = framework_hint(value)
+    elif value.lower() in _MEANT.get(opt, {}):
+        hint = f"did you mean '{_MEANT[opt][value.lower()]}'?"
+    else:
+        near = difflib.get_close_matches(value.lower(), choices, n=1, cutoff=0.6)
+        hint = f"did you mean '{near[0]}'?" if near else ""
+    return f"{opt} '{value}' is not one of {m['choices']}" + (f"; {hint}" if hint else "")
 
 
 def _fail(message: str) -> None:

@@ -14,24 +14,14 @@ def render(e: Any, run: Any = None) -> None:
     """The estimate as tables; ``run`` re-runs the query with changes (for the advice)."""
     from rlmcost.units import format_bytes, format_flops, format_seconds
 
-    lay = e.layout
+    lay = e.layout  # cp and ep where > 1: tp x pp x cp x dp is the GPUs of the title
+    more = "".join(f", {k}={getattr(lay, k)}" for k in ("cp", "ep") if getattr(lay, k) > 1)
     title = (f"{e.algorithm.name} on {e.model}: one iteration, {fleet(e)} "
-             f"(tp={lay.tp}, pp={lay.pp}, dp={lay.dp}, zero={lay.zero})")  # fmt: skip
-    rows = []
-    for s in e.stages.values():
-        rows.append(
-            (
-                s.stage.label,
-                format_flops(s.work_flops),
-                f"{s.depth:,}",
-                format_bytes(s.memory_bytes_per_device),
-                "yes" if s.fits else "NO",
-                format_seconds(s.time_s),
-                format_seconds(s.time.bound_s),
-                s.time.bound,
-                f"{s.share:.0%}",
-            )
-        )
+             f"(tp={lay.tp}, pp={lay.pp}{more}, dp={lay.dp}, zero={lay.zero})")  # fmt: skip
+    rows = [(s.stage.label, format_flops(s.work_flops), f"{s.depth:,}",
+             format_bytes(s.memory_bytes_per_device), "yes" if s.fits else "NO",
+             format_seconds(s.time_s), format_seconds(s.time.bound_s), s.time.bound,
+             f"{s.share:.0%}") for s in e.stages.values()]  # fmt: skip
     rows.append(
         (
             "Iteration",
@@ -112,13 +102,15 @@ def _memory_caption(e: Any) -> str:
               "cache a pool of --kv-buffer-gib per GPU" if d.engine.kind == "megatron" else
               "Generation runs in an engine that reserves --gpu-memory-utilization of the "
               "device (its KV cache is what is left after weights and workspace)")  # fmt: skip
+    engine += ("; engine: its reservation while another model runs "
+               f"({'it sleeps' if d.engine.sleep else 'no --sleep'})")  # fmt: skip
+    if e.algorithm.offline:  # no Generation stage: no engine to reserve or sleep
+        engine = "No engine: an offline method generates nothing (its responses are its data)"
     return text + (
         f"logits: the log-prob peak ({d.logits}: {w.activation_dtype} logits, "
         f"{w.logits_dtype} upcast, log-softmax and, training, their gradients). {engine}; "
-        "engine: its reservation while another "
-        f"model runs ({'it sleeps' if d.engine.sleep else 'no --sleep'}); overhead: CUDA "
-        f"context, communicator buffers, allocator slack ({_slack(d)}). Capacity: what the "
-        "device gives programs."
+        f"overhead: CUDA context, communicator buffers, allocator slack ({_slack(d)}). "
+        "Capacity: what the device gives programs."
     )
 
 

@@ -19,6 +19,7 @@ import typer
 from rlmcost.algorithms.options import DEFAULT_HARDWARE
 from rlmcost.cli._app import App
 from rlmcost.cli._render import note, print_json, print_table
+from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import versioned
 
 if TYPE_CHECKING:
@@ -208,13 +209,18 @@ def import_slime_command(
     from rlmcost.frameworks.launch_scripts import SLIME_ENTRIES, import_slime_script
     from rlmcost.frameworks.slime import import_slime
 
-    argv = args or []
-    if _script(argv, SLIME_ENTRIES):
-        q = import_slime_script(argv[0], argv[1:], env or [], model, prompt_len)
-    else:
+    argv, name = args or [], "miles" if ctx.info_name == "miles" else "slime"
+    if not argv:  # nothing to read: say what to give, not the model arguments it lacks
+        raise SpecError(f"give the train.py arguments after `--` (`rlmcost import {name} -- "
+                        "--hf-checkpoint /root/Qwen3-4B ...`) or a launch script (.sh)")
+    if not (script := _script(argv, SLIME_ENTRIES)):
         _no_env(env)
-        q = import_slime(argv, model, prompt_len)
-    _run("miles" if ctx.info_name == "miles" else "slime", q, hardware, json_out)
+    try:  # slime's importer's words name its command: say the one run here
+        q = import_slime_script(argv[0], argv[1:], env or [], model, prompt_len) if script \
+            else import_slime(argv, model, prompt_len)  # fmt: skip
+    except SpecError as exc:
+        raise SpecError(str(exc).replace("import slime", f"import {name}")) from None
+    _run(name, q, hardware, json_out)
 
 
 import_app.command(
@@ -237,8 +243,6 @@ def _script(argv: list[str], entries: tuple[str, ...]) -> bool:
 
 def _no_env(env: list[str] | None) -> None:
     if env:
-        from rlmcost.errors import SpecError
-
         raise SpecError("--env sets a launch script's variables; give the script (.sh) first")
 
 
@@ -278,11 +282,8 @@ def _algorithm_command(algorithm: str, argv: list[str], capture: bool) -> str:
     group = cast("TyperGroup", typer.main.get_command(app))  # the app has subcommands
     cmd = group.get_command(None, algorithm)  # type: ignore[arg-type]  # no context needed
     assert cmd is not None  # the importers name one of the app's algorithm commands
-    if not capture:
-        cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
-        return ""
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.redirect_stdout(buf) if capture else contextlib.nullcontext():
         cmd.main(args=argv, prog_name=f"rlmcost {algorithm}", standalone_mode=False)
     return buf.getvalue()
 
@@ -316,25 +317,26 @@ def _v(value: Any) -> str:
 
 
 def frameworks_command(
+    names: Annotated[list[str] | None, typer.Argument(metavar="FRAMEWORK",
+        help="The frameworks to list, e.g. slime (default: every preset).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON to stdout.")] = False,
 ) -> None:
     """Each framework preset of `--framework`: its defaults, the flags that set the same by
-    hand, and where the framework sets them."""
-    from rlmcost.frameworks.presets import PRESETS
+    hand, and where the framework sets them (`rlmcost frameworks slime`: one)."""
+    from rlmcost.frameworks.presets import PRESETS, get_preset
 
+    presets = [get_preset(n) for n in names] if names else list(PRESETS.values())
     if json_out:
         print_json(versioned("frameworks", {"frameworks": [
             {"framework": p.framework.value, "summary": p.summary,
              "defaults": [_default_json(d) for d in p.defaults],
              "conventions": list(p.conventions),
-             "sized": [{"min_params": s.min_params, "example": s.example,
-                        "actors": _actors(s),
+             "sized": [{"min_params": s.min_params, "example": s.example, "actors": _actors(s),
                         "defaults": [_default_json(d) for d in s.defaults],
                         "placement": _placement_json(s.placement)} for s in p.sized]}
-            for p in PRESETS.values()
-        ]}))  # fmt: skip
+            for p in presets]}))  # fmt: skip
         return
-    for p in PRESETS.values():
+    for p in presets:
         tables: list[tuple[str, tuple[Any, ...], Any]] = [
             (f"--framework {p.framework.value}: {p.summary}", p.defaults,
              " ".join(p.conventions))]  # fmt: skip
@@ -385,8 +387,7 @@ _ACTORS = {"any": "an actor", "dense": "a dense actor", "moe": "a mixture-of-exp
 
 
 def _actors(s: Any) -> str:
-    """Which actors a size tier takes: ``dense`` (``Sized.dense_only``), ``moe``
-    (``moe_only``) or ``any``."""
+    """A size tier's actors: ``dense`` (``Sized.dense_only``), ``moe`` (``moe_only``), ``any``."""
     return "dense" if s.dense_only else "moe" if s.moe_only else "any"
 
 

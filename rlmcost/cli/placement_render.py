@@ -179,9 +179,10 @@ def render_estimate(e: Any, run: Any = None) -> None:
             f"staleness {e.placement.staleness}",
         )
     )
-    w = e.workload
+    w, actor = e.workload, e.specs.get("actor")  # the model, as the one-group title names it
+    on = f" on {actor.name}" if actor is not None else ""
     print_table(
-        f"{e.algorithm.name}, placement {e.placement.name}: {e.fleet_text}",
+        f"{e.algorithm.name}{on}, placement {e.placement.name}: {e.fleet_text}",
         ["stage", "work", "depth", "peak mem/device", "time", "time >=", "groups"],
         rows,
         caption=f"B={w.prompts}, K={w.samples_per_prompt}, S={w.prompt_len}, lengths "

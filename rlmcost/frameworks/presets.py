@@ -116,11 +116,34 @@ def behaviour(framework: str | None) -> Behaviour | None:
     return found
 
 
+NOT_PRESETS = {
+    "miles": "miles (radixark/miles) is a fork of slime whose train.py takes slime's arguments: "
+             "--framework slime gives their defaults, `rlmcost import miles SCRIPT` reads a "
+             "miles launch script",
+}
+"""Frameworks a user may name that have no preset, with what to give instead: miles, whose
+launch lines `rlmcost import miles` reads as slime's (:mod:`rlmcost.cli.frameworks`)."""
+
+
+def framework_hint(name: str) -> str:
+    """What to give for ``name``, not a framework preset: :data:`NOT_PRESETS`' words, else
+    the nearest preset name (difflib) as ``did you mean 'verl'?``, else ''."""
+    from difflib import get_close_matches
+
+    key = str(name).strip().lower()
+    if key in NOT_PRESETS:
+        return NOT_PRESETS[key]
+    near = get_close_matches(key, [f.value for f in Framework] + ["none"], n=1, cutoff=0.6)
+    return f"did you mean '{near[0]}'?" if near else ""
+
+
 def get_preset(name: str | Framework) -> Preset:
     """The preset of ``name``; SpecError naming the choices otherwise."""
     try:
         return PRESETS[Framework(str(name).lower())]
     except ValueError:
+        hint = framework_hint(str(name))
         raise SpecError(
             f"unknown framework '{name}'; use one of {', '.join(f.value for f in Framework)}"
+            + (f"; {hint}" if hint else "")
         ) from None
