@@ -15,10 +15,10 @@ examples/grpo_trainer/run_qwen2-32b_grpo_8_h20_megatron.sh (tests/data/scripts),
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from typer.testing import CliRunner
+from verl_rows import import_verl_json
 
 from rlmcost.cli import app
 
@@ -31,10 +31,7 @@ PPO = "algorithm.adv_estimator=gae"
 
 
 def _import(config: Path, *extra: str) -> dict:
-    res = runner.invoke(app, ["import", "verl", str(config), *extra, "--hardware", "h20",
-                              "--json"])  # fmt: skip
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout[res.stdout.index("{"):])["query"]
+    return import_verl_json(config, *extra)["query"]
 
 
 def _critic_notes(query: dict) -> list[str]:

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from typer.testing import CliRunner
+from verl_rows import import_verl_json
 
 from rlmcost.cli import app
 from rlmcost.frameworks.presets import behaviour
@@ -38,10 +39,7 @@ KEY = "actor_rollout_ref.actor.megatron.override_transformer_config.bias_activat
 
 
 def _import(script: Path, *extra: str) -> dict:
-    res = runner.invoke(app, ["import", "verl", str(script), *extra, "--hardware", "h20",
-                              "--json"])  # fmt: skip
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout[res.stdout.index("{"):])
+    return import_verl_json(script, *extra)
 
 
 def _flags(out: dict) -> str:

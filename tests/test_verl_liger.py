@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from typer.testing import CliRunner
+from verl_rows import import_verl_json
 
 from rlmcost.cli import app
 from rlmcost.deployment.spec import Deployment
@@ -36,10 +37,7 @@ NO_CKPT = "actor_rollout_ref.model.enable_gradient_checkpointing=False"
 
 
 def _import(config: Path, *extra: str) -> dict:
-    res = runner.invoke(app, ["import", "verl", str(config), *extra, "--hardware", "h100",
-                              "--json"])  # fmt: skip
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout[res.stdout.index("{"):])
+    return import_verl_json(config, *extra, hardware="h100")
 
 
 def _phase(out: dict, name: str) -> float:

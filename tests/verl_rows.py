@@ -21,3 +21,18 @@ CONFIG = {
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4, "trainer.n_gpus_per_node": 8,
 }  # fmt: skip
 """A small verl config: 64 prompts x 8 responses, mini-batch 16, micro-batch 4 on 8 GPUs."""
+
+
+def import_verl_json(config: object, *extra: str, hardware: str = "h20") -> dict:
+    """``rlmcost import verl CONFIG EXTRA... --hardware H --json``, parsed (the command must
+    succeed)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlmcost.cli import app
+
+    res = CliRunner().invoke(app, ["import", "verl", str(config), *extra, "--hardware",
+                                   hardware, "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout[res.stdout.index("{"):])
