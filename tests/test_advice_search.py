@@ -142,14 +142,16 @@ def test_a_host_no_offload_change_mends_names_more_gpus_and_the_host_figure():
 
 def test_a_run_past_its_context_is_not_given_a_longest_beyond_it():
     # NeMo RL's dapo-qwen2.5-7b.v2.yaml runs Qwen2.5-Math-7B (max_position_embeddings 4096 in
-    # its config.json) at 8192 + 8192 tokens: a "longest response" stopped by a 4096-token
-    # context would contradict the run; the run is said to be past it
-    r = run("grpo", "-m", "qwen2.5-math-7b", "--gpus", "8", "--prompt-len", "8192",
+    # its config.json) at 8192 + 8192 tokens, with hf_config_overrides raising the context
+    # to 16384; without the override vLLM refuses the 8192-token prompt (rlmcost.run.
+    # prompt_context), so a 2048-token prompt here: a "longest response" stopped by a
+    # 4096-token context would contradict the run; the run is said to be past it
+    r = run("grpo", "-m", "qwen2.5-math-7b", "--gpus", "8", "--prompt-len", "2048",
             "--response-len", "8192", "--cp", "4", "--no-packing")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "stopped by the model's trained context" not in r.stdout
     assert ("longest response: none searched past the run's 8,192 tokens, which fit; its "
-            "prompt + response, 16,384 tokens, are already past the model's trained context "
+            "prompt + response, 10,240 tokens, are already past the model's trained context "
             "of 4,096 tokens") in r.stdout  # fmt: skip
 
 

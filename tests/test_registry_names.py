@@ -214,3 +214,22 @@ def test_h20_datasheet():
         4 * 10**12,
     )
     assert h20.intra_node_bandwidth_bytes_per_s * 2 == 900 * 10**9
+
+
+@pytest.mark.parametrize("size, both", [
+    ("671b", {"deepseek-v3", "deepseek-r1"}),  # models.json aliases deepseek-v3-671b, -r1-671b
+    ("0.5b", {"qwen2.5-0.5b", "qwen2-0.5b"}),  # the names themselves end in 0.5b
+])  # fmt: skip
+def test_size_both_specs_answer_to_is_ambiguous(size, both):
+    # a size in an alias (DeepSeek's '671b') reads as the one in a name does ('0.5b'):
+    # ambiguous, listing the candidates, not "unknown model"
+    with pytest.raises(SpecError) as err:
+        get_model(size)
+    message = str(err.value)
+    assert "is ambiguous" in message and set(suggested(message)) == both
+
+
+def test_inside_a_word_is_a_misspelling():
+    # '71b' starts no word of DeepSeek's names ('671b' does): offered, not called ambiguous
+    with pytest.raises(SpecError, match="unknown model '71b'; did you mean"):
+        get_model("71b")

@@ -131,6 +131,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
     }
     if not placements and _tier_may_place(opts):  # the Run's defaults place it as its tier
         del data["deployment"]["groups"]
+        _unset_colocated(data["deployment"], opts)
     from rlmcost.run.command import field_flags
 
     return Run.from_data(data, flags=field_flags())
@@ -148,3 +149,18 @@ def _tier_may_place(opts: dict[str, Any]) -> bool:
         return False
     path = opts.get("deployment_file")
     return not path or not {"groups", "placement"} & set(_file_fields(path))
+
+
+def _unset_colocated(dep: dict[str, Any], opts: dict[str, Any]) -> None:
+    """Leave out of ``dep`` (a deployment's data) the fields that a size tier's co-located
+    fallback sets (``TierPlacement.colocated``: slime's ``--colocate`` sleeps the engines and
+    offloads the trainer) where neither a flag (``--sleep/--no-sleep``, ``--offload``) nor the
+    deployment file gives them, so the Run's defaults fill them
+    (:func:`rlmcost.run.tier_groups.colocate`)."""
+    from rlmcost.cli._deploy_build import _file_fields
+
+    path = opts.get("deployment_file")
+    given = _file_fields(path) if path else {}
+    for section, key, flag in (("engine", "sleep", "no_sleep"), ("train", "offload", "offload")):
+        if opts.get(flag) is None and key not in (given.get(section) or {}):
+            (dep.get(section) or {}).pop(key, None)

@@ -5,6 +5,7 @@ where its framework example's groups are slower than co-locating, and the same l
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _SPLIT = ("disaggregated", "async", "combined")
@@ -49,9 +50,12 @@ def deployment_line(run: Any) -> str:
         size = (actor_params(actor), actor_moe(actor))
         p = get_preset(fw).for_params(*size, actor_layers(actor))
         name, engine = run.algorithm.name, str(run.deployment.engine.kind)
-        flags = p.flags_line(preset_options(fw, get_algorithm(name), *size), name,
-                             engine)  # the run's engine's defaults
-        default = f" (the default deployment: {engine_summary(p, engine)}; {flags})"
+        applied = preset_options(fw, get_algorithm(name), *size)
+        flags = p.flags_line(applied, name, engine)  # the run's engine's defaults
+        summary = for_layers(engine_summary(p, engine), actor_layers(actor))
+        if not generates(run):
+            summary, flags = offline_default(get_preset(fw), p, applied, name, size)
+        default = f" (the default deployment: {summary}; {flags})"
         default += trainer_left(run, get_preset(fw), size)
         dep = run.deployment  # the summary's co-located engine, where the query splits GPUs
         if len(dep.groups) > 1 or dep.placement in _SPLIT:
@@ -63,7 +67,10 @@ def deployment_line(run: Any) -> str:
             from rlmcost.run.tier_groups import placement_line
 
             placed = placement_line(run, tier)
-            default = f" (its example for this actor's size: {tier.example}{placed})"
+            example = for_layers(tier.example, actor_layers(run.models.actor))
+            if not generates(run):
+                example = offline_example(tier, run, actor_layers(run.models.actor))
+            default = f" (its example for this actor's size: {example}{placed})"
         elif tier is not None:  # the tier's trainer left: say which one is evaluated
             size = (actor_params(run.models.actor), actor_moe(run.models.actor))
             left = trainer_left(run, get_preset(fw), size)
@@ -71,6 +78,66 @@ def deployment_line(run: Any) -> str:
     return (f"deployment: {fw}'s defaults{default}, listed by `rlmcost frameworks`; "
             "--framework NAME for another framework, none for rlmcost's bare layout."
             + untested_moe(fw, run.models.actor))  # fmt: skip
+
+
+_SPLIT_FOR = re.compile(r" \(([^()]*) for (\d+) layers\)")
+"""An example's pipeline split in words, '(22 layers last for 94 layers)'."""
+
+_ENGINE_CLAUSE = re.compile(r",? and (?:vLLM|SGLang) [^,(]*")
+"""A preset summary's engine clause, ' and vLLM colocated on the same GPUs'."""
+
+
+def for_layers(text: str, layers: int | None) -> str:
+    """``text`` (an example's description) with its pipeline split, which its model's depth
+    alone takes (``Default.layers``), said as what applies to an actor of ``layers`` decoder
+    layers of another depth: Megatron-core's even split."""
+    def said(m: re.Match[str]) -> str:
+        if layers is None or int(m.group(2)) == layers:
+            return m.group(0)
+        return (f" (the even split of this actor's {layers} layers; the example's "
+                f"{m.group(1)} is for its {m.group(2)})")
+
+    return _SPLIT_FOR.sub(said, text)
+
+
+def generates(run: Any) -> bool:
+    """``run``'s algorithm runs a generation engine (DPO's family does not)."""
+    from rlmcost.run.tier_groups import algo_roles
+
+    a = run.algorithm
+    return algo_roles({"name": a.name, "kl": a.kl, "ref_precomputed": a.ref_precomputed,
+                       "rule_reward": a.rule_reward}) is not None  # fmt: skip
+
+
+def offline_example(tier: Any, run: Any, layers: int | None) -> str:
+    """For an algorithm that generates nothing: the tier's example by name and the flags of
+    its settings that apply (the trainer's, not the engine's nor the groups')."""
+    from rlmcost.frameworks.preset_model import OPTION_FIELDS
+
+    name = tier.example.split(": ", 1)[0]
+    flags = " ".join(dict.fromkeys(
+        d.flag for d in tier.defaults if not d.field.startswith("engine.")
+        and d.field not in OPTION_FIELDS and (not d.layers or d.layers == layers)))  # fmt: skip
+    what = f"; for {run.algorithm.name}, which generates nothing, its trainer's: {flags}"
+    return name + (what if flags else "")
+
+
+def offline_default(preset: Any, p: Any, applied: dict[str, Any], name: str,
+                    size: tuple[int | None, bool]) -> tuple[str, str]:  # fmt: skip
+    """The default deployment's summary and flags for an algorithm (``name``) that generates
+    nothing: ``preset``'s summary without its engine clause, its size tier's example by name,
+    and ``p``'s (the sized preset's) flags with the engine's among those not applied."""
+    tier = preset.tier(*size)
+    base = _ENGINE_CLAUSE.sub("", (tier.summary if tier is not None else "") or preset.summary)
+    summary = base + (f" ({tier.example.split(': ', 1)[0]})" if tier is not None else "")
+    left = [d.flag for d in p.defaults if d.field in applied and d.value != applied[d.field]]
+    text = f" {p.flags(applied)} "
+    for d in p.defaults:
+        if d.field.startswith("engine.") and f" {d.flag} " in text:
+            text = text.replace(f" {d.flag} ", " ")
+            left.append(d.flag)
+    tail = f"; not applied to {name}, which generates nothing: {' '.join(left)}" if left else ""
+    return summary, f"as flags: {text.strip()}{tail}"
 
 
 def untested_moe(framework: str, actor: Any) -> str:

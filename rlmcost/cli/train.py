@@ -223,14 +223,39 @@ def train(**opts: Any) -> None:
     from rlmcost.choices import Dtype
     from rlmcost.specs import Workload
 
-    report = train_report(
-        model, layout, hardware, gpus, opts["seq"], opts["batch"], options=options,
-        calibration=measured, workload=Workload(grad_dtype=Dtype.FP32) if fp32_grads else None,
-    )  # fmt: skip
+    def rerun(lay: Layout, n: int | None = gpus) -> "TrainReport":
+        return train_report(model, lay, hardware, n, opts["seq"], opts["batch"], options=options,
+                            calibration=measured,
+                            workload=Workload(grad_dtype=Dtype.FP32) if fp32_grads else None)
+
+    report = rerun(layout)
     if opts["json_out"]:
         print_json(report.to_json())
         return
     _render(report)
+    if not report.fits:
+        _render_fixes(report, rerun)
+
+
+def _render_fixes(report: "TrainReport", rerun: Any) -> None:
+    """The changes that make ``report`` fit (:mod:`rlmcost.reports.train_advice`), as the
+    RL commands print theirs; else that nothing tried does."""
+    from rlmcost.parallel.validate import tp_widths
+    from rlmcost.reports.train_advice import train_fixes
+    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.units import format_bytes
+
+    m = report.memory
+    terms = ("weights", "gradients", "optimizer", "activations", "logits", "buffers")
+    print(f"DOES NOT FIT: {format_bytes(m.total)} per rank, "
+          f"{format_bytes(m.total - report.hbm_bytes)} too much (largest term: "
+          f"{max(terms, key=lambda t: getattr(m, t))}).")  # fmt: skip
+    per_node = get_hardware(report.hardware).gpus_per_node
+    fixes = train_fixes(report, rerun, per_node, tp_widths(get_model(report.model).arch()))
+    for f in fixes:
+        print(f"  fits with {f.flags}: peak {format_bytes(f.peak_bytes)} per rank.")
+    if not fixes:
+        print("  no change of the layout, nor more GPUs, makes it fit here.")
 
 
 train.__signature__ = signature(options())  # type: ignore[attr-defined]
@@ -249,6 +274,7 @@ def _render(report: "TrainReport") -> None:
     m = r.memory
     fits = "fits" if r.fits else "DOES NOT FIT"
     w = r.workload
+    recompute = "no recompute" if lay.ckpt is Checkpointing.NONE else f"{lay.ckpt} recompute"
     print_table(
         f"{r.model} on {r.gpus} x {r.hardware} ({r.nodes} node(s)): memory per rank, "
         f"stage {r.memory_stage}",
@@ -257,7 +283,7 @@ def _render(report: "TrainReport") -> None:
             ("weights", format_bytes(m.weights), str(w.weight_dtype)),
             ("gradients", format_bytes(m.gradients), str(w.gradient_dtype)),
             ("optimizer", format_bytes(m.optimizer), "fp32 master + m + v (12 B/param)"),
-            ("activations", format_bytes(m.activations), f"{w.activation_dtype}, {lay.ckpt}"),
+            ("activations", format_bytes(m.activations), f"{w.activation_dtype}, {recompute}"),
             ("logits", format_bytes(m.logits), str(w.logits_dtype)),
             ("buffers", format_bytes(m.buffers), "ZeRO-3 gather"),
             ("total", format_bytes(m.total), f"{fits} in {format_bytes(r.hbm_bytes)} HBM"),

@@ -244,10 +244,9 @@ class Sized:
     Megatron TP that must divide the KV heads, no expert parallelism) a mixture-of-experts
     actor does not take: it keeps the preset's defaults; ``moe_only``, its mirror: the example
     trains a mixture of experts (expert parallelism), which a dense actor does not take.
-    ``placement``: the example's device
-    groups (a :class:`~rlmcost.frameworks.tier_placement.TierPlacement`; None: co-located),
-    which a Run naming no placement nor groups takes, scaled to its GPUs
-    (:mod:`rlmcost.run.tier_groups`)."""
+    ``placement``: the example's device groups (a :class:`~rlmcost.frameworks.tier_placement.
+    TierPlacement`; None: co-located), which a Run naming no placement nor groups takes,
+    scaled to its GPUs (:mod:`rlmcost.run.tier_groups`)."""
 
     min_params: int
     defaults: tuple[Default, ...]
@@ -261,8 +260,10 @@ class Sized:
         """Whether the Deployment ``dep`` has every value of this tier that applies to its
         engine (and to an actor of ``layers`` decoder layers: ``Default.layers``): a run
         taken at the framework's own defaults (``--no-sized-defaults``, `rlmcost import`) or
-        flagged otherwise does not follow the tier's example."""
+        flagged otherwise does not follow the tier's example; a field its placement's
+        co-located fallback sets may hold that value instead (``TierPlacement.colocated``)."""
         kind = str(dep.engine.kind)
+        alt = dict(self.placement.colocated) if self.placement is not None else {}
         for d in self.defaults:
             if d.field in OPTION_FIELDS or (d.engines and kind not in d.engines) or \
                     (d.layers and d.layers != layers):  # fmt: skip
@@ -272,7 +273,7 @@ class Sized:
                 node = getattr(node, part, None)
             value = tuple(str(v) for v in node) if isinstance(node, tuple | list) else node
             want = tuple(d.value) if isinstance(d.value, tuple | list) else d.value
-            if str(value) != str(want):
+            if str(value) != str(want) and str(value) != str(alt.get(d.field)):
                 return False
         return True
 

@@ -24,11 +24,17 @@ class TierPlacement:
     example's GPUs, the group's bracket settings or ""), the engines' group first;
     ``rest_with_actor``: a model the example has no group for trains or runs in the actor's
     processes (TRL keeps the reference in the training process) instead of refusing the
-    split; ``source``: the example."""
+    split; ``source``: the example. ``colocated``: the Deployment fields (dotted, with their
+    values) the framework sets when it runs the models on the same GPUs instead, which a Run
+    takes where the split does not hold and it gives the field no value itself (slime's
+    ``--colocate`` turns on ``offload_rollout`` and ``offload_train``), said in the
+    deployment line as ``colocated_text``."""
 
     groups: tuple[tuple[str, int, str], ...]
     source: str
     rest_with_actor: bool = False
+    colocated: tuple[tuple[str, object], ...] = ()
+    colocated_text: str = ""
 
     @property
     def text(self) -> str:

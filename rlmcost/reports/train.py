@@ -130,6 +130,11 @@ class TrainReport:
         })  # fmt: skip
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural past one: '1 sequence', '4 micro-batches'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('h') else 's'}"
+
+
 def _check_batch(layout: Layout, batch: int, seq: int) -> None:
     unit = layout.dp * layout.micro_batch
     if batch < 1 or batch % unit:
@@ -176,9 +181,9 @@ def train_report(
     if batch is None:
         per_stage = DEFAULT_MICRO_BATCHES_PER_STAGE if layout.pp > 1 else 1
         batch = layout.dp * layout.micro_batch * per_stage * layout.pp
-        notes.append(
-            f"batch defaulted to {batch} sequences ({per_stage * layout.pp} micro-batches)"
-        )
+        n_mb = per_stage * layout.pp
+        notes.append(f"batch defaulted to {_count(batch, 'sequence')} "
+                     f"({_count(n_mb, 'micro-batch')})")
     _check_batch(layout, batch, seq)
     if hybrid(layout):
         notes.append(hybrid_note(layout))

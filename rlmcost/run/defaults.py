@@ -95,9 +95,11 @@ def with_framework_defaults(data: dict[str, Any], where: str = "run") -> dict[st
     tier = _tier(name, *size)
     if tier is not None and tier.placement is not None and "groups" not in dep and \
             not dep.get("placement") and not dep.get("ideal"):  # fmt: skip
-        from rlmcost.run.tier_groups import data_groups
+        from rlmcost.run.tier_groups import colocate, data_groups
 
         out["groups"] = data_groups(tier, {**data, "algorithm": algo}, out)
+        if not out["groups"]:  # co-located: as the framework co-locates (slime's --colocate)
+            colocate(tier.placement, out, dep, algo)
     return {**data, "deployment": out, "algorithm": algo}
 
 

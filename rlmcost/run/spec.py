@@ -269,6 +269,9 @@ class Run(BaseModel):
         if cp > tokens:
             raise ValueError(f"--cp {cp} splits each {tokens:,}-token sequence (S + T) over "
                              f"more ranks than it has tokens; give --cp {tokens} or less")
+        from rlmcost.run.prompt_context import check_prompt_context
+
+        check_prompt_context(self)  # a prompt that fills the engine's context: refused
         return self
 
     # -- derived --------------------------------------------------------------------------------

@@ -85,6 +85,41 @@ def data_groups(tier: Any, data: dict[str, Any], dep: dict[str, Any]) -> list[di
             for m, n, s in groups or ()]  # fmt: skip
 
 
+def colocate(p: Any, out: dict[str, Any], given: dict[str, Any], algo: dict[str, Any]) -> None:
+    """Set in ``out`` (a deployment's data, the preset's fields filled) the fields the
+    framework sets when it co-locates (``p.colocated``, :class:`~rlmcost.frameworks.
+    tier_placement.TierPlacement`) that ``given`` (the Run's own deployment data) leaves out,
+    for an algorithm (``algo``) that generates; each section it changes a new mapping (the
+    preset's are shared)."""
+    if not p.colocated:
+        return
+    try:
+        if algo_roles(algo) is None:
+            return
+    except (SpecError, ValueError, TypeError):
+        return  # left to the Run's own validation
+    for field, value in p.colocated:
+        section, key = field.split(".")
+        if key in (given.get(section) or {}):
+            continue
+        out[section] = {**(out.get(section) or {}),
+                        key: list(value) if isinstance(value, tuple) else value}  # fmt: skip
+
+
+def colocated_said(run: Any, p: Any) -> str:
+    """The deployment line's clause for a Run that took ``p.colocated`` (all of it): how the
+    framework co-locates; "" otherwise."""
+    if not p.colocated_text:
+        return ""
+    dj = run.deployment.to_json()
+    for field, value in p.colocated:
+        section, key = field.split(".")
+        have = dj.get(section, {}).get(key)
+        if (list(value) if isinstance(value, tuple) else value) != have:
+            return ""
+    return f", {p.colocated_text}"
+
+
 def run_split(run: Any, tier: Any) -> tuple[list[tuple[str, int, str]] | None, str]:
     """:func:`split` of a Run under its size ``tier``."""
     a = run.algorithm
@@ -150,5 +185,5 @@ def placement_line(run: Any, tier: Any) -> str:
                 f"({RULE}{own}; --placement baseline: co-located)")
     if groups is not None or why.startswith("the algorithm"):
         return ""
-    return (f"; co-located: its example's groups ({p.text}) do not hold here, as {why} "
-            f"({RULE})")
+    return (f"; co-located{colocated_said(run, p)}: its example's groups ({p.text}) do not "
+            f"hold here, as {why} ({RULE})")

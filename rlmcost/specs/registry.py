@@ -139,10 +139,18 @@ def _resolve(query: str, specs: tuple[S, ...], index: dict[str, S], kind: str, l
         return index[q]
     names = candidates(query, specs)
     see = f"see `rlmcost {listing}`"
-    if len(names) > 1 and all(q in _norm(n) for n in names):
+    if len(names) > 1 and all(_names_it(q, s) for s in specs if s.name in names):
         raise SpecError(f"{kind} '{query}' is ambiguous: {_or(names)}? give the full name; {see}")
     hint = f"did you mean {_or(names)}? " if names else ""
     raise SpecError(f"unknown {kind} '{query}'; {hint}{see}")
+
+
+def _names_it(q: str, spec: ModelSpec | HardwareSpec) -> bool:
+    """Normalized ``q`` is in ``spec``'s name or starts a word of one of its names, aliases
+    or Hugging Face ids (:func:`_rank` 0 or 1): '0.5b' in 'qwen2.5-0.5b', '671b' in the alias
+    'deepseek-v3-671b', so a size both specs answer to is ambiguous either way; a query
+    found only inside a word ('71b') is a misspelling, not an ambiguity."""
+    return q in _norm(spec.name) or _rank(q, spec) in (0, 1)
 
 
 def is_path(query: str) -> bool:

@@ -279,6 +279,19 @@ _QWEN3_NEXT_LAYERS = 48
 _COLOCATED = ("slime: Megatron trainer and SGLang engines on the same GPUs, each offloaded "
               "while the other runs (--colocate)")
 
+_SLIME_COLOCATE = (("engine.sleep", True),
+                   ("train.offload", ("params-idle", "grads-idle", "optimizer")))
+"""What slime's ``--colocate`` sets (slime/utils/arguments.py lines 1939-1950 @624b824a:
+``offload_rollout`` and, without ``--release-train``, ``offload_train`` default to True
+under it): the engines release their memory while the trainer runs (``--sleep``) and the
+trainer's parameters and gradients leave the GPUs while the engines run, beside the 235 B
+example's CPU optimizer (``--optimizer-cpu-offload``), as slime's co-located examples run
+(scripts/run-deepseek-r1.sh, run-qwen3-30B-A3B.sh)."""
+_SLIME_COLOCATE_TEXT = ("as slime's --colocate runs them: the engines asleep while the trainer "
+                        "runs (offload_rollout) and the trainer's parameters and gradients in "
+                        "host memory while the engines run (offload_train; "
+                        "slime/utils/arguments.py @624b824a)")
+
 SLIME_MOE = (
     Sized(SLIME_30B_A3B_EXAMPLE_FROM, (
         *_megatron(_SLIME_30B, (
@@ -347,7 +360,8 @@ SLIME_MOE = (
        moe_only=True, placement=TierPlacement(
            (("rollout", 64, "tp=32"), ("actor", 64, "")),
            f"{_SLIME_235B}: --actor-num-nodes 8 --actor-num-gpus-per-node 8, "
-           "--rollout-num-gpus 64")),
+           "--rollout-num-gpus 64", colocated=_SLIME_COLOCATE,
+           colocated_text=_SLIME_COLOCATE_TEXT)),
     Sized(MOE_671B_EXAMPLE_FROM, (
         *_megatron(_SLIME_671B, (*_SLIME_COMMON,
             ("tp", 8, "--tensor-model-parallel-size 8"),
