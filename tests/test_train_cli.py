@@ -159,6 +159,22 @@ def test_offload_uses_the_host_link():
     assert not any("not included" in n for n in notes)
 
 
+def test_an_offloaded_optimizer_leaves_the_gpu():
+    """Megatron-core's CPU optimizer offload (hybrid_optimizer.py, offload fraction 1.0) keeps
+    the fp32 master weights, m and v on the host: Llama-3.1-8B's 8,030,261,248 parameters
+    (config.json, transformers' LlamaForCausalLM count) x 12 B / 8 ZeRO-3 ranks leave the
+    device; its gradient buffer and everything else stay."""
+    base = ["-m", "llama-3.1-8b", "--gpus", "8", "--zero", "3"]
+    on_gpu = run_json(*base)["memory_per_rank_bytes"]
+    on_host = run_json(*base, "--offload-optimizer")
+    mem = on_host["memory_per_rank_bytes"]
+    assert on_gpu["optimizer"] == 8_030_261_248 * 12 // 8 and mem["optimizer"] == 0
+    assert mem["total"] == on_gpu["total"] - on_gpu["optimizer"]
+    assert {k: v for k, v in mem.items() if k not in ("optimizer", "total")} == {
+        k: v for k, v in on_gpu.items() if k not in ("optimizer", "total")}
+    assert any("live in host memory" in n for n in on_host["notes"])
+
+
 def test_bad_attention_kernel_is_a_one_line_error():
     result = runner.invoke(app, ["train", "-m", "8b", "--attention", "sparse"])
     assert result.exit_code == 2 and "Traceback" not in result.output

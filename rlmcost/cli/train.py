@@ -267,6 +267,7 @@ train.__doc__ = (
 
 
 def _render(report: "TrainReport") -> None:
+    from rlmcost.reports.train import HOST_ADAM_NOTE
     from rlmcost.units import format_bandwidth, format_bytes, format_flops, format_seconds
 
     r = report
@@ -282,7 +283,8 @@ def _render(report: "TrainReport") -> None:
         [
             ("weights", format_bytes(m.weights), str(w.weight_dtype)),
             ("gradients", format_bytes(m.gradients), str(w.gradient_dtype)),
-            ("optimizer", format_bytes(m.optimizer), "fp32 master + m + v (12 B/param)"),
+            ("optimizer", format_bytes(m.optimizer), "fp32 master + m + v (12 B/param)"
+             + (", on the host" if HOST_ADAM_NOTE in r.notes else "")),
             ("activations", format_bytes(m.activations), f"{w.activation_dtype}, {recompute}"),
             ("logits", format_bytes(m.logits), str(w.logits_dtype)),
             ("buffers", format_bytes(m.buffers), "ZeRO-3 gather"),
@@ -291,7 +293,8 @@ def _render(report: "TrainReport") -> None:
         caption=f"dp={lay.dp} tp={lay.tp} pp={lay.pp} cp={lay.cp} ep={lay.ep} "
         f"etp={lay.expert_tp} "
         f"sp={'on' if lay.sp else 'off'} zero={lay.zero} ckpt={lay.ckpt}; batch {r.batch} x "
-        f"{r.seq} tokens, micro-batch {lay.micro_batch}, {r.micro_batches} micro-batches per "
+        f"{r.seq} tokens, micro-batch {lay.micro_batch}, {r.micro_batches} micro-batch"
+        f"{'es' if r.micro_batches != 1 else ''} per "
         f"data shard, {lay.schedule} schedule. Bytes base 1024.",
         right=(1,),
     )

@@ -16,7 +16,7 @@ of ``layout.micro_batch`` sequences on each of the P_d P_e data shards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,23 @@ from rlmcost.specs import ClusterSpec, HardwareSpec, ModelSpec, Workload, get_ha
 
 if TYPE_CHECKING:
     from rlmcost.timing import Efficiency
+
+HOST_ADAM_NOTE = ("--offload-optimizer: the fp32 master weights and Adam's m and v live in host "
+                  "memory (the optimizer term 0 on the GPU); the gradient buffer stays on the GPU "
+                  "and is copied to the host each step")  # fmt: skip
+"""The memory side of ``StepOptions.offload_optimizer`` (:func:`host_adam`)."""
+
+
+def host_adam(m: MemoryBreakdown) -> MemoryBreakdown:
+    """``m`` with the optimizer on the host: Megatron-core's CPU optimizer offload
+    (``--optimizer-cpu-offload --optimizer-offload-fraction 1.0``,
+    megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py ``HybridDeviceOptimizer``) keeps
+    the fp32 master parameters and Adam's states on the CPU and copies the GPU's main
+    gradients to them each step (the time side: :func:`rlmcost.perf.data_parallel.
+    optimizer_step_s`); ZeRO-Offload (Ren et al. 2021 §4) likewise, and frees the gradient
+    partition as well, which this keeps (an upper bound for DeepSpeed)."""
+    return replace(m, optimizer=0)
+
 
 DEFAULT_MICRO_BATCHES_PER_STAGE = 4
 """Default micro-batches per iteration: 4 per pipeline stage (bubble (p-1)/(4p) < 25 %)."""
@@ -189,6 +206,9 @@ def train_report(
         notes.append(hybrid_note(layout))
     share = data_share(layout, batch, seq)
     per_stage_memory = memory_per_stage(arch, layout, Mode.TRAIN, batch, seq, workload)
+    if options is not None and options.offload_optimizer:
+        per_stage_memory = [host_adam(m) for m in per_stage_memory]
+        notes.append(HOST_ADAM_NOTE)
     peak_stage = max(range(len(per_stage_memory)), key=lambda s: per_stage_memory[s].total)
     per_stage_work = work_per_stage_rank(arch, layout, batch, seq)  # parallel.cost, compiled
     replicas = layout.dp * layout.tp * layout.cp
