@@ -39,6 +39,13 @@ one-base benchmark's run on the same machine in brackets):
   process's [1.70x]; wall 0.73 / 0.62x one process (the workers got about a fifth of a core
   each beside the other jobs); same rows as one process; Amdahl on the CPU times bounds 4
   workers on 4 free cores at 2.70 / 2.83x [2.25x].
+* Since the slot key by GPU count, family without the overlap and trainer TP and the rows'
+  layouts from the workers (December 2026, load average 4.5-5.7): CPU times of the same tree's
+  workers ranged 1.15-1.92x one process from run to run, too loose to compare trees; the
+  counts do not move with the load (README, "Amdahl"): 2 workers evaluate 3,130-3,180
+  candidates against one process's 2,562, and the 2,562 split over 4 fresh workers take 1.14x
+  one process's Python calls (1.34x by GPU count and family). The worker processes' whole CPU
+  runs 15-20 % above their tasks'.
 * GPT-3 175B training layouts on 64 H100: 24,192 enumerated, 7,344 valid, 0.36 / 0.62 s; best
   tp=4 pp=8 SP ZeRO-1 interleaved v=6, 92.50 s per step, MFU 57.8 %. The RL screen: 3.1-3.9 M
   random candidates/s on one core (under the load; README's 6-21 M on a quieter machine).
@@ -212,9 +219,11 @@ def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> 
     try:
         cli_plan([*query, "--gpus", "8"], Compute(use=run))  # warm
         run.stats.clear()
-        t0 = time.perf_counter()
+        before = run.client.run(time.process_time)  # each worker process's CPU
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         dist = cli_plan([*query, "--gpus", budget], Compute(use=run))
-        t_dist = time.perf_counter() - t0
+        t_dist, client_cpu = time.perf_counter() - t0, time.thread_time() - cpu0
+        after = run.client.run(time.process_time)
     finally:
         run.close()
     same = [r["run"] for r in dist.rows] == [r["run"] for r in local.rows]
@@ -229,11 +238,18 @@ def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> 
               f"({100 * w.busy_s / t_dist:.0f} %), CPU {w.cpu_s:.2f} s, {w.tasks} tasks, "
               f"{w.items} candidates")
     cpu = sum(w.cpu_s for w in run.stats.values())
+    whole = sum(after[a] - before[a] for a in after if a in before)
     outside = max(cpu_local - evaluating_cpu, 0.0)  # enumeration, screen, ranking
     at4 = outside + cpu / 4
     print(f"  CPU: one process {cpu_local:.2f} s, {evaluating_cpu:.2f} s of it evaluating; "
           f"the workers' evaluations {cpu:.2f} s ({cpu / evaluating_cpu:.2f}x: each "
-          f"worker warms its own caches)")
+          f"worker warms its own caches, and evaluates what one process skips by bounds "
+          f"learned from results not yet back); the worker processes in all {whole:.2f} s "
+          f"({whole / evaluating_cpu:.2f}x: with their tasks' and results' (de)serialization "
+          f"and heartbeats); the client's search thread {client_cpu:.2f} s against "
+          f"{outside:.2f} s outside the evaluations in one process")
+    print(f"  Amdahl on the worker processes' CPU: {outside:.2f} s + {whole:.2f} s / 4 = "
+          f"{outside + whole / 4:.2f} s, at most {cpu_local / (outside + whole / 4):.2f}x")
     print(f"  {os.cpu_count()} cores here, shared with the client and the scheduler: 4 "
           f"workers cannot be shown (>= 3x at 4 workers is 75 % efficiency on 4 free "
           f"cores). Amdahl on the CPU times (a core each, no waits): {outside:.2f} s outside"

@@ -76,6 +76,26 @@ def test_slots_are_consistent_and_greedy(keys: list[int], workers: int) -> None:
     assert sum(s.load) == len(keys)
 
 
+def test_a_synchronous_and_an_overlapped_candidate_of_one_layout_share_a_slot() -> None:
+    """rl_search.slot_key: a group's estimate is not keyed on the placement's staleness
+    (rlmcost.placement.group_key), so roles and async-roles on one GPU count and trainer TP
+    go to one worker; another GPU count or trainer TP is another slot."""
+    from dataclasses import replace
+
+    from rlmcost.plan.rl_candidates import RLSpace, candidates
+    from rlmcost.plan.rl_search import slot_key
+    from rlmcost.run.spec import Run
+
+    base = Run.from_data({"algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.2-1b"},
+                          "deployment": {"framework": "openrlhf"}})  # fmt: skip
+    got = candidates(base, RLSpace(placements=("roles", "async-roles"), tp=(1, 2)), 8)
+    sync = next(c for c in got if c.family == "roles")
+    stale = next(c for c in got if c.family == "async-roles" and c.tp == sync.tp)
+    assert slot_key((0, sync)) == slot_key((1, stale)) == (8, "roles", sync.tp)
+    assert slot_key((0, replace(sync, tp=3 - sync.tp))) != slot_key((0, sync))
+    assert slot_key((0, replace(sync, gpus=16))) != slot_key((0, sync))
+
+
 # -- items waiting to be sent --------------------------------------------------------------
 
 

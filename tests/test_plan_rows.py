@@ -54,6 +54,32 @@ def test_a_shown_row_is_its_numbers_its_groups_then_its_command_and_run() -> Non
     assert a[0] is a[1] is b[0]
 
 
+def test_a_fitting_row_brings_its_groups_layouts_from_where_it_was_evaluated(
+        monkeypatch) -> None:  # noqa: ANN001
+    """A Dask worker returns a fitting row with its groups' layouts (ExactRow.layouts, kept
+    through pickling), so the client writes the row shown without evaluating it again on
+    caches that never saw the search; the layouts are those of the row's Run evaluated
+    again (rlmcost.plan.rl_groups.group_layouts), which a row without them still takes."""
+    import rlmcost.evaluation.deployment as deployment
+    from rlmcost.plan.rl_groups import group_layouts
+
+    c = next(c for c in candidates(BASE, SPACE, 4) if c.groups and evaluate_row(BASE, c)["fits"])
+    sent = pickle.loads(pickle.dumps(evaluate_row(BASE, c)))  # as a worker returns it
+    again = group_layouts(evaluate_deployment(row_run(BASE, c)))
+    assert sent.layouts == again and len(again) == 2
+    row = SourcedRow(sent, BASE, c)
+
+    def no_evaluation(run: Run) -> None:
+        raise AssertionError("a row with its layouts is not evaluated again")
+
+    monkeypatch.setattr(deployment, "evaluate_deployment", no_evaluation)
+    shown = with_run(row)
+    assert shown["group_layouts"] == again and shown["group_layouts"] is not sent.layouts
+    monkeypatch.undo()
+    row.layouts = None  # a row without them: its Run evaluated again
+    assert with_run(row)["group_layouts"] == again
+
+
 def test_every_row_a_plan_shows_holds_the_run_its_numbers_came_from() -> None:
     r = plan_rl(BASE, "2..4", space=SPACE, top=3)
     shown = [*r.rows, *r.front, *r.per_topology]

@@ -44,14 +44,19 @@ if TYPE_CHECKING:
 
 class ExactRow(dict[str, Any]):
     """A row of an exact evaluation (:func:`rlmcost.plan.rl_candidates.evaluate_row`), with
-    ``engines_s``: its engines' units and generation (:func:`engines_busy_s`), not one of the
-    row's keys (the plan's JSON stays the row's numbers)."""
+    ``engines_s``: its engines' units and generation (:func:`engines_busy_s`), and
+    ``layouts``: what each of its device groups runs where it fits
+    (:func:`rlmcost.plan.rl_groups.group_layouts`, read where it was evaluated: a Dask worker
+    returns it with the row, so the client need not evaluate a shown row again on cold
+    caches); neither is one of the row's keys (the plan's JSON stays the row's numbers)."""
 
-    __slots__ = ("engines_s",)
+    __slots__ = ("engines_s", "layouts")
 
-    def __init__(self, row: dict[str, Any], engines_s: tuple[float, float] | None) -> None:
+    def __init__(self, row: dict[str, Any], engines_s: tuple[float, float] | None,
+                 layouts: list[dict[str, Any]] | None = None) -> None:  # fmt: skip
         super().__init__(row)
         self.engines_s = engines_s
+        self.layouts = layouts
 
 
 def engines_busy_s(e: Any) -> tuple[float, float] | None:

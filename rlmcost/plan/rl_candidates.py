@@ -317,6 +317,7 @@ def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
 @lru_cache(maxsize=65536)
 def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     from rlmcost.evaluation.deployment import evaluate_deployment
+    from rlmcost.plan.rl_groups import group_layouts
 
     base = run_of_text(base_text)
     run = candidate_run(base, c)
@@ -339,7 +340,8 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         row["binding_term"], row["binding_term_bytes"] = binding_term(e)
         row["shortfall_bytes"] = e.shortfall_bytes
         row["invalid"] = not row["binding_term_bytes"]  # a problem, no memory term
-    return ExactRow(row, engines_busy_s(e))  # its engines' units: branch and bound's floor
+    # its engines' units (branch and bound's floor) and, where it fits, its groups' layouts
+    return ExactRow(row, engines_busy_s(e), group_layouts(e) if e.fits else None)
 
 
 def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:

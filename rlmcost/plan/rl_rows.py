@@ -14,6 +14,7 @@ one the evaluation saw."""
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -59,31 +60,39 @@ def command(run: Run) -> str | None:
 
 class SourcedRow(dict[str, Any]):
     """A fitting row of a search (its numbers, as :func:`rl_candidates.evaluate_row` gives
-    them) with its ``source``: the base Run it was evaluated under and its candidate."""
+    them) with its ``source``: the base Run it was evaluated under and its candidate; and
+    ``layouts``, its groups' layouts where the evaluation gave them
+    (:class:`~rlmcost.plan.engine_floor.ExactRow`), else None."""
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "layouts")
 
     def __init__(self, row: dict[str, Any], base: Run, candidate: RLCandidate) -> None:
         super().__init__(row)
         self.source = (base, candidate)
+        self.layouts: list[dict[str, Any]] | None = getattr(row, "layouts", None)
 
 
 def with_run(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` (a :class:`SourcedRow`) as a plan shows it: its numbers, what each of its
-    device groups runs (``group_layouts``: :func:`rlmcost.plan.rl_groups.group_layouts` of
-    its Run evaluated again, about a millisecond where this process ran the search and keeps
-    its group estimates), then the command line that reproduces it and its candidate's Run
-    (the base Run's JSON read back, as the evaluation read it: ``rl_runs.row_run``); a row
-    without a source as it is."""
+    device groups runs (``group_layouts``: the layouts its evaluation gave, ``row.layouts``,
+    read where it was evaluated, on a Dask worker too; else
+    :func:`rlmcost.plan.rl_groups.group_layouts` of its Run evaluated again, which costs a
+    whole evaluation on caches that did not see the search), then the command line that
+    reproduces it and its candidate's Run (the base Run's JSON read back, as the evaluation
+    read it: ``rl_runs.row_run``); a row without a source as it is."""
     if not isinstance(row, SourcedRow):
         return row
-    from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.plan.rl_groups import group_layouts
     from rlmcost.plan.rl_runs import row_run
 
     run = row_run(*row.source)
-    return {**row, "group_layouts": group_layouts(evaluate_deployment(run)),
-            "command": command(run), "run": run.to_json()}  # fmt: skip
+    layouts = deepcopy(row.layouts)  # the kept row's own stay as evaluated
+    if layouts is None:
+        from rlmcost.evaluation.deployment import evaluate_deployment
+        from rlmcost.plan.rl_groups import group_layouts
+
+        layouts = group_layouts(evaluate_deployment(run))
+    return {**row, "group_layouts": layouts, "command": command(run),
+            "run": run.to_json()}  # fmt: skip
 
 
 def with_runs(*lists: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
