@@ -120,7 +120,7 @@ def test_cuda_without_gpu_is_one_line():
         (["--kernel", "softmax"], "error: unknown kernel(s) softmax"),
         (["--hardware", "h200"], "error: --hardware names a GPU spec"),
         (["--ranks", "0"], "error: Invalid value for '--ranks'"),
-        (["--device", "tpu"], "error: Invalid value for '--device'"),
+        (["--device", "tpu"], "error: --device 'tpu' is not one of 'cpu', 'cuda'"),
         # checked before the run, not after it (a file below a read-only, missing /proc path)
         (["--out", "/proc/none/x.json"], "error: cannot create the folder of --out"),
     ],

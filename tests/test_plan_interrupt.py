@@ -240,9 +240,11 @@ def test_a_longest_search_that_fits_nothing_names_the_length_it_tried() -> None:
 
 def test_a_prompt_that_fills_the_context_is_a_clear_error() -> None:
     # Llama-3.1-8B's trained context is 131,072 tokens (its config.json); a 200,000-token
-    # prompt leaves no response to search for (was: "no deployment fits even 1 response tokens")
+    # prompt leaves no response to search for (was: "no deployment fits even 1 response tokens");
+    # the engines refuse it (vLLM's _validate_prompt_len: run/prompt_context.py), so the Run says
+    # how to mend it before any search
     res = runner.invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--prompt-len",
                               "200000", "--max-response-len"])  # fmt: skip
     assert res.exit_code != 0 and "Traceback" not in res.output
-    assert "which --prompt-len 200,000 fills" in res.output and "--max-response-len" in res.output
-    assert "131,072 tokens" in res.output
+    assert "--prompt-len 200000 fills" in res.output and "131,072 tokens" in res.output
+    assert "--prompt-len 131071 or less" in res.output
