@@ -39,6 +39,7 @@ from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
+from rlmcost.placement.frozen import built
 from rlmcost.placement.group_offload import offload_notes
 from rlmcost.placement.group_train import (
     any_router_fp64,
@@ -171,12 +172,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append("tp per model (smallest leaving half the HBM free of weights): "
                      + ", ".join(f"{r}={t}" for r, t in tps.items()))
     host = q.host_bytes_per_s
-    setup = Setup(
-        alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
-        values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
-        efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
-        devices=group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
-        groups_seen=q.groups_seen, host_memory_gib=run.cluster.host_memory_gib,
+    setup = built(  # Setup(...) with every field given, in order
+        Setup, alg, plan, tasks, specs, hw, wl, q.values, trainer.models, tps, q.lengths, host,
+        efficiency or PEAK, dep, run.attention,
+        group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
+        run.cluster.host_memory_gib, q.groups_seen,
     )  # fmt: skip
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
@@ -192,13 +192,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append(f"{alg.name} is offline (Table IV †): its responses come from a fixed "
                      "dataset generated before training, so the loop has no Generation stage")
     elif any(e.kind is EngineKind.VLLM for e in engines):
-        notes.append(
-            f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
-            "per sequence in flight (scheduler, inputs, output processing; measured on "
-            "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
-            "output processing beside the GPU) it is a floor under the step, not added; none "
-            "on SGLang (overlap scheduler)"
-        )
+        notes.append(_vllm_note(VLLM_HOST_S_PER_SEQUENCE.value))
     if not alg.offline and hw.host_time_factor != 1:
         notes.append(
             f"{hw.name}'s host CPU runs PyTorch's per-call work "
@@ -250,6 +244,18 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
 
 _READ = memo.table()  # the worker notes' sections of a deployment, hashed once
 _POLICY = memo.table()  # the sections of the deployments whose trainer and engine passed
+
+
+@memo.memoized()
+def _vllm_note(per_sequence_s: float) -> str:
+    """The note on vLLM's host time per sequence in flight (kept per value)."""
+    return (
+        f"vLLM decode steps carry {per_sequence_s * 1e6:g} us of host time "
+        "per sequence in flight (scheduler, inputs, output processing; measured on "
+        "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
+        "output processing beside the GPU) it is a floor under the step, not added; none "
+        "on SGLang (overlap scheduler)"
+    )
 
 
 def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:

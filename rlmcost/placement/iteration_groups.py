@@ -54,7 +54,9 @@ class IterationGroups:
     :class:`~rlmcost.placement.estimate.Phase`; ``names``: the phases' names; ``labels``: the
     critical cycles' labels, by their unit keys; and ``plans``: the schedule templates
     without fusion, by staleness and links (both filled by ``combine``; ``plans`` and
-    ``shape`` shared by the parts of one shape, :data:`_SHAPES`). Each trained
+    ``shape`` shared by the parts of one shape, :data:`_SHAPES`); ``kept``: the weight syncs'
+    units by what they read of a deployment (:func:`~rlmcost.placement.iteration_links.
+    link_part`). Each trained
     model's group and job and the jobs by task index are not kept (:func:`jobs_of`): fewer
     objects for the collector to walk."""
 
@@ -76,6 +78,7 @@ class IterationGroups:
     names: tuple[str, ...]
     labels: dict[tuple[str, ...], str] = field(default_factory=dict)
     plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # combine's templates
+    kept: dict[Any, Any] = field(default_factory=dict)  # iteration_links.link_part's
 
 
 _SHAPES: dict[tuple[UnitShape, ...], tuple[tuple[UnitShape, ...], dict[Any, Any]]] = {}
