@@ -96,16 +96,21 @@ def trainer_layout(run: Run) -> TrainerLayout:
     each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
     c = run.cluster
     gpus, note = run_gpus(run)  # given (checked against a size tier's layout) or filled
-    out = _trainer_layout(run.deployment.train, c.dp or 1, gpus, run.tp_per_model,
-                          run.grouped, bool(run.deployment.groups))  # fmt: skip
+    train, args = run.deployment.train, (c.dp or 1, gpus, run.tp_per_model, run.grouped,
+                                         bool(run.deployment.groups))  # fmt: skip
+    out = memo.by_identities(_TRAINERS, (train,), lambda: _trainer_layout(train, *args),
+                             also=args)  # by the layout's identity: no pydantic hash
     return out if note is None else replace(out, notes=(note, *out.notes))
 
 
-@memo.memoized()
+_TRAINERS = memo.table()
+""":func:`_trainer_layout` kept by the trainer layout's identity and the other arguments (the
+planner's deployments share a few validated trainer layouts)."""
+
+
 def _trainer_layout(train: TrainLayout, dp: int, gpus: int | None, tp_per_model: bool,
                     grouped: bool, has_groups: bool) -> TrainerLayout:  # fmt: skip
-    """:func:`trainer_layout` of what it reads of the Run (kept: the planner's deployments
-    repeat a few trainer layouts)."""
+    """:func:`trainer_layout` of what it reads of the Run (kept by :data:`_TRAINERS`)."""
     if tp_per_model:
         models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
                         ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep,
@@ -182,7 +187,8 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
     # the engines that generate: each group's, merged over the run's (deployment.group_engine)
-    engines = {engine_for(setup, t.group) for t in tasks if t.kind is Kind.GENERATE} or {dep.engine}
+    engines = list({id(e): e for t in tasks if t.kind is Kind.GENERATE  # distinct objects: no
+                    for e in (engine_for(setup, t.group),)}.values()) or [dep.engine]  # hash
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
     view = idle_view(dep, result.groups, plan)  # no offload its groups leave out (group_train)
@@ -209,8 +215,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, (n for g in result.groups for n in _hybrid_notes_of(g)))
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
-    stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
-                          lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
+    stops, drops = memo.by_identities(  # the trained models' rerun, dropout (per query)
+        q.kept("train notes", dict), (dep.train,), lambda: train_notes(q.specs, dep),
+        also=(dep.ideal, dep.framework))  # fmt: skip
     _extend(notes, drops)  # their config's dropout (placement.model_dropout)
     parts = (view.train, dep.forward, dep.logits, dep.lora, *dep.groups)  # by their identities
     read = memo.by_identities(_READ, parts, lambda: memo.Hashed(

@@ -188,13 +188,14 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         if float(serial.value(free_p)) < float(plan.value(gw[1] or w_p)):
             plan, gw, gate_note = serial, [None, None, w_low, w_high], gate_note + IN_TURN
     w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
-    per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
+    per_t, per_d = plan.period(w_t), plan.value(w_d)
     if serial is not None and plan is not serial and serial.period(free_t).value < per_t.value:
         per_t = serial.period(free_t)  # the bound likewise
     if w_low is None or w_high is None:  # with fusion
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
-    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
+    per_p, low, high = plan.values3(w_p, w_low, w_high)  # each plan.value(w): one call
+    interval = (float(low), float(high))
     # monotone in the weights: low <= predicted <= high
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
