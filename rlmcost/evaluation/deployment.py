@@ -151,8 +151,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     where = dep.placement if run.grouped else "baseline"
     user_groups = device_groups_of(dep)  # with their engines' layouts, merged over the run's engine
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
-    plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
-                         lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
+    key = ("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore)  # the query's
+    plan, tasks = memo.by_identities(  # few placements, by the groups' identity first (no
+        q.kept("plans by identities", dict), (user_groups,),  # DeviceGroup __eq__), then value
+        lambda: q.kept(key, lambda: _plan(user_groups, dep, where, alg)),
+        also=(where, dep.staleness, dep.offload_idle, mcore))  # fmt: skip
     # not kept with the plan: its trainer, and its engine where one generates (by the sections
     generates = any(t.kind is Kind.GENERATE for t in tasks)  # it reads, their identities)
     memo.by_identities(_POLICY, (dep.engine, dep.train, dep.forward, *dep.groups),

@@ -155,7 +155,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     # and spread, in order; without fusion as kept beside the groups' part (iteration_links)
     part = None
     syncs: Sequence[Transfer]
-    links: Sequence[tuple[str, str, list[str], tuple[str, str] | None]]
+    links: Sequence[tuple[str, str, Sequence[str], tuple[str, str] | None]]
     shape: Sequence[Any]
     w_t: Sequence[Any]
     w_p: Sequence[Any]
@@ -175,8 +175,8 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
     else:
         part = link_part(setup, static, groups, _phases)
         syncs, links, frozen_links, key_of = part.syncs, part.links, part.frozen, static.key_of
-        shape, w_t, w_p, w_d, w_low, w_high = part.shape, part.w_t, part.w_p, part.w_d, \
-            part.low, part.high  # fmt: skip
+        shape, w_t, w_p, w_d, w_low, w_high = static.shape + part.link_shape, part.w_t, \
+            part.w_p, part.w_d, part.low, part.high  # fmt: skip
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
     free_t, free_p = w_t, w_p  # the engines' own stream, for the in-turn comparisons below
     gated = jobs_of(groups) if placement.staleness else {}  # version gates stream async only
@@ -226,8 +226,7 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         busy = busy_per_group(shape, w_p, names)
         for what, _, _, stall in links:
             for side in stall or ():  # the engines pause for the refit, the trainer sends it
-                busy[side] += float(w_p[[k for k, *_ in shape].index(what) if part is None
-                                        else part.index[what]])
+                busy[side] += float(w_p[[k for k, *_ in shape].index(what)])
         notes += [gate_note] if gate_note else []
         kinds = {d.hardware or setup.hardware.name for d in placement.groups}  # mixed?
         notes += overlap_notes(float(per_p), busy, {g.name: g.gpus for g in groups},

@@ -5,10 +5,11 @@ Without fusion :func:`rlmcost.placement.iteration.combine` schedules the groups'
 built once per tuple of estimates (:mod:`rlmcost.placement.iteration_groups`) and one unit per
 weight sync after them (its link). The syncs (:func:`rlmcost.placement.weight_syncs.
 weight_syncs`) read the groups, their units' keys and, of the deployment, whether it is the
-paper's ideal, its framework, whether generation streams (``partial_rollout``) and each
-group's engine refit setting (``_refit_kind``): the same values for the deployments of a query
+paper's ideal, its framework, whether generation streams (``partial_rollout``) and the
+engine refit setting of each group a sync reaches (``_refit_kind``; a group with shadow copies
+of a trained model): the same values for the deployments of a query
 that share their groups and those settings (a synchronous and an overlapped loop on the same
-groups). :func:`link_part` keeps per such key, on the groups' part (``IterationGroups.kept``),
+groups). :func:`link_part` keeps per such key, on the groups' part (``IterationGroups.labels``),
 the syncs, their links as ``schedule`` takes them, the whole units' shape and weights (the
 groups' units, then the links', computed as ``combine`` computed them) and the iteration's
 phases (``iteration._phases``), so that a deployment reads them instead of building them.
@@ -34,24 +35,24 @@ Link = tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 first and last units)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no __dict__: one object fewer each for the collector
 class LinkPart:
     """The weight syncs of a loop without fusion on one groups' part (module docstring):
-    ``syncs`` and ``links`` as :func:`weight_syncs` returns them; ``frozen``: the links as
-    ``schedule`` takes them; ``shape`` ... ``high``: every unit's shape and weights (the
-    groups' units, then one per link); ``index``: each link unit's place; ``phases``: the
-    iteration's phases."""
+    ``syncs`` and ``links`` as :func:`weight_syncs` returns them (each link's readers a
+    tuple); ``frozen``: the links as ``schedule`` takes them; ``link_shape``: the links'
+    units' shapes (the whole shape is the groups' units', ``IterationGroups.shape``, then
+    these); ``w_t`` ... ``high``: every unit's weights; ``phases``: the iteration's phases.
+    Of plain values but the syncs and phases, so that the collector lets go of the rest."""
 
     syncs: tuple[Transfer, ...]
-    links: tuple[tuple[str, str, list[str], tuple[str, str] | None], ...]
+    links: tuple[tuple[str, str, tuple[str, ...], tuple[str, str] | None], ...]
     frozen: tuple[Link, ...]
-    shape: tuple[Any, ...]
+    link_shape: tuple[tuple[str, str, Stage | None, bool], ...]
     w_t: tuple[Any, ...]
     w_p: tuple[Any, ...]
     w_d: tuple[Any, ...]
     low: tuple[Any, ...]
     high: tuple[Any, ...]
-    index: dict[str, int]
     phases: tuple[Phase, ...]
 
 
@@ -65,11 +66,14 @@ def link_part(setup: Setup, static: IterationGroups, groups: Sequence[GroupEstim
     if setup.groups_seen is None:
         return _build(setup, static, groups, phases)
     dep = setup.deployment
-    refits = None if dep.ideal else tuple(engine_for(setup, g.name).refit for g in groups)
-    key = (dep.ideal, dep.framework, dep.partial_rollout, refits)
-    hit = static.kept.get(key)
+    refits = None if dep.ideal else tuple(engine_for(setup, g.name).refit for g in groups
+                                          if g.shadows)  # the groups a sync reaches
+    # led by None: no label's key (a tuple of unit keys, strings); of plain values, which the
+    # collector does not track
+    key = (None, dep.ideal, dep.framework, dep.partial_rollout, refits)
+    hit = static.labels.get(key)
     if hit is None:
-        hit = static.kept[key] = _build(setup, static, groups, phases)
+        hit = static.labels[key] = _build(setup, static, groups, phases)
     return hit
 
 
@@ -82,15 +86,13 @@ def _build(setup: Setup, static: IterationGroups, groups: Sequence[GroupEstimate
     w_d, low, high = list(static.w_d), list(static.low), list(static.high)
     frozen = append_links(syncs, links, (static.first_of, static.last_of), shape,
                           (w_t, w_p, w_d, low, high), [])  # fmt: skip
-    keys = [k for k, *_ in shape]
-    index = {what: keys.index(what) for what, *_ in links}  # its first unit of that key
-    return LinkPart(tuple(syncs), tuple(links), frozen, tuple(shape), tuple(w_t),
-                    tuple(w_p), tuple(w_d), tuple(low), tuple(high), index,
-                    phases(static, syncs))  # fmt: skip
+    return LinkPart(tuple(syncs), tuple((w, a, tuple(r), s) for w, a, r, s in links), frozen,
+                    tuple(shape[len(static.shape):]), tuple(w_t), tuple(w_p), tuple(w_d),
+                    tuple(low), tuple(high), phases(static, syncs))  # fmt: skip
 
 
 def append_links(syncs: Sequence[Transfer],
-                 links: Sequence[tuple[str, str, list[str], tuple[str, str] | None]],
+                 links: Sequence[tuple[str, str, Sequence[str], tuple[str, str] | None]],
                  ends: tuple[dict[str, str], dict[str, str]], shape: list[Any],
                  weights: Sequence[list[Any]], spreads: list[Any]) -> tuple[Link, ...]:
     """One unit per link appended to ``shape``, ``weights`` (bound, prediction, depth, and
