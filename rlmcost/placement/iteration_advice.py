@@ -93,12 +93,26 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     A phase holds A bytes besides the engine's R = f x capacity, and the overhead adds the
     fixed context/communicator bytes F and the slack s of the allocated total, so it fits when
     (A + R)(1 + s) + F <= capacity: f <= ((capacity - F) / (1 + s) - A) / capacity.
+
+    Kept by the identities of what it reads (the overhead settings, the run's engine and the
+    groups' own settings, which give each group's engine; the group estimates): the
+    deployments of a query that share them.
     """
     dep = setup.deployment
     if dep.ideal:
         return None
+    return by_identities(_FRACTIONS, (dep.overhead, dep.engine, *dep.groups, *groups),
+                         lambda: _fraction(setup, groups), also=(len(dep.groups),))
+
+
+_FRACTIONS = table()
+""":func:`recommended_fraction` by the identities of what it reads."""
+
+
+def _fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:
+    """:func:`recommended_fraction`, computed."""
     best: float | None = None
-    ov = dep.overhead  # by its values: a pydantic model hashes and compares in Python
+    ov = setup.deployment.overhead  # by its values: a pydantic model hashes in Python
     key = by_identities(_OVERHEADS, (ov,), lambda: Hashed((type(ov), tuple(ov.__dict__.items()))))
     for g in groups:
         if engine_for(setup, g.name).kind is EngineKind.MEGATRON:
