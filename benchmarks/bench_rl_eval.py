@@ -511,17 +511,17 @@ Seventeenth round: what a deployment of kept group estimates costs (December 202
 100-109/s; fast, every 8th 858-1,129 -> 828-999/s; sweep one call each 1,139-1,408 ->
 855-1,215/s; again with every group kept 4,247-4,452 -> 4,726-5,008/s; evaluate_many
 1,455-1,613 -> 1,402-1,455/s; planner rows 1,047-1,078 -> 1,026-1,185/s (all but the kept sweep
-within this machine's noise, which a helper's run beside them sets: plain moved 10 % with no
-change of its path). Steadier measures: the fastest of 9 kept sweeps chunk by chunk (64 chunks,
-collector off), at a load of 1.7-2, 243.6-265.1 -> 198.1-212.3 us a deployment (5,047/s at
-best; side by side at a load of 5-6, 300.1-334.6 -> 249.0-280.0 before this round's last step);
-the one-call sweep, the fastest of 4 per chunk, collector off, side by side, 623.1-643.9 ->
-602.4-630.7 us a deployment, and with the collector on 853 -> 776 us (3 full collections either
-way); Python calls in the kept sweep 1,638,796 -> 1,376,098 (502 -> 422 a deployment), in the
-one-call sweep 5,130,327 -> 5,084,010; tracked objects the one-call sweep keeps 126,562 ->
-134,916 (the link parts below). What it cut: without stage fusion, a loop's weight syncs, their
-links as ``schedule`` takes them, the whole units' weights (the groups' units then the links')
-and the iteration's phases are kept beside the groups' part by what the syncs read of a
+within this machine's noise, which other processes on the two cores set: plain moved 10 % with
+no change of its path). Steadier measures: the fastest of 9 kept sweeps chunk by chunk (64
+chunks, collector off), at a load of 1.7-2, 243.6-265.1 -> 198.1-212.3 us a deployment (5,047/s
+at best; side by side at a load of 5-6, 300.1-334.6 -> 249.0-280.0 before this round's last
+step); the one-call sweep, the fastest of 4 per chunk, collector off, side by side, 623.1-643.9
+-> 602.4-630.7 us a deployment, and with the collector on 853 -> 776 us (3 full collections
+either way); Python calls in the kept sweep 1,638,796 -> 1,376,098 (502 -> 422 a deployment),
+in the one-call sweep 5,130,327 -> 5,084,010; tracked objects the one-call sweep keeps 126,562
+-> 134,916 (the link parts below). What it cut: without stage fusion, a loop's weight syncs,
+their links as ``schedule`` takes them, the whole units' weights (the groups' units then the
+links') and the iteration's phases are kept beside the groups' part by what the syncs read of a
 deployment (ideal, framework, partial rollout, the refit setting of each group a sync reaches;
 ``placement/iteration_links.py``, in ``IterationGroups.labels`` under keys led by None), so a
 deployment reads them instead of building them (``weight_syncs`` about 12 us, the lists'
