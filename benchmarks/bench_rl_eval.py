@@ -505,6 +505,53 @@ collector either way). Left: ``iteration.combine`` is now over half of a kept de
 (cProfile: its own work about a sixth, the schedule values kept by their weights about a fifth,
 the weight syncs, phases and notes the rest), ``evaluate_in``'s own work and notes about a
 tenth; the group estimates (about 500 us of a one-call deployment) as before.
+
+Seventeenth round: what a deployment of kept group estimates costs (December 2026, against main
+48bb453 in the same minutes). At a load of 0.6-0.8, two alternating runs each: plain 111-112 ->
+100-109/s; fast, every 8th 858-1,129 -> 828-999/s; sweep one call each 1,139-1,408 ->
+855-1,215/s; again with every group kept 4,247-4,452 -> 4,726-5,008/s; evaluate_many
+1,455-1,613 -> 1,402-1,455/s; planner rows 1,047-1,078 -> 1,026-1,185/s (all but the kept sweep
+within this machine's noise, which other processes on the two cores set: plain moved 10 % with
+no change of its path). Steadier measures: the fastest of 9 kept sweeps chunk by chunk (64
+chunks, collector off), at a load of 1.7-2, 243.6-265.1 -> 198.1-212.3 us a deployment (5,047/s
+at best; side by side at a load of 5-6, 300.1-334.6 -> 249.0-280.0 before this round's last
+step); the one-call sweep, the fastest of 4 per chunk, collector off, side by side, 623.1-643.9
+-> 602.4-630.7 us a deployment, and with the collector on 853 -> 776 us (3 full collections
+either way); Python calls in the kept sweep 1,638,796 -> 1,376,098 (502 -> 422 a deployment),
+in the one-call sweep 5,130,327 -> 5,084,010; tracked objects the one-call sweep keeps 126,562
+-> 134,916 (the link parts below). What it cut: without stage fusion, a loop's weight syncs,
+their links as ``schedule`` takes them, the whole units' weights (the groups' units then the
+links') and the iteration's phases are kept beside the groups' part by what the syncs read of a
+deployment (ideal, framework, partial rollout, the refit setting of each group a sync reaches;
+``placement/iteration_links.py``, in ``IterationGroups.labels`` under keys led by None), so a
+deployment reads them instead of building them (``weight_syncs`` about 12 us, the lists'
+copies, the link loop; a synchronous and an overlapped loop on the same groups share one; the
+kept sweep finds every one, as it finds the groups' parts, so this share of its gain is what a
+deployment saves where its groups' part recurs, not a new one's); the iteration's result (25
+fields), its stages (7) and the Setup (17) are built without the frozen ``__init__``
+(``placement/frozen.py``; through ``__init__``, an ``object.__setattr__`` per field, they took
+about 12 us a deployment); the schedule's value of the prediction and its interval's two ends
+in one generated function (``Template.values3``: ``largest``'s lines once per vector, computed
+afresh: 9,174 of the sweep's 11,296 such values were not kept, and finding three kept values
+cost more than it saved; the prediction's kept for the in-turn comparison); the trainer layout
+(a memoized key hashing the pydantic ``TrainLayout``), the train notes (the same), the
+generating engines (a set of ``EngineSpec``) and the placement (a key holding the device
+groups: 2.9 ``DeviceGroup.__eq__`` a deployment) by identity first; the offloads-apart rule
+(NeMo RL, computed per deployment: its table kept one entry) and the engine reservation's
+advice by the identities of the sections, placement groups and estimates they read; the groups'
+hardware read once per deployment, the vLLM note kept, the speculation notes' exit before the
+groups' merged engines. Every result the same bit for bit: ``validate --rl --json`` byte for
+byte; the ``to_json`` (or error) of 7,328 planner candidates (PPO Llama-3.1-70B on 16 and 32
+A100, GRPO 8B on 16 A100 and under verl on 16 H100), one sha256 fast, plain (``memo.plain``)
+and through ``evaluate_many``; ``tests/test_fast_equal.py`` (hypothesis: seeds 1-5 and 7 on the
+round's earlier steps, the default seed and seed 3 on the last). Measured and left: the three
+values by numpy (each cycle's sums by ``np.add.accumulate``, equal bit for bit) took 14.7-15.6
+us against the generated function's 9.8-10.3; the kept path is now a flat spread (the
+schedule's values about a sixth: some 80 additions a vector over the undominated cycles;
+``evaluate_in``'s own work and notes; the group keys, about 9 us a group: three identity
+look-ups); the fresh group estimate (2,151 Python calls each, ``--profile-estimates``: no
+function above 4 % of its own time) and ``evaluate_many`` over distinct group keys at once, not
+attempted: both need the group model as a few tuple operations.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from rlmcost.perf.moe_host import MOE_HOST_NOTE
 from rlmcost.perf.moe_router import ROUTER_FP64_NOTE
 from rlmcost.placement.allocate import allocate
 from rlmcost.placement.configs import build
+from rlmcost.placement.frozen import built
 from rlmcost.placement.group_offload import offload_notes
 from rlmcost.placement.group_train import (
     any_router_fp64,
@@ -95,16 +96,21 @@ def trainer_layout(run: Run) -> TrainerLayout:
     each model is chosen by the evaluation and ``cluster.gpus`` is taken as given."""
     c = run.cluster
     gpus, note = run_gpus(run)  # given (checked against a size tier's layout) or filled
-    out = _trainer_layout(run.deployment.train, c.dp or 1, gpus, run.tp_per_model,
-                          run.grouped, bool(run.deployment.groups))  # fmt: skip
+    train, args = run.deployment.train, (c.dp or 1, gpus, run.tp_per_model, run.grouped,
+                                         bool(run.deployment.groups))  # fmt: skip
+    out = memo.by_identities(_TRAINERS, (train,), lambda: _trainer_layout(train, *args),
+                             also=args)  # by the layout's identity: no pydantic hash
     return out if note is None else replace(out, notes=(note, *out.notes))
 
 
-@memo.memoized()
+_TRAINERS = memo.table()
+""":func:`_trainer_layout` kept by the trainer layout's identity and the other arguments (the
+planner's deployments share a few validated trainer layouts)."""
+
+
 def _trainer_layout(train: TrainLayout, dp: int, gpus: int | None, tp_per_model: bool,
                     grouped: bool, has_groups: bool) -> TrainerLayout:  # fmt: skip
-    """:func:`trainer_layout` of what it reads of the Run (kept: the planner's deployments
-    repeat a few trainer layouts)."""
+    """:func:`trainer_layout` of what it reads of the Run (kept by :data:`_TRAINERS`)."""
     if tp_per_model:
         models = Layout(pp=train.pp, zero=train.zero, micro_batch=train.micro_batch,
                         ckpt=train.ckpt, sp=train.sp, cp=train.cp, ep=train.ep,
@@ -145,8 +151,11 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     where = dep.placement if run.grouped else "baseline"
     user_groups = device_groups_of(dep)  # with their engines' layouts, merged over the run's engine
     mcore = dep.engine.kind is EngineKind.MEGATRON  # (its async placement: one group)
-    plan, tasks = q.kept(("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore),
-                         lambda: _plan(user_groups, dep, where, alg))  # the query's few placements
+    key = ("plan", where, dep.staleness, user_groups, dep.offload_idle, mcore)  # the query's
+    plan, tasks = memo.by_identities(  # few placements, by the groups' identity first (no
+        q.kept("plans by identities", dict), (user_groups,),  # DeviceGroup __eq__), then value
+        lambda: q.kept(key, lambda: _plan(user_groups, dep, where, alg)),
+        also=(where, dep.staleness, dep.offload_idle, mcore))  # fmt: skip
     # not kept with the plan: its trainer, and its engine where one generates (by the sections
     generates = any(t.kind is Kind.GENERATE for t in tasks)  # it reads, their identities)
     memo.by_identities(_POLICY, (dep.engine, dep.train, dep.forward, *dep.groups),
@@ -171,18 +180,18 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append("tp per model (smallest leaving half the HBM free of weights): "
                      + ", ".join(f"{r}={t}" for r, t in tps.items()))
     host = q.host_bytes_per_s
-    setup = Setup(
-        alg=alg, placement=plan, tasks=tasks, specs=specs, hardware=hw, workload=wl,
-        values=q.values, base=trainer.models, tp=tps, lengths=q.lengths, host_bytes_per_s=host,
-        efficiency=efficiency or PEAK, deployment=dep, counting=run.attention,
-        devices=group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
-        groups_seen=q.groups_seen, host_memory_gib=run.cluster.host_memory_gib,
+    setup = built(  # Setup(...) with every field given, in order
+        Setup, alg, plan, tasks, specs, hw, wl, q.values, trainer.models, tps, q.lengths, host,
+        efficiency or PEAK, dep, run.attention,
+        group_devices(user_groups, hw, run.cluster.host_bandwidth_gb_per_s),
+        run.cluster.host_memory_gib, q.groups_seen,
     )  # fmt: skip
     gpus = trainer.gpus
     total = gpus if gpus is not None or user_groups is not None else DEFAULT_GPUS
     result = allocate(setup, total)
     # the engines that generate: each group's, merged over the run's (deployment.group_engine)
-    engines = {engine_for(setup, t.group) for t in tasks if t.kind is Kind.GENERATE} or {dep.engine}
+    engines = list({id(e): e for t in tasks if t.kind is Kind.GENERATE  # distinct objects: no
+                    for e in (engine_for(setup, t.group),)}.values()) or [dep.engine]  # hash
     if efficiency is not None:
         notes.append(f"time calibrated with {efficiency.name}")
     view = idle_view(dep, result.groups, plan)  # no offload its groups leave out (group_train)
@@ -192,13 +201,7 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
         notes.append(f"{alg.name} is offline (Table IV †): its responses come from a fixed "
                      "dataset generated before training, so the loop has no Generation stage")
     elif any(e.kind is EngineKind.VLLM for e in engines):
-        notes.append(
-            f"vLLM decode steps carry {VLLM_HOST_S_PER_SEQUENCE.value * 1e6:g} us of host time "
-            "per sequence in flight (scheduler, inputs, output processing; measured on "
-            "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
-            "output processing beside the GPU) it is a floor under the step, not added; none "
-            "on SGLang (overlap scheduler)"
-        )
+        notes.append(_vllm_note(VLLM_HOST_S_PER_SEQUENCE.value))
     if not alg.offline and hw.host_time_factor != 1:
         notes.append(
             f"{hw.name}'s host CPU runs PyTorch's per-call work "
@@ -215,8 +218,9 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
     _extend(notes, (n for g in result.groups for n in _hybrid_notes_of(g)))
     kl = any(t.role is Role.REFERENCE for t in tasks)  # worker notes: kept by all they read
     moe = q.kept("moe", lambda: any(spec.arch().is_moe for spec in q.specs.values()))
-    stops, drops = q.kept(("train notes", dep.ideal, dep.framework, dep.train),
-                          lambda: train_notes(q.specs, dep))  # the trained models' rerun, dropout
+    stops, drops = memo.by_identities(  # the trained models' rerun, dropout (per query)
+        q.kept("train notes", dict), (dep.train,), lambda: train_notes(q.specs, dep),
+        also=(dep.ideal, dep.framework))  # fmt: skip
     _extend(notes, drops)  # their config's dropout (placement.model_dropout)
     parts = (view.train, dep.forward, dep.logits, dep.lora, *dep.groups)  # by their identities
     read = memo.by_identities(_READ, parts, lambda: memo.Hashed(
@@ -250,6 +254,18 @@ def evaluate_in(q: Query, run: Run) -> PlacementEstimate:
 
 _READ = memo.table()  # the worker notes' sections of a deployment, hashed once
 _POLICY = memo.table()  # the sections of the deployments whose trainer and engine passed
+
+
+@memo.memoized()
+def _vllm_note(per_sequence_s: float) -> str:
+    """The note on vLLM's host time per sequence in flight (kept per value)."""
+    return (
+        f"vLLM decode steps carry {per_sequence_s * 1e6:g} us of host time "
+        "per sequence in flight (scheduler, inputs, output processing; measured on "
+        "ML.ENERGY v3: rlmcost.perf.engine_host); streamed (--partial-rollout: AsyncLLM, "
+        "output processing beside the GPU) it is a floor under the step, not added; none "
+        "on SGLang (overlap scheduler)"
+    )
 
 
 def _handoff_note(setup: Setup, result: PlacementEstimate) -> str | None:

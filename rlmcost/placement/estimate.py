@@ -133,8 +133,9 @@ class PlacementEstimate:
     def _fleet(self) -> tuple[tuple[str, int], ...]:
         """:attr:`fleet`'s items, kept per estimate (a plan's row reads it six times)."""
         out: dict[str, int] = {}
+        hw, run = self.group_hardware, self.hardware
         for g in self.groups:
-            name = self.hardware_of(g.name).name
+            name = hw.get(g.name, run).name  # hardware_of
             out[name] = out.get(name, 0) + g.gpus
         return tuple(out.items())
 

@@ -77,7 +77,7 @@ _TRAIN = tuple(TrainLayout.model_fields)  # a group's trainer layout over the ru
 
 def group_key(setup: Setup, group: DeviceGroup, gpus: int) -> tuple[Any, ...]:
     """What one group's estimate depends on beyond the query (module docstring)."""
-    part = _reads(setup, group)
+    part = _reads(setup, group, setup.deployment.group(group.name))
     own = _own(setup, group.name, part)
     tasks = _tasks_part(setup.tasks, group.name)
     tps = tuple((r, setup.tp.get(r)) for r in tasks.value[1])
@@ -111,15 +111,15 @@ def _tasks_part(tasks: tuple[Task, ...], name: str) -> _Part:
                   frozenset(t.role for t in tasks)))  # fmt: skip
 
 
-def _reads(setup: Setup, group: DeviceGroup) -> str:
+def _reads(setup: Setup, group: DeviceGroup, own: Any) -> str:
     """Which part of the Setup ``group`` reads (module docstring): "no engine", "no trainer"
     or "all"; kept per query by the identities of what it reads (the placement's tasks, the
-    group, the run's engine and the group's own settings; whether the run is ideal)."""
+    group, the run's engine and the group's own settings ``own``, ``dep.group(group.name)``;
+    whether the run is ideal)."""
     seen, dep = setup.groups_seen, setup.deployment
     if seen is None:
         return _reads_of(setup, group)
-    return by_identities(_table(seen, "reads"), (setup.tasks, group, dep.engine,
-                                                 dep.group(group.name)),
+    return by_identities(_table(seen, "reads"), (setup.tasks, group, dep.engine, own),
                          lambda: _reads_of(setup, group), also=(dep.ideal,))  # fmt: skip
 
 
@@ -254,9 +254,9 @@ def recall(setup: Setup, group: DeviceGroup, gpus: int,
     seen = setup.groups_seen
     if seen is None:
         return compute()
-    part = _reads(setup, group)
-    objs = (_setup_part(setup, part), setup.tasks, group,
-            setup.deployment.group(group.name), *setup.tp)  # fmt: skip
+    own = setup.deployment.group(group.name)
+    part = _reads(setup, group, own)
+    objs = (_setup_part(setup, part), setup.tasks, group, own, *setup.tp)
     out = by_identities(_table(seen, "estimates"), objs,
                         lambda: _found(seen, setup, group, gpus, compute),
                         most=16384, also=(gpus, part, *setup.tp.values()))  # fmt: skip

@@ -94,16 +94,19 @@ def _apart(dep: Deployment, groups: Sequence[GroupEstimate],
     out (a group of ``placement`` whose ``--groups`` brackets give its offload runs it as
     given: :meth:`~rlmcost.placement.group_own.GroupTasks.train_offload`), and how many
     groups train. Nothing under a framework that runs them everywhere (the rule's flag, read
-    first); the last call's answer is kept by the identities of what it read (the iteration's
-    note and the notes' view of one evaluation ask the same)."""
+    first); kept by the identities of what it reads (the deployment's trainer layout and
+    groups' own settings, the placement's groups, the group estimates; the framework by
+    name): the iteration's note and the notes' view of one evaluation ask the same, and the
+    deployments of a query that share these (their validated sections, their estimates)."""
     beh = behaviour(dep.framework)
     if beh is None or not beh.phase_offload_colocated:
         return (), 0  # phase_offloads_run leaves every offload as it is
-    return memo.by_identities(_APART, (dep, placement, *groups),
-                              lambda: _apart_of(dep, groups, placement), most=1)  # fmt: skip
+    return memo.by_identities(_APART, (dep.train, *dep.groups, *placement.groups, *groups),
+                              lambda: _apart_of(dep, groups, placement),
+                              also=(dep.framework, len(dep.groups), len(groups)))  # fmt: skip
 
 
-_APART = memo.table()  # the last call's
+_APART = memo.table()  # by the identities of what _apart_of reads
 
 
 def _apart_of(dep: Deployment, groups: Sequence[GroupEstimate],

@@ -48,16 +48,17 @@ from typing import Any
 from rlmcost.algorithms.kinds import Kind, Stage
 from rlmcost.memo import per_instance
 from rlmcost.parallel.pipeline import bubble_fraction
-from rlmcost.perf.interval import Spread, job_spread, transfer_spread
 from rlmcost.placement.estimate import (
     MFU_CONVENTION as MFU_CONVENTION,  # the estimate report's import
 )
 from rlmcost.placement.estimate import FusionGain, Phase, PlacementEstimate, StageResult
+from rlmcost.placement.frozen import built
 from rlmcost.placement.group_gate import GATE_NOTE, KEEP_KV_NOTE, colocated_note, framework_stream
 from rlmcost.placement.group_train import offloads_apart_note
 from rlmcost.placement.inputs import Setup, sequence_work
 from rlmcost.placement.iteration_advice import exposed_notes, recommended_fraction, sync_notes
 from rlmcost.placement.iteration_groups import IterationGroups, iteration_groups, jobs_of
+from rlmcost.placement.iteration_links import append_links, fused_units, group_hardware, link_part
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.overlap import busy_per_group, check_partial_rollout, overlap_notes
 from rlmcost.placement.prefix_share import PREFIX_NOTE
@@ -149,78 +150,33 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                 pred_of[j.task.index] = max(fused_pred, fused) * share
         fusion = FusionGain(inter, intra)
     # schedule units: per group, its transfers in front of their tasks; training tasks of a
-    # group merge under fusion (interleaved pipelines). Each unit: its shape (key, resource,
-    # stage, barrier) and its weights (bound, prediction, depth) and spread, in order.
-    shape: list[tuple[str, str, Stage | None, bool]] = []
-    w_t: list[Any] = []
-    w_p: list[Any] = []
-    w_d: list[Any] = []
-    spreads: list[Spread] = []
-    key_of: dict[int, str] = {}
-    w_low: list[Any] | None = None
-    w_high: list[Any] | None = None
-    if not placement.fusion:  # each group's units as built once per estimate
-        shape, w_t, w_p, w_d = list(static.shape), list(static.w_t), list(static.w_p), \
-            list(static.w_d)  # fmt: skip
-        w_low, w_high = list(static.low), list(static.high)
-        key_of = static.key_of  # read, never changed, below
-    for g in groups if placement.fusion else ():
-        fused_jobs = [j for j in g.jobs if placement.fusion and j.task.kind is Kind.TRAIN]
-        fused_key = (
-            "+".join(str(j.task.index) for j in fused_jobs) if len(fused_jobs) > 1 else None
-        )
-        for j in g.jobs:
-            index = j.task.index
-            for tr in g.transfers:
-                if tr.before == index:
-                    k = f"{tr.kind}:{tr.unit_name}@{g.name}#{tr.before}"  # one unit per use
-                    shape.append((k, g.name, tr.stage, False))
-                    w_t.append(tr.time_s)
-                    w_p.append(tr.predicted)
-                    w_d.append(0)
-                    spreads.append(tr.spread or transfer_spread())
-            if fused_key and j in fused_jobs:
-                key_of[index] = fused_key
-                if j is not fused_jobs[0]:
-                    continue
-                shape.append((fused_key, g.name, j.task.stage, True))
-                w_t.append(sum(time_of[f.task.index] for f in fused_jobs))
-                w_p.append(sum(pred_of[f.task.index] for f in fused_jobs))
-                w_d.append(max(f.depth for f in fused_jobs))
-                spreads.append(job_spread(j.task.kind))
-                continue
-            key = str(index)
-            key_of[index] = key
-            shape.append((key, g.name, j.task.stage, True))
-            w_t.append(time_of[index])
-            w_p.append(pred_of[index])
-            w_d.append(j.depth)
-            spreads.append(job_spread(j.task.kind))
-    syncs, links = weight_syncs(setup, groups, key_of)
+    # group merge under fusion (interleaved pipelines); then one unit per weight-sync link.
+    # Each unit: its shape (key, resource, stage, barrier), weights (bound, prediction, depth)
+    # and spread, in order; without fusion as kept beside the groups' part (iteration_links)
+    part = None
+    syncs: Sequence[Transfer]
+    links: Sequence[tuple[str, str, Sequence[str], tuple[str, str] | None]]
+    shape: Sequence[Any]
+    w_t: Sequence[Any]
+    w_p: Sequence[Any]
+    w_d: Sequence[Any]
+    w_low: Sequence[Any] | None = None
+    w_high: Sequence[Any] | None = None
     if placement.fusion:
+        shape, w_t, w_p, w_d, spreads, key_of = fused_units(groups, time_of, pred_of)
+        syncs, links = weight_syncs(setup, groups, key_of)
         first_of: dict[str, str] = {}
         last_of: dict[str, str] = {}
         for key, resource, _, _ in shape:
             first_of.setdefault(resource, key)
             last_of[resource] = key
+        frozen_links = append_links(syncs, links, (first_of, last_of), shape,
+                                    (w_t, w_p, w_d), spreads)  # fmt: skip
     else:
-        first_of, last_of = static.first_of, static.last_of
-    frozen: list[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = []
-    for what, after, readers, stall in links:
-        sync = next(s for s in syncs if s.what == what)
-        # a refit into engines stalls both sides (module docstring; schedule.Link): the
-        # trainer's next iteration waits for it, the engines' group pauses for it
-        shape.append((what, f"link:{what}", None, False))
-        w_t.append(sync.time_s)
-        w_p.append(sync.predicted)
-        w_d.append(0)
-        spreads.append(sync.spread or transfer_spread())
-        if w_low is not None and w_high is not None:
-            w_low.append(sync.predicted * spreads[-1].low)
-            w_high.append(sync.predicted * spreads[-1].high)
-        frozen.append((what, after, tuple(readers), (first_of[stall[1]],) if stall else (),
-                       (first_of[stall[0]], last_of[stall[0]]) if stall else ()))
-    frozen_links = tuple(frozen)
+        part = link_part(setup, static, groups, _phases)
+        syncs, links, frozen_links, key_of = part.syncs, part.links, part.frozen, static.key_of
+        shape, w_t, w_p, w_d, w_low, w_high = static.shape + part.link_shape, part.w_t, \
+            part.w_p, part.w_d, part.low, part.high  # fmt: skip
     plan = _template(static, shape, placement.staleness, frozen_links, placement.fusion)
     free_t, free_p = w_t, w_p  # the engines' own stream, for the in-turn comparisons below
     gated = jobs_of(groups) if placement.staleness else {}  # version gates stream async only
@@ -232,29 +188,24 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
         if float(serial.value(free_p)) < float(plan.value(gw[1] or w_p)):
             plan, gw, gate_note = serial, [None, None, w_low, w_high], gate_note + IN_TURN
     w_t, w_p, w_low, w_high = gw[0] or w_t, gw[1] or w_p, gw[2], gw[3]
-    per_t, per_p, per_d = plan.period(w_t), plan.value(w_p), plan.value(w_d)
+    per_t, per_d = plan.period(w_t), plan.value(w_d)
     if serial is not None and plan is not serial and serial.period(free_t).value < per_t.value:
         per_t = serial.period(free_t)  # the bound likewise
-    if w_low is None or w_high is None:
+    if w_low is None or w_high is None:  # with fusion
         w_low, w_high = ([w * getattr(sp, end) for w, sp in zip(w_p, spreads, strict=True)]
                          for end in ("low", "high"))  # fmt: skip
-    interval = (float(plan.value(w_low)), float(plan.value(w_high)))
+    per_p, low, high = plan.values3(w_p, w_low, w_high)  # each plan.value(w): one call
+    interval = (float(low), float(high))
     # monotone in the weights: low <= predicted <= high
     interval = (max(interval[0], float(per_t.value)), interval[1])  # never below the bound
     spans_t, spans_p, spans_d = plan.stage_spans(w_t), plan.stage_spans(w_p), plan.stage_spans(w_d)
     stages: dict[Stage, StageResult] = {}
     for stage, (work, memory, active) in static.stages.items():  # the stages in order
-        stages[stage] = StageResult(
-            stage,
-            work,
-            int(spans_d.get(stage, 0)),
-            memory,
-            float(spans_t.get(stage, 0.0)),
-            active,
-            float(spans_p.get(stage, 0.0)),
-        )
+        stages[stage] = built(StageResult, stage, work, int(spans_d.get(stage, 0)), memory,
+                              float(spans_t.get(stage, 0.0)), active,
+                              float(spans_p.get(stage, 0.0)))  # fmt: skip
     notes += static.wave_notes
-    hardware = {g.name: setup.hardware_of(g.name) for g in groups}
+    hardware = group_hardware(setup, groups)
     per_node = min(h.gpus_per_node for h in hardware.values())
     notes += exposed_notes(groups, per_node)
     notes += offloads_apart_note(setup.deployment, groups, setup.placement)
@@ -303,35 +254,18 @@ def combine(setup: Setup, groups: Sequence[GroupEstimate]) -> PlacementEstimate:
                                                                      jobs_of(groups))
     if cycle.shift > 1:
         critical += f" (over {cycle.shift} iterations)"
-    return PlacementEstimate(
-        setup.alg,
-        placement,
-        tuple(groups),
-        stages,
-        float(per_t.value),
-        int(ceil(per_d)),
-        critical,
-        tuple(syncs),
-        fusion,
-        setup.hardware,
-        setup.workload,
-        setup.lengths,
-        tuple(notes),
-        specs=dict(setup.specs),
-        values=dict(setup.values),
-        calibration=setup.efficiency.name,
-        deployment=setup.deployment,
-        recommended_gpu_memory_utilization=recommended_fraction(setup, groups),
-        iteration_time_s=float(per_p),
-        iteration_interval_s=(interval[0], interval[1]),
-        phases=_phases(static, syncs),
-        tokens_per_iteration=static.trained_tokens,
-        group_hardware=hardware,
-        host_memory_gib=setup.host_memory_gib,
-    )
+    return built(  # PlacementEstimate(...) with every field given, in order
+        PlacementEstimate, setup.alg, placement, tuple(groups), stages, float(per_t.value),
+        int(ceil(per_d)), critical, tuple(syncs), fusion, setup.hardware, setup.workload,
+        setup.lengths, tuple(notes), dict(setup.specs), dict(setup.values),
+        setup.efficiency.name, setup.deployment, recommended_fraction(setup, groups),
+        float(per_p), (interval[0], interval[1]),
+        _phases(static, syncs) if part is None else part.phases, static.trained_tokens,
+        hardware, {}, setup.host_memory_gib,
+    )  # fmt: skip
 
 
-def _template(static: IterationGroups, shape: list[Any], staleness: int,
+def _template(static: IterationGroups, shape: Sequence[Any], staleness: int,
               links: tuple[Any, ...], fused: bool) -> Template:  # fmt: skip
     """``template(tuple(shape), staleness, links)``; without fusion kept beside the groups'
     part by the staleness and links: the shape is then the groups' units

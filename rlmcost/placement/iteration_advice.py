@@ -5,12 +5,11 @@ Plain functions over the groups :func:`rlmcost.placement.iteration.combine` sche
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.spec import Overhead
-from rlmcost.memo import per_instance
+from rlmcost.memo import Hashed, by_identities, per_instance, table
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.inputs import Setup, engine_for
 from rlmcost.placement.jobs import GroupEstimate, Transfer
@@ -94,13 +93,27 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     A phase holds A bytes besides the engine's R = f x capacity, and the overhead adds the
     fixed context/communicator bytes F and the slack s of the allocated total, so it fits when
     (A + R)(1 + s) + F <= capacity: f <= ((capacity - F) / (1 + s) - A) / capacity.
+
+    Kept by the identities of what it reads (the overhead settings, the run's engine and the
+    groups' own settings, which give each group's engine; the group estimates): the
+    deployments of a query that share them.
     """
     dep = setup.deployment
     if dep.ideal:
         return None
+    return by_identities(_FRACTIONS, (dep.overhead, dep.engine, *dep.groups, *groups),
+                         lambda: _fraction(setup, groups), also=(len(dep.groups),))
+
+
+_FRACTIONS = table()
+""":func:`recommended_fraction` by the identities of what it reads."""
+
+
+def _fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float | None:
+    """:func:`recommended_fraction`, computed."""
     best: float | None = None
-    ov = dep.overhead  # by its values: a pydantic model hashes and compares in Python
-    key = (type(ov), tuple(ov.__dict__.items()))
+    ov = setup.deployment.overhead  # by its values: a pydantic model hashes in Python
+    key = by_identities(_OVERHEADS, (ov,), lambda: Hashed((type(ov), tuple(ov.__dict__.items()))))
     for g in groups:
         if engine_for(setup, g.name).kind is EngineKind.MEGATRON:
             continue  # no fraction: its pool is buffer_size_gb (deployment.megatron_engine)
@@ -113,15 +126,20 @@ def recommended_fraction(setup: Setup, groups: Sequence[GroupEstimate]) -> float
     return best
 
 
+_OVERHEADS = table()
+"""Each overhead settings object's key (:func:`_group_fraction`), made and hashed once by its
+identity (the planner's candidates share their validated sections)."""
+
+
 @per_instance
-def _group_fraction(g: GroupEstimate, overhead_key: tuple[Any, ...]) -> float | None:
+def _group_fraction(g: GroupEstimate, overhead_key: Hashed) -> float | None:
     """:func:`recommended_fraction` of one group (None: it runs no engine), kept per group
     estimate and overhead settings (``overhead_key``: the model's type and its fields'
-    values, all it holds: ``extra="forbid"``)."""
+    values, all it holds: ``extra="forbid"``; hashed once)."""
     gen = [j for j in g.jobs if j.task.kind is Kind.GENERATE]
     if not gen:
         return None
-    kind, items = overhead_key
+    kind, items = overhead_key.value
     overhead: Overhead = kind.model_construct(**dict(items))  # validated when it was made
     cap = g.hbm_bytes  # the capacity of the group's own device
     limits = []

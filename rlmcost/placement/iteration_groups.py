@@ -52,7 +52,10 @@ class IterationGroups:
     (name, verl key, predicted, bound) summed over the groups' jobs and transfers of that
     name, in the order the groups run them; ``phase_list``: those with any time, as
     :class:`~rlmcost.placement.estimate.Phase`; ``names``: the phases' names; ``labels``: the
-    critical cycles' labels, by their unit keys; and ``plans``: the schedule templates
+    critical cycles' labels, by their unit keys (tuples of strings), and the weight syncs'
+    units of a loop without fusion by what they read of a deployment (keys led by None,
+    :func:`~rlmcost.placement.iteration_links.link_part`: one dict per part for both); and
+    ``plans``: the schedule templates
     without fusion, by staleness and links (both filled by ``combine``; ``plans`` and
     ``shape`` shared by the parts of one shape, :data:`_SHAPES`). Each trained
     model's group and job and the jobs by task index are not kept (:func:`jobs_of`): fewer
@@ -74,7 +77,7 @@ class IterationGroups:
     phase_list: tuple[Phase, ...]
     trained_tokens: int
     names: tuple[str, ...]
-    labels: dict[tuple[str, ...], str] = field(default_factory=dict)
+    labels: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     plans: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # combine's templates
 
 

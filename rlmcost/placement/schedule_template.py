@@ -49,6 +49,8 @@ class Template:
     resource_of: Mapping[str, str]
     span_sums: Callable[[Sequence[Any]], dict[Stage, Any]]  # the spans, :func:`_spans_function`
     largest: Callable[[Sequence[Any]], Any]  # the largest mean, over :func:`undominated`
+    largest3: Callable[..., tuple[Any, Any, Any]]  # ``largest`` of three vectors at once
+
     def means(self, weights: Sequence[Any]) -> list[Any]:
         """Every cycle's mean, in :attr:`cycles` order."""
         ranked = self.ranked_means(weights)
@@ -70,6 +72,22 @@ class Template:
         >= 0 of one type, all floats or all ints, as schedule weights are; others take every
         cycle). Kept (:meth:`_recall`)."""
         return self._recall("value", weights)
+
+    def values3(self, a: Sequence[Any], b: Sequence[Any], c: Sequence[Any]) -> tuple[Any, ...]:
+        """``(value(a), value(b), value(c))``, the same numbers: where all three are floats
+        >= 0, one call of :attr:`largest3` (``largest``'s lines once per vector), computed
+        afresh (finding three kept values cost more than it saved: 81 % of them were not
+        kept in the planner's sweep), ``value(a)`` then kept as :meth:`value` keeps it (an
+        overlapped loop's in-turn comparison reads it); otherwise :meth:`value` each."""
+        weights = (a, b, c)
+        if not enabled() or not all(set(map(type, w)) == _FLOATS and min(w) >= 0
+                                    for w in weights):  # fmt: skip
+            return tuple(self.value(w) for w in weights)
+        out = self.largest3(a, b, c)
+        if len(KEPT) >= MAX_KEPT:
+            KEPT.clear()
+        KEPT[(id(self), "value", False, tuple(a))] = (self, out[0])
+        return out
 
     def _recall(self, what: str, weights: Sequence[Any]) -> Any:
         """:meth:`period` or :meth:`value` (``what``) of ``weights``, kept (:data:`KEPT`) per
@@ -154,10 +172,12 @@ def template(shape: Shape, staleness: int, links: tuple[Link, ...] = ()) -> Temp
             parts.setdefault(stage, {}).setdefault(resource, []).append(i)
     spans = tuple((stage, tuple(tuple(p) for p in parts[stage].values()))
                   for stage in sorted(parts, key=_stage_order))  # fmt: skip
-    largest = _means_function(keys, undominated(cycles), index, largest=True)
+    tops = undominated(cycles)
+    largest = _means_function(keys, tops, index, largest=True)
     return Template(keys, graph, cycles, ranked, _means_function(keys, ranked, index),
                     tuple(position), spans, {k: r for k, r, _, _ in shape},
-                    _spans_function(spans), largest)  # fmt: skip
+                    _spans_function(spans), largest,
+                    _means_function(keys, tops, index, largest=True, vectors=3))  # fmt: skip
 
 
 def undominated(cycles: Sequence[Cycle]) -> tuple[Cycle, ...]:

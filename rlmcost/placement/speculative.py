@@ -169,6 +169,10 @@ def speculation_notes(dep: Deployment) -> list[str]:
     engine step emits (the output's statement of the modelling choice)."""
     if dep.ideal:
         return []
+    if not dep.engine.speculative_tokens and all(
+        g.engine is None or not g.engine.speculative_tokens for g in dep.groups
+    ):  # a group's engine takes the group's value or the run's (group_engine): none drafts
+        return []
     engines = [dep.engine, *(group_engine(dep, g.members) for g in dep.groups
                              if g.engine is not None)]  # fmt: skip
     out: list[str] = []

@@ -146,8 +146,8 @@ def gate_cycles(plan: Template, key: str, staleness: int) -> tuple[int, ...]:
 
 
 def gate_weights(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, str],
-                 staleness: int, weights: Sequence[list[Any] | None]
-                 ) -> tuple[list[list[Any] | None], str | None]:  # fmt: skip
+                 staleness: int, weights: Sequence[Sequence[Any] | None]
+                 ) -> tuple[list[Sequence[Any] | None], str | None]:  # fmt: skip
     """Each of ``weights`` (the schedule's weights per unit: bound, prediction, the interval's
     ends; None passes) with every gated generation unit's weight stretched (module docstring:
     the bound by the bound's stretch, the others by the prediction's, the hold taken from the
@@ -160,7 +160,7 @@ def gate_weights(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, s
     index = {k: i for i, k in enumerate(plan.keys)}  # a repeated key weighs as its last unit
     pred = weights[1]
     assert pred is not None  # the prediction's weights are always given
-    out = [None if w is None else list(w) for w in weights]
+    out: list[list[Any] | None] = [None if w is None else list(w) for w in weights]
     shown: tuple[Stretch, float] | None = None
     for key, s in gated:
         m = float(pred[index[key]])
@@ -175,6 +175,7 @@ def gate_weights(plan: Template, jobs: Mapping[int, Any], key_of: Mapping[int, s
         if shown is None or st.predicted > shown[0].predicted:
             shown = (st, held)
     if shown is None:
-        return out, None
-    return out, GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, factor=shown[0].predicted,
-                                         hold_s=shown[1], steps=shown[0].steps)  # fmt: skip
+        return list(out), None
+    note = GATE_VERSION_NOTE.format(a=staleness, b=staleness + 1, factor=shown[0].predicted,
+                                    hold_s=shown[1], steps=shown[0].steps)  # fmt: skip
+    return list(out), note
