@@ -143,7 +143,12 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
             if tl is not None and tl.shared_tokens:
                 waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
                              "prompt tokens per group)")  # fmt: skip
-            if tl is not None and tl.paged and (tl.slots < tl.sequences or tl.preemptions):
+            if tl is not None and tl.paged and tl.slots >= tl.sequences and tl.preemptions:
+                waves.append(  # all admitted, then the pool runs out as they grow
+                    f"{j.task.label()} on {g.name}: the paged KV cache admits all of each "
+                    f"replica's {tl.sequences} sequences in flight but cannot keep them all as "
+                    f"they grow: {tl.preemptions} preemptions (recomputed)")  # fmt: skip
+            elif tl is not None and tl.paged and tl.slots < tl.sequences:
                 what = f"{CAPPED.get(tl.capped, 'the paged KV cache holds')} at most {tl.slots}"
                 waves.append(
                     f"{j.task.label()} on {g.name}: {what} "
