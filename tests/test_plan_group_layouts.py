@@ -96,3 +96,24 @@ def test_every_shown_row_has_them_and_the_api_frame_too() -> None:
         groups="rollout=16,actor+reference=8[tp=2]"))  # fmt: skip
     (actor,) = [g for g in df["group_layouts"][0] if g["name"] == "actor+reference"]
     assert actor["train"]["tp"] == 2
+
+
+def test_the_table_marks_what_a_group_runs_apart_from_the_row() -> None:
+    """No brackets, yet the hybrid group trains at TP 1 (its group_layouts, checked against the
+    row's command above): the table's tp cell is marked; its ZeRO 3 and micro-batch, which
+    the group's training runs as the row says, are not."""
+    args = ["plan", "grpo", "-m", "8b", "--placements", "hybrid", "--gpus", "8", "--tp", "2",
+            "--top", "2"]  # fmt: skip
+    rows = _json(*args)["rows"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    head = next(x for x in lines if "engine tp" in x).split("┃")
+    cells = [{h.strip(): v.strip() for h, v in zip(head, x.split("│"), strict=True)}
+             for x in lines if x.startswith("│ ")]  # fmt: skip
+    assert len(cells) == len(rows)
+    for c, row in zip(cells, rows, strict=True):
+        (g,) = row["group_layouts"]
+        assert g["train"]["tp"] != row["tp"] and c["tp"] == f"{row['tp']}*"
+        assert (c["zero"], c["mb"]) == (row["zero"], str(row["micro_batch"]))
+        assert c["engine tp"] == str(row["rollout_tp"])  # the engine runs the row's rollout TP

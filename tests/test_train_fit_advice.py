@@ -65,3 +65,24 @@ def test_wording_singular_and_recompute():
     assert re.search(r"activations +│[^│]+│ bf16, no recompute", out)
     full = _train("-m", "llama-3.2-1b", "--gpus", "1", "--ckpt", "full")
     assert re.search(r"activations +│[^│]+│ bf16, full recompute", full)
+
+
+def test_json_carries_the_advice_and_each_fits():
+    # the same advice as the text's "fits with" lines (test_70b_on_one_node_gets_a_fix_that_fits:
+    # > 140 GiB a rank of states over 8 ranks), each entry's flags re-run with --json fit at the
+    # peak the entry states
+    import json
+
+    out = json.loads(_train("-m", "70b", "--gpus", "8", "--tp", "8", "--zero", "3", "--json"))
+    assert out["fits"] is False
+    text = _train("-m", "70b", "--gpus", "8", "--tp", "8", "--zero", "3")
+    said = re.findall(r"fits with ([^:]+): peak", text)
+    advice = out["fit_advice"]
+    assert [a["flags"] for a in advice] == said and said
+    for a in advice:
+        flags = a["flags"].split()
+        gpus = [] if "--gpus" in flags else ["--gpus", "8"]
+        again = json.loads(_train("-m", "70b", "--tp", "8", "--zero", "3", *gpus, *flags,
+                                  "--json"))  # fmt: skip
+        assert again["fits"] is True and again["fit_advice"] == []
+        assert again["memory_per_rank_bytes"]["total"] == a["peak_bytes_per_device"]

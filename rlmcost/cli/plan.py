@@ -266,9 +266,9 @@ def _render(r: Any) -> None:
                     x["ckpt"], x["micro_batch"], sched]  # fmt: skip
     else:
         pooled = r.query.get("hardware") if ":" in str(r.query.get("hardware")) else None
-        from rlmcost.plan.rl_groups import bracket_values, spelled
+        from rlmcost.plan.rl_groups import run_values, spelled
 
-        ep = any(x.get("ep", 1) != 1 or "ep" in bracket_values(x["groups"])
+        ep = any(x.get("ep", 1) != 1 or run_values(x).get("ep", {"1"}) != {"1"}
                  for x in (*r.rows, *r.front, *r.per_topology))  # fmt: skip
         cols = ["#", "gpus", "family", "groups", "tp", "pp", "cp", *(["ep"] if ep else []),
                 "zero", "ckpt", "mb", "offload", "engine tp", "engine mem"]  # fmt: skip
@@ -280,17 +280,18 @@ def _render(r: Any) -> None:
             frac, pool = x["gpu_memory_utilization"], x.get("kv_buffer_gib")
             where = x["groups"] or ("all" if pooled is None else f"all @{x['hardware']}")
             mem = f"{pool:g} GiB" if pool is not None else "-" if frac is None else f"{frac:g}"
-            own = bracket_values(x["groups"])  # a group's own value: marked *
+            own = run_values(x)  # a group's own value: marked *
 
-            def cell(field: str, text: Any) -> str:
-                runs = {spelled(field, x[field])}
-                return f"{text}*" if own.get(field, runs) - runs else str(text)
+            def cell(field: str, text: Any, *more: str) -> str:
+                odd = any(own.get(f, set()) - {spelled(f, x[f])} for f in (field, *more))
+                return f"{text}*" if odd else str(text)
 
             return [x["gpus"], fam, escape(where), cell("tp", x["tp"]), cell("pp", x["pp"]),
-                    cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}"),
+                    cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}", "sp"),
                     *([cell("ep", x["ep"])] if ep else []), cell("zero", x["zero"]),
                     cell("ckpt", x["ckpt"]), cell("micro_batch", x["micro_batch"]),
-                    cell("offload", x["offload"] or "-"), x["rollout_tp"] or "trainer's",
+                    cell("offload", x["offload"] or "-"),
+                    cell("rollout_tp", x["rollout_tp"]) if x["rollout_tp"] else "trainer's",
                     mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
@@ -321,7 +322,9 @@ def _render(r: Any) -> None:
         "engine mem = the engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
         "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron generation in the "
         "trainer's layout; * a group's brackets give it a value of its own (the groups "
-        "column), the one shown is what the other groups run; "
+        "column), or its placement or framework does (hybrid: training at TP 1 under ZeRO-3; "
+        "a token budget: the micro-batch it packs), the one shown is the run-wide value "
+        "(--json: each group's in group_layouts); "
         "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
         "tokens. Reproduce a row with its command (--json lists them).",
         right=right,

@@ -230,7 +230,10 @@ def train(**opts: Any) -> None:
 
     report = rerun(layout)
     if opts["json_out"]:
-        print_json(report.to_json())
+        from rlmcost.reports.train_advice import report_fixes
+
+        fixes = [] if report.fits else report_fixes(report, rerun)
+        print_json({**report.to_json(), "fit_advice": [f.to_json() for f in fixes]})
         return
     _render(report)
     if not report.fits:
@@ -240,9 +243,7 @@ def train(**opts: Any) -> None:
 def _render_fixes(report: "TrainReport", rerun: Any) -> None:
     """The changes that make ``report`` fit (:mod:`rlmcost.reports.train_advice`), as the
     RL commands print theirs; else that nothing tried does."""
-    from rlmcost.parallel.validate import tp_widths
-    from rlmcost.reports.train_advice import train_fixes
-    from rlmcost.specs import get_hardware, get_model
+    from rlmcost.reports.train_advice import report_fixes
     from rlmcost.units import format_bytes
 
     m = report.memory
@@ -250,8 +251,7 @@ def _render_fixes(report: "TrainReport", rerun: Any) -> None:
     print(f"DOES NOT FIT: {format_bytes(m.total)} per rank, "
           f"{format_bytes(m.total - report.hbm_bytes)} too much (largest term: "
           f"{max(terms, key=lambda t: getattr(m, t))}).")  # fmt: skip
-    per_node = get_hardware(report.hardware).gpus_per_node
-    fixes = train_fixes(report, rerun, per_node, tp_widths(get_model(report.model).arch()))
+    fixes = report_fixes(report, rerun)
     for f in fixes:
         print(f"  fits with {f.flags}: peak {format_bytes(f.peak_bytes)} per rank.")
     if not fixes:

@@ -9,7 +9,8 @@ between-phases offloads. :func:`group_layouts` says, per group of the row's eval
 its jobs run (the row's ``group_layouts`` in ``--json``): read from the evaluation's own jobs,
 the layout each train, forward and generate job was priced with, and the offload its trainer
 keeps on the host. :func:`bracket_values` gives the values the brackets of a row's
-``--groups`` text give (``rlmcost plan``'s table marks a cell one of them replaces, ``1*``).
+``--groups`` text give, :func:`run_values` the values its groups run (``rlmcost plan``'s
+table marks a cell where one differs from the run-wide value it shows, ``1*``).
 """
 
 from __future__ import annotations
@@ -93,6 +94,30 @@ def bracket_values(groups: str) -> dict[str, set[str]]:
             continue
         for field, value in g.settings:
             out.setdefault(field, set()).add(spelled(field, value))
+    return out
+
+
+RUN_SHARED = ("tp", "pp", "cp", "sp", "ep")
+"""The fields a row's cell shows for its train and forward jobs alike (a forward job's
+``zero`` and ``micro_batch`` follow the framework's forward batching, not the row's)."""
+
+RUN_TRAINED = ("zero", "ckpt", "micro_batch", "offload")
+"""The fields a row's cell shows for its train jobs alone."""
+
+
+def run_values(row: dict[str, Any]) -> dict[str, set[str]]:
+    """Field -> the values the groups of ``row`` (a plan row as ``--json`` gives it) run, as
+    :func:`spelled` writes them: its ``group_layouts`` (:func:`group_layouts`, what each
+    group's jobs were priced with: a bracket's value, a hybrid placement's TP 1 under ZeRO-3)
+    and the values its ``--groups`` brackets give (:func:`bracket_values`, for a row without
+    ``group_layouts``); ``rollout_tp``: its engines' TPs, where the row names one."""
+    out = {k: set(v) for k, v in bracket_values(row.get("groups") or "").items()}
+    for g in row.get("group_layouts") or ():
+        for kind, names in (("train", RUN_SHARED + RUN_TRAINED), ("forward", RUN_SHARED)):
+            for name in names if g[kind] is not None else ():
+                out.setdefault(name, set()).add(spelled(name, g[kind][name]))
+        if g["engine"] is not None and row.get("rollout_tp") is not None:
+            out.setdefault("rollout_tp", set()).add(str(g["engine"]["tp"]))
     return out
 
 

@@ -35,6 +35,12 @@ class TrainFix:
     flags: str
     peak_bytes: int
 
+    def to_json(self) -> dict[str, Any]:
+        """One entry of `rlmcost train --json`'s ``fit_advice``: the keys of the RL commands'
+        :meth:`rlmcost.evaluation.advice.Suggestion.to_json` that a training layout has (its
+        peak is the most loaded rank's, bf16 weights as the report's ``dtypes`` state)."""
+        return {"flags": self.flags, "peak_bytes_per_device": self.peak_bytes}
+
 
 def _memory_changes(lay: Layout) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
@@ -108,3 +114,14 @@ def train_fixes(report: Any, rerun: Rerun, gpus_per_node: int, widths: tuple[int
             return [TrainFix(f"--gpus {gpus * factor} {more}".strip(), r.memory.total)]
         factor *= 2
     return []
+
+
+def report_fixes(report: Any, rerun: Rerun, limit: int = 4) -> list[TrainFix]:
+    """:func:`train_fixes` for ``report`` on its own hardware's node size and its model's TP
+    widths (:func:`~rlmcost.parallel.validate.tp_widths`): what `rlmcost train` prints after
+    "DOES NOT FIT" and its ``--json`` carries as ``fit_advice``."""
+    from rlmcost.parallel.validate import tp_widths
+    from rlmcost.specs import get_hardware, get_model
+
+    per_node = get_hardware(report.hardware).gpus_per_node
+    return train_fixes(report, rerun, per_node, tp_widths(get_model(report.model).arch()), limit)

@@ -87,6 +87,15 @@ class StepTimeOut(BaseModel):
     efficiency_source: str
 
 
+class TrainFitOut(BaseModel):
+    """A layout change that makes the training fit (``rlmcost.reports.train_advice``), checked
+    by rebuilding the report; schema 2.12."""
+
+    model_config = _OPEN
+    flags: str = Field(description="the `rlmcost train` flags to add or change")
+    peak_bytes_per_device: int = Field(description="the most loaded rank's memory with them")
+
+
 class TrainOut(Versioned):
     """`rlmcost train`: one training iteration of a model under a parallel layout. A training
     layout is not an RL query, so the output holds no Run; its inputs are ``model``,
@@ -121,6 +130,10 @@ class TrainOut(Versioned):
     mfu: float
     step_time: StepTimeOut
     notes: list[str]
+    fit_advice: list[TrainFitOut] = Field(
+        description="where it does not fit: up to 4 changes that make it fit, as the text's "
+        "'fits with' lines (empty where it fits or nothing tried does)"
+    )
 
 
 # -- rlmcost plan ----------------------------------------------------------------------------
