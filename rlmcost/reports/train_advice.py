@@ -9,8 +9,9 @@ value other than the one in effect: ``--zero 3`` (with data parallelism to shard
 ``--ckpt full``, ``--micro-batch 1``, ``--sp`` (with TP), and ``--tp``, ``--pp``, ``--cp`` at
 each power of two that takes its GPUs from data parallelism (``--tp`` within a node and
 dividing the model's widths, :func:`~rlmcost.parallel.validate.tp_widths`), the smallest that
-fits. `rlmcost train`'s memory has no host offload (``--offload-optimizer`` times the host
-round trip only), so no offload is offered.
+fits. ``--offload-optimizer`` is not offered: it moves the optimizer states to the host
+(:func:`rlmcost.reports.train.host_adam`) at the price of a host round trip and a CPU Adam step
+every iteration, a trade of time the user makes, not a layout change.
 """
 
 from __future__ import annotations
