@@ -261,6 +261,43 @@ def test_dask_gives_the_in_process_plan(cluster: str) -> None:
     assert t_dist.rows == t_local.rows and t_dist.failures == t_local.failures
 
 
+def test_the_workers_skip_by_the_engines_floor_and_keep_the_in_process_rows(
+        local_dask) -> None:  # noqa: ANN001
+    """The engines' floor checked on the workers (rlmcost.plan.floor_tasks): a candidate
+    whose floor the state sent with its task, or a result of the same task, rules out comes
+    back skipped, not evaluated (the items the workers took outnumber the rows evaluated);
+    the top rows, the Pareto front and the failures are those of one process, and every
+    candidate is counted once (evaluated, skipped or pruned). The query is
+    tests/test_plan_engine_floor.py's slime stream with engines apart, where one process
+    skips candidates by the floor."""
+    from rlmcost.plan.rl import plan_rl
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.run.spec import Run
+
+    base = Run.from_data({"algorithm": {"name": "grpo", "rule_reward": True},
+                          "models": {"actor": "llama-3.2-1b"},
+                          "workload": {"prompts": 8, "samples_per_prompt": 4,
+                                       "response_len": 2048,
+                                       "length_dist": "lognormal:700,0.67,2048"},
+                          "deployment": {"framework": "slime"}})  # fmt: skip
+    space = RLSpace(placements=("split", "async-split"), tp=(1, 2), rollout_tp=(1, 2),
+                    micro_batch=(1,))  # fmt: skip
+    here = plan_rl(base, "4..64", space=space, top=5)
+    local_dask.stats.clear()
+    dist = plan_rl(base, "4..64", space=space, top=5, compute=Compute(use=local_dask))
+    sent = sum(w.items for w in local_dask.stats.values())
+    assert here.counts.bounded > 0  # one process skips by the floor
+    assert sent > dist.counts.evaluated  # the workers skipped some of what they were sent
+    c = dist.counts
+    assert c.evaluated + c.bounded + c.pruned == c.valid == here.counts.valid
+    assert dist.rows == here.rows and dist.front == here.front
+    assert dist.failures == here.failures
+    def topologies(rows: list[dict]) -> set[tuple]:
+        return {(r["gpus"], r["family"], r["groups"]) for r in rows}
+
+    assert topologies(dist.per_topology) == topologies(here.per_topology)  # one row each
+
+
 def test_ctrl_c_on_dask_keeps_the_rows_found_so_far(cluster: str) -> None:
     """A KeyboardInterrupt in the client (here from the progress callback, as Ctrl-C lands
     there) ends the search with the rows found so far; the tasks in flight are cancelled

@@ -152,9 +152,9 @@ def test_each_survivors_floor_takes_its_own_refit(monkeypatch) -> None:  # noqa:
     seen = []
     real = engine_floor.EngineFloors.__init__
 
-    def spy(self, base, cands, apart, refit_s, bound_keys):  # noqa: ANN001, ANN202
+    def spy(self, base, cands, apart, refit_s, *rest):  # noqa: ANN001, ANN002, ANN202
         seen.append((cands, apart, refit_s))
-        real(self, base, cands, apart, refit_s, bound_keys)
+        real(self, base, cands, apart, refit_s, *rest)
 
     monkeypatch.setattr(engine_floor.EngineFloors, "__init__", spy)
     plan_rl(base, "4..64", space=space, top=5)

@@ -113,16 +113,23 @@ class Runner:
                 if progress is not None:
                     progress(done, len(items))
 
-    def stream(self, fn: Callable[[Any, list[Any]], list[Any]], items: Iterable[Any], *,
+    def stream(self, fn: Callable[..., list[Any]], items: Iterable[Any], *,
                shared: Any = None, key: Callable[[Any], Hashable] | None = None,
-               total: int | None = None) -> Generator[Batch, None, None]:  # fmt: skip
+               total: int | None = None,
+               context: Callable[[], Any] | None = None) -> Generator[Batch, None, None]:
         """``(batch, fn(shared, batch))`` for batches of ``items`` as each is done. In this
         process one item at a time: the next item is drawn only after the last result was
         taken, so a consumer that updates what ``items`` yields (a branch and bound's
-        incumbent) steers what runs next. ``key`` (an item's affinity) and ``total`` (items
-        at most, a hint) serve :class:`DaskRunner`."""
+        incumbent) steers what runs next; :data:`~rlmcost.plan.tasks.BARRIER` is passed
+        over. ``key`` (an item's affinity), ``total`` (items at most, a hint) and
+        ``context`` (the consumer's state when a task is sent, ``fn``'s third argument)
+        serve :class:`DaskRunner`."""
+        from rlmcost.plan.tasks import BARRIER
+
         w = self.stats.setdefault("local", WorkerTime())
         for item in items:
+            if item is BARRIER:
+                continue
             t0, c0 = time.perf_counter(), time.thread_time()
             results = fn(shared, [item])
             w.busy_s += time.perf_counter() - t0
@@ -158,14 +165,15 @@ def _each(fn: Callable[[Any], Any], batch: list[tuple[int, Any]]) -> list[Any]:
     return [fn(x) for _, x in batch]
 
 
-def _task(fn: Callable[[Any, list[Any]], list[Any]], shared: Any,
-          batch: list[Any]) -> tuple[list[Any], float, float, str]:  # fmt: skip
-    """One Dask task: ``fn(shared, batch)``, the seconds it took, the CPU seconds of its
-    thread and the worker's address."""
+def _task(fn: Callable[..., list[Any]], shared: Any, batch: list[Any],
+          context: Any = None) -> tuple[list[Any], float, float, str]:  # fmt: skip
+    """One Dask task: ``fn(shared, batch)`` (``fn(shared, batch, context)`` where the
+    stream has a context), the seconds it took, the CPU seconds of its thread and the
+    worker's address."""
     from dask.distributed import get_worker
 
     t0, c0 = time.perf_counter(), time.thread_time()
-    out = fn(shared, batch)
+    out = fn(shared, batch) if context is None else fn(shared, batch, context)
     return out, time.perf_counter() - t0, time.thread_time() - c0, get_worker().address
 
 
@@ -218,12 +226,15 @@ class DaskRunner(Runner):
         """The workers' addresses, sorted (the slots' order)."""
         return sorted(self.client.scheduler_info().get("workers", {}))
 
-    def stream(self, fn: Callable[[Any, list[Any]], list[Any]], items: Iterable[Any], *,
+    def stream(self, fn: Callable[..., list[Any]], items: Iterable[Any], *,
                shared: Any = None, key: Callable[[Any], Hashable] | None = None,
-               total: int | None = None) -> Generator[Batch, None, None]:  # fmt: skip
+               total: int | None = None,
+               context: Callable[[], Any] | None = None) -> Generator[Batch, None, None]:
         """As :meth:`Runner.stream`, on the workers (module docstring); batches are yielded
-        in the order they finish; futures still running when the consumer stops (Ctrl-C)
-        are cancelled."""
+        in the order they finish; a :data:`~rlmcost.plan.tasks.BARRIER` drawn stops the
+        drawing until every task in flight is back and taken; ``context()`` is called as
+        each task is sent and travels with it; futures still running when the consumer
+        stops (Ctrl-C) are cancelled."""
         from dask.distributed import as_completed
 
         from rlmcost.plan.tasks import TaskSizer, Waiting
@@ -246,13 +257,17 @@ class DaskRunner(Runner):
                             break
                         where = {} if addresses[w] is None else {
                             "workers": [addresses[w]], "allow_other_workers": True}
-                        future = self.client.submit(_task, fn, base, batch, pure=False,
-                                                    **where)  # fmt: skip
+                        ctx = None if context is None else context()
+                        future = self.client.submit(_task, fn, base, batch, ctx,
+                                                    pure=False, **where)  # fmt: skip
                         meta[future] = (w, batch)
                         busy[w] += 1
                         running.add(future)
                 if not meta:
-                    return
+                    if not waiting.paused:
+                        return
+                    waiting.resume()  # every task in flight is back: draw on
+                    continue
                 future = next(running)
                 w, batch = meta.pop(future)
                 busy[w] -= 1

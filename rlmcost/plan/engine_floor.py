@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.plan.families import ROLLOUT
 
 if TYPE_CHECKING:
+    from rlmcost.plan.floor_tasks import Check
     from rlmcost.plan.rl_candidates import RLCandidate
     from rlmcost.run.spec import Run
 
@@ -74,17 +75,25 @@ def engines_busy_s(e: Any) -> tuple[float, float] | None:
     return None
 
 
+def floor_of(busy: tuple[float, float], refit_s: float) -> float:
+    """The engines' floor in seconds of a candidate whose engines' (units, generation) are
+    ``busy`` and whose refit takes ``refit_s`` (module docstring)."""
+    units, generation = busy
+    return max(units, generation + refit_s)
+
+
 class EngineFloors:
     """The engines' floors of one branch and bound (module docstring): per survivor, its
     engines' key (-1: none, the floor does not apply), the refit seconds the screen gives it,
     and the floors learned so far by key."""
 
     def __init__(self, base: Run, cands: list[RLCandidate], apart: Any, refit_s: Any,
-                 bound_keys: Any) -> None:  # fmt: skip
+                 bound_keys: Any, tokens: Any = None) -> None:  # fmt: skip
         """``cands``: the survivors in the screen's arrays' order; ``apart``: which have
         engines apart (the screen's kinds); ``refit_s``: their refit seconds;
         ``bound_keys``: time bound -> (primary, secondary) sort keys of each survivor
-        (:func:`rlmcost.plan.rl_search.bound_keys` bound to the objective)."""
+        (:func:`rlmcost.plan.rl_search.bound_keys` bound to the objective); ``tokens``: their
+        trained tokens per iteration (what a worker's check needs, :meth:`check`)."""
         from rlmcost.plan.mcore import is_megatron
 
         megatron = is_megatron(base)  # its engine's layout follows the trainer's (group_key)
@@ -94,6 +103,8 @@ class EngineFloors:
                      for c, ok in zip(cands, apart, strict=True)]  # fmt: skip
         self.refit_s = refit_s
         self.bound_keys = bound_keys
+        self.gpus = [c.gpus for c in cands]
+        self.tokens = tokens
         self.learned: dict[int, tuple[float, float]] = {}
 
     @staticmethod
@@ -120,8 +131,17 @@ class EngineFloors:
         busy = self.learned.get(k) if k >= 0 else None
         if busy is None:
             return None
-        units, generation = busy
-        return max(units, generation + float(self.refit_s[j]))
+        return floor_of(busy, float(self.refit_s[j]))
+
+    def check(self, j: int) -> Check | None:
+        """What a Dask worker needs to check survivor ``j``'s floor where it evaluates it
+        (:mod:`rlmcost.plan.floor_tasks`); None where the floor does not apply."""
+        from rlmcost.plan.floor_tasks import Check
+
+        if self.keys[j] < 0 or self.tokens is None:
+            return None
+        return Check(self.keys[j], float(self.refit_s[j]), self.gpus[j],
+                     float(self.tokens[j]))  # fmt: skip
 
     def beyond(self, j: int, kth: tuple[Any, ...], front_s: float) -> bool:
         """Whether survivor ``j``'s engines' floor places it past the k-th row's key ``kth``

@@ -46,19 +46,8 @@ PER_TOPOLOGY_TRIES = 4
 by the memory bound first): a fitting row of each topology that has one, bounded in cost."""
 
 
-def _evaluate(base: Run, batch: list[tuple[int, RLCandidate]]) -> list[dict[str, Any]]:
-    """The rows of a batch of (position, candidate) under the base Run (a module-level
-    function for Dask; the base is scattered to the workers once), the cyclic garbage
-    collector paused meanwhile (:func:`rlmcost.memo.collector_paused`)."""
-    from rlmcost.memo import collector_paused
-    from rlmcost.plan.rl_candidates import evaluate_chunk
-
-    with collector_paused():
-        return evaluate_chunk((base, [c for _, c in batch]))
-
-
-def slot_key(item: tuple[int, RLCandidate]) -> tuple[int, str, int]:
-    """A (position, candidate)'s affinity on Dask (:class:`~rlmcost.plan.tasks.Slots`: the
+def slot_key(item: tuple[Any, ...]) -> tuple[int, str, int]:
+    """A (position, candidate, ...)'s affinity on Dask (:class:`~rlmcost.plan.tasks.Slots`: the
     same key, the worker that kept its group estimates): its GPU count, its family with the
     overlap left out, and the trainer's TP. A group's estimate is keyed on the group, its
     GPUs and its own layout, not on the placement's staleness
@@ -260,7 +249,7 @@ def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runn
         return float(p[0]), float(q[0])
 
     apart = (sub["kind"] == APART) | (sub["kind"] == APART_STALE)
-    floors = EngineFloors(base, [cands[i] for i in todo], apart, refit, keys_at)
+    floors = EngineFloors(base, [cands[i] for i in todo], apart, refit, keys_at, tokens)
     _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo], floors), run,
             obj, top, progress, hbm)  # fmt: skip
     return found
@@ -300,8 +289,10 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
     (``bounds``: their time bounds, objective bound keys, memory bounds and engines' floors,
     :class:`~rlmcost.plan.engine_floor.EngineFloors`)."""
+    from rlmcost.plan.floor_tasks import SKIPPED, Seen, evaluate_checked
     from rlmcost.plan.rl import _failed
     from rlmcost.plan.rl_rows import SourcedRow
+    from rlmcost.plan.tasks import BARRIER
 
     counts, key = found.counts, sort_key(obj)
     _, prim, sec, memory, floors = bounds
@@ -314,6 +305,9 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     covered: set[str] = set()  # topologies with a fitting row
     skipped: list[int] = []  # positions past the top k's bound, not evaluated (yet)
     fastest: dict[int, float] = {}  # GPUs -> the fastest fitting row's time (the front)
+
+    def seen() -> Seen:  # the state a task carries to its worker (floor_tasks)
+        return Seen(obj, state.kth, dict(fastest), dict(floors.learned))
 
     def cand(p: int) -> RLCandidate:
         return cands[int(todo[int(order[p])])]
@@ -335,26 +329,30 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
             if floors.beyond(j, state.kth, front_s):  # its engines' floor: past both too
                 skipped.append(state.pos - 1)
                 continue
-            yield state.pos - 1, cand(state.pos - 1)
+            yield state.pos - 1, cand(state.pos - 1), floors.check(j)  # a worker checks too
+        yield BARRIER  # on Dask: every candidate the workers skipped is back in `skipped`
         by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
-        for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])])):
+        for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])], p)):
             by.setdefault(cand(p).topology, []).append(p)
         tried: set[int] = set()
         for round_ in range(PER_TOPOLOGY_TRIES):  # one try of each topology per round: on
             for topology, ps in by.items():  # workers, a round's fits are mostly known
                 if round_ < len(ps) and topology not in covered:  # before the next one
                     tried.add(ps[round_])
-                    yield ps[round_], cand(ps[round_])
+                    yield ps[round_], cand(ps[round_]), None
         for p in skipped:
             if p not in tried:
                 counts.bounded += 1
                 unknown.add(cand(p).key)
 
     try:
-        with closing(run.stream(_evaluate, draws(), shared=base, key=slot_key,
-                                total=n)) as batches:  # fmt: skip
+        with closing(run.stream(evaluate_checked, draws(), shared=base, key=slot_key,
+                                total=n, context=seen)) as batches:  # fmt: skip
             for batch, results in batches:
-                for (p, c), r in zip(batch, results, strict=True):
+                for (p, c, _), r in zip(batch, results, strict=True):
+                    if r is SKIPPED:  # a worker's floor check (floor_tasks)
+                        skipped.append(p)
+                        continue
                     counts.evaluated += 1
                     floors.learn(int(order[p]), r)
                     if not r["fits"]:

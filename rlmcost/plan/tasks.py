@@ -115,6 +115,20 @@ class Slots:
         return w
 
 
+class _Barrier:
+    """The type of :data:`BARRIER`."""
+
+    def __repr__(self) -> str:
+        return "BARRIER"
+
+
+BARRIER = _Barrier()
+"""An item a search yields to wait for every task in flight: nothing more is drawn until
+their results have all been taken (on Dask, so a branch and bound's per-topology phase sees
+every candidate the workers skipped, :mod:`rlmcost.plan.floor_tasks`); in one process, where
+each result is taken before the next draw, it is passed over."""
+
+
 class Waiting:
     """Items drawn from ``source`` and not yet sent, by the worker their key's slot names
     (every item to the asking worker without ``key``). :meth:`batch` gives worker ``w`` up
@@ -128,6 +142,12 @@ class Waiting:
     (['a', 'a'], ['b', 'b'], ['b'], ['c', 'd'], [])
     >>> Waiting(iter("aaaaaa"), 2, key=str).batch(1, 2)  # none of its own: the oldest
     ['a', 'a']
+
+    :data:`BARRIER` pauses the drawing (``paused``) until :meth:`resume`:
+
+    >>> w = Waiting(iter(["a", BARRIER, "b"]), 1)
+    >>> w.batch(0, 2), w.paused, w.batch(0, 2), w.resume(), w.batch(0, 2)
+    (['a'], True, [], None, ['b'])
     """
 
     def __init__(self, source: Iterator[Any], workers: int,
@@ -136,6 +156,7 @@ class Waiting:
         self.lists: list[list[Any]] = [[] for _ in range(workers)]
         self.drawn = 0  # items drawn from source so far
         self.ended = False  # source exhausted
+        self.paused = False  # a BARRIER was drawn: nothing more until resume()
 
     def held(self) -> int:
         """Items drawn and not yet sent."""
@@ -144,10 +165,14 @@ class Waiting:
     def batch(self, w: int, size: int) -> list[Any]:
         """Up to ``size`` items for worker ``w`` (class docstring); [] when none is left."""
         n = len(self.lists)
-        while not self.ended and len(self.lists[w]) < size and self.held() < size * n:
+        while (not self.ended and not self.paused and len(self.lists[w]) < size
+               and self.held() < size * n):  # fmt: skip
             item = next(self.source, _END)
             if item is _END:
                 self.ended = True
+                break
+            if item is BARRIER:
+                self.paused = True
                 break
             self.drawn += 1
             slot = w if self.key is None else self.slots.take(self.key(item))
@@ -155,6 +180,10 @@ class Waiting:
         mine = w if self.lists[w] else max(range(n), key=lambda i: len(self.lists[i]))
         out, self.lists[mine] = self.lists[mine][:size], self.lists[mine][size:]
         return out
+
+    def resume(self) -> None:
+        """Draw again after a :data:`BARRIER` (every task in flight is back)."""
+        self.paused = False
 
 
 _END = object()
