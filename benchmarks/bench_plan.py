@@ -46,6 +46,10 @@ one-base benchmark's run on the same machine in brackets):
   candidates against one process's 2,562, and the 2,562 split over 4 fresh workers take 1.14x
   one process's Python calls (1.34x by GPU count and family). The worker processes' whole CPU
   runs 15-20 % above their tasks'.
+* Since the engines' floor is checked on the workers too (``plan/floor_tasks.py``; counts, three
+  runs each): 2 workers evaluate 2,687-2,702 candidates (3,148-3,162 before), 4 workers
+  2,707-2,715 (3,155-3,161), one process 2,562; Amdahl on the counts bounds 4 workers at about
+  2.9x on the tasks' CPU (2.6x before).
 * GPT-3 175B training layouts on 64 H100: 24,192 enumerated, 7,344 valid, 0.36 / 0.62 s; best
   tp=4 pp=8 SP ZeRO-1 interleaved v=6, 92.50 s per step, MFU 57.8 %. The RL screen: 3.1-3.9 M
   random candidates/s on one core (under the load; README's 6-21 M on a quieter machine).
