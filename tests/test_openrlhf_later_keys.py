@@ -111,3 +111,14 @@ def test_micro_batch_defaults_follow_the_argument_layout() -> None:
     assert dict(q.flags)["--forward-micro-batch"] == 4
     assert "--forward-micro-batch" not in dict(
         import_openrlhf([*flat, "--micro_rollout_batch_size", "4"]).flags)
+
+
+def test_the_param_dtype_is_read() -> None:
+    """train_ppo_ray.py's ``--ds.param_dtype`` (choices bf16, the default, and fp16 @3c3be623):
+    fp16 is rlmcost's --param-dtype fp16, bf16 the default, anything else an error."""
+    q = import_openrlhf([*BASE, "--ds.param_dtype", "fp16"])
+    assert dict(q.flags)["--param-dtype"] == "fp16" and q.ignored == []
+    assert dict(import_openrlhf([*BASE, "--ds.param_dtype=fp16"]).flags)["--param-dtype"] == "fp16"
+    assert "--param-dtype" not in dict(import_openrlhf([*BASE, "--ds.param_dtype", "bf16"]).flags)
+    with pytest.raises(SpecError, match="bf16, fp16"):
+        import_openrlhf([*BASE, "--ds.param_dtype", "fp8"])

@@ -137,10 +137,11 @@ said under ``--enable_ema``), checkpoint, reward-shaping and data-loading settin
 LATER_ARGS: dict[str, Any] = {
     "rollout_max_tokens_per_gpu": int, "freeze_visual_encoder": SWITCH, "enable_ema": SWITCH,
     "partial_rollout": SWITCH, "deepcompile": SWITCH, "load_in_4bit": SWITCH,
-    "ds.experts_implementation": str,
+    "ds.experts_implementation": str, "param_dtype": str,
 }  # fmt: skip
 """The later arguments :func:`later_options` reads (flat names; ``--ds.experts_implementation``
-has none), with their argparse types (train_ppo_ray.py @c1ba971c and @3c3be623)."""
+has none; ``--param_dtype`` is :func:`undot`'s name for ``--ds.param_dtype fp16``), with their
+argparse types (train_ppo_ray.py @c1ba971c and @3c3be623)."""
 
 
 def micro_defaults(dotted: bool) -> tuple[int, int]:
@@ -192,6 +193,10 @@ def later_options(r: Reader, q: ImportedQuery, dynamic: bool, dotted: bool = Fal
                        "not modelled; priced as eager DeepSpeed")):  # fmt: skip
         if r.flag(key, False):
             q.note(what)
+    if (dtype := r.text("param_dtype", "bf16", ("bf16", "fp16"))) != "bf16":
+        q.convert(f"--ds.param_dtype {dtype}", "--param-dtype", dtype, "the DeepSpeed "
+                  "engine's 16-bit type (train_ppo_ray.py: choices bf16, the default, and "
+                  "fp16; openrlhf/utils/deepspeed/deepspeed_utils.py)")  # fmt: skip
     if (impl := r.text("ds.experts_implementation", None)) is not None:
         q.note(f"--ds.experts_implementation {impl}: transformers' MoE expert kernels "
                "(eager, batched_mm, grouped_mm, deepgemm) are not told apart; rlmcost prices "
@@ -217,6 +222,9 @@ def undot(tokens: list[str]) -> tuple[list[str], bool]:
                 out.append("--bf16")
                 i += 1 if eq else 2
                 continue
+            out.append(f"--param_dtype{eq}" + (inline if eq else ""))  # fp16: read
+            i += 1
+            continue
         out.append(f"--{DOTTED[name]}{eq}{inline}" if name in DOTTED else tok)
         i += 1
     return out, dotted
