@@ -37,6 +37,37 @@ its device split (SGLang TP 2 on --rollout-num-gpus 4 beside the trainer's 4, no
 under which an 8 B actor on 4 GPUs, or with a critic, would fall back to co-located engines
 that never sleep (tests/test_preset_small_tiers.py checks the first two against the script)."""
 
+
+def _colocated_example(src: str, *, tp: int, tokens: int, offload: tuple[str, ...],
+                       offload_why: str) -> tuple[Default, ...]:
+    """The defaults of one of slime's dense --colocate examples (``src``: the script): Megatron
+    TP ``tp`` with SP and full recomputation (uniform, 1 layer), a dynamic batch of ``tokens``
+    per GPU, the trainer's ``offload`` (``offload_why``), SGLang engines of TP ``tp`` at
+    mem_fraction_static 0.7 that sleep while the trainer runs, and the reference loaded."""
+    return (
+        Default("train.tp", tp, f"--tp {tp}", f"{src}: --tensor-model-parallel-size {tp}"),
+        Default("train.sp", True, "--sp", f"{src}: --sequence-parallel"),
+        Default("train.ckpt", "full", "--ckpt full", f"{src}: --recompute-granularity full, "
+                "--recompute-method uniform, --recompute-num-layers 1"),
+        Default("train.max_tokens_per_gpu", tokens, f"--max-tokens-per-gpu {tokens}",
+                f"{src}: --use-dynamic-batch-size, --max-tokens-per-gpu {tokens}"),
+        Default("train.offload", offload, f"--offload {','.join(offload)}",
+                f"{src}: {offload_why}"),
+        Default("engine.tp", tp, f"--rollout-tp {tp}", f"{src}: --rollout-num-gpus-per-engine "
+                f"{tp}"),
+        Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
+                f"{src}: --sglang-mem-fraction-static 0.7", engines=("sglang",)),
+        Default("engine.sleep", True, "--sleep", f"{src}: --colocate (offload_rollout: the "
+                "engines release their memory while the trainer runs)"),
+        Default("kl", True, "--kl", f"{src}: --use-kl-loss --kl-loss-coef 0.00 (slime still "
+                "loads the reference, --ref-load, and runs its forward: "
+                "slime/ray/placement_group.py with_ref)"),
+        Default("offload_idle", True, "--offload-idle", f"{src}: the reference's weights wait "
+                "in host memory and are copied into the actor's model for its forward "
+                "(weights_backuper 'ref' tag, slime/backends/megatron_utils/actor.py)"),
+    )
+
+
 PRESET = Preset(
     Framework.SLIME,
     "slime: Megatron trainer and SGLang engines on GPUs of their own unless --colocate",
@@ -140,39 +171,10 @@ PRESET = Preset(
               linear_mixer_tp_replicated=True, host_adam_threads=1, grads_offload_frees=True,
               megatron_grad_reduce="fp32"),  # Megatron-LM's validate_args (grad_buffer)
     sized=(
-        Sized(
-            0,
-            (
-                Default("train.tp", 2, "--tp 2",
-                        f"{_SLIME_4B}: --tensor-model-parallel-size 2"),
-                Default("train.sp", True, "--sp", f"{_SLIME_4B}: --sequence-parallel"),
-                Default("train.ckpt", "full", "--ckpt full",
-                        f"{_SLIME_4B}: --recompute-granularity full, --recompute-method "
-                        "uniform, --recompute-num-layers 1"),
-                Default("train.max_tokens_per_gpu", 9216, "--max-tokens-per-gpu 9216",
-                        f"{_SLIME_4B}: --use-dynamic-batch-size, --max-tokens-per-gpu 9216"),
-                Default("train.offload", ("optimizer-idle", "params-idle", "grads-idle"),
-                        "--offload optimizer-idle,params-idle,grads-idle",
-                        f"{_SLIME_4B}: --colocate (offload_train: the trainer's parameters, "
-                        "gradients and optimizer states leave the GPUs while the engines run; "
-                        "slime/utils/arguments.py)"),
-                Default("engine.tp", 2, "--rollout-tp 2",
-                        f"{_SLIME_4B}: --rollout-num-gpus-per-engine 2"),
-                Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
-                        f"{_SLIME_4B}: --sglang-mem-fraction-static 0.7",
-                        engines=("sglang",)),
-                Default("engine.sleep", True, "--sleep",
-                        f"{_SLIME_4B}: --colocate (offload_rollout: the engines release "
-                        "their memory while the trainer runs)"),
-                Default("kl", True, "--kl",
-                        f"{_SLIME_4B}: --use-kl-loss --kl-loss-coef 0.00 (slime still loads "
-                        "the reference, --ref-load, and runs its forward: "
-                        "slime/ray/placement_group.py with_ref)"),
-                Default("offload_idle", True, "--offload-idle",
-                        f"{_SLIME_4B}: the reference's weights wait in host memory and are "
-                        "copied into the actor's model for its forward (weights_backuper "
-                        "'ref' tag, slime/backends/megatron_utils/actor.py)"),
-            ),
+        Sized(0, _colocated_example(
+            _SLIME_4B, tp=2, tokens=9216, offload=("optimizer-idle", "params-idle", "grads-idle"),
+            offload_why="--colocate (offload_train: the trainer's parameters, gradients and "
+            "optimizer states leave the GPUs while the engines run; slime/utils/arguments.py)"),
             "scripts/run-qwen3-4B.sh, slime's example for Qwen3-4B, for an actor of < 11.5 B "
             "parameters (a mixture of experts of < 22 B): Megatron TP 2 with SP, full "
             "recomputation, 9,216 tokens per GPU, SGLang TP 2 at 0.7 on the same GPUs "
@@ -180,39 +182,11 @@ PRESET = Preset(
             "loaded (--use-kl-loss)",
             summary=_COLOCATED,
         ),
-        Sized(
-            SLIME_32B_EXAMPLE_FROM,
-            (
-                Default("train.tp", 8, "--tp 8",
-                        f"{_SLIME_32B}: --tensor-model-parallel-size 8"),
-                Default("train.sp", True, "--sp", f"{_SLIME_32B}: --sequence-parallel"),
-                Default("train.ckpt", "full", "--ckpt full",
-                        f"{_SLIME_32B}: --recompute-granularity full, --recompute-method "
-                        "uniform, --recompute-num-layers 1"),
-                Default("train.max_tokens_per_gpu", 20480, "--max-tokens-per-gpu 20480",
-                        f"{_SLIME_32B}: --use-dynamic-batch-size, --max-tokens-per-gpu 20480"),
-                Default("train.offload", ("params-idle", "grads-idle", "optimizer"),
-                        "--offload params-idle,grads-idle,optimizer",
-                        f"{_SLIME_32B}: --colocate (offload_train: the trainer's states "
-                        "between phases, slime/utils/arguments.py) and --optimizer-cpu-offload "
-                        "(Megatron-core's HybridDeviceOptimizer at fraction 1)"),
-                Default("engine.tp", 8, "--rollout-tp 8",
-                        f"{_SLIME_32B}: --rollout-num-gpus-per-engine 8"),
-                Default("engine.gpu_memory_utilization", 0.7, "--gpu-memory-utilization 0.7",
-                        f"{_SLIME_32B}: --sglang-mem-fraction-static 0.7",
-                        engines=("sglang",)),
-                Default("engine.sleep", True, "--sleep",
-                        f"{_SLIME_32B}: --colocate (offload_rollout: the engines release "
-                        "their memory while the trainer runs)"),
-                Default("kl", True, "--kl",
-                        f"{_SLIME_32B}: --use-kl-loss --kl-loss-coef 0.00 (slime still loads "
-                        "the reference, --ref-load, and runs its forward: "
-                        "slime/ray/placement_group.py with_ref)"),
-                Default("offload_idle", True, "--offload-idle",
-                        f"{_SLIME_32B}: the reference's weights wait in host memory and are "
-                        "copied into the actor's model for its forward (slime's "
-                        "weights_backuper 'ref' tag, slime/backends/megatron_utils/actor.py)"),
-            ),
+        Sized(SLIME_32B_EXAMPLE_FROM, _colocated_example(
+            _SLIME_32B, tp=8, tokens=20480, offload=("params-idle", "grads-idle", "optimizer"),
+            offload_why="--colocate (offload_train: the trainer's states between phases, "
+            "slime/utils/arguments.py) and --optimizer-cpu-offload (Megatron-core's "
+            "HybridDeviceOptimizer at fraction 1)"),
             "scripts/run-qwen3-32B.sh, slime's example for Qwen3-32B, for an actor of >= 11.5 "
             "B parameters: Megatron TP 8 with SP, full recomputation, 20,480 tokens per GPU, "
             "CPU optimizer, SGLang TP 8 at 0.7 colocated (--colocate), the reference loaded "
