@@ -35,6 +35,19 @@ model of its main PPO example (examples/scripts/train_ppo_llama_ray.sh, Llama-3-
 and Llama-3-70B's 70.55 B parameters (23.80 B); an actor takes the example nearer it on a log
 scale. OpenRLHF has no example between the two."""
 
+
+def _zero3_checkpointed(src: str) -> tuple[Default, ...]:
+    """What OpenRLHF's examples ``src`` share: ZeRO-3 (each rank builds its shard under
+    ``deepspeed.zero.Init``) and gradient checkpointing."""
+    return (
+        Default("train.zero", "3", "--zero 3", f"{src}: --zero_stage 3"),
+        Default("init_load", "sharded", "--init-load sharded",
+                "openrlhf/models/actor.py: under --zero_stage 3 HfDeepSpeedConfig builds the "
+                "model inside deepspeed.zero.Init, each rank its shard"),
+        Default("train.ckpt", "full", "--ckpt full", f"{src}: --gradient_checkpointing"),
+    )
+
+
 PRESET = Preset(
     Framework.OPENRLHF,
     "OpenRLHF: DeepSpeed ZeRO-2 trainers and vLLM engines on GPUs of their own (Ray)",
@@ -149,12 +162,7 @@ PRESET = Preset(
         Sized(
             0,
             (
-                Default("train.zero", "3", "--zero 3", f"{_ORLHF_8B}: --zero_stage 3"),
-                Default("init_load", "sharded", "--init-load sharded",
-                        "openrlhf/models/actor.py: under --zero_stage 3 HfDeepSpeedConfig "
-                        "builds the model inside deepspeed.zero.Init, each rank its shard"),
-                Default("train.ckpt", "full", "--ckpt full",
-                        f"{_ORLHF_8B}: --gradient_checkpointing"),
+                *_zero3_checkpointed(_ORLHF_8B),
                 Default("train.micro_batch", 4, "--micro-batch 4",
                         f"{_ORLHF_8B}: --micro_train_batch_size 4"),
                 Default("engine.tp", 2, "--rollout-tp 2",
@@ -185,12 +193,7 @@ PRESET = Preset(
         Sized(
             OPENRLHF_70B_EXAMPLE_FROM,
             (
-                Default("train.zero", "3", "--zero 3", f"{_ORLHF_70B}: --zero_stage 3"),
-                Default("init_load", "sharded", "--init-load sharded",
-                        "openrlhf/models/actor.py: under --zero_stage 3 HfDeepSpeedConfig "
-                        "builds the model inside deepspeed.zero.Init, each rank its shard"),
-                Default("train.ckpt", "full", "--ckpt full",
-                        f"{_ORLHF_70B}: --gradient_checkpointing"),
+                *_zero3_checkpointed(_ORLHF_70B),
                 Default("train.micro_batch", 1, "--micro-batch 1",
                         f"{_ORLHF_70B}: --micro_train_batch_size 1"),
                 Default("train.offload", ("optimizer", "grads"), "--offload optimizer,grads",
