@@ -97,6 +97,7 @@ from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
 from rlmcost.perf.gemm_tile_cost import (
     HOPPER_GEMM_K_OVERHEAD,
@@ -332,10 +333,11 @@ class Device:
         """Memory-bound kernels moving ``bytes_moved`` in all, plus their launch gaps."""
         return self.memory_s(bytes_moved) + kernels * self.defaults.kernel_gap_s
 
+    @memoized()
     def gemm_s(self, m: int, n: int, k: int, batch: int = 1, mma_rows: int = 0) -> float:
         """Seconds of ``batch`` independent [m, k] x [k, n] GEMMs in one kernel (tile model);
-        ``mma_rows``: a skinny GEMM's padded rows where its kernel's differ from the part's
-        (0 = the profile's ``mma_rows``)."""
+        ``mma_rows``: a skinny GEMM's padded rows where its kernel's differ (0: the profile's).
+        Memoized (pure; the planner's PPO 70B sweep asks 5,702 of 185 distinct arguments)."""
         if min(m, n, k, batch) < 1 or mma_rows < 0:
             raise SpecError(f"GEMM shape ({batch} x {m} x {n} x {k}) must be positive and "
                             f"mma_rows={mma_rows} non-negative")  # fmt: skip

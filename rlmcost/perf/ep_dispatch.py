@@ -137,3 +137,15 @@ def allgather_comm_s(c: StepContext, tok: int, probs_bytes: int) -> float:
     dims = ("etp", "ep")
     return (c.comm(Collective.ALL_GATHER, gathered, group, dims)
             + c.comm(Collective.REDUCE_SCATTER, out, group, dims))  # fmt: skip
+
+
+DISPATCHER_NOTES = {
+    EpDispatcher.DEEPEP: "MoE token dispatcher deepep (flex + DeepEP normal kernels): across "
+    "nodes a token crosses the NIC once per remote node holding one of its experts, then "
+    "NVLink forwarding; inside a node the NVLink all-to-all (rlmcost.perf.ep_dispatch)",
+    EpDispatcher.ALLGATHER: "MoE token dispatcher allgather (Megatron-core's default): every "
+    "rank all-gathers the tokens, routing map and probabilities of its expert-TP x EP group "
+    "and reduce-scatters the outputs back in the router's dtype (8 B under fp64, else 4 B), "
+    "whatever the routing (rlmcost.perf.ep_dispatch)",
+}
+"""The note of a trainer's non-default dispatcher (``TrainLayout.ep_dispatcher``)."""

@@ -5,9 +5,12 @@ fields are :mod:`rlmcost.perf.dropout`'s."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
+from rlmcost.memo import memoized
 from rlmcost.perf.collectives import Algorithm
 from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch
@@ -74,3 +77,16 @@ class StepOptions:
     grad_reduce_bytes: int = 0  # DP gradient reduce dtype; 0 = weight dtype (perf.data_parallel)
     megatron_loop: bool = False  # batch copy, loss report, DDP buckets (perf.megatron_loop)
     overlap_slowdown: float = OVERLAP_COMPUTE_SLOWDOWN  # compute beside NCCL (overlap_contention)
+
+
+_KEPT: Callable[..., StepOptions] = memoized()(StepOptions)
+
+
+def kept_options(**fields: Any) -> StepOptions:
+    """``StepOptions(**fields)``, one instance per equal fields and their types
+    (:func:`rlmcost.memo.memoized`; built afresh inside :func:`rlmcost.memo.plain`): a
+    deployment's pass options (``placement.pass_options.step_options``, asked once per group
+    estimate and by the worker notes) cost a look-up instead of a frozen ``__init__`` of
+    forty fields and a ``dataclasses.replace``, and the memoized passes' keys that hold them
+    meet the same instance (an identity, not a forty-field ``__eq__``)."""
+    return _KEPT(**fields)

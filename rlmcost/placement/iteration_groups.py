@@ -130,9 +130,12 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
         _SHAPES.clear()
     units = tuple(shape)
     per_shape = _SHAPES.setdefault(units, (units, {}))  # the shape and its templates, one each
+    by_stage: dict[Any, list[Job]] = {}  # the jobs of each stage, in the jobs' order
+    for j in jobs.values():
+        by_stage.setdefault(j.task.stage, []).append(j)
     stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
     for stage in Stage:
-        mine = [j for j in jobs.values() if j.task.stage is stage]
+        mine = by_stage.get(stage)
         if mine:
             stages[stage] = (sum(j.work_flops for j in mine), max(j.memory.total for j in mine),
                              tuple(dict.fromkeys(j.task.group for j in mine)))  # fmt: skip

@@ -29,13 +29,13 @@ norms with a fused RoPE).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost.choices import EpDispatcher
 from rlmcost.deployment.kinds import LogitsMode, Offload, TrainerKernels
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.presets import behaviour
+from rlmcost.memo import by_identities, table
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.parallel.moe_capacity import check_pad_dispatcher
 from rlmcost.perf.ckpt_early_stop import (
@@ -44,12 +44,14 @@ from rlmcost.perf.ckpt_early_stop import (
     PEFT_ZERO3_NOTE,
     lora_rerun_note,
 )
+from rlmcost.perf.ep_dispatch import DISPATCHER_NOTES
 from rlmcost.perf.host_offload import PAGEABLE_OFFLOAD_BYTES_PER_S
 from rlmcost.perf.logprob_head import FUSED, logprob_head
 from rlmcost.perf.module_ckpt import module_note
 from rlmcost.perf.moe_imbalance import EP_RANK_IMBALANCE_RATIO, MOE_IMBALANCE_NOTE
 from rlmcost.perf.moe_notes import moe_notes
 from rlmcost.perf.realhf_rate import REALHF_PEAK_FRACTION
+from rlmcost.perf.step_options import kept_options
 from rlmcost.perf.step_pass import AttentionKernel, StepOptions
 
 if TYPE_CHECKING:
@@ -165,7 +167,9 @@ def liger_layers(deployment: Deployment, train: TrainLayout, hf: bool) -> bool:
 
 
 def step_options(deployment: Deployment) -> StepOptions | None:
-    """The framework's pass options, None where they are rlmcost's defaults.
+    """The framework's pass options, None where they are rlmcost's defaults; kept by the
+    deployment's identity (a frozen model: the group estimates of one deployment and its
+    notes ask again; the planner's sweep of PPO 70B on 32 A100 asks 1,354 times of 408).
 
     >>> from rlmcost.deployment.spec import Deployment
     >>> step_options(Deployment(framework="nemo-rl")).logprob_head.name
@@ -177,6 +181,13 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     >>> step_options(Deployment()) is None
     True
     """
+    return by_identities(_OPTIONS, (deployment,), lambda: _options_of(deployment), most=256)
+
+
+_OPTIONS = table()  # step_options by the deployment's identity (its group models, its notes)
+
+
+def _options_of(deployment: Deployment) -> StepOptions | None:
     beh = None if deployment.ideal else behaviour(deployment.framework)
     hf = beh is not None and runs_hf_model(beh, deployment.train)
     fp64 = _fp64_router(deployment, hf)
@@ -199,35 +210,23 @@ def step_options(deployment: Deployment) -> StepOptions | None:
     reduce = grad_reduce_bytes(deployment)  # Megatron-core's fp32 gradient buffer
     early = _early_stop(deployment, beh, hf)  # torch's checkpoint (perf.ckpt_early_stop)
     module = module_ckpt_on(deployment, deployment.train)  # NeMo RL's (perf.module_ckpt)
-    moe = StepOptions(router_fp64=fp64, moe_rank_imbalance=imb, ep_dispatcher=disp,
-                      pp_overlap_p2p=overlap, moe_permute_fusion=fused,
-                      linear_mixer_replicated=rep, grad_reduce_bytes=reduce,
-                      recompute_early_stop=early, module_ckpt=module,
-                      peft_lora=deployment.lora.targets if early and deployment.lora else ())
-    if realhf_kernels(deployment):
-        return replace(moe, logprob_head=logprob_head(beh.logprob_head if beh else FUSED.name),
-                       attention=AttentionKernel.FLASH2, hf_eager=True, fused_rope=True)
+    moe = {"router_fp64": fp64, "moe_rank_imbalance": imb, "ep_dispatcher": disp,
+           "pp_overlap_p2p": overlap, "moe_permute_fusion": fused, "linear_mixer_replicated": rep,
+           "grad_reduce_bytes": reduce, "recompute_early_stop": early, "module_ckpt": module,
+           "peft_lora": deployment.lora.targets if early and deployment.lora else ()}
+    if realhf_kernels(deployment):  # one StepOptions per equal fields (kept_options)
+        head = logprob_head(beh.logprob_head if beh else FUSED.name)
+        return kept_options(**moe, logprob_head=head, attention=AttentionKernel.FLASH2,
+                            hf_eager=True, fused_rope=True)
     if beh is None or (beh.logprob_head == FUSED.name and not beh.fsdp2_reduce_bytes and not hf):
         plain = (not fp64 and imb == 1.0 and disp is EpDispatcher.ALLTOALL and overlap and fused
                  and not rep and not reduce and not early and not module)  # fmt: skip
-        return None if plain else moe
+        return None if plain else kept_options(**moe)
     eager = hf and beh.hf_eager and not liger
-    return replace(moe, logprob_head=logprob_head(beh.logprob_head),
-                   fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
-                   attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
-                   hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast)
-
-
-DISPATCHER_NOTES = {
-    EpDispatcher.DEEPEP: "MoE token dispatcher deepep (flex + DeepEP normal kernels): across "
-    "nodes a token crosses the NIC once per remote node holding one of its experts, then "
-    "NVLink forwarding; inside a node the NVLink all-to-all (rlmcost.perf.ep_dispatch)",
-    EpDispatcher.ALLGATHER: "MoE token dispatcher allgather (Megatron-core's default): every "
-    "rank all-gathers the tokens, routing map and probabilities of its expert-TP x EP group "
-    "and reduce-scatters the outputs back in the router's dtype (8 B under fp64, else 4 B), "
-    "whatever the routing (rlmcost.perf.ep_dispatch)",
-}
-"""The note of a trainer's non-default dispatcher (``TrainLayout.ep_dispatcher``)."""
+    return kept_options(**moe, logprob_head=logprob_head(beh.logprob_head),
+                        fsdp2_reduce_bytes=beh.fsdp2_reduce_bytes,
+                        attention=AttentionKernel.FLASH2 if hf else AttentionKernel.FLASH,
+                        hf_eager=eager, hf_output_cast=eager and beh.hf_output_cast)
 
 
 def expert_parallel(deployment: Deployment) -> bool:
