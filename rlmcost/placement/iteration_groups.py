@@ -13,13 +13,14 @@ computed the same way, as ``combine`` computed them) and keeps them in the query
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.memo import per_instance
 from rlmcost.placement.estimate import Phase
+from rlmcost.placement.frozen import built
 from rlmcost.placement.iteration_units import UnitShape, group_units
 from rlmcost.placement.jobs import GroupEstimate, Job
 from rlmcost.placement.prefix_share import PREFIX_NOTE
@@ -112,6 +113,9 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     low: list[Any] = []
     high: list[Any] = []
     key_of: dict[int, str] = {}
+    first_of: dict[str, str] = {}
+    last_of: dict[str, str] = {}
+    sums = []
     for g in groups:
         u = group_units(g)
         shape += u.shape
@@ -121,49 +125,20 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
         low += u.low
         high += u.high
         key_of.update(u.key_of)
-    first_of: dict[str, str] = {}
-    last_of: dict[str, str] = {}
-    for key, resource, _, _ in shape:
-        first_of.setdefault(resource, key)
-        last_of[resource] = key
+        own = _sums(g)
+        for resource, key in own[0].items():  # each resource's first and last unit
+            first_of.setdefault(resource, key)
+        last_of.update(own[1])
+        sums.append(own)
     if len(_SHAPES) >= MAX_SHAPES:
         _SHAPES.clear()
     units = tuple(shape)
     per_shape = _SHAPES.setdefault(units, (units, {}))  # the shape and its templates, one each
-    by_stage: dict[Any, list[Job]] = {}  # the jobs of each stage, in the jobs' order
-    for j in jobs.values():
-        by_stage.setdefault(j.task.stage, []).append(j)
-    stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
-    for stage in Stage:
-        mine = by_stage.get(stage)
-        if mine:
-            stages[stage] = (sum(j.work_flops for j in mine), max(j.memory.total for j in mine),
-                             tuple(dict.fromkeys(j.task.group for j in mine)))  # fmt: skip
-    waves = []
-    for g in groups:
-        for j in g.jobs:
-            tl = j.timeline
-            if tl is not None and tl.shared_tokens:
-                waves.append(f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
-                             "prompt tokens per group)")  # fmt: skip
-            if tl is not None and tl.paged and tl.slots >= tl.sequences and tl.preemptions:
-                waves.append(  # all admitted, then the pool runs out as they grow
-                    f"{j.task.label()} on {g.name}: the paged KV cache admits all of each "
-                    f"replica's {tl.sequences} sequences in flight but cannot keep them all as "
-                    f"they grow: {tl.preemptions} preemptions (recomputed)")  # fmt: skip
-            elif tl is not None and tl.paged and tl.slots < tl.sequences:
-                what = f"{CAPPED.get(tl.capped, 'the paged KV cache holds')} at most {tl.slots}"
-                waves.append(
-                    f"{j.task.label()} on {g.name}: {what} "
-                    f"of each replica's {tl.sequences} sequences in flight"
-                    + (f", {tl.preemptions} preemptions (recomputed)" if tl.preemptions else "")
-                )
-            elif tl is not None and tl.waves > 1:
-                waves.append(
-                    f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
-                    f"replica's {tl.sequences} sequences at once, each at its full length (no "
-                    f"paged admission modelled), so they run in {tl.waves} waves"
-                )
+    if all(s[5] for s in sums) and sum(len(g.jobs) for g in groups) == len(jobs):
+        # every job once, its numbers ints: the groups' sums are the jobs' sums, exactly
+        stages, waves, tokens = _merged(sums)
+    else:
+        stages, waves, tokens = _stages(jobs), list(_waves(groups)), trained_tokens(jobs.values())
     order: dict[str, list[Any]] = {}
     source: dict[str, GroupEstimate | None] = {}  # the one group a phase comes from, if one
     for g in groups:
@@ -176,15 +151,94 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     # a phase that one group alone has: that group's own (the same additions from 0.0 in the
     # same order), one object per estimate that the iterations it takes part in share
     shared = {n: p for g in groups for n, p in _own_phases(g).items() if source[n] is g}
-    return IterationGroups(
-        tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
-        key_of, first_of, last_of, stages, tuple(waves),
+    return built(
+        IterationGroups, tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d),
+        tuple(low), tuple(high), key_of, first_of, last_of, stages, tuple(waves),
         tuple((n, k, p, b) for n, (k, p, b) in order.items()),
         tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
-        trained_tokens(jobs.values()),
-        tuple(order),
-        plans=per_shape[1],
+        tokens, tuple(order), {}, per_shape[1],
     )  # fmt: skip
+
+
+def _stages(jobs: dict[int, Job]) -> dict[Stage, tuple[int, int, tuple[str, ...]]]:
+    """Per stage of ``jobs`` (in :class:`Stage` order): the work, the peak memory per device
+    and the groups, in the jobs' order."""
+    by_stage: dict[Any, list[Job]] = {}  # the jobs of each stage, in the jobs' order
+    for j in jobs.values():
+        by_stage.setdefault(j.task.stage, []).append(j)
+    stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
+    for stage in Stage:
+        mine = by_stage.get(stage)
+        if mine:
+            stages[stage] = (sum(j.work_flops for j in mine), max(j.memory.total for j in mine),
+                             tuple(dict.fromkeys(j.task.group for j in mine)))  # fmt: skip
+    return stages
+
+
+@per_instance
+def _sums(g: GroupEstimate) -> tuple[Any, ...]:
+    """What :func:`_build` reads of one estimate, kept on it: its units' first and last key
+    per resource, :func:`_stages` of its jobs, its wave notes, the most tokens of its actor's
+    training jobs, its generation jobs and any job (None: no such job), and whether its jobs'
+    work, memory and tokens are all ints (their sums then regroup exactly)."""
+    first: dict[str, str] = {}
+    last: dict[str, str] = {}
+    for key, resource, _, _ in group_units(g).shape:
+        first.setdefault(resource, key)
+        last[resource] = key
+    jobs = jobs_of((g,))
+    exact = len(jobs) == len(g.jobs) and all(
+        type(j.work_flops) is int and type(j.memory.total) is int and type(j.tokens) is int
+        for j in g.jobs)  # fmt: skip
+    picks = ([j.tokens for j in g.jobs if j.task.kind is Kind.TRAIN and j.task.role is Role.ACTOR],
+             [j.tokens for j in g.jobs if j.task.kind is Kind.GENERATE], [j.tokens for j in g.jobs])
+    return (first, last, _stages(jobs), tuple(_waves((g,))),
+            tuple(max(p) if p else None for p in picks), exact)
+
+
+def _merged(sums: list[tuple[Any, ...]]) -> tuple[dict[Stage, Any], list[str], int]:
+    """:func:`_stages`, the wave notes and :func:`trained_tokens` of the groups whose
+    :func:`_sums` these are (their jobs once each, ints: sums and maxima regroup exactly)."""
+    stages: dict[Stage, tuple[int, int, tuple[str, ...]]] = {}
+    for stage in Stage:
+        mine = [s[2][stage] for s in sums if stage in s[2]]
+        if mine:
+            stages[stage] = (sum(w for w, _, _ in mine), max(m for _, m, _ in mine),
+                             tuple(dict.fromkeys(n for _, _, names in mine for n in names)))
+    waves = [w for s in sums for w in s[3]]
+    for pick in range(3):  # the actor's training, else generation, else any job
+        found = [s[4][pick] for s in sums if s[4][pick] is not None]
+        if found:
+            return stages, waves, max(found)
+    return stages, waves, 0
+
+
+def _waves(groups: Sequence[GroupEstimate]) -> Iterator[str]:
+    """The notes on generation in waves, preemptions and prefix sharing of ``groups``' jobs."""
+    for g in groups:
+        for j in g.jobs:
+            tl = j.timeline
+            if tl is not None and tl.shared_tokens:
+                yield (f"{j.task.label()} on {g.name}: {PREFIX_NOTE} ({tl.shared_tokens} "
+                       "prompt tokens per group)")  # fmt: skip
+            if tl is not None and tl.paged and tl.slots >= tl.sequences and tl.preemptions:
+                yield (  # all admitted, then the pool runs out as they grow
+                    f"{j.task.label()} on {g.name}: the paged KV cache admits all of each "
+                    f"replica's {tl.sequences} sequences in flight but cannot keep them all as "
+                    f"they grow: {tl.preemptions} preemptions (recomputed)")  # fmt: skip
+            elif tl is not None and tl.paged and tl.slots < tl.sequences:
+                what = f"{CAPPED.get(tl.capped, 'the paged KV cache holds')} at most {tl.slots}"
+                yield (
+                    f"{j.task.label()} on {g.name}: {what} "
+                    f"of each replica's {tl.sequences} sequences in flight"
+                    + (f", {tl.preemptions} preemptions (recomputed)" if tl.preemptions else "")
+                )
+            elif tl is not None and tl.waves > 1:
+                yield (
+                    f"{j.task.label()} on {g.name}: the KV cache holds {tl.slots} of each "
+                    f"replica's {tl.sequences} sequences at once, each at its full length (no "
+                    f"paged admission modelled), so they run in {tl.waves} waves"
+                )
 
 
 @per_instance
