@@ -20,7 +20,12 @@ class Dtype(StrEnum):
 
     @property
     def bytes(self) -> int:
-        return {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "fp64": 8}[self.value]
+        return _DTYPE_BYTES[self._value_]  # a module dict: no dict built and no ``value`` walk
+
+
+_DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "fp64": 8}
+"""Bytes per element of each :class:`Dtype` by value (the IEEE 754 and OCP FP8 formats' widths;
+TF32 is stored in 32 bits)."""
 
 
 class FfnKind(StrEnum):

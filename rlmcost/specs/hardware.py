@@ -103,12 +103,14 @@ class HardwareSpec(BaseModel):
 
     def peak(self, dtype: Dtype) -> int:
         """Dense peak FLOP/s for ``dtype``; a SpecError names the dtypes it has."""
-        from rlmcost.errors import SpecError
+        try:
+            return self.peak_flops_per_s[dtype]
+        except KeyError:
+            from rlmcost.errors import SpecError
 
-        if dtype not in self.peak_flops_per_s:
             have = ", ".join(self.peak_flops_per_s)
-            raise SpecError(f"hardware {self.name} lists no {dtype} peak; use one of: {have}")
-        return self.peak_flops_per_s[dtype]
+            raise SpecError(f"hardware {self.name} lists no {dtype} peak; use one of: "
+                            f"{have}") from None  # fmt: skip
 
 
 class ClusterSpec(BaseModel):
