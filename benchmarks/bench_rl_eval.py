@@ -552,6 +552,47 @@ schedule's values about a sixth: some 80 additions a vector over the undominated
 look-ups); the fresh group estimate (2,151 Python calls each, ``--profile-estimates``: no
 function above 4 % of its own time) and ``evaluate_many`` over distinct group keys at once, not
 attempted: both need the group model as a few tuple operations.
+
+Eighteenth round: what a fresh deployment's new group estimates and groups' parts repeat
+(December 2026, against main e43047c5 in the same minutes, the machine at a load of 2-9 on its
+two cores). Side by side (two processes, main's and this version, taking turns chunk by chunk
+over the sweep's 32 chunks, which runs first alternating, each chunk's fastest of 4 sweeps, so
+that both meet the same load; two such runs): one call each 809-938 -> 768-870 us a deployment
+(1,066-1,236 -> 1,149-1,302/s, 1.05-1.08x); the collector off 698-699 -> 664-680 us
+(1.03-1.05x); ``evaluate_many`` 702-716 -> 668-682 us (1,396-1,425 -> 1,466-1,498/s, 1.05x). The
+benchmark's own lines, two alternating runs each, spread with the load by more than that (the
+kept sweep, whose path did not change, 2,734-3,066 -> 4,315-4,796/s): plain 61-81 -> 84-98/s;
+fast, every 8th 604-611 -> 962-1,000/s; sweep one call each 756-804 -> 978-1,257/s;
+``evaluate_many`` 1,049-1,196 -> 1,158-1,443/s; planner rows 791-860 -> 689-914/s. What it cut,
+found by counting which pure functions the one-call sweep asks again with the same arguments: a
+GEMM's time (``Device.gemm_s``, the tile model, about 17 us at that load) is memoized on the
+device and the shape (the first evaluations of the sweep's passes ask 5,702 of 185 distinct: 2
+us a repeat); a deployment's pass options (``pass_options.step_options``: the framework's
+behaviour walked, a StepOptions of forty-odd frozen fields built and ``dataclasses.replace``-d,
+about 70 us) are kept by the deployment's identity (1,354 asked of 408 deployments: a
+deployment's group estimates and its worker notes ask again) and interned per equal fields
+(``perf.step_options.kept_options``: 31 us a computation, and the memoized passes' keys meet one
+instance); a groups' part (``iteration_groups._build``, 1,760 in the sweep) reads each
+estimate's stages, wave notes, token maxima and first and last units from ``_sums``, kept on the
+estimate (work, memory and tokens are ints, so per-group sums regroup exactly; duplicate task
+indices or a non-int number take the per-job path): 80.7 -> 36.8 us a part over the sweep's
+parts, every field the same; ``Roofline.phase`` at the datasheet peaks is ``steps`` of one phase
+without its lists and generators (1,006 phases, the same bits, -0.0 included);
+``perf.collectives.link`` is memoized (3,724 links of 14); ``Dtype.bytes`` reads a module dict
+and ``HardwareSpec.peak`` looks up once. Python calls per group estimate
+(``--profile-estimates``, exact) 2,155 -> 1,864; in the one-call sweep 4,700,890 -> 4,419,281;
+in the kept sweep 1,376,123 either way (not touched). Every result the same bit for bit:
+``validate --rl --json`` (0 of 103 rows moved); the ``to_json`` (or error) of 6,048 planner
+candidates (PPO Llama-3.1-70B on 32 A100, GRPO 8B on 16 A100, PPO 8B under verl on 16 H100), one
+sha256 fast, plain (``memo.plain``) and through ``evaluate_many``, equal to main's;
+``tests/test_fast_equal.py`` with hypothesis seeds 1-5; ``tests/test_fast_parts.py`` holds each
+shortcut to the path it replaces. Measured and left: the collector's three full passes in the
+one-call sweep (about a tenth of it; three either way, 199,226 -> 203,527 tracked objects after
+it: the estimates' kept sums); the rest of a group estimate is as flat as before (about 1,860
+Python calls, the memoized passes' and memory's first evaluations about a fifth); pure functions
+asked again with few distinct arguments but cheaper than a memoized look-up (``data_share``
+5,096 of 269, ``refit_s`` 5,760 of 16, ``Device.memory_s`` 4,916 of 253) were left as they are.
+5,000/s one call each is not met.
 """
 
 from __future__ import annotations
