@@ -194,5 +194,5 @@ def test_gb200_gpt_oss_all_to_all_runs_at_hybrideps_published_rate():
     rate = sent / seconds / 1e9
     for published in (479.02, 484.22, 447.89, 464.54):
         assert abs(rate / published - 1) < 0.10
-    assert any(a.startswith("audit (issue 18, gptoss, second round)") and "94a9f8f6b" in a
+    assert any(a.startswith("audit (what this GB200 run ran)") and "94a9f8f6b" in a
                for a in row["assumptions"])
