@@ -65,6 +65,7 @@ from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
 from rlmcost.plan.trainers import trainer_parts, trainers_note
+from rlmcost.plan.unread import unread_notes
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -213,6 +214,7 @@ def plan_rl(
     notes += trainers_note(parts)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
     notes += bracket_notes(base, space)  # --rollout-tp beside a group's own tp=
+    notes += unread_notes(parts)  # --micro-batch under a token budget: one value searched
     for b, _ in parts[1:]:
         check_base(b)
     with compute.runner() as run:
