@@ -43,6 +43,16 @@ CASES = [
     ("estimate base text", lambda: E(base="x"), "base"),
     ("estimate cp above the sequence",
      lambda: E("ppo", "gpt-2", deployment={"train": {"cp": 4096}}), "cp"),
+    # efficiency= a profile's path, not a measured Efficiency: had been an AttributeError
+    ("estimate efficiency text", lambda: E("ppo", "gpt-2", efficiency="prof.json"), "efficiency"),
+    ("evaluate efficiency int", lambda: rlmcost.evaluate(rlmcost.Run(), efficiency=3),
+     "calibration"),
+    # offload= is idle models in host memory: "optimizer" (the trainer's --offload) had been
+    # taken silently as offload_idle=True
+    ("estimate offload text", lambda: E("ppo", "gpt-2", offload="optimizer"), "offload"),
+    # a Run's command line is its algorithm's, compare's or placements': had written
+    # `rlmcost nonsense ...`
+    ("Run.to_command unknown", lambda: rlmcost.Run().to_command("nonsense"), "command"),
     ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
     ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
     ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),
@@ -91,3 +101,29 @@ def test_the_lazy_api_is_listed_and_resolves():
     for name in ("Run", "evaluate", "estimate", "compare", "plan", "load_run", "Evaluation"):
         assert name in dir(rlmcost) and name in rlmcost.__all__
     assert all(getattr(rlmcost, name) is not None for name in rlmcost.__all__)
+
+
+def test_offload_false_is_the_no_offload_idle_flag():
+    """``offload=False`` turns the framework's idle-model offload off, as ``--no-offload-idle``
+    does (NeMo RL's preset, the default, keeps idle models in host memory): it had been taken
+    as not given, the preset's True kept."""
+    assert rlmcost.run_of("grpo", "gpt-2").deployment.offload_idle is True
+    assert rlmcost.run_of("grpo", "gpt-2", offload=False).deployment.offload_idle is False
+    assert rlmcost.run_of("grpo", "gpt-2", framework="none", offload=True
+                          ).deployment.offload_idle is True  # fmt: skip
+
+
+def test_the_public_api_says_what_it_returns():
+    """Every public method and property of what the library returns (Evaluation, Comparison,
+    Run) has a docstring: ``help(e.work_flops)`` had said nothing of its unit."""
+    from rlmcost.evaluation.view import Evaluation
+    from rlmcost.reports.estimate import Comparison
+
+    bare = []
+    for cls in (Evaluation, Comparison, rlmcost.Run):
+        for name, member in vars(cls).items():
+            fn = member.fget if isinstance(member, property) else getattr(member, "__func__",
+                                                                           member)  # fmt: skip
+            if not name.startswith("_") and callable(fn) and not (fn.__doc__ or "").strip():
+                bare.append(f"{cls.__name__}.{name}")
+    assert not bare, bare

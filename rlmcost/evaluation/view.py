@@ -65,16 +65,17 @@ class Evaluation:
 
     @property
     def gpus(self) -> int:
-        if self.evaluation is not None:
-            return self.evaluation.gpus
-        return self.layout.n_gpus
+        """GPUs of the deployment, every device group's together (a count)."""
+        return self.evaluation.gpus if self.evaluation is not None else self.layout.n_gpus
 
     @property
     def model(self) -> str:
+        """The actor's model name (or config.json path) as the Run gives it."""
         return self.models[Role.ACTOR]
 
     @property
     def deployment(self) -> Deployment:
+        """The resolved :class:`~rlmcost.deployment.Deployment` (framework defaults filled)."""
         return self.evaluation.deployment if self.evaluation is not None else IDEAL
 
     @property
@@ -95,6 +96,7 @@ class Evaluation:
 
     @property
     def work_flops(self) -> int:
+        """FLOPs of one iteration, every stage's (exact int; FLOP = one add or one multiply)."""
         return sum(s.work_flops for s in self.stages.values())
 
     @property
@@ -145,12 +147,15 @@ class Evaluation:
 
     @property
     def depth(self) -> int:
+        """Critical-path depth of one iteration in GEMM reduction levels (exact int)."""
         if self.grouped:
             return self.evaluation.iteration_depth  # type: ignore[union-attr]
         return sum(s.depth for s in self.stages.values())
 
     @property
     def fits(self) -> bool:
+        """Every device's peak within its usable HBM and each node's offload within its host
+        memory (``problems`` and the notes say what does not)."""
         ev = self.evaluation  # every group against its own device's capacity
         problems = ev.problems if ev is not None else ()
         return all(s.fits for s in self.stages.values()) and not problems and \
@@ -158,6 +163,7 @@ class Evaluation:
 
     @property
     def shortfall_bytes(self) -> int:
+        """Bytes per device the most-over stage needs beyond its device's usable HBM (0: fits)."""
         return max(s.shortfall_bytes for s in self.stages.values())
 
     @property
@@ -271,16 +277,9 @@ class Evaluation:
             "reward": self.reward,
             "inputs": self.inputs(),
             "options": {k: _plain(v) for k, v in self.options.given().items()},
-            "layout": {
-                "dp": lay.dp,
-                "tp": lay.tp,
-                "pp": lay.pp,
-                "cp": lay.cp,
-                "ep": lay.ep,
-                "zero": str(lay.zero),
-                "ckpt": str(lay.ckpt),
-                "micro_batch": lay.micro_batch,
-            },
+            "layout": {"dp": lay.dp, "tp": lay.tp, "pp": lay.pp, "cp": lay.cp, "ep": lay.ep,
+                       "zero": str(lay.zero), "ckpt": str(lay.ckpt),
+                       "micro_batch": lay.micro_batch},  # fmt: skip
             "deployment": self.deployment.to_json(),
             "placement": (
                 self.evaluation.placement.name

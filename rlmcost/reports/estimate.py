@@ -66,13 +66,14 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a
     :class:`~rlmcost.parallel.layout.Layout`; its dp is the cluster's), or ``tp`` (None with
     no layout: TP per model), ``pp``, ``zero``, ``micro_batch``. Deployment: ``deployment``,
-    ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (idle models in
-    host memory). Cluster: ``hardware``, ``gpus``, ``calibration``,
-    ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host), ``price`` (USD per
-    GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
-    :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price`` take them). Also
-    ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting``
-    (attention FLOPs).
+    ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (True or False:
+    idle models in host memory, ``--offload-idle``; None: the framework's; the trainer's
+    states: ``deployment={"train": {"offload": [...]}}``). Cluster: ``hardware``, ``gpus``,
+    ``calibration``, ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host),
+    ``price`` (USD per GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the
+    cited list prices of :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price``
+    take them). Also ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and
+    ``counting`` (attention FLOPs).
     """
     _check_kinds(algorithm, base, fields)
     data = base.to_json() if base is not None else {
@@ -129,8 +130,13 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         if f.get(key) is not None:
             d[key] = str(f[key]) if key == "placement" else f[key]
         f.pop(key, None)
-    if f.pop("offload", False):  # idle models wait in host memory
-        d["offload_idle"] = True
+    offload = f.pop("offload", None)
+    if offload is not None:  # idle models wait in host memory (--offload-idle/--no-...)
+        if not isinstance(offload, bool):
+            raise SpecError(f"offload={offload!r:.60} must be True or False (idle models in "
+                            "host memory, --offload-idle); the trainer's states go in "
+                            "deployment={'train': {'offload': ['optimizer']}} (--offload)")
+        d["offload_idle"] = offload
     groups = f.pop("groups", None)
     if groups is not None:
         text = groups if isinstance(groups, str) else ",".join(g.spec() for g in groups)
@@ -278,6 +284,7 @@ class Comparison:
     run: Run | None = None  # the query compared (its algorithm: the first)
 
     def notes(self) -> list[str]:
+        """One line per algorithm that left inputs out (``dpo: ignored group ...``)."""
         return [
             f"{name}: ignored {', '.join(what)} (does not apply)"
             for name, what in self.dropped.items()
@@ -285,6 +292,8 @@ class Comparison:
         ]
 
     def to_json(self) -> dict[str, Any]:
+        """``rlmcost compare --json``: each algorithm's :meth:`Evaluation.to_json` under
+        ``algorithms`` (seconds, exact FLOPs and bytes, as each names its unit)."""
         return {
             "schema_version": SCHEMA_VERSION,
             "command": "compare",

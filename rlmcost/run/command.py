@@ -93,6 +93,9 @@ def to_command(run: Run, command: str | None = None) -> str:
     from rlmcost.run.spec import Run
 
     cmd = command or run.algorithm.name
+    if cmd not in (run.algorithm.name, "placements", "compare"):
+        raise SpecError(f"command={cmd!r:.40}: a Run's command line is its algorithm's "
+                        f"({run.algorithm.name!r}), 'compare' or 'placements'")  # fmt: skip
     base = Run()
     words: list[str] = ["rlmcost", cmd]
     if cmd in ("placements",):

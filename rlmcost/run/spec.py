@@ -301,6 +301,7 @@ class Run(BaseModel):
         return self.model_dump(mode="json")
 
     def to_yaml(self) -> str:
+        """YAML text of :meth:`to_json` (``from_yaml`` reads it back to an equal Run)."""
         import yaml
 
         return yaml.safe_dump(self.to_json(), sort_keys=False)
@@ -312,6 +313,7 @@ class Run(BaseModel):
         p.write_text(text)
 
     def to_json_text(self) -> str:
+        """JSON text of :meth:`to_json`, indented, newline-terminated."""
         return json.dumps(self.to_json(), indent=2) + "\n"
 
     @classmethod
@@ -329,15 +331,17 @@ class Run(BaseModel):
 
     @classmethod
     def from_json(cls, text: str) -> Run:
+        """A Run from JSON text: its fields, or a command's ``--json`` output (its ``run``)."""
         return cls.from_data(_document(text, "run JSON"))
 
     @classmethod
     def from_yaml(cls, text: str) -> Run:
+        """A Run from YAML (or JSON) text; SpecError for text that is neither, or a bad field."""
         return cls.from_data(_document(text, "run YAML"))
 
     def to_command(self, command: str | None = None) -> str:
-        """The CLI line that reproduces this Run (``command``: the view, default the
-        algorithm's command)."""
+        """The CLI line that reproduces this Run (``command``: the view, the algorithm's
+        command by default, ``"compare"`` or ``"placements"``; SpecError for another)."""
         from rlmcost.run.command import to_command
 
         return to_command(self, command)
