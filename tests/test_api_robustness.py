@@ -14,6 +14,13 @@ from rlmcost.evaluation.batch import evaluate_many
 
 E = rlmcost.estimate
 
+
+def _plan_rl():
+    from rlmcost.plan.rl import plan_rl
+
+    return plan_rl
+
+
 CASES = [
     # (id, call, a word the message must hold)
     ("estimate algorithm int", lambda: E(3, "gpt-2"), "algorithm"),
@@ -69,6 +76,12 @@ CASES = [
      "nonsense"),
     ("plan unknown objective", lambda: rlmcost.plan("grpo", "gpt-2", 8, objective="x"),
      "objective"),
+    # the wrong kind of argument to the planner: had been a TypeError or an AttributeError
+    ("plan top text", lambda: rlmcost.plan("grpo", "gpt-2", 8, top="3"), "top"),
+    ("plan space text", lambda: rlmcost.plan("grpo", "gpt-2", 8, space="x"), "RLSpace"),
+    ("plan min_gpus text", lambda: rlmcost.plan("grpo", "gpt-2", 8, min_gpus="yes"), "min_gpus"),
+    ("plan train batch text", lambda: rlmcost.plan("train", "gpt-2", 8, batch="x"), "batch"),
+    ("plan_rl base mapping", lambda: _plan_rl()({"models": {"actor": "gpt-2"}}, 8), "Run"),
     ("plan workers past the CPUs", lambda: rlmcost.plan("grpo", "gpt-2", 8, workers=10**6),
      "workers"),
 ]

@@ -87,7 +87,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     from dataclasses import replace
 
     from rlmcost.plan.families import DEFAULT_FAMILIES, launcher_bases, searched_families
-    from rlmcost.plan.kinds import parse_pool
+    from rlmcost.plan.kinds import parse_pool, require_space
     from rlmcost.plan.rl import RLSpace, plan_rl
     from rlmcost.reports.estimate import run_of
     from rlmcost.specs.prices import check_prices, parse_prices
@@ -110,6 +110,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
         return run.replace(cluster={"prices": prices}) if prices else run
 
     space = search.get("space") or RLSpace()
+    require_space(space)
     framework = kwargs.get("framework")
     if space.placements == DEFAULT_FAMILIES:  # the families as `rlmcost plan` picks them
         space = replace(space, placements=searched_families(

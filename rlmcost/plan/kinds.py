@@ -107,3 +107,21 @@ def parse_pool(text: str | None) -> tuple[tuple[str, int], ...]:
             raise SpecError(f"--hardware {text!r}: {canonical} appears twice; give it once")
         out[canonical] = n
     return tuple(out.items())
+
+
+def positive_int(value: object, flag: str) -> int:
+    """``value`` when it is a whole number >= 1 (a count: ``--top``, ``--seq``, ``--batch``),
+    else a SpecError naming ``flag``: the library's ``top="3"`` had been a TypeError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"--{flag} {value!r:.40} must be a positive integer")
+    return value
+
+
+def require_space(space: object) -> None:
+    """SpecError unless ``space`` is an :class:`~rlmcost.plan.rl.RLSpace` (not a mapping or
+    text, which had been an AttributeError)."""
+    from rlmcost.plan.rl_candidates import RLSpace
+
+    if not isinstance(space, RLSpace):
+        raise SpecError(f"space={space!r:.40} must be a rlmcost.plan.rl.RLSpace, e.g. "
+                        "RLSpace(tp=(2, 4), placements=('baseline',))")  # fmt: skip

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
-from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
+from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective, positive_int, require_space
 from rlmcost.plan.pool import check_groups, hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
@@ -188,9 +188,11 @@ def plan_rl(
     obj = parse_objective(objective)
     counts_gpus = parse_gpus(gpus)
     space = space or RLSpace()
+    require_space(space)
+    if not isinstance(min_gpus, bool):
+        raise SpecError(f"min_gpus={min_gpus!r:.20} must be True or False")
     compute = compute or Compute()
-    if top < 1:
-        raise SpecError(f"--top {top} must be a positive integer")
+    top = positive_int(top, "top")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
     check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
@@ -370,8 +372,10 @@ def check_base(base: Run) -> None:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
     from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+    from rlmcost.run.spec import require_run
     from rlmcost.specs import get_hardware
 
+    require_run(base, "plan_rl's base")
     w, m = base.workload, base.models
     alg = configure(get_algorithm(base.algorithm.name), base.options())
     resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)
