@@ -6,6 +6,8 @@ library raises one SpecError")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import rlmcost
@@ -13,6 +15,16 @@ from rlmcost.errors import SpecError
 from rlmcost.evaluation.batch import evaluate_many
 
 E = rlmcost.estimate
+
+
+VERL_CONFIG = Path(__file__).parent / "data" / "frameworks" / "verl_grpo.yaml"
+
+
+def _importer(framework: str):
+    import importlib
+
+    return getattr(importlib.import_module(f"rlmcost.frameworks.{framework}"),
+                   f"import_{framework}")  # fmt: skip
 
 
 def _plan_rl():
@@ -60,6 +72,12 @@ CASES = [
     # a Run's command line is its algorithm's, compare's or placements': had written
     # `rlmcost nonsense ...`
     ("Run.to_command unknown", lambda: rlmcost.Run().to_command("nonsense"), "command"),
+    # an importer's command line or overrides as one string: had been read character by
+    # character ("unexpected '-'", "override 'd' is not KEY=VALUE")
+    ("import_openrlhf text", lambda: _importer("openrlhf")("--pretrain x"), "list of words"),
+    ("import_slime text", lambda: _importer("slime")("--hf-checkpoint x"), "list of words"),
+    ("import_verl overrides text",
+     lambda: _importer("verl")(VERL_CONFIG, "data.max_response_length=2048"), "list of"),
     ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
     ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
     ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),
