@@ -28,8 +28,10 @@ def plan(
 ) -> pd.DataFrame:
     """The best deployments as a DataFrame, best first (one row per deployment, its
     ``command`` column the query that reproduces it, its ``run`` column the candidate's
-    Run; ``df.attrs["plan"]`` holds the whole :class:`~rlmcost.plan.search.PlanResult`:
-    Pareto front, counts, what never fit).
+    Run as data, ``rlmcost.Run.from_data(df["run"][0])``; ``df.attrs["plan"]`` holds the
+    whole :class:`~rlmcost.plan.search.PlanResult`: Pareto front, counts, what never fit).
+    Units: ``time_s`` seconds per iteration, ``memory_bytes_per_device`` bytes (an exact int),
+    ``cost_per_iteration_usd`` USD, ``gpu_hours`` GPU-hours per iteration.
 
     ``algorithm``: an RL algorithm (``"grpo"``, ``"ppo"``, ...: :func:`rlmcost.plan.rl.
     plan_rl` of the base Run :func:`rlmcost.reports.estimate.run_of` ``(algorithm, model,
