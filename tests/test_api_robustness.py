@@ -85,6 +85,8 @@ CASES = [
     ("Run.from_yaml a list", lambda: rlmcost.Run.from_yaml("- 1\n- 2"), "mapping"),
     ("Run.from_json broken", lambda: rlmcost.Run.from_json("{"), "JSON"),
     ("compare nothing", lambda: rlmcost.compare([]), "algorithm"),
+    # one string of names had been read letter by letter: "unknown algorithm 'p'"
+    ("compare text", lambda: rlmcost.compare("ppo grpo", model="gpt-2"), "list"),
     ("compare unknown", lambda: rlmcost.compare(["ppo", "nonsense"], model="gpt-2"), "nonsense"),
     ("evaluate_many None", lambda: evaluate_many(None), "iterable"),
     ("evaluate_many text items", lambda: evaluate_many(["x"]), "Run"),

@@ -364,13 +364,20 @@ def own_options(run: Run, alg: Algorithm, given: frozenset[str] = frozenset()) -
     return run.replace(algorithm=changes) if changes else run
 
 
+def _require_algorithms(algorithms: object) -> None:
+    """SpecError unless ``algorithms`` is a non-empty list of names (a string had been read
+    letter by letter: "unknown algorithm 'p'")."""
+    if not algorithms or isinstance(algorithms, str):
+        raise SpecError(f"algorithms={algorithms!r:.40}: give a list of at least one algorithm, "
+                        "e.g. ['ppo', 'grpo', 'dpo'] (`rlmcost compare ppo grpo dpo`)")  # fmt: skip
+
+
 def compare_runs(run: Run, algorithms: list[str],
                  given: frozenset[str] = frozenset()) -> Comparison:  # fmt: skip
     """``run`` evaluated for each of ``algorithms``, with each one's framework-implied options
     (:func:`own_options`; ``given``: the options the query gave, kept for all); inputs that do
     not apply to one of them are left out for it and listed in the notes."""
-    if not algorithms:
-        raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
+    _require_algorithms(algorithms)
     estimates, dropped = [], {}
     for name in dict.fromkeys(algorithms):
         alg = get_algorithm(name)
@@ -383,8 +390,7 @@ def compare_runs(run: Run, algorithms: list[str],
 
 def compare(algorithms: list[str], **fields: Any) -> Comparison:
     """:func:`compare_runs` of :func:`run_of` ``(algorithms[0], **fields)``."""
-    if not algorithms:
-        raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
+    _require_algorithms(algorithms)
     model = fields.pop("model", None)
     given = {"rule_reward"} if fields.get("reward") is not None else set()
     if fields.get("options") is not None:  # an Options gives every option
