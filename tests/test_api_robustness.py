@@ -27,6 +27,12 @@ def _importer(framework: str):
                    f"import_{framework}")  # fmt: skip
 
 
+def _units():
+    from rlmcost import units
+
+    return units
+
+
 def _plan_rl():
     from rlmcost.plan.rl import plan_rl
 
@@ -78,6 +84,9 @@ CASES = [
     ("import_slime text", lambda: _importer("slime")("--hf-checkpoint x"), "list of words"),
     ("import_verl overrides text",
      lambda: _importer("verl")(VERL_CONFIG, "data.max_response_length=2048"), "list of"),
+    # rlmcost.units' formatters on what is not a number: had been float()'s ValueError
+    ("format_bytes text", lambda: _units().format_bytes("80 GB"), "number"),
+    ("format_seconds None", lambda: _units().format_seconds(None), "number"),
     ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
     ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
     ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),
@@ -160,3 +169,14 @@ def test_the_public_api_says_what_it_returns():
             if not name.startswith("_") and callable(fn) and not (fn.__doc__ or "").strip():
                 bare.append(f"{cls.__name__}.{name}")
     assert not bare, bare
+
+
+def test_the_formatters_say_what_is_not_finite():
+    """nan and inf print as themselves: ``format_bytes(nan)`` had been int()'s ValueError and
+    ``format_bytes(inf)`` 'inf EiB'."""
+    from rlmcost.units import format_bytes, format_count, format_flops, format_seconds
+
+    nan, inf = float("nan"), float("inf")
+    assert (format_bytes(nan), format_bytes(inf), format_count(inf)) == ("nan B", "inf B", "inf")
+    assert (format_flops(inf), format_seconds(inf)) == ("inf FLOP", "inf s")
+    assert format_bytes(80 * 2**30) == "80.0 GiB"  # finite values as before
