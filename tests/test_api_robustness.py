@@ -27,6 +27,12 @@ def _importer(framework: str):
                    f"import_{framework}")  # fmt: skip
 
 
+def _blocks():
+    from rlmcost.reports.blocks import building_blocks
+
+    return building_blocks
+
+
 def _units():
     from rlmcost import units
 
@@ -87,6 +93,10 @@ CASES = [
     # rlmcost.units' formatters on what is not a number: had been float()'s ValueError
     ("format_bytes text", lambda: _units().format_bytes("80 GB"), "number"),
     ("format_seconds None", lambda: _units().format_seconds(None), "number"),
+    # building_blocks (`rlmcost blocks`): batch="1" had been a MemoryError (the string
+    # repeated), batch=2.5 a fraction of a sequence counted
+    ("building_blocks batch text", lambda: _blocks()("gpt-2", batch="1", seq=16), "batch"),
+    ("building_blocks batch fraction", lambda: _blocks()("gpt-2", batch=2.5, seq=16), "batch"),
     ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
     ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
     ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),

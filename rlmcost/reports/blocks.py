@@ -326,8 +326,8 @@ def building_blocks(
         ("response_len", response_len),
         ("context", context or seq),
     ):
-        if int(v) < 1:
-            raise SpecError(f"{name}={v} must be a positive integer")
+        if isinstance(v, bool) or not hasattr(v, "__index__") or v < 1:  # "1": a MemoryError
+            raise SpecError(f"{name}={v!r:.40} must be a positive integer")
     spec = get_model(model)
     note = spec.context_note(max(seq, context or seq, prompt_len + response_len))
     from rlmcost.compiled import blocks as numeric
