@@ -27,6 +27,12 @@ def _importer(framework: str):
                    f"import_{framework}")  # fmt: skip
 
 
+def _deployment():
+    import rlmcost.deployment
+
+    return rlmcost.deployment
+
+
 def _blocks():
     from rlmcost.reports.blocks import building_blocks
 
@@ -97,6 +103,15 @@ CASES = [
     # repeated), batch=2.5 a fraction of a sequence counted
     ("building_blocks batch text", lambda: _blocks()("gpt-2", batch="1", seq=16), "batch"),
     ("building_blocks batch fraction", lambda: _blocks()("gpt-2", batch=2.5, seq=16), "batch"),
+    # the typed objects built directly, as the README's library examples build them: had
+    # been pydantic's multi-line ValidationError
+    ("TrainLayout tp 0", lambda: _deployment().TrainLayout(tp=0), "tp"),
+    ("EngineSpec reservation 2", lambda: _deployment().EngineSpec(gpu_memory_utilization=2),
+     "gpu_memory_utilization"),
+    ("Deployment mistyped field", lambda: _deployment().Deployment(trian={}), "'train'"),
+    ("Deployment nested bad field", lambda: _deployment().Deployment(train={"tp": 0}),
+     "train.tp"),
+    ("Run built directly", lambda: rlmcost.Run(cluster={"gpus": 0}), "cluster.gpus"),
     ("evaluate None", lambda: rlmcost.evaluate(None), "Run"),
     ("evaluate a mapping", lambda: rlmcost.evaluate({"algorithm": {"name": "ppo"}}), "from_data"),
     ("Run.from_data a list", lambda: rlmcost.Run.from_data([1]), "mapping"),

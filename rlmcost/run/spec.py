@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
@@ -38,11 +38,12 @@ from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
 from rlmcost.specs.registry import pool_hint
+from rlmcost.specs.validation import Checked
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
 
-class AlgorithmSpec(BaseModel):
+class AlgorithmSpec(Checked):
     """The algorithm (a name of `rlmcost algorithms`) and its knobs; None = the knob's default
     (:data:`rlmcost.algorithms.options.KNOBS`)."""
 
@@ -113,7 +114,7 @@ ModelRef = str | ModelSpec
 """A model: a built-in name, alias, Hugging Face id or config.json path, or a full spec."""
 
 
-class ModelsSpec(BaseModel):
+class ModelsSpec(Checked):
     """The model of each role; None: the role's fallback (critic -> actor, cost critic ->
     critic, cost / PRM -> reward -> actor, reference -> actor)."""
 
@@ -135,7 +136,7 @@ class ModelsSpec(BaseModel):
         return {**{r: m for r, m in named.items() if m is not None}, **self.others}
 
 
-class WorkloadSpec(BaseModel):
+class WorkloadSpec(Checked):
     """Token counts of one iteration (None: B = 64, K = the algorithm's default group, S = T =
     1024) and the response-length distribution (``--length-dist`` text; None: every response
     has T tokens)."""
@@ -177,7 +178,7 @@ class WorkloadSpec(BaseModel):
 DTYPE_FIELDS = ("weight_dtype", "activation_dtype", "kv_dtype", "logits_dtype", "compute_dtype")
 
 
-class ClusterSpec(BaseModel):
+class ClusterSpec(Checked):
     """Where the run runs: the accelerator and how many, and what calibrates the time."""
 
     model_config = _STRICT
@@ -238,7 +239,7 @@ class ClusterSpec(BaseModel):
             raise ValueError(str(exc)) from None
 
 
-class Run(BaseModel):
+class Run(Checked):
     """A query: algorithm, models by role, workload, deployment, cluster (module docstring).
 
     ``attention``: how teacher-forced attention FLOPs are counted (full, as PyTorch counts;
