@@ -45,6 +45,12 @@ def _units():
     return units
 
 
+def _space(**fields):
+    from rlmcost.plan.rl import RLSpace
+
+    return RLSpace(**fields)
+
+
 def _plan_rl():
     from rlmcost.plan.rl import plan_rl
 
@@ -136,6 +142,10 @@ CASES = [
     ("plan min_gpus text", lambda: rlmcost.plan("grpo", "gpt-2", 8, min_gpus="yes"), "min_gpus"),
     ("plan train batch text", lambda: rlmcost.plan("train", "gpt-2", 8, batch="x"), "batch"),
     ("plan_rl base mapping", lambda: _plan_rl()({"models": {"actor": "gpt-2"}}, 8), "Run"),
+    ("plan space tp text", lambda: rlmcost.plan("grpo", "gpt-2", 8, space=_space(tp="4")),
+     "tp"),  # had been a TypeError
+    ("plan space reservation 2",
+     lambda: rlmcost.plan("grpo", "gpt-2", 8, space=_space(fractions=(2.0,))), "fractions"),
     ("plan workers past the CPUs", lambda: rlmcost.plan("grpo", "gpt-2", 8, workers=10**6),
      "workers"),
 ]
