@@ -16,9 +16,10 @@ r0.5.0 and r0.6.0: "sort by node_id, then gpu_id"; the vLLM engines' tied groups
 r0.6.0: ``sorted_nodes = sorted(node_bundles)``), and a Ray node id is random
 (``ray.NodeID.from_random().hex()`` in ``Node.__init__``, python/ray/_private/node.py,
 ray-project/ray db0751709c). On an allocation of several NVLink domains (more GPUs than one
-holds) the hosts of a group that spans several of them are then drawn from every domain: a
-vLLM engine of two GB200 trays, an expert-parallel group of four, lands in two racks about as
-often as not, and a synchronous step waits for its slowest engine and its slowest group. NeMo
+holds) the hosts of a group that spans several of them are then drawn from every domain: on
+two racks a vLLM engine of two GB200 trays lands in both about half the time, an
+expert-parallel group of four trays seven times in eight, and a synchronous step waits for its
+slowest engine and its slowest group. NeMo
 RL PR 2612 ('Topology aware placement', 2026-05-28, commit 688cfd08e) added
 ``cluster.segment_size`` so that "tensor-parallel and pipeline-parallel groups stay within the
 same NVLink domain, so collective operations use NVLink instead of InfiniBand"; PR 2986
