@@ -68,7 +68,8 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     no layout: TP per model), ``pp``, ``zero``, ``micro_batch``. Deployment: ``deployment``,
     ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (idle models in
     host memory). Cluster: ``hardware``, ``gpus``, ``calibration``,
-    ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host), ``price`` (USD per
+    ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host), ``rank_order``
+    (:mod:`rlmcost.placement.rank_order`), ``price`` (USD per
     GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
     :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price`` take them). Also
     ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting``
@@ -232,7 +233,7 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
     hw = f.pop("hardware", None)
     if hw is not None:
         c["hardware"] = hw if isinstance(hw, str) else hw.name
-    for key in ("gpus", "calibration", "host_memory_gib"):
+    for key in ("gpus", "calibration", "host_memory_gib", "rank_order"):
         if f.get(key) is not None:
             c[key] = str(f[key]) if isinstance(f[key], Path) else f[key]
         f.pop(key, None)

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -196,6 +196,8 @@ class ClusterSpec(BaseModel):
         "host in GiB, every accelerator's (None: the reference system's)")  # fmt: skip
     calibration: str | None = Field(default=None, description="profile path (None: the one "
                                     "shipped for the hardware)")  # fmt: skip
+    rank_order: Literal["topology", "random"] = Field(default="topology", description="hosts "
+        "in rank order: by NVLink domain, or at random (rlmcost.placement.rank_order)")  # fmt: skip
     prices: dict[str, float] = Field(
         default_factory=dict,
         description="USD per GPU-hour by hardware name, over the cited list prices of "
