@@ -188,7 +188,9 @@ def _caption(e: Any) -> str:
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
         f"engine's decode steps); time >= = roofline bound, {e.calibration}, attention counted "
-        f"{e.counting}, no communication. FLOP = add or mul; depth = GEMM reduction levels."
+        f"{e.counting}, at link bandwidth the forwards' ZeRO-3 gathers, weight sync and host "
+        f"offload, no other communication (bound: link where those transfers are most of it). "
+        f"FLOP = add or mul; depth = GEMM reduction levels."
     )
 
 
