@@ -264,7 +264,8 @@ def render_comparison(c: Any) -> None:
             rows.append(
                 (
                     f"{stage.label} {label}",
-                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)" for e in es),
+                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)"
+                      if stage is Stage.GENERATION else "- (none)" for e in es),  # ORPO
                 )
             )
     rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
