@@ -359,14 +359,14 @@ def render_timeline(e: Any) -> None:
     """The memory timeline (:mod:`rlmcost.reports.timeline`): one table per device group, a
     column per entry (init, first optimizer step, each phase), a row per term and view."""
     from rlmcost.reports.timeline import TERMS, memory_timeline
-    from rlmcost.units import format_bytes, format_seconds
+    from rlmcost.units import format_bytes, format_span
 
     note("memory timeline (bytes per device):")
     for tl in memory_timeline(e.evaluation):
         entries = tl.entries
 
         def when(x: Any) -> str:
-            return "-" if x.start_s is None else f"{x.start_s:.3g}-{format_seconds(x.end_s)}"
+            return "-" if x.start_s is None else format_span(x.start_s, x.end_s)
 
         rows = [
             ("seconds", *(when(x) for x in entries)),
