@@ -59,3 +59,9 @@ def test_a_stage_an_offline_method_runs_not_is_none_not_offline() -> None:
             for ln in res.output.splitlines() if ln.startswith("│")}
     assert rows["Generation work"] == ["- (offline)", "- (offline)"]
     assert rows["Assessment work"][0].endswith("FLOP") and rows["Assessment work"][1] == "- (none)"
+
+
+def test_an_algorithm_given_twice_is_an_error() -> None:
+    # `compare ppo ppo` had printed two identical columns
+    res = CliRunner().invoke(app, ["compare", "ppo", "PPO", "-m", "llama-3.2-1b", "--gpus", "8"])
+    assert res.exit_code != 0 and "ppo given twice" in res.output
