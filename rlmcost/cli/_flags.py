@@ -106,7 +106,9 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         response_len: Annotated[
             int | None,
             typer.Option(
-                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}).", **Pos
+                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}): "
+                "every response's under --length-dist fixed, the cap under reasoning; "
+                "uniform, lognormal and file give their own.", **Pos
             ),
         ] = None,
         image_tokens: Annotated[
