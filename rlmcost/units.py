@@ -59,10 +59,29 @@ def format_seconds(value: float) -> str:
     v = _number(value, "format_seconds")
     if v == 0 or not math.isfinite(v):
         return f"{v:g} s"
-    for scale, unit in ((3600, "h"), (60, "min"), (1, "s"), (1e-3, "ms"), (1e-6, "us")):
+    for scale, unit in _SECOND_UNITS:
         if abs(v) >= scale:
             return f"{v / scale:.2f} {unit}"
     return f"{v * 1e9:.2f} ns"
+
+
+_SECOND_UNITS = ((3600, "h"), (60, "min"), (1, "s"), (1e-3, "ms"), (1e-6, "us"))
+"""The units :func:`format_seconds` writes seconds in, the largest first (below: ns)."""
+
+
+def format_span(start: float, end: float) -> str:
+    """An interval of seconds in one unit, the end's: 62.9, 129.6 -> '1.05-2.16 min' (not
+    '62.9-2.16 min', whose ends read in different units).
+
+    >>> format_span(0, 25.14), format_span(62.9, 129.6), format_span(129.6, 195.6)
+    ('0-25.14 s', '1.05-2.16 min', '2.16-3.26 min')
+    """
+    v = float(end)
+    scale, unit = next(((k, u) for k, u in _SECOND_UNITS if abs(v) >= k), (1e-9, "ns"))
+    if v == 0:
+        return "0-0 s"
+    first = "0" if start == 0 else f"{float(start) / scale:.2f}"
+    return f"{first}-{v / scale:.2f} {unit}"
 
 
 def format_count(value: int) -> str:

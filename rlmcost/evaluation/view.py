@@ -39,7 +39,9 @@ PLACEMENT = (
 CONVENTION = (
     "FLOP = one add or one multiply (matrix products only); depth = GEMM reduction levels; "
     "time_lower_bound_s = roofline lower bound (datasheet dense peak, HBM bandwidth; transfers "
-    "at link bandwidth; no intra-model communication); time_s = prediction (kernel efficiency "
+    "and the forwards' ZeRO-3 parameter gathers at link bandwidth; no other communication); "
+    "bound = compute, memory or link (transfers and gathers), whichever is most of it, none "
+    "where nothing runs; time_s = prediction (kernel efficiency "
     "by shape, exposed communication, pipeline bubbles, the engine's decode steps and prefill "
     "chunks; rlmcost.perf)"
 )

@@ -70,10 +70,11 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     idle models in host memory, ``--offload-idle``; None: the framework's; the trainer's
     states: ``deployment={"train": {"offload": [...]}}``). Cluster: ``hardware``, ``gpus``,
     ``calibration``, ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host),
-    ``price`` (USD per GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the
-    cited list prices of :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price``
-    take them). Also ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and
-    ``counting`` (attention FLOPs).
+    ``rank_order`` (:mod:`rlmcost.placement.rank_order`), ``price`` (USD per GPU-hour by
+    accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
+    :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price`` take them). Also
+    ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting`` (attention
+    FLOPs).
     """
     _check_kinds(algorithm, base, fields)
     data = base.to_json() if base is not None else {
@@ -238,7 +239,7 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
     hw = f.pop("hardware", None)
     if hw is not None:
         c["hardware"] = hw if isinstance(hw, str) else hw.name
-    for key in ("gpus", "calibration", "host_memory_gib"):
+    for key in ("gpus", "calibration", "host_memory_gib", "rank_order"):
         if f.get(key) is not None:
             c[key] = str(f[key]) if isinstance(f[key], Path) else f[key]
         f.pop(key, None)

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -98,16 +98,12 @@ class AlgorithmSpec(Checked):
         gb = self.global_batch
         mini = self.mini_batches if gb is None or samples is None else global_steps(gb, samples)
         return Options(
-            epochs=self.epochs,
-            mini_batches=mini,
+            epochs=self.epochs, mini_batches=mini,
             oversample=Fraction(self.oversample) if self.oversample is not None else None,
-            prm_steps=self.prm_steps,
-            judge_len=self.judge_len,
-            recompute_logprobs=self.recompute_logprobs,
-            kl=self.kl,
-            ref_precomputed=self.ref_precomputed,
-            rule_reward=self.rule_reward,
-        )
+            prm_steps=self.prm_steps, judge_len=self.judge_len,
+            recompute_logprobs=self.recompute_logprobs, kl=self.kl,
+            ref_precomputed=self.ref_precomputed, rule_reward=self.rule_reward,
+        )  # fmt: skip
 
 
 ModelRef = str | ModelSpec
@@ -197,6 +193,8 @@ class ClusterSpec(Checked):
         "host in GiB, every accelerator's (None: the reference system's)")  # fmt: skip
     calibration: str | None = Field(default=None, description="profile path (None: the one "
                                     "shipped for the hardware)")  # fmt: skip
+    rank_order: Literal["topology", "random"] = Field(default="topology", description="hosts "
+        "in rank order: by NVLink domain, or at random (rlmcost.placement.rank_order)")  # fmt: skip
     prices: dict[str, float] = Field(
         default_factory=dict,
         description="USD per GPU-hour by hardware name, over the cited list prices of "
