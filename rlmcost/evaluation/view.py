@@ -165,7 +165,8 @@ class Evaluation:
 
     @property
     def shortfall_bytes(self) -> int:
-        """Bytes per device the most-over stage needs beyond its device's usable HBM (0: fits)."""
+        """Bytes per device the most-over stage needs beyond its device's usable HBM (0: the
+        devices fit; a host short of memory is in ``to_json()["problems"]``, not here)."""
         return max(s.shortfall_bytes for s in self.stages.values())
 
     @property
