@@ -41,6 +41,15 @@ IN_FLIGHT = 2
 """Tasks sent ahead per worker on Dask: one runs while the next is on its way, so a worker
 does not wait for the client between two tasks."""
 
+LOCAL_WORKERS = {"distributed.worker.profile.enabled": False}
+"""Dask settings of the local cluster's workers (``--workers N``; a ``--cluster`` keeps its
+own). Each Dask worker samples the stacks of its running tasks every 10 ms for the
+dashboard's profile (``distributed.worker.profile.enabled: True``, ``interval: 10ms`` in
+distributed 2026.8.0's ``distributed/distributed.yaml``; ``Worker.trigger_profile`` in
+``distributed/worker.py`` walks the frames of each running thread), taking the evaluating
+thread's GIL a hundred times a second; no dashboard is started here
+(``dashboard_address=None``), so nothing reads the samples."""
+
 _PENDING = object()
 """An item of :meth:`Runner.map_until_interrupted` whose result has not come back."""
 
@@ -184,6 +193,9 @@ class DaskRunner(Runner):
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
         super().__init__()
+        self.moved = 0  # tasks that ran on another worker than their slot's
+        self.overlapped_s = 0.0  # the client thread's CPU seconds while tasks were in flight
+        self.taken = 0  # items an idle worker took from another's slot (tasks.Waiting)
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -209,10 +221,13 @@ class DaskRunner(Runner):
                 raise SpecError(f"--workers {n}: a local cluster runs one process per worker "
                                 f"and this machine has {os.cpu_count()} CPUs; give at most "
                                 f"{most}, or --cluster ADDRESS for a larger one")  # fmt: skip
-            self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                preload=["rlmcost.plan.dask_worker"],
-            )
+            import dask
+
+            with dask.config.set(LOCAL_WORKERS):  # the nannies pass it on to their workers
+                self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                    preload=["rlmcost.plan.dask_worker"],
+                )
             # the in-process scheduler's GC diagnosis runs Python in a gc callback, where a
             # KeyboardInterrupt is "ignored": a Ctrl-C during a full collection would be lost
             from distributed.gc import disable_gc_diagnosis
@@ -246,13 +261,14 @@ class DaskRunner(Runner):
         busy = [0] * n  # tasks in flight per worker
         running = as_completed()
         meta: dict[Any, tuple[int, list[Any]]] = {}
+        since = 0.0  # the client thread's CPU time when the tasks in flight were last none
 
         try:
             while True:
                 for w in range(n):
                     while busy[w] < IN_FLIGHT:
                         left = None if total is None else max(total - waiting.drawn, 1)
-                        batch = waiting.batch(w, sizer.size(n, left))
+                        batch = waiting.batch(w, sizer.size(n, left), idle=not busy[w])
                         if not batch:
                             break
                         where = {} if addresses[w] is None else {
@@ -260,6 +276,8 @@ class DaskRunner(Runner):
                         ctx = None if context is None else context()
                         future = self.client.submit(_task, fn, base, batch, ctx,
                                                     pure=False, **where)  # fmt: skip
+                        if not meta:  # the workers have work again: the client overlaps
+                            since = time.thread_time()
                         meta[future] = (w, batch)
                         busy[w] += 1
                         running.add(future)
@@ -270,8 +288,11 @@ class DaskRunner(Runner):
                     continue
                 future = next(running)
                 w, batch = meta.pop(future)
+                if not meta:
+                    self.overlapped_s += time.thread_time() - since
                 busy[w] -= 1
                 results, seconds, cpu, address = future.result()
+                self.moved += addresses[w] is not None and address != addresses[w]
                 sizer.record(len(batch), seconds)
                 stat = self.stats.setdefault(address, WorkerTime())
                 stat.busy_s += seconds
@@ -280,7 +301,9 @@ class DaskRunner(Runner):
                 stat.items += len(batch)
                 yield batch, results
         finally:
+            self.taken += waiting.taken
             if meta:
+                self.overlapped_s += time.thread_time() - since
                 self.client.cancel(list(meta))
             del base
 

@@ -289,7 +289,7 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
     (``bounds``: their time bounds, objective bound keys, memory bounds and engines' floors,
     :class:`~rlmcost.plan.engine_floor.EngineFloors`)."""
-    from rlmcost.plan.floor_tasks import SKIPPED, Seen, evaluate_checked
+    from rlmcost.plan.floor_tasks import SKIPPED, Seen, evaluate_checked, search_token
     from rlmcost.plan.rl import _failed
     from rlmcost.plan.rl_rows import SourcedRow
     from rlmcost.plan.tasks import BARRIER
@@ -306,8 +306,10 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     skipped: list[int] = []  # positions past the top k's bound, not evaluated (yet)
     fastest: dict[int, float] = {}  # GPUs -> the fastest fitting row's time (the front)
 
+    token = search_token()  # names this search's state on the workers (floor_tasks.Own)
+
     def seen() -> Seen:  # the state a task carries to its worker (floor_tasks)
-        return Seen(obj, state.kth, dict(fastest), dict(floors.learned))
+        return Seen(obj, state.kth, dict(fastest), dict(floors.learned), token, top)
 
     def cand(p: int) -> RLCandidate:
         return cands[int(todo[int(order[p])])]
@@ -329,7 +331,8 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
             if floors.beyond(j, state.kth, front_s):  # its engines' floor: past both too
                 skipped.append(state.pos - 1)
                 continue
-            yield state.pos - 1, cand(state.pos - 1), floors.check(j)  # a worker checks too
+            bound = float(prim[j]), float(sec[j])  # a worker checks it too, and the floor
+            yield state.pos - 1, cand(state.pos - 1), floors.check(j, bound)
         yield BARRIER  # on Dask: every candidate the workers skipped is back in `skipped`
         by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])], p)):
