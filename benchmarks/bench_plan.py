@@ -254,6 +254,13 @@ def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> 
           f"{outside:.2f} s outside the evaluations in one process")
     print(f"  Amdahl on the worker processes' CPU: {outside:.2f} s + {whole:.2f} s / 4 = "
           f"{outside + whole / 4:.2f} s, at most {cpu_local / (outside + whole / 4):.2f}x")
+    serial = max(client_cpu - run.overlapped_s, 0.0)  # while no task was in flight
+    print(f"  the client's search thread: {run.overlapped_s:.2f} s of CPU while tasks were in "
+          f"flight, {serial:.2f} s while none was (the serial part: the screens of the first "
+          f"search, the rows shown); {run.taken} items taken by an idle worker off another's "
+          f"slot, {run.moved} tasks run off their slot; Amdahl with that serial part: "
+          f"{cpu_local / (serial + cpu / 4):.2f}x on the tasks' CPU, "
+          f"{cpu_local / (serial + whole / 4):.2f}x on the worker processes'")
     print(f"  {os.cpu_count()} cores here, shared with the client and the scheduler: 4 "
           f"workers cannot be shown (>= 3x at 4 workers is 75 % efficiency on 4 free "
           f"cores). Amdahl on the CPU times (a core each, no waits): {outside:.2f} s outside"
