@@ -30,6 +30,7 @@ Light to import (numpy only inside the check).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -117,7 +118,8 @@ class Own:
     """What one worker has learned of one search over its tasks (module docstring): the
     fitting rows it evaluated, ranked as the client ranks them
     (:class:`~rlmcost.plan.rl_search.Ranking`), and the client's latest state merged with
-    its own (:meth:`merged`: each only tightens)."""
+    its own (:meth:`merged`: each only tightens); a lock keeps the tasks of a worker with
+    several threads (a ``--cluster``'s) from reading it half updated."""
 
     def __init__(self, seen: Seen) -> None:
         from rlmcost.plan.rl_search import Ranking
@@ -125,33 +127,44 @@ class Own:
         self.ranking = Ranking(sort_key(seen.obj), seen.top)
         self.rows = 0
         self.seen = Seen(seen.obj, seen.kth, token=seen.token, top=seen.top)
+        self.lock = threading.Lock()
 
     def merged(self, sent: Seen) -> Seen:
         """The state a task's checks read: the latest of the client's (``sent``) and this
         worker's, the smaller k-th key, every floor, the faster time per GPU count."""
-        mine = self.seen
-        mine.kth = min(mine.kth, sent.kth)
-        for k, busy in sent.learned.items():
-            mine.learned.setdefault(k, busy)
-        for g, t in sent.fastest.items():
-            mine.fastest[g] = min(mine.fastest.get(g, float("inf")), t)
-        return mine
+        with self.lock:
+            mine = self.seen
+            mine.kth = min(mine.kth, sent.kth)
+            for k, busy in sent.learned.items():
+                mine.learned.setdefault(k, busy)
+            for g, t in sent.fastest.items():
+                mine.fastest[g] = min(mine.fastest.get(g, float("inf")), t)
+            return mine
+
+    def beyond(self, check: Check) -> bool:
+        """:meth:`Seen.beyond` on this worker's state."""
+        with self.lock:
+            return self.seen.beyond(check)
 
     def learn(self, check: Check | None, c: RLCandidate, row: dict[str, Any]) -> None:
         """Keep row ``row`` of candidate ``c``: its floor and time (:meth:`Seen.learn`), and a
         fitting row among the ranked ones, the k-th key tightened by it."""
-        self.seen.learn(check, c, row)
-        if not row["fits"]:
-            return
-        self.ranking.add(self.rows, row)
-        self.rows += 1
-        kth = self.ranking.kth()
-        if kth is not None:
-            self.seen.kth = min(self.seen.kth, kth)
+        with self.lock:
+            self.seen.learn(check, c, row)
+            if not row["fits"]:
+                return
+            self.ranking.add(self.rows, row)
+            self.rows += 1
+            kth = self.ranking.kth()
+            if kth is not None:
+                self.seen.kth = min(self.seen.kth, kth)
 
 
 _OWN: dict[str, Own] = {}
 """This process's :class:`Own` state by search token, the latest :data:`KEPT_SEARCHES`."""
+
+_MAKING = threading.Lock()
+"""Held while :func:`own` looks a search's state up or makes it."""
 
 
 def search_token() -> str:
@@ -164,12 +177,13 @@ def search_token() -> str:
 def own(seen: Seen) -> Own:
     """This process's state of ``seen``'s search (made on its first task here)."""
     assert seen.token is not None
-    mine = _OWN.get(seen.token)
-    if mine is None:
-        while len(_OWN) >= KEPT_SEARCHES:
-            del _OWN[next(iter(_OWN))]
-        mine = _OWN[seen.token] = Own(seen)
-    return mine
+    with _MAKING:
+        mine = _OWN.get(seen.token)
+        if mine is None:
+            while len(_OWN) >= KEPT_SEARCHES:
+                del _OWN[next(iter(_OWN))]
+            mine = _OWN[seen.token] = Own(seen)
+        return mine
 
 
 Item = tuple[int, "RLCandidate", Check | None]
@@ -189,13 +203,15 @@ def evaluate_checked(base: Run, batch: list[Item], seen: Seen | None = None) -> 
     with collector_paused():
         if seen is None:
             return rl_candidates.evaluate_chunk((base, [c for _, c, _ in batch]))
-        mine = own(seen) if seen.token is not None else None
-        now = seen if mine is None else mine.merged(seen)
+        now: Seen | Own = seen
+        if seen.token is not None:
+            now = own(seen)
+            now.merged(seen)
         for _, c, check in batch:
             if check is not None and now.beyond(check):
                 out.append(SKIPPED)
                 continue
             row = rl_candidates.evaluate_chunk((base, [c]))[0]
-            (now if mine is None else mine).learn(check, c, row)
+            now.learn(check, c, row)
             out.append(row)
     return out
