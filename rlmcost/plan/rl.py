@@ -61,6 +61,7 @@ from rlmcost.plan.rl_candidates import (
     space_families,
 )
 from rlmcost.plan.rl_rows import SourcedRow, with_runs
+from rlmcost.plan.rl_screened import Screened, screen_later
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
@@ -227,8 +228,12 @@ def plan_rl(
             notes += more
         else:
             tops: dict[str, dict[str, Any]] = {}
+            ready: list[Screened] = []  # the next part's screen, made while workers finish
             for i, (b, sp) in enumerate(parts):  # the top k of the union: of each part's
-                found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress)
+                ahead = (ready.pop() if ready else None,
+                         screen_later(parts[i + 1:i + 2], counts_gpus, obj, ready))
+                found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress,
+                                         ahead)  # fmt: skip
                 _add(total, found.counts)
                 rows += found.rows
                 failures.update(found.failures)
