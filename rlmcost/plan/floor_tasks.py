@@ -20,9 +20,10 @@ Light to import (numpy only inside the check).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.plan.engine_floor import floor_of
 
 if TYPE_CHECKING:
