@@ -76,20 +76,36 @@ class C:
     other: int = 1
 """
 
+FACTORIES = """
+class C:
+    a: int
+    b: list[int] = field(default_factory=list)
+    c: dict[str, int] = field(default_factory=dict, init=False)
+    d: str = field(default="z", init=False)
+    e: int = 3
+
+    def __post_init__(self) -> None:
+        self.c["n"] = len(self.b)
+"""
+
 EMPTY = """
 class C:
     pass
 """
 
 
-@pytest.mark.parametrize("body", [PLAIN, UNDOCUMENTED, POST_INIT, OWN_HASH, OWN_EQ, SELF_FIELD,
-                                  EMPTY])  # fmt: skip
+@pytest.mark.parametrize(
+    "body", [PLAIN, UNDOCUMENTED, POST_INIT, OWN_HASH, OWN_EQ, SELF_FIELD, FACTORIES, EMPTY]
+)
 def test_same_class_as_the_standard_decorator(body: str) -> None:
     std, ours = _both(body)
-    assert [(f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare)
-            for f in dataclasses.fields(std)] == [
+    assert [
         (f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare)
-        for f in dataclasses.fields(ours)]  # fmt: skip
+        for f in dataclasses.fields(std)
+    ] == [
+        (f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare)
+        for f in dataclasses.fields(ours)
+    ]
     assert str(inspect.signature(std)) == str(inspect.signature(ours))
     assert std.__init__.__annotations__ == ours.__init__.__annotations__
     assert std.__doc__ == ours.__doc__
@@ -120,8 +136,9 @@ def _instances(cls: Any) -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize("body", [PLAIN, UNDOCUMENTED, POST_INIT, OWN_HASH, OWN_EQ, SELF_FIELD,
-                                  EMPTY])  # fmt: skip
+@pytest.mark.parametrize(
+    "body", [PLAIN, UNDOCUMENTED, POST_INIT, OWN_HASH, OWN_EQ, SELF_FIELD, FACTORIES, EMPTY]
+)
 def test_same_behaviour_as_the_standard_decorator(body: str) -> None:
     std, ours = _both(body)
     for x, y in zip(_instances(std), _instances(ours), strict=True):
@@ -140,6 +157,31 @@ def test_same_behaviour_as_the_standard_decorator(body: str) -> None:
     for x1, y1 in pairs:
         for x2, y2 in pairs:
             assert (x1 == x2) == (y1 == y2)
+
+
+def test_same_errors_for_bad_arguments() -> None:
+    std, ours = _both(FACTORIES)
+    for args, kwargs in [
+        ((), {}),
+        ((1, [], 2, 3), {}),
+        ((1,), {"z": 3}),
+        ((1,), {"a": 2}),
+        ((1,), {"c": {}}),
+    ]:
+        assert _message(std, args, kwargs) == _message(ours, args, kwargs).replace(
+            ours.__qualname__, std.__qualname__
+        )
+    assert _message(std, (1,), {}) is None
+    assert vars(std(1, [5])) == vars(ours(1, [5])) == {"a": 1, "b": [5], "c": {"n": 1}, "e": 3}
+    assert std(1).b is not std(1).b and ours(1).b is not ours(1).b  # a new list each time
+
+
+def _message(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    try:
+        cls(*args, **kwargs)
+    except TypeError as exc:
+        return str(exc)
+    return None
 
 
 def test_eq_and_hash_compiled_on_first_call_then_the_same_function() -> None:
@@ -192,8 +234,11 @@ def test_refusals() -> None:
     with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
         exec("@dataclass(frozen=True)\nclass C:\n    a: int = 0\n    b: int\n", globals())
     with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
-        exec("@dataclass(frozen=True)\nclass C:\n    a: int\n"
-             "    def __setattr__(self, n, v): pass\n", globals())  # fmt: skip
+        exec(
+            "@dataclass(frozen=True)\nclass C:\n    a: int\n"
+            "    def __setattr__(self, n, v): pass\n",
+            globals(),
+        )
     with pytest.raises(TypeError, match="kw_only"):
         exec("@dataclass(frozen=True)\nclass C:\n    a: int = field(kw_only=True)\n", globals())
     base = dataclasses.dataclass(frozen=True)(type("B", (), {"__annotations__": {"a": "int"}}))
