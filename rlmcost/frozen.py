@@ -29,8 +29,8 @@ frozen class over a dataclass not frozen). Any other use (``@dataclass``, ``slot
 
 Measured (callgrind, CPython 3.11.7, bytecode cached): a cold ``rlmcost ppo --model 70b --tp 8
 --json`` makes 87 such classes (29 shapes of ``__init__``) and executes 1,687 M instructions with
-the standard decorator, 1,404 M with this one; a new query in a warm process the same, 171 M
-(``benchmarks/bench_cli_startup.py``).
+the standard decorator, 1,391 M with this one; a new query in a warm process 171.4 M and
+169.5 M (``benchmarks/bench_cli_startup.py``).
 """
 
 from __future__ import annotations
