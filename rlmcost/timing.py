@@ -27,12 +27,12 @@ bandwidth table) or a memory class ("decode", "copy": its ``bandwidth_efficiency
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from math import fsum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.calibrate.profile import Profile

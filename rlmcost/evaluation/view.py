@@ -11,7 +11,7 @@ full unless the Run says ``attention: causal``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from rlmcost.algorithms.options import Options
 from rlmcost.choices import AttnCounting
 from rlmcost.deployment.spec import Deployment
 from rlmcost.evaluation.stages import InvocationEstimate, StageEstimate, binding, resident_states
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate

@@ -5,9 +5,9 @@ fields are :mod:`rlmcost.perf.dropout`'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
+from rlmcost.frozen import dataclass
 from rlmcost.perf.collectives import Algorithm
 from rlmcost.perf.ep_dispatch import EpDispatcher
 from rlmcost.perf.fsdp_prefetch import BackwardPrefetch

@@ -26,10 +26,11 @@ import os
 import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""

@@ -31,9 +31,10 @@ Light to import (numpy only inside the check).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.plan.engine_floor import floor_of
 from rlmcost.plan.search import sort_key
 

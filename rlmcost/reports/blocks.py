@@ -11,10 +11,11 @@ sympy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import AttnCounting, Dtype, MlaDecode
+from rlmcost.frozen import dataclass
 from rlmcost.specs import ModelSpec, get_model
 from rlmcost.units import format_bytes, format_count, format_flops
 

@@ -10,7 +10,6 @@ that do not apply to each (a group for DPO, a critic for GRPO).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from rlmcost.deployment.resolve import uses_model
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate, groups_from_text
 from rlmcost.evaluation.view import Evaluation
+from rlmcost.frozen import dataclass
 from rlmcost.placement.groups import brackets
 from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 
