@@ -62,6 +62,29 @@ which makes a dataclass's methods in one ``exec``, builds a frozen dataclass of 
 faster than 3.11.7 (0.97 vs 0.95 ms beyond a plain class): the cost is compiling the methods'
 text (per class of 8 fields: ``__init__`` 0.19 ms, ``__setattr__`` and ``__delattr__`` 0.26 ms,
 ``__eq__`` 0.13, ``__repr__`` 0.12, ``__hash__`` 0.09).
+
+Round of 2026-12-06, later (same VM, shared, load 5-7: ``python -c pass`` 0.057 s median where a
+quiet minute gives 0.037 s; no quiet minute came): rlmcost's frozen dataclasses are made by
+``rlmcost.frozen.dataclass``, the same classes with less compiled at import (``__init__`` compiled
+once per shape of class, 29 shapes for the query's 87 classes, and renamed to each class's fields;
+``__eq__``/``__hash__`` compiled on first call, 4 and 16 classes of 87;
+``__repr__``/``__setattr__``/``__delattr__`` shared closures; the module's docstring says how each
+matches the standard library's). Instructions with pyc: 1,687 M (e43047c5) -> 1,391 M (-17.6 %); a
+new query in a warm process 171.4 M -> 169.5 M. Wall with pyc, alternated with e43047c5, n=20:
+medians 0.437 -> 0.379 s, least 0.400 -> 0.340 s (CPU time 0.412 -> 0.356 s) at load ~6; 0.749 ->
+0.609 s, least 0.546 -> 0.469 s at load ~7 and 0.650 -> 0.554 s, least 0.459 -> 0.382 s at load ~4
+(``--repeat 20``). Scaled to the quiet 0.318 s median of e43047c5: 0.26-0.28 s by the wall ratios
+(0.81-0.87), 0.262 s by the instructions' (0.82); a quiet run's median at or under 0.27 s is likely,
+not shown here. What the rest is: the interpreter and site 146 M; typer and ``rlmcost.cli`` 140 M;
+pydantic (typer's adapters) 308 M; the rest is rlmcost's modules, its 17 pydantic models (built at
+import, all validated by the query), the command and the evaluation. Across the run, 330 ``exec`` of
+text take 238 M: the methods of pydantic's, annotated_types' and typer's 59 dataclasses, compiled
+from their text at every start, of the few standard dataclasses rlmcost keeps (mutable ones, and
+those of modules left to the standard decorator) and of named tuples. Tried and not kept: the spec
+modules' annotations as objects rather than strings (pydantic compiles each string, ~229 of them, as
+a ``ForwardRef``): their methods' return annotations name their own class, so each module would need
+its annotations quoted; the 28 modules the query loads and never calls into, lazy: ~1 % of the
+import time, most of them constants a called module needs.
 """
 
 from __future__ import annotations

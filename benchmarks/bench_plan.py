@@ -50,6 +50,18 @@ one-base benchmark's run on the same machine in brackets):
   runs each): 2 workers evaluate 2,687-2,702 candidates (3,148-3,162 before), 4 workers
   2,707-2,715 (3,155-3,161), one process 2,562; Amdahl on the counts bounds 4 workers at about
   2.9x on the tasks' CPU (2.6x before).
+* Since the workers keep their own rows, floors and fastest times across a search's tasks
+  (``floor_tasks.Own``: each skips by the k-th of its own rows too), take another's candidates
+  only when idle, and the client screens the next search while the workers finish the last
+  one's tasks (``plan/rl_screened.py``); 4 workers, three runs alternating with the tree
+  before, load average 6-7: the client's CPU while no task is in flight (the serial part,
+  printed below) 0.16 s each run [0.25-0.41 s]; 2,618-2,644 evaluated [2,637-2,654], one
+  process 2,499 (6.0-6.2 s of CPU, 5.5-5.8 s evaluating); one process's rows split over 4
+  fresh workers by slot take 1.10x its Python calls; Amdahl on these counts bounds 4 workers
+  at 3.4x on the tasks' CPU [3.1x], 2.8x on the worker processes' (1.22-1.26x their tasks'
+  CPU) [2.6x]. The workers' measured CPU on 2 shared cores, 1.3-1.9x one process's
+  evaluations, bounds nothing: a group estimate takes 1.5-2.2 ms of CPU on them against
+  1.1-1.3 ms in one process (contention), and whichever worker got a core takes others' items.
 * GPT-3 175B training layouts on 64 H100: 24,192 enumerated, 7,344 valid, 0.36 / 0.62 s; best
   tp=4 pp=8 SP ZeRO-1 interleaved v=6, 92.50 s per step, MFU 57.8 %. The RL screen: 3.1-3.9 M
   random candidates/s on one core (under the load; README's 6-21 M on a quieter machine).
@@ -254,6 +266,13 @@ def dask_speedup(query: list[str], workers: int = 2, budget: str = "16..64") -> 
           f"{outside:.2f} s outside the evaluations in one process")
     print(f"  Amdahl on the worker processes' CPU: {outside:.2f} s + {whole:.2f} s / 4 = "
           f"{outside + whole / 4:.2f} s, at most {cpu_local / (outside + whole / 4):.2f}x")
+    serial = max(client_cpu - run.overlapped_s, 0.0)  # while no task was in flight
+    print(f"  the client's search thread: {run.overlapped_s:.2f} s of CPU while tasks were in "
+          f"flight, {serial:.2f} s while none was (the serial part: the screens of the first "
+          f"search, the rows shown); {run.taken} items taken by an idle worker off another's "
+          f"slot, {run.moved} tasks run off their slot; Amdahl with that serial part: "
+          f"{cpu_local / (serial + cpu / 4):.2f}x on the tasks' CPU, "
+          f"{cpu_local / (serial + whole / 4):.2f}x on the worker processes'")
     print(f"  {os.cpu_count()} cores here, shared with the client and the scheduler: 4 "
           f"workers cannot be shown (>= 3x at 4 workers is 75 % efficiency on 4 free "
           f"cores). Amdahl on the CPU times (a core each, no waits): {outside:.2f} s outside"

@@ -9,11 +9,12 @@ both, so the paper's tables and the faithful numbers cannot drift apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
 from rlmcost.choices import FfnKind, NormKind
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     import sympy as sp

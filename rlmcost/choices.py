@@ -70,6 +70,14 @@ class AttnCounting(StrEnum):
     CAUSAL = "causal"
 
 
+class RankOrder(StrEnum):
+    """How a framework orders its hosts in rank order (rlmcost.placement.rank_order):
+    ``topology`` by NVLink domain (rlmcost's layout), ``random`` regardless of racks."""
+
+    TOPOLOGY = "topology"
+    RANDOM = "random"
+
+
 class MlaDecode(StrEnum):
     """How a decode step of multi-head latent attention (DeepSeek-V2/V3) is computed.
 

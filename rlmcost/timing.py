@@ -27,12 +27,12 @@ bandwidth table) or a memory class ("decode", "copy": its ``bandwidth_efficiency
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from math import fsum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.calibrate.profile import Profile
@@ -112,8 +112,20 @@ class PhaseTime:
 
     @property
     def bound(self) -> str:
-        """``compute`` when most of the bound is compute-bound time, else ``memory``."""
-        return "compute" if self.compute_bound_s >= self.bound_s / 2 else "memory"
+        """What most of the bound is: ``compute`` where compute-bound phases are at least half
+        of it; ``link`` where more than half of it is beyond the compute-bound time and the
+        whole HBM time (``bound_s - compute_bound_s - memory_s``): seconds no phase's roofline
+        gives, the transfers and parameter gathers at link bandwidth that a stage's bound
+        holds (``_at_least`` and the offload traffic of ``placement.group_jobs``, a stage's
+        ``transfer_s``: weight sync, engine sleep/wake, host offload); else ``memory``;
+        ``none`` where the bound is 0 (a stage with nothing to run)."""
+        if self.bound_s <= 0:
+            return "none"  # nothing runs (a stage without invocations)
+        if self.compute_bound_s >= self.bound_s / 2:
+            return "compute"
+        if self.bound_s - self.compute_bound_s - self.memory_s > self.bound_s / 2:
+            return "link"
+        return "memory"
 
     def to_json(self) -> dict[str, float | str]:
         return {

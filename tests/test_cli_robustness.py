@@ -393,10 +393,10 @@ SAME_TWICE = [
     ["ppo", "-m", "gpt-2", "--model", "gpt-2", "--json", "--json"],
     ["ppo", "-m", "gpt-2", "--tp", "1", "--tp=1", "--sleep", "--sleep"],
     ["plan", "grpo", "-m", "gpt-2", "--gpus", "8", "--gpus", "8"],
-    ["compare", "ppo", "ppo", "-m", "gpt-2"],
 ]
-"""The same value given twice states one thing: accepted, as given once (the last case
-repeats a positional argument, which the command judges)."""
+"""The same value given twice states one thing: accepted, as given once. (A positional
+argument repeated is the command's to judge: ``compare ppo ppo`` compares nothing and is an
+error, tests/test_compare_caption.py.)"""
 
 
 @pytest.mark.parametrize(("args", "words"), REPEATED, ids=[" ".join(a) for a, _ in REPEATED])

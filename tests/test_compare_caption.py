@@ -47,3 +47,21 @@ def test_compare_partial_rollout_error_names_the_way_compare_takes(tmp_path: Pat
     dep = tmp_path / "dep.yaml"
     dep.write_text("placement: async\nstaleness: 1\n")
     assert "Placement async;" in _caption("--partial-rollout", "--deployment", str(dep))
+
+
+def test_a_stage_an_offline_method_runs_not_is_none_not_offline() -> None:
+    # ORPO (Hong et al. 2024) has no reference model: no Assessment at all, where DPO, offline
+    # too, runs its reference there; "- (offline)" is for the Generation offline methods skip
+    res = CliRunner().invoke(app, ["compare", "dpo", "orpo", "-m", "llama-3.2-1b", "--gpus",
+                                   "8"], env={"COLUMNS": "200"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[2:-1]]
+            for ln in res.output.splitlines() if ln.startswith("│")}
+    assert rows["Generation work"] == ["- (offline)", "- (offline)"]
+    assert rows["Assessment work"][0].endswith("FLOP") and rows["Assessment work"][1] == "- (none)"
+
+
+def test_an_algorithm_given_twice_is_an_error() -> None:
+    # `compare ppo ppo` had printed two identical columns
+    res = CliRunner().invoke(app, ["compare", "ppo", "PPO", "-m", "llama-3.2-1b", "--gpus", "8"])
+    assert res.exit_code != 0 and "ppo given twice" in res.output

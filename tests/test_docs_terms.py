@@ -38,6 +38,8 @@ def _help_of(command: str) -> dict[str, str]:
         ("--speculative-draft", ("num_nextn_predict_layers", "error")),
         # rlmcost/placement/grad_buffer.py: Megatron-core's DDP config key and its choices
         ("--grad-reduce-dtype", ("grad_reduce_in_fp32", "fp32", "param", "4 B/param")),
+        # rlmcost/placement/rank_order.py: NeMo RL's key and Ray's random node ids
+        ("--rank-order", ("random", "cluster.segment_size", "node ids", "72")),
     ],
 )
 def test_new_flags_help_names_value_and_source(flag, words):
@@ -76,7 +78,7 @@ def _table_terms() -> str:
      "busiest EP rank", "prefix sharing", "KV admission", "environment step",
      "MoE capacity factor", "--moe-pad-to-capacity", "virtual pipeline",
      "sliding-window attention", "unfused MoE permutation", "Megatron gradient buffer",
-     "MoE sort by local expert", "per-module checkpoint"],
+     "MoE sort by local expert", "per-module checkpoint", "random rank order"],
 )
 def test_readme_time_terms_table_has_term(term):
     assert term in _table_terms()

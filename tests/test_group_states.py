@@ -75,18 +75,20 @@ def test_between_phases_offload_keeps_what_each_phase_needs(groups: list[Any]) -
     w, grads, opt = g.states(Role.ACTOR)
     assert w > 0 and opt > 0
     assert g.phase_offloaded(Role.ACTOR, train) is None  # the update holds everything
-    assert g.present(Role.ACTOR, train) == (w, grads, opt)
+    assert grads > 0 and g.present(Role.ACTOR, train) == (w, grads, opt)
     kinds = {t.kind for t in g.tasks if t.role is Role.ACTOR}
     assert {Kind.GENERATE, Kind.FORWARD} <= kinds  # both cases below are exercised
     for task in g.tasks:
         if task.role is Role.ACTOR and task.kind is Kind.GENERATE:
-            # generation runs in the engine's copy: the training shard waits on the host too
+            # generation runs in the engine's copy: the training shard waits on the host too;
+            # NeMo RL's DTensor policy set its gradients to None after the update
+            # (tests/test_nemo_rl_grads_freed.py)
             assert g.phase_offloaded(Role.ACTOR, task) == (w, 0, opt)
-            assert g.present(Role.ACTOR, task) == (0, grads, 0)
+            assert g.present(Role.ACTOR, task) == (0, 0, 0) and g.grads_freed(Role.ACTOR, task)
         elif task.role is Role.ACTOR and task.kind is Kind.FORWARD:
             # the actor's own log-prob forward needs its parameters, not its Adam states
             assert g.phase_offloaded(Role.ACTOR, task) == (0, 0, opt)
-            assert g.present(Role.ACTOR, task) == (w, grads, 0)
+            assert g.present(Role.ACTOR, task) == (w, 0, 0)
     # host memory of a task counts each away state once, beside the trainers' kept states
     gen = next(t for t in g.tasks if t.kind is Kind.GENERATE)
     away = sum(sum(g.phase_offloaded(r, gen) or (0,)) for r in g.roles)

@@ -52,6 +52,7 @@ MODULE_LAYER = {
     "rlmcost.specs": "specs",
     "rlmcost.substitute": "specs",
     "rlmcost.units": "base",
+    "rlmcost.frozen": "base",
     "rlmcost.memo": "base",
     "rlmcost.blocks": "blocks",
     "rlmcost.algorithms": "algorithms",

@@ -1,4 +1,5 @@
-"""NeMo RL GB200 MoE rows that span NVL72 racks without ``cluster.segment_size`` (issue 18).
+"""NeMo RL GB200 MoE rows that span NVL72 racks without ``cluster.segment_size`` (issue 18):
+their note, and their commands in random host order (rlmcost.placement.rank_order).
 
 Source of the note: NeMo RL docs/cluster.md 'Topology-Aware Placement for MoE', added at
 r0.7.0 by commit 5f172beaa, which also adds ``cluster.segment_size`` to the v0.7.0 GB200
@@ -12,7 +13,7 @@ from importlib import resources
 
 from rlmcost.specs import get_hardware
 
-NOTE = "published anomaly, not modelled (issue 18)"
+NOTE = "rack span, modelled by the rank order (issue 18)"
 
 
 def _rows() -> list[dict]:
@@ -60,3 +61,14 @@ def test_note_cites_the_measured_speedup_of_the_fix() -> None:
         for a in row["assumptions"]:
             if NOTE in a:
                 assert "PR 2779" in a and "PR 2612" in a and "1.35x" in a
+
+
+def test_their_commands_order_hosts_at_random_and_v07_rows_do_not() -> None:
+    # virtual_cluster.py at r0.5.0/r0.6.0 sorts hosts by Ray node id; v0.7.0 by NVLink domain
+    from rlmcost.reports.rl_runs import recipes
+
+    gb200 = [r for r in recipes("nemo-rl") if r.record["hardware"] == "gb200"]
+    assert len(gb200) == 23  # 5 of v0.5, 8 of v0.6, 10 of v0.7
+    for r in gb200:
+        random = "--rank-order random" in r.command
+        assert random == (r.record["source"] in ("nemo_rl_v0.5", "nemo_rl_v0.6")), r.id

@@ -370,3 +370,36 @@ def test_cli_plan_on_a_dask_cluster_prints_json_alone_on_stdout(cluster: str) ->
     a, b = json.loads(here.stdout), json.loads(there.stdout)
     assert b["runner"] == f"Dask cluster {cluster}"
     assert [r["run"] for r in b["rows"]] == [r["run"] for r in a["rows"]]
+
+
+def test_the_next_search_is_screened_while_the_workers_finish(local_dask,  # noqa: ANN001
+                                                              monkeypatch) -> None:  # noqa: ANN001
+    """A plan of two searches (one per launcher's base Run): on Dask the second's screen is
+    made while the workers run the first's last tasks (``Runner.stream``'s ``meanwhile``,
+    rlmcost.plan.rl_screened), and the plan is one process's, row for row."""
+    from rlmcost.parallel.layout import Checkpointing
+    from rlmcost.plan import rl
+    from rlmcost.plan.rl import plan_rl
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.run.spec import Run
+
+    base = Run.from_data({"algorithm": {"name": "ppo"}, "models": {"actor": "llama-3.2-1b"},
+                          "workload": {"prompts": 16, "samples_per_prompt": 4,
+                                       "response_len": 1024}})  # fmt: skip
+    space = RLSpace(placements=("baseline", "roles"), tp=(1, 2), rollout_tp=(1,),
+                    micro_batch=(1,), ckpt=(Checkpointing.FULL,), fractions=(0.5,))  # fmt: skip
+    bases = {"roles": base.replace(deployment={"framework": "openrlhf"})}
+    here = plan_rl(base, "2..4", space=space, bases=bases, top=3)
+    made: list[bool] = []
+    later = rl.screen_later
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        then = later(*args)
+        return None if then is None else lambda: (made.append(True), then())
+
+    monkeypatch.setattr(rl, "screen_later", counted)
+    dist = plan_rl(base, "2..4", space=space, bases=bases, top=3,
+                   compute=Compute(use=local_dask))  # fmt: skip
+    assert made == [True]  # the second search's screen, made in the first's wait
+    assert dist.rows == here.rows and dist.front == here.front
+    assert dist.failures == here.failures and dist.counts.valid == here.counts.valid

@@ -74,3 +74,20 @@ def test_a_groups_own_ep_and_offload_are_marked(capsys: pytest.CaptureFixture[st
     cells = [dict(zip(head, r, strict=True)) for r in table[1:] if r[0] in ("1", "2")][:2]
     assert [(c["ep"], c["offload"]) for c in cells] == [("1*", "optimizer*"),
                                                         ("1*", "optimizer,params")]
+
+
+def test_the_caption_names_only_the_columns_the_table_has() -> None:
+    # `plan train` prints no engine, groups nor USD columns; its caption had explained them
+    # (the RL table's); an RL plan without prices has no $/iter column either
+    res = CliRunner().invoke(app, ["plan", "train", "-m", "7b", "--gpus", "8"],
+                             env={"COLUMNS": "400"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "time = predicted step; bound = roofline lower bound; sched = " in text
+    assert "engine mem" not in text and "$/iter" not in text and "brackets" not in text
+    rl = CliRunner().invoke(app, ["plan", "grpo", "-m", "8b", "-H", "h20", "--gpus", "8"],
+                            env={"COLUMNS": "400"})  # fmt: skip
+    assert rl.exit_code == 0, rl.output
+    out = " ".join(rl.output.split())
+    assert "engine mem = the engine's reservation" in out  # h20: no list price, no $ columns
+    assert "$/iter" not in out and "GPU-h = GPU-hours per iteration" in out

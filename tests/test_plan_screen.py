@@ -18,7 +18,8 @@ from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan import rl_candidates
 from rlmcost.plan.rl import plan_rl
 from rlmcost.plan.rl_candidates import RLSpace, candidate_run, candidates
-from rlmcost.plan.rl_search import bound_pool, collapse
+from rlmcost.plan.rl_screened import bound_pool
+from rlmcost.plan.rl_search import collapse
 from rlmcost.plan.screen import candidate_arrays, query, rejected, screen
 from rlmcost.run.spec import Run
 
@@ -100,7 +101,7 @@ SPACES = {
                                        groups="rollout=?@h20,actor+reference=?@gb200"),
 }  # fmt: skip
 """A query's space where it is not :data:`SPACE`: groups pinned to accelerators (the screen
-then bounds at the fastest of them, :func:`rlmcost.plan.rl_search.bound_pool`)."""
+then bounds at the fastest of them, :func:`rlmcost.plan.rl_screened.bound_pool`)."""
 
 
 def _space(name: str) -> RLSpace:

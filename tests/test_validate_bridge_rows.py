@@ -175,3 +175,24 @@ def test_deepseek_row_recomputes_the_mla_up_projections():
     # each is a forward GEMM already in the layer: a few % of the step, not more
     assert 0 < step.compute_s["recompute"] < 0.05 * step.step_s
     assert base.compute_s["recompute"] == 0 and step.step_s > base.step_s
+
+
+def test_gb200_gpt_oss_all_to_all_runs_at_hybrideps_published_rate():
+    # The GB200 row's run set HybridEP (gaod/r0.2.0_test @4a82e1651, moe_hybridep_num_sms 32);
+    # rlmcost prices its 64-rank NVL72 dispatch as the all-to-all. deepseek-ai/DeepEP
+    # docs/README_Hybrid-EP.md (branch hybrid-ep @94a9f8f6b), GB200, BF16, Torch API, 32 SMs,
+    # 32-36 ranks: dispatch 479.02-484.22 GB/s, combine 447.89-464.54 GB/s of received bytes
+    # (its tests/test_hybrid_ep.py). The priced rate lies within 10 % of both, so the
+    # dispatcher is not the row's missing time (the row's audit note).
+    from rlmcost.perf.validate import predict_row
+
+    (row,) = [r for r in _predicted().values() if "gb200-gpt-oss" in r["id"]]
+    step = predict_row(row).step
+    passes = step.micro_batches * 36 * 4  # dispatch + combine, forward and backward
+    seconds = step.exposed_comm_s["ep"] / passes
+    sent = 8192 * 4 * 2880 * 2  # tokens x top-k x hidden x bf16 bytes
+    rate = sent / seconds / 1e9
+    for published in (479.02, 484.22, 447.89, 464.54):
+        assert abs(rate / published - 1) < 0.10
+    assert any(a.startswith("audit (what this GB200 run ran)") and "94a9f8f6b" in a
+               for a in row["assumptions"])

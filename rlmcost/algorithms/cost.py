@@ -23,7 +23,6 @@ total over the stage's device groups). Memory is in elements, the paper's abstra
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
@@ -37,6 +36,7 @@ from rlmcost.algorithms.options import Options, configure, resolve_values
 from rlmcost.arch import CANONICAL, Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 # The algorithm knobs are defined with the rest of the notation in symbols.py.
 N_mini, rho, N_step, T_j = sy.N_mini, sy.rho, sy.N_step, sy.T_j

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 NAMES: dict[str, str] = {
     "B": "prompts per iteration (preference pairs or examples for offline methods)",

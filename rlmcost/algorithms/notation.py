@@ -5,10 +5,9 @@ from the invocation's kind, role and token counts, as plain text and LaTeX. No s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.algorithms.kinds import Kind
 from rlmcost.algorithms.model import Invocation
+from rlmcost.frozen import dataclass
 
 _LATEX_NAMES = {
     "rho": r"\rho",

@@ -9,12 +9,13 @@ invocations (:func:`configure`), so the configured algorithm is again plain data
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from fractions import Fraction
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation, derive
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 DEFAULT_BATCH = 64  # B prompts (or preference pairs) per iteration
 DEFAULT_PROMPT_LEN = 1024  # S tokens

@@ -22,12 +22,13 @@ import socket
 import statistics
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from rlmcost.calibrate.analytic import COLLECTIVES, collective_bus_bytes
 from rlmcost.calibrate.device import require_torch
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 _TIMEOUT_S = 300
 

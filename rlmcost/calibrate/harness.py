@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from rlmcost.calibrate import device as dev
@@ -32,6 +32,7 @@ from rlmcost.calibrate.report import (
 )
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 #: progress(done, total, label): called before each step and once at the end
 Progress = Callable[[int, int, str], None]

@@ -23,12 +23,13 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+from rlmcost.frozen import dataclass
 
 _FUSED_WORDS = ("attention", "scaled_dot_product", "grouped_mm")
 

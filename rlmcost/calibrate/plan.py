@@ -9,12 +9,13 @@ shapes on CPU (``--quick`` fits a 2-core CI runner in seconds), model-sized shap
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rlmcost.arch import Arch
 from rlmcost.calibrate import analytic as an
 from rlmcost.calibrate.device import DeviceKind
 from rlmcost.choices import Dtype, FfnKind
+from rlmcost.frozen import dataclass
 
 #: profile tables read through ``Profile.compute`` (fraction of peak FLOP/s, by FLOPs)
 COMPUTE_CLASSES = (

@@ -11,12 +11,13 @@ efficiency is measured against the link peak.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 from rlmcost.calibrate.plan import BANDWIDTH_CLASSES, COMPUTE_CLASSES, KernelCase
 from rlmcost.calibrate.profile import SCHEMA, Profile
 from rlmcost.choices import Dtype
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

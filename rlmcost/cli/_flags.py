@@ -22,7 +22,7 @@ import typer
 
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import DEFAULT_BATCH, DEFAULT_HARDWARE, DEFAULT_RESPONSE_LEN, KNOBS
-from rlmcost.choices import AttnCounting
+from rlmcost.choices import AttnCounting, RankOrder
 from rlmcost.cli._deploy import deployment_options
 from rlmcost.cli._parse import CALIBRATION_HELP, GROUPS_HELP, LENGTH_HELP, framework_default
 from rlmcost.frameworks.preset_model import FrameworkChoice
@@ -106,7 +106,9 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
         response_len: Annotated[
             int | None,
             typer.Option(
-                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}).", **Pos
+                "--response-len", "-T", help=f"Response tokens T (default: {DEFAULT_LEN}): "
+                "every response's under --length-dist fixed, the cap under reasoning; "
+                "uniform, lognormal and file give their own.", **Pos
             ),
         ] = None,
         image_tokens: Annotated[
@@ -253,6 +255,16 @@ def _make_command(alg: Algorithm | None):  # noqa: ANN202 - a typer command
                 "(default: the reference system's, e.g. 1862 for a DGX H100's 2 TB; unknown "
                 "for HGX-only platforms). A node whose offloaded states exceed it does not "
                 "fit.",
+            ),
+        ] = None,
+        rank_order: Annotated[
+            RankOrder | None,
+            typer.Option(
+                help="Hosts in rank order: topology (by NVLink domain, rlmcost's layout; the "
+                "default) or random (the framework's order ignores racks: NeMo RL without "
+                "cluster.segment_size sorts Ray's random node ids). Random, on more GPUs than "
+                "one NVLink domain of hosts (GB200 NVL72: over 72), a group spanning several "
+                "hosts talks over the inter-node link (rlmcost.placement.rank_order).",
             ),
         ] = None,
         price: Annotated[

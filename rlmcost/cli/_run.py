@@ -118,6 +118,7 @@ def run_from_options(opts: dict[str, Any], algorithm: str, *, placements: bool =
         "host_bandwidth_gb_per_s": host,
         "host_memory_gib": opts.get("host_memory_gib"),
         "calibration": opts.get("calibration"),
+        "rank_order": str(opts["rank_order"]) if opts.get("rank_order") else None,
         "prices": parse_prices(opts.get("price")) or None,
     }
     data: dict[str, Any] = {

@@ -150,6 +150,12 @@ def _compare(names: list[str], **opts: Any) -> None:
         from rlmcost.errors import SpecError
 
         raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
+    seen = [n.strip().lower() for n in names]
+    twice = next((n for i, n in enumerate(seen) if n in seen[:i]), None)
+    if twice is not None:  # two identical columns side by side compare nothing
+        from rlmcost.errors import SpecError
+
+        raise SpecError(f"compare: {twice} given twice; give each algorithm once")
     given = {k for k, flag in (("rule_reward", "reward"), ("recompute_logprobs",
              "recompute_logprobs"), ("kl", "no_kl")) if opts.get(flag) is not None}  # fmt: skip
     result = compare_runs(run_from_options(opts, names[0]), names, frozenset(given))

@@ -188,7 +188,9 @@ def _caption(e: Any) -> str:
         f"{e.gpus} GPU{'s' if e.gpus > 1 else ''}. "
         f"time = predicted (kernel efficiency by shape, exposed communication, bubbles, the "
         f"engine's decode steps); time >= = roofline bound, {e.calibration}, attention counted "
-        f"{e.counting}, no communication. FLOP = add or mul; depth = GEMM reduction levels."
+        f"{e.counting}, at link bandwidth the forwards' ZeRO-3 gathers, weight sync and host "
+        f"offload, no other communication (bound: link where those transfers are most of it). "
+        f"FLOP = add or mul; depth = GEMM reduction levels."
     )
 
 
@@ -262,7 +264,8 @@ def render_comparison(c: Any) -> None:
             rows.append(
                 (
                     f"{stage.label} {label}",
-                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)" for e in es),
+                    *(get(e.stages[stage]) if stage in e.stages else "- (offline)"
+                      if stage is Stage.GENERATION else "- (none)" for e in es),  # ORPO
                 )
             )
     rows.append(("Iteration work", *(format_flops(e.work_flops) for e in es)))
@@ -356,14 +359,14 @@ def render_timeline(e: Any) -> None:
     """The memory timeline (:mod:`rlmcost.reports.timeline`): one table per device group, a
     column per entry (init, first optimizer step, each phase), a row per term and view."""
     from rlmcost.reports.timeline import TERMS, memory_timeline
-    from rlmcost.units import format_bytes, format_seconds
+    from rlmcost.units import format_bytes, format_span
 
     note("memory timeline (bytes per device):")
     for tl in memory_timeline(e.evaluation):
         entries = tl.entries
 
         def when(x: Any) -> str:
-            return "-" if x.start_s is None else f"{x.start_s:.3g}-{format_seconds(x.end_s)}"
+            return "-" if x.start_s is None else format_span(x.start_s, x.end_s)
 
         rows = [
             ("seconds", *(when(x) for x in entries)),

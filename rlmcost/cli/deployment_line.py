@@ -55,7 +55,7 @@ def deployment_line(run: Any) -> str:
         summary = for_layers(engine_summary(p, engine), actor_layers(actor))
         if not generates(run):
             summary, flags = offline_default(get_preset(fw), p, applied, name, size)
-        default = f" (the default deployment: {summary}; {flags})"
+        default = f" (the default deployment: {summary}; {flags}{own_values(run, p, applied)})"
         default += trainer_left(run, get_preset(fw), size)
         dep = run.deployment  # the summary's co-located engine, where the query splits GPUs
         if len(dep.groups) > 1 or dep.placement in _SPLIT:
@@ -85,6 +85,55 @@ _SPLIT_FOR = re.compile(r" \(([^()]*) for (\d+) layers\)")
 
 _ENGINE_CLAUSE = re.compile(r",? and (?:vLLM|SGLang) [^,(]*")
 """A preset summary's engine clause, ' and vLLM colocated on the same GPUs'."""
+
+
+def own_values(run: Any, preset: Any, applied: dict[str, Any]) -> str:
+    """The clause naming the flags of ``preset`` (the default framework's, sized for the actor)
+    whose fields the Run sets to another value than the flags line lists (an explicit
+    ``--zero 1`` under NeMo RL's ``--zero 3``), so that line does not read as the Run's;
+    "" where the Run keeps every default. Option defaults ``applied`` leaves out for the
+    algorithm (``--reward rule`` for PPO) are said by the flags line already."""
+    from rlmcost.frameworks.preset_model import OPTION_FIELDS
+
+    engine = str(run.deployment.engine.kind)
+    use = [d for d in preset.defaults if not d.engines or engine in d.engines]
+    last = {d.field: d for d in use}  # the later default of a field wins (Preset.flags)
+    names = []
+    for d in use:
+        if last[d.field] is not d or (d.field in OPTION_FIELDS and applied.get(d.field)
+                                      != d.value):  # fmt: skip
+            continue
+        where = run.algorithm if d.field in OPTION_FIELDS else run.deployment
+        got = _field(where, d.field)
+        if got is not _MISSING and _plain(got) != _plain(d.value):
+            names.append(_flag_name(d.flag))
+    names = list(dict.fromkeys(names))
+    return f"; the query sets its own {', '.join(names)}" if names else ""
+
+
+_MISSING = object()
+
+
+def _field(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part, _MISSING)
+        if obj is _MISSING:
+            return obj
+    return obj
+
+
+def _plain(v: Any) -> Any:
+    """A field's value as the presets write it: enums by value, sequences as tuples."""
+    if isinstance(v, list | tuple):
+        return tuple(_plain(x) for x in v)
+    return str(getattr(v, "value", v))
+
+
+def _flag_name(flag: str) -> str:
+    """``--zero`` of ``--zero 3``, ``--sleep`` of ``--no-sleep``, ``--offload-idle`` of
+    ``(no --offload-idle)``."""
+    word = flag.strip("()").removeprefix("no ").split()[0]
+    return "--" + word[len("--no-"):] if word.startswith("--no-") else word
 
 
 def for_layers(text: str, layers: int | None) -> str:

@@ -14,8 +14,9 @@ from rlmcost.placement.kinds import Config
 CAPTION = (
     "memory = peak per device over the groups active in the stage; time = predicted (kernel "
     "efficiency by shape, exposed communication, bubbles, the engine's decode steps); time >= "
-    "= roofline lower bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference "
-    "and weight sync/resharding at link bandwidth; no other communication); FLOP = add or mul."
+    "= roofline lower bound (datasheet dense peak, HBM bandwidth; ZeRO-3 gathers for inference, "
+    "weight sync/resharding and host offload at link bandwidth; no other communication); FLOP "
+    "= add or mul."
 )
 
 

@@ -318,15 +318,19 @@ def _render(r: Any) -> None:
         f"plan: {what}, best by {r.objective}",
         cols + nums,
         [[i + 1, *lay(x), *values(x)] for i, x in enumerate(r.rows)],
-        caption="time = predicted iteration (train: step); bound = roofline lower bound; "
-        "engine mem = the engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
-        "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron generation in the "
-        "trainer's layout; * a group's brackets give it a value of its own (the groups "
-        "column), or its placement or framework does (hybrid: training at TP 1 under ZeRO-3; "
-        "a token budget: the micro-batch it packs), the one shown is the run-wide value "
-        "(--json: each group's in group_layouts); "
-        "bytes base 1024; $/iter = USD per iteration, $/1M tok = USD per 10^6 trained "
-        "tokens. Reproduce a row with its command (--json lists them).",
+        caption=("time = predicted step; bound = roofline lower bound; sched = the pipeline "
+                 "schedule (v: virtual stages per rank); " if kind == "train" else
+                 "time = predicted iteration; bound = roofline lower bound; engine mem = the "
+                 "engine's reservation (vLLM gpu_memory_utilization) or KV pool per GPU "
+                 "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron "
+                 "generation in the trainer's layout; * a group's brackets give it a value of "
+                 "its own (the groups column), or its placement or framework does (hybrid: "
+                 "training at TP 1 under ZeRO-3; a token budget: the micro-batch it packs), the "
+                 "one shown is the run-wide value (--json: each group's in group_layouts); ")
+        + "bytes base 1024; GPU-h = GPU-hours per " + ("step; " if kind == "train" else
+                                                        "iteration; ")
+        + ("$/iter = USD per iteration, $/1M tok = USD per 10^6 trained tokens; " if costed
+           else "") + "reproduce a row with its command (--json lists them).",
         right=right,
     )
     if r.best is not None:

@@ -17,7 +17,6 @@ fails). The in-flight micro-batches come from :mod:`rlmcost.parallel.pipeline` i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from math import ceil
@@ -26,6 +25,7 @@ from typing import Any
 from rlmcost.choices import Dtype, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage

@@ -27,7 +27,7 @@ gpipe/1f1b/interleaved/zero-bubble = 0/1/2/3; scalars may be members.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import Dtypes, saved_bytes
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
 if TYPE_CHECKING:

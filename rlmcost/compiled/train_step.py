@@ -23,7 +23,6 @@ one step (``reports.estimate._Context.time``), which leaves recomputation out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -31,6 +30,7 @@ from rlmcost.choices import AttnCounting, Head
 from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.memory import Dtypes, MemoryBreakdown, Mode, memory_per_stage
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 from rlmcost.frameworks.buffers import (
     FRAMEWORK_BUFFERS,
@@ -37,6 +36,7 @@ from rlmcost.frameworks.buffers import (
     FrameworkBuffers,
     Needs,
 )
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -20,6 +19,7 @@ from rlmcost.choices import Dtype
 from rlmcost.deployment.kinds import EngineKind
 from rlmcost.perf.speculative import MTP, MTP_ACCEPTANCE
 from rlmcost.specs.limits import MAX_SPECULATIVE_TOKENS
+from rlmcost.specs.validation import Checked
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
@@ -57,7 +57,7 @@ _SGLANG_ONLY = (("schedule_policy", "fcfs", "orders SGLang's waiting queue"),
 """Engine settings only SGLang reads: the field, its unset value, what it does there."""
 
 
-class EngineSpec(BaseModel):
+class EngineSpec(Checked):
     """The generation engine: its layout per replica and its memory settings.
 
     ``gpu_memory_utilization``: the fraction of the device's memory the engine reserves up

@@ -40,8 +40,9 @@ integer arithmetic only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+
+from rlmcost.frozen import dataclass
 
 
 class InitLoad(StrEnum):

@@ -16,11 +16,12 @@ Light to import (no sympy): pure integer arithmetic on the breakdown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from rlmcost.deployment.spec import Deployment, Offload
 from rlmcost.deployment.terms import logits_peak_bytes
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.zero import model_state_bytes_per_rank

@@ -4,7 +4,9 @@ communicator buffers and the caching allocator's slack (:class:`Overhead`, a fie
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from rlmcost.specs.validation import Checked
 
 MIB = 1024**2
 
@@ -49,7 +51,7 @@ for it (``verl/workers/fsdp_workers.py`` ``set_expandable_segments``; the FSDP2 
 verl PR 3020). An assumption (no published ratio): low 0.05, high 0.25."""
 
 
-class Overhead(BaseModel):
+class Overhead(Checked):
     """Fixed per-process device memory outside the model's tensors and the caching allocator's
     slack (each term's source is in the constant it defaults to)."""
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from rlmcost.specs.validation import Checked
 
 
-class PipelineSplit(BaseModel):
+class PipelineSplit(Checked):
     """Megatron-core's uneven pipeline split (``megatron/core/transformer/transformer_block.py``
     ``get_num_layers_to_build`` @d98e8a64dd): explicit first/last stage layers, the
     embedding and the loss counted as layers, or a layout string

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.choices import Dtype, EpDispatcher
 from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
@@ -69,6 +69,7 @@ from rlmcost.deployment.pipeline_split import PipelineSplit
 from rlmcost.deployment.trainer_only import check_forwards
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage, dp_unit
+from rlmcost.specs.validation import Checked
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -80,12 +81,11 @@ def _degree(v: int | None, info: ValidationInfo) -> int | None:
     from rlmcost.specs.limits import MAX_GPUS, check_count
 
     if v is not None:
-        check_count(f"{info.field_name} degree", v, MAX_GPUS,
-                    f"give a smaller {info.field_name}")  # fmt: skip
+        check_count(f"{info.field_name} degree", v, MAX_GPUS, f"give a smaller {info.field_name}")
     return v
 
 
-class TrainLayout(BaseModel):
+class TrainLayout(Checked):
     """The layout of a trainer (or of the forwards): degrees, sharding, batching, offload.
     ``dp`` is not given: data parallelism fills the group's GPUs."""
 
@@ -192,7 +192,7 @@ LORA_ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 _LORA_USE = f"use any of {', '.join(LORA_ALL_LINEAR)} or all-linear"
 
 
-class LoraSpec(BaseModel):
+class LoraSpec(Checked):
     """Low-rank adapters (Hu et al. 2021, arXiv:2106.09685) on every trained model:
     W + B A with A: r x d_in, B: d_out x r on the ``targets`` projections of every layer."""
 
@@ -221,7 +221,7 @@ class LoraSpec(BaseModel):
         return tuple(dict.fromkeys(out))
 
 
-class GroupLayouts(BaseModel):
+class GroupLayouts(Checked):
     """One device group of ``--groups`` with its own layouts: ``members`` in ``--groups``
     syntax (``actor+reference``, ``rollout``, ``critic:train``), ``gpus`` devices."""
 
@@ -264,7 +264,7 @@ class GroupLayouts(BaseModel):
             raise ValueError(str(exc)) from None
 
 
-class Deployment(BaseModel):
+class Deployment(Checked):
     """Everything a launch sets that changes cost (module docstring). Every field has a
     default; ``ideal=True`` switches off every deployment effect (the paper's iteration)."""
 

@@ -11,7 +11,6 @@ CLI and the evaluation stays the one of :mod:`rlmcost.evaluation.deployment`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.deployment.given import forwards_given, layered
@@ -20,6 +19,7 @@ from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.advice_search import _try, combined, degree_changes
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 
 Run = Callable[..., Any]  # keyword changes -> an Estimate

@@ -18,7 +18,7 @@ the notes). Without a placement or groups the Run is the co-located baseline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost import memo
@@ -30,6 +30,7 @@ from rlmcost.deployment.megatron_engine import check_policy
 from rlmcost.deployment.resolve import resolve_layout
 from rlmcost.deployment.spec import Deployment, TrainLayout
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.zero_groups import hybrid, hybrid_note
 from rlmcost.perf.areal_sync import HANDOFF_NOTE

@@ -16,11 +16,12 @@ combination in it), and checked by evaluating it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from rlmcost.deployment.kinds import EngineKind, Offload
 from rlmcost.deployment.spec import Deployment
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
 
 Change = tuple[str, Layout, Deployment]  # (flags, layout, deployment)

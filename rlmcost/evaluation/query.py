@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment, trainer_layout
 from rlmcost.evaluation.view import Evaluation, from_placement
 
@@ -40,10 +41,23 @@ def evaluate(run: Run, *, efficiency: Efficiency | None = None) -> Evaluation:
     """
     from rlmcost.run.spec import require_run
 
+    _require_efficiency(efficiency)
     result = evaluate_deployment(require_run(run, "rlmcost.evaluate"), efficiency=efficiency)
     trainer = trainer_layout(run)
     return from_placement(result, result.algorithm, trainer.layout, run.options(),
                           run.attention, trainer.notes, run=run)  # fmt: skip
+
+
+def _require_efficiency(efficiency: object) -> None:
+    """SpecError unless ``efficiency`` is None or an :class:`~rlmcost.timing.Efficiency` (its
+    ``name``, ``compute`` and ``bandwidth``), before an AttributeError deep in the time model
+    could: a profile file is the Run's ``cluster.calibration``, not this argument."""
+    if efficiency is None or all(callable(getattr(efficiency, f, None))
+                                 for f in ("compute", "bandwidth")):  # fmt: skip
+        return
+    raise SpecError(f"efficiency={efficiency!r:.60} must be a rlmcost.timing.Efficiency (its "
+                    "compute and bandwidth methods); for a profile of `rlmcost calibrate "
+                    "--out FILE` give calibration=FILE (cluster.calibration)")  # fmt: skip
 
 
 def groups_from_text(text: str, train: TrainLayout | None = None,

@@ -15,11 +15,11 @@ logits).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Stage
 from rlmcost.algorithms.model import Invocation
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.timing import PhaseTime
 

@@ -11,7 +11,7 @@ full unless the Run says ``attention: causal``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from rlmcost.algorithms.options import Options
 from rlmcost.choices import AttnCounting
 from rlmcost.deployment.spec import Deployment
 from rlmcost.evaluation.stages import InvocationEstimate, StageEstimate, binding, resident_states
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout
 from rlmcost.placement.inputs import IDEAL
 from rlmcost.placement.iteration import MFU_CONVENTION, PlacementEstimate
@@ -39,7 +40,9 @@ PLACEMENT = (
 CONVENTION = (
     "FLOP = one add or one multiply (matrix products only); depth = GEMM reduction levels; "
     "time_lower_bound_s = roofline lower bound (datasheet dense peak, HBM bandwidth; transfers "
-    "at link bandwidth; no intra-model communication); time_s = prediction (kernel efficiency "
+    "and the forwards' ZeRO-3 parameter gathers at link bandwidth; no other communication); "
+    "bound = compute, memory or link (transfers and gathers), whichever is most of it, none "
+    "where nothing runs; time_s = prediction (kernel efficiency "
     "by shape, exposed communication, pipeline bubbles, the engine's decode steps and prefill "
     "chunks; rlmcost.perf)"
 )
@@ -65,16 +68,17 @@ class Evaluation:
 
     @property
     def gpus(self) -> int:
-        if self.evaluation is not None:
-            return self.evaluation.gpus
-        return self.layout.n_gpus
+        """GPUs of the deployment, every device group's together (a count)."""
+        return self.evaluation.gpus if self.evaluation is not None else self.layout.n_gpus
 
     @property
     def model(self) -> str:
+        """The actor's model name (or config.json path) as the Run gives it."""
         return self.models[Role.ACTOR]
 
     @property
     def deployment(self) -> Deployment:
+        """The resolved :class:`~rlmcost.deployment.Deployment` (framework defaults filled)."""
         return self.evaluation.deployment if self.evaluation is not None else IDEAL
 
     @property
@@ -95,6 +99,7 @@ class Evaluation:
 
     @property
     def work_flops(self) -> int:
+        """FLOPs of one iteration, every stage's (exact int; FLOP = one add or one multiply)."""
         return sum(s.work_flops for s in self.stages.values())
 
     @property
@@ -145,12 +150,15 @@ class Evaluation:
 
     @property
     def depth(self) -> int:
+        """Critical-path depth of one iteration in GEMM reduction levels (exact int)."""
         if self.grouped:
             return self.evaluation.iteration_depth  # type: ignore[union-attr]
         return sum(s.depth for s in self.stages.values())
 
     @property
     def fits(self) -> bool:
+        """Every device's peak within its usable HBM and each node's offload within its host
+        memory (``problems`` and the notes say what does not)."""
         ev = self.evaluation  # every group against its own device's capacity
         problems = ev.problems if ev is not None else ()
         return all(s.fits for s in self.stages.values()) and not problems and \
@@ -158,6 +166,8 @@ class Evaluation:
 
     @property
     def shortfall_bytes(self) -> int:
+        """Bytes per device the most-over stage needs beyond its device's usable HBM (0: the
+        devices fit; a host short of memory is in ``to_json()["problems"]``, not here)."""
         return max(s.shortfall_bytes for s in self.stages.values())
 
     @property
@@ -271,16 +281,9 @@ class Evaluation:
             "reward": self.reward,
             "inputs": self.inputs(),
             "options": {k: _plain(v) for k, v in self.options.given().items()},
-            "layout": {
-                "dp": lay.dp,
-                "tp": lay.tp,
-                "pp": lay.pp,
-                "cp": lay.cp,
-                "ep": lay.ep,
-                "zero": str(lay.zero),
-                "ckpt": str(lay.ckpt),
-                "micro_batch": lay.micro_batch,
-            },
+            "layout": {"dp": lay.dp, "tp": lay.tp, "pp": lay.pp, "cp": lay.cp, "ep": lay.ep,
+                       "zero": str(lay.zero), "ckpt": str(lay.ckpt),
+                       "micro_batch": lay.micro_batch},  # fmt: skip
             "deployment": self.deployment.to_json(),
             "placement": (
                 self.evaluation.placement.name

@@ -69,3 +69,12 @@ def _number(name: str, raw: str, kind: Any, where: str) -> Any:
             raise SpecError(f"{where}: --{name} {raw!r} is not a whole number")
         return int(value)
     return value
+
+
+def word_list(argv: object, where: str) -> list[str]:
+    """``argv`` when it is a list of words, else a SpecError naming ``where``: a command line
+    given as one string had been read character by character (``unexpected '-'``)."""
+    if not isinstance(argv, (list, tuple)) or not all(isinstance(w, str) for w in argv):
+        raise SpecError(f"{where}: give the command line as a list of words, e.g. "
+                        "shlex.split(text)")  # fmt: skip
+    return list(argv)

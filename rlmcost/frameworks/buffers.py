@@ -19,8 +19,9 @@ Light to import (dataclasses and enums only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from rlmcost.frozen import dataclass
 
 DTYPE_BYTES = {"int64": 8, "int32": 4, "fp32": 4, "bool": 1}
 """Bytes per element of the buffers' dtypes (``torch.long``, ``torch.int``, ``torch.float32``,

@@ -103,6 +103,8 @@ def apply_overrides(flat: dict[str, Any], overrides: list[str], where: str) -> d
     ``key`` (its other keys kept), a value replaces whatever is there (a mapping whole)."""
     import yaml
 
+    if isinstance(overrides, str):  # one string had been read character by character
+        raise SpecError(f"{where}: give the overrides as a list of KEY=VALUE strings")
     out = dict(flat)
     for item in overrides:
         text = item.strip()

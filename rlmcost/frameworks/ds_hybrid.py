@@ -34,7 +34,7 @@ Light to import (no rlmcost imports).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rlmcost.frozen import dataclass
 
 HYBRID_ENGINE_MAX_OUT_TOKENS = 512
 """``HybridEngineConfig.max_out_tokens`` default (deepspeed/runtime/config.py at 9408a86),

@@ -153,6 +153,14 @@ def _layout(r: Reader, q: ImportedQuery) -> None:
     if segment:  # Placement for MoE'; the v0.7.0 GB200 MoE recipes set it
         q.note(f"cluster.segment_size {segment}: Ray ranks ordered so each expert-parallel group "
                "lies inside one NVLink domain, as rlmcost places it")  # fmt: skip
+    elif not r.has("cluster.segment_size") and r.integer("cluster.num_nodes", 1) > 1:
+        # a config before v0.7.0: v0.7.0's grpo_math_1B.yaml sets segment_size: null, and
+        # v0.7.0 sorts hosts by NVLink domain wherever ray.sub's probe finds one (with or
+        # without segment_size: virtual_cluster.py _sort_bundle_indices_by_topology)
+        q.convert("cluster.segment_size absent (before v0.7.0)", "--rank-order", "random",
+                  "hosts in the order of their random Ray node ids (RayVirtualCluster sorts "
+                  "bundles by node id, then GPU id): on more GPUs than one NVLink domain a group "
+                  "over several hosts may span racks (rlmcost.placement.rank_order)")  # fmt: skip
     dtensor = r.flag("policy.dtensor_cfg.enabled", True)
     megatron = r.flag("policy.megatron_cfg.enabled", False)
     if dtensor == megatron:

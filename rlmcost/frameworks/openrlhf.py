@@ -21,7 +21,7 @@ from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.argv import SWITCH as _SWITCH
-from rlmcost.frameworks.argv import parse_argv
+from rlmcost.frameworks.argv import parse_argv, word_list
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.openrlhf_layouts import (
     DOTTED,
@@ -147,7 +147,7 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
 def import_openrlhf(argv: list[str]) -> ImportedQuery:
     """The rlmcost query of an OpenRLHF ``train_ppo_ray`` command line (flat names, or the
     dotted ones of OpenRLHF v0.10.2 on: :mod:`rlmcost.frameworks.openrlhf_layouts`)."""
-    tokens, dotted = undot(argv)
+    tokens, dotted = undot(word_list(argv, "OpenRLHF arguments"))
     args = parse_args(tokens)
     r = Reader(args, "OpenRLHF arguments")
     q = ImportedQuery("openrlhf", "train_ppo_ray arguments")

@@ -6,9 +6,11 @@ Light to import (dataclasses and enums only): the CLI reads it at start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.frameworks.tier_placement import TierPlacement

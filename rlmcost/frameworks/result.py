@@ -10,8 +10,10 @@ to the nearest it can express are ``notes``; keys it did not read are ``ignored`
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

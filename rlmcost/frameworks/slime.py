@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
-from rlmcost.frameworks.argv import parse_argv
+from rlmcost.frameworks.argv import parse_argv, word_list
 from rlmcost.frameworks.ckpt_quant import rollout_quant, split_quantized
 from rlmcost.frameworks.config import Reader
 from rlmcost.frameworks.miles_lora import miles_lora
@@ -81,7 +81,7 @@ def import_slime(
     """The rlmcost query of a slime ``train.py`` / ``train_async.py`` command line
     (``model``: the actor's model, overriding ``--hf-checkpoint``: a name, config.json or
     spec; ``prompt_len``: prompt tokens where ``--rollout-max-prompt-len`` is not given)."""
-    args, is_async = parse_args(argv)
+    args, is_async = parse_args(word_list(argv, WHERE))
     r = Reader(args, WHERE)
     q = ImportedQuery("slime", "train_async.py arguments" if is_async else "train.py arguments")
     q.note(f"read as slime's {ARGUMENTS} and slime/ray/placement_group.py define them")

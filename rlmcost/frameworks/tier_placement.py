@@ -13,7 +13,7 @@ no group. Light to import (dataclasses only): the Run's defaults read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rlmcost.frozen import dataclass
 
 ROLLOUT = "rollout"
 

@@ -64,9 +64,9 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 GRPO_FIRST_RELEASE = (0, 14, 0)
 """GRPOTrainer's first release (PR 2565, 0f5ffad2, merged 2025-01-20)."""

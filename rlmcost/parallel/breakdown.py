@@ -11,7 +11,7 @@ gradient traffic of :mod:`rlmcost.parallel.comm` and the step time of
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from rlmcost.compiled import blocks_gen as g
 from rlmcost.compiled.arch import arch_numbers
 from rlmcost.compiled.runtime import ceil_div
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.parallel.layout import Layout

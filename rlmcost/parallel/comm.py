@@ -55,13 +55,13 @@ statistics, gradient-norm and loss all-reduces, and the optimizer's own traffic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 from math import ceil, prod
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import DataShare, data_share, stage_params
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.shard import PipelineStage, stages, tp_shard

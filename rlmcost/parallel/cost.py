@@ -31,7 +31,7 @@ activations, norm and softmax reductions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import sympy as sp
 
@@ -40,6 +40,7 @@ from rlmcost import symbols as sy
 from rlmcost.arch import Arch, Size
 from rlmcost.choices import AttnCounting, Head
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.logs import clog2
 from rlmcost.parallel.activations import depth_recompute
 from rlmcost.parallel.layout import Checkpointing, ZeroStage

@@ -18,10 +18,12 @@ their own degrees (:class:`rlmcost.parallel.cost.Degrees`). 1 means "strategy of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from enum import StrEnum
 from math import gcd
 from typing import Any
+
+from rlmcost.frozen import dataclass
 
 
 class ZeroStage(StrEnum):

@@ -7,13 +7,13 @@ Tables V/VI give the Big-O forms (regime d_ff = O(d)), VII/VIII the explicit lea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import sympy as sp
 
 from rlmcost import symbols as sy
 from rlmcost.arch import CANONICAL, CANONICAL_MOE, Arch
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.asymptotics import big_o_parallel, leading_order
 from rlmcost.parallel.cost import Cost, Degrees, training_cost
 from rlmcost.parallel.layout import Checkpointing, ZeroStage

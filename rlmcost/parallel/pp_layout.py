@@ -28,8 +28,9 @@ pipeline_parallel_layer_layout.py`` (``PipelineParallelLayerLayout``: ``parse_st
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache, partial
+
+from rlmcost.frozen import dataclass
 
 LAYER_CHARS = {"E": "embedding", "t": "decoder", "m": "mtp", "L": "loss"}
 _NAMES = {name: char for char, name in LAYER_CHARS.items()}

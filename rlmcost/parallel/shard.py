@@ -15,10 +15,9 @@ final norm and LM head.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.arch import Arch, Size
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.parallel.layout import Layout
 from rlmcost.parallel.pipeline_split import stage_dense_moe

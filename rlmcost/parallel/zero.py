@@ -31,10 +31,10 @@ Two conventions, told apart by their names:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.parallel.shard import split_up
 

@@ -36,8 +36,7 @@ upper bound on its span).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Layout, ZeroStage
 
 

@@ -39,12 +39,12 @@ inside a node is an assumption of the order of NCCL-tests' single-node rows (16.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from math import ceil, log2
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.parallel.comm import Collective
 

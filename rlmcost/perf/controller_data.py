@@ -63,8 +63,8 @@ with more GPUs. Bytes are exact integers (int64 token tensors, fp32 per-token te
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from rlmcost.frozen import dataclass
 from rlmcost.perf.rl_constants import RAY_CROSS_NODE_BYTES_PER_S, Constant
 
 INT64_BYTES = 8

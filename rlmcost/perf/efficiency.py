@@ -91,12 +91,12 @@ its "copy" bandwidth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import ceil
 from typing import TYPE_CHECKING
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.perf.elementwise_bw import HOPPER_ELEMENTWISE_EFFICIENCY, HOPPER_ELEMENTWISE_SOURCE
 from rlmcost.perf.gemm_tile_cost import (

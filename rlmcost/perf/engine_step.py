@@ -3,9 +3,10 @@ them): vLLM V1's defaults, each with its source."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.perf.collectives import Algorithm
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.engine_host import STEP_OVERHEAD_S, VLLM_HOST_S_PER_SEQUENCE

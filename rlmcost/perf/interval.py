@@ -24,9 +24,8 @@ in the units' weights, so ``low <= predicted <= high`` always holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.algorithms.kinds import Kind
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

@@ -68,9 +68,8 @@ its kernels move forward and backward, and how many kernels they are; the bytes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

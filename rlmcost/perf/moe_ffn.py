@@ -148,7 +148,12 @@ the comparison):
   does not bind at 16,384 tokens: host time beyond the floor, per segment between the dispatcher's
   and the clamp's blocking copies, may remain; no measurement splits it. What is left is a
   Blackwell-wide per-token part (the GEMMs' rate at hidden 2880, the memory-bound kernels' rate
-  on Blackwell, the NVL72 all-to-all) for which no sourced figure was found.
+  on Blackwell, the NVL72 all-to-all) for which no sourced figure was found. A second round
+  (the GB200 row's 'audit' note, tests/test_validate_bridge_rows.py) found the NVL72 all-to-all
+  priced within 10 % of HybridEP's published GB200 rates (DeepEP docs/README_Hybrid-EP.md,
+  branch hybrid-ep @94a9f8f6b: 448-484 GB/s at 32-36 ranks, 32 SMs, against 491), cuDNN's
+  fused attention kept (TE 2.9's Blackwell filter needs a deterministic run), the loss TE's
+  fused one, and no Grace host time per kernel derivable from the page's GB300/B300 pairs.
   YaRN RoPE runs unfused (Megatron-Bridge turns ``apply_rope_fusion`` off for ``yarn``, and
   Megatron-core's fused path refuses YaRN's mscale): priced kernel by kernel
   (:mod:`~rlmcost.perf.megatron_rope`), H100 +21.4 -> +18.8 %, GB200 +43.3 -> +41.0 %, B200

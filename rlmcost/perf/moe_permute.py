@@ -54,9 +54,9 @@ share of the bytes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rlmcost.frozen import dataclass
 from rlmcost.perf.moe_ffn import permuted_rows
 from rlmcost.perf.rl_constants import Constant
 

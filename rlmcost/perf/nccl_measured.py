@@ -61,8 +61,7 @@ all-reduce time as these measurements show it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.comm import Collective
 from rlmcost.perf.collectives import Algorithm, collective_time_s, link
 from rlmcost.specs import get_hardware

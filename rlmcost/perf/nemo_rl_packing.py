@@ -35,10 +35,10 @@ Leaves out the per-sequence rounding to ``make_sequence_length_divisible_by`` (a
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -25,9 +25,8 @@ openrlhf/trainer/ray/ppo_actor.py ``_broadcast_to_vllm``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 UNIT_SUFFIXES = (
     "_BYTES_PER_S", "_S_PER_PARAM", "_S_PER_TENSOR", "_S_PER_NODE", "_S_PER_LAYER",

@@ -26,12 +26,13 @@ values, rewards) and training steps, and of the transfers between layouts and gr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.parallel.breakdown import DataShare, data_share
 from rlmcost.parallel.layout import Layout

@@ -37,10 +37,9 @@ draft acceptance that changes over training.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 MTP_ACCEPTANCE = 0.85
 """Acceptance of the MTP module's draft token: DeepSeek-V3 technical report (arXiv 2412.19437)

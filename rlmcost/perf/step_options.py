@@ -6,10 +6,10 @@ fields are :mod:`rlmcost.perf.dropout`'s."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.perf.collectives import Algorithm
 from rlmcost.perf.ep_dispatch import EpDispatcher

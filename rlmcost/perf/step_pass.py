@@ -59,12 +59,13 @@ DP, the optimizer and the bubbles to these passes (``rl_step``: forward-only, on
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import DataShare, stage_params
 from rlmcost.parallel.comm import Collective, group_is_intra_node, group_ranks_per_node
 from rlmcost.parallel.layout import Layout

@@ -33,11 +33,12 @@ userbuffers take from the GEMMs under ``tp_comm_overlap``: :mod:`~rlmcost.perf.t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import data_share
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 from rlmcost.parallel.pipeline import bubble_fraction

@@ -36,13 +36,13 @@ The table's ``rl_rows`` are published RL step times, predicted by the whole iter
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from rlmcost.arch import Arch
 from rlmcost.choices import Dtype, FfnKind, NormKind
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, PipelineSchedule, ZeroStage
 from rlmcost.perf.efficiency import default_profile
 from rlmcost.perf.ep_dispatch import EpDispatcher

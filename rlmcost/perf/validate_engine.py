@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.perf.efficiency import Device
 from rlmcost.perf.generation import DecodeStep, Engine, EngineOptions
 from rlmcost.specs import get_hardware, get_model

@@ -18,8 +18,9 @@ whole model (deployment, placement, perf), kept here beside the training-step va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

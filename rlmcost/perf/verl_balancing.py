@@ -22,10 +22,10 @@ same, the partitions differ little. Replayed here: the token balance the validat
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -13,10 +13,11 @@ Light to import (no sympy): the CLI parses ``--groups`` at start-up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm, Invocation
+from rlmcost.frozen import dataclass
 from rlmcost.memo import kept_property
 from rlmcost.parallel.layout import Layout
 

@@ -11,13 +11,14 @@ module docstring of :mod:`rlmcost.placement.iteration` and :data:`MFU_CONVENTION
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from rlmcost import memo
 from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.deployment.spec import Deployment
+from rlmcost.frozen import dataclass
 from rlmcost.memo import kept_property
 from rlmcost.placement.device_groups import Placement
 from rlmcost.placement.host_memory import HostCheck, host_capacity, host_check, node_bytes

@@ -50,7 +50,11 @@ def hf_trainer(beh: Behaviour | None, layout: Layout) -> bool:
     """The framework trains ``layout`` with its Hugging Face (FSDP) worker, whose code the
     two facts above describe: it has no Megatron-core backend, or the layout has no TP, PP or
     EP (``Behaviour.megatron_colocated``: verl's Megatron workers compute the log-probs with
-    Megatron's vocab-parallel kernels)."""
+    Megatron's vocab-parallel kernels), or, where the framework picks its worker by the ZeRO
+    stage (``Behaviour.hf_trainer == "zero3"``: NeMo RL's DTensor policy under ZeRO-3, TP
+    included, its Megatron-core policy otherwise; ``pass_options.runs_hf_model``), ZeRO-3."""
+    if beh is not None and beh.hf_trainer == "zero3":
+        return layout.zero is ZeroStage.OS_G_P
     return beh is not None and not (beh.megatron_colocated
                                     and max(layout.tp, layout.pp, layout.ep) > 1)
 

@@ -26,9 +26,9 @@ gradients' dtype, the engine's weights asleep, at each device's peak).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.specs import HardwareSpec
 
 GIB = 2**30

@@ -14,7 +14,6 @@ exceeds what the device gives programs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.algorithms.kinds import Kind, Role
@@ -22,6 +21,7 @@ from rlmcost.compiled.blocks import params
 from rlmcost.deployment.group_engine import group_engine
 from rlmcost.deployment.init import InitLoad, Loaded, Transient, transient
 from rlmcost.deployment.terms import overhead_bytes
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.breakdown_ops import EMPTY, with_terms
 from rlmcost.placement.group_memory import switches

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -32,6 +32,7 @@ from rlmcost.deployment.kinds import EngineKind
 from rlmcost.deployment.megatron_engine import megatron_degrees
 from rlmcost.deployment.spec import Deployment, EngineSpec
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized, per_object
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout

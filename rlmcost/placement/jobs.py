@@ -7,12 +7,13 @@ Plain records (no evaluation here): :mod:`rlmcost.placement.group_jobs` fills th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Role, Stage
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.parallel.layout import Layout
 from rlmcost.perf.interval import Spread

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rlmcost.algorithms.kinds import Kind
+from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.placement.group_key import per_query
 from rlmcost.placement.inputs import Setup, count_of, frozen_at
 
@@ -46,7 +46,33 @@ def length_note(setup: Setup, response_len: int, groups: Iterable[Any]) -> str |
             f"longest {max(drawn):,} tokens; a larger batch (also more GPUs at the same "
             "per-GPU batch) draws further into the tail (the longest of n at the "
             "(2n - 1)/2n quantile), lengthening generation's tail and the heaviest rank's "
-            f"share of each pass over the responses: {named} (rlmcost.placement.lengths)")
+            f"share of each pass over the responses: {named} (rlmcost.placement.lengths)"
+            + past_caps(setup, response_len, max(drawn)))
+
+
+def past_caps(setup: Setup, response_len: int, longest: int) -> str:
+    """Where a distribution that gives its own lengths (uniform, lognormal, file: not fixed
+    or reasoning, whose cap is T) draws responses longer than T or than the actor's trained
+    context leaves after the prompt, the sentences that say so: T caps only fixed and
+    reasoning lengths, and an engine ends a response at its context (vLLM and SGLang stop a
+    request at max_model_len / context_length, the checkpoint's by default), which these
+    lengths pass; "" otherwise."""
+    if setup.lengths.kind in ("fixed", "reasoning"):
+        return ""
+    out = ""
+    if longest > response_len:
+        out += (f"; the longest is past --response-len T = {response_len:,}, which caps the "
+                "fixed and reasoning lengths only: a distribution's own cap is lognormal's "
+                "MAX, uniform's HI")
+    spec = setup.specs[Role.ACTOR]
+    limit = spec.n_positions or spec.max_context
+    prompt = setup.workload.prompt_len
+    if limit and prompt + longest > limit:
+        out += (f"; {spec.name}'s trained context of {limit:,} tokens leaves "
+                f"{max(0, limit - prompt):,} after the {prompt:,}-token prompt, fewer than "
+                "the longest: an engine ends a response at its context, so these lengths "
+                "price responses the run cannot generate (cap the distribution there)")
+    return out
 
 
 def response_phases(groups: Iterable[Any]) -> list[str]:

@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 SYNTAX = "fixed, reasoning, uniform:LO,HI, lognormal:MEAN,SIGMA[,MAX[,CLIP]] or file:PATH"
 

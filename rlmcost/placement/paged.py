@@ -41,12 +41,12 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.placement.prefix_share import GroupHolders, PrefixShare
 
 

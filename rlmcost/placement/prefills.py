@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import fsum
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
+from rlmcost.frozen import dataclass
 from rlmcost.placement.paged import Segment, prefill_flops
 from rlmcost.placement.prefix_share import PrefixShare, hits, tail_flops
 

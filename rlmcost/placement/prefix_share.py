@@ -47,13 +47,13 @@ draft prefill is).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.deployment.engine import EngineSpec

@@ -28,6 +28,7 @@ from rlmcost.errors import SpecError
 from rlmcost.placement.inputs import Setup, auto_tp
 from rlmcost.placement.jobs import GroupEstimate
 from rlmcost.placement.lengths import LengthDist, parse_length_dist
+from rlmcost.placement.rank_order import nvlink_reach
 from rlmcost.placement.transfer import host_bandwidth_bytes_per_s as default_host_bandwidth
 from rlmcost.run.spec import WorkloadSpec
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload, get_hardware
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 # What every deployment of one query shares: the resolved algorithm, workload, models,
 # hardware, efficiency, values, lengths and host link, and the group estimates already made.
 #
-# A query is a :class:`~rlmcost.run.Run` less its deployment and GPU counts: the algorithm and
+# A query is a :class:`~rlmcost.run.Run` less its deployment and GPU counts (the run's GPUs stay
+# in it under ``rank_order="random"``, :mod:`rlmcost.placement.rank_order`): the algorithm and
 # its knobs, the models, the workload, the hardware (its calibration and host link) and the
 # attention counting. :func:`query_of` resolves it once (``deployment.resolve``) and keeps the
 # result, so the deployments of one query (the planner's candidates, ``rlmcost placements``,
@@ -140,7 +142,8 @@ def query_key(run: Run) -> memo.Hashed:
     """The fields of ``run`` its query consists of (the section comment above), hashed once;
     kept by the identities of its sections (the planner's candidates share them)."""
     c = run.cluster
-    also = (c.hardware, c.calibration, c.host_bandwidth_gb_per_s, run.attention)
+    gpus = c.gpus if c.rank_order == "random" else None  # placement.rank_order's rule
+    also = (c.hardware, c.calibration, c.host_bandwidth_gb_per_s, run.attention, gpus)
     return memo.by_identities(_KEYS, (run.algorithm, run.models, run.workload), lambda: memo.Hashed(
         (run.algorithm, run.models.model_dump_json(), run.workload, *also)), also=also)
 
@@ -190,6 +193,7 @@ def resolve(run: Run, efficiency: Efficiency | None) -> Query:
         options,
     )
     dist = parse_length_dist(w.length_dist)
+    hw = nvlink_reach(hw, c.rank_order, c.gpus)  # the groups' NVLink reach
     given_host = c.host_bandwidth_gb_per_s
     host = _host_bandwidth(hw, given_host * 1e9 if given_host is not None else None)
     return Query(alg, wl, specs, hw, efficiency, values, dist, host)

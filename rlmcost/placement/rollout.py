@@ -49,7 +49,6 @@ import heapq
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from math import fsum
 from typing import TYPE_CHECKING
@@ -57,6 +56,7 @@ from typing import TYPE_CHECKING
 from rlmcost.arch import Arch
 from rlmcost.compiled import blocks as nb
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.placement.envelope import line_sum, sum_of_max
 from rlmcost.placement.group_gate import GroupGate, admit_grouped

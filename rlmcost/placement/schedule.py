@@ -29,11 +29,11 @@ the latter :func:`period` leaves out cycles that another cycle provably dominate
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

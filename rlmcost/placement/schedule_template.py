@@ -8,11 +8,11 @@ bit for bit to :func:`rlmcost.placement.schedule.period` and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from rlmcost.algorithms.kinds import Stage
+from rlmcost.frozen import dataclass
 from rlmcost.memo import enabled, table
 from rlmcost.placement.schedule import (
     Cycle,

@@ -76,10 +76,10 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass
 
 from rlmcost.choices import AttnCounting
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.placement.paged import (
     Flight,
     Handout,

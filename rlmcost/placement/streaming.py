@@ -59,12 +59,12 @@ Per iteration one replica then spends (:func:`stream`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlmcost.arch import Arch
 from rlmcost.choices import AttnCounting
 from rlmcost.compiled.blocks import work_prefill
+from rlmcost.frozen import dataclass
 from rlmcost.placement.group_gate import StreamRules
 from rlmcost.placement.rollout import DecodeCost, timeline
 from rlmcost.placement.version_gate import GateStream

@@ -36,7 +36,7 @@ under d_ff = O(d), with D_gen's bound D_prefill(S) + T D_dec(S + T) and max repl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import sympy as sp
@@ -47,6 +47,7 @@ from rlmcost.algorithms.kinds import Kind, Role, Stage
 from rlmcost.algorithms.model import Algorithm
 from rlmcost.algorithms.options import Options, configure
 from rlmcost.arch import Arch
+from rlmcost.frozen import dataclass
 from rlmcost.placement.configs import build
 from rlmcost.placement.device_groups import Placement, Task
 from rlmcost.placement.kinds import Config

@@ -8,7 +8,6 @@ composes them into the rows; its docstring states the assumptions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 
 import sympy as sp
@@ -20,6 +19,7 @@ from rlmcost.algorithms.model import TRAINABLE
 from rlmcost.algorithms.notation import depth_term, memory_terms, work_term
 from rlmcost.arch import Arch
 from rlmcost.choices import Head
+from rlmcost.frozen import dataclass
 from rlmcost.placement.device_groups import Task
 
 

@@ -40,10 +40,11 @@ returned (a busier trainer is the schedule's own trainer cycle). No fitted const
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from math import ceil
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized
 from rlmcost.placement.group_gate import GroupGate
 from rlmcost.placement.prefix_share import PrefixShare

@@ -28,8 +28,10 @@ def plan(
 ) -> pd.DataFrame:
     """The best deployments as a DataFrame, best first (one row per deployment, its
     ``command`` column the query that reproduces it, its ``run`` column the candidate's
-    Run; ``df.attrs["plan"]`` holds the whole :class:`~rlmcost.plan.search.PlanResult`:
-    Pareto front, counts, what never fit).
+    Run as data, ``rlmcost.Run.from_data(df["run"][0])``; ``df.attrs["plan"]`` holds the
+    whole :class:`~rlmcost.plan.search.PlanResult`: Pareto front, counts, what never fit).
+    Units: ``time_s`` seconds per iteration, ``memory_bytes_per_device`` bytes (an exact int),
+    ``cost_per_iteration_usd`` USD, ``gpu_hours`` GPU-hours per iteration.
 
     ``algorithm``: an RL algorithm (``"grpo"``, ``"ppo"``, ...: :func:`rlmcost.plan.rl.
     plan_rl` of the base Run :func:`rlmcost.reports.estimate.run_of` ``(algorithm, model,
@@ -87,7 +89,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     from dataclasses import replace
 
     from rlmcost.plan.families import DEFAULT_FAMILIES, launcher_bases, searched_families
-    from rlmcost.plan.kinds import parse_pool
+    from rlmcost.plan.kinds import parse_pool, require_space
     from rlmcost.plan.rl import RLSpace, plan_rl
     from rlmcost.reports.estimate import run_of
     from rlmcost.specs.prices import check_prices, parse_prices
@@ -110,6 +112,7 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
         return run.replace(cluster={"prices": prices}) if prices else run
 
     space = search.get("space") or RLSpace()
+    require_space(space)
     framework = kwargs.get("framework")
     if space.placements == DEFAULT_FAMILIES:  # the families as `rlmcost plan` picks them
         space = replace(space, placements=searched_families(

@@ -26,10 +26,11 @@ import os
 import time
 from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 Progress = Callable[[int, int], None]
 """A progress callback: (items done, items in all)."""
@@ -40,6 +41,21 @@ Batch = tuple[list[Any], list[Any]]
 IN_FLIGHT = 2
 """Tasks sent ahead per worker on Dask: one runs while the next is on its way, so a worker
 does not wait for the client between two tasks."""
+
+LOCAL_WORKERS = {"distributed.worker.profile.enabled": False,
+                 "distributed.admin.tick.interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s"}
+"""Dask settings of the local cluster (``--workers N``; a ``--cluster`` keeps its own): its
+diagnostics for a dashboard, which is not started here (``dashboard_address=None``), less
+often. By default (distributed 2026.8.0, ``distributed/distributed.yaml``) each worker
+samples the stacks of its running tasks every 10 ms (``worker.profile``: ``enabled: True``,
+``interval: 10ms``; ``Worker.trigger_profile`` walks their frames, taking the evaluating
+thread's GIL), checks its event loop every 20 ms (``admin.tick.interval``; a loop blocked
+for ``tick.limit``, 3 s, is still logged) and reads its CPU, memory and network counters
+every 500 ms (``admin.system-monitor.interval``). Measured here, 4 idle workers of this
+cluster for 20 s: 20 ms of CPU per worker-second by default, 14-17 without the stack
+samples, 6 with these settings: CPU that grows with the wall time, not with the work, which
+the workers of a slow search on a shared machine spend on nothing."""
 
 _PENDING = object()
 """An item of :meth:`Runner.map_until_interrupted` whose result has not come back."""
@@ -115,15 +131,16 @@ class Runner:
 
     def stream(self, fn: Callable[..., list[Any]], items: Iterable[Any], *,
                shared: Any = None, key: Callable[[Any], Hashable] | None = None,
-               total: int | None = None,
-               context: Callable[[], Any] | None = None) -> Generator[Batch, None, None]:
+               total: int | None = None, context: Callable[[], Any] | None = None,
+               meanwhile: Callable[[], None] | None = None) -> Generator[Batch, None, None]:
         """``(batch, fn(shared, batch))`` for batches of ``items`` as each is done. In this
         process one item at a time: the next item is drawn only after the last result was
         taken, so a consumer that updates what ``items`` yields (a branch and bound's
         incumbent) steers what runs next; :data:`~rlmcost.plan.tasks.BARRIER` is passed
         over. ``key`` (an item's affinity), ``total`` (items at most, a hint) and
         ``context`` (the consumer's state when a task is sent, ``fn``'s third argument)
-        serve :class:`DaskRunner`."""
+        serve :class:`DaskRunner`, and ``meanwhile`` (work for the consumer while the
+        workers finish their last tasks), which this process never calls."""
         from rlmcost.plan.tasks import BARRIER
 
         w = self.stats.setdefault("local", WorkerTime())
@@ -184,6 +201,9 @@ class DaskRunner(Runner):
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
         super().__init__()
+        self.moved = 0  # tasks that ran on another worker than their slot's
+        self.overlapped_s = 0.0  # the client thread's CPU seconds while tasks were in flight
+        self.taken = 0  # items an idle worker took from another's slot (tasks.Waiting)
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -209,10 +229,13 @@ class DaskRunner(Runner):
                 raise SpecError(f"--workers {n}: a local cluster runs one process per worker "
                                 f"and this machine has {os.cpu_count()} CPUs; give at most "
                                 f"{most}, or --cluster ADDRESS for a larger one")  # fmt: skip
-            self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                preload=["rlmcost.plan.dask_worker"],
-            )
+            import dask
+
+            with dask.config.set(LOCAL_WORKERS):  # the nannies pass it on to their workers
+                self._cluster = LocalCluster(  # workers ignore Ctrl-C (plan.dask_worker)
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                    preload=["rlmcost.plan.dask_worker"],
+                )
             # the in-process scheduler's GC diagnosis runs Python in a gc callback, where a
             # KeyboardInterrupt is "ignored": a Ctrl-C during a full collection would be lost
             from distributed.gc import disable_gc_diagnosis
@@ -228,13 +251,15 @@ class DaskRunner(Runner):
 
     def stream(self, fn: Callable[..., list[Any]], items: Iterable[Any], *,
                shared: Any = None, key: Callable[[Any], Hashable] | None = None,
-               total: int | None = None,
-               context: Callable[[], Any] | None = None) -> Generator[Batch, None, None]:
+               total: int | None = None, context: Callable[[], Any] | None = None,
+               meanwhile: Callable[[], None] | None = None) -> Generator[Batch, None, None]:
         """As :meth:`Runner.stream`, on the workers (module docstring); batches are yielded
         in the order they finish; a :data:`~rlmcost.plan.tasks.BARRIER` drawn stops the
         drawing until every task in flight is back and taken; ``context()`` is called as
-        each task is sent and travels with it; futures still running when the consumer
-        stops (Ctrl-C) are cancelled."""
+        each task is sent and travels with it; ``meanwhile()`` is called once, the first
+        time the client has nothing left to send and waits for the tasks in flight (a
+        BARRIER drawn or the items done); futures still running when the consumer stops
+        (Ctrl-C) are cancelled."""
         from dask.distributed import as_completed
 
         from rlmcost.plan.tasks import TaskSizer, Waiting
@@ -246,13 +271,14 @@ class DaskRunner(Runner):
         busy = [0] * n  # tasks in flight per worker
         running = as_completed()
         meta: dict[Any, tuple[int, list[Any]]] = {}
+        since = 0.0  # the client thread's CPU time when the tasks in flight were last none
 
         try:
             while True:
                 for w in range(n):
                     while busy[w] < IN_FLIGHT:
                         left = None if total is None else max(total - waiting.drawn, 1)
-                        batch = waiting.batch(w, sizer.size(n, left))
+                        batch = waiting.batch(w, sizer.size(n, left), idle=not busy[w])
                         if not batch:
                             break
                         where = {} if addresses[w] is None else {
@@ -260,6 +286,8 @@ class DaskRunner(Runner):
                         ctx = None if context is None else context()
                         future = self.client.submit(_task, fn, base, batch, ctx,
                                                     pure=False, **where)  # fmt: skip
+                        if not meta:  # the workers have work again: the client overlaps
+                            since = time.thread_time()
                         meta[future] = (w, batch)
                         busy[w] += 1
                         running.add(future)
@@ -268,10 +296,16 @@ class DaskRunner(Runner):
                         return
                     waiting.resume()  # every task in flight is back: draw on
                     continue
+                if meanwhile is not None and (waiting.paused or waiting.ended):
+                    meanwhile()  # while the workers run what is in flight
+                    meanwhile = None
                 future = next(running)
                 w, batch = meta.pop(future)
+                if not meta:
+                    self.overlapped_s += time.thread_time() - since
                 busy[w] -= 1
                 results, seconds, cpu, address = future.result()
+                self.moved += addresses[w] is not None and address != addresses[w]
                 sizer.record(len(batch), seconds)
                 stat = self.stats.setdefault(address, WorkerTime())
                 stat.busy_s += seconds
@@ -280,7 +314,9 @@ class DaskRunner(Runner):
                 stat.items += len(batch)
                 yield batch, results
         finally:
+            self.taken += waiting.taken
             if meta:
+                self.overlapped_s += time.thread_time() - since
                 self.client.cancel(list(meta))
             del base
 

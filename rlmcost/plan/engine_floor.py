@@ -133,15 +133,16 @@ class EngineFloors:
             return None
         return floor_of(busy, float(self.refit_s[j]))
 
-    def check(self, j: int) -> Check | None:
-        """What a Dask worker needs to check survivor ``j``'s floor where it evaluates it
-        (:mod:`rlmcost.plan.floor_tasks`); None where the floor does not apply."""
+    def check(self, j: int, bound: tuple[float, float]) -> Check | None:
+        """What a Dask worker needs to check survivor ``j``'s bound ``bound`` (its objective
+        bound key) and floor where it evaluates it (:mod:`rlmcost.plan.floor_tasks`; its
+        engines' key -1 where the floor does not apply); None without the tokens."""
         from rlmcost.plan.floor_tasks import Check
 
-        if self.keys[j] < 0 or self.tokens is None:
+        if self.tokens is None:
             return None
         return Check(self.keys[j], float(self.refit_s[j]), self.gpus[j],
-                     float(self.tokens[j]))  # fmt: skip
+                     float(self.tokens[j]), bound)  # fmt: skip
 
     def beyond(self, j: int, kth: tuple[Any, ...], front_s: float) -> bool:
         """Whether survivor ``j``'s engines' floor places it past the k-th row's key ``kth``

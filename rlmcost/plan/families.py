@@ -44,11 +44,11 @@ import (no numpy).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import product
 from typing import TYPE_CHECKING
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 
 if TYPE_CHECKING:
     from rlmcost.algorithms.model import Algorithm

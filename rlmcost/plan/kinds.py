@@ -107,3 +107,36 @@ def parse_pool(text: str | None) -> tuple[tuple[str, int], ...]:
             raise SpecError(f"--hardware {text!r}: {canonical} appears twice; give it once")
         out[canonical] = n
     return tuple(out.items())
+
+
+def positive_int(value: object, flag: str) -> int:
+    """``value`` when it is a whole number >= 1 (a count: ``--top``, ``--seq``, ``--batch``),
+    else a SpecError naming ``flag``: the library's ``top="3"`` had been a TypeError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"--{flag} {value!r:.40} must be a positive integer")
+    return value
+
+
+def require_space(space: object) -> None:
+    """SpecError unless ``space`` is an :class:`~rlmcost.plan.rl.RLSpace` (not a mapping or
+    text, which had been an AttributeError)."""
+    from rlmcost.plan.rl_candidates import RLSpace
+
+    if not isinstance(space, RLSpace):
+        raise SpecError(f"space={space!r:.40} must be a rlmcost.plan.rl.RLSpace, e.g. "
+                        "RLSpace(tp=(2, 4), placements=('baseline',))")  # fmt: skip
+    for name in ("tp", "pp", "cp", "ep", "rollout_tp", "micro_batch"):  # tp="4": a TypeError
+        values = getattr(space, name)
+        if values is not None and (not isinstance(values, (tuple, list)) or not values
+                                   or not all(_whole(v) for v in values)):  # fmt: skip
+            raise SpecError(f"RLSpace({name}={values!r:.40}): give a tuple of positive "
+                            f"integers, e.g. {name}=(1, 2)")  # fmt: skip
+    for f in space.fractions:
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1:
+            raise SpecError(f"RLSpace(fractions={space.fractions!r:.40}): each engine "
+                            "reservation is a fraction in (0, 1], e.g. fractions=(0.5, 0.9)")
+
+
+def _whole(v: object) -> bool:
+    """A positive whole number (not a bool)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from rlmcost.errors import SpecError
 from rlmcost.plan.distributed import Compute, Progress, Runner
 from rlmcost.plan.families import STALE_FAMILIES, family_base, stream_notes
-from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
+from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective, positive_int, require_space
 from rlmcost.plan.pool import check_groups, hbm_limits, no_valid, pool_total, require_prices
 from rlmcost.plan.rl_candidates import (
     RLSpace,
@@ -61,10 +61,12 @@ from rlmcost.plan.rl_candidates import (
     space_families,
 )
 from rlmcost.plan.rl_rows import SourcedRow, with_runs
+from rlmcost.plan.rl_screened import Screened, screen_later
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
 from rlmcost.plan.trainers import trainer_parts, trainers_note
+from rlmcost.plan.unread import unread_notes
 
 if TYPE_CHECKING:
     from rlmcost.run.spec import Run
@@ -187,9 +189,11 @@ def plan_rl(
     obj = parse_objective(objective)
     counts_gpus = parse_gpus(gpus)
     space = space or RLSpace()
+    require_space(space)
+    if not isinstance(min_gpus, bool):
+        raise SpecError(f"min_gpus={min_gpus!r:.20} must be True or False")
     compute = compute or Compute()
-    if top < 1:
-        raise SpecError(f"--top {top} must be a positive integer")
+    top = positive_int(top, "top")
     check_base(base)  # names and workload: one-line errors up front
     space_families(base, space)  # unknown families, bad --groups: one line up front
     check_given_tp(base, space.tp, space.rollout_tp, space.groups)  # --tp 3 on 64 heads
@@ -213,6 +217,7 @@ def plan_rl(
     notes += trainers_note(parts)
     notes += stream_notes(base, (*space.placements, *(["groups"] if space.groups else [])))
     notes += bracket_notes(base, space)  # --rollout-tp beside a group's own tp=
+    notes += unread_notes(parts)  # --micro-batch under a token budget: one value searched
     for b, _ in parts[1:]:
         check_base(b)
     with compute.runner() as run:
@@ -223,8 +228,12 @@ def plan_rl(
             notes += more
         else:
             tops: dict[str, dict[str, Any]] = {}
+            ready: list[Screened] = []  # the next part's screen, made while workers finish
             for i, (b, sp) in enumerate(parts):  # the top k of the union: of each part's
-                found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress)
+                ahead = (ready.pop() if ready else None,
+                         screen_later(parts[i + 1:i + 2], counts_gpus, obj, ready))
+                found = branch_and_bound(b, sp, counts_gpus, run, obj, top, compute.progress,
+                                         ahead)  # fmt: skip
                 _add(total, found.counts)
                 rows += found.rows
                 failures.update(found.failures)
@@ -368,8 +377,10 @@ def check_base(base: Run) -> None:
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
     from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+    from rlmcost.run.spec import require_run
     from rlmcost.specs import get_hardware
 
+    require_run(base, "plan_rl's base")
     w, m = base.workload, base.models
     alg = configure(get_algorithm(base.algorithm.name), base.options())
     resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)

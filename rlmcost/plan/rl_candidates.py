@@ -13,12 +13,12 @@ the command line that reproduces it (:func:`rlmcost.plan.rl_rows.with_run`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, ZeroStage, dp_unit
 from rlmcost.plan.engine_floor import ExactRow, engines_busy_s
 from rlmcost.plan.families import (

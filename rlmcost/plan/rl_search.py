@@ -27,18 +27,18 @@ groups, engines apart, ...), not only the top k.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlmcost.errors import SpecError
 from rlmcost.plan.kinds import Objective
 from rlmcost.plan.search import Counts, sort_key
 
 if TYPE_CHECKING:
     from rlmcost.plan.distributed import Progress, Runner
     from rlmcost.plan.rl_candidates import RLCandidate, RLSpace
+    from rlmcost.plan.rl_screened import Screened
     from rlmcost.run.spec import Run
 
 PER_TOPOLOGY_TRIES = 4
@@ -165,131 +165,31 @@ def bound_keys(obj: Objective, gpus: Any, time_lb: Any, tokens: Any) -> tuple[An
 
 
 def branch_and_bound(base: Run, space: RLSpace, budget: Sequence[int], run: Runner,
-                     obj: Objective, top: int, progress: Progress | None) -> Found:  # fmt: skip
+                     obj: Objective, top: int, progress: Progress | None,
+                     ahead: tuple[Screened | None, Callable[[], None] | None] = (None, None),
+                     ) -> Found:  # fmt: skip
     """The fitting rows that decide the top ``top`` and the Pareto front of ``budget``
-    (module docstring), with the counts and the families that never fit."""
-    import numpy as np
+    (module docstring), with the counts and the families that never fit. ``ahead``: this
+    search's screen if it was computed already (:func:`rlmcost.plan.rl_screened.screened`),
+    and what the client does while the workers finish this search's last tasks (the next
+    search's screen, ``Runner.stream``'s ``meanwhile``)."""
+    from rlmcost.plan.rl_screened import screened
 
-    from rlmcost.plan.engine_floor import EngineFloors
-    from rlmcost.plan.pool import hbm_limits
-    from rlmcost.plan.rl_candidates import candidates, enumerated_size
-    from rlmcost.plan.screen import (
-        APART,
-        APART_STALE,
-        MEMORY_TERMS,
-        candidate_arrays,
-        engine_tp,
-        query,
-        rejected,
-        screen,
-        time_bound,
-    )
-    from rlmcost.plan.screen_refit import refit_apart_s
-    from rlmcost.specs import get_hardware
-
-    found = Found(Counts())
-    counts = found.counts
-    cands: list[RLCandidate] = []
-    for g in budget:
-        counts.enumerated += enumerated_size(space, base, g)
-        cands += candidates(base, space, g)
-    counts.valid = len(cands)
-    if not cands:
-        return found
-    hbm = get_hardware(base.cluster.hardware).hbm_bytes
-    arrays = candidate_arrays(cands)
-    pool = bound_pool(space)  # the accelerators any candidate's group may run on
-    s = screen(query(base, pool=pool), arrays)
-    keep = s.memory <= hbm_limits(base, cands)  # a pool: the largest HBM of its accelerators
-    counts.pruned = int((~keep).sum())
-    out = np.flatnonzero(~keep)
-    term, term_bytes = s.binding(out)
-    for i, t, tb in zip(out, term, term_bytes, strict=True):
-        f = found.failures.setdefault(cands[i].key, {"family": cands[i].key,
-                                                     "least_bytes": np.inf})  # fmt: skip
-        if s.memory[i] < f["least_bytes"]:
-            f.update(least_bytes=float(s.memory[i]),
-                     binding_term=f"{MEMORY_TERMS[t]} (lower bound)",
-                     binding_term_bytes=float(tb), hbm_bytes=hbm)  # fmt: skip
-    todo = np.flatnonzero(keep)
-    if not len(todo):
-        return found
-    sub = {k: v[todo] for k, v in arrays.items()}
-    tlb = np.zeros(len(todo))
-    tokens = np.zeros(len(todo))
-    refit = np.zeros(len(todo))  # the refit into engines apart (the engines' floor)
-    out = np.zeros(len(todo), dtype=bool)
-    names = np.array([cands[i].family for i in todo])
-    for name in dict.fromkeys(names.tolist()):  # the work differs by family (ac-shared)
-        at = np.flatnonzero(names == name)
-        q = query(base, _probe(base, [cands[todo[i]] for i in at[:8]]), pool)
-        part = {k: v[at] for k, v in sub.items()}
-        tlb[at] = time_bound(q, part["kind"], part["gpus"].astype(np.float64),
-                             part["rollout_gpus"].astype(np.float64), engine_tp(part),
-                             part["train_gpus"].astype(np.float64))  # fmt: skip
-        tokens[at] = q.tokens
-        refit[at] = refit_apart_s(q, part["gpus"], part["train_gpus"], part["rollout_gpus"],
-                                  engine_tp(part))  # fmt: skip
-        out[at] = rejected(q, part)
-        for i in at[out[at]]:
-            c = cands[todo[i]]
-            found.failures.setdefault(c.key, {
-                "family": c.key, "binding_term": f"rejected: {q.sequences} sequences cannot "
-                f"feed {c.gpus if c.family == 'baseline' else sub['rollout_gpus'][i]} GPUs of "
-                f"engines at TP {c.rollout_tp} (screen)", "binding_term_bytes": 0,
-                "hbm_bytes": hbm, "invalid": True})  # fmt: skip
-    counts.pruned += int(out.sum())
-    todo, tlb, tokens, refit = todo[~out], tlb[~out], tokens[~out], refit[~out]
-    sub = {k: v[~out] for k, v in sub.items()}
-    prim, sec = bound_keys(obj, sub["gpus"], tlb, tokens)
-    order = np.lexsort((sec, prim))
-
-    def keys_at(j: int, t: float) -> tuple[float, float]:  # survivor j's keys at bound t
-        p, q = bound_keys(obj, sub["gpus"][j:j + 1], np.array([t]), tokens[j:j + 1])
-        return float(p[0]), float(q[0])
-
-    apart = (sub["kind"] == APART) | (sub["kind"] == APART_STALE)
-    floors = EngineFloors(base, [cands[i] for i in todo], apart, refit, keys_at, tokens)
-    _search(found, base, cands, todo, order, (tlb, prim, sec, s.memory[todo], floors), run,
-            obj, top, progress, hbm)  # fmt: skip
-    return found
-
-
-def bound_pool(space: RLSpace) -> tuple[tuple[str, int], ...]:
-    """The screen's pool: ``--hardware``'s and the accelerators ``--groups`` names
-    (``rollout=?@h200``), so that the time bound takes the fastest a group may run on, not
-    the base Run's hardware (a bound above the exact time would skip a top row)."""
-    if not space.groups:
-        return space.pool
-    from rlmcost.plan.families import free_groups
-
-    named = [h for h in free_groups(space.groups).hardware if h is not None]
-    have = {h for h, _ in space.pool}
-    return (*space.pool, *((h, 0) for h in dict.fromkeys(named) if h not in have))
-
-
-def _probe(base: Run, some: list[RLCandidate]) -> Any:
-    """One exact evaluation of a deployment of ``base`` (the iteration's work, which no
-    layout of one family changes; a Table IX configuration may share work, ``ac-shared``),
-    or None when none of ``some`` evaluates."""
-    from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.plan.rl_candidates import candidate_run
-
-    for c in some:
-        try:
-            return evaluate_deployment(candidate_run(base, c))
-        except SpecError:
-            continue
-    return None
+    s = ahead[0] if ahead[0] is not None else screened(base, space, budget, obj)
+    if s.todo is not None:
+        _search(s.found, base, s.cands, s.todo, s.order, s.bounds, run, obj, top, progress,
+                s.hbm, ahead[1])  # fmt: skip
+    return s.found
 
 
 def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order: Any,
             bounds: tuple[Any, Any, Any, Any, Any], run: Runner, obj: Objective, top: int,
-            progress: Progress | None, hbm: int) -> None:  # fmt: skip
+            progress: Progress | None, hbm: int,
+            meanwhile: Callable[[], None] | None = None) -> None:  # fmt: skip
     """The loop of :func:`branch_and_bound` over the survivors ``todo`` in ``order``
     (``bounds``: their time bounds, objective bound keys, memory bounds and engines' floors,
     :class:`~rlmcost.plan.engine_floor.EngineFloors`)."""
-    from rlmcost.plan.floor_tasks import SKIPPED, Seen, evaluate_checked
+    from rlmcost.plan.floor_tasks import SKIPPED, Seen, evaluate_checked, search_token
     from rlmcost.plan.rl import _failed
     from rlmcost.plan.rl_rows import SourcedRow
     from rlmcost.plan.tasks import BARRIER
@@ -306,8 +206,10 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
     skipped: list[int] = []  # positions past the top k's bound, not evaluated (yet)
     fastest: dict[int, float] = {}  # GPUs -> the fastest fitting row's time (the front)
 
+    token = search_token()  # names this search's state on the workers (floor_tasks.Own)
+
     def seen() -> Seen:  # the state a task carries to its worker (floor_tasks)
-        return Seen(obj, state.kth, dict(fastest), dict(floors.learned))
+        return Seen(obj, state.kth, dict(fastest), dict(floors.learned), token, top)
 
     def cand(p: int) -> RLCandidate:
         return cands[int(todo[int(order[p])])]
@@ -329,7 +231,8 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
             if floors.beyond(j, state.kth, front_s):  # its engines' floor: past both too
                 skipped.append(state.pos - 1)
                 continue
-            yield state.pos - 1, cand(state.pos - 1), floors.check(j)  # a worker checks too
+            bound = float(prim[j]), float(sec[j])  # a worker checks it too, and the floor
+            yield state.pos - 1, cand(state.pos - 1), floors.check(j, bound)
         yield BARRIER  # on Dask: every candidate the workers skipped is back in `skipped`
         by: dict[str, list[int]] = {}  # topology -> its skipped positions, leanest first
         for p in sorted(skipped, key=lambda p: (cand(p).topology, memory[int(order[p])], p)):
@@ -347,7 +250,8 @@ def _search(found: Found, base: Run, cands: list[RLCandidate], todo: Any, order:
 
     try:
         with closing(run.stream(evaluate_checked, draws(), shared=base, key=slot_key,
-                                total=n, context=seen)) as batches:  # fmt: skip
+                                total=n, context=seen,
+                                meanwhile=meanwhile)) as batches:  # fmt: skip
             for batch, results in batches:
                 for (p, c, _), r in zip(batch, results, strict=True):
                     if r is SKIPPED:  # a worker's floor check (floor_tasks)

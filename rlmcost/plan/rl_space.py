@@ -138,13 +138,19 @@ def family_lists(alg: Any, fam: Family, base: Run, space: RLSpace,
     offload's: whether the optimizer lives in host memory, :func:`family_offloads`), each
     field a ``--groups`` bracket fixes for every group that reads it replaced by that one
     value (:func:`groups_trainer_fixed`: the value that runs, shown and commanded; the others
-    evaluated alike; the offload's: its list of kinds)."""
+    evaluated alike; the offload's: its list of kinds), and each field no candidate of
+    ``base`` reads (:func:`rlmcost.plan.unread.unread_fields`: the micro-batch under a token
+    budget) cut to its first value."""
+    from rlmcost.plan.unread import unread_fields
+
     tps, cps, zeros, eps = searched
     lists = {"tp": tps, "pp": space.pp or (1,), "cp": cps, "ep": eps, "zero": zeros,
              "ckpt": space.ckpt, "micro_batch": space.micro_batch,
              "offload": space.offload}  # fmt: skip
     for field, value in groups_trainer_fixed(alg, fam, base).items():
         lists[field] = (tuple(str(value).split(",")),) if field == "offload" else (value,)
+    for field in unread_fields(base):  # the same rows at every value: generated once
+        lists[field] = lists[field][:1]
     return lists
 
 

@@ -58,9 +58,9 @@ on random candidates; float64 (bytes exact below 2^53); throughput: benchmarks/b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, ZeroStage
 from rlmcost.plan.families import ROLLOUT
 from rlmcost.plan.screen_refit import distinct, refit_apart_s

@@ -14,9 +14,9 @@ runs a multiple of P_p micro-batches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 
 if TYPE_CHECKING:

@@ -157,13 +157,15 @@ class Waiting:
         self.drawn = 0  # items drawn from source so far
         self.ended = False  # source exhausted
         self.paused = False  # a BARRIER was drawn: nothing more until resume()
+        self.taken = 0  # items sent to another worker than their key's slot (none of its own)
 
     def held(self) -> int:
         """Items drawn and not yet sent."""
         return sum(map(len, self.lists))
 
-    def batch(self, w: int, size: int) -> list[Any]:
-        """Up to ``size`` items for worker ``w`` (class docstring); [] when none is left."""
+    def batch(self, w: int, size: int, idle: bool = True) -> list[Any]:
+        """Up to ``size`` items for worker ``w`` (class docstring), others' only where it is
+        ``idle`` (nothing in flight); [] when none is left for it."""
         n = len(self.lists)
         while (not self.ended and not self.paused and len(self.lists[w]) < size
                and self.held() < size * n):  # fmt: skip
@@ -177,8 +179,11 @@ class Waiting:
             self.drawn += 1
             slot = w if self.key is None else self.slots.take(self.key(item))
             self.lists[slot].append(item)
+        if not self.lists[w] and not idle:  # others' items only to keep it from idling
+            return []
         mine = w if self.lists[w] else max(range(n), key=lambda i: len(self.lists[i]))
         out, self.lists[mine] = self.lists[mine][:size], self.lists[mine][size:]
+        self.taken += len(out) if mine != w else 0
         return out
 
     def resume(self) -> None:

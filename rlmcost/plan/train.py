@@ -21,7 +21,7 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 from rlmcost.plan.distributed import Compute, chunks
-from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective
+from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective, positive_int
 from rlmcost.plan.search import Counts, PlanResult, gpu_hours, pareto, rank
 from rlmcost.plan.space import TrainCandidates, TrainSpace, train_candidates
 
@@ -64,10 +64,7 @@ def plan_train(
         raise SpecError("--objective cost: `plan train` prices no rows (one accelerator: "
                         "cost ranks as --objective gpu-hours); cost is for the RL plans")
     counts_gpus = parse_gpus(gpus)
-    if top < 1:
-        raise SpecError(f"--top {top} must be a positive integer")
-    if seq < 1:
-        raise SpecError(f"--seq {seq} must be a positive integer")
+    top, seq = positive_int(top, "top"), positive_int(seq, "seq")
     spec = get_model(model)
     hw = get_hardware(hardware)
     a = arch_numbers(spec)
@@ -75,8 +72,7 @@ def plan_train(
     if batch is None:
         batch = SEQUENCES_PER_GPU * max(counts_gpus)
         notes.append(f"batch defaulted to {batch} sequences ({SEQUENCES_PER_GPU} per GPU)")
-    if batch < 1:
-        raise SpecError(f"--batch {batch} must be a positive integer")
+    batch = positive_int(batch, "batch")
     sp = TrainSpace(gpus=counts_gpus, **(space or {}))
     cands = train_candidates(a, sp, batch, seq, hw.gpus_per_node)
     counts = Counts(enumerated=cands.enumerated, valid=cands.size)

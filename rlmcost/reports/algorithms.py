@@ -10,7 +10,6 @@ Each stage row gives its cost three ways, from the same invocations:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
@@ -27,6 +26,7 @@ from rlmcost.algorithms.notation import (
     work_term,
 )
 from rlmcost.algorithms.options import Options, configure
+from rlmcost.frozen import dataclass
 
 
 def _sum(terms: list[Term]) -> Term:

@@ -11,10 +11,11 @@ sympy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.choices import AttnCounting, Dtype, MlaDecode
+from rlmcost.frozen import dataclass
 from rlmcost.specs import ModelSpec, get_model
 from rlmcost.units import format_bytes, format_count, format_flops
 
@@ -326,8 +327,8 @@ def building_blocks(
         ("response_len", response_len),
         ("context", context or seq),
     ):
-        if int(v) < 1:
-            raise SpecError(f"{name}={v} must be a positive integer")
+        if isinstance(v, bool) or not hasattr(v, "__index__") or v < 1:  # "1": a MemoryError
+            raise SpecError(f"{name}={v!r:.40} must be a positive integer")
     spec = get_model(model)
     note = spec.context_note(max(seq, context or seq, prompt_len + response_len))
     from rlmcost.compiled import blocks as numeric

@@ -10,7 +10,6 @@ that do not apply to each (a group for DPO, a critic for GRPO).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from rlmcost.deployment.resolve import uses_model
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate, groups_from_text
 from rlmcost.evaluation.view import Evaluation
+from rlmcost.frozen import dataclass
 from rlmcost.placement.groups import brackets
 from rlmcost.run.spec import DTYPE_FIELDS, SCHEMA_VERSION, Run
 
@@ -66,13 +66,15 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
     ``prompt_len``, ``response_len``, ``length_dist``. Layout: ``layout`` (a
     :class:`~rlmcost.parallel.layout.Layout`; its dp is the cluster's), or ``tp`` (None with
     no layout: TP per model), ``pp``, ``zero``, ``micro_batch``. Deployment: ``deployment``,
-    ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (idle models in
-    host memory). Cluster: ``hardware``, ``gpus``, ``calibration``,
-    ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host), ``price`` (USD per
-    GPU-hour by accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
+    ``placement``, ``groups`` (``--groups`` text), ``staleness``, ``offload`` (True or False:
+    idle models in host memory, ``--offload-idle``; None: the framework's; the trainer's
+    states: ``deployment={"train": {"offload": [...]}}``). Cluster: ``hardware``, ``gpus``,
+    ``calibration``, ``host_bandwidth_bytes_per_s``, ``host_memory_gib`` (GiB per host),
+    ``rank_order`` (:mod:`rlmcost.placement.rank_order`), ``price`` (USD per GPU-hour by
+    accelerator, ``{"h20": 1.2}`` or ``"h20=1.2"``, over the cited list prices of
     :mod:`rlmcost.specs.prices`, as :func:`rlmcost.plan` and ``--price`` take them). Also
-    ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting``
-    (attention FLOPs).
+    ``options`` (an :class:`~rlmcost.algorithms.options.Options`) and ``counting`` (attention
+    FLOPs).
     """
     _check_kinds(algorithm, base, fields)
     data = base.to_json() if base is not None else {
@@ -129,8 +131,13 @@ def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base:
         if f.get(key) is not None:
             d[key] = str(f[key]) if key == "placement" else f[key]
         f.pop(key, None)
-    if f.pop("offload", False):  # idle models wait in host memory
-        d["offload_idle"] = True
+    offload = f.pop("offload", None)
+    if offload is not None:  # idle models wait in host memory (--offload-idle/--no-...)
+        if not isinstance(offload, bool):
+            raise SpecError(f"offload={offload!r:.60} must be True or False (idle models in "
+                            "host memory, --offload-idle); the trainer's states go in "
+                            "deployment={'train': {'offload': ['optimizer']}} (--offload)")
+        d["offload_idle"] = offload
     groups = f.pop("groups", None)
     if groups is not None:
         text = groups if isinstance(groups, str) else ",".join(g.spec() for g in groups)
@@ -232,7 +239,7 @@ def _cluster_fields(c: dict[str, Any], f: dict[str, Any]) -> None:
     hw = f.pop("hardware", None)
     if hw is not None:
         c["hardware"] = hw if isinstance(hw, str) else hw.name
-    for key in ("gpus", "calibration", "host_memory_gib"):
+    for key in ("gpus", "calibration", "host_memory_gib", "rank_order"):
         if f.get(key) is not None:
             c[key] = str(f[key]) if isinstance(f[key], Path) else f[key]
         f.pop(key, None)
@@ -278,6 +285,7 @@ class Comparison:
     run: Run | None = None  # the query compared (its algorithm: the first)
 
     def notes(self) -> list[str]:
+        """One line per algorithm that left inputs out (``dpo: ignored group ...``)."""
         return [
             f"{name}: ignored {', '.join(what)} (does not apply)"
             for name, what in self.dropped.items()
@@ -285,6 +293,8 @@ class Comparison:
         ]
 
     def to_json(self) -> dict[str, Any]:
+        """``rlmcost compare --json``: each algorithm's :meth:`Evaluation.to_json` under
+        ``algorithms`` (seconds, exact FLOPs and bytes, as each names its unit)."""
         return {
             "schema_version": SCHEMA_VERSION,
             "command": "compare",
@@ -355,13 +365,20 @@ def own_options(run: Run, alg: Algorithm, given: frozenset[str] = frozenset()) -
     return run.replace(algorithm=changes) if changes else run
 
 
+def _require_algorithms(algorithms: object) -> None:
+    """SpecError unless ``algorithms`` is a non-empty list of names (a string had been read
+    letter by letter: "unknown algorithm 'p'")."""
+    if not algorithms or isinstance(algorithms, str):
+        raise SpecError(f"algorithms={algorithms!r:.40}: give a list of at least one algorithm, "
+                        "e.g. ['ppo', 'grpo', 'dpo'] (`rlmcost compare ppo grpo dpo`)")  # fmt: skip
+
+
 def compare_runs(run: Run, algorithms: list[str],
                  given: frozenset[str] = frozenset()) -> Comparison:  # fmt: skip
     """``run`` evaluated for each of ``algorithms``, with each one's framework-implied options
     (:func:`own_options`; ``given``: the options the query gave, kept for all); inputs that do
     not apply to one of them are left out for it and listed in the notes."""
-    if not algorithms:
-        raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
+    _require_algorithms(algorithms)
     estimates, dropped = [], {}
     for name in dict.fromkeys(algorithms):
         alg = get_algorithm(name)
@@ -374,8 +391,7 @@ def compare_runs(run: Run, algorithms: list[str],
 
 def compare(algorithms: list[str], **fields: Any) -> Comparison:
     """:func:`compare_runs` of :func:`run_of` ``(algorithms[0], **fields)``."""
-    if not algorithms:
-        raise SpecError("give at least one algorithm, e.g. `rlmcost compare ppo grpo dpo`")
+    _require_algorithms(algorithms)
     model = fields.pop("model", None)
     given = {"rule_reward"} if fields.get("reward") is not None else set()
     if fields.get("options") is not None:  # an Options gives every option

@@ -11,11 +11,11 @@ of two that leaves half the HBM free of weights (stated in the notes), no pipeli
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import ZeroStage
 from rlmcost.placement.allocate import ranking_time_s
 from rlmcost.placement.estimate import PlacementEstimate

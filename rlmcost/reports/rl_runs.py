@@ -41,12 +41,13 @@ import json
 import math
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.frameworks.result import ImportedQuery
+from rlmcost.frozen import dataclass
 from rlmcost.perf.rl_constants import (
     RESPONSE_CLIP_FRACTION,
     RESPONSE_LENGTH_LOG_SIGMA,

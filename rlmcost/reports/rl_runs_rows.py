@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.reports.rl_runs import (
     PHASE_SUMS,
     PHASES,

@@ -59,12 +59,13 @@ job's end may fall short of the iteration's predicted seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.algorithms.kinds import Kind, Stage
 from rlmcost.deployment.init import InitLoad, transient
 from rlmcost.deployment.terms import overhead_bytes
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.group_memory import switches
 from rlmcost.placement.init_peak import InitPeak, steady_init

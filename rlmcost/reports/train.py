@@ -16,13 +16,14 @@ of ``layout.micro_batch`` sequences on each of the P_d P_e data shards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.compiled.memory import memory_per_stage
 from rlmcost.compiled.train_step import work_per_stage_rank
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown, Mode, data_share
 from rlmcost.parallel.comm import Traffic, traffic_per_rank
 from rlmcost.parallel.layout import Layout, PipelineSchedule

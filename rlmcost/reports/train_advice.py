@@ -17,10 +17,10 @@ every iteration, a trade of time the user makes, not a layout change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.errors import SpecError
+from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
 
 Rerun = Callable[[Layout, int], Any]  # (layout, gpus) -> a TrainReport

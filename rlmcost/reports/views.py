@@ -10,11 +10,11 @@ The output of `rlmcost import FRAMEWORK` shows as its algorithm command (its ``e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rlmcost.errors import SpecError
 from rlmcost.evaluation.query import evaluate
+from rlmcost.frozen import dataclass
 from rlmcost.placement.iteration import PlacementEstimate
 from rlmcost.run.spec import Run
 

@@ -47,7 +47,7 @@ _ENGINE_FLAGS = {"tp": "--rollout-tp", "pp": "--rollout-pp", "ep": "--rollout-ep
 _CLUSTER_FLAGS = {"hardware": "-H", "gpus": "--gpus", "dp": "--dp",
                   "host_bandwidth_gb_per_s": "--host-bandwidth",
                   "host_memory_gib": "--host-memory-gib",
-                  "calibration": "--calibration"}  # fmt: skip
+                  "calibration": "--calibration", "rank_order": "--rank-order"}  # fmt: skip
 
 _DEPLOYMENT_FLAGS = {"lora.rank": "--lora-rank", "lora.targets": "--lora-targets",
                      "rollout_in_flight": "--in-flight-batches", "train.offload": "--offload",
@@ -93,6 +93,9 @@ def to_command(run: Run, command: str | None = None) -> str:
     from rlmcost.run.spec import Run
 
     cmd = command or run.algorithm.name
+    if cmd not in (run.algorithm.name, "placements", "compare"):
+        raise SpecError(f"command={cmd!r:.40}: a Run's command line is its algorithm's "
+                        f"({run.algorithm.name!r}), 'compare' or 'placements'")  # fmt: skip
     base = Run()
     words: list[str] = ["rlmcost", cmd]
     if cmd in ("placements",):

@@ -31,7 +31,7 @@ class Versioned(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.12"]
+    schema_version: Literal["2.13"]
     command: str
 
 
@@ -197,7 +197,7 @@ class SymbolicPlacementsOut(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.12"]
+    schema_version: Literal["2.13"]
     command: Literal["placements"]
     symbolic: Literal[True]
     rows: list[SymbolicPlacementRowOut]

@@ -27,9 +27,9 @@ import json
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
@@ -38,11 +38,12 @@ from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
 from rlmcost.specs.registry import pool_hint
+from rlmcost.specs.validation import Checked
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 
 
-class AlgorithmSpec(BaseModel):
+class AlgorithmSpec(Checked):
     """The algorithm (a name of `rlmcost algorithms`) and its knobs; None = the knob's default
     (:data:`rlmcost.algorithms.options.KNOBS`)."""
 
@@ -97,23 +98,19 @@ class AlgorithmSpec(BaseModel):
         gb = self.global_batch
         mini = self.mini_batches if gb is None or samples is None else global_steps(gb, samples)
         return Options(
-            epochs=self.epochs,
-            mini_batches=mini,
+            epochs=self.epochs, mini_batches=mini,
             oversample=Fraction(self.oversample) if self.oversample is not None else None,
-            prm_steps=self.prm_steps,
-            judge_len=self.judge_len,
-            recompute_logprobs=self.recompute_logprobs,
-            kl=self.kl,
-            ref_precomputed=self.ref_precomputed,
-            rule_reward=self.rule_reward,
-        )
+            prm_steps=self.prm_steps, judge_len=self.judge_len,
+            recompute_logprobs=self.recompute_logprobs, kl=self.kl,
+            ref_precomputed=self.ref_precomputed, rule_reward=self.rule_reward,
+        )  # fmt: skip
 
 
 ModelRef = str | ModelSpec
 """A model: a built-in name, alias, Hugging Face id or config.json path, or a full spec."""
 
 
-class ModelsSpec(BaseModel):
+class ModelsSpec(Checked):
     """The model of each role; None: the role's fallback (critic -> actor, cost critic ->
     critic, cost / PRM -> reward -> actor, reference -> actor)."""
 
@@ -135,7 +132,7 @@ class ModelsSpec(BaseModel):
         return {**{r: m for r, m in named.items() if m is not None}, **self.others}
 
 
-class WorkloadSpec(BaseModel):
+class WorkloadSpec(Checked):
     """Token counts of one iteration (None: B = 64, K = the algorithm's default group, S = T =
     1024) and the response-length distribution (``--length-dist`` text; None: every response
     has T tokens)."""
@@ -177,7 +174,7 @@ class WorkloadSpec(BaseModel):
 DTYPE_FIELDS = ("weight_dtype", "activation_dtype", "kv_dtype", "logits_dtype", "compute_dtype")
 
 
-class ClusterSpec(BaseModel):
+class ClusterSpec(Checked):
     """Where the run runs: the accelerator and how many, and what calibrates the time."""
 
     model_config = _STRICT
@@ -196,6 +193,8 @@ class ClusterSpec(BaseModel):
         "host in GiB, every accelerator's (None: the reference system's)")  # fmt: skip
     calibration: str | None = Field(default=None, description="profile path (None: the one "
                                     "shipped for the hardware)")  # fmt: skip
+    rank_order: Literal["topology", "random"] = Field(default="topology", description="hosts "
+        "in rank order: by NVLink domain, or at random (rlmcost.placement.rank_order)")  # fmt: skip
     prices: dict[str, float] = Field(
         default_factory=dict,
         description="USD per GPU-hour by hardware name, over the cited list prices of "
@@ -238,7 +237,7 @@ class ClusterSpec(BaseModel):
             raise ValueError(str(exc)) from None
 
 
-class Run(BaseModel):
+class Run(Checked):
     """A query: algorithm, models by role, workload, deployment, cluster (module docstring).
 
     ``attention``: how teacher-forced attention FLOPs are counted (full, as PyTorch counts;
@@ -301,6 +300,7 @@ class Run(BaseModel):
         return self.model_dump(mode="json")
 
     def to_yaml(self) -> str:
+        """YAML text of :meth:`to_json` (``from_yaml`` reads it back to an equal Run)."""
         import yaml
 
         return yaml.safe_dump(self.to_json(), sort_keys=False)
@@ -312,6 +312,7 @@ class Run(BaseModel):
         p.write_text(text)
 
     def to_json_text(self) -> str:
+        """JSON text of :meth:`to_json`, indented, newline-terminated."""
         return json.dumps(self.to_json(), indent=2) + "\n"
 
     @classmethod
@@ -329,15 +330,17 @@ class Run(BaseModel):
 
     @classmethod
     def from_json(cls, text: str) -> Run:
+        """A Run from JSON text: its fields, or a command's ``--json`` output (its ``run``)."""
         return cls.from_data(_document(text, "run JSON"))
 
     @classmethod
     def from_yaml(cls, text: str) -> Run:
+        """A Run from YAML (or JSON) text; SpecError for text that is neither, or a bad field."""
         return cls.from_data(_document(text, "run YAML"))
 
     def to_command(self, command: str | None = None) -> str:
-        """The CLI line that reproduces this Run (``command``: the view, default the
-        algorithm's command)."""
+        """The CLI line that reproduces this Run (``command``: the view, the algorithm's
+        command by default, ``"compare"`` or ``"placements"``; SpecError for another)."""
         from rlmcost.run.command import to_command
 
         return to_command(self, command)

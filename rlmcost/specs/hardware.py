@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from rlmcost.choices import Dtype
+from rlmcost.specs.validation import Checked
 
 
-class HardwareSpec(BaseModel):
+class HardwareSpec(Checked):
     """One accelerator, from its datasheet. Bytes are decimal; bandwidths per direction."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -113,7 +114,7 @@ class HardwareSpec(BaseModel):
                             f"{have}") from None  # fmt: skip
 
 
-class ClusterSpec(BaseModel):
+class ClusterSpec(Checked):
     """``nodes`` x ``gpus_per_node`` accelerators of one kind."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from rlmcost.choices import FfnKind, NormKind
+from rlmcost.specs.validation import Checked
 
 if TYPE_CHECKING:
     from rlmcost.arch import Arch
@@ -16,7 +17,7 @@ def _divisors(x: int) -> list[int]:
     return [i for i in range(1, x + 1) if x % i == 0]
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(Checked):
     """A decoder-only Transformer as a config describes it (all sizes in elements)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -105,11 +105,18 @@ def prices_for(names: list[str] | tuple[str, ...], given: dict[str, float] | Non
 
 
 def missing_price(names: list[str] | tuple[str, ...], given: dict[str, float] | None) -> str | None:
-    """A one-line note for the first accelerator in ``names`` without a price (None: all
-    have one)."""
+    """A one-line note for the first accelerator in ``names`` without a price, and for the
+    ``given`` prices of accelerators the run has none of, which price nothing (None: every
+    accelerator has a price and every given one is used)."""
     have = prices_for(names, given)
+    out = []
     for n in names:
         if n not in have:
-            return (f"no list price for {n} in rlmcost.specs.prices; give --price {n}=USD "
-                    "(per GPU-hour) to get the cost")  # fmt: skip
-    return None
+            out.append(f"no list price for {n} in rlmcost.specs.prices; give --price {n}=USD "
+                       "(per GPU-hour) to get the cost")  # fmt: skip
+            break
+    unused = [n for n in check_prices(given) if n not in names]
+    if unused:
+        out.append(f"--price {', '.join(unused)}: not used, the run has no such GPU (its GPUs: "
+                   f"{', '.join(names)})")
+    return "; ".join(out) or None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from difflib import get_close_matches
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+from pydantic._internal._model_construction import ModelMetaclass  # BaseModel's metaclass
 
 from rlmcost.errors import SpecError
 
@@ -23,20 +24,45 @@ def build(cls: type[M], data: dict[str, Any], what: str,
     the value given (``--rollout-dtype '': Input should be ...``), so the message says which
     input to mend."""
     try:
-        return cls(**data)
+        return cls.model_validate(data)  # the fields of ``cls(**data)``, pydantic's errors
     except ValidationError as exc:
-        err = exc.errors()[0]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        where = ".".join(str(p) for p in err["loc"])
-        flag = (flags or {}).get(where)
-        if flag is not None:
-            given = "" if err["type"] == "value_error" else f" {err.get('input')!r}"
-            raise SpecError(f"{flag}{given}: {msg}") from None
-        if err["type"] == "extra_forbidden" and err["loc"]:
-            raise SpecError(f"{what}: field '{where}' {_unknown_field(cls, err['loc'])}") from None
-        if where and err["type"] != "value_error":
-            raise SpecError(f"{what}: field '{where}': {msg}") from None
-        raise SpecError(f"{what}: {msg}") from None
+        raise one_line(exc, cls, what, flags) from None
+
+
+def one_line(exc: ValidationError, cls: type[BaseModel], what: str,
+             flags: Mapping[str, str] | None = None) -> SpecError:  # fmt: skip
+    """The SpecError of pydantic's ``exc`` for a ``cls`` built as ``what`` (:func:`build`)."""
+    err = exc.errors()[0]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    where = ".".join(str(p) for p in err["loc"])
+    flag = (flags or {}).get(where)
+    if flag is not None:
+        given = "" if err["type"] == "value_error" else f" {err.get('input')!r}"
+        return SpecError(f"{flag}{given}: {msg}")
+    if err["type"] == "extra_forbidden" and err["loc"]:
+        return SpecError(f"{what}: field '{where}' {_unknown_field(cls, err['loc'])}")
+    if where and err["type"] != "value_error":
+        return SpecError(f"{what}: field '{where}': {msg}")
+    return SpecError(f"{what}: {msg}")
+
+
+class _OneLineErrors(ModelMetaclass):
+    """``Model(...)`` with a ValidationError said as one SpecError (:class:`Checked`)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as exc:
+            raise one_line(exc, cast("type[BaseModel]", cls), cls.__name__) from None
+
+
+class Checked(BaseModel, metaclass=_OneLineErrors):
+    """A pydantic model whose constructor says bad input in one line: ``TrainLayout(tp=0)``
+    raises SpecError ("TrainLayout: field 'tp': Input should be greater than or equal to 1"),
+    not pydantic's multi-line ValidationError (the README's library examples build
+    Deployments this way). Only the call is wrapped (the metaclass's ``__call__``, not an
+    ``__init__``, which pydantic would also run for every nested model it validates):
+    ``model_validate`` (:func:`build`, the files, nested models) is pydantic's own."""
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from rlmcost.choices import Dtype
+from rlmcost.specs.validation import Checked
 
 SGLANG_SWA_FULL_TOKENS_RATIO = (4, 5)
 """SGLang's ``--swa-full-tokens-ratio`` default 0.8 as (numerator, denominator): its hybrid SWA
@@ -14,7 +15,7 @@ server_args.py ``swa_full_tokens_ratio: float = 0.8``; model_executor/pool_confi
 layers' KV)."""
 
 
-class Workload(BaseModel):
+class Workload(Checked):
     """B prompts x K samples, S prompt tokens and T response tokens each, and the dtypes."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -12,10 +12,11 @@ from __future__ import annotations
 import csv
 import importlib
 import io
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from rlmcost import __version__
+from rlmcost.frozen import dataclass
 
 # Modules building the tables, in order. Each defines build() -> list[Table].
 TABLE_MODULES = ("table_03", "table_04", "table_05_08", "table_09")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
+
+from rlmcost.frozen import dataclass
 
 
 @dataclass(frozen=True)

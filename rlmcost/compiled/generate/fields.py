@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from rlmcost.frozen import dataclass
 
 STRUCTURAL = {
     "moe": ("n_experts", "top_k", "d_expert", "n_shared_experts", "d_shared_expert",

@@ -299,6 +299,12 @@ PRESET = Preset(
               "frameworks.nemo_rl_worker, which rlmcost import nemo-rl applies per model)",
               host_adam="torch", host_adam_threads=16, env_workers=8, megatron_overlap_p2p=False,
               optimizer_offload_pageable=True, grads_offload_frees=True,
+              # the DTensor workers set the gradients to None at each global batch and after
+              # the update, "release gradient memory before rollouts" (dtensor_policy_worker
+              # .py and _v2.py train(): optimizer.zero_grad(), NVIDIA-NeMo/RL PR 1147, from
+              # v0.4.0; policy/workers/dtensor_policy_worker_v2.py @7ea279abf); the Megatron
+              # worker keeps its buffer (head_peak.hf_trainer: ZeRO-3 only)
+              grads_freed_after_update=True,
               param_round_trips=1, stream_group_gate=True, stream_keeps_kv=True,
               phase_offload_colocated=True,
               sharded_per_rank=True, stream_version_gate=True,
