@@ -41,6 +41,7 @@ from rlmcost.placement.transfer import (
     offload_switch_time_s,
     reshard_bytes_per_device,
 )
+from rlmcost.units import format_bytes
 
 
 def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
@@ -115,7 +116,7 @@ def transfers(g: GroupModel, jobs: Sequence[Job]) -> list[Transfer]:
             return controller_s(end) + controller_data_s(nbytes, cross, end)
 
         what = f"; the generated batch padded to S + T back to the driver, " \
-            f"{nbytes / 1e9:.1f} GB" if nbytes else ""  # fmt: skip
+            f"{format_bytes(nbytes)}" if nbytes else ""  # fmt: skip
         out.append(
             Transfer(
                 "controller",
@@ -262,7 +263,7 @@ def _call_data(g: GroupModel, jobs: Sequence[Job], calls: CallBytes,
         if results:
             back = ", its results back and concatenated" + \
                 (", the entropies' mean (agg_loss)" if actor else "")  # fmt: skip
-        what = f"the batch padded to S + T out{back}, {nbytes / 1e9:.1f} GB"
+        what = f"the batch padded to S + T out{back}, {format_bytes(nbytes)}"
         out.append(_driver_data(g, t, what, nbytes, seconds,
                                 "DATAPROTO_SERDE_BYTES_PER_S, RESULT_CONCAT_PER_STATE, "
                                 "ENTROPY_MEAN_PER_STATE"))  # fmt: skip
@@ -313,7 +314,7 @@ def _sharded_call(g: GroupModel, t: Task, nbytes: int, replicas: int, cross: flo
         return dispatch_s(nbytes, cross, end)
 
     what = (f"each data-parallel shard padded to the longest sequence, pickled once per "
-            f"rank ({replicas} per shard){back}, {nbytes / 1e9:.1f} GB; the longer of the "
+            f"rank ({replicas} per shard){back}, {format_bytes(nbytes)}; the longer of the "
             "pickling and the network")  # fmt: skip
     return _driver_data(g, t, what, nbytes, seconds, "DATAPROTO_SERDE and RAY_CROSS_NODE rates",
                         how=", per rank")  # fmt: skip
