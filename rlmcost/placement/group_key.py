@@ -159,7 +159,8 @@ def forward_key(g: Any, task: Task, layout: Any) -> tuple[Any, ...]:
     reads the engine for generation only), and the
     trainer's offload only for training (``GroupTasks._deployed``). ``group_jobs`` keeps a
     forward under this key with NeMo RL's reference swap seconds beside it
-    (``group_passes.reference_swap_s_of``: the actor trainer's weights per rank, its
+    (``group_passes.reference_swap_s_of``: the actor trainer's weights per rank as its worker
+    holds them, ``reference_swap.reference_swap_bytes``; its
     ``param_dtype`` and shard, which this key does not hold)."""
     return ("forward", task, layout, _kept_part(g, "forward"))
 

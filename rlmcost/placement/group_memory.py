@@ -33,6 +33,7 @@ from rlmcost.placement.head_peak import hf_trainer
 from rlmcost.placement.hybrid_workspace import workspace_bytes
 from rlmcost.placement.paged import Paged
 from rlmcost.placement.prefix_share import engine_share
+from rlmcost.placement.reference_swap import idle_host_bytes, swapped_reference
 from rlmcost.placement.sglang_admit import TokenPool
 
 _ROLLOUT, _ENGINE, _BUFFERS, _OVERHEAD = (TERMS.index(n) for n in ("rollout", "engine", "buffers",
@@ -263,7 +264,9 @@ class GroupMemory(GroupEngine):
                     rw, rg, ro = self.present(r, task)
                     w, g, o = w + rw, g + rg, o + ro
         rest = (w, g, o, *self.fused_extra(task))
-        return self.present(task.role, task), self.two_layouts(task), rest
+        swap = swapped_reference(self) if task.role is Role.REFERENCE else 0  # in the policy's
+        mine = (swap, 0, 0) if swap else self.present(task.role, task)  # parameter storage
+        return mine, self.two_layouts(task), rest
 
     @kept_property
     def _engine_free(self) -> bool:
@@ -275,18 +278,15 @@ class GroupMemory(GroupEngine):
     def host_bytes(self, task: Task) -> int:
         """Host memory per device while ``task`` runs: offloaded trainer states of the
         group's models (kept there, or waiting there between phases), idle models under
-        ``offload_idle``, what the engine parks there (``GroupEngine.engine_parked``)."""
+        ``offload_idle``, a swapped reference's copy (:mod:`rlmcost.placement.reference_swap`),
+        what the engine parks there (``GroupEngine.engine_parked``)."""
         if self.s.deployment.ideal:
             return 0
-        total = self._host_kept
-        offload = self.s.placement.offload
+        total, swap = self._host_kept, swapped_reference(self)  # NeMo RL's reference copy
         for role in self.roles:
-            if offload and role is not task.role:
-                total += sum(self.states(role))
-            else:
-                away = self.phase_offloaded(role, task)
-                if away is not None:
-                    total += sum(away)
+            idle = self.s.placement.offload and role is not task.role  # or the swapped copy:
+            total += idle_host_bytes(self, role, task, swap) if idle or swap and role is \
+                Role.REFERENCE else sum(self.phase_offloaded(role, task) or ())  # fmt: skip
         if self.engine_task is not None and task.kind is not Kind.GENERATE:
             total += self.engine_parked  # a sleeping engine's weights, a Megatron engine's copy
         return total + self.rollout_buffers(task).host

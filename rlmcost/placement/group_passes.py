@@ -28,6 +28,7 @@ from rlmcost.placement.group_key import per_query
 from rlmcost.placement.group_train import group_deployment, group_trainer, kind_spec
 from rlmcost.placement.model_dropout import train_dropout
 from rlmcost.placement.pass_options import step_options
+from rlmcost.placement.reference_swap import reference_swap_bytes
 
 
 def packed_lengths(g: GroupModel, task: Task) -> tuple[int, ...]:
@@ -214,16 +215,13 @@ def reference_swap_s_of(g: GroupModel, task: Task) -> float:
     """Seconds the reference forward ``task`` waits for its weights to be swapped into the
     policy's model through host memory (``Behaviour.reference_swap``: NeMo RL's
     ``use_reference_model``, :func:`~rlmcost.perf.policy_worker.reference_swap_s`) when the
-    group also trains the actor: the rank's model state as the trainer holds it (its weights,
-    in the trainer's parameter dtype and shard)."""
-    dep = g.s.deployment
-    beh = None if dep.ideal else behaviour(dep.framework)
-    if beh is None or not beh.reference_swap or task.role is not Role.REFERENCE:
+    group also trains the actor: the rank's model state as the policy worker holds it
+    (:func:`~rlmcost.placement.reference_swap.reference_swap_bytes`: the DTensor worker's fp32
+    FSDP2 shard, the Megatron worker's bf16 parameters of its TP x PP shard)."""
+    if task.role is not Role.REFERENCE:
         return 0.0
-    train = g.trains_here(Role.ACTOR)
-    if train is None:
-        return 0.0
-    return reference_swap_s(int(g.own(train).weights), g.s.host_bytes_per_s)
+    state = reference_swap_bytes(g)
+    return reference_swap_s(state, g.s.host_bytes_per_s) if state else 0.0
 
 
 def per_sequence_loss(g: GroupModel, task: Task) -> bool:
