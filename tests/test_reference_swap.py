@@ -22,7 +22,7 @@ from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.cli.validate import run_from_argv
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.perf.policy_worker import reference_swap_s
-from rlmcost.placement.reference_swap import reference_swap_bytes
+from rlmcost.placement.reference_swap import device_residents, reference_swap_bytes
 
 LLAMA8B_PARAMS = 8_030_261_248  # meta-llama/Llama-3.1-8B config.json
 FP32_SHARD = LLAMA8B_PARAMS * 4 // 8  # the DTensor policy's fp32 FSDP2 shard on 8 ranks
@@ -117,3 +117,20 @@ def test_other_frameworks_hold_no_swapped_reference() -> None:
     # verl's idle reference waits on the host as its own bf16 forward weights
     assert g.states(Role.REFERENCE) == (g.own(ref).weights, 0, 0)
     assert g.host_bytes(gen) >= g.own(ref).weights
+    assert device_residents(g) == g.residents
+
+
+def test_no_reference_on_the_device_at_start_up(dtensor: Any) -> None:
+    # setup_reference_model_state copies the loaded policy's own state dict to the host: the
+    # start-up peak holds the policy's fp32 shard (weights) and no bf16 reference beside it
+    from rlmcost.placement.group_jobs import job
+    from rlmcost.placement.init_peak import group_init
+
+    g = dtensor
+    peak = group_init(g, tuple(job(g, t) for t in g.tasks))
+    w, grads, _ = g.states(Role.ACTOR)
+    assert w == FP32_SHARD
+    assert peak.memory.weights == w + (peak.load.device_extra_bytes if peak.load else 0)
+    assert peak.memory.gradients == grads
+    # the memory timeline's init and first step read the same residents (GroupEstimate.resident)
+    assert set(device_residents(g)) == {Role.ACTOR} and Role.REFERENCE in g.residents

@@ -79,6 +79,7 @@ from rlmcost.placement.group_transfers import transfers
 from rlmcost.placement.init_peak import group_init
 from rlmcost.placement.inputs import Setup, depth_of, frozen_at, work_over_lengths
 from rlmcost.placement.jobs import GroupEstimate, Job
+from rlmcost.placement.reference_swap import device_residents
 from rlmcost.placement.rollout import (
     DecodeCost,
     admission_order,
@@ -377,7 +378,7 @@ def estimate(g: GroupModel) -> GroupEstimate:
     jobs = tuple(job(g, t) for t in g.tasks)
     init = group_init(g, jobs)  # adds "does not fit at init" to g.problems
     return GroupEstimate(
-        g.group.name, g.gpus, jobs, g.residents, g.shadows, tuple(transfers(g, jobs)),
+        g.group.name, g.gpus, jobs, device_residents(g), g.shadows, tuple(transfers(g, jobs)),
         g.s.capacity_bytes, tuple(dict.fromkeys(g.problems)),
         {j.task.index: g.host_bytes(j.task) for j in jobs}, g.s.hardware.name, init,
         verifier_states(g), tuple((j.phase, *g.kept[("over budget", j.task.index)])

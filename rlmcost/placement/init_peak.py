@@ -25,6 +25,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.parallel.breakdown import MemoryBreakdown
 from rlmcost.placement.breakdown_ops import EMPTY, with_terms
 from rlmcost.placement.group_memory import switches
+from rlmcost.placement.reference_swap import device_residents
 
 if TYPE_CHECKING:
     from rlmcost.deployment.spec import Deployment
@@ -92,10 +93,12 @@ def steady_init(
 
 def group_init(g: GroupModel, jobs: Sequence[Job]) -> InitPeak:
     """The group's start-up peak (module docstring): the steady init, with the model the
-    deployment's load mode holds whole on the device in place of its resident states. A peak
+    deployment's load mode holds whole on the device in place of its resident states; a
+    reference the framework swaps through the policy's model takes no device memory of its own
+    (:mod:`rlmcost.placement.reference_swap`). A peak
     above the device adds its :func:`init_problem` to the group's problems."""
     d = g.s.deployment
-    resident = g.residents
+    resident = device_residents(g)  # less a reference swapped through the policy's model
     memory, pool = steady_init(g.group.name, jobs, resident, d)
     mode = InitLoad.SHARDED if d.ideal else d.init_load
     if mode is InitLoad.SHARDED:

@@ -31,7 +31,11 @@ The same bytes at v0.5.0 and v0.7.0 (``setup_reference_model_state`` from v0.6.0
 calls ``get_cpu_state_dict`` in the workers) and at 7ea279abf. So on the device the reference
 forward holds one set of the policy's parameters, the reference's values in the policy's
 storage, and the host holds the reference's copy all run, plus the policy's copy during the
-reference forward.
+reference forward. At start-up the device holds no reference beside the policy: the DTensor
+worker copies the loaded policy's own state dict; the Megatron worker moves the policy to the
+host while it builds and loads the reference, copies that to the host and moves the policy back
+(``megatron_policy_worker.py``:196-202), so its device holds the bf16 reference alone for a
+moment, less than the policy's states (:func:`device_residents`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from rlmcost.placement.device_groups import Task
 from rlmcost.placement.head_peak import hf_trainer
 
 if TYPE_CHECKING:
+    from rlmcost.parallel.breakdown import MemoryBreakdown
     from rlmcost.placement.group_memory import GroupMemory
 
 
@@ -86,3 +91,13 @@ def idle_host_bytes(g: GroupMemory, role: Role, task: Task, swap: int) -> int:
         return swap
     w, gr, o = g.states(role)
     return w + o + (0 if swap and g.grads_freed(role, task) else gr)
+
+
+def device_residents(g: GroupMemory) -> dict[Role, MemoryBreakdown]:
+    """``g.residents`` less a swapped reference (:func:`swapped_reference`), which holds no
+    device memory of its own between its forwards nor at start-up (module docstring): the
+    models resident on the devices as the start-up peak (``placement.init_peak.group_init``)
+    and the memory timeline's ``init`` and ``first step`` read them."""
+    if not swapped_reference(g):
+        return g.residents
+    return {r: m for r, m in g.residents.items() if r is not Role.REFERENCE}
