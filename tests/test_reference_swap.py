@@ -134,3 +134,13 @@ def test_no_reference_on_the_device_at_start_up(dtensor: Any) -> None:
     assert peak.memory.gradients == grads
     # the memory timeline's init and first step read the same residents (GroupEstimate.resident)
     assert set(device_residents(g)) == {Role.ACTOR} and Role.REFERENCE in g.residents
+
+
+def test_lora_reference_is_still_the_state_dict_copy() -> None:
+    # use_reference_model has no adapter-disabling path (dtensor_policy_worker_v2.py v0.6.0
+    # :782-826, 7ea279abf): with LoRA the copy is the whole state dict, base weights included
+    g = _group("--model llama-3.1-8b --gpus 8 --lora-rank 16")
+    train = g.trains_here(Role.ACTOR)
+    assert reference_swap_bytes(g) == g.own(train).weights > FP32_SHARD  # + the adapters
+    ref = _task(g, Role.REFERENCE, Kind.FORWARD)
+    assert g.with_residents(ref, g.own(ref)).weights == g.own(train).weights
