@@ -23,6 +23,7 @@ _LAZY = {
     "estimate": "rlmcost.reports.estimate",
     "run_of": "rlmcost.reports.estimate",
     "compare": "rlmcost.reports.estimate",
+    "run_from_command": "rlmcost.cli.from_command",
 }
 _LAZY_MODULES = {"plan": "rlmcost.plan"}  # a callable package: rlmcost.plan(...)
 
@@ -30,7 +31,8 @@ _LAZY_MODULES = {"plan": "rlmcost.plan"}  # a callable package: rlmcost.plan(...
 def __getattr__(name: str) -> object:
     """Load the API on first use: ``rlmcost.Run``, ``rlmcost.evaluate(run)``,
     ``rlmcost.estimate(...)`` (keywords -> Run -> evaluate), ``rlmcost.compare(...)``,
-    ``rlmcost.plan(...)``."""
+    ``rlmcost.plan(...)``, ``rlmcost.run_from_command("rlmcost ppo -m 70b --tp 8")`` (a
+    command line or an importer's query -> Run)."""
     if name in _LAZY:
         import importlib
 

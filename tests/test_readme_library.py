@@ -31,6 +31,7 @@ def test_the_run_example_gives_its_comments():
     assert all(key in e.to_json() for key in listed)
     line = re.search(r"run\.to_command\(\)\s+# '(.*?) \.\.\.'", block).group(1)
     assert run.to_command().startswith(line)
+    assert ns["again"] == run  # rlmcost.run_from_command of the Run's own command line
 
 
 def test_the_deployment_example_gives_its_comment():

@@ -3,7 +3,8 @@
 The ```python blocks of README.md are executed in turn (one namespace: the second block uses
 the first's ``import rlmcost``); a line ``EXPR  # LITERAL`` whose comment starts with a Python
 tuple, string or integer literal is evaluated and compared with it, ``...`` in the literal
-standing for any value (a tuple's element) or any rest (a string's tail). The source of each
+standing for any value (a tuple's element) or any rest (a string's tail); a tuple that is no
+literal (an enum member inside) is compared with the value's repr. The source of each
 expected value is the README line itself."""
 
 from __future__ import annotations
@@ -57,7 +58,13 @@ def test_readme_python_blocks_print_what_they_say():
             except SyntaxError:
                 continue  # a statement over several lines: read on
             expected = _expected(comment) if comment else None
-            if expected is not None and isinstance(tree.body[-1], ast.Expr):
+            if expected is None and comment.startswith("(") and isinstance(tree.body[-1],
+                                                                            ast.Expr):
+                # a tuple holding an enum member, written as Python prints it (its repr)
+                value = eval(compile(ast.Expression(tree.body[-1].value), "README", "eval"), names)
+                assert repr(value) == comment.strip(), f"README: {code.strip()} gives {value!r}"
+                checked += 1
+            elif expected is not None and isinstance(tree.body[-1], ast.Expr):
                 value = eval(compile(ast.Expression(tree.body[-1].value), "README", "eval"), names)
                 assert _matches(value, expected), f"README: {code.strip()} gives {value!r}"
                 checked += 1

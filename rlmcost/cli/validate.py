@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from rlmcost.cli._render import print_json, print_table
+from rlmcost.cli.from_command import run_from_argv
+
+__all__ = ["run_from_argv", "validate"]  # run_from_argv: rlmcost.run_from_command's own parse
 
 if TYPE_CHECKING:
     from rlmcost.perf.validate import Validation
     from rlmcost.perf.validate_engine import EngineValidation
     from rlmcost.reports.rl_runs_rows import RlRunsReport
-    from rlmcost.run.spec import Run
 
 
 def validate(
@@ -80,28 +82,6 @@ def validate(
         print_json(versioned("validate", result.to_json()))
         return
     _render(result)
-
-
-def run_from_argv(algorithm: str, argv: list[str]) -> Run:
-    """The Run of `rlmcost ALGORITHM ARGV`, parsed by that command's own options (the flag
-    table) and built as the command builds it (:func:`rlmcost.cli._run.run_from_options`)."""
-    import typer.main
-
-    from rlmcost.cli import app
-    from rlmcost.cli._run import run_from_options
-    from rlmcost.errors import SpecError
-
-    group = typer.main.get_command(app)
-    cmd = group.get_command(None, algorithm)  # type: ignore[attr-defined]
-    if cmd is None:
-        raise SpecError(f"no command `rlmcost {algorithm}`; see `rlmcost algorithms`")
-    import click
-
-    try:
-        ctx = cmd.make_context(f"rlmcost {algorithm}", list(argv))
-    except click.ClickException as exc:
-        raise SpecError(f"`rlmcost {algorithm}`: {exc.format_message()}") from None
-    return run_from_options(ctx.params, algorithm)
 
 
 def _figure(metric: str, value: float) -> str:

@@ -44,6 +44,8 @@ def evaluate_many(
     if isinstance(runs, (str, bytes)) or not hasattr(runs, "__iter__"):
         raise SpecError(f"evaluate_many takes an iterable of rlmcost.Run, got "
                         f"{type(runs).__name__}")  # fmt: skip
+    if not isinstance(same_query, bool):  # "no" had been taken as True
+        raise SpecError(f"evaluate_many: same_query={same_query!r:.40} must be True or False")
     runs = [require_run(run, f"evaluate_many (item {i})") for i, run in enumerate(runs)]
     keys = [query_key(run) for run in runs]
     if same_query:

@@ -67,6 +67,8 @@ def plan(
                             f"it takes {', '.join(sorted(_TRAIN_KEYWORDS))}")  # fmt: skip
     compute = Compute(kwargs.pop("workers", None), kwargs.pop("cluster", None),
                       kwargs.pop("progress", None))  # fmt: skip
+    if compute.progress is not None and not callable(compute.progress):  # had been a TypeError
+        raise SpecError(f"progress={compute.progress!r:.40} must be a callable (done, total)")
     if algorithm == "train":
         from rlmcost.plan.train import plan_train
 

@@ -3,7 +3,9 @@ from this module at start-up)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 from rlmcost.errors import SpecError
 
@@ -131,10 +133,56 @@ def require_space(space: object) -> None:
                                    or not all(_whole(v) for v in values)):  # fmt: skip
             raise SpecError(f"RLSpace({name}={values!r:.40}): give a tuple of positive "
                             f"integers, e.g. {name}=(1, 2)")  # fmt: skip
+    if not isinstance(space.exhaustive, bool):  # "no" had been taken as True
+        raise SpecError(f"RLSpace(exhaustive={space.exhaustive!r:.40}) must be True or False")
+    for name in ("sp", "offload"):  # ("no",) had been searched as on
+        values = getattr(space, name)
+        if values is not None and (not isinstance(values, (tuple, list)) or not values
+                                   or not all(isinstance(v, bool) for v in values)):  # fmt: skip
+            raise SpecError(f"RLSpace({name}={values!r:.40}): give a tuple of True/False, "
+                            f"e.g. {name}=(False, True)")  # fmt: skip
     for f in space.fractions:
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1:
             raise SpecError(f"RLSpace(fractions={space.fractions!r:.40}): each engine "
                             "reservation is a fraction in (0, 1], e.g. fractions=(0.5, 0.9)")
+
+
+def require_train_space(space: object) -> dict[str, Any]:
+    """``space`` of `plan train` (overrides of :class:`~rlmcost.plan.space.TrainSpace`'s
+    fields) when it is a mapping of known fields, whole-number tuples and ``sp`` a tuple of
+    True/False; else a SpecError (a text had been a TypeError, ``sp=("no",)`` searched as
+    on)."""
+    from dataclasses import fields
+
+    from rlmcost.plan.space import TrainSpace
+
+    if space is None:
+        return {}
+    if not isinstance(space, Mapping):
+        raise SpecError(f"space={space!r:.40} must be a mapping of TrainSpace fields, e.g. "
+                        "{'tp': (1, 2)}")  # fmt: skip
+    known = {f.name for f in fields(TrainSpace)} - {"gpus"}
+    unknown = sorted(str(k) for k in set(space) - known)
+    if unknown:
+        raise SpecError(f"space: unknown field(s) {', '.join(unknown)}; it takes "
+                        f"{', '.join(sorted(known))}")  # fmt: skip
+    for name, values in space.items():
+        ok, kind = {"sp": (_flag, "True/False"), "ckpt": (_any, "values"),
+                    "zero": (_any, "values")}.get(name, (_whole, "positive integers"))
+        if values is not None and (not isinstance(values, (tuple, list)) or not values
+                                   or not all(ok(v) for v in values)):  # fmt: skip
+            raise SpecError(f"space[{name!r}]={values!r:.40}: give a tuple of {kind}")
+    return dict(space)
+
+
+def _flag(v: object) -> bool:
+    """True or False (not "no", which is true)."""
+    return isinstance(v, bool)
+
+
+def _any(v: object) -> bool:
+    """Any value (the enum's own check names a bad one)."""
+    return True
 
 
 def _whole(v: object) -> bool:

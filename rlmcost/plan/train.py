@@ -21,7 +21,13 @@ from typing import Any
 from rlmcost.errors import SpecError
 from rlmcost.parallel.layout import Checkpointing, PipelineSchedule, ZeroStage
 from rlmcost.plan.distributed import Compute, chunks
-from rlmcost.plan.kinds import Objective, parse_gpus, parse_objective, positive_int
+from rlmcost.plan.kinds import (
+    Objective,
+    parse_gpus,
+    parse_objective,
+    positive_int,
+    require_train_space,
+)
 from rlmcost.plan.search import Counts, PlanResult, gpu_hours, pareto, rank
 from rlmcost.plan.space import TrainCandidates, TrainSpace, train_candidates
 
@@ -73,7 +79,7 @@ def plan_train(
         batch = SEQUENCES_PER_GPU * max(counts_gpus)
         notes.append(f"batch defaulted to {batch} sequences ({SEQUENCES_PER_GPU} per GPU)")
     batch = positive_int(batch, "batch")
-    sp = TrainSpace(gpus=counts_gpus, **(space or {}))
+    sp = TrainSpace(gpus=counts_gpus, **require_train_space(space))
     cands = train_candidates(a, sp, batch, seq, hw.gpus_per_node)
     counts = Counts(enumerated=cands.enumerated, valid=cands.size)
     if cands.size == 0:

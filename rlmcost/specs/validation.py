@@ -5,10 +5,9 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from difflib import get_close_matches
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
-from pydantic._internal._model_construction import ModelMetaclass  # BaseModel's metaclass
 
 from rlmcost.errors import SpecError
 
@@ -44,6 +43,12 @@ def one_line(exc: ValidationError, cls: type[BaseModel], what: str,
     if where and err["type"] != "value_error":
         return SpecError(f"{what}: field '{where}': {msg}")
     return SpecError(f"{what}: {msg}")
+
+
+if TYPE_CHECKING:  # its name for the type checker; at run time found through BaseModel
+    from pydantic._internal._model_construction import ModelMetaclass
+else:
+    ModelMetaclass = type(BaseModel)  # BaseModel's metaclass, not pydantic's private module
 
 
 class _OneLineErrors(ModelMetaclass):
