@@ -13,6 +13,7 @@ from math import ceil
 
 import pytest
 
+from rlmcost import memo
 from rlmcost.choices import Dtype
 from rlmcost.errors import SpecError
 from rlmcost.perf import decode_kernels as dk
@@ -90,8 +91,10 @@ def test_h20_batch_one_dense_rows_within_a_fifth_and_16_rows_would_miss_by_a_thi
     old = replace(DEFAULT_PROFILES["h20"], mma_rows=MMA_SYNC_ROWS)
     saved = DEFAULT_PROFILES["h20"]
     DEFAULT_PROFILES["h20"] = old
+    memo.clear_all()  # the shipped table changed under the kept GEMM times (Device.gemm_s)
     try:
         for row in rows:
             assert predict(row, "sglang").error < -0.30
     finally:
         DEFAULT_PROFILES["h20"] = saved
+        memo.clear_all()
