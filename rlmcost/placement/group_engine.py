@@ -82,15 +82,18 @@ class GroupEngine(GroupOffload):
         return train is not None and self.same_model(task, train)
 
     def same_model(self, task: Task, train: Task) -> bool:
-        """``task`` runs the model ``train`` trains in its layout: the same layout, or, for a
-        Megatron engine's generation, the same parallel degrees (NeMo RL
-        ``dedicated_inference_megatron_cfg`` compares TP, PP, EP, expert TP and CP; the
-        trainer's micro-batch or recomputation is no second model)."""
+        """``task`` runs the model ``train`` trains in its layout: the same layout but for its
+        micro-batch and recomputation, which are how a pass runs, not a second model (the
+        old log-prob forward runs in the training module with its own micro-batch: NeMo RL
+        ``get_logprobs`` in dtensor_policy_worker_v2.py, verl ``compute_log_prob`` on the
+        actor's FSDP module, OpenRLHF's and slime's actor the same); or, for a Megatron
+        engine's generation, the same parallel degrees (NeMo RL
+        ``dedicated_inference_megatron_cfg`` compares TP, PP, EP, expert TP and CP)."""
         a, b = self.layouts[task.index], self.layouts[train.index]
         if task.kind is Kind.GENERATE and self.engine.kind is EngineKind.MEGATRON:
             return all(getattr(a, k) == getattr(b, k)
                        for k in ("dp", "tp", "pp", "cp", "ep", "expert_tp"))  # fmt: skip
-        return a == b
+        return a == b or a.with_(micro_batch=b.micro_batch, ckpt=b.ckpt) == b
 
     def refit_extra(self, task: Task, own: MemoryBreakdown, generating: int) -> int:
         """What the engine's refit adds to its generation peak of ``generating`` bytes per
