@@ -22,8 +22,7 @@ P_d (``parallel.layout``); ``etp`` None is expert TP = TP.
 
 Enum fields take integer codes, the position of the member in its enum (:func:`codes`):
 ``ZeroStage`` 0..3, ``Checkpointing`` none/selective/full = 0/1/2, ``PipelineSchedule``
-gpipe/1f1b/interleaved/zero-bubble = 0/1/2/3; scalars may be members.
-"""
+gpipe/1f1b/interleaved/zero-bubble = 0/1/2/3; scalars may be members."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """The shape of a framework preset: which frameworks, the default one, and a preset's
-defaults, conventions and behaviour (:mod:`rlmcost.frameworks.presets` holds the data).
-
-Light to import (dataclasses and enums only): the CLI reads it at start-up.
-"""
+defaults, conventions and behaviour (:mod:`rlmcost.frameworks.presets` holds the data). Light
+to import (dataclasses, enums and rlmcost.frozen only): the CLI reads it at start-up."""
 
 from __future__ import annotations
 

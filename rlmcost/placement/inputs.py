@@ -9,8 +9,7 @@
 * Work over a length distribution: a work formula is a polynomial in T, so its sum over the
   sequences' own response lengths is its coefficients times the power sums of the lengths,
   exact (with fixed lengths, exactly ``algorithms.cost.invocation_cost``). Numbers come from
-  the compiled twin of the invocation cost (``compiled.invocation``, no sympy).
-"""
+  the compiled twin of the invocation cost (``compiled.invocation``, no sympy)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ from this module at start-up)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -129,16 +129,14 @@ def require_space(space: object) -> None:
                         "RLSpace(tp=(2, 4), placements=('baseline',))")  # fmt: skip
     for name in ("tp", "pp", "cp", "ep", "rollout_tp", "micro_batch"):  # tp="4": a TypeError
         values = getattr(space, name)
-        if values is not None and (not isinstance(values, (tuple, list)) or not values
-                                   or not all(_whole(v) for v in values)):  # fmt: skip
+        if values is not None and not _tuple_of(values, _whole):
             raise SpecError(f"RLSpace({name}={values!r:.40}): give a tuple of positive "
                             f"integers, e.g. {name}=(1, 2)")  # fmt: skip
     if not isinstance(space.exhaustive, bool):  # "no" had been taken as True
         raise SpecError(f"RLSpace(exhaustive={space.exhaustive!r:.40}) must be True or False")
     for name in ("sp", "offload"):  # ("no",) had been searched as on
         values = getattr(space, name)
-        if values is not None and (not isinstance(values, (tuple, list)) or not values
-                                   or not all(isinstance(v, bool) for v in values)):  # fmt: skip
+        if values is not None and not _tuple_of(values, _flag):
             raise SpecError(f"RLSpace({name}={values!r:.40}): give a tuple of True/False, "
                             f"e.g. {name}=(False, True)")  # fmt: skip
     for f in space.fractions:
@@ -169,10 +167,14 @@ def require_train_space(space: object) -> dict[str, Any]:
     for name, values in space.items():
         ok, kind = {"sp": (_flag, "True/False"), "ckpt": (_any, "values"),
                     "zero": (_any, "values")}.get(name, (_whole, "positive integers"))
-        if values is not None and (not isinstance(values, (tuple, list)) or not values
-                                   or not all(ok(v) for v in values)):  # fmt: skip
+        if values is not None and not _tuple_of(values, ok):
             raise SpecError(f"space[{name!r}]={values!r:.40}: give a tuple of {kind}")
     return dict(space)
+
+
+def _tuple_of(values: object, ok: Callable[[object], bool]) -> bool:
+    """Whether ``values`` is a non-empty tuple or list whose every item passes ``ok``."""
+    return isinstance(values, (tuple, list)) and bool(values) and all(map(ok, values))
 
 
 def _flag(v: object) -> bool:

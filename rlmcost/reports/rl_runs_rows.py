@@ -14,8 +14,7 @@ The summary per framework and over all runs: runs, runs predicted, the median an
 and the runs that do not fit. Nothing here is fitted: the rows are what the model says. A run
 whose record says why it is no measurement of the framework's normal step (``excluded``: a bug
 report of an anomalous run, say) is predicted and printed like the others, its error included,
-but left out of the summary's statistics (``excluded`` counts it); the reason is the source's.
-"""
+but left out of the summary's statistics (``excluded`` counts it); the reason is the source's."""
 
 from __future__ import annotations
 
