@@ -8,6 +8,9 @@ trainer's offload as given or with the optimizer in host memory, never the param
 
 * GRPO Llama-3.1-70B, combined, 16 A100-80GB: "nothing fits on 16 GPUs ... raise --gpus" at
   141 GiB per device, while TP 2 with the parameters offloaded too fits at 71.5 GiB (9.9 min);
+  `rlmcost placements -a grpo -m 70b -H a100-80gb --gpus 16`, whose Run starts from other
+  offloads, sizes the same combined configuration to fit (71.5 GiB: TP 2, ckpt full, offload
+  optimizer,params,grads), so the two commands disagree on one query;
 * PPO Llama-3.1-8B, async, 8 A100-80GB, --framework none, 2,048-token reasoning lengths:
   "nothing fits" at 266 GiB, while ZeRO-3 with the idle offloads fits at 72.2 GiB (40.8 s).
 """
