@@ -95,7 +95,25 @@ def run_from_argv(algorithm: str, argv: Sequence[str]) -> Run:
     cmd = typer.main.get_command(app).get_command(None, algorithm)  # type: ignore[attr-defined]
     try:
         ctx = cmd.make_context(f"rlmcost {algorithm}", list(argv))
-        return run_from_options(ctx.params, algorithm)
+        run = run_from_options(ctx.params, algorithm)
     except _click_exceptions.ClickException as exc:  # usage, a bad value (BadParameter)
         text = choice_message(exc.format_message().replace("\n", " ").strip())
         raise SpecError(f"`rlmcost {algorithm}`: {text}") from None
+    check_names(run)
+    return run
+
+
+def check_names(run: Run) -> None:
+    """Resolve the names ``run`` holds as its evaluation will, so that a Run built from a
+    command fails where the command would, with the command's one-line error: its query
+    (:func:`rlmcost.placement.query.resolve`: the algorithm, each role's model, the workload,
+    the hardware, the calibration profile) and its engines' draft models
+    (:func:`rlmcost.placement.speculative.draft_spec`)."""
+    from rlmcost.placement.query import resolve
+    from rlmcost.placement.speculative import draft_spec
+
+    resolve(run, None)
+    dep = run.deployment
+    for engine in (dep.engine, *(g.engine for g in dep.groups or () if g.engine is not None)):
+        if engine.speculative_tokens:
+            draft_spec(engine.speculative_draft)

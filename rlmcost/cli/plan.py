@@ -22,7 +22,7 @@ import typer
 
 from rlmcost.cli._flags import flag_table, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
-from rlmcost.cli.plan_query import SHARED, TRAIN_SHARED
+from rlmcost.cli.plan_query import NOT_TAKEN, SHARED, TRAIN_SHARED
 from rlmcost.run.schema_envelope import versioned
 
 _HELPS = {
@@ -157,6 +157,7 @@ def plan(target: str, **opts: Any) -> None:
 
 
 plan.__signature__ = signature(options(), [TARGET])  # type: ignore[attr-defined]
+plan.__doc__ = f"{inspect.getdoc(plan)}\n\nThe query commands' options it leaves out: {NOT_TAKEN}."
 
 
 def _plan_train(opts: dict[str, Any], obj: Any, compute: Any) -> Any:

@@ -18,12 +18,40 @@ if TYPE_CHECKING:
     from rlmcost.plan.search import PlanResult
     from rlmcost.run.spec import Run
 
+RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
+             "freeze_vision_tower", "disable_dropout", "padded", "packing", "fused_loss",
+             "max_tokens_per_gpu", "forward_max_tokens_per_gpu", "forward_micro_batch",
+             "expandable_segments", "grad_reduce_dtype", "init_load", "init_on_gpu",
+             "offload_idle", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
+             "swiglu_fusion", "moe_capacity_factor", "moe_pad_to_capacity", "routing_replay",
+             "enforce_eager", "prefix_caching", "context_length", "schedule_policy",
+             "max_num_batched_tokens", "env_workers", "sequences_per_call",
+             "speculative_tokens", "speculative_draft", "speculative_acceptance",
+             "refit")  # fmt: skip
+"""The run-level flags of the algorithm commands that `rlmcost plan` takes as they are: facts
+of the cluster (``--rank-order``), the workload (``--image-tokens``), the trainer's and the
+engine's settings that no candidate changes (its batching budget, LoRA, allocator, kernels,
+the engine's own knobs) and the staleness its overlapped families run at. Each goes into the
+base Run, which every candidate keeps outside the fields it sets
+(:func:`rlmcost.plan.rl_runs.candidate_sections`), so each row's command repeats it."""
+
+NOT_TAKEN = ("gpus, dp, tp, pp, cp, ep, sp, zero, ckpt, micro-batch, offload, "
+             "gpu-memory-utilization, rollout-tp, placement and groups are searched (the "
+             "plan's own --gpus, --tp, ... --groups give their lists); etp, zero-shard, "
+             "rollout-pp, rollout-ep, pp-first/last-layers, pp-embedding/loss-slot, pp-layout, "
+             "virtual-stages, pp-overlap-p2p, module-ckpt, recompute-early-stop, "
+             "tp-gather-layers, partial-rollout and in-flight-batches hold only for one "
+             "searched layout or family; sized-defaults and deployment-file would fix the "
+             "placement and layout the search picks; symbolic is no deployment")
+"""The algorithm commands' options `rlmcost plan` does not take, and why (its --help says
+it)."""
+
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
           "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "host_memory_gib", "attention", "logits",
           "no_sleep", "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out",
-          "engine", "kv_buffer_gib")  # fmt: skip
+          "engine", "kv_buffer_gib", *RUN_FACTS)  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
