@@ -290,7 +290,8 @@ def _render(r: Any) -> None:
             return [x["gpus"], fam, escape(where), cell("tp", x["tp"]), cell("pp", x["pp"]),
                     cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}", "sp"),
                     *([cell("ep", x["ep"])] if ep else []), cell("zero", x["zero"]),
-                    cell("ckpt", x["ckpt"]), cell("micro_batch", x["micro_batch"]),
+                    cell("ckpt", x["ckpt"]), "budget" if x["micro_batch"] is None else
+                    cell("micro_batch", x["micro_batch"]),
                     cell("offload", x["offload"] or "-"),
                     cell("rollout_tp", x["rollout_tp"]) if x["rollout_tp"] else "trainer's",
                     mem]  # fmt: skip
@@ -326,8 +327,9 @@ def _render(r: Any) -> None:
                  "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron "
                  "generation in the trainer's layout; * a group's brackets give it a value of "
                  "its own (the groups column), or its placement or framework does (hybrid: "
-                 "training at TP 1 under ZeRO-3; a token budget: the micro-batch it packs), the "
-                 "one shown is the run-wide value (--json: each group's in group_layouts); ")
+                 "training at TP 1 under ZeRO-3), the one shown is the run-wide value (--json: "
+                 "each group's in group_layouts); mb budget: a per-GPU token budget forms every "
+                 "micro-batch (--max-tokens-per-gpu; --json micro_batch null); ")
         + "bytes base 1024; GPU-h = GPU-hours per " + ("step; " if kind == "train" else
                                                         "iteration; ")
         + ("$/iter = USD per iteration, $/1M tok = USD per 10^6 trained tokens; " if costed
