@@ -100,5 +100,5 @@ def test_a_megatron_pool_left_unset_is_nemo_rls_default() -> None:
                                         "train": {"zero": "1"}},
                          "cluster": {"gpus": 8}})  # fmt: skip
     assert run.deployment.engine.kv_buffer_gib is None
-    used = row_engine_memory(evaluate_deployment(run))
-    assert used == {"gpu_memory_utilization": None, "kv_buffer_gib": 10.0}
+    used = row_engine_memory(evaluate_deployment(run), 0)
+    assert used == {"rollout_tp": 0, "gpu_memory_utilization": None, "kv_buffer_gib": 10.0}

@@ -293,7 +293,8 @@ def _render(r: Any) -> None:
                     cell("ckpt", x["ckpt"]), "budget" if x["micro_batch"] is None else
                     cell("micro_batch", x["micro_batch"]),
                     cell("offload", x["offload"] or "-"),
-                    cell("rollout_tp", x["rollout_tp"]) if x["rollout_tp"] else "trainer's",
+                    "-" if x["rollout_tp"] is None else cell("rollout_tp", x["rollout_tp"])
+                    if x["rollout_tp"] else "trainer's",
                     mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None

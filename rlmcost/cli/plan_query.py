@@ -133,7 +133,7 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
     if opts["ep"] is not None:
         rl_space = replace(rl_space, ep=parse_ints(opts["ep"], "ep"))
-    rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
+    rl_space = replace(rl_space, placements=_families(opts, base), groups=opts["groups"])
     return base, rl_space, _launchers(shared, target, rl_space.placements, base)
 
 
@@ -153,10 +153,12 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
         {**shared, "framework": FrameworkChoice(fw)}, target)) or {}
 
 
-def _families(opts: dict[str, Any]) -> tuple[str, ...]:
+def _families(opts: dict[str, Any], base: Run) -> tuple[str, ...]:
     """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
     else none beside ``--groups``; else NeMo RL's with ``--engine megatron``; else those
-    ``--framework`` launches; else the default ones."""
+    ``--framework`` launches; else the default ones (for an offline algorithm, ``base``'s,
+    those without generation)."""
+    from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.errors import SpecError
     from rlmcost.plan.families import searched_families
 
@@ -168,7 +170,8 @@ def _families(opts: dict[str, Any]) -> tuple[str, ...]:
         p.strip() for p in opts["placements"].split(",") if p.strip())
     fw, engine = opts["framework"], opts["engine"]
     return searched_families(placements, opts["groups"], None if fw is None else str(fw),
-                             None if engine is None else str(engine))  # fmt: skip
+                             None if engine is None else str(engine),
+                             offline=get_algorithm(base.algorithm.name).offline)  # fmt: skip
 
 
 def space_fields(opts: dict[str, Any]) -> dict[str, Any]:

@@ -109,24 +109,28 @@ def engine_memory_of(dep: Any, name: str, trains: bool) -> dict[str, float | Non
     return out
 
 
-def row_engine_memory(e: PlacementEstimate) -> dict[str, float | None]:
-    """A row's engine reservation and KV pool: the Run's where it gives them (a candidate's
-    own, else its base Run's, e.g. a framework preset's ``--gpu-memory-utilization 0.7``, as
-    the row's command says them); where it leaves them unset, what the evaluation took for
-    its generating groups (:func:`engine_memory_of`: 0.5 beside a trainer, 0.9 alone), where
-    they agree; else None (each group's is in ``group_layouts``)."""
+def row_engine_memory(e: PlacementEstimate, rollout_tp: int) -> dict[str, Any]:
+    """A row's engine TP (``rollout_tp``, the candidate's), reservation and KV pool: the
+    Run's where it gives them (a candidate's own, else its base Run's, e.g. a framework
+    preset's ``--gpu-memory-utilization 0.7``, as the row's command says them); where it
+    leaves them unset, what the evaluation took for its generating groups
+    (:func:`engine_memory_of`: 0.5 beside a trainer, 0.9 alone), where they agree; else None
+    (each group's is in ``group_layouts``). All None where no group generates (an offline
+    method: DPO): no engine runs, whatever the Run says of one."""
     from rlmcost.algorithms.kinds import Kind
 
     dep = e.deployment
-    out: dict[str, float | None] = {"gpu_memory_utilization": dep.engine.gpu_memory_utilization,
-                                    "kv_buffer_gib": dep.engine.kv_buffer_gib}  # fmt: skip
     used = [engine_memory_of(dep, g.name, any(j.task.kind is Kind.TRAIN for j in g.jobs))
             for g in e.groups if any(j.task.kind is Kind.GENERATE for j in g.jobs)]  # fmt: skip
+    if not used:
+        return {"rollout_tp": None, "gpu_memory_utilization": None, "kv_buffer_gib": None}
+    out: dict[str, Any] = {"gpu_memory_utilization": dep.engine.gpu_memory_utilization,
+                           "kv_buffer_gib": dep.engine.kv_buffer_gib}  # fmt: skip
     for key, given in out.items():
         values = {u[key] for u in used}
         if given is None and len(values) == 1:
             out[key] = values.pop()
-    return out
+    return {"rollout_tp": rollout_tp, **out}
 
 
 def bracket_values(groups: str) -> dict[str, set[str]]:
