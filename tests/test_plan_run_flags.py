@@ -55,3 +55,23 @@ def test_help_lists_the_run_flags_and_says_why_the_others_are_not_taken():
         assert flag in res.output, flag
     text = " ".join(res.output.split())
     assert "virtual-stages" in text and "are searched" in text
+
+
+def test_staleness_zero_is_refused_where_a_family_overlaps():
+    """--staleness 0 had been searched at k = 1 (the candidates' ``staleness or 1``); k = 0 is
+    the synchronous loop, which `rlmcost grpo --placement async` refuses as well."""
+    import pytest
+
+    import rlmcost
+    from rlmcost.errors import SpecError
+
+    res = CliRunner().invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                                   "--staleness", "0"])  # fmt: skip
+    assert res.exit_code != 0 and "--staleness 0 is the synchronous loop" in res.output
+    with pytest.raises(SpecError, match="synchronous loop"):
+        rlmcost.plan("grpo", "llama-3.2-1b", 8, staleness=0)
+    # the synchronous families alone take it as it is
+    ok = CliRunner().invoke(app, ["plan", "grpo", "-m", "llama-3.2-1b", "--gpus", "8",
+                                  "--staleness", "0", "--placements", "baseline", "--top", "1",
+                                  "--json"])  # fmt: skip
+    assert ok.exit_code == 0, ok.output

@@ -120,6 +120,7 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
     from rlmcost.cli._run import run_from_options
     from rlmcost.plan.kinds import parse_ints, parse_pool
     from rlmcost.plan.rl import RLSpace
+    from rlmcost.plan.rl_space import check_staleness
 
     pool = parse_pool(opts["hardware"])  # h20:32,h100:16: the search assigns the groups
     shared = {k: opts[k] for k in SHARED}
@@ -134,6 +135,7 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
     if opts["ep"] is not None:
         rl_space = replace(rl_space, ep=parse_ints(opts["ep"], "ep"))
     rl_space = replace(rl_space, placements=_families(opts, base), groups=opts["groups"])
+    check_staleness(base.deployment.staleness, rl_space.placements)
     return base, rl_space, _launchers(shared, target, rl_space.placements, base)
 
 

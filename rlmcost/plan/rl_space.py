@@ -196,3 +196,18 @@ def engine_tp_note(alg: Any, fam: Family, given: tuple[int, ...] | None) -> list
     return [f"--rollout-tp {','.join(map(str, given))}: --groups {where} generates at its "
             "bracket's TP whatever the flag says (a group's own tp= goes over the run-wide "
             "engine TP); the flag's TP applies to the other groups and families"]
+
+
+def check_staleness(staleness: int | None, names: tuple[str, ...]) -> None:
+    """SpecError where the base Run's ``staleness`` 0 meets an overlapped family of ``names``:
+    the search runs those at the base's staleness (``rlmcost.plan.rl_runs``), and k = 0 is the
+    synchronous loop, which ``--placement async`` refuses too (it had run them at 1)."""
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.families import STALE_FAMILIES
+
+    stale = [n for n in names if n in STALE_FAMILIES]
+    if staleness == 0 and stale:
+        raise SpecError(f"--staleness 0 is the synchronous loop, but {', '.join(stale)} "
+                        "overlap rollout with training at k >= 1: give --staleness 1 or more, "
+                        "or search the synchronous families (--placements baseline,split,"
+                        "roles)")  # fmt: skip
