@@ -202,7 +202,7 @@ def plan_rl(
     notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
         have, asked = pool_total(space.pool), counts_gpus
-        counts_gpus = tuple(g for g in asked if g <= have) or (have,)
+        counts_gpus = (*(g for g in asked if g < have), *((have,) if max(asked) >= have else ()))
         if counts_gpus != asked:
             notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
                          f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
