@@ -75,3 +75,13 @@ def test_staleness_zero_is_refused_where_a_family_overlaps():
                                   "--staleness", "0", "--placements", "baseline", "--top", "1",
                                   "--json"])  # fmt: skip
     assert ok.exit_code == 0, ok.output
+
+
+def test_a_query_no_candidate_can_run_fails_up_front():
+    """--image-tokens on a text model: every candidate's evaluation refuses it
+    (placement.query.resolve: "needs a vision-language model"), and the plan had printed
+    "nothing fits: raise --gpus"; its base is now resolved as the evaluation resolves it."""
+    res = CliRunner().invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--image-tokens",
+                                   "64"])  # fmt: skip
+    assert res.exit_code != 0
+    assert "needs a vision-language model" in res.output and "nothing fits" not in res.output

@@ -372,20 +372,17 @@ def query_fields(base: Run) -> dict[str, Any]:
 
 
 def check_base(base: Run) -> None:
-    """Resolve the algorithm, models, workload and hardware of ``base`` as the evaluation
-    will (SpecError, one line, for an unknown name or a bad workload)."""
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.algorithms.options import configure
-    from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+    """Resolve the query of ``base`` as the evaluation will (:func:`rlmcost.placement.query.
+    resolve`: the algorithm, models, workload, image tokens, hardware, calibration profile;
+    SpecError, one line, for an unknown name or a bad workload), so a query no candidate can
+    run fails here, not as "nothing fits" (``--image-tokens`` on a text model had)."""
+    from rlmcost.placement.query import resolve
     from rlmcost.run.spec import require_run
-    from rlmcost.specs import get_hardware
 
     require_run(base, "plan_rl's base")
-    w, m = base.workload, base.models
-    alg = configure(get_algorithm(base.algorithm.name), base.options())
-    resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)
-    resolve_models(alg, m.actor, models_given(m.given()))
-    get_hardware(base.cluster.hardware)
+    if base.cluster.rank_order != "topology":  # its NVLink reach needs a candidate's GPUs
+        base = base.replace(cluster={"rank_order": "topology"})
+    resolve(base, None)
 
 
 
