@@ -63,6 +63,7 @@ from rlmcost.plan.rl_candidates import (
 from rlmcost.plan.rl_rows import SourcedRow, with_runs
 from rlmcost.plan.rl_screened import Screened, screen_later
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
+from rlmcost.plan.rl_space import check_degrees
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
 from rlmcost.plan.trainers import trainer_parts, trainers_note
@@ -207,6 +208,7 @@ def plan_rl(
             notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
                          f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
     check_groups(space.groups, space.pool, counts_gpus)  # kept counts and accelerators
+    check_degrees(space, counts_gpus)  # --cp 3 on 8 GPUs: no whole replica on any count
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
