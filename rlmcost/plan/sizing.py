@@ -97,17 +97,32 @@ def sizing_space(run: Run) -> Any:
     )  # fmt: skip
 
 
-def evaluate_sized(run: Run) -> Any:
+def fitting_space(run: Run) -> Any:
+    """:func:`sizing_space` widened for a configuration that fits nothing as given: every
+    TP within a node (as `rlmcost placements` searches with TP per model) and, beside the
+    run's own ZeRO stage, the stage its framework's trainer shards with
+    (:func:`rlmcost.plan.mcore.trainer_zeros`: ZeRO-3/FSDP, or Megatron's distributed
+    optimizer). The comparisons of :func:`async_note` and :func:`colocated_note` keep the
+    run's own TP and stage."""
+    from rlmcost.plan.mcore import trainer_zeros
+
+    zeros = (run.deployment.train.zero, *trainer_zeros(run, None))
+    return replace(sizing_space(run), tp=None, zero=tuple(dict.fromkeys(zeros)))
+
+
+def evaluate_sized(run: Run, efficiency: Any = None) -> Any:
     """:func:`rlmcost.evaluate` of ``run``, a built-in placement without groups first sized
     by :func:`sized` (the algorithm commands' ``--placement``, as `placements` does it): the
-    Evaluation of the sized Run, with the sizing's notes."""
+    Evaluation of the sized Run, with the sizing's notes; ``efficiency`` (measured
+    efficiencies, :class:`~rlmcost.timing.Efficiency`) prices that Run, the sizing's search
+    ranking at the built-in ones."""
     from dataclasses import replace as with_fields
 
     d = run.deployment
     if d.placement is None or d.groups or run.cluster.gpus is None or d.ideal:
-        return evaluate(run)
+        return evaluate(run, efficiency=efficiency)
     run, e = sized(run)
-    result = evaluate(run)
+    result = evaluate(run, efficiency=efficiency)
     extra = tuple(n for n in e.notes if n not in result.notes)
     if not extra:
         return result
@@ -151,7 +166,7 @@ def _sized(run: Run) -> tuple[Run, PlacementEstimate, list[Outside]]:
         from rlmcost.run.spec import Run as RunSpec
 
         name = run.deployment.placement or "baseline"
-        result = plan_rl(run, run.cluster.gpus, space=sizing_space(run), top=1)
+        result = plan_rl(run, run.cluster.gpus, space=fitting_space(run), top=1)
         if result.best is not None:
             run = RunSpec.from_data(result.best["run"])
             e = placed(evaluate(run))
@@ -162,8 +177,9 @@ def _sized(run: Run) -> tuple[Run, PlacementEstimate, list[Outside]]:
             raise error
         else:
             notes.append(f"{name}: nothing fits on {run.cluster.gpus} GPUs, as given or with "
-                         "full checkpointing, the optimizer in host memory and any TP (the "
-                         "plan's search); shown as given: raise --gpus")  # fmt: skip
+                         "full checkpointing, the optimizer in host memory, any TP within a "
+                         "node and the trainer's sharded stages (the plan's search); shown as "
+                         "given: raise --gpus")  # fmt: skip
     assert e is not None
     outside: list[Outside] = []
     if e.placement.staleness and e.fits:
@@ -177,8 +193,8 @@ def _sized(run: Run) -> tuple[Run, PlacementEstimate, list[Outside]]:
 def _changes(row: dict[str, Any]) -> str:
     groups = f"groups {row['groups']}, " if row["groups"] else ""
     off = f"offload {row['offload']}" if row["offload"] else "no offload"
-    return (f"{groups}tp {row['tp']}, ckpt {row['ckpt']}, {off}, engine tp "
-            f"{row['rollout_tp']}")  # fmt: skip
+    return (f"{groups}tp {row['tp']}, zero {row['zero']}, ckpt {row['ckpt']}, {off}, engine "
+            f"tp {row['rollout_tp']}")  # fmt: skip
 
 
 def async_note(run: Run, e: PlacementEstimate) -> tuple[str | None, list[Outside]]:

@@ -37,7 +37,10 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
              ) -> Evaluation:  # fmt: skip
     """One iteration of ``algorithm`` (default PPO) on ``model`` (the actor; default
     Llama-3.1-8B), or of the ``base`` Run with the fields changed:
-    :func:`rlmcost.evaluate` of :func:`run_of` ``(algorithm, model, **fields)``;
+    :func:`rlmcost.evaluate` of :func:`run_of` ``(algorithm, model, **fields)``, a built-in
+    ``placement`` without ``groups`` on a given number of ``gpus`` sized as the commands'
+    ``--placement`` sizes it (:func:`rlmcost.plan.sizing.evaluate_sized`: as given where it
+    fits, else the fastest fitting layout of the plan's search, said in the notes);
     ``efficiency`` (measured efficiencies, a :class:`~rlmcost.timing.Efficiency`) goes to the
     evaluation.
 
@@ -51,7 +54,9 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
         # None takes the default; an empty name is an error (get_model), not the default
         algorithm = "ppo" if algorithm is None else algorithm
         model = "llama-3.1-8b" if model is None else model
-    return evaluate(run_of(algorithm, model, **fields), efficiency=efficiency)
+    from rlmcost.plan.sizing import evaluate_sized
+
+    return evaluate_sized(run_of(algorithm, model, **fields), efficiency=efficiency)
 
 
 def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base: Run | None = None,
