@@ -118,7 +118,14 @@ def _trainer_layout(train: TrainLayout, dp: int, gpus: int | None, tp_per_model:
                         etp=train.etp, moe_capacity_factor=train.moe_capacity_factor,
                         moe_pad_to_capacity=train.moe_pad_to_capacity)  # fmt: skip
         return TrainerLayout(train.layout(dp=dp), models, None, gpus, ())
-    lay, notes = resolve_layout(train.layout(dp=dp), gpus)
+    try:
+        lay, notes = resolve_layout(train.layout(dp=dp), gpus)
+    except SpecError:
+        if not has_groups:
+            raise
+        # the user's groups size each trainer by its own GPUs (their sum is checked against
+        # the cluster's): the run-wide layout need not divide the whole cluster
+        lay, notes = train.layout(dp=dp), []
     total = lay.n_gpus if not grouped or (gpus is None and not has_groups) else gpus
     return TrainerLayout(lay, lay, lay.tp, total, tuple(notes))
 

@@ -69,9 +69,12 @@ def check_divides(run: Run, gpus: int | None) -> None:
     """SpecError where ``gpus`` hold no whole trainer replicas (tp*pp*cp), as the evaluation's
     :func:`~rlmcost.deployment.resolve.resolve_layout` refuses them, its mend naming only the
     TP degrees the actor's heads, KV heads and FFN widths take
-    (:func:`~rlmcost.parallel.validate.tp_widths`)."""
+    (:func:`~rlmcost.parallel.validate.tp_widths`). The user's device groups are checked
+    group by group instead (each trainer's replicas on its own GPUs; their sum against
+    ``gpus``)."""
     t = run.deployment.train
-    if gpus is None or run.tp_per_model or gpus % (t.tp * t.pp * t.cp) == 0:
+    if gpus is None or run.tp_per_model or run.deployment.groups \
+            or gpus % (t.tp * t.pp * t.cp) == 0:  # user groups: each holds its own replicas
         return
     from rlmcost.deployment.resolve import resolve_layout
     from rlmcost.parallel.validate import tp_widths
