@@ -157,3 +157,21 @@ def test_weight_syncs_kept_by_their_reads_are_each_runs_own() -> None:
     refits = {s.split("(")[-1] for p in plain if isinstance(p, list) for s in map(repr, p)
               if "refit" in s}  # fmt: skip
     assert len(refits) >= 3  # the mechanisms differ among the runs (not vacuous)
+
+
+def test_phases_joined_per_group_are_the_phases_summed() -> None:
+    # independent: _phases_summed, the sums over every group's jobs and transfers in order
+    apart = 0
+    for run in [*_runs(), *_sync_runs()[::3]]:
+        try:
+            groups = evaluate_deployment(run).groups
+        except SpecError:
+            continue
+        owns = [ig._own_phases(g) for g in groups]
+        apart += sum(map(len, owns)) == len({n for own in owns for n in own})
+        joined, summed = ig._phases(groups), ig._phases_summed(groups)
+        assert [(n, k, _bits(p), _bits(b)) for n, k, p, b in joined[0]] == \
+            [(n, k, _bits(p), _bits(b)) for n, k, p, b in summed[0]]  # fmt: skip
+        assert [p.to_json() for p in joined[1]] == [p.to_json() for p in summed[1]]
+        assert joined[2] == summed[2]
+    assert apart >= 5  # the joined path is taken (not vacuous)
