@@ -608,10 +608,10 @@ generations 356-437 us, their 1,024 forwards 69-86 us and 512 updates 92-118 us)
 79-127 us, the transfers 47-193 us, the start-up peak 47-112 us; the memoized passes' and
 memory's first evaluations are about three tenths of the estimates' profiled time, the rest
 the flat spread of earlier rounds (about 1,900 Python calls). So a group estimate that cost
-nothing would make the fresh sweep at most about 1.6x faster; 1.5x from the estimates alone
+nothing would make the fresh sweep at most about 1.7x faster; 1.5x from the estimates alone
 needs them about five times faster, and a flat rewrite of their glue (seven tenths) at best
 halves it: about 1.2x. The rest of a fresh deployment (the groups' parts, links, notes and
-keys of new tuples of estimates, about 230 us beyond the kept path) has to go with it. The
+keys of new tuples of estimates, 150-240 us beyond the kept path) has to go with it. The
 collector, one call each (three runs each, alternating): on 715-870 us a deployment with 3
 full passes, paused inside each call 771-789 us with 2, off 610-750 us; within the noise but
 for off, which a library cannot leave. What this round changed, each equal bit for bit: a
