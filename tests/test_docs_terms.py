@@ -269,3 +269,41 @@ def test_notebook_04s_option_table_quotes_the_help():
         if not any(e.rstrip(". ") == quoted or e.startswith(quoted) for e in entries):
             stale.append(names)
     assert stale == []
+
+
+@pytest.mark.parametrize("command", ["ppo", "grpo"])
+def test_every_option_of_the_rl_commands_is_in_the_readme(command):
+    """Issue 18: each choice is in --help/README and notebook 04. Every option of `rlmcost
+    COMMAND --help` (typer's click command) is named whole in the README (``--sp`` inside
+    ``--no-sp`` does not count)."""
+    import re
+
+    group = typer.main.get_command(app)
+    cmd = group.get_command(None, command)  # type: ignore[attr-defined]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    options = [o for p in cmd.params for o in (*p.opts, *p.secondary_opts)
+               if o.startswith("--") and o != "--help"]  # fmt: skip
+    missing = [o for o in options if re.search(r"(?<![\w-])" + re.escape(o) + r"(?![\w-])",
+                                               readme) is None]  # fmt: skip
+    assert missing == []
+
+
+def test_the_readmes_option_table_quotes_the_help():
+    """The README's table of the RL commands' other options quotes each option's `--help`
+    entry (its start, up to a sentence's end outside brackets), so an entry the help has since
+    changed does not stand stale."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("### Other options of the RL commands")
+    section = readme[start:readme.index("\n## ", start)]
+    rows = re.findall(r"^\| `(--[^`]+)`[^|]* \| (.*) \|$", section, re.M)
+    assert len(rows) >= 30
+    helps = [_help_of(c) for c in ("ppo", "grpo")]
+    stale = []
+    for name, text in rows:
+        quoted = text.replace("\\|", "|")
+        entries = [" ".join(h[name].replace("\\[", "[").split()) for h in helps if name in h]
+        if not entries or not all(e.startswith(quoted) for e in entries):
+            stale.append(name)
+    assert stale == []

@@ -170,10 +170,18 @@ def test_the_flagless_8b_query_is_within_a_quarter_of_nemo_rls_published_step() 
     Llama-3.1-8B GRPO on 16 H100 (2,048 samples, average generation length 1,060;
     rlmcost/perf/data/published.json). Its recipe trains 4 global batches of 512, as the default
     deployment now does (one optimizer step before), at grpo_math_8B.yaml's micro-batches."""
-    out = _run_json("grpo", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "16", "-B", "128",
-                    "-K", "16", "-S", "1", "-T", "1060")  # fmt: skip
-    assert out["inputs"]["N_mini"] == 4
-    assert abs(out["iteration"]["time_s"] / 97.7 - 1) <= 0.25
+    query = ["grpo", "-m", "llama-3.1-8b", "-H", "h100", "--gpus", "16", "-B", "128", "-K", "16",
+             "-S", "1", "-T", "1060"]  # fmt: skip
+    # as the issue typed it (with --zero 3, the default deployment's own stage) and without
+    for argv in (query, [*query, "--zero", "3"]):
+        out = _run_json(*argv)
+        assert out["inputs"]["N_mini"] == 4
+        assert abs(out["iteration"]["time_s"] / 97.7 - 1) <= 0.25
+        # and it says which default deployment it assumed, with the flags that spell it
+        (said,) = [n for n in out["notes"] if n.startswith("deployment: nemo-rl's defaults")]
+        assert "the default deployment: NeMo RL" in said and "grpo_math_8B.yaml" in said
+        assert "as flags: --zero 3 " in said
+        assert out["deployment"]["framework"] == "nemo-rl"
 
 
 def test_a_config_json_actor_is_read_afresh_not_kept(tmp_path) -> None:

@@ -122,22 +122,25 @@ ALGS = st.sampled_from(["ppo", "grpo", "rlvr", "dpo"])
 PLACEMENTS = st.sampled_from([None, "disaggregated", "fusion", "async", "hybrid"])
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     alg=ALGS,
     placement=PLACEMENTS,
     sigma=st.sampled_from([0.0, 0.4, 0.8]),
     gpus=st.sampled_from([4, 8]),
+    framework=st.sampled_from(["none", "nemo-rl", "verl", "openrlhf", "trl", "slime"]),
 )
 def test_prediction_at_least_the_bound(
-    alg: str, placement: str | None, sigma: float, gpus: int
+    alg: str, placement: str | None, sigma: float, gpus: int, framework: str
 ) -> None:
     if alg == "dpo" and placement in ("async", "fusion"):
         return  # offline: no generation to overlap
     dist = f"lognormal:300,{sigma},512" if sigma else None
-    e = placement_estimate(
-        alg, "llama-2-7b", placement=placement, gpus=gpus, length_dist=dist, **KW
-    )
+    # every framework preset (the deployments users get), not only rlmcost's bare layout;
+    # slime trains with Megatron's distributed optimizer (ZeRO 1, no ZeRO 3)
+    zero = {"zero": 1} if framework == "slime" else {}
+    e = placement_estimate(alg, "llama-2-7b", placement=placement, gpus=gpus, length_dist=dist,
+                           framework=framework, **zero, **KW)  # fmt: skip
     # Source: each job's prediction >= its bound, and the period and stage spans are
     # monotone in the units' weights (max-plus algebra; iteration.py docstring)
     for g in e.groups:
@@ -145,6 +148,8 @@ def test_prediction_at_least_the_bound(
             assert j.predicted_s >= j.time_s
     for s in e.stages.values():
         assert s.time_s >= s.time_lower_bound_s * (1 - 1e-12)
+    for p in e.phases:  # each phase the output prints beside its bound
+        assert p.time_s >= p.time_lower_bound_s * (1 - 1e-12), p.name
     assert e.iteration_time_s >= e.iteration_time_lower_bound_s * (1 - 1e-12)
     assert 0 < e.mfu < 1
     assert e.tokens_per_s_per_gpu > 0

@@ -171,3 +171,33 @@ def test_groups_the_pool_cannot_hold_say_why(groups: str, fragment: str) -> None
     assert res.exit_code == 2 and "Traceback" not in res.output, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and fragment in lines[0], res.output
+
+
+def test_a_budget_above_the_pool_searches_the_whole_pool() -> None:
+    """--gpus 2..8 on a pool of 6 GPUs (h20:4,h100:2): 8 is more than the pool, so the pool's
+    6 is searched in its place (it had been dropped: 2 and 4 alone, two of the six GPUs never
+    used by any row)."""
+    res = runner.invoke(app, [
+        "plan", "grpo", "-m", "llama-3.2-1b", "--reward", "rule", "--hardware", "h20:4,h100:2",
+        "--gpus", "2..8", "--tp", "1", "--rollout-tp", "1", "--micro-batch", "1", "--ckpt",
+        "full", "--placements", "split", "--top", "40", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert "--gpus 8: more than the pool's 6 GPUs; searched 2, 4, 6" in out["notes"]
+    assert out["query"]["gpus"] == [2, 4, 6]  # what was searched
+    assert 6 in {r["gpus"] for r in out["best_per_topology"]}
+
+
+def test_degrees_that_divide_no_gpu_count_are_refused_up_front() -> None:
+    """--cp 3 on 8 GPUs: every candidate's evaluation rejects tp*pp*cp = 3 (dp = gpus /
+    (tp*pp*cp), deployment/resolve.py resolve_layout), and the plan had printed every family
+    as never fitting, "more GPUs do not mend it"; a budget with 12 in it is searched."""
+    res = runner.invoke(app, ["plan", "grpo", "-m", "8b", "--gpus", "8", "--cp", "3"])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "divides none of the budget's GPU counts (8)" in res.output
+    assert "give --gpus a multiple of 3" in res.output
+    from rlmcost.plan.rl_candidates import RLSpace
+    from rlmcost.plan.rl_space import check_degrees
+
+    check_degrees(RLSpace(cp=(3,)), "8,12")  # 12 holds it: no error
+    check_degrees(RLSpace(tp=(8,)), "4")  # above every count: the search's own message

@@ -53,7 +53,9 @@ def test_slime_rows_are_distinct_deployments() -> None:
     keys = [tuple((k, str(v)) for k, v in r.items()
                   if k not in ("micro_batch", "command", "run")) for r in rows]  # fmt: skip
     assert len(set(keys)) == len(keys) == 10
-    assert {r["micro_batch"] for r in rows} == {1}
+    # the row says no micro-batch was read (its groups' packed ones are in group_layouts)
+    assert {r["micro_batch"] for r in rows} == {None}
+    assert all(r["run"]["deployment"]["train"]["micro_batch"] == 1 for r in rows)
 
 
 def test_the_note_says_what_collapsed_and_why() -> None:

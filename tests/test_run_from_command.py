@@ -92,3 +92,30 @@ def test_it_is_listed_and_loads_no_sympy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    # rlmcost/specs/registry.py _resolve: the name, then where the names are listed
+    ("grpo -m nosuchmodel --gpus 8", "unknown model 'nosuchmodel'; see `rlmcost models`"),
+    ("grpo -m 8b -H nosuchhw --gpus 8", "unknown hardware 'nosuchhw'; see `rlmcost hardware`"),
+    ("grpo -m 8b -H h10", "hardware 'h10' is ambiguous"),
+    # rlmcost/deployment/resolve.py _model_of: a role's model names its flag
+    ("ppo -m 8b --critic nosuch", "--critic 'nosuch': unknown model 'nosuch'"),
+    ("ppo -m 8b --ref nosuch", "--ref 'nosuch': unknown model 'nosuch'"),
+    ("ppo -m 8b --reward rulee", "did you mean --reward rule"),
+    ("grpo -m 8b --critic 8b", "grpo has no critic model"),
+    ("grpo -m 8b --speculative-tokens 1 --speculative-draft nosuch --speculative-acceptance 0.5",
+     "--speculative-draft 'nosuch': unknown model 'nosuch'; see `rlmcost models`"),
+    ("grpo -m 8b --calibration /nonexistent/profile.json", "cannot read calibration profile"),
+])  # fmt: skip
+def test_an_unknown_name_fails_at_build_time_as_the_command_fails(line: str,
+                                                                  message: str) -> None:
+    """The Run of a command that names an unknown model, hardware, draft or profile is refused
+    when it is built (it had been built, and failed only when evaluated), with the one line the
+    command prints for it."""
+    with pytest.raises(SpecError) as e:
+        rlmcost.run_from_command(line)
+    text = str(e.value)
+    assert message in text and "\n" not in text, text
+    res = CliRunner().invoke(app, line.split())
+    assert res.exit_code != 0 and f"error: {text}" in res.output, res.output

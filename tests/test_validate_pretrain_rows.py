@@ -97,3 +97,42 @@ def test_unpredicted_nvidia_rows_keep_their_reason():
     for r in rows:
         assert r["not_predicted"] and r["published"] > 0
         assert MB_COMMIT in r["cite"] or AM_COMMIT in r["cite"]
+
+
+def _flat_readme() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    return " ".join(text.split())
+
+
+def test_the_readme_states_the_pretraining_figures_validate_prints():
+    """Issue 18: the training rows' figures are printed and stated in the README. The README's
+    sentences are recomputed here from `rlmcost validate`'s rows (exact arithmetic over each
+    row's error): every row, and the rows beyond Megatron-LM's own tables (every source but
+    Narayanan et al. 2021 and Korthikanti et al. 2022), against the issue's mean <= 8 % and
+    max <= 20 %."""
+    import re
+
+    rows = validate().rows
+    readme = _flat_readme()
+    errs = [abs(r.error) for r in rows]
+    sources = {r.source for r in rows}
+    m = re.search(r"All training rows \(`rlmcost validate`, (\d+) rows, (\d+) sources\): mean "
+                  r"\|error\| ([\d.]+) %, max ([\d.]+) %", readme)  # fmt: skip
+    assert m, "the README's sentence on all training rows is missing"
+    assert (int(m[1]), int(m[2])) == (len(rows), len(sources))
+    assert (m[3], m[4]) == (f"{100 * sum(errs) / len(errs):.1f}",
+                            f"{100 * max(errs):.1f}")  # fmt: skip
+    own = {"narayanan2021", "korthikanti2022"}
+    beyond = [abs(r.error) for r in rows if r.source not in own]
+    m = re.search(r"The (\d+) pre-training rows beyond Megatron-LM's own tables \(every source "
+                  r"but [^)]*\): mean \|error\| ([\d.]+) %, max ([\d.]+) % \([^)]*\), (\d+) rows "
+                  r"more than 20 % off: (short of|meeting) the targets", readme)  # fmt: skip
+    assert m, "the README's sentence on the rows beyond Megatron-LM's tables is missing"
+    assert int(m[1]) == len(beyond)
+    assert (m[2], m[3]) == (f"{100 * sum(beyond) / len(beyond):.1f}",
+                            f"{100 * max(beyond):.1f}")  # fmt: skip
+    assert int(m[4]) == sum(e > 0.20 for e in beyond)
+    met = sum(beyond) / len(beyond) <= 0.08 and max(beyond) <= 0.20
+    assert m[5] == ("meeting" if met else "short of")

@@ -49,7 +49,9 @@ def run_from_command(command: str | Sequence[str] | Any, argv: Sequence[str] = (
     if not words:
         raise SpecError("run_from_command: give an algorithm command, e.g. "
                         "'rlmcost ppo -m 70b --tp 8'")  # fmt: skip
-    return run_from_argv(words[0], words[1:])
+    run = run_from_argv(words[0], words[1:])
+    check_names(run)  # as the command fails: its names resolve when it evaluates
+    return run
 
 
 def _words(command: object) -> list[str]:
@@ -78,7 +80,9 @@ def run_from_argv(algorithm: str, argv: Sequence[str]) -> Run:
     """The Run of `rlmcost ALGORITHM ARGV`, parsed by that command's own options (the flag
     table) and built as the command builds it (:func:`rlmcost.cli._run.run_from_options`);
     SpecError for a command that is not an algorithm's, an option or value it rejects, or
-    ``--help`` (which prints rather than parses)."""
+    ``--help`` (which prints rather than parses). The names it holds are not resolved here
+    (`rlmcost validate --rl` replaces a row's models by specs of its own after it parses:
+    :func:`check_names` is :func:`run_from_command`'s)."""
     import typer.main
 
     from rlmcost.algorithms.catalog import algorithms
@@ -99,3 +103,19 @@ def run_from_argv(algorithm: str, argv: Sequence[str]) -> Run:
     except _click_exceptions.ClickException as exc:  # usage, a bad value (BadParameter)
         text = choice_message(exc.format_message().replace("\n", " ").strip())
         raise SpecError(f"`rlmcost {algorithm}`: {text}") from None
+
+
+def check_names(run: Run) -> None:
+    """Resolve the names ``run`` holds as its evaluation will, so that a Run built from a
+    command fails where the command would, with the command's one-line error: its query
+    (:func:`rlmcost.placement.query.resolve`: the algorithm, each role's model, the workload,
+    the hardware, the calibration profile) and its engines' draft models
+    (:func:`rlmcost.placement.speculative.draft_spec`)."""
+    from rlmcost.placement.query import resolve
+    from rlmcost.placement.speculative import draft_spec
+
+    resolve(run, None)
+    dep = run.deployment
+    for engine in (dep.engine, *(g.engine for g in dep.groups or () if g.engine is not None)):
+        if engine.speculative_tokens:
+            draft_spec(engine.speculative_draft)

@@ -122,15 +122,20 @@ def render_comparison(c: Any) -> None:
         + _caption(first),
         right=(2, 3, 4, 5, 6, 7, 8, 10, 11),
     )
+    faster = getattr(c, "faster_outside", ())
     if best is not None:
         print(
-            f"fastest that fits: {best.placement.name} "
+            f"fastest that fits{' of these configurations' if faster else ''}: "
+            f"{best.placement.name} "
             f"({format_seconds(best.iteration_time_s)} per iteration predicted, >= "
             f"{format_seconds(best.iteration_time_lower_bound_s)}, "
             f"{_groups_text(best)})."
         )
     else:
         print(f"no placement fits: give more GPUs (--gpus), {_untried(first.deployment)}.")
+    if faster:  # what the notes found beyond the configurations: the headline says it too
+        print("faster beyond them (the notes say why): "
+              + "; ".join(o.text() for o in faster) + ".")
     for name, why in c.skipped.items():
         note(f"note: {name} does not apply: {why}")
     for line in dict.fromkeys(n for e in es for n in e.notes):

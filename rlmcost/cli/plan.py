@@ -22,7 +22,7 @@ import typer
 
 from rlmcost.cli._flags import flag_table, pick, signature
 from rlmcost.cli._render import note, print_json, print_table
-from rlmcost.cli.plan_query import SHARED, TRAIN_SHARED
+from rlmcost.cli.plan_query import NOT_TAKEN, SHARED, TRAIN_SHARED
 from rlmcost.run.schema_envelope import versioned
 
 _HELPS = {
@@ -157,6 +157,7 @@ def plan(target: str, **opts: Any) -> None:
 
 
 plan.__signature__ = signature(options(), [TARGET])  # type: ignore[attr-defined]
+plan.__doc__ = f"{inspect.getdoc(plan)}\n\nThe query commands' options it leaves out: {NOT_TAKEN}."
 
 
 def _plan_train(opts: dict[str, Any], obj: Any, compute: Any) -> Any:
@@ -289,9 +290,11 @@ def _render(r: Any) -> None:
             return [x["gpus"], fam, escape(where), cell("tp", x["tp"]), cell("pp", x["pp"]),
                     cell("cp", f"{x['cp']}{' +sp' if x['sp'] else ''}", "sp"),
                     *([cell("ep", x["ep"])] if ep else []), cell("zero", x["zero"]),
-                    cell("ckpt", x["ckpt"]), cell("micro_batch", x["micro_batch"]),
+                    cell("ckpt", x["ckpt"]), "budget" if x["micro_batch"] is None else
+                    cell("micro_batch", x["micro_batch"]),
                     cell("offload", x["offload"] or "-"),
-                    cell("rollout_tp", x["rollout_tp"]) if x["rollout_tp"] else "trainer's",
+                    "-" if x["rollout_tp"] is None else cell("rollout_tp", x["rollout_tp"])
+                    if x["rollout_tp"] else "trainer's",
                     mem]  # fmt: skip
     nums = ["time", "bound", "mem/GPU", "tok/s/GPU", "MFU", "GPU-h"]
     costed = kind != "train" and any(x.get("cost_per_iteration_usd") is not None
@@ -325,8 +328,9 @@ def _render(r: Any) -> None:
                  "(--engine megatron --kv-buffer-gib); engine tp trainer's: Megatron "
                  "generation in the trainer's layout; * a group's brackets give it a value of "
                  "its own (the groups column), or its placement or framework does (hybrid: "
-                 "training at TP 1 under ZeRO-3; a token budget: the micro-batch it packs), the "
-                 "one shown is the run-wide value (--json: each group's in group_layouts); ")
+                 "training at TP 1 under ZeRO-3), the one shown is the run-wide value (--json: "
+                 "each group's in group_layouts); mb budget: a per-GPU token budget forms every "
+                 "micro-batch (--max-tokens-per-gpu; --json micro_batch null); ")
         + "bytes base 1024; GPU-h = GPU-hours per " + ("step; " if kind == "train" else
                                                         "iteration; ")
         + ("$/iter = USD per iteration, $/1M tok = USD per 10^6 trained tokens; " if costed

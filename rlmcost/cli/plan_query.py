@@ -18,12 +18,40 @@ if TYPE_CHECKING:
     from rlmcost.plan.search import PlanResult
     from rlmcost.run.spec import Run
 
+RUN_FACTS = ("image_tokens", "rank_order", "staleness", "ideal", "lora_rank", "lora_targets",
+             "freeze_vision_tower", "disable_dropout", "padded", "packing", "fused_loss",
+             "max_tokens_per_gpu", "forward_max_tokens_per_gpu", "forward_micro_batch",
+             "expandable_segments", "grad_reduce_dtype", "init_load", "init_on_gpu",
+             "offload_idle", "router_dtype", "ep_dispatcher", "moe_permute_fusion",
+             "swiglu_fusion", "moe_capacity_factor", "moe_pad_to_capacity", "routing_replay",
+             "enforce_eager", "prefix_caching", "context_length", "schedule_policy",
+             "max_num_batched_tokens", "env_workers", "sequences_per_call",
+             "speculative_tokens", "speculative_draft", "speculative_acceptance",
+             "refit")  # fmt: skip
+"""The run-level flags of the algorithm commands that `rlmcost plan` takes as they are: facts
+of the cluster (``--rank-order``), the workload (``--image-tokens``), the trainer's and the
+engine's settings that no candidate changes (its batching budget, LoRA, allocator, kernels,
+the engine's own knobs) and the staleness its overlapped families run at. Each goes into the
+base Run, which every candidate keeps outside the fields it sets
+(:func:`rlmcost.plan.rl_runs.candidate_sections`), so each row's command repeats it."""
+
+NOT_TAKEN = ("gpus, dp, tp, pp, cp, ep, sp, zero, ckpt, micro-batch, offload, "
+             "gpu-memory-utilization, rollout-tp, placement and groups are searched (the "
+             "plan's own --gpus, --tp, ... --groups give their lists); etp, zero-shard, "
+             "rollout-pp, rollout-ep, pp-first/last-layers, pp-embedding/loss-slot, pp-layout, "
+             "virtual-stages, pp-overlap-p2p, module-ckpt, recompute-early-stop, "
+             "tp-gather-layers, partial-rollout and in-flight-batches hold only for one "
+             "searched layout or family; sized-defaults and deployment-file would fix the "
+             "placement and layout the search picks; symbolic is no deployment")
+"""The algorithm commands' options `rlmcost plan` does not take, and why (its --help says
+it)."""
+
 SHARED = ("model", "critic", "reward", "ref", "judge", "batch", "group", "prompt_len",
           "response_len", "length_dist", "epochs", "mini_batches", "global_batch", "oversample",
           "prm_steps", "judge_len", "recompute_logprobs", "no_kl", "ref_precomputed", "framework",
           "hardware", "calibration", "host_bandwidth", "host_memory_gib", "attention", "logits",
           "no_sleep", "max_num_seqs", "rollout_dtype", "price", "param_dtype", "json_out",
-          "engine", "kv_buffer_gib")  # fmt: skip
+          "engine", "kv_buffer_gib", *RUN_FACTS)  # fmt: skip
 """The flag-table options of `rlmcost plan` (the base Run's fields the search holds fixed)."""
 
 TRAIN_SHARED = ("model", "batch", "hardware", "json_out")
@@ -92,6 +120,7 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
     from rlmcost.cli._run import run_from_options
     from rlmcost.plan.kinds import parse_ints, parse_pool
     from rlmcost.plan.rl import RLSpace
+    from rlmcost.plan.rl_space import check_staleness
 
     pool = parse_pool(opts["hardware"])  # h20:32,h100:16: the search assigns the groups
     shared = {k: opts[k] for k in SHARED}
@@ -105,7 +134,8 @@ def rl_query(target: str, opts: dict[str, Any]) -> tuple[Run, RLSpace, dict[str,
         rl_space = replace(rl_space, cp=parse_ints(opts["cp"], "cp"))
     if opts["ep"] is not None:
         rl_space = replace(rl_space, ep=parse_ints(opts["ep"], "ep"))
-    rl_space = replace(rl_space, placements=_families(opts), groups=opts["groups"])
+    rl_space = replace(rl_space, placements=_families(opts, base), groups=opts["groups"])
+    check_staleness(base.deployment.staleness, rl_space.placements)
     return base, rl_space, _launchers(shared, target, rl_space.placements, base)
 
 
@@ -125,10 +155,12 @@ def _launchers(shared: dict[str, Any], target: str, families: tuple[str, ...],
         {**shared, "framework": FrameworkChoice(fw)}, target)) or {}
 
 
-def _families(opts: dict[str, Any]) -> tuple[str, ...]:
+def _families(opts: dict[str, Any], base: Run) -> tuple[str, ...]:
     """The families to search (:func:`rlmcost.plan.families.searched_families`): ``--placements``;
     else none beside ``--groups``; else NeMo RL's with ``--engine megatron``; else those
-    ``--framework`` launches; else the default ones."""
+    ``--framework`` launches; else the default ones (for an offline algorithm, ``base``'s,
+    those without generation)."""
+    from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.errors import SpecError
     from rlmcost.plan.families import searched_families
 
@@ -140,7 +172,8 @@ def _families(opts: dict[str, Any]) -> tuple[str, ...]:
         p.strip() for p in opts["placements"].split(",") if p.strip())
     fw, engine = opts["framework"], opts["engine"]
     return searched_families(placements, opts["groups"], None if fw is None else str(fw),
-                             None if engine is None else str(engine))  # fmt: skip
+                             None if engine is None else str(engine),
+                             offline=get_algorithm(base.algorithm.name).offline)  # fmt: skip
 
 
 def space_fields(opts: dict[str, Any]) -> dict[str, Any]:

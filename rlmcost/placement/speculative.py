@@ -68,11 +68,20 @@ def speculation_for(g: GroupTasks, task: Task) -> Speculation | None:
         p = engine.speculative_acceptance
         return Speculation(engine.speculative_tokens, MTP_ACCEPTANCE if p is None else p,
                            mtp_arch(arch))  # fmt: skip
-    from rlmcost.specs.registry import get_model
-
-    draft = get_model(engine.speculative_draft).arch()
+    draft = draft_spec(engine.speculative_draft).arch()
     assert engine.speculative_acceptance is not None  # EngineSpec requires it
     return Speculation(engine.speculative_tokens, engine.speculative_acceptance, draft, False)
+
+
+def draft_spec(name: str) -> ModelSpec:
+    """The draft model ``name`` (``--speculative-draft``) names; its SpecError names the flag
+    and the value, as a role's model does (``--critic 'x': unknown model ...``)."""
+    from rlmcost.specs.registry import get_model
+
+    try:
+        return get_model(name)
+    except SpecError as exc:
+        raise SpecError(f"--speculative-draft {name!r}: {exc}") from None
 
 
 def _has_mtp(spec: ModelSpec) -> None:

@@ -90,9 +90,11 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
              compute: Any, kwargs: dict[str, Any]) -> PlanResult:  # fmt: skip
     from dataclasses import replace
 
+    from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.plan.families import DEFAULT_FAMILIES, launcher_bases, searched_families
     from rlmcost.plan.kinds import parse_pool, require_space
     from rlmcost.plan.rl import RLSpace, plan_rl
+    from rlmcost.plan.rl_space import check_staleness
     from rlmcost.reports.estimate import run_of
     from rlmcost.specs.prices import check_prices, parse_prices
 
@@ -119,8 +121,9 @@ def _plan_rl(algorithm: str, model: str, gpus: Any, hardware: str, objective: st
     if space.placements == DEFAULT_FAMILIES:  # the families as `rlmcost plan` picks them
         space = replace(space, placements=searched_families(
             None, space.groups, None if framework is None else str(framework),
-            engine.get("kind")))
+            engine.get("kind"), offline=get_algorithm(base.algorithm.name).offline))
     search["space"] = replace(space, pool=pool) if pool else space
+    check_staleness(base.deployment.staleness, space.placements)
     bases = None
     if framework is None and not base.deployment.ideal:  # each family under its launcher
         bases = launcher_bases(base, search["space"].placements, lambda fw: priced(

@@ -146,19 +146,37 @@ def framework_families(name: str | None) -> tuple[str, ...]:
 
 
 def searched_families(placements: tuple[str, ...] | None, groups: str | None,
-                      framework: str | None, engine: str | None = None) -> tuple[str, ...]:
+                      framework: str | None, engine: str | None = None, *,
+                      offline: bool = False) -> tuple[str, ...]:  # fmt: skip
     """The families a plan searches, as `rlmcost plan` and :func:`rlmcost.plan` choose them:
     ``placements`` where given; else none beside ``groups`` (the groups are the family);
     else, for ``engine`` ``megatron``, NeMo RL's with it
     (:data:`~rlmcost.plan.mcore.MEGATRON_FAMILIES`; SpecError under another framework);
     else those ``framework`` launches (:func:`framework_families`); else
-    :data:`DEFAULT_FAMILIES`."""
-    from rlmcost.plan.mcore import MEGATRON, MEGATRON_FAMILIES
-
+    :data:`DEFAULT_FAMILIES`. For an ``offline`` algorithm (DPO and its family: no generation
+    in the loop) the chosen families keep those of :data:`OFFLINE_FAMILIES` (every other one
+    runs a rollout group or overlaps rollout with training, which the evaluation rejects:
+    ``placement.configs``)."""
     if placements is not None:
         return placements
     if groups is not None:
         return ()
+    chosen = _chosen(framework, engine)
+    if offline:
+        return tuple(f for f in chosen if f in OFFLINE_FAMILIES) or ("baseline",)
+    return chosen
+
+
+OFFLINE_FAMILIES = ("baseline", "disaggregated", "hybrid", "fusion")
+"""The families an offline algorithm's plan searches of those chosen: no rollout group, no
+overlap (Table IX: async and combined overlap generation, which an offline method does
+not run in its loop)."""
+
+
+def _chosen(framework: str | None, engine: str | None) -> tuple[str, ...]:
+    """:func:`searched_families`' choice without ``placements`` nor ``groups``."""
+    from rlmcost.plan.mcore import MEGATRON, MEGATRON_FAMILIES
+
     if engine is not None and str(engine) == MEGATRON:
         if framework not in (None, "none", "nemo-rl"):
             raise SpecError(f"--engine megatron with --framework {framework}: Megatron "

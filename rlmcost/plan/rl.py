@@ -63,6 +63,7 @@ from rlmcost.plan.rl_candidates import (
 from rlmcost.plan.rl_rows import SourcedRow, with_runs
 from rlmcost.plan.rl_screened import Screened, screen_later
 from rlmcost.plan.rl_search import bounded_note, branch_and_bound, collapse
+from rlmcost.plan.rl_space import check_degrees
 from rlmcost.plan.search import Counts, PlanResult, pareto, rank
 from rlmcost.plan.space import check_given_tp
 from rlmcost.plan.trainers import trainer_parts, trainers_note
@@ -202,11 +203,12 @@ def plan_rl(
     notes: list[str] = []
     if space.pool:  # no candidate uses more GPUs than the pool has
         have, asked = pool_total(space.pool), counts_gpus
-        counts_gpus = tuple(g for g in asked if g <= have) or (have,)
+        counts_gpus = (*(g for g in asked if g < have), *((have,) if max(asked) >= have else ()))
         if counts_gpus != asked:
             notes.append(f"--gpus {', '.join(str(g) for g in asked if g > have)}: more than the "
                          f"pool's {have} GPUs; searched {', '.join(map(str, counts_gpus))}")
     check_groups(space.groups, space.pool, counts_gpus)  # kept counts and accelerators
+    check_degrees(space, counts_gpus)  # --cp 3 on 8 GPUs: no whole replica on any count
     total = Counts()
     rows: list[dict[str, Any]] = []
     failures: dict[str, dict[str, Any]] = {}
@@ -372,20 +374,17 @@ def query_fields(base: Run) -> dict[str, Any]:
 
 
 def check_base(base: Run) -> None:
-    """Resolve the algorithm, models, workload and hardware of ``base`` as the evaluation
-    will (SpecError, one line, for an unknown name or a bad workload)."""
-    from rlmcost.algorithms.catalog import get_algorithm
-    from rlmcost.algorithms.options import configure
-    from rlmcost.deployment.resolve import models_given, resolve_models, resolve_workload
+    """Resolve the query of ``base`` as the evaluation will (:func:`rlmcost.placement.query.
+    resolve`: the algorithm, models, workload, image tokens, hardware, calibration profile;
+    SpecError, one line, for an unknown name or a bad workload), so a query no candidate can
+    run fails here, not as "nothing fits" (``--image-tokens`` on a text model had)."""
+    from rlmcost.placement.query import resolve
     from rlmcost.run.spec import require_run
-    from rlmcost.specs import get_hardware
 
     require_run(base, "plan_rl's base")
-    w, m = base.workload, base.models
-    alg = configure(get_algorithm(base.algorithm.name), base.options())
-    resolve_workload(alg, None, w.prompts, w.samples_per_prompt, w.prompt_len, w.response_len)
-    resolve_models(alg, m.actor, models_given(m.given()))
-    get_hardware(base.cluster.hardware)
+    if base.cluster.rank_order != "topology":  # its NVLink reach needs a candidate's GPUs
+        base = base.replace(cluster={"rank_order": "topology"})
+    resolve(base, None)
 
 
 

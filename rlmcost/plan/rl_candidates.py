@@ -199,6 +199,8 @@ def candidates(base: Run, space: RLSpace, gpus: int) -> list[RLCandidate]:
         own = groups_engine_tp(alg, fam)  # rollout=?[tp=4]: the TP that runs, alone
         fam_etps = engine_tps(base, fam, etps, space.rollout_tp is not None) if own is None \
             else (own,)  # fmt: skip
+        if alg.offline:  # no engine runs (DPO ...): one engine TP and reservation, unread
+            fractions, fam_etps = (None,), fam_etps[:1]
         for tp, pp, cp, sp, etp, ep in product(lists["tp"], lists["pp"], lists["cp"], sps,
                                                fam_etps, lists["ep"]):  # fmt: skip
             unit = tp * pp * cp * dp_unit(tp, cp, ep, train.etp)
@@ -267,10 +269,11 @@ def enumerated_size(space: RLSpace, base: Run, gpus: int) -> int:
         for values in lists.values():
             n_layout *= len(values)
         own = groups_engine_tp(alg, fam)  # one engine TP where the brackets fix it
-        n_etp = 1 if own is not None else len(engine_tps(base, fam, etps,
-                                                         space.rollout_tp is not None))
+        n_etp = 1 if own is not None or alg.offline else len(engine_tps(
+            base, fam, etps, space.rollout_tp is not None))
         if len(fam.members) < 2:  # one group: all the GPUs
-            shares = len(space.fractions) if fam.placement == "baseline" and kv == (None,) else 1
+            shares = len(space.fractions) if fam.placement == "baseline" and kv == (None,) \
+                and not alg.offline else 1  # fmt: skip
         elif space.exhaustive or fam.name == "groups":
             ones = (1,) * len(fam.members)
             shares = max(1, len(group_counts(fam, gpus, ones, (), (), True,
@@ -317,7 +320,8 @@ def evaluate_row(base: Run, c: RLCandidate) -> dict[str, Any]:
 @lru_cache(maxsize=65536)
 def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
     from rlmcost.evaluation.deployment import evaluate_deployment
-    from rlmcost.plan.rl_groups import group_layouts
+    from rlmcost.plan.rl_groups import group_layouts, row_engine_memory
+    from rlmcost.plan.unread import unread_fields
 
     base = run_of_text(base_text)
     run = candidate_run(base, c)
@@ -328,8 +332,8 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         "groups": c.groups or groups_of(e), "staleness": run.deployment.staleness or 0,
         "tp": c.tp, "pp": c.pp, "cp": c.cp, "ep": run.deployment.train.ep, "sp": c.sp,
         "zero": str(c.zero), "ckpt": str(c.ckpt),
-        "micro_batch": c.micro_batch, "offload": ",".join(c.offload),
-        "rollout_tp": c.rollout_tp, **engine_memory(run),
+        "micro_batch": None if "micro_batch" in unread_fields(base) else c.micro_batch,
+        "offload": ",".join(c.offload), **row_engine_memory(e, c.rollout_tp),
         "fits": e.fits, "memory_bytes_per_device": e.peak_memory_bytes_per_device,
         "time_s": t, "time_lower_bound_s": e.iteration_time_lower_bound_s,
         "tokens_per_s_per_gpu": e.tokens_per_s_per_gpu, "mfu": e.mfu,
@@ -341,16 +345,6 @@ def _row(base_text: str, c: RLCandidate) -> dict[str, Any]:
         row["invalid"] = not row["binding_term_bytes"]  # a problem, no memory term
     # its engines' units (branch and bound's floor) and, where it fits, its groups' layouts
     return ExactRow(row, engines_busy_s(e), group_layouts(e) if e.fits else None)
-
-
-def engine_memory(run: Run) -> dict[str, float | None]:
-    """A row's engine reservation and KV pool: those of the Run its evaluation read (a
-    candidate's own, else the base Run's, e.g. a framework preset's ``--gpu-memory-utilization
-    0.7``, as its command line says them); None where the Run leaves the engine's default for
-    where it runs (:class:`~rlmcost.deployment.spec.EngineSpec`)."""
-    eng = run.deployment.engine
-    return {"gpu_memory_utilization": eng.gpu_memory_utilization,
-            "kv_buffer_gib": eng.kv_buffer_gib}
 
 
 def evaluate_item(item: tuple[Run, RLCandidate]) -> dict[str, Any]:

@@ -73,9 +73,64 @@ def group_layouts(e: PlacementEstimate) -> list[dict[str, Any]]:
             own = dep.group(g.name)
             kind = dep.engine.kind if own is None or own.engine is None else \
                 group_engine(dep, g.name).kind  # fmt: skip
-            entry["engine"] = {"kind": str(kind), **_fields(gen, ENGINE)}
+            entry["engine"] = {"kind": str(kind), **_fields(gen, ENGINE),
+                               **engine_memory_of(dep, g.name, train is not None)}  # fmt: skip
         out.append(entry)
     return out
+
+
+def engine_memory_of(dep: Any, name: str, trains: bool) -> dict[str, float | None]:
+    """The reservation (``gpu_memory_utilization``) and KV pool (``kv_buffer_gib``) the
+    evaluation sizes the engine of group ``name`` of deployment ``dep`` by: its own or the
+    run's where given, else the default for where it runs, as the evaluation takes them
+    (``placement.group_engine.GroupEngine.engine_fraction``: ``ENGINE_COLOCATED_FRACTION``
+    0.5 beside a trainer, verl's ppo_trainer.yaml; ``ENGINE_DEDICATED_FRACTION`` 0.9 alone,
+    vLLM's EngineArgs; a Megatron engine's pool ``MEGATRON_KV_BUFFER_GIB``, NeMo RL's
+    ``buffer_size_gb``, :func:`rlmcost.deployment.megatron_engine.kv_buffer_bytes`); None for
+    what its engine does not reserve (an engine in the trainer's layout, a Megatron engine's
+    fraction) and under the idealized iteration (no reservation)."""
+    from rlmcost.deployment.engine import ENGINE_COLOCATED_FRACTION, ENGINE_DEDICATED_FRACTION
+    from rlmcost.deployment.group_engine import group_engine
+    from rlmcost.deployment.kinds import EngineKind
+    from rlmcost.deployment.megatron_engine import MEGATRON_KV_BUFFER_GIB
+
+    own = dep.group(name)
+    eng = dep.engine if own is None or own.engine is None else group_engine(dep, name)
+    out: dict[str, float | None] = {"gpu_memory_utilization": None, "kv_buffer_gib": None}
+    if dep.ideal:
+        return out
+    if eng.kind is EngineKind.MEGATRON:
+        out["kv_buffer_gib"] = MEGATRON_KV_BUFFER_GIB if eng.kv_buffer_gib is None else \
+            eng.kv_buffer_gib  # fmt: skip
+    elif not eng.kind.in_trainer_layout:
+        frac = eng.gpu_memory_utilization
+        out["gpu_memory_utilization"] = frac if frac is not None else \
+            ENGINE_COLOCATED_FRACTION if trains else ENGINE_DEDICATED_FRACTION  # fmt: skip
+    return out
+
+
+def row_engine_memory(e: PlacementEstimate, rollout_tp: int) -> dict[str, Any]:
+    """A row's engine TP (``rollout_tp``, the candidate's), reservation and KV pool: the
+    Run's where it gives them (a candidate's own, else its base Run's, e.g. a framework
+    preset's ``--gpu-memory-utilization 0.7``, as the row's command says them); where it
+    leaves them unset, what the evaluation took for its generating groups
+    (:func:`engine_memory_of`: 0.5 beside a trainer, 0.9 alone), where they agree; else None
+    (each group's is in ``group_layouts``). All None where no group generates (an offline
+    method: DPO): no engine runs, whatever the Run says of one."""
+    from rlmcost.algorithms.kinds import Kind
+
+    dep = e.deployment
+    used = [engine_memory_of(dep, g.name, any(j.task.kind is Kind.TRAIN for j in g.jobs))
+            for g in e.groups if any(j.task.kind is Kind.GENERATE for j in g.jobs)]  # fmt: skip
+    if not used:
+        return {"rollout_tp": None, "gpu_memory_utilization": None, "kv_buffer_gib": None}
+    out: dict[str, Any] = {"gpu_memory_utilization": dep.engine.gpu_memory_utilization,
+                           "kv_buffer_gib": dep.engine.kv_buffer_gib}  # fmt: skip
+    for key, given in out.items():
+        values = {u[key] for u in used}
+        if given is None and len(values) == 1:
+            out[key] = values.pop()
+    return {"rollout_tp": rollout_tp, **out}
 
 
 def bracket_values(groups: str) -> dict[str, set[str]]:

@@ -108,7 +108,7 @@ def collapse(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
 
 def _engine_size(row: dict[str, Any]) -> tuple[int, float]:
     """What :func:`collapse` keeps the smallest of: the engine's TP, then its KV pool."""
-    return row["rollout_tp"], row.get("kv_buffer_gib") or 0.0
+    return row["rollout_tp"] or 0, row.get("kv_buffer_gib") or 0.0
 
 
 def signature(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -196,3 +196,46 @@ def engine_tp_note(alg: Any, fam: Family, given: tuple[int, ...] | None) -> list
     return [f"--rollout-tp {','.join(map(str, given))}: --groups {where} generates at its "
             "bracket's TP whatever the flag says (a group's own tp= goes over the run-wide "
             "engine TP); the flag's TP applies to the other groups and families"]
+
+
+def check_staleness(staleness: int | None, names: tuple[str, ...]) -> None:
+    """SpecError where the base Run's ``staleness`` 0 meets an overlapped family of ``names``:
+    the search runs those at the base's staleness (``rlmcost.plan.rl_runs``), and k = 0 is the
+    synchronous loop, which ``--placement async`` refuses too (it had run them at 1)."""
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.families import STALE_FAMILIES
+
+    stale = [n for n in names if n in STALE_FAMILIES]
+    if staleness == 0 and stale:
+        raise SpecError(f"--staleness 0 is the synchronous loop, but {', '.join(stale)} "
+                        "overlap rollout with training at k >= 1: give --staleness 1 or more, "
+                        "or search the synchronous families (--placements baseline,split,"
+                        "roles)")  # fmt: skip
+
+
+def check_degrees(space: Any, budget: Any) -> None:
+    """SpecError where the trainer degrees the space gives (``--tp``, ``--pp``, ``--cp``; one
+    where not given) multiply to no divisor of any GPU count of ``budget`` that holds them:
+    the evaluation derives data parallelism as gpus / (tp*pp*cp) over the run's GPUs, groups
+    or not (``deployment.resolve.resolve_layout``), and rejects every candidate, which the
+    plan had reported as families that never fit. Products above every count are left to
+    the search's own message (raise --gpus). A pool's total counts among the budget's."""
+    from rlmcost.errors import SpecError
+    from rlmcost.plan.kinds import parse_gpus
+
+    counts = parse_gpus(budget)
+    if space.pool:  # counts above the pool search its total (plan.rl)
+        from rlmcost.plan.pool import pool_total
+
+        counts = (*counts, pool_total(space.pool))
+    given = {n: getattr(space, n) for n in ("tp", "pp", "cp") if getattr(space, n)}
+    products = sorted({t * p * c for t in given.get("tp", (1,)) for p in given.get("pp", (1,))
+                       for c in given.get("cp", (1,))})  # fmt: skip
+    fits = [p for p in products if p <= max(counts)]
+    if not fits or any(g % p == 0 for g in counts for p in fits):
+        return
+    flags = " ".join(f"--{n} {','.join(map(str, v))}" for n, v in given.items())
+    raise SpecError(f"{flags}: tp*pp*cp ({', '.join(map(str, fits))}) divides none of the "
+                    f"budget's GPU counts ({', '.join(map(str, counts))}); the trainers' data "
+                    "parallelism is gpus / (tp*pp*cp): give --gpus a multiple of "
+                    f"{fits[0]}")  # fmt: skip

@@ -7,7 +7,7 @@ GPUs (NeMo RL's async GRPO colocated with Megatron generation, PR 2884;
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from rlmcost.errors import SpecError
@@ -23,12 +23,50 @@ if TYPE_CHECKING:
 # configuration: an algorithm command without --placement evaluates its Run and no more.
 
 
+@dataclass(frozen=True)
+class Outside:
+    """A deployment beyond the built-in configurations that a sizing note compares one with
+    (:func:`async_note`: the best synchronous split of the same GPUs and that split
+    overlapped; :func:`colocated_note`: async on one group): what it is, its predicted
+    iteration, the flags that run it over the compared query's (`rlmcost placements FLAGS`),
+    or, where the plan's search also set its layout, ``command``: the line that reproduces
+    it (the search's row's)."""
+
+    what: str
+    time_s: float
+    flags: str
+    command: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"deployment": self.what, "time_s": self.time_s, "flags": self.flags,
+                "command": self.command}  # fmt: skip
+
+    def text(self) -> str:
+        """As the comparison's headline says it."""
+        from rlmcost.units import format_seconds
+
+        how = "its layout searched: --json faster_outside has its command" if self.command \
+            else self.flags  # fmt: skip
+        return f"{self.what}, {format_seconds(self.time_s)} ({how})"
+
+
 def compare_sized(run: Run) -> PlacementComparison:
     """:func:`~rlmcost.reports.placement.compare_runs` with every configuration sized by
-    :func:`sized`."""
+    :func:`sized`, and the deployments beyond them that its notes compare with
+    (``outside``, fastest first, each once), so the comparison's headline can say where
+    one is faster than the fastest configuration that fits."""
     from rlmcost.reports.placement import compare_runs
 
-    return compare_runs(run, sized)
+    found: dict[str, Outside] = {}
+
+    def size(one: Run) -> tuple[Run, PlacementEstimate]:
+        done, e, outside = _sized(one)
+        for o in outside:
+            found.setdefault(o.flags, o)
+        return done, e
+
+    c = compare_runs(run, size)
+    return replace(c, outside=tuple(sorted(found.values(), key=lambda o: o.time_s)))
 
 
 def sizing_space(run: Run) -> Any:
@@ -80,13 +118,20 @@ def evaluate_sized(run: Run) -> Any:
 
 
 def sized(run: Run) -> tuple[Run, PlacementEstimate]:
+    """:func:`_sized` without the deployments beyond the configuration."""
+    done, e, _ = _sized(run)
+    return done, e
+
+
+def _sized(run: Run) -> tuple[Run, PlacementEstimate, list[Outside]]:
     """``run``'s built-in configuration with its groups sized by the plan's search, fits
     first, then fastest: as given when it fits (the evaluation's split search,
     :mod:`rlmcost.placement.allocate`, picks the counts); else the fastest fitting
     deployment of :func:`sizing_space` (:func:`rlmcost.plan.rl.plan_rl` restricted to the
     configuration), saying what it changed; else as given, saying that nothing fits. An
     asynchronous configuration is compared with the best synchronous split of the same GPUs
-    (:func:`async_note`)."""
+    (:func:`async_note`); the third item: the deployments beyond the configuration its notes
+    compare it with (:class:`Outside`)."""
     from rlmcost.algorithms.catalog import get_algorithm
     from rlmcost.algorithms.options import configure
     from rlmcost.placement.configs import build
@@ -120,11 +165,13 @@ def sized(run: Run) -> tuple[Run, PlacementEstimate]:
                          "full checkpointing, the optimizer in host memory and any TP (the "
                          "plan's search); shown as given: raise --gpus")  # fmt: skip
     assert e is not None
+    outside: list[Outside] = []
     if e.placement.staleness and e.fits:
-        for note in (async_note(run, e), colocated_note(run, e)):
+        for note, found in (async_note(run, e), colocated_note(run, e)):
             if note:
                 notes.append(note)
-    return run, replace(e, notes=(*notes, *e.notes)) if notes else e
+            outside += found
+    return run, replace(e, notes=(*notes, *e.notes)) if notes else e, outside
 
 
 def _changes(row: dict[str, Any]) -> str:
@@ -134,13 +181,13 @@ def _changes(row: dict[str, Any]) -> str:
             f"{row['rollout_tp']}")  # fmt: skip
 
 
-def async_note(run: Run, e: PlacementEstimate) -> str | None:
+def async_note(run: Run, e: PlacementEstimate) -> tuple[str | None, list[Outside]]:
     """Why the asynchronous ``run`` (estimate ``e``) is slower than the best synchronous split
     of the same GPUs (engines apart, every model on the rest, :mod:`rlmcost.plan.families`
     ``split``, every split of the GPUs in power-of-two steps, at most
     :data:`~rlmcost.placement.allocate.COARSE_SPLITS` of them: a note's comparison, searched
     as coarsely as the placements' own first pass; ``run``'s layout), or None when it is
-    not."""
+    not; with the split, and that split overlapped where that is faster still."""
     from rlmcost.plan.rl import plan_rl
     from rlmcost.reports.placement import placed
 
@@ -151,7 +198,9 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
     best = plan_rl(run.replace(deployment={"staleness": None}), gpus, space=space, top=1).best
     t = ranking_time_s(e)
     if best is None or best["time_s"] >= t:
-        return None
+        return None, []
+    found = [Outside("the synchronous split " + best["groups"], best["time_s"],
+                     f"--groups {best['groups']}", best["command"])]  # fmt: skip
     why = (f"its groups ({', '.join(f'{g.name}={g.gpus}' for g in e.groups)}) hold "
            "the assessment forwards on the rollout side and shadow copies of the trained "
            "models (Table IX), and the overlap saves less than the split costs")
@@ -161,11 +210,14 @@ def async_note(run: Run, e: PlacementEstimate) -> str | None:
     except SpecError:
         o = None
     if o is not None and o.fits and ranking_time_s(o) < best["time_s"]:
-        why += (f"; overlapping that split instead takes {ranking_time_s(o):.3g} s "
-                f"(--placement {e.placement.name.split('+')[0]} --groups {best['groups']})")
+        flags = f"--placement {e.placement.name.split('+')[0]} --groups {best['groups']}"
+        why += f"; overlapping that split instead takes {ranking_time_s(o):.3g} s ({flags})"
+        found.append(Outside(f"the split {best['groups']} overlapped "
+                             f"({e.placement.name.split('+')[0]})", ranking_time_s(o),
+                             flags))  # fmt: skip
     return (f"{e.placement.name} ({t:.3g} s) is slower than the best synchronous split of "
             f"the same {gpus} GPUs, {best['groups']} ({best['time_s']:.3g} s; at most "
-            f"{COARSE_SPLITS} splits searched, in power-of-two steps): {why}")
+            f"{COARSE_SPLITS} splits searched, in power-of-two steps): {why}"), found
 
 
 def _groups_data(text: str, run: Run) -> list[dict[str, Any]]:
@@ -174,37 +226,39 @@ def _groups_data(text: str, run: Run) -> list[dict[str, Any]]:
     return [g.model_dump(mode="json") for g in groups_from_text(text, run.deployment.train)]
 
 
-def colocated_note(run: Run, e: PlacementEstimate) -> str | None:
+def colocated_note(run: Run, e: PlacementEstimate) -> tuple[str | None, list[Outside]]:
     """For the asynchronous ``run`` (estimate ``e``) on groups apart, generating with a
     Megatron engine: how async on one group of the same GPUs compares (NeMo RL PR 2884: the
     engine stands down for each training step, the step the sum of its phases; the fastest of
     :func:`sizing_space`'s layouts, ``async-colocated`` of :mod:`rlmcost.plan.mcore`), with
-    the flags that run it; None for other engines, user groups or when none of it fits."""
+    the flags that run it, and it where it is faster; None for other engines, user groups or
+    when none of it fits."""
     from rlmcost.plan.mcore import ASYNC_COLOCATED, is_megatron
     from rlmcost.plan.rl import plan_rl
 
     if not is_megatron(run) or run.deployment.groups or len(e.groups) < 2:
-        return None
+        return None, []
     gpus = sum(g.gpus for g in e.groups)
     space = replace(sizing_space(run), placements=(ASYNC_COLOCATED,))
     best = plan_rl(run, gpus, space=space, top=1).best
     if best is None:
-        return None
+        return None, []
     t, one = ranking_time_s(e), best["time_s"]
     pool = f" --kv-buffer-gib {best['kv_buffer_gib']:g}" if best["kv_buffer_gib"] else ""
     engine = f" --rollout-tp {best['rollout_tp']}" if best["rollout_tp"] else ""
     t_ = run.deployment.train  # the layout the search changed, as flags
     for key, flag in (("zero", "--zero"), ("ckpt", "--ckpt"), ("micro_batch", "--micro-batch")):
-        if str(best[key]) != str(getattr(t_, key)):
+        if best[key] is not None and str(best[key]) != str(getattr(t_, key)):
             engine += f" {flag} {best[key]}"
     kinds = best["run"]["deployment"]["train"]["offload"]
     if kinds != [str(k) for k in t_.offload]:
         engine += " --offload " + (",".join(kinds) or "''")
-    how = (f"--placement async --groups {best['groups']} --tp {best['tp']}{engine}{pool}, the "
-           "engine standing down for each step on the same GPUs (NeMo RL's async GRPO "
-           "colocated with Megatron generation, PR 2884)")  # fmt: skip
+    flags = f"--placement async --groups {best['groups']} --tp {best['tp']}{engine}{pool}"
+    how = (f"{flags}, the engine standing down for each step on the same GPUs (NeMo RL's async "
+           "GRPO colocated with Megatron generation, PR 2884)")  # fmt: skip
     if one < t:
         return (f"{e.placement.name} ({t:.3g} s) on groups apart is slower than async on one "
-                f"group of the same {gpus} GPUs ({one:.3g} s): {how}")  # fmt: skip
+                f"group of the same {gpus} GPUs ({one:.3g} s): {how}"), \
+            [Outside("async on one group", one, flags, best["command"])]  # fmt: skip
     return (f"async on one group of the same {gpus} GPUs takes {one:.3g} s, slower than "
-            f"{e.placement.name}'s groups apart ({t:.3g} s): {how}")
+            f"{e.placement.name}'s groups apart ({t:.3g} s): {how}"), []

@@ -15,7 +15,9 @@ forwards the evaluation replaces each training and forward task's micro-batch by
 budget packs (``placement.group_own.GroupTasks._apply_token_budget``,
 ``placement.group_passes.packed_layout``), as the frameworks do (:data:`BUDGET_PACKS`); with an
 engine that generates in its own layout nothing reads the run's value. The paper's idealized
-iteration (``Deployment.ideal``) applies no budget and reads it.
+iteration (``Deployment.ideal``) applies no budget and reads it. A row of such a base says
+so: its ``micro_batch`` is None (the table's mb ``budget``); what each group's passes pack is
+in its ``group_layouts``.
 """
 
 from __future__ import annotations
@@ -83,8 +85,8 @@ def unread_notes(parts: list[tuple[Run, RLSpace]]) -> list[str]:
             flag = "--" + field.replace("_", "-")
             note = (f"{flag} {','.join(map(str, values))}: searched at {values[0]} alone, as "
                     f"no evaluation reads it: {why}; the rows at "
-                    f"{','.join(map(str, values[1:]))} would repeat these (shown "
-                    f"{values[0]}* in the table)")  # fmt: skip
+                    f"{','.join(map(str, values[1:]))} would repeat these (micro_batch null in "
+                    "--json, mb 'budget' in the table)")  # fmt: skip
             if note not in out:
                 out.append(note)
     return out

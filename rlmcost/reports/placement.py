@@ -71,6 +71,18 @@ class PlacementComparison:
     estimates: tuple[PlacementEstimate, ...]
     skipped: dict[str, str]
     run: Run | None = None  # the query compared
+    # deployments beyond the configurations that their notes compare with, fastest first
+    # (rlmcost.plan.sizing.Outside: what, time_s, flags; `placements` sizes them)
+    outside: tuple[Any, ...] = ()
+
+    @property
+    def faster_outside(self) -> tuple[Any, ...]:
+        """Of :attr:`outside`, those faster than the fastest configuration that fits (all of
+        them where none fits)."""
+        best = self.fastest_that_fits
+        if best is None:
+            return self.outside
+        return tuple(o for o in self.outside if o.time_s < ranking_time_s(best))
 
     @property
     def fastest_that_fits(self) -> PlacementEstimate | None:
@@ -86,6 +98,7 @@ class PlacementComparison:
             "placements": [e.to_json() for e in self.estimates],
             "not_applicable": self.skipped,
             "fastest_that_fits": best.placement.name if best else None,
+            "faster_outside": [o.to_json() for o in self.faster_outside],
         }
 
 

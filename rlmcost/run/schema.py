@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION
@@ -31,7 +31,7 @@ class Versioned(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.13"]
+    schema_version: Literal["2.14"]
     command: str
 
 
@@ -177,7 +177,11 @@ class PlacementsOut(Envelope):
 
     placements: list[PlacementOut]
     not_applicable: dict[str, str]
-    fastest_that_fits: str | None
+    fastest_that_fits: str | None = Field(description="the fastest configuration that fits")
+    faster_outside: list[dict[str, Any]] = Field(
+        default_factory=list, description="deployments beyond the configurations that their "
+        "notes found faster than fastest_that_fits (deployment, time_s, flags), fastest "
+        "first; schema 2.14")
 
 
 class SymbolicPlacementRowOut(BaseModel):
@@ -197,7 +201,7 @@ class SymbolicPlacementsOut(BaseModel):
 
     model_config = _CLOSED
 
-    schema_version: Literal["2.13"]
+    schema_version: Literal["2.14"]
     command: Literal["placements"]
     symbolic: Literal[True]
     rows: list[SymbolicPlacementRowOut]

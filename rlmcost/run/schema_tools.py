@@ -157,8 +157,10 @@ class PlanGroupOut(BaseModel):
         description="its forward jobs' layout (log-probs, values, rewards): dp, tp, pp, cp, "
         "ep, sp, zero, micro_batch; None where it runs none")
     engine: dict[str, Any] | None = Field(
-        description="its generation: the engine kind and its dp (replicas), tp, pp, ep; None "
-        "where it generates nothing")
+        description="its generation: the engine kind and its dp (replicas), tp, pp, ep, and "
+        "gpu_memory_utilization and kv_buffer_gib as the evaluation sized it (where unset, the "
+        "default for where it runs: 0.5 beside a trainer, 0.9 alone, a Megatron pool 10 GiB; "
+        "None where the engine reserves none; schema 2.14); None where it generates nothing")
 
 
 class PlanRowOut(BaseModel):
@@ -182,6 +184,12 @@ class PlanRowOut(BaseModel):
         "3600, summed over the accelerators); None without a price")
     cost_per_million_tokens_usd: float | None = Field(
         default=None, description="RL: USD per 10^6 trained prompt + response tokens")
+    micro_batch: int | None = Field(
+        default=None, description="RL: None where a per-GPU token budget forms every "
+        "micro-batch (rlmcost.plan.unread; schema 2.14)")
+    gpu_memory_utilization: float | None = Field(
+        default=None, description="RL: the Run's, else the default its engines ran with (0.5 "
+        "beside a trainer, 0.9 alone; schema 2.14); kv_buffer_gib likewise (10 GiB)")
     group_layouts: list[PlanGroupOut] | None = Field(
         default=None, description="RL: what each device group runs, its own bracket values "
         "included (the row's tp ... offload and rollout_tp are the run-wide ones); schema 2.11")
