@@ -595,7 +595,7 @@ asked again with few distinct arguments but cheaper than a memoized look-up (``d
 5,000/s one call each is not met.
 
 Nineteenth round: where a fresh deployment's time goes, and two of its per-tuple parts by
-value (December 2026, against main 326b1731, the machine at a load of 4-7 on its two cores).
+value (December 2026, measured on main 326b1731, the machine at a load of 4-7 on two cores).
 Measured first, inside the one-call sweep with the collector paused (three runs of main's code
 in one process, fresh then every group kept): 656-802 us a deployment fresh, 222-234 us with
 every group estimate kept; of the fresh, the 928 group estimates 255-314 us (940-1,070 us
@@ -622,14 +622,16 @@ whether the rollout streams), not per pair of group estimates: 1,184 computed (5
 about 21 us a deployment) -> 60; a groups' part whose groups share no phase name (all 1,760 of
 the sweep) joins each group's own phases (``iteration_groups._phases``: the same sums from 0.0
 in the same order) instead of summing every job and transfer again: 11.3 -> 6.1 us a part.
-Python calls of the one-call sweep (cProfile, exact) 4,411,359 -> 4,273,854 (1,352 -> 1,309 a
-deployment); per group estimate 1,905 -> 1,922 (not touched; a memoized value first evaluated
-inside an estimate now). Rates (per chunk the fastest of 3 sweeps, ``thread_time``, four
-alternating pairs at a load of 4.5-7): one call each 801-1,016 -> 803-929 us a deployment,
-the collector paused 659-946 -> 713-791 us: within the noise, as the parts' share (about 3 %)
-says. Every result the same: the sha256 of the ``to_json`` (or error) of 4,496 planner
+Against main fb41caa8 (merged; the same code elsewhere): Python calls of the one-call sweep
+(cProfile, exact) 4,426,862 -> 4,272,551 (1,356 -> 1,309 a deployment); per group estimate
+1,922 -> 1,921 (not touched). Rates (per chunk the fastest of 3 sweeps, ``thread_time``, four
+alternating pairs at a load of 3-4.7): one call each 781-942 -> 697-844 us a deployment
+(1,061-1,280 -> 1,185-1,435/s), the collector paused 657-907 -> 632-754 us (1,102-1,522 ->
+1,327-1,583/s): a few per cent, within the noise, as the parts' share (about 3 %) says.
+Every result the same: the sha256 of the ``to_json`` (or error) of 4,496 planner
 candidates (PPO Llama-3.1-70B on 32 A100, GRPO 8B on 16 A100) one call each, through
-``evaluate_many`` and plain, equal to main's; ``validate --rl --json`` 0 of 103 rows moved;
+``evaluate_many`` and plain, equal to main 326b1731's (one call each and batched again equal to
+fb41caa8's after the merge); ``validate --rl --json`` 0 of 103 rows moved;
 ``tests/test_fast_equal.py`` with hypothesis seeds 1-5; ``tests/test_fast_parts.py`` holds the
 kept syncs to each run's own (across frameworks, refits, an FP8 engine, streaming) and the
 joined phases to the summed ones. 5,000/s one call each is not met.
