@@ -593,6 +593,48 @@ Python calls, the memoized passes' and memory's first evaluations about a fifth)
 asked again with few distinct arguments but cheaper than a memoized look-up (``data_share``
 5,096 of 269, ``refit_s`` 5,760 of 16, ``Device.memory_s`` 4,916 of 253) were left as they are.
 5,000/s one call each is not met.
+
+Nineteenth round: where a fresh deployment's time goes, and two of its per-tuple parts by
+value (December 2026, measured on main 326b1731, the machine at a load of 4-7 on two cores).
+Measured first, inside the one-call sweep with the collector paused (three runs of main's code
+in one process, fresh then every group kept): 656-802 us a deployment fresh, 222-234 us with
+every group estimate kept; of the fresh, the 928 group estimates 255-314 us (940-1,070 us
+each) and their ``GroupModel`` built 25-27 us, the groups' parts of the 1,760 new tuples of
+estimates 50-61 us and their weight-sync links 33-44 us. By family (per estimate): the 256
+colocated groups ("all": 32 training set-ups times 8 engines) 1.16-1.46 ms, the 672 trainer
+groups of the split families 0.84-0.86 ms; inside them the jobs are 75-80 % (the trainer
+groups' 1,120 forwards 219-225 us each and 576 updates 346-354 us, the colocated groups' 256
+generations 356-437 us, their 1,024 forwards 69-86 us and 512 updates 92-118 us), the set-up
+79-127 us, the transfers 47-193 us, the start-up peak 47-112 us; the memoized passes' and
+memory's first evaluations are about three tenths of the estimates' profiled time, the rest
+the flat spread of earlier rounds (about 1,900 Python calls). So a group estimate that cost
+nothing would make the fresh sweep at most about 1.7x faster; 1.5x from the estimates alone
+needs them about five times faster, and a flat rewrite of their glue (seven tenths) at best
+halves it: about 1.2x. The rest of a fresh deployment (the groups' parts, links, notes and
+keys of new tuples of estimates, 150-240 us beyond the kept path) has to go with it. The
+collector, one call each (three runs each, alternating): on 715-870 us a deployment with 3
+full passes, paused inside each call 771-789 us with 2, off 610-750 us; within the noise but
+for off, which a library cannot leave. What this round changed, each equal bit for bit: a
+weight sync is kept per query by what it reads (``weight_syncs.sync_reads``: the model and its
+head, the two groups' names, GPUs and accelerators, the iteration's GPUs, and for a refit into
+a generating engine its mechanism, the engine's TP, its dtype under NeMo RL's packed broadcast,
+whether the rollout streams), not per pair of group estimates: 1,184 computed (58 us each,
+about 21 us a deployment) -> 60; a groups' part whose groups share no phase name (all 1,760 of
+the sweep) joins each group's own phases (``iteration_groups._phases``: the same sums from 0.0
+in the same order) instead of summing every job and transfer again: 11.3 -> 6.1 us a part.
+Against main fb41caa8 (merged; the same code elsewhere): Python calls of the one-call sweep
+(cProfile, exact) 4,426,862 -> 4,272,551 (1,356 -> 1,309 a deployment); per group estimate
+1,922 -> 1,921 (not touched). Rates (per chunk the fastest of 3 sweeps, ``thread_time``, four
+alternating pairs at a load of 3-4.7): one call each 781-942 -> 697-844 us a deployment
+(1,061-1,280 -> 1,185-1,435/s), the collector paused 657-907 -> 632-754 us (1,102-1,522 ->
+1,327-1,583/s): a few per cent, within the noise, as the parts' share (about 3 %) says.
+Every result the same: the sha256 of the ``to_json`` (or error) of 4,496 planner
+candidates (PPO Llama-3.1-70B on 32 A100, GRPO 8B on 16 A100) one call each, through
+``evaluate_many`` and plain, equal to main 326b1731's (one call each and batched again equal to
+fb41caa8's after the merge); ``validate --rl --json`` 0 of 103 rows moved;
+``tests/test_fast_equal.py`` with hypothesis seeds 1-5; ``tests/test_fast_parts.py`` holds the
+kept syncs to each run's own (across frameworks, refits, an FP8 engine, streaming) and the
+joined phases to the summed ones. 5,000/s one call each is not met.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 bit, the sign of a zero included), a groups' part of an iteration summed per group estimate
 (``iteration_groups._merged`` of ``_sums``) against its definition over the jobs
 (``_stages``, ``_waves``, ``trained_tokens``), and the kept pass options and GEMM times
-against the ones computed inside ``memo.plain``."""
+against the ones computed inside ``memo.plain``, and the weight syncs kept by what they read
+(``weight_syncs.sync_reads``) against the ones computed for each run alone."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from rlmcost import memo
 from rlmcost.choices import Dtype
 from rlmcost.deployment.spec import Deployment
+from rlmcost.errors import SpecError
 from rlmcost.evaluation.deployment import evaluate_deployment
 from rlmcost.perf.efficiency import Device
 from rlmcost.placement import iteration_groups as ig
@@ -114,3 +116,62 @@ def test_kept_gemm_times_are_the_plain_ones() -> None:
         assert Device(get_hardware("a100-80gb"), Dtype.BF16).gemm_s(*shape) == fresh
     with pytest.raises(Exception, match="must be positive"):
         dev.gemm_s(0, 1, 1)
+
+
+def _sync_runs() -> list[Run]:
+    """Deployments of one query whose weight syncs differ in one read each: the framework's
+    refit (verl, NeMo RL's packed broadcast, OpenRLHF), an engine's own disk refit, the FP8
+    engine NeMo RL requantizes for, the engine's TP, a streamed rollout, the split of GPUs."""
+    base = {"algorithm": {"name": "grpo"}, "models": {"actor": "8b"}, "cluster": {"gpus": 16}}
+    out = []
+    trainers = {None: "actor+reference+reward", "verl": "actor", "nemo-rl": "actor+reference",
+                "openrlhf": "actor+reference+reward"}  # each framework's GRPO models
+    for framework, members in trainers.items():
+        for engine in ({}, {"tp": 2}, {"dtype": "fp8"}, {"refit": "disk"}):
+            for extra in ({}, {"placement": "async", "partial_rollout": True}):
+                for rollout in (4, 8):
+                    groups = [{"members": "rollout", "gpus": rollout},
+                              {"members": members, "gpus": 16 - rollout}]
+                    dep = {"framework": framework, "engine": engine, "groups": groups, **extra}
+                    out.append(Run.from_data({**base, "deployment": dep}))
+    return out
+
+
+def _syncs(run: Run) -> Any:
+    try:
+        return [s.to_json() if hasattr(s, "to_json") else repr(s)
+                for s in evaluate_deployment(run).syncs]
+    except SpecError as exc:
+        return repr(exc)
+
+
+def test_weight_syncs_kept_by_their_reads_are_each_runs_own() -> None:
+    # independent: each run's syncs computed inside memo.plain (nothing kept, no key)
+    runs = _sync_runs()
+    with memo.plain():
+        plain = [_syncs(r) for r in runs]
+    memo.clear_all()
+    kept = [_syncs(r) for r in runs]  # one query: a key missing a read would hit wrongly
+    assert kept == plain
+    assert [_syncs(r) for r in reversed(runs)] == plain[::-1]  # found, in the other order
+    refits = {s.split("(")[-1] for p in plain if isinstance(p, list) for s in map(repr, p)
+              if "refit" in s}  # fmt: skip
+    assert len(refits) >= 3  # the mechanisms differ among the runs (not vacuous)
+
+
+def test_phases_joined_per_group_are_the_phases_summed() -> None:
+    # independent: _phases_summed, the sums over every group's jobs and transfers in order
+    apart = 0
+    for run in [*_runs(), *_sync_runs()[::3]]:
+        try:
+            groups = evaluate_deployment(run).groups
+        except SpecError:
+            continue
+        owns = [ig._own_phases(g) for g in groups]
+        apart += sum(map(len, owns)) == len({n for own in owns for n in own})
+        joined, summed = ig._phases(groups), ig._phases_summed(groups)
+        assert [(n, k, _bits(p), _bits(b)) for n, k, p, b in joined[0]] == \
+            [(n, k, _bits(p), _bits(b)) for n, k, p, b in summed[0]]  # fmt: skip
+        assert [p.to_json() for p in joined[1]] == [p.to_json() for p in summed[1]]
+        assert joined[2] == summed[2]
+    assert apart >= 5  # the joined path is taken (not vacuous)

@@ -286,7 +286,7 @@ def _phases(static: IterationGroups, syncs: Sequence[Transfer]) -> tuple[Phase, 
     the groups' sums (``IterationGroups.phases``) plus the weight syncs'. Where no two syncs
     and no sync and group share a name, the groups' own phases as built once and each sync's
     phase as kept per sync (:func:`_sync_phase`; the syncs are kept objects,
-    ``iteration_units.kept_sync``): nothing new kept per deployment."""
+    ``weight_syncs.sync_reads``): nothing new kept per deployment."""
     own = [_sync_phase(tr) for tr in syncs]
     names = static.names
     if all(n not in names for n, _ in own) and len({n for n, _ in own}) == len(own):

@@ -139,6 +139,33 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
         stages, waves, tokens = _merged(sums)
     else:
         stages, waves, tokens = _stages(jobs), list(_waves(groups)), trained_tokens(jobs.values())
+    phases, phase_list, names = _phases(groups)
+    return built(
+        IterationGroups, tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d),
+        tuple(low), tuple(high), key_of, first_of, last_of, stages, tuple(waves), phases,
+        phase_list, tokens, names, {}, per_shape[1],
+    )  # fmt: skip
+
+
+Phases = tuple[tuple[tuple[str, Any, float, float], ...], tuple[Phase, ...], tuple[str, ...]]
+
+
+def _phases(groups: Sequence[GroupEstimate]) -> Phases:
+    """The ``phases``, ``phase_list`` and ``names`` of :class:`IterationGroups`: where no
+    phase name is in two groups, each phase is its group's own (:func:`_own_phases`: the same
+    additions from 0.0 in the same order), joined in the groups' order; else
+    :func:`_phases_summed`."""
+    owns = [_own_phases(g) for g in groups]
+    if sum(map(len, owns)) != len({n for own in owns for n in own}):
+        return _phases_summed(groups)
+    return (tuple((p.name, p.key, p.time_s, p.time_lower_bound_s)
+                  for own in owns for p in own.values()),
+            tuple(p for own in owns for p in own.values() if p.time_s or p.time_lower_bound_s),
+            tuple(n for own in owns for n in own))  # fmt: skip
+
+
+def _phases_summed(groups: Sequence[GroupEstimate]) -> Phases:
+    """:func:`_phases` summed over the groups' jobs and transfers in their order."""
     order: dict[str, list[Any]] = {}
     source: dict[str, GroupEstimate | None] = {}  # the one group a phase comes from, if one
     for g in groups:
@@ -151,13 +178,10 @@ def _build(groups: Sequence[GroupEstimate]) -> IterationGroups:
     # a phase that one group alone has: that group's own (the same additions from 0.0 in the
     # same order), one object per estimate that the iterations it takes part in share
     shared = {n: p for g in groups for n, p in _own_phases(g).items() if source[n] is g}
-    return built(
-        IterationGroups, tuple(groups), per_shape[0], tuple(w_t), tuple(w_p), tuple(w_d),
-        tuple(low), tuple(high), key_of, first_of, last_of, stages, tuple(waves),
-        tuple((n, k, p, b) for n, (k, p, b) in order.items()),
-        tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items() if p or b),
-        tokens, tuple(order), {}, per_shape[1],
-    )  # fmt: skip
+    return (tuple((n, k, p, b) for n, (k, p, b) in order.items()),
+            tuple(shared.get(n) or Phase(n, k, p, b) for n, (k, p, b) in order.items()
+                  if p or b),
+            tuple(order))  # fmt: skip
 
 
 def _stages(jobs: dict[int, Job]) -> dict[Stage, tuple[int, int, tuple[str, ...]]]:

@@ -7,13 +7,12 @@ and high ends of its spread, :mod:`rlmcost.perf.interval`). Without stage fusion
 weights are its job's or transfer's own numbers, so a group estimate, shared by the
 deployments of a query (:mod:`rlmcost.placement.group_key`), gives the same units in every
 iteration it takes part in: :func:`group_units` builds them once per estimate (the same
-values, computed the same way, as ``combine`` builds them). :func:`kept_sync` keeps a weight
-synchronization between two group estimates the same way.
+values, computed the same way, as ``combine`` builds them). A weight synchronization between
+two group estimates is kept by what it reads (``weight_syncs.sync_reads``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,19 +84,3 @@ def group_units(g: GroupEstimate) -> GroupUnits:
         high.append(j.predicted_s * spread.high)
     return GroupUnits(tuple(shape), tuple(w_t), tuple(w_p), tuple(w_d), tuple(low), tuple(high),
                       tuple(key_of))  # fmt: skip
-
-
-def kept_sync(seen: dict[Any, Any] | None, src: GroupEstimate, dst: GroupEstimate,
-              args: tuple[Any, ...], compute: Callable[[], Any]) -> Any:  # fmt: skip
-    """``compute()`` (a weight synchronization from group ``src`` to ``dst``), kept in the
-    query's ``seen`` (``Setup.groups_seen``; None: nothing kept) under the two estimates'
-    identities and ``args`` (what else it reads of the deployment)."""
-    if seen is None:
-        return compute()
-    key = ("sync", id(src), id(dst), args)
-    hit = seen.get(key)
-    if hit is not None and hit[0] is src and hit[1] is dst:
-        return hit[2]
-    out = compute()
-    seen[key] = (src, dst, out)
-    return out

@@ -10,7 +10,7 @@ Split from :mod:`rlmcost.placement.iteration` (which schedules them) by purpose.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
+from typing import Any
 
 from rlmcost.algorithms.kinds import Kind, Role
 from rlmcost.choices import Dtype
@@ -21,7 +21,6 @@ from rlmcost.perf.packed_refit import fp8_requant_s
 from rlmcost.perf.refit import Refit, refit_s, spread_of
 from rlmcost.perf.rl_step import link_transfer_s
 from rlmcost.placement.inputs import Setup, engine_for
-from rlmcost.placement.iteration_units import kept_sync
 from rlmcost.placement.jobs import GroupEstimate, Job, Transfer
 from rlmcost.placement.transfer import sync_span_gpus, weight_sync_time_s
 
@@ -39,68 +38,84 @@ def weight_syncs(
     total = sum(g.gpus for g in groups)
     syncs: list[Transfer] = []
     links: list[tuple[str, str, list[str], tuple[str, str] | None]] = []
+    seen = setup.groups_seen
     for g in groups:
         for role in g.shadows:
             if role not in trainer:
                 continue
             src, train_job = trainer[role]
-            sync = kept_sync(
-                setup.groups_seen, src, g,
-                (role, total, setup.deployment.ideal, setup.deployment.framework,
-                 _refit_kind(setup, g.name), setup.deployment.partial_rollout),
-                partial(_weight_sync, setup, src, train_job, g, role, total),
-            )  # fmt: skip
+            reads = sync_reads(setup, src, train_job, g, role, total)
+            kept = None if seen is None else seen.get(reads)  # None: nothing kept (memo.plain)
+            sync: Transfer = kept if kept is not None else _weight_sync(setup, reads)
+            if kept is None and seen is not None:
+                seen[reads] = sync
             syncs.append(sync)
-            what = sync.what
             # a framework's refit into its engines stalls both sides (schedule.Link)
-            reader = next((j for j in g.jobs if j.task.role is role), None)
-            stall = None
-            if _refit_mechanism(setup, g.name) is not None and reader is not None \
-                    and reader.task.kind is Kind.GENERATE:  # fmt: skip
-                stall = (g.name, src.name)
+            stall = None if reads[10] is None else (g.name, src.name)
             readers = [key_of[j.task.index] for j in g.jobs if j.task.role is role]
-            links.append((what, key_of[train_job.task.index], readers, stall))
+            links.append((sync.what, key_of[train_job.task.index], readers, stall))
     return syncs, links
 
 
-def _weight_sync(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
-                 total: int) -> Transfer:  # fmt: skip
-    """One copy of ``role``'s weights from its trainer's group ``src`` to group ``g`` after
-    training (:func:`weight_syncs`; kept per pair of group estimates, ``kept_sync``)."""
+def sync_reads(setup: Setup, src: GroupEstimate, train_job: Job, g: GroupEstimate, role: Role,
+               total: int) -> tuple[Any, ...]:  # fmt: skip
+    """What one copy of ``role``'s weights from its trainer's group ``src`` to group ``g``
+    reads beside the query (its model, dtypes and prompts: ``Setup.groups_seen`` is the
+    query's): led by a tag, the model and its head, the two groups' names, GPUs and
+    accelerators, the GPUs of the iteration, and for a framework's refit into an engine that
+    generates there the mechanism, the engine's TP, its dtype (read by NeMo RL's packed
+    broadcast alone) and whether the rollout streams (None each otherwise). The key under
+    which the query keeps the sync (:func:`weight_syncs`): the planner's deployments ask
+    1,184 syncs of 60 distinct reads (PPO Llama-3.1-70B on 32 A100,
+    ``benchmarks/bench_rl_eval.py``), each pair of new group estimates with the same."""
+    mechanism = _refit_mechanism(setup, g.name)
+    reader = next((j for j in g.jobs if j.task.role is role), None)
+    mech = tp = dtype = streams = None
+    if mechanism is not None and reader is not None and reader.task.kind is Kind.GENERATE:
+        mech, tp = Refit(mechanism), reader.layout.tp
+        streams = setup.deployment.partial_rollout
+        if mech is Refit.PACKED_NCCL:
+            dtype = engine_for(setup, g.name).dtype
+    return ("weight sync", role, train_job.task.invocation.model_head, src.name, g.name,
+            src.gpus, g.gpus, setup.hardware_of(src.name), setup.hardware_of(g.name), total,
+            mech, tp, dtype, streams)  # fmt: skip
+
+
+def _weight_sync(setup: Setup, reads: tuple[Any, ...]) -> Transfer:
+    """One copy of a trained model's weights from its trainer's group to another group after
+    training, from what it reads (:func:`sync_reads`) and the query's model, weight dtype and
+    prompts (:func:`weight_syncs`)."""
+    _, role, head, src_name, dst_name, src_gpus, dst_gpus, hw_src, hw_dst, total, mech, tp, \
+        dtype, streams = reads  # fmt: skip
     arch = setup.arch(role)
-    head = train_job.task.invocation.model_head
     nbytes = params(arch, head) * setup.workload.weight_dtype.bytes
-    what = f"{role}: {src.name} -> {g.name}"
-    hw_src, hw_dst = setup.hardware_of(src.name), setup.hardware_of(g.name)
-    time = weight_sync_time_s(nbytes, src.gpus, g.gpus, total, hw_src, hw_dst)
-    per_device = -(-nbytes // min(src.gpus, g.gpus))
+    what = f"{role}: {src_name} -> {dst_name}"
+    time = weight_sync_time_s(nbytes, src_gpus, dst_gpus, total, hw_src, hw_dst)
+    per_device = -(-nbytes // min(src_gpus, dst_gpus))
     span = sync_span_gpus(total, hw_src, hw_dst)  # the slower side's link
     predicted = max(link_transfer_s(per_device, hw, span) for hw in (hw_src, hw_dst))
     spread = None
-    mechanism = _refit_mechanism(setup, g.name)
-    reader = next((j for j in g.jobs if j.task.role is role), None)
-    if mechanism is not None and reader is not None and reader.task.kind is Kind.GENERATE:
-        mech = Refit(mechanism)  # the framework's broadcast into its engines, or the disk
-        shard = -(-nbytes // reader.layout.tp)
+    if mech is not None:  # the framework's broadcast into its engines, or the disk
+        shard = -(-nbytes // tp)
         cross = span > min(hw_src.gpus_per_node, hw_dst.gpus_per_node)
         # each host of the sender holds its own part of the sharded model and sends it over
         # its own NICs, concurrently with the others (one stream per host pair; a GB200 NVL72
         # rack is 18 hosts of 4 GPUs, HardwareSpec.host_gpus)
         hosts_src, hosts_dst = hw_src.host_gpus, hw_dst.host_gpus
-        lanes = min(-(-src.gpus // hosts_src), -(-g.gpus // hosts_dst)) if cross else 1
+        lanes = min(-(-src_gpus // hosts_src), -(-dst_gpus // hosts_dst)) if cross else 1
         # through shared storage the full model is saved once and reloaded by every server;
         # NeMo RL's packed broadcast pipelines the full model through one group (packed_refit)
         whole = mech in (Refit.DISK, Refit.PACKED_NCCL)
         part = nbytes if whole else -(-nbytes // lanes)
 
         # NeMo RL's FP8 engines quantize the whole received model on every rank (packed_refit)
-        fp8 = mech is Refit.PACKED_NCCL and engine_for(setup, g.name).dtype is Dtype.FP8
+        fp8 = mech is Refit.PACKED_NCCL and dtype is Dtype.FP8
         requant = fp8_requant_s(params(arch, head), hw_dst) if fp8 else 0.0
 
         # synchronous AReaL: the manager's poll, the next batch's submission and the trainer's
         # data poll also sit between the save and the next training step (perf.areal_sync)
-        handoff = mech is Refit.DISK and not setup.deployment.partial_rollout
-        prompts, workers = int(setup.values["B"]), src.gpus
+        handoff = mech is Refit.DISK and not streams
+        prompts, workers = int(setup.values["B"]), src_gpus
 
         def at(end: str, m: Refit = mech, n: int = part, sh: int = shard,
                c: bool = cross) -> float:  # fmt: skip
