@@ -1,11 +1,7 @@
-"""`rlmcost ppo|grpo|dpo|...` and `rlmcost compare` as library calls.
-
-:func:`estimate` is the keyword convenience over the one evaluation: it builds a
-:class:`~rlmcost.run.Run` from its keywords (:func:`run_of`) and evaluates it with
-:func:`rlmcost.evaluate`, so `rlmcost ppo` and ``rlmcost.estimate("ppo", ...)`` are one
-computation. :func:`compare` evaluates one Run under several algorithms, leaving out the inputs
-that do not apply to each (a group for DPO, a critic for GRPO).
-"""
+"""`rlmcost ppo|grpo|dpo|...` and `rlmcost compare` as library calls: :func:`estimate` builds a
+:class:`~rlmcost.run.Run` from keywords (:func:`run_of`) and evaluates it as `rlmcost ppo` does
+(one computation); :func:`compare` evaluates one Run under several algorithms, leaving out the
+inputs that do not apply to each (a group for DPO, a critic for GRPO)."""
 
 from __future__ import annotations
 
@@ -38,11 +34,8 @@ def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fiel
     """One iteration of ``algorithm`` (default PPO) on ``model`` (the actor; default
     Llama-3.1-8B), or of the ``base`` Run with the fields changed:
     :func:`rlmcost.evaluate` of :func:`run_of` ``(algorithm, model, **fields)``, a built-in
-    ``placement`` without ``groups`` on a given number of ``gpus`` sized as the commands'
-    ``--placement`` sizes it (:func:`rlmcost.plan.sizing.evaluate_sized`: as given where it
-    fits, else the fastest fitting layout of the plan's search, said in the notes);
-    ``efficiency`` (measured efficiencies, a :class:`~rlmcost.timing.Efficiency`) goes to the
-    evaluation.
+    placement sized as ``--placement`` sizes it (:func:`rlmcost.plan.sizing.evaluate_sized`);
+    ``efficiency`` (a :class:`~rlmcost.timing.Efficiency`) goes to the evaluation.
 
     >>> from rlmcost.parallel.layout import Layout
     >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
