@@ -318,9 +318,12 @@ def max_response_len(run: Run, estimate: Any, granularity: int = 256) -> Longest
     reason = min(limits, key=lambda k: limits[k])
     cap = limits[reason] - prompt
 
-    def fits(t: int) -> bool:
+    def fits(t: int) -> bool:  # memory alone decides (placement.untimed)
+        from rlmcost.placement.untimed import untimed
+
         try:
-            return bool(run(response_len=t).fits)
+            with untimed():
+                return bool(run(response_len=t).fits)
         except SpecError:
             return False
 

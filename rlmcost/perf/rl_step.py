@@ -26,6 +26,7 @@ values, rewards) and training steps, and of the transfers between layouts and gr
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -78,7 +79,7 @@ def packed(lengths: Sequence[int]) -> Packed:
     if not lengths or min(lengths) < 1:
         raise SpecError("packing needs at least one sequence of at least one token")
     s1 = sum(lengths)
-    s2 = sum(x * x for x in lengths)
+    s2 = sum(m * x * x for x, m in Counter(lengths).items())  # over the distinct lengths
     seq = -(-s2 // s1)
     return Packed(-(-s1 // seq), seq)
 

@@ -63,6 +63,7 @@ from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment
 from rlmcost.placement.prefills import prefills
 from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.untimed import UNTIMED
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
@@ -280,6 +281,9 @@ def timeline(
     admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
+    if UNTIMED[0]:  # untimed.untimed(): one wave, each sequence its own length
+        slots, call, gate = len(lengths), None, None
+        paged = paged if isinstance(paged, PrefixShare) else None
     share = None
     if isinstance(paged, PrefixShare):  # a stream: its own slots, the prompt shared
         share, paged = paged, None
