@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import field, replace
 from fractions import Fraction
@@ -36,6 +35,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized, per_object
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
+from rlmcost.perf.rl_step import length_counts
 from rlmcost.placement.device_groups import DeviceGroup, Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
@@ -383,7 +383,7 @@ def _work_over_lengths(
     values = {k: v for k, v, _ in typed}
     inv = task.invocation
     coeffs = work_poly_in_t(inv, arch, frozen_values(values), counting)
-    many = Counter(lengths).items()  # power sums over the distinct lengths (exact ints)
+    many = length_counts(lengths)  # power sums over the distinct lengths (exact ints)
     total = sum((c * sum(m * t**k for t, m in many) for k, c in enumerate(coeffs)), Fraction(0))
     if task.value_head:  # the shared backbone's d x 1 value head
         head = work_head_per_token(arch, Head.VALUE)

@@ -181,6 +181,8 @@ def _admit(lengths: list[int], slots: int, call: int | None = None) -> tuple[lis
     >>> _admit([3, 1, 2, 2], 2, call=2)  # the second call waits for step 3
     ([0, 0, 3, 3], [0, 1, 1, 0])
     """
+    if not call and slots >= len(lengths):  # every sequence at step 0, slot by slot
+        return [0] * len(lengths), list(range(len(lengths)))
     free = [(0, s) for s in range(slots)]
     start, slot_of = [], []
     floor = last = 0  # the step the current call may start at; the latest finish so far
@@ -291,7 +293,8 @@ def timeline(
     if n == 0 or min(lengths) < 1:
         raise SpecError("a rollout needs at least one sequence of at least one response token")
     slots = max(1, min(slots, n))
-    resp = [lengths[i] for i in admission_order(n)]
+    same = lengths.count(lengths[0]) == n  # one length: any admission order gives it
+    resp = [lengths[0]] * n if same else [lengths[i] for i in admission_order(n)]
     if paged is None:
         start, slot_of = (_admit(resp, slots, call) if gate is None
                           else admit_grouped(resp, slots, gate))  # fmt: skip
