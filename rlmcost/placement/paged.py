@@ -116,6 +116,18 @@ class _Blocks:
         m, v = divmod(u, self.b)
         return self.q + self.n * m + (sum(self.count[self.b - v:]) if v else 0)
 
+    def last_within(self, limit: int) -> int:
+        """The last step u at which at most ``limit`` blocks are held, for n >= 1 (they only
+        grow with u): the last block index m with sum q + n m <= ``limit``, then the most of
+        its steps the histogram leaves room for; what :func:`fits_until`'s binary search
+        finds, in O(B)."""
+        b, count = self.b, self.count
+        m = (limit - self.q) // self.n
+        room, v, held = limit - self.q - self.n * m, 0, 0
+        while v + 1 < b and held + count[b - v - 1] <= room:
+            held, v = held + count[b - v - 1], v + 1
+        return m * b + v
+
 
 def shared_prompt(share: PrefixShare | None, prompt: int) -> tuple[int, int, GroupHolders]:
     """(shared, own, holders) of a replay (:func:`paged_admit`, :func:`rlmcost.placement.
@@ -275,8 +287,10 @@ def paged_admit(
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1:
-            t_next = fits_until(pool_at, t, t_next, blocks_in_pool)
+        if len(running) > 1 and pool_at(t_next) > blocks_in_pool:
+            t_next = (held.last_within(blocks_in_pool - groups.live * (shared // b))
+                      if pool_at(t + 1) <= blocks_in_pool  # as fits_until finds it
+                      else fits_until(pool_at, t, t_next, blocks_in_pool))  # fmt: skip
         t = t_next  # > t: the step after an admission or preemption fits
         done += flight.finish(t, segments)  # finishes at t
         # preemption: the newest running sequences leave until the next step fits

@@ -278,9 +278,9 @@ def timeline(
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
     ``paged`` a :class:`~rlmcost.placement.prefix_share.PrefixShare` alone: prefix sharing
-    without a pool (a stream's slots, :mod:`.prefix_share`).
-    Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
-    admissions and finishes, not with its decode steps."""
+    without a pool (a stream's slots, :mod:`.prefix_share`). Deterministic; plain Python, run
+    by run (:class:`Run`; the sums of a run like an earlier one reused): the cost of a rollout
+    grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
     if UNTIMED[0]:  # untimed.untimed(): one wave, each sequence its own length
@@ -325,16 +325,19 @@ def timeline(
         context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # reached, one past
     bounds = sorted(change.keys() | context_change.keys())
     runs: list[Run] = []
+    seen: dict[tuple[int, int, int], _RunSums] = {}
     totals = [0.0] * 5
-    active = context = 0
-    clock = 0.0
+    active, context, clock = 0, 0, 0.0
     for b0, b1 in zip(bounds, bounds[1:], strict=False):
         active += change[b0]
         context += context_change[b0]  # the contexts' sum at step b0 + 1
         if active == 0:
             continue
         n_steps = b1 - b0
-        sums = _run_sums(roofline, cost, engine, active, context, n_steps)
+        sums = seen.get((active, context, n_steps))
+        if sums is None:
+            sums = seen[active, context, n_steps] = _run_sums(roofline, cost, engine, active,
+                                                              context, n_steps)  # fmt: skip
         clock += prefill_before.get(b0, 0.0) + sums.bound_s
         idle = sums.bound_s - sums.compute_s
         runs.append(Run(b0 + 1, b1, active, context, sums.bound_s, idle, clock))
