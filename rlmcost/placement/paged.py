@@ -276,13 +276,15 @@ def paged_admit(
         if not running and not waiting:
             hand()
         # admissions (FCFS) into room, not in a step that preempted: the next step must fit
+        # (``nxt``: pool_at(t + 1), each admission adding its blocks and its group's prompt)
+        nxt = pool_at(t + 1)
         while waiting and len(running) < cap and not evicted:
             i, gen = waiting[0]
-            extra = 0 if groups.holds(i) else shared // b  # its group's prompt, once
-            if running and pool_at(t + 1) + extra + -(-(own + gen + 1) // b) > blocks_in_pool:
+            extra = (0 if groups.holds(i) else shared // b) + -(-(own + gen + 1) // b)
+            if running and nxt + extra > blocks_in_pool:
                 break
             waiting.popleft()
-            peak = max(peak, flight.start(i, gen, t))
+            peak, nxt = max(peak, flight.start(i, gen, t)), nxt + extra
         # the next event: a finish, or the step before the one the pool cannot hold
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
@@ -294,9 +296,12 @@ def paged_admit(
         t = t_next  # > t: the step after an admission or preemption fits
         done += flight.finish(t, segments)  # finishes at t
         # preemption: the newest running sequences leave until the next step fits
-        evicted = []
-        while len(running) > 1 and pool_at(t + 1) > blocks_in_pool:
-            evicted.append(flight.evict(next(reversed(running)), t, segments))  # the newest
+        evicted, nxt = [], pool_at(t + 1)  # less each evicted one's blocks and group's prompt
+        while len(running) > 1 and nxt > blocks_in_pool:
+            i, live_groups = next(reversed(running)), groups.live  # the newest
+            nxt -= -(-(own + running[i][1] - running[i][0] + t + 1) // b)
+            evicted.append(flight.evict(i, t, segments))
+            nxt -= (live_groups - groups.live) * (shared // b)
             preemptions += 1
         waiting.extendleft(evicted)  # prepended one by one: the oldest ends up first
     segments.sort(key=lambda s: (s.start, s.seq))
