@@ -97,3 +97,15 @@ def test_longest_response_probes_by_doubling_then_bisection():
     longest = max_response_len(run, e)
     assert asked == [130048, 2048, 4096, 8192, 6144, 7168, 7680, 7936]
     assert (longest.response_len, longest.stopped_by) == (7680, "memory")
+
+
+def test_fit_only_shrinks_as_the_response_grows():
+    # the bisection's premise: memory grows with the response length (KV cache, activations,
+    # logits, rollout buffers), so the fits over rising lengths are True then False, once
+    base = estimate("grpo", "8b", batch=2000, gpus=16).run
+    fits = []
+    for t in range(1024, 16385, 1024):
+        with untimed():
+            fits.append(estimate(base=base, response_len=t).fits)
+    assert fits[0] and not fits[-1]
+    assert fits == sorted(fits, reverse=True), fits
