@@ -109,3 +109,19 @@ def test_fit_only_shrinks_as_the_response_grows():
             fits.append(estimate(base=base, response_len=t).fits)
     assert fits[0] and not fits[-1]
     assert fits == sorted(fits, reverse=True), fits
+
+
+def test_untimed_runs_a_version_gated_stream():
+    # NeMo RL v0.7 GB200 Qwen3-32B 1-step off (tests/test_version_gate.py's row): its stream
+    # behind the version gate divides by the steps more batches add; untimed keeps the gate
+    # (only the KV pool's replay is left out), so the steps still grow and the fit is the same
+    from test_version_gate import RECORDS, recipe, run_from_argv
+
+    r = recipe(RECORDS["nemo-rl-v0.7-gb200-qwen3-32b-grpo-1off-32gpu"])
+    assert r.query is not None
+    run = run_from_argv(r.query.algorithm, list(r.argv))
+    run = run.replace(**r.overlay) if r.overlay else run
+    for t in (4096, 65536):
+        full = estimate(base=run, response_len=t).fits
+        with untimed():
+            assert estimate(base=run, response_len=t).fits == full

@@ -283,9 +283,8 @@ def timeline(
     grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
-    if UNTIMED[0]:  # untimed.untimed(): one wave, each sequence its own length
-        slots, call, gate = len(lengths), None, None
-        paged = paged if isinstance(paged, PrefixShare) else None
+    if UNTIMED[0] and not isinstance(paged, PrefixShare):  # untimed.untimed(): no KV pool
+        paged = None  # to replay: its slots (the running cap) admit
     share = None
     if isinstance(paged, PrefixShare):  # a stream: its own slots, the prompt shared
         share, paged = paged, None

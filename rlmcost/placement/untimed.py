@@ -4,9 +4,10 @@ The longest response that still fits (:func:`rlmcost.evaluation.advice.max_respo
 asks, length after length, whether the run fits; each probe evaluated in full replays the
 rollout's paged KV admission sequence by sequence (:mod:`rlmcost.placement.paged`), which is
 most of its cost and none of its fit. Inside :func:`untimed` every
-:func:`~rlmcost.placement.rollout.timeline` admits its sequences all at once, each its own
-length, with no KV pool, call or gate to replay: its seconds stand in for the rollout's and
-mean nothing. A generation's memory is its engine's reservation or its slots' KV cache, set
+:func:`~rlmcost.placement.rollout.timeline` admits its sequences by its slots (the engine's
+running cap) alone, with no vLLM or SGLang KV pool to replay (its calls and gates kept, so a
+longer stream still takes more steps): its seconds stand in for the rollout's and mean
+nothing. A generation's memory is its engine's reservation or its slots' KV cache, set
 before its timeline (``group_jobs._generate``: ``engine_memory``, ``slots``, ``own``), so no
 byte and no fit changes (``tests/test_untimed.py`` checks fits and peaks equal to the full
 evaluation's). The block runs inside :func:`rlmcost.memo.plain`, so that no value computed
