@@ -13,11 +13,11 @@ full evaluation, whose paged KV replay (``placement.paged``: every admission, pr
 finish of one replica's sequences) grows with the batch and the response length; the probes now
 evaluate memory and fit alone (``placement.untimed``), and a change is evaluated in full only
 where it fits. CPU seconds on this 2-core machine (shared, 2026-12-07), before -> after, with
-the printed text and JSON identical: ``grpo -m 8b --gpus 16 -B 10000`` 15.5 -> 1.5 (wall 22 s
--> 2.2 s); ``-B 100000`` ~300 (wall 306 s) -> 10.6; ``-T 32768`` 73.0 -> 6.3; ``--framework
-verl`` ~370 (wall 373 s) -> 1.9; ``--framework openrlhf`` 27.8 -> 1.9; ``grpo -m 70b --gpus 64
--B 10000`` 27.4 -> 1.8. The ``--placement`` queries (10-20 s) size their groups by evaluating
-splits in full (``plan.sizing``, ``placement.allocate``).
+the printed text and JSON identical: ``grpo -m 8b --gpus 16 -B 10000`` 15.5 -> 1.5-2.0 (wall 22 s
+-> 2.2 s); ``-B 100000`` ~300 (wall 306 s) -> 10.3; ``-T 32768`` 73.0 -> 5.7; ``--framework
+verl`` ~370 (wall 373 s) -> 2.2; ``--framework openrlhf`` 27.8 -> 2.9; ``grpo -m 70b --gpus 64
+-B 10000`` 27.4 -> 1.9. The ``--placement`` queries (12-17 s, 16-27 s before) size their
+groups by evaluating splits in full (``plan.sizing``, ``placement.allocate``).
 """
 
 from __future__ import annotations
