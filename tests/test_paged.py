@@ -282,3 +282,27 @@ def test_paged_runs_in_closed_form_equal_the_step_by_step_sums(
                                                             rel=1e-9), field  # fmt: skip
     assert closed.predicted_s == pytest.approx(stepwise.predicted_s, rel=1e-9)
     assert closed.preemptions == stepwise.preemptions
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=12), st.integers(1, 16),
+       st.integers(0, 400), st.integers(0, 2000))  # fmt: skip
+def test_last_step_within_a_limit_is_the_brute_force_one(contexts, block, u0, extra):
+    # the blocks held only grow with the step, so the last step within a limit is found in
+    # closed form (_Blocks.last_within); here by walking the steps one by one, counting
+    # ceil((a + u) / block) per sequence as the scheduler does
+    from rlmcost.placement.paged import _Blocks
+
+    held = _Blocks(block)
+    for a in contexts:
+        held.add(a)
+
+    def brute(u: int) -> int:
+        return sum(-(-(a + u) // block) for a in contexts)
+
+    assert all(held.at(u) == brute(u) for u in range(u0, u0 + 2 * block))
+    limit = brute(u0) + extra  # step u0 is within it
+    u = u0
+    while brute(u + 1) <= limit:
+        u += 1
+    assert held.last_within(limit) == u

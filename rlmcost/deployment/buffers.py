@@ -25,7 +25,6 @@ Light to import: no sympy, no pydantic. :func:`rollout_buffer_bytes` is memoized
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Sequence
 
 from rlmcost.frameworks.buffers import (
@@ -139,7 +138,9 @@ def rollout_buffer_bytes(
         return RolloutBuffers(0, 0)
     longest = max(responses)
     per_shard = -(-n // dp)
-    counts = Counter(responses)
+    from rlmcost.perf.rl_step import length_counts
+
+    counts = dict(length_counts(responses))  # one entry when every response is as long
 
     def batch(tensors: Sequence[BufferTensor]) -> int:
         if fw.padded:

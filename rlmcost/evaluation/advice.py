@@ -17,7 +17,7 @@ from rlmcost.deployment.given import forwards_given, layered
 from rlmcost.deployment.kinds import EngineKind, LogitsMode, Offload
 from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
-from rlmcost.evaluation.advice_search import _try, combined, degree_changes
+from rlmcost.evaluation.advice_search import _fitting, combined, degree_changes
 from rlmcost.frameworks.buffers import OVER_BUDGET_REFUSED
 from rlmcost.frozen import dataclass
 from rlmcost.parallel.layout import Checkpointing, Layout, ZeroStage
@@ -134,7 +134,7 @@ def suggestions(run: Run, estimate: Any, limit: int = 4) -> list[Suggestion]:
         name = flags.partition(" ")[0]
         if name in _LADDERS and any(f.flags.startswith(name + " ") for f in found):
             continue  # the smallest that fits
-        result = _try(run, lay, d)
+        result = _fitting(run, lay, d)  # in full where it fits
         if result is not None:  # a change the framework refuses is left out of combinations
             tried.append((flags, lay, d))
         if result is not None and result.fits:
@@ -318,9 +318,12 @@ def max_response_len(run: Run, estimate: Any, granularity: int = 256) -> Longest
     reason = min(limits, key=lambda k: limits[k])
     cap = limits[reason] - prompt
 
-    def fits(t: int) -> bool:
+    def fits(t: int) -> bool:  # memory alone decides (placement.untimed)
+        from rlmcost.placement.untimed import untimed
+
         try:
-            return bool(run(response_len=t).fits)
+            with untimed():
+                return bool(run(response_len=t).fits)
         except SpecError:
             return False
 

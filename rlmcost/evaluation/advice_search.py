@@ -119,18 +119,18 @@ def combined(run: Callable[..., Any], layout: Layout, dep: Deployment, tried: li
             return engine
     lay, d, text = merged(layout, dep, states)
     if len(states) >= 2:
-        result = _try(run, lay, d)
+        result = _fitting(run, lay, d)
         if _fits(result):
             return [(text, result)]
     found: list[tuple[str, Any]] = []
     for kind in DEGREE_FLAGS:
         for flags, degree_layout, degree_dep in (c for c in tried if c[0].startswith(kind)):
             lay, d, text = merged(degree_layout, degree_dep, states)
-            result = _try(run, lay, d)
+            result = _fitting(run, lay, d)
             if not states or not _fits(result):
                 continue
             pairs = [(f"{flags} {s}", r) for s, r in
-                     ((s, _try(run, _merge_layout(degree_layout, sl), _merge(degree_dep, sd)))
+                     ((s, _fitting(run, _merge_layout(degree_layout, sl), _merge(degree_dep, sd)))
                       for s, sl, sd in states) if _fits(r)]  # fmt: skip
             found += pairs or [(f"{flags} {text}", result)]
             break
@@ -187,3 +187,14 @@ def _try(run: Callable[..., Any], layout: Layout, deployment: Deployment) -> Any
         return run(layout=layout, deployment=deployment)
     except SpecError:
         return None
+
+
+def _fitting(run: Callable[..., Any], layout: Layout, deployment: Deployment) -> Any:
+    """:func:`_try`, first for memory and fit alone (:mod:`rlmcost.placement.untimed`): a change
+    that fits is evaluated in full, one that does not is the untimed evaluation (its ``fits``
+    and bytes the full one's, its seconds meaningless), for callers that read only its fit."""
+    from rlmcost.placement.untimed import untimed
+
+    with untimed():
+        probe = _try(run, layout, deployment)
+    return _try(run, layout, deployment) if _fits(probe) else probe

@@ -70,12 +70,12 @@ def mffd_bins(lengths: Sequence[int], capacity: int, shards: int = 1) -> list[li
     tiny = [x for x in lengths if c >= 6 * x]
     bins = [[x] for x in large]
     sums = list(large)
-    for i in range(len(bins)):  # phase 2: the largest medium item that fits
+    for i in range(len(bins) if medium else 0):  # phase 2: the largest medium item that fits
         j = bisect_right(medium, c - sums[i]) - 1
         if j >= 0:
             _add(bins, sums, i, medium.pop(j))
     for i in reversed(range(len(bins))):  # phase 3: two small items where no medium one is
-        if any(3 * x > c >= 2 * x for x in bins[i]) or len(small) < 2:
+        if len(small) < 2 or any(3 * x > c >= 2 * x for x in bins[i]):
             continue
         room = c - sums[i]
         if small[0] + small[1] > room:
@@ -156,12 +156,14 @@ def padded_share(lengths: Sequence[int], capacity: int, shards: int) -> PaddedSh
     PaddedShare(bins=2, tokens=2000, pairs=960000, real_tokens=1700)
     """
     bins = mffd_bins(lengths, capacity, shards)
+    sums = [sum(b) for b in bins]
     best = None
     for r in range(shards):
-        own = bins[r::shards]
-        top = max(sum(b) for b in own)
-        pairs = sum(sum(x * x for x in b[:-1]) + (b[-1] + top - sum(b)) ** 2 for b in own)
-        share = PaddedShare(len(own), len(own) * top, pairs, sum(sum(b) for b in own))
+        own, fill = bins[r::shards], sums[r::shards]
+        top = max(fill)
+        pairs = sum(sum(x * x for x in b[:-1]) + (b[-1] + top - f) ** 2
+                    for b, f in zip(own, fill, strict=True))  # fmt: skip
+        share = PaddedShare(len(own), len(own) * top, pairs, sum(fill))
         if best is None or (share.tokens, share.pairs) > (best.tokens, best.pairs):
             best = share
     assert best is not None

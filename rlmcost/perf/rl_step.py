@@ -26,6 +26,7 @@ values, rewards) and training steps, and of the transfers between layouts and gr
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,18 @@ class Packed:
     seq_len: int
 
 
+def length_counts(lengths: Sequence[int]) -> list[tuple[int, int]]:
+    """(length, how many) of ``lengths``' distinct values, for exact power sums over a batch
+    at the cost of its distinct lengths (one when every sequence has the same: a count in C).
+
+    >>> length_counts([5, 5, 5]), length_counts((2, 3, 2))
+    ([(5, 3)], [(2, 2), (3, 1)])
+    """
+    if lengths and lengths.count(lengths[0]) == len(lengths):
+        return [(lengths[0], len(lengths))]
+    return list(Counter(lengths).items())
+
+
 def packed(lengths: Sequence[int]) -> Packed:
     """The packed equivalent of sequences of ``lengths`` tokens (module docstring).
 
@@ -78,7 +91,7 @@ def packed(lengths: Sequence[int]) -> Packed:
     if not lengths or min(lengths) < 1:
         raise SpecError("packing needs at least one sequence of at least one token")
     s1 = sum(lengths)
-    s2 = sum(x * x for x in lengths)
+    s2 = sum(m * x * x for x, m in length_counts(lengths))
     seq = -(-s2 // s1)
     return Packed(-(-s1 // seq), seq)
 

@@ -42,9 +42,13 @@ def pieces(lines: Sequence[Line], n: int) -> list[tuple[int, int, int]]:
                     cuts.add(math.ceil(x))
     bounds = sorted(cuts)
     out: list[tuple[int, int, int]] = []
+    first, rest = lines[0], tuple(enumerate(lines))[1:]
     for k0, k1 in zip(bounds, bounds[1:], strict=False):
         mid = (k0 + k1 - 1) / 2
-        best = max(range(len(lines)), key=lambda i: (lines[i][0] + lines[i][1] * mid, -i))
+        best, top = 0, first[0] + first[1] * mid  # the largest at mid, the first on a tie
+        for i, (a, b) in rest:
+            if a + b * mid > top:
+                best, top = i, a + b * mid
         if out and out[-1][2] == best:
             out[-1] = (out[-1][0], k1, best)
         else:

@@ -35,6 +35,7 @@ from rlmcost.frozen import dataclass
 from rlmcost.memo import memoized, per_object
 from rlmcost.parallel.layout import Layout, ZeroStage
 from rlmcost.parallel.validate import check_layout
+from rlmcost.perf.rl_step import length_counts
 from rlmcost.placement.device_groups import DeviceGroup, Placement, Task
 from rlmcost.placement.lengths import LengthDist
 from rlmcost.specs import HardwareSpec, ModelSpec, Workload
@@ -358,13 +359,8 @@ def sequence_work(
     return sum((c * t**k for k, c in enumerate(coeffs)), Fraction(0))
 
 
-def work_over_lengths(
-    task: Task,
-    arch: Arch,
-    values: Mapping[str, Any],
-    lengths: Sequence[int],
-    counting: AttnCounting = AttnCounting.FULL,
-) -> int:
+def work_over_lengths(task: Task, arch: Arch, values: Mapping[str, Any], lengths: Sequence[int],
+                      counting: AttnCounting = AttnCounting.FULL) -> int:  # fmt: skip
     """Exact FLOPs of the task over sequences with these response lengths (power sums);
     teacher-forced attention counted per ``counting`` (memoized: the deployments of a query
     ask for the same ones; values keyed with their types)."""
@@ -387,14 +383,15 @@ def _work_over_lengths(
     values = {k: v for k, v, _ in typed}
     inv = task.invocation
     coeffs = work_poly_in_t(inv, arch, frozen_values(values), counting)
-    total = sum((c * sum(t**k for t in lengths) for k, c in enumerate(coeffs)), Fraction(0))
+    many = length_counts(lengths)  # power sums over the distinct lengths (exact ints)
+    total = sum((c * sum(m * t**k for t, m in many) for k, c in enumerate(coeffs)), Fraction(0))
     if task.value_head:  # the shared backbone's d x 1 value head
         head = work_head_per_token(arch, Head.VALUE)
         if inv.kind is Kind.GENERATE:
             total += head * sum(lengths)
         else:
             passes = int(count(inv.passes, values))
-            total += passes * 3 * head * sum(int(values["S"]) + t for t in lengths)
+            total += passes * 3 * head * (int(values["S"]) * len(lengths) + sum(lengths))
     if total.denominator != 1:
         raise AssertionError(f"non-integral work {total} for {inv.describe()}")
     return int(total)

@@ -102,24 +102,31 @@ class _Blocks:
     """The blocks the running sequences hold at a step u: sum_j ceil((a_j + u) / B), sequence j
     at context a_j + u (a_j = prompt + generated - start). With a_j + B - 1 = q_j B + r_j and
     u = m B + v that is sum_j q_j + n m + #{j: r_j >= B - v}: a histogram of the r_j keeps it
-    exact in O(B) per event and O(1) per step asked."""
+    exact in O(1) per event and one sum over at most B counts per step asked."""
 
     def __init__(self, block: int) -> None:
         self.b, self.q, self.n, self.count = block, 0, 0, [0] * block
-        self.suffix = [0] * (block + 1)
 
     def add(self, a: int, sign: int = 1) -> None:
         q, r = divmod(a + self.b - 1, self.b)
         self.q, self.n = self.q + sign * q, self.n + sign
         self.count[r] += sign
 
-    def refresh(self) -> None:
-        for k in range(self.b - 1, -1, -1):
-            self.suffix[k] = self.suffix[k + 1] + self.count[k]
-
     def at(self, u: int) -> int:
         m, v = divmod(u, self.b)
-        return self.q + self.n * m + (self.suffix[self.b - v] if v else 0)
+        return self.q + self.n * m + (sum(self.count[self.b - v:]) if v else 0)
+
+    def last_within(self, limit: int) -> int:
+        """The last step u at which at most ``limit`` blocks are held, for n >= 1 (they only
+        grow with u): the last block index m with sum q + n m <= ``limit``, then the most of
+        its steps the histogram leaves room for; what :func:`fits_until`'s binary search
+        finds, in O(B)."""
+        b, count = self.b, self.count
+        m = (limit - self.q) // self.n
+        room, v, held = limit - self.q - self.n * m, 0, 0
+        while v + 1 < b and held + count[b - v - 1] <= room:
+            held, v = held + count[b - v - 1], v + 1
+        return m * b + v
 
 
 def shared_prompt(share: PrefixShare | None, prompt: int) -> tuple[int, int, GroupHolders]:
@@ -150,7 +157,7 @@ class Handout:
 class Flight:
     """The running set of a replay (:func:`paged_admit`, :func:`rlmcost.placement.sglang_admit.
     sglang_admit`): ``running`` sequence -> (start, generated, slot), ``finishes`` (end step,
-    sequence), ``free_slots`` (freed at, slot: the earliest freed first), ``open_`` segments,
+    sequence), ``free_slots`` (freed at, slot: the earliest freed first),
     ``held`` (the KV units of the running sequences, :class:`_Blocks`) and the groups' holders."""
 
     def __init__(self, cap: int, lengths: Sequence[int], prompt: int, own: int, unit: int,
@@ -159,7 +166,6 @@ class Flight:
         self.running: dict[int, tuple[int, int, int]] = {}
         self.finishes: list[tuple[int, int]] = []
         self.free_slots = [(0, s) for s in range(cap)]
-        self.open_: dict[int, Segment] = {}
         self.held = _Blocks(unit)
 
     def start(self, i: int, gen: int, t: int) -> int:
@@ -169,9 +175,7 @@ class Flight:
         self.running[i] = (t, gen, slot)
         self.held.add(self.own + gen - t)
         self.groups.add(i)
-        self.held.refresh()
         heapq.heappush(self.finishes, (t + self.lengths[i] - gen, i))
-        self.open_[i] = Segment(i, t, 0, self.prompt + gen, slot)
         return len(self.running)
 
     def finish(self, t: int, segments: list[Segment]) -> int:
@@ -186,7 +190,7 @@ class Flight:
             start, gen, slot = self.running.pop(i)
             self.held.add(self.own + gen - start, -1)
             self.groups.add(i, -1)
-            segments.append(_closed(self.open_.pop(i), t))
+            segments.append(Segment(i, start, t, self.prompt + gen, slot))
             heapq.heappush(self.free_slots, (t, slot))
             done += 1
         return done
@@ -198,8 +202,7 @@ class Flight:
         start, gen, slot = self.running.pop(i)
         self.held.add(self.own + gen - start, -1)
         self.groups.add(i, -1)
-        self.held.refresh()
-        segments.append(_closed(self.open_.pop(i), t))
+        segments.append(Segment(i, start, t, self.prompt + gen, slot))
         heapq.heappush(self.free_slots, (t, slot))
         return i, gen + t - start
 
@@ -273,27 +276,32 @@ def paged_admit(
         if not running and not waiting:
             hand()
         # admissions (FCFS) into room, not in a step that preempted: the next step must fit
-        held.refresh()
+        # (``nxt``: pool_at(t + 1), each admission adding its blocks and its group's prompt)
+        nxt = pool_at(t + 1)
         while waiting and len(running) < cap and not evicted:
             i, gen = waiting[0]
-            extra = 0 if groups.holds(i) else shared // b  # its group's prompt, once
-            if running and pool_at(t + 1) + extra + -(-(own + gen + 1) // b) > blocks_in_pool:
+            extra = (0 if groups.holds(i) else shared // b) + -(-(own + gen + 1) // b)
+            if running and nxt + extra > blocks_in_pool:
                 break
             waiting.popleft()
-            peak = max(peak, flight.start(i, gen, t))
+            peak, nxt = max(peak, flight.start(i, gen, t)), nxt + extra
         # the next event: a finish, or the step before the one the pool cannot hold
         while not live(*finishes[0]):
             heapq.heappop(finishes)  # a preempted sequence's stale finish
         t_next = finishes[0][0]
-        if len(running) > 1:
-            t_next = fits_until(pool_at, t, t_next, blocks_in_pool)
+        if len(running) > 1 and pool_at(t_next) > blocks_in_pool:
+            t_next = (held.last_within(blocks_in_pool - groups.live * (shared // b))
+                      if pool_at(t + 1) <= blocks_in_pool  # as fits_until finds it
+                      else fits_until(pool_at, t, t_next, blocks_in_pool))  # fmt: skip
         t = t_next  # > t: the step after an admission or preemption fits
         done += flight.finish(t, segments)  # finishes at t
         # preemption: the newest running sequences leave until the next step fits
-        evicted = []
-        held.refresh()
-        while len(running) > 1 and pool_at(t + 1) > blocks_in_pool:
-            evicted.append(flight.evict(next(reversed(running)), t, segments))  # the newest
+        evicted, nxt = [], pool_at(t + 1)  # less each evicted one's blocks and group's prompt
+        while len(running) > 1 and nxt > blocks_in_pool:
+            i, live_groups = next(reversed(running)), groups.live  # the newest
+            nxt -= -(-(own + running[i][1] - running[i][0] + t + 1) // b)
+            evicted.append(flight.evict(i, t, segments))
+            nxt -= (live_groups - groups.live) * (shared // b)
             preemptions += 1
         waiting.extendleft(evicted)  # prepended one by one: the oldest ends up first
     segments.sort(key=lambda s: (s.start, s.seq))
@@ -330,6 +338,3 @@ def prefill_flops(
         return newton(context) if exact else int(work_prefill(arch, context, 1, counting))
 
     return flops
-
-def _closed(seg: Segment, end: int) -> Segment:
-    return Segment(seg.seq, seg.start, end, seg.context, seg.slot)

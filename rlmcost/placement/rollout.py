@@ -63,6 +63,7 @@ from rlmcost.placement.group_gate import GroupGate, admit_grouped
 from rlmcost.placement.paged import Paged, Segment
 from rlmcost.placement.prefills import prefills
 from rlmcost.placement.prefix_share import PrefixShare
+from rlmcost.placement.untimed import UNTIMED
 from rlmcost.timing import DECODE, PREFILL, Kernels, Peak
 
 if TYPE_CHECKING:
@@ -180,6 +181,8 @@ def _admit(lengths: list[int], slots: int, call: int | None = None) -> tuple[lis
     >>> _admit([3, 1, 2, 2], 2, call=2)  # the second call waits for step 3
     ([0, 0, 3, 3], [0, 1, 1, 0])
     """
+    if not call and slots >= len(lengths):  # every sequence at step 0, slot by slot
+        return [0] * len(lengths), list(range(len(lengths)))
     free = [(0, s) for s in range(slots)]
     start, slot_of = [], []
     floor = last = 0  # the step the current call may start at; the latest finish so far
@@ -275,11 +278,13 @@ def timeline(
     tokens (:mod:`.sglang_admit`); ``gate``: behind a prompt-group gate (:mod:`.group_gate`),
     its ``version``: and behind a version gate (``admit_grouped``'s, :mod:`.version_gate`);
     ``paged`` a :class:`~rlmcost.placement.prefix_share.PrefixShare` alone: prefix sharing
-    without a pool (a stream's slots, :mod:`.prefix_share`).
-    Deterministic; plain Python, run by run (:class:`Run`): the cost of a rollout grows with its
-    admissions and finishes, not with its decode steps."""
+    without a pool (a stream's slots, :mod:`.prefix_share`). Deterministic; plain Python, run
+    by run (:class:`Run`; the sums of a run like an earlier one reused): the cost of a rollout
+    grows with its admissions and finishes, not with its decode steps."""
     from rlmcost.timing import PhaseTime
 
+    if UNTIMED[0] and not isinstance(paged, PrefixShare):  # untimed.untimed(): no KV pool
+        paged = None  # to replay: its slots (the running cap) admit
     share = None
     if isinstance(paged, PrefixShare):  # a stream: its own slots, the prompt shared
         share, paged = paged, None
@@ -287,7 +292,8 @@ def timeline(
     if n == 0 or min(lengths) < 1:
         raise SpecError("a rollout needs at least one sequence of at least one response token")
     slots = max(1, min(slots, n))
-    resp = [lengths[i] for i in admission_order(n)]
+    same = lengths.count(lengths[0]) == n  # one length: any admission order gives it
+    resp = [lengths[0]] * n if same else [lengths[i] for i in admission_order(n)]
     if paged is None:
         start, slot_of = (_admit(resp, slots, call) if gate is None
                           else admit_grouped(resp, slots, gate))  # fmt: skip
@@ -318,16 +324,19 @@ def timeline(
         context_change[sg.end] -= sg.context + 1 + (sg.end - sg.start)  # reached, one past
     bounds = sorted(change.keys() | context_change.keys())
     runs: list[Run] = []
+    seen: dict[tuple[int, int, int], _RunSums] = {}
     totals = [0.0] * 5
-    active = context = 0
-    clock = 0.0
+    active, context, clock = 0, 0, 0.0
     for b0, b1 in zip(bounds, bounds[1:], strict=False):
         active += change[b0]
         context += context_change[b0]  # the contexts' sum at step b0 + 1
         if active == 0:
             continue
         n_steps = b1 - b0
-        sums = _run_sums(roofline, cost, engine, active, context, n_steps)
+        sums = seen.get((active, context, n_steps))
+        if sums is None:
+            sums = seen[active, context, n_steps] = _run_sums(roofline, cost, engine, active,
+                                                              context, n_steps)  # fmt: skip
         clock += prefill_before.get(b0, 0.0) + sums.bound_s
         idle = sums.bound_s - sums.compute_s
         runs.append(Run(b0 + 1, b1, active, context, sums.bound_s, idle, clock))

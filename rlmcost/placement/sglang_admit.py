@@ -220,7 +220,6 @@ def sglang_admit(
             base, since, pending, after = INIT_NEW_TOKEN_RATIO, t, t, -1
         if pending == t:  # admission (PrefillAdder), prefill batch after prefill batch
             pending, after = after, -1
-            held.refresh()
             ratio = ratio_at(base, since, t)
             free = size - pool_at(t)
             before = dict(groups.count)  # groups running before this prefill batch
@@ -264,7 +263,6 @@ def sglang_admit(
             base, since, pending = INIT_NEW_TOKEN_RATIO, t, t
         elif finished:  # update_running_batch clears the full mark after this step's check
             pending = t + 1
-        held.refresh()
         if len(running) > 1 and pool_at(t + 1) > size:
             retractions += _retract(flight, size, t, segments, waiting, shared)
             decoded = sum(g + t - s0 for s0, g, _ in running.values())
