@@ -20,7 +20,7 @@ _LAZY = {
     "SCHEMA_VERSION": "rlmcost.run.spec",
     "evaluate": "rlmcost.evaluation.query",
     "Evaluation": "rlmcost.evaluation.view",
-    "estimate": "rlmcost.reports.estimate",
+    "estimate": "rlmcost.plan.sizing",
     "run_of": "rlmcost.reports.estimate",
     "compare": "rlmcost.reports.estimate",
     "run_from_command": "rlmcost.cli.from_command",

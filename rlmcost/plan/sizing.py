@@ -110,6 +110,25 @@ def fitting_space(run: Run) -> Any:
     return replace(sizing_space(run), tp=None, zero=tuple(dict.fromkeys(zeros)))
 
 
+def estimate(algorithm: Any = None, model: Any = None, **fields: Any) -> Any:
+    """``rlmcost.estimate``: one iteration of ``algorithm`` (default PPO) on ``model`` (default
+    Llama-3.1-8B) from keywords (:func:`rlmcost.reports.estimate.keyword_run`, the fields of
+    :func:`rlmcost.run_of` and ``efficiency``), evaluated as the algorithm commands evaluate:
+    a built-in ``placement`` without ``groups`` sized by :func:`evaluate_sized`, so
+    ``rlmcost.estimate("ppo", placement="combined", gpus=8)`` and `rlmcost ppo --placement
+    combined --gpus 8` answer alike.
+
+    >>> from rlmcost.parallel.layout import Layout
+    >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
+    >>> e.gpus, e.fits, e.dominant_stage
+    (8, False, <Stage.TRAINING: 'training'>)
+    """
+    from rlmcost.reports.estimate import keyword_run
+
+    run, efficiency = keyword_run(algorithm, model, fields)
+    return evaluate_sized(run, efficiency=efficiency)
+
+
 def evaluate_sized(run: Run, efficiency: Any = None) -> Any:
     """:func:`rlmcost.evaluate` of ``run``, a built-in placement without groups first sized
     by :func:`sized` (the algorithm commands' ``--placement``, as `placements` does it): the

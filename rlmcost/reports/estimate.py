@@ -32,24 +32,24 @@ _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "sp", "zero", "ckpt", "micro_batch", "
 def estimate(algorithm: str | Algorithm | None = None, model: Any = None, **fields: Any
              ) -> Evaluation:  # fmt: skip
     """One iteration of ``algorithm`` (default PPO) on ``model`` (the actor; default
-    Llama-3.1-8B), or of the ``base`` Run with the fields changed:
-    :func:`rlmcost.evaluate` of :func:`run_of` ``(algorithm, model, **fields)``, a built-in
-    placement sized as ``--placement`` sizes it (:func:`rlmcost.plan.sizing.evaluate_sized`);
-    ``efficiency`` (a :class:`~rlmcost.timing.Efficiency`) goes to the evaluation.
+    Llama-3.1-8B), or of the ``base`` Run with the fields changed: :func:`rlmcost.evaluate` of
+    :func:`keyword_run`, a placement as given (``rlmcost.estimate`` sizes a built-in one as
+    ``--placement`` does: :func:`rlmcost.plan.sizing.estimate`)."""
+    run, efficiency = keyword_run(algorithm, model, fields)
+    return evaluate(run, efficiency=efficiency)
 
-    >>> from rlmcost.parallel.layout import Layout
-    >>> e = estimate("ppo", "70b", layout=Layout(tp=8))
-    >>> e.gpus, e.fits, e.dominant_stage
-    (8, False, <Stage.TRAINING: 'training'>)
-    """
+
+def keyword_run(algorithm: str | Algorithm | None, model: Any, fields: dict[str, Any]
+                ) -> tuple[Run, Any]:  # fmt: skip
+    """:func:`run_of` ``(algorithm, model, **fields)`` with a new query's defaults (PPO,
+    Llama-3.1-8B; a ``base`` Run keeps its own), and ``fields``' ``efficiency`` (measured
+    efficiencies, a :class:`~rlmcost.timing.Efficiency`, for the evaluation) apart."""
+    fields = dict(fields)
     efficiency = fields.pop("efficiency", None)
-    if "base" not in fields:  # the defaults of a new query; a base Run keeps its own
-        # None takes the default; an empty name is an error (get_model), not the default
+    if "base" not in fields:  # None takes the default; an empty name is an error (get_model)
         algorithm = "ppo" if algorithm is None else algorithm
         model = "llama-3.1-8b" if model is None else model
-    from rlmcost.plan.sizing import evaluate_sized
-
-    return evaluate_sized(run_of(algorithm, model, **fields), efficiency=efficiency)
+    return run_of(algorithm, model, **fields), efficiency
 
 
 def run_of(algorithm: str | Algorithm | None = None, model: Any = None, *, base: Run | None = None,
