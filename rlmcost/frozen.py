@@ -10,8 +10,9 @@ a method), which a command line pays at every start for every class it imports. 
   parameters, defaults, annotations, errors on bad arguments; fields set through
   ``object.__setattr__`` in order, ``default_factory`` called, then ``__post_init__``), its code
   compiled once per shape of class and renamed to each class's fields (:func:`_init`);
-* ``__eq__`` and ``__hash__``: the same text (``_cmp_fn``, ``_hash_fn``), compiled when first
-  called on the class (most classes a query imports are never compared or hashed);
+* ``__eq__`` and ``__hash__``: the same text (``_cmp_fn``, ``_hash_fn``), made when first
+  called on the class (most classes a query imports are never compared or hashed), its code
+  compiled once per number of fields and renamed to the class's fields (:func:`_method`);
 * ``__repr__``, ``__setattr__``, ``__delattr__``: closures of shared code over the field names,
   with the same results (``Name(a=1, b='x')`` of the ``repr`` fields under
   ``reprlib.recursive_repr``; ``FrozenInstanceError`` on assigning or deleting a field, or any
@@ -38,9 +39,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from reprlib import recursive_repr
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,32 +113,13 @@ def _frozen(cls: Any) -> Any:
     if "__repr__" not in own:
         _set(cls, _repr(tuple(f.name for f in fields if f.repr)))
     if "__eq__" not in own:
-        compared = [f.name for f in fields if f.compare]
-        _set(
-            cls,
-            _on_first_call(
-                cls,
-                "__eq__",
-                ("self", "other"),
-                (
-                    "if other.__class__ is self.__class__:",
-                    f" return {_tuple('self', compared)}=={_tuple('other', compared)}",
-                    "return NotImplemented",
-                ),
-                space,
-            ),
-        )
+        _set(cls, _on_first_call(cls, "__eq__", [f.name for f in fields if f.compare], space))
     names = tuple(f.name for f in fields)
     _set(cls, _setattr(cls, names))
     _set(cls, _delattr(cls, names))
     if not explicit_hash:
         hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
-        _set(
-            cls,
-            _on_first_call(
-                cls, "__hash__", ("self",), (f"return hash({_tuple('self', hashed)})",), space
-            ),
-        )
+        _set(cls, _on_first_call(cls, "__hash__", hashed, space))
     if not doc:  # the standard library's docstring of a class without one, of its __init__
         try:
             cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
@@ -150,17 +132,6 @@ def _frozen(cls: Any) -> Any:
 def _set(cls: type, method: Callable[..., Any]) -> None:
     method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
     setattr(cls, method.__name__, method)
-
-
-def _create_fn(name: str, args: Iterable[str], body: Iterable[str], space: dict[str, Any]) -> Any:
-    """A function compiled from its text (``_create_fn`` of CPython 3.11.7's ``dataclasses``,
-    with no closure)."""
-    text = f" def {name}({','.join(args)}):\n" + "\n".join(f"  {b}" for b in body)
-    text = f"def __create_fn__():\n{text}\n return {name}"
-    made: dict[str, Any] = {}
-    # compiled without this module's ``from __future__ import annotations``, as there
-    exec(compile(text, "<string>", "exec", dont_inherit=True), space, made)
-    return made["__create_fn__"]()
 
 
 _SHAPES: dict[tuple[tuple[str, ...], bool], Callable[..., Any]] = {}
@@ -250,21 +221,52 @@ def _shape(kinds: tuple[str, ...], post_init: bool) -> Callable[..., Any]:
     return made["__create_fn__"]
 
 
-def _tuple(obj: str, names: list[str]) -> str:
-    """``(obj.a,obj.b,)`` (``_tuple_str`` of CPython 3.11.7's ``dataclasses``)."""
-    return f"({','.join(f'{obj}.{name}' for name in names)},)" if names else "()"
+_METHODS: dict[tuple[str, int], CodeType] = {}
+"""The compiled code of ``__eq__`` or ``__hash__`` per number of fields (:func:`_method`)."""
 
 
-def _on_first_call(
-    cls: type, name: str, args: tuple[str, ...], body: tuple[str, ...], space: dict[str, Any]
-) -> Callable[..., Any]:
-    """A method that, called, compiles the method of this text, puts it on ``cls`` in its place
-    and returns its result."""
+def _method(name: str, fields: list[str], space: dict[str, Any]) -> Callable[..., Any]:
+    """``__eq__`` (``name``) or ``__hash__`` of these fields as ``_cmp_fn`` and ``_hash_fn`` of
+    CPython 3.11.7's ``dataclasses`` write it: ``if other.__class__ is self.__class__: return
+    (self.a,self.b,)==(other.a,other.b,)``, else ``NotImplemented``; ``return
+    hash((self.a,self.b,))`` (``()`` for no field). Its code is compiled once per number of
+    fields from placeholder names and renamed to the fields (``co_names``), the same bytecode
+    as there."""
+    code = _METHODS.get((name, len(fields)))
+    if code is None:
+        code = _METHODS[name, len(fields)] = _compiled(name, len(fields))
+    names = {f"__dataclass_f{i}__": f for i, f in enumerate(fields)}
+    code = code.replace(co_names=tuple(names.get(n, n) for n in code.co_names))
+    return FunctionType(code, space, name)
+
+
+def _compiled(name: str, n: int) -> CodeType:
+    """The code of :func:`_method`'s ``name`` over ``n`` placeholder field names."""
+
+    def fields(obj: str) -> str:
+        return f"({''.join(f'{obj}.__dataclass_f{i}__,' for i in range(n))})" if n else "()"
+
+    if name == "__eq__":
+        body = (f" def __eq__(self,other):\n  if other.__class__ is self.__class__:\n"
+                f"   return {fields('self')}=={fields('other')}\n  return NotImplemented")
+    else:
+        body = f" def __hash__(self):\n  return hash({fields('self')})"
+    made: dict[str, Any] = {}
+    # compiled without this module's ``from __future__ import annotations``, as there
+    text = f"def __create_fn__():\n{body}\n return {name}"
+    exec(compile(text, "<string>", "exec", dont_inherit=True), {}, made)
+    return made["__create_fn__"]().__code__
+
+
+def _on_first_call(cls: type, name: str, fields: list[str],
+                   space: dict[str, Any]) -> Callable[..., Any]:  # fmt: skip
+    """A method that, called, makes the method (:func:`_method`), puts it on ``cls`` in its
+    place and returns its result."""
 
     def method(self: Any, *rest: Any) -> Any:
-        compiled = _create_fn(name, args, body, space)
-        _set(cls, compiled)
-        return compiled(self, *rest)
+        made = _method(name, fields, space)
+        _set(cls, made)
+        return made(self, *rest)
 
     method.__name__ = name
     return method

@@ -59,6 +59,14 @@ NEVER_NUMERIC = ("sympy", "numpy", "pandas", "rich", "matplotlib", "scipy", "tor
 compiled forms, no sympy; rich renders tables for people only)."""
 
 
+PATH_MODULES = tuple(f"rlmcost.{m}" for m in (
+    "perf.moe_ffn", "perf.moe_router", "perf.moe_eager_ops", "perf.megatron_rope",
+    "perf.areal_sync", "perf.disk_refit", "perf.packed_refit",
+    "placement.megatron_suspend", "deployment.sglang_limits", "deployment.files",
+    "placement.groups", "deployment.group_brackets"))  # fmt: skip
+"""Modules a numeric query imports only on the path that uses them (each imported there)."""
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -84,6 +92,10 @@ def test_numeric_query_imports_no_heavy_package(args: tuple[str, ...]) -> None:
     assert not {"rlmcost.calibrate.profile", "rlmcost.specs.hf_vision"} & mods
     # without --placement nothing is sized: the placements' comparison stays unloaded
     assert "rlmcost.reports.placement" not in mods
+    # modules of paths a dense model on nemo-rl's default deployment does not take load
+    # where used: MoE FFN terms, unfused RoPE, disk and packed refits, AReaL's hand-offs,
+    # Megatron's suspend, SGLang's limits, deployment files, --groups parsing
+    assert not set(PATH_MODULES) & mods, sorted(set(PATH_MODULES) & mods)
     # the generated blocks load one function at a time: a query needs a part of them
     from rlmcost.compiled.blocks_gen import NAMES
 

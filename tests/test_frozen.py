@@ -194,6 +194,20 @@ def test_eq_and_hash_compiled_on_first_call_then_the_same_function() -> None:
     assert ours.__dict__["__eq__"].__code__.co_filename == "<string>"
 
 
+@pytest.mark.parametrize("fields", [0, 1, 2, 5])
+def test_eq_and_hash_are_the_standard_librarys_bytecode(fields: int) -> None:
+    """The methods made from one compiled code per number of fields, renamed to the class's
+    fields, run the bytecode CPython's ``dataclasses`` compiles for the class (its text)."""
+    body = "class C:\n" + "".join(f"    f{i}x: int = {i}\n" for i in range(fields)) + "    pass\n"
+    std, ours = _both(body)
+    a, b = ours(), ours()
+    assert (a == b, hash(a)) == (True, hash(std()))
+    for name in ("__eq__", "__hash__"):
+        mine, theirs = ours.__dict__[name].__code__, std.__dict__[name].__code__
+        assert (mine.co_code, mine.co_names, mine.co_consts, mine.co_varnames) == (
+            theirs.co_code, theirs.co_names, theirs.co_consts, theirs.co_varnames)
+
+
 def test_subclass_attributes_and_a_cycle_in_repr() -> None:
     std, ours = _both("class C:\n    a: Any\n")
 

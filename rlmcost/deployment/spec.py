@@ -46,7 +46,6 @@ from rlmcost.deployment.engine import (  # noqa: F401 - re-exported
     ENGINE_MAX_NUM_SEQS,
     EngineSpec,
 )
-from rlmcost.deployment.files import parse_document  # noqa: F401 - re-exported
 from rlmcost.deployment.given import GIVEN, forward_over_train
 from rlmcost.deployment.init import InitLoad
 from rlmcost.deployment.kinds import (
@@ -396,5 +395,6 @@ def load_deployment(path: str | Path) -> Deployment:
     except UnicodeDecodeError:
         raise SpecError(f"deployment file {p} is not UTF-8 text; give a YAML or JSON "
                         "deployment") from None
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, str(p))
     return build(Deployment, data, f"deployment {p.name}")

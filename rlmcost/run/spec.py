@@ -33,7 +33,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 
 from rlmcost.algorithms.options import DEFAULT_HARDWARE, Options
 from rlmcost.choices import AttnCounting, Dtype
-from rlmcost.deployment.spec import Deployment, parse_document
+from rlmcost.deployment.spec import Deployment
 from rlmcost.errors import SpecError
 from rlmcost.run.schema_envelope import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from rlmcost.specs import ModelSpec
@@ -357,6 +357,7 @@ def require_run(run: object, where: str) -> Run:
 
 
 def _document(text: str, where: str) -> dict[str, Any]:
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, where, "Run fields (or a query's --json output)")
     if "run" in data and isinstance(data["run"], dict):  # a command's --json output
         data = data["run"]
@@ -375,6 +376,7 @@ def load_run(path: str | Path) -> tuple[Run, dict[str, Any]]:
     except UnicodeDecodeError:
         raise SpecError(f"run file {p} is not UTF-8 text; give a YAML or JSON Run (or a "
                         "command's --json output)") from None
+    from rlmcost.deployment.files import parse_document
     data = parse_document(text, str(p), "Run fields (or a query's --json output)")
     if isinstance(data.get("run"), dict):  # a command's --json output
         return Run.from_data(data["run"], f"run {p.name}"), data
