@@ -9,14 +9,20 @@ a method), which a command line pays at every start for every class it imports. 
 * ``__init__``: what ``_init_fn`` of CPython 3.11.7's ``Lib/dataclasses.py`` makes (the same
   parameters, defaults, annotations, errors on bad arguments; fields set through
   ``object.__setattr__`` in order, ``default_factory`` called, then ``__post_init__``), its code
-  compiled once per shape of class and renamed to each class's fields (:func:`_init`);
+  made once per shape of class and renamed to each class's fields (:func:`_init`);
 * ``__eq__`` and ``__hash__``: the same text (``_cmp_fn``, ``_hash_fn``), made when first
   called on the class (most classes a query imports are never compared or hashed), its code
-  compiled once per number of fields and renamed to the class's fields (:func:`_method`);
+  made once per number of fields and renamed to the class's fields (:func:`_method`);
 * ``__repr__``, ``__setattr__``, ``__delattr__``: closures of shared code over the field names,
   with the same results (``Name(a=1, b='x')`` of the ``repr`` fields under
   ``reprlib.recursive_repr``; ``FrozenInstanceError`` on assigning or deleting a field, or any
   name on an instance of the class itself), compiled never.
+
+Each shape's code is the text ``_text`` writes, compiled once: read from
+:mod:`rlmcost.frozen_code` (that text for the package's shapes, written by
+:func:`code_module_text`), whose bytecode the interpreter caches as any module's, else compiled
+at first use; a function from there gets the file, first line and qualified name of the text
+compiled as ``"<string>"``, so the methods' code objects are those compiled here.
 
 A method the class body defines is kept, as there; ``__hash__`` follows the same rule
 (``field(hash=...)``, else ``compare``; none where the body defines it). ``__doc__`` and
@@ -31,7 +37,10 @@ frozen class over a dataclass not frozen). Any other use (``@dataclass``, ``slot
 Measured (callgrind, CPython 3.11.7, bytecode cached): a cold ``rlmcost ppo --model 70b --tp 8
 --json`` makes 87 such classes (29 shapes of ``__init__``) and executes 1,687 M instructions with
 the standard decorator, 1,391 M with this one; a new query in a warm process 171.4 M and
-169.5 M (``benchmarks/bench_cli_startup.py``).
+169.5 M (``benchmarks/bench_cli_startup.py``). Later (December 2026): ``__eq__``/``__hash__``
+made per number of fields rather than compiled per class on first call (22 in that query), then
+the 29 shapes and the methods read from :mod:`rlmcost.frozen_code` rather than compiled: 1,363 M
+-> 1,300 M.
 """
 
 from __future__ import annotations
@@ -177,7 +186,7 @@ def _init(
         *(f.default_factory for f in set_by_init),
     )
     params = [f for f in fields if f.init]
-    code = made.__code__
+    code = _as_compiled(made.__code__)
     code = code.replace(
         co_varnames=(self_name, *(f.name for f in params), *code.co_varnames[1 + len(params) :])
     )
@@ -195,6 +204,15 @@ def _shape(kinds: tuple[str, ...], post_init: bool) -> Callable[..., Any]:
     """The compiled maker of ``__init__`` functions of one shape (:func:`_init`): its
     arguments are ``object.__setattr__``, the factory sentinel, the names of the fields set,
     their factories."""
+    return _maker(("__init__", kinds, post_init))
+
+
+def _text(key: tuple[Any, ...]) -> str:
+    """The source of the ``__create_fn__`` of ``key``: ``("__init__", kinds, post_init)``
+    (:func:`_shape`) or ``(name, n)`` (:func:`_compiled`)."""
+    if key[0] != "__init__":
+        return _method_text(*key)
+    kinds, post_init = key[1], key[2]
     names = [f"__dataclass_n{i}__" for i in range(len(kinds))]
     factories = [f"__dataclass_d{i}__" for i in range(len(kinds))]
     params = ["s"]
@@ -211,14 +229,50 @@ def _shape(kinds: tuple[str, ...], post_init: bool) -> Callable[..., Any]:
     if post_init:
         body.append("s.__post_init__()")
     local = ["__dataclass_setattr__", "__dataclass_F__", *names, *factories]
-    text = (
+    return (
         f"def __create_fn__({', '.join(local)}):\n def __init__({','.join(params)}):\n"
         + "\n".join(f"  {b}" for b in body or ["pass"])
         + "\n return __init__"
     )
-    made: dict[str, Any] = {}
-    exec(compile(text, "<string>", "exec", dont_inherit=True), {}, made)
-    return made["__create_fn__"]
+
+
+COMPILED: list[tuple[Any, ...]] = []
+"""The keys (:func:`_text`) this process compiled, not found in :mod:`rlmcost.frozen_code`."""
+
+
+def _maker(key: tuple[Any, ...]) -> Callable[..., Any]:
+    """The ``__create_fn__`` of :func:`_text`'s source for ``key``: precompiled in
+    :mod:`rlmcost.frozen_code` (the same text, its code read from the bytecode cache:
+    compiling the 29 shapes of a cold query's classes was ~57 M instructions), else compiled
+    (compiled without this module's ``from __future__ import annotations``, as there)."""
+    from rlmcost.frozen_code import MAKERS
+
+    made: Any = MAKERS.get(key)  # a function of the generated module, or None
+    if made is None:
+        COMPILED.append(key)
+        space: dict[str, Any] = {}
+        exec(compile(_text(key), "<string>", "exec", dont_inherit=True), {}, space)
+        made = space["__create_fn__"]
+    return made
+
+
+def _as_compiled(code: CodeType) -> CodeType:
+    """``code`` of a function made in a ``__create_fn__``, with the file, first line and
+    qualified name the text compiled as ``"<string>"`` gives it (:func:`_maker`)."""
+    return code.replace(co_filename="<string>", co_firstlineno=2,
+                        co_qualname=f"__create_fn__.<locals>.{code.co_name}")  # fmt: skip
+
+
+def code_module_text(keys: list[tuple[Any, ...]]) -> str:
+    """The source of :mod:`rlmcost.frozen_code` holding the makers of ``keys``."""
+    lines = ['"""The compiled makers of ``rlmcost.frozen`` (``__init__`` per shape, ``__eq__`` '
+             "and ``__hash__``\nper number of fields), written by "
+             '``rlmcost.frozen.code_module_text``: do not edit."""', "",
+             "# ruff: noqa", "# mypy: ignore-errors", ""]  # fmt: skip
+    for i, key in enumerate(keys):
+        lines += ["", _text(key).replace("def __create_fn__(", f"def _m{i}(", 1), ""]
+    lines += ["", "MAKERS = {"] + [f"    {key!r}: _m{i}," for i, key in enumerate(keys)] + ["}"]
+    return "\n".join(lines) + "\n"
 
 
 _METHODS: dict[tuple[str, int], CodeType] = {}
@@ -242,6 +296,11 @@ def _method(name: str, fields: list[str], space: dict[str, Any]) -> Callable[...
 
 def _compiled(name: str, n: int) -> CodeType:
     """The code of :func:`_method`'s ``name`` over ``n`` placeholder field names."""
+    return _as_compiled(_maker((name, n))().__code__)
+
+
+def _method_text(name: str, n: int) -> str:
+    """:func:`_text` of ``__eq__`` or ``__hash__`` over ``n`` placeholder field names."""
 
     def fields(obj: str) -> str:
         return f"({''.join(f'{obj}.__dataclass_f{i}__,' for i in range(n))})" if n else "()"
@@ -251,11 +310,7 @@ def _compiled(name: str, n: int) -> CodeType:
                 f"   return {fields('self')}=={fields('other')}\n  return NotImplemented")
     else:
         body = f" def __hash__(self):\n  return hash({fields('self')})"
-    made: dict[str, Any] = {}
-    # compiled without this module's ``from __future__ import annotations``, as there
-    text = f"def __create_fn__():\n{body}\n return {name}"
-    exec(compile(text, "<string>", "exec", dont_inherit=True), {}, made)
-    return made["__create_fn__"]().__code__
+    return f"def __create_fn__():\n{body}\n return {name}"
 
 
 def _on_first_call(cls: type, name: str, fields: list[str],
