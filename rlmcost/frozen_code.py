@@ -212,28 +212,11 @@ def _m16(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
   __dataclass_setattr__(s,__dataclass_n9__,a9)
   __dataclass_setattr__(s,__dataclass_n10__,a10)
   __dataclass_setattr__(s,__dataclass_n11__,a11)
- return __init__
-
-
-def _m17(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
-  __dataclass_setattr__(s,__dataclass_n8__,a8)
-  __dataclass_setattr__(s,__dataclass_n9__,a9)
-  __dataclass_setattr__(s,__dataclass_n10__,a10)
-  __dataclass_setattr__(s,__dataclass_n11__,a11)
   s.__post_init__()
  return __init__
 
 
-def _m18(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__):
+def _m17(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -251,7 +234,7 @@ def _m18(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m19(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__):
+def _m18(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -271,29 +254,7 @@ def _m19(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m20(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
-  __dataclass_setattr__(s,__dataclass_n8__,a8)
-  __dataclass_setattr__(s,__dataclass_n9__,a9)
-  __dataclass_setattr__(s,__dataclass_n10__,a10)
-  __dataclass_setattr__(s,__dataclass_n11__,a11)
-  __dataclass_setattr__(s,__dataclass_n12__,a12)
-  __dataclass_setattr__(s,__dataclass_n13__,a13)
-  __dataclass_setattr__(s,__dataclass_n14__,a14)
-  __dataclass_setattr__(s,__dataclass_n15__,a15)
-  __dataclass_setattr__(s,__dataclass_n16__,a16)
- return __init__
-
-
-def _m21(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__):
+def _m19(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -317,7 +278,7 @@ def _m21(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m22(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__):
+def _m20(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -342,34 +303,7 @@ def _m22(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m23(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
-  __dataclass_setattr__(s,__dataclass_n8__,a8)
-  __dataclass_setattr__(s,__dataclass_n9__,a9)
-  __dataclass_setattr__(s,__dataclass_n10__,a10)
-  __dataclass_setattr__(s,__dataclass_n11__,a11)
-  __dataclass_setattr__(s,__dataclass_n12__,a12)
-  __dataclass_setattr__(s,__dataclass_n13__,a13)
-  __dataclass_setattr__(s,__dataclass_n14__,a14)
-  __dataclass_setattr__(s,__dataclass_n15__,a15)
-  __dataclass_setattr__(s,__dataclass_n16__,a16)
-  __dataclass_setattr__(s,__dataclass_n17__,a17)
-  __dataclass_setattr__(s,__dataclass_n18__,a18)
-  __dataclass_setattr__(s,__dataclass_n19__,a19)
-  __dataclass_setattr__(s,__dataclass_n20__,a20)
-  __dataclass_setattr__(s,__dataclass_n21__,a21)
- return __init__
-
-
-def _m24(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__):
+def _m21(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25,a26,a27,a28,a29,a30,a31,a32,a33,a34,a35,a36,a37,a38):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -413,7 +347,7 @@ def _m24(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m25(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_n39__, __dataclass_n40__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__, __dataclass_d39__, __dataclass_d40__):
+def _m22(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_n39__, __dataclass_n40__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__, __dataclass_d39__, __dataclass_d40__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25,a26,a27,a28,a29,a30,a31,a32,a33,a34,a35,a36,a37,a38,a39,a40):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -459,7 +393,7 @@ def _m25(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m26(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_n39__, __dataclass_n40__, __dataclass_n41__, __dataclass_n42__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__, __dataclass_d39__, __dataclass_d40__, __dataclass_d41__, __dataclass_d42__):
+def _m23(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_n25__, __dataclass_n26__, __dataclass_n27__, __dataclass_n28__, __dataclass_n29__, __dataclass_n30__, __dataclass_n31__, __dataclass_n32__, __dataclass_n33__, __dataclass_n34__, __dataclass_n35__, __dataclass_n36__, __dataclass_n37__, __dataclass_n38__, __dataclass_n39__, __dataclass_n40__, __dataclass_n41__, __dataclass_n42__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__, __dataclass_d25__, __dataclass_d26__, __dataclass_d27__, __dataclass_d28__, __dataclass_d29__, __dataclass_d30__, __dataclass_d31__, __dataclass_d32__, __dataclass_d33__, __dataclass_d34__, __dataclass_d35__, __dataclass_d36__, __dataclass_d37__, __dataclass_d38__, __dataclass_d39__, __dataclass_d40__, __dataclass_d41__, __dataclass_d42__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24,a25,a26,a27,a28,a29,a30,a31,a32,a33,a34,a35,a36,a37,a38,a39,a40,a41,a42):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -507,7 +441,7 @@ def _m26(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m27(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__):
+def _m24(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -531,7 +465,7 @@ def _m27(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m28(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__):
+def _m25(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -554,7 +488,7 @@ def _m28(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m29(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__):
+def _m26(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -576,7 +510,7 @@ def _m29(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m30(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__):
+def _m27(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_n13__, __dataclass_n14__, __dataclass_n15__, __dataclass_n16__, __dataclass_n17__, __dataclass_n18__, __dataclass_n19__, __dataclass_n20__, __dataclass_n21__, __dataclass_n22__, __dataclass_n23__, __dataclass_n24__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__, __dataclass_d13__, __dataclass_d14__, __dataclass_d15__, __dataclass_d16__, __dataclass_d17__, __dataclass_d18__, __dataclass_d19__, __dataclass_d20__, __dataclass_d21__, __dataclass_d22__, __dataclass_d23__, __dataclass_d24__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,a18,a19,a20,a21,a22,a23,a24):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -606,25 +540,7 @@ def _m30(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m31(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
-  __dataclass_setattr__(s,__dataclass_n8__,a8)
-  __dataclass_setattr__(s,__dataclass_n9__,a9)
-  __dataclass_setattr__(s,__dataclass_n10__,__dataclass_d10__() if a10 is __dataclass_F__ else a10)
-  __dataclass_setattr__(s,__dataclass_n11__,__dataclass_d11__() if a11 is __dataclass_F__ else a11)
-  __dataclass_setattr__(s,__dataclass_n12__,a12)
- return __init__
-
-
-def _m32(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__):
+def _m28(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_n8__, __dataclass_n9__, __dataclass_n10__, __dataclass_n11__, __dataclass_n12__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__, __dataclass_d8__, __dataclass_d9__, __dataclass_d10__, __dataclass_d11__, __dataclass_d12__):
  def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
   __dataclass_setattr__(s,__dataclass_n1__,a1)
@@ -642,75 +558,13 @@ def _m32(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n
  return __init__
 
 
-def _m33(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__):
- def __init__(s,a0,a1,a2,a3,a4,a5):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,__dataclass_d5__() if a5 is __dataclass_F__ else a5)
- return __init__
-
-
-def _m34(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_n7__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__, __dataclass_d7__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6,a7):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,__dataclass_d5__() if a5 is __dataclass_F__ else a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
-  __dataclass_setattr__(s,__dataclass_n7__,a7)
- return __init__
-
-
-def _m35(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__):
- def __init__(s,a0,a1,a2,a3,a4):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,__dataclass_d4__() if a4 is __dataclass_F__ else a4)
- return __init__
-
-
-def _m36(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_n1__, __dataclass_n2__, __dataclass_n3__, __dataclass_n4__, __dataclass_n5__, __dataclass_n6__, __dataclass_d0__, __dataclass_d1__, __dataclass_d2__, __dataclass_d3__, __dataclass_d4__, __dataclass_d5__, __dataclass_d6__):
- def __init__(s,a0,a1,a2,a3,a4,a5,a6):
-  __dataclass_setattr__(s,__dataclass_n0__,a0)
-  __dataclass_setattr__(s,__dataclass_n1__,a1)
-  __dataclass_setattr__(s,__dataclass_n2__,__dataclass_d2__() if a2 is __dataclass_F__ else a2)
-  __dataclass_setattr__(s,__dataclass_n3__,a3)
-  __dataclass_setattr__(s,__dataclass_n4__,a4)
-  __dataclass_setattr__(s,__dataclass_n5__,a5)
-  __dataclass_setattr__(s,__dataclass_n6__,a6)
- return __init__
-
-
-def _m37(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_d0__):
+def _m29(__dataclass_setattr__, __dataclass_F__, __dataclass_n0__, __dataclass_d0__):
  def __init__(s,a0):
   __dataclass_setattr__(s,__dataclass_n0__,a0)
  return __init__
 
 
-def _m38():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,)==(other.__dataclass_f0__,)
-  return NotImplemented
- return __eq__
-
-
-def _m39():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,)==(other.__dataclass_f0__,other.__dataclass_f1__,)
-  return NotImplemented
- return __eq__
-
-
-def _m40():
+def _m30():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,)
@@ -718,7 +572,7 @@ def _m40():
  return __eq__
 
 
-def _m41():
+def _m31():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,)
@@ -726,15 +580,7 @@ def _m41():
  return __eq__
 
 
-def _m42():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,)
-  return NotImplemented
- return __eq__
-
-
-def _m43():
+def _m32():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,)
@@ -742,7 +588,7 @@ def _m43():
  return __eq__
 
 
-def _m44():
+def _m33():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,)
@@ -750,7 +596,7 @@ def _m44():
  return __eq__
 
 
-def _m45():
+def _m34():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,)
@@ -758,15 +604,7 @@ def _m45():
  return __eq__
 
 
-def _m46():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,)
-  return NotImplemented
- return __eq__
-
-
-def _m47():
+def _m35():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,)
@@ -774,7 +612,7 @@ def _m47():
  return __eq__
 
 
-def _m48():
+def _m36():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,)
@@ -782,63 +620,7 @@ def _m48():
  return __eq__
 
 
-def _m49():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,)
-  return NotImplemented
- return __eq__
-
-
-def _m50():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,)
-  return NotImplemented
- return __eq__
-
-
-def _m51():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,)
-  return NotImplemented
- return __eq__
-
-
-def _m52():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,)
-  return NotImplemented
- return __eq__
-
-
-def _m53():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,)
-  return NotImplemented
- return __eq__
-
-
-def _m54():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,)
-  return NotImplemented
- return __eq__
-
-
-def _m55():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,)
-  return NotImplemented
- return __eq__
-
-
-def _m56():
+def _m37():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,)
@@ -846,23 +628,7 @@ def _m56():
  return __eq__
 
 
-def _m57():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,)
-  return NotImplemented
- return __eq__
-
-
-def _m58():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,)
-  return NotImplemented
- return __eq__
-
-
-def _m59():
+def _m38():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
    return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,other.__dataclass_f26__,other.__dataclass_f27__,other.__dataclass_f28__,other.__dataclass_f29__,other.__dataclass_f30__,other.__dataclass_f31__,other.__dataclass_f32__,other.__dataclass_f33__,other.__dataclass_f34__,other.__dataclass_f35__,other.__dataclass_f36__,other.__dataclass_f37__,other.__dataclass_f38__,)
@@ -870,161 +636,67 @@ def _m59():
  return __eq__
 
 
-def _m60():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,other.__dataclass_f26__,other.__dataclass_f27__,other.__dataclass_f28__,other.__dataclass_f29__,other.__dataclass_f30__,other.__dataclass_f31__,other.__dataclass_f32__,other.__dataclass_f33__,other.__dataclass_f34__,other.__dataclass_f35__,other.__dataclass_f36__,other.__dataclass_f37__,other.__dataclass_f38__,other.__dataclass_f39__,other.__dataclass_f40__,)
-  return NotImplemented
- return __eq__
-
-
-def _m61():
- def __eq__(self,other):
-  if other.__class__ is self.__class__:
-   return (self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,self.__dataclass_f41__,self.__dataclass_f42__,)==(other.__dataclass_f0__,other.__dataclass_f1__,other.__dataclass_f2__,other.__dataclass_f3__,other.__dataclass_f4__,other.__dataclass_f5__,other.__dataclass_f6__,other.__dataclass_f7__,other.__dataclass_f8__,other.__dataclass_f9__,other.__dataclass_f10__,other.__dataclass_f11__,other.__dataclass_f12__,other.__dataclass_f13__,other.__dataclass_f14__,other.__dataclass_f15__,other.__dataclass_f16__,other.__dataclass_f17__,other.__dataclass_f18__,other.__dataclass_f19__,other.__dataclass_f20__,other.__dataclass_f21__,other.__dataclass_f22__,other.__dataclass_f23__,other.__dataclass_f24__,other.__dataclass_f25__,other.__dataclass_f26__,other.__dataclass_f27__,other.__dataclass_f28__,other.__dataclass_f29__,other.__dataclass_f30__,other.__dataclass_f31__,other.__dataclass_f32__,other.__dataclass_f33__,other.__dataclass_f34__,other.__dataclass_f35__,other.__dataclass_f36__,other.__dataclass_f37__,other.__dataclass_f38__,other.__dataclass_f39__,other.__dataclass_f40__,other.__dataclass_f41__,other.__dataclass_f42__,)
-  return NotImplemented
- return __eq__
-
-
-def _m62():
+def _m39():
  def __hash__(self):
   return hash((self.__dataclass_f0__,))
  return __hash__
 
 
-def _m63():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,))
- return __hash__
-
-
-def _m64():
+def _m40():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,))
  return __hash__
 
 
-def _m65():
+def _m41():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,))
  return __hash__
 
 
-def _m66():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,))
- return __hash__
-
-
-def _m67():
+def _m42():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,))
  return __hash__
 
 
-def _m68():
+def _m43():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,))
  return __hash__
 
 
-def _m69():
+def _m44():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,))
  return __hash__
 
 
-def _m70():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,))
- return __hash__
-
-
-def _m71():
+def _m45():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,))
  return __hash__
 
 
-def _m72():
+def _m46():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,))
  return __hash__
 
 
-def _m73():
+def _m47():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,))
  return __hash__
 
 
-def _m74():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,))
- return __hash__
-
-
-def _m75():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,))
- return __hash__
-
-
-def _m76():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,))
- return __hash__
-
-
-def _m77():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,))
- return __hash__
-
-
-def _m78():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,))
- return __hash__
-
-
-def _m79():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,))
- return __hash__
-
-
-def _m80():
+def _m48():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,))
  return __hash__
 
 
-def _m81():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,))
- return __hash__
-
-
-def _m82():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,))
- return __hash__
-
-
-def _m83():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,))
- return __hash__
-
-
-def _m84():
- def __hash__(self):
-  return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,))
- return __hash__
-
-
-def _m85():
+def _m49():
  def __hash__(self):
   return hash((self.__dataclass_f0__,self.__dataclass_f1__,self.__dataclass_f2__,self.__dataclass_f3__,self.__dataclass_f4__,self.__dataclass_f5__,self.__dataclass_f6__,self.__dataclass_f7__,self.__dataclass_f8__,self.__dataclass_f9__,self.__dataclass_f10__,self.__dataclass_f11__,self.__dataclass_f12__,self.__dataclass_f13__,self.__dataclass_f14__,self.__dataclass_f15__,self.__dataclass_f16__,self.__dataclass_f17__,self.__dataclass_f18__,self.__dataclass_f19__,self.__dataclass_f20__,self.__dataclass_f21__,self.__dataclass_f22__,self.__dataclass_f23__,self.__dataclass_f24__,self.__dataclass_f25__,self.__dataclass_f26__,self.__dataclass_f27__,self.__dataclass_f28__,self.__dataclass_f29__,self.__dataclass_f30__,self.__dataclass_f31__,self.__dataclass_f32__,self.__dataclass_f33__,self.__dataclass_f34__,self.__dataclass_f35__,self.__dataclass_f36__,self.__dataclass_f37__,self.__dataclass_f38__,self.__dataclass_f39__,self.__dataclass_f40__,self.__dataclass_f41__,self.__dataclass_f42__,))
  return __hash__
@@ -1047,74 +719,38 @@ MAKERS = {
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m13,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m14,
     ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m15,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m16,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m17,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m18,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m19,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m20,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m21,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m22,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m23,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m24,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m25,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m26,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory'), False): _m27,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg'), False): _m28,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg'), False): _m29,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'factory', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'factory', 'arg'), False): _m30,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'factory', 'arg'), False): _m31,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg'), False): _m32,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'factory'), False): _m33,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg'), False): _m34,
-    ('__init__', ('arg', 'arg', 'arg', 'arg', 'factory'), False): _m35,
-    ('__init__', ('arg', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg'), False): _m36,
-    ('__init__', ('arg',), False): _m37,
-    ('__eq__', 1): _m38,
-    ('__eq__', 2): _m39,
-    ('__eq__', 3): _m40,
-    ('__eq__', 4): _m41,
-    ('__eq__', 5): _m42,
-    ('__eq__', 6): _m43,
-    ('__eq__', 7): _m44,
-    ('__eq__', 8): _m45,
-    ('__eq__', 9): _m46,
-    ('__eq__', 10): _m47,
-    ('__eq__', 11): _m48,
-    ('__eq__', 12): _m49,
-    ('__eq__', 13): _m50,
-    ('__eq__', 15): _m51,
-    ('__eq__', 16): _m52,
-    ('__eq__', 17): _m53,
-    ('__eq__', 18): _m54,
-    ('__eq__', 19): _m55,
-    ('__eq__', 20): _m56,
-    ('__eq__', 22): _m57,
-    ('__eq__', 25): _m58,
-    ('__eq__', 39): _m59,
-    ('__eq__', 41): _m60,
-    ('__eq__', 43): _m61,
-    ('__hash__', 1): _m62,
-    ('__hash__', 2): _m63,
-    ('__hash__', 3): _m64,
-    ('__hash__', 4): _m65,
-    ('__hash__', 5): _m66,
-    ('__hash__', 6): _m67,
-    ('__hash__', 7): _m68,
-    ('__hash__', 8): _m69,
-    ('__hash__', 9): _m70,
-    ('__hash__', 10): _m71,
-    ('__hash__', 11): _m72,
-    ('__hash__', 12): _m73,
-    ('__hash__', 13): _m74,
-    ('__hash__', 15): _m75,
-    ('__hash__', 16): _m76,
-    ('__hash__', 17): _m77,
-    ('__hash__', 18): _m78,
-    ('__hash__', 19): _m79,
-    ('__hash__', 20): _m80,
-    ('__hash__', 22): _m81,
-    ('__hash__', 25): _m82,
-    ('__hash__', 39): _m83,
-    ('__hash__', 41): _m84,
-    ('__hash__', 43): _m85,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), True): _m16,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m17,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m18,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m19,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m20,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m21,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m22,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg'), False): _m23,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory'), False): _m24,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg'), False): _m25,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg'), False): _m26,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'factory', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'factory', 'arg'), False): _m27,
+    ('__init__', ('arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'arg', 'factory', 'arg', 'arg', 'arg', 'arg'), False): _m28,
+    ('__init__', ('arg',), False): _m29,
+    ('__eq__', 3): _m30,
+    ('__eq__', 4): _m31,
+    ('__eq__', 6): _m32,
+    ('__eq__', 7): _m33,
+    ('__eq__', 8): _m34,
+    ('__eq__', 10): _m35,
+    ('__eq__', 11): _m36,
+    ('__eq__', 20): _m37,
+    ('__eq__', 39): _m38,
+    ('__hash__', 1): _m39,
+    ('__hash__', 3): _m40,
+    ('__hash__', 4): _m41,
+    ('__hash__', 6): _m42,
+    ('__hash__', 7): _m43,
+    ('__hash__', 8): _m44,
+    ('__hash__', 10): _m45,
+    ('__hash__', 11): _m46,
+    ('__hash__', 12): _m47,
+    ('__hash__', 20): _m48,
+    ('__hash__', 43): _m49,
 }

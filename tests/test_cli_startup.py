@@ -175,3 +175,22 @@ def test_plugin_loader_left_alone_when_plugins_are_on(monkeypatch: pytest.Monkey
     before = sys.modules.get("pydantic.plugin._loader")
     _no_plugin_loader()
     assert sys.modules.get("pydantic.plugin._loader") is before
+
+
+def test_spec_models_annotate_their_fields_with_objects() -> None:
+    """The numeric query's pydantic models read their fields' annotations as objects (their
+    modules have no ``from __future__ import annotations``): as strings, pydantic compiles
+    each one (a ForwardRef) at every start."""
+    from pydantic import BaseModel
+
+    from rlmcost.deployment import engine, overhead, pipeline_split, spec
+    from rlmcost.run import spec as run_spec
+    from rlmcost.specs import hardware, model, workload
+
+    modules = (engine, overhead, pipeline_split, spec, run_spec, hardware, model, workload)
+    models = [c for m in modules for c in vars(m).values() if isinstance(c, type)
+              and issubclass(c, BaseModel) and c.__module__ == m.__name__]  # fmt: skip
+    assert len(models) >= 14
+    strings = [(c.__name__, k) for c in models for k, v in c.__annotations__.items()
+               if isinstance(v, str)]  # fmt: skip
+    assert not strings, strings

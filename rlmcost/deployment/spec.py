@@ -29,8 +29,8 @@ baseline, the Table IX configurations and ``--groups`` are deployments too (``pl
 ``groups``). Light to import (pydantic only): the CLI builds one at start-up.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -312,7 +312,7 @@ class Deployment(Checked):
                                     "None = the framework's (Behaviour.env_workers)")
 
     @model_validator(mode="after")
-    def _consistent(self) -> Deployment:
+    def _consistent(self) -> "Deployment":
         if self.ideal and (self.lora is not None or self.train.offload
                            or self.train.grad_reduce_dtype is not None):  # fmt: skip
             raise ValueError("ideal=True is the paper's iteration without deployment effects; "

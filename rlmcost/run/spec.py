@@ -21,8 +21,8 @@ is a PPO iteration of Llama-3.1-8B on one H100 (the CLI's defaults). Light to im
 (pydantic only).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic takes the fields' annotations as objects
+# (as strings it compiles each as a ForwardRef at every start); methods quote their own class.
 import json
 from collections.abc import Mapping
 from fractions import Fraction
@@ -84,7 +84,7 @@ class AlgorithmSpec(Checked):
         return str(v)
 
     @model_validator(mode="after")
-    def _one_batching(self) -> AlgorithmSpec:
+    def _one_batching(self) -> "AlgorithmSpec":
         if self.mini_batches is not None and self.global_batch is not None:
             raise ValueError(f"--mini-batches {self.mini_batches} and --global-batch "
                              f"{self.global_batch} both set the steps; give one")  # fmt: skip
@@ -257,7 +257,7 @@ class Run(Checked):
     tp_per_model: bool = False
 
     @model_validator(mode="after")
-    def _context_split(self) -> Run:
+    def _context_split(self) -> "Run":
         """A context-parallel degree above the tokens of a sequence (S + T) leaves ranks with
         no token: each CP rank holds S+T / P_c of every sequence (Megatron-core's context
         parallelism), so the numbers would be silently wrong; an error instead."""
@@ -287,7 +287,7 @@ class Run(Checked):
         d = self.deployment
         return d.placement not in (None, "baseline") or bool(d.groups)
 
-    def replace(self, **sections: Any) -> Run:
+    def replace(self, **sections: Any) -> "Run":
         """A copy with fields changed, nested by section (validated like a new Run)."""
         from rlmcost.run.replacing import replaced_data
 
@@ -317,7 +317,7 @@ class Run(Checked):
 
     @classmethod
     def from_data(cls, data: dict[str, Any], where: str = "run",
-                  flags: Mapping[str, str] | None = None) -> Run:  # fmt: skip
+                  flags: Mapping[str, str] | None = None) -> "Run":  # fmt: skip
         """A Run from a mapping; SpecError naming the first bad field (by the flag that set
         it, where ``flags`` maps its dotted path to one: the command line's Runs)."""
         from rlmcost.run.defaults import with_framework_defaults
@@ -329,12 +329,12 @@ class Run(Checked):
         return build(cls, with_framework_defaults(dict(data), where), where, flags)
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
+    def from_json(cls, text: str) -> "Run":
         """A Run from JSON text: its fields, or a command's ``--json`` output (its ``run``)."""
         return cls.from_data(_document(text, "run JSON"))
 
     @classmethod
-    def from_yaml(cls, text: str) -> Run:
+    def from_yaml(cls, text: str) -> "Run":
         """A Run from YAML (or JSON) text; SpecError for text that is neither, or a bad field."""
         return cls.from_data(_document(text, "run YAML"))
 
