@@ -66,3 +66,12 @@ def test_no_cycle_has_no_largest_mean() -> None:
               _means_compiled(("a",), (), {"a": "'a'"}, largest=True)):  # fmt: skip
         with pytest.raises(ValueError):
             f({"a": 1.0})
+
+
+def test_keys_with_quotes_and_backslashes_read_back() -> None:
+    """The loop reads each key's subscript back from the index's text (``repr`` of the key)."""
+    keys = ("it's", 'a"b', "x\\y", "plain")
+    cycles = (Cycle(keys, 2), Cycle(keys[:2], 1))
+    index = {k: repr(k) for k in keys}
+    w = {k: float(i + 1) for i, k in enumerate(keys)}
+    assert means_function(keys, cycles, index)(w) == _means_compiled(keys, cycles, index)(w)

@@ -36,14 +36,24 @@ def means_function(keys: Sequence[str], cycles: Sequence[Cycle], index: Mapping[
         calls += 1
         if calls < COMPILE_AT:
             if not read:
-                from ast import literal_eval
-
-                read.update((k, literal_eval(index[k])) for k in dict.fromkeys(keys))
+                read.update((k, _subscript(index[k])) for k in dict.fromkeys(keys))
             return _means_loop(read, cycles, largest, vectors, w)
         compiled = _means_compiled(keys, cycles, index, largest, vectors)
         return compiled(*w)
 
     return means
+
+
+def _subscript(text: str) -> Any:
+    """The subscript whose source is ``text``: ``str(i)`` (a position) or ``repr(key)`` (a
+    key), read back without compiling (``ast.literal_eval`` for anything else)."""
+    if text.isdigit():
+        return int(text)
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" and repr(text[1:-1]) == text:
+        return text[1:-1]
+    from ast import literal_eval
+
+    return literal_eval(text)
 
 
 def _means_loop(read: Mapping[str, Any], cycles: Sequence[Cycle], largest: bool, vectors: int,
